@@ -1,0 +1,80 @@
+/**
+ * S3Error: the one error type of the S3 surface, and the table of S3 error codes we use.
+ * Codes, statuses and messages follow the AWS S3 API reference ("Error responses"); the XML body
+ * has AWS's shape: <Error><Code/><Message/>[extra fields]<Resource/><RequestId/></Error>.
+ * Everything below the S3 layer throws its own errors (BackendError, CoderError, QuorumError);
+ * `toS3Error` is the one place that maps them.
+ */
+
+const S3_ERRORS = {
+  AccessDenied: [403, 'Access Denied'],
+  AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
+  AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
+  BadDigest: [400, 'The Content-MD5 or checksum value that you specified did not match what the server received.'],
+  BucketAlreadyExists: [409, 'The requested bucket name is not available.'],
+  BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
+  BucketNotEmpty: [409, 'The bucket you tried to delete is not empty.'],
+  EntityTooLarge: [400, 'Your proposed upload exceeds the maximum allowed object size.'],
+  EntityTooSmall: [400, 'Your proposed upload is smaller than the minimum allowed object size.'],
+  ExpiredToken: [400, 'The provided token has expired.'],
+  IncompleteBody: [400, 'You did not provide the number of bytes specified by the Content-Length HTTP header.'],
+  InternalError: [500, 'We encountered an internal error. Please try again.'],
+  InvalidAccessKeyId: [403, 'The AWS access key Id you provided does not exist in our records.'],
+  InvalidArgument: [400, 'Invalid Argument'],
+  InvalidBucketName: [400, 'The specified bucket is not valid.'],
+  InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
+  InvalidPart: [400, 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.'],
+  InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
+  InvalidRange: [416, 'The requested range is not satisfiable'],
+  InvalidRequest: [400, 'Invalid Request'],
+  KeyTooLongError: [400, 'Your key is too long'],
+  MalformedXML: [400, 'The XML you provided was not well-formed or did not validate against our published schema.'],
+  MetadataTooLarge: [400, 'Your metadata headers exceed the maximum allowed metadata size.'],
+  MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
+  MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],
+  NoSuchBucket: [404, 'The specified bucket does not exist.'],
+  NoSuchKey: [404, 'The specified key does not exist.'],
+  NoSuchUpload: [404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'],
+  NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
+  PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],
+  RequestHeaderSectionTooLarge: [400, 'Your request header section exceeds the maximum allowed size.'],
+  RequestTimeTooSkewed: [403, 'The difference between the request time and the current time is too large.'],
+  ServiceUnavailable: [503, 'Reduce your request rate.'],
+  SignatureDoesNotMatch: [403, 'The request signature we calculated does not match the signature you provided. Check your key and signing method.'],
+  SlowDown: [503, 'Please reduce your request rate.'],
+  XAmzContentSHA256Mismatch: [400, 'The provided \'x-amz-content-sha256\' header does not match what was computed.'],
+  ConditionalRequestConflict: [409, 'The conditional request cannot succeed due to a conflicting operation against this resource.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type S3ErrorCode = keyof typeof S3_ERRORS;
+
+export class S3Error extends Error {
+  readonly status: number;
+
+  /** `fields` become extra XML elements (for example Key, BucketName, ArgumentName). */
+  constructor(
+    readonly code: S3ErrorCode,
+    message?: string,
+    readonly fields: Record<string, string> = {},
+  ) {
+    super(message ?? S3_ERRORS[code][1]);
+    this.name = 'S3Error';
+    this.status = S3_ERRORS[code][0];
+  }
+
+  /** The AWS-shaped error document. HEAD responses must drop the body (see app onError). */
+  toXml(resource: string, requestId: string): string {
+    const extra = Object.entries(this.fields)
+      .map(([k, v]) => `<${k}>${escapeXml(v)}</${k}>`)
+      .join('');
+    return (
+      '<?xml version="1.0" encoding="UTF-8"?>\n' +
+      `<Error><Code>${this.code}</Code><Message>${escapeXml(this.message)}</Message>${extra}` +
+      `<Resource>${escapeXml(resource)}</Resource><RequestId>${escapeXml(requestId)}</RequestId></Error>`
+    );
+  }
+}
+
+export function escapeXml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
