@@ -11,10 +11,19 @@
 
 use core::arch::wasm32::*;
 
+// Tuned per build on the benchmark machine (docs/CODER.md has the sweep): BLOCK bytes of each
+// shard per pass; U vectors of 16 bytes per loop iteration. The plain build needs the wider
+// unroll to hide the extra instructions V8 emits around each i8x16.swizzle (a saturating add
+// that forces indices >= 16 to zero); with relaxed swizzle (one pshufb) U = 2 is best.
 #[cfg(shardgate_relaxed)]
 const BLOCK: usize = 4096;
 #[cfg(not(shardgate_relaxed))]
-const BLOCK: usize = 4096;
+const BLOCK: usize = 2048;
+#[cfg(shardgate_relaxed)]
+const U: usize = 2;
+#[cfg(not(shardgate_relaxed))]
+const U: usize = 4;
+const STEP: usize = 16 * U;
 
 #[inline(always)]
 unsafe fn mul_block<const R: usize, const FIRST: bool>(
@@ -28,26 +37,24 @@ unsafe fn mul_block<const R: usize, const FIRST: bool>(
     let mask = u8x16_splat(0x0f);
     let mut off = start;
     while off < end {
-        let x0 = v128_load(input.add(off) as *const v128);
-        let x1 = v128_load(input.add(off + 16) as *const v128);
-        let l0 = v128_and(x0, mask);
-        let l1 = v128_and(x1, mask);
-        let h0 = v128_and(u16x8_shr(x0, 4), mask);
-        let h1 = v128_and(u16x8_shr(x1, 4), mask);
-        let mut r = 0;
-        while r < R {
-            let mut p0 = v128_xor(i8x16_swizzle(lo[r], l0), i8x16_swizzle(hi[r], h0));
-            let mut p1 = v128_xor(i8x16_swizzle(lo[r], l1), i8x16_swizzle(hi[r], h1));
-            let o = outs[r].add(off);
-            if !FIRST {
-                p0 = v128_xor(p0, v128_load(o as *const v128));
-                p1 = v128_xor(p1, v128_load(o.add(16) as *const v128));
-            }
-            v128_store(o as *mut v128, p0);
-            v128_store(o.add(16) as *mut v128, p1);
-            r += 1;
+        let mut l = [mask; U];
+        let mut h = [mask; U];
+        for u in 0..U {
+            let x = v128_load(input.add(off + 16 * u) as *const v128);
+            l[u] = v128_and(x, mask);
+            h[u] = v128_and(u16x8_shr(x, 4), mask);
         }
-        off += 32;
+        for r in 0..R {
+            let o = outs[r].add(off);
+            for u in 0..U {
+                let mut p = v128_xor(i8x16_swizzle(lo[r], l[u]), i8x16_swizzle(hi[r], h[u]));
+                if !FIRST {
+                    p = v128_xor(p, v128_load(o.add(16 * u) as *const v128));
+                }
+                v128_store(o.add(16 * u) as *mut v128, p);
+            }
+        }
+        off += STEP;
     }
 }
 
@@ -87,7 +94,7 @@ pub unsafe fn mul_rows(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8],
         crate::kernel_scalar::mul_rows(coeffs, inputs, outputs, len);
         return;
     }
-    let vec_len = len & !31;
+    let vec_len = len - len % STEP;
     let mut start = 0;
     while start < vec_len {
         let end = core::cmp::min(start + BLOCK, vec_len);

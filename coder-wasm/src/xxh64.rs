@@ -13,12 +13,15 @@ const P5: u64 = 0x27D4_EB2F_1656_67C5;
 
 #[inline(always)]
 fn read64(b: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]])
+    let s = &b[i..i + 8];
+    // In bounds (checked above); an unaligned little-endian load compiles to one i64.load.
+    u64::from_le(unsafe { core::ptr::read_unaligned(s.as_ptr() as *const u64) })
 }
 
 #[inline(always)]
 fn read32(b: &[u8], i: usize) -> u64 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as u64
+    let s = &b[i..i + 4];
+    u32::from_le(unsafe { core::ptr::read_unaligned(s.as_ptr() as *const u32) }) as u64
 }
 
 #[inline(always)]
@@ -40,13 +43,13 @@ pub fn hash(data: &[u8], seed: u64) -> u64 {
         let mut v2 = seed.wrapping_add(P2);
         let mut v3 = seed;
         let mut v4 = seed.wrapping_sub(P1);
-        while i + 32 <= len {
-            v1 = round(v1, read64(data, i));
-            v2 = round(v2, read64(data, i + 8));
-            v3 = round(v3, read64(data, i + 16));
-            v4 = round(v4, read64(data, i + 24));
-            i += 32;
+        for stripe in data.chunks_exact(32) {
+            v1 = round(v1, read64(stripe, 0));
+            v2 = round(v2, read64(stripe, 8));
+            v3 = round(v3, read64(stripe, 16));
+            v4 = round(v4, read64(stripe, 24));
         }
+        i = len - len % 32;
         h = v1.rotate_left(1).wrapping_add(v2.rotate_left(7)).wrapping_add(v3.rotate_left(12)).wrapping_add(v4.rotate_left(18));
         h = merge(h, v1);
         h = merge(h, v2);

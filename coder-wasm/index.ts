@@ -1,0 +1,207 @@
+/**
+ * shardgate's erasure coder, TypeScript face. Systematic Reed-Solomon over GF(2^8) with ISA-L's
+ * Cauchy generator (shards interoperate with ISA-L and klauspost/reedsolomon), running in wasm
+ * with the fastest kernel the engine accepts (relaxed SIMD > simd128 > scalar), plus the S3
+ * checksums (CRC32, CRC32C, CRC64NVME with combine) and XXH64, the shard-block hash.
+ *
+ * Ownership: a `Stripe` is k+m shards in wasm memory; callers write data shards straight into
+ * `stripe.shard(i)` (no copy in or out: a copy costs ~40% of encode speed). Views returned by
+ * `shard()` are invalidated whenever wasm memory grows (any allocation may grow it): take a new
+ * view after allocating, never keep one across an `await` that may allocate. Stripes and coders
+ * hold wasm memory until `free()`; freed memory is reused, so an isolate that frees what it
+ * allocates does not grow per request.
+ *
+ * Not checked: the bytes of shards marked present are trusted; corruption must be caught by
+ * shard checksums before reconstruct. Errors are `CoderError`.
+ */
+import { coderModules } from '#coder-modules';
+import { CoderError, type CoderRuntime, type KernelName, loadRuntime, pickRuntime } from './runtime.ts';
+import { createChecksums, type Checksums } from './checksums.ts';
+
+export { CoderError, KERNELS, type KernelName } from './runtime.ts';
+export type { Checksums } from './checksums.ts';
+
+let defaultRuntime: CoderRuntime | undefined;
+const pinnedRuntimes = new Map<KernelName, CoderRuntime | null>();
+
+function runtimeFor(kernel?: KernelName): CoderRuntime {
+  if (!kernel) return (defaultRuntime ??= pickRuntime(coderModules));
+  if (!pinnedRuntimes.has(kernel)) pinnedRuntimes.set(kernel, loadRuntime(coderModules, kernel));
+  const rt = pinnedRuntimes.get(kernel);
+  if (!rt) throw new CoderError('NoKernel', `kernel ${kernel} cannot run in this engine`);
+  return rt;
+}
+
+/** The kernel `createCoder` uses by default here (loads the module on first call). */
+export function activeKernel(): KernelName {
+  return runtimeFor().kernel;
+}
+
+/** Kernels this engine can run (for tests and benchmarks). */
+export function availableKernels(): KernelName[] {
+  return (['relaxed-simd', 'simd128', 'scalar'] as const).filter((k) => {
+    try {
+      return runtimeFor(k) !== null;
+    } catch {
+      return false;
+    }
+  });
+}
+
+export interface ReconstructOptions {
+  /** Rebuild only missing data shards (what a read needs); parity stays as it is. */
+  dataOnly?: boolean;
+  /** Bytes of each shard to process, default the stripe's shardLen. */
+  len?: number;
+}
+
+/** k+m shards of `shardLen` bytes, contiguous in wasm memory. */
+export interface Stripe {
+  readonly shardLen: number;
+  /** View of shard i (0..k-1 data, k..k+m-1 parity). See the module note on view lifetime. */
+  shard(i: number): Uint8Array;
+  /** Writes the parity shards from the data shards (first `len` bytes of each). */
+  encode(len?: number): void;
+  /**
+   * Rebuilds, in place, every shard i with `present[i] === false` (data only with `dataOnly`).
+   * Throws CoderError('TooFewShards') when fewer than k shards are present.
+   */
+  reconstruct(present: readonly boolean[], opts?: ReconstructOptions): void;
+  /** True when parity matches data. */
+  verify(len?: number): boolean;
+  /** XXH64 of bytes [offset, offset+len) of shard i, hashed in place. */
+  xxh64(i: number, offset: number, len: number, seed?: bigint): bigint;
+  free(): void;
+}
+
+export interface Coder {
+  readonly dataShards: number;
+  readonly parityShards: number;
+  readonly kernel: KernelName;
+  /** Allocates a stripe in wasm memory; reuse it across stripes of one object, then free it. */
+  stripe(shardLen: number): Stripe;
+  /** Copying convenience: shards are k+m equal-length arrays; parity ones are overwritten. */
+  encode(shards: Uint8Array[]): void;
+  /** Copying convenience: null marks a missing shard; returns all k+m shards (new arrays for rebuilt ones). */
+  reconstruct(shards: (Uint8Array | null)[], opts?: Omit<ReconstructOptions, 'len'>): Uint8Array[];
+  /** Copying convenience: true when parity matches data. */
+  verify(shards: Uint8Array[]): boolean;
+  free(): void;
+}
+
+export interface CoderOptions {
+  /** Force a kernel (tests, benchmarks); default is the best one that passes its self-test. */
+  kernel?: KernelName;
+}
+
+/** A coder for k data + m parity shards: 1 <= k, 0 <= m, k + m <= 256. */
+export function createCoder(dataShards: number, parityShards: number, opts: CoderOptions = {}): Coder {
+  const k = dataShards, m = parityShards;
+  if (!Number.isInteger(k) || !Number.isInteger(m) || k < 1 || m < 0 || k + m > 256) {
+    throw new CoderError('InvalidShape', `need 1 <= k, 0 <= m, k + m <= 256; got k=${k}, m=${m}`);
+  }
+  const rt = runtimeFor(opts.kernel);
+  const x = rt.exports;
+  let handle = x.sg_coder_new(k, m);
+  const n = k + m;
+  const presentPtr = rt.alloc(n);
+  const live = () => {
+    if (handle === 0) throw new CoderError('InvalidArgument', 'coder used after free()');
+    return handle;
+  };
+
+  function stripe(shardLen: number): Stripe {
+    if (!Number.isInteger(shardLen) || shardLen < 0) throw new CoderError('InvalidArgument', `bad shardLen ${shardLen}`);
+    const size = Math.max(1, n * shardLen);
+    let base = rt.alloc(size);
+    const checkLen = (len: number) => {
+      if (base === 0) throw new CoderError('InvalidArgument', 'stripe used after free()');
+      if (!Number.isInteger(len) || len < 0 || len > shardLen) throw new CoderError('InvalidArgument', `len ${len} outside 0..${shardLen}`);
+      return len;
+    };
+    return {
+      shardLen,
+      shard(i) {
+        if (!(i >= 0 && i < n)) throw new CoderError('InvalidArgument', `shard ${i} outside 0..${n - 1}`);
+        checkLen(0);
+        return rt.bytes(base + i * shardLen, shardLen);
+      },
+      encode(len = shardLen) {
+        x.sg_encode(live(), base, shardLen, checkLen(len));
+      },
+      reconstruct(present, o = {}) {
+        const len = checkLen(o.len ?? shardLen);
+        if (present.length !== n) throw new CoderError('InvalidArgument', `present needs ${n} entries`);
+        rt.bytes(presentPtr, n).set(present.map((p) => (p ? 1 : 0)));
+        if (x.sg_reconstruct(live(), base, shardLen, len, presentPtr, o.dataOnly ? 1 : 0) !== 0) {
+          throw new CoderError('TooFewShards', `need ${k} of ${n} shards, have ${present.filter(Boolean).length}`);
+        }
+      },
+      verify(len = shardLen) {
+        return x.sg_verify(live(), base, shardLen, checkLen(len)) === 1;
+      },
+      xxh64(i, offset, len, seed = 0n) {
+        checkLen(0);
+        if (!(i >= 0 && i < n) || offset < 0 || len < 0 || offset + len > shardLen) throw new CoderError('InvalidArgument', 'xxh64 range outside the shard');
+        return BigInt.asUintN(64, x.sg_xxh64(base + i * shardLen + offset, len, seed));
+      },
+      free() {
+        if (base !== 0) rt.free(base, size);
+        base = 0;
+      },
+    };
+  }
+
+  function withStripe<T>(shards: (Uint8Array | null)[], fn: (s: Stripe) => T): T {
+    if (shards.length !== n) throw new CoderError('InvalidArgument', `need ${n} shards, got ${shards.length}`);
+    const len = shards.find((s) => s)?.length ?? 0;
+    if (shards.some((s) => s && s.length !== len)) throw new CoderError('InvalidArgument', 'shards differ in length');
+    const s = stripe(len);
+    try {
+      shards.forEach((sh, i) => sh && s.shard(i).set(sh));
+      return fn(s);
+    } finally {
+      s.free();
+    }
+  }
+
+  return {
+    dataShards: k,
+    parityShards: m,
+    kernel: rt.kernel,
+    stripe,
+    encode(shards) {
+      withStripe(shards, (s) => {
+        s.encode();
+        for (let i = k; i < n; i++) shards[i]!.set(s.shard(i));
+      });
+    },
+    reconstruct(shards, o = {}) {
+      return withStripe(shards, (s) => {
+        s.reconstruct(shards.map((sh) => sh !== null), o);
+        return shards.map((sh, i) => sh ?? (o.dataOnly && i >= k ? null : s.shard(i).slice())) as Uint8Array[];
+      });
+    },
+    verify(shards) {
+      return withStripe(shards, (s) => s.verify());
+    },
+    free() {
+      if (handle !== 0) {
+        x.sg_coder_free(handle);
+        rt.free(presentPtr, n);
+      }
+      handle = 0;
+    },
+  };
+}
+
+let defaultChecksums: Checksums | undefined;
+const pinnedChecksums = new Map<KernelName, Checksums>();
+
+/** The checksum functions, computed in the coder module (or natively where that is faster). */
+export function checksums(kernel?: KernelName): Checksums {
+  if (!kernel) return (defaultChecksums ??= createChecksums(runtimeFor()));
+  let c = pinnedChecksums.get(kernel);
+  if (!c) pinnedChecksums.set(kernel, (c = createChecksums(runtimeFor(kernel), { native: false })));
+  return c;
+}

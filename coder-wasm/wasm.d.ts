@@ -1,0 +1,5 @@
+// wrangler and the workers vitest pool import `.wasm` files as compiled modules (CompiledWasm).
+declare module '*.wasm' {
+  const module: WebAssembly.Module;
+  export default module;
+}

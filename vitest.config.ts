@@ -1,0 +1,41 @@
+/**
+ * Two test projects: `node` runs test/**\/*.test.ts in Node (with relaxed SIMD enabled, so every
+ * coder kernel is exercised), `workerd` runs test/**\/*.workerd.test.ts inside workerd through
+ * @cloudflare/vitest-pool-workers, the runtime the gateway ships on.
+ */
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
+          execArgv: ['--experimental-wasm-relaxed-simd'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({
+            miniflare: {
+              compatibilityDate: '2026-04-20',
+              compatibilityFlags: ['nodejs_compat'],
+              // As wrangler does: .wasm imports are compiled modules, not Vite's fs-reading shim.
+              modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+            },
+          }),
+        ],
+        test: {
+          name: 'workerd',
+          include: ['test/**/*.workerd.test.ts'],
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
