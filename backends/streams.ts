@@ -1,0 +1,183 @@
+// Stream helpers shared by the backend adapters: byte-exact length checks for puts, shaping of
+// read bodies (skip/take, error mapping, early-end detection), and buffer <-> stream glue.
+// WHATWG streams only, so the same code runs on workerd and Node 20.
+// Known gap: shapeBody copies nothing and re-chunks nothing; chunk sizes are whatever the source
+// yields, so callers must not assume a chunk size.
+
+import type { ByteRange } from './types.ts';
+
+/** Throws RangeError unless `range` is a pair of non-negative safe integers (a caller bug). */
+export function assertValidRange(range: ByteRange): void {
+  const ok = (n: number) => Number.isSafeInteger(n) && n >= 0;
+  if (!ok(range.offset) || !ok(range.length)) {
+    throw new RangeError(`invalid byte range {offset: ${range.offset}, length: ${range.length}}`);
+  }
+}
+
+export function assertValidLength(length: number): void {
+  if (!Number.isSafeInteger(length) || length < 0) throw new RangeError(`invalid length ${length}`);
+}
+
+/** Why a checked put body failed: it had the wrong length, or the caller's own stream errored
+ *  (then the error is the caller's, not the backend's). */
+export type BodyFailure = { reason: 'length'; message: string } | { reason: 'source'; error: unknown };
+
+/** Wraps a put body so that a byte count other than `length` errors the stream, and lets the
+ *  adapter ask afterwards why an upload failed (fetch and R2 re-wrap stream errors). */
+export function withLengthCheck(body: ReadableStream<Uint8Array>, length: number) {
+  const reader = body.getReader();
+  let seenBytes = 0;
+  let failure: BodyFailure | undefined;
+  const fail = (ctl: ReadableStreamDefaultController<Uint8Array>, f: BodyFailure) => {
+    failure = f;
+    ctl.error(f.reason === 'length' ? new Error(f.message) : f.error);
+    if (f.reason === 'length') reader.cancel().catch(() => {});
+  };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(ctl) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          return fail(ctl, { reason: 'source', error });
+        }
+        if (next.done) {
+          if (seenBytes === length) return ctl.close();
+          return fail(ctl, { reason: 'length', message: `body ended after ${seenBytes} of the declared ${length} bytes` });
+        }
+        seenBytes += next.value.byteLength;
+        const tooLong = { reason: 'length', message: `body is longer than the declared ${length} bytes` } as const;
+        if (seenBytes > length) return fail(ctl, tooLong);
+        if (seenBytes === length) {
+          // Look ahead before handing over the last byte: an HTTP client stops reading at
+          // Content-Length, so a longer body would otherwise be stored cut short.
+          try {
+            for (let after = await reader.read(); !after.done; after = await reader.read()) {
+              if (after.value.byteLength > 0) return fail(ctl, tooLong);
+            }
+          } catch (error) {
+            return fail(ctl, { reason: 'source', error });
+          }
+          ctl.enqueue(next.value);
+          return ctl.close();
+        }
+        ctl.enqueue(next.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, failure: () => failure };
+}
+
+export interface ShapeOptions {
+  /** Bytes of the source to drop first (a server that ignored or widened our Range). */
+  skip?: number;
+  /** Bytes to deliver; the source is cancelled once they are out. */
+  take: number;
+  /** Turns a source error into the error the consumer sees (a BackendError). */
+  mapError: (err: unknown) => unknown;
+  /** The error for a source that ends before `skip + take` bytes. */
+  onShort: (deliveredBytes: number) => unknown;
+  /** Called on every source chunk (idle timers). */
+  onProgress?: () => void;
+  /** Called once when the body is finished, failed or cancelled (to clear timers). */
+  onDone?: () => void;
+}
+
+/** A pull-through view of `source` yielding exactly `take` bytes after `skip`, or an error. */
+export function shapeBody(source: ReadableStream<Uint8Array>, o: ShapeOptions): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let skipBytes = o.skip ?? 0;
+  let leftBytes = o.take;
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    o.onDone?.();
+  };
+  const closeEarly = (ctl: ReadableStreamDefaultController<Uint8Array>) => {
+    finish();
+    ctl.close();
+    reader.cancel().catch(() => {}); // drop any surplus the server sent
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctl) {
+        try {
+          for (;;) {
+            if (leftBytes === 0) return closeEarly(ctl);
+            const { value, done } = await reader.read();
+            if (done) {
+              finish();
+              return ctl.error(o.onShort(o.take - leftBytes));
+            }
+            o.onProgress?.();
+            let chunk = value;
+            if (skipBytes > 0) {
+              if (chunk.byteLength <= skipBytes) {
+                skipBytes -= chunk.byteLength;
+                continue;
+              }
+              chunk = chunk.subarray(skipBytes);
+              skipBytes = 0;
+            }
+            if (chunk.byteLength > leftBytes) chunk = chunk.subarray(0, leftBytes);
+            leftBytes -= chunk.byteLength;
+            ctl.enqueue(chunk);
+            if (leftBytes === 0) closeEarly(ctl);
+            return;
+          }
+        } catch (err) {
+          finish();
+          ctl.error(o.mapError(err));
+        }
+      },
+      cancel(reason) {
+        finish();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** Reads a stream to its end into one fresh buffer (never a chunk of the source). */
+export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let totalBytes = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    totalBytes += value.byteLength;
+  }
+  const out = new Uint8Array(totalBytes);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** A stream over a copy of `bytes`, in chunks of at most `chunkBytes`, pulled on demand. */
+export function bytesToStream(bytes: Uint8Array, chunkBytes = 64 * 1024): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(ctl) {
+        if (at >= bytes.byteLength) return ctl.close();
+        const end = Math.min(at + chunkBytes, bytes.byteLength);
+        ctl.enqueue(bytes.slice(at, end));
+        at = end;
+        if (at >= bytes.byteLength) ctl.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -1,0 +1,73 @@
+// Helpers shared by the backend tests: deterministic bytes, chunked streams, byte comparison
+// that stays fast on megabytes, BackendError kind checks, UTF-8 key order, full listings.
+
+import { expect } from 'vitest';
+import { isBackendError, type Backend, type BackendErrorKind } from '../../backends/types.ts';
+import { readAll } from '../../backends/streams.ts';
+
+/** Deterministic test bytes: distinct per `seed`, no short period. */
+export function pattern(bytes: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(bytes);
+  let x = seed * 2654435761 || 1;
+  for (let i = 0; i < bytes; i++) {
+    x ^= x << 13; // xorshift32
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+/** A stream of `bytes` cut into the given chunk sizes, repeated until the end. */
+export function chunked(bytes: Uint8Array, chunkSizes: number[] = [1000, 7, 65536, 1]): ReadableStream<Uint8Array> {
+  let at = 0;
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(ctl) {
+      if (at >= bytes.byteLength) return ctl.close();
+      const end = Math.min(bytes.byteLength, at + chunkSizes[i++ % chunkSizes.length]);
+      ctl.enqueue(bytes.slice(at, end));
+      at = end;
+    },
+  });
+}
+
+export async function expectKind(promise: Promise<unknown>, kind: BackendErrorKind, backendId?: string): Promise<void> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(isBackendError(err), `expected BackendError ${kind}, got ${String(err)}`).toBe(true);
+  expect((err as { kind: string }).kind).toBe(kind);
+  if (backendId !== undefined) expect((err as { backendId: string }).backendId).toBe(backendId);
+}
+
+/** Byte equality that stays fast on megabytes (vitest's deep equality walks element by element)
+ *  and names the first differing offset. */
+export function expectSameBytes(got: Uint8Array, want: Uint8Array): void {
+  expect(got.byteLength, 'byte length').toBe(want.byteLength);
+  const at = got.findIndex((v, i) => v !== want[i]);
+  expect(at, `first differing byte offset`).toBe(-1);
+}
+
+const utf8 = new TextEncoder();
+export function byUtf8(a: string, b: string): number {
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+export async function listAll(backend: Backend, prefix: string, limit?: number): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = await backend.list(prefix, cursor, { limit });
+    keys.push(...page.entries.map((e) => e.key));
+    cursor = page.cursor;
+    if (cursor === undefined) return keys;
+  }
+  throw new Error('listing did not end within 1000 pages');
+}
+
+export async function getBytes(backend: Backend, key: string, range?: { offset: number; length: number }) {
+  const { body, size } = await backend.get(key, range);
+  return { bytes: await readAll(body), size };
+}
