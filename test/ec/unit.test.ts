@@ -1,0 +1,178 @@
+/**
+ * The EC data path on its own: writeUnit then readUnit over memory backends behind the fault
+ * wrapper. Sizes around stripe boundaries, ranges, each single and double backend loss, bit
+ * flips and truncation (rebuilt, reported), more than m losses (QuorumError, never wrong bytes),
+ * write quorum, and the replica codec.
+ */
+import { describe, expect, it } from 'vitest';
+import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
+import type { Backend } from '../../backends/types.ts';
+import { decodeFooter, decodeHeader } from '../../worker/ec/format.ts';
+import { UnitLayout } from '../../worker/ec/layout.ts';
+import { shardKey, type CodedUnit } from '../../worker/ec/manifest.ts';
+import { readUnit } from '../../worker/ec/unit-reader.ts';
+import { QuorumError, writeUnit } from '../../worker/ec/unit-writer.ts';
+import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
+import { createHash } from 'node:crypto';
+import { prng, randomBytes } from '../coder/cases.ts';
+
+const BLOCK = 4096;
+
+function cluster(n: number) {
+  const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `d${i}` })));
+  return { faulty, map: new Map<string, Backend>(faulty.map((f) => [f.id, f])) };
+}
+
+function streamOf(bytes: Uint8Array, piece = 1000): ReadableStream<Uint8Array> {
+  let off = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (off >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(off, off + piece));
+      off += piece;
+    },
+  });
+}
+
+async function readAll(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const p of s as unknown as AsyncIterable<Uint8Array>) parts.push(p);
+  return Buffer.concat(parts);
+}
+
+async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?: number; quorum?: number; codec?: 'replica'; unitId?: string } = {}) {
+  const k = opts.k ?? 4, m = opts.m ?? 2;
+  return writeUnit({
+    bucket: 'bkt', key: 'obj', unitId: opts.unitId ?? 'u1', codec: opts.codec ?? 'rs-cauchy-gf8', k, m, blockSize: BLOCK,
+    writeQuorum: opts.quorum ?? k + 1, backends, body: streamOf(data), size: data.length, checksum: null,
+  });
+}
+
+async function get(unit: CodedUnit, map: Map<string, Backend>, start = 0, end = unit.size - 1, bad: ShardReadError[] = []) {
+  return readAll(await readUnit({ bucket: 'bkt', unit, backends: map, start, end, onUnhealthy: (e) => bad.push(e) }));
+}
+
+describe('writeUnit / readUnit', () => {
+  const rand = prng(77);
+
+  it('round-trips sizes around stripe boundaries, whole and in ranges', async () => {
+    for (const size of [1, 100, 4 * BLOCK - 1, 4 * BLOCK, 4 * BLOCK + 1, 3 * 4 * BLOCK + 5000]) {
+      const { faulty, map } = cluster(6);
+      const data = randomBytes(rand, size);
+      const { unit, md5 } = await put(faulty, data);
+      expect(Buffer.from(md5).toString('hex')).toBe(createHash('md5').update(data).digest('hex'));
+      expect(unit.missing).toEqual([]);
+      expect(Buffer.compare(await get(unit, map), data), `size ${size}`).toBe(0);
+      for (const [a, b] of [[0, 0], [size - 1, size - 1], [Math.floor(size / 3), Math.floor((2 * size) / 3)]]) {
+        expect(Buffer.compare(await get(unit, map, a!, b!), data.subarray(a!, b! + 1)), `size ${size} range ${a}-${b}`).toBe(0);
+      }
+    }
+  });
+
+  it('a healthy read touches only data shards, and only those the range needs', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 2);
+    const { unit } = await put(faulty, data);
+    faulty.forEach((f) => f.calls.splice(0));
+    await get(unit, map, 10, 20); // inside shard 0 of stripe 0
+    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 0, 0, 0, 0, 0]);
+    faulty.forEach((f) => f.calls.splice(0));
+    await get(unit, map);
+    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 0, 0]);
+  });
+
+  it('reads through every single and double backend loss, and reports the lost shards', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 3 + 777);
+    const { unit } = await put(faulty, data);
+    for (let a = 0; a < 6; a++) {
+      for (let b = a; b < 6; b++) {
+        faulty[a]!.goOffline();
+        faulty[b]!.goOffline();
+        const bad: ShardReadError[] = [];
+        expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad), data), `down ${a},${b}`).toBe(0);
+        for (const i of new Set([a, b])) if (i < 4) expect(bad.map((e) => e.shardIndex)).toContain(i);
+        faulty[a]!.goOnline();
+        faulty[b]!.goOnline();
+      }
+    }
+  });
+
+  it('rebuilds around flipped bits and truncated shards, and calls them corrupt', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 2 + 99);
+    const { unit } = await put(faulty, data);
+    faulty[1]!.flipBitsOnGet({ count: 1 });
+    faulty[2]!.truncateGets(100);
+    const bad: ShardReadError[] = [];
+    expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad), data)).toBe(0);
+    expect(bad.map((e) => [e.shardIndex, e.reason]).sort()).toEqual([[1, 'corrupt'], [2, 'corrupt']]);
+  });
+
+  it('refuses with QuorumError when more than m shards are gone, never returning wrong bytes', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 50_000);
+    const { unit } = await put(faulty, data);
+    [0, 3, 5].forEach((i) => faulty[i]!.goOffline());
+    await expect(get(unit, map)).rejects.toBeInstanceOf(QuorumError);
+    faulty[5]!.goOnline();
+    faulty[4]!.flipBitsOnGet({ count: 3 });
+    await expect(get(unit, map)).rejects.toBeInstanceOf(QuorumError);
+  });
+
+  it('meets the write quorum with one backend down, and fails below it leaving no shards', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 30_000);
+    faulty[2]!.goOffline();
+    const { unit } = await put(faulty, data);
+    expect(unit.missing).toEqual([2]);
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+    faulty[4]!.goOffline();
+    await expect(put(faulty, data, { unitId: 'u2' })).rejects.toBeInstanceOf(QuorumError);
+    faulty[2]!.goOnline();
+    faulty[4]!.goOnline();
+    for (const f of faulty) expect((await f.list('sg1/bkt/u2/')).entries).toEqual([]);
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+  });
+
+  it('fails a body shorter or longer than declared with IncompleteBody and stores nothing', async () => {
+    const { faulty } = cluster(6);
+    const data = randomBytes(rand, 20_000);
+    const short = writeUnit({
+      bucket: 'bkt', key: 'obj', unitId: 'u2', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
+      backends: faulty, body: streamOf(data.subarray(0, 19_000)), size: 20_000, checksum: null,
+    });
+    await expect(short).rejects.toMatchObject({ code: 'IncompleteBody' });
+    const long = writeUnit({
+      bucket: 'bkt', key: 'obj', unitId: 'u3', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
+      backends: faulty, body: streamOf(data), size: 19_000, checksum: null,
+    });
+    await expect(long).rejects.toMatchObject({ code: 'IncompleteBody' });
+    for (const f of faulty) expect((await f.list('')).entries).toEqual([]);
+  });
+
+  it('writes self-describing shards: header, block checksums and footer decode', async () => {
+    const { faulty } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK + 10);
+    const { unit } = await put(faulty, data);
+    for (let i = 0; i < 6; i++) {
+      const blob = await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body);
+      const header = decodeHeader(blob);
+      expect(header).toMatchObject({ bucket: 'bkt', key: 'obj', unitId: 'u1', k: 4, m: 2, shardIndex: i, size: data.length });
+      const layout = new UnitLayout(data.length, 4, 2, BLOCK, unit.headerLens[i]!);
+      expect(blob.length).toBe(layout.shardFileLen());
+      const footer = decodeFooter(blob.subarray(layout.footerOffset()), 6);
+      expect(Buffer.from(footer.md5).toString('hex')).toBe(unit.md5);
+      expect(footer.shardDigests.map((d) => d.toString(16).padStart(16, '0'))).toEqual(unit.shardDigests);
+    }
+  });
+
+  it('replica codec: every shard is the data and any one serves a read', async () => {
+    const { faulty, map } = cluster(3);
+    const data = randomBytes(rand, 3 * BLOCK + 5);
+    const { unit } = await put(faulty, data, { k: 1, m: 2, quorum: 2, codec: 'replica' });
+    faulty[0]!.goOffline();
+    faulty[1]!.flipBitsOnGet({ count: 1 });
+    expect(Buffer.compare(await get(unit, map, 7, data.length - 1), data.subarray(7))).toBe(0);
+  });
+});

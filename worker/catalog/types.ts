@@ -1,0 +1,86 @@
+/**
+ * Catalog: the strongly consistent index behind the erasure-coded store. It maps (bucket, key) to
+ * the committed ObjectManifest, holds buckets and multipart state, and keeps the list of shard
+ * units to delete later (superseded, aborted or orphaned). Commits are the atomic step of a
+ * write: conditions (If-Match / If-None-Match) are checked and the new manifest installed in one
+ * transaction. Production: one Durable Object per bucket (SQLite) plus one for the bucket list;
+ * tests: an in-memory implementation with the same behaviour (one shared contract suite).
+ * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
+ * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
+ */
+import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
+import type {
+  BucketInfo,
+  ListObjectsOptions,
+  ListObjectsResult,
+  ListUploadsOptions,
+  ListUploadsResult,
+  MultipartChecksumSpec,
+  ObjectMetadata,
+  UploadInfo,
+  WriteConditions,
+} from '../store/types.ts';
+
+/** A stored multipart part: its coded unit plus what ListParts and Complete need. */
+export interface PartRecord {
+  partNumber: number;
+  etag: string; // quoted
+  size: number;
+  lastModified: string; // ISO 8601
+  unit: CodedUnit;
+}
+
+export interface UploadRecord extends UploadInfo {
+  metadata: ObjectMetadata;
+}
+
+/** Shard units that are no longer referenced; `bucket` says where their shard keys live. */
+export interface GarbageUnits {
+  bucket: string;
+  units: CodedUnit[];
+}
+
+export interface Catalog {
+  listBuckets(): Promise<BucketInfo[]>;
+  /** BucketAlreadyOwnedByYou if it exists. */
+  createBucket(bucket: string, region: string): Promise<void>;
+  /** NoSuchBucket if missing. */
+  headBucket(bucket: string): Promise<BucketInfo>;
+  /** BucketNotEmpty while it holds objects or multipart uploads; NoSuchBucket if missing. */
+  deleteBucket(bucket: string): Promise<void>;
+
+  /** The committed manifest, or null. NoSuchBucket if the bucket is missing. */
+  getObject(bucket: string, key: string): Promise<ObjectManifest | null>;
+  /**
+   * Atomically checks `conditions` against the current object (If-None-Match '*': 412 if it
+   * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest`.
+   * The superseded manifest's units are queued for deletion after the grace delay.
+   */
+  commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
+  deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void>;
+  /** S3 listing rules: see worker/store/list-keys.ts (shared budget, no repeated prefixes). */
+  listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+
+  createUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null }): Promise<UploadRecord>;
+  /** NoSuchUpload unless the upload exists for this key. */
+  getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord>;
+  /** Records a part (replacing the same part number, whose unit is queued for deletion). NoSuchUpload. */
+  putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void>;
+  /** Parts in ascending part number, after `partNumberMarker`, at most `maxParts`. NoSuchUpload. */
+  listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
+  /**
+   * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
+   * `manifest`, ends the upload; units of parts not named in the manifest and the superseded
+   * object's units are queued for deletion.
+   */
+  completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */
+  abortUpload(bucket: string, key: string, uploadId: string): Promise<void>;
+  listUploads(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
+
+  /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
+  queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
+  /** Takes (removes and returns) up to `limit` garbage entries that are due at `now`. */
+  takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
+}

@@ -1,0 +1,45 @@
+/**
+ * BodyReader: pulls a request body in large pieces. workerd's default reader yields ~4 KiB
+ * chunks (100-160 MB/s drained that way); a BYOB reader with `readAtLeast` into a 1 MiB buffer
+ * drains ~800 MB/s. Bodies that are not byte streams (the output of a TransformStream, such as
+ * the aws-chunked decoder) fall back to the default reader.
+ */
+
+const PIECE_BYTES = 1 << 20;
+
+type ByobReader = ReadableStreamBYOBReader & {
+  readAtLeast?(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+};
+
+export class BodyReader {
+  private byob: ByobReader | null = null;
+  private plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private buffer: ArrayBuffer | null = null;
+
+  constructor(stream: ReadableStream<Uint8Array>) {
+    try {
+      this.byob = stream.getReader({ mode: 'byob' }) as ByobReader;
+      this.buffer = new ArrayBuffer(PIECE_BYTES);
+    } catch {
+      this.plain = stream.getReader();
+    }
+  }
+
+  /** The next piece, or null at the end. A piece is valid until the next call. */
+  async next(): Promise<Uint8Array | null> {
+    if (this.plain) {
+      const r = await this.plain.read();
+      return r.done ? null : r.value;
+    }
+    const reader = this.byob!;
+    const view = new Uint8Array(this.buffer!);
+    const r = reader.readAtLeast ? await reader.readAtLeast(PIECE_BYTES, view) : await reader.read(view);
+    if (r.value) this.buffer = r.value.buffer as ArrayBuffer;
+    if (r.done && (!r.value || r.value.length === 0)) return null;
+    return r.value ?? null;
+  }
+
+  async cancel(reason?: unknown): Promise<void> {
+    await (this.plain ?? this.byob)?.cancel(reason).catch(() => {});
+  }
+}

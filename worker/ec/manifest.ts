@@ -1,0 +1,62 @@
+/**
+ * ObjectManifest: everything needed to read an object back, recorded in the index at commit and
+ * (its geometry part) in every shard header, so the index can be rebuilt from the backends and
+ * an object rescued without the gateway. Geometry is never derived from current config.
+ * docs/FORMAT.md describes the encoding byte by byte.
+ */
+import type { ObjectChecksum, ObjectMetadata } from '../store/types.ts';
+
+/** 'rs-cauchy-gf8': systematic Reed-Solomon, ISA-L Cauchy matrix. 'replica': every shard is the data. */
+export type Codec = 'rs-cauchy-gf8' | 'replica';
+
+/** One erasure-coded unit: a whole single-PUT object, or one multipart part. */
+export interface CodedUnit {
+  /** Unique per write; shard keys derive from it, so a new write never touches old shards. */
+  unitId: string;
+  codec: Codec;
+  /** Bytes of object data in this unit. */
+  size: number;
+  k: number;
+  m: number;
+  /** Bytes of each shard per stripe (the last stripe's blocks may be shorter). */
+  blockSize: number;
+  /** Backend id holding shard i (k+m entries). */
+  placement: string[];
+  /** Header length of shard i's file (headers differ slightly: they carry the shard index). */
+  headerLens: number[];
+  /** xxh64 of each shard's block checksums, hex (k+m entries); empty until the unit is complete. */
+  shardDigests: string[];
+  /** Shards that were not written (write reached quorum without them); repair restores them. */
+  missing: number[];
+  /** Hex MD5 of the unit's bytes (a part's ETag, or the object's ETag without quotes). */
+  md5: string;
+  /** A multipart part's own checksum, for COMPOSITE and FULL_OBJECT computation. */
+  checksum?: ObjectChecksum | null;
+  partNumber?: number;
+}
+
+export interface ObjectManifest {
+  format: 1;
+  bucket: string;
+  key: string;
+  versionId: string;
+  size: number;
+  etag: string; // quoted
+  lastModified: string; // ISO 8601
+  metadata: ObjectMetadata;
+  checksum: ObjectChecksum | null;
+  /** How the bytes are stored: inline (base64, small objects) or as coded units in order. */
+  storage: { kind: 'inline'; data: string } | { kind: 'coded'; units: CodedUnit[] };
+  partsCount?: number;
+}
+
+/** Shard keys are per unit and immutable: `<bucket>/<unitId>/<shardIndex>`. */
+export function shardKey(bucket: string, unitId: string, shardIndex: number): string {
+  return `sg1/${bucket}/${unitId}/${shardIndex}`;
+}
+
+/** Sortable, unique ids: 12 hex digits of milliseconds then 16 random hex digits. */
+export function newId(now = Date.now()): string {
+  const rand = crypto.getRandomValues(new Uint8Array(8));
+  return now.toString(16).padStart(12, '0') + [...rand].map((b) => b.toString(16).padStart(2, '0')).join('');
+}

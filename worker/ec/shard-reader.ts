@@ -1,0 +1,97 @@
+/**
+ * ShardReader: one ranged read of consecutive blocks of one shard file, checked block by block.
+ * Each block is read straight into the coder's stripe memory and its XXH64 (seeded with stripe
+ * and shard index) verified in place. Any failure — backend error, short body, checksum
+ * mismatch — surfaces as ShardReadError, which the unit reader answers by using other shards.
+ */
+import type { Backend } from '../../backends/types.ts';
+import type { Stripe } from '../../coder-wasm/index.ts';
+import { blockSeed } from './format.ts';
+import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from './layout.ts';
+
+export class ShardReadError extends Error {
+  override readonly name = 'ShardReadError';
+  constructor(
+    readonly shardIndex: number,
+    readonly reason: 'unavailable' | 'missing' | 'corrupt',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`shard ${shardIndex}: ${message}`, options);
+  }
+}
+
+export class ShardReader {
+  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private opening: Promise<void> | null = null;
+  private rest: Uint8Array = new Uint8Array(0);
+  private readonly sum = new Uint8Array(BLOCK_CHECKSUM_BYTES);
+
+  constructor(
+    readonly shardIndex: number,
+    private readonly backend: Backend,
+    private readonly key: string,
+    private readonly layout: UnitLayout,
+    readonly firstStripe: number,
+    readonly lastStripe: number,
+  ) {}
+
+  private open(): Promise<void> {
+    const l = this.layout;
+    const offset = l.blockOffset(this.firstStripe);
+    const length = l.blockOffset(this.lastStripe) + BLOCK_CHECKSUM_BYTES + l.blockLen(this.lastStripe) - offset;
+    return (this.opening ??= this.backend.get(this.key, { offset, length }).then(
+      (r) => void (this.reader = r.body.getReader()),
+      (err) => {
+        throw this.fail(err);
+      },
+    ));
+  }
+
+  private fail(err: unknown): ShardReadError {
+    if (err instanceof ShardReadError) return err;
+    const kind = (err as { kind?: string }).kind;
+    const reason = kind === 'NotFound' ? 'missing' : kind === 'Corrupt' ? 'corrupt' : 'unavailable';
+    return new ShardReadError(this.shardIndex, reason, (err as Error).message ?? String(err), { cause: err });
+  }
+
+  /** Reads exactly `len` bytes into `target()` (a fresh view each call: wasm memory may move). */
+  private async readExact(len: number, target: () => Uint8Array): Promise<void> {
+    let got = 0;
+    while (got < len) {
+      if (this.rest.length === 0) {
+        const r = await this.reader!.read();
+        if (r.done) throw new ShardReadError(this.shardIndex, 'corrupt', 'shard is shorter than its layout');
+        this.rest = r.value;
+      }
+      const take = Math.min(len - got, this.rest.length);
+      target().set(this.rest.subarray(0, take), got);
+      this.rest = this.rest.subarray(take);
+      got += take;
+    }
+  }
+
+  /** Reads stripe `s`'s block into stripe shard `dest` and verifies it. Stripes come in order. */
+  async readBlock(s: number, stripe: Stripe, dest: number): Promise<void> {
+    try {
+      await this.open();
+      const b = this.layout.blockLen(s);
+      await this.readExact(BLOCK_CHECKSUM_BYTES, () => this.sum);
+      await this.readExact(b, () => stripe.shard(dest));
+      const want = new DataView(this.sum.buffer).getBigUint64(0, true);
+      if (stripe.xxh64(dest, 0, b, blockSeed(s, this.shardIndex)) !== want) {
+        throw new ShardReadError(this.shardIndex, 'corrupt', `block ${s} fails its checksum`);
+      }
+    } catch (err) {
+      this.cancel();
+      throw this.fail(err);
+    }
+  }
+
+  cancel(): void {
+    this.reader?.cancel().catch(() => {});
+    this.reader = null;
+    this.opening = Promise.reject(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
+    this.opening.catch(() => {});
+  }
+}

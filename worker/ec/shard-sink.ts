@@ -1,0 +1,56 @@
+/**
+ * ShardSink: one shard's write to one backend, as a stream of known length. Writes honour the
+ * backend's backpressure, and a backend failure never stalls the others: once its put rejects,
+ * the sink is marked failed and further writes to it are dropped (the write quorum decides).
+ */
+import type { Backend } from '../../backends/types.ts';
+
+export class ShardSink {
+  failure: unknown = null;
+  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  private readonly failed: Promise<void>;
+  readonly done: Promise<boolean>;
+
+  constructor(
+    readonly shardIndex: number,
+    readonly backend: Backend,
+    readonly key: string,
+    length: number,
+    signal: AbortSignal,
+  ) {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, { highWaterMark: 2 });
+    this.writer = writable.getWriter();
+    let markFailed!: () => void;
+    this.failed = new Promise((resolve) => (markFailed = resolve));
+    this.done = backend.put(key, readable, length, { signal }).then(
+      () => true,
+      (err) => {
+        this.failure = err;
+        markFailed();
+        this.writer.abort(err).catch(() => {});
+        return false;
+      },
+    );
+  }
+
+  get ok(): boolean {
+    return this.failure === null;
+  }
+
+  /** Resolves when the chunk is queued (or the sink has failed). Chunks must not be reused. */
+  async write(chunk: Uint8Array): Promise<void> {
+    if (!this.ok) return;
+    await Promise.race([this.writer.ready, this.failed]);
+    if (this.ok) this.writer.write(chunk).catch(() => {});
+  }
+
+  async close(): Promise<boolean> {
+    if (this.ok) await Promise.race([this.writer.close().catch(() => {}), this.failed]);
+    return this.done;
+  }
+
+  abort(reason: unknown): void {
+    if (this.ok) this.failure = reason;
+    this.writer.abort(reason).catch(() => {});
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * readUnit: the streaming GET path for bytes [start, end] of one coded unit. Healthy reads fetch
+ * only the data-shard blocks the range touches, verify each block and copy the bytes out, with no
+ * decoding. When a data shard is missing, unreachable or corrupt, the reader switches, from that
+ * stripe on, to k good shards (data first, then parity) and reconstructs each stripe in place.
+ * Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes. Every shard
+ * found unhealthy is reported through `onUnhealthy`, so the caller can queue its repair.
+ * The first stripe is read before the stream is returned: failures up front become errors,
+ * not truncated bodies. Known gap: no hedged reads for slow backends yet.
+ */
+import type { Backend } from '../../backends/types.ts';
+import { createCoder, type Stripe } from '../../coder-wasm/index.ts';
+import { UnitLayout } from './layout.ts';
+import { shardKey, type CodedUnit } from './manifest.ts';
+import { ShardReadError, ShardReader } from './shard-reader.ts';
+import { QuorumError } from './unit-writer.ts';
+
+export interface ReadUnitInput {
+  bucket: string;
+  unit: CodedUnit;
+  backends: Map<string, Backend>;
+  /** Inclusive byte offsets within the unit; start <= end < size. */
+  start: number;
+  end: number;
+  onUnhealthy?: (err: ShardReadError) => void;
+}
+
+export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
+  const { unit, start, end } = input;
+  const replica = unit.codec === 'replica';
+  const n = unit.k + unit.m;
+  const layouts = unit.headerLens.map((h) => new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, h));
+  const layout = layouts[0]!;
+  const { first, last } = layout.stripeRange(start, end);
+  const coder = createCoder(unit.k, replica ? 0 : unit.m);
+  const stripe = coder.stripe(unit.blockSize);
+  const bad = new Set<number>(unit.missing);
+  let decoding = replica ? true : [...Array(unit.k).keys()].some((i) => bad.has(i));
+  let readers = new Map<number, ShardReader>();
+
+  const backendOf = (i: number): Backend => {
+    const b = input.backends.get(unit.placement[i]!);
+    if (!b) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
+    return b;
+  };
+  const readerFor = (i: number, from: number, to: number): ShardReader => {
+    let r = readers.get(i);
+    if (!r) readers.set(i, (r = new ShardReader(i, backendOf(i), shardKey(input.bucket, unit.unitId, i), layouts[i]!, from, to)));
+    return r;
+  };
+  const markBad = (err: ShardReadError) => {
+    bad.add(err.shardIndex);
+    readers.get(err.shardIndex)?.cancel();
+    readers.delete(err.shardIndex);
+    input.onUnhealthy?.(err);
+  };
+  const dropReaders = () => {
+    for (const r of readers.values()) r.cancel();
+    readers = new Map();
+  };
+
+  /** Data shards whose bytes in stripe s overlap [start, end]. */
+  const neededData = (s: number): number[] =>
+    [...Array(unit.k).keys()].filter((i) => {
+      const span = layout.dataSpan(s, i);
+      return span.length > 0 && span.offset <= end && span.offset + span.length > start;
+    });
+
+  async function loadStripe(s: number): Promise<void> {
+    const need = replica ? 1 : unit.k;
+    let loaded = new Set<number>(); // blocks of stripe s already in stripe memory
+    const readInto = async (shards: number[], to: (i: number) => number) => {
+      const results = await Promise.allSettled(shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i)));
+      results.forEach((r, j) => {
+        if (r.status === 'fulfilled') loaded.add(shards[j]!);
+        else if (r.reason instanceof ShardReadError) markBad(r.reason);
+        else throw r.reason;
+      });
+      return results.every((r) => r.status === 'fulfilled');
+    };
+    if (!decoding) {
+      if (await readInto(neededData(s), lastNeeded)) return;
+      // A data shard failed: from this stripe on, read k good shards and decode. Readers opened
+      // for the healthy path cover too few stripes, so they are replaced.
+      decoding = true;
+      dropReaders();
+      loaded = new Set();
+    }
+    for (;;) {
+      const sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
+      if (sources.length < need) {
+        throw new QuorumError(`only ${n - bad.size} of ${n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
+      }
+      if (await readInto(sources.filter((i) => !loaded.has(i)), () => last)) {
+        if (!replica) {
+          const present = [...Array(n).keys()].map((i) => sources.includes(i));
+          stripe.reconstruct(present, { dataOnly: true, len: layout.blockLen(s) });
+        }
+        return;
+      }
+    }
+  }
+
+  /** The last stripe in [first, last] where data shard i holds requested bytes. */
+  function lastNeeded(i: number): number {
+    for (let s = last; s > first; s--) if (neededData(s).includes(i)) return s;
+    return first;
+  }
+
+  function copyOut(s: number, target: Stripe): Uint8Array {
+    const from = Math.max(start, s * layout.stripeData);
+    const to = Math.min(end + 1, s * layout.stripeData + Math.min(layout.stripeData, unit.size - s * layout.stripeData));
+    const out = new Uint8Array(to - from);
+    for (let i = 0; i < unit.k; i++) {
+      const span = layout.dataSpan(s, i);
+      const lo = Math.max(from, span.offset), hi = Math.min(to, span.offset + span.length);
+      if (hi > lo) out.set(target.shard(replica ? 0 : i).subarray(lo - span.offset, hi - span.offset), lo - from);
+    }
+    return out;
+  }
+
+  const release = () => {
+    dropReaders();
+    stripe.free();
+    coder.free();
+  };
+
+  let s = first;
+  try {
+    await loadStripe(s);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (s > last) {
+          release();
+          controller.close();
+          return;
+        }
+        if (s > first) await loadStripe(s);
+        controller.enqueue(copyOut(s, stripe));
+        s++;
+      } catch (err) {
+        release();
+        controller.error(err);
+      }
+    },
+    cancel() {
+      release();
+    },
+  }, { highWaterMark: 0 });
+}
