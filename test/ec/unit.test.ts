@@ -12,6 +12,7 @@ import { UnitLayout } from '../../worker/ec/layout.ts';
 import { shardKey, type CodedUnit } from '../../worker/ec/manifest.ts';
 import { readUnit } from '../../worker/ec/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/ec/unit-writer.ts';
+import { repairUnit } from '../../worker/ec/repair.ts';
 import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
 import { createHash } from 'node:crypto';
 import { prng, randomBytes } from '../coder/cases.ts';
@@ -37,7 +38,7 @@ function streamOf(bytes: Uint8Array, piece = 1000): ReadableStream<Uint8Array> {
 async function readAll(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   for await (const p of s as unknown as AsyncIterable<Uint8Array>) parts.push(p);
-  return Buffer.concat(parts);
+  return new Uint8Array(Buffer.concat(parts));
 }
 
 async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?: number; quorum?: number; codec?: 'replica'; unitId?: string } = {}) {
@@ -174,5 +175,30 @@ describe('writeUnit / readUnit', () => {
     faulty[0]!.goOffline();
     faulty[1]!.flipBitsOnGet({ count: 1 });
     expect(Buffer.compare(await get(unit, map, 7, data.length - 1), data.subarray(7))).toBe(0);
+  });
+
+  it('repair rewrites lost and rotten shards byte for byte, from any k good ones', async () => {
+    const cases = [
+      { codec: undefined, k: 4, m: 2, lost: [1, 4], flip: null },
+      { codec: undefined, k: 4, m: 2, lost: [1], flip: 0 }, // a source going bad mid-repair is skipped
+      { codec: 'replica' as const, k: 1, m: 2, lost: [0], flip: 1 },
+    ];
+    for (const { codec, k, m, lost, flip } of cases) {
+      const { faulty, map } = cluster(k + m);
+      const data = randomBytes(rand, 4 * BLOCK * 2 + 321);
+      const { unit } = await put(faulty, data, { k, m, quorum: k, codec });
+      const original = await Promise.all(faulty.map(async (f, i) => readAll((await f.get(shardKey('bkt', 'u1', i))).body)));
+      await faulty[lost[0]!]!.inner.delete(shardKey('bkt', 'u1', lost[0]!));
+      if (lost[1] !== undefined) {
+        const rotten = new Uint8Array(original[lost[1]]!); // a copy (Buffer#slice would be a view)
+        rotten[rotten.length >> 1]! ^= 0x40;
+        await faulty[lost[1]]!.inner.put(shardKey('bkt', 'u1', lost[1]), rotten, rotten.length);
+      }
+      if (flip !== null) faulty[flip]!.flipBitsOnGet({ count: 1 });
+      const result = await repairUnit('bkt', unit, lost, map);
+      expect(result.repaired.sort()).toEqual(lost);
+      faulty.forEach((f) => f.heal());
+      for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);
+    }
   });
 });

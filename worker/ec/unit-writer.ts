@@ -62,11 +62,12 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
   if (replica && k !== 1) throw new TypeError('a replica unit has k = 1 (each shard is the data)');
   // A replica stripe holds the data once; every shard's block is framed from it.
   const coder = createCoder(k, replica ? 0 : m);
+  const createdAt = new Date().toISOString(); // one value: every shard's header differs only by its index
   const headers = input.backends.map((_, i) =>
     encodeHeader({
       format: 1, codec: input.codec, bucket: input.bucket, key: input.key, unitId: input.unitId,
       size, k, m, blockSize, shardIndex: i, placement: input.backends.map((b) => b.id),
-      createdAt: new Date().toISOString(), ...input.headerExtra,
+      createdAt, ...input.headerExtra,
     }),
   );
   // Header lengths differ only by the shard index's digits; each shard has its own layout.

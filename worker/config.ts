@@ -1,0 +1,138 @@
+/**
+ * GatewayConfig: one zod schema, parsed once per isolate from the `SHARDGATE_CONFIG` var (JSON),
+ * with error messages that name the field and say what to change. Secrets (backend keys, client
+ * secret keys) are referenced by env name and set with `wrangler secret put`.
+ */
+import { z } from 'zod';
+import type { BackendConfig } from '../backends/index.ts';
+
+const faults = z.object({
+  offline: z.boolean().optional(),
+  failRate: z.number().min(0).max(1).optional(),
+  latencyMs: z.number().int().min(0).optional(),
+  seed: z.number().int().optional(),
+}).strict();
+
+const backend = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('memory'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional() }).strict(),
+  z.object({ kind: z.literal('r2'), id: z.string().min(1), domain: z.string().min(1), binding: z.string().min(1), faults: faults.optional() }).strict(),
+  z.object({
+    kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(),
+    endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
+    pathStyle: z.boolean().optional(), prefix: z.string().optional(), timeoutMs: z.number().int().positive().optional(),
+    maxAttempts: z.number().int().positive().optional(),
+    accessKeyId: z.string().optional(), secretAccessKey: z.string().optional(),
+    accessKeyIdSecret: z.string().optional(), secretAccessKeySecret: z.string().optional(),
+  }).passthrough(),
+]);
+
+const policy = z.object({
+  /** 'rs': k data + m parity shards. 'replicate': `replicas` full copies (the baseline). */
+  codec: z.enum(['rs', 'replicate']).default('rs'),
+  k: z.number().int().min(1).max(255).optional(),
+  m: z.number().int().min(0).max(255).optional(),
+  replicas: z.number().int().min(1).max(16).optional(),
+  writeQuorum: z.number().int().min(1).optional(),
+  /** Bytes of each shard per stripe; a stripe holds k of them. */
+  blockSize: z.number().int().min(4096).max(8 * 1024 * 1024).default(256 * 1024),
+  /** Objects up to this size skip coding: stored inline in the index (≤ 128 KiB) or replicated. */
+  small: z.object({
+    threshold: z.number().int().min(0).default(4096),
+    mode: z.enum(['inline', 'replicate']).default('inline'),
+    replicas: z.number().int().min(1).max(16).default(3),
+  }).strict().default({ threshold: 4096, mode: 'inline', replicas: 3 }),
+}).strict();
+
+const credential = z.object({
+  accessKeyId: z.string().min(1),
+  secretAccessKey: z.string().min(1).optional(),
+  /** Env name of a Worker secret holding the secret key. */
+  secretAccessKeySecret: z.string().min(1).optional(),
+}).strict().refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
+
+export const configSchema = z.object({
+  region: z.string().default('us-east-1'),
+  backends: z.array(backend).min(1),
+  policies: z.record(z.string(), policy),
+  defaultPolicy: z.string(),
+  /** Bucket name -> policy name; others use defaultPolicy. */
+  buckets: z.record(z.string(), z.string()).default({}),
+  credentials: z.array(credential).default([]),
+  allowAnonymous: z.boolean().default(false),
+  maxObjectSize: z.number().int().positive().default(5 * 1024 ** 4),
+  /** Delay before superseded or orphaned shards are deleted. */
+  garbageGraceSeconds: z.number().int().min(0).default(3600),
+}).strict();
+
+export type GatewayConfigInput = z.input<typeof configSchema>;
+
+/** A policy with every default resolved: what a write uses. */
+export interface StoragePolicy {
+  name: string;
+  codec: 'rs-cauchy-gf8' | 'replica';
+  k: number;
+  m: number;
+  writeQuorum: number;
+  blockSize: number;
+  small: { threshold: number; mode: 'inline' | 'replicate'; replicas: number };
+}
+
+export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies' | 'backends'> {
+  backends: BackendConfig[];
+  policies: Record<string, StoragePolicy>;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Inline objects live in a Durable Object row: keep well under its 2 MB limit. */
+const MAX_INLINE = 128 * 1024;
+
+export function parseConfig(input: unknown): GatewayConfig {
+  const raw = typeof input === 'string' ? parseJson(input) : input;
+  const r = configSchema.safeParse(raw);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`SHARDGATE_CONFIG is invalid:\n${lines.join('\n')}`);
+  }
+  const c = r.data;
+  const ids = new Set<string>();
+  for (const b of c.backends) {
+    if (ids.has(b.id)) throw new ConfigError(`SHARDGATE_CONFIG: backend id "${b.id}" is used twice; ids must be unique (they are recorded in manifests)`);
+    ids.add(b.id);
+  }
+  const policies: Record<string, StoragePolicy> = {};
+  for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, c.backends.length);
+  for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
+    if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
+  }
+  return { ...c, backends: c.backends as BackendConfig[], policies };
+}
+
+function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: number): StoragePolicy {
+  const where = `SHARDGATE_CONFIG: policy "${name}"`;
+  let k: number, m: number, codec: StoragePolicy['codec'];
+  if (p.codec === 'replicate') {
+    const n = p.replicas ?? 3;
+    [k, m, codec] = [1, n - 1, 'replica'];
+  } else {
+    if (p.k === undefined || p.m === undefined) throw new ConfigError(`${where}: set k and m (for example "k": 4, "m": 2)`);
+    [k, m, codec] = [p.k, p.m, 'rs-cauchy-gf8'];
+  }
+  if (k + m > 256) throw new ConfigError(`${where}: k + m must be at most 256`);
+  if (k + m > backendCount) throw new ConfigError(`${where}: needs ${k + m} backends (one per shard), only ${backendCount} configured`);
+  const quorum = p.writeQuorum ?? (codec === 'replica' ? Math.floor((k + m) / 2) + 1 : Math.min(k + m, k + 1));
+  if (quorum < k || quorum > k + m) throw new ConfigError(`${where}: writeQuorum ${quorum} must be between k=${k} and k+m=${k + m}`);
+  if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE) throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);
+  if (p.blockSize % 16 !== 0) throw new ConfigError(`${where}: blockSize must be a multiple of 16`);
+  return { name, codec, k, m, writeQuorum: quorum, blockSize: p.blockSize, small: p.small };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`SHARDGATE_CONFIG is not valid JSON: ${(e as Error).message}`);
+  }
+}

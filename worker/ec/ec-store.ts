@@ -1,0 +1,253 @@
+/**
+ * EcStore: the ObjectStore of the gateway. S3 semantics over the Catalog (the strongly
+ * consistent index) and the UnitStore (bytes as inline data, replicas or erasure-coded units).
+ * A write streams the body into fresh shard keys, then commits the manifest in the catalog: the
+ * commit is the atomic step, so a crash before it leaves the old version readable and only
+ * orphans, which the collector deletes. Unhealthy shards seen on reads or missed by writes are
+ * handed to `enqueueRepair`.
+ * Spec: AWS S3 API reference, one method per operation; multipart rules as memory-multipart.ts.
+ * Known gaps: no versioning API; CopyObject copies data (no shard sharing); the catalog's
+ * `missing` list is not updated after a repair (reads then just try those shards first).
+ */
+import type { Catalog, PartRecord } from '../catalog/types.ts';
+import type { GatewayConfig, StoragePolicy } from '../config.ts';
+import { S3Error } from '../s3/errors.ts';
+import { checkCopySourceRange, resolveRange } from '../s3/range.ts';
+import { checkReadConditions, checkWriteConditions, etagMatches } from '../store/conditions.ts';
+import { combinePartChecksums, multipartEtag } from '../store/multipart-checksums.ts';
+import type * as T from '../store/types.ts';
+import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import type { UnitStore } from './unit-store.ts';
+
+export interface RepairTask {
+  bucket: string;
+  key: string;
+  unitId: string;
+  shards: number[];
+  reason: string;
+}
+
+export interface EcStoreOptions {
+  catalog: Catalog;
+  units: UnitStore;
+  config: GatewayConfig;
+  enqueueRepair?: (task: RepairTask) => void;
+  /** Minimum size of every part but the last (S3: 5 MiB). */
+  minPartSize?: number;
+}
+
+const MAX_PART_SIZE = 5 * 1024 ** 3;
+
+function info(m: ObjectManifest): T.ObjectInfo {
+  return { key: m.key, size: m.size, etag: m.etag, lastModified: new Date(m.lastModified), metadata: m.metadata, checksum: m.checksum, partsCount: m.partsCount };
+}
+
+export class EcStore implements T.ObjectStore {
+  private readonly catalog: Catalog;
+  private readonly units: UnitStore;
+  private readonly minPartSize: number;
+
+  constructor(private readonly opts: EcStoreOptions) {
+    this.catalog = opts.catalog;
+    this.units = opts.units;
+    this.minPartSize = opts.minPartSize ?? 5 * 1024 * 1024;
+  }
+
+  private policy(bucket: string): StoragePolicy {
+    const c = this.opts.config;
+    return c.policies[c.buckets[bucket] ?? c.defaultPolicy]!;
+  }
+
+  private async manifest(bucket: string, key: string): Promise<ObjectManifest> {
+    const m = await this.catalog.getObject(bucket, key);
+    if (!m) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    return m;
+  }
+
+  private requireLength(contentLength: number | null | undefined, max: number): number {
+    if (contentLength == null) throw new S3Error('MissingContentLength');
+    if (contentLength > max) throw new S3Error('EntityTooLarge', undefined, { ProposedSize: String(contentLength), MaxSizeAllowed: String(max) });
+    return contentLength;
+  }
+
+  /** Commits, or deletes the freshly written shards when the commit is refused. */
+  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<void>): Promise<T.PutObjectResult> {
+    try {
+      await (run ? run() : this.catalog.commitObject(bucket, key, m, conditions));
+    } catch (err) {
+      if (m.storage.kind === 'coded' && !run) await this.units.discard(bucket, m.storage.units);
+      throw err;
+    }
+    if (m.storage.kind === 'coded') {
+      for (const u of m.storage.units) {
+        if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+      }
+    }
+    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified) };
+  }
+
+  listBuckets = () => this.catalog.listBuckets();
+  createBucket = (bucket: string, o: { region: string }) => this.catalog.createBucket(bucket, o.region);
+  headBucket = (bucket: string) => this.catalog.headBucket(bucket);
+  deleteBucket = (bucket: string) => this.catalog.deleteBucket(bucket);
+
+  async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
+    const current = await this.catalog.getObject(bucket, key); // NoSuchBucket, fail-fast conditions
+    checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
+    const size = this.requireLength(o.contentLength, this.opts.config.maxObjectSize);
+    const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata });
+    const m = this.newManifest(bucket, key, size, `"${hex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
+    return this.commit(bucket, key, m, o.conditions);
+  }
+
+  private newManifest(bucket: string, key: string, size: number, etag: string, metadata: T.ObjectMetadata, checksum: T.ObjectChecksum | null, storage: ObjectManifest['storage'], partsCount?: number): ObjectManifest {
+    return { format: 1, bucket, key, versionId: newId(), size, etag, lastModified: new Date().toISOString(), metadata, checksum, storage, partsCount };
+  }
+
+  async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
+    const i = info(await this.manifest(bucket, key));
+    checkReadConditions(i, o.conditions);
+    return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
+  }
+
+  async getObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectBody> {
+    const m = await this.manifest(bucket, key);
+    const head: T.ObjectHead = { ...info(m), range: o.range ? resolveRange(o.range, m.size) : null };
+    checkReadConditions(head, o.conditions);
+    const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
+    return { ...head, body: await this.units.open(bucket, m.storage, start, end) };
+  }
+
+  async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
+    await this.catalog.deleteObject(bucket, key, o.ifMatch);
+  }
+
+  async deleteObjects(bucket: string, keys: string[]): Promise<T.DeleteObjectsEntry[]> {
+    await this.catalog.headBucket(bucket);
+    const out: T.DeleteObjectsEntry[] = [];
+    for (const key of keys) {
+      try {
+        await this.catalog.deleteObject(bucket, key);
+        out.push({ key });
+      } catch (err) {
+        out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
+      }
+    }
+    return out;
+  }
+
+  async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
+    const source = await this.manifest(src.bucket, src.key);
+    checkReadConditions(info(source), src.conditions, true);
+    const current = await this.catalog.getObject(bucket, key);
+    checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
+    const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
+    const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
+    const body = await this.units.open(src.bucket, source.storage, 0, source.size - 1);
+    const stored = await this.units.storeBody({ bucket, key, body, size: source.size, policy: this.policy(bucket), checksum: algorithm ? { algorithm, expected: null } : null, metadata });
+    const m = this.newManifest(bucket, key, source.size, `"${hex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    return this.commit(bucket, key, m, o.conditions);
+  }
+
+  listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listObjects(bucket, o);
+
+  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null }): Promise<T.UploadInfo> {
+    const { metadata: _m, ...upload } = await this.catalog.createUpload(bucket, key, o);
+    return upload;
+  }
+
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null): Promise<T.PartInfo> {
+    const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum, contentMD5, part: { uploadId, partNumber } });
+    const unit = (stored.storage as { units: CodedUnit[] }).units[0]!;
+    const part: PartRecord = { partNumber, etag: `"${hex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
+    try {
+      await this.catalog.putPart(bucket, key, uploadId, part);
+    } catch (err) {
+      await this.units.discard(bucket, [unit]);
+      throw err;
+    }
+    if (unit.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: unit.unitId, shards: unit.missing, reason: 'write missed shards' });
+    return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: unit.checksum ?? null };
+  }
+
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
+    const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
+    if (spec && o.checksum && o.checksum.algorithm !== spec.algorithm) {
+      throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${o.checksum.algorithm.toLowerCase()}`);
+    }
+    const size = this.requireLength(o.contentLength, MAX_PART_SIZE);
+    const checksum = o.checksum ?? (spec ? { algorithm: spec.algorithm, expected: null } : null);
+    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5);
+  }
+
+  async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<T.PartInfo> {
+    const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
+    const source = await this.manifest(src.bucket, src.key);
+    checkReadConditions(info(source), src.conditions, true);
+    if (src.range) checkCopySourceRange(src.range, source.size);
+    const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
+    const body = await this.units.open(src.bucket, source.storage, start, end);
+    return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
+  }
+
+  private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord>> {
+    const parts = new Map<number, PartRecord>();
+    for (let marker = 0; ; ) {
+      const page = await this.catalog.listParts(bucket, key, uploadId, marker, 1000);
+      for (const p of page.parts) parts.set(p.partNumber, p);
+      if (!page.isTruncated || page.parts.length === 0) return parts;
+      marker = page.parts[page.parts.length - 1]!.partNumber;
+    }
+  }
+
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
+    const upload = await this.catalog.getUpload(bucket, key, uploadId);
+    const current = await this.catalog.getObject(bucket, key);
+    checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
+    if (parts.length === 0) throw new S3Error('MalformedXML');
+    const stored = await this.allParts(bucket, key, uploadId);
+    const chosen: PartRecord[] = [];
+    for (const [i, p] of parts.entries()) {
+      if (i > 0 && p.partNumber <= parts[i - 1]!.partNumber) throw new S3Error('InvalidPartOrder');
+      const s = stored.get(p.partNumber);
+      const invalid = () => new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(p.partNumber), ETag: p.etag });
+      if (!s || !etagMatches(p.etag, s.etag)) throw invalid();
+      const c = s.unit.checksum;
+      if (p.checksum && c?.algorithm === p.checksum.algorithm && c.value !== p.checksum.value) throw invalid();
+      chosen.push(s);
+    }
+    for (const p of chosen.slice(0, -1)) {
+      if (p.size < this.minPartSize) {
+        throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(p.size), MinSizeAllowed: String(this.minPartSize), PartNumber: String(p.partNumber), ETag: p.etag });
+      }
+    }
+    const spec = upload.checksum;
+    const checksum = spec && chosen.every((p) => p.unit.checksum?.algorithm === spec.algorithm)
+      ? combinePartChecksums(spec, chosen.map((p) => ({ value: p.unit.checksum!.value, size: p.size })))
+      : null;
+    const expected = o.expectedChecksum;
+    if (expected && (!checksum || expected.algorithm !== checksum.algorithm || expected.value.replace(/-\d+$/, '') !== checksum.value.replace(/-\d+$/, ''))) {
+      throw new S3Error('BadDigest', `The ${expected.algorithm} you specified did not match the calculated checksum.`);
+    }
+    const size = chosen.reduce((n, p) => n + p.size, 0);
+    const etag = multipartEtag(chosen.map((p) => p.etag));
+    const m = this.newManifest(bucket, key, size, etag, upload.metadata, checksum, { kind: 'coded', units: chosen.map((p) => p.unit) }, chosen.length);
+    return this.commit(bucket, key, m, o.conditions, () => this.catalog.completeUpload(bucket, key, uploadId, m, o.conditions));
+  }
+
+  abortMultipartUpload = (bucket: string, key: string, uploadId: string) => this.catalog.abortUpload(bucket, key, uploadId);
+
+  async listParts(bucket: string, key: string, uploadId: string, o: { partNumberMarker: number; maxParts: number }): Promise<T.ListPartsResult> {
+    const { metadata: _m, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
+    const page = await this.catalog.listParts(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
+    const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.unit.checksum ?? null }));
+    return { upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
+  }
+
+  listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploads(bucket, o);
+}
+
+function hex(bytes: Uint8Array): string {
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+

@@ -1,0 +1,47 @@
+/**
+ * ShardPlacement: which backend holds each of an object's k+m shards. Rendezvous (highest random
+ * weight) hashing over the object's name: adding a backend moves only the shards it now wins.
+ * Failure domains: at most one shard per domain while distinct domains remain, and never more
+ * than m shards in one domain (losing a whole domain then never costs more than m shards).
+ * The result is recorded in the manifest and never recomputed at read time.
+ */
+import type { Backend } from '../../backends/types.ts';
+import { checksums } from '../../coder-wasm/index.ts';
+
+const utf8 = new TextEncoder();
+
+export class PlacementError extends Error {
+  override readonly name = 'PlacementError';
+}
+
+function score(name: Uint8Array, backendId: string): bigint {
+  return checksums().xxh64(name, checksums().xxh64(utf8.encode(backendId)));
+}
+
+/** Backends for shards 0..k+m-1 of the object called `name` (bucket + key). */
+export function placeShards(name: string, backends: readonly Backend[], k: number, m: number): Backend[] {
+  const n = k + m;
+  if (backends.length < n) throw new PlacementError(`a ${k}+${m} policy needs ${n} backends; ${backends.length} are configured`);
+  const key = utf8.encode(name);
+  const ranked = [...backends].sort((a, b) => {
+    const d = score(key, b.id) - score(key, a.id);
+    return d > 0n ? 1 : d < 0n ? -1 : 0;
+  });
+  const chosen: Backend[] = [];
+  const perDomain = new Map<string, number>();
+  // Round r admits a backend whose domain holds at most r shards already: round 0 spreads one
+  // per domain, later rounds fill up, never past m per domain.
+  for (let round = 0; chosen.length < n && round < n; round++) {
+    for (const b of ranked) {
+      if (chosen.length === n) break;
+      const used = perDomain.get(b.domain) ?? 0;
+      if (chosen.includes(b) || used > round || used >= Math.max(1, m)) continue;
+      chosen.push(b);
+      perDomain.set(b.domain, used + 1);
+    }
+  }
+  if (chosen.length < n) {
+    throw new PlacementError(`cannot place ${n} shards with at most ${Math.max(1, m)} per failure domain over domains ${[...new Set(backends.map((b) => b.domain))].join(', ')}`);
+  }
+  return chosen;
+}

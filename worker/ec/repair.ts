@@ -1,0 +1,108 @@
+/**
+ * repairUnit: rebuilds lost or rotten shards of one unit from k good ones and writes them back to
+ * their recorded backends under the same keys, byte for byte what the writer produced (same
+ * header but the shard index, same block checksums, same footer). The shard digests in the
+ * footer check the result before anything is written. Runs from the repair queue.
+ */
+import type { Backend } from '../../backends/types.ts';
+import { createCoder } from '../../coder-wasm/index.ts';
+import { blockSeed, encodeHeader } from './format.ts';
+import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
+import { shardKey, type CodedUnit } from './manifest.ts';
+import { readShardFile, type ShardFileInfo } from './shard-files.ts';
+import { ShardReadError, ShardReader } from './shard-reader.ts';
+import { ShardSink } from './shard-sink.ts';
+import { QuorumError, digestOf } from './unit-writer.ts';
+
+export interface RepairResult {
+  repaired: number[];
+  failed: { shard: number; error: string }[];
+}
+
+export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], backends: Map<string, Backend>): Promise<RepairResult> {
+  const n = unit.k + unit.m;
+  const replica = unit.codec === 'replica';
+  const need = replica ? 1 : unit.k;
+  const bad = new Set(targets);
+  const backend = (i: number) => {
+    const b = backends.get(unit.placement[i]!);
+    if (!b) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
+    return b;
+  };
+  // Header and footer come from any good shard; the footer is identical in every shard.
+  let source: ShardFileInfo | null = null;
+  for (let i = 0; i < n && !source; i++) {
+    if (bad.has(i)) continue;
+    source = await readShardFile(backend(i), shardKey(bucket, unit.unitId, i)).catch(() => null);
+  }
+  if (!source) throw new QuorumError(`no readable shard of unit ${unit.unitId} to repair from`, []);
+  const layouts = unit.headerLens.map((h) => new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, h));
+  const coder = createCoder(unit.k, replica ? 0 : unit.m);
+  const stripe = coder.stripe(unit.blockSize);
+  const abort = new AbortController();
+  const sums = new Map<number, bigint[]>(targets.map((t) => [t, []]));
+  const headers = targets.map((t) => encodeHeader({ ...source!.header, shardIndex: t }));
+  headers.forEach((h, j) => {
+    if (h.length !== unit.headerLens[targets[j]!]) throw new Error(`unit ${unit.unitId}: rebuilt header of shard ${targets[j]} has another length`);
+  });
+  const sinks = targets.map((t) => new ShardSink(t, backend(t), shardKey(bucket, unit.unitId, t), layouts[t]!.shardFileLen(), abort.signal));
+  const readers = new Map<number, ShardReader>();
+  try {
+    await Promise.all(sinks.map((sink, j) => sink.write(headers[j]!)));
+    for (let s = 0; s < layouts[0]!.stripes; s++) {
+      const loaded = new Set<number>();
+      for (;;) {
+        const sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
+        if (sources.length < need) throw new QuorumError(`unit ${unit.unitId}: fewer than ${need} good shards`, []);
+        const results = await Promise.allSettled(
+          sources.filter((i) => !loaded.has(i)).map(async (i) => {
+            let r = readers.get(i);
+            if (!r) readers.set(i, (r = new ShardReader(i, backend(i), shardKey(bucket, unit.unitId, i), layouts[i]!, s, layouts[0]!.stripes - 1)));
+            await r.readBlock(s, stripe, replica ? 0 : i);
+            loaded.add(i);
+          }),
+        );
+        const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+        for (const e of failures) {
+          if (!(e instanceof ShardReadError)) throw e;
+          bad.add(e.shardIndex);
+          readers.get(e.shardIndex)?.cancel();
+          readers.delete(e.shardIndex);
+        }
+        if (failures.length === 0) {
+          const len = layouts[0]!.blockLen(s);
+          if (!replica) stripe.reconstruct([...Array(n).keys()].map((i) => sources.includes(i)), { len });
+          await Promise.all(sinks.map((sink) => {
+            const src = replica ? 0 : sink.shardIndex;
+            const sum = stripe.xxh64(src, 0, len, blockSeed(s, sink.shardIndex));
+            sums.get(sink.shardIndex)!.push(sum);
+            const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + len);
+            new DataView(chunk.buffer).setBigUint64(0, sum, true);
+            chunk.set(stripe.shard(src).subarray(0, len), BLOCK_CHECKSUM_BYTES);
+            return sink.write(chunk);
+          }));
+          break;
+        }
+      }
+    }
+    for (const sink of sinks) {
+      const digest = digestOf(sums.get(sink.shardIndex)!, sink.shardIndex);
+      if (digest !== source.footer.shardDigests[sink.shardIndex]) {
+        sink.abort(new Error(`shard ${sink.shardIndex}: rebuilt digest differs from the footer's`));
+      } else await sink.write(source.footerBytes);
+    }
+    const done = await Promise.all(sinks.map((s) => s.close()));
+    return {
+      repaired: sinks.filter((_, i) => done[i]).map((s) => s.shardIndex),
+      failed: sinks.filter((_, i) => !done[i]).map((s) => ({ shard: s.shardIndex, error: String((s.failure as Error)?.message ?? s.failure) })),
+    };
+  } catch (err) {
+    abort.abort(err);
+    sinks.forEach((s) => s.abort(err));
+    throw err;
+  } finally {
+    readers.forEach((r) => r.cancel());
+    stripe.free();
+    coder.free();
+  }
+}

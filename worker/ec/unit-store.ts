@@ -1,0 +1,174 @@
+/**
+ * UnitStore: turns bodies into stored bytes by policy, and stored bytes back into streams. It
+ * decides inline vs replicated vs erasure-coded, places shards, verifies client digests after
+ * the single streaming pass, and deletes what it wrote when a write does not commit. Everything
+ * S3-level (conditions, catalog commits, multipart rules) is in ec-store.ts.
+ */
+import type { Backend } from '../../backends/types.ts';
+import type { StoragePolicy } from '../config.ts';
+import { createHasher } from '../s3/checksums.ts';
+import { S3Error } from '../s3/errors.ts';
+import type { ChecksumRequest, ObjectChecksum } from '../store/types.ts';
+import { BodyReader } from './body-reader.ts';
+import { newId, shardKey, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { placeShards } from './placement.ts';
+import type { ShardReadError } from './shard-reader.ts';
+import { readUnit } from './unit-reader.ts';
+import { writeUnit } from './unit-writer.ts';
+import { createHash } from 'node:crypto';
+
+export interface StoredBody {
+  storage: ObjectManifest['storage'];
+  md5: Uint8Array;
+  checksum: ObjectChecksum | null;
+}
+
+export interface StoreBodyInput {
+  bucket: string;
+  key: string;
+  body: ReadableStream<Uint8Array>;
+  size: number;
+  policy: StoragePolicy;
+  checksum: ChecksumRequest | null;
+  contentMD5?: string | null;
+  /** Parts are always coded units (a manifest lists units), never inline. */
+  part?: { uploadId: string; partNumber: number };
+  metadata?: unknown;
+}
+
+export type UnhealthyHandler = (bucket: string, unit: CodedUnit, err: ShardReadError) => void;
+
+export class UnitStore {
+  readonly byId: Map<string, Backend>;
+
+  constructor(
+    readonly backends: Backend[],
+    private readonly onUnhealthy: UnhealthyHandler = () => {},
+  ) {
+    this.byId = new Map(backends.map((b) => [b.id, b]));
+  }
+
+  async storeBody(input: StoreBodyInput): Promise<StoredBody> {
+    const { policy, size } = input;
+    const small = size <= policy.small.threshold;
+    if (small && policy.small.mode === 'inline' && !input.part) return this.storeInline(input);
+    const replicas = small ? policy.small.replicas : policy.codec === 'replica' ? policy.k + policy.m : 0;
+    const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
+    // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
+    const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
+    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
+    const unitId = newId();
+    const { unit, md5, checksumDigest } = await writeUnit({
+      bucket: input.bucket, key: input.key, unitId, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
+      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
+      body: input.body, size,
+      checksum: input.checksum && hasher ? { algorithm: input.checksum.algorithm, hasher } : null,
+      headerExtra: { ...input.part, metadata: input.metadata },
+    });
+    try {
+      const checksum = await verifyDigests(input, md5, checksumDigest);
+      if (input.part) unit.partNumber = input.part.partNumber;
+      unit.checksum = checksum;
+      return { storage: { kind: 'coded', units: [unit] }, md5, checksum };
+    } catch (err) {
+      await this.discard(input.bucket, [unit]);
+      throw err;
+    }
+  }
+
+  private async storeInline(input: StoreBodyInput): Promise<StoredBody> {
+    const reader = new BodyReader(input.body);
+    const data = new Uint8Array(input.size);
+    const md5 = createHash('md5');
+    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
+    let got = 0;
+    for (let piece = await reader.next(); piece; piece = await reader.next()) {
+      if (got + piece.length > input.size) {
+        await reader.cancel();
+        throw new S3Error('IncompleteBody', `the body is longer than its declared ${input.size} bytes`);
+      }
+      data.set(piece, got);
+      got += piece.length;
+      md5.update(piece);
+      hasher?.update(piece);
+    }
+    if (got !== input.size) throw new S3Error('IncompleteBody', `the body ended after ${got} of ${input.size} bytes`);
+    const md5Bytes = new Uint8Array(md5.digest());
+    const checksum = await verifyDigests(input, md5Bytes, hasher ? b64decode(hasher.digestBase64()) : null);
+    return { storage: { kind: 'inline', data: b64encode(data) }, md5: md5Bytes, checksum };
+  }
+
+  /** The bytes [start, end] of a stored object; the first unit is opened before returning. */
+  async open(bucket: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+    if (end < start) return new ReadableStream({ start: (c) => c.close() });
+    if (storage.kind === 'inline') {
+      const bytes = b64decode(storage.data).subarray(start, end + 1);
+      return new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+    }
+    const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
+    let offset = 0;
+    for (const unit of storage.units) {
+      const lo = Math.max(start, offset), hi = Math.min(end, offset + unit.size - 1);
+      if (hi >= lo) pieces.push({ unit, from: lo - offset, to: hi - offset });
+      offset += unit.size;
+    }
+    const openPiece = (p: (typeof pieces)[number]) =>
+      readUnit({ bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to, onUnhealthy: (e) => this.onUnhealthy(bucket, p.unit, e) });
+    if (pieces.length === 1) return openPiece(pieces[0]!);
+    let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
+    let next = 1;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          if (!current) {
+            if (next >= pieces.length) return controller.close();
+            current = (await openPiece(pieces[next++]!)).getReader();
+          }
+          const r = await current.read();
+          if (!r.done) return controller.enqueue(r.value);
+          current = null;
+        }
+      },
+      cancel: (reason) => current?.cancel(reason),
+    }, { highWaterMark: 0 });
+  }
+
+  /** Deletes the shards of units that will never be committed (best effort; the collector catches the rest). */
+  async discard(bucket: string, units: CodedUnit[]): Promise<void> {
+    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)))));
+  }
+}
+
+async function verifyDigests(input: StoreBodyInput, md5: Uint8Array, checksumDigest: Uint8Array | null): Promise<ObjectChecksum | null> {
+  if (input.contentMD5 != null && !sameBase64(input.contentMD5, b64encode(md5))) {
+    throw new S3Error('BadDigest', 'The Content-MD5 you specified did not match what we received.');
+  }
+  if (!input.checksum || !checksumDigest) return null;
+  const value = b64encode(checksumDigest);
+  const expected = await input.checksum.expected;
+  if (expected != null && !sameBase64(expected, value)) {
+    throw new S3Error('BadDigest', `The ${input.checksum.algorithm} you specified did not match the calculated checksum.`);
+  }
+  return { algorithm: input.checksum.algorithm, type: 'FULL_OBJECT', value };
+}
+
+function sameBase64(a: string, b: string): boolean {
+  try {
+    return b64encode(b64decode(a.trim())) === b;
+  } catch {
+    return false;
+  }
+}
+
+export function b64encode(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+export function b64decode(b64: string): Uint8Array {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
