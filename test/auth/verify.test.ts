@@ -1,0 +1,479 @@
+/**
+ * The gate's behaviour beyond the captured fixtures: which scheme it picks, AWS's error codes
+ * for each way a request can be wrong, the payload forms and checksums, what it returns.
+ * Requests are signed by @smithy/signature-v4 (the SDK's signer) unless a case needs a form it
+ * cannot make (Date header only), which is then signed by hand with node:crypto.
+ */
+
+import { createHmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { describe, expect, it } from 'vitest';
+import { canonicalizedResource, signatureV2 } from '../../worker/auth/sigv2.ts';
+import { verifyRequest, type VerifyOptions } from '../../worker/auth/verify.ts';
+import { encodeAwsChunked, nodeSigningKey, sha256hex } from './helpers/aws-chunked-encode.ts';
+import { checksumOf, testCreateHasher } from './helpers/checksums.ts';
+import { ACCESS_KEY, NodeSha256, REGION, SECRET, smithySigner, wirePath, wireQuery } from './helpers/signers.ts';
+import { readAll, streamOf } from './helpers/streams.ts';
+
+const HOST = 'gw.example.test';
+const NOW = new Date('2026-03-01T10:15:00Z');
+const EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const credentials = new Map([
+  [ACCESS_KEY, SECRET],
+  ['AKIDSECONDKEY', 'second secret'],
+]);
+
+interface SignInit {
+  method?: string;
+  key?: string;
+  query?: Array<[string, string | null]>;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  secret?: string;
+  accessKeyId?: string;
+  region?: string;
+  date?: Date;
+  unsignable?: string[];
+}
+
+/** A request signed in the Authorization header by @smithy/signature-v4. */
+async function signed(init: SignInit = {}): Promise<{ request: Request; rawUrl: string }> {
+  const query: Record<string, string> = {};
+  for (const [n, v] of init.query ?? []) query[n] = v ?? '';
+  const path = wirePath('bucket', init.key ?? 'object.txt');
+  const q = wireQuery(init.query ?? []);
+  const rawUrl = path + (q ? '?' + q : '');
+  const method = init.method ?? (init.body !== undefined ? 'PUT' : 'GET');
+  const signer = smithySigner(init.secret ?? SECRET, init.accessKeyId ?? ACCESS_KEY, init.region ?? REGION);
+  const out = await signer.sign(
+    { method, protocol: 'http:', hostname: HOST, path, query, headers: { host: HOST, ...init.headers }, body: init.body },
+    { signingDate: init.date ?? NOW, unsignableHeaders: init.unsignable ? new Set(init.unsignable) : undefined },
+  );
+  const body = init.body === undefined ? undefined : typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
+  const request = new Request('http://' + HOST + rawUrl, {
+    method,
+    headers: out.headers,
+    body: body ? streamOf(body, [5]) : undefined,
+    duplex: 'half',
+  } as RequestInit);
+  return { request, rawUrl };
+}
+
+function options(rawUrl: string, over: Partial<VerifyOptions> = {}): VerifyOptions {
+  return { rawUrl, credentials, now: NOW, createHasher: testCreateHasher, ...over };
+}
+
+/** The S3 error code of the whole exchange (gate, then body to its end), or 'ok'. */
+async function outcome(request: Request, opts: VerifyOptions): Promise<string> {
+  try {
+    const v = await verifyRequest(request, opts);
+    if (v.body) await readAll(v.body);
+    return 'ok';
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+}
+
+/** A copy of a request with headers changed (null removes one). */
+function withHeaders(request: Request, changes: Record<string, string | null>, body?: Uint8Array): Request {
+  const headers = new Headers(request.headers);
+  for (const [n, v] of Object.entries(changes)) {
+    if (v === null) headers.delete(n);
+    else headers.set(n, v);
+  }
+  return new Request(request.url, { method: request.method, headers, body: body ? streamOf(body) : undefined, duplex: 'half' } as RequestInit);
+}
+
+describe('SigV4 header auth', () => {
+  it('accepts a signed PUT, returns the key id, the body, its length and no checksum', async () => {
+    const { request, rawUrl } = await signed({ body: 'hello', headers: { 'content-length': '5' } });
+    const v = await verifyRequest(request, options(rawUrl));
+    expect(v).toMatchObject({ accessKeyId: ACCESS_KEY, authType: 'sigv4-header', decodedContentLength: 5, checksum: null, contentMd5: null });
+    expect(new TextDecoder().decode((await readAll(v.body!)).bytes)).toBe('hello');
+  });
+
+  it('knows several access keys, each with its own secret', async () => {
+    const second = await signed({ accessKeyId: 'AKIDSECONDKEY', secret: 'second secret' });
+    expect((await verifyRequest(second.request, options(second.rawUrl))).accessKeyId).toBe('AKIDSECONDKEY');
+    const crossed = await signed({ accessKeyId: 'AKIDSECONDKEY', secret: SECRET });
+    expect(await outcome(crossed.request, options(crossed.rawUrl))).toBe('SignatureDoesNotMatch');
+  });
+
+  it('a payload that does not match x-amz-content-sha256 fails at the end of the body', async () => {
+    const { request, rawUrl } = await signed({ body: 'hello' });
+    const v = await verifyRequest(withHeaders(request, {}, new TextEncoder().encode('hellO')), options(rawUrl));
+    await expect(readAll(v.body!)).rejects.toMatchObject({ code: 'XAmzContentSHA256Mismatch', status: 400 });
+    // A request without a body whose declared digest is not the empty one fails at once.
+    const get = await signed({ headers: { 'x-amz-content-sha256': sha256hex('x') } });
+    await expect(verifyRequest(get.request, options(get.rawUrl))).rejects.toMatchObject({ code: 'XAmzContentSHA256Mismatch' });
+  });
+
+  it('takes the time from the Date header when there is no x-amz-date', async () => {
+    const date = 'Sun, 01 Mar 2026 10:15:00 GMT';
+    const canonical = `GET\n/bucket/k\n\ndate:${date}\nhost:${HOST}\nx-amz-content-sha256:${EMPTY}\n\ndate;host;x-amz-content-sha256\n${EMPTY}`;
+    const toSign = `AWS4-HMAC-SHA256\n20260301T101500Z\n20260301/${REGION}/s3/aws4_request\n${sha256hex(canonical)}`;
+    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION)).update(toSign).digest('hex');
+    const headers = {
+      host: HOST,
+      date,
+      'x-amz-content-sha256': EMPTY,
+      authorization: `AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/20260301/${REGION}/s3/aws4_request, SignedHeaders=date;host;x-amz-content-sha256, Signature=${sig}`,
+    };
+    const request = () => new Request(`http://${HOST}/bucket/k`, { headers });
+    expect(await outcome(request(), options('/bucket/k'))).toBe('ok');
+    expect(await outcome(request(), options('/bucket/k', { now: new Date(NOW.getTime() + 20 * 60e3) }))).toBe('RequestTimeTooSkewed');
+    expect(await outcome(new Request(`http://${HOST}/bucket/k`, { headers: { ...headers, date: 'yesterday' } }), options('/bucket/k'))).toBe(
+      'AccessDenied',
+    );
+  });
+
+  it('clock skew: 15 minutes by default, configurable, with AWS fields in the error', async () => {
+    const { request, rawUrl } = await signed();
+    const later = new Date(NOW.getTime() + 16 * 60e3);
+    await expect(verifyRequest(request, options(rawUrl, { now: later }))).rejects.toMatchObject({
+      code: 'RequestTimeTooSkewed',
+      status: 403,
+      fields: { RequestTime: '20260301T101500Z', ServerTime: later.toISOString(), MaxAllowedSkewMilliseconds: '900000' },
+    });
+    expect(await outcome(request, options(rawUrl, { now: later, maxSkewMs: 20 * 60e3 }))).toBe('ok');
+  });
+
+  it('region: any when unset, exactly the configured one otherwise', async () => {
+    const { request, rawUrl } = await signed({ region: 'auto' });
+    expect(await outcome(request, options(rawUrl))).toBe('ok');
+    await expect(verifyRequest(request, options(rawUrl, { region: 'us-east-1' }))).rejects.toMatchObject({
+      code: 'AuthorizationHeaderMalformed',
+      fields: { Region: 'us-east-1' },
+    });
+    expect(await outcome(request, options(rawUrl, { region: 'auto' }))).toBe('ok');
+  });
+
+  it('malformed Authorization headers -> AuthorizationHeaderMalformed', async () => {
+    const { request, rawUrl } = await signed();
+    const auth = request.headers.get('authorization')!;
+    const variants = [
+      auth.replace(/SignedHeaders=[^,]+, /, ''),
+      auth.replace(/Signature=\w+/, 'Signature=abc'),
+      auth.replace('/aws4_request', ''),
+      auth.replace('/s3/', '/ec2/'),
+      auth.replace(/Credential=[^,]+/, 'Credential='),
+      auth.replace('/20260301/', '/20260302/'), // scope date is not the request date
+      auth.replace(/Credential=/, 'Credentials='),
+    ];
+    for (const value of variants) {
+      expect(await outcome(withHeaders(request, { authorization: value }), options(rawUrl)), value).toBe('AuthorizationHeaderMalformed');
+    }
+    // Components in another order, without spaces after commas: still parsed.
+    const [, cred, signedHeaders, sig] = /Credential=([^,]+), SignedHeaders=([^,]+), Signature=(\w+)/.exec(auth)!;
+    const reordered = `AWS4-HMAC-SHA256 Signature=${sig},Credential=${cred},SignedHeaders=${signedHeaders}`;
+    expect(await outcome(withHeaders(request, { authorization: reordered }), options(rawUrl))).toBe('ok');
+  });
+
+  it('unknown access key -> InvalidAccessKeyId with the key in the error', async () => {
+    const { request, rawUrl } = await signed({ accessKeyId: 'AKIDNOBODY' });
+    await expect(verifyRequest(request, options(rawUrl))).rejects.toMatchObject({ code: 'InvalidAccessKeyId', fields: { AWSAccessKeyId: 'AKIDNOBODY' } });
+  });
+
+  it('a mismatch reports the canonical request and string to sign, as AWS does', async () => {
+    const { request, rawUrl } = await signed({ secret: 'wrong' });
+    await expect(verifyRequest(request, options(rawUrl))).rejects.toMatchObject({
+      code: 'SignatureDoesNotMatch',
+      fields: { AWSAccessKeyId: ACCESS_KEY, CanonicalRequest: expect.stringContaining('GET\n/bucket/object.txt\n'), StringToSign: expect.stringContaining('AWS4-HMAC-SHA256\n20260301T101500Z\n') },
+    });
+  });
+
+  it('host must be signed; x-amz-* headers that change the request must be signed', async () => {
+    const noHost = await signed({ unsignable: ['host'] });
+    expect(noHost.request.headers.get('authorization')).not.toContain('host');
+    expect(await outcome(noHost.request, options(noHost.rawUrl))).toBe('AuthorizationHeaderMalformed');
+
+    const { request, rawUrl } = await signed({ body: 'data' });
+    await expect(verifyRequest(withHeaders(request, { 'x-amz-acl': 'public-read' }, new TextEncoder().encode('data')), options(rawUrl))).rejects.toMatchObject({
+      code: 'AccessDenied',
+      fields: { HeadersNotSigned: 'x-amz-acl' },
+    });
+    // An integrity-only header may be added unsigned: it is verified, not trusted.
+    const crc = checksumOf('CRC32', 'data');
+    expect(await outcome(withHeaders(request, { 'x-amz-checksum-crc32': crc }, new TextEncoder().encode('data')), options(rawUrl))).toBe('ok');
+    expect(await outcome(withHeaders(request, { 'x-amz-checksum-crc32': 'AAAAAA==' }, new TextEncoder().encode('data')), options(rawUrl))).toBe(
+      'BadDigest',
+    );
+  });
+
+  it('x-amz-content-sha256: required with a body, optional without; values are checked', async () => {
+    // A generic signer (no S3 header) signs a body-less request over the empty digest.
+    const generic = new SignatureV4({
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+      region: REGION,
+      service: 's3',
+      sha256: NodeSha256,
+      uriEscapePath: false,
+      applyChecksum: false,
+    });
+    const bare = await generic.sign({ method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: {}, headers: { host: HOST } }, { signingDate: NOW });
+    expect(bare.headers['x-amz-content-sha256']).toBeUndefined();
+    expect(await outcome(new Request(`http://${HOST}/bucket/k`, { headers: bare.headers }), options('/bucket/k'))).toBe('ok');
+    const { request, rawUrl } = await signed({ body: 'data' });
+    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': null }, new TextEncoder().encode('data')), options(rawUrl))).toBe(
+      'InvalidRequest',
+    );
+    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': 'NOT-A-HASH' }), options(rawUrl))).toBe('InvalidArgument');
+    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': 'STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD' }), options(rawUrl))).toBe(
+      'NotImplemented',
+    );
+  });
+});
+
+describe('which scheme', () => {
+  it('refuses two schemes at once, SigV2 headers, SigV4a and unknown schemes', async () => {
+    const { request, rawUrl } = await signed();
+    expect(await outcome(request, options(rawUrl + '?X-Amz-Signature=' + '0'.repeat(64)))).toBe('InvalidArgument');
+    expect(await outcome(request, options(rawUrl + '?AWSAccessKeyId=x&Signature=y&Expires=1'))).toBe('InvalidArgument');
+    expect(await outcome(withHeaders(request, { authorization: 'AWS AKID:c2lnbmF0dXJl' }), options(rawUrl))).toBe('InvalidRequest');
+    expect(await outcome(withHeaders(request, { authorization: 'AWS4-ECDSA-P256-SHA256 Credential=x' }), options(rawUrl))).toBe('NotImplemented');
+    expect(await outcome(withHeaders(request, { authorization: 'Bearer token' }), options(rawUrl))).toBe('InvalidArgument');
+  });
+
+  it('anonymous: AccessDenied unless allowed; when allowed, declared digests still hold', async () => {
+    const anon = new Request(`http://${HOST}/bucket/k`);
+    await expect(verifyRequest(anon, options('/bucket/k'))).rejects.toMatchObject({ code: 'AccessDenied', status: 403 });
+    const v = await verifyRequest(anon, options('/bucket/k', { allowAnonymous: true }));
+    expect(v).toMatchObject({ accessKeyId: null, authType: 'anonymous', body: null });
+    const put = () =>
+      new Request(`http://${HOST}/bucket/k`, { method: 'PUT', headers: { 'x-amz-content-sha256': sha256hex('abc') }, body: streamOf(new TextEncoder().encode('abd')), duplex: 'half' } as RequestInit);
+    expect(await outcome(put(), options('/bucket/k', { allowAnonymous: true }))).toBe('XAmzContentSHA256Mismatch');
+  });
+});
+
+describe('payload and checksums', () => {
+  it('a checksum header is verified over the body (every algorithm)', async () => {
+    for (const alg of ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const) {
+      const name = 'x-amz-checksum-' + alg.toLowerCase();
+      const good = await signed({ body: 'checksummed', headers: { [name]: checksumOf(alg, 'checksummed'), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+      const v = await verifyRequest(good.request, options(good.rawUrl));
+      expect(v.checksum).toMatchObject({ algorithm: alg, location: 'header', expectedBase64: checksumOf(alg, 'checksummed') });
+      await readAll(v.body!);
+      const bad = await signed({ body: 'checksummed', headers: { [name]: checksumOf(alg, 'other'), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+      expect(await outcome(bad.request, options(bad.rawUrl)), alg).toBe('BadDigest');
+    }
+  });
+
+  it('checksum.declared settles at the end of the body: the value, or null if the body failed', async () => {
+    const crc = checksumOf('CRC32', 'payload');
+    const good = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': crc } });
+    const v = await verifyRequest(good.request, options(good.rawUrl));
+    expect(v.checksum).toMatchObject({ algorithm: 'CRC32', location: 'header', expectedBase64: crc, verified: true });
+    await readAll(v.body!);
+    expect(await v.checksum!.declared).toBe(crc);
+
+    const bad = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': checksumOf('CRC32', 'other'), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    const w = await verifyRequest(bad.request, options(bad.rawUrl));
+    await expect(readAll(w.body!)).rejects.toMatchObject({ code: 'BadDigest' });
+    expect(await w.checksum!.declared).toBeNull();
+  });
+
+  it('verifyChecksum: false leaves the comparison to the consumer (no second hash pass)', async () => {
+    const wrong = checksumOf('CRC32', 'other');
+    const bad = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': wrong, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    let hashed = 0;
+    const counting = (alg: Parameters<typeof testCreateHasher>[0]) => {
+      hashed++;
+      return testCreateHasher(alg);
+    };
+    const v = await verifyRequest(bad.request, options(bad.rawUrl, { verifyChecksum: false, createHasher: counting }));
+    expect(v.checksum).toMatchObject({ verified: false, expectedBase64: wrong });
+    await readAll(v.body!);
+    expect(await v.checksum!.declared).toBe(wrong);
+    expect(hashed).toBe(0);
+    // Still format-checked, and the signed SHA-256 is still verified.
+    const malformed = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': 'AAAA' } });
+    expect(await outcome(malformed.request, options(malformed.rawUrl, { verifyChecksum: false }))).toBe('InvalidRequest');
+    const tampered = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': wrong } });
+    expect(await outcome(withHeaders(tampered.request, {}, new TextEncoder().encode('paylOad')), options(tampered.rawUrl, { verifyChecksum: false }))).toBe(
+      'XAmzContentSHA256Mismatch',
+    );
+  });
+
+  it('checksum headers: malformed, two of them, or with a trailer too -> refused before the body', async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ 'x-amz-checksum-crc32': 'AAAA' }, 'InvalidRequest'],
+      [{ 'x-amz-checksum-sha256': checksumOf('CRC32', 'x') }, 'InvalidRequest'],
+      [{ 'x-amz-checksum-crc32': checksumOf('CRC32', 'x'), 'x-amz-checksum-crc32c': checksumOf('CRC32C', 'x') }, 'InvalidRequest'],
+      [{ 'x-amz-trailer': 'x-amz-checksum-crc32' }, 'MalformedTrailerError'],
+      [{ 'content-md5': 'not-md5' }, 'InvalidDigest'],
+    ];
+    for (const [headers, code] of cases) {
+      const { request, rawUrl } = await signed({ body: 'x', headers });
+      await expect(verifyRequest(request, options(rawUrl)), JSON.stringify(headers)).rejects.toMatchObject({ code });
+    }
+    const md5 = await signed({ body: 'x', headers: { 'content-md5': 'nAHUNOqZ4j6dkbQ5W2aO4g==' } });
+    expect((await verifyRequest(md5.request, options(md5.rawUrl))).contentMd5).toBe('nAHUNOqZ4j6dkbQ5W2aO4g==');
+  });
+
+  it('aws-chunked with a signed trailer, signed by the SDK signer, through the gate', async () => {
+    const data = new TextEncoder().encode('streamed '.repeat(5000));
+    const headers = {
+      'content-encoding': 'aws-chunked,gzip',
+      'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+      'x-amz-decoded-content-length': String(data.length),
+      'x-amz-trailer': 'x-amz-checksum-crc32c',
+    };
+    const { request } = await signed({ method: 'PUT', headers });
+    const seedSignature = /Signature=(\w+)/.exec(request.headers.get('authorization')!)![1];
+    const { body } = encodeAwsChunked(data, {
+      sizes: [8192],
+      signer: { secret: SECRET, datetime: '20260301T101500Z', region: REGION, seedSignature },
+      trailers: [['x-amz-checksum-crc32c', checksumOf('CRC32C', data)]],
+    });
+    const rawUrl = wirePath('bucket', 'object.txt');
+    const v = await verifyRequest(withHeaders(request, {}, body), options(rawUrl));
+    expect(v).toMatchObject({ decodedContentLength: data.length, contentEncoding: 'gzip', checksum: { algorithm: 'CRC32C', location: 'trailer' } });
+    expect((await readAll(v.body!)).bytes).toEqual(data);
+    expect(v.checksum!.expectedBase64).toBe(checksumOf('CRC32C', data));
+    // The same body under another seed (another request) fails at the first chunk.
+    const other = await signed({ method: 'PUT', headers, key: 'other.txt' });
+    expect(await outcome(withHeaders(other.request, {}, body), options(wirePath('bucket', 'other.txt')))).toBe('SignatureDoesNotMatch');
+  });
+
+  it('aws-chunked needs x-amz-decoded-content-length, a body, and (unsigned) a declared trailer', async () => {
+    const base = { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' };
+    const noLength = await signed({ method: 'PUT', headers: { ...base, 'x-amz-trailer': 'x-amz-checksum-crc32' } });
+    expect(await outcome(noLength.request, options(noLength.rawUrl))).toBe('MissingContentLength');
+    const noTrailer = await signed({ method: 'PUT', headers: { ...base, 'x-amz-decoded-content-length': '0' } });
+    expect(await outcome(noTrailer.request, options(noTrailer.rawUrl))).toBe('InvalidRequest');
+    const noBody = await signed({ method: 'PUT', headers: { ...base, 'x-amz-decoded-content-length': '0', 'x-amz-trailer': 'x-amz-checksum-crc32' } });
+    expect(await outcome(noBody.request, options(noBody.rawUrl))).toBe('IncompleteBody');
+    const badTrailer = await signed({ method: 'PUT', headers: { ...base, 'x-amz-decoded-content-length': '0', 'x-amz-trailer': 'x-amz-meta-foo' } });
+    expect(await outcome(badTrailer.request, options(badTrailer.rawUrl))).toBe('InvalidRequest');
+  });
+
+  it('a presigned PUT may carry an aws-chunked unsigned-trailer body', async () => {
+    const data = new TextEncoder().encode('via presigned url');
+    const presigned = await smithySigner().presign(
+      { method: 'PUT', protocol: 'http:', hostname: HOST, path: '/bucket/p.txt', query: {}, headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } },
+      { signingDate: NOW, expiresIn: 60 },
+    );
+    const rawUrl = '/bucket/p.txt?' + wireQuery(Object.entries(presigned.query as Record<string, string>));
+    const { body } = encodeAwsChunked(data, { sizes: [5], trailers: [['x-amz-checksum-crc32', checksumOf('CRC32', data)]] });
+    const request = new Request('http://' + HOST + rawUrl, {
+      method: 'PUT',
+      headers: {
+        'content-encoding': 'aws-chunked',
+        'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
+        'x-amz-decoded-content-length': String(data.length),
+        'x-amz-trailer': 'x-amz-checksum-crc32',
+      },
+      body: streamOf(body),
+      duplex: 'half',
+    } as RequestInit);
+    const v = await verifyRequest(request, options(rawUrl));
+    expect(v.authType).toBe('sigv4-query');
+    expect((await readAll(v.body!)).bytes).toEqual(data);
+  });
+});
+
+describe('SigV2 presigned URLs', () => {
+  const DOC_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  const docCreds = new Map([['AKIAIOSFODNN7EXAMPLE', DOC_SECRET]]);
+
+  it("AWS's query string authentication example", async () => {
+    expect(await signatureV2(DOC_SECRET, 'GET\n\n\n1175139620\n/johnsmith/photos/puppy.jpg')).toBe('NpgCjnDzrM+WFzoENXmpNDUsSn8=');
+    const query = 'AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D';
+    const run = (rawUrl: string, over: Partial<VerifyOptions> = {}) =>
+      outcome(new Request('http://johnsmith.s3.amazonaws.com' + rawUrl), {
+        rawUrl,
+        credentials: docCreds,
+        now: new Date('2007-03-29T00:00:00Z'),
+        createHasher: testCreateHasher,
+        ...over,
+      });
+    expect(await run('/johnsmith/photos/puppy.jpg?' + query)).toBe('ok');
+    // Virtual-hosted style: the bucket comes from the host.
+    expect(await run('/photos/puppy.jpg?' + query, { virtualHostedBucket: 'johnsmith' })).toBe('ok');
+    expect(await run('/photos/puppy.jpg?' + query)).toBe('SignatureDoesNotMatch');
+    // A '+' left unencoded in the signature is still a plus.
+    expect(await run('/johnsmith/photos/puppy.jpg?' + query.replace('%2B', '+'))).toBe('ok');
+    expect(await run('/johnsmith/photos/puppy.jpg?' + query, { now: new Date('2007-03-30T00:00:00Z') })).toBe('AccessDenied');
+    expect(await run('/johnsmith/photos/puppy.jpg?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620')).toBe('AccessDenied');
+  });
+
+  it('canonicalized resource: sub-resources sorted, values decoded, flags kept as sent, others dropped', () => {
+    expect(canonicalizedResource('/b/k', 'uploadId=a%2Bb&partNumber=2&x-id=UploadPart')).toBe('/b/k?partNumber=2&uploadId=a+b');
+    expect(canonicalizedResource('/b/k', 'uploads')).toBe('/b/k?uploads');
+    expect(canonicalizedResource('/b/k', 'uploads=')).toBe('/b/k?uploads=');
+    expect(canonicalizedResource('/b/', 'delete&prefix=x')).toBe('/b/?delete');
+    expect(canonicalizedResource('/b/k', 'response-content-type=text%2Fplain&versionId=3')).toBe('/b/k?response-content-type=text/plain&versionId=3');
+    expect(canonicalizedResource('/k', '', 'bucket')).toBe('/bucket/k');
+  });
+
+  it('x-amz-* headers, Content-Type and Content-MD5 are signed', async () => {
+    const expires = String(Math.floor(NOW.getTime() / 1000) + 60);
+    const toSign = `PUT\nnAHUNOqZ4j6dkbQ5W2aO4g==\ntext/plain\n${expires}\nx-amz-meta-a:1\nx-amz-meta-b:two\n/bucket/k`;
+    const sig = createHmac('sha1', SECRET).update(toSign).digest('base64');
+    const rawUrl = `/bucket/k?AWSAccessKeyId=${ACCESS_KEY}&Expires=${expires}&Signature=${encodeURIComponent(sig)}`;
+    const headers = { 'content-md5': 'nAHUNOqZ4j6dkbQ5W2aO4g==', 'content-type': 'text/plain', 'x-amz-meta-b': 'two', 'x-amz-meta-a': ' 1 ' };
+    const request = (h: Record<string, string>) =>
+      new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: h, body: streamOf(new TextEncoder().encode('x')), duplex: 'half' } as RequestInit);
+    expect(await outcome(request(headers), options(rawUrl))).toBe('ok');
+    expect(await outcome(request({ ...headers, 'content-type': 'text/html' }), options(rawUrl))).toBe('SignatureDoesNotMatch');
+    expect(await outcome(request({ ...headers, 'x-amz-meta-c': '3' }), options(rawUrl))).toBe('SignatureDoesNotMatch');
+  });
+});
+
+describe('SigV4 presigned URLs', () => {
+  async function presign(expiresIn: number, over: { secret?: string } = {}) {
+    const presigned = await smithySigner(over.secret).presign(
+      // As @aws-sdk/s3-request-presigner does: the payload of a presigned URL is UNSIGNED-PAYLOAD.
+      { method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: { 'x-id': 'GetObject' }, headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } },
+      { signingDate: NOW, expiresIn },
+    );
+    return '/bucket/k?' + wireQuery(Object.entries(presigned.query as Record<string, string>));
+  }
+
+  it('valid until X-Amz-Expires, at most a week, not before its date', async () => {
+    const rawUrl = await presign(604800);
+    const run = (url: string, now: Date) => outcome(new Request('http://' + HOST + url), options(url, { now }));
+    expect(await run(rawUrl, new Date(NOW.getTime() + 604799e3))).toBe('ok');
+    expect(await run(rawUrl, new Date(NOW.getTime() + 604801e3))).toBe('AccessDenied');
+    expect(await run(rawUrl, new Date(NOW.getTime() - 14 * 60e3))).toBe('ok');
+    expect(await run(rawUrl, new Date(NOW.getTime() - 16 * 60e3))).toBe('AccessDenied');
+    const tooLong = rawUrl.replace('X-Amz-Expires=604800', 'X-Amz-Expires=604801');
+    expect(await run(tooLong, NOW)).toBe('AuthorizationQueryParametersError');
+  });
+
+  it('missing or malformed parameters -> AuthorizationQueryParametersError', async () => {
+    const rawUrl = await presign(60);
+    for (const [pattern, replacement] of [
+      [/X-Amz-Algorithm=[^&]+/, 'X-Amz-Algorithm=AWS4-HMAC-SHA1'],
+      [/&X-Amz-Date=[^&]+/, ''],
+      [/X-Amz-Date=[^&]+/, 'X-Amz-Date=2026-03-01'],
+      [/X-Amz-Expires=\d+/, 'X-Amz-Expires=-5'],
+      [/&X-Amz-SignedHeaders=[^&]+/, ''],
+      [/X-Amz-Signature=\w+/, 'X-Amz-Signature=xyz'],
+      [/X-Amz-Credential=[^&]+/, 'X-Amz-Credential=AKID%2F20260301'],
+      [/X-Amz-SignedHeaders=[^&]+/, 'X-Amz-SignedHeaders=x-id'],
+    ] as const) {
+      const url = rawUrl.replace(pattern, replacement);
+      expect(url).not.toBe(rawUrl);
+      expect(await outcome(new Request('http://' + HOST + url), options(url)), url).toBe('AuthorizationQueryParametersError');
+    }
+  });
+
+  it('the payload line is UNSIGNED-PAYLOAD, as on AWS: a URL signed over the empty digest fails', async () => {
+    const presigned = await smithySigner().presign(
+      { method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: {}, headers: { host: HOST } },
+      { signingDate: NOW, expiresIn: 60 },
+    );
+    const rawUrl = '/bucket/k?' + wireQuery(Object.entries(presigned.query as Record<string, string>));
+    expect(await outcome(new Request('http://' + HOST + rawUrl), options(rawUrl))).toBe('SignatureDoesNotMatch');
+  });
+
+  it('wrong secret, changed query, changed path -> SignatureDoesNotMatch', async () => {
+    const forged = await presign(60, { secret: 'guess' });
+    expect(await outcome(new Request('http://' + HOST + forged), options(forged))).toBe('SignatureDoesNotMatch');
+    const rawUrl = await presign(60);
+    for (const url of [rawUrl.replace('x-id=GetObject', 'x-id=PutObject'), rawUrl + '&versionId=1', rawUrl.replace('/bucket/k', '/bucket/K')]) {
+      expect(await outcome(new Request('http://' + HOST + url), options(url)), url).toBe('SignatureDoesNotMatch');
+    }
+  });
+});
