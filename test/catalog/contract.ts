@@ -1,0 +1,216 @@
+// The behavioural contract of worker/catalog/types.ts, as one suite run against every Catalog
+// (hono's router/common.case.test.ts style): MemoryCatalog in Node, DurableCatalog in workerd.
+// One catalog serves the whole suite; every test works in its own fresh bucket, and garbage is
+// always filtered by bucket, because takeDueGarbage is catalog-wide.
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogOptions } from '../../worker/catalog/rules.ts';
+import type { Catalog } from '../../worker/catalog/types.ts';
+import { defineListingCases } from './contract-listing.ts';
+import { defineMultipartCases } from './contract-multipart.ts';
+import { byUtf8, expectS3, ids, inlineManifest, manifest, takeUnitIds, unit } from './fixtures.ts';
+
+/** The grace delay the suite configures; "later" is safely past it, "now" safely before it. */
+export const GRACE_MS = 60_000;
+export const later = () => new Date(Date.now() + GRACE_MS + 60_000);
+
+export interface Ctx {
+  c: () => Catalog;
+  /** A bucket of its own for one test (created). */
+  bucket: () => Promise<string>;
+}
+
+export function runCatalogContract(name: string, makeCatalog: (options: CatalogOptions) => Catalog | Promise<Catalog>): void {
+  describe(`Catalog contract: ${name}`, () => {
+    let catalog: Catalog;
+    const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    let n = 0;
+    const ctx: Ctx = {
+      c: () => catalog,
+      bucket: async () => {
+        const b = `cat-${run}-${++n}`;
+        await catalog.createBucket(b, 'auto');
+        return b;
+      },
+    };
+    beforeAll(async () => {
+      catalog = await makeCatalog({ garbageGraceMs: GRACE_MS });
+    });
+
+    defineBucketCases(ctx);
+    defineObjectCases(ctx);
+    defineGarbageCases(ctx);
+    defineListingCases(ctx);
+    defineMultipartCases(ctx);
+  });
+}
+
+function defineBucketCases({ c, bucket }: Ctx) {
+  it('creates, heads, lists and deletes a bucket', async () => {
+    const b = await bucket();
+    const info = await c().headBucket(b);
+    expect(info).toMatchObject({ name: b, region: 'auto' });
+    expect(info.creationDate).toBeInstanceOf(Date);
+    expect((await c().listBuckets()).map((x) => x.name)).toContain(b);
+    await expectS3(c().createBucket(b, 'auto'), 'BucketAlreadyOwnedByYou');
+    await c().deleteBucket(b);
+    await expectS3(c().headBucket(b), 'NoSuchBucket');
+    expect((await c().listBuckets()).map((x) => x.name)).not.toContain(b);
+    await expectS3(c().deleteBucket(b), 'NoSuchBucket');
+  });
+
+  it('lists buckets in UTF-8 order of their names', async () => {
+    const [b1, b2] = [await bucket(), await bucket()];
+    const names = (await c().listBuckets()).map((x) => x.name);
+    expect(names).toEqual(expect.arrayContaining([b1, b2]));
+    expect(names).toEqual([...names].sort(byUtf8));
+  });
+
+  it('refuses to delete a bucket holding an object or an upload', async () => {
+    const b = await bucket();
+    await c().commitObject(b, 'k', manifest(b, 'k'), {});
+    await expectS3(c().deleteBucket(b), 'BucketNotEmpty');
+    await c().deleteObject(b, 'k');
+    const up = await c().createUpload(b, 'u', { metadata: { user: {} }, checksum: null });
+    await expectS3(c().deleteBucket(b), 'BucketNotEmpty');
+    expect(await c().headBucket(b)).toMatchObject({ name: b });
+    await c().abortUpload(b, 'u', up.uploadId);
+    await c().deleteBucket(b);
+  });
+
+  it('answers NoSuchBucket for object and upload calls on a missing bucket', async () => {
+    const b = `cat-missing-${Math.random().toString(36).slice(2)}`;
+    await expectS3(c().getObject(b, 'k'), 'NoSuchBucket');
+    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), {}), 'NoSuchBucket');
+    await expectS3(c().deleteObject(b, 'k'), 'NoSuchBucket');
+    await expectS3(c().listObjects(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 }), 'NoSuchBucket');
+    await expectS3(c().createUpload(b, 'k', { metadata: { user: {} }, checksum: null }), 'NoSuchBucket');
+    await expectS3(c().listUploads(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 }), 'NoSuchBucket');
+  });
+
+  it('re-creates a deleted bucket empty, and keeps the garbage the deleted one left', async () => {
+    const b = await bucket();
+    const [u1, u2] = [unit(), unit()];
+    await c().commitObject(b, 'k', manifest(b, 'k', [u1]), {});
+    await c().commitObject(b, 'k', manifest(b, 'k', [u2]), {});
+    await c().deleteObject(b, 'k');
+    await c().deleteBucket(b);
+    await expectS3(c().getObject(b, 'k'), 'NoSuchBucket');
+    await c().createBucket(b, 'eu');
+    expect(await c().headBucket(b)).toMatchObject({ name: b, region: 'eu' });
+    expect(await c().getObject(b, 'k')).toBeNull();
+    expect((await c().listObjects(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects).toEqual([]);
+    expect(await takeUnitIds(c(), b, later())).toEqual(ids([u1, u2]));
+  });
+}
+
+function defineObjectCases({ c, bucket }: Ctx) {
+  it('commits, gets and deletes an object', async () => {
+    const b = await bucket();
+    expect(await c().getObject(b, 'a/b')).toBeNull();
+    const m = manifest(b, 'a/b');
+    await c().commitObject(b, 'a/b', m, {});
+    const got = await c().getObject(b, 'a/b');
+    expect(got).toEqual(m);
+    got!.etag = '"changed"'; // callers get copies
+    expect((await c().getObject(b, 'a/b'))!.etag).toBe(m.etag);
+    await c().deleteObject(b, 'a/b');
+    expect(await c().getObject(b, 'a/b')).toBeNull();
+    await c().deleteObject(b, 'a/b'); // absent: no error
+  });
+
+  it('If-None-Match * installs only when the key is absent (412 otherwise)', async () => {
+    const b = await bucket();
+    const first = manifest(b, 'k');
+    await c().commitObject(b, 'k', first, { ifNoneMatch: '*' });
+    const err = await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifNoneMatch: '*' }), 'PreconditionFailed');
+    expect(err.status).toBe(412);
+    expect(await c().getObject(b, 'k')).toEqual(first);
+  });
+
+  it('If-Match: NoSuchKey when absent, 412 on mismatch, installs on a match (quoted or not)', async () => {
+    const b = await bucket();
+    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifMatch: '"abc"' }), 'NoSuchKey');
+    const m1 = manifest(b, 'k', [unit()], '"etag-one"');
+    await c().commitObject(b, 'k', m1, {});
+    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifMatch: '"etag-other"' }), 'PreconditionFailed');
+    expect(await c().getObject(b, 'k')).toEqual(m1);
+    const m2 = manifest(b, 'k', [unit()], '"etag-two"');
+    await c().commitObject(b, 'k', m2, { ifMatch: 'etag-one' });
+    expect(await c().getObject(b, 'k')).toEqual(m2);
+    const m3 = manifest(b, 'k');
+    await c().commitObject(b, 'k', m3, { ifMatch: '"nope", "etag-two"' });
+    expect(await c().getObject(b, 'k')).toEqual(m3);
+  });
+
+  it('deletes conditionally: 412 on mismatch keeps the object, a match removes it', async () => {
+    const b = await bucket();
+    await expectS3(c().deleteObject(b, 'k', '"x"'), 'NoSuchKey');
+    const m = manifest(b, 'k', [unit()], '"e1"');
+    await c().commitObject(b, 'k', m, {});
+    await expectS3(c().deleteObject(b, 'k', '"e2"'), 'PreconditionFailed');
+    expect(await c().getObject(b, 'k')).toEqual(m);
+    await c().deleteObject(b, 'k', '"e1"');
+    expect(await c().getObject(b, 'k')).toBeNull();
+  });
+
+  it('lets exactly one of two concurrent If-None-Match * commits win', async () => {
+    const b = await bucket();
+    const [m1, m2] = [manifest(b, 'race'), manifest(b, 'race')];
+    const results = await Promise.allSettled([c().commitObject(b, 'race', m1, { ifNoneMatch: '*' }), c().commitObject(b, 'race', m2, { ifNoneMatch: '*' })]);
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [[m1, m2][i]] : []));
+    expect(won).toHaveLength(1);
+    const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(lost.reason).toMatchObject({ code: 'PreconditionFailed' });
+    expect(await c().getObject(b, 'race')).toEqual(won[0]);
+  });
+
+  it('lets exactly one of several concurrent If-Match commits on one ETag win (compare-and-swap)', async () => {
+    const b = await bucket();
+    await c().commitObject(b, 'cas', manifest(b, 'cas', [unit()], '"base"'), {});
+    const next = [1, 2, 3, 4].map(() => manifest(b, 'cas'));
+    const results = await Promise.allSettled(next.map((m) => c().commitObject(b, 'cas', m, { ifMatch: '"base"' })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'PreconditionFailed' });
+    expect(await c().getObject(b, 'cas')).toEqual(next[results.findIndex((r) => r.status === 'fulfilled')]);
+  });
+}
+
+function defineGarbageCases({ c, bucket }: Ctx) {
+  it('queues superseded and deleted units only after the grace delay', async () => {
+    const b = await bucket();
+    const [u1, u2, u3] = [unit(), unit(), unit()];
+    await c().commitObject(b, 'k', manifest(b, 'k', [u1, u2]), {});
+    await c().commitObject(b, 'k', manifest(b, 'k', [u3]), {});
+    await c().commitObject(b, 'inline', inlineManifest(b, 'inline'), {});
+    await c().commitObject(b, 'inline', inlineManifest(b, 'inline'), {}); // nothing to delete
+    expect(await takeUnitIds(c(), b, new Date())).toEqual([]); // still readable by in-flight GETs
+    expect(await takeUnitIds(c(), b, later())).toEqual(ids([u1, u2]));
+    expect(await takeUnitIds(c(), b, later())).toEqual([]); // taken means removed
+    await c().deleteObject(b, 'k');
+    expect(await takeUnitIds(c(), b, later())).toEqual(ids([u3]));
+  });
+
+  it('takes queued garbage when due, at most `limit` entries, each once', async () => {
+    const b = await bucket();
+    const due = new Date(Date.UTC(1971, 0, 1)); // before anything the other tests queue
+    const [u1, u2, u3] = [unit(), unit(), unit()];
+    await c().queueGarbage({ bucket: b, units: [u1] }, due);
+    await c().queueGarbage({ bucket: b, units: [u2, u3] }, due);
+    expect(await c().takeDueGarbage(new Date(due.getTime() - 1), 10)).toEqual([]);
+    const first = await c().takeDueGarbage(due, 1);
+    expect(first).toHaveLength(1);
+    const rest = await c().takeDueGarbage(due, 10);
+    expect(rest).toHaveLength(1);
+    expect([...first, ...rest].flatMap((g) => g.units.map((u) => u.unitId)).sort()).toEqual(ids([u1, u2, u3]));
+    expect([...first, ...rest].every((g) => g.bucket === b)).toBe(true);
+    expect(await c().takeDueGarbage(due, 10)).toEqual([]);
+  });
+
+  it('keeps garbage queued for a bucket that no longer exists', async () => {
+    const b = `cat-gone-${Math.random().toString(36).slice(2)}`;
+    const u = unit();
+    await c().queueGarbage({ bucket: b, units: [u] }, new Date(Date.UTC(1972, 0, 1)));
+    expect(await takeUnitIds(c(), b, new Date(Date.UTC(1972, 0, 1)))).toEqual([u.unitId]);
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * DurableCatalog: the Catalog over CatalogObject Durable Objects (binding CATALOG, one instance
+ * per bucket plus '__buckets__' for the bucket list). Object and multipart calls go straight to
+ * the bucket's instance, which itself answers NoSuchBucket when it holds no bucket: the existence
+ * check is inside the same transaction as the operation, so nothing is cached across requests
+ * and an object can never be committed into a bucket that a deleteBucket has already emptied.
+ * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
+ * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
+ */
+import type { ObjectManifest } from '../ec/manifest.ts';
+import type * as S from '../store/types.ts';
+import type { CatalogObject } from './durable-object.ts';
+import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
+import { unwrap } from './rpc.ts';
+import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+
+export interface CatalogEnv {
+  CATALOG: DurableObjectNamespace<CatalogObject>;
+}
+
+/** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
+export const BUCKET_LIST = '__buckets__';
+
+export class DurableCatalog implements Catalog {
+  private readonly grace: number;
+
+  constructor(
+    private readonly ns: DurableObjectNamespace<CatalogObject>,
+    options: CatalogOptions = {},
+  ) {
+    this.grace = options.garbageGraceMs ?? DEFAULT_GARBAGE_GRACE_MS;
+  }
+
+  private registry() {
+    return this.ns.get(this.ns.idFromName(BUCKET_LIST));
+  }
+
+  /** The seam for partitioning a hot bucket across several instances later. */
+  private bucket(name: string) {
+    return this.ns.get(this.ns.idFromName('bucket:' + name));
+  }
+
+  async listBuckets(): Promise<S.BucketInfo[]> {
+    return await this.registry().listBuckets();
+  }
+
+  /**
+   * Registers the name (BucketAlreadyOwnedByYou if taken), then initialises its instance.
+   * Gap: if the second step never happens, the bucket is listed but its object requests answer
+   * NoSuchBucket; deleteBucket then createBucket repairs it.
+   */
+  async createBucket(bucket: string, region: string): Promise<void> {
+    const created = Date.now();
+    unwrap(await this.registry().registerBucket(bucket, region, created));
+    await this.bucket(bucket).initBucket(bucket, region, created);
+  }
+
+  async headBucket(bucket: string): Promise<S.BucketInfo> {
+    return unwrap(await this.registry().headBucket(bucket));
+  }
+
+  /**
+   * The bucket's instance checks it is empty (objects and uploads) and ends the bucket in one
+   * transaction, so no write can slip in after the check; then the name leaves the list, together
+   * with the instance's pending garbage, and the instance frees its storage.
+   * Gap: between the first and second step the bucket is still listed (HeadBucket succeeds) while
+   * object requests answer NoSuchBucket; a retried deleteBucket completes it (each step is idempotent).
+   * A crash before the last step leaves only storage that a later createBucket reuses.
+   */
+  async deleteBucket(bucket: string): Promise<void> {
+    unwrap(await this.registry().headBucket(bucket));
+    const instance = this.bucket(bucket);
+    const garbage = unwrap(await instance.retireBucket(bucket));
+    await this.registry().unregisterBucket(bucket, garbage);
+    await instance.destroyIfRetired();
+  }
+
+  async getObject(bucket: string, key: string): Promise<ObjectManifest | null> {
+    return unwrap(await this.bucket(bucket).getObject(bucket, key));
+  }
+
+  async commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    unwrap(await this.bucket(bucket).commitObject(bucket, key, manifest, conditions, this.grace));
+  }
+
+  async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
+    unwrap(await this.bucket(bucket).deleteObject(bucket, key, ifMatch, this.grace));
+  }
+
+  async listObjects(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
+    return unwrap(await this.bucket(bucket).listObjects(bucket, options));
+  }
+
+  async createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
+    return unwrap(await this.bucket(bucket).createUpload(bucket, key, options));
+  }
+
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+    return unwrap(await this.bucket(bucket).getUpload(bucket, key, uploadId));
+  }
+
+  async putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void> {
+    unwrap(await this.bucket(bucket).putPart(bucket, key, uploadId, part, this.grace));
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }> {
+    return unwrap(await this.bucket(bucket).listParts(bucket, key, uploadId, partNumberMarker, maxParts));
+  }
+
+  async completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    unwrap(await this.bucket(bucket).completeUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+  }
+
+  async abortUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    unwrap(await this.bucket(bucket).abortUpload(bucket, key, uploadId, this.grace));
+  }
+
+  async listUploads(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
+    return unwrap(await this.bucket(bucket).listUploads(bucket, options));
+  }
+
+  /** Into the bucket's instance; if the bucket is gone, into '__buckets__' (the units still exist). */
+  async queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void> {
+    const r = await this.bucket(garbage.bucket).queueGarbage(garbage, notBefore.getTime());
+    if (r.error?.code === 'NoSuchBucket') await this.registry().queueOrphanGarbage(garbage, notBefore.getTime());
+    else unwrap(r);
+  }
+
+  async takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]> {
+    if (limit <= 0) return [];
+    const taken = await this.registry().takeDueGarbage(now.getTime(), limit);
+    for (const b of await this.listBuckets()) {
+      if (taken.length >= limit) break;
+      taken.push(...(await this.bucket(b.name).takeDueGarbage(now.getTime(), limit - taken.length)));
+    }
+    return taken;
+  }
+}

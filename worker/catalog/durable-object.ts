@@ -1,0 +1,166 @@
+/**
+ * CatalogObject: the Durable Object behind DurableCatalog, with SQLite storage (sql-schema.ts).
+ * One instance per bucket (idFromName('bucket:' + name)) holds that bucket's objects, uploads,
+ * parts and garbage; the instance named '__buckets__' holds the bucket list and the garbage of
+ * deleted buckets. Methods are RPC entry points shaped like the Catalog interface. Each runs in
+ * one transactionSync with no await between its checks and its writes: a Durable Object runs one
+ * synchronous section at a time, so a conditional commit or a completion is atomic against every
+ * other request to the bucket, and a thrown S3Error rolls the transaction back.
+ * S3 errors come back as data (rpc.ts). Mutations take the garbage grace delay from the caller.
+ * An instance creates its tables only when a bucket (or the bucket list) is first written, so a
+ * request naming a bucket that never existed leaves no storage behind.
+ * Known gap: one instance bounds a bucket's request rate; partitioning a hot bucket across
+ * instances would slot in behind DurableCatalog.bucket().
+ */
+import { DurableObject } from 'cloudflare:workers';
+import type { ObjectManifest } from '../ec/manifest.ts';
+import { S3Error } from '../s3/errors.ts';
+import type * as S from '../store/types.ts';
+import { reply, type Reply } from './rpc.ts';
+import { SqlMultipart } from './sql-multipart.ts';
+import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
+import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
+import type { GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+
+type Grace = number; // milliseconds before superseded units may be deleted
+
+export class CatalogObject extends DurableObject {
+  private schemaReady: boolean;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    this.schemaReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").toArray().length > 0;
+  }
+
+  private get sql(): SqlStorage {
+    return this.ctx.storage.sql;
+  }
+
+  private ensureSchema(): void {
+    if (!this.schemaReady) this.sql.exec(SCHEMA);
+    this.schemaReady = true;
+  }
+
+  private bucketRow(name: string): BucketRow | undefined {
+    return this.schemaReady ? this.sql.exec<BucketRow>('SELECT * FROM buckets WHERE name = ?', name).toArray()[0] : undefined;
+  }
+
+  private atomic<T>(fn: () => T): Reply<T> {
+    return reply(() => this.ctx.storage.transactionSync(fn));
+  }
+
+  /** Runs `fn` on this bucket's state in one transaction; NoSuchBucket unless the instance holds `bucket`. */
+  private inBucket<T>(bucket: string, fn: (objects: SqlObjects, multipart: SqlMultipart) => T): Reply<T> {
+    return this.atomic(() => {
+      if (!this.bucketRow(bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: bucket });
+      const objects = new SqlObjects(this.sql, bucket);
+      return fn(objects, new SqlMultipart(this.sql, objects));
+    });
+  }
+
+  // ---- The bucket list (instance '__buckets__') ----
+
+  listBuckets(): S.BucketInfo[] {
+    return this.schemaReady ? this.sql.exec<BucketRow>('SELECT * FROM buckets ORDER BY name').toArray().map(bucketInfo) : [];
+  }
+
+  registerBucket(name: string, region: string, created: number): Reply<void> {
+    this.ensureSchema();
+    return this.atomic(() => {
+      if (this.bucketRow(name)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: name });
+      this.sql.exec('INSERT INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
+    });
+  }
+
+  headBucket(name: string): Reply<S.BucketInfo> {
+    return reply(() => {
+      const row = this.bucketRow(name);
+      if (!row) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
+      return bucketInfo(row);
+    });
+  }
+
+  /** Removes `name` from the list and adopts the garbage its instance still held. */
+  unregisterBucket(name: string, garbage: GarbageRow[]): void {
+    this.ensureSchema();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec('DELETE FROM buckets WHERE name = ?', name);
+      for (const g of garbage) this.sql.exec('INSERT INTO garbage (not_before, entry) VALUES (?, ?)', g.not_before, g.entry);
+    });
+  }
+
+  /** Garbage whose bucket instance is gone (or never existed). */
+  queueOrphanGarbage(garbage: GarbageUnits, notBefore: number): void {
+    this.ensureSchema();
+    queueGarbage(this.sql, garbage, notBefore);
+  }
+
+  // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
+
+  initBucket(name: string, region: string, created: number): void {
+    this.ensureSchema();
+    this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
+  }
+
+  /** Ends the bucket if it holds no objects and no uploads (BucketNotEmpty), returning its pending
+   *  garbage (kept here until destroyIfRetired). Idempotent, so a failed deleteBucket can be retried. */
+  retireBucket(bucket: string): Reply<GarbageRow[]> {
+    if (!this.schemaReady) return { ok: [] };
+    return this.atomic(() => {
+      if (new SqlObjects(this.sql, bucket).hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+      this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
+      return allGarbage(this.sql);
+    });
+  }
+
+  /** Frees the storage of a retired instance (its garbage now lives in '__buckets__'). */
+  async destroyIfRetired(): Promise<void> {
+    if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
+    this.schemaReady = false;
+    await this.ctx.storage.deleteAll();
+  }
+
+  queueGarbage(garbage: GarbageUnits, notBefore: number): Reply<void> {
+    return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
+  }
+
+  takeDueGarbage(now: number, limit: number): GarbageUnits[] {
+    return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit)) : [];
+  }
+
+  // ---- Objects and multipart uploads of the bucket ----
+
+  getObject(bucket: string, key: string): Reply<ObjectManifest | null> {
+    return this.inBucket(bucket, (o) => o.get(key));
+  }
+  commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
+    return this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+  }
+  deleteObject(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
+    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace));
+  }
+  listObjects(bucket: string, options: S.ListObjectsOptions): Reply<S.ListObjectsResult> {
+    return this.inBucket(bucket, (o) => o.list(options));
+  }
+  createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Reply<UploadRecord> {
+    return this.inBucket(bucket, (_, mp) => mp.create(key, options));
+  }
+  getUpload(bucket: string, key: string, uploadId: string): Reply<UploadRecord> {
+    return this.inBucket(bucket, (_, mp) => mp.get(key, uploadId));
+  }
+  putPart(bucket: string, key: string, uploadId: string, part: PartRecord, grace: Grace): Reply<void> {
+    return this.inBucket(bucket, (_, mp) => mp.putPart(key, uploadId, part, grace));
+  }
+  listParts(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
+    return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
+  }
+  completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
+    return this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+  }
+  abortUpload(bucket: string, key: string, uploadId: string, grace: Grace): Reply<void> {
+    return this.inBucket(bucket, (_, mp) => mp.abort(key, uploadId, grace));
+  }
+  listUploads(bucket: string, options: S.ListUploadsOptions): Reply<S.ListUploadsResult> {
+    return this.inBucket(bucket, (_, mp) => mp.list(options));
+  }
+}

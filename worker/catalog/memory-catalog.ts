@@ -1,0 +1,161 @@
+/**
+ * MemoryCatalog: the Catalog in Maps inside one isolate, for Node tests of the engine and as the
+ * reference the Durable Object catalog is held to (test/catalog/contract.ts runs both). Every
+ * mutation checks and writes with no await in between, so it is atomic like the real one.
+ * Values are cloned in and out, as Durable Object RPC would, so callers cannot alias state.
+ * Known gaps: no persistence; listings sort the whole bucket (fine for tests).
+ */
+import { S3Error } from '../s3/errors.ts';
+import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
+import { checkWriteConditions } from '../store/conditions.ts';
+import { compareKeys, listPage } from '../store/list-keys.ts';
+import type * as S from '../store/types.ts';
+import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
+import { DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unusedPartUnits, type CatalogOptions } from './rules.ts';
+import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+
+interface UploadState {
+  record: UploadRecord;
+  parts: Map<number, PartRecord>;
+}
+
+interface BucketState {
+  info: S.BucketInfo;
+  objects: Map<string, ObjectManifest>;
+  uploads: Map<string, UploadState>;
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+export class MemoryCatalog implements Catalog {
+  private readonly buckets = new Map<string, BucketState>();
+  private readonly garbage: { notBefore: number; entry: GarbageUnits }[] = [];
+  private readonly graceMs: number;
+
+  constructor(options: CatalogOptions = {}) {
+    this.graceMs = options.garbageGraceMs ?? DEFAULT_GARBAGE_GRACE_MS;
+  }
+
+  private bucket(name: string): BucketState {
+    const b = this.buckets.get(name);
+    if (!b) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
+    return b;
+  }
+
+  private upload(bucket: string, key: string, uploadId: string): UploadState {
+    const u = this.bucket(bucket).uploads.get(uploadId);
+    if (!u || u.record.key !== key) throw new S3Error('NoSuchUpload', undefined, { UploadId: uploadId });
+    return u;
+  }
+
+  /** Queues units that just lost their last reference, after the grace delay. */
+  private supersede(bucket: string, units: CodedUnit[]): void {
+    if (units.length > 0) this.garbage.push({ notBefore: Date.now() + this.graceMs, entry: clone({ bucket, units }) });
+  }
+
+  async listBuckets(): Promise<S.BucketInfo[]> {
+    return [...this.buckets.values()].map((b) => clone(b.info)).sort((a, b) => compareKeys(a.name, b.name));
+  }
+
+  async createBucket(bucket: string, region: string): Promise<void> {
+    if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map() });
+  }
+
+  async headBucket(bucket: string): Promise<S.BucketInfo> {
+    return clone(this.bucket(bucket).info);
+  }
+
+  async deleteBucket(bucket: string): Promise<void> {
+    const b = this.bucket(bucket);
+    if (b.objects.size > 0 || b.uploads.size > 0) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+    this.buckets.delete(bucket);
+  }
+
+  async getObject(bucket: string, key: string): Promise<ObjectManifest | null> {
+    return clone(this.bucket(bucket).objects.get(key) ?? null);
+  }
+
+  async commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    const objects = this.bucket(bucket).objects;
+    checkWriteConditions(current(objects.get(key)), conditions, key);
+    this.supersede(bucket, supersededUnits(objects.get(key), manifest));
+    objects.set(key, clone(manifest));
+  }
+
+  async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
+    const objects = this.bucket(bucket).objects;
+    if (ifMatch !== undefined) checkWriteConditions(current(objects.get(key)), { ifMatch }, key);
+    this.supersede(bucket, supersededUnits(objects.get(key), null));
+    objects.delete(key);
+  }
+
+  async listObjects(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
+    const sorted = [...this.bucket(bucket).objects.entries()].sort((a, b) => compareKeys(a[0], b[0]));
+    return clone(objectsResult(listPage(sorted.map(([key, m]) => [key, summary(m)]), options)));
+  }
+
+  async createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
+    const record: UploadRecord = { key, uploadId: newUploadId(), initiated: new Date(), checksum: options.checksum, metadata: options.metadata };
+    this.bucket(bucket).uploads.set(record.uploadId, { record: clone(record), parts: new Map() });
+    return clone(record);
+  }
+
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+    return clone(this.upload(bucket, key, uploadId).record);
+  }
+
+  async putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void> {
+    const parts = this.upload(bucket, key, uploadId).parts;
+    const replaced = parts.get(part.partNumber);
+    if (replaced && replaced.unit.unitId !== part.unit.unitId) this.supersede(bucket, [replaced.unit]);
+    parts.set(part.partNumber, clone(part));
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number) {
+    const all = [...this.upload(bucket, key, uploadId).parts.values()].filter((p) => p.partNumber > partNumberMarker).sort((a, b) => a.partNumber - b.partNumber);
+    const parts = all.slice(0, Math.max(0, maxParts));
+    return { parts: clone(parts), isTruncated: all.length > parts.length };
+  }
+
+  async completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    const upload = this.upload(bucket, key, uploadId);
+    const objects = this.bucket(bucket).objects;
+    const unused = unusedPartUnits(manifest, [...upload.parts.values()], uploadId);
+    checkWriteConditions(current(objects.get(key)), conditions, key);
+    this.supersede(bucket, [...supersededUnits(objects.get(key), manifest), ...unused]);
+    objects.set(key, clone(manifest));
+    this.bucket(bucket).uploads.delete(uploadId);
+  }
+
+  async abortUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    const upload = this.upload(bucket, key, uploadId);
+    this.supersede(bucket, [...upload.parts.values()].map((p) => p.unit));
+    this.bucket(bucket).uploads.delete(uploadId);
+  }
+
+  async listUploads(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
+    const rows: S.UploadInfo[] = [...this.bucket(bucket).uploads.values()]
+      .map(({ record: { metadata: _m, ...info } }) => info)
+      .sort((a, b) => compareKeys(a.key, b.key) || byUploadId(a, b));
+    const { prefix, delimiter, keyMarker, uploadIdMarker, maxUploads } = options;
+    const start = startBound(prefix, delimiter, keyMarker, uploadIdMarker);
+    return clone(uploadsResult(listRanges(sortedRowsFetch(rows), afterUpload, { prefix, delimiter, start, maxEntries: maxUploads })));
+  }
+
+  async queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void> {
+    this.garbage.push({ notBefore: notBefore.getTime(), entry: clone(garbage) });
+  }
+
+  async takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]> {
+    const due = this.garbage.filter((g) => g.notBefore <= now.getTime()).sort((a, b) => a.notBefore - b.notBefore).slice(0, Math.max(0, limit));
+    for (const g of due) this.garbage.splice(this.garbage.indexOf(g), 1);
+    return due.map((g) => g.entry);
+  }
+}
+
+const current = (m: ObjectManifest | undefined) => (m ? { etag: m.etag, lastModified: new Date(m.lastModified) } : undefined);
+
+const summary = (m: ObjectManifest): S.ObjectSummary => ({ key: m.key, size: m.size, etag: m.etag, lastModified: new Date(m.lastModified), checksum: m.checksum });
+
+const byUploadId = (a: S.UploadInfo, b: S.UploadInfo) => (a.uploadId < b.uploadId ? -1 : a.uploadId > b.uploadId ? 1 : 0);

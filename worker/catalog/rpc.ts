@@ -1,0 +1,31 @@
+/**
+ * S3 errors across Durable Object RPC. An exception thrown inside a Durable Object reaches the
+ * caller as a plain Error: its class, `code` and `fields` are lost. So CatalogObject returns the
+ * S3 errors of the Catalog contract as data (`Reply`) and DurableCatalog rethrows them as S3Error.
+ * Any other exception is a bug or an outage and still propagates as an exception.
+ */
+import { S3Error, type S3ErrorCode } from '../s3/errors.ts';
+
+export interface ErrorData {
+  code: S3ErrorCode;
+  message: string;
+  fields: Record<string, string>;
+}
+
+export type Reply<T> = { ok: T; error?: undefined } | { error: ErrorData };
+
+/** Runs `fn`, turning a thrown S3Error into `{ error }`. */
+export function reply<T>(fn: () => T): Reply<T> {
+  try {
+    return { ok: fn() };
+  } catch (e) {
+    if (e instanceof S3Error) return { error: { code: e.code, message: e.message, fields: { ...e.fields } } };
+    throw e;
+  }
+}
+
+/** The value of `r`, or its error rethrown as S3Error. */
+export function unwrap<T>(r: Reply<T>): T {
+  if (r.error) throw new S3Error(r.error.code, r.error.message, r.error.fields);
+  return (r as { ok: T }).ok;
+}

@@ -1,0 +1,55 @@
+/**
+ * Rules both catalogs (MemoryCatalog, CatalogObject) apply inside their atomic step, so the two
+ * cannot drift: which units a commit, delete or completion leaves unreferenced, and when they may
+ * be deleted. Conditions themselves are worker/store/conditions.ts (the same as MemoryStore's).
+ */
+import { S3Error } from '../s3/errors.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../ec/manifest.ts';
+import type { PartRecord } from './types.ts';
+
+/**
+ * How long superseded shards stay readable: a GET that looked up the old manifest just before a
+ * commit may still be streaming its shards. One hour covers any read a Worker can still be doing.
+ */
+export const DEFAULT_GARBAGE_GRACE_MS = 60 * 60 * 1000;
+
+export interface CatalogOptions {
+  /** Delay before superseded units may be deleted (default DEFAULT_GARBAGE_GRACE_MS). */
+  garbageGraceMs?: number;
+}
+
+/** The coded units an object's bytes live in (none for inline objects). */
+export function unitsOf(manifest: ObjectManifest | null | undefined): CodedUnit[] {
+  return manifest?.storage.kind === 'coded' ? manifest.storage.units : [];
+}
+
+/**
+ * Units of `previous` that `next` (the manifest replacing it, or null on delete) does not reuse.
+ * Known gap: a unit is assumed to belong to one object only; sharing units between objects (a
+ * CopyObject that copies the manifest instead of the bytes) would need reference counts here.
+ */
+export function supersededUnits(previous: ObjectManifest | null | undefined, next: ObjectManifest | null): CodedUnit[] {
+  const kept = new Set(unitsOf(next).map((u) => u.unitId));
+  return unitsOf(previous).filter((u) => !kept.has(u.unitId));
+}
+
+/**
+ * Units of an upload's `parts` that the completed `manifest` does not use. InvalidPart when the
+ * manifest names a unit that is no longer a part of the upload: the part was replaced after the
+ * engine read it, and its old unit is already queued for deletion, so committing would publish an
+ * object whose shards are about to go.
+ */
+export function unusedPartUnits(manifest: ObjectManifest, parts: PartRecord[], uploadId: string): CodedUnit[] {
+  const current = new Set(parts.map((p) => p.unit.unitId));
+  for (const unit of unitsOf(manifest)) {
+    if (!current.has(unit.unitId)) {
+      throw new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(unit.partNumber ?? '') });
+    }
+  }
+  const used = new Set(unitsOf(manifest).map((u) => u.unitId));
+  return parts.filter((p) => !used.has(p.unit.unitId)).map((p) => p.unit);
+}
+
+/** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by
+ *  initiation, as ListMultipartUploads requires, and upload-id-marker compares lexicographically. */
+export const newUploadId = (): string => newId();

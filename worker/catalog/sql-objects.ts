@@ -1,0 +1,87 @@
+/**
+ * The objects and garbage of one bucket's CatalogObject, over its SQLite storage. Every method
+ * is synchronous: CatalogObject calls them inside one transactionSync, so a check and the write
+ * that depends on it cannot interleave with another request.
+ * Listing pages through the primary key in order (`key > ? ORDER BY key LIMIT ?`) and leaves a
+ * common prefix with one range jump (range-list.ts); it never reads the whole table.
+ */
+import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
+import { checkWriteConditions } from '../store/conditions.ts';
+import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../store/types.ts';
+import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
+import { supersededUnits } from './rules.ts';
+import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
+import type { GarbageUnits } from './types.ts';
+
+/** `column > ?` or `column >= ?` for a bound, plus `column < ?` when there is an upper end. */
+export function rangeWhere(column: string, lower: Bound, upper: string | null): string {
+  return `${column} ${lower.inclusive ? '>=' : '>'} ?` + (upper === null ? '' : ` AND ${column} < ?`);
+}
+
+export class SqlObjects {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly bucket: string,
+  ) {}
+
+  get(key: string): ObjectManifest | null {
+    const row = this.sql.exec<{ manifest: string }>('SELECT manifest FROM objects WHERE key = ?', key).toArray()[0];
+    return row ? JSON.parse(row.manifest) : null;
+  }
+
+  /** Checks `conditions` against the current object, installs `manifest` and queues what it supersedes (plus `alsoUnused`). */
+  commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): void {
+    const previous = this.get(key);
+    checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
+    this.queueGarbage([...supersededUnits(previous, manifest), ...alsoUnused], Date.now() + graceMs);
+    const r = objectRow(key, manifest);
+    this.sql.exec(
+      'INSERT OR REPLACE INTO objects (key, etag, size, last_modified, checksum, manifest) VALUES (?, ?, ?, ?, ?, ?)',
+      r.key, r.etag, r.size, r.last_modified, r.checksum, r.manifest,
+    );
+  }
+
+  delete(key: string, ifMatch: string | undefined, graceMs: number): void {
+    const previous = this.get(key);
+    if (ifMatch !== undefined) checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, { ifMatch }, key);
+    if (!previous) return;
+    this.queueGarbage(supersededUnits(previous, null), Date.now() + graceMs);
+    this.sql.exec('DELETE FROM objects WHERE key = ?', key);
+  }
+
+  list(options: ListObjectsOptions): ListObjectsResult {
+    const { prefix, delimiter, startAfter, maxKeys } = options;
+    const fetch = (lower: Bound, upper: string | null, limit: number) =>
+      this.sql
+        .exec<ObjectRow>(
+          `SELECT key, etag, size, last_modified, checksum FROM objects WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
+          ...(upper === null ? [lower.key] : [lower.key, upper]), limit,
+        )
+        .toArray();
+    const page = listRanges(fetch, afterKey, { prefix, delimiter, start: startBound(prefix, delimiter, startAfter), maxEntries: maxKeys });
+    return objectsResult({ ...page, entries: page.entries.map((e) => (e.kind === 'key' ? { ...e, value: objectSummary(e.value) } : e)) });
+  }
+
+  hasObjectsOrUploads(): boolean {
+    return this.sql.exec('SELECT 1 FROM objects LIMIT 1').toArray().length + this.sql.exec('SELECT 1 FROM uploads LIMIT 1').toArray().length > 0;
+  }
+
+  queueGarbage(units: CodedUnit[], notBefore: number): void {
+    if (units.length > 0) queueGarbage(this.sql, { bucket: this.bucket, units }, notBefore);
+  }
+}
+
+export function queueGarbage(sql: SqlStorage, entry: GarbageUnits, notBefore: number): void {
+  sql.exec('INSERT INTO garbage (not_before, entry) VALUES (?, ?)', notBefore, JSON.stringify(entry));
+}
+
+/** Removes and returns up to `limit` entries due at `now`, oldest first. */
+export function takeDueGarbage(sql: SqlStorage, now: number, limit: number): GarbageUnits[] {
+  const rows = sql.exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit).toArray();
+  for (const r of rows) sql.exec('DELETE FROM garbage WHERE id = ?', r.id);
+  return rows.map((r) => JSON.parse(r.entry));
+}
+
+export function allGarbage(sql: SqlStorage): GarbageRow[] {
+  return sql.exec<GarbageRow>('SELECT not_before, entry FROM garbage ORDER BY id').toArray();
+}

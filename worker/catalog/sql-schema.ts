@@ -1,0 +1,61 @@
+/**
+ * The SQLite schema of CatalogObject and the row codecs. Keys are TEXT with SQLite's default
+ * BINARY collation, which compares UTF-8 bytes: exactly S3's listing order, so listing is an
+ * index range scan. Objects keep the columns a listing returns next to the manifest JSON, so a
+ * listing never parses manifests. Times are integer milliseconds.
+ * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
+ * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
+ */
+import type { ObjectManifest } from '../ec/manifest.ts';
+import type { BucketInfo, ObjectSummary, UploadInfo } from '../store/types.ts';
+import type { UploadRecord } from './types.ts';
+
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (
+  key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
+  checksum TEXT, manifest TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS uploads (
+  upload_id TEXT PRIMARY KEY, key TEXT NOT NULL, initiated INTEGER NOT NULL, checksum TEXT, metadata TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS uploads_by_key ON uploads (key, upload_id);
+CREATE TABLE IF NOT EXISTS parts (
+  upload_id TEXT NOT NULL, part_number INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (upload_id, part_number)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS garbage (id INTEGER PRIMARY KEY, not_before INTEGER NOT NULL, entry TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS garbage_due ON garbage (not_before, id);
+`;
+
+export type BucketRow = { name: string; region: string; created: number };
+export type ObjectRow = { key: string; etag: string; size: number; last_modified: string; checksum: string | null };
+export type UploadRow = { upload_id: string; key: string; initiated: number; checksum: string | null; metadata: string };
+export type GarbageRow = { not_before: number; entry: string };
+
+export const bucketInfo = (r: BucketRow): BucketInfo => ({ name: r.name, region: r.region, creationDate: new Date(r.created) });
+
+export const objectRow = (key: string, m: ObjectManifest): ObjectRow & { manifest: string } => ({
+  key,
+  etag: m.etag,
+  size: m.size,
+  last_modified: m.lastModified,
+  checksum: m.checksum ? JSON.stringify(m.checksum) : null,
+  manifest: JSON.stringify(m),
+});
+
+export const objectSummary = (r: ObjectRow): ObjectSummary => ({
+  key: r.key,
+  size: r.size,
+  etag: r.etag,
+  lastModified: new Date(r.last_modified),
+  checksum: r.checksum === null ? null : JSON.parse(r.checksum),
+});
+
+export const uploadInfo = (r: UploadRow): UploadInfo => ({
+  key: r.key,
+  uploadId: r.upload_id,
+  initiated: new Date(r.initiated),
+  checksum: r.checksum === null ? null : JSON.parse(r.checksum),
+});
+
+export const uploadRecord = (r: UploadRow): UploadRecord => ({ ...uploadInfo(r), metadata: JSON.parse(r.metadata) });
