@@ -1,0 +1,128 @@
+/**
+ * EcStore end to end in Node: the ObjectStore over MemoryCatalog and memory backends behind the
+ * fault wrapper. Policies (EC, inline small objects, replicate-3), overwrite and garbage,
+ * multipart, degraded reads queueing repairs, write quorum, and rebuilding a lost index.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
+import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
+import { parseConfig } from '../../worker/config.ts';
+import { EcStore, type RepairTask } from '../../worker/ec/ec-store.ts';
+import { rebuildIndex } from '../../worker/ec/rebuild.ts';
+import { UnitStore } from '../../worker/ec/unit-store.ts';
+import { prng, randomBytes } from '../coder/cases.ts';
+
+const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });
+const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
+async function bytes(s: ReadableStream<Uint8Array>) {
+  return new Uint8Array(await new Response(s).arrayBuffer());
+}
+
+function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }) {
+  const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` })));
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { main: policy, copies: { codec: 'replicate', replicas: 3, blockSize: 4096 } },
+    defaultPolicy: 'main',
+    buckets: { replicated: 'copies' },
+  });
+  const repairs: RepairTask[] = [];
+  const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: err.reason }));
+  const catalog = new MemoryCatalog({ garbageGraceMs: 0 });
+  const store = new EcStore({ catalog, units, config, enqueueRepair: (t) => repairs.push(t), minPartSize: 5000 });
+  return { backends, catalog, store, repairs, units };
+}
+
+describe('EcStore', () => {
+  const rand = prng(5);
+  let s: ReturnType<typeof setup>;
+  beforeEach(async () => {
+    s = setup();
+    await s.store.createBucket('b', { region: 'us-east-1' });
+    await s.store.createBucket('replicated', { region: 'us-east-1' });
+  });
+
+  it('stores by policy: inline below the threshold, k+m shard writes above, 3 copies for replicate-3', async () => {
+    const count = () => s.backends.map((b) => b.calls.filter((c) => c.op === 'put').length).reduce((a, b) => a + b, 0);
+    await s.store.putObject('b', 'tiny', stream(new Uint8Array(100)), put(100));
+    expect(count()).toBe(0);
+    const data = randomBytes(rand, 70_000);
+    const r = await s.store.putObject('b', 'ec', stream(data), put(data.length));
+    expect(count()).toBe(6);
+    expect(r.etag).toMatch(/^"[0-9a-f]{32}"$/);
+    await s.store.putObject('replicated', 'copy', stream(data), put(data.length));
+    expect(count()).toBe(9);
+    for (const [bucket, key] of [['b', 'ec'], ['replicated', 'copy']] as const) {
+      const got = await s.store.getObject(bucket, key, { conditions: {} });
+      expect(Buffer.compare(await bytes(got.body), data)).toBe(0);
+      expect(got.metadata).toEqual({ user: { a: '1' }, contentType: 'application/x-test' });
+    }
+    const tiny = await s.store.getObject('b', 'tiny', { range: { start: 10, end: 19 }, conditions: {} });
+    expect((await bytes(tiny.body)).length).toBe(10);
+  });
+
+  it('a healthy GET reads k shards; one backend down still serves and queues a repair', async () => {
+    const data = randomBytes(rand, 4 * 4096 * 3);
+    await s.store.putObject('b', 'k', stream(data), put(data.length));
+    s.backends.forEach((b) => b.calls.splice(0));
+    await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body);
+    expect(s.backends.reduce((n, b) => n + b.calls.filter((c) => c.op === 'get').length, 0)).toBe(4);
+    const unit = (await s.catalog.getObject('b', 'k'))!.storage;
+    const holder = unit.kind === 'coded' ? unit.units[0]!.placement[1]! : '';
+    s.backends.find((b) => b.id === holder)!.goOffline();
+    expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body), data)).toBe(0);
+    expect(s.repairs).toMatchObject([{ bucket: 'b', key: 'k', shards: [1] }]);
+  });
+
+  it('overwrites commit a new version and queue the old shards as garbage', async () => {
+    const a = randomBytes(rand, 20_000), b = randomBytes(rand, 30_000);
+    await s.store.putObject('b', 'k', stream(a), put(a.length));
+    await s.store.putObject('b', 'k', stream(b), put(b.length));
+    expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body), b)).toBe(0);
+    const garbage = await s.catalog.takeDueGarbage(new Date(Date.now() + 1000), 10);
+    expect(garbage.flatMap((g) => g.units).length).toBe(1);
+    await expect(s.store.putObject('b', 'k', stream(a), put(a.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({ code: 'PreconditionFailed' });
+  });
+
+  it('refuses a write below quorum with no visible change, and a bad Content-MD5 with BadDigest', async () => {
+    const data = randomBytes(rand, 20_000);
+    s.backends[0]!.goOffline();
+    s.backends[1]!.goOffline();
+    await expect(s.store.putObject('b', 'k', stream(data), put(data.length))).rejects.toMatchObject({ name: 'QuorumError' });
+    await expect(s.store.headObject('b', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+    s.backends.forEach((b) => b.goOnline());
+    await expect(s.store.putObject('b', 'k', stream(data), put(data.length, { contentMD5: 'AAAAAAAAAAAAAAAAAAAAAA==' }))).rejects.toMatchObject({ code: 'BadDigest' });
+    for (const b of s.backends) expect((await b.list('sg1/')).entries).toEqual([]);
+  });
+
+  it('multipart: parts coded on their own, complete lists them, ETag md5-of-md5s-N, ranges across parts', async () => {
+    const up = await s.store.createMultipartUpload('b', 'mp', { metadata: { user: {} }, checksum: { algorithm: 'CRC32', type: 'FULL_OBJECT' } });
+    const parts = [randomBytes(rand, 6000), randomBytes(rand, 7000), randomBytes(rand, 100)];
+    const infos = [];
+    for (const [i, p] of parts.entries()) infos.push(await s.store.uploadPart('b', 'mp', up.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null }));
+    const done = await s.store.completeMultipartUpload('b', 'mp', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
+    expect(done.etag).toMatch(/-3"$/);
+    expect(done.checksum?.type).toBe('FULL_OBJECT');
+    const all = Buffer.concat(parts);
+    expect(Buffer.compare(await bytes((await s.store.getObject('b', 'mp', { conditions: {} })).body), all)).toBe(0);
+    const r = await s.store.getObject('b', 'mp', { range: { start: 5990, end: 13_050 }, conditions: {} });
+    expect(Buffer.compare(await bytes(r.body), all.subarray(5990, 13_051))).toBe(0);
+  });
+
+  it('rebuilds a lost index from shard headers and footers', async () => {
+    const data = randomBytes(rand, 50_000);
+    await s.store.putObject('b', 'dir/one', stream(data), put(data.length, { checksum: { algorithm: 'CRC32C', expected: null } }));
+    await s.store.putObject('b', 'two', stream(data.subarray(0, 9000)), put(9000));
+    await s.store.putObject('b', 'two', stream(data.subarray(0, 9999)), put(9999)); // the newer one must win
+    const fresh = new MemoryCatalog();
+    await fresh.createBucket('b', 'us-east-1');
+    const result = await rebuildIndex('b', s.backends, fresh);
+    expect(result.restored.sort()).toEqual(['dir/one', 'two']);
+    const store2 = new EcStore({ catalog: fresh, units: s.units, config: parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' }) });
+    const one = await store2.getObject('b', 'dir/one', { conditions: {} });
+    expect(Buffer.compare(await bytes(one.body), data)).toBe(0);
+    expect(one.metadata).toEqual({ user: { a: '1' }, contentType: 'application/x-test' });
+    expect(one.checksum?.algorithm).toBe('CRC32C');
+    expect((await store2.headObject('b', 'two', { conditions: {} })).size).toBe(9999);
+  });
+});
