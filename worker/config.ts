@@ -52,6 +52,8 @@ const credential = z.object({
 
 export const configSchema = z.object({
   region: z.string().default('us-east-1'),
+  /** Virtual-hosted-style base domains (`<bucket>.<domain>`); other hosts are path-style. */
+  baseDomains: z.array(z.string().min(1)).default([]),
   backends: z.array(backend).min(1),
   policies: z.record(z.string(), policy),
   defaultPolicy: z.string(),
@@ -60,6 +62,8 @@ export const configSchema = z.object({
   credentials: z.array(credential).default([]),
   allowAnonymous: z.boolean().default(false),
   maxObjectSize: z.number().int().positive().default(5 * 1024 ** 4),
+  /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
+  readHedgeMs: z.number().int().min(0).default(1000),
   /** Delay before superseded or orphaned shards are deleted. */
   garbageGraceSeconds: z.number().int().min(0).default(3600),
 }).strict();

@@ -49,8 +49,8 @@ async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?
   });
 }
 
-async function get(unit: CodedUnit, map: Map<string, Backend>, start = 0, end = unit.size - 1, bad: ShardReadError[] = []) {
-  return readAll(await readUnit({ bucket: 'bkt', unit, backends: map, start, end, onUnhealthy: (e) => bad.push(e) }));
+async function get(unit: CodedUnit, map: Map<string, Backend>, start = 0, end = unit.size - 1, bad: ShardReadError[] = [], hedgeMs?: number) {
+  return readAll(await readUnit({ bucket: 'bkt', unit, backends: map, start, end, onUnhealthy: (e) => bad.push(e), hedgeMs }));
 }
 
 describe('writeUnit / readUnit', () => {
@@ -200,5 +200,28 @@ describe('writeUnit / readUnit', () => {
       faulty.forEach((f) => f.heal());
       for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);
     }
+  });
+
+  it('a stale or misdirected shard (bytes of another unit under this key) is caught and routed around', async () => {
+    const { faulty, map } = cluster(6);
+    const a = randomBytes(rand, 4 * BLOCK + 50), b = randomBytes(rand, 4 * BLOCK + 50);
+    const { unit } = await put(faulty, a, { unitId: 'u1' });
+    await put(faulty, b, { unitId: 'u2' });
+    const other = await readAll((await faulty[0]!.get(shardKey('bkt', 'u2', 0))).body);
+    await faulty[0]!.put(shardKey('bkt', 'u1', 0), other, other.length);
+    const bad: ShardReadError[] = [];
+    expect(Buffer.compare(await get(unit, map, 0, a.length - 1, bad), a)).toBe(0);
+    expect(bad.map((e) => [e.shardIndex, e.reason])).toEqual([[0, 'corrupt']]);
+  });
+
+  it('hedges: a data shard slower than the threshold is decoded around, not waited for, and not reported', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 3);
+    const { unit } = await put(faulty, data);
+    faulty[2]!.delayWhen(60_000, (c) => c.op === 'get');
+    const bad: ShardReadError[] = [];
+    expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad, 50), data)).toBe(0);
+    expect(bad).toEqual([]);
+    expect(faulty[4]!.calls.some((c) => c.op === 'get')).toBe(true); // parity fetched instead
   });
 });

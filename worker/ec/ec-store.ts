@@ -115,7 +115,7 @@ export class EcStore implements T.ObjectStore {
     const head: T.ObjectHead = { ...info(m), range: o.range ? resolveRange(o.range, m.size) : null };
     checkReadConditions(head, o.conditions);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
-    return { ...head, body: await this.units.open(bucket, m.storage, start, end) };
+    return { ...head, body: await this.units.open(bucket, key, m.storage, start, end) };
   }
 
   async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
@@ -143,7 +143,7 @@ export class EcStore implements T.ObjectStore {
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const body = await this.units.open(src.bucket, source.storage, 0, source.size - 1);
+    const body = await this.units.open(src.bucket, src.key, source.storage, 0, source.size - 1);
     const stored = await this.units.storeBody({ bucket, key, body, size: source.size, policy: this.policy(bucket), checksum: algorithm ? { algorithm, expected: null } : null, metadata });
     const m = this.newManifest(bucket, key, source.size, `"${hex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
@@ -186,7 +186,7 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
-    const body = await this.units.open(src.bucket, source.storage, start, end);
+    const body = await this.units.open(src.bucket, src.key, source.storage, start, end);
     return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
   }
 

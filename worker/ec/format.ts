@@ -78,9 +78,16 @@ export function decodeHeader(bytes: Uint8Array): ShardHeader {
   return JSON.parse(new TextDecoder().decode(bytes.subarray(12, len - 8))) as ShardHeader;
 }
 
-/** The seed binds a block to its place: a block moved to another stripe or shard fails. */
-export function blockSeed(stripe: number, shardIndex: number): bigint {
-  return (BigInt(stripe) << 8n) | BigInt(shardIndex);
+/**
+ * The seed binds a block to its place: a block moved to another stripe, shard or unit (a
+ * misdirected or stale write) fails its checksum. `unitSalt` is `unitSalt(unitId)`.
+ */
+export function blockSeed(unitSalt: bigint, stripe: number, shardIndex: number): bigint {
+  return unitSalt ^ ((BigInt(stripe) << 8n) | BigInt(shardIndex));
+}
+
+export function unitSalt(unitId: string): bigint {
+  return checksums().xxh64(new TextEncoder().encode(unitId));
 }
 
 export function encodeFooter(f: ShardFooter): Uint8Array {

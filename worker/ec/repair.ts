@@ -6,7 +6,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
-import { blockSeed, encodeHeader } from './format.ts';
+import { blockSeed, encodeHeader, unitSalt } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { readShardFile, type ShardFileInfo } from './shard-files.ts';
@@ -47,6 +47,7 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
   });
   const sinks = targets.map((t) => new ShardSink(t, backend(t), shardKey(bucket, unit.unitId, t), layouts[t]!.shardFileLen(), abort.signal));
   const readers = new Map<number, ShardReader>();
+  const salt = unitSalt(unit.unitId);
   try {
     await Promise.all(sinks.map((sink, j) => sink.write(headers[j]!)));
     for (let s = 0; s < layouts[0]!.stripes; s++) {
@@ -57,7 +58,7 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
         const results = await Promise.allSettled(
           sources.filter((i) => !loaded.has(i)).map(async (i) => {
             let r = readers.get(i);
-            if (!r) readers.set(i, (r = new ShardReader(i, backend(i), shardKey(bucket, unit.unitId, i), layouts[i]!, s, layouts[0]!.stripes - 1)));
+            if (!r) readers.set(i, (r = new ShardReader(i, backend(i), shardKey(bucket, unit.unitId, i), layouts[i]!, s, layouts[0]!.stripes - 1, salt)));
             await r.readBlock(s, stripe, replica ? 0 : i);
             loaded.add(i);
           }),
@@ -74,7 +75,7 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
           if (!replica) stripe.reconstruct([...Array(n).keys()].map((i) => sources.includes(i)), { len });
           await Promise.all(sinks.map((sink) => {
             const src = replica ? 0 : sink.shardIndex;
-            const sum = stripe.xxh64(src, 0, len, blockSeed(s, sink.shardIndex));
+            const sum = stripe.xxh64(src, 0, len, blockSeed(salt, s, sink.shardIndex));
             sums.get(sink.shardIndex)!.push(sum);
             const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + len);
             new DataView(chunk.buffer).setBigUint64(0, sum, true);

@@ -24,6 +24,9 @@ export class ShardReadError extends Error {
 export class ShardReader {
   private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   private opening: Promise<void> | null = null;
+  /** Set by cancel(): no byte may land in stripe memory afterwards (the slot may be rebuilt). */
+  private closed = false;
+  private readonly abort = new AbortController();
   private rest: Uint8Array = new Uint8Array(0);
   private readonly sum = new Uint8Array(BLOCK_CHECKSUM_BYTES);
 
@@ -34,14 +37,21 @@ export class ShardReader {
     private readonly layout: UnitLayout,
     readonly firstStripe: number,
     readonly lastStripe: number,
+    private readonly salt: bigint,
   ) {}
 
   private open(): Promise<void> {
     const l = this.layout;
     const offset = l.blockOffset(this.firstStripe);
     const length = l.blockOffset(this.lastStripe) + BLOCK_CHECKSUM_BYTES + l.blockLen(this.lastStripe) - offset;
-    return (this.opening ??= this.backend.get(this.key, { offset, length }).then(
-      (r) => void (this.reader = r.body.getReader()),
+    return (this.opening ??= this.backend.get(this.key, { offset, length }, { signal: this.abort.signal }).then(
+      (r) => {
+        if (this.closed) {
+          r.body.cancel().catch(() => {});
+          throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
+        }
+        this.reader = r.body.getReader();
+      },
       (err) => {
         throw this.fail(err);
       },
@@ -61,6 +71,7 @@ export class ShardReader {
     while (got < len) {
       if (this.rest.length === 0) {
         const r = await this.reader!.read();
+        if (this.closed) throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
         if (r.done) throw new ShardReadError(this.shardIndex, 'corrupt', 'shard is shorter than its layout');
         this.rest = r.value;
       }
@@ -79,19 +90,22 @@ export class ShardReader {
       await this.readExact(BLOCK_CHECKSUM_BYTES, () => this.sum);
       await this.readExact(b, () => stripe.shard(dest));
       const want = new DataView(this.sum.buffer).getBigUint64(0, true);
-      if (stripe.xxh64(dest, 0, b, blockSeed(s, this.shardIndex)) !== want) {
+      if (stripe.xxh64(dest, 0, b, blockSeed(this.salt, s, this.shardIndex)) !== want) {
         throw new ShardReadError(this.shardIndex, 'corrupt', `block ${s} fails its checksum`);
       }
     } catch (err) {
+      const failure = this.fail(err);
       this.cancel();
-      throw this.fail(err);
+      throw failure;
     }
   }
 
   cancel(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
     this.reader?.cancel().catch(() => {});
-    this.reader = null;
-    this.opening = Promise.reject(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
+    this.opening ??= Promise.reject(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
     this.opening.catch(() => {});
   }
 }

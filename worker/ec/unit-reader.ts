@@ -10,6 +10,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Stripe } from '../../coder-wasm/index.ts';
+import { unitSalt } from './format.ts';
 import { UnitLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
@@ -23,6 +24,8 @@ export interface ReadUnitInput {
   start: number;
   end: number;
   onUnhealthy?: (err: ShardReadError) => void;
+  /** A healthy read waits this long for the data shards of a stripe, then decodes from others. */
+  hedgeMs?: number;
 }
 
 export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
@@ -34,7 +37,9 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   const { first, last } = layout.stripeRange(start, end);
   const coder = createCoder(unit.k, replica ? 0 : unit.m);
   const stripe = coder.stripe(unit.blockSize);
+  const salt = unitSalt(unit.unitId);
   const bad = new Set<number>(unit.missing);
+  const slow = new Set<number>();
   let decoding = replica ? true : [...Array(unit.k).keys()].some((i) => bad.has(i));
   let readers = new Map<number, ShardReader>();
 
@@ -45,7 +50,7 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   };
   const readerFor = (i: number, from: number, to: number): ShardReader => {
     let r = readers.get(i);
-    if (!r) readers.set(i, (r = new ShardReader(i, backendOf(i), shardKey(input.bucket, unit.unitId, i), layouts[i]!, from, to)));
+    if (!r) readers.set(i, (r = new ShardReader(i, backendOf(i), shardKey(input.bucket, unit.unitId, i), layouts[i]!, from, to, salt)));
     return r;
   };
   const markBad = (err: ShardReadError) => {
@@ -69,25 +74,43 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   async function loadStripe(s: number): Promise<void> {
     const need = replica ? 1 : unit.k;
     let loaded = new Set<number>(); // blocks of stripe s already in stripe memory
+    let generation = 0; // results of reads abandoned by a hedge are ignored
     const readInto = async (shards: number[], to: (i: number) => number) => {
-      const results = await Promise.allSettled(shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i)));
-      results.forEach((r, j) => {
-        if (r.status === 'fulfilled') loaded.add(shards[j]!);
-        else if (r.reason instanceof ShardReadError) markBad(r.reason);
+      const gen = generation;
+      const results = await Promise.allSettled(
+        shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i).then(() => void (gen === generation && loaded.add(i)))),
+      );
+      if (gen !== generation) return false;
+      results.forEach((r) => {
+        if (r.status === 'fulfilled') return;
+        if (r.reason instanceof ShardReadError) markBad(r.reason);
         else throw r.reason;
       });
       return results.every((r) => r.status === 'fulfilled');
     };
     if (!decoding) {
-      if (await readInto(neededData(s), lastNeeded)) return;
-      // A data shard failed: from this stripe on, read k good shards and decode. Readers opened
-      // for the healthy path cover too few stripes, so they are replaced.
+      const needed = neededData(s);
+      const reads = readInto(needed, lastNeeded);
+      const outcome = input.hedgeMs ? await Promise.race([reads, sleep(input.hedgeMs).then(() => 'slow' as const)]) : await reads;
+      if (outcome === true) return;
+      if (outcome === 'slow') {
+        // Hedge: shards that have not delivered in time are left out (not reported: their data
+        // is fine) and the stripe is decoded from the others. cancel() guarantees a late block
+        // never lands in stripe memory.
+        for (const i of needed) if (!loaded.has(i)) slow.add(i);
+        generation++;
+        reads.catch(() => {});
+      }
+      // From this stripe on, read k good shards and decode. Readers opened for the healthy path
+      // cover too few stripes, so they are replaced.
       decoding = true;
       dropReaders();
       loaded = new Set();
     }
     for (;;) {
-      const sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
+      let sources = [...Array(n).keys()].filter((i) => !bad.has(i) && !slow.has(i)).slice(0, need);
+      // Slow shards are a last resort, better than failing the read.
+      if (sources.length < need) sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
       if (sources.length < need) {
         throw new QuorumError(`only ${n - bad.size} of ${n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
       }
@@ -152,4 +175,8 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
       release();
     },
   }, { highWaterMark: 0 });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

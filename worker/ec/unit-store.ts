@@ -36,7 +36,7 @@ export interface StoreBodyInput {
   metadata?: unknown;
 }
 
-export type UnhealthyHandler = (bucket: string, unit: CodedUnit, err: ShardReadError) => void;
+export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
 
 export class UnitStore {
   readonly byId: Map<string, Backend>;
@@ -44,6 +44,7 @@ export class UnitStore {
   constructor(
     readonly backends: Backend[],
     private readonly onUnhealthy: UnhealthyHandler = () => {},
+    private readonly options: { hedgeMs?: number } = {},
   ) {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
@@ -98,8 +99,8 @@ export class UnitStore {
     return { storage: { kind: 'inline', data: b64encode(data) }, md5: md5Bytes, checksum };
   }
 
-  /** The bytes [start, end] of a stored object; the first unit is opened before returning. */
-  async open(bucket: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+  /** The bytes [start, end] of object `key`; the first unit is opened before returning. */
+  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
     if (end < start) return new ReadableStream({ start: (c) => c.close() });
     if (storage.kind === 'inline') {
       const bytes = b64decode(storage.data).subarray(start, end + 1);
@@ -113,7 +114,7 @@ export class UnitStore {
       offset += unit.size;
     }
     const openPiece = (p: (typeof pieces)[number]) =>
-      readUnit({ bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to, onUnhealthy: (e) => this.onUnhealthy(bucket, p.unit, e) });
+      readUnit({ bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to, onUnhealthy: (e) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs });
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;

@@ -15,7 +15,7 @@ import { createCoder } from '../../coder-wasm/index.ts';
 import type { Hasher } from '../s3/checksums.ts';
 import { S3Error } from '../s3/errors.ts';
 import { BodyReader } from './body-reader.ts';
-import { blockSeed, encodeFooter, encodeHeader, type ShardHeader } from './format.ts';
+import { blockSeed, encodeFooter, encodeHeader, unitSalt, type ShardHeader } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
 import type { CodedUnit, Codec } from './manifest.ts';
 import { shardKey } from './manifest.ts';
@@ -81,6 +81,7 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
   const md5 = createHash('md5');
   const blockSums: bigint[][] = Array.from({ length: n }, () => []);
   const layout = layouts[0]!;
+  const salt = unitSalt(input.unitId);
   try {
     await Promise.all(sinks.map((s, i) => s.write(headers[i]!)));
     let pending: Uint8Array | null = null; // unread rest of the last body piece
@@ -158,7 +159,7 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
     if (!replica) stripe.encode(b);
     const chunks = sinks.map((_, i) => {
       const src = replica ? 0 : i;
-      const sum = stripe.xxh64(src, 0, b, blockSeed(s, i));
+      const sum = stripe.xxh64(src, 0, b, blockSeed(salt, s, i));
       blockSums[i]!.push(sum);
       const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + b);
       new DataView(chunk.buffer).setBigUint64(0, sum, true);
