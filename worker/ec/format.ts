@@ -32,6 +32,8 @@ export interface ShardHeader {
   placement: string[];
   /** Object metadata as given at write time (content-type, user metadata...). */
   metadata?: unknown;
+  /** Set when a single PUT was cut into several units: all share `writeId`, in `index` order. */
+  segment?: { writeId: string; index: number; count: number; objectSize: number };
   createdAt: string;
 }
 

@@ -4,8 +4,10 @@
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
  * has are left alone. Known gaps: multipart objects (their part list lives only in the index)
- * and inline objects (no shards) cannot be recovered this way.
+ * and inline objects (no shards) cannot be recovered this way; a segmented body (wide policy)
+ * comes back with a multipart-style ETag and without its client checksum.
  */
+import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { S3Error } from '../s3/errors.ts';
@@ -39,7 +41,8 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
     } while (cursor);
   }
   const result: RebuildResult = { restored: [], kept: [], unrecoverable: [] };
-  const newest = new Map<string, { info: ShardFileInfo; unit: CodedUnit }>();
+  const newest = new Map<string, { info: ShardFileInfo; units: CodedUnit[]; etag: string }>();
+  const segments = new Map<string, { info: ShardFileInfo; unit: CodedUnit }[]>();
   for (const [unitId, shards] of found) {
     let info: ShardFileInfo | null = null;
     for (const [i, b] of shards) {
@@ -64,14 +67,36 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
       md5: [...info.footer.md5].map((x) => x.toString(16).padStart(2, '0')).join(''),
       checksum: info.footer.checksum ? { algorithm: info.footer.checksum.algorithm, type: 'FULL_OBJECT', value: b64(info.footer.checksum.digest) } : null,
     };
-    const prev = newest.get(h.key);
-    if (!prev || prev.info.header.createdAt < h.createdAt) newest.set(h.key, { info, unit });
+    if (h.segment) {
+      const list = segments.get(h.segment.writeId) ?? [];
+      segments.set(h.segment.writeId, [...list, { info, unit }]);
+      continue;
+    }
+    offer(h.key, { info, units: [unit], etag: `"${unit.md5}"` });
   }
-  for (const [key, { info, unit }] of newest) {
+  // A body cut into segments comes back whole or not at all. Its MD5 was never stored in a
+  // shard, so it gets a multipart-style ETag (MD5 of the segments' MD5s, "-N").
+  for (const [writeId, parts] of segments) {
+    const count = parts[0]!.info.header.segment!.count;
+    parts.sort((a, b) => a.info.header.segment!.index - b.info.header.segment!.index);
+    if (parts.length !== count || parts.some((p, i) => p.info.header.segment!.index !== i)) {
+      result.unrecoverable.push({ unitId: writeId, reason: `segmented write: ${parts.length} of ${count} segments found` });
+      continue;
+    }
+    const md5s = parts.map((p) => Uint8Array.from(p.unit.md5.match(/../g)!.map((x) => parseInt(x, 16))));
+    const etag = `"${hexOf(createHash('md5').update(Buffer.concat(md5s)).digest())}-${count}"`;
+    offer(parts[0]!.info.header.key, { info: parts[count - 1]!.info, units: parts.map((p) => p.unit), etag });
+  }
+  function offer(key: string, candidate: { info: ShardFileInfo; units: CodedUnit[]; etag: string }) {
+    const prev = newest.get(key);
+    if (!prev || prev.info.header.createdAt < candidate.info.header.createdAt) newest.set(key, candidate);
+  }
+  for (const [key, { info, units, etag }] of newest) {
+    const size = units.reduce((n, u) => n + u.size, 0);
     const manifest: ObjectManifest = {
-      format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size: unit.size, etag: `"${unit.md5}"`,
+      format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
       lastModified: info.header.createdAt, metadata: (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} },
-      checksum: unit.checksum ?? null, storage: { kind: 'coded', units: [unit] },
+      checksum: units.length === 1 ? (units[0]!.checksum ?? null) : null, storage: { kind: 'coded', units },
     };
     try {
       await catalog.commitObject(bucket, key, manifest, { ifNoneMatch: '*' });
@@ -82,6 +107,10 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
     }
   }
   return result;
+}
+
+function hexOf(bytes: Uint8Array): string {
+  return [...bytes].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
 function b64(bytes: Uint8Array): string {

@@ -11,7 +11,8 @@ import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { readShardFile, type ShardFileInfo } from './shard-files.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
-import { ShardSink } from './shard-sink.ts';
+import { BufferedShardSink, ShardSink } from './shard-sink.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { QuorumError, digestOf } from './unit-writer.ts';
 
 export interface RepairResult {
@@ -19,8 +20,11 @@ export interface RepairResult {
   failed: { shard: number; error: string }[];
 }
 
-export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], backends: Map<string, Backend>): Promise<RepairResult> {
+export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], allBackends: Map<string, Backend>): Promise<RepairResult> {
   const n = unit.k + unit.m;
+  // k sources plus the rebuilt shards must fit in Workers' 6 open subrequests, else go buffered.
+  const sem = unit.k + targets.length > MAX_OPEN_SUBREQUESTS ? new Semaphore(MAX_OPEN_SUBREQUESTS) : null;
+  const backends = sem ? new Map([...allBackends].map(([id, b]) => [id, drainingBackend(b, sem)])) : allBackends;
   const replica = unit.codec === 'replica';
   const need = replica ? 1 : unit.k;
   const bad = new Set(targets);
@@ -45,7 +49,10 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
   headers.forEach((h, j) => {
     if (h.length !== unit.headerLens[targets[j]!]) throw new Error(`unit ${unit.unitId}: rebuilt header of shard ${targets[j]} has another length`);
   });
-  const sinks = targets.map((t) => new ShardSink(t, backend(t), shardKey(bucket, unit.unitId, t), layouts[t]!.shardFileLen(), abort.signal));
+  const sinks = targets.map((t) => {
+    const key = shardKey(bucket, unit.unitId, t), len = layouts[t]!.shardFileLen();
+    return sem ? new BufferedShardSink(t, allBackends.get(unit.placement[t]!)!, key, len, abort.signal, (fn) => sem.run(fn)) : new ShardSink(t, backend(t), key, len, abort.signal);
+  });
   const readers = new Map<number, ShardReader>();
   const salt = unitSalt(unit.unitId);
   try {

@@ -4,8 +4,11 @@
  * and by the index rebuild (to recover manifests from the backends alone).
  */
 import type { Backend } from '../../backends/types.ts';
-import { HEADER_PREFIX_BYTES, decodeFooter, decodeHeader, headerLength, type ShardFooter, type ShardHeader } from './format.ts';
+import { createCoder } from '../../coder-wasm/index.ts';
+import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from './format.ts';
 import { UnitLayout } from './layout.ts';
+import type { CodedUnit } from './manifest.ts';
+import { ShardReader } from './shard-reader.ts';
 
 async function readRange(backend: Backend, key: string, offset: number, length: number): Promise<Uint8Array> {
   const { body } = await backend.get(key, { offset, length });
@@ -35,4 +38,30 @@ export async function readShardFile(backend: Backend, key: string): Promise<Shar
   const layout = new UnitLayout(header.size, header.k, header.m, header.blockSize, headerLen);
   const footerBytes = await readRange(backend, key, layout.footerOffset(), layout.footerLen());
   return { header, headerLen, footer: decodeFooter(footerBytes, header.k + header.m), footerBytes, layout };
+}
+
+/**
+ * Scrubs one shard file end to end: header, every block's checksum, footer and the shard digest.
+ * Throws ShardReadError or ShardFormatError on the first problem. Reads the whole shard.
+ */
+export async function verifyShardFile(backend: Backend, key: string, unit: CodedUnit, shardIndex: number): Promise<void> {
+  const info = await readShardFile(backend, key);
+  const layout = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[shardIndex]!);
+  if (info.headerLen !== layout.headerLen || info.header.unitId !== unit.unitId || info.header.shardIndex !== shardIndex) {
+    throw new ShardFormatError(`${key}: header does not describe shard ${shardIndex} of unit ${unit.unitId}`);
+  }
+  if (layout.stripes === 0) return;
+  const coder = createCoder(1, 0);
+  const stripe = coder.stripe(unit.blockSize);
+  const reader = new ShardReader(shardIndex, backend, key, layout, 0, layout.stripes - 1, unitSalt(unit.unitId));
+  try {
+    for (let s = 0; s < layout.stripes; s++) await reader.readBlock(s, stripe, 0);
+  } finally {
+    reader.cancel();
+    stripe.free();
+    coder.free();
+  }
+  if (info.footer.shardDigests[shardIndex]!.toString(16).padStart(16, '0') !== unit.shardDigests[shardIndex]) {
+    throw new ShardFormatError(`${key}: footer digest differs from the manifest`);
+  }
 }

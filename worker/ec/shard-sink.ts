@@ -54,3 +54,54 @@ export class ShardSink {
     this.writer.abort(reason).catch(() => {});
   }
 }
+
+/**
+ * BufferedShardSink: the same contract, for units too wide to stream (see subrequests.ts): the
+ * shard is collected in memory and put as one known-length body when closed.
+ */
+export class BufferedShardSink {
+  failure: unknown = null;
+  private readonly chunks: Uint8Array[] = [];
+  private settle!: (ok: boolean) => void;
+  readonly done: Promise<boolean> = new Promise((resolve) => (this.settle = resolve));
+
+  constructor(
+    readonly shardIndex: number,
+    readonly backend: Backend,
+    readonly key: string,
+    private readonly length: number,
+    private readonly signal: AbortSignal,
+    private readonly put: (fn: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  get ok(): boolean {
+    return this.failure === null;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.ok) this.chunks.push(chunk);
+  }
+
+  async close(): Promise<boolean> {
+    if (this.ok) {
+      const body = new Uint8Array(this.length);
+      let at = 0;
+      for (const c of this.chunks) body.set(c.subarray(0, Math.max(0, this.length - at)), at), (at += c.length);
+      this.chunks.length = 0;
+      try {
+        if (at !== this.length) throw new Error(`shard ${this.shardIndex}: ${at} bytes framed, ${this.length} expected`);
+        await this.put(() => this.backend.put(this.key, body, this.length, { signal: this.signal }));
+      } catch (err) {
+        this.failure = err;
+      }
+    }
+    this.settle(this.ok);
+    return this.ok;
+  }
+
+  abort(reason: unknown): void {
+    if (this.ok) this.failure = reason;
+    this.chunks.length = 0;
+    this.settle(false);
+  }
+}

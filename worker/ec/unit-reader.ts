@@ -12,6 +12,7 @@ import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Stripe } from '../../coder-wasm/index.ts';
 import { unitSalt } from './format.ts';
 import { UnitLayout } from './layout.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { QuorumError } from './unit-writer.ts';
@@ -35,6 +36,9 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   const layouts = unit.headerLens.map((h) => new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, h));
   const layout = layouts[0]!;
   const { first, last } = layout.stripeRange(start, end);
+  // Reading more than 6 shards at once would exceed Workers' open-subrequest limit: drain each
+  // shard range into memory, 6 at a time (units of wide policies are kept small for this).
+  const backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
   const coder = createCoder(unit.k, replica ? 0 : unit.m);
   const stripe = coder.stripe(unit.blockSize);
   const salt = unitSalt(unit.unitId);
@@ -44,7 +48,7 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   let readers = new Map<number, ShardReader>();
 
   const backendOf = (i: number): Backend => {
-    const b = input.backends.get(unit.placement[i]!);
+    const b = backends.get(unit.placement[i]!);
     if (!b) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
     return b;
   };
@@ -179,4 +183,9 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function drainAll(backends: Map<string, Backend>): Map<string, Backend> {
+  const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
+  return new Map([...backends].map(([id, b]) => [id, drainingBackend(b, sem)]));
 }

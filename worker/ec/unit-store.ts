@@ -10,12 +10,16 @@ import { createHasher } from '../s3/checksums.ts';
 import { S3Error } from '../s3/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../store/types.ts';
 import { BodyReader } from './body-reader.ts';
-import { newId, shardKey, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from './manifest.ts';
 import { placeShards } from './placement.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { readUnit } from './unit-reader.ts';
+import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 import { writeUnit } from './unit-writer.ts';
 import { createHash } from 'node:crypto';
+
+/** Bytes of object data per unit when a wide policy cuts a body into segments. */
+const SEGMENT_TARGET = 16 * 1024 * 1024;
 
 export interface StoredBody {
   storage: ObjectManifest['storage'];
@@ -44,7 +48,7 @@ export class UnitStore {
   constructor(
     readonly backends: Backend[],
     private readonly onUnhealthy: UnhealthyHandler = () => {},
-    private readonly options: { hedgeMs?: number } = {},
+    private readonly options: { hedgeMs?: number; segmentTarget?: number } = {},
   ) {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
@@ -57,6 +61,7 @@ export class UnitStore {
     const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
+    if (k + m > MAX_OPEN_SUBREQUESTS && size > this.segmentBytes(k, policy.blockSize)) return this.storeSegmented(input, codec, k, m, quorum);
     const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
     const unitId = newId();
     const { unit, md5, checksumDigest } = await writeUnit({
@@ -75,6 +80,65 @@ export class UnitStore {
       await this.discard(input.bucket, [unit]);
       throw err;
     }
+  }
+
+  /**
+   * A wide policy's body, cut into units of about SEGMENT_TARGET bytes: each is written
+   * buffered within the subrequest limit, so memory is bounded by one segment. One pass still:
+   * MD5 and the client checksum of the whole body are computed as the segments stream by.
+   */
+  private async storeSegmented(input: StoreBodyInput, codec: Codec, k: number, m: number, quorum: number): Promise<StoredBody> {
+    const { size, policy } = input;
+    const segBytes = this.segmentBytes(k, policy.blockSize);
+    const count = Math.ceil(size / segBytes);
+    const reader = new BodyReader(input.body);
+    const md5 = createHash('md5');
+    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
+    const writeId = newId();
+    const units: CodedUnit[] = [];
+    let pending: Uint8Array | null = null;
+    try {
+      for (let index = 0; index < count; index++) {
+        const len = Math.min(segBytes, size - index * segBytes);
+        let remaining = len;
+        const segment = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            if (remaining === 0) return c.close();
+            if (!pending || pending.length === 0) {
+              pending = await reader.next();
+              if (!pending) return c.close(); // short body: writeUnit reports IncompleteBody
+              md5.update(pending);
+              hasher?.update(pending);
+            }
+            const take = Math.min(remaining, pending.length);
+            c.enqueue(pending.slice(0, take)); // a copy: the reader reuses its buffer
+            pending = pending.subarray(take);
+            remaining -= take;
+          },
+        }, { highWaterMark: 0 });
+        const { unit } = await writeUnit({
+          bucket: input.bucket, key: input.key, unitId: newId(), codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
+          backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), body: segment, size: len, checksum: null,
+          headerExtra: { metadata: input.metadata, segment: { writeId, index, count, objectSize: size } },
+        });
+        units.push(unit);
+      }
+      if ((pending as Uint8Array | null)?.length || (await reader.next()) !== null) {
+        throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
+      }
+      const md5Bytes = new Uint8Array(md5.digest());
+      const checksum = await verifyDigests(input, md5Bytes, hasher ? b64decode(hasher.digestBase64()) : null);
+      return { storage: { kind: 'coded', units }, md5: md5Bytes, checksum };
+    } catch (err) {
+      await reader.cancel(err);
+      await this.discard(input.bucket, units);
+      throw err;
+    }
+  }
+
+  private segmentBytes(k: number, blockSize: number): number {
+    const stripe = k * blockSize;
+    return Math.max(stripe, Math.floor((this.options.segmentTarget ?? SEGMENT_TARGET) / stripe) * stripe);
   }
 
   private async storeInline(input: StoreBodyInput): Promise<StoredBody> {

@@ -6,8 +6,8 @@
  * stripe plus the sinks' small queues, whatever the size.
  * Write quorum: shards whose backend fails are dropped; below `writeQuorum` the unit fails with
  * QuorumError and its written shards are deleted; at quorum the missing shards are reported.
- * Known gap: k+m > 6 opens more than 6 subrequests at once (Workers' limit); such policies
- * need segmenting, which is not built yet, so config refuses them on workerd.
+ * Units with k+m > 6 shards are written buffered, 6 puts at a time (subrequests.ts); the unit
+ * store keeps such units small by cutting bodies into segments.
  */
 import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
@@ -19,7 +19,8 @@ import { blockSeed, encodeFooter, encodeHeader, unitSalt, type ShardHeader } fro
 import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
 import type { CodedUnit, Codec } from './manifest.ts';
 import { shardKey } from './manifest.ts';
-import { ShardSink } from './shard-sink.ts';
+import { BufferedShardSink, ShardSink } from './shard-sink.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { checksums } from '../../coder-wasm/index.ts';
 
 export class QuorumError extends Error {
@@ -46,7 +47,7 @@ export interface WriteUnitInput {
   body: ReadableStream<Uint8Array>;
   size: number;
   checksum: { algorithm: NonNullable<CodedUnit['checksum']>['algorithm']; hasher: Hasher } | null;
-  headerExtra?: Pick<ShardHeader, 'uploadId' | 'partNumber' | 'metadata'>;
+  headerExtra?: Pick<ShardHeader, 'uploadId' | 'partNumber' | 'metadata' | 'segment'>;
 }
 
 export interface WriteUnitResult {
@@ -73,9 +74,12 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
   // Header lengths differ only by the shard index's digits; each shard has its own layout.
   const layouts = headers.map((h) => new UnitLayout(size, k, m, blockSize, h.length));
   const abort = new AbortController();
-  const sinks = input.backends.map(
-    (b, i) => new ShardSink(i, b, shardKey(input.bucket, input.unitId, i), layouts[i]!.shardFileLen(), abort.signal),
-  );
+  // Too many shards to stream at once within Workers' subrequest limit: buffer and send 6 at a time.
+  const sem = n > MAX_OPEN_SUBREQUESTS ? new Semaphore(MAX_OPEN_SUBREQUESTS) : null;
+  const sinks = input.backends.map((b, i) => {
+    const key = shardKey(input.bucket, input.unitId, i), len = layouts[i]!.shardFileLen();
+    return sem ? new BufferedShardSink(i, b, key, len, abort.signal, (fn) => sem.run(fn)) : new ShardSink(i, b, key, len, abort.signal);
+  });
   const stripe = coder.stripe(blockSize);
   const reader = new BodyReader(input.body);
   const md5 = createHash('md5');
