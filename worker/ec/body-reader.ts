@@ -41,6 +41,15 @@ export class BodyReader {
     return r.value;
   }
 
+  /** True when the body has no more bytes (empty pieces are skipped). */
+  async atEnd(): Promise<boolean> {
+    for (;;) {
+      const piece = await this.next();
+      if (piece === null) return true;
+      if (piece.length > 0) return false;
+    }
+  }
+
   async cancel(reason?: unknown): Promise<void> {
     await (this.plain ?? this.byob)?.cancel(reason).catch(() => {});
   }

@@ -123,7 +123,7 @@ export class UnitStore {
         });
         units.push(unit);
       }
-      if ((pending as Uint8Array | null)?.length || (await reader.next()) !== null) {
+      if ((pending as Uint8Array | null)?.length || !(await reader.atEnd())) {
         throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
       }
       const md5Bytes = new Uint8Array(md5.digest());

@@ -115,7 +115,7 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
       // Stop reading as soon as the quorum is out of reach: the client gets a 503 sooner.
       if (sinks.filter((x) => x.ok).length < input.writeQuorum) throw quorumFailure(sinks.filter((x) => x.ok).length);
     }
-    if (pending && pending.length > 0 || (await reader.next()) !== null) {
+    if ((pending && pending.length > 0) || !(await reader.atEnd())) {
       throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
     }
     const md5Bytes = new Uint8Array(md5.digest());
