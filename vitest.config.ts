@@ -22,17 +22,21 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest({
+            main: './worker/index.ts',
+            wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               compatibilityDate: '2026-04-20',
               compatibilityFlags: ['nodejs_compat'],
               // As wrangler does: .wasm imports are compiled modules, not Vite's fs-reading shim.
               modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+              r2Buckets: ['TEST_R2'],
             },
           }),
         ],
         test: {
           name: 'workerd',
           include: ['test/**/*.workerd.test.ts'],
+          globalSetup: ['test/backends/s3rver.global-setup.ts'],
           testTimeout: 120_000,
         },
       },

@@ -1,30 +1,45 @@
 /**
- * The Worker entry. Until the S3 surface is wired to the erasure-coded engine (issues 3 and 4),
- * it serves the coder's status: which kernel runs here, its self-test, and a timed encode of
- * one 4+2 stripe, so `npm start` shows what works today.
+ * The Worker entry: S3 requests go to the gateway's Hono app; the repair queue and the cron
+ * trigger run background work; `/_shardgate/status` (a path no bucket can have: bucket names
+ * cannot contain "_") reports the coder kernel and the configured backends, without secrets.
  */
-import { Hono } from 'hono';
-import { activeKernel, checksums, createCoder } from '../coder-wasm/index.ts';
+import { activeKernel, checksums } from '../coder-wasm/index.ts';
+import type { RepairTask } from './ec/ec-store.ts';
+import { collectGarbage, gatewayFor, repairNow, type Env } from './gateway.ts';
 
-const app = new Hono();
+export { CatalogObject } from './catalog/durable-object.ts';
 
-app.get('/', (c) => {
-  const kernel = activeKernel(); // loads the module and runs its self-test, or throws
-  const coder = createCoder(4, 2);
-  const shardLen = 1 << 20;
-  const stripe = coder.stripe(shardLen);
-  for (let i = 0; i < 4; i++) stripe.shard(i).fill(i + 1);
-  const t = performance.now();
-  stripe.encode();
-  const ms = performance.now() - t;
-  const body = {
+function status(env: Env): Response {
+  const g = gatewayFor(env);
+  return Response.json({
     service: 'shardgate',
-    status: 'coder only: the S3 API is not wired yet (see README)',
-    coder: { kernel, selfTest: 'passed', crc32Impl: checksums().crc32Impl, encode4plus2_1MiBShards: { verify: stripe.verify(), ms } },
-  };
-  stripe.free();
-  coder.free();
-  return c.json(body);
-});
+    coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
+    backends: g.backends.map((b) => ({ id: b.id, domain: b.domain })),
+    policies: g.config.policies,
+    defaultPolicy: g.config.defaultPolicy,
+  });
+}
 
-export default app;
+export default {
+  async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/_shardgate/status') return status(env);
+    return gatewayFor(env, ctx).app.fetch(request, env, ctx);
+  },
+
+  async queue(batch, env) {
+    const g = gatewayFor(env);
+    for (const msg of batch.messages) {
+      try {
+        await repairNow(g, msg.body);
+        msg.ack();
+      } catch (err) {
+        console.error('shardgate: repair failed, will retry', msg.body, err);
+        msg.retry({ delaySeconds: 30 });
+      }
+    }
+  },
+
+  async scheduled(_event, env, ctx) {
+    ctx.waitUntil(collectGarbage(gatewayFor(env)).then((n) => console.log(`shardgate: collected ${n} garbage units`)));
+  },
+} satisfies ExportedHandler<Env, RepairTask>;

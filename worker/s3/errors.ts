@@ -21,13 +21,17 @@ const S3_ERRORS = {
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS access key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
+  InvalidBucketState: [409, 'The request is not valid with the current state of the bucket.'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
   InvalidPart: [400, 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.'],
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
+  InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
+  InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],
+  MalformedTrailerError: [400, 'The request contained trailing data that was not well-formed or did not conform to our published schema.'],
   MalformedXML: [400, 'The XML you provided was not well-formed or did not validate against our published schema.'],
   MetadataTooLarge: [400, 'Your metadata headers exceed the maximum allowed metadata size.'],
   MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
@@ -35,6 +39,7 @@ const S3_ERRORS = {
   NoSuchBucket: [404, 'The specified bucket does not exist.'],
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchUpload: [404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'],
+  NotModified: [304, 'Not Modified'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],
   RequestHeaderSectionTooLarge: [400, 'Your request header section exceeds the maximum allowed size.'],
@@ -50,6 +55,8 @@ export type S3ErrorCode = keyof typeof S3_ERRORS;
 
 export class S3Error extends Error {
   readonly status: number;
+  /** Response headers AWS sends with this error (ETag on 304, Content-Range on 416, ...). */
+  readonly headers: Record<string, string> = {};
 
   /** `fields` become extra XML elements (for example Key, BucketName, ArgumentName). */
   constructor(
@@ -60,6 +67,12 @@ export class S3Error extends Error {
     super(message ?? S3_ERRORS[code][1]);
     this.name = 'S3Error';
     this.status = S3_ERRORS[code][0];
+  }
+
+  /** Adds response headers to this error (chainable: `throw new S3Error(...).withHeaders({...})`). */
+  withHeaders(headers: Record<string, string>): this {
+    Object.assign(this.headers, headers);
+    return this;
   }
 
   /** The AWS-shaped error document. HEAD responses must drop the body (see app onError). */

@@ -1,0 +1,45 @@
+/**
+ * Smoke tests with real command-line S3 clients (issue 3): awscli, rclone and s3cmd, as `.ci/run`
+ * installs them from Debian, against the gateway as `wrangler dev` serves it (wrangler.toml's
+ * embedded 4+2 pool of local R2 buckets and Durable Object catalog). One gateway, with a fresh
+ * state directory, for the whole file; each client works in its own bucket.
+ *
+ * A client that is not installed fails its tests with a message saying how to install it; set
+ * SHARDGATE_SKIP_CLI=1 to skip this file on purpose. Slow on two cores: the timeouts are generous
+ * and nothing is timed.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { awscliCases } from './awscli.case.ts';
+import type { CliContext } from './context.ts';
+import { writeFixtures } from './fixtures.ts';
+import { GatewayObserver, startGateway, type RunningGateway } from './gateway.ts';
+import { rcloneCases } from './rclone.case.ts';
+import { s3cmdCases } from './s3cmd.case.ts';
+import { SKIP_CLI } from './tools.ts';
+
+describe.skipIf(SKIP_CLI)('command-line S3 clients against wrangler dev', { timeout: 300_000 }, () => {
+  let sandbox: string | undefined;
+  let gateway: RunningGateway | undefined;
+  let ctx: CliContext;
+
+  beforeAll(async () => {
+    sandbox = await mkdtemp(join(tmpdir(), 'shardgate-cli-'));
+    await mkdir(join(sandbox, 'files'));
+    const files = await writeFixtures(join(sandbox, 'files'));
+    gateway = await startGateway(join(sandbox, 'state'));
+    ctx = { url: gateway.url, observer: new GatewayObserver(gateway.url), files, sandbox };
+  }, 240_000);
+
+  afterAll(async () => {
+    await gateway?.dispose();
+    if (sandbox) await rm(sandbox, { recursive: true, force: true });
+  }, 120_000);
+
+  const suite = () => ctx;
+  awscliCases(suite);
+  rcloneCases(suite);
+  s3cmdCases(suite);
+});

@@ -1,0 +1,94 @@
+/**
+ * Finding and running the real command-line S3 clients (awscli, rclone, s3cmd) that `.ci/run`
+ * installs from Debian. Debian's binary in /usr/bin wins over anything earlier on PATH (a pip
+ * awscli 1.x, say), so CI and a developer machine run the same client.
+ *
+ * Every client runs with a clean environment: PATH, a temporary HOME and only the variables the
+ * test sets, never the caller's. An inherited AWS_CA_BUNDLE, AWS_PROFILE, proxy variable or
+ * ~/.aws, ~/.s3cfg, ~/.config/rclone would otherwise change what the client does (on the machine
+ * these tests were written on, AWS_CA_BUNDLE alone made rclone fail before sending a request).
+ *
+ * A missing client is a failure with a message saying how to install it, not a silent skip: CI
+ * installs all three. SHARDGATE_SKIP_CLI=1 skips the whole file on purpose.
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+export const SKIP_CLI = process.env.SHARDGATE_SKIP_CLI === '1';
+
+export interface CliTool {
+  /** Absolute path of the binary that runs. */
+  path: string;
+  /** First line of its version output, for failure messages. */
+  version: string;
+}
+
+/** The binary named `name`: /usr/bin first (Debian's), then PATH; undefined when absent. */
+export function locateTool(name: string): string | undefined {
+  const dirs = ['/usr/bin', ...(process.env.PATH ?? '').split(':').filter(Boolean)];
+  for (const dir of dirs) {
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Finds a client and reads its version, or throws the message a person needs to fix it. */
+export async function requireTool(name: string, debianPackage: string, versionArgs: string[], env: NodeJS.ProcessEnv): Promise<CliTool> {
+  const path = locateTool(name);
+  if (!path) {
+    throw new Error(
+      `${name} is not installed (looked in /usr/bin and PATH). CI installs it from Debian in .ci/run ` +
+        `(apt-get install ${debianPackage}); install it, or set SHARDGATE_SKIP_CLI=1 to skip the CLI smoke tests.`,
+    );
+  }
+  const { stdout, stderr } = await execFileAsync(path, versionArgs, { env, timeout: 60_000 });
+  return { path, version: (stdout || stderr).split('\n')[0].trim() };
+}
+
+/** The environment every client gets: nothing inherited but PATH. */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', TZ: 'UTC', ...extra };
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a client to completion; a non-zero exit throws with the command line and its output. */
+export async function runTool(tool: CliTool, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<RunResult> {
+  const { stdout, stderr } = await run(tool, args, env, cwd);
+  return { stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8') };
+}
+
+/** As runTool, for a command whose stdout is binary data (`rclone cat`). */
+export async function runToolForBytes(tool: CliTool, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Buffer> {
+  return (await run(tool, args, env, cwd)).stdout;
+}
+
+async function run(tool: CliTool, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ stdout: Buffer; stderr: Buffer }> {
+  try {
+    return await execFileAsync(tool.path, args, { env, cwd, timeout: 300_000, maxBuffer: 128 * 1024 * 1024, encoding: 'buffer' });
+  } catch (err) {
+    const e = err as { code?: number | string; signal?: string; stdout?: Buffer; stderr?: Buffer };
+    throw new Error(
+      `${tool.version}: \`${[tool.path, ...args].join(' ')}\` failed (exit ${e.code ?? '?'}${e.signal ? `, signal ${e.signal}` : ''})\n` +
+        `--- stderr ---\n${clip(e.stderr?.toString('utf8') ?? '')}\n--- stdout ---\n${clip(e.stdout?.toString('utf8') ?? '')}`,
+    );
+  }
+}
+
+/** Keeps the head and tail of long client output (rclone hex-dumps whole response bodies). */
+function clip(text: string, head = 3000, tail = 1500): string {
+  return text.length <= head + tail ? text : `${text.slice(0, head)}\n[... ${text.length - head - tail} chars ...]\n${text.slice(-tail)}`;
+}

@@ -1,0 +1,110 @@
+/**
+ * The app's contracts, checked in Node through app.request() (no workerd): HEAD never opens
+ * object data, handlers read only the body the gate returns, EntityTooLarge comes before a byte
+ * is read, unknown errors become InternalError, the development gate refuses aws-chunked.
+ */
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../worker/app.ts';
+import type { Authenticate } from '../../worker/s3/context.ts';
+import { passThroughAuthenticate } from '../../worker/s3/dev-auth.ts';
+import { MemoryStore } from '../../worker/store/memory-store.ts';
+import type { ObjectStore } from '../../worker/store/types.ts';
+
+const BASE = 'http://gw.test';
+
+function setup(options: { store?: ObjectStore; authenticate?: Authenticate; maxObjectSize?: number } = {}) {
+  const store = options.store ?? new MemoryStore();
+  const app = createApp({ store, authenticate: options.authenticate ?? passThroughAuthenticate, config: { maxObjectSize: options.maxObjectSize ?? 1024 } });
+  const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
+  return { app, store, send };
+}
+
+/** A body that records whether anyone pulled from it, and never ends. */
+function watchedBody() {
+  const state = { pulls: 0 };
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      state.pulls++;
+      controller.enqueue(new Uint8Array(64));
+    },
+  });
+  return { body, state };
+}
+
+describe('app contracts', () => {
+  it('HeadObject answers from metadata and never opens object data', async () => {
+    const memory = new MemoryStore();
+    const store: ObjectStore = Object.assign(Object.create(memory) as MemoryStore, {
+      getObject: () => Promise.reject(new Error('HEAD must not call getObject')),
+    });
+    const { send } = setup({ store });
+    expect((await send('PUT', '/bucket-a')).status).toBe(200);
+    expect((await send('PUT', '/bucket-a/k', { body: 'hello', headers: { 'content-length': '5' } })).status).toBe(200);
+    const head = await send('HEAD', '/bucket-a/k');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('5');
+    expect(head.headers.get('etag')).toBe('"5d41402abc4b2a76b9719d911017c592"');
+    expect(await head.text()).toBe('');
+    expect((await send('GET', '/bucket-a/k')).status).toBe(500); // GET does use getObject
+  });
+
+  it('handlers consume the body returned by authenticate, never the raw request body', async () => {
+    const authenticate: Authenticate = async (request) =>
+      request.url.endsWith('/k') ? { body: new Response('decoded payload').body, decodedContentLength: 15 } : passThroughAuthenticate(request, request.url);
+    const { send } = setup({ authenticate });
+    await send('PUT', '/bucket-b');
+    expect((await send('PUT', '/bucket-b/k', { body: 'raw framing bytes' })).status).toBe(200);
+    expect(await (await send('GET', '/bucket-b/k')).text()).toBe('decoded payload');
+  });
+
+  it('a declared length above the maximum is EntityTooLarge before any byte is read', async () => {
+    const { send } = setup({ maxObjectSize: 1024 });
+    await send('PUT', '/bucket-c');
+    const { body, state } = watchedBody();
+    const authenticate: Authenticate = async () => ({ body, decodedContentLength: 5000 });
+    const app = createApp({ store: new MemoryStore(), authenticate, config: { maxObjectSize: 1024, errorDrainBytes: 0 } });
+    const res = await app.request(`${BASE}/bucket-c/big`, { method: 'PUT' });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('<Code>EntityTooLarge</Code><Message>Your proposed upload exceeds the maximum allowed object size.</Message><ProposedSize>5000</ProposedSize><MaxSizeAllowed>1024</MaxSizeAllowed>');
+    expect(state.pulls).toBeLessThanOrEqual(1); // at most the stream's own initial pull: nothing consumed
+  });
+
+  it('a body longer than its declared length is refused and stores nothing', async () => {
+    const { body } = watchedBody();
+    const store = new MemoryStore();
+    await store.createBucket('bucket-d', { region: 'us-east-1' });
+    const authenticate: Authenticate = async () => ({ body, decodedContentLength: 1000 }); // lies: the body is endless
+    const app = createApp({ store, authenticate, config: { maxObjectSize: 1024, errorDrainBytes: 0 } });
+    const res = await app.request(`${BASE}/bucket-d/k`, { method: 'PUT' });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/<Code>(IncompleteBody|EntityTooLarge)<\/Code>/);
+    expect(store.buckets.get('bucket-d')!.objects.size).toBe(0);
+  });
+
+  it('an unknown error becomes InternalError with AWS XML; HEAD gets no body', async () => {
+    const broken = Object.assign(Object.create(new MemoryStore()) as MemoryStore, {
+      listBuckets: () => Promise.reject(new TypeError('boom')),
+      headObject: () => Promise.reject(new TypeError('boom')),
+    });
+    const { send } = setup({ store: broken });
+    const res = await send('GET', '/');
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>InternalError<\/Code><Message>We encountered an internal error. Please try again.<\/Message><Resource>\/<\/Resource><RequestId>[0-9A-F]{16}<\/RequestId><\/Error>$/);
+    expect(text).not.toContain('boom');
+    const head = await send('HEAD', '/some-bucket/k');
+    expect(head.status).toBe(500);
+    expect(await head.text()).toBe('');
+  });
+
+  it('the development gate refuses aws-chunked bodies instead of storing the framing', async () => {
+    const { send, store } = setup();
+    await send('PUT', '/bucket-e');
+    const res = await send('PUT', '/bucket-e/k', {
+      body: '3\r\nabc\r\n0\r\n\r\n',
+      headers: { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'x-amz-decoded-content-length': '3' },
+    });
+    expect(res.status).toBe(501);
+    await expect(store.headObject('bucket-e', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+});

@@ -1,0 +1,103 @@
+/** Operation detection (method + path + query -> AWS operation name) and raw-URL addressing. */
+import { describe, expect, it } from 'vitest';
+import { S3Error } from '../../worker/s3/errors.ts';
+import { detectOperation } from '../../worker/s3/operations.ts';
+import { effectiveHeaders, parseS3Address } from '../../worker/s3/request.ts';
+
+const detect = (method: string, target: string, headers: Record<string, string> = {}) =>
+  detectOperation(method, parseS3Address(`http://gw.test${target}`, 'gw.test', []), new Headers(headers));
+
+describe('detectOperation', () => {
+  it.each([
+    ['GET', '/', {}, 'ListBuckets'],
+    ['PUT', '/b', {}, 'CreateBucket'],
+    ['HEAD', '/b', {}, 'HeadBucket'],
+    ['DELETE', '/b/', {}, 'DeleteBucket'],
+    ['GET', '/b?location', {}, 'GetBucketLocation'],
+    ['GET', '/b?list-type=2&prefix=a&x-id=ListObjectsV2', {}, 'ListObjectsV2'],
+    ['GET', '/b?prefix=a&marker=b', {}, 'ListObjects'],
+    ['GET', '/b?uploads=', {}, 'ListMultipartUploads'],
+    ['POST', '/b/?delete=', {}, 'DeleteObjects'],
+    ['PUT', '/b/k?x-id=PutObject', {}, 'PutObject'],
+    ['PUT', '/b/k', { 'x-amz-copy-source': 'b/j' }, 'CopyObject'],
+    ['GET', '/b/k?response-content-type=x', {}, 'GetObject'],
+    ['HEAD', '/b/k', {}, 'HeadObject'],
+    ['DELETE', '/b/k', {}, 'DeleteObject'],
+    ['POST', '/b/k?uploads=', {}, 'CreateMultipartUpload'],
+    ['PUT', '/b/k?partNumber=1&uploadId=u', {}, 'UploadPart'],
+    ['PUT', '/b/k?partNumber=1&uploadId=u', { 'x-amz-copy-source': 'b/j' }, 'UploadPartCopy'],
+    ['POST', '/b/k?uploadId=u', {}, 'CompleteMultipartUpload'],
+    ['DELETE', '/b/k?uploadId=u', {}, 'AbortMultipartUpload'],
+    ['GET', '/b/k?uploadId=u&max-parts=2', {}, 'ListParts'],
+    ['GET', '/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab&x-amz-checksum-mode=ENABLED', {}, 'GetObject'],
+    ['GET', '/b/k?AWSAccessKeyId=a&Signature=s&Expires=1', {}, 'GetObject'],
+  ] as [string, string, Record<string, string>, string][])('%s %s -> %s', (method, target, headers, op) => {
+    expect(detect(method, target, headers)).toBe(op);
+  });
+
+  it.each([
+    ['GET', '/b?acl'],
+    ['GET', '/b?versions'],
+    ['PUT', '/b?tagging'],
+    ['GET', '/b/k?partNumber=2'],
+    ['POST', '/b/k'],
+    ['POST', '/b'],
+    ['PUT', '/'],
+    ['PATCH', '/b/k'],
+  ])('%s %s -> NotImplemented', (method, target) => {
+    expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', status: 501 }));
+  });
+});
+
+describe('parseS3Address', () => {
+  it('takes the key from the raw path: spaces, +, %, unicode, //', () => {
+    expect(parseS3Address('http://h/b/a%20b+c%25d/%E2%82%AC//x', 'h', [])).toMatchObject({ bucket: 'b', key: 'a b+c%d/€//x' });
+    expect(parseS3Address('http://h/b//', 'h', [])).toMatchObject({ bucket: 'b', key: '/' });
+    expect(parseS3Address('http://h/b/', 'h', [])).toMatchObject({ bucket: 'b', key: null });
+    expect(parseS3Address('http://h/', 'h', [])).toMatchObject({ bucket: null, key: null });
+    expect(parseS3Address('http://h/b/k?prefix=a%2Bb+c', 'h', []).query.get('prefix')).toBe('a+b c');
+  });
+
+  it('virtual-hosted style when the host is under a base domain', () => {
+    expect(parseS3Address('http://x/k/y', 'my.bucket.s3.example.com:8443', ['s3.example.com'])).toMatchObject({ bucket: 'my.bucket', key: 'k/y' });
+    expect(parseS3Address('http://x/b/k', 's3.example.com', ['s3.example.com'])).toMatchObject({ bucket: 'b', key: 'k' });
+  });
+
+  it('refuses invalid UTF-8, control characters and keys over 1024 bytes', () => {
+    const code = (target: string) => {
+      try {
+        parseS3Address(`http://h${target}`, 'h', []);
+        return 'accepted';
+      } catch (err) {
+        return (err as S3Error).code;
+      }
+    };
+    expect(code('/b/%FF')).toBe('InvalidURI');
+    expect(code('/b/%E2%82')).toBe('InvalidURI');
+    expect(code('/b/%G0')).toBe('InvalidURI');
+    expect(code('/b/a%0Db')).toBe('InvalidArgument');
+    expect(code(`/b/${'k'.repeat(1024)}`)).toBe('accepted');
+    expect(code(`/b/${'k'.repeat(1025)}`)).toBe('KeyTooLongError');
+  });
+});
+
+describe('effectiveHeaders (presigned URLs)', () => {
+  it('merges hoisted x-amz-* query parameters, but not signature parameters or flexible checksums', () => {
+    const query = new URLSearchParams(
+      'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=c&X-Amz-Signature=s&X-Amz-Content-Sha256=UNSIGNED-PAYLOAD' +
+        '&x-amz-meta-a=1&x-amz-acl=public-read&x-amz-checksum-crc32=AAAAAA%3D%3D&x-amz-sdk-checksum-algorithm=CRC32&x-amz-checksum-mode=ENABLED&x-id=PutObject',
+    );
+    const merged = effectiveHeaders(new Headers({ 'x-amz-meta-a': 'from-header' }), query);
+    expect([...merged].sort()).toEqual([
+      ['x-amz-acl', 'public-read'],
+      ['x-amz-checksum-mode', 'ENABLED'],
+      ['x-amz-meta-a', 'from-header'],
+    ]);
+    expect(() => detectOperation('PUT', parseS3Address(`http://h/b/k?${query}`, 'h', []), merged)).toThrow(expect.objectContaining({ code: 'NotImplemented' }));
+  });
+
+  it('leaves requests that are not presigned alone', () => {
+    const headers = new Headers({ a: '1' });
+    expect(effectiveHeaders(headers, new URLSearchParams('x-amz-meta-b=2'))).toBe(headers);
+  });
+});

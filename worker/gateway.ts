@@ -1,0 +1,88 @@
+/**
+ * Gateway: everything one isolate builds once from its env — parsed config, backends, the
+ * catalog, the erasure-coded store and the Hono app — plus the background work: the repair
+ * queue consumer and the garbage collector (cron). Rebuilt only if SHARDGATE_CONFIG changes.
+ */
+import type { Hono } from 'hono';
+import { createBackend, type Backend } from '../backends/index.ts';
+import { createApp } from './app.ts';
+import { DurableCatalog } from './catalog/durable-catalog.ts';
+import type { Catalog } from './catalog/types.ts';
+import { parseConfig, type GatewayConfig } from './config.ts';
+import { EcStore, type RepairTask } from './ec/ec-store.ts';
+import { shardKey } from './ec/manifest.ts';
+import { repairUnit } from './ec/repair.ts';
+import { UnitStore } from './ec/unit-store.ts';
+import { makeAuthenticate } from './auth-gate.ts';
+import type { AppEnv } from './s3/context.ts';
+
+export interface Env {
+  SHARDGATE_CONFIG?: string;
+  CATALOG: DurableObjectNamespace;
+  REPAIR_QUEUE?: Queue<RepairTask>;
+  [binding: string]: unknown;
+}
+
+export interface Gateway {
+  config: GatewayConfig;
+  backends: Backend[];
+  catalog: Catalog;
+  units: UnitStore;
+  store: EcStore;
+  app: Hono<AppEnv>;
+}
+
+let cached: { source: string; gateway: Gateway } | undefined;
+
+export function gatewayFor(env: Env, ctx?: { waitUntil(p: Promise<unknown>): void }): Gateway {
+  const source = env.SHARDGATE_CONFIG ?? '';
+  if (cached?.source === source) return cached.gateway;
+  if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
+  const config = parseConfig(source);
+  const backends = config.backends.map((b) => createBackend(b, env));
+  const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
+  const enqueueRepair = (task: RepairTask) => {
+    const sent = env.REPAIR_QUEUE ? env.REPAIR_QUEUE.send(task) : repairNow(gateway, task);
+    const settled = sent.catch((err: unknown) => console.error('shardgate: could not queue a repair', task, err));
+    ctx?.waitUntil(settled);
+  };
+  const units = new UnitStore(backends, (bucket, key, unit, err) => {
+    // The read goes on from other shards; the damaged one is fixed in the background.
+    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
+  }, { hedgeMs: config.readHedgeMs || undefined });
+  const store = new EcStore({ catalog, units, config, enqueueRepair });
+  const app = createApp({
+    store,
+    authenticate: makeAuthenticate(config, env),
+    config: { region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
+  });
+  const gateway: Gateway = { config, backends, catalog, units, store, app };
+  cached = { source, gateway };
+  return gateway;
+}
+
+/** Repairs one task: finds the unit in the object's current manifest; gone units need nothing. */
+export async function repairNow(g: Gateway, task: RepairTask): Promise<void> {
+  const manifest = task.key ? await g.catalog.getObject(task.bucket, task.key) : null;
+  const unit = manifest?.storage.kind === 'coded' ? manifest.storage.units.find((u) => u.unitId === task.unitId) : undefined;
+  if (!unit) return;
+  const result = await repairUnit(task.bucket, unit, task.shards, g.units.byId);
+  if (result.failed.length) throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId} failed for ${JSON.stringify(result.failed)}`);
+}
+
+/** Deletes the shards of units whose grace delay has passed. */
+export async function collectGarbage(g: Gateway, now = new Date()): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const batch = await g.catalog.takeDueGarbage(now, 100);
+    if (batch.length === 0) return deleted;
+    for (const { bucket, units } of batch) {
+      for (const u of units) {
+        const results = await Promise.allSettled(u.placement.map((id, i) => g.units.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))));
+        if (results.some((r) => r.status === 'rejected')) {
+          await g.catalog.queueGarbage({ bucket, units: [u] }, new Date(now.getTime() + 60_000)); // try again later
+        } else deleted++;
+      }
+    }
+  }
+}

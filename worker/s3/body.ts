@@ -1,0 +1,36 @@
+/**
+ * Reading a small request document (XML) from the authenticated body: bounded by the configured
+ * maximum (larger is MalformedXML, read no further), optionally verified against Content-MD5 /
+ * x-amz-checksum-* (header or trailer), decoded as strict UTF-8.
+ * Spec: S3 DeleteObjects (needs Content-MD5 or a flexible checksum), CompleteMultipartUpload.
+ */
+import { digestBody } from '../store/digest.ts';
+import { concat } from '../store/bytes.ts';
+import { readChecksumRequest, readContentMD5 } from './checksum-headers.ts';
+import type { S3Context } from './context.ts';
+import { S3Error } from './errors.ts';
+import { limitBody } from './request.ts';
+import { malformedXml } from './xml-parse.ts';
+
+export async function readXmlBody(s3: S3Context, options: { requireDigest: boolean }): Promise<string> {
+  const { headers } = s3;
+  const contentMD5 = options.requireDigest ? readContentMD5(headers) : null;
+  const checksum = options.requireDigest ? readChecksumRequest(headers, s3.auth.checksum) : null;
+  if (options.requireDigest && contentMD5 === null && checksum?.expected == null) {
+    throw new S3Error('InvalidRequest', 'Missing required header for this request: Content-MD5');
+  }
+  const max = s3.config.maxXmlSize;
+  if ((s3.auth.decodedContentLength ?? 0) > max) throw malformedXml('document too large');
+  const chunks: Uint8Array[] = [];
+  try {
+    await digestBody(limitBody(s3.auth.body, max), { contentMD5, checksum }, (c) => void chunks.push(c));
+  } catch (err) {
+    if (err instanceof S3Error && err.code === 'EntityTooLarge') throw malformedXml('document too large');
+    throw err;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(concat(chunks));
+  } catch {
+    throw malformedXml('not UTF-8');
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation.
+ * Spec: S3 API reference of each; bucket naming rules ("General purpose bucket naming rules":
+ * 3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..", not an
+ * IPv4 address, no xn-- / sthree- prefix or -s3alias / --ol-s3 suffix). A LocationConstraint
+ * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
+ * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region.
+ * Known gap: one region per gateway; BucketAlreadyOwnedByYou is 409 also in us-east-1 (AWS
+ * answers 200 there for legacy reasons).
+ */
+import { readXmlBody } from './body.ts';
+import type { S3Context } from './context.ts';
+import { S3Error } from './errors.ts';
+import { intParam } from './listing.ts';
+import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
+import { childText, expectRoot, parseXml } from './xml-parse.ts';
+
+export function isValidBucketName(name: string): boolean {
+  return (
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
+    !name.includes('..') &&
+    !/^\d+\.\d+\.\d+\.\d+$/.test(name) &&
+    !/^(xn--|sthree-)/.test(name) &&
+    !/(-s3alias|--ol-s3)$/.test(name)
+  );
+}
+
+export async function ListBuckets(s3: S3Context): Promise<Response> {
+  const prefix = s3.query.get('prefix') ?? '';
+  const after = s3.query.get('continuation-token') ?? '';
+  const region = s3.query.get('bucket-region');
+  const max = intParam(s3.query, 'max-buckets', 10_000, 10_000);
+  const all = (await s3.store.listBuckets()).filter((b) => b.name.startsWith(prefix) && b.name > after && (!region || b.region === region));
+  const page = all.slice(0, max);
+  const truncated = all.length > page.length;
+  const buckets = page.map((b) => group('Bucket', el('Name', b.name), el('CreationDate', b.creationDate), el('BucketRegion', b.region)));
+  return xmlResponse(
+    xmlDocument(
+      'ListAllMyBucketsResult',
+      group('Buckets', ...buckets),
+      ownerXml(),
+      truncated ? el('ContinuationToken', page[page.length - 1].name) : '',
+      s3.query.has('prefix') ? el('Prefix', prefix) : '',
+    ),
+  );
+}
+
+export async function CreateBucket(s3: S3Context): Promise<Response> {
+  const bucket = s3.bucket!;
+  if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+  const xml = await readXmlBody(s3, { requireDigest: false });
+  if (xml.trim() !== '') {
+    const constraint = childText(expectRoot(parseXml(xml), 'CreateBucketConfiguration'), 'LocationConstraint')?.trim() ?? '';
+    const region = s3.config.region;
+    if (constraint !== region && !(constraint === '' && region === 'us-east-1')) {
+      throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, { ArgumentName: 'LocationConstraint', ArgumentValue: constraint });
+    }
+  }
+  await s3.store.createBucket(bucket, { region: s3.config.region });
+  return new Response(null, { headers: { Location: `/${bucket}` } });
+}
+
+export async function HeadBucket(s3: S3Context): Promise<Response> {
+  const info = await s3.store.headBucket(s3.bucket!);
+  return new Response(null, { headers: { 'x-amz-bucket-region': info.region } });
+}
+
+export async function DeleteBucket(s3: S3Context): Promise<Response> {
+  await s3.store.deleteBucket(s3.bucket!);
+  return new Response(null, { status: 204 });
+}
+
+export async function GetBucketLocation(s3: S3Context): Promise<Response> {
+  const info = await s3.store.headBucket(s3.bucket!);
+  const region = info.region === 'us-east-1' ? '' : info.region;
+  return xmlResponse(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${region}</LocationConstraint>`);
+}

@@ -1,0 +1,54 @@
+/**
+ * What every S3 handler receives, and the contract of the authentication gate.
+ * The gate (`Authenticate`) runs once per request before any handler; handlers read the request
+ * body only from `AuthResult.body`, never from `request.body`, so every byte they see has been
+ * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
+ */
+import type { ChecksumRequest, ObjectStore } from '../store/types.ts';
+import type { S3Config } from './config.ts';
+import type { S3Operation } from './operations.ts';
+
+export interface AuthResult {
+  /** The payload with any aws-chunked framing removed. It errors (with an S3Error) if a chunk
+   *  signature or payload hash fails, so a consumer that reads it to the end stores nothing bad.
+   *  null when the request has no body. */
+  body: ReadableStream<Uint8Array> | null;
+  /** Payload length in bytes when known: Content-Length, or x-amz-decoded-content-length for
+   *  aws-chunked; null for an unknown length. */
+  decodedContentLength: number | null;
+  /** A checksum announced in `x-amz-trailer`: the algorithm now, the value once the body has been
+   *  read to its end. The store verifies it while hashing the bytes (one pass, BadDigest). */
+  checksum?: ChecksumRequest;
+  /** The access key that signed the request (for logs); absent for anonymous requests. */
+  accessKeyId?: string;
+}
+
+/** The one verification gate. `rawUrl` is the request URL as received (not Hono's decoded path).
+ *  Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to reject. */
+export type Authenticate = (request: Request, rawUrl: string) => Promise<AuthResult>;
+
+export interface S3Context {
+  op: S3Operation;
+  /** The raw request (method, URL). Never read its body: use auth.body. */
+  request: Request;
+  /** Request headers, with the x-amz-* headers of a presigned URL's query merged in. */
+  headers: Headers;
+  bucket: string | null;
+  key: string | null;
+  query: URLSearchParams;
+  auth: AuthResult;
+  store: ObjectStore;
+  config: S3Config;
+  requestId: string;
+}
+
+export type S3Handler = (s3: S3Context) => Promise<Response>;
+
+/** Hono environment of the app (worker/app.ts). */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    auth: AuthResult;
+    resource: string;
+  };
+}

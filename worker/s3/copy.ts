@@ -1,0 +1,62 @@
+/**
+ * CopyObject, and the copy source shared with UploadPartCopy.
+ * Spec: S3 CopyObject: `x-amz-copy-source: [/]bucket/key` (URL-encoded; `?versionId=` is not
+ * supported here: NotImplemented), `x-amz-copy-source-if-*` (any failure is 412),
+ * `x-amz-metadata-directive: COPY|REPLACE`; copying an object onto itself needs REPLACE (or a new
+ * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
+ */
+import type { CopySource } from '../store/types.ts';
+import { checksumElement, parseChecksumAlgorithm } from './checksum-headers.ts';
+import type { S3Context } from './context.ts';
+import { S3Error } from './errors.ts';
+import { readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
+import { percentDecode, validateKey } from './request.ts';
+import { el, xmlDocument, xmlResponse } from './xml.ts';
+
+export function readCopySource(headers: Headers): CopySource {
+  const raw = headers.get('x-amz-copy-source')!;
+  const q = raw.indexOf('?');
+  const path = (q < 0 ? raw : raw.slice(0, q)).replace(/^\//, '');
+  if (q >= 0) {
+    const params = new URLSearchParams(raw.slice(q + 1));
+    if (params.has('versionId')) throw new S3Error('NotImplemented', 'Copying a specific version (versionId) is not implemented.');
+  }
+  const slash = path.indexOf('/');
+  if (slash <= 0 || slash === path.length - 1) {
+    throw new S3Error('InvalidArgument', 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey', { ArgumentName: 'x-amz-copy-source', ArgumentValue: raw });
+  }
+  return {
+    bucket: percentDecode(path.slice(0, slash)),
+    key: validateKey(percentDecode(path.slice(slash + 1))),
+    conditions: readReadConditions(headers, 'x-amz-copy-source-'),
+  };
+}
+
+export async function CopyObject(s3: S3Context): Promise<Response> {
+  const { headers } = s3;
+  const source = readCopySource(headers);
+  const directive = (headers.get('x-amz-metadata-directive') ?? 'COPY').toUpperCase();
+  if (directive !== 'COPY' && directive !== 'REPLACE') {
+    throw new S3Error('InvalidArgument', 'Unknown metadata directive.', { ArgumentName: 'x-amz-metadata-directive', ArgumentValue: directive });
+  }
+  const algHeader = headers.get('x-amz-checksum-algorithm');
+  const checksumAlgorithm = algHeader ? parseChecksumAlgorithm(algHeader) : null;
+  if (source.bucket === s3.bucket && source.key === s3.key && directive === 'COPY' && !checksumAlgorithm) {
+    throw new S3Error('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
+  }
+  const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
+    metadataDirective: directive,
+    metadata: directive === 'REPLACE' ? readMetadata(headers) : undefined,
+    checksumAlgorithm,
+    conditions: readWriteConditions(headers),
+  });
+  const checksum = result.checksum;
+  return xmlResponse(
+    xmlDocument(
+      'CopyObjectResult',
+      el('ETag', result.etag),
+      el('LastModified', result.lastModified),
+      checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
+    ),
+  );
+}

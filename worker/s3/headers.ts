@@ -1,0 +1,107 @@
+/**
+ * Object metadata and precondition headers, in and out.
+ * Spec: S3 PutObject / GetObject / HeadObject: Content-Type, Content-Encoding (minus the
+ * `aws-chunked` transfer coding), Content-Disposition, Content-Language, Cache-Control, Expires
+ * and `x-amz-meta-*` (user metadata at most 2 KB: names + values in UTF-8, MetadataTooLarge);
+ * GetObject's `response-*` query overrides; RFC 9110 conditional headers (unparseable dates are
+ * ignored, as RFC 9110 says).
+ */
+import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../store/types.ts';
+import { checksumResponseHeaders } from './checksum-headers.ts';
+import { S3Error } from './errors.ts';
+
+const MAX_USER_METADATA_BYTES = 2048;
+const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
+
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user'>, string][] = [
+  ['contentType', 'content-type'],
+  ['contentEncoding', 'content-encoding'],
+  ['contentDisposition', 'content-disposition'],
+  ['contentLanguage', 'content-language'],
+  ['cacheControl', 'cache-control'],
+  ['expires', 'expires'],
+];
+
+export function readMetadata(headers: Headers): ObjectMetadata {
+  const meta: ObjectMetadata = { user: {} };
+  for (const [field, header] of SYSTEM) {
+    const value = headers.get(header);
+    if (value !== null) meta[field] = value;
+  }
+  if (meta.contentEncoding !== undefined) {
+    // aws-chunked is the transfer framing (decoded by the gate), not a property of the object.
+    const codings = meta.contentEncoding.split(',').map((c) => c.trim()).filter((c) => c && c.toLowerCase() !== 'aws-chunked');
+    if (codings.length) meta.contentEncoding = codings.join(', ');
+    else delete meta.contentEncoding;
+  }
+  let size = 0;
+  for (const [name, value] of headers) {
+    if (!name.startsWith('x-amz-meta-')) continue;
+    const short = name.slice('x-amz-meta-'.length);
+    meta.user[short] = value;
+    size += new TextEncoder().encode(short + value).length;
+  }
+  if (size > MAX_USER_METADATA_BYTES) {
+    throw new S3Error('MetadataTooLarge', undefined, { Size: String(size), MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
+  }
+  return meta;
+}
+
+function readDate(value: string | null): Date | undefined {
+  if (value === null) return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : new Date(t);
+}
+
+/** GET/HEAD preconditions; `prefix` 'x-amz-copy-source-' reads a copy source's conditions. */
+export function readReadConditions(headers: Headers, prefix = ''): ReadConditions {
+  const cond: ReadConditions = {};
+  const ifMatch = headers.get(prefix + 'if-match');
+  const ifNoneMatch = headers.get(prefix + 'if-none-match');
+  if (ifMatch !== null) cond.ifMatch = ifMatch;
+  if (ifNoneMatch !== null) cond.ifNoneMatch = ifNoneMatch;
+  const since = readDate(headers.get(prefix + 'if-modified-since'));
+  const unmodified = readDate(headers.get(prefix + 'if-unmodified-since'));
+  if (since) cond.ifModifiedSince = since;
+  if (unmodified) cond.ifUnmodifiedSince = unmodified;
+  return cond;
+}
+
+/** Conditional writes: `If-None-Match: *` and `If-Match: <etag>`. */
+export function readWriteConditions(headers: Headers): WriteConditions {
+  const cond: WriteConditions = {};
+  const ifNoneMatch = headers.get('if-none-match');
+  const ifMatch = headers.get('if-match');
+  if (ifNoneMatch !== null) {
+    if (ifNoneMatch.trim() !== '*') throw new S3Error('NotImplemented', 'If-None-Match on a write accepts only *.', { Header: 'If-None-Match' });
+    cond.ifNoneMatch = '*';
+  }
+  if (ifMatch !== null) cond.ifMatch = ifMatch;
+  return cond;
+}
+
+/** Response headers of GetObject / HeadObject. */
+export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean; query: URLSearchParams }): Headers {
+  const h = new Headers();
+  const { metadata: m } = obj;
+  h.set('ETag', obj.etag);
+  h.set('Last-Modified', obj.lastModified.toUTCString());
+  h.set('Accept-Ranges', 'bytes');
+  h.set('Content-Type', m.contentType ?? DEFAULT_CONTENT_TYPE);
+  for (const [field, header] of SYSTEM) {
+    const value = m[field];
+    if (value !== undefined && field !== 'contentType') h.set(header, value);
+  }
+  for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, value);
+  for (const [param, value] of options.query) {
+    if (param.startsWith('response-')) h.set(param.slice('response-'.length), value);
+  }
+  if (obj.range) {
+    h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);
+    h.set('Content-Length', String(obj.range.end - obj.range.start + 1));
+  } else {
+    h.set('Content-Length', String(obj.size));
+    if (options.checksumMode) for (const [k, v] of Object.entries(checksumResponseHeaders(obj.checksum))) h.set(k, v);
+  }
+  return h;
+}

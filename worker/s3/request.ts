@@ -1,0 +1,141 @@
+/**
+ * Where an S3 request points (bucket, key, query), read from the RAW request URL: Hono's params
+ * and `new URL().pathname` decode leniently, and S3 keys are arbitrary byte strings in which
+ * `//`, `+`, `%` and spaces are all significant. Path-style (`/bucket/key`) and
+ * virtual-hosted-style (`bucket.<baseDomain>/key`).
+ * Key rules (S3 "Object key naming"): valid UTF-8 (else InvalidURI), at most 1024 bytes
+ * (KeyTooLongError), no C0 control characters or DEL, no U+FFFE/U+FFFF (they cannot travel in
+ * listing XML; InvalidArgument).
+ * Known gap (platform): workerd resolves `.`/`..` path segments (also `%2E%2E`) before the
+ * worker sees the URL, so a key containing a `..` segment arrives only with its slashes encoded
+ * as %2F; sent plainly, the SigV4 gate rejects it (the signed path differs), never a silent rename.
+ */
+import { S3Error } from './errors.ts';
+
+export interface S3Address {
+  bucket: string | null;
+  key: string | null;
+  query: URLSearchParams;
+  /** `/bucket/key`, decoded: the Resource of error documents. */
+  resource: string;
+}
+
+export const MAX_KEY_BYTES = 1024;
+
+/** Splits an absolute URL or request target into raw path and raw query, decoding nothing. */
+export function splitRawUrl(rawUrl: string): { rawPath: string; rawQuery: string } {
+  const rest = rawUrl.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, '').replace(/#.*$/s, '');
+  const q = rest.indexOf('?');
+  const rawPath = q < 0 ? rest : rest.slice(0, q);
+  return { rawPath: rawPath || '/', rawQuery: q < 0 ? '' : rest.slice(q + 1) };
+}
+
+export function parseS3Address(rawUrl: string, hostHeader: string | null, baseDomains: string[]): S3Address {
+  const { rawPath, rawQuery } = splitRawUrl(rawUrl);
+  const query = new URLSearchParams(rawQuery);
+  const host = (hostHeader ?? '').replace(/:\d+$/, '').toLowerCase();
+  const base = baseDomains.find((d) => host.endsWith('.' + d.toLowerCase()));
+  let rawBucket: string;
+  let rawKey: string;
+  if (base) {
+    rawBucket = host.slice(0, -(base.length + 1));
+    rawKey = rawPath.slice(1);
+  } else {
+    const path = rawPath.slice(1);
+    const slash = path.indexOf('/');
+    rawBucket = slash < 0 ? path : path.slice(0, slash);
+    rawKey = slash < 0 ? '' : path.slice(slash + 1);
+  }
+  const bucket = rawBucket === '' ? null : percentDecode(rawBucket);
+  const key = rawKey === '' ? null : validateKey(percentDecode(rawKey));
+  const resource = bucket === null ? '/' : `/${bucket}${key === null ? '' : '/' + key}`;
+  return { bucket, key, query, resource };
+}
+
+const SIGNATURE_PARAMS = /^x-amz-(algorithm|credential|date|expires|signedheaders|signature|security-token|content-sha256)$/;
+
+/** The request headers, plus the x-amz-* headers a presigned URL carries in its query (the SDK
+ *  hoists x-amz-meta-*, x-amz-acl, x-amz-checksum-mode, ... there). Not merged: the signature's
+ *  own parameters, and flexible checksums: a URL is presigned before the body exists, so its
+ *  hoisted CRC is the empty body's (AWS documents checksums as unsupported for presigned URLs;
+ *  enforcing it would reject every upload; see shared/wire/README.md). */
+export function effectiveHeaders(headers: Headers, query: URLSearchParams): Headers {
+  if (!query.has('X-Amz-Credential')) return headers;
+  const merged = new Headers(headers);
+  for (const [name, value] of query) {
+    const lower = name.toLowerCase();
+    if (!lower.startsWith('x-amz-') || SIGNATURE_PARAMS.test(lower) || /^x-amz-(sdk-)?checksum-(?!mode$)/.test(lower)) continue;
+    if (!merged.has(lower)) merged.set(lower, value);
+  }
+  return merged;
+}
+
+/** Strict percent-decoding into UTF-8: a bad escape or invalid UTF-8 is InvalidURI. */
+export function percentDecode(raw: string): string {
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw.charCodeAt(i);
+    if (ch === 0x25) {
+      const hex = raw.slice(i + 1, i + 3);
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new S3Error('InvalidURI');
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else if (ch < 0x80) {
+      bytes.push(ch);
+    } else {
+      const cp = raw.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      bytes.push(...encoder.encode(String.fromCodePoint(cp)));
+    }
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(new Uint8Array(bytes));
+  } catch {
+    throw new S3Error('InvalidURI', 'Object key is not valid UTF-8.');
+  }
+}
+
+/** Applies the key rules; returns the key unchanged. */
+export function validateKey(key: string): string {
+  const size = new TextEncoder().encode(key).length;
+  if (size > MAX_KEY_BYTES) {
+    throw new S3Error('KeyTooLongError', undefined, { Size: String(size), MaxSizeAllowed: String(MAX_KEY_BYTES) });
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\ufffe\uffff]/.test(key) || /\p{Cs}/u.test(key)) {
+    throw new S3Error('InvalidArgument', 'Object key contains a control character or a non-character.', { ArgumentName: 'key' });
+  }
+  return key;
+}
+
+/** Passes at most `maxBytes` through; one byte more errors the stream with EntityTooLarge.
+ *  The source is released, not cancelled: cancelling a request body wedges wrangler dev's proxy
+ *  ("Can't read from request stream after response has been sent"), and the runtime discards
+ *  an unread body anyway. */
+export function limitBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): ReadableStream<Uint8Array> {
+  if (body === null) return new ReadableStream({ start: (c) => c.close() });
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined; // taken on first read: until then the body stays drainable
+  let seen = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        reader ??= body.getReader();
+        const next = await reader.read();
+        if (next.done) return controller.close();
+        seen += next.value.byteLength;
+        if (seen <= maxBytes) return controller.enqueue(next.value);
+        reader.releaseLock();
+        controller.error(tooLarge(seen, maxBytes));
+      },
+      cancel() {
+        reader?.releaseLock();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+export function tooLarge(proposed: number, max: number): S3Error {
+  return new S3Error('EntityTooLarge', undefined, { ProposedSize: String(proposed), MaxSizeAllowed: String(max) });
+}

@@ -1,0 +1,36 @@
+/**
+ * The map of the S3 API: one row per operation, naming its handler.
+ * Detection lives in operations.ts; every handler takes an S3Context and returns a Response.
+ */
+import { CreateBucket, DeleteBucket, GetBucketLocation, HeadBucket, ListBuckets } from './buckets.ts';
+import type { S3Handler } from './context.ts';
+import { CopyObject } from './copy.ts';
+import { DeleteObjects } from './delete-objects.ts';
+import { ListObjects, ListObjectsV2 } from './listing.ts';
+import { AbortMultipartUpload, CompleteMultipartUpload, CreateMultipartUpload, UploadPart, UploadPartCopy } from './multipart.ts';
+import { ListMultipartUploads, ListParts } from './multipart-listing.ts';
+import { DeleteObject, GetObject, HeadObject, PutObject } from './objects.ts';
+import type { S3Operation } from './operations.ts';
+
+export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
+  ListBuckets,
+  CreateBucket,
+  HeadBucket,
+  DeleteBucket,
+  GetBucketLocation,
+  PutObject,
+  GetObject,
+  HeadObject,
+  DeleteObject,
+  DeleteObjects,
+  CopyObject,
+  ListObjectsV2,
+  ListObjects,
+  CreateMultipartUpload,
+  UploadPart,
+  UploadPartCopy,
+  CompleteMultipartUpload,
+  AbortMultipartUpload,
+  ListParts,
+  ListMultipartUploads,
+};

@@ -1,0 +1,42 @@
+/**
+ * Rendering of S3 XML responses: tiny string builders, escaping every text value, dates as
+ * ISO 8601 with milliseconds (S3's format), root elements in the S3 2006-03-01 namespace.
+ * Parsing of request XML lives in xml-parse.ts.
+ */
+import { escapeXml } from './errors.ts';
+
+export const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
+
+/** The owner reported in listings: the gateway has one account. */
+export const OWNER = { ID: 'shardgate', DisplayName: 'shardgate' };
+
+type Leaf = string | number | boolean | Date | null | undefined;
+
+/** `<name>value</name>`; nothing for null/undefined. */
+export function el(name: string, value: Leaf): string {
+  if (value === null || value === undefined) return '';
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  return `<${name}>${escapeXml(text)}</${name}>`;
+}
+
+/** `<name>...children</name>` with children already rendered. */
+export function group(name: string, ...children: string[]): string {
+  return `<${name}>${children.join('')}</${name}>`;
+}
+
+export function ownerXml(name = 'Owner'): string {
+  return group(name, el('ID', OWNER.ID), el('DisplayName', OWNER.DisplayName));
+}
+
+export function xmlDocument(root: string, ...children: string[]): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="${S3_XMLNS}">${children.join('')}</${root}>`;
+}
+
+export function xmlResponse(doc: string, headers: Record<string, string> = {}, status = 200): Response {
+  return new Response(doc, { status, headers: { 'Content-Type': 'application/xml', ...headers } });
+}
+
+/** encoding-type=url: percent-encode like encodeURIComponent but keep '/' readable. */
+export function urlEncodeIf(enabled: boolean, value: string): string {
+  return enabled ? encodeURIComponent(value).replace(/%2F/g, '/') : value;
+}

@@ -1,0 +1,243 @@
+/**
+ * ObjectStore: the seam between the S3 protocol layer (worker/s3) and storage.
+ * The S3 handlers parse and validate a request, then call one verb here. The store owns
+ * everything that needs the object bytes or atomicity: hashing (MD5 for the ETag and the
+ * requested checksum, one pass), verifying expected digests before anything becomes visible,
+ * conditional writes, listing order, multipart assembly rules.
+ * Every verb throws S3Error (worker/s3/errors.ts) with the AWS code, and nothing else.
+ * Spec: AWS S3 API reference, one verb per operation of the same name.
+ * Implementations: MemoryStore (tests, stand-in); later the erasure-coded engine.
+ * Known gaps: no versioning (versionId is always absent), no tagging, ACLs or SSE.
+ */
+
+export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
+export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
+
+/** A stored checksum: base64 digest, with a "-N" suffix for a COMPOSITE multipart checksum. */
+export interface ObjectChecksum {
+  algorithm: ChecksumAlgorithm;
+  type: ChecksumType;
+  value: string;
+}
+
+/** A checksum the client asked for. `expected` null: compute and store only. A promise when the
+ *  value arrives in an aws-chunked trailer: the store awaits it after reading the body to its end. */
+export interface ChecksumRequest {
+  algorithm: ChecksumAlgorithm;
+  expected: string | null | Promise<string | null>;
+}
+
+/** System metadata that round-trips as headers, plus x-amz-meta-* (names lower-case, no prefix). */
+export interface ObjectMetadata {
+  contentType?: string;
+  contentEncoding?: string;
+  contentDisposition?: string;
+  contentLanguage?: string;
+  cacheControl?: string;
+  expires?: string;
+  user: Record<string, string>;
+}
+
+/** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
+export interface ReadConditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+  ifModifiedSince?: Date;
+  ifUnmodifiedSince?: Date;
+}
+
+/** Conditional write: checked atomically with the commit. ifNoneMatch '*' = must not exist
+ *  (412); ifMatch = current ETag must match (412), NoSuchKey when there is no object. */
+export interface WriteConditions {
+  ifMatch?: string;
+  ifNoneMatch?: '*';
+}
+
+/** A requested range as parsed; the store resolves it against the size (416 InvalidRange). */
+export type ByteRange = { start: number; end?: number } | { suffixLength: number };
+/** Inclusive byte offsets. */
+export interface ResolvedRange {
+  start: number;
+  end: number;
+}
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  etag: string; // quoted
+  lastModified: Date;
+  metadata: ObjectMetadata;
+  checksum: ObjectChecksum | null;
+  versionId?: string;
+  partsCount?: number;
+}
+
+export interface ObjectHead extends ObjectInfo {
+  range: ResolvedRange | null;
+}
+
+/** `body` carries exactly the bytes of `range` (or the whole object when range is null). */
+export interface ObjectBody extends ObjectHead {
+  body: ReadableStream<Uint8Array>;
+}
+
+export interface PutObjectOptions {
+  contentLength?: number | null; // IncompleteBody when the body has another length
+  contentMD5?: string | null; // base64; BadDigest on mismatch
+  metadata: ObjectMetadata;
+  checksum: ChecksumRequest | null;
+  conditions: WriteConditions;
+}
+
+export interface PutObjectResult {
+  etag: string;
+  versionId?: string;
+  checksum: ObjectChecksum | null;
+  size: number;
+  lastModified: Date;
+}
+
+export interface GetObjectOptions {
+  range?: ByteRange | null;
+  conditions: ReadConditions;
+}
+
+/** Source of CopyObject / UploadPartCopy. Its conditions come from x-amz-copy-source-if-*:
+ *  every failure is 412 PreconditionFailed (never 304). */
+export interface CopySource {
+  bucket: string;
+  key: string;
+  conditions: ReadConditions;
+  range?: ResolvedRange | null; // UploadPartCopy only, already validated syntax
+}
+
+export interface CopyObjectOptions {
+  metadataDirective: 'COPY' | 'REPLACE';
+  metadata?: ObjectMetadata; // used with REPLACE
+  checksumAlgorithm?: ChecksumAlgorithm | null; // recompute with this algorithm
+  conditions: WriteConditions;
+}
+
+export interface DeleteObjectOptions {
+  ifMatch?: string;
+}
+
+export interface DeleteObjectsEntry {
+  key: string;
+  error?: { code: string; message: string };
+}
+
+export interface ListObjectsOptions {
+  prefix: string;
+  delimiter: string | null;
+  /** Resume after this entry. If it is a common prefix of this listing, every key under it is skipped. */
+  startAfter: string | null;
+  maxKeys: number;
+}
+
+export interface ObjectSummary {
+  key: string;
+  size: number;
+  etag: string;
+  lastModified: Date;
+  checksum: ObjectChecksum | null;
+}
+
+export interface ListObjectsResult {
+  objects: ObjectSummary[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  /** Last key or common prefix returned: pass it back as startAfter for the next page. */
+  lastEntry: string | null;
+}
+
+export interface BucketInfo {
+  name: string;
+  creationDate: Date;
+  region: string;
+}
+
+export interface MultipartChecksumSpec {
+  algorithm: ChecksumAlgorithm;
+  type: ChecksumType;
+}
+
+export interface UploadInfo {
+  key: string;
+  uploadId: string;
+  initiated: Date;
+  checksum: MultipartChecksumSpec | null;
+}
+
+export interface PartInfo {
+  partNumber: number;
+  etag: string;
+  size: number;
+  lastModified: Date;
+  checksum: ObjectChecksum | null;
+}
+
+export interface CompletedPart {
+  partNumber: number;
+  etag: string;
+  checksum?: { algorithm: ChecksumAlgorithm; value: string };
+}
+
+export interface CompleteMultipartOptions {
+  conditions: WriteConditions;
+  /** Full-object or composite value from x-amz-checksum-* on the Complete request; BadDigest on mismatch. */
+  expectedChecksum?: { algorithm: ChecksumAlgorithm; value: string } | null;
+}
+
+export interface ListPartsResult {
+  upload: UploadInfo;
+  parts: PartInfo[];
+  isTruncated: boolean;
+  nextPartNumberMarker: number | null;
+}
+
+export interface ListUploadsOptions {
+  prefix: string;
+  delimiter: string | null;
+  keyMarker: string | null;
+  uploadIdMarker: string | null;
+  maxUploads: number;
+}
+
+export interface ListUploadsResult {
+  uploads: UploadInfo[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  nextKeyMarker: string | null;
+  nextUploadIdMarker: string | null;
+}
+
+export interface ObjectStore {
+  // Buckets
+  listBuckets(): Promise<BucketInfo[]>;
+  createBucket(bucket: string, options: { region: string }): Promise<void>;
+  headBucket(bucket: string): Promise<BucketInfo>;
+  deleteBucket(bucket: string): Promise<void>;
+
+  // Objects
+  putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, options: PutObjectOptions): Promise<PutObjectResult>;
+  /** Metadata only: never opens object data. */
+  headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
+  getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
+  /** Succeeds when the key does not exist (S3 semantics); NoSuchBucket otherwise. */
+  deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<void>;
+  deleteObjects(bucket: string, keys: string[]): Promise<DeleteObjectsEntry[]>;
+  copyObject(source: CopySource, bucket: string, key: string, options: CopyObjectOptions): Promise<PutObjectResult>;
+  listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+
+  // Multipart
+  createMultipartUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null }): Promise<UploadInfo>;
+  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, options: Omit<PutObjectOptions, 'metadata' | 'conditions'>): Promise<PartInfo>;
+  uploadPartCopy(source: CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<PartInfo>;
+  /** Parts ascending (InvalidPartOrder), known with matching ETag (InvalidPart), all but the last
+   *  at least the minimum part size (EntityTooSmall). ETag = "hex(md5(concat part md5s))-N". */
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: CompletedPart[], options: CompleteMultipartOptions): Promise<PutObjectResult>;
+  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
+  listParts(bucket: string, key: string, uploadId: string, options: { partNumberMarker: number; maxParts: number }): Promise<ListPartsResult>;
+  listMultipartUploads(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
+}
