@@ -54,6 +54,8 @@ export const configSchema = z.object({
   region: z.string().default('us-east-1'),
   /** Virtual-hosted-style base domains (`<bucket>.<domain>`); other hosts are path-style. */
   baseDomains: z.array(z.string().min(1)).default([]),
+  /** Further S3 front-door limits (maxPartSize, maxXmlSize, errorDrainBytes): worker/s3/config.ts. */
+  s3: z.record(z.string(), z.unknown()).default({}),
   backends: z.array(backend).min(1),
   policies: z.record(z.string(), policy),
   defaultPolicy: z.string(),
@@ -61,7 +63,8 @@ export const configSchema = z.object({
   buckets: z.record(z.string(), z.string()).default({}),
   credentials: z.array(credential).default([]),
   allowAnonymous: z.boolean().default(false),
-  maxObjectSize: z.number().int().positive().default(5 * 1024 ** 4),
+  /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
+  maxObjectSize: z.number().int().positive().default(5 * 1024 ** 3),
   /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
   readHedgeMs: z.number().int().min(0).default(1000),
   /** Delay before superseded or orphaned shards are deleted. */

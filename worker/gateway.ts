@@ -54,7 +54,7 @@ export function gatewayFor(env: Env, ctx?: { waitUntil(p: Promise<unknown>): voi
   const app = createApp({
     store,
     authenticate: makeAuthenticate(config, env),
-    config: { region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
+    config: { ...config.s3, region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
   });
   const gateway: Gateway = { config, backends, catalog, units, store, app };
   cached = { source, gateway };
