@@ -7,6 +7,7 @@ import type { GatewayConfig } from './config.ts';
 import { verifyRequest } from './auth/verify.ts';
 import { createHasher } from './s3/checksums.ts';
 import type { Authenticate } from './s3/context.ts';
+import { drainRequestBody } from './s3/drain.ts';
 
 export function makeAuthenticate(config: GatewayConfig, env: Record<string, unknown>): Authenticate {
   const credentials = new Map<string, string>();
@@ -19,7 +20,18 @@ export function makeAuthenticate(config: GatewayConfig, env: Record<string, unkn
   }
   return async (original, rawUrl) => {
     const request = withClientAcceptEncoding(original);
-    const v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous });
+    let v: Awaited<ReturnType<typeof verifyRequest>>;
+    try {
+      v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous });
+    } catch (err) {
+      // A copied Request owns the body now: drain it here, or wrangler dev's proxy wedges
+      // (app.ts onError drains only the original request's body).
+      if (request !== original) {
+        const length = request.headers.get('content-length');
+        await drainRequestBody(request.body, length && /^\d+$/.test(length) ? Number(length) : null, 1024 * 1024);
+      }
+      throw err;
+    }
     return {
       body: v.body,
       decodedContentLength: v.decodedContentLength,

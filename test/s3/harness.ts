@@ -25,13 +25,27 @@ export interface TestWorker {
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 /** Which gate the test worker runs: the development pass-through or the real SigV4 verifier. */
-export type Gate = 'pass-through' | 'sigv4';
+export type Gate = 'pass-through' | 'sigv4' | 'engine';
+
+const MiB = 1024 * 1024;
+
+/** The gateway config of the 'engine' worker: 4+2 over six local R2 buckets, 64 KiB blocks so
+ *  ordinary test objects span several stripes, the suite's limits. */
+export const ENGINE_CONFIG = {
+  backends: Array.from({ length: 6 }, (_, i) => ({ id: `r2-${i}`, kind: 'r2', domain: `zone-${i}`, binding: `SHARD_${i}` })),
+  policies: { ec: { k: 4, m: 2, blockSize: 65536 } },
+  defaultPolicy: 'ec',
+  credentials: [CREDENTIALS],
+  baseDomains: ['s3.shardgate.test'],
+  maxObjectSize: 24 * MiB,
+  s3: { maxPartSize: 24 * MiB, maxXmlSize: 1 * MiB, errorDrainBytes: 4 * MiB },
+};
 
 export async function startTestWorker(gate: Gate = 'pass-through'): Promise<TestWorker> {
   const dir = await mkdtemp(join(tmpdir(), 'shardgate-s3-'));
   const entrypoint = join(dir, 'worker.mjs');
   await build({
-    entryPoints: [fixture(gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts')],
+    entryPoints: [fixture(gate === 'engine' ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts')],
     outfile: entrypoint,
     bundle: true,
     format: 'esm',
@@ -55,11 +69,14 @@ export async function startTestWorker(gate: Gate = 'pass-through'): Promise<Test
       },
     ],
   });
+  // The engine needs the project's bindings (R2 buckets, catalog Durable Object, repair queue).
+  const engine = gate === 'engine';
   const worker = await unstable_startWorker({
-    config: fixture('wrangler.toml'),
+    config: engine ? fileURLToPath(new URL('../../wrangler.toml', import.meta.url)) : fixture('wrangler.toml'),
     entrypoint,
+    bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }] }) } } : undefined,
     build: { bundle: false, moduleRoot: dirname(entrypoint) },
-    dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, watch: false, persist: false, logLevel: 'warn' },
+    dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, watch: false, persist: engine ? join(dir, 'state') : false, logLevel: 'warn' },
   });
   await worker.ready;
   const url = await worker.url;

@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
+import type { Gate } from '../harness.ts';
 
 export type ChecksumMode = 'defaults' | 'when-required';
-export type { Gate } from '../harness.ts';
-import type { Gate } from '../harness.ts';
+export type { Gate };
 
 export interface SuiteContext {
   mode: ChecksumMode;
