@@ -43,22 +43,18 @@ macro_rules! crc_impl {
 
             #[inline(always)]
             fn step16(crc: $t, b: &[u8]) -> $t {
-                // The first BITS/8 bytes absorb the running CRC; the rest are plain data.
-                let mut x = [0u8; 16];
-                x.copy_from_slice(&b[..16]);
-                let c = crc.to_le_bytes();
-                let mut i = 0;
-                while i < c.len() {
-                    x[i] ^= c[i];
-                    i += 1;
-                }
-                let mut r: $t = 0;
-                let mut j = 0;
-                while j < 16 {
-                    r ^= T[15 - j][x[j] as usize];
-                    j += 1;
-                }
-                r
+                // Two little-endian words; the first absorbs the running CRC (its low BITS/8 bytes).
+                let lo = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) ^ (crc as u64);
+                let hi = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+                let t = &T;
+                (t[15][(lo & 0xff) as usize] ^ t[14][((lo >> 8) & 0xff) as usize])
+                    ^ (t[13][((lo >> 16) & 0xff) as usize] ^ t[12][((lo >> 24) & 0xff) as usize])
+                    ^ (t[11][((lo >> 32) & 0xff) as usize] ^ t[10][((lo >> 40) & 0xff) as usize])
+                    ^ (t[9][((lo >> 48) & 0xff) as usize] ^ t[8][(lo >> 56) as usize])
+                    ^ (t[7][(hi & 0xff) as usize] ^ t[6][((hi >> 8) & 0xff) as usize])
+                    ^ (t[5][((hi >> 16) & 0xff) as usize] ^ t[4][((hi >> 24) & 0xff) as usize])
+                    ^ (t[3][((hi >> 32) & 0xff) as usize] ^ t[2][((hi >> 40) & 0xff) as usize])
+                    ^ (t[1][((hi >> 48) & 0xff) as usize] ^ t[0][(hi >> 56) as usize])
             }
 
             pub fn update(prev: $t, data: &[u8]) -> $t {
