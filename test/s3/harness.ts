@@ -25,7 +25,7 @@ export interface TestWorker {
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 /** Which gate the test worker runs: the development pass-through or the real SigV4 verifier. */
-export type Gate = 'pass-through' | 'sigv4' | 'engine';
+export type Gate = 'pass-through' | 'sigv4' | 'engine' | 'engine-anonymous';
 
 const MiB = 1024 * 1024;
 
@@ -45,7 +45,7 @@ export async function startTestWorker(gate: Gate = 'pass-through'): Promise<Test
   const dir = await mkdtemp(join(tmpdir(), 'shardgate-s3-'));
   const entrypoint = join(dir, 'worker.mjs');
   await build({
-    entryPoints: [fixture(gate === 'engine' ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts')],
+    entryPoints: [fixture(gate.startsWith('engine') ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts')],
     outfile: entrypoint,
     bundle: true,
     format: 'esm',
@@ -70,11 +70,11 @@ export async function startTestWorker(gate: Gate = 'pass-through'): Promise<Test
     ],
   });
   // The engine needs the project's bindings (R2 buckets, catalog Durable Object, repair queue).
-  const engine = gate === 'engine';
+  const engine = gate.startsWith('engine');
   const worker = await unstable_startWorker({
     config: engine ? fileURLToPath(new URL('../../wrangler.toml', import.meta.url)) : fixture('wrangler.toml'),
     entrypoint,
-    bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }] }) } } : undefined,
+    bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,
     build: { bundle: false, moduleRoot: dirname(entrypoint) },
     dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, watch: false, persist: engine ? join(dir, 'state') : false, logLevel: 'warn' },
   });

@@ -6,14 +6,19 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crc32B64 } from './conformance/context.ts';
-import { startTestWorker, type TestWorker } from './harness.ts';
+import { startTestWorker, type Gate, type TestWorker } from './harness.ts';
 import { errorFields, md5Base64, raw, rawSocket } from './raw-http.ts';
 
+// Run against the S3 layer over the in-memory stand-in, and against the product itself (the
+// erasure-coded engine behind the real gate, here with anonymous requests allowed so raw
+// unsigned requests reach the protocol checks).
+function rawInputSuite(gate: Gate): void {
+describe(`gate: ${gate}`, () => {
 let worker: TestWorker;
 let url: URL;
 
 beforeAll(async () => {
-  worker = await startTestWorker();
+  worker = await startTestWorker(gate);
   url = worker.url;
   expect((await raw(url, { method: 'PUT', path: '/rawi' })).status).toBe(200);
 });
@@ -182,3 +187,9 @@ describe('hostile keys', () => {
     }
   });
 });
+
+});
+}
+
+rawInputSuite('pass-through');
+rawInputSuite('engine-anonymous');
