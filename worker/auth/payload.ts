@@ -17,6 +17,7 @@ import { S3Error } from '../s3/errors.ts';
 import { fromBase64 } from './bytes.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
 import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type ChecksumCheck, type HasherFactory } from './checksum.ts';
+import { largePieces } from './large-pieces.ts';
 import { plainBodyVerifier, verifyEmptyBody } from './plain-body.ts';
 import { UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { RequestChecksum } from './types.ts';
@@ -170,7 +171,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: request.body.pipeThrough(decoder.transformStream()), decodedContentLength };
+    return { body: largePieces(request.body).pipeThrough(decoder.transformStream()), decodedContentLength };
   }
   const contentLength = parseLength(request.headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -182,5 +183,5 @@ export function verifiedBody(
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
-  return { body: request.body.pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
+  return { body: largePieces(request.body).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
 }
