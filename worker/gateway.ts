@@ -54,7 +54,9 @@ export function gatewayFor(env: Env, ctx?: { waitUntil(p: Promise<unknown>): voi
   const app = createApp({
     store,
     authenticate: makeAuthenticate(config, env),
-    config: { ...config.s3, region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
+    // A refused upload's unread body is drained (up to 64 MiB) before the error goes out, so the
+    // client reads its error and wrangler dev's proxy does not wedge.
+    config: { errorDrainBytes: 64 * 1024 * 1024, ...config.s3, region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
   });
   const gateway: Gateway = { config, backends, catalog, units, store, app };
   cached = { source, gateway };

@@ -50,6 +50,15 @@ export class BodyReader {
     }
   }
 
+  /** Gives the body back unread (someone else may drain it). */
+  release(): void {
+    try {
+      (this.plain ?? this.byob)?.releaseLock();
+    } catch {
+      // a read is still pending: leave the lock
+    }
+  }
+
   async cancel(reason?: unknown): Promise<void> {
     await (this.plain ?? this.byob)?.cancel(reason).catch(() => {});
   }

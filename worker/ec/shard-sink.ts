@@ -40,7 +40,14 @@ export class ShardSink {
   /** Resolves when the chunk is queued (or the sink has failed). Chunks must not be reused. */
   async write(chunk: Uint8Array): Promise<void> {
     if (!this.ok) return;
-    await Promise.race([this.writer.ready, this.failed]);
+    try {
+      // `ready` rejects when the backend stopped reading (its put is failing): that is this
+      // shard's failure, not the write's; the quorum decides.
+      await Promise.race([this.writer.ready, this.failed]);
+    } catch (err) {
+      if (this.ok) this.failure = err;
+      return;
+    }
     if (this.ok) this.writer.write(chunk).catch(() => {});
   }
 

@@ -130,7 +130,7 @@ export class UnitStore {
       const checksum = await verifyDigests(input, md5Bytes, hasher ? b64decode(hasher.digestBase64()) : null);
       return { storage: { kind: 'coded', units }, md5: md5Bytes, checksum };
     } catch (err) {
-      await reader.cancel(err);
+      reader.release();
       await this.discard(input.bucket, units);
       throw err;
     }

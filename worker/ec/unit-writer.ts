@@ -143,12 +143,15 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
       },
     };
   } catch (err) {
+    const failure = err instanceof S3Error || err instanceof QuorumError ? err : quorumFailureFrom(err);
     for (const s of sinks) s.abort(err);
     abort.abort(err);
-    await reader.cancel(err);
+    // Release, not cancel, the body: the app drains what is left before answering (a client
+    // still sending gets its error response; wrangler dev's proxy wedges on a cancelled body).
+    reader.release();
     await Promise.allSettled(sinks.map((s) => s.done));
     await Promise.allSettled(sinks.map((s) => s.backend.delete(s.key)));
-    throw err instanceof S3Error || err instanceof QuorumError ? err : quorumFailureFrom(err);
+    throw failure;
   } finally {
     stripe.free();
     coder.free();
