@@ -224,4 +224,23 @@ describe('writeUnit / readUnit', () => {
     expect(bad).toEqual([]);
     expect(faulty[4]!.calls.some((c) => c.op === 'get')).toBe(true); // parity fetched instead
   });
+
+  it('a backend that dies mid-upload costs one shard, not the write', async () => {
+    const { faulty, map } = cluster(6);
+    const dying = faulty[3]!;
+    const realPut = dying.put.bind(dying);
+    // Reads the first chunks of the shard stream, then fails as a dropped connection does.
+    dying.put = async (key, body, length) => {
+      if (body instanceof Uint8Array) return realPut(key, body, length);
+      const reader = body.getReader();
+      await reader.read();
+      await reader.cancel(new Error('connection reset'));
+      throw new Error('connection reset');
+    };
+    const data = randomBytes(rand, 4 * BLOCK * 6);
+    const { unit } = await put(faulty, data);
+    expect(unit.missing).toEqual([3]);
+    dying.put = realPut;
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+  });
 });
