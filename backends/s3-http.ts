@@ -5,8 +5,8 @@
 // Policy: only 5xx and throttling (429, SlowDown) are retried, with exponential backoff and
 // jitter, and only for requests whose body can be sent again; network errors and timeouts fail
 // at once (a down backend must be reported fast so the EC layer reads another shard).
-// Known gaps: Retry-After is not honoured; the timeout bounds "body sent + headers received",
-// then the idle time between body chunks, never the whole transfer.
+// Known gaps: Retry-After is not honoured; the timeout bounds idle time (no upload progress, no
+// headers, no download progress), never the whole transfer.
 
 import { AwsClient } from 'aws4fetch';
 import { parseS3Error } from './s3-xml.ts';
@@ -33,6 +33,9 @@ export interface S3Request {
   /** A stream body is never retried (it cannot be replayed). */
   body?: Uint8Array | ReadableStream<Uint8Array>;
   signal?: AbortSignal;
+  /** Set by send() while an attempt runs: call it as upload bytes flow, so the timeout bounds
+   *  "no progress" rather than the whole upload. */
+  progress?: { touch?: () => void };
 }
 
 /** A response whose body the caller still streams: it must call touch() per chunk and done()
@@ -99,6 +102,7 @@ export class S3Http {
       return this.error('Unavailable', `${req.method} failed: ${describe(err)}`, err);
     };
     arm();
+    if (req.progress) req.progress.touch = arm;
     try {
       const init = { method: req.method, headers: req.headers, body: req.body, signal: ctl.signal, duplex: 'half' };
       const signed = await this.aws.sign(req.url, init as RequestInit);

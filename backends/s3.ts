@@ -71,7 +71,8 @@ export class S3Backend implements Backend {
     if (body instanceof Uint8Array && body.byteLength !== length) {
       throw this.http.error('Corrupt', `body has ${body.byteLength} bytes, declared ${length}`);
     }
-    const checked = body instanceof Uint8Array ? undefined : withLengthCheck(body, length);
+    const progress: { touch?: () => void } = {};
+    const checked = body instanceof Uint8Array ? undefined : withLengthCheck(body, length, () => progress.touch?.());
     let sendBody: Uint8Array | ReadableStream<Uint8Array> = body;
     if (checked) {
       // workerd sends a stream with Content-Length only through a FixedLengthStream.
@@ -79,7 +80,7 @@ export class S3Backend implements Backend {
     }
     try {
       const ex = await this.http.send(
-        { method: 'PUT', url, headers: { 'content-length': String(length) }, body: sendBody, signal: opts?.signal },
+        { method: 'PUT', url, headers: { 'content-length': String(length) }, body: sendBody, signal: opts?.signal, progress },
         (status) => status === 200,
       );
       await ex.res.arrayBuffer().catch(() => {});

@@ -24,7 +24,7 @@ export type BodyFailure = { reason: 'length'; message: string } | { reason: 'sou
 
 /** Wraps a put body so that a byte count other than `length` errors the stream, and lets the
  *  adapter ask afterwards why an upload failed (fetch and R2 re-wrap stream errors). */
-export function withLengthCheck(body: ReadableStream<Uint8Array>, length: number) {
+export function withLengthCheck(body: ReadableStream<Uint8Array>, length: number, onChunk?: () => void) {
   const reader = body.getReader();
   let seenBytes = 0;
   let failure: BodyFailure | undefined;
@@ -47,6 +47,7 @@ export function withLengthCheck(body: ReadableStream<Uint8Array>, length: number
           return fail(ctl, { reason: 'length', message: `body ended after ${seenBytes} of the declared ${length} bytes` });
         }
         seenBytes += next.value.byteLength;
+        onChunk?.();
         const tooLong = { reason: 'length', message: `body is longer than the declared ${length} bytes` } as const;
         if (seenBytes > length) return fail(ctl, tooLong);
         if (seenBytes === length) {
