@@ -1,0 +1,116 @@
+/**
+ * What the OS says about a process (Linux /proc): CPU time (utime + stime), resident memory
+ * (VmRSS, sampled; VmHWM cannot be reset), the processes below ours, the TCP ports a process
+ * listens on, the load average. Everything the benchmark reports as CPU or memory comes from here.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) that `pid` has used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields after "(comm)": state is f[0], utime is field 14 of the whole line = f[11], stime f[12].
+  return (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
+}
+
+/** VmRSS in bytes. */
+export function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+export function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+export function cpuModel(): string {
+  const m = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+  return m ? m[1]!.trim() : 'unknown';
+}
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  comm: string;
+}
+
+/** Every live process whose parent chain leads to `root`. */
+export function descendants(root: number): ProcInfo[] {
+  const all = new Map<number, ProcInfo>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+      all.set(Number(name), { pid: Number(name), ppid, comm });
+    } catch {
+      // exited while we looked
+    }
+  }
+  const below = (p: ProcInfo): boolean => {
+    for (let q: ProcInfo | undefined = p, hops = 0; q && hops < 64; q = all.get(q.ppid), hops++) {
+      if (q.ppid === root) return true;
+    }
+    return false;
+  };
+  return [...all.values()].filter(below);
+}
+
+/** TCP ports (IPv4/IPv6) on which `pid` listens. */
+export function listenersOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]!);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return [];
+  }
+  const ports: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10 || f[3] !== '0A') continue; // 0A: LISTEN
+      if (inodes.has(f[9]!)) ports.push(parseInt(f[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...new Set(ports)];
+}
+
+/** Samples VmRSS of `pid` every `everyMs` until stopped; returns the peak seen. */
+export function rssSampler(pid: number, everyMs = 5): { stop(): number } {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      // process gone
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      try {
+        peak = Math.max(peak, rssBytes(pid));
+      } catch {
+        // gone
+      }
+      return peak;
+    },
+  };
+}
