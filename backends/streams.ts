@@ -91,7 +91,7 @@ export interface ShapeOptions {
 
 /** A pull-through view of `source` yielding exactly `take` bytes after `skip`, or an error. */
 export function shapeBody(source: ReadableStream<Uint8Array>, o: ShapeOptions): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
+  const reader = largePieces(source).getReader();
   let skipBytes = o.skip ?? 0;
   let leftBytes = o.take;
   let finished = false;
@@ -181,4 +181,35 @@ export function bytesToStream(bytes: Uint8Array, chunkBytes = 64 * 1024): Readab
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * largePieces: a fetch or request body re-read in pieces of up to 1 MiB. workerd's default
+ * reader hands such bodies over in ~4 KiB chunks and every stage downstream pays per chunk
+ * (measured: 16,386 reads and 5.5 CPU s/GB for a 64 MiB shard, against 64 reads and 0.3 s/GB
+ * with BYOB `readAtLeast`). Streams that are not byte streams are returned unchanged.
+ */
+const PIECE_BYTES = 1 << 20;
+
+type ByobReader = ReadableStreamBYOBReader & {
+  readAtLeast?(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+};
+
+export function largePieces(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let reader: ByobReader;
+  try {
+    reader = body.getReader({ mode: 'byob' }) as ByobReader;
+  } catch {
+    return body;
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // A fresh buffer each time: the piece is handed downstream and must not be reused.
+      const view = new Uint8Array(PIECE_BYTES);
+      const r: { done: boolean; value?: Uint8Array } = reader.readAtLeast ? await reader.readAtLeast(PIECE_BYTES, view) : await reader.read(view);
+      if (r.value && r.value.length > 0) controller.enqueue(r.value);
+      if (r.done) controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
 }
