@@ -11,6 +11,7 @@ import type { ObjectStore } from './store/types.ts';
 import { parseS3Config, type S3ConfigInput } from './s3/config.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { toS3Error } from './s3/error-map.ts';
+import { S3Error } from './s3/errors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation } from './s3/operations.ts';
 import { effectiveHeaders, parseS3Address, splitRawUrl } from './s3/request.ts';
@@ -21,6 +22,19 @@ export interface AppOptions {
   /** The verification gate: worker/auth's verifier, or passThroughAuthenticate in development. */
   authenticate: Authenticate;
   config?: S3ConfigInput;
+}
+
+/** S3 refuses request header sections over 8 KiB; headers the platform adds do not count. */
+const MAX_HEADER_SECTION = 8 * 1024;
+
+function checkHeaderSection(headers: Headers): void {
+  let size = 0;
+  headers.forEach((value, name) => {
+    if (!/^(cf-|x-forwarded-|x-real-ip$)/.test(name)) size += name.length + value.length + 4;
+  });
+  if (size > MAX_HEADER_SECTION) {
+    throw new S3Error('RequestHeaderSectionTooLarge', undefined, { MaxSizeAllowed: String(MAX_HEADER_SECTION) });
+  }
 }
 
 /** What the client sent: Cloudflare replaces Accept-Encoding before the Worker sees it. */
@@ -54,6 +68,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   });
 
   app.use(async (c, next) => {
+    checkHeaderSection(c.req.raw.headers);
     c.set('auth', await options.authenticate(c.req.raw, c.req.raw.url));
     await next();
   });

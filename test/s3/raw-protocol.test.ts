@@ -176,6 +176,13 @@ describe('limits and length', () => {
     expect(errorFields(res.text).Code).toBe('MissingContentLength');
   });
 
+  it('a request header section over 8 KiB is RequestHeaderSectionTooLarge, and stores nothing', async () => {
+    const res = await raw(url, { method: 'PUT', path: '/rawp/huge-headers', headers: { 'x-amz-meta-a': 'x'.repeat(4000), 'x-amz-meta-b': 'y'.repeat(4500) }, body: 'data' });
+    expect(res.status).toBe(400);
+    expect(errorFields(res.text).Code).toBe('RequestHeaderSectionTooLarge');
+    expect((await raw(url, { method: 'HEAD', path: '/rawp/huge-headers' })).status).toBe(404);
+  });
+
   it.skipIf(gate !== 'pass-through')('the development gate refuses aws-chunked bodies and stores nothing', async () => {
     const body = '3\r\nabc\r\n0\r\nx-amz-checksum-crc32:NSRBwg==\r\n\r\n';
     const headers = { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'x-amz-decoded-content-length': '3', 'x-amz-trailer': 'x-amz-checksum-crc32' };
