@@ -20,7 +20,8 @@ const backend = z.discriminatedUnion('kind', [
     kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(),
     endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
     pathStyle: z.boolean().optional(), prefix: z.string().optional(), timeoutMs: z.number().int().positive().optional(),
-    maxAttempts: z.number().int().positive().optional(),
+    /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
+    retries: z.number().int().min(0).optional(),
     accessKeyId: z.string().optional(), secretAccessKey: z.string().optional(),
     accessKeyIdSecret: z.string().optional(), secretAccessKeySecret: z.string().optional(),
   }).passthrough(),

@@ -3,6 +3,7 @@
  * catalog, the erasure-coded store and the Hono app — plus the background work: the repair
  * queue consumer and the garbage collector (cron). Rebuilt only if SHARDGATE_CONFIG changes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Hono } from 'hono';
 import { createBackend, type Backend } from '../backends/index.ts';
 import { createApp } from './app.ts';
@@ -34,7 +35,11 @@ export interface Gateway {
 
 let cached: { source: string; gateway: Gateway } | undefined;
 
-export function gatewayFor(env: Env, ctx?: { waitUntil(p: Promise<unknown>): void }): Gateway {
+/** The execution context of the request being served: background work (repair sends) must be
+ *  kept alive by the request that started it, not by whichever request built the gateway. */
+export const requestContext = new AsyncLocalStorage<{ waitUntil(p: Promise<unknown>): void }>();
+
+export function gatewayFor(env: Env): Gateway {
   const source = env.SHARDGATE_CONFIG ?? '';
   if (cached?.source === source) return cached.gateway;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
@@ -42,9 +47,15 @@ export function gatewayFor(env: Env, ctx?: { waitUntil(p: Promise<unknown>): voi
   const backends = config.backends.map((b) => createBackend(b, env));
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
   const enqueueRepair = (task: RepairTask) => {
-    const sent = env.REPAIR_QUEUE ? env.REPAIR_QUEUE.send(task) : repairNow(gateway, task);
+    // Sent on the next turn, not inside the PUT's commit path: workerd 2026-04-26 was seen to
+    // crash (SIGSEGV) on a queue send made there; a deferred send is fine.
+    const queue = env.REPAIR_QUEUE;
+    const sent = new Promise((resolve) => setTimeout(resolve, 0)).then(async () => {
+      if (queue) await queue.send(task);
+      else await repairNow(gateway, task);
+    });
     const settled = sent.catch((err: unknown) => console.error('shardgate: could not queue a repair', task, err));
-    ctx?.waitUntil(settled);
+    requestContext.getStore()?.waitUntil(settled);
   };
   const units = new UnitStore(backends, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.

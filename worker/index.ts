@@ -5,7 +5,7 @@
  */
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import type { RepairTask } from './ec/ec-store.ts';
-import { collectGarbage, gatewayFor, repairNow, type Env } from './gateway.ts';
+import { collectGarbage, gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
 
 export { CatalogObject } from './catalog/durable-object.ts';
 
@@ -23,7 +23,7 @@ function status(env: Env): Response {
 export default {
   async fetch(request, env, ctx) {
     if (new URL(request.url).pathname === '/_shardgate/status') return status(env);
-    return gatewayFor(env, ctx).app.fetch(request, env, ctx);
+    return requestContext.run(ctx, () => gatewayFor(env).app.fetch(request, env, ctx));
   },
 
   async queue(batch, env) {

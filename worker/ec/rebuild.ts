@@ -87,9 +87,13 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
     const etag = `"${hexOf(createHash('md5').update(Buffer.concat(md5s)).digest())}-${count}"`;
     offer(parts[0]!.info.header.key, { info: parts[count - 1]!.info, units: parts.map((p) => p.unit), etag });
   }
+  // Newest write wins: by time, then by id (ids sort in creation order within an isolate).
+  function age(c: { info: ShardFileInfo }): string {
+    return `${c.info.header.createdAt} ${c.info.header.segment?.writeId ?? c.info.header.unitId}`;
+  }
   function offer(key: string, candidate: { info: ShardFileInfo; units: CodedUnit[]; etag: string }) {
     const prev = newest.get(key);
-    if (!prev || prev.info.header.createdAt < candidate.info.header.createdAt) newest.set(key, candidate);
+    if (!prev || age(prev) < age(candidate)) newest.set(key, candidate);
   }
   for (const [key, { info, units, etag }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);

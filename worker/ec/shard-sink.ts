@@ -8,7 +8,6 @@ import type { Backend } from '../../backends/types.ts';
 export class ShardSink {
   failure: unknown = null;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
-  private readonly failed: Promise<void>;
   readonly done: Promise<boolean>;
 
   constructor(
@@ -20,13 +19,10 @@ export class ShardSink {
   ) {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, { highWaterMark: 2 });
     this.writer = writable.getWriter();
-    let markFailed!: () => void;
-    this.failed = new Promise((resolve) => (markFailed = resolve));
     this.done = backend.put(key, readable, length, { signal }).then(
       () => true,
       (err) => {
         this.failure = err;
-        markFailed();
         this.writer.abort(err).catch(() => {});
         return false;
       },
@@ -41,9 +37,10 @@ export class ShardSink {
   async write(chunk: Uint8Array): Promise<void> {
     if (!this.ok) return;
     try {
-      // `ready` rejects when the backend stopped reading (its put is failing): that is this
-      // shard's failure, not the write's; the quorum decides.
-      await Promise.race([this.writer.ready, this.failed]);
+      // `ready` rejects once the backend stops reading (its put failed and aborted the writer):
+      // that is this shard's failure, not the write's; the quorum decides. (No race against a
+      // promise that may never settle: each such race would stay in memory until it does.)
+      await this.writer.ready;
     } catch (err) {
       if (this.ok) this.failure = err;
       return;
@@ -52,7 +49,7 @@ export class ShardSink {
   }
 
   async close(): Promise<boolean> {
-    if (this.ok) await Promise.race([this.writer.close().catch(() => {}), this.failed]);
+    if (this.ok) await this.writer.close().catch(() => {});
     return this.done;
   }
 
