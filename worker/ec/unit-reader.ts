@@ -95,7 +95,11 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
     if (!decoding) {
       const needed = neededData(s);
       const reads = readInto(needed, lastNeeded);
-      const outcome = input.hedgeMs ? await Promise.race([reads, sleep(input.hedgeMs).then(() => 'slow' as const)]) : await reads;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const outcome = input.hedgeMs
+        ? await Promise.race([reads, new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), input.hedgeMs)))])
+        : await reads;
+      clearTimeout(timer); // one timer per stripe must not outlive it
       if (outcome === true) return;
       if (outcome === 'slow') {
         // Hedge: shards that have not delivered in time are left out (not reported: their data
@@ -179,10 +183,6 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
       release();
     },
   }, { highWaterMark: 0 });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function drainAll(backends: Map<string, Backend>): Map<string, Backend> {
