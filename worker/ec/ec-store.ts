@@ -13,6 +13,7 @@ import type { Catalog, PartRecord } from '../catalog/types.ts';
 import type { GatewayConfig, StoragePolicy } from '../config.ts';
 import { S3Error } from '../s3/errors.ts';
 import { checkCopySourceRange, resolveRange } from '../s3/range.ts';
+import { toHex } from '../store/bytes.ts';
 import { checkReadConditions, checkWriteConditions, etagMatches } from '../store/conditions.ts';
 import { combinePartChecksums, multipartEtag } from '../store/multipart-checksums.ts';
 import type * as T from '../store/types.ts';
@@ -96,7 +97,7 @@ export class EcStore implements T.ObjectStore {
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const size = this.requireLength(o.contentLength, this.opts.config.maxObjectSize);
     const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata });
-    const m = this.newManifest(bucket, key, size, `"${hex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -145,7 +146,7 @@ export class EcStore implements T.ObjectStore {
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
     const body = await this.units.open(src.bucket, src.key, source.storage, 0, source.size - 1);
     const stored = await this.units.storeBody({ bucket, key, body, size: source.size, policy: this.policy(bucket), checksum: algorithm ? { algorithm, expected: null } : null, metadata });
-    const m = this.newManifest(bucket, key, source.size, `"${hex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -159,7 +160,7 @@ export class EcStore implements T.ObjectStore {
   private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null): Promise<T.PartInfo> {
     const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum, contentMD5, part: { uploadId, partNumber } });
     const unit = (stored.storage as { units: CodedUnit[] }).units[0]!;
-    const part: PartRecord = { partNumber, etag: `"${hex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
+    const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
     try {
       await this.catalog.putPart(bucket, key, uploadId, part);
     } catch (err) {
@@ -247,7 +248,4 @@ export class EcStore implements T.ObjectStore {
   listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploads(bucket, o);
 }
 
-function hex(bytes: Uint8Array): string {
-  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
 

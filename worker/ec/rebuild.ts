@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { S3Error } from '../s3/errors.ts';
+import { toBase64, toHex } from '../store/bytes.ts';
 import type { ObjectMetadata } from '../store/types.ts';
 import { encodeHeader } from './format.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
@@ -65,7 +66,7 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
       shardDigests: info.footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: [...Array(n).keys()].filter((j) => !shards.has(j)),
       md5: [...info.footer.md5].map((x) => x.toString(16).padStart(2, '0')).join(''),
-      checksum: info.footer.checksum ? { algorithm: info.footer.checksum.algorithm, type: 'FULL_OBJECT', value: b64(info.footer.checksum.digest) } : null,
+      checksum: info.footer.checksum ? { algorithm: info.footer.checksum.algorithm, type: 'FULL_OBJECT', value: toBase64(info.footer.checksum.digest) } : null,
     };
     if (h.segment) {
       const list = segments.get(h.segment.writeId) ?? [];
@@ -84,7 +85,7 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
       continue;
     }
     const md5s = parts.map((p) => Uint8Array.from(p.unit.md5.match(/../g)!.map((x) => parseInt(x, 16))));
-    const etag = `"${hexOf(createHash('md5').update(Buffer.concat(md5s)).digest())}-${count}"`;
+    const etag = `"${toHex(createHash('md5').update(Buffer.concat(md5s)).digest())}-${count}"`;
     offer(parts[0]!.info.header.key, { info: parts[count - 1]!.info, units: parts.map((p) => p.unit), etag });
   }
   // Newest write wins: by time, then by id (ids sort in creation order within an isolate).
@@ -113,10 +114,4 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
   return result;
 }
 
-function hexOf(bytes: Uint8Array): string {
-  return [...bytes].map((x) => x.toString(16).padStart(2, '0')).join('');
-}
 
-function b64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
-}

@@ -8,6 +8,7 @@ import type { Backend } from '../../backends/types.ts';
 import type { StoragePolicy } from '../config.ts';
 import { createHasher } from '../s3/checksums.ts';
 import { S3Error } from '../s3/errors.ts';
+import { base64Equal, fromBase64, toBase64 } from '../store/bytes.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../store/types.ts';
 import { BodyReader } from './body-reader.ts';
 import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from './manifest.ts';
@@ -127,7 +128,7 @@ export class UnitStore {
         throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
       }
       const md5Bytes = new Uint8Array(md5.digest());
-      const checksum = await verifyDigests(input, md5Bytes, hasher ? b64decode(hasher.digestBase64()) : null);
+      const checksum = await verifyDigests(input, md5Bytes, hasher ? fromBase64(hasher.digestBase64())! : null);
       return { storage: { kind: 'coded', units }, md5: md5Bytes, checksum };
     } catch (err) {
       reader.release();
@@ -159,15 +160,15 @@ export class UnitStore {
     }
     if (got !== input.size) throw new S3Error('IncompleteBody', `the body ended after ${got} of ${input.size} bytes`);
     const md5Bytes = new Uint8Array(md5.digest());
-    const checksum = await verifyDigests(input, md5Bytes, hasher ? b64decode(hasher.digestBase64()) : null);
-    return { storage: { kind: 'inline', data: b64encode(data) }, md5: md5Bytes, checksum };
+    const checksum = await verifyDigests(input, md5Bytes, hasher ? fromBase64(hasher.digestBase64())! : null);
+    return { storage: { kind: 'inline', data: toBase64(data) }, md5: md5Bytes, checksum };
   }
 
   /** The bytes [start, end] of object `key`; the first unit is opened before returning. */
   async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
     if (end < start) return new ReadableStream({ start: (c) => c.close() });
     if (storage.kind === 'inline') {
-      const bytes = b64decode(storage.data).subarray(start, end + 1);
+      const bytes = fromBase64(storage.data)!.subarray(start, end + 1);
       return new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
     }
     const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
@@ -205,35 +206,17 @@ export class UnitStore {
 }
 
 async function verifyDigests(input: StoreBodyInput, md5: Uint8Array, checksumDigest: Uint8Array | null): Promise<ObjectChecksum | null> {
-  if (input.contentMD5 != null && !sameBase64(input.contentMD5, b64encode(md5))) {
+  if (input.contentMD5 != null && !base64Equal(input.contentMD5, toBase64(md5))) {
     throw new S3Error('BadDigest', 'The Content-MD5 you specified did not match what we received.');
   }
   if (!input.checksum || !checksumDigest) return null;
-  const value = b64encode(checksumDigest);
+  const value = toBase64(checksumDigest);
   const expected = await input.checksum.expected;
-  if (expected != null && !sameBase64(expected, value)) {
+  if (expected != null && !base64Equal(expected, value)) {
     throw new S3Error('BadDigest', `The ${input.checksum.algorithm} you specified did not match the calculated checksum.`);
   }
   return { algorithm: input.checksum.algorithm, type: 'FULL_OBJECT', value };
 }
 
-function sameBase64(a: string, b: string): boolean {
-  try {
-    return b64encode(b64decode(a.trim())) === b;
-  } catch {
-    return false;
-  }
-}
 
-export function b64encode(bytes: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-}
 
-export function b64decode(b64: string): Uint8Array {
-  const s = atob(b64);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}

@@ -14,6 +14,7 @@ import type { Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import type { Hasher } from '../s3/checksums.ts';
 import { S3Error } from '../s3/errors.ts';
+import { fromBase64, toHex } from '../store/bytes.ts';
 import { BodyReader } from './body-reader.ts';
 import { blockSeed, encodeFooter, encodeHeader, unitSalt, type ShardHeader } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
@@ -119,7 +120,7 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
       throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
     }
     const md5Bytes = new Uint8Array(md5.digest());
-    const checksumDigest = input.checksum ? base64Bytes(input.checksum.hasher.digestBase64()) : null;
+    const checksumDigest = input.checksum ? fromBase64(input.checksum.hasher.digestBase64())! : null;
     const shardDigests = blockSums.map((sums, i) => digestOf(sums, i));
     const footer = encodeFooter({
       md5: md5Bytes,
@@ -139,7 +140,7 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
         headerLens: headers.map((h) => h.length),
         shardDigests: shardDigests.map((d) => d.toString(16).padStart(16, '0')),
         missing: results.flatMap((ok, i) => (ok ? [] : [i])),
-        md5: hex(md5Bytes),
+        md5: toHex(md5Bytes),
       },
     };
   } catch (err) {
@@ -193,10 +194,4 @@ export function digestOf(sums: bigint[], shardIndex: number): bigint {
   return checksums().xxh64(bytes, BigInt(shardIndex));
 }
 
-function hex(bytes: Uint8Array): string {
-  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
 
-function base64Bytes(b64: string): Uint8Array {
-  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-}

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { checksums } from '../../coder-wasm/index.ts';
+import { toBase64 } from '../store/bytes.ts';
 
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
@@ -17,16 +18,7 @@ export interface Hasher {
 
 export type HasherFactory = (alg: ChecksumAlgorithm) => Hasher;
 
-export function bytesToBase64(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s);
-}
 
-export function base64ToBytes(b64: string): Uint8Array {
-  const s = atob(b64);
-  return Uint8Array.from(s, (c) => c.charCodeAt(0));
-}
 
 function u32be(v: number): Uint8Array {
   const out = new Uint8Array(4);
@@ -44,7 +36,7 @@ function crc32Hasher(update: (d: Uint8Array, prev: number) => number): Hasher {
   let crc = 0;
   return {
     update: (chunk) => void (crc = update(chunk, crc)),
-    digestBase64: () => bytesToBase64(u32be(crc)),
+    digestBase64: () => toBase64(u32be(crc)),
   };
 }
 
@@ -59,7 +51,7 @@ export const createHasher: HasherFactory = (alg) => {
       let crc = 0n;
       return {
         update: (chunk) => void (crc = c.crc64nvme(chunk, crc)),
-        digestBase64: () => bytesToBase64(u64be(crc)),
+        digestBase64: () => toBase64(u64be(crc)),
       };
     }
     case 'SHA1':
