@@ -70,6 +70,13 @@ export const configSchema = z.object({
   readHedgeMs: z.number().int().min(0).default(1000),
   /** Delay before superseded or orphaned shards are deleted. */
   garbageGraceSeconds: z.number().int().min(0).default(3600),
+  /**
+   * Longest a write may take from its first shard to its commit. Unit ids are reserved in the
+   * catalog before any shard is written; a reservation still held this long after is an orphan
+   * (a crash, a refused or abandoned upload) and its shards are collected. A write that would
+   * commit later than this is refused (RequestTimeout) instead: its shards may be going.
+   */
+  writeReservationSeconds: z.number().int().min(1).default(24 * 3600),
 }).strict();
 
 export type GatewayConfigInput = z.input<typeof configSchema>;

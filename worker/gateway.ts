@@ -1,7 +1,7 @@
 /**
  * Gateway: everything one isolate builds once from its env — parsed config, backends, the
- * catalog, the erasure-coded store and the Hono app — plus the background work: the repair
- * queue consumer and the garbage collector (cron). Rebuilt only if SHARDGATE_CONFIG changes.
+ * catalog, the erasure-coded store and the Hono app — and repairNow, the repair queue's work
+ * (the cron's garbage collector is ec/collector.ts). Rebuilt only if SHARDGATE_CONFIG changes.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Hono } from 'hono';
@@ -11,7 +11,6 @@ import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { parseConfig, type GatewayConfig } from './config.ts';
 import { EcStore, type RepairTask } from './ec/ec-store.ts';
-import { shardKey } from './ec/manifest.ts';
 import { repairUnit } from './ec/repair.ts';
 import { UnitStore } from './ec/unit-store.ts';
 import { makeAuthenticate } from './auth-gate.ts';
@@ -80,22 +79,6 @@ export async function repairNow(g: Gateway, task: RepairTask): Promise<void> {
   const unit = manifest?.storage.kind === 'coded' ? manifest.storage.units.find((u) => u.unitId === task.unitId) : undefined;
   if (!unit) return;
   const result = await repairUnit(task.bucket, unit, task.shards, g.units.byId);
+  if (result.repaired.length) await g.catalog.markRepaired(task.bucket, task.key, unit.unitId, result.repaired);
   if (result.failed.length) throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId} failed for ${JSON.stringify(result.failed)}`);
-}
-
-/** Deletes the shards of units whose grace delay has passed. */
-export async function collectGarbage(g: Gateway, now = new Date()): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const batch = await g.catalog.takeDueGarbage(now, 100);
-    if (batch.length === 0) return deleted;
-    for (const { bucket, units } of batch) {
-      for (const u of units) {
-        const results = await Promise.allSettled(u.placement.map((id, i) => g.units.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))));
-        if (results.some((r) => r.status === 'rejected')) {
-          await g.catalog.queueGarbage({ bucket, units: [u] }, new Date(now.getTime() + 60_000)); // try again later
-        } else deleted++;
-      }
-    }
-  }
 }

@@ -5,7 +5,8 @@
  */
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import type { RepairTask } from './ec/ec-store.ts';
-import { collectGarbage, gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
+import { collectGarbage } from './ec/collector.ts';
+import { gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
 
 export { CatalogObject } from './catalog/durable-object.ts';
 
@@ -40,6 +41,7 @@ export default {
   },
 
   async scheduled(_event, env, ctx) {
-    ctx.waitUntil(collectGarbage(gatewayFor(env)).then((n) => console.log(`shardgate: collected ${n} garbage units`)));
+    const g = gatewayFor(env);
+    ctx.waitUntil(collectGarbage(g.catalog, g.units.byId).then((n) => console.log(`shardgate: collected ${n} garbage units`)));
   },
 } satisfies ExportedHandler<Env, RepairTask>;

@@ -8,7 +8,7 @@ import type { CatalogOptions } from '../../worker/catalog/rules.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
-import { byUtf8, expectS3, ids, inlineManifest, manifest, takeUnitIds, unit } from './fixtures.ts';
+import { byUtf8, expectS3, ids, inlineManifest, manifest, takeReservedIds, takeUnitIds, unit } from './fixtures.ts';
 
 /** The grace delay the suite configures; "later" is safely past it, "now" safely before it. */
 export const GRACE_MS = 60_000;
@@ -205,6 +205,42 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     expect([...first, ...rest].flatMap((g) => g.units.map((u) => u.unitId)).sort()).toEqual(ids([u1, u2, u3]));
     expect([...first, ...rest].every((g) => g.bucket === b)).toBe(true);
     expect(await c().takeDueGarbage(due, 10)).toEqual([]);
+  });
+
+  it('takes repaired shards off a unit\'s missing list, and ignores units the object no longer holds', async () => {
+    const b = await bucket();
+    const [u1, u2] = [{ ...unit(), missing: [1, 3] }, unit()];
+    await c().commitObject(b, 'k', manifest(b, 'k', [u1, u2]), {});
+    await c().markRepaired(b, 'k', u1.unitId, [3]);
+    const after = await c().getObject(b, 'k');
+    expect(after?.storage.kind === 'coded' && after.storage.units.map((u) => u.missing)).toEqual([[1], u2.missing]);
+    await c().markRepaired(b, 'k', unit().unitId, [1]); // an overwritten unit: nothing to do
+    await c().markRepaired(b, 'absent', u1.unitId, [1]);
+    expect(await c().getObject(b, 'k')).toEqual(after);
+    await expectS3(c().markRepaired(`${b}-none`, 'k', u1.unitId, [1]), 'NoSuchBucket');
+  });
+
+  it('hands reservations to the collector at expiry unless a commit or a part released them', async () => {
+    const b = await bucket();
+    const expires = new Date(Date.now() + 5 * 60_000);
+    const [committed, part, abandoned, replaced] = [unit(), unit(1), unit(), unit()];
+    await c().reserveUnits(b, [committed, part, abandoned, replaced].map((u) => u.unitId), expires);
+    await c().commitObject(b, 'k', manifest(b, 'k', [committed]), {});
+    const upload = await c().createUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
+    await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), unit: part });
+    expect(await takeReservedIds(c(), b, new Date(expires.getTime() - 1))).toEqual([]); // the write may still be running
+    expect(await takeReservedIds(c(), b, expires)).toEqual(ids([abandoned, replaced]));
+    expect(await takeReservedIds(c(), b, later())).toEqual([]); // taken means removed
+    await expectS3(c().reserveUnits(`${b}-none`, [unit().unitId], expires), 'NoSuchBucket');
+  });
+
+  it('keeps the reservations of a deleted bucket for the collector', async () => {
+    const b = await bucket();
+    const u = unit();
+    const expires = new Date(Date.UTC(1973, 0, 1));
+    await c().reserveUnits(b, [u.unitId], expires);
+    await c().deleteBucket(b);
+    expect(await takeReservedIds(c(), b, expires)).toEqual([u.unitId]);
   });
 
   it('keeps garbage queued for a bucket that no longer exists', async () => {

@@ -62,6 +62,12 @@ export async function takeUnitIds(c: Catalog, bucket: string, now: Date): Promis
   return taken.filter((g) => g.bucket === bucket).flatMap((g) => g.units.map((u) => u.unitId)).sort();
 }
 
+/** Takes due garbage and returns the expired reservations (unit ids) of `bucket`. */
+export async function takeReservedIds(c: Catalog, bucket: string, now: Date): Promise<string[]> {
+  const taken = await c.takeDueGarbage(now, 100_000);
+  return taken.filter((g) => g.bucket === bucket).flatMap((g) => g.unitIds ?? []).sort();
+}
+
 export const ids = (units: CodedUnit[]) => units.map((u) => u.unitId).sort();
 
 /** UTF-8 byte order, computed independently of the code under test. */

@@ -19,13 +19,14 @@ async function bytes(s: ReadableStream<Uint8Array>) {
   return new Uint8Array(await new Response(s).arrayBuffer());
 }
 
-function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }) {
+function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }, extra: object = {}) {
   const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` })));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
     policies: { main: policy, copies: { codec: 'replicate', replicas: 3, blockSize: 4096 } },
     defaultPolicy: 'main',
     buckets: { replicated: 'copies' },
+    ...extra,
   });
   const repairs: RepairTask[] = [];
   const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: err.reason }));
@@ -170,5 +171,24 @@ describe('EcStore', () => {
     await fresh.createBucket('w', 'us-east-1');
     expect((await rebuildIndex('w', backends, fresh)).restored).toEqual(['big']);
     expect((await fresh.getObject('w', 'big'))?.size).toBe(data.length);
+  });
+
+  it('refuses a write that outlives its reservation with RequestTimeout and deletes its shards', async () => {
+    const t = setup(undefined, { writeReservationSeconds: 1 });
+    await t.store.createBucket('slow', { region: 'us-east-1' });
+    const data = randomBytes(rand, 50_000);
+    const slow = new ReadableStream<Uint8Array>({
+      async start(c) {
+        c.enqueue(data.subarray(0, 20_000));
+        await new Promise((r) => setTimeout(r, 1100)); // past the reservation's commit margin
+        c.enqueue(data.subarray(20_000));
+        c.close();
+      },
+    });
+    await expect(t.store.putObject('slow', 'k', slow, put(data.length))).rejects.toMatchObject({ code: 'RequestTimeout' });
+    await expect(t.store.headObject('slow', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+    for (const b of t.backends) expect((await b.list('sg1/slow/')).entries).toEqual([]);
+    const due = await t.catalog.takeDueGarbage(new Date(Date.now() + 2000), 10);
+    expect(due.flatMap((g) => g.unitIds ?? [])).toHaveLength(1); // the collector still comes by
   });
 });

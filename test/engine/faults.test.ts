@@ -2,7 +2,8 @@
  * The fault table of the engine, through the S3 API with the real AWS SDK, over the R2
  * simulation behind the fault wrapper: each single backend down, m down, m+1 down (a clean 503),
  * a slow backend (hedged), bit rot, truncation and a stale shard in storage (detected, read
- * around, repaired by the queue), and an index lost and rebuilt from shard headers.
+ * around, repaired by the queue), orphans of uncommitted writes collected, and an index lost and
+ * rebuilt from shard headers.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
@@ -44,6 +45,14 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     throw new Error(`${key}: shards still damaged: ${JSON.stringify(await scrub(key))}`);
   }
 
+  async function waitFor(check: () => Promise<boolean>, what: string) {
+    for (let i = 0; i < 100; i++) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out: ${what}`);
+  }
+
   beforeAll(async () => {
     gw = await startGateway(r2Config());
     await s3().send(new CreateBucketCommand({ Bucket: B }));
@@ -71,6 +80,7 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
       if (p.placement.includes(id)) {
         expect(p.missing).toEqual([p.placement.indexOf(id)]);
         await waitUntilScrubbed(`w-${id}`);
+        await waitFor(async () => (await placement(`w-${id}`)).missing.length === 0, 'the index learns of the repair');
       }
     }
   });
@@ -130,6 +140,29 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     } finally {
       await fault(ids[0]!, 'heal');
     }
+  });
+
+  it('shards of writes that never committed are collected once their reservation expires', async () => {
+    const units = async () => ((await gw.control(`/__test/units?bucket=${B}`)) as { units: Record<string, number> }).units;
+    const referenced = async () => new Set(((await gw.control(`/__test/referenced?bucket=${B}`)) as { unitIds: string[] }).unitIds);
+    // A gateway dying between its last shard and the commit, and a write refused below quorum.
+    const { unitIds: [crashed] } = (await gw.control(`/__test/crash-write?bucket=${B}&key=b&size=400000`)) as { unitIds: string[] };
+    expect((await units())[crashed!]).toBe(6);
+    expect(sha(await get('b')), 'the old version stays readable').toBe(sha(objects.get('b')!));
+    const { placement: ids } = await placement('a');
+    for (const i of [0, 1, 2]) await fault(ids[i]!, 'offline');
+    try {
+      await expect(put('refused-too', bytes(100_000, 9))).rejects.toMatchObject({ $metadata: { httpStatusCode: 503 } });
+    } finally {
+      for (const i of [0, 1, 2]) await fault(ids[i]!, 'online');
+    }
+    await gw.control('/__test/collect?aheadSeconds=3600'); // a reservation lasts a day: nothing expired yet
+    expect((await units())[crashed!], 'a write in progress is never collected').toBe(6);
+    await gw.control(`/__test/collect?aheadSeconds=${25 * 3600}`);
+    const live = await referenced();
+    const left = Object.keys(await units()).filter((id) => !live.has(id));
+    expect(left, 'unreferenced units left on the backends').toEqual([]);
+    for (const [key, body] of objects) expect(sha(await get(key)), key).toBe(sha(body));
   });
 
   it('an index lost entirely is rebuilt from shard headers', async () => {

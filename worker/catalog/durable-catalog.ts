@@ -83,6 +83,10 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).commitObject(bucket, key, manifest, conditions, this.grace));
   }
 
+  async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
+    unwrap(await this.bucket(bucket).markRepaired(bucket, key, unitId, shards));
+  }
+
   async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
     unwrap(await this.bucket(bucket).deleteObject(bucket, key, ifMatch, this.grace));
   }
@@ -119,6 +123,10 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).listUploads(bucket, options));
   }
 
+  async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
+    unwrap(await this.bucket(bucket).reserveUnits(bucket, unitIds, expires.getTime()));
+  }
+
   /** Into the bucket's instance; if the bucket is gone, into '__buckets__' (the units still exist). */
   async queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void> {
     const r = await this.bucket(garbage.bucket).queueGarbage(garbage, notBefore.getTime());
@@ -131,7 +139,7 @@ export class DurableCatalog implements Catalog {
     const taken = await this.registry().takeDueGarbage(now.getTime(), limit);
     for (const b of await this.listBuckets()) {
       if (taken.length >= limit) break;
-      taken.push(...(await this.bucket(b.name).takeDueGarbage(now.getTime(), limit - taken.length)));
+      taken.push(...(await this.bucket(b.name).takeDueGarbage(now.getTime(), limit - taken.length, b.name)));
     }
     return taken;
   }

@@ -30,6 +30,7 @@ export class CatalogObject extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.schemaReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").toArray().length > 0;
+    if (this.schemaReady) this.sql.exec(SCHEMA); // idempotent: adds tables a newer release introduced
   }
 
   private get sql(): SqlStorage {
@@ -109,7 +110,7 @@ export class CatalogObject extends DurableObject {
     return this.atomic(() => {
       if (new SqlObjects(this.sql, bucket).hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
       this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
-      return allGarbage(this.sql);
+      return allGarbage(this.sql, bucket);
     });
   }
 
@@ -124,8 +125,13 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
-  takeDueGarbage(now: number, limit: number): GarbageUnits[] {
-    return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit)) : [];
+  reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
+    return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
+  }
+
+  /** The bucket list's instance holds no reservations: only a bucket's own instance names one bucket. */
+  takeDueGarbage(now: number, limit: number, bucket?: string): GarbageUnits[] {
+    return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit, bucket)) : [];
   }
 
   // ---- Objects and multipart uploads of the bucket ----
@@ -135,6 +141,9 @@ export class CatalogObject extends DurableObject {
   }
   commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+  }
+  markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Reply<void> {
+    return this.inBucket(bucket, (o) => o.markRepaired(key, unitId, shards));
   }
   deleteObject(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace));

@@ -11,7 +11,7 @@ import { checkWriteConditions } from '../store/conditions.ts';
 import { compareKeys, listPage } from '../store/list-keys.ts';
 import type * as S from '../store/types.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
-import { DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unusedPartUnits, type CatalogOptions } from './rules.ts';
+import { DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
 import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 
 interface UploadState {
@@ -23,6 +23,8 @@ interface BucketState {
   info: S.BucketInfo;
   objects: Map<string, ObjectManifest>;
   uploads: Map<string, UploadState>;
+  /** Unit id -> expiry (ms) of writes not yet committed. */
+  reservations: Map<string, number>;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -59,7 +61,7 @@ export class MemoryCatalog implements Catalog {
 
   async createBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map() });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map() });
   }
 
   async headBucket(bucket: string): Promise<S.BucketInfo> {
@@ -69,6 +71,7 @@ export class MemoryCatalog implements Catalog {
   async deleteBucket(bucket: string): Promise<void> {
     const b = this.bucket(bucket);
     if (b.objects.size > 0 || b.uploads.size > 0) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+    for (const [id, expires] of b.reservations) this.garbage.push({ notBefore: expires, entry: { bucket, units: [], unitIds: [id] } });
     this.buckets.delete(bucket);
   }
 
@@ -80,7 +83,13 @@ export class MemoryCatalog implements Catalog {
     const objects = this.bucket(bucket).objects;
     checkWriteConditions(current(objects.get(key)), conditions, key);
     this.supersede(bucket, supersededUnits(objects.get(key), manifest));
+    this.release(bucket, unitsOf(manifest));
     objects.set(key, clone(manifest));
+  }
+
+  async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
+    const manifest = this.bucket(bucket).objects.get(key);
+    if (manifest) withRepaired(manifest, unitId, shards);
   }
 
   async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
@@ -109,6 +118,7 @@ export class MemoryCatalog implements Catalog {
     const parts = this.upload(bucket, key, uploadId).parts;
     const replaced = parts.get(part.partNumber);
     if (replaced && replaced.unit.unitId !== part.unit.unitId) this.supersede(bucket, [replaced.unit]);
+    this.release(bucket, [part.unit]);
     parts.set(part.partNumber, clone(part));
   }
 
@@ -143,6 +153,15 @@ export class MemoryCatalog implements Catalog {
     return clone(uploadsResult(listRanges(sortedRowsFetch(rows), afterUpload, { prefix, delimiter, start, maxEntries: maxUploads })));
   }
 
+  async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
+    const reservations = this.bucket(bucket).reservations;
+    for (const id of unitIds) reservations.set(id, expires.getTime());
+  }
+
+  private release(bucket: string, units: CodedUnit[]): void {
+    for (const u of units) this.bucket(bucket).reservations.delete(u.unitId);
+  }
+
   async queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void> {
     this.garbage.push({ notBefore: notBefore.getTime(), entry: clone(garbage) });
   }
@@ -150,7 +169,14 @@ export class MemoryCatalog implements Catalog {
   async takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]> {
     const due = this.garbage.filter((g) => g.notBefore <= now.getTime()).sort((a, b) => a.notBefore - b.notBefore).slice(0, Math.max(0, limit));
     for (const g of due) this.garbage.splice(this.garbage.indexOf(g), 1);
-    return due.map((g) => g.entry);
+    const taken = due.map((g) => g.entry);
+    for (const [bucket, state] of this.buckets) {
+      if (taken.length >= limit) break;
+      const expired = [...state.reservations].filter(([, t]) => t <= now.getTime()).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([id]) => id);
+      for (const id of expired) state.reservations.delete(id);
+      if (expired.length) taken.push({ bucket, units: [], unitIds: expired });
+    }
+    return taken;
   }
 }
 

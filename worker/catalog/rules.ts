@@ -33,6 +33,14 @@ export function supersededUnits(previous: ObjectManifest | null | undefined, nex
   return unitsOf(previous).filter((u) => !kept.has(u.unitId));
 }
 
+/** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */
+export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
+  const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
+  if (!unit || !unit.missing.some((i) => shards.includes(i))) return false;
+  unit.missing = unit.missing.filter((i) => !shards.includes(i));
+  return true;
+}
+
 /**
  * Units of an upload's `parts` that the completed `manifest` does not use. InvalidPart when the
  * manifest names a unit that is no longer a part of the upload: the part was replaced after the

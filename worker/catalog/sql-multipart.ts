@@ -40,6 +40,7 @@ export class SqlMultipart {
     const row = this.sql.exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number = ?', uploadId, part.partNumber).toArray()[0];
     const replaced: PartRecord | undefined = row && JSON.parse(row.record);
     if (replaced && replaced.unit.unitId !== part.unit.unitId) this.objects.queueGarbage([replaced.unit], Date.now() + graceMs);
+    this.objects.release([part.unit]);
     this.sql.exec('INSERT OR REPLACE INTO parts (upload_id, part_number, record) VALUES (?, ?, ?)', uploadId, part.partNumber, JSON.stringify(part));
   }
 

@@ -9,7 +9,7 @@ import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
 import { checkWriteConditions } from '../store/conditions.ts';
 import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../store/types.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits } from './rules.ts';
+import { supersededUnits, unitsOf, withRepaired } from './rules.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
 
@@ -34,11 +34,18 @@ export class SqlObjects {
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
     this.queueGarbage([...supersededUnits(previous, manifest), ...alsoUnused], Date.now() + graceMs);
+    this.release(unitsOf(manifest));
     const r = objectRow(key, manifest);
     this.sql.exec(
       'INSERT OR REPLACE INTO objects (key, etag, size, last_modified, checksum, manifest) VALUES (?, ?, ?, ?, ?, ?)',
       r.key, r.etag, r.size, r.last_modified, r.checksum, r.manifest,
     );
+  }
+
+  markRepaired(key: string, unitId: string, shards: number[]): void {
+    const manifest = this.get(key);
+    if (!manifest || !withRepaired(manifest, unitId, shards)) return;
+    this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
   }
 
   delete(key: string, ifMatch: string | undefined, graceMs: number): void {
@@ -69,19 +76,41 @@ export class SqlObjects {
   queueGarbage(units: CodedUnit[], notBefore: number): void {
     if (units.length > 0) queueGarbage(this.sql, { bucket: this.bucket, units }, notBefore);
   }
+
+  reserve(unitIds: string[], expires: number): void {
+    for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires) VALUES (?, ?)', id, expires);
+  }
+
+  /** The units are referenced now: their reservations end. */
+  release(units: CodedUnit[]): void {
+    for (const u of units) this.sql.exec('DELETE FROM reservations WHERE unit_id = ?', u.unitId);
+  }
 }
 
 export function queueGarbage(sql: SqlStorage, entry: GarbageUnits, notBefore: number): void {
   sql.exec('INSERT INTO garbage (not_before, entry) VALUES (?, ?)', notBefore, JSON.stringify(entry));
 }
 
-/** Removes and returns up to `limit` entries due at `now`, oldest first. */
-export function takeDueGarbage(sql: SqlStorage, now: number, limit: number): GarbageUnits[] {
+/**
+ * Removes and returns up to `limit` entries due at `now`, oldest first; then the reservations
+ * expired at `now` (at most `limit` of them) as one entry of `bucket` (a bucket's instance holds
+ * one bucket). Entries that could not be collected come back through queueGarbage.
+ */
+export function takeDueGarbage(sql: SqlStorage, now: number, limit: number, bucket: string | undefined): GarbageUnits[] {
   const rows = sql.exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit).toArray();
   for (const r of rows) sql.exec('DELETE FROM garbage WHERE id = ?', r.id);
-  return rows.map((r) => JSON.parse(r.entry));
+  const taken: GarbageUnits[] = rows.map((r) => JSON.parse(r.entry));
+  if (bucket === undefined || taken.length >= limit) return taken;
+  const expired = sql.exec<{ unit_id: string }>('SELECT unit_id FROM reservations WHERE expires <= ? ORDER BY expires LIMIT ?', now, limit).toArray();
+  for (const r of expired) sql.exec('DELETE FROM reservations WHERE unit_id = ?', r.unit_id);
+  if (expired.length) taken.push({ bucket, units: [], unitIds: expired.map((r) => r.unit_id) });
+  return taken;
 }
 
-export function allGarbage(sql: SqlStorage): GarbageRow[] {
-  return sql.exec<GarbageRow>('SELECT not_before, entry FROM garbage ORDER BY id').toArray();
+/** Pending garbage and reservations (as garbage due at their expiry), for a retiring bucket's hand-over. */
+export function allGarbage(sql: SqlStorage, bucket: string): GarbageRow[] {
+  const rows = sql.exec<GarbageRow>('SELECT not_before, entry FROM garbage ORDER BY id').toArray();
+  const reserved = sql.exec<{ unit_id: string; expires: number }>('SELECT unit_id, expires FROM reservations ORDER BY expires').toArray();
+  const entry = (ids: string[]): string => JSON.stringify({ bucket, units: [], unitIds: ids } satisfies GarbageUnits);
+  return [...rows, ...reserved.map((r) => ({ not_before: r.expires, entry: entry([r.unit_id]) }))];
 }

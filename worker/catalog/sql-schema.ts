@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS parts (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS garbage (id INTEGER PRIMARY KEY, not_before INTEGER NOT NULL, entry TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS garbage_due ON garbage (not_before, id);
+CREATE TABLE IF NOT EXISTS reservations (unit_id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS reservations_due ON reservations (expires);
 `;
 
 export type BucketRow = { name: string; region: string; created: number };

@@ -38,6 +38,11 @@ export interface UploadRecord extends UploadInfo {
 export interface GarbageUnits {
   bucket: string;
   units: CodedUnit[];
+  /**
+   * Units of writes that never committed (reservations past their expiry): their placement was
+   * never recorded, so the collector looks for `sg1/<bucket>/<unitId>/` on every backend.
+   */
+  unitIds?: string[];
 }
 
 export interface Catalog {
@@ -57,6 +62,12 @@ export interface Catalog {
    * The superseded manifest's units are queued for deletion after the grace delay.
    */
   commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  /**
+   * Takes `shards` off the `missing` list of unit `unitId` in the committed manifest of `key`,
+   * once a repair has rewritten them, so reads use them again. Nothing happens if the object no
+   * longer holds that unit (it was overwritten or deleted while the repair ran).
+   */
+  markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
   /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
   deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void>;
   /** S3 listing rules: see worker/store/list-keys.ts (shared budget, no repeated prefixes). */
@@ -79,8 +90,15 @@ export interface Catalog {
   abortUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   listUploads(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
 
+  /**
+   * Records that shards are about to be written under these unit ids (NoSuchBucket if missing).
+   * A commit or putPart naming a unit releases its reservation; one still held at `expires` is a
+   * write that never committed (a crash, a refused or abandoned upload), and takeDueGarbage hands
+   * it to the collector. Reserving before the first shard write is what makes every orphan findable.
+   */
+  reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
   /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
   queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
-  /** Takes (removes and returns) up to `limit` garbage entries that are due at `now`. */
+  /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */
   takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
 }

@@ -6,8 +6,7 @@
  * orphans, which the collector deletes. Unhealthy shards seen on reads or missed by writes are
  * handed to `enqueueRepair`.
  * Spec: AWS S3 API reference, one method per operation; multipart rules as memory-multipart.ts.
- * Known gaps: no versioning API; CopyObject copies data (no shard sharing); the catalog's
- * `missing` list is not updated after a repair (reads then just try those shards first).
+ * Known gaps: no versioning API; CopyObject copies data (no shard sharing).
  */
 import type { Catalog, PartRecord } from '../catalog/types.ts';
 import type { GatewayConfig, StoragePolicy } from '../config.ts';
@@ -18,7 +17,7 @@ import { checkReadConditions, checkWriteConditions, etagMatches } from '../store
 import { combinePartChecksums, multipartEtag } from '../store/multipart-checksums.ts';
 import type * as T from '../store/types.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
-import type { UnitStore } from './unit-store.ts';
+import type { StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
 export interface RepairTask {
   bucket: string;
@@ -71,6 +70,30 @@ export class EcStore implements T.ObjectStore {
     return contentLength;
   }
 
+  /**
+   * Stores a body under unit ids reserved in the catalog first (so an orphan is always found).
+   * A write that ends too close to its reservation's expiry is refused: the collector may already
+   * be deleting its shards by the time the commit lands.
+   */
+  private async store(input: Omit<StoreBodyInput, 'policy' | 'reserve'>): Promise<StoredBody> {
+    const lifetime = this.opts.config.writeReservationSeconds * 1000;
+    let commitBy = Infinity;
+    const stored = await this.units.storeBody({
+      ...input,
+      policy: this.policy(input.bucket),
+      reserve: async (unitIds) => {
+        const expires = Date.now() + lifetime;
+        await this.catalog.reserveUnits(input.bucket, unitIds, new Date(expires));
+        commitBy = expires - Math.min(lifetime / 10, 10 * 60_000);
+      },
+    });
+    if (Date.now() > commitBy) {
+      if (stored.storage.kind === 'coded') await this.units.discard(input.bucket, stored.storage.units);
+      throw new S3Error('RequestTimeout', `the upload took longer than the gateway's writeReservationSeconds (${this.opts.config.writeReservationSeconds})`);
+    }
+    return stored;
+  }
+
   /** Commits, or deletes the freshly written shards when the commit is refused. */
   private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<void>): Promise<T.PutObjectResult> {
     try {
@@ -96,7 +119,7 @@ export class EcStore implements T.ObjectStore {
     const current = await this.catalog.getObject(bucket, key); // NoSuchBucket, fail-fast conditions
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const size = this.requireLength(o.contentLength, this.opts.config.maxObjectSize);
-    const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata });
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata });
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
@@ -145,7 +168,7 @@ export class EcStore implements T.ObjectStore {
     const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
     const body = await this.units.open(src.bucket, src.key, source.storage, 0, source.size - 1);
-    const stored = await this.units.storeBody({ bucket, key, body, size: source.size, policy: this.policy(bucket), checksum: algorithm ? { algorithm, expected: null } : null, metadata });
+    const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata });
     const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
@@ -158,7 +181,7 @@ export class EcStore implements T.ObjectStore {
   }
 
   private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null): Promise<T.PartInfo> {
-    const stored = await this.units.storeBody({ bucket, key, body, size, policy: this.policy(bucket), checksum, contentMD5, part: { uploadId, partNumber } });
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } });
     const unit = (stored.storage as { units: CodedUnit[] }).units[0]!;
     const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
     try {

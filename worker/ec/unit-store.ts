@@ -28,6 +28,12 @@ export interface StoredBody {
   checksum: ObjectChecksum | null;
 }
 
+/**
+ * Records unit ids in the catalog before their first shard is written (Catalog.reserveUnits), so
+ * a write that never commits leaves nothing the collector cannot find.
+ */
+export type ReserveUnits = (unitIds: string[]) => Promise<void>;
+
 export interface StoreBodyInput {
   bucket: string;
   key: string;
@@ -39,6 +45,7 @@ export interface StoreBodyInput {
   /** Parts are always coded units (a manifest lists units), never inline. */
   part?: { uploadId: string; partNumber: number };
   metadata?: unknown;
+  reserve?: ReserveUnits;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -65,6 +72,7 @@ export class UnitStore {
     if (k + m > MAX_OPEN_SUBREQUESTS && size > this.segmentBytes(k, policy.blockSize)) return this.storeSegmented(input, codec, k, m, quorum);
     const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
     const unitId = newId();
+    await input.reserve?.([unitId]);
     const { unit, md5, checksumDigest } = await writeUnit({
       bucket: input.bucket, key: input.key, unitId, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
       backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
@@ -96,6 +104,8 @@ export class UnitStore {
     const md5 = createHash('md5');
     const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
     const writeId = newId();
+    const unitIds = Array.from({ length: count }, () => newId());
+    await input.reserve?.(unitIds);
     const units: CodedUnit[] = [];
     let pending: Uint8Array | null = null;
     try {
@@ -118,7 +128,7 @@ export class UnitStore {
           },
         }, { highWaterMark: 0 });
         const { unit } = await writeUnit({
-          bucket: input.bucket, key: input.key, unitId: newId(), codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
+          bucket: input.bucket, key: input.key, unitId: unitIds[index]!, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
           backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), body: segment, size: len, checksum: null,
           headerExtra: { metadata: input.metadata, segment: { writeId, index, count, objectSize: size } },
         });
@@ -199,7 +209,11 @@ export class UnitStore {
     }, { highWaterMark: 0 });
   }
 
-  /** Deletes the shards of units that will never be committed (best effort; the collector catches the rest). */
+  /**
+   * Deletes the shards of units that will never be committed, best effort: a shard still being
+   * written by a backend that does not abort cleanly may land afterwards; the unit's reservation
+   * then brings the collector back for it.
+   */
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)))));
   }

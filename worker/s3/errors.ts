@@ -38,6 +38,7 @@ const S3_ERRORS = {
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchUpload: [404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'],
   NotModified: [304, 'Not Modified'],
+  RequestTimeout: [400, 'Your socket connection to the server was not read from or written to within the timeout period.'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],
   RequestHeaderSectionTooLarge: [400, 'Your request header section exceeds the maximum allowed size.'],
