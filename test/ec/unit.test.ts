@@ -82,6 +82,22 @@ describe('writeUnit / readUnit', () => {
     expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 0, 0]);
   });
 
+  it('a degraded read keeps the healthy data shards\' reads and adds one parity shard: k+1 requests', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 5);
+    const { unit } = await put(faulty, data);
+    faulty.forEach((f) => f.calls.splice(0));
+    faulty[1]!.goOffline();
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 1, 0]);
+    faulty[1]!.goOnline();
+    // Rot found in a later stripe: the switch happens mid-read, the other data reads go on.
+    faulty[2]!.flipBitsOnGet({ count: 1 });
+    faulty.forEach((f) => f.calls.splice(0));
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 1, 0]);
+  });
+
   it('reads through every single and double backend loss, and reports the lost shards', async () => {
     const { faulty, map } = cluster(6);
     const data = randomBytes(rand, 4 * BLOCK * 3 + 777);

@@ -6,7 +6,8 @@
  * Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes. Every shard
  * found unhealthy is reported through `onUnhealthy`, so the caller can queue its repair.
  * The first stripe is read before the stream is returned: failures up front become errors,
- * not truncated bodies. Known gap: no hedged reads for slow backends yet.
+ * not truncated bodies. Data shards slower than `hedgeMs` are decoded around (hedged reads).
+ * Known gap: no read-ahead; stripe s+1 is requested when the client has taken stripe s.
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Stripe } from '../../coder-wasm/index.ts';
@@ -77,7 +78,7 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
 
   async function loadStripe(s: number): Promise<void> {
     const need = replica ? 1 : unit.k;
-    let loaded = new Set<number>(); // blocks of stripe s already in stripe memory
+    const loaded = new Set<number>(); // blocks of stripe s already in stripe memory
     let generation = 0; // results of reads abandoned by a hedge are ignored
     const readInto = async (shards: number[], to: (i: number) => number) => {
       const gen = generation;
@@ -109,11 +110,15 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
         generation++;
         reads.catch(() => {});
       }
-      // From this stripe on, read k good shards and decode. Readers opened for the healthy path
-      // cover too few stripes, so they are replaced.
+      // From this stripe on, read k good shards and decode. Data shards that delivered this
+      // stripe keep their open reads when those reach the last stripe (a degraded read adds
+      // parity readers rather than reopening healthy ones); their blocks stay loaded.
       decoding = true;
-      dropReaders();
-      loaded = new Set();
+      for (const [i, r] of readers) {
+        if (loaded.has(i) && r.lastStripe >= last) continue;
+        r.cancel();
+        readers.delete(i);
+      }
     }
     for (;;) {
       let sources = [...Array(n).keys()].filter((i) => !bad.has(i) && !slow.has(i)).slice(0, need);
