@@ -23,6 +23,12 @@ function bytes(n: number, seed: number): Uint8Array {
   return out;
 }
 
+// Bucket "copies" uses the replicate-3 baseline policy.
+const CONFIG = r2Config({
+  policies: { ec: { k: 4, m: 2, blockSize: 65536 }, copies: { codec: 'replicate', replicas: 3, blockSize: 65536 } },
+  buckets: { copies: 'copies' },
+});
+
 describe('engine fault table (SDK over the R2 simulation)', () => {
   let gw: RunningGateway;
   const B = 'faults';
@@ -54,7 +60,7 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
   }
 
   beforeAll(async () => {
-    gw = await startGateway(r2Config());
+    gw = await startGateway(CONFIG);
     await s3().send(new CreateBucketCommand({ Bucket: B }));
     for (const [key, size] of [['a', 300_000], ['b', 1_000_000], ['c', 200_000]] as const) {
       const body = bytes(size, size);
@@ -142,6 +148,21 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     }
   });
 
+  it('replicate-3 stores three verified copies and reads with two of them down', async () => {
+    const body = bytes(1_000_000, 42);
+    await s3().send(new CreateBucketCommand({ Bucket: 'copies' }));
+    await s3().send(new PutObjectCommand({ Bucket: 'copies', Key: 'r', Body: body }));
+    const shards = ((await gw.control('/__test/scrub?bucket=copies&key=r')) as { shards: { ok: boolean; backend: string }[] }).shards;
+    expect(shards.map((x) => x.ok)).toEqual([true, true, true]);
+    for (const x of shards.slice(0, 2)) await fault(x.backend, 'offline');
+    try {
+      const r = await s3().send(new GetObjectCommand({ Bucket: 'copies', Key: 'r' }));
+      expect(sha(await r.Body!.transformToByteArray())).toBe(sha(body));
+    } finally {
+      for (const x of shards.slice(0, 2)) await fault(x.backend, 'online');
+    }
+  });
+
   it('shards of writes that never committed are collected once their reservation expires', async () => {
     const units = async () => ((await gw.control(`/__test/units?bucket=${B}`)) as { units: Record<string, number> }).units;
     const referenced = async () => new Set(((await gw.control(`/__test/referenced?bucket=${B}`)) as { unitIds: string[] }).unitIds);
@@ -169,7 +190,7 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     const persistDir = gw.persistDir;
     await gw.stop();
     rmSync(join(persistDir, 'v3', 'do'), { recursive: true, force: true });
-    gw = await startGateway(r2Config(), { persistDir });
+    gw = await startGateway(CONFIG, { persistDir });
     await expect(get('b')).rejects.toMatchObject({ name: 'NoSuchBucket' });
     const result = (await gw.control(`/__test/rebuild?bucket=${B}`)) as { restored: string[] };
     expect(result.restored).toEqual(expect.arrayContaining(['a', 'b', 'c']));

@@ -165,16 +165,22 @@ export async function writeUnit(input: WriteUnitInput): Promise<WriteUnitResult>
       if (used < b) stripe.shard(i).fill(0, used, b);
     }
     if (!replica) stripe.encode(b);
+    // Replicas share one copy of the block (chunks are never modified downstream); each still
+    // has its own checksum, seeded by its shard index.
+    const shared = replica ? stripe.shard(0).slice(0, b) : null;
     const chunks = sinks.map((_, i) => {
       const src = replica ? 0 : i;
       const sum = stripe.xxh64(src, 0, b, blockSeed(salt, s, i));
       blockSums[i]!.push(sum);
-      const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + b);
+      const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + (shared ? 0 : b));
       new DataView(chunk.buffer).setBigUint64(0, sum, true);
-      chunk.set(stripe.shard(src).subarray(0, b), BLOCK_CHECKSUM_BYTES);
+      if (!shared) chunk.set(stripe.shard(src).subarray(0, b), BLOCK_CHECKSUM_BYTES);
       return chunk;
     });
-    await Promise.all(sinks.map((sink, i) => sink.write(chunks[i]!)));
+    await Promise.all(sinks.map(async (sink, i) => {
+      await sink.write(chunks[i]!);
+      if (shared) await sink.write(shared);
+    }));
   }
 
   function quorumFailure(written: number): QuorumError {
