@@ -4,7 +4,7 @@
  * flips and truncation (rebuilt, reported), more than m losses (QuorumError, never wrong bytes),
  * write quorum, and the replica codec.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
 import { decodeFooter, decodeHeader } from '../../worker/ec/format.ts';
@@ -15,6 +15,7 @@ import { QuorumError, writeUnit } from '../../worker/ec/unit-writer.ts';
 import { repairUnit } from '../../worker/ec/repair.ts';
 import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
 import { createHash } from 'node:crypto';
+import { resetLatency } from '../../worker/ec/backend-latency.ts';
 import { prng, randomBytes } from '../coder/cases.ts';
 
 const BLOCK = 4096;
@@ -55,6 +56,7 @@ async function get(unit: CodedUnit, map: Map<string, Backend>, start = 0, end = 
 
 describe('writeUnit / readUnit', () => {
   const rand = prng(77);
+  beforeEach(() => resetLatency()); // backend ids repeat across tests; so would their latencies
 
   it('round-trips sizes around stripe boundaries, whole and in ranges', async () => {
     for (const size of [1, 100, 4 * BLOCK - 1, 4 * BLOCK, 4 * BLOCK + 1, 3 * 4 * BLOCK + 5000]) {
@@ -95,7 +97,9 @@ describe('writeUnit / readUnit', () => {
     faulty[2]!.flipBitsOnGet({ count: 1 });
     faulty.forEach((f) => f.calls.splice(0));
     expect(Buffer.compare(await get(unit, map), data)).toBe(0);
-    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 1, 0]);
+    const gets = faulty.map((f) => f.calls.filter((c) => c.op === 'get').length);
+    expect(gets.slice(0, 4)).toEqual([1, 1, 1, 1]);
+    expect(gets[4]! + gets[5]!, 'one parity shard (whichever answers fastest)').toBe(1);
   });
 
   it('reads through every single and double backend loss, and reports the lost shards', async () => {
@@ -228,6 +232,21 @@ describe('writeUnit / readUnit', () => {
     const bad: ShardReadError[] = [];
     expect(Buffer.compare(await get(unit, map, 0, a.length - 1, bad), a)).toBe(0);
     expect(bad.map((e) => [e.shardIndex, e.reason])).toEqual([[0, 'corrupt']]);
+  });
+
+  it('a decoding read takes its parity shards from the backends that have been answering fastest', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 2);
+    const { unit } = await put(faulty, data);
+    const gets = () => faulty.map((f) => f.calls.filter((c) => c.op === 'get').length);
+    faulty[0]!.goOffline();
+    faulty[4]!.delayWhen(100, (c) => c.op === 'get'); // parity 4 answers slowly...
+    faulty.forEach((f) => f.calls.splice(0));
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+    expect(gets()).toEqual([1, 1, 1, 1, 1, 0]); // ...but nothing is known yet: index order
+    faulty.forEach((f) => f.calls.splice(0));
+    expect(Buffer.compare(await get(unit, map), data)).toBe(0);
+    expect(gets(), 'the next degraded read prefers parity 5').toEqual([1, 1, 1, 1, 0, 1]);
   });
 
   it('hedges: a data shard slower than the threshold is decoded around, not waited for, and not reported', async () => {

@@ -4,6 +4,7 @@
  * and shard index) verified in place. Any failure — backend error, short body, checksum
  * mismatch — surfaces as ShardReadError, which the unit reader answers by using other shards.
  */
+import { recordFailure, recordLatency } from './backend-latency.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Stripe } from '../../coder-wasm/index.ts';
 import { blockSeed } from './format.ts';
@@ -44,8 +45,10 @@ export class ShardReader {
     const l = this.layout;
     const offset = l.blockOffset(this.firstStripe);
     const length = l.blockOffset(this.lastStripe) + BLOCK_CHECKSUM_BYTES + l.blockLen(this.lastStripe) - offset;
+    const asked = performance.now();
     return (this.opening ??= this.backend.get(this.key, { offset, length }, { signal: this.abort.signal }).then(
       (r) => {
+        recordLatency(this.backend.id, performance.now() - asked);
         if (this.closed) {
           r.body.cancel().catch(() => {});
           throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
@@ -53,6 +56,7 @@ export class ShardReader {
         this.reader = r.body.getReader();
       },
       (err) => {
+        if (!this.closed) recordFailure(this.backend.id);
         throw this.fail(err);
       },
     ));

@@ -15,6 +15,7 @@ import { unitSalt } from './format.ts';
 import { UnitLayout } from './layout.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
+import { latencyOf } from './backend-latency.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { QuorumError } from './unit-writer.ts';
 
@@ -44,6 +45,12 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   const stripe = coder.stripe(unit.blockSize);
   const salt = unitSalt(unit.unitId);
   const bad = new Set<number>(unit.missing);
+  // Decoding sources in order of preference: data shards (no decoding needed for them), then
+  // the other shards by how fast their backends have been answering. Replicas: fastest first.
+  const byLatency = (a: number, b: number) => latencyOf(unit.placement[a]!) - latencyOf(unit.placement[b]!);
+  const preference = replica
+    ? [...Array(n).keys()].sort(byLatency)
+    : [...[...Array(unit.k).keys()], ...[...Array(unit.m).keys()].map((j) => unit.k + j).sort(byLatency)];
   const slow = new Set<number>();
   let decoding = replica ? true : [...Array(unit.k).keys()].some((i) => bad.has(i));
   let readers = new Map<number, ShardReader>();
@@ -121,9 +128,9 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
       }
     }
     for (;;) {
-      let sources = [...Array(n).keys()].filter((i) => !bad.has(i) && !slow.has(i)).slice(0, need);
+      let sources = preference.filter((i) => !bad.has(i) && !slow.has(i)).slice(0, need);
       // Slow shards are a last resort, better than failing the read.
-      if (sources.length < need) sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
+      if (sources.length < need) sources = preference.filter((i) => !bad.has(i)).slice(0, need);
       if (sources.length < need) {
         throw new QuorumError(`only ${n - bad.size} of ${n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
       }
