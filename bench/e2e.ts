@@ -30,10 +30,10 @@ import { cpus } from 'node:os';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Backend } from '../backends/types.ts';
+import { cpuModel, cpuSeconds, loadAverage, rssBytes, rssSampler } from '../test/support/proc.ts';
 import { placeShards } from '../worker/ec/placement.ts';
 import { expectedCrc32, get, makeClient, put, type ClientMode } from './lib/client.ts';
 import { buildBundle, CREDENTIALS, startGateway, type BenchGateway, type Bundle } from './lib/gateway.ts';
-import { cpuModel, cpuSeconds, loadAverage, rssBytes, rssSampler } from './lib/proc.ts';
 import { startS3rvers, s3BackendConfig, type BenchS3rver, type S3rverStats } from './lib/s3rver.ts';
 import { chart, type Panel } from './lib/svg.ts';
 import { WHAT_IF_NAMES } from './lib/what-if.ts';
@@ -141,7 +141,7 @@ async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | '
   const { g, servers } = ctx;
   await g.control('/__bench/reset');
   const http0 = servers.length ? await serverStats(servers) : 0;
-  const rssIdle = idleRss ?? rssBytes(g.pid);
+  const rssIdle = idleRss ?? rssBytes(g.pid) ?? 0;
   const sampler = rssSampler(g.pid);
   const bench0 = process.cpuUsage();
   const back0 = serverCpu(servers);
@@ -157,7 +157,7 @@ async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | '
   const cpuS = cpuSeconds(g.pid) - cpu0;
   const backendCpuS = serverCpu(servers) - back0;
   const b = process.cpuUsage(bench0);
-  const rssPeak = sampler.stop();
+  const rssPeak = sampler.stop().peak;
   const calls = sumCalls(await g.control('/__bench/stats'));
   const http = servers.length ? (await serverStats(servers)) - http0 : null;
   const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, units: 0 };
@@ -328,7 +328,7 @@ async function runBig(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
       await get(s3, p.bucket, 'big-warmup');
       await new Promise((r) => setTimeout(r, 1000));
       const fresh: Ctx = { ...ctx, g, s3 };
-      const idle = rssBytes(g.pid);
+      const idle = rssBytes(g.pid) ?? 0;
       // Round 0 from the fresh worker's idle; round 1 again, from the RSS just before it (the
       // heap has grown by then): together they tell heap growth from memory held per request.
       for (const round of [0, 1]) {
@@ -727,7 +727,7 @@ async function main(): Promise<void> {
         await runMatrix(ctx);
         if (BIG && setup === 's3rver') await runBig(ctx, bundle, ctx.config);
         if (BREAKDOWN && setup === 's3rver') await runBackendBreakdown(ctx);
-        if (!ctx.g.direct || rssBytes(ctx.g.pid) === 0) throw new Error('the workerd process went away during the run');
+        if (!ctx.g.direct || rssBytes(ctx.g.pid) === null) throw new Error('the workerd process went away during the run');
       });
     }
     if (BREAKDOWN) {

@@ -9,9 +9,10 @@ import { AwsChunkedDecoder, type AwsChunkedOptions, type ChunkSigning } from '..
 import type { ChecksumAlgorithm } from '../../worker/auth/checksum.ts';
 import { signingKey } from '../../worker/auth/sigv4.ts';
 import { verifyRequest } from '../../worker/auth/verify.ts';
+import { seededBytes } from '../support/random.ts';
 import { encodeAwsChunked, sha256hex, type ChunkSigner } from './helpers/aws-chunked-encode.ts';
 import { checksumOf, testCreateHasher } from './helpers/checksums.ts';
-import { concat, enc, fill, fromLatin1, latin1, patterned, randomSplit, readAll, streamOf } from './helpers/streams.ts';
+import { concat, enc, fill, fromLatin1, latin1, randomSplit, readAll, streamOf } from './helpers/streams.ts';
 
 // AWS's example (sigv4-streaming.html, sigv4-streaming-trailers.html): 65 KiB of 'a' in a
 // 64 KiB and a 1 KiB chunk, signed by the documentation's example key on 2013-05-24.
@@ -226,7 +227,7 @@ async function fixture(mode: Mode, data: Uint8Array, sizes: number[], alg: Check
 }
 
 describe('any split of the input gives the same output', () => {
-  const data = patterned(200_000, 7);
+  const data = seededBytes(200_000, 7);
   it.each(MODES)('%s: random chunk sizes, random input splits', async (mode) => {
     for (const [sizes, label] of [[[65536], '64 KiB'], [[1048576], '1 MiB'], [[1, 2, 3, 8191, 100_000], 'odd sizes']] as const) {
       const f = await fixture(mode, data, [...sizes]);
@@ -302,7 +303,7 @@ describe('any split of the input gives the same output', () => {
 });
 
 describe('failures are never silent', () => {
-  const small = patterned(300, 3);
+  const small = seededBytes(300, 3);
 
   it.each(MODES)('%s: truncation at every length fails with IncompleteBody', async (mode) => {
     const f = await fixture(mode, small, [100, 1, 50]);
@@ -326,7 +327,7 @@ describe('failures are never silent', () => {
   });
 
   it('a wrong chunk signature fails at that chunk, before later data is released', async () => {
-    const data = patterned(3 * 65536, 4);
+    const data = seededBytes(3 * 65536, 4);
     const f = await fixture('signed', data, [65536]);
     const bad = f.body.slice();
     const firstSig = new TextDecoder().decode(bad.subarray(0, 100)).indexOf('chunk-signature=') + 'chunk-signature='.length;
@@ -346,7 +347,7 @@ describe('failures are never silent', () => {
   });
 
   it.each([0, 1, 2, 3])('chunk signature %i (of 3 chunks and the final one) replaced -> SignatureDoesNotMatch', async (index) => {
-    const data = patterned(3000, 8);
+    const data = seededBytes(3000, 8);
     const f = await fixture('signed', data, [1000]);
     const text = latin1(f.body);
     const sig = f.chunkSignatures[index];
@@ -356,7 +357,7 @@ describe('failures are never silent', () => {
   });
 
   it('signed modes: a missing chunk-signature, a missing or wrong trailer signature', async () => {
-    const data = patterned(500, 9);
+    const data = seededBytes(500, 9);
     const f = await fixture('signed-trailer', data, [200]);
     const text = latin1(f.body);
     expect(await failure(fromLatin1(text.replace(/;chunk-signature=[0-9a-f]{64}/, '')), f.opts())).toBe('SignatureDoesNotMatch');
@@ -371,7 +372,7 @@ describe('failures are never silent', () => {
   });
 
   it('trailers: wrong value, malformed value, undeclared, duplicated, missing, or in a mode without trailers', async () => {
-    const data = patterned(500, 10);
+    const data = seededBytes(500, 10);
     const crc = checksumOf('CRC32', data);
     const opts = (): AwsChunkedOptions => ({
       decodedContentLength: 500,
@@ -399,7 +400,7 @@ describe('failures are never silent', () => {
   });
 
   it('without a hasher the trailer value is only format-checked and handed on', async () => {
-    const data = patterned(500, 10);
+    const data = seededBytes(500, 10);
     const settled: Array<string | null> = [];
     const opts = (): AwsChunkedOptions => ({
       decodedContentLength: 500,

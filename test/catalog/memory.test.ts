@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
 import { afterKey, keySuccessor, listRanges, sortedRowsFetch, startBound } from '../../worker/catalog/range-list.ts';
 import { compareKeys, listPage } from '../../worker/store/list-keys.ts';
+import { prng } from '../support/random.ts';
 import { runCatalogContract } from './contract.ts';
 import { byUtf8 } from './fixtures.ts';
 
@@ -23,13 +24,8 @@ describe('keySuccessor', () => {
 
 describe('listRanges against listPage', () => {
   const alphabet = ['a', 'b', '/', '-', 'é', '\uFFFD', '\u{1F600}'];
-  let seed = 7; // mulberry32: deterministic, so a failure reproduces
-  const rand = (n: number) => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n | 0;
-  };
+  const next = prng(7); // deterministic, so a failure reproduces
+  const rand = (n: number) => (next() * n) | 0;
   const word = (max: number) => Array.from({ length: 1 + rand(max) }, () => alphabet[rand(alphabet.length)]).join('');
 
   it('gives the same pages on random keys, prefixes, delimiters and resume points', () => {

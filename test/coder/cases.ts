@@ -1,8 +1,8 @@
 /// <reference types="vite/client" />
 /**
- * Shared helpers for coder tests: the known-answer vector index, a seeded PRNG, and an
- * independent GF(2^8) encoder in plain TypeScript (bitwise multiply, no tables shared with the
- * Rust code) used as a second oracle beside the ISA-L vectors.
+ * Shared helpers for coder tests: the known-answer vector index and an independent GF(2^8)
+ * encoder in plain TypeScript (bitwise multiply, no tables shared with the Rust code) used as a
+ * second oracle beside the ISA-L vectors. Seeded data: test/support/random.ts.
  */
 import indexTsv from '../fixtures/rs-cauchy/index.tsv?raw';
 
@@ -22,26 +22,6 @@ export const VECTOR_CASES: VectorCase[] = indexTsv
     const [file, k, m, len, seed] = line.split('\t');
     return { file: file!, k: +k!, m: +m!, len: +len!, seed: +seed! };
   });
-
-/** mulberry32: a small seeded PRNG so sampled cases are the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export function randomBytes(rand: () => number, len: number): Uint8Array {
-  const out = new Uint8Array(len);
-  const words = new Uint32Array(out.buffer, 0, len >>> 2);
-  for (let i = 0; i < words.length; i++) words[i] = rand() * 4294967296;
-  for (let i = words.length * 4; i < len; i++) out[i] = (rand() * 256) | 0;
-  return out;
-}
 
 function gfMulBitwise(a: number, b: number): number {
   let p = 0;

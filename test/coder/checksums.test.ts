@@ -7,7 +7,7 @@ import { crc32 as zlibCrc32 } from 'node:zlib';
 import xxhash from 'xxhash-wasm';
 import { describe, expect, it } from 'vitest';
 import { KERNELS, checksums } from '../../coder-wasm/index.ts';
-import { prng, randomBytes } from './cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
 
 const CHECK = new TextEncoder().encode('123456789');
 

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CoderError, KERNELS, availableKernels, createCoder, type KernelName } from '../../coder-wasm/index.ts';
 import { xorshiftBytes } from '../../coder-wasm/runtime.ts';
-import { VECTOR_CASES, erasurePatterns, prng, randomBytes, referenceParity, samplePatterns } from './cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
+import { VECTOR_CASES, erasurePatterns, referenceParity, samplePatterns } from './cases.ts';
 
 const FIXTURES = new URL('../fixtures/rs-cauchy/', import.meta.url).pathname;
 

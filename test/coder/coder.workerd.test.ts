@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { KERNELS, activeKernel, availableKernels, checksums, createCoder } from '../../coder-wasm/index.ts';
 import { xorshiftBytes } from '../../coder-wasm/runtime.ts';
 import digests from '../fixtures/rs-cauchy-parity.json';
-import { VECTOR_CASES, erasurePatterns, prng, randomBytes } from './cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
+import { VECTOR_CASES, erasurePatterns } from './cases.ts';
 
 async function sha256Hex(parts: Uint8Array[]): Promise<string> {
   const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));

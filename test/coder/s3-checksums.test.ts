@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_ALGORITHMS, combineCrc, createHasher } from '../../worker/s3/checksums.ts';
 import { fromBase64 } from '../../worker/store/bytes.ts';
-import { prng, randomBytes } from './cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
 
 const CHECK = new TextEncoder().encode('123456789');
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');

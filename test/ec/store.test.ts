@@ -11,7 +11,7 @@ import { parseConfig } from '../../worker/config.ts';
 import { EcStore, type RepairTask } from '../../worker/ec/ec-store.ts';
 import { rebuildIndex } from '../../worker/ec/rebuild.ts';
 import { UnitStore } from '../../worker/ec/unit-store.ts';
-import { prng, randomBytes } from '../coder/cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
 
 const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });

@@ -16,7 +16,7 @@ import { repairUnit } from '../../worker/ec/repair.ts';
 import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
 import { createHash } from 'node:crypto';
 import { resetLatency } from '../../worker/ec/backend-latency.ts';
-import { prng, randomBytes } from '../coder/cases.ts';
+import { prng, randomBytes } from '../support/random.ts';
 
 const BLOCK = 4096;
 

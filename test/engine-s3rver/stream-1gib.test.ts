@@ -12,8 +12,9 @@ import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
+import { listenerOf, rssBytes, rssSampler, workerdPids } from '../support/proc.ts';
 import { bodyBytes, bodyStream } from './bytes.ts';
-import { disposeServers, gatewayConfig, listenerOf, rssBytes, startGateway, startServers, workerdPids, type Gateway } from './gateway-harness.ts';
+import { disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const MiB = 1024 * 1024;
 const SIZE = Number(process.env.SHARDGATE_STREAM_TEST_BYTES ?? 1024 * MiB);
@@ -48,17 +49,12 @@ interface Sampler {
 
 /** VmRSS of `pid` every 100 ms; `trace` is the RSS in MiB at each tenth of the run (growth shape). */
 function sample(pid: number): Sampler {
-  const series: number[] = [rssBytes(pid) ?? 0];
-  const timer = setInterval(() => {
-    const rss = rssBytes(pid);
-    if (rss !== null) series.push(rss);
-  }, 100);
+  const sampler = rssSampler(pid, 100);
   return {
     stop: async () => {
-      clearInterval(timer);
-      series.push(rssBytes(pid) ?? 0);
-      const tenths = Array.from({ length: 11 }, (_, i) => series[Math.min(series.length - 1, Math.round((i * (series.length - 1)) / 10))]!);
-      return { peak: Math.max(...series), samples: series.length, trace: tenths.map((b) => (b / MiB).toFixed(0)).join(' ') };
+      const { peak, series } = sampler.stop();
+      const tenths = Array.from({ length: 11 }, (_, i) => series[Math.min(series.length - 1, Math.round((i * (series.length - 1)) / 10))] ?? 0);
+      return { peak, samples: series.length, trace: tenths.map((b) => (b / MiB).toFixed(0)).join(' ') };
     },
   };
 }

@@ -2,18 +2,14 @@
  * Starts a test worker in workerd (fixtures/worker.ts with the development pass-through gate, or
  * fixtures/worker-sigv4.ts with the real SigV4 gate) and builds S3 clients against it. One worker
  * per test file: starting workerd is slow.
- * The fixture is bundled once with esbuild into a private temp dir and handed to wrangler's
- * unstable_startWorker unbundled: wrangler always bundles in watch mode, and a rebuild (another
- * session editing a shared source file mid-run) restarts the worker, losing the MemoryStore and
- * answering 503 meanwhile. The fixture's own wrangler.toml keeps the project config out.
+ * The fixture is bundled once into a private temp dir and run unbundled by wrangler
+ * (test/support/worker.ts says why: a rebuild mid-run would restart the worker, losing the
+ * MemoryStore). The fixture's own wrangler.toml keeps the project config out.
  */
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { build } from 'esbuild';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unstable_startWorker } from 'wrangler';
+import { ROOT, runWorker } from '../support/worker.ts';
 
 export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -42,51 +38,14 @@ export const ENGINE_CONFIG = {
 };
 
 export async function startTestWorker(gate: Gate = 'pass-through'): Promise<TestWorker> {
-  const dir = await mkdtemp(join(tmpdir(), 'shardgate-s3-'));
-  const entrypoint = join(dir, 'worker.mjs');
-  await build({
-    entryPoints: [fixture(gate.startsWith('engine') ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts')],
-    outfile: entrypoint,
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'import'],
-    external: ['node:*', 'cloudflare:*'],
-    logLevel: 'error',
-    plugins: [
-      {
-        // .wasm imports stay modules (wrangler loads them as CompiledWasm): copy them alongside.
-        name: 'wasm-alongside',
-        setup(b) {
-          b.onResolve({ filter: /\.wasm$/ }, async (args) => {
-            const source = resolve(args.resolveDir, args.path);
-            await copyFile(source, join(dir, basename(source)));
-            return { path: `./${basename(source)}`, external: true };
-          });
-        },
-      },
-    ],
-  });
   // The engine needs the project's bindings (R2 buckets, catalog Durable Object, repair queue).
   const engine = gate.startsWith('engine');
-  const worker = await unstable_startWorker({
-    config: engine ? fileURLToPath(new URL('../../wrangler.toml', import.meta.url)) : fixture('wrangler.toml'),
-    entrypoint,
+  const entry = fixture(engine ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts');
+  return runWorker(entry, { prefix: 'shardgate-s3-' }, {
+    config: engine ? join(ROOT, 'wrangler.toml') : fixture('wrangler.toml'),
     bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,
-    build: { bundle: false, moduleRoot: dirname(entrypoint) },
-    dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, watch: false, persist: engine ? join(dir, 'state') : false, logLevel: 'warn' },
+    persist: engine,
   });
-  await worker.ready;
-  const url = await worker.url;
-  return {
-    url,
-    dispose: async () => {
-      await worker.dispose();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 export function s3Client(url: URL, extra: Partial<S3ClientConfig> = {}): S3Client {

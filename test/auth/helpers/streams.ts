@@ -1,20 +1,11 @@
 /** Stream helpers for the auth tests: bodies fed in chosen splits, read back whole. */
 
-/** A deterministic PRNG (mulberry32), so a failing split can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../support/random.ts';
 
-/** Piece lengths covering `total` bytes: random in 1..maxPiece. */
+/** Piece lengths covering `total` bytes: random in 1..maxPiece (seeded, so a failing split can
+ *  be replayed). */
 export function randomSplit(total: number, seed: number, maxPiece: number): number[] {
-  const next = rng(seed);
+  const next = prng(seed);
   const out: number[] = [];
   for (let left = total; left > 0; ) {
     const n = Math.min(left, 1 + Math.floor(next() * maxPiece));
@@ -85,12 +76,4 @@ export function hexToBase64(hex: string): string {
 /** `n` bytes of `char`. */
 export function fill(n: number, char: string): Uint8Array {
   return new Uint8Array(n).fill(char.charCodeAt(0));
-}
-
-/** Bytes with a varied pattern, so a misplaced byte shows. */
-export function patterned(n: number, seed = 1): Uint8Array {
-  const next = rng(seed);
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.floor(next() * 256);
-  return out;
 }

@@ -1,7 +1,8 @@
 /**
- * What the OS says about a process (Linux /proc): CPU time (utime + stime), resident memory
- * (VmRSS, sampled; VmHWM cannot be reset), the processes below ours, the TCP ports a process
- * listens on, the load average. Everything the benchmark reports as CPU or memory comes from here.
+ * What the OS says about a process (Linux /proc), for the benchmark and the process-level tests:
+ * CPU time (utime + stime), resident memory (VmRSS, sampled; VmHWM cannot be reset), the
+ * processes below ours, the TCP ports a process listens on, the load average. Everything the
+ * benchmark reports as CPU or memory comes from here.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
@@ -15,10 +16,36 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
 }
 
-/** VmRSS in bytes. */
-export function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
+/** VmRSS of `pid` in bytes, or null once it is gone. */
+export function rssBytes(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples VmRSS of `pid` every `everyMs` until stopped: the peak and every sample, in order
+ *  (samples of a process already gone are left out). */
+export function rssSampler(pid: number, everyMs = 5): { stop(): { peak: number; series: number[] } } {
+  const series: number[] = [];
+  let peak = 0;
+  const take = () => {
+    const rss = rssBytes(pid);
+    if (rss === null) return;
+    series.push(rss);
+    peak = Math.max(peak, rss);
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return { peak, series };
+    },
+  };
 }
 
 export function loadAverage(): string {
@@ -60,6 +87,11 @@ export function descendants(root: number): ProcInfo[] {
   return [...all.values()].filter(below);
 }
 
+/** The workerd processes below `root` (this process by default). */
+export function workerdPids(root = process.pid): number[] {
+  return descendants(root).filter((p) => p.comm === 'workerd').map((p) => p.pid);
+}
+
 /** TCP ports (IPv4/IPv6) on which `pid` listens. */
 export function listenersOf(pid: number): number[] {
   const inodes = new Set<string>();
@@ -92,25 +124,7 @@ export function listenersOf(pid: number): number[] {
   return [...new Set(ports)];
 }
 
-/** Samples VmRSS of `pid` every `everyMs` until stopped; returns the peak seen. */
-export function rssSampler(pid: number, everyMs = 5): { stop(): number } {
-  let peak = rssBytes(pid);
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, rssBytes(pid));
-    } catch {
-      // process gone
-    }
-  }, everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      try {
-        peak = Math.max(peak, rssBytes(pid));
-      } catch {
-        // gone
-      }
-      return peak;
-    },
-  };
+/** Which of `pids` listens on TCP `port`, if any. */
+export function listenerOf(port: number, pids: number[]): number | undefined {
+  return pids.find((pid) => listenersOf(pid).includes(port));
 }

@@ -1,0 +1,201 @@
+/**
+ * A Worker in workerd for the tests and the benchmark, the way every harness here runs one:
+ * bundled once with esbuild into a private temp dir, then handed to wrangler's
+ * unstable_startWorker unbundled, inspector off, no watch, on a random loopback port.
+ *
+ * Why bundle ourselves: wrangler bundles in watch mode and rebuilds when a source file changes,
+ * so another session editing a shared file mid-run would reload the Worker under the test
+ * (losing in-memory state, answering 503 meanwhile). Unbundled, wrangler still watches the
+ * entry's directory (whatever `dev.watch` says), so persisted state (Durable Object SQLite, R2)
+ * goes to a temp dir of its own: written below the bundle, it would reload the Worker on every
+ * write. The coder's .wasm imports are copied next to the bundle and stay module imports, which
+ * wrangler's default rules load as CompiledWasm.
+ *
+ * Callers keep their own config: which entry, which wrangler.toml (a snapshot written into the
+ * bundle's dir, or a file elsewhere), which bindings, extra esbuild plugins.
+ */
+import { build, type Plugin } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { unstable_startWorker } from 'wrangler';
+import { listenerOf, listenersOf } from './proc.ts';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface WorkerBundle {
+  /** Private temp dir: worker.mjs, its .wasm modules, and wrangler.toml when one was given. */
+  dir: string;
+  /** The bundle, `dir`/worker.mjs. */
+  entry: string;
+  /** sha256 of the bundle: exactly which code ran. */
+  sha256: string;
+  dispose(): Promise<void>;
+}
+
+export interface BundleOptions {
+  /** Extra esbuild plugins, run before the .wasm one (what-if edits, instrumented builds). */
+  plugins?: Plugin[];
+  /** Text of a wrangler.toml to write next to the bundle (see projectWranglerToml). */
+  wranglerToml?: string;
+  /** Name prefix of the temp dir. */
+  prefix?: string;
+}
+
+/** Bundles the Worker at `entry` (an absolute path) for workerd. */
+export async function bundleWorker(entry: string, o: BundleOptions = {}): Promise<WorkerBundle> {
+  const dir = await mkdtemp(join(tmpdir(), o.prefix ?? 'shardgate-worker-'));
+  const dispose = () => rm(dir, { recursive: true, force: true });
+  try {
+    const out = join(dir, 'worker.mjs');
+    await build({
+      entryPoints: [entry],
+      outfile: out,
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      mainFields: ['module', 'main'],
+      conditions: ['workerd', 'worker', 'import'],
+      external: ['node:*', 'cloudflare:*'],
+      plugins: [...(o.plugins ?? []), wasmAlongside(dir)],
+      logLevel: 'error',
+    });
+    if (o.wranglerToml !== undefined) await writeFile(join(dir, 'wrangler.toml'), o.wranglerToml);
+    const sha256 = createHash('sha256').update(await readFile(out)).digest('hex');
+    return { dir, entry: out, sha256, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+/** The project's wrangler.toml (bindings: R2 buckets, catalog Durable Object, repair queue) with
+ *  `main` pointing at a bundle next to it: a snapshot, so edits to the file do not reach a run. */
+export function projectWranglerToml(): string {
+  return readFileSync(join(ROOT, 'wrangler.toml'), 'utf8').replace(/^main\s*=.*$/m, 'main = "worker.mjs"');
+}
+
+/** Copies the coder's .wasm imports next to the bundle and leaves them as module imports. */
+function wasmAlongside(outDir: string): Plugin {
+  return {
+    name: 'wasm-alongside',
+    setup(b) {
+      b.onResolve({ filter: /\.wasm$/ }, async (args) => {
+        const source = resolve(args.resolveDir, args.path);
+        await copyFile(source, join(outDir, basename(source)));
+        return { path: `./${basename(source)}`, external: true };
+      });
+    },
+  };
+}
+
+type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
+
+export interface StartOptions {
+  /** The wrangler.toml to run with; by default the one written next to the bundle. */
+  config?: string;
+  bindings?: StartInput['bindings'];
+  /** Keep state (R2, Durable Objects) in a fresh temp dir of its own; false: in memory only. */
+  persist?: boolean;
+  /** Open the DevTools inspector on a random loopback port (off by default). */
+  inspector?: boolean;
+}
+
+export interface RunningWorker {
+  /** worker.url: wrangler dev's proxy in front of the Worker. */
+  url: URL;
+  /** The DevTools protocol endpoint, when started with `inspector`. */
+  inspectorUrl?: URL;
+  dispose(): Promise<void>;
+}
+
+/** Starts `bundle` in workerd; resolves once wrangler reports it ready. */
+export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): Promise<RunningWorker> {
+  const persist = o.persist ? await mkdtemp(join(tmpdir(), 'shardgate-worker-state-')) : undefined;
+  const removeState = async () => {
+    if (persist) await rm(persist, { recursive: true, force: true });
+  };
+  let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  try {
+    worker = await unstable_startWorker({
+      config: o.config ?? join(bundle.dir, 'wrangler.toml'),
+      entrypoint: bundle.entry,
+      bindings: o.bindings,
+      build: { bundle: false, moduleRoot: bundle.dir },
+      dev: {
+        inspector: o.inspector ? { hostname: '127.0.0.1', port: 0 } : false,
+        server: { hostname: '127.0.0.1', port: 0 },
+        watch: false,
+        persist: persist ?? false,
+        logLevel: 'warn',
+      },
+    });
+    await worker.ready;
+    const url = await worker.url;
+    const inspectorUrl = o.inspector ? await worker.inspectorUrl : undefined;
+    const w = worker;
+    return {
+      url,
+      inspectorUrl,
+      dispose: async () => {
+        try {
+          await w.dispose();
+        } finally {
+          await removeState();
+        }
+      },
+    };
+  } catch (err) {
+    await worker?.dispose().catch(() => {});
+    await removeState();
+    throw err;
+  }
+}
+
+/** bundleWorker, then startWorker, for a Worker of its own: dispose() removes the bundle too. */
+export async function runWorker(entry: string, b: BundleOptions = {}, o: StartOptions = {}): Promise<RunningWorker> {
+  const bundle = await bundleWorker(entry, b);
+  try {
+    const worker = await startWorker(bundle, o);
+    return {
+      ...worker,
+      dispose: async () => {
+        try {
+          await worker.dispose();
+        } finally {
+          await bundle.dispose();
+        }
+      },
+    };
+  } catch (err) {
+    await bundle.dispose();
+    throw err;
+  }
+}
+
+/**
+ * The Worker's own socket, past wrangler's proxy (a second workerd copying every byte, with
+ * failure modes of its own): among the workerd processes `pids`, the proxy's (the one listening
+ * on `proxyUrl`) aside, the first listener whose answer to GET `path` passes `accept`. Call it
+ * once a first request has gone through the proxy, so that the Worker is listening.
+ */
+export async function directSocket(proxyUrl: URL, pids: number[], path: string, accept: (res: Response) => boolean): Promise<{ url: URL; pid: number } | undefined> {
+  const proxyPort = Number(proxyUrl.port);
+  const proxy = listenerOf(proxyPort, pids);
+  for (const pid of pids.filter((p) => p !== proxy)) {
+    for (const port of listenersOf(pid)) {
+      const url = new URL(`http://127.0.0.1:${port}/`);
+      const ok = await fetch(new URL(path, url), { signal: AbortSignal.timeout(5000) }).then(
+        (r) => r.arrayBuffer().then(() => accept(r)),
+        () => false,
+      );
+      if (ok) return { url, pid };
+    }
+  }
+  return undefined;
+}
