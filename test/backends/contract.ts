@@ -13,7 +13,7 @@ export { byUtf8, chunked, expectKind, expectSameBytes, getBytes, listAll, patter
 export interface ContractQuirks {
   /** Reason the backend lists keys of different depths out of byte order (s3rver walks dirs). */
   listOrderAcrossDepths?: string;
-  /** Reason a rejected put may leave a partial blob visible (s3rver writes as bytes arrive). */
+  /** Reason a rejected put may leave a partial blob visible (a simulator that writes as bytes arrive). */
   partialWritesVisible?: string;
 }
 

@@ -26,7 +26,6 @@ const backend = () =>
 runBackendContract('s3 (s3rver, from workerd)', backend, {
   quirks: {
     listOrderAcrossDepths: 's3rver lists by walking directories: mixed-depth keys come out of order, pages skip some',
-    partialWritesVisible: 's3rver replaces the old blob with a partial one when an upload is aborted',
   },
 });
 

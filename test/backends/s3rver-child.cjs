@@ -4,7 +4,47 @@
 // 3.7.1 encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 disables, so any
 // truncated listing answers 500 without it.
 'use strict';
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Transform } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
 const S3rver = require('s3rver');
+const FilesystemStore = require('s3rver/lib/stores/filesystem');
+
+// A PUT is atomic on S3: readers see the old object or the whole new one, and an upload the
+// client aborts stores nothing. s3rver 3.7.1 streams the body straight into the object's file,
+// which the PUT truncates as it starts: an aborted upload leaves a partial object that GET and
+// ListObjectsV2 serve, and an aborted overwrite destroys the intact copy it was replacing (the
+// gateway's repairs rewrite shards on a backend just back up, and abort them when another
+// backend fails). So the body goes to a temp file beside the object (no "._S3rver_object"
+// suffix: never listed), renamed over it once the whole body has arrived.
+let uploads = 0;
+FilesystemStore.prototype.putObject = async function putObject(object) {
+  const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  const temp = `${objectPath}.${process.pid}-${++uploads}.upload`;
+  await fs.promises.mkdir(path.dirname(objectPath), { recursive: true });
+  const md5 = crypto.createHash('md5');
+  let size = 0;
+  try {
+    const content = Buffer.isBuffer(object.content) ? [object.content] : object.content;
+    const count = new Transform({
+      transform(chunk, encoding, callback) {
+        md5.update(chunk);
+        size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    // Rejects when the request ends early (the client aborted): nothing is committed.
+    await pipeline(content, count, fs.createWriteStream(temp));
+    const digest = md5.digest('hex');
+    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+    await fs.promises.rename(temp, objectPath); // the commit
+    return { size, md5: digest };
+  } finally {
+    await fs.promises.rm(temp, { force: true });
+  }
+};
 
 const [port, directory] = process.argv.slice(2);
 const server = new S3rver({ port: Number(port), address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'b' }] });

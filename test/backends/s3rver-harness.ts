@@ -4,6 +4,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,13 +15,19 @@ const CHILD_SCRIPT = fileURLToPath(new URL('./s3rver-child.cjs', import.meta.url
 export class S3rverProcess {
   private child?: ChildProcess;
   port = 0;
-  readonly directory = mkdtempSync(join(tmpdir(), 'shardgate-s3rver-'));
+  private dir?: string;
+
+  /** The server's data, made on first use (a test file only collected, never run, leaves none). */
+  get directory(): string {
+    return (this.dir ??= mkdtempSync(join(tmpdir(), 'shardgate-s3rver-')));
+  }
 
   get endpoint(): string {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the server (again, on the same port and data once it has run before). */
+  /** Starts the server (again, on the same port and data once it has run before); resolves once
+   *  it answers a real request. */
   async start(): Promise<void> {
     const child = spawn(process.execPath, ['--openssl-legacy-provider', CHILD_SCRIPT, String(this.port), this.directory], {
       stdio: ['pipe', 'pipe', 'inherit'], // the child exits when its stdin closes
@@ -34,6 +41,24 @@ export class S3rverProcess {
       });
       child.once('exit', (code) => reject(new Error(`s3rver exited early with code ${code}`)));
     });
+    await this.answering(Date.now() + 15_000);
+  }
+
+  /** Waits until a ListBuckets answers 200, each try on a connection of its own (a kept-alive
+   *  one would outlive a later kill of the server in this process's pool). */
+  private async answering(deadline: number): Promise<void> {
+    for (let last = '';;) {
+      last = await new Promise<string>((resolve) => {
+        const req = get({ host: '127.0.0.1', port: this.port, path: '/', agent: false, timeout: 2000 }, (res) => {
+          res.resume().once('end', () => resolve(String(res.statusCode)));
+        });
+        req.once('timeout', () => req.destroy(new Error('no answer within 2 s')));
+        req.once('error', (err) => resolve((err as NodeJS.ErrnoException).code ?? err.message));
+      });
+      if (last === '200') return;
+      if (Date.now() > deadline) throw new Error(`s3rver on port ${this.port} not answering ListBuckets: ${last}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   /** Ends the process; connections to the port are then refused. */
@@ -58,7 +83,7 @@ export class S3rverProcess {
 
   async dispose(): Promise<void> {
     await this.stop();
-    rmSync(this.directory, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
