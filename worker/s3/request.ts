@@ -109,27 +109,26 @@ export function validateKey(key: string): string {
   return key;
 }
 
-/** Passes at most `maxBytes` through; one byte more errors the stream with EntityTooLarge.
- *  The source is released, not cancelled: cancelling a request body wedges wrangler dev's proxy
- *  ("Can't read from request stream after response has been sent"), and the runtime discards
- *  an unread body anyway. */
+/**
+ * Passes at most `maxBytes` through; one byte more errors the stream with EntityTooLarge.
+ * The source is locked only while a read is pending, so when the store gives up part-way (a
+ * write refused below quorum) the app can still drain what the client is sending: an early
+ * answer over an unread body wedges wrangler dev's proxy ("Can't read from request stream after
+ * response has been sent"). For the same reason the source is never cancelled; the runtime
+ * discards an unread body anyway.
+ */
 export function limitBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): ReadableStream<Uint8Array> {
   if (body === null) return new ReadableStream({ start: (c) => c.close() });
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined; // taken on first read: until then the body stays drainable
   let seen = 0;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        reader ??= body.getReader();
-        const next = await reader.read();
+        const reader = body.getReader();
+        const next = await reader.read().finally(() => reader.releaseLock());
         if (next.done) return controller.close();
         seen += next.value.byteLength;
         if (seen <= maxBytes) return controller.enqueue(next.value);
-        reader.releaseLock();
         controller.error(tooLarge(seen, maxBytes));
-      },
-      cancel() {
-        reader?.releaseLock();
       },
     },
     { highWaterMark: 0 },
