@@ -11,7 +11,7 @@ import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { parseConfig, type GatewayConfig } from './config.ts';
 import { EcStore, type RepairTask } from './ec/ec-store.ts';
-import { repairUnit } from './ec/repair.ts';
+import { repairUnit, triageTargets } from './ec/repair.ts';
 import { UnitStore } from './ec/unit-store.ts';
 import { makeAuthenticate } from './auth-gate.ts';
 import type { AppEnv } from './s3/context.ts';
@@ -73,12 +73,21 @@ export function gatewayFor(env: Env): Gateway {
   return gateway;
 }
 
-/** Repairs one task: finds the unit in the object's current manifest; gone units need nothing. */
+/**
+ * Repairs one task: finds the unit in the object's current manifest (gone units need nothing),
+ * rewrites the shards that need it and records them repaired; throws (the queue retries later)
+ * while some shard's backend is still unreachable or a rewrite failed.
+ */
 export async function repairNow(g: Gateway, task: RepairTask): Promise<void> {
   const manifest = task.key ? await g.catalog.getObject(task.bucket, task.key) : null;
   const unit = manifest?.storage.kind === 'coded' ? manifest.storage.units.find((u) => u.unitId === task.unitId) : undefined;
   if (!unit) return;
-  const result = await repairUnit(task.bucket, unit, task.shards, g.units.byId);
-  if (result.repaired.length) await g.catalog.markRepaired(task.bucket, task.key, unit.unitId, result.repaired);
-  if (result.failed.length) throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId} failed for ${JSON.stringify(result.failed)}`);
+  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.startsWith('unavailable'), g.units.byId);
+  const fine = task.shards.filter((t) => !now.includes(t) && !later.includes(t));
+  const result = now.length ? await repairUnit(task.bucket, unit, now, g.units.byId) : { repaired: [], failed: [] };
+  const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
+  if (repaired.length) await g.catalog.markRepaired(task.bucket, task.key, unit.unitId, repaired);
+  if (result.failed.length || later.length) {
+    throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId}: ${JSON.stringify({ failed: result.failed, unreachable: later })}`);
+  }
 }

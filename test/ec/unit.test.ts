@@ -12,7 +12,7 @@ import { UnitLayout } from '../../worker/ec/layout.ts';
 import { shardKey, type CodedUnit } from '../../worker/ec/manifest.ts';
 import { readUnit } from '../../worker/ec/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/ec/unit-writer.ts';
-import { repairUnit } from '../../worker/ec/repair.ts';
+import { repairUnit, triageTargets } from '../../worker/ec/repair.ts';
 import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
 import { createHash } from 'node:crypto';
 import { resetLatency } from '../../worker/ec/backend-latency.ts';
@@ -220,6 +220,17 @@ describe('writeUnit / readUnit', () => {
       faulty.forEach((f) => f.heal());
       for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);
     }
+  });
+
+  it('repair triage: an unreachable shard that is back intact is left alone; one still unreachable waits', async () => {
+    const { faulty, map } = cluster(6);
+    const { unit } = await put(faulty, randomBytes(rand, 4 * BLOCK * 2 + 99));
+    faulty[1]!.goOffline();
+    await faulty[2]!.delete(shardKey('bkt', unit.unitId, 2));
+    expect(await triageTargets('bkt', unit, [0, 1, 2], true, map)).toEqual({ now: [2], later: [1] });
+    expect(await triageTargets('bkt', unit, [0, 2], false, map), 'reported rotten: rewritten even at full length').toEqual({ now: [0, 2], later: [] });
+    faulty[1]!.goOnline();
+    expect(await triageTargets('bkt', unit, [1], true, map)).toEqual({ now: [], later: [] });
   });
 
   it('a stale or misdirected shard (bytes of another unit under this key) is caught and routed around', async () => {

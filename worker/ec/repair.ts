@@ -4,7 +4,7 @@
  * header but the shard index, same block checksums, same footer). The shard digests in the
  * footer check the result before anything is written. Runs from the repair queue.
  */
-import type { Backend } from '../../backends/types.ts';
+import { isBackendError, type Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { blockSeed, encodeHeader, unitSalt } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
@@ -18,6 +18,28 @@ import { QuorumError, digestOf } from './unit-writer.ts';
 export interface RepairResult {
   repaired: number[];
   failed: { shard: number; error: string }[];
+}
+
+/**
+ * Which reported shards to rewrite now, before any byte is written: a shard reported only
+ * unreachable (`transient`) that is back with its full length is left alone (rewriting it would
+ * cost a whole shard, and on a backend without atomic PUTs an interrupted rewrite would destroy a
+ * good copy); a shard whose backend still does not answer waits (`later`). Missing, short or
+ * rotten shards are rewritten.
+ */
+export async function triageTargets(bucket: string, unit: CodedUnit, targets: number[], transient: boolean, backends: Map<string, Backend>): Promise<{ now: number[]; later: number[] }> {
+  const now: number[] = [], later: number[] = [];
+  await Promise.all(targets.map(async (t) => {
+    const expected = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[t]!).shardFileLen();
+    try {
+      const info = await backends.get(unit.placement[t]!)!.head(shardKey(bucket, unit.unitId, t));
+      if (!transient || info.size !== expected) now.push(t);
+    } catch (err) {
+      if (isBackendError(err) && err.transient) later.push(t);
+      else now.push(t);
+    }
+  }));
+  return { now: now.sort((a, b) => a - b), later: later.sort((a, b) => a - b) };
 }
 
 export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], allBackends: Map<string, Backend>): Promise<RepairResult> {
