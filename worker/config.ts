@@ -77,6 +77,15 @@ export const configSchema = z.object({
    * commit later than this is refused (RequestTimeout) instead: its shards may be going.
    */
   writeReservationSeconds: z.number().int().min(1).default(24 * 3600),
+  /**
+   * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
+   * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
+   * of the stored bytes, which is egress on paid backends), 'off'. `objectsPerRun` per bucket.
+   */
+  scrub: z.object({
+    mode: z.enum(['off', 'heads', 'verify']).default('heads'),
+    objectsPerRun: z.number().int().min(1).max(1000).default(100),
+  }).strict().default({ mode: 'heads', objectsPerRun: 100 }),
 }).strict();
 
 export type GatewayConfigInput = z.input<typeof configSchema>;

@@ -30,6 +30,8 @@ export interface Gateway {
   units: UnitStore;
   store: EcStore;
   app: Hono<AppEnv>;
+  /** Sends a repair task to the queue (or repairs at once without one), kept alive by the current request. */
+  enqueueRepair: (task: RepairTask) => void;
 }
 
 let cached: { source: string; gateway: Gateway } | undefined;
@@ -68,7 +70,7 @@ export function gatewayFor(env: Env): Gateway {
     // client reads its error and wrangler dev's proxy does not wedge.
     config: { errorDrainBytes: 64 * 1024 * 1024, ...config.s3, region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
   });
-  const gateway: Gateway = { config, backends, catalog, units, store, app };
+  const gateway: Gateway = { config, backends, catalog, units, store, app, enqueueRepair };
   cached = { source, gateway };
   return gateway;
 }

@@ -1,11 +1,13 @@
 /**
- * The Worker entry: S3 requests go to the gateway's Hono app; the repair queue and the cron
- * trigger run background work; `/_shardgate/status` (a path no bucket can have: bucket names
- * cannot contain "_") reports the coder kernel and the configured backends, without secrets.
+ * The Worker entry: S3 requests go to the gateway's Hono app; the repair queue runs repairs and
+ * the cron trigger the garbage collector and the scrubber; `/_shardgate/status` (a path no bucket
+ * can have: bucket names cannot contain "_") reports the coder kernel and the backends, without
+ * secrets.
  */
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import type { RepairTask } from './ec/ec-store.ts';
 import { collectGarbage } from './ec/collector.ts';
+import { scrubBatch } from './ec/scrubber.ts';
 import { gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
 
 export { CatalogObject } from './catalog/durable-object.ts';
@@ -43,5 +45,10 @@ export default {
   async scheduled(_event, env, ctx) {
     const g = gatewayFor(env);
     ctx.waitUntil(collectGarbage(g.catalog, g.units.byId).then((n) => console.log(`shardgate: collected ${n} garbage units`)));
+    const { mode, objectsPerRun } = g.config.scrub;
+    if (mode !== 'off') {
+      const scrub = requestContext.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, objectsPerRun }, g.enqueueRepair));
+      ctx.waitUntil(scrub.then((r) => console.log(`shardgate: scrubbed ${r.objects} objects, ${r.shards} shards, ${r.damaged} damaged`)));
+    }
   },
 } satisfies ExportedHandler<Env, RepairTask>;

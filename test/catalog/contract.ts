@@ -220,6 +220,17 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     await expectS3(c().markRepaired(`${b}-none`, 'k', u1.unitId, [1]), 'NoSuchBucket');
   });
 
+  it('keeps the scrubber\'s cursor per bucket', async () => {
+    const [b1, b2] = [await bucket(), await bucket()];
+    expect(await c().getScrubCursor(b1)).toBeNull();
+    await c().setScrubCursor(b1, 'photos/2024/é.jpg');
+    expect(await c().getScrubCursor(b1)).toBe('photos/2024/é.jpg');
+    expect(await c().getScrubCursor(b2)).toBeNull();
+    await c().setScrubCursor(b1, null);
+    expect(await c().getScrubCursor(b1)).toBeNull();
+    await expectS3(c().getScrubCursor(`${b1}-none`), 'NoSuchBucket');
+  });
+
   it('hands reservations to the collector at expiry unless a commit or a part released them', async () => {
     const b = await bucket();
     const expires = new Date(Date.now() + 5 * 60_000);

@@ -11,6 +11,8 @@ import { parseConfig } from '../../worker/config.ts';
 import { EcStore, type RepairTask } from '../../worker/ec/ec-store.ts';
 import { rebuildIndex } from '../../worker/ec/rebuild.ts';
 import { UnitStore } from '../../worker/ec/unit-store.ts';
+import { scrubBatch } from '../../worker/ec/scrubber.ts';
+import { shardKey } from '../../worker/ec/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
 const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });
@@ -190,5 +192,39 @@ describe('EcStore', () => {
     for (const b of t.backends) expect((await b.list('sg1/slow/')).entries).toEqual([]);
     const due = await t.catalog.takeDueGarbage(new Date(Date.now() + 2000), 10);
     expect(due.flatMap((g) => g.unitIds ?? [])).toHaveLength(1); // the collector still comes by
+  });
+
+  it('the scrubber walks each bucket a slice per run and queues repairs for lost, short and (verify) rotten shards', async () => {
+    const data = randomBytes(rand, 60_000);
+    for (const key of ['a', 'b', 'c']) await s.store.putObject('b', key, stream(data), put(data.length));
+    const unitOf = async (key: string) => {
+      const m = await s.catalog.getObject('b', key);
+      return m!.storage.kind === 'coded' ? m!.storage.units[0]! : null!;
+    };
+    const [a, b, c] = [await unitOf('a'), await unitOf('b'), await unitOf('c')];
+    const backendOf = (unit: typeof a, i: number) => s.backends.find((x) => x.id === unit.placement[i])!.inner;
+    await backendOf(a, 1).delete(shardKey('b', a.unitId, 1));
+    const stored = async (unit: typeof a, i: number) => new Uint8Array(await new Response((await backendOf(unit, i).get(shardKey('b', unit.unitId, i))).body).arrayBuffer());
+    const short = await stored(b, 4);
+    await backendOf(b, 4).put(shardKey('b', b.unitId, 4), short.subarray(0, short.length - 10), short.length - 10);
+    const rotten = await stored(c, 2);
+    rotten[rotten.length >> 1]! ^= 0x10;
+    await backendOf(c, 2).put(shardKey('b', c.unitId, 2), rotten, rotten.length);
+    const damagedOn = new Set([a.placement[1], b.placement[4], c.placement[2]]);
+    const offline = s.backends.find((x) => !damagedOn.has(x.id))!;
+    offline.goOffline(); // an unreachable backend is not damage
+    const repairs: RepairTask[] = [];
+    const run = (mode: 'heads' | 'verify') => scrubBatch(s.catalog, s.units.byId, { mode, objectsPerRun: 2 }, (t) => repairs.push(t));
+    expect(await run('heads')).toMatchObject({ objects: 2, damaged: 2 }); // a, b
+    expect(await s.catalog.getScrubCursor('b')).toBe('b');
+    expect(await run('heads')).toMatchObject({ objects: 1, damaged: 0 }); // c: same size, heads cannot see rot
+    expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the next run starts over
+    expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]]]);
+    repairs.length = 0;
+    await run('verify');
+    await run('verify');
+    expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]], ['c', [2]]]);
+    expect(repairs.every((r) => r.reason.startsWith('corrupt'))).toBe(true);
+    offline.goOnline();
   });
 });

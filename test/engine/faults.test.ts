@@ -27,6 +27,7 @@ function bytes(n: number, seed: number): Uint8Array {
 const CONFIG = r2Config({
   policies: { ec: { k: 4, m: 2, blockSize: 65536 }, copies: { codec: 'replicate', replicas: 3, blockSize: 65536 } },
   buckets: { copies: 'copies' },
+  scrub: { mode: 'verify', objectsPerRun: 100 },
 });
 
 describe('engine fault table (SDK over the R2 simulation)', () => {
@@ -161,6 +162,15 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     } finally {
       for (const x of shards.slice(0, 2)) await fault(x.backend, 'online');
     }
+  });
+
+  it('the scrubber (cron) finds damage on objects nobody reads; the repair queue fixes it', async () => {
+    for (const key of ['cold-1', 'cold-2']) await put(key, bytes(250_000, key.length));
+    await gw.control(`/__test/damage?bucket=${B}&key=cold-1&shard=1&how=flip`);
+    await gw.control(`/__test/damage?bucket=${B}&key=cold-2&shard=5&how=delete`);
+    for (const key of ['cold-1', 'cold-2']) expect((await scrub(key)).every((x) => x.ok), key).toBe(false);
+    await gw.control('/__test/cron');
+    for (const key of ['cold-1', 'cold-2']) await waitUntilScrubbed(key);
   });
 
   it('shards of writes that never committed are collected once their reservation expires', async () => {

@@ -123,6 +123,14 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).listUploads(bucket, options));
   }
 
+  async getScrubCursor(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getScrubCursor(bucket));
+  }
+
+  async setScrubCursor(bucket: string, lastKey: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setScrubCursor(bucket, lastKey));
+  }
+
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
     unwrap(await this.bucket(bucket).reserveUnits(bucket, unitIds, expires.getTime()));
   }

@@ -125,6 +125,13 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
+  getScrubCursor(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));
+  }
+  setScrubCursor(bucket: string, lastKey: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState('scrub-cursor', lastKey));
+  }
+
   reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
   }

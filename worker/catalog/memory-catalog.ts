@@ -25,6 +25,7 @@ interface BucketState {
   uploads: Map<string, UploadState>;
   /** Unit id -> expiry (ms) of writes not yet committed. */
   reservations: Map<string, number>;
+  scrubCursor: string | null;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -61,7 +62,7 @@ export class MemoryCatalog implements Catalog {
 
   async createBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map() });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrubCursor: null });
   }
 
   async headBucket(bucket: string): Promise<S.BucketInfo> {
@@ -151,6 +152,14 @@ export class MemoryCatalog implements Catalog {
     const { prefix, delimiter, keyMarker, uploadIdMarker, maxUploads } = options;
     const start = startBound(prefix, delimiter, keyMarker, uploadIdMarker);
     return clone(uploadsResult(listRanges(sortedRowsFetch(rows), afterUpload, { prefix, delimiter, start, maxEntries: maxUploads })));
+  }
+
+  async getScrubCursor(bucket: string): Promise<string | null> {
+    return this.bucket(bucket).scrubCursor;
+  }
+
+  async setScrubCursor(bucket: string, lastKey: string | null): Promise<void> {
+    this.bucket(bucket).scrubCursor = lastKey;
   }
 
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {

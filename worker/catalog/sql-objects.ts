@@ -77,6 +77,16 @@ export class SqlObjects {
     if (units.length > 0) queueGarbage(this.sql, { bucket: this.bucket, units }, notBefore);
   }
 
+  /** A small named value of the bucket's own bookkeeping (the scrubber's cursor). */
+  getState(name: string): string | null {
+    return this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
+  }
+
+  setState(name: string, value: string | null): void {
+    if (value === null) this.sql.exec('DELETE FROM state WHERE name = ?', name);
+    else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
+  }
+
   reserve(unitIds: string[], expires: number): void {
     for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires) VALUES (?, ?)', id, expires);
   }

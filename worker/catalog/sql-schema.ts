@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS garbage (id INTEGER PRIMARY KEY, not_before INTEGER N
 CREATE INDEX IF NOT EXISTS garbage_due ON garbage (not_before, id);
 CREATE TABLE IF NOT EXISTS reservations (unit_id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS reservations_due ON reservations (expires);
+CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
 export type BucketRow = { name: string; region: string; created: number };

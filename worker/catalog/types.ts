@@ -97,6 +97,9 @@ export interface Catalog {
    * it to the collector. Reserving before the first shard write is what makes every orphan findable.
    */
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  /** Where the background scrubber stopped in this bucket (the last key it checked), or null. */
+  getScrubCursor(bucket: string): Promise<string | null>;
+  setScrubCursor(bucket: string, lastKey: string | null): Promise<void>;
   /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
   queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
   /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */

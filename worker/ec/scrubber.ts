@@ -1,0 +1,74 @@
+/**
+ * The background scrubber (run by the cron trigger with the collector): walks each bucket's
+ * objects a slice per run, resuming from a cursor kept in the catalog, and checks every shard of
+ * every unit, so damage on objects nobody reads is found and repaired too (MinIO's background
+ * heal, in small steps). Mode 'heads' asks each backend for the shard's size (one cheap request
+ * per shard, no egress: finds lost and truncated shards); 'verify' reads every shard and checks
+ * each block's checksum and the footer digest (also finds bit rot, at the cost of reading the
+ * stored bytes). Damaged shards are queued for repair; a backend that does not answer is skipped
+ * (the reads and writes that meet it report it).
+ */
+import { isBackendError, type Backend } from '../../backends/types.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from './ec-store.ts';
+import { UnitLayout } from './layout.ts';
+import { shardKey, type CodedUnit } from './manifest.ts';
+import { ShardReadError } from './shard-reader.ts';
+import { verifyShardFile } from './shard-files.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
+
+export interface ScrubOptions {
+  mode: 'heads' | 'verify';
+  /** Objects checked per bucket per run. */
+  objectsPerRun: number;
+}
+
+export interface ScrubReport {
+  objects: number;
+  shards: number;
+  damaged: number;
+}
+
+type Verdict = 'ok' | 'damaged' | 'unreachable';
+
+export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void): Promise<ScrubReport> {
+  const report: ScrubReport = { objects: 0, shards: 0, damaged: 0 };
+  const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
+  for (const { name: bucket } of await catalog.listBuckets()) {
+    const startAfter = await catalog.getScrubCursor(bucket).catch(() => null);
+    const page = await catalog.listObjects(bucket, { prefix: '', delimiter: null, startAfter, maxKeys: options.objectsPerRun });
+    for (const { key } of page.objects) {
+      const manifest = await catalog.getObject(bucket, key);
+      if (manifest?.storage.kind !== 'coded') continue;
+      report.objects++;
+      for (const unit of manifest.storage.units) {
+        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
+        const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
+        report.shards += verdicts.length;
+        report.damaged += damaged.length;
+        if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: `corrupt: found by the scrubber (${options.mode})` });
+      }
+    }
+    // Past the last key, the next run starts the bucket over.
+    await catalog.setScrubCursor(bucket, page.isTruncated ? page.lastEntry : null);
+  }
+  return report;
+}
+
+async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<Verdict> {
+  const backend = byId.get(unit.placement[i]!);
+  if (!backend) return 'unreachable'; // a backend removed from the config: placement is recorded, not ours to rewrite
+  const key = shardKey(bucket, unit.unitId, i);
+  try {
+    if (mode === 'verify') {
+      await verifyShardFile(backend, key, unit, i);
+      return 'ok';
+    }
+    const expected = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!).shardFileLen();
+    return (await backend.head(key)).size === expected ? 'ok' : 'damaged';
+  } catch (err) {
+    if (isBackendError(err) && err.transient) return 'unreachable';
+    if (err instanceof ShardReadError && err.reason === 'unavailable') return 'unreachable';
+    return 'damaged';
+  }
+}
