@@ -12,6 +12,7 @@ import { EcStore, type RepairTask } from '../../worker/ec/ec-store.ts';
 import { rebuildIndex } from '../../worker/ec/rebuild.ts';
 import { UnitStore } from '../../worker/ec/unit-store.ts';
 import { scrubBatch } from '../../worker/ec/scrubber.ts';
+import { collectGarbage } from '../../worker/ec/collector.ts';
 import { shardKey } from '../../worker/ec/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
@@ -226,5 +227,25 @@ describe('EcStore', () => {
     expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]], ['c', [2]]]);
     expect(repairs.every((r) => r.reason.startsWith('corrupt'))).toBe(true);
     offline.goOnline();
+  });
+
+  it('the collector deletes superseded units and expired reservations, within a per-run call budget', async () => {
+    const data = randomBytes(rand, 30_000);
+    for (const key of ['g1', 'g2', 'g3']) {
+      await s.store.putObject('b', key, stream(data), put(data.length));
+      await s.store.deleteObject('b', key); // grace 0: due at once
+    }
+    // A write that never commits: reserved, stored, then the gateway "dies".
+    const policy = parseConfig({ backends: s.backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { p: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'p' }).policies.p!;
+    const reserve = (ids: string[]) => s.catalog.reserveUnits('b', ids, new Date(Date.now() + 1000));
+    await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, checksum: null, reserve });
+    const blobs = async () => (await Promise.all(s.backends.map((x) => x.inner.list('sg1/b/')))).reduce((n, page) => n + page.entries.length, 0);
+    expect(await blobs()).toBe(4 * 6);
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date(), 6), 'one unit per 6 calls').toBe(1);
+    expect(await blobs()).toBe(3 * 6);
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date())).toBe(2); // the reservation is not due yet
+    expect(await blobs()).toBe(6);
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date(Date.now() + 2000))).toBe(1);
+    expect(await blobs()).toBe(0);
   });
 });

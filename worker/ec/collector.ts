@@ -4,42 +4,54 @@
  * reference (superseded, deleted, aborted; their placement is known) and expired reservations,
  * writes that never committed, whose shards may be on any backend and are found by listing
  * `sg1/<bucket>/<unitId>/`. A unit that cannot be fully deleted is queued again for later.
+ * One run makes at most `maxCalls` backend calls (a Worker invocation has a subrequest limit):
+ * what it took from the catalog and did not reach goes back, due at once, for the next run.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
-import { shardKey, type CodedUnit } from './manifest.ts';
+import type { Catalog, GarbageUnits } from '../catalog/types.ts';
+import { shardKey } from './manifest.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;
+const TAKE = 20;
 
-export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend>, now = new Date()): Promise<number> {
+export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend>, now = new Date(), maxCalls = 800): Promise<number> {
   let collected = 0;
-  const retry = (bucket: string, units: CodedUnit[], unitIds: string[]) =>
-    catalog.queueGarbage({ bucket, units, ...(unitIds.length ? { unitIds } : {}) }, new Date(now.getTime() + RETRY_MS));
+  let calls = 0;
+  const later = new Date(now.getTime() + RETRY_MS);
   for (;;) {
-    const batch = await catalog.takeDueGarbage(now, 100);
+    const batch = await catalog.takeDueGarbage(now, TAKE);
     if (batch.length === 0) return collected;
-    for (const { bucket, units, unitIds = [] } of batch) {
-      for (const u of units) {
-        const results = await Promise.allSettled(u.placement.map((id, i) => byId.get(id)?.delete(shardKey(bucket, u.unitId, i))));
-        if (results.some((r) => r.status === 'rejected')) await retry(bucket, [u], []);
-        else collected++;
+    // One item per unit: a unit with its placement, or the id of an expired reservation.
+    const items: GarbageUnits[] = batch.flatMap(({ bucket, units, unitIds = [] }) => [
+      ...units.map((u) => ({ bucket, units: [u] })),
+      ...unitIds.map((id) => ({ bucket, units: [], unitIds: [id] })),
+    ]);
+    for (const [i, item] of items.entries()) {
+      if (calls >= maxCalls) {
+        for (const rest of items.slice(i)) await catalog.queueGarbage(rest, now);
+        return collected;
       }
-      for (const id of unitIds) {
-        const results = await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${bucket}/${id}/`)));
-        if (results.some((r) => r.status === 'rejected')) await retry(bucket, [], [id]);
-        else collected++;
-      }
+      const unit = item.units[0];
+      const results = unit
+        ? await Promise.allSettled(unit.placement.map((id, j) => byId.get(id)?.delete(shardKey(item.bucket, unit.unitId, j)).then(() => 1)))
+        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${item.bucket}/${item.unitIds![0]}/`)));
+      calls += results.reduce((n, r) => n + (r.status === 'fulfilled' ? (r.value ?? 1) : 1), 0);
+      if (results.some((r) => r.status === 'rejected')) await catalog.queueGarbage(item, later);
+      else collected++;
     }
   }
 }
 
-/** Deletes every blob under `prefix` on one backend. */
-async function deleteUnder(backend: Backend, prefix: string): Promise<void> {
+/** Deletes every blob under `prefix` on one backend; returns the backend calls it made. */
+async function deleteUnder(backend: Backend, prefix: string): Promise<number> {
   let cursor: string | undefined;
+  let calls = 0;
   do {
     const page = await backend.list(prefix, cursor);
     await Promise.all(page.entries.map((e) => backend.delete(e.key)));
+    calls += 1 + page.entries.length;
     cursor = page.cursor;
   } while (cursor);
+  return calls;
 }
