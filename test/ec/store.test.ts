@@ -226,6 +226,10 @@ describe('EcStore', () => {
     await run('verify');
     expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]], ['c', [2]]]);
     expect(repairs.every((r) => r.reason.startsWith('corrupt'))).toBe(true);
+    // A call budget stops the run after the object that reached it; the cursor resumes there.
+    await s.catalog.setScrubCursor('b', null);
+    expect(await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', objectsPerRun: 10 }, () => {}, 6)).toMatchObject({ objects: 1, shards: 6 });
+    expect(await s.catalog.getScrubCursor('b')).toBe('a');
     offline.goOnline();
   });
 

@@ -31,14 +31,26 @@ export interface ScrubReport {
 
 type Verdict = 'ok' | 'damaged' | 'unreachable';
 
-export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void): Promise<ScrubReport> {
+export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void, maxCalls = 600): Promise<ScrubReport> {
   const report: ScrubReport = { objects: 0, shards: 0, damaged: 0 };
   const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
-  for (const { name: bucket } of await catalog.listBuckets()) {
+  // A Worker invocation has a subrequest limit: at most `maxCalls` shard checks per run, and the
+  // first bucket rotates from run to run so a large one cannot starve the others.
+  const buckets = (await catalog.listBuckets()).map((b) => b.name);
+  const first = buckets.length ? Math.floor(Date.now() / 60_000) % buckets.length : 0;
+  for (const bucket of [...buckets.slice(first), ...buckets.slice(0, first)]) {
+    if (report.shards >= maxCalls) break;
     const startAfter = await catalog.getScrubCursor(bucket).catch(() => null);
     const page = await catalog.listObjects(bucket, { prefix: '', delimiter: null, startAfter, maxKeys: options.objectsPerRun });
+    let lastChecked: string | null = startAfter;
+    let stopped = false;
     for (const { key } of page.objects) {
+      if (report.shards >= maxCalls) {
+        stopped = true;
+        break;
+      }
       const manifest = await catalog.getObject(bucket, key);
+      lastChecked = key;
       if (manifest?.storage.kind !== 'coded') continue;
       report.objects++;
       for (const unit of manifest.storage.units) {
@@ -49,8 +61,8 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
         if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: `corrupt: found by the scrubber (${options.mode})` });
       }
     }
-    // Past the last key, the next run starts the bucket over.
-    await catalog.setScrubCursor(bucket, page.isTruncated ? page.lastEntry : null);
+    // Past the bucket's last key, the next run starts it over.
+    await catalog.setScrubCursor(bucket, stopped || page.isTruncated ? lastChecked : null);
   }
   return report;
 }
