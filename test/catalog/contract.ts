@@ -235,7 +235,9 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const expires = new Date(Date.now() + 5 * 60_000);
     const [committed, part, abandoned, replaced] = [unit(), unit(1), unit(), unit()];
-    await c().reserveUnits(b, [committed, part, abandoned, replaced].map((u) => u.unitId), expires);
+    const refused = unit();
+    await c().reserveUnits(b, [committed, part, abandoned, replaced, refused].map((u) => u.unitId), expires);
+    await c().releaseUnits(b, [refused.unitId, unit().unitId]); // refused before any shard; an unknown id is fine
     await c().commitObject(b, 'k', manifest(b, 'k', [committed]), {});
     const upload = await c().createUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
     await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), unit: part });

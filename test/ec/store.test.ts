@@ -252,4 +252,12 @@ describe('EcStore', () => {
     expect(await collectGarbage(s.catalog, s.units.byId, new Date(Date.now() + 2000))).toBe(1);
     expect(await blobs()).toBe(0);
   });
+
+  it('a write refused by its conditions before any shard leaves no reservation behind', async () => {
+    const data = randomBytes(rand, 30_000);
+    await s.store.putObject('b', 'cond', stream(data), put(data.length));
+    await expect(s.store.putObject('b', 'cond', stream(data), put(data.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    const later = await s.catalog.takeDueGarbage(new Date(Date.now() + 3 * 86400_000), 100);
+    expect(later.flatMap((g) => g.unitIds ?? [])).toEqual([]);
+  });
 });

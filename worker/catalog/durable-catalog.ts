@@ -123,6 +123,10 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).listUploads(bucket, options));
   }
 
+  async releaseUnits(bucket: string, unitIds: string[]): Promise<void> {
+    unwrap(await this.bucket(bucket).releaseUnits(bucket, unitIds));
+  }
+
   async getScrubCursor(bucket: string): Promise<string | null> {
     return unwrap(await this.bucket(bucket).getScrubCursor(bucket));
   }

@@ -125,6 +125,9 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
+  releaseUnits(bucket: string, unitIds: string[]): Reply<void> {
+    return this.inBucket(bucket, (o) => o.release(unitIds.map((unitId) => ({ unitId }))));
+  }
   getScrubCursor(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));
   }

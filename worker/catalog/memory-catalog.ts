@@ -167,7 +167,11 @@ export class MemoryCatalog implements Catalog {
     for (const id of unitIds) reservations.set(id, expires.getTime());
   }
 
-  private release(bucket: string, units: CodedUnit[]): void {
+  async releaseUnits(bucket: string, unitIds: string[]): Promise<void> {
+    this.release(bucket, unitIds.map((unitId) => ({ unitId })));
+  }
+
+  private release(bucket: string, units: Pick<CodedUnit, 'unitId'>[]): void {
     for (const u of units) this.bucket(bucket).reservations.delete(u.unitId);
   }
 

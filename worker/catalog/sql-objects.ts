@@ -91,8 +91,8 @@ export class SqlObjects {
     for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires) VALUES (?, ?)', id, expires);
   }
 
-  /** The units are referenced now: their reservations end. */
-  release(units: CodedUnit[]): void {
+  /** The units are referenced now (or were never written): their reservations end. */
+  release(units: Pick<CodedUnit, 'unitId'>[]): void {
     for (const u of units) this.sql.exec('DELETE FROM reservations WHERE unit_id = ?', u.unitId);
   }
 }

@@ -97,6 +97,8 @@ export interface Catalog {
    * it to the collector. Reserving before the first shard write is what makes every orphan findable.
    */
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
+  releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
   /** Where the background scrubber stopped in this bucket (the last key it checked), or null. */
   getScrubCursor(bucket: string): Promise<string | null>;
   setScrubCursor(bucket: string, lastKey: string | null): Promise<void>;

@@ -17,7 +17,7 @@ import { checkReadConditions, checkWriteConditions, etagMatches } from '../store
 import { combinePartChecksums, multipartEtag } from '../store/multipart-checksums.ts';
 import type * as T from '../store/types.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
-import type { StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
+import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
 export interface RepairTask {
   bucket: string;
@@ -25,6 +25,12 @@ export interface RepairTask {
   unitId: string;
   shards: number[];
   reason: string;
+}
+
+/** A storage plan whose unit ids are reserved in the catalog until `commitBy` (plus a margin). */
+interface Reservation {
+  plan: StoragePlan;
+  commitBy: number;
 }
 
 export interface EcStoreOptions {
@@ -71,22 +77,22 @@ export class EcStore implements T.ObjectStore {
   }
 
   /**
-   * Stores a body under unit ids reserved in the catalog first (so an orphan is always found).
-   * A write that ends too close to its reservation's expiry is refused: the collector may already
-   * be deleting its shards by the time the commit lands.
+   * Plans how a body is stored and reserves its unit ids in the catalog, before any shard is
+   * written, so an orphan is always found. The write must commit by `commitBy`, a margin before
+   * the reservation expires and the collector may start deleting its shards.
    */
-  private async store(input: Omit<StoreBodyInput, 'policy' | 'reserve'>): Promise<StoredBody> {
+  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
+    const plan = this.units.plan(size, this.policy(bucket), part);
     const lifetime = this.opts.config.writeReservationSeconds * 1000;
-    let commitBy = Infinity;
-    const stored = await this.units.storeBody({
-      ...input,
-      policy: this.policy(input.bucket),
-      reserve: async (unitIds) => {
-        const expires = Date.now() + lifetime;
-        await this.catalog.reserveUnits(input.bucket, unitIds, new Date(expires));
-        commitBy = expires - Math.min(lifetime / 10, 10 * 60_000);
-      },
-    });
+    const expires = Date.now() + lifetime;
+    if (plan.unitIds.length) await this.catalog.reserveUnits(bucket, plan.unitIds, new Date(expires));
+    return { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
+  }
+
+  /** Stores a body under reserved unit ids; a write that ends past its `commitBy` is refused. */
+  private async store(input: Omit<StoreBodyInput, 'policy' | 'reserve' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
+    const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
+    const stored = await this.units.storeBody({ ...input, policy: this.policy(input.bucket), plan });
     if (Date.now() > commitBy) {
       if (stored.storage.kind === 'coded') await this.units.discard(input.bucket, stored.storage.units);
       throw new S3Error('RequestTimeout', `the upload took longer than the gateway's writeReservationSeconds (${this.opts.config.writeReservationSeconds})`);
@@ -116,10 +122,21 @@ export class EcStore implements T.ObjectStore {
   deleteBucket = (bucket: string) => this.catalog.deleteBucket(bucket);
 
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
-    const current = await this.catalog.getObject(bucket, key); // NoSuchBucket, fail-fast conditions
-    checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    const size = this.requireLength(o.contentLength, this.opts.config.maxObjectSize);
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata });
+    const max = this.opts.config.maxObjectSize;
+    const sized = o.contentLength != null && o.contentLength <= max;
+    // One round trip: the current object (NoSuchBucket, fail-fast conditions) and the reservation.
+    const [current, reserved] = await Promise.all([
+      this.catalog.getObject(bucket, key),
+      sized ? this.reserve(bucket, o.contentLength!, false) : undefined,
+    ]);
+    try {
+      checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
+    } catch (err) {
+      if (reserved?.plan.unitIds.length) await this.catalog.releaseUnits(bucket, reserved.plan.unitIds).catch(() => {});
+      throw err;
+    }
+    const size = this.requireLength(o.contentLength, max);
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata }, reserved);
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }

@@ -34,6 +34,20 @@ export interface StoredBody {
  */
 export type ReserveUnits = (unitIds: string[]) => Promise<void>;
 
+/**
+ * How a body of a given size is stored, decided before any byte is read: inline in the index,
+ * one unit, or segments of a wide policy; `unitIds` are the ids its shards will go under (none
+ * inline), so a caller can reserve them in the same round trip as its other catalog reads.
+ */
+export interface StoragePlan {
+  mode: 'inline' | 'unit' | 'segmented';
+  codec: Codec;
+  k: number;
+  m: number;
+  quorum: number;
+  unitIds: string[];
+}
+
 export interface StoreBodyInput {
   bucket: string;
   key: string;
@@ -45,6 +59,9 @@ export interface StoreBodyInput {
   /** Parts are always coded units (a manifest lists units), never inline. */
   part?: { uploadId: string; partNumber: number };
   metadata?: unknown;
+  /** From plan(); computed here when absent. */
+  plan?: StoragePlan;
+  /** Called with the plan's unit ids before the first shard is written (not needed when the caller reserved them). */
   reserve?: ReserveUnits;
 }
 
@@ -61,18 +78,30 @@ export class UnitStore {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
 
-  async storeBody(input: StoreBodyInput): Promise<StoredBody> {
-    const { policy, size } = input;
+  /** Parts are always coded (a manifest lists units), never inline. */
+  plan(size: number, policy: StoragePolicy, part: boolean): StoragePlan {
     const small = size <= policy.small.threshold;
-    if (small && policy.small.mode === 'inline' && !input.part) return this.storeInline(input);
     const replicas = small ? policy.small.replicas : policy.codec === 'replica' ? policy.k + policy.m : 0;
     const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
-    if (k + m > MAX_OPEN_SUBREQUESTS && size > this.segmentBytes(k, policy.blockSize)) return this.storeSegmented(input, codec, k, m, quorum);
+    if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [] };
+    if (k + m > MAX_OPEN_SUBREQUESTS && size > this.segmentBytes(k, policy.blockSize)) {
+      const count = Math.ceil(size / this.segmentBytes(k, policy.blockSize));
+      return { mode: 'segmented', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()) };
+    }
+    return { mode: 'unit', codec, k, m, quorum, unitIds: [newId()] };
+  }
+
+  async storeBody(input: StoreBodyInput): Promise<StoredBody> {
+    const { policy, size } = input;
+    const plan = input.plan ?? this.plan(size, policy, !!input.part);
+    if (plan.mode === 'inline') return this.storeInline(input);
+    await input.reserve?.(plan.unitIds);
+    const { codec, k, m, quorum } = plan;
+    if (plan.mode === 'segmented') return this.storeSegmented(input, plan);
     const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
-    const unitId = newId();
-    await input.reserve?.([unitId]);
+    const unitId = plan.unitIds[0]!;
     const { unit, md5, checksumDigest } = await writeUnit({
       bucket: input.bucket, key: input.key, unitId, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
       backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
@@ -96,16 +125,15 @@ export class UnitStore {
    * buffered within the subrequest limit, so memory is bounded by one segment. One pass still:
    * MD5 and the client checksum of the whole body are computed as the segments stream by.
    */
-  private async storeSegmented(input: StoreBodyInput, codec: Codec, k: number, m: number, quorum: number): Promise<StoredBody> {
+  private async storeSegmented(input: StoreBodyInput, plan: StoragePlan): Promise<StoredBody> {
     const { size, policy } = input;
+    const { codec, k, m, quorum, unitIds } = plan;
     const segBytes = this.segmentBytes(k, policy.blockSize);
-    const count = Math.ceil(size / segBytes);
+    const count = unitIds.length;
     const reader = new BodyReader(input.body);
     const md5 = createHash('md5');
     const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
     const writeId = newId();
-    const unitIds = Array.from({ length: count }, () => newId());
-    await input.reserve?.(unitIds);
     const units: CodedUnit[] = [];
     let pending: Uint8Array | null = null;
     try {
