@@ -253,10 +253,11 @@ describe('EcStore', () => {
     expect(await blobs()).toBe(0);
   });
 
-  it('a write refused by its conditions before any shard leaves no reservation behind', async () => {
+  it('a PUT or part refused before any shard (conditions, no such upload) leaves no reservation behind', async () => {
     const data = randomBytes(rand, 30_000);
     await s.store.putObject('b', 'cond', stream(data), put(data.length));
     await expect(s.store.putObject('b', 'cond', stream(data), put(data.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    await expect(s.store.uploadPart('b', 'cond', 'no-such-upload', 1, stream(data), put(data.length))).rejects.toMatchObject({ code: 'NoSuchUpload' });
     const later = await s.catalog.takeDueGarbage(new Date(Date.now() + 3 * 86400_000), 100);
     expect(later.flatMap((g) => g.unitIds ?? [])).toEqual([]);
   });

@@ -89,6 +89,22 @@ export class EcStore implements T.ObjectStore {
     return { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
+  /**
+   * Runs `check` (the catalog reads and checks a write starts with) and, when the size is known
+   * and allowed, the reservation in parallel: one round trip. A refused check releases it.
+   */
+  private async checkAndReserve<R>(bucket: string, size: number | null | undefined, max: number, part: boolean, check: () => Promise<R>): Promise<[R, Reservation | undefined]> {
+    const sized = size != null && size <= max;
+    const [checked, reserved] = await Promise.allSettled([check(), sized ? this.reserve(bucket, size, part) : undefined]);
+    if (checked.status === 'rejected') {
+      const ids = reserved.status === 'fulfilled' ? (reserved.value?.plan.unitIds ?? []) : [];
+      if (ids.length) await this.catalog.releaseUnits(bucket, ids).catch(() => {});
+      throw checked.reason;
+    }
+    if (reserved.status === 'rejected') throw reserved.reason;
+    return [checked.value, reserved.value];
+  }
+
   /** Stores a body under reserved unit ids; a write that ends past its `commitBy` is refused. */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'reserve' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
     const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
@@ -123,18 +139,10 @@ export class EcStore implements T.ObjectStore {
 
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
     const max = this.opts.config.maxObjectSize;
-    const sized = o.contentLength != null && o.contentLength <= max;
-    // One round trip: the current object (NoSuchBucket, fail-fast conditions) and the reservation.
-    const [current, reserved] = await Promise.all([
-      this.catalog.getObject(bucket, key),
-      sized ? this.reserve(bucket, o.contentLength!, false) : undefined,
-    ]);
-    try {
+    const [, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, false, async () => {
+      const current = await this.catalog.getObject(bucket, key); // NoSuchBucket, fail-fast conditions
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    } catch (err) {
-      if (reserved?.plan.unitIds.length) await this.catalog.releaseUnits(bucket, reserved.plan.unitIds).catch(() => {});
-      throw err;
-    }
+    });
     const size = this.requireLength(o.contentLength, max);
     const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata }, reserved);
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
@@ -197,8 +205,8 @@ export class EcStore implements T.ObjectStore {
     return upload;
   }
 
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } });
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null, reserved?: Reservation): Promise<T.PartInfo> {
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } }, reserved);
     const unit = (stored.storage as { units: CodedUnit[] }).units[0]!;
     const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
     try {
@@ -212,13 +220,16 @@ export class EcStore implements T.ObjectStore {
   }
 
   async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
-    const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
-    if (spec && o.checksum && o.checksum.algorithm !== spec.algorithm) {
-      throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${o.checksum.algorithm.toLowerCase()}`);
-    }
+    const [spec, reserved] = await this.checkAndReserve(bucket, o.contentLength, MAX_PART_SIZE, true, async () => {
+      const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
+      if (spec && o.checksum && o.checksum.algorithm !== spec.algorithm) {
+        throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${o.checksum.algorithm.toLowerCase()}`);
+      }
+      return spec;
+    });
     const size = this.requireLength(o.contentLength, MAX_PART_SIZE);
     const checksum = o.checksum ?? (spec ? { algorithm: spec.algorithm, expected: null } : null);
-    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5);
+    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved);
   }
 
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<T.PartInfo> {
