@@ -14,7 +14,7 @@ import { EcStore, type RepairTask } from './ec/ec-store.ts';
 import { repairUnit, triageTargets } from './ec/repair.ts';
 import { UnitStore } from './ec/unit-store.ts';
 import { makeAuthenticate } from './auth-gate.ts';
-import type { AppEnv } from './s3/context.ts';
+import type { AppEnv, Authenticate } from './s3/context.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -32,6 +32,8 @@ export interface Gateway {
   app: Hono<AppEnv>;
   /** Sends a repair task to the queue (or repairs at once without one), kept alive by the current request. */
   enqueueRepair: (task: RepairTask) => void;
+  /** The SigV4/SigV2 gate with the configured access keys. */
+  authenticate: Authenticate;
 }
 
 let cached: { source: string; gateway: Gateway } | undefined;
@@ -63,14 +65,15 @@ export function gatewayFor(env: Env): Gateway {
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
   }, { hedgeMs: config.readHedgeMs || undefined });
   const store = new EcStore({ catalog, units, config, enqueueRepair });
+  const authenticate = makeAuthenticate(config, env);
   const app = createApp({
     store,
-    authenticate: makeAuthenticate(config, env),
+    authenticate,
     // A refused upload's unread body is drained (up to 64 MiB) before the error goes out, so the
     // client reads its error and wrangler dev's proxy does not wedge.
     config: { errorDrainBytes: 64 * 1024 * 1024, ...config.s3, region: config.region, maxObjectSize: config.maxObjectSize, baseDomains: config.baseDomains },
   });
-  const gateway: Gateway = { config, backends, catalog, units, store, app, enqueueRepair };
+  const gateway: Gateway = { config, backends, catalog, units, store, app, enqueueRepair, authenticate };
   cached = { source, gateway };
   return gateway;
 }

@@ -2,12 +2,13 @@
  * The Worker entry: S3 requests go to the gateway's Hono app; the repair queue runs repairs and
  * the cron trigger the garbage collector and the scrubber; `/_shardgate/status` (a path no bucket
  * can have: bucket names cannot contain "_") reports the coder kernel and the backends, without
- * secrets.
+ * secrets; `/_shardgate/admin/` is the operator's signed API (admin.ts).
  */
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import type { RepairTask } from './ec/ec-store.ts';
 import { collectGarbage } from './ec/collector.ts';
 import { scrubBatch } from './ec/scrubber.ts';
+import { ADMIN_PREFIX, handleAdmin } from './admin.ts';
 import { gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
 
 export { CatalogObject } from './catalog/durable-object.ts';
@@ -25,7 +26,9 @@ function status(env: Env): Response {
 
 export default {
   async fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === '/_shardgate/status') return status(env);
+    const path = new URL(request.url).pathname;
+    if (path === '/_shardgate/status') return status(env);
+    if (path.startsWith(ADMIN_PREFIX)) return requestContext.run(ctx, () => handleAdmin(request, gatewayFor(env)));
     return requestContext.run(ctx, () => gatewayFor(env).app.fetch(request, env, ctx));
   },
 

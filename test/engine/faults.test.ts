@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { r2Config, removeDir, startGateway, type RunningGateway } from './harness.ts';
+import { AwsClient } from 'aws4fetch';
+import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from './harness.ts';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 function bytes(n: number, seed: number): Uint8Array {
@@ -202,7 +203,15 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     rmSync(join(persistDir, 'v3', 'do'), { recursive: true, force: true });
     gw = await startGateway(CONFIG, { persistDir });
     await expect(get('b')).rejects.toMatchObject({ name: 'NoSuchBucket' });
-    const result = (await gw.control(`/__test/rebuild?bucket=${B}`)) as { restored: string[] };
+    // The operator's API, signed as any S3 request (aws4fetch here; curl --aws-sigv4 works too).
+    const admin = new AwsClient({ ...CREDENTIALS, service: 's3', region: 'us-east-1' });
+    const unsigned = await fetch(`${gw.url}/_shardgate/admin/rebuild?bucket=${B}`, { method: 'POST' });
+    expect(unsigned.status).toBe(403);
+    const wrongKey = new AwsClient({ ...CREDENTIALS, secretAccessKey: 'not-the-secret', service: 's3', region: 'us-east-1' });
+    expect((await wrongKey.fetch(`${gw.url}/_shardgate/admin/rebuild?bucket=${B}`, { method: 'POST' })).status).toBe(403);
+    const res = await admin.fetch(`${gw.url}/_shardgate/admin/rebuild?bucket=${B}`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    const result = (await res.json()) as { restored: string[] };
     expect(result.restored).toEqual(expect.arrayContaining(['a', 'b', 'c']));
     for (const key of ['a', 'b', 'c']) expect(sha(await get(key)), key).toBe(sha(objects.get(key)!));
   });
