@@ -78,7 +78,7 @@ export class UnitStore {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
 
-  /** Parts are always coded (a manifest lists units), never inline. */
+  /** How a body of `size` bytes will be stored under `policy`; a part is always coded (a manifest lists units), never inline. */
   plan(size: number, policy: StoragePolicy, part: boolean): StoragePlan {
     const small = size <= policy.small.threshold;
     const replicas = small ? policy.small.replicas : policy.codec === 'replica' ? policy.k + policy.m : 0;
