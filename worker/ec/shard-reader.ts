@@ -69,8 +69,11 @@ export class ShardReader {
     return new ShardReadError(this.shardIndex, reason, (err as Error).message ?? String(err), { cause: err });
   }
 
-  /** Reads exactly `len` bytes into `target()` (a fresh view each call: wasm memory may move). */
-  private async readExact(len: number, target: () => Uint8Array): Promise<void> {
+  /**
+   * Reads exactly `len` bytes into `target()` (a fresh view each call: wasm memory may move);
+   * with `pieces`, also collects the same bytes as views of the backend's own chunks.
+   */
+  private async readExact(len: number, target: () => Uint8Array, pieces?: Uint8Array[]): Promise<void> {
     let got = 0;
     while (got < len) {
       if (this.rest.length === 0) {
@@ -81,22 +84,29 @@ export class ShardReader {
       }
       const take = Math.min(len - got, this.rest.length);
       target().set(this.rest.subarray(0, take), got);
+      pieces?.push(this.rest.subarray(0, take));
       this.rest = this.rest.subarray(take);
       got += take;
     }
   }
 
-  /** Reads stripe `s`'s block into stripe shard `dest` and verifies it. Stripes come in order. */
-  async readBlock(s: number, stripe: Stripe, dest: number): Promise<void> {
+  /**
+   * Reads stripe `s`'s block into stripe shard `dest` and verifies it. Stripes come in order.
+   * Returns the block's bytes as views of the backend's chunks (valid once verified, never
+   * modified: chunks belong to the reader), so a healthy read can hand them on without a copy.
+   */
+  async readBlock(s: number, stripe: Stripe, dest: number): Promise<Uint8Array[]> {
     try {
       await this.open();
       const b = this.layout.blockLen(s);
+      const pieces: Uint8Array[] = [];
       await this.readExact(BLOCK_CHECKSUM_BYTES, () => this.sum);
-      await this.readExact(b, () => stripe.shard(dest));
+      await this.readExact(b, () => stripe.shard(dest), pieces);
       const want = new DataView(this.sum.buffer).getBigUint64(0, true);
       if (stripe.xxh64(dest, 0, b, blockSeed(this.salt, s, this.shardIndex)) !== want) {
         throw new ShardReadError(this.shardIndex, 'corrupt', `block ${s} fails its checksum`);
       }
+      return pieces;
     } catch (err) {
       const failure = this.fail(err);
       this.cancel();

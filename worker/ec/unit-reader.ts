@@ -10,7 +10,7 @@
  * Known gap: no read-ahead; stripe s+1 is requested when the client has taken stripe s.
  */
 import type { Backend } from '../../backends/types.ts';
-import { createCoder, type Stripe } from '../../coder-wasm/index.ts';
+import { createCoder } from '../../coder-wasm/index.ts';
 import { unitSalt } from './format.ts';
 import { UnitLayout } from './layout.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
@@ -45,6 +45,8 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   const stripe = coder.stripe(unit.blockSize);
   const salt = unitSalt(unit.unitId);
   const bad = new Set<number>(unit.missing);
+  /** Shard index -> its verified block of the current stripe, as views of the backend's chunks. */
+  let blockViews = new Map<number, Uint8Array[]>();
   // Decoding sources in order of preference: data shards (no decoding needed for them), then
   // the other shards by how fast their backends have been answering. Replicas: fastest first.
   const byLatency = (a: number, b: number) => latencyOf(unit.placement[a]!) - latencyOf(unit.placement[b]!);
@@ -86,11 +88,16 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   async function loadStripe(s: number): Promise<void> {
     const need = replica ? 1 : unit.k;
     const loaded = new Set<number>(); // blocks of stripe s already in stripe memory
+    blockViews = new Map();
     let generation = 0; // results of reads abandoned by a hedge are ignored
     const readInto = async (shards: number[], to: (i: number) => number) => {
       const gen = generation;
       const results = await Promise.allSettled(
-        shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i).then(() => void (gen === generation && loaded.add(i)))),
+        shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i).then((views) => {
+          if (gen !== generation) return;
+          loaded.add(i);
+          blockViews.set(i, views);
+        })),
       );
       if (gen !== generation) return false;
       results.forEach((r) => {
@@ -150,14 +157,22 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
     return first;
   }
 
-  function copyOut(s: number, target: Stripe): Uint8Array {
+  /**
+   * Stripe s's requested bytes, in order. A data block read as it is stored goes out as views of
+   * the backend's chunks, verified and never modified (no copy); a rebuilt one, or one that came
+   * in many small chunks (each costs downstream), is copied out of stripe memory.
+   */
+  function chunksOut(s: number): Uint8Array[] {
     const from = Math.max(start, s * layout.stripeData);
     const to = Math.min(end + 1, s * layout.stripeData + Math.min(layout.stripeData, unit.size - s * layout.stripeData));
-    const out = new Uint8Array(to - from);
+    const out: Uint8Array[] = [];
     for (let i = 0; i < unit.k; i++) {
       const span = layout.dataSpan(s, i);
-      const lo = Math.max(from, span.offset), hi = Math.min(to, span.offset + span.length);
-      if (hi > lo) out.set(target.shard(replica ? 0 : i).subarray(lo - span.offset, hi - span.offset), lo - from);
+      const lo = Math.max(from, span.offset) - span.offset, hi = Math.min(to, span.offset + span.length) - span.offset;
+      if (hi <= lo) continue;
+      const views = replica ? blockViews.values().next().value : blockViews.get(i);
+      if (views && views.length <= MAX_VIEWS_PER_BLOCK) out.push(...sliceViews(views, lo, hi));
+      else out.push(stripe.shard(replica ? 0 : i).slice(lo, hi));
     }
     return out;
   }
@@ -184,7 +199,7 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
           return;
         }
         if (s > first) await loadStripe(s);
-        controller.enqueue(copyOut(s, stripe));
+        for (const chunk of chunksOut(s)) controller.enqueue(chunk);
         s++;
       } catch (err) {
         release();
@@ -195,6 +210,21 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
       release();
     },
   }, { highWaterMark: 0 });
+}
+
+/** More views than this for one block and it is copied instead: small chunks cost per chunk downstream. */
+const MAX_VIEWS_PER_BLOCK = 4;
+
+/** Bytes [lo, hi) of the concatenation of `views`, as views. */
+function sliceViews(views: Uint8Array[], lo: number, hi: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (const v of views) {
+    const a = Math.max(lo, at), b = Math.min(hi, at + v.length);
+    if (b > a) out.push(v.subarray(a - at, b - at));
+    at += v.length;
+  }
+  return out;
 }
 
 function drainAll(backends: Map<string, Backend>): Map<string, Backend> {
