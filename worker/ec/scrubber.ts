@@ -54,6 +54,9 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
       if (manifest?.storage.kind !== 'coded') continue;
       report.objects++;
       for (const unit of manifest.storage.units) {
+        // An object with more shards than one run may check (a multipart object of many parts)
+        // is checked in part; the next run moves on to the next object.
+        if (report.shards >= maxCalls) break;
         const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
         const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
         report.shards += verdicts.length;
