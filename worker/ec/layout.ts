@@ -6,6 +6,7 @@
  * block checksum followed by the block, then a fixed-size footer (docs/FORMAT.md).
  */
 import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './format.ts';
+import type { CodedUnit } from './manifest.ts';
 
 export const BLOCK_CHECKSUM_BYTES = 8;
 
@@ -63,4 +64,9 @@ export class UnitLayout {
   stripeRange(start: number, end: number): { first: number; last: number } {
     return { first: Math.floor(start / this.stripeData), last: Math.floor(end / this.stripeData) };
   }
+}
+
+/** The layout of shard i of a recorded unit (header lengths differ by the shard index's digits). */
+export function shardLayout(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens'>, i: number): UnitLayout {
+  return new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!);
 }

@@ -4,12 +4,12 @@
  * header but the shard index, same block checksums, same footer). The shard digests in the
  * footer check the result before anything is written. Runs from the repair queue.
  */
-import { isBackendError, type Backend } from '../../backends/types.ts';
+import type { Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { blockSeed, encodeHeader, unitSalt } from './format.ts';
-import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
+import { BLOCK_CHECKSUM_BYTES, shardLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
-import { readShardFile, type ShardFileInfo } from './shard-files.ts';
+import { probeShardSize, readShardFile, type ShardFileInfo } from './shard-files.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { BufferedShardSink, ShardSink } from './shard-sink.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
@@ -30,14 +30,9 @@ export interface RepairResult {
 export async function triageTargets(bucket: string, unit: CodedUnit, targets: number[], transient: boolean, backends: Map<string, Backend>): Promise<{ now: number[]; later: number[] }> {
   const now: number[] = [], later: number[] = [];
   await Promise.all(targets.map(async (t) => {
-    const expected = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[t]!).shardFileLen();
-    try {
-      const info = await backends.get(unit.placement[t]!)!.head(shardKey(bucket, unit.unitId, t));
-      if (!transient || info.size !== expected) now.push(t);
-    } catch (err) {
-      if (isBackendError(err) && err.transient) later.push(t);
-      else now.push(t);
-    }
+    const state = await probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t);
+    if (state === 'unreachable') later.push(t);
+    else if (state === 'damaged' || !transient) now.push(t);
   }));
   return { now: now.sort((a, b) => a - b), later: later.sort((a, b) => a - b) };
 }
@@ -62,7 +57,7 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
     source = await readShardFile(backend(i), shardKey(bucket, unit.unitId, i)).catch(() => null);
   }
   if (!source) throw new QuorumError(`no readable shard of unit ${unit.unitId} to repair from`, []);
-  const layouts = unit.headerLens.map((h) => new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, h));
+  const layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
   const coder = createCoder(unit.k, replica ? 0 : unit.m);
   const stripe = coder.stripe(unit.blockSize);
   const abort = new AbortController();

@@ -11,10 +11,9 @@
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { RepairTask } from './ec-store.ts';
-import { UnitLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { ShardReadError } from './shard-reader.ts';
-import { verifyShardFile } from './shard-files.ts';
+import { probeShardSize, verifyShardFile, type ShardState } from './shard-files.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
 export interface ScrubOptions {
@@ -28,8 +27,6 @@ export interface ScrubReport {
   shards: number;
   damaged: number;
 }
-
-type Verdict = 'ok' | 'damaged' | 'unreachable';
 
 export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void, maxCalls = 600): Promise<ScrubReport> {
   const report: ScrubReport = { objects: 0, shards: 0, damaged: 0 };
@@ -70,17 +67,13 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
   return report;
 }
 
-async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<Verdict> {
+/** A backend removed from the config counts as unreachable: the placement is recorded, not ours to rewrite. */
+async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<ShardState> {
   const backend = byId.get(unit.placement[i]!);
-  if (!backend) return 'unreachable'; // a backend removed from the config: placement is recorded, not ours to rewrite
-  const key = shardKey(bucket, unit.unitId, i);
+  if (mode === 'heads' || !backend) return probeShardSize(backend, bucket, unit, i);
   try {
-    if (mode === 'verify') {
-      await verifyShardFile(backend, key, unit, i);
-      return 'ok';
-    }
-    const expected = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!).shardFileLen();
-    return (await backend.head(key)).size === expected ? 'ok' : 'damaged';
+    await verifyShardFile(backend, shardKey(bucket, unit.unitId, i), unit, i);
+    return 'ok';
   } catch (err) {
     if (isBackendError(err) && err.transient) return 'unreachable';
     if (err instanceof ShardReadError && err.reason === 'unavailable') return 'unreachable';

@@ -1,13 +1,14 @@
 /**
  * Reading the self-describing parts of a stored shard file: its header (learned from the first
- * bytes, whatever its length) and its footer. Used by repair (to rewrite a lost shard exactly)
- * and by the index rebuild (to recover manifests from the backends alone).
+ * bytes, whatever its length) and its footer; checking a shard whole or by its size. Used by
+ * repair (to rewrite a lost shard exactly, and to triage what to rewrite), the index rebuild (to
+ * recover manifests from the backends alone) and the scrubber.
  */
-import type { Backend } from '../../backends/types.ts';
+import { isBackendError, type Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from './format.ts';
-import { UnitLayout } from './layout.ts';
-import type { CodedUnit } from './manifest.ts';
+import { shardLayout, UnitLayout } from './layout.ts';
+import { shardKey, type CodedUnit } from './manifest.ts';
 import { ShardReader } from './shard-reader.ts';
 
 async function readRange(backend: Backend, key: string, offset: number, length: number): Promise<Uint8Array> {
@@ -46,7 +47,7 @@ export async function readShardFile(backend: Backend, key: string): Promise<Shar
  */
 export async function verifyShardFile(backend: Backend, key: string, unit: CodedUnit, shardIndex: number): Promise<void> {
   const info = await readShardFile(backend, key);
-  const layout = new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[shardIndex]!);
+  const layout = shardLayout(unit, shardIndex);
   if (info.headerLen !== layout.headerLen || info.header.unitId !== unit.unitId || info.header.shardIndex !== shardIndex) {
     throw new ShardFormatError(`${key}: header does not describe shard ${shardIndex} of unit ${unit.unitId}`);
   }
@@ -63,5 +64,19 @@ export async function verifyShardFile(backend: Backend, key: string, unit: Coded
   }
   if (info.footer.shardDigests[shardIndex]!.toString(16).padStart(16, '0') !== unit.shardDigests[shardIndex]) {
     throw new ShardFormatError(`${key}: footer digest differs from the manifest`);
+  }
+}
+
+/** A shard as checked: intact, damaged (missing, another length, rotten), or its backend not answering (or not configured). */
+export type ShardState = 'ok' | 'damaged' | 'unreachable';
+
+/** One HEAD: a shard at its full length is 'ok'; missing or of another length, 'damaged'. */
+export async function probeShardSize(backend: Backend | undefined, bucket: string, unit: CodedUnit, shardIndex: number): Promise<ShardState> {
+  if (!backend) return 'unreachable';
+  try {
+    const { size } = await backend.head(shardKey(bucket, unit.unitId, shardIndex));
+    return size === shardLayout(unit, shardIndex).shardFileLen() ? 'ok' : 'damaged';
+  } catch (err) {
+    return isBackendError(err) && err.transient ? 'unreachable' : 'damaged';
   }
 }

@@ -12,7 +12,7 @@
 import type { Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { unitSalt } from './format.ts';
-import { UnitLayout } from './layout.ts';
+import { shardLayout } from './layout.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { shardKey, type CodedUnit } from './manifest.ts';
 import { latencyOf } from './backend-latency.ts';
@@ -35,7 +35,7 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
   const { unit, start, end } = input;
   const replica = unit.codec === 'replica';
   const n = unit.k + unit.m;
-  const layouts = unit.headerLens.map((h) => new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, h));
+  const layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
   const layout = layouts[0]!;
   const { first, last } = layout.stripeRange(start, end);
   // Reading more than 6 shards at once would exceed Workers' open-subrequest limit: drain each
