@@ -59,11 +59,9 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
-/** Joins pieces into one buffer (used to coalesce small outputs, never for whole bodies). */
-export function concatBytes(pieces: Uint8Array[]): Uint8Array {
+/** Joins pieces into one buffer (a single piece is returned as it is). */
+export function concatBytes(pieces: Uint8Array[], len = pieces.reduce((n, p) => n + p.length, 0)): Uint8Array {
   if (pieces.length === 1) return pieces[0];
-  let len = 0;
-  for (const p of pieces) len += p.length;
   const out = new Uint8Array(len);
   let off = 0;
   for (const p of pieces) {

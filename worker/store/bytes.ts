@@ -1,19 +1,10 @@
 /**
  * Byte helpers shared by the S3 layer and the stores: hex and base64 of digests, concatenation
- * of buffered chunks, a one-shot stream over bytes.
+ * of buffered chunks, a one-shot stream over bytes. Hex, base64 encoding and concatenation are
+ * the auth gate's own (auth/bytes.ts); decoding here is lenient (surrounding space, as checksum
+ * headers may carry), where the gate's is strict.
  */
-
-export function toHex(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
-  return s;
-}
-
-export function toBase64(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s);
-}
+export { concatBytes as concat, toBase64, toHex } from '../auth/bytes.ts';
 
 /** Decodes base64, or null when it is not valid base64. */
 export function fromBase64(value: string): Uint8Array | null {
@@ -32,17 +23,6 @@ export function base64Equal(a: string, b: string): boolean {
   const x = fromBase64(a);
   const y = fromBase64(b);
   return x !== null && y !== null && x.length === y.length && x.every((v, i) => v === y[i]);
-}
-
-export function concat(chunks: Uint8Array[], size = chunks.reduce((n, c) => n + c.byteLength, 0)): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
