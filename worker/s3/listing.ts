@@ -22,13 +22,17 @@ export function intParam(query: URLSearchParams, name: string, fallback: number,
   return Math.min(Number(raw), cap);
 }
 
-export function encodingUrl(query: URLSearchParams): boolean {
+/**
+ * What every listing reads first: encoding-type (`url`, or InvalidArgument), with `enc` applying
+ * it to a key-like value, prefix and delimiter (an empty delimiter is none).
+ */
+export function listingParams(query: URLSearchParams): { url: boolean; enc: (s: string) => string; prefix: string; delimiter: string | null } {
   const value = query.get('encoding-type');
-  if (value === null) return false;
-  if (value.toLowerCase() !== 'url') {
+  if (value !== null && value.toLowerCase() !== 'url') {
     throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request', { ArgumentName: 'encoding-type', ArgumentValue: value });
   }
-  return true;
+  const url = value !== null;
+  return { url, enc: (s) => urlEncodeIf(url, s), prefix: query.get('prefix') ?? '', delimiter: query.get('delimiter') || null };
 }
 
 function contentsXml(page: ListObjectsResult, enc: (s: string) => string, withOwner: boolean): string[] {
@@ -68,10 +72,7 @@ function decodeToken(token: string): string {
 
 export async function ListObjectsV2(s3: S3Context): Promise<Response> {
   const q = s3.query;
-  const url = encodingUrl(q);
-  const enc = (s: string) => urlEncodeIf(url, s);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') || null;
+  const { url, enc, prefix, delimiter } = listingParams(q);
   const maxKeys = intParam(q, 'max-keys', 1000, 1000);
   const token = q.get('continuation-token');
   const startAfter = q.get('start-after');
@@ -97,10 +98,7 @@ export async function ListObjectsV2(s3: S3Context): Promise<Response> {
 
 export async function ListObjects(s3: S3Context): Promise<Response> {
   const q = s3.query;
-  const url = encodingUrl(q);
-  const enc = (s: string) => urlEncodeIf(url, s);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') || null;
+  const { url, enc, prefix, delimiter } = listingParams(q);
   const maxKeys = intParam(q, 'max-keys', 1000, 1000);
   const marker = q.get('marker') ?? '';
   const page = await s3.store.listObjects(s3.bucket!, { prefix, delimiter, startAfter: marker || null, maxKeys });

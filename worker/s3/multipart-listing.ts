@@ -6,8 +6,8 @@
  */
 import { checksumElement } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
-import { encodingUrl, intParam } from './listing.ts';
-import { el, group, ownerXml, urlEncodeIf, xmlDocument, xmlResponse } from './xml.ts';
+import { intParam, listingParams } from './listing.ts';
+import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 
 export async function ListParts(s3: S3Context): Promise<Response> {
   const maxParts = intParam(s3.query, 'max-parts', 1000, 1000);
@@ -46,10 +46,7 @@ export async function ListParts(s3: S3Context): Promise<Response> {
 
 export async function ListMultipartUploads(s3: S3Context): Promise<Response> {
   const q = s3.query;
-  const url = encodingUrl(q);
-  const enc = (s: string) => urlEncodeIf(url, s);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') || null;
+  const { url, enc, prefix, delimiter } = listingParams(q);
   const keyMarker = q.get('key-marker') || null;
   const uploadIdMarker = q.get('upload-id-marker') || null;
   const maxUploads = intParam(q, 'max-uploads', 1000, 1000);
