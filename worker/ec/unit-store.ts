@@ -86,8 +86,9 @@ export class UnitStore {
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
     if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [] };
-    if (k + m > MAX_OPEN_SUBREQUESTS && size > this.segmentBytes(k, policy.blockSize)) {
-      const count = Math.ceil(size / this.segmentBytes(k, policy.blockSize));
+    const segment = this.segmentBytes(k, policy.blockSize);
+    if (k + m > MAX_OPEN_SUBREQUESTS && size > segment) {
+      const count = Math.ceil(size / segment);
       return { mode: 'segmented', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()) };
     }
     return { mode: 'unit', codec, k, m, quorum, unitIds: [newId()] };
