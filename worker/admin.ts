@@ -7,12 +7,12 @@
  * Answers are JSON; errors are the S3 error code and message as JSON, with the S3 status.
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
-import { collectGarbage } from './ec/collector.ts';
-import { rebuildIndex } from './ec/rebuild.ts';
-import { scrubBatch } from './ec/scrubber.ts';
+import { collectGarbage } from './upkeep/collector.ts';
+import { rebuildIndex } from './upkeep/rebuild.ts';
+import { scrubBatch } from './upkeep/scrubber.ts';
 import type { Gateway } from './gateway.ts';
-import { toS3Error } from './s3/error-map.ts';
-import { S3Error } from './s3/errors.ts';
+import { toS3Error } from './error-map.ts';
+import { S3Error } from './model/errors.ts';
 
 export const ADMIN_PREFIX = '/_shardgate/admin/';
 

@@ -7,11 +7,11 @@
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono } from 'hono';
-import type { ObjectStore } from './store/types.ts';
+import type { ObjectStore } from './model/object-store.ts';
 import { parseS3Config, type S3ConfigInput } from './s3/config.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
-import { toS3Error } from './s3/error-map.ts';
-import { S3Error } from './s3/errors.ts';
+import { toS3Error } from './error-map.ts';
+import { S3Error } from './model/errors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation } from './s3/operations.ts';
 import { effectiveHeaders, parseS3Address, splitRawUrl } from './s3/request.ts';

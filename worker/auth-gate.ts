@@ -5,7 +5,7 @@
  */
 import type { GatewayConfig } from './config.ts';
 import { verifyRequest } from './auth/verify.ts';
-import { createHasher } from './s3/checksums.ts';
+import { createHasher } from './model/checksums.ts';
 import type { Authenticate } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
 

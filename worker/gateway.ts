@@ -10,9 +10,9 @@ import { createApp } from './app.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { parseConfig, type GatewayConfig } from './config.ts';
-import { EcStore, type RepairTask } from './ec/ec-store.ts';
-import { repairUnit, triageTargets } from './ec/repair.ts';
-import { UnitStore } from './ec/unit-store.ts';
+import { EcStore, type RepairTask } from './engine/ec-store.ts';
+import { repairUnit, triageTargets } from './upkeep/repair.ts';
+import { UnitStore } from './engine/unit-store.ts';
 import { makeAuthenticate } from './auth-gate.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 

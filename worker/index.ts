@@ -5,9 +5,9 @@
  * secrets; `/_shardgate/admin/` is the operator's signed API (admin.ts).
  */
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
-import type { RepairTask } from './ec/ec-store.ts';
-import { collectGarbage } from './ec/collector.ts';
-import { scrubBatch } from './ec/scrubber.ts';
+import type { RepairTask } from './engine/ec-store.ts';
+import { collectGarbage } from './upkeep/collector.ts';
+import { scrubBatch } from './upkeep/scrubber.ts';
 import { ADMIN_PREFIX, handleAdmin } from './admin.ts';
 import { gatewayFor, repairNow, requestContext, type Env } from './gateway.ts';
 

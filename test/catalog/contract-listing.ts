@@ -4,7 +4,7 @@
 // Expected listings come from modelListing (fixtures.ts), not from another implementation.
 
 import { expect, it } from 'vitest';
-import type { ListObjectsOptions } from '../../worker/store/types.ts';
+import type { ListObjectsOptions } from '../../worker/model/object-store.ts';
 import type { Ctx } from './contract.ts';
 import { byUtf8, manifest, modelListing } from './fixtures.ts';
 

@@ -6,7 +6,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { CatalogObject } from '../../worker/catalog/durable-object.ts';
 import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
-import { S3Error } from '../../worker/s3/errors.ts';
+import { S3Error } from '../../worker/model/errors.ts';
 import { runCatalogContract } from './contract.ts';
 import { manifest } from './fixtures.ts';
 

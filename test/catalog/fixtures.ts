@@ -2,9 +2,9 @@
 // S3Error matcher, and a garbage drain that looks at one bucket (the catalog is shared by tests).
 
 import { expect } from 'vitest';
-import type { CodedUnit, ObjectManifest } from '../../worker/ec/manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../../worker/catalog/manifest.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
-import { S3Error, type S3ErrorCode } from '../../worker/s3/errors.ts';
+import { S3Error, type S3ErrorCode } from '../../worker/model/errors.ts';
 
 let seq = 0;
 const rnd = () => Math.random().toString(36).slice(2, 10);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
 import { afterKey, keySuccessor, listRanges, sortedRowsFetch, startBound } from '../../worker/catalog/range-list.ts';
-import { compareKeys, listPage } from '../../worker/store/list-keys.ts';
+import { compareKeys, listPage } from '../../worker/model/listing.ts';
 import { prng } from '../support/random.ts';
 import { runCatalogContract } from './contract.ts';
 import { byUtf8 } from './fixtures.ts';

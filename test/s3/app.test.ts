@@ -8,7 +8,7 @@ import { createApp } from '../../worker/app.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
 import { passThroughAuthenticate } from '../../worker/s3/dev-auth.ts';
 import { MemoryStore } from '../../worker/store/memory-store.ts';
-import type { ObjectStore } from '../../worker/store/types.ts';
+import type { ObjectStore } from '../../worker/model/object-store.ts';
 
 const BASE = 'http://gw.test';
 

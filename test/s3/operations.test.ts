@@ -1,6 +1,6 @@
 /** Operation detection (method + path + query -> AWS operation name) and raw-URL addressing. */
 import { describe, expect, it } from 'vitest';
-import { S3Error } from '../../worker/s3/errors.ts';
+import { S3Error } from '../../worker/model/errors.ts';
 import { detectOperation } from '../../worker/s3/operations.ts';
 import { effectiveHeaders, parseS3Address } from '../../worker/s3/request.ts';
 

@@ -1,6 +1,6 @@
 /** The strict request-XML parser: what it accepts, and that everything else is MalformedXML. */
 import { describe, expect, it } from 'vitest';
-import { S3Error } from '../../worker/s3/errors.ts';
+import { S3Error } from '../../worker/model/errors.ts';
 import { childText, childrenNamed, parseXml } from '../../worker/s3/xml-parse.ts';
 
 describe('parseXml', () => {

@@ -4,7 +4,7 @@
  * the basic format for the string to sign. Also the clock-skew rule of header auth.
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 /** Default allowed skew between the client's clock and ours (AWS uses 15 minutes). */
 export const DEFAULT_MAX_SKEW_MS = 15 * 60 * 1000;

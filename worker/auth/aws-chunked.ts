@@ -28,7 +28,7 @@
  */
 
 import { createHash, type Hash } from 'node:crypto';
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { concatBytes, isHex, timingSafeEqual } from './bytes.ts';
 import { assertChecksumValue, checksumAlgorithmOf, finishChecksum, type ChecksumCheck } from './checksum.ts';
 import { EMPTY_SHA256, canonicalTrailer, chunkStringToSign, sha256Hex, signature, trailerStringToSign } from './sigv4.ts';

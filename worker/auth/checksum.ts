@@ -6,7 +6,7 @@
  * worker/s3/checksums.ts, tests bring a plain one; the gate never picks an implementation.
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { bytesEqual, fromBase64 } from './bytes.ts';
 
 export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';

@@ -6,7 +6,7 @@
  * header, AuthorizationQueryParametersError for presigned URLs, InvalidAccessKeyId.
  */
 
-import { S3Error, type S3ErrorCode } from '../s3/errors.ts';
+import { S3Error, type S3ErrorCode } from '../model/errors.ts';
 import { isHex } from './bytes.ts';
 
 export interface CredentialScope {

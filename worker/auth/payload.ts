@@ -13,7 +13,7 @@
  * Known gaps: the SigV4a forms (STREAMING-AWS4-ECDSA-P256-SHA256-*) answer NotImplemented.
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { fromBase64 } from './bytes.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
 import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type ChecksumCheck, type HasherFactory } from './checksum.ts';

@@ -9,7 +9,7 @@
  */
 
 import { createHash, type Hash } from 'node:crypto';
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from './bytes.ts';
 import { finishChecksum, type ChecksumCheck } from './checksum.ts';
 

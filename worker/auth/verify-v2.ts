@@ -5,7 +5,7 @@
  * The payload is unsigned in SigV2: the caller verifies only what headers declare.
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from './bytes.ts';
 import { secretFor } from './credential.ts';
 import type { RawTarget } from './raw-url.ts';

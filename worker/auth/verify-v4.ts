@@ -15,7 +15,7 @@
  * clients that sign their own, unusual, encoding); both name the same key.
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from './bytes.ts';
 import { assertNotSkewed, DEFAULT_MAX_SKEW_MS, parseAmzDate, parseHttpDate, toAmzDate } from './amz-date.ts';
 import type { ChunkSigning } from './aws-chunked.ts';

@@ -18,7 +18,7 @@
  * tokens (X-Amz-Security-Token is signed over but not checked against anything).
  */
 
-import { S3Error } from '../s3/errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { declaredChecksum, checksumView, payloadMode, readContentMd5, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
 import { splitRawUrl, type RawTarget } from './raw-url.ts';
 import { EMPTY_SHA256, UNSIGNED_PAYLOAD, parseQuery, type QueryParam } from './sigv4.ts';

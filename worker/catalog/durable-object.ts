@@ -13,9 +13,9 @@
  * instances would slot in behind DurableCatalog.bucket().
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { ObjectManifest } from '../ec/manifest.ts';
-import { S3Error } from '../s3/errors.ts';
-import type * as S from '../store/types.ts';
+import type { ObjectManifest } from './manifest.ts';
+import { S3Error } from '../model/errors.ts';
+import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';

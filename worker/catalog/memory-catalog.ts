@@ -5,11 +5,11 @@
  * Values are cloned in and out, as Durable Object RPC would, so callers cannot alias state.
  * Known gaps: no persistence; listings sort the whole bucket (fine for tests).
  */
-import { S3Error } from '../s3/errors.ts';
-import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
-import { checkWriteConditions } from '../store/conditions.ts';
-import { compareKeys, listPage } from '../store/list-keys.ts';
-import type * as S from '../store/types.ts';
+import { S3Error } from '../model/errors.ts';
+import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import { checkWriteConditions } from '../model/conditions.ts';
+import { compareKeys, listPage } from '../model/listing.ts';
+import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
 import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';

@@ -7,8 +7,8 @@
  * Order: UTF-8 byte order = code point order = SQLite's BINARY collation on TEXT.
  * Known gap: keys holding unpaired surrogates are not UTF-8; their order is undefined.
  */
-import { commonPrefixOf, compareKeys, type ListPage } from '../store/list-keys.ts';
-import type { ListObjectsResult, ListUploadsResult, ObjectSummary, UploadInfo } from '../store/types.ts';
+import { commonPrefixOf, compareKeys, type ListPage } from '../model/listing.ts';
+import type { ListObjectsResult, ListUploadsResult, ObjectSummary, UploadInfo } from '../model/object-store.ts';
 
 /** Where a scan starts: at `key`, after `key`, or (for uploads) after entry `afterId` of `key`. */
 export interface Bound {

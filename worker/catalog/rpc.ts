@@ -4,7 +4,7 @@
  * S3 errors of the Catalog contract as data (`Reply`) and DurableCatalog rethrows them as S3Error.
  * Any other exception is a bug or an outage and still propagates as an exception.
  */
-import { S3Error, type S3ErrorCode } from '../s3/errors.ts';
+import { S3Error, type S3ErrorCode } from '../model/errors.ts';
 
 export interface ErrorData {
   code: S3ErrorCode;

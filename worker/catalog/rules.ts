@@ -3,8 +3,8 @@
  * cannot drift: which units a commit, delete or completion leaves unreferenced, and when they may
  * be deleted. Conditions themselves are worker/store/conditions.ts (the same as MemoryStore's).
  */
-import { S3Error } from '../s3/errors.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../ec/manifest.ts';
+import { S3Error } from '../model/errors.ts';
+import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
 import type { PartRecord } from './types.ts';
 
 /**

@@ -5,9 +5,9 @@
  * CompleteMultipartUpload, AbortMultipartUpload, ListParts, ListMultipartUploads (uploads by key,
  * then by initiation: upload ids sort by creation time, see rules.ts).
  */
-import type { ObjectManifest } from '../ec/manifest.ts';
-import { S3Error } from '../s3/errors.ts';
-import type * as S from '../store/types.ts';
+import type { ObjectManifest } from './manifest.ts';
+import { S3Error } from '../model/errors.ts';
+import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from './range-list.ts';
 import { newUploadId, unusedPartUnits } from './rules.ts';
 import { uploadInfo, uploadRecord, type UploadRow } from './sql-schema.ts';

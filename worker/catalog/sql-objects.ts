@@ -5,9 +5,9 @@
  * Listing pages through the primary key in order (`key > ? ORDER BY key LIMIT ?`) and leaves a
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
  */
-import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
-import { checkWriteConditions } from '../store/conditions.ts';
-import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../store/types.ts';
+import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import { checkWriteConditions } from '../model/conditions.ts';
+import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
 import { supersededUnits, unitsOf, withRepaired } from './rules.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';

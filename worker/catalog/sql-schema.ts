@@ -6,8 +6,8 @@
  * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
  */
-import type { ObjectManifest } from '../ec/manifest.ts';
-import type { BucketInfo, ObjectSummary, UploadInfo } from '../store/types.ts';
+import type { ObjectManifest } from './manifest.ts';
+import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
 import type { UploadRecord } from './types.ts';
 
 export const SCHEMA = `

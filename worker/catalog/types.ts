@@ -8,7 +8,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
-import type { CodedUnit, ObjectManifest } from '../ec/manifest.ts';
+import type { CodedUnit, ObjectManifest } from './manifest.ts';
 import type {
   BucketInfo,
   ListObjectsOptions,
@@ -19,7 +19,7 @@ import type {
   ObjectMetadata,
   UploadInfo,
   WriteConditions,
-} from '../store/types.ts';
+} from '../model/object-store.ts';
 
 /** A stored multipart part: its coded unit plus what ListParts and Complete need. */
 export interface PartRecord {

@@ -4,11 +4,11 @@
  * x-amz-checksum-* (header or trailer), decoded as strict UTF-8.
  * Spec: S3 DeleteObjects (needs Content-MD5 or a flexible checksum), CompleteMultipartUpload.
  */
-import { digestBody } from '../store/digest.ts';
-import { concat } from '../store/bytes.ts';
+import { digestBody } from '../model/digest.ts';
+import { concat } from '../model/bytes.ts';
 import { readChecksumRequest, readContentMD5 } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { limitBody } from './request.ts';
 import { malformedXml } from './xml-parse.ts';
 

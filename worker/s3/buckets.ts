@@ -10,7 +10,7 @@
  */
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';

@@ -6,9 +6,9 @@
  * `x-amz-checksum-algorithm` + `x-amz-checksum-type` (CRC64NVME is FULL_OBJECT only, SHA*
  * COMPOSITE only, CRC32/CRC32C either, COMPOSITE by default).
  */
-import { fromBase64 } from '../store/bytes.ts';
-import type { ChecksumAlgorithm, ChecksumRequest, MultipartChecksumSpec, ObjectChecksum } from '../store/types.ts';
-import { S3Error } from './errors.ts';
+import { fromBase64 } from '../model/bytes.ts';
+import type { ChecksumAlgorithm, ChecksumRequest, MultipartChecksumSpec, ObjectChecksum } from '../model/object-store.ts';
+import { S3Error } from '../model/errors.ts';
 
 export const CHECKSUM_BYTES: Readonly<Record<ChecksumAlgorithm, number>> = { CRC32: 4, CRC32C: 4, CRC64NVME: 8, SHA1: 20, SHA256: 32 };
 const ALGORITHMS = Object.keys(CHECKSUM_BYTES) as ChecksumAlgorithm[];

@@ -4,7 +4,7 @@
  * body only from `AuthResult.body`, never from `request.body`, so every byte they see has been
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
-import type { ChecksumRequest, ObjectStore } from '../store/types.ts';
+import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { S3Config } from './config.ts';
 import type { S3Operation } from './operations.ts';
 

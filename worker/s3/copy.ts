@@ -5,10 +5,10 @@
  * `x-amz-metadata-directive: COPY|REPLACE`; copying an object onto itself needs REPLACE (or a new
  * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
  */
-import type { CopySource } from '../store/types.ts';
+import type { CopySource } from '../model/object-store.ts';
 import { checksumElement, parseChecksumAlgorithm } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
 import { percentDecode, validateKey } from './request.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';

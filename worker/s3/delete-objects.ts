@@ -7,7 +7,7 @@
  */
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { validateKey } from './request.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';

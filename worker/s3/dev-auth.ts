@@ -6,7 +6,7 @@
  * the framing as object data.
  */
 import type { Authenticate } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 export const passThroughAuthenticate: Authenticate = async (request) => {
   const encoding = request.headers.get('content-encoding') ?? '';

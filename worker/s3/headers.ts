@@ -6,9 +6,9 @@
  * GetObject's `response-*` query overrides; RFC 9110 conditional headers (unparseable dates are
  * ignored, as RFC 9110 says).
  */
-import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../store/types.ts';
+import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../model/object-store.ts';
 import { checksumResponseHeaders } from './checksum-headers.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 const MAX_USER_METADATA_BYTES = 2048;
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';

@@ -7,9 +7,9 @@
  * common prefix), start-after, fetch-owner, KeyCount. V1: Marker; NextMarker only when a
  * delimiter was given and the page is truncated (clients otherwise resume from the last Key).
  */
-import type { ListObjectsResult } from '../store/types.ts';
+import type { ListObjectsResult } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { el, group, ownerXml, urlEncodeIf, xmlDocument, xmlResponse } from './xml.ts';
 
 /** A non-negative integer query parameter, capped; InvalidArgument otherwise. */

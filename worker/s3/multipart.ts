@@ -7,15 +7,15 @@
  * `If-Match`, and an optional whole-object `x-amz-checksum-*` to verify. The store enforces part
  * order, part existence, minimum part size and the checksum rules.
  */
-import type { CompletedPart } from '../store/types.ts';
+import type { CompletedPart } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
 import { assertChecksumValue, checksumElement, checksumResponseHeaders, parseChecksumAlgorithm, readChecksumHeader, readChecksumRequest, readContentMD5, readMultipartChecksumSpec } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
 import { readCopySource } from './copy.ts';
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import { readMetadata, readWriteConditions } from './headers.ts';
 import { declaredLength } from './objects.ts';
-import { parseCopySourceRange } from './range.ts';
+import { parseCopySourceRange } from '../model/range.ts';
 import { limitBody } from './request.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';

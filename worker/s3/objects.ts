@@ -6,11 +6,11 @@
  * GetObject/HeadObject: Range -> 206 + Content-Range; checksums only with
  * `x-amz-checksum-mode: ENABLED` and never for a range. HeadObject never opens object data.
  */
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import type { S3Context } from './context.ts';
 import { checksumResponseHeaders, readChecksumRequest, readContentMD5 } from './checksum-headers.ts';
 import { objectHeaders, readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
-import { parseRange } from './range.ts';
+import { parseRange } from '../model/range.ts';
 import { limitBody, tooLarge } from './request.ts';
 
 /** Declared body length, checked against `max` before anything is read. */

@@ -6,7 +6,7 @@
  * lock, non-STANDARD storage class, ...) is NotImplemented, never a wrong success.
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
 
 export type S3Operation =

@@ -10,7 +10,7 @@
  * worker sees the URL, so a key containing a `..` segment arrives only with its slashes encoded
  * as %2F; sent plainly, the SigV4 gate rejects it (the signed path differs), never a silent rename.
  */
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 export interface S3Address {
   bucket: string | null;

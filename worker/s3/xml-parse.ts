@@ -6,7 +6,7 @@
  * Anything malformed, too deep or too big is MalformedXML, never a crash.
  * Spec: XML 1.0 (fifth edition), the subset above.
  */
-import { S3Error } from './errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 export interface XmlElement {
   name: string;

@@ -3,7 +3,7 @@
  * ISO 8601 with milliseconds (S3's format), root elements in the S3 2006-03-01 namespace.
  * Parsing of request XML lives in xml-parse.ts.
  */
-import { escapeXml } from './errors.ts';
+import { escapeXml } from '../model/errors.ts';
 
 export const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 

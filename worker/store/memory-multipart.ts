@@ -7,15 +7,15 @@
  * InvalidRequest; a part sent without one gets it computed.
  * Known gaps: an upload created without a checksum algorithm yields an object without a checksum.
  */
-import { S3Error } from '../s3/errors.ts';
-import { checkCopySourceRange } from '../s3/range.ts';
-import { checkReadConditions, checkWriteConditions, etagMatches } from './conditions.ts';
-import { digestBody } from './digest.ts';
-import { commonPrefixOf, compareKeys } from './list-keys.ts';
-import { concat, streamOf } from './bytes.ts';
+import { S3Error } from '../model/errors.ts';
+import { checkCopySourceRange } from '../model/range.ts';
+import { checkReadConditions, checkWriteConditions, etagMatches } from '../model/conditions.ts';
+import { digestBody } from '../model/digest.ts';
+import { commonPrefixOf, compareKeys } from '../model/listing.ts';
+import { concat, streamOf } from '../model/bytes.ts';
 import type { MemoryStore } from './memory-store.ts';
-import { combinePartChecksums, multipartEtag } from './multipart-checksums.ts';
-import type * as T from './types.ts';
+import { combinePartChecksums, multipartEtag } from '../model/multipart.ts';
+import type * as T from '../model/object-store.ts';
 
 interface StoredPart extends T.PartInfo {
   data: Uint8Array;

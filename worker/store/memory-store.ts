@@ -6,15 +6,15 @@
  * Multipart lives in memory-multipart.ts over the same state.
  * Known gaps: no persistence, no versioning, memory grows with data.
  */
-import { S3Error } from '../s3/errors.ts';
-import { resolveRange } from '../s3/range.ts';
-import { checkReadConditions, checkWriteConditions } from './conditions.ts';
-import { createHasher } from '../s3/checksums.ts';
-import { concat, streamOf } from './bytes.ts';
-import { digestBody } from './digest.ts';
-import { compareKeys, listPage } from './list-keys.ts';
+import { S3Error } from '../model/errors.ts';
+import { resolveRange } from '../model/range.ts';
+import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
+import { createHasher } from '../model/checksums.ts';
+import { concat, streamOf } from '../model/bytes.ts';
+import { digestBody } from '../model/digest.ts';
+import { compareKeys, listPage } from '../model/listing.ts';
 import { MemoryMultipart, type UploadState } from './memory-multipart.ts';
-import type * as T from './types.ts';
+import type * as T from '../model/object-store.ts';
 
 export interface StoredObject extends T.ObjectInfo {
   data: Uint8Array;

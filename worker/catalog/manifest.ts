@@ -4,7 +4,7 @@
  * an object rescued without the gateway. Geometry is never derived from current config.
  * docs/FORMAT.md describes the encoding byte by byte.
  */
-import type { ObjectChecksum, ObjectMetadata } from '../store/types.ts';
+import type { ObjectChecksum, ObjectMetadata } from '../model/object-store.ts';
 
 /** 'rs-cauchy-gf8': systematic Reed-Solomon, ISA-L Cauchy matrix. 'replica': every shard is the data. */
 export type Codec = 'rs-cauchy-gf8' | 'replica';

@@ -6,14 +6,14 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
-import { blockSeed, encodeHeader, unitSalt } from './format.ts';
-import { BLOCK_CHECKSUM_BYTES, shardLayout } from './layout.ts';
-import { shardKey, type CodedUnit } from './manifest.ts';
-import { probeShardSize, readShardFile, type ShardFileInfo } from './shard-files.ts';
-import { ShardReadError, ShardReader } from './shard-reader.ts';
-import { BufferedShardSink, ShardSink } from './shard-sink.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
-import { QuorumError, digestOf } from './unit-writer.ts';
+import { blockSeed, encodeHeader, unitSalt } from '../engine/format.ts';
+import { BLOCK_CHECKSUM_BYTES, shardLayout } from '../engine/layout.ts';
+import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { probeShardSize, readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
+import { ShardReadError, ShardReader } from '../engine/shard-reader.ts';
+import { BufferedShardSink, ShardSink } from '../engine/shard-sink.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from '../engine/subrequests.ts';
+import { QuorumError, digestOf } from '../engine/unit-writer.ts';
 
 export interface RepairResult {
   repaired: number[];

@@ -7,15 +7,15 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
-import { decodeFooter, decodeHeader } from '../../worker/ec/format.ts';
-import { UnitLayout } from '../../worker/ec/layout.ts';
-import { shardKey, type CodedUnit } from '../../worker/ec/manifest.ts';
-import { readUnit } from '../../worker/ec/unit-reader.ts';
-import { QuorumError, writeUnit } from '../../worker/ec/unit-writer.ts';
-import { repairUnit, triageTargets } from '../../worker/ec/repair.ts';
-import type { ShardReadError } from '../../worker/ec/shard-reader.ts';
+import { decodeFooter, decodeHeader } from '../../worker/engine/format.ts';
+import { UnitLayout } from '../../worker/engine/layout.ts';
+import { shardKey, type CodedUnit } from '../../worker/catalog/manifest.ts';
+import { readUnit } from '../../worker/engine/unit-reader.ts';
+import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
+import { repairUnit, triageTargets } from '../../worker/upkeep/repair.ts';
+import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { createHash } from 'node:crypto';
-import { resetLatency } from '../../worker/ec/backend-latency.ts';
+import { resetLatency } from '../../worker/engine/backend-latency.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
 const BLOCK = 4096;

@@ -10,11 +10,11 @@
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
-import type { RepairTask } from './ec-store.ts';
-import { shardKey, type CodedUnit } from './manifest.ts';
-import { ShardReadError } from './shard-reader.ts';
-import { probeShardSize, verifyShardFile, type ShardState } from './shard-files.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
+import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { ShardReadError } from '../engine/shard-reader.ts';
+import { probeShardSize, verifyShardFile, type ShardState } from '../engine/shard-files.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 
 export interface ScrubOptions {
   mode: 'heads' | 'verify';

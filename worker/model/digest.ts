@@ -7,10 +7,10 @@
  * short body -> IncompleteBody).
  */
 import { createHash } from 'node:crypto';
-import { S3Error } from '../s3/errors.ts';
-import { createHasher } from '../s3/checksums.ts';
+import { S3Error } from './errors.ts';
+import { createHasher } from './checksums.ts';
 import { base64Equal, toBase64, toHex } from './bytes.ts';
-import type { ChecksumRequest, ObjectChecksum } from './types.ts';
+import type { ChecksumRequest, ObjectChecksum } from './object-store.ts';
 
 export interface DigestOptions {
   contentLength?: number | null;

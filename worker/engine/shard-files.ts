@@ -8,7 +8,7 @@ import { isBackendError, type Backend } from '../../backends/types.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from './format.ts';
 import { shardLayout, UnitLayout } from './layout.ts';
-import { shardKey, type CodedUnit } from './manifest.ts';
+import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import { ShardReader } from './shard-reader.ts';
 
 async function readRange(backend: Backend, key: string, offset: number, length: number): Promise<Uint8Array> {

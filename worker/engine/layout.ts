@@ -6,7 +6,7 @@
  * block checksum followed by the block, then a fixed-size footer (docs/FORMAT.md).
  */
 import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './format.ts';
-import type { CodedUnit } from './manifest.ts';
+import type { CodedUnit } from '../catalog/manifest.ts';
 
 export const BLOCK_CHECKSUM_BYTES = 8;
 

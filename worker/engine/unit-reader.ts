@@ -14,7 +14,7 @@ import { createCoder } from '../../coder-wasm/index.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout } from './layout.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
-import { shardKey, type CodedUnit } from './manifest.ts';
+import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import { latencyOf } from './backend-latency.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { QuorumError } from './unit-writer.ts';

@@ -10,12 +10,12 @@
 import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
-import { S3Error } from '../s3/errors.ts';
-import { toBase64, toHex } from '../store/bytes.ts';
-import type { ObjectMetadata } from '../store/types.ts';
-import { encodeHeader } from './format.ts';
-import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
-import { readShardFile, type ShardFileInfo } from './shard-files.ts';
+import { S3Error } from '../model/errors.ts';
+import { toBase64, toHex } from '../model/bytes.ts';
+import type { ObjectMetadata } from '../model/object-store.ts';
+import { encodeHeader } from '../engine/format.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
 
 export interface RebuildResult {
   restored: string[];

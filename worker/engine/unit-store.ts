@@ -6,12 +6,12 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { StoragePolicy } from '../config.ts';
-import { createHasher } from '../s3/checksums.ts';
-import { S3Error } from '../s3/errors.ts';
-import { base64Equal, fromBase64, toBase64 } from '../store/bytes.ts';
-import type { ChecksumRequest, ObjectChecksum } from '../store/types.ts';
+import { createHasher } from '../model/checksums.ts';
+import { S3Error } from '../model/errors.ts';
+import { base64Equal, fromBase64, toBase64 } from '../model/bytes.ts';
+import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
 import { BodyReader } from './body-reader.ts';
-import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import { placeShards } from './placement.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { readUnit } from './unit-reader.ts';

@@ -6,8 +6,8 @@
  * writes (If-None-Match: * -> 412 when present; If-Match -> 412 on mismatch, 404 when absent).
  * Dates compare at one-second resolution, like the Last-Modified header.
  */
-import { S3Error } from '../s3/errors.ts';
-import type { ReadConditions, WriteConditions } from './types.ts';
+import { S3Error } from './errors.ts';
+import type { ReadConditions, WriteConditions } from './object-store.ts';
 
 interface Current {
   etag: string;

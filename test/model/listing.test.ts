@@ -1,6 +1,6 @@
 /** The listing algorithm: UTF-8 order, prefix/delimiter grouping, paging that never repeats. */
 import { describe, expect, it } from 'vitest';
-import { commonPrefixOf, compareKeys, listPage, type ListPage } from '../../worker/store/list-keys.ts';
+import { commonPrefixOf, compareKeys, listPage, type ListPage } from '../../worker/model/listing.ts';
 
 const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 

@@ -1,7 +1,7 @@
 /** Range header parsing and resolution (RFC 9110 as S3 applies it). */
 import { describe, expect, it } from 'vitest';
-import { S3Error } from '../../worker/s3/errors.ts';
-import { parseCopySourceRange, parseRange, resolveRange } from '../../worker/s3/range.ts';
+import { S3Error } from '../../worker/model/errors.ts';
+import { parseCopySourceRange, parseRange, resolveRange } from '../../worker/model/range.ts';
 
 describe('parseRange + resolveRange', () => {
   it.each([

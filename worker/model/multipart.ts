@@ -5,10 +5,10 @@
  * part CRCs combined into the CRC of the whole object, no suffix).
  * Spec: S3 "Checking object integrity", multipart upload section.
  */
-import { combineCrc, createHasher } from '../s3/checksums.ts';
+import { combineCrc, createHasher } from './checksums.ts';
 import { fromBase64, toBase64, toHex } from './bytes.ts';
 import { md5Of } from './digest.ts';
-import type { MultipartChecksumSpec, ObjectChecksum } from './types.ts';
+import type { MultipartChecksumSpec, ObjectChecksum } from './object-store.ts';
 
 /** Multipart ETag from the part ETags (quoted hex MD5s), in part order. */
 export function multipartEtag(partEtags: string[]): string {

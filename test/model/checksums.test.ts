@@ -1,8 +1,8 @@
 /** worker/s3/checksums.ts: the x-amz-checksum-* encodings, streaming, and FULL_OBJECT combine. */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CHECKSUM_ALGORITHMS, combineCrc, createHasher } from '../../worker/s3/checksums.ts';
-import { fromBase64 } from '../../worker/store/bytes.ts';
+import { CHECKSUM_ALGORITHMS, combineCrc, createHasher } from '../../worker/model/checksums.ts';
+import { fromBase64 } from '../../worker/model/bytes.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
 const CHECK = new TextEncoder().encode('123456789');

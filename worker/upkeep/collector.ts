@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
-import { shardKey } from './manifest.ts';
+import { shardKey } from '../catalog/manifest.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;

@@ -6,7 +6,7 @@
  * Resume rule: when the resume point is itself a common prefix of this listing, every key under
  * it is skipped, so a page boundary never repeats a prefix.
  */
-import type { ListObjectsOptions } from './types.ts';
+import type { ListObjectsOptions } from './object-store.ts';
 
 /** Compares two keys in UTF-8 byte order. */
 export function compareKeys(a: string, b: string): number {

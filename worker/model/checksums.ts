@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { checksums } from '../../coder-wasm/index.ts';
-import { toBase64 } from '../store/bytes.ts';
+import { toBase64 } from './bytes.ts';
 
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];

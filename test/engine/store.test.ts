@@ -8,12 +8,12 @@ import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
 import { parseConfig } from '../../worker/config.ts';
-import { EcStore, type RepairTask } from '../../worker/ec/ec-store.ts';
-import { rebuildIndex } from '../../worker/ec/rebuild.ts';
-import { UnitStore } from '../../worker/ec/unit-store.ts';
-import { scrubBatch } from '../../worker/ec/scrubber.ts';
-import { collectGarbage } from '../../worker/ec/collector.ts';
-import { shardKey } from '../../worker/ec/manifest.ts';
+import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
+import { rebuildIndex } from '../../worker/upkeep/rebuild.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
+import { collectGarbage } from '../../worker/upkeep/collector.ts';
+import { shardKey } from '../../worker/catalog/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
 const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });

@@ -6,7 +6,7 @@
  * RangeRequested and ActualObjectSize; an empty object satisfies no range).
  */
 import { S3Error } from './errors.ts';
-import type { ByteRange, ResolvedRange } from '../store/types.ts';
+import type { ByteRange, ResolvedRange } from './object-store.ts';
 
 const RANGE = /^bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
 

@@ -10,13 +10,13 @@
  */
 import type { Catalog, PartRecord } from '../catalog/types.ts';
 import type { GatewayConfig, StoragePolicy } from '../config.ts';
-import { S3Error } from '../s3/errors.ts';
-import { checkCopySourceRange, resolveRange } from '../s3/range.ts';
-import { toHex } from '../store/bytes.ts';
-import { checkReadConditions, checkWriteConditions, etagMatches } from '../store/conditions.ts';
-import { combinePartChecksums, multipartEtag } from '../store/multipart-checksums.ts';
-import type * as T from '../store/types.ts';
-import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { S3Error } from '../model/errors.ts';
+import { checkCopySourceRange, resolveRange } from '../model/range.ts';
+import { toHex } from '../model/bytes.ts';
+import { checkReadConditions, checkWriteConditions, etagMatches } from '../model/conditions.ts';
+import { combinePartChecksums, multipartEtag } from '../model/multipart.ts';
+import type * as T from '../model/object-store.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
 export interface RepairTask {
