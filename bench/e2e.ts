@@ -4,7 +4,7 @@
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--label NAME]
  *                  [--replot bench/results/NAME.json]
  *
- * End-to-end benchmark of the gateway in workerd (issue 5): EC 4+2, EC 8+3 and replicate-3,
+ * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3 and replicate-3,
  * one bucket each, through the same gateway and the same @aws-sdk/client-s3 client, interleaved
  * (every repetition runs every size and policy, the policy order rotating per repetition), over
  *  (a) in-memory backends inside the worker isolate (the gateway's own cost), and

@@ -1,27 +1,38 @@
 /**
- * The gateway's Hono app: request id -> authentication gate -> operation detection -> handler,
- * with one onError that renders S3Error as AWS's XML (unknown errors become InternalError).
- * Routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route hands
- * over to worker/s3 (operations.ts detects, router.ts maps). HEAD is detected from the raw method
- * (Hono dispatches HEAD to GET routes and then drops the body): HeadObject never opens data.
+ * The gateway's Hono app: request ids on every response; `/_shardgate/status` and the operator's
+ * `/_shardgate/admin/*` sub-app (paths no bucket can have: bucket names cannot contain "_");
+ * everything else is S3: authentication gate -> operation detection -> handler. ONE onError
+ * renders every failure: S3Error (and whatever error-map.ts turns into one) as AWS's XML for S3
+ * requests, as JSON `{code, message}` for the operator's routes.
+ * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
+ * hands over to worker/s3 (operations.ts detects, router.ts maps). HEAD is detected from the raw
+ * method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject never opens data.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
-import { Hono } from 'hono';
-import type { ObjectStore } from './model/object-store.ts';
-import { parseS3Config, type S3ConfigInput } from './s3/config.ts';
-import type { AppEnv, Authenticate } from './s3/context.ts';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
 import { S3Error } from './model/errors.ts';
+import type { ObjectStore } from './model/object-store.ts';
+import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation } from './s3/operations.ts';
-import { effectiveHeaders, parseS3Address, splitRawUrl } from './s3/request.ts';
+import { splitRawUrl } from './model/raw-url.ts';
+import { effectiveHeaders, parseS3Address } from './s3/request.ts';
 import { S3_HANDLERS } from './s3/router.ts';
+
+export const OPERATOR_PREFIX = '/_shardgate';
 
 export interface AppOptions {
   store: ObjectStore;
-  /** The verification gate: worker/auth's verifier, or passThroughAuthenticate in development. */
+  /** The verification gate (auth-gate.ts over worker/auth). */
   authenticate: Authenticate;
-  config?: S3ConfigInput;
+  settings: S3Settings;
+  /** What `GET /_shardgate/status` reports (no secrets); absent: no status route. */
+  status?: () => unknown;
+  /** The operator's API, mounted at /_shardgate/admin (admin.ts); absent: none. */
+  admin?: Hono<AppEnv>;
+  /** Runs around every request (the gateway keeps background work alive with it). */
+  around?: MiddlewareHandler<AppEnv>;
 }
 
 /** S3 refuses request header sections over 8 KiB; headers the platform adds do not count. */
@@ -49,7 +60,7 @@ function randomId(bytes: number, hex: boolean): string {
 }
 
 export function createApp(options: AppOptions): Hono<AppEnv> {
-  const config = parseS3Config(options.config);
+  const { settings } = options;
   const app = new Hono<AppEnv>();
 
   app.use(async (c, next) => {
@@ -66,28 +77,40 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.res.headers.set('content-encoding', 'identity');
     }
   });
+  if (options.around) app.use(options.around);
 
-  app.use(async (c, next) => {
-    checkHeaderSection(c.req.raw.headers);
-    c.set('auth', await options.authenticate(c.req.raw, c.req.raw.url));
-    await next();
-  });
+  if (options.status) {
+    const status = options.status;
+    app.get(`${OPERATOR_PREFIX}/status`, (c) => c.json(status()));
+  }
+  if (options.admin) app.route(`${OPERATOR_PREFIX}/admin`, options.admin);
+  if (options.status || options.admin) {
+    app.all(`${OPERATOR_PREFIX}/*`, (c) => {
+      throw new S3Error('InvalidRequest', `no operator route ${c.req.method} ${new URL(c.req.url).pathname}`);
+    });
+  }
 
   app.all('*', async (c) => {
     const request = c.req.raw;
-    const addr = parseS3Address(request.url, request.headers.get('host'), config.baseDomains);
+    checkHeaderSection(request.headers);
+    const auth = await options.authenticate(request, request.url);
+    c.set('auth', auth);
+    const addr = parseS3Address(request.url, request.headers.get('host'), settings.baseDomains);
     c.set('resource', addr.resource);
     const headers = effectiveHeaders(request.headers, addr.query);
     const op = detectOperation(request.method, addr, headers);
     const { bucket, key, query } = addr;
-    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth: c.var.auth, store: options.store, config, requestId: c.var.requestId });
+    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
     const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, config.errorDrainBytes);
+    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
+    if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {
+      return c.json({ code: error.code, message: error.message }, error.status as 400);
+    }
     const withBody = c.req.raw.method !== 'HEAD' && error.status !== 304;
     const headers: Record<string, string> = { ...error.headers };
     if (withBody) headers['Content-Type'] = 'application/xml';

@@ -3,13 +3,18 @@
  * keys. Checksums are verified by the store while it hashes the body anyway (one pass), so the
  * gate only frames and signature-checks; Content-MD5 likewise.
  */
-import type { GatewayConfig } from './config.ts';
+import { largePieces } from '../backends/streams.ts';
 import { verifyRequest } from './auth/verify.ts';
 import { createHasher } from './model/checksums.ts';
 import type { Authenticate } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
 
-export function makeAuthenticate(config: GatewayConfig, env: Record<string, unknown>): Authenticate {
+export interface GateConfig {
+  credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string }[];
+  allowAnonymous: boolean;
+}
+
+export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
   const credentials = new Map<string, string>();
   for (const c of config.credentials) {
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
@@ -22,7 +27,7 @@ export function makeAuthenticate(config: GatewayConfig, env: Record<string, unkn
     const request = withClientAcceptEncoding(original);
     let v: Awaited<ReturnType<typeof verifyRequest>>;
     try {
-      v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous });
+      v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, pieces: largePieces });
     } catch (err) {
       // A copied Request owns the body now: drain it here, or wrangler dev's proxy wedges
       // (app.ts onError drains only the original request's body).

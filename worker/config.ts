@@ -1,10 +1,16 @@
 /**
- * GatewayConfig: one zod schema, parsed once per isolate from the `SHARDGATE_CONFIG` var (JSON),
- * with error messages that name the field and say what to change. Secrets (backend keys, client
- * secret keys) are referenced by env name and set with `wrangler secret put`.
+ * GatewayConfig: THE one zod schema of the gateway, parsed once per isolate from the
+ * `SHARDGATE_CONFIG` var (JSON), with error messages that name the field and say what to change.
+ * Secrets (backend keys, client secret keys) are referenced by env name and set with
+ * `wrangler secret put`. The layers below never read configuration: `engineSettings()` and
+ * `s3Settings()` hand each the part it needs, already typed.
  */
 import { z } from 'zod';
 import type { BackendConfig } from '../backends/index.ts';
+import type { EngineSettings, StoragePolicy } from './engine/policy.ts';
+import type { S3Settings } from './s3/context.ts';
+
+const MiB = 1024 * 1024;
 
 const faults = z.object({
   offline: z.boolean().optional(),
@@ -19,13 +25,17 @@ const backend = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(),
     endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
-    pathStyle: z.boolean().optional(), prefix: z.string().optional(), timeoutMs: z.number().int().positive().optional(),
+    pathStyle: z.boolean().optional(), timeoutMs: z.number().int().positive().optional(),
     /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
     retries: z.number().int().min(0).optional(),
+    retryBaseMs: z.number().int().min(0).optional(),
     accessKeyId: z.string().optional(), secretAccessKey: z.string().optional(),
     accessKeyIdSecret: z.string().optional(), secretAccessKeySecret: z.string().optional(),
-  }).passthrough(),
+  }).strict(),
 ]);
+
+/** A backend as the config describes it (inferred from the schema; backends/ builds it). */
+export type BackendSettings = z.output<typeof backend>;
 
 const policy = z.object({
   /** 'rs': k data + m parity shards. 'replicate': `replicas` full copies (the baseline). */
@@ -35,7 +45,7 @@ const policy = z.object({
   replicas: z.number().int().min(1).max(16).optional(),
   writeQuorum: z.number().int().min(1).optional(),
   /** Bytes of each shard per stripe; a stripe holds k of them. */
-  blockSize: z.number().int().min(4096).max(8 * 1024 * 1024).default(256 * 1024),
+  blockSize: z.number().int().min(4096).max(8 * MiB).default(256 * 1024),
   /** Objects up to this size skip coding: stored inline in the index (≤ 128 KiB) or replicated. */
   small: z.object({
     threshold: z.number().int().min(0).default(4096),
@@ -51,12 +61,27 @@ const credential = z.object({
   secretAccessKeySecret: z.string().min(1).optional(),
 }).strict().refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
 
+/** Limits of the S3 front door beyond the object size. Defaults follow AWS. */
+const s3Limits = z.object({
+  /** Largest UploadPart body in bytes (AWS: 5 GiB). */
+  maxPartSize: z.number().int().positive().default(5 * 1024 * MiB),
+  /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
+  maxXmlSize: z.number().int().positive().default(4 * MiB),
+  /**
+   * Before an error response, read and discard at most this much unread request body (0: never),
+   * so the client reads its error and wrangler dev's proxy does not wedge.
+   */
+  errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
+}).strict();
+
 export const configSchema = z.object({
-  region: z.string().default('us-east-1'),
+  /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
+  region: z.string().min(1).default('us-east-1'),
   /** Virtual-hosted-style base domains (`<bucket>.<domain>`); other hosts are path-style. */
   baseDomains: z.array(z.string().min(1)).default([]),
-  /** Further S3 front-door limits (maxPartSize, maxXmlSize, errorDrainBytes): worker/s3/config.ts. */
-  s3: z.record(z.string(), z.unknown()).default({}),
+  /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
+  maxObjectSize: z.number().int().positive().default(5 * 1024 * MiB),
+  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB }),
   backends: z.array(backend).min(1),
   policies: z.record(z.string(), policy),
   defaultPolicy: z.string(),
@@ -64,8 +89,6 @@ export const configSchema = z.object({
   buckets: z.record(z.string(), z.string()).default({}),
   credentials: z.array(credential).default([]),
   allowAnonymous: z.boolean().default(false),
-  /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
-  maxObjectSize: z.number().int().positive().default(5 * 1024 ** 3),
   /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
   readHedgeMs: z.number().int().min(0).default(1000),
   /** Delay before superseded or orphaned shards are deleted. */
@@ -90,21 +113,13 @@ export const configSchema = z.object({
 
 export type GatewayConfigInput = z.input<typeof configSchema>;
 
-/** A policy with every default resolved: what a write uses. */
-export interface StoragePolicy {
-  name: string;
-  codec: 'rs-cauchy-gf8' | 'replica';
-  k: number;
-  m: number;
-  writeQuorum: number;
-  blockSize: number;
-  small: { threshold: number; mode: 'inline' | 'replicate'; replicas: number };
-}
-
-export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies' | 'backends'> {
-  backends: BackendConfig[];
+export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
   policies: Record<string, StoragePolicy>;
 }
+
+// The inferred backend settings are what backends/createBackend() takes.
+const _backendsAccept = (b: BackendSettings): BackendConfig => b;
+void _backendsAccept;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -131,7 +146,20 @@ export function parseConfig(input: unknown): GatewayConfig {
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
     if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
-  return { ...c, backends: c.backends as BackendConfig[], policies };
+  return { ...c, policies };
+}
+
+/** What the engine needs of the config. */
+export function engineSettings(c: GatewayConfig): EngineSettings {
+  return {
+    policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets,
+    maxObjectSize: c.maxObjectSize, maxPartSize: c.s3.maxPartSize, writeReservationSeconds: c.writeReservationSeconds,
+  };
+}
+
+/** What the S3 front door needs of the config. */
+export function s3Settings(c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'maxObjectSize' | 's3'>): S3Settings {
+  return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3 };
 }
 
 function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: number): StoragePolicy {

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AwsChunkedDecoder, type AwsChunkedOptions, type ChunkSigning } from '../../worker/auth/aws-chunked.ts';
-import type { ChecksumAlgorithm } from '../../worker/auth/checksum.ts';
+import type { ChecksumAlgorithm } from '../../worker/model/checksums.ts';
 import { signingKey } from '../../worker/auth/sigv4.ts';
 import { verifyRequest } from '../../worker/auth/verify.ts';
 import { seededBytes } from '../support/random.ts';

@@ -4,7 +4,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { assertChecksumValue, checksumAlgorithmOf, checksumEquals, checksumHeaderName } from '../../worker/auth/checksum.ts';
+import { assertChecksumValue, checksumAlgorithmOf, checksumEquals, checksumHeaderName } from '../../worker/model/checksums.ts';
 import { seededBytes } from '../support/random.ts';
 import { checksumOf, crc32, crc32c, crc64nvme, testCreateHasher } from './helpers/checksums.ts';
 import { hexToBase64, randomSplit } from './helpers/streams.ts';

@@ -7,7 +7,7 @@
 
 import { getCanonicalHeaders, getCanonicalQuery } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { toHex } from '../../worker/auth/bytes.ts';
+import { toHex } from '../../worker/model/bytes.ts';
 import {
   canonicalHeaders,
   canonicalHeaderValue,

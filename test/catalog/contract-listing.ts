@@ -13,12 +13,12 @@ type Entry = { kind: 'key' | 'prefix'; name: string };
 export function defineListingCases({ c, bucket }: Ctx) {
   async function withKeys(keys: string[]): Promise<string> {
     const b = await bucket();
-    for (const key of keys) await c().commitObject(b, key, manifest(b, key), {});
+    for (const key of keys) await c().commitManifest(b, key, manifest(b, key), {});
     return b;
   }
 
   async function page(b: string, o: Partial<ListObjectsOptions>) {
-    const r = await c().listObjects(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 1000, ...o });
+    const r = await c().listManifests(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 1000, ...o });
     const entries: Entry[] = [...r.objects.map((x) => ({ kind: 'key' as const, name: x.key })), ...r.commonPrefixes.map((p) => ({ kind: 'prefix' as const, name: p }))];
     // A common prefix sorts where its first key would, so name order is listing order.
     return { ...r, entries: entries.sort((x, y) => byUtf8(x.name, y.name)) };

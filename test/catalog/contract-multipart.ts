@@ -20,7 +20,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const metadata = { contentType: 'image/png', user: { a: '1' } };
     const checksum = { algorithm: 'CRC32C' as const, type: 'COMPOSITE' as const };
-    const up = await c().createUpload(b, 'photos/x.png', { metadata, checksum });
+    const up = await c().insertUpload(b, 'photos/x.png', { metadata, checksum });
     expect(up).toMatchObject({ key: 'photos/x.png', metadata, checksum });
     expect(up.uploadId).toMatch(/\S/);
     expect(up.initiated).toBeInstanceOf(Date);
@@ -28,14 +28,14 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await expectS3(c().getUpload(b, 'photos/y.png', up.uploadId), 'NoSuchUpload');
     await expectS3(c().getUpload(b, 'photos/x.png', 'no-such-id'), 'NoSuchUpload');
     await expectS3(c().putPart(b, 'photos/x.png', 'no-such-id', part(1)), 'NoSuchUpload');
-    await expectS3(c().listParts(b, 'photos/x.png', 'no-such-id', 0, 10), 'NoSuchUpload');
-    await expectS3(c().completeUpload(b, 'photos/x.png', 'no-such-id', manifest(b, 'photos/x.png'), {}), 'NoSuchUpload');
-    await expectS3(c().abortUpload(b, 'photos/x.png', 'no-such-id'), 'NoSuchUpload');
+    await expectS3(c().listPartRecords(b, 'photos/x.png', 'no-such-id', 0, 10), 'NoSuchUpload');
+    await expectS3(c().commitUpload(b, 'photos/x.png', 'no-such-id', manifest(b, 'photos/x.png'), {}), 'NoSuchUpload');
+    await expectS3(c().removeUpload(b, 'photos/x.png', 'no-such-id'), 'NoSuchUpload');
   });
 
   it('puts parts, replaces a part (queueing its old unit) and pages ListParts', async () => {
     const b = await bucket();
-    const { uploadId } = await c().createUpload(b, 'k', noOptions);
+    const { uploadId } = await c().insertUpload(b, 'k', noOptions);
     const parts = new Map([3, 1, 5, 2].map((n) => [n, part(n)]));
     for (const p of parts.values()) await c().putPart(b, 'k', uploadId, p);
     const replacement = part(2);
@@ -43,50 +43,50 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await c().putPart(b, 'k', uploadId, replacement); // a retry of the same unit frees nothing
     expect(await takeUnitIds(c(), b, later())).toEqual([parts.get(2)!.unit.unitId]);
     parts.set(2, replacement);
-    const first = await c().listParts(b, 'k', uploadId, 0, 2);
+    const first = await c().listPartRecords(b, 'k', uploadId, 0, 2);
     expect(first).toEqual({ parts: [parts.get(1), parts.get(2)], isTruncated: true });
-    expect(await c().listParts(b, 'k', uploadId, 2, 2)).toEqual({ parts: [parts.get(3), parts.get(5)], isTruncated: false });
-    expect(await c().listParts(b, 'k', uploadId, 5, 2)).toEqual({ parts: [], isTruncated: false });
-    expect((await c().listParts(b, 'k', uploadId, 0, 1000)).parts.map((p) => p.partNumber)).toEqual([1, 2, 3, 5]);
+    expect(await c().listPartRecords(b, 'k', uploadId, 2, 2)).toEqual({ parts: [parts.get(3), parts.get(5)], isTruncated: false });
+    expect(await c().listPartRecords(b, 'k', uploadId, 5, 2)).toEqual({ parts: [], isTruncated: false });
+    expect((await c().listPartRecords(b, 'k', uploadId, 0, 1000)).parts.map((p) => p.partNumber)).toEqual([1, 2, 3, 5]);
   });
 
   it('completes atomically: object visible, upload gone, unused parts and the old object queued', async () => {
     const b = await bucket();
     const old = unit();
-    await c().commitObject(b, 'k', manifest(b, 'k', [old]), {});
-    const { uploadId } = await c().createUpload(b, 'k', noOptions);
+    await c().commitManifest(b, 'k', manifest(b, 'k', [old]), {});
+    const { uploadId } = await c().insertUpload(b, 'k', noOptions);
     const [p1, p2, p3] = [part(1), part(2), part(3)];
     for (const p of [p1, p2, p3]) await c().putPart(b, 'k', uploadId, p);
     const done = { ...manifest(b, 'k', [p1.unit, p3.unit], '"abc-2"'), partsCount: 2 };
-    await expectS3(c().completeUpload(b, 'k', uploadId, done, { ifNoneMatch: '*' }), 'PreconditionFailed');
+    await expectS3(c().commitUpload(b, 'k', uploadId, done, { ifNoneMatch: '*' }), 'PreconditionFailed');
     expect(await c().getUpload(b, 'k', uploadId)).toMatchObject({ uploadId }); // a failed completion changes nothing
-    await c().completeUpload(b, 'k', uploadId, done, {});
-    expect(await c().getObject(b, 'k')).toEqual(done);
+    await c().commitUpload(b, 'k', uploadId, done, {});
+    expect(await c().getManifest(b, 'k')).toEqual(done);
     await expectS3(c().getUpload(b, 'k', uploadId), 'NoSuchUpload');
-    await expectS3(c().completeUpload(b, 'k', uploadId, done, {}), 'NoSuchUpload');
-    expect((await c().listUploads(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 })).uploads).toEqual([]);
+    await expectS3(c().commitUpload(b, 'k', uploadId, done, {}), 'NoSuchUpload');
+    expect((await c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 })).uploads).toEqual([]);
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([old, p2.unit]));
   });
 
   it('refuses to complete with a unit that is no longer a part (replaced meanwhile)', async () => {
     const b = await bucket();
-    const { uploadId } = await c().createUpload(b, 'k', noOptions);
+    const { uploadId } = await c().insertUpload(b, 'k', noOptions);
     const stale = part(1);
     await c().putPart(b, 'k', uploadId, stale);
     await c().putPart(b, 'k', uploadId, part(1));
-    await expectS3(c().completeUpload(b, 'k', uploadId, manifest(b, 'k', [stale.unit]), {}), 'InvalidPart');
-    expect(await c().getObject(b, 'k')).toBeNull();
+    await expectS3(c().commitUpload(b, 'k', uploadId, manifest(b, 'k', [stale.unit]), {}), 'InvalidPart');
+    expect(await c().getManifest(b, 'k')).toBeNull();
   });
 
   it('aborts an upload: NoSuchUpload afterwards, its parts queued', async () => {
     const b = await bucket();
-    const { uploadId } = await c().createUpload(b, 'k', noOptions);
+    const { uploadId } = await c().insertUpload(b, 'k', noOptions);
     const [p1, p2] = [part(1), part(2)];
     await c().putPart(b, 'k', uploadId, p1);
     await c().putPart(b, 'k', uploadId, p2);
-    await c().abortUpload(b, 'k', uploadId);
+    await c().removeUpload(b, 'k', uploadId);
     await expectS3(c().getUpload(b, 'k', uploadId), 'NoSuchUpload');
-    await expectS3(c().abortUpload(b, 'k', uploadId), 'NoSuchUpload');
+    await expectS3(c().removeUpload(b, 'k', uploadId), 'NoSuchUpload');
     await expectS3(c().putPart(b, 'k', uploadId, part(3)), 'NoSuchUpload');
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([p1.unit, p2.unit]));
   });
@@ -94,8 +94,8 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
   it('lists uploads by key then initiation, with prefix, delimiter and markers', async () => {
     const b = await bucket();
     const made: { key: string; uploadId: string }[] = [];
-    for (const key of ['b', 'a/1', 'c', 'a/2', 'b', 'a/1', '\u{1F600}', '\uFFFD']) made.push(await c().createUpload(b, key, noOptions));
-    const list = (o: Partial<ListUploadsOptions>) => c().listUploads(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 1000, ...o });
+    for (const key of ['b', 'a/1', 'c', 'a/2', 'b', 'a/1', '\u{1F600}', '\uFFFD']) made.push(await c().insertUpload(b, key, noOptions));
+    const list = (o: Partial<ListUploadsOptions>) => c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 1000, ...o });
     const all = await list({});
     expect(all.uploads.map((u) => u.key)).toEqual(['a/1', 'a/1', 'a/2', 'b', 'b', 'c', '\uFFFD', '\u{1F600}']);
     expect(all.isTruncated).toBe(false);

@@ -29,7 +29,7 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
       c: () => catalog,
       bucket: async () => {
         const b = `cat-${run}-${++n}`;
-        await catalog.createBucket(b, 'auto');
+        await catalog.insertBucket(b, 'auto');
         return b;
       },
     };
@@ -48,58 +48,58 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
 function defineBucketCases({ c, bucket }: Ctx) {
   it('creates, heads, lists and deletes a bucket', async () => {
     const b = await bucket();
-    const info = await c().headBucket(b);
+    const info = await c().getBucket(b);
     expect(info).toMatchObject({ name: b, region: 'auto' });
     expect(info.creationDate).toBeInstanceOf(Date);
-    expect((await c().listBuckets()).map((x) => x.name)).toContain(b);
-    await expectS3(c().createBucket(b, 'auto'), 'BucketAlreadyOwnedByYou');
-    await c().deleteBucket(b);
-    await expectS3(c().headBucket(b), 'NoSuchBucket');
-    expect((await c().listBuckets()).map((x) => x.name)).not.toContain(b);
-    await expectS3(c().deleteBucket(b), 'NoSuchBucket');
+    expect((await c().listBucketRecords()).map((x) => x.name)).toContain(b);
+    await expectS3(c().insertBucket(b, 'auto'), 'BucketAlreadyOwnedByYou');
+    await c().removeBucket(b);
+    await expectS3(c().getBucket(b), 'NoSuchBucket');
+    expect((await c().listBucketRecords()).map((x) => x.name)).not.toContain(b);
+    await expectS3(c().removeBucket(b), 'NoSuchBucket');
   });
 
   it('lists buckets in UTF-8 order of their names', async () => {
     const [b1, b2] = [await bucket(), await bucket()];
-    const names = (await c().listBuckets()).map((x) => x.name);
+    const names = (await c().listBucketRecords()).map((x) => x.name);
     expect(names).toEqual(expect.arrayContaining([b1, b2]));
     expect(names).toEqual([...names].sort(byUtf8));
   });
 
   it('refuses to delete a bucket holding an object or an upload', async () => {
     const b = await bucket();
-    await c().commitObject(b, 'k', manifest(b, 'k'), {});
-    await expectS3(c().deleteBucket(b), 'BucketNotEmpty');
-    await c().deleteObject(b, 'k');
-    const up = await c().createUpload(b, 'u', { metadata: { user: {} }, checksum: null });
-    await expectS3(c().deleteBucket(b), 'BucketNotEmpty');
-    expect(await c().headBucket(b)).toMatchObject({ name: b });
-    await c().abortUpload(b, 'u', up.uploadId);
-    await c().deleteBucket(b);
+    await c().commitManifest(b, 'k', manifest(b, 'k'), {});
+    await expectS3(c().removeBucket(b), 'BucketNotEmpty');
+    await c().removeManifest(b, 'k');
+    const up = await c().insertUpload(b, 'u', { metadata: { user: {} }, checksum: null });
+    await expectS3(c().removeBucket(b), 'BucketNotEmpty');
+    expect(await c().getBucket(b)).toMatchObject({ name: b });
+    await c().removeUpload(b, 'u', up.uploadId);
+    await c().removeBucket(b);
   });
 
   it('answers NoSuchBucket for object and upload calls on a missing bucket', async () => {
     const b = `cat-missing-${Math.random().toString(36).slice(2)}`;
-    await expectS3(c().getObject(b, 'k'), 'NoSuchBucket');
-    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), {}), 'NoSuchBucket');
-    await expectS3(c().deleteObject(b, 'k'), 'NoSuchBucket');
-    await expectS3(c().listObjects(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 }), 'NoSuchBucket');
-    await expectS3(c().createUpload(b, 'k', { metadata: { user: {} }, checksum: null }), 'NoSuchBucket');
-    await expectS3(c().listUploads(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 }), 'NoSuchBucket');
+    await expectS3(c().getManifest(b, 'k'), 'NoSuchBucket');
+    await expectS3(c().commitManifest(b, 'k', manifest(b, 'k'), {}), 'NoSuchBucket');
+    await expectS3(c().removeManifest(b, 'k'), 'NoSuchBucket');
+    await expectS3(c().listManifests(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 }), 'NoSuchBucket');
+    await expectS3(c().insertUpload(b, 'k', { metadata: { user: {} }, checksum: null }), 'NoSuchBucket');
+    await expectS3(c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 }), 'NoSuchBucket');
   });
 
   it('re-creates a deleted bucket empty, and keeps the garbage the deleted one left', async () => {
     const b = await bucket();
     const [u1, u2] = [unit(), unit()];
-    await c().commitObject(b, 'k', manifest(b, 'k', [u1]), {});
-    await c().commitObject(b, 'k', manifest(b, 'k', [u2]), {});
-    await c().deleteObject(b, 'k');
-    await c().deleteBucket(b);
-    await expectS3(c().getObject(b, 'k'), 'NoSuchBucket');
-    await c().createBucket(b, 'eu');
-    expect(await c().headBucket(b)).toMatchObject({ name: b, region: 'eu' });
-    expect(await c().getObject(b, 'k')).toBeNull();
-    expect((await c().listObjects(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects).toEqual([]);
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u1]), {});
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u2]), {});
+    await c().removeManifest(b, 'k');
+    await c().removeBucket(b);
+    await expectS3(c().getManifest(b, 'k'), 'NoSuchBucket');
+    await c().insertBucket(b, 'eu');
+    expect(await c().getBucket(b)).toMatchObject({ name: b, region: 'eu' });
+    expect(await c().getManifest(b, 'k')).toBeNull();
+    expect((await c().listManifests(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects).toEqual([]);
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([u1, u2]));
   });
 }
@@ -107,72 +107,72 @@ function defineBucketCases({ c, bucket }: Ctx) {
 function defineObjectCases({ c, bucket }: Ctx) {
   it('commits, gets and deletes an object', async () => {
     const b = await bucket();
-    expect(await c().getObject(b, 'a/b')).toBeNull();
+    expect(await c().getManifest(b, 'a/b')).toBeNull();
     const m = manifest(b, 'a/b');
-    await c().commitObject(b, 'a/b', m, {});
-    const got = await c().getObject(b, 'a/b');
+    await c().commitManifest(b, 'a/b', m, {});
+    const got = await c().getManifest(b, 'a/b');
     expect(got).toEqual(m);
     got!.etag = '"changed"'; // callers get copies
-    expect((await c().getObject(b, 'a/b'))!.etag).toBe(m.etag);
-    await c().deleteObject(b, 'a/b');
-    expect(await c().getObject(b, 'a/b')).toBeNull();
-    await c().deleteObject(b, 'a/b'); // absent: no error
+    expect((await c().getManifest(b, 'a/b'))!.etag).toBe(m.etag);
+    await c().removeManifest(b, 'a/b');
+    expect(await c().getManifest(b, 'a/b')).toBeNull();
+    await c().removeManifest(b, 'a/b'); // absent: no error
   });
 
   it('If-None-Match * installs only when the key is absent (412 otherwise)', async () => {
     const b = await bucket();
     const first = manifest(b, 'k');
-    await c().commitObject(b, 'k', first, { ifNoneMatch: '*' });
-    const err = await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifNoneMatch: '*' }), 'PreconditionFailed');
+    await c().commitManifest(b, 'k', first, { ifNoneMatch: '*' });
+    const err = await expectS3(c().commitManifest(b, 'k', manifest(b, 'k'), { ifNoneMatch: '*' }), 'PreconditionFailed');
     expect(err.status).toBe(412);
-    expect(await c().getObject(b, 'k')).toEqual(first);
+    expect(await c().getManifest(b, 'k')).toEqual(first);
   });
 
   it('If-Match: NoSuchKey when absent, 412 on mismatch, installs on a match (quoted or not)', async () => {
     const b = await bucket();
-    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifMatch: '"abc"' }), 'NoSuchKey');
+    await expectS3(c().commitManifest(b, 'k', manifest(b, 'k'), { ifMatch: '"abc"' }), 'NoSuchKey');
     const m1 = manifest(b, 'k', [unit()], '"etag-one"');
-    await c().commitObject(b, 'k', m1, {});
-    await expectS3(c().commitObject(b, 'k', manifest(b, 'k'), { ifMatch: '"etag-other"' }), 'PreconditionFailed');
-    expect(await c().getObject(b, 'k')).toEqual(m1);
+    await c().commitManifest(b, 'k', m1, {});
+    await expectS3(c().commitManifest(b, 'k', manifest(b, 'k'), { ifMatch: '"etag-other"' }), 'PreconditionFailed');
+    expect(await c().getManifest(b, 'k')).toEqual(m1);
     const m2 = manifest(b, 'k', [unit()], '"etag-two"');
-    await c().commitObject(b, 'k', m2, { ifMatch: 'etag-one' });
-    expect(await c().getObject(b, 'k')).toEqual(m2);
+    await c().commitManifest(b, 'k', m2, { ifMatch: 'etag-one' });
+    expect(await c().getManifest(b, 'k')).toEqual(m2);
     const m3 = manifest(b, 'k');
-    await c().commitObject(b, 'k', m3, { ifMatch: '"nope", "etag-two"' });
-    expect(await c().getObject(b, 'k')).toEqual(m3);
+    await c().commitManifest(b, 'k', m3, { ifMatch: '"nope", "etag-two"' });
+    expect(await c().getManifest(b, 'k')).toEqual(m3);
   });
 
   it('deletes conditionally: 412 on mismatch keeps the object, a match removes it', async () => {
     const b = await bucket();
-    await expectS3(c().deleteObject(b, 'k', '"x"'), 'NoSuchKey');
+    await expectS3(c().removeManifest(b, 'k', '"x"'), 'NoSuchKey');
     const m = manifest(b, 'k', [unit()], '"e1"');
-    await c().commitObject(b, 'k', m, {});
-    await expectS3(c().deleteObject(b, 'k', '"e2"'), 'PreconditionFailed');
-    expect(await c().getObject(b, 'k')).toEqual(m);
-    await c().deleteObject(b, 'k', '"e1"');
-    expect(await c().getObject(b, 'k')).toBeNull();
+    await c().commitManifest(b, 'k', m, {});
+    await expectS3(c().removeManifest(b, 'k', '"e2"'), 'PreconditionFailed');
+    expect(await c().getManifest(b, 'k')).toEqual(m);
+    await c().removeManifest(b, 'k', '"e1"');
+    expect(await c().getManifest(b, 'k')).toBeNull();
   });
 
   it('lets exactly one of two concurrent If-None-Match * commits win', async () => {
     const b = await bucket();
     const [m1, m2] = [manifest(b, 'race'), manifest(b, 'race')];
-    const results = await Promise.allSettled([c().commitObject(b, 'race', m1, { ifNoneMatch: '*' }), c().commitObject(b, 'race', m2, { ifNoneMatch: '*' })]);
+    const results = await Promise.allSettled([c().commitManifest(b, 'race', m1, { ifNoneMatch: '*' }), c().commitManifest(b, 'race', m2, { ifNoneMatch: '*' })]);
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [[m1, m2][i]] : []));
     expect(won).toHaveLength(1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(lost.reason).toMatchObject({ code: 'PreconditionFailed' });
-    expect(await c().getObject(b, 'race')).toEqual(won[0]);
+    expect(await c().getManifest(b, 'race')).toEqual(won[0]);
   });
 
   it('lets exactly one of several concurrent If-Match commits on one ETag win (compare-and-swap)', async () => {
     const b = await bucket();
-    await c().commitObject(b, 'cas', manifest(b, 'cas', [unit()], '"base"'), {});
+    await c().commitManifest(b, 'cas', manifest(b, 'cas', [unit()], '"base"'), {});
     const next = [1, 2, 3, 4].map(() => manifest(b, 'cas'));
-    const results = await Promise.allSettled(next.map((m) => c().commitObject(b, 'cas', m, { ifMatch: '"base"' })));
+    const results = await Promise.allSettled(next.map((m) => c().commitManifest(b, 'cas', m, { ifMatch: '"base"' })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'PreconditionFailed' });
-    expect(await c().getObject(b, 'cas')).toEqual(next[results.findIndex((r) => r.status === 'fulfilled')]);
+    expect(await c().getManifest(b, 'cas')).toEqual(next[results.findIndex((r) => r.status === 'fulfilled')]);
   });
 }
 
@@ -180,14 +180,14 @@ function defineGarbageCases({ c, bucket }: Ctx) {
   it('queues superseded and deleted units only after the grace delay', async () => {
     const b = await bucket();
     const [u1, u2, u3] = [unit(), unit(), unit()];
-    await c().commitObject(b, 'k', manifest(b, 'k', [u1, u2]), {});
-    await c().commitObject(b, 'k', manifest(b, 'k', [u3]), {});
-    await c().commitObject(b, 'inline', inlineManifest(b, 'inline'), {});
-    await c().commitObject(b, 'inline', inlineManifest(b, 'inline'), {}); // nothing to delete
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u3]), {});
+    await c().commitManifest(b, 'inline', inlineManifest(b, 'inline'), {});
+    await c().commitManifest(b, 'inline', inlineManifest(b, 'inline'), {}); // nothing to delete
     expect(await takeUnitIds(c(), b, new Date())).toEqual([]); // still readable by in-flight GETs
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([u1, u2]));
     expect(await takeUnitIds(c(), b, later())).toEqual([]); // taken means removed
-    await c().deleteObject(b, 'k');
+    await c().removeManifest(b, 'k');
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([u3]));
   });
 
@@ -210,13 +210,13 @@ function defineGarbageCases({ c, bucket }: Ctx) {
   it('takes repaired shards off a unit\'s missing list, and ignores units the object no longer holds', async () => {
     const b = await bucket();
     const [u1, u2] = [{ ...unit(), missing: [1, 3] }, unit()];
-    await c().commitObject(b, 'k', manifest(b, 'k', [u1, u2]), {});
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
     await c().markRepaired(b, 'k', u1.unitId, [3]);
-    const after = await c().getObject(b, 'k');
+    const after = await c().getManifest(b, 'k');
     expect(after?.storage.kind === 'coded' && after.storage.units.map((u) => u.missing)).toEqual([[1], u2.missing]);
     await c().markRepaired(b, 'k', unit().unitId, [1]); // an overwritten unit: nothing to do
     await c().markRepaired(b, 'absent', u1.unitId, [1]);
-    expect(await c().getObject(b, 'k')).toEqual(after);
+    expect(await c().getManifest(b, 'k')).toEqual(after);
     await expectS3(c().markRepaired(`${b}-none`, 'k', u1.unitId, [1]), 'NoSuchBucket');
   });
 
@@ -238,8 +238,8 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const refused = unit();
     await c().reserveUnits(b, [committed, part, abandoned, replaced, refused].map((u) => u.unitId), expires);
     await c().releaseUnits(b, [refused.unitId, unit().unitId]); // refused before any shard; an unknown id is fine
-    await c().commitObject(b, 'k', manifest(b, 'k', [committed]), {});
-    const upload = await c().createUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
+    await c().commitManifest(b, 'k', manifest(b, 'k', [committed]), {});
+    const upload = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
     await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), unit: part });
     expect(await takeReservedIds(c(), b, new Date(expires.getTime() - 1))).toEqual([]); // the write may still be running
     expect(await takeReservedIds(c(), b, expires)).toEqual(ids([abandoned, replaced]));
@@ -252,7 +252,7 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const u = unit();
     const expires = new Date(Date.UTC(1973, 0, 1));
     await c().reserveUnits(b, [u.unitId], expires);
-    await c().deleteBucket(b);
+    await c().removeBucket(b);
     expect(await takeReservedIds(c(), b, expires)).toEqual([u.unitId]);
   });
 

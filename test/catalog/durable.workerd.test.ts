@@ -21,9 +21,9 @@ runCatalogContract('durable object (workerd)', (options) => new DurableCatalog(n
 describe('CatalogObject', () => {
   it('returns S3 errors as data across RPC, so the client rethrows S3Error with its fields', async () => {
     const stub = namespace().get(namespace().idFromName('bucket:never-created'));
-    const r = await stub.getObject('never-created', 'k');
+    const r = await stub.getManifest('never-created', 'k');
     expect(r).toEqual({ error: { code: 'NoSuchBucket', message: expect.any(String), fields: { BucketName: 'never-created' } } });
-    const err = await new DurableCatalog(namespace()).getObject('never-created', 'k').catch((e: unknown) => e);
+    const err = await new DurableCatalog(namespace()).getManifest('never-created', 'k').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(S3Error);
     expect(err).toMatchObject({ code: 'NoSuchBucket', status: 404, fields: { BucketName: 'never-created' } });
   });
@@ -31,12 +31,12 @@ describe('CatalogObject', () => {
   it('frees a deleted bucket instance, leaving no tables behind', async () => {
     const catalog = new DurableCatalog(namespace());
     const name = `freed-${Date.now().toString(36)}`;
-    await catalog.createBucket(name, 'auto');
-    await catalog.commitObject(name, 'k', manifest(name, 'k'), {});
-    await catalog.deleteObject(name, 'k');
-    await catalog.deleteBucket(name);
+    await catalog.insertBucket(name, 'auto');
+    await catalog.commitManifest(name, 'k', manifest(name, 'k'), {});
+    await catalog.removeManifest(name, 'k');
+    await catalog.removeBucket(name);
     const stub = namespace().get(namespace().idFromName('bucket:' + name));
-    expect(await stub.listBuckets()).toEqual([]); // the instance's own bucket row is gone with its schema
+    expect(await stub.listBucketRecords()).toEqual([]); // the instance's own bucket row is gone with its schema
     expect(await stub.takeDueGarbage(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Smoke tests with real command-line S3 clients (issue 3): awscli, rclone and s3cmd, as `.ci/run`
+ * Smoke tests with real command-line S3 clients: awscli, rclone and s3cmd, as `.ci/run`
  * installs them from Debian, against the gateway as `wrangler dev` serves it (wrangler.toml's
  * embedded 4+2 pool of local R2 buckets and Durable Object catalog). One gateway, with a fresh
  * state directory, for the whole file; each client works in its own bucket.

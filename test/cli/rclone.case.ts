@@ -3,7 +3,7 @@
  * a ranged read (`cat --offset --count` sends a Range header), deletefile/delete, rmdir.
  *
  * rclone's default upload cutoff is 200 MiB, so the 40 MiB file is sent multipart only with
- * explicit `--s3-upload-cutoff 16Mi --s3-chunk-size 8Mi` (five 8 MiB parts), as the issue allows.
+ * explicit `--s3-upload-cutoff 16Mi --s3-chunk-size 8Mi` (five 8 MiB parts), so the multipart path is exercised too.
  * `--retries 1 --low-level-retries 2` only make a failure fail fast: rclone's defaults retry a
  * refused request for minutes.
  *

@@ -44,9 +44,7 @@ export function gatewayConfig(servers: S3rverProcess[], o: GatewayOptions): obje
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       timeoutMs: o.timeoutMs ?? 2000,
-      maxAttempts: attempts,
-      // S3BackendOptions' own name for the retry budget (extra attempts); the schema passes it through.
-      retries: attempts - 1,
+      retries: attempts - 1, // extra attempts after the first
     })),
     policies: { 'ec-4-2': { k: 4, m: 2, ...(o.blockSize ? { blockSize: o.blockSize } : {}) } },
     defaultPolicy: 'ec-4-2',

@@ -3,7 +3,7 @@
  * backend and failure domain), policy 4+2 (write quorum 5), 64 KiB blocks so objects span many
  * stripes, driven through @aws-sdk/client-s3. Processes are killed with SIGKILL in the middle of
  * a stream of PUTs and GETs, then restarted on their ports with their data.
- * Promise checked (issue 4): one down, everything works; two down (m), reads work and writes
+ * What a k+m code promises, checked: one down, everything works; two down (m), reads work and writes
  * fail with a 503 and leave nothing visible; three down (m+1), reads fail with a 503, never wrong
  * bytes and never a hang; all back, everything readable and writable again.
  * The client talks to the Worker's own socket, not to worker.url: wrangler dev's proxy in front

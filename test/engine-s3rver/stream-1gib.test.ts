@@ -20,7 +20,7 @@ const MiB = 1024 * 1024;
 const SIZE = Number(process.env.SHARDGATE_STREAM_TEST_BYTES ?? 1024 * MiB);
 /**
  * Bounded memory: a 1 GiB body streams through with the worker growing by less than this
- * (about one tenth of the body). The product target is tighter, 64 MiB above idle (issue 5):
+ * (about one tenth of the body). The product target is tighter, 64 MiB above idle (the bench):
  * measured here 66-69 MiB for the PUT (allocation churn: a fresh 1 MiB buffer per body piece
  * and per shard block), tracked by `npm run bench` and BENCHMARKS.md, not hidden by this bound.
  */

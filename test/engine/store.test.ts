@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { parseConfig } from '../../worker/config.ts';
+import { engineSettings, parseConfig } from '../../worker/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
 import { rebuildIndex } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -34,7 +34,7 @@ function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }, extra: object =
   const repairs: RepairTask[] = [];
   const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: err.reason }));
   const catalog = new MemoryCatalog({ garbageGraceMs: 0 });
-  const store = new EcStore({ catalog, units, config, enqueueRepair: (t) => repairs.push(t), minPartSize: 5000 });
+  const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 }, enqueueRepair: (t) => repairs.push(t) });
   return { backends, catalog, store, repairs, units };
 }
 
@@ -72,7 +72,7 @@ describe('EcStore', () => {
     s.backends.forEach((b) => b.calls.splice(0));
     await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body);
     expect(s.backends.reduce((n, b) => n + b.calls.filter((c) => c.op === 'get').length, 0)).toBe(4);
-    const unit = (await s.catalog.getObject('b', 'k'))!.storage;
+    const unit = (await s.catalog.getManifest('b', 'k'))!.storage;
     const holder = unit.kind === 'coded' ? unit.units[0]!.placement[1]! : '';
     s.backends.find((b) => b.id === holder)!.goOffline();
     expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body), data)).toBe(0);
@@ -120,10 +120,10 @@ describe('EcStore', () => {
     await s.store.putObject('b', 'two', stream(data.subarray(0, 9000)), put(9000));
     await s.store.putObject('b', 'two', stream(data.subarray(0, 9999)), put(9999)); // the newer one must win
     const fresh = new MemoryCatalog();
-    await fresh.createBucket('b', 'us-east-1');
+    await fresh.insertBucket('b', 'us-east-1');
     const result = await rebuildIndex('b', s.backends, fresh);
     expect(result.restored.sort()).toEqual(['dir/one', 'two']);
-    const store2 = new EcStore({ catalog: fresh, units: s.units, config: parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' }) });
+    const store2 = new EcStore({ catalog: fresh, units: s.units, settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })) });
     const one = await store2.getObject('b', 'dir/one', { conditions: {} });
     expect(Buffer.compare(await bytes(one.body), data)).toBe(0);
     expect(one.metadata).toEqual({ user: { a: '1' }, contentType: 'application/x-test' });
@@ -158,11 +158,11 @@ describe('EcStore', () => {
     const backends = raw.map(probe);
     const config = parseConfig({ backends: raw.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { wide: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'wide' });
     const catalog = new MemoryCatalog();
-    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { segmentTarget: 100_000 }), config });
+    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { segmentTarget: 100_000 }), settings: engineSettings(config) });
     await store.createBucket('w', { region: 'us-east-1' });
     const data = randomBytes(rand, 350_000);
     await store.putObject('w', 'big', stream(data), put(data.length, { checksum: { algorithm: 'CRC32', expected: null } }));
-    const m = await catalog.getObject('w', 'big');
+    const m = await catalog.getManifest('w', 'big');
     expect(m?.storage.kind === 'coded' && m.storage.units.length).toBe(4); // 98304-byte segments
     expect(Buffer.compare(await bytes((await store.getObject('w', 'big', { conditions: {} })).body), data)).toBe(0);
     raw[2]!.delete(`sg1/w/${(m!.storage as { units: { unitId: string }[] }).units[1]!.unitId}/2`);
@@ -171,9 +171,9 @@ describe('EcStore', () => {
     expect(peak).toBeGreaterThan(1);
     expect(peak).toBeLessThanOrEqual(6);
     const fresh = new MemoryCatalog();
-    await fresh.createBucket('w', 'us-east-1');
+    await fresh.insertBucket('w', 'us-east-1');
     expect((await rebuildIndex('w', backends, fresh)).restored).toEqual(['big']);
-    expect((await fresh.getObject('w', 'big'))?.size).toBe(data.length);
+    expect((await fresh.getManifest('w', 'big'))?.size).toBe(data.length);
   });
 
   it('refuses a write that outlives its reservation with RequestTimeout and deletes its shards', async () => {
@@ -199,7 +199,7 @@ describe('EcStore', () => {
     const data = randomBytes(rand, 60_000);
     for (const key of ['a', 'b', 'c']) await s.store.putObject('b', key, stream(data), put(data.length));
     const unitOf = async (key: string) => {
-      const m = await s.catalog.getObject('b', key);
+      const m = await s.catalog.getManifest('b', key);
       return m!.storage.kind === 'coded' ? m!.storage.units[0]! : null!;
     };
     const [a, b, c] = [await unitOf('a'), await unitOf('b'), await unitOf('c')];
@@ -241,8 +241,9 @@ describe('EcStore', () => {
     }
     // A write that never commits: reserved, stored, then the gateway "dies".
     const policy = parseConfig({ backends: s.backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { p: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'p' }).policies.p!;
-    const reserve = (ids: string[]) => s.catalog.reserveUnits('b', ids, new Date(Date.now() + 1000));
-    await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, checksum: null, reserve });
+    const plan = s.units.plan(data.length, policy, false);
+    await s.catalog.reserveUnits('b', plan.unitIds, new Date(Date.now() + 1000));
+    await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, plan, checksum: null });
     const blobs = async () => (await Promise.all(s.backends.map((x) => x.inner.list('sg1/b/')))).reduce((n, page) => n + page.entries.length, 0);
     expect(await blobs()).toBe(4 * 6);
     expect(await collectGarbage(s.catalog, s.units.byId, new Date(), 6), 'one unit per 6 calls').toBe(1);

@@ -15,7 +15,7 @@ import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
 import { repairUnit, triageTargets } from '../../worker/upkeep/repair.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { createHash } from 'node:crypto';
-import { resetLatency } from '../../worker/engine/backend-latency.ts';
+import { BackendLatency } from '../../worker/engine/backend-latency.ts';
 import { prng, randomBytes } from '../support/random.ts';
 
 const BLOCK = 4096;
@@ -50,20 +50,23 @@ async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?
   });
 }
 
+/** What reads have learned of backend speed; fresh per test (backend ids repeat across tests). */
+let latency = new BackendLatency();
+
 async function get(unit: CodedUnit, map: Map<string, Backend>, start = 0, end = unit.size - 1, bad: ShardReadError[] = [], hedgeMs?: number) {
-  return readAll(await readUnit({ bucket: 'bkt', unit, backends: map, start, end, onUnhealthy: (e) => bad.push(e), hedgeMs }));
+  return readAll(await readUnit({ bucket: 'bkt', unit, backends: map, start, end, onUnhealthy: (e) => bad.push(e), hedgeMs, latency }));
 }
 
 describe('writeUnit / readUnit', () => {
   const rand = prng(77);
-  beforeEach(() => resetLatency()); // backend ids repeat across tests; so would their latencies
+  beforeEach(() => void (latency = new BackendLatency()));
 
   it('round-trips sizes around stripe boundaries, whole and in ranges', async () => {
     for (const size of [1, 100, 4 * BLOCK - 1, 4 * BLOCK, 4 * BLOCK + 1, 3 * 4 * BLOCK + 5000]) {
       const { faulty, map } = cluster(6);
       const data = randomBytes(rand, size);
-      const { unit, md5 } = await put(faulty, data);
-      expect(Buffer.from(md5).toString('hex')).toBe(createHash('md5').update(data).digest('hex'));
+      const { unit, digest } = await put(faulty, data);
+      expect(Buffer.from(digest.result().md5).toString('hex')).toBe(createHash('md5').update(data).digest('hex'));
       expect(unit.missing).toEqual([]);
       expect(Buffer.compare(await get(unit, map), data), `size ${size}`).toBe(0);
       for (const [a, b] of [[0, 0], [size - 1, size - 1], [Math.floor(size / 3), Math.floor((2 * size) / 3)]]) {

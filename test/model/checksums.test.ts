@@ -1,4 +1,4 @@
-/** worker/s3/checksums.ts: the x-amz-checksum-* encodings, streaming, and FULL_OBJECT combine. */
+/** worker/model/checksums.ts: the x-amz-checksum-* encodings, streaming, and FULL_OBJECT combine. */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_ALGORITHMS, combineCrc, createHasher } from '../../worker/model/checksums.ts';

@@ -1,20 +1,21 @@
 /**
  * The app's contracts, checked in Node through app.request() (no workerd): HEAD never opens
  * object data, handlers read only the body the gate returns, EntityTooLarge comes before a byte
- * is read, unknown errors become InternalError, the development gate refuses aws-chunked.
+ * is read, unknown errors become InternalError. The store is the product's EcStore over memory
+ * parts; the gate is a test slot that lets every request through.
  */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
-import { passThroughAuthenticate } from '../../worker/s3/dev-auth.ts';
-import { MemoryStore } from '../../worker/store/memory-store.ts';
 import type { ObjectStore } from '../../worker/model/object-store.ts';
+import { allowAllGate } from '../support/allow-all-gate.ts';
+import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
 
 const BASE = 'http://gw.test';
 
 function setup(options: { store?: ObjectStore; authenticate?: Authenticate; maxObjectSize?: number } = {}) {
-  const store = options.store ?? new MemoryStore();
-  const app = createApp({ store, authenticate: options.authenticate ?? passThroughAuthenticate, config: { maxObjectSize: options.maxObjectSize ?? 1024 } });
+  const store = options.store ?? memoryEcStore().store;
+  const app = createApp({ store, authenticate: options.authenticate ?? allowAllGate, settings: testS3Settings({ maxObjectSize: options.maxObjectSize ?? 1024 }) });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   return { app, store, send };
 }
@@ -33,8 +34,7 @@ function watchedBody() {
 
 describe('app contracts', () => {
   it('HeadObject answers from metadata and never opens object data', async () => {
-    const memory = new MemoryStore();
-    const store: ObjectStore = Object.assign(Object.create(memory) as MemoryStore, {
+    const store: ObjectStore = Object.assign(Object.create(memoryEcStore().store) as ObjectStore, {
       getObject: () => Promise.reject(new Error('HEAD must not call getObject')),
     });
     const { send } = setup({ store });
@@ -50,7 +50,7 @@ describe('app contracts', () => {
 
   it('handlers consume the body returned by authenticate, never the raw request body', async () => {
     const authenticate: Authenticate = async (request) =>
-      request.url.endsWith('/k') ? { body: new Response('decoded payload').body, decodedContentLength: 15 } : passThroughAuthenticate(request, request.url);
+      request.url.endsWith('/k') ? { body: new Response('decoded payload').body, decodedContentLength: 15 } : allowAllGate(request, request.url);
     const { send } = setup({ authenticate });
     await send('PUT', '/bucket-b');
     expect((await send('PUT', '/bucket-b/k', { body: 'raw framing bytes' })).status).toBe(200);
@@ -62,7 +62,7 @@ describe('app contracts', () => {
     await send('PUT', '/bucket-c');
     const { body, state } = watchedBody();
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 5000 });
-    const app = createApp({ store: new MemoryStore(), authenticate, config: { maxObjectSize: 1024, errorDrainBytes: 0 } });
+    const app = createApp({ store: memoryEcStore().store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
     const res = await app.request(`${BASE}/bucket-c/big`, { method: 'PUT' });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('<Code>EntityTooLarge</Code><Message>Your proposed upload exceeds the maximum allowed object size.</Message><ProposedSize>5000</ProposedSize><MaxSizeAllowed>1024</MaxSizeAllowed>');
@@ -71,18 +71,18 @@ describe('app contracts', () => {
 
   it('a body longer than its declared length is refused and stores nothing', async () => {
     const { body } = watchedBody();
-    const store = new MemoryStore();
+    const { store, catalog } = memoryEcStore();
     await store.createBucket('bucket-d', { region: 'us-east-1' });
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 1000 }); // lies: the body is endless
-    const app = createApp({ store, authenticate, config: { maxObjectSize: 1024, errorDrainBytes: 0 } });
+    const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
     const res = await app.request(`${BASE}/bucket-d/k`, { method: 'PUT' });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/<Code>(IncompleteBody|EntityTooLarge)<\/Code>/);
-    expect(store.buckets.get('bucket-d')!.objects.size).toBe(0);
+    expect((await catalog.listManifests('bucket-d', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects).toEqual([]);
   });
 
   it('an unknown error becomes InternalError with AWS XML; HEAD gets no body', async () => {
-    const broken = Object.assign(Object.create(new MemoryStore()) as MemoryStore, {
+    const broken = Object.assign(Object.create(memoryEcStore().store) as ObjectStore, {
       listBuckets: () => Promise.reject(new TypeError('boom')),
       headObject: () => Promise.reject(new TypeError('boom')),
     });
@@ -97,7 +97,7 @@ describe('app contracts', () => {
     expect(await head.text()).toBe('');
   });
 
-  it('the development gate refuses aws-chunked bodies instead of storing the framing', async () => {
+  it('the allow-all test gate refuses aws-chunked bodies instead of storing the framing', async () => {
     const { send, store } = setup();
     await send('PUT', '/bucket-e');
     const res = await send('PUT', '/bucket-e/k', {

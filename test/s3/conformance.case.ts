@@ -35,7 +35,7 @@ export function conformanceSuite(gate: Gate): { worker: () => TestWorker } {
       const suite = () => ctx;
       bucketCases(suite);
       objectCases(suite, mode);
-      streamCases(suite, mode, gate);
+      streamCases(suite, mode);
       integrityCases(suite, mode);
       listingCases(suite, mode);
       multipartCases(suite, mode);

@@ -1,10 +1,11 @@
 /**
- * Starts a test worker in workerd (fixtures/worker.ts with the development pass-through gate, or
- * fixtures/worker-sigv4.ts with the real SigV4 gate) and builds S3 clients against it. One worker
- * per test file: starting workerd is slow.
+ * Starts a test worker in workerd and builds S3 clients against it: fixtures/worker-sigv4.ts (the
+ * real gate over EcStore on memory parts, no bindings), or the product itself (worker-engine.ts:
+ * the real gateway over six local R2 buckets and the catalog Durable Object). One worker per test
+ * file: starting workerd is slow.
  * The fixture is bundled once into a private temp dir and run unbundled by wrangler
  * (test/support/worker.ts says why: a rebuild mid-run would restart the worker, losing the
- * MemoryStore). The fixture's own wrangler.toml keeps the project config out.
+ * in-memory state). The sigv4 fixture's own wrangler.toml keeps the project config out.
  */
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
@@ -20,8 +21,8 @@ export interface TestWorker {
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-/** Which gate the test worker runs: the development pass-through or the real SigV4 verifier. */
-export type Gate = 'pass-through' | 'sigv4' | 'engine' | 'engine-anonymous';
+/** Which worker: the real gate over memory parts, or the product (anonymous requests allowed or not). */
+export type Gate = 'sigv4' | 'engine' | 'engine-anonymous';
 
 const MiB = 1024 * 1024;
 
@@ -37,10 +38,10 @@ export const ENGINE_CONFIG = {
   s3: { maxPartSize: 24 * MiB, maxXmlSize: 1 * MiB, errorDrainBytes: 4 * MiB },
 };
 
-export async function startTestWorker(gate: Gate = 'pass-through'): Promise<TestWorker> {
+export async function startTestWorker(gate: Gate): Promise<TestWorker> {
   // The engine needs the project's bindings (R2 buckets, catalog Durable Object, repair queue).
   const engine = gate.startsWith('engine');
-  const entry = fixture(engine ? 'worker-engine.ts' : gate === 'sigv4' ? 'worker-sigv4.ts' : 'worker.ts');
+  const entry = fixture(engine ? 'worker-engine.ts' : 'worker-sigv4.ts');
   return runWorker(entry, { prefix: 'shardgate-s3-' }, {
     config: engine ? join(ROOT, 'wrangler.toml') : fixture('wrangler.toml'),
     bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,

@@ -9,9 +9,8 @@ import { crc32B64 } from './conformance/context.ts';
 import { startTestWorker, type Gate, type TestWorker } from './harness.ts';
 import { errorFields, md5Base64, raw, rawSocket } from './raw-http.ts';
 
-// Run against the S3 layer over the in-memory stand-in, and against the product itself (the
-// erasure-coded engine behind the real gate, here with anonymous requests allowed so raw
-// unsigned requests reach the protocol checks).
+// Run against the product itself (the erasure-coded engine behind the real gate, here with
+// anonymous requests allowed so raw unsigned requests reach the protocol checks).
 function rawInputSuite(gate: Gate): void {
 describe(`gate: ${gate}`, () => {
 let worker: TestWorker;
@@ -191,5 +190,4 @@ describe('hostile keys', () => {
 });
 }
 
-rawInputSuite('pass-through');
 rawInputSuite('engine-anonymous');

@@ -29,8 +29,9 @@
 
 import { createHash, type Hash } from 'node:crypto';
 import { S3Error } from '../model/errors.ts';
-import { concatBytes, isHex, timingSafeEqual } from './bytes.ts';
-import { assertChecksumValue, checksumAlgorithmOf, finishChecksum, type ChecksumCheck } from './checksum.ts';
+import { concatBytes, isHex, timingSafeEqual } from '../model/bytes.ts';
+import { assertChecksumValue, checksumAlgorithmOf } from '../model/checksums.ts';
+import { finishChecksum, type ChecksumCheck } from './checksum.ts';
 import { EMPTY_SHA256, canonicalTrailer, chunkStringToSign, sha256Hex, signature, trailerStringToSign } from './sigv4.ts';
 
 /** What signed modes need to verify chunk and trailer signatures. */

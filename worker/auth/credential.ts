@@ -7,7 +7,7 @@
  */
 
 import { S3Error, type S3ErrorCode } from '../model/errors.ts';
-import { isHex } from './bytes.ts';
+import { isHex } from '../model/bytes.ts';
 
 export interface CredentialScope {
   accessKeyId: string;

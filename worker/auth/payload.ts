@@ -14,10 +14,9 @@
  */
 
 import { S3Error } from '../model/errors.ts';
-import { fromBase64 } from './bytes.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
-import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type ChecksumCheck, type HasherFactory } from './checksum.ts';
-import { largePieces } from './large-pieces.ts';
+import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type HasherFactory } from '../model/checksums.ts';
+import type { ChecksumCheck } from './checksum.ts';
 import { plainBodyVerifier, verifyEmptyBody } from './plain-body.ts';
 import { UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { RequestChecksum } from './types.ts';
@@ -48,14 +47,6 @@ export function payloadMode(value: string): PayloadMode {
     'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER or a valid sha256 value.',
     { ArgumentName: 'x-amz-content-sha256', ArgumentValue: value },
   );
-}
-
-/** Content-MD5, checked to be base64 of 16 bytes (InvalidDigest otherwise); null if absent. */
-export function readContentMd5(headers: Headers): string | null {
-  const value = headers.get('content-md5');
-  if (value === null) return null;
-  if (fromBase64(value.trim())?.length !== 16) throw new S3Error('InvalidDigest');
-  return value.trim();
 }
 
 /** Content-Encoding without the aws-chunked token (which is S3 framing, not the object's). */
@@ -150,6 +141,7 @@ export function verifiedBody(
   mode: PayloadMode,
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
+  pieces: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array> = (body) => body,
 ): VerifiedBody {
   if (mode.kind === 'streaming') {
     if (mode.signed && !signing) {
@@ -171,7 +163,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: largePieces(request.body).pipeThrough(decoder.transformStream()), decodedContentLength };
+    return { body: pieces(request.body).pipeThrough(decoder.transformStream()), decodedContentLength };
   }
   const contentLength = parseLength(request.headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -183,5 +175,5 @@ export function verifiedBody(
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
-  return { body: largePieces(request.body).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
+  return { body: pieces(request.body).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
 }

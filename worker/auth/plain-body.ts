@@ -10,7 +10,7 @@
 
 import { createHash, type Hash } from 'node:crypto';
 import { S3Error } from '../model/errors.ts';
-import { timingSafeEqual } from './bytes.ts';
+import { timingSafeEqual } from '../model/bytes.ts';
 import { finishChecksum, type ChecksumCheck } from './checksum.ts';
 
 export interface PlainBodyChecks {

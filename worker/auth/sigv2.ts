@@ -13,7 +13,7 @@
  * virtual-hosted requests need the caller to say which bucket the host named.
  */
 
-import { toBase64, utf8 } from './bytes.ts';
+import { toBase64, utf8 } from '../model/bytes.ts';
 import { percentDecode } from './sigv4.ts';
 
 /** Query parameters that name a sub-resource and so are part of the signed resource (botocore's list). */

@@ -12,7 +12,7 @@
  * Known gaps: SigV4a (ECDSA, AWS4-ECDSA-P256-SHA256) is not implemented.
  */
 
-import { toHex, utf8 } from './bytes.ts';
+import { toHex, utf8 } from '../model/bytes.ts';
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256';
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';

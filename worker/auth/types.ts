@@ -3,7 +3,7 @@
  * Kept apart so the per-scheme modules (verify-v4.ts, verify-v2.ts) share it without cycles.
  */
 
-import type { ChecksumAlgorithm, HasherFactory } from './checksum.ts';
+import type { ChecksumAlgorithm, HasherFactory } from '../model/checksums.ts';
 
 export interface VerifyOptions {
   /**
@@ -13,7 +13,7 @@ export interface VerifyOptions {
   rawUrl: string;
   /** Known access keys: accessKeyId -> secretAccessKey. */
   credentials: ReadonlyMap<string, string>;
-  /** Checksum implementation for x-amz-checksum-* (worker/s3/checksums.ts `createHasher`). */
+  /** Checksum implementation for x-amz-checksum-* (worker/model/checksums.ts `createHasher`). */
   createHasher: HasherFactory;
   /**
    * Verify x-amz-checksum-* (header or trailer) over the body here (default true). Set false when
@@ -30,6 +30,12 @@ export interface VerifyOptions {
   allowAnonymous?: boolean;
   /** Allowed difference between the request time and `now` for header auth. Default 15 minutes. */
   maxSkewMs?: number;
+  /**
+   * Re-reads the raw request body in larger pieces before it is decoded and verified (the gateway
+   * passes 1 MiB BYOB reads: workerd's default ~4 KiB chunks cost per chunk downstream).
+   * Default: the body as it comes.
+   */
+  pieces?: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
   /** SigV2 only: the bucket named by the Host header for virtual-hosted-style requests. */
   virtualHostedBucket?: string;
 }

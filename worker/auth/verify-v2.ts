@@ -6,9 +6,9 @@
  */
 
 import { S3Error } from '../model/errors.ts';
-import { timingSafeEqual } from './bytes.ts';
+import { timingSafeEqual } from '../model/bytes.ts';
 import { secretFor } from './credential.ts';
-import type { RawTarget } from './raw-url.ts';
+import type { RawTarget } from '../model/raw-url.ts';
 import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2 } from './sigv2.ts';
 import { percentDecode } from './sigv4.ts';
 import type { VerifyOptions } from './types.ts';

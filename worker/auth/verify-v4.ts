@@ -16,11 +16,11 @@
  */
 
 import { S3Error } from '../model/errors.ts';
-import { timingSafeEqual } from './bytes.ts';
+import { timingSafeEqual } from '../model/bytes.ts';
 import { assertNotSkewed, DEFAULT_MAX_SKEW_MS, parseAmzDate, parseHttpDate, toAmzDate } from './amz-date.ts';
 import type { ChunkSigning } from './aws-chunked.ts';
 import { assertScope, parseAuthorizationV4, parseCredential, secretFor, type CredentialScope } from './credential.ts';
-import type { RawTarget } from './raw-url.ts';
+import type { RawTarget } from '../model/raw-url.ts';
 import {
   ALGORITHM,
   canonicalHeaders,

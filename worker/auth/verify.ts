@@ -19,17 +19,16 @@
  */
 
 import { S3Error } from '../model/errors.ts';
-import { declaredChecksum, checksumView, payloadMode, readContentMd5, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
-import { splitRawUrl, type RawTarget } from './raw-url.ts';
+import { readContentMd5 } from '../model/checksums.ts';
+import { declaredChecksum, checksumView, payloadMode, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
+import { splitRawUrl, type RawTarget } from '../model/raw-url.ts';
 import { EMPTY_SHA256, UNSIGNED_PAYLOAD, parseQuery, type QueryParam } from './sigv4.ts';
 import type { AuthType, VerifiedRequest, VerifyOptions } from './types.ts';
 import { verifyPresignedV2 } from './verify-v2.ts';
 import { verifyHeaderV4, verifyPresignedV4, type VerifiedV4 } from './verify-v4.ts';
 
 export type { AuthType, RequestChecksum, VerifiedRequest, VerifyOptions } from './types.ts';
-export type { ChecksumAlgorithm, Hasher, HasherFactory } from './checksum.ts';
-// For callers that need the raw path and query too (the router may share the split).
-export { splitRawUrl, type RawTarget };
+export type { ChecksumAlgorithm, Hasher, HasherFactory } from '../model/checksums.ts';
 
 /** Verifies `request`; throws S3Error, or returns who signed it and its verifying body stream. */
 export async function verifyRequest(request: Request, opts: VerifyOptions): Promise<VerifiedRequest> {
@@ -68,7 +67,7 @@ export async function verifyRequest(request: Request, opts: VerifyOptions): Prom
   const declared = declaredChecksum(request.headers, mode, opts.createHasher, opts.verifyChecksum ?? true);
   // The view first: it hooks the settle callback that the body stream calls at its end.
   const checksum = checksumView(declared);
-  const { body, decodedContentLength } = verifiedBody(request, mode, declared, v4?.signing ?? null);
+  const { body, decodedContentLength } = verifiedBody(request, mode, declared, v4?.signing ?? null, opts.pieces);
   return {
     accessKeyId,
     authType,

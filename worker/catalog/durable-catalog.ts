@@ -40,8 +40,8 @@ export class DurableCatalog implements Catalog {
     return this.ns.get(this.ns.idFromName('bucket:' + name));
   }
 
-  async listBuckets(): Promise<S.BucketInfo[]> {
-    return await this.registry().listBuckets();
+  async listBucketRecords(): Promise<S.BucketInfo[]> {
+    return await this.registry().listBucketRecords();
   }
 
   /**
@@ -49,14 +49,14 @@ export class DurableCatalog implements Catalog {
    * Gap: if the second step never happens, the bucket is listed but its object requests answer
    * NoSuchBucket; deleteBucket then createBucket repairs it.
    */
-  async createBucket(bucket: string, region: string): Promise<void> {
+  async insertBucket(bucket: string, region: string): Promise<void> {
     const created = Date.now();
     unwrap(await this.registry().registerBucket(bucket, region, created));
     await this.bucket(bucket).initBucket(bucket, region, created);
   }
 
-  async headBucket(bucket: string): Promise<S.BucketInfo> {
-    return unwrap(await this.registry().headBucket(bucket));
+  async getBucket(bucket: string): Promise<S.BucketInfo> {
+    return unwrap(await this.registry().getBucket(bucket));
   }
 
   /**
@@ -67,36 +67,36 @@ export class DurableCatalog implements Catalog {
    * object requests answer NoSuchBucket; a retried deleteBucket completes it (each step is idempotent).
    * A crash before the last step leaves only storage that a later createBucket reuses.
    */
-  async deleteBucket(bucket: string): Promise<void> {
-    unwrap(await this.registry().headBucket(bucket));
+  async removeBucket(bucket: string): Promise<void> {
+    unwrap(await this.registry().getBucket(bucket));
     const instance = this.bucket(bucket);
     const garbage = unwrap(await instance.retireBucket(bucket));
     await this.registry().unregisterBucket(bucket, garbage);
     await instance.destroyIfRetired();
   }
 
-  async getObject(bucket: string, key: string): Promise<ObjectManifest | null> {
-    return unwrap(await this.bucket(bucket).getObject(bucket, key));
+  async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
+    return unwrap(await this.bucket(bucket).getManifest(bucket, key));
   }
 
-  async commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
-    unwrap(await this.bucket(bucket).commitObject(bucket, key, manifest, conditions, this.grace));
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
   }
 
   async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
     unwrap(await this.bucket(bucket).markRepaired(bucket, key, unitId, shards));
   }
 
-  async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
-    unwrap(await this.bucket(bucket).deleteObject(bucket, key, ifMatch, this.grace));
+  async removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void> {
+    unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace));
   }
 
-  async listObjects(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
-    return unwrap(await this.bucket(bucket).listObjects(bucket, options));
+  async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
+    return unwrap(await this.bucket(bucket).listManifests(bucket, options));
   }
 
-  async createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
-    return unwrap(await this.bucket(bucket).createUpload(bucket, key, options));
+  async insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
+    return unwrap(await this.bucket(bucket).insertUpload(bucket, key, options));
   }
 
   async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
@@ -107,20 +107,20 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).putPart(bucket, key, uploadId, part, this.grace));
   }
 
-  async listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }> {
-    return unwrap(await this.bucket(bucket).listParts(bucket, key, uploadId, partNumberMarker, maxParts));
+  async listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }> {
+    return unwrap(await this.bucket(bucket).listPartRecords(bucket, key, uploadId, partNumberMarker, maxParts));
   }
 
-  async completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
-    unwrap(await this.bucket(bucket).completeUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+    unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
   }
 
-  async abortUpload(bucket: string, key: string, uploadId: string): Promise<void> {
-    unwrap(await this.bucket(bucket).abortUpload(bucket, key, uploadId, this.grace));
+  async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    unwrap(await this.bucket(bucket).removeUpload(bucket, key, uploadId, this.grace));
   }
 
-  async listUploads(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
-    return unwrap(await this.bucket(bucket).listUploads(bucket, options));
+  async listUploadRecords(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
+    return unwrap(await this.bucket(bucket).listUploadRecords(bucket, options));
   }
 
   async releaseUnits(bucket: string, unitIds: string[]): Promise<void> {
@@ -149,7 +149,7 @@ export class DurableCatalog implements Catalog {
   async takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]> {
     if (limit <= 0) return [];
     const taken = await this.registry().takeDueGarbage(now.getTime(), limit);
-    for (const b of await this.listBuckets()) {
+    for (const b of await this.listBucketRecords()) {
       if (taken.length >= limit) break;
       taken.push(...(await this.bucket(b.name).takeDueGarbage(now.getTime(), limit - taken.length, b.name)));
     }

@@ -61,7 +61,7 @@ export class CatalogObject extends DurableObject {
 
   // ---- The bucket list (instance '__buckets__') ----
 
-  listBuckets(): S.BucketInfo[] {
+  listBucketRecords(): S.BucketInfo[] {
     return this.schemaReady ? this.sql.exec<BucketRow>('SELECT * FROM buckets ORDER BY name').toArray().map(bucketInfo) : [];
   }
 
@@ -73,7 +73,7 @@ export class CatalogObject extends DurableObject {
     });
   }
 
-  headBucket(name: string): Reply<S.BucketInfo> {
+  getBucket(name: string): Reply<S.BucketInfo> {
     return reply(() => {
       const row = this.bucketRow(name);
       if (!row) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
@@ -146,22 +146,22 @@ export class CatalogObject extends DurableObject {
 
   // ---- Objects and multipart uploads of the bucket ----
 
-  getObject(bucket: string, key: string): Reply<ObjectManifest | null> {
+  getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
     return this.inBucket(bucket, (o) => o.get(key));
   }
-  commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
+  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
   }
   markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Reply<void> {
     return this.inBucket(bucket, (o) => o.markRepaired(key, unitId, shards));
   }
-  deleteObject(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
+  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace));
   }
-  listObjects(bucket: string, options: S.ListObjectsOptions): Reply<S.ListObjectsResult> {
+  listManifests(bucket: string, options: S.ListObjectsOptions): Reply<S.ListObjectsResult> {
     return this.inBucket(bucket, (o) => o.list(options));
   }
-  createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Reply<UploadRecord> {
+  insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Reply<UploadRecord> {
     return this.inBucket(bucket, (_, mp) => mp.create(key, options));
   }
   getUpload(bucket: string, key: string, uploadId: string): Reply<UploadRecord> {
@@ -170,16 +170,16 @@ export class CatalogObject extends DurableObject {
   putPart(bucket: string, key: string, uploadId: string, part: PartRecord, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.putPart(key, uploadId, part, grace));
   }
-  listParts(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
+  listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
+  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
   }
-  abortUpload(bucket: string, key: string, uploadId: string, grace: Grace): Reply<void> {
+  removeUpload(bucket: string, key: string, uploadId: string, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.abort(key, uploadId, grace));
   }
-  listUploads(bucket: string, options: S.ListUploadsOptions): Reply<S.ListUploadsResult> {
+  listUploadRecords(bucket: string, options: S.ListUploadsOptions): Reply<S.ListUploadsResult> {
     return this.inBucket(bucket, (_, mp) => mp.list(options));
   }
 }

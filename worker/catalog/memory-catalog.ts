@@ -56,31 +56,31 @@ export class MemoryCatalog implements Catalog {
     if (units.length > 0) this.garbage.push({ notBefore: Date.now() + this.graceMs, entry: clone({ bucket, units }) });
   }
 
-  async listBuckets(): Promise<S.BucketInfo[]> {
+  async listBucketRecords(): Promise<S.BucketInfo[]> {
     return [...this.buckets.values()].map((b) => clone(b.info)).sort((a, b) => compareKeys(a.name, b.name));
   }
 
-  async createBucket(bucket: string, region: string): Promise<void> {
+  async insertBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
     this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrubCursor: null });
   }
 
-  async headBucket(bucket: string): Promise<S.BucketInfo> {
+  async getBucket(bucket: string): Promise<S.BucketInfo> {
     return clone(this.bucket(bucket).info);
   }
 
-  async deleteBucket(bucket: string): Promise<void> {
+  async removeBucket(bucket: string): Promise<void> {
     const b = this.bucket(bucket);
     if (b.objects.size > 0 || b.uploads.size > 0) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
     for (const [id, expires] of b.reservations) this.garbage.push({ notBefore: expires, entry: { bucket, units: [], unitIds: [id] } });
     this.buckets.delete(bucket);
   }
 
-  async getObject(bucket: string, key: string): Promise<ObjectManifest | null> {
+  async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
     return clone(this.bucket(bucket).objects.get(key) ?? null);
   }
 
-  async commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
     const objects = this.bucket(bucket).objects;
     checkWriteConditions(current(objects.get(key)), conditions, key);
     this.supersede(bucket, supersededUnits(objects.get(key), manifest));
@@ -93,19 +93,19 @@ export class MemoryCatalog implements Catalog {
     if (manifest) withRepaired(manifest, unitId, shards);
   }
 
-  async deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void> {
+  async removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void> {
     const objects = this.bucket(bucket).objects;
     if (ifMatch !== undefined) checkWriteConditions(current(objects.get(key)), { ifMatch }, key);
     this.supersede(bucket, supersededUnits(objects.get(key), null));
     objects.delete(key);
   }
 
-  async listObjects(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
+  async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
     const sorted = [...this.bucket(bucket).objects.entries()].sort((a, b) => compareKeys(a[0], b[0]));
     return clone(objectsResult(listPage(sorted.map(([key, m]) => [key, summary(m)]), options)));
   }
 
-  async createUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
+  async insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
     const record: UploadRecord = { key, uploadId: newUploadId(), initiated: new Date(), checksum: options.checksum, metadata: options.metadata };
     this.bucket(bucket).uploads.set(record.uploadId, { record: clone(record), parts: new Map() });
     return clone(record);
@@ -123,13 +123,13 @@ export class MemoryCatalog implements Catalog {
     parts.set(part.partNumber, clone(part));
   }
 
-  async listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number) {
+  async listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number) {
     const all = [...this.upload(bucket, key, uploadId).parts.values()].filter((p) => p.partNumber > partNumberMarker).sort((a, b) => a.partNumber - b.partNumber);
     const parts = all.slice(0, Math.max(0, maxParts));
     return { parts: clone(parts), isTruncated: all.length > parts.length };
   }
 
-  async completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
     const upload = this.upload(bucket, key, uploadId);
     const objects = this.bucket(bucket).objects;
     const unused = unusedPartUnits(manifest, [...upload.parts.values()], uploadId);
@@ -139,13 +139,13 @@ export class MemoryCatalog implements Catalog {
     this.bucket(bucket).uploads.delete(uploadId);
   }
 
-  async abortUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+  async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     const upload = this.upload(bucket, key, uploadId);
     this.supersede(bucket, [...upload.parts.values()].map((p) => p.unit));
     this.bucket(bucket).uploads.delete(uploadId);
   }
 
-  async listUploads(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
+  async listUploadRecords(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
     const rows: S.UploadInfo[] = [...this.bucket(bucket).uploads.values()]
       .map(({ record: { metadata: _m, ...info } }) => info)
       .sort((a, b) => compareKeys(a.key, b.key) || byUploadId(a, b));

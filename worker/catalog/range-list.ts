@@ -1,5 +1,5 @@
 /**
- * Range listing: the S3 listing rules of worker/store/list-keys.ts (prefix, any-string
+ * Range listing: the S3 listing rules of worker/model/listing.ts (prefix, any-string
  * delimiter, one budget shared by keys and common prefixes, a resume point that is a common
  * prefix skips everything under it) over a source that only answers "the next n rows from this
  * bound, in order": a SQLite index range or a sorted array. A common prefix costs one jump to the

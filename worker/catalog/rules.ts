@@ -1,7 +1,7 @@
 /**
  * Rules both catalogs (MemoryCatalog, CatalogObject) apply inside their atomic step, so the two
  * cannot drift: which units a commit, delete or completion leaves unreferenced, and when they may
- * be deleted. Conditions themselves are worker/store/conditions.ts (the same as MemoryStore's).
+ * be deleted. Conditions themselves are worker/model/conditions.ts.
  */
 import { S3Error } from '../model/errors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';

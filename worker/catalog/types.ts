@@ -46,22 +46,22 @@ export interface GarbageUnits {
 }
 
 export interface Catalog {
-  listBuckets(): Promise<BucketInfo[]>;
+  listBucketRecords(): Promise<BucketInfo[]>;
   /** BucketAlreadyOwnedByYou if it exists. */
-  createBucket(bucket: string, region: string): Promise<void>;
+  insertBucket(bucket: string, region: string): Promise<void>;
   /** NoSuchBucket if missing. */
-  headBucket(bucket: string): Promise<BucketInfo>;
+  getBucket(bucket: string): Promise<BucketInfo>;
   /** BucketNotEmpty while it holds objects or multipart uploads; NoSuchBucket if missing. */
-  deleteBucket(bucket: string): Promise<void>;
+  removeBucket(bucket: string): Promise<void>;
 
   /** The committed manifest, or null. NoSuchBucket if the bucket is missing. */
-  getObject(bucket: string, key: string): Promise<ObjectManifest | null>;
+  getManifest(bucket: string, key: string): Promise<ObjectManifest | null>;
   /**
    * Atomically checks `conditions` against the current object (If-None-Match '*': 412 if it
    * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest`.
    * The superseded manifest's units are queued for deletion after the grace delay.
    */
-  commitObject(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
   /**
    * Takes `shards` off the `missing` list of unit `unitId` in the committed manifest of `key`,
    * once a repair has rewritten them, so reads use them again. Nothing happens if the object no
@@ -69,26 +69,26 @@ export interface Catalog {
    */
   markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
   /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
-  deleteObject(bucket: string, key: string, ifMatch?: string): Promise<void>;
-  /** S3 listing rules: see worker/store/list-keys.ts (shared budget, no repeated prefixes). */
-  listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+  removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void>;
+  /** S3 listing rules: see worker/model/listing.ts (shared budget, no repeated prefixes). */
+  listManifests(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 
-  createUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null }): Promise<UploadRecord>;
+  insertUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null }): Promise<UploadRecord>;
   /** NoSuchUpload unless the upload exists for this key. */
   getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord>;
   /** Records a part (replacing the same part number, whose unit is queued for deletion). NoSuchUpload. */
   putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void>;
   /** Parts in ascending part number, after `partNumberMarker`, at most `maxParts`. NoSuchUpload. */
-  listParts(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
+  listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
   /**
    * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
    * `manifest`, ends the upload; units of parts not named in the manifest and the superseded
    * object's units are queued for deletion.
    */
-  completeUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
   /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */
-  abortUpload(bucket: string, key: string, uploadId: string): Promise<void>;
-  listUploads(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
+  removeUpload(bucket: string, key: string, uploadId: string): Promise<void>;
+  listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
 
   /**
    * Records that shards are about to be written under these unit ids (NoSuchBucket if missing).

@@ -1,24 +1,25 @@
 /**
  * EcStore: the ObjectStore of the gateway. S3 semantics over the Catalog (the strongly
  * consistent index) and the UnitStore (bytes as inline data, replicas or erasure-coded units).
- * A write streams the body into fresh shard keys, then commits the manifest in the catalog: the
- * commit is the atomic step, so a crash before it leaves the old version readable and only
- * orphans, which the collector deletes. Unhealthy shards seen on reads or missed by writes are
- * handed to `enqueueRepair`.
- * Spec: AWS S3 API reference, one method per operation; multipart rules as memory-multipart.ts.
+ * A write reserves its unit ids, streams the body into fresh shard keys, then commits the
+ * manifest in the catalog: the commit is the atomic step, so a crash before it leaves the old
+ * version readable and only orphans, which the collector deletes. Unhealthy shards seen on reads
+ * or missed by writes are handed to `enqueueRepair`.
+ * Spec: AWS S3 API reference, one method per operation; completion rules in model/multipart.ts.
  * Known gaps: no versioning API; CopyObject copies data (no shard sharing).
  */
-import type { Catalog, PartRecord } from '../catalog/types.ts';
-import type { GatewayConfig, StoragePolicy } from '../config.ts';
-import { S3Error } from '../model/errors.ts';
-import { checkCopySourceRange, resolveRange } from '../model/range.ts';
 import { toHex } from '../model/bytes.ts';
-import { checkReadConditions, checkWriteConditions, etagMatches } from '../model/conditions.ts';
-import { combinePartChecksums, multipartEtag } from '../model/multipart.ts';
+import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
+import { S3Error } from '../model/errors.ts';
+import { completedChecksum, multipartEtag, selectCompletedParts } from '../model/multipart.ts';
 import type * as T from '../model/object-store.ts';
+import { checkCopySourceRange, resolveRange } from '../model/range.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import type { Catalog, PartRecord } from '../catalog/types.ts';
+import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
+/** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
 export interface RepairTask {
   bucket: string;
   key: string;
@@ -36,13 +37,9 @@ interface Reservation {
 export interface EcStoreOptions {
   catalog: Catalog;
   units: UnitStore;
-  config: GatewayConfig;
+  settings: EngineSettings;
   enqueueRepair?: (task: RepairTask) => void;
-  /** Minimum size of every part but the last (S3: 5 MiB). */
-  minPartSize?: number;
 }
-
-const MAX_PART_SIZE = 5 * 1024 ** 3;
 
 function info(m: ObjectManifest): T.ObjectInfo {
   return { key: m.key, size: m.size, etag: m.etag, lastModified: new Date(m.lastModified), metadata: m.metadata, checksum: m.checksum, partsCount: m.partsCount };
@@ -51,21 +48,16 @@ function info(m: ObjectManifest): T.ObjectInfo {
 export class EcStore implements T.ObjectStore {
   private readonly catalog: Catalog;
   private readonly units: UnitStore;
-  private readonly minPartSize: number;
+  private readonly settings: EngineSettings;
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
     this.units = opts.units;
-    this.minPartSize = opts.minPartSize ?? 5 * 1024 * 1024;
-  }
-
-  private policy(bucket: string): StoragePolicy {
-    const c = this.opts.config;
-    return c.policies[c.buckets[bucket] ?? c.defaultPolicy]!;
+    this.settings = opts.settings;
   }
 
   private async manifest(bucket: string, key: string): Promise<ObjectManifest> {
-    const m = await this.catalog.getObject(bucket, key);
+    const m = await this.catalog.getManifest(bucket, key);
     if (!m) throw new S3Error('NoSuchKey', undefined, { Key: key });
     return m;
   }
@@ -82,8 +74,8 @@ export class EcStore implements T.ObjectStore {
    * the reservation expires and the collector may start deleting its shards.
    */
   private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
-    const plan = this.units.plan(size, this.policy(bucket), part);
-    const lifetime = this.opts.config.writeReservationSeconds * 1000;
+    const plan = this.units.plan(size, policyFor(this.settings, bucket), part);
+    const lifetime = this.settings.writeReservationSeconds * 1000;
     const expires = Date.now() + lifetime;
     if (plan.unitIds.length) await this.catalog.reserveUnits(bucket, plan.unitIds, new Date(expires));
     return { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
@@ -106,12 +98,12 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** Stores a body under reserved unit ids; a write that ends past its `commitBy` is refused. */
-  private async store(input: Omit<StoreBodyInput, 'policy' | 'reserve' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
+  private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
     const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
-    const stored = await this.units.storeBody({ ...input, policy: this.policy(input.bucket), plan });
+    const stored = await this.units.storeBody({ ...input, policy: policyFor(this.settings, input.bucket), plan });
     if (Date.now() > commitBy) {
       if (stored.storage.kind === 'coded') await this.units.discard(input.bucket, stored.storage.units);
-      throw new S3Error('RequestTimeout', `the upload took longer than the gateway's writeReservationSeconds (${this.opts.config.writeReservationSeconds})`);
+      throw new S3Error('RequestTimeout', `the upload took longer than the gateway's writeReservationSeconds (${this.settings.writeReservationSeconds})`);
     }
     return stored;
   }
@@ -119,7 +111,7 @@ export class EcStore implements T.ObjectStore {
   /** Commits, or deletes the freshly written shards when the commit is refused. */
   private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<void>): Promise<T.PutObjectResult> {
     try {
-      await (run ? run() : this.catalog.commitObject(bucket, key, m, conditions));
+      await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
     } catch (err) {
       if (m.storage.kind === 'coded' && !run) await this.units.discard(bucket, m.storage.units);
       throw err;
@@ -132,15 +124,15 @@ export class EcStore implements T.ObjectStore {
     return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified) };
   }
 
-  listBuckets = () => this.catalog.listBuckets();
-  createBucket = (bucket: string, o: { region: string }) => this.catalog.createBucket(bucket, o.region);
-  headBucket = (bucket: string) => this.catalog.headBucket(bucket);
-  deleteBucket = (bucket: string) => this.catalog.deleteBucket(bucket);
+  listBuckets = () => this.catalog.listBucketRecords();
+  createBucket = (bucket: string, o: { region: string }) => this.catalog.insertBucket(bucket, o.region);
+  headBucket = (bucket: string) => this.catalog.getBucket(bucket);
+  deleteBucket = (bucket: string) => this.catalog.removeBucket(bucket);
 
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
-    const max = this.opts.config.maxObjectSize;
+    const max = this.settings.maxObjectSize;
     const [, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, false, async () => {
-      const current = await this.catalog.getObject(bucket, key); // NoSuchBucket, fail-fast conditions
+      const current = await this.catalog.getManifest(bucket, key); // NoSuchBucket, fail-fast conditions
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     });
     const size = this.requireLength(o.contentLength, max);
@@ -168,15 +160,15 @@ export class EcStore implements T.ObjectStore {
   }
 
   async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
-    await this.catalog.deleteObject(bucket, key, o.ifMatch);
+    await this.catalog.removeManifest(bucket, key, o.ifMatch);
   }
 
   async deleteObjects(bucket: string, keys: string[]): Promise<T.DeleteObjectsEntry[]> {
-    await this.catalog.headBucket(bucket);
+    await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
     for (const key of keys) {
       try {
-        await this.catalog.deleteObject(bucket, key);
+        await this.catalog.removeManifest(bucket, key);
         out.push({ key });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
@@ -188,7 +180,7 @@ export class EcStore implements T.ObjectStore {
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const source = await this.manifest(src.bucket, src.key);
     checkReadConditions(info(source), src.conditions, true);
-    const current = await this.catalog.getObject(bucket, key);
+    const current = await this.catalog.getManifest(bucket, key);
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
@@ -198,10 +190,10 @@ export class EcStore implements T.ObjectStore {
     return this.commit(bucket, key, m, o.conditions);
   }
 
-  listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listObjects(bucket, o);
+  listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
 
   async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null }): Promise<T.UploadInfo> {
-    const { metadata: _m, ...upload } = await this.catalog.createUpload(bucket, key, o);
+    const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, o);
     return upload;
   }
 
@@ -220,14 +212,15 @@ export class EcStore implements T.ObjectStore {
   }
 
   async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
-    const [spec, reserved] = await this.checkAndReserve(bucket, o.contentLength, MAX_PART_SIZE, true, async () => {
+    const max = this.settings.maxPartSize;
+    const [spec, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, true, async () => {
       const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
       if (spec && o.checksum && o.checksum.algorithm !== spec.algorithm) {
         throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${o.checksum.algorithm.toLowerCase()}`);
       }
       return spec;
     });
-    const size = this.requireLength(o.contentLength, MAX_PART_SIZE);
+    const size = this.requireLength(o.contentLength, max);
     const checksum = o.checksum ?? (spec ? { algorithm: spec.algorithm, expected: null } : null);
     return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved);
   }
@@ -242,11 +235,11 @@ export class EcStore implements T.ObjectStore {
     return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
   }
 
-  private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord>> {
-    const parts = new Map<number, PartRecord>();
+  private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord & { checksum?: T.ObjectChecksum | null }>> {
+    const parts = new Map<number, PartRecord & { checksum?: T.ObjectChecksum | null }>();
     for (let marker = 0; ; ) {
-      const page = await this.catalog.listParts(bucket, key, uploadId, marker, 1000);
-      for (const p of page.parts) parts.set(p.partNumber, p);
+      const page = await this.catalog.listPartRecords(bucket, key, uploadId, marker, 1000);
+      for (const p of page.parts) parts.set(p.partNumber, { ...p, checksum: p.unit.checksum });
       if (!page.isTruncated || page.parts.length === 0) return parts;
       marker = page.parts[page.parts.length - 1]!.partNumber;
     }
@@ -254,49 +247,25 @@ export class EcStore implements T.ObjectStore {
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
     const upload = await this.catalog.getUpload(bucket, key, uploadId);
-    const current = await this.catalog.getObject(bucket, key);
+    const current = await this.catalog.getManifest(bucket, key);
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    if (parts.length === 0) throw new S3Error('MalformedXML');
-    const stored = await this.allParts(bucket, key, uploadId);
-    const chosen: PartRecord[] = [];
-    for (const [i, p] of parts.entries()) {
-      if (i > 0 && p.partNumber <= parts[i - 1]!.partNumber) throw new S3Error('InvalidPartOrder');
-      const s = stored.get(p.partNumber);
-      const invalid = () => new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(p.partNumber), ETag: p.etag });
-      if (!s || !etagMatches(p.etag, s.etag)) throw invalid();
-      const c = s.unit.checksum;
-      if (p.checksum && c?.algorithm === p.checksum.algorithm && c.value !== p.checksum.value) throw invalid();
-      chosen.push(s);
-    }
-    for (const p of chosen.slice(0, -1)) {
-      if (p.size < this.minPartSize) {
-        throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(p.size), MinSizeAllowed: String(this.minPartSize), PartNumber: String(p.partNumber), ETag: p.etag });
-      }
-    }
-    const spec = upload.checksum;
-    const checksum = spec && chosen.every((p) => p.unit.checksum?.algorithm === spec.algorithm)
-      ? combinePartChecksums(spec, chosen.map((p) => ({ value: p.unit.checksum!.value, size: p.size })))
-      : null;
-    const expected = o.expectedChecksum;
-    if (expected && (!checksum || expected.algorithm !== checksum.algorithm || expected.value.replace(/-\d+$/, '') !== checksum.value.replace(/-\d+$/, ''))) {
-      throw new S3Error('BadDigest', `The ${expected.algorithm} you specified did not match the calculated checksum.`);
-    }
+    const chosen = selectCompletedParts(parts, await this.allParts(bucket, key, uploadId), uploadId, this.settings.minPartSize);
+    const checksum = completedChecksum(upload.checksum, chosen, o.expectedChecksum);
     const size = chosen.reduce((n, p) => n + p.size, 0);
     const etag = multipartEtag(chosen.map((p) => p.etag));
-    const m = this.newManifest(bucket, key, size, etag, upload.metadata, checksum, { kind: 'coded', units: chosen.map((p) => p.unit) }, chosen.length);
-    return this.commit(bucket, key, m, o.conditions, () => this.catalog.completeUpload(bucket, key, uploadId, m, o.conditions));
+    const units = chosen.map((p) => p.unit);
+    const m = this.newManifest(bucket, key, size, etag, upload.metadata, checksum, { kind: 'coded', units }, chosen.length);
+    return this.commit(bucket, key, m, o.conditions, () => this.catalog.commitUpload(bucket, key, uploadId, m, o.conditions));
   }
 
-  abortMultipartUpload = (bucket: string, key: string, uploadId: string) => this.catalog.abortUpload(bucket, key, uploadId);
+  abortMultipartUpload = (bucket: string, key: string, uploadId: string) => this.catalog.removeUpload(bucket, key, uploadId);
 
   async listParts(bucket: string, key: string, uploadId: string, o: { partNumberMarker: number; maxParts: number }): Promise<T.ListPartsResult> {
     const { metadata: _m, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
-    const page = await this.catalog.listParts(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
+    const page = await this.catalog.listPartRecords(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
     const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.unit.checksum ?? null }));
     return { upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
   }
 
-  listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploads(bucket, o);
+  listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploadRecords(bucket, o);
 }
-
-

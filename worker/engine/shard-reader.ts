@@ -4,8 +4,8 @@
  * and shard index) verified in place. Any failure — backend error, short body, checksum
  * mismatch — surfaces as ShardReadError, which the unit reader answers by using other shards.
  */
-import { recordFailure, recordLatency } from './backend-latency.ts';
 import type { Backend } from '../../backends/types.ts';
+import type { BackendLatency } from './backend-latency.ts';
 import type { Stripe } from '../../coder-wasm/index.ts';
 import { blockSeed } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from './layout.ts';
@@ -39,6 +39,8 @@ export class ShardReader {
     readonly firstStripe: number,
     readonly lastStripe: number,
     private readonly salt: bigint,
+    /** Where time-to-first-byte and failures of this backend are recorded, if anywhere. */
+    private readonly latency?: BackendLatency,
   ) {}
 
   private open(): Promise<void> {
@@ -48,7 +50,7 @@ export class ShardReader {
     const asked = performance.now();
     return (this.opening ??= this.backend.get(this.key, { offset, length }, { signal: this.abort.signal }).then(
       (r) => {
-        recordLatency(this.backend.id, performance.now() - asked);
+        this.latency?.record(this.backend.id, performance.now() - asked);
         if (this.closed) {
           r.body.cancel().catch(() => {});
           throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
@@ -56,7 +58,7 @@ export class ShardReader {
         this.reader = r.body.getReader();
       },
       (err) => {
-        if (!this.closed) recordFailure(this.backend.id);
+        if (!this.closed) this.latency?.recordFailure(this.backend.id);
         throw this.fail(err);
       },
     ));

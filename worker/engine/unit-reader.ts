@@ -1,22 +1,31 @@
 /**
- * readUnit: the streaming GET path for bytes [start, end] of one coded unit. Healthy reads fetch
- * only the data-shard blocks the range touches, verify each block and copy the bytes out, with no
- * decoding. When a data shard is missing, unreachable or corrupt, the reader switches, from that
- * stripe on, to k good shards (data first, then parity) and reconstructs each stripe in place.
- * Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes. Every shard
- * found unhealthy is reported through `onUnhealthy`, so the caller can queue its repair.
- * The first stripe is read before the stream is returned: failures up front become errors,
- * not truncated bodies. Data shards slower than `hedgeMs` are decoded around (hedged reads).
+ * UnitReader: the streaming GET path for bytes [start, end] of one coded unit.
+ *
+ * A healthy read fetches only the data-shard blocks the range touches, verifies each block and
+ * hands it on, with no decoding. When a data shard is missing, unreachable, corrupt or slower than
+ * `hedgeMs`, the reader switches, from that stripe on, to k good shards (data first, then parity
+ * from the backends answering fastest) and reconstructs each stripe in place.
+ *
+ * Invariants:
+ * - Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes.
+ * - Every shard found unhealthy is reported once through `onUnhealthy` (the caller queues its
+ *   repair); a shard that was only slow is not unhealthy and is not reported.
+ * - The first stripe is read before the stream is returned: failures up front become errors,
+ *   not truncated bodies.
+ * - A block lands in stripe memory only from a reader that is still wanted: reads abandoned by a
+ *   hedge are cancelled (ShardReader.cancel) and their results ignored (`generation`).
+ * - No more than 6 shard reads are open at once: with k > 6 each shard range is drained into
+ *   memory, 6 at a time (units of wide policies are kept small for this).
  * Known gap: no read-ahead; stripe s+1 is requested when the client has taken stripe s.
  */
 import type { Backend } from '../../backends/types.ts';
-import { createCoder } from '../../coder-wasm/index.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout } from './layout.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
+import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
-import { latencyOf } from './backend-latency.ts';
+import type { BackendLatency } from './backend-latency.ts';
+import { unitSalt } from './format.ts';
+import { shardLayout, type UnitLayout } from './layout.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { QuorumError } from './unit-writer.ts';
 
 export interface ReadUnitInput {
@@ -29,132 +38,218 @@ export interface ReadUnitInput {
   onUnhealthy?: (err: ShardReadError) => void;
   /** A healthy read waits this long for the data shards of a stripe, then decodes from others. */
   hedgeMs?: number;
+  /** How fast each backend has answered: decoding sources are taken fastest first. */
+  latency?: BackendLatency;
 }
 
-export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
-  const { unit, start, end } = input;
-  const replica = unit.codec === 'replica';
-  const n = unit.k + unit.m;
-  const layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
-  const layout = layouts[0]!;
-  const { first, last } = layout.stripeRange(start, end);
-  // Reading more than 6 shards at once would exceed Workers' open-subrequest limit: drain each
-  // shard range into memory, 6 at a time (units of wide policies are kept small for this).
-  const backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
-  const coder = createCoder(unit.k, replica ? 0 : unit.m);
-  const stripe = coder.stripe(unit.blockSize);
-  const salt = unitSalt(unit.unitId);
-  const bad = new Set<number>(unit.missing);
+/** More views than this for one block and it is copied instead: small chunks cost per chunk downstream. */
+const MAX_VIEWS_PER_BLOCK = 4;
+
+export class UnitReader {
+  private readonly unit: CodedUnit;
+  private readonly n: number;
+  private readonly replica: boolean;
+  private readonly layouts: UnitLayout[];
+  private readonly layout: UnitLayout;
+  private readonly first: number;
+  private readonly last: number;
+  private readonly backends: Map<string, Backend>;
+  private readonly coder: Coder;
+  private readonly stripe: Stripe;
+  private readonly salt: bigint;
+  /** Decoding sources in order of preference: data shards (no decoding needed), then the others by speed. */
+  private readonly preference: number[];
+  /** Shards known missing or damaged: never read again in this request. */
+  private readonly bad: Set<number>;
+  /** Data shards left behind by a hedge: used only when nothing else is left. */
+  private readonly slow = new Set<number>();
+  /** True once the read reconstructs stripes (from k shards) instead of copying data blocks. */
+  private decoding: boolean;
+  private readers = new Map<number, ShardReader>();
   /** Shard index -> its verified block of the current stripe, as views of the backend's chunks. */
-  let blockViews = new Map<number, Uint8Array[]>();
-  // Decoding sources in order of preference: data shards (no decoding needed for them), then
-  // the other shards by how fast their backends have been answering. Replicas: fastest first.
-  const byLatency = (a: number, b: number) => latencyOf(unit.placement[a]!) - latencyOf(unit.placement[b]!);
-  const preference = replica
-    ? [...Array(n).keys()].sort(byLatency)
-    : [...[...Array(unit.k).keys()], ...[...Array(unit.m).keys()].map((j) => unit.k + j).sort(byLatency)];
-  const slow = new Set<number>();
-  let decoding = replica ? true : [...Array(unit.k).keys()].some((i) => bad.has(i));
-  let readers = new Map<number, ShardReader>();
+  private blockViews = new Map<number, Uint8Array[]>();
+  /** Blocks of the current stripe already in stripe memory. */
+  private loaded = new Set<number>();
+  /** Bumped when reads are abandoned: their late results are ignored. */
+  private generation = 0;
 
-  const backendOf = (i: number): Backend => {
-    const b = backends.get(unit.placement[i]!);
-    if (!b) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
-    return b;
-  };
-  const readerFor = (i: number, from: number, to: number): ShardReader => {
-    let r = readers.get(i);
-    if (!r) readers.set(i, (r = new ShardReader(i, backendOf(i), shardKey(input.bucket, unit.unitId, i), layouts[i]!, from, to, salt)));
-    return r;
-  };
-  const markBad = (err: ShardReadError) => {
-    bad.add(err.shardIndex);
-    readers.get(err.shardIndex)?.cancel();
-    readers.delete(err.shardIndex);
-    input.onUnhealthy?.(err);
-  };
-  const dropReaders = () => {
-    for (const r of readers.values()) r.cancel();
-    readers = new Map();
-  };
+  constructor(private readonly input: ReadUnitInput) {
+    const { unit, start, end } = input;
+    this.unit = unit;
+    this.replica = unit.codec === 'replica';
+    this.n = unit.k + unit.m;
+    this.layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
+    this.layout = this.layouts[0]!;
+    ({ first: this.first, last: this.last } = this.layout.stripeRange(start, end));
+    this.backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
+    this.coder = createCoder(unit.k, this.replica ? 0 : unit.m);
+    this.stripe = this.coder.stripe(unit.blockSize);
+    this.salt = unitSalt(unit.unitId);
+    this.bad = new Set(unit.missing);
+    const speed = (i: number) => input.latency?.of(unit.placement[i]!) ?? 0;
+    const bySpeed = (a: number, b: number) => speed(a) - speed(b);
+    const all = [...Array(this.n).keys()];
+    this.preference = this.replica ? all.sort(bySpeed) : [...all.slice(0, unit.k), ...all.slice(unit.k).sort(bySpeed)];
+    this.decoding = this.replica || all.slice(0, unit.k).some((i) => this.bad.has(i));
+  }
 
-  /** Data shards whose bytes in stripe s overlap [start, end]. */
-  const neededData = (s: number): number[] =>
-    [...Array(unit.k).keys()].filter((i) => {
-      const span = layout.dataSpan(s, i);
-      return span.length > 0 && span.offset <= end && span.offset + span.length > start;
-    });
-
-  async function loadStripe(s: number): Promise<void> {
-    const need = replica ? 1 : unit.k;
-    const loaded = new Set<number>(); // blocks of stripe s already in stripe memory
-    blockViews = new Map();
-    let generation = 0; // results of reads abandoned by a hedge are ignored
-    const readInto = async (shards: number[], to: (i: number) => number) => {
-      const gen = generation;
-      const results = await Promise.allSettled(
-        shards.map((i) => readerFor(i, s, to(i)).readBlock(s, stripe, replica ? 0 : i).then((views) => {
-          if (gen !== generation) return;
-          loaded.add(i);
-          blockViews.set(i, views);
-        })),
-      );
-      if (gen !== generation) return false;
-      results.forEach((r) => {
-        if (r.status === 'fulfilled') return;
-        if (r.reason instanceof ShardReadError) markBad(r.reason);
-        else throw r.reason;
-      });
-      return results.every((r) => r.status === 'fulfilled');
-    };
-    if (!decoding) {
-      const needed = neededData(s);
-      const reads = readInto(needed, lastNeeded);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const outcome = input.hedgeMs
-        ? await Promise.race([reads, new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), input.hedgeMs)))])
-        : await reads;
-      clearTimeout(timer); // one timer per stripe must not outlive it
-      if (outcome === true) return;
-      if (outcome === 'slow') {
-        // Hedge: shards that have not delivered in time are left out (not reported: their data
-        // is fine) and the stripe is decoded from the others. cancel() guarantees a late block
-        // never lands in stripe memory.
-        for (const i of needed) if (!loaded.has(i)) slow.add(i);
-        generation++;
-        reads.catch(() => {});
-      }
-      // From this stripe on, read k good shards and decode. Data shards that delivered this
-      // stripe keep their open reads when those reach the last stripe (a degraded read adds
-      // parity readers rather than reopening healthy ones); their blocks stay loaded.
-      decoding = true;
-      for (const [i, r] of readers) {
-        if (loaded.has(i) && r.lastStripe >= last) continue;
-        r.cancel();
-        readers.delete(i);
-      }
+  /** Reads the first stripe, then streams the range stripe by stripe. */
+  async open(): Promise<ReadableStream<Uint8Array>> {
+    let s = this.first;
+    try {
+      await this.loadStripe(s);
+    } catch (err) {
+      this.release();
+      throw err;
     }
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          if (s > this.last) {
+            this.release();
+            controller.close();
+            return;
+          }
+          if (s > this.first) await this.loadStripe(s);
+          for (const chunk of this.chunksOut(s)) controller.enqueue(chunk);
+          s++;
+        } catch (err) {
+          this.release();
+          controller.error(err);
+        }
+      },
+      cancel: () => this.release(),
+    }, { highWaterMark: 0 });
+  }
+
+  /** Puts stripe s's needed blocks in stripe memory: the data blocks, or k shards decoded. */
+  private async loadStripe(s: number): Promise<void> {
+    this.loaded = new Set();
+    this.blockViews = new Map();
+    if (!this.decoding && (await this.readDataBlocks(s))) return;
+    await this.decodeStripe(s);
+  }
+
+  /**
+   * The healthy path: the data blocks the range needs, raced against the hedge timer. True when
+   * they all arrived; otherwise the read switches to decoding from this stripe on.
+   */
+  private async readDataBlocks(s: number): Promise<boolean> {
+    const needed = this.neededData(s);
+    const reads = this.readInto(s, needed, (i) => this.lastNeeded(i));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hedgeMs = this.input.hedgeMs;
+    const outcome = hedgeMs
+      ? await Promise.race([reads, new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), hedgeMs)))])
+      : await reads;
+    clearTimeout(timer); // one timer per stripe must not outlive it
+    if (outcome === true) return true;
+    if (outcome === 'slow') this.abandonSlow(needed, reads);
+    this.startDecoding();
+    return false;
+  }
+
+  /**
+   * Hedge: shards that have not delivered in time are left out (not reported: their data is
+   * fine) and the stripe is decoded from the others. cancel() guarantees a late block never
+   * lands in stripe memory.
+   */
+  private abandonSlow(needed: number[], reads: Promise<boolean>): void {
+    for (const i of needed) if (!this.loaded.has(i)) this.slow.add(i);
+    this.generation++;
+    reads.catch(() => {});
+  }
+
+  /**
+   * From this stripe on, read k good shards and decode. Data shards that delivered this stripe
+   * keep their open reads when those reach the last stripe (a degraded read adds parity readers
+   * rather than reopening healthy ones); their blocks stay loaded.
+   */
+  private startDecoding(): void {
+    this.decoding = true;
+    for (const [i, r] of this.readers) {
+      if (this.loaded.has(i) && r.lastStripe >= this.last) continue;
+      r.cancel();
+      this.readers.delete(i);
+    }
+  }
+
+  /** Reads k good shards of stripe s (retrying with others as shards fail) and reconstructs it. */
+  private async decodeStripe(s: number): Promise<void> {
+    const need = this.replica ? 1 : this.unit.k;
     for (;;) {
-      let sources = preference.filter((i) => !bad.has(i) && !slow.has(i)).slice(0, need);
-      // Slow shards are a last resort, better than failing the read.
-      if (sources.length < need) sources = preference.filter((i) => !bad.has(i)).slice(0, need);
-      if (sources.length < need) {
-        throw new QuorumError(`only ${n - bad.size} of ${n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
-      }
-      if (await readInto(sources.filter((i) => !loaded.has(i)), () => last)) {
-        if (!replica) {
-          const present = [...Array(n).keys()].map((i) => sources.includes(i));
-          stripe.reconstruct(present, { dataOnly: true, len: layout.blockLen(s) });
+      const sources = this.chooseSources(need);
+      if (await this.readInto(s, sources.filter((i) => !this.loaded.has(i)), () => this.last)) {
+        if (!this.replica) {
+          const present = [...Array(this.n).keys()].map((i) => sources.includes(i));
+          this.stripe.reconstruct(present, { dataOnly: true, len: this.layout.blockLen(s) });
         }
         return;
       }
     }
   }
 
+  /** The `need` preferred shards not known bad; slow ones only as a last resort. */
+  private chooseSources(need: number): number[] {
+    let sources = this.preference.filter((i) => !this.bad.has(i) && !this.slow.has(i)).slice(0, need);
+    if (sources.length < need) sources = this.preference.filter((i) => !this.bad.has(i)).slice(0, need);
+    if (sources.length < need) {
+      throw new QuorumError(`only ${this.n - this.bad.size} of ${this.n} shards of unit ${this.unit.unitId} are readable; ${need} needed`, []);
+    }
+    return sources;
+  }
+
+  /** Reads stripe s's block of each shard; failed shards are marked bad. True when all arrived. */
+  private async readInto(s: number, shards: number[], to: (i: number) => number): Promise<boolean> {
+    const gen = this.generation;
+    const results = await Promise.allSettled(
+      shards.map(async (i) => {
+        const views = await this.readerFor(i, s, to(i)).readBlock(s, this.stripe, this.replica ? 0 : i);
+        if (gen !== this.generation) return;
+        this.loaded.add(i);
+        this.blockViews.set(i, views);
+      }),
+    );
+    if (gen !== this.generation) return false;
+    for (const r of results) {
+      if (r.status === 'fulfilled') continue;
+      if (r.reason instanceof ShardReadError) this.markBad(r.reason);
+      else throw r.reason;
+    }
+    return results.every((r) => r.status === 'fulfilled');
+  }
+
+  private readerFor(i: number, from: number, to: number): ShardReader {
+    let r = this.readers.get(i);
+    if (!r) {
+      const b = this.backends.get(this.unit.placement[i]!);
+      if (!b) throw new ShardReadError(i, 'unavailable', `backend ${this.unit.placement[i]} is not configured`);
+      r = new ShardReader(i, b, shardKey(this.input.bucket, this.unit.unitId, i), this.layouts[i]!, from, to, this.salt, this.input.latency);
+      this.readers.set(i, r);
+    }
+    return r;
+  }
+
+  private markBad(err: ShardReadError): void {
+    this.bad.add(err.shardIndex);
+    this.readers.get(err.shardIndex)?.cancel();
+    this.readers.delete(err.shardIndex);
+    this.input.onUnhealthy?.(err);
+  }
+
+  /** Data shards whose bytes in stripe s overlap [start, end]. */
+  private neededData(s: number): number[] {
+    const { start, end } = this.input;
+    return [...Array(this.unit.k).keys()].filter((i) => {
+      const span = this.layout.dataSpan(s, i);
+      return span.length > 0 && span.offset <= end && span.offset + span.length > start;
+    });
+  }
+
   /** The last stripe in [first, last] where data shard i holds requested bytes. */
-  function lastNeeded(i: number): number {
-    for (let s = last; s > first; s--) if (neededData(s).includes(i)) return s;
-    return first;
+  private lastNeeded(i: number): number {
+    for (let s = this.last; s > this.first; s--) if (this.neededData(s).includes(i)) return s;
+    return this.first;
   }
 
   /**
@@ -162,58 +257,34 @@ export async function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uin
    * the backend's chunks, verified and never modified (no copy); a rebuilt one, or one that came
    * in many small chunks (each costs downstream), is copied out of stripe memory.
    */
-  function chunksOut(s: number): Uint8Array[] {
-    const from = Math.max(start, s * layout.stripeData);
-    const to = Math.min(end + 1, s * layout.stripeData + Math.min(layout.stripeData, unit.size - s * layout.stripeData));
+  private chunksOut(s: number): Uint8Array[] {
+    const { start, end } = this.input;
+    const { stripeData } = this.layout;
+    const from = Math.max(start, s * stripeData);
+    const to = Math.min(end + 1, s * stripeData + Math.min(stripeData, this.unit.size - s * stripeData));
     const out: Uint8Array[] = [];
-    for (let i = 0; i < unit.k; i++) {
-      const span = layout.dataSpan(s, i);
+    for (let i = 0; i < this.unit.k; i++) {
+      const span = this.layout.dataSpan(s, i);
       const lo = Math.max(from, span.offset) - span.offset, hi = Math.min(to, span.offset + span.length) - span.offset;
       if (hi <= lo) continue;
-      const views = replica ? blockViews.values().next().value : blockViews.get(i);
+      const views = this.replica ? this.blockViews.values().next().value : this.blockViews.get(i);
       if (views && views.length <= MAX_VIEWS_PER_BLOCK) out.push(...sliceViews(views, lo, hi));
-      else out.push(stripe.shard(replica ? 0 : i).slice(lo, hi));
+      else out.push(this.stripe.shard(this.replica ? 0 : i).slice(lo, hi));
     }
     return out;
   }
 
-  const release = () => {
-    dropReaders();
-    stripe.free();
-    coder.free();
-  };
-
-  let s = first;
-  try {
-    await loadStripe(s);
-  } catch (err) {
-    release();
-    throw err;
+  private release(): void {
+    for (const r of this.readers.values()) r.cancel();
+    this.readers = new Map();
+    this.stripe.free();
+    this.coder.free();
   }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (s > last) {
-          release();
-          controller.close();
-          return;
-        }
-        if (s > first) await loadStripe(s);
-        for (const chunk of chunksOut(s)) controller.enqueue(chunk);
-        s++;
-      } catch (err) {
-        release();
-        controller.error(err);
-      }
-    },
-    cancel() {
-      release();
-    },
-  }, { highWaterMark: 0 });
 }
 
-/** More views than this for one block and it is copied instead: small chunks cost per chunk downstream. */
-const MAX_VIEWS_PER_BLOCK = 4;
+export function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
+  return new UnitReader(input).open();
+}
 
 /** Bytes [lo, hi) of the concatenation of `views`, as views. */
 function sliceViews(views: Uint8Array[], lo: number, hi: number): Uint8Array[] {

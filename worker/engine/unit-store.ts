@@ -5,19 +5,19 @@
  * S3-level (conditions, catalog commits, multipart rules) is in ec-store.ts.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { StoragePolicy } from '../config.ts';
-import { createHasher } from '../model/checksums.ts';
+import { fromBase64, toBase64 } from '../model/bytes.ts';
+import { BodyDigest } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
-import { base64Equal, fromBase64, toBase64 } from '../model/bytes.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
-import { BodyReader } from './body-reader.ts';
 import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { BackendLatency } from './backend-latency.ts';
+import { BodyReader } from './body-reader.ts';
 import { placeShards } from './placement.ts';
+import type { StoragePolicy } from './policy.ts';
 import type { ShardReadError } from './shard-reader.ts';
-import { readUnit } from './unit-reader.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
+import { readUnit } from './unit-reader.ts';
 import { writeUnit } from './unit-writer.ts';
-import { createHash } from 'node:crypto';
 
 /** Bytes of object data per unit when a wide policy cuts a body into segments. */
 const SEGMENT_TARGET = 16 * 1024 * 1024;
@@ -27,12 +27,6 @@ export interface StoredBody {
   md5: Uint8Array;
   checksum: ObjectChecksum | null;
 }
-
-/**
- * Records unit ids in the catalog before their first shard is written (Catalog.reserveUnits), so
- * a write that never commits leaves nothing the collector cannot find.
- */
-export type ReserveUnits = (unitIds: string[]) => Promise<void>;
 
 /**
  * How a body of a given size is stored, decided before any byte is read: inline in the index,
@@ -54,26 +48,33 @@ export interface StoreBodyInput {
   body: ReadableStream<Uint8Array>;
   size: number;
   policy: StoragePolicy;
+  /** From plan(), whose unit ids the caller has reserved in the catalog. */
+  plan: StoragePlan;
   checksum: ChecksumRequest | null;
   contentMD5?: string | null;
   /** Parts are always coded units (a manifest lists units), never inline. */
   part?: { uploadId: string; partNumber: number };
   metadata?: unknown;
-  /** From plan(); computed here when absent. */
-  plan?: StoragePlan;
-  /** Called with the plan's unit ids before the first shard is written (not needed when the caller reserved them). */
-  reserve?: ReserveUnits;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
 
+export interface UnitStoreOptions {
+  /** A healthy read decodes around data shards slower than this (ms); absent: never. */
+  hedgeMs?: number;
+  /** Bytes per unit when a wide policy segments a body (tests make it small). */
+  segmentTarget?: number;
+}
+
 export class UnitStore {
   readonly byId: Map<string, Backend>;
+  /** How fast each backend has answered this isolate's reads. */
+  readonly latency = new BackendLatency();
 
   constructor(
     readonly backends: Backend[],
     private readonly onUnhealthy: UnhealthyHandler = () => {},
-    private readonly options: { hedgeMs?: number; segmentTarget?: number } = {},
+    private readonly options: UnitStoreOptions = {},
   ) {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
@@ -95,23 +96,15 @@ export class UnitStore {
   }
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
-    const { policy, size } = input;
-    const plan = input.plan ?? this.plan(size, policy, !!input.part);
+    const { plan } = input;
     if (plan.mode === 'inline') return this.storeInline(input);
-    await input.reserve?.(plan.unitIds);
-    const { codec, k, m, quorum } = plan;
-    if (plan.mode === 'segmented') return this.storeSegmented(input, plan);
-    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
-    const unitId = plan.unitIds[0]!;
-    const { unit, md5, checksumDigest } = await writeUnit({
-      bucket: input.bucket, key: input.key, unitId, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
-      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
-      body: input.body, size,
-      checksum: input.checksum && hasher ? { algorithm: input.checksum.algorithm, hasher } : null,
+    if (plan.mode === 'segmented') return this.storeSegmented(input);
+    const { unit, digest } = await writeUnit({
+      ...this.unitGeometry(input), unitId: plan.unitIds[0]!, body: input.body, size: input.size, checksum: input.checksum,
       headerExtra: { ...input.part, metadata: input.metadata },
     });
     try {
-      const checksum = await verifyDigests(input, md5, checksumDigest);
+      const { md5, checksum } = await digest.verify(input.contentMD5);
       if (input.part) unit.partNumber = input.part.partNumber;
       unit.checksum = checksum;
       return { storage: { kind: 'coded', units: [unit] }, md5, checksum };
@@ -121,19 +114,25 @@ export class UnitStore {
     }
   }
 
+  private unitGeometry(input: StoreBodyInput) {
+    const { codec, k, m, quorum } = input.plan;
+    return {
+      bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
+      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
+    };
+  }
+
   /**
    * A wide policy's body, cut into units of about SEGMENT_TARGET bytes: each is written
    * buffered within the subrequest limit, so memory is bounded by one segment. One pass still:
    * MD5 and the client checksum of the whole body are computed as the segments stream by.
    */
-  private async storeSegmented(input: StoreBodyInput, plan: StoragePlan): Promise<StoredBody> {
-    const { size, policy } = input;
-    const { codec, k, m, quorum, unitIds } = plan;
-    const segBytes = this.segmentBytes(k, policy.blockSize);
-    const count = unitIds.length;
+  private async storeSegmented(input: StoreBodyInput): Promise<StoredBody> {
+    const { size, plan } = input;
+    const segBytes = this.segmentBytes(plan.k, input.policy.blockSize);
+    const count = plan.unitIds.length;
     const reader = new BodyReader(input.body);
-    const md5 = createHash('md5');
-    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
+    const digest = new BodyDigest(input.checksum);
     const writeId = newId();
     const units: CodedUnit[] = [];
     let pending: Uint8Array | null = null;
@@ -146,9 +145,8 @@ export class UnitStore {
             if (remaining === 0) return c.close();
             if (!pending || pending.length === 0) {
               pending = await reader.next();
-              if (!pending) return c.close(); // short body: writeUnit reports IncompleteBody
-              md5.update(pending);
-              hasher?.update(pending);
+              if (!pending) return c.close(); // short body: the writer reports IncompleteBody
+              digest.update(pending);
             }
             const take = Math.min(remaining, pending.length);
             c.enqueue(pending.slice(0, take)); // a copy: the reader reuses its buffer
@@ -157,8 +155,7 @@ export class UnitStore {
           },
         }, { highWaterMark: 0 });
         const { unit } = await writeUnit({
-          bucket: input.bucket, key: input.key, unitId: unitIds[index]!, codec, k, m, blockSize: policy.blockSize, writeQuorum: quorum,
-          backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), body: segment, size: len, checksum: null,
+          ...this.unitGeometry(input), unitId: plan.unitIds[index]!, body: segment, size: len, checksum: null,
           headerExtra: { metadata: input.metadata, segment: { writeId, index, count, objectSize: size } },
         });
         units.push(unit);
@@ -166,9 +163,8 @@ export class UnitStore {
       if ((pending as Uint8Array | null)?.length || !(await reader.atEnd())) {
         throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
       }
-      const md5Bytes = new Uint8Array(md5.digest());
-      const checksum = await verifyDigests(input, md5Bytes, hasher ? fromBase64(hasher.digestBase64())! : null);
-      return { storage: { kind: 'coded', units }, md5: md5Bytes, checksum };
+      const { md5, checksum } = await digest.verify(input.contentMD5);
+      return { storage: { kind: 'coded', units }, md5, checksum };
     } catch (err) {
       reader.release();
       await this.discard(input.bucket, units);
@@ -184,23 +180,18 @@ export class UnitStore {
   private async storeInline(input: StoreBodyInput): Promise<StoredBody> {
     const reader = new BodyReader(input.body);
     const data = new Uint8Array(input.size);
-    const md5 = createHash('md5');
-    const hasher = input.checksum ? createHasher(input.checksum.algorithm) : null;
-    let got = 0;
+    const digest = new BodyDigest(input.checksum);
     for (let piece = await reader.next(); piece; piece = await reader.next()) {
-      if (got + piece.length > input.size) {
+      if (digest.size + piece.length > input.size) {
         await reader.cancel();
         throw new S3Error('IncompleteBody', `the body is longer than its declared ${input.size} bytes`);
       }
-      data.set(piece, got);
-      got += piece.length;
-      md5.update(piece);
-      hasher?.update(piece);
+      data.set(piece, digest.size);
+      digest.update(piece);
     }
-    if (got !== input.size) throw new S3Error('IncompleteBody', `the body ended after ${got} of ${input.size} bytes`);
-    const md5Bytes = new Uint8Array(md5.digest());
-    const checksum = await verifyDigests(input, md5Bytes, hasher ? fromBase64(hasher.digestBase64())! : null);
-    return { storage: { kind: 'inline', data: toBase64(data) }, md5: md5Bytes, checksum };
+    if (digest.size !== input.size) throw new S3Error('IncompleteBody', `the body ended after ${digest.size} of ${input.size} bytes`);
+    const { md5, checksum } = await digest.verify(input.contentMD5);
+    return { storage: { kind: 'inline', data: toBase64(data) }, md5, checksum };
   }
 
   /** The bytes [start, end] of object `key`; the first unit is opened before returning. */
@@ -218,7 +209,10 @@ export class UnitStore {
       offset += unit.size;
     }
     const openPiece = (p: (typeof pieces)[number]) =>
-      readUnit({ bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to, onUnhealthy: (e) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs });
+      readUnit({
+        bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
+        onUnhealthy: (e) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
+      });
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;
@@ -247,19 +241,3 @@ export class UnitStore {
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)))));
   }
 }
-
-async function verifyDigests(input: StoreBodyInput, md5: Uint8Array, checksumDigest: Uint8Array | null): Promise<ObjectChecksum | null> {
-  if (input.contentMD5 != null && !base64Equal(input.contentMD5, toBase64(md5))) {
-    throw new S3Error('BadDigest', 'The Content-MD5 you specified did not match what we received.');
-  }
-  if (!input.checksum || !checksumDigest) return null;
-  const value = toBase64(checksumDigest);
-  const expected = await input.checksum.expected;
-  if (expected != null && !base64Equal(expected, value)) {
-    throw new S3Error('BadDigest', `The ${input.checksum.algorithm} you specified did not match the calculated checksum.`);
-  }
-  return { algorithm: input.checksum.algorithm, type: 'FULL_OBJECT', value };
-}
-
-
-

@@ -1,24 +1,81 @@
 /**
- * S3 flexible checksums as streaming hashers: CRC32, CRC32C and CRC64NVME from the coder module
- * (CRC32 natively where the runtime has it), SHA1 and SHA256 from node:crypto (workerd provides
- * it under nodejs_compat). Values are what S3 puts in `x-amz-checksum-*`: base64 of the
- * big-endian digest. `combineCrc` joins two CRCs for multipart FULL_OBJECT checksums.
+ * S3's checksum vocabulary, one copy for every layer: the flexible-checksum algorithms, their
+ * digest sizes, header and XML names, value checks, Content-MD5, streaming hashers and the CRC
+ * combine of multipart FULL_OBJECT checksums.
+ * Spec: S3 "Checking object integrity": values are base64 of the big-endian digest, sent as
+ * `x-amz-checksum-<alg>` (header or aws-chunked trailer); a wrong value is BadDigest, a
+ * malformed one InvalidRequest (MalformedTrailerError in a trailer).
+ * Hashers: CRC32, CRC32C and CRC64NVME come from the coder module (CRC32 natively where the
+ * runtime has it), SHA1 and SHA256 from node:crypto (workerd provides it under nodejs_compat).
  */
 import { createHash } from 'node:crypto';
 import { checksums } from '../../coder-wasm/index.ts';
-import { toBase64 } from './bytes.ts';
+import { base64Equal, fromBase64, toBase64 } from './bytes.ts';
+import { S3Error } from './errors.ts';
 
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
+export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
+
+/** Digest sizes in bytes: a declared value of another size is malformed. */
+export const CHECKSUM_BYTES: Readonly<Record<ChecksumAlgorithm, number>> = { CRC32: 4, CRC32C: 4, CRC64NVME: 8, SHA1: 20, SHA256: 32 };
+
+/** `CRC32` -> `x-amz-checksum-crc32`. */
+export const checksumHeaderName = (alg: ChecksumAlgorithm) => `x-amz-checksum-${alg.toLowerCase()}`;
+/** The element name in XML: ChecksumCRC32, ChecksumSHA256, ... */
+export const checksumElement = (alg: ChecksumAlgorithm) => `Checksum${alg}`;
+
+/** `x-amz-checksum-crc32` (any case) -> `CRC32`; undefined for anything else. */
+export function checksumAlgorithmOf(headerName: string): ChecksumAlgorithm | undefined {
+  const name = headerName.toLowerCase();
+  return CHECKSUM_ALGORITHMS.find((a) => checksumHeaderName(a) === name);
+}
+
+/** An algorithm name as a client spells it (any case); InvalidRequest for anything else. */
+export function parseChecksumAlgorithm(value: string): ChecksumAlgorithm {
+  const alg = CHECKSUM_ALGORITHMS.find((a) => a === value.toUpperCase());
+  if (!alg) throw new S3Error('InvalidRequest', `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`);
+  return alg;
+}
+
+/**
+ * Throws unless `value` is base64 of exactly the algorithm's digest size: InvalidRequest for a
+ * header, MalformedTrailerError for a trailer. A composite value's "-N" suffix is accepted when
+ * `allowParts`. Returns the value.
+ */
+export function assertChecksumValue(algorithm: ChecksumAlgorithm, value: string, where: 'header' | 'trailer' = 'header', allowParts = false): string {
+  const digest = allowParts ? value.replace(/-\d+$/, '') : value;
+  if (fromBase64(digest)?.length !== CHECKSUM_BYTES[algorithm]) {
+    const name = checksumHeaderName(algorithm);
+    if (where === 'trailer') throw new S3Error('MalformedTrailerError', undefined, { TrailerHeader: name });
+    throw new S3Error('InvalidRequest', `Value for ${name} header is invalid.`);
+  }
+  return value;
+}
+
+/** Compares two base64 digests by value (so optional padding does not matter). */
+export const checksumEquals = base64Equal;
+
+/** The error for a body whose checksum is not the declared one. */
+export function badDigest(algorithm: ChecksumAlgorithm): S3Error {
+  return new S3Error('BadDigest', `The ${algorithm} you specified did not match the calculated checksum.`);
+}
+
+/** Content-MD5, checked to be base64 of 16 bytes (InvalidDigest otherwise); null if absent. */
+export function readContentMd5(headers: Headers): string | null {
+  const value = headers.get('content-md5');
+  if (value === null) return null;
+  if (fromBase64(value.trim())?.length !== 16) throw new S3Error('InvalidDigest');
+  return value.trim();
+}
 
 export interface Hasher {
   update(chunk: Uint8Array): void;
+  /** base64 of the big-endian digest (what x-amz-checksum-* carries). Called once, at the end. */
   digestBase64(): string;
 }
 
 export type HasherFactory = (alg: ChecksumAlgorithm) => Hasher;
-
-
 
 function u32be(v: number): Uint8Array {
   const out = new Uint8Array(4);

@@ -1,19 +1,73 @@
 /**
- * What CompleteMultipartUpload derives from the parts: the multipart ETag
- * `"hex(md5(concat(binary part md5s)))-N"` and the object checksum, COMPOSITE (the algorithm over
- * the concatenated binary part checksums, value suffixed "-N") or FULL_OBJECT (CRCs only: the
- * part CRCs combined into the CRC of the whole object, no suffix).
- * Spec: S3 "Checking object integrity", multipart upload section.
+ * The rules of CompleteMultipartUpload that do not depend on how parts are stored: which stored
+ * parts a Complete request names (ascending part numbers, each known with its ETag and checksum,
+ * every part but the last at least the minimum size), the multipart ETag
+ * `"hex(md5(concat(binary part md5s)))-N"`, and the object checksum, COMPOSITE (the algorithm over
+ * the concatenated binary part checksums, value suffixed "-N") or FULL_OBJECT (CRCs only: the part
+ * CRCs combined into the CRC of the whole object, no suffix), checked against the client's value.
+ * Spec: S3 CompleteMultipartUpload; "Checking object integrity", multipart upload section.
  */
-import { combineCrc, createHasher } from './checksums.ts';
 import { fromBase64, toBase64, toHex } from './bytes.ts';
+import { badDigest, combineCrc, createHasher } from './checksums.ts';
+import { etagMatches } from './conditions.ts';
 import { md5Of } from './digest.ts';
-import type { MultipartChecksumSpec, ObjectChecksum } from './object-store.ts';
+import { S3Error } from './errors.ts';
+import type { CompletedPart, MultipartChecksumSpec, ObjectChecksum } from './object-store.ts';
+
+/** S3's minimum size of every part but the last. */
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
+
+/** What completion needs to know of a stored part. */
+export interface StoredPart {
+  partNumber: number;
+  etag: string; // quoted
+  size: number;
+  checksum?: ObjectChecksum | null;
+}
+
+/**
+ * The stored parts a Complete request names, in order: InvalidPartOrder, InvalidPart (unknown
+ * part, other ETag, other checksum value), EntityTooSmall (a part but the last below `minPartSize`).
+ */
+export function selectCompletedParts<P extends StoredPart>(requested: CompletedPart[], stored: Map<number, P>, uploadId: string, minPartSize = MIN_PART_SIZE): P[] {
+  if (requested.length === 0) throw new S3Error('MalformedXML');
+  const chosen: P[] = [];
+  for (const [i, p] of requested.entries()) {
+    if (i > 0 && p.partNumber <= requested[i - 1]!.partNumber) throw new S3Error('InvalidPartOrder');
+    const s = stored.get(p.partNumber);
+    const invalid = () => new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(p.partNumber), ETag: p.etag });
+    if (!s || !etagMatches(p.etag, s.etag)) throw invalid();
+    const c = s.checksum;
+    if (p.checksum && c?.algorithm === p.checksum.algorithm && c.value !== p.checksum.value) throw invalid();
+    chosen.push(s);
+  }
+  for (const p of chosen.slice(0, -1)) {
+    if (p.size < minPartSize) {
+      throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(p.size), MinSizeAllowed: String(minPartSize), PartNumber: String(p.partNumber), ETag: p.etag });
+    }
+  }
+  return chosen;
+}
 
 /** Multipart ETag from the part ETags (quoted hex MD5s), in part order. */
 export function multipartEtag(partEtags: string[]): string {
   const md5s = partEtags.map((e) => hexToBytes(e.replace(/"/g, '')));
   return `"${toHex(md5Of(md5s))}-${partEtags.length}"`;
+}
+
+/**
+ * The object checksum of a completed upload: null when the upload asked for none or a part lacks
+ * one; BadDigest when the client's expected value (COMPOSITE "-N" suffix aside) differs.
+ */
+export function completedChecksum(spec: MultipartChecksumSpec | null, parts: StoredPart[], expected?: { algorithm: string; value: string } | null): ObjectChecksum | null {
+  const checksum = spec && parts.every((p) => p.checksum?.algorithm === spec.algorithm)
+    ? combinePartChecksums(spec, parts.map((p) => ({ value: p.checksum!.value, size: p.size })))
+    : null;
+  const bare = (v: string) => v.replace(/-\d+$/, '');
+  if (expected && (!checksum || expected.algorithm !== checksum.algorithm || bare(expected.value) !== bare(checksum.value))) {
+    throw badDigest(expected.algorithm as ObjectChecksum['algorithm']);
+  }
+  return checksum;
 }
 
 export interface PartChecksum {

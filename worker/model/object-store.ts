@@ -1,17 +1,18 @@
 /**
- * ObjectStore: the seam between the S3 protocol layer (worker/s3) and storage.
- * The S3 handlers parse and validate a request, then call one verb here. The store owns
+ * ObjectStore: the contract between the S3 front door (worker/s3) and storage (worker/engine's
+ * EcStore). The S3 handlers parse and validate a request, then call one verb here. The store owns
  * everything that needs the object bytes or atomicity: hashing (MD5 for the ETag and the
  * requested checksum, one pass), verifying expected digests before anything becomes visible,
  * conditional writes, listing order, multipart assembly rules.
- * Every verb throws S3Error (worker/s3/errors.ts) with the AWS code, and nothing else.
+ * Every verb throws S3Error (model/errors.ts) for what the client can act on; failures of the
+ * storage underneath (backends, coder, quorum) surface as their own error types and are mapped to
+ * S3 errors in one place (worker/error-map.ts).
  * Spec: AWS S3 API reference, one verb per operation of the same name.
- * Implementations: MemoryStore (tests, stand-in); later the erasure-coded engine.
  * Known gaps: no versioning (versionId is always absent), no tagging, ACLs or SSE.
  */
+import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 
-export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
-export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
+export type { ChecksumAlgorithm, ChecksumType };
 
 /** A stored checksum: base64 digest, with a "-N" suffix for a COMPOSITE multipart checksum. */
 export interface ObjectChecksum {

@@ -5,8 +5,9 @@
  * Spec: S3 DeleteObjects (needs Content-MD5 or a flexible checksum), CompleteMultipartUpload.
  */
 import { digestBody } from '../model/digest.ts';
-import { concat } from '../model/bytes.ts';
-import { readChecksumRequest, readContentMD5 } from './checksum-headers.ts';
+import { concatBytes } from '../model/bytes.ts';
+import { readContentMd5 } from '../model/checksums.ts';
+import { readChecksumRequest } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
 import { limitBody } from './request.ts';
@@ -14,12 +15,12 @@ import { malformedXml } from './xml-parse.ts';
 
 export async function readXmlBody(s3: S3Context, options: { requireDigest: boolean }): Promise<string> {
   const { headers } = s3;
-  const contentMD5 = options.requireDigest ? readContentMD5(headers) : null;
+  const contentMD5 = options.requireDigest ? readContentMd5(headers) : null;
   const checksum = options.requireDigest ? readChecksumRequest(headers, s3.auth.checksum) : null;
   if (options.requireDigest && contentMD5 === null && checksum?.expected == null) {
     throw new S3Error('InvalidRequest', 'Missing required header for this request: Content-MD5');
   }
-  const max = s3.config.maxXmlSize;
+  const max = s3.settings.maxXmlSize;
   if ((s3.auth.decodedContentLength ?? 0) > max) throw malformedXml('document too large');
   const chunks: Uint8Array[] = [];
   try {
@@ -29,7 +30,7 @@ export async function readXmlBody(s3: S3Context, options: { requireDigest: boole
     throw err;
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(concatBytes(chunks));
   } catch {
     throw malformedXml('not UTF-8');
   }

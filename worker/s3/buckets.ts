@@ -51,12 +51,12 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
   const xml = await readXmlBody(s3, { requireDigest: false });
   if (xml.trim() !== '') {
     const constraint = childText(expectRoot(parseXml(xml), 'CreateBucketConfiguration'), 'LocationConstraint')?.trim() ?? '';
-    const region = s3.config.region;
+    const region = s3.settings.region;
     if (constraint !== region && !(constraint === '' && region === 'us-east-1')) {
       throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, { ArgumentName: 'LocationConstraint', ArgumentValue: constraint });
     }
   }
-  await s3.store.createBucket(bucket, { region: s3.config.region });
+  await s3.store.createBucket(bucket, { region: s3.settings.region });
   return new Response(null, { headers: { Location: `/${bucket}` } });
 }
 

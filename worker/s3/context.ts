@@ -5,8 +5,23 @@
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
-import type { S3Config } from './config.ts';
 import type { S3Operation } from './operations.ts';
+
+/** The limits and names the front door works with (worker/config.ts parses them). */
+export interface S3Settings {
+  /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
+  region: string;
+  /** Virtual-hosted-style base domains: `<bucket>.<baseDomain>`; other hosts are path-style. */
+  baseDomains: string[];
+  /** Largest PutObject body in bytes; larger is EntityTooLarge before anything is stored. */
+  maxObjectSize: number;
+  /** Largest UploadPart body in bytes. */
+  maxPartSize: number;
+  /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
+  maxXmlSize: number;
+  /** Before an error response, read and discard at most this much unread request body (0: never). */
+  errorDrainBytes: number;
+}
 
 export interface AuthResult {
   /** The payload with any aws-chunked framing removed. It errors (with an S3Error) if a chunk
@@ -38,7 +53,7 @@ export interface S3Context {
   query: URLSearchParams;
   auth: AuthResult;
   store: ObjectStore;
-  config: S3Config;
+  settings: S3Settings;
   requestId: string;
 }
 

@@ -6,7 +6,7 @@
  * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
  */
 import type { CopySource } from '../model/object-store.ts';
-import { checksumElement, parseChecksumAlgorithm } from './checksum-headers.ts';
+import { checksumElement, parseChecksumAlgorithm } from '../model/checksums.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
 import { readMetadata, readReadConditions, readWriteConditions } from './headers.ts';

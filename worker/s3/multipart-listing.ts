@@ -4,7 +4,7 @@
  * and ListMultipartUploads (prefix, delimiter, key-marker, upload-id-marker, max-uploads default
  * and cap 1000, encoding-type=url).
  */
-import { checksumElement } from './checksum-headers.ts';
+import { checksumElement } from '../model/checksums.ts';
 import type { S3Context } from './context.ts';
 import { intParam, listingParams } from './listing.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';

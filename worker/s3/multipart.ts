@@ -9,7 +9,8 @@
  */
 import type { CompletedPart } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
-import { assertChecksumValue, checksumElement, checksumResponseHeaders, parseChecksumAlgorithm, readChecksumHeader, readChecksumRequest, readContentMD5, readMultipartChecksumSpec } from './checksum-headers.ts';
+import { assertChecksumValue, checksumElement, parseChecksumAlgorithm, readContentMd5 } from '../model/checksums.ts';
+import { checksumResponseHeaders, readChecksumHeader, readChecksumRequest, readMultipartChecksumSpec } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
 import { readCopySource } from './copy.ts';
 import { S3Error } from '../model/errors.ts';
@@ -48,9 +49,9 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
 export async function UploadPart(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const n = partNumber(s3.query);
-  const contentLength = declaredLength(s3, s3.config.maxPartSize);
-  const options = { contentLength, contentMD5: readContentMD5(headers), checksum: readChecksumRequest(headers, s3.auth.checksum) };
-  const body = limitBody(s3.auth.body, s3.config.maxPartSize);
+  const contentLength = declaredLength(s3, s3.settings.maxPartSize);
+  const options = { contentLength, contentMD5: readContentMd5(headers), checksum: readChecksumRequest(headers, s3.auth.checksum) };
+  const body = limitBody(s3.auth.body, s3.settings.maxPartSize);
   const part = await s3.store.uploadPart(s3.bucket!, s3.key!, uploadId(s3.query), n, body, options);
   return new Response(null, { headers: { ETag: part.etag, ...checksumResponseHeaders(part.checksum, false) } });
 }

@@ -8,7 +8,8 @@
  */
 import { S3Error } from '../model/errors.ts';
 import type { S3Context } from './context.ts';
-import { checksumResponseHeaders, readChecksumRequest, readContentMD5 } from './checksum-headers.ts';
+import { readContentMd5 } from '../model/checksums.ts';
+import { checksumResponseHeaders, readChecksumRequest } from './checksum-headers.ts';
 import { objectHeaders, readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
 import { parseRange } from '../model/range.ts';
 import { limitBody, tooLarge } from './request.ts';
@@ -23,15 +24,15 @@ export function declaredLength(s3: S3Context, max: number): number {
 
 export async function PutObject(s3: S3Context): Promise<Response> {
   const { headers } = s3;
-  const contentLength = declaredLength(s3, s3.config.maxObjectSize);
+  const contentLength = declaredLength(s3, s3.settings.maxObjectSize);
   const options = {
     contentLength,
-    contentMD5: readContentMD5(headers),
+    contentMD5: readContentMd5(headers),
     metadata: readMetadata(headers),
     checksum: readChecksumRequest(headers, s3.auth.checksum),
     conditions: readWriteConditions(headers),
   };
-  const body = limitBody(s3.auth.body, s3.config.maxObjectSize);
+  const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
   return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum) } });
 }

@@ -11,6 +11,7 @@
  * as %2F; sent plainly, the SigV4 gate rejects it (the signed path differs), never a silent rename.
  */
 import { S3Error } from '../model/errors.ts';
+import { splitRawUrl } from '../model/raw-url.ts';
 
 export interface S3Address {
   bucket: string | null;
@@ -21,14 +22,6 @@ export interface S3Address {
 }
 
 export const MAX_KEY_BYTES = 1024;
-
-/** Splits an absolute URL or request target into raw path and raw query, decoding nothing. */
-export function splitRawUrl(rawUrl: string): { rawPath: string; rawQuery: string } {
-  const rest = rawUrl.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, '').replace(/#.*$/s, '');
-  const q = rest.indexOf('?');
-  const rawPath = q < 0 ? rest : rest.slice(0, q);
-  return { rawPath: rawPath || '/', rawQuery: q < 0 ? '' : rest.slice(q + 1) };
-}
 
 export function parseS3Address(rawUrl: string, hostHeader: string | null, baseDomains: string[]): S3Address {
   const { rawPath, rawQuery } = splitRawUrl(rawUrl);

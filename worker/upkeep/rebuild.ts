@@ -104,7 +104,7 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
       checksum: units.length === 1 ? (units[0]!.checksum ?? null) : null, storage: { kind: 'coded', units },
     };
     try {
-      await catalog.commitObject(bucket, key, manifest, { ifNoneMatch: '*' });
+      await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });
       result.restored.push(key);
     } catch (err) {
       if (!(err instanceof S3Error && err.code === 'PreconditionFailed')) throw err;

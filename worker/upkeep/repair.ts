@@ -1,10 +1,13 @@
 /**
- * repairUnit: rebuilds lost or rotten shards of one unit from k good ones and writes them back to
+ * Repair: rebuilds lost or rotten shards of one unit from k good ones and writes them back to
  * their recorded backends under the same keys, byte for byte what the writer produced (same
  * header but the shard index, same block checksums, same footer). The shard digests in the
- * footer check the result before anything is written. Runs from the repair queue.
+ * footer check the result before anything is written. `runRepair` is the repair queue's work:
+ * one RepairTask, triaged, repaired and recorded in the catalog.
  */
 import type { Backend } from '../../backends/types.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
 import { blockSeed, encodeHeader, unitSalt } from '../engine/format.ts';
 import { BLOCK_CHECKSUM_BYTES, shardLayout } from '../engine/layout.ts';
@@ -14,6 +17,30 @@ import { ShardReadError, ShardReader } from '../engine/shard-reader.ts';
 import { BufferedShardSink, ShardSink } from '../engine/shard-sink.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from '../engine/subrequests.ts';
 import { QuorumError, digestOf } from '../engine/unit-writer.ts';
+
+export interface RepairDeps {
+  catalog: Catalog;
+  backends: Map<string, Backend>;
+}
+
+/**
+ * Repairs one task: finds the unit in the object's current manifest (gone units need nothing),
+ * rewrites the shards that need it and records them repaired; throws (the queue retries later)
+ * while some shard's backend is still unreachable or a rewrite failed.
+ */
+export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<void> {
+  const manifest = task.key ? await deps.catalog.getManifest(task.bucket, task.key) : null;
+  const unit = manifest?.storage.kind === 'coded' ? manifest.storage.units.find((u) => u.unitId === task.unitId) : undefined;
+  if (!unit) return;
+  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.startsWith('unavailable'), deps.backends);
+  const fine = task.shards.filter((t) => !now.includes(t) && !later.includes(t));
+  const result = now.length ? await repairUnit(task.bucket, unit, now, deps.backends) : { repaired: [], failed: [] };
+  const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
+  if (repaired.length) await deps.catalog.markRepaired(task.bucket, task.key, unit.unitId, repaired);
+  if (result.failed.length || later.length) {
+    throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId}: ${JSON.stringify({ failed: result.failed, unreachable: later })}`);
+  }
+}
 
 export interface RepairResult {
   repaired: number[];

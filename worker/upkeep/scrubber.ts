@@ -33,12 +33,12 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
   const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
   // A Worker invocation has a subrequest limit: at most `maxCalls` shard checks per run, and the
   // first bucket rotates from run to run so a large one cannot starve the others.
-  const buckets = (await catalog.listBuckets()).map((b) => b.name);
+  const buckets = (await catalog.listBucketRecords()).map((b) => b.name);
   const first = buckets.length ? Math.floor(Date.now() / 60_000) % buckets.length : 0;
   for (const bucket of [...buckets.slice(first), ...buckets.slice(0, first)]) {
     if (report.shards >= maxCalls) break;
     const startAfter = await catalog.getScrubCursor(bucket).catch(() => null);
-    const page = await catalog.listObjects(bucket, { prefix: '', delimiter: null, startAfter, maxKeys: options.objectsPerRun });
+    const page = await catalog.listManifests(bucket, { prefix: '', delimiter: null, startAfter, maxKeys: options.objectsPerRun });
     let lastChecked: string | null = startAfter;
     let stopped = false;
     for (const { key } of page.objects) {
@@ -46,7 +46,7 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
         stopped = true;
         break;
       }
-      const manifest = await catalog.getObject(bucket, key);
+      const manifest = await catalog.getManifest(bucket, key);
       lastChecked = key;
       if (manifest?.storage.kind !== 'coded') continue;
       report.objects++;

@@ -1,12 +1,12 @@
 /**
  * Test-only checksum implementations (HasherFactory) for the auth gate's tests: plain
  * table-driven CRCs, slow and obviously right, and node:crypto for SHA. The real, fast ones
- * (wasm) live in worker/s3/checksums.ts and are compared against these elsewhere.
+ * (wasm) live in worker/model/checksums.ts and are compared against these elsewhere.
  * All CRCs here are reflected, with init and xorout all ones; values are big-endian base64.
  */
 
 import { createHash } from 'node:crypto';
-import type { ChecksumAlgorithm, Hasher, HasherFactory } from '../../../worker/auth/checksum.ts';
+import type { ChecksumAlgorithm, Hasher, HasherFactory } from '../../../worker/model/checksums.ts';
 
 function crc32Table(reflectedPoly: number): Uint32Array {
   const table = new Uint32Array(256);

@@ -7,10 +7,8 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
-import type { Gate } from '../harness.ts';
 
 export type ChecksumMode = 'defaults' | 'when-required';
-export type { Gate };
 
 export interface SuiteContext {
   mode: ChecksumMode;
@@ -22,9 +20,6 @@ export interface SuiteContext {
 export type Suite = () => SuiteContext;
 
 export const bucketName = (mode: ChecksumMode, name: string) => `${name}-${mode === 'defaults' ? 'd' : 'w'}`;
-
-/** With SDK defaults, stream bodies go out aws-chunked, which only the real gate decodes. */
-export const pendingChunked = (mode: ChecksumMode, gate: Gate) => mode === 'defaults' && gate === 'pass-through';
 
 export const md5Hex = (data: Uint8Array | string) => createHash('md5').update(data).digest('hex');
 export const md5B64 = (data: Uint8Array | string) => createHash('md5').update(data).digest('base64');

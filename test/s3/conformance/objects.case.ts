@@ -15,7 +15,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, bytesOf, expectS3Error, md5Hex, pendingChunked, randomBytes, type ChecksumMode, type Gate, type Suite } from './context.ts';
+import { bucketName, bytesOf, expectS3Error, md5Hex, randomBytes, type ChecksumMode, type Suite } from './context.ts';
 
 export function objectCases(suite: Suite, mode: ChecksumMode): void {
   describe('objects', () => {
@@ -189,12 +189,11 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
   });
 }
 
-/** Stream bodies: sent plain with WHEN_REQUIRED; aws-chunked with SDK defaults (real gate only). */
-export function streamCases(suite: Suite, mode: ChecksumMode, gate: Gate): void {
+/** Stream bodies: sent plain with WHEN_REQUIRED; aws-chunked with SDK defaults. */
+export function streamCases(suite: Suite, mode: ChecksumMode): void {
   describe('stream bodies', () => {
     const bucket = () => bucketName(mode, 'objects');
-    const pending = pendingChunked(mode, gate);
-    it.skipIf(pending)(`PutObject with a stream body${pending ? ' [PENDING: needs the real gate (aws-chunked); runs in conformance-sigv4]' : ''}`, async () => {
+    it('PutObject with a stream body', async () => {
       const { client } = suite();
       const data = randomBytes(300_000, 11);
       const body = Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]);
@@ -202,13 +201,6 @@ export function streamCases(suite: Suite, mode: ChecksumMode, gate: Gate): void 
       expect(put.ETag).toBe(`"${md5Hex(data)}"`);
       const got = await client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'streamed' }));
       expect(Buffer.from(await bytesOf(got.Body)).equals(Buffer.from(data))).toBe(true);
-    });
-
-    it.runIf(pending)('the development gate refuses aws-chunked (NotImplemented) and stores nothing', async () => {
-      const { client } = suite();
-      const body = Readable.from([Buffer.from('framed')]);
-      await expectS3Error(client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'chunked-refused', Body: body, ContentLength: 6 })), 'NotImplemented', 501);
-      await expectS3Error(client.send(new HeadObjectCommand({ Bucket: bucket(), Key: 'chunked-refused' })), 'NotFound', 404);
     });
   });
 }

@@ -1,7 +1,7 @@
 /** splitRawUrl keeps the path and query exactly as sent (no URL parsing, no normalisation). */
 
 import { describe, expect, it } from 'vitest';
-import { splitRawUrl } from '../../worker/auth/raw-url.ts';
+import { splitRawUrl } from '../../worker/model/raw-url.ts';
 
 describe('splitRawUrl', () => {
   it.each([

@@ -1,0 +1,26 @@
+/**
+ * BackgroundWork: keeps work a request starts but does not wait for (sending a repair found by a
+ * read) alive until it settles, with that request's `waitUntil`, not whichever request built the
+ * gateway. It owns the one piece of request-scoped state the gateway needs: the execution context
+ * of the request being served, carried across awaits by an AsyncLocalStorage (engine code deep
+ * inside a read does not take a context parameter).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export interface WaitUntil {
+  waitUntil(p: Promise<unknown>): void;
+}
+
+export class BackgroundWork {
+  private readonly current = new AsyncLocalStorage<WaitUntil>();
+
+  /** Runs `fn` as the work of the request (or queue batch, or cron run) with context `ctx`. */
+  run<T>(ctx: WaitUntil, fn: () => T): T {
+    return this.current.run(ctx, fn);
+  }
+
+  /** Keeps `p` alive until it settles, as part of the current request (if any). */
+  keepAlive(p: Promise<unknown>): void {
+    this.current.getStore()?.waitUntil(p);
+  }
+}
