@@ -1,0 +1,107 @@
+/**
+ * The layering of docs/ARCHITECTURE.md, checked by reading imports (type-only ones count too):
+ * which folder may import which, and no import cycle between files or between folders.
+ * A new import that breaks a rule fails here, naming the file and the import.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** The rooms, and the rooms each may import from (its own always allowed). */
+const ALLOWED: Record<string, string[]> = {
+  'worker/model': ['coder-wasm'],
+  'worker/auth': ['worker/model'],
+  'worker/s3': ['worker/model'],
+  'worker/catalog': ['worker/model'],
+  'worker/engine': ['worker/model', 'worker/catalog', 'backends', 'coder-wasm'],
+  'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/model', 'backends', 'coder-wasm'],
+  // The entry files at the top of worker/ compose everything.
+  'worker': ['worker/model', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'backends', 'coder-wasm'],
+  backends: [],
+  'coder-wasm': [],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) return ['dist', 'src', 'tools', 'target', 'node_modules'].includes(name) ? [] : sources(path);
+    return /\.ts$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const roomOf = (file: string): string => {
+  const parts = file.split('/');
+  return parts[0] === 'worker' && parts.length > 2 ? `worker/${parts[1]}` : parts[0]!;
+};
+
+/** file -> the project files it imports (relative imports only; packages and node: are not rooms). */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of [...sources('worker'), ...sources('backends'), ...sources('coder-wasm')]) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    const targets = [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*'(\.[^']+)'/gm)].map((m) => relative(ROOT, resolve(ROOT, dirname(file), m[1]!)));
+    graph.set(file, targets.filter((t) => t.endsWith('.ts')));
+  }
+  return graph;
+}
+
+function findCycle(edges: Map<string, Set<string>>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (n: string): string[] | null => {
+    if (state.get(n) === 'done') return null;
+    if (state.get(n) === 'open') return [...stack.slice(stack.indexOf(n)), n];
+    state.set(n, 'open');
+    stack.push(n);
+    for (const m of edges.get(n) ?? []) {
+      const c = visit(m);
+      if (c) return c;
+    }
+    stack.pop();
+    state.set(n, 'done');
+    return null;
+  };
+  for (const n of edges.keys()) {
+    const c = visit(n);
+    if (c) return c;
+  }
+  return null;
+}
+
+describe('architecture', () => {
+  const graph = importGraph();
+
+  it('every room imports only the rooms below it', () => {
+    const violations: string[] = [];
+    for (const [file, targets] of graph) {
+      const room = roomOf(file);
+      for (const t of targets) {
+        const to = roomOf(t);
+        if (to !== room && !ALLOWED[room]!.includes(to)) violations.push(`${file} imports ${t} (${room} -> ${to})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('no import cycle between files', () => {
+    expect(findCycle(new Map([...graph].map(([f, ts]) => [f, new Set(ts)])))).toBeNull();
+  });
+
+  it('no import cycle between rooms', () => {
+    const rooms = new Map<string, Set<string>>();
+    for (const [file, targets] of graph) {
+      const set = rooms.get(roomOf(file)) ?? new Set();
+      for (const t of targets) if (roomOf(t) !== roomOf(file)) set.add(roomOf(t));
+      rooms.set(roomOf(file), set);
+    }
+    expect(findCycle(rooms)).toBeNull();
+  });
+
+  it('the checker sees imports: it finds the known edges', () => {
+    expect(graph.get('worker/engine/ec-store.ts')).toContain('worker/catalog/types.ts');
+    expect(graph.get('worker/app.ts')).toContain('worker/s3/router.ts');
+  });
+});
