@@ -1,7 +1,7 @@
 /**
  * The operator's API, a Hono sub-app mounted at `/_shardgate/admin/`, POST only, signed with
  * SigV4 by one of the configured access keys (anonymous access never applies here):
- *   rebuild?bucket=NAME        recover the bucket's index from the shard headers (upkeep/rebuild.ts)
+ *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
@@ -14,7 +14,7 @@ import type { RepairTask } from './engine/ec-store.ts';
 import { S3Error } from './model/errors.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
-import { rebuildIndex } from './upkeep/rebuild.ts';
+import { rebuildCatalog } from './upkeep/rebuild.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
 
 export interface AdminDeps {
@@ -43,7 +43,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     await deps.catalog.insertBucket(bucket, deps.region).catch((err) => {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
-    return c.json(await rebuildIndex(bucket, deps.backends, deps.catalog));
+    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog));
   });
 
   admin.post('/scrub', async (c) => {

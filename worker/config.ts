@@ -46,7 +46,7 @@ const policy = z.object({
   writeQuorum: z.number().int().min(1).optional(),
   /** Bytes of each shard per stripe; a stripe holds k of them. */
   blockSize: z.number().int().min(4096).max(8 * MiB).default(256 * 1024),
-  /** Objects up to this size skip coding: stored inline in the index (≤ 128 KiB) or replicated. */
+  /** Objects up to this size skip coding: stored inline in the catalog (≤ 128 KiB) or replicated. */
   small: z.object({
     threshold: z.number().int().min(0).default(4096),
     mode: z.enum(['inline', 'replicate']).default('inline'),

@@ -9,7 +9,7 @@ import type { Backend } from '../../backends/types.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
 import { engineSettings, parseConfig } from '../../worker/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
-import { rebuildIndex } from '../../worker/upkeep/rebuild.ts';
+import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
@@ -121,7 +121,7 @@ describe('EcStore', () => {
     await s.store.putObject('b', 'two', stream(data.subarray(0, 9999)), put(9999)); // the newer one must win
     const fresh = new MemoryCatalog();
     await fresh.insertBucket('b', 'us-east-1');
-    const result = await rebuildIndex('b', s.backends, fresh);
+    const result = await rebuildCatalog('b', s.backends, fresh);
     expect(result.restored.sort()).toEqual(['dir/one', 'two']);
     const store2 = new EcStore({ catalog: fresh, units: s.units, settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })) });
     const one = await store2.getObject('b', 'dir/one', { conditions: {} });
@@ -172,7 +172,7 @@ describe('EcStore', () => {
     expect(peak).toBeLessThanOrEqual(6);
     const fresh = new MemoryCatalog();
     await fresh.insertBucket('w', 'us-east-1');
-    expect((await rebuildIndex('w', backends, fresh)).restored).toEqual(['big']);
+    expect((await rebuildCatalog('w', backends, fresh)).restored).toEqual(['big']);
     expect((await fresh.getManifest('w', 'big'))?.size).toBe(data.length);
   });
 

@@ -1,6 +1,6 @@
 /**
- * ObjectManifest: everything needed to read an object back, recorded in the index at commit and
- * (its geometry part) in every shard header, so the index can be rebuilt from the backends and
+ * ObjectManifest: everything needed to read an object back, recorded in the catalog at commit and
+ * (its geometry part) in every shard header, so the catalog can be rebuilt from the backends and
  * an object rescued without the gateway. Geometry is never derived from current config.
  * docs/FORMAT.md describes the encoding byte by byte.
  */

@@ -1,5 +1,5 @@
 /**
- * Catalog: the strongly consistent index behind the erasure-coded store. It maps (bucket, key) to
+ * Catalog: the strongly consistent record of every object (its manifest), behind EcStore. It maps (bucket, key) to
  * the committed ObjectManifest, holds buckets and multipart state, and keeps the list of shard
  * units to delete later (superseded, aborted or orphaned). Commits are the atomic step of a
  * write: conditions (If-Match / If-None-Match) are checked and the new manifest installed in one

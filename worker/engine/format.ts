@@ -2,7 +2,7 @@
  * The shard file format, version 1 (docs/FORMAT.md is the byte-by-byte spec). A shard is
  * self-describing: its header carries the unit's geometry and the object's identity, each block
  * carries its XXH64, and the footer carries the unit's MD5, the client checksum and every
- * shard's digest, so an index can be rebuilt and an object rescued from raw backend buckets.
+ * shard's digest, so a catalog can be rebuilt and an object rescued from raw backend buckets.
  */
 import { checksums } from '../../coder-wasm/index.ts';
 import type { ChecksumAlgorithm } from '../model/object-store.ts';

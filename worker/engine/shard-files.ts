@@ -1,7 +1,7 @@
 /**
  * Reading the self-describing parts of a stored shard file: its header (learned from the first
  * bytes, whatever its length) and its footer; checking a shard whole or by its size. Used by
- * repair (to rewrite a lost shard exactly, and to triage what to rewrite), the index rebuild (to
+ * repair (to rewrite a lost shard exactly, and to triage what to rewrite), the catalog rebuild (to
  * recover manifests from the backends alone) and the scrubber.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';

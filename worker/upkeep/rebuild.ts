@@ -1,6 +1,6 @@
 /**
- * rebuildIndex: recovers a bucket's catalog entries from the shards on the backends alone, for
- * the day an index entry (or the whole index) is lost. Every shard header names its bucket, key
+ * rebuildCatalog: recovers a bucket's catalog entries from the shards on the backends alone, for
+ * the day a catalog entry (or the whole catalog) is lost. Every shard header names its bucket, key
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
  * has are left alone. Known gaps: multipart objects (their part list lives only in the index)
@@ -25,7 +25,7 @@ export interface RebuildResult {
 
 const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
 
-export async function rebuildIndex(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
+export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
   for (const b of backends) {
@@ -56,7 +56,7 @@ export async function rebuildIndex(bucket: string, backends: Backend[], catalog:
     }
     const h = info.header;
     if (h.uploadId) {
-      result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the index` });
+      result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the catalog` });
       continue;
     }
     const n = h.k + h.m;
