@@ -74,12 +74,37 @@ export interface Stripe {
   free(): void;
 }
 
+/**
+ * The m parity shards of a column of data that arrives one data shard at a time (a writer that
+ * receives data shard 0 whole, then shard 1, ...): parity starts at zero and each data block is
+ * folded in with `addBlock`; once every data shard's bytes have been added, `parity(r)` equals
+ * what `encode` would give. Memory: m * shardLen + one block, never the k data shards.
+ */
+export interface ParityBuilder {
+  readonly shardLen: number;
+  /** Scratch view of `blockLen` bytes in wasm memory: copy a data block here before addBlock. */
+  block(): Uint8Array;
+  /** parity[r][offset, offset+len) ^= c(r, dataShard) * block[0, len), for every parity shard r. */
+  addBlock(dataShard: number, offset: number, len: number): void;
+  /** XXH64 of the first `len` bytes of the scratch block, hashed in place. */
+  blockXxh64(len: number, seed?: bigint): bigint;
+  /** View of parity shard r (0..m-1). See the module note on view lifetime. */
+  parity(r: number): Uint8Array;
+  /** XXH64 of bytes [offset, offset+len) of parity shard r, hashed in place. */
+  parityXxh64(r: number, offset: number, len: number, seed?: bigint): bigint;
+  /** Zeroes the parity for the next column. */
+  reset(): void;
+  free(): void;
+}
+
 export interface Coder {
   readonly dataShards: number;
   readonly parityShards: number;
   readonly kernel: KernelName;
   /** Allocates a stripe in wasm memory; reuse it across stripes of one object, then free it. */
   stripe(shardLen: number): Stripe;
+  /** Allocates parity for data that arrives shard by shard (`blockLen` <= shardLen). */
+  parityBuilder(shardLen: number, blockLen: number): ParityBuilder;
   /** Copying convenience: shards are k+m equal-length arrays; parity ones are overwritten. */
   encode(shards: Uint8Array[]): void;
   /** Copying convenience: null marks a missing shard; returns all k+m shards (new arrays for rebuilt ones). */
@@ -152,6 +177,62 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     };
   }
 
+  function parityBuilder(shardLen: number, blockLen: number): ParityBuilder {
+    if (!Number.isInteger(shardLen) || shardLen < 0 || !Number.isInteger(blockLen) || blockLen < 0 || blockLen > shardLen) {
+      throw new CoderError('InvalidArgument', `bad parity builder shape ${shardLen}/${blockLen}`);
+    }
+    const paritySize = Math.max(1, m * shardLen);
+    let parity = rt.alloc(paritySize);
+    let block = rt.alloc(Math.max(1, blockLen));
+    const alive = () => {
+      if (parity === 0) throw new CoderError('InvalidArgument', 'parity builder used after free()');
+    };
+    const range = (offset: number, len: number) => {
+      if (!(offset >= 0 && len >= 0 && offset + len <= shardLen)) throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
+    };
+    rt.bytes(parity, paritySize).fill(0);
+    return {
+      shardLen,
+      block() {
+        alive();
+        return rt.bytes(block, blockLen);
+      },
+      addBlock(dataShard, offset, len) {
+        alive();
+        range(offset, len);
+        if (!(dataShard >= 0 && dataShard < k) || len > blockLen) throw new CoderError('InvalidArgument', `data shard ${dataShard} / len ${len}`);
+        if (m > 0 && len > 0) x.sg_encode_update(live(), dataShard, block, parity + offset, shardLen, len);
+      },
+      blockXxh64(len, seed = 0n) {
+        alive();
+        if (!(len >= 0 && len <= blockLen)) throw new CoderError('InvalidArgument', `len ${len} outside 0..${blockLen}`);
+        return BigInt.asUintN(64, x.sg_xxh64(block, len, seed));
+      },
+      parity(r) {
+        alive();
+        if (!(r >= 0 && r < m)) throw new CoderError('InvalidArgument', `parity ${r} outside 0..${m - 1}`);
+        return rt.bytes(parity + r * shardLen, shardLen);
+      },
+      parityXxh64(r, offset, len, seed = 0n) {
+        alive();
+        range(offset, len);
+        if (!(r >= 0 && r < m)) throw new CoderError('InvalidArgument', `parity ${r} outside 0..${m - 1}`);
+        return BigInt.asUintN(64, x.sg_xxh64(parity + r * shardLen + offset, len, seed));
+      },
+      reset() {
+        alive();
+        rt.bytes(parity, paritySize).fill(0);
+      },
+      free() {
+        if (parity !== 0) {
+          rt.free(parity, paritySize);
+          rt.free(block, Math.max(1, blockLen));
+        }
+        parity = block = 0;
+      },
+    };
+  }
+
   function withStripe<T>(shards: (Uint8Array | null)[], fn: (s: Stripe) => T): T {
     if (shards.length !== n) throw new CoderError('InvalidArgument', `need ${n} shards, got ${shards.length}`);
     const len = shards.find((s) => s)?.length ?? 0;
@@ -170,6 +251,7 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     parityShards: m,
     kernel: rt.kernel,
     stripe,
+    parityBuilder,
     encode(shards) {
       withStripe(shards, (s) => {
         s.encode();

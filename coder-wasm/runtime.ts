@@ -19,6 +19,7 @@ export interface CoderExports {
   sg_coder_new(k: number, m: number): number;
   sg_coder_free(coder: number): void;
   sg_encode(coder: number, base: number, stride: number, len: number): void;
+  sg_encode_update(coder: number, dataIndex: number, src: number, parityBase: number, stride: number, len: number): void;
   sg_reconstruct(coder: number, base: number, stride: number, len: number, present: number, dataOnly: number): number;
   sg_verify(coder: number, base: number, stride: number, len: number): number;
   sg_crc32(prev: number, ptr: number, len: number): number;

@@ -47,14 +47,14 @@ pub struct Coder {
     plans: HashMap<Vec<u8>, CachedPlan>,
 }
 
-unsafe fn run(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8], outputs: &[*mut u8], len: usize) {
+unsafe fn run(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8], outputs: &[*mut u8], len: usize, accumulate: bool) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     if kernel() == KERNEL_SIMD {
-        crate::kernel_simd::mul_rows(coeffs, tables, inputs, outputs, len);
+        crate::kernel_simd::mul_rows(coeffs, tables, inputs, outputs, len, accumulate);
         return;
     }
     let _ = tables;
-    kernel_scalar::mul_rows(coeffs, inputs, outputs, len);
+    kernel_scalar::mul_rows(coeffs, inputs, outputs, len, accumulate);
 }
 
 impl Coder {
@@ -81,7 +81,22 @@ impl Coder {
     pub unsafe fn encode(&self, base: *mut u8, stride: usize, len: usize) {
         let inputs: Vec<*const u8> = (0..self.k).map(|i| Self::shard(base, stride, i) as *const u8).collect();
         let outputs: Vec<*mut u8> = (self.k..self.k + self.m).map(|i| Self::shard(base, stride, i)).collect();
-        run(&self.parity_coeffs, &self.parity_tables, &inputs, &outputs, len);
+        run(&self.parity_coeffs, &self.parity_tables, &inputs, &outputs, len, false);
+    }
+
+    /// Adds data shard `i`'s contribution to the m parity shards: parity[r] ^= c(r, i) * src.
+    /// Starting from zeroed parity, updates with every data shard (in any order, each once)
+    /// give exactly `encode`'s parity (ISA-L's ec_encode_data_update). This lets a writer that
+    /// receives data shard by shard keep only the parity, never the whole stripe.
+    ///
+    /// # Safety
+    /// src readable for `len` bytes; parity_base addresses m shards of `stride >= len` bytes,
+    /// not overlapping src; i < k.
+    pub unsafe fn encode_update(&self, i: usize, src: *const u8, parity_base: *mut u8, stride: usize, len: usize) {
+        let coeffs: Vec<u8> = (0..self.m).map(|r| self.parity_coeffs[r * self.k + i]).collect();
+        let tables: Vec<[u8; 32]> = (0..self.m).map(|r| self.parity_tables[r * self.k + i]).collect();
+        let outputs: Vec<*mut u8> = (0..self.m).map(|r| Self::shard(parity_base, stride, r)).collect();
+        run(&coeffs, &tables, &[src], &outputs, len, true);
     }
 
     /// Rebuilds the shards with `present[i] == false` in place (only data shards when
@@ -113,7 +128,7 @@ impl Coder {
         let cached = &self.plans[&key];
         let inputs: Vec<*const u8> = cached.plan.sources.iter().map(|&s| Self::shard(base, stride, s) as *const u8).collect();
         let outputs: Vec<*mut u8> = cached.plan.targets.iter().map(|&t| Self::shard(base, stride, t)).collect();
-        run(&cached.plan.coefficients, &cached.tables, &inputs, &outputs, len);
+        run(&cached.plan.coefficients, &cached.tables, &inputs, &outputs, len, false);
         Ok(())
     }
 
@@ -133,7 +148,7 @@ impl Coder {
             let n = core::cmp::min(VERIFY_BLOCK, len - off);
             let inputs: Vec<*const u8> = (0..self.k).map(|i| Self::shard(base, stride, i).add(off) as *const u8).collect();
             let outputs: Vec<*mut u8> = (0..self.m).map(|r| scratch.as_mut_ptr().add(r * VERIFY_BLOCK)).collect();
-            run(&self.parity_coeffs, &self.parity_tables, &inputs, &outputs, n);
+            run(&self.parity_coeffs, &self.parity_tables, &inputs, &outputs, n, false);
             for r in 0..self.m {
                 let want = core::slice::from_raw_parts(Self::shard(base, stride, self.k + r).add(off), n);
                 if &scratch[r * VERIFY_BLOCK..r * VERIFY_BLOCK + n] != want {
@@ -197,6 +212,23 @@ mod tests {
         assert!(Coder::new(0, 2).is_none());
         assert!(Coder::new(200, 57).is_none());
         assert!(Coder::new(255, 1).is_some());
+    }
+
+    #[test]
+    fn encode_update_shard_by_shard_equals_encode() {
+        for (k, m) in [(1, 1), (4, 2), (8, 3), (10, 4), (16, 4), (5, 0)] {
+            let len = 4099;
+            let c = Coder::new(k, m).unwrap();
+            let mut want = stripe(k, m, len, 11);
+            unsafe { c.encode(want.as_mut_ptr(), len, len) };
+            let data = want[..k * len].to_vec();
+            let mut parity = vec![0u8; m * len];
+            // Any order: last shard first.
+            for i in (0..k).rev() {
+                unsafe { c.encode_update(i, data[i * len..].as_ptr(), parity.as_mut_ptr(), len, len) };
+            }
+            assert_eq!(&parity[..], &want[k * len..], "k={k} m={m}");
+        }
     }
 
     #[test]

@@ -53,6 +53,13 @@ pub unsafe extern "C" fn sg_encode(c: *const Coder, base: *mut u8, stride: usize
     (*c).encode(base, stride, len);
 }
 
+/// # Safety
+/// See `Coder::encode_update`; `data_index < k`.
+#[no_mangle]
+pub unsafe extern "C" fn sg_encode_update(c: *const Coder, data_index: u32, src: *const u8, parity_base: *mut u8, stride: usize, len: usize) {
+    (*c).encode_update(data_index as usize, src, parity_base, stride, len);
+}
+
 /// `present` points at k+m bytes, nonzero = shard usable. Returns 0, or -1 when too few shards.
 ///
 /// # Safety

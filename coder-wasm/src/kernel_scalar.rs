@@ -3,12 +3,13 @@
 
 use crate::gf;
 
-/// outputs[r] = XOR over i of coeffs[r * n_in + i] * inputs[i], for `len` bytes.
+/// outputs[r] = XOR over i of coeffs[r * n_in + i] * inputs[i], for `len` bytes; with
+/// `accumulate`, the products are XORed into what outputs[r] already holds (an encode update).
 ///
 /// # Safety
 /// Every input pointer must be readable and every output pointer writable for `len` bytes;
 /// outputs must not overlap inputs or each other.
-pub unsafe fn mul_rows(coeffs: &[u8], inputs: &[*const u8], outputs: &[*mut u8], len: usize) {
+pub unsafe fn mul_rows(coeffs: &[u8], inputs: &[*const u8], outputs: &[*mut u8], len: usize, accumulate: bool) {
     let n_in = inputs.len();
     let mut table = [0u8; 256];
     for (r, &out) in outputs.iter().enumerate() {
@@ -19,7 +20,7 @@ pub unsafe fn mul_rows(coeffs: &[u8], inputs: &[*const u8], outputs: &[*mut u8],
                 *t = gf::mul(c, b as u8);
             }
             let inp = core::slice::from_raw_parts(inp, len);
-            if i == 0 {
+            if i == 0 && !accumulate {
                 for (o, &x) in out.iter_mut().zip(inp) {
                     *o = table[x as usize];
                 }
@@ -29,7 +30,7 @@ pub unsafe fn mul_rows(coeffs: &[u8], inputs: &[*const u8], outputs: &[*mut u8],
                 }
             }
         }
-        if n_in == 0 {
+        if n_in == 0 && !accumulate {
             out.fill(0);
         }
     }

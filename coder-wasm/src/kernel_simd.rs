@@ -66,6 +66,7 @@ unsafe fn mul_group<const R: usize>(
     outs: &[*mut u8; 4],
     start: usize,
     end: usize,
+    accumulate: bool,
 ) {
     let mut lo = [u8x16_splat(0); 4];
     let mut hi = [u8x16_splat(0); 4];
@@ -75,7 +76,7 @@ unsafe fn mul_group<const R: usize>(
             lo[r] = v128_load(t as *const v128);
             hi[r] = v128_load(t.add(16) as *const v128);
         }
-        if i == 0 {
+        if i == 0 && !accumulate {
             mul_block::<R, true>(&lo, &hi, inputs[i], outs, start, end);
         } else {
             mul_block::<R, false>(&lo, &hi, inputs[i], outs, start, end);
@@ -88,10 +89,10 @@ unsafe fn mul_group<const R: usize>(
 ///
 /// # Safety
 /// As `kernel_scalar::mul_rows`.
-pub unsafe fn mul_rows(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8], outputs: &[*mut u8], len: usize) {
+pub unsafe fn mul_rows(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8], outputs: &[*mut u8], len: usize, accumulate: bool) {
     let n_in = inputs.len();
     if n_in == 0 {
-        crate::kernel_scalar::mul_rows(coeffs, inputs, outputs, len);
+        crate::kernel_scalar::mul_rows(coeffs, inputs, outputs, len, accumulate);
         return;
     }
     let vec_len = len - len % STEP;
@@ -105,10 +106,10 @@ pub unsafe fn mul_rows(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8],
             outs[..rows].copy_from_slice(&outputs[g..g + rows]);
             let t = &tables[g * n_in..];
             match rows {
-                1 => mul_group::<1>(t, n_in, inputs, &outs, start, end),
-                2 => mul_group::<2>(t, n_in, inputs, &outs, start, end),
-                3 => mul_group::<3>(t, n_in, inputs, &outs, start, end),
-                _ => mul_group::<4>(t, n_in, inputs, &outs, start, end),
+                1 => mul_group::<1>(t, n_in, inputs, &outs, start, end, accumulate),
+                2 => mul_group::<2>(t, n_in, inputs, &outs, start, end, accumulate),
+                3 => mul_group::<3>(t, n_in, inputs, &outs, start, end, accumulate),
+                _ => mul_group::<4>(t, n_in, inputs, &outs, start, end, accumulate),
             }
             g += rows;
         }
@@ -117,6 +118,6 @@ pub unsafe fn mul_rows(coeffs: &[u8], tables: &[[u8; 32]], inputs: &[*const u8],
     if vec_len < len {
         let tail_in: Vec<*const u8> = inputs.iter().map(|p| p.add(vec_len)).collect();
         let tail_out: Vec<*mut u8> = outputs.iter().map(|p| p.add(vec_len)).collect();
-        crate::kernel_scalar::mul_rows(coeffs, &tail_in, &tail_out, len - vec_len);
+        crate::kernel_scalar::mul_rows(coeffs, &tail_in, &tail_out, len - vec_len, accumulate);
     }
 }
