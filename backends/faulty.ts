@@ -6,8 +6,8 @@
 // Known gaps: no hanging call (use latency plus the caller's timeout); stale reads need
 // `recordWrites`, which keeps a copy of every blob written through the wrapper.
 
-import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutOptions } from './types.ts';
-import { bytesToStream, readAll } from './streams.ts';
+import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import { bytesToStream, putBodyStream, readAll } from './streams.ts';
 import { corruptBody, truncateBody, type TruncateMode } from './faulty-body.ts';
 
 export type BackendOp = 'put' | 'get' | 'head' | 'delete' | 'list';
@@ -144,13 +144,13 @@ export class FaultyBackend implements Backend {
     return this;
   }
 
-  async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, length: number, opts?: PutOptions): Promise<void> {
+  async put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
     const call = await this.enter('put', key);
     if (!this.opts.recordWrites) {
       await this.inner.put(key, body, length, opts);
     } else {
       // Buffer to keep a copy; fine for tests, which are what recordWrites is for.
-      const bytes = body instanceof Uint8Array ? body.slice() : await readAll(body);
+      const bytes = body instanceof Uint8Array ? body.slice() : await readAll(putBodyStream(body));
       await this.inner.put(key, bytes, length, opts);
       this.history.set(key, [...(this.history.get(key) ?? []), bytes]);
     }

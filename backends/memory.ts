@@ -3,8 +3,8 @@
 // (it is the reference the contract suite is first proven against).
 // Known gaps: unbounded memory; a list cursor is simply the last key returned.
 
-import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutOptions } from './types.ts';
-import { assertValidLength, assertValidRange, bytesToStream, readAll, withLengthCheck } from './streams.ts';
+import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import { assertValidLength, assertValidRange, bytesToStream, putBodyStream, readAll, withLengthCheck } from './streams.ts';
 
 interface StoredBlob {
   bytes: Uint8Array;
@@ -38,7 +38,7 @@ export class MemoryBackend implements Backend {
     this.domain = opts.domain;
   }
 
-  async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, length: number, opts?: PutOptions): Promise<void> {
+  async put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
     assertValidLength(length);
     opts?.signal?.throwIfAborted();
     let bytes: Uint8Array;
@@ -46,7 +46,7 @@ export class MemoryBackend implements Backend {
       if (body.byteLength !== length) throw this.corrupt(`body has ${body.byteLength} bytes, declared ${length}`);
       bytes = body.slice();
     } else {
-      const checked = withLengthCheck(body, length);
+      const checked = withLengthCheck(putBodyStream(body), length);
       try {
         bytes = await readAll(checked.stream);
       } catch (err) {

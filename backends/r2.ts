@@ -7,8 +7,8 @@
 // Known gaps: a binding call cannot be aborted or timed out (signals are checked up front only);
 // the R2 code table below covers the codes seen in miniflare and Cloudflare's R2 error docs.
 
-import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutOptions } from './types.ts';
-import { assertValidLength, assertValidRange, bytesToStream, readAll, shapeBody, withLengthCheck } from './streams.ts';
+import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import { PutBodyError, assertValidLength, assertValidRange, bytesToStream, isChunkSource, pumpChunks, putBodyStream, putWithPump, readAll, shapeBody, withLengthCheck } from './streams.ts';
 
 export interface R2BackendOptions {
   id: string;
@@ -35,7 +35,7 @@ export class R2Backend implements Backend {
     this.bucket = o.bucket;
   }
 
-  async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, length: number, opts?: PutOptions): Promise<void> {
+  async put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
     assertValidLength(length);
     opts?.signal?.throwIfAborted();
     if (body instanceof Uint8Array) {
@@ -43,7 +43,21 @@ export class R2Backend implements Backend {
       await this.call('put', () => this.bucket.put(key, body));
       return;
     }
-    const checked = withLengthCheck(body, length);
+    if (isChunkSource(body) && typeof FixedLengthStream === 'function') {
+      // No JS stream in between: the source's reused buffers go straight to the runtime.
+      const sized = new FixedLengthStream(length);
+      try {
+        await putWithPump(this.bucket.put(key, sized.readable), pumpChunks(body, sized.writable, length));
+      } catch (err) {
+        if (err instanceof PutBodyError) {
+          if (err.failure.reason === 'length') throw this.error('Corrupt', err.failure.message, err);
+          throw err.failure.error; // the caller's source broke, not R2
+        }
+        throw this.mapError('put', err);
+      }
+      return;
+    }
+    const checked = withLengthCheck(putBodyStream(body), length);
     try {
       if (typeof FixedLengthStream === 'function') {
         const sized = new FixedLengthStream(length);

@@ -9,8 +9,8 @@
 import { S3Http } from './s3-http.ts';
 import { rangeAnswer } from './s3-range.ts';
 import { parseListObjectsV2 } from './s3-xml.ts';
-import { assertValidLength, assertValidRange, bytesToStream, shapeBody, withLengthCheck } from './streams.ts';
-import type { Backend, BlobInfo, ByteRange, GetOptions, GetResult, ListOptions, ListPage, PutOptions } from './types.ts';
+import { PutBodyError, assertValidLength, type BodyFailure, assertValidRange, bytesToStream, isChunkSource, pumpChunks, putBodyStream, shapeBody, withLengthCheck } from './streams.ts';
+import type { Backend, BlobInfo, ByteRange, GetOptions, GetResult, ListOptions, ListPage, PutBody, PutOptions } from './types.ts';
 
 export interface S3BackendOptions {
   id: string;
@@ -65,15 +65,39 @@ export class S3Backend implements Backend {
     this.bucketUrl = endpoint.toString().replace(/\/+$/, '');
   }
 
-  async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, length: number, opts?: PutOptions): Promise<void> {
+  async put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
     assertValidLength(length);
     const url = this.objectUrl(key);
     if (body instanceof Uint8Array && body.byteLength !== length) {
       throw this.http.error('Corrupt', `body has ${body.byteLength} bytes, declared ${length}`);
     }
     const progress: { touch?: () => void } = {};
-    const checked = body instanceof Uint8Array ? undefined : withLengthCheck(body, length, () => progress.touch?.());
-    let sendBody: Uint8Array | ReadableStream<Uint8Array> = body;
+    if (isChunkSource(body) && typeof FixedLengthStream === 'function') {
+      // No JS stream in between: the source's reused buffers go straight to the runtime.
+      const sized = new FixedLengthStream(length);
+      let bodyFailure: BodyFailure | null = null;
+      const pumped = pumpChunks(body, sized.writable, length, () => progress.touch?.()).catch((e: unknown) => {
+        if (e instanceof PutBodyError) bodyFailure = e.failure;
+        throw e;
+      });
+      pumped.catch(() => {});
+      try {
+        const ex = await this.http.send({ method: 'PUT', url, headers: { 'content-length': String(length) }, body: sized.readable, signal: opts?.signal, progress }, (status) => status === 200);
+        await ex.res.arrayBuffer().catch(() => {});
+        ex.done();
+        await pumped;
+      } catch (err) {
+        // The pump settles as soon as the failed upload stops reading; give it that moment.
+        await Promise.race([pumped.catch(() => {}), new Promise((r) => setTimeout(r, 100))]);
+        const failure = bodyFailure as BodyFailure | null;
+        if (failure?.reason === 'length') throw this.http.error('Corrupt', failure.message, err);
+        if (failure?.reason === 'source') throw failure.error; // the caller's source broke, not us
+        throw err;
+      }
+      return;
+    }
+    const checked = body instanceof Uint8Array ? undefined : withLengthCheck(putBodyStream(body), length, () => progress.touch?.());
+    let sendBody: Uint8Array | ReadableStream<Uint8Array> = body instanceof Uint8Array ? body : checked!.stream;
     if (checked) {
       // workerd sends a stream with Content-Length only through a FixedLengthStream.
       sendBody = typeof FixedLengthStream === 'function' ? checked.stream.pipeThrough(new FixedLengthStream(length)) : checked.stream;

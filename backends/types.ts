@@ -12,6 +12,21 @@ export interface ByteRange {
   length: number;
 }
 
+/**
+ * A put body produced chunk by chunk into buffers the producer reuses (so a long upload allocates
+ * nothing per chunk). `read()` gives the next chunk, or null at the end; the chunk is the
+ * backend's until it calls `read()` again or the put settles, after which the producer may
+ * overwrite it: a backend copies what it keeps. A backend that stops reading early (its upload
+ * failed) calls `cancel()` once.
+ */
+export interface ChunkSource {
+  read(): Promise<Uint8Array | null>;
+  cancel(reason: unknown): void;
+}
+
+/** What put() accepts: bytes, a stream, or a ChunkSource. */
+export type PutBody = ReadableStream<Uint8Array> | Uint8Array | ChunkSource;
+
 export interface PutOptions {
   /** Aborts the write; the call then rejects with `signal.reason` (not a BackendError). */
   signal?: AbortSignal;
@@ -70,9 +85,10 @@ export interface Backend {
    * body (R2 needs a known-length body, S3 a Content-Length). A body that yields more or fewer
    * bytes rejects with kind 'Corrupt' and leaves no new blob visible (s3rver breaks this one: it
    * keeps partial uploads). Resolves once durable.
-   * A Uint8Array body is not retained or modified after the promise settles.
+   * A Uint8Array body is not retained or modified after the promise settles; a ChunkSource's
+   * chunks are read one at a time (see ChunkSource).
    */
-  put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, length: number, opts?: PutOptions): Promise<void>;
+  put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void>;
 
   /**
    * Reads a blob, or the `range` of it. A range must lie within the blob; a zero-length range

@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../backends/types.ts';
-import { byUtf8, chunked, expectKind, expectSameBytes, getBytes, listAll, pattern } from './helpers.ts';
+import { byUtf8, chunked, expectKind, expectSameBytes, getBytes, listAll, pattern, reusingSource } from './helpers.ts';
 
 export { byUtf8, chunked, expectKind, expectSameBytes, getBytes, listAll, pattern } from './helpers.ts';
 
@@ -234,6 +234,21 @@ function defineWriteCases(b: () => Backend, fresh: () => string, options: Contra
     expect((await listAll(b(), `${p}/`)).sort()).toEqual(names.map((n) => `${p}/${n}`).sort());
     for (const name of names) await b().delete(`${p}/${name}`);
     expect(await listAll(b(), `${p}/`)).toEqual([]);
+  });
+
+  it('takes a ChunkSource that reuses its buffer: each chunk is consumed before the next read', async () => {
+    const key = `${fresh()}/reused`;
+    const data = pattern(3 * 1024 * 1024 + 17, 9);
+    await b().put(key, reusingSource(data, 256 * 1024), data.byteLength);
+    expectSameBytes((await getBytes(b(), key)).bytes, data);
+  });
+
+  it('a ChunkSource of the wrong length is Corrupt; a broken one fails with its own error', async () => {
+    const p = fresh();
+    await expectKind(b().put(`${p}/src-long`, reusingSource(pattern(1001), 500), 1000), 'Corrupt', b().id);
+    await expectKind(b().put(`${p}/src-short`, reusingSource(pattern(999), 500), 1000), 'Corrupt', b().id);
+    const broken = reusingSource(pattern(5000), 1000, 3);
+    await expect(b().put(`${p}/src-broken`, broken, 5000)).rejects.toThrow('source broke');
   });
 
   it('rejects a body whose length differs from the declared one as Corrupt', async () => {

@@ -2,7 +2,7 @@
 // that stays fast on megabytes, BackendError kind checks, UTF-8 key order, full listings.
 
 import { expect } from 'vitest';
-import { isBackendError, type Backend, type BackendErrorKind } from '../../backends/types.ts';
+import { isBackendError, type Backend, type BackendErrorKind, type ChunkSource } from '../../backends/types.ts';
 import { readAll } from '../../backends/streams.ts';
 
 /** Deterministic test bytes: distinct per `seed`, no short period. */
@@ -19,6 +19,33 @@ export function pattern(bytes: number, seed = 1): Uint8Array {
 }
 
 /** A stream of `bytes` cut into the given chunk sizes, repeated until the end. */
+/**
+ * A ChunkSource over `bytes` that, like the engine's shard sinks, reuses ONE buffer: every read
+ * overwrites the chunk the backend got before, so a backend that keeps a chunk past its next read
+ * stores wrong bytes. `failAt`: the read that throws instead (the producer broke).
+ */
+export function reusingSource(bytes: Uint8Array, chunkBytes = 65536, failAt?: number): ChunkSource & { cancelled: unknown } {
+  const buffer = new Uint8Array(chunkBytes);
+  let at = 0;
+  let reads = 0;
+  const source = {
+    cancelled: undefined as unknown,
+    async read(): Promise<Uint8Array | null> {
+      if (++reads === failAt) throw new Error('source broke');
+      if (at >= bytes.byteLength) return null;
+      buffer.fill(0xee); // scribble over the previous chunk first
+      const n = Math.min(chunkBytes, bytes.byteLength - at);
+      buffer.set(bytes.subarray(at, at + n));
+      at += n;
+      return buffer.subarray(0, n);
+    },
+    cancel(reason: unknown) {
+      source.cancelled = reason ?? true;
+    },
+  };
+  return source;
+}
+
 export function chunked(bytes: Uint8Array, chunkSizes: number[] = [1000, 7, 65536, 1]): ReadableStream<Uint8Array> {
   let at = 0;
   let i = 0;

@@ -6,6 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
+import { putBodyStream } from '../../backends/streams.ts';
 import type { Backend } from '../../backends/types.ts';
 import { decodeFooter, decodeHeader } from '../../worker/engine/format.ts';
 import { UnitLayout } from '../../worker/engine/layout.ts';
@@ -281,7 +282,7 @@ describe('writeUnit / readUnit', () => {
     // Reads the first chunks of the shard stream, then fails as a dropped connection does.
     dying.put = async (key, body, length) => {
       if (body instanceof Uint8Array) return realPut(key, body, length);
-      const reader = body.getReader();
+      const reader = putBodyStream(body).getReader();
       await reader.read();
       await reader.cancel(new Error('connection reset'));
       throw new Error('connection reset');
