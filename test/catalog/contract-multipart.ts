@@ -12,7 +12,7 @@ import { expectS3, ids, manifest, takeUnitIds, unit } from './fixtures.ts';
 const noOptions = { metadata: { user: {} }, checksum: null };
 
 function part(partNumber: number, u: CodedUnit = unit(partNumber)): PartRecord {
-  return { partNumber, etag: `"${u.md5}"`, size: u.size, lastModified: new Date(Date.UTC(2025, 1, 1)).toISOString(), unit: u };
+  return { partNumber, etag: `"${u.md5}"`, size: u.size, lastModified: new Date(Date.UTC(2025, 1, 1)).toISOString(), units: [u] };
 }
 
 export function defineMultipartCases({ c, bucket }: Ctx) {
@@ -41,7 +41,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     const replacement = part(2);
     await c().putPart(b, 'k', uploadId, replacement);
     await c().putPart(b, 'k', uploadId, replacement); // a retry of the same unit frees nothing
-    expect(await takeUnitIds(c(), b, later())).toEqual([parts.get(2)!.unit.unitId]);
+    expect(await takeUnitIds(c(), b, later())).toEqual([parts.get(2)!.units[0]!.unitId]);
     parts.set(2, replacement);
     const first = await c().listPartRecords(b, 'k', uploadId, 0, 2);
     expect(first).toEqual({ parts: [parts.get(1), parts.get(2)], isTruncated: true });
@@ -57,7 +57,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     const { uploadId } = await c().insertUpload(b, 'k', noOptions);
     const [p1, p2, p3] = [part(1), part(2), part(3)];
     for (const p of [p1, p2, p3]) await c().putPart(b, 'k', uploadId, p);
-    const done = { ...manifest(b, 'k', [p1.unit, p3.unit], '"abc-2"'), partsCount: 2 };
+    const done = { ...manifest(b, 'k', [p1.units[0]!, p3.units[0]!], '"abc-2"'), partsCount: 2 };
     await expectS3(c().commitUpload(b, 'k', uploadId, done, { ifNoneMatch: '*' }), 'PreconditionFailed');
     expect(await c().getUpload(b, 'k', uploadId)).toMatchObject({ uploadId }); // a failed completion changes nothing
     await c().commitUpload(b, 'k', uploadId, done, {});
@@ -65,7 +65,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await expectS3(c().getUpload(b, 'k', uploadId), 'NoSuchUpload');
     await expectS3(c().commitUpload(b, 'k', uploadId, done, {}), 'NoSuchUpload');
     expect((await c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 })).uploads).toEqual([]);
-    expect(await takeUnitIds(c(), b, later())).toEqual(ids([old, p2.unit]));
+    expect(await takeUnitIds(c(), b, later())).toEqual(ids([old, p2.units[0]!]));
   });
 
   it('refuses to complete with a unit that is no longer a part (replaced meanwhile)', async () => {
@@ -74,7 +74,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     const stale = part(1);
     await c().putPart(b, 'k', uploadId, stale);
     await c().putPart(b, 'k', uploadId, part(1));
-    await expectS3(c().commitUpload(b, 'k', uploadId, manifest(b, 'k', [stale.unit]), {}), 'InvalidPart');
+    await expectS3(c().commitUpload(b, 'k', uploadId, manifest(b, 'k', [stale.units[0]!]), {}), 'InvalidPart');
     expect(await c().getManifest(b, 'k')).toBeNull();
   });
 
@@ -88,7 +88,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await expectS3(c().getUpload(b, 'k', uploadId), 'NoSuchUpload');
     await expectS3(c().removeUpload(b, 'k', uploadId), 'NoSuchUpload');
     await expectS3(c().putPart(b, 'k', uploadId, part(3)), 'NoSuchUpload');
-    expect(await takeUnitIds(c(), b, later())).toEqual(ids([p1.unit, p2.unit]));
+    expect(await takeUnitIds(c(), b, later())).toEqual(ids([p1.units[0]!, p2.units[0]!]));
   });
 
   it('lists uploads by key then initiation, with prefix, delimiter and markers', async () => {

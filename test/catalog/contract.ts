@@ -240,7 +240,7 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     await c().releaseUnits(b, [refused.unitId, unit().unitId]); // refused before any shard; an unknown id is fine
     await c().commitManifest(b, 'k', manifest(b, 'k', [committed]), {});
     const upload = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
-    await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), unit: part });
+    await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), units: [part] });
     expect(await takeReservedIds(c(), b, new Date(expires.getTime() - 1))).toEqual([]); // the write may still be running
     expect(await takeReservedIds(c(), b, expires)).toEqual(ids([abandoned, replaced]));
     expect(await takeReservedIds(c(), b, later())).toEqual([]); // taken means removed

@@ -158,12 +158,12 @@ describe('EcStore', () => {
     const backends = raw.map(probe);
     const config = parseConfig({ backends: raw.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { wide: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'wide' });
     const catalog = new MemoryCatalog();
-    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { segmentTarget: 100_000 }), settings: engineSettings(config) });
+    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { columnParityBytes: 3 * 12288 }), settings: engineSettings(config) });
     await store.createBucket('w', { region: 'us-east-1' });
     const data = randomBytes(rand, 350_000);
     await store.putObject('w', 'big', stream(data), put(data.length, { checksum: { algorithm: 'CRC32', expected: null } }));
     const m = await catalog.getManifest('w', 'big');
-    expect(m?.storage.kind === 'coded' && m.storage.units.length).toBe(4); // 98304-byte segments
+    expect(m?.storage.kind === 'coded' && m.storage.units.length).toBe(4); // column units of 8 x 12288 bytes
     expect(Buffer.compare(await bytes((await store.getObject('w', 'big', { conditions: {} })).body), data)).toBe(0);
     raw[2]!.delete(`sg1/w/${(m!.storage as { units: { unitId: string }[] }).units[1]!.unitId}/2`);
     const r = await store.getObject('w', 'big', { range: { start: 90_000, end: 200_000 }, conditions: {} });
@@ -173,7 +173,10 @@ describe('EcStore', () => {
     const fresh = new MemoryCatalog();
     await fresh.insertBucket('w', 'us-east-1');
     expect((await rebuildCatalog('w', backends, fresh)).restored).toEqual(['big']);
-    expect((await fresh.getManifest('w', 'big'))?.size).toBe(data.length);
+    const rebuilt = await fresh.getManifest('w', 'big');
+    expect(rebuilt?.size).toBe(data.length);
+    expect(rebuilt?.etag, 'column segments keep the single-PUT ETag').toBe(m?.etag);
+    expect(rebuilt?.checksum).toEqual(m?.checksum);
   });
 
   it('refuses a write that outlives its reservation with RequestTimeout and deletes its shards', async () => {

@@ -13,6 +13,7 @@ import { UnitLayout } from '../../worker/engine/layout.ts';
 import { shardKey, type CodedUnit } from '../../worker/catalog/manifest.ts';
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
+import { BodyFeed } from '../../worker/engine/body-feed.ts';
 import { repairUnit, triageTargets } from '../../worker/upkeep/repair.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { createHash } from 'node:crypto';
@@ -47,7 +48,7 @@ async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?
   const k = opts.k ?? 4, m = opts.m ?? 2;
   return writeUnit({
     bucket: 'bkt', key: 'obj', unitId: opts.unitId ?? 'u1', codec: opts.codec ?? 'rs-cauchy-gf8', k, m, blockSize: BLOCK,
-    writeQuorum: opts.quorum ?? k + 1, backends, body: streamOf(data), size: data.length, checksum: null,
+    writeQuorum: opts.quorum ?? k + 1, backends, feed: new BodyFeed(streamOf(data), null, data.length), size: data.length,
   });
 }
 
@@ -66,8 +67,8 @@ describe('writeUnit / readUnit', () => {
     for (const size of [1, 100, 4 * BLOCK - 1, 4 * BLOCK, 4 * BLOCK + 1, 3 * 4 * BLOCK + 5000]) {
       const { faulty, map } = cluster(6);
       const data = randomBytes(rand, size);
-      const { unit, digest } = await put(faulty, data);
-      expect(Buffer.from(digest.result().md5).toString('hex')).toBe(createHash('md5').update(data).digest('hex'));
+      const { unit } = await put(faulty, data);
+      expect(unit.md5).toBe(createHash('md5').update(data).digest('hex'));
       expect(unit.missing).toEqual([]);
       expect(Buffer.compare(await get(unit, map), data), `size ${size}`).toBe(0);
       for (const [a, b] of [[0, 0], [size - 1, size - 1], [Math.floor(size / 3), Math.floor((2 * size) / 3)]]) {
@@ -165,12 +166,12 @@ describe('writeUnit / readUnit', () => {
     const data = randomBytes(rand, 20_000);
     const short = writeUnit({
       bucket: 'bkt', key: 'obj', unitId: 'u2', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
-      backends: faulty, body: streamOf(data.subarray(0, 19_000)), size: 20_000, checksum: null,
+      backends: faulty, feed: new BodyFeed(streamOf(data.subarray(0, 19_000)), null, 20_000), size: 20_000,
     });
     await expect(short).rejects.toMatchObject({ code: 'IncompleteBody' });
     const long = writeUnit({
       bucket: 'bkt', key: 'obj', unitId: 'u3', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
-      backends: faulty, body: streamOf(data), size: 19_000, checksum: null,
+      backends: faulty, feed: new BodyFeed(streamOf(data), null, 19_000), size: 19_000,
     });
     await expect(long).rejects.toMatchObject({ code: 'IncompleteBody' });
     for (const f of faulty) expect((await f.list('')).entries).toEqual([]);

@@ -9,7 +9,13 @@ import type { ObjectChecksum, ObjectMetadata } from '../model/object-store.ts';
 /** 'rs-cauchy-gf8': systematic Reed-Solomon, ISA-L Cauchy matrix. 'replica': every shard is the data. */
 export type Codec = 'rs-cauchy-gf8' | 'replica';
 
-/** One erasure-coded unit: a whole single-PUT object, or one multipart part. */
+/**
+ * How a unit's object bytes map onto its data blocks (worker/engine/layout.ts): 'striped' rows of
+ * k consecutive blocks, or 'column' (data shard i holds one consecutive range). Absent: striped.
+ */
+export type UnitLayoutKind = 'striped' | 'column';
+
+/** One erasure-coded unit: a whole single-PUT object, a segment of one, or one multipart part. */
 export interface CodedUnit {
   /** Unique per write; shard keys derive from it, so a new write never touches old shards. */
   unitId: string;
@@ -20,6 +26,8 @@ export interface CodedUnit {
   m: number;
   /** Bytes of each shard per stripe (the last stripe's blocks may be shorter). */
   blockSize: number;
+  /** Absent for 'striped' (every unit written before column units existed is striped). */
+  layout?: UnitLayoutKind;
   /** Backend id holding shard i (k+m entries). */
   placement: string[];
   /** Header length of shard i's file (headers differ slightly: they carry the shard index). */

@@ -118,8 +118,9 @@ export class MemoryCatalog implements Catalog {
   async putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void> {
     const parts = this.upload(bucket, key, uploadId).parts;
     const replaced = parts.get(part.partNumber);
-    if (replaced && replaced.unit.unitId !== part.unit.unitId) this.supersede(bucket, [replaced.unit]);
-    this.release(bucket, [part.unit]);
+    const kept = new Set(part.units.map((u) => u.unitId));
+    if (replaced) this.supersede(bucket, replaced.units.filter((u) => !kept.has(u.unitId)));
+    this.release(bucket, part.units);
     parts.set(part.partNumber, clone(part));
   }
 
@@ -141,7 +142,7 @@ export class MemoryCatalog implements Catalog {
 
   async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     const upload = this.upload(bucket, key, uploadId);
-    this.supersede(bucket, [...upload.parts.values()].map((p) => p.unit));
+    this.supersede(bucket, [...upload.parts.values()].flatMap((p) => p.units));
     this.bucket(bucket).uploads.delete(uploadId);
   }
 

@@ -42,20 +42,30 @@ export function withRepaired(manifest: ObjectManifest, unitId: string, shards: n
 }
 
 /**
+ * A part as stored: parts recorded before parts could hold several units have one `unit`, and
+ * their checksum on it.
+ */
+export function normalizePart(raw: PartRecord & { unit?: CodedUnit }): PartRecord {
+  if (raw.units) return raw;
+  const { unit, ...rest } = raw;
+  return { ...rest, units: unit ? [unit] : [], checksum: unit?.checksum ?? null };
+}
+
+/**
  * Units of an upload's `parts` that the completed `manifest` does not use. InvalidPart when the
  * manifest names a unit that is no longer a part of the upload: the part was replaced after the
  * engine read it, and its old unit is already queued for deletion, so committing would publish an
  * object whose shards are about to go.
  */
 export function unusedPartUnits(manifest: ObjectManifest, parts: PartRecord[], uploadId: string): CodedUnit[] {
-  const current = new Set(parts.map((p) => p.unit.unitId));
+  const current = new Set(parts.flatMap((p) => p.units.map((u) => u.unitId)));
   for (const unit of unitsOf(manifest)) {
     if (!current.has(unit.unitId)) {
       throw new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(unit.partNumber ?? '') });
     }
   }
   const used = new Set(unitsOf(manifest).map((u) => u.unitId));
-  return parts.filter((p) => !used.has(p.unit.unitId)).map((p) => p.unit);
+  return parts.flatMap((p) => p.units).filter((u) => !used.has(u.unitId));
 }
 
 /** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by

@@ -9,7 +9,7 @@ import type { ObjectManifest } from './manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from './range-list.ts';
-import { newUploadId, unusedPartUnits } from './rules.ts';
+import { newUploadId, normalizePart, unusedPartUnits } from './rules.ts';
 import { uploadInfo, uploadRecord, type UploadRow } from './sql-schema.ts';
 import { rangeWhere, type SqlObjects } from './sql-objects.ts';
 import type { PartRecord, UploadRecord } from './types.ts';
@@ -38,9 +38,10 @@ export class SqlMultipart {
   putPart(key: string, uploadId: string, part: PartRecord, graceMs: number): void {
     this.get(key, uploadId);
     const row = this.sql.exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number = ?', uploadId, part.partNumber).toArray()[0];
-    const replaced: PartRecord | undefined = row && JSON.parse(row.record);
-    if (replaced && replaced.unit.unitId !== part.unit.unitId) this.objects.queueGarbage([replaced.unit], Date.now() + graceMs);
-    this.objects.release([part.unit]);
+    const replaced: PartRecord | undefined = row && normalizePart(JSON.parse(row.record));
+    const kept = new Set(part.units.map((u) => u.unitId));
+    if (replaced) this.objects.queueGarbage(replaced.units.filter((u) => !kept.has(u.unitId)), Date.now() + graceMs);
+    this.objects.release(part.units);
     this.sql.exec('INSERT OR REPLACE INTO parts (upload_id, part_number, record) VALUES (?, ?, ?)', uploadId, part.partNumber, JSON.stringify(part));
   }
 
@@ -59,7 +60,7 @@ export class SqlMultipart {
 
   abort(key: string, uploadId: string, graceMs: number): void {
     this.get(key, uploadId);
-    this.objects.queueGarbage(this.parts(uploadId, 0, -1).map((p) => p.unit), Date.now() + graceMs);
+    this.objects.queueGarbage(this.parts(uploadId, 0, -1).flatMap((p) => p.units), Date.now() + graceMs);
     this.end(uploadId);
   }
 
@@ -80,7 +81,7 @@ export class SqlMultipart {
     return this.sql
       .exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?', uploadId, marker, limit)
       .toArray()
-      .map((r) => JSON.parse(r.record));
+      .map((r) => normalizePart(JSON.parse(r.record)));
   }
 
   private end(uploadId: string): void {

@@ -16,18 +16,21 @@ import type {
   ListUploadsOptions,
   ListUploadsResult,
   MultipartChecksumSpec,
+  ObjectChecksum,
   ObjectMetadata,
   UploadInfo,
   WriteConditions,
 } from '../model/object-store.ts';
 
-/** A stored multipart part: its coded unit plus what ListParts and Complete need. */
+/** A stored multipart part: its coded units (one, or segments of a wide code) plus what ListParts and Complete need. */
 export interface PartRecord {
   partNumber: number;
   etag: string; // quoted
   size: number;
   lastModified: string; // ISO 8601
-  unit: CodedUnit;
+  units: CodedUnit[];
+  /** The part's own checksum (COMPOSITE and FULL_OBJECT completion), if the upload has one. */
+  checksum?: ObjectChecksum | null;
 }
 
 export interface UploadRecord extends UploadInfo {

@@ -199,16 +199,18 @@ export class EcStore implements T.ObjectStore {
 
   private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null, reserved?: Reservation): Promise<T.PartInfo> {
     const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } }, reserved);
-    const unit = (stored.storage as { units: CodedUnit[] }).units[0]!;
-    const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), unit };
+    const units = (stored.storage as { units: CodedUnit[] }).units;
+    const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
     try {
       await this.catalog.putPart(bucket, key, uploadId, part);
     } catch (err) {
-      await this.units.discard(bucket, [unit]);
+      await this.units.discard(bucket, units);
       throw err;
     }
-    if (unit.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: unit.unitId, shards: unit.missing, reason: 'write missed shards' });
-    return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: unit.checksum ?? null };
+    for (const u of units) {
+      if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+    }
+    return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum };
   }
 
   async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
@@ -235,11 +237,11 @@ export class EcStore implements T.ObjectStore {
     return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
   }
 
-  private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord & { checksum?: T.ObjectChecksum | null }>> {
-    const parts = new Map<number, PartRecord & { checksum?: T.ObjectChecksum | null }>();
+  private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord>> {
+    const parts = new Map<number, PartRecord>();
     for (let marker = 0; ; ) {
       const page = await this.catalog.listPartRecords(bucket, key, uploadId, marker, 1000);
-      for (const p of page.parts) parts.set(p.partNumber, { ...p, checksum: p.unit.checksum });
+      for (const p of page.parts) parts.set(p.partNumber, p);
       if (!page.isTruncated || page.parts.length === 0) return parts;
       marker = page.parts[page.parts.length - 1]!.partNumber;
     }
@@ -253,7 +255,7 @@ export class EcStore implements T.ObjectStore {
     const checksum = completedChecksum(upload.checksum, chosen, o.expectedChecksum);
     const size = chosen.reduce((n, p) => n + p.size, 0);
     const etag = multipartEtag(chosen.map((p) => p.etag));
-    const units = chosen.map((p) => p.unit);
+    const units = chosen.flatMap((p) => p.units);
     const m = this.newManifest(bucket, key, size, etag, upload.metadata, checksum, { kind: 'coded', units }, chosen.length);
     return this.commit(bucket, key, m, o.conditions, () => this.catalog.commitUpload(bucket, key, uploadId, m, o.conditions));
   }
@@ -263,7 +265,7 @@ export class EcStore implements T.ObjectStore {
   async listParts(bucket: string, key: string, uploadId: string, o: { partNumberMarker: number; maxParts: number }): Promise<T.ListPartsResult> {
     const { metadata: _m, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
     const page = await this.catalog.listPartRecords(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
-    const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.unit.checksum ?? null }));
+    const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.checksum ?? null }));
     return { upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
   }
 

@@ -6,10 +6,12 @@
  */
 import { checksums } from '../../coder-wasm/index.ts';
 import type { ChecksumAlgorithm } from '../model/object-store.ts';
-import type { Codec } from '../catalog/manifest.ts';
+import type { Codec, UnitLayoutKind } from '../catalog/manifest.ts';
 
 export const HEADER_MAGIC = new Uint8Array([0x53, 0x47, 0x53, 0x48, 0x52, 0x44, 0x00, 0x01]); // "SGSHRD" 0 1
 export const FOOTER_MAGIC = new Uint8Array([0x53, 0x47, 0x46, 0x4f, 0x4f, 0x54, 0x00, 0x01]); // "SGFOOT" 0 1
+/** A column unit's data shard that was complete before the rest of its unit: see ShardFooter.partial. */
+export const PARTIAL_FOOTER_MAGIC = new Uint8Array([0x53, 0x47, 0x46, 0x50, 0x52, 0x54, 0x00, 0x01]); // "SGFPRT" 0 1
 export const SHARD_DIGEST_BYTES = 8;
 /** magic 8 + md5 16 + checksum algorithm 1 + checksum 32 + footer xxh64 8 (+ 8 per shard). */
 export const FOOTER_FIXED_BYTES = 65;
@@ -28,6 +30,8 @@ export interface ShardHeader {
   k: number;
   m: number;
   blockSize: number;
+  /** Present for column units; absent: striped. */
+  layout?: UnitLayoutKind;
   shardIndex: number;
   placement: string[];
   /** Object metadata as given at write time (content-type, user metadata...). */
@@ -41,6 +45,12 @@ export interface ShardFooter {
   md5: Uint8Array;
   checksum: { algorithm: ChecksumAlgorithm; digest: Uint8Array } | null;
   shardDigests: bigint[];
+  /**
+   * A column unit's data shard i < k-1 is finished before the rest of the unit has arrived, so
+   * its footer knows only the digests of data shards 0..i (the others, the MD5 and the checksum
+   * are zero). The last data shard and every parity shard carry the complete footer.
+   */
+  partial?: boolean;
 }
 
 export class ShardFormatError extends Error {
@@ -92,11 +102,26 @@ export function unitSalt(unitId: string): bigint {
   return checksums().xxh64(new TextEncoder().encode(unitId));
 }
 
+/**
+ * The footer shard i of `unit` carries, given the unit's complete footer: the same for every
+ * shard, except a column unit's data shards before the last, which were finished before the rest
+ * of the unit and so know only the digests of data shards 0..i (ShardFooter.partial).
+ */
+export function footerOfShard(complete: ShardFooter, unit: { k: number; layout?: UnitLayoutKind }, shardIndex: number): ShardFooter {
+  if (unit.layout !== 'column' || shardIndex >= unit.k - 1) return complete;
+  return {
+    md5: new Uint8Array(16),
+    checksum: null,
+    shardDigests: complete.shardDigests.map((d, j) => (j <= shardIndex ? d : 0n)),
+    partial: true,
+  };
+}
+
 export function encodeFooter(f: ShardFooter): Uint8Array {
   const n = f.shardDigests.length;
   const out = new Uint8Array(FOOTER_FIXED_BYTES + SHARD_DIGEST_BYTES * n);
   const view = new DataView(out.buffer);
-  out.set(FOOTER_MAGIC, 0);
+  out.set(f.partial ? PARTIAL_FOOTER_MAGIC : FOOTER_MAGIC, 0);
   out.set(f.md5, 8);
   if (f.checksum) {
     out[24] = CHECKSUM_CODES.indexOf(f.checksum.algorithm);
@@ -110,7 +135,8 @@ export function encodeFooter(f: ShardFooter): Uint8Array {
 
 export function decodeFooter(bytes: Uint8Array, shards: number): ShardFooter {
   const end = 57 + 8 * shards;
-  if (bytes.length !== end + 8 || !FOOTER_MAGIC.every((b, i) => bytes[i] === b)) throw new ShardFormatError('bad footer');
+  const partial = PARTIAL_FOOTER_MAGIC.every((b, i) => bytes[i] === b);
+  if (bytes.length !== end + 8 || !(partial || FOOTER_MAGIC.every((b, i) => bytes[i] === b))) throw new ShardFormatError('bad footer');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getBigUint64(end, true) !== checksums().xxh64(bytes.subarray(0, end))) throw new ShardFormatError('footer checksum mismatch');
   const alg = CHECKSUM_CODES[bytes[24]!] ?? null;
@@ -119,5 +145,6 @@ export function decodeFooter(bytes: Uint8Array, shards: number): ShardFooter {
     md5: bytes.slice(8, 24),
     checksum: alg ? { algorithm: alg, digest: bytes.slice(25, 25 + digestLen) } : null,
     shardDigests: Array.from({ length: shards }, (_, i) => view.getBigUint64(57 + 8 * i, true)),
+    ...(partial ? { partial } : {}),
   };
 }

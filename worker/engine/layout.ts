@@ -1,17 +1,25 @@
 /**
- * UnitLayout: where every byte of a coded unit lives. A unit of `size` bytes is cut into stripes
- * of k * blockSize bytes; within stripe s, data shard i holds the contiguous bytes
- * [s*k*blockSize + i*b, +b) where b is the stripe's block length (blockSize, or for the last
- * stripe ceil(rest / k), zero-padded). Each shard file is: header, then per stripe an 8-byte
- * block checksum followed by the block, then a fixed-size footer (docs/FORMAT.md).
+ * UnitLayout: where every byte of a coded unit lives. Each shard file is: header, then block rows
+ * j = 0..rows-1, each an 8-byte block checksum followed by the block, then a fixed-size footer
+ * (docs/FORMAT.md). Row j of every shard forms one Reed-Solomon stripe: parity block j is coded
+ * from the k data blocks j. Two ways to map object bytes onto data blocks:
+ * - 'striped' (k+m <= 6: every shard streams at once): row s holds k × blockSize consecutive
+ *   object bytes, data shard i the bytes [s*k*blockSize + i*b, +b) where b is the row's block
+ *   length (blockSize, or for the last row ceil(rest / k), zero-padded).
+ * - 'column' (wide codes, whose shards cannot all stream at once within Workers' 6 open
+ *   subrequests): data shard i holds the consecutive object bytes [i*S, (i+1)*S) with
+ *   S = ceil(size / k), cut into blocks of blockSize (the last one shorter), zero-padded past
+ *   `size`. A writer sends data shard 0 whole, then shard 1, ... while folding each into parity.
  */
 import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './format.ts';
-import type { CodedUnit } from '../catalog/manifest.ts';
+import type { CodedUnit, UnitLayoutKind } from '../catalog/manifest.ts';
 
 export const BLOCK_CHECKSUM_BYTES = 8;
 
 export class UnitLayout {
+  /** Block rows (stripes) of every shard. */
   readonly stripes: number;
+  /** Striped: object bytes per row (k × blockSize). Column: bytes per data shard (S). */
   readonly stripeData: number;
   readonly lastBlockLen: number;
 
@@ -21,29 +29,41 @@ export class UnitLayout {
     readonly m: number,
     readonly blockSize: number,
     readonly headerLen: number,
+    readonly kind: UnitLayoutKind = 'striped',
   ) {
-    this.stripeData = k * blockSize;
-    this.stripes = Math.ceil(size / this.stripeData);
-    const rest = size - (this.stripes - 1) * this.stripeData;
-    this.lastBlockLen = this.stripes === 0 ? 0 : Math.ceil(rest / k);
+    if (kind === 'column') {
+      this.stripeData = Math.ceil(size / k);
+      this.stripes = Math.ceil(this.stripeData / blockSize);
+      this.lastBlockLen = this.stripes === 0 ? 0 : this.stripeData - (this.stripes - 1) * blockSize;
+    } else {
+      this.stripeData = k * blockSize;
+      this.stripes = Math.ceil(size / this.stripeData);
+      const rest = size - (this.stripes - 1) * this.stripeData;
+      this.lastBlockLen = this.stripes === 0 ? 0 : Math.ceil(rest / k);
+    }
   }
 
   get shards(): number {
     return this.k + this.m;
   }
 
+  /** Column layout: bytes of object data each data shard holds (the last one may hold fewer). */
+  get shardData(): number {
+    return this.kind === 'column' ? this.stripeData : this.stripes * this.blockSize;
+  }
+
   blockLen(stripe: number): number {
     return stripe === this.stripes - 1 ? this.lastBlockLen : this.blockSize;
   }
 
-  /** Object bytes of stripe s held by data shard i: [offset, offset + length). */
+  /** Object bytes of row `stripe` held by data shard i: [offset, offset + length). */
   dataSpan(stripe: number, shard: number): { offset: number; length: number } {
     const b = this.blockLen(stripe);
-    const offset = stripe * this.stripeData + shard * b;
+    const offset = this.kind === 'column' ? shard * this.stripeData + stripe * this.blockSize : stripe * this.stripeData + shard * b;
     return { offset, length: Math.max(0, Math.min(b, this.size - offset)) };
   }
 
-  /** Offset in the shard file of stripe s's block checksum. */
+  /** Offset in the shard file of row s's block checksum. */
   blockOffset(stripe: number): number {
     return this.headerLen + stripe * (BLOCK_CHECKSUM_BYTES + this.blockSize);
   }
@@ -60,13 +80,13 @@ export class UnitLayout {
     return this.footerOffset() + this.footerLen();
   }
 
-  /** Stripes touched by object bytes [start, end] (inclusive). */
+  /** Striped layout: rows touched by object bytes [start, end] (inclusive). */
   stripeRange(start: number, end: number): { first: number; last: number } {
     return { first: Math.floor(start / this.stripeData), last: Math.floor(end / this.stripeData) };
   }
 }
 
 /** The layout of shard i of a recorded unit (header lengths differ by the shard index's digits). */
-export function shardLayout(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens'>, i: number): UnitLayout {
-  return new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!);
+export function shardLayout(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): UnitLayout {
+  return new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!, unit.layout);
 }

@@ -1,73 +1,38 @@
 /**
- * ShardSink: one shard's write to one backend, as a stream of known length. Writes honour the
- * backend's backpressure, and a backend failure never stalls the others: once its put rejects,
- * the sink is marked failed and further writes to it are dropped (the write quorum decides).
+ * ShardSink: one shard's upload to one backend, fed by the writer a chunk at a time.
+ *
+ * The sink is the upload's ChunkSource (backends/types.ts): `write()` copies the writer's bytes
+ * (a block in wasm stripe memory, a header, a footer) into one of `depth` buffers this sink owns,
+ * and the backend takes them in order; a buffer comes back to the sink when the backend reads
+ * the next chunk. So an upload of any size allocates `depth` buffers, once, and memory per shard
+ * is bounded by them: when both are waiting for the backend, `write()` waits (backpressure).
+ *
+ * The upload starts at the first write, not before (a request whose body never comes opens no
+ * backend request), inside `open`, which bounds how many uploads run at once (Workers allow 6
+ * open subrequests per invocation: subrequests.ts).
+ * A backend failure never stalls the writer: once the put rejects, the sink is marked failed and
+ * further writes to it are dropped (the write quorum decides whether the unit survives).
  */
-import type { Backend } from '../../backends/types.ts';
+import type { Backend, ChunkSource } from '../../backends/types.ts';
+
+interface Slot {
+  buffer: Uint8Array;
+  len: number;
+}
 
 export class ShardSink {
   failure: unknown = null;
-  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  /** Settles when the upload has ended: true when stored, false when it failed or was aborted. */
   readonly done: Promise<boolean>;
-
-  constructor(
-    readonly shardIndex: number,
-    readonly backend: Backend,
-    readonly key: string,
-    length: number,
-    signal: AbortSignal,
-  ) {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, { highWaterMark: 2 });
-    this.writer = writable.getWriter();
-    this.done = backend.put(key, readable, length, { signal }).then(
-      () => true,
-      (err) => {
-        this.failure = err;
-        this.writer.abort(err).catch(() => {});
-        return false;
-      },
-    );
-  }
-
-  get ok(): boolean {
-    return this.failure === null;
-  }
-
-  /** Resolves when the chunk is queued (or the sink has failed). Chunks must not be reused. */
-  async write(chunk: Uint8Array): Promise<void> {
-    if (!this.ok) return;
-    try {
-      // `ready` rejects once the backend stops reading (its put failed and aborted the writer):
-      // that is this shard's failure, not the write's; the quorum decides. (No race against a
-      // promise that may never settle: each such race would stay in memory until it does.)
-      await this.writer.ready;
-    } catch (err) {
-      if (this.ok) this.failure = err;
-      return;
-    }
-    if (this.ok) this.writer.write(chunk).catch(() => {});
-  }
-
-  async close(): Promise<boolean> {
-    if (this.ok) await this.writer.close().catch(() => {});
-    return this.done;
-  }
-
-  abort(reason: unknown): void {
-    if (this.ok) this.failure = reason;
-    this.writer.abort(reason).catch(() => {});
-  }
-}
-
-/**
- * BufferedShardSink: the same contract, for units too wide to stream (see subrequests.ts): the
- * shard is collected in memory and put as one known-length body when closed.
- */
-export class BufferedShardSink {
-  failure: unknown = null;
-  private readonly chunks: Uint8Array[] = [];
   private settle!: (ok: boolean) => void;
-  readonly done: Promise<boolean> = new Promise((resolve) => (this.settle = resolve));
+  private started = false;
+  private closed = false;
+  private readonly free: Uint8Array[] = [];
+  private readonly filled: Slot[] = [];
+  /** The chunk the backend holds; it is returned to `free` on the backend's next read. */
+  private lent: Uint8Array | null = null;
+  private wakeWriter: (() => void) | null = null;
+  private wakeReader: (() => void) | null = null;
 
   constructor(
     readonly shardIndex: number,
@@ -75,37 +40,114 @@ export class BufferedShardSink {
     readonly key: string,
     private readonly length: number,
     private readonly signal: AbortSignal,
-    private readonly put: (fn: () => Promise<void>) => Promise<void>,
-  ) {}
+    /** Buffer size: the largest chunk the writer sends in one write (a framed block). */
+    private readonly chunkBytes: number,
+    /** Runs the upload when a subrequest slot is free. */
+    private readonly open: (upload: () => Promise<void>) => Promise<void> = (upload) => upload(),
+    private readonly depth = 2,
+  ) {
+    this.done = new Promise((resolve) => (this.settle = resolve));
+  }
 
   get ok(): boolean {
     return this.failure === null;
   }
 
-  async write(chunk: Uint8Array): Promise<void> {
-    if (this.ok) this.chunks.push(chunk);
+  /**
+   * Queues the bytes `parts()` returns (copied back to back) as one chunk; resolves when they are
+   * copied, which may first wait for the backend to take an earlier chunk. `parts` is called only
+   * then, synchronously before the copy: views of wasm memory must not be taken across an await
+   * (memory growth detaches them), so the writer passes a function that takes them.
+   */
+  async write(parts: () => readonly Uint8Array[]): Promise<void> {
+    if (!this.ok) return;
+    this.start();
+    while (this.ok && this.free.length === 0 && this.allocated >= this.depth) await new Promise<void>((r) => (this.wakeWriter = r));
+    if (!this.ok) return;
+    const views = parts();
+    const len = views.reduce((n, p) => n + p.byteLength, 0);
+    // A chunk larger than a block (a big header) gets a buffer of its own, once.
+    const buffer = len > this.chunkBytes ? new Uint8Array(len) : (this.free.pop() ?? this.allocate());
+    let at = 0;
+    for (const p of views) {
+      buffer.set(p, at);
+      at += p.byteLength;
+    }
+    this.filled.push({ buffer, len });
+    this.wake('reader');
   }
 
+  /** No more chunks; resolves with whether the shard was stored. */
   async close(): Promise<boolean> {
     if (this.ok) {
-      const body = new Uint8Array(this.length);
-      let at = 0;
-      for (const c of this.chunks) body.set(c.subarray(0, Math.max(0, this.length - at)), at), (at += c.length);
-      this.chunks.length = 0;
-      try {
-        if (at !== this.length) throw new Error(`shard ${this.shardIndex}: ${at} bytes framed, ${this.length} expected`);
-        await this.put(() => this.backend.put(this.key, body, this.length, { signal: this.signal }));
-      } catch (err) {
-        this.failure = err;
-      }
+      this.start(); // an empty shard is still uploaded
+      this.closed = true;
+      this.wake('reader');
     }
-    this.settle(this.ok);
-    return this.ok;
+    return this.done;
   }
 
   abort(reason: unknown): void {
     if (this.ok) this.failure = reason;
-    this.chunks.length = 0;
-    this.settle(false);
+    this.closed = true;
+    this.wake('reader');
+    this.wake('writer');
+    if (!this.started) this.settle(false);
+  }
+
+  private allocated = 0;
+
+  private allocate(): Uint8Array {
+    this.allocated++;
+    return new Uint8Array(this.chunkBytes);
+  }
+
+  private wake(who: 'reader' | 'writer'): void {
+    const w = who === 'reader' ? this.wakeReader : this.wakeWriter;
+    if (who === 'reader') this.wakeReader = null;
+    else this.wakeWriter = null;
+    w?.();
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    const source: ChunkSource = {
+      read: () => this.next(),
+      cancel: (reason) => {
+        if (this.ok) this.failure = reason ?? new Error('the backend stopped reading');
+        this.wake('writer');
+      },
+    };
+    const upload = async () => {
+      if (!this.ok) throw this.failure; // aborted while waiting for a slot
+      await this.backend.put(this.key, source, this.length, { signal: this.signal });
+    };
+    this.open(upload).then(
+      () => this.settle(this.ok),
+      (err) => {
+        if (this.ok) this.failure = err;
+        this.wake('writer');
+        this.settle(false);
+      },
+    );
+  }
+
+  /** The backend's read: returns the previous chunk's buffer to the pool, hands out the next. */
+  private async next(): Promise<Uint8Array | null> {
+    if (this.lent) {
+      if (this.lent.byteLength === this.chunkBytes) this.free.push(this.lent);
+      this.lent = null;
+      this.wake('writer');
+    }
+    while (this.filled.length === 0) {
+      if (!this.ok) throw this.failure;
+      if (this.closed) return null;
+      await new Promise<void>((r) => (this.wakeReader = r));
+    }
+    if (!this.ok) throw this.failure;
+    const slot = this.filled.shift()!;
+    this.lent = slot.buffer;
+    return slot.buffer.subarray(0, slot.len);
   }
 }

@@ -6,21 +6,26 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
-import { BodyDigest } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
 import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import { BackendLatency } from './backend-latency.ts';
-import { BodyReader } from './body-reader.ts';
+import { BodyFeed } from './body-feed.ts';
+import { writeColumn } from './column-writer.ts';
 import { placeShards } from './placement.ts';
 import type { StoragePolicy } from './policy.ts';
 import type { ShardReadError } from './shard-reader.ts';
-import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { readUnit } from './unit-reader.ts';
+import { ColumnReader } from './column-reader.ts';
 import { writeUnit } from './unit-writer.ts';
 
-/** Bytes of object data per unit when a wide policy cuts a body into segments. */
-const SEGMENT_TARGET = 16 * 1024 * 1024;
+/**
+ * Wasm memory a column unit's parity may take: the unit's shard length S is at most this over m
+ * (and at most MAX_COLUMN_SHARD), so a wide write holds m x S bytes, whatever the object's size.
+ */
+const COLUMN_PARITY_BYTES = 24 * 1024 * 1024;
+const MAX_COLUMN_SHARD = 8 * 1024 * 1024;
 
 export interface StoredBody {
   storage: ObjectManifest['storage'];
@@ -29,17 +34,21 @@ export interface StoredBody {
 }
 
 /**
- * How a body of a given size is stored, decided before any byte is read: inline in the index,
- * one unit, or segments of a wide policy; `unitIds` are the ids its shards will go under (none
- * inline), so a caller can reserve them in the same round trip as its other catalog reads.
+ * How a body of a given size is stored, decided before any byte is read: inline in the catalog,
+ * one striped unit (every shard streams at once: k+m <= 6), or column units of a wide code (as
+ * many as it takes for each to hold at most k x `columnShardBytes`). `unitIds` are the ids its
+ * shards will go under (none inline), so a caller can reserve them in the same round trip as its
+ * other catalog reads.
  */
 export interface StoragePlan {
-  mode: 'inline' | 'unit' | 'segmented';
+  mode: 'inline' | 'striped' | 'column';
   codec: Codec;
   k: number;
   m: number;
   quorum: number;
   unitIds: string[];
+  /** Column: bytes of object data per data shard of every unit but the last. */
+  columnShardBytes?: number;
 }
 
 export interface StoreBodyInput {
@@ -62,8 +71,8 @@ export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, er
 export interface UnitStoreOptions {
   /** A healthy read decodes around data shards slower than this (ms); absent: never. */
   hedgeMs?: number;
-  /** Bytes per unit when a wide policy segments a body (tests make it small). */
-  segmentTarget?: number;
+  /** Wasm memory a column unit's parity may take (tests make it small to get many units). */
+  columnParityBytes?: number;
 }
 
 export class UnitStore {
@@ -87,34 +96,43 @@ export class UnitStore {
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
     if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [] };
-    const segment = this.segmentBytes(k, policy.blockSize);
-    if (k + m > MAX_OPEN_SUBREQUESTS && size > segment) {
-      const count = Math.ceil(size / segment);
-      return { mode: 'segmented', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()) };
-    }
-    return { mode: 'unit', codec, k, m, quorum, unitIds: [newId()] };
+    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newId()] };
+    const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
+    const columnShardBytes = Math.max(policy.blockSize, budget - (budget % policy.blockSize));
+    const count = Math.max(1, Math.ceil(size / (k * columnShardBytes)));
+    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()), columnShardBytes };
   }
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
-    const { plan } = input;
-    if (plan.mode === 'inline') return this.storeInline(input);
-    if (plan.mode === 'segmented') return this.storeSegmented(input);
-    const { unit, digest } = await writeUnit({
-      ...this.unitGeometry(input), unitId: plan.unitIds[0]!, body: input.body, size: input.size, checksum: input.checksum,
-      headerExtra: { ...input.part, metadata: input.metadata },
-    });
+    const { plan, size } = input;
+    const feed = new BodyFeed(input.body, input.checksum, size);
+    if (plan.mode === 'inline') return this.storeInline(input, feed);
+    const units: CodedUnit[] = [];
     try {
-      const { md5, checksum } = await digest.verify(input.contentMD5);
-      if (input.part) unit.partNumber = input.part.partNumber;
-      unit.checksum = checksum;
-      return { storage: { kind: 'coded', units: [unit] }, md5, checksum };
+      if (plan.mode === 'striped') {
+        units.push((await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size, feed, headerExtra: { ...input.part, metadata: input.metadata } })).unit);
+      } else {
+        const unitBytes = plan.k * plan.columnShardBytes!;
+        const count = plan.unitIds.length, writeId = plan.unitIds[0]!;
+        for (let index = 0; index < count; index++) {
+          const segment = count > 1 ? { segment: { writeId, index, count, objectSize: size } } : {};
+          const { unit } = await writeColumn({
+            ...this.geometry(input), unitId: plan.unitIds[index]!, size: Math.min(unitBytes, size - index * unitBytes), feed, last: index === count - 1,
+            headerExtra: { ...input.part, metadata: input.metadata, ...segment },
+          });
+          units.push(unit);
+        }
+      }
+      const { md5, checksum } = await feed.digest.verify(input.contentMD5);
+      if (input.part) for (const u of units) u.partNumber = input.part.partNumber;
+      return { storage: { kind: 'coded', units }, md5, checksum };
     } catch (err) {
-      await this.discard(input.bucket, [unit]);
+      await this.discard(input.bucket, units);
       throw err;
     }
   }
 
-  private unitGeometry(input: StoreBodyInput) {
+  private geometry(input: StoreBodyInput) {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
@@ -122,75 +140,16 @@ export class UnitStore {
     };
   }
 
-  /**
-   * A wide policy's body, cut into units of about SEGMENT_TARGET bytes: each is written
-   * buffered within the subrequest limit, so memory is bounded by one segment. One pass still:
-   * MD5 and the client checksum of the whole body are computed as the segments stream by.
-   */
-  private async storeSegmented(input: StoreBodyInput): Promise<StoredBody> {
-    const { size, plan } = input;
-    const segBytes = this.segmentBytes(plan.k, input.policy.blockSize);
-    const count = plan.unitIds.length;
-    const reader = new BodyReader(input.body);
-    const digest = new BodyDigest(input.checksum);
-    const writeId = newId();
-    const units: CodedUnit[] = [];
-    let pending: Uint8Array | null = null;
+  private async storeInline(input: StoreBodyInput, feed: BodyFeed): Promise<StoredBody> {
+    const data = new Uint8Array(input.size);
     try {
-      for (let index = 0; index < count; index++) {
-        const len = Math.min(segBytes, size - index * segBytes);
-        let remaining = len;
-        const segment = new ReadableStream<Uint8Array>({
-          async pull(c) {
-            if (remaining === 0) return c.close();
-            if (!pending || pending.length === 0) {
-              pending = await reader.next();
-              if (!pending) return c.close(); // short body: the writer reports IncompleteBody
-              digest.update(pending);
-            }
-            const take = Math.min(remaining, pending.length);
-            c.enqueue(pending.slice(0, take)); // a copy: the reader reuses its buffer
-            pending = pending.subarray(take);
-            remaining -= take;
-          },
-        }, { highWaterMark: 0 });
-        const { unit } = await writeUnit({
-          ...this.unitGeometry(input), unitId: plan.unitIds[index]!, body: segment, size: len, checksum: null,
-          headerExtra: { metadata: input.metadata, segment: { writeId, index, count, objectSize: size } },
-        });
-        units.push(unit);
-      }
-      if ((pending as Uint8Array | null)?.length || !(await reader.atEnd())) {
-        throw new S3Error('IncompleteBody', `the body is longer than its declared ${size} bytes`);
-      }
-      const { md5, checksum } = await digest.verify(input.contentMD5);
-      return { storage: { kind: 'coded', units }, md5, checksum };
+      await feed.fill(input.size, () => data);
+      await feed.expectEnd();
     } catch (err) {
-      reader.release();
-      await this.discard(input.bucket, units);
+      feed.release();
       throw err;
     }
-  }
-
-  private segmentBytes(k: number, blockSize: number): number {
-    const stripe = k * blockSize;
-    return Math.max(stripe, Math.floor((this.options.segmentTarget ?? SEGMENT_TARGET) / stripe) * stripe);
-  }
-
-  private async storeInline(input: StoreBodyInput): Promise<StoredBody> {
-    const reader = new BodyReader(input.body);
-    const data = new Uint8Array(input.size);
-    const digest = new BodyDigest(input.checksum);
-    for (let piece = await reader.next(); piece; piece = await reader.next()) {
-      if (digest.size + piece.length > input.size) {
-        await reader.cancel();
-        throw new S3Error('IncompleteBody', `the body is longer than its declared ${input.size} bytes`);
-      }
-      data.set(piece, digest.size);
-      digest.update(piece);
-    }
-    if (digest.size !== input.size) throw new S3Error('IncompleteBody', `the body ended after ${digest.size} of ${input.size} bytes`);
-    const { md5, checksum } = await digest.verify(input.contentMD5);
+    const { md5, checksum } = await feed.digest.verify(input.contentMD5);
     return { storage: { kind: 'inline', data: toBase64(data) }, md5, checksum };
   }
 
@@ -208,11 +167,13 @@ export class UnitStore {
       if (hi >= lo) pieces.push({ unit, from: lo - offset, to: hi - offset });
       offset += unit.size;
     }
-    const openPiece = (p: (typeof pieces)[number]) =>
-      readUnit({
+    const openPiece = (p: (typeof pieces)[number]) => {
+      const input = {
         bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
-        onUnhealthy: (e) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
-      });
+        onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
+      };
+      return p.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
+    };
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;
@@ -238,6 +199,7 @@ export class UnitStore {
    * then brings the collector back for it.
    */
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
-    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)))));
+    const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
+    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));
   }
 }

@@ -10,6 +10,7 @@
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
 import { shardKey } from '../catalog/manifest.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;
@@ -18,6 +19,7 @@ const TAKE = 20;
 export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend>, now = new Date(), maxCalls = 800): Promise<number> {
   let collected = 0;
   let calls = 0;
+  const slots = new Semaphore(MAX_OPEN_SUBREQUESTS); // Workers' open subrequests per invocation
   const later = new Date(now.getTime() + RETRY_MS);
   for (;;) {
     const batch = await catalog.takeDueGarbage(now, TAKE);
@@ -34,8 +36,8 @@ export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend
       }
       const unit = item.units[0];
       const results = unit
-        ? await Promise.allSettled(unit.placement.map((id, j) => byId.get(id)?.delete(shardKey(item.bucket, unit.unitId, j)).then(() => 1)))
-        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${item.bucket}/${item.unitIds![0]}/`)));
+        ? await Promise.allSettled(unit.placement.map((id, j) => slots.run(async () => (await byId.get(id)?.delete(shardKey(item.bucket, unit.unitId, j)), 1))))
+        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${item.bucket}/${item.unitIds![0]}/`, slots)));
       calls += results.reduce((n, r) => n + (r.status === 'fulfilled' ? (r.value ?? 1) : 1), 0);
       if (results.some((r) => r.status === 'rejected')) await catalog.queueGarbage(item, later);
       else collected++;
@@ -44,12 +46,12 @@ export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend
 }
 
 /** Deletes every blob under `prefix` on one backend; returns the backend calls it made. */
-async function deleteUnder(backend: Backend, prefix: string): Promise<number> {
+async function deleteUnder(backend: Backend, prefix: string, slots: Semaphore): Promise<number> {
   let cursor: string | undefined;
   let calls = 0;
   do {
-    const page = await backend.list(prefix, cursor);
-    await Promise.all(page.entries.map((e) => backend.delete(e.key)));
+    const page = await slots.run(() => backend.list(prefix, cursor));
+    await Promise.all(page.entries.map((e) => slots.run(() => backend.delete(e.key))));
     calls += 1 + page.entries.length;
     cursor = page.cursor;
   } while (cursor);

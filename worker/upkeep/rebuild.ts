@@ -3,9 +3,11 @@
  * the day a catalog entry (or the whole catalog) is lost. Every shard header names its bucket, key
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
- * has are left alone. Known gaps: multipart objects (their part list lives only in the index)
- * and inline objects (no shards) cannot be recovered this way; a segmented body (wide policy)
- * comes back with a multipart-style ETag and without its client checksum.
+ * has are left alone. A body cut into column segments (wide codes) comes back with its own ETag
+ * and checksum, from its last segment's footer. Known gaps: multipart objects (their part list
+ * lives only in the catalog) and inline objects (no shards) cannot be recovered this way; a body
+ * cut into striped segments (wide codes before column units) comes back with a multipart-style
+ * ETag and without its client checksum.
  */
 import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
@@ -25,6 +27,13 @@ export interface RebuildResult {
 
 const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
 
+interface Candidate {
+  info: ShardFileInfo;
+  units: CodedUnit[];
+  etag: string;
+  checksum: NonNullable<CodedUnit['checksum']> | null;
+}
+
 export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
@@ -42,16 +51,19 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     } while (cursor);
   }
   const result: RebuildResult = { restored: [], kept: [], unrecoverable: [] };
-  const newest = new Map<string, { info: ShardFileInfo; units: CodedUnit[]; etag: string }>();
+  const newest = new Map<string, Candidate>();
   const segments = new Map<string, { info: ShardFileInfo; unit: CodedUnit }[]>();
   for (const [unitId, shards] of found) {
+    // A complete footer: any shard of a striped unit; of a column unit, the last data shard or a
+    // parity shard (the others were finished early and know only some digests).
     let info: ShardFileInfo | null = null;
-    for (const [i, b] of shards) {
-      info = await readShardFile(b, `sg1/${bucket}/${unitId}/${i}`).catch(() => null);
+    for (const [i, b] of [...shards].sort(([a], [c]) => c - a)) {
+      const read = await readShardFile(b, `sg1/${bucket}/${unitId}/${i}`).catch(() => null);
+      if (read && !read.footer.partial) info = read;
       if (info) break;
     }
     if (!info) {
-      result.unrecoverable.push({ unitId, reason: 'no readable shard header' });
+      result.unrecoverable.push({ unitId, reason: 'no readable shard with a complete footer' });
       continue;
     }
     const h = info.header;
@@ -61,7 +73,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     }
     const n = h.k + h.m;
     const unit: CodedUnit = {
-      unitId, codec: h.codec, size: h.size, k: h.k, m: h.m, blockSize: h.blockSize, placement: h.placement,
+      unitId, codec: h.codec, size: h.size, k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement: h.placement,
       headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...h, shardIndex: j }).length),
       shardDigests: info.footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: [...Array(n).keys()].filter((j) => !shards.has(j)),
@@ -73,10 +85,12 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       segments.set(h.segment.writeId, [...list, { info, unit }]);
       continue;
     }
-    offer(h.key, { info, units: [unit], etag: `"${unit.md5}"` });
+    offer(h.key, { info, units: [unit], etag: `"${unit.md5}"`, checksum: unit.checksum ?? null });
   }
-  // A body cut into segments comes back whole or not at all. Its MD5 was never stored in a
-  // shard, so it gets a multipart-style ETag (MD5 of the segments' MD5s, "-N").
+  // A body cut into segments comes back whole or not at all. Column segments: the last one's
+  // footer holds the write's MD5 (the ETag) and checksum. Striped segments (written before
+  // column units existed) each hold their own MD5, so the body gets a multipart-style ETag (MD5
+  // of the segments' MD5s, "-N").
   for (const [writeId, parts] of segments) {
     const count = parts[0]!.info.header.segment!.count;
     parts.sort((a, b) => a.info.header.segment!.index - b.info.header.segment!.index);
@@ -84,24 +98,30 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       result.unrecoverable.push({ unitId: writeId, reason: `segmented write: ${parts.length} of ${count} segments found` });
       continue;
     }
+    const last = parts[count - 1]!;
+    if (last.unit.layout === 'column') {
+      for (const p of parts.slice(0, -1)) p.unit.md5 = '';
+      offer(parts[0]!.info.header.key, { info: last.info, units: parts.map((p) => p.unit), etag: `"${last.unit.md5}"`, checksum: last.unit.checksum ?? null });
+      continue;
+    }
     const md5s = parts.map((p) => Uint8Array.from(p.unit.md5.match(/../g)!.map((x) => parseInt(x, 16))));
     const etag = `"${toHex(createHash('md5').update(Buffer.concat(md5s)).digest())}-${count}"`;
-    offer(parts[0]!.info.header.key, { info: parts[count - 1]!.info, units: parts.map((p) => p.unit), etag });
+    offer(parts[0]!.info.header.key, { info: last.info, units: parts.map((p) => p.unit), etag, checksum: null });
   }
   // Newest write wins: by time, then by id (ids sort in creation order within an isolate).
   function age(c: { info: ShardFileInfo }): string {
     return `${c.info.header.createdAt} ${c.info.header.segment?.writeId ?? c.info.header.unitId}`;
   }
-  function offer(key: string, candidate: { info: ShardFileInfo; units: CodedUnit[]; etag: string }) {
+  function offer(key: string, candidate: Candidate) {
     const prev = newest.get(key);
     if (!prev || age(prev) < age(candidate)) newest.set(key, candidate);
   }
-  for (const [key, { info, units, etag }] of newest) {
+  for (const [key, { info, units, etag, checksum }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);
     const manifest: ObjectManifest = {
       format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
       lastModified: info.header.createdAt, metadata: (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} },
-      checksum: units.length === 1 ? (units[0]!.checksum ?? null) : null, storage: { kind: 'coded', units },
+      checksum, storage: { kind: 'coded', units },
     };
     try {
       await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });

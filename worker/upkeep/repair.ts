@@ -9,14 +9,15 @@ import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
-import { blockSeed, encodeHeader, unitSalt } from '../engine/format.ts';
+import { blockSeed, encodeFooter, encodeHeader, footerOfShard, unitSalt, type ShardFooter, type ShardHeader } from '../engine/format.ts';
 import { BLOCK_CHECKSUM_BYTES, shardLayout } from '../engine/layout.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import { probeShardSize, readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
-import { ShardReadError, ShardReader } from '../engine/shard-reader.ts';
-import { BufferedShardSink, ShardSink } from '../engine/shard-sink.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from '../engine/subrequests.ts';
-import { QuorumError, digestOf } from '../engine/unit-writer.ts';
+import { RowDecoder } from '../engine/row-decoder.ts';
+import { ShardReadError } from '../engine/shard-reader.ts';
+import { ShardSink } from '../engine/shard-sink.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { QuorumError, checksumBytes, digestOf } from '../engine/unit-writer.ts';
 
 export interface RepairDeps {
   catalog: Catalog;
@@ -56,92 +57,82 @@ export interface RepairResult {
  */
 export async function triageTargets(bucket: string, unit: CodedUnit, targets: number[], transient: boolean, backends: Map<string, Backend>): Promise<{ now: number[]; later: number[] }> {
   const now: number[] = [], later: number[] = [];
+  const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   await Promise.all(targets.map(async (t) => {
-    const state = await probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t);
+    const state = await slots.run(() => probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t));
     if (state === 'unreachable') later.push(t);
     else if (state === 'damaged' || !transient) now.push(t);
   }));
   return { now: now.sort((a, b) => a - b), later: later.sort((a, b) => a - b) };
 }
 
-export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], allBackends: Map<string, Backend>): Promise<RepairResult> {
-  const n = unit.k + unit.m;
-  // k sources plus the rebuilt shards must fit in Workers' 6 open subrequests, else go buffered.
-  const sem = unit.k + targets.length > MAX_OPEN_SUBREQUESTS ? new Semaphore(MAX_OPEN_SUBREQUESTS) : null;
-  const backends = sem ? new Map([...allBackends].map(([id, b]) => [id, drainingBackend(b, sem)])) : allBackends;
+/** Bytes of source blocks a repair of a wide unit drains per round (k blocks per row). */
+const ROUND_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Rebuilds shards `targets` of a unit, row by row: each row's block of k good shards (data first)
+ * is read and checked, the targets' blocks reconstructed, framed and streamed to their backends.
+ * When the k sources and the targets cannot all stream at once within the 6 open subrequests
+ * (wide codes), rows go in rounds: each source's blocks of a round are read (drained) one source
+ * at a time, so memory is a round (ROUND_BYTES), not a shard.
+ */
+export async function repairUnit(bucket: string, unit: CodedUnit, targets: number[], backends: Map<string, Backend>): Promise<RepairResult> {
+  if (targets.length >= MAX_OPEN_SUBREQUESTS) {
+    // Each rebuilt shard holds a subrequest slot for its whole upload: rebuild a few at a time.
+    const first = await repairUnit(bucket, unit, targets.slice(0, MAX_OPEN_SUBREQUESTS - 1), backends);
+    const rest = await repairUnit(bucket, unit, targets.slice(MAX_OPEN_SUBREQUESTS - 1), backends);
+    return { repaired: [...first.repaired, ...rest.repaired], failed: [...first.failed, ...rest.failed] };
+  }
   const replica = unit.codec === 'replica';
-  const need = replica ? 1 : unit.k;
   const bad = new Set(targets);
-  const backend = (i: number) => {
+  const backendOf = (i: number) => {
     const b = backends.get(unit.placement[i]!);
     if (!b) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
     return b;
   };
-  // Header and footer come from any good shard; the footer is identical in every shard.
-  let source: ShardFileInfo | null = null;
-  for (let i = 0; i < n && !source; i++) {
-    if (bad.has(i)) continue;
-    source = await readShardFile(backend(i), shardKey(bucket, unit.unitId, i)).catch(() => null);
-  }
-  if (!source) throw new QuorumError(`no readable shard of unit ${unit.unitId} to repair from`, []);
+  // The header of any good shard (headers differ only by the shard index); a complete footer
+  // (every striped shard has one; of a column unit, the last data shard and the parity shards).
+  const { header, footer } = await sourceFiles(bucket, unit, bad, backendOf);
   const layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
+  const rows = layouts[0]!.stripes;
+  const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
+  const decoder = new RowDecoder({
+    bucket, unit, backends, bad, lastRow: rows - 1, slots, reservedSlots: targets.length,
+    rowsPerRound: Math.max(1, Math.floor(ROUND_BYTES / (unit.k * unit.blockSize))),
+  });
   const coder = createCoder(unit.k, replica ? 0 : unit.m);
   const stripe = coder.stripe(unit.blockSize);
   const abort = new AbortController();
   const sums = new Map<number, bigint[]>(targets.map((t) => [t, []]));
-  const headers = targets.map((t) => encodeHeader({ ...source!.header, shardIndex: t }));
+  const headers = targets.map((t) => encodeHeader({ ...header, shardIndex: t }));
   headers.forEach((h, j) => {
     if (h.length !== unit.headerLens[targets[j]!]) throw new Error(`unit ${unit.unitId}: rebuilt header of shard ${targets[j]} has another length`);
   });
   const sinks = targets.map((t) => {
     const key = shardKey(bucket, unit.unitId, t), len = layouts[t]!.shardFileLen();
-    return sem ? new BufferedShardSink(t, allBackends.get(unit.placement[t]!)!, key, len, abort.signal, (fn) => sem.run(fn)) : new ShardSink(t, backend(t), key, len, abort.signal);
+    return new ShardSink(t, backendOf(t), key, len, abort.signal, BLOCK_CHECKSUM_BYTES + unit.blockSize, (upload) => slots.run(upload));
   });
-  const readers = new Map<number, ShardReader>();
   const salt = unitSalt(unit.unitId);
   try {
-    await Promise.all(sinks.map((sink, j) => sink.write(headers[j]!)));
-    for (let s = 0; s < layouts[0]!.stripes; s++) {
-      const loaded = new Set<number>();
-      for (;;) {
-        const sources = [...Array(n).keys()].filter((i) => !bad.has(i)).slice(0, need);
-        if (sources.length < need) throw new QuorumError(`unit ${unit.unitId}: fewer than ${need} good shards`, []);
-        const results = await Promise.allSettled(
-          sources.filter((i) => !loaded.has(i)).map(async (i) => {
-            let r = readers.get(i);
-            if (!r) readers.set(i, (r = new ShardReader(i, backend(i), shardKey(bucket, unit.unitId, i), layouts[i]!, s, layouts[0]!.stripes - 1, salt)));
-            await r.readBlock(s, stripe, replica ? 0 : i);
-            loaded.add(i);
-          }),
-        );
-        const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
-        for (const e of failures) {
-          if (!(e instanceof ShardReadError)) throw e;
-          bad.add(e.shardIndex);
-          readers.get(e.shardIndex)?.cancel();
-          readers.delete(e.shardIndex);
-        }
-        if (failures.length === 0) {
-          const len = layouts[0]!.blockLen(s);
-          if (!replica) stripe.reconstruct([...Array(n).keys()].map((i) => sources.includes(i)), { len });
-          await Promise.all(sinks.map((sink) => {
-            const src = replica ? 0 : sink.shardIndex;
-            const sum = stripe.xxh64(src, 0, len, blockSeed(salt, s, sink.shardIndex));
-            sums.get(sink.shardIndex)!.push(sum);
-            const chunk = new Uint8Array(BLOCK_CHECKSUM_BYTES + len);
-            new DataView(chunk.buffer).setBigUint64(0, sum, true);
-            chunk.set(stripe.shard(src).subarray(0, len), BLOCK_CHECKSUM_BYTES);
-            return sink.write(chunk);
-          }));
-          break;
-        }
-      }
+    await Promise.all(sinks.map((sink, j) => sink.write(() => [headers[j]!])));
+    for (let s = 0; s < rows; s++) {
+      await decoder.decodeRow(s, stripe, false);
+      const len = layouts[0]!.blockLen(s);
+      await Promise.all(sinks.map((sink) => {
+        const src = replica ? 0 : sink.shardIndex;
+        const sum = stripe.xxh64(src, 0, len, blockSeed(salt, s, sink.shardIndex));
+        sums.get(sink.shardIndex)!.push(sum);
+        return sink.write(() => [checksumBytes(sum), stripe.shard(src).subarray(0, len)]);
+      }));
     }
     for (const sink of sinks) {
       const digest = digestOf(sums.get(sink.shardIndex)!, sink.shardIndex);
-      if (digest !== source.footer.shardDigests[sink.shardIndex]) {
+      if (digest !== footer.shardDigests[sink.shardIndex]) {
         sink.abort(new Error(`shard ${sink.shardIndex}: rebuilt digest differs from the footer's`));
-      } else await sink.write(source.footerBytes);
+      } else {
+        const bytes = encodeFooter(footerOfShard(footer, unit, sink.shardIndex));
+        await sink.write(() => [bytes]);
+      }
     }
     const done = await Promise.all(sinks.map((s) => s.close()));
     return {
@@ -153,8 +144,23 @@ export async function repairUnit(bucket: string, unit: CodedUnit, targets: numbe
     sinks.forEach((s) => s.abort(err));
     throw err;
   } finally {
-    readers.forEach((r) => r.cancel());
+    decoder.release();
     stripe.free();
     coder.free();
   }
+}
+
+/** A good shard's header, and a complete footer, read from the shards not being rebuilt. */
+async function sourceFiles(bucket: string, unit: CodedUnit, bad: Set<number>, backendOf: (i: number) => Backend): Promise<{ header: ShardHeader; footer: ShardFooter }> {
+  let header: ShardHeader | null = null;
+  // Complete footers first: the last data shard and the parity shards, then the others.
+  const order = [...Array(unit.k + unit.m).keys()].sort((a, b) => Number(b >= unit.k - 1) - Number(a >= unit.k - 1));
+  for (const i of order) {
+    if (bad.has(i)) continue;
+    const info: ShardFileInfo | null = await readShardFile(backendOf(i), shardKey(bucket, unit.unitId, i)).catch(() => null);
+    if (!info) continue;
+    header ??= info.header;
+    if (!info.footer.partial) return { header, footer: info.footer };
+  }
+  throw new QuorumError(`no readable shard of unit ${unit.unitId} with a complete footer to repair from`, []);
 }
