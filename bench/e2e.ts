@@ -433,12 +433,9 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
     const ingest: [string, string, string, boolean][] = [
       ['ingest-raw', 'request body, BYOB 1 MiB reads (BodyReader), nothing else', '', false],
       ['ingest-md5', '... + MD5 per piece', 'md5', false],
-      ['ingest-gate', 'the gate\'s plain-body TransformStream straight on the body (4 KiB pieces: the gate before largePieces)', 'verifier', false],
-      ['ingest-gate-limit-md5', '... + limitBody + MD5: the unsigned PUT path before coding, before largePieces', 'verifier,limit,md5', false],
-      ['ingest-chunked', 'aws-chunked decoder TransformStream straight on the body (4 KiB pieces)', 'chunked', true],
-      ['ingest-pull-gate', 'the same verifier over 1 MiB pulled pieces (BYOB readAtLeast, as largePieces does)', 'pull-verifier', false],
-      ['ingest-pull-gate-md5', '... + limitBody + MD5', 'pull-verifier,limit,md5', false],
-      ['ingest-pull-chunked', 'the aws-chunked decoder over 1 MiB pulled pieces', 'pull-chunked', true],
+      ['ingest-gate', 'the gate\'s plain-body verifier (one reused 1 MiB BYOB buffer, pulled)', 'verifier', false],
+      ['ingest-gate-limit-md5', '... + limitBody + MD5: the unsigned PUT path before coding', 'verifier,limit,md5', false],
+      ['ingest-chunked', 'the gate\'s aws-chunked decoder (the same pulled buffer)', 'chunked', true],
     ];
     for (const [stage, what, layers, isChunked] of ingest) {
       const headers: Record<string, string> = isChunked

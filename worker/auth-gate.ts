@@ -3,7 +3,6 @@
  * keys. Checksums are verified by the store while it hashes the body anyway (one pass), so the
  * gate only frames and signature-checks; Content-MD5 likewise.
  */
-import { largePieces } from '../backends/streams.ts';
 import { verifyRequest } from './auth/verify.ts';
 import { createHasher } from './model/checksums.ts';
 import type { Authenticate } from './s3/context.ts';
@@ -27,7 +26,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
     const request = withClientAcceptEncoding(original);
     let v: Awaited<ReturnType<typeof verifyRequest>>;
     try {
-      v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, pieces: largePieces });
+      v = await verifyRequest(request, { rawUrl, credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous });
     } catch (err) {
       // A copied Request owns the body now: drain it here, or wrangler dev's proxy wedges
       // (app.ts onError drains only the original request's body).

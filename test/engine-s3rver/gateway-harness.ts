@@ -26,6 +26,9 @@ export interface GatewayOptions {
   timeoutMs?: number;
   /** Attempts per backend request (1 = no retry). */
   maxAttempts?: number;
+  /** Policies (name -> config) and which bucket uses which; default: one 4+2 policy. */
+  policies?: Record<string, object>;
+  buckets?: Record<string, string>;
 }
 
 /** SHARDGATE_CONFIG for a 4+2 pool on `servers` (one s3rver per backend, path-style). */
@@ -46,9 +49,10 @@ export function gatewayConfig(servers: S3rverProcess[], o: GatewayOptions): obje
       timeoutMs: o.timeoutMs ?? 2000,
       retries: attempts - 1, // extra attempts after the first
     })),
-    policies: { 'ec-4-2': { k: 4, m: 2, ...(o.blockSize ? { blockSize: o.blockSize } : {}) } },
-    defaultPolicy: 'ec-4-2',
-    credentials: [DEV_CREDENTIALS],
+    policies: o.policies ?? { 'ec-4-2': { k: 4, m: 2, ...(o.blockSize ? { blockSize: o.blockSize } : {}) } },
+    defaultPolicy: Object.keys(o.policies ?? { 'ec-4-2': 0 })[0]!,
+    buckets: o.buckets ?? {},
+    credentials: [{ ...DEV_CREDENTIALS }], // a copy: the SDK client marks the object it is given ($source)
     garbageGraceSeconds: 60,
   };
 }
@@ -152,7 +156,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
       new S3Client({
         endpoint: url.origin,
         region: 'us-east-1',
-        credentials: DEV_CREDENTIALS,
+        credentials: { ...DEV_CREDENTIALS },
         forcePathStyle: true,
         expectContinueHeader: false,
         maxAttempts: 1,

@@ -16,6 +16,7 @@ import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { repairUnit } from '../../worker/upkeep/repair.ts';
 import { prng, randomBytes } from '../support/random.ts';
+import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';
 
 const B = 4096;
@@ -44,7 +45,7 @@ function streamOf(bytes: Uint8Array, piece = 1500): ReadableStream<Uint8Array> {
 }
 
 async function bytesOf(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(s).arrayBuffer());
+  return readBytes(s);
 }
 
 async function store(s: ReturnType<typeof setup>, p: StoragePolicy, data: Uint8Array, key = 'obj') {

@@ -15,11 +15,12 @@ import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
 import { shardKey } from '../../worker/catalog/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
+import { readBytes } from '../support/read-bytes.ts';
 
 const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 async function bytes(s: ReadableStream<Uint8Array>) {
-  return new Uint8Array(await new Response(s).arrayBuffer());
+  return readBytes(s);
 }
 
 function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }, extra: object = {}) {

@@ -40,7 +40,7 @@ function streamOf(bytes: Uint8Array, piece = 1000): ReadableStream<Uint8Array> {
 
 async function readAll(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  for await (const p of s as unknown as AsyncIterable<Uint8Array>) parts.push(p);
+  for await (const p of s as unknown as AsyncIterable<Uint8Array>) parts.push(p.slice()); // chunks are valid until the next read
   return new Uint8Array(Buffer.concat(parts));
 }
 

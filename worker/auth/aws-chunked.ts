@@ -29,7 +29,7 @@
 
 import { createHash, type Hash } from 'node:crypto';
 import { S3Error } from '../model/errors.ts';
-import { concatBytes, isHex, timingSafeEqual } from '../model/bytes.ts';
+import { isHex, timingSafeEqual } from '../model/bytes.ts';
 import { assertChecksumValue, checksumAlgorithmOf } from '../model/checksums.ts';
 import { finishChecksum, type ChecksumCheck } from './checksum.ts';
 import { EMPTY_SHA256, canonicalTrailer, chunkStringToSign, sha256Hex, signature, trailerStringToSign } from './sigv4.ts';
@@ -105,19 +105,11 @@ export class AwsChunkedDecoder {
     return this.trailerLines;
   }
 
-  /** A TransformStream running this decoder: encoded bytes in, decoded bytes out. */
-  transformStream(): TransformStream<Uint8Array, Uint8Array> {
-    return new TransformStream<Uint8Array, Uint8Array>({
-      transform: async (piece, controller) => {
-        const out = await this.push(piece);
-        if (out) controller.enqueue(out);
-      },
-      flush: () => this.finish(),
-    });
-  }
-
-  /** Feeds encoded bytes; returns the decoded bytes they held (null if none). Throws S3Error. */
-  async push(piece: Uint8Array): Promise<Uint8Array | null> {
+  /**
+   * Feeds encoded bytes; returns the decoded bytes they held, as views of `piece` (no copy:
+   * valid as long as `piece` is). Throws S3Error.
+   */
+  async push(piece: Uint8Array): Promise<Uint8Array[]> {
     if (this.failure) throw this.failure;
     try {
       return await this.consume(piece);
@@ -145,7 +137,7 @@ export class AwsChunkedDecoder {
     this.opts.checksum?.settle?.(null);
   }
 
-  private async consume(piece: Uint8Array): Promise<Uint8Array | null> {
+  private async consume(piece: Uint8Array): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
     let i = 0;
     while (i < piece.length) {
@@ -155,7 +147,7 @@ export class AwsChunkedDecoder {
           const nl = piece.indexOf(LF, i);
           const end = nl < 0 ? piece.length : nl;
           this.appendLine(piece, i, end);
-          if (nl < 0) return out.length ? concatBytes(out) : null;
+          if (nl < 0) return out;
           i = nl + 1;
           const text = this.line.endsWith('\r') ? this.line.slice(0, -1) : this.line;
           this.line = '';
@@ -198,7 +190,7 @@ export class AwsChunkedDecoder {
         }
       }
     }
-    return out.length ? concatBytes(out) : null;
+    return out;
   }
 
   private appendLine(piece: Uint8Array, start: number, end: number): void {

@@ -17,7 +17,8 @@ import { S3Error } from '../model/errors.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
 import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type HasherFactory } from '../model/checksums.ts';
 import type { ChecksumCheck } from './checksum.ts';
-import { plainBodyVerifier, verifyEmptyBody } from './plain-body.ts';
+import { verifyingBody } from './body-stream.ts';
+import { plainBodySteps, verifyEmptyBody } from './plain-body.ts';
 import { UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { RequestChecksum } from './types.ts';
 
@@ -141,7 +142,6 @@ export function verifiedBody(
   mode: PayloadMode,
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
-  pieces: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array> = (body) => body,
 ): VerifiedBody {
   if (mode.kind === 'streaming') {
     if (mode.signed && !signing) {
@@ -163,7 +163,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: pieces(request.body).pipeThrough(decoder.transformStream()), decodedContentLength };
+    return { body: verifyingBody(request.body, (piece) => decoder.push(piece), () => decoder.finish()), decodedContentLength };
   }
   const contentLength = parseLength(request.headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -175,5 +175,6 @@ export function verifiedBody(
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
-  return { body: pieces(request.body).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
+  const { step, finish } = plainBodySteps(checks);
+  return { body: verifyingBody(request.body, step, finish), decodedContentLength: contentLength };
 }

@@ -52,29 +52,27 @@ class PlainBodyVerifier {
   }
 }
 
-/** A pass-through stream that errors at its end unless every declared check holds. */
-export function plainBodyVerifier(checks: PlainBodyChecks): TransformStream<Uint8Array, Uint8Array> {
+/**
+ * The verifier of a plain body as a BodyStep (body-stream.ts) and its end: each piece is checked
+ * and passed on as it is; the end throws unless every declared check holds.
+ */
+export function plainBodySteps(checks: PlainBodyChecks): { step: (piece: Uint8Array) => Uint8Array[]; finish: () => void } {
   const verifier = new PlainBodyVerifier(checks);
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(piece, controller) {
-      try {
-        verifier.update(piece);
-      } catch (err) {
-        checks.checksum?.settle?.(null);
-        throw err;
-      }
-      controller.enqueue(piece);
-    },
-    flush() {
-      try {
-        verifier.finish();
-      } catch (err) {
-        checks.checksum?.settle?.(null);
-        throw err;
-      }
+  const settleOnFailure = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      checks.checksum?.settle?.(null);
+      throw err;
+    }
+  };
+  return {
+    step: (piece) => settleOnFailure(() => (verifier.update(piece), [piece])),
+    finish: () => {
+      settleOnFailure(() => verifier.finish());
       checks.checksum?.settle?.(checks.checksum.expectedBase64);
     },
-  });
+  };
 }
 
 /** Runs the checks over an absent body (as zero bytes), throwing at once on failure. */

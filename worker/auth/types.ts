@@ -30,12 +30,6 @@ export interface VerifyOptions {
   allowAnonymous?: boolean;
   /** Allowed difference between the request time and `now` for header auth. Default 15 minutes. */
   maxSkewMs?: number;
-  /**
-   * Re-reads the raw request body in larger pieces before it is decoded and verified (the gateway
-   * passes 1 MiB BYOB reads: workerd's default ~4 KiB chunks cost per chunk downstream).
-   * Default: the body as it comes.
-   */
-  pieces?: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
   /** SigV2 only: the bucket named by the Host header for virtual-hosted-style requests. */
   virtualHostedBucket?: string;
 }

@@ -67,7 +67,7 @@ export async function verifyRequest(request: Request, opts: VerifyOptions): Prom
   const declared = declaredChecksum(request.headers, mode, opts.createHasher, opts.verifyChecksum ?? true);
   // The view first: it hooks the settle callback that the body stream calls at its end.
   const checksum = checksumView(declared);
-  const { body, decodedContentLength } = verifiedBody(request, mode, declared, v4?.signing ?? null, opts.pieces);
+  const { body, decodedContentLength } = verifiedBody(request, mode, declared, v4?.signing ?? null);
   return {
     accessKeyId,
     authType,

@@ -1,12 +1,14 @@
 /**
  * ShardReader: one ranged read of consecutive blocks of one shard file, checked block by block.
- * Each block is read straight into the coder's stripe memory and its XXH64 (seeded with stripe
- * and shard index) verified in place. Any failure — backend error, short body, checksum
- * mismatch — surfaces as ShardReadError, which the unit reader answers by using other shards.
+ * Each framed block (checksum + block) is read into a buffer this reader owns and reuses for every
+ * block (with BYOB straight from the backend's body: no allocation per block), copied into the
+ * coder's stripe memory and its XXH64 (seeded with row and shard index) verified there. Any
+ * failure (backend error, short body, checksum mismatch) surfaces as ShardReadError, which the
+ * unit reader answers by using other shards.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { BackendLatency } from './backend-latency.ts';
 import type { Stripe } from '../../coder-wasm/index.ts';
+import type { BackendLatency } from './backend-latency.ts';
 import { blockSeed } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from './layout.ts';
 
@@ -22,14 +24,22 @@ export class ShardReadError extends Error {
   }
 }
 
+/** workerd's BYOB readers have readAtLeast (fill the view at least this far); Node's do not. */
+type ByobReader = ReadableStreamBYOBReader & {
+  readAtLeast?: (min: number, view: Uint8Array) => Promise<ReadableStreamReadResult<Uint8Array>>;
+};
+
 export class ShardReader {
-  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private byob: ByobReader | null = null;
+  private plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   private opening: Promise<void> | null = null;
   /** Set by cancel(): no byte may land in stripe memory afterwards (the slot may be rebuilt). */
   private closed = false;
   private readonly abort = new AbortController();
+  /** The framed block being read; reused (with BYOB, transferred back and forth) for every block. */
+  private buffer: ArrayBuffer;
+  /** A plain reader's unread rest of its last chunk. */
   private rest: Uint8Array = new Uint8Array(0);
-  private readonly sum = new Uint8Array(BLOCK_CHECKSUM_BYTES);
 
   constructor(
     readonly shardIndex: number,
@@ -41,7 +51,9 @@ export class ShardReader {
     private readonly salt: bigint,
     /** Where time-to-first-byte and failures of this backend are recorded, if anywhere. */
     private readonly latency?: BackendLatency,
-  ) {}
+  ) {
+    this.buffer = new ArrayBuffer(BLOCK_CHECKSUM_BYTES + Math.min(layout.blockSize, layout.blockLen(firstStripe) || layout.blockSize));
+  }
 
   private open(): Promise<void> {
     const l = this.layout;
@@ -55,7 +67,11 @@ export class ShardReader {
           r.body.cancel().catch(() => {});
           throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
         }
-        this.reader = r.body.getReader();
+        try {
+          this.byob = r.body.getReader({ mode: 'byob' }) as ByobReader;
+        } catch {
+          this.plain = r.body.getReader();
+        }
       },
       (err) => {
         if (!this.closed) this.latency?.recordFailure(this.backend.id);
@@ -71,44 +87,57 @@ export class ShardReader {
     return new ShardReadError(this.shardIndex, reason, (err as Error).message ?? String(err), { cause: err });
   }
 
-  /**
-   * Reads exactly `len` bytes into `target()` (a fresh view each call: wasm memory may move);
-   * with `pieces`, also collects the same bytes as views of the backend's own chunks.
-   */
-  private async readExact(len: number, target: () => Uint8Array, pieces?: Uint8Array[]): Promise<void> {
+  /** Fills the first `len` bytes of the reader's buffer from the shard; returns a view of them. */
+  private async readFramed(len: number): Promise<Uint8Array> {
+    if (this.buffer.byteLength < len) this.buffer = new ArrayBuffer(len); // the longest block, once
+    // The last block's views go stale now: detach them (a zero-copy move of the memory), so a
+    // consumer that kept one sees an empty view, never the next block's bytes. (A BYOB read
+    // below detaches them anyway; a plain reader's copy would not.)
+    if (!this.byob) this.buffer = structuredClone(this.buffer, { transfer: [this.buffer] });
     let got = 0;
     while (got < len) {
-      if (this.rest.length === 0) {
-        const r = await this.reader!.read();
+      let n: number;
+      if (this.byob) {
+        const view = new Uint8Array(this.buffer, got, len - got);
+        const r: { done: boolean; value?: Uint8Array } =
+          typeof this.byob.readAtLeast === 'function' ? await this.byob.readAtLeast(len - got, view) : await this.byob.read(view);
+        if (r.value) this.buffer = r.value.buffer as ArrayBuffer;
         if (this.closed) throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
-        if (r.done) throw new ShardReadError(this.shardIndex, 'corrupt', 'shard is shorter than its layout');
-        this.rest = r.value;
+        n = r.value?.length ?? 0;
+        if (r.done && got + n < len) throw new ShardReadError(this.shardIndex, 'corrupt', 'shard is shorter than its layout');
+      } else {
+        if (this.rest.length === 0) {
+          const r = await this.plain!.read();
+          if (this.closed) throw new ShardReadError(this.shardIndex, 'unavailable', 'reader closed');
+          if (r.done) throw new ShardReadError(this.shardIndex, 'corrupt', 'shard is shorter than its layout');
+          this.rest = r.value;
+        }
+        n = Math.min(len - got, this.rest.length);
+        new Uint8Array(this.buffer, got, n).set(this.rest.subarray(0, n));
+        this.rest = this.rest.subarray(n);
       }
-      const take = Math.min(len - got, this.rest.length);
-      target().set(this.rest.subarray(0, take), got);
-      pieces?.push(this.rest.subarray(0, take));
-      this.rest = this.rest.subarray(take);
-      got += take;
+      got += n;
     }
+    return new Uint8Array(this.buffer, 0, len);
   }
 
   /**
-   * Reads stripe `s`'s block into stripe shard `dest` and verifies it. Stripes come in order.
-   * Returns the block's bytes as views of the backend's chunks (valid once verified, never
-   * modified: chunks belong to the reader), so a healthy read can hand them on without a copy.
+   * Reads row `s`'s block into stripe shard `dest` and verifies it. Rows come in order. Returns
+   * the block's bytes as a view of this reader's buffer: verified, and valid until the next
+   * readBlock (the buffer is reused), so a healthy read can hand it on without another copy.
    */
   async readBlock(s: number, stripe: Stripe, dest: number): Promise<Uint8Array[]> {
     try {
       await this.open();
       const b = this.layout.blockLen(s);
-      const pieces: Uint8Array[] = [];
-      await this.readExact(BLOCK_CHECKSUM_BYTES, () => this.sum);
-      await this.readExact(b, () => stripe.shard(dest), pieces);
-      const want = new DataView(this.sum.buffer).getBigUint64(0, true);
+      const framed = await this.readFramed(BLOCK_CHECKSUM_BYTES + b);
+      const want = new DataView(framed.buffer, framed.byteOffset).getBigUint64(0, true);
+      const block = framed.subarray(BLOCK_CHECKSUM_BYTES);
+      stripe.shard(dest).set(block);
       if (stripe.xxh64(dest, 0, b, blockSeed(this.salt, s, this.shardIndex)) !== want) {
         throw new ShardReadError(this.shardIndex, 'corrupt', `block ${s} fails its checksum`);
       }
-      return pieces;
+      return [block];
     } catch (err) {
       const failure = this.fail(err);
       this.cancel();
@@ -120,7 +149,7 @@ export class ShardReader {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
-    this.reader?.cancel().catch(() => {});
+    (this.byob ?? this.plain)?.cancel().catch(() => {});
     this.opening ??= Promise.reject(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
     this.opening.catch(() => {});
   }

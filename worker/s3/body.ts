@@ -24,7 +24,8 @@ export async function readXmlBody(s3: S3Context, options: { requireDigest: boole
   if ((s3.auth.decodedContentLength ?? 0) > max) throw malformedXml('document too large');
   const chunks: Uint8Array[] = [];
   try {
-    await digestBody(limitBody(s3.auth.body, max), { contentMD5, checksum }, (c) => void chunks.push(c));
+    // A copy: the gate's body reuses its buffer (a chunk is valid until the next read).
+    await digestBody(limitBody(s3.auth.body, max), { contentMD5, checksum }, (c) => void chunks.push(c.slice()));
   } catch (err) {
     if (err instanceof S3Error && err.code === 'EntityTooLarge') throw malformedXml('document too large');
     throw err;

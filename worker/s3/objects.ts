@@ -56,11 +56,32 @@ export async function HeadObject(s3: S3Context): Promise<Response> {
 export async function GetObject(s3: S3Context): Promise<Response> {
   const obj = await s3.store.getObject(s3.bucket!, s3.key!, readOptions(s3));
   const headers = objectHeaders(obj, { checksumMode: checksumMode(s3), query: s3.query });
-  const length = Number(headers.get('Content-Length'));
-  // workerd sends a plain stream chunked; FixedLengthStream makes it send Content-Length.
-  const body = typeof FixedLengthStream === 'function' ? obj.body.pipeThrough(new FixedLengthStream(length)) : obj.body;
+  const body = responseBody(obj.body, Number(headers.get('Content-Length')));
   // 'manual': stored bytes go out as they are, even under a stored Content-Encoding (gzip...).
   return new Response(body, { status: obj.range ? 206 : 200, headers, encodeBody: 'manual' });
+}
+
+/**
+ * The object's bytes as a response body of known length. The store's chunks are valid only until
+ * its next read (it reuses its buffers), so each is written and its write awaited (the runtime
+ * has taken the bytes) before the next is read. workerd sends a plain stream chunked; its
+ * FixedLengthStream sends Content-Length. Without it (Node), chunks are copied.
+ */
+function responseBody(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
+  if (typeof FixedLengthStream !== 'function') return body.pipeThrough(new TransformStream({ transform: (c, ctl) => ctl.enqueue(c.slice()) }));
+  const sized = new FixedLengthStream(length);
+  void (async () => {
+    const reader = body.getReader();
+    const writer = sized.writable.getWriter();
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) await writer.write(r.value);
+      await writer.close();
+    } catch (err) {
+      await reader.cancel(err).catch(() => {});
+      await writer.abort(err).catch(() => {});
+    }
+  })();
+  return sized.readable;
 }
 
 export async function DeleteObject(s3: S3Context): Promise<Response> {

@@ -1,5 +1,7 @@
 /** Stream helpers for the auth tests: bodies fed in chosen splits, read back whole. */
 
+import type { AwsChunkedDecoder } from '../../../worker/auth/aws-chunked.ts';
+import { verifyingBody } from '../../../worker/auth/body-stream.ts';
 import { prng } from '../../support/random.ts';
 
 /** Piece lengths covering `total` bytes: random in 1..maxPiece (seeded, so a failing split can
@@ -35,13 +37,15 @@ export function streamOf(bytes: Uint8Array, pieces: number[] = [bytes.length]): 
 }
 
 /** Reads a stream to its end; rejects with the stream's error. */
+/** Reads a stream to its end. Each piece is copied: the gate's body reuses its buffer, so a
+ *  chunk is valid only until the next read (worker/auth/body-stream.ts). */
 export async function readAll(stream: ReadableStream<Uint8Array>): Promise<{ bytes: Uint8Array; pieces: Uint8Array[] }> {
   const pieces: Uint8Array[] = [];
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    pieces.push(value);
+    pieces.push(value.slice());
   }
   return { bytes: concat(pieces), pieces };
 }
@@ -76,4 +80,9 @@ export function hexToBase64(hex: string): string {
 /** `n` bytes of `char`. */
 export function fill(n: number, char: string): Uint8Array {
   return new Uint8Array(n).fill(char.charCodeAt(0));
+}
+
+/** The decoder run over `source` as the gate runs it (worker/auth/body-stream.ts). */
+export function decodeStream(source: ReadableStream<Uint8Array>, decoder: AwsChunkedDecoder): ReadableStream<Uint8Array> {
+  return verifyingBody(source, (piece) => decoder.push(piece), () => decoder.finish());
 }

@@ -1,0 +1,64 @@
+/**
+ * The verified request body as the gate hands it on: one pull-based stream over the raw body,
+ * read with BYOB into one buffer of the request's own that is reused for every piece (a body of
+ * any size allocates nothing per piece: workerd's default reads yield ~4 KiB chunks, and a fresh
+ * buffer per piece piles up garbage that V8 frees only after 64 MiB of it), each piece run
+ * through the scheme's verifier (`step`) and its output handed on.
+ *
+ * Contract with the consumer: a chunk is valid until the consumer reads again. The stream has
+ * no queue (high-water mark 0): a piece is read only when the consumer asks for more, after it
+ * is done with the previous one, so the buffer is never overwritten under it. A consumer that
+ * keeps chunks copies them. `finish` runs at the end of the raw body and may throw (a failed
+ * check): the stream then errors instead of ending.
+ */
+const PIECE_BYTES = 1 << 20;
+
+/** workerd's BYOB readers have readAtLeast (fill the view at least this far); Node's do not. */
+type ByobReader = ReadableStreamBYOBReader & {
+  readAtLeast?: (min: number, view: Uint8Array) => Promise<ReadableStreamReadResult<Uint8Array>>;
+};
+
+export type BodyStep = (piece: Uint8Array) => Uint8Array[] | Promise<Uint8Array[]>;
+
+export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>): ReadableStream<Uint8Array> {
+  let byob: ByobReader | null = null;
+  let plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let buffer: ArrayBuffer | null = null;
+  try {
+    byob = raw.getReader({ mode: 'byob' }) as ByobReader;
+    buffer = new ArrayBuffer(PIECE_BYTES);
+  } catch {
+    plain = raw.getReader();
+  }
+  const read = async (): Promise<Uint8Array | null> => {
+    if (plain) {
+      const r = await plain.read();
+      return r.done ? null : r.value;
+    }
+    const view = new Uint8Array(buffer!);
+    const r: { done: boolean; value?: Uint8Array } = typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(PIECE_BYTES, view) : await byob!.read(view);
+    if (r.value) buffer = r.value.buffer as ArrayBuffer; // the same memory, handed back
+    if (r.value && r.value.length > 0) return r.value;
+    return r.done ? null : new Uint8Array(0);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          const piece = await read();
+          if (piece === null) {
+            await finish();
+            controller.close();
+            return;
+          }
+          const out = await step(piece);
+          if (out.length === 0) continue;
+          for (const chunk of out) controller.enqueue(chunk);
+          return;
+        }
+      },
+      cancel: (reason) => (byob ?? plain)?.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
