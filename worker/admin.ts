@@ -12,6 +12,7 @@ import type { Backend } from '../backends/types.ts';
 import type { Catalog } from './catalog/types.ts';
 import type { RepairTask } from './engine/ec-store.ts';
 import { S3Error } from './model/errors.ts';
+import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
@@ -32,7 +33,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.use(async (c, next) => {
     if (c.req.method !== 'POST') throw new S3Error('MethodNotAllowed');
-    const auth = await deps.authenticate(c.req.raw, c.req.raw.url);
+    const view = requestView(c.req.raw);
+    const auth = await deps.authenticate(c.req.raw, view);
     if (!auth.accessKeyId) throw new S3Error('AccessDenied', 'the admin API needs a signed request');
     await next();
   });

@@ -5,14 +5,17 @@
  * renders every failure: S3Error (and whatever error-map.ts turns into one) as AWS's XML for S3
  * requests, as JSON `{code, message}` for the operator's routes.
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
- * hands over to worker/s3 (operations.ts detects, router.ts maps). HEAD is detected from the raw
- * method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject never opens data.
+ * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
+ * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
+ * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
+ * never opens data.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
 import { S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
+import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation } from './s3/operations.ts';
@@ -93,12 +96,13 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all('*', async (c) => {
     const request = c.req.raw;
     checkHeaderSection(request.headers);
-    const auth = await options.authenticate(request, request.url);
-    c.set('auth', auth);
-    const addr = parseS3Address(request.url, request.headers.get('host'), settings.baseDomains);
+    const view = requestView(request, settings.baseDomains);
+    const addr = parseS3Address(view);
     c.set('resource', addr.resource);
-    const headers = effectiveHeaders(request.headers, addr.query);
-    const op = detectOperation(request.method, addr, headers);
+    const auth = await options.authenticate(request, view);
+    c.set('auth', auth);
+    const headers = effectiveHeaders(view);
+    const op = detectOperation(view.method, addr, headers);
     const { bucket, key, query } = addr;
     return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });

@@ -137,7 +137,8 @@ export interface VerifiedBody {
 
 /** Wraps the request body in the stream that decodes and verifies it according to `mode`. */
 export function verifiedBody(
-  request: Request,
+  headers: Headers,
+  rawBody: ReadableStream<Uint8Array> | null,
   mode: PayloadMode,
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
@@ -147,7 +148,7 @@ export function verifiedBody(
     if (mode.signed && !signing) {
       throw new S3Error('AccessDenied', 'A signed streaming payload needs a SigV4-signed request.');
     }
-    const decodedContentLength = parseLength(request.headers.get('x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
+    const decodedContentLength = parseLength(headers.get('x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
     if (decodedContentLength === null) {
       throw new S3Error('MissingContentLength', 'You must provide the x-amz-decoded-content-length header with an aws-chunked body.');
     }
@@ -155,7 +156,7 @@ export function verifiedBody(
       // Nothing else would vouch for the bytes: AWS refuses this form without a declared trailer.
       throw new S3Error('InvalidRequest', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER requires an x-amz-trailer header.');
     }
-    if (!request.body) throw new S3Error('IncompleteBody', 'The request body terminated unexpectedly');
+    if (!rawBody) throw new S3Error('IncompleteBody', 'The request body terminated unexpectedly');
     const decoder = new AwsChunkedDecoder({
       decodedContentLength,
       signing: mode.signed ? signing : null,
@@ -163,17 +164,17 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: pieces(request.body).pipeThrough(decoder.transformStream()), decodedContentLength };
+    return { body: pieces(rawBody).pipeThrough(decoder.transformStream()), decodedContentLength };
   }
-  const contentLength = parseLength(request.headers.get('content-length'), 'Content-Length');
+  const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {
     contentLength,
     sha256Hex: mode.kind === 'sha256' ? mode.hex : null,
     checksum: declared.check,
   };
-  if (!request.body) {
+  if (!rawBody) {
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
-  return { body: pieces(request.body).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
+  return { body: pieces(rawBody).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
 }

@@ -5,12 +5,8 @@
 
 import type { ChecksumAlgorithm, HasherFactory } from '../model/checksums.ts';
 
+/** How to verify; what is verified comes from the request view (model/request.ts). */
 export interface VerifyOptions {
-  /**
-   * The request URL exactly as the client sent it (absolute or `/path?query`): SigV4 and SigV2
-   * sign the raw path, which `request.url` and Hono may have normalised or re-encoded.
-   */
-  rawUrl: string;
   /** Known access keys: accessKeyId -> secretAccessKey. */
   credentials: ReadonlyMap<string, string>;
   /** Checksum implementation for x-amz-checksum-* (worker/model/checksums.ts `createHasher`). */
@@ -36,8 +32,6 @@ export interface VerifyOptions {
    * Default: the body as it comes.
    */
   pieces?: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
-  /** SigV2 only: the bucket named by the Host header for virtual-hosted-style requests. */
-  virtualHostedBucket?: string;
 }
 
 export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'anonymous';

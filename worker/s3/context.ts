@@ -5,6 +5,7 @@
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
+import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
 
 /** The limits and names the front door works with (worker/config.ts parses them). */
@@ -38,9 +39,10 @@ export interface AuthResult {
   accessKeyId?: string;
 }
 
-/** The one verification gate. `rawUrl` is the request URL as received (not Hono's decoded path).
- *  Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to reject. */
-export type Authenticate = (request: Request, rawUrl: string) => Promise<AuthResult>;
+/** The one verification gate. It verifies `request` as `view` reads it, the view the router then
+ *  reads too (model/request.ts). Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to
+ *  reject. */
+export type Authenticate = (request: Request, view: RequestView) => Promise<AuthResult>;
 
 export interface S3Context {
   op: S3Operation;
@@ -50,6 +52,7 @@ export interface S3Context {
   headers: Headers;
   bucket: string | null;
   key: string | null;
+  /** The query parameters, decoded: the request view's, which the signature covered. */
   query: URLSearchParams;
   auth: AuthResult;
   store: ObjectStore;

@@ -1,0 +1,139 @@
+/**
+ * The outside review's findings (issue 11), each as it was reproduced, through the real app and
+ * gate in Node (test/support/gate-app.ts): what the holder of a valid URL could do beyond what it
+ * signs, and the inputs that got 500. Each test failed before its fix.
+ */
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { AwsV4Signer } from 'aws4fetch';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GATE_BASE_DOMAIN, GATE_HOST, gateApp } from '../support/gate-app.ts';
+import { ACCESS_KEY, SECRET, sigv2Target, smithySigner, wireQuery } from './helpers/signers.ts';
+
+const BASE = `http://${GATE_HOST}`;
+const FAR = 4102444800; // 2100-01-01, a SigV2 Expires
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** The error code of an S3 XML (or operator JSON) error body. */
+async function codeOf(res: Response): Promise<string> {
+  const text = await res.text();
+  return /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? /"code":"([^"]+)"/.exec(text)?.[1] ?? `${res.status}`;
+}
+
+/** A request with a string body and its Content-Length, as workerd hands one to the Worker. */
+function request(url: string, init: { method?: string; body?: string; headers?: Record<string, string> | Headers } = {}): Request {
+  const headers = new Headers(init.headers);
+  if (init.body !== undefined) headers.set('content-length', String(Buffer.byteLength(init.body)));
+  return new Request(url, { method: init.method, headers, body: init.body });
+}
+
+async function signedV4(method: string, url: string, init: { body?: string; headers?: Record<string, string>; region?: string } = {}): Promise<Request> {
+  const signer = new AwsV4Signer({ method, url, headers: init.headers, body: init.body, accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, service: 's3', region: init.region ?? 'us-east-1' });
+  const s = await signer.sign();
+  return request(s.url.toString(), { method: s.method, headers: s.headers, body: init.body });
+}
+
+/** Signed by @smithy/signature-v4 over the path exactly as given (dot segments included). */
+async function smithySigned(method: string, path: string, body?: string): Promise<Request> {
+  const headers = { host: GATE_HOST, 'x-amz-content-sha256': sha256(body ?? '') };
+  const out = await smithySigner().sign({ method, protocol: 'http:', hostname: GATE_HOST, path, query: {}, headers, body });
+  return request(BASE + path, { method, headers: out.headers, body });
+}
+
+function sdkClient(region = 'us-east-1'): S3Client {
+  return new S3Client({ endpoint: BASE, region, forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET } });
+}
+
+async function setup() {
+  const gate = gateApp();
+  const ok = async (req: Request) => {
+    const res = await gate.send(req);
+    expect(res.status, await res.clone().text()).toBeLessThan(300);
+    return res;
+  };
+  await ok(await signedV4('PUT', `${BASE}/holes`));
+  await ok(await signedV4('PUT', `${BASE}/holes/obj`, { body: 'object body' }));
+  const created = await (await ok(await signedV4('POST', `${BASE}/holes/mpu?uploads`))).text();
+  const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(created)![1];
+  return { ...gate, uploadId };
+}
+
+const uploadsOf = async (g: Awaited<ReturnType<typeof setup>>) =>
+  (await g.catalog.listUploadRecords('holes', { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 100 })).uploads.map((u) => u.uploadId);
+
+describe('hole 1: SigV2 URLs cover percent-encoded parameter names', () => {
+  it('GetObject + %72esponse-content-type: 403, not an HTML response', async () => {
+    const g = await setup();
+    const target = sigv2Target({ method: 'GET', path: '/holes/obj', expires: FAR });
+    expect((await g.send(new Request(BASE + target))).status).toBe(200);
+    const res = await g.send(new Request(`${BASE}${target}&%72esponse-content-type=text/html`));
+    expect(res.headers.get('content-type')).not.toBe('text/html');
+    expect([res.status, await codeOf(res)]).toEqual([403, 'SignatureDoesNotMatch']);
+  });
+
+  it('DeleteObject + %75ploadId: 403, the upload stays', async () => {
+    const g = await setup();
+    const target = sigv2Target({ method: 'DELETE', path: '/holes/mpu', expires: FAR });
+    const res = await g.send(new Request(`${BASE}${target}&%75ploadId=${g.uploadId}`, { method: 'DELETE' }));
+    expect([res.status, await codeOf(res)]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect(await uploadsOf(g)).toEqual([g.uploadId]);
+  });
+
+  it('PutObject + %75ploadId&%70artNumber: 403, no part stored', async () => {
+    const g = await setup();
+    const headers = { 'content-type': 'application/octet-stream' };
+    const target = sigv2Target({ method: 'PUT', path: '/holes/mpu', expires: FAR, headers });
+    expect((await g.send(request(BASE + target, { method: 'PUT', body: 'whole', headers }))).status).toBe(200);
+    const res = await g.send(request(`${BASE}${target}&%75ploadId=${g.uploadId}&%70artNumber=1`, { method: 'PUT', body: 'part', headers }));
+    expect([res.status, await codeOf(res)]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect((await g.catalog.listPartRecords('holes', 'mpu', g.uploadId, 0, 10)).parts).toEqual([]);
+  });
+
+  it('ListObjects + %75ploads: 403, no upload ids listed', async () => {
+    const g = await setup();
+    const target = sigv2Target({ method: 'GET', path: '/holes', expires: FAR });
+    const res = await g.send(new Request(`${BASE}${target}&%75ploads`));
+    const text = await res.text();
+    expect(text).not.toContain(g.uploadId);
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('hole 3: with baseDomains, a SigV2 virtual-hosted URL is bound to its bucket', () => {
+  // Made by botocore 1.43.11: boto3.client('s3', endpoint_url='http://s3.gw.test', config=
+  // Config(signature_version='s3', s3={'addressing_style': 'virtual'})).generate_presigned_url(
+  // 'get_object', Params={'Bucket': 'vhost-a', 'Key': 'dir/obj.txt'}, ...) with this file's key.
+  const BOTOCORE_GET = 'http://vhost-a.s3.gw.test/dir/obj.txt?AWSAccessKeyId=AKIDTESTSIGNERS&Signature=1DaI%2BEI%2BaBGJcoRmW0GKIhFdl%2BM%3D&Expires=4102444800';
+  const BOTOCORE_LIST = 'http://vhost-a.s3.gw.test/?prefix=dir%2F&encoding-type=url&AWSAccessKeyId=AKIDTESTSIGNERS&Signature=Odv2nJS7nzDH4vPvWoaaUiQieTM%3D&Expires=4102444800';
+
+  async function twoBuckets() {
+    const g = gateApp();
+    for (const bucket of ['vhost-a', 'vhost-b']) {
+      expect((await g.send(await signedV4('PUT', `${BASE}/${bucket}`))).status).toBe(200);
+      expect((await g.send(await signedV4('PUT', `${BASE}/${bucket}/dir/obj.txt`, { body: `in ${bucket}` }))).status).toBe(200);
+    }
+    return g;
+  }
+
+  it("botocore's virtual-hosted URLs work", async () => {
+    const g = await twoBuckets();
+    const got = await g.send(new Request(BOTOCORE_GET));
+    expect([got.status, await got.text()]).toEqual([200, 'in vhost-a']);
+    const listed = await g.send(new Request(BOTOCORE_LIST));
+    expect(listed.status).toBe(200);
+    expect(await listed.text()).toContain('<Key>dir/obj.txt</Key>');
+  });
+
+  it('one signature reads one bucket', async () => {
+    const g = await twoBuckets();
+    const replayed = await g.send(new Request(BOTOCORE_GET.replace('vhost-a.', 'vhost-b.')));
+    expect([replayed.status, await codeOf(replayed)]).toEqual([403, 'SignatureDoesNotMatch']);
+    // A URL whose resource leaves the bucket out is good for no bucket.
+    const bucketless = sigv2Target({ method: 'GET', path: '/dir/obj.txt', expires: FAR });
+    for (const bucket of ['vhost-a', 'vhost-b']) {
+      const res = await g.send(new Request(`http://${bucket}.${GATE_BASE_DOMAIN}${bucketless}`));
+      expect([res.status, await codeOf(res)]).toEqual([403, 'SignatureDoesNotMatch']);
+    }
+  });
+});
