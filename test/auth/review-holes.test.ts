@@ -98,6 +98,15 @@ describe('hole 1: SigV2 URLs cover percent-encoded parameter names', () => {
     expect(text).not.toContain(g.uploadId);
     expect(res.status).toBe(403);
   });
+
+  it('an unsigned parameter that is not a listing option is refused', async () => {
+    const g = await setup();
+    const target = sigv2Target({ method: 'GET', path: '/holes/obj', expires: FAR });
+    const res = await g.send(new Request(`${BASE}${target}&unknown=1`));
+    expect([res.status, await codeOf(res)]).toEqual([403, 'AccessDenied']);
+    const listing = sigv2Target({ method: 'GET', path: '/holes', expires: FAR });
+    expect((await g.send(new Request(`${BASE}${listing}&prefix=o&max-keys=1`))).status).toBe(200);
+  });
 });
 
 describe('hole 3: with baseDomains, a SigV2 virtual-hosted URL is bound to its bucket', () => {

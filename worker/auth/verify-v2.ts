@@ -7,15 +7,30 @@
  * What SigV2 signs is narrow: method, Content-MD5, Content-Type, Expires, the x-amz-* headers and
  * the resource (bucket, raw path, sub-resources). The host is not signed, so a virtual-hosted
  * request is verified over `/<bucket named by the host>/<path>` (botocore signs that form too):
- * one signature is good for one bucket.
+ * one signature is good for one bucket. The other query parameters are not signed, so they are
+ * refused unless they cannot change what the URL grants: listing options (which page or filter of
+ * a listing the URL already allows), the SDK's `x-id`, and the header copies botocore adds to the
+ * query (the router never applies those for SigV2).
  */
 
 import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from '../model/bytes.ts';
 import type { RequestView } from '../model/request.ts';
 import { secretFor } from './credential.ts';
-import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2 } from './sigv2.ts';
+import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2, SUBRESOURCES } from './sigv2.ts';
 import type { VerifyOptions } from './types.ts';
+
+const OWN_PARAMS = new Set(['AWSAccessKeyId', 'Signature', 'Expires']);
+
+/** Unsigned query parameters that select within what a listing URL grants anyway. */
+const LISTING_OPTIONS = new Set([
+  'prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'list-type', 'continuation-token', 'start-after',
+  'fetch-owner', 'max-buckets', 'bucket-region', 'key-marker', 'upload-id-marker', 'max-uploads', 'max-parts',
+  'part-number-marker',
+]);
+
+const isUnsignedButInert = (name: string) =>
+  LISTING_OPTIONS.has(name) || name === 'x-id' || /^(x-amz-|content-type$|content-md5$)/i.test(name);
 
 /** Verifies a SigV2 presigned request; returns the access key id. */
 export async function verifyPresignedV2(view: RequestView, opts: VerifyOptions): Promise<string> {
@@ -35,6 +50,11 @@ export async function verifyPresignedV2(view: RequestView, opts: VerifyOptions):
     });
   }
   const secret = secretFor(opts.credentials, accessKeyId);
+  for (const [name] of view.params) {
+    if (!SUBRESOURCES.has(name) && !OWN_PARAMS.has(name) && !isUnsignedButInert(name)) {
+      throw new S3Error('AccessDenied', `The query parameter '${name}' is not covered by a SigV2 signature.`);
+    }
+  }
   // base64 has no spaces: a '+' that arrived unencoded (and so decoded as a space) is a plus.
   const provided = signatureText.replace(/ /g, '+');
   const toSignOver = (rawPath: string) =>
