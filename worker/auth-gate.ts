@@ -1,5 +1,6 @@
 /**
- * The app's authentication slot, filled with worker/auth's verifier and the configured access keys.
+ * The app's authentication slot, filled with worker/auth's verifier, the configured access keys
+ * and the configured region (a credential scoped to another region is refused, as AWS refuses it).
  * Checksums are verified by the store while it hashes the body anyway (one pass), so the gate only
  * frames and signature-checks; Content-MD5 likewise. It verifies the request view the app built,
  * the one the router reads (model/request.ts).
@@ -12,6 +13,8 @@ import type { Authenticate } from './s3/context.ts';
 export interface GateConfig {
   credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string }[];
   allowAnonymous: boolean;
+  /** The gateway's region: the only one a SigV4 credential scope may name. */
+  region: string;
 }
 
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
@@ -23,7 +26,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
     }
     credentials.set(c.accessKeyId, secret);
   }
-  const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, pieces: largePieces };
+  const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region, pieces: largePieces };
   return async (request, view) => {
     const v = await verifyRequest(request, view, options);
     return {

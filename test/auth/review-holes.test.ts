@@ -146,3 +146,23 @@ describe('hole 3: with baseDomains, a SigV2 virtual-hosted URL is bound to its b
     }
   });
 });
+
+describe('hole 4: the credential scope names the gateway region', () => {
+  it('header auth for eu-west-1 is AuthorizationHeaderMalformed', async () => {
+    const g = await setup();
+    const res = await g.send(await signedV4('GET', `${BASE}/holes/obj`, { region: 'eu-west-1' }));
+    expect([res.status, await codeOf(res)]).toEqual([400, 'AuthorizationHeaderMalformed']);
+    const put = await g.send(await signedV4('PUT', `${BASE}/holes/other-region`, { region: 'eu-west-1', body: 'x' }));
+    expect(put.status).toBe(400);
+    await expect(g.store.headObject('holes', 'other-region', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
+  it('a presigned URL for eu-west-1 is AuthorizationQueryParametersError', async () => {
+    const g = await setup();
+    const url = await getSignedUrl(sdkClient('eu-west-1'), new GetObjectCommand({ Bucket: 'holes', Key: 'obj' }), { expiresIn: 60 });
+    const res = await g.send(new Request(url));
+    expect([res.status, await codeOf(res)]).toEqual([400, 'AuthorizationQueryParametersError']);
+    const good = await getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj' }), { expiresIn: 60 });
+    expect((await g.send(new Request(good))).status).toBe(200);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * The real front door in Node, for gate tests that need thousands of requests: createApp with the
- * real gate (worker/auth-gate.ts: one access key, no anonymous access), the
+ * real gate (worker/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
  * operator's admin API, and the product's EcStore over memory parts (memory-store.ts).
  * Virtual-hosted base domain: s3.gw.test. Requests go through app.fetch, no sockets.
  */
@@ -18,7 +18,7 @@ export const GATE_REGION = 'us-east-1';
 /** `observe` wraps the gate (to see which requests it let through). */
 export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate) {
   const parts = memoryEcStore({ maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
-  const authenticate = observe(makeAuthenticate({ credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false }, {}));
+  const authenticate = observe(makeAuthenticate({ credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,
     catalog: parts.catalog,
