@@ -109,6 +109,22 @@ describe('hole 1: SigV2 URLs cover percent-encoded parameter names', () => {
   });
 });
 
+describe('hole 2: a presigned SigV4 URL that pins the body hash is held to it', () => {
+  it('x-amz-content-sha256: UNSIGNED-PAYLOAD does not unpin it', async () => {
+    const g = await setup();
+    const presigned = await smithySigner().presign(
+      { method: 'PUT', protocol: 'http:', hostname: GATE_HOST, path: '/holes/pinned', query: {}, headers: { host: GATE_HOST, 'x-amz-content-sha256': sha256('good') } },
+      { expiresIn: 300 },
+    );
+    const url = `${BASE}/holes/pinned?${wireQuery(Object.entries(presigned.query as Record<string, string>))}`;
+    const evil = await g.send(request(url, { method: 'PUT', body: 'evil', headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }));
+    expect([evil.status, await codeOf(evil)]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect(await codeOf(await g.send(request(url, { method: 'PUT', body: 'evil' })))).toBe('XAmzContentSHA256Mismatch');
+    await expect(g.store.headObject('holes', 'pinned', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+    expect((await g.send(request(url, { method: 'PUT', body: 'good', headers: { 'x-amz-content-sha256': sha256('good') } }))).status).toBe(200);
+  });
+});
+
 describe('hole 3: with baseDomains, a SigV2 virtual-hosted URL is bound to its bucket', () => {
   // Made by botocore 1.43.11: boto3.client('s3', endpoint_url='http://s3.gw.test', config=
   // Config(signature_version='s3', s3={'addressing_style': 'virtual'})).generate_presigned_url(

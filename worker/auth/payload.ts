@@ -49,6 +49,19 @@ export function payloadMode(value: string): PayloadMode {
   );
 }
 
+/**
+ * The payload line of a presigned SigV4 request. The URL signs one (X-Amz-Content-Sha256, else
+ * UNSIGNED-PAYLOAD). An unsigned URL lets an x-amz-content-sha256 header ask for more (a digest
+ * to verify, an aws-chunked body with a trailer checksum); a URL that pins a value is held to it:
+ * a header naming another value is SignatureDoesNotMatch, as the canonical request AWS would build
+ * from that header is not the one signed.
+ */
+export function presignedPayloadHash(header: string | undefined, signed: string): string {
+  if (header === undefined || signed === UNSIGNED_PAYLOAD) return header ?? signed;
+  if (header === signed || (/^[0-9a-fA-F]{64}$/.test(signed) && header.toLowerCase() === signed.toLowerCase())) return signed;
+  throw new S3Error('SignatureDoesNotMatch', `The presigned URL signs X-Amz-Content-Sha256 ${signed}; the x-amz-content-sha256 header may not change it.`);
+}
+
 /** Content-Encoding without the aws-chunked token (which is S3 framing, not the object's). */
 export function storedContentEncoding(headers: Headers): string | null {
   const tokens = (headers.get('content-encoding') ?? '')

@@ -21,7 +21,7 @@
 import { S3Error } from '../model/errors.ts';
 import { readContentMd5 } from '../model/checksums.ts';
 import type { QueryParam, RequestView } from '../model/request.ts';
-import { declaredChecksum, checksumView, payloadMode, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
+import { declaredChecksum, checksumView, payloadMode, presignedPayloadHash, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
 import { EMPTY_SHA256, UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { AuthType, VerifiedRequest, VerifyOptions } from './types.ts';
 import { verifyPresignedV2 } from './verify-v2.ts';
@@ -55,8 +55,7 @@ export async function verifyRequest(request: Request, view: RequestView, opts: V
     case 'sigv4-query':
       v4 = await verifyPresignedV4(view, opts);
       accessKeyId = v4.accessKeyId;
-      // The URL signs the payload line; a header may still ask for more (a digest, aws-chunked).
-      mode = payloadMode(sentPayloadHash ?? v4.payloadHash);
+      mode = payloadMode(presignedPayloadHash(sentPayloadHash, v4.payloadHash));
       break;
     case 'sigv2-query':
       accessKeyId = await verifyPresignedV2(view, opts);
