@@ -35,6 +35,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
       // Header checksums are read by the S3 layer from the headers; only a trailer's comes from here.
       checksum: v.checksum?.location === 'trailer' ? { algorithm: v.checksum.algorithm, expected: v.checksum.declared } : undefined,
       accessKeyId: v.accessKeyId ?? undefined,
+      signature: v.authType === 'anonymous' ? undefined : v.authType,
     };
   };
 }

@@ -182,3 +182,26 @@ describe('hole 4: the credential scope names the gateway region', () => {
     expect((await g.send(new Request(good))).status).toBe(200);
   });
 });
+
+describe('hole 5: the admin API takes SigV4 only and S3 bucket names only', () => {
+  it('rebuild?bucket=/../etc is InvalidBucketName and creates nothing', async () => {
+    const g = gateApp();
+    const res = await g.send(await signedV4('POST', `${BASE}/_shardgate/admin/rebuild?bucket=%2F..%2Fetc`));
+    expect([res.status, await codeOf(res)]).toEqual([400, 'InvalidBucketName']);
+    expect(await g.catalog.listBucketRecords()).toEqual([]);
+    const fine = await g.send(await signedV4('POST', `${BASE}/_shardgate/admin/rebuild?bucket=rebuilt`));
+    expect(fine.status).toBe(200);
+    expect((await g.catalog.listBucketRecords()).map((b) => b.name)).toEqual(['rebuilt']);
+  });
+
+  it('a SigV2 URL (which does not sign bucket=) is AccessDenied', async () => {
+    const g = gateApp();
+    const target = sigv2Target({ method: 'POST', path: '/_shardgate/admin/rebuild', query: 'bucket=anything', expires: FAR });
+    const res = await g.send(new Request(BASE + target, { method: 'POST' }));
+    expect([res.status, await codeOf(res)]).toEqual([403, 'AccessDenied']);
+    expect(await g.catalog.listBucketRecords()).toEqual([]);
+    // Even an action without parameters.
+    const collect = await g.send(new Request(BASE + sigv2Target({ method: 'POST', path: '/_shardgate/admin/collect', expires: FAR }), { method: 'POST' }));
+    expect([collect.status, await codeOf(collect)]).toEqual([403, 'AccessDenied']);
+  });
+});

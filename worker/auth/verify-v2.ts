@@ -11,6 +11,7 @@
  * refused unless they cannot change what the URL grants: listing options (which page or filter of
  * a listing the URL already allows), the SDK's `x-id`, and the header copies botocore adds to the
  * query (the router never applies those for SigV2).
+ * Known gap: a SigV2 URL cannot call the admin API (it does not sign `bucket=`): admin.ts refuses it.
  */
 
 import { S3Error } from '../model/errors.ts';

@@ -37,6 +37,8 @@ export interface AuthResult {
   checksum?: ChecksumRequest;
   /** The access key that signed the request (for logs); absent for anonymous requests. */
   accessKeyId?: string;
+  /** How it was signed; absent for anonymous requests. */
+  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
 }
 
 /** The one verification gate. It verifies `request` as `view` reads it, the view the router then
@@ -68,5 +70,7 @@ export interface AppEnv {
     requestId: string;
     auth: AuthResult;
     resource: string;
+    /** The request view of an operator request (admin.ts). */
+    view: RequestView;
   };
 }
