@@ -205,3 +205,31 @@ describe('hole 5: the admin API takes SigV4 only and S3 bucket names only', () =
     expect([collect.status, await codeOf(collect)]).toEqual([403, 'AccessDenied']);
   });
 });
+
+describe('bad input that got 500', () => {
+  it.each([
+    ['CR', '%0D'],
+    ['LF', '%0A'],
+    ['NUL', '%00'],
+    ['CRLF header injection', '%0D%0Aset-cookie:%20x=1'],
+  ])('a response-* override with %s is InvalidArgument', async (_name, bad) => {
+    const g = await setup();
+    const url = await getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj', ResponseContentType: 'text/plain' }), { expiresIn: 60 });
+    // Re-signed with the bad value, so that only the value is wrong.
+    const value = decodeURIComponent(`text/plain${bad}`);
+    const bad1 = await getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj', ResponseContentType: value }), { expiresIn: 60 });
+    expect((await g.send(new Request(url))).status).toBe(200);
+    const res = await g.send(new Request(bad1));
+    expect([res.status, await codeOf(res)]).toEqual([400, 'InvalidArgument']);
+    expect(res.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('a response-* override outside Latin-1 goes out as its UTF-8 bytes', async () => {
+    const g = await setup();
+    const url = await getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj', ResponseContentDisposition: 'attachment; filename="€.txt"' }), { expiresIn: 60 });
+    const res = await g.send(new Request(url));
+    expect(res.status).toBe(200);
+    expect(Buffer.from(res.headers.get('content-disposition')!, 'latin1').toString('utf8')).toBe('attachment; filename="€.txt"');
+  });
+
+});

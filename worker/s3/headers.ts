@@ -4,7 +4,9 @@
  * `aws-chunked` transfer coding), Content-Disposition, Content-Language, Cache-Control, Expires
  * and `x-amz-meta-*` (user metadata at most 2 KB: names + values in UTF-8, MetadataTooLarge);
  * GetObject's `response-*` query overrides; RFC 9110 conditional headers (unparseable dates are
- * ignored, as RFC 9110 says).
+ * ignored, as RFC 9110 says). An override value becomes a response header: one with CR, LF, NUL
+ * or another control character (which no header may carry) is InvalidArgument; other characters go
+ * out as their UTF-8 bytes, as the client's own metadata headers come back.
  */
 import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../model/object-store.ts';
 import { checksumResponseHeaders } from './checksum-headers.ts';
@@ -80,6 +82,17 @@ export function readWriteConditions(headers: Headers): WriteConditions {
   return cond;
 }
 
+/** A `response-*` value as header bytes (UTF-8, one char per byte, as Fetch Headers carry them). */
+function overrideValue(param: string, value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+    throw new S3Error('InvalidArgument', `${param} contains a control character, which a header cannot carry.`, { ArgumentName: param });
+  }
+  let bytes = '';
+  for (const b of new TextEncoder().encode(value)) bytes += String.fromCharCode(b);
+  return bytes;
+}
+
 /** Response headers of GetObject / HeadObject. */
 export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean; query: URLSearchParams }): Headers {
   const h = new Headers();
@@ -94,7 +107,7 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
   }
   for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, value);
   for (const [param, value] of options.query) {
-    if (param.startsWith('response-')) h.set(param.slice('response-'.length), value);
+    if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }
   if (obj.range) {
     h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);
