@@ -8,12 +8,12 @@
  * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
  * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
  * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
- * never opens data.
+ * never opens data. A client that hangs up mid-body is logged as such, not as an error.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
-import { S3Error } from './model/errors.ts';
+import { isClientAbort, S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
@@ -112,6 +112,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
     await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
+    else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {
       return c.json({ code: error.code, message: error.message }, error.status as 400);
     }

@@ -232,4 +232,33 @@ describe('bad input that got 500', () => {
     expect(Buffer.from(res.headers.get('content-disposition')!, 'latin1').toString('utf8')).toBe('attachment; filename="€.txt"');
   });
 
+  describe('a client hanging up mid-upload', () => {
+    const logs = { error: [] as unknown[][], log: [] as unknown[][] };
+    beforeEach(() => {
+      vi.spyOn(console, 'error').mockImplementation((...a) => void logs.error.push(a));
+      vi.spyOn(console, 'log').mockImplementation((...a) => void logs.log.push(a));
+    });
+    afterEach(() => {
+      vi.restoreAllMocks();
+      logs.error.length = logs.log.length = 0;
+    });
+
+    it('is IncompleteBody, logged as a client abort, not as an error; nothing is stored', async () => {
+      const g = await setup();
+      const url = await getSignedUrl(sdkClient(), new PutObjectCommand({ Bucket: 'holes', Key: 'aborted' }), { expiresIn: 60 });
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // What workerd does when the client's connection drops part-way through the body.
+          if (sent++ === 3) controller.error(new Error('Network connection lost.'));
+          else controller.enqueue(new Uint8Array(1000));
+        },
+      });
+      const res = await g.send(new Request(url, { method: 'PUT', body, headers: { 'content-length': '100000' }, duplex: 'half' } as RequestInit));
+      expect([res.status, await codeOf(res)]).toEqual([400, 'IncompleteBody']);
+      expect(logs.error).toEqual([]);
+      expect(logs.log.flat().join(' ')).toContain('client closed the connection');
+      await expect(g.store.headObject('holes', 'aborted', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
+    });
+  });
 });

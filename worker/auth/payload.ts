@@ -15,6 +15,7 @@
 
 import { S3Error } from '../model/errors.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
+import { clientBody } from './client-body.ts';
 import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type HasherFactory } from '../model/checksums.ts';
 import type { ChecksumCheck } from './checksum.ts';
 import { plainBodyVerifier, verifyEmptyBody } from './plain-body.ts';
@@ -148,7 +149,10 @@ export interface VerifiedBody {
   decodedContentLength: number | null;
 }
 
-/** Wraps the request body in the stream that decodes and verifies it according to `mode`. */
+/**
+ * Wraps the request body in the stream that decodes and verifies it according to `mode`. The
+ * raw body is read through `clientBody`, so a client that hangs up is told apart from a bug.
+ */
 export function verifiedBody(
   headers: Headers,
   rawBody: ReadableStream<Uint8Array> | null,
@@ -177,7 +181,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: pieces(rawBody).pipeThrough(decoder.transformStream()), decodedContentLength };
+    return { body: clientBody(pieces(rawBody)).pipeThrough(decoder.transformStream()), decodedContentLength };
   }
   const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -189,5 +193,5 @@ export function verifiedBody(
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
-  return { body: pieces(rawBody).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
+  return { body: clientBody(pieces(rawBody)).pipeThrough(plainBodyVerifier(checks)), decodedContentLength: contentLength };
 }
