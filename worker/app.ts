@@ -57,6 +57,15 @@ export function clientAcceptEncoding(request: Request): string {
   return typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (request.headers.get('accept-encoding') ?? '');
 }
 
+/**
+ * A client that sent `Expect: 100-continue` sends its body only once told to; when the gate refused
+ * the request before any handler could read the body, the answer goes out at once, body unread:
+ * draining would wait for a body that never comes (workerd does not answer 100-continue itself).
+ */
+function awaitsContinue(request: Request, authenticated: boolean): boolean {
+  return !authenticated && !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
+}
+
 function randomId(bytes: number, hex: boolean): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
   return hex ? [...b].map((x) => x.toString(16).padStart(2, '0')).join('').toUpperCase() : btoa(String.fromCharCode(...b));
@@ -109,8 +118,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    if (!awaitsContinue(c.req.raw, c.var.auth !== undefined)) {
+      const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
+      await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    }
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
     else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {

@@ -262,3 +262,26 @@ describe('bad input that got 500', () => {
     });
   });
 });
+
+describe("issue 12's gate items", () => {
+  it('an expired presigned PUT is AccessDenied at once, its body not read (Expect: 100-continue)', async () => {
+    const g = await setup();
+    const url = await getSignedUrl(sdkClient(), new PutObjectCommand({ Bucket: 'holes', Key: 'late' }), { expiresIn: 1, signingDate: new Date(Date.now() - 3600e3) } as never);
+    let pulls = 0;
+    // A client waiting for 100 Continue: its body does not come until it is told to send it.
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull() {
+          pulls++;
+          return new Promise(() => {});
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const request = new Request(url, { method: 'PUT', body, headers: { expect: '100-continue', 'content-length': '5' }, duplex: 'half' } as RequestInit);
+    const res = await Promise.race([g.send(request), new Promise<Response>((resolve) => setTimeout(() => resolve(new Response(null, { status: 599 })), 3000))]);
+    expect([res.status, await codeOf(res)]).toEqual([403, 'AccessDenied']);
+    expect(pulls).toBe(0);
+  });
+
+});
