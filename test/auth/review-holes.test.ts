@@ -284,4 +284,25 @@ describe("issue 12's gate items", () => {
     expect(pulls).toBe(0);
   });
 
+  it("a key with a '.' segment is named in the error; '..' gets the hint; %2F works", async () => {
+    const g = await setup();
+    // The SDK signs /holes/./dot as is; the URL the worker sees has been resolved to /holes/dot.
+    const dot = await smithySigned('GET', '/holes/./dot');
+    const res = await g.send(dot);
+    expect(new URL(dot.url).pathname).toBe('/holes/dot');
+    const text = await res.text();
+    expect([res.status, /<Code>(\w+)/.exec(text)?.[1]]).toEqual([400, 'InvalidURI']);
+    expect(text).toContain('/holes/./dot');
+    expect(text).toContain('%2F');
+    const v2 = await g.send(new Request(BASE + sigv2Target({ method: 'GET', path: '/holes/./dot', expires: FAR })));
+    expect([v2.status, await codeOf(v2)]).toEqual([400, 'InvalidURI']);
+    const dots = await g.send(await smithySigned('GET', '/holes/a/../b'));
+    const dotsText = await dots.text();
+    expect([dots.status, /<Code>(\w+)/.exec(dotsText)?.[1]]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect(dotsText).toContain('&apos;..&apos; path segments');
+    const encoded = await g.send(await smithySigned('PUT', '/holes/a%2F..%2Fb', 'dots kept'));
+    expect(encoded.status).toBe(200);
+    expect(await (await g.send(await smithySigned('GET', '/holes/a%2F..%2Fb'))).text()).toBe('dots kept');
+  });
+
 });

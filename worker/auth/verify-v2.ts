@@ -18,6 +18,7 @@ import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from '../model/bytes.ts';
 import type { RequestView } from '../model/request.ts';
 import { secretFor } from './credential.ts';
+import { dotSegmentError, dotSegmentForms, signatureMismatch } from './dot-segments.ts';
 import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2, SUBRESOURCES } from './sigv2.ts';
 import type { VerifyOptions } from './types.ts';
 
@@ -67,9 +68,13 @@ export async function verifyPresignedV2(view: RequestView, opts: VerifyOptions):
       canonicalizedAmzHeaders(view.headers),
       canonicalizedResource(rawPath, view.params, view.hostBucket),
     );
+  const matches = async (toSign: string) => timingSafeEqual(await signatureV2(secret, toSign), provided);
   const toSign = toSignOver(view.target.rawPath);
-  if (timingSafeEqual(await signatureV2(secret, toSign), provided)) return accessKeyId;
-  throw new S3Error('SignatureDoesNotMatch', undefined, {
+  if (await matches(toSign)) return accessKeyId;
+  for (const form of dotSegmentForms(view.target.rawPath)) {
+    if (await matches(toSignOver(form))) throw dotSegmentError(form);
+  }
+  throw signatureMismatch({
     AWSAccessKeyId: accessKeyId,
     StringToSign: toSign,
     SignatureProvided: provided,

@@ -14,7 +14,8 @@
  * The canonical URI is tried as SigV4 encodes it and, if that differs, exactly as sent (for
  * clients that sign their own, unusual, encoding); both name the same key. Everything is read
  * from the request view (model/request.ts): the query parameters signed are the ones the router
- * reads.
+ * reads. A signature that matches only a dot-segment form of the path is answered as such
+ * (dot-segments.ts).
  */
 
 import { S3Error } from '../model/errors.ts';
@@ -23,6 +24,7 @@ import { assertNotSkewed, DEFAULT_MAX_SKEW_MS, parseAmzDate, parseHttpDate, toAm
 import type { ChunkSigning } from './aws-chunked.ts';
 import { assertScope, parseAuthorizationV4, parseCredential, secretFor, type CredentialScope } from './credential.ts';
 import type { QueryParam, RequestView } from '../model/request.ts';
+import { dotSegmentError, dotSegmentForms, signatureMismatch } from './dot-segments.ts';
 import {
   ALGORITHM,
   canonicalHeaders,
@@ -205,7 +207,10 @@ function assertAmzHeadersSigned(headers: Headers, signedHeaders: readonly string
   }
 }
 
-/** Recomputes the signature; returns the signing key when it matches, else SignatureDoesNotMatch. */
+/**
+ * Recomputes the signature; returns the signing key when it matches. Else InvalidURI when it
+ * matches a dot-segment form of the path (the platform resolved it), else SignatureDoesNotMatch.
+ */
 async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
   const { credential, datetime, view } = parts;
   const key = await signingKey(parts.secret, credential.date, credential.region, credential.service);
@@ -220,7 +225,10 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
   const first = await matches(canonicalUri(rawPath));
   if (first.ok) return key;
   if (rawPath !== canonicalUri(rawPath) && (await matches(rawPath)).ok) return key;
-  throw new S3Error('SignatureDoesNotMatch', undefined, {
+  for (const form of dotSegmentForms(rawPath)) {
+    if ((await matches(canonicalUri(form))).ok) throw dotSegmentError(form);
+  }
+  throw signatureMismatch({
     AWSAccessKeyId: credential.accessKeyId,
     StringToSign: first.toSign,
     SignatureProvided: parts.provided,

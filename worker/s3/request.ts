@@ -9,7 +9,7 @@
  * listing XML; InvalidArgument).
  * Known gap (platform): workerd resolves `.`/`..` path segments (also `%2E%2E`) before the
  * worker sees the URL, so a key containing a `..` segment arrives only with its slashes encoded
- * as %2F; sent plainly, the SigV4 gate rejects it (the signed path differs), never a silent rename.
+ * as %2F; sent plainly, the gate refuses it (worker/auth/dot-segments.ts), never a silent rename.
  */
 import { S3Error } from '../model/errors.ts';
 import type { RequestView } from '../model/request.ts';
