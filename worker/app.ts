@@ -18,7 +18,7 @@ import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
-import { detectOperation } from './s3/operations.ts';
+import { detectOperation, refusePostObject } from './s3/operations.ts';
 import { splitRawUrl } from './model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from './s3/request.ts';
 import { S3_HANDLERS } from './s3/router.ts';
@@ -108,6 +108,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const view = requestView(request, settings.baseDomains);
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);
+    refusePostObject(view.method, addr, view.headers);
     const auth = await options.authenticate(request, view);
     c.set('auth', auth);
     const headers = effectiveHeaders(view);

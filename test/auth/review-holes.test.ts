@@ -305,4 +305,12 @@ describe("issue 12's gate items", () => {
     expect(await (await g.send(await smithySigned('GET', '/holes/a%2F..%2Fb'))).text()).toBe('dots kept');
   });
 
+  it('PostObject (a form POST to a bucket) is NotImplemented, not AccessDenied', async () => {
+    const g = await setup();
+    const form = new FormData();
+    form.set('key', 'from-form');
+    form.set('file', new Blob(['x']));
+    const res = await g.send(new Request(`${BASE}/holes`, { method: 'POST', body: form }));
+    expect([res.status, await codeOf(res)]).toEqual([501, 'NotImplemented']);
+  });
 });
