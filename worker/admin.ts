@@ -1,6 +1,9 @@
 /**
  * The operator's API, a Hono sub-app mounted at `/_shardgate/admin/`, POST only, signed with
- * SigV4 by one of the configured access keys (anonymous access never applies here):
+ * SigV4 by one of the configured access keys: anonymous access never applies here, and SigV2 URLs
+ * are refused (SigV2 does not sign `bucket=`). Parameters are read from the request view the
+ * signature was checked over (model/request.ts); a bucket name must be one S3 would accept
+ * (model/bucket-name.ts), as it becomes part of every shard key:
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
@@ -11,7 +14,9 @@ import { Hono, type Context } from 'hono';
 import type { Backend } from '../backends/types.ts';
 import type { Catalog } from './catalog/types.ts';
 import type { RepairTask } from './engine/ec-store.ts';
+import { isValidBucketName } from './model/bucket-name.ts';
 import { S3Error } from './model/errors.ts';
+import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
@@ -32,14 +37,18 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.use(async (c, next) => {
     if (c.req.method !== 'POST') throw new S3Error('MethodNotAllowed');
-    const auth = await deps.authenticate(c.req.raw, c.req.raw.url);
+    const view = requestView(c.req.raw);
+    const auth = await deps.authenticate(c.req.raw, view);
     if (!auth.accessKeyId) throw new S3Error('AccessDenied', 'the admin API needs a signed request');
+    if (auth.signature === 'sigv2-query') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 only');
+    c.set('view', view);
     await next();
   });
 
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
-    const bucket = c.req.query('bucket');
+    const bucket = c.var.view.query.get('bucket');
     if (!bucket) throw new S3Error('InvalidArgument', 'rebuild needs ?bucket=NAME');
+    if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     await deps.catalog.insertBucket(bucket, deps.region).catch((err) => {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
@@ -47,7 +56,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.post('/scrub', async (c) => {
-    const mode = c.req.query('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
+    const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
     return c.json(await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair));
   });

@@ -5,17 +5,20 @@
  * renders every failure: S3Error (and whatever error-map.ts turns into one) as AWS's XML for S3
  * requests, as JSON `{code, message}` for the operator's routes.
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
- * hands over to worker/s3 (operations.ts detects, router.ts maps). HEAD is detected from the raw
- * method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject never opens data.
+ * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
+ * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
+ * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
+ * never opens data. A client that hangs up mid-body is logged as such, not as an error.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
-import { S3Error } from './model/errors.ts';
+import { isClientAbort, S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
+import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
 import { drainRequestBody } from './s3/drain.ts';
-import { detectOperation } from './s3/operations.ts';
+import { detectOperation, refusePostObject } from './s3/operations.ts';
 import { splitRawUrl } from './model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from './s3/request.ts';
 import { S3_HANDLERS } from './s3/router.ts';
@@ -52,6 +55,15 @@ function checkHeaderSection(headers: Headers): void {
 export function clientAcceptEncoding(request: Request): string {
   const cf = (request as { cf?: { clientAcceptEncoding?: unknown } }).cf;
   return typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (request.headers.get('accept-encoding') ?? '');
+}
+
+/**
+ * A client that sent `Expect: 100-continue` sends its body only once told to; when the gate refused
+ * the request before any handler could read the body, the answer goes out at once, body unread:
+ * draining would wait for a body that never comes (workerd does not answer 100-continue itself).
+ */
+function awaitsContinue(request: Request, authenticated: boolean): boolean {
+  return !authenticated && !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
 }
 
 function randomId(bytes: number, hex: boolean): string {
@@ -93,21 +105,26 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all('*', async (c) => {
     const request = c.req.raw;
     checkHeaderSection(request.headers);
-    const auth = await options.authenticate(request, request.url);
-    c.set('auth', auth);
-    const addr = parseS3Address(request.url, request.headers.get('host'), settings.baseDomains);
+    const view = requestView(request, settings.baseDomains);
+    const addr = parseS3Address(view);
     c.set('resource', addr.resource);
-    const headers = effectiveHeaders(request.headers, addr.query);
-    const op = detectOperation(request.method, addr, headers);
+    refusePostObject(view.method, addr, view.headers);
+    const auth = await options.authenticate(request, view);
+    c.set('auth', auth);
+    const headers = effectiveHeaders(view);
+    const op = detectOperation(view.method, addr, headers);
     const { bucket, key, query } = addr;
     return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    if (!awaitsContinue(c.req.raw, c.var.auth !== undefined)) {
+      const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
+      await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    }
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
+    else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {
       return c.json({ code: error.code, message: error.message }, error.status as 400);
     }

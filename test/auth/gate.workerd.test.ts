@@ -5,7 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { verifyRequest } from '../../worker/auth/verify.ts';
+import { verifyAt } from './helpers/verify.ts';
 import { encodeAwsChunked } from './helpers/aws-chunked-encode.ts';
 import { checksumOf, testCreateHasher } from './helpers/checksums.ts';
 import { readAll, streamOf, decodeStream } from './helpers/streams.ts';
@@ -25,16 +25,16 @@ describe('the gate in workerd', () => {
   ])('%s passes; a flipped payload byte or a wrong secret fails', async (name) => {
     const w = pick(name);
     const opts = { rawUrl: w.target, credentials, now: w.capturedAt, createHasher: testCreateHasher };
-    const verified = await verifyRequest(toRequest(w, { pieces: [4093] }), opts);
+    const verified = await verifyAt(toRequest(w, { pieces: [4093] }), opts);
     expect(verified.accessKeyId).toBe(FIXTURE_ACCESS_KEY);
     if (verified.body) await readAll(verified.body);
-    await expect(verifyRequest(toRequest(w), { ...opts, credentials: new Map([[FIXTURE_ACCESS_KEY, 'wrong']]) })).rejects.toMatchObject({
+    await expect(verifyAt(toRequest(w), { ...opts, credentials: new Map([[FIXTURE_ACCESS_KEY, 'wrong']]) })).rejects.toMatchObject({
       code: 'SignatureDoesNotMatch',
     });
     if (name.includes('-PUT-') && !name.includes('015')) {
       const body = w.body.slice();
       body[name.includes('001') ? 0 : body.indexOf(0x0a) + 1] ^= 1;
-      const v = await verifyRequest(toRequest(w, { body }), opts);
+      const v = await verifyAt(toRequest(w, { body }), opts);
       await expect(readAll(v.body!)).rejects.toMatchObject({ status: 400 });
     }
   });

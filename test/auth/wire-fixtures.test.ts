@@ -5,7 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { verifyRequest, type VerifyOptions } from '../../worker/auth/verify.ts';
+import { verifyAt, type VerifyAtOptions as VerifyOptions } from './helpers/verify.ts';
 import { decodeAwsChunkedSimple, sha256hex } from './helpers/aws-chunked-encode.ts';
 import { checksumOf, testCreateHasher } from './helpers/checksums.ts';
 import { latin1, readAll } from './helpers/streams.ts';
@@ -34,7 +34,7 @@ async function bodyOf(verified: { body: ReadableStream<Uint8Array> | null }): Pr
 /** Resolves to the S3 error code a request fails with, wherever it fails (gate or body), or 'ok'. */
 async function outcome(request: Request, options: VerifyOptions): Promise<string> {
   try {
-    await bodyOf(await verifyRequest(request, options));
+    await bodyOf(await verifyAt(request, options));
     return 'ok';
   } catch (err) {
     return (err as { code?: string }).code ?? String(err);
@@ -50,7 +50,7 @@ describe('captured fixtures', () => {
   });
 
   it.each(all.map((w) => [w.name, w] as const))('%s passes the gate with its captured time', async (_, w) => {
-    const verified = await verifyRequest(toRequest(w), opts(w));
+    const verified = await verifyAt(toRequest(w), opts(w));
     expect(verified.accessKeyId).toBe(FIXTURE_ACCESS_KEY);
     const body = await bodyOf(verified);
     const payload = payloadOf(w);
@@ -80,7 +80,7 @@ describe('captured fixtures', () => {
     async (_, w) => {
       const expected = sha256hex(payloadOf(w));
       for (const pieces of [[1, 2, 3, 5, 7, 11, 13, 4096], [65535], [1048577], [w.body.length]]) {
-        const verified = await verifyRequest(toRequest(w, { pieces }), opts(w));
+        const verified = await verifyAt(toRequest(w, { pieces }), opts(w));
         expect(sha256hex(await bodyOf(verified))).toBe(expected);
       }
     },
@@ -247,7 +247,7 @@ describe('tampered fixtures fail', () => {
     const w = all.find((x) => x.name === 'sdk-js-v3/025-GET-GetObject')!;
     const anonymous = toRequest(w, { headers: { authorization: null } });
     expect(await outcome(anonymous, opts(w))).toBe('AccessDenied');
-    const verified = await verifyRequest(toRequest(w, { headers: { authorization: null } }), opts(w, { allowAnonymous: true }));
+    const verified = await verifyAt(toRequest(w, { headers: { authorization: null } }), opts(w, { allowAnonymous: true }));
     expect(verified.accessKeyId).toBeNull();
     expect(verified.authType).toBe('anonymous');
   });

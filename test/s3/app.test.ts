@@ -49,8 +49,8 @@ describe('app contracts', () => {
   });
 
   it('handlers consume the body returned by authenticate, never the raw request body', async () => {
-    const authenticate: Authenticate = async (request) =>
-      request.url.endsWith('/k') ? { body: new Response('decoded payload').body, decodedContentLength: 15 } : allowAllGate(request, request.url);
+    const authenticate: Authenticate = async (request, view) =>
+      request.url.endsWith('/k') ? { body: new Response('decoded payload').body, decodedContentLength: 15 } : allowAllGate(request, view);
     const { send } = setup({ authenticate });
     await send('PUT', '/bucket-b');
     expect((await send('PUT', '/bucket-b/k', { body: 'raw framing bytes' })).status).toBe(200);

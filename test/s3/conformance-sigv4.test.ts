@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { conformanceSuite } from './conformance.case.ts';
 import { expectS3Error } from './conformance/context.ts';
 import { s3Client } from './harness.ts';
+import { raw, rawSocket } from './raw-http.ts';
 
 const { worker } = conformanceSuite('sigv4');
 
@@ -44,5 +45,19 @@ describe('only a verifying gate', () => {
     await expectS3Error(client.send(new PutObjectCommand({ Bucket: 'gate-only', Key: 'dots/../renamed', Body: '' })), 'SignatureDoesNotMatch', 403);
     await expectS3Error(client.send(new GetObjectCommand({ Bucket: 'gate-only', Key: 'dots/../renamed' })), 'SignatureDoesNotMatch', 403);
     await expectS3Error(client.send(new HeadObjectCommand({ Bucket: 'gate-only', Key: 'renamed' })), 'NotFound', 404);
+  });
+
+  it('an expired presigned PUT is AccessDenied at once, its body not read (Expect: 100-continue)', async () => {
+    // Before: the gateway drained the body of the refused request, and the client, waiting for
+    // 100 Continue that workerd never sends, waited with it (for ever, with this socket).
+    const url = worker().url;
+    const client = s3Client(url);
+    const expired = new URL(await getSignedUrl(client, new PutObjectCommand({ Bucket: 'gate-only', Key: 'late' }), { expiresIn: 1, signingDate: new Date(Date.now() - 3600e3) } as never));
+    const head = `PUT ${expired.pathname}${expired.search} HTTP/1.1\r\nHost: ${url.host}\r\nExpect: 100-continue\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n`;
+    const res = await Promise.race([rawSocket(url, head), new Promise<{ status: number; response: string }>((r) => setTimeout(() => r({ status: 0, response: 'no answer in 5 s' }), 5000))]);
+    expect(res.status, res.response).toBe(403);
+    expect(res.response).toContain('<Code>AccessDenied</Code>');
+    // The gateway is still answering.
+    expect((await raw(url, { path: '/gate-only/late' })).status).toBe(403);
   });
 });

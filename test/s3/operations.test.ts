@@ -2,10 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { S3Error } from '../../worker/model/errors.ts';
 import { detectOperation } from '../../worker/s3/operations.ts';
+import { requestView } from '../../worker/model/request.ts';
 import { effectiveHeaders, parseS3Address } from '../../worker/s3/request.ts';
 
+/** The request view of `url` sent with these headers (the Host header names the host). */
+const view = (url: string, headers: Record<string, string> = {}, baseDomains: string[] = []) => requestView(new Request(url, { headers }), baseDomains);
+const address = (url: string, host: string, baseDomains: string[] = []) => parseS3Address(view(url, { host }, baseDomains));
+
 const detect = (method: string, target: string, headers: Record<string, string> = {}) =>
-  detectOperation(method, parseS3Address(`http://gw.test${target}`, 'gw.test', []), new Headers(headers));
+  detectOperation(method, address(`http://gw.test${target}`, 'gw.test'), new Headers(headers));
 
 describe('detectOperation', () => {
   it.each([
@@ -51,22 +56,22 @@ describe('detectOperation', () => {
 
 describe('parseS3Address', () => {
   it('takes the key from the raw path: spaces, +, %, unicode, //', () => {
-    expect(parseS3Address('http://h/b/a%20b+c%25d/%E2%82%AC//x', 'h', [])).toMatchObject({ bucket: 'b', key: 'a b+c%d/€//x' });
-    expect(parseS3Address('http://h/b//', 'h', [])).toMatchObject({ bucket: 'b', key: '/' });
-    expect(parseS3Address('http://h/b/', 'h', [])).toMatchObject({ bucket: 'b', key: null });
-    expect(parseS3Address('http://h/', 'h', [])).toMatchObject({ bucket: null, key: null });
-    expect(parseS3Address('http://h/b/k?prefix=a%2Bb+c', 'h', []).query.get('prefix')).toBe('a+b c');
+    expect(address('http://h/b/a%20b+c%25d/%E2%82%AC//x', 'h')).toMatchObject({ bucket: 'b', key: 'a b+c%d/€//x' });
+    expect(address('http://h/b//', 'h')).toMatchObject({ bucket: 'b', key: '/' });
+    expect(address('http://h/b/', 'h')).toMatchObject({ bucket: 'b', key: null });
+    expect(address('http://h/', 'h')).toMatchObject({ bucket: null, key: null });
+    expect(address('http://h/b/k?prefix=a%2Bb+c', 'h').query.get('prefix')).toBe('a+b c');
   });
 
   it('virtual-hosted style when the host is under a base domain', () => {
-    expect(parseS3Address('http://x/k/y', 'my.bucket.s3.example.com:8443', ['s3.example.com'])).toMatchObject({ bucket: 'my.bucket', key: 'k/y' });
-    expect(parseS3Address('http://x/b/k', 's3.example.com', ['s3.example.com'])).toMatchObject({ bucket: 'b', key: 'k' });
+    expect(address('http://x/k/y', 'my.bucket.s3.example.com:8443', ['s3.example.com'])).toMatchObject({ bucket: 'my.bucket', key: 'k/y' });
+    expect(address('http://x/b/k', 's3.example.com', ['s3.example.com'])).toMatchObject({ bucket: 'b', key: 'k' });
   });
 
   it('refuses invalid UTF-8, control characters and keys over 1024 bytes', () => {
     const code = (target: string) => {
       try {
-        parseS3Address(`http://h${target}`, 'h', []);
+        address(`http://h${target}`, 'h');
         return 'accepted';
       } catch (err) {
         return (err as S3Error).code;
@@ -83,21 +88,20 @@ describe('parseS3Address', () => {
 
 describe('effectiveHeaders (presigned URLs)', () => {
   it('merges hoisted x-amz-* query parameters, but not signature parameters or flexible checksums', () => {
-    const query = new URLSearchParams(
+    const query =
       'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=c&X-Amz-Signature=s&X-Amz-Content-Sha256=UNSIGNED-PAYLOAD' +
-        '&x-amz-meta-a=1&x-amz-acl=public-read&x-amz-checksum-crc32=AAAAAA%3D%3D&x-amz-sdk-checksum-algorithm=CRC32&x-amz-checksum-mode=ENABLED&x-id=PutObject',
-    );
-    const merged = effectiveHeaders(new Headers({ 'x-amz-meta-a': 'from-header' }), query);
+      '&x-amz-meta-a=1&x-amz-acl=public-read&x-amz-checksum-crc32=AAAAAA%3D%3D&x-amz-sdk-checksum-algorithm=CRC32&x-amz-checksum-mode=ENABLED&x-id=PutObject';
+    const merged = effectiveHeaders(view(`http://h/b/k?${query}`, { 'x-amz-meta-a': 'from-header' }));
     expect([...merged].sort()).toEqual([
       ['x-amz-acl', 'public-read'],
       ['x-amz-checksum-mode', 'ENABLED'],
       ['x-amz-meta-a', 'from-header'],
     ]);
-    expect(() => detectOperation('PUT', parseS3Address(`http://h/b/k?${query}`, 'h', []), merged)).toThrow(expect.objectContaining({ code: 'NotImplemented' }));
+    expect(() => detectOperation('PUT', address(`http://h/b/k?${query}`, 'h'), merged)).toThrow(expect.objectContaining({ code: 'NotImplemented' }));
   });
 
   it('leaves requests that are not presigned alone', () => {
-    const headers = new Headers({ a: '1' });
-    expect(effectiveHeaders(headers, new URLSearchParams('x-amz-meta-b=2'))).toBe(headers);
+    const plain = view('http://h/b/k?x-amz-meta-b=2', { a: '1' });
+    expect(effectiveHeaders(plain)).toBe(plain.headers);
   });
 });

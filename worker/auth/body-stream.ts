@@ -10,7 +10,13 @@
  * is done with the previous one, so the buffer is never overwritten under it. A consumer that
  * keeps chunks copies them. `finish` runs at the end of the raw body and may throw (a failed
  * check): the stream then errors instead of ending.
+ * When the client goes away mid-upload the platform errors the raw body (workerd: "Network
+ * connection lost."); handed on as is, that would be an InternalError logged as a bug. Any error
+ * of the raw body becomes `clientAborted` (model/errors.ts): IncompleteBody to the client, a
+ * client abort in the log. Errors of the verifiers themselves are handed on as they are.
  */
+import { clientAborted, S3Error } from '../model/errors.ts';
+
 const PIECE_BYTES = 1 << 20;
 
 /** workerd's BYOB readers have readAtLeast (fill the view at least this far); Node's do not. */
@@ -31,6 +37,13 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
     plain = raw.getReader();
   }
   const read = async (): Promise<Uint8Array | null> => {
+    try {
+      return await readRaw();
+    } catch (err) {
+      throw err instanceof S3Error ? err : clientAborted(err);
+    }
+  };
+  const readRaw = async (): Promise<Uint8Array | null> => {
     if (plain) {
       const r = await plain.read();
       return r.done ? null : r.value;

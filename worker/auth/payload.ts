@@ -50,6 +50,19 @@ export function payloadMode(value: string): PayloadMode {
   );
 }
 
+/**
+ * The payload line of a presigned SigV4 request. The URL signs one (X-Amz-Content-Sha256, else
+ * UNSIGNED-PAYLOAD). An unsigned URL lets an x-amz-content-sha256 header ask for more (a digest
+ * to verify, an aws-chunked body with a trailer checksum); a URL that pins a value is held to it:
+ * a header naming another value is SignatureDoesNotMatch, as the canonical request AWS would build
+ * from that header is not the one signed.
+ */
+export function presignedPayloadHash(header: string | undefined, signed: string): string {
+  if (header === undefined || signed === UNSIGNED_PAYLOAD) return header ?? signed;
+  if (header === signed || (/^[0-9a-fA-F]{64}$/.test(signed) && header.toLowerCase() === signed.toLowerCase())) return signed;
+  throw new S3Error('SignatureDoesNotMatch', `The presigned URL signs X-Amz-Content-Sha256 ${signed}; the x-amz-content-sha256 header may not change it.`);
+}
+
 /** Content-Encoding without the aws-chunked token (which is S3 framing, not the object's). */
 export function storedContentEncoding(headers: Headers): string | null {
   const tokens = (headers.get('content-encoding') ?? '')
@@ -136,9 +149,13 @@ export interface VerifiedBody {
   decodedContentLength: number | null;
 }
 
-/** Wraps the request body in the stream that decodes and verifies it according to `mode`. */
+/**
+ * Wraps the request body in the stream that decodes and verifies it according to `mode`
+ * (body-stream.ts: a client that hangs up is told apart from a bug there).
+ */
 export function verifiedBody(
-  request: Request,
+  headers: Headers,
+  rawBody: ReadableStream<Uint8Array> | null,
   mode: PayloadMode,
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
@@ -147,7 +164,7 @@ export function verifiedBody(
     if (mode.signed && !signing) {
       throw new S3Error('AccessDenied', 'A signed streaming payload needs a SigV4-signed request.');
     }
-    const decodedContentLength = parseLength(request.headers.get('x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
+    const decodedContentLength = parseLength(headers.get('x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
     if (decodedContentLength === null) {
       throw new S3Error('MissingContentLength', 'You must provide the x-amz-decoded-content-length header with an aws-chunked body.');
     }
@@ -155,7 +172,7 @@ export function verifiedBody(
       // Nothing else would vouch for the bytes: AWS refuses this form without a declared trailer.
       throw new S3Error('InvalidRequest', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER requires an x-amz-trailer header.');
     }
-    if (!request.body) throw new S3Error('IncompleteBody', 'The request body terminated unexpectedly');
+    if (!rawBody) throw new S3Error('IncompleteBody', 'The request body terminated unexpectedly');
     const decoder = new AwsChunkedDecoder({
       decodedContentLength,
       signing: mode.signed ? signing : null,
@@ -163,18 +180,18 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: verifyingBody(request.body, (piece) => decoder.push(piece), () => decoder.finish()), decodedContentLength };
+    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish()), decodedContentLength };
   }
-  const contentLength = parseLength(request.headers.get('content-length'), 'Content-Length');
+  const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {
     contentLength,
     sha256Hex: mode.kind === 'sha256' ? mode.hex : null,
     checksum: declared.check,
   };
-  if (!request.body) {
+  if (!rawBody) {
     verifyEmptyBody(checks);
     return { body: null, decodedContentLength: 0 };
   }
   const { step, finish } = plainBodySteps(checks);
-  return { body: verifyingBody(request.body, step, finish), decodedContentLength: contentLength };
+  return { body: verifyingBody(rawBody, step, finish), decodedContentLength: contentLength };
 }

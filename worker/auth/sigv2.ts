@@ -8,13 +8,16 @@
  *                  CanonicalizedAmzHeaders CanonicalizedResource
  *   Signature    = base64(HMAC-SHA1(secret, StringToSign))
  *
+ * The sub-resources are the request view's decoded parameters (model/request.ts), as AWS
+ * canonicalises them: `%75ploadId` is `uploadId` to the signature exactly as it is to the router.
+ * (botocore matches raw names; it never encodes these names, so both agree on what it sends.)
+ *
  * Known gaps: the `Authorization: AWS key:sig` header form is not accepted (AWS retired it in
- * every region opened since 2014); a header sent twice is seen joined by ", " (Fetch Headers);
- * virtual-hosted requests need the caller to say which bucket the host named.
+ * every region opened since 2014); a header sent twice is seen joined by ", " (Fetch Headers).
  */
 
 import { toBase64, utf8 } from '../model/bytes.ts';
-import { percentDecode } from './sigv4.ts';
+import type { QueryParam } from '../model/request.ts';
 
 /** Query parameters that name a sub-resource and so are part of the signed resource (botocore's list). */
 export const SUBRESOURCES: ReadonlySet<string> = new Set([
@@ -27,19 +30,15 @@ export const SUBRESOURCES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * CanonicalizedResource: `[/bucket]` + the raw path as sent + the sub-resources, sorted by name,
- * values decoded, a flag sent without '=' kept without it (`?uploads` and `?uploads=` differ).
+ * CanonicalizedResource: `/bucket` (virtual-hosted style: the bucket the host named) + the raw
+ * path as sent + the sub-resources, sorted by name, values decoded, a flag sent without '=' kept
+ * without it (`?uploads` and `?uploads=` differ), as botocore builds it from `auth_path`.
  */
-export function canonicalizedResource(rawPath: string, rawQuery: string, virtualHostedBucket?: string): string {
-  let resource = (virtualHostedBucket ? '/' + virtualHostedBucket : '') + (rawPath || '/');
-  const subresources = rawQuery
-    .split('&')
-    .filter((piece) => piece !== '')
-    .map((piece) => {
-      const eq = piece.indexOf('=');
-      return eq < 0 ? { name: piece, text: piece } : { name: piece.slice(0, eq), text: piece.slice(0, eq) + '=' + percentDecode(piece.slice(eq + 1)) };
-    })
-    .filter(({ name }) => SUBRESOURCES.has(name))
+export function canonicalizedResource(rawPath: string, params: readonly QueryParam[], hostBucket: string | null = null): string {
+  let resource = (hostBucket !== null ? '/' + hostBucket : '') + (rawPath || '/');
+  const subresources = params
+    .filter(([name]) => SUBRESOURCES.has(name))
+    .map(([name, value, bare]) => ({ name, text: bare ? name : `${name}=${value}` }))
     // A stable sort by name only, as botocore sorts.
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (subresources.length > 0) resource += '?' + subresources.map((s) => s.text).join('&');

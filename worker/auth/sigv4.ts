@@ -13,6 +13,8 @@
  */
 
 import { toHex, utf8 } from '../model/bytes.ts';
+import { percentDecodeBytes } from '../model/percent.ts';
+import type { QueryParam } from '../model/request.ts';
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256';
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
@@ -42,35 +44,6 @@ export function uriEncode(s: string): string {
   return uriEncodeBytes(utf8.encode(s));
 }
 
-/**
- * Percent-decodes to bytes, leniently: a '%' not followed by two hex digits stays a literal '%'
- * (a client that sent it raw also signed it as a literal, which re-encodes to %25).
- */
-export function percentDecodeBytes(s: string): Uint8Array {
-  if (!s.includes('%')) return utf8.encode(s);
-  const out: number[] = [];
-  for (let i = 0; i < s.length; ) {
-    if (s[i] === '%' && /^[0-9a-fA-F]{2}$/.test(s.slice(i + 1, i + 3))) {
-      out.push(parseInt(s.slice(i + 1, i + 3), 16));
-      i += 3;
-    } else {
-      // Take one code point (a surrogate pair stays together) and append its UTF-8 bytes.
-      const cp = s.codePointAt(i)!;
-      const ch = String.fromCodePoint(cp);
-      for (const b of utf8.encode(ch)) out.push(b);
-      i += ch.length;
-    }
-  }
-  return new Uint8Array(out);
-}
-
-const utf8Decoder = new TextDecoder();
-
-/** Percent-decodes to a string (invalid UTF-8 becomes U+FFFD; only used for names we match). */
-export function percentDecode(s: string): string {
-  return utf8Decoder.decode(percentDecodeBytes(s));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Step 1: the canonical request.
 
@@ -88,29 +61,11 @@ export function canonicalUri(rawPath: string): string {
     .join('/');
 }
 
-/** One query parameter, decoded: `?uploads` gives ['uploads', '']. */
-export type QueryParam = readonly [name: string, value: string];
-
-/**
- * Parses a raw query string (without '?'). A '+' means a space (form encoding, as AWS and Go's
- * url.ParseQuery read it; SDKs send a literal plus as %2B); empty pieces (`a&&b`) are skipped.
- */
-export function parseQuery(rawQuery: string): QueryParam[] {
-  const params: QueryParam[] = [];
-  for (const piece of rawQuery.split('&')) {
-    if (piece === '') continue;
-    const eq = piece.indexOf('=');
-    const name = eq < 0 ? piece : piece.slice(0, eq);
-    const value = eq < 0 ? '' : piece.slice(eq + 1);
-    params.push([percentDecode(name.replace(/\+/g, ' ')), percentDecode(value.replace(/\+/g, ' '))]);
-  }
-  return params;
-}
-
 /**
  * CanonicalQueryString: each name and value encoded, sorted by name then value (byte order of
  * the encoded strings), `name=value` joined by '&'; a value-less flag gives `name=`. `exclude`
- * drops a parameter by exact name (X-Amz-Signature, for presigned URLs).
+ * drops a parameter by exact name (X-Amz-Signature, for presigned URLs). The parameters are the
+ * request view's (model/request.ts), decoded once: the router reads exactly these.
  */
 export function canonicalQuery(params: readonly QueryParam[], exclude?: string): string {
   return params

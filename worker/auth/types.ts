@@ -5,12 +5,8 @@
 
 import type { ChecksumAlgorithm, HasherFactory } from '../model/checksums.ts';
 
+/** How to verify; what is verified comes from the request view (model/request.ts). */
 export interface VerifyOptions {
-  /**
-   * The request URL exactly as the client sent it (absolute or `/path?query`): SigV4 and SigV2
-   * sign the raw path, which `request.url` and Hono may have normalised or re-encoded.
-   */
-  rawUrl: string;
   /** Known access keys: accessKeyId -> secretAccessKey. */
   credentials: ReadonlyMap<string, string>;
   /** Checksum implementation for x-amz-checksum-* (worker/model/checksums.ts `createHasher`). */
@@ -30,8 +26,6 @@ export interface VerifyOptions {
   allowAnonymous?: boolean;
   /** Allowed difference between the request time and `now` for header auth. Default 15 minutes. */
   maxSkewMs?: number;
-  /** SigV2 only: the bucket named by the Host header for virtual-hosted-style requests. */
-  virtualHostedBucket?: string;
 }
 
 export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'anonymous';

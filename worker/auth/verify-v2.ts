@@ -3,31 +3,44 @@
  * what boto3's generate_presigned_url makes for us-east-1 by default. Steps are in sigv2.ts.
  * Expiry is the absolute `Expires` time; SigV2 has no upper bound on it (AWS sets none either).
  * The payload is unsigned in SigV2: the caller verifies only what headers declare.
+ *
+ * What SigV2 signs is narrow: method, Content-MD5, Content-Type, Expires, the x-amz-* headers and
+ * the resource (bucket, raw path, sub-resources). The host is not signed, so a virtual-hosted
+ * request is verified over `/<bucket named by the host>/<path>` (botocore signs that form too):
+ * one signature is good for one bucket. The other query parameters are not signed, so they are
+ * refused unless they cannot change what the URL grants: listing options (which page or filter of
+ * a listing the URL already allows), the SDK's `x-id`, and the header copies botocore adds to the
+ * query (the router never applies those for SigV2).
+ * Known gap: a SigV2 URL cannot call the admin API (it does not sign `bucket=`): admin.ts refuses it.
  */
 
 import { S3Error } from '../model/errors.ts';
 import { timingSafeEqual } from '../model/bytes.ts';
+import type { RequestView } from '../model/request.ts';
 import { secretFor } from './credential.ts';
-import type { RawTarget } from '../model/raw-url.ts';
-import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2 } from './sigv2.ts';
-import { percentDecode } from './sigv4.ts';
+import { dotSegmentError, dotSegmentForms, signatureMismatch } from './dot-segments.ts';
+import { canonicalizedAmzHeaders, canonicalizedResource, signatureV2, stringToSignV2, SUBRESOURCES } from './sigv2.ts';
 import type { VerifyOptions } from './types.ts';
 
-/** Raw (undecoded) value of a query parameter, by exact name. */
-function rawParam(rawQuery: string, name: string): string | undefined {
-  for (const piece of rawQuery.split('&')) {
-    const eq = piece.indexOf('=');
-    if ((eq < 0 ? piece : piece.slice(0, eq)) === name) return eq < 0 ? '' : piece.slice(eq + 1);
-  }
-  return undefined;
-}
+const OWN_PARAMS = new Set(['AWSAccessKeyId', 'Signature', 'Expires']);
+
+/** Unsigned query parameters that select within what a listing URL grants anyway. */
+const LISTING_OPTIONS = new Set([
+  'prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'list-type', 'continuation-token', 'start-after',
+  'fetch-owner', 'max-buckets', 'bucket-region', 'key-marker', 'upload-id-marker', 'max-uploads', 'max-parts',
+  'part-number-marker',
+]);
+
+const isUnsignedButInert = (name: string) =>
+  LISTING_OPTIONS.has(name) || name === 'x-id' || /^(x-amz-|content-type$|content-md5$)/i.test(name);
 
 /** Verifies a SigV2 presigned request; returns the access key id. */
-export async function verifyPresignedV2(request: Request, target: RawTarget, opts: VerifyOptions): Promise<string> {
-  const accessKeyId = rawParam(target.rawQuery, 'AWSAccessKeyId');
-  const signatureRaw = rawParam(target.rawQuery, 'Signature');
-  const expires = rawParam(target.rawQuery, 'Expires');
-  if (accessKeyId === undefined || signatureRaw === undefined || expires === undefined) {
+export async function verifyPresignedV2(view: RequestView, opts: VerifyOptions): Promise<string> {
+  const param = (name: string) => view.params.find(([n]) => n === name)?.[1];
+  const accessKeyId = param('AWSAccessKeyId');
+  const signatureText = param('Signature');
+  const expires = param('Expires');
+  if (accessKeyId === undefined || signatureText === undefined || expires === undefined) {
     throw new S3Error('AccessDenied', 'Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters');
   }
   if (!/^\d{1,12}$/.test(expires)) throw new S3Error('AccessDenied', 'Invalid date (should be seconds since epoch): ' + expires);
@@ -38,20 +51,32 @@ export async function verifyPresignedV2(request: Request, target: RawTarget, opt
       ServerTime: now.toISOString(),
     });
   }
-  const keyId = percentDecode(accessKeyId);
-  const secret = secretFor(opts.credentials, keyId);
-  // A '+' of the base64 signature may arrive unencoded: it is a plus here, never a space.
-  const provided = percentDecode(signatureRaw);
-  const toSign = stringToSignV2(
-    request.method,
-    request.headers.get('content-md5') ?? '',
-    request.headers.get('content-type') ?? '',
-    expires,
-    canonicalizedAmzHeaders(request.headers),
-    canonicalizedResource(target.rawPath, target.rawQuery, opts.virtualHostedBucket),
-  );
-  if (!timingSafeEqual(await signatureV2(secret, toSign), provided)) {
-    throw new S3Error('SignatureDoesNotMatch', undefined, { AWSAccessKeyId: keyId, StringToSign: toSign, SignatureProvided: provided });
+  const secret = secretFor(opts.credentials, accessKeyId);
+  for (const [name] of view.params) {
+    if (!SUBRESOURCES.has(name) && !OWN_PARAMS.has(name) && !isUnsignedButInert(name)) {
+      throw new S3Error('AccessDenied', `The query parameter '${name}' is not covered by a SigV2 signature.`);
+    }
   }
-  return keyId;
+  // base64 has no spaces: a '+' that arrived unencoded (and so decoded as a space) is a plus.
+  const provided = signatureText.replace(/ /g, '+');
+  const toSignOver = (rawPath: string) =>
+    stringToSignV2(
+      view.method,
+      view.headers.get('content-md5') ?? '',
+      view.headers.get('content-type') ?? '',
+      expires,
+      canonicalizedAmzHeaders(view.headers),
+      canonicalizedResource(rawPath, view.params, view.hostBucket),
+    );
+  const matches = async (toSign: string) => timingSafeEqual(await signatureV2(secret, toSign), provided);
+  const toSign = toSignOver(view.target.rawPath);
+  if (await matches(toSign)) return accessKeyId;
+  for (const form of dotSegmentForms(view.target.rawPath)) {
+    if (await matches(toSignOver(form))) throw dotSegmentError(form);
+  }
+  throw signatureMismatch({
+    AWSAccessKeyId: accessKeyId,
+    StringToSign: toSign,
+    SignatureProvided: provided,
+  });
 }

@@ -12,7 +12,10 @@
  *     ones (checksums, content-sha256, trailer...): an unsigned x-amz-copy-source or x-amz-acl
  *     would let the bearer of a presigned PUT do something else than what was signed.
  * The canonical URI is tried as SigV4 encodes it and, if that differs, exactly as sent (for
- * clients that sign their own, unusual, encoding); both name the same key.
+ * clients that sign their own, unusual, encoding); both name the same key. Everything is read
+ * from the request view (model/request.ts): the query parameters signed are the ones the router
+ * reads. A signature that matches only a dot-segment form of the path is answered as such
+ * (dot-segments.ts).
  */
 
 import { S3Error } from '../model/errors.ts';
@@ -20,7 +23,8 @@ import { timingSafeEqual } from '../model/bytes.ts';
 import { assertNotSkewed, DEFAULT_MAX_SKEW_MS, parseAmzDate, parseHttpDate, toAmzDate } from './amz-date.ts';
 import type { ChunkSigning } from './aws-chunked.ts';
 import { assertScope, parseAuthorizationV4, parseCredential, secretFor, type CredentialScope } from './credential.ts';
-import type { RawTarget } from '../model/raw-url.ts';
+import type { QueryParam, RequestView } from '../model/request.ts';
+import { dotSegmentError, dotSegmentForms, signatureMismatch } from './dot-segments.ts';
 import {
   ALGORITHM,
   canonicalHeaders,
@@ -31,7 +35,6 @@ import {
   signingKey,
   stringToSign,
   UNSIGNED_PAYLOAD,
-  type QueryParam,
 } from './sigv4.ts';
 import type { VerifyOptions } from './types.ts';
 
@@ -57,9 +60,7 @@ export interface VerifiedV4 {
 }
 
 interface SignedParts {
-  method: string;
-  target: RawTarget;
-  params: readonly QueryParam[];
+  view: RequestView;
   /** Query parameter left out of the canonical query (the presigned signature). */
   excludeParam?: string;
   signedHeadersText: string;
@@ -72,26 +73,18 @@ interface SignedParts {
 }
 
 /** Verifies `Authorization: AWS4-HMAC-SHA256 ...`; `payloadHash` is the x-amz-content-sha256 line. */
-export async function verifyHeaderV4(
-  request: Request,
-  target: RawTarget,
-  params: readonly QueryParam[],
-  payloadHash: string,
-  opts: VerifyOptions,
-): Promise<VerifiedV4> {
-  const auth = parseAuthorizationV4(request.headers.get('authorization')!);
-  const { datetime, time } = requestTime(request.headers);
+export async function verifyHeaderV4(view: RequestView, payloadHash: string, opts: VerifyOptions): Promise<VerifiedV4> {
+  const auth = parseAuthorizationV4(view.headers.get('authorization')!);
+  const { datetime, time } = requestTime(view.headers);
   assertScope(auth.credential, datetime, opts.region, 'AuthorizationHeaderMalformed');
   const secret = secretFor(opts.credentials, auth.credential.accessKeyId);
   assertNotSkewed(time, opts.now ?? new Date(), opts.maxSkewMs ?? DEFAULT_MAX_SKEW_MS);
   if (!auth.signedHeaders.includes('host')) {
     throw new S3Error('AuthorizationHeaderMalformed', 'The authorization header is malformed; SignedHeaders must include host.');
   }
-  assertAmzHeadersSigned(request.headers, auth.signedHeaders);
+  assertAmzHeadersSigned(view.headers, auth.signedHeaders);
   const key = await verifySignature({
-    method: request.method,
-    target,
-    params,
+    view,
     signedHeadersText: auth.signedHeadersText,
     signedHeaders: auth.signedHeaders,
     provided: auth.signature,
@@ -99,7 +92,6 @@ export async function verifyHeaderV4(
     credential: auth.credential,
     secret,
     payloadHash,
-    lookup: headerLookup(request, target),
   });
   return {
     accessKeyId: auth.credential.accessKeyId,
@@ -109,12 +101,8 @@ export async function verifyHeaderV4(
 }
 
 /** Verifies a presigned SigV4 URL. */
-export async function verifyPresignedV4(
-  request: Request,
-  target: RawTarget,
-  params: readonly QueryParam[],
-  opts: VerifyOptions,
-): Promise<VerifiedV4> {
+export async function verifyPresignedV4(view: RequestView, opts: VerifyOptions): Promise<VerifiedV4> {
+  const params = view.params;
   const fail = (message: string) => new S3Error('AuthorizationQueryParametersError', message);
   const algorithm = queryParam(params, 'X-Amz-Algorithm');
   const credentialText = queryParam(params, 'X-Amz-Credential');
@@ -155,13 +143,11 @@ export async function verifyPresignedV4(
 
   const signedHeaders = signedHeadersText.split(';').map((h) => h.trim().toLowerCase());
   if (!signedHeaders.includes('host')) throw fail('X-Amz-SignedHeaders must include host');
-  assertAmzHeadersSigned(request.headers, signedHeaders);
+  assertAmzHeadersSigned(view.headers, signedHeaders);
   const provided = signatureParam[1].toLowerCase();
   const payloadHash = queryParam(params, 'X-Amz-Content-Sha256') ?? UNSIGNED_PAYLOAD;
   const key = await verifySignature({
-    method: request.method,
-    target,
-    params,
+    view,
     excludeParam: signatureParam[0],
     signedHeadersText,
     signedHeaders,
@@ -170,7 +156,6 @@ export async function verifyPresignedV4(
     credential,
     secret,
     payloadHash,
-    lookup: headerLookup(request, target),
   });
   return {
     accessKeyId: credential.accessKeyId,
@@ -193,13 +178,9 @@ function requestTime(headers: Headers): { datetime: string; time: Date } {
   throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
 }
 
-function headerLookup(request: Request, target: RawTarget): (name: string) => string | null {
-  return (name) => {
-    const value = request.headers.get(name);
-    if (value !== null || name !== 'host') return value;
-    // A runtime that keeps Host out of Headers: take it from the URL the client used.
-    return target.host || new URL(request.url).host;
-  };
+/** A signed header's value; `host` is the authority the client addressed. */
+function headerLookup(view: RequestView): (name: string) => string | null {
+  return (name) => (name === 'host' ? view.authority : view.headers.get(name));
 }
 
 /** First value of a presigning parameter; its name is matched exactly, then case-insensitively. */
@@ -226,25 +207,31 @@ function assertAmzHeadersSigned(headers: Headers, signedHeaders: readonly string
   }
 }
 
-/** Recomputes the signature; returns the signing key when it matches, else SignatureDoesNotMatch. */
-async function verifySignature(parts: SignedParts & { lookup: (name: string) => string | null }): Promise<CryptoKey> {
-  const { credential, datetime } = parts;
+/**
+ * Recomputes the signature; returns the signing key when it matches. Else InvalidURI when it
+ * matches a dot-segment form of the path (the platform resolved it), else SignatureDoesNotMatch.
+ */
+async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
+  const { credential, datetime, view } = parts;
   const key = await signingKey(parts.secret, credential.date, credential.region, credential.service);
-  const query = canonicalQuery(parts.params, parts.excludeParam);
-  const headers = canonicalHeaders(parts.signedHeaders, parts.lookup);
-  const uris = [canonicalUri(parts.target.rawPath)];
-  if (parts.target.rawPath !== uris[0]) uris.push(parts.target.rawPath);
-  let first: { canonical: string; toSign: string } | null = null;
-  for (const uri of uris) {
-    const canonical = canonicalRequest(parts.method, uri, query, headers, parts.signedHeadersText, parts.payloadHash);
+  const query = canonicalQuery(view.params, parts.excludeParam);
+  const headers = canonicalHeaders(parts.signedHeaders, headerLookup(view));
+  const matches = async (uri: string) => {
+    const canonical = canonicalRequest(view.method, uri, query, headers, parts.signedHeadersText, parts.payloadHash);
     const toSign = await stringToSign(datetime, credential.scope, canonical);
-    if (timingSafeEqual(await signature(key, toSign), parts.provided)) return key;
-    first ??= { canonical, toSign };
+    return { canonical, toSign, ok: timingSafeEqual(await signature(key, toSign), parts.provided) };
+  };
+  const rawPath = view.target.rawPath;
+  const first = await matches(canonicalUri(rawPath));
+  if (first.ok) return key;
+  if (rawPath !== canonicalUri(rawPath) && (await matches(rawPath)).ok) return key;
+  for (const form of dotSegmentForms(rawPath)) {
+    if ((await matches(canonicalUri(form))).ok) throw dotSegmentError(form);
   }
-  throw new S3Error('SignatureDoesNotMatch', undefined, {
+  throw signatureMismatch({
     AWSAccessKeyId: credential.accessKeyId,
-    StringToSign: first!.toSign,
+    StringToSign: first.toSign,
     SignatureProvided: parts.provided,
-    CanonicalRequest: first!.canonical,
+    CanonicalRequest: first.canonical,
   });
 }

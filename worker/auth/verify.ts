@@ -20,9 +20,9 @@
 
 import { S3Error } from '../model/errors.ts';
 import { readContentMd5 } from '../model/checksums.ts';
-import { declaredChecksum, checksumView, payloadMode, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
-import { splitRawUrl, type RawTarget } from '../model/raw-url.ts';
-import { EMPTY_SHA256, UNSIGNED_PAYLOAD, parseQuery, type QueryParam } from './sigv4.ts';
+import type { QueryParam, RequestView } from '../model/request.ts';
+import { declaredChecksum, checksumView, payloadMode, presignedPayloadHash, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
+import { EMPTY_SHA256, UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { AuthType, VerifiedRequest, VerifyOptions } from './types.ts';
 import { verifyPresignedV2 } from './verify-v2.ts';
 import { verifyHeaderV4, verifyPresignedV4, type VerifiedV4 } from './verify-v4.ts';
@@ -30,44 +30,47 @@ import { verifyHeaderV4, verifyPresignedV4, type VerifiedV4 } from './verify-v4.
 export type { AuthType, RequestChecksum, VerifiedRequest, VerifyOptions } from './types.ts';
 export type { ChecksumAlgorithm, Hasher, HasherFactory } from '../model/checksums.ts';
 
-/** Verifies `request`; throws S3Error, or returns who signed it and its verifying body stream. */
-export async function verifyRequest(request: Request, opts: VerifyOptions): Promise<VerifiedRequest> {
-  const target = splitRawUrl(opts.rawUrl);
-  const params = parseQuery(target.rawQuery);
-  const authType = detectAuthType(request.headers, params);
-  const contentMd5 = readContentMd5(request.headers);
+/**
+ * Verifies `request` as `view` (model/request.ts) reads it: the view gives method, path, query
+ * and headers, the request only its body. Throws S3Error, or returns who signed it and its
+ * verifying body stream.
+ */
+export async function verifyRequest(request: Request, view: RequestView, opts: VerifyOptions): Promise<VerifiedRequest> {
+  const { headers } = view;
+  const authType = detectAuthType(headers, view.params);
+  const contentMd5 = readContentMd5(headers);
+  const sentPayloadHash = headers.get('x-amz-content-sha256')?.trim();
 
   let accessKeyId: string | null = null;
   let v4: VerifiedV4 | null = null;
   let mode: PayloadMode;
   switch (authType) {
     case 'sigv4-header': {
-      const payloadHash = headerAuthPayloadHash(request);
+      const payloadHash = headerAuthPayloadHash(headers, request.body);
       mode = payloadMode(payloadHash);
-      v4 = await verifyHeaderV4(request, target, params, payloadHash, opts);
+      v4 = await verifyHeaderV4(view, payloadHash, opts);
       accessKeyId = v4.accessKeyId;
       break;
     }
     case 'sigv4-query':
-      v4 = await verifyPresignedV4(request, target, params, opts);
+      v4 = await verifyPresignedV4(view, opts);
       accessKeyId = v4.accessKeyId;
-      // The URL signs the payload line; a header may still ask for more (a digest, aws-chunked).
-      mode = payloadMode(request.headers.get('x-amz-content-sha256')?.trim() ?? v4.payloadHash);
+      mode = payloadMode(presignedPayloadHash(sentPayloadHash, v4.payloadHash));
       break;
     case 'sigv2-query':
-      accessKeyId = await verifyPresignedV2(request, target, opts);
-      mode = payloadMode(request.headers.get('x-amz-content-sha256')?.trim() ?? UNSIGNED_PAYLOAD);
+      accessKeyId = await verifyPresignedV2(view, opts);
+      mode = payloadMode(sentPayloadHash ?? UNSIGNED_PAYLOAD);
       break;
     case 'anonymous':
       if (!opts.allowAnonymous) throw new S3Error('AccessDenied');
-      mode = payloadMode(request.headers.get('x-amz-content-sha256')?.trim() ?? UNSIGNED_PAYLOAD);
+      mode = payloadMode(sentPayloadHash ?? UNSIGNED_PAYLOAD);
       break;
   }
 
-  const declared = declaredChecksum(request.headers, mode, opts.createHasher, opts.verifyChecksum ?? true);
+  const declared = declaredChecksum(headers, mode, opts.createHasher, opts.verifyChecksum ?? true);
   // The view first: it hooks the settle callback that the body stream calls at its end.
   const checksum = checksumView(declared);
-  const { body, decodedContentLength } = verifiedBody(request, mode, declared, v4?.signing ?? null);
+  const { body, decodedContentLength } = verifiedBody(headers, request.body, mode, declared, v4?.signing ?? null);
   return {
     accessKeyId,
     authType,
@@ -75,7 +78,7 @@ export async function verifyRequest(request: Request, opts: VerifyOptions): Prom
     decodedContentLength,
     checksum,
     contentMd5,
-    contentEncoding: storedContentEncoding(request.headers),
+    contentEncoding: storedContentEncoding(headers),
   };
 }
 
@@ -109,9 +112,9 @@ export function detectAuthType(headers: Headers, params: readonly QueryParam[]):
  * The payload line of header auth: x-amz-content-sha256, which S3 requires. A request without
  * a body may omit it (generic SigV4 signers do): its payload hash is then the empty SHA-256.
  */
-function headerAuthPayloadHash(request: Request): string {
-  const value = request.headers.get('x-amz-content-sha256');
+function headerAuthPayloadHash(headers: Headers, body: ReadableStream | null): string {
+  const value = headers.get('x-amz-content-sha256');
   if (value !== null) return value.trim();
-  if (request.body === null || request.headers.get('content-length') === '0') return EMPTY_SHA256;
+  if (body === null || headers.get('content-length') === '0') return EMPTY_SHA256;
   throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
 }

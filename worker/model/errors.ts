@@ -59,13 +59,15 @@ export class S3Error extends Error {
   /** Response headers AWS sends with this error (ETag on 304, Content-Range on 416, ...). */
   readonly headers: Record<string, string> = {};
 
-  /** `fields` become extra XML elements (for example Key, BucketName, ArgumentName). */
+  /** `fields` become extra XML elements (for example Key, BucketName, ArgumentName); `cause` is
+   *  for the logs only, never sent. */
   constructor(
     readonly code: S3ErrorCode,
     message?: string,
     readonly fields: Record<string, string> = {},
+    options?: { cause?: unknown },
   ) {
-    super(message ?? S3_ERRORS[code][1]);
+    super(message ?? S3_ERRORS[code][1], options);
     this.name = 'S3Error';
     this.status = S3_ERRORS[code][0];
   }
@@ -87,6 +89,24 @@ export class S3Error extends Error {
       `<Resource>${escapeXml(resource)}</Resource><RequestId>${escapeXml(requestId)}</RequestId></Error>`
     );
   }
+}
+
+/**
+ * The client went away before its request body ended (the platform errors the body stream:
+ * workerd says "Network connection lost."). Answered IncompleteBody, if anyone still listens, and
+ * logged as a client abort: nothing on our side failed.
+ */
+export function clientAborted(cause: unknown): S3Error {
+  return new S3Error('IncompleteBody', 'The connection closed before the request body ended.', {}, { cause: new ClientAbort(cause) });
+}
+
+/** True for the error `clientAborted` makes. */
+export function isClientAbort(err: S3Error): boolean {
+  return err.cause instanceof ClientAbort;
+}
+
+class ClientAbort {
+  constructor(readonly reason: unknown) {}
 }
 
 export function escapeXml(s: string): string {

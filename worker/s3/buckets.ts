@@ -1,8 +1,6 @@
 /**
  * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation.
- * Spec: S3 API reference of each; bucket naming rules ("General purpose bucket naming rules":
- * 3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..", not an
- * IPv4 address, no xn-- / sthree- prefix or -s3alias / --ol-s3 suffix). A LocationConstraint
+ * Spec: S3 API reference of each; bucket naming rules in model/bucket-name.ts. A LocationConstraint
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region.
  * Known gap: one region per gateway; BucketAlreadyOwnedByYou is 409 also in us-east-1 (AWS
@@ -10,20 +8,11 @@
  */
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
+import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';
-
-export function isValidBucketName(name: string): boolean {
-  return (
-    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
-    !name.includes('..') &&
-    !/^\d+\.\d+\.\d+\.\d+$/.test(name) &&
-    !/^(xn--|sthree-)/.test(name) &&
-    !/(-s3alias|--ol-s3)$/.test(name)
-  );
-}
 
 export async function ListBuckets(s3: S3Context): Promise<Response> {
   const prefix = s3.query.get('prefix') ?? '';

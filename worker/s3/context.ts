@@ -5,6 +5,7 @@
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
+import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
 
 /** The limits and names the front door works with (worker/config.ts parses them). */
@@ -36,11 +37,14 @@ export interface AuthResult {
   checksum?: ChecksumRequest;
   /** The access key that signed the request (for logs); absent for anonymous requests. */
   accessKeyId?: string;
+  /** How it was signed; absent for anonymous requests. */
+  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
 }
 
-/** The one verification gate. `rawUrl` is the request URL as received (not Hono's decoded path).
- *  Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to reject. */
-export type Authenticate = (request: Request, rawUrl: string) => Promise<AuthResult>;
+/** The one verification gate. It verifies `request` as `view` reads it, the view the router then
+ *  reads too (model/request.ts). Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to
+ *  reject. */
+export type Authenticate = (request: Request, view: RequestView) => Promise<AuthResult>;
 
 export interface S3Context {
   op: S3Operation;
@@ -50,6 +54,7 @@ export interface S3Context {
   headers: Headers;
   bucket: string | null;
   key: string | null;
+  /** The query parameters, decoded: the request view's, which the signature covered. */
   query: URLSearchParams;
   auth: AuthResult;
   store: ObjectStore;
@@ -65,5 +70,7 @@ export interface AppEnv {
     requestId: string;
     auth: AuthResult;
     resource: string;
+    /** The request view of an operator request (admin.ts). */
+    view: RequestView;
   };
 }

@@ -4,7 +4,10 @@
  * `aws-chunked` transfer coding), Content-Disposition, Content-Language, Cache-Control, Expires
  * and `x-amz-meta-*` (user metadata at most 2 KB: names + values in UTF-8, MetadataTooLarge);
  * GetObject's `response-*` query overrides; RFC 9110 conditional headers (unparseable dates are
- * ignored, as RFC 9110 says).
+ * ignored, as RFC 9110 says). An override value becomes a response header: one with CR, LF, NUL
+ * or another control character (which no header may carry), or with a character outside
+ * ISO-8859-1, is InvalidArgument, as AWS answers it (RFC 5987 `filename*=UTF-8''...` is the way
+ * to name a non-Latin file). Known gap: workerd sends characters U+0080-U+00FF as UTF-8.
  */
 import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../model/object-store.ts';
 import { checksumResponseHeaders } from './checksum-headers.ts';
@@ -80,6 +83,15 @@ export function readWriteConditions(headers: Headers): WriteConditions {
   return cond;
 }
 
+/** A `response-*` value, checked to be one a response header can carry. */
+function overrideValue(param: string, value: string): string {
+  const refuse = (why: string) => new S3Error('InvalidArgument', why, { ArgumentName: param });
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw refuse(`${param} contains a control character, which a header cannot carry.`);
+  if (/[^\u0000-\u00ff]/.test(value)) throw refuse('Header value cannot be represented using ISO-8859-1.');
+  return value;
+}
+
 /** Response headers of GetObject / HeadObject. */
 export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean; query: URLSearchParams }): Headers {
   const h = new Headers();
@@ -94,7 +106,7 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
   }
   for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, value);
   for (const [param, value] of options.query) {
-    if (param.startsWith('response-')) h.set(param.slice('response-'.length), value);
+    if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }
   if (obj.range) {
     h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);

@@ -4,6 +4,8 @@
  * parameter (a subresource such as ?acl, ?versioning, ?tagging, or an option such as
  * ?partNumber, ?versionId) and any header asking for a feature we lack (SSE, tagging, object
  * lock, non-STANDARD storage class, ...) is NotImplemented, never a wrong success.
+ * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
+ * is recognised before the gate, so it is answered NotImplemented rather than AccessDenied.
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
 import { S3Error } from '../model/errors.ts';
@@ -44,6 +46,14 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
 
 /** Presigned-URL parameters (SigV4 X-Amz-*, hoisted x-amz-* headers, SigV2) and the SDK's x-id. */
 const isAuthOrHint = (name: string) => /^x-amz-/i.test(name) || name === 'x-id' || ['AWSAccessKeyId', 'Signature', 'Expires'].includes(name);
+
+/** PostObject: a multipart/form-data POST to a bucket. Not implemented; checked before the gate. */
+export function refusePostObject(method: string, addr: S3Address, headers: Headers): void {
+  const form = /^multipart\/form-data\b/i.test(headers.get('content-type') ?? '');
+  if (method === 'POST' && addr.bucket !== null && addr.key === null && form) {
+    throw new S3Error('NotImplemented', 'PostObject (browser form upload) is not implemented.');
+  }
+}
 
 export function detectOperation(method: string, addr: S3Address, headers: Headers): S3Operation {
   const op = route(method, addr, headers);

@@ -1,21 +1,23 @@
 /**
- * Where an S3 request points (bucket, key, query), read from the RAW request URL: Hono's params
- * and `new URL().pathname` decode leniently, and S3 keys are arbitrary byte strings in which
- * `//`, `+`, `%` and spaces are all significant. Path-style (`/bucket/key`) and
- * virtual-hosted-style (`bucket.<baseDomain>/key`).
+ * Where an S3 request points (bucket, key, query), read from the request view (model/request.ts),
+ * the same parse the signature was checked over: the raw path (Hono's params and
+ * `new URL().pathname` decode leniently, and S3 keys are arbitrary byte strings in which `//`,
+ * `+`, `%` and spaces are all significant) and the query decoded once. Path-style (`/bucket/key`)
+ * and virtual-hosted-style (`bucket.<baseDomain>/key`, the view's hostBucket).
  * Key rules (S3 "Object key naming"): valid UTF-8 (else InvalidURI), at most 1024 bytes
  * (KeyTooLongError), no C0 control characters or DEL, no U+FFFE/U+FFFF (they cannot travel in
  * listing XML; InvalidArgument).
  * Known gap (platform): workerd resolves `.`/`..` path segments (also `%2E%2E`) before the
  * worker sees the URL, so a key containing a `..` segment arrives only with its slashes encoded
- * as %2F; sent plainly, the SigV4 gate rejects it (the signed path differs), never a silent rename.
+ * as %2F; sent plainly, the gate refuses it (worker/auth/dot-segments.ts), never a silent rename.
  */
 import { S3Error } from '../model/errors.ts';
-import { splitRawUrl } from '../model/raw-url.ts';
+import type { RequestView } from '../model/request.ts';
 
 export interface S3Address {
   bucket: string | null;
   key: string | null;
+  /** The view's decoded query parameters. */
   query: URLSearchParams;
   /** `/bucket/key`, decoded: the Resource of error documents. */
   resource: string;
@@ -23,18 +25,14 @@ export interface S3Address {
 
 export const MAX_KEY_BYTES = 1024;
 
-export function parseS3Address(rawUrl: string, hostHeader: string | null, baseDomains: string[]): S3Address {
-  const { rawPath, rawQuery } = splitRawUrl(rawUrl);
-  const query = new URLSearchParams(rawQuery);
-  const host = (hostHeader ?? '').replace(/:\d+$/, '').toLowerCase();
-  const base = baseDomains.find((d) => host.endsWith('.' + d.toLowerCase()));
+export function parseS3Address(view: RequestView): S3Address {
+  const path = view.target.rawPath.slice(1);
   let rawBucket: string;
   let rawKey: string;
-  if (base) {
-    rawBucket = host.slice(0, -(base.length + 1));
-    rawKey = rawPath.slice(1);
+  if (view.hostBucket !== null) {
+    rawBucket = view.hostBucket;
+    rawKey = path;
   } else {
-    const path = rawPath.slice(1);
     const slash = path.indexOf('/');
     rawBucket = slash < 0 ? path : path.slice(0, slash);
     rawKey = slash < 0 ? '' : path.slice(slash + 1);
@@ -42,7 +40,7 @@ export function parseS3Address(rawUrl: string, hostHeader: string | null, baseDo
   const bucket = rawBucket === '' ? null : percentDecode(rawBucket);
   const key = rawKey === '' ? null : validateKey(percentDecode(rawKey));
   const resource = bucket === null ? '/' : `/${bucket}${key === null ? '' : '/' + key}`;
-  return { bucket, key, query, resource };
+  return { bucket, key, query: view.query, resource };
 }
 
 const SIGNATURE_PARAMS = /^x-amz-(algorithm|credential|date|expires|signedheaders|signature|security-token|content-sha256)$/;
@@ -52,10 +50,10 @@ const SIGNATURE_PARAMS = /^x-amz-(algorithm|credential|date|expires|signedheader
  *  own parameters, and flexible checksums: a URL is presigned before the body exists, so its
  *  hoisted CRC is the empty body's (AWS documents checksums as unsupported for presigned URLs;
  *  enforcing it would reject every upload; see shared/wire/README.md). */
-export function effectiveHeaders(headers: Headers, query: URLSearchParams): Headers {
+export function effectiveHeaders({ headers, params, query }: RequestView): Headers {
   if (!query.has('X-Amz-Credential')) return headers;
   const merged = new Headers(headers);
-  for (const [name, value] of query) {
+  for (const [name, value] of params) {
     const lower = name.toLowerCase();
     if (!lower.startsWith('x-amz-') || SIGNATURE_PARAMS.test(lower) || /^x-amz-(sdk-)?checksum-(?!mode$)/.test(lower)) continue;
     if (!merged.has(lower)) merged.set(lower, value);

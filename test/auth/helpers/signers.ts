@@ -68,3 +68,56 @@ export function aws4fetchSigner(init: { method: string; url: string; headers?: R
     region: REGION,
   });
 }
+
+/** botocore's HmacV1 sub-resources (QSAOfInterest): the query names a SigV2 signature covers. */
+const SIGV2_SUBRESOURCES = new Set([
+  'accelerate', 'acl', 'analytics', 'cors', 'defaultObjectAcl', 'delete', 'inventory', 'lifecycle', 'location', 'logging',
+  'metrics', 'notification', 'object-lock', 'partNumber', 'policy', 'replication', 'requestPayment', 'restore', 'select',
+  'select-type', 'storageClass', 'tagging', 'torrent', 'uploadId', 'uploads', 'versionId', 'versioning', 'versions',
+  'website', 'response-cache-control', 'response-content-disposition', 'response-content-encoding',
+  'response-content-language', 'response-content-type', 'response-expires',
+]);
+
+export interface SigV2Init {
+  method: string;
+  /** The path as sent (raw). */
+  path: string;
+  /** The path-style resource botocore signs (`auth_path`): `/bucket` + path for virtual-hosted URLs. */
+  authPath?: string;
+  /** The query as sent, without the signature parameters. */
+  query?: string;
+  /** Absolute expiry, epoch seconds. */
+  expires: number;
+  /** Content-MD5, Content-Type and x-amz-* headers the request will carry. */
+  headers?: Record<string, string>;
+  secret?: string;
+  accessKeyId?: string;
+}
+
+/**
+ * A SigV2 presigned target (`path?query&AWSAccessKeyId=&Signature=&Expires=`) signed the way
+ * botocore's HmacV1QueryAuth signs: raw query names matched against the sub-resources, values
+ * unquoted, node:crypto HMAC-SHA1 (independent of worker/auth/sigv2.ts).
+ */
+export function sigv2Target(init: SigV2Init): string {
+  const headers = Object.entries(init.headers ?? {}).map(([n, v]) => [n.toLowerCase(), v] as const);
+  const header = (name: string) => headers.find(([n]) => n === name)?.[1] ?? '';
+  const amz = headers
+    .filter(([n]) => n.startsWith('x-amz-'))
+    .map(([n, v]) => `${n}:${v.trim()}\n`)
+    .sort()
+    .join('');
+  const query = init.query ?? '';
+  const sub = query
+    .split('&')
+    .filter((p) => p !== '')
+    .map((p) => p.split(/=(.*)/s, 2))
+    .filter(([n]) => SIGV2_SUBRESOURCES.has(n))
+    .map(([n, v]) => (v === undefined ? n : `${n}=${decodeURIComponent(v)}`))
+    .sort((a, b) => (a.split('=')[0] < b.split('=')[0] ? -1 : a.split('=')[0] > b.split('=')[0] ? 1 : 0));
+  const resource = (init.authPath ?? init.path) + (sub.length ? '?' + sub.join('&') : '');
+  const toSign = `${init.method}\n${header('content-md5')}\n${header('content-type')}\n${init.expires}\n${amz}${resource}`;
+  const signature = createHmac('sha1', init.secret ?? SECRET).update(toSign).digest('base64');
+  const auth = `AWSAccessKeyId=${init.accessKeyId ?? ACCESS_KEY}&Signature=${wireEncode(signature)}&Expires=${init.expires}`;
+  return `${init.path}?${query ? query + '&' : ''}${auth}`;
+}

@@ -1,0 +1,34 @@
+/**
+ * The real front door in Node, for gate tests that need thousands of requests: createApp with the
+ * real gate (worker/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
+ * operator's admin API, and the product's EcStore over memory parts (memory-store.ts).
+ * Virtual-hosted base domain: s3.gw.test. Requests go through app.fetch, no sockets.
+ */
+import { createAdmin } from '../../worker/admin.ts';
+import type { Authenticate } from '../../worker/s3/context.ts';
+import { createApp } from '../../worker/app.ts';
+import { makeAuthenticate } from '../../worker/auth-gate.ts';
+import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
+import { memoryEcStore, testS3Settings } from './memory-store.ts';
+
+export const GATE_HOST = 'gw.test';
+export const GATE_BASE_DOMAIN = 's3.gw.test';
+export const GATE_REGION = 'us-east-1';
+
+/** `observe` wraps the gate (to see which requests it let through). */
+export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate) {
+  const parts = memoryEcStore({ maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
+  const authenticate = observe(makeAuthenticate({ credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: GATE_REGION }, {}));
+  const admin = createAdmin({
+    authenticate,
+    catalog: parts.catalog,
+    backends: parts.backends,
+    region: GATE_REGION,
+    scrub: { mode: 'heads', objectsPerRun: 10 },
+    enqueueRepair: () => {},
+  });
+  const settings = testS3Settings({ baseDomains: [GATE_BASE_DOMAIN], maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, errorDrainBytes: 1024 * 1024 });
+  const app = createApp({ store: parts.store, authenticate, settings, admin });
+  const send = async (request: Request): Promise<Response> => app.fetch(request);
+  return { ...parts, app, send };
+}
