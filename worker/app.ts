@@ -7,6 +7,9 @@
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
  * hands over to worker/s3 (operations.ts detects, router.ts maps). HEAD is detected from the raw
  * method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject never opens data.
+ * CORS (s3/cors.ts): an OPTIONS preflight is answered before the authentication gate (browsers
+ * never sign one), and every S3 response to a request with an Origin gets the Access-Control-*
+ * headers its bucket's rules allow, error responses included.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
@@ -14,6 +17,7 @@ import { toS3Error } from './error-map.ts';
 import { S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
+import { addCorsHeaders, corsPreflight } from './s3/cors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation } from './s3/operations.ts';
 import { splitRawUrl } from './model/raw-url.ts';
@@ -78,6 +82,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }
   });
   if (options.around) app.use(options.around);
+  app.use(async (c, next) => {
+    await next();
+    if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.store, settings);
+  });
 
   if (options.status) {
     const status = options.status;
@@ -93,6 +101,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all('*', async (c) => {
     const request = c.req.raw;
     checkHeaderSection(request.headers);
+    if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
     const auth = await options.authenticate(request, request.url);
     c.set('auth', auth);
     const addr = parseS3Address(request.url, request.headers.get('host'), settings.baseDomains);

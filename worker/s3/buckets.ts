@@ -1,7 +1,10 @@
 /**
- * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation.
+ * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+ * GetBucketVersioning (always the configuration of a bucket whose versioning was never enabled:
+ * an empty VersioningConfiguration, as backup tools and `rclone purge` expect).
  * Spec: S3 API reference of each; bucket naming rules ("General purpose bucket naming rules":
- * 3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..", not an
+ * 3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..", ".-" or
+ * "-." (every dot-separated label starts and ends with a letter or digit), not an
  * IPv4 address, no xn-- / sthree- prefix or -s3alias / --ol-s3 suffix). A LocationConstraint
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region.
@@ -18,7 +21,7 @@ import { childText, expectRoot, parseXml } from './xml-parse.ts';
 export function isValidBucketName(name: string): boolean {
   return (
     /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
-    !name.includes('..') &&
+    !/\.\.|\.-|-\./.test(name) && // no "..", ".-" or "-." (a label would start or end with "-")
     !/^\d+\.\d+\.\d+\.\d+$/.test(name) &&
     !/^(xn--|sthree-)/.test(name) &&
     !/(-s3alias|--ol-s3)$/.test(name)
@@ -74,4 +77,9 @@ export async function GetBucketLocation(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
   const region = info.region === 'us-east-1' ? '' : info.region;
   return xmlResponse(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${region}</LocationConstraint>`);
+}
+
+export async function GetBucketVersioning(s3: S3Context): Promise<Response> {
+  await s3.store.headBucket(s3.bucket!); // NoSuchBucket
+  return xmlResponse(xmlDocument('VersioningConfiguration'));
 }
