@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3Client, startTestWorker, type Gate, type TestWorker } from './harness.ts';
-import { errorFields, raw } from './raw-http.ts';
+import { errorFields, md5Base64, raw } from './raw-http.ts';
 
 // Run against the product itself (the erasure-coded engine behind the real gate, here with
 // anonymous requests allowed so raw unsigned requests reach the protocol checks).
@@ -153,6 +153,50 @@ describe('bucket versioning and listing echoes', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('<ContinuationToken></ContinuationToken>');
     expect(res.text).toContain('<Key>empty</Key>');
+  });
+});
+
+describe('CORS preflight (OPTIONS, never signed)', () => {
+  const options = (path: string, headers: Record<string, string>) => raw(url, { method: 'OPTIONS', path, headers });
+
+  it('no Origin or no requested method is 400 BadRequest; a bucket without rules 403 AccessForbidden', async () => {
+    expect(errorFields((await options('/rawp/ten', { 'access-control-request-method': 'GET' })).text).Code).toBe('BadRequest');
+    expect(errorFields((await options('/rawp/ten', { origin: 'https://a.example' })).text).Code).toBe('BadRequest');
+    const none = await options('/rawp/ten', { origin: 'https://a.example', 'access-control-request-method': 'GET' });
+    expect([none.status, errorFields(none.text).Code]).toEqual([403, 'AccessForbidden']);
+  });
+
+  it('answers what the matching rule allows; other origins, methods or headers are 403', async () => {
+    const xml = '<CORSConfiguration><CORSRule><AllowedOrigin>https://*.example</AllowedOrigin><AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod>' +
+      '<AllowedHeader>x-amz-*</AllowedHeader><AllowedHeader>content-type</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>90</MaxAgeSeconds></CORSRule></CORSConfiguration>';
+    expect((await raw(url, { method: 'PUT', path: '/rawp?cors', body: xml, headers: { 'content-md5': md5Base64(xml) } })).status).toBe(200);
+    const ok = await options('/rawp/ten', { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'Content-Type, X-Amz-Meta-A' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers).toMatchObject({
+      'access-control-allow-origin': 'https://app.example',
+      'access-control-allow-methods': 'PUT, GET',
+      'access-control-allow-headers': 'content-type, x-amz-meta-a',
+      'access-control-expose-headers': 'ETag',
+      'access-control-max-age': '90',
+      'access-control-allow-credentials': 'true',
+    });
+    for (const headers of [
+      { origin: 'https://app.example.org', 'access-control-request-method': 'PUT' } as Record<string, string>,
+      { origin: 'https://app.example', 'access-control-request-method': 'DELETE' },
+      { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization' },
+    ]) {
+      const res = await options('/rawp/ten', headers);
+      expect([res.status, errorFields(res.text).Code]).toEqual([403, 'AccessForbidden']);
+    }
+    // An actual request from an allowed origin carries the headers, errors too; others none.
+    const get = await raw(url, { path: '/rawp/ten', headers: { origin: 'https://app.example' } });
+    expect(get.headers['access-control-allow-origin']).toBe('https://app.example');
+    const missing = await raw(url, { path: '/rawp/missing', headers: { origin: 'https://app.example' } });
+    expect([missing.status, missing.headers['access-control-allow-origin']]).toEqual([404, 'https://app.example']);
+    const other = await raw(url, { path: '/rawp/ten', headers: { origin: 'https://evil.test' } });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    expect((await raw(url, { method: 'DELETE', path: '/rawp?cors' })).status).toBe(204);
+    expect((await options('/rawp/ten', { origin: 'https://app.example', 'access-control-request-method': 'PUT' })).status).toBe(403);
   });
 });
 
