@@ -16,7 +16,11 @@ try {
   process.exit(2);
 }
 const config = readDevConfig();
-const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log' });
+const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log' }).catch((err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
+  process.exit(1);
+});
 // wrangler prints its own "Ready on" line (workerd's internal port) a moment after it is ready:
 // the banner comes after it, and says which port to use.
 await new Promise((r) => setTimeout(r, 300));
