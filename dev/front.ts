@@ -150,7 +150,9 @@ export async function startFront(port: number, hosts: string[], options: FrontOp
   let bound = port;
   try {
     for (const host of hosts) {
-      const server = http.createServer({ keepAliveTimeout: 65_000 }, handle);
+      // No limit on how long a request may take (Node's default cuts any request off after
+      // 300 s: a multi-GiB upload takes longer); the head must still arrive within 60 s.
+      const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, handle);
       server.on('checkContinue', (req, res) => {
         answerExpectContinue(res);
         continued++;
