@@ -6,6 +6,12 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Node 20 needs a flag for wasm relaxed SIMD; Node 22 has it on by default and refuses the flag
+ * ("bad option"), which kills every test worker before it starts and leaves vitest waiting.
+ */
+const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd'] : [];
+
 export default defineConfig({
   test: {
     projects: [
@@ -16,7 +22,7 @@ export default defineConfig({
           // Includes test/engine-s3rver (six s3rver processes killed and restarted, a 1 GiB
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
           exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
-          execArgv: ['--experimental-wasm-relaxed-simd'],
+          execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -10,9 +10,9 @@
  * `%2E`), backslashes, tabs and newlines (the WHATWG parser drops them), an absolute-form target,
  * percent-encoded letters, any case. A target that does not parse is refused as well.
  *
- * Pure functions, no Node APIs: the local front (the process on the public dev port, issue 12)
- * calls `isRefusedDevPath(req.url)` on every request head and answers `devRefusal()` instead of
- * proxying when it is true.
+ * Pure functions, no Node APIs: the local front (dev/front.ts, the process on the public dev
+ * port) calls `isRefusedDevPath(req.url)` on every request head and answers 403 AccessDenied
+ * instead of proxying when it is true.
  * Known gaps: plain `wrangler dev` has no hook before miniflare's entry worker, so without the
  * front this guard cannot run (wrangler binds to localhost by default, which limits who can try);
  * a bucket named `cdn-cgi` cannot be used path-style locally (nor on Cloudflare).
@@ -31,16 +31,8 @@ export function isRefusedDevPath(target: string): boolean {
   return [pathname, rawPath].some((p) => PLATFORM_SPACE.test(p) || PLATFORM_SPACE.test(decodeLeniently(p)));
 }
 
-const PLATFORM_SPACE = /^\/cdn-cgi(\/|$)/i;
-
-/** The answer to a refused target: 404 with an S3-shaped error document. */
-export function devRefusal(): { status: number; headers: Record<string, string>; body: string } {
-  return {
-    status: 404,
-    headers: { 'content-type': 'application/xml' },
-    body: '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist.</Message><BucketName>cdn-cgi</BucketName></Error>',
-  };
-}
+/** Any number of leading slashes: a normalising server downstream may collapse them. */
+const PLATFORM_SPACE = /^\/+cdn-cgi(\/|$)/i;
 
 /** Percent-decodes what decodes; a malformed escape is kept as it is. */
 function decodeLeniently(s: string): string {

@@ -9,6 +9,9 @@
  * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
  * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
  * never opens data. A client that hangs up mid-body is logged as such, not as an error.
+ * CORS (s3/cors.ts): an OPTIONS preflight is answered before the authentication gate (browsers
+ * never sign one), and every S3 response to a request with an Origin gets the Access-Control-*
+ * headers its bucket's rules allow, error responses included.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
@@ -17,6 +20,7 @@ import { isClientAbort, S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
+import { addCorsHeaders, corsPreflight } from './s3/cors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation, refusePostObject } from './s3/operations.ts';
 import { splitRawUrl } from './model/raw-url.ts';
@@ -90,6 +94,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }
   });
   if (options.around) app.use(options.around);
+  app.use(async (c, next) => {
+    await next();
+    if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.store, settings);
+  });
 
   if (options.status) {
     const status = options.status;
@@ -105,6 +113,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all('*', async (c) => {
     const request = c.req.raw;
     checkHeaderSection(request.headers);
+    if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
     const view = requestView(request, settings.baseDomains);
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);

@@ -288,7 +288,7 @@ describe('payload and checksums', () => {
     expect(hashed).toBe(0);
     // Still format-checked, and the signed SHA-256 is still verified.
     const malformed = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': 'AAAA' } });
-    expect(await outcome(malformed.request, options(malformed.rawUrl, { verifyChecksum: false }))).toBe('InvalidRequest');
+    expect(await outcome(malformed.request, options(malformed.rawUrl, { verifyChecksum: false }))).toBe('BadDigest');
     const tampered = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': wrong } });
     expect(await outcome(withHeaders(tampered.request, {}, new TextEncoder().encode('paylOad')), options(tampered.rawUrl, { verifyChecksum: false }))).toBe(
       'XAmzContentSHA256Mismatch',
@@ -297,8 +297,8 @@ describe('payload and checksums', () => {
 
   it('checksum headers: malformed, two of them, or with a trailer too -> refused before the body', async () => {
     const cases: Array<[Record<string, string>, string]> = [
-      [{ 'x-amz-checksum-crc32': 'AAAA' }, 'InvalidRequest'],
-      [{ 'x-amz-checksum-sha256': checksumOf('CRC32', 'x') }, 'InvalidRequest'],
+      [{ 'x-amz-checksum-crc32': 'AAAA' }, 'BadDigest'], // malformed: cannot be the digest (issue 12)
+      [{ 'x-amz-checksum-sha256': checksumOf('CRC32', 'x') }, 'BadDigest'],
       [{ 'x-amz-checksum-crc32': checksumOf('CRC32', 'x'), 'x-amz-checksum-crc32c': checksumOf('CRC32C', 'x') }, 'InvalidRequest'],
       [{ 'x-amz-trailer': 'x-amz-checksum-crc32' }, 'MalformedTrailerError'],
       [{ 'content-md5': 'not-md5' }, 'InvalidDigest'],

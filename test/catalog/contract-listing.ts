@@ -97,6 +97,15 @@ export function defineListingCases({ c, bucket }: Ctx) {
     expect((await page(b, { prefix: 'a', startAfter: 'b' })).entries).toEqual([]);
   });
 
+  it('never returns a common prefix at or before startAfter, even when keys under it sort after it', async () => {
+    const b = await withKeys(['a/a', 'a/c', 'a/d/e', 'a0', 'b/1', 'c']);
+    expect((await page(b, { delimiter: '/', startAfter: 'a/b' })).entries.map((e) => e.name)).toEqual(['a0', 'b/', 'c']);
+    expect((await page(b, { delimiter: '/', startAfter: 'a/d/e' })).entries.map((e) => e.name)).toEqual(['a0', 'b/', 'c']);
+    expect((await page(b, { prefix: 'a/', delimiter: '/', startAfter: 'a/c' })).entries.map((e) => e.name)).toEqual(['a/d/']);
+    expect((await page(b, { prefix: 'a/', delimiter: '/', startAfter: 'a/d/a' })).entries).toEqual([]);
+    expect((await page(b, { startAfter: 'a/b' })).objects.map((o) => o.key), 'without a delimiter: keys after it').toEqual(['a/c', 'a/d/e', 'a0', 'b/1', 'c']);
+  });
+
   it('orders keys by UTF-8 bytes: astral characters after U+FFFD', async () => {
     const keys = ['\u{1F600}', '\uFFFD', 'z', 'é', 'a', '\u{1F600}/x', '\u{1F600}/y', '\uD7FF/1', '\uE000', '\u{10FFFF}', '\u{10FFFF}\u{10FFFF}'];
     const b = await withKeys(keys);

@@ -68,6 +68,25 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([old, p2.units[0]!]));
   });
 
+  it('remembers a completed upload for its key: result for a repeated Complete, nothing for other keys or ids', async () => {
+    const b = await bucket();
+    const { uploadId } = await c().insertUpload(b, 'k', noOptions);
+    const p1 = part(1);
+    await c().putPart(b, 'k', uploadId, p1);
+    expect(await c().getCompletedUpload(b, 'k', uploadId)).toBeNull(); // not completed yet
+    const done = { ...manifest(b, 'k', [p1.units[0]!], '"abc-1"'), partsCount: 1 };
+    await c().commitUpload(b, 'k', uploadId, done, {});
+    expect(await c().getCompletedUpload(b, 'k', uploadId)).toEqual({ key: 'k', etag: '"abc-1"', checksum: done.checksum, size: done.size, lastModified: done.lastModified });
+    expect(await c().getCompletedUpload(b, 'other', uploadId)).toBeNull();
+    expect(await c().getCompletedUpload(b, 'k', 'no-such-id')).toBeNull();
+    await c().commitManifest(b, 'k', manifest(b, 'k', [unit()], '"overwritten"'), {});
+    expect((await c().getCompletedUpload(b, 'k', uploadId))?.etag, 'the completion, not the current object').toBe('"abc-1"');
+    const aborted = await c().insertUpload(b, 'k', noOptions);
+    await c().removeUpload(b, 'k', aborted.uploadId);
+    expect(await c().getCompletedUpload(b, 'k', aborted.uploadId)).toBeNull();
+    await expectS3(c().getCompletedUpload(`${b}-none`, 'k', uploadId), 'NoSuchBucket');
+  });
+
   it('refuses to complete with a unit that is no longer a part (replaced meanwhile)', async () => {
     const b = await bucket();
     const { uploadId } = await c().insertUpload(b, 'k', noOptions);

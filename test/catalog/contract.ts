@@ -88,6 +88,20 @@ function defineBucketCases({ c, bucket }: Ctx) {
     await expectS3(c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 }), 'NoSuchBucket');
   });
 
+  it('stores, replaces and removes a bucket\'s CORS rules', async () => {
+    const b = await bucket();
+    expect(await c().getBucketCors(b)).toBeNull();
+    const rules = [{ id: 'web', allowedOrigins: ['https://*.example'], allowedMethods: ['GET' as const, 'PUT' as const], allowedHeaders: ['*'], exposeHeaders: ['ETag'], maxAgeSeconds: 60 }];
+    await c().setBucketCors(b, rules);
+    expect(await c().getBucketCors(b)).toEqual(rules);
+    await c().setBucketCors(b, [{ allowedOrigins: ['*'], allowedMethods: ['HEAD'], allowedHeaders: [], exposeHeaders: [] }]);
+    expect(await c().getBucketCors(b)).toHaveLength(1);
+    await c().setBucketCors(b, null);
+    expect(await c().getBucketCors(b)).toBeNull();
+    await expectS3(c().getBucketCors(`${b}-none`), 'NoSuchBucket');
+    await expectS3(c().setBucketCors(`${b}-none`, rules), 'NoSuchBucket');
+  });
+
   it('re-creates a deleted bucket empty, and keeps the garbage the deleted one left', async () => {
     const b = await bucket();
     const [u1, u2] = [unit(), unit()];

@@ -1,6 +1,6 @@
 /**
  * Smoke tests with real command-line S3 clients: awscli, rclone and s3cmd, as `.ci/run`
- * installs them from Debian, against the gateway as `wrangler dev` serves it (wrangler.toml's
+ * installs them from Debian, against the gateway as `npm start` serves it (wrangler.toml's
  * embedded 4+2 pool of local R2 buckets and Durable Object catalog). One gateway, with a fresh
  * state directory, for the whole file; each client works in its own bucket.
  *
@@ -20,7 +20,7 @@ import { rcloneCases } from './rclone.case.ts';
 import { s3cmdCases } from './s3cmd.case.ts';
 import { SKIP_CLI } from './tools.ts';
 
-describe.skipIf(SKIP_CLI)('command-line S3 clients against wrangler dev', { timeout: 300_000 }, () => {
+describe.skipIf(SKIP_CLI)('command-line S3 clients against the local gateway (npm start)', { timeout: 300_000 }, () => {
   let sandbox: string | undefined;
   let gateway: RunningGateway | undefined;
   let ctx: CliContext;

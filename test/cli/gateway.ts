@@ -1,10 +1,12 @@
 /**
- * The gateway as `wrangler dev` serves it, for the command-line client smoke tests: the repo's
+ * The gateway as `npm start` serves it, for the command-line client smoke tests: the repo's
  * wrangler.toml with its embedded config (six local R2 buckets as one 4+2 pool, the SQLite
- * Durable Object catalog, the development key), started in workerd through wrangler's
- * `unstable_startWorker` on a random loopback port with a fresh state directory, so every run
- * starts empty and runs cannot see each other. File watching is off: other people edit the tree
- * while tests run, and a reload in the middle of an upload would fail it for no reason of ours.
+ * Durable Object catalog, the development key) in workerd, behind the Node front
+ * (dev/local-gateway.ts: it answers `Expect: 100-continue`, which awscli sends on every PUT), on a
+ * random loopback port with a fresh state directory, so every run starts empty and runs cannot
+ * see each other. File watching is off: other people edit the tree while tests run, and a reload
+ * in the middle of an upload would fail it for no reason of ours. The local cron is off too: the
+ * tests read what they wrote, nothing more.
  *
  * `GatewayObserver` is a second, independent view of the gateway (aws4fetch, SigV4) used to check
  * what a client really did: the ETag shows whether an upload went multipart and in how many
@@ -12,15 +14,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AwsClient } from 'aws4fetch';
-import { unstable_startWorker } from 'wrangler';
+import { startLocalGateway } from '../../dev/local-gateway.ts';
 
 /** The development access key embedded in wrangler.toml. */
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 export const DEV_REGION = 'us-east-1';
-
-const WRANGLER_TOML = fileURLToPath(new URL('../../wrangler.toml', import.meta.url));
 
 export interface RunningGateway {
   url: URL;
@@ -30,19 +29,8 @@ export interface RunningGateway {
 /** Starts the gateway with its state (R2 buckets, Durable Objects) under `stateDir/`. */
 export async function startGateway(stateDir: string): Promise<RunningGateway> {
   mkdirSync(stateDir, { recursive: true });
-  const worker = await unstable_startWorker({
-    config: WRANGLER_TOML,
-    build: { nodejsCompatMode: 'v2' }, // as test/s3/harness.ts: quiets the bundler about node:crypto
-    dev: {
-      inspector: false,
-      server: { hostname: '127.0.0.1', port: 0 },
-      watch: false,
-      persist: join(stateDir, 'wrangler-state'),
-      logLevel: 'warn',
-    },
-  });
-  await worker.ready;
-  return { url: await worker.url, dispose: () => worker.dispose() };
+  const gateway = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: join(stateDir, 'wrangler-state'), cronSeconds: 0 });
+  return { url: gateway.url, dispose: () => gateway.close() };
 }
 
 export class GatewayObserver {

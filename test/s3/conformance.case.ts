@@ -11,6 +11,11 @@ import { integrityCases } from './conformance/integrity.case.ts';
 import { listingCases } from './conformance/listing.case.ts';
 import { multipartCases } from './conformance/multipart.case.ts';
 import { objectCases, streamCases } from './conformance/objects.case.ts';
+import { badDigestCases } from './conformance/bad-digest.case.ts';
+import { bucketConfigCases } from './conformance/bucket-config.case.ts';
+import { listingEdgeCases } from './conformance/listing-edges.case.ts';
+import { multipartRetryCases } from './conformance/multipart-retry.case.ts';
+import { partReadCases } from './conformance/part-reads.case.ts';
 
 const MODES: [ChecksumMode, object][] = [
   ['defaults', {}],
@@ -39,6 +44,11 @@ export function conformanceSuite(gate: Gate): { worker: () => TestWorker } {
       integrityCases(suite, mode);
       listingCases(suite, mode);
       multipartCases(suite, mode);
+      bucketConfigCases(suite, mode);
+      badDigestCases(suite, mode);
+      listingEdgeCases(suite, mode);
+      multipartRetryCases(suite, mode);
+      partReadCases(suite, mode);
     });
   }
   return { worker: () => worker };

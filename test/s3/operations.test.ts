@@ -19,6 +19,12 @@ describe('detectOperation', () => {
     ['HEAD', '/b', {}, 'HeadBucket'],
     ['DELETE', '/b/', {}, 'DeleteBucket'],
     ['GET', '/b?location', {}, 'GetBucketLocation'],
+    ['GET', '/b?versioning', {}, 'GetBucketVersioning'],
+    ['GET', '/b?cors', {}, 'GetBucketCors'],
+    ['PUT', '/b?cors', {}, 'PutBucketCors'],
+    ['DELETE', '/b?cors', {}, 'DeleteBucketCors'],
+    ['GET', '/b/k?partNumber=2', {}, 'GetObject'],
+    ['HEAD', '/b/k?partNumber=1', {}, 'HeadObject'],
     ['GET', '/b?list-type=2&prefix=a&x-id=ListObjectsV2', {}, 'ListObjectsV2'],
     ['GET', '/b?prefix=a&marker=b', {}, 'ListObjects'],
     ['GET', '/b?uploads=', {}, 'ListMultipartUploads'],
@@ -44,13 +50,27 @@ describe('detectOperation', () => {
     ['GET', '/b?acl'],
     ['GET', '/b?versions'],
     ['PUT', '/b?tagging'],
-    ['GET', '/b/k?partNumber=2'],
+    ['PUT', '/b?versioning'],
     ['POST', '/b/k'],
     ['POST', '/b'],
     ['PUT', '/'],
     ['PATCH', '/b/k'],
   ])('%s %s -> NotImplemented', (method, target) => {
     expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', status: 501 }));
+  });
+
+  it.each([
+    ['GET', '/b?acl', 'GetBucketAcl is not implemented.'],
+    ['PUT', '/b?versioning', 'PutBucketVersioning is not implemented.'],
+    ['GET', '/b?versions', 'ListObjectVersions is not implemented.'],
+    ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],
+    ['PUT', '/b/k?tagging', 'PutObjectTagging is not implemented.'],
+    ['GET', '/b/k?attributes', 'GetObjectAttributes is not implemented.'],
+    ['POST', '/b/k?restore', 'RestoreObject is not implemented.'],
+    ['GET', '/b/k?versionId=3', 'GetObject of a version (versionId) is not implemented.'],
+    ['GET', '/b/k?frobnicate=1', "GetObject with the 'frobnicate' query parameter is not implemented."],
+  ])('%s %s: the message names the operation asked for', (method, target, message) => {
+    expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', message }));
   });
 });
 
@@ -68,7 +88,7 @@ describe('parseS3Address', () => {
     expect(address('http://x/b/k', 's3.example.com', ['s3.example.com'])).toMatchObject({ bucket: 'b', key: 'k' });
   });
 
-  it('refuses invalid UTF-8, control characters and keys over 1024 bytes', () => {
+  it('refuses invalid UTF-8, characters XML 1.0 cannot carry and keys over 1024 bytes; TAB, LF, CR, DEL are fine', () => {
     const code = (target: string) => {
       try {
         address(`http://h${target}`, 'h');
@@ -80,7 +100,10 @@ describe('parseS3Address', () => {
     expect(code('/b/%FF')).toBe('InvalidURI');
     expect(code('/b/%E2%82')).toBe('InvalidURI');
     expect(code('/b/%G0')).toBe('InvalidURI');
-    expect(code('/b/a%0Db')).toBe('InvalidArgument');
+    expect(code('/b/a%01b')).toBe('InvalidArgument');
+    expect(code('/b/a%00b')).toBe('InvalidArgument');
+    expect(code('/b/a%EF%BF%BEb')).toBe('InvalidArgument');
+    for (const ok of ['a%09b', 'a%0Ab', 'a%0Db', 'a%7Fb', 'a%C2%85b']) expect(code(`/b/${ok}`), ok).toBe('accepted');
     expect(code(`/b/${'k'.repeat(1024)}`)).toBe('accepted');
     expect(code(`/b/${'k'.repeat(1025)}`)).toBe('KeyTooLongError');
   });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3Client, startTestWorker, type Gate, type TestWorker } from './harness.ts';
-import { errorFields, raw } from './raw-http.ts';
+import { errorFields, md5Base64, raw } from './raw-http.ts';
 
 // Run against the product itself (the erasure-coded engine behind the real gate, here with
 // anonymous requests allowed so raw unsigned requests reach the protocol checks).
@@ -75,21 +75,18 @@ describe('error documents and request ids', () => {
 describe('NotImplemented, never a wrong success', () => {
   it.each([
     ['GET', '/rawp?acl', {}],
-    ['GET', '/rawp?versioning', {}],
+    ['PUT', '/rawp?versioning', {}],
     ['GET', '/rawp?versions', {}],
     ['GET', '/rawp?policy', {}],
     ['PUT', '/rawp?lifecycle', {}],
-    ['PUT', '/rawp?cors', {}],
     ['GET', '/rawp/ten?tagging', {}],
     ['PUT', '/rawp/ten?acl', {}],
     ['GET', '/rawp/ten?attributes', {}],
-    ['GET', '/rawp/ten?partNumber=1', {}],
     ['GET', '/rawp/ten?versionId=abc', {}],
     ['POST', '/rawp/ten', {}],
     ['POST', '/rawp/ten?restore', {}],
     ['POST', '/rawp', {}],
     ['PATCH', '/rawp/ten', {}],
-    ['OPTIONS', '/rawp/ten', {}],
     ['DELETE', '/', {}],
     ['PUT', '/rawp/new', { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' }],
     ['PUT', '/rawp/new', { 'x-amz-tagging': 'a=b' }],
@@ -103,6 +100,13 @@ describe('NotImplemented, never a wrong success', () => {
     expect(res.status).toBe(501);
     if (method !== 'HEAD') expect(errorFields(res.text).Code).toBe('NotImplemented');
     expect((await raw(url, { method: 'HEAD', path: '/rawp/new' })).status).toBe(404);
+  });
+
+  it('the message names the operation that was asked for', async () => {
+    for (const [method, path, op] of [['GET', '/rawp?acl', 'GetBucketAcl'], ['PUT', '/rawp?versioning', 'PutBucketVersioning'], ['GET', '/rawp/ten?tagging', 'GetObjectTagging']]) {
+      const res = await raw(url, { method, path, body: method === 'PUT' ? '' : undefined });
+      expect(errorFields(res.text).Message).toBe(`${op} is not implemented.`);
+    }
   });
 
   it('presigned-URL and SDK hint parameters are not mistaken for subresources', async () => {
@@ -121,6 +125,101 @@ describe('NotImplemented, never a wrong success', () => {
       expect(res.status).toBe(400);
       expect(errorFields(res.text).Code).toBe('InvalidArgument');
     }
+  });
+});
+
+describe('bucket versioning and listing echoes', () => {
+  it('GetBucketVersioning is the empty configuration of a never-versioned bucket', async () => {
+    const res = await raw(url, { path: '/rawp?versioning' });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></VersioningConfiguration>');
+  });
+
+  it('prefix and delimiter of control characters are echoed as sent without encoding-type, encoded with it', async () => {
+    for (const list of ['list-type=2&', '']) {
+      const plain = await raw(url, { path: `/rawp?${list}prefix=%0A&delimiter=%09%0D` });
+      expect(plain.status).toBe(200);
+      expect(plain.text).toContain('<Prefix>\n</Prefix>');
+      expect(plain.text).toContain('<Delimiter>\t&#13;</Delimiter>'); // CR as a reference: a raw CR reads back as LF
+      const encoded = await raw(url, { path: `/rawp?${list}prefix=%0A&delimiter=%09%0D&encoding-type=url` });
+      // V1 echoes Prefix unencoded even then (botocore decodes Delimiter and Marker, never v1's Prefix).
+      expect(encoded.text).toContain(list ? '<Prefix>%0A</Prefix>' : '<Prefix>\n</Prefix>');
+      expect(encoded.text).toContain('<Delimiter>%09%0D</Delimiter>');
+    }
+  });
+
+  it('an empty continuation-token is echoed and lists from the start', async () => {
+    const res = await raw(url, { path: '/rawp?list-type=2&continuation-token=' });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<ContinuationToken></ContinuationToken>');
+    expect(res.text).toContain('<Key>empty</Key>');
+  });
+});
+
+describe('CORS preflight (OPTIONS, never signed)', () => {
+  const options = (path: string, headers: Record<string, string>) => raw(url, { method: 'OPTIONS', path, headers });
+
+  it('no Origin or no requested method is 400 BadRequest; a bucket without rules 403 AccessForbidden', async () => {
+    expect(errorFields((await options('/rawp/ten', { 'access-control-request-method': 'GET' })).text).Code).toBe('BadRequest');
+    expect(errorFields((await options('/rawp/ten', { origin: 'https://a.example' })).text).Code).toBe('BadRequest');
+    const none = await options('/rawp/ten', { origin: 'https://a.example', 'access-control-request-method': 'GET' });
+    expect([none.status, errorFields(none.text).Code]).toEqual([403, 'AccessForbidden']);
+  });
+
+  it('answers what the matching rule allows; other origins, methods or headers are 403', async () => {
+    const xml = '<CORSConfiguration><CORSRule><AllowedOrigin>https://*.example</AllowedOrigin><AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod>' +
+      '<AllowedHeader>x-amz-*</AllowedHeader><AllowedHeader>content-type</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>90</MaxAgeSeconds></CORSRule></CORSConfiguration>';
+    expect((await raw(url, { method: 'PUT', path: '/rawp?cors', body: xml, headers: { 'content-md5': md5Base64(xml) } })).status).toBe(200);
+    const ok = await options('/rawp/ten', { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'Content-Type, X-Amz-Meta-A' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers).toMatchObject({
+      'access-control-allow-origin': 'https://app.example',
+      'access-control-allow-methods': 'PUT, GET',
+      'access-control-allow-headers': 'content-type, x-amz-meta-a',
+      'access-control-expose-headers': 'ETag',
+      'access-control-max-age': '90',
+      'access-control-allow-credentials': 'true',
+    });
+    for (const headers of [
+      { origin: 'https://app.example.org', 'access-control-request-method': 'PUT' } as Record<string, string>,
+      { origin: 'https://app.example', 'access-control-request-method': 'DELETE' },
+      { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization' },
+    ]) {
+      const res = await options('/rawp/ten', headers);
+      expect([res.status, errorFields(res.text).Code]).toEqual([403, 'AccessForbidden']);
+    }
+    // An actual request from an allowed origin carries the headers, errors too; others none.
+    const get = await raw(url, { path: '/rawp/ten', headers: { origin: 'https://app.example' } });
+    expect(get.headers['access-control-allow-origin']).toBe('https://app.example');
+    const missing = await raw(url, { path: '/rawp/missing', headers: { origin: 'https://app.example' } });
+    expect([missing.status, missing.headers['access-control-allow-origin']]).toEqual([404, 'https://app.example']);
+    const other = await raw(url, { path: '/rawp/ten', headers: { origin: 'https://evil.test' } });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    expect((await raw(url, { method: 'DELETE', path: '/rawp?cors' })).status).toBe(204);
+    expect((await options('/rawp/ten', { origin: 'https://app.example', 'access-control-request-method': 'PUT' })).status).toBe(403);
+  });
+});
+
+describe('reads by part number', () => {
+  it('partNumber=1 of a single-PUT object is the whole object as a 206, without a parts count', async () => {
+    const res = await raw(url, { path: '/rawp/ten?partNumber=1' });
+    expect(res.status).toBe(206);
+    expect(res.text).toBe('0123456789');
+    expect(res.headers['content-range']).toBe('bytes 0-9/10');
+    expect(res.headers['x-amz-mp-parts-count']).toBeUndefined();
+  });
+
+  it('a bad part number is InvalidArgument, with a Range InvalidRequest, past the end 416 (HEAD without body)', async () => {
+    for (const n of ['0', '10001', 'one', '-1', '']) {
+      const res = await raw(url, { path: `/rawp/ten?partNumber=${n}` });
+      expect([n, res.status, errorFields(res.text).Code]).toEqual([n, 400, 'InvalidArgument']);
+    }
+    const both = await raw(url, { path: '/rawp/ten?partNumber=1', headers: { range: 'bytes=0-1' } });
+    expect([both.status, errorFields(both.text).Code]).toEqual([400, 'InvalidRequest']);
+    const past = await raw(url, { path: '/rawp/ten?partNumber=2' });
+    expect([past.status, errorFields(past.text).Code]).toEqual([416, 'InvalidPartNumber']);
+    const head = await raw(url, { method: 'HEAD', path: '/rawp/ten?partNumber=2' });
+    expect([head.status, head.body.length]).toEqual([416, 0]);
   });
 });
 
@@ -191,11 +290,12 @@ describe('limits and length', () => {
     expect(errorFields(res.text).Code).toBe('MetadataTooLarge');
   });
 
-  it('malformed digests: Content-MD5 is InvalidDigest, checksum headers InvalidRequest', async () => {
+  it('malformed digests: Content-MD5 is InvalidDigest, a checksum header value BadDigest, two checksums or a bad algorithm InvalidRequest', async () => {
     const cases: [Record<string, string>, string][] = [
       [{ 'content-md5': 'not-base64!' }, 'InvalidDigest'],
       [{ 'content-md5': 'AAAA' }, 'InvalidDigest'],
-      [{ 'x-amz-checksum-crc32': 'AAAA' }, 'InvalidRequest'],
+      [{ 'x-amz-checksum-crc32': 'AAAA' }, 'BadDigest'],
+      [{ 'x-amz-checksum-sha256': 'bad' }, 'BadDigest'],
       [{ 'x-amz-checksum-crc32': 'AAAAAA==', 'x-amz-checksum-sha256': 'AAAAAA==' }, 'InvalidRequest'],
       [{ 'x-amz-sdk-checksum-algorithm': 'MD4' }, 'InvalidRequest'],
       [{ 'x-amz-sdk-checksum-algorithm': 'SHA256', 'x-amz-checksum-crc32': 'NSRBwg==' }, 'InvalidRequest'],

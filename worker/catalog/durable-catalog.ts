@@ -12,7 +12,8 @@ import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
-import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { Catalog, CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { CorsRule } from '../model/cors.ts';
 
 export interface CatalogEnv {
   CATALOG: DurableObjectNamespace<CatalogObject>;
@@ -75,6 +76,14 @@ export class DurableCatalog implements Catalog {
     await instance.destroyIfRetired();
   }
 
+  async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    return unwrap(await this.bucket(bucket).getBucketCors(bucket));
+  }
+
+  async setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketCors(bucket, rules));
+  }
+
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
     return unwrap(await this.bucket(bucket).getManifest(bucket, key));
   }
@@ -113,6 +122,10 @@ export class DurableCatalog implements Catalog {
 
   async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
     unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+  }
+
+  async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {
+    return unwrap(await this.bucket(bucket).getCompletedUpload(bucket, key, uploadId));
   }
 
   async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {

@@ -20,7 +20,8 @@ import { reply, type Reply } from './rpc.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import type { GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { CorsRule } from '../model/cors.ts';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -128,6 +129,15 @@ export class CatalogObject extends DurableObject {
   releaseUnits(bucket: string, unitIds: string[]): Reply<void> {
     return this.inBucket(bucket, (o) => o.release(unitIds.map((unitId) => ({ unitId }))));
   }
+  getBucketCors(bucket: string): Reply<CorsRule[] | null> {
+    return this.inBucket(bucket, (o) => {
+      const value = o.getState('cors');
+      return value === null ? null : (JSON.parse(value) as CorsRule[]);
+    });
+  }
+  setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
+  }
   getScrubCursor(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));
   }
@@ -175,6 +185,9 @@ export class CatalogObject extends DurableObject {
   }
   commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+  }
+  getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {
+    return this.inBucket(bucket, (_, mp) => mp.completed(key, uploadId));
   }
   removeUpload(bucket: string, key: string, uploadId: string, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.abort(key, uploadId, grace));

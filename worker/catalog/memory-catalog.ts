@@ -11,8 +11,9 @@ import { checkWriteConditions } from '../model/conditions.ts';
 import { compareKeys, listPage } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
-import { DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
-import type { Catalog, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { CorsRule } from '../model/cors.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
+import type { Catalog, CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 
 interface UploadState {
   record: UploadRecord;
@@ -26,6 +27,9 @@ interface BucketState {
   /** Unit id -> expiry (ms) of writes not yet committed. */
   reservations: Map<string, number>;
   scrubCursor: string | null;
+  cors: CorsRule[] | null;
+  /** Upload id -> result and time (ms) of uploads completed recently. */
+  completed: Map<string, { result: CompletedUpload; at: number }>;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -62,7 +66,7 @@ export class MemoryCatalog implements Catalog {
 
   async insertBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrubCursor: null });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrubCursor: null, cors: null, completed: new Map() });
   }
 
   async getBucket(bucket: string): Promise<S.BucketInfo> {
@@ -74,6 +78,14 @@ export class MemoryCatalog implements Catalog {
     if (b.objects.size > 0 || b.uploads.size > 0) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
     for (const [id, expires] of b.reservations) this.garbage.push({ notBefore: expires, entry: { bucket, units: [], unitIds: [id] } });
     this.buckets.delete(bucket);
+  }
+
+  async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    return clone(this.bucket(bucket).cors);
+  }
+
+  async setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
+    this.bucket(bucket).cors = clone(rules);
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
@@ -138,6 +150,15 @@ export class MemoryCatalog implements Catalog {
     this.supersede(bucket, [...supersededUnits(objects.get(key), manifest), ...unused]);
     objects.set(key, clone(manifest));
     this.bucket(bucket).uploads.delete(uploadId);
+    const completed = this.bucket(bucket).completed;
+    const now = Date.now();
+    for (const [id, c] of completed) if (c.at < now - COMPLETED_UPLOAD_MEMORY_MS) completed.delete(id);
+    completed.set(uploadId, { result: completedUpload(manifest), at: now });
+  }
+
+  async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {
+    const c = this.bucket(bucket).completed.get(uploadId);
+    return c && c.result.key === key && c.at >= Date.now() - COMPLETED_UPLOAD_MEMORY_MS ? clone(c.result) : null;
   }
 
   async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {

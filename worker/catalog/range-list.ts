@@ -30,10 +30,15 @@ export function keySuccessor(prefix: string): string | null {
   return null;
 }
 
-/** The first bound of a listing resuming after `marker` (S3 StartAfter / KeyMarker). Null: empty. */
+/**
+ * The first bound of a listing resuming after `marker` (S3 StartAfter / KeyMarker). Null: empty.
+ * A marker inside a common prefix (the prefix itself, or a key under it) resumes past the whole
+ * prefix: it sorts at or before the marker, so it is never returned again.
+ */
 export function startBound(prefix: string, delimiter: string | null, marker: string | null, afterId?: string | null): Bound | null {
   if (marker === null || compareKeys(marker, prefix) < 0) return { key: prefix, inclusive: true };
-  if (commonPrefixOf(marker, prefix, delimiter) === marker) return pastPrefix(marker);
+  const rolledUp = commonPrefixOf(marker, prefix, delimiter);
+  if (rolledUp !== null) return pastPrefix(rolledUp);
   return afterId ? { key: marker, inclusive: false, afterId } : { key: marker, inclusive: false };
 }
 

@@ -5,7 +5,7 @@
  */
 import { S3Error } from '../model/errors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
-import type { PartRecord } from './types.ts';
+import type { CompletedUpload, PartRecord } from './types.ts';
 
 /**
  * How long superseded shards stay readable: a GET that looked up the old manifest just before a
@@ -66,6 +66,18 @@ export function unusedPartUnits(manifest: ObjectManifest, parts: PartRecord[], u
   }
   const used = new Set(unitsOf(manifest).map((u) => u.unitId));
   return parts.flatMap((p) => p.units).filter((u) => !used.has(u.unitId));
+}
+
+/**
+ * How long a completed multipart upload's result is remembered, so that a repeated
+ * CompleteMultipartUpload answers 200 with the same ETag (SDKs retry Complete after a timeout,
+ * possibly after backing off for minutes). One day: far beyond any retry, and a small row each.
+ */
+export const COMPLETED_UPLOAD_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+/** The remembered result of a completion. */
+export function completedUpload(manifest: ObjectManifest): CompletedUpload {
+  return { key: manifest.key, etag: manifest.etag, checksum: manifest.checksum, size: manifest.size, lastModified: manifest.lastModified };
 }
 
 /** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by

@@ -9,10 +9,10 @@ import type { ObjectManifest } from './manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from './range-list.ts';
-import { newUploadId, normalizePart, unusedPartUnits } from './rules.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, newUploadId, normalizePart, unusedPartUnits } from './rules.ts';
 import { uploadInfo, uploadRecord, type UploadRow } from './sql-schema.ts';
 import { rangeWhere, type SqlObjects } from './sql-objects.ts';
-import type { PartRecord, UploadRecord } from './types.ts';
+import type { CompletedUpload, PartRecord, UploadRecord } from './types.ts';
 
 export class SqlMultipart {
   constructor(
@@ -56,6 +56,16 @@ export class SqlMultipart {
     const unused = unusedPartUnits(manifest, this.parts(uploadId, 0, -1), uploadId);
     this.objects.commit(key, manifest, conditions, graceMs, unused);
     this.end(uploadId);
+    const now = Date.now();
+    this.sql.exec('DELETE FROM completed_uploads WHERE completed < ?', now - COMPLETED_UPLOAD_MEMORY_MS);
+    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest)));
+  }
+
+  /** A completion remembered for COMPLETED_UPLOAD_MEMORY_MS, or null. */
+  completed(key: string, uploadId: string): CompletedUpload | null {
+    const row = this.sql.exec<{ result: string }>('SELECT result FROM completed_uploads WHERE upload_id = ? AND completed >= ?', uploadId, Date.now() - COMPLETED_UPLOAD_MEMORY_MS).toArray()[0];
+    const result: CompletedUpload | null = row ? JSON.parse(row.result) : null;
+    return result?.key === key ? result : null;
   }
 
   abort(key: string, uploadId: string, graceMs: number): void {

@@ -28,6 +28,8 @@ CREATE INDEX IF NOT EXISTS garbage_due ON garbage (not_before, id);
 CREATE TABLE IF NOT EXISTS reservations (unit_id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS reservations_due ON reservations (expires);
 CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS completed_uploads (upload_id TEXT PRIMARY KEY, completed INTEGER NOT NULL, result TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS completed_uploads_by_time ON completed_uploads (completed);
 `;
 
 export type BucketRow = { name: string; region: string; created: number };

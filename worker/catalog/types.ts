@@ -9,6 +9,7 @@
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
 import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CorsRule } from '../model/cors.ts';
 import type {
   BucketInfo,
   ListObjectsOptions,
@@ -21,6 +22,16 @@ import type {
   UploadInfo,
   WriteConditions,
 } from '../model/object-store.ts';
+
+/** What a completed multipart upload produced, remembered for a while so that a repeated
+ *  CompleteMultipartUpload (an SDK retrying after a timeout) gets the same answer. */
+export interface CompletedUpload {
+  key: string;
+  etag: string;
+  checksum: ObjectChecksum | null;
+  size: number;
+  lastModified: string; // ISO 8601
+}
 
 /** A stored multipart part: its coded units (one, or segments of a wide code) plus what ListParts and Complete need. */
 export interface PartRecord {
@@ -56,6 +67,10 @@ export interface Catalog {
   getBucket(bucket: string): Promise<BucketInfo>;
   /** BucketNotEmpty while it holds objects or multipart uploads; NoSuchBucket if missing. */
   removeBucket(bucket: string): Promise<void>;
+  /** The bucket's CORS rules, or null when it has none. NoSuchBucket if missing. */
+  getBucketCors(bucket: string): Promise<CorsRule[] | null>;
+  /** Replaces the bucket's CORS rules; null removes them. NoSuchBucket if missing. */
+  setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
 
   /** The committed manifest, or null. NoSuchBucket if the bucket is missing. */
   getManifest(bucket: string, key: string): Promise<ObjectManifest | null>;
@@ -85,10 +100,13 @@ export interface Catalog {
   listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
   /**
    * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
-   * `manifest`, ends the upload; units of parts not named in the manifest and the superseded
+   * `manifest`, ends the upload and remembers its result (getCompletedUpload) for
+   * COMPLETED_UPLOAD_MEMORY_MS; units of parts not named in the manifest and the superseded
    * object's units are queued for deletion.
    */
   commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  /** The result of upload `uploadId` of `key` if it completed within COMPLETED_UPLOAD_MEMORY_MS, else null. */
+  getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null>;
   /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */
   removeUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;

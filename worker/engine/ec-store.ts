@@ -13,7 +13,8 @@ import { checkReadConditions, checkWriteConditions } from '../model/conditions.t
 import { S3Error } from '../model/errors.ts';
 import { completedChecksum, multipartEtag, selectCompletedParts } from '../model/multipart.ts';
 import type * as T from '../model/object-store.ts';
-import { checkCopySourceRange, resolveRange } from '../model/range.ts';
+import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
+import type { CorsRule } from '../model/cors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import type { Catalog, PartRecord } from '../catalog/types.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
@@ -39,6 +40,11 @@ export interface EcStoreOptions {
   units: UnitStore;
   settings: EngineSettings;
   enqueueRepair?: (task: RepairTask) => void;
+}
+
+/** Sizes of the object's parts in order: one per unit of a multipart upload, else the whole object. */
+function partSizes(m: ObjectManifest): number[] {
+  return m.partsCount && m.storage.kind === 'coded' ? m.storage.units.map((u) => u.size) : [m.size];
 }
 
 function info(m: ObjectManifest): T.ObjectInfo {
@@ -129,6 +135,15 @@ export class EcStore implements T.ObjectStore {
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
   deleteBucket = (bucket: string) => this.catalog.removeBucket(bucket);
 
+  async getBucketCors(bucket: string): Promise<CorsRule[]> {
+    const rules = await this.catalog.getBucketCors(bucket);
+    if (!rules) throw new S3Error('NoSuchCORSConfiguration', undefined, { BucketName: bucket });
+    return rules;
+  }
+  findBucketCors = (bucket: string) => this.catalog.getBucketCors(bucket);
+  putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
+  deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
+
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
     const max = this.settings.maxObjectSize;
     const [, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, false, async () => {
@@ -145,17 +160,23 @@ export class EcStore implements T.ObjectStore {
     return { format: 1, bucket, key, versionId: newId(), size, etag, lastModified: new Date().toISOString(), metadata, checksum, storage, partsCount };
   }
 
-  async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
-    const i = info(await this.manifest(bucket, key));
+  /** The object's head for a read: conditions checked, the Range or part resolved. */
+  private readHead(m: ObjectManifest, o: T.GetObjectOptions): T.ObjectHead {
+    const i = info(m);
     checkReadConditions(i, o.conditions);
+    if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
+  }
+
+  async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
+    return this.readHead(await this.manifest(bucket, key), o);
   }
 
   async getObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectBody> {
     const m = await this.manifest(bucket, key);
-    const head: T.ObjectHead = { ...info(m), range: o.range ? resolveRange(o.range, m.size) : null };
-    checkReadConditions(head, o.conditions);
+    const head = this.readHead(m, o);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
+    if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
     return { ...head, body: await this.units.open(bucket, key, m.storage, start, end) };
   }
 
@@ -247,7 +268,23 @@ export class EcStore implements T.ObjectStore {
     }
   }
 
+  /**
+   * Completes an upload. Completing it again after it succeeded (an SDK retrying after a timeout,
+   * or two Completes racing) answers the first completion's result, as S3 does, for as long as
+   * the catalog remembers it (COMPLETED_UPLOAD_MEMORY_MS); the parts list is not compared again.
+   */
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
+    try {
+      return await this.completeOnce(bucket, key, uploadId, parts, o);
+    } catch (err) {
+      if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) throw err;
+      const done = await this.catalog.getCompletedUpload(bucket, key, uploadId);
+      if (!done) throw err;
+      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified) };
+    }
+  }
+
+  private async completeOnce(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
     const upload = await this.catalog.getUpload(bucket, key, uploadId);
     const current = await this.catalog.getManifest(bucket, key);
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);

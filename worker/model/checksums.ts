@@ -3,8 +3,10 @@
  * digest sizes, header and XML names, value checks, Content-MD5, streaming hashers and the CRC
  * combine of multipart FULL_OBJECT checksums.
  * Spec: S3 "Checking object integrity": values are base64 of the big-endian digest, sent as
- * `x-amz-checksum-<alg>` (header or aws-chunked trailer); a wrong value is BadDigest, a
- * malformed one InvalidRequest (MalformedTrailerError in a trailer).
+ * `x-amz-checksum-<alg>` (header or aws-chunked trailer); a wrong value is BadDigest, and so is
+ * a malformed header value (not base64 of the digest size: it cannot be the body's digest
+ * either; ceph's s3-tests expect BadDigest for `bad`); a malformed trailer value is
+ * MalformedTrailerError, a malformed value in a request document InvalidRequest.
  * Hashers: CRC32, CRC32C and CRC64NVME come from the coder module (CRC32 natively where the
  * runtime has it), SHA1 and SHA256 from node:crypto (workerd provides it under nodejs_compat).
  */
@@ -39,16 +41,18 @@ export function parseChecksumAlgorithm(value: string): ChecksumAlgorithm {
 }
 
 /**
- * Throws unless `value` is base64 of exactly the algorithm's digest size: InvalidRequest for a
- * header, MalformedTrailerError for a trailer. A composite value's "-N" suffix is accepted when
+ * Throws unless `value` is base64 of exactly the algorithm's digest size: BadDigest for a header,
+ * MalformedTrailerError for a trailer, InvalidRequest for a value in a request document
+ * (CompleteMultipartUpload's part checksums). A composite value's "-N" suffix is accepted when
  * `allowParts`. Returns the value.
  */
-export function assertChecksumValue(algorithm: ChecksumAlgorithm, value: string, where: 'header' | 'trailer' = 'header', allowParts = false): string {
+export function assertChecksumValue(algorithm: ChecksumAlgorithm, value: string, where: 'header' | 'trailer' | 'document' = 'header', allowParts = false): string {
   const digest = allowParts ? value.replace(/-\d+$/, '') : value;
   if (fromBase64(digest)?.length !== CHECKSUM_BYTES[algorithm]) {
     const name = checksumHeaderName(algorithm);
     if (where === 'trailer') throw new S3Error('MalformedTrailerError', undefined, { TrailerHeader: name });
-    throw new S3Error('InvalidRequest', `Value for ${name} header is invalid.`);
+    if (where === 'document') throw new S3Error('InvalidRequest', `Value for ${checksumElement(algorithm)} is invalid.`);
+    throw new S3Error('BadDigest', `Value for ${name} header is invalid: it is not the base64 of a ${algorithm} digest.`);
   }
   return value;
 }

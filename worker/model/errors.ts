@@ -12,10 +12,12 @@ const S3_ERRORS = {
   AccessDenied: [403, 'Access Denied'],
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
   AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
+  AccessForbidden: [403, 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource\'s CORS spec.'],
   BadDigest: [400, 'The Content-MD5 or checksum value that you specified did not match what the server received.'],
   BucketAlreadyExists: [409, 'The requested bucket name is not available.'],
   BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
   BucketNotEmpty: [409, 'The bucket you tried to delete is not empty.'],
+  BadRequest: [400, 'Bad Request'],
   EntityTooLarge: [400, 'Your proposed upload exceeds the maximum allowed object size.'],
   EntityTooSmall: [400, 'Your proposed upload is smaller than the minimum allowed object size.'],
   ExpiredToken: [400, 'The provided token has expired.'],
@@ -26,6 +28,7 @@ const S3_ERRORS = {
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
   InvalidPart: [400, 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.'],
+  InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
@@ -37,6 +40,7 @@ const S3_ERRORS = {
   MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
   MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],
   NoSuchBucket: [404, 'The specified bucket does not exist.'],
+  NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchUpload: [404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'],
   NotModified: [304, 'Not Modified'],
@@ -109,6 +113,8 @@ class ClientAbort {
   constructor(readonly reason: unknown) {}
 }
 
+/** Escapes XML text. CR becomes `&#13;`: a literal CR would be read back as LF (XML 1.0 end-of-line
+ *  handling), and object keys may contain one. */
 export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+  return s.replace(/[&<>"'\r]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' })[c]!);
 }

@@ -3,8 +3,10 @@
  * resume point, one max-keys budget shared by keys and common prefixes.
  * Spec: S3 ListObjectsV2 / ListObjects / ListMultipartUploads. Keys sort in UTF-8 byte order
  * (= code point order, which differs from JS string order above U+FFFF).
- * Resume rule: when the resume point is itself a common prefix of this listing, every key under
- * it is skipped, so a page boundary never repeats a prefix.
+ * Resume rule: when the resume point lies in a common prefix of this listing (it is the prefix,
+ * or a key under it), every key under that prefix is skipped: the prefix sorts at or before the
+ * resume point, so it was returned already (a page boundary never repeats a prefix) or the
+ * client asked to start after it (StartAfter `a/b` with keys under `a/`: S3 returns no `a/`).
  */
 import type { ListObjectsOptions } from './object-store.ts';
 
@@ -43,7 +45,7 @@ export function listPage<T>(sorted: Iterable<[string, T]>, options: ListObjectsO
   const { prefix, delimiter, startAfter, maxKeys } = options;
   const entries: ListEntry<T>[] = [];
   if (maxKeys <= 0) return { entries, isTruncated: false, lastEntry: null };
-  const skipUnder = startAfter !== null && commonPrefixOf(startAfter, prefix, delimiter) === startAfter ? startAfter : null;
+  const skipUnder = startAfter === null ? null : commonPrefixOf(startAfter, prefix, delimiter);
   let lastPrefix: string | null = null;
   let lastEntry: string | null = null;
   for (const [key, value] of sorted) {

@@ -26,20 +26,33 @@ export interface StoredPart {
 }
 
 /**
- * The stored parts a Complete request names, in order: InvalidPartOrder, InvalidPart (unknown
- * part, other ETag, other checksum value), EntityTooSmall (a part but the last below `minPartSize`).
+ * The stored parts a Complete request names, in order: InvalidPartOrder (a part number lower than
+ * the one before), InvalidPart (unknown part, other ETag, other checksum value), EntityTooSmall
+ * (a part but the last below `minPartSize`).
+ * A part number may be listed more than once in a row, with the ETags of several uploads of that
+ * part (a client that sent the part twice at once and recorded both answers): the upload that
+ * completed last is the part, and the entry is valid when one of the listed ETags is its ETag.
+ * (ceph's s3-tests, test_multipart_resend_first_finishes_last, completes this way; AWS is reported
+ * to answer InvalidPartOrder. Accepting it is safe: the object is made of a part the client sent
+ * and named.)
  */
 export function selectCompletedParts<P extends StoredPart>(requested: CompletedPart[], stored: Map<number, P>, uploadId: string, minPartSize = MIN_PART_SIZE): P[] {
   if (requested.length === 0) throw new S3Error('MalformedXML');
   const chosen: P[] = [];
-  for (const [i, p] of requested.entries()) {
-    if (i > 0 && p.partNumber <= requested[i - 1]!.partNumber) throw new S3Error('InvalidPartOrder');
-    const s = stored.get(p.partNumber);
-    const invalid = () => new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(p.partNumber), ETag: p.etag });
-    if (!s || !etagMatches(p.etag, s.etag)) throw invalid();
-    const c = s.checksum;
-    if (p.checksum && c?.algorithm === p.checksum.algorithm && c.value !== p.checksum.value) throw invalid();
-    chosen.push(s);
+  for (let i = 0; i < requested.length; ) {
+    const n = requested[i]!.partNumber;
+    if (i > 0 && n < requested[i - 1]!.partNumber) throw new S3Error('InvalidPartOrder');
+    let j = i;
+    while (j < requested.length && requested[j]!.partNumber === n) j++;
+    const named = requested.slice(i, j);
+    const s = stored.get(n);
+    const names = (p: CompletedPart) => !!s && etagMatches(p.etag, s.etag) && !(p.checksum && s.checksum?.algorithm === p.checksum.algorithm && s.checksum.value !== p.checksum.value);
+    if (!named.some(names)) {
+      const last = named[named.length - 1]!;
+      throw new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(n), ETag: last.etag });
+    }
+    chosen.push(s!);
+    i = j;
   }
   for (const p of chosen.slice(0, -1)) {
     if (p.size < minPartSize) {

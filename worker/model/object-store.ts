@@ -11,6 +11,7 @@
  * Known gaps: no versioning (versionId is always absent), no tagging, ACLs or SSE.
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
+import type { CorsRule } from './cors.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -74,6 +75,7 @@ export interface ObjectInfo {
 }
 
 export interface ObjectHead extends ObjectInfo {
+  /** The bytes served: a Range, or a part (partNumber; `end` = `start` - 1 for an empty part). */
   range: ResolvedRange | null;
 }
 
@@ -100,6 +102,8 @@ export interface PutObjectResult {
 
 export interface GetObjectOptions {
   range?: ByteRange | null;
+  /** GetObject/HeadObject `partNumber`: the bytes of that part (never together with `range`). */
+  partNumber?: number | null;
   conditions: ReadConditions;
 }
 
@@ -131,7 +135,8 @@ export interface DeleteObjectsEntry {
 export interface ListObjectsOptions {
   prefix: string;
   delimiter: string | null;
-  /** Resume after this entry. If it is a common prefix of this listing, every key under it is skipped. */
+  /** Resume after this entry. If it is a common prefix of this listing, or a key under one, every
+   *  key under that prefix is skipped (the prefix sorts at or before it). */
   startAfter: string | null;
   maxKeys: number;
 }
@@ -219,6 +224,12 @@ export interface ObjectStore {
   createBucket(bucket: string, options: { region: string }): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
   deleteBucket(bucket: string): Promise<void>;
+  /** The bucket's CORS rules: NoSuchCORSConfiguration when it has none (NoSuchBucket). */
+  getBucketCors(bucket: string): Promise<CorsRule[]>;
+  /** The bucket's CORS rules, or null (for the app's preflight and response headers). */
+  findBucketCors(bucket: string): Promise<CorsRule[] | null>;
+  putBucketCors(bucket: string, rules: CorsRule[]): Promise<void>;
+  deleteBucketCors(bucket: string): Promise<void>;
 
   // Objects
   putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, options: PutObjectOptions): Promise<PutObjectResult>;
@@ -236,7 +247,8 @@ export interface ObjectStore {
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, options: Omit<PutObjectOptions, 'metadata' | 'conditions'>): Promise<PartInfo>;
   uploadPartCopy(source: CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<PartInfo>;
   /** Parts ascending (InvalidPartOrder), known with matching ETag (InvalidPart), all but the last
-   *  at least the minimum part size (EntityTooSmall). ETag = "hex(md5(concat part md5s))-N". */
+   *  at least the minimum part size (EntityTooSmall). ETag = "hex(md5(concat part md5s))-N".
+   *  Repeated after success (an SDK retrying), it answers the same result again for a while. */
   completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: CompletedPart[], options: CompleteMultipartOptions): Promise<PutObjectResult>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   listParts(bucket: string, key: string, uploadId: string, options: { partNumberMarker: number; maxParts: number }): Promise<ListPartsResult>;

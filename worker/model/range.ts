@@ -3,7 +3,9 @@
  * Spec: RFC 9110 section 14 as S3 applies it: one range `bytes=a-b`, `bytes=a-` or `bytes=-n`;
  * a header that does not parse (or asks for several ranges) is ignored and the whole object is
  * returned; a range that parses but cannot be satisfied is 416 InvalidRange (S3 adds
- * RangeRequested and ActualObjectSize; an empty object satisfies no range).
+ * RangeRequested and ActualObjectSize; an empty object satisfies no range). GetObject/HeadObject's
+ * `partNumber=N`: the bytes of part N (416 InvalidPartNumber past the last part; an object
+ * uploaded in one piece has one part).
  */
 import { S3Error } from './errors.ts';
 import type { ByteRange, ResolvedRange } from './object-store.ts';
@@ -68,4 +70,18 @@ export function checkCopySourceRange(range: ResolvedRange, size: number): void {
       ActualObjectSize: String(size),
     });
   }
+}
+
+/**
+ * The bytes of part `partNumber` (1-based) of an object whose parts have `partSizes`, in order.
+ * An empty part resolves to `{ start, end: start - 1 }` (no bytes). 416 InvalidPartNumber past
+ * the last part.
+ */
+export function resolvePart(partSizes: number[], partNumber: number): ResolvedRange {
+  if (partNumber < 1 || partNumber > partSizes.length) {
+    throw new S3Error('InvalidPartNumber', undefined, { PartNumberRequested: String(partNumber), ActualPartCount: String(partSizes.length) });
+  }
+  let start = 0;
+  for (let i = 0; i < partNumber - 1; i++) start += partSizes[i]!;
+  return { start, end: start + partSizes[partNumber - 1]! - 1 };
 }

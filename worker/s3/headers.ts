@@ -109,7 +109,8 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
     if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }
   if (obj.range) {
-    h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);
+    // An empty part (partNumber) has no byte range to name: 206 with no bytes, no Content-Range.
+    if (obj.range.end >= obj.range.start) h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);
     h.set('Content-Length', String(obj.range.end - obj.range.start + 1));
   } else {
     h.set('Content-Length', String(obj.size));

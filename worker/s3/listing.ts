@@ -6,6 +6,9 @@
  * prefixes. V2: opaque continuation tokens (the resume point, so a page boundary never repeats a
  * common prefix), start-after, fetch-owner, KeyCount. V1: Marker; NextMarker only when a
  * delimiter was given and the page is truncated (clients otherwise resume from the last Key).
+ * V1 echoes Prefix as sent even with encoding-type=url (S3 encodes only Delimiter, Marker,
+ * NextMarker and the keys and common prefixes there: botocore, which adds encoding-type=url on
+ * its own, decodes exactly those, so an encoded Prefix would reach the caller as `%0A`).
  */
 import type { ListObjectsResult } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
@@ -76,7 +79,9 @@ export async function ListObjectsV2(s3: S3Context): Promise<Response> {
   const maxKeys = intParam(q, 'max-keys', 1000, 1000);
   const token = q.get('continuation-token');
   const startAfter = q.get('start-after');
-  const resume = token !== null ? decodeToken(token) : startAfter || null;
+  // An empty token (`continuation-token=`) is no token: list from the start (or StartAfter), and
+  // echo it, as S3 does.
+  const resume = token ? decodeToken(token) : startAfter || null;
   const page = await s3.store.listObjects(s3.bucket!, { prefix, delimiter, startAfter: resume, maxKeys });
   return xmlResponse(
     xmlDocument(
@@ -106,7 +111,7 @@ export async function ListObjects(s3: S3Context): Promise<Response> {
     xmlDocument(
       'ListBucketResult',
       el('Name', s3.bucket),
-      el('Prefix', enc(prefix)),
+      el('Prefix', prefix),
       el('Marker', enc(marker)),
       delimiter !== null && page.isTruncated && page.lastEntry !== null ? el('NextMarker', enc(page.lastEntry)) : '',
       el('MaxKeys', maxKeys),

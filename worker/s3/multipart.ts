@@ -76,7 +76,7 @@ function readCompletedParts(xml: string): CompletedPart[] {
     for (const c of p.children) {
       if (!c.name.startsWith('Checksum') || c.name === 'ChecksumType') continue;
       const algorithm = parseChecksumAlgorithm(c.name.slice('Checksum'.length));
-      part.checksum = { algorithm, value: assertChecksumValue(algorithm, c.text.trim()) };
+      part.checksum = { algorithm, value: assertChecksumValue(algorithm, c.text.trim(), 'document') };
     }
     return part;
   });

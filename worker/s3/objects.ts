@@ -3,10 +3,13 @@
  * Spec: S3 API reference of each. PutObject needs a known length (MissingContentLength) and is
  * EntityTooLarge above the configured maximum before anything is read; the store hashes,
  * verifies (Content-MD5, x-amz-checksum-*) and commits atomically with the conditions.
- * GetObject/HeadObject: Range -> 206 + Content-Range; checksums only with
- * `x-amz-checksum-mode: ENABLED` and never for a range. HeadObject never opens object data.
+ * GetObject/HeadObject: Range -> 206 + Content-Range; `partNumber=N` -> 206 with that part's
+ * bytes, Content-Range and `x-amz-mp-parts-count` (a Range as well is InvalidRequest; a bad
+ * number InvalidArgument; past the last part 416 InvalidPartNumber); checksums only with
+ * `x-amz-checksum-mode: ENABLED` and never for a range or part. HeadObject never opens object data.
  */
 import { S3Error } from '../model/errors.ts';
+import type { ObjectHead } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
 import { readContentMd5 } from '../model/checksums.ts';
 import { checksumResponseHeaders, readChecksumRequest } from './checksum-headers.ts';
@@ -39,7 +42,23 @@ export async function PutObject(s3: S3Context): Promise<Response> {
 
 function readOptions(s3: S3Context) {
   const { headers } = s3;
-  return { range: parseRange(headers.get('range')), conditions: readReadConditions(headers) };
+  const raw = s3.query.get('partNumber');
+  let partNumber: number | null = null;
+  if (raw !== null) {
+    partNumber = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+    if (!(partNumber >= 1 && partNumber <= 10_000)) {
+      throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive', { ArgumentName: 'partNumber', ArgumentValue: raw });
+    }
+    if (headers.has('range')) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter');
+  }
+  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers) };
+}
+
+/** Response headers of a read, with the parts count when a part was asked for. */
+function readHeaders(s3: S3Context, head: ObjectHead): Headers {
+  const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
+  if (s3.query.has('partNumber') && head.partsCount) headers.set('x-amz-mp-parts-count', String(head.partsCount));
+  return headers;
 }
 
 function checksumMode(s3: S3Context): boolean {
@@ -49,13 +68,12 @@ function checksumMode(s3: S3Context): boolean {
 
 export async function HeadObject(s3: S3Context): Promise<Response> {
   const head = await s3.store.headObject(s3.bucket!, s3.key!, readOptions(s3));
-  const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
-  return new Response(null, { status: head.range ? 206 : 200, headers });
+  return new Response(null, { status: head.range ? 206 : 200, headers: readHeaders(s3, head) });
 }
 
 export async function GetObject(s3: S3Context): Promise<Response> {
   const obj = await s3.store.getObject(s3.bucket!, s3.key!, readOptions(s3));
-  const headers = objectHeaders(obj, { checksumMode: checksumMode(s3), query: s3.query });
+  const headers = readHeaders(s3, obj);
   const body = responseBody(obj.body, Number(headers.get('Content-Length')));
   // 'manual': stored bytes go out as they are, even under a stored Content-Encoding (gzip...).
   return new Response(body, { status: obj.range ? 206 : 200, headers, encodeBody: 'manual' });

@@ -1,18 +1,21 @@
 /**
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
- * parameter (a subresource such as ?acl, ?versioning, ?tagging, or an option such as
- * ?partNumber, ?versionId) and any header asking for a feature we lack (SSE, tagging, object
- * lock, non-STANDARD storage class, ...) is NotImplemented, never a wrong success.
+ * parameter (a subresource such as ?acl, ?tagging, ?policy, or an option such as ?versionId) and
+ * any header asking for a feature we lack (SSE, tagging, object lock, non-STANDARD storage
+ * class, ...) is NotImplemented, never a wrong success. Its message names the operation the
+ * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
  * is recognised before the gate, so it is answered NotImplemented rather than AccessDenied.
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
+import { unsupportedOperation } from './unsupported-subresources.ts';
 
 export type S3Operation =
   | 'ListBuckets' | 'CreateBucket' | 'HeadBucket' | 'DeleteBucket' | 'GetBucketLocation'
+  | 'GetBucketVersioning' | 'GetBucketCors' | 'PutBucketCors' | 'DeleteBucketCors'
   | 'PutObject' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'DeleteObjects' | 'CopyObject'
   | 'ListObjectsV2' | 'ListObjects'
   | 'CreateMultipartUpload' | 'UploadPart' | 'UploadPartCopy' | 'CompleteMultipartUpload'
@@ -27,9 +30,13 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   HeadBucket: [],
   DeleteBucket: [],
   GetBucketLocation: ['location'],
+  GetBucketVersioning: ['versioning'],
+  GetBucketCors: ['cors'],
+  PutBucketCors: ['cors'],
+  DeleteBucketCors: ['cors'],
   PutObject: [],
-  GetObject: RESPONSE_OVERRIDES,
-  HeadObject: RESPONSE_OVERRIDES,
+  GetObject: [...RESPONSE_OVERRIDES, 'partNumber'],
+  HeadObject: [...RESPONSE_OVERRIDES, 'partNumber'],
   DeleteObject: [],
   DeleteObjects: ['delete'],
   CopyObject: [],
@@ -59,7 +66,8 @@ export function detectOperation(method: string, addr: S3Address, headers: Header
   const op = route(method, addr, headers);
   for (const name of addr.query.keys()) {
     if (!PARAMS[op].includes(name) && !isAuthOrHint(name)) {
-      throw new S3Error('NotImplemented', `The '${name}' query parameter is not implemented (request detected as ${op}).`);
+      const asked = unsupportedOperation(method, addr.key !== null, name);
+      throw new S3Error('NotImplemented', asked ? `${asked} is not implemented.` : `${op} with the '${name}' query parameter is not implemented.`);
     }
   }
   assertSupportedHeaders(headers);
@@ -75,13 +83,15 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
     switch (method) {
       case 'GET':
         if (has('location')) return 'GetBucketLocation';
+        if (has('versioning')) return 'GetBucketVersioning';
+        if (has('cors')) return 'GetBucketCors';
         if (has('uploads')) return 'ListMultipartUploads';
         if (!has('list-type')) return 'ListObjects';
         if (query.get('list-type') === '2') return 'ListObjectsV2';
         throw new S3Error('InvalidArgument', 'Invalid list-type', { ArgumentName: 'list-type', ArgumentValue: query.get('list-type')! });
       case 'HEAD': return 'HeadBucket';
-      case 'PUT': return 'CreateBucket';
-      case 'DELETE': return 'DeleteBucket';
+      case 'PUT': return has('cors') ? 'PutBucketCors' : 'CreateBucket';
+      case 'DELETE': return has('cors') ? 'DeleteBucketCors' : 'DeleteBucket';
       case 'POST': if (has('delete')) return 'DeleteObjects';
     }
   } else {
@@ -98,6 +108,9 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'DELETE': return has('uploadId') ? 'AbortMultipartUpload' : 'DeleteObject';
     }
   }
+  const subresource = [...query.keys()].find((name) => unsupportedOperation(method, key !== null, name));
+  const asked = subresource && unsupportedOperation(method, key !== null, subresource);
+  if (asked) throw new S3Error('NotImplemented', `${asked} is not implemented.`);
   throw new S3Error('NotImplemented', `${method} ${bucket === null ? 'on the service' : key === null ? 'on a bucket' : 'on an object'} with these parameters is not implemented.`);
 }
 

@@ -5,8 +5,10 @@
  * `+`, `%` and spaces are all significant) and the query decoded once. Path-style (`/bucket/key`)
  * and virtual-hosted-style (`bucket.<baseDomain>/key`, the view's hostBucket).
  * Key rules (S3 "Object key naming"): valid UTF-8 (else InvalidURI), at most 1024 bytes
- * (KeyTooLongError), no C0 control characters or DEL, no U+FFFE/U+FFFF (they cannot travel in
- * listing XML; InvalidArgument).
+ * (KeyTooLongError), and only characters XML 1.0 can carry, since every listing returns keys in
+ * XML: TAB, LF, CR, DEL and C1 controls are fine (CR travels as `&#13;`; encoding-type=url is
+ * the safe way to list such keys), the other C0 controls (NUL included) and U+FFFE/U+FFFF are
+ * InvalidArgument. S3 itself stores those too, and then returns listings no XML parser reads.
  * Known gap (platform): workerd resolves `.`/`..` path segments (also `%2E%2E`) before the
  * worker sees the URL, so a key containing a `..` segment arrives only with its slashes encoded
  * as %2F; sent plainly, the gate refuses it (worker/auth/dot-segments.ts), never a silent rename.
@@ -94,8 +96,8 @@ export function validateKey(key: string): string {
     throw new S3Error('KeyTooLongError', undefined, { Size: String(size), MaxSizeAllowed: String(MAX_KEY_BYTES) });
   }
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f\ufffe\uffff]/.test(key) || /\p{Cs}/u.test(key)) {
-    throw new S3Error('InvalidArgument', 'Object key contains a control character or a non-character.', { ArgumentName: 'key' });
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(key) || /\p{Cs}/u.test(key)) {
+    throw new S3Error('InvalidArgument', 'Object key contains a character that XML 1.0 cannot carry (a control character other than TAB, LF and CR, or U+FFFE/U+FFFF), so no listing could return it.', { ArgumentName: 'key' });
   }
   return key;
 }

@@ -2,7 +2,8 @@
  * The map of the S3 API: one row per operation, naming its handler.
  * Detection lives in operations.ts; every handler takes an S3Context and returns a Response.
  */
-import { CreateBucket, DeleteBucket, GetBucketLocation, HeadBucket, ListBuckets } from './buckets.ts';
+import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
+import { CreateBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning, HeadBucket, ListBuckets } from './buckets.ts';
 import type { S3Handler } from './context.ts';
 import { CopyObject } from './copy.ts';
 import { DeleteObjects } from './delete-objects.ts';
@@ -18,6 +19,10 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   HeadBucket,
   DeleteBucket,
   GetBucketLocation,
+  GetBucketVersioning,
+  GetBucketCors,
+  PutBucketCors,
+  DeleteBucketCors,
   PutObject,
   GetObject,
   HeadObject,

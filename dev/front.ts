@@ -1,0 +1,156 @@
+/**
+ * The local gateway's front door: a small Node HTTP server on the public port that streams every
+ * request to workerd (wrangler's dev server on an internal loopback port) and the answer back.
+ * It exists for two things workerd and wrangler do differently from Cloudflare's edge:
+ * - `Expect: 100-continue` (RFC 9110 §10.1.1): workerd never answers it, so boto3 and awscli wait
+ *   1 s for their timeout before every PutObject/UploadPart body, and the JS SDK v3 about 6 s
+ *   before every body of 2 MiB or more. The edge answers it; so does this front, at once, as soon
+ *   as the request head has arrived (`answerExpectContinue`).
+ * - `/cdn-cgi/` paths: wrangler answers some of them itself, before the Worker runs
+ *   (`/cdn-cgi/handler/scheduled` runs the cron for anyone who can reach the port). The edge
+ *   keeps that path for itself too; this front refuses it (`isRefusedDevPath`, guard.ts).
+ * Everything else passes through unchanged: the request target exactly as received (S3 keys and
+ * SigV4 need the raw path: `//`, `%2F`, `+` are all significant), every header but the hop-by-hop
+ * ones (Host included: SigV4 signs it), the body streamed both ways, status and headers as
+ * workerd sent them. Nothing is buffered, decoded or re-encoded.
+ * Known gaps: HTTP/1.1 only (no h2, no TLS); HTTP trailers on the request (not S3's aws-chunked
+ * trailers, which are body bytes) are not forwarded; a `cdn-cgi` bucket cannot be used
+ * path-style (it cannot on Cloudflare either).
+ */
+import { isRefusedDevPath } from './guard.ts';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Connection-scoped headers (RFC 9110 §7.6.1) that a proxy must not forward, plus Expect, which
+ *  the front has answered. Transfer-Encoding / Content-Length stay: they frame the body. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
+
+
+export interface FrontOptions {
+  /** Where workerd listens (wrangler's dev server): requests go there. */
+  upstream: URL;
+  /** Called for a request the front answers itself or could not forward (for the console). */
+  log?: (line: string) => void;
+}
+
+export interface RunningFront {
+  /** The port the front listens on (the first listener's). */
+  port: number;
+  /** How many `Expect: 100-continue` requests the front has answered (tests check clients sent it). */
+  readonly continued: number;
+  close(): Promise<void>;
+}
+
+/** Minimal S3-shaped error document, so that S3 clients print something readable. */
+function errorXml(code: string, message: string, resource: string): string {
+  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${esc(message)}</Message><Resource>${esc(resource)}</Resource><RequestId>front</RequestId></Error>`;
+}
+
+function answer(res: http.ServerResponse, status: number, code: string, message: string, resource: string): void {
+  if (res.headersSent) return void res.destroy();
+  const body = errorXml(code, message, resource);
+  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** rawHeaders without the hop-by-hop ones (and `alsoDrop`), in the flat [name, value, ...] form Node takes. */
+function forwardable(rawHeaders: string[], alsoDrop: string[] = []): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !alsoDrop.includes(name)) out.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+  }
+  return out;
+}
+
+/** Streams one request to workerd and its answer back. */
+function forward(req: http.IncomingMessage, res: http.ServerResponse, options: FrontOptions, agent: http.Agent): void {
+  const target = req.url ?? '/';
+  const upstream = http.request({
+    host: options.upstream.hostname,
+    port: options.upstream.port,
+    method: req.method,
+    path: target,
+    headers: forwardable(req.rawHeaders),
+    agent,
+    setHost: false,
+  });
+  upstream.on('response', (up) => {
+    // Framing headers go: Node frames the body itself (Content-Length when workerd sent one).
+    res.writeHead(up.statusCode ?? 502, up.statusMessage, forwardable(up.rawHeaders, ['transfer-encoding']));
+    up.pipe(res);
+    up.on('error', () => res.destroy());
+  });
+  upstream.on('error', (err) => {
+    options.log?.(`front: ${req.method} ${target}: workerd did not answer (${err.message})`);
+    answer(res, 503, 'ServiceUnavailable', `The local gateway (workerd) did not answer: ${err.message}`, target);
+  });
+  // A client that goes away mid-request or mid-response takes the upstream request with it.
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+  req.pipe(upstream);
+}
+
+/**
+ * Answers `Expect: 100-continue` as the edge does: the client may send its body now. Sent for
+ * every such request, before the Worker has looked at it; a request the Worker then refuses is
+ * answered with its error as usual, and the body it did not read is drained by the app.
+ */
+export function answerExpectContinue(res: http.ServerResponse): void {
+  res.writeContinue();
+}
+
+/** Starts the front on `port` (0: any free port) at each of `hosts`. */
+export async function startFront(port: number, hosts: string[], options: FrontOptions): Promise<RunningFront> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  let continued = 0;
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (isRefusedDevPath(req.url ?? '')) {
+      req.resume();
+      options.log?.(`front: refused ${req.method} ${req.url} (a /cdn-cgi/ path)`);
+      return answer(res, 403, 'AccessDenied', 'Paths under /cdn-cgi/ belong to the platform, not to the S3 gateway: the local front refuses them (Cloudflare reserves them too).', req.url ?? '/');
+    }
+    forward(req, res, options, agent);
+  };
+  const servers: http.Server[] = [];
+  let bound = port;
+  try {
+    for (const host of hosts) {
+      // No limit on how long a request may take (Node's default cuts any request off after
+      // 300 s: a multi-GiB upload takes longer); the head must still arrive within 60 s.
+      const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, handle);
+      server.on('checkContinue', (req, res) => {
+        answerExpectContinue(res);
+        continued++;
+        handle(req, res);
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(bound, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      bound = (server.address() as AddressInfo).port; // the other hosts take the same port
+      servers.push(server);
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    throw err;
+  }
+  return {
+    port: bound,
+    get continued() {
+      return continued;
+    },
+    close: async () => {
+      await Promise.all(servers.map((s) => new Promise((r) => {
+        s.close(r);
+        s.closeAllConnections();
+      })));
+      agent.destroy();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * The local gateway as `npm start` runs it: the Worker in workerd (wrangler's unstable_startWorker
+ * with the project's wrangler.toml, on an internal loopback port), the Node front on the public
+ * port (front.ts: answers `Expect: 100-continue`, refuses `/cdn-cgi/`), and the cron on a timer
+ * (local-cron.ts). Tests start the same thing with their own port, state directory and config.
+ * wrangler's DevTools inspector stays off: wrangler dev's CLI attaches an inspector proxy that
+ * leaks a socket per DevTools event and wedges after about a minute of heavy traffic.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { unstable_startWorker } from 'wrangler';
+import { startLocalCron, type LocalCron } from './local-cron.ts';
+import { startFront, type RunningFront } from './front.ts';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** Where `wrangler dev` keeps local state too (R2 buckets, Durable Objects, queues). */
+export const DEFAULT_STATE_DIR = join(ROOT, '.wrangler', 'state');
+export const DEFAULT_PORT = 8787;
+/** Both loopback addresses: clients resolve `localhost` to either. */
+export const LOOPBACK_HOSTS = ['127.0.0.1', '::1'];
+
+type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
+
+export interface LocalGatewayOptions {
+  /** Public port of the front (0: any free port). */
+  port: number;
+  /** Addresses the front listens on (default: both loopback addresses; ::1 only where it exists). */
+  hosts?: string[];
+  /** State directory (default: .wrangler/state, as wrangler dev). */
+  stateDir?: string;
+  /** Period of the local cron in seconds (0: no cron). */
+  cronSeconds: number;
+  /** Reload the Worker when a source file changes (npm start: yes; tests: no). */
+  watch?: boolean;
+  /** Bindings over wrangler.toml's (tests: their own SHARDGATE_CONFIG). */
+  bindings?: StartInput['bindings'];
+  log?: (line: string) => void;
+  /** wrangler's log level: 'log' shows the Worker's console and every request, 'warn' only problems. */
+  logLevel?: 'warn' | 'info' | 'log';
+}
+
+export interface LocalGateway {
+  /** The public endpoint: http://127.0.0.1:<port> (an IP: SDKs then address buckets path-style). */
+  url: URL;
+  port: number;
+  /** The Worker's own endpoint (wrangler's dev server), behind the front. */
+  workerUrl: URL;
+  cron: LocalCron | null;
+  front: RunningFront;
+  close(): Promise<void>;
+}
+
+export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGateway> {
+  const log = o.log ?? ((line: string) => console.log(line));
+  // Miniflare otherwise fetches a sample `request.cf` from the internet at every start (3 s and a
+  // warning where there is none); its built-in placeholder serves a local gateway as well.
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
+  const worker = await unstable_startWorker({
+    config: join(ROOT, 'wrangler.toml'),
+    bindings: o.bindings,
+    build: { nodejsCompatMode: 'v2' }, // quiets the bundler about node:crypto (as test/cli/gateway.ts)
+    dev: {
+      inspector: false,
+      server: { hostname: '127.0.0.1', port: 0 },
+      watch: o.watch ?? false,
+      persist: o.stateDir ?? DEFAULT_STATE_DIR,
+      logLevel: o.logLevel ?? 'warn',
+    },
+  });
+  let front: RunningFront | undefined;
+  let cron: LocalCron | null = null;
+  try {
+    await worker.ready;
+    const workerUrl = await worker.url;
+    front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: workerUrl, log });
+    if (o.cronSeconds > 0) {
+      cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
+    }
+    const f = front;
+    const c = cron;
+    return {
+      url: new URL(`http://127.0.0.1:${f.port}`),
+      port: f.port,
+      workerUrl,
+      cron,
+      front: f,
+      close: async () => {
+        await c?.stop();
+        await f.close();
+        await worker.dispose();
+      },
+    };
+  } catch (err) {
+    await cron?.stop();
+    await front?.close();
+    await worker.dispose();
+    throw err;
+  }
+}
+
+/**
+ * Runs the Worker's scheduled handler once, through the route wrangler's dev server keeps for it
+ * on the internal port (the front refuses it on the public one). wrangler 4.86's
+ * `worker.scheduled()` cannot be used: it looks the Worker up in the proxy's Miniflare, which
+ * does not hold it ("worker not found"). The answer comes once the handler and its waitUntil
+ * work have finished: 200 when they succeeded.
+ */
+async function runScheduled(workerUrl: URL): Promise<{ outcome: string }> {
+  const url = new URL(`/cdn-cgi/handler/scheduled?cron=${encodeURIComponent('*/5 * * * *')}`, workerUrl);
+  const res = await fetch(url);
+  const text = await res.text();
+  return { outcome: res.ok ? 'ok' : `HTTP ${res.status}: ${text.slice(0, 200)}` };
+}
+
+/** `hosts` minus ::1 on a machine without IPv6 loopback. */
+async function usableHosts(hosts: string[]): Promise<string[]> {
+  const { createServer } = await import('node:net');
+  const out: string[] = [];
+  for (const host of hosts) {
+    if (host !== '::1') {
+      out.push(host);
+      continue;
+    }
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(0, host, () => s.close(() => resolve(true)));
+    });
+    if (ok) out.push(host);
+  }
+  return out;
+}

@@ -1,0 +1,43 @@
+/**
+ * `npm start`: the local gateway (local-gateway.ts: workerd behind the Node front, the cron on a
+ * timer), then the banner (banner.ts). Options: start-options.ts. Ctrl-C (SIGINT) or SIGTERM
+ * stops the cron, the front and workerd, in that order, and exits.
+ */
+import { banner } from './banner.ts';
+import { inlineCredential, readDevConfig } from './dev-config.ts';
+import { startLocalGateway } from './local-gateway.ts';
+import { parseStartOptions } from './start-options.ts';
+
+let options;
+try {
+  options = parseStartOptions(process.argv.slice(2), process.env);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const config = readDevConfig();
+const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log' }).catch((err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
+  process.exit(1);
+});
+// wrangler prints its own "Ready on" line (workerd's internal port) a moment after it is ready:
+// the banner comes after it, and says which port to use.
+await new Promise((r) => setTimeout(r, 300));
+console.log(banner({ port: gateway.port, workerPort: Number(gateway.workerUrl.port), region: config.region, credential: inlineCredential(config), stateDir: options.stateDir, cronSeconds: options.cronSeconds }));
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\nshardgate: ${signal}, stopping the local gateway`);
+  gateway.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error('shardgate: stopping failed:', err);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,0 +1,114 @@
+/**
+ * The local gateway as `npm start` runs it (dev/local-gateway.ts: workerd behind the Node front,
+ * the cron on a timer), driven by real clients with their DEFAULT settings:
+ * - boto3 sends `Expect: 100-continue` on every PutObject and the JS SDK on every body of 2 MiB or
+ *   more; workerd alone never answers it, and they wait (boto3 1 s per PUT, the JS SDK ~6 s). The
+ *   bounds below cannot be met with that stall (10 PUTs >= 10 s, 5 PUTs >= 30 s) and are loose
+ *   enough for a loaded machine otherwise: a coarse bound, not a timing measurement.
+ * - `/cdn-cgi/` paths, which wrangler would answer itself (its scheduled handler for anyone), are
+ *   refused by the front however they are spelled, while workerd's own port does answer them.
+ * - the cron runs locally: a deleted object's shards are collected without anyone asking.
+ */
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devConfigSource, inlineCredential, readDevConfig } from '../../dev/dev-config.ts';
+import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
+import { raw } from '../s3/raw-http.ts';
+
+const execFileAsync = promisify(execFile);
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** Debian's python3 with python3-boto3 (.ci/run installs it). */
+async function boto3(script: string, args: string[]): Promise<string> {
+  try {
+    return (await execFileAsync('/usr/bin/python3', ['-c', script, ...args], { timeout: 120_000 })).stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    if (/No module named 'boto3'/.test(e.stderr ?? '')) throw new Error('boto3 is missing: apt-get install python3-boto3 (.ci/run does)');
+    throw new Error(`${e.message}\n${e.stderr ?? ''}`);
+  }
+}
+
+const BOTO3_PUTS = `
+import boto3, json, sys, time
+s3 = boto3.client('s3', endpoint_url=sys.argv[1], aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3], region_name='us-east-1')
+s3.create_bucket(Bucket='boto3-defaults')
+start = time.monotonic()
+for i in range(10):
+    s3.put_object(Bucket='boto3-defaults', Key='small-%d' % i, Body=b'x' * 1024)
+total = time.monotonic() - start
+s3.put_object(Bucket='boto3-defaults', Key='odd key+/a%2Fb', Body=b'raw path')
+body = s3.get_object(Bucket='boto3-defaults', Key='odd key+/a%2Fb')['Body'].read()
+print(json.dumps({'ms': total * 1000, 'body': body.decode()}))
+`;
+
+describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
+  let gw: LocalGateway;
+  let state: string;
+  const credential = inlineCredential(readDevConfig())!;
+
+  beforeAll(async () => {
+    state = mkdtempSync(join(tmpdir(), 'shardgate-local-'));
+    // The development config of wrangler.toml, with superseded shards collectable at once.
+    const config = { ...JSON.parse(devConfigSource()), garbageGraceSeconds: 0 };
+    gw = await startLocalGateway({ port: 0, stateDir: state, cronSeconds: 1, bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } } });
+  }, 120_000);
+  afterAll(async () => {
+    await gw?.close();
+    if (state) rmSync(state, { recursive: true, force: true });
+  }, 60_000);
+
+  it('boto3 with its defaults: 10 small PUTs (each with Expect: 100-continue) take well under 10 s', async () => {
+    const before = gw.front.continued;
+    const { ms, body } = JSON.parse(await boto3(BOTO3_PUTS, [gw.url.origin, credential.accessKeyId, credential.secretAccessKey])) as { ms: number; body: string };
+    expect(gw.front.continued - before, 'PUTs that asked for 100-continue').toBeGreaterThanOrEqual(10);
+    expect(ms, '10 sequential PUTs (with the 1 s stall: 10,000 ms or more)').toBeLessThan(8000);
+    expect(body, 'a key that needs the raw path (space, +, %2F) through the front').toBe('raw path');
+  });
+
+  it('the JS SDK with its defaults: 5 PUTs of 2 MiB (each with Expect: 100-continue) take well under 30 s', async () => {
+    const client = new S3Client({ endpoint: gw.url.origin, region: 'us-east-1', credentials: { ...credential } });
+    await client.send(new CreateBucketCommand({ Bucket: 'js-defaults' }));
+    const body = new Uint8Array(2 * 1024 * 1024 + 1).map((_, i) => (i * 31) & 0xff);
+    const before = gw.front.continued;
+    const start = performance.now();
+    for (let i = 0; i < 5; i++) await client.send(new PutObjectCommand({ Bucket: 'js-defaults', Key: `big-${i}`, Body: body }));
+    const total = performance.now() - start;
+    expect(gw.front.continued - before, 'PUTs that asked for 100-continue').toBe(5);
+    expect(total, '5 sequential PUTs (with the ~6 s stall: 30,000 ms or more)').toBeLessThan(15_000);
+    const got = await client.send(new GetObjectCommand({ Bucket: 'js-defaults', Key: 'big-4' }));
+    expect(sha(await got.Body!.transformToByteArray())).toBe(sha(body));
+    client.destroy();
+  });
+
+  it('refuses /cdn-cgi/ paths however spelled; workerd itself would have run the cron', async () => {
+    for (const path of ['/cdn-cgi/handler/scheduled', '/CDN-CGI/handler/scheduled?cron=x', '/x/../cdn-cgi/handler/scheduled', '/%63dn-cgi/handler/scheduled', '/cdn-cgi/mf/scheduled', '/cdn-cgi']) {
+      const res = await raw(gw.url, { path });
+      expect({ path, status: res.status }).toEqual({ path, status: 403 });
+      expect(res.text).toContain('<Code>AccessDenied</Code>');
+    }
+    const direct = await raw(gw.workerUrl, { path: '/cdn-cgi/handler/scheduled' });
+    expect(direct.status, 'wrangler answers the path itself on its own port').toBe(200);
+  });
+
+  it('the cron runs locally: a deleted object’s shards are collected', async () => {
+    const client = new S3Client({ endpoint: gw.url.origin, region: 'us-east-1', credentials: { ...credential } });
+    await client.send(new CreateBucketCommand({ Bucket: 'cron' }));
+    const blobs = () => readdirSync(join(state, 'v3', 'r2'), { recursive: true, encoding: 'utf8' }).filter((p) => /shardgate-local-\d\/blobs\/./.test(p)).length;
+    const before = blobs();
+    await client.send(new PutObjectCommand({ Bucket: 'cron', Key: 'coded', Body: new Uint8Array(300_000).fill(1) }));
+    expect(blobs() - before, 'six shard files of a 4+2 object').toBe(6);
+    await client.send(new DeleteObjectCommand({ Bucket: 'cron', Key: 'coded' }));
+    const runs = gw.cron!.runs;
+    for (let i = 0; i < 300 && (blobs() > before || gw.cron!.runs < runs + 2); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(gw.cron!.lastOutcome).toBe('ok');
+    expect(blobs(), 'shard files left after the collector ran').toBe(before);
+    client.destroy();
+  });
+});

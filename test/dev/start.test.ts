@@ -1,0 +1,82 @@
+/**
+ * `npm start` as a person runs it (dev/start.ts in its own process, state in a temp dir): PORT
+ * picks the port, the banner names it, and the banner's copy-paste lines work as printed, run
+ * by bash with Debian's awscli, boto3 and rclone (nothing else on PATH, a fresh HOME).
+ * SHARDGATE_SKIP_CLI=1 skips it with the other command-line client tests.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../dev/local-gateway.ts';
+import { SKIP_CLI } from '../cli/tools.ts';
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe.skipIf(SKIP_CLI)('npm start', { timeout: 180_000 }, () => {
+  let child: ChildProcess | undefined;
+  let output = '';
+  let port: number;
+  let state: string;
+
+  beforeAll(async () => {
+    state = mkdtempSync(join(tmpdir(), 'shardgate-start-'));
+    port = await freePort();
+    child = spawn(process.execPath, ['--import', 'tsx', 'dev/start.ts', '--persist-to', join(state, 'wrangler'), '--no-watch', '--cron-seconds', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    for (let i = 0; i < 1200 && !output.includes('rclone ls shardgate:'); i++) {
+      if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!output.includes('rclone ls shardgate:')) throw new Error(`no banner after 120 s:\n${output}`);
+  }, 150_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    if (state) rmSync(state, { recursive: true, force: true });
+  }, 60_000);
+
+  it('serves on PORT and the banner says so', async () => {
+    expect(output).toContain(`shardgate local gateway: http://127.0.0.1:${port} `);
+    expect((await fetch(`http://127.0.0.1:${port}/_shardgate/status`)).status).toBe(200);
+    expect((await fetch(`http://localhost:${port}/_shardgate/status`)).status).toBe(200);
+  });
+
+  it("the banner's copy-paste lines work as printed (awscli, boto3, rclone)", async () => {
+    const banner = output.slice(output.indexOf('shardgate local gateway:'));
+    const lines = banner.split('\n').filter((l) => /^(export |aws |python3 |rclone )/.test(l));
+    expect(lines.length).toBeGreaterThanOrEqual(6);
+    const home = mkdtempSync(join(tmpdir(), 'shardgate-start-home-'));
+    try {
+      const { stdout } = await promisify(execFile)('/bin/bash', ['-euc', lines.join('\n')], {
+        cwd: ROOT,
+        env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
+        timeout: 120_000,
+      });
+      expect(stdout).toMatch(/make_bucket: demo/);
+      expect(stdout).toMatch(/upload: \.\/README\.md to s3:\/\/demo\/README\.md/);
+      expect(stdout).toMatch(/^1$/m); // boto3: KeyCount
+      expect(stdout).toMatch(/^\s*\d+ README\.md$/m); // rclone ls
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * The S3 operations this gateway does not implement, by the query parameter (subresource) that
+ * selects them, so that a NotImplemented error names what the client asked for
+ * (`GetBucketPolicy is not implemented.`) instead of the operation the request would otherwise
+ * have been. Names as in the S3 API reference.
+ * Spec: S3 API reference, "Actions" (the request syntax of each bucket and object subresource).
+ */
+
+type ByMethod = Partial<Record<'GET' | 'PUT' | 'DELETE' | 'POST' | 'HEAD', string>>;
+
+/** Bucket subresources: parameter -> operation per method. */
+const BUCKET: Record<string, ByMethod> = {
+  accelerate: { GET: 'GetBucketAccelerateConfiguration', PUT: 'PutBucketAccelerateConfiguration' },
+  acl: { GET: 'GetBucketAcl', PUT: 'PutBucketAcl' },
+  analytics: { GET: 'GetBucketAnalyticsConfiguration', PUT: 'PutBucketAnalyticsConfiguration', DELETE: 'DeleteBucketAnalyticsConfiguration' },
+  encryption: { GET: 'GetBucketEncryption', PUT: 'PutBucketEncryption', DELETE: 'DeleteBucketEncryption' },
+  'intelligent-tiering': { GET: 'GetBucketIntelligentTieringConfiguration', PUT: 'PutBucketIntelligentTieringConfiguration', DELETE: 'DeleteBucketIntelligentTieringConfiguration' },
+  inventory: { GET: 'GetBucketInventoryConfiguration', PUT: 'PutBucketInventoryConfiguration', DELETE: 'DeleteBucketInventoryConfiguration' },
+  lifecycle: { GET: 'GetBucketLifecycleConfiguration', PUT: 'PutBucketLifecycleConfiguration', DELETE: 'DeleteBucketLifecycle' },
+  logging: { GET: 'GetBucketLogging', PUT: 'PutBucketLogging' },
+  metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
+  notification: { GET: 'GetBucketNotificationConfiguration', PUT: 'PutBucketNotificationConfiguration' },
+  'object-lock': { GET: 'GetObjectLockConfiguration', PUT: 'PutObjectLockConfiguration' },
+  ownershipControls: { GET: 'GetBucketOwnershipControls', PUT: 'PutBucketOwnershipControls', DELETE: 'DeleteBucketOwnershipControls' },
+  policy: { GET: 'GetBucketPolicy', PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
+  policyStatus: { GET: 'GetBucketPolicyStatus' },
+  publicAccessBlock: { GET: 'GetPublicAccessBlock', PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
+  replication: { GET: 'GetBucketReplication', PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },
+  requestPayment: { GET: 'GetBucketRequestPayment', PUT: 'PutBucketRequestPayment' },
+  tagging: { GET: 'GetBucketTagging', PUT: 'PutBucketTagging', DELETE: 'DeleteBucketTagging' },
+  versioning: { PUT: 'PutBucketVersioning' },
+  versions: { GET: 'ListObjectVersions' },
+  website: { GET: 'GetBucketWebsite', PUT: 'PutBucketWebsite', DELETE: 'DeleteBucketWebsite' },
+};
+
+/** Object subresources and options. */
+const OBJECT: Record<string, ByMethod> = {
+  acl: { GET: 'GetObjectAcl', PUT: 'PutObjectAcl' },
+  attributes: { GET: 'GetObjectAttributes' },
+  'legal-hold': { GET: 'GetObjectLegalHold', PUT: 'PutObjectLegalHold' },
+  restore: { POST: 'RestoreObject' },
+  retention: { GET: 'GetObjectRetention', PUT: 'PutObjectRetention' },
+  select: { POST: 'SelectObjectContent' },
+  tagging: { GET: 'GetObjectTagging', PUT: 'PutObjectTagging', DELETE: 'DeleteObjectTagging' },
+  torrent: { GET: 'GetObjectTorrent' },
+  versionId: { GET: 'GetObject of a version (versionId)', HEAD: 'HeadObject of a version (versionId)', PUT: 'UploadPartCopy or CopyObject of a version (versionId)', DELETE: 'DeleteObject of a version (versionId)' },
+};
+
+/** The unimplemented operation that `method` with query parameter `name` asks for, if known. */
+export function unsupportedOperation(method: string, onObject: boolean, name: string): string | undefined {
+  const table = onObject ? OBJECT : BUCKET;
+  return Object.hasOwn(table, name) ? table[name]![method as keyof ByMethod] : undefined;
+}
