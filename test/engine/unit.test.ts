@@ -276,6 +276,20 @@ describe('writeUnit / readUnit', () => {
     expect(faulty[4]!.calls.some((c) => c.op === 'get')).toBe(true); // parity fetched instead
   });
 
+  it('a busy pool is not a broken one: every shard slower than the hedge still serves, nothing is reported', async () => {
+    const { faulty, map } = cluster(6);
+    const data = randomBytes(rand, 4 * BLOCK * 4);
+    const { unit } = await put(faulty, data);
+    for (const f of faulty) f.delayWhen(40, (c) => c.op === 'get'); // every backend slow to answer
+    const bad: ShardReadError[] = [];
+    expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad, 5), data)).toBe(0);
+    expect(bad, 'slow is not unhealthy').toEqual([]);
+    // One shard gone as well: the read still decodes from the slow others.
+    faulty[1]!.goOffline();
+    expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad, 5), data)).toBe(0);
+    expect(bad.map((e) => e.shardIndex)).toEqual([1]);
+  });
+
   it('a backend that dies mid-upload costs one shard, not the write', async () => {
     const { faulty, map } = cluster(6);
     const dying = faulty[3]!;

@@ -2,8 +2,8 @@
  * ColumnReader: the streaming GET path for bytes [start, end] of a column unit (layout.ts).
  *
  * A healthy read walks the data shards that hold the range, one after the other: one backend
- * request open at a time, each block checked (XXH64, in a one-block scratch in wasm memory) and
- * handed on as views of the backend's chunks, with no decoding. A data shard that is recorded
+ * request open at a time, each block checked (XXH64) and handed on as a view of the reader's
+ * buffer (valid until the consumer reads again), with no decoding and no copy. A data shard that is recorded
  * missing, or fails (missing, unreachable, corrupt) is rebuilt for the rows still needed from k
  * other shards (RowDecoder, within the 6 open subrequests) and the read goes on.
  *
@@ -40,9 +40,7 @@ export class ColumnReader {
   private readonly spans: Span[];
   private readonly bad: Set<number>;
   private readonly salt: bigint;
-  /** One-block scratch for checking healthy blocks; a k+m stripe for decoding, made on demand. */
-  private readonly scratchCoder: Coder;
-  private readonly scratch: Stripe;
+  /** A k+m stripe for decoding, made on demand. */
   private decodeCoder: Coder | null = null;
   private decodeStripe: Stripe | null = null;
   private decoder: RowDecoder | null = null;
@@ -55,8 +53,6 @@ export class ColumnReader {
     this.layout = shardLayout(this.unit, 0);
     this.bad = new Set(this.unit.missing);
     this.salt = unitSalt(this.unit.unitId);
-    this.scratchCoder = createCoder(1, 0);
-    this.scratch = this.scratchCoder.stripe(this.unit.blockSize);
     const S = this.layout.stripeData, B = this.unit.blockSize;
     this.spans = [];
     for (let i = 0; i < this.unit.k; i++) {
@@ -125,8 +121,7 @@ export class ColumnReader {
         if (!b) throw new ShardReadError(i, 'unavailable', `backend ${this.unit.placement[i]} is not configured`);
         this.reader = new ShardReader(i, b, shardKey(this.input.bucket, this.unit.unitId, i), shardLayout(this.unit, i), j, span.to, this.salt, this.input.latency);
       }
-      const views = await this.reader.readBlock(j, this.scratch, 0);
-      return views.length <= 4 ? sliceViews(views, lo, hi) : [this.scratch.shard(0).slice(lo, hi)];
+      return [(await this.reader.readBlock(j)).subarray(lo, hi)];
     } catch (err) {
       if (!(err instanceof ShardReadError)) throw err;
       this.reader = null;
@@ -155,22 +150,8 @@ export class ColumnReader {
     this.decoder?.release();
     this.decodeStripe?.free();
     this.decodeCoder?.free();
-    this.scratch.free();
-    this.scratchCoder.free();
     this.decodeStripe = null;
     this.decodeCoder = null;
     this.decoder = null;
   }
-}
-
-/** Bytes [lo, hi) of the concatenation of `views`, as views. */
-function sliceViews(views: Uint8Array[], lo: number, hi: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let at = 0;
-  for (const v of views) {
-    const a = Math.max(lo, at), b = Math.min(hi, at + v.length);
-    if (b > a) out.push(v.subarray(a - at, b - at));
-    at += v.length;
-  }
-  return out;
 }

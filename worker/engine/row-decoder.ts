@@ -72,7 +72,8 @@ export class RowDecoder {
       if (chosen.length < need) throw new QuorumError(`only ${this.n - this.o.bad.size} of ${this.n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
       const results = await Promise.allSettled(
         chosen.filter((i) => !loaded.has(i)).map(async (i) => {
-          await this.readerFor(i, j).readBlock(j, stripe, replica ? 0 : i);
+          const block = await this.readerFor(i, j).readBlock(j);
+          stripe.shard(replica ? 0 : i).set(block);
           loaded.add(i);
         }),
       );

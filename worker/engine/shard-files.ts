@@ -5,7 +5,6 @@
  * recover manifests from the backends alone) and the scrubber.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import { createCoder } from '../../coder-wasm/index.ts';
 import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from './format.ts';
 import { shardLayout, UnitLayout } from './layout.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
@@ -52,15 +51,11 @@ export async function verifyShardFile(backend: Backend, key: string, unit: Coded
     throw new ShardFormatError(`${key}: header does not describe shard ${shardIndex} of unit ${unit.unitId}`);
   }
   if (layout.stripes === 0) return;
-  const coder = createCoder(1, 0);
-  const stripe = coder.stripe(unit.blockSize);
   const reader = new ShardReader(shardIndex, backend, key, layout, 0, layout.stripes - 1, unitSalt(unit.unitId));
   try {
-    for (let s = 0; s < layout.stripes; s++) await reader.readBlock(s, stripe, 0);
+    for (let s = 0; s < layout.stripes; s++) await reader.readBlock(s);
   } finally {
     reader.cancel();
-    stripe.free();
-    coder.free();
   }
   if (info.footer.shardDigests[shardIndex]!.toString(16).padStart(16, '0') !== unit.shardDigests[shardIndex]) {
     throw new ShardFormatError(`${key}: footer digest differs from the manifest`);

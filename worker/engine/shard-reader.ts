@@ -1,13 +1,13 @@
 /**
  * ShardReader: one ranged read of consecutive blocks of one shard file, checked block by block.
  * Each framed block (checksum + block) is read into a buffer this reader owns and reuses for every
- * block (with BYOB straight from the backend's body: no allocation per block), copied into the
- * coder's stripe memory and its XXH64 (seeded with row and shard index) verified there. Any
+ * block (with BYOB from the backend's body: no allocation per block) and its XXH64 (seeded with
+ * row and shard index) verified. Any
  * failure (backend error, short body, checksum mismatch) surfaces as ShardReadError, which the
  * unit reader answers by using other shards.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { Stripe } from '../../coder-wasm/index.ts';
+import { checksums } from '../../coder-wasm/index.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { blockSeed } from './format.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from './layout.ts';
@@ -122,22 +122,22 @@ export class ShardReader {
   }
 
   /**
-   * Reads row `s`'s block into stripe shard `dest` and verifies it. Rows come in order. Returns
-   * the block's bytes as a view of this reader's buffer: verified, and valid until the next
-   * readBlock (the buffer is reused), so a healthy read can hand it on without another copy.
+   * Reads row `s`'s block and verifies it (XXH64, seeded with row and shard index). Rows come in
+   * order. Returns the block as a view of this reader's buffer: verified, and valid until the
+   * next readBlock (the buffer is reused), so a healthy read can hand it on without a copy; a
+   * caller that decodes copies it into stripe memory.
    */
-  async readBlock(s: number, stripe: Stripe, dest: number): Promise<Uint8Array[]> {
+  async readBlock(s: number): Promise<Uint8Array> {
     try {
       await this.open();
       const b = this.layout.blockLen(s);
       const framed = await this.readFramed(BLOCK_CHECKSUM_BYTES + b);
       const want = new DataView(framed.buffer, framed.byteOffset).getBigUint64(0, true);
       const block = framed.subarray(BLOCK_CHECKSUM_BYTES);
-      stripe.shard(dest).set(block);
-      if (stripe.xxh64(dest, 0, b, blockSeed(this.salt, s, this.shardIndex)) !== want) {
+      if (checksums().xxh64(block, blockSeed(this.salt, s, this.shardIndex)) !== want) {
         throw new ShardReadError(this.shardIndex, 'corrupt', `block ${s} fails its checksum`);
       }
-      return [block];
+      return block;
     } catch (err) {
       const failure = this.fail(err);
       this.cancel();

@@ -1,22 +1,25 @@
 /**
- * UnitReader: the streaming GET path for bytes [start, end] of one coded unit.
+ * UnitReader: the streaming GET path for bytes [start, end] of one striped unit.
  *
  * A healthy read fetches only the data-shard blocks the range touches, verifies each block and
- * hands it on, with no decoding. When a data shard is missing, unreachable, corrupt or slower than
- * `hedgeMs`, the reader switches, from that stripe on, to k good shards (data first, then parity
- * from the backends answering fastest) and reconstructs each stripe in place.
+ * hands it on as a view of its reader's buffer: no decoding, no copy. Every shard has at most one
+ * open read (ShardReader), which yields its blocks in row order.
+ *
+ * Per row, the reader waits for the data blocks it needs. When one of them fails (missing,
+ * unreachable, corrupt), or has not arrived within `hedgeMs`, it also reads that row from other
+ * shards (data first, then parity from the backends answering fastest), and the first k verified
+ * blocks of the row are decoded. A slow read is never abandoned: it goes on, and from the next
+ * row on it serves again as soon as it catches up.
  *
  * Invariants:
- * - Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes.
- * - Every shard found unhealthy is reported once through `onUnhealthy` (the caller queues its
- *   repair); a shard that was only slow is not unhealthy and is not reported.
- * - The first stripe is read before the stream is returned: failures up front become errors,
- *   not truncated bodies.
- * - A block lands in stripe memory only from a reader that is still wanted: reads abandoned by a
- *   hedge are cancelled (ShardReader.cancel) and their results ignored (`generation`).
- * - No more than 6 shard reads are open at once: with k > 6 each shard range is drained into
- *   memory, 6 at a time (units of wide policies are kept small for this).
- * Known gap: no read-ahead; stripe s+1 is requested when the client has taken stripe s.
+ * - Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes. A busy but
+ *   healthy pool never yields one: only failed reads count against the quorum, slow ones do not.
+ * - Every shard found unhealthy is reported once through `onUnhealthy`; a slow one is not.
+ * - The first row is read before the stream is returned: failures up front become errors, not
+ *   truncated bodies.
+ * - A chunk handed on is valid until the consumer reads again (readers reuse their buffers).
+ * - No more than 6 reads are open at once (k+m <= 6 for striped units; the legacy wide striped
+ *   units, k > 6, drain each shard range within 6 open requests).
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
@@ -24,9 +27,9 @@ import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
+import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
-import { QuorumError } from './unit-writer.ts';
 
 export interface ReadUnitInput {
   bucket: string;
@@ -36,14 +39,20 @@ export interface ReadUnitInput {
   start: number;
   end: number;
   onUnhealthy?: (err: ShardReadError) => void;
-  /** A healthy read waits this long for the data shards of a stripe, then decodes from others. */
+  /** A row's data blocks not in after this long are also read from other shards (hedging). */
   hedgeMs?: number;
-  /** How fast each backend has answered: decoding sources are taken fastest first. */
+  /** How fast each backend has answered: other shards are taken fastest first. */
   latency?: BackendLatency;
 }
 
-/** More views than this for one block and it is copied instead: small chunks cost per chunk downstream. */
-const MAX_VIEWS_PER_BLOCK = 4;
+/** One shard's read: its reader, the next row it will read, and the block it is fetching. */
+interface Lane {
+  reader: ShardReader;
+  nextRow: number;
+  /** The row `block` is for; `block` is null once taken. */
+  row: number;
+  block: Promise<Uint8Array> | null;
+}
 
 export class UnitReader {
   private readonly unit: CodedUnit;
@@ -54,24 +63,16 @@ export class UnitReader {
   private readonly first: number;
   private readonly last: number;
   private readonly backends: Map<string, Backend>;
-  private readonly coder: Coder;
-  private readonly stripe: Stripe;
   private readonly salt: bigint;
-  /** Decoding sources in order of preference: data shards (no decoding needed), then the others by speed. */
-  private readonly preference: number[];
   /** Shards known missing or damaged: never read again in this request. */
   private readonly bad: Set<number>;
-  /** Data shards left behind by a hedge: used only when nothing else is left. */
-  private readonly slow = new Set<number>();
-  /** True once the read reconstructs stripes (from k shards) instead of copying data blocks. */
-  private decoding: boolean;
-  private readers = new Map<number, ShardReader>();
-  /** Shard index -> its verified block of the current stripe, as views of the backend's chunks. */
-  private blockViews = new Map<number, Uint8Array[]>();
-  /** Blocks of the current stripe already in stripe memory. */
-  private loaded = new Set<number>();
-  /** Bumped when reads are abandoned: their late results are ignored. */
-  private generation = 0;
+  private readonly lanes = new Map<number, Lane>();
+  /** Shards read besides the needed data ones, since a row needed them (they stay on). */
+  private readonly extra = new Set<number>();
+  /** Made on the first decode: stripe memory and a buffer for decoded bytes handed on. */
+  private coder: Coder | null = null;
+  private stripe: Stripe | null = null;
+  private decodedOut: Uint8Array | null = null;
 
   constructor(private readonly input: ReadUnitInput) {
     const { unit, start, end } = input;
@@ -82,22 +83,16 @@ export class UnitReader {
     this.layout = this.layouts[0]!;
     ({ first: this.first, last: this.last } = this.layout.stripeRange(start, end));
     this.backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
-    this.coder = createCoder(unit.k, this.replica ? 0 : unit.m);
-    this.stripe = this.coder.stripe(unit.blockSize);
     this.salt = unitSalt(unit.unitId);
     this.bad = new Set(unit.missing);
-    const speed = (i: number) => input.latency?.of(unit.placement[i]!) ?? 0;
-    const bySpeed = (a: number, b: number) => speed(a) - speed(b);
-    const all = [...Array(this.n).keys()];
-    this.preference = this.replica ? all.sort(bySpeed) : [...all.slice(0, unit.k), ...all.slice(unit.k).sort(bySpeed)];
-    this.decoding = this.replica || all.slice(0, unit.k).some((i) => this.bad.has(i));
   }
 
-  /** Reads the first stripe, then streams the range stripe by stripe. */
+  /** Reads the first row, then streams the range row by row. */
   async open(): Promise<ReadableStream<Uint8Array>> {
     let s = this.first;
+    let chunks: Uint8Array[];
     try {
-      await this.loadStripe(s);
+      chunks = await this.row(s);
     } catch (err) {
       this.release();
       throw err;
@@ -110,8 +105,9 @@ export class UnitReader {
             controller.close();
             return;
           }
-          if (s > this.first) await this.loadStripe(s);
-          for (const chunk of this.chunksOut(s)) controller.enqueue(chunk);
+          if (chunks.length === 0) chunks = await this.row(s);
+          for (const c of chunks) controller.enqueue(c);
+          chunks = [];
           s++;
         } catch (err) {
           this.release();
@@ -122,122 +118,105 @@ export class UnitReader {
     }, { highWaterMark: 0 });
   }
 
-  /** Puts stripe s's needed blocks in stripe memory: the data blocks, or k shards decoded. */
-  private async loadStripe(s: number): Promise<void> {
-    this.loaded = new Set();
-    this.blockViews = new Map();
-    if (!this.decoding && (await this.readDataBlocks(s))) return;
-    await this.decodeStripe(s);
-  }
-
-  /**
-   * The healthy path: the data blocks the range needs, raced against the hedge timer. True when
-   * they all arrived; otherwise the read switches to decoding from this stripe on.
-   */
-  private async readDataBlocks(s: number): Promise<boolean> {
-    const needed = this.neededData(s);
-    const reads = this.readInto(s, needed, (i) => this.lastNeeded(i));
+  /** Row s's requested bytes: its data blocks as they are, or decoded from k verified blocks. */
+  private async row(s: number): Promise<Uint8Array[]> {
+    const needed = this.replica ? [this.preference()[0] ?? 0] : this.neededData(s);
+    const blocks = new Map<number, Uint8Array>();
+    for (const i of [...needed, ...this.extra]) this.read(i, s);
+    // How many reads of this row to keep going: the needed ones; k once a needed one has failed;
+    // k plus the late ones once the hedge fires (a late read may never come).
+    let target = needed.some((i) => this.bad.has(i)) ? this.need : needed.length;
+    let hedged = !this.input.hedgeMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const hedgeMs = this.input.hedgeMs;
-    const outcome = hedgeMs
-      ? await Promise.race([reads, new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), hedgeMs)))])
-      : await reads;
-    clearTimeout(timer); // one timer per stripe must not outlive it
-    if (outcome === true) return true;
-    if (outcome === 'slow') this.abandonSlow(needed, reads);
-    this.startDecoding();
-    return false;
-  }
-
-  /**
-   * Hedge: shards that have not delivered in time are left out (not reported: their data is
-   * fine) and the stripe is decoded from the others. cancel() guarantees a late block never
-   * lands in stripe memory.
-   */
-  private abandonSlow(needed: number[], reads: Promise<boolean>): void {
-    for (const i of needed) if (!this.loaded.has(i)) this.slow.add(i);
-    this.generation++;
-    reads.catch(() => {});
-  }
-
-  /**
-   * From this stripe on, read k good shards and decode. Data shards that delivered this stripe
-   * keep their open reads when those reach the last stripe (a degraded read adds parity readers
-   * rather than reopening healthy ones); their blocks stay loaded.
-   */
-  private startDecoding(): void {
-    this.decoding = true;
-    for (const [i, r] of this.readers) {
-      if (this.loaded.has(i) && r.lastStripe >= this.last) continue;
-      r.cancel();
-      this.readers.delete(i);
-    }
-  }
-
-  /** Reads k good shards of stripe s (retrying with others as shards fail) and reconstructs it. */
-  private async decodeStripe(s: number): Promise<void> {
-    const need = this.replica ? 1 : this.unit.k;
-    for (;;) {
-      const sources = this.chooseSources(need);
-      if (await this.readInto(s, sources.filter((i) => !this.loaded.has(i)), () => this.last)) {
-        if (!this.replica) {
-          const present = [...Array(this.n).keys()].map((i) => sources.includes(i));
-          this.stripe.reconstruct(present, { dataOnly: true, len: this.layout.blockLen(s) });
+    const hedge = hedged ? null : new Promise<'hedge'>((resolve) => (timer = setTimeout(() => resolve('hedge'), this.input.hedgeMs)));
+    try {
+      for (;;) {
+        if (needed.every((i) => blocks.has(i))) return this.chunksOut(s, blocks, false);
+        if (blocks.size >= this.need) return this.chunksOut(s, blocks, true);
+        if (needed.some((i) => this.bad.has(i))) target = Math.max(target, this.need);
+        this.ensure(s, blocks, target);
+        const inFlight = this.inFlight(s, blocks);
+        if (inFlight.length === 0) throw new QuorumError(`only ${this.n - this.bad.size} of ${this.n} shards of unit ${this.unit.unitId} are readable; ${this.need} needed`, []);
+        const next = await Promise.race([...inFlight.map(([i, l]) => l.block!.then((v) => ({ i, v }), (e: unknown) => ({ i, e }))), ...(hedged ? [] : [hedge!])]);
+        if (next === 'hedge') {
+          hedged = true;
+          target = Math.max(target, this.need + needed.filter((i) => !blocks.has(i) && !this.bad.has(i)).length);
+          continue;
         }
-        return;
+        this.lanes.get(next.i)!.block = null;
+        if ('v' in next) blocks.set(next.i, next.v);
+        else this.failed(next.i, next.e);
       }
+    } finally {
+      clearTimeout(timer); // one timer per row must not outlive it
     }
   }
 
-  /** The `need` preferred shards not known bad; slow ones only as a last resort. */
-  private chooseSources(need: number): number[] {
-    let sources = this.preference.filter((i) => !this.bad.has(i) && !this.slow.has(i)).slice(0, need);
-    if (sources.length < need) sources = this.preference.filter((i) => !this.bad.has(i)).slice(0, need);
-    if (sources.length < need) {
-      throw new QuorumError(`only ${this.n - this.bad.size} of ${this.n} shards of unit ${this.unit.unitId} are readable; ${need} needed`, []);
-    }
-    return sources;
+  private get need(): number {
+    return this.replica ? 1 : this.unit.k;
   }
 
-  /** Reads stripe s's block of each shard; failed shards are marked bad. True when all arrived. */
-  private async readInto(s: number, shards: number[], to: (i: number) => number): Promise<boolean> {
-    const gen = this.generation;
-    const results = await Promise.allSettled(
-      shards.map(async (i) => {
-        const views = await this.readerFor(i, s, to(i)).readBlock(s, this.stripe, this.replica ? 0 : i);
-        if (gen !== this.generation) return;
-        this.loaded.add(i);
-        this.blockViews.set(i, views);
-      }),
-    );
-    if (gen !== this.generation) return false;
-    for (const r of results) {
-      if (r.status === 'fulfilled') continue;
-      if (r.reason instanceof ShardReadError) this.markBad(r.reason);
-      else throw r.reason;
-    }
-    return results.every((r) => r.status === 'fulfilled');
-  }
-
-  private readerFor(i: number, from: number, to: number): ShardReader {
-    let r = this.readers.get(i);
-    if (!r) {
+  /**
+   * Starts shard i's read of row s, unless it is running. A lane still fetching an earlier row
+   * (it was slow) finishes that first and its late block is dropped; rows a lane was not asked
+   * for are read and dropped too (its reader reads the shard's rows in order).
+   */
+  private read(i: number, s: number): void {
+    if (this.bad.has(i)) return;
+    let lane = this.lanes.get(i);
+    if (!lane) {
       const b = this.backends.get(this.unit.placement[i]!);
-      if (!b) throw new ShardReadError(i, 'unavailable', `backend ${this.unit.placement[i]} is not configured`);
-      r = new ShardReader(i, b, shardKey(this.input.bucket, this.unit.unitId, i), this.layouts[i]!, from, to, this.salt, this.input.latency);
-      this.readers.set(i, r);
+      if (!b) return this.failed(i, new ShardReadError(i, 'unavailable', `backend ${this.unit.placement[i]} is not configured`));
+      const reader = new ShardReader(i, b, shardKey(this.input.bucket, this.unit.unitId, i), this.layouts[i]!, s, this.last, this.salt, this.input.latency);
+      lane = { reader, nextRow: s, row: -1, block: null };
+      this.lanes.set(i, lane);
     }
-    return r;
+    if (lane.block && lane.row === s) return;
+    const l = lane;
+    const previous = l.block;
+    l.row = s;
+    l.block = (async () => {
+      if (previous) await previous; // a late block of an earlier row, dropped (its failure is this lane's)
+      while (l.nextRow < s) await l.reader.readBlock(l.nextRow++);
+      l.nextRow = s + 1;
+      return l.reader.readBlock(s);
+    })();
+    l.block.catch(() => {});
   }
 
-  private markBad(err: ShardReadError): void {
-    this.bad.add(err.shardIndex);
-    this.readers.get(err.shardIndex)?.cancel();
-    this.readers.delete(err.shardIndex);
+  /** Reads of row s running and not yet in. */
+  private inFlight(s: number, blocks: Map<number, Uint8Array>): [number, Lane][] {
+    return [...this.lanes.entries()].filter(([i, l]) => l.block && l.row === s && !blocks.has(i));
+  }
+
+  /** Starts reads of row s from the preferred shards until `target` are in or running. */
+  private ensure(s: number, blocks: Map<number, Uint8Array>, target: number): void {
+    for (const i of this.preference()) {
+      if (blocks.size + this.inFlight(s, blocks).length >= target) return;
+      if (blocks.has(i) || this.inFlight(s, blocks).some(([j]) => j === i)) continue;
+      this.extra.add(i);
+      this.read(i, s);
+    }
+  }
+
+  private failed(i: number, err: unknown): void {
+    if (!(err instanceof ShardReadError)) throw err;
+    this.bad.add(i);
+    this.extra.delete(i);
+    this.lanes.get(i)?.reader.cancel();
+    this.lanes.delete(i);
     this.input.onUnhealthy?.(err);
   }
 
-  /** Data shards whose bytes in stripe s overlap [start, end]. */
+  /** Data shards first (no decoding needed for them), then the others by backend speed. */
+  private preference(): number[] {
+    const speed = (i: number) => this.input.latency?.of(this.unit.placement[i]!) ?? 0;
+    const all = [...Array(this.n).keys()].filter((i) => !this.bad.has(i));
+    if (this.replica) return all.sort((a, b) => speed(a) - speed(b));
+    return [...all.filter((i) => i < this.unit.k), ...all.filter((i) => i >= this.unit.k).sort((a, b) => speed(a) - speed(b))];
+  }
+
+  /** Data shards whose bytes in row s overlap [start, end]. */
   private neededData(s: number): number[] {
     const { start, end } = this.input;
     return [...Array(this.unit.k).keys()].filter((i) => {
@@ -246,56 +225,48 @@ export class UnitReader {
     });
   }
 
-  /** The last stripe in [first, last] where data shard i holds requested bytes. */
-  private lastNeeded(i: number): number {
-    for (let s = this.last; s > this.first; s--) if (this.neededData(s).includes(i)) return s;
-    return this.first;
-  }
-
   /**
-   * Stripe s's requested bytes, in order. A data block read as it is stored goes out as views of
-   * the backend's chunks, verified and never modified (no copy); a rebuilt one, or one that came
-   * in many small chunks (each costs downstream), is copied out of stripe memory.
+   * Row s's requested bytes, in order: views of the verified data blocks, or (`decode`) the row
+   * rebuilt from k verified blocks in stripe memory, copied to a buffer of this reader's.
    */
-  private chunksOut(s: number): Uint8Array[] {
+  private chunksOut(s: number, blocks: Map<number, Uint8Array>, decode: boolean): Uint8Array[] {
     const { start, end } = this.input;
     const { stripeData } = this.layout;
+    const b = this.layout.blockLen(s);
     const from = Math.max(start, s * stripeData);
     const to = Math.min(end + 1, s * stripeData + Math.min(stripeData, this.unit.size - s * stripeData));
+    const data = (i: number): Uint8Array => blocks.get(this.replica ? [...blocks.keys()][0]! : i)!;
+    if (decode && !this.replica) {
+      this.coder ??= createCoder(this.unit.k, this.unit.m);
+      this.stripe ??= this.coder.stripe(this.unit.blockSize);
+      const sources = [...blocks.keys()].filter((i) => !this.bad.has(i)).slice(0, this.unit.k);
+      for (const i of sources) this.stripe.shard(i).set(blocks.get(i)!);
+      this.stripe.reconstruct([...Array(this.n).keys()].map((i) => sources.includes(i)), { dataOnly: true, len: b });
+      this.decodedOut ??= new Uint8Array(this.unit.k * this.unit.blockSize);
+      for (let i = 0; i < this.unit.k; i++) this.decodedOut.set(this.stripe.shard(i).subarray(0, b), i * b);
+    }
     const out: Uint8Array[] = [];
     for (let i = 0; i < this.unit.k; i++) {
       const span = this.layout.dataSpan(s, i);
       const lo = Math.max(from, span.offset) - span.offset, hi = Math.min(to, span.offset + span.length) - span.offset;
       if (hi <= lo) continue;
-      const views = this.replica ? this.blockViews.values().next().value : this.blockViews.get(i);
-      if (views && views.length <= MAX_VIEWS_PER_BLOCK) out.push(...sliceViews(views, lo, hi));
-      else out.push(this.stripe.shard(this.replica ? 0 : i).slice(lo, hi));
+      out.push(decode && !this.replica ? this.decodedOut!.subarray(i * b + lo, i * b + hi) : data(i).subarray(lo, hi));
     }
     return out;
   }
 
   private release(): void {
-    for (const r of this.readers.values()) r.cancel();
-    this.readers = new Map();
-    this.stripe.free();
-    this.coder.free();
+    for (const l of this.lanes.values()) l.reader.cancel();
+    this.lanes.clear();
+    this.stripe?.free();
+    this.coder?.free();
+    this.stripe = null;
+    this.coder = null;
   }
 }
 
 export function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
   return new UnitReader(input).open();
-}
-
-/** Bytes [lo, hi) of the concatenation of `views`, as views. */
-function sliceViews(views: Uint8Array[], lo: number, hi: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let at = 0;
-  for (const v of views) {
-    const a = Math.max(lo, at), b = Math.min(hi, at + v.length);
-    if (b > a) out.push(v.subarray(a - at, b - at));
-    at += v.length;
-  }
-  return out;
 }
 
 function drainAll(backends: Map<string, Backend>): Map<string, Backend> {
