@@ -89,6 +89,9 @@ export interface ShapeOptions {
   onDone?: () => void;
 }
 
+/** A body's own read buffer: a reader asking for more is served in several reads (readAtLeast). */
+const SCRATCH_BYTES = 64 * 1024;
+
 /**
  * A pull-through view of `source` yielding exactly `take` bytes after `skip`, or an error. It is
  * a byte stream: a consumer that reads with BYOB into its own buffer gets the source's bytes
@@ -115,10 +118,11 @@ export function shapeBody(source: ReadableStream<Uint8Array>, o: ShapeOptions): 
   };
   let scratch = new ArrayBuffer(0);
   /** The next source bytes, up to `max`, as a view valid until the next call; null at the end. */
-  const readNext = async (max: number): Promise<Uint8Array | null> => {
+  const readNext = async (wanted: number): Promise<Uint8Array | null> => {
+    const max = Math.min(wanted, SCRATCH_BYTES);
     if (!rest || rest.length === 0) {
       if (byob) {
-        if (scratch.byteLength < max) scratch = new ArrayBuffer(max); // the largest read, once
+        if (scratch.byteLength < max) scratch = new ArrayBuffer(max); // once, at most SCRATCH_BYTES
         const view = new Uint8Array(scratch, 0, max);
         const r: { done: boolean; value?: Uint8Array } = typeof byob.readAtLeast === 'function' ? await byob.readAtLeast(max, view) : await byob.read(view);
         if (r.value) scratch = r.value.buffer as ArrayBuffer;

@@ -101,6 +101,15 @@ export const configSchema = z.object({
    */
   writeReservationSeconds: z.number().int().min(1).default(24 * 3600),
   /**
+   * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
+   * 128 MB for all its requests), and how long a request waits for its share before it is
+   * refused with 503 SlowDown (engine/coding-budget.ts).
+   */
+  codingBudget: z.object({
+    bytes: z.number().int().min(4 * MiB).default(48 * MiB),
+    maxWaitMs: z.number().int().min(0).default(30_000),
+  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000 }),
+  /**
    * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
    * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
    * of the stored bytes, which is egress on paid backends), 'off'. `objectsPerRun` per bucket.
@@ -154,6 +163,7 @@ export function engineSettings(c: GatewayConfig): EngineSettings {
   return {
     policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets,
     maxObjectSize: c.maxObjectSize, maxPartSize: c.s3.maxPartSize, writeReservationSeconds: c.writeReservationSeconds,
+    codingBudget: c.codingBudget,
   };
 }
 

@@ -32,7 +32,6 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
   let buffer: ArrayBuffer | null = null;
   try {
     byob = raw.getReader({ mode: 'byob' }) as ByobReader;
-    buffer = new ArrayBuffer(PIECE_BYTES);
   } catch {
     plain = raw.getReader();
   }
@@ -48,7 +47,8 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
       const r = await plain.read();
       return r.done ? null : r.value;
     }
-    const view = new Uint8Array(buffer!);
+    buffer ??= new ArrayBuffer(PIECE_BYTES); // at the first read: a request still waiting holds none
+    const view = new Uint8Array(buffer);
     const r: { done: boolean; value?: Uint8Array } = typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(PIECE_BYTES, view) : await byob!.read(view);
     if (r.value) buffer = r.value.buffer as ArrayBuffer; // the same memory, handed back
     if (r.value && r.value.length > 0) return r.value;

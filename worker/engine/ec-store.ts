@@ -17,6 +17,7 @@ import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.
 import type { CorsRule } from '../model/cors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import type { Catalog, PartRecord } from '../catalog/types.ts';
+import { CodingBudget, readBytes, writeBytes } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
@@ -47,6 +48,9 @@ function partSizes(m: ObjectManifest): number[] {
   return m.partsCount && m.storage.kind === 'coded' ? m.storage.units.map((u) => u.size) : [m.size];
 }
 
+/** 48 MiB of coding memory per isolate (of its 128 MB), and 30 s to wait for it. */
+const DEFAULT_CODING_BUDGET = { bytes: 48 * 1024 * 1024, maxWaitMs: 30_000 };
+
 function info(m: ObjectManifest): T.ObjectInfo {
   return { key: m.key, size: m.size, etag: m.etag, lastModified: new Date(m.lastModified), metadata: m.metadata, checksum: m.checksum, partsCount: m.partsCount };
 }
@@ -55,11 +59,49 @@ export class EcStore implements T.ObjectStore {
   private readonly catalog: Catalog;
   private readonly units: UnitStore;
   private readonly settings: EngineSettings;
+  private readonly budget: CodingBudget;
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
     this.units = opts.units;
     this.settings = opts.settings;
+    const b = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
+    this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
+  }
+
+  /**
+   * The bytes [start, end] of `storage`, opened within the isolate's coding budget, which the
+   * stream gives back when it ends, fails or is cancelled.
+   */
+  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+    if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end);
+    const release = await this.budget.acquire(Math.max(0, ...storage.units.map(readBytes)));
+    let body: ReadableStream<Uint8Array>;
+    try {
+      body = await this.units.open(bucket, key, storage, start, end);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    const reader = body.getReader();
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const r = await reader.read();
+          if (r.done) {
+            release();
+            controller.close();
+          } else controller.enqueue(r.value);
+        } catch (err) {
+          release();
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        release();
+        return reader.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
   }
 
   private async manifest(bucket: string, key: string): Promise<ObjectManifest> {
@@ -103,10 +145,20 @@ export class EcStore implements T.ObjectStore {
     return [checked.value, reserved.value];
   }
 
-  /** Stores a body under reserved unit ids; a write that ends past its `commitBy` is refused. */
+  /**
+   * Stores a body under reserved unit ids, within the isolate's coding budget; a write that ends
+   * past its `commitBy` is refused.
+   */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
     const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
-    const stored = await this.units.storeBody({ ...input, policy: policyFor(this.settings, input.bucket), plan });
+    const policy = policyFor(this.settings, input.bucket);
+    const release = plan.mode === 'inline' ? () => {} : await this.budget.acquire(writeBytes(plan, policy.blockSize));
+    let stored: StoredBody;
+    try {
+      stored = await this.units.storeBody({ ...input, policy, plan });
+    } finally {
+      release();
+    }
     if (Date.now() > commitBy) {
       if (stored.storage.kind === 'coded') await this.units.discard(input.bucket, stored.storage.units);
       throw new S3Error('RequestTimeout', `the upload took longer than the gateway's writeReservationSeconds (${this.settings.writeReservationSeconds})`);
@@ -177,7 +229,7 @@ export class EcStore implements T.ObjectStore {
     const head = this.readHead(m, o);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
     if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
-    return { ...head, body: await this.units.open(bucket, key, m.storage, start, end) };
+    return { ...head, body: await this.openBody(bucket, key, m.storage, start, end) };
   }
 
   async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
@@ -205,7 +257,7 @@ export class EcStore implements T.ObjectStore {
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const body = await this.units.open(src.bucket, src.key, source.storage, 0, source.size - 1);
+    const body = await this.openBody(src.bucket, src.key, source.storage, 0, source.size - 1);
     const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata });
     const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
@@ -254,7 +306,7 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
-    const body = await this.units.open(src.bucket, src.key, source.storage, start, end);
+    const body = await this.openBody(src.bucket, src.key, source.storage, start, end);
     return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
   }
 

@@ -30,6 +30,8 @@ export interface EngineSettings {
   writeReservationSeconds: number;
   /** Minimum size of every part but the last (S3: 5 MiB; tests lower it). */
   minPartSize?: number;
+  /** Memory the coded requests of one isolate may hold at once, and how long one may wait for it (coding-budget.ts). */
+  codingBudget?: { bytes: number; maxWaitMs: number };
 }
 
 /** The policy of a bucket's new writes. */
