@@ -18,8 +18,10 @@ const ALLOWED: Record<string, string[]> = {
   'worker/catalog': ['worker/model'],
   'worker/engine': ['worker/model', 'worker/catalog', 'backends', 'coder-wasm'],
   'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/model', 'backends', 'coder-wasm'],
+  // What the gateway knows about itself: counts, the shared record, status, metrics, the page.
+  'worker/ops': ['worker/catalog', 'worker/model', 'backends'],
   // The entry files at the top of worker/ compose everything.
-  'worker': ['worker/model', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'backends', 'coder-wasm'],
+  'worker': ['worker/model', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'backends', 'coder-wasm'],
   backends: [],
   'coder-wasm': [],
 };
