@@ -7,6 +7,8 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
+ *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
+ *                              (upkeep/repair-sweep.ts); answers what is left
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -20,6 +22,7 @@ import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
+import { repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
 
 export interface AdminDeps {
@@ -29,6 +32,8 @@ export interface AdminDeps {
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; objectsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
+  /** One repair task done now (the queue's work, counted and logged). */
+  repair: (task: RepairTask) => Promise<void>;
 }
 
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
@@ -63,8 +68,16 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.post('/collect', async (c) => c.json({ collected: await collectGarbage(deps.catalog, byId) }));
 
+  admin.post('/repair', async (c) => {
+    const bucket = c.var.view.query.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const limit = Number(c.var.view.query.get('limit') ?? 20);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 100');
+    return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, limit }));
+  });
+
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair)`);
   });
   return admin;
 }
