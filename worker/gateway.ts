@@ -89,7 +89,8 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
       logLine({ msg: 'repair', outcome: 'done', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started });
     } catch (err) {
       meter.event('repairs_failed');
-      logLine({ msg: 'repair', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: String((err as Error)?.message ?? err) }, true);
+      // A warning, not an error: a repair fails while a backend is still down, and is retried.
+      logLine({ msg: 'repair', level: 'warn', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: String((err as Error)?.message ?? err) });
       throw err;
     }
   };

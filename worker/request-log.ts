@@ -39,7 +39,8 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
         status, error: c.error ? toS3Error(c.error).code : undefined, bytesIn, bytesOut, ms: Date.now() - started,
         backendCalls: tally.backendCalls, backendErrors: tally.backendErrors || undefined,
       };
-      (status >= 500 ? console.error : console.log)(JSON.stringify(line));
+      // console.error only for what may be a bug (500): a 503 during an outage is expected.
+      (status === 500 ? console.error : console.log)(JSON.stringify(line));
     }
     try {
       o.flusher.schedule((p) => c.executionCtx.waitUntil(p));

@@ -68,6 +68,7 @@ export interface StatusDoc {
     uploads: number;
     reservations: { held: number; expired: number };
     garbage: { queued: number; due: number };
+    /** `checked`: objects of the passes in progress so far, plus every object of buckets between passes (their last pass completed). */
     scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null; passes: number };
   };
   upkeep: { repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number };
@@ -78,7 +79,9 @@ export interface StatusDoc {
 }
 
 const storedOf = (b: BucketHealth) => Object.values(b.backends).reduce((n, x) => n + x.bytes, 0);
-const coverageOf = (b: BucketHealth) => (b.objects ? Math.min(1, b.scrub.checked / b.objects) : null);
+/** Objects counted as checked: the current pass's so far, or all of them between passes once one has completed. */
+const scrubbedOf = (b: BucketHealth) => (b.scrub.passStartedAt === null && b.scrub.lastPassCompletedAt !== null ? b.objects : Math.min(b.objects, b.scrub.checked));
+const coverageOf = (b: BucketHealth) => (b.objects ? scrubbedOf(b) / b.objects : null);
 
 function minutePoint(at: number, c: OpsCounters): MinutePoint {
   let s3Requests = 0, s3Errors = 0, written = 0, read = 0, backendErrors = 0;
@@ -152,9 +155,9 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       garbage: { queued: sample.garbageQueued, due: sample.garbageDue },
       scrub: {
         mode: config.scrubMode,
-        checked: sum((b) => b.scrub.checked),
+        checked: sum(scrubbedOf),
         objects: sample.objects,
-        coverage: sample.objects ? Math.min(1, sum((b) => b.scrub.checked) / sample.objects) : null,
+        coverage: sample.objects ? sum(scrubbedOf) / sample.objects : null,
         oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
         passes: sum((b) => b.scrub.passes),
       },
