@@ -25,6 +25,12 @@ import { rebuildCatalog } from './upkeep/rebuild.ts';
 import { repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
 
+/** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
+export interface UpkeepObserver {
+  scrubbed(report: { objects: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
+  collected(units: number, ms: number, by: 'cron' | 'operator'): void;
+}
+
 export interface AdminDeps {
   authenticate: Authenticate;
   catalog: Catalog;
@@ -34,6 +40,7 @@ export interface AdminDeps {
   enqueueRepair: (task: RepairTask) => void;
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
+  upkeep?: UpkeepObserver;
 }
 
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
@@ -63,10 +70,18 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/scrub', async (c) => {
     const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
-    return c.json(await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair));
+    const started = Date.now();
+    const report = await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair);
+    deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
+    return c.json(report);
   });
 
-  admin.post('/collect', async (c) => c.json({ collected: await collectGarbage(deps.catalog, byId) }));
+  admin.post('/collect', async (c) => {
+    const started = Date.now();
+    const collected = await collectGarbage(deps.catalog, byId);
+    deps.upkeep?.collected(collected, Date.now() - started, 'operator');
+    return c.json({ collected });
+  });
 
   admin.post('/repair', async (c) => {
     const bucket = c.var.view.query.get('bucket') ?? undefined;

@@ -9,7 +9,7 @@
 import type { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
-import { createAdmin } from './admin.ts';
+import { createAdmin, type UpkeepObserver } from './admin.ts';
 import { createApp } from './app.ts';
 import { makeAuthenticate } from './auth-gate.ts';
 import { BackgroundWork } from './background.ts';
@@ -54,6 +54,8 @@ export interface Gateway {
   meter: IsolateMeter;
   flusher: OpsFlusher;
   ops: OpsService;
+  /** Counts and logs an upkeep run (the cron's or the operator's). */
+  upkeep: UpkeepObserver;
 }
 
 let cached: { source: string; gateway: Gateway } | undefined;
@@ -72,9 +74,27 @@ export function logLine(line: Record<string, unknown>, error = false): void {
   (error ? console.error : console.log)(JSON.stringify(line));
 }
 
+function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
+  return {
+    scrubbed(r, mode, ms, by) {
+      meter.event('scrub_runs');
+      meter.event('scrub_objects', r.objects);
+      meter.event('scrub_shards', r.shards);
+      meter.event('scrub_damaged', r.damaged);
+      logLine({ msg: 'scrub', by, mode, objects: r.objects, shards: r.shards, damaged: r.damaged, ms });
+    },
+    collected(n, ms, by) {
+      meter.event('collector_runs');
+      meter.event('collected_units', n);
+      logLine({ msg: 'collect', by, collected: n, ms });
+    },
+  };
+}
+
 function buildGateway(config: GatewayConfig, env: Env): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
   const meter = new IsolateMeter();
+  const upkeep = upkeepObserver(meter);
   const metered = backends.map((b) => new MeteredBackend(b, (report) => meter.backendCall(report)));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
@@ -132,7 +152,7 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
     settings: s3Settings(config),
     around: (c, next) => background.run(c.executionCtx, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
-    admin: createAdmin({ authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair }),
+    admin: createAdmin({ authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
 }

@@ -41,11 +41,7 @@ export default {
     const g = gatewayFor(env);
     const started = Date.now();
     const collected = collectGarbage(g.catalog, g.units.byId).then(
-      (n) => {
-        g.meter.event('collector_runs');
-        g.meter.event('collected_units', n);
-        logLine({ msg: 'collect', collected: n, ms: Date.now() - started });
-      },
+      (n) => g.upkeep.collected(n, Date.now() - started, 'cron'),
       (err: unknown) => logLine({ msg: 'collect', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
     );
     const jobs: Promise<unknown>[] = [collected];
@@ -53,13 +49,7 @@ export default {
     if (mode !== 'off') {
       const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, objectsPerRun }, g.enqueueRepair));
       jobs.push(scrub.then(
-        (r) => {
-          g.meter.event('scrub_runs');
-          g.meter.event('scrub_objects', r.objects);
-          g.meter.event('scrub_shards', r.shards);
-          g.meter.event('scrub_damaged', r.damaged);
-          logLine({ msg: 'scrub', mode, objects: r.objects, shards: r.shards, damaged: r.damaged, ms: Date.now() - started });
-        },
+        (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
