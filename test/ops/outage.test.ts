@@ -41,6 +41,17 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     return parseMetrics(await res.text());
   }
 
+  it("an isolate's counts reach the shared record on their own, a few seconds after its requests", async () => {
+    // No status read in between (it would flush): the flush the requests scheduled brings them.
+    let puts = 0;
+    for (let i = 0; i < 300 && puts < 3; i++) {
+      const record = (await g.control('/__test/ops-record')) as { totals: { s3: Record<string, number> } };
+      puts = record.totals.s3['PutObject 200'] ?? 0;
+      if (puts < 3) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(puts).toBe(3);
+  });
+
   it('healthy: the metrics parse, every backend is up, requests and bytes are counted per backend', async () => {
     const m = await metrics();
     for (const id of BACKENDS) {
