@@ -1,6 +1,6 @@
 /**
- * The shape of one `shardgate` command: a file in cli/commands/ exporting `command` (found by the
- * dispatcher, cli/shardgate.ts, without a list to edit). `run` takes the arguments after the
+ * The shape of one `shardgate` command: a file in cli/commands/ exporting `command` (or a default
+ * export of this shape), found by the dispatcher, cli/shardgate.ts, without a list to edit. `run` takes the arguments after the
  * command's name and returns the exit code; it writes results to stdout (JSON with --json),
  * progress and messages to stderr. A CliError's message is printed as it is (no stack).
  */

@@ -17,8 +17,9 @@ export async function loadCommands(): Promise<Command[]> {
   const files = readdirSync(COMMANDS_DIR).filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')).sort();
   const commands: Command[] = [];
   for (const file of files) {
-    const mod = (await import(pathToFileURL(join(COMMANDS_DIR, file)).href)) as { command?: Command };
-    if (mod.command) commands.push(mod.command);
+    const mod = (await import(pathToFileURL(join(COMMANDS_DIR, file)).href)) as { command?: Command; default?: Command };
+    const command = mod.command ?? mod.default; // `export const command` (as these) or a default export
+    if (command) commands.push(command);
   }
   return commands;
 }

@@ -143,6 +143,15 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_bucket_scrub_coverage_ratio', { bucket: 'media' })).toBe(1);
   });
 
+  it('rebuild through the CLI keeps what the catalog still has', async () => {
+    const run = await shardgate(['rebuild', '--bucket', 'media', '--json'], cliEnv);
+    expect(run.code).toBe(0);
+    const r = JSON.parse(run.stdout) as { restored: string[]; kept: string[] };
+    expect(r.restored).toEqual([]);
+    expect(r.kept.sort()).toEqual(['before-0', 'before-1', 'before-2', 'during-0', 'during-1']);
+    expect((await shardgate(['rebuild'], cliEnv)).stderr).toMatch(/--bucket NAME is required/);
+  });
+
   it('every command has --help; a wrong option or a missing key is a usage error', async () => {
     const top = await shardgate(['--help']);
     expect(top.code).toBe(0);
