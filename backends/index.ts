@@ -14,6 +14,7 @@ import type { Backend } from './types.ts';
 
 export * from './types.ts';
 export { FaultyBackend, type BackendOp, type CallFilter, type FaultCall, type FaultyBackendOptions } from './faulty.ts';
+export { MeteredBackend, type BackendCallReport, type BackendCallSink } from './metered.ts';
 export { MemoryBackend } from './memory.ts';
 export { R2Backend, type R2BackendOptions } from './r2.ts';
 export { S3Backend, type S3BackendOptions } from './s3.ts';

@@ -1,19 +1,37 @@
 /**
- * The gateway config `npm start` runs with: SHARDGATE_CONFIG from wrangler.toml's [vars] (or an
- * override), parsed by the Worker's own schema, for what the banner prints.
+ * The gateway config `npm start` runs with: SHARDGATE_CONFIG from the environment when set (your
+ * own config, locally), else wrangler.toml's [vars]; parsed by the Worker's own schema before
+ * workerd starts, so a mistake stops `npm start` with the message naming the field instead of
+ * surfacing on the first request. R2 backends must name a binding wrangler.toml declares.
  */
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
-import { parseConfig, type GatewayConfig } from '../worker/config.ts';
+import { ConfigError, parseConfig, type GatewayConfig } from '../worker/config.ts';
 import { ROOT } from './local-gateway.ts';
 
-/** SHARDGATE_CONFIG as wrangler.toml has it (JSON text). */
-export function devConfigSource(): string {
-  return String(unstable_readConfig({ config: join(ROOT, 'wrangler.toml') }).vars.SHARDGATE_CONFIG ?? '');
+function wranglerConfig() {
+  return unstable_readConfig({ config: join(ROOT, 'wrangler.toml') });
+}
+
+/** SHARDGATE_CONFIG as `npm start` uses it (JSON text): the environment's, else wrangler.toml's. */
+export function devConfigSource(env: Record<string, string | undefined> = {}): string {
+  return env.SHARDGATE_CONFIG ?? String(wranglerConfig().vars.SHARDGATE_CONFIG ?? '');
 }
 
 export function readDevConfig(source = devConfigSource()): GatewayConfig {
   return parseConfig(source);
+}
+
+/** Parses the config and checks its R2 bindings against wrangler.toml; throws ConfigError saying what is wrong. */
+export function checkDevConfig(source: string): GatewayConfig {
+  const config = parseConfig(source);
+  const bindings = new Set<string>(wranglerConfig().r2_buckets.map((b: { binding: string }) => b.binding));
+  for (const b of config.backends) {
+    if (b.kind === 'r2' && !bindings.has(b.binding)) {
+      throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" names R2 binding "${b.binding}", which wrangler.toml does not declare (have: ${[...bindings].join(', ')}); add it under [[r2_buckets]]`);
+    }
+  }
+  return config;
 }
 
 /** The first access key whose secret is in the config itself (not a Worker secret). */

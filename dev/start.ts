@@ -1,10 +1,13 @@
 /**
  * `npm start`: the local gateway (local-gateway.ts: workerd behind the Node front, the cron on a
- * timer), then the banner (banner.ts). Options: start-options.ts. Ctrl-C (SIGINT) or SIGTERM
- * stops the cron, the front and workerd, in that order, and exits.
+ * timer), then the banner (banner.ts). Options: start-options.ts. The config (SHARDGATE_CONFIG
+ * from the environment, else wrangler.toml's) is validated first: an invalid one stops here with
+ * the schema's message naming the field (exit 1). Ctrl-C (SIGINT) or SIGTERM stops the cron, the
+ * front and workerd, in that order, and exits.
  */
 import { banner } from './banner.ts';
-import { inlineCredential, readDevConfig } from './dev-config.ts';
+import { ConfigError } from '../worker/config.ts';
+import { checkDevConfig, devConfigSource, inlineCredential } from './dev-config.ts';
 import { startLocalGateway } from './local-gateway.ts';
 import { parseStartOptions } from './start-options.ts';
 
@@ -15,8 +18,18 @@ try {
   console.error((err as Error).message);
   process.exit(2);
 }
-const config = readDevConfig();
-const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log' }).catch((err: NodeJS.ErrnoException) => {
+const source = devConfigSource(process.env);
+let config;
+try {
+  config = checkDevConfig(source);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(`shardgate: the gateway config cannot be used${process.env.SHARDGATE_CONFIG === undefined ? ' (wrangler.toml [vars] SHARDGATE_CONFIG)' : ' (SHARDGATE_CONFIG from the environment)'}:\n${err.message}`);
+  process.exit(1);
+}
+// A config from the environment goes to the Worker as its SHARDGATE_CONFIG var.
+const bindings = process.env.SHARDGATE_CONFIG === undefined ? undefined : { SHARDGATE_CONFIG: { type: 'plain_text' as const, value: source } };
+const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log', bindings }).catch((err: NodeJS.ErrnoException) => {
   if (err.code !== 'EADDRINUSE') throw err;
   console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
   process.exit(1);

@@ -7,6 +7,8 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
+ *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
+ *                              (upkeep/repair-sweep.ts); answers what is left
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -20,7 +22,14 @@ import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
+import { repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
+
+/** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
+export interface UpkeepObserver {
+  scrubbed(report: { objects: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
+  collected(units: number, ms: number, by: 'cron' | 'operator'): void;
+}
 
 export interface AdminDeps {
   authenticate: Authenticate;
@@ -29,6 +38,9 @@ export interface AdminDeps {
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; objectsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
+  /** One repair task done now (the queue's work, counted and logged). */
+  repair: (task: RepairTask) => Promise<void>;
+  upkeep?: UpkeepObserver;
 }
 
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
@@ -58,13 +70,29 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/scrub', async (c) => {
     const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
-    return c.json(await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair));
+    const started = Date.now();
+    const report = await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair);
+    deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
+    return c.json(report);
   });
 
-  admin.post('/collect', async (c) => c.json({ collected: await collectGarbage(deps.catalog, byId) }));
+  admin.post('/collect', async (c) => {
+    const started = Date.now();
+    const collected = await collectGarbage(deps.catalog, byId);
+    deps.upkeep?.collected(collected, Date.now() - started, 'operator');
+    return c.json({ collected });
+  });
+
+  admin.post('/repair', async (c) => {
+    const bucket = c.var.view.query.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const limit = Number(c.var.view.query.get('limit') ?? 20);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 100');
+    return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, limit }));
+  });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair)`);
   });
   return admin;
 }

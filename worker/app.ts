@@ -34,8 +34,8 @@ export interface AppOptions {
   /** The verification gate (auth-gate.ts over worker/auth). */
   authenticate: Authenticate;
   settings: S3Settings;
-  /** What `GET /_shardgate/status` reports (no secrets); absent: no status route. */
-  status?: () => unknown;
+  /** The operator's read-only routes (status, metrics, page), mounted at /_shardgate (operator.ts); absent: none. */
+  operator?: Hono<AppEnv>;
   /** The operator's API, mounted at /_shardgate/admin (admin.ts); absent: none. */
   admin?: Hono<AppEnv>;
   /** Runs around every request (the gateway keeps background work alive with it). */
@@ -99,12 +99,12 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.store, settings);
   });
 
-  if (options.status) {
-    const status = options.status;
-    app.get(`${OPERATOR_PREFIX}/status`, (c) => c.json(status()));
-  }
   if (options.admin) app.route(`${OPERATOR_PREFIX}/admin`, options.admin);
-  if (options.status || options.admin) {
+  if (options.operator) {
+    app.route(OPERATOR_PREFIX, options.operator);
+    app.get(`${OPERATOR_PREFIX}/`, (c) => c.redirect(`${OPERATOR_PREFIX}/ui`, 302)); // the page, whose links are relative to /_shardgate/
+  }
+  if (options.operator || options.admin) {
     app.all(`${OPERATOR_PREFIX}/*`, (c) => {
       throw new S3Error('InvalidRequest', `no operator route ${c.req.method} ${new URL(c.req.url).pathname}`);
     });
@@ -123,6 +123,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const headers = effectiveHeaders(view);
     const op = detectOperation(view.method, addr, headers);
     const { bucket, key, query } = addr;
+    c.set('operation', op);
+    c.set('bucket', bucket);
+    c.set('key', key);
     return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });
 

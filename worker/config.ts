@@ -74,6 +74,30 @@ const s3Limits = z.object({
   errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
 }).strict();
 
+/**
+ * Operating the gateway (worker/ops/, worker/operator.ts): who may read the health it reports,
+ * how often isolates share what they counted, and the per-request log line.
+ */
+const opsSettings = z.object({
+  /**
+   * true: /_shardgate/metrics and the whole /_shardgate/status answer unsigned requests (for a
+   * gateway reachable only from a private network). false: both need a SigV4 signature by a
+   * configured access key, like the admin API; an unsigned status read sees health only.
+   */
+  open: z.boolean().default(false),
+  /**
+   * Env name of a Worker secret: `Authorization: Bearer <its value>` may read /_shardgate/metrics
+   * too (Prometheus cannot sign SigV4 on a scrape).
+   */
+  metricsTokenSecret: z.string().min(1).optional(),
+  /** A signed status or metrics read probes every backend when the last probe is older than this; the cron probes on every run. */
+  probeSeconds: z.number().int().min(5).max(3600).default(30),
+  /** Each isolate sends what it counted to the shared record (a Durable Object) at most this often. */
+  flushSeconds: z.number().int().min(1).max(60).default(5),
+  /** One JSON log line per request (repairs, scrubber and collector runs are always logged). */
+  requestLogs: z.boolean().default(true),
+}).strict();
+
 export const configSchema = z.object({
   /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
   region: z.string().min(1).default('us-east-1'),
@@ -118,6 +142,7 @@ export const configSchema = z.object({
     mode: z.enum(['off', 'heads', 'verify']).default('heads'),
     objectsPerRun: z.number().int().min(1).max(1000).default(100),
   }).strict().default({ mode: 'heads', objectsPerRun: 100 }),
+  ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
 }).strict();
 
 export type GatewayConfigInput = z.input<typeof configSchema>;

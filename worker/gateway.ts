@@ -1,13 +1,15 @@
 /**
  * The composition root: everything one isolate builds once from its env. Parsed config ->
- * backends, catalog, unit store and erasure-coded store -> the Hono app (with the status route
- * and the admin sub-app), plus the repair sender. No logic of its own beyond the wiring; rebuilt
- * only if SHARDGATE_CONFIG changes.
+ * backends (each wrapped in a meter), catalog, unit store and erasure-coded store -> the Hono app
+ * (with the operator routes, the admin sub-app and the request log), plus the repair sender and
+ * what the gateway knows about itself (ops: the isolate's meter, its flusher to the shared
+ * record, the status service). No logic of its own beyond the wiring; rebuilt only if
+ * SHARDGATE_CONFIG changes.
  */
 import type { Hono } from 'hono';
-import { createBackend, type Backend } from '../backends/index.ts';
+import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
-import { createAdmin } from './admin.ts';
+import { createAdmin, type UpkeepObserver } from './admin.ts';
 import { createApp } from './app.ts';
 import { makeAuthenticate } from './auth-gate.ts';
 import { BackgroundWork } from './background.ts';
@@ -16,18 +18,28 @@ import type { Catalog } from './catalog/types.ts';
 import { engineSettings, parseConfig, s3Settings, type GatewayConfig } from './config.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
+import { createOperator } from './operator.ts';
+import { MemoryOpsRecord } from './ops/book.ts';
+import { OpsFlusher } from './ops/flusher.ts';
+import { IsolateMeter } from './ops/meter.ts';
+import { durableOpsRecord, type OpsObject } from './ops/ops-object.ts';
+import { OpsService } from './ops/service.ts';
+import { requestLog } from './request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
   CATALOG: DurableObjectNamespace;
+  /** The shared record of the gateway's health (OpsObject); without it each isolate keeps its own. */
+  OPS?: DurableObjectNamespace;
   REPAIR_QUEUE?: Queue<RepairTask>;
   [binding: string]: unknown;
 }
 
 export interface Gateway {
   config: GatewayConfig;
+  /** The configured backends as built (fault wrappers included), without the meter. */
   backends: Backend[];
   catalog: Catalog;
   units: UnitStore;
@@ -36,8 +48,14 @@ export interface Gateway {
   background: BackgroundWork;
   /** Sends a repair task to the queue (or repairs at once without one), kept alive by the current request. */
   enqueueRepair: (task: RepairTask) => void;
-  /** The repair queue's work for one task. */
+  /** The repair queue's work for one task (counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
+  /** This isolate's counts (backend calls, requests, upkeep events) and the status service. */
+  meter: IsolateMeter;
+  flusher: OpsFlusher;
+  ops: OpsService;
+  /** Counts and logs an upkeep run (the cron's or the operator's). */
+  upkeep: UpkeepObserver;
 }
 
 let cached: { source: string; gateway: Gateway } | undefined;
@@ -51,12 +69,53 @@ export function gatewayFor(env: Env): Gateway {
   return gateway;
 }
 
+/** One JSON log line (what Workers Logs and `wrangler tail` index as fields). */
+export function logLine(line: Record<string, unknown>, error = false): void {
+  (error ? console.error : console.log)(JSON.stringify(line));
+}
+
+function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
+  return {
+    scrubbed(r, mode, ms, by) {
+      meter.event('scrub_runs');
+      meter.event('scrub_objects', r.objects);
+      meter.event('scrub_shards', r.shards);
+      meter.event('scrub_damaged', r.damaged);
+      logLine({ msg: 'scrub', by, mode, objects: r.objects, shards: r.shards, damaged: r.damaged, ms });
+    },
+    collected(n, ms, by) {
+      meter.event('collector_runs');
+      meter.event('collected_units', n);
+      logLine({ msg: 'collect', by, collected: n, ms });
+    },
+  };
+}
+
 function buildGateway(config: GatewayConfig, env: Env): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
+  const meter = new IsolateMeter();
+  const upkeep = upkeepObserver(meter);
+  const metered = backends.map((b) => new MeteredBackend(b, (report) => meter.backendCall(report)));
+  const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
+  const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
   const background = new BackgroundWork();
-  const repair = (task: RepairTask) => runRepair(task, { catalog, backends: units.byId });
+  const repair = async (task: RepairTask) => {
+    const started = Date.now();
+    try {
+      await runRepair(task, { catalog, backends: units.byId });
+      meter.event('repairs_done');
+      meter.event('repaired_shards', task.shards.length);
+      logLine({ msg: 'repair', outcome: 'done', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started });
+    } catch (err) {
+      meter.event('repairs_failed');
+      // A warning, not an error: a repair fails while a backend is still down, and is retried.
+      logLine({ msg: 'repair', level: 'warn', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: String((err as Error)?.message ?? err) });
+      throw err;
+    }
+  };
   const enqueueRepair = (task: RepairTask) => {
+    meter.event('repairs_queued');
     // Sent on the next turn, not inside the PUT's commit path: workerd 2026-04-26 was seen to
     // crash (SIGSEGV) on a queue send made there; a deferred send is fine.
     const queue = env.REPAIR_QUEUE;
@@ -64,27 +123,36 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
       if (queue) await queue.send(task);
       else await repair(task);
     });
-    background.keepAlive(sent.catch((err: unknown) => console.error('shardgate: could not queue a repair', task, err)));
+    background.keepAlive(sent.catch((err: unknown) => logLine({ msg: 'could not queue a repair', bucket: task.bucket, key: task.key, unitId: task.unitId, error: String((err as Error)?.message ?? err) }, true)));
   };
-  const units = new UnitStore(backends, (bucket, key, unit, err) => {
+  const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
   }, { hedgeMs: config.readHedgeMs || undefined });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair });
   const authenticate = makeAuthenticate(config, env);
+  const ops = new OpsService({
+    config: {
+      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain })),
+      policies: config.policies,
+      defaultPolicy: config.defaultPolicy,
+      coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
+      scrubMode: config.scrub.mode,
+    },
+    catalog, backends: metered, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
+  });
+  const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
+  if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
+    throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
+  }
+  const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   const app = createApp({
     store,
     authenticate,
     settings: s3Settings(config),
-    around: (c, next) => background.run(c.executionCtx, next),
-    status: () => ({
-      service: 'shardgate',
-      coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
-      backends: backends.map((b) => ({ id: b.id, domain: b.domain })),
-      policies: config.policies,
-      defaultPolicy: config.defaultPolicy,
-    }),
-    admin: createAdmin({ authenticate, catalog, backends, region: config.region, scrub: config.scrub, enqueueRepair }),
+    around: (c, next) => background.run(c.executionCtx, () => logRequests(c, next)),
+    operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
+    admin: createAdmin({ authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
 }

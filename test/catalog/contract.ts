@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogOptions } from '../../worker/catalog/rules.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
+import { defineHealthCases } from './contract-health.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
 import { byUtf8, expectS3, ids, inlineManifest, manifest, takeReservedIds, takeUnitIds, unit } from './fixtures.ts';
@@ -42,6 +43,7 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
     defineGarbageCases(ctx);
     defineListingCases(ctx);
     defineMultipartCases(ctx);
+    defineHealthCases(ctx);
   });
 }
 

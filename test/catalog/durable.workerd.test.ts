@@ -1,14 +1,16 @@
+/// <reference types="@cloudflare/vitest-pool-workers/types" />
 // The catalog contract against DurableCatalog inside workerd, on the CATALOG Durable Object
 // binding of wrangler.toml (CatalogObject, SQLite storage), plus what only the Durable Object
 // can get wrong: S3 errors surviving RPC, and a deleted bucket's instance really being freed.
 
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { CatalogObject } from '../../worker/catalog/durable-object.ts';
+import { CatalogObject } from '../../worker/catalog/durable-object.ts';
 import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
 import { S3Error } from '../../worker/model/errors.ts';
 import { runCatalogContract } from './contract.ts';
-import { manifest } from './fixtures.ts';
+import { manifest, unit } from './fixtures.ts';
 
 function namespace(): DurableObjectNamespace<CatalogObject> {
   const ns = (env as unknown as { CATALOG?: DurableObjectNamespace<CatalogObject> }).CATALOG;
@@ -38,5 +40,24 @@ describe('CatalogObject', () => {
     const stub = namespace().get(namespace().idFromName('bucket:' + name));
     expect(await stub.listBucketRecords()).toEqual([]); // the instance's own bucket row is gone with its schema
     expect(await stub.takeDueGarbage(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+  });
+
+  it('counts the objects of an instance written before the ledger existed, once, when it starts', async () => {
+    const catalog = new DurableCatalog(namespace());
+    const name = `ledger-${Date.now().toString(36)}`;
+    await catalog.insertBucket(name, 'auto');
+    await catalog.commitManifest(name, 'a', manifest(name, 'a'), {});
+    await catalog.commitManifest(name, 'b', manifest(name, 'b', [{ ...unit(), missing: [2] }]), {});
+    const counted = await catalog.bucketHealth(name, new Date());
+    expect(counted).toMatchObject({ objects: 2, degradedUnits: 1 });
+    const stub = namespace().get(namespace().idFromName('bucket:' + name));
+    await runInDurableObject(stub, (_instance, state) => {
+      // What an older release left: the same objects, no ledger.
+      state.storage.sql.exec('DELETE FROM ledger');
+      state.storage.sql.exec('DELETE FROM degraded_units');
+      expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM ledger').one().n).toBe(0);
+      new CatalogObject(state, env as never); // the constructor of a freshly started instance
+    });
+    expect(await catalog.bucketHealth(name, new Date())).toEqual(counted);
   });
 });

@@ -26,6 +26,7 @@ export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) =
     region: GATE_REGION,
     scrub: { mode: 'heads', objectsPerRun: 10 },
     enqueueRepair: () => {},
+    repair: async () => {},
   });
   const settings = testS3Settings({ baseDomains: [GATE_BASE_DOMAIN], maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, errorDrainBytes: 1024 * 1024 });
   const app = createApp({ store: parts.store, authenticate, settings, admin });

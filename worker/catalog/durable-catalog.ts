@@ -12,7 +12,7 @@ import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
-import type { Catalog, CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, Catalog, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 
 export interface CatalogEnv {
@@ -167,5 +167,17 @@ export class DurableCatalog implements Catalog {
       taken.push(...(await this.bucket(b.name).takeDueGarbage(now.getTime(), limit - taken.length, b.name)));
     }
     return taken;
+  }
+
+  async bucketHealth(bucket: string, now: Date): Promise<BucketHealth> {
+    return unwrap(await this.bucket(bucket).bucketHealth(bucket, now.getTime()));
+  }
+
+  async listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]> {
+    return unwrap(await this.bucket(bucket).listDegradedUnits(bucket, after, limit));
+  }
+
+  async deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }> {
+    return await this.registry().deletedBucketGarbage(now.getTime());
   }
 }

@@ -17,10 +17,11 @@ import type { ObjectManifest } from './manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
+import { SqlLedger } from './sql-ledger.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import type { CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 
 type Grace = number; // milliseconds before superseded units may be deleted
@@ -31,7 +32,11 @@ export class CatalogObject extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.schemaReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").toArray().length > 0;
-    if (this.schemaReady) this.sql.exec(SCHEMA); // idempotent: adds tables a newer release introduced
+    if (this.schemaReady) {
+      this.sql.exec(SCHEMA); // idempotent: adds tables a newer release introduced
+      const ledger = new SqlLedger(this.sql);
+      if (!ledger.ready) this.ctx.storage.transactionSync(() => ledger.rebuild()); // counted once, by a scan
+    }
   }
 
   private get sql(): SqlStorage {
@@ -39,7 +44,10 @@ export class CatalogObject extends DurableObject {
   }
 
   private ensureSchema(): void {
-    if (!this.schemaReady) this.sql.exec(SCHEMA);
+    if (!this.schemaReady) {
+      this.sql.exec(SCHEMA);
+      new SqlLedger(this.sql).markReady(); // a new instance: nothing to count yet
+    }
     this.schemaReady = true;
   }
 
@@ -142,7 +150,23 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));
   }
   setScrubCursor(bucket: string, lastKey: string | null): Reply<void> {
-    return this.inBucket(bucket, (o) => o.setState('scrub-cursor', lastKey));
+    return this.inBucket(bucket, (o) => {
+      o.ledger.scrubMoved(lastKey, Date.now());
+      o.setState('scrub-cursor', lastKey);
+    });
+  }
+
+  bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
+    return this.inBucket(bucket, (o) => o.ledger.health(bucket, now));
+  }
+  listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {
+    return this.inBucket(bucket, (o) => o.ledger.degraded(after, limit));
+  }
+
+  /** The bucket list's instance: garbage adopted from deleted buckets. */
+  deletedBucketGarbage(now: number): { queued: number; due: number } {
+    if (!this.schemaReady) return { queued: 0, due: 0 };
+    return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
   reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {

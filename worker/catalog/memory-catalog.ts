@@ -13,7 +13,9 @@ import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import type { CorsRule } from '../model/cors.ts';
 import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
-import type { Catalog, CompletedUpload, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import { advanceScrub, noScrubYet } from './scrub-progress.ts';
+import type { BucketHealth, Catalog, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, ScrubProgress, UploadRecord } from './types.ts';
+import { degradedUnitsOf, usageOf } from './usage.ts';
 
 interface UploadState {
   record: UploadRecord;
@@ -26,7 +28,7 @@ interface BucketState {
   uploads: Map<string, UploadState>;
   /** Unit id -> expiry (ms) of writes not yet committed. */
   reservations: Map<string, number>;
-  scrubCursor: string | null;
+  scrub: ScrubProgress;
   cors: CorsRule[] | null;
   /** Upload id -> result and time (ms) of uploads completed recently. */
   completed: Map<string, { result: CompletedUpload; at: number }>;
@@ -66,7 +68,7 @@ export class MemoryCatalog implements Catalog {
 
   async insertBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrubCursor: null, cors: null, completed: new Map() });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrub: noScrubYet(), cors: null, completed: new Map() });
   }
 
   async getBucket(bucket: string): Promise<S.BucketInfo> {
@@ -177,11 +179,56 @@ export class MemoryCatalog implements Catalog {
   }
 
   async getScrubCursor(bucket: string): Promise<string | null> {
-    return this.bucket(bucket).scrubCursor;
+    return this.bucket(bucket).scrub.cursor;
   }
 
   async setScrubCursor(bucket: string, lastKey: string | null): Promise<void> {
-    this.bucket(bucket).scrubCursor = lastKey;
+    const b = this.bucket(bucket);
+    const from = b.scrub.cursor;
+    const checked = [...b.objects.keys()].filter((k) => (from === null || compareKeys(k, from) > 0) && (lastKey === null || compareKeys(k, lastKey) <= 0)).length;
+    b.scrub = advanceScrub(b.scrub, lastKey, checked, Date.now());
+  }
+
+  async bucketHealth(bucket: string, now: Date): Promise<BucketHealth> {
+    const b = this.bucket(bucket);
+    const totals = new Map<string, number>();
+    for (const m of b.objects.values()) for (const [name, n] of usageOf(m)) totals.set(name, (totals.get(name) ?? 0) + n);
+    const backends: BucketHealth['backends'] = {};
+    for (const [name, n] of totals) {
+      const m = /^(shards|stored):(.*)$/.exec(name);
+      if (m) (backends[m[2]!] ??= { shards: 0, bytes: 0 })[m[1] === 'shards' ? 'shards' : 'bytes'] = n;
+    }
+    const degraded = await this.listDegradedUnits(bucket, null, Number.MAX_SAFE_INTEGER);
+    const garbage = this.garbage.filter((g) => g.entry.bucket === bucket);
+    const t = now.getTime();
+    return {
+      bucket,
+      objects: totals.get('objects') ?? 0,
+      bytes: totals.get('bytes') ?? 0,
+      inlineBytes: totals.get('inline-bytes') ?? 0,
+      backends,
+      degradedObjects: new Set(degraded.map((d) => d.key)).size,
+      degradedUnits: degraded.length,
+      missingShards: degraded.reduce((n, d) => n + d.missing.length, 0),
+      oldestDegradedAt: degraded.length ? Math.min(...degraded.map((d) => d.since)) : null,
+      uploads: b.uploads.size,
+      reservations: { held: b.reservations.size, expired: [...b.reservations.values()].filter((e) => e <= t).length },
+      garbage: { queued: garbage.length, due: garbage.filter((g) => g.notBefore <= t).length },
+      scrub: { ...b.scrub },
+    };
+  }
+
+  async listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]> {
+    const all = [...this.bucket(bucket).objects.entries()]
+      .flatMap(([key, m]) => degradedUnitsOf(m).map((u) => ({ key, unitId: u.unitId, missing: u.missing, since: Date.parse(m.lastModified) })))
+      .sort((a, b) => compareKeys(a.key, b.key) || (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0));
+    const start = after ? all.findIndex((d) => compareKeys(d.key, after.key) > 0 || (d.key === after.key && d.unitId > after.unitId)) : 0;
+    return start === -1 ? [] : all.slice(start, start + Math.max(0, limit));
+  }
+
+  async deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }> {
+    const orphaned = this.garbage.filter((g) => !this.buckets.has(g.entry.bucket));
+    return { queued: orphaned.length, due: orphaned.filter((g) => g.notBefore <= now.getTime()).length };
   }
 
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {

@@ -10,6 +10,7 @@ import { checkWriteConditions } from '../model/conditions.ts';
 import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
 import { supersededUnits, unitsOf, withRepaired } from './rules.ts';
+import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
 
@@ -19,10 +20,15 @@ export function rangeWhere(column: string, lower: Bound, upper: string | null): 
 }
 
 export class SqlObjects {
+  /** The bucket's counts, kept with every change below (bucket health). */
+  readonly ledger: SqlLedger;
+
   constructor(
     private readonly sql: SqlStorage,
     private readonly bucket: string,
-  ) {}
+  ) {
+    this.ledger = new SqlLedger(sql);
+  }
 
   get(key: string): ObjectManifest | null {
     const row = this.sql.exec<{ manifest: string }>('SELECT manifest FROM objects WHERE key = ?', key).toArray()[0];
@@ -35,6 +41,7 @@ export class SqlObjects {
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
     this.queueGarbage([...supersededUnits(previous, manifest), ...alsoUnused], Date.now() + graceMs);
     this.release(unitsOf(manifest));
+    this.ledger.replace(key, previous, manifest);
     const r = objectRow(key, manifest);
     this.sql.exec(
       'INSERT OR REPLACE INTO objects (key, etag, size, last_modified, checksum, manifest) VALUES (?, ?, ?, ?, ?, ?)',
@@ -45,6 +52,7 @@ export class SqlObjects {
   markRepaired(key: string, unitId: string, shards: number[]): void {
     const manifest = this.get(key);
     if (!manifest || !withRepaired(manifest, unitId, shards)) return;
+    this.ledger.replace(key, this.get(key), manifest);
     this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
   }
 
@@ -53,6 +61,7 @@ export class SqlObjects {
     if (ifMatch !== undefined) checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, { ifMatch }, key);
     if (!previous) return;
     this.queueGarbage(supersededUnits(previous, null), Date.now() + graceMs);
+    this.ledger.replace(key, previous, null);
     this.sql.exec('DELETE FROM objects WHERE key = ?', key);
   }
 

@@ -8,9 +8,10 @@
  */
 import type { ObjectManifest } from './manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
+import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA = `
+export const SCHEMA = LEDGER_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
   key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,

@@ -59,6 +59,53 @@ export interface GarbageUnits {
   unitIds?: string[];
 }
 
+/** How far the background scrubber has come through a bucket (times in ms since the epoch). */
+export interface ScrubProgress {
+  /** The last key checked; null between passes. */
+  cursor: string | null;
+  /** Objects checked since the current pass started (objects written meanwhile make it approximate). */
+  checked: number;
+  /** When the current pass started; null before the first. */
+  passStartedAt: number | null;
+  /** The last complete pass: every object the bucket held at its start was checked in between. */
+  lastPassStartedAt: number | null;
+  lastPassCompletedAt: number | null;
+  passes: number;
+}
+
+/** A unit of a committed object with shards missing (missed by a write; repair takes them off). */
+export interface DegradedUnit {
+  key: string;
+  unitId: string;
+  missing: number[];
+  /** When the write that missed them committed (ms since the epoch). */
+  since: number;
+}
+
+/** What a bucket holds and how healthy it is, kept up to date by every commit (issue 13). */
+export interface BucketHealth {
+  bucket: string;
+  objects: number;
+  /** Bytes of object data, as clients stored them. */
+  bytes: number;
+  /** Of which inline in the catalog (on no backend). */
+  inlineBytes: number;
+  /** Per backend id: shard files of committed objects and their stored bytes (headers and block
+   *  checksums included; shards missed by a write count once repaired). */
+  backends: Record<string, { shards: number; bytes: number }>;
+  degradedObjects: number;
+  degradedUnits: number;
+  missingShards: number;
+  oldestDegradedAt: number | null;
+  /** Multipart uploads in progress. */
+  uploads: number;
+  /** Unit ids reserved by writes in flight; `expired`: orphans the collector has yet to take. */
+  reservations: { held: number; expired: number };
+  /** Units waiting to be deleted; `due`: past their grace delay (the collector's backlog). */
+  garbage: { queued: number; due: number };
+  scrub: ScrubProgress;
+}
+
 export interface Catalog {
   listBucketRecords(): Promise<BucketInfo[]>;
   /** BucketAlreadyOwnedByYou if it exists. */
@@ -127,4 +174,11 @@ export interface Catalog {
   queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
   /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */
   takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
+
+  /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
+  bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
+  /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
+  listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]>;
+  /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
+  deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }

@@ -72,5 +72,9 @@ export interface AppEnv {
     resource: string;
     /** The request view of an operator request (admin.ts). */
     view: RequestView;
+    /** The S3 operation (AWS's name), bucket and key of an S3 request, once known (for its log line). */
+    operation: S3Operation;
+    bucket: string | null;
+    key: string | null;
   };
 }

@@ -1,0 +1,87 @@
+// A Backend wrapper that reports every call it passes on: which backend, which operation, how
+// long until the backend answered, how many bytes went out or were asked for, and how it ended.
+// The gateway wraps each configured backend in one (worker/gateway.ts) and feeds the reports to
+// its per-isolate meter (worker/ops/meter.ts): health, latency, request counts and egress come
+// from real traffic without touching the engine.
+// What is measured: put, head, delete and list until the promise settles; get until the backend
+// answered with a body (time to first byte, as engine/backend-latency.ts measures reads). Bytes:
+// a put's length; a get's range length (or the blob's size without a range), that is, what was
+// asked of the backend, whether or not the caller read it all (nothing for a get that failed).
+// Known gaps: a get body that breaks after the answer is not reported here (the reader that meets
+// it reports the shard for repair); a put's bytes count even when the upload failed part-way.
+
+import type { BackendOp } from './faulty.ts';
+import { isBackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+
+/** One finished backend call. `outcome` 'ok' includes answers such as NotFound (the backend answered). */
+export interface BackendCallReport {
+  backend: string;
+  op: BackendOp;
+  /** Milliseconds from the call to the backend's answer. */
+  ms: number;
+  /** put: bytes sent; get: bytes asked for; others 0. */
+  bytes: number;
+  outcome: 'ok' | BackendErrorKind | 'Aborted';
+  /** The error message of a failed call. */
+  message?: string;
+}
+
+export type BackendCallSink = (report: BackendCallReport) => void;
+
+/** Outcomes that are answers, not failures: the backend is reachable and did what it should. */
+const ANSWERS: ReadonlySet<string> = new Set(['NotFound', 'PreconditionFailed']);
+
+export class MeteredBackend implements Backend {
+  readonly id: string;
+  readonly domain: string;
+
+  constructor(
+    readonly inner: Backend,
+    private readonly sink: BackendCallSink,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.id = inner.id;
+    this.domain = inner.domain;
+  }
+
+  private async measure<T>(op: BackendOp, bytes: (r: T | undefined) => number, call: () => Promise<T>): Promise<T> {
+    const started = this.now();
+    try {
+      const r = await call();
+      this.report(op, started, bytes(r), 'ok');
+      return r;
+    } catch (err) {
+      const kind = isBackendError(err) ? err.kind : (err as Error)?.name === 'AbortError' ? 'Aborted' : 'Unavailable';
+      this.report(op, started, bytes(undefined), ANSWERS.has(kind) ? 'ok' : kind, ANSWERS.has(kind) ? undefined : String((err as Error)?.message ?? err));
+      throw err;
+    }
+  }
+
+  private report(op: BackendOp, started: number, bytes: number, outcome: BackendCallReport['outcome'], message?: string): void {
+    try {
+      this.sink({ backend: this.id, op, ms: Math.max(0, this.now() - started), bytes, outcome, ...(message ? { message } : {}) });
+    } catch {
+      // Metering must never fail a storage call.
+    }
+  }
+
+  put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
+    return this.measure('put', () => length, () => this.inner.put(key, body, length, opts));
+  }
+
+  get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
+    return this.measure('get', (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts));
+  }
+
+  head(key: string): Promise<BlobInfo> {
+    return this.measure('head', () => 0, () => this.inner.head(key));
+  }
+
+  delete(key: string): Promise<void> {
+    return this.measure('delete', () => 0, () => this.inner.delete(key));
+  }
+
+  list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
+    return this.measure('list', () => 0, () => this.inner.list(prefix, cursor, opts));
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `shardgate repair`: repairs now every unit the catalog lists as degraded (shards missed by a
+ * write), calling POST /_shardgate/admin/repair until nothing is left or a pass repairs nothing
+ * (a backend still down): then exit 1 with what failed.
+ */
+import { parseArgs } from 'node:util';
+import type { Command } from '../command.ts';
+import { printJson } from '../format.ts';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
+import { Progress } from '../progress.ts';
+
+const HELP = `usage: shardgate repair [--bucket NAME] [--batch N] [--json] [gateway options]
+
+Rebuilds the shards that writes missed (a backend was down when the object was written) from the
+other shards, now, instead of waiting for the repair queue's retries. Each call repairs a batch;
+the command goes on until no degraded unit is left. Units whose backend is still unreachable
+fail and stay degraded: bring the backend back and run it again.
+
+  --bucket NAME              only this bucket (default: every bucket)
+  --batch N                  units per call, 1 to 100 (default 20)
+
+${GATEWAY_HELP}`;
+
+interface SweepAnswer {
+  attempted: number;
+  repaired: number;
+  failed: { bucket: string; key: string; unitId: string; error: string }[];
+  remaining: number;
+}
+
+export const command: Command = {
+  name: 'repair',
+  summary: 'repair every degraded object now (shards missed by writes)',
+  help: HELP,
+  async run(argv) {
+    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, batch: { type: 'string' } }, strict: true });
+    const client = new GatewayClient(values);
+    const progress = new Progress('repair', !values.json && Boolean(process.stderr.isTTY));
+    let repaired = 0, start: number | null = null;
+    let last: SweepAnswer;
+    for (;;) {
+      last = (await client.admin('repair', { bucket: values.bucket, limit: values.batch })) as SweepAnswer;
+      repaired += last.repaired;
+      start ??= last.remaining + last.repaired;
+      progress.update(repaired, start, `${repaired} repaired, ${last.remaining} left`);
+      if (last.remaining === 0 || last.repaired === 0) break;
+    }
+    progress.end();
+    const result = { repaired, remaining: last.remaining, failed: last.failed };
+    if (values.json) printJson(result);
+    else {
+      process.stdout.write(`repaired ${repaired} unit(s); ${last.remaining} still degraded\n`);
+      for (const f of last.failed.slice(0, 20)) process.stdout.write(`  ${f.bucket}/${f.key} unit ${f.unitId}: ${f.error}\n`);
+    }
+    return last.remaining === 0 ? 0 : 1;
+  },
+};

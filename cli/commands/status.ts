@@ -1,0 +1,63 @@
+/**
+ * `shardgate status`: the gateway's health at a glance (GET /_shardgate/status, signed when a key
+ * is given; without one, the public part: no bucket names or error messages).
+ */
+import { parseArgs } from 'node:util';
+import type { Command } from '../command.ts';
+import { ago, bytes, percent, printJson, table } from '../format.ts';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
+
+const HELP = `usage: shardgate status [--hours N] [--json] [gateway options]
+
+The gateway's health: every backend (state, latency, errors, what it stores), the data (objects,
+degraded objects, repair and collector backlogs, scrub progress) and, when signed, every bucket.
+Works without a key too (health and totals only).
+
+  --hours N                  how much history --json carries (default 1, at most 24)
+
+${GATEWAY_HELP}`;
+
+function render(s: StatusLike): string {
+  const d = s.data;
+  const lines = [
+    `shardgate: ${s.health.toUpperCase()}   coder ${s.coder.kernel}${s.signed ? '' : '   (unsigned: give a key to see buckets and errors)'}`,
+    '',
+    table([
+      ['BACKEND', 'DOMAIN', 'STATE', 'P50', 'P99', 'ERRORS', 'LAST OK', 'STORED', 'SHARDS'],
+      ...s.backends.map((b) => [
+        b.id, b.domain, b.state,
+        b.recent.latencyMs.p50 === null ? '-' : `${b.recent.latencyMs.p50} ms`, b.recent.latencyMs.p99 === null ? '-' : `${b.recent.latencyMs.p99} ms`,
+        percent(b.recent.errorRate), ago(b.lastOkAt, s.now), bytes(b.storedBytes), String(b.storedShards),
+      ]),
+    ]),
+  ];
+  for (const b of s.backends) if (b.state === 'down' && b.lastError) lines.push(`  ${b.id}: ${b.lastError}`);
+  lines.push(
+    '',
+    `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,
+    `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
+    `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
+    `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.objects} objects in the current passes (${percent(d.scrub.coverage)}), oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
+  );
+  if (s.buckets?.length) {
+    lines.push('', table([
+      ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],
+      ...s.buckets.map((b) => [b.bucket, String(b.objects), bytes(b.bytes), bytes(b.storedBytes), String(b.degradedObjects), percent(b.scrubCoverage), ago(b.scrub.lastPassCompletedAt, s.now)]),
+    ]));
+  }
+  return lines.join('\n');
+}
+
+export const command: Command = {
+  name: 'status',
+  summary: 'backends, data health, backlogs and scrub progress of a running gateway',
+  help: HELP,
+  async run(argv) {
+    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, hours: { type: 'string' } }, strict: true });
+    const client = new GatewayClient(values, process.env, false);
+    const s = await client.status(values.hours === undefined ? 1 : Number(values.hours));
+    if (values.json) printJson(s);
+    else process.stdout.write(render(s) + '\n');
+    return 0;
+  },
+};

@@ -1,0 +1,98 @@
+/**
+ * Talking to a running gateway's operator API: the endpoint and key come from options or the
+ * environment (--endpoint / SHARDGATE_ENDPOINT, --access-key-id / AWS_ACCESS_KEY_ID,
+ * --secret-access-key / AWS_SECRET_ACCESS_KEY, --region / AWS_REGION), and every request is
+ * signed with SigV4 by aws4fetch (the admin API accepts nothing else), with no retries: a command
+ * that fails says so at once. Errors come back as the operator routes' JSON {code, message}.
+ */
+import { AwsClient } from 'aws4fetch';
+import { CliError } from './command.ts';
+
+export const GATEWAY_OPTIONS = {
+  endpoint: { type: 'string' },
+  region: { type: 'string' },
+  'access-key-id': { type: 'string' },
+  'secret-access-key': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export const GATEWAY_HELP = `Gateway options:
+  --endpoint URL             the gateway (SHARDGATE_ENDPOINT; default http://127.0.0.1:8787)
+  --access-key-id ID         a configured access key (AWS_ACCESS_KEY_ID)
+  --secret-access-key KEY    its secret (AWS_SECRET_ACCESS_KEY)
+  --region REGION            the gateway's region (AWS_REGION, AWS_DEFAULT_REGION; default us-east-1)
+  --json                     print the answer as JSON`;
+
+export interface GatewayOptionValues {
+  endpoint?: string;
+  region?: string;
+  'access-key-id'?: string;
+  'secret-access-key'?: string;
+}
+
+export class GatewayClient {
+  readonly endpoint: string;
+  private readonly signer: AwsClient | null;
+
+  constructor(values: GatewayOptionValues, env: NodeJS.ProcessEnv = process.env, requireKey = true) {
+    this.endpoint = (values.endpoint ?? env.SHARDGATE_ENDPOINT ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
+    const accessKeyId = values['access-key-id'] ?? env.AWS_ACCESS_KEY_ID;
+    const secretAccessKey = values['secret-access-key'] ?? env.AWS_SECRET_ACCESS_KEY;
+    const region = values.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
+    if (accessKeyId && secretAccessKey) this.signer = new AwsClient({ accessKeyId, secretAccessKey, service: 's3', region, retries: 0 });
+    else if (requireKey) throw new CliError('no access key: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key-id and --secret-access-key); npm start prints the local ones');
+    else this.signer = null;
+  }
+
+  get signed(): boolean {
+    return this.signer !== null;
+  }
+
+  async request(method: 'GET' | 'POST', path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+    const url = new URL(this.endpoint + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+    let res: Response;
+    try {
+      res = this.signer ? await this.signer.fetch(url.toString(), { method }) : await fetch(url, { method });
+    } catch (err) {
+      throw new CliError(`cannot reach the gateway at ${this.endpoint}: ${String((err as Error)?.cause ?? (err as Error)?.message ?? err)}`);
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new CliError(`${method} ${url.pathname}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`);
+    }
+    if (!res.ok) {
+      const e = body as { code?: string; message?: string };
+      throw new CliError(`${method} ${url.pathname}: ${e.code ?? res.status}: ${e.message ?? text.slice(0, 200)}`);
+    }
+    return body;
+  }
+
+  admin(action: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+    return this.request('POST', `/_shardgate/admin/${action}`, query);
+  }
+
+  status(hours = 1): Promise<StatusLike> {
+    return this.request('GET', '/_shardgate/status', { hours: String(hours) }) as Promise<StatusLike>;
+  }
+}
+
+/** The parts of the status document (worker/ops/status.ts) the commands read. */
+export interface StatusLike {
+  now: number;
+  signed: boolean;
+  health: string;
+  coder: { kernel: string };
+  backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number }[];
+  data: {
+    buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
+    degradedObjects: number; degradedUnits: number; missingShards: number; uploads: number;
+    reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
+    scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null };
+  };
+  upkeep: { repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number };
+  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
+}

@@ -1,0 +1,152 @@
+/**
+ * From shard headers and footers to objects, without a catalog (the way worker/upkeep/rebuild.ts
+ * recovers manifests, plus multipart uploads): shards group into units (by unit id); units into
+ * writes (a single PUT cut into segments shares a write id); writes into objects, newest first
+ * per key (superseded versions the collector has not deleted yet lose). A multipart upload's
+ * parts (every part found for an upload id, by part number; the newest upload of a part number)
+ * make one object, since the list of parts chosen at completion lives only in the catalog.
+ * MD5 checks per write: a unit's footer holds the MD5 of its bytes; a body cut into column
+ * segments has the whole body's MD5 in its last segment's footer.
+ */
+import { toHex } from '../../worker/model/bytes.ts';
+import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import { shardKey } from '../../worker/catalog/manifest.ts';
+import { readShardFile, type ShardFileInfo } from '../../worker/engine/shard-files.ts';
+import type { ShardHeader } from '../../worker/engine/format.ts';
+import type { FoundShard, ShardIndex } from './scan.ts';
+
+export interface PlannedUnit {
+  unit: CodedUnit;
+  header: ShardHeader;
+  /** Shard index -> where it was found (absent: no source has it). */
+  found: Map<number, FoundShard>;
+}
+
+/** One write: a whole single PUT, or one multipart part (either possibly cut into segments). */
+export interface PlannedWrite {
+  id: string;
+  units: PlannedUnit[];
+  size: number;
+  createdAt: string;
+  /** MD5 checks: bytes [from, to) of the write must hash to md5 (hex). */
+  md5Checks: { from: number; to: number; md5: string }[];
+  partNumber?: number;
+}
+
+export interface PlannedObject {
+  bucket: string;
+  key: string;
+  size: number;
+  createdAt: string;
+  metadata: unknown;
+  /** The write, or a multipart upload's parts in order. */
+  writes: PlannedWrite[];
+  multipart?: { uploadId: string; parts: number };
+}
+
+export interface Unplannable {
+  bucket: string;
+  key: string;
+  unitId: string;
+  reason: string;
+}
+
+function unitOf(unitId: string, shards: Map<number, FoundShard>, info: ShardFileInfo): CodedUnit {
+  const h = info.header;
+  const n = h.k + h.m;
+  return {
+    unitId, codec: h.codec, size: h.size, k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}),
+    placement: h.placement,
+    // Found shards: their own header length; others are never read (they are missing).
+    headerLens: Array.from({ length: n }, (_, j) => shards.get(j)?.headerLen ?? info.headerLen),
+    shardDigests: info.footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
+    missing: [...Array(n).keys()].filter((j) => !shards.has(j)),
+    md5: toHex(info.footer.md5),
+    checksum: null,
+  };
+}
+
+/** Reads one complete footer per unit and groups everything into objects. */
+export async function planObjects(shards: FoundShard[], index: ShardIndex, prefix = ''): Promise<{ objects: PlannedObject[]; unplannable: Unplannable[] }> {
+  const byUnit = new Map<string, Map<number, FoundShard>>();
+  for (const s of shards) {
+    if (!s.header.key.startsWith(prefix)) continue;
+    const m = byUnit.get(s.header.unitId) ?? new Map<number, FoundShard>();
+    if (!m.has(s.header.shardIndex)) m.set(s.header.shardIndex, s);
+    byUnit.set(s.header.unitId, m);
+  }
+  const unplannable: Unplannable[] = [];
+  const units: PlannedUnit[] = [];
+  for (const [unitId, found] of byUnit) {
+    const any = found.values().next().value!.header;
+    // A complete footer: any shard of a striped unit; of a column unit the last data shard or a parity shard.
+    let info: ShardFileInfo | null = null;
+    for (const i of [...found.keys()].sort((a, b) => b - a)) {
+      const read = await readShardFile(index, shardKey(any.bucket, unitId, i)).catch(() => null);
+      if (read && !read.footer.partial) {
+        info = read;
+        break;
+      }
+    }
+    if (!info) {
+      unplannable.push({ bucket: any.bucket, key: any.key, unitId, reason: `no readable shard with a complete footer among ${found.size} found` });
+      continue;
+    }
+    units.push({ unit: unitOf(unitId, found, info), header: info.header, found });
+  }
+
+  // Units -> writes.
+  const writes = new Map<string, PlannedUnit[]>();
+  for (const u of units) {
+    const id = u.header.segment?.writeId ?? u.unit.unitId;
+    writes.set(id, [...(writes.get(id) ?? []), u]);
+  }
+  const planned: (PlannedWrite & { header: ShardHeader })[] = [];
+  for (const [id, list] of writes) {
+    const h = list[0]!.header;
+    if (h.segment) {
+      list.sort((a, b) => a.header.segment!.index - b.header.segment!.index);
+      if (list.length !== h.segment.count || list.some((u, i) => u.header.segment!.index !== i)) {
+        unplannable.push({ bucket: h.bucket, key: h.key, unitId: id, reason: `a write cut into ${h.segment.count} segments: ${list.length} found` });
+        continue;
+      }
+    }
+    const size = list.reduce((n, u) => n + u.unit.size, 0);
+    const column = list.length > 1 && list.at(-1)!.unit.layout === 'column';
+    let offset = 0;
+    const md5Checks = column
+      ? [{ from: 0, to: size, md5: list.at(-1)!.unit.md5 }]
+      : list.map((u) => ({ from: offset, to: (offset += u.unit.size), md5: u.unit.md5 }));
+    planned.push({ id, units: list, size, createdAt: list.at(-1)!.header.createdAt, md5Checks, partNumber: h.partNumber, header: h });
+  }
+
+  // Writes -> objects, the newest per key.
+  const candidates: PlannedObject[] = [];
+  const uploads = new Map<string, (PlannedWrite & { header: ShardHeader })[]>();
+  for (const w of planned) {
+    if (w.header.uploadId) uploads.set(`${w.header.bucket}\n${w.header.uploadId}`, [...(uploads.get(`${w.header.bucket}\n${w.header.uploadId}`) ?? []), w]);
+    else candidates.push({ bucket: w.header.bucket, key: w.header.key, size: w.size, createdAt: w.createdAt, metadata: w.header.metadata ?? null, writes: [w] });
+  }
+  for (const parts of uploads.values()) {
+    const byNumber = new Map<number, PlannedWrite & { header: ShardHeader }>();
+    for (const p of parts) {
+      const prev = byNumber.get(p.partNumber!);
+      if (!prev || `${prev.createdAt} ${prev.id}` < `${p.createdAt} ${p.id}`) byNumber.set(p.partNumber!, p);
+    }
+    const ordered = [...byNumber.values()].sort((a, b) => a.partNumber! - b.partNumber!);
+    const h = ordered[0]!.header;
+    candidates.push({
+      bucket: h.bucket, key: h.key, size: ordered.reduce((n, p) => n + p.size, 0), createdAt: ordered.map((p) => p.createdAt).sort().at(-1)!,
+      metadata: null, writes: ordered, multipart: { uploadId: h.uploadId!, parts: ordered.length },
+    });
+  }
+  const newest = new Map<string, PlannedObject>();
+  const age = (o: PlannedObject) => `${o.createdAt} ${o.writes.at(-1)!.id}`;
+  for (const c of candidates) {
+    const k = `${c.bucket}\n${c.key}`;
+    const prev = newest.get(k);
+    if (!prev || age(prev) < age(c)) newest.set(k, c);
+  }
+  const objects = [...newest.values()].sort((a, b) => (a.bucket === b.bucket ? (a.key < b.key ? -1 : 1) : a.bucket < b.bucket ? -1 : 1));
+  return { objects, unplannable };
+}

@@ -1,0 +1,124 @@
+// Bucket health in the catalog contract (issue 13): the counts every commit, delete, completion
+// and repair mark keeps, the degraded units, the scrubber's progress, reservations and garbage.
+// Run against both catalogs by contract.ts.
+
+import { expect, it } from 'vitest';
+import type { Ctx } from './contract.ts';
+import { later } from './contract.ts';
+import { expectS3, inlineManifest, manifest, unit } from './fixtures.ts';
+
+/**
+ * The stored length of one shard of fixtures.ts's unit(), from docs/FORMAT.md by hand: 100 bytes
+ * of k=2 in blocks of 64 are one stripe whose blocks hold ceil(100/2) = 50 bytes; a shard file is
+ * header 90 + (checksum 8 + block 50) + footer (65 + 8 x 3 shards) = 237 bytes.
+ */
+const SHARD_BYTES = 237;
+
+export function defineHealthCases({ c, bucket }: Ctx) {
+  it('health of an empty bucket: nothing stored, no scrub yet; NoSuchBucket for a missing one', async () => {
+    const b = await bucket();
+    expect(await c().bucketHealth(b, new Date())).toEqual({
+      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null,
+      uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
+      scrub: { cursor: null, checked: 0, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
+    });
+    await expectS3(c().bucketHealth(`${b}-none`, new Date()), 'NoSuchBucket');
+    await expectS3(c().listDegradedUnits(`${b}-none`, null, 10), 'NoSuchBucket');
+  });
+
+  it('counts objects, bytes and shards per backend through commits, overwrites and deletes', async () => {
+    const b = await bucket();
+    await c().commitManifest(b, 'a', manifest(b, 'a', [unit(), unit()]), {});
+    await c().commitManifest(b, 'i', inlineManifest(b, 'i'), {});
+    let h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ objects: 2, bytes: 202, inlineBytes: 2 });
+    expect(h.backends).toEqual({ b0: { shards: 2, bytes: 2 * SHARD_BYTES }, b1: { shards: 2, bytes: 2 * SHARD_BYTES }, b2: { shards: 2, bytes: 2 * SHARD_BYTES } });
+    await c().commitManifest(b, 'a', manifest(b, 'a', [unit()]), {}); // overwrite: one unit now
+    h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ objects: 2, bytes: 102 });
+    expect(h.backends.b0).toEqual({ shards: 1, bytes: SHARD_BYTES });
+    expect(h.garbage).toEqual({ queued: 1, due: 0 }); // the superseded units, within their grace delay
+    expect((await c().bucketHealth(b, later())).garbage).toEqual({ queued: 1, due: 1 });
+    await c().removeManifest(b, 'a');
+    await c().removeManifest(b, 'i');
+    h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ objects: 0, bytes: 0, inlineBytes: 0, backends: {} });
+  });
+
+  it('tracks units with missing shards until a repair marks them, and lists them in order', async () => {
+    const b = await bucket();
+    const u1 = { ...unit(), missing: [2] };
+    const u2 = { ...unit(), missing: [0, 1] };
+    await c().commitManifest(b, 'x', manifest(b, 'x', [u1, unit()]), {});
+    await c().commitManifest(b, 'y', manifest(b, 'y', [u2]), {});
+    let h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 3 });
+    expect(h.oldestDegradedAt).toBe(Date.parse(manifest(b, 'x').lastModified));
+    expect(h.backends.b2).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'x' unit 1 lacks shard 2
+    expect(h.backends.b0).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'y' lacks 0 and 1
+    const all = await c().listDegradedUnits(b, null, 10);
+    expect(all.map((d) => [d.key, d.unitId, d.missing])).toEqual([['x', u1.unitId, [2]], ['y', u2.unitId, [0, 1]]]);
+    expect(await c().listDegradedUnits(b, { key: 'x', unitId: u1.unitId }, 10)).toEqual([all[1]]);
+    expect(await c().listDegradedUnits(b, null, 1)).toEqual([all[0]]);
+
+    await c().markRepaired(b, 'y', u2.unitId, [0]);
+    h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 2 });
+    expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
+    await c().markRepaired(b, 'y', u2.unitId, [1]);
+    await c().markRepaired(b, 'x', u1.unitId, [2]);
+    h = await c().bucketHealth(b, new Date());
+    expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null });
+    expect(h.backends).toEqual({ b0: { shards: 3, bytes: 3 * SHARD_BYTES }, b1: { shards: 3, bytes: 3 * SHARD_BYTES }, b2: { shards: 3, bytes: 3 * SHARD_BYTES } });
+
+    await c().commitManifest(b, 'z', manifest(b, 'z', [{ ...unit(), missing: [1] }]), {});
+    await c().removeManifest(b, 'z'); // a deleted object is no longer degraded
+    expect(await c().listDegradedUnits(b, null, 10)).toEqual([]);
+  });
+
+  it('counts a completed multipart object, its degraded parts, and uploads in progress', async () => {
+    const b = await bucket();
+    const { uploadId } = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
+    const p1 = { ...unit(1), missing: [1] };
+    await c().putPart(b, 'mp', uploadId, { partNumber: 1, etag: '"e1"', size: 100, lastModified: new Date().toISOString(), units: [p1] });
+    expect((await c().bucketHealth(b, new Date())).uploads).toBe(1);
+    await c().commitUpload(b, 'mp', uploadId, { ...manifest(b, 'mp', [p1], '"x-1"'), partsCount: 1 }, {});
+    expect(await c().bucketHealth(b, new Date())).toMatchObject({ objects: 1, bytes: 100, uploads: 0, degradedUnits: 1, missingShards: 1 });
+  });
+
+  it('counts reservations held and expired', async () => {
+    const b = await bucket();
+    await c().reserveUnits(b, ['r1', 'r2'], new Date(Date.now() + 3_600_000));
+    await c().reserveUnits(b, ['r3'], new Date(Date.now() - 1000));
+    expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 3, expired: 1 });
+    await c().releaseUnits(b, ['r1']);
+    expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 2, expired: 1 });
+  });
+
+  it("follows the scrubber's cursor: objects checked in the current pass, then a completed pass", async () => {
+    const b = await bucket();
+    for (const k of ['a', 'b', 'c', 'd']) await c().commitManifest(b, k, manifest(b, k), {});
+    const before = Date.now();
+    await c().setScrubCursor(b, 'b');
+    let s = (await c().bucketHealth(b, new Date())).scrub;
+    expect(s).toMatchObject({ cursor: 'b', checked: 2, passes: 0, lastPassCompletedAt: null });
+    expect(s.passStartedAt).toBeGreaterThanOrEqual(before);
+    await c().setScrubCursor(b, 'c');
+    expect((await c().bucketHealth(b, new Date())).scrub).toMatchObject({ cursor: 'c', checked: 3 });
+    await c().setScrubCursor(b, null);
+    s = (await c().bucketHealth(b, new Date())).scrub;
+    expect(s).toMatchObject({ cursor: null, checked: 0, passes: 1, passStartedAt: null });
+    expect(s.lastPassCompletedAt).toBeGreaterThanOrEqual(s.lastPassStartedAt!);
+    expect(await c().getScrubCursor(b)).toBeNull();
+  });
+
+  it("keeps a deleted bucket's garbage countable until the collector takes it", async () => {
+    const b = await bucket();
+    await c().reserveUnits(b, ['orphan'], new Date(Date.now() + 1000)); // due at later()
+    const before = await c().deletedBucketGarbage(later());
+    await c().removeBucket(b);
+    const after = await c().deletedBucketGarbage(later());
+    expect(after.queued).toBe(before.queued + 1);
+    expect(after.due).toBe(before.due + 1);
+  });
+}

@@ -1,0 +1,210 @@
+/**
+ * The ops pieces in Node, each against its contract: latency quantiles; the metered backend and
+ * the isolate meter (NotFound is an answer, Unavailable makes a backend down, bytes per kind, a
+ * per-request tally); the flusher (counts kept when a flush fails); the shared record's book
+ * (minutes add up, totals only grow); backend health states; the Prometheus text as the official
+ * client parses it, odd label values included; the request log line; who may read the operator
+ * routes (open, bearer token, unsigned).
+ */
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { FaultyBackend } from '../../backends/faulty.ts';
+import { MeteredBackend } from '../../backends/metered.ts';
+import { BackendError } from '../../backends/types.ts';
+import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
+import { createApp } from '../../worker/app.ts';
+import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { createOperator } from '../../worker/operator.ts';
+import { MemoryOpsRecord, OpsBook, MemoryBookStore } from '../../worker/ops/book.ts';
+import { backendUsage, emptyCounters } from '../../worker/ops/counters.ts';
+import { OpsFlusher } from '../../worker/ops/flusher.ts';
+import { backendHealth } from '../../worker/ops/health.ts';
+import { emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
+import { IsolateMeter } from '../../worker/ops/meter.ts';
+import { renderMetrics } from '../../worker/ops/prometheus.ts';
+import { OpsService } from '../../worker/ops/service.ts';
+import { requestLog } from '../../worker/request-log.ts';
+import type { AppEnv } from '../../worker/s3/context.ts';
+import { allowAllGate } from '../support/allow-all-gate.ts';
+import { testS3Settings } from '../support/memory-store.ts';
+import { parseMetrics, valueOf } from './helpers.ts';
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('latency histogram', () => {
+  it('estimates quantiles inside the bucket that holds them', () => {
+    const h = emptyHistogram();
+    h[3] = 50; // (5, 10] ms
+    h[6] = 50; // (50, 100] ms
+    expect(quantile(h, 0.5)).toBe(10);
+    expect(quantile(h, 0.25)).toBe(7.5);
+    expect(quantile(h, 0.99)).toBeCloseTo(99);
+    expect(quantile(emptyHistogram(), 0.5)).toBeNull();
+    const slow = emptyHistogram();
+    slow[slow.length - 1] = 3; // past the last edge: the edge
+    expect(quantile(slow, 0.5)).toBe(30_000);
+  });
+});
+
+describe('metered backend and isolate meter', () => {
+  it('counts calls by kind and bytes; NotFound is an answer; Unavailable makes the backend down', async () => {
+    let now = 1000;
+    const meter = new IsolateMeter(() => now);
+    const faulty = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'd' }));
+    const b = new MeteredBackend(faulty, (r) => meter.backendCall(r), () => now);
+    const tally = { backendCalls: 0, backendErrors: 0 };
+    await meter.withTally(tally, async () => {
+      await b.put('k', new Uint8Array(100), 100);
+      await b.get('k', { offset: 10, length: 20 });
+      await expect(b.head('missing')).rejects.toThrow(BackendError);
+    });
+    now = 2000;
+    faulty.goOffline();
+    await expect(b.get('k')).rejects.toThrow(/offline/);
+    const d = meter.take()!;
+    expect(d.at).toBe(2000);
+    const c = d.backends.b!;
+    expect([c.ops.put?.requests, c.ops.put?.bytes, c.ops.get?.requests, c.ops.get?.bytes, c.ops.get?.errors, c.ops.head?.errors]).toEqual([1, 100, 2, 20, 1, 0]);
+    expect(c).toMatchObject({ lastOkAt: 1000, lastDownAt: 2000, lastErrorAt: 2000, lastErrorKind: 'Unavailable' });
+    expect(tally).toEqual({ backendCalls: 3, backendErrors: 0 }); // the offline call was outside the tally
+    expect(backendUsage(d)).toEqual([{ backend: 'b', requests: { put: 1, get: 2, head: 1, delete: 0, list: 0 }, bytesWritten: 100, bytesRead: 20 }]);
+    expect(meter.take()).toBeNull();
+  });
+
+  it('a failed flush keeps its counts for the next one', async () => {
+    const meter = new IsolateMeter();
+    const sent: unknown[] = [];
+    let fail = true;
+    const flusher = new OpsFlusher(meter, async (d) => {
+      if (fail) throw new Error('record unreachable');
+      sent.push(d);
+    }, 5000);
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    meter.event('repairs_done', 2);
+    await flusher.flush();
+    expect(sent).toEqual([]);
+    fail = false;
+    meter.event('repairs_done');
+    await flusher.flush();
+    expect(sent).toMatchObject([{ events: { repairs_done: 3 } }]);
+    await flusher.flush(); // nothing counted: nothing sent
+    expect(sent).toHaveLength(1);
+  });
+});
+
+describe('the shared record (OpsBook)', () => {
+  it('adds deltas of one minute into one row, keeps all-time totals, answers the window asked for', () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const book = new OpsBook(new MemoryBookStore(), () => now);
+    const delta = (at: number, n: number) => ({ ...emptyCounters(), at, s3: { 'GetObject 200': n }, s3BytesOut: n * 10, events: {} });
+    book.record(delta(now + 1000, 1));
+    book.record(delta(now + 50_000, 2));
+    book.record(delta(now + 61_000, 4));
+    now += 120_000;
+    const all = book.snapshot(0);
+    expect(all.minutes.map((m) => [m.at - Date.UTC(2026, 0, 1, 12), m.counters.s3['GetObject 200']])).toEqual([[0, 3], [60_000, 4]]);
+    expect(all.totals.s3['GetObject 200']).toBe(7);
+    expect(all.totals.s3BytesOut).toBe(70);
+    expect(book.snapshot(Date.UTC(2026, 0, 1, 12, 1)).minutes).toHaveLength(1);
+    book.sample({ at: now, objects: 1, bytes: 1, storedBytes: 1, degradedObjects: 0, degradedUnits: 0, missingShards: 0, garbageQueued: 0, garbageDue: 0, reservationsExpired: 0 });
+    expect(book.snapshot(now - 1).samples).toHaveLength(1);
+  });
+});
+
+describe('backend health', () => {
+  const b = { id: 'x', domain: 'd' };
+  it('unknown before any call; down when the latest call or probe failed; up when a later answer came', () => {
+    expect(backendHealth(b, undefined, undefined, undefined).state).toBe('unknown');
+    expect(backendHealth(b, { ops: {}, lastOkAt: 10, lastDownAt: 20 }, undefined, undefined)).toMatchObject({ state: 'down', reachable: false });
+    expect(backendHealth(b, { ops: {}, lastOkAt: 10, lastDownAt: 20, probe: { at: 30, ok: true, ms: 1 } }, undefined, undefined).state).toBe('up');
+    expect(backendHealth(b, { ops: {}, lastOkAt: 40, probe: { at: 50, ok: false, ms: 5000 } }, undefined, undefined).state).toBe('down');
+    const recent = { ops: { get: { requests: 100, errors: 10, bytes: 0, ms: 0, hist: emptyHistogram() } } };
+    expect(backendHealth(b, { ops: {}, lastOkAt: 40 }, recent, undefined)).toMatchObject({ state: 'degraded', recent: { errorRate: 0.1 } });
+  });
+});
+
+async function statusOf(backends: MeteredBackend[], meter: IsolateMeter, catalog = new MemoryCatalog()) {
+  const record = new MemoryOpsRecord();
+  const ops = new OpsService({
+    config: { backends: backends.map((x) => ({ id: x.id, domain: x.domain })), policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads' },
+    catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+  });
+  return { ops, ...(await ops.status({ signed: true, hours: 1, probe: true })) };
+}
+
+describe('Prometheus text', () => {
+  it('is accepted by the official client, label values escaped, one family per name', async () => {
+    const meter = new IsolateMeter();
+    const odd = 'we"ird\\id\nx';
+    const backends = [new MeteredBackend(new MemoryBackend({ id: odd, domain: 'd' }), (r) => meter.backendCall(r)), new MeteredBackend(new MemoryBackend({ id: 'plain', domain: 'd' }), (r) => meter.backendCall(r))];
+    await backends[1]!.put('k', new Uint8Array(7), 7);
+    const catalog = new MemoryCatalog();
+    await catalog.insertBucket('b1', 'us-east-1');
+    const { doc, totals } = await statusOf(backends, meter, catalog);
+    const text = renderMetrics(doc, totals);
+    const samples = await parseMetrics(text);
+    expect(valueOf(samples, 'shardgate_backend_up', { backend: odd })).toBe(1); // the probe's NotFound is an answer
+    expect(valueOf(samples, 'shardgate_backend_requests_total', { backend: 'plain', op: 'put' })).toBe(1);
+    expect(valueOf(samples, 'shardgate_backend_requests_total', { backend: odd, op: 'head' })).toBe(1); // the probe
+    expect(valueOf(samples, 'shardgate_bucket_objects', { bucket: 'b1' })).toBe(0);
+    const types = text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]);
+    expect(new Set(types).size).toBe(types.length);
+    for (const t of types) expect(t).toMatch(/^shardgate_[a-z0-9_]+$/);
+    for (const l of text.split('\n').filter((x) => x.startsWith('# TYPE ') && x.endsWith(' counter'))) expect(l.split(' ')[2]).toMatch(/_total$/);
+  });
+});
+
+describe('request log', () => {
+  it('one JSON line per request: operation, bucket, key, status, bytes, backend calls', async () => {
+    const meter = new IsolateMeter();
+    const backends = Array.from({ length: 6 }, (_, i) => new MeteredBackend(new MemoryBackend({ id: `m${i}`, domain: `z${i}` }), (r) => meter.backendCall(r)));
+    const config = parseConfig({ backends: backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { ec: { k: 4, m: 2, blockSize: 65536 } }, defaultPolicy: 'ec' });
+    const catalog = new MemoryCatalog();
+    const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
+    const record = new MemoryOpsRecord();
+    const flusher = new OpsFlusher(meter, (d) => record.record(d), 5000);
+    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), around: requestLog({ meter, flusher, log: true }) });
+    const lines: Record<string, unknown>[] = [];
+    vi.spyOn(console, 'log').mockImplementation((l: unknown) => void lines.push(JSON.parse(String(l))));
+    await app.request('/logs', { method: 'PUT' });
+    await app.request('/logs/a/b.txt', { method: 'PUT', body: new Uint8Array(10_000), headers: { 'content-length': '10000' } });
+    await (await app.request('/logs/a/b.txt')).arrayBuffer();
+    await app.request('/logs/missing');
+    expect(lines.map((l) => [l.operation, l.bucket, l.key, l.status, l.bytesIn, l.bytesOut, l.backendCalls])).toEqual([
+      ['CreateBucket', 'logs', undefined, 200, 0, 0, 0],
+      ['PutObject', 'logs', 'a/b.txt', 200, 10_000, 0, 6], // k+m shard writes
+      ['GetObject', 'logs', 'a/b.txt', 200, 0, 10_000, 4], // k data shards
+      ['GetObject', 'logs', 'missing', 404, 0, expect.any(Number), 0],
+    ]);
+    expect(lines[3]!.error).toBe('NoSuchKey');
+    expect(lines.every((l) => l.msg === 'request' && typeof l.requestId === 'string' && typeof l.ms === 'number')).toBe(true);
+    await flusher.flush();
+    expect((await record.snapshot(0)).totals.s3).toEqual({ 'CreateBucket 200': 1, 'PutObject 200': 1, 'GetObject 200': 1, 'GetObject 404': 1 });
+  });
+});
+
+describe('operator routes: who may read', () => {
+  async function routes(o: { open?: boolean; metricsToken?: string }) {
+    const meter = new IsolateMeter();
+    const { ops } = await statusOf([new MeteredBackend(new MemoryBackend({ id: 'm', domain: 'd' }), (r) => meter.backendCall(r))], meter);
+    const app = new Hono<AppEnv>();
+    app.route('/_shardgate', createOperator({ authenticate: allowAllGate, ops, open: o.open ?? false, metricsToken: o.metricsToken }));
+    app.onError((err) => Response.json({ message: err.message }, { status: 403 }));
+    return app;
+  }
+
+  it('metrics: refused unsigned, allowed with the bearer token or when open; status: public unless open', async () => {
+    const closed = await routes({ metricsToken: 'tok-123' });
+    expect((await closed.request('/_shardgate/metrics')).status).toBe(403);
+    expect((await closed.request('/_shardgate/metrics', { headers: { authorization: 'Bearer tok-124' } })).status).toBe(403);
+    expect((await closed.request('/_shardgate/metrics', { headers: { authorization: 'Bearer tok-123' } })).status).toBe(200);
+    expect(await (await closed.request('/_shardgate/status')).json()).toMatchObject({ signed: false });
+    const open = await routes({ open: true });
+    expect((await open.request('/_shardgate/metrics')).status).toBe(200);
+    expect(await (await open.request('/_shardgate/status')).json()).toMatchObject({ signed: true, buckets: [] });
+    expect((await open.request('/_shardgate/status?hours=25')).status).toBe(403); // InvalidArgument, through this test's onError
+  });
+});

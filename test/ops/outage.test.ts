@@ -1,0 +1,172 @@
+/**
+ * Issue 13's "done when", end to end: the real gateway in workerd (six R2 backends behind fault
+ * wrappers, the catalog and ops Durable Objects); an operator takes a backend down and sees it in
+ * the Prometheus metrics (parsed by the official Python client) and in `shardgate status` at the
+ * next read, sees the objects written meanwhile degraded, brings the backend back and watches
+ * `shardgate repair` take the degraded objects to zero, in the metrics too. Along the way: who may
+ * read what (unsigned status: no bucket names; unsigned metrics: refused), the scrubber and the
+ * collector through the CLI, `--help` of every command.
+ */
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
+import { parseMetrics, shardgate, signer, valueOf, type Sample } from './helpers.ts';
+
+const DOWN = 'r2-4';
+const BACKENDS = ['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5'];
+
+describe('operating through an outage: metrics, status, repair', { timeout: 240_000 }, () => {
+  let g: RunningGateway;
+  let cliEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    g = await startGateway(r2Config());
+    cliEnv = { SHARDGATE_ENDPOINT: g.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey };
+    const s3 = g.s3();
+    await s3.send(new CreateBucketCommand({ Bucket: 'media' }));
+    for (let i = 0; i < 3; i++) await s3.send(new PutObjectCommand({ Bucket: 'media', Key: `before-${i}`, Body: new Uint8Array(150_000).fill(i) }));
+  }, 120_000);
+
+  afterAll(async () => {
+    if (g) {
+      await g.stop();
+      removeDir(g.persistDir);
+    }
+  }, 60_000);
+
+  async function metrics(): Promise<Sample[]> {
+    const res = await signer(CREDENTIALS).fetch(`${g.url}/_shardgate/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parseMetrics(await res.text());
+  }
+
+  it("an isolate's counts reach the shared record on their own, a few seconds after its requests", async () => {
+    // No status read in between (it would flush): the flush the requests scheduled brings them.
+    let puts = 0;
+    for (let i = 0; i < 300 && puts < 3; i++) {
+      const record = (await g.control('/__test/ops-record')) as { totals: { s3: Record<string, number> } };
+      puts = record.totals.s3['PutObject 200'] ?? 0;
+      if (puts < 3) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(puts).toBe(3);
+  });
+
+  it('healthy: the metrics parse, every backend is up, requests and bytes are counted per backend', async () => {
+    const m = await metrics();
+    for (const id of BACKENDS) {
+      expect(valueOf(m, 'shardgate_backend_up', { backend: id }), id).toBe(1);
+      expect(valueOf(m, 'shardgate_backend_requests_total', { backend: id, op: 'put' }), id).toBe(3);
+      expect(valueOf(m, 'shardgate_backend_written_bytes_total', { backend: id }), id).toBeGreaterThan(3 * 150_000 / 4);
+      expect(valueOf(m, 'shardgate_backend_request_duration_seconds_count', { backend: id, op: 'put' }), id).toBe(3);
+      expect(valueOf(m, 'shardgate_backend_request_duration_seconds_bucket', { backend: id, op: 'put', le: '+Inf' }), id).toBe(3);
+    }
+    expect(valueOf(m, 'shardgate_objects')).toBe(3);
+    expect(valueOf(m, 'shardgate_degraded_objects')).toBe(0);
+    expect(valueOf(m, 'shardgate_s3_requests_total', { operation: 'PutObject', code: '200' })).toBe(3);
+    expect(valueOf(m, 'shardgate_bucket_objects', { bucket: 'media' })).toBe(3);
+    expect(valueOf(m, 'shardgate_health_status')).toBe(0);
+  });
+
+  it('refuses unsigned metrics and keeps bucket names out of an unsigned status', async () => {
+    expect((await fetch(`${g.url}/_shardgate/metrics`)).status).toBe(403);
+    expect((await fetch(`${g.url}/_shardgate/metrics`, { headers: { authorization: 'Bearer guess' } })).status).toBe(403);
+    const wrong = await signer({ accessKeyId: CREDENTIALS.accessKeyId, secretAccessKey: 'not-the-secret' }).fetch(`${g.url}/_shardgate/metrics`);
+    expect(wrong.status).toBe(403);
+    const res = await fetch(`${g.url}/_shardgate/status`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).not.toContain('media');
+    expect(JSON.parse(text)).toMatchObject({ signed: false, data: { objects: 3 } });
+    expect(JSON.parse(text).buckets).toBeUndefined();
+    const signed = await (await signer(CREDENTIALS).fetch(`${g.url}/_shardgate/status`)).json() as { signed: boolean; buckets: { bucket: string }[] };
+    expect(signed.signed).toBe(true);
+    expect(signed.buckets.map((b) => b.bucket)).toEqual(['media']);
+  });
+
+  it('a backend taken down shows at the next read, with the objects written meanwhile degraded', async () => {
+    await g.control(`/__test/fault?backend=${DOWN}&action=offline`);
+    const s3 = g.s3();
+    for (let i = 0; i < 2; i++) await s3.send(new PutObjectCommand({ Bucket: 'media', Key: `during-${i}`, Body: new Uint8Array(150_000).fill(10 + i) }));
+    await (await s3.send(new GetObjectCommand({ Bucket: 'media', Key: 'before-0' }))).Body!.transformToByteArray(); // decoded around it
+    const m = await metrics();
+    expect(valueOf(m, 'shardgate_backend_up', { backend: DOWN })).toBe(0);
+    for (const id of BACKENDS.filter((b) => b !== DOWN)) expect(valueOf(m, 'shardgate_backend_up', { backend: id }), id).toBe(1);
+    expect(valueOf(m, 'shardgate_backend_request_errors_total', { backend: DOWN, op: 'put' })).toBe(2);
+    expect(valueOf(m, 'shardgate_degraded_objects')).toBe(2);
+    expect(valueOf(m, 'shardgate_degraded_units')).toBe(2);
+    expect(valueOf(m, 'shardgate_health_status')).toBe(1);
+
+    const status = await shardgate(['status', '--json'], cliEnv);
+    expect(status.code).toBe(0);
+    const doc = JSON.parse(status.stdout) as { health: string; backends: { id: string; state: string; lastError: string }[]; data: { degradedObjects: number } };
+    expect(doc.health).toBe('warning');
+    expect(doc.backends.find((b) => b.id === DOWN)).toMatchObject({ state: 'down', lastError: expect.stringMatching(/Unavailable/) });
+    expect(doc.data.degradedObjects).toBe(2);
+    const table = await shardgate(['status'], cliEnv);
+    expect(table.stdout).toMatch(new RegExp(`^${DOWN}\\s+zone-4\\s+down`, 'm'));
+    expect(table.stdout).toMatch(/degraded objects 2 /);
+
+    // While it is down, a repair cannot finish: the command says so and exits 1.
+    const early = await shardgate(['repair', '--json'], cliEnv);
+    expect(early.code).toBe(1);
+    expect(JSON.parse(early.stdout)).toMatchObject({ repaired: 0, remaining: 2 });
+  });
+
+  it('back up: shardgate repair takes the degraded objects to zero, and the metrics show it', async () => {
+    await g.control(`/__test/fault?backend=${DOWN}&action=online`);
+    const run = await shardgate(['repair', '--json'], cliEnv);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ remaining: 0, failed: [] });
+    const m = await metrics();
+    expect(valueOf(m, 'shardgate_degraded_objects')).toBe(0);
+    expect(valueOf(m, 'shardgate_backend_up', { backend: DOWN })).toBe(1);
+    expect(valueOf(m, 'shardgate_repairs_total', { result: 'done' })).toBeGreaterThanOrEqual(2);
+    expect(valueOf(m, 'shardgate_backend_shards', { backend: DOWN })).toBe(5); // every object has its shard there again
+    expect(valueOf(m, 'shardgate_health_status')).toBeLessThanOrEqual(1); // 'warning' while the window still holds the outage's errors
+  });
+
+  it('scrub --all and collect --all through the CLI; the status shows the completed pass', async () => {
+    const scrub = await shardgate(['scrub', '--all', '--json'], cliEnv);
+    expect(scrub.code).toBe(0);
+    expect(JSON.parse(scrub.stdout)).toMatchObject({ objects: 5, damaged: 0 });
+    const collect = await shardgate(['collect', '--all', '--json'], cliEnv);
+    expect(collect.code).toBe(0);
+    expect(JSON.parse(collect.stdout)).toMatchObject({ collected: 0 });
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { data: { scrub: { coverage: number; oldestPassCompletedAt: number | null } }; buckets: { scrub: { passes: number } }[] };
+    expect(doc.data.scrub.coverage).toBe(1);
+    expect(doc.data.scrub.oldestPassCompletedAt).not.toBeNull();
+    expect(doc.buckets[0]!.scrub.passes).toBeGreaterThanOrEqual(1);
+    const m = await metrics();
+    expect(valueOf(m, 'shardgate_scrub_checked_objects_total')).toBe(5); // the operator's runs count like the cron's
+    expect(valueOf(m, 'shardgate_bucket_scrub_coverage_ratio', { bucket: 'media' })).toBe(1);
+  });
+
+  it('rebuild through the CLI keeps what the catalog still has', async () => {
+    const run = await shardgate(['rebuild', '--bucket', 'media', '--json'], cliEnv);
+    expect(run.code).toBe(0);
+    const r = JSON.parse(run.stdout) as { restored: string[]; kept: string[] };
+    expect(r.restored).toEqual([]);
+    expect(r.kept.sort()).toEqual(['before-0', 'before-1', 'before-2', 'during-0', 'during-1']);
+    expect((await shardgate(['rebuild'], cliEnv)).stderr).toMatch(/--bucket NAME is required/);
+  });
+
+  it('every command has --help; a wrong option or a missing key is a usage error', async () => {
+    const top = await shardgate(['--help']);
+    expect(top.code).toBe(0);
+    const names = [...top.stdout.matchAll(/^ {2}(\w+) {2}/gm)].map((m) => m[1]);
+    expect(names).toEqual(expect.arrayContaining(['status', 'scrub', 'repair', 'collect', 'rebuild', 'rescue', 'verify']));
+    for (const name of names) {
+      const help = await shardgate([name!, '--help']);
+      expect(help.code, name).toBe(0);
+      expect(help.stdout, name).toMatch(new RegExp(`^usage: shardgate ${name}`));
+    }
+    const bad = await shardgate(['repair', '--no-such-option'], cliEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/no-such-option/);
+    const nokey = await shardgate(['collect'], { SHARDGATE_ENDPOINT: g.url });
+    expect(nokey.code).toBe(2);
+    expect(nokey.stderr).toMatch(/AWS_ACCESS_KEY_ID/);
+  });
+});

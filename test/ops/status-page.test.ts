@@ -1,0 +1,110 @@
+/**
+ * The status page in a real browser: headless Chromium (Debian's /usr/bin/chromium through
+ * playwright-core, as test/s3/cors-browser.test.ts) loads /_shardgate/ from the real gateway in
+ * workerd (R2 backends behind fault wrappers, the catalog and ops Durable Objects) while one
+ * backend is down and objects written meanwhile are degraded. It checks what the page shows
+ * without a key (health only), then signs in through the page's form (SigV4 computed in the
+ * browser) and checks the per-bucket scrub bars, the error of the down backend, the plots and the
+ * storage overhead; and that the page's own CSP let everything run (no console errors).
+ * SHARDGATE_SCREENSHOT=1 also writes the screenshot kept in docs/status-page.png.
+ * SHARDGATE_SKIP_BROWSER=1 skips it, like the CORS test.
+ */
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SKIP = process.env.SHARDGATE_SKIP_BROWSER === '1';
+const DOWN = 'r2-3';
+
+describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout: 180_000 }, () => {
+  let g: RunningGateway;
+  let browser: BrowserContext;
+  let profile: string;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or SHARDGATE_SKIP_BROWSER=1 to skip`);
+    g = await startGateway(r2Config());
+    const s3 = g.s3();
+    await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
+    await s3.send(new CreateBucketCommand({ Bucket: 'logs' }));
+    const body = (n: number) => new Uint8Array(200_000 + n).fill(n);
+    for (let i = 0; i < 4; i++) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `2024/img-${i}.jpg`, Body: body(i) }));
+    for (let i = 0; i < 2; i++) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: `app-${i}.log`, Body: body(10 + i) }));
+    await g.control('/__test/cron'); // a scrub pass of both buckets, a probe, a data-health sample
+    await g.control(`/__test/fault?backend=${DOWN}&action=offline`);
+    for (let i = 4; i < 7; i++) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `2024/img-${i}.jpg`, Body: body(i) }));
+    await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: '2024/img-0.jpg' }))).Body!.transformToByteArray();
+    profile = mkdtempSync(join(tmpdir(), 'shardgate-chromium-'));
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 1100 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage();
+    page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
+    page.on('pageerror', (e) => void consoleErrors.push(String(e)));
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    if (g) {
+      await g.stop();
+      removeDir(g.persistDir);
+    }
+  }, 60_000);
+
+  const rows = () => page.$$eval('#backends tbody tr', (trs) => trs.map((tr) => ({ id: tr.getAttribute('data-backend'), state: tr.getAttribute('data-state'), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })));
+  const cardValue = (name: string) => page.$eval(`[data-card="${name}"] .v`, (e) => e.textContent);
+
+  it('without a key: the down backend in red, the degraded objects, one overall scrub bar, no bucket names', async () => {
+    const response = await page.goto(`${g.url}/_shardgate/`);
+    expect(response?.status()).toBe(200);
+    expect(page.url()).toMatch(/\/_shardgate\/ui$/);
+    await page.waitForSelector('body[data-rendered]');
+    const backends = await rows();
+    expect(backends.map((b) => b.id)).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
+    expect(backends.find((b) => b.id === DOWN)!.state).toBe('down');
+    expect(backends.filter((b) => b.id !== DOWN).every((b) => b.state === 'up' || b.state === 'degraded')).toBe(true);
+    expect(await page.$eval(`tr[data-backend="${DOWN}"] .light`, (e) => (globalThis as unknown as { getComputedStyle(x: unknown): { backgroundColor: string } }).getComputedStyle(e).backgroundColor)).toBe('rgb(198, 40, 40)');
+    expect(await page.$eval('#health', (e) => e.textContent)).toBe('warning');
+    expect(await cardValue('degraded')).toBe('3');
+    expect(await cardValue('objects')).toBe('9');
+    expect(await page.$$eval('#scrub [data-bucket]', (bars) => bars.map((b) => b.getAttribute('data-bucket')))).toEqual(['*']);
+    expect(await page.content()).not.toContain('photos'); // bucket names only when signed
+  });
+
+  it('signed in through the form: every bucket scrubbed, the backend error, plots and overhead', async () => {
+    await page.click('#signin');
+    await page.fill('#akid', CREDENTIALS.accessKeyId);
+    await page.fill('#secret', CREDENTIALS.secretAccessKey);
+    await page.click('#signin-ok');
+    await page.waitForSelector('body[data-signed="true"]');
+    expect(await page.$eval('body', (b) => b.dataset.error ?? null)).toBeNull();
+    const bars = await page.$$eval('#scrub [data-bucket]', (els) => els.map((e) => ({ bucket: e.getAttribute('data-bucket'), text: e.textContent })));
+    expect(bars.map((b) => b.bucket)).toEqual(['logs', 'photos']);
+    expect(bars.every((b) => /done · last pass \d+ s ago/.test(b.text ?? ''))).toBe(true); // both passed the cron's scrub
+    expect(await page.$$eval('#scrub [data-coverage]', (els) => els.map((e) => e.getAttribute('data-coverage')))).toEqual(['1', '1']);
+    const down = (await rows()).find((b) => b.id === DOWN)!;
+    expect(down.cells[8]).toMatch(/Unavailable|offline/);
+    expect(await page.$eval('polyline[data-series="degraded-objects"]', (e) => e.getAttribute('data-last'))).toBe('3');
+    expect(await page.$eval('polyline[data-series="s3-in"]', (e) => e.getAttribute('points')?.split(' ').length ?? 0)).toBeGreaterThan(1);
+    const overhead = Number(await page.$eval('[data-overhead]', (e) => e.getAttribute('data-overhead')));
+    expect(overhead).toBeGreaterThan(1.3); // 4+2 stores 1.5x, less the shards the down backend missed
+    expect(overhead).toBeLessThan(1.6);
+    expect(await page.$$eval('#storage [data-storage]', (els) => els.length)).toBe(6);
+    const shot = join(profile, 'status-page.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    expect([...readFileSync(shot).subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
+    if (process.env.SHARDGATE_SCREENSHOT === '1') copyFileSync(shot, join(__dirname, '../../docs/status-page.png'));
+    expect(consoleErrors).toEqual([]);
+  });
+});

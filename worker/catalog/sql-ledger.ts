@@ -1,0 +1,115 @@
+/**
+ * The ledger of one bucket's CatalogObject: counts kept up to date inside every commit, delete and
+ * repair mark (usage.ts), so bucket health is read in a few rows instead of a scan of the bucket:
+ * objects, bytes, shard files and stored bytes per backend, the units with missing shards, and
+ * the scrubber's progress. Synchronous, called inside the caller's transaction.
+ * An instance written by an older release (no ledger yet) is counted once, by a scan, when it
+ * starts (CatalogObject's constructor).
+ */
+import type { ObjectManifest } from './manifest.ts';
+import { advanceScrub, noScrubYet } from './scrub-progress.ts';
+import type { BucketHealth, DegradedUnit, ScrubProgress } from './types.ts';
+import { degradedUnitsOf, usageDelta } from './usage.ts';
+
+export const LEDGER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS degraded_units (
+  key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL, PRIMARY KEY (key, unit_id)
+) WITHOUT ROWID;
+`;
+
+const VERSION = 'ledger-version';
+
+export class SqlLedger {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** True once the ledger counts every object (new instances start counted). */
+  get ready(): boolean {
+    return this.sql.exec('SELECT 1 FROM ledger WHERE name = ?', VERSION).toArray().length > 0;
+  }
+
+  markReady(): void {
+    this.sql.exec('INSERT OR REPLACE INTO ledger (name, value) VALUES (?, 1)', VERSION);
+  }
+
+  /** Counts every object from scratch (an instance from before the ledger existed). */
+  rebuild(): void {
+    this.sql.exec('DELETE FROM ledger');
+    this.sql.exec('DELETE FROM degraded_units');
+    for (const row of this.sql.exec<{ key: string; manifest: string }>('SELECT key, manifest FROM objects').toArray()) {
+      this.replace(row.key, null, JSON.parse(row.manifest));
+    }
+    this.markReady();
+  }
+
+  /** Object `key` goes from `before` to `after` (null: absent). */
+  replace(key: string, before: ObjectManifest | null, after: ObjectManifest | null): void {
+    for (const [name, n] of usageDelta(before, after)) {
+      this.sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value', name, n);
+    }
+    const since = new Map(this.sql.exec<{ unit_id: string; since: number }>('SELECT unit_id, since FROM degraded_units WHERE key = ?', key).toArray().map((r) => [r.unit_id, r.since]));
+    this.sql.exec('DELETE FROM degraded_units WHERE key = ?', key);
+    const committed = after ? Date.parse(after.lastModified) || Date.now() : 0;
+    for (const u of degradedUnitsOf(after)) {
+      this.sql.exec('INSERT INTO degraded_units (key, unit_id, missing, since) VALUES (?, ?, ?, ?)', key, u.unitId, JSON.stringify(u.missing), since.get(u.unitId) ?? committed);
+    }
+  }
+
+  scrubProgress(): ScrubProgress {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'scrub-progress'").toArray()[0];
+    return row ? (JSON.parse(row.value) as ScrubProgress) : noScrubYet();
+  }
+
+  /** The scrubber stored cursor `to`: counts the objects it went past. */
+  scrubMoved(to: string | null, now: number): void {
+    const p = this.scrubProgress();
+    const where: string[] = [];
+    const args: string[] = [];
+    if (p.cursor !== null) (where.push('key > ?'), args.push(p.cursor));
+    if (to !== null) (where.push('key <= ?'), args.push(to));
+    const checked = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM objects${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, ...args).one().n;
+    this.sql.exec("INSERT OR REPLACE INTO state (name, value) VALUES ('scrub-progress', ?)", JSON.stringify(advanceScrub(p, to, checked, now)));
+  }
+
+  health(bucket: string, now: number): BucketHealth {
+    const values = new Map(this.sql.exec<{ name: string; value: number }>('SELECT name, value FROM ledger').toArray().map((r) => [r.name, r.value]));
+    const backends: BucketHealth['backends'] = {};
+    for (const [name, value] of values) {
+      const m = /^(shards|stored):(.*)$/.exec(name);
+      if (!m || value === 0) continue;
+      const b = (backends[m[2]!] ??= { shards: 0, bytes: 0 });
+      if (m[1] === 'shards') b.shards = value;
+      else b.bytes = value;
+    }
+    const degraded = this.sql.exec<{ units: number; objects: number; oldest: number | null }>(
+      'SELECT COUNT(*) AS units, COUNT(DISTINCT key) AS objects, MIN(since) AS oldest FROM degraded_units',
+    ).one();
+    let missingShards = 0;
+    for (const r of this.sql.exec<{ missing: string }>('SELECT missing FROM degraded_units').toArray()) missingShards += (JSON.parse(r.missing) as number[]).length;
+    const count = (query: string, ...args: number[]) => this.sql.exec<{ n: number }>(query, ...args).one().n;
+    return {
+      bucket,
+      objects: values.get('objects') ?? 0,
+      bytes: values.get('bytes') ?? 0,
+      inlineBytes: values.get('inline-bytes') ?? 0,
+      backends,
+      degradedObjects: degraded.objects,
+      degradedUnits: degraded.units,
+      missingShards,
+      oldestDegradedAt: degraded.oldest,
+      uploads: count('SELECT COUNT(*) AS n FROM uploads'),
+      reservations: { held: count('SELECT COUNT(*) AS n FROM reservations'), expired: count('SELECT COUNT(*) AS n FROM reservations WHERE expires <= ?', now) },
+      garbage: { queued: count('SELECT COUNT(*) AS n FROM garbage'), due: count('SELECT COUNT(*) AS n FROM garbage WHERE not_before <= ?', now) },
+      scrub: this.scrubProgress(),
+    };
+  }
+
+  degraded(after: { key: string; unitId: string } | null, limit: number): DegradedUnit[] {
+    const rows = after
+      ? this.sql.exec<{ key: string; unit_id: string; missing: string; since: number }>(
+          'SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?', after.key, after.key, after.unitId, limit,
+        ).toArray()
+      : this.sql.exec<{ key: string; unit_id: string; missing: string; since: number }>('SELECT * FROM degraded_units ORDER BY key, unit_id LIMIT ?', limit).toArray();
+    return rows.map((r) => ({ key: r.key, unitId: r.unit_id, missing: JSON.parse(r.missing), since: r.since }));
+  }
+}

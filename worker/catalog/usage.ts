@@ -1,0 +1,60 @@
+/**
+ * What one committed manifest adds to its bucket's ledger (bucket health, issue 13): one object,
+ * its bytes, and per backend the shard files it holds and their stored length; plus the units it
+ * has with shards missing (a write that reached quorum without them; repair takes them off).
+ * Both catalogs (sql-ledger.ts, memory-catalog.ts) count with these functions.
+ * `shardFileBytes` repeats the length formula of engine/layout.ts (the catalog may not import the
+ * engine); test/catalog/usage.test.ts holds the two equal over striped and column geometries.
+ */
+import type { CodedUnit, ObjectManifest } from './manifest.ts';
+
+/** Bytes of a shard file: header, an 8-byte checksum per block, the blocks, footer (docs/FORMAT.md). */
+export function shardFileBytes(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): number {
+  const { size, k, m, blockSize } = unit;
+  let stripes: number, last: number;
+  if (unit.layout === 'column') {
+    const perShard = Math.ceil(size / k);
+    stripes = Math.ceil(perShard / blockSize);
+    last = stripes === 0 ? 0 : perShard - (stripes - 1) * blockSize;
+  } else {
+    stripes = Math.ceil(size / (k * blockSize));
+    last = stripes === 0 ? 0 : Math.ceil((size - (stripes - 1) * k * blockSize) / k);
+  }
+  const blocks = stripes === 0 ? 0 : (stripes - 1) * (8 + blockSize) + 8 + last;
+  return unit.headerLens[i]! + blocks + 65 + 8 * (k + m);
+}
+
+/** Ledger entries a manifest accounts for: 'objects', 'bytes', 'inline-bytes', 'shards:<backend>', 'stored:<backend>'. */
+export function usageOf(manifest: ObjectManifest | null | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!manifest) return out;
+  const add = (name: string, n: number) => out.set(name, (out.get(name) ?? 0) + n);
+  add('objects', 1);
+  add('bytes', manifest.size);
+  if (manifest.storage.kind === 'inline') {
+    add('inline-bytes', manifest.size);
+    return out;
+  }
+  for (const unit of manifest.storage.units) {
+    unit.placement.forEach((backend, i) => {
+      if (unit.missing.includes(i)) return;
+      add(`shards:${backend}`, 1);
+      add(`stored:${backend}`, shardFileBytes(unit, i));
+    });
+  }
+  return out;
+}
+
+/** The change in ledger entries from `before` to `after` (either may be absent). */
+export function usageDelta(before: ObjectManifest | null | undefined, after: ObjectManifest | null | undefined): Map<string, number> {
+  const delta = usageOf(after);
+  for (const [name, n] of usageOf(before)) delta.set(name, (delta.get(name) ?? 0) - n);
+  for (const [name, n] of delta) if (n === 0) delta.delete(name);
+  return delta;
+}
+
+/** Units of a manifest with shards missing. */
+export function degradedUnitsOf(manifest: ObjectManifest | null | undefined): { unitId: string; missing: number[] }[] {
+  if (manifest?.storage.kind !== 'coded') return [];
+  return manifest.storage.units.filter((u) => u.missing.length > 0).map((u) => ({ unitId: u.unitId, missing: [...u.missing] }));
+}

@@ -1,0 +1,99 @@
+/**
+ * IsolateMeter: what one isolate counts between two flushes to the shared record (a Durable
+ * Object; see flusher.ts): every backend call (from backends/metered.ts), every S3 request,
+ * upkeep events and probe results. Counting is a few additions in memory, so nothing is written
+ * per request. It also keeps a tally per request (an AsyncLocalStorage, so code deep in the
+ * engine needs no parameter) for the request's log line: how many backend calls it made.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BackendCallReport } from '../../backends/metered.ts';
+import { bucketOf } from './histogram.ts';
+import { addCounters, backendOf, emptyCounters, opOf } from './counters.ts';
+import type { EventName, OpsCounters, OpsDelta } from './types.ts';
+
+/** Failures that mean "the backend is not there" (not a wrong answer from a live one). */
+const DOWN_KINDS: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);
+
+/** Backend calls made on behalf of one request. */
+export interface RequestTally {
+  backendCalls: number;
+  backendErrors: number;
+}
+
+export class IsolateMeter {
+  private pending: OpsCounters = emptyCounters();
+  private dirty = false;
+  private readonly tallies = new AsyncLocalStorage<RequestTally>();
+
+  constructor(private readonly now: () => number = () => Date.now()) {}
+
+  /** True when something was counted since the last take(). */
+  get hasPending(): boolean {
+    return this.dirty;
+  }
+
+  /** Runs `fn` as one request, whose backend calls are tallied in `tally`. */
+  withTally<T>(tally: RequestTally, fn: () => T): T {
+    return this.tallies.run(tally, fn);
+  }
+
+  backendCall(r: BackendCallReport): void {
+    const b = backendOf(this.pending, r.backend);
+    const op = opOf(b, r.op);
+    const failed = r.outcome !== 'ok' && r.outcome !== 'Aborted';
+    op.requests++;
+    op.bytes += r.bytes;
+    op.ms += r.ms;
+    op.hist[bucketOf(r.ms)]!++;
+    const at = this.now();
+    if (failed) {
+      op.errors++;
+      b.lastErrorAt = at;
+      b.lastError = `${r.op}: ${r.message ?? r.outcome}`.slice(0, 300);
+      b.lastErrorKind = r.outcome;
+      if (DOWN_KINDS.has(r.outcome)) b.lastDownAt = at;
+    } else if (r.outcome === 'ok') {
+      b.lastOkAt = at;
+    }
+    const tally = this.tallies.getStore();
+    if (tally) {
+      tally.backendCalls++;
+      if (failed) tally.backendErrors++;
+    }
+    this.dirty = true;
+  }
+
+  /** A probe's verdict: recorded as the backend's latest probe (its call was counted by backendCall). */
+  probe(backend: string, result: { ok: boolean; ms: number; error?: string }): void {
+    backendOf(this.pending, backend).probe = { at: this.now(), ...result };
+    this.event('probes');
+  }
+
+  s3Request(operation: string, status: number, bytesIn: number, bytesOut: number): void {
+    const k = `${operation} ${status}`;
+    this.pending.s3[k] = (this.pending.s3[k] ?? 0) + 1;
+    this.pending.s3BytesIn += bytesIn;
+    this.pending.s3BytesOut += bytesOut;
+    this.dirty = true;
+  }
+
+  event(name: EventName, n = 1): void {
+    this.pending.events[name] = (this.pending.events[name] ?? 0) + n;
+    this.dirty = true;
+  }
+
+  /** Takes what was counted (null when nothing was); counting starts afresh. */
+  take(): OpsDelta | null {
+    if (!this.dirty) return null;
+    const delta: OpsDelta = { ...this.pending, at: this.now() };
+    this.pending = emptyCounters();
+    this.dirty = false;
+    return delta;
+  }
+
+  /** Puts back a delta that could not be sent, to go with the next one. */
+  restore(delta: OpsDelta): void {
+    addCounters(this.pending, delta);
+    this.dirty = true;
+  }
+}

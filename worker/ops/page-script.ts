@@ -1,0 +1,271 @@
+/**
+ * The status page's script (inlined by page.ts): reads /_shardgate/status every 10 s, signing the
+ * read with SigV4 (Web Crypto) when a key was given in the page's form, and renders the backends
+ * table, the cards, three SVG line charts, the scrub bars and the storage bars. Plain ES2017, no
+ * library. Data is only ever inserted as text (textContent), never as HTML. After each render the
+ * body carries data-rendered (a count) and data-signed, for tests and for people reading the DOM.
+ * Written without backticks or template placeholders: it is one template string in TypeScript.
+ */
+export const PAGE_SCRIPT = String.raw`
+(function () {
+  'use strict';
+  var $ = function (id) { return document.getElementById(id); };
+  var SVG = 'http://www.w3.org/2000/svg';
+  var renders = 0;
+  var lastDoc = null;
+
+  function el(tag, props, kids) {
+    var e = document.createElement(tag);
+    for (var k in (props || {})) {
+      if (k === 'text') e.textContent = props[k];
+      else if (k === 'cls') e.className = props[k];
+      else e.setAttribute(k, props[k]);
+    }
+    (kids || []).forEach(function (c) { if (c) e.appendChild(c); });
+    return e;
+  }
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function bytes(n) {
+    if (n === null || n === undefined) return '-';
+    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'], i = 0;
+    while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? String(Math.round(n)) : n.toFixed(1)) + ' ' + u[i];
+  }
+  function ago(t, now) {
+    if (t === null || t === undefined) return 'never';
+    var s = Math.max(0, Math.round((now - t) / 1000));
+    if (s < 120) return s + ' s ago';
+    if (s < 7200) return Math.round(s / 60) + ' min ago';
+    return Math.round(s / 3600) + ' h ago';
+  }
+  function pct(r) { return r === null || r === undefined ? '-' : (r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0) + '%'; }
+  function ms(v) { return v === null || v === undefined ? '-' : (v < 10 ? v.toFixed(1) : String(Math.round(v))) + ' ms'; }
+  function clock(t) { return new Date(t).toTimeString().slice(0, 5); }
+
+  // ---- SigV4 in the browser (AWS "Signature Version 4 signing process": canonical request,
+  // string to sign, signing key), for GET requests with an empty body.
+  var enc = new TextEncoder();
+  var EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+  function hex(buf) { return Array.prototype.map.call(new Uint8Array(buf), function (b) { return (b + 256).toString(16).slice(1); }).join(''); }
+  function uri(s) { return encodeURIComponent(s).replace(/[!'()*]/g, function (c) { return '%' + c.charCodeAt(0).toString(16).toUpperCase(); }); }
+  function hmac(key, data) {
+    return crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+      .then(function (k) { return crypto.subtle.sign('HMAC', k, enc.encode(data)); });
+  }
+  function signedHeaders(path, query, creds) {
+    var amzDate = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
+    var day = amzDate.slice(0, 8);
+    var qs = Object.keys(query).sort().map(function (k) { return uri(k) + '=' + uri(query[k]); }).join('&');
+    var canonical = ['GET', path, qs, 'host:' + location.host + '\n' + 'x-amz-content-sha256:' + EMPTY + '\n' + 'x-amz-date:' + amzDate + '\n', 'host;x-amz-content-sha256;x-amz-date', EMPTY].join('\n');
+    var scope = day + '/' + creds.region + '/s3/aws4_request';
+    return crypto.subtle.digest('SHA-256', enc.encode(canonical)).then(function (h) {
+      var toSign = ['AWS4-HMAC-SHA256', amzDate, scope, hex(h)].join('\n');
+      return hmac(enc.encode('AWS4' + creds.secret), day)
+        .then(function (k) { return hmac(k, creds.region); })
+        .then(function (k) { return hmac(k, 's3'); })
+        .then(function (k) { return hmac(k, 'aws4_request'); })
+        .then(function (k) { return hmac(k, toSign); })
+        .then(function (sig) {
+          return { 'x-amz-date': amzDate, 'x-amz-content-sha256': EMPTY,
+            authorization: 'AWS4-HMAC-SHA256 Credential=' + creds.akid + '/' + scope + ', SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=' + hex(sig) };
+        });
+    });
+  }
+  function creds() {
+    try { return JSON.parse(sessionStorage.getItem('shardgate-key') || 'null'); } catch (e) { return null; }
+  }
+
+  function load() {
+    var query = { hours: $('hours').value };
+    var key = creds();
+    var path = '/_shardgate/status';
+    var url = path + '?hours=' + encodeURIComponent(query.hours);
+    var headers = key ? signedHeaders(path, query, key) : Promise.resolve({});
+    return headers.then(function (h) { return fetch(url, { headers: h, cache: 'no-store' }); })
+      .then(function (res) {
+        return res.json().then(function (body) {
+          if (!res.ok) throw new Error((body.code || res.status) + ': ' + (body.message || ''));
+          return body;
+        });
+      })
+      .then(function (doc) { $('error').textContent = ''; lastDoc = doc; render(doc); })
+      .catch(function (err) {
+        $('error').textContent = 'could not read the status: ' + err.message;
+        document.body.dataset.error = err.message;
+      });
+  }
+
+  function render(doc) {
+    var now = doc.now;
+    var h = $('health');
+    h.className = 'pill ' + doc.health;
+    h.textContent = doc.health;
+    var policies = Object.keys(doc.policies).map(function (n) { var p = doc.policies[n]; return n + ' ' + (p.codec === 'replica' ? (p.k + p.m) + ' copies' : p.k + '+' + p.m); });
+    $('about').textContent = 'coder ' + doc.coder.kernel + ' \u00b7 ' + policies.join(', ') + ' \u00b7 ' + (doc.signed ? 'signed' : 'public view: sign in for buckets and errors');
+    $('updated').textContent = 'updated ' + new Date(now).toLocaleTimeString();
+    $('signin').textContent = creds() ? 'sign out' : 'sign in';
+    renderBackends(doc, now);
+    renderCards(doc);
+    renderCharts(doc);
+    renderScrub(doc, now);
+    renderStorage(doc);
+    renders++;
+    document.body.dataset.signed = String(doc.signed);
+    document.body.dataset.rendered = String(renders);
+  }
+
+  function renderBackends(doc, now) {
+    var tbody = $('backends').tBodies[0];
+    tbody.textContent = '';
+    doc.backends.forEach(function (b) {
+      var lastError = b.lastErrorAt === null ? '' : (b.lastError || b.lastErrorKind || 'error') + ' (' + ago(b.lastErrorAt, now) + ')';
+      var tr = el('tr', { 'data-backend': b.id, 'data-state': b.state }, [
+        el('td', {}, [el('span', { cls: 'light ' + b.state, title: b.state }), el('span', { text: b.id })]),
+        el('td', { text: b.domain }),
+        el('td', { cls: 'state', text: b.state + (b.probe ? (b.probe.ok ? '' : ' (probe failed)') : '') }),
+        el('td', { cls: 'num', text: ms(b.recent.latencyMs.p50) }),
+        el('td', { cls: 'num', text: ms(b.recent.latencyMs.p99) }),
+        el('td', { cls: 'num', text: pct(b.recent.errorRate) }),
+        el('td', { cls: 'num', text: String(b.recent.requests) }),
+        el('td', { text: ago(b.lastOkAt, now) }),
+        el('td', { cls: 'err', text: lastError }),
+        el('td', { cls: 'num', text: bytes(b.storedBytes) }),
+        el('td', { cls: 'num', text: String(b.storedShards) }),
+      ]);
+      tbody.appendChild(tr);
+    });
+    var down = doc.backends.filter(function (b) { return b.state === 'down'; }).length;
+    $('backends-note').textContent = down ? down + ' backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.' : 'Latency: time to the first byte of reads over the last 5 minutes (any call when there were no reads).';
+  }
+
+  function card(k, v, alert, name) {
+    return el('div', { cls: 'card' + (alert ? ' alert' : ''), 'data-card': name }, [el('div', { cls: 'v', text: v }), el('div', { cls: 'k', text: k })]);
+  }
+  function renderCards(doc) {
+    var d = doc.data, u = doc.upkeep, c = $('cards');
+    c.textContent = '';
+    [
+      card('objects in ' + d.buckets + ' bucket(s)', String(d.objects), false, 'objects'),
+      card('data stored', bytes(d.bytes), false, 'bytes'),
+      card('on the backends', bytes(d.storedBytes), false, 'stored'),
+      card('overhead (' + d.replicationOverhead + ' replicas: ' + d.replicationOverhead.toFixed(2) + 'x)', d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x', false, 'overhead'),
+      card('degraded objects', String(d.degradedObjects), d.degradedObjects > 0, 'degraded'),
+      card('repair backlog (units; ' + d.missingShards + ' shards)', String(d.degradedUnits), d.degradedUnits > 0, 'backlog'),
+      card('repairs done / failed', u.repairsDone + ' / ' + u.repairsFailed, false, 'repairs'),
+      card('collector backlog (due of ' + d.garbage.queued + ')', String(d.garbage.due), false, 'garbage'),
+      card('orphaned reservations', String(d.reservations.expired), d.reservations.expired > 0, 'orphans'),
+      card('uploads in progress', String(d.uploads), false, 'uploads'),
+      card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
+    ].forEach(function (x) { c.appendChild(x); });
+  }
+
+  /** One line chart: series of [t, v] points over [from, to]. */
+  function chart(id, from, to, series, fmt) {
+    var s = $(id), W = 600, H = 180, L = 56, R = 8, T = 10, B = 20;
+    s.textContent = '';
+    s.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
+    s.setAttribute('preserveAspectRatio', 'none');
+    var max = 0;
+    series.forEach(function (x) { x.points.forEach(function (p) { if (p[1] > max) max = p[1]; }); });
+    if (max <= 0) max = 1;
+    var X = function (t) { return L + (W - L - R) * (to > from ? (t - from) / (to - from) : 1); };
+    var Y = function (v) { return T + (H - T - B) * (1 - v / max); };
+    s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#c9ced6' }));
+    s.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#c9ced6' }));
+    s.appendChild(svg('line', { x1: L, y1: T, x2: W - R, y2: T, stroke: '#eef0f3' }));
+    var label = function (x, y, text, anchor) { var t = svg('text', { x: x, y: y, 'text-anchor': anchor }); t.textContent = text; s.appendChild(t); };
+    label(L - 4, T + 8, fmt(max), 'end');
+    label(L - 4, H - B, fmt(0), 'end');
+    label(L, H - 6, clock(from), 'start');
+    label(W - R, H - 6, clock(to) + ' (now)', 'end');
+    series.forEach(function (x) {
+      var pts = x.points.map(function (p) { return X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1); });
+      if (pts.length === 1) pts.push((W - R) + ',' + Y(x.points[0][1]).toFixed(1));
+      s.appendChild(svg('polyline', { points: pts.join(' '), fill: 'none', stroke: x.color, 'stroke-width': 2, 'data-series': x.name, 'data-last': String(x.points.length ? x.points[x.points.length - 1][1] : '') }));
+    });
+  }
+
+  /** Per-minute values from the start of the series to now, zero for minutes without traffic. */
+  function minutes(doc, f) {
+    var byAt = {};
+    doc.series.minutes.forEach(function (m) { byAt[m.at] = m; });
+    var out = [], step = doc.series.stepMs, start = Math.floor(doc.series.from / step) * step;
+    for (var t = start; t <= doc.now; t += step) out.push([t + step / 2, byAt[t] ? f(byAt[t]) : 0]);
+    return out;
+  }
+
+  function renderCharts(doc) {
+    var from = doc.series.from, to = doc.now;
+    var samples = doc.series.samples;
+    chart('chart-degraded', from, to, [
+      { name: 'degraded-objects', color: '#c62828', points: samples.map(function (p) { return [p.at, p.degradedObjects]; }) },
+      { name: 'repair-backlog', color: '#c98a00', points: samples.map(function (p) { return [p.at, p.degradedUnits]; }) },
+    ], function (v) { return String(Math.round(v)); });
+    chart('chart-throughput', from, to, [
+      { name: 's3-in', color: '#2f6fd6', points: minutes(doc, function (m) { return m.s3BytesIn; }) },
+      { name: 's3-out', color: '#d65f2f', points: minutes(doc, function (m) { return m.s3BytesOut; }) },
+    ], bytes);
+    chart('chart-repairs', from, to, [
+      { name: 'repairs-done', color: '#1a8f3c', points: minutes(doc, function (m) { return m.repairsDone; }) },
+      { name: 'repairs-failed', color: '#c62828', points: minutes(doc, function (m) { return m.repairsFailed; }) },
+      { name: 'backend-errors', color: '#c98a00', points: minutes(doc, function (m) { return m.backendErrors; }) },
+    ], function (v) { return String(Math.round(v)); });
+  }
+
+  function barRow(label, ratio, what, attrs, cls) {
+    var fill = el('span');
+    fill.style.width = Math.max(0, Math.min(100, ratio * 100)).toFixed(1) + '%';
+    return el('div', Object.assign({ cls: 'barrow' }, attrs || {}), [el('div', { cls: 'label', text: label, title: label }), el('div', { cls: 'bar' + (cls ? ' ' + cls : '') }, [fill]), el('div', { cls: 'what', text: what })]);
+  }
+
+  function renderScrub(doc, now) {
+    var box = $('scrub');
+    box.textContent = '';
+    if (doc.buckets) {
+      doc.buckets.forEach(function (b) {
+        var cov = b.scrubCoverage === null ? 0 : b.scrubCoverage;
+        var what = (b.scrub.passStartedAt === null ? (b.scrub.lastPassCompletedAt === null ? 'not yet' : 'done') : b.scrub.checked + ' / ' + b.objects) + ' \u00b7 last pass ' + ago(b.scrub.lastPassCompletedAt, now);
+        box.appendChild(barRow(b.bucket, cov, what, { 'data-bucket': b.bucket, 'data-coverage': String(cov) }));
+      });
+      if (!doc.buckets.length) box.appendChild(el('p', { cls: 'note', text: 'no buckets yet' }));
+    } else {
+      var s = doc.data.scrub;
+      box.appendChild(barRow('all buckets', s.coverage || 0, s.checked + ' / ' + s.objects, { 'data-bucket': '*' }));
+    }
+    var sc = doc.data.scrub;
+    $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar fills as a pass goes through its bucket (full between passes); "last pass" is when the last complete pass ended (oldest of all buckets: ' + ago(sc.oldestPassCompletedAt, now) + ').';
+  }
+
+  function renderStorage(doc) {
+    var box = $('storage'), max = 0;
+    box.textContent = '';
+    doc.backends.forEach(function (b) { if (b.storedBytes > max) max = b.storedBytes; });
+    doc.backends.forEach(function (b) {
+      box.appendChild(barRow(b.id, max ? b.storedBytes / max : 0, bytes(b.storedBytes) + ' \u00b7 ' + b.storedShards + ' shards', { 'data-storage': b.id }));
+    });
+    var o = $('overhead'), d = doc.data;
+    o.textContent = '';
+    var rep = d.replicationOverhead;
+    o.appendChild(barRow('this gateway', d.overhead === null ? 0 : d.overhead / rep, d.overhead === null ? 'nothing stored' : d.overhead.toFixed(2) + 'x \u00b7 ' + bytes(d.storedBytes), { 'data-overhead': d.overhead === null ? '' : d.overhead.toFixed(3) }));
+    o.appendChild(barRow(rep + ' replicas', 1, rep.toFixed(2) + 'x \u00b7 ' + bytes((d.bytes - d.inlineBytes) * rep), {}, 'rep'));
+  }
+
+  $('hours').addEventListener('change', load);
+  $('signin').addEventListener('click', function () {
+    if (creds()) { sessionStorage.removeItem('shardgate-key'); load(); return; }
+    $('signin-dialog').showModal();
+  });
+  $('signin-dialog').addEventListener('close', function () {
+    if ($('signin-dialog').returnValue !== 'ok') return;
+    sessionStorage.setItem('shardgate-key', JSON.stringify({ akid: $('akid').value.trim(), secret: $('secret').value, region: $('region').value.trim() || 'us-east-1' }));
+    $('secret').value = '';
+    load();
+  });
+  load();
+  setInterval(load, 10000);
+})();
+`;

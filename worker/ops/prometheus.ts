@@ -1,0 +1,164 @@
+/**
+ * `GET /_shardgate/metrics`: the status and the all-time counters in the Prometheus text
+ * exposition format 0.0.4 (https://prometheus.io/docs/instrumenting/exposition_formats/), named
+ * after Prometheus' conventions: a `shardgate_` prefix, base units in the name (`_seconds`,
+ * `_bytes`, `_ratio`), `_total` on counters, labels for dimensions (backend, op, bucket). Counters
+ * run from the shared record's start (`shardgate_counters_start_time_seconds`), so `rate()`
+ * works across isolates and restarts of the Worker.
+ */
+import { BACKEND_OPS, LATENCY_BUCKETS_MS, type OpsCounters } from './types.ts';
+import type { StatusDoc } from './status.ts';
+
+type Labels = Record<string, string>;
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+class Exposition {
+  private readonly lines: string[] = [];
+  private readonly declared = new Set<string>();
+
+  family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): this {
+    if (this.declared.has(name)) throw new Error(`metric family ${name} declared twice`);
+    this.declared.add(name);
+    this.lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
+    return this;
+  }
+
+  sample(name: string, labels: Labels, value: number): this {
+    const l = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',');
+    this.lines.push(`${name}${l ? `{${l}}` : ''} ${formatValue(value)}`);
+    return this;
+  }
+
+  text(): string {
+    return this.lines.join('\n') + '\n';
+  }
+}
+
+const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : ms / 1000);
+
+export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
+  const x = new Exposition();
+  x.family('shardgate_info', 'gauge', 'Constant 1, labelled with the coder kernel in use.').sample('shardgate_info', { kernel: doc.coder.kernel }, 1);
+  x.family('shardgate_counters_start_time_seconds', 'gauge', 'When the shared record began counting (the counters below count from then).').sample('shardgate_counters_start_time_seconds', {}, doc.since / 1000);
+  x.family('shardgate_health_status', 'gauge', 'Overall health: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (more backends down than a policy tolerates).')
+    .sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);
+
+  // Backends: reachability, traffic, latency, what they hold.
+  x.family('shardgate_backend_up', 'gauge', '1 when the backend answered its latest call or probe, 0 when it could not be reached; absent before any call.');
+  for (const b of doc.backends) if (b.reachable !== null) x.sample('shardgate_backend_up', { backend: b.id, domain: b.domain }, b.reachable ? 1 : 0);
+  x.family('shardgate_backend_last_success_timestamp_seconds', 'gauge', 'When the backend last answered a call.');
+  for (const b of doc.backends) if (b.lastOkAt !== null) x.sample('shardgate_backend_last_success_timestamp_seconds', { backend: b.id }, seconds(b.lastOkAt)!);
+  x.family('shardgate_backend_last_error_timestamp_seconds', 'gauge', 'When a call to the backend last failed.');
+  for (const b of doc.backends) if (b.lastErrorAt !== null) x.sample('shardgate_backend_last_error_timestamp_seconds', { backend: b.id }, seconds(b.lastErrorAt)!);
+  x.family('shardgate_backend_probe_success', 'gauge', '1 when the latest probe (a HEAD of a missing key) was answered, else 0.');
+  for (const b of doc.backends) if (b.probe) x.sample('shardgate_backend_probe_success', { backend: b.id }, b.probe.ok ? 1 : 0);
+  x.family('shardgate_backend_probe_timestamp_seconds', 'gauge', 'When the backend was last probed.');
+  for (const b of doc.backends) if (b.probe) x.sample('shardgate_backend_probe_timestamp_seconds', { backend: b.id }, seconds(b.probe.at)!);
+
+  const ids = doc.backends.map((b) => b.id);
+  x.family('shardgate_backend_requests_total', 'counter', 'Calls made to the backend, by operation (put, get, head, delete, list).');
+  for (const id of ids) for (const op of BACKEND_OPS) x.sample('shardgate_backend_requests_total', { backend: id, op }, totals.backends[id]?.ops[op]?.requests ?? 0);
+  x.family('shardgate_backend_request_errors_total', 'counter', 'Calls to the backend that failed (a NotFound answer is not a failure), by operation.');
+  for (const id of ids) for (const op of BACKEND_OPS) x.sample('shardgate_backend_request_errors_total', { backend: id, op }, totals.backends[id]?.ops[op]?.errors ?? 0);
+  x.family('shardgate_backend_written_bytes_total', 'counter', 'Bytes sent to the backend in shard writes.');
+  for (const id of ids) x.sample('shardgate_backend_written_bytes_total', { backend: id }, totals.backends[id]?.ops.put?.bytes ?? 0);
+  x.family('shardgate_backend_read_bytes_total', 'counter', 'Bytes asked of the backend in reads (egress on providers that charge for it).');
+  for (const id of ids) x.sample('shardgate_backend_read_bytes_total', { backend: id }, totals.backends[id]?.ops.get?.bytes ?? 0);
+  x.family('shardgate_backend_request_duration_seconds', 'histogram', 'Time until the backend answered a call (a read: until its body started), by operation.');
+  for (const id of ids) {
+    for (const op of BACKEND_OPS) {
+      const o = totals.backends[id]?.ops[op];
+      if (!o) continue;
+      let cumulative = 0;
+      LATENCY_BUCKETS_MS.forEach((edge, i) => {
+        cumulative += o.hist[i] ?? 0;
+        x.sample('shardgate_backend_request_duration_seconds_bucket', { backend: id, op, le: String(edge / 1000) }, cumulative);
+      });
+      x.sample('shardgate_backend_request_duration_seconds_bucket', { backend: id, op, le: '+Inf' }, o.requests);
+      x.sample('shardgate_backend_request_duration_seconds_sum', { backend: id, op }, o.ms / 1000);
+      x.sample('shardgate_backend_request_duration_seconds_count', { backend: id, op }, o.requests);
+    }
+  }
+  x.family('shardgate_backend_stored_bytes', 'gauge', 'Bytes of shard files of committed objects on the backend (headers and block checksums included).');
+  for (const b of doc.backends) x.sample('shardgate_backend_stored_bytes', { backend: b.id }, b.storedBytes);
+  x.family('shardgate_backend_shards', 'gauge', 'Shard files of committed objects on the backend.');
+  for (const b of doc.backends) x.sample('shardgate_backend_shards', { backend: b.id }, b.storedShards);
+
+  // Data health, gateway-wide.
+  const d = doc.data;
+  const gauge = (name: string, help: string, value: number | null) => {
+    x.family(name, 'gauge', help);
+    if (value !== null) x.sample(name, {}, value);
+  };
+  gauge('shardgate_buckets', 'Buckets.', d.buckets);
+  gauge('shardgate_objects', 'Objects stored.', d.objects);
+  gauge('shardgate_object_bytes', 'Bytes of object data stored (as clients sent them).', d.bytes);
+  gauge('shardgate_inline_bytes', 'Of which stored inline in the catalog.', d.inlineBytes);
+  gauge('shardgate_stored_bytes', 'Bytes of shard files on all backends.', d.storedBytes);
+  gauge('shardgate_storage_overhead_ratio', 'Stored bytes per byte of object data on the backends (three replicas: 3).', d.overhead);
+  gauge('shardgate_degraded_objects', 'Objects with shards missing (missed by a write; repair restores them).', d.degradedObjects);
+  gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
+  gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
+  gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
+  gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);
+  x.family('shardgate_reservations', 'gauge', 'Unit ids reserved by writes in flight; state="expired": orphans the collector has yet to take.')
+    .sample('shardgate_reservations', { state: 'held' }, d.reservations.held).sample('shardgate_reservations', { state: 'expired' }, d.reservations.expired);
+  x.family('shardgate_garbage_units', 'gauge', 'Units waiting for the collector; state="due": past their grace delay (its backlog).')
+    .sample('shardgate_garbage_units', { state: 'queued' }, d.garbage.queued).sample('shardgate_garbage_units', { state: 'due' }, d.garbage.due);
+  gauge('shardgate_scrub_coverage_ratio', 'Share of all objects the scrubber has checked in its current passes.', d.scrub.coverage);
+  gauge('shardgate_scrub_oldest_pass_completed_timestamp_seconds', 'The oldest of every bucket\'s last complete scrub pass (absent while a bucket has none).', seconds(d.scrub.oldestPassCompletedAt));
+
+  if (doc.buckets) {
+    const perBucket: [string, 'gauge' | 'counter', string, (b: NonNullable<StatusDoc['buckets']>[number]) => number | null][] = [
+      ['shardgate_bucket_objects', 'gauge', 'Objects in the bucket.', (b) => b.objects],
+      ['shardgate_bucket_object_bytes', 'gauge', 'Bytes of object data in the bucket.', (b) => b.bytes],
+      ['shardgate_bucket_stored_bytes', 'gauge', 'Bytes of shard files of the bucket on all backends.', (b) => b.storedBytes],
+      ['shardgate_bucket_degraded_objects', 'gauge', 'Objects of the bucket with shards missing.', (b) => b.degradedObjects],
+      ['shardgate_bucket_degraded_units', 'gauge', 'Units of the bucket with shards missing.', (b) => b.degradedUnits],
+      ['shardgate_bucket_multipart_uploads', 'gauge', 'Multipart uploads in progress in the bucket.', (b) => b.uploads],
+      ['shardgate_bucket_scrub_checked_objects', 'gauge', 'Objects checked in the scrubber\'s current pass of the bucket.', (b) => b.scrub.checked],
+      ['shardgate_bucket_scrub_coverage_ratio', 'gauge', 'Share of the bucket checked in the current scrub pass.', (b) => b.scrubCoverage],
+      ['shardgate_bucket_scrub_last_pass_completed_timestamp_seconds', 'gauge', 'When the scrubber last completed a pass of the bucket.', (b) => seconds(b.scrub.lastPassCompletedAt)],
+      ['shardgate_bucket_scrub_passes_total', 'counter', 'Complete scrub passes of the bucket.', (b) => b.scrub.passes],
+    ];
+    for (const [name, type, help, f] of perBucket) {
+      x.family(name, type, help);
+      for (const b of doc.buckets) {
+        const v = f(b);
+        if (v !== null) x.sample(name, { bucket: b.bucket }, v);
+      }
+    }
+  }
+
+  // Upkeep and the front door.
+  const ev = totals.events;
+  const counter = (name: string, help: string, value: number) => x.family(name, 'counter', help).sample(name, {}, value);
+  counter('shardgate_repairs_queued_total', 'Repairs asked for (by reads, writes that missed shards, the scrubber).', ev.repairs_queued ?? 0);
+  x.family('shardgate_repairs_total', 'counter', 'Repair attempts, by result (failed ones are retried).')
+    .sample('shardgate_repairs_total', { result: 'done' }, ev.repairs_done ?? 0).sample('shardgate_repairs_total', { result: 'failed' }, ev.repairs_failed ?? 0);
+  counter('shardgate_repaired_shards_total', 'Shards rewritten or confirmed by repairs.', ev.repaired_shards ?? 0);
+  counter('shardgate_scrub_runs_total', 'Scrubber runs.', ev.scrub_runs ?? 0);
+  counter('shardgate_scrub_checked_objects_total', 'Objects checked by the scrubber.', ev.scrub_objects ?? 0);
+  counter('shardgate_scrub_checked_shards_total', 'Shards checked by the scrubber.', ev.scrub_shards ?? 0);
+  counter('shardgate_scrub_damaged_shards_total', 'Shards the scrubber found damaged.', ev.scrub_damaged ?? 0);
+  counter('shardgate_collector_runs_total', 'Garbage collector runs.', ev.collector_runs ?? 0);
+  counter('shardgate_collected_units_total', 'Units whose shards the collector deleted.', ev.collected_units ?? 0);
+  x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
+  for (const [k, n] of Object.entries(totals.s3).sort()) {
+    const at = k.lastIndexOf(' ');
+    x.sample('shardgate_s3_requests_total', { operation: k.slice(0, at), code: k.slice(at + 1) }, n);
+  }
+  counter('shardgate_s3_received_bytes_total', 'Request body bytes of S3 requests (declared lengths).', totals.s3BytesIn);
+  counter('shardgate_s3_sent_bytes_total', 'Response body bytes of S3 requests (declared lengths).', totals.s3BytesOut);
+  return x.text();
+}

@@ -1,0 +1,60 @@
+/**
+ * OpsService: what the operator routes and the cron ask of the gateway's self-knowledge. A status
+ * read first flushes this isolate's counts (so it sees its own traffic), probes the backends when
+ * the last probe is older than `probeEveryMs` (if asked to), reads the shared record and every
+ * bucket's health, records a data-health sample when the last is a minute old, and builds the
+ * document. The cron probes, samples and flushes on every run.
+ */
+import type { Backend } from '../../backends/types.ts';
+import type { Catalog } from '../catalog/types.ts';
+import { readDataHealth, sampleOf } from './data-health.ts';
+import type { OpsFlusher } from './flusher.ts';
+import type { IsolateMeter } from './meter.ts';
+import { probeBackends } from './probe.ts';
+import { buildStatus, type StatusConfig, type StatusDoc } from './status.ts';
+import type { OpsCounters, OpsRecord } from './types.ts';
+
+/** A status read records a data-health sample when the last one is this old (the cron: every run). */
+export const SAMPLE_EVERY_MS = 60_000;
+/** The longest series a status carries (the record keeps 24 hours). */
+export const MAX_HOURS = 24;
+
+export interface OpsServiceDeps {
+  config: StatusConfig;
+  catalog: Catalog;
+  /** The metered backends: probes count as traffic like any call. */
+  backends: Backend[];
+  meter: IsolateMeter;
+  record: OpsRecord;
+  flusher: OpsFlusher;
+  probeEveryMs: number;
+}
+
+export class OpsService {
+  constructor(private readonly deps: OpsServiceDeps) {}
+
+  /** The status document over the last `hours`, and the all-time counters (for the metrics). */
+  async status(o: { signed: boolean; hours: number; probe: boolean }): Promise<{ doc: StatusDoc; totals: OpsCounters }> {
+    const { flusher, record, catalog } = this.deps;
+    await flusher.flush();
+    const from = Date.now() - Math.min(MAX_HOURS, Math.max(0, o.hours)) * 3_600_000;
+    let snapshot = await record.snapshot(from);
+    if (o.probe && (snapshot.lastProbeAt === null || Date.now() - snapshot.lastProbeAt >= this.deps.probeEveryMs)) {
+      await probeBackends(this.deps.backends, this.deps.meter);
+      await flusher.flush();
+      snapshot = await record.snapshot(from);
+    }
+    const data = await readDataHealth(catalog, new Date());
+    const last = snapshot.samples.at(-1);
+    if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
+    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from }), totals: snapshot.totals };
+  }
+
+  /** The cron's part: probe every backend, record a data-health sample, flush. */
+  async onCron(): Promise<void> {
+    await probeBackends(this.deps.backends, this.deps.meter);
+    const data = await readDataHealth(this.deps.catalog, new Date());
+    await this.deps.record.sample(sampleOf(data));
+    await this.deps.flusher.flush();
+  }
+}

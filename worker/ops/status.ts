@@ -1,0 +1,181 @@
+/**
+ * The status document of `GET /_shardgate/status` (and what the page and the metrics are drawn
+ * from): backends with their health, data health summed and per bucket, upkeep counters, and the
+ * series of the last hours. Built from the shared record's snapshot and the catalog's bucket
+ * health. An unsigned read (unless the config opens it) gets no bucket names, keys or error
+ * messages: health, counts and totals only.
+ */
+import type { BucketHealth } from '../catalog/types.ts';
+import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
+import { sampleOf, type DataHealth } from './data-health.ts';
+import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
+
+/** The replication the overhead is compared with: three full copies. */
+export const REPLICATION_COPIES = 3;
+
+export interface StatusConfig {
+  backends: { id: string; domain: string }[];
+  policies: Record<string, { codec: string; k: number; m: number }>;
+  defaultPolicy: string;
+  coder: { kernel: string; crc32: string };
+  scrubMode: string;
+}
+
+export interface BucketStatus extends BucketHealth {
+  storedBytes: number;
+  scrubCoverage: number | null;
+}
+
+/** One minute of traffic and upkeep, for the plots. */
+export interface MinutePoint {
+  at: number;
+  s3Requests: number;
+  s3Errors: number;
+  s3BytesIn: number;
+  s3BytesOut: number;
+  backendBytesWritten: number;
+  backendBytesRead: number;
+  backendErrors: number;
+  repairsDone: number;
+  repairsFailed: number;
+}
+
+export interface StatusDoc {
+  service: 'shardgate';
+  now: number;
+  /** When the shared record started counting. */
+  since: number;
+  signed: boolean;
+  /** 'ok'; 'warning': a backend is down or degraded, or objects are degraded; 'critical': more backends down than some policy tolerates (reads of its objects fail). */
+  health: 'ok' | 'warning' | 'critical';
+  coder: StatusConfig['coder'];
+  policies: StatusConfig['policies'];
+  defaultPolicy: string;
+  backends: BackendHealth[];
+  data: {
+    buckets: number;
+    objects: number;
+    bytes: number;
+    inlineBytes: number;
+    storedBytes: number;
+    /** Stored bytes per byte of data on the backends; null when nothing is stored. */
+    overhead: number | null;
+    replicationOverhead: number;
+    degradedObjects: number;
+    degradedUnits: number;
+    missingShards: number;
+    oldestDegradedAt: number | null;
+    uploads: number;
+    reservations: { held: number; expired: number };
+    garbage: { queued: number; due: number };
+    /** `checked`: objects of the passes in progress so far, plus every object of buckets between passes (their last pass completed). */
+    scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null; passes: number };
+  };
+  upkeep: { repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number };
+  s3: { requests: number; errors: number; bytesIn: number; bytesOut: number };
+  /** Per bucket: only in a signed (or open) status. */
+  buckets?: BucketStatus[];
+  series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
+}
+
+const storedOf = (b: BucketHealth) => Object.values(b.backends).reduce((n, x) => n + x.bytes, 0);
+/** Objects counted as checked: the current pass's so far, or all of them between passes once one has completed. */
+const scrubbedOf = (b: BucketHealth) => (b.scrub.passStartedAt === null && b.scrub.lastPassCompletedAt !== null ? b.objects : Math.min(b.objects, b.scrub.checked));
+const coverageOf = (b: BucketHealth) => (b.objects ? scrubbedOf(b) / b.objects : null);
+
+function minutePoint(at: number, c: OpsCounters): MinutePoint {
+  let s3Requests = 0, s3Errors = 0, written = 0, read = 0, backendErrors = 0;
+  for (const [k, n] of Object.entries(c.s3)) {
+    s3Requests += n;
+    if (Number(k.split(' ').pop()) >= 500) s3Errors += n;
+  }
+  for (const b of Object.values(c.backends)) {
+    written += b.ops.put?.bytes ?? 0;
+    read += b.ops.get?.bytes ?? 0;
+    for (const o of Object.values(b.ops)) backendErrors += o?.errors ?? 0;
+  }
+  return {
+    at, s3Requests, s3Errors, s3BytesIn: c.s3BytesIn, s3BytesOut: c.s3BytesOut, backendBytesWritten: written, backendBytesRead: read, backendErrors,
+    repairsDone: c.events.repairs_done ?? 0, repairsFailed: c.events.repairs_failed ?? 0,
+  };
+}
+
+export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number }): StatusDoc {
+  const { config, snapshot, data, signed } = o;
+  const stored = new Map<string, { shards: number; bytes: number }>();
+  for (const b of data.buckets) {
+    for (const [id, s] of Object.entries(b.backends)) {
+      const t = stored.get(id) ?? { shards: 0, bytes: 0 };
+      stored.set(id, { shards: t.shards + s.shards, bytes: t.bytes + s.bytes });
+    }
+  }
+  const recent = windowCounters(snapshot.minutes, snapshot.now - HEALTH_WINDOW_MS);
+  const backends = config.backends.map((b) => {
+    const h = backendHealth(b, snapshot.totals.backends[b.id], recent.backends[b.id], stored.get(b.id));
+    if (!signed) delete h.lastError;
+    return h;
+  });
+  const sample = sampleOf(data);
+  const sum = (f: (b: BucketHealth) => number) => data.buckets.reduce((n, b) => n + f(b), 0);
+  const onBackends = sample.bytes - sum((b) => b.inlineBytes);
+  const scrubbed = data.buckets.filter((b) => b.objects > 0);
+  const down = backends.filter((b) => b.state === 'down').length;
+  const tolerated = Math.min(...Object.values(config.policies).map((p) => p.m));
+  const health: StatusDoc['health'] = down > tolerated ? 'critical' : down > 0 || backends.some((b) => b.state === 'degraded') || sample.degradedObjects > 0 ? 'warning' : 'ok';
+  const ev = snapshot.totals.events;
+  let s3Requests = 0, s3Errors = 0;
+  for (const [k, n] of Object.entries(snapshot.totals.s3)) {
+    s3Requests += n;
+    if (Number(k.split(' ').pop()) >= 500) s3Errors += n;
+  }
+  const doc: StatusDoc = {
+    service: 'shardgate',
+    now: snapshot.now,
+    since: snapshot.since,
+    signed,
+    health,
+    coder: config.coder,
+    policies: config.policies,
+    defaultPolicy: config.defaultPolicy,
+    backends,
+    data: {
+      buckets: data.buckets.length,
+      objects: sample.objects,
+      bytes: sample.bytes,
+      inlineBytes: sum((b) => b.inlineBytes),
+      storedBytes: sample.storedBytes,
+      overhead: onBackends > 0 ? sample.storedBytes / onBackends : null,
+      replicationOverhead: REPLICATION_COPIES,
+      degradedObjects: sample.degradedObjects,
+      degradedUnits: sample.degradedUnits,
+      missingShards: sample.missingShards,
+      oldestDegradedAt: data.buckets.reduce<number | null>((t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t), null),
+      uploads: sum((b) => b.uploads),
+      reservations: { held: sum((b) => b.reservations.held), expired: sample.reservationsExpired },
+      garbage: { queued: sample.garbageQueued, due: sample.garbageDue },
+      scrub: {
+        mode: config.scrubMode,
+        checked: sum(scrubbedOf),
+        objects: sample.objects,
+        coverage: sample.objects ? sum(scrubbedOf) / sample.objects : null,
+        oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
+        passes: sum((b) => b.scrub.passes),
+      },
+    },
+    upkeep: {
+      repairsQueued: ev.repairs_queued ?? 0, repairsDone: ev.repairs_done ?? 0, repairsFailed: ev.repairs_failed ?? 0, repairedShards: ev.repaired_shards ?? 0,
+      scrubRuns: ev.scrub_runs ?? 0, scrubShards: ev.scrub_shards ?? 0, scrubDamaged: ev.scrub_damaged ?? 0,
+      collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
+    },
+    s3: { requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut },
+    series: {
+      from: o.from,
+      stepMs: 60_000,
+      minutes: snapshot.minutes.map((m) => minutePoint(m.at, m.counters)),
+      // The recorded samples, then this moment's, so the plots end now.
+      samples: [...snapshot.samples.filter((s) => s.at < sample.at), sample],
+    },
+  };
+  if (signed) doc.buckets = data.buckets.map((b) => ({ ...b, storedBytes: storedOf(b), scrubCoverage: coverageOf(b) }));
+  return doc;
+}

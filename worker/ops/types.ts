@@ -1,0 +1,108 @@
+/**
+ * The vocabulary of what the gateway knows about itself (issue 13): what one isolate counted
+ * (OpsDelta, sent to the shared record every few seconds), what the record keeps (cumulative
+ * totals, per-minute rows, per-backend reachability, data-health samples) and what it answers
+ * (OpsSnapshot). Plain JSON values: they cross Durable Object RPC and are stored as JSON.
+ * Counters are plain numbers on purpose: cost accounting (issue 14) prices requests by kind and
+ * bytes per backend from `totals.backends[id].ops[op]` (see `backendUsage` in counters.ts).
+ */
+
+export const BACKEND_OPS = ['put', 'get', 'head', 'delete', 'list'] as const;
+export type BackendOpName = (typeof BACKEND_OPS)[number];
+
+/** Upper bounds (ms) of the latency histogram buckets; one more bucket counts everything slower. */
+export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000] as const;
+
+/** Calls of one operation on one backend. */
+export interface OpCounters {
+  requests: number;
+  /** Calls that failed (NotFound and PreconditionFailed are answers, not failures). */
+  errors: number;
+  /** put: bytes sent to the backend; get: bytes read from it (egress); others 0. */
+  bytes: number;
+  /** Sum of the calls' durations in ms. */
+  ms: number;
+  /** Calls per latency bucket: LATENCY_BUCKETS_MS.length + 1 counts. */
+  hist: number[];
+}
+
+/** What is known of one backend's reachability; times are ms since the epoch. */
+export interface BackendSeen {
+  /** The latest call the backend answered (a NotFound is an answer). */
+  lastOkAt?: number;
+  /** The latest call that failed because the backend was unreachable, timed out or throttled. */
+  lastDownAt?: number;
+  /** The latest failure of any kind, and its message. */
+  lastErrorAt?: number;
+  lastError?: string;
+  lastErrorKind?: string;
+  /** The latest probe (a HEAD of a key that does not exist: NotFound means the backend answered). */
+  probe?: { at: number; ok: boolean; ms: number; error?: string };
+}
+
+export interface BackendCounters extends BackendSeen {
+  ops: Partial<Record<BackendOpName, OpCounters>>;
+}
+
+/** Upkeep and front-door events, counted. */
+export const EVENT_NAMES = [
+  'repairs_queued', 'repairs_done', 'repairs_failed', 'repaired_shards',
+  'scrub_runs', 'scrub_objects', 'scrub_shards', 'scrub_damaged',
+  'collector_runs', 'collected_units', 'probes',
+] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/** Counters over some time: an isolate's since its last flush, a minute's, or all time. */
+export interface OpsCounters {
+  backends: Record<string, BackendCounters>;
+  /** S3 requests by `<operation> <status>` (e.g. "GetObject 200"). */
+  s3: Record<string, number>;
+  /** Request body bytes received and response body bytes sent by the S3 front door. */
+  s3BytesIn: number;
+  s3BytesOut: number;
+  events: Partial<Record<EventName, number>>;
+}
+
+/** What an isolate sends: its counters since the last flush, taken at `at`. */
+export interface OpsDelta extends OpsCounters {
+  at: number;
+}
+
+/** Data health at one moment, summed over every bucket (catalog/types.ts BucketHealth). */
+export interface DataSample {
+  at: number;
+  objects: number;
+  bytes: number;
+  storedBytes: number;
+  degradedObjects: number;
+  degradedUnits: number;
+  missingShards: number;
+  garbageQueued: number;
+  garbageDue: number;
+  reservationsExpired: number;
+}
+
+export interface MinuteRow {
+  /** Start of the minute, ms since the epoch. */
+  at: number;
+  counters: OpsCounters;
+}
+
+/** What the shared record answers. */
+export interface OpsSnapshot {
+  now: number;
+  /** When the record started counting (the Prometheus counters' reset time). */
+  since: number;
+  totals: OpsCounters;
+  minutes: MinuteRow[];
+  samples: DataSample[];
+  lastProbeAt: number | null;
+}
+
+/** The shared record: one per gateway (worker/ops/ops-object.ts), or in memory for tests. */
+export interface OpsRecord {
+  record(delta: OpsDelta): Promise<void>;
+  sample(sample: DataSample): Promise<void>;
+  /** Totals, and the minutes and samples since `sinceMs`. */
+  snapshot(sinceMs: number): Promise<OpsSnapshot>;
+}

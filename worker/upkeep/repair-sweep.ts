@@ -1,0 +1,42 @@
+/**
+ * The operator's repair pass (`POST /_shardgate/admin/repair`, `shardgate repair`): repairs, now
+ * and in this request, the units the catalog lists as degraded (shards missed by a write), the
+ * same work the repair queue does for each (runRepair), at most `limit` units per call so one
+ * request stays within a Worker invocation's subrequests. A unit whose backend is still down
+ * fails and stays listed; the caller calls again until `remaining` is 0 or nothing moves.
+ * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
+ */
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
+
+export interface RepairSweepResult {
+  attempted: number;
+  repaired: number;
+  failed: { bucket: string; key: string; unitId: string; error: string }[];
+  /** Degraded units left in the buckets swept, after this pass. */
+  remaining: number;
+}
+
+export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; limit: number }): Promise<RepairSweepResult> {
+  const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
+  const result: RepairSweepResult = { attempted: 0, repaired: 0, failed: [], remaining: 0 };
+  for (const bucket of buckets) {
+    let after: { key: string; unitId: string } | null = null;
+    while (result.attempted < o.limit) {
+      const page = await catalog.listDegradedUnits(bucket, after, Math.min(100, o.limit - result.attempted));
+      if (page.length === 0) break;
+      for (const u of page) {
+        result.attempted++;
+        try {
+          await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards (operator repair)' });
+          result.repaired++;
+        } catch (err) {
+          result.failed.push({ bucket, key: u.key, unitId: u.unitId, error: String((err as Error)?.message ?? err) });
+        }
+      }
+      after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
+    }
+  }
+  for (const bucket of buckets) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
+  return result;
+}
