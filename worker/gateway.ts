@@ -13,7 +13,7 @@ import { makeAuthenticate } from './auth-gate.ts';
 import { BackgroundWork } from './background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
-import { engineSettings, parseConfig, s3Settings, type GatewayConfig } from './config.ts';
+import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
 import type { AppEnv } from './s3/context.ts';
@@ -69,7 +69,7 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
   const units = new UnitStore(backends, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
-  }, { hedgeMs: config.readHedgeMs || undefined });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair });
   const authenticate = makeAuthenticate(config, env);
   const app = createApp({

@@ -24,6 +24,8 @@ import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
+import type { PriceBook } from './prices.ts';
+import { planStripedRead } from './read-cost.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
 import { QuorumError } from './unit-writer.ts';
@@ -40,6 +42,8 @@ export interface ReadUnitInput {
   hedgeMs?: number;
   /** How fast each backend has answered: decoding sources are taken fastest first. */
   latency?: BackendLatency;
+  /** What each backend charges: reads fetch the cheapest k shards (read-cost.ts). */
+  prices?: PriceBook;
 }
 
 /** More views than this for one block and it is copied instead: small chunks cost per chunk downstream. */
@@ -91,6 +95,13 @@ export class UnitReader {
     const all = [...Array(this.n).keys()];
     this.preference = this.replica ? all.sort(bySpeed) : [...all.slice(0, unit.k), ...all.slice(unit.k).sort(bySpeed)];
     this.decoding = this.replica || all.slice(0, unit.k).some((i) => this.bad.has(i));
+    // Priced backends: the cheapest shards first, decoding from the start when parity on cheap
+    // backends costs less than the data shards' egress. Equal prices give the order above.
+    const plan = planStripedRead({ unit, prices: input.prices, latency: input.latency, bad: this.bad }, this.layout, start, end);
+    if (plan) {
+      this.preference = plan.preference;
+      this.decoding ||= plan.decode;
+    }
   }
 
   /** Reads the first stripe, then streams the range stripe by stripe. */
