@@ -2,7 +2,8 @@
  * The composition root: everything one isolate builds once from its env. Parsed config ->
  * backends, catalog, unit store and erasure-coded store -> the Hono app (with the status route
  * and the admin sub-app), plus the repair sender. No logic of its own beyond the wiring; rebuilt
- * only if SHARDGATE_CONFIG changes.
+ * only if SHARDGATE_CONFIG changes. Deployed (no local-development signal, deployment.ts), the
+ * config is reviewed first: refused, the isolate serves only the refusal (refusal.ts).
  */
 import type { Hono } from 'hono';
 import { createBackend, type Backend } from '../backends/index.ts';
@@ -14,8 +15,10 @@ import { BackgroundWork } from './background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
+import { isLocalDevelopment, reviewDeployment, type DeploymentReview } from './deployment.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
+import { logRefusal, refusingApp } from './refusal.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 
@@ -40,18 +43,45 @@ export interface Gateway {
   repair: (task: RepairTask) => Promise<void>;
 }
 
-let cached: { source: string; gateway: Gateway } | undefined;
+/** A built gateway, or, deployed with a config the review refuses, the app that refuses everything. */
+type Startup = { gateway: Gateway; refused?: undefined } | { gateway?: undefined; refused: { app: Hono<AppEnv>; review: DeploymentReview } };
 
-export function gatewayFor(env: Env): Gateway {
+let cached: { source: string; local: boolean; startup: Startup } | undefined;
+
+function startup(env: Env): Startup {
   const source = env.SHARDGATE_CONFIG ?? '';
-  if (cached?.source === source) return cached.gateway;
+  const local = isLocalDevelopment(env);
+  if (cached?.source === source && cached.local === local) return cached.startup;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
-  const gateway = buildGateway(parseConfig(source), env);
-  cached = { source, gateway };
-  return gateway;
+  const config = parseConfig(source);
+  // Deployed (no local-development signal): refuse what is only safe on a laptop (deployment.ts).
+  const review = local ? { refusals: [], warnings: [] } : reviewDeployment(config, env);
+  for (const w of review.warnings) console.warn(`shardgate: WARNING: ${w}`);
+  let result: Startup;
+  if (review.refusals.length) {
+    logRefusal(review);
+    result = { refused: { app: refusingApp(review, config), review } };
+  } else {
+    result = { gateway: buildGateway(config, env, local ? 'local' : 'deployed', review.warnings) };
+  }
+  cached = { source, local, startup: result };
+  return result;
 }
 
-function buildGateway(config: GatewayConfig, env: Env): Gateway {
+/** The app that answers this env's requests: the gateway's, or the refusal's. */
+export function appFor(env: Env): Hono<AppEnv> {
+  const s = startup(env);
+  return s.gateway ? s.gateway.app : s.refused.app;
+}
+
+/** The gateway of this env (queue, cron, tests); throws when a deployed config was refused. */
+export function gatewayFor(env: Env): Gateway {
+  const s = startup(env);
+  if (s.gateway) return s.gateway;
+  throw new Error(`shardgate refuses to run: ${s.refused.review.refusals.length} configuration problem(s), logged when the isolate started`);
+}
+
+function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
   const background = new BackgroundWork();
@@ -83,6 +113,7 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
       backends: backends.map((b) => ({ id: b.id, domain: b.domain })),
       policies: config.policies,
       defaultPolicy: config.defaultPolicy,
+      deployment: { mode, warnings },
     }),
     admin: createAdmin({ authenticate, catalog, backends, region: config.region, scrub: config.scrub, enqueueRepair }),
   });

@@ -1,9 +1,11 @@
 /**
  * The Worker entry: fetch -> the gateway's Hono app; the repair queue -> upkeep's repair; the
- * cron trigger -> upkeep's garbage collector and scrubber. No logic here.
+ * cron trigger -> upkeep's garbage collector and scrubber. No logic here. A deployed gateway
+ * whose config is refused (deployment.ts) answers every request with the refusal; its queue
+ * and cron runs throw (messages are retried) until the config is fixed.
  */
 import type { RepairTask } from './engine/ec-store.ts';
-import { gatewayFor, type Env } from './gateway.ts';
+import { appFor, gatewayFor, type Env } from './gateway.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
 
@@ -11,7 +13,7 @@ export { CatalogObject } from './catalog/durable-object.ts';
 
 export default {
   async fetch(request, env, ctx) {
-    return gatewayFor(env).app.fetch(request, env, ctx);
+    return appFor(env).fetch(request, env, ctx);
   },
 
   async queue(batch, env) {
