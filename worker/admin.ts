@@ -7,6 +7,9 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
+ *   costs[?bucket=NAME][&maxPages=N]  what each backend and bucket costs (upkeep/cost.ts): bytes
+ *                              stored (listed, at most N pages per backend, default 100), requests
+ *                              and egress counted since the isolate started, at the configured prices
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -19,6 +22,9 @@ import { S3Error } from './model/errors.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
+import { costReport, type TrafficSource } from './upkeep/cost.ts';
+import type { BackendPrices } from './engine/prices.ts';
+import { measureStored } from './upkeep/stored-bytes.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
 
@@ -29,6 +35,8 @@ export interface AdminDeps {
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; objectsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
+  /** For `costs`: the traffic counters and each backend's prices (null: unpriced). */
+  costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
 
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
@@ -63,8 +71,26 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.post('/collect', async (c) => c.json({ collected: await collectGarbage(deps.catalog, byId) }));
 
+  admin.post('/costs', async (c) => {
+    if (!deps.costs) throw new S3Error('NotImplemented', 'no cost accounting in this gateway');
+    const { traffic, prices } = deps.costs;
+    const q = c.var.view.query;
+    const bucket = q.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const maxPages = Number(q.get('maxPages') ?? 100);
+    if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1000) throw new S3Error('InvalidArgument', 'maxPages is an integer from 1 to 1000');
+    const measured = await measureStored(deps.backends, { bucket, maxPagesPerBackend: maxPages });
+    const counted = traffic.snapshot().filter((t) => bucket === undefined || t.bucket === bucket);
+    const report = costReport({ backends: deps.backends, prices, stored: measured.stored, traffic: counted, trafficSince: traffic.since, now: new Date() });
+    return c.json({
+      ...report,
+      storedListing: { complete: measured.complete, errors: measured.errors, listRequests: measured.pages },
+      note: 'storagePerMonth: a month at the size listed now. egress and requests: counted by this isolate since trafficSince (Workers run several isolates; this is one of them).',
+    });
+  });
+
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, costs)`);
   });
   return admin;
 }

@@ -16,6 +16,7 @@ import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
 import { isLocalDevelopment, reviewDeployment, type DeploymentReview } from './deployment.ts';
+import { BackendTraffic } from './engine/backend-traffic.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
 import { logRefusal, refusingApp } from './refusal.ts';
@@ -34,6 +35,8 @@ export interface Gateway {
   backends: Backend[];
   catalog: Catalog;
   units: UnitStore;
+  /** What this isolate has asked of each backend (the cost report's traffic). */
+  traffic: BackendTraffic;
   store: EcStore;
   app: Hono<AppEnv>;
   background: BackgroundWork;
@@ -83,6 +86,10 @@ export function gatewayFor(env: Env): Gateway {
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
+  // Everything the gateway asks of a backend goes through the traffic meter (cost report);
+  // `backends` stays the bare ones (tests reach their fault wrappers there).
+  const traffic = new BackendTraffic();
+  const metered = backends.map((b) => traffic.wrap(b));
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
   const background = new BackgroundWork();
   const repair = (task: RepairTask) => runRepair(task, { catalog, backends: units.byId });
@@ -96,7 +103,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     });
     background.keepAlive(sent.catch((err: unknown) => console.error('shardgate: could not queue a repair', task, err)));
   };
-  const units = new UnitStore(backends, (bucket, key, unit, err) => {
+  const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
   }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config) });
@@ -115,7 +122,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       defaultPolicy: config.defaultPolicy,
       deployment: { mode, warnings },
     }),
-    admin: createAdmin({ authenticate, catalog, backends, region: config.region, scrub: config.scrub, enqueueRepair }),
+    admin: createAdmin({
+      authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair,
+      costs: { traffic, prices: config.backendPrices },
+    }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair };
+  return { config, backends, catalog, units, traffic, store, app, background, enqueueRepair, repair };
 }
