@@ -63,6 +63,7 @@ export function shardReadCost(input: ReadCostInput, i: number, bytes: number): n
  * unit is not fully priced: the reader then keeps its own order.
  */
 export function planStripedRead(input: ReadCostInput, layout: UnitLayout, start: number, end: number): StripedReadPlan | null {
+  if (!fullyPriced(input)) return null; // before the walk over the range's rows: reads without prices pay nothing
   const { k, codec } = input.unit;
   // A healthy read pulls whole blocks of the data shards the range touches; a decoding one the
   // block of every row of the range from each of its k sources.
@@ -94,6 +95,7 @@ export function planStripedRead(input: ReadCostInput, layout: UnitLayout, start:
  */
 export function planColumnRead(input: ReadCostInput, spans: { shard: number; bytes: number }[]): ColumnReadPlan | null {
   // Sources are ranked by what pulling a span's rows costs (egress weighs in, not only requests).
+  if (!fullyPriced(input)) return null;
   const preference = costOrder(input, Math.max(1, ...spans.map((s) => s.bytes)));
   if (!preference) return null;
   const avoid = new Set<number>();
@@ -123,6 +125,10 @@ function costOrder(input: ReadCostInput, bytes: number): number[] | null {
     const [ra, rb] = [rank(a), rank(b)];
     return ra[0]! - rb[0]! || ra[1]! - rb[1]! || ra[2]! - rb[2]!;
   });
+}
+
+function fullyPriced(input: ReadCostInput): boolean {
+  return input.prices !== undefined && input.unit.placement.every((id) => input.prices!.has(id));
 }
 
 function decodeDollars(bytes: number): number {
