@@ -4,7 +4,9 @@
  * A healthy read fetches only the data-shard blocks the range touches, verifies each block and
  * hands it on, with no decoding. When a data shard is missing, unreachable, corrupt or slower than
  * `hedgeMs`, the reader switches, from that stripe on, to k good shards (data first, then parity
- * from the backends answering fastest) and reconstructs each stripe in place.
+ * from the backends answering fastest) and reconstructs each stripe in place. With priced
+ * backends (read-cost.ts) the sources are the cheapest shards, and a read whose data shards cost
+ * more (egress) than k cheaper shards plus decoding decodes from its first stripe.
  *
  * Invariants:
  * - Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes.
