@@ -21,6 +21,8 @@ export interface BackendCallReport {
   ms: number;
   /** put: bytes sent; get: bytes asked for; others 0. */
   bytes: number;
+  /** The key called (a list's prefix): whose traffic it was. */
+  key: string;
   outcome: 'ok' | BackendErrorKind | 'Aborted';
   /** The error message of a failed call. */
   message?: string;
@@ -44,44 +46,44 @@ export class MeteredBackend implements Backend {
     this.domain = inner.domain;
   }
 
-  private async measure<T>(op: BackendOp, bytes: (r: T | undefined) => number, call: () => Promise<T>): Promise<T> {
+  private async measure<T>(op: BackendOp, key: string, bytes: (r: T | undefined) => number, call: () => Promise<T>): Promise<T> {
     const started = this.now();
     try {
       const r = await call();
-      this.report(op, started, bytes(r), 'ok');
+      this.report(op, key, started, bytes(r), 'ok');
       return r;
     } catch (err) {
       const kind = isBackendError(err) ? err.kind : (err as Error)?.name === 'AbortError' ? 'Aborted' : 'Unavailable';
-      this.report(op, started, bytes(undefined), ANSWERS.has(kind) ? 'ok' : kind, ANSWERS.has(kind) ? undefined : String((err as Error)?.message ?? err));
+      this.report(op, key, started, bytes(undefined), ANSWERS.has(kind) ? 'ok' : kind, ANSWERS.has(kind) ? undefined : String((err as Error)?.message ?? err));
       throw err;
     }
   }
 
-  private report(op: BackendOp, started: number, bytes: number, outcome: BackendCallReport['outcome'], message?: string): void {
+  private report(op: BackendOp, key: string, started: number, bytes: number, outcome: BackendCallReport['outcome'], message?: string): void {
     try {
-      this.sink({ backend: this.id, op, ms: Math.max(0, this.now() - started), bytes, outcome, ...(message ? { message } : {}) });
+      this.sink({ backend: this.id, op, key, ms: Math.max(0, this.now() - started), bytes, outcome, ...(message ? { message } : {}) });
     } catch {
       // Metering must never fail a storage call.
     }
   }
 
   put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
-    return this.measure('put', () => length, () => this.inner.put(key, body, length, opts));
+    return this.measure('put', key, () => length, () => this.inner.put(key, body, length, opts));
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
-    return this.measure('get', (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts));
+    return this.measure('get', key, (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts));
   }
 
   head(key: string): Promise<BlobInfo> {
-    return this.measure('head', () => 0, () => this.inner.head(key));
+    return this.measure('head', key, () => 0, () => this.inner.head(key));
   }
 
   delete(key: string): Promise<void> {
-    return this.measure('delete', () => 0, () => this.inner.delete(key));
+    return this.measure('delete', key, () => 0, () => this.inner.delete(key));
   }
 
   list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
-    return this.measure('list', () => 0, () => this.inner.list(prefix, cursor, opts));
+    return this.measure('list', prefix, () => 0, () => this.inner.list(prefix, cursor, opts));
   }
 }

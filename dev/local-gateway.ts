@@ -34,6 +34,18 @@ export interface LocalGatewayOptions {
   watch?: boolean;
   /** Bindings over wrangler.toml's (tests: their own SHARDGATE_CONFIG). */
   bindings?: StartInput['bindings'];
+  /** The wrangler config file (default wrangler.toml; the rehearsal: wrangler.production.toml). */
+  config?: string;
+  /**
+   * Set the local-development signal (default true). False runs the Worker as deployed
+   * (worker/deployment.ts): `npm run rehearse` checks a production config that way.
+   */
+  localDevelopment?: boolean;
+  /**
+   * Routes and crons over the config's (the rehearsal: none, since wrangler dev rewrites the
+   * request's host to a route's, and a client signs the host it connects to).
+   */
+  triggers?: StartInput['triggers'];
   log?: (line: string) => void;
   /** wrangler's log level: 'log' shows the Worker's console and every request, 'warn' only problems. */
   logLevel?: 'warn' | 'info' | 'log';
@@ -56,8 +68,11 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   // warning where there is none); its built-in placeholder serves a local gateway as well.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const worker = await unstable_startWorker({
-    config: join(ROOT, 'wrangler.toml'),
-    bindings: o.bindings,
+    config: o.config ?? join(ROOT, 'wrangler.toml'),
+    // The local-development signal (worker/deployment.ts): the development key and the all-local
+    // pool work only with it. Only local tooling sets it; wrangler.toml never does.
+    bindings: { ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }), ...o.bindings },
+    ...(o.triggers ? { triggers: o.triggers } : {}),
     build: { nodejsCompatMode: 'v2' }, // quiets the bundler about node:crypto (as test/cli/gateway.ts)
     dev: {
       inspector: false,

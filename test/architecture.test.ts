@@ -26,7 +26,9 @@ const ALLOWED: Record<string, string[]> = {
   'coder-wasm': [],
   // The ops command line (Node): reuses the Worker's code (format, readers, coder); nothing in
   // worker/ may import it.
-  cli: ['worker/model', 'worker/catalog', 'worker/engine', 'worker/ops', 'backends', 'coder-wasm'],
+  // It also reads the top-level config schema, deployment review and price list (worker/*.ts):
+  // `check-deploy` reviews a file exactly as a deployed gateway reviews its config.
+  cli: ['worker', 'worker/model', 'worker/catalog', 'worker/engine', 'worker/ops', 'backends', 'coder-wasm'],
 };
 
 function sources(dir: string): string[] {

@@ -9,6 +9,10 @@
  *   collect                    one garbage-collector pass now
  *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
+ *   costs[?bucket=NAME][&maxPages=N]  what each backend and bucket costs (upkeep/cost.ts): bytes
+ *                              stored (listed, at most N pages per backend, default 100), requests
+ *                              and egress counted by every isolate since the shared record began
+ *                              (ops), at the configured prices
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -21,6 +25,9 @@ import { S3Error } from './model/errors.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate } from './s3/context.ts';
 import { collectGarbage } from './upkeep/collector.ts';
+import { costReport, type TrafficSource } from './upkeep/cost.ts';
+import type { BackendPrices } from './engine/prices.ts';
+import { measureStored } from './upkeep/stored-bytes.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
 import { repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
@@ -41,6 +48,8 @@ export interface AdminDeps {
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
   upkeep?: UpkeepObserver;
+  /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
+  costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
 
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
@@ -91,8 +100,29 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, limit }));
   });
 
+  admin.post('/costs', async (c) => {
+    if (!deps.costs) throw new S3Error('NotImplemented', 'no cost accounting in this gateway');
+    const { traffic, prices } = deps.costs;
+    const q = c.var.view.query;
+    const bucket = q.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const maxPages = Number(q.get('maxPages') ?? 100);
+    if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1000) throw new S3Error('InvalidArgument', 'maxPages is an integer from 1 to 1000');
+    const measured = await measureStored(deps.backends, { bucket, maxPagesPerBackend: maxPages });
+    const counted = await traffic();
+    const report = costReport({
+      backends: deps.backends, prices, stored: measured.stored, now: new Date(),
+      traffic: counted.counts.filter((t) => bucket === undefined || t.bucket === bucket), trafficSince: counted.since,
+    });
+    return c.json({
+      ...report,
+      storedListing: { complete: measured.complete, errors: measured.errors, listRequests: measured.pages },
+      note: 'storagePerMonth: a month at the size listed now. egress and requests: counted by every isolate since trafficSince, as the backends were asked (a read cancelled early counts whole).',
+    });
+  });
+
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, costs)`);
   });
   return admin;
 }

@@ -8,6 +8,8 @@
 import { z } from 'zod';
 import type { BackendConfig } from '../backends/index.ts';
 import type { EngineSettings, StoragePolicy } from './engine/policy.ts';
+import type { BackendPrices } from './engine/prices.ts';
+import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from './s3/context.ts';
 
 const MiB = 1024 * 1024;
@@ -19,11 +21,25 @@ const faults = z.object({
   seed: z.number().int().optional(),
 }).strict();
 
-const backend = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('memory'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional() }).strict(),
-  z.object({ kind: z.literal('r2'), id: z.string().min(1), domain: z.string().min(1), binding: z.string().min(1), faults: faults.optional() }).strict(),
+/**
+ * What a backend costs (US dollars): a preset of worker/price-list.ts by name, or figures, each
+ * overriding the `preset` (if any). Absent: the default preset of its kind or endpoint host
+ * (price-list.ts `defaultPreset`), else unpriced. "none": unpriced on purpose.
+ */
+const price = z.number().min(0).max(1000);
+const prices = z.union([
+  z.enum([...PRESET_NAMES, 'none']),
   z.object({
-    kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(),
+    preset: z.enum(PRESET_NAMES).optional(),
+    storagePerGBMonth: price.optional(), egressPerGB: price.optional(), putPer1000: price.optional(), getPer1000: price.optional(),
+  }).strict(),
+]);
+
+const backend = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('memory'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional() }).strict(),
+  z.object({ kind: z.literal('r2'), id: z.string().min(1), domain: z.string().min(1), binding: z.string().min(1), faults: faults.optional(), prices: prices.optional() }).strict(),
+  z.object({
+    kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(),
     endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
     pathStyle: z.boolean().optional(), timeoutMs: z.number().int().positive().optional(),
     /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
@@ -149,6 +165,13 @@ export type GatewayConfigInput = z.input<typeof configSchema>;
 
 export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
   policies: Record<string, StoragePolicy>;
+  /** Backend id -> its resolved prices and where they come from; null: unpriced. */
+  backendPrices: Record<string, PricedBackend | null>;
+}
+
+export interface PricedBackend extends BackendPrices {
+  /** "preset aws-s3-standard", "preset cloudflare-r2 (default for kind r2)", "config". */
+  source: string;
 }
 
 // The inferred backend settings are what backends/createBackend() takes.
@@ -180,7 +203,37 @@ export function parseConfig(input: unknown): GatewayConfig {
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
     if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
-  return { ...c, policies };
+  const backendPrices = Object.fromEntries(c.backends.map((b) => [b.id, resolvePrices(b)]));
+  return { ...c, policies, backendPrices };
+}
+
+/** Backend id -> prices, for the engine's cost-aware reads (UnitStore options); unpriced backends are left out. */
+export function priceBook(c: Pick<GatewayConfig, 'backendPrices'>): Map<string, BackendPrices> {
+  const book = new Map<string, BackendPrices>();
+  for (const [id, p] of Object.entries(c.backendPrices)) {
+    if (p) book.set(id, { storagePerGBMonth: p.storagePerGBMonth, egressPerGB: p.egressPerGB, putPer1000: p.putPer1000, getPer1000: p.getPer1000 });
+  }
+  return book;
+}
+
+function resolvePrices(b: BackendSettings): PricedBackend | null {
+  const declared = b.prices;
+  if (declared === 'none') return null;
+  if (typeof declared === 'string') return { ...presetPrices(declared), source: `preset ${declared}` };
+  const fallback: PresetName | null = defaultPreset(b);
+  if (!declared) return fallback ? { ...presetPrices(fallback), source: `preset ${fallback} (default for ${b.kind === 'r2' ? 'kind r2' : 'its endpoint'})` } : null;
+  // Figures override the named preset, else the backend's default one (`{"egressPerGB": 0}` on a
+  // B2 endpoint: B2's prices with free egress).
+  const { preset, ...figures } = declared;
+  const basis = preset ?? fallback;
+  const fields = ['storagePerGBMonth', 'egressPerGB', 'putPer1000', 'getPer1000'] as const;
+  const missing = fields.filter((f) => figures[f] === undefined && !basis);
+  if (missing.length) {
+    throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" prices: give ${missing.join(', ')}, or a "preset" to take them from (${PRESET_NAMES.join(', ')})`);
+  }
+  const base = basis ? presetPrices(basis) : undefined;
+  const out = Object.fromEntries(fields.map((f) => [f, figures[f] ?? base![f]])) as unknown as BackendPrices;
+  return { ...out, source: basis ? `preset ${basis} with overrides` : 'config' };
 }
 
 /** What the engine needs of the config. */

@@ -4,7 +4,8 @@
  * (with the operator routes, the admin sub-app and the request log), plus the repair sender and
  * what the gateway knows about itself (ops: the isolate's meter, its flusher to the shared
  * record, the status service). No logic of its own beyond the wiring; rebuilt only if
- * SHARDGATE_CONFIG changes.
+ * SHARDGATE_CONFIG changes. Deployed (no local-development signal, deployment.ts), the config is
+ * reviewed first: refused, the isolate serves only the refusal (refusal.ts).
  */
 import type { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
@@ -15,15 +16,19 @@ import { makeAuthenticate } from './auth-gate.ts';
 import { BackgroundWork } from './background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
-import { engineSettings, parseConfig, s3Settings, type GatewayConfig } from './config.ts';
+import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
+import { isLocalDevelopment, reviewDeployment, type DeploymentReview } from './deployment.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
 import { createOperator } from './operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
+import { trafficByBucket } from './ops/counters.ts';
 import { OpsFlusher } from './ops/flusher.ts';
 import { IsolateMeter } from './ops/meter.ts';
-import { durableOpsRecord, type OpsObject } from './ops/ops-object.ts';
+import { durableOpsRecord } from './ops/durable-record.ts';
+import type { OpsObject } from './ops/ops-object.ts';
 import { OpsService } from './ops/service.ts';
+import { logRefusal, refusingApp } from './refusal.ts';
 import { requestLog } from './request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
@@ -58,15 +63,42 @@ export interface Gateway {
   upkeep: UpkeepObserver;
 }
 
-let cached: { source: string; gateway: Gateway } | undefined;
+/** A built gateway, or, deployed with a config the review refuses, the app that refuses everything. */
+type Startup = { gateway: Gateway; refused?: undefined } | { gateway?: undefined; refused: { app: Hono<AppEnv>; review: DeploymentReview } };
 
-export function gatewayFor(env: Env): Gateway {
+let cached: { source: string; local: boolean; startup: Startup } | undefined;
+
+function startup(env: Env): Startup {
   const source = env.SHARDGATE_CONFIG ?? '';
-  if (cached?.source === source) return cached.gateway;
+  const local = isLocalDevelopment(env);
+  if (cached?.source === source && cached.local === local) return cached.startup;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
-  const gateway = buildGateway(parseConfig(source), env);
-  cached = { source, gateway };
-  return gateway;
+  const config = parseConfig(source);
+  // Deployed (no local-development signal): refuse what is only safe on a laptop (deployment.ts).
+  const review = local ? { refusals: [], warnings: [] } : reviewDeployment(config, env);
+  for (const w of review.warnings) console.warn(`shardgate: WARNING: ${w}`);
+  let result: Startup;
+  if (review.refusals.length) {
+    logRefusal(review);
+    result = { refused: { app: refusingApp(review, config), review } };
+  } else {
+    result = { gateway: buildGateway(config, env, local ? 'local' : 'deployed', review.warnings) };
+  }
+  cached = { source, local, startup: result };
+  return result;
+}
+
+/** The app that answers this env's requests: the gateway's, or the refusal's. */
+export function appFor(env: Env): Hono<AppEnv> {
+  const s = startup(env);
+  return s.gateway ? s.gateway.app : s.refused.app;
+}
+
+/** The gateway of this env (queue, cron, tests); throws when a deployed config was refused. */
+export function gatewayFor(env: Env): Gateway {
+  const s = startup(env);
+  if (s.gateway) return s.gateway;
+  throw new Error(`shardgate refuses to run: ${s.refused.review.refusals.length} configuration problem(s), logged when the isolate started`);
 }
 
 /** One JSON log line (what Workers Logs and `wrangler tail` index as fields). */
@@ -91,10 +123,12 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
   };
 }
 
-function buildGateway(config: GatewayConfig, env: Env): Gateway {
+function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
+  // Everything the gateway asks of a backend is counted (health, latency, the cost report's
+  // traffic); `backends` stays the bare ones (tests reach their fault wrappers there).
   const metered = backends.map((b) => new MeteredBackend(b, (report) => meter.backendCall(report)));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
@@ -128,7 +162,7 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
-  }, { hedgeMs: config.readHedgeMs || undefined });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
@@ -138,6 +172,7 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
       defaultPolicy: config.defaultPolicy,
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
+      deployment: { mode, warnings },
     },
     catalog, backends: metered, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
   });
@@ -152,7 +187,19 @@ function buildGateway(config: GatewayConfig, env: Env): Gateway {
     settings: s3Settings(config),
     around: (c, next) => background.run(c.executionCtx, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
-    admin: createAdmin({ authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep }),
+    admin: createAdmin({
+      authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      costs: {
+        // Traffic from the shared record (every isolate's counts since the record began), with
+        // this isolate's latest counts flushed first.
+        traffic: async () => {
+          await flusher.flush();
+          const snapshot = await record.snapshot(Date.now());
+          return { since: new Date(snapshot.since), counts: trafficByBucket(snapshot.totals) };
+        },
+        prices: config.backendPrices,
+      },
+    }),
   });
   return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
 }

@@ -1,11 +1,15 @@
 /**
  * The Worker entry: fetch -> the gateway's Hono app (or, when the gateway cannot be built from
- * its env, an S3 error saying why: startup-error.ts); the repair queue -> upkeep's repair; the
- * cron trigger -> upkeep's garbage collector and scrubber, then the backends' probe and a
- * data-health sample (ops). Each run is one JSON log line. No logic here.
+ * its env, an S3 error saying why: startup-error.ts; or, deployed with a config the deployment
+ * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's repair;
+ * the cron trigger -> upkeep's garbage collector and scrubber, then the backends' probe and a
+ * data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
+ * until the config is fixed. Each run is one JSON log line. No logic here.
  */
+import type { Hono } from 'hono';
 import type { RepairTask } from './engine/ec-store.ts';
-import { gatewayFor, logLine, type Env, type Gateway } from './gateway.ts';
+import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
+import type { AppEnv } from './s3/context.ts';
 import { startupFailure } from './startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
@@ -15,13 +19,13 @@ export { OpsObject } from './ops/ops-object.ts';
 
 export default {
   async fetch(request, env, ctx) {
-    let g: Gateway;
+    let app: Hono<AppEnv>;
     try {
-      g = gatewayFor(env);
+      app = appFor(env);
     } catch (err) {
       return startupFailure(request, err);
     }
-    return g.app.fetch(request, env, ctx);
+    return app.fetch(request, env, ctx);
   },
 
   async queue(batch, env, ctx) {

@@ -13,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { descendants } from '../../test/support/proc.ts';
-import { bundleWorker, directSocket, projectWranglerToml, ROOT, startWorker, type WorkerBundle } from '../../test/support/worker.ts';
+import { bundleWorker, directSocket, LOCAL_DEV, projectWranglerToml, ROOT, startWorker, type WorkerBundle } from '../../test/support/worker.ts';
 import { whatIfPlugin } from './what-if.ts';
 
 // No Request.cf download (miniflare tries workers.cloudflare.com on every start): a placeholder does.
@@ -58,7 +58,7 @@ export async function buildBundle(whatIf: string[] = []): Promise<Bundle> {
 export async function startGateway(bundle: Bundle, config: object): Promise<BenchGateway> {
   const before = new Set(descendants(process.pid).map((p) => p.pid));
   const worker = await startWorker(bundle, {
-    bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+    bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
     persist: true,
   });
   try {

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { descendants, workerdPids } from '../support/proc.ts';
-import { directSocket, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
+import { directSocket, LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
@@ -136,7 +136,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
   const worker = await runWorker(
     join(ROOT, 'worker/index.ts'),
     { plugins: o.esbuildPlugins, wranglerToml: projectWranglerToml(), prefix: 'engine-s3rver-gateway-' },
-    { bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, inspector: o.inspector },
+    { bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, inspector: o.inspector },
   );
   const url = worker.url;
   let direct: Promise<URL> | undefined;

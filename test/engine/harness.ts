@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_startWorker } from 'wrangler';
+import { LOCAL_DEV } from '../support/worker.ts';
 
 export const CREDENTIALS = { accessKeyId: 'shardgate-test', secretAccessKey: 'shardgate-test-secret' };
 
@@ -36,7 +37,7 @@ export async function startGateway(config: object, opts: { entrypoint?: string; 
   const worker = await unstable_startWorker({
     config: 'wrangler.toml',
     entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
-    bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+    bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
     dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
   });
   const url = (await worker.url).toString().replace(/\/$/, '');

@@ -19,7 +19,7 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { createOperator } from '../../worker/operator.ts';
 import { MemoryOpsRecord, OpsBook, MemoryBookStore } from '../../worker/ops/book.ts';
-import { backendUsage, emptyCounters } from '../../worker/ops/counters.ts';
+import { addCounters, emptyCounters, trafficByBucket } from '../../worker/ops/counters.ts';
 import { OpsFlusher } from '../../worker/ops/flusher.ts';
 import { backendHealth } from '../../worker/ops/health.ts';
 import { emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
@@ -70,8 +70,27 @@ describe('metered backend and isolate meter', () => {
     expect([c.ops.put?.requests, c.ops.put?.bytes, c.ops.get?.requests, c.ops.get?.bytes, c.ops.get?.errors, c.ops.head?.errors]).toEqual([1, 100, 2, 20, 1, 0]);
     expect(c).toMatchObject({ lastOkAt: 1000, lastDownAt: 2000, lastErrorAt: 2000, lastErrorKind: 'Unavailable' });
     expect(tally).toEqual({ backendCalls: 3, backendErrors: 0 }); // the offline call was outside the tally
-    expect(backendUsage(d)).toEqual([{ backend: 'b', requests: { put: 1, get: 2, head: 1, delete: 0, list: 0 }, bytesWritten: 100, bytesRead: 20 }]);
+    // Keys that are no shard keys belong to no bucket.
+    expect(trafficByBucket(d)).toEqual([{ backendId: 'b', bucket: null, puts: 1, gets: 2, heads: 1, lists: 0, deletes: 0, bytesIn: 100, bytesOut: 20 }]);
     expect(meter.take()).toBeNull();
+  });
+
+  it('counts traffic per bucket from the shard keys; what no bucket accounts for stays with the backend', async () => {
+    const meter = new IsolateMeter();
+    const b = new MeteredBackend(new MemoryBackend({ id: 'b', domain: 'd' }), (r) => meter.backendCall(r));
+    await b.put('sg1/photos/u1/0', new Uint8Array(300), 300);
+    await b.get('sg1/photos/u1/0', { offset: 0, length: 100 });
+    await b.put('sg1/logs/u2/1', new Uint8Array(50), 50);
+    await b.delete('sg1/logs/u2/1');
+    await b.list('sg1/');
+    const totals = emptyCounters();
+    const delta = meter.take()!;
+    addCounters(totals, delta); // as the shared record adds the deltas of two isolates
+    addCounters(totals, delta);
+    const byKey = Object.fromEntries(trafficByBucket(totals).map((t) => [`${t.backendId} ${t.bucket}`, t]));
+    expect(byKey['b photos']).toMatchObject({ puts: 2, gets: 2, deletes: 0, bytesIn: 600, bytesOut: 200 });
+    expect(byKey['b logs']).toMatchObject({ puts: 2, deletes: 2, bytesIn: 100, bytesOut: 0 });
+    expect(byKey['b null']).toMatchObject({ puts: 0, gets: 0, lists: 2, bytesIn: 0, bytesOut: 0 });
   });
 
   it('a failed flush keeps its counts for the next one', async () => {
@@ -129,7 +148,7 @@ describe('backend health', () => {
 async function statusOf(backends: MeteredBackend[], meter: IsolateMeter, catalog = new MemoryCatalog()) {
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: backends.map((x) => ({ id: x.id, domain: x.domain })), policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads' },
+    config: { backends: backends.map((x) => ({ id: x.id, domain: x.domain })), policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
     catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
   });
   return { ops, ...(await ops.status({ signed: true, hours: 1, probe: true })) };

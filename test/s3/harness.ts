@@ -10,7 +10,7 @@
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROOT, runWorker } from '../support/worker.ts';
+import { LOCAL_DEV, ROOT, runWorker } from '../support/worker.ts';
 
 export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -44,7 +44,7 @@ export async function startTestWorker(gate: Gate): Promise<TestWorker> {
   const entry = fixture(engine ? 'worker-engine.ts' : 'worker-sigv4.ts');
   return runWorker(entry, { prefix: 'shardgate-s3-' }, {
     config: engine ? join(ROOT, 'wrangler.toml') : fixture('wrangler.toml'),
-    bindings: engine ? { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,
+    bindings: engine ? { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,
     persist: engine,
   });
 }

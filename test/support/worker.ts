@@ -96,6 +96,12 @@ function wasmAlongside(outDir: string): Plugin {
 
 type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
 
+/**
+ * The local-development signal of worker/deployment.ts as a binding: without it the gateway
+ * behaves as deployed and refuses inline secrets, the development key and local pools.
+ */
+export const LOCAL_DEV = { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } } as const;
+
 export interface StartOptions {
   /** The wrangler.toml to run with; by default the one written next to the bundle. */
   config?: string;

@@ -63,6 +63,12 @@ export function shardKey(bucket: string, unitId: string, shardIndex: number): st
   return `sg1/${bucket}/${unitId}/${shardIndex}`;
 }
 
+/** The bucket of a shard key (`sg1/<bucket>/...`); null for anything else (a list over `sg1/`). */
+export function bucketOfShardKey(key: string): string | null {
+  const m = /^sg1\/([^/]+)\//.exec(key);
+  return m ? m[1]! : null;
+}
+
 let lastMs = 0;
 let seq = 0;
 

@@ -10,6 +10,8 @@
  * Invariants: fewer than k good shards is QuorumError, never wrong bytes; every shard found
  * unhealthy is reported once through `onUnhealthy`; the first block is read before the stream is
  * returned (failures up front are errors, not truncated bodies).
+ * With priced backends (read-cost.ts), a data shard on a backend whose egress costs more than
+ * reading its rows' k counterparts elsewhere is rebuilt instead of read, from the cheapest shards.
  * Known gap: no hedging on slow shards (a slow data shard is waited for: reading around it would
  * cost k requests for one).
  */
@@ -18,6 +20,7 @@ import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts'
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
+import { planColumnRead } from './read-cost.ts';
 import { RowDecoder } from './row-decoder.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
@@ -39,6 +42,8 @@ export class ColumnReader {
   private readonly layout: UnitLayout;
   private readonly spans: Span[];
   private readonly bad: Set<number>;
+  /** Data shards cheaper to rebuild than to read, and the decoder's source order (read-cost.ts; priced backends only). */
+  private readonly costPlan: { avoid: Set<number>; preference: number[] } | null;
   private readonly salt: bigint;
   /** A k+m stripe for decoding, made on demand. */
   private decodeCoder: Coder | null = null;
@@ -60,6 +65,8 @@ export class ColumnReader {
       if (hi > lo) this.spans.push({ shard: i, lo, hi, from: Math.floor(lo / B), to: Math.floor((hi - 1) / B) });
     }
     this.row = this.spans[0]?.from ?? 0;
+    const rowsBytes = (s: Span) => (s.to - s.from + 1) * B;
+    this.costPlan = planColumnRead({ unit: this.unit, prices: input.prices, latency: input.latency, bad: this.bad }, this.spans.map((s) => ({ shard: s.shard, bytes: rowsBytes(s) })));
   }
 
   async open(): Promise<ReadableStream<Uint8Array>> {
@@ -105,7 +112,7 @@ export class ColumnReader {
       const B = this.unit.blockSize;
       const lo = Math.max(span.lo, j * B) - j * B, hi = Math.min(span.hi, (j + 1) * B) - j * B;
       let out: Uint8Array[] | null = null;
-      if (!this.bad.has(span.shard)) out = await this.readHealthy(span, j, lo, hi);
+      if (!this.bad.has(span.shard) && !this.costPlan?.avoid.has(span.shard)) out = await this.readHealthy(span, j, lo, hi);
       out ??= await this.readDecoded(span, j, lo, hi);
       this.row++;
       return out;
@@ -137,7 +144,7 @@ export class ColumnReader {
     this.decodeStripe ??= this.decodeCoder.stripe(this.unit.blockSize);
     this.decoder ??= new RowDecoder({
       bucket: this.input.bucket, unit: this.unit, backends: this.input.backends, bad: this.bad,
-      lastRow: this.layout.stripes - 1, onUnhealthy: this.input.onUnhealthy, latency: this.input.latency,
+      lastRow: this.layout.stripes - 1, onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, preference: this.costPlan?.preference,
       rowsPerRound: Math.max(1, Math.floor(ROUND_BYTES / (this.unit.k * this.unit.blockSize))),
     });
     await this.decoder.decodeRow(j, this.decodeStripe, true);

@@ -45,3 +45,16 @@ export function placeShards(name: string, backends: readonly Backend[], k: numbe
   }
   return chosen;
 }
+
+/**
+ * How many shards placement can put on `backends` for a policy with m parity shards, keeping to
+ * its rule of at most max(1, m) per domain: below k+m, every write of that policy fails. The
+ * deployment review (worker/deployment.ts) uses it to refuse such a config before any write.
+ */
+export function placeableShards(backends: readonly { domain: string }[], m: number): number {
+  const perDomain = new Map<string, number>();
+  for (const b of backends) perDomain.set(b.domain, (perDomain.get(b.domain) ?? 0) + 1);
+  let total = 0;
+  for (const count of perDomain.values()) total += Math.min(count, Math.max(1, m));
+  return total;
+}

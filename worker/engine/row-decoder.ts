@@ -32,6 +32,8 @@ export interface RowDecoderOptions {
   slots?: Semaphore;
   onUnhealthy?: (err: ShardReadError) => void;
   latency?: BackendLatency;
+  /** Source order to use instead of data-first-then-fastest (read-cost.ts: cheapest first). */
+  preference?: number[];
 }
 
 export class RowDecoder {
@@ -98,8 +100,9 @@ export class RowDecoder {
     this.readers = new Map();
   }
 
-  /** Data shards first (no decoding needed for them), then the others by backend speed. */
+  /** Data shards first (no decoding needed for them), then the others by backend speed; or the caller's order. */
   private preference(): number[] {
+    if (this.o.preference) return this.o.preference;
     const { unit, latency } = this.o;
     const speed = (i: number) => latency?.of(unit.placement[i]!) ?? 0;
     const all = [...Array(this.n).keys()];

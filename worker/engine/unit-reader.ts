@@ -11,6 +11,10 @@
  * blocks of the row are decoded. A slow read is never abandoned: it goes on, and from the next
  * row on it serves again as soon as it catches up.
  *
+ * With priced backends (read-cost.ts) other shards are taken cheapest first, and a read whose
+ * data shards cost more (egress) than k cheaper shards plus decoding reads those k and decodes
+ * every row.
+ *
  * Invariants:
  * - Fewer than k good shards: QuorumError (a 503 to the client), never wrong bytes. A busy but
  *   healthy pool never yields one: only failed reads count against the quorum, slow ones do not.
@@ -27,6 +31,8 @@ import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
+import type { PriceBook } from './prices.ts';
+import { planStripedRead, type StripedReadPlan } from './read-cost.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
@@ -43,6 +49,8 @@ export interface ReadUnitInput {
   hedgeMs?: number;
   /** How fast each backend has answered: other shards are taken fastest first. */
   latency?: BackendLatency;
+  /** What each backend charges: reads fetch the cheapest k shards (read-cost.ts). */
+  prices?: PriceBook;
 }
 
 /** One shard's read: its reader, the next row it will read, and the block it is fetching. */
@@ -69,6 +77,8 @@ export class UnitReader {
   private readonly lanes = new Map<number, Lane>();
   /** Shards read besides the needed data ones, since a row needed them (they stay on). */
   private readonly extra = new Set<number>();
+  /** Read-cost plan (priced backends only): source order, and whether to decode from k cheapest. */
+  private readonly costPlan: StripedReadPlan | null;
   /** Made on the first decode: stripe memory and a buffer for decoded bytes handed on. */
   private coder: Coder | null = null;
   private stripe: Stripe | null = null;
@@ -85,6 +95,9 @@ export class UnitReader {
     this.backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
     this.salt = unitSalt(unit.unitId);
     this.bad = new Set(unit.missing);
+    // Priced backends: the cheapest shards first, decoding every row when parity on cheap
+    // backends costs less than the data shards' egress. Unpriced: null, the order below.
+    this.costPlan = planStripedRead({ unit, prices: input.prices, latency: input.latency, bad: this.bad }, this.layout, start, end);
   }
 
   /** Reads the first row, then streams the range row by row. */
@@ -120,18 +133,20 @@ export class UnitReader {
 
   /** Row s's requested bytes: its data blocks as they are, or decoded from k verified blocks. */
   private async row(s: number): Promise<Uint8Array[]> {
-    const needed = this.replica ? [this.preference()[0] ?? 0] : this.neededData(s);
+    // Decoding by plan: no block is needed as such; any k of the cheapest make the row.
+    const planned = !this.replica && this.costPlan?.decode === true;
+    const needed = planned ? [] : this.replica ? [this.preference()[0] ?? 0] : this.neededData(s);
     const blocks = new Map<number, Uint8Array>();
     for (const i of [...needed, ...this.extra]) this.read(i, s);
-    // How many reads of this row to keep going: the needed ones; k once a needed one has failed;
-    // k plus the late ones once the hedge fires (a late read may never come).
-    let target = needed.some((i) => this.bad.has(i)) ? this.need : needed.length;
+    // How many reads of this row to keep going: the needed ones (k when decoding by plan); k once
+    // a needed one has failed; k plus the late ones once the hedge fires (a late read may never come).
+    let target = planned || needed.some((i) => this.bad.has(i)) ? this.need : needed.length;
     let hedged = !this.input.hedgeMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const hedge = hedged ? null : new Promise<'hedge'>((resolve) => (timer = setTimeout(() => resolve('hedge'), this.input.hedgeMs)));
     try {
       for (;;) {
-        if (needed.every((i) => blocks.has(i))) return this.chunksOut(s, blocks, false);
+        if (!planned && needed.every((i) => blocks.has(i))) return this.chunksOut(s, blocks, false);
         if (blocks.size >= this.need) return this.chunksOut(s, blocks, true);
         if (needed.some((i) => this.bad.has(i))) target = Math.max(target, this.need);
         this.ensure(s, blocks, target);
@@ -140,7 +155,8 @@ export class UnitReader {
         const next = await Promise.race([...inFlight.map(([i, l]) => l.block!.then((v) => ({ i, v }), (e: unknown) => ({ i, e }))), ...(hedged ? [] : [hedge!])]);
         if (next === 'hedge') {
           hedged = true;
-          target = Math.max(target, this.need + needed.filter((i) => !blocks.has(i) && !this.bad.has(i)).length);
+          const late = planned ? this.inFlight(s, blocks).length : needed.filter((i) => !blocks.has(i) && !this.bad.has(i)).length;
+          target = Math.max(target, this.need + late);
           continue;
         }
         this.lanes.get(next.i)!.block = null;
@@ -208,8 +224,9 @@ export class UnitReader {
     this.input.onUnhealthy?.(err);
   }
 
-  /** Data shards first (no decoding needed for them), then the others by backend speed. */
+  /** Data shards first (no decoding needed for them), then the others by backend speed; priced: cheapest first. */
   private preference(): number[] {
+    if (this.costPlan) return this.costPlan.preference.filter((i) => !this.bad.has(i));
     const speed = (i: number) => this.input.latency?.of(this.unit.placement[i]!) ?? 0;
     const all = [...Array(this.n).keys()].filter((i) => !this.bad.has(i));
     if (this.replica) return all.sort((a, b) => speed(a) - speed(b));

@@ -14,6 +14,7 @@ import { BodyFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
 import { placeShards } from './placement.ts';
 import type { StoragePolicy } from './policy.ts';
+import type { PriceBook } from './prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { readUnit } from './unit-reader.ts';
@@ -73,6 +74,8 @@ export interface UnitStoreOptions {
   hedgeMs?: number;
   /** Wasm memory a column unit's parity may take (tests make it small to get many units). */
   columnParityBytes?: number;
+  /** What each backend charges: reads fetch the cheapest shards (read-cost.ts). */
+  prices?: PriceBook;
 }
 
 export class UnitStore {
@@ -171,6 +174,7 @@ export class UnitStore {
       const input = {
         bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
+        prices: this.options.prices,
       };
       return p.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
     };

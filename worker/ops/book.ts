@@ -43,7 +43,8 @@ export class OpsBook {
     addCounters(this.totals, counters);
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
     const row = this.store.getMinute(minute) ?? emptyCounters();
-    addCounters(row, counters);
+    const { buckets: _perBucket, ...perMinute } = counters; // per-bucket traffic: totals only (the cost report's), not every minute
+    addCounters(row, perMinute);
     this.store.putMinute(minute, row);
     this.store.saveTotals(this.since, this.totals);
     this.pruneNow();

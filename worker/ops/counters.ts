@@ -1,10 +1,10 @@
 /**
  * Adding up OpsCounters: an isolate's counts into a minute's and into the all-time totals, the
  * minutes of a window into one. Reachability times merge by maximum (the latest wins, whichever
- * isolate saw it). `backendUsage` is the small read API cost accounting (issue 14) prices.
+ * isolate saw it). `trafficByBucket` is what the cost report (upkeep/cost.ts) prices.
  */
 import { addHistogram, emptyHistogram } from './histogram.ts';
-import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type OpCounters, type OpsCounters } from './types.ts';
+import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type OpCounters, type OpsCounters } from './types.ts';
 
 export function emptyCounters(): OpsCounters {
   return { backends: {}, s3: {}, s3BytesIn: 0, s3BytesOut: 0, events: {} };
@@ -52,6 +52,14 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
       addHistogram(t.hist, o.hist);
     }
   }
+  for (const [bucket, perBackend] of Object.entries(from.buckets ?? {})) {
+    for (const [id, t] of Object.entries(perBackend)) {
+      const target = (((into.buckets ??= {})[bucket] ??= {})[id] ??= { requests: {}, bytesIn: 0, bytesOut: 0 });
+      for (const [op, n] of Object.entries(t.requests) as [BackendOpName, number][]) target.requests[op] = (target.requests[op] ?? 0) + n;
+      target.bytesIn += t.bytesIn;
+      target.bytesOut += t.bytesOut;
+    }
+  }
   for (const [k, n] of Object.entries(from.s3)) into.s3[k] = (into.s3[k] ?? 0) + n;
   into.s3BytesIn += from.s3BytesIn;
   into.s3BytesOut += from.s3BytesOut;
@@ -65,22 +73,41 @@ export function sumCounters(list: OpsCounters[]): OpsCounters {
   return out;
 }
 
-/** Requests by kind and bytes of one backend: what a provider bills (requests per class, egress). */
-export interface BackendUsage {
-  backend: string;
-  requests: Record<BackendOpName, number>;
-  /** Bytes written to the backend (put bodies). */
-  bytesWritten: number;
-  /** Bytes read from it (get bodies asked for): egress on providers that charge for it. */
-  bytesRead: number;
+/** A backend's calls for one bucket, or (bucket null) those of no bucket: listings over all of them. */
+export interface TrafficLine {
+  backendId: string;
+  bucket: string | null;
+  puts: number;
+  gets: number;
+  heads: number;
+  lists: number;
+  deletes: number;
+  bytesIn: number;
+  bytesOut: number;
 }
 
-/** Per backend, the requests by kind and the bytes written and read in `c` (totals, or a window). */
-export function backendUsage(c: OpsCounters): BackendUsage[] {
-  return Object.entries(c.backends).map(([backend, b]) => ({
-    backend,
-    requests: Object.fromEntries(BACKEND_OPS.map((op) => [op, b.ops[op]?.requests ?? 0])) as Record<BackendOpName, number>,
-    bytesWritten: b.ops.put?.bytes ?? 0,
-    bytesRead: b.ops.get?.bytes ?? 0,
-  }));
+/**
+ * Per backend and bucket, the calls by kind and the bytes written and read in `c`: each bucket's
+ * own, and per backend a line with bucket null for what no bucket accounts for (totals counted
+ * before per-bucket counting existed land there too).
+ */
+export function trafficByBucket(c: OpsCounters): TrafficLine[] {
+  const line = (backendId: string, bucket: string | null, t: BucketTraffic): TrafficLine => ({
+    backendId, bucket, puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut,
+  });
+  const out: TrafficLine[] = [];
+  for (const [id, b] of Object.entries(c.backends)) {
+    const rest: BucketTraffic = { requests: {}, bytesIn: b.ops.put?.bytes ?? 0, bytesOut: b.ops.get?.bytes ?? 0 };
+    for (const op of BACKEND_OPS) rest.requests[op] = b.ops[op]?.requests ?? 0;
+    for (const [bucket, perBackend] of Object.entries(c.buckets ?? {})) {
+      const t = perBackend[id];
+      if (!t) continue;
+      out.push(line(id, bucket, t));
+      for (const op of BACKEND_OPS) rest.requests[op]! -= t.requests[op] ?? 0;
+      rest.bytesIn -= t.bytesIn;
+      rest.bytesOut -= t.bytesOut;
+    }
+    if (BACKEND_OPS.some((op) => rest.requests[op]! > 0) || rest.bytesIn > 0 || rest.bytesOut > 0) out.push(line(id, null, rest));
+  }
+  return out;
 }

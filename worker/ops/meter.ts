@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BackendCallReport } from '../../backends/metered.ts';
+import { bucketOfShardKey } from '../catalog/manifest.ts';
 import { bucketOf } from './histogram.ts';
 import { addCounters, backendOf, emptyCounters, opOf } from './counters.ts';
 import type { EventName, OpsCounters, OpsDelta } from './types.ts';
@@ -54,6 +55,13 @@ export class IsolateMeter {
       if (DOWN_KINDS.has(r.outcome)) b.lastDownAt = at;
     } else if (r.outcome === 'ok') {
       b.lastOkAt = at;
+    }
+    const bucket = bucketOfShardKey(r.key);
+    if (bucket !== null) {
+      const t = (((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= { requests: {}, bytesIn: 0, bytesOut: 0 });
+      t.requests[r.op] = (t.requests[r.op] ?? 0) + 1;
+      if (r.op === 'put') t.bytesIn += r.bytes;
+      else if (r.op === 'get') t.bytesOut += r.bytes;
     }
     const tally = this.tallies.getStore();
     if (tally) {

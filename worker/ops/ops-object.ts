@@ -12,9 +12,6 @@ import { DurableObject } from 'cloudflare:workers';
 import { OpsBook, type BookStore } from './book.ts';
 import type { DataSample, MinuteRow, OpsCounters, OpsDelta, OpsRecord, OpsSnapshot } from './types.ts';
 
-/** The name of the one instance. */
-export const OPS_INSTANCE = 'ops';
-
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS minutes (at INTEGER PRIMARY KEY, data TEXT NOT NULL);
@@ -73,14 +70,4 @@ export class OpsObject extends DurableObject implements OpsRecord {
   async snapshot(sinceMs: number): Promise<OpsSnapshot> {
     return this.book.snapshot(sinceMs);
   }
-}
-
-/** The record as the gateway reaches it: the one OpsObject instance behind the binding. */
-export function durableOpsRecord(ns: DurableObjectNamespace<OpsObject>): OpsRecord {
-  const stub = () => ns.get(ns.idFromName(OPS_INSTANCE));
-  return {
-    record: async (delta) => void (await stub().record(delta)),
-    sample: async (s) => void (await stub().sample(s)),
-    snapshot: async (sinceMs) => (await stub().snapshot(sinceMs)) as OpsSnapshot,
-  };
 }

@@ -19,6 +19,8 @@ export interface StatusConfig {
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
   scrubMode: string;
+  /** Local development or deployed, and what the deployment review warned of (worker/deployment.ts). */
+  deployment: { mode: 'local' | 'deployed'; warnings: string[] };
 }
 
 export interface BucketStatus extends BucketHealth {
@@ -49,6 +51,8 @@ export interface StatusDoc {
   /** 'ok'; 'warning': a backend is down or degraded, or objects are degraded; 'critical': more backends down than some policy tolerates (reads of its objects fail). */
   health: 'ok' | 'warning' | 'critical';
   coder: StatusConfig['coder'];
+  /** The warnings themselves only in a signed (or open) status: they name endpoints. */
+  deployment: { mode: 'local' | 'deployed'; warningCount: number; warnings?: string[] };
   policies: StatusConfig['policies'];
   defaultPolicy: string;
   backends: BackendHealth[];
@@ -135,6 +139,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     signed,
     health,
     coder: config.coder,
+    deployment: { mode: config.deployment.mode, warningCount: config.deployment.warnings.length, ...(signed ? { warnings: config.deployment.warnings } : {}) },
     policies: config.policies,
     defaultPolicy: config.defaultPolicy,
     backends,

@@ -4,7 +4,7 @@
  * totals, per-minute rows, per-backend reachability, data-health samples) and what it answers
  * (OpsSnapshot). Plain JSON values: they cross Durable Object RPC and are stored as JSON.
  * Counters are plain numbers on purpose: cost accounting (issue 14) prices requests by kind and
- * bytes per backend from `totals.backends[id].ops[op]` (see `backendUsage` in counters.ts).
+ * bytes per backend and bucket from `totals` (see `trafficByBucket` in counters.ts).
  */
 
 export const BACKEND_OPS = ['put', 'get', 'head', 'delete', 'list'] as const;
@@ -52,9 +52,21 @@ export const EVENT_NAMES = [
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
+/** One bucket's calls to one backend (the bucket read from the shard key): what the cost report prices. */
+export interface BucketTraffic {
+  /** Calls by kind, failed ones too (providers bill them). */
+  requests: Partial<Record<BackendOpName, number>>;
+  /** Bytes sent in puts. */
+  bytesIn: number;
+  /** Bytes asked for in gets that were answered (egress). */
+  bytesOut: number;
+}
+
 /** Counters over some time: an isolate's since its last flush, a minute's, or all time. */
 export interface OpsCounters {
   backends: Record<string, BackendCounters>;
+  /** bucket -> backend -> its traffic. Kept in the totals only (minute rows leave it out). */
+  buckets?: Record<string, Record<string, BucketTraffic>>;
   /** S3 requests by `<operation> <status>` (e.g. "GetObject 200"). */
   s3: Record<string, number>;
   /** Request body bytes received and response body bytes sent by the S3 front door. */

@@ -1,0 +1,63 @@
+/**
+ * The deployment check of a wrangler config file (issue 14): what `wrangler deploy --dry-run`
+ * cannot see. The dry run bundles the Worker and lists its bindings, but SHARDGATE_CONFIG is only
+ * a string to it; here it is parsed with the gateway's own schema (worker/config.ts) and reviewed
+ * as a deployed gateway reviews it at start (worker/deployment.ts): the development key, inline
+ * secrets, local pools, failure domains. Secrets are never in the file, so every secret the
+ * config names is taken as set and listed (the operator runs `wrangler secret put` for each);
+ * R2 bindings are taken from the file's [[r2_buckets]]. It also checks the bindings the gateway
+ * needs besides its backends: the CATALOG Durable Object and its SQLite migration, the repair
+ * queue (producer and consumer) and a cron trigger.
+ * Known gap: it cannot tell whether buckets, secrets or routes exist in the account.
+ */
+import { unstable_readConfig, type Unstable_Config } from 'wrangler';
+import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config.ts';
+import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/deployment.ts';
+
+export interface DeployCheck {
+  /** What would make the deployed gateway refuse to start, or break it: the check fails. */
+  problems: string[];
+  /** Risks a deployed gateway logs at start. */
+  warnings: string[];
+  /** Worker secrets the config names: each needs `wrangler secret put NAME -c <file>`. */
+  secrets: string[];
+  config?: GatewayConfig;
+}
+
+export function checkDeployment(configPath: string): DeployCheck {
+  const w: Unstable_Config = unstable_readConfig({ config: configPath });
+  const problems: string[] = [];
+  const vars = w.vars as Record<string, unknown>;
+  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in [vars]: it turns a deployed gateway into a local development one (the development key, inline secrets). Remove it.`);
+  if (!w.durable_objects.bindings.some((b) => b.name === 'CATALOG' && b.class_name === 'CatalogObject')) problems.push('no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.');
+  if (!w.migrations.some((m) => m.new_sqlite_classes?.includes('CatalogObject'))) problems.push('no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.');
+  if (w.durable_objects.bindings.some((b) => b.name === 'OPS' && b.class_name === 'OpsObject') && !w.migrations.some((m) => m.new_sqlite_classes?.includes('OpsObject'))) {
+    problems.push('the OPS binding has no [[migrations]] entry with new_sqlite_classes = ["OpsObject"]: the ops record needs SQLite storage.');
+  }
+  const producer = w.queues.producers?.find((q) => q.binding === 'REPAIR_QUEUE');
+  if (!producer) problems.push('no queue producer bound as REPAIR_QUEUE: damaged shards would be repaired inline, holding requests up.');
+  else if (!w.queues.consumers?.some((q) => q.queue === producer.queue)) problems.push(`no consumer for the repair queue ${producer.queue}: repair tasks would pile up unprocessed.`);
+  if (!w.triggers.crons?.length) problems.push('no cron trigger ([triggers] crons): superseded shards would never be collected, nor objects scrubbed.');
+
+  const source = vars.SHARDGATE_CONFIG;
+  if (typeof source !== 'string' || !source) return { problems: [...problems, 'no SHARDGATE_CONFIG in [vars].'], warnings: [], secrets: [] };
+  let config: GatewayConfig;
+  try {
+    config = parseConfig(source);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return { problems: [...problems, err.message], warnings: [], secrets: [] };
+  }
+  const secrets = [...new Set([
+    ...config.credentials.flatMap((c) => (c.secretAccessKeySecret ? [c.secretAccessKeySecret] : [])),
+    ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
+  ])];
+  // The env a deployed Worker of this file would have: its R2 bindings, its secrets (set, with a
+  // value nobody would choose: the review only looks at whether they are set and not the dev one).
+  const env: Record<string, unknown> = { ...vars };
+  for (const b of w.r2_buckets) env[b.binding] = { put() {} };
+  for (const b of w.durable_objects.bindings) if (b.class_name === 'OpsObject') env[b.name] = {};
+  for (const name of secrets) env[name] = '(set with wrangler secret put)';
+  const review = reviewDeployment(config, env);
+  return { problems: [...problems, ...review.refusals], warnings: review.warnings, secrets, config };
+}

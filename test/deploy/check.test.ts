@@ -1,0 +1,83 @@
+/**
+ * `shardgate check-deploy` (cli/deploy/check.ts): the production example passes and names the
+ * secrets to set; the development config, a config that sets the local-development signal, one
+ * missing the catalog, queue or cron, and one whose SHARDGATE_CONFIG does not parse all fail.
+ * This is what CI's `npm run check:deploy` runs after the dry run.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run } from '../../cli/commands/check-deploy.ts';
+import { checkDeployment } from '../../cli/deploy/check.ts';
+import { ROOT } from '../support/worker.ts';
+
+const PRODUCTION = join(ROOT, 'wrangler.production.toml');
+const dir = mkdtempSync(join(tmpdir(), 'shardgate-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** wrangler.production.toml with `edit` applied, as a file of its own. */
+function variant(name: string, edit: (toml: string) => string): string {
+  const path = join(dir, `${name}.toml`);
+  writeFileSync(path, edit(readFileSync(PRODUCTION, 'utf8')).replace('main = "worker/index.ts"', `main = "${join(ROOT, 'worker/index.ts')}"`));
+  return path;
+}
+
+/** `toml` without the table that starts with the line `header` (up to the next blank line). */
+function dropTable(toml: string, header: string): string {
+  const lines = toml.split('\n');
+  const at = lines.indexOf(header);
+  if (at < 0) throw new Error(`no ${header}`);
+  let end = at;
+  while (end < lines.length && lines[end] !== '') end++;
+  return [...lines.slice(0, at), ...lines.slice(end)].join('\n');
+}
+
+describe('check-deploy', () => {
+  it('the production example is fit for deployment and lists every secret it names', async () => {
+    const r = checkDeployment(PRODUCTION);
+    expect(r.problems).toEqual([]);
+    expect(r.warnings).toEqual([]);
+    expect(r.secrets).toEqual(['SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET']);
+    expect(new Set(r.config!.backends.map((b) => b.domain)).size).toBe(6);
+    const lines: string[] = [];
+    expect(await run(['-c', PRODUCTION], (l) => lines.push(l))).toBe(0);
+    expect(lines.at(-1)).toBe(`${PRODUCTION}: fit for deployment`);
+  });
+
+  it('the development config of wrangler.toml would be refused', async () => {
+    const lines: string[] = [];
+    expect(await run(['-c', join(ROOT, 'wrangler.toml')], (l) => lines.push(l))).toBe(1);
+    expect(lines).toContain('problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.');
+    expect(lines.at(-1)).toMatch(/wrangler\.toml: 7 problem\(s\): a deployed gateway would refuse to start$/);
+  });
+
+  it('the local-development signal in [vars], a missing catalog, queue consumer or cron are problems', () => {
+    const signal = variant('signal', (t) => t.replace('[vars]\n', '[vars]\nSHARDGATE_LOCAL_DEV = "1"\n'));
+    expect(checkDeployment(signal).problems).toEqual([expect.stringMatching(/^SHARDGATE_LOCAL_DEV is set in \[vars\]/)]);
+    const bare = variant('bare', (t) => ['[[queues.consumers]]', '[triggers]', '[[durable_objects.bindings]]', '[[migrations]]'].reduce(dropTable, t));
+    expect(checkDeployment(bare).problems).toEqual([
+      'no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.',
+      'no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.',
+      'no consumer for the repair queue shardgate-repair: repair tasks would pile up unprocessed.',
+      'no cron trigger ([triggers] crons): superseded shards would never be collected, nor objects scrubbed.',
+    ]);
+  });
+
+  it('the ops record: without its binding a warning, with the binding but no migration a problem', () => {
+    const noBinding = variant('no-ops', (t) => t.replace('[[durable_objects.bindings]]\nname = "OPS"\nclass_name = "OpsObject"\n', ''));
+    expect(checkDeployment(noBinding).problems).toEqual([]);
+    expect(checkDeployment(noBinding).warnings).toEqual([expect.stringMatching(/^no OPS Durable Object binding/)]);
+    const noMigration = variant('no-ops-migration', (t) => t.replace('[[migrations]]\ntag = "v2"\nnew_sqlite_classes = ["OpsObject"]\n', ''));
+    expect(checkDeployment(noMigration).problems).toEqual(['the OPS binding has no [[migrations]] entry with new_sqlite_classes = ["OpsObject"]: the ops record needs SQLite storage.']);
+  });
+
+  it('SHARDGATE_CONFIG is parsed with the gateway\'s own schema', () => {
+    const typo = variant('typo', (t) => t.replace('"defaultPolicy": "ec-4-2"', '"defaultPolicy": "ec-4-2", "readHedgeMS": 100'));
+    expect(checkDeployment(typo).problems).toEqual([expect.stringContaining('SHARDGATE_CONFIG is invalid:\n  (root): Unrecognized key: "readHedgeMS"')]);
+    const unbound = variant('unbound', (t) => t.replace('binding = "SHARD_R2_ENAM"', 'binding = "SHARD_R2_OTHER"'));
+    expect(checkDeployment(unbound).problems).toEqual([expect.stringMatching(/^backend r2-enam names the R2 binding SHARD_R2_ENAM, which this Worker does not have/)]);
+    const inline = variant('inline', (t) => t.replace('"secretAccessKeySecret": "SHARDGATE_ADMIN_SECRET"', '"secretAccessKey": "correct horse battery staple"'));
+    expect(checkDeployment(inline).problems).toEqual([expect.stringMatching(/^access key example-admin has its secretAccessKey inline/)]);
+  });
+});

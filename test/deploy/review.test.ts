@@ -1,0 +1,102 @@
+/**
+ * The deployment review (worker/deployment.ts, worker/failure-domains.ts): what a deployed
+ * gateway refuses to start with and what it warns about, config by config, and the
+ * local-development signal that switches the review off.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../worker/config.ts';
+import { isLocalDevelopment, reviewDeployment } from '../../worker/deployment.ts';
+import { devConfigSource } from '../../dev/dev-config.ts';
+
+const r2 = (id: string, domain: string) => ({ id, kind: 'r2', domain, binding: `B_${id}` });
+const s3 = (id: string, domain: string, extra: object = {}) => ({
+  id, kind: 's3', domain, endpoint: `https://${id}.example.net`, bucket: 'b', accessKeyIdSecret: `${id}_KEY`, secretAccessKeySecret: `${id}_SECRET`, ...extra,
+});
+const SIX = [r2('r2a', 'cf/weur'), r2('r2b', 'cf/enam'), s3('aws', 'aws/fra'), s3('b2', 'b2/ams'), s3('wasabi', 'wasabi/ams'), s3('gcs', 'gcp/eu')];
+const GOOD = { backends: SIX, policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec', credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET' }] };
+
+/** The env a deployed Worker of `config` has: the ops record, every R2 binding and every secret it names. */
+function envFor(config: { backends: object[]; credentials?: object[] }): Record<string, unknown> {
+  const env: Record<string, unknown> = { OPS: {} };
+  for (const b of config.backends as { binding?: string; accessKeyIdSecret?: string; secretAccessKeySecret?: string }[]) {
+    if (b.binding) env[b.binding] = { put() {} };
+    for (const name of [b.accessKeyIdSecret, b.secretAccessKeySecret]) if (name) env[name] = `value of ${name}`;
+  }
+  for (const c of (config.credentials ?? []) as { secretAccessKeySecret?: string }[]) if (c.secretAccessKeySecret) env[c.secretAccessKeySecret] = 'a secret of my own';
+  return env;
+}
+
+function review(config: object, env?: Record<string, unknown>) {
+  return reviewDeployment(parseConfig(config), env ?? envFor(config as { backends: object[] }));
+}
+
+describe('deployment review', () => {
+  it('a multi-provider config with its secrets set passes, without warnings', () => {
+    expect(review(GOOD)).toEqual({ refusals: [], warnings: [] });
+    const { OPS: _, ...withoutOps } = envFor(GOOD);
+    expect(review(GOOD, withoutOps)).toEqual({ refusals: [], warnings: [expect.stringMatching(/^no OPS Durable Object binding/)] });
+  });
+
+  it('refuses wrangler.toml\'s development config: the development key and the local pool', () => {
+    const { refusals } = reviewDeployment(parseConfig(devConfigSource()), { SHARD_0: { put() {} } });
+    expect(refusals[0]).toMatch(/^access key shardgate-dev is the development key, which everyone knows: it works only in local development/);
+    expect(refusals.filter((r) => /failure domain local\/zone-\d: "local\/" domains are the local development pool/.test(r))).toHaveLength(6);
+  });
+
+  it('secrets only through wrangler secret put: inline, unset and development secrets are refused', () => {
+    const inline = { ...GOOD, credentials: [{ accessKeyId: 'ops', secretAccessKey: 'hunter2' }] };
+    expect(review(inline).refusals).toEqual([expect.stringMatching(/^access key ops has its secretAccessKey inline in SHARDGATE_CONFIG: .*"secretAccessKeySecret": "NAME" instead and run `wrangler secret put NAME`/)]);
+    const backendInline = { ...GOOD, backends: [...SIX.slice(0, 5), s3('gcs', 'gcp/eu', { secretAccessKeySecret: undefined, secretAccessKey: 'xyz' })] };
+    expect(review(backendInline).refusals).toEqual([expect.stringMatching(/^backend gcs has its secretAccessKey inline/)]);
+    const env = envFor(GOOD);
+    delete env.OPS_SECRET;
+    delete env.aws_SECRET;
+    expect(review(GOOD, env).refusals).toEqual([
+      'access key ops names the secret OPS_SECRET, which is not set: run `wrangler secret put OPS_SECRET`.',
+      'backend aws names the secret aws_SECRET for its secret key, which is not set: run `wrangler secret put aws_SECRET`.',
+    ]);
+    expect(review(GOOD, { ...envFor(GOOD), OPS_SECRET: 'shardgate-dev-secret' }).refusals).toEqual([expect.stringContaining('the secret OPS_SECRET holds the development secret')]);
+  });
+
+  it('no access key is refused; anonymous access is allowed but warned about', () => {
+    expect(review({ ...GOOD, credentials: [] }).refusals).toEqual([expect.stringMatching(/^no access key is configured/)]);
+    const anon = review({ ...GOOD, credentials: [], allowAnonymous: true });
+    expect(anon.refusals).toEqual([]);
+    expect(anon.warnings).toEqual([expect.stringMatching(/^allowAnonymous is true: anyone can read and write every bucket/)]);
+  });
+
+  it('memory backends, missing R2 bindings; faults and plain-HTTP endpoints are warnings', () => {
+    const mem = { ...GOOD, backends: [...SIX.slice(0, 5), { id: 'mem', kind: 'memory', domain: 'ram' }] };
+    expect(review(mem).refusals).toEqual([expect.stringMatching(/^backend mem is a memory backend/)]);
+    const env = envFor(GOOD);
+    delete env.B_r2b;
+    expect(review(GOOD, env).refusals).toEqual([expect.stringMatching(/^backend r2b names the R2 binding B_r2b, which this Worker does not have/)]);
+    const risky = { ...GOOD, backends: [...SIX.slice(0, 5), s3('gcs', 'gcp/eu', { endpoint: 'http://10.0.0.9:9000', faults: { latencyMs: 5 } })] };
+    expect(review(risky).warnings).toEqual([expect.stringMatching(/^backend gcs has injected faults/), expect.stringMatching(/^backend gcs talks to http:\/\/10\.0\.0\.9:9000 without TLS/)]);
+  });
+
+  it('failure domains: all in one domain, or more than m shards forced into one, are refused naming the policy and domains', () => {
+    const oneDomain = { ...GOOD, backends: SIX.map((b) => ({ ...b, domain: 'cloudflare/acct' })) };
+    expect(review(oneDomain).refusals).toEqual([expect.stringMatching(/^policy "ec" \(4\+2\): all 6 backends are in one failure domain, cloudflare\/acct: losing it loses every object/)]);
+    const two = { ...GOOD, backends: SIX.map((b, i) => ({ ...b, domain: i < 3 ? 'eu' : 'us' })) };
+    expect(review(two).refusals).toEqual(['policy "ec" (4+2) needs its 6 shards spread at most 2 per failure domain, more than these domains can hold: eu (3 backends), us (3 backends). Every write would fail, and more than m=2 shards would share a domain. Add backends in other domains or lower k+m.']);
+  });
+
+  it('failure domains: shared domains, R2 in one account, m = 0 and small replicas are warned about', () => {
+    const three = { ...GOOD, backends: SIX.map((b, i) => ({ ...b, domain: ['a', 'b', 'c'][i % 3] })) };
+    expect(review(three).warnings).toEqual(['policy "ec" (4+2): 6 shards over 3 failure domains (a (2 backends), b (2 backends), c (2 backends)): up to 2 shards of an object share a domain, so it survives the loss of 1 domain(s), not 2.']);
+    const allR2 = { ...GOOD, backends: SIX.map((b) => r2(b.id, b.domain)) };
+    expect(review(allR2).warnings).toEqual([expect.stringMatching(/^policy "ec" \(4\+2\): up to 6 of its 6 shards can land on R2 bindings \(r2a, r2b, aws, b2, wasabi, gcs\), which all live in this Worker's one Cloudflare account/)]);
+    const noParity = { ...GOOD, policies: { plain: { k: 4, m: 0 }, ec: { k: 4, m: 2, small: { threshold: 65536, mode: 'replicate', replicas: 2 } } }, defaultPolicy: 'ec' };
+    expect(review(noParity).warnings).toEqual([
+      'policy "plain" (4+0): m=0, no shard may be lost: any backend failure makes its objects unreadable.',
+      expect.stringMatching(/^policy "ec" small objects \(2 replicas\): up to 2 of its 2 shards can land on R2 bindings \(r2a, r2b\)/),
+    ]);
+  });
+
+  it('local development is SHARDGATE_LOCAL_DEV=1 exactly; anything else is deployed', () => {
+    expect(isLocalDevelopment({ SHARDGATE_LOCAL_DEV: '1' })).toBe(true);
+    for (const v of [undefined, '', '0', 'true', 'yes', ' 1', 1]) expect(isLocalDevelopment({ SHARDGATE_LOCAL_DEV: v }), String(v)).toBe(false);
+    expect(isLocalDevelopment({})).toBe(false);
+  });
+});
