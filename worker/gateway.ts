@@ -29,6 +29,7 @@ import { durableOpsRecord } from './ops/durable-record.ts';
 import type { OpsObject } from './ops/ops-object.ts';
 import { OpsService } from './ops/service.ts';
 import { logRefusal, refusingApp } from './refusal.ts';
+import { RepairRouter } from './repair-router.ts';
 import { requestLog } from './request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
@@ -129,7 +130,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
   // traffic); `backends` stays the bare ones (tests reach their fault wrappers there).
-  const metered = backends.map((b) => new MeteredBackend(b, (report) => meter.backendCall(report)));
+  const metered = backends.map((b) => new MeteredBackend(b, (report) => {
+    meter.backendCall(report);
+    router.backendCall(report);
+  }));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
@@ -148,21 +152,19 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       throw err;
     }
   };
+  // Damage and health go to the buckets' repair worklists (repair-router.ts); the catalog's alarms
+  // hand due units to the repair queue.
+  const router: RepairRouter = new RepairRouter({
+    catalog, queued: !!env.REPAIR_QUEUE, repairNow: repair, keepAlive: (p) => background.keepAlive(p), log: logLine,
+  });
   const enqueueRepair = (task: RepairTask) => {
     meter.event('repairs_queued');
-    // Sent on the next turn, not inside the PUT's commit path: workerd 2026-04-26 was seen to
-    // crash (SIGSEGV) on a queue send made there; a deferred send is fine.
-    const queue = env.REPAIR_QUEUE;
-    const sent = new Promise((resolve) => setTimeout(resolve, 0)).then(async () => {
-      if (queue) await queue.send(task);
-      else await repair(task);
-    });
-    background.keepAlive(sent.catch((err: unknown) => logLine({ msg: 'could not queue a repair', bucket: task.bucket, key: task.key, unitId: task.unitId, error: String((err as Error)?.message ?? err) }, true)));
+    router.report(task);
   };
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config) });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({

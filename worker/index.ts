@@ -12,7 +12,11 @@ import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
 import type { AppEnv } from './s3/context.ts';
 import { startupFailure } from './startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
+import { repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
+
+/** Degraded units the cron repairs itself when no repair queue is bound (subrequests per run). */
+const QUEUELESS_REPAIRS_PER_CRON = 50;
 
 export { CatalogObject } from './catalog/durable-object.ts';
 export { OpsObject } from './ops/ops-object.ts';
@@ -30,14 +34,21 @@ export default {
 
   async queue(batch, env, ctx) {
     const g = gatewayFor(env);
-    for (const msg of batch.messages) {
-      try {
-        await g.repair(msg.body); // logs and counts the outcome
+    // Every message is acked: the bucket's worklist in the catalog owns retries (backoff, never
+    // giving up, stuck units counted), so a failure is reported there instead of retried here.
+    await g.background.run(ctx, async () => {
+      for (const msg of batch.messages) {
+        const t = msg.body;
+        try {
+          await g.repair(t); // logs and counts the outcome; a success takes the unit off the worklist
+        } catch (err) {
+          await g.catalog.repairFailed(t.bucket, t.key, t.unitId, String((err as Error)?.message ?? err)).catch((e: unknown) => {
+            logLine({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: String((e as Error)?.message ?? e) });
+          });
+        }
         msg.ack();
-      } catch {
-        msg.retry({ delaySeconds: 30 });
       }
-    }
+    });
     ctx.waitUntil(g.flusher.flush());
   },
 
@@ -58,7 +69,19 @@ export default {
       ));
     }
     for (const job of jobs) ctx.waitUntil(job);
-    // After the upkeep: probe every backend, record a data-health sample, flush the counts.
-    ctx.waitUntil(Promise.allSettled(jobs).then(() => g.ops.onCron()).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: String((err as Error)?.message ?? err) }, true)));
+    // Every bucket's repair worklist awake (a no-op for an idle or empty one): the backstop for
+    // an alarm that was never set (a catalog written by an older release). Without a repair
+    // queue the alarms hand nothing on: the cron repairs a batch of the worklists itself.
+    if (!env.REPAIR_QUEUE) {
+      ctx.waitUntil(g.background.run(ctx, () => repairDegraded(g.catalog, g.repair, { limit: QUEUELESS_REPAIRS_PER_CRON })).catch((err: unknown) => {
+        logLine({ msg: 'repair', level: 'warn', event: 'cron repair pass failed', error: String((err as Error)?.message ?? err) });
+      }));
+    }
+    ctx.waitUntil(g.catalog.listBucketRecords().then((buckets) => Promise.all(buckets.map((b) => g.catalog.repairSoon(b.name, false)))).catch((err: unknown) => {
+      logLine({ msg: 'repair', level: 'warn', event: 'could not wake the repair worklists', error: String((err as Error)?.message ?? err) });
+    }));
+    // After the upkeep: probe every backend (a backend back wakes every worklist), record a
+    // data-health sample, flush the counts.
+    ctx.waitUntil(Promise.allSettled(jobs).then(() => g.background.run(ctx, () => g.ops.onCron())).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: String((err as Error)?.message ?? err) }, true)));
   },
 } satisfies ExportedHandler<Env, RepairTask>;

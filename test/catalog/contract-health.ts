@@ -18,7 +18,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
   it('health of an empty bucket: nothing stored, no scrub yet; NoSuchBucket for a missing one', async () => {
     const b = await bucket();
     expect(await c().bucketHealth(b, new Date())).toEqual({
-      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null,
+      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, repairStuck: 0,
       uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
       scrub: { cursor: null, checked: 0, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
     });
@@ -74,6 +74,32 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'z', manifest(b, 'z', [{ ...unit(), missing: [1] }]), {});
     await c().removeManifest(b, 'z'); // a deleted object is no longer degraded
     expect(await c().listDegradedUnits(b, null, 10)).toEqual([]);
+  });
+
+  it('records shards found missing by a read, and counts failed repairs until a unit is stuck', async () => {
+    const b = await bucket();
+    const u = unit();
+    await c().commitManifest(b, 'r', manifest(b, 'r', [u]), {});
+    await c().markMissing(b, 'r', u.unitId, [1, 99]); // 99 is no shard of the unit: ignored
+    await c().markMissing(b, 'r', 'no-such-unit', [0]); // nothing happens
+    await c().markMissing(b, 'no-such-key', u.unitId, [0]);
+    expect((await c().getManifest(b, 'r'))!.storage).toMatchObject({ units: [{ unitId: u.unitId, missing: [1] }] });
+    let [d] = await c().listDegradedUnits(b, null, 10);
+    expect(d).toMatchObject({ key: 'r', unitId: u.unitId, missing: [1], attempts: 0 });
+    for (let i = 1; i <= 8; i++) await c().repairFailed(b, 'r', u.unitId, `backend down (${i})`);
+    [d] = await c().listDegradedUnits(b, null, 10);
+    expect(d).toMatchObject({ attempts: 8, lastError: 'backend down (8)' });
+    expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(1);
+    await c().repairSoon(b, true);
+    await c().commitManifest(b, 'r', manifest(b, 'r', [{ ...u, missing: [1, 2] }]), {}); // the same unit, still degraded: keeps its record
+    [d] = await c().listDegradedUnits(b, null, 10);
+    expect(d).toMatchObject({ missing: [1, 2], attempts: 8 });
+    await c().markRepaired(b, 'r', u.unitId, [1, 2]);
+    expect(await c().listDegradedUnits(b, null, 10)).toEqual([]);
+    expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(0);
+    await expectS3(c().markMissing(`${b}-none`, 'r', u.unitId, [0]), 'NoSuchBucket');
+    await expectS3(c().repairFailed(`${b}-none`, 'r', u.unitId, 'x'), 'NoSuchBucket');
+    await expectS3(c().repairSoon(`${b}-none`, false), 'NoSuchBucket');
   });
 
   it('counts a completed multipart object, its degraded parts, and uploads in progress', async () => {

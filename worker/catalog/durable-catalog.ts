@@ -96,6 +96,18 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).markRepaired(bucket, key, unitId, shards));
   }
 
+  async markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
+    unwrap(await this.bucket(bucket).markMissing(bucket, key, unitId, shards));
+  }
+
+  async repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<void> {
+    unwrap(await this.bucket(bucket).repairFailed(bucket, key, unitId, error));
+  }
+
+  async repairSoon(bucket: string, reset: boolean): Promise<void> {
+    unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
+  }
+
   async removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void> {
     unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace));
   }

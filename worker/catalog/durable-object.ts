@@ -9,6 +9,11 @@
  * S3 errors come back as data (rpc.ts). Mutations take the garbage grace delay from the caller.
  * An instance creates its tables only when a bucket (or the bucket list) is first written, so a
  * request naming a bucket that never existed leaves no storage behind.
+ * Repair: a bucket's instance owns its repair worklist (sql-repairs.ts). Whenever it has
+ * degraded units its alarm is set; the alarm hands due units to the repair queue (REPAIR_QUEUE,
+ * the same binding the Worker has) and the consumer reports each outcome back (markRepaired,
+ * repairFailed). The alarm is set in the same event as the commit that recorded the damage, so a
+ * crash of the gateway, a lost message or a dropped queue retry cannot lose a repair.
  * Known gap: one instance bounds a bucket's request rate; partitioning a hot bucket across
  * instances would slot in behind DurableCatalog.bucket().
  */
@@ -19,9 +24,11 @@ import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { SqlMultipart } from './sql-multipart.ts';
+import { migrateRepairColumns, RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import type { BucketHealth, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
+import { degradedUnitsOf } from './usage.ts';
 import type { CorsRule } from '../model/cors.ts';
 
 type Grace = number; // milliseconds before superseded units may be deleted
@@ -34,6 +41,7 @@ export class CatalogObject extends DurableObject {
     this.schemaReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").toArray().length > 0;
     if (this.schemaReady) {
       this.sql.exec(SCHEMA); // idempotent: adds tables a newer release introduced
+      migrateRepairColumns(this.sql);
       const ledger = new SqlLedger(this.sql);
       if (!ledger.ready) this.ctx.storage.transactionSync(() => ledger.rebuild()); // counted once, by a scan
     }
@@ -46,6 +54,7 @@ export class CatalogObject extends DurableObject {
   private ensureSchema(): void {
     if (!this.schemaReady) {
       this.sql.exec(SCHEMA);
+      migrateRepairColumns(this.sql);
       new SqlLedger(this.sql).markReady(); // a new instance: nothing to count yet
     }
     this.schemaReady = true;
@@ -183,11 +192,66 @@ export class CatalogObject extends DurableObject {
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
     return this.inBucket(bucket, (o) => o.get(key));
   }
-  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
-    return this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    return r;
   }
-  markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Reply<void> {
-    return this.inBucket(bucket, (o) => o.markRepaired(key, unitId, shards));
+  async markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, (o) => o.markMissing(key, unitId, shards));
+    if (!r.error) await this.wakeRepairs(Date.now());
+    return r;
+  }
+  async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, (o) => {
+      o.markRepaired(key, unitId, shards);
+      new SqlRepairs(this.sql).reset(); // progress: whatever kept the others back may be gone too
+    });
+    if (!r.error) await this.wakeRepairs(Date.now());
+    return r;
+  }
+  async repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(key, unitId, error, Date.now()));
+    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    return r;
+  }
+  async repairSoon(bucket: string, reset: boolean): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => {
+      if (reset) new SqlRepairs(this.sql).reset();
+    });
+    if (!r.error) await this.wakeRepairs(reset ? Date.now() : new SqlRepairs(this.sql).nextWake(Date.now()));
+    return r;
+  }
+
+  /** Sets the alarm to `at` unless it is set earlier (null: nothing to wake for). */
+  private async wakeRepairs(at: number | null): Promise<void> {
+    if (at === null || !this.repairQueue) return;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  private get repairQueue(): Queue<RepairMessage> | undefined {
+    return (this.env as { REPAIR_QUEUE?: Queue<RepairMessage> }).REPAIR_QUEUE;
+  }
+
+  /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
+  override async alarm(): Promise<void> {
+    const queue = this.repairQueue;
+    const bucket = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray() : [];
+    if (!queue || bucket.length !== 1) return; // the bucket list's instance holds no objects
+    const name = bucket[0]!.name;
+    const repairs = new SqlRepairs(this.sql);
+    const due = this.ctx.storage.transactionSync(() => repairs.takeDue(Date.now()));
+    if (due.length) {
+      try {
+        await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: 'missing: on the repair worklist' } })));
+      } catch (err) {
+        console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: String((err as Error)?.message ?? err) }));
+        this.ctx.storage.transactionSync(() => repairs.unsend(due));
+      }
+    }
+    const next = repairs.nextWake(Date.now());
+    if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
   removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace));
@@ -207,8 +271,10 @@ export class CatalogObject extends DurableObject {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Reply<void> {
-    return this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    return r;
   }
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {
     return this.inBucket(bucket, (_, mp) => mp.completed(key, uploadId));

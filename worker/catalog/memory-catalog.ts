@@ -12,9 +12,9 @@ import { compareKeys, listPage } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import type { CorsRule } from '../model/cors.ts';
-import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withRepaired, type CatalogOptions } from './rules.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, type CatalogOptions } from './rules.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
-import type { BucketHealth, Catalog, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, ScrubProgress, UploadRecord } from './types.ts';
+import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type Catalog, type CompletedUpload, type DegradedUnit, type GarbageUnits, type PartRecord, type ScrubProgress, type UploadRecord } from './types.ts';
 import { degradedUnitsOf, usageOf } from './usage.ts';
 
 interface UploadState {
@@ -39,6 +39,8 @@ const clone = <T>(v: T): T => structuredClone(v);
 export class MemoryCatalog implements Catalog {
   private readonly buckets = new Map<string, BucketState>();
   private readonly garbage: { notBefore: number; entry: GarbageUnits }[] = [];
+  /** Failed repair attempts per `bucket key unitId` (no executor here: nothing is scheduled). */
+  private readonly repairAttempts = new Map<string, { attempts: number; lastError: string }>();
   private readonly graceMs: number;
 
   constructor(options: CatalogOptions = {}) {
@@ -105,6 +107,21 @@ export class MemoryCatalog implements Catalog {
   async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
     const manifest = this.bucket(bucket).objects.get(key);
     if (manifest) withRepaired(manifest, unitId, shards);
+  }
+
+  async markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
+    const manifest = this.bucket(bucket).objects.get(key);
+    if (manifest) withMissing(manifest, unitId, shards);
+  }
+
+  async repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<void> {
+    this.bucket(bucket);
+    const id = `${bucket} ${key} ${unitId}`;
+    this.repairAttempts.set(id, { attempts: (this.repairAttempts.get(id)?.attempts ?? 0) + 1, lastError: error });
+  }
+
+  async repairSoon(bucket: string): Promise<void> {
+    this.bucket(bucket); // NoSuchBucket; with no executor there is nothing to wake
   }
 
   async removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void> {
@@ -211,6 +228,7 @@ export class MemoryCatalog implements Catalog {
       degradedUnits: degraded.length,
       missingShards: degraded.reduce((n, d) => n + d.missing.length, 0),
       oldestDegradedAt: degraded.length ? Math.min(...degraded.map((d) => d.since)) : null,
+      repairStuck: degraded.filter((d) => d.attempts >= DEAD_LETTER_ATTEMPTS).length,
       uploads: b.uploads.size,
       reservations: { held: b.reservations.size, expired: [...b.reservations.values()].filter((e) => e <= t).length },
       garbage: { queued: garbage.length, due: garbage.filter((g) => g.notBefore <= t).length },
@@ -220,7 +238,10 @@ export class MemoryCatalog implements Catalog {
 
   async listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]> {
     const all = [...this.bucket(bucket).objects.entries()]
-      .flatMap(([key, m]) => degradedUnitsOf(m).map((u) => ({ key, unitId: u.unitId, missing: u.missing, since: Date.parse(m.lastModified) })))
+      .flatMap(([key, m]) => degradedUnitsOf(m).map((u) => {
+        const tried = this.repairAttempts.get(`${bucket} ${key} ${u.unitId}`);
+        return { key, unitId: u.unitId, missing: u.missing, since: Date.parse(m.lastModified), attempts: tried?.attempts ?? 0, ...(tried ? { lastError: tried.lastError } : {}) };
+      }))
       .sort((a, b) => compareKeys(a.key, b.key) || (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0));
     const start = after ? all.findIndex((d) => compareKeys(d.key, after.key) > 0 || (d.key === after.key && d.unitId > after.unitId)) : 0;
     return start === -1 ? [] : all.slice(start, start + Math.max(0, limit));

@@ -34,6 +34,15 @@ export function supersededUnits(previous: ObjectManifest | null | undefined, nex
 }
 
 /** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */
+/** Adds `shards` to the unit's `missing` list; false when the manifest has no such unit or nothing changes. */
+export function withMissing(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
+  const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
+  const added = unit ? shards.filter((i) => Number.isInteger(i) && i >= 0 && i < unit.k + unit.m && !unit.missing.includes(i)) : [];
+  if (!unit || added.length === 0) return false;
+  unit.missing = [...unit.missing, ...added].sort((a, b) => a - b);
+  return true;
+}
+
 export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
   const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
   if (!unit || !unit.missing.some((i) => shards.includes(i))) return false;

@@ -8,13 +8,17 @@
  */
 import type { ObjectManifest } from './manifest.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
+import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
 import type { BucketHealth, DegradedUnit, ScrubProgress } from './types.ts';
 import { degradedUnitsOf, usageDelta } from './usage.ts';
 
 export const LEDGER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS degraded_units (
-  key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL, PRIMARY KEY (key, unit_id)
+  key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
+  spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
+  sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+  PRIMARY KEY (key, unit_id)
 ) WITHOUT ROWID;
 `;
 
@@ -47,11 +51,17 @@ export class SqlLedger {
     for (const [name, n] of usageDelta(before, after)) {
       this.sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value', name, n);
     }
-    const since = new Map(this.sql.exec<{ unit_id: string; since: number }>('SELECT unit_id, since FROM degraded_units WHERE key = ?', key).toArray().map((r) => [r.unit_id, r.since]));
+    // A unit still degraded keeps its place on the repair worklist (since, attempts, backoff).
+    type Kept = { unit_id: string; since: number; attempts: number; next_at: number; sent_at: number; last_error: string | null };
+    const kept = new Map(this.sql.exec<Kept>('SELECT unit_id, since, attempts, next_at, sent_at, last_error FROM degraded_units WHERE key = ?', key).toArray().map((r) => [r.unit_id, r]));
     this.sql.exec('DELETE FROM degraded_units WHERE key = ?', key);
     const committed = after ? Date.parse(after.lastModified) || Date.now() : 0;
     for (const u of degradedUnitsOf(after)) {
-      this.sql.exec('INSERT INTO degraded_units (key, unit_id, missing, since) VALUES (?, ?, ?, ?)', key, u.unitId, JSON.stringify(u.missing), since.get(u.unitId) ?? committed);
+      const k = kept.get(u.unitId);
+      this.sql.exec(
+        'INSERT INTO degraded_units (key, unit_id, missing, since, spare, attempts, next_at, sent_at, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        key, u.unitId, JSON.stringify(u.missing), k?.since ?? committed, u.spare, k?.attempts ?? 0, k?.next_at ?? 0, k?.sent_at ?? 0, k?.last_error ?? null,
+      );
     }
   }
 
@@ -97,6 +107,7 @@ export class SqlLedger {
       degradedUnits: degraded.units,
       missingShards,
       oldestDegradedAt: degraded.oldest,
+      repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),
       reservations: { held: count('SELECT COUNT(*) AS n FROM reservations'), expired: count('SELECT COUNT(*) AS n FROM reservations WHERE expires <= ?', now) },
       garbage: { queued: count('SELECT COUNT(*) AS n FROM garbage'), due: count('SELECT COUNT(*) AS n FROM garbage WHERE not_before <= ?', now) },
@@ -106,10 +117,8 @@ export class SqlLedger {
 
   degraded(after: { key: string; unitId: string } | null, limit: number): DegradedUnit[] {
     const rows = after
-      ? this.sql.exec<{ key: string; unit_id: string; missing: string; since: number }>(
-          'SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?', after.key, after.key, after.unitId, limit,
-        ).toArray()
-      : this.sql.exec<{ key: string; unit_id: string; missing: string; since: number }>('SELECT * FROM degraded_units ORDER BY key, unit_id LIMIT ?', limit).toArray();
-    return rows.map((r) => ({ key: r.key, unitId: r.unit_id, missing: JSON.parse(r.missing), since: r.since }));
+      ? this.sql.exec<DegradedRow>('SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?', after.key, after.key, after.unitId, limit).toArray()
+      : this.sql.exec<DegradedRow>('SELECT * FROM degraded_units ORDER BY key, unit_id LIMIT ?', limit).toArray();
+    return rows.map(degradedUnitOf);
   }
 }

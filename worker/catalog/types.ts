@@ -73,13 +73,33 @@ export interface ScrubProgress {
   passes: number;
 }
 
-/** A unit of a committed object with shards missing (missed by a write; repair takes them off). */
+/** Shards of one unit to rebuild, as the repair queue carries them (engine's RepairTask). */
+export interface RepairMessage {
+  bucket: string;
+  key: string;
+  unitId: string;
+  shards: number[];
+  /** Why: 'write missed shards', 'missing: ...', 'corrupt: ...', 'unavailable: ...' (repair.ts triages on it). */
+  reason: string;
+}
+
+/** A unit of a committed object with shards missing (missed by a write, or found missing or
+ *  rotten by a read or the scrubber; repair takes them off). */
+/** Failed repair attempts from which a degraded unit counts as stuck (still retried): the dead letters. */
+export const DEAD_LETTER_ATTEMPTS = 8;
+
 export interface DegradedUnit {
   key: string;
   unitId: string;
   missing: number[];
-  /** When the write that missed them committed (ms since the epoch). */
+  /** When the unit became degraded (ms since the epoch). */
   since: number;
+  /** Repair attempts that failed so far; from DEAD_LETTER_ATTEMPTS (sql-repairs.ts) it counts as stuck. */
+  attempts: number;
+  /** When the next attempt is due (absent: now). */
+  nextAttemptAt?: number;
+  /** Why the last attempt failed. */
+  lastError?: string;
 }
 
 /** What a bucket holds and how healthy it is, kept up to date by every commit (issue 13). */
@@ -97,6 +117,8 @@ export interface BucketHealth {
   degradedUnits: number;
   missingShards: number;
   oldestDegradedAt: number | null;
+  /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */
+  repairStuck: number;
   /** Multipart uploads in progress. */
   uploads: number;
   /** Unit ids reserved by writes in flight; `expired`: orphans the collector has yet to take. */
@@ -177,6 +199,20 @@ export interface Catalog {
 
   /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
+  /**
+   * Records shards of unit `unitId` of `key` found missing or rotten (by a read or the scrubber):
+   * reads skip them from now on and the unit goes on the repair worklist. Nothing happens if the
+   * object no longer holds that unit.
+   */
+  markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
+  /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
+  repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<void>;
+  /**
+   * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
+   * again, a read found a degraded unit) makes every one due now; without it only an idle
+   * worklist is woken.
+   */
+  repairSoon(bucket: string, reset: boolean): Promise<void>;
   /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */

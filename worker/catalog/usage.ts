@@ -54,7 +54,8 @@ export function usageDelta(before: ObjectManifest | null | undefined, after: Obj
 }
 
 /** Units of a manifest with shards missing. */
-export function degradedUnitsOf(manifest: ObjectManifest | null | undefined): { unitId: string; missing: number[] }[] {
+export function degradedUnitsOf(manifest: ObjectManifest | null | undefined): { unitId: string; missing: number[]; spare: number }[] {
   if (manifest?.storage.kind !== 'coded') return [];
-  return manifest.storage.units.filter((u) => u.missing.length > 0).map((u) => ({ unitId: u.unitId, missing: [...u.missing] }));
+  // spare: how many more shards the unit can lose (replicas: copies beyond the first).
+  return manifest.storage.units.filter((u) => u.missing.length > 0).map((u) => ({ unitId: u.unitId, missing: [...u.missing], spare: u.m - u.missing.length }));
 }

@@ -16,19 +16,13 @@ import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
-import type { Catalog, PartRecord } from '../catalog/types.ts';
+import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, readBytes, writeBytes } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
-export interface RepairTask {
-  bucket: string;
-  key: string;
-  unitId: string;
-  shards: number[];
-  reason: string;
-}
+export type RepairTask = RepairMessage;
 
 /** A storage plan whose unit ids are reserved in the catalog until `commitBy` (plus a margin). */
 interface Reservation {

@@ -76,6 +76,8 @@ export interface UnitStoreOptions {
   columnParityBytes?: number;
   /** What each backend charges: reads fetch the cheapest shards (read-cost.ts). */
   prices?: PriceBook;
+  /** Told when a read opens a unit with shards recorded missing (the gateway wakes its repair). */
+  onDegradedRead?: (bucket: string, key: string, unit: CodedUnit) => void;
 }
 
 export class UnitStore {
@@ -171,6 +173,7 @@ export class UnitStore {
       offset += unit.size;
     }
     const openPiece = (p: (typeof pieces)[number]) => {
+      if (p.unit.missing.length) this.options.onDegradedRead?.(bucket, key, p.unit);
       const input = {
         bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,

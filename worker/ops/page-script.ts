@@ -154,7 +154,7 @@ export const PAGE_SCRIPT = String.raw`
       card('on the backends', bytes(d.storedBytes), false, 'stored'),
       card('overhead (' + d.replicationOverhead + ' replicas: ' + d.replicationOverhead.toFixed(2) + 'x)', d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x', false, 'overhead'),
       card('degraded objects', String(d.degradedObjects), d.degradedObjects > 0, 'degraded'),
-      card('repair backlog (units; ' + d.missingShards + ' shards)', String(d.degradedUnits), d.degradedUnits > 0, 'backlog'),
+      card('repair backlog (units; ' + d.missingShards + ' shards' + (d.repairStuck ? ', ' + d.repairStuck + ' stuck' : '') + ')', String(d.degradedUnits), d.degradedUnits > 0, 'backlog'),
       card('repairs done / failed', u.repairsDone + ' / ' + u.repairsFailed, false, 'repairs'),
       card('collector backlog (due of ' + d.garbage.queued + ')', String(d.garbage.due), false, 'garbage'),
       card('orphaned reservations', String(d.reservations.expired), d.reservations.expired > 0, 'orphans'),

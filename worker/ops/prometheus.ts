@@ -108,6 +108,7 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_storage_overhead_ratio', 'Stored bytes per byte of object data on the backends (three replicas: 3).', d.overhead);
   gauge('shardgate_degraded_objects', 'Objects with shards missing (missed by a write; repair restores them).', d.degradedObjects);
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
+  gauge('shardgate_repair_stuck_units', 'Degraded units whose repair failed 8 times or more in a row (still retried): look at their lastError.', d.repairStuck);
   gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
   gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
   gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);

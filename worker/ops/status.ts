@@ -67,6 +67,8 @@ export interface StatusDoc {
     replicationOverhead: number;
     degradedObjects: number;
     degradedUnits: number;
+    /** Degraded units whose repair has failed 8 times or more (still retried): the dead letters. */
+    repairStuck: number;
     missingShards: number;
     oldestDegradedAt: number | null;
     uploads: number;
@@ -153,6 +155,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       replicationOverhead: REPLICATION_COPIES,
       degradedObjects: sample.degradedObjects,
       degradedUnits: sample.degradedUnits,
+      repairStuck: sum((b) => b.repairStuck ?? 0),
       missingShards: sample.missingShards,
       oldestDegradedAt: data.buckets.reduce<number | null>((t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t), null),
       uploads: sum((b) => b.uploads),

@@ -6,7 +6,7 @@
  * fails and stays listed; the caller calls again until `remaining` is 0 or nothing moves.
  * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
  */
-import type { Catalog } from '../catalog/types.ts';
+import { DEAD_LETTER_ATTEMPTS, type Catalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
 
 export interface RepairSweepResult {
@@ -31,7 +31,10 @@ export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask
           await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards (operator repair)' });
           result.repaired++;
         } catch (err) {
-          result.failed.push({ bucket, key: u.key, unitId: u.unitId, error: String((err as Error)?.message ?? err) });
+          const error = String((err as Error)?.message ?? err);
+          result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
+          // A failed attempt like any other: it backs off and shows on the worklist (--list).
+          await catalog.repairFailed(bucket, u.key, u.unitId, error).catch(() => {});
         }
       }
       after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
@@ -39,4 +42,43 @@ export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask
   }
   for (const bucket of buckets) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
   return result;
+}
+
+export interface WorklistEntry {
+  bucket: string;
+  key: string;
+  unitId: string;
+  missing: number[];
+  since: string;
+  attempts: number;
+  nextAttemptAt?: string;
+  lastError?: string;
+}
+
+/**
+ * The buckets' repair worklists as they are, for the operator (`shardgate repair --list`):
+ * `stuckOnly` keeps the units tried DEAD_LETTER_ATTEMPTS times or more, the dead letters.
+ * At most `limit` entries; `truncated` when more were there.
+ */
+export async function listWorklist(catalog: Catalog, o: { bucket?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
+  const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
+  const units: WorklistEntry[] = [];
+  for (const bucket of buckets) {
+    let after: { key: string; unitId: string } | null = null;
+    for (;;) {
+      const page = await catalog.listDegradedUnits(bucket, after, 100);
+      for (const u of page) {
+        if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
+        if (units.length === o.limit) return { units, truncated: true };
+        units.push({
+          bucket, key: u.key, unitId: u.unitId, missing: u.missing, since: new Date(u.since).toISOString(), attempts: u.attempts,
+          ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
+          ...(u.lastError ? { lastError: u.lastError } : {}),
+        });
+      }
+      if (page.length < 100) break;
+      after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
+    }
+  }
+  return { units, truncated: false };
 }

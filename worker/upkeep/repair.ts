@@ -39,7 +39,12 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
   const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
   if (repaired.length) await deps.catalog.markRepaired(task.bucket, task.key, unit.unitId, repaired);
   if (result.failed.length || later.length) {
-    throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId}: ${JSON.stringify({ failed: result.failed, unreachable: later })}`);
+    // Named by backend: what an operator reads on the worklist (`shardgate repair --list`).
+    const why = [
+      ...later.map((t) => `shard ${t} on ${unit.placement[t]}: backend unreachable`),
+      ...result.failed.map((f) => `shard ${f.shard} on ${unit.placement[f.shard]}: ${f.error}`),
+    ];
+    throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId}: ${why.join('; ')}`);
   }
 }
 

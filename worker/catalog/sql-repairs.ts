@@ -1,0 +1,138 @@
+/**
+ * The bucket's repair worklist: its degraded units (the ledger's `degraded_units`, one row per
+ * unit of a committed object with shards missing, kept inside every commit) with when each was
+ * last tried, how often, and why it failed. CatalogObject's alarm hands due units to the repair
+ * queue and the queue's consumer reports back (repairs.ts `repaired` / `failed`), so a unit stays
+ * on the list until it is whole, whatever happens to one queue message or one isolate (issue 15).
+ *
+ * Order: least redundancy left first (`spare` = m minus the shards missing: a unit at k+0 before
+ * one at k+1), then the fewest attempts (a unit that cannot be repaired yet does not hold up the
+ * others), then the oldest.
+ * Retries back off per unit (1 s doubling to RETRY_MAX_MS) and never stop while the unit is
+ * degraded; from DEAD_LETTER_ATTEMPTS on it is counted as stuck (status, metrics) and still tried.
+ * After FAILURES_TO_THROTTLE failures in a row with no success between them, the bucket sends one
+ * unit per backoff period (a canary) instead of batches: an outage costs a request every few
+ * seconds, not a storm. Any success, or a backend seen healthy again (`reset`), makes every unit
+ * due again at once: redundancy comes back as soon as it can, not at the next scheduled retry.
+ */
+import { DEAD_LETTER_ATTEMPTS, type DegradedUnit } from './types.ts';
+
+export { DEAD_LETTER_ATTEMPTS };
+
+export const RETRY_FIRST_MS = 1000;
+export const RETRY_MAX_MS = 10_000;
+/** A unit handed to the queue and not reported back within this is handed on again. */
+export const SENT_TIMEOUT_MS = 30_000;
+export const FAILURES_TO_THROTTLE = 3;
+/** Units handed to the queue per alarm (one sendBatch). */
+export const BATCH = 100;
+
+const COLUMNS: [string, string][] = [
+  ['spare', 'INTEGER NOT NULL DEFAULT 0'],
+  ['attempts', 'INTEGER NOT NULL DEFAULT 0'],
+  ['next_at', 'INTEGER NOT NULL DEFAULT 0'],
+  ['sent_at', 'INTEGER NOT NULL DEFAULT 0'],
+  ['last_error', 'TEXT'],
+];
+
+/** Adds the worklist's columns to a `degraded_units` table made by a release without them. */
+export function migrateRepairColumns(sql: SqlStorage): void {
+  const have = new Set(sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('degraded_units')").toArray().map((r) => r.name));
+  for (const [name, type] of COLUMNS) if (!have.has(name)) sql.exec(`ALTER TABLE degraded_units ADD COLUMN ${name} ${type}`);
+  sql.exec('CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, since)');
+}
+
+export function retryDelay(attempts: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+/** A row of `degraded_units`. */
+export type DegradedRow = {
+  key: string;
+  unit_id: string;
+  missing: string;
+  since: number;
+  spare: number;
+  attempts: number;
+  next_at: number;
+  sent_at: number;
+  last_error: string | null;
+};
+
+export function degradedUnitOf(r: DegradedRow): DegradedUnit {
+  return {
+    key: r.key, unitId: r.unit_id, missing: JSON.parse(r.missing) as number[], since: r.since,
+    attempts: r.attempts, ...(r.next_at ? { nextAttemptAt: r.next_at } : {}), ...(r.last_error ? { lastError: r.last_error } : {}),
+  };
+}
+
+export class SqlRepairs {
+  constructor(private readonly sql: SqlStorage) {}
+
+  private state(name: string): number {
+    return Number(this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? 0);
+  }
+
+  private setState(name: string, value: number): void {
+    this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, String(value));
+  }
+
+  get pending(): boolean {
+    return this.sql.exec('SELECT 1 FROM degraded_units LIMIT 1').toArray().length > 0;
+  }
+
+  /** Failures in a row with no success between: the bucket sends canaries from FAILURES_TO_THROTTLE on. */
+  get failures(): number {
+    return this.state('repair-failures');
+  }
+
+  /** Units due at `now`, in worklist order, marked as handed on. At most one while throttled. */
+  takeDue(now: number): DegradedUnit[] {
+    const throttled = this.failures >= FAILURES_TO_THROTTLE;
+    if (throttled && now < this.state('repair-last-send') + retryDelay(this.failures - FAILURES_TO_THROTTLE + 1)) return [];
+    const rows = this.sql.exec<DegradedRow>(
+      'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
+      now, now - SENT_TIMEOUT_MS, throttled ? 1 : BATCH,
+    ).toArray();
+    for (const r of rows) this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE key = ? AND unit_id = ?', now, r.key, r.unit_id);
+    if (rows.length) this.setState('repair-last-send', now);
+    return rows.map(degradedUnitOf);
+  }
+
+  /** Units handed on that never reached the queue: due again. */
+  unsend(units: { key: string; unitId: string }[]): void {
+    for (const u of units) this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE key = ? AND unit_id = ?', u.key, u.unitId);
+  }
+
+  /** A repair attempt of the unit failed: it backs off; the bucket counts a failure. */
+  failed(key: string, unitId: string, error: string, now: number): void {
+    const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE key = ? AND unit_id = ?', key, unitId).toArray()[0];
+    if (!row) return; // repaired or gone meanwhile
+    const attempts = row.attempts + 1;
+    this.sql.exec('UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE key = ? AND unit_id = ?', attempts, now + retryDelay(attempts), error.slice(0, 500), key, unitId);
+    this.setState('repair-failures', this.failures + 1);
+  }
+
+  /** A repair succeeded or a backend is back: every unit is due now, no throttling. */
+  reset(): void {
+    this.setState('repair-failures', 0);
+    this.sql.exec('UPDATE degraded_units SET next_at = 0 WHERE next_at > 0');
+  }
+
+  /**
+   * When the alarm should fire next, or null with nothing to repair: at the next canary while
+   * throttled, else when the first unit is due (handed-on units: when their report is overdue).
+   */
+  nextWake(now: number): number | null {
+    const first = this.sql.exec<{ at: number | null }>('SELECT MIN(MAX(next_at, CASE WHEN sent_at > 0 THEN sent_at + ? ELSE 0 END)) AS at FROM degraded_units', SENT_TIMEOUT_MS).one().at;
+    if (first === null) return null;
+    const failures = this.failures;
+    const canary = failures >= FAILURES_TO_THROTTLE ? this.state('repair-last-send') + retryDelay(failures - FAILURES_TO_THROTTLE + 1) : 0;
+    return Math.max(now, first, canary);
+  }
+
+  /** Units tried DEAD_LETTER_ATTEMPTS times or more without success (still tried). */
+  stuck(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS).one().n;
+  }
+}
