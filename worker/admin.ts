@@ -9,6 +9,9 @@
  *   collect                    one garbage-collector pass now
  *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
+ *   worklist[?bucket=NAME][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
+ *                              degraded unit with its attempts, next try and last error; `stuck`:
+ *                              only units tried DEAD_LETTER_ATTEMPTS times or more (dead letters)
  *   costs[?bucket=NAME][&maxPages=N]  what each backend and bucket costs (upkeep/cost.ts): bytes
  *                              stored (listed, at most N pages per backend, default 100), requests
  *                              and egress counted by every isolate since the shared record began
@@ -29,7 +32,7 @@ import { costReport, type TrafficSource } from './upkeep/cost.ts';
 import type { BackendPrices } from './engine/prices.ts';
 import { measureStored } from './upkeep/stored-bytes.ts';
 import { rebuildCatalog } from './upkeep/rebuild.ts';
-import { repairDegraded } from './upkeep/repair-sweep.ts';
+import { listWorklist, repairDegraded } from './upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -100,6 +103,15 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, limit }));
   });
 
+  admin.post('/worklist', async (c) => {
+    const q = c.var.view.query;
+    const bucket = q.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const limit = Number(q.get('limit') ?? 100);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 1000');
+    return c.json(await listWorklist(deps.catalog, { bucket, limit, stuckOnly: q.get('stuck') === '1' }));
+  });
+
   admin.post('/costs', async (c) => {
     if (!deps.costs) throw new S3Error('NotImplemented', 'no cost accounting in this gateway');
     const { traffic, prices } = deps.costs;
@@ -122,7 +134,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, costs)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, worklist, costs)`);
   });
   return admin;
 }

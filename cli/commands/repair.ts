@@ -1,15 +1,17 @@
 /**
  * `shardgate repair`: repairs now every unit the catalog lists as degraded (shards missed by a
  * write), calling POST /_shardgate/admin/repair until nothing is left or a pass repairs nothing
- * (a backend still down): then exit 1 with what failed.
+ * (a backend still down): then exit 1 with what failed. With --list it repairs nothing and prints
+ * the repair worklist (POST /_shardgate/admin/worklist): attempts, next try, last error.
  */
 import { parseArgs } from 'node:util';
-import type { Command } from '../command.ts';
-import { printJson } from '../format.ts';
+import { CliError, type Command } from '../command.ts';
+import { printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
 import { Progress } from '../progress.ts';
 
 const HELP = `usage: shardgate repair [--bucket NAME] [--batch N] [--json] [gateway options]
+       shardgate repair --list [--stuck] [--bucket NAME] [--json] [gateway options]
 
 Rebuilds the shards that writes missed (a backend was down when the object was written) from the
 other shards, now, instead of waiting for the repair queue's retries. Each call repairs a batch;
@@ -18,6 +20,9 @@ fail and stay degraded: bring the backend back and run it again.
 
   --bucket NAME              only this bucket (default: every bucket)
   --batch N                  units per call, 1 to 100 (default 20)
+  --list                     repair nothing: print the repair worklist (every degraded unit,
+                             its failed attempts, when it is next tried, its last error)
+  --stuck                    with --list: only units tried 8 times or more (the dead letters)
 
 ${GATEWAY_HELP}`;
 
@@ -33,8 +38,13 @@ export const command: Command = {
   summary: 'repair every degraded object now (shards missed by writes)',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, batch: { type: 'string' } }, strict: true });
+    const { values } = parseArgs({
+      args: argv, strict: true,
+      options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, batch: { type: 'string' }, list: { type: 'boolean' }, stuck: { type: 'boolean' } },
+    });
     const client = new GatewayClient(values);
+    if (values.stuck && !values.list) throw new CliError('--stuck goes with --list');
+    if (values.list) return listWorklist(client, values.bucket, Boolean(values.stuck), Boolean(values.json));
     const progress = new Progress('repair', !values.json && Boolean(process.stderr.isTTY));
     let repaired = 0, start: number | null = null;
     let last: SweepAnswer;
@@ -55,3 +65,20 @@ export const command: Command = {
     return last.remaining === 0 ? 0 : 1;
   },
 };
+
+interface WorklistAnswer {
+  units: { bucket: string; key: string; unitId: string; missing: number[]; since: string; attempts: number; nextAttemptAt?: string; lastError?: string }[];
+  truncated: boolean;
+}
+
+async function listWorklist(client: GatewayClient, bucket: string | undefined, stuck: boolean, json: boolean): Promise<number> {
+  const answer = (await client.admin('worklist', { bucket, stuck: stuck ? '1' : undefined, limit: '1000' })) as WorklistAnswer;
+  if (json) {
+    printJson(answer);
+    return 0;
+  }
+  const rows = answer.units.map((u) => [`${u.bucket}/${u.key}`, u.unitId, u.missing.join(','), String(u.attempts), u.nextAttemptAt ?? 'now', u.lastError ?? '']);
+  process.stdout.write(answer.units.length === 0 ? `no ${stuck ? 'stuck ' : ''}degraded units\n` : `${table([['object', 'unit', 'missing', 'attempts', 'next try', 'last error'], ...rows])}\n`);
+  if (answer.truncated) process.stdout.write('(first 1000 only)\n');
+  return 0;
+}

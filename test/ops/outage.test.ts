@@ -111,6 +111,17 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const early = await shardgate(['repair', '--json'], cliEnv);
     expect(early.code).toBe(1);
     expect(JSON.parse(early.stdout)).toMatchObject({ repaired: 0, remaining: 2 });
+    // The worklist shows both units with the failed attempts and why; none is stuck yet.
+    const list = await shardgate(['repair', '--list', '--json'], cliEnv);
+    expect(list.code).toBe(0);
+    const units = (JSON.parse(list.stdout) as { units: { key: string; attempts: number; lastError?: string }[] }).units;
+    expect(units.map((u) => u.key).sort()).toEqual(['during-0', 'during-1']);
+    for (const u of units) {
+      expect(u.attempts).toBeGreaterThanOrEqual(1);
+      expect(u.lastError).toMatch(new RegExp(DOWN));
+    }
+    const stuck = await shardgate(['repair', '--list', '--stuck'], cliEnv);
+    expect(stuck.stdout).toBe('no stuck degraded units\n');
   });
 
   it('back up: shardgate repair takes the degraded objects to zero, and the metrics show it', async () => {
