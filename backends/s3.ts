@@ -76,13 +76,15 @@ export class S3Backend implements Backend {
       // No JS stream in between: the source's reused buffers go straight to the runtime.
       const sized = new FixedLengthStream(length);
       let bodyFailure: BodyFailure | null = null;
-      const pumped = pumpChunks(body, sized.writable, length, () => progress.touch?.()).catch((e: unknown) => {
+      const stop = new AbortController();
+      const signal = opts?.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+      const pumped = pumpChunks(body, sized.writable, length, () => progress.touch?.(), (e) => stop.abort(e)).catch((e: unknown) => {
         if (e instanceof PutBodyError) bodyFailure = e.failure;
         throw e;
       });
       pumped.catch(() => {});
       try {
-        const ex = await this.http.send({ method: 'PUT', url, headers: { 'content-length': String(length) }, body: sized.readable, signal: opts?.signal, progress }, (status) => status === 200);
+        const ex = await this.http.send({ method: 'PUT', url, headers: { 'content-length': String(length) }, body: sized.readable, signal, progress }, (status) => status === 200);
         await ex.res.arrayBuffer().catch(() => {});
         ex.done();
         await pumped;

@@ -264,7 +264,7 @@ export class PutBodyError extends Error {
  * write arrives intact.) Rejects with PutBodyError when the source breaks or does not yield
  * exactly `length` bytes, else with the writable's own error; cancels the source on failure.
  */
-export async function pumpChunks(source: ChunkSource, writable: WritableStream<Uint8Array>, length: number, onChunk?: () => void): Promise<void> {
+export async function pumpChunks(source: ChunkSource, writable: WritableStream<Uint8Array>, length: number, onChunk?: () => void, beforeAbort?: (err: unknown) => void): Promise<void> {
   const writer = writable.getWriter();
   let seenBytes = 0;
   try {
@@ -285,6 +285,9 @@ export async function pumpChunks(source: ChunkSource, writable: WritableStream<U
     await writer.close();
   } catch (err) {
     source.cancel(err);
+    // Stop the upload that reads the stream first (a fetch's signal): aborting only the stream
+    // under a native upload leaves workerd an internal rejection it logs as uncaught.
+    beforeAbort?.(err);
     await writer.abort(err).catch(() => {});
     throw err;
   }

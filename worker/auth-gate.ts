@@ -14,6 +14,8 @@ export interface GateConfig {
   allowAnonymous: boolean;
   /** The gateway's region: the only one a SigV4 credential scope may name. */
   region: string;
+  /** A body idle this long fails with RequestTimeout (default 20). */
+  clientIdleSeconds?: number;
 }
 
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
@@ -25,7 +27,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
     }
     credentials.set(c.accessKeyId, secret);
   }
-  const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region };
+  const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region, clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000 };
   return async (request, view) => {
     const v = await verifyRequest(request, view, options);
     return {

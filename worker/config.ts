@@ -141,6 +141,11 @@ export const configSchema = z.object({
    */
   writeReservationSeconds: z.number().int().min(1).default(24 * 3600),
   /**
+   * A client whose body sends nothing for this long gets 400 RequestTimeout, as S3 answers (about
+   * 20 s there); its upload is aborted and its shards collected (auth/body-stream.ts).
+   */
+  clientIdleSeconds: z.number().int().min(1).max(3600).default(20),
+  /**
    * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
    * 128 MB for all its requests), and how long a request waits for its share before it is
    * refused with 503 SlowDown (engine/coding-budget.ts).

@@ -14,10 +14,17 @@
  * connection lost."); handed on as is, that would be an InternalError logged as a bug. Any error
  * of the raw body becomes `clientAborted` (model/errors.ts): IncompleteBody to the client, a
  * client abort in the log. Errors of the verifiers themselves are handed on as they are.
+ * A client that sends nothing for `idleMs` while the gateway waits for its body gets S3's 400
+ * RequestTimeout (never a 503 about backends: backend uploads open only once body bytes are
+ * there, and they are aborted with the request). A piece is handed on once MIN_PIECE_BYTES have
+ * arrived (or the body ended), so a client slower than MIN_PIECE_BYTES per `idleMs` (3 KB/s at
+ * the default) is taken for an idle one.
  */
 import { clientAborted, S3Error } from '../model/errors.ts';
 
 const PIECE_BYTES = 1 << 20;
+const MIN_PIECE_BYTES = 64 << 10;
+export const DEFAULT_CLIENT_IDLE_MS = 20_000;
 
 /** workerd's BYOB readers have readAtLeast (fill the view at least this far); Node's do not. */
 type ByobReader = ReadableStreamBYOBReader & {
@@ -26,20 +33,35 @@ type ByobReader = ReadableStreamBYOBReader & {
 
 export type BodyStep = (piece: Uint8Array) => Uint8Array[] | Promise<Uint8Array[]>;
 
-export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>): ReadableStream<Uint8Array> {
+export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS): ReadableStream<Uint8Array> {
   let byob: ByobReader | null = null;
   let plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let buffer: ArrayBuffer | null = null;
-  try {
-    byob = raw.getReader({ mode: 'byob' }) as ByobReader;
-  } catch {
-    plain = raw.getReader();
-  }
-  const read = async (): Promise<Uint8Array | null> => {
+  // The raw body is locked at the first read, not before: a request whose body nobody reads (an
+  // admin call, an error answered first) leaves it unlocked, for the platform to drain.
+  const lock = () => {
+    if (byob || plain) return;
     try {
-      return await readRaw();
+      byob = raw.getReader({ mode: 'byob' }) as ByobReader;
+    } catch {
+      plain = raw.getReader();
+    }
+  };
+  const read = async (): Promise<Uint8Array | null> => {
+    lock();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new S3Error('RequestTimeout', `The request body sent nothing for ${idleMs / 1000} s.`));
+        (byob ?? plain)!.cancel('client idle').catch(() => {});
+      }, idleMs);
+    });
+    try {
+      return await Promise.race([readRaw(), idle]);
     } catch (err) {
       throw err instanceof S3Error ? err : clientAborted(err);
+    } finally {
+      clearTimeout(timer);
     }
   };
   const readRaw = async (): Promise<Uint8Array | null> => {
@@ -49,7 +71,7 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
     }
     buffer ??= new ArrayBuffer(PIECE_BYTES); // at the first read: a request still waiting holds none
     const view = new Uint8Array(buffer);
-    const r: { done: boolean; value?: Uint8Array } = typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(PIECE_BYTES, view) : await byob!.read(view);
+    const r: { done: boolean; value?: Uint8Array } = typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(MIN_PIECE_BYTES, view) : await byob!.read(view);
     if (r.value) buffer = r.value.buffer as ArrayBuffer; // the same memory, handed back
     if (r.value && r.value.length > 0) return r.value;
     return r.done ? null : new Uint8Array(0);
@@ -57,20 +79,29 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        for (;;) {
-          const piece = await read();
-          if (piece === null) {
-            await finish();
-            controller.close();
+        try {
+          for (;;) {
+            const piece = await read();
+            if (piece === null) {
+              // Unlocked at its end, so the platform sees a consumed body (workerd otherwise logs
+              // "Failed to drain the unused request body" when the response goes out).
+              (byob ?? plain)!.releaseLock();
+              await finish();
+              controller.close();
+              return;
+            }
+            const out = await step(piece);
+            if (out.length === 0) continue;
+            for (const chunk of out) controller.enqueue(chunk);
             return;
           }
-          const out = await step(piece);
-          if (out.length === 0) continue;
-          for (const chunk of out) controller.enqueue(chunk);
-          return;
+        } catch (err) {
+          // A failed check: the rest of the body is not wanted (and a locked body cannot be drained).
+          (byob ?? plain)?.cancel(err).catch(() => {});
+          throw err;
         }
       },
-      cancel: (reason) => (byob ?? plain)?.cancel(reason),
+      cancel: (reason) => (byob ?? plain ?? raw).cancel(reason),
     },
     { highWaterMark: 0 },
   );

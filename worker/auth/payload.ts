@@ -159,6 +159,7 @@ export function verifiedBody(
   mode: PayloadMode,
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
+  idleMs?: number,
 ): VerifiedBody {
   if (mode.kind === 'streaming') {
     if (mode.signed && !signing) {
@@ -180,7 +181,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish()), decodedContentLength };
+    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish(), idleMs), decodedContentLength };
   }
   const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -193,5 +194,5 @@ export function verifiedBody(
     return { body: null, decodedContentLength: 0 };
   }
   const { step, finish } = plainBodySteps(checks);
-  return { body: verifyingBody(rawBody, step, finish), decodedContentLength: contentLength };
+  return { body: verifyingBody(rawBody, step, finish, idleMs), decodedContentLength: contentLength };
 }

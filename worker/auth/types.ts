@@ -26,6 +26,8 @@ export interface VerifyOptions {
   allowAnonymous?: boolean;
   /** Allowed difference between the request time and `now` for header auth. Default 15 minutes. */
   maxSkewMs?: number;
+  /** A body that sends nothing for this long fails with RequestTimeout (body-stream.ts). Default 20 s. */
+  clientIdleMs?: number;
 }
 
 export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'anonymous';
