@@ -128,6 +128,9 @@ async function directUrlOf(proxyUrl: URL): Promise<URL> {
 
 export interface StartGatewayOptions {
   inspector?: boolean;
+  /** Durable state (catalog, queue, ops record) in this directory, kept on dispose: a gateway
+   *  started again on it resumes where the last one stopped (or crashed). */
+  stateDir?: string;
   /** Extra esbuild plugins, for an instrumented build while diagnosing (the repo is not touched). */
   esbuildPlugins?: Plugin[];
 }
@@ -136,7 +139,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
   const worker = await runWorker(
     join(ROOT, 'worker/index.ts'),
     { plugins: o.esbuildPlugins, wranglerToml: projectWranglerToml(), prefix: 'engine-s3rver-gateway-' },
-    { bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, inspector: o.inspector },
+    { bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, persistDir: o.stateDir, inspector: o.inspector },
   );
   const url = worker.url;
   let direct: Promise<URL> | undefined;

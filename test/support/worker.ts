@@ -108,6 +108,8 @@ export interface StartOptions {
   bindings?: StartInput['bindings'];
   /** Keep state (R2, Durable Objects) in a fresh temp dir of its own; false: in memory only. */
   persist?: boolean;
+  /** Keep state in this directory instead, and leave it there on dispose (a restart resumes it). */
+  persistDir?: string;
   /** Open the DevTools inspector on a random loopback port (off by default). */
   inspector?: boolean;
 }
@@ -122,9 +124,9 @@ export interface RunningWorker {
 
 /** Starts `bundle` in workerd; resolves once wrangler reports it ready. */
 export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): Promise<RunningWorker> {
-  const persist = o.persist ? await mkdtemp(join(tmpdir(), 'shardgate-worker-state-')) : undefined;
+  const persist = o.persistDir ?? (o.persist ? await mkdtemp(join(tmpdir(), 'shardgate-worker-state-')) : undefined);
   const removeState = async () => {
-    if (persist) await rm(persist, { recursive: true, force: true });
+    if (persist && !o.persistDir) await rm(persist, { recursive: true, force: true });
   };
   let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
   try {
