@@ -1,14 +1,14 @@
 /**
  * npm run bench [-- --quick] [--json] [--write] [--setups memory,s3rver] [--reps N]
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
- *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--label NAME]
+ *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
  *                  [--replot bench/results/NAME.json]
  *
- * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3 and replicate-3,
+ * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
  * one bucket each, through the same gateway and the same @aws-sdk/client-s3 client, interleaved
  * (every repetition runs every size and policy, the policy order rotating per repetition), over
  *  (a) in-memory backends inside the worker isolate (the gateway's own cost), and
- *  (b) 11 s3rver processes on loopback (real HTTP; 4+2 and replicate-3 use 6 / 3 of the 11,
+ *  (b) 14 s3rver processes on loopback (real HTTP; each policy uses k+m of the 14,
  *      chosen per object by the gateway's own placement).
  * Per case: PUT and GET MB/s (one request at a time), workerd CPU seconds per GB (utime+stime
  * from /proc), peak RSS above idle, backend requests per S3 operation, bytes written to backends
@@ -16,7 +16,8 @@
  * "direct": the same SDK straight to one s3rver (setup b) or to a byte sink/source inside the
  * same workerd (setup a): what the gateway costs over moving the bytes once.
  * Then: a 1 GiB PUT and GET per policy on setup (b), streamed, twice in a fresh gateway, with
- * peak memory, and a breakdown per stage (stages alone inside the isolate, body ingest layers,
+ * peak memory and backend requests per GiB; concurrent 4 MiB PUTs and GETs (1, 8, 32, 128 at
+ * once) in a fresh gateway, with peak memory; and a breakdown per stage (stages alone inside the isolate, body ingest layers,
  * client modes, one backend's own I/O, the fixed cost of a request). BENCHMARKS.md says how.
  * --write updates BENCHMARKS.md (between the <!-- bench:start/end --> markers), bench/results/
  * bench.svg and bench/results/bench.json (--label NAME: another section and file name; a
@@ -58,6 +59,7 @@ const REPS = Number(option('--reps') ?? (QUICK ? 2 : 5));
 const BIG = (!QUICK || flag('--big')) && !flag('--no-big');
 const BREAKDOWN = !flag('--no-breakdown');
 const MATRIX = !flag('--no-matrix');
+const CONCURRENT = !flag('--no-concurrency');
 for (const w of WHAT_IF) if (!WHAT_IF_NAMES.includes(w)) throw new Error(`unknown --what-if ${w}`);
 
 const KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
@@ -68,13 +70,18 @@ const SIZES: { size: number; ops: number }[] = QUICK
 const BIG_SIZE = Number(option('--big-mib') ?? 1024) * MiB;
 
 type SetupName = 'memory' | 's3rver';
-type PolicyName = 'ec-4+2' | 'ec-8+3' | 'replicate-3' | 'direct';
+type PolicyName = 'ec-4+2' | 'ec-8+3' | 'ec-10+4' | 'replicate-3' | 'direct';
 const POLICIES: { name: Exclude<PolicyName, 'direct'>; bucket: string; k: number; m: number; config: object }[] = [
   { name: 'ec-4+2', bucket: 'bench-ec-4-2', k: 4, m: 2, config: { k: 4, m: 2 } },
   { name: 'ec-8+3', bucket: 'bench-ec-8-3', k: 8, m: 3, config: { k: 8, m: 3 } },
+  { name: 'ec-10+4', bucket: 'bench-ec-10-4', k: 10, m: 4, config: { k: 10, m: 4 } },
   { name: 'replicate-3', bucket: 'bench-replicate-3', k: 1, m: 2, config: { codec: 'replicate', replicas: 3 } },
 ];
-const BACKENDS = 11;
+const BACKENDS = 14;
+const EC_POLICIES = POLICIES.filter((p) => p.name.startsWith('ec-'));
+const REPLICATE = POLICIES.find((p) => p.name === 'replicate-3')!;
+/** Concurrent 4 MiB requests per burst (issue 10: memory against concurrency). */
+const CONCURRENCY = QUICK ? [1, 8] : [1, 8, 32, 128];
 
 // With --json, stdout carries only JSON lines: everything else (wrangler's own logging too) goes to stderr.
 const writeStdout = process.stdout.write.bind(process.stdout);
@@ -284,7 +291,7 @@ async function withSetup<T>(bundle: Bundle, setup: SetupName, fn: (ctx: Ctx) => 
     const direct = directServer
       ? { s3: makeClient({ endpoint: directServer.endpoint, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }, CLIENT_MODE), bucket: 'b' }
       : null;
-    // Counters see only the 11 gateway backends; the direct server is measured on its own.
+    // Counters see only the gateway's backends; the direct server is measured on its own.
     const ctx: Ctx = { setup, g, s3, servers: setup === 's3rver' ? servers : [], direct, backendIds: backends.map((b) => (b as { id: string }).id), config };
     return await fn(ctx);
   } finally {
@@ -347,6 +354,63 @@ async function runBig(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
     } finally {
       await g.dispose();
     }
+  }
+}
+
+// ------------------------------------------------------------------------------ concurrency
+interface ConcurrencyRow { policy: string; n: number; op: 'put' | 'get'; rssMiB: number; wallS: number; ok: number; slowDown: number; failed: number; firstError?: string }
+const concurrency: ConcurrencyRow[] = [];
+
+/**
+ * Bursts of n concurrent 4 MiB PUTs, then GETs of them, n = 1, 8, 32, 128, in one fresh gateway
+ * (ec-4+2 over the s3rvers): peak RSS of workerd above its value just before each burst. One
+ * isolate serves all of them, inside the same 128 MB on Cloudflare (issue 10, part 2). Each
+ * burst has a client of its own (n connections), so no connection left idle by the previous
+ * burst is reused after workerd has closed it (5 s).
+ */
+async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
+  const p = POLICIES[0]!;
+  const size = 4 * MiB;
+  const g = await startGateway(bundle, config);
+  try {
+    const warm = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, CLIENT_MODE);
+    await warm.send(new CreateBucketCommand({ Bucket: p.bucket }));
+    await put(warm, p.bucket, 'c-warmup', MiB, 1, CLIENT_MODE);
+    await get(warm, p.bucket, 'c-warmup');
+    warm.destroy();
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const n of CONCURRENCY) {
+      const stored = new Set<number>();
+      for (const op of ['put', 'get'] as const) {
+        const s3 = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, CLIENT_MODE, n);
+        const idle = rssBytes(g.pid) ?? 0;
+        const sampler = rssSampler(g.pid);
+        const t0 = performance.now();
+        const ids = op === 'put' ? Array.from({ length: n }, (_, i) => i) : [...stored];
+        const results = await Promise.allSettled(ids.map(async (i) => {
+          const key = `c${n}-${i}`;
+          if (op === 'put') {
+            await put(s3, p.bucket, key, size, 1000 + i, CLIENT_MODE);
+            stored.add(i);
+          } else {
+            const r = await get(s3, p.bucket, key, true);
+            checks.push({ setup: ctx.setup, policy: p.name, size, kind: `get-x${n}`, ok: r.bytes === size && r.crc === expectedCrc32(size, 1000 + i) });
+          }
+        }));
+        const wallS = (performance.now() - t0) / 1000;
+        const rssMiB = (sampler.stop().peak - idle) / MiB;
+        s3.destroy();
+        const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
+        const slowDown = errors.filter((e) => e.name === 'SlowDown').length;
+        const other = errors.filter((e) => e.name !== 'SlowDown');
+        const row: ConcurrencyRow = { policy: p.name, n, op, rssMiB, wallS, ok: results.length - errors.length, slowDown, failed: other.length, ...(other[0] ? { firstError: `${other[0].name}: ${other[0].message}`.slice(0, 200) } : {}) };
+        concurrency.push(row);
+        emit({ type: 'concurrency', ...row });
+        log(`  ${n} concurrent 4 MiB ${op.toUpperCase()}s: peak RSS above idle ${rssMiB.toFixed(0)} MiB, ${wallS.toFixed(1)} s, ${row.ok} ok, ${slowDown} SlowDown, ${other.length} failed${row.firstError ? ` (${row.firstError})` : ''}`);
+      }
+    }
+  } finally {
+    await g.dispose();
   }
 }
 
@@ -417,6 +481,7 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
       ['frame-copy', 'new Uint8Array + copy (framing each block), per GB copied', 'op=copy'],
       ['encode-4+2', 'RS encode 4+2, 256 KiB blocks, per GB of data', 'op=encode&k=4&m=2'],
       ['encode-8+3', 'RS encode 8+3, 256 KiB blocks, per GB of data', 'op=encode&k=8&m=3'],
+      ['encode-10+4', 'RS encode 10+4, 256 KiB blocks, per GB of data', 'op=encode&k=10&m=4'],
       ['reconstruct-4+2', 'rebuild 1 data shard of 4+2, per GB of data', 'op=reconstruct&k=4&m=2'],
     ];
     for (const [stage, what, q] of micro) {
@@ -450,7 +515,7 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
     const csize = (QUICK ? 16 : 64) * MiB;
     for (const mode of ['unsigned', 'sdk-default', 'signed-sha256'] as ClientMode[]) {
       const s3 = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, mode);
-      for (const p of POLICIES.filter((x) => x.name !== 'ec-8+3')) {
+      for (const p of [POLICIES[0]!, REPLICATE]) {
         const runs: [number, number][] = [], gets: [number, number][] = [];
         for (let r = 0; r < 2; r++) {
           runs.push(await cpuOf(() => put(s3, p.bucket, `mode-${mode}`, csize, r, mode), csize));
@@ -468,7 +533,7 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
     // 4. The fixed cost of one request: what a small object pays before any byte is coded.
     const N = QUICK ? 10 : 100; // CPU ticks are 10 ms: many requests per figure
     const s3 = ctx.s3;
-    const ec = POLICIES[0]!, rep = POLICIES[2]!;
+    const ec = POLICIES[0]!, rep = REPLICATE;
     await put(s3, ec.bucket, 'tiny', KiB, 1, CLIENT_MODE);
     for (const p of [ec, rep]) await put(s3, p.bucket, 'small', 64 * KiB, 1, CLIENT_MODE);
     const perRequest: [string, string, (i: number) => Promise<unknown>][] = [
@@ -588,7 +653,7 @@ function ratios(all: Summary[]): Ratio[] {
     for (const size of [...new Set(all.filter((s) => s.setup === setup).map((s) => s.size))]) {
       const r3 = by(setup, 'replicate-3', size), d = by(setup, 'direct', size);
       const add = (name: string, value: number | null | undefined) => out.push({ setup, size: sizeName(size), name, value: value ?? null });
-      for (const ec of ['ec-4+2', 'ec-8+3'] as const) {
+      for (const ec of EC_POLICIES.map((p) => p.name)) {
         const e = by(setup, ec, size);
         if (!e || !r3) continue;
         add(`${ec}/replicate-3 PUT cpu/GB`, e.putCpu / r3.putCpu);
@@ -639,10 +704,27 @@ function targets(all: Summary[]): Target[] {
       out.push({ target: `healthy EC 4+2 GET >= 0.9x replicate-3 (${tag})`, figure: `${(e.getMBps / r.getMBps).toFixed(2)}x (${e.getMBps.toFixed(0)} vs ${r.getMBps.toFixed(0)} MB/s)`, met: e.getMBps / r.getMBps >= 0.9 });
       if (e.get1MBps !== null) out.push({ target: `EC 4+2 GET, one backend down >= 0.8x healthy (${tag})`, figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`, met: e.get1MBps / e.getMBps >= 0.8 });
     }
-    const small = by(setup, 'ec-4+2', sizes[0]!), small83 = by(setup, 'ec-8+3', sizes[0]!);
-    if (small) out.push({ target: `small PUT = k+m writes, healthy GET = k reads (4+2, ${setup} ${sizeName(sizes[0]!)})`, figure: `${f(small.putReqPerOp, 1)} requests per PUT, ${f(small.getReqPerOp, 1)} per GET`, met: small.putReqPerOp === 6 && small.getReqPerOp === 4 });
-    if (small83) out.push({ target: `small PUT = k+m writes, healthy GET = k reads (8+3, ${setup} ${sizeName(sizes[0]!)})`, figure: `${f(small83.putReqPerOp, 1)} requests per PUT, ${f(small83.getReqPerOp, 1)} per GET`, met: small83.putReqPerOp === 11 && small83.getReqPerOp === 8 });
-    void largest;
+    for (const p of EC_POLICIES) {
+      const small = by(setup, p.name, sizes[0]!);
+      if (small) out.push({ target: `small PUT = k+m writes, healthy GET = k reads (${p.k}+${p.m}, ${setup} ${sizeName(sizes[0]!)})`, figure: `${f(small.putReqPerOp, 1)} requests per PUT, ${f(small.getReqPerOp, 1)} per GET`, met: small.putReqPerOp === p.k + p.m && small.getReqPerOp === p.k });
+    }
+    // Issue 10: PUT CPU against MD5 alone (the ETag's floor, the breakdown's md5 stage, same
+    // workerd build), GET CPU against the byte source; memory backends, the largest size.
+    const md5 = breakdown.find((b) => b.stage === 'md5'), d = by(setup, 'direct', largest);
+    if (setup === 'memory') {
+      for (const p of EC_POLICIES) {
+        const e = by(setup, p.name, largest);
+        if (!e) continue;
+        const tag = `${p.name}, memory ${sizeName(largest)}`;
+        if (md5) out.push({ target: `PUT CPU/GB <= 1.25x MD5 alone (${tag})`, figure: `${(e.putCpu / md5.cpu).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${md5.cpu.toFixed(2)} s/GB)`, met: e.putCpu / md5.cpu <= 1.25 });
+        if (d) out.push({ target: `GET CPU/GB <= 1.5x the direct byte-source GET (${tag})`, figure: `${(e.getCpu / d.getCpu).toFixed(2)}x (${e.getCpu.toFixed(2)} vs ${d.getCpu.toFixed(2)} s/GB)`, met: e.getCpu / d.getCpu <= 1.5 });
+      }
+      const small = by(setup, 'ec-4+2', sizes[0]!), ds = by(setup, 'direct', sizes[0]!);
+      if (small && ds) {
+        out.push({ target: `small PUT within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`, figure: `${(small.putCpu / ds.putCpu).toFixed(2)}x (${small.putCpu.toFixed(1)} vs ${ds.putCpu.toFixed(1)} s/GB); p50/p99 ${small.putP50.toFixed(1)}/${small.putP99.toFixed(1)} ms vs ${ds.putP50.toFixed(1)}/${ds.putP99.toFixed(1)}`, met: small.putCpu / ds.putCpu <= 2 });
+        out.push({ target: `small GET within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`, figure: `${(small.getCpu / ds.getCpu).toFixed(2)}x (${small.getCpu.toFixed(1)} vs ${ds.getCpu.toFixed(1)} s/GB); p50/p99 ${small.getP50.toFixed(1)}/${small.getP99.toFixed(1)} ms vs ${ds.getP50.toFixed(1)}/${ds.getP99.toFixed(1)}`, met: small.getCpu / ds.getCpu <= 2 });
+      }
+    }
   }
   for (const p of POLICIES) {
     const b = by('s3rver', p.name, BIG_SIZE);
@@ -650,6 +732,11 @@ function targets(all: Summary[]): Target[] {
     const peak = Math.max(b.putRssMiB, b.getRssMiB);
     const again = b.putRssAgainMiB !== null ? `; a second time in the same worker, above the RSS before it: PUT ${f(b.putRssAgainMiB)}, GET ${f(b.getRssAgainMiB)} MiB` : '';
     out.push({ target: `${sizeName(BIG_SIZE)} PUT and GET peak RSS < 64 MiB above idle (${p.name}, s3rver)`, figure: `from a fresh worker's idle: PUT ${b.putRssMiB.toFixed(0)} MiB, GET ${b.getRssMiB.toFixed(0)} MiB${again}`, met: peak < 64 });
+    const perGiB = (v: number | null) => (v === null ? '-' : ((v * GiB) / BIG_SIZE).toFixed(0));
+    out.push({ target: `backend requests per GiB stored, kept low (${p.name}, ${sizeName(BIG_SIZE)} object)`, figure: `${perGiB(b.putReqPerOp)} per GiB written, ${perGiB(b.getReqPerOp)} per GiB read`, met: null });
+  }
+  for (const c of concurrency.filter((x) => x.n === Math.max(...CONCURRENCY))) {
+    out.push({ target: `${c.n} concurrent 4 MiB ${c.op.toUpperCase()}s: isolate under 100 MiB above idle, none refused but by SlowDown (${c.policy}, s3rver)`, figure: `peak ${c.rssMiB.toFixed(0)} MiB above idle; ${c.ok} ok, ${c.slowDown} SlowDown, ${c.failed} other failures`, met: c.rssMiB < 100 && c.failed === 0 });
   }
   return out;
 }
@@ -666,7 +753,7 @@ function svg(all: Summary[], caption: string): string {
       }),
     }));
   for (const setup of SETUPS) {
-    const label = setup === 'memory' ? 'memory backends' : '11 s3rvers';
+    const label = setup === 'memory' ? 'memory backends' : `${BACKENDS} s3rvers`;
     panels.push({ title: `PUT MB/s, ${label}`, unit: 'MB/s', groups: sizes.map(sizeName), series: series(setup, (s) => s.putMBps, true) });
     panels.push({ title: `GET MB/s, ${label}`, unit: 'MB/s', groups: sizes.map(sizeName), series: series(setup, (s) => s.getMBps, true) });
     panels.push({ title: `PUT CPU s/GB, ${label}`, unit: 's/GB', groups: sizes.map(sizeName), series: series(setup, (s) => s.putCpu, false) });
@@ -723,6 +810,7 @@ async function main(): Promise<void> {
         log(`  workerd pid ${ctx.g.pid} (${ctx.g.direct ? 'direct' : 'via proxy'}), origin ${ctx.g.origin}`);
         await runMatrix(ctx);
         if (BIG && setup === 's3rver') await runBig(ctx, bundle, ctx.config);
+        if (CONCURRENT && setup === 's3rver') await runConcurrency(ctx, bundle, ctx.config);
         if (BREAKDOWN && setup === 's3rver') await runBackendBreakdown(ctx);
         if (!ctx.g.direct || rssBytes(ctx.g.pid) === null) throw new Error('the workerd process went away during the run');
       });
@@ -764,7 +852,7 @@ async function main(): Promise<void> {
     out.push('');
     out.push(setup === 'memory'
       ? '### (a) memory backends (inside the worker isolate)\n\nRSS above idle includes the shards the memory backends hold. "direct" = the same SDK call into a byte sink / out of a byte source in the same workerd (no S3 work).'
-      : '### (b) 11 s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.');
+      : `### (b) ${BACKENDS} s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.`);
     out.push('');
     out.push(table(summaries.filter((s) => s.setup === setup), setup));
   }
@@ -773,9 +861,17 @@ async function main(): Promise<void> {
   out.push('');
   out.push(ratioTable(rs));
   out.push('');
-  out.push('### Targets (issue 5)');
+  out.push('### Targets (issues 5 and 10)');
   out.push('');
   out.push(markdownTable(['target', 'figure', 'met'], ts.map((t) => [t.target, t.figure, t.met === null ? '-' : t.met ? 'yes' : 'NO']), 2));
+  if (concurrency.length) {
+    out.push('');
+    out.push(`### Concurrency (one fresh gateway, ${concurrency[0]!.policy} over the s3rvers, 4 MiB objects)`);
+    out.push('');
+    out.push('n requests at once from one client with n connections; RSS: peak VmRSS of workerd above its value just before the burst (one isolate serves them all).');
+    out.push('');
+    out.push(markdownTable(['n', 'op', 'peak RSS MiB', 'wall s', 'ok', 'SlowDown', 'failed'], concurrency.map((c) => [String(c.n), c.op.toUpperCase(), c.rssMiB.toFixed(0), c.wallS.toFixed(1), String(c.ok), String(c.slowDown), String(c.failed)]), 2));
+  }
   if (breakdown.length) {
     out.push('');
     out.push('### Breakdown per stage (workerd CPU from /proc; a gateway over memory backends unless the stage names s3rver)');
@@ -792,7 +888,7 @@ async function main(): Promise<void> {
     mkdirSync(`${root}/bench/results`, { recursive: true });
     const caption = `${run.command} | ${run.git} | ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} | ${new Date().toISOString().slice(0, 16)}Z`;
     writeFileSync(`${root}/bench/results/${LABEL}.svg`, svg(summaries.filter((s) => s.size !== BIG_SIZE), caption));
-    writeFileSync(`${root}/bench/results/${LABEL}.json`, JSON.stringify({ run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, checks: { total: checks.length, bad } }, null, 1) + '\n');
+    writeFileSync(`${root}/bench/results/${LABEL}.json`, JSON.stringify({ run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, concurrency, checks: { total: checks.length, bad } }, null, 1) + '\n');
     const md = `${root}/BENCHMARKS.md`;
     const doc = readFileSync(md, 'utf8');
     const start = `<!-- ${LABEL}:start -->`, end = `<!-- ${LABEL}:end -->`;

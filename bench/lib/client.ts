@@ -63,7 +63,8 @@ export interface Target {
   credentials: { accessKeyId: string; secretAccessKey: string };
 }
 
-export function makeClient(t: Target, mode: ClientMode): S3Client {
+/** `maxSockets`: connections the client may open at once (a concurrency burst needs one per request). */
+export function makeClient(t: Target, mode: ClientMode, maxSockets = 8): S3Client {
   return new S3Client({
     endpoint: t.endpoint,
     region: 'us-east-1',
@@ -73,7 +74,7 @@ export function makeClient(t: Target, mode: ClientMode): S3Client {
     maxAttempts: 1,
     requestChecksumCalculation: mode === 'unsigned' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets: 8 }) },
+    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets }) },
   });
 }
 
