@@ -1,0 +1,73 @@
+/// <reference types="@cloudflare/vitest-pool-workers/types" />
+// The repair worklist's rules (worker/catalog/sql-repairs.ts) on a real CatalogObject's SQLite,
+// with explicit clocks: least redundancy first, a unit handed on is not handed on again until
+// its report is overdue, failures back off per unit and throttle the bucket to one canary, and a
+// success or a backend back (reset) makes everything due at once.
+
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { expect, it } from 'vitest';
+import type { CatalogObject } from '../../worker/catalog/durable-object.ts';
+import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
+import { FAILURES_TO_THROTTLE, RETRY_FIRST_MS, RETRY_MAX_MS, SENT_TIMEOUT_MS, SqlRepairs, retryDelay } from '../../worker/catalog/sql-repairs.ts';
+import { manifest, unit } from './fixtures.ts';
+
+const ns = () => (env as unknown as { CATALOG: DurableObjectNamespace<CatalogObject> }).CATALOG;
+
+it('worklist order, hand-on, backoff, throttling and reset', async () => {
+  const bucket = `worklist-${Date.now().toString(36)}`;
+  const catalog = new DurableCatalog(ns());
+  await catalog.insertBucket(bucket, 'auto');
+  const wide = { ...unit(), k: 2, m: 2, placement: ['b0', 'b1', 'b2', 'b3'], headerLens: [90, 90, 90, 90], shardDigests: ['00', '11', '22', '33'] };
+  // spare = m - missing: 'one-lost' can lose one more shard, 'two-lost' none, 'whole' is not listed.
+  await catalog.commitManifest(bucket, 'one-lost', manifest(bucket, 'one-lost', [{ ...wide, unitId: 'u-one', missing: [0] }]), {});
+  await catalog.commitManifest(bucket, 'two-lost', manifest(bucket, 'two-lost', [{ ...wide, unitId: 'u-two', missing: [0, 3] }]), {});
+  await catalog.commitManifest(bucket, 'whole', manifest(bucket, 'whole', [{ ...wide, unitId: 'u-whole' }]), {});
+
+  await runInDurableObject(ns().get(ns().idFromName(`bucket:${bucket}`)), async (_obj, state) => {
+    await state.storage.deleteAlarm(); // this test is the clock: the real alarm must not take units meanwhile
+    const r = new SqlRepairs(state.storage.sql);
+    const keys = (units: { key: string }[]) => units.map((u) => u.key);
+    const t0 = 1_000_000_000_000;
+
+    expect(keys(r.takeDue(t0))).toEqual(['two-lost', 'one-lost']); // least spare first
+    expect(r.takeDue(t0 + 1)).toEqual([]); // handed on, not reported yet
+    expect(r.nextWake(t0)).toBe(t0 + SENT_TIMEOUT_MS);
+    expect(keys(r.takeDue(t0 + SENT_TIMEOUT_MS))).toEqual(['two-lost', 'one-lost']); // the report is overdue: again
+
+    // A failure backs that unit off; the other one, with fewer attempts, goes first from now on.
+    const t1 = t0 + SENT_TIMEOUT_MS + 10;
+    r.failed('two-lost', 'u-two', 'backend b3 unreachable', t1);
+    r.unsend([{ key: 'one-lost', unitId: 'u-one' }]);
+    expect(keys(r.takeDue(t1))).toEqual(['one-lost']);
+    expect(keys(r.takeDue(t1 + RETRY_FIRST_MS))).toEqual(['two-lost']);
+    r.failed('one-lost', 'u-one', 'x', t1 + RETRY_FIRST_MS);
+    expect(r.failures).toBe(2);
+
+    // From FAILURES_TO_THROTTLE failures in a row: one canary per backoff period.
+    const t2 = t1 + RETRY_FIRST_MS + 1;
+    r.failed('two-lost', 'u-two', 'backend b3 unreachable', t2);
+    expect(r.failures).toBe(FAILURES_TO_THROTTLE);
+    const later = t2 + RETRY_MAX_MS;
+    const canary = r.takeDue(later);
+    expect(canary).toHaveLength(1);
+    expect(r.takeDue(later + 1)).toEqual([]); // throttled: the next only after the canary period
+    r.unsend(canary);
+    expect(r.takeDue(later + retryDelay(1) - 1)).toEqual([]);
+    expect(r.takeDue(later + retryDelay(1))).toHaveLength(1);
+
+    // Never dropped: the attempts and the last error are kept, and the unit stays listed.
+    const row = state.storage.sql.exec<{ attempts: number; last_error: string }>("SELECT attempts, last_error FROM degraded_units WHERE key = 'two-lost'").one();
+    expect(row).toEqual({ attempts: 2, last_error: 'backend b3 unreachable' });
+
+    // A backend back (or any success): no throttle, every unit due now.
+    state.storage.sql.exec('UPDATE degraded_units SET sent_at = 0');
+    r.reset();
+    expect(r.failures).toBe(0);
+    expect(keys(r.takeDue(later + 2))).toEqual(['two-lost', 'one-lost']); // redundancy before attempts
+    expect(r.nextWake(later + 2)).toBe(later + 2 + SENT_TIMEOUT_MS);
+  });
+  await catalog.markRepaired(bucket, 'one-lost', 'u-one', [0]);
+  await catalog.markRepaired(bucket, 'two-lost', 'u-two', [0, 3]);
+  expect(await catalog.listDegradedUnits(bucket, null, 10)).toEqual([]);
+});
