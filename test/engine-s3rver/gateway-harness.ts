@@ -13,7 +13,7 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { S3rverProcess } from '../backends/s3rver-harness.ts';
+import { s3rverBackend, S3rverProcess } from '../backends/s3rver-harness.ts';
 import { descendants, workerdPids } from '../support/proc.ts';
 import { directSocket, LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
 
@@ -61,6 +61,19 @@ export async function startServers(n: number): Promise<S3rverProcess[]> {
   const servers = Array.from({ length: n }, () => new S3rverProcess());
   await Promise.all(servers.map((s) => s.start()));
   return servers;
+}
+
+/** Keys of the shard files under `prefix` (default: every shard) on one server's disk, sorted. */
+export async function shardKeys(server: S3rverProcess, prefix = 'sg1/'): Promise<string[]> {
+  const backend = s3rverBackend(server);
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await backend.list(prefix, cursor);
+    keys.push(...page.entries.map((e) => e.key));
+    cursor = page.cursor;
+  } while (cursor);
+  return keys.sort();
 }
 
 export async function disposeServers(servers: S3rverProcess[]): Promise<void> {

@@ -24,9 +24,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
-import { s3rverBackend } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
-import { disposeServers, gatewayConfig, killHard, restart, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -137,18 +136,6 @@ function fileSize(path: string): number | string {
 }
 
 /** Shard keys on one backend, straight from its s3rver. */
-async function shardKeys(server: S3rverProcess): Promise<string[]> {
-  const backend = s3rverBackend(server);
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await backend.list('sg1/', cursor);
-    keys.push(...page.entries.map((e) => e.key));
-    cursor = page.cursor;
-  } while (cursor);
-  return keys.sort();
-}
-
 /** Index of the server holding shard `index` of unit `unitPrefix` (`sg1/<bucket>/<unitId>`). */
 async function holderOfShard(index: number, unitPrefix: string): Promise<number> {
   for (const [i, server] of servers.entries()) {
@@ -299,10 +286,10 @@ describe('gateway over six s3rver processes, 4+2', () => {
     const live = servers.filter((_, i) => !down.includes(i));
     /** Runs a PUT that must fail; returns the shard keys it left on the live backends. */
     const leftBy = async (run: () => Promise<Outcome>, what: string) => {
-      const before = new Set((await Promise.all(live.map(shardKeys))).flat());
+      const before = new Set((await Promise.all(live.map((s) => shardKeys(s)))).flat());
       expect503(what, await run());
       await expectNextRequestAnswers(what);
-      const after = await Promise.all(live.map(shardKeys));
+      const after = await Promise.all(live.map((s) => shardKeys(s)));
       // With the size on disk. s3rver-child.cjs commits an upload only once its whole body has
       // arrived (as S3 does), so a key listed here is a shard PUT that completed and was not removed.
       return after.flatMap((keys, i) =>

@@ -21,11 +21,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { s3rverBackend, type S3rverProcess } from '../backends/s3rver-harness.ts';
+import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { workerdPids } from '../support/proc.ts';
 import { watchUncaught, type UncaughtWatch } from '../support/uncaught-watch.ts';
 import { bodyBytes } from './bytes.ts';
-import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const KiB = 1024;
 const SIZE = 96 * KiB; // one stripe of 4 x 64 KiB blocks
@@ -70,15 +70,7 @@ async function status(): Promise<{ data: { degradedUnits: number; missingShards:
 
 /** Shard files of `bucket` on server i's disk (one per object: 4+2 over six backends). */
 async function shardsOn(i: number, bucket: string): Promise<number> {
-  const backend = s3rverBackend(servers[i]!);
-  let n = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await backend.list(`sg1/${bucket}/`, cursor);
-    n += page.entries.length;
-    cursor = page.cursor;
-  } while (cursor);
-  return n;
+  return (await shardKeys(servers[i]!, `sg1/${bucket}/`)).length;
 }
 
 async function writeAll(bucket: string, keys: string[]): Promise<void> {

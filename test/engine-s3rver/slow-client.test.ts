@@ -13,13 +13,12 @@
  */
 import { CreateBucketCommand, CreateMultipartUploadCommand, HeadObjectCommand, ListPartsCommand, AbortMultipartUploadCommand, type S3Client } from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { s3rverBackend, type S3rverProcess } from '../backends/s3rver-harness.ts';
-import { errorFields } from '../s3/raw-http.ts';
+import type { S3rverProcess } from '../backends/s3rver-harness.ts';
+import { errorFields, rawSocket } from '../s3/raw-http.ts';
 import { watchUncaught, type UncaughtWatch } from '../support/uncaught-watch.ts';
 import { bodyBytes } from './bytes.ts';
-import { DEV_CREDENTIALS, disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const MiB = 1 << 20;
 const IDLE_SECONDS = 3;
@@ -69,28 +68,9 @@ async function stalledPut(path: string, declared: number, sent: number): Promise
   if (!signed.headers.has('content-length')) head += `content-length: ${declared}\r\n`;
   head += '\r\n';
   const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(url.port), url.hostname, () => {
-      socket.write(Buffer.from(head, 'latin1'));
-      if (sent > 0) socket.write(bodyBytes(path, sent));
-    });
-    let data = '';
-    const done = () => {
-      socket.destroy();
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0);
-      resolve({ status, fields: errorFields(data), seconds: (Date.now() - started) / 1000 });
-    };
-    socket.on('data', (c: Buffer) => {
-      data += c.toString('latin1');
-      const end = data.indexOf('\r\n\r\n');
-      const length = /\r\ncontent-length: *(\d+)/i.exec(data.slice(0, end));
-      if (end >= 0 && length && data.length - end - 4 >= Number(length[1])) done();
-      if (end >= 0 && /\r\ntransfer-encoding: *chunked/i.test(data.slice(0, end)) && data.endsWith('0\r\n\r\n')) done();
-    });
-    socket.on('end', done);
-    socket.on('error', reject);
-    socket.setTimeout(60_000, () => reject(new Error('no answer within 60 s')));
-  });
+  // rawSocket keeps the socket open after the bytes it was given: the client has gone silent.
+  const { status, response } = await rawSocket(url, head, sent > 0 ? bodyBytes(path, sent) : undefined);
+  return { status, fields: errorFields(response), seconds: (Date.now() - started) / 1000 };
 }
 
 async function collect(): Promise<void> {
@@ -102,17 +82,7 @@ async function collect(): Promise<void> {
 /** Shard files of both buckets on every backend (the s3 adapter writes each with one PUT). */
 async function leftOnBackends(): Promise<number> {
   let files = 0;
-  for (const server of servers) {
-    const backend = s3rverBackend(server);
-    for (const bucket of [BUCKET, WIDE]) {
-      let cursor: string | undefined;
-      do {
-        const page = await backend.list(`sg1/${bucket}/`, cursor);
-        files += page.entries.length;
-        cursor = page.cursor;
-      } while (cursor);
-    }
-  }
+  for (const server of servers) for (const bucket of [BUCKET, WIDE]) files += (await shardKeys(server, `sg1/${bucket}/`)).length;
   return files;
 }
 
