@@ -44,6 +44,13 @@ export class CatalogObject extends DurableObject {
       migrateRepairColumns(this.sql);
       const ledger = new SqlLedger(this.sql);
       if (!ledger.ready) this.ctx.storage.transactionSync(() => ledger.rebuild()); // counted once, by a scan
+      // Locally (npm start, tests: the env var worker/deployment.ts reads) the repair queue lives
+      // in the process's memory, so a new instance may mean the units handed on went with the
+      // last process: hand them on again now rather than after SENT_TIMEOUT_MS. Cloudflare's
+      // Queues are durable; there the timeout alone covers a lost message.
+      if ((env as { SHARDGATE_LOCAL_DEV?: string }).SHARDGATE_LOCAL_DEV === '1' && new SqlRepairs(this.sql).unsendAll() > 0) {
+        void ctx.blockConcurrencyWhile(() => this.wakeRepairs(Date.now()));
+      }
     }
   }
 

@@ -104,6 +104,11 @@ export class SqlRepairs {
     for (const u of units) this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE key = ? AND unit_id = ?', u.key, u.unitId);
   }
 
+  /** Every unit handed on is due again (their messages are known lost); returns how many. */
+  unsendAll(): number {
+    return this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE sent_at > 0').rowsWritten;
+  }
+
   /** A repair attempt of the unit failed: it backs off; the bucket counts a failure. */
   failed(key: string, unitId: string, error: string, now: number): void {
     const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE key = ? AND unit_id = ?', key, unitId).toArray()[0];
