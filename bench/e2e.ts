@@ -8,14 +8,14 @@
  * one bucket each, through the same gateway and the same @aws-sdk/client-s3 client, interleaved
  * (every repetition runs every size and policy, the policy order rotating per repetition), over
  *  (a) in-memory backends inside the worker isolate (the gateway's own cost), and
- *  (b) 14 s3rver processes on loopback (real HTTP; each policy uses k+m of the 14,
+ *  (b) 20 s3rver processes on loopback (real HTTP; each policy uses k+m of the 20,
  *      chosen per object by the gateway's own placement).
  * Per case: PUT and GET MB/s (one request at a time), workerd CPU seconds per GB (utime+stime
  * from /proc), peak RSS above idle, backend requests per S3 operation, bytes written to backends
  * per byte stored, p50/p99 latency, GET healthy vs one data-shard backend down vs two down.
  * "direct": the same SDK straight to one s3rver (setup b) or to a byte sink/source inside the
  * same workerd (setup a): what the gateway costs over moving the bytes once.
- * Then: a 1 GiB PUT and GET per policy on setup (b), streamed, twice in a fresh gateway, with
+ * Then: a 1 GiB PUT and GET per policy (and 12+4, 16+4) on setup (b), streamed, twice in a fresh gateway, with
  * peak memory and backend requests per GiB; concurrent 4 MiB PUTs and GETs (1, 8, 32, 128 at
  * once) in a fresh gateway, with peak memory; and a breakdown per stage (stages alone inside the isolate, body ingest layers,
  * client modes, one backend's own I/O, the fixed cost of a request). BENCHMARKS.md says how.
@@ -70,14 +70,19 @@ const SIZES: { size: number; ops: number }[] = QUICK
 const BIG_SIZE = Number(option('--big-mib') ?? 1024) * MiB;
 
 type SetupName = 'memory' | 's3rver';
-type PolicyName = 'ec-4+2' | 'ec-8+3' | 'ec-10+4' | 'replicate-3' | 'direct';
+type PolicyName = 'ec-4+2' | 'ec-8+3' | 'ec-10+4' | 'ec-12+4' | 'ec-16+4' | 'replicate-3' | 'direct';
 const POLICIES: { name: Exclude<PolicyName, 'direct'>; bucket: string; k: number; m: number; config: object }[] = [
   { name: 'ec-4+2', bucket: 'bench-ec-4-2', k: 4, m: 2, config: { k: 4, m: 2 } },
   { name: 'ec-8+3', bucket: 'bench-ec-8-3', k: 8, m: 3, config: { k: 8, m: 3 } },
   { name: 'ec-10+4', bucket: 'bench-ec-10-4', k: 10, m: 4, config: { k: 10, m: 4 } },
   { name: 'replicate-3', bucket: 'bench-replicate-3', k: 1, m: 2, config: { codec: 'replicate', replicas: 3 } },
 ];
-const BACKENDS = 14;
+/** The widest codes issue 10 names: in the 1 GiB runs only (their memory), not the matrix. */
+const BIG_ONLY: typeof POLICIES = [
+  { name: 'ec-12+4', bucket: 'bench-ec-12-4', k: 12, m: 4, config: { k: 12, m: 4 } },
+  { name: 'ec-16+4', bucket: 'bench-ec-16-4', k: 16, m: 4, config: { k: 16, m: 4 } },
+];
+const BACKENDS = 20;
 const EC_POLICIES = POLICIES.filter((p) => p.name.startsWith('ec-'));
 const REPLICATE = POLICIES.find((p) => p.name === 'replicate-3')!;
 /** Concurrent 4 MiB requests per burst (issue 10: memory against concurrency). */
@@ -267,9 +272,9 @@ function gatewayConfig(backends: object[]): object {
   return {
     region: 'us-east-1',
     backends,
-    policies: Object.fromEntries(POLICIES.map((p) => [p.name, p.config])),
+    policies: Object.fromEntries([...POLICIES, ...BIG_ONLY].map((p) => [p.name, p.config])),
     defaultPolicy: 'ec-4+2',
-    buckets: Object.fromEntries(POLICIES.map((p) => [p.bucket, p.name])),
+    buckets: Object.fromEntries([...POLICIES, ...BIG_ONLY].map((p) => [p.bucket, p.name])),
     credentials: [CREDENTIALS],
     garbageGraceSeconds: 3600,
   };
@@ -326,7 +331,7 @@ async function runMatrix(ctx: Ctx): Promise<void> {
  * a worker that has run the path once and holds no garbage from earlier cases.
  */
 async function runBig(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
-  for (const p of POLICIES) {
+  for (const p of [...POLICIES, ...BIG_ONLY]) {
     const g = await startGateway(bundle, config);
     try {
       const s3 = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, CLIENT_MODE);
@@ -726,7 +731,7 @@ function targets(all: Summary[]): Target[] {
       }
     }
   }
-  for (const p of POLICIES) {
+  for (const p of [...POLICIES, ...BIG_ONLY]) {
     const b = by('s3rver', p.name, BIG_SIZE);
     if (!b) continue;
     const peak = Math.max(b.putRssMiB, b.getRssMiB);
@@ -828,7 +833,7 @@ async function main(): Promise<void> {
   const summaries: Summary[] = [];
   for (const setup of SETUPS) {
     for (const size of [...SIZES.map((s) => s.size), BIG_SIZE]) {
-      for (const policy of [...POLICIES.map((p) => p.name), 'direct' as const]) {
+      for (const policy of [...[...POLICIES, ...BIG_ONLY].map((p) => p.name), 'direct' as const]) {
         const s = summarize(setup, policy, size);
         if (s) summaries.push(s);
       }
