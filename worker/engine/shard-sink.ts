@@ -12,8 +12,31 @@
  * open subrequests per invocation: subrequests.ts).
  * A backend failure never stalls the writer: once the put rejects, the sink is marked failed and
  * further writes to it are dropped (the write quorum decides whether the unit survives).
+ * A sink whose upload was stored gives its buffers to the isolate's SINK_POOL for the next sink:
+ * a wide code opens k+m uploads per column unit, and two fresh block buffers for each were
+ * ~120 MiB of garbage per GiB written, which V8 frees only after 64 MiB of it (BENCHMARKS.md).
+ * A failed upload's buffers are not reused (the runtime may still hold one).
  */
 import type { Backend, ChunkSource } from '../../backends/types.ts';
+
+/** Free chunk buffers by size, shared by the sinks of one isolate; a bounded handful. */
+class BufferPool {
+  private readonly bySize = new Map<number, Uint8Array[]>();
+  constructor(private readonly maxPerSize: number) {}
+
+  take(size: number): Uint8Array | undefined {
+    return this.bySize.get(size)?.pop();
+  }
+
+  give(buffer: Uint8Array): void {
+    const list = this.bySize.get(buffer.byteLength) ?? [];
+    if (list.length < this.maxPerSize) list.push(buffer);
+    this.bySize.set(buffer.byteLength, list);
+  }
+}
+
+/** 16 buffers of a block size: 4 MiB kept at the default 256 KiB blocks. */
+export const SINK_POOL = new BufferPool(16);
 
 interface Slot {
   buffer: Uint8Array;
@@ -99,7 +122,14 @@ export class ShardSink {
 
   private allocate(): Uint8Array {
     this.allocated++;
-    return new Uint8Array(this.chunkBytes);
+    return SINK_POOL.take(this.chunkBytes) ?? new Uint8Array(this.chunkBytes);
+  }
+
+  /** The upload was stored: the runtime has read every chunk, so the buffers are free again. */
+  private recycle(): void {
+    if (this.lent?.byteLength === this.chunkBytes) this.free.push(this.lent);
+    this.lent = null;
+    for (const b of this.free.splice(0)) SINK_POOL.give(b);
   }
 
   private wake(who: 'reader' | 'writer'): void {
@@ -124,7 +154,10 @@ export class ShardSink {
       await this.backend.put(this.key, source, this.length, { signal: this.signal });
     };
     this.open(upload).then(
-      () => this.settle(this.ok),
+      () => {
+        if (this.ok) this.recycle();
+        this.settle(this.ok);
+      },
       (err) => {
         if (this.ok) this.failure = err;
         this.wake('writer');
