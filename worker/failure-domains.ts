@@ -74,8 +74,11 @@ function spreadOver(backendsPerDomain: number[], n: number, cap: number): number
   return used.filter((u) => u > 0).sort((a, b) => b - a);
 }
 
-/** Domains that may be lost, worst case (the fullest first), keeping at most m shards lost. */
-function tolerated(spread: number[], m: number): number {
+/**
+ * Domains that may be lost, worst case: `spread` is shards per domain, fullest first; losing
+ * domains in that order, how many go before more than m shards of an object are lost.
+ */
+export function tolerated(spread: number[], m: number): number {
   let lost = 0, f = 0;
   for (const s of spread) {
     if (lost + s > m) break;

@@ -22,6 +22,7 @@
  * reads the gateway keeps the data shards, read-cost.ts).
  */
 import type { BackendPrices } from '../../worker/engine/prices.ts';
+import { tolerated } from '../../worker/failure-domains.ts';
 
 export interface Provider {
   name: string;
@@ -106,7 +107,7 @@ export function costOf(providers: Provider[], scheme: Scheme, w: Workload): Cost
   const storage = sum((r) => r.storage), egress = sum((r) => r.egress), requests = sum((r) => r.requests);
   return {
     scheme, feasible: true, shardsPerProvider: worst, storedGB: sum((r) => r.storedGB),
-    storage, egress, requests, total: storage + egress + requests, survives: survivable(worst, m), providers: rows,
+    storage, egress, requests, total: storage + egress + requests, survives: tolerated(worst, m), providers: rows,
   };
 }
 
@@ -119,17 +120,6 @@ function extraShardLayouts(P: number, r: number): number[] {
     if (bits === r) out.push(mask);
   }
   return out;
-}
-
-/** The most providers (fullest first) whose shards of one object add up to at most m. */
-function survivable(worst: number[], m: number): number {
-  let lost = 0, f = 0;
-  for (const c of worst) {
-    if (lost + c > m) break;
-    lost += c;
-    f++;
-  }
-  return f;
 }
 
 /** "replicate-3", "rep3", "4+2" -> a scheme; null if it is neither. */
