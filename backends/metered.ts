@@ -28,6 +28,24 @@ export interface BackendCallReport {
   message?: string;
 }
 
+/**
+ * What the gateway asked of one backend for one bucket (bucket null: calls over all buckets, as
+ * listings): the ops record's counts as the cost report prices them.
+ */
+export interface TrafficCounts {
+  backendId: string;
+  bucket: string | null;
+  puts: number;
+  gets: number;
+  heads: number;
+  lists: number;
+  deletes: number;
+  /** Bytes sent to the backend (PUT bodies). */
+  bytesIn: number;
+  /** Bytes read from the backend (GET bodies asked for): what egress is billed on. */
+  bytesOut: number;
+}
+
 export type BackendCallSink = (report: BackendCallReport) => void;
 
 /** Outcomes that are answers, not failures: the backend is reachable and did what it should. */

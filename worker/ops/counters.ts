@@ -3,6 +3,7 @@
  * minutes of a window into one. Reachability times merge by maximum (the latest wins, whichever
  * isolate saw it). `trafficByBucket` is what the cost report (upkeep/cost.ts) prices.
  */
+import type { TrafficCounts } from '../../backends/metered.ts';
 import { addHistogram, emptyHistogram } from './histogram.ts';
 import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type OpCounters, type OpsCounters } from './types.ts';
 
@@ -74,17 +75,7 @@ export function sumCounters(list: OpsCounters[]): OpsCounters {
 }
 
 /** A backend's calls for one bucket, or (bucket null) those of no bucket: listings over all of them. */
-export interface TrafficLine {
-  backendId: string;
-  bucket: string | null;
-  puts: number;
-  gets: number;
-  heads: number;
-  lists: number;
-  deletes: number;
-  bytesIn: number;
-  bytesOut: number;
-}
+export type TrafficLine = TrafficCounts;
 
 /**
  * Per backend and bucket, the calls by kind and the bytes written and read in `c`: each bucket's

@@ -13,24 +13,12 @@
  * traffic over all buckets (listings of `sg1/`) stays with the backend only.
  * Unpriced backends report their usage with cost null, and do not count in the totals.
  */
+import type { TrafficCounts } from '../../backends/metered.ts';
 import type { BackendPrices } from '../engine/prices.ts';
+
+export type { TrafficCounts };
 import { BYTES_PER_GB } from '../engine/prices.ts';
 import type { StoredBytes } from './stored-bytes.ts';
-
-/** What the gateway asked of one backend for one bucket (null: requests over all buckets). */
-export interface TrafficCounts {
-  backendId: string;
-  bucket: string | null;
-  puts: number;
-  gets: number;
-  heads: number;
-  lists: number;
-  deletes: number;
-  /** Bytes sent to the backend (PUT bodies). */
-  bytesIn: number;
-  /** Bytes read from the backend (GET bodies asked for): what egress is billed on. */
-  bytesOut: number;
-}
 
 /** Where the traffic counts come from, and since when they were counted. */
 export type TrafficSource = () => Promise<{ since: Date; counts: TrafficCounts[] }>;
