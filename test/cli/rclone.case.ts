@@ -1,6 +1,7 @@
 /**
  * rclone (Debian's 1.60) against the gateway: mkdir, copyto up, lsjson with MD5s, copyto down,
- * a ranged read (`cat --offset --count` sends a Range header), deletefile/delete, rmdir.
+ * a ranged read (`cat --offset --count` sends a Range header), a part upload refused once and
+ * retried (through a proxy: refusing-proxy.ts), deletefile/delete, rmdir.
  *
  * rclone's default upload cutoff is 200 MiB, so the 40 MiB file is sent multipart only with
  * explicit `--s3-upload-cutoff 16Mi --s3-chunk-size 8Mi` (five 8 MiB parts), so the multipart path is exercised too.
@@ -13,12 +14,13 @@
  * of compressible types (XML errors, text/*) for such a client. Both must be handled by the
  * gateway, or rclone downloads fail; the two tests named for them pin each cause.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientDirs, expectFileMatches, expectSameBytes, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, md5Hex, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
+import { startRefusingProxy } from './refusing-proxy.ts';
 import { cleanEnv, requireTool, runTool, runToolForBytes, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-rclone';
@@ -31,6 +33,22 @@ interface LsjsonEntry {
   Size: number;
   IsDir: boolean;
   Hashes?: { md5?: string };
+}
+
+/** An rclone.conf section for the gateway (or a proxy in front of it) at `endpoint`. */
+function remoteSection(name: string, endpoint: URL): string {
+  return [
+    `[${name}]`,
+    'type = s3',
+    'provider = Other',
+    'env_auth = false',
+    `access_key_id = ${DEV_CREDENTIALS.accessKeyId}`,
+    `secret_access_key = ${DEV_CREDENTIALS.secretAccessKey}`,
+    `region = ${DEV_REGION}`,
+    `endpoint = ${endpoint.origin}`,
+    'force_path_style = true',
+    '',
+  ].join('\n');
 }
 
 export function rcloneCases(suite: CliSuite): void {
@@ -47,21 +65,7 @@ export function rcloneCases(suite: CliSuite): void {
       const dirs = await clientDirs(suite(), 'rclone');
       out = dirs.out;
       configFile = join(dirs.home, 'rclone.conf');
-      await writeFile(
-        configFile,
-        [
-          `[${REMOTE}]`,
-          'type = s3',
-          'provider = Other',
-          'env_auth = false',
-          `access_key_id = ${DEV_CREDENTIALS.accessKeyId}`,
-          `secret_access_key = ${DEV_CREDENTIALS.secretAccessKey}`,
-          `region = ${DEV_REGION}`,
-          `endpoint = ${suite().url.origin}`,
-          'force_path_style = true',
-          '',
-        ].join('\n'),
-      );
+      await writeFile(configFile, remoteSection(REMOTE, suite().url));
       env = cleanEnv(dirs.home);
       tool = await requireTool('rclone', 'rclone', ['version'], env);
     });
@@ -129,6 +133,22 @@ export function rcloneCases(suite: CliSuite): void {
         expectSameBytes(await readFile(dest), text, 'notes.txt');
       } finally {
         await rclone('deletefile', remote('notes.txt'));
+      }
+    });
+
+    it('a part refused once with 503 SlowDown is sent again and the upload completes', async () => {
+      // aws-sdk-go v1 signs, on the retry, the `Expect: 100-Continue` it added to the first
+      // attempt; the platform (the edge, the local front) consumes Expect, so the gateway must
+      // take the signed header as 100-continue or refuse every such retry.
+      const { files, observer } = suite();
+      const proxy = await startRefusingProxy(suite().url, (method, target) => method === 'PUT' && target.includes('partNumber=2&'));
+      try {
+        await appendFile(configFile, remoteSection('refusing', proxy.url));
+        await rclone('copyto', ...MULTIPART_FLAGS, files.large.path, `refusing:${BUCKET}/retried.bin`);
+        expect(proxy.refused).toEqual([expect.stringMatching(/^PUT \/cli-rclone\/retried\.bin\?partNumber=2&/)]);
+        expect((await observer.headObject(BUCKET, 'retried.bin')).etag).toBe(expectedEtag(files.large.bytes, RCLONE_PART_SIZE));
+      } finally {
+        await proxy.close(); // the object goes with the others in the next test
       }
     });
 

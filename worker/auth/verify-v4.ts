@@ -15,7 +15,7 @@
  * clients that sign their own, unusual, encoding); both name the same key. Everything is read
  * from the request view (model/request.ts): the query parameters signed are the ones the router
  * reads. A signature that matches only a dot-segment form of the path is answered as such
- * (dot-segments.ts).
+ * (dot-segments.ts). A signed `Expect` that the platform consumed is taken as `100-continue`.
  */
 
 import { S3Error } from '../model/errors.ts';
@@ -183,6 +183,21 @@ function headerLookup(view: RequestView): (name: string) => string | null {
   return (name) => (name === 'host' ? view.authority : view.headers.get(name));
 }
 
+/**
+ * `Expect: 100-continue` is answered by the platform (Cloudflare's edge, the local front) and does
+ * not reach the Worker, yet a client may have signed it: aws-sdk-go v1 (rclone) does when it
+ * re-signs a retried PutObject or UploadPart of more than 2 MB, so without this every such retry
+ * failed. The header can only have said 100-continue (RFC 9110 §10.1.1), in one of the two
+ * spellings SDKs send; it changes nothing the gateway does.
+ */
+const CONSUMED_EXPECT = ['100-continue', '100-Continue'];
+
+/** The canonical headers block, or one per value an absent signed `expect` may have had. */
+function canonicalHeaderForms(signedHeaders: readonly string[], lookup: (name: string) => string | null): string[] {
+  if (!signedHeaders.includes('expect') || lookup('expect') !== null) return [canonicalHeaders(signedHeaders, lookup)];
+  return CONSUMED_EXPECT.map((value) => canonicalHeaders(signedHeaders, (name) => (name === 'expect' ? value : lookup(name))));
+}
+
 /** First value of a presigning parameter; its name is matched exactly, then case-insensitively. */
 function queryParamEntry(params: readonly QueryParam[], name: string): QueryParam | undefined {
   return params.find(([n]) => n === name) ?? params.find(([n]) => n.toLowerCase() === name.toLowerCase());
@@ -215,18 +230,23 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
   const { credential, datetime, view } = parts;
   const key = await signingKey(parts.secret, credential.date, credential.region, credential.service);
   const query = canonicalQuery(view.params, parts.excludeParam);
-  const headers = canonicalHeaders(parts.signedHeaders, headerLookup(view));
-  const matches = async (uri: string) => {
+  const headerForms = canonicalHeaderForms(parts.signedHeaders, headerLookup(view));
+  const matches = async (uri: string, headers: string) => {
     const canonical = canonicalRequest(view.method, uri, query, headers, parts.signedHeadersText, parts.payloadHash);
     const toSign = await stringToSign(datetime, credential.scope, canonical);
     return { canonical, toSign, ok: timingSafeEqual(await signature(key, toSign), parts.provided) };
   };
   const rawPath = view.target.rawPath;
-  const first = await matches(canonicalUri(rawPath));
+  const first = await matches(canonicalUri(rawPath), headerForms[0]!);
   if (first.ok) return key;
-  if (rawPath !== canonicalUri(rawPath) && (await matches(rawPath)).ok) return key;
+  for (const [i, headers] of headerForms.entries()) {
+    if (i > 0 && (await matches(canonicalUri(rawPath), headers)).ok) return key;
+    if (rawPath !== canonicalUri(rawPath) && (await matches(rawPath, headers)).ok) return key;
+  }
   for (const form of dotSegmentForms(rawPath)) {
-    if ((await matches(canonicalUri(form))).ok) throw dotSegmentError(form);
+    for (const headers of headerForms) {
+      if ((await matches(canonicalUri(form), headers)).ok) throw dotSegmentError(form);
+    }
   }
   throw signatureMismatch({
     AWSAccessKeyId: credential.accessKeyId,
