@@ -27,8 +27,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 
 
 export interface FrontOptions {
-  /** Where workerd listens (wrangler's dev server): requests go there. */
-  upstream: URL;
+  /** Where workerd listens: requests go there (a function: asked per request, it may change on reload). */
+  upstream: URL | (() => Promise<URL>);
   /** Called for a request the front answers itself or could not forward (for the console). */
   log?: (line: string) => void;
 }
@@ -64,12 +64,20 @@ function forwardable(rawHeaders: string[], alsoDrop: string[] = []): string[] {
   return out;
 }
 
+/**
+ * How long a connection to workerd may sit idle in the front's pool. workerd closes one after 5 s
+ * idle; a request sent on it as it closes fails (socket hang up). Node closes the front's side
+ * first, so every connection reused is younger than workerd's limit.
+ */
+export const UPSTREAM_IDLE_MS = 2_000;
+
 /** Streams one request to workerd and its answer back. */
-function forward(req: http.IncomingMessage, res: http.ServerResponse, options: FrontOptions, agent: http.Agent): void {
+async function forward(req: http.IncomingMessage, res: http.ServerResponse, options: FrontOptions, agent: http.Agent): Promise<void> {
   const target = req.url ?? '/';
+  const to = typeof options.upstream === 'function' ? await options.upstream() : options.upstream;
   const upstream = http.request({
-    host: options.upstream.hostname,
-    port: options.upstream.port,
+    host: to.hostname,
+    port: to.port,
     method: req.method,
     path: target,
     headers: forwardable(req.rawHeaders),
@@ -104,7 +112,8 @@ export function answerExpectContinue(res: http.ServerResponse): void {
 
 /** Starts the front on `port` (0: any free port) at each of `hosts`. */
 export async function startFront(port: number, hosts: string[], options: FrontOptions): Promise<RunningFront> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  // `timeout` closes a socket idle in the pool (one in use only gets an event nobody acts on).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: UPSTREAM_IDLE_MS });
   let continued = 0;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (isRefusedDevPath(req.url ?? '')) {
@@ -112,7 +121,7 @@ export async function startFront(port: number, hosts: string[], options: FrontOp
       options.log?.(`front: refused ${req.method} ${req.url} (a /cdn-cgi/ path)`);
       return answer(res, 403, 'AccessDenied', 'Paths under /cdn-cgi/ belong to the platform, not to the S3 gateway: the local front refuses them (Cloudflare reserves them too).', req.url ?? '/');
     }
-    forward(req, res, options, agent);
+    void forward(req, res, options, agent);
   };
   const servers: http.Server[] = [];
   let bound = port;

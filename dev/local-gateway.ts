@@ -1,16 +1,18 @@
 /**
- * The local gateway as `npm start` runs it: the Worker in workerd (wrangler's unstable_startWorker
- * with the project's wrangler.toml, on an internal loopback port), the Node front on the public
- * port (front.ts: answers `Expect: 100-continue`, refuses `/cdn-cgi/`), and the cron on a timer
- * (local-cron.ts). Tests start the same thing with their own port, state directory and config.
+ * The local gateway as `npm start` runs it: the Worker in workerd (wrangler's DevEnv, as
+ * unstable_startWorker runs it, with the project's wrangler.toml, on internal loopback ports), the
+ * Node front on the public port (front.ts: answers `Expect: 100-continue`, refuses `/cdn-cgi/`;
+ * it talks to the Worker's own workerd, not through wrangler's proxy worker: user-worker.ts), and
+ * the cron on a timer (local-cron.ts). Tests start the same thing with their own port, state directory and config.
  * wrangler's DevTools inspector stays off: wrangler dev's CLI attaches an inspector proxy that
  * leaks a socket per DevTools event and wedges after about a minute of heavy traffic.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unstable_startWorker } from 'wrangler';
+import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
 import { startLocalCron, type LocalCron } from './local-cron.ts';
 import { startFront, type RunningFront } from './front.ts';
+import { UserWorkerAddress } from './user-worker.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Where `wrangler dev` keeps local state too (R2 buckets, Durable Objects, queues). */
@@ -55,8 +57,10 @@ export interface LocalGateway {
   /** The public endpoint: http://127.0.0.1:<port> (an IP: SDKs then address buckets path-style). */
   url: URL;
   port: number;
-  /** The Worker's own endpoint (wrangler's dev server), behind the front. */
+  /** wrangler's dev server (its proxy worker, in front of the Worker's workerd). */
   workerUrl: URL;
+  /** Where the front sends requests: the Worker's own workerd (user-worker.ts). */
+  upstream(): Promise<URL>;
   cron: LocalCron | null;
   front: RunningFront;
   close(): Promise<void>;
@@ -67,7 +71,9 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   // Miniflare otherwise fetches a sample `request.cf` from the internet at every start (3 s and a
   // warning where there is none); its built-in placeholder serves a local gateway as well.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-  const worker = await unstable_startWorker({
+  const devEnv = new unstable_DevEnv();
+  const userWorker = new UserWorkerAddress(devEnv);
+  const worker = await devEnv.startWorker({
     config: o.config ?? join(ROOT, 'wrangler.toml'),
     // The local-development signal (worker/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
@@ -87,7 +93,8 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   try {
     await worker.ready;
     const workerUrl = await worker.url;
-    front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: workerUrl, log });
+    await userWorker.settle(workerUrl, log);
+    front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: () => userWorker.get(), log });
     if (o.cronSeconds > 0) {
       cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
     }
@@ -97,6 +104,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       url: new URL(`http://127.0.0.1:${f.port}`),
       port: f.port,
       workerUrl,
+      upstream: () => userWorker.get(),
       cron,
       front: f,
       close: async () => {

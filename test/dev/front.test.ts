@@ -2,13 +2,14 @@
  * The Node front of the local gateway (dev/front.ts) against a stand-in upstream (a plain Node
  * server that records what reaches it): what passes through unchanged (raw request target, Host,
  * body, status, response headers), what the front answers itself (`100 Continue` before the body,
- * `/cdn-cgi/` refused, 503 when workerd is not there), and `npm start`'s option parsing.
+ * `/cdn-cgi/` refused, 503 when workerd is not there), how long it keeps an idle connection to
+ * workerd, and `npm start`'s option parsing.
  */
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFront, type RunningFront } from '../../dev/front.ts';
+import { startFront, UPSTREAM_IDLE_MS, type RunningFront } from '../../dev/front.ts';
 import { isRefusedDevPath } from '../../dev/guard.ts';
 import { DEFAULT_STATE_DIR } from '../../dev/local-gateway.ts';
 import { parseStartOptions } from '../../dev/start-options.ts';
@@ -118,6 +119,47 @@ describe('the front', () => {
       expect(await res.text()).toContain('<Code>ServiceUnavailable</Code>');
     } finally {
       await orphan.close();
+    }
+  });
+});
+
+describe('the front\'s connections to workerd', () => {
+  it(`closes one idle for ${UPSTREAM_IDLE_MS} ms, before workerd's 5 s limit, and asks for the address per request`, async () => {
+    // workerd closes a connection idle for 5 s; a request the front sent on it just then failed
+    // (socket hang up, a 503 to the client). This stand-in keeps connections for a minute, so
+    // any close it sees comes from the front.
+    const opened: net.Socket[] = [];
+    const closed: net.Socket[] = [];
+    const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('<ok/>'));
+    });
+    server.on('connection', (socket: net.Socket) => {
+      opened.push(socket);
+      socket.on('close', () => closed.push(socket));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    let asked = 0;
+    const front = await startFront(0, ['127.0.0.1'], {
+      upstream: async () => {
+        asked++;
+        return new URL(`http://127.0.0.1:${port}`);
+      },
+    });
+    const get = async () => (await fetch(`http://127.0.0.1:${front.port}/bucket/key`)).text();
+    try {
+      expect(await get()).toBe('<ok/>');
+      expect(await get()).toBe('<ok/>');
+      expect({ opened: opened.length, closed: closed.length }, 'back to back: one pooled connection').toEqual({ opened: 1, closed: 0 });
+      await new Promise((r) => setTimeout(r, UPSTREAM_IDLE_MS + 1_500));
+      expect(closed.length, 'the front closed the idle connection').toBe(1);
+      expect(await get()).toBe('<ok/>');
+      expect({ opened: opened.length, asked }).toEqual({ opened: 2, asked: 3 });
+    } finally {
+      await front.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });

@@ -7,6 +7,7 @@
  *   enough for a loaded machine otherwise: a coarse bound, not a timing measurement.
  * - `/cdn-cgi/` paths, which wrangler would answer itself (its scheduled handler for anyone), are
  *   refused by the front however they are spelled, while workerd's own port does answer them.
+ * - the front talks to the Worker's own workerd (dev/user-worker.ts), skipping wrangler's proxy.
  * - the cron runs locally: a deleted object's shards are collected without anyone asking.
  */
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -95,6 +96,16 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     }
     const direct = await raw(gw.workerUrl, { path: '/cdn-cgi/handler/scheduled' });
     expect(direct.status, 'wrangler answers the path itself on its own port').toBe(200);
+  });
+
+  it('the front sends requests to the Worker\'s own workerd, not through wrangler\'s proxy worker', async () => {
+    // The proxy worker's connection pool raced workerd's 5 s idle close: about one request in
+    // ten arriving 5 s after the previous one got a plain-text 500 "Network connection lost".
+    const upstream = await gw.upstream();
+    expect(upstream.port).not.toBe(gw.workerUrl.port);
+    const res = await raw(upstream, { path: '/some-bucket' });
+    expect(res.status, 'the Worker answers there itself').toBe(403);
+    expect(res.text).toContain('<Code>AccessDenied</Code>');
   });
 
   it('the cron runs locally: a deleted object’s shards are collected', async () => {
