@@ -3,7 +3,8 @@
  * unstable_startWorker runs it, with the project's wrangler.toml, on internal loopback ports), the
  * Node front on the public port (front.ts: answers `Expect: 100-continue`, refuses `/cdn-cgi/`;
  * it talks to the Worker's own workerd, not through wrangler's proxy worker: user-worker.ts), and
- * the cron on a timer (local-cron.ts). Tests start the same thing with their own port, state directory and config.
+ * the cron on a timer (local-cron.ts). Tests start the same thing with their own port, state
+ * directory and config.
  * wrangler's DevTools inspector stays off: wrangler dev's CLI attaches an inspector proxy that
  * leaks a socket per DevTools event and wedges after about a minute of heavy traffic.
  */

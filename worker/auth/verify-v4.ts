@@ -237,11 +237,14 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
     return { canonical, toSign, ok: timingSafeEqual(await signature(key, toSign), parts.provided) };
   };
   const rawPath = view.target.rawPath;
-  const first = await matches(canonicalUri(rawPath), headerForms[0]!);
-  if (first.ok) return key;
-  for (const [i, headers] of headerForms.entries()) {
-    if (i > 0 && (await matches(canonicalUri(rawPath), headers)).ok) return key;
-    if (rawPath !== canonicalUri(rawPath) && (await matches(rawPath, headers)).ok) return key;
+  const uris = rawPath === canonicalUri(rawPath) ? [rawPath] : [canonicalUri(rawPath), rawPath];
+  let first: Awaited<ReturnType<typeof matches>> | undefined;
+  for (const headers of headerForms) {
+    for (const uri of uris) {
+      const tried = await matches(uri, headers);
+      if (tried.ok) return key;
+      first ??= tried;
+    }
   }
   for (const form of dotSegmentForms(rawPath)) {
     for (const headers of headerForms) {
@@ -250,8 +253,8 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
   }
   throw signatureMismatch({
     AWSAccessKeyId: credential.accessKeyId,
-    StringToSign: first.toSign,
+    StringToSign: first!.toSign,
     SignatureProvided: parts.provided,
-    CanonicalRequest: first.canonical,
+    CanonicalRequest: first!.canonical,
   });
 }
