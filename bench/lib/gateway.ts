@@ -12,8 +12,8 @@
  * port), not through wrangler's proxy worker, which is a second workerd copying every byte.
  */
 import { join } from 'node:path';
-import { descendants } from '../../test/support/proc.ts';
-import { bundleWorker, directSocket, LOCAL_DEV, projectWranglerToml, ROOT, startWorker, type WorkerBundle } from '../../test/support/worker.ts';
+import { descendants, listenerOf } from '../../test/support/proc.ts';
+import { bundleWorker, LOCAL_DEV, projectWranglerToml, ROOT, startWorker, type WorkerBundle } from '../../test/support/worker.ts';
 import { whatIfPlugin } from './what-if.ts';
 
 // No Request.cf download (miniflare tries workers.cloudflare.com on every start): a placeholder does.
@@ -62,18 +62,18 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
     persist: true,
   });
   try {
-    const proxyUrl = worker.url.origin;
-    await (await fetch(`${proxyUrl}/__bench/stats`)).arrayBuffer(); // the user worker is up once this answers
+    const origin = worker.url.origin;
+    await (await fetch(`${origin}/__bench/stats`)).arrayBuffer();
     const workerd = descendants(process.pid).filter((p) => p.comm === 'workerd' && !before.has(p.pid)).map((p) => p.pid);
-    // The workerd that answers our control endpoint directly (JSON), else the proxy.
-    const found = await directSocket(worker.url, workerd, '/__bench/stats', (r) => r.ok && (r.headers.get('content-type') ?? '').includes('json'));
-    const origin = found ? found.url.origin : proxyUrl;
-    const pid = found ? found.pid : workerd[workerd.length - 1]!;
+    // The workerd listening at the Worker's own address runs it; else (wrangler fell back to its
+    // proxy's address) the last one started.
+    const own = listenerOf(Number(worker.url.port), workerd);
+    const pid = own ?? workerd[workerd.length - 1]!;
     return {
       origin,
       pid,
       workerdPids: workerd,
-      direct: found !== undefined,
+      direct: worker.url.href !== worker.proxyUrl.href && own !== undefined,
       async control(path, init) {
         const r = await fetch(origin + path, { method: 'POST', ...init });
         const text = await r.text();

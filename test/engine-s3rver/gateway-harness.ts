@@ -14,8 +14,8 @@ import type { Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { s3rverBackend, S3rverProcess } from '../backends/s3rver-harness.ts';
-import { descendants, workerdPids } from '../support/proc.ts';
-import { directSocket, LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
+import { descendants } from '../support/proc.ts';
+import { LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
@@ -131,14 +131,6 @@ export interface Gateway {
   dispose(): Promise<void>;
 }
 
-async function directUrlOf(proxyUrl: URL): Promise<URL> {
-  // The Worker's socket is seen listening once a first request has gone through the proxy.
-  await fetch(new URL('/_shardgate/status', proxyUrl), { signal: AbortSignal.timeout(10_000) }).then((r) => r.arrayBuffer());
-  const found = await directSocket(proxyUrl, workerdPids(), '/_shardgate/status', (r) => r.status === 200);
-  if (!found) throw new Error('no socket of the Worker answers /_shardgate/status');
-  return found.url;
-}
-
 export interface StartGatewayOptions {
   inspector?: boolean;
   /** Durable state (catalog, queue, ops record) in this directory, kept on dispose: a gateway
@@ -154,9 +146,8 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
     { plugins: o.esbuildPlugins, wranglerToml: projectWranglerToml(), prefix: 'engine-s3rver-gateway-' },
     { bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, persistDir: o.stateDir, inspector: o.inspector },
   );
-  const url = worker.url;
-  let direct: Promise<URL> | undefined;
-  const directUrl = () => (direct ??= directUrlOf(url));
+  const url = worker.proxyUrl;
+  const directUrl = async () => worker.url;
   return {
     url,
     directUrl,

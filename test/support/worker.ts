@@ -1,7 +1,8 @@
 /**
  * A Worker in workerd for the tests and the benchmark, the way every harness here runs one:
  * bundled once with esbuild into a private temp dir, then handed to wrangler's
- * unstable_startWorker unbundled, inspector off, no watch, on a random loopback port.
+ * unstable_startWorker unbundled, inspector off, no watch, on a random loopback port. Clients
+ * talk to the Worker's own workerd, past wrangler's proxy worker (startDevWorker says why).
  *
  * Why bundle ourselves: wrangler bundles in watch mode and rebuilds when a source file changes,
  * so another session editing a shared file mid-run would reload the Worker under the test
@@ -21,8 +22,8 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unstable_startWorker } from 'wrangler';
-import { listenerOf, listenersOf } from './proc.ts';
+import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
+import { UserWorkerAddress } from '../../dev/user-worker.ts';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -115,8 +116,10 @@ export interface StartOptions {
 }
 
 export interface RunningWorker {
-  /** worker.url: wrangler dev's proxy in front of the Worker. */
+  /** The Worker's own workerd (dev/user-worker.ts), where clients go. */
   url: URL;
+  /** worker.url: wrangler dev's proxy in front of the Worker (what `wrangler dev` users reach). */
+  proxyUrl: URL;
   /** The DevTools protocol endpoint, when started with `inspector`. */
   inspectorUrl?: URL;
   dispose(): Promise<void>;
@@ -128,9 +131,9 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
   const removeState = async () => {
     if (persist && !o.persistDir) await rm(persist, { recursive: true, force: true });
   };
-  let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  let started: DevWorker | undefined;
   try {
-    worker = await unstable_startWorker({
+    started = await startDevWorker({
       config: o.config ?? join(bundle.dir, 'wrangler.toml'),
       entrypoint: bundle.entry,
       bindings: o.bindings,
@@ -143,24 +146,54 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
         logLevel: 'warn',
       },
     });
-    await worker.ready;
-    const url = await worker.url;
+    const { worker, url, proxyUrl } = started;
     const inspectorUrl = o.inspector ? await worker.inspectorUrl : undefined;
-    const w = worker;
     return {
       url,
+      proxyUrl,
       inspectorUrl,
       dispose: async () => {
         try {
-          await w.dispose();
+          await worker.dispose();
         } finally {
           await removeState();
         }
       },
     };
   } catch (err) {
-    await worker?.dispose().catch(() => {});
+    await started?.worker.dispose().catch(() => {});
     await removeState();
+    throw err;
+  }
+}
+
+type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+export interface DevWorker {
+  worker: StartedWorker;
+  /** The Worker's own workerd. */
+  url: URL;
+  /** wrangler's proxy worker in front of it. */
+  proxyUrl: URL;
+}
+
+/**
+ * unstable_startWorker's run (wrangler's DevEnv), plus the address of the Worker's own workerd
+ * (dev/user-worker.ts). Tests talk to that, not through wrangler's proxy worker: its pooled
+ * connection to the Worker races workerd's 5 s idle close, and a request caught there gets a
+ * plain-text 500 "Network connection lost" (test clients do not retry).
+ */
+export async function startDevWorker(input: StartInput): Promise<DevWorker> {
+  const devEnv = new unstable_DevEnv();
+  const address = new UserWorkerAddress(devEnv);
+  const worker = await devEnv.startWorker(input);
+  try {
+    await worker.ready;
+    const proxyUrl = await worker.url;
+    const url = await address.settle(proxyUrl, (line) => console.warn(line));
+    return { worker, url, proxyUrl };
+  } catch (err) {
+    await worker.dispose().catch(() => {});
     throw err;
   }
 }
@@ -184,26 +217,4 @@ export async function runWorker(entry: string, b: BundleOptions = {}, o: StartOp
     await bundle.dispose();
     throw err;
   }
-}
-
-/**
- * The Worker's own socket, past wrangler's proxy (a second workerd copying every byte, with
- * failure modes of its own): among the workerd processes `pids`, the proxy's (the one listening
- * on `proxyUrl`) aside, the first listener whose answer to GET `path` passes `accept`. Call it
- * once a first request has gone through the proxy, so that the Worker is listening.
- */
-export async function directSocket(proxyUrl: URL, pids: number[], path: string, accept: (res: Response) => boolean): Promise<{ url: URL; pid: number } | undefined> {
-  const proxyPort = Number(proxyUrl.port);
-  const proxy = listenerOf(proxyPort, pids);
-  for (const pid of pids.filter((p) => p !== proxy)) {
-    for (const port of listenersOf(pid)) {
-      const url = new URL(`http://127.0.0.1:${port}/`);
-      const ok = await fetch(new URL(path, url), { signal: AbortSignal.timeout(5000) }).then(
-        (r) => r.arrayBuffer().then(() => accept(r)),
-        () => false,
-      );
-      if (ok) return { url, pid };
-    }
-  }
-  return undefined;
 }
