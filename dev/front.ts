@@ -55,7 +55,7 @@ function answer(res: http.ServerResponse, status: number, code: string, message:
 }
 
 /** rawHeaders without the hop-by-hop ones (and `alsoDrop`), in the flat [name, value, ...] form Node takes. */
-function forwardable(rawHeaders: string[], alsoDrop: string[] = []): string[] {
+export function forwardable(rawHeaders: string[], alsoDrop: string[] = []): string[] {
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();

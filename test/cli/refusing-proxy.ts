@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardable } from '../../dev/front.ts';
 
 export interface RefusingProxy {
   url: URL;
@@ -15,14 +16,6 @@ export interface RefusingProxy {
 }
 
 const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
-/** Framing and connection headers: Node frames each hop itself. */
-const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'expect']);
-
-function forwardable(raw: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) if (!NOT_FORWARDED.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
-  return out;
-}
 
 /** Starts the proxy on a free loopback port; `refuse` picks requests to refuse (each at most once). */
 export async function startRefusingProxy(upstream: URL, refuse: (method: string, target: string) => boolean): Promise<RefusingProxy> {
@@ -39,7 +32,7 @@ export async function startRefusingProxy(upstream: URL, refuse: (method: string,
     }
     const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: target, headers: forwardable(req.rawHeaders), setHost: false });
     up.on('response', (answer) => {
-      res.writeHead(answer.statusCode ?? 502, forwardable(answer.rawHeaders));
+      res.writeHead(answer.statusCode ?? 502, forwardable(answer.rawHeaders, ['transfer-encoding']));
       answer.pipe(res);
     });
     up.on('error', () => res.destroy());
