@@ -10,10 +10,10 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
+import type { unstable_startWorker } from 'wrangler';
 import { startLocalCron, type LocalCron } from './local-cron.ts';
 import { startFront, type RunningFront } from './front.ts';
-import { UserWorkerAddress } from './user-worker.ts';
+import { startDirectWorker } from './user-worker.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Where `wrangler dev` keeps local state too (R2 buckets, Durable Objects, queues). */
@@ -72,9 +72,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   // Miniflare otherwise fetches a sample `request.cf` from the internet at every start (3 s and a
   // warning where there is none); its built-in placeholder serves a local gateway as well.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-  const devEnv = new unstable_DevEnv();
-  const userWorker = new UserWorkerAddress(devEnv);
-  const worker = await devEnv.startWorker({
+  const { worker, proxyUrl: workerUrl, address } = await startDirectWorker({
     config: o.config ?? join(ROOT, 'wrangler.toml'),
     // The local-development signal (worker/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
@@ -88,14 +86,11 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       persist: o.stateDir ?? DEFAULT_STATE_DIR,
       logLevel: o.logLevel ?? 'warn',
     },
-  });
+  }, log);
   let front: RunningFront | undefined;
   let cron: LocalCron | null = null;
   try {
-    await worker.ready;
-    const workerUrl = await worker.url;
-    await userWorker.settle(workerUrl, log);
-    front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: () => userWorker.get(), log });
+    front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: address, log });
     if (o.cronSeconds > 0) {
       cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
     }
@@ -105,7 +100,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       url: new URL(`http://127.0.0.1:${f.port}`),
       port: f.port,
       workerUrl,
-      upstream: () => userWorker.get(),
+      upstream: address,
       cron,
       front: f,
       close: async () => {

@@ -15,10 +15,40 @@
  * wrangler internals: a wrangler that no longer sends it leaves the front on the proxy worker's
  * address (`fallback`), with one warning.
  */
-import type { unstable_DevEnv } from 'wrangler';
+import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
 
 type DevEnv = InstanceType<typeof unstable_DevEnv>;
 type DevEvent = Parameters<DevEnv['dispatch']>[0];
+type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
+type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+export interface DirectWorker {
+  /** What unstable_startWorker returns (dispose() stops it). */
+  worker: StartedWorker;
+  /** worker.url: wrangler's proxy worker in front of the Worker (what `wrangler dev` users reach). */
+  proxyUrl: URL;
+  /** The Worker's own workerd, now (waits while the Worker reloads). */
+  address(): Promise<URL>;
+}
+
+/**
+ * unstable_startWorker's run (wrangler's DevEnv) with the Worker's own address settled: resolves
+ * once wrangler reports the Worker ready. `log` gets the fallback warning, if any.
+ */
+export async function startDirectWorker(input: StartInput, log: (line: string) => void): Promise<DirectWorker> {
+  const devEnv = new unstable_DevEnv();
+  const address = new UserWorkerAddress(devEnv);
+  const worker = await devEnv.startWorker(input);
+  try {
+    await worker.ready;
+    const proxyUrl = await worker.url;
+    await address.settle(proxyUrl, log);
+    return { worker, proxyUrl, address: () => address.get() };
+  } catch (err) {
+    await worker.dispose().catch(() => {});
+    throw err;
+  }
+}
 
 /** How long after wrangler says ready to wait for the first address before falling back. */
 const FIRST_ADDRESS_MS = 10_000;

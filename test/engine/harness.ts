@@ -2,13 +2,14 @@
  * Starts the gateway in workerd (wrangler's unstable_startWorker, inspector off) with a given
  * SHARDGATE_CONFIG over the wrangler.toml bindings (six local R2 buckets, the catalog Durable
  * Object, the repair queue), persisting to a temp dir, plus an S3 client pointed at the Worker's
- * own workerd (startDevWorker).
+ * own workerd (dev/user-worker.ts: not through wrangler's proxy worker).
  */
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_DEV, startDevWorker } from '../support/worker.ts';
+import { startDirectWorker } from '../../dev/user-worker.ts';
+import { LOCAL_DEV } from '../support/worker.ts';
 
 export const CREDENTIALS = { accessKeyId: 'shardgate-test', secretAccessKey: 'shardgate-test-secret' };
 
@@ -34,13 +35,13 @@ export interface RunningGateway {
 
 export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string } = {}): Promise<RunningGateway> {
   const persistDir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'shardgate-test-'));
-  const { worker, url: direct } = await startDevWorker({
+  const { worker, address } = await startDirectWorker({
     config: 'wrangler.toml',
     entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
     bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
     dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
-  });
-  const url = direct.origin;
+  }, (line) => console.warn(line));
+  const url = (await address()).origin;
   return {
     url,
     persistDir,

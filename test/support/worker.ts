@@ -2,7 +2,7 @@
  * A Worker in workerd for the tests and the benchmark, the way every harness here runs one:
  * bundled once with esbuild into a private temp dir, then handed to wrangler's
  * unstable_startWorker unbundled, inspector off, no watch, on a random loopback port. Clients
- * talk to the Worker's own workerd, past wrangler's proxy worker (startDevWorker says why).
+ * talk to the Worker's own workerd, past wrangler's proxy worker (startWorker says why).
  *
  * Why bundle ourselves: wrangler bundles in watch mode and rebuilds when a source file changes,
  * so another session editing a shared file mid-run would reload the Worker under the test
@@ -22,8 +22,8 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
-import { UserWorkerAddress } from '../../dev/user-worker.ts';
+import type { unstable_startWorker } from 'wrangler';
+import { startDirectWorker, type DirectWorker } from '../../dev/user-worker.ts';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -131,9 +131,12 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
   const removeState = async () => {
     if (persist && !o.persistDir) await rm(persist, { recursive: true, force: true });
   };
-  let started: DevWorker | undefined;
+  let started: DirectWorker | undefined;
   try {
-    started = await startDevWorker({
+    // Clients talk to the Worker's own workerd: wrangler's proxy worker pools its connection to
+    // it, that pool races workerd's 5 s idle close (a plain-text 500), and test clients do not
+    // retry (dev/user-worker.ts).
+    started = await startDirectWorker({
       config: o.config ?? join(bundle.dir, 'wrangler.toml'),
       entrypoint: bundle.entry,
       bindings: o.bindings,
@@ -145,8 +148,9 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
         persist: persist ?? false,
         logLevel: 'warn',
       },
-    });
-    const { worker, url, proxyUrl } = started;
+    }, (line) => console.warn(line));
+    const { worker, proxyUrl } = started;
+    const url = await started.address();
     const inspectorUrl = o.inspector ? await worker.inspectorUrl : undefined;
     return {
       url,
@@ -163,37 +167,6 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
   } catch (err) {
     await started?.worker.dispose().catch(() => {});
     await removeState();
-    throw err;
-  }
-}
-
-type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
-
-export interface DevWorker {
-  worker: StartedWorker;
-  /** The Worker's own workerd. */
-  url: URL;
-  /** wrangler's proxy worker in front of it. */
-  proxyUrl: URL;
-}
-
-/**
- * unstable_startWorker's run (wrangler's DevEnv), plus the address of the Worker's own workerd
- * (dev/user-worker.ts). Tests talk to that, not through wrangler's proxy worker: its pooled
- * connection to the Worker races workerd's 5 s idle close, and a request caught there gets a
- * plain-text 500 "Network connection lost" (test clients do not retry).
- */
-export async function startDevWorker(input: StartInput): Promise<DevWorker> {
-  const devEnv = new unstable_DevEnv();
-  const address = new UserWorkerAddress(devEnv);
-  const worker = await devEnv.startWorker(input);
-  try {
-    await worker.ready;
-    const proxyUrl = await worker.url;
-    const url = await address.settle(proxyUrl, (line) => console.warn(line));
-    return { worker, url, proxyUrl };
-  } catch (err) {
-    await worker.dispose().catch(() => {});
     throw err;
   }
 }
