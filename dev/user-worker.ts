@@ -1,18 +1,18 @@
 /**
- * Where the Worker's own workerd listens (wrangler calls it the user worker), so that the front
- * can send requests there and skip wrangler's proxy worker.
+ * Where the Worker's own workerd listens (wrangler calls it the user worker), so that the local
+ * front and the test harnesses send requests there and skip wrangler's proxy worker.
  *
  * Why: workerd closes a keep-alive connection after 5 s idle, and the proxy worker's fetch reuses
  * its pooled connection to the user worker without retrying when that close races a new request.
  * The client then gets a plain-text 500 "Network connection lost": measured here, about one
  * request in ten that arrives 5.0 s after the previous one. SDKs retry a 500, but not every
- * client does, and a test that meets it fails for nothing. The front's own pool to this address closes idle
- * sockets well before workerd does (front.ts), so the hop left has no such race.
+ * client does, and a test that meets it fails for nothing. The front's own pool to this address
+ * closes idle sockets well before workerd does (front.ts), so the hop left has no such race.
  *
  * How: wrangler 4.86's DevEnv routes every controller event through `dispatch`; `reloadComplete`
  * carries `proxyData.userWorkerUrl`. Between `reloadStart` and `reloadComplete` (a reload in
  * `npm start`'s watch mode) requests wait, as the proxy worker makes them wait. The address is
- * wrangler internals: a wrangler that no longer sends it leaves the front on the proxy worker's
+ * wrangler internals: a wrangler that no longer sends it leaves requests on the proxy worker's
  * address (`fallback`), with one warning.
  */
 import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
@@ -53,7 +53,7 @@ export async function startDirectWorker(input: StartInput, log: (line: string) =
 /** How long after wrangler says ready to wait for the first address before falling back. */
 const FIRST_ADDRESS_MS = 10_000;
 
-export class UserWorkerAddress {
+class UserWorkerAddress {
   private latest: URL | null = null;
   private waiting: Array<(url: URL) => void> = [];
   private reloading = true;
@@ -75,7 +75,7 @@ export class UserWorkerAddress {
   async settle(proxyUrl: URL, log: (line: string) => void): Promise<URL> {
     const first = await Promise.race([this.get(), new Promise<null>((r) => setTimeout(() => r(null), FIRST_ADDRESS_MS).unref())]);
     if (first) return first;
-    log(`front: wrangler did not report the Worker's own address; requests go through its proxy worker (${proxyUrl.href})`);
+    log(`wrangler did not report the Worker's own address; requests go through its proxy worker (${proxyUrl.href})`);
     this.useFallback(proxyUrl);
     return proxyUrl;
   }
