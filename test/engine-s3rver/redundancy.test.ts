@@ -110,6 +110,23 @@ async function readAll(bucket: string, keys: string[]): Promise<string[]> {
   return wrong;
 }
 
+/**
+ * With backends `a` and `b` down, every object reads back whole; writes, below the write quorum
+ * (k+1), are refused with a 503, and (last test) nothing about them goes unhandled.
+ */
+async function expectTwoOthersDown(bucket: string, keys: string[], a: number, b: number): Promise<void> {
+  await killHard(servers[a]!);
+  await killHard(servers[b]!);
+  try {
+    expect(await readAll(bucket, keys)).toEqual([]);
+    const refused = await Promise.allSettled([0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))));
+    for (const r of refused) expect(r.status === 'rejected' && (r.reason as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(503);
+  } finally {
+    await restart(servers[a]!);
+    await restart(servers[b]!);
+  }
+}
+
 describe('redundancy comes back without the scrubber', { timeout: 600_000 }, () => {
   test('a backend down while 100 objects are written: back, every missed shard returns; then any two others may fail', async () => {
     const bucket = 'outage-short';
@@ -121,18 +138,7 @@ describe('redundancy comes back without the scrubber', { timeout: 600_000 }, () 
     const ms = await timeToFullRedundancy(5, bucket, keys.length);
     figures.push({ case: '100 objects, backend down during the writes', msToFullRedundancy: ms });
 
-    await killHard(servers[1]!);
-    await killHard(servers[2]!);
-    try {
-      expect(await readAll(bucket, keys)).toEqual([]);
-      // Two down is below the write quorum (k+1): refused with a 503, and (last test) nothing
-      // about it goes unhandled.
-      const refused = await Promise.allSettled([0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))));
-      for (const r of refused) expect(r.status === 'rejected' && (r.reason as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(503);
-    } finally {
-      await restart(servers[1]!);
-      await restart(servers[2]!);
-    }
+    await expectTwoOthersDown(bucket, keys, 1, 2);
   });
 
   test('after a 100 s outage: the worklist kept retrying and nothing was dropped', async () => {
@@ -147,18 +153,7 @@ describe('redundancy comes back without the scrubber', { timeout: 600_000 }, () 
     await restart(servers[4]!);
     const ms = await timeToFullRedundancy(4, bucket, keys.length);
     figures.push({ case: '20 objects, 100 s outage', msToFullRedundancy: ms });
-    await killHard(servers[0]!);
-    await killHard(servers[1]!);
-    try {
-      expect(await readAll(bucket, keys)).toEqual([]);
-      // Two down is below the write quorum (k+1): refused with a 503, and (last test) nothing
-      // about it goes unhandled.
-      const refused = await Promise.allSettled([0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))));
-      for (const r of refused) expect(r.status === 'rejected' && (r.reason as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(503);
-    } finally {
-      await restart(servers[0]!);
-      await restart(servers[1]!);
-    }
+    await expectTwoOthersDown(bucket, keys, 0, 1);
   });
 
   test('the gateway killed with repairs pending: started again on its state, it finishes them', async () => {
