@@ -34,7 +34,7 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               compatibilityDate: '2026-04-20',
-              compatibilityFlags: ['nodejs_compat'],
+              compatibilityFlags: ['nodejs_compat', 'enable_request_signal'],
               // As wrangler does: .wasm imports are compiled modules, not Vite's fs-reading shim.
               modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
               r2Buckets: ['TEST_R2'],

@@ -14,9 +14,10 @@
  * headers its bucket's rules allow, error responses included.
  * Spec: S3 "Error responses"; every response carries x-amz-request-id and x-amz-id-2.
  */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
 import { isClientAbort, S3Error } from './model/errors.ts';
+import { RequestScope } from './request-scope.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
@@ -70,6 +71,15 @@ function awaitsContinue(request: Request, authenticated: boolean): boolean {
   return !authenticated && !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
 }
 
+/** The request's execution context; an app driven without one (some tests) has none. */
+function executionContext(c: Context<AppEnv>): ExecutionContext | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
+
 function randomId(bytes: number, hex: boolean): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
   return hex ? [...b].map((x) => x.toString(16).padStart(2, '0')).join('').toUpperCase() : btoa(String.fromCharCode(...b));
@@ -83,7 +93,17 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const requestId = randomId(8, true);
     c.set('requestId', requestId);
     c.set('resource', splitRawUrl(c.req.raw.url).rawPath);
-    await next();
+    // The request's owner (request-scope.ts): the handler runs to its end even if the client
+    // hangs up meanwhile, so whatever it acquired is given back.
+    const scope = new RequestScope(c.req.raw.signal, executionContext(c));
+    c.set('scope', scope);
+    const handled = next();
+    scope.waitUntil(handled);
+    try {
+      await handled;
+    } finally {
+      scope.handled();
+    }
     c.res.headers.set('x-amz-request-id', requestId);
     c.res.headers.set('x-amz-id-2', randomId(24, false));
     // S3 bodies are byte-exact with their Content-Length; stop the platform from gzipping them
@@ -124,13 +144,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const op = detectOperation(view.method, addr, headers);
     const { bucket, key, query } = addr;
     c.set('operation', op);
+    c.var.scope.label = op;
     c.set('bucket', bucket);
     c.set('key', key);
-    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
+    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope });
   });
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
+    c.var.scope?.discardStream(err); // a body the handler had opened goes unsent
     if (!awaitsContinue(c.req.raw, c.var.auth !== undefined)) {
       const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
       await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);

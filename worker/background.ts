@@ -6,17 +6,24 @@
  * inside a read does not take a context parameter).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BudgetHolder } from './engine/coding-budget.ts';
 
 export interface WaitUntil {
   waitUntil(p: Promise<unknown>): void;
 }
 
 export class BackgroundWork {
-  private readonly current = new AsyncLocalStorage<WaitUntil>();
+  private readonly current = new AsyncLocalStorage<WaitUntil | (WaitUntil & BudgetHolder)>();
 
-  /** Runs `fn` as the work of the request (or queue batch, or cron run) with context `ctx`. */
-  run<T>(ctx: WaitUntil, fn: () => T): T {
+  /** Runs `fn` as the work of the request (its RequestScope), queue batch or cron run with context `ctx`. */
+  run<T>(ctx: WaitUntil | (WaitUntil & BudgetHolder), fn: () => T): T {
     return this.current.run(ctx, fn);
+  }
+
+  /** The request being served, as the holder of the coding budget it takes; none outside a request. */
+  holder(): BudgetHolder | undefined {
+    const ctx = this.current.getStore();
+    return ctx && 'label' in ctx ? ctx : undefined;
   }
 
   /** Keeps `p` alive until it settles, as part of the current request (if any). */

@@ -165,7 +165,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
   }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket) });
-  const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair });
+  const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
     config: {
@@ -177,6 +177,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       deployment: { mode, warnings },
     },
     catalog, backends: metered, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
+    codingBudget: () => store.codingBudget(),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
@@ -187,7 +188,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     store,
     authenticate,
     settings: s3Settings(config),
-    around: (c, next) => background.run(c.executionCtx, () => logRequests(c, next)),
+    around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
       authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,

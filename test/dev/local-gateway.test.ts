@@ -9,6 +9,8 @@
  *   refused by the front however they are spelled, while workerd's own port does answer them.
  * - the front talks to the Worker's own workerd (dev/user-worker.ts), skipping wrangler's proxy.
  * - the cron runs locally: a deleted object's shards are collected without anyone asking.
+ * - downloads abandoned through the front (issue 19) give back their coding budget: afterwards it
+ *   is idle exactly, and as many unread GETs as it fits all get their headers.
  */
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
@@ -21,6 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devConfigSource, inlineCredential, readDevConfig } from '../../dev/dev-config.ts';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { raw } from '../s3/raw-http.ts';
+import { readBytes } from '../../worker/engine/coding-budget.ts';
+import { ABANDON_POINTS, abandonGet, presignedGet, settledBudget, unreadGetsAnswered } from '../support/abandon.ts';
 
 const execFileAsync = promisify(execFile);
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -121,5 +125,20 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     expect(gw.cron!.lastOutcome).toBe('ok');
     expect(blobs(), 'shard files left after the collector ran').toBe(before);
     client.destroy();
+  });
+
+  it('downloads abandoned through the front give back their coding budget', async () => {
+    const client = new S3Client({ endpoint: gw.url.origin, region: 'us-east-1', credentials: { ...credential }, forcePathStyle: true });
+    await client.send(new CreateBucketCommand({ Bucket: 'hangups' }));
+    await client.send(new PutObjectCommand({ Bucket: 'hangups', Key: 'big', Body: new Uint8Array(12 * 1024 * 1024).map((_, i) => (i * 13) & 0xff) }));
+    const url = await presignedGet(client, 'hangups', 'big');
+    for (let wave = 0; wave < 4; wave++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => abandonGet(url, ABANDON_POINTS[i % 4]!, { midBytes: (1 + ((wave * 20 + i) % 10)) * 1024 * 1024 })));
+    }
+    const idle = await settledBudget(gw.url.origin);
+    expect(idle, 'the coding budget after 80 hang-ups').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+    // The local default policy: 4+2, 256 KiB blocks.
+    const fits = Math.floor(idle.capacityBytes / readBytes({ k: 4, m: 2, blockSize: 256 * 1024, layout: 'striped' } as Parameters<typeof readBytes>[0]));
+    expect(await unreadGetsAnswered(url, fits), `${fits} concurrent unread GETs answered`).toBe(fits);
   });
 });

@@ -5,10 +5,18 @@
  * holds buffers for its whole life (stripe or parity in wasm memory, shard buffers, the request
  * body's buffer), and wasm memory never shrinks once grown. So before it starts, a request asks
  * the budget for its working set (estimated from its geometry: `writeBytes`, `readBytes`) and
- * gives it back when it ends; past the budget, requests wait in arrival order (backpressure: the
+ * gets a `BudgetLease`; past the budget, requests wait in arrival order (backpressure: the
  * client's body stays unread), and one that has waited `maxWaitMs` is refused with 503 SlowDown,
  * which every S3 client retries. Small inline objects do not ask.
  * A request larger than the whole budget runs alone.
+ *
+ * Ownership (the contract every caller keeps): a lease has exactly one owner, the code that
+ * called `acquire`, which releases it on every way its work ends. The lease is also handed to its
+ * holder (`BudgetHolder.adopt`, the request it serves) the moment it is granted, even when the
+ * waiter's own continuation never runs again: when the holder ends with leases still held, that is
+ * a bug, and the holder reclaims them loudly (`reclaim`) instead of letting the isolate refuse
+ * coded traffic for ever. A waiter whose holder's signal aborts (the client hung up) leaves the
+ * queue at once.
  */
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../catalog/manifest.ts';
@@ -20,9 +28,50 @@ const BODY_BUFFER_BYTES = 1 << 20;
 /** Open uploads of a column write, each with two framed-block buffers (ShardSink). */
 const OPEN_UPLOADS = 6;
 
+/** Who a lease is for: the request (or job) it serves. */
+export interface BudgetHolder {
+  /** What holds it, for the operator: the S3 operation or the job's name. */
+  readonly label: string;
+  /** Aborts when the holder is gone (its client hung up): a waiter leaves the queue at once. */
+  readonly signal?: AbortSignal;
+  /** Told of every lease granted to it, at the moment it is granted. */
+  adopt?(lease: BudgetLease): void;
+}
+
+/** Memory held from the budget until `release()` (idempotent). */
+export interface BudgetLease {
+  readonly bytes: number;
+  readonly holder: string;
+  /** When it was granted (epoch ms). */
+  readonly since: number;
+  readonly released: boolean;
+  release(): void;
+  /** Releases a lease its holder ended without releasing (a bug), counted and logged loudly. */
+  reclaim(why: string): void;
+}
+
+/** What the budget holds and who waits for it, at one instant (the operator's gauge). */
+export interface BudgetSnapshot {
+  capacityBytes: number;
+  heldBytes: number;
+  holders: number;
+  waiters: number;
+  waitingBytes: number;
+  /** Age of the oldest lease still held, ms; null when none is. */
+  oldestHeldMs: number | null;
+  /** Leases reclaimed from holders that ended without releasing them (each one a bug, logged). */
+  reclaimed: number;
+  /** Leases held now, oldest first, at most 20: holder, bytes, age. */
+  leases: { holder: string; bytes: number; ageMs: number }[];
+}
+
+const NO_HOLDER: BudgetHolder = { label: 'unattributed' };
+
 export class CodingBudget {
   private free: number;
-  private readonly waiting: { bytes: number; wake: () => void }[] = [];
+  private readonly waiting: { bytes: number; holder: BudgetHolder; grant: (lease: BudgetLease) => void }[] = [];
+  private readonly held = new Set<Lease>();
+  private reclaimedCount = 0;
 
   constructor(
     private readonly bytes: number,
@@ -31,45 +80,109 @@ export class CodingBudget {
     this.free = bytes;
   }
 
-  /** Waits for `bytes` (at most the whole budget) and returns the function that gives them back. */
-  async acquire(bytes: number): Promise<() => void> {
+  /**
+   * Waits for `bytes` (at most the whole budget) for `holder`. Throws SlowDown after `maxWaitMs`,
+   * or, when the holder's signal aborts first, the signal's reason; either way nothing is held.
+   */
+  async acquire(bytes: number, holder: BudgetHolder = NO_HOLDER): Promise<BudgetLease> {
     const want = Math.min(bytes, this.bytes);
-    if (this.waiting.length > 0 || this.free < want) await this.wait(want); // woken with its bytes taken
-    else this.free -= want;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.free += want;
-      this.wakeNext();
+    holder.signal?.throwIfAborted();
+    if (this.waiting.length === 0 && this.free >= want) return this.grant(want, holder);
+    return this.wait(want, holder);
+  }
+
+  snapshot(now = Date.now()): BudgetSnapshot {
+    const leases = [...this.held].sort((a, b) => a.since - b.since);
+    return {
+      capacityBytes: this.bytes,
+      heldBytes: this.bytes - this.free,
+      holders: leases.length,
+      waiters: this.waiting.length,
+      waitingBytes: this.waiting.reduce((n, w) => n + w.bytes, 0),
+      oldestHeldMs: leases.length ? now - leases[0]!.since : null,
+      reclaimed: this.reclaimedCount,
+      leases: leases.slice(0, 20).map((l) => ({ holder: l.holder, bytes: l.bytes, ageMs: now - l.since })),
     };
   }
 
-  private wait(bytes: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const entry = { bytes, wake: () => (clearTimeout(timer), resolve()) };
-      const timer = setTimeout(() => {
+  /** Takes `bytes` for `holder` now: the one place a lease is made. */
+  private grant(bytes: number, holder: BudgetHolder): BudgetLease {
+    this.free -= bytes;
+    const lease = new Lease(bytes, holder.label, () => {
+      this.held.delete(lease);
+      this.free += bytes;
+      this.wakeNext();
+    }, (why) => {
+      this.reclaimedCount++;
+      console.error(JSON.stringify({ msg: 'coding budget reclaimed', level: 'error', holder: lease.holder, bytes, heldMs: Date.now() - lease.since, why }));
+    });
+    this.held.add(lease);
+    holder.adopt?.(lease);
+    return lease;
+  }
+
+  private wait(bytes: number, holder: BudgetHolder): Promise<BudgetLease> {
+    return new Promise<BudgetLease>((resolve, reject) => {
+      const leave = (err: unknown) => {
+        clearTimeout(timer);
+        holder.signal?.removeEventListener('abort', onAbort);
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
         this.wakeNext();
-        reject(new S3Error('SlowDown', `This gateway is busy (coded requests waited ${this.maxWaitMs} ms for memory); retry.`));
-      }, this.maxWaitMs);
+        reject(err);
+      };
+      const onAbort = () => leave(holder.signal!.reason);
+      const entry = {
+        bytes,
+        holder,
+        grant: (lease: BudgetLease) => {
+          clearTimeout(timer);
+          holder.signal?.removeEventListener('abort', onAbort);
+          resolve(lease);
+        },
+      };
+      const timer = setTimeout(() => leave(new S3Error('SlowDown', `This gateway is busy (coded requests waited ${this.maxWaitMs} ms for memory); retry.`)), this.maxWaitMs);
+      holder.signal?.addEventListener('abort', onAbort);
       this.waiting.push(entry);
     });
   }
 
-  /** Hands freed memory to the waiters in order, taking it for them before they resume. */
+  /** Hands freed memory to the waiters in order, granting their leases before they resume. */
   private wakeNext(): void {
     while (this.waiting.length > 0 && this.free >= this.waiting[0]!.bytes) {
       const next = this.waiting.shift()!;
-      this.free -= next.bytes;
-      next.wake();
+      next.grant(this.grant(next.bytes, next.holder));
     }
+  }
+}
+
+class Lease implements BudgetLease {
+  readonly since = Date.now();
+  released = false;
+
+  constructor(
+    readonly bytes: number,
+    readonly holder: string,
+    private readonly giveBack: () => void,
+    private readonly reported: (why: string) => void,
+  ) {}
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.giveBack();
+  }
+
+  reclaim(why: string): void {
+    if (this.released) return;
+    this.reported(why);
+    this.release();
   }
 }
 
 /** Working set of a write planned as `plan` with `blockSize`-byte blocks. */
 export function writeBytes(plan: StoragePlan, blockSize: number): number {
+  if (plan.mode === 'inline') return 0;
   const { k, m } = plan;
   const framed = 2 * (BLOCK_CHECKSUM_BYTES + blockSize);
   if (plan.mode === 'column') return m * plan.columnShardBytes! + blockSize + OPEN_UPLOADS * framed + BODY_BUFFER_BYTES;
@@ -84,4 +197,9 @@ export function readBytes(unit: CodedUnit): number {
   const framed = BLOCK_CHECKSUM_BYTES + unit.blockSize + BODY_SCRATCH_BYTES; // a reader's buffer and its body's
   const stripe = (unit.k + unit.m) * unit.blockSize;
   return (unit.layout === 'column' ? framed : unit.k * framed) + stripe;
+}
+
+/** Working set of reading any unit of `storage` (they are read one after another); 0 when inline. */
+export function storageReadBytes(storage: { kind: string; units?: CodedUnit[] }): number {
+  return storage.kind === 'coded' ? Math.max(0, ...storage.units!.map(readBytes)) : 0;
 }

@@ -17,7 +17,7 @@ import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.
 import type { CorsRule } from '../model/cors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
-import { CodingBudget, readBytes, writeBytes } from './coding-budget.ts';
+import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 
@@ -35,6 +35,8 @@ export interface EcStoreOptions {
   units: UnitStore;
   settings: EngineSettings;
   enqueueRepair?: (task: RepairTask) => void;
+  /** Who a coded request's budget is for: the request being served (its owner), if any. */
+  holder?: () => BudgetHolder | undefined;
 }
 
 /** Sizes of the object's parts in order: one per unit of a multipart upload, else the whole object. */
@@ -63,13 +65,24 @@ export class EcStore implements T.ObjectStore {
     this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
   }
 
+  /** The isolate's coding budget right now: held, holders, waiters (the operator's gauge). */
+  codingBudget(): BudgetSnapshot {
+    return this.budget.snapshot();
+  }
+
+  private acquire(bytes: number): Promise<BudgetLease> {
+    return this.budget.acquire(bytes, this.opts.holder?.() ?? { label: 'unattributed' });
+  }
+
   /**
-   * The bytes [start, end] of `storage`, opened within the isolate's coding budget, which the
-   * stream gives back when it ends, fails or is cancelled.
+   * The bytes [start, end] of `storage`. A coded body is opened within the isolate's coding
+   * budget: under `lease` when the caller holds one for it (a copy: the caller releases it), else
+   * under a lease of its own, which the stream gives back when it ends, fails or is cancelled.
    */
-  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease): Promise<ReadableStream<Uint8Array>> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end);
-    const release = await this.budget.acquire(Math.max(0, ...storage.units.map(readBytes)));
+    const own = lease ? undefined : await this.acquire(storageReadBytes(storage));
+    const release = () => own?.release();
     let body: ReadableStream<Uint8Array>;
     try {
       body = await this.units.open(bucket, key, storage, start, end);
@@ -77,6 +90,7 @@ export class EcStore implements T.ObjectStore {
       release();
       throw err;
     }
+    if (!own) return body;
     const reader = body.getReader();
     return new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -140,18 +154,18 @@ export class EcStore implements T.ObjectStore {
   }
 
   /**
-   * Stores a body under reserved unit ids, within the isolate's coding budget; a write that ends
-   * past its `commitBy` is refused.
+   * Stores a body under reserved unit ids, within the isolate's coding budget (under `lease` when
+   * the caller holds one for it: a copy); a write that ends past its `commitBy` is refused.
    */
-  private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation): Promise<StoredBody> {
+  private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
     const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
     const policy = policyFor(this.settings, input.bucket);
-    const release = plan.mode === 'inline' ? () => {} : await this.budget.acquire(writeBytes(plan, policy.blockSize));
+    const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
     try {
       stored = await this.units.storeBody({ ...input, policy, plan });
     } finally {
-      release();
+      own?.release();
     }
     if (Date.now() > commitBy) {
       if (stored.storage.kind === 'coded') await this.units.discard(input.bucket, stored.storage.units);
@@ -251,8 +265,8 @@ export class EcStore implements T.ObjectStore {
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const body = await this.openBody(src.bucket, src.key, source.storage, 0, source.size - 1);
-    const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata });
+    const stored = await this.copyBody(source, 0, source.size - 1, bucket, (body, reserved, lease) =>
+      this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata }, reserved, lease), false);
     const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
@@ -264,8 +278,8 @@ export class EcStore implements T.ObjectStore {
     return upload;
   }
 
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null, reserved?: Reservation): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } }, reserved);
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null, reserved?: Reservation, lease?: BudgetLease): Promise<T.PartInfo> {
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } }, reserved, lease);
     const units = (stored.storage as { units: CodedUnit[] }).units;
     const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
     try {
@@ -300,8 +314,35 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
-    const body = await this.openBody(src.bucket, src.key, source.storage, start, end);
-    return this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null);
+    return this.copyBody(source, start, end, bucket, (body, reserved, lease) =>
+      this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null, null, reserved, lease), true);
+  }
+
+  /**
+   * The copy paths (CopyObject, UploadPartCopy): the bytes [start, end] of `source` written by
+   * `write`. A copy reads and writes at once, so it takes the budget for both in ONE step: two
+   * copies each holding their read share while waiting for their write share could wait on each
+   * other for ever. The lease and the source body are given back here, however the write ends.
+   */
+  private async copyBody<R>(source: ObjectManifest, start: number, end: number, bucket: string, write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease) => Promise<R>, part: boolean): Promise<R> {
+    const reserved = await this.reserve(bucket, end - start + 1, part);
+    let lease: BudgetLease;
+    try {
+      lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
+    } catch (err) {
+      if (reserved.plan.unitIds.length) await this.catalog.releaseUnits(bucket, reserved.plan.unitIds).catch(() => {});
+      throw err;
+    }
+    let body: ReadableStream<Uint8Array> | undefined;
+    try {
+      body = await this.openBody(source.bucket, source.key, source.storage, start, end, lease);
+      return await write(body, reserved, lease);
+    } finally {
+      // The source first (its buffers are what the lease accounts for): a no-op once the write
+      // has read it to the end; a failed write has released its lock on it (unit-writer.ts).
+      await body?.cancel().catch(() => {});
+      lease.release();
+    }
   }
 
   private async allParts(bucket: string, key: string, uploadId: string): Promise<Map<number, PartRecord>> {

@@ -53,6 +53,16 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   x.family('shardgate_health_status', 'gauge', 'Overall health: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (more backends down than a policy tolerates).')
     .sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);
 
+  // The answering isolate's coding budget (each isolate has its own): held, holders, waiters.
+  const budget = doc.isolate.codingBudget;
+  x.family('shardgate_coding_budget_capacity_bytes', 'gauge', "Coding memory this isolate's coded requests may hold at once (codingBudget.bytes).").sample('shardgate_coding_budget_capacity_bytes', {}, budget.capacityBytes);
+  x.family('shardgate_coding_budget_held_bytes', 'gauge', 'Coding memory held by requests of this isolate now; 0 when idle.').sample('shardgate_coding_budget_held_bytes', {}, budget.heldBytes);
+  x.family('shardgate_coding_budget_holders', 'gauge', 'Requests of this isolate holding coding memory now.').sample('shardgate_coding_budget_holders', {}, budget.holders);
+  x.family('shardgate_coding_budget_waiters', 'gauge', 'Requests of this isolate waiting for coding memory now.').sample('shardgate_coding_budget_waiters', {}, budget.waiters);
+  x.family('shardgate_coding_budget_waiting_bytes', 'gauge', 'Coding memory the waiting requests of this isolate ask for.').sample('shardgate_coding_budget_waiting_bytes', {}, budget.waitingBytes);
+  x.family('shardgate_coding_budget_oldest_hold_seconds', 'gauge', 'Age of the oldest coding memory lease of this isolate; 0 when none is held.').sample('shardgate_coding_budget_oldest_hold_seconds', {}, (budget.oldestHeldMs ?? 0) / 1000);
+  x.family('shardgate_coding_budget_reclaimed_total', 'counter', 'Leases this isolate reclaimed from requests that ended without giving them back (each one a bug, logged as an error).').sample('shardgate_coding_budget_reclaimed_total', {}, budget.reclaimed);
+
   // Backends: reachability, traffic, latency, what they hold.
   x.family('shardgate_backend_up', 'gauge', '1 when the backend answered its latest call or probe, 0 when it could not be reached; absent before any call.');
   for (const b of doc.backends) if (b.reachable !== null) x.sample('shardgate_backend_up', { backend: b.id, domain: b.domain }, b.reachable ? 1 : 0);

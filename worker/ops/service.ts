@@ -7,6 +7,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
+import type { BudgetSnapshot } from '../engine/coding-budget.ts';
 import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';
@@ -28,6 +29,8 @@ export interface OpsServiceDeps {
   record: OpsRecord;
   flusher: OpsFlusher;
   probeEveryMs: number;
+  /** This isolate's coding budget now (engine/coding-budget.ts). */
+  codingBudget?: () => BudgetSnapshot;
 }
 
 export class OpsService {
@@ -47,7 +50,8 @@ export class OpsService {
     const data = await readDataHealth(catalog, new Date());
     const last = snapshot.samples.at(-1);
     if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
-    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from }), totals: snapshot.totals };
+    const codingBudget = this.deps.codingBudget?.();
+    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from, codingBudget }), totals: snapshot.totals };
   }
 
   /** The cron's part: probe every backend, record a data-health sample, flush. */

@@ -6,6 +6,7 @@
  * messages: health, counts and totals only.
  */
 import type { BucketHealth } from '../catalog/types.ts';
+import type { BudgetSnapshot } from '../engine/coding-budget.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
@@ -79,6 +80,12 @@ export interface StatusDoc {
   };
   upkeep: { repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number };
   s3: { requests: number; errors: number; bytesIn: number; bytesOut: number };
+  /**
+   * The isolate that answered (each isolate has its own): its coding budget, who holds it and who
+   * waits. Idle, `heldBytes`, `holders` and `waiters` are 0; `reclaimed` counts leases a request
+   * ended without giving back (each a bug, logged). Lease holders only in a signed status.
+   */
+  isolate: { codingBudget: BudgetSnapshot };
   /** Per bucket: only in a signed (or open) status. */
   buckets?: BucketStatus[];
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
@@ -106,8 +113,11 @@ function minutePoint(at: number, c: OpsCounters): MinutePoint {
   };
 }
 
-export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number }): StatusDoc {
+const IDLE_BUDGET: BudgetSnapshot = { capacityBytes: 0, heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, oldestHeldMs: null, reclaimed: 0, leases: [] };
+
+export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; codingBudget?: BudgetSnapshot }): StatusDoc {
   const { config, snapshot, data, signed } = o;
+  const codingBudget = o.codingBudget ?? IDLE_BUDGET;
   const stored = new Map<string, { shards: number; bytes: number }>();
   for (const b of data.buckets) {
     for (const [id, s] of Object.entries(b.backends)) {
@@ -176,6 +186,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
     },
     s3: { requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut },
+    isolate: { codingBudget: signed ? codingBudget : { ...codingBudget, leases: [] } },
     series: {
       from: o.from,
       stepMs: 60_000,

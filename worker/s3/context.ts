@@ -7,6 +7,7 @@
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
+import type { RequestScope } from '../request-scope.ts';
 
 /** The limits and names the front door works with (worker/config.ts parses them). */
 export interface S3Settings {
@@ -60,6 +61,8 @@ export interface S3Context {
   store: ObjectStore;
   settings: S3Settings;
   requestId: string;
+  /** The owner of what the request acquires; a streamed body ends the request (response-body.ts). */
+  scope: RequestScope;
 }
 
 export type S3Handler = (s3: S3Context) => Promise<Response>;
@@ -68,6 +71,7 @@ export type S3Handler = (s3: S3Context) => Promise<Response>;
 export interface AppEnv {
   Variables: {
     requestId: string;
+    scope: RequestScope;
     auth: AuthResult;
     resource: string;
     /** The request view of an operator request (admin.ts). */

@@ -16,6 +16,7 @@ import { checksumResponseHeaders, readChecksumRequest } from './checksum-headers
 import { objectHeaders, readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
 import { parseRange } from '../model/range.ts';
 import { limitBody, tooLarge } from './request.ts';
+import { responseBody } from './response-body.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -74,32 +75,9 @@ export async function HeadObject(s3: S3Context): Promise<Response> {
 export async function GetObject(s3: S3Context): Promise<Response> {
   const obj = await s3.store.getObject(s3.bucket!, s3.key!, readOptions(s3));
   const headers = readHeaders(s3, obj);
-  const body = responseBody(obj.body, Number(headers.get('Content-Length')));
+  const body = responseBody(obj.body, Number(headers.get('Content-Length')), s3.scope);
   // 'manual': stored bytes go out as they are, even under a stored Content-Encoding (gzip...).
   return new Response(body, { status: obj.range ? 206 : 200, headers, encodeBody: 'manual' });
-}
-
-/**
- * The object's bytes as a response body of known length. The store's chunks are valid only until
- * its next read (it reuses its buffers), so each is written and its write awaited (the runtime
- * has taken the bytes) before the next is read. workerd sends a plain stream chunked; its
- * FixedLengthStream sends Content-Length. Without it (Node), chunks are copied.
- */
-function responseBody(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
-  if (typeof FixedLengthStream !== 'function') return body.pipeThrough(new TransformStream({ transform: (c, ctl) => ctl.enqueue(c.slice()) }));
-  const sized = new FixedLengthStream(length);
-  void (async () => {
-    const reader = body.getReader();
-    const writer = sized.writable.getWriter();
-    try {
-      for (let r = await reader.read(); !r.done; r = await reader.read()) await writer.write(r.value);
-      await writer.close();
-    } catch (err) {
-      await reader.cancel(err).catch(() => {});
-      await writer.abort(err).catch(() => {});
-    }
-  })();
-  return sized.readable;
 }
 
 export async function DeleteObject(s3: S3Context): Promise<Response> {

@@ -1,0 +1,102 @@
+/**
+ * The object's bytes as a response body of known length, streamed under the request's ownership
+ * (request-scope.ts): the one way a store body leaves the gateway.
+ *
+ * The store's chunks are valid only until its next read (it reuses its buffers), so each is
+ * written, and its write awaited (the runtime has taken the bytes), before the next is read.
+ * workerd sends a plain stream chunked; its FixedLengthStream sends Content-Length, fed by a pump
+ * that the request keeps alive (`ResponseOwner.stream`) until it settles. The pump ends, and
+ * cancels the store body (which gives back its budget and its backend streams), on every way a
+ * download ends: read to the end; the client gone (a write fails, or the request's signal
+ * aborts); an error from the store; or no progress for RESPONSE_IDLE_MS (a client connected but
+ * no longer reading). Without FixedLengthStream (Node), chunks are copied into a pull stream whose
+ * cancel does the same.
+ */
+
+/** What the response body needs of the request that owns it (RequestScope). */
+export interface ResponseOwner {
+  readonly signal?: AbortSignal;
+  /** `body` is streamed by `pump`: the request ends when it settles. */
+  stream(pump: Promise<void>, body: ReadableStream<Uint8Array>): void;
+}
+
+/** A download whose client takes nothing for this long is ended (S3 drops idle connections too). */
+export const RESPONSE_IDLE_MS = 5 * 60_000;
+
+class ResponseIdle extends Error {
+  constructor() {
+    super(`the client took no bytes for ${RESPONSE_IDLE_MS} ms`);
+  }
+}
+
+export function responseBody(body: ReadableStream<Uint8Array>, length: number, owner: ResponseOwner): ReadableStream<Uint8Array> {
+  if (typeof FixedLengthStream !== 'function') return copyingBody(body, owner);
+  const sized = new FixedLengthStream(length);
+  owner.stream(pump(body, sized.writable, owner.signal), sized.readable);
+  return sized.readable;
+}
+
+async function pump(body: ReadableStream<Uint8Array>, out: WritableStream<Uint8Array>, signal?: AbortSignal): Promise<void> {
+  const reader = body.getReader();
+  const writer = out.getWriter();
+  const gone = clientGone(signal);
+  try {
+    for (let r = await Promise.race([reader.read(), gone.promise]); !r.done; r = await Promise.race([reader.read(), gone.promise])) {
+      await Promise.race([writer.write(r.value), gone.promise, gone.idle()]);
+    }
+    await writer.close();
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    await writer.abort(err).catch(() => {});
+  } finally {
+    gone.dispose();
+  }
+}
+
+/** A promise that rejects when the client is gone, and one per write that rejects when it idles. */
+function clientGone(signal?: AbortSignal) {
+  let fail!: (err: unknown) => void;
+  const promise = new Promise<never>((_, reject) => (fail = reject));
+  promise.catch(() => {});
+  const onAbort = () => fail(signal!.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return {
+    promise,
+    idle(): Promise<never> {
+      clearTimeout(timer);
+      return new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ResponseIdle()), RESPONSE_IDLE_MS)));
+    },
+    dispose() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+function copyingBody(body: ReadableStream<Uint8Array>, owner: ResponseOwner): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const copy = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const r = await reader.read();
+        if (r.done) {
+          controller.close();
+          finish();
+        } else controller.enqueue(r.value.slice());
+      } catch (err) {
+        controller.error(err);
+        finish();
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => {});
+      finish();
+    },
+  }, { highWaterMark: 0 });
+  owner.stream(finished, copy);
+  return copy;
+}
