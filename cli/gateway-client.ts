@@ -94,5 +94,6 @@ export interface StatusLike {
     scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null };
   };
   upkeep: { repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number };
+  isolate?: { codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
   buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
 }

@@ -39,6 +39,10 @@ function render(s: StatusLike): string {
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
     `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.objects} objects in the current passes (${percent(d.scrub.coverage)}), oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
+  const cb = s.isolate?.codingBudget;
+  if (cb) {
+    lines.push(`coding budget (the isolate that answered): ${bytes(cb.heldBytes)} of ${bytes(cb.capacityBytes)} held by ${cb.holders} request(s), ${cb.waiters} waiting${cb.oldestHeldMs === null ? '' : `, oldest held ${Math.round(cb.oldestHeldMs / 1000)} s`}${cb.reclaimed ? `; ${cb.reclaimed} lease(s) RECLAIMED from ended requests (a bug: see the log)` : ''}`);
+  }
   if (s.buckets?.length) {
     lines.push('', table([
       ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],
