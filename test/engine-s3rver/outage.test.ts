@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { settledBudget } from '../support/abandon.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
 import { disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
@@ -365,5 +366,10 @@ describe('gateway over six s3rver processes, 4+2', () => {
       expect(await put(key, size)).toEqual({ ok: true });
       expectIntact(key, await get(key));
     }
+  });
+
+  test('after kills, refusals and failed reads, the coding budget is idle: every way a request ended gave it back', async () => {
+    const endpoint = (await gateway!.directUrl()).origin;
+    expect(await settledBudget(endpoint)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
   });
 });
