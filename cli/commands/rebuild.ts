@@ -25,10 +25,10 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' } }, strict: true });
     if (!values.bucket) throw new CliError('--bucket NAME is required');
-    const r = (await new GatewayClient(values).admin('rebuild', { bucket: values.bucket })) as { restored: string[]; kept: string[]; unrecoverable: { unitId: string; reason: string }[] };
+    const r = (await new GatewayClient(values).admin('rebuild', { bucket: values.bucket })) as { restored: string[]; kept: string[]; unrecoverable: { unitId: string; reason: string }[]; retired?: string[] };
     if (values.json) printJson(r);
     else {
-      process.stdout.write(`restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}\n`);
+      process.stdout.write(`restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}, ignored ${r.retired?.length ?? 0} unit(s) of deleted or superseded versions\n`);
       for (const u of r.unrecoverable) process.stdout.write(`  ${u.unitId}: ${u.reason}\n`);
     }
     return 0;

@@ -125,11 +125,14 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     const b = await bucket();
     for (const k of ['a', 'b', 'c', 'd']) await c().commitManifest(b, k, manifest(b, k), {});
     const before = Date.now();
-    await c().setScrubCursor(b, 'b');
+    await c().setScrubCursor(b, { afterKey: null, resume: { key: 'a', unit: 3 } }); // stopped inside 'a': nothing checked whole
     let s = (await c().bucketHealth(b, new Date())).scrub;
-    expect(s).toMatchObject({ cursor: 'b', checked: 2, passes: 0, lastPassCompletedAt: null });
+    expect(s).toMatchObject({ cursor: null, checked: 0, passes: 0, lastPassCompletedAt: null });
     expect(s.passStartedAt).toBeGreaterThanOrEqual(before);
-    await c().setScrubCursor(b, 'c');
+    await c().setScrubCursor(b, { afterKey: 'b' });
+    s = (await c().bucketHealth(b, new Date())).scrub;
+    expect(s).toMatchObject({ cursor: 'b', checked: 2, passes: 0, lastPassCompletedAt: null });
+    await c().setScrubCursor(b, { afterKey: 'c', resume: { key: 'd', unit: 1 } });
     expect((await c().bucketHealth(b, new Date())).scrub).toMatchObject({ cursor: 'c', checked: 3 });
     await c().setScrubCursor(b, null);
     s = (await c().bucketHealth(b, new Date())).scrub;

@@ -207,6 +207,20 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     expect(await takeUnitIds(c(), b, later())).toEqual(ids([u3]));
   });
 
+  it('names the units held for deletion or reserved (what a rebuild must not restore)', async () => {
+    const b = await bucket();
+    const [old, current, deleted, reserved] = [unit(), unit(), unit(), unit()];
+    await c().commitManifest(b, 'k', manifest(b, 'k', [old]), {});
+    await c().commitManifest(b, 'k', manifest(b, 'k', [current]), {});
+    await c().commitManifest(b, 'gone', manifest(b, 'gone', [deleted]), {});
+    await c().removeManifest(b, 'gone');
+    await c().reserveUnits(b, [reserved.unitId], later());
+    expect((await c().pendingUnitIds(b)).sort()).toEqual(ids([old, deleted, reserved]).sort());
+    await takeUnitIds(c(), b, later()); // collected: nothing of them is held any more
+    expect(await c().pendingUnitIds(b)).toEqual([]);
+    await expectS3(c().pendingUnitIds(`${b}-none`), 'NoSuchBucket');
+  });
+
   it('takes queued garbage when due, at most `limit` entries, each once', async () => {
     const b = await bucket();
     const due = new Date(Date.UTC(1971, 0, 1)); // before anything the other tests queue
@@ -239,8 +253,10 @@ function defineGarbageCases({ c, bucket }: Ctx) {
   it('keeps the scrubber\'s cursor per bucket', async () => {
     const [b1, b2] = [await bucket(), await bucket()];
     expect(await c().getScrubCursor(b1)).toBeNull();
-    await c().setScrubCursor(b1, 'photos/2024/é.jpg');
-    expect(await c().getScrubCursor(b1)).toBe('photos/2024/é.jpg');
+    await c().setScrubCursor(b1, { afterKey: 'photos/2024/é.jpg' });
+    expect(await c().getScrubCursor(b1)).toEqual({ afterKey: 'photos/2024/é.jpg' });
+    await c().setScrubCursor(b1, { afterKey: 'a', resume: { key: 'photos/2024/é.jpg', unit: 1999 } });
+    expect(await c().getScrubCursor(b1)).toEqual({ afterKey: 'a', resume: { key: 'photos/2024/é.jpg', unit: 1999 } });
     expect(await c().getScrubCursor(b2)).toBeNull();
     await c().setScrubCursor(b1, null);
     expect(await c().getScrubCursor(b1)).toBeNull();

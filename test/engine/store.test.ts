@@ -132,6 +132,19 @@ describe('EcStore', () => {
     expect((await store2.headObject('b', 'two', { conditions: {} })).size).toBe(9999);
   });
 
+  it('a rebuild never lists an object whose unit has fewer than k shards left', async () => {
+    const data = randomBytes(rand, 50_000);
+    await s.store.putObject('b', 'whole', stream(data), put(data.length));
+    await s.store.putObject('b', 'gutted', stream(data), put(data.length));
+    const unit = ((await s.catalog.getManifest('b', 'gutted'))!.storage as { units: { unitId: string; placement: string[] }[] }).units[0]!;
+    for (const i of [0, 1, 2]) await s.backends.find((x) => x.id === unit.placement[i])!.delete(shardKey('b', unit.unitId, i)); // 3 of 6 left, k = 4
+    const fresh = new MemoryCatalog();
+    await fresh.insertBucket('b', 'us-east-1');
+    const result = await rebuildCatalog('b', s.backends, fresh);
+    expect(result.restored).toEqual(['whole']);
+    expect(result.unrecoverable).toEqual([{ unitId: unit.unitId, reason: 'only 3 of the 4 shards needed remain' }]);
+  });
+
   it('a wide 8+3 policy never has more than 6 backend calls in flight, and segments big bodies', async () => {
     let inFlight = 0, peak = 0;
     const probe = (b: MemoryBackend): Backend => {
@@ -221,7 +234,7 @@ describe('EcStore', () => {
     const repairs: RepairTask[] = [];
     const run = (mode: 'heads' | 'verify') => scrubBatch(s.catalog, s.units.byId, { mode, objectsPerRun: 2 }, (t) => repairs.push(t));
     expect(await run('heads')).toMatchObject({ objects: 2, damaged: 2 }); // a, b
-    expect(await s.catalog.getScrubCursor('b')).toBe('b');
+    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterKey: 'b' });
     expect(await run('heads')).toMatchObject({ objects: 1, damaged: 0 }); // c: same size, heads cannot see rot
     expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the next run starts over
     expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]]]);
@@ -233,7 +246,7 @@ describe('EcStore', () => {
     // A call budget stops the run after the object that reached it; the cursor resumes there.
     await s.catalog.setScrubCursor('b', null);
     expect(await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', objectsPerRun: 10 }, () => {}, 6)).toMatchObject({ objects: 1, shards: 6 });
-    expect(await s.catalog.getScrubCursor('b')).toBe('a');
+    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterKey: 'a' });
     offline.goOnline();
   });
 

@@ -12,7 +12,7 @@ import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
-import type { BucketHealth, Catalog, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, Catalog, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 
 export interface CatalogEnv {
@@ -152,12 +152,16 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).releaseUnits(bucket, unitIds));
   }
 
-  async getScrubCursor(bucket: string): Promise<string | null> {
+  async pendingUnitIds(bucket: string): Promise<string[]> {
+    return unwrap(await this.bucket(bucket).pendingUnitIds(bucket));
+  }
+
+  async getScrubCursor(bucket: string): Promise<ScrubCursor | null> {
     return unwrap(await this.bucket(bucket).getScrubCursor(bucket));
   }
 
-  async setScrubCursor(bucket: string, lastKey: string | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setScrubCursor(bucket, lastKey));
+  async setScrubCursor(bucket: string, cursor: ScrubCursor | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setScrubCursor(bucket, cursor));
   }
 
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {

@@ -27,7 +27,9 @@ import { SqlMultipart } from './sql-multipart.ts';
 import { migrateRepairColumns, RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import type { BucketHealth, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
+import { garbageUnitIds } from './rules.ts';
+import { LEGACY_SCRUB_CURSOR, readScrubCursor, SCRUB_POSITION } from './scrub-progress.ts';
+import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import type { CorsRule } from '../model/cors.ts';
 
@@ -162,13 +164,17 @@ export class CatalogObject extends DurableObject {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
   }
-  getScrubCursor(bucket: string): Reply<string | null> {
-    return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));
+  pendingUnitIds(bucket: string): Reply<string[]> {
+    return this.inBucket(bucket, () => allGarbage(this.sql, bucket).flatMap((r) => garbageUnitIds(JSON.parse(r.entry) as GarbageUnits)));
   }
-  setScrubCursor(bucket: string, lastKey: string | null): Reply<void> {
+  getScrubCursor(bucket: string): Reply<ScrubCursor | null> {
+    return this.inBucket(bucket, (o) => readScrubCursor(o.getState(SCRUB_POSITION), o.getState(LEGACY_SCRUB_CURSOR)));
+  }
+  setScrubCursor(bucket: string, cursor: ScrubCursor | null): Reply<void> {
     return this.inBucket(bucket, (o) => {
-      o.ledger.scrubMoved(lastKey, Date.now());
-      o.setState('scrub-cursor', lastKey);
+      o.ledger.scrubMoved(cursor, Date.now());
+      o.setState(LEGACY_SCRUB_CURSOR, null);
+      o.setState(SCRUB_POSITION, cursor === null ? null : JSON.stringify(cursor));
     });
   }
 

@@ -12,9 +12,9 @@ import { compareKeys, listPage } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import type { CorsRule } from '../model/cors.ts';
-import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, type CatalogOptions } from './rules.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, garbageUnitIds, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, type CatalogOptions } from './rules.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
-import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type Catalog, type CompletedUpload, type DegradedUnit, type GarbageUnits, type PartRecord, type ScrubProgress, type UploadRecord } from './types.ts';
+import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type Catalog, type CompletedUpload, type DegradedUnit, type GarbageUnits, type PartRecord, type ScrubCursor, type ScrubProgress, type UploadRecord } from './types.ts';
 import { degradedUnitsOf, usageOf } from './usage.ts';
 
 interface UploadState {
@@ -29,6 +29,7 @@ interface BucketState {
   /** Unit id -> expiry (ms) of writes not yet committed. */
   reservations: Map<string, number>;
   scrub: ScrubProgress;
+  scrubCursor: ScrubCursor | null;
   cors: CorsRule[] | null;
   /** Upload id -> result and time (ms) of uploads completed recently. */
   completed: Map<string, { result: CompletedUpload; at: number }>;
@@ -70,7 +71,7 @@ export class MemoryCatalog implements Catalog {
 
   async insertBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrub: noScrubYet(), cors: null, completed: new Map() });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrub: noScrubYet(), scrubCursor: null, cors: null, completed: new Map() });
   }
 
   async getBucket(bucket: string): Promise<S.BucketInfo> {
@@ -195,15 +196,22 @@ export class MemoryCatalog implements Catalog {
     return clone(uploadsResult(listRanges(sortedRowsFetch(rows), afterUpload, { prefix, delimiter, start, maxEntries: maxUploads })));
   }
 
-  async getScrubCursor(bucket: string): Promise<string | null> {
-    return this.bucket(bucket).scrub.cursor;
+  async pendingUnitIds(bucket: string): Promise<string[]> {
+    const b = this.bucket(bucket);
+    return [...this.garbage.filter((g) => g.entry.bucket === bucket).flatMap((g) => garbageUnitIds(g.entry)), ...b.reservations.keys()];
   }
 
-  async setScrubCursor(bucket: string, lastKey: string | null): Promise<void> {
+  async getScrubCursor(bucket: string): Promise<ScrubCursor | null> {
+    return this.bucket(bucket).scrubCursor;
+  }
+
+  async setScrubCursor(bucket: string, cursor: ScrubCursor | null): Promise<void> {
     const b = this.bucket(bucket);
     const from = b.scrub.cursor;
-    const checked = [...b.objects.keys()].filter((k) => (from === null || compareKeys(k, from) > 0) && (lastKey === null || compareKeys(k, lastKey) <= 0)).length;
-    b.scrub = advanceScrub(b.scrub, lastKey, checked, Date.now());
+    const upTo = cursor === null ? undefined : cursor.afterKey; // undefined: to the last key; null: none
+    const checked = upTo === null ? 0 : [...b.objects.keys()].filter((k) => (from === null || compareKeys(k, from) > 0) && (upTo === undefined || compareKeys(k, upTo) <= 0)).length;
+    b.scrub = advanceScrub(b.scrub, cursor, checked, Date.now());
+    b.scrubCursor = cursor;
   }
 
   async bucketHealth(bucket: string, now: Date): Promise<BucketHealth> {

@@ -5,7 +5,7 @@
  */
 import { S3Error } from '../model/errors.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
-import type { CompletedUpload, PartRecord } from './types.ts';
+import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**
  * How long superseded shards stay readable: a GET that looked up the old manifest just before a
@@ -92,3 +92,8 @@ export function completedUpload(manifest: ObjectManifest): CompletedUpload {
 /** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by
  *  initiation, as ListMultipartUploads requires, and upload-id-marker compares lexicographically. */
 export const newUploadId = (): string => newId();
+
+/** Every unit id a garbage entry names: units with their placement, and bare reserved ids. */
+export function garbageUnitIds(entry: GarbageUnits): string[] {
+  return [...entry.units.map((u) => u.unitId), ...(entry.unitIds ?? [])];
+}

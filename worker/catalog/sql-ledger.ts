@@ -9,7 +9,7 @@
 import type { ObjectManifest } from './manifest.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
-import type { BucketHealth, DegradedUnit, ScrubProgress } from './types.ts';
+import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
 import { degradedUnitsOf, usageDelta } from './usage.ts';
 
 export const LEDGER_SCHEMA = `
@@ -70,13 +70,13 @@ export class SqlLedger {
     return row ? (JSON.parse(row.value) as ScrubProgress) : noScrubYet();
   }
 
-  /** The scrubber stored cursor `to`: counts the objects it went past. */
-  scrubMoved(to: string | null, now: number): void {
+  /** The scrubber stored cursor `to` (null: its pass is complete): counts the objects it went past. */
+  scrubMoved(to: ScrubCursor | null, now: number): void {
     const p = this.scrubProgress();
     const where: string[] = [];
     const args: string[] = [];
     if (p.cursor !== null) (where.push('key > ?'), args.push(p.cursor));
-    if (to !== null) (where.push('key <= ?'), args.push(to));
+    if (to !== null) to.afterKey === null ? where.push('0') : (where.push('key <= ?'), args.push(to.afterKey));
     const checked = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM objects${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, ...args).one().n;
     this.sql.exec("INSERT OR REPLACE INTO state (name, value) VALUES ('scrub-progress', ?)", JSON.stringify(advanceScrub(p, to, checked, now)));
   }

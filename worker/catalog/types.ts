@@ -59,9 +59,20 @@ export interface GarbageUnits {
   unitIds?: string[];
 }
 
+/**
+ * Where the background scrubber stopped in a bucket: after every shard of every object up to
+ * `afterKey` (null: before the first), and, when a run ended inside an object (one with more
+ * shards than a run may check: a multipart object of many parts), at unit `resume.unit` of
+ * `resume.key`, the object after `afterKey`. The scrubber never skips a unit.
+ */
+export interface ScrubCursor {
+  afterKey: string | null;
+  resume?: { key: string; unit: number };
+}
+
 /** How far the background scrubber has come through a bucket (times in ms since the epoch). */
 export interface ScrubProgress {
-  /** The last key checked; null between passes. */
+  /** The last key whose every shard was checked in the current pass; null before its first. */
   cursor: string | null;
   /** Objects checked since the current pass started (objects written meanwhile make it approximate). */
   checked: number;
@@ -189,9 +200,16 @@ export interface Catalog {
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
-  /** Where the background scrubber stopped in this bucket (the last key it checked), or null. */
-  getScrubCursor(bucket: string): Promise<string | null>;
-  setScrubCursor(bucket: string, lastKey: string | null): Promise<void>;
+  /** Where the background scrubber stopped in this bucket, or null: the next run starts a pass. */
+  getScrubCursor(bucket: string): Promise<ScrubCursor | null>;
+  /** Stores where it stopped; null: the pass is complete (every object checked whole). */
+  setScrubCursor(bucket: string, cursor: ScrubCursor | null): Promise<void>;
+  /**
+   * Ids of the units this bucket's catalog holds for deletion (superseded or deleted, not yet
+   * collected) or reserved by writes not yet committed: shards a rebuild finds on the backends
+   * under these ids must never become visible again.
+   */
+  pendingUnitIds(bucket: string): Promise<string[]>;
   /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
   queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
   /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */

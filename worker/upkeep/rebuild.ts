@@ -3,7 +3,10 @@
  * the day a catalog entry (or the whole catalog) is lost. Every shard header names its bucket, key
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
- * has are left alone. A body cut into column segments (wide codes) comes back with its own ETag
+ * has are left alone. Rebuild never resurrects: units the catalog still holds for deletion
+ * (deleted or superseded versions not yet collected) or reserves for writes in flight are
+ * ignored, whatever shards of them remain, and a unit with fewer than k shards left is reported
+ * unrecoverable instead of being listed as an object no GET could read. A body cut into column segments (wide codes) comes back with its own ETag
  * and checksum, from its last segment's footer. Known gaps: multipart objects (their part list
  * lives only in the catalog) and inline objects (no shards) cannot be recovered this way; a body
  * cut into striped segments (wide codes before column units) comes back with a multipart-style
@@ -23,6 +26,8 @@ export interface RebuildResult {
   restored: string[];
   kept: string[];
   unrecoverable: { unitId: string; reason: string }[];
+  /** Units found on the backends that the catalog holds for deletion or reserves: not restored. */
+  retired: string[];
 }
 
 const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
@@ -50,10 +55,15 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       cursor = page.cursor;
     } while (cursor);
   }
-  const result: RebuildResult = { restored: [], kept: [], unrecoverable: [] };
+  const result: RebuildResult = { restored: [], kept: [], unrecoverable: [], retired: [] };
+  const pending = new Set(await catalog.pendingUnitIds(bucket));
   const newest = new Map<string, Candidate>();
   const segments = new Map<string, { info: ShardFileInfo; unit: CodedUnit }[]>();
   for (const [unitId, shards] of found) {
+    if (pending.has(unitId)) {
+      result.retired.push(unitId);
+      continue;
+    }
     // A complete footer: any shard of a striped unit; of a column unit, the last data shard or a
     // parity shard (the others were finished early and know only some digests).
     let info: ShardFileInfo | null = null;
@@ -69,6 +79,10 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     const h = info.header;
     if (h.uploadId) {
       result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the catalog` });
+      continue;
+    }
+    if (shards.size < h.k) {
+      result.unrecoverable.push({ unitId, reason: `only ${shards.size} of the ${h.k} shards needed remain` });
       continue;
     }
     const n = h.k + h.m;
@@ -95,7 +109,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     const count = parts[0]!.info.header.segment!.count;
     parts.sort((a, b) => a.info.header.segment!.index - b.info.header.segment!.index);
     if (parts.length !== count || parts.some((p, i) => p.info.header.segment!.index !== i)) {
-      result.unrecoverable.push({ unitId: writeId, reason: `segmented write: ${parts.length} of ${count} segments found` });
+      result.unrecoverable.push({ unitId: writeId, reason: `segmented write: ${parts.length} of ${count} segments found${result.retired.length ? ' (units held for deletion are not counted)' : ''}` });
       continue;
     }
     const last = parts[count - 1]!;

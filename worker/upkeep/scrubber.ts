@@ -7,9 +7,12 @@
  * each block's checksum and the footer digest (also finds bit rot, at the cost of reading the
  * stored bytes). Damaged shards are queued for repair; a backend that does not answer is skipped
  * (the reads and writes that meet it report it).
+ * A run makes at most `maxCalls` shard checks and may stop inside an object (a multipart object
+ * can have thousands of units): the cursor then keeps the unit to resume at, so no unit is ever
+ * skipped, and the object counts as checked only once all its units are.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { Catalog, ScrubCursor } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import { ShardReadError } from '../engine/shard-reader.ts';
@@ -37,32 +40,38 @@ export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, o
   const first = buckets.length ? Math.floor(Date.now() / 60_000) % buckets.length : 0;
   for (const bucket of [...buckets.slice(first), ...buckets.slice(0, first)]) {
     if (report.shards >= maxCalls) break;
-    const startAfter = await catalog.getScrubCursor(bucket).catch(() => null);
-    const page = await catalog.listManifests(bucket, { prefix: '', delimiter: null, startAfter, maxKeys: options.objectsPerRun });
-    let lastChecked: string | null = startAfter;
-    let stopped = false;
+    const cursor = await catalog.getScrubCursor(bucket).catch(() => null);
+    const page = await catalog.listManifests(bucket, { prefix: '', delimiter: null, startAfter: cursor?.afterKey ?? null, maxKeys: options.objectsPerRun });
+    let afterKey = cursor?.afterKey ?? null;
+    let resume: ScrubCursor['resume'];
     for (const { key } of page.objects) {
-      if (report.shards >= maxCalls) {
-        stopped = true;
-        break;
-      }
       const manifest = await catalog.getManifest(bucket, key);
-      lastChecked = key;
-      if (manifest?.storage.kind !== 'coded') continue;
-      report.objects++;
-      for (const unit of manifest.storage.units) {
-        // An object with more shards than one run may check (a multipart object of many parts)
-        // is checked in part; the next run moves on to the next object.
-        if (report.shards >= maxCalls) break;
-        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
-        const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
-        report.shards += verdicts.length;
-        report.damaged += damaged.length;
-        if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: `corrupt: found by the scrubber (${options.mode})` });
+      if (manifest?.storage.kind === 'coded') {
+        // A run that stopped inside this object resumes at the unit it had not checked.
+        const units = manifest.storage.units;
+        let u = cursor?.resume?.key === key ? Math.min(cursor.resume.unit, units.length) : 0;
+        if (u === 0) report.objects++;
+        for (; u < units.length; u++) {
+          const unit = units[u]!;
+          // Out of calls: stop before this unit (every run checks at least one), resume here.
+          if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break;
+          const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
+          const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
+          report.shards += verdicts.length;
+          report.damaged += damaged.length;
+          if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: `corrupt: found by the scrubber (${options.mode})` });
+        }
+        if (u < units.length) {
+          resume = { key, unit: u };
+          break;
+        }
       }
+      afterKey = key;
+      if (report.shards >= maxCalls) break;
     }
-    // Past the bucket's last key, the next run starts it over.
-    await catalog.setScrubCursor(bucket, stopped || page.isTruncated ? lastChecked : null);
+    const atEnd = !resume && !page.isTruncated && afterKey === (page.objects.at(-1)?.key ?? afterKey);
+    // Past the bucket's last key, the next run starts a new pass.
+    await catalog.setScrubCursor(bucket, atEnd ? null : { afterKey, ...(resume ? { resume } : {}) });
   }
   return report;
 }
