@@ -37,6 +37,12 @@ export class RequestScope implements BudgetHolder, WaitUntil {
     else this.leases.add(lease);
   }
 
+  /** Whether budget this request holds is wanted by requests waiting for it. */
+  contended(): boolean {
+    for (const lease of this.leases) if (lease.contended()) return true;
+    return false;
+  }
+
   /** Keeps `p` running after the response is returned or the client is gone, until it settles. */
   waitUntil(p: Promise<unknown>): void {
     this.ctx?.waitUntil(p);

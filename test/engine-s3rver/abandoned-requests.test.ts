@@ -6,6 +6,8 @@
  *   calls; afterwards the isolate's coding budget is back to idle exactly (nothing held, no
  *   waiter, nothing reclaimed: every request gave back what it took by itself), and as many
  *   concurrent unread GETs as the budget fits all get their headers.
+ * - more clients that stop reading (connected, not hung up) than the budget fits: those waiting
+ *   get the budget of downloads that made no progress for 10 s, instead of SlowDown.
  * - four concurrent copies of 12 MiB objects under a budget that fits one copy at a time: all
  *   finish (a copy takes its read and write shares in one step, so they cannot wait on each
  *   other), and the budget is whole afterwards.
@@ -54,6 +56,7 @@ describe('abandoned downloads and copies', { timeout: 600_000 }, () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'hangups' }));
     await s3.send(new PutObjectCommand({ Bucket: 'hangups', Key: 'big', Body: bodyBytes('big', 12 * MiB) }));
     await s3.send(new PutObjectCommand({ Bucket: 'hangups', Key: 'source', Body: bodyBytes('source', 6 * MiB) }));
+    await s3.send(new PutObjectCommand({ Bucket: 'hangups', Key: 'huge', Body: bodyBytes('huge', 48 * MiB) }));
   }, 180_000);
 
   afterAll(async () => {
@@ -85,6 +88,15 @@ describe('abandoned downloads and copies', { timeout: 600_000 }, () => {
     const answered = await unreadGetsAnswered(url, fits);
     expect(answered, `${fits} concurrent unread GETs, each answered with headers`).toBe(fits);
     expect(await settledBudget(endpoint), 'and after those hang up too').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+  });
+
+  test('clients that stop reading but stay connected make way for those waiting: more unread GETs than the budget fits all get headers', async () => {
+    // Each holds its read share while its socket buffers are full; a GET waiting for budget gets
+    // it once a stalled download has made no progress for 10 s (STALLED_MS), well before SlowDown.
+    const url = await presignedGet(s3, 'hangups', 'huge');
+    const fits = Math.floor((await settledBudget(endpoint)).capacityBytes / READ_SHARE);
+    expect(await unreadGetsAnswered(url, fits + 4, 28_000), `${fits + 4} concurrent unread GETs, each answered with headers`).toBe(fits + 4);
+    expect(await settledBudget(endpoint), 'after they hang up').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
   });
 });
 

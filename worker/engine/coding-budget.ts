@@ -48,6 +48,8 @@ export interface BudgetLease {
   release(): void;
   /** Releases a lease its holder ended without releasing (a bug), counted and logged loudly. */
   reclaim(why: string): void;
+  /** Whether other requests are waiting for budget now (a stalled holder should make way). */
+  contended(): boolean;
 }
 
 /** What the budget holds and who waits for it, at one instant (the operator's gauge). */
@@ -115,7 +117,7 @@ export class CodingBudget {
     }, (why) => {
       this.reclaimedCount++;
       console.error(JSON.stringify({ msg: 'coding budget reclaimed', level: 'error', holder: lease.holder, bytes, heldMs: Date.now() - lease.since, why }));
-    });
+    }, () => this.waiting.length > 0);
     this.held.add(lease);
     holder.adopt?.(lease);
     return lease;
@@ -165,7 +167,12 @@ class Lease implements BudgetLease {
     readonly holder: string,
     private readonly giveBack: () => void,
     private readonly reported: (why: string) => void,
+    private readonly waitersExist: () => boolean,
   ) {}
+
+  contended(): boolean {
+    return !this.released && this.waitersExist();
+  }
 
   release(): void {
     if (this.released) return;
