@@ -6,7 +6,8 @@
  * requests, as JSON `{code, message}` for the operator's routes.
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
  * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
- * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
+ * (operations.ts detects, authorize.ts checks the signer's scope, router.ts maps): what was
+ * verified is what is routed, and only what the key may do. HEAD is detected
  * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
  * never opens data. A client that hangs up mid-body is logged as such, not as an error.
  * CORS (s3/cors.ts): an OPTIONS preflight is answered before the authentication gate (browsers
@@ -16,10 +17,12 @@
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
+import { ANONYMOUS_ACCESS } from './model/access.ts';
 import { isClientAbort, S3Error } from './model/errors.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
+import { authorize } from './s3/authorize.ts';
 import { addCorsHeaders, corsPreflight } from './s3/cors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation, refusePostObject } from './s3/operations.ts';
@@ -122,6 +125,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
     const op = detectOperation(view.method, addr, headers);
+    authorize(op, addr, headers, auth.access ?? ANONYMOUS_ACCESS);
     const { bucket, key, query } = addr;
     c.set('operation', op);
     c.set('bucket', bucket);

@@ -4,6 +4,7 @@
  * body only from `AuthResult.body`, never from `request.body`, so every byte they see has been
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
+import type { Access } from '../model/access.ts';
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
@@ -39,6 +40,12 @@ export interface AuthResult {
   accessKeyId?: string;
   /** How it was signed; absent for anonymous requests. */
   signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
+  /**
+   * What the signer may do (model/access.ts), checked by s3/authorize.ts before any handler runs
+   * and by the operator routes. Absent: an anonymous request let through (every S3 action, never
+   * the operator's).
+   */
+  access?: Access;
 }
 
 /** The one verification gate. It verifies `request` as `view` reads it, the view the router then
