@@ -8,11 +8,12 @@
  *    (dev/local-gateway.ts for `npm start`, `npm run dev`'s `--var`, the test harnesses), never in
  *    a wrangler file (`check-deploy` refuses it in [vars] and in every [env.*] section); and
  * 2. the request's own proof that it was made on this machine (`isLoopbackRequest`): its URL host
- *    is a loopback name or address (localhost, 127.0.0.0/8, [::1]) AND it carries no
+ *    is a loopback name or address (localhost and names under it, RFC 6761, which local
+ *    virtual-hosted buckets use; 127.0.0.0/8; [::1]) AND it carries no
  *    CF-Connecting-IP, or a loopback one.
  * On Cloudflare's edge the second never holds, whatever the Worker's vars, secrets or [env]
  * sections say: the edge routes a request to a Worker only for a hostname of a zone or
- * workers.dev (never localhost or an IP literal), and it sets CF-Connecting-IP itself, to the
+ * workers.dev (never localhost, a name under .localhost or an IP literal), and it sets CF-Connecting-IP itself, to the
  * address the client connected from, which is never a loopback address. So a deployed gateway
  * with SHARDGATE_LOCAL_DEV=1 set (as a var, a secret, `--var` or in an [env] section) and the
  * development config answers every request from the internet with the refusal, and the public
@@ -53,7 +54,7 @@ export function isLocalDevelopment(env: Record<string, unknown>): boolean {
   return env[LOCAL_DEV_VAR] === '1';
 }
 
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+const LOOPBACK_HOST = /^(([a-z0-9-]+\.)*localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 const LOOPBACK_IP = /^(127(\.\d{1,3}){3}|::1|::ffff:127(\.\d{1,3}){3})$/i;
 
 /** The request's proof that it was made on this machine (condition 2 above). */

@@ -104,7 +104,7 @@ describe('deployment review', () => {
 
   it('a request is local only with a loopback URL host and no CF-Connecting-IP, or a loopback one', () => {
     const req = (url: string, ip?: string) => new Request(url, { headers: ip ? { 'cf-connecting-ip': ip } : {} });
-    for (const url of ['http://127.0.0.1:8787/', 'http://localhost/b/k', 'http://[::1]:9000/', 'http://127.9.9.9/']) expect(isLoopbackRequest(req(url)), url).toBe(true);
+    for (const url of ['http://127.0.0.1:8787/', 'http://localhost/b/k', 'http://bucket.s3.localhost:8787/k', 'http://[::1]:9000/', 'http://127.9.9.9/']) expect(isLoopbackRequest(req(url)), url).toBe(true);
     expect(isLoopbackRequest(req('http://127.0.0.1/', '127.0.0.1'))).toBe(true);
     expect(isLoopbackRequest(req('http://[::1]/', '::1'))).toBe(true);
     for (const url of ['http://gateway.example/', 'http://127.0.0.1.nip.io/', 'http://localhost.example/', 'http://10.0.0.1/', 'http://0.0.0.0/', 'http://[::ffff:7f00:1]/']) expect(isLoopbackRequest(req(url)), url).toBe(false);
