@@ -64,13 +64,9 @@ export function clientAcceptEncoding(request: Request): string {
   return typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (request.headers.get('accept-encoding') ?? '');
 }
 
-/**
- * A client that sent `Expect: 100-continue` sends its body only once told to; when the gate refused
- * the request before any handler could read the body, the answer goes out at once, body unread:
- * draining would wait for a body that never comes (workerd does not answer 100-continue itself).
- */
-function awaitsContinue(request: Request, authenticated: boolean): boolean {
-  return !authenticated && !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
+
+async function cancelBody(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (body && !body.locked) await body.cancel().catch(() => {});
 }
 
 function randomId(bytes: number, hex: boolean): string {
@@ -130,12 +126,20 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('operation', op);
     c.set('bucket', bucket);
     c.set('key', key);
+    c.set('handling', true);
     return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    if (!awaitsContinue(c.req.raw, c.var.auth !== undefined)) {
+    // Refused before any handler read the body (the gate, the scope check, an operator route):
+    // answered at once, the body unread. Otherwise drained, bounded and never waiting on a stall.
+    if (!c.var.handling) {
+      // Tell the runtime the body will never be read: workerd holds the answer back until the
+      // request body has been read or cancelled, so a stalled upload would never be answered.
+      await cancelBody(c.var.auth?.body ?? null);
+      await cancelBody(c.req.raw.body);
+    } else {
       const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
       await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
     }

@@ -83,5 +83,7 @@ export interface AppEnv {
     operation: S3Operation;
     bucket: string | null;
     key: string | null;
+    /** Set once an S3 handler runs (it may have read the body): its errors drain the rest (app.ts). */
+    handling: boolean;
   };
 }
