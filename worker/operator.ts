@@ -9,7 +9,9 @@
  *   GET / and GET ui       the status page (ops/page.ts): one self-contained HTML page that reads
  *                          `status` (signing it in the browser once given a key)
  * A privileged read (signed, bearer or open) probes the backends when the last probe is stale;
- * an unsigned status read never makes backend calls (harnesses poll it as a liveness check).
+ * an unsigned status read never makes backend calls (harnesses poll it as a liveness check) and
+ * is answered from a document at most ANONYMOUS_STATUS_TTL_MS old (issue 21: each costs a catalog
+ * read per bucket, and anyone may ask).
  * Signatures are checked by the same gate as S3 and admin requests; a signed read needs a key with
  * the admin action, in an Authorization header (presigned URLs and SigV2 are refused).
  */
@@ -28,7 +30,12 @@ export interface OperatorDeps {
   open: boolean;
   /** The value of the secret `ops.metricsTokenSecret` names, if any. */
   metricsToken?: string;
+  /** The clock of the anonymous status cache (tests). */
+  now?: () => number;
 }
+
+/** How long an isolate reuses the anonymous status document: anyone may ask for it, and each costs a catalog read per bucket. */
+export const ANONYMOUS_STATUS_TTL_MS = 5_000;
 
 /**
  * True for a request signed with a SigV4 Authorization header by a key whose scope has the admin
@@ -66,10 +73,24 @@ function hoursOf(c: Context<AppEnv>): number {
 export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
+  const now = deps.now ?? Date.now;
+  const anonymous = new Map<number, { at: number; doc: Promise<unknown> }>();
   routes.get('/status', async (c) => {
     const signed = (await isSignedByAdmin(c, deps.authenticate)) || deps.open;
-    const { doc } = await deps.ops.status({ signed, hours: hoursOf(c), probe: signed });
-    return c.json(doc, 200, { 'cache-control': 'no-store' });
+    const hours = hoursOf(c);
+    if (signed) {
+      const { doc } = await deps.ops.status({ signed, hours, probe: true });
+      return c.json(doc, 200, { 'cache-control': 'no-store' });
+    }
+    // Unsigned: one document per isolate and `hours` every few seconds, however many ask (a failed one is not kept).
+    let cached = anonymous.get(hours);
+    if (!cached || now() - cached.at >= ANONYMOUS_STATUS_TTL_MS) {
+      const doc = deps.ops.status({ signed: false, hours, probe: false }).then((r) => r.doc);
+      cached = { at: now(), doc };
+      anonymous.set(hours, cached);
+      doc.catch(() => anonymous.delete(hours));
+    }
+    return c.json(await cached.doc, 200, { 'cache-control': `public, max-age=${ANONYMOUS_STATUS_TTL_MS / 1000}` });
   });
 
   routes.get('/metrics', async (c) => {

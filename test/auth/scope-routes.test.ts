@@ -3,7 +3,7 @@
  * entry outside the scope with its own AccessDenied and deletes the rest; ListBuckets shows a key
  * only its buckets; the admin API and the operator's signed reads need the admin action, in a
  * SigV4 Authorization header (presigned URLs and SigV2 refused); the config schema keeps admin
- * gateway-wide.
+ * gateway-wide; the anonymous status is cached a few seconds.
  */
 import { Hono } from 'hono';
 import { AwsV4Signer } from 'aws4fetch';
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { DeleteObjectsCommand, ListBucketsCommand } from '@aws-sdk/client-s3';
 import { makeAuthenticate } from '../../worker/auth-gate.ts';
 import { parseConfig } from '../../worker/config.ts';
-import { createOperator } from '../../worker/operator.ts';
+import { ANONYMOUS_STATUS_TTL_MS, createOperator } from '../../worker/operator.ts';
 import type { OpsService } from '../../worker/ops/service.ts';
 import type { AppEnv } from '../../worker/s3/context.ts';
 import { sigv2Target } from './helpers/signers.ts';
@@ -87,6 +87,28 @@ describe('scopes beyond one operation', () => {
     expect((await app.fetch(await sign(READ_ONLY!, 'GET', status))).status).toBe(403);
     expect((await app.fetch(await sign(READ_ONLY!, 'GET', `http://${HOST}/_shardgate/metrics`))).status).toBe(403);
     expect((await app.fetch(await sign(ADMIN_KEY, 'GET', `http://${HOST}/_shardgate/metrics`, true))).status).toBe(403);
+  });
+});
+
+describe('the anonymous status', () => {
+  it('is one document per few seconds, however many ask; signed reads are never cached', async () => {
+    let calls = 0;
+    let clock = 1_000_000;
+    const ops = { status: async ({ signed }: { signed: boolean }) => ({ doc: { signed, n: ++calls }, totals: {} }) } as unknown as OpsService;
+    const authenticate = makeAuthenticate({ credentials: [{ accessKeyId: ADMIN_KEY.accessKeyId, secretAccessKey: ADMIN_KEY.secret, scope: ADMIN_KEY.grant }], allowAnonymous: false, region: 'us-east-1' }, {});
+    const app = new Hono<AppEnv>();
+    app.route('/_shardgate', createOperator({ authenticate, ops, open: false, now: () => clock }));
+    const get = async (r: Request) => (await app.fetch(r)).json() as Promise<{ n: number }>;
+    const url = `http://${HOST}/_shardgate/status`;
+    const first = await Promise.all(Array.from({ length: 20 }, () => get(new Request(url))));
+    expect(new Set(first.map((d) => d.n))).toEqual(new Set([1]));
+    clock += ANONYMOUS_STATUS_TTL_MS - 1;
+    expect((await get(new Request(url))).n).toBe(1);
+    expect((await get(await sign(ADMIN_KEY, 'GET', url))).n).toBe(2);
+    expect((await get(await sign(ADMIN_KEY, 'GET', url))).n).toBe(3);
+    clock += 1;
+    expect((await get(new Request(url))).n).toBe(4);
+    expect((await get(new Request(`${url}?hours=2`))).n).toBe(5);
   });
 });
 
