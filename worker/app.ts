@@ -65,10 +65,6 @@ export function clientAcceptEncoding(request: Request): string {
 }
 
 
-async function cancelBody(body: ReadableStream<Uint8Array> | null): Promise<void> {
-  if (body && !body.locked) await body.cancel().catch(() => {});
-}
-
 function randomId(bytes: number, hex: boolean): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
   return hex ? [...b].map((x) => x.toString(16).padStart(2, '0')).join('').toUpperCase() : btoa(String.fromCharCode(...b));
@@ -126,23 +122,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('operation', op);
     c.set('bucket', bucket);
     c.set('key', key);
-    c.set('handling', true);
     return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId });
   });
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    // Refused before any handler read the body (the gate, the scope check, an operator route):
-    // answered at once, the body unread. Otherwise drained, bounded and never waiting on a stall.
-    if (!c.var.handling) {
-      // Tell the runtime the body will never be read: workerd holds the answer back until the
-      // request body has been read or cancelled, so a stalled upload would never be answered.
-      await cancelBody(c.var.auth?.body ?? null);
-      await cancelBody(c.req.raw.body);
-    } else {
-      const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-      await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
-    }
+    // Drained (bounded, never waiting on a stall), the rest cancelled: the answer never waits for a body.
+    const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
+    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    if (c.var.auth?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
     else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {

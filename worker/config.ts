@@ -108,7 +108,7 @@ const s3Limits = z.object({
   maxXmlSize: z.number().int().positive().default(4 * MiB),
   /**
    * Before an error response, read and discard at most this much unread request body (0: never),
-   * so the client reads its error and wrangler dev's proxy does not wedge.
+   * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
    */
   errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
 }).strict();

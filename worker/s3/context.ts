@@ -21,7 +21,7 @@ export interface S3Settings {
   maxPartSize: number;
   /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
   maxXmlSize: number;
-  /** Before an error response, read and discard at most this much unread request body (0: never). */
+  /** Before an error response, read and discard at most this much unread request body (0: never); a stall of 1 s ends it (drain.ts). */
   errorDrainBytes: number;
 }
 
@@ -83,7 +83,5 @@ export interface AppEnv {
     operation: S3Operation;
     bucket: string | null;
     key: string | null;
-    /** Set once an S3 handler runs (it may have read the body): its errors drain the rest (app.ts). */
-    handling: boolean;
   };
 }
