@@ -115,7 +115,7 @@ describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout
     await g.s3().send(new PutObjectCommand({ Bucket: 'photos', Key: 'steal.html', Body: html, ContentType: 'text/html' }));
     const url = await getSignedUrl(g.s3(), new GetObjectCommand({ Bucket: 'photos', Key: 'steal.html' }), { expiresIn: 300 });
     await page.goto(url); // the same tab, the same origin as the status page
-    await page.waitForFunction(() => document.title.startsWith('stolen:'));
+    await page.waitForFunction(() => (globalThis as unknown as { document: { title: string } }).document.title.startsWith('stolen:'));
     const title = await page.title();
     expect(title).toBe('stolen:{"s":{},"l":{}}');
     expect(title).not.toContain(CREDENTIALS.secretAccessKey);
