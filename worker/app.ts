@@ -65,6 +65,15 @@ export function clientAcceptEncoding(request: Request): string {
 }
 
 
+/**
+ * A client that sent `Expect: 100-continue` sends its body only once told to (workerd does not
+ * answer 100-continue itself; the local front and Cloudflare's edge do): when nothing read the
+ * body, draining it would only wait.
+ */
+function awaitsContinue(request: Request): boolean {
+  return !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
+}
+
 function randomId(bytes: number, hex: boolean): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
   return hex ? [...b].map((x) => x.toString(16).padStart(2, '0')).join('').toUpperCase() : btoa(String.fromCharCode(...b));
@@ -127,9 +136,11 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    // Drained (bounded, never waiting on a stall), the rest cancelled: the answer never waits for a body.
+    // Drained (bounded, never waiting on a stall), the rest cancelled: the answer never waits for
+    // a body. A client waiting for `100 Continue` sends nothing more: cancelled unread.
     const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
+    const drainBytes = awaitsContinue(c.req.raw) ? 0 : settings.errorDrainBytes;
+    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, drainBytes);
     if (c.var.auth?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
     else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
