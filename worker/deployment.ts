@@ -23,7 +23,9 @@
  * CF-Connecting-IP cannot be set by a client.)
  * Known gap: a request from another Worker of the same account through a service binding carries
  * whatever URL that Worker gives it; binding this gateway to another Worker is an operator's
- * deliberate act, and the review cannot see it.
+ * deliberate act, and the review cannot see it. The cron and the repair queue have no request to
+ * judge: with the signal set they run over the configured backends even when deployed (they
+ * serve nobody, so the development key opens nothing there).
  *
  * A gateway refuses (every non-local request answered 403, the reasons in the Worker's log,
  * `wrangler tail`) when its config has:
