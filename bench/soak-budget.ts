@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { soak } from '../test/support/soak-traffic.ts';
-import { disposeServers, gatewayConfig, startGateway, startServers } from '../test/engine-s3rver/gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, startGateway, startServers } from '../test/engine-s3rver/gateway-harness.ts';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '30' }, clients: { type: 'string', default: '6' } } });
 const minutes = Number(values.minutes);
@@ -25,7 +25,7 @@ try {
   let minute: { held: number[]; holders: number; waiters: number } = { held: [], holders: 0, waiters: 0 };
   console.log(`soak: ${minutes} min, ${clients} clients, 10% of downloads abandoned; budget sampled every second, read at rest every minute`);
   const result = await soak({
-    client: gateway.client({ endpoint }), endpoint, bucket: 'soak', durationMs: minutes * 60_000, roundMs: 60_000, clients, abandonShare: 0.1,
+    client: gateway.client({ endpoint }), endpoint, credentials: DEV_CREDENTIALS, bucket: 'soak', durationMs: minutes * 60_000, roundMs: 60_000, clients, abandonShare: 0.1,
     onSample: (_atMs, b) => {
       minute.held.push(b.heldBytes);
       minute.holders = Math.max(minute.holders, b.holders);

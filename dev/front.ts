@@ -13,6 +13,10 @@
  * SigV4 need the raw path: `//`, `%2F`, `+` are all significant), every header but the hop-by-hop
  * ones (Host included: SigV4 signs it), the body streamed both ways, status and headers as
  * workerd sent them. Nothing is buffered, decoded or re-encoded.
+ * Two more things it does that workerd does not: malformed framings (`malformedFraming`) are
+ * answered 400 here, and a request the Worker answered before its body had all come (a refusal)
+ * has both its connections closed after the answer, so stalled uploads never hold the front's
+ * pool to workerd (64 connections) and everyone else keeps being answered.
  * Known gaps: HTTP/1.1 only (no h2, no TLS); HTTP trailers on the request (not S3's aws-chunked
  * trailers, which are body bytes) are not forwarded; a `cdn-cgi` bucket cannot be used
  * path-style (it cannot on Cloudflare either).
@@ -65,6 +69,30 @@ export function forwardable(rawHeaders: string[], alsoDrop: string[] = []): stri
 }
 
 /**
+ * What the front answers with 400 itself rather than pass to workerd, which would answer a
+ * plain-text 500 (or worse, read the request otherwise than the Worker sees it): a request
+ * target that is not origin-form (`http://host/path`, `host:port`, `*`: the URL the Worker sees
+ * and the Host SigV4 signs could then differ), no or more than one Host, a Host that is not a
+ * plain host[:port] (`%`-encoded, userinfo, spaces), and a Transfer-Encoding other than exactly
+ * `chunked` (RFC 9112 allows `gzip, chunked`; S3 does not, and workerd does not decode it).
+ * Null when the framing is fine.
+ */
+export function malformedFraming(req: http.IncomingMessage): string | null {
+  if (!(req.url ?? '').startsWith('/')) return 'the request target must be a path (origin-form), not an absolute URL or an authority';
+  const hosts: string[] = [];
+  const encodings: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    if (name === 'host') hosts.push(req.rawHeaders[i + 1]!);
+    if (name === 'transfer-encoding') encodings.push(req.rawHeaders[i + 1]!);
+  }
+  if (hosts.length !== 1) return hosts.length ? 'more than one Host header' : 'no Host header';
+  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(hosts[0]!.trim())) return 'the Host header is not a host name or address with an optional port';
+  if (encodings.length && encodings.join(',').trim().toLowerCase() !== 'chunked') return 'Transfer-Encoding other than chunked is not supported';
+  return null;
+}
+
+/**
  * How long a connection to workerd may sit idle in the front's pool. workerd closes one after 5 s
  * idle; a request sent on it as it closes fails (socket hang up). Node closes the front's side
  * first, so every connection reused is younger than workerd's limit.
@@ -84,13 +112,27 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, opti
     agent,
     setHost: false,
   });
+  let answered = false;
   upstream.on('response', (up) => {
+    answered = true;
     // Framing headers go: Node frames the body itself (Content-Length when workerd sent one).
-    res.writeHead(up.statusCode ?? 502, up.statusMessage, forwardable(up.rawHeaders, ['transfer-encoding']));
+    const headers = forwardable(up.rawHeaders, ['transfer-encoding']);
+    // Answered before the whole request body came (a refusal): the rest is never read. The
+    // connection to the client closes after the answer, and the one to workerd once the answer
+    // is through, so a stalled upload holds neither the pool nor workerd.
+    if (!req.complete) headers.push('Connection', 'close');
+    res.writeHead(up.statusCode ?? 502, up.statusMessage, headers);
     up.pipe(res);
     up.on('error', () => res.destroy());
+    up.on('end', () => {
+      if (!req.complete) {
+        req.unpipe(upstream);
+        upstream.destroy();
+      }
+    });
   });
   upstream.on('error', (err) => {
+    if (answered) return void res.destroy();
     options.log?.(`front: ${req.method} ${target}: workerd did not answer (${err.message})`);
     answer(res, 503, 'ServiceUnavailable', `The local gateway (workerd) did not answer: ${err.message}`, target);
   });
@@ -116,6 +158,12 @@ export async function startFront(port: number, hosts: string[], options: FrontOp
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: UPSTREAM_IDLE_MS });
   let continued = 0;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const malformed = malformedFraming(req);
+    if (malformed) {
+      options.log?.(`front: refused ${req.method} ${req.url}: ${malformed}`);
+      res.shouldKeepAlive = false;
+      return answer(res, 400, 'InvalidRequest', `The request is malformed: ${malformed}.`, '/');
+    }
     if (isRefusedDevPath(req.url ?? '')) {
       req.resume();
       options.log?.(`front: refused ${req.method} ${req.url} (a /cdn-cgi/ path)`);

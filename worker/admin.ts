@@ -1,7 +1,8 @@
 /**
- * The operator's API, a Hono sub-app mounted at `/_shardgate/admin/`, POST only, signed with
- * SigV4 by one of the configured access keys: anonymous access never applies here, and SigV2 URLs
- * are refused (SigV2 does not sign `bucket=`). Parameters are read from the request view the
+ * The operator's API, a Hono sub-app mounted at `/_shardgate/admin/`, POST only, signed with a
+ * SigV4 Authorization header by a key whose scope has the `admin` action (model/access.ts):
+ * anonymous access never applies here, presigned URLs are refused (one could be replayed for
+ * 7 days) and so is SigV2 (it does not sign `bucket=`). Parameters are read from the request view the
  * signature was checked over (model/request.ts); a bucket name must be one S3 would accept
  * (model/bucket-name.ts), as it becomes part of every shard key:
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
@@ -64,7 +65,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const view = requestView(c.req.raw);
     const auth = await deps.authenticate(c.req.raw, view);
     if (!auth.accessKeyId) throw new S3Error('AccessDenied', 'the admin API needs a signed request');
-    if (auth.signature === 'sigv2-query') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 only');
+    // A presigned URL could be replayed by whoever sees it for up to 7 days; SigV2 does not sign `bucket=`.
+    if (auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 Authorization headers only (no presigned URLs, no SigV2)');
+    if (!auth.access?.admin) throw new S3Error('AccessDenied', 'the admin API needs a key whose scope has the admin action');
     c.set('view', view);
     await next();
   });

@@ -6,7 +6,8 @@
  * requests, as JSON `{code, message}` for the operator's routes.
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
  * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
- * (operations.ts detects, router.ts maps): what was verified is what is routed. HEAD is detected
+ * (operations.ts detects, authorize.ts checks the signer's scope, router.ts maps): what was
+ * verified is what is routed, and only what the key may do. HEAD is detected
  * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
  * never opens data. A client that hangs up mid-body is logged as such, not as an error.
  * CORS (s3/cors.ts): an OPTIONS preflight is answered before the authentication gate (browsers
@@ -16,11 +17,13 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
+import { ANONYMOUS_ACCESS } from './model/access.ts';
 import { isClientAbort, S3Error } from './model/errors.ts';
 import { RequestScope } from './request-scope.ts';
 import type { ObjectStore } from './model/object-store.ts';
 import { requestView } from './model/request.ts';
 import type { AppEnv, Authenticate, S3Settings } from './s3/context.ts';
+import { authorize } from './s3/authorize.ts';
 import { addCorsHeaders, corsPreflight } from './s3/cors.ts';
 import { drainRequestBody } from './s3/drain.ts';
 import { detectOperation, refusePostObject } from './s3/operations.ts';
@@ -62,13 +65,14 @@ export function clientAcceptEncoding(request: Request): string {
   return typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (request.headers.get('accept-encoding') ?? '');
 }
 
+
 /**
- * A client that sent `Expect: 100-continue` sends its body only once told to; when the gate refused
- * the request before any handler could read the body, the answer goes out at once, body unread:
- * draining would wait for a body that never comes (workerd does not answer 100-continue itself).
+ * A client that sent `Expect: 100-continue` sends its body only once told to (workerd does not
+ * answer 100-continue itself; the local front and Cloudflare's edge do): when nothing read the
+ * body, draining it would only wait.
  */
-function awaitsContinue(request: Request, authenticated: boolean): boolean {
-  return !authenticated && !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
+function awaitsContinue(request: Request): boolean {
+  return !request.bodyUsed && /^100-continue$/i.test(request.headers.get('expect')?.trim() ?? '');
 }
 
 /** The request's execution context; an app driven without one (some tests) has none. */
@@ -142,6 +146,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
     const op = detectOperation(view.method, addr, headers);
+    authorize(op, addr, headers, auth.access ?? ANONYMOUS_ACCESS);
     const { bucket, key, query } = addr;
     c.set('operation', op);
     c.var.scope.label = op;
@@ -153,10 +158,12 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.onError(async (err, c) => {
     const error = toS3Error(err);
     c.var.scope?.discardStream(err); // a body the handler had opened goes unsent
-    if (!awaitsContinue(c.req.raw, c.var.auth !== undefined)) {
-      const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
-      await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, settings.errorDrainBytes);
-    }
+    // Drained (bounded, never waiting on a stall), the rest cancelled: the answer never waits for
+    // a body. A client waiting for `100 Continue` sends nothing more: cancelled unread.
+    const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
+    const drainBytes = awaitsContinue(c.req.raw) ? 0 : settings.errorDrainBytes;
+    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, drainBytes);
+    if (c.var.auth?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
     else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {

@@ -3,14 +3,18 @@
  * and the configured region (a credential scoped to another region is refused, as AWS refuses it).
  * Checksums are verified by the store while it hashes the body anyway (one pass), so the gate only
  * frames and signature-checks; Content-MD5 likewise. It verifies the request view the app built,
- * the one the router reads (model/request.ts).
+ * the one the router reads (model/request.ts). It attaches the signer's scope (model/access.ts);
+ * s3/authorize.ts and the operator routes check it.
  */
 import { verifyRequest } from './auth/verify.ts';
+import { grantsOf } from './config.ts';
+import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from './model/access.ts';
 import { createHasher } from './model/checksums.ts';
 import type { Authenticate } from './s3/context.ts';
 
 export interface GateConfig {
-  credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string }[];
+  /** Each key with its scope (absent: every action, FULL_ACCESS). */
+  credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string; scope?: Grant | readonly Grant[] }[];
   allowAnonymous: boolean;
   /** The gateway's region: the only one a SigV4 credential scope may name. */
   region: string;
@@ -20,7 +24,10 @@ export interface GateConfig {
 
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
   const credentials = new Map<string, string>();
+  const scopes = new Map<string, Access>();
   for (const c of config.credentials) {
+    const grants = grantsOf(c);
+    scopes.set(c.accessKeyId, grants ? new Access(grants) : FULL_ACCESS);
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
     if (typeof secret !== 'string' || !secret) {
       throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} names secret ${c.secretAccessKeySecret}, which is not set (wrangler secret put ${c.secretAccessKeySecret})`);
@@ -37,6 +44,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
       checksum: v.checksum?.location === 'trailer' ? { algorithm: v.checksum.algorithm, expected: v.checksum.declared } : undefined,
       accessKeyId: v.accessKeyId ?? undefined,
       signature: v.authType === 'anonymous' ? undefined : v.authType,
+      access: v.accessKeyId === null ? ANONYMOUS_ACCESS : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
     };
   };
 }

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { BackendConfig } from '../backends/index.ts';
 import type { EngineSettings, StoragePolicy } from './engine/policy.ts';
+import { ACTIONS, type Grant } from './model/access.ts';
 import type { BackendPrices } from './engine/prices.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from './s3/context.ts';
@@ -70,12 +71,34 @@ const policy = z.object({
   }).strict().default({ threshold: 4096, mode: 'inline', replicas: 3 }),
 }).strict();
 
+/** One grant of a key's scope (model/access.ts says what each action allows). */
+const grant = z.object({
+  /** Bucket names or patterns (`*`, `?`): ["photos"], ["logs-*"], ["*"]. */
+  buckets: z.array(z.string().min(1).regex(/^[a-z0-9.*?-]+$/, 'a bucket name or a pattern of one with * and ?')).min(1),
+  /** Key prefixes the grant is limited to; absent: every key. */
+  prefixes: z.array(z.string().min(1)).min(1).optional(),
+  actions: z.array(z.enum(ACTIONS)).min(1),
+}).strict().refine(
+  (g) => !g.actions.includes('admin') || (g.buckets.includes('*') && !g.prefixes),
+  'admin is gateway-wide (rebuild, repair, costs of every bucket): give it in a grant with "buckets": ["*"] and no prefixes',
+);
+
 const credential = z.object({
   accessKeyId: z.string().min(1),
   secretAccessKey: z.string().min(1).optional(),
   /** Env name of a Worker secret holding the secret key. */
   secretAccessKeySecret: z.string().min(1).optional(),
+  /**
+   * What the key may do: one grant or a list. Absent: everything, the operator API included
+   * (the deployment review warns about such a key).
+   */
+  scope: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(grant).min(1)).optional(),
 }).strict().refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
+
+/** A configured key's scope as grants (one grant may be given bare); null: no scope given (every action). */
+export function grantsOf(c: { scope?: Grant | readonly Grant[] }): readonly Grant[] | null {
+  return c.scope === undefined ? null : Array.isArray(c.scope) ? c.scope : [c.scope as Grant];
+}
 
 /** Limits of the S3 front door beyond the object size. Defaults follow AWS. */
 const s3Limits = z.object({
@@ -85,7 +108,7 @@ const s3Limits = z.object({
   maxXmlSize: z.number().int().positive().default(4 * MiB),
   /**
    * Before an error response, read and discard at most this much unread request body (0: never),
-   * so the client reads its error and wrangler dev's proxy does not wedge.
+   * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
    */
   errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
 }).strict();

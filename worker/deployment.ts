@@ -1,24 +1,43 @@
 /**
- * Safe by default (issue 14): what a deployed gateway refuses to run with, and how it knows it is
- * deployed.
+ * Safe by default (issues 14 and 21): what a deployed gateway refuses to run with, and how it knows
+ * that a request really is local, so that no single setting can switch the review off.
  *
- * The signal: the env var SHARDGATE_LOCAL_DEV = "1", set only by the local tooling (dev/
- * local-gateway.ts for `npm start`, `npm run dev`'s `--var`, the test and benchmark harnesses),
- * never in wrangler.toml. Everything else counts as deployed, so a missing or misspelt signal
- * fails safe: `wrangler deploy` of the default wrangler.toml publishes a gateway that refuses
- * every request instead of serving the well-known development key. (Not request.cf, not the
- * host name: both can look local behind a proxy, and neither is the operator's statement.)
+ * The review ALWAYS runs, wherever the Worker is. What it refuses (below) is only ever served
+ * when two things hold together:
+ * 1. the operator's statement: the var SHARDGATE_LOCAL_DEV = "1", set only by the local tooling
+ *    (dev/local-gateway.ts for `npm start`, `npm run dev`'s `--var`, the test harnesses), never in
+ *    a wrangler file (`check-deploy` refuses it in [vars] and in every [env.*] section); and
+ * 2. the request's own proof that it was made on this machine (`isLoopbackRequest`): its URL host
+ *    is a loopback name or address (localhost and names under it, RFC 6761, which local
+ *    virtual-hosted buckets use; 127.0.0.0/8; [::1]) AND it carries no
+ *    CF-Connecting-IP, or a loopback one.
+ * On Cloudflare's edge the second never holds, whatever the Worker's vars, secrets or [env]
+ * sections say: the edge routes a request to a Worker only for a hostname of a zone or
+ * workers.dev (never localhost, a name under .localhost or an IP literal), and it sets CF-Connecting-IP itself, to the
+ * address the client connected from, which is never a loopback address. So a deployed gateway
+ * with SHARDGATE_LOCAL_DEV=1 set (as a var, a secret, `--var` or in an [env] section) and the
+ * development config answers every request from the internet with the refusal, and the public
+ * status says `refused`; only the variable is in the operator's hands, not the request.
+ * (Not request.cf: miniflare fakes one locally. The host name alone is not enough: an
+ * absolute-form request target could name another host than the one routed on; the edge's
+ * CF-Connecting-IP cannot be set by a client.)
+ * Known gap: a request from another Worker of the same account through a service binding carries
+ * whatever URL that Worker gives it; binding this gateway to another Worker is an operator's
+ * deliberate act, and the review cannot see it. The cron and the repair queue have no request to
+ * judge: with the signal set they run over the configured backends even when deployed (they
+ * serve nobody, so the development key opens nothing there).
  *
- * A deployed gateway refuses to start (every request answered 403, the reasons in the Worker's
- * log, `wrangler tail`) when its config has:
+ * A gateway refuses (every non-local request answered 403, the reasons in the Worker's log,
+ * `wrangler tail`) when its config has:
  * - the development access key, or its secret, anywhere;
  * - a secret key inline in SHARDGATE_CONFIG (a client credential's or an S3 backend's): secrets
  *   only through `wrangler secret put`, named by `...Secret` fields;
- * - a named secret or R2 binding that the Worker does not have;
+ * - a named secret or R2 binding that the Worker does not have (ops.metricsTokenSecret included);
  * - no access key at all (unless allowAnonymous, which is then warned about);
  * - memory backends or `local/` failure domains (the local development pool);
  * - failure domains that cannot hold a policy (failure-domains.ts).
- * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept.
+ * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
+ * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
 import type { GatewayConfig } from './config.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
@@ -32,8 +51,24 @@ export interface DeploymentReview {
   warnings: string[];
 }
 
+/** The operator's statement (condition 1 above); never enough on its own. */
 export function isLocalDevelopment(env: Record<string, unknown>): boolean {
   return env[LOCAL_DEV_VAR] === '1';
+}
+
+const LOOPBACK_HOST = /^(([a-z0-9-]+\.)*localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+const LOOPBACK_IP = /^(127(\.\d{1,3}){3}|::1|::ffff:127(\.\d{1,3}){3})$/i;
+
+/** The request's proof that it was made on this machine (condition 2 above). */
+export function isLoopbackRequest(request: Request): boolean {
+  let host: string;
+  try {
+    host = new URL(request.url).hostname;
+  } catch {
+    return false;
+  }
+  const connecting = request.headers.get('cf-connecting-ip');
+  return LOOPBACK_HOST.test(host) && (connecting === null || LOOPBACK_IP.test(connecting.trim()));
 }
 
 /** What a deployed gateway would refuse and warn about, for this config and env (secrets, bindings). */
@@ -52,6 +87,11 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     else if (env[c.secretAccessKeySecret!] === DEV_CREDENTIAL.secretAccessKey) refusals.push(`${who}: the secret ${c.secretAccessKeySecret} holds the development secret; choose a secret of your own.`);
     else usable++;
   }
+  for (const c of config.credentials) {
+    if (c.scope === undefined && c.accessKeyId !== DEV_CREDENTIAL.accessKeyId) warnings.push(`access key ${c.accessKeyId} has no scope: it may do everything, on every bucket, the operator API included. Give it a "scope" (docs/DEPLOY.md, "Access keys").`);
+  }
+  if (config.ops.open) warnings.push('ops.open is true: /_shardgate/metrics and the whole /_shardgate/status (bucket names, error messages) answer anyone who can reach the gateway. Keep it for a gateway reachable only from a private network.');
+  if (config.ops.metricsTokenSecret && !isSet(config.ops.metricsTokenSecret)) refusals.push(`ops.metricsTokenSecret names the secret ${config.ops.metricsTokenSecret}, which is not set: run ${put(config.ops.metricsTokenSecret)}.`);
   if (config.credentials.length === 0 && !config.allowAnonymous) refusals.push('no access key is configured: add "credentials": [{ "accessKeyId": "...", "secretAccessKeySecret": "NAME" }] and run `wrangler secret put NAME`.');
   if (config.allowAnonymous) warnings.push(`allowAnonymous is true: anyone can read and write every bucket without a key${usable ? '' : ' (and no access key is configured)'}.`);
 

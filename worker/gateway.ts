@@ -4,10 +4,11 @@
  * (with the operator routes, the admin sub-app and the request log), plus the repair sender and
  * what the gateway knows about itself (ops: the isolate's meter, its flusher to the shared
  * record, the status service). No logic of its own beyond the wiring; rebuilt only if
- * SHARDGATE_CONFIG changes. Deployed (no local-development signal, deployment.ts), the config is
- * reviewed first: refused, the isolate serves only the refusal (refusal.ts).
+ * SHARDGATE_CONFIG changes. The config is reviewed first, wherever it runs (deployment.ts):
+ * refused, the isolate serves the refusal (refusal.ts), or with the local-development signal the
+ * gateway to loopback requests only and the refusal to every other.
  */
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './admin.ts';
@@ -17,7 +18,7 @@ import { BackgroundWork } from './background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
-import { isLocalDevelopment, reviewDeployment, type DeploymentReview } from './deployment.ts';
+import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './deployment.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
 import { createOperator } from './operator.ts';
@@ -64,8 +65,17 @@ export interface Gateway {
   upkeep: UpkeepObserver;
 }
 
-/** A built gateway, or, deployed with a config the review refuses, the app that refuses everything. */
-type Startup = { gateway: Gateway; refused?: undefined } | { gateway?: undefined; refused: { app: Hono<AppEnv>; review: DeploymentReview } };
+/**
+ * What an isolate serves: the gateway; or, when the review refused the config, the refusal; or,
+ * refused but with the local-development signal, the gateway for requests that prove they were
+ * made on this machine and the refusal for every other (deployment.ts: no variable alone unlocks
+ * what the review refuses).
+ */
+interface Startup {
+  app: Hono<AppEnv>;
+  gateway?: Gateway;
+  refused?: { app: Hono<AppEnv>; review: DeploymentReview };
+}
 
 let cached: { source: string; local: boolean; startup: Startup } | undefined;
 
@@ -75,31 +85,52 @@ function startup(env: Env): Startup {
   if (cached?.source === source && cached.local === local) return cached.startup;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
   const config = parseConfig(source);
-  // Deployed (no local-development signal): refuse what is only safe on a laptop (deployment.ts).
-  const review = local ? { refusals: [], warnings: [] } : reviewDeployment(config, env);
-  for (const w of review.warnings) console.warn(`shardgate: WARNING: ${w}`);
+  // Reviewed wherever it runs; what it refuses is served to loopback requests only, and only with the signal.
+  const review = reviewDeployment(config, env);
   let result: Startup;
-  if (review.refusals.length) {
-    logRefusal(review);
-    result = { refused: { app: refusingApp(review, config), review } };
+  if (!review.refusals.length) {
+    for (const w of review.warnings) console.warn(`shardgate: WARNING: ${w}`);
+    const gateway = buildGateway(config, env, 'deployed', review.warnings);
+    result = { app: gateway.app, gateway };
   } else {
-    result = { gateway: buildGateway(config, env, local ? 'local' : 'deployed', review.warnings) };
+    const refused = { app: refusingApp(review, config), review };
+    if (local) {
+      const gateway = buildGateway(config, env, 'local', []);
+      result = { app: loopbackOnly(gateway.app, refused.app), gateway, refused };
+    } else {
+      logRefusal(review);
+      result = { app: refused.app, refused };
+    }
   }
   cached = { source, local, startup: result };
   return result;
 }
 
-/** The app that answers this env's requests: the gateway's, or the refusal's. */
-export function appFor(env: Env): Hono<AppEnv> {
-  const s = startup(env);
-  return s.gateway ? s.gateway.app : s.refused.app;
+/** Requests that prove they are local (deployment.ts isLoopbackRequest) reach `local`; all others `refused`. */
+function loopbackOnly(local: Hono<AppEnv>, refused: Hono<AppEnv>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.all('*', (c) => {
+    let ctx: ExecutionContext | undefined;
+    try {
+      ctx = c.executionCtx as ExecutionContext;
+    } catch {
+      ctx = undefined; // Node tests call app.fetch without one
+    }
+    return (isLoopbackRequest(c.req.raw) ? local : refused).fetch(c.req.raw, c.env, ctx);
+  });
+  return app;
 }
 
-/** The gateway of this env (queue, cron, tests); throws when a deployed config was refused. */
+/** The app that answers this env's requests: the gateway's, the refusal's, or the local-only pair. */
+export function appFor(env: Env): Hono<AppEnv> {
+  return startup(env).app;
+}
+
+/** The gateway of this env (queue, cron, tests); throws when the config was refused and the signal is not set. */
 export function gatewayFor(env: Env): Gateway {
   const s = startup(env);
   if (s.gateway) return s.gateway;
-  throw new Error(`shardgate refuses to run: ${s.refused.review.refusals.length} configuration problem(s), logged when the isolate started`);
+  throw new Error(`shardgate refuses to run: ${s.refused!.review.refusals.length} configuration problem(s), logged when the isolate started`);
 }
 
 /** One JSON log line (what Workers Logs and `wrangler tail` index as fields). */

@@ -3,14 +3,17 @@
  *   GET status[?hours=N]   the status document (ops/status.ts) as JSON; without a signature
  *                          (and without `ops.open`), health and totals only: no bucket names,
  *                          keys or error messages
- *   GET metrics            Prometheus text (ops/prometheus.ts); signed with SigV4 by a configured
- *                          access key, `Authorization: Bearer <ops.metricsTokenSecret's value>`,
+ *   GET metrics            Prometheus text (ops/prometheus.ts); signed with a SigV4 header by a
+ *                          key with the admin action (model/access.ts), `Authorization: Bearer <ops.metricsTokenSecret's value>`,
  *                          or open with `ops.open`; otherwise AccessDenied
  *   GET / and GET ui       the status page (ops/page.ts): one self-contained HTML page that reads
  *                          `status` (signing it in the browser once given a key)
  * A privileged read (signed, bearer or open) probes the backends when the last probe is stale;
- * an unsigned status read never makes backend calls (harnesses poll it as a liveness check).
- * Signatures are checked by the same gate as S3 and admin requests; SigV2 is refused.
+ * an unsigned status read never makes backend calls (harnesses poll it as a liveness check) and
+ * is answered from a document at most ANONYMOUS_STATUS_TTL_MS old (issue 21: each costs a catalog
+ * read per bucket, and anyone may ask).
+ * Signatures are checked by the same gate as S3 and admin requests; a signed read needs a key with
+ * the admin action, in an Authorization header (presigned URLs and SigV2 are refused).
  */
 import { Hono, type Context } from 'hono';
 import { S3Error } from './model/errors.ts';
@@ -27,17 +30,28 @@ export interface OperatorDeps {
   open: boolean;
   /** The value of the secret `ops.metricsTokenSecret` names, if any. */
   metricsToken?: string;
+  /** The clock of the anonymous status cache (tests). */
+  now?: () => number;
 }
 
-/** True for a request signed (SigV4) by a configured key; false when it carries no signature. A bad signature throws. */
-async function isSigned(c: Context<AppEnv>, authenticate: Authenticate): Promise<boolean> {
+/** How long an isolate reuses the anonymous status document: anyone may ask for it, and each costs a catalog read per bucket. */
+export const ANONYMOUS_STATUS_TTL_MS = 5_000;
+
+/**
+ * True for a request signed with a SigV4 Authorization header by a key whose scope has the admin
+ * action; false when it carries no signature. A bad signature, a presigned URL, SigV2 or a key
+ * without admin throws AccessDenied.
+ */
+async function isSignedByAdmin(c: Context<AppEnv>, authenticate: Authenticate): Promise<boolean> {
   const request = c.req.raw;
   const query = new URL(request.url).searchParams;
   const authorization = request.headers.get('authorization') ?? '';
-  if (!/^AWS/i.test(authorization) && !query.has('X-Amz-Signature') && !query.has('Signature')) return false;
+  if (!/^AWS/i.test(authorization) && ![...query.keys()].some((k) => /^(x-amz-(signature|credential|algorithm)|signature|awsaccesskeyid)$/i.test(k))) return false;
   const auth = await authenticate(request, requestView(request));
-  if (auth.signature === 'sigv2-query') throw new S3Error('AccessDenied', 'the operator API accepts SigV4 only');
-  return Boolean(auth.accessKeyId);
+  if (!auth.accessKeyId) return false;
+  if (auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'the operator routes accept SigV4 Authorization headers only (no presigned URLs, no SigV2)');
+  if (!auth.access?.admin) throw new S3Error('AccessDenied', 'the status details and metrics need a key whose scope has the admin action');
+  return true;
 }
 
 /** Constant-time string comparison (the token is a secret). */
@@ -59,15 +73,29 @@ function hoursOf(c: Context<AppEnv>): number {
 export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
+  const now = deps.now ?? Date.now;
+  const anonymous = new Map<number, { at: number; doc: Promise<unknown> }>();
   routes.get('/status', async (c) => {
-    const signed = (await isSigned(c, deps.authenticate)) || deps.open;
-    const { doc } = await deps.ops.status({ signed, hours: hoursOf(c), probe: signed });
-    return c.json(doc, 200, { 'cache-control': 'no-store' });
+    const signed = (await isSignedByAdmin(c, deps.authenticate)) || deps.open;
+    const hours = hoursOf(c);
+    if (signed) {
+      const { doc } = await deps.ops.status({ signed, hours, probe: true });
+      return c.json(doc, 200, { 'cache-control': 'no-store' });
+    }
+    // Unsigned: one document per isolate and `hours` every few seconds, however many ask (a failed one is not kept).
+    let cached = anonymous.get(hours);
+    if (!cached || now() - cached.at >= ANONYMOUS_STATUS_TTL_MS) {
+      const doc = deps.ops.status({ signed: false, hours, probe: false }).then((r) => r.doc);
+      cached = { at: now(), doc };
+      anonymous.set(hours, cached);
+      doc.catch(() => anonymous.delete(hours));
+    }
+    return c.json(await cached.doc, 200, { 'cache-control': `public, max-age=${ANONYMOUS_STATUS_TTL_MS / 1000}` });
   });
 
   routes.get('/metrics', async (c) => {
     const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-    const allowed = deps.open || (bearer !== undefined && deps.metricsToken !== undefined && sameSecret(bearer, deps.metricsToken)) || (bearer === undefined && (await isSigned(c, deps.authenticate)));
+    const allowed = deps.open || (bearer !== undefined && deps.metricsToken !== undefined && sameSecret(bearer, deps.metricsToken)) || (bearer === undefined && (await isSignedByAdmin(c, deps.authenticate)));
     if (!allowed) throw new S3Error('AccessDenied', 'metrics need a SigV4 signature by a configured access key, or the bearer token of ops.metricsTokenSecret (or ops.open in the config)');
     const { doc, totals } = await deps.ops.status({ signed: true, hours: 0.1, probe: true });
     return c.body(renderMetrics(doc, totals), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });

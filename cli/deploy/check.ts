@@ -8,9 +8,11 @@
  * R2 bindings are taken from the file's [[r2_buckets]]. It also checks the bindings the gateway
  * needs besides its backends: the CATALOG Durable Object and its SQLite migration, the repair
  * queue (producer and consumer) and a cron trigger.
- * Known gap: it cannot tell whether buckets, secrets or routes exist in the account.
+ * Every `[env.NAME]` section is checked as the Worker it deploys (issue 21).
+ * Known gaps: it cannot tell whether buckets, secrets or routes exist in the account, nor see a
+ * SHARDGATE_LOCAL_DEV given as a secret or with `--var` (the gateway refuses what matters anyway).
  */
-import { unstable_readConfig, type Unstable_Config } from 'wrangler';
+import { experimental_readRawConfig, unstable_readConfig, type Unstable_Config } from 'wrangler';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config.ts';
 import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/deployment.ts';
 
@@ -24,11 +26,27 @@ export interface DeployCheck {
   config?: GatewayConfig;
 }
 
+/**
+ * The top level of the file and every `[env.NAME]` section in it (each is a Worker `wrangler
+ * deploy --env NAME` would publish, with its own vars: wrangler does not inherit [vars] into an
+ * environment). Problems and warnings of an environment are prefixed `[env.NAME] `; `secrets` and
+ * `config` are the top level's.
+ */
 export function checkDeployment(configPath: string): DeployCheck {
-  const w: Unstable_Config = unstable_readConfig({ config: configPath });
+  const top = checkWorker(unstable_readConfig({ config: configPath }), '[vars]');
+  const envs = Object.keys((experimental_readRawConfig({ config: configPath }).rawConfig as { env?: Record<string, unknown> }).env ?? {});
+  for (const name of envs) {
+    const r = checkWorker(unstable_readConfig({ config: configPath, env: name }), `[env.${name}.vars]`);
+    top.problems.push(...r.problems.map((p) => `[env.${name}] ${p}`));
+    top.warnings.push(...r.warnings.map((w) => `[env.${name}] ${w}`));
+  }
+  return top;
+}
+
+function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   const problems: string[] = [];
   const vars = w.vars as Record<string, unknown>;
-  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in [vars]: it turns a deployed gateway into a local development one (the development key, inline secrets). Remove it.`);
+  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in ${varsTable}: it says "local development" to the gateway. A deployed gateway still refuses the development key and local pools to every request from the network (worker/deployment.ts), but the variable has no place in a deployed Worker. Remove it.`);
   if (!w.durable_objects.bindings.some((b) => b.name === 'CATALOG' && b.class_name === 'CatalogObject')) problems.push('no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.');
   if (!w.migrations.some((m) => m.new_sqlite_classes?.includes('CatalogObject'))) problems.push('no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.');
   if (w.durable_objects.bindings.some((b) => b.name === 'OPS' && b.class_name === 'OpsObject') && !w.migrations.some((m) => m.new_sqlite_classes?.includes('OpsObject'))) {
@@ -40,7 +58,7 @@ export function checkDeployment(configPath: string): DeployCheck {
   if (!w.triggers.crons?.length) problems.push('no cron trigger ([triggers] crons): superseded shards would never be collected, nor objects scrubbed.');
 
   const source = vars.SHARDGATE_CONFIG;
-  if (typeof source !== 'string' || !source) return { problems: [...problems, 'no SHARDGATE_CONFIG in [vars].'], warnings: [], secrets: [] };
+  if (typeof source !== 'string' || !source) return { problems: [...problems, `no SHARDGATE_CONFIG in ${varsTable}.`], warnings: [], secrets: [] };
   let config: GatewayConfig;
   try {
     config = parseConfig(source);

@@ -12,8 +12,8 @@
  * mutation, and replays.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
 import { prng } from '../support/random.ts';
+import { snapshotStore as snapshot } from './helpers/store-snapshot.ts';
 import { gateApp } from '../support/gate-app.ts';
 import { BUCKET, baseCases, type BaseCase, type SignAs } from './mutation/bases.ts';
 import { mutations, type Mutation } from './mutation/mutations.ts';
@@ -31,17 +31,6 @@ const RESIGNED: Array<[string, SignAs]> = [
 
 /** Codes of a signed body that failed its verification while being read. */
 const BODY_CODES = new Set(['XAmzContentSHA256Mismatch', 'SignatureDoesNotMatch', 'IncompleteBody', 'InvalidRequest', 'MalformedTrailerError', 'BadDigest']);
-
-async function snapshot(catalog: MemoryCatalog): Promise<string> {
-  const state: unknown[] = [];
-  for (const bucket of await catalog.listBucketRecords()) {
-    const objects = await catalog.listManifests(bucket.name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10000 });
-    const { uploads } = await catalog.listUploadRecords(bucket.name, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 1000 });
-    const parts = await Promise.all(uploads.map((u) => catalog.listPartRecords(bucket.name, u.key, u.uploadId, 0, 10000)));
-    state.push(bucket, objects, uploads, parts);
-  }
-  return JSON.stringify(state);
-}
 
 /** A fresh gateway with a bucket, two objects and an open multipart upload; `trace.gatePassed`
  *  says whether the gate let the last request through. */

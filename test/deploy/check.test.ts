@@ -38,7 +38,7 @@ describe('check-deploy', () => {
     const r = checkDeployment(PRODUCTION);
     expect(r.problems).toEqual([]);
     expect(r.warnings).toEqual([]);
-    expect(r.secrets).toEqual(['SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET']);
+    expect(r.secrets).toEqual(['SHARDGATE_APP_SECRET', 'SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET']);
     expect(new Set(r.config!.backends.map((b) => b.domain)).size).toBe(6);
     const lines: string[] = [];
     expect(await run(['-c', PRODUCTION], (l) => lines.push(l))).toBe(0);
@@ -50,6 +50,15 @@ describe('check-deploy', () => {
     expect(await run(['-c', join(ROOT, 'wrangler.toml')], (l) => lines.push(l))).toBe(1);
     expect(lines).toContain('problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.');
     expect(lines.at(-1)).toMatch(/wrangler\.toml: 7 problem\(s\): a deployed gateway would refuse to start$/);
+  });
+
+  it('every [env.*] section is checked as the Worker it deploys: the signal or the development config there is a problem', () => {
+    const devSource = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8').match(/SHARDGATE_CONFIG = '''[\s\S]*?'''/)![0];
+    const envs = variant('envs', (t) => `${t}\n[env.staging.vars]\nSHARDGATE_LOCAL_DEV = "1"\n${devSource}\n`);
+    const problems = checkDeployment(envs).problems;
+    expect(problems).toContainEqual(expect.stringMatching(/^\[env.staging\] SHARDGATE_LOCAL_DEV is set in \[env.staging.vars\]/));
+    expect(problems).toContainEqual(expect.stringMatching(/^\[env.staging\] access key shardgate-dev is the development key/));
+    expect(problems.filter((p) => !p.startsWith('[env.staging] '))).toEqual([]);
   });
 
   it('the local-development signal in [vars], a missing catalog, queue consumer or cron are problems', () => {

@@ -4,7 +4,8 @@
  * every request is refused with 403 AccessDenied and a message saying why, a request signed with
  * the development key included; the reasons go to the log; the status route says so; the queue
  * and cron handlers (gatewayFor) refuse to work. With the signal, the same config builds the
- * gateway. (In Node: index.ts itself imports cloudflare:workers; test/deploy/deployed.test.ts
+ * gateway, which answers only requests that prove they were made on this machine: with the
+ * signal set on a deployed Worker (any channel) the development key is still refused (issue 21). (In Node: index.ts itself imports cloudflare:workers; test/deploy/deployed.test.ts
  * runs it in workerd.)
  */
 import { AwsClient } from 'aws4fetch';
@@ -63,11 +64,44 @@ describe('a deployed gateway with the development config', () => {
     expect(() => gatewayFor(devEnv())).toThrow('shardgate refuses to run: 7 configuration problem(s)');
   });
 
-  it('with SHARDGATE_LOCAL_DEV=1 the same config builds the local gateway', async () => {
-    // (Its status would read the catalog, which this Node env has not got: the gateway is enough.)
+  it('with SHARDGATE_LOCAL_DEV=1 the same config builds the local gateway, served to loopback requests only', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
     const env = devEnv({ SHARDGATE_LOCAL_DEV: '1' });
     const gateway = gatewayFor(env);
-    expect(appFor(env)).toBe(gateway.app);
     expect(gateway.config.credentials.map((c) => c.accessKeyId)).toContain(DEV_CREDENTIAL.accessKeyId);
+    // An unsigned request fails at the gateway's own gate (AccessDenied, not the refusal) when it is
+    // local, and gets the refusal otherwise. (Nothing here reaches the catalog, which Node has not got.)
+    const answer = async (url: string, headers: Record<string, string> = {}) => (await fetchOf(new Request(url, { headers }) as never, env, ctx)).text();
+    for (const url of ['http://127.0.0.1:8787/bucket/key', 'http://localhost:8787/bucket/key', 'http://[::1]:8787/bucket/key']) {
+      const body = await answer(url);
+      expect(body, url).toContain('<Code>AccessDenied</Code>');
+      expect(body, url).not.toContain('shardgate refuses every request');
+    }
+    expect(await answer('http://127.0.0.1:8787/bucket/key', { 'cf-connecting-ip': '::1' })).not.toContain('shardgate refuses every request');
+  });
+});
+
+describe('SHARDGATE_LOCAL_DEV=1 on a deployed gateway (as a var, a secret or an [env] var: the Worker sees one env)', () => {
+  it('the development key is still refused for every request that reached it over the network', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const env = devEnv({ SHARDGATE_LOCAL_DEV: '1' });
+    const edge = { 'cf-connecting-ip': '203.0.113.7', 'cf-ray': '8f00000000000000-FRA' };
+    for (const [url, headers] of [
+      ['http://gateway.example/', {}],
+      ['https://shardgate.acct.workers.dev/', edge],
+      // a Host the edge would never route, or an absolute-form target naming loopback: the edge's own header gives it away
+      ['http://127.0.0.1/', edge],
+      ['http://localhost/', { 'cf-connecting-ip': '198.51.100.1' }],
+      ['http://127.0.0.1.nip.io/', {}],
+    ] as Array<[string, Record<string, string>]>) {
+      const signed = await dev.sign(url, { method: 'GET', headers });
+      const res = await fetchOf(signed as never, env, ctx);
+      expect(res.status, url).toBe(403);
+      expect(await res.text(), url).toContain('shardgate refuses every request');
+    }
+    const admin = await fetchOf(await dev.sign('https://shardgate.acct.workers.dev/_shardgate/admin/collect', { method: 'POST', headers: edge }) as never, env, ctx);
+    expect(admin.status).toBe(403);
+    const status = await fetchOf(new Request('https://shardgate.acct.workers.dev/_shardgate/status', { headers: edge }) as never, env, ctx);
+    expect(await status.json()).toMatchObject({ refused: true });
   });
 });

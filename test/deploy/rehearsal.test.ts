@@ -78,7 +78,11 @@ describe('docs/DEPLOY.md, run', () => {
     beforeAll(async () => {
       r = await startRehearsal({ port: 0, log: () => {} });
       const key = r.credentials[0]!;
-      env = clientEnv(home, { ENDPOINT: `http://127.0.0.1:${r.gateway.port}`, AWS_ACCESS_KEY_ID: key.accessKeyId, AWS_SECRET_ACCESS_KEY: key.secretAccessKey, AWS_DEFAULT_REGION: r.region });
+      const admin = r.credentials.find((c) => c.accessKeyId === 'example-admin')!;
+      env = clientEnv(home, {
+        ENDPOINT: `http://127.0.0.1:${r.gateway.port}`, AWS_ACCESS_KEY_ID: key.accessKeyId, AWS_SECRET_ACCESS_KEY: key.secretAccessKey, AWS_DEFAULT_REGION: r.region,
+        ADMIN_KEY_ID: admin.accessKeyId, ADMIN_SECRET: admin.secretAccessKey,
+      });
     });
     afterAll(() => r?.close());
 

@@ -1,11 +1,11 @@
 /**
  * The deployment review (worker/deployment.ts, worker/failure-domains.ts): what a deployed
- * gateway refuses to start with and what it warns about, config by config, and the
- * local-development signal that switches the review off.
+ * gateway refuses to start with and what it warns about, config by config, the local-development
+ * signal, and what a request must show to be served what the review refuses (issue 21).
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../worker/config.ts';
-import { isLocalDevelopment, reviewDeployment } from '../../worker/deployment.ts';
+import { isLocalDevelopment, isLoopbackRequest, reviewDeployment } from '../../worker/deployment.ts';
 import { devConfigSource } from '../../dev/dev-config.ts';
 
 const r2 = (id: string, domain: string) => ({ id, kind: 'r2', domain, binding: `B_${id}` });
@@ -13,7 +13,7 @@ const s3 = (id: string, domain: string, extra: object = {}) => ({
   id, kind: 's3', domain, endpoint: `https://${id}.example.net`, bucket: 'b', accessKeyIdSecret: `${id}_KEY`, secretAccessKeySecret: `${id}_SECRET`, ...extra,
 });
 const SIX = [r2('r2a', 'cf/weur'), r2('r2b', 'cf/enam'), s3('aws', 'aws/fra'), s3('b2', 'b2/ams'), s3('wasabi', 'wasabi/ams'), s3('gcs', 'gcp/eu')];
-const GOOD = { backends: SIX, policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec', credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET' }] };
+const GOOD = { backends: SIX, policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec', credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'admin'] } }] };
 
 /** The env a deployed Worker of `config` has: the ops record, every R2 binding and every secret it names. */
 function envFor(config: { backends: object[]; credentials?: object[] }): Record<string, unknown> {
@@ -92,6 +92,24 @@ describe('deployment review', () => {
       'policy "plain" (4+0): m=0, no shard may be lost: any backend failure makes its objects unreadable.',
       expect.stringMatching(/^policy "ec" small objects \(2 replicas\): up to 2 of its 2 shards can land on R2 bindings \(r2a, r2b\)/),
     ]);
+  });
+
+  it('keys without a scope and ops.open are warned about; an unset metrics token secret is refused', () => {
+    const unscoped = review({ ...GOOD, credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET' }], ops: { open: true, metricsTokenSecret: 'METRICS_TOKEN' } });
+    expect(unscoped.warnings).toEqual([expect.stringMatching(/^access key ops has no scope: it may do everything/), expect.stringMatching(/^ops.open is true/)]);
+    expect(unscoped.refusals).toEqual(['ops.metricsTokenSecret names the secret METRICS_TOKEN, which is not set: run `wrangler secret put METRICS_TOKEN`.']);
+    const scoped = { ...GOOD, credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['admin'] } }] };
+    expect(review(scoped)).toEqual({ refusals: [], warnings: [] });
+  });
+
+  it('a request is local only with a loopback URL host and no CF-Connecting-IP, or a loopback one', () => {
+    const req = (url: string, ip?: string) => new Request(url, { headers: ip ? { 'cf-connecting-ip': ip } : {} });
+    for (const url of ['http://127.0.0.1:8787/', 'http://localhost/b/k', 'http://bucket.s3.localhost:8787/k', 'http://[::1]:9000/', 'http://127.9.9.9/']) expect(isLoopbackRequest(req(url)), url).toBe(true);
+    expect(isLoopbackRequest(req('http://127.0.0.1/', '127.0.0.1'))).toBe(true);
+    expect(isLoopbackRequest(req('http://[::1]/', '::1'))).toBe(true);
+    for (const url of ['http://gateway.example/', 'http://127.0.0.1.nip.io/', 'http://localhost.example/', 'http://10.0.0.1/', 'http://0.0.0.0/', 'http://[::ffff:7f00:1]/']) expect(isLoopbackRequest(req(url)), url).toBe(false);
+    expect(isLoopbackRequest(req('http://127.0.0.1/', '203.0.113.7'))).toBe(false);
+    expect(isLoopbackRequest(req('http://localhost/', '2001:db8::1'))).toBe(false);
   });
 
   it('local development is SHARDGATE_LOCAL_DEV=1 exactly; anything else is deployed', () => {

@@ -135,7 +135,7 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     for (let wave = 0; wave < 4; wave++) {
       await Promise.all(Array.from({ length: 20 }, (_, i) => abandonGet(url, ABANDON_POINTS[i % 4]!, { midBytes: (1 + ((wave * 20 + i) % 10)) * 1024 * 1024 })));
     }
-    const idle = await settledBudget(gw.url.origin);
+    const idle = await settledBudget(gw.url.origin, credential);
     expect(idle, 'the coding budget after 80 hang-ups').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
     // The local default policy: 4+2, 256 KiB blocks.
     const fits = Math.floor(idle.capacityBytes / readBytes({ k: 4, m: 2, blockSize: 256 * 1024, layout: 'striped' } as Parameters<typeof readBytes>[0]));

@@ -22,7 +22,7 @@ import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { readBytes } from '../../worker/engine/coding-budget.ts';
 import { ABANDON_POINTS, abandonGet, abandonPresigned, presignedGet, settledBudget, unreadGetsAnswered } from '../support/abandon.ts';
 import { bodyBytes } from './bytes.ts';
-import { disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const MiB = 1024 * 1024;
 const BLOCK = 256 * 1024;
@@ -65,7 +65,7 @@ describe('abandoned downloads and copies', { timeout: 600_000 }, () => {
 
   test('200 abandoned GETs, 50 abandoned ranged GETs, 50 abandoned copies: the budget returns to idle exactly, and unread GETs still get headers', async () => {
     const url = await presignedGet(s3, 'hangups', 'big');
-    const fits = Math.floor((await settledBudget(endpoint)).capacityBytes / READ_SHARE);
+    const fits = Math.floor((await settledBudget(endpoint, DEV_CREDENTIALS)).capacityBytes / READ_SHARE);
     expect(fits, 'concurrent reads the budget fits').toBeGreaterThanOrEqual(10);
 
     await inWaves(200, 20, (i) => abandonGet(url, ABANDON_POINTS[i % 4]!, { midBytes: (1 + (i % 11)) * MiB }));
@@ -82,21 +82,21 @@ describe('abandoned downloads and copies', { timeout: 600_000 }, () => {
       await abandonPresigned(url, 'PUT', i % 5 === 0 ? 0 : 5 + ((i * 37) % 150));
     });
 
-    const idle = await settledBudget(endpoint);
+    const idle = await settledBudget(endpoint, DEV_CREDENTIALS);
     expect(idle, 'the coding budget after every hang-up').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, reclaimed: 0 });
 
     const answered = await unreadGetsAnswered(url, fits);
     expect(answered, `${fits} concurrent unread GETs, each answered with headers`).toBe(fits);
-    expect(await settledBudget(endpoint), 'and after those hang up too').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+    expect(await settledBudget(endpoint, DEV_CREDENTIALS), 'and after those hang up too').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
   });
 
   test('clients that stop reading but stay connected make way for those waiting: more unread GETs than the budget fits all get headers', async () => {
     // Each holds its read share while its socket buffers are full; a GET waiting for budget gets
     // it once a stalled download has made no progress for 10 s (STALLED_MS), well before SlowDown.
     const url = await presignedGet(s3, 'hangups', 'huge');
-    const fits = Math.floor((await settledBudget(endpoint)).capacityBytes / READ_SHARE);
+    const fits = Math.floor((await settledBudget(endpoint, DEV_CREDENTIALS)).capacityBytes / READ_SHARE);
     expect(await unreadGetsAnswered(url, fits + 4, 28_000), `${fits + 4} concurrent unread GETs, each answered with headers`).toBe(fits + 4);
-    expect(await settledBudget(endpoint), 'after they hang up').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+    expect(await settledBudget(endpoint, DEV_CREDENTIALS), 'after they hang up').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
   });
 });
 
@@ -118,7 +118,7 @@ describe('concurrent copies under a budget that fits one', { timeout: 300_000 },
           s3.send(new CopyObjectCommand({ Bucket: 'copies', Key: `copy-${round}-${i}`, CopySource: `copies/${src}` }))));
         expect(results.map((r) => r.status), `round ${round}`).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
       }
-      expect(await settledBudget(endpoint, 10_000)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+      expect(await settledBudget(endpoint, DEV_CREDENTIALS, 10_000)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
     } finally {
       await gateway.dispose();
     }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { soak } from '../support/soak-traffic.ts';
-import { disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 let servers: S3rverProcess[] = [];
 let gateway: Gateway | undefined;
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 test('20 s of mixed traffic, 10% of downloads abandoned: no failure, the budget idle exactly at rest after every round', async () => {
   const endpoint = (await gateway!.directUrl()).origin;
-  const result = await soak({ client: gateway!.client({ endpoint }), endpoint, bucket: 'soak', durationMs: 20_000, roundMs: 5_000, clients: 8, abandonShare: 0.1, sampleMs: 500 });
+  const result = await soak({ client: gateway!.client({ endpoint }), endpoint, credentials: DEV_CREDENTIALS, bucket: 'soak', durationMs: 20_000, roundMs: 5_000, clients: 8, abandonShare: 0.1, sampleMs: 500 });
   expect(result.errors, 'failed requests').toEqual([]);
   expect(result.requests['GetObject abandoned'] ?? 0, 'abandoned downloads').toBeGreaterThan(5);
   expect(result.samples.length, 'budget samples').toBeGreaterThan(10);

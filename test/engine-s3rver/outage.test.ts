@@ -26,7 +26,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { settledBudget } from '../support/abandon.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
-import { disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -370,6 +370,6 @@ describe('gateway over six s3rver processes, 4+2', () => {
 
   test('after kills, refusals and failed reads, the coding budget is idle: every way a request ended gave it back', async () => {
     const endpoint = (await gateway!.directUrl()).origin;
-    expect(await settledBudget(endpoint)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+    expect(await settledBudget(endpoint, DEV_CREDENTIALS)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
   });
 });

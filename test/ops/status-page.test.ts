@@ -13,6 +13,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sd
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
@@ -106,5 +107,17 @@ describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout
     expect([...readFileSync(shot).subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
     if (process.env.SHARDGATE_SCREENSHOT === '1') copyFileSync(shot, join(__dirname, '../../docs/status-page.png'));
     expect(consoleErrors).toEqual([]);
+  });
+
+  it('keeps no secret where an HTML object served from the same origin could read it (issue 21)', async () => {
+    expect(await page.$eval('body', (b) => b.dataset.signed)).toBe('true');
+    const html = '<!doctype html><title>x</title><script>document.title = "stolen:" + JSON.stringify({ s: Object.assign({}, sessionStorage), l: Object.assign({}, localStorage) });</script>';
+    await g.s3().send(new PutObjectCommand({ Bucket: 'photos', Key: 'steal.html', Body: html, ContentType: 'text/html' }));
+    const url = await getSignedUrl(g.s3(), new GetObjectCommand({ Bucket: 'photos', Key: 'steal.html' }), { expiresIn: 300 });
+    await page.goto(url); // the same tab, the same origin as the status page
+    await page.waitForFunction(() => (globalThis as unknown as { document: { title: string } }).document.title.startsWith('stolen:'));
+    const title = await page.title();
+    expect(title).toBe('stolen:{"s":{},"l":{}}');
+    expect(title).not.toContain(CREDENTIALS.secretAccessKey);
   });
 });

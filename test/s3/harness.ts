@@ -33,7 +33,7 @@ export const ENGINE_CONFIG = {
   policies: { ec: { k: 4, m: 2, blockSize: 65536 } },
   defaultPolicy: 'ec',
   credentials: [CREDENTIALS],
-  baseDomains: ['s3.shardgate.test'],
+  baseDomains: ['s3.shardgate.localhost'],
   maxObjectSize: 24 * MiB,
   s3: { maxPartSize: 24 * MiB, maxXmlSize: 1 * MiB, errorDrainBytes: 4 * MiB },
 };

@@ -255,14 +255,14 @@ describe('ranges', () => {
 describe('virtual-hosted-style addressing', () => {
   const host = (h: string) => ({ host: `${h}:${url.port}` });
   it('bucket from the Host header, key from the whole path', async () => {
-    expect((await raw(url, { method: 'PUT', path: '/v//k ey'.replace(' ', '%20'), headers: host('rawp.s3.shardgate.test'), body: 'vhost' })).status).toBe(200);
+    expect((await raw(url, { method: 'PUT', path: '/v//k ey'.replace(' ', '%20'), headers: host('rawp.s3.shardgate.localhost'), body: 'vhost' })).status).toBe(200);
     const got = await raw(url, { path: '/rawp/v//k%20ey' });
     expect(got.text).toBe('vhost');
-    const viaHost = await raw(url, { path: '/ten', headers: host('rawp.s3.shardgate.test') });
+    const viaHost = await raw(url, { path: '/ten', headers: host('rawp.s3.shardgate.localhost') });
     expect(viaHost.text).toBe('0123456789');
-    const list = await raw(url, { path: '/?list-type=2&prefix=v/', headers: host('rawp.s3.shardgate.test') });
+    const list = await raw(url, { path: '/?list-type=2&prefix=v/', headers: host('rawp.s3.shardgate.localhost') });
     expect(list.text).toContain('<Key>v//k ey</Key>');
-    const buckets = await raw(url, { path: '/', headers: host('s3.shardgate.test') });
+    const buckets = await raw(url, { path: '/', headers: host('s3.shardgate.localhost') });
     expect(buckets.text).toContain('<Name>rawp</Name>');
   });
 });

@@ -1,10 +1,11 @@
 /**
  * Clients that hang up: the behaviours of issue 19 (a download or a copy abandoned at any point),
  * over raw node:http so the socket is destroyed exactly when the test says, plus the gateway's
- * coding-budget gauge (`/_shardgate/status`, isolate.codingBudget) to check nothing stayed held.
+ * coding-budget gauge (`/_shardgate/status` signed, isolate.codingBudget) to check nothing stayed held.
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { AwsClient } from 'aws4fetch';
 import http from 'node:http';
 import type { BudgetSnapshot } from '../../worker/engine/coding-budget.ts';
 
@@ -57,9 +58,19 @@ export function abandonPresigned(url: string, method: string, afterMs: number): 
   });
 }
 
-/** The answering isolate's coding budget, from the unsigned status. */
-export async function codingBudget(endpoint: string): Promise<BudgetSnapshot> {
-  const r = await fetch(new URL('/_shardgate/status', endpoint), { signal: AbortSignal.timeout(30_000) });
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * The answering isolate's coding budget, from the status signed by an admin key: the unsigned
+ * one may be a few seconds old (each isolate caches it).
+ */
+export async function codingBudget(endpoint: string, credentials: Credentials): Promise<BudgetSnapshot> {
+  const signer = new AwsClient({ ...credentials, service: 's3', region: 'us-east-1', retries: 0 });
+  const r = await signer.fetch(new URL('/_shardgate/status', endpoint).toString(), { signal: AbortSignal.timeout(30_000) });
+  if (r.status !== 200) throw new Error(`status: HTTP ${r.status}: ${await r.text()}`);
   const doc = (await r.json()) as { isolate: { codingBudget: BudgetSnapshot } };
   return doc.isolate.codingBudget;
 }
@@ -69,10 +80,10 @@ export async function codingBudget(endpoint: string): Promise<BudgetSnapshot> {
  * so this polls until nothing is held or waiting, for at most `withinMs`; then returns the last
  * reading whatever it says, for the caller to assert on.
  */
-export async function settledBudget(endpoint: string, withinMs = 60_000): Promise<BudgetSnapshot> {
+export async function settledBudget(endpoint: string, credentials: Credentials, withinMs = 60_000): Promise<BudgetSnapshot> {
   const until = Date.now() + withinMs;
   for (;;) {
-    const b = await codingBudget(endpoint);
+    const b = await codingBudget(endpoint, credentials);
     if ((b.heldBytes === 0 && b.holders === 0 && b.waiters === 0) || Date.now() > until) return b;
     await new Promise((r) => setTimeout(r, 250));
   }

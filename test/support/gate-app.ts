@@ -7,7 +7,7 @@
 import { createAdmin } from '../../worker/admin.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
 import { createApp } from '../../worker/app.ts';
-import { makeAuthenticate } from '../../worker/auth-gate.ts';
+import { makeAuthenticate, type GateConfig } from '../../worker/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
@@ -15,10 +15,13 @@ export const GATE_HOST = 'gw.test';
 export const GATE_BASE_DOMAIN = 's3.gw.test';
 export const GATE_REGION = 'us-east-1';
 
-/** `observe` wraps the gate (to see which requests it let through). */
-export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate) {
+/**
+ * `observe` wraps the gate (to see which requests it let through); `credentials`, when given,
+ * replace the one all-powerful test key (each with its scope, worker/model/access.ts).
+ */
+export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate, credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }]) {
   const parts = memoryEcStore({ maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
-  const authenticate = observe(makeAuthenticate({ credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: GATE_REGION }, {}));
+  const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,
     catalog: parts.catalog,

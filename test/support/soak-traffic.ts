@@ -9,11 +9,13 @@
  */
 import { CopyObjectCommand, CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BudgetSnapshot } from '../../worker/engine/coding-budget.ts';
-import { ABANDON_POINTS, abandonGet, codingBudget, presignedGet, settledBudget } from './abandon.ts';
+import { ABANDON_POINTS, abandonGet, codingBudget, presignedGet, settledBudget, type Credentials } from './abandon.ts';
 
 export interface SoakOptions {
   client: S3Client;
   endpoint: string;
+  /** An admin key, to read the budget from the signed status. */
+  credentials: Credentials;
   bucket: string;
   durationMs: number;
   /** Length of a round of traffic; the budget is read at rest after each. */
@@ -58,7 +60,7 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
   const until = started + o.durationMs;
   const samples: SoakResult['samples'] = [];
   const sampler = setInterval(() => {
-    void codingBudget(o.endpoint).then((b) => {
+    void codingBudget(o.endpoint, o.credentials).then((b) => {
       const atMs = Date.now() - started;
       samples.push({ atMs, heldBytes: b.heldBytes, holders: b.holders, waiters: b.waiters });
       o.onSample?.(atMs, b);
@@ -108,7 +110,7 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
     while (Date.now() < until) {
       const roundEnd = Math.min(until, Date.now() + o.roundMs);
       await Promise.all(randoms.map((random, i) => loop(i, random, roundEnd)));
-      atRest.push(await settledBudget(o.endpoint));
+      atRest.push(await settledBudget(o.endpoint, o.credentials));
       o.onRest?.(atRest.length, atRest.at(-1)!);
     }
   } finally {

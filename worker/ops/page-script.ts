@@ -1,6 +1,7 @@
 /**
  * The status page's script (inlined by page.ts): reads /_shardgate/status every 10 s, signing the
- * read with SigV4 (Web Crypto) when a key was given in the page's form, and renders the backends
+ * read with SigV4 (Web Crypto) when a key was given in the page's form (issue 21: the secret is
+ * not kept; only today's derived signing key, in memory), and renders the backends
  * table, the cards, three SVG line charts, the scrub bars and the storage bars. Plain ES2017, no
  * library. Data is only ever inserted as text (textContent), never as HTML. After each render the
  * body carries data-rendered (a count) and data-signed, for tests and for people reading the DOM.
@@ -56,28 +57,34 @@ export const PAGE_SCRIPT = String.raw`
     return crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
       .then(function (k) { return crypto.subtle.sign('HMAC', k, enc.encode(data)); });
   }
+  // The secret is never kept: sign-in derives the SigV4 signing key of today (valid for one UTC
+  // day, one region, S3 only) and keeps that in this page's memory, nowhere else (no storage an
+  // object served from this origin could read). A new day, a reload or "sign out" forgets it.
+  var session = null;
+  function signIn(akid, secret, region) {
+    var day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+    return hmac(enc.encode('AWS4' + secret), day)
+      .then(function (k) { return hmac(k, region); })
+      .then(function (k) { return hmac(k, 's3'); })
+      .then(function (k) { return hmac(k, 'aws4_request'); })
+      .then(function (k) { session = { akid: akid, region: region, day: day, key: k }; });
+  }
   function signedHeaders(path, query, creds) {
     var amzDate = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
     var day = amzDate.slice(0, 8);
+    if (day !== creds.day) { session = null; return Promise.reject(new Error('the sign-in of ' + creds.day + ' has expired: sign in again')); }
     var qs = Object.keys(query).sort().map(function (k) { return uri(k) + '=' + uri(query[k]); }).join('&');
     var canonical = ['GET', path, qs, 'host:' + location.host + '\n' + 'x-amz-content-sha256:' + EMPTY + '\n' + 'x-amz-date:' + amzDate + '\n', 'host;x-amz-content-sha256;x-amz-date', EMPTY].join('\n');
     var scope = day + '/' + creds.region + '/s3/aws4_request';
     return crypto.subtle.digest('SHA-256', enc.encode(canonical)).then(function (h) {
       var toSign = ['AWS4-HMAC-SHA256', amzDate, scope, hex(h)].join('\n');
-      return hmac(enc.encode('AWS4' + creds.secret), day)
-        .then(function (k) { return hmac(k, creds.region); })
-        .then(function (k) { return hmac(k, 's3'); })
-        .then(function (k) { return hmac(k, 'aws4_request'); })
-        .then(function (k) { return hmac(k, toSign); })
-        .then(function (sig) {
-          return { 'x-amz-date': amzDate, 'x-amz-content-sha256': EMPTY,
-            authorization: 'AWS4-HMAC-SHA256 Credential=' + creds.akid + '/' + scope + ', SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=' + hex(sig) };
-        });
+      return hmac(creds.key, toSign).then(function (sig) {
+        return { 'x-amz-date': amzDate, 'x-amz-content-sha256': EMPTY,
+          authorization: 'AWS4-HMAC-SHA256 Credential=' + creds.akid + '/' + scope + ', SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=' + hex(sig) };
+      });
     });
   }
-  function creds() {
-    try { return JSON.parse(sessionStorage.getItem('shardgate-key') || 'null'); } catch (e) { return null; }
-  }
+  function creds() { return session; }
 
   function load() {
     var query = { hours: $('hours').value };
@@ -256,14 +263,14 @@ export const PAGE_SCRIPT = String.raw`
 
   $('hours').addEventListener('change', load);
   $('signin').addEventListener('click', function () {
-    if (creds()) { sessionStorage.removeItem('shardgate-key'); load(); return; }
+    if (creds()) { session = null; load(); return; }
     $('signin-dialog').showModal();
   });
   $('signin-dialog').addEventListener('close', function () {
     if ($('signin-dialog').returnValue !== 'ok') return;
-    sessionStorage.setItem('shardgate-key', JSON.stringify({ akid: $('akid').value.trim(), secret: $('secret').value, region: $('region').value.trim() || 'us-east-1' }));
+    var secret = $('secret').value;
     $('secret').value = '';
-    load();
+    signIn($('akid').value.trim(), secret, $('region').value.trim() || 'us-east-1').then(load);
   });
   load();
   setInterval(load, 10000);

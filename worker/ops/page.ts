@@ -3,8 +3,10 @@
  * step, no framework: its style and script are inline (allowed by a per-response CSP nonce) and
  * it draws its plots as SVG itself (page-script.ts). It reads `status` every 10 seconds; without
  * a key it shows what the public status carries (backend health, totals, series); given an access
- * key in its form it signs the read with SigV4 in the browser (Web Crypto; the key stays in this
- * tab's sessionStorage) and shows every bucket too.
+ * key with the admin action in its form it signs the read with SigV4 in the browser (Web Crypto)
+ * and shows every bucket too. The secret is never stored: the page keeps only the day's derived
+ * signing key, in its memory (not sessionStorage, which an HTML object served from the same
+ * origin could read); a reload or a new UTC day asks again.
  */
 import { PAGE_SCRIPT } from './page-script.ts';
 
@@ -82,7 +84,7 @@ const BODY = `
 </main>
 <dialog id="signin-dialog"><form method="dialog" id="signin-form">
   <strong>Sign the status reads</strong>
-  <p class="note">An access key of the gateway's config. It stays in this tab (sessionStorage) and signs each read with SigV4 in the browser.</p>
+  <p class="note">An access key of the gateway's config with the admin action. The secret is not kept: the page derives today's signing key, holds it in memory only and signs each read with SigV4 in the browser; a reload or a new day asks again.</p>
   <label for="akid">access key id</label><input id="akid" autocomplete="username" required>
   <label for="secret">secret access key</label><input id="secret" type="password" autocomplete="current-password" required>
   <label for="region">region</label><input id="region" value="us-east-1" required>

@@ -4,10 +4,12 @@
  * an empty VersioningConfiguration, as backup tools and `rclone purge` expect).
  * Spec: S3 API reference of each; bucket naming rules in model/bucket-name.ts. A LocationConstraint
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
- * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region.
+ * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region,
+ * and shows a key only the buckets its scope names (model/access.ts).
  * Known gap: one region per gateway; BucketAlreadyOwnedByYou is 409 also in us-east-1 (AWS
  * answers 200 there for legacy reasons).
  */
+import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
@@ -21,7 +23,8 @@ export async function ListBuckets(s3: S3Context): Promise<Response> {
   const after = s3.query.get('continuation-token') ?? '';
   const region = s3.query.get('bucket-region');
   const max = intParam(s3.query, 'max-buckets', 10_000, 10_000);
-  const all = (await s3.store.listBuckets()).filter((b) => b.name.startsWith(prefix) && b.name > after && (!region || b.region === region));
+  const access = s3.auth.access ?? ANONYMOUS_ACCESS;
+  const all = (await s3.store.listBuckets()).filter((b) => access.seesBucket(b.name) && b.name.startsWith(prefix) && b.name > after && (!region || b.region === region));
   const page = all.slice(0, max);
   const truncated = all.length > page.length;
   const buckets = page.map((b) => group('Bucket', el('Name', b.name), el('CreationDate', b.creationDate), el('BucketRegion', b.region)));

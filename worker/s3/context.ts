@@ -4,6 +4,7 @@
  * body only from `AuthResult.body`, never from `request.body`, so every byte they see has been
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
+import type { Access } from '../model/access.ts';
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
@@ -21,7 +22,7 @@ export interface S3Settings {
   maxPartSize: number;
   /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
   maxXmlSize: number;
-  /** Before an error response, read and discard at most this much unread request body (0: never). */
+  /** Before an error response, read and discard at most this much unread request body (0: never); a stall of 1 s ends it (drain.ts). */
   errorDrainBytes: number;
 }
 
@@ -40,6 +41,12 @@ export interface AuthResult {
   accessKeyId?: string;
   /** How it was signed; absent for anonymous requests. */
   signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
+  /**
+   * What the signer may do (model/access.ts), checked by s3/authorize.ts before any handler runs
+   * and by the operator routes. Absent: an anonymous request let through (every S3 action, never
+   * the operator's).
+   */
+  access?: Access;
 }
 
 /** The one verification gate. It verifies `request` as `view` reads it, the view the router then

@@ -3,8 +3,12 @@
  * Spec: S3 DeleteObjects. At most 1000 keys (else MalformedXML); the body must carry
  * Content-MD5 or a flexible checksum (botocore >= 1.36 and the JS SDK send only a CRC); keys that
  * break the key rules get a per-key <Error>, the rest are deleted; Quiet lists errors only.
+ * An entry outside the signer's scope (model/access.ts) gets a per-key AccessDenied and is
+ * left alone, as S3 answers it.
  * Known gap: VersionId entries are reported as per-key NotImplemented errors.
  */
+import { ANONYMOUS_ACCESS } from '../model/access.ts';
+import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
@@ -28,7 +32,9 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
     try {
       if (key === '') throw new S3Error('InvalidArgument', 'The key must not be empty.');
       if (childText(obj, 'VersionId') !== undefined) throw new S3Error('NotImplemented', 'Deleting a version is not implemented.');
-      keys.push(validateKey(key));
+      const valid = validateKey(key);
+      if (!(s3.auth.access ?? ANONYMOUS_ACCESS).allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
+      keys.push(valid);
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));

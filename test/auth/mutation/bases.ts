@@ -98,7 +98,7 @@ async function collect(body: unknown): Promise<Uint8Array | null> {
 }
 
 /** The request @aws-sdk/client-s3 would send for `command`, signed in the Authorization header. */
-async function sdk(command: unknown, as: SignAs, o: { virtualHosted?: boolean; whenRequired?: boolean } = {}): Promise<Wire> {
+export async function sdk(command: unknown, as: SignAs, o: { virtualHosted?: boolean; whenRequired?: boolean } = {}): Promise<Wire> {
   try {
     await client(as, o).send(command as never);
   } catch (err) {

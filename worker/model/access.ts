@@ -1,0 +1,90 @@
+/**
+ * What an access key may do (issue 21): its scope, a list of grants, each naming buckets (names,
+ * or patterns with `*` and `?`), optionally key prefixes, and actions:
+ *   read    GetObject, HeadObject; the source of CopyObject and UploadPartCopy
+ *   list    ListObjects(V2), ListMultipartUploads (the listing prefix must lie inside the
+ *           grant's prefixes); HeadBucket, GetBucketLocation, GetBucketVersioning, GetBucketCors
+ *   write   PutObject, CopyObject (target), the multipart operations; CreateBucket and bucket
+ *           CORS only with a grant that has no prefixes
+ *   delete  DeleteObject, DeleteObjects (entry by entry); DeleteBucket without prefixes
+ *   admin   the operator API (/_shardgate/admin/), metrics and the signed status: gateway-wide,
+ *           so only in a grant for every bucket ("*") without prefixes
+ * A key sees, in ListBuckets, only the buckets one of its grants names. A key configured without
+ * a scope may do everything (FULL_ACCESS; the deployment review warns about each such key).
+ * Pure logic: the config (config.ts) builds it, the gate attaches it to the request, s3/authorize.ts
+ * and the operator routes ask it. Known gaps: no deny rules, no conditions (IP, time), no
+ * per-operation granularity finer than the five actions.
+ */
+
+export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin'] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export interface Grant {
+  /** Bucket names or patterns (`*` any run of characters, `?` one). */
+  buckets: readonly string[];
+  /** Object key prefixes; absent or empty: every key of the buckets. */
+  prefixes?: readonly string[];
+  actions: readonly Action[];
+}
+
+/** `*` and `?` wildcards, everything else literal, anchored at both ends. */
+function patternMatcher(pattern: string): (name: string) => boolean {
+  if (!/[*?]/.test(pattern)) return (name) => name === pattern;
+  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'))).join('');
+  const re = new RegExp(`^${source}$`, 's');
+  return (name) => re.test(name);
+}
+
+interface CompiledGrant {
+  bucket: (name: string) => boolean;
+  prefixes: readonly string[];
+  actions: ReadonlySet<Action>;
+}
+
+export class Access {
+  private readonly grants: CompiledGrant[];
+  /** Whether the key may use the operator API, metrics and the signed status. */
+  readonly admin: boolean;
+
+  constructor(grants: readonly Grant[]) {
+    this.grants = grants.map((g) => {
+      const matchers = g.buckets.map(patternMatcher);
+      return { bucket: (name) => matchers.some((m) => m(name)), prefixes: g.prefixes ?? [], actions: new Set(g.actions) };
+    });
+    this.admin = grants.some((g) => g.actions.includes('admin') && g.buckets.includes('*') && !(g.prefixes?.length));
+  }
+
+  /** `action` on object `key` of `bucket`. */
+  allowsObject(action: Action, bucket: string, key: string): boolean {
+    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => key.startsWith(p))));
+  }
+
+  /** `action` on the whole bucket (a grant without prefixes). */
+  allowsBucket(action: Action, bucket: string): boolean {
+    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket) && g.prefixes.length === 0);
+  }
+
+  /** `action` on some keys of the bucket at least (prefixes or not). */
+  allowsSomeOf(action: Action, bucket: string): boolean {
+    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket));
+  }
+
+  /** Listing `bucket` under `prefix`: every key it can show must lie inside one grant's prefixes. */
+  allowsListing(bucket: string, prefix: string): boolean {
+    return this.grants.some((g) => g.actions.has('list') && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => prefix.startsWith(p))));
+  }
+
+  /** Whether ListBuckets shows `bucket` to this key. */
+  seesBucket(bucket: string): boolean {
+    return this.grants.some((g) => [...g.actions].some((a) => a !== 'admin') && g.bucket(bucket));
+  }
+}
+
+/** Every action on every bucket: a key without a scope, and the development key. */
+export const FULL_ACCESS = new Access([{ buckets: ['*'], actions: ACTIONS }]);
+
+/** Anonymous requests (allowAnonymous): every S3 action, never the operator's. */
+export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete'] }]);
+
+/** Nothing at all (fails closed where a scope is missing). */
+export const NO_ACCESS = new Access([]);

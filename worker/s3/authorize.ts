@@ -1,0 +1,68 @@
+/**
+ * Authorization (issue 21): after the gate has said WHO signed a request and operations.ts WHAT
+ * it asks, this says whether the signer's scope (model/access.ts) allows it, before any handler
+ * runs, so a refused request reads no body and stores nothing. One row per S3 operation:
+ * the action it needs and on what (an object key, the whole bucket, a listing prefix). The copy
+ * source of CopyObject and UploadPartCopy needs `read` on its own bucket and key.
+ * Checked elsewhere, because they are not known here: each entry of DeleteObjects
+ * (delete-objects.ts: an entry outside the scope is answered AccessDenied in the result, as S3
+ * does), the buckets ListBuckets shows (buckets.ts), the operator routes (admin.ts, operator.ts).
+ * Refusals are AccessDenied with AWS's message; they never say what the scope is.
+ */
+import type { Access, Action } from '../model/access.ts';
+import { S3Error } from '../model/errors.ts';
+import { readCopySource } from './copy.ts';
+import type { S3Operation } from './operations.ts';
+import type { S3Address } from './request.ts';
+
+/** object: on the request's key; bucket: on the whole bucket; some: on any part of the bucket; listing: under the `prefix` parameter. */
+type Need = { action: Action; on: 'object' | 'bucket' | 'some' | 'listing' } | 'any-signer';
+
+const NEEDS: Record<S3Operation, Need> = {
+  ListBuckets: 'any-signer', // filtered by what the key sees (buckets.ts)
+  CreateBucket: { action: 'write', on: 'bucket' },
+  DeleteBucket: { action: 'delete', on: 'bucket' },
+  PutBucketCors: { action: 'write', on: 'bucket' },
+  DeleteBucketCors: { action: 'write', on: 'bucket' },
+  HeadBucket: { action: 'list', on: 'some' },
+  GetBucketLocation: { action: 'list', on: 'some' },
+  GetBucketVersioning: { action: 'list', on: 'some' },
+  GetBucketCors: { action: 'list', on: 'some' },
+  ListObjects: { action: 'list', on: 'listing' },
+  ListObjectsV2: { action: 'list', on: 'listing' },
+  ListMultipartUploads: { action: 'list', on: 'listing' },
+  GetObject: { action: 'read', on: 'object' },
+  HeadObject: { action: 'read', on: 'object' },
+  PutObject: { action: 'write', on: 'object' },
+  CopyObject: { action: 'write', on: 'object' },
+  DeleteObject: { action: 'delete', on: 'object' },
+  DeleteObjects: { action: 'delete', on: 'some' }, // and each entry (delete-objects.ts)
+  CreateMultipartUpload: { action: 'write', on: 'object' },
+  UploadPart: { action: 'write', on: 'object' },
+  UploadPartCopy: { action: 'write', on: 'object' },
+  CompleteMultipartUpload: { action: 'write', on: 'object' },
+  AbortMultipartUpload: { action: 'write', on: 'object' },
+  ListParts: { action: 'write', on: 'object' },
+};
+
+export function accessDenied(): S3Error {
+  return new S3Error('AccessDenied');
+}
+
+/** Throws AccessDenied unless `access` allows `op` on `addr` (and its copy source, from `headers`). */
+export function authorize(op: S3Operation, addr: S3Address, headers: Headers, access: Access): void {
+  const need = NEEDS[op];
+  if (need === 'any-signer') return;
+  const bucket = addr.bucket!;
+  const { action, on } = need;
+  const allowed =
+    on === 'object' ? access.allowsObject(action, bucket, addr.key!)
+    : on === 'bucket' ? access.allowsBucket(action, bucket)
+    : on === 'some' ? access.allowsSomeOf(action, bucket)
+    : access.allowsListing(bucket, addr.query.get('prefix') ?? '');
+  if (!allowed) throw accessDenied();
+  if (op === 'CopyObject' || op === 'UploadPartCopy') {
+    const source = readCopySource(headers);
+    if (!access.allowsObject('read', source.bucket, source.key)) throw accessDenied();
+  }
+}
