@@ -30,6 +30,7 @@ import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schem
 import type { BucketHealth, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { Tag } from '../model/tagging.ts';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -161,6 +162,18 @@ export class CatalogObject extends DurableObject {
   }
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
+  }
+  getBucketTagging(bucket: string): Reply<Tag[] | null> {
+    return this.inBucket(bucket, (o) => {
+      const value = o.getState('tagging');
+      return value === null ? null : (JSON.parse(value) as Tag[]);
+    });
+  }
+  setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
+  }
+  setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setTags(key, tags));
   }
   getScrubCursor(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('scrub-cursor'));

@@ -16,7 +16,7 @@ import { S3Error } from '../model/errors.ts';
 const MAX_USER_METADATA_BYTES = 2048;
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
 
-const SYSTEM: [keyof Omit<ObjectMetadata, 'user'>, string][] = [
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags'>, string][] = [
   ['contentType', 'content-type'],
   ['contentEncoding', 'content-encoding'],
   ['contentDisposition', 'content-disposition'],
@@ -105,6 +105,7 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
     if (value !== undefined && field !== 'contentType') h.set(header, value);
   }
   for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, value);
+  if (m.tags?.length) h.set('x-amz-tagging-count', String(m.tags.length));
   for (const [param, value] of options.query) {
     if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }
