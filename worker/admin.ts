@@ -64,7 +64,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const view = requestView(c.req.raw);
     const auth = await deps.authenticate(c.req.raw, view);
     if (!auth.accessKeyId) throw new S3Error('AccessDenied', 'the admin API needs a signed request');
-    if (auth.signature === 'sigv2-query') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 only');
+    if (auth.signature === 'sigv2-query' || auth.signature === 'sigv2-header') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 only');
     c.set('view', view);
     await next();
   });

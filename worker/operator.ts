@@ -36,7 +36,7 @@ async function isSigned(c: Context<AppEnv>, authenticate: Authenticate): Promise
   const authorization = request.headers.get('authorization') ?? '';
   if (!/^AWS/i.test(authorization) && !query.has('X-Amz-Signature') && !query.has('Signature')) return false;
   const auth = await authenticate(request, requestView(request));
-  if (auth.signature === 'sigv2-query') throw new S3Error('AccessDenied', 'the operator API accepts SigV4 only');
+  if (auth.signature === 'sigv2-query' || auth.signature === 'sigv2-header') throw new S3Error('AccessDenied', 'the operator API accepts SigV4 only');
   return Boolean(auth.accessKeyId);
 }
 

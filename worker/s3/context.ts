@@ -38,7 +38,7 @@ export interface AuthResult {
   /** The access key that signed the request (for logs); absent for anonymous requests. */
   accessKeyId?: string;
   /** How it was signed; absent for anonymous requests. */
-  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
+  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header';
 }
 
 /** The one verification gate. It verifies `request` as `view` reads it, the view the router then
