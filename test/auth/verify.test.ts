@@ -538,6 +538,11 @@ describe('SigV4 presigned URLs', () => {
     }
   });
 
+  it('a negative X-Amz-Expires says so', async () => {
+    const url = (await presign(60)).replace(/X-Amz-Expires=\d+/, 'X-Amz-Expires=-5');
+    await expect(verifyAt(new Request('http://' + HOST + url), options(url))).rejects.toMatchObject({ code: 'AuthorizationQueryParametersError', message: 'X-Amz-Expires must be non-negative' });
+  });
+
   it('the payload line is UNSIGNED-PAYLOAD, as on AWS: a URL signed over the empty digest fails', async () => {
     const presigned = await smithySigner().presign(
       { method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: {}, headers: { host: HOST } },
