@@ -483,6 +483,17 @@ describe('SigV2 header auth (Authorization: AWS key:signature)', () => {
     expect(await get({ date, authorization: `AWS AKIDNOBODY:${sign('x').split(':')[1]}` })).toBe('InvalidAccessKeyId');
   });
 
+  it('a request to a bucket alone may be signed over /bucket or /bucket/ (botocore signs the latter); a key never gains a slash', async () => {
+    const date = NOW.toUTCString();
+    const sign = (resource: string) => `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(`PUT\n\n\n${date}\n${resource}`).digest('base64')}`;
+    const put = (rawUrl: string, resource: string) => outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: { date, authorization: sign(resource) } }), options(rawUrl));
+    expect(await put('/bucket', '/bucket/')).toBe('ok');
+    expect(await put('/bucket', '/bucket')).toBe('ok');
+    expect(await put('/bucket/', '/bucket')).toBe('ok');
+    expect(await put('/bucket/k', '/bucket/k/')).toBe('SignatureDoesNotMatch');
+    expect(await put('/bucket/k/', '/bucket/k')).toBe('SignatureDoesNotMatch');
+  });
+
   it('Content-MD5, Content-Type, x-amz-* headers and sub-resources are signed; other query parameters must be inert', async () => {
     const date = NOW.toUTCString();
     const toSign = `PUT\nnAHUNOqZ4j6dkbQ5W2aO4g==\ntext/plain\n${date}\nx-amz-meta-a:1\n/bucket/k?tagging`;

@@ -45,6 +45,16 @@ function assertCoveredParams(view: RequestView): void {
 }
 
 /**
+ * The path forms one request may be signed over: a request addressing a bucket alone is signed
+ * as `/bucket/` by botocore's HmacV1Auth (AWS's CanonicalizedResource rule) and as `/bucket` by
+ * others; both name the bucket, never a key.
+ */
+function bucketPathForms(rawPath: string, hostBucket: string | null): string[] {
+  if (hostBucket !== null || !/^\/[^/]+\/?$/.test(rawPath)) return [rawPath];
+  return rawPath.endsWith('/') ? [rawPath, rawPath.slice(0, -1)] : [rawPath, rawPath + '/'];
+}
+
+/**
  * Checks `provided` against the signature of the request with `dateLines` in the Date slot (the
  * Expires time of a URL; the Date header, or the empty line, of header auth); the first that
  * matches wins. Unlike SigV4, the payload is not signed.
@@ -60,7 +70,9 @@ async function verifySignatureV2(view: RequestView, accessKeyId: string, secret:
       canonicalizedResource(rawPath, view.params, view.hostBucket),
     );
   const matches = async (toSign: string) => timingSafeEqual(await signatureV2(secret, toSign), provided);
-  for (const date of dateLines) if (await matches(toSignOver(view.target.rawPath, date))) return;
+  for (const path of bucketPathForms(view.target.rawPath, view.hostBucket)) {
+    for (const date of dateLines) if (await matches(toSignOver(path, date))) return;
+  }
   for (const form of dotSegmentForms(view.target.rawPath)) {
     for (const date of dateLines) if (await matches(toSignOver(form, date))) throw dotSegmentError(form);
   }

@@ -73,6 +73,10 @@ export function fingerprint(request: Request, body: Uint8Array | null, scheme: S
       return `\u0000undecodable:${s}`;
     }
   });
+  // Path-style `/bucket/` and `/bucket` name the same bucket (no key), as the router reads them: SigV2 accepts
+  // either signed form (botocore signs `/bucket/`).
+  const virtualHosted = (request.headers.get('host') ?? url.host).toLowerCase().replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN);
+  if (!virtualHosted && path.length === 3 && path[2] === '') path.pop();
   const query = [...new URLSearchParams(url.search)]
     .filter(([n]) => !(scheme.kind === 'v4-query' ? n === 'X-Amz-Signature' : scheme.kind === 'v2-query' ? n === 'Signature' || V2_INERT.test(n) : scheme.kind === 'v2-header' ? V2_INERT.test(n) : false))
     .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
