@@ -5,7 +5,7 @@
  * granted. GetBucketAcl / GetObjectAcl return that one grant. PutBucketAcl / PutObjectAcl, and
  * `x-amz-acl` on any request, succeed when they ask for exactly that: the canned ACLs `private`
  * and `bucket-owner-full-control`, `x-amz-grant-full-control` naming only the owner, or an
- * AccessControlPolicy document whose every grant is FULL_CONTROL to the owner. Anything else
+ * AccessControlPolicy document of one or more grants, each FULL_CONTROL to the owner. Anything else
  * (public-read, authenticated-read, log-delivery-write, a grant to another account or group) is
  * 400 AccessControlListNotSupported, as S3 answers it.
  * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket", GetBucketAcl,
@@ -57,6 +57,7 @@ async function readAclRequest(s3: S3Context): Promise<void> {
   const root = expectRoot(parseXml(xml), 'AccessControlPolicy');
   const list = childrenNamed(root, 'AccessControlList')[0];
   const grants = list ? childrenNamed(list, 'Grant') : [];
+  if (grants.length === 0) throw notSupported(); // revoking the owner's own grant is not an ACL S3 allows here either
   for (const grant of grants) {
     const grantee = childrenNamed(grant, 'Grantee')[0];
     const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;

@@ -108,6 +108,7 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
       await expectS3Error(client().send(new PutObjectAclCommand({ Bucket: bucket, Key: 'obj', ACL: 'public-read' })), refused, 400);
       const everyone = { Grantee: { Type: 'Group' as const, URI: 'http://acs.amazonaws.com/groups/global/AllUsers' }, Permission: 'READ' as const };
       await expectS3Error(client().send(new PutBucketAclCommand({ Bucket: bucket, AccessControlPolicy: { Owner: owner, Grants: [everyone] } })), refused, 400);
+      await expectS3Error(client().send(new PutBucketAclCommand({ Bucket: bucket, AccessControlPolicy: { Owner: owner, Grants: [] } })), refused, 400);
     });
   });
 }
