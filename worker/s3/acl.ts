@@ -14,30 +14,9 @@
 import { S3Error } from '../model/errors.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
+import { GRANT_HEADERS, notSupported } from './acl-headers.ts';
 import { el, group, OWNER, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
-
-const OWNER_ONLY_CANNED = ['private', 'bucket-owner-full-control'];
-const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
-
-const notSupported = () => new S3Error('AccessControlListNotSupported');
-
-/** `id="..."` grantees of a grant header, all the owner's (FULL_CONTROL only). */
-function ownerOnlyGrant(name: string, value: string): boolean {
-  if (name !== 'x-amz-grant-full-control') return false;
-  const grantees = value.split(',').map((g) => g.trim()).filter(Boolean);
-  return grantees.length > 0 && grantees.every((g) => /^id\s*=\s*"?([^"]*)"?$/i.exec(g)?.[1] === OWNER.ID);
-}
-
-/** Refuses `x-amz-acl` and `x-amz-grant-*` headers that grant anything beyond the owner's FULL_CONTROL. */
-export function assertOwnerOnlyAclHeaders(headers: Headers): void {
-  const acl = headers.get('x-amz-acl');
-  if (acl !== null && !OWNER_ONLY_CANNED.includes(acl.trim())) throw notSupported();
-  for (const name of GRANT_HEADERS) {
-    const value = headers.get(name);
-    if (value !== null && !ownerOnlyGrant(name, value)) throw notSupported();
-  }
-}
 
 function aclDocument(): string {
   const grantee = `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${el('ID', OWNER.ID)}${el('DisplayName', OWNER.DisplayName)}</Grantee>`;

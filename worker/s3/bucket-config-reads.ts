@@ -15,13 +15,13 @@
  *   NoSuchLifecycleConfiguration; empty documents for GetBucketLogging,
  *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
  *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
- * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts).
+ * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
+ * are made from this table in unconfigured-reads.ts (this file is read by operations.ts).
  */
-import { S3Error, type S3ErrorCode } from '../model/errors.ts';
-import type { S3Context, S3Handler } from './context.ts';
+import type { S3ErrorCode } from '../model/errors.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 
-type Answer = { error: S3ErrorCode } | { document: () => string };
+export type Answer = { error: S3ErrorCode } | { document: () => string };
 
 /** Operation -> [subresource, answer]. */
 export const UNCONFIGURED_READS = {
@@ -41,15 +41,3 @@ export const UNCONFIGURED_READS = {
 } as const satisfies Record<string, readonly [string, Answer]>;
 
 export type UnconfiguredRead = keyof typeof UNCONFIGURED_READS;
-
-function handler(answer: Answer): S3Handler {
-  return async (s3: S3Context) => {
-    await s3.store.headBucket(s3.bucket!); // NoSuchBucket
-    if ('error' in answer) throw new S3Error(answer.error, undefined, { BucketName: s3.bucket! });
-    return xmlResponse(answer.document());
-  };
-}
-
-export const UNCONFIGURED_READ_HANDLERS = Object.fromEntries(
-  Object.entries(UNCONFIGURED_READS).map(([op, [, answer]]) => [op, handler(answer)]),
-) as Record<UnconfiguredRead, S3Handler>;

@@ -4,7 +4,7 @@
  * parameter (a subresource such as ?policy on a PUT, or an option such as ?versionId) and any
  * header asking for a feature we lack (SSE, object lock, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
- * is AccessControlListNotSupported (acl.ts), as on an S3 bucket with ACLs disabled. Reads of
+ * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
@@ -14,7 +14,7 @@
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
 import { unsupportedOperation } from './unsupported-subresources.ts';
-import { assertOwnerOnlyAclHeaders } from './acl.ts';
+import { assertOwnerOnlyAclHeaders } from './acl-headers.ts';
 import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 
 export type S3Operation =

@@ -3,7 +3,7 @@
  * Detection lives in operations.ts; every handler takes an S3Context and returns a Response.
  */
 import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts';
-import { UNCONFIGURED_READ_HANDLERS } from './bucket-config-reads.ts';
+import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
