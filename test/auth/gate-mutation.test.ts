@@ -81,7 +81,7 @@ async function run(index: number, tally: Tally): Promise<void> {
   if (first.status >= 400) return void tally.failures.push(`${seedOf}: the request as signed was refused (${first.status} ${first.text.slice(0, 300)})`);
 
   const variants: Array<Mutation & { mustRefuse: boolean }> = mutations(original, prng(SEED + index), g.uploadId).map((m) => ({ ...m, mustRefuse: false }));
-  for (const [label, as] of RESIGNED.filter(([, as]) => !(as.region && base.scheme.kind === 'v2-query'))) variants.push({ label: `re-signed: ${label}`, wire: await base.sign(as), mustRefuse: true });
+  for (const [label, as] of RESIGNED.filter(([, as]) => !(as.region && base.scheme.kind.startsWith('v2-')))) variants.push({ label: `re-signed: ${label}`, wire: await base.sign(as), mustRefuse: true });
 
   let before = await snapshot(g.catalog);
   for (const v of variants) {

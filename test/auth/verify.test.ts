@@ -250,11 +250,11 @@ describe('SigV4 header auth', () => {
 });
 
 describe('which scheme', () => {
-  it('refuses two schemes at once, SigV2 headers, SigV4a and unknown schemes', async () => {
+  it('refuses two schemes at once, SigV4a and unknown schemes; AWS <key>:<sig> is SigV2 header auth', async () => {
     const { request, rawUrl } = await signed();
     expect(await outcome(request, options(rawUrl + '?X-Amz-Signature=' + '0'.repeat(64)))).toBe('InvalidArgument');
     expect(await outcome(request, options(rawUrl + '?AWSAccessKeyId=x&Signature=y&Expires=1'))).toBe('InvalidArgument');
-    expect(await outcome(withHeaders(request, { authorization: 'AWS AKID:c2lnbmF0dXJl' }), options(rawUrl))).toBe('InvalidRequest');
+    expect(await outcome(withHeaders(request, { authorization: 'AWS AKID:c2lnbmF0dXJl', 'x-amz-date': null, date: NOW.toUTCString() }), options(rawUrl))).toBe('InvalidAccessKeyId');
     expect(await outcome(withHeaders(request, { authorization: 'AWS4-ECDSA-P256-SHA256 Credential=x' }), options(rawUrl))).toBe('NotImplemented');
     expect(await outcome(withHeaders(request, { authorization: 'Bearer token' }), options(rawUrl))).toBe('InvalidArgument');
   });
@@ -445,6 +445,71 @@ describe('SigV2 presigned URLs', () => {
   });
 });
 
+describe('SigV2 header auth (Authorization: AWS key:signature)', () => {
+  const DOC_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  const docCreds = new Map([['AKIAIOSFODNN7EXAMPLE', DOC_SECRET]]);
+  const DOC_DATE = 'Tue, 27 Mar 2007 19:36:42 +0000';
+  const doc = (rawUrl: string, headers: Record<string, string>, over: Partial<VerifyOptions> = {}) =>
+    outcome(new Request('http://awsexamplebucket1.us-west-1.s3.amazonaws.com' + rawUrl, { headers }), {
+      rawUrl,
+      credentials: docCreds,
+      now: new Date('2007-03-27T19:40:00Z'),
+      createHasher: testCreateHasher,
+      ...over,
+    });
+
+  it("AWS's Object GET example, path- and virtual-hosted-style", async () => {
+    const authorization = 'AWS AKIAIOSFODNN7EXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g=';
+    expect(await doc('/photos/puppy.jpg', { date: DOC_DATE, authorization }, { baseDomains: ['us-west-1.s3.amazonaws.com'] })).toBe('ok');
+    expect(await doc('/awsexamplebucket1/photos/puppy.jpg', { date: DOC_DATE, authorization })).toBe('ok');
+    expect(await doc('/awsexamplebucket1/photos/kitten.jpg', { date: DOC_DATE, authorization })).toBe('SignatureDoesNotMatch');
+    expect(await doc('/awsexamplebucket1/photos/puppy.jpg', { date: 'Tue, 27 Mar 2007 19:36:43 +0000', authorization })).toBe('SignatureDoesNotMatch');
+  });
+
+  it('the request time: Date, or x-amz-date (Date slot empty); 15 minutes of skew; before 1970 or unparseable is AccessDenied', async () => {
+    const sign = (toSign: string) => `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(toSign).digest('base64')}`;
+    const rawUrl = '/bucket/k';
+    const get = (headers: Record<string, string>, now = NOW) => outcome(new Request('http://' + HOST + rawUrl, { headers }), options(rawUrl, { now }));
+    const date = NOW.toUTCString();
+    expect(await get({ date, authorization: sign(`GET\n\n\n${date}\n/bucket/k`) })).toBe('ok');
+    expect(await get({ 'x-amz-date': date, authorization: sign(`GET\n\n\n\nx-amz-date:${date}\n/bucket/k`) })).toBe('ok');
+    expect(await get({ date, authorization: sign(`GET\n\n\n${date}\n/bucket/k`) }, new Date(NOW.getTime() + 16 * 60e3))).toBe('RequestTimeTooSkewed');
+    expect(await get({ date, authorization: sign(`GET\n\n\n${date}\n/bucket/k`) }, new Date(NOW.getTime() - 16 * 60e3))).toBe('RequestTimeTooSkewed');
+    for (const bad of ['Bad Date', '', 'Tue, 07 Jul 1950 21:53:04 GMT']) {
+      expect(await get({ 'x-amz-date': bad, authorization: sign(`GET\n\n\n\nx-amz-date:${bad}\n/bucket/k`) }), bad).toBe('AccessDenied');
+    }
+    expect(await get({ authorization: sign('GET\n\n\n\n/bucket/k') })).toBe('AccessDenied');
+    expect(await get({ date, authorization: 'AWS HAHAHA' })).toBe('InvalidArgument');
+    expect(await get({ date, authorization: `AWS AKIDNOBODY:${sign('x').split(':')[1]}` })).toBe('InvalidAccessKeyId');
+  });
+
+  it('a request to a bucket alone may be signed over /bucket or /bucket/ (botocore signs the latter); a key never gains a slash', async () => {
+    const date = NOW.toUTCString();
+    const sign = (resource: string) => `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(`PUT\n\n\n${date}\n${resource}`).digest('base64')}`;
+    const put = (rawUrl: string, resource: string) => outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: { date, authorization: sign(resource) } }), options(rawUrl));
+    expect(await put('/bucket', '/bucket/')).toBe('ok');
+    expect(await put('/bucket', '/bucket')).toBe('ok');
+    expect(await put('/bucket/', '/bucket')).toBe('ok');
+    expect(await put('/bucket/k', '/bucket/k/')).toBe('SignatureDoesNotMatch');
+    expect(await put('/bucket/k/', '/bucket/k')).toBe('SignatureDoesNotMatch');
+  });
+
+  it('Content-MD5, Content-Type, x-amz-* headers and sub-resources are signed; other query parameters must be inert', async () => {
+    const date = NOW.toUTCString();
+    const toSign = `PUT\nnAHUNOqZ4j6dkbQ5W2aO4g==\ntext/plain\n${date}\nx-amz-meta-a:1\n/bucket/k?tagging`;
+    const authorization = `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(toSign).digest('base64')}`;
+    const headers = { date, authorization, 'content-md5': 'nAHUNOqZ4j6dkbQ5W2aO4g==', 'content-type': 'text/plain', 'x-amz-meta-a': '1' };
+    const put = (rawUrl: string, h: Record<string, string>) =>
+      outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: h, body: streamOf(new TextEncoder().encode('x')), duplex: 'half' } as RequestInit), options(rawUrl));
+    expect(await put('/bucket/k?tagging', headers)).toBe('ok');
+    expect(await put('/bucket/k?acl', headers)).toBe('SignatureDoesNotMatch');
+    expect(await put('/bucket/k?tagging&x-id=PutObjectTagging', headers)).toBe('ok');
+    expect(await put('/bucket/k?tagging&frobnicate=1', headers)).toBe('AccessDenied');
+    expect(await put('/bucket/k?tagging', { ...headers, 'content-type': 'text/html' })).toBe('SignatureDoesNotMatch');
+    expect(await put('/bucket/k?tagging', { ...headers, 'x-amz-meta-b': '2' })).toBe('SignatureDoesNotMatch');
+  });
+});
+
 describe('SigV4 presigned URLs', () => {
   async function presign(expiresIn: number, over: { secret?: string } = {}) {
     const presigned = await smithySigner(over.secret).presign(
@@ -482,6 +547,11 @@ describe('SigV4 presigned URLs', () => {
       expect(url).not.toBe(rawUrl);
       expect(await outcome(new Request('http://' + HOST + url), options(url)), url).toBe('AuthorizationQueryParametersError');
     }
+  });
+
+  it('a negative X-Amz-Expires says so', async () => {
+    const url = (await presign(60)).replace(/X-Amz-Expires=\d+/, 'X-Amz-Expires=-5');
+    await expect(verifyAt(new Request('http://' + HOST + url), options(url))).rejects.toMatchObject({ code: 'AuthorizationQueryParametersError', message: 'X-Amz-Expires must be non-negative' });
   });
 
   it('the payload line is UNSIGNED-PAYLOAD, as on AWS: a URL signed over the empty digest fails', async () => {

@@ -79,6 +79,21 @@ describe('the front', () => {
     expect(last.headers.host, 'Host is signed by SigV4: passed as sent').toBe('example.test:8787');
   });
 
+  it.each(['200', '', 'hundred-continue'])('ignores Expect: %j as S3 does (no 417), and forwards the request without it', async (value) => {
+    const res = await new Promise<http.IncomingMessage & { text: string }>((resolve, reject) => {
+      const req = http.request({ port: front.port, host: '127.0.0.1', path: '/bucket/expect', method: 'PUT', headers: { expect: value, 'content-length': 3 } }, (r) => {
+        let text = '';
+        r.on('data', (c) => (text += c));
+        r.on('end', () => resolve(Object.assign(r, { text })));
+      });
+      req.on('error', reject);
+      req.end('bar');
+    });
+    expect([res.statusCode, res.text]).toEqual([200, '<ok>3</ok>']);
+    expect(seen[seen.length - 1]).toMatchObject({ url: '/bucket/expect', body: 'bar' });
+    expect(seen[seen.length - 1]!.headers.expect).toBeUndefined();
+  });
+
   it('passes the request target byte for byte and the answer unchanged', async () => {
     const path = '/b/a//b%2Fc+d%20e?list-type=2&prefix=%0A&x=a+b';
     const res = await new Promise<http.IncomingMessage & { text: string }>((resolve, reject) => {

@@ -108,3 +108,39 @@ describe('app contracts', () => {
     await expect(store.headObject('bucket-e', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
   });
 });
+
+describe('smaller S3 behaviours', () => {
+  it('re-creating one own bucket: 200 in us-east-1, 409 BucketAlreadyOwnedByYou in any other region', async () => {
+    const east = setup();
+    expect((await east.send('PUT', '/again')).status).toBe(200);
+    expect((await east.send('PUT', '/again')).status).toBe(200);
+    const app = createApp({ store: memoryEcStore().store, authenticate: allowAllGate, settings: testS3Settings({ region: 'eu-west-1' }) });
+    const body = '<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>';
+    expect((await app.request(`${BASE}/again`, { method: 'PUT', body })).status).toBe(200);
+    const twice = await app.request(`${BASE}/again`, { method: 'PUT', body });
+    expect(twice.status).toBe(409);
+    expect(await twice.text()).toContain('<Code>BucketAlreadyOwnedByYou</Code>');
+  });
+
+  it('user metadata sent as UTF-8 bytes is stored as text and returned RFC 2047 encoded; ASCII as it is', async () => {
+    const { send, store } = setup();
+    await send('PUT', '/meta');
+    const utf8AsBytes = (s: string) => String.fromCharCode(...new TextEncoder().encode(s)); // how the platform hands header bytes over
+    const put = await send('PUT', '/meta/k', { body: 'x', headers: { 'content-length': '1', 'x-amz-meta-city': utf8AsBytes('Zürich €'), 'x-amz-meta-plain': 'ascii ok', 'x-amz-meta-latin1': '\u00ff\u00fe' } });
+    expect(put.status).toBe(200);
+    expect((await store.headObject('meta', 'k', { conditions: {} })).metadata.user).toEqual({ city: 'Zürich €', plain: 'ascii ok', latin1: '\u00ff\u00fe' });
+    const head = await send('HEAD', '/meta/k');
+    expect(head.headers.get('x-amz-meta-city')).toBe(`=?UTF-8?B?${Buffer.from('Zürich €').toString('base64')}?=`);
+    expect(head.headers.get('x-amz-meta-plain')).toBe('ascii ok');
+    expect(head.headers.get('x-amz-meta-latin1')).toBe(`=?UTF-8?B?${Buffer.from('\u00ff\u00fe').toString('base64')}?=`);
+  });
+
+  it('a PUT with neither Content-Length nor aws-chunked framing is 411 MissingContentLength', async () => {
+    const { send } = setup();
+    await send('PUT', '/nolength');
+    const body = new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('abc')), c.close()) });
+    const res = await send('PUT', '/nolength/k', { body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(411);
+    expect(await res.text()).toContain('<Code>MissingContentLength</Code>');
+  });
+});

@@ -16,6 +16,9 @@ import { bucketConfigCases } from './conformance/bucket-config.case.ts';
 import { listingEdgeCases } from './conformance/listing-edges.case.ts';
 import { multipartRetryCases } from './conformance/multipart-retry.case.ts';
 import { partReadCases } from './conformance/part-reads.case.ts';
+import { configReadCases } from './conformance/config-reads.case.ts';
+import { taggingCases } from './conformance/tagging.case.ts';
+import { objectAttributeCases } from './conformance/object-attributes.case.ts';
 
 const MODES: [ChecksumMode, object][] = [
   ['defaults', {}],
@@ -49,6 +52,9 @@ export function conformanceSuite(gate: Gate): { worker: () => TestWorker } {
       listingEdgeCases(suite, mode);
       multipartRetryCases(suite, mode);
       partReadCases(suite, mode);
+      configReadCases(suite, mode);
+      taggingCases(suite, mode);
+      objectAttributeCases(suite, mode);
     });
   }
   return { worker: () => worker };

@@ -42,14 +42,39 @@ describe('detectOperation', () => {
     ['GET', '/b/k?uploadId=u&max-parts=2', {}, 'ListParts'],
     ['GET', '/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab&x-amz-checksum-mode=ENABLED', {}, 'GetObject'],
     ['GET', '/b/k?AWSAccessKeyId=a&Signature=s&Expires=1', {}, 'GetObject'],
+    ['GET', '/b?acl', {}, 'GetBucketAcl'],
+    ['PUT', '/b?acl', { 'x-amz-acl': 'private' }, 'PutBucketAcl'],
+    ['GET', '/b/k?acl', {}, 'GetObjectAcl'],
+    ['PUT', '/b/k?acl', {}, 'PutObjectAcl'],
+    ['GET', '/b?tagging', {}, 'GetBucketTagging'],
+    ['PUT', '/b?tagging', {}, 'PutBucketTagging'],
+    ['DELETE', '/b?tagging', {}, 'DeleteBucketTagging'],
+    ['GET', '/b/k?tagging', {}, 'GetObjectTagging'],
+    ['PUT', '/b/k?tagging', {}, 'PutObjectTagging'],
+    ['DELETE', '/b/k?tagging', {}, 'DeleteObjectTagging'],
+    ['GET', '/b/k?attributes', {}, 'GetObjectAttributes'],
+    ['PUT', '/b/k', { 'x-amz-tagging': 'a=b', 'x-amz-acl': 'bucket-owner-full-control' }, 'PutObject'],
+    ['GET', '/b?policy', {}, 'GetBucketPolicy'],
+    ['GET', '/b?policyStatus', {}, 'GetBucketPolicyStatus'],
+    ['GET', '/b?encryption', {}, 'GetBucketEncryption'],
+    ['GET', '/b?object-lock', {}, 'GetObjectLockConfiguration'],
+    ['GET', '/b?website', {}, 'GetBucketWebsite'],
+    ['GET', '/b?replication', {}, 'GetBucketReplication'],
+    ['GET', '/b?logging', {}, 'GetBucketLogging'],
+    ['GET', '/b?notification', {}, 'GetBucketNotificationConfiguration'],
+    ['GET', '/b?accelerate', {}, 'GetBucketAccelerateConfiguration'],
+    ['GET', '/b?requestPayment', {}, 'GetBucketRequestPayment'],
+    ['GET', '/b?publicAccessBlock', {}, 'GetPublicAccessBlock'],
+    ['GET', '/b?ownershipControls', {}, 'GetBucketOwnershipControls'],
+    ['GET', '/b?lifecycle', {}, 'GetBucketLifecycleConfiguration'],
   ] as [string, string, Record<string, string>, string][])('%s %s -> %s', (method, target, headers, op) => {
     expect(detect(method, target, headers)).toBe(op);
   });
 
   it.each([
-    ['GET', '/b?acl'],
     ['GET', '/b?versions'],
-    ['PUT', '/b?tagging'],
+    ['PUT', '/b?policy'],
+    ['DELETE', '/b?lifecycle'],
     ['PUT', '/b?versioning'],
     ['POST', '/b/k'],
     ['POST', '/b'],
@@ -60,17 +85,37 @@ describe('detectOperation', () => {
   });
 
   it.each([
-    ['GET', '/b?acl', 'GetBucketAcl is not implemented.'],
+    ['PUT', '/b?lifecycle', 'PutBucketLifecycleConfiguration is not implemented.'],
+    ['PUT', '/b?ownershipControls', 'PutBucketOwnershipControls is not implemented.'],
     ['PUT', '/b?versioning', 'PutBucketVersioning is not implemented.'],
     ['GET', '/b?versions', 'ListObjectVersions is not implemented.'],
     ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],
-    ['PUT', '/b/k?tagging', 'PutObjectTagging is not implemented.'],
-    ['GET', '/b/k?attributes', 'GetObjectAttributes is not implemented.'],
+    ['PUT', '/b/k?retention', 'PutObjectRetention is not implemented.'],
     ['POST', '/b/k?restore', 'RestoreObject is not implemented.'],
     ['GET', '/b/k?versionId=3', 'GetObject of a version (versionId) is not implemented.'],
     ['GET', '/b/k?frobnicate=1', "GetObject with the 'frobnicate' query parameter is not implemented."],
   ])('%s %s: the message names the operation asked for', (method, target, message) => {
     expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', message }));
+  });
+});
+
+describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () => {
+  it.each([
+    [{ 'x-amz-acl': 'public-read' }],
+    [{ 'x-amz-acl': 'authenticated-read' }],
+    [{ 'x-amz-acl': 'public-read-write' }],
+    [{ 'x-amz-grant-read': 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }],
+    [{ 'x-amz-grant-full-control': 'id="someone-else"' }],
+    [{ 'x-amz-grant-full-control': 'id="shardgate", id="someone-else"' }],
+  ])('%o -> AccessControlListNotSupported', (headers) => {
+    for (const [method, target] of [['PUT', '/b'], ['PUT', '/b/k'], ['POST', '/b/k?uploads'], ['PUT', '/b?acl']]) {
+      expect(() => detect(method!, target!, headers)).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
+    }
+  });
+
+  it.each([[{ 'x-amz-acl': 'private' }], [{ 'x-amz-acl': 'bucket-owner-full-control' }], [{ 'x-amz-grant-full-control': 'id="shardgate"' }]])('%o is accepted', (headers) => {
+    expect(detect('PUT', '/b/k', headers)).toBe('PutObject');
+    expect(detect('PUT', '/b', headers)).toBe('CreateBucket');
   });
 });
 
@@ -120,7 +165,7 @@ describe('effectiveHeaders (presigned URLs)', () => {
       ['x-amz-checksum-mode', 'ENABLED'],
       ['x-amz-meta-a', 'from-header'],
     ]);
-    expect(() => detectOperation('PUT', address(`http://h/b/k?${query}`, 'h'), merged)).toThrow(expect.objectContaining({ code: 'NotImplemented' }));
+    expect(() => detectOperation('PUT', address(`http://h/b/k?${query}`, 'h'), merged)).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
   });
 
   it('leaves requests that are not presigned alone', () => {

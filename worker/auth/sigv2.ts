@@ -12,8 +12,9 @@
  * canonicalises them: `%75ploadId` is `uploadId` to the signature exactly as it is to the router.
  * (botocore matches raw names; it never encodes these names, so both agree on what it sends.)
  *
- * Known gaps: the `Authorization: AWS key:sig` header form is not accepted (AWS retired it in
- * every region opened since 2014); a header sent twice is seen joined by ", " (Fetch Headers).
+ * The header form (`Authorization: AWS key:sig`, Date in the Date slot) uses the same steps
+ * (verify-v2.ts verifyHeaderV2). Known gap: a header sent twice is seen joined by ", " (Fetch
+ * Headers).
  */
 
 import { toBase64, utf8 } from '../model/bytes.ts';

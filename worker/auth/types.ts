@@ -30,7 +30,7 @@ export interface VerifyOptions {
   clientIdleMs?: number;
 }
 
-export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'anonymous';
+export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header' | 'anonymous';
 
 /** The client's checksum of the body (x-amz-checksum-* header or trailer). */
 export interface RequestChecksum {

@@ -119,6 +119,7 @@ export async function verifyPresignedV4(view: RequestView, opts: VerifyOptions):
   const credential = parseCredential(credentialText, 'AuthorizationQueryParametersError');
   const time = parseAmzDate(datetime);
   if (!time) throw fail("X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
+  if (/^-\d+$/.test(expiresText)) throw fail('X-Amz-Expires must be non-negative');
   if (!/^\d{1,7}$/.test(expiresText)) throw fail('X-Amz-Expires should be a number');
   const expiresS = Number(expiresText);
   if (expiresS > MAX_PRESIGNED_EXPIRES_S) {

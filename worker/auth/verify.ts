@@ -24,7 +24,7 @@ import type { QueryParam, RequestView } from '../model/request.ts';
 import { declaredChecksum, checksumView, payloadMode, presignedPayloadHash, storedContentEncoding, verifiedBody, type PayloadMode } from './payload.ts';
 import { EMPTY_SHA256, UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { AuthType, VerifiedRequest, VerifyOptions } from './types.ts';
-import { verifyPresignedV2 } from './verify-v2.ts';
+import { verifyHeaderV2, verifyPresignedV2 } from './verify-v2.ts';
 import { verifyHeaderV4, verifyPresignedV4, type VerifiedV4 } from './verify-v4.ts';
 
 export type { AuthType, RequestChecksum, VerifiedRequest, VerifyOptions } from './types.ts';
@@ -59,6 +59,10 @@ export async function verifyRequest(request: Request, view: RequestView, opts: V
       break;
     case 'sigv2-query':
       accessKeyId = await verifyPresignedV2(view, opts);
+      mode = payloadMode(sentPayloadHash ?? UNSIGNED_PAYLOAD);
+      break;
+    case 'sigv2-header':
+      accessKeyId = await verifyHeaderV2(view, opts);
       mode = payloadMode(sentPayloadHash ?? UNSIGNED_PAYLOAD);
       break;
     case 'anonymous':
@@ -97,9 +101,7 @@ export function detectAuthType(headers: Headers, params: readonly QueryParam[]):
   if (authorization !== null) {
     const scheme = authorization.trim().split(/\s+/, 1)[0];
     if (scheme === 'AWS4-HMAC-SHA256') return 'sigv4-header';
-    if (scheme === 'AWS') {
-      throw new S3Error('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
-    }
+    if (scheme === 'AWS') return 'sigv2-header';
     if (scheme === 'AWS4-ECDSA-P256-SHA256') throw new S3Error('NotImplemented', 'SigV4a (AWS4-ECDSA-P256-SHA256) is not supported.');
     throw new S3Error('InvalidArgument', 'Unsupported Authorization Type', { ArgumentName: 'Authorization', ArgumentValue: scheme });
   }

@@ -14,6 +14,7 @@ import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
 import type { BucketHealth, Catalog, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { Tag } from '../model/tagging.ts';
 
 export interface CatalogEnv {
   CATALOG: DurableObjectNamespace<CatalogObject>;
@@ -82,6 +83,18 @@ export class DurableCatalog implements Catalog {
 
   async setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
     unwrap(await this.bucket(bucket).setBucketCors(bucket, rules));
+  }
+
+  async getBucketTagging(bucket: string): Promise<Tag[] | null> {
+    return unwrap(await this.bucket(bucket).getBucketTagging(bucket));
+  }
+
+  async setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketTagging(bucket, tags));
+  }
+
+  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void> {
+    unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {

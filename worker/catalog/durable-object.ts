@@ -32,6 +32,7 @@ import { LEGACY_SCRUB_CURSOR, readScrubCursor, SCRUB_POSITION } from './scrub-pr
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { Tag } from '../model/tagging.ts';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -163,6 +164,18 @@ export class CatalogObject extends DurableObject {
   }
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
+  }
+  getBucketTagging(bucket: string): Reply<Tag[] | null> {
+    return this.inBucket(bucket, (o) => {
+      const value = o.getState('tagging');
+      return value === null ? null : (JSON.parse(value) as Tag[]);
+    });
+  }
+  setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
+  }
+  setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setTags(key, tags));
   }
   pendingUnitIds(bucket: string): Reply<string[]> {
     return this.inBucket(bucket, () => allGarbage(this.sql, bucket).flatMap((r) => garbageUnitIds(JSON.parse(r.entry) as GarbageUnits)));

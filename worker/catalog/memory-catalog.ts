@@ -12,7 +12,8 @@ import { compareKeys, listPage } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import type { CorsRule } from '../model/cors.ts';
-import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, garbageUnitIds, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, type CatalogOptions } from './rules.ts';
+import type { Tag } from '../model/tagging.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, garbageUnitIds, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, withTags, type CatalogOptions } from './rules.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type Catalog, type CompletedUpload, type DegradedUnit, type GarbageUnits, type PartRecord, type ScrubCursor, type ScrubProgress, type UploadRecord } from './types.ts';
 import { degradedUnitsOf, usageOf } from './usage.ts';
@@ -31,6 +32,7 @@ interface BucketState {
   scrub: ScrubProgress;
   scrubCursor: ScrubCursor | null;
   cors: CorsRule[] | null;
+  tagging: Tag[] | null;
   /** Upload id -> result and time (ms) of uploads completed recently. */
   completed: Map<string, { result: CompletedUpload; at: number }>;
 }
@@ -71,7 +73,7 @@ export class MemoryCatalog implements Catalog {
 
   async insertBucket(bucket: string, region: string): Promise<void> {
     if (this.buckets.has(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket });
-    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrub: noScrubYet(), scrubCursor: null, cors: null, completed: new Map() });
+    this.buckets.set(bucket, { info: { name: bucket, creationDate: new Date(), region }, objects: new Map(), uploads: new Map(), reservations: new Map(), scrub: noScrubYet(), scrubCursor: null, cors: null, tagging: null, completed: new Map() });
   }
 
   async getBucket(bucket: string): Promise<S.BucketInfo> {
@@ -91,6 +93,20 @@ export class MemoryCatalog implements Catalog {
 
   async setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
     this.bucket(bucket).cors = clone(rules);
+  }
+
+  async getBucketTagging(bucket: string): Promise<Tag[] | null> {
+    return clone(this.bucket(bucket).tagging);
+  }
+
+  async setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void> {
+    this.bucket(bucket).tagging = clone(tags);
+  }
+
+  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void> {
+    const manifest = this.bucket(bucket).objects.get(key);
+    if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    manifest.metadata = withTags(manifest.metadata, clone(tags));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {

@@ -4,6 +4,8 @@
  * be deleted. Conditions themselves are worker/model/conditions.ts.
  */
 import { S3Error } from '../model/errors.ts';
+import type { ObjectMetadata } from '../model/object-store.ts';
+import type { Tag } from '../model/tagging.ts';
 import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
 import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
@@ -41,6 +43,12 @@ export function withMissing(manifest: ObjectManifest, unitId: string, shards: nu
   if (!unit || added.length === 0) return false;
   unit.missing = [...unit.missing, ...added].sort((a, b) => a - b);
   return true;
+}
+
+/** `metadata` with `tags` instead of its own (none when empty). */
+export function withTags(metadata: ObjectMetadata, tags: Tag[]): ObjectMetadata {
+  const { tags: _old, ...rest } = metadata;
+  return tags.length ? { ...rest, tags } : rest;
 }
 
 export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {

@@ -7,9 +7,11 @@
  */
 import type { CodedUnit, ObjectManifest } from './manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
+import { S3Error } from '../model/errors.ts';
+import type { Tag } from '../model/tagging.ts';
 import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withRepaired } from './rules.ts';
+import { supersededUnits, unitsOf, withMissing, withRepaired, withTags } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
@@ -47,6 +49,13 @@ export class SqlObjects {
       'INSERT OR REPLACE INTO objects (key, etag, size, last_modified, checksum, manifest) VALUES (?, ?, ?, ?, ?, ?)',
       r.key, r.etag, r.size, r.last_modified, r.checksum, r.manifest,
     );
+  }
+
+  setTags(key: string, tags: Tag[]): void {
+    const manifest = this.get(key);
+    if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    manifest.metadata = withTags(manifest.metadata, tags);
+    this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
   }
 
   markMissing(key: string, unitId: string, shards: number[]): void {

@@ -10,6 +10,7 @@
  */
 import type { CodedUnit, ObjectManifest } from './manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { Tag } from '../model/tagging.ts';
 import type {
   BucketInfo,
   ListObjectsOptions,
@@ -151,6 +152,10 @@ export interface Catalog {
   getBucketCors(bucket: string): Promise<CorsRule[] | null>;
   /** Replaces the bucket's CORS rules; null removes them. NoSuchBucket if missing. */
   setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /** The bucket's tags, or null when it has none. NoSuchBucket if missing. */
+  getBucketTagging(bucket: string): Promise<Tag[] | null>;
+  /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */
+  setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void>;
 
   /** The committed manifest, or null. NoSuchBucket if the bucket is missing. */
   getManifest(bucket: string, key: string): Promise<ObjectManifest | null>;
@@ -166,6 +171,9 @@ export interface Catalog {
    * longer holds that unit (it was overwritten or deleted while the repair ran).
    */
   markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
+  /** Replaces the tags of the committed object (metadata.tags; [] removes them) in place: same
+   *  version, same units, nothing queued. NoSuchKey when there is no object. */
+  setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void>;
   /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
   removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void>;
   /** S3 listing rules: see worker/model/listing.ts (shared budget, no repeated prefixes). */

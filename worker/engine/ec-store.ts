@@ -15,6 +15,7 @@ import { completedChecksum, multipartEtag, selectCompletedParts } from '../model
 import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { Tag } from '../model/tagging.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
@@ -39,9 +40,22 @@ export interface EcStoreOptions {
   holder?: () => BudgetHolder | undefined;
 }
 
-/** Sizes of the object's parts in order: one per unit of a multipart upload, else the whole object. */
+/** The parts of a multipart object in order (a part of a wide code spans several units, all with
+ *  its number); null for an object uploaded in one piece. */
+function objectParts(m: ObjectManifest): T.ObjectPart[] | null {
+  if (!m.partsCount || m.storage.kind !== 'coded') return null;
+  const parts: T.ObjectPart[] = [];
+  m.storage.units.forEach((u, i) => {
+    const last = parts[parts.length - 1];
+    if (last && u.partNumber !== undefined && last.partNumber === u.partNumber) last.size += u.size;
+    else parts.push({ partNumber: u.partNumber ?? i + 1, size: u.size, checksum: u.checksum ?? null });
+  });
+  return parts;
+}
+
+/** Sizes of the object's parts in order; the whole object for one uploaded in one piece. */
 function partSizes(m: ObjectManifest): number[] {
-  return m.partsCount && m.storage.kind === 'coded' ? m.storage.units.map((u) => u.size) : [m.size];
+  return objectParts(m)?.map((p) => p.size) ?? [m.size];
 }
 
 /** 48 MiB of coding memory per isolate (of its 128 MB), and 30 s to wait for it. */
@@ -201,6 +215,20 @@ export class EcStore implements T.ObjectStore {
     return rules;
   }
   findBucketCors = (bucket: string) => this.catalog.getBucketCors(bucket);
+  async getBucketTagging(bucket: string): Promise<Tag[]> {
+    const tags = await this.catalog.getBucketTagging(bucket);
+    if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });
+    return tags;
+  }
+  putBucketTagging = (bucket: string, tags: Tag[]) => this.catalog.setBucketTagging(bucket, tags.length ? tags : null);
+  putObjectTagging = (bucket: string, key: string, tags: Tag[]) => this.catalog.setObjectTags(bucket, key, tags);
+
+  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+    const m = await this.manifest(bucket, key);
+    const head = info(m);
+    checkReadConditions(head, conditions);
+    return { head, parts: objectParts(m) };
+  }
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
   deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
 
@@ -263,7 +291,10 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     const current = await this.catalog.getManifest(bucket, key);
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    const metadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : source.metadata;
+    const { tags: sourceTags, ...sourceMetadata } = source.metadata;
+    const base = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
+    const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
+    const metadata = tags.length ? { ...base, tags } : base;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
     const stored = await this.copyBody(source, 0, source.size - 1, bucket, (body, reserved, lease) =>
       this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata }, reserved, lease), false);
@@ -379,7 +410,8 @@ export class EcStore implements T.ObjectStore {
     const checksum = completedChecksum(upload.checksum, chosen, o.expectedChecksum);
     const size = chosen.reduce((n, p) => n + p.size, 0);
     const etag = multipartEtag(chosen.map((p) => p.etag));
-    const units = chosen.flatMap((p) => p.units);
+    // Each unit keeps its part's checksum (GetObjectAttributes reports it per part).
+    const units = chosen.flatMap((p) => p.units.map((u) => (p.checksum ? { ...u, checksum: p.checksum } : u)));
     const m = this.newManifest(bucket, key, size, etag, upload.metadata, checksum, { kind: 'coded', units }, chosen.length);
     return this.commit(bucket, key, m, o.conditions, () => this.catalog.commitUpload(bucket, key, uploadId, m, o.conditions));
   }

@@ -70,14 +70,18 @@ export function multipartEtag(partEtags: string[]): string {
 
 /**
  * The object checksum of a completed upload: null when the upload asked for none or a part lacks
- * one; BadDigest when the client's expected value (COMPOSITE "-N" suffix aside) differs.
+ * one; BadDigest when the client's expected value differs: its digest, or a "-N" suffix that is not
+ * the composite value's own (a FULL_OBJECT value has none).
  */
 export function completedChecksum(spec: MultipartChecksumSpec | null, parts: StoredPart[], expected?: { algorithm: string; value: string } | null): ObjectChecksum | null {
   const checksum = spec && parts.every((p) => p.checksum?.algorithm === spec.algorithm)
     ? combinePartChecksums(spec, parts.map((p) => ({ value: p.checksum!.value, size: p.size })))
     : null;
   const bare = (v: string) => v.replace(/-\d+$/, '');
-  if (expected && (!checksum || expected.algorithm !== checksum.algorithm || bare(expected.value) !== bare(checksum.value))) {
+  const suffix = (v: string) => /-\d+$/.exec(v)?.[0];
+  // The composite form S3 returns ("<base64>-N") must name the right part count; the bare digest is accepted too.
+  const suffixDiffers = (e: string, c: string) => suffix(e) !== undefined && suffix(e) !== suffix(c);
+  if (expected && (!checksum || expected.algorithm !== checksum.algorithm || bare(expected.value) !== bare(checksum.value) || suffixDiffers(expected.value, checksum.value))) {
     throw badDigest(expected.algorithm as ObjectChecksum['algorithm']);
   }
   return checksum;

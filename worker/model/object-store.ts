@@ -8,10 +8,11 @@
  * storage underneath (backends, coder, quorum) surface as their own error types and are mapped to
  * S3 errors in one place (worker/error-map.ts).
  * Spec: AWS S3 API reference, one verb per operation of the same name.
- * Known gaps: no versioning (versionId is always absent), no tagging, ACLs or SSE.
+ * Known gaps: no versioning (versionId is always absent), no SSE; ACLs are the owner's only (s3/acl.ts).
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
+import type { Tag } from './tagging.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -38,6 +39,8 @@ export interface ObjectMetadata {
   cacheControl?: string;
   expires?: string;
   user: Record<string, string>;
+  /** The object's tags, sorted by key (model/tagging.ts); absent or empty: none. Not a header. */
+  tags?: Tag[];
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -119,6 +122,8 @@ export interface CopySource {
 export interface CopyObjectOptions {
   metadataDirective: 'COPY' | 'REPLACE';
   metadata?: ObjectMetadata; // used with REPLACE
+  /** x-amz-tagging-directive: COPY (the source's tags) or the tags to set (REPLACE). */
+  tagging: 'COPY' | Tag[];
   checksumAlgorithm?: ChecksumAlgorithm | null; // recompute with this algorithm
   conditions: WriteConditions;
 }
@@ -195,6 +200,13 @@ export interface CompleteMultipartOptions {
   expectedChecksum?: { algorithm: ChecksumAlgorithm; value: string } | null;
 }
 
+/** One part of a stored object, as GetObjectAttributes reports it. */
+export interface ObjectPart {
+  partNumber: number;
+  size: number;
+  checksum: ObjectChecksum | null;
+}
+
 export interface ListPartsResult {
   upload: UploadInfo;
   parts: PartInfo[];
@@ -230,12 +242,20 @@ export interface ObjectStore {
   findBucketCors(bucket: string): Promise<CorsRule[] | null>;
   putBucketCors(bucket: string, rules: CorsRule[]): Promise<void>;
   deleteBucketCors(bucket: string): Promise<void>;
+  /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
+  getBucketTagging(bucket: string): Promise<Tag[]>;
+  /** Replaces the bucket's tags; [] removes them. */
+  putBucketTagging(bucket: string, tags: Tag[]): Promise<void>;
 
   // Objects
   putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, options: PutObjectOptions): Promise<PutObjectResult>;
   /** Metadata only: never opens object data. */
   headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
   getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
+  /** The object's head and, for a multipart object, its parts (null otherwise); never opens data. */
+  headObjectParts(bucket: string, key: string, conditions: ReadConditions): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
+  /** Replaces the object's tags (already validated; [] removes them). NoSuchKey. */
+  putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void>;
   /** Succeeds when the key does not exist (S3 semantics); NoSuchBucket otherwise. */
   deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<void>;
   deleteObjects(bucket: string, keys: string[]): Promise<DeleteObjectsEntry[]>;

@@ -12,6 +12,7 @@
 import type { Access, Action } from '../model/access.ts';
 import { S3Error } from '../model/errors.ts';
 import { readCopySource } from './copy.ts';
+import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 import type { S3Operation } from './operations.ts';
 import type { S3Address } from './request.ts';
 
@@ -43,6 +44,19 @@ const NEEDS: Record<S3Operation, Need> = {
   CompleteMultipartUpload: { action: 'write', on: 'object' },
   AbortMultipartUpload: { action: 'write', on: 'object' },
   ListParts: { action: 'write', on: 'object' },
+  // Reading a bucket's settings is like reading its CORS rules; changing them needs write on it all.
+  ...(Object.fromEntries(Object.keys(UNCONFIGURED_READS).map((op) => [op, { action: 'list', on: 'some' }])) as Record<UnconfiguredRead, Need>),
+  GetBucketAcl: { action: 'list', on: 'some' },
+  PutBucketAcl: { action: 'write', on: 'bucket' },
+  GetBucketTagging: { action: 'list', on: 'some' },
+  PutBucketTagging: { action: 'write', on: 'bucket' },
+  DeleteBucketTagging: { action: 'write', on: 'bucket' },
+  GetObjectAcl: { action: 'read', on: 'object' },
+  PutObjectAcl: { action: 'write', on: 'object' },
+  GetObjectTagging: { action: 'read', on: 'object' },
+  PutObjectTagging: { action: 'write', on: 'object' },
+  DeleteObjectTagging: { action: 'write', on: 'object' },
+  GetObjectAttributes: { action: 'read', on: 'object' },
 };
 
 export function accessDenied(): S3Error {

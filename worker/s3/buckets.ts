@@ -6,8 +6,8 @@
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region,
  * and shows a key only the buckets its scope names (model/access.ts).
- * Known gap: one region per gateway; BucketAlreadyOwnedByYou is 409 also in us-east-1 (AWS
- * answers 200 there for legacy reasons).
+ * Re-creating one's own bucket is 200 in us-east-1 (AWS's legacy behaviour there), 409
+ * BucketAlreadyOwnedByYou in any other region. Known gap: one region per gateway.
  */
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { readXmlBody } from './body.ts';
@@ -50,7 +50,12 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
       throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, { ArgumentName: 'LocationConstraint', ArgumentValue: constraint });
     }
   }
-  await s3.store.createBucket(bucket, { region: s3.settings.region });
+  try {
+    await s3.store.createBucket(bucket, { region: s3.settings.region });
+  } catch (err) {
+    // us-east-1 answers 200 to re-creating one's own bucket (legacy behaviour AWS keeps there).
+    if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' && s3.settings.region === 'us-east-1')) throw err;
+  }
   return new Response(null, { headers: { Location: `/${bucket}` } });
 }
 

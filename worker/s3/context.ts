@@ -40,7 +40,7 @@ export interface AuthResult {
   /** The access key that signed the request (for logs); absent for anonymous requests. */
   accessKeyId?: string;
   /** How it was signed; absent for anonymous requests. */
-  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query';
+  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header';
   /**
    * What the signer may do (model/access.ts), checked by s3/authorize.ts before any handler runs
    * and by the operator routes. Absent: an anonymous request let through (every S3 action, never

@@ -2,7 +2,7 @@
  * CopyObject, and the copy source shared with UploadPartCopy.
  * Spec: S3 CopyObject: `x-amz-copy-source: [/]bucket/key` (URL-encoded; `?versionId=` is not
  * supported here: NotImplemented), `x-amz-copy-source-if-*` (any failure is 412),
- * `x-amz-metadata-directive: COPY|REPLACE`; copying an object onto itself needs REPLACE (or a new
+ * `x-amz-metadata-directive: COPY|REPLACE`, `x-amz-tagging-directive: COPY|REPLACE` (tagging.ts); copying an object onto itself needs REPLACE (or a new
  * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
  */
 import type { CopySource } from '../model/object-store.ts';
@@ -11,6 +11,7 @@ import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
 import { readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
 import { percentDecode, validateKey } from './request.ts';
+import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 
 export function readCopySource(headers: Headers): CopySource {
@@ -47,6 +48,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
   const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
     metadataDirective: directive,
     metadata: directive === 'REPLACE' ? readMetadata(headers) : undefined,
+    tagging: readTaggingDirective(headers),
     checksumAlgorithm,
     conditions: readWriteConditions(headers),
   });

@@ -8,15 +8,18 @@
  * or another control character (which no header may carry), or with a character outside
  * ISO-8859-1, is InvalidArgument, as AWS answers it (RFC 5987 `filename*=UTF-8''...` is the way
  * to name a non-Latin file). Known gap: workerd sends characters U+0080-U+00FF as UTF-8.
+ * User metadata sent as UTF-8 bytes is stored as the text it is and returned RFC 2047 encoded
+ * when it is not printable ASCII, as S3 returns it (utf8HeaderText, rfc2047).
  */
 import type { ObjectHead, ObjectMetadata, ReadConditions, WriteConditions } from '../model/object-store.ts';
 import { checksumResponseHeaders } from './checksum-headers.ts';
 import { S3Error } from '../model/errors.ts';
+import { toBase64 } from '../model/bytes.ts';
 
 const MAX_USER_METADATA_BYTES = 2048;
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
 
-const SYSTEM: [keyof Omit<ObjectMetadata, 'user'>, string][] = [
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags'>, string][] = [
   ['contentType', 'content-type'],
   ['contentEncoding', 'content-encoding'],
   ['contentDisposition', 'content-disposition'],
@@ -41,13 +44,35 @@ export function readMetadata(headers: Headers): ObjectMetadata {
   for (const [name, value] of headers) {
     if (!name.startsWith('x-amz-meta-')) continue;
     const short = name.slice('x-amz-meta-'.length);
-    meta.user[short] = value;
+    meta.user[short] = utf8HeaderText(value);
     size += new TextEncoder().encode(short + value).length;
   }
   if (size > MAX_USER_METADATA_BYTES) {
     throw new S3Error('MetadataTooLarge', undefined, { Size: String(size), MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
   }
   return meta;
+}
+
+/**
+ * A header value as text: the platform hands header bytes over one character per byte, so a
+ * client's UTF-8 (boto3, curl and the SDKs send metadata values as UTF-8 bytes) arrives as
+ * mojibake; bytes that are valid UTF-8 are read as UTF-8, anything else is kept as sent.
+ */
+export function utf8HeaderText(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[\u0080-\u00ff]/.test(value) || /[^\u0000-\u00ff]/.test(value)) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Uint8Array.from(value, (c) => c.charCodeAt(0)));
+  } catch {
+    return value;
+  }
+}
+
+/** A metadata value as S3 returns it: printable ASCII as it is, anything else RFC 2047
+ *  encoded (`=?UTF-8?B?<base64 of the UTF-8>?=`), as S3 answers non-ASCII user metadata. */
+export function rfc2047(value: string): string {
+  if (/^[\x20-\x7e\t]*$/.test(value)) return value;
+  return `=?UTF-8?B?${toBase64(new TextEncoder().encode(value))}?=`;
 }
 
 function readDate(value: string | null): Date | undefined {
@@ -104,7 +129,8 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
     const value = m[field];
     if (value !== undefined && field !== 'contentType') h.set(header, value);
   }
-  for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, value);
+  for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, rfc2047(utf8HeaderText(value)));
+  if (m.tags?.length) h.set('x-amz-tagging-count', String(m.tags.length));
   for (const [param, value] of options.query) {
     if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }

@@ -18,6 +18,7 @@ import { readMetadata, readWriteConditions } from './headers.ts';
 import { declaredLength } from './objects.ts';
 import { parseCopySourceRange } from '../model/range.ts';
 import { limitBody } from './request.ts';
+import { withHeaderTags } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
@@ -41,7 +42,7 @@ function uploadId(query: URLSearchParams): string {
 export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const checksum = readMultipartChecksumSpec(headers);
-  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: readMetadata(headers), checksum });
+  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withHeaderTags(readMetadata(headers), headers), checksum });
   const extra: Record<string, string> = checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {};
   return xmlResponse(xmlDocument('InitiateMultipartUploadResult', el('Bucket', s3.bucket), el('Key', s3.key), el('UploadId', upload.uploadId)), extra);
 }

@@ -17,6 +17,7 @@ import { objectHeaders, readMetadata, readReadConditions, readWriteConditions } 
 import { parseRange } from '../model/range.ts';
 import { limitBody, tooLarge } from './request.ts';
 import { responseBody } from './response-body.ts';
+import { withHeaderTags } from './tagging.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -32,7 +33,7 @@ export async function PutObject(s3: S3Context): Promise<Response> {
   const options = {
     contentLength,
     contentMD5: readContentMd5(headers),
-    metadata: readMetadata(headers),
+    metadata: withHeaderTags(readMetadata(headers), headers),
     checksum: readChecksumRequest(headers, s3.auth.checksum),
     conditions: readWriteConditions(headers),
   };

@@ -1,9 +1,11 @@
 /**
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
- * parameter (a subresource such as ?acl, ?tagging, ?policy, or an option such as ?versionId) and
- * any header asking for a feature we lack (SSE, tagging, object lock, non-STANDARD storage
- * class, ...) is NotImplemented, never a wrong success. Its message names the operation the
+ * parameter (a subresource such as ?policy on a PUT, or an option such as ?versionId) and any
+ * header asking for a feature we lack (SSE, object lock, non-STANDARD storage class, ...) is
+ * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
+ * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
+ * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
  * is recognised before the gate, so it is answered NotImplemented rather than AccessDenied.
@@ -12,6 +14,8 @@
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
 import { unsupportedOperation } from './unsupported-subresources.ts';
+import { assertOwnerOnlyAclHeaders } from './acl-headers.ts';
+import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 
 export type S3Operation =
   | 'ListBuckets' | 'CreateBucket' | 'HeadBucket' | 'DeleteBucket' | 'GetBucketLocation'
@@ -19,12 +23,28 @@ export type S3Operation =
   | 'PutObject' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'DeleteObjects' | 'CopyObject'
   | 'ListObjectsV2' | 'ListObjects'
   | 'CreateMultipartUpload' | 'UploadPart' | 'UploadPartCopy' | 'CompleteMultipartUpload'
-  | 'AbortMultipartUpload' | 'ListParts' | 'ListMultipartUploads';
+  | 'AbortMultipartUpload' | 'ListParts' | 'ListMultipartUploads'
+  | 'GetBucketAcl' | 'PutBucketAcl' | 'GetObjectAcl' | 'PutObjectAcl'
+  | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
+  | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
+  | UnconfiguredRead;
 
 const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
 
 /** Query parameters each operation understands (besides x-id and presigned-URL parameters). */
 const PARAMS: Record<S3Operation, readonly string[]> = {
+  ...(Object.fromEntries(Object.entries(UNCONFIGURED_READS).map(([op, [param]]) => [op, [param]])) as Record<UnconfiguredRead, string[]>),
+  GetBucketAcl: ['acl'],
+  PutBucketAcl: ['acl'],
+  GetObjectAcl: ['acl'],
+  PutObjectAcl: ['acl'],
+  GetBucketTagging: ['tagging'],
+  PutBucketTagging: ['tagging'],
+  DeleteBucketTagging: ['tagging'],
+  GetObjectTagging: ['tagging'],
+  PutObjectTagging: ['tagging'],
+  DeleteObjectTagging: ['tagging'],
+  GetObjectAttributes: ['attributes'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
   HeadBucket: [],
@@ -82,6 +102,9 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
   } else if (key === null) {
     switch (method) {
       case 'GET':
+        for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
+        if (has('acl')) return 'GetBucketAcl';
+        if (has('tagging')) return 'GetBucketTagging';
         if (has('location')) return 'GetBucketLocation';
         if (has('versioning')) return 'GetBucketVersioning';
         if (has('cors')) return 'GetBucketCors';
@@ -90,28 +113,53 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (query.get('list-type') === '2') return 'ListObjectsV2';
         throw new S3Error('InvalidArgument', 'Invalid list-type', { ArgumentName: 'list-type', ArgumentValue: query.get('list-type')! });
       case 'HEAD': return 'HeadBucket';
-      case 'PUT': return has('cors') ? 'PutBucketCors' : 'CreateBucket';
-      case 'DELETE': return has('cors') ? 'DeleteBucketCors' : 'DeleteBucket';
+      case 'PUT':
+        if (has('acl')) return 'PutBucketAcl';
+        if (has('tagging')) return 'PutBucketTagging';
+        if (has('cors')) return 'PutBucketCors';
+        if (subresourceOf(method, false, query)) break;
+        return 'CreateBucket';
+      case 'DELETE':
+        if (has('tagging')) return 'DeleteBucketTagging';
+        if (has('cors')) return 'DeleteBucketCors';
+        if (subresourceOf(method, false, query)) break;
+        return 'DeleteBucket';
       case 'POST': if (has('delete')) return 'DeleteObjects';
     }
   } else {
     switch (method) {
       case 'HEAD': return 'HeadObject';
-      case 'GET': return has('uploadId') ? 'ListParts' : 'GetObject';
+      case 'GET':
+        if (has('acl')) return 'GetObjectAcl';
+        if (has('tagging')) return 'GetObjectTagging';
+        if (has('attributes')) return 'GetObjectAttributes';
+        return has('uploadId') ? 'ListParts' : 'GetObject';
       case 'PUT':
+        if (has('acl')) return 'PutObjectAcl';
+        if (has('tagging')) return 'PutObjectTagging';
         if (has('partNumber') || has('uploadId')) return copy ? 'UploadPartCopy' : 'UploadPart';
         return copy ? 'CopyObject' : 'PutObject';
       case 'POST':
         if (has('uploads')) return 'CreateMultipartUpload';
         if (has('uploadId')) return 'CompleteMultipartUpload';
         break;
-      case 'DELETE': return has('uploadId') ? 'AbortMultipartUpload' : 'DeleteObject';
+      case 'DELETE':
+        if (has('tagging')) return 'DeleteObjectTagging';
+        return has('uploadId') ? 'AbortMultipartUpload' : 'DeleteObject';
     }
   }
-  const subresource = [...query.keys()].find((name) => unsupportedOperation(method, key !== null, name));
-  const asked = subresource && unsupportedOperation(method, key !== null, subresource);
+  const asked = subresourceOf(method, key !== null, query);
   if (asked) throw new S3Error('NotImplemented', `${asked} is not implemented.`);
   throw new S3Error('NotImplemented', `${method} ${bucket === null ? 'on the service' : key === null ? 'on a bucket' : 'on an object'} with these parameters is not implemented.`);
+}
+
+/** The unimplemented operation a subresource parameter of the query asks for, if any. */
+function subresourceOf(method: string, onObject: boolean, query: URLSearchParams): string | undefined {
+  for (const name of query.keys()) {
+    const asked = unsupportedOperation(method, onObject, name);
+    if (asked) return asked;
+  }
+  return undefined;
 }
 
 /** Headers that ask for features this gateway does not have. */
@@ -120,11 +168,11 @@ function assertSupportedHeaders(headers: Headers): void {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
   for (const [name, value] of headers) {
-    if (/^x-amz-(server-side-encryption|copy-source-server-side-encryption|object-lock-|grant-|website-redirect-location$|write-offset-bytes$|bucket-object-lock-enabled$)/.test(name)) {
+    if (/^x-amz-(server-side-encryption|copy-source-server-side-encryption|object-lock-|website-redirect-location$|write-offset-bytes$|bucket-object-lock-enabled$)/.test(name)) {
       if (!(name === 'x-amz-bucket-object-lock-enabled' && value.toLowerCase() === 'false')) refuse(name);
     }
-    if (name === 'x-amz-tagging' || (name === 'x-amz-tagging-directive' && value !== 'COPY')) refuse(name);
-    if (name === 'x-amz-acl' && !['private', 'bucket-owner-full-control'].includes(value)) refuse(`${name}: ${value}`);
     if (name === 'x-amz-storage-class' && value !== 'STANDARD') refuse(`${name}: ${value}`);
+    if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }
+  assertOwnerOnlyAclHeaders(headers);
 }

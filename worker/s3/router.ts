@@ -2,6 +2,10 @@
  * The map of the S3 API: one row per operation, naming its handler.
  * Detection lives in operations.ts; every handler takes an S3Context and returns a Response.
  */
+import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts';
+import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
+import { GetObjectAttributes } from './object-attributes.ts';
+import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { CreateBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning, HeadBucket, ListBuckets } from './buckets.ts';
 import type { S3Handler } from './context.ts';
@@ -38,4 +42,16 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   AbortMultipartUpload,
   ListParts,
   ListMultipartUploads,
+  GetBucketAcl,
+  PutBucketAcl,
+  GetObjectAcl,
+  PutObjectAcl,
+  GetBucketTagging,
+  PutBucketTagging,
+  DeleteBucketTagging,
+  GetObjectTagging,
+  PutObjectTagging,
+  DeleteObjectTagging,
+  GetObjectAttributes,
+  ...UNCONFIGURED_READ_HANDLERS,
 };

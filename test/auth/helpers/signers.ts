@@ -100,6 +100,21 @@ export interface SigV2Init {
  * unquoted, node:crypto HMAC-SHA1 (independent of worker/auth/sigv2.ts).
  */
 export function sigv2Target(init: SigV2Init): string {
+  const signature = sigv2Signature(init, String(init.expires));
+  const auth = `AWSAccessKeyId=${init.accessKeyId ?? ACCESS_KEY}&Signature=${wireEncode(signature)}&Expires=${init.expires}`;
+  return `${init.path}?${init.query ? init.query + '&' : ''}${auth}`;
+}
+
+/**
+ * The `Authorization: AWS <key>:<signature>` value of a SigV2 header-signed request, signed the
+ * way botocore's HmacV1Auth signs: the Date header in the date slot (`date` '' when only
+ * x-amz-date is sent, as s3cmd does), the rest as sigv2Target.
+ */
+export function sigv2Authorization(init: Omit<SigV2Init, 'expires'> & { date: string }): string {
+  return `AWS ${init.accessKeyId ?? ACCESS_KEY}:${sigv2Signature({ ...init, expires: 0 }, init.date)}`;
+}
+
+function sigv2Signature(init: SigV2Init, dateSlot: string): string {
   const headers = Object.entries(init.headers ?? {}).map(([n, v]) => [n.toLowerCase(), v] as const);
   const header = (name: string) => headers.find(([n]) => n === name)?.[1] ?? '';
   const amz = headers
@@ -116,8 +131,6 @@ export function sigv2Target(init: SigV2Init): string {
     .map(([n, v]) => (v === undefined ? n : `${n}=${decodeURIComponent(v)}`))
     .sort((a, b) => (a.split('=')[0] < b.split('=')[0] ? -1 : a.split('=')[0] > b.split('=')[0] ? 1 : 0));
   const resource = (init.authPath ?? init.path) + (sub.length ? '?' + sub.join('&') : '');
-  const toSign = `${init.method}\n${header('content-md5')}\n${header('content-type')}\n${init.expires}\n${amz}${resource}`;
-  const signature = createHmac('sha1', init.secret ?? SECRET).update(toSign).digest('base64');
-  const auth = `AWSAccessKeyId=${init.accessKeyId ?? ACCESS_KEY}&Signature=${wireEncode(signature)}&Expires=${init.expires}`;
-  return `${init.path}?${query ? query + '&' : ''}${auth}`;
+  const toSign = `${init.method}\n${header('content-md5')}\n${header('content-type')}\n${dateSlot}\n${amz}${resource}`;
+  return createHmac('sha1', init.secret ?? SECRET).update(toSign).digest('base64');
 }

@@ -35,7 +35,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { AwsV4Signer } from 'aws4fetch';
 import { encodeAwsChunked } from '../helpers/aws-chunked-encode.ts';
 import { checksumOf } from '../helpers/checksums.ts';
-import { ACCESS_KEY, SECRET, sigv2Target, smithySigner, wireQuery } from '../helpers/signers.ts';
+import { ACCESS_KEY, SECRET, sigv2Authorization, sigv2Target, smithySigner, wireQuery } from '../helpers/signers.ts';
 import type { Scheme, Wire } from './wire.ts';
 
 export const HOST = 'gw.test';
@@ -203,6 +203,16 @@ function v2(method: string, path: string, as: SignAs, o: { query?: string; heade
   return wire(new URL(`http://${o.host ?? HOST}${target}`), method, Object.entries(o.headers ?? {}), o.body);
 }
 
+/** A SigV2 header-signed request (Authorization: AWS key:sig); `amzDate`: the time in x-amz-date,
+ *  the Date slot empty (s3cmd), else in the Date header (boto2, botocore). */
+function v2h(method: string, path: string, as: SignAs, o: { query?: string; headers?: Record<string, string>; body?: string; host?: string; authPath?: string; amzDate?: boolean } = {}): Wire {
+  const time = new Date(Date.now() + (as.skewMs ?? 0)).toUTCString();
+  const headers: Record<string, string> = { ...(o.headers ?? {}), ...(o.amzDate ? { 'x-amz-date': time } : { date: time }) };
+  const authorization = sigv2Authorization({ method, path, authPath: o.authPath, query: o.query, headers, date: o.amzDate ? '' : time, secret: as.secret, accessKeyId: as.accessKeyId });
+  const target = o.query ? `${path}?${o.query}` : path;
+  return wire(new URL(`http://${o.host ?? HOST}${target}`), method, [...Object.entries(headers), ['authorization', authorization]], o.body);
+}
+
 /** Every base request, against `state`. */
 export function baseCases(state: State): BaseCase[] {
   const { uploadId } = state;
@@ -210,6 +220,7 @@ export function baseCases(state: State): BaseCase[] {
   const headerWhole: Scheme = { kind: 'v4-header', body: 'whole' };
   const query: Scheme = { kind: 'v4-query', body: 'unsigned' };
   const v2q: Scheme = { kind: 'v2-query', body: 'unsigned' };
+  const v2hd: Scheme = { kind: 'v2-header', body: 'unsigned' };
   const B = BUCKET;
   const vhost = `${B}.${BASE_DOMAIN}`;
   return [
@@ -251,5 +262,11 @@ export function baseCases(state: State): BaseCase[] {
     { name: 'SigV2 ListObjects (unsigned prefix)', scheme: v2q, sign: async (as) => v2('GET', `/${B}`, as, { query: 'prefix=dir%2F' }) },
     { name: 'SigV2 UploadPart', scheme: v2q, sign: async (as) => v2('PUT', `/${B}/mpu`, as, { query: `partNumber=3&uploadId=${encodeURIComponent(uploadId)}`, headers: { 'content-type': 'application/octet-stream' }, body: 'part three' }) },
     { name: 'SigV2 GetObject, virtual-hosted', scheme: v2q, sign: async (as) => v2('GET', '/dir/obj.txt', as, { host: vhost, authPath: `/${B}/dir/obj.txt` }) },
+    { name: 'SigV2 header GetObject (override)', scheme: v2hd, sign: async (as) => v2h('GET', `/${B}/obj`, as, { query: 'response-content-type=text%2Fx-signed' }) },
+    { name: 'SigV2 header PutObject (type, metadata, x-amz-date)', scheme: v2hd, sign: async (as) => v2h('PUT', `/${B}/v2hput`, as, { headers: { 'content-type': 'text/plain', 'x-amz-meta-a': 'one' }, body: 'sigv2 header body', amzDate: true }) },
+    { name: 'SigV2 header DeleteObject', scheme: v2hd, sign: async (as) => v2h('DELETE', `/${B}/obj`, as) },
+    { name: 'SigV2 header ListObjects (unsigned prefix)', scheme: v2hd, sign: async (as) => v2h('GET', `/${B}`, as, { query: 'prefix=dir%2F' }) },
+    { name: 'SigV2 header PutObjectTagging', scheme: v2hd, sign: async (as) => v2h('PUT', `/${B}/obj`, as, { query: 'tagging', headers: { 'content-type': 'application/xml' }, body: '<Tagging><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tagging>' }) },
+    { name: 'SigV2 header GetObject, virtual-hosted', scheme: v2hd, sign: async (as) => v2h('GET', '/dir/obj.txt', as, { host: vhost, authPath: `/${B}/dir/obj.txt` }) },
   ];
 }

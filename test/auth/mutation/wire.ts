@@ -31,7 +31,7 @@ export interface Wire {
 
 /** What the signature of a base request covers. */
 export interface Scheme {
-  kind: 'v4-header' | 'v4-query' | 'v2-query';
+  kind: 'v4-header' | 'v4-query' | 'v2-query' | 'v2-header';
   /** 'whole': a SHA-256 of the body is signed; 'chunked' / 'chunked-trailer': signed aws-chunked. */
   body: 'unsigned' | 'whole' | 'chunked' | 'chunked-trailer';
 }
@@ -58,6 +58,7 @@ export function toRequest(w: Wire): Request | null {
 /** The headers whose values the signature of `base` covers (beyond x-amz-*). */
 export function signedHeaderNames(base: Wire, scheme: Scheme): string[] {
   if (scheme.kind === 'v2-query') return ['content-md5', 'content-type'];
+  if (scheme.kind === 'v2-header') return ['content-md5', 'content-type', 'date'];
   const list = scheme.kind === 'v4-header' ? /SignedHeaders=([^,\s]+)/.exec(header(base, 'authorization') ?? '')?.[1] : new URLSearchParams(base.target.split('?')[1] ?? '').get('X-Amz-SignedHeaders');
   return (list ?? '').split(';').map((h) => h.toLowerCase());
 }
@@ -72,8 +73,12 @@ export function fingerprint(request: Request, body: Uint8Array | null, scheme: S
       return `\u0000undecodable:${s}`;
     }
   });
+  // Path-style `/bucket/` and `/bucket` name the same bucket (no key), as the router reads them: SigV2 accepts
+  // either signed form (botocore signs `/bucket/`).
+  const virtualHosted = (request.headers.get('host') ?? url.host).toLowerCase().replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN);
+  if (!virtualHosted && path.length === 3 && path[2] === '') path.pop();
   const query = [...new URLSearchParams(url.search)]
-    .filter(([n]) => !(scheme.kind === 'v4-query' ? n === 'X-Amz-Signature' : scheme.kind === 'v2-query' ? n === 'Signature' || V2_INERT.test(n) : false))
+    .filter(([n]) => !(scheme.kind === 'v4-query' ? n === 'X-Amz-Signature' : scheme.kind === 'v2-query' ? n === 'Signature' || V2_INERT.test(n) : scheme.kind === 'v2-header' ? V2_INERT.test(n) : false))
     .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   const headers: Array<[string, string]> = [];
   request.headers.forEach((value, name) => {
@@ -82,7 +87,7 @@ export function fingerprint(request: Request, body: Uint8Array | null, scheme: S
     if (covered) headers.push([name, value.trim().replace(/\s+/g, ' ')]);
   });
   let host = (request.headers.get('host') ?? url.host).toLowerCase();
-  if (scheme.kind === 'v2-query') host = host.replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN) ? `bucket ${host.replace(/:\d+$/, '').slice(0, -BASE_DOMAIN.length - 1)}` : 'path-style';
+  if (scheme.kind === 'v2-query' || scheme.kind === 'v2-header') host = host.replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN) ? `bucket ${host.replace(/:\d+$/, '').slice(0, -BASE_DOMAIN.length - 1)}` : 'path-style';
   return JSON.stringify({ method: request.method, host, path, query, headers: headers.sort(), body: signedBody(body, scheme) });
 }
 

@@ -1,0 +1,32 @@
+/**
+ * The ACL headers every request may carry, checked when the operation is detected (before the
+ * gate reads a body): `x-amz-acl` other than `private` / `bucket-owner-full-control`, or an
+ * `x-amz-grant-*` granting anything but the owner's FULL_CONTROL, is 400
+ * AccessControlListNotSupported, as on an S3 bucket whose Object Ownership is "bucket owner
+ * enforced". The ACL operations themselves are in acl.ts.
+ * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket".
+ */
+import { S3Error } from '../model/errors.ts';
+import { OWNER } from './xml.ts';
+
+const OWNER_ONLY_CANNED = ['private', 'bucket-owner-full-control'];
+export const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+
+export const notSupported = () => new S3Error('AccessControlListNotSupported');
+
+/** `id="..."` grantees of a grant header, all the owner's (FULL_CONTROL only). */
+function ownerOnlyGrant(name: string, value: string): boolean {
+  if (name !== 'x-amz-grant-full-control') return false;
+  const grantees = value.split(',').map((g) => g.trim()).filter(Boolean);
+  return grantees.length > 0 && grantees.every((g) => /^id\s*=\s*"?([^"]*)"?$/i.exec(g)?.[1] === OWNER.ID);
+}
+
+/** Refuses `x-amz-acl` and `x-amz-grant-*` headers that grant anything beyond the owner's FULL_CONTROL. */
+export function assertOwnerOnlyAclHeaders(headers: Headers): void {
+  const acl = headers.get('x-amz-acl');
+  if (acl !== null && !OWNER_ONLY_CANNED.includes(acl.trim())) throw notSupported();
+  for (const name of GRANT_HEADERS) {
+    const value = headers.get(name);
+    if (value !== null && !ownerOnlyGrant(name, value)) throw notSupported();
+  }
+}

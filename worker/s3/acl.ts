@@ -1,0 +1,67 @@
+/**
+ * ACLs as S3 does them on a bucket whose Object Ownership is "bucket owner enforced" (the
+ * default for new AWS buckets, and the only setting here): ACLs are disabled, the bucket owner
+ * (the gateway's one account) owns every object and has FULL_CONTROL, and nothing else can be
+ * granted. GetBucketAcl / GetObjectAcl return that one grant. PutBucketAcl / PutObjectAcl, and
+ * `x-amz-acl` on any request, succeed when they ask for exactly that: the canned ACLs `private`
+ * and `bucket-owner-full-control`, `x-amz-grant-full-control` naming only the owner, or an
+ * AccessControlPolicy document of one or more grants, each FULL_CONTROL to the owner. Anything else
+ * (public-read, authenticated-read, log-delivery-write, a grant to another account or group) is
+ * 400 AccessControlListNotSupported, as S3 answers it.
+ * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket", GetBucketAcl,
+ * PutBucketAcl, GetObjectAcl, PutObjectAcl.
+ */
+import { S3Error } from '../model/errors.ts';
+import { readXmlBody } from './body.ts';
+import type { S3Context } from './context.ts';
+import { GRANT_HEADERS, notSupported } from './acl-headers.ts';
+import { el, group, OWNER, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
+import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
+
+function aclDocument(): string {
+  const grantee = `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${el('ID', OWNER.ID)}${el('DisplayName', OWNER.DisplayName)}</Grantee>`;
+  return xmlDocument('AccessControlPolicy', ownerXml(), group('AccessControlList', group('Grant', grantee, el('Permission', 'FULL_CONTROL'))));
+}
+
+/** A PutBucketAcl / PutObjectAcl request: the headers were checked by detection; a body must
+ *  grant FULL_CONTROL to the owner only. Neither header nor body is MalformedXML, as S3 answers. */
+async function readAclRequest(s3: S3Context): Promise<void> {
+  const xml = await readXmlBody(s3, { requireDigest: false });
+  const byHeader = s3.headers.has('x-amz-acl') || GRANT_HEADERS.some((h) => s3.headers.has(h));
+  if (xml.trim() === '') {
+    if (!byHeader) throw malformedXml('an AccessControlPolicy document or an x-amz-acl header');
+    return;
+  }
+  if (byHeader) throw new S3Error('UnexpectedContent', 'This request does not support content when an ACL header is given.');
+  const root = expectRoot(parseXml(xml), 'AccessControlPolicy');
+  const list = childrenNamed(root, 'AccessControlList')[0];
+  const grants = list ? childrenNamed(list, 'Grant') : [];
+  if (grants.length === 0) throw notSupported(); // revoking the owner's own grant is not an ACL S3 allows here either
+  for (const grant of grants) {
+    const grantee = childrenNamed(grant, 'Grantee')[0];
+    const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;
+    if (id !== OWNER.ID || childText(grant, 'Permission')?.trim() !== 'FULL_CONTROL') throw notSupported();
+  }
+}
+
+export async function GetBucketAcl(s3: S3Context): Promise<Response> {
+  await s3.store.headBucket(s3.bucket!);
+  return xmlResponse(aclDocument());
+}
+
+export async function PutBucketAcl(s3: S3Context): Promise<Response> {
+  await s3.store.headBucket(s3.bucket!);
+  await readAclRequest(s3);
+  return new Response(null);
+}
+
+export async function GetObjectAcl(s3: S3Context): Promise<Response> {
+  await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {} });
+  return xmlResponse(aclDocument());
+}
+
+export async function PutObjectAcl(s3: S3Context): Promise<Response> {
+  await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {} });
+  await readAclRequest(s3);
+  return new Response(null);
+}

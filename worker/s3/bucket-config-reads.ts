@@ -1,0 +1,43 @@
+/**
+ * Reads of bucket configurations this gateway never holds, answered as S3 answers them for a
+ * bucket where nothing was configured, so that infrastructure tools (Terraform, Pulumi, awscli,
+ * backup tools) that read every configuration on each refresh see "not configured", never 501.
+ * One row per operation: the subresource that selects it, and either the 404 error S3 sends or
+ * the empty document it returns. NoSuchBucket first, as S3 does.
+ * Spec: S3 API reference of each Get operation ("Errors" and the response syntax):
+ *   GetBucketPolicy / GetBucketPolicyStatus -> NoSuchBucketPolicy (AWS answers the status read
+ *   of a bucket without a policy with the same error; RGW answers IsPublic false),
+ *   GetBucketEncryption -> ServerSideEncryptionConfigurationNotFoundError (until encryption
+ *   exists; AWS buckets made since 2023 report SSE-S3 instead), GetObjectLockConfiguration ->
+ *   ObjectLockConfigurationNotFoundError, GetBucketWebsite -> NoSuchWebsiteConfiguration,
+ *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
+ *   NoSuchPublicAccessBlockConfiguration, GetBucketLifecycleConfiguration ->
+ *   NoSuchLifecycleConfiguration; empty documents for GetBucketLogging,
+ *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
+ *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
+ * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
+ * are made from this table in unconfigured-reads.ts (this file is read by operations.ts).
+ */
+import type { S3ErrorCode } from '../model/errors.ts';
+import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+
+export type Answer = { error: S3ErrorCode } | { document: () => string };
+
+/** Operation -> [subresource, answer]. */
+export const UNCONFIGURED_READS = {
+  GetBucketPolicy: ['policy', { error: 'NoSuchBucketPolicy' }],
+  GetBucketPolicyStatus: ['policyStatus', { error: 'NoSuchBucketPolicy' }],
+  GetBucketEncryption: ['encryption', { error: 'ServerSideEncryptionConfigurationNotFoundError' }],
+  GetObjectLockConfiguration: ['object-lock', { error: 'ObjectLockConfigurationNotFoundError' }],
+  GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
+  GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
+  GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],
+  GetBucketLifecycleConfiguration: ['lifecycle', { error: 'NoSuchLifecycleConfiguration' }],
+  GetBucketLogging: ['logging', { document: () => xmlDocument('BucketLoggingStatus') }],
+  GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
+  GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
+  GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],
+  GetBucketOwnershipControls: ['ownershipControls', { document: () => xmlDocument('OwnershipControls', group('Rule', el('ObjectOwnership', 'BucketOwnerEnforced'))) }],
+} as const satisfies Record<string, readonly [string, Answer]>;
+
+export type UnconfiguredRead = keyof typeof UNCONFIGURED_READS;
