@@ -105,4 +105,10 @@ export const BASE_NEEDS: Record<string, Need[]> = {
   'SigV2 ListObjects (unsigned prefix)': [{ action: 'list', listing: 'dir/' }],
   'SigV2 UploadPart': [{ action: 'write', key: 'mpu' }],
   'SigV2 GetObject, virtual-hosted': [{ action: 'read', key: 'dir/obj.txt' }],
+  'SigV2 header GetObject (override)': [{ action: 'read', key: 'obj' }],
+  'SigV2 header PutObject (type, metadata, x-amz-date)': [{ action: 'write', key: 'v2hput' }],
+  'SigV2 header DeleteObject': [{ action: 'delete', key: 'obj' }],
+  'SigV2 header ListObjects (unsigned prefix)': [{ action: 'list', listing: 'dir/' }],
+  'SigV2 header PutObjectTagging': [{ action: 'write', key: 'obj' }],
+  'SigV2 header GetObject, virtual-hosted': [{ action: 'read', key: 'dir/obj.txt' }],
 };
