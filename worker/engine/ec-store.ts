@@ -54,6 +54,7 @@ export class EcStore implements T.ObjectStore {
   private readonly units: UnitStore;
   private readonly settings: EngineSettings;
   private readonly budget: CodingBudget;
+  private readonly budgetBytes: number;
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
@@ -61,6 +62,7 @@ export class EcStore implements T.ObjectStore {
     this.settings = opts.settings;
     const b = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
     this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
+    this.budgetBytes = b.bytes;
   }
 
   /**
@@ -69,10 +71,15 @@ export class EcStore implements T.ObjectStore {
    */
   private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end);
-    const release = await this.budget.acquire(Math.max(0, ...storage.units.map(readBytes)));
+    const held = Math.max(0, ...storage.units.map(readBytes));
+    const release = await this.budget.acquire(held);
+    // A degraded column read asks for its rebuilt rows' memory beyond what it holds; never for
+    // more than the rest of the budget, which it could wait for forever while holding its share.
+    const rest = Math.max(0, this.budgetBytes - held);
+    const grow = (bytes: number) => this.budget.acquire(Math.min(bytes, rest));
     let body: ReadableStream<Uint8Array>;
     try {
-      body = await this.units.open(bucket, key, storage, start, end);
+      body = await this.units.open(bucket, key, storage, start, end, grow);
     } catch (err) {
       release();
       throw err;

@@ -29,6 +29,7 @@ import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
+import type { GrowBudget } from './column-rebuild.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
 import type { PriceBook } from './prices.ts';
@@ -51,6 +52,8 @@ export interface ReadUnitInput {
   latency?: BackendLatency;
   /** What each backend charges: reads fetch the cheapest k shards (read-cost.ts). */
   prices?: PriceBook;
+  /** More of the isolate's coding budget for a degraded read's rebuilt rows (column units; column-rebuild.ts). */
+  grow?: GrowBudget;
 }
 
 /** One shard's read: its reader, the next row it will read, and the block it is fetching. */
