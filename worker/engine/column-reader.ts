@@ -160,12 +160,12 @@ export class ColumnReader {
     if (!this.rebuild?.has(span.shard, j)) {
       this.rebuild?.free();
       this.rebuild = null;
-      const later = this.spans.slice(this.span + 1).filter((s) => this.lost(s.shard));
-      const pending = [span, ...later];
+      const rowsOf = (s: Span, from = s.from) => ({ shard: s.shard, from, to: s.to });
+      const rest = this.spans.slice(this.span + 1);
       const rebuild = new ColumnRebuild({
         bucket: this.input.bucket, unit: this.unit, backends: this.input.backends, bad: this.bad,
-        targets: pending.map((s) => s.shard),
-        firstRow: Math.min(j, ...later.map((s) => s.from)), lastRow: Math.max(...pending.map((s) => s.to)),
+        targets: [rowsOf(span, j), ...rest.filter((s) => this.lost(s.shard)).map((s) => rowsOf(s))],
+        later: rest.filter((s) => !this.lost(s.shard)).map((s) => rowsOf(s)),
         preference: this.preference(), onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, grow: this.input.grow,
       });
       this.rebuild = rebuild;

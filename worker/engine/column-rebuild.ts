@@ -1,5 +1,5 @@
 /**
- * ColumnRebuild: rows [firstRow, lastRow] of a column unit's lost data shards (the targets),
+ * ColumnRebuild: rows of a column unit's lost data shards (the targets),
  * rebuilt in one pass from k good sources: each source is opened once, over all those rows, at
  * most 6 open at once (Workers' subrequest limit), and every verified block is folded into the
  * targets as it arrives, in whatever order the sources stream (coder ColumnRebuilder). Memory:
@@ -9,7 +9,10 @@
  * - `run()` resolves once every target row is rebuilt, or rejects: QuorumError when fewer than k
  *   good sources are left, never wrong bytes. A source that fails is marked in `bad`, reported
  *   through `onUnhealthy` once, and the pass starts again with another source set (the folded
- *   coefficients belong to the set), so a failure costs the re-read of the sources, nothing else.
+ *   coefficients belong to the set), so a failure found mid-pass costs the re-read of the
+ *   sources; a failed source the caller would read later (`later`) joins the targets, so it costs
+ *   no pass of its own. Known gap: a second shard that is down without being recorded missing
+ *   thus costs one more pass (up to 3k GETs for the unit instead of 2k); recorded ones cost none.
  * - `grow(bytes)` (the isolate's coding budget) is asked for the targets' memory before it is
  *   allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
@@ -32,10 +35,13 @@ export interface ColumnRebuildInput {
   bucket: string;
   unit: CodedUnit;
   backends: Map<string, Backend>;
-  /** Data shards to rebuild. */
-  targets: number[];
-  firstRow: number;
-  lastRow: number;
+  /** Data shards to rebuild, each from row `from` to row `to`. */
+  targets: RebuildTarget[];
+  /**
+   * Data shards the caller will read for their own bytes later (rows `from`..`to`): one that fails
+   * as a source joins the targets of the next pass, so it is not rebuilt by a pass of its own.
+   */
+  later?: RebuildTarget[];
   /** Shards never to read; sources that fail are added. */
   bad: Set<number>;
   /** Every shard in the order sources are taken (targets and bad ones are skipped). */
@@ -45,6 +51,12 @@ export interface ColumnRebuildInput {
   grow?: GrowBudget;
 }
 
+export interface RebuildTarget {
+  shard: number;
+  from: number;
+  to: number;
+}
+
 export class ColumnRebuild {
   private coder: Coder | null = null;
   private rebuilder: ColumnRebuilder | null = null;
@@ -52,40 +64,40 @@ export class ColumnRebuild {
   private giveBack: (() => void) | null = null;
   private closed = false;
   private readonly blockSize: number;
-  /** Offset in the targets of row j: (j - firstRow) x blockSize. */
-  readonly firstRow: number;
-  readonly lastRow: number;
+  private readonly targets: RebuildTarget[];
+  /** Rows held: row j is at (j - firstRow) x blockSize in every target. */
+  private firstRow = 0;
+  private lastRow = -1;
 
   constructor(private readonly input: ColumnRebuildInput) {
     this.blockSize = input.unit.blockSize;
-    this.firstRow = input.firstRow;
-    this.lastRow = input.lastRow;
+    this.targets = [...input.targets];
   }
 
+  /** True once run() has rebuilt row j of data shard `shard`. */
   has(shard: number, row: number): boolean {
-    return this.input.targets.includes(shard) && row >= this.firstRow && row <= this.lastRow;
+    return this.rebuilder !== null && this.targets.some((t) => t.shard === shard && row >= t.from && row <= t.to);
   }
 
   /** Reads and folds the sources; see the module contract. */
   async run(): Promise<void> {
-    const { unit, targets, bad } = this.input;
+    const { unit, bad } = this.input;
     const layout = shardLayout(unit, 0);
-    const len = (this.lastRow - this.firstRow) * this.blockSize + layout.blockLen(this.lastRow);
-    const blockLen = Math.min(this.blockSize, len);
-    if (this.input.grow) {
-      const giveBack = await this.input.grow(targets.length * len + blockLen);
-      if (this.closed) giveBack(); // freed while waiting: nothing may stay held
-      else this.giveBack = giveBack;
-    }
-    if (this.closed) throw new ShardReadError(targets[0]!, 'unavailable', 'rebuild cancelled');
     this.coder = createCoder(unit.k, unit.m);
     for (;;) {
-      if (this.closed) throw new ShardReadError(targets[0]!, 'unavailable', 'rebuild cancelled');
+      if (this.closed) throw new ShardReadError(this.targets[0]!.shard, 'unavailable', 'rebuild cancelled');
+      const targets = this.targets.map((t) => t.shard);
       const sources = this.input.preference.filter((i) => !bad.has(i) && !targets.includes(i)).slice(0, unit.k);
       if (sources.length < unit.k) {
         throw new QuorumError(`only ${sources.length} good shards of unit ${unit.unitId} besides the ${targets.length} being rebuilt; ${unit.k} needed`, []);
       }
+      this.firstRow = Math.min(...this.targets.map((t) => t.from));
+      this.lastRow = Math.max(...this.targets.map((t) => t.to));
+      const len = (this.lastRow - this.firstRow) * this.blockSize + layout.blockLen(this.lastRow);
+      const blockLen = Math.min(this.blockSize, len);
       this.rebuilder?.free();
+      this.rebuilder = null;
+      await this.hold(targets.length * len + blockLen);
       this.rebuilder = this.coder.columnRebuilder(sources, targets, len, blockLen);
       const failures = await this.pass(sources);
       if (failures.length === 0) return;
@@ -93,8 +105,23 @@ export class ColumnRebuild {
         if (bad.has(f.shardIndex)) continue;
         bad.add(f.shardIndex);
         this.input.onUnhealthy?.(f);
+        const later = this.input.later?.find((t) => t.shard === f.shardIndex);
+        if (later) this.targets.push(later);
       }
     }
+  }
+
+  /** Holds `bytes` of the coding budget (what an earlier pass held is given back first). */
+  private async hold(bytes: number): Promise<void> {
+    this.giveBack?.();
+    this.giveBack = null;
+    if (!this.input.grow) return;
+    const giveBack = await this.input.grow(bytes);
+    if (this.closed) {
+      giveBack(); // freed while waiting: nothing may stay held
+      throw new ShardReadError(this.targets[0]!.shard, 'unavailable', 'rebuild cancelled');
+    }
+    this.giveBack = giveBack;
   }
 
   /** One pass over `sources`: the failures of sources (empty: every target row is complete). */
