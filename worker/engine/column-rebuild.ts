@@ -11,8 +11,10 @@
  *   through `onUnhealthy` once, and the pass starts again with another source set (the folded
  *   coefficients belong to the set), so a failure found mid-pass costs the re-read of the
  *   sources; a failed source the caller would read later (`later`) joins the targets, so it costs
- *   no pass of its own. Known gap: a second shard that is down without being recorded missing
- *   thus costs one more pass (up to 3k GETs for the unit instead of 2k); recorded ones cost none.
+ *   no pass of its own. Known gap: a second shard (data or parity) that is down without being
+ *   recorded missing thus costs one more pass (up to 3k GETs for the unit instead of 2k);
+ *   recorded ones cost none. (Folding parity syndromes, which do not depend on the source set,
+ *   instead of decode coefficients would remove the restart.)
  * - `grow(bytes)` (the isolate's coding budget) is asked for the targets' memory before it is
  *   allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
