@@ -118,6 +118,8 @@ interface Phase {
   calls: { put: number; get: number; head: number; delete: number; list: number; failed: number; putBytes: number; getBytes: number };
   /** HTTP requests the s3rver processes served (setup b). */
   http: number | null;
+  /** Catalog (Durable Object) calls the gateway made, per method. */
+  catalog: Record<string, number>;
   units: number;
 }
 
@@ -132,6 +134,11 @@ interface Ctx {
 }
 
 const ZERO_CALLS = { put: 0, get: 0, head: 0, delete: 0, list: 0, failed: 0, putBytes: 0, getBytes: 0 };
+
+/** Catalog calls of a phase, every method. */
+function catalogTotal(p: Phase): number {
+  return Object.values(p.catalog ?? {}).reduce((a, b) => a + b, 0);
+}
 
 function sumCalls(stats: Record<string, Phase['calls']>): Phase['calls'] {
   const out = { ...ZERO_CALLS };
@@ -171,8 +178,9 @@ async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | '
   const b = process.cpuUsage(bench0);
   const rssPeak = sampler.stop().peak;
   const calls = sumCalls(await g.control('/__bench/stats'));
+  const catalog: Record<string, number> = await g.control('/__bench/catalog-stats');
   const http = servers.length ? (await serverStats(servers)) - http0 : null;
-  const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, units: 0 };
+  const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, catalog, units: 0 };
   emit({ type: 'phase', ...phase, latMs: undefined, p50Ms: pct(latMs, 50), p99Ms: pct(latMs, 99) });
   return phase;
 }
@@ -580,6 +588,8 @@ interface Summary {
   /** Large runs only: a second PUT/GET in the same worker, above the RSS just before it. */
   putRssAgainMiB: number | null; getRssAgainMiB: number | null;
   putReqPerOp: number | null; getReqPerOp: number | null; get1ReqPerOp: number | null; get2ReqPerOp: number | null;
+  /** Catalog (Durable Object) calls per PUT and per healthy GET. */
+  putCatPerOp: number | null; getCatPerOp: number | null;
   putHttpPerOp: number | null; getHttpPerOp: number | null;
   writtenPerStored: number | null;
   putP50: number; putP99: number; getP50: number; getP99: number;
@@ -611,6 +621,7 @@ function summarize(setup: SetupName, policy: PolicyName, size: number): Summary 
     getReqPerOp: isDirect ? null : perOp(get, (p) => p.calls.get + p.calls.head + p.calls.list),
     get1ReqPerOp: isDirect ? null : perOp(g1, (p) => p.calls.get + p.calls.head + p.calls.list),
     get2ReqPerOp: isDirect ? null : perOp(g2, (p) => p.calls.get + p.calls.head + p.calls.list),
+    putCatPerOp: isDirect ? null : perOp(put, catalogTotal), getCatPerOp: isDirect ? null : perOp(get, catalogTotal),
     putHttpPerOp: setup === 's3rver' && !isDirect ? perOp(put, (p) => p.http ?? 0) : null,
     getHttpPerOp: setup === 's3rver' && !isDirect ? perOp(get, (p) => p.http ?? 0) : null,
     writtenPerStored: isDirect ? null : put.reduce((n, p) => n + p.calls.putBytes, 0) / bytes(put),
@@ -624,7 +635,7 @@ const f = (v: number | null | undefined, d = 0) => (v === null || v === undefine
 function table(rows: Summary[], setup: SetupName): string {
   const s3 = setup === 's3rver';
   const head = ['policy', 'size', 'reps', 'PUT MB/s', 'GET MB/s', '1-down', '2-down', 'PUT cpu s/GB', 'GET cpu s/GB', '1-down cpu',
-    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []), s3 ? 'PUT req/op [http]' : 'PUT req/op', s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d', 'wr B/B', 'PUT p50/p99 ms', 'GET p50/p99 ms', 'RSS MiB PUT/GET'];
+    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []), s3 ? 'PUT req/op [http]' : 'PUT req/op', s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d', 'catalog calls/op PUT/GET', 'wr B/B', 'PUT p50/p99 ms', 'GET p50/p99 ms', 'RSS MiB PUT/GET'];
   const n = (v: number | null) => (v === null ? '-' : Number.isInteger(Math.round(v * 10) / 10) ? v.toFixed(0) : v.toFixed(1));
   const lines = rows.map((r) => {
     const direct = r.policy === 'direct';
@@ -634,6 +645,7 @@ function table(rows: Summary[], setup: SetupName): string {
       ...(s3 ? [`${f(r.putBackendCpu, 2)}/${f(r.getBackendCpu, 2)}`] : []),
       direct ? '-' : `${n(r.putReqPerOp)}${s3 ? ` [${n(r.putHttpPerOp)}]` : ''}`,
       direct ? '-' : `${n(r.getReqPerOp)}/${n(r.get1ReqPerOp)}/${n(r.get2ReqPerOp)}${s3 ? ` [${n(r.getHttpPerOp)}]` : ''}`,
+      direct ? '-' : `${n(r.putCatPerOp)}/${n(r.getCatPerOp)}`,
       f(r.writtenPerStored, 2),
       r.size <= MiB ? `${f(r.putP50, 1)}/${f(r.putP99, 1)}` : '-', r.size <= MiB ? `${f(r.getP50, 1)}/${f(r.getP99, 1)}` : '-',
       direct && s3 ? '-' : `${f(r.putRssMiB)}/${f(r.getRssMiB)}${r.putRssAgainMiB !== null ? ` (again ${f(r.putRssAgainMiB)}/${f(r.getRssAgainMiB)})` : ''}`,
@@ -852,7 +864,7 @@ async function main(): Promise<void> {
   out.push(`Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`);
   out.push(`Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? " (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)" : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`);
   out.push('');
-  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
+  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: round trips to the catalog Durable Objects per PUT / healthy GET, counted on its stubs in the worker. wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
   for (const setup of SETUPS) {
     out.push('');
     out.push(setup === 'memory'
