@@ -187,6 +187,13 @@ export interface Catalog {
    * it to the collector. Reserving before the first shard write is what makes every orphan findable.
    */
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  /**
+   * A PUT's one catalog call before its commit: checks `conditions` against the key's current
+   * object (PreconditionFailed, NoSuchKey; NoSuchBucket), then reserves `unitIds` as
+   * reserveUnits does, atomically; a refused write reserves nothing. The writer withholds every
+   * shard's last bytes until this has answered, so no shard is stored unreserved (ec-store.ts).
+   */
+  prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date): Promise<void>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
   /** Where the background scrubber stopped in this bucket (the last key it checked), or null. */

@@ -197,14 +197,30 @@ export class EcStore implements T.ObjectStore {
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
   deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
 
+  /**
+   * PutObject in two serial rounds and at most two catalog calls. An inline object: the body,
+   * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
+   * conditions checked and the unit ids reserved, one call) runs while the shards upload, and
+   * every shard's last bytes wait for its answer, so no shard is stored before its unit is
+   * reserved (an orphan is always found; docs/ARCHITECTURE notes in README); then the commit.
+   * A refusal by prepareWrite aborts the uploads and deletes what they sent.
+   */
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
     const max = this.settings.maxObjectSize;
-    const [, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, false, async () => {
-      const current = await this.catalog.getManifest(bucket, key); // NoSuchBucket, fail-fast conditions
+    if (o.contentLength == null || o.contentLength > max) {
+      // Refused for its length: NoSuchBucket and failed conditions are answered first, as before.
+      const current = await this.catalog.getManifest(bucket, key);
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    });
+    }
     const size = this.requireLength(o.contentLength, max);
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata }, reserved);
+    const plan = this.units.plan(size, policyFor(this.settings, bucket), false);
+    const lifetime = this.settings.writeReservationSeconds * 1000;
+    const expires = Date.now() + lifetime;
+    const reserved: Reservation = { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
+    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, new Date(expires));
+    prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata, commitGate: prepared }, reserved);
+    await prepared;
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }

@@ -66,6 +66,8 @@ export interface StoreBodyInput {
   /** Parts are always coded units (a manifest lists units), never inline. */
   part?: { uploadId: string; partNumber: number };
   metadata?: unknown;
+  /** Settles when the write's unit ids are reserved: every shard's last bytes wait for it (shard-set.ts). */
+  commitGate?: Promise<void>;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -142,7 +144,7 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
+      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), commitGate: input.commitGate,
     };
   }
 
