@@ -2,6 +2,7 @@
  * npm run bench [-- --quick] [--json] [--write] [--setups memory,s3rver] [--reps N]
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
+ *                  [--strict-counts]
  *                  [--replot bench/results/NAME.json]
  *
  * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
@@ -60,6 +61,8 @@ const BIG = (!QUICK || flag('--big')) && !flag('--no-big');
 const BREAKDOWN = !flag('--no-breakdown');
 const MATRIX = !flag('--no-matrix');
 const CONCURRENT = !flag('--no-concurrency');
+/** Exit non-zero when a request-count target is missed (CI's smoke run). */
+const STRICT_COUNTS = flag('--strict-counts');
 for (const w of WHAT_IF) if (!WHAT_IF_NAMES.includes(w)) throw new Error(`unknown --what-if ${w}`);
 
 const KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
@@ -135,9 +138,16 @@ interface Ctx {
 
 const ZERO_CALLS = { put: 0, get: 0, head: 0, delete: 0, list: 0, failed: 0, putBytes: 0, getBytes: 0 };
 
-/** Catalog calls of a phase, every method. */
+/**
+ * Catalog calls the upkeep makes in the background while a phase runs (a backend back online
+ * makes every bucket's repair worklist due: listBucketRecords + repairSoon per bucket; damage
+ * found by reads is recorded), not calls of the S3 requests measured.
+ */
+const UPKEEP_CATALOG_CALLS = new Set(['listBucketRecords', 'repairSoon', 'markMissing', 'markRepaired', 'repairFailed', 'bucketHealth', 'takeDueGarbage', 'queueGarbage', 'listDegradedUnits', 'getScrubCursor', 'setScrubCursor', 'deletedBucketGarbage']);
+
+/** Catalog calls of a phase's S3 requests (upkeep's in the background left out). */
 function catalogTotal(p: Phase): number {
-  return Object.values(p.catalog ?? {}).reduce((a, b) => a + b, 0);
+  return Object.entries(p.catalog ?? {}).reduce((a, [name, n]) => a + (UPKEEP_CATALOG_CALLS.has(name) ? 0 : n), 0);
 }
 
 function sumCalls(stats: Record<string, Phase['calls']>): Phase['calls'] {
@@ -704,7 +714,40 @@ function ratioTable(rs: Ratio[]): string {
   return markdownTable(['ratio', ...cols], lines);
 }
 
-interface Target { target: string; figure: string; met: boolean | null }
+interface Target {
+  target: string;
+  figure: string;
+  met: boolean | null;
+  /** A request count (deterministic, unlike timings): --strict-counts fails the run when missed. */
+  count?: boolean;
+}
+
+/** Block size of every bench policy (the config default). */
+const BENCH_BLOCK = 256 * KiB;
+
+/**
+ * Issue 23's request-count goals for one policy and object size: GETs with one and two data-shard
+ * backends down (k+1 / k+2 for an object of one row; at most 2k per column unit with one down,
+ * 3k with two down unrecorded: column-rebuild.ts), replicate-3 one GET, catalog calls per PUT
+ * (2 coded) and per GET (1).
+ */
+function countTargets(setup: string, p: (typeof POLICIES)[number], size: number, r: Summary): Target[] {
+  const out: Target[] = [];
+  const tag = `${p.name}, ${setup} ${sizeName(size)}`;
+  const column = p.k + p.m > 6 && p.name !== 'replicate-3';
+  const S = Math.min(8 * MiB, Math.floor(24 * MiB / p.m / BENCH_BLOCK) * BENCH_BLOCK);
+  const units = column ? Math.ceil(size / (p.k * S)) : 1;
+  const oneRow = column ? Math.ceil(size / p.k) <= BENCH_BLOCK : size <= p.k * BENCH_BLOCK;
+  if (p.name === 'replicate-3') {
+    out.push({ target: `replicate-3 GET = 1 backend request (${tag})`, figure: `${f(r.getReqPerOp, 1)}`, met: r.getReqPerOp === 1, count: true });
+  } else {
+    const one = oneRow || !column ? p.k + 1 : 2 * p.k * units, two = oneRow || !column ? p.k + 2 : 3 * p.k * units;
+    if (r.get1ReqPerOp !== null) out.push({ target: `degraded GET requests, 1 down <= ${oneRow ? 'k+1' : column ? '2k per unit' : 'k+1'} (${tag})`, figure: `${f(r.get1ReqPerOp, 1)} (bound ${one})`, met: r.get1ReqPerOp <= one, count: true });
+    if (r.get2ReqPerOp !== null) out.push({ target: `degraded GET requests, 2 down <= ${oneRow ? 'k+2' : column ? '3k per unit (2k: known gap)' : 'k+2'} (${tag})`, figure: `${f(r.get2ReqPerOp, 1)} (bound ${two})`, met: r.get2ReqPerOp <= two, count: true });
+  }
+  if (r.putCatPerOp !== null) out.push({ target: `PUT catalog calls <= 2, GET 1 (${tag})`, figure: `${f(r.putCatPerOp, 1)} per PUT, ${f(r.getCatPerOp, 1)} per GET`, met: r.putCatPerOp <= 2 && r.getCatPerOp === 1, count: true });
+  return out;
+}
 
 function targets(all: Summary[]): Target[] {
   const out: Target[] = [];
@@ -720,6 +763,10 @@ function targets(all: Summary[]): Target[] {
       if (setup === 's3rver') out.push({ target: `EC 4+2 PUT MB/s >= 1.0x replicate-3 (${tag})`, figure: `${(e.putMBps / r.putMBps).toFixed(2)}x (${e.putMBps.toFixed(0)} vs ${r.putMBps.toFixed(0)} MB/s)`, met: e.putMBps / r.putMBps >= 1.0 });
       out.push({ target: `healthy EC 4+2 GET >= 0.9x replicate-3 (${tag})`, figure: `${(e.getMBps / r.getMBps).toFixed(2)}x (${e.getMBps.toFixed(0)} vs ${r.getMBps.toFixed(0)} MB/s)`, met: e.getMBps / r.getMBps >= 0.9 });
       if (e.get1MBps !== null) out.push({ target: `EC 4+2 GET, one backend down >= 0.8x healthy (${tag})`, figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`, met: e.get1MBps / e.getMBps >= 0.8 });
+    }
+    for (const p of POLICIES) for (const size of sizes) {
+      const r = by(setup, p.name, size);
+      if (r) out.push(...countTargets(setup, p, size, r));
     }
     for (const p of EC_POLICIES) {
       const small = by(setup, p.name, sizes[0]!);
@@ -864,7 +911,7 @@ async function main(): Promise<void> {
   out.push(`Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`);
   out.push(`Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? " (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)" : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`);
   out.push('');
-  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: round trips to the catalog Durable Objects per PUT / healthy GET, counted on its stubs in the worker. wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
+  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
   for (const setup of SETUPS) {
     out.push('');
     out.push(setup === 'memory'
@@ -915,6 +962,11 @@ async function main(): Promise<void> {
     log(`\nwrote BENCHMARKS.md (${LABEL} section), bench/results/${LABEL}.svg, bench/results/${LABEL}.json`);
   }
   if (bad.length) process.exitCode = 1;
+  const missed = ts.filter((t) => t.count && t.met === false);
+  if (STRICT_COUNTS && missed.length) {
+    console.error(`--strict-counts: ${missed.length} request-count target(s) missed:\n${missed.map((t) => `  ${t.target}: ${t.figure}`).join('\n')}`);
+    process.exitCode = 1;
+  }
 }
 
 await main();
