@@ -184,7 +184,8 @@ export interface Catalog {
    * Records that shards are about to be written under these unit ids (NoSuchBucket if missing).
    * A commit or putPart naming a unit releases its reservation; one still held at `expires` is a
    * write that never committed (a crash, a refused or abandoned upload), and takeDueGarbage hands
-   * it to the collector. Reserving before the first shard write is what makes every orphan findable.
+   * it to the collector. Reserving before any shard is stored (prepareWrite: before any shard's
+   * footer is sent) is what makes every orphan findable.
    */
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
   /**

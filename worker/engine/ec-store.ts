@@ -1,9 +1,10 @@
 /**
  * EcStore: the ObjectStore of the gateway. S3 semantics over the Catalog (the strongly
  * consistent index) and the UnitStore (bytes as inline data, replicas or erasure-coded units).
- * A write reserves its unit ids, streams the body into fresh shard keys, then commits the
- * manifest in the catalog: the commit is the atomic step, so a crash before it leaves the old
- * version readable and only orphans, which the collector deletes. Unhealthy shards seen on reads
+ * A write reserves its unit ids (a PutObject in the same catalog call that checks its
+ * conditions, beside the uploads, whose last bytes wait for it), streams the body into fresh
+ * shard keys, then commits the manifest in the catalog: the commit is the atomic step, so a crash
+ * before it leaves the old version readable and only reserved orphans, which the collector deletes. Unhealthy shards seen on reads
  * or missed by writes are handed to `enqueueRepair`.
  * Spec: AWS S3 API reference, one method per operation; completion rules in model/multipart.ts.
  * Known gaps: no versioning API; CopyObject copies data (no shard sharing).
@@ -202,7 +203,7 @@ export class EcStore implements T.ObjectStore {
    * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
    * conditions checked and the unit ids reserved, one call) runs while the shards upload, and
    * every shard's last bytes wait for its answer, so no shard is stored before its unit is
-   * reserved (an orphan is always found; docs/ARCHITECTURE notes in README); then the commit.
+   * reserved (an orphan is always found: README, "How it stores an object"); then the commit.
    * A refusal by prepareWrite aborts the uploads and deletes what they sent.
    */
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
