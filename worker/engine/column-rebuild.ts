@@ -102,6 +102,7 @@ export class ColumnRebuild {
       await this.hold(targets.length * len + blockLen);
       this.rebuilder = this.coder.columnRebuilder(sources, targets, len, blockLen);
       const failures = await this.pass(sources);
+      if (this.closed) throw new ShardReadError(targets[0]!, 'unavailable', 'rebuild cancelled'); // freed mid-pass: nothing is rebuilt
       if (failures.length === 0) return;
       for (const f of failures) {
         if (bad.has(f.shardIndex)) continue;
