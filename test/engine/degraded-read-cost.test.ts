@@ -107,12 +107,15 @@ describe('degraded reads: backend requests', () => {
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 1000 + 3); // one row: 1001 bytes per data shard
     const [unit] = await store(s, policy(k, m), data);
-    for (const [down, most] of [[[], k], [[3], k + 1], [[0, k - 1], k + 2], [[k], k], [[1, k + 1], k + 1]] as const) {
+    // A data shard and a parity shard down: the parity taken instead of the data shard may be the
+    // down one (parity is ranked by measured latency), so k+2 at most, as with two down.
+    for (const [down, most] of [[[], k], [[3], k + 1], [[0, k - 1], k + 2], [[k], k], [[1, k + 1], k + 2]] as const) {
       down.forEach((i) => backendOf(s, unit!, i).goOffline());
       s.faulty.forEach((f) => f.calls.splice(0));
       s.probe.peak = 0;
       expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
-      expect(sum(getsPerShard(s, unit!)), `${k}+${m} down ${down}`).toBe(most);
+      expect(sum(getsPerShard(s, unit!)), `${k}+${m} down ${down}`).toBeLessThanOrEqual(most);
+      if (down.length < 2 || down.every((i) => i < k)) expect(sum(getsPerShard(s, unit!)), `${k}+${m} down ${down}: exactly`).toBe(most);
       expect(s.probe.peak, 'one parallel round, within 6 open').toBe(Math.min(6, k));
       expect(s.probe.violations).toEqual([]);
       down.forEach((i) => backendOf(s, unit!, i).goOnline());

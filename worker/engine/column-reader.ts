@@ -31,18 +31,10 @@ import { ColumnRebuild } from './column-rebuild.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
 import { planColumnRead } from './read-cost.ts';
-import { readSingleRow } from './single-row-read.ts';
+import { readSingleRow, type Span } from './single-row-read.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
-/** A piece of the read: data shard `shard`, rows `from`..`to`, bytes [lo, hi) of the shard's data. */
-export interface Span {
-  shard: number;
-  lo: number;
-  hi: number;
-  from: number;
-  to: number;
-}
 
 export class ColumnReader {
   private readonly unit: CodedUnit;

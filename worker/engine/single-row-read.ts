@@ -13,13 +13,21 @@
  */
 import { createCoder } from '../../coder-wasm/index.ts';
 import { shardKey } from '../catalog/manifest.ts';
-import type { Span } from './column-reader.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout } from './layout.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
+
+/** A piece of a column read: data shard `shard`, rows `from`..`to`, bytes [lo, hi) of the shard's data. */
+export interface Span {
+  shard: number;
+  lo: number;
+  hi: number;
+  from: number;
+  to: number;
+}
 
 export interface SingleRowInput extends ReadUnitInput {
   spans: Span[];
