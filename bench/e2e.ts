@@ -2,6 +2,7 @@
  * npm run bench [-- --quick] [--json] [--write] [--setups memory,s3rver] [--reps N]
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
+ *                  [--strict-counts]
  *                  [--replot bench/results/NAME.json]
  *
  * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
@@ -60,6 +61,8 @@ const BIG = (!QUICK || flag('--big')) && !flag('--no-big');
 const BREAKDOWN = !flag('--no-breakdown');
 const MATRIX = !flag('--no-matrix');
 const CONCURRENT = !flag('--no-concurrency');
+/** Exit non-zero when a request-count target is missed (CI's smoke run). */
+const STRICT_COUNTS = flag('--strict-counts');
 for (const w of WHAT_IF) if (!WHAT_IF_NAMES.includes(w)) throw new Error(`unknown --what-if ${w}`);
 
 const KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
@@ -118,6 +121,8 @@ interface Phase {
   calls: { put: number; get: number; head: number; delete: number; list: number; failed: number; putBytes: number; getBytes: number };
   /** HTTP requests the s3rver processes served (setup b). */
   http: number | null;
+  /** Catalog (Durable Object) calls the gateway made, per method. */
+  catalog: Record<string, number>;
   units: number;
 }
 
@@ -132,6 +137,18 @@ interface Ctx {
 }
 
 const ZERO_CALLS = { put: 0, get: 0, head: 0, delete: 0, list: 0, failed: 0, putBytes: 0, getBytes: 0 };
+
+/**
+ * Catalog calls the upkeep makes in the background while a phase runs (a backend back online
+ * makes every bucket's repair worklist due: listBucketRecords + repairSoon per bucket; damage
+ * found by reads is recorded), not calls of the S3 requests measured.
+ */
+const UPKEEP_CATALOG_CALLS = new Set(['listBucketRecords', 'repairSoon', 'markMissing', 'markRepaired', 'repairFailed', 'bucketHealth', 'takeDueGarbage', 'queueGarbage', 'listDegradedUnits', 'getScrubCursor', 'setScrubCursor', 'deletedBucketGarbage']);
+
+/** Catalog calls of a phase's S3 requests (upkeep's in the background left out). */
+function catalogTotal(p: Phase): number {
+  return Object.entries(p.catalog ?? {}).reduce((a, [name, n]) => a + (UPKEEP_CATALOG_CALLS.has(name) ? 0 : n), 0);
+}
 
 function sumCalls(stats: Record<string, Phase['calls']>): Phase['calls'] {
   const out = { ...ZERO_CALLS };
@@ -171,8 +188,9 @@ async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | '
   const b = process.cpuUsage(bench0);
   const rssPeak = sampler.stop().peak;
   const calls = sumCalls(await g.control('/__bench/stats'));
+  const catalog: Record<string, number> = await g.control('/__bench/catalog-stats');
   const http = servers.length ? (await serverStats(servers)) - http0 : null;
-  const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, units: 0 };
+  const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, catalog, units: 0 };
   emit({ type: 'phase', ...phase, latMs: undefined, p50Ms: pct(latMs, 50), p99Ms: pct(latMs, 99) });
   return phase;
 }
@@ -580,6 +598,8 @@ interface Summary {
   /** Large runs only: a second PUT/GET in the same worker, above the RSS just before it. */
   putRssAgainMiB: number | null; getRssAgainMiB: number | null;
   putReqPerOp: number | null; getReqPerOp: number | null; get1ReqPerOp: number | null; get2ReqPerOp: number | null;
+  /** Catalog (Durable Object) calls per PUT and per healthy GET. */
+  putCatPerOp: number | null; getCatPerOp: number | null;
   putHttpPerOp: number | null; getHttpPerOp: number | null;
   writtenPerStored: number | null;
   putP50: number; putP99: number; getP50: number; getP99: number;
@@ -611,6 +631,7 @@ function summarize(setup: SetupName, policy: PolicyName, size: number): Summary 
     getReqPerOp: isDirect ? null : perOp(get, (p) => p.calls.get + p.calls.head + p.calls.list),
     get1ReqPerOp: isDirect ? null : perOp(g1, (p) => p.calls.get + p.calls.head + p.calls.list),
     get2ReqPerOp: isDirect ? null : perOp(g2, (p) => p.calls.get + p.calls.head + p.calls.list),
+    putCatPerOp: isDirect ? null : perOp(put, catalogTotal), getCatPerOp: isDirect ? null : perOp(get, catalogTotal),
     putHttpPerOp: setup === 's3rver' && !isDirect ? perOp(put, (p) => p.http ?? 0) : null,
     getHttpPerOp: setup === 's3rver' && !isDirect ? perOp(get, (p) => p.http ?? 0) : null,
     writtenPerStored: isDirect ? null : put.reduce((n, p) => n + p.calls.putBytes, 0) / bytes(put),
@@ -624,7 +645,7 @@ const f = (v: number | null | undefined, d = 0) => (v === null || v === undefine
 function table(rows: Summary[], setup: SetupName): string {
   const s3 = setup === 's3rver';
   const head = ['policy', 'size', 'reps', 'PUT MB/s', 'GET MB/s', '1-down', '2-down', 'PUT cpu s/GB', 'GET cpu s/GB', '1-down cpu',
-    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []), s3 ? 'PUT req/op [http]' : 'PUT req/op', s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d', 'wr B/B', 'PUT p50/p99 ms', 'GET p50/p99 ms', 'RSS MiB PUT/GET'];
+    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []), s3 ? 'PUT req/op [http]' : 'PUT req/op', s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d', 'catalog calls/op PUT/GET', 'wr B/B', 'PUT p50/p99 ms', 'GET p50/p99 ms', 'RSS MiB PUT/GET'];
   const n = (v: number | null) => (v === null ? '-' : Number.isInteger(Math.round(v * 10) / 10) ? v.toFixed(0) : v.toFixed(1));
   const lines = rows.map((r) => {
     const direct = r.policy === 'direct';
@@ -634,6 +655,7 @@ function table(rows: Summary[], setup: SetupName): string {
       ...(s3 ? [`${f(r.putBackendCpu, 2)}/${f(r.getBackendCpu, 2)}`] : []),
       direct ? '-' : `${n(r.putReqPerOp)}${s3 ? ` [${n(r.putHttpPerOp)}]` : ''}`,
       direct ? '-' : `${n(r.getReqPerOp)}/${n(r.get1ReqPerOp)}/${n(r.get2ReqPerOp)}${s3 ? ` [${n(r.getHttpPerOp)}]` : ''}`,
+      direct ? '-' : `${n(r.putCatPerOp)}/${n(r.getCatPerOp)}`,
       f(r.writtenPerStored, 2),
       r.size <= MiB ? `${f(r.putP50, 1)}/${f(r.putP99, 1)}` : '-', r.size <= MiB ? `${f(r.getP50, 1)}/${f(r.getP99, 1)}` : '-',
       direct && s3 ? '-' : `${f(r.putRssMiB)}/${f(r.getRssMiB)}${r.putRssAgainMiB !== null ? ` (again ${f(r.putRssAgainMiB)}/${f(r.getRssAgainMiB)})` : ''}`,
@@ -692,7 +714,40 @@ function ratioTable(rs: Ratio[]): string {
   return markdownTable(['ratio', ...cols], lines);
 }
 
-interface Target { target: string; figure: string; met: boolean | null }
+interface Target {
+  target: string;
+  figure: string;
+  met: boolean | null;
+  /** A request count (deterministic, unlike timings): --strict-counts fails the run when missed. */
+  count?: boolean;
+}
+
+/** Block size of every bench policy (the config default). */
+const BENCH_BLOCK = 256 * KiB;
+
+/**
+ * Issue 23's request-count goals for one policy and object size: GETs with one and two data-shard
+ * backends down (k+1 / k+2 for an object of one row; at most 2k per column unit with one down,
+ * 3k with two down unrecorded: column-rebuild.ts), replicate-3 one GET, catalog calls per PUT
+ * (2 coded) and per GET (1).
+ */
+function countTargets(setup: string, p: (typeof POLICIES)[number], size: number, r: Summary): Target[] {
+  const out: Target[] = [];
+  const tag = `${p.name}, ${setup} ${sizeName(size)}`;
+  const column = p.k + p.m > 6 && p.name !== 'replicate-3';
+  const S = Math.min(8 * MiB, Math.floor(24 * MiB / p.m / BENCH_BLOCK) * BENCH_BLOCK);
+  const units = column ? Math.ceil(size / (p.k * S)) : 1;
+  const oneRow = column ? Math.ceil(size / p.k) <= BENCH_BLOCK : size <= p.k * BENCH_BLOCK;
+  if (p.name === 'replicate-3') {
+    out.push({ target: `replicate-3 GET = 1 backend request (${tag})`, figure: `${f(r.getReqPerOp, 1)}`, met: r.getReqPerOp === 1, count: true });
+  } else {
+    const one = oneRow || !column ? p.k + 1 : 2 * p.k * units, two = oneRow || !column ? p.k + 2 : 3 * p.k * units;
+    if (r.get1ReqPerOp !== null) out.push({ target: `degraded GET requests, 1 down <= ${oneRow ? 'k+1' : column ? '2k per unit' : 'k+1'} (${tag})`, figure: `${f(r.get1ReqPerOp, 1)} (bound ${one})`, met: r.get1ReqPerOp <= one, count: true });
+    if (r.get2ReqPerOp !== null) out.push({ target: `degraded GET requests, 2 down <= ${oneRow ? 'k+2' : column ? '3k per unit (2k: known gap)' : 'k+2'} (${tag})`, figure: `${f(r.get2ReqPerOp, 1)} (bound ${two})`, met: r.get2ReqPerOp <= two, count: true });
+  }
+  if (r.putCatPerOp !== null) out.push({ target: `PUT catalog calls <= 2, GET 1 (${tag})`, figure: `${f(r.putCatPerOp, 1)} per PUT, ${f(r.getCatPerOp, 1)} per GET`, met: r.putCatPerOp <= 2 && r.getCatPerOp === 1, count: true });
+  return out;
+}
 
 function targets(all: Summary[]): Target[] {
   const out: Target[] = [];
@@ -708,6 +763,10 @@ function targets(all: Summary[]): Target[] {
       if (setup === 's3rver') out.push({ target: `EC 4+2 PUT MB/s >= 1.0x replicate-3 (${tag})`, figure: `${(e.putMBps / r.putMBps).toFixed(2)}x (${e.putMBps.toFixed(0)} vs ${r.putMBps.toFixed(0)} MB/s)`, met: e.putMBps / r.putMBps >= 1.0 });
       out.push({ target: `healthy EC 4+2 GET >= 0.9x replicate-3 (${tag})`, figure: `${(e.getMBps / r.getMBps).toFixed(2)}x (${e.getMBps.toFixed(0)} vs ${r.getMBps.toFixed(0)} MB/s)`, met: e.getMBps / r.getMBps >= 0.9 });
       if (e.get1MBps !== null) out.push({ target: `EC 4+2 GET, one backend down >= 0.8x healthy (${tag})`, figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`, met: e.get1MBps / e.getMBps >= 0.8 });
+    }
+    for (const p of POLICIES) for (const size of sizes) {
+      const r = by(setup, p.name, size);
+      if (r) out.push(...countTargets(setup, p, size, r));
     }
     for (const p of EC_POLICIES) {
       const small = by(setup, p.name, sizes[0]!);
@@ -852,7 +911,7 @@ async function main(): Promise<void> {
   out.push(`Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`);
   out.push(`Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? " (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)" : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`);
   out.push('');
-  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
+  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
   for (const setup of SETUPS) {
     out.push('');
     out.push(setup === 'memory'
@@ -903,6 +962,11 @@ async function main(): Promise<void> {
     log(`\nwrote BENCHMARKS.md (${LABEL} section), bench/results/${LABEL}.svg, bench/results/${LABEL}.json`);
   }
   if (bad.length) process.exitCode = 1;
+  const missed = ts.filter((t) => t.count && t.met === false);
+  if (STRICT_COUNTS && missed.length) {
+    console.error(`--strict-counts: ${missed.length} request-count target(s) missed:\n${missed.map((t) => `  ${t.target}: ${t.figure}`).join('\n')}`);
+    process.exitCode = 1;
+  }
 }
 
 await main();

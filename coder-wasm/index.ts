@@ -97,6 +97,30 @@ export interface ParityBuilder {
   free(): void;
 }
 
+/**
+ * Lost shards of a column rebuilt from k sources whose blocks arrive one at a time, in any order
+ * and interleaved across sources (each source streams on its own): every target starts at zero
+ * and each source block is folded in with `addBlock` (target ^= c(target, source) * block, with
+ * the decode coefficients of exactly these k sources); once every source's bytes [0, len) have
+ * been added, `target(t)[0, len)` equals the lost shard. Memory: targets x shardLen plus one
+ * scratch block, never the sources. The coefficients belong to the source set: a rebuild whose
+ * source fails part way must start again (`reset`) with another set, in a new rebuilder.
+ */
+export interface ColumnRebuilder {
+  readonly sources: readonly number[];
+  readonly targets: readonly number[];
+  readonly shardLen: number;
+  /** Scratch view of `blockLen` bytes in wasm memory: copy a verified source block here before addBlock. */
+  block(): Uint8Array;
+  /** Folds the scratch block, bytes [offset, offset+len) of source shard `source`, into every target. */
+  addBlock(source: number, offset: number, len: number): void;
+  /** View of rebuilt shard `shard` (one of `targets`). See the module note on view lifetime. */
+  target(shard: number): Uint8Array;
+  /** Zeroes the targets. */
+  reset(): void;
+  free(): void;
+}
+
 export interface Coder {
   readonly dataShards: number;
   readonly parityShards: number;
@@ -105,6 +129,11 @@ export interface Coder {
   stripe(shardLen: number): Stripe;
   /** Allocates parity for data that arrives shard by shard (`blockLen` <= shardLen). */
   parityBuilder(shardLen: number, blockLen: number): ParityBuilder;
+  /**
+   * Allocates a rebuilder of `targets` (shard indices, not among `sources`) from exactly k
+   * distinct `sources`; CoderError('TooFewShards') when they are not k or cannot decode.
+   */
+  columnRebuilder(sources: readonly number[], targets: readonly number[], shardLen: number, blockLen: number): ColumnRebuilder;
   /** Copying convenience: shards are k+m equal-length arrays; parity ones are overwritten. */
   encode(shards: Uint8Array[]): void;
   /** Copying convenience: null marks a missing shard; returns all k+m shards (new arrays for rebuilt ones). */
@@ -233,6 +262,80 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     };
   }
 
+  /** c(t, s) for every target t and source s: the decode plan of `sources`, read off a one-byte stripe. */
+  function decodeCoefficients(sources: readonly number[], targets: readonly number[]): Uint8Array[] {
+    const present = [...Array(n).keys()].map((i) => sources.includes(i));
+    const one = stripe(1);
+    try {
+      return sources.map((src) => {
+        for (let i = 0; i < n; i++) one.shard(i)[0] = i === src ? 1 : 0;
+        one.reconstruct(present, { dataOnly: targets.every((t) => t < k) });
+        return Uint8Array.from(targets, (t) => one.shard(t)[0]!);
+      });
+    } finally {
+      one.free();
+    }
+  }
+
+  function columnRebuilder(sources: readonly number[], targets: readonly number[], shardLen: number, blockLen: number): ColumnRebuilder {
+    const distinct = new Set(sources);
+    if (distinct.size !== k || sources.length !== k || sources.some((i) => !(i >= 0 && i < n))) {
+      throw new CoderError('TooFewShards', `a rebuild needs ${k} distinct sources, got [${sources.join(',')}]`);
+    }
+    if (targets.some((t) => !(t >= 0 && t < n) || distinct.has(t)) || new Set(targets).size !== targets.length) {
+      throw new CoderError('InvalidArgument', `targets [${targets.join(',')}] must be distinct shards outside the sources`);
+    }
+    if (!Number.isInteger(shardLen) || shardLen < 0 || !Number.isInteger(blockLen) || blockLen < 0 || blockLen > shardLen) {
+      throw new CoderError('InvalidArgument', `bad rebuilder shape ${shardLen}/${blockLen}`);
+    }
+    const coefficients = decodeCoefficients(sources, targets);
+    const count = targets.length;
+    const outSize = Math.max(1, count * shardLen);
+    let out = rt.alloc(outSize);
+    let block = rt.alloc(Math.max(1, blockLen));
+    let coeffs = rt.alloc(Math.max(1, count));
+    const alive = () => {
+      if (out === 0) throw new CoderError('InvalidArgument', 'column rebuilder used after free()');
+    };
+    rt.bytes(out, outSize).fill(0);
+    return {
+      sources: [...sources],
+      targets: [...targets],
+      shardLen,
+      block() {
+        alive();
+        return rt.bytes(block, blockLen);
+      },
+      addBlock(source, offset, len) {
+        alive();
+        const at = sources.indexOf(source);
+        if (at < 0) throw new CoderError('InvalidArgument', `shard ${source} is not a source`);
+        if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen)) throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
+        if (count === 0 || len === 0) return;
+        rt.bytes(coeffs, count).set(coefficients[at]!);
+        x.sg_mul_add(coeffs, count, block, out + offset, shardLen, len);
+      },
+      target(shard) {
+        alive();
+        const t = targets.indexOf(shard);
+        if (t < 0) throw new CoderError('InvalidArgument', `shard ${shard} is not a target`);
+        return rt.bytes(out + t * shardLen, shardLen);
+      },
+      reset() {
+        alive();
+        rt.bytes(out, outSize).fill(0);
+      },
+      free() {
+        if (out !== 0) {
+          rt.free(out, outSize);
+          rt.free(block, Math.max(1, blockLen));
+          rt.free(coeffs, Math.max(1, count));
+        }
+        out = block = coeffs = 0;
+      },
+    };
+  }
+
   function withStripe<T>(shards: (Uint8Array | null)[], fn: (s: Stripe) => T): T {
     if (shards.length !== n) throw new CoderError('InvalidArgument', `need ${n} shards, got ${shards.length}`);
     const len = shards.find((s) => s)?.length ?? 0;
@@ -252,6 +355,7 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     kernel: rt.kernel,
     stripe,
     parityBuilder,
+    columnRebuilder,
     encode(shards) {
       withStripe(shards, (s) => {
         s.encode();

@@ -20,6 +20,7 @@ export interface CoderExports {
   sg_coder_free(coder: number): void;
   sg_encode(coder: number, base: number, stride: number, len: number): void;
   sg_encode_update(coder: number, dataIndex: number, src: number, parityBase: number, stride: number, len: number): void;
+  sg_mul_add(coeffs: number, count: number, src: number, outBase: number, stride: number, len: number): void;
   sg_reconstruct(coder: number, base: number, stride: number, len: number, present: number, dataOnly: number): number;
   sg_verify(coder: number, base: number, stride: number, len: number): number;
   sg_crc32(prev: number, ptr: number, len: number): number;

@@ -158,7 +158,7 @@ export const configSchema = z.object({
   garbageGraceSeconds: z.number().int().min(0).default(3600),
   /**
    * Longest a write may take from its first shard to its commit. Unit ids are reserved in the
-   * catalog before any shard is written; a reservation still held this long after is an orphan
+   * catalog before any shard is stored; a reservation still held this long after is an orphan
    * (a crash, a refused or abandoned upload) and its shards are collected. A write that would
    * commit later than this is refused (RequestTimeout) instead: its shards may be going.
    */

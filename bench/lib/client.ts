@@ -74,7 +74,9 @@ export function makeClient(t: Target, mode: ClientMode, maxSockets = 8): S3Clien
     maxAttempts: 1,
     requestChecksumCalculation: mode === 'unsigned' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets }) },
+    // Idle pooled sockets are closed after 2 s: workerd closes them after 5 s, and one reused as it
+    // closes fails the request ("socket hang up", ECONNRESET), which is not the gateway's answer.
+    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets, timeout: 2000 }) },
   });
 }
 

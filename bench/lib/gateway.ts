@@ -11,6 +11,7 @@
  * Requests go straight to the workerd process that runs the worker (found by its listening
  * port), not through wrangler's proxy worker, which is a second workerd copying every byte.
  */
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { descendants, listenerOf } from '../../test/support/proc.ts';
 import { bundleWorker, LOCAL_DEV, projectWranglerToml, ROOT, startWorker, type WorkerBundle } from '../../test/support/worker.ts';
@@ -28,7 +29,8 @@ export interface BenchGateway {
   /** Every workerd below us (the proxy's too), for the record. */
   workerdPids: number[];
   direct: boolean;
-  control(path: string, init?: RequestInit): Promise<any>;
+  /** POSTs to a /__bench/ path on a connection of its own; the parsed JSON answer. */
+  control(path: string): Promise<any>;
   dispose(): Promise<void>;
 }
 
@@ -63,7 +65,7 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
   });
   try {
     const origin = worker.url.origin;
-    await (await fetch(`${origin}/__bench/stats`)).arrayBuffer();
+    await post(`${origin}/__bench/stats`, 'GET');
     const workerd = descendants(process.pid).filter((p) => p.comm === 'workerd' && !before.has(p.pid)).map((p) => p.pid);
     // The workerd listening at the Worker's own address runs it; else (wrangler fell back to its
     // proxy's address) the last one started.
@@ -74,10 +76,9 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
       pid,
       workerdPids: workerd,
       direct: worker.url.href !== worker.proxyUrl.href && own !== undefined,
-      async control(path, init) {
-        const r = await fetch(origin + path, { method: 'POST', ...init });
-        const text = await r.text();
-        if (!r.ok) throw new Error(`${path}: ${r.status} ${text}`);
+      async control(path) {
+        const { status, text } = await post(origin + path);
+        if (status < 200 || status > 299) throw new Error(`${path}: ${status} ${text}`);
         return JSON.parse(text);
       },
       dispose: () => worker.dispose(),
@@ -86,4 +87,23 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
     await worker.dispose().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * One request on a fresh connection, closed after the answer. workerd closes a keep-alive
+ * connection after 5 s idle; a pooled one (global fetch's) reused as it closes failed the bench
+ * with "fetch failed ... other side closed" on /__bench/reset after a phase longer than that
+ * without control requests. A control request is rare and cheap: no pool, no race.
+ */
+function post(url: string, method = 'POST'): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent: false, headers: { connection: 'close', 'content-length': '0' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

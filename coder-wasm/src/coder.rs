@@ -99,6 +99,19 @@ impl Coder {
         run(&coeffs, &tables, &[src], &outputs, len, true);
     }
 
+    /// Folds one source block into several outputs with the given coefficients:
+    /// outputs[t] ^= coeffs[t] * src for every t. A column rebuilt from sources that arrive one
+    /// at a time, in any order, is the sum of these folds with a decode plan's coefficients.
+    ///
+    /// # Safety
+    /// src readable for `len` bytes; out_base addresses coeffs.len() outputs of `stride >= len`
+    /// bytes each, not overlapping src.
+    pub unsafe fn mul_add(coeffs: &[u8], src: *const u8, out_base: *mut u8, stride: usize, len: usize) {
+        let tables: Vec<[u8; 32]> = coeffs.iter().map(|&c| gf::nibble_table(c)).collect();
+        let outputs: Vec<*mut u8> = (0..coeffs.len()).map(|t| Self::shard(out_base, stride, t)).collect();
+        run(coeffs, &tables, &[src], &outputs, len, true);
+    }
+
     /// Rebuilds the shards with `present[i] == false` in place (only data shards when
     /// `data_only`). Present shards are trusted, not checked: corruption must be caught by the
     /// shard checksums before this is called.
@@ -175,6 +188,28 @@ mod tests {
             *b = (x >> 24) as u8;
         }
         v
+    }
+
+    #[test]
+    fn mul_add_folds_match_reconstruct() {
+        // A lost data shard rebuilt by folding each source with its decode coefficient equals
+        // what reconstruct gives.
+        let (k, m, len) = (5, 3, 41);
+        let n = k + m;
+        let mut c = Coder::new(k, m).unwrap();
+        let mut good = stripe(k, m, len, 11);
+        unsafe { c.encode(good.as_mut_ptr(), len, len) };
+        let present: Vec<bool> = (0..n).map(|i| i != 1 && i != 3 && i != 6).collect();
+        let sources: Vec<usize> = (0..n).filter(|&i| present[i]).collect();
+        let plan = matrix::decode_plan(&c.generator, k, n, &present, &[1, 3]).unwrap();
+        let mut acc = vec![0u8; 2 * len];
+        for (si, &s) in plan.sources.iter().enumerate() {
+            assert!(sources.contains(&s));
+            let coeffs = [plan.coefficients[si], plan.coefficients[plan.sources.len() + si]];
+            unsafe { Coder::mul_add(&coeffs, good.as_ptr().add(s * len), acc.as_mut_ptr(), len, len) };
+        }
+        assert_eq!(&acc[..len], &good[len..2 * len]);
+        assert_eq!(&acc[len..], &good[3 * len..4 * len]);
     }
 
     #[test]

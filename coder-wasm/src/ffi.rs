@@ -60,6 +60,18 @@ pub unsafe extern "C" fn sg_encode_update(c: *const Coder, data_index: u32, src:
     (*c).encode_update(data_index as usize, src, parity_base, stride, len);
 }
 
+/// outputs[t] ^= coeffs[t] * src for t < count; output t at out_base + t * stride.
+///
+/// # Safety
+/// See `Coder::mul_add`; coeffs readable for `count` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sg_mul_add(coeffs: *const u8, count: u32, src: *const u8, out_base: *mut u8, stride: usize, len: usize) {
+    if count == 0 || len == 0 {
+        return;
+    }
+    Coder::mul_add(core::slice::from_raw_parts(coeffs, count as usize), src, out_base, stride, len);
+}
+
 /// `present` points at k+m bytes, nonzero = shard usable. Returns 0, or -1 when too few shards.
 ///
 /// # Safety

@@ -177,6 +177,10 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setScrubCursor(bucket, cursor));
   }
 
+  async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {
+    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, conditions, unitIds, expires.getTime()));
+  }
+
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
     unwrap(await this.bucket(bucket).reserveUnits(bucket, unitIds, expires.getTime()));
   }

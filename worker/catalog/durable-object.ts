@@ -204,6 +204,10 @@ export class CatalogObject extends DurableObject {
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
+  prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: number): Reply<void> {
+    return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
+  }
+
   reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
   }

@@ -276,6 +276,11 @@ export class MemoryCatalog implements Catalog {
     return { queued: orphaned.length, due: orphaned.filter((g) => g.notBefore <= now.getTime()).length };
   }
 
+  async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {
+    checkWriteConditions(current(this.bucket(bucket).objects.get(key)), conditions, key);
+    await this.reserveUnits(bucket, unitIds, expires);
+  }
+
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
     const reservations = this.bucket(bucket).reservations;
     for (const id of unitIds) reservations.set(id, expires.getTime());

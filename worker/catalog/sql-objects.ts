@@ -112,6 +112,13 @@ export class SqlObjects {
     else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
   }
 
+  /** A write's first step: `conditions` checked against the current object, then its unit ids reserved. */
+  prepare(key: string, conditions: WriteConditions, unitIds: string[], expires: number): void {
+    const current = this.get(key);
+    checkWriteConditions(current ? { etag: current.etag, lastModified: new Date(current.lastModified) } : undefined, conditions, key);
+    this.reserve(unitIds, expires);
+  }
+
   reserve(unitIds: string[], expires: number): void {
     for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires) VALUES (?, ?)', id, expires);
   }

@@ -203,9 +203,17 @@ export interface Catalog {
    * Records that shards are about to be written under these unit ids (NoSuchBucket if missing).
    * A commit or putPart naming a unit releases its reservation; one still held at `expires` is a
    * write that never committed (a crash, a refused or abandoned upload), and takeDueGarbage hands
-   * it to the collector. Reserving before the first shard write is what makes every orphan findable.
+   * it to the collector. Reserving before any shard is stored (prepareWrite: before any shard's
+   * footer is sent) is what makes every orphan findable.
    */
   reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  /**
+   * A PUT's one catalog call before its commit: checks `conditions` against the key's current
+   * object (PreconditionFailed, NoSuchKey; NoSuchBucket), then reserves `unitIds` as
+   * reserveUnits does, atomically; a refused write reserves nothing. The writer withholds every
+   * shard's last bytes until this has answered, so no shard is stored unreserved (ec-store.ts).
+   */
+  prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date): Promise<void>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
   /** Where the background scrubber stopped in this bucket, or null: the next run starts a pass. */

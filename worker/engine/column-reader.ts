@@ -3,55 +3,52 @@
  *
  * A healthy read walks the data shards that hold the range, one after the other: one backend
  * request open at a time, each block checked (XXH64) and handed on as a view of the reader's
- * buffer (valid until the consumer reads again), with no decoding and no copy. A data shard that is recorded
- * missing, or fails (missing, unreachable, corrupt) is rebuilt for the rows still needed from k
- * other shards (RowDecoder, within the 6 open subrequests) and the read goes on.
+ * buffer (valid until the consumer reads again), with no decoding and no copy.
+ *
+ * A data shard that is recorded missing, or fails (missing, unreachable, corrupt), is rebuilt
+ * for the rows still needed by one ColumnRebuild pass: k good sources, each opened once over
+ * those rows (at most 6 open at once) and folded into the lost shards as they stream, together
+ * with every other data shard of the range already known bad. So a degraded read of a unit makes
+ * at most 2k backend GETs (the k-1 or fewer healthy data shards for their own bytes, plus k
+ * sources once), whatever its size; the rebuilt rows' memory is asked of the coding budget
+ * (`grow`) and given back when the read ends.
+ *
+ * A unit of a single row (small objects) is read in one parallel round instead: its needed data
+ * blocks at once (at most 6 open), and for each that fails one more shard (parity first), so a
+ * degraded small read makes k+1 GETs with one shard down, k+2 with two.
  *
  * Invariants: fewer than k good shards is QuorumError, never wrong bytes; every shard found
  * unhealthy is reported once through `onUnhealthy`; the first block is read before the stream is
- * returned (failures up front are errors, not truncated bodies).
+ * returned (failures up front are errors, not truncated bodies); every reader, rebuild and
+ * budget grant is released on every way the read ends (done, failed, cancelled).
  * With priced backends (read-cost.ts), a data shard on a backend whose egress costs more than
  * reading its rows' k counterparts elsewhere is rebuilt instead of read, from the cheapest shards.
  * Known gap: no hedging on slow shards (a slow data shard is waited for: reading around it would
  * cost k requests for one).
  */
-import type { Backend } from '../../backends/types.ts';
-import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { ColumnRebuild } from './column-rebuild.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
 import { planColumnRead } from './read-cost.ts';
-import { RowDecoder } from './row-decoder.ts';
+import { readSingleRow, type Span } from './single-row-read.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
-/** Bytes of source blocks a degraded read holds per round (k blocks per row). */
-const ROUND_BYTES = 4 * 1024 * 1024;
-
-/** A piece of the read: data shard `shard`, rows `from`..`to`, bytes [lo, hi) of the shard's data. */
-interface Span {
-  shard: number;
-  lo: number;
-  hi: number;
-  from: number;
-  to: number;
-}
 
 export class ColumnReader {
   private readonly unit: CodedUnit;
   private readonly layout: UnitLayout;
   private readonly spans: Span[];
   private readonly bad: Set<number>;
-  /** Data shards cheaper to rebuild than to read, and the decoder's source order (read-cost.ts; priced backends only). */
+  /** Data shards cheaper to rebuild than to read, and the source order (read-cost.ts; priced backends only). */
   private readonly costPlan: { avoid: Set<number>; preference: number[] } | null;
   private readonly salt: bigint;
-  /** A k+m stripe for decoding, made on demand. */
-  private decodeCoder: Coder | null = null;
-  private decodeStripe: Stripe | null = null;
-  private decoder: RowDecoder | null = null;
+  private rebuild: ColumnRebuild | null = null;
   private reader: ShardReader | null = null;
   private span = 0;
   private row = 0;
+  private released = false;
 
   constructor(private readonly input: ReadUnitInput) {
     this.unit = input.unit;
@@ -72,11 +69,14 @@ export class ColumnReader {
   async open(): Promise<ReadableStream<Uint8Array>> {
     let first: Uint8Array[];
     try {
-      first = await this.next();
+      first = this.layout.stripes === 1
+        ? await readSingleRow({ ...this.input, spans: this.spans, bad: this.bad, avoid: this.costPlan?.avoid, preference: this.preference() })
+        : await this.next();
     } catch (err) {
       this.release();
       throw err;
     }
+    if (this.layout.stripes === 1) this.span = this.spans.length; // every chunk is in `first`
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         try {
@@ -112,11 +112,16 @@ export class ColumnReader {
       const B = this.unit.blockSize;
       const lo = Math.max(span.lo, j * B) - j * B, hi = Math.min(span.hi, (j + 1) * B) - j * B;
       let out: Uint8Array[] | null = null;
-      if (!this.bad.has(span.shard) && !this.costPlan?.avoid.has(span.shard)) out = await this.readHealthy(span, j, lo, hi);
-      out ??= await this.readDecoded(span, j, lo, hi);
+      if (!this.lost(span.shard)) out = await this.readHealthy(span, j, lo, hi);
+      out ??= [await this.readRebuilt(span, j, lo, hi)];
       this.row++;
       return out;
     }
+  }
+
+  /** Shard i is not read for its own bytes: known bad, or (priced) cheaper rebuilt. */
+  private lost(i: number): boolean {
+    return this.bad.has(i) || (this.costPlan?.avoid.has(i) ?? false);
   }
 
   /** Row j of the span's own shard, checked; null when that shard turns out bad. */
@@ -132,33 +137,49 @@ export class ColumnReader {
     } catch (err) {
       if (!(err instanceof ShardReadError)) throw err;
       this.reader = null;
+      if (this.released) throw err;
       this.bad.add(err.shardIndex);
       this.input.onUnhealthy?.(err);
       return null;
     }
   }
 
-  /** Row j of the span's shard rebuilt from k others. */
-  private async readDecoded(span: Span, j: number, lo: number, hi: number): Promise<Uint8Array[]> {
-    this.decodeCoder ??= createCoder(this.unit.k, this.unit.m);
-    this.decodeStripe ??= this.decodeCoder.stripe(this.unit.blockSize);
-    this.decoder ??= new RowDecoder({
-      bucket: this.input.bucket, unit: this.unit, backends: this.input.backends, bad: this.bad,
-      lastRow: this.layout.stripes - 1, onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, preference: this.costPlan?.preference,
-      rowsPerRound: Math.max(1, Math.floor(ROUND_BYTES / (this.unit.k * this.unit.blockSize))),
-    });
-    await this.decoder.decodeRow(j, this.decodeStripe, true);
-    return [this.decodeStripe.shard(span.shard).slice(lo, hi)];
+  /**
+   * Row j of the span's shard from a rebuild. A new rebuild covers, from row j on, this shard and
+   * every later data shard of the range already known lost, so one pass serves them all.
+   */
+  private async readRebuilt(span: Span, j: number, lo: number, hi: number): Promise<Uint8Array> {
+    if (!this.rebuild?.has(span.shard, j)) {
+      this.rebuild?.free();
+      this.rebuild = null;
+      const rowsOf = (s: Span, from = s.from) => ({ shard: s.shard, from, to: s.to });
+      const rest = this.spans.slice(this.span + 1);
+      const rebuild = new ColumnRebuild({
+        bucket: this.input.bucket, unit: this.unit, backends: this.input.backends, bad: this.bad,
+        targets: [rowsOf(span, j), ...rest.filter((s) => this.lost(s.shard)).map((s) => rowsOf(s))],
+        later: rest.filter((s) => !this.lost(s.shard)).map((s) => rowsOf(s)),
+        preference: this.preference(), onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, grow: this.input.grow,
+      });
+      this.rebuild = rebuild;
+      await rebuild.run();
+    }
+    return this.rebuild!.row(span.shard, j, lo, hi);
+  }
+
+  /** Sources in order: the cost plan's, else data shards first (no decoding), then parity by backend speed. */
+  private preference(): number[] {
+    if (this.costPlan) return this.costPlan.preference;
+    const { k, m, placement } = this.unit;
+    const speed = (i: number) => this.input.latency?.of(placement[i]!) ?? 0;
+    const all = [...Array(k + m).keys()];
+    return [...all.slice(0, k), ...all.slice(k).sort((a, b) => speed(a) - speed(b) || a - b)];
   }
 
   private release(): void {
+    this.released = true;
     this.reader?.cancel();
     this.reader = null;
-    this.decoder?.release();
-    this.decodeStripe?.free();
-    this.decodeCoder?.free();
-    this.decodeStripe = null;
-    this.decodeCoder = null;
-    this.decoder = null;
+    this.rebuild?.free();
+    this.rebuild = null;
   }
 }

@@ -1,9 +1,10 @@
 /**
  * EcStore: the ObjectStore of the gateway. S3 semantics over the Catalog (the strongly
  * consistent index) and the UnitStore (bytes as inline data, replicas or erasure-coded units).
- * A write reserves its unit ids, streams the body into fresh shard keys, then commits the
- * manifest in the catalog: the commit is the atomic step, so a crash before it leaves the old
- * version readable and only orphans, which the collector deletes. Unhealthy shards seen on reads
+ * A write reserves its unit ids (a PutObject in the same catalog call that checks its
+ * conditions, beside the uploads, whose last bytes wait for it), streams the body into fresh
+ * shard keys, then commits the manifest in the catalog: the commit is the atomic step, so a crash
+ * before it leaves the old version readable and only reserved orphans, which the collector deletes. Unhealthy shards seen on reads
  * or missed by writes are handed to `enqueueRepair`.
  * Spec: AWS S3 API reference, one method per operation; completion rules in model/multipart.ts.
  * Known gaps: no versioning API; CopyObject copies data (no shard sharing).
@@ -70,6 +71,7 @@ export class EcStore implements T.ObjectStore {
   private readonly units: UnitStore;
   private readonly settings: EngineSettings;
   private readonly budget: CodingBudget;
+  private readonly budgetBytes: number;
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
@@ -77,6 +79,7 @@ export class EcStore implements T.ObjectStore {
     this.settings = opts.settings;
     const b = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
     this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
+    this.budgetBytes = b.bytes;
   }
 
   /** The isolate's coding budget right now: held, holders, waiters (the operator's gauge). */
@@ -95,11 +98,19 @@ export class EcStore implements T.ObjectStore {
    */
   private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease): Promise<ReadableStream<Uint8Array>> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end);
-    const own = lease ? undefined : await this.acquire(storageReadBytes(storage));
+    const held = storageReadBytes(storage);
+    const own = lease ? undefined : await this.acquire(held);
     const release = () => own?.release();
+    // A degraded column read asks for its rebuilt rows' memory beyond what it holds; never for
+    // more than the rest of the budget, which it could wait for forever while holding its share.
+    const rest = Math.max(0, this.budgetBytes - held);
+    const grow = async (bytes: number) => {
+      const extra = await this.acquire(Math.min(bytes, rest));
+      return () => extra.release();
+    };
     let body: ReadableStream<Uint8Array>;
     try {
-      body = await this.units.open(bucket, key, storage, start, end);
+      body = await this.units.open(bucket, key, storage, start, end, grow);
     } catch (err) {
       release();
       throw err;
@@ -232,14 +243,30 @@ export class EcStore implements T.ObjectStore {
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
   deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
 
+  /**
+   * PutObject in two serial rounds and at most two catalog calls. An inline object: the body,
+   * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
+   * conditions checked and the unit ids reserved, one call) runs while the shards upload, and
+   * every shard's last bytes wait for its answer, so no shard is stored before its unit is
+   * reserved (an orphan is always found: README, "How it stores an object"); then the commit.
+   * A refusal by prepareWrite aborts the uploads and deletes what they sent.
+   */
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
     const max = this.settings.maxObjectSize;
-    const [, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, false, async () => {
-      const current = await this.catalog.getManifest(bucket, key); // NoSuchBucket, fail-fast conditions
+    if (o.contentLength == null || o.contentLength > max) {
+      // Refused for its length: NoSuchBucket and failed conditions are answered first, as before.
+      const current = await this.catalog.getManifest(bucket, key);
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
-    });
+    }
     const size = this.requireLength(o.contentLength, max);
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata }, reserved);
+    const plan = this.units.plan(size, policyFor(this.settings, bucket), false);
+    const lifetime = this.settings.writeReservationSeconds * 1000;
+    const expires = Date.now() + lifetime;
+    const reserved: Reservation = { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
+    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, new Date(expires));
+    prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata, commitGate: prepared }, reserved);
+    await prepared;
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }

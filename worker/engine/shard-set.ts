@@ -40,6 +40,13 @@ export interface UnitGeometry {
   /** Bytes of object data in this unit. */
   size: number;
   headerExtra?: Pick<ShardHeader, 'uploadId' | 'partNumber' | 'metadata' | 'segment'>;
+  /**
+   * Settles when the catalog has reserved this write's unit ids (ec-store.ts): every shard's
+   * footer, its last bytes, waits for it, so no backend can store a shard before its unit is
+   * reserved (S3, R2 and MinIO store a PUT only once its whole body has arrived). A rejection
+   * aborts every upload and is the write's error.
+   */
+  commitGate?: Promise<void>;
 }
 
 export class ShardSet {
@@ -51,8 +58,15 @@ export class ShardSet {
   private readonly sinks: (ShardSink | undefined)[];
   private readonly slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   private readonly abort = new AbortController();
+  /** Why the commit gate refused the write, once it has. */
+  private gateError: unknown = null;
 
   constructor(readonly g: UnitGeometry, readonly layoutKind: UnitLayoutKind) {
+    g.commitGate?.catch((err: unknown) => {
+      this.gateError = err;
+      for (const s of this.sinks) s?.abort(err);
+      this.abort.abort(err);
+    });
     const { k, m, blockSize, size } = g;
     this.n = k + m;
     const createdAt = new Date().toISOString(); // one value: every shard's header differs only by its index
@@ -107,11 +121,13 @@ export class ShardSet {
   finishShard(i: number, complete: ShardFooter): void {
     const bytes = encodeFooter(footerOfShard(complete, { k: this.g.k, layout: this.layoutKind }, i));
     const sink = this.sink(i);
-    void sink.write(() => [bytes]).then(() => sink.close());
+    const gate = this.g.commitGate;
+    void (gate ? gate.then(() => sink.write(() => [bytes]), () => {}) : sink.write(() => [bytes])).then(() => sink.close());
   }
 
   /** Waits for every upload; QuorumError below the write quorum. Returns which shards were stored. */
   async settle(): Promise<boolean[]> {
+    await this.g.commitGate; // a refusal is the write's error, whatever the uploads did
     const results = await Promise.all(this.sinks.map((s, i) => (s ?? this.sink(i)).close()));
     if (results.filter(Boolean).length < this.g.writeQuorum) throw this.quorumFailure();
     return results;
@@ -134,6 +150,7 @@ export class ShardSet {
   /** Stops every shard, deletes what was written, and says why the write failed. */
   async fail(err: unknown): Promise<unknown> {
     const sinks = this.sinks.filter((s): s is ShardSink => !!s);
+    if (this.gateError !== null) err = this.gateError;
     const failure = err instanceof S3Error || err instanceof QuorumError ? err : sinks.some((s) => !s.ok) ? this.quorumFailure() : err;
     for (const s of sinks) s.abort(err);
     this.abort.abort(err);

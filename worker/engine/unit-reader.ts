@@ -11,6 +11,8 @@
  * blocks of the row are decoded. A slow read is never abandoned: it goes on, and from the next
  * row on it serves again as soon as it catches up.
  *
+ * A replicated unit is read from one replica, chosen at the first row and kept (replicaShard).
+ *
  * With priced backends (read-cost.ts) other shards are taken cheapest first, and a read whose
  * data shards cost more (egress) than k cheaper shards plus decoding reads those k and decodes
  * every row.
@@ -29,6 +31,7 @@ import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
+import type { GrowBudget } from './column-rebuild.ts';
 import { unitSalt } from './format.ts';
 import { shardLayout, type UnitLayout } from './layout.ts';
 import type { PriceBook } from './prices.ts';
@@ -51,6 +54,8 @@ export interface ReadUnitInput {
   latency?: BackendLatency;
   /** What each backend charges: reads fetch the cheapest k shards (read-cost.ts). */
   prices?: PriceBook;
+  /** More of the isolate's coding budget for a degraded read's rebuilt rows (column units; column-rebuild.ts). */
+  grow?: GrowBudget;
 }
 
 /** One shard's read: its reader, the next row it will read, and the block it is fetching. */
@@ -83,6 +88,8 @@ export class UnitReader {
   private coder: Coder | null = null;
   private stripe: Stripe | null = null;
   private decodedOut: Uint8Array | null = null;
+  /** Replicated units: the replica every row is read from (replicaShard). */
+  private replicaChoice: number | null = null;
 
   constructor(private readonly input: ReadUnitInput) {
     const { unit, start, end } = input;
@@ -135,7 +142,7 @@ export class UnitReader {
   private async row(s: number): Promise<Uint8Array[]> {
     // Decoding by plan: no block is needed as such; any k of the cheapest make the row.
     const planned = !this.replica && this.costPlan?.decode === true;
-    const needed = planned ? [] : this.replica ? [this.preference()[0] ?? 0] : this.neededData(s);
+    const needed = planned ? [] : this.replica ? [this.replicaShard()] : this.neededData(s);
     const blocks = new Map<number, Uint8Array>();
     for (const i of [...needed, ...this.extra]) this.read(i, s);
     // How many reads of this row to keep going: the needed ones (k when decoding by plan); k once
@@ -147,7 +154,10 @@ export class UnitReader {
     try {
       for (;;) {
         if (!planned && needed.every((i) => blocks.has(i))) return this.chunksOut(s, blocks, false);
-        if (blocks.size >= this.need) return this.chunksOut(s, blocks, true);
+        if (blocks.size >= this.need) {
+          if (this.replica) this.keepReplica([...blocks.keys()][0]!);
+          return this.chunksOut(s, blocks, true);
+        }
         if (needed.some((i) => this.bad.has(i))) target = Math.max(target, this.need);
         this.ensure(s, blocks, target);
         const inFlight = this.inFlight(s, blocks);
@@ -166,6 +176,23 @@ export class UnitReader {
     } finally {
       clearTimeout(timer); // one timer per row must not outlive it
     }
+  }
+
+  /**
+   * The replica a replicated read takes its rows from: chosen once (the cheapest or fastest) and
+   * kept for the whole read, so a read is one backend request unless that replica fails (then
+   * the next one) or stalls past the hedge (then the one that answered instead).
+   */
+  private replicaShard(): number {
+    if (this.replicaChoice === null || this.bad.has(this.replicaChoice)) this.replicaChoice = this.preference()[0] ?? 0;
+    return this.replicaChoice;
+  }
+
+  /** A row of a replicated read came from replica i: it serves the rows after. */
+  private keepReplica(i: number): void {
+    if (i === this.replicaChoice) return;
+    this.replicaChoice = i;
+    this.extra.delete(i);
   }
 
   private get need(): number {
@@ -229,7 +256,7 @@ export class UnitReader {
     if (this.costPlan) return this.costPlan.preference.filter((i) => !this.bad.has(i));
     const speed = (i: number) => this.input.latency?.of(this.unit.placement[i]!) ?? 0;
     const all = [...Array(this.n).keys()].filter((i) => !this.bad.has(i));
-    if (this.replica) return all.sort((a, b) => speed(a) - speed(b));
+    if (this.replica) return all.sort((a, b) => speed(a) - speed(b) || a - b);
     return [...all.filter((i) => i < this.unit.k), ...all.filter((i) => i >= this.unit.k).sort((a, b) => speed(a) - speed(b))];
   }
 

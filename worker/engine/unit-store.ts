@@ -19,6 +19,7 @@ import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { readUnit } from './unit-reader.ts';
 import { ColumnReader } from './column-reader.ts';
+import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 
 /**
@@ -65,6 +66,8 @@ export interface StoreBodyInput {
   /** Parts are always coded units (a manifest lists units), never inline. */
   part?: { uploadId: string; partNumber: number };
   metadata?: unknown;
+  /** Settles when the write's unit ids are reserved: every shard's last bytes wait for it (shard-set.ts). */
+  commitGate?: Promise<void>;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -141,7 +144,7 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m),
+      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), commitGate: input.commitGate,
     };
   }
 
@@ -158,8 +161,11 @@ export class UnitStore {
     return { storage: { kind: 'inline', data: toBase64(data) }, md5, checksum };
   }
 
-  /** The bytes [start, end] of object `key`; the first unit is opened before returning. */
-  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+  /**
+   * The bytes [start, end] of object `key`; the first unit is opened before returning. `grow`:
+   * more coding budget for a degraded column read's rebuilt rows, given back as each unit ends.
+   */
+  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget): Promise<ReadableStream<Uint8Array>> {
     if (end < start) return new ReadableStream({ start: (c) => c.close() });
     if (storage.kind === 'inline') {
       const bytes = fromBase64(storage.data)!.subarray(start, end + 1);
@@ -177,7 +183,7 @@ export class UnitStore {
       const input = {
         bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
-        prices: this.options.prices,
+        prices: this.options.prices, grow,
       };
       return p.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
     };
