@@ -17,8 +17,9 @@
  */
 import type { WaitUntil } from './background.ts';
 import type { BudgetHolder, BudgetLease } from './engine/coding-budget.ts';
+import type { RequestOwner } from './s3/context.ts';
 
-export class RequestScope implements BudgetHolder, WaitUntil {
+export class RequestScope implements BudgetHolder, WaitUntil, RequestOwner {
   /** The S3 operation once known (the budget's holder label). */
   label = 'request';
   private readonly leases = new Set<BudgetLease>();

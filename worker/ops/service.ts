@@ -7,12 +7,11 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
-import type { BudgetSnapshot } from '../engine/coding-budget.ts';
 import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';
 import { probeBackends } from './probe.ts';
-import { buildStatus, type StatusConfig, type StatusDoc } from './status.ts';
+import { buildStatus, type BudgetGauge, type StatusConfig, type StatusDoc } from './status.ts';
 import type { OpsCounters, OpsRecord } from './types.ts';
 
 /** A status read records a data-health sample when the last one is this old (the cron: every run). */
@@ -30,7 +29,7 @@ export interface OpsServiceDeps {
   flusher: OpsFlusher;
   probeEveryMs: number;
   /** This isolate's coding budget now (engine/coding-budget.ts). */
-  codingBudget?: () => BudgetSnapshot;
+  codingBudget?: () => BudgetGauge;
 }
 
 export class OpsService {

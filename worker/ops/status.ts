@@ -6,7 +6,6 @@
  * messages: health, counts and totals only.
  */
 import type { BucketHealth } from '../catalog/types.ts';
-import type { BudgetSnapshot } from '../engine/coding-budget.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
@@ -85,7 +84,7 @@ export interface StatusDoc {
    * waits. Idle, `heldBytes`, `holders` and `waiters` are 0; `reclaimed` counts leases a request
    * ended without giving back (each a bug, logged). Lease holders only in a signed status.
    */
-  isolate: { codingBudget: BudgetSnapshot };
+  isolate: { codingBudget: BudgetGauge };
   /** Per bucket: only in a signed (or open) status. */
   buckets?: BucketStatus[];
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
@@ -113,9 +112,21 @@ function minutePoint(at: number, c: OpsCounters): MinutePoint {
   };
 }
 
-const IDLE_BUDGET: BudgetSnapshot = { capacityBytes: 0, heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, oldestHeldMs: null, reclaimed: 0, leases: [] };
+/** The coding budget of the answering isolate (engine/coding-budget.ts snapshot()). */
+export interface BudgetGauge {
+  capacityBytes: number;
+  heldBytes: number;
+  holders: number;
+  waiters: number;
+  waitingBytes: number;
+  oldestHeldMs: number | null;
+  reclaimed: number;
+  leases: { holder: string; bytes: number; ageMs: number }[];
+}
 
-export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; codingBudget?: BudgetSnapshot }): StatusDoc {
+const IDLE_BUDGET: BudgetGauge = { capacityBytes: 0, heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, oldestHeldMs: null, reclaimed: 0, leases: [] };
+
+export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; codingBudget?: BudgetGauge }): StatusDoc {
   const { config, snapshot, data, signed } = o;
   const codingBudget = o.codingBudget ?? IDLE_BUDGET;
   const stored = new Map<string, { shards: number; bytes: number }>();

@@ -8,7 +8,7 @@ import type { Access } from '../model/access.ts';
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
-import type { RequestScope } from '../request-scope.ts';
+import type { ResponseOwner } from './response-body.ts';
 
 /** The limits and names the front door works with (worker/config.ts parses them). */
 export interface S3Settings {
@@ -69,7 +69,16 @@ export interface S3Context {
   settings: S3Settings;
   requestId: string;
   /** The owner of what the request acquires; a streamed body ends the request (response-body.ts). */
-  scope: RequestScope;
+  scope: RequestOwner;
+}
+
+/** The owner of what a request acquires, as the front door sees it (worker/request-scope.ts). */
+export interface RequestOwner extends ResponseOwner {
+  /** The S3 operation once known (who holds the budget, for the operator). */
+  label: string;
+  waitUntil(p: Promise<unknown>): void;
+  /** A streamed body that will never be sent (an error answer replaced it): cancel it. */
+  discardStream(reason: unknown): void;
 }
 
 export type S3Handler = (s3: S3Context) => Promise<Response>;
@@ -78,7 +87,7 @@ export type S3Handler = (s3: S3Context) => Promise<Response>;
 export interface AppEnv {
   Variables: {
     requestId: string;
-    scope: RequestScope;
+    scope: RequestOwner;
     auth: AuthResult;
     resource: string;
     /** The request view of an operator request (admin.ts). */
