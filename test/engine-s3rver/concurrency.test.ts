@@ -13,46 +13,15 @@
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { AwsClient } from 'aws4fetch';
 import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { listenerOf, rssBytes, rssSampler, workerdPids } from '../support/proc.ts';
 import { bodyBytes } from './bytes.ts';
-import { DEV_CREDENTIALS, disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { disposeServers, gatewayConfig, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
 const MiB = 1024 * 1024;
-
-/** A connection the kernel or workerd reset before the request reached the Worker (no answer at all). */
-const RESET = /EPIPE|ECONNRESET|socket hang up/;
-
-/** The gateway's own count of `operation` answers by status code (signed metrics). */
-async function answered(endpoint: string, operation: string): Promise<Map<string, number>> {
-  const signer = new AwsClient({ ...DEV_CREDENTIALS, service: 's3', region: 'us-east-1', retries: 0 });
-  const text = await (await signer.fetch(`${endpoint}/_shardgate/metrics`)).text();
-  const codes = new Map<string, number>();
-  for (const m of text.matchAll(new RegExp(`^shardgate_s3_requests_total\\{operation="${operation}",code="(\\d+)"\\} (\\d+)$`, 'gm'))) codes.set(m[1]!, Number(m[2]));
-  return codes;
-}
-
-/**
- * Every request succeeded, except connections reset with no answer at all. On the 2-core machine
- * of 2026-12-01 (base commit 008dda3 as well as later ones), 128 concurrent 4 MiB PUTs saw between
- * 1 and 128 client connections end in EPIPE/ECONNRESET with no response, while the gateway's own
- * metrics counted no answer but 200 and the kernel's ListenOverflows counter grew; 100 concurrent
- * PUTs queued behind a one-request budget saw none. The cause is not established (an open item
- * in the issue notes). So: a reset is retried once, one at a time, and must then succeed; any
- * other failure fails the test, and so does any answer of the gateway's other than 200.
- */
-async function expectOnlyUnseenResets<T>(operation: string, keys: string[], results: PromiseSettledResult<T>[], endpoint: string, again: (k: string) => Promise<T>): Promise<void> {
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: keys[i]!, error: `${(r.reason as Error).name} ${(r.reason as Error).message}` }] : []));
-  expect(failed.filter((f) => !RESET.test(f.error)), `every ${operation} succeeds`).toEqual([]);
-  const codes = await answered(endpoint, operation);
-  expect([...codes.keys()].filter((c) => c !== '200'), `${operation} answers other than 200 (the gateway's metrics)`).toEqual([]);
-  if (failed.length) console.log(`${operation}: ${failed.length} of ${keys.length} connections reset before the Worker saw them; retried`);
-  for (const f of failed) await again(f.key);
-}
 const COUNT = 128;
 const SIZE = 4 * MiB;
 const MAX_GROWTH_BYTES = 100 * MiB;
@@ -86,6 +55,11 @@ test(`${COUNT} concurrent ${SIZE / MiB} MiB PUTs, then GETs: all succeed, worker
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: COUNT * 2 }), requestTimeout: 300_000 }),
     });
+  // The expected digests first: hashing 512 MiB takes seconds, and done between the warm-up and
+  // the PUTs it left the warm-up's pooled sockets idle into workerd's 5 s close (every PUT then
+  // raced a closing socket: EPIPE/ECONNRESET with no answer, on a slow machine all 128 of them).
+  const keys = Array.from({ length: COUNT }, (_, i) => `obj-${i}`);
+  const digests = new Map(keys.map((k) => [k, createHash('md5').update(bodyBytes(k, SIZE)).digest('hex')]));
   let s3 = clientForPhase();
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   const pids = workerdPids();
@@ -99,28 +73,26 @@ test(`${COUNT} concurrent ${SIZE / MiB} MiB PUTs, then GETs: all succeed, worker
   await new Promise((r) => setTimeout(r, 1000));
   const idle = rssBytes(gw)!;
 
-  const keys = Array.from({ length: COUNT }, (_, i) => `obj-${i}`);
-  const digests = new Map(keys.map((k) => [k, createHash('md5').update(bodyBytes(k, SIZE)).digest('hex')]));
+  s3.destroy();
+  s3 = clientForPhase();
   let sampler = rssSampler(gw, 50);
-  const putOne = (k: string) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: k, Body: bodyBytes(k, SIZE) }));
-  const puts = await Promise.allSettled(keys.map(putOne));
+  const puts = await Promise.allSettled(keys.map((k) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: k, Body: bodyBytes(k, SIZE) }))));
   const putPeak = sampler.stop().peak;
-  await expectOnlyUnseenResets('PutObject', keys, puts, endpoint, putOne);
+  const putFailures = puts.flatMap((r, i) => (r.status === 'rejected' ? [`${keys[i]}: ${(r.reason as Error).name} ${(r.reason as Error).message}`] : []));
+  expect(putFailures, 'every PUT succeeds').toEqual([]);
 
   s3.destroy();
   s3 = clientForPhase();
   sampler = rssSampler(gw, 50);
-  const getOne = async (k: string) => {
+  const gets = await Promise.allSettled(keys.map(async (k) => {
     const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: k }));
     const h = createHash('md5');
     for await (const chunk of res.Body as AsyncIterable<Uint8Array>) h.update(chunk);
-    const digest = h.digest('hex');
-    if (digest !== digests.get(k)) throw new Error(`${k}: wrong bytes`);
-    return digest;
-  };
-  const gets = await Promise.allSettled(keys.map(getOne));
+    return h.digest('hex');
+  }));
   const getPeak = sampler.stop().peak;
-  await expectOnlyUnseenResets('GetObject', keys, gets, endpoint, getOne);
+  const getFailures = gets.flatMap((r, i) => (r.status === 'rejected' ? [`${keys[i]}: ${(r.reason as Error).name} ${(r.reason as Error).message}`] : r.value !== digests.get(keys[i]!) ? [`${keys[i]}: wrong bytes`] : []));
+  expect(getFailures, 'every GET succeeds with the right bytes').toEqual([]);
 
   const mib = (n: number) => Math.round((n / MiB) * 10) / 10;
   console.log('concurrency figures', JSON.stringify({ count: COUNT, sizeMiB: SIZE / MiB, idleMiB: mib(idle), putGrowthMiB: mib(putPeak - idle), getGrowthMiB: mib(getPeak - idle) }));
