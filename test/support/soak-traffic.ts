@@ -36,8 +36,6 @@ export interface SoakResult {
   samples: { atMs: number; heldBytes: number; holders: number; waiters: number }[];
   /** The budget at rest after each round (the last one: once the traffic stopped). */
   atRest: BudgetSnapshot[];
-  /** The budget once the traffic stopped and the work it started had ended. */
-  after: BudgetSnapshot;
 }
 
 const SIZES = [64 * 1024, 300 * 1024, 1024 * 1024, 3 * 1024 * 1024, 8 * 1024 * 1024];
@@ -116,5 +114,5 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
   } finally {
     clearInterval(sampler);
   }
-  return { requests, errors, samples, atRest, after: atRest.at(-1)! };
+  return { requests, errors, samples, atRest };
 }
