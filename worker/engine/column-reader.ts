@@ -112,7 +112,10 @@ export class ColumnReader {
       const B = this.unit.blockSize;
       const lo = Math.max(span.lo, j * B) - j * B, hi = Math.min(span.hi, (j + 1) * B) - j * B;
       let out: Uint8Array[] | null = null;
-      if (!this.lost(span.shard)) out = await this.readHealthy(span, j, lo, hi);
+      // A row a rebuild has (a shard that failed as its source, or one it chose to solve) is
+      // taken from it; the shard's rows before it, if any, are read as usual.
+      if (this.rebuild?.has(span.shard, j)) out = [this.rebuild.row(span.shard, j, lo, hi)];
+      else if (!this.lost(span.shard)) out = await this.readHealthy(span, j, lo, hi);
       out ??= [await this.readRebuilt(span, j, lo, hi)];
       this.row++;
       return out;
