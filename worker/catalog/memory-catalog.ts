@@ -281,6 +281,12 @@ export class MemoryCatalog implements Catalog {
     await this.reserveUnits(bucket, unitIds, expires);
   }
 
+  async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<S.MultipartChecksumSpec | null> {
+    const { checksum } = this.upload(bucket, key, uploadId).record;
+    await this.reserveUnits(bucket, unitIds, expires);
+    return clone(checksum);
+  }
+
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
     const reservations = this.bucket(bucket).reservations;
     for (const id of unitIds) reservations.set(id, expires.getTime());
