@@ -175,6 +175,12 @@ export class EcStore implements T.ObjectStore {
     return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
+  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
+    const reserved = this.planWrite(bucket, size, part);
+    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
+    return reserved;
+  }
+
   /** The checksum spec of an upload (uploadSpecs; from the catalog when this isolate has not seen it). */
   private async uploadSpec(bucket: string, key: string, uploadId: string): Promise<T.MultipartChecksumSpec | null> {
     const known = this.uploadSpecs.get(uploadId);
@@ -192,8 +198,9 @@ export class EcStore implements T.ObjectStore {
    * Stores a body under reserved unit ids, within the isolate's coding budget (under `lease` when
    * the caller holds one for it: a copy); a write that ends past its `commitBy` is refused.
    */
-  private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved: Reservation, lease?: BudgetLease): Promise<StoredBody> {
-    const { plan, commitBy } = reserved;
+  private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
+    // Without a reservation made beside it (a test's crash-write fixture): reserved first.
+    const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
     const policy = policyFor(this.settings, input.bucket);
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
