@@ -9,7 +9,9 @@
  * - a single-row unit (a small object) makes k+1 GETs with one data shard down, k+2 with two,
  *   in the wide (column) and the narrow (striped) layouts alike, and a healthy one k;
  * - a degraded read that is cancelled mid-body gives back the coding budget it grew by and
- *   leaves no request open.
+ *   leaves no request open;
+ * - a healthy column read streams the shard it sends and the next COLUMN_READ_AHEAD at once
+ *   (one GET each, k in all), not one shard after the other.
  */
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
@@ -19,6 +21,7 @@ import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';
+import { COLUMN_READ_AHEAD } from '../../worker/engine/span-stream.ts';
 
 const B = 4096;
 
@@ -76,6 +79,7 @@ describe('degraded reads: backend requests', () => {
       [[1, k - 2], 2 * k], // two data shards: the second fails as a source of the first's rebuild
       [[0, k], 2 * k], // a data shard and the parity the rebuild takes first
       [[0, k - 1], 2 * k],
+      [[0, 1], 2 * k], // the second is found by the read ahead (span-stream.ts) before the rebuild starts
       [[k - 1, k + 2], 2 * k + 1], // the last data shard and the first parity: 2k+1 (module note)
     ];
     for (const [down, most] of cases) {
@@ -187,5 +191,24 @@ describe('degraded reads: backend requests', () => {
     expect(held, 'given back on cancel').toBe(0);
     await new Promise((r) => setTimeout(r, 0));
     expect(s.probe.open, 'no request left open').toBe(0);
+  });
+
+  it.each([[8, 3], [16, 4]])('%i+%i healthy column read: the shard it sends and the next ones stream at once, k GETs', async (k, m) => {
+    const s = setup(k + m, m);
+    const data = randomBytes(rand, k * 16 * B);
+    const [unit] = await store(s, policy(k, m), data);
+    // The backends answer a little late, so the streams overlap as they would on a network.
+    s.faulty.forEach((f) => f.delayWhen(2, (c) => c.op === 'get'));
+    s.faulty.forEach((f) => f.calls.splice(0));
+    s.probe.peak = 0;
+    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
+    expect(getsPerShard(s, unit!), 'each data shard asked once, no parity').toEqual([...Array(k).fill(1), ...Array(m).fill(0)]);
+    expect(s.probe.peak, 'the shard being sent and the ones read ahead').toBe(1 + COLUMN_READ_AHEAD);
+    // A range inside one shard opens that shard only.
+    s.faulty.forEach((f) => f.calls.splice(0));
+    s.probe.peak = 0;
+    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 3 * 16 * B + 5, 4 * 16 * B - 1)), data.subarray(3 * 16 * B + 5, 4 * 16 * B))).toBe(0);
+    expect(sum(getsPerShard(s, unit!))).toBe(1);
+    expect(s.probe.peak).toBe(1);
   });
 });

@@ -65,6 +65,10 @@ export interface ColumnRebuildInput {
   onUnhealthy?: (err: ShardReadError) => void;
   latency?: BackendLatency;
   grow?: GrowBudget;
+  /** Requests this rebuild may hold open at once (default 6: the caller's own are open besides). */
+  maxOpen?: number;
+  /** `later` shards whose own read is open already: never solved instead of read. */
+  opened?: Set<number>;
 }
 
 export interface RebuildTarget {
@@ -171,7 +175,8 @@ export class ColumnRebuild {
     await this.hold(bytesFor(parities.length + Math.min(1, spareParities().length)));
 
     const salt = unitSalt(unit.unitId);
-    const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
+    const maxOpen = Math.max(2, this.input.maxOpen ?? MAX_OPEN_SUBREQUESTS);
+    const slots = new Semaphore(maxOpen);
     const tasks: Promise<void>[] = [];
     const started = new Set<number>();
     const skip = new Set<number>();
@@ -184,7 +189,7 @@ export class ColumnRebuild {
 
     // The gate: every parity read first (within the slots that leave one for a data source)
     // answers its first block before anything is folded.
-    const gated = new Set(parities.slice(0, MAX_OPEN_SUBREQUESTS - 1));
+    const gated = new Set(parities.slice(0, maxOpen - 1));
     let waitingFor = gated.size;
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -257,7 +262,7 @@ export class ColumnRebuild {
       try {
         const downParities = parities.filter((p) => this.failed.has(p)).length;
         for (let n = 0; n < downParities; n++) {
-          const x = [...dataSources].reverse().find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && this.input.later?.some((t) => t.shard === i));
+          const x = [...dataSources].reverse().find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && !this.input.opened?.has(i) && this.input.later?.some((t) => t.shard === i));
           if (x === undefined) break;
           skip.add(x);
           this.unknownFrom.set(x, this.firstRow);

@@ -1,0 +1,96 @@
+/**
+ * SpanStream: one data shard's rows of a column read, fetched ahead of the consumer. A healthy
+ * column read (column-reader.ts) keeps the span it sends and the next ones streaming at once, so
+ * a column's time to first byte and a backend's own pace overlap with sending the one before,
+ * instead of adding up one column after the other.
+ *
+ * Each stream is one ranged GET (a ShardReader) over its rows, verified block by block, and
+ * holds at most `AHEAD_BLOCKS` verified blocks (copies: the reader reuses its buffer) that the
+ * consumer has not taken. Rows are taken in order. A failure (missing, unreachable, corrupt) is
+ * kept and thrown to the consumer when it asks for the row that failed, never before: the rows
+ * before it are good. `cancel()` ends the GET; it may be called at any time and more than once.
+ */
+import { ShardReadError, type ShardReader } from './shard-reader.ts';
+
+/** Verified blocks a stream may hold beyond the consumer. */
+export const AHEAD_BLOCKS = 2;
+/** Data shards a healthy column read streams ahead of the one it sends (each one open request). */
+export const COLUMN_READ_AHEAD = 2;
+
+export class SpanStream {
+  private readonly blocks: Uint8Array[] = [];
+  /** Row of blocks[0]. */
+  private firstQueued: number;
+  private failure: ShardReadError | null = null;
+  private failedRow = Infinity;
+  /** The consumer waiting for a block, or the pump waiting for room (never both: see AHEAD_BLOCKS). */
+  private wake: (() => void) | null = null;
+  private closed = false;
+
+  constructor(
+    readonly shard: number,
+    private readonly reader: ShardReader,
+    private readonly from: number,
+    private readonly to: number,
+  ) {
+    this.firstQueued = from;
+    void this.pump(from);
+  }
+
+  private signal(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private async pump(from: number): Promise<void> {
+    for (let j = from; j <= this.to; j++) {
+      while (this.blocks.length >= AHEAD_BLOCKS && !this.closed) await new Promise<void>((r) => (this.wake = r));
+      if (this.closed) return;
+      try {
+        const block = await this.reader.readBlock(j);
+        if (this.closed) return;
+        this.blocks.push(block.slice());
+      } catch (err) {
+        this.failure = err instanceof ShardReadError ? err : new ShardReadError(this.shard, 'unavailable', String(err));
+        this.failedRow = j;
+        return this.signal();
+      }
+      this.signal();
+    }
+  }
+
+  /** Row j's verified block (rows are taken in order); throws the stream's failure at the row that failed. */
+  async take(j: number): Promise<Uint8Array> {
+    for (;;) {
+      if (j < this.firstQueued) throw new Error(`SpanStream: row ${j} was taken already`);
+      while (this.blocks.length && this.firstQueued < j) {
+        this.blocks.shift(); // a row the consumer skips
+        this.firstQueued++;
+        this.signal();
+      }
+      if (this.blocks.length) {
+        const block = this.blocks.shift()!;
+        this.firstQueued++;
+        this.signal();
+        return block;
+      }
+      if (j >= this.failedRow) throw this.failure!;
+      if (this.closed) throw new ShardReadError(this.shard, 'unavailable', 'reader closed');
+      await new Promise<void>((r) => (this.wake = r));
+    }
+  }
+
+  /** The stream's failure, if it has failed before yielding any row (the shard is simply bad). */
+  failedAtStart(): ShardReadError | null {
+    return this.failedRow === this.firstQueued && this.blocks.length === 0 && this.firstQueued === this.from ? this.failure : null;
+  }
+
+  cancel(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.reader.cancel();
+    this.blocks.length = 0;
+    this.signal();
+  }
+}
