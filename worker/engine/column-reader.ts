@@ -182,8 +182,11 @@ export class ColumnReader {
     if (!this.rebuild?.has(span.shard, j)) {
       this.rebuild?.free();
       this.rebuild = null;
-      // A stream ahead that has failed already names a shard that is down: the rebuild takes it
-      // as a target, not as a source it would ask again.
+      // A stream ahead that has failed at its start names a shard that is down: the rebuild takes
+      // it as a target, not as a source it would ask again. (Their GETs are in flight already:
+      // waiting for their first answer costs no round trip of its own.)
+      await Promise.all([...this.streams.values()].map((st) => st.started));
+      if (this.released) throw new ShardReadError(span.shard, 'unavailable', 'read cancelled');
       for (const [at, st] of this.streams) {
         const failure = st.failedAtStart();
         if (!failure) continue;

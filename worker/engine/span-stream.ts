@@ -26,6 +26,9 @@ export class SpanStream {
   /** The consumer waiting for a block, or the pump waiting for room (never both: see AHEAD_BLOCKS). */
   private wake: (() => void) | null = null;
   private closed = false;
+  /** Settles once the first row is in, or the stream has failed or been cancelled. */
+  readonly started: Promise<void>;
+  private markStarted!: () => void;
 
   constructor(
     readonly shard: number,
@@ -34,10 +37,12 @@ export class SpanStream {
     private readonly to: number,
   ) {
     this.firstQueued = from;
+    this.started = new Promise<void>((resolve) => (this.markStarted = resolve));
     void this.pump(from);
   }
 
   private signal(): void {
+    this.markStarted();
     const w = this.wake;
     this.wake = null;
     w?.();
@@ -46,10 +51,10 @@ export class SpanStream {
   private async pump(from: number): Promise<void> {
     for (let j = from; j <= this.to; j++) {
       while (this.blocks.length >= AHEAD_BLOCKS && !this.closed) await new Promise<void>((r) => (this.wake = r));
-      if (this.closed) return;
+      if (this.closed) return this.markStarted();
       try {
         const block = await this.reader.readBlock(j);
-        if (this.closed) return;
+        if (this.closed) return this.markStarted();
         this.blocks.push(block.slice());
       } catch (err) {
         this.failure = err instanceof ShardReadError ? err : new ShardReadError(this.shard, 'unavailable', String(err));
