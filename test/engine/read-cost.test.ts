@@ -9,7 +9,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { BackendLatency } from '../../worker/engine/backend-latency.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
 import { TrafficMeter } from '../support/traffic-meter.ts';

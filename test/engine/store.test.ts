@@ -13,7 +13,7 @@ import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 

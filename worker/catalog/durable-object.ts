@@ -18,7 +18,7 @@
  * instances would slot in behind DurableCatalog.bucket().
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
