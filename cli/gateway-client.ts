@@ -91,7 +91,7 @@ export interface StatusLike {
     buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
     degradedObjects: number; degradedUnits: number; missingShards: number; repairStuck?: number; uploads: number;
     reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
-    scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket: string; key: string; unitId: string; since: number } | null; oldestPassCompletedAt: number | null };
+    scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
   };
   upkeep: { repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number };
   isolate?: { codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };

@@ -244,7 +244,7 @@ export const PAGE_SCRIPT = String.raw`
       box.appendChild(barRow('all buckets', s.coverage || 0, s.checked + ' / ' + s.units + ' units', { 'data-bucket': '*' }));
     }
     var sc = doc.data.scrub;
-    $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar counts the units checked whole in the current pass (between passes: the last one) of all units stored; units written since are unchecked. Oldest unchecked: ' + (sc.oldestUnchecked ? sc.oldestUnchecked.bucket + '/' + sc.oldestUnchecked.key + ' since ' + ago(sc.oldestUnchecked.since, now) : '-') + '; last complete pass (oldest of all buckets): ' + ago(sc.oldestPassCompletedAt, now) + '.';
+    $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar counts the units checked whole in the current pass (between passes: the last one) of all units stored; units written since are unchecked. Oldest unchecked: ' + (sc.oldestUnchecked ? (sc.oldestUnchecked.key === undefined ? '' : sc.oldestUnchecked.bucket + '/' + sc.oldestUnchecked.key + ' ') + 'since ' + ago(sc.oldestUnchecked.since, now) : '-') + '; last complete pass (oldest of all buckets): ' + ago(sc.oldestPassCompletedAt, now) + '.';
   }
 
   function renderStorage(doc) {

@@ -81,7 +81,8 @@ export interface StatusDoc {
      */
     scrub: {
       mode: string; checked: number; units: number; coverage: number | null;
-      oldestUnchecked: { bucket: string; key: string; unitId: string; since: number } | null;
+      /** Which unit (bucket, key, unit id) only in a signed (or open) status: it names them. */
+      oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
       oldestPassCompletedAt: number | null; passes: number;
     };
   };
@@ -194,10 +195,10 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
         checked: sum((b) => b.scrub.checked),
         units: sum((b) => b.scrub.units),
         coverage: sum((b) => b.scrub.units) ? sum((b) => b.scrub.checked) / sum((b) => b.scrub.units) : null,
-        oldestUnchecked: data.buckets.reduce<StatusDoc['data']['scrub']['oldestUnchecked']>((o, b) => {
+        oldestUnchecked: ((o) => (o && !signed ? { since: o.since } : o))(data.buckets.reduce<StatusDoc['data']['scrub']['oldestUnchecked']>((o, b) => {
           const u = b.scrub.oldestUnchecked;
           return u && (o === null || u.since < o.since) ? { bucket: b.bucket, ...u } : o;
-        }, null),
+        }, null)),
         oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
         passes: sum((b) => b.scrub.passes),
       },
