@@ -32,7 +32,8 @@
  * - `grow(bytes)` (the isolate's coding budget) is asked for the syndromes' memory before it is
  *   allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
- * - `row(t, j)` returns a copy of bytes of a rebuilt row: the caller may keep it.
+ * - `row(t, j)` returns bytes of a rebuilt row in a buffer of this rebuild's, valid until the
+ *   next `row` call (as a reader's block is until the next read: no allocation per block).
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type SyndromeRebuilder } from '../../coder-wasm/index.ts';
@@ -97,6 +98,8 @@ export class ColumnRebuild {
   private unknownFrom = new Map<number, number>();
   /** Parities folded in, rows [from, to). */
   private parityRows = new Map<number, { from: number; to: number }>();
+  /** Where row() puts what it solves (reused). */
+  private out: ArrayBuffer | null = null;
 
   constructor(private readonly input: ColumnRebuildInput) {
     this.blockSize = input.unit.blockSize;
@@ -321,10 +324,14 @@ export class ColumnRebuild {
     return true;
   }
 
-  /** A copy of bytes [lo, hi) of row j of rebuilt data shard `shard`. */
+  /** Bytes [lo, hi) of row j of rebuilt data shard `shard`, valid until the next call. */
   row(shard: number, j: number, lo: number, hi: number): Uint8Array {
     const { unknowns, using } = this.plan(j);
-    return this.syndromes!.solve(unknowns, using, shard, (j - this.firstRow) * this.blockSize + lo, hi - lo).slice();
+    const solved = this.syndromes!.solve(unknowns, using, shard, (j - this.firstRow) * this.blockSize + lo, hi - lo);
+    if (!this.out || this.out.byteLength < solved.length) this.out = new ArrayBuffer(Math.max(solved.length, this.blockSize));
+    const out = new Uint8Array(this.out, 0, solved.length);
+    out.set(solved);
+    return out;
   }
 
   free(): void {
