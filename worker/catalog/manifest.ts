@@ -41,6 +41,12 @@ export interface CodedUnit {
   /** A multipart part's own checksum, for COMPOSITE and FULL_OBJECT computation. */
   checksum?: ObjectChecksum | null;
   partNumber?: number;
+  /**
+   * Set on an object's first unit once its tags were changed after the write: the tags as last set
+   * are then also in a tag record beside its shards (engine/tag-record.ts), which the collector
+   * deletes with them and a rebuild prefers to the write's header.
+   */
+  tagRecord?: true;
 }
 
 export interface ObjectManifest {

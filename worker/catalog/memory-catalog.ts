@@ -13,7 +13,7 @@ import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, objectsResult, sortedRowsFetch, startBound, uploadsResult } from './range-list.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
-import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, garbageUnitIds, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, withTags, type CatalogOptions } from './rules.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, garbageUnitIds, DEFAULT_GARBAGE_GRACE_MS, newUploadId, supersededUnits, unitsOf, unusedPartUnits, withMissing, withRepaired, withTagsRecorded, type CatalogOptions } from './rules.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type Catalog, type CompletedUpload, type DegradedUnit, type GarbageUnits, type PartRecord, type ScrubCursor, type ScrubProgress, type UploadRecord } from './types.ts';
 import { degradedUnitsOf, usageOf } from './usage.ts';
@@ -103,10 +103,10 @@ export class MemoryCatalog implements Catalog {
     this.bucket(bucket).tagging = clone(tags);
   }
 
-  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void> {
+  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<CodedUnit | null> {
     const manifest = this.bucket(bucket).objects.get(key);
     if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    manifest.metadata = withTags(manifest.metadata, clone(tags));
+    return clone(withTagsRecorded(manifest, clone(tags)));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {

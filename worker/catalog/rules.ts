@@ -51,6 +51,19 @@ export function withTags(metadata: ObjectMetadata, tags: Tag[]): ObjectMetadata 
   return tags.length ? { ...rest, tags } : rest;
 }
 
+/**
+ * Sets the object's tags in `manifest` (in place) and marks the unit that carries its tag record:
+ * the first coded unit of an object written in one piece. Returns that unit, or null when the
+ * object has none (inline: no shards; multipart: a rebuild cannot restore it anyway).
+ */
+export function withTagsRecorded(manifest: ObjectManifest, tags: Tag[]): CodedUnit | null {
+  manifest.metadata = withTags(manifest.metadata, tags);
+  const first = manifest.partsCount ? undefined : unitsOf(manifest)[0];
+  if (!first) return null;
+  first.tagRecord = true;
+  return first;
+}
+
 export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
   const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
   if (!unit || !unit.missing.some((i) => shards.includes(i))) return false;

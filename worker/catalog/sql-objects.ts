@@ -11,7 +11,7 @@ import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withRepaired, withTags } from './rules.ts';
+import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
@@ -51,11 +51,12 @@ export class SqlObjects {
     );
   }
 
-  setTags(key: string, tags: Tag[]): void {
+  setTags(key: string, tags: Tag[]): CodedUnit | null {
     const manifest = this.get(key);
     if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    manifest.metadata = withTags(manifest.metadata, tags);
+    const unit = withTagsRecorded(manifest, tags);
     this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
+    return unit;
   }
 
   markMissing(key: string, unitId: string, shards: number[]): void {

@@ -232,7 +232,12 @@ export class EcStore implements T.ObjectStore {
     return tags;
   }
   putBucketTagging = (bucket: string, tags: Tag[]) => this.catalog.setBucketTagging(bucket, tags.length ? tags : null);
-  putObjectTagging = (bucket: string, key: string, tags: Tag[]) => this.catalog.setObjectTags(bucket, key, tags);
+  /** The catalog first (it marks the unit that carries the record), then the tag record beside
+   *  the shards (tag-record.ts), so a rebuild from the backends restores these tags. */
+  async putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void> {
+    const unit = await this.catalog.setObjectTags(bucket, key, tags);
+    if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
+  }
 
   async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
     const m = await this.manifest(bucket, key);

@@ -8,6 +8,7 @@ import type { Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
+import type { Tag } from '../model/tagging.ts';
 import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed } from './body-feed.ts';
@@ -21,6 +22,7 @@ import { readUnit } from './unit-reader.ts';
 import { ColumnReader } from './column-reader.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
+import { writeTagRecord } from './tag-record.ts';
 
 /**
  * Wasm memory a column unit's parity may take: the unit's shard length S is at most this over m
@@ -211,6 +213,11 @@ export class UnitStore {
    * written by a backend that does not abort cleanly may land afterwards; the unit's reservation
    * then brings the collector back for it.
    */
+  /** Stores the object's tags as last set beside the shards of `unit` (its first): tag-record.ts. */
+  writeTagRecord(bucket: string, key: string, unit: CodedUnit, tags: Tag[]): Promise<void> {
+    return writeTagRecord(this.byId, unit, { format: 1, bucket, key, unitId: unit.unitId, tags, setAt: new Date().toISOString() });
+  }
+
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));

@@ -4,7 +4,8 @@
  * `x-amz-tagging-directive: COPY|REPLACE`, COPY by default) and CreateMultipartUpload.
  * Object tags live in the object's metadata record (the manifest in the catalog, and the shard
  * headers of the write that set them); bucket tags in the bucket's catalog state. Changing an
- * object's tags rewrites its catalog record only, never its data.
+ * object's tags rewrites its catalog record and stores a tag record beside its shards
+ * (engine/tag-record.ts, so a catalog rebuilt from the backends has them), never its data.
  * Spec: S3 API reference of each (a `<Tagging><TagSet><Tag><Key/><Value/></Tag>...` document);
  * limits and errors in model/tagging.ts. GetBucketTagging without tags is NoSuchTagSet;
  * GetObjectTagging without tags is an empty TagSet. GET/HEAD report `x-amz-tagging-count`.

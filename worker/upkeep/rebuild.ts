@@ -11,6 +11,8 @@
  * lives only in the catalog) and inline objects (no shards) cannot be recovered this way; a body
  * cut into striped segments (wide codes before column units) comes back with a multipart-style
  * ETag and without its client checksum.
+ * Tags: a header holds the tags of the write; an object whose tags were changed later has a tag
+ * record beside its first unit's shards (engine/tag-record.ts), and its newest copy wins.
  */
 import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
@@ -21,6 +23,8 @@ import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../engine/format.ts';
 import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
 import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
+import { readTagRecord, TAG_RECORD_NAME } from '../engine/tag-record.ts';
+import { withTags } from '../catalog/rules.ts';
 
 export interface RebuildResult {
   restored: string[];
@@ -31,6 +35,7 @@ export interface RebuildResult {
 }
 
 const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
+const TAG_RECORD_KEY = new RegExp(`^sg1/[^/]+/([0-9a-f]+)/${TAG_RECORD_NAME}$`);
 
 interface Candidate {
   info: ShardFileInfo;
@@ -42,11 +47,15 @@ interface Candidate {
 export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
+  // unitId -> backends holding a tag record of it
+  const tagRecords = new Map<string, Backend[]>();
   for (const b of backends) {
     let cursor: string | undefined;
     do {
       const page = await b.list(`sg1/${bucket}/`, cursor);
       for (const e of page.entries) {
+        const t = TAG_RECORD_KEY.exec(e.key);
+        if (t) tagRecords.set(t[1]!, [...(tagRecords.get(t[1]!) ?? []), b]);
         const m = SHARD_KEY.exec(e.key);
         if (!m) continue;
         if (!found.has(m[1]!)) found.set(m[1]!, new Map());
@@ -132,10 +141,14 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   }
   for (const [key, { info, units, etag, checksum }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);
+    let metadata = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
+    const holders = tagRecords.get(units[0]!.unitId);
+    const record = holders ? await readTagRecord(holders, bucket, units[0]!.unitId) : null;
+    if (record) metadata = withTags(metadata, record.tags);
+    if (holders) units[0]!.tagRecord = true; // the collector deletes the record with the unit
     const manifest: ObjectManifest = {
       format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
-      lastModified: info.header.createdAt, metadata: (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} },
-      checksum, storage: { kind: 'coded', units },
+      lastModified: info.header.createdAt, metadata, checksum, storage: { kind: 'coded', units },
     };
     try {
       await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });
