@@ -27,6 +27,7 @@ export type S3Operation =
   | 'GetBucketAcl' | 'PutBucketAcl' | 'GetObjectAcl' | 'PutObjectAcl'
   | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
+  | 'PutBucketOwnershipControls'
   | UnconfiguredRead;
 
 const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
@@ -45,6 +46,7 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutObjectTagging: ['tagging'],
   DeleteObjectTagging: ['tagging'],
   GetObjectAttributes: ['attributes'],
+  PutBucketOwnershipControls: ['ownershipControls'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
   HeadBucket: [],
@@ -117,6 +119,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('cors')) return 'PutBucketCors';
+        if (has('ownershipControls')) return 'PutBucketOwnershipControls';
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
       case 'DELETE':
