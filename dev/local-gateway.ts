@@ -41,7 +41,7 @@ export interface LocalGatewayOptions {
   config?: string;
   /**
    * Set the local-development signal (default true). False runs the Worker as deployed
-   * (worker/deployment.ts): `npm run rehearse` checks a production config that way.
+   * (worker/config/deployment.ts): `npm run rehearse` checks a production config that way.
    */
   localDevelopment?: boolean;
   /**
@@ -74,7 +74,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const { worker, proxyUrl: workerUrl, address } = await startDirectWorker({
     config: o.config ?? join(ROOT, 'wrangler.toml'),
-    // The local-development signal (worker/deployment.ts): the development key and the all-local
+    // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
     bindings: { ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }), ...o.bindings },
     ...(o.triggers ? { triggers: o.triggers } : {}),

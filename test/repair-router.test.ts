@@ -1,12 +1,12 @@
 /**
- * RepairRouter (worker/repair-router.ts): where damage and health reports go. A fake catalog
+ * RepairRouter (worker/upkeep/repair-router.ts): where damage and health reports go. A fake catalog
  * records the calls; keepAlive collects the background work so each case can wait for it.
  */
 import { describe, expect, it } from 'vitest';
 import type { BackendCallReport } from '../backends/metered.ts';
 import type { Catalog } from '../worker/catalog/types.ts';
 import type { RepairTask } from '../worker/engine/ec-store.ts';
-import { RepairRouter } from '../worker/repair-router.ts';
+import { RepairRouter } from '../worker/upkeep/repair-router.ts';
 
 function setup(queued: boolean, failing = false) {
   const calls: string[] = [];

@@ -10,7 +10,7 @@ import type { Hono } from 'hono';
 import type { RepairTask } from './engine/ec-store.ts';
 import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
 import type { AppEnv } from './s3/context.ts';
-import { startupFailure } from './startup-error.ts';
+import { startupFailure } from './app/startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';

@@ -7,13 +7,13 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 

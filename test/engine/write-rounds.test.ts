@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { prng, randomBytes } from '../support/random.ts';

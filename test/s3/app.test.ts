@@ -5,7 +5,7 @@
  * parts; the gate is a test slot that lets every request through.
  */
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../worker/app.ts';
+import { createApp } from '../../worker/app/app.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
 import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';

@@ -1,13 +1,13 @@
 /**
  * The real front door in Node, for gate tests that need thousands of requests: createApp with the
- * real gate (worker/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
+ * real gate (worker/app/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
  * operator's admin API, and the product's EcStore over memory parts (memory-store.ts).
  * Virtual-hosted base domain: s3.gw.test. Requests go through app.fetch, no sockets.
  */
-import { createAdmin } from '../../worker/admin.ts';
+import { createAdmin } from '../../worker/app/admin.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
-import { createApp } from '../../worker/app.ts';
-import { makeAuthenticate, type GateConfig } from '../../worker/auth-gate.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 

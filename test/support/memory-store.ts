@@ -7,7 +7,7 @@
 import { MemoryBackend } from '../../backends/memory.ts';
 import type { Backend } from '../../backends/types.ts';
 import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig, s3Settings } from '../../worker/config.ts';
+import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { S3Settings } from '../../worker/s3/context.ts';

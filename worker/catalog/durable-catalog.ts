@@ -7,7 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';

@@ -18,7 +18,7 @@
  * instances would slot in behind DurableCatalog.bucket().
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
@@ -47,7 +47,7 @@ export class CatalogObject extends DurableObject {
       migrateRepairColumns(this.sql);
       const ledger = new SqlLedger(this.sql);
       if (!ledger.ready) this.ctx.storage.transactionSync(() => ledger.rebuild()); // counted once, by a scan
-      // Locally (npm start, tests: the env var worker/deployment.ts reads) the repair queue lives
+      // Locally (npm start, tests: the env var worker/config/deployment.ts reads) the repair queue lives
       // in the process's memory, so a new instance may mean the units handed on went with the
       // last process: hand them on again now rather than after SENT_TIMEOUT_MS. Cloudflare's
       // Queues are durable; there the timeout alone covers a lost message.

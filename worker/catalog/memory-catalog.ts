@@ -6,7 +6,7 @@
  * Known gaps: no persistence; listings sort the whole bucket (fine for tests).
  */
 import { S3Error } from '../model/errors.ts';
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { compareKeys, listPage } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';

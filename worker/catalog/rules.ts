@@ -6,7 +6,7 @@
 import { S3Error } from '../model/errors.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**

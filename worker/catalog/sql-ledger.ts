@@ -6,7 +6,7 @@
  * An instance written by an older release (no ledger yet) is counted once, by a scan, when it
  * starts (CatalogObject's constructor).
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import { advanceScrub, noScrubYet } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
 import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';

@@ -5,7 +5,7 @@
  * CompleteMultipartUpload, AbortMultipartUpload, ListParts, ListMultipartUploads (uploads by key,
  * then by initiation: upload ids sort by creation time, see rules.ts).
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from './range-list.ts';

@@ -5,7 +5,7 @@
  * Listing pages through the primary key in order (`key > ? ORDER BY key LIMIT ?`) and leaves a
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
  */
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';

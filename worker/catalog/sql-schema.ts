@@ -6,7 +6,7 @@
  * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';

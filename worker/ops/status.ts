@@ -19,7 +19,7 @@ export interface StatusConfig {
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
   scrubMode: string;
-  /** Local development or deployed, and what the deployment review warned of (worker/deployment.ts). */
+  /** Local development or deployed, and what the deployment review warned of (worker/config/deployment.ts). */
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
 }
 

@@ -4,15 +4,15 @@
  * reference (superseded, deleted, aborted; their placement is known) and expired reservations,
  * writes that never committed, whose shards may be on any backend and are found by listing
  * `sg1/<bucket>/<unitId>/`. A unit that cannot be fully deleted is queued again for later. A unit
- * marked `tagRecord` loses its tag record (engine/tag-record.ts) with its shards.
+ * marked `tagRecord` loses its tag record (format/tag-record.ts) with its shards.
  * One run makes at most `maxCalls` backend calls (a Worker invocation has a subrequest limit):
  * what it took from the catalog and did not reach goes back, due at once, for the next run.
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
-import { shardKey } from '../catalog/manifest.ts';
+import { shardKey } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
-import { tagRecordKey } from '../engine/tag-record.ts';
+import { tagRecordKey } from '../format/tag-record.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;

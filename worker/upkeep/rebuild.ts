@@ -20,10 +20,11 @@ import type { Catalog } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
-import { encodeHeader } from '../engine/format.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { encodeHeader } from '../format/shard-file.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
-import { readTagRecord, TAG_RECORD_NAME } from '../engine/tag-record.ts';
+import { readTagRecord } from '../engine/tag-record.ts';
+import { TAG_RECORD_NAME } from '../format/tag-record.ts';
 import { withTags } from '../catalog/rules.ts';
 
 export interface RebuildResult {

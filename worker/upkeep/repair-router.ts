@@ -16,9 +16,9 @@
  * the request that found the damage, once; the cron's sweep is then what retries.
  * Every call is fire-and-forget for the caller and never rejects unhandled: failures are logged.
  */
-import type { BackendCallReport } from '../backends/metered.ts';
-import type { Catalog } from './catalog/types.ts';
-import type { RepairTask } from './engine/ec-store.ts';
+import type { BackendCallReport } from '../../backends/metered.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
 
 /** Failures that mean "the backend is not there" (as the ops meter counts them). */
 const DOWN: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);

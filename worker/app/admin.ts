@@ -21,20 +21,20 @@
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
 import { Hono, type Context } from 'hono';
-import type { Backend } from '../backends/types.ts';
-import type { Catalog } from './catalog/types.ts';
-import type { RepairTask } from './engine/ec-store.ts';
-import { isValidBucketName } from './model/bucket-name.ts';
-import { S3Error } from './model/errors.ts';
-import { requestView } from './model/request.ts';
-import type { AppEnv, Authenticate } from './s3/context.ts';
-import { collectGarbage } from './upkeep/collector.ts';
-import { costReport, type TrafficSource } from './upkeep/cost.ts';
-import type { BackendPrices } from './engine/prices.ts';
-import { measureStored } from './upkeep/stored-bytes.ts';
-import { rebuildCatalog } from './upkeep/rebuild.ts';
-import { listWorklist, repairDegraded } from './upkeep/repair-sweep.ts';
-import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
+import type { Backend } from '../../backends/types.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
+import { isValidBucketName } from '../model/bucket-name.ts';
+import { S3Error } from '../model/errors.ts';
+import { requestView } from '../model/request.ts';
+import type { AppEnv, Authenticate } from '../s3/context.ts';
+import { collectGarbage } from '../upkeep/collector.ts';
+import { costReport, type TrafficSource } from '../upkeep/cost.ts';
+import type { BackendPrices } from '../engine/prices.ts';
+import { measureStored } from '../upkeep/stored-bytes.ts';
+import { rebuildCatalog } from '../upkeep/rebuild.ts';
+import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
+import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {

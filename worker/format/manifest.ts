@@ -10,7 +10,7 @@ import type { ObjectChecksum, ObjectMetadata } from '../model/object-store.ts';
 export type Codec = 'rs-cauchy-gf8' | 'replica';
 
 /**
- * How a unit's object bytes map onto its data blocks (worker/engine/layout.ts): 'striped' rows of
+ * How a unit's object bytes map onto its data blocks (worker/format/layout.ts): 'striped' rows of
  * k consecutive blocks, or 'column' (data shard i holds one consecutive range). Absent: striped.
  */
 export type UnitLayoutKind = 'striped' | 'column';
@@ -43,7 +43,7 @@ export interface CodedUnit {
   partNumber?: number;
   /**
    * Set on an object's first unit once its tags were changed after the write: the tags as last set
-   * are then also in a tag record beside its shards (engine/tag-record.ts), which the collector
+   * are then also in a tag record beside its shards (format/tag-record.ts; written by engine/tag-record.ts), which the collector
    * deletes with them and a rebuild prefers to the write's header.
    */
   tagRecord?: true;
