@@ -54,6 +54,16 @@ function objectParts(m: ObjectManifest): T.ObjectPart[] | null {
   return parts;
 }
 
+/** The checksum of part `n` as S3 reports it on a partNumber read: the part's own value with the
+ *  object's checksum type (part 1 of an object uploaded in one piece: the object's checksum). */
+function partChecksum(m: ObjectManifest, n: number): T.ObjectChecksum | null {
+  if (!m.checksum) return null;
+  const parts = objectParts(m);
+  if (!parts) return n === 1 ? m.checksum : null;
+  const own = parts[n - 1]?.checksum;
+  return own && own.algorithm === m.checksum.algorithm ? { algorithm: own.algorithm, type: m.checksum.type, value: own.value } : null;
+}
+
 /** Sizes of the object's parts in order; the whole object for one uploaded in one piece. */
 function partSizes(m: ObjectManifest): number[] {
   return objectParts(m)?.map((p) => p.size) ?? [m.size];
@@ -284,7 +294,7 @@ export class EcStore implements T.ObjectStore {
   private readHead(m: ObjectManifest, o: T.GetObjectOptions): T.ObjectHead {
     const i = info(m);
     checkReadConditions(i, o.conditions);
-    if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber) };
+    if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
   }
 

@@ -6,7 +6,8 @@
  * GetObject/HeadObject: Range -> 206 + Content-Range; `partNumber=N` -> 206 with that part's
  * bytes, Content-Range and `x-amz-mp-parts-count` (a Range as well is InvalidRequest; a bad
  * number InvalidArgument; past the last part 416 InvalidPartNumber); checksums only with
- * `x-amz-checksum-mode: ENABLED` and never for a range or part. HeadObject never opens object data.
+ * `x-amz-checksum-mode: ENABLED`, never for a Range; for a part, the part's own checksum with
+ * the object's checksum type (the bytes served are the part's, so a client can verify them). HeadObject never opens object data.
  */
 import { S3Error } from '../model/errors.ts';
 import type { ObjectHead } from '../model/object-store.ts';
