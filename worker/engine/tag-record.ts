@@ -17,6 +17,7 @@ import type { Backend } from '../../backends/types.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { decodeTagRecord, encodeTagRecord, tagRecordKey, tagRecordQuorum, type TagRecord } from '../format/tag-record.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
 /**
  * Writes the record to every backend of the unit's placement; fewer than tagRecordQuorum copies
@@ -25,12 +26,15 @@ import { decodeTagRecord, encodeTagRecord, tagRecordKey, tagRecordQuorum, type T
 export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit, record: TagRecord): Promise<void> {
   const bytes = encodeTagRecord(record);
   const key = tagRecordKey(record.bucket, unit.unitId);
+  const slots = new Semaphore(MAX_OPEN_SUBREQUESTS); // a wide code has more backends than a Worker may have open
   const results = await Promise.allSettled(
-    unit.placement.map(async (id) => {
-      const backend = byId.get(id);
-      if (!backend) throw new Error(`backend ${id} is not configured`);
-      await backend.put(key, bytes, bytes.length);
-    }),
+    unit.placement.map((id) =>
+      slots.run(async () => {
+        const backend = byId.get(id);
+        if (!backend) throw new Error(`backend ${id} is not configured`);
+        await backend.put(key, bytes, bytes.length);
+      }),
+    ),
   );
   const stored = results.filter((r) => r.status === 'fulfilled').length;
   if (stored < tagRecordQuorum(unit)) {
@@ -41,16 +45,19 @@ export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit
 /** The newest copy of the unit's record on `backends` (each asked once), or null when no readable copy exists. */
 export async function readTagRecord(backends: Backend[], bucket: string, unitId: string): Promise<TagRecord | null> {
   const key = tagRecordKey(bucket, unitId);
+  const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const copies = await Promise.all(
-    backends.map(async (b) => {
-      try {
-        const { body } = await b.get(key);
-        const record = decodeTagRecord(new Uint8Array(await new Response(body).arrayBuffer()));
-        return record && record.bucket === bucket && record.unitId === unitId ? record : null;
-      } catch {
-        return null; // missing (NotFound), or this copy unreadable now: the others decide
-      }
-    }),
+    backends.map((b) =>
+      slots.run(async () => {
+        try {
+          const { body } = await b.get(key);
+          const record = decodeTagRecord(new Uint8Array(await new Response(body).arrayBuffer()));
+          return record && record.bucket === bucket && record.unitId === unitId ? record : null;
+        } catch {
+          return null; // missing (NotFound), or this copy unreadable now: the others decide
+        }
+      }),
+    ),
   );
   return copies.reduce<TagRecord | null>((newest, r) => (r && (!newest || r.setAt > newest.setAt) ? r : newest), null);
 }
