@@ -5,7 +5,7 @@ the markers run.sh wrote. Each test goes to the first family in RULES its marker
 (a test of tagging under a bucket policy counts as tagging: its subject); each failure gets a
 reason from its message (the S3 error code and operation, NotImplemented's own words, or the
 client's exception), and the reasons are counted per family.
-  usage: families.py <out>.xml <out>.marks.json [--detail FAMILY]
+  usage: families.py <out>.xml <out>.marks.json [--markdown | --detail FAMILY]
 """
 import json, re, sys, collections
 import xml.etree.ElementTree as ET
@@ -83,6 +83,15 @@ for tc in tree.iter('testcase'):
         why = ('skipped: ' if bad is None else '') + reason((el.get('message') or '') + '\n' + (el.text or ''))
         r['fail'][why] += 1; r['tests'].append((name, 'FAIL', why))
 tp = sum(r['pass'] for r in rows.values()); tt = sum(r['total'] for r in rows.values())
+if '--markdown' in sys.argv:
+    print('| Family | Passed | Failures by reason (count) |')
+    print('| --- | ---: | --- |')
+    for fam, r in rows.items():
+        if r['total']:
+            why = '; '.join(f'{n}: {w}' for w, n in r['fail'].most_common()).replace('|', '/')
+            print(f"| {fam} | {r['pass']}/{r['total']} | {why} |")
+    print(f'| **All** | **{tp}/{tt}** | |')
+    sys.exit(0)
 print(f'TOTAL {tp}/{tt}')
 for fam, r in rows.items():
     if not r['total']: continue
