@@ -82,7 +82,7 @@ async function collect(): Promise<void> {
 /** Shard files of both buckets on every backend (the s3 adapter writes each with one PUT). */
 async function leftOnBackends(): Promise<number> {
   let files = 0;
-  for (const server of servers) for (const bucket of [BUCKET, WIDE]) files += (await shardKeys(server, `sg1/${bucket}/`)).length;
+  for (const server of servers) for (const bucket of [BUCKET, WIDE]) files += (await shardKeys(server, bucket)).length;
   return files;
 }
 

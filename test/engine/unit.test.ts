@@ -10,7 +10,8 @@ import { putBodyStream } from '../../backends/streams.ts';
 import type { Backend } from '../../backends/types.ts';
 import { decodeFooter, decodeHeader } from '../../worker/format/shard-file.ts';
 import { UnitLayout } from '../../worker/format/layout.ts';
-import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
@@ -157,7 +158,7 @@ describe('writeUnit / readUnit', () => {
     await expect(put(faulty, data, { unitId: 'u2' })).rejects.toBeInstanceOf(QuorumError);
     faulty[2]!.goOnline();
     faulty[4]!.goOnline();
-    for (const f of faulty) expect((await f.list('sg1/bkt/u2/')).entries).toEqual([]);
+    for (const f of faulty) expect((await f.list(unitPrefix('bkt', 'u2'))).entries).toEqual([]);
     expect(Buffer.compare(await get(unit, map), data)).toBe(0);
   });
 

@@ -29,7 +29,8 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { unitSalt } from '../format/shard-file.ts';

@@ -57,28 +57,3 @@ export interface ObjectManifest {
   storage: { kind: 'inline'; data: string } | { kind: 'coded'; units: CodedUnit[] };
   partsCount?: number;
 }
-
-/** Shard keys are per unit and immutable: `<bucket>/<unitId>/<shardIndex>`. */
-export function shardKey(bucket: string, unitId: string, shardIndex: number): string {
-  return `sg1/${bucket}/${unitId}/${shardIndex}`;
-}
-
-/** The bucket of a shard key (`sg1/<bucket>/...`); null for anything else (a list over `sg1/`). */
-export function bucketOfShardKey(key: string): string | null {
-  const m = /^sg1\/([^/]+)\//.exec(key);
-  return m ? m[1]! : null;
-}
-
-let lastMs = 0;
-let seq = 0;
-
-/**
- * Sortable, unique ids: 12 hex digits of milliseconds, 4 of a sequence within the millisecond
- * (so ids from one isolate sort in creation order), then 12 random hex digits.
- */
-export function newId(now = Date.now()): string {
-  seq = now === lastMs ? (seq + 1) & 0xffff : 0;
-  lastMs = now;
-  const rand = crypto.getRandomValues(new Uint8Array(6));
-  return now.toString(16).padStart(12, '0') + seq.toString(16).padStart(4, '0') + [...rand].map((b) => b.toString(16).padStart(2, '0')).join('');
-}

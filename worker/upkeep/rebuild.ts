@@ -19,7 +19,8 @@ import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
 
 export interface RebuildResult {

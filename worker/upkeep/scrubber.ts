@@ -14,7 +14,8 @@
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { Catalog, ScrubCursor } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { ShardReadError } from '../engine/shard-reader.ts';
 import { probeShardSize, verifyShardFile, type ShardState } from '../engine/shard-files.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
