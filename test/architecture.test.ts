@@ -1,6 +1,7 @@
 /**
  * The layering of docs/ARCHITECTURE.md, checked by reading imports (type-only ones count too):
- * which folder may import which, and no import cycle between files or between folders.
+ * which folder may import which, that the engine is reached only through its public face
+ * (worker/engine/index.ts), and no import cycle between files or between folders.
  * A new import that breaks a rule fails here, naming the file and the import.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -44,6 +45,9 @@ function sources(dir: string): string[] {
     return /\.ts$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
   });
 }
+
+/** The engine's public face: the one file of worker/engine/ that other rooms may import. */
+const ENGINE_FACE = 'worker/engine/index.ts';
 
 const roomOf = (file: string): string => {
   const parts = file.split('/');
@@ -99,6 +103,15 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
+  it('outside the engine, only its public face is imported (test/ and bench/ are not checked)', () => {
+    const violations: string[] = [];
+    for (const [file, targets] of graph) {
+      if (roomOf(file) === 'worker/engine') continue;
+      for (const t of targets) if (roomOf(t) === 'worker/engine' && t !== ENGINE_FACE) violations.push(`${file} imports ${t} (import ${ENGINE_FACE})`);
+    }
+    expect(violations).toEqual([]);
+  });
+
   it('no import cycle between files', () => {
     expect(findCycle(new Map([...graph].map(([f, ts]) => [f, new Set(ts)])))).toBeNull();
   });
@@ -116,6 +129,7 @@ describe('architecture', () => {
   it('the checker sees imports: it finds the known edges', () => {
     expect(graph.get('worker/engine/ec-store.ts')).toContain('worker/catalog/types.ts');
     expect(graph.get('worker/app/app.ts')).toContain('worker/s3/router.ts');
-    expect(graph.get('cli/rescue/read.ts')).toContain('worker/engine/unit-reader.ts');
+    expect(graph.get('cli/rescue/read.ts')).toContain(ENGINE_FACE);
+    expect(graph.get('worker/upkeep/repair.ts')).toContain(ENGINE_FACE);
   });
 });

@@ -10,7 +10,7 @@ import type { Command } from '../command.ts';
 import { bytes, printJson } from '../format.ts';
 import { Progress } from '../progress.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
-import { verifyShardFile } from '../../worker/engine/shard-files.ts';
+import { verifyShardFile } from '../../worker/engine/index.ts';
 import { SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
 import { planObjects } from '../rescue/plan.ts';
 import { readObject } from '../rescue/read.ts';

@@ -11,7 +11,7 @@
 import { toHex } from '../../worker/model/bytes.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
-import { readShardFile, type ShardFileInfo } from '../../worker/engine/shard-files.ts';
+import { readShardFile, type ShardFileInfo } from '../../worker/engine/index.ts';
 import type { ShardHeader } from '../../worker/format/shard-file.ts';
 import type { FoundShard, ShardIndex } from './scan.ts';
 

@@ -15,7 +15,7 @@ import { shardLayout } from '../../worker/format/layout.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { repairUnit } from '../../worker/upkeep/repair.ts';
+import { rebuildShards } from '../../worker/engine/index.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';
@@ -177,7 +177,7 @@ describe('column units', () => {
       original.set(i, await bytesOf((await b.get(shardKey('bkt', u.unitId, i))).body));
       await b.delete(shardKey('bkt', u.unitId, i));
     }
-    const result = await repairUnit('bkt', u, lost, byId);
+    const result = await rebuildShards('bkt', u, lost, byId);
     expect(result).toEqual({ repaired: lost, failed: [] });
     for (const i of lost) {
       const b = s.faulty.find((f) => f.id === u.placement[i])!.inner;

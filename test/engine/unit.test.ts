@@ -15,7 +15,8 @@ import { shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
-import { repairUnit, triageTargets } from '../../worker/upkeep/repair.ts';
+import { rebuildShards } from '../../worker/engine/index.ts';
+import { triageTargets } from '../../worker/upkeep/repair.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { createHash } from 'node:crypto';
 import { BackendLatency } from '../../worker/engine/backend-latency.ts';
@@ -221,7 +222,7 @@ describe('writeUnit / readUnit', () => {
         await faulty[lost[1]]!.inner.put(shardKey('bkt', 'u1', lost[1]), rotten, rotten.length);
       }
       if (flip !== null) faulty[flip]!.flipBitsOnGet({ count: 1 });
-      const result = await repairUnit('bkt', unit, lost, map);
+      const result = await rebuildShards('bkt', unit, lost, map);
       expect(result.repaired.sort()).toEqual(lost);
       faulty.forEach((f) => f.heal());
       for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);

@@ -7,9 +7,8 @@
  */
 import { z } from 'zod';
 import type { BackendConfig } from '../../backends/index.ts';
-import type { EngineSettings, StoragePolicy } from '../engine/policy.ts';
+import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/index.ts';
 import { ACTIONS, type Grant } from '../model/access.ts';
-import type { BackendPrices } from '../engine/prices.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
 

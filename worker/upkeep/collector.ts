@@ -10,7 +10,7 @@
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
 import { shardKey } from '../format/shard-key.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;

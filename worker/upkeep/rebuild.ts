@@ -21,7 +21,7 @@ import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
+import { readShardFile, type ShardFileInfo } from '../engine/index.ts';
 
 export interface RebuildResult {
   restored: string[];

@@ -10,7 +10,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { bucketOfShardKey, bucketPrefix } from '../format/shard-key.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 export interface StoredBytes {
   backendId: string;
