@@ -188,8 +188,6 @@ export const configSchema = z.object({
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
 }).strict();
 
-export type GatewayConfigInput = z.input<typeof configSchema>;
-
 export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
   policies: Record<string, StoragePolicy>;
   /** Backend id -> its resolved prices and where they come from; null: unpriced. */
