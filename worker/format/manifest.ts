@@ -26,7 +26,7 @@ export interface CodedUnit {
   m: number;
   /** Bytes of each shard per stripe (the last stripe's blocks may be shorter). */
   blockSize: number;
-  /** Absent for 'striped' (every unit written before column units existed is striped). */
+  /** Absent: 'striped'. */
   layout?: UnitLayoutKind;
   /** Backend id holding shard i (k+m entries). */
   placement: string[];
