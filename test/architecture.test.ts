@@ -21,8 +21,9 @@ const ALLOWED: Record<string, string[]> = {
   'worker/catalog': ['worker/model', 'worker/format'],
   'worker/engine': ['worker/model', 'worker/catalog', 'worker/format', 'backends', 'coder-wasm'],
   'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/format', 'worker/model', 'backends', 'coder-wasm'],
-  // What the gateway knows about itself: counts, the shared record, status, metrics, the page.
-  'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'backends'],
+  // What the gateway knows about itself: counts, the shared record, status, metrics, the page
+  // (which signs its reads with the gate's own SigV4 steps, auth/sigv4.ts).
+  'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'worker/auth', 'backends'],
   // The configuration: one schema, the deployment review, the price list.
   'worker/config': ['worker/model', 'worker/engine', 'worker/s3', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
