@@ -33,7 +33,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Backend } from '../backends/types.ts';
 import { cpuModel, cpuSeconds, loadAverage, rssBytes, rssSampler } from '../test/support/proc.ts';
-import { placeShards } from '../worker/engine/index.ts';
+import { placeShards } from '../worker/engine/placement.ts';
 import { expectedCrc32, get, makeClient, put, type ClientMode } from './lib/client.ts';
 import { buildBundle, CREDENTIALS, startGateway, type BenchGateway, type Bundle } from './lib/gateway.ts';
 import { startS3rvers, s3BackendConfig, type BenchS3rver, type S3rverStats } from './lib/s3rver.ts';

@@ -3,12 +3,13 @@
  * config/, upkeep/, ops/, cli/) imports the engine from here, never a file behind it
  * (test/architecture.test.ts holds that). What a coded unit is on disk is format/'s; this is
  * what the engine does with units: the ObjectStore over them, reading, checking and rebuilding
- * shards, placement, policies, prices and the coding budget.
+ * shards, policies, prices and the coding budget. Only what some room outside needs is here;
+ * tests and benchmarks may reach behind it.
  */
 
 // The ObjectStore of the gateway, the unit store under it, and the repair work it hands on.
-export { EcStore, type EcStoreOptions, type RepairTask } from './ec-store.ts';
-export { UnitStore, type StoragePlan, type StoreBodyInput, type StoredBody, type UnitStoreOptions, type UnhealthyHandler } from './unit-store.ts';
+export { EcStore, type RepairTask } from './ec-store.ts';
+export { UnitStore } from './unit-store.ts';
 
 // Reading: a unit's bytes whatever its layout; what failed when a shard could not be read; a
 // write or read below quorum.
@@ -25,11 +26,10 @@ export { rebuildShards, type RebuildResult } from './shard-rebuild.ts';
 // Workers' 6 open subrequests per invocation, and the semaphore that keeps within them.
 export { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
-// Policies, placement over failure domains, prices and what a read costs.
-export { policyFor, type EngineSettings, type StoragePolicy } from './policy.ts';
-export { PlacementError, placeShards, placeableShards } from './placement.ts';
-export { BYTES_PER_GB, type BackendPrices, type PriceBook } from './prices.ts';
-export { DECODE_DOLLARS_PER_GB } from './read-cost.ts';
+// Policies and how many shards failure domains can place (the config's review), prices.
+export type { EngineSettings, StoragePolicy } from './policy.ts';
+export { placeableShards } from './placement.ts';
+export { BYTES_PER_GB, type BackendPrices } from './prices.ts';
 
-// The isolate's coding memory: who holds it, and how much a read or write of a unit takes.
-export { readBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
+// The isolate's coding memory: who holds it (the request being served) and its leases.
+export type { BudgetHolder, BudgetLease } from './coding-budget.ts';
