@@ -141,10 +141,10 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
   return {
     scrubbed(r, mode, ms, by) {
       meter.event('scrub_runs');
-      meter.event('scrub_objects', r.objects);
+      meter.event('scrub_units', r.units);
       meter.event('scrub_shards', r.shards);
       meter.event('scrub_damaged', r.damaged);
-      logLine({ msg: 'scrub', by, mode, objects: r.objects, shards: r.shards, damaged: r.damaged, ms });
+      logLine({ msg: 'scrub', by, mode, units: r.units, shards: r.shards, damaged: r.damaged, ms });
     },
     collected(n, ms, by) {
       meter.event('collector_runs');
@@ -193,7 +193,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   };
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
-    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
+    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
   }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);

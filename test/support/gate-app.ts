@@ -9,6 +9,7 @@ import type { Authenticate } from '../../worker/s3/context.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
+import { localCatalog } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
 export const GATE_HOST = 'gw.test';
@@ -20,14 +21,14 @@ export const GATE_REGION = 'us-east-1';
  * replace the one all-powerful test key (each with its scope, worker/model/access.ts).
  */
 export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate, credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }]) {
-  const parts = memoryEcStore({ maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
+  const parts = memoryEcStore(localCatalog(), { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
   const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,
     catalog: parts.catalog,
     backends: parts.backends,
     region: GATE_REGION,
-    scrub: { mode: 'heads', objectsPerRun: 10 },
+    scrub: { mode: 'heads', unitsPerRun: 10 },
     enqueueRepair: () => {},
     repair: async () => {},
   });

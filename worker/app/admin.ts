@@ -37,7 +37,7 @@ import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
-  scrubbed(report: { objects: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
+  scrubbed(report: { units: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
   collected(units: number, ms: number, by: 'cron' | 'operator'): void;
 }
 
@@ -46,7 +46,7 @@ export interface AdminDeps {
   catalog: Catalog;
   backends: Backend[];
   region: string;
-  scrub: { mode: 'off' | ScrubOptions['mode']; objectsPerRun: number };
+  scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
@@ -85,7 +85,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
     const started = Date.now();
-    const report = await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair);
+    const report = await scrubBatch(deps.catalog, byId, { mode, unitsPerRun: deps.scrub.unitsPerRun }, deps.enqueueRepair);
     deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
     return c.json(report);
   });

@@ -2,7 +2,7 @@
  * What one committed manifest adds to its bucket's ledger (bucket health, issue 13): one object,
  * its bytes, and per backend the shard files it holds and their stored length; plus the units it
  * has with shards missing (a write that reached quorum without them; repair takes them off).
- * Both catalogs (sql-ledger.ts, memory-catalog.ts) count with these functions.
+ * The catalog's ledger (sql-ledger.ts) counts with these functions.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { shardLayout } from '../format/layout.ts';

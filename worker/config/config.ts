@@ -179,12 +179,12 @@ export const configSchema = z.object({
   /**
    * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
    * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
-   * of the stored bytes, which is egress on paid backends), 'off'. `objectsPerRun` per bucket.
+   * of the stored bytes, which is egress on paid backends), 'off'. `unitsPerRun` per bucket.
    */
   scrub: z.object({
     mode: z.enum(['off', 'heads', 'verify']).default('heads'),
-    objectsPerRun: z.number().int().min(1).max(1000).default(100),
-  }).strict().default({ mode: 'heads', objectsPerRun: 100 }),
+    unitsPerRun: z.number().int().min(1).max(1000).default(100),
+  }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
 }).strict();
 

@@ -210,7 +210,7 @@ export class EcStore implements T.ObjectStore {
     }
     if (m.storage.kind === 'coded') {
       for (const u of m.storage.units) {
-        if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+        if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
     return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified) };
@@ -348,7 +348,7 @@ export class EcStore implements T.ObjectStore {
       throw err;
     }
     for (const u of units) {
-      if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+      if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
     }
     return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum };
   }
