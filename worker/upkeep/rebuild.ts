@@ -19,8 +19,10 @@ import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
-import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { bucketPrefix, parseShardKey, shardKey } from '../format/shard-key.ts';
+import { readShardFile, type ShardFileInfo } from '../engine/index.ts';
 
 export interface RebuildResult {
   restored: string[];
@@ -29,8 +31,6 @@ export interface RebuildResult {
   /** Units found on the backends that the catalog holds for deletion or reserves: not restored. */
   retired: string[];
 }
-
-const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
 
 interface Candidate {
   info: ShardFileInfo;
@@ -45,12 +45,12 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   for (const b of backends) {
     let cursor: string | undefined;
     do {
-      const page = await b.list(`sg1/${bucket}/`, cursor);
+      const page = await b.list(bucketPrefix(bucket), cursor);
       for (const e of page.entries) {
-        const m = SHARD_KEY.exec(e.key);
-        if (!m) continue;
-        if (!found.has(m[1]!)) found.set(m[1]!, new Map());
-        found.get(m[1]!)!.set(Number(m[2]), b);
+        const key = parseShardKey(e.key);
+        if (!key) continue;
+        if (!found.has(key.unitId)) found.set(key.unitId, new Map());
+        found.get(key.unitId)!.set(key.shardIndex, b);
       }
       cursor = page.cursor;
     } while (cursor);
@@ -68,7 +68,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     // parity shard (the others were finished early and know only some digests).
     let info: ShardFileInfo | null = null;
     for (const [i, b] of [...shards].sort(([a], [c]) => c - a)) {
-      const read = await readShardFile(b, `sg1/${bucket}/${unitId}/${i}`).catch(() => null);
+      const read = await readShardFile(b, shardKey(bucket, unitId, i)).catch(() => null);
       if (read && !read.footer.partial) info = read;
       if (info) break;
     }
