@@ -4,6 +4,7 @@
  * @cloudflare/vitest-pool-workers, the runtime the gateway ships on.
  */
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -16,6 +17,9 @@ export default defineConfig({
   test: {
     projects: [
       {
+        // The product's Durable Object classes run in-process in Node tests (the catalog over
+        // SQLite in wasm: test/support/local-catalog.ts); this is all they take from the runtime.
+        resolve: { alias: { 'cloudflare:workers': fileURLToPath(new URL('./test/support/cloudflare-workers.ts', import.meta.url)) } },
         test: {
           name: 'node',
           include: ['test/**/*.test.ts'],

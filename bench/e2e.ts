@@ -143,7 +143,7 @@ const ZERO_CALLS = { put: 0, get: 0, head: 0, delete: 0, list: 0, failed: 0, put
  * makes every bucket's repair worklist due: listBucketRecords + repairSoon per bucket; damage
  * found by reads is recorded), not calls of the S3 requests measured.
  */
-const UPKEEP_CATALOG_CALLS = new Set(['listBucketRecords', 'repairSoon', 'markMissing', 'markRepaired', 'repairFailed', 'bucketHealth', 'takeDueGarbage', 'queueGarbage', 'listDegradedUnits', 'getScrubCursor', 'setScrubCursor', 'deletedBucketGarbage']);
+const UPKEEP_CATALOG_CALLS = new Set(['listBucketRecords', 'repairSoon', 'markMissing', 'markRepaired', 'repairFailed', 'bucketHealth', 'takeDueGarbage', 'queueGarbage', 'listDegradedUnits', 'getScrubCursor', 'recordScrub', 'getUnit', 'listUnits', 'pendingUnitIds', 'deletedBucketGarbage']);
 
 /** Catalog calls of a phase's S3 requests (upkeep's in the background left out). */
 function catalogTotal(p: Phase): number {

@@ -91,9 +91,9 @@ export interface StatusLike {
     buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
     degradedObjects: number; degradedUnits: number; missingShards: number; repairStuck?: number; uploads: number;
     reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
-    scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null };
+    scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
   };
   upkeep: { repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number };
   isolate?: { codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
-  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
+  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
 }

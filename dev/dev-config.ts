@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
-import { ConfigError, parseConfig, type GatewayConfig } from '../worker/config.ts';
+import { ConfigError, parseConfig, type GatewayConfig } from '../worker/config/config.ts';
 import { ROOT } from './local-gateway.ts';
 
 function wranglerConfig() {

@@ -43,7 +43,7 @@ export interface LocalGatewayOptions {
   env?: string;
   /**
    * Set the local-development signal (default true). False runs the Worker as deployed
-   * (worker/deployment.ts): `npm run rehearse` checks a production config that way.
+   * (worker/config/deployment.ts): `npm run rehearse` checks a production config that way.
    */
   localDevelopment?: boolean;
   /**
@@ -77,7 +77,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   const { worker, proxyUrl: workerUrl, address } = await startDirectWorker({
     config: o.config ?? join(ROOT, 'wrangler.toml'),
     ...(o.env ? { env: o.env } : {}),
-    // The local-development signal (worker/deployment.ts): the development key and the all-local
+    // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
     bindings: { ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }), ...o.bindings },
     ...(o.triggers ? { triggers: o.triggers } : {}),

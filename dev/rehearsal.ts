@@ -1,7 +1,7 @@
 /**
  * A rehearsal of a production deployment on this machine (`npm run rehearse`, docs/DEPLOY.md):
  * the production wrangler config (wrangler.production.toml: its bindings, its SHARDGATE_CONFIG)
- * run as a DEPLOYED gateway (no local-development signal, so worker/deployment.ts reviews it as
+ * run as a DEPLOYED gateway (no local-development signal, so worker/config/deployment.ts reviews it as
  * Cloudflare would run it), with every S3 backend replaced by a local s3rver process and every
  * R2 binding by a local R2 bucket. The config keeps its shape: same backends, ids, failure
  * domains, policies, credentials and secret names; only each S3 backend's endpoint, bucket and
@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
 import { S3rverProcess } from '../test/backends/s3rver-harness.ts';
-import { defaultPreset } from '../worker/price-list.ts';
+import { defaultPreset } from '../worker/config/price-list.ts';
 import { ROOT, startLocalGateway, type LocalGateway } from './local-gateway.ts';
 
 export interface Rehearsal {

@@ -6,7 +6,7 @@
  * front and workerd, in that order, and exits.
  */
 import { banner } from './banner.ts';
-import { ConfigError } from '../worker/config.ts';
+import { ConfigError } from '../worker/config/config.ts';
 import { checkDevConfig, devConfigSource, inlineCredential } from './dev-config.ts';
 import { startLocalGateway } from './local-gateway.ts';
 import { parseStartOptions } from './start-options.ts';

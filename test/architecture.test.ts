@@ -15,20 +15,26 @@ const ALLOWED: Record<string, string[]> = {
   'worker/model': ['coder-wasm'],
   'worker/auth': ['worker/model'],
   'worker/s3': ['worker/model'],
-  'worker/catalog': ['worker/model'],
-  'worker/engine': ['worker/model', 'worker/catalog', 'backends', 'coder-wasm'],
-  'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/model', 'backends', 'coder-wasm'],
+  // The stored format: manifest and unit records, ids, shard keys, layout, the shard file codec.
+  'worker/format': ['worker/model', 'coder-wasm'],
+  'worker/catalog': ['worker/model', 'worker/format'],
+  'worker/engine': ['worker/model', 'worker/catalog', 'worker/format', 'backends', 'coder-wasm'],
+  'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/format', 'worker/model', 'backends', 'coder-wasm'],
   // What the gateway knows about itself: counts, the shared record, status, metrics, the page.
-  'worker/ops': ['worker/catalog', 'worker/model', 'backends'],
-  // The entry files at the top of worker/ compose everything.
-  'worker': ['worker/model', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'backends', 'coder-wasm'],
+  'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'backends'],
+  // The configuration: one schema, the deployment review, the price list.
+  'worker/config': ['worker/model', 'worker/engine', 'worker/s3', 'backends'],
+  // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
+  'worker/app': ['worker/model', 'worker/format', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'worker/config', 'backends'],
+  // The entry and the composition root at the top of worker/ compose everything.
+  'worker': ['worker/model', 'worker/format', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'worker/app', 'worker/config', 'backends', 'coder-wasm'],
   backends: [],
   'coder-wasm': [],
   // The ops command line (Node): reuses the Worker's code (format, readers, coder); nothing in
   // worker/ may import it.
-  // It also reads the top-level config schema, deployment review and price list (worker/*.ts):
+  // It also reads the config schema, deployment review and price list (worker/config/):
   // `check-deploy` reviews a file exactly as a deployed gateway reviews its config.
-  cli: ['worker', 'worker/model', 'worker/catalog', 'worker/engine', 'worker/ops', 'backends', 'coder-wasm'],
+  cli: ['worker/config', 'worker/model', 'worker/format', 'worker/catalog', 'worker/engine', 'worker/ops', 'backends', 'coder-wasm'],
 };
 
 function sources(dir: string): string[] {
@@ -109,7 +115,7 @@ describe('architecture', () => {
 
   it('the checker sees imports: it finds the known edges', () => {
     expect(graph.get('worker/engine/ec-store.ts')).toContain('worker/catalog/types.ts');
-    expect(graph.get('worker/app.ts')).toContain('worker/s3/router.ts');
+    expect(graph.get('worker/app/app.ts')).toContain('worker/s3/router.ts');
     expect(graph.get('cli/rescue/read.ts')).toContain('worker/engine/unit-reader.ts');
   });
 });

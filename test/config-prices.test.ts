@@ -1,11 +1,11 @@
 /**
- * Backend prices in the config (worker/config.ts over worker/price-list.ts): presets by name,
+ * Backend prices in the config (worker/config/config.ts over worker/config/price-list.ts): presets by name,
  * figures overriding a preset, the default preset of a kind or endpoint host, unpriced backends,
  * and errors that say what to write.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, priceBook } from '../worker/config.ts';
-import { PRICE_PRESETS, PRICES_AS_OF, defaultPreset } from '../worker/price-list.ts';
+import { parseConfig, priceBook } from '../worker/config/config.ts';
+import { PRICE_PRESETS, PRICES_AS_OF, defaultPreset } from '../worker/config/price-list.ts';
 
 const s3 = (id: string, endpoint: string, extra: object = {}) => ({ id, kind: 's3', domain: id, endpoint, bucket: 'b', ...extra });
 const config = (backends: object[]) => parseConfig({ backends, policies: { p: { k: 1, m: 0 } }, defaultPolicy: 'p' });

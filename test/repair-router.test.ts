@@ -1,12 +1,12 @@
 /**
- * RepairRouter (worker/repair-router.ts): where damage and health reports go. A fake catalog
+ * RepairRouter (worker/upkeep/repair-router.ts): where damage and health reports go. A fake catalog
  * records the calls; keepAlive collects the background work so each case can wait for it.
  */
 import { describe, expect, it } from 'vitest';
 import type { BackendCallReport } from '../backends/metered.ts';
 import type { Catalog } from '../worker/catalog/types.ts';
 import type { RepairTask } from '../worker/engine/ec-store.ts';
-import { RepairRouter } from '../worker/repair-router.ts';
+import { RepairRouter } from '../worker/upkeep/repair-router.ts';
 
 function setup(queued: boolean, failing = false) {
   const calls: string[] = [];
@@ -36,28 +36,28 @@ function setup(queued: boolean, failing = false) {
   return { router, calls, logs, repaired, settle, advance: (ms: number) => (now += ms) };
 }
 
-const task = (reason: string): RepairTask => ({ bucket: 'a', key: 'k', unitId: 'u', shards: [2], reason });
+const task = (reason: RepairTask['reason']): RepairTask => ({ bucket: 'a', key: 'k', unitId: 'u', shards: [2], reason });
 const call = (backend: string, outcome: BackendCallReport['outcome']): BackendCallReport => ({ backend, op: 'get', ms: 1, bytes: 0, key: 'sg1/a/u/2', outcome });
 
 describe('RepairRouter with a repair queue (the catalog drives repairs)', () => {
   it('a write that missed shards: nothing to send, its commit recorded them', async () => {
     const s = setup(true);
-    s.router.report(task('write missed shards: backend down'));
+    s.router.report(task({ kind: 'write-missed' }));
     await s.settle();
     expect(s.calls).toEqual([]);
   });
 
   it('a shard a read or the scrubber found missing or rotten: recorded on the worklist', async () => {
     const s = setup(true);
-    s.router.report(task('corrupt: block checksum'));
-    s.router.report(task('missing: NotFound'));
+    s.router.report(task({ kind: 'corrupt', by: 'read', detail: 'block checksum' }));
+    s.router.report(task({ kind: 'missing', by: 'read', detail: 'NotFound' }));
     await s.settle();
-    expect(s.calls).toEqual(['markMissing ["a","k","u",[2]]', 'markMissing ["a","k","u",[2]]']);
+    expect(s.calls).toEqual(['markMissing ["a","u",[2]]', 'markMissing ["a","u",[2]]']);
   });
 
   it('a shard whose backend did not answer is not damage', async () => {
     const s = setup(true);
-    s.router.report(task('unavailable: connection refused'));
+    s.router.report(task({ kind: 'unavailable', by: 'read', detail: 'connection refused' }));
     await s.settle();
     expect(s.calls).toEqual([]);
   });
@@ -88,7 +88,7 @@ describe('RepairRouter with a repair queue (the catalog drives repairs)', () => 
 
   it('a catalog failure is logged, never an unhandled rejection', async () => {
     const s = setup(true, true);
-    s.router.report(task('missing: NotFound'));
+    s.router.report(task({ kind: 'missing', by: 'read', detail: 'NotFound' }));
     await s.settle();
     expect(s.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'could not record damage', error: 'catalog unreachable' }));
   });
@@ -97,12 +97,12 @@ describe('RepairRouter with a repair queue (the catalog drives repairs)', () => 
 describe('RepairRouter without a queue', () => {
   it('repairs in the background of the request that found the damage, write misses included', async () => {
     const s = setup(false);
-    s.router.report(task('write missed shards: backend down'));
-    s.router.report(task('corrupt: block checksum'));
-    s.router.report(task('unavailable: timeout'));
+    s.router.report(task({ kind: 'write-missed' }));
+    s.router.report(task({ kind: 'corrupt', by: 'read', detail: 'block checksum' }));
+    s.router.report(task({ kind: 'unavailable', by: 'read', detail: 'timeout' }));
     s.router.degradedRead('a');
     await s.settle();
-    expect(s.repaired.map((t) => t.reason)).toEqual(['write missed shards: backend down', 'corrupt: block checksum']);
+    expect(s.repaired.map((t) => t.reason.kind)).toEqual(['write-missed', 'corrupt']);
     expect(s.calls).toEqual([]);
   });
 });

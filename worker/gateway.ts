@@ -11,17 +11,17 @@
 import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
-import { createAdmin, type UpkeepObserver } from './admin.ts';
-import { createApp } from './app.ts';
-import { makeAuthenticate, makePostFormGate } from './auth-gate.ts';
-import { BackgroundWork } from './background.ts';
+import { createAdmin, type UpkeepObserver } from './app/admin.ts';
+import { createApp } from './app/app.ts';
+import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
+import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
-import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config.ts';
-import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './deployment.ts';
+import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
+import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { EcStore, type RepairTask } from './engine/ec-store.ts';
 import { UnitStore } from './engine/unit-store.ts';
-import { createOperator } from './operator.ts';
+import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket } from './ops/counters.ts';
 import { OpsFlusher } from './ops/flusher.ts';
@@ -29,9 +29,9 @@ import { IsolateMeter } from './ops/meter.ts';
 import { durableOpsRecord } from './ops/durable-record.ts';
 import type { OpsObject } from './ops/ops-object.ts';
 import { OpsService } from './ops/service.ts';
-import { logRefusal, refusingApp } from './refusal.ts';
-import { RepairRouter } from './repair-router.ts';
-import { requestLog } from './request-log.ts';
+import { logRefusal, refusingApp } from './app/refusal.ts';
+import { RepairRouter } from './upkeep/repair-router.ts';
+import { requestLog } from './app/request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 
@@ -142,10 +142,10 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
   return {
     scrubbed(r, mode, ms, by) {
       meter.event('scrub_runs');
-      meter.event('scrub_objects', r.objects);
+      meter.event('scrub_units', r.units);
       meter.event('scrub_shards', r.shards);
       meter.event('scrub_damaged', r.damaged);
-      logLine({ msg: 'scrub', by, mode, objects: r.objects, shards: r.shards, damaged: r.damaged, ms });
+      logLine({ msg: 'scrub', by, mode, units: r.units, shards: r.shards, damaged: r.damaged, ms });
     },
     collected(n, ms, by) {
       meter.event('collector_runs');
@@ -194,7 +194,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   };
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
-    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: `${err.reason}: ${err.message}` });
+    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
   }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);

@@ -10,7 +10,7 @@ import type { Hono } from 'hono';
 import type { RepairTask } from './engine/ec-store.ts';
 import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
 import type { AppEnv } from './s3/context.ts';
-import { startupFailure } from './startup-error.ts';
+import { startupFailure } from './app/startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
@@ -44,9 +44,9 @@ export default {
       (err: unknown) => logLine({ msg: 'collect', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
     );
     const jobs: Promise<unknown>[] = [collected];
-    const { mode, objectsPerRun } = g.config.scrub;
+    const { mode, unitsPerRun } = g.config.scrub;
     if (mode !== 'off') {
-      const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, objectsPerRun }, g.enqueueRepair));
+      const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun }, g.enqueueRepair));
       jobs.push(scrub.then(
         (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),

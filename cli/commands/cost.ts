@@ -1,10 +1,10 @@
 /**
  * `shardgate cost`: what a workload costs per month on chosen providers under replicate-3, 4+2,
  * 8+3 and 10+4 (or the schemes given), with how many providers may fail; a table on stdout (or
- * JSON) and an SVG chart. The model is cli/cost/model.ts; prices are worker/price-list.ts's.
+ * JSON) and an SVG chart. The model is cli/cost/model.ts; prices are worker/config/price-list.ts's.
  */
 import { writeFileSync } from 'node:fs';
-import { PRICES_AS_OF } from '../../worker/price-list.ts';
+import { PRICES_AS_OF } from '../../worker/config/price-list.ts';
 import { ALIASES, DEFAULTS, parseCostArgs } from '../cost/args.ts';
 import { costOf } from '../cost/model.ts';
 import { costChartSvg } from '../cost/svg.ts';
@@ -18,7 +18,7 @@ export const help = `usage: shardgate cost [--providers LIST] [--stored GB] [--r
 
   --providers  comma-separated, one failure domain each (default ${DEFAULTS.providers}):
                ${Object.entries(ALIASES).map(([a, p]) => `${a} (${p})`).join(', ')},
-               wasabi, any preset of worker/price-list.ts by name, or
+               wasabi, any preset of worker/config/price-list.ts by name, or
                name=STORAGE:EGRESS:PUT:GET in dollars per GB-month, per GB, per 1000 PUTs, per 1000 GETs
   --stored     GB stored (default ${DEFAULTS.storedGB})
   --read       GB read per month through the gateway (default ${DEFAULTS.readGBPerMonth})
@@ -29,7 +29,7 @@ export const help = `usage: shardgate cost [--providers LIST] [--stored GB] [--r
   --svg        where the chart goes (default ${DEFAULTS.svg}); --no-svg for none
   --json       the figures as JSON instead of the table
 
-Prices are list prices as of ${PRICES_AS_OF} (worker/price-list.ts says where each comes from).`;
+Prices are list prices as of ${PRICES_AS_OF} (worker/config/price-list.ts says where each comes from).`;
 
 export async function run(argv: string[], out: (line: string) => void = console.log): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) return (out(help), 0);

@@ -1,7 +1,7 @@
 /**
  * `shardgate scrub`: runs the scrubber now (POST /_shardgate/admin/scrub): one slice of every
  * bucket, or with --all slices until every bucket has completed a pass since the command started,
- * with a progress bar of objects checked.
+ * with a progress bar of units checked.
  */
 import { parseArgs } from 'node:util';
 import { CliError, type Command } from '../command.ts';
@@ -22,7 +22,7 @@ reads all stored bytes: egress on paid backends). Default: the configured mode.
 ${GATEWAY_HELP}`;
 
 interface ScrubAnswer {
-  objects: number;
+  units: number;
   shards: number;
   damaged: number;
 }
@@ -36,11 +36,11 @@ export const command: Command = {
     if (values.mode !== undefined && values.mode !== 'heads' && values.mode !== 'verify') throw new CliError('--mode is heads or verify');
     const client = new GatewayClient(values);
     const started = (await client.status()).now;
-    const total = { objects: 0, shards: 0, damaged: 0, runs: 0 };
+    const total = { units: 0, shards: 0, damaged: 0, runs: 0 };
     const progress = new Progress('scrub', !values.json && Boolean(process.stderr.isTTY));
     for (;;) {
       const r = (await client.admin('scrub', { mode: values.mode })) as ScrubAnswer;
-      total.objects += r.objects;
+      total.units += r.units;
       total.shards += r.shards;
       total.damaged += r.damaged;
       total.runs++;
@@ -48,15 +48,15 @@ export const command: Command = {
       const s = await client.status();
       const buckets = s.buckets ?? [];
       const done = buckets.filter((b) => (b.scrub.lastPassCompletedAt ?? 0) >= started);
-      const objects = buckets.reduce((n, b) => n + b.objects, 0);
-      const checked = buckets.reduce((n, b) => n + ((b.scrub.lastPassCompletedAt ?? 0) >= started && b.scrub.passStartedAt === null ? b.objects : Math.min(b.objects, b.scrub.checked)), 0);
-      progress.update(checked, objects, `${done.length}/${buckets.length} buckets, ${total.damaged} damaged shards`);
+      const units = buckets.reduce((n, b) => n + b.scrub.units, 0);
+      const checked = buckets.reduce((n, b) => n + b.scrub.checked, 0);
+      progress.update(checked, units, `${done.length}/${buckets.length} buckets, ${total.damaged} damaged shards`);
       if (done.length === buckets.length) break;
       if (total.runs > 100_000) throw new CliError('the scrub does not finish: more than 100000 runs');
     }
     progress.end();
     if (values.json) printJson(total);
-    else process.stdout.write(`scrubbed ${total.objects} object(s), ${total.shards} shard(s) in ${total.runs} run(s): ${total.damaged} damaged (queued for repair)\n`);
+    else process.stdout.write(`scrubbed ${total.units} unit(s), ${total.shards} shard(s) in ${total.runs} run(s): ${total.damaged} damaged (queued for repair)\n`);
     return total.damaged > 0 ? 1 : 0;
   },
 };

@@ -37,7 +37,7 @@ function render(s: StatusLike): string {
     `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,
     `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}, stuck ${d.repairStuck ?? 0}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
-    `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.objects} objects in the current passes (${percent(d.scrub.coverage)}), oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
+    `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.units} units checked in the current passes (${percent(d.scrub.coverage)}); oldest unchecked ${d.scrub.oldestUnchecked ? `${d.scrub.oldestUnchecked.key === undefined ? '' : `${d.scrub.oldestUnchecked.bucket}/${d.scrub.oldestUnchecked.key} `}since ${ago(d.scrub.oldestUnchecked.since, s.now)}` : '-'}; oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
   const cb = s.isolate?.codingBudget;
   if (cb) {

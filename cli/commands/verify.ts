@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import { bytes, printJson } from '../format.ts';
 import { Progress } from '../progress.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { verifyShardFile } from '../../worker/engine/shard-files.ts';
 import { SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
 import { planObjects } from '../rescue/plan.ts';

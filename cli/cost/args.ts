@@ -1,9 +1,9 @@
 /**
- * What `shardgate cost` takes: providers (presets of worker/price-list.ts by name or short alias,
+ * What `shardgate cost` takes: providers (presets of worker/config/price-list.ts by name or short alias,
  * or `name=storage:egress:put:get` for one of your own), the schemes to compare, the workload,
  * and where the chart goes. A bad value is an error that says what is expected.
  */
-import { PRESET_NAMES, PRICE_PRESETS, presetPrices, type PresetName } from '../../worker/price-list.ts';
+import { PRESET_NAMES, PRICE_PRESETS, presetPrices, type PresetName } from '../../worker/config/price-list.ts';
 import { parseScheme, STANDARD_SCHEMES, type Provider, type Scheme, type Workload } from './model.ts';
 
 export interface CostArgs {

@@ -22,7 +22,7 @@
  * reads the gateway keeps the data shards, read-cost.ts).
  */
 import type { BackendPrices } from '../../worker/engine/prices.ts';
-import { tolerated } from '../../worker/failure-domains.ts';
+import { tolerated } from '../../worker/config/failure-domains.ts';
 
 export interface Provider {
   name: string;

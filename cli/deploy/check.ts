@@ -1,8 +1,8 @@
 /**
  * The deployment check of a wrangler config file (issue 14): what `wrangler deploy --dry-run`
  * cannot see. The dry run bundles the Worker and lists its bindings, but SHARDGATE_CONFIG is only
- * a string to it; here it is parsed with the gateway's own schema (worker/config.ts) and reviewed
- * as a deployed gateway reviews it at start (worker/deployment.ts): the development key, inline
+ * a string to it; here it is parsed with the gateway's own schema (worker/config/config.ts) and reviewed
+ * as a deployed gateway reviews it at start (worker/config/deployment.ts): the development key, inline
  * secrets, local pools, failure domains. Secrets are never in the file, so every secret the
  * config names is taken as set and listed (the operator runs `wrangler secret put` for each);
  * R2 bindings are taken from the file's [[r2_buckets]]. It also checks the bindings the gateway
@@ -13,8 +13,8 @@
  * SHARDGATE_LOCAL_DEV given as a secret or with `--var` (the gateway refuses what matters anyway).
  */
 import { experimental_readRawConfig, unstable_readConfig, type Unstable_Config } from 'wrangler';
-import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config.ts';
-import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/deployment.ts';
+import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config/config.ts';
+import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/config/deployment.ts';
 
 export interface DeployCheck {
   /** What would make the deployed gateway refuse to start, or break it: the check fails. */
@@ -46,7 +46,7 @@ export function checkDeployment(configPath: string): DeployCheck {
 function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   const problems: string[] = [];
   const vars = w.vars as Record<string, unknown>;
-  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in ${varsTable}: it says "local development" to the gateway. A deployed gateway still refuses the development key and local pools to every request from the network (worker/deployment.ts), but the variable has no place in a deployed Worker. Remove it.`);
+  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in ${varsTable}: it says "local development" to the gateway. A deployed gateway still refuses the development key and local pools to every request from the network (worker/config/deployment.ts), but the variable has no place in a deployed Worker. Remove it.`);
   if (!w.durable_objects.bindings.some((b) => b.name === 'CATALOG' && b.class_name === 'CatalogObject')) problems.push('no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.');
   if (!w.migrations.some((m) => m.new_sqlite_classes?.includes('CatalogObject'))) problems.push('no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.');
   if (w.durable_objects.bindings.some((b) => b.name === 'OPS' && b.class_name === 'OpsObject') && !w.migrations.some((m) => m.new_sqlite_classes?.includes('OpsObject'))) {

@@ -9,10 +9,10 @@
  * segments has the whole body's MD5 in its last segment's footer.
  */
 import { toHex } from '../../worker/model/bytes.ts';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { readShardFile, type ShardFileInfo } from '../../worker/engine/shard-files.ts';
-import type { ShardHeader } from '../../worker/engine/format.ts';
+import type { ShardHeader } from '../../worker/format/shard-file.ts';
 import type { FoundShard, ShardIndex } from './scan.ts';
 
 export interface PlannedUnit {

@@ -6,8 +6,8 @@
  * Files that are not shards are skipped; shards whose header fails its checksum, or whose name
  * disagrees with their header, are reported.
  */
-import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/engine/format.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
 import type { ShardSource } from './sources.ts';
 

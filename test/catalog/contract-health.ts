@@ -20,7 +20,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(await c().bucketHealth(b, new Date())).toEqual({
       bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, repairStuck: 0,
       uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
-      scrub: { cursor: null, checked: 0, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
+      scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
     });
     await expectS3(c().bucketHealth(`${b}-none`, new Date()), 'NoSuchBucket');
     await expectS3(c().listDegradedUnits(`${b}-none`, null, 10), 'NoSuchBucket');
@@ -61,12 +61,12 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(await c().listDegradedUnits(b, { key: 'x', unitId: u1.unitId }, 10)).toEqual([all[1]]);
     expect(await c().listDegradedUnits(b, null, 1)).toEqual([all[0]]);
 
-    await c().markRepaired(b, 'y', u2.unitId, [0]);
+    await c().markRepaired(b, u2.unitId, [0]);
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 2 });
     expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
-    await c().markRepaired(b, 'y', u2.unitId, [1]);
-    await c().markRepaired(b, 'x', u1.unitId, [2]);
+    await c().markRepaired(b, u2.unitId, [1]);
+    await c().markRepaired(b, u1.unitId, [2]);
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null });
     expect(h.backends).toEqual({ b0: { shards: 3, bytes: 3 * SHARD_BYTES }, b1: { shards: 3, bytes: 3 * SHARD_BYTES }, b2: { shards: 3, bytes: 3 * SHARD_BYTES } });
@@ -80,13 +80,12 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const u = unit();
     await c().commitManifest(b, 'r', manifest(b, 'r', [u]), {});
-    await c().markMissing(b, 'r', u.unitId, [1, 99]); // 99 is no shard of the unit: ignored
-    await c().markMissing(b, 'r', 'no-such-unit', [0]); // nothing happens
-    await c().markMissing(b, 'no-such-key', u.unitId, [0]);
+    await c().markMissing(b, u.unitId, [1, 99]); // 99 is no shard of the unit: ignored
+    await c().markMissing(b, 'no-such-unit', [0]); // nothing happens
     expect((await c().getManifest(b, 'r'))!.storage).toMatchObject({ units: [{ unitId: u.unitId, missing: [1] }] });
     let [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ key: 'r', unitId: u.unitId, missing: [1], attempts: 0 });
-    for (let i = 1; i <= 8; i++) await c().repairFailed(b, 'r', u.unitId, `backend down (${i})`);
+    for (let i = 1; i <= 8; i++) await c().repairFailed(b, u.unitId, `backend down (${i})`);
     [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ attempts: 8, lastError: 'backend down (8)' });
     expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(1);
@@ -94,11 +93,11 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'r', manifest(b, 'r', [{ ...u, missing: [1, 2] }]), {}); // the same unit, still degraded: keeps its record
     [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ missing: [1, 2], attempts: 8 });
-    await c().markRepaired(b, 'r', u.unitId, [1, 2]);
+    await c().markRepaired(b, u.unitId, [1, 2]);
     expect(await c().listDegradedUnits(b, null, 10)).toEqual([]);
     expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(0);
-    await expectS3(c().markMissing(`${b}-none`, 'r', u.unitId, [0]), 'NoSuchBucket');
-    await expectS3(c().repairFailed(`${b}-none`, 'r', u.unitId, 'x'), 'NoSuchBucket');
+    await expectS3(c().markMissing(`${b}-none`, u.unitId, [0]), 'NoSuchBucket');
+    await expectS3(c().repairFailed(`${b}-none`, u.unitId, 'x'), 'NoSuchBucket');
     await expectS3(c().repairSoon(`${b}-none`, false), 'NoSuchBucket');
   });
 
@@ -121,24 +120,26 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 2, expired: 1 });
   });
 
-  it("follows the scrubber's cursor: objects checked in the current pass, then a completed pass", async () => {
+  it("follows the scrubber: units checked in the current pass, then a completed pass, then new units unchecked", async () => {
     const b = await bucket();
-    for (const k of ['a', 'b', 'c', 'd']) await c().commitManifest(b, k, manifest(b, k), {});
+    for (const k of ['a', 'b']) await c().commitManifest(b, k, manifest(b, k, [unit(), unit()]), {});
+    const ids = (await c().listUnits(b, null, 10)).map((u) => u.unitId);
     const before = Date.now();
-    await c().setScrubCursor(b, { afterKey: null, resume: { key: 'a', unit: 3 } }); // stopped inside 'a': nothing checked whole
+    await c().recordScrub(b, ids.slice(0, 1), { afterUnit: ids[0]! });
     let s = (await c().bucketHealth(b, new Date())).scrub;
-    expect(s).toMatchObject({ cursor: null, checked: 0, passes: 0, lastPassCompletedAt: null });
+    expect(s).toMatchObject({ units: 4, checked: 1, passes: 0, lastPassCompletedAt: null });
     expect(s.passStartedAt).toBeGreaterThanOrEqual(before);
-    await c().setScrubCursor(b, { afterKey: 'b' });
+    await c().recordScrub(b, ids.slice(1, 3), { afterUnit: ids[2]! });
+    expect((await c().bucketHealth(b, new Date())).scrub).toMatchObject({ units: 4, checked: 3 });
+    await c().recordScrub(b, ids.slice(3), null);
     s = (await c().bucketHealth(b, new Date())).scrub;
-    expect(s).toMatchObject({ cursor: 'b', checked: 2, passes: 0, lastPassCompletedAt: null });
-    await c().setScrubCursor(b, { afterKey: 'c', resume: { key: 'd', unit: 1 } });
-    expect((await c().bucketHealth(b, new Date())).scrub).toMatchObject({ cursor: 'c', checked: 3 });
-    await c().setScrubCursor(b, null);
-    s = (await c().bucketHealth(b, new Date())).scrub;
-    expect(s).toMatchObject({ cursor: null, checked: 0, passes: 1, passStartedAt: null });
+    expect(s).toMatchObject({ units: 4, checked: 4, passes: 1, passStartedAt: null });
     expect(s.lastPassCompletedAt).toBeGreaterThanOrEqual(s.lastPassStartedAt!);
     expect(await c().getScrubCursor(b)).toBeNull();
+    // The next pass starts over: what it has not reached yet counts as unchecked.
+    await new Promise((r) => setTimeout(r, 2));
+    await c().recordScrub(b, ids.slice(0, 1), { afterUnit: ids[0]! });
+    expect((await c().bucketHealth(b, new Date())).scrub).toMatchObject({ units: 4, checked: 1, passes: 1 });
   });
 
   it("keeps a deleted bucket's garbage countable until the collector takes it", async () => {

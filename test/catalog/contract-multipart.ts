@@ -3,7 +3,7 @@
 // their garbage, ListMultipartUploads with prefix, delimiter and markers, NoSuchUpload.
 
 import { expect, it } from 'vitest';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
 import type { PartRecord } from '../../worker/catalog/types.ts';
 import type { ListUploadsOptions } from '../../worker/model/object-store.ts';
 import { later, type Ctx } from './contract.ts';

@@ -237,29 +237,68 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     expect(await c().takeDueGarbage(due, 10)).toEqual([]);
   });
 
-  it('takes repaired shards off a unit\'s missing list, and ignores units the object no longer holds', async () => {
+  it('takes repaired shards off a unit\'s missing list, by unit id, and ignores units no longer stored', async () => {
     const b = await bucket();
     const [u1, u2] = [{ ...unit(), missing: [1, 3] }, unit()];
     await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
-    await c().markRepaired(b, 'k', u1.unitId, [3]);
+    await c().markRepaired(b, u1.unitId, [3]);
     const after = await c().getManifest(b, 'k');
     expect(after?.storage.kind === 'coded' && after.storage.units.map((u) => u.missing)).toEqual([[1], u2.missing]);
-    await c().markRepaired(b, 'k', unit().unitId, [1]); // an overwritten unit: nothing to do
-    await c().markRepaired(b, 'absent', u1.unitId, [1]);
+    await c().markRepaired(b, unit().unitId, [1]); // a unit never stored (or overwritten): nothing to do
     expect(await c().getManifest(b, 'k')).toEqual(after);
-    await expectS3(c().markRepaired(`${b}-none`, 'k', u1.unitId, [1]), 'NoSuchBucket');
+    await expectS3(c().markRepaired(`${b}-none`, u1.unitId, [1]), 'NoSuchBucket');
   });
 
-  it('keeps the scrubber\'s cursor per bucket', async () => {
+  it('indexes every unit of a stored version: by id, in id order, gone when the version is replaced or deleted', async () => {
+    const b = await bucket();
+    const [u1, u2, u3] = [unit(), unit(), unit()];
+    const m = manifest(b, 'k', [u1, u2]);
+    await c().commitManifest(b, 'k', m, {});
+    await c().commitManifest(b, 'j', manifest(b, 'j', [u3]), {});
+    expect(await c().getUnit(b, u2.unitId)).toEqual({ unitId: u2.unitId, key: 'k', versionId: m.versionId, ordinal: 1, unit: u2 });
+    const all = await c().listUnits(b, null, 10);
+    expect(all.map((u) => u.unitId)).toEqual([u1, u2, u3].map((u) => u.unitId).sort());
+    expect((await c().listUnits(b, all[0]!.unitId, 1)).map((u) => u.unitId)).toEqual([all[1]!.unitId]);
+    await c().commitManifest(b, 'k', manifest(b, 'k', [unit()]), {}); // overwrite: u1 and u2 leave the index
+    expect(await c().getUnit(b, u1.unitId)).toBeNull();
+    await c().removeManifest(b, 'j');
+    expect(await c().getUnit(b, u3.unitId)).toBeNull();
+    expect(await c().listUnits(b, null, 10)).toHaveLength(1);
+    await expectS3(c().getUnit(`${b}-none`, u1.unitId), 'NoSuchBucket');
+  });
+
+  it('records a unit found damaged by its id, whichever key holds it', async () => {
+    const b = await bucket();
+    const [u1, u2] = [unit(), unit()];
+    await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
+    await c().markMissing(b, u2.unitId, [0, 2]);
+    const m = await c().getManifest(b, 'k');
+    expect(m?.storage.kind === 'coded' && m.storage.units.map((u) => u.missing)).toEqual([[], [0, 2]]);
+    expect((await c().getUnit(b, u2.unitId))?.unit.missing).toEqual([0, 2]);
+    await c().markMissing(b, unit().unitId, [1]); // not stored: nothing happens
+    expect(await c().getManifest(b, 'k')).toEqual(m);
+  });
+
+  it('keeps the scrubber\'s cursor per bucket, and counts coverage in units checked', async () => {
     const [b1, b2] = [await bucket(), await bucket()];
+    const units = [unit(), unit(), unit()];
+    await c().commitManifest(b1, 'k', manifest(b1, 'k', units), {});
+    const ids = (await c().listUnits(b1, null, 10)).map((u) => u.unitId);
     expect(await c().getScrubCursor(b1)).toBeNull();
-    await c().setScrubCursor(b1, { afterKey: 'photos/2024/é.jpg' });
-    expect(await c().getScrubCursor(b1)).toEqual({ afterKey: 'photos/2024/é.jpg' });
-    await c().setScrubCursor(b1, { afterKey: 'a', resume: { key: 'photos/2024/é.jpg', unit: 1999 } });
-    expect(await c().getScrubCursor(b1)).toEqual({ afterKey: 'a', resume: { key: 'photos/2024/é.jpg', unit: 1999 } });
+    expect((await c().bucketHealth(b1, new Date())).scrub).toMatchObject({ units: 3, checked: 0, passStartedAt: null, passes: 0 });
+    await c().recordScrub(b1, ids.slice(0, 2), { afterUnit: ids[1]! });
+    expect(await c().getScrubCursor(b1)).toEqual({ afterUnit: ids[1] });
+    const mid = (await c().bucketHealth(b1, new Date())).scrub;
+    expect(mid).toMatchObject({ units: 3, checked: 2, passes: 0 });
+    expect(mid.passStartedAt).not.toBeNull();
+    expect(mid.oldestUnchecked?.unitId).toBe(ids[2]);
     expect(await c().getScrubCursor(b2)).toBeNull();
-    await c().setScrubCursor(b1, null);
+    await c().recordScrub(b1, ids.slice(2), null);
     expect(await c().getScrubCursor(b1)).toBeNull();
+    expect((await c().bucketHealth(b1, new Date())).scrub).toMatchObject({ units: 3, checked: 3, passStartedAt: null, passes: 1 });
+    // A unit written after the pass is unchecked: coverage drops below 100% until it is checked.
+    await c().commitManifest(b1, 'later', manifest(b1, 'later', [unit()]), {});
+    expect((await c().bucketHealth(b1, new Date())).scrub).toMatchObject({ units: 4, checked: 3 });
     await expectS3(c().getScrubCursor(`${b1}-none`), 'NoSuchBucket');
   });
 

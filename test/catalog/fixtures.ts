@@ -2,7 +2,7 @@
 // S3Error matcher, and a garbage drain that looks at one bucket (the catalog is shared by tests).
 
 import { expect } from 'vitest';
-import type { CodedUnit, ObjectManifest } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../../worker/format/manifest.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
 import { S3Error, type S3ErrorCode } from '../../worker/model/errors.ts';
 

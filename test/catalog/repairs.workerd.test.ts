@@ -37,16 +37,16 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
 
     // A failure backs that unit off; the other one, with fewer attempts, goes first from now on.
     const t1 = t0 + SENT_TIMEOUT_MS + 10;
-    r.failed('two-lost', 'u-two', 'backend b3 unreachable', t1);
-    r.unsend([{ key: 'one-lost', unitId: 'u-one' }]);
+    r.failed('u-two', 'backend b3 unreachable', t1);
+    r.unsend([{ unitId: 'u-one' }]);
     expect(keys(r.takeDue(t1))).toEqual(['one-lost']);
     expect(keys(r.takeDue(t1 + RETRY_FIRST_MS))).toEqual(['two-lost']);
-    r.failed('one-lost', 'u-one', 'x', t1 + RETRY_FIRST_MS);
+    r.failed('u-one', 'x', t1 + RETRY_FIRST_MS);
     expect(r.failures).toBe(2);
 
     // From FAILURES_TO_THROTTLE failures in a row: one canary per backoff period.
     const t2 = t1 + RETRY_FIRST_MS + 1;
-    r.failed('two-lost', 'u-two', 'backend b3 unreachable', t2);
+    r.failed('u-two', 'backend b3 unreachable', t2);
     expect(r.failures).toBe(FAILURES_TO_THROTTLE);
     const later = t2 + RETRY_MAX_MS;
     const canary = r.takeDue(later);
@@ -67,7 +67,7 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
     expect(keys(r.takeDue(later + 2))).toEqual(['two-lost', 'one-lost']); // redundancy before attempts
     expect(r.nextWake(later + 2)).toBe(later + 2 + SENT_TIMEOUT_MS);
   });
-  await catalog.markRepaired(bucket, 'one-lost', 'u-one', [0]);
-  await catalog.markRepaired(bucket, 'two-lost', 'u-two', [0, 3]);
+  await catalog.markRepaired(bucket, 'u-one', [0]);
+  await catalog.markRepaired(bucket, 'u-two', [0, 3]);
   expect(await catalog.listDegradedUnits(bucket, null, 10)).toEqual([]);
 });

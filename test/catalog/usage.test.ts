@@ -2,9 +2,9 @@
 // equal to the engine's layout (engine/layout.ts, which writes the files) over many geometries.
 
 import { describe, expect, it } from 'vitest';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { shardFileBytes, usageDelta } from '../../worker/catalog/usage.ts';
-import { shardLayout } from '../../worker/engine/layout.ts';
+import { shardLayout } from '../../worker/format/layout.ts';
 import { manifest, unit } from './fixtures.ts';
 
 describe('catalog usage', () => {

@@ -12,7 +12,7 @@ import { AwsClient } from 'aws4fetch';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { devConfigSource } from '../../dev/dev-config.ts';
 import { appFor, gatewayFor } from '../../worker/gateway.ts';
-import { DEV_CREDENTIAL } from '../../worker/deployment.ts';
+import { DEV_CREDENTIAL } from '../../worker/config/deployment.ts';
 
 const bucketBinding = { put() {}, get() {}, head() {}, delete() {}, list() {} };
 const devEnv = (extra: Record<string, unknown> = {}) => ({

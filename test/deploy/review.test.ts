@@ -1,11 +1,11 @@
 /**
- * The deployment review (worker/deployment.ts, worker/failure-domains.ts): what a deployed
+ * The deployment review (worker/config/deployment.ts, worker/config/failure-domains.ts): what a deployed
  * gateway refuses to start with and what it warns about, config by config, the local-development
  * signal, and what a request must show to be served what the review refuses (issue 21).
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../worker/config.ts';
-import { isLocalDevelopment, isLoopbackRequest, reviewDeployment } from '../../worker/deployment.ts';
+import { parseConfig } from '../../worker/config/config.ts';
+import { isLocalDevelopment, isLoopbackRequest, reviewDeployment } from '../../worker/config/deployment.ts';
 import { devConfigSource } from '../../dev/dev-config.ts';
 
 const r2 = (id: string, domain: string) => ({ id, kind: 'r2', domain, binding: `B_${id}` });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CodingBudget, type BudgetHolder, type BudgetLease } from '../../worker/engine/coding-budget.ts';
-import { RequestScope } from '../../worker/request-scope.ts';
+import { RequestScope } from '../../worker/app/request-scope.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

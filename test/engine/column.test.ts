@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
-import { shardKey, type CodedUnit } from '../../worker/catalog/manifest.ts';
-import { decodeFooter } from '../../worker/engine/format.ts';
-import { shardLayout } from '../../worker/engine/layout.ts';
+import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import { decodeFooter } from '../../worker/format/shard-file.ts';
+import { shardLayout } from '../../worker/format/layout.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { prng, randomBytes } from '../support/random.ts';

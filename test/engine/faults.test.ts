@@ -28,7 +28,7 @@ function bytes(n: number, seed: number): Uint8Array {
 const CONFIG = r2Config({
   policies: { ec: { k: 4, m: 2, blockSize: 65536 }, copies: { codec: 'replicate', replicas: 3, blockSize: 65536 } },
   buckets: { copies: 'copies' },
-  scrub: { mode: 'verify', objectsPerRun: 100 },
+  scrub: { mode: 'verify', unitsPerRun: 100 },
 });
 
 describe('engine fault table (SDK over the R2 simulation)', () => {

@@ -9,7 +9,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { CodedUnit } from '../../worker/catalog/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { BackendLatency } from '../../worker/engine/backend-latency.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
 import { TrafficMeter } from '../support/traffic-meter.ts';
@@ -18,7 +18,7 @@ import { BYTES_PER_GB, type BackendPrices } from '../../worker/engine/prices.ts'
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { writeUnit } from '../../worker/engine/unit-writer.ts';
-import { presetPrices } from '../../worker/price-list.ts';
+import { presetPrices } from '../../worker/config/price-list.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';

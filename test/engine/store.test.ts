@@ -1,19 +1,19 @@
 /**
- * EcStore end to end in Node: the ObjectStore over MemoryCatalog and memory backends behind the
+ * EcStore end to end in Node: the ObjectStore over the SQL catalog in process and memory backends behind the
  * fault wrapper. Policies (EC, inline small objects, replicate-3), overwrite and garbage,
  * multipart, degraded reads queueing repairs, write quorum, and rebuilding a lost index.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import type { Backend } from '../../backends/types.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
-import { shardKey } from '../../worker/catalog/manifest.ts';
+import { shardKey } from '../../worker/format/manifest.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 
@@ -33,8 +33,8 @@ function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }, extra: object =
     ...extra,
   });
   const repairs: RepairTask[] = [];
-  const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: err.reason }));
-  const catalog = new MemoryCatalog({ garbageGraceMs: 0 });
+  const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read' } }));
+  const catalog = localCatalog({ garbageGraceMs: 0 });
   const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 }, enqueueRepair: (t) => repairs.push(t) });
   return { backends, catalog, store, repairs, units };
 }
@@ -120,7 +120,7 @@ describe('EcStore', () => {
     await s.store.putObject('b', 'dir/one', stream(data), put(data.length, { checksum: { algorithm: 'CRC32C', expected: null } }));
     await s.store.putObject('b', 'two', stream(data.subarray(0, 9000)), put(9000));
     await s.store.putObject('b', 'two', stream(data.subarray(0, 9999)), put(9999)); // the newer one must win
-    const fresh = new MemoryCatalog();
+    const fresh = localCatalog();
     await fresh.insertBucket('b', 'us-east-1');
     const result = await rebuildCatalog('b', s.backends, fresh);
     expect(result.restored.sort()).toEqual(['dir/one', 'two']);
@@ -138,7 +138,7 @@ describe('EcStore', () => {
     await s.store.putObject('b', 'gutted', stream(data), put(data.length));
     const unit = ((await s.catalog.getManifest('b', 'gutted'))!.storage as { units: { unitId: string; placement: string[] }[] }).units[0]!;
     for (const i of [0, 1, 2]) await s.backends.find((x) => x.id === unit.placement[i])!.delete(shardKey('b', unit.unitId, i)); // 3 of 6 left, k = 4
-    const fresh = new MemoryCatalog();
+    const fresh = localCatalog();
     await fresh.insertBucket('b', 'us-east-1');
     const result = await rebuildCatalog('b', s.backends, fresh);
     expect(result.restored).toEqual(['whole']);
@@ -171,7 +171,7 @@ describe('EcStore', () => {
     const raw = Array.from({ length: 11 }, (_, i) => new MemoryBackend({ id: `w${i}`, domain: `z${i}` }));
     const backends = raw.map(probe);
     const config = parseConfig({ backends: raw.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { wide: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'wide' });
-    const catalog = new MemoryCatalog();
+    const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { columnParityBytes: 3 * 12288 }), settings: engineSettings(config) });
     await store.createBucket('w', { region: 'us-east-1' });
     const data = randomBytes(rand, 350_000);
@@ -184,7 +184,7 @@ describe('EcStore', () => {
     expect(Buffer.compare(await bytes(r.body), data.subarray(90_000, 200_001))).toBe(0);
     expect(peak).toBeGreaterThan(1);
     expect(peak).toBeLessThanOrEqual(6);
-    const fresh = new MemoryCatalog();
+    const fresh = localCatalog();
     await fresh.insertBucket('w', 'us-east-1');
     expect((await rebuildCatalog('w', backends, fresh)).restored).toEqual(['big']);
     const rebuilt = await fresh.getManifest('w', 'big');
@@ -232,21 +232,21 @@ describe('EcStore', () => {
     const offline = s.backends.find((x) => !damagedOn.has(x.id))!;
     offline.goOffline(); // an unreachable backend is not damage
     const repairs: RepairTask[] = [];
-    const run = (mode: 'heads' | 'verify') => scrubBatch(s.catalog, s.units.byId, { mode, objectsPerRun: 2 }, (t) => repairs.push(t));
-    expect(await run('heads')).toMatchObject({ objects: 2, damaged: 2 }); // a, b
-    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterKey: 'b' });
-    expect(await run('heads')).toMatchObject({ objects: 1, damaged: 0 }); // c: same size, heads cannot see rot
+    const run = (mode: 'heads' | 'verify') => scrubBatch(s.catalog, s.units.byId, { mode, unitsPerRun: 2 }, (t) => repairs.push(t));
+    expect(await run('heads')).toMatchObject({ units: 2, damaged: 2 }); // a, b (units in id order: written in that order)
+    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterUnit: b.unitId });
+    expect(await run('heads')).toMatchObject({ units: 1, damaged: 0 }); // c: same size, heads cannot see rot
     expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the next run starts over
     expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]]]);
     repairs.length = 0;
     await run('verify');
     await run('verify');
     expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]], ['c', [2]]]);
-    expect(repairs.every((r) => r.reason.startsWith('corrupt'))).toBe(true);
-    // A call budget stops the run after the object that reached it; the cursor resumes there.
-    await s.catalog.setScrubCursor('b', null);
-    expect(await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', objectsPerRun: 10 }, () => {}, 6)).toMatchObject({ objects: 1, shards: 6 });
-    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterKey: 'a' });
+    expect(repairs.every((r) => r.reason.kind === 'corrupt' && r.reason.by === 'scrubber')).toBe(true);
+    // A call budget stops the run after the unit that reached it; the cursor resumes there.
+    expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the verify pass completed
+    expect(await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', unitsPerRun: 10 }, () => {}, 6)).toMatchObject({ units: 1, shards: 6 });
+    expect(await s.catalog.getScrubCursor('b')).toEqual({ afterUnit: a.unitId });
     offline.goOnline();
   });
 

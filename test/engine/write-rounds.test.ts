@@ -1,6 +1,6 @@
 /**
- * Small writes in two rounds (issue 23), on EcStore over MemoryCatalog and memory backends:
- * - catalog calls are counted (every Catalog method of the instance): a coded PUT makes two,
+ * Small writes in two rounds (issue 23), on EcStore over the SQL catalog in process and memory backends:
+ * - catalog calls are counted (round trips to the catalog's Durable Object instances): a coded PUT makes two,
  *   prepareWrite and commitManifest; an inline PUT one, commitManifest;
  * - the shards upload while prepareWrite is in flight (one round, not two in series), yet no
  *   backend stores a shard before the reservation has answered: each shard's last bytes wait;
@@ -9,8 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { prng, randomBytes } from '../support/random.ts';
@@ -19,28 +19,10 @@ import { readBytes } from '../support/read-bytes.ts';
 const put = (size: number, conditions = {}) => ({ contentLength: size, metadata: { user: {} }, checksum: null, conditions });
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 
-/**
- * Counts the catalog's method calls by name, as the bench counts DurableCatalog's: only calls
- * from outside (the MemoryCatalog's own helpers, called within a method, are not round trips).
- */
-function counted(catalog: MemoryCatalog): Map<string, number> {
-  const calls = new Map<string, number>();
-  const o = catalog as unknown as Record<string, (...a: unknown[]) => unknown>;
-  let inside = 0;
-  for (const name of Object.getOwnPropertyNames(MemoryCatalog.prototype)) {
-    const fn = o[name];
-    if (name === 'constructor' || typeof fn !== 'function') continue;
-    o[name] = (...args: unknown[]) => {
-      if (inside === 0) calls.set(name, (calls.get(name) ?? 0) + 1);
-      inside++;
-      try {
-        return fn.apply(catalog, args);
-      } finally {
-        inside--;
-      }
-    };
-  }
-  return calls;
+/** Round trips to the catalog's Durable Object instances by method name, from now on (as the bench counts them). */
+function counted(catalog: ReturnType<typeof localCatalog>): Map<string, number> {
+  catalog.namespace.calls.clear();
+  return catalog.namespace.calls;
 }
 
 async function setup(policy: object) {
@@ -50,7 +32,7 @@ async function setup(policy: object) {
     policies: { main: policy },
     defaultPolicy: 'main',
   });
-  const catalog = new MemoryCatalog({ garbageGraceMs: 0 });
+  const catalog = localCatalog({ garbageGraceMs: 0 });
   const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
   await store.createBucket('b', { region: 'us-east-1' });
   return { backends, catalog, store, calls: counted(catalog) };

@@ -12,12 +12,12 @@ import { MemoryBackend } from '../../backends/memory.ts';
 import { FaultyBackend } from '../../backends/faulty.ts';
 import { MeteredBackend } from '../../backends/metered.ts';
 import { BackendError } from '../../backends/types.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { createApp } from '../../worker/app.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { createOperator } from '../../worker/operator.ts';
+import { createOperator } from '../../worker/app/operator.ts';
 import { MemoryOpsRecord, OpsBook, MemoryBookStore } from '../../worker/ops/book.ts';
 import { addCounters, emptyCounters, trafficByBucket } from '../../worker/ops/counters.ts';
 import { OpsFlusher } from '../../worker/ops/flusher.ts';
@@ -26,7 +26,7 @@ import { emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
 import { OpsService } from '../../worker/ops/service.ts';
-import { requestLog } from '../../worker/request-log.ts';
+import { requestLog } from '../../worker/app/request-log.ts';
 import type { AppEnv } from '../../worker/s3/context.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';
 import { testS3Settings } from '../support/memory-store.ts';
@@ -145,7 +145,7 @@ describe('backend health', () => {
   });
 });
 
-async function statusOf(backends: MeteredBackend[], meter: IsolateMeter, catalog = new MemoryCatalog()) {
+async function statusOf(backends: MeteredBackend[], meter: IsolateMeter, catalog = localCatalog()) {
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
     config: { backends: backends.map((x) => ({ id: x.id, domain: x.domain })), policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
@@ -160,7 +160,7 @@ describe('Prometheus text', () => {
     const odd = 'we"ird\\id\nx';
     const backends = [new MeteredBackend(new MemoryBackend({ id: odd, domain: 'd' }), (r) => meter.backendCall(r)), new MeteredBackend(new MemoryBackend({ id: 'plain', domain: 'd' }), (r) => meter.backendCall(r))];
     await backends[1]!.put('k', new Uint8Array(7), 7);
-    const catalog = new MemoryCatalog();
+    const catalog = localCatalog();
     await catalog.insertBucket('b1', 'us-east-1');
     const { doc, totals } = await statusOf(backends, meter, catalog);
     const text = renderMetrics(doc, totals);
@@ -181,7 +181,7 @@ describe('request log', () => {
     const meter = new IsolateMeter();
     const backends = Array.from({ length: 6 }, (_, i) => new MeteredBackend(new MemoryBackend({ id: `m${i}`, domain: `z${i}` }), (r) => meter.backendCall(r)));
     const config = parseConfig({ backends: backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { ec: { k: 4, m: 2, blockSize: 65536 } }, defaultPolicy: 'ec' });
-    const catalog = new MemoryCatalog();
+    const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     const record = new MemoryOpsRecord();
     const flusher = new OpsFlusher(meter, (d) => record.record(d), 5000);

@@ -141,16 +141,17 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
   it('scrub --all and collect --all through the CLI; the status shows the completed pass', async () => {
     const scrub = await shardgate(['scrub', '--all', '--json'], cliEnv);
     expect(scrub.code).toBe(0);
-    expect(JSON.parse(scrub.stdout)).toMatchObject({ objects: 5, damaged: 0 });
+    expect(JSON.parse(scrub.stdout)).toMatchObject({ units: 5, damaged: 0 }); // five single-unit objects
     const collect = await shardgate(['collect', '--all', '--json'], cliEnv);
     expect(collect.code).toBe(0);
     expect(JSON.parse(collect.stdout)).toMatchObject({ collected: 0 });
-    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { data: { scrub: { coverage: number; oldestPassCompletedAt: number | null } }; buckets: { scrub: { passes: number } }[] };
-    expect(doc.data.scrub.coverage).toBe(1);
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { data: { scrub: { coverage: number; units: number; checked: number; oldestPassCompletedAt: number | null } }; buckets: { scrub: { passes: number } }[] };
+    expect(doc.data.scrub).toMatchObject({ coverage: 1, units: 5, checked: 5 });
     expect(doc.data.scrub.oldestPassCompletedAt).not.toBeNull();
     expect(doc.buckets[0]!.scrub.passes).toBeGreaterThanOrEqual(1);
     const m = await metrics();
-    expect(valueOf(m, 'shardgate_scrub_checked_objects_total')).toBe(5); // the operator's runs count like the cron's
+    expect(valueOf(m, 'shardgate_scrub_checked_units_total')).toBe(5); // the operator's runs count like the cron's
+    expect(valueOf(m, 'shardgate_scrub_units')).toBe(5);
     expect(valueOf(m, 'shardgate_bucket_scrub_coverage_ratio', { bucket: 'media' })).toBe(1);
   });
 

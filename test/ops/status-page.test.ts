@@ -92,7 +92,7 @@ describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout
     expect(await page.$eval('body', (b) => b.dataset.error ?? null)).toBeNull();
     const bars = await page.$$eval('#scrub [data-bucket]', (els) => els.map((e) => ({ bucket: e.getAttribute('data-bucket'), text: e.textContent })));
     expect(bars.map((b) => b.bucket)).toEqual(['logs', 'photos']);
-    expect(bars.every((b) => /done · last pass \d+ s ago/.test(b.text ?? ''))).toBe(true); // both passed the cron's scrub
+    expect(bars.every((b) => /(\d+) \/ \1 units · last pass \d+ s ago/.test(b.text ?? ''))).toBe(true); // both passed the cron's scrub, every unit checked
     expect(await page.$$eval('#scrub [data-coverage]', (els) => els.map((e) => e.getAttribute('data-coverage')))).toEqual(['1', '1']);
     const down = (await rows()).find((b) => b.id === DOWN)!;
     expect(down.cells[8]).toMatch(/Unavailable|offline/);

@@ -5,16 +5,17 @@
  * parts; the gate is a test slot that lets every request through.
  */
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../worker/app.ts';
+import { createApp } from '../../worker/app/app.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
 import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';
+import { localCatalog } from '../support/local-catalog.ts';
 import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
 
 const BASE = 'http://gw.test';
 
 function setup(options: { store?: ObjectStore; authenticate?: Authenticate; maxObjectSize?: number } = {}) {
-  const store = options.store ?? memoryEcStore().store;
+  const store = options.store ?? memoryEcStore(localCatalog()).store;
   const app = createApp({ store, authenticate: options.authenticate ?? allowAllGate, settings: testS3Settings({ maxObjectSize: options.maxObjectSize ?? 1024 }) });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   return { app, store, send };
@@ -34,7 +35,7 @@ function watchedBody() {
 
 describe('app contracts', () => {
   it('HeadObject answers from metadata and never opens object data', async () => {
-    const store: ObjectStore = Object.assign(Object.create(memoryEcStore().store) as ObjectStore, {
+    const store: ObjectStore = Object.assign(Object.create(memoryEcStore(localCatalog()).store) as ObjectStore, {
       getObject: () => Promise.reject(new Error('HEAD must not call getObject')),
     });
     const { send } = setup({ store });
@@ -62,7 +63,7 @@ describe('app contracts', () => {
     await send('PUT', '/bucket-c');
     const { body, state } = watchedBody();
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 5000 });
-    const app = createApp({ store: memoryEcStore().store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
+    const app = createApp({ store: memoryEcStore(localCatalog()).store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
     const res = await app.request(`${BASE}/bucket-c/big`, { method: 'PUT' });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('<Code>EntityTooLarge</Code><Message>Your proposed upload exceeds the maximum allowed object size.</Message><ProposedSize>5000</ProposedSize><MaxSizeAllowed>1024</MaxSizeAllowed>');
@@ -71,7 +72,7 @@ describe('app contracts', () => {
 
   it('a body longer than its declared length is refused and stores nothing', async () => {
     const { body } = watchedBody();
-    const { store, catalog } = memoryEcStore();
+    const { store, catalog } = memoryEcStore(localCatalog());
     await store.createBucket('bucket-d', { region: 'us-east-1' });
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 1000 }); // lies: the body is endless
     const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
@@ -82,7 +83,7 @@ describe('app contracts', () => {
   });
 
   it('an unknown error becomes InternalError with AWS XML; HEAD gets no body', async () => {
-    const broken = Object.assign(Object.create(memoryEcStore().store) as ObjectStore, {
+    const broken = Object.assign(Object.create(memoryEcStore(localCatalog()).store) as ObjectStore, {
       listBuckets: () => Promise.reject(new TypeError('boom')),
       headObject: () => Promise.reject(new TypeError('boom')),
     });
@@ -114,7 +115,7 @@ describe('smaller S3 behaviours', () => {
     const east = setup();
     expect((await east.send('PUT', '/again')).status).toBe(200);
     expect((await east.send('PUT', '/again')).status).toBe(200);
-    const app = createApp({ store: memoryEcStore().store, authenticate: allowAllGate, settings: testS3Settings({ region: 'eu-west-1' }) });
+    const app = createApp({ store: memoryEcStore(localCatalog()).store, authenticate: allowAllGate, settings: testS3Settings({ region: 'eu-west-1' }) });
     const body = '<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>';
     expect((await app.request(`${BASE}/again`, { method: 'PUT', body })).status).toBe(200);
     const twice = await app.request(`${BASE}/again`, { method: 'PUT', body });

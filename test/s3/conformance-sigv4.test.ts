@@ -1,5 +1,5 @@
 /**
- * The same conformance suite with the REAL gate (fixtures/worker-sigv4.ts: worker/auth-gate.ts,
+ * The same conformance suite with the REAL gate (fixtures/worker-sigv4.ts: worker/app/auth-gate.ts,
  * SigV4 header + presigned, aws-chunked), so SDK-default stream uploads (aws-chunked with a CRC32
  * trailer) run too; plus what only a verifying gate can answer: wrong keys, tampered URLs.
  */

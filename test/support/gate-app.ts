@@ -1,14 +1,15 @@
 /**
  * The real front door in Node, for gate tests that need thousands of requests: createApp with the
- * real gate (worker/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
+ * real gate (worker/app/auth-gate.ts: one access key, region us-east-1, no anonymous access), the
  * operator's admin API, and the product's EcStore over memory parts (memory-store.ts).
  * Virtual-hosted base domain: s3.gw.test. Requests go through app.fetch, no sockets.
  */
-import { createAdmin } from '../../worker/admin.ts';
+import { createAdmin } from '../../worker/app/admin.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
-import { createApp } from '../../worker/app.ts';
-import { makeAuthenticate, makePostFormGate, type GateConfig } from '../../worker/auth-gate.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate, makePostFormGate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
+import { localCatalog } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
 export const GATE_HOST = 'gw.test';
@@ -20,14 +21,14 @@ export const GATE_REGION = 'us-east-1';
  * replace the one all-powerful test key (each with its scope, worker/model/access.ts).
  */
 export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate, credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }]) {
-  const parts = memoryEcStore({ maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
+  const parts = memoryEcStore(localCatalog(), { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
   const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,
     catalog: parts.catalog,
     backends: parts.backends,
     region: GATE_REGION,
-    scrub: { mode: 'heads', objectsPerRun: 10 },
+    scrub: { mode: 'heads', unitsPerRun: 10 },
     enqueueRepair: () => {},
     repair: async () => {},
   });

@@ -1,24 +1,25 @@
 /**
- * The product's ObjectStore (EcStore) over in-memory parts: MemoryCatalog and six memory
- * backends in six failure domains, 4+2 with 64 KiB blocks (so ordinary test objects span several
- * stripes). Runs in Node and inside workerd (test/s3/fixtures/worker-sigv4.ts); the S3 suites use
- * it so that they test the real engine, not a stand-in.
+ * The product's ObjectStore (EcStore) over the given catalog (in Node the one SQL catalog in
+ * process: local-catalog.ts; in workerd the catalog Durable Object) and six memory backends in
+ * six failure domains, 4+2 with 64 KiB blocks (so ordinary test objects span several stripes).
+ * Runs in Node and inside workerd (test/s3/fixtures/worker-sigv4.ts); the S3 suites use it so
+ * that they test the real engine, not a stand-in.
  */
 import { MemoryBackend } from '../../backends/memory.ts';
 import type { Backend } from '../../backends/types.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig, s3Settings } from '../../worker/config.ts';
+import type { Catalog } from '../../worker/catalog/types.ts';
+import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { S3Settings } from '../../worker/s3/context.ts';
 
 export interface MemoryStoreParts {
   store: EcStore;
-  catalog: MemoryCatalog;
+  catalog: Catalog;
   backends: Backend[];
 }
 
-export function memoryEcStore(options: { maxObjectSize?: number; maxPartSize?: number } = {}): MemoryStoreParts {
+export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number } = {}): MemoryStoreParts {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
@@ -27,7 +28,6 @@ export function memoryEcStore(options: { maxObjectSize?: number; maxPartSize?: n
     maxObjectSize: options.maxObjectSize,
     s3: { maxPartSize: options.maxPartSize },
   });
-  const catalog = new MemoryCatalog();
   const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
   return { store, catalog, backends };
 }

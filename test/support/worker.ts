@@ -98,7 +98,7 @@ function wasmAlongside(outDir: string): Plugin {
 type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
 
 /**
- * The local-development signal of worker/deployment.ts as a binding: without it the gateway
+ * The local-development signal of worker/config/deployment.ts as a binding: without it the gateway
  * behaves as deployed and refuses inline secrets, the development key and local pools.
  */
 export const LOCAL_DEV = { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } } as const;

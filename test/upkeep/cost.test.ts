@@ -9,15 +9,15 @@
 import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
-import { createAdmin } from '../../worker/admin.ts';
-import { createApp } from '../../worker/app.ts';
-import { makeAuthenticate } from '../../worker/auth-gate.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { createAdmin } from '../../worker/app/admin.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { TrafficMeter } from '../support/traffic-meter.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { presetPrices } from '../../worker/price-list.ts';
+import { presetPrices } from '../../worker/config/price-list.ts';
 import { costReport, type CostReport } from '../../worker/upkeep/cost.ts';
 import { measureStored } from '../../worker/upkeep/stored-bytes.ts';
 import { testS3Settings } from '../support/memory-store.ts';
@@ -107,10 +107,10 @@ describe('admin costs', () => {
       defaultPolicy: 'ec',
       credentials: [KEY],
     });
-    const catalog = new MemoryCatalog();
+    const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     const authenticate = makeAuthenticate(config, {});
-    const admin = createAdmin({ authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', objectsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {}, costs: { traffic: meter.source, prices: config.backendPrices } });
+    const admin = createAdmin({ authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {}, costs: { traffic: meter.source, prices: config.backendPrices } });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const send = async (url: string, init: RequestInit = {}) => {

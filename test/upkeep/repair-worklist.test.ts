@@ -4,15 +4,15 @@
  * without a queue, repairs a batch itself.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
+import { localCatalog } from '../support/local-catalog.ts';
 import type { RepairTask } from '../../worker/engine/ec-store.ts';
 import { consumeRepairs, wakeWorklists } from '../../worker/upkeep/repair-worklist.ts';
 import { manifest, unit } from '../catalog/fixtures.ts';
 
-const task = (key: string, unitId: string): RepairTask => ({ bucket: 'b', key, unitId, shards: [1], reason: 'missing: on the repair worklist' });
+const task = (key: string, unitId: string): RepairTask => ({ bucket: 'b', key, unitId, shards: [1], reason: { kind: 'worklist' } });
 
 async function degradedCatalog() {
-  const catalog = new MemoryCatalog();
+  const catalog = localCatalog();
   await catalog.insertBucket('b', 'auto');
   const u1 = { ...unit(), missing: [1] }, u2 = { ...unit(), missing: [2] };
   await catalog.commitManifest('b', 'one', manifest('b', 'one', [u1]), {});
@@ -24,12 +24,12 @@ describe('consumeRepairs', () => {
   it('acks every message; a failed repair is recorded on the worklist with its error, not retried', async () => {
     const { catalog, u1, u2 } = await degradedCatalog();
     const acked: string[] = [];
-    const messages = [task('one', u1.unitId), task('two', u2.unitId)].map((body) => ({ body, ack: () => void acked.push(body.key) }));
+    const messages = [task('one', u1.unitId), task('two', u2.unitId)].map((body) => ({ body, ack: () => void acked.push(body.key!) }));
     await consumeRepairs(messages, {
       catalog,
       repair: async (t) => {
         if (t.key === 'two') throw new Error('shard 2 on b2: backend unreachable');
-        await catalog.markRepaired(t.bucket, t.key, t.unitId, t.shards);
+        await catalog.markRepaired(t.bucket, t.unitId, t.shards);
       },
       log: () => {},
     });
@@ -58,14 +58,14 @@ describe('wakeWorklists', () => {
     const woken: string[] = [];
     catalog.repairSoon = async (bucket) => void woken.push(bucket);
     const repaired: string[] = [];
-    await wakeWorklists({ catalog, repair: async (t) => void repaired.push(t.key), log: () => {} }, true);
+    await wakeWorklists({ catalog, repair: async (t) => void repaired.push(t.key!), log: () => {} }, true);
     expect(woken).toEqual(['b']);
     expect(repaired).toEqual([]);
   });
 
   it('without a queue: the cron repairs the worklist itself', async () => {
     const { catalog } = await degradedCatalog();
-    await wakeWorklists({ catalog, repair: (t) => catalog.markRepaired(t.bucket, t.key, t.unitId, t.shards), log: () => {} }, false);
+    await wakeWorklists({ catalog, repair: (t) => catalog.markRepaired(t.bucket, t.unitId, t.shards), log: () => {} }, false);
     expect(await catalog.listDegradedUnits('b', null, 10)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The scrubber never skips a unit and never reports a pass it has not finished (issue 20): a run
- * checks at most `maxCalls` shards and may stop inside an object; the next run resumes at the
- * unit it had not checked. A lost shard anywhere, in the last part of a 2,000-part object or in
+ * The scrubber never skips a unit and never reports a pass it has not finished (issue 20): it walks
+ * the catalog's unit index, not keys, checks at most `maxCalls` shards a run and resumes at the
+ * unit after the last one it checked. A lost shard anywhere, in the last part of a 2,000-part object or in
  * one of 10,000 small objects, is found within ceil(total shards / per-run limit) runs, and the
  * bucket's scrub coverage stays below 100% until the pass that found it completes.
  * (Before: a run stopped part-way through an object and the cursor moved past it; its other
@@ -9,12 +9,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
-import { shardKey, type CodedUnit } from '../../worker/catalog/manifest.ts';
-import { engineSettings, parseConfig } from '../../worker/config.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { readScrubCursor } from '../../worker/catalog/scrub-progress.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 
 const PER_RUN = 600;
@@ -29,7 +28,7 @@ function setup() {
     defaultPolicy: 'main',
   });
   const units = new UnitStore(backends, () => {});
-  const catalog = new MemoryCatalog({ garbageGraceMs: 0 });
+  const catalog = localCatalog({ garbageGraceMs: 0 });
   const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 1000 } });
   return { backends, catalog, store, units };
 }
@@ -39,12 +38,13 @@ async function runsToFind(s: ReturnType<typeof setup>, bucket: string, lost: { u
   const found: RepairTask[] = [];
   for (let run = 1; run <= maxRuns; run++) {
     const before = (await s.catalog.bucketHealth(bucket, new Date())).scrub;
-    await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', objectsPerRun: 100 }, (t) => found.push(t), PER_RUN);
+    await scrubBatch(s.catalog, s.units.byId, { mode: 'heads', unitsPerRun: 100 }, (t) => found.push(t), PER_RUN);
     if (found.some((t) => t.unitId === lost.unit.unitId && t.shards.includes(lost.shard))) return run;
     // Not found yet: no complete pass may have been reported since the start.
     const h = await s.catalog.bucketHealth(bucket, new Date());
     expect(h.scrub.passes, `run ${run}: a pass completed without finding the lost shard`).toBe(before.passes);
-    expect(h.scrub.checked, `run ${run}: objects counted as checked`).toBeLessThan(h.objects);
+    expect(h.scrub.checked, `run ${run}: units counted as checked`).toBeLessThan(h.scrub.units);
+    expect(h.scrub.oldestUnchecked, `run ${run}: the oldest unchecked unit is named`).not.toBeNull();
   }
   throw new Error(`the lost shard was not found in ${maxRuns} runs`);
 }
@@ -85,9 +85,4 @@ describe('scrub coverage', () => {
     expect(await runsToFind(s, 'many', { unit, shard: 5 }, limit)).toBeLessThanOrEqual(limit);
   });
 
-  it("reads a cursor stored by the release before resume points (the last key, as plain text)", () => {
-    expect(readScrubCursor(null, 'photos/2024/é.jpg')).toEqual({ afterKey: 'photos/2024/é.jpg' });
-    expect(readScrubCursor(null, null)).toBeNull();
-    expect(readScrubCursor(JSON.stringify({ afterKey: 'a', resume: { key: 'b', unit: 7 } }), 'stale')).toEqual({ afterKey: 'a', resume: { key: 'b', unit: 7 } });
-  });
 });

@@ -7,18 +7,14 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
-import type { BucketHealth, Catalog, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
-
-export interface CatalogEnv {
-  CATALOG: DurableObjectNamespace<CatalogObject>;
-}
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = '__buckets__';
@@ -105,16 +101,16 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
   }
 
-  async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
-    unwrap(await this.bucket(bucket).markRepaired(bucket, key, unitId, shards));
+  async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void> {
+    unwrap(await this.bucket(bucket).markRepaired(bucket, unitId, shards));
   }
 
-  async markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<void> {
-    unwrap(await this.bucket(bucket).markMissing(bucket, key, unitId, shards));
+  async markMissing(bucket: string, unitId: string, shards: number[]): Promise<void> {
+    unwrap(await this.bucket(bucket).markMissing(bucket, unitId, shards));
   }
 
-  async repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<void> {
-    unwrap(await this.bucket(bucket).repairFailed(bucket, key, unitId, error));
+  async repairFailed(bucket: string, unitId: string, error: string): Promise<void> {
+    unwrap(await this.bucket(bucket).repairFailed(bucket, unitId, error));
   }
 
   async repairSoon(bucket: string, reset: boolean): Promise<void> {
@@ -173,8 +169,16 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).getScrubCursor(bucket));
   }
 
-  async setScrubCursor(bucket: string, cursor: ScrubCursor | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setScrubCursor(bucket, cursor));
+  async recordScrub(bucket: string, checked: string[], cursor: ScrubCursor | null): Promise<void> {
+    unwrap(await this.bucket(bucket).recordScrub(bucket, checked, cursor));
+  }
+
+  async getUnit(bucket: string, unitId: string): Promise<UnitRecord | null> {
+    return unwrap(await this.bucket(bucket).getUnit(bucket, unitId));
+  }
+
+  async listUnits(bucket: string, afterUnit: string | null, limit: number): Promise<UnitRecord[]> {
+    return unwrap(await this.bucket(bucket).listUnits(bucket, afterUnit, limit));
   }
 
   async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {

@@ -18,18 +18,18 @@
  * instances would slot in behind DurableCatalog.bucket().
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
-import { SqlLedger } from './sql-ledger.ts';
 import { SqlMultipart } from './sql-multipart.ts';
-import { migrateRepairColumns, RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
+import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
+import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
-import { bucketInfo, SCHEMA, type BucketRow, type GarbageRow } from './sql-schema.ts';
+import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds } from './rules.ts';
-import { LEGACY_SCRUB_CURSOR, readScrubCursor, SCRUB_POSITION } from './scrub-progress.ts';
-import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UploadRecord } from './types.ts';
+import { SCRUB_POSITION } from './scrub-progress.ts';
+import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
@@ -43,11 +43,9 @@ export class CatalogObject extends DurableObject {
     super(ctx, env);
     this.schemaReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").toArray().length > 0;
     if (this.schemaReady) {
-      this.sql.exec(SCHEMA); // idempotent: adds tables a newer release introduced
-      migrateRepairColumns(this.sql);
-      const ledger = new SqlLedger(this.sql);
-      if (!ledger.ready) this.ctx.storage.transactionSync(() => ledger.rebuild()); // counted once, by a scan
-      // Locally (npm start, tests: the env var worker/deployment.ts reads) the repair queue lives
+      // Storage written by an older release is brought to this release's schema before any request.
+      this.ctx.storage.transactionSync(() => migrate(this.sql));
+      // Locally (npm start, tests: the env var worker/config/deployment.ts reads) the repair queue lives
       // in the process's memory, so a new instance may mean the units handed on went with the
       // last process: hand them on again now rather than after SENT_TIMEOUT_MS. Cloudflare's
       // Queues are durable; there the timeout alone covers a lost message.
@@ -62,11 +60,7 @@ export class CatalogObject extends DurableObject {
   }
 
   private ensureSchema(): void {
-    if (!this.schemaReady) {
-      this.sql.exec(SCHEMA);
-      migrateRepairColumns(this.sql);
-      new SqlLedger(this.sql).markReady(); // a new instance: nothing to count yet
-    }
+    if (!this.schemaReady) createSchema(this.sql);
     this.schemaReady = true;
   }
 
@@ -181,14 +175,24 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, () => allGarbage(this.sql, bucket).flatMap((r) => garbageUnitIds(JSON.parse(r.entry) as GarbageUnits)));
   }
   getScrubCursor(bucket: string): Reply<ScrubCursor | null> {
-    return this.inBucket(bucket, (o) => readScrubCursor(o.getState(SCRUB_POSITION), o.getState(LEGACY_SCRUB_CURSOR)));
-  }
-  setScrubCursor(bucket: string, cursor: ScrubCursor | null): Reply<void> {
     return this.inBucket(bucket, (o) => {
-      o.ledger.scrubMoved(cursor, Date.now());
-      o.setState(LEGACY_SCRUB_CURSOR, null);
+      const value = o.getState(SCRUB_POSITION);
+      return value === null ? null : (JSON.parse(value) as ScrubCursor);
+    });
+  }
+  recordScrub(bucket: string, checked: string[], cursor: ScrubCursor | null): Reply<void> {
+    return this.inBucket(bucket, (o) => {
+      const now = Date.now(); // one instant: the units checked belong to the pass this run starts or continues
+      o.checked(checked, now);
+      o.ledger.scrubMoved(cursor, now);
       o.setState(SCRUB_POSITION, cursor === null ? null : JSON.stringify(cursor));
     });
+  }
+  getUnit(bucket: string, unitId: string): Reply<UnitRecord | null> {
+    return this.inBucket(bucket, (o) => o.unit(unitId));
+  }
+  listUnits(bucket: string, afterUnit: string | null, limit: number): Reply<UnitRecord[]> {
+    return this.inBucket(bucket, (o) => o.units(afterUnit, limit));
   }
 
   bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
@@ -227,21 +231,21 @@ export class CatalogObject extends DurableObject {
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
-  async markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<Reply<void>> {
-    const r = this.inBucket(bucket, (o) => o.markMissing(key, unitId, shards));
+  async markMissing(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, (o) => o.markMissing(unitId, shards));
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+  async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
-      o.markRepaired(key, unitId, shards);
+      o.markRepaired(unitId, shards);
       new SqlRepairs(this.sql).reset(); // progress: whatever kept the others back may be gone too
     });
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<Reply<void>> {
-    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(key, unitId, error, Date.now()));
+  async repairFailed(bucket: string, unitId: string, error: string): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now()));
     if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
     return r;
   }
@@ -274,7 +278,7 @@ export class CatalogObject extends DurableObject {
     const due = this.ctx.storage.transactionSync(() => repairs.takeDue(Date.now()));
     if (due.length) {
       try {
-        await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: 'missing: on the repair worklist' } })));
+        await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'worklist' } } satisfies RepairMessage })));
       } catch (err) {
         console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: String((err as Error)?.message ?? err) }));
         this.ctx.storage.transactionSync(() => repairs.unsend(due));

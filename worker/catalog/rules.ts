@@ -1,12 +1,13 @@
 /**
- * Rules both catalogs (MemoryCatalog, CatalogObject) apply inside their atomic step, so the two
- * cannot drift: which units a commit, delete or completion leaves unreferenced, and when they may
- * be deleted. Conditions themselves are worker/model/conditions.ts.
+ * Rules the catalog applies inside its atomic step, written once (sql-objects.ts and
+ * sql-multipart.ts call them): which units a commit, delete or completion leaves unreferenced,
+ * when they may be deleted, and how a unit's shard states change. Conditions themselves are
+ * worker/model/conditions.ts.
  */
 import { S3Error } from '../model/errors.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from './manifest.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**
@@ -35,8 +36,7 @@ export function supersededUnits(previous: ObjectManifest | null | undefined, nex
   return unitsOf(previous).filter((u) => !kept.has(u.unitId));
 }
 
-/** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */
-/** Adds `shards` to the unit's `missing` list; false when the manifest has no such unit or nothing changes. */
+/** Adds `shards` to the unit's `missing` list (in place); false when the manifest has no such unit or nothing changes. */
 export function withMissing(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
   const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
   const added = unit ? shards.filter((i) => Number.isInteger(i) && i >= 0 && i < unit.k + unit.m && !unit.missing.includes(i)) : [];
@@ -51,21 +51,12 @@ export function withTags(metadata: ObjectMetadata, tags: Tag[]): ObjectMetadata 
   return tags.length ? { ...rest, tags } : rest;
 }
 
+/** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */
 export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
   const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
   if (!unit || !unit.missing.some((i) => shards.includes(i))) return false;
   unit.missing = unit.missing.filter((i) => !shards.includes(i));
   return true;
-}
-
-/**
- * A part as stored: parts recorded before parts could hold several units have one `unit`, and
- * their checksum on it.
- */
-export function normalizePart(raw: PartRecord & { unit?: CodedUnit }): PartRecord {
-  if (raw.units) return raw;
-  const { unit, ...rest } = raw;
-  return { ...rest, units: unit ? [unit] : [], checksum: unit?.checksum ?? null };
 }
 
 /**

@@ -2,12 +2,10 @@
  * The ledger of one bucket's CatalogObject: counts kept up to date inside every commit, delete and
  * repair mark (usage.ts), so bucket health is read in a few rows instead of a scan of the bucket:
  * objects, bytes, shard files and stored bytes per backend, the units with missing shards, and
- * the scrubber's progress. Synchronous, called inside the caller's transaction.
- * An instance written by an older release (no ledger yet) is counted once, by a scan, when it
- * starts (CatalogObject's constructor).
+ * the scrubber's progress in units. Synchronous, called inside the caller's transaction.
  */
-import type { ObjectManifest } from './manifest.ts';
-import { advanceScrub, noScrubYet } from './scrub-progress.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
+import { advanceScrub, noScrubYet, type PassTimes } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
 import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
 import { degradedUnitsOf, usageDelta } from './usage.ts';
@@ -18,33 +16,14 @@ CREATE TABLE IF NOT EXISTS degraded_units (
   key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
   spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
   sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT,
-  PRIMARY KEY (key, unit_id)
+  PRIMARY KEY (unit_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS degraded_by_key ON degraded_units (key, unit_id);
+CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, since);
 `;
-
-const VERSION = 'ledger-version';
 
 export class SqlLedger {
   constructor(private readonly sql: SqlStorage) {}
-
-  /** True once the ledger counts every object (new instances start counted). */
-  get ready(): boolean {
-    return this.sql.exec('SELECT 1 FROM ledger WHERE name = ?', VERSION).toArray().length > 0;
-  }
-
-  markReady(): void {
-    this.sql.exec('INSERT OR REPLACE INTO ledger (name, value) VALUES (?, 1)', VERSION);
-  }
-
-  /** Counts every object from scratch (an instance from before the ledger existed). */
-  rebuild(): void {
-    this.sql.exec('DELETE FROM ledger');
-    this.sql.exec('DELETE FROM degraded_units');
-    for (const row of this.sql.exec<{ key: string; manifest: string }>('SELECT key, manifest FROM objects').toArray()) {
-      this.replace(row.key, null, JSON.parse(row.manifest));
-    }
-    this.markReady();
-  }
 
   /** Object `key` goes from `before` to `after` (null: absent). */
   replace(key: string, before: ObjectManifest | null, after: ObjectManifest | null): void {
@@ -65,20 +44,27 @@ export class SqlLedger {
     }
   }
 
-  scrubProgress(): ScrubProgress {
+  private passes(): PassTimes {
     const row = this.sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'scrub-progress'").toArray()[0];
-    return row ? (JSON.parse(row.value) as ScrubProgress) : noScrubYet();
+    return row ? (JSON.parse(row.value) as PassTimes) : noScrubYet();
   }
 
-  /** The scrubber stored cursor `to` (null: its pass is complete): counts the objects it went past. */
+  /** Coverage in units: checked in the current pass (between passes: the last complete one), of all stored now. */
+  scrubProgress(): ScrubProgress {
+    const p = this.passes();
+    const since = p.passStartedAt ?? p.lastPassStartedAt;
+    const count = this.sql.exec<{ units: number; checked: number }>(
+      'SELECT COUNT(*) AS units, COALESCE(SUM(checked_at >= ? AND checked_at > 0), 0) AS checked FROM units', since ?? Number.MAX_SAFE_INTEGER,
+    ).one();
+    const oldest = this.sql.exec<{ unit_id: string; key: string; at: number }>(
+      'SELECT unit_id, key, CASE WHEN checked_at > 0 THEN checked_at ELSE created_at END AS at FROM units ORDER BY at, unit_id LIMIT 1',
+    ).toArray()[0];
+    return { ...p, units: count.units, checked: count.checked, oldestUnchecked: oldest ? { unitId: oldest.unit_id, key: oldest.key, since: oldest.at } : null };
+  }
+
+  /** The scrubber stored cursor `to` (null: its pass is complete) at `now`. */
   scrubMoved(to: ScrubCursor | null, now: number): void {
-    const p = this.scrubProgress();
-    const where: string[] = [];
-    const args: string[] = [];
-    if (p.cursor !== null) (where.push('key > ?'), args.push(p.cursor));
-    if (to !== null) to.afterKey === null ? where.push('0') : (where.push('key <= ?'), args.push(to.afterKey));
-    const checked = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM objects${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, ...args).one().n;
-    this.sql.exec("INSERT OR REPLACE INTO state (name, value) VALUES ('scrub-progress', ?)", JSON.stringify(advanceScrub(p, to, checked, now)));
+    this.sql.exec("INSERT OR REPLACE INTO state (name, value) VALUES ('scrub-progress', ?)", JSON.stringify(advanceScrub(this.passes(), to, now)));
   }
 
   health(bucket: string, now: number): BucketHealth {
@@ -115,6 +101,7 @@ export class SqlLedger {
     };
   }
 
+  /** Degraded units in (key, unit id) order after `after`. */
   degraded(after: { key: string; unitId: string } | null, limit: number): DegradedUnit[] {
     const rows = after
       ? this.sql.exec<DegradedRow>('SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?', after.key, after.key, after.unitId, limit).toArray()

@@ -5,11 +5,11 @@
  * CompleteMultipartUpload, AbortMultipartUpload, ListParts, ListMultipartUploads (uploads by key,
  * then by initiation: upload ids sort by creation time, see rules.ts).
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from './range-list.ts';
-import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, newUploadId, normalizePart, unusedPartUnits } from './rules.ts';
+import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, newUploadId, unusedPartUnits } from './rules.ts';
 import { uploadInfo, uploadRecord, type UploadRow } from './sql-schema.ts';
 import { rangeWhere, type SqlObjects } from './sql-objects.ts';
 import type { CompletedUpload, PartRecord, UploadRecord } from './types.ts';
@@ -38,7 +38,7 @@ export class SqlMultipart {
   putPart(key: string, uploadId: string, part: PartRecord, graceMs: number): void {
     this.get(key, uploadId);
     const row = this.sql.exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number = ?', uploadId, part.partNumber).toArray()[0];
-    const replaced: PartRecord | undefined = row && normalizePart(JSON.parse(row.record));
+    const replaced: PartRecord | undefined = row && (JSON.parse(row.record) as PartRecord);
     const kept = new Set(part.units.map((u) => u.unitId));
     if (replaced) this.objects.queueGarbage(replaced.units.filter((u) => !kept.has(u.unitId)), Date.now() + graceMs);
     this.objects.release(part.units);
@@ -91,7 +91,7 @@ export class SqlMultipart {
     return this.sql
       .exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?', uploadId, marker, limit)
       .toArray()
-      .map((r) => normalizePart(JSON.parse(r.record)));
+      .map((r) => JSON.parse(r.record) as PartRecord);
   }
 
   private end(uploadId: string): void {

@@ -5,7 +5,7 @@
  * Listing pages through the primary key in order (`key > ? ORDER BY key LIMIT ?`) and leaves a
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
  */
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
@@ -13,8 +13,8 @@ import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
 import { supersededUnits, unitsOf, withMissing, withRepaired, withTags } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
-import { objectRow, objectSummary, type GarbageRow, type ObjectRow } from './sql-schema.ts';
-import type { GarbageUnits } from './types.ts';
+import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
+import type { GarbageUnits, UnitRecord } from './types.ts';
 
 /** `column > ?` or `column >= ?` for a bound, plus `column < ?` when there is an upper end. */
 export function rangeWhere(column: string, lower: Bound, upper: string | null): string {
@@ -32,8 +32,17 @@ export class SqlObjects {
     this.ledger = new SqlLedger(sql);
   }
 
+  /** The manifest of the key's current version, or null. */
   get(key: string): ObjectManifest | null {
-    const row = this.sql.exec<{ manifest: string }>('SELECT manifest FROM objects WHERE key = ?', key).toArray()[0];
+    const row = this.sql.exec<{ manifest: string }>(
+      'SELECT v.manifest FROM objects o JOIN versions v ON v.key = o.key AND v.version_id = o.version_id WHERE o.key = ?', key,
+    ).toArray()[0];
+    return row ? JSON.parse(row.manifest) : null;
+  }
+
+  /** The manifest of one stored version, or null. */
+  version(key: string, versionId: string): ObjectManifest | null {
+    const row = this.sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', key, versionId).toArray()[0];
     return row ? JSON.parse(row.manifest) : null;
   }
 
@@ -44,32 +53,93 @@ export class SqlObjects {
     this.queueGarbage([...supersededUnits(previous, manifest), ...alsoUnused], Date.now() + graceMs);
     this.release(unitsOf(manifest));
     this.ledger.replace(key, previous, manifest);
+    if (previous) this.dropVersion(key, previous.versionId); // one version per key until versioning
+    this.storeVersion(key, manifest);
     const r = objectRow(key, manifest);
     this.sql.exec(
-      'INSERT OR REPLACE INTO objects (key, etag, size, last_modified, checksum, manifest) VALUES (?, ?, ?, ?, ?, ?)',
-      r.key, r.etag, r.size, r.last_modified, r.checksum, r.manifest,
+      'INSERT OR REPLACE INTO objects (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)',
+      r.key, r.version_id, r.etag, r.size, r.last_modified, r.checksum,
     );
+  }
+
+  private storeVersion(key: string, manifest: ObjectManifest): void {
+    this.sql.exec('INSERT OR REPLACE INTO versions (key, version_id, delete_marker, manifest) VALUES (?, ?, 0, ?)', key, manifest.versionId, JSON.stringify(manifest));
+    const now = Date.now();
+    unitsOf(manifest).forEach((u, i) => {
+      this.sql.exec(
+        'INSERT OR REPLACE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)',
+        u.unitId, key, manifest.versionId, i, u.k + u.m, now,
+      );
+    });
+  }
+
+  private dropVersion(key: string, versionId: string): void {
+    this.sql.exec('DELETE FROM units WHERE key = ? AND version_id = ?', key, versionId);
+    this.sql.exec('DELETE FROM versions WHERE key = ? AND version_id = ?', key, versionId);
+  }
+
+  /** Rewrites a stored version's manifest in place (tags, shard states): same version, same units. */
+  private rewrite(key: string, manifest: ObjectManifest): void {
+    this.sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(manifest), key, manifest.versionId);
   }
 
   setTags(key: string, tags: Tag[]): void {
     const manifest = this.get(key);
     if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
     manifest.metadata = withTags(manifest.metadata, tags);
-    this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
+    this.rewrite(key, manifest);
   }
 
-  markMissing(key: string, unitId: string, shards: number[]): void {
-    const manifest = this.get(key);
-    if (!manifest || !withMissing(manifest, unitId, shards)) return;
-    this.ledger.replace(key, this.get(key), manifest);
-    this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
+  /** The unit index's entry for `unitId`, with the unit as its version's manifest records it; null if not stored. */
+  unit(unitId: string): UnitRecord | null {
+    const row = this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id = ?', unitId).toArray()[0];
+    return row ? this.unitRecords([row])[0] ?? null : null;
   }
 
-  markRepaired(key: string, unitId: string, shards: number[]): void {
-    const manifest = this.get(key);
-    if (!manifest || !withRepaired(manifest, unitId, shards)) return;
-    this.ledger.replace(key, this.get(key), manifest);
-    this.sql.exec('UPDATE objects SET manifest = ? WHERE key = ?', JSON.stringify(manifest), key);
+  /** Units in id order after `afterUnit` (null: from the first), at most `limit`. */
+  units(afterUnit: string | null, limit: number): UnitRecord[] {
+    const rows = afterUnit === null
+      ? this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units ORDER BY unit_id LIMIT ?', limit).toArray()
+      : this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id > ? ORDER BY unit_id LIMIT ?', afterUnit, limit).toArray();
+    return this.unitRecords(rows);
+  }
+
+  /** Each version's manifest is parsed once, however many of its units are asked for. */
+  private unitRecords(rows: UnitRow[]): UnitRecord[] {
+    const manifests = new Map<string, ObjectManifest | null>();
+    const out: UnitRecord[] = [];
+    for (const r of rows) {
+      const id = `${r.version_id}\u0000${r.key}`;
+      if (!manifests.has(id)) manifests.set(id, this.version(r.key, r.version_id));
+      const unit = unitsOf(manifests.get(id))[r.ordinal];
+      if (unit?.unitId === r.unit_id) out.push({ unitId: r.unit_id, key: r.key, versionId: r.version_id, ordinal: r.ordinal, unit });
+    }
+    return out;
+  }
+
+  /** Records that every shard of these units was checked at `now`. */
+  checked(unitIds: string[], now: number): void {
+    for (const id of unitIds) this.sql.exec('UPDATE units SET checked_at = ? WHERE unit_id = ?', now, id);
+  }
+
+  markMissing(unitId: string, shards: number[]): void {
+    this.changeUnit(unitId, (m) => withMissing(m, unitId, shards));
+  }
+
+  markRepaired(unitId: string, shards: number[]): void {
+    this.changeUnit(unitId, (m) => withRepaired(m, unitId, shards));
+  }
+
+  /** Applies `change` to the manifest of the version holding `unitId` (nothing if it is gone or nothing changed). */
+  private changeUnit(unitId: string, change: (m: ObjectManifest) => boolean): void {
+    const row = this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id = ?', unitId).toArray()[0];
+    if (!row) return;
+    const before = this.version(row.key, row.version_id);
+    if (!before) return;
+    const after = structuredClone(before);
+    if (!change(after)) return;
+    this.ledger.replace(row.key, before, after);
+    this.rewrite(row.key, after);
   }
 
   delete(key: string, ifMatch: string | undefined, graceMs: number): void {
@@ -78,6 +148,7 @@ export class SqlObjects {
     if (!previous) return;
     this.queueGarbage(supersededUnits(previous, null), Date.now() + graceMs);
     this.ledger.replace(key, previous, null);
+    this.dropVersion(key, previous.versionId);
     this.sql.exec('DELETE FROM objects WHERE key = ?', key);
   }
 
@@ -86,7 +157,7 @@ export class SqlObjects {
     const fetch = (lower: Bound, upper: string | null, limit: number) =>
       this.sql
         .exec<ObjectRow>(
-          `SELECT key, etag, size, last_modified, checksum FROM objects WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
+          `SELECT key, version_id, etag, size, last_modified, checksum FROM objects WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
           ...(upper === null ? [lower.key] : [lower.key, upper]), limit,
         )
         .toArray();
@@ -102,7 +173,7 @@ export class SqlObjects {
     if (units.length > 0) queueGarbage(this.sql, { bucket: this.bucket, units }, notBefore);
   }
 
-  /** A small named value of the bucket's own bookkeeping (the scrubber's cursor). */
+  /** A small named value of the bucket's own bookkeeping (the scrubber's cursor, CORS, tags). */
   getState(name: string): string | null {
     return this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
   }

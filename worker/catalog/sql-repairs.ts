@@ -27,21 +27,6 @@ export const FAILURES_TO_THROTTLE = 3;
 /** Units handed to the queue per alarm (one sendBatch). */
 export const BATCH = 100;
 
-const COLUMNS: [string, string][] = [
-  ['spare', 'INTEGER NOT NULL DEFAULT 0'],
-  ['attempts', 'INTEGER NOT NULL DEFAULT 0'],
-  ['next_at', 'INTEGER NOT NULL DEFAULT 0'],
-  ['sent_at', 'INTEGER NOT NULL DEFAULT 0'],
-  ['last_error', 'TEXT'],
-];
-
-/** Adds the worklist's columns to a `degraded_units` table made by a release without them. */
-export function migrateRepairColumns(sql: SqlStorage): void {
-  const have = new Set(sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('degraded_units')").toArray().map((r) => r.name));
-  for (const [name, type] of COLUMNS) if (!have.has(name)) sql.exec(`ALTER TABLE degraded_units ADD COLUMN ${name} ${type}`);
-  sql.exec('CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, since)');
-}
-
 export function retryDelay(attempts: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, attempts - 1));
 }
@@ -94,14 +79,14 @@ export class SqlRepairs {
       'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
       now, now - SENT_TIMEOUT_MS, throttled ? 1 : BATCH,
     ).toArray();
-    for (const r of rows) this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE key = ? AND unit_id = ?', now, r.key, r.unit_id);
+    for (const r of rows) this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE unit_id = ?', now, r.unit_id);
     if (rows.length) this.setState('repair-last-send', now);
     return rows.map(degradedUnitOf);
   }
 
   /** Units handed on that never reached the queue: due again. */
-  unsend(units: { key: string; unitId: string }[]): void {
-    for (const u of units) this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE key = ? AND unit_id = ?', u.key, u.unitId);
+  unsend(units: { unitId: string }[]): void {
+    for (const u of units) this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE unit_id = ?', u.unitId);
   }
 
   /** Every unit handed on is due again (their messages are known lost); returns how many. */
@@ -110,11 +95,11 @@ export class SqlRepairs {
   }
 
   /** A repair attempt of the unit failed: it backs off; the bucket counts a failure. */
-  failed(key: string, unitId: string, error: string, now: number): void {
-    const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE key = ? AND unit_id = ?', key, unitId).toArray()[0];
+  failed(unitId: string, error: string, now: number): void {
+    const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE unit_id = ?', unitId).toArray()[0];
     if (!row) return; // repaired or gone meanwhile
     const attempts = row.attempts + 1;
-    this.sql.exec('UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE key = ? AND unit_id = ?', attempts, now + retryDelay(attempts), error.slice(0, 500), key, unitId);
+    this.sql.exec('UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE unit_id = ?', attempts, now + retryDelay(attempts), error.slice(0, 500), unitId);
     this.setState('repair-failures', this.failures + 1);
   }
 

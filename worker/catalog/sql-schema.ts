@@ -1,22 +1,40 @@
 /**
- * The SQLite schema of CatalogObject and the row codecs. Keys are TEXT with SQLite's default
- * BINARY collation, which compares UTF-8 bytes: exactly S3's listing order, so listing is an
- * index range scan. Objects keep the columns a listing returns next to the manifest JSON, so a
- * listing never parses manifests. Times are integer milliseconds.
+ * The SQLite schema of CatalogObject (version SCHEMA_VERSION; schema-migrations.ts brings older
+ * instances up to it) and the row codecs. Keys are TEXT with SQLite's default BINARY collation,
+ * which compares UTF-8 bytes: exactly S3's listing order, so listing is an index range scan.
+ * Times are integer milliseconds.
+ * Objects are addressed by version: `versions` holds every stored version of a key (its manifest;
+ * `delete_marker` is room for versioning's markers), `objects` is the current-version pointer
+ * with the columns a listing returns, so a listing never parses manifests, and `units` indexes
+ * every coded unit of a stored version (unit id -> key, version, position) so that repair, scrub
+ * and collection address units directly, with when the scrubber last checked each one.
+ * Until versioning exists a key has one version: a commit replaces it, a delete removes it.
  * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
  */
-import type { ObjectManifest } from './manifest.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
+export const SCHEMA_VERSION = 2;
+
 export const SCHEMA = LEDGER_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
-  key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
-  checksum TEXT, manifest TEXT NOT NULL
+  key TEXT PRIMARY KEY, version_id TEXT NOT NULL, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
+  checksum TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS versions (
+  key TEXT NOT NULL, version_id TEXT NOT NULL, delete_marker INTEGER NOT NULL DEFAULT 0, manifest TEXT NOT NULL,
+  PRIMARY KEY (key, version_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS units (
+  unit_id TEXT PRIMARY KEY, key TEXT NOT NULL, version_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  shards INTEGER NOT NULL, created_at INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS units_by_version ON units (key, version_id);
+CREATE INDEX IF NOT EXISTS units_by_check ON units (checked_at, created_at);
 CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY, key TEXT NOT NULL, initiated INTEGER NOT NULL, checksum TEXT, metadata TEXT NOT NULL
 );
@@ -34,19 +52,20 @@ CREATE INDEX IF NOT EXISTS completed_uploads_by_time ON completed_uploads (compl
 `;
 
 export type BucketRow = { name: string; region: string; created: number };
-export type ObjectRow = { key: string; etag: string; size: number; last_modified: string; checksum: string | null };
+export type ObjectRow = { key: string; version_id: string; etag: string; size: number; last_modified: string; checksum: string | null };
+export type UnitRow = { unit_id: string; key: string; version_id: string; ordinal: number };
 export type UploadRow = { upload_id: string; key: string; initiated: number; checksum: string | null; metadata: string };
 export type GarbageRow = { not_before: number; entry: string };
 
 export const bucketInfo = (r: BucketRow): BucketInfo => ({ name: r.name, region: r.region, creationDate: new Date(r.created) });
 
-export const objectRow = (key: string, m: ObjectManifest): ObjectRow & { manifest: string } => ({
+export const objectRow = (key: string, m: ObjectManifest): ObjectRow => ({
   key,
+  version_id: m.versionId,
   etag: m.etag,
   size: m.size,
   last_modified: m.lastModified,
   checksum: m.checksum ? JSON.stringify(m.checksum) : null,
-  manifest: JSON.stringify(m),
 });
 
 export const objectSummary = (r: ObjectRow): ObjectSummary => ({

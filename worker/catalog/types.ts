@@ -1,14 +1,15 @@
 /**
- * Catalog: the strongly consistent record of every object (its manifest), behind EcStore. It maps (bucket, key) to
- * the committed ObjectManifest, holds buckets and multipart state, and keeps the list of shard
- * units to delete later (superseded, aborted or orphaned). Commits are the atomic step of a
- * write: conditions (If-Match / If-None-Match) are checked and the new manifest installed in one
- * transaction. Production: one Durable Object per bucket (SQLite) plus one for the bucket list;
- * tests: an in-memory implementation with the same behaviour (one shared contract suite).
+ * Catalog: the strongly consistent record of every stored object version (its manifest) and of
+ * every coded unit (which version it belongs to, its shard states), behind EcStore and upkeep.
+ * It holds buckets and multipart state, the repair worklist, the scrubber's progress and the list
+ * of shard units to delete later (superseded, aborted or orphaned). Commits are the atomic step
+ * of a write: conditions (If-Match / If-None-Match) are checked and the new version installed in
+ * one transaction. One implementation: a Durable Object per bucket (SQLite) plus one for the
+ * bucket list (durable-object.ts); Node tests run the same SQL in process (docs/ARCHITECTURE.md).
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type {
@@ -60,46 +61,67 @@ export interface GarbageUnits {
   unitIds?: string[];
 }
 
-/**
- * Where the background scrubber stopped in a bucket: after every shard of every object up to
- * `afterKey` (null: before the first), and, when a run ended inside an object (one with more
- * shards than a run may check: a multipart object of many parts), at unit `resume.unit` of
- * `resume.key`, the object after `afterKey`. The scrubber never skips a unit.
- */
+/** Where the background scrubber stopped in a bucket: after unit `afterUnit` (units in id order). */
 export interface ScrubCursor {
-  afterKey: string | null;
-  resume?: { key: string; unit: number };
+  afterUnit: string;
 }
 
-/** How far the background scrubber has come through a bucket (times in ms since the epoch). */
+/**
+ * How far the background scrubber has come through a bucket, in units (times in ms since the
+ * epoch). A unit counts as checked once every one of its shards was checked in the pass in
+ * progress (between passes: in the last complete one); units written since are not, so coverage
+ * never reads 100% while any unit waits for its first check.
+ */
 export interface ScrubProgress {
-  /** The last key whose every shard was checked in the current pass; null before its first. */
-  cursor: string | null;
-  /** Objects checked since the current pass started (objects written meanwhile make it approximate). */
+  /** Units of the bucket's stored object versions now. */
+  units: number;
+  /** Of which checked in the current pass (between passes: in the last complete pass). */
   checked: number;
-  /** When the current pass started; null before the first. */
+  /** The unit that has gone longest without a check (never checked: since it was written); null with no units. */
+  oldestUnchecked: { unitId: string; key: string; since: number } | null;
+  /** When the current pass started; null before the first and between passes. */
   passStartedAt: number | null;
-  /** The last complete pass: every object the bucket held at its start was checked in between. */
+  /** The last complete pass: every unit the bucket held at its start was checked in between. */
   lastPassStartedAt: number | null;
   lastPassCompletedAt: number | null;
   passes: number;
 }
 
+/** A coded unit of a stored object version, as the unit index finds it. */
+export interface UnitRecord {
+  unitId: string;
+  key: string;
+  versionId: string;
+  /** Its place in the version's units. */
+  ordinal: number;
+  unit: CodedUnit;
+}
+
+/**
+ * Why shards of a unit are to be rebuilt. 'write-missed': a write reached quorum without them;
+ * 'missing' / 'corrupt': a read or the scrubber found them gone or rotten; 'unavailable': their
+ * backend did not answer (not damage: repair checks before rewriting); 'worklist': handed on by
+ * the catalog's repair worklist; 'operator': an operator's repair sweep.
+ */
+export type RepairReason =
+  | { kind: 'write-missed' | 'worklist' | 'operator' }
+  | { kind: 'missing' | 'corrupt' | 'unavailable'; by: 'read' | 'scrubber'; detail?: string };
+
 /** Shards of one unit to rebuild, as the repair queue carries them (engine's RepairTask). */
 export interface RepairMessage {
   bucket: string;
-  key: string;
   unitId: string;
   shards: number[];
-  /** Why: 'write missed shards', 'missing: ...', 'corrupt: ...', 'unavailable: ...' (repair.ts triages on it). */
-  reason: string;
+  reason: RepairReason;
+  /** The object the unit belongs to, for logs only: repair finds the unit by its id. */
+  key?: string;
 }
 
-/** A unit of a committed object with shards missing (missed by a write, or found missing or
- *  rotten by a read or the scrubber; repair takes them off). */
 /** Failed repair attempts from which a degraded unit counts as stuck (still retried): the dead letters. */
 export const DEAD_LETTER_ATTEMPTS = 8;
 
+/** A unit of a stored object version with shards missing (missed by a write, or found missing or
+ *  rotten by a read or the scrubber; repair takes them off). */
 export interface DegradedUnit {
   key: string;
   unitId: string;
@@ -140,7 +162,16 @@ export interface BucketHealth {
   scrub: ScrubProgress;
 }
 
-export interface Catalog {
+/**
+ * The catalog's ports, one per consumer, so that each layer sees only what it uses and a catalog
+ * spread over several Durable Objects per bucket (a later issue) changes implementations, not
+ * ports: every call names its bucket, none assumes one instance holds it.
+ * - BucketCatalog and ObjectCatalog: the object store (engine/ec-store.ts);
+ * - UpkeepCatalog: repair, scrub, collection and rebuild (upkeep/), by unit;
+ * - HealthCatalog: what ops reads (ops/status.ts).
+ * `Catalog` is all of them: what the composition root builds (DurableCatalog).
+ */
+export interface BucketCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
   /** BucketAlreadyOwnedByYou if it exists. */
   insertBucket(bucket: string, region: string): Promise<void>;
@@ -156,22 +187,19 @@ export interface Catalog {
   getBucketTagging(bucket: string): Promise<Tag[] | null>;
   /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */
   setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void>;
+}
 
-  /** The committed manifest, or null. NoSuchBucket if the bucket is missing. */
+export interface ObjectCatalog extends BucketCatalog {
+  /** The manifest of the key's current version, or null. NoSuchBucket if the bucket is missing. */
   getManifest(bucket: string, key: string): Promise<ObjectManifest | null>;
   /**
    * Atomically checks `conditions` against the current object (If-None-Match '*': 412 if it
-   * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest`.
-   * The superseded manifest's units are queued for deletion after the grace delay.
+   * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest` as the
+   * key's current version (manifest.versionId). The version it replaces (one version per key
+   * until versioning) has its units queued for deletion after the grace delay.
    */
   commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
-  /**
-   * Takes `shards` off the `missing` list of unit `unitId` in the committed manifest of `key`,
-   * once a repair has rewritten them, so reads use them again. Nothing happens if the object no
-   * longer holds that unit (it was overwritten or deleted while the repair ran).
-   */
-  markRepaired(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
-  /** Replaces the tags of the committed object (metadata.tags; [] removes them) in place: same
+  /** Replaces the tags of the current version (metadata.tags; [] removes them) in place: same
    *  version, same units, nothing queued. NoSuchKey when there is no object. */
   setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void>;
   /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
@@ -216,10 +244,43 @@ export interface Catalog {
   prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date): Promise<void>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
+}
+
+export interface UpkeepCatalog {
+  listBucketRecords(): Promise<BucketInfo[]>;
+  /** The unit with this id among the bucket's stored object versions, or null (never, or no longer, stored). NoSuchBucket. */
+  getUnit(bucket: string, unitId: string): Promise<UnitRecord | null>;
+  /** The bucket's units in id order after `afterUnit` (null: from the first), at most `limit`. NoSuchBucket. */
+  listUnits(bucket: string, afterUnit: string | null, limit: number): Promise<UnitRecord[]>;
   /** Where the background scrubber stopped in this bucket, or null: the next run starts a pass. */
   getScrubCursor(bucket: string): Promise<ScrubCursor | null>;
-  /** Stores where it stopped; null: the pass is complete (every object checked whole). */
-  setScrubCursor(bucket: string, cursor: ScrubCursor | null): Promise<void>;
+  /**
+   * The scrubber checked every shard of `checked` (unit ids) and stopped at `cursor` (null: the
+   * pass is complete, every unit in it checked).
+   */
+  recordScrub(bucket: string, checked: string[], cursor: ScrubCursor | null): Promise<void>;
+  /**
+   * Records shards of unit `unitId` found missing or rotten (by a read or the scrubber): reads
+   * skip them from now on and the unit goes on the repair worklist. Nothing happens if the bucket
+   * no longer stores that unit.
+   */
+  markMissing(bucket: string, unitId: string, shards: number[]): Promise<void>;
+  /**
+   * Takes `shards` off the `missing` list of unit `unitId`, once a repair has rewritten them, so
+   * reads use them again. Nothing happens if the unit is no longer stored (its version was
+   * replaced or deleted while the repair ran).
+   */
+  markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void>;
+  /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
+  repairFailed(bucket: string, unitId: string, error: string): Promise<void>;
+  /**
+   * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
+   * again, a read found a degraded unit) makes every one due now; without it only an idle
+   * worklist is woken.
+   */
+  repairSoon(bucket: string, reset: boolean): Promise<void>;
+  /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
+  listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]>;
   /**
    * Ids of the units this bucket's catalog holds for deletion (superseded or deleted, not yet
    * collected) or reserved by writes not yet committed: shards a rebuild finds on the backends
@@ -230,25 +291,16 @@ export interface Catalog {
   queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
   /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */
   takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
-
-  /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
-  bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
-  /**
-   * Records shards of unit `unitId` of `key` found missing or rotten (by a read or the scrubber):
-   * reads skip them from now on and the unit goes on the repair worklist. Nothing happens if the
-   * object no longer holds that unit.
-   */
-  markMissing(bucket: string, key: string, unitId: string, shards: number[]): Promise<void>;
-  /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
-  repairFailed(bucket: string, key: string, unitId: string, error: string): Promise<void>;
-  /**
-   * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
-   * again, a read found a degraded unit) makes every one due now; without it only an idle
-   * worklist is woken.
-   */
-  repairSoon(bucket: string, reset: boolean): Promise<void>;
-  /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
-  listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
+
+export interface HealthCatalog {
+  listBucketRecords(): Promise<BucketInfo[]>;
+  /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
+  bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
+  /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
+  deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
+}
+
+export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog;

@@ -2,11 +2,11 @@
  * What one committed manifest adds to its bucket's ledger (bucket health, issue 13): one object,
  * its bytes, and per backend the shard files it holds and their stored length; plus the units it
  * has with shards missing (a write that reached quorum without them; repair takes them off).
- * Both catalogs (sql-ledger.ts, memory-catalog.ts) count with these functions.
- * `shardFileBytes` repeats the length formula of engine/layout.ts (the catalog may not import the
+ * The catalog's ledger (sql-ledger.ts) counts with these functions.
+ * `shardFileBytes` repeats the length formula of format/layout.ts (the catalog may not import the
  * engine); test/catalog/usage.test.ts holds the two equal over striped and column geometries.
  */
-import type { CodedUnit, ObjectManifest } from './manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 
 /** Bytes of a shard file: header, an 8-byte checksum per block, the blocks, footer (docs/FORMAT.md). */
 export function shardFileBytes(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): number {

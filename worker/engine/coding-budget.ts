@@ -19,8 +19,8 @@
  * queue at once.
  */
 import { S3Error } from '../model/errors.ts';
-import type { CodedUnit } from '../catalog/manifest.ts';
-import { BLOCK_CHECKSUM_BYTES } from './layout.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { BLOCK_CHECKSUM_BYTES } from '../format/layout.ts';
 import type { StoragePlan } from './unit-store.ts';
 
 /** The gate's buffer for the request body (auth/body-stream.ts). */

@@ -26,10 +26,10 @@
  * Known gap: no hedging on slow shards (a slow data shard is waited for: reading around it would
  * cost k requests for one).
  */
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import { ColumnRebuild } from './column-rebuild.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout, type UnitLayout } from './layout.ts';
+import { unitSalt } from '../format/shard-file.ts';
+import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import { planColumnRead } from './read-cost.ts';
 import { readSingleRow, type Span } from './single-row-read.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';

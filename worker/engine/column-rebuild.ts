@@ -22,10 +22,10 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type ColumnRebuilder, type Coder } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout } from './layout.ts';
+import { unitSalt } from '../format/shard-file.ts';
+import { shardLayout } from '../format/layout.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';

@@ -19,9 +19,9 @@
  * - Failures, quorum and release of the body: as UnitWriter.
  */
 import { createCoder, type Coder, type ParityBuilder } from '../../coder-wasm/index.ts';
-import type { CodedUnit } from '../catalog/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
 import type { BodyFeed } from './body-feed.ts';
-import { blockSeed, unitSalt, type ShardFooter } from './format.ts';
+import { blockSeed, unitSalt, type ShardFooter } from '../format/shard-file.ts';
 import { ShardSet, checksumBytes, type UnitGeometry } from './shard-set.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 

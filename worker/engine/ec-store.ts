@@ -17,7 +17,7 @@ import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
@@ -209,7 +209,7 @@ export class EcStore implements T.ObjectStore {
     }
     if (m.storage.kind === 'coded') {
       for (const u of m.storage.units) {
-        if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+        if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
     return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified) };
@@ -347,7 +347,7 @@ export class EcStore implements T.ObjectStore {
       throw err;
     }
     for (const u of units) {
-      if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards' });
+      if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
     }
     return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum };
   }

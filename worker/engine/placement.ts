@@ -49,7 +49,7 @@ export function placeShards(name: string, backends: readonly Backend[], k: numbe
 /**
  * How many shards placement can put on `backends` for a policy with m parity shards, keeping to
  * its rule of at most max(1, m) per domain: below k+m, every write of that policy fails. The
- * deployment review (worker/deployment.ts) uses it to refuse such a config before any write.
+ * deployment review (worker/config/deployment.ts) uses it to refuse such a config before any write.
  */
 export function placeableShards(backends: readonly { domain: string }[], m: number): number {
   const perDomain = new Map<string, number>();

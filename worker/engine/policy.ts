@@ -1,6 +1,6 @@
 /**
  * What the engine is told by the configuration: how each bucket's objects are stored (a
- * StoragePolicy, every default resolved) and the limits a write must respect. worker/config.ts
+ * StoragePolicy, every default resolved) and the limits a write must respect. worker/config/config.ts
  * validates the operator's JSON and produces these; the engine never reads configuration itself.
  */
 

@@ -1,6 +1,6 @@
 /**
  * BackendPrices: what one backend charges, in US dollars, as the operator's config declares it
- * (worker/config.ts resolves presets and overrides; worker/price-list.ts holds the dated
+ * (worker/config/config.ts resolves presets and overrides; worker/config/price-list.ts holds the dated
  * defaults). The engine uses egress and GET-class prices to choose which shards a read fetches
  * (read-cost.ts); upkeep/cost.ts turns counted traffic and stored bytes into money.
  * One GB here is 2^30 bytes, as AWS bills; providers that bill 10^9-byte GB are about 7% off,

@@ -16,9 +16,9 @@
  * Known gaps: request counts are estimated as one GET per shard read (a wide read in rounds, or
  * a column read crossing spans, opens more); prices are flat (no tiers, no free allowances).
  */
-import type { CodedUnit } from '../catalog/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
-import type { UnitLayout } from './layout.ts';
+import type { UnitLayout } from '../format/layout.ts';
 import { BYTES_PER_GB, type PriceBook } from './prices.ts';
 
 /**

@@ -9,10 +9,10 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Stripe } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout, type UnitLayout } from './layout.ts';
+import { unitSalt } from '../format/shard-file.ts';
+import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';

@@ -5,9 +5,9 @@
  * recover manifests from the backends alone) and the scrubber.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from './format.ts';
-import { shardLayout, UnitLayout } from './layout.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
+import { shardLayout, UnitLayout } from '../format/layout.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import { ShardReader } from './shard-reader.ts';
 
 async function readRange(backend: Backend, key: string, offset: number, length: number): Promise<Uint8Array> {

@@ -9,8 +9,8 @@
 import type { Backend } from '../../backends/types.ts';
 import { checksums } from '../../coder-wasm/index.ts';
 import type { BackendLatency } from './backend-latency.ts';
-import { blockSeed } from './format.ts';
-import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from './layout.ts';
+import { blockSeed } from '../format/shard-file.ts';
+import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
 
 export class ShardReadError extends Error {
   override readonly name = 'ShardReadError';

@@ -9,9 +9,9 @@ import { checksums } from '../../coder-wasm/index.ts';
 import { toHex } from '../model/bytes.ts';
 import type { BodyDigestResult } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
-import { shardKey, type CodedUnit, type Codec, type UnitLayoutKind } from '../catalog/manifest.ts';
-import { encodeFooter, encodeHeader, footerOfShard, type ShardFooter, type ShardHeader } from './format.ts';
-import { BLOCK_CHECKSUM_BYTES, UnitLayout } from './layout.ts';
+import { shardKey, type CodedUnit, type Codec, type UnitLayoutKind } from '../format/manifest.ts';
+import { encodeFooter, encodeHeader, footerOfShard, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
+import { BLOCK_CHECKSUM_BYTES, UnitLayout } from '../format/layout.ts';
 import { ShardSink } from './shard-sink.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 

@@ -12,9 +12,9 @@
  * Fewer than k good shards is QuorumError, never wrong bytes; each shard found bad is reported once.
  */
 import { createCoder } from '../../coder-wasm/index.ts';
-import { shardKey } from '../catalog/manifest.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout } from './layout.ts';
+import { shardKey } from '../format/manifest.ts';
+import { unitSalt } from '../format/shard-file.ts';
+import { shardLayout } from '../format/layout.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';

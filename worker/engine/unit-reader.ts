@@ -29,11 +29,11 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import type { GrowBudget } from './column-rebuild.ts';
-import { unitSalt } from './format.ts';
-import { shardLayout, type UnitLayout } from './layout.ts';
+import { unitSalt } from '../format/shard-file.ts';
+import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import type { PriceBook } from './prices.ts';
 import { planStripedRead, type StripedReadPlan } from './read-cost.ts';
 import { QuorumError } from './shard-set.ts';

@@ -8,7 +8,7 @@ import type { Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
-import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';

@@ -21,9 +21,9 @@
  *   the caller's to verify (`feed.digest.verify()`), before it commits.
  */
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
-import type { CodedUnit } from '../catalog/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
 import type { BodyFeed } from './body-feed.ts';
-import { blockSeed, unitSalt } from './format.ts';
+import { blockSeed, unitSalt } from '../format/shard-file.ts';
 import { ShardSet, checksumBytes, type UnitGeometry } from './shard-set.ts';
 
 export { QuorumError, checksumBytes, digestOf } from './shard-set.ts';

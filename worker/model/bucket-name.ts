@@ -1,6 +1,6 @@
 /**
  * The bucket naming rules, shared by CreateBucket (worker/s3/buckets.ts) and the operator's
- * rebuild (worker/admin.ts), so that no path can make a bucket S3 would refuse: its name becomes
+ * rebuild (worker/app/admin.ts), so that no path can make a bucket S3 would refuse: its name becomes
  * part of every shard key, and a name such as `/../etc` must never reach a backend.
  * Spec: S3 "General purpose bucket naming rules": 3-63 characters of a-z 0-9 . -, starting and
  * ending with a letter or digit, no "..", ".-" or "-." (every dot-separated label starts and

@@ -3,7 +3,7 @@
  * The model and every layer of worker/ built on it (s3, auth, engine, upkeep, catalog) throw
  * S3Error for what a client can act on. Backends throw BackendError and the coder CoderError
  * (leaves that know nothing of S3); the engine's internal QuorumError and ShardReadError say
- * "not enough storage answered". worker/error-map.ts is the one place that maps those to S3Error.
+ * "not enough storage answered". worker/app/error-map.ts is the one place that maps those to S3Error.
  * Codes, statuses and messages follow the AWS S3 API reference ("Error responses"); the XML body
  * has AWS's shape: <Error><Code/><Message/>[extra fields]<Resource/><RequestId/></Error>.
  */

@@ -6,7 +6,7 @@
  * conditional writes, listing order, multipart assembly rules.
  * Every verb throws S3Error (model/errors.ts) for what the client can act on; failures of the
  * storage underneath (backends, coder, quorum) surface as their own error types and are mapped to
- * S3 errors in one place (worker/error-map.ts).
+ * S3 errors in one place (worker/app/error-map.ts).
  * Spec: AWS S3 API reference, one verb per operation of the same name.
  * Known gaps: no versioning (versionId is always absent), no SSE; ACLs are the owner's only (s3/acl.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * RequestView: the one canonical view of an S3 request, built once per request (worker/app.ts)
+ * RequestView: the one canonical view of an S3 request, built once per request (worker/app/app.ts)
  * and read by BOTH the signature check (worker/auth) and the router and handlers (worker/s3), so
  * that what was signed and what acts cannot be two different parses of the same bytes.
  *

@@ -235,16 +235,16 @@ export const PAGE_SCRIPT = String.raw`
     if (doc.buckets) {
       doc.buckets.forEach(function (b) {
         var cov = b.scrubCoverage === null ? 0 : b.scrubCoverage;
-        var what = (b.scrub.passStartedAt === null ? (b.scrub.lastPassCompletedAt === null ? 'not yet' : 'done') : b.scrub.checked + ' / ' + b.objects) + ' \u00b7 last pass ' + ago(b.scrub.lastPassCompletedAt, now);
+        var what = b.scrub.checked + ' / ' + b.scrub.units + ' units \u00b7 last pass ' + ago(b.scrub.lastPassCompletedAt, now);
         box.appendChild(barRow(b.bucket, cov, what, { 'data-bucket': b.bucket, 'data-coverage': String(cov) }));
       });
       if (!doc.buckets.length) box.appendChild(el('p', { cls: 'note', text: 'no buckets yet' }));
     } else {
       var s = doc.data.scrub;
-      box.appendChild(barRow('all buckets', s.coverage || 0, s.checked + ' / ' + s.objects, { 'data-bucket': '*' }));
+      box.appendChild(barRow('all buckets', s.coverage || 0, s.checked + ' / ' + s.units + ' units', { 'data-bucket': '*' }));
     }
     var sc = doc.data.scrub;
-    $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar fills as a pass goes through its bucket (full between passes); "last pass" is when the last complete pass ended (oldest of all buckets: ' + ago(sc.oldestPassCompletedAt, now) + ').';
+    $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar counts the units checked whole in the current pass (between passes: the last one) of all units stored; units written since are unchecked. Oldest unchecked: ' + (sc.oldestUnchecked ? (sc.oldestUnchecked.key === undefined ? '' : sc.oldestUnchecked.bucket + '/' + sc.oldestUnchecked.key + ' ') + 'since ' + ago(sc.oldestUnchecked.since, now) : '-') + '; last complete pass (oldest of all buckets): ' + ago(sc.oldestPassCompletedAt, now) + '.';
   }
 
   function renderStorage(doc) {

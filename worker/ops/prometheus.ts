@@ -126,7 +126,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     .sample('shardgate_reservations', { state: 'held' }, d.reservations.held).sample('shardgate_reservations', { state: 'expired' }, d.reservations.expired);
   x.family('shardgate_garbage_units', 'gauge', 'Units waiting for the collector; state="due": past their grace delay (its backlog).')
     .sample('shardgate_garbage_units', { state: 'queued' }, d.garbage.queued).sample('shardgate_garbage_units', { state: 'due' }, d.garbage.due);
-  gauge('shardgate_scrub_coverage_ratio', 'Share of all objects the scrubber has checked in its current passes.', d.scrub.coverage);
+  gauge('shardgate_scrub_units', 'Units of every stored object version (what a scrub pass must check).', d.scrub.units);
+  gauge('shardgate_scrub_checked_units', 'Units checked whole in the current scrub passes (between passes: the last complete ones).', d.scrub.checked);
+  gauge('shardgate_scrub_coverage_ratio', 'Units checked of units stored, in the current scrub passes.', d.scrub.coverage);
+  gauge('shardgate_scrub_oldest_unchecked_timestamp_seconds', 'Since when the unit that has gone longest without a check has waited (its last check, or its write).', seconds(d.scrub.oldestUnchecked?.since ?? null));
   gauge('shardgate_scrub_oldest_pass_completed_timestamp_seconds', 'The oldest of every bucket\'s last complete scrub pass (absent while a bucket has none).', seconds(d.scrub.oldestPassCompletedAt));
 
   if (doc.buckets) {
@@ -137,8 +140,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
       ['shardgate_bucket_degraded_objects', 'gauge', 'Objects of the bucket with shards missing.', (b) => b.degradedObjects],
       ['shardgate_bucket_degraded_units', 'gauge', 'Units of the bucket with shards missing.', (b) => b.degradedUnits],
       ['shardgate_bucket_multipart_uploads', 'gauge', 'Multipart uploads in progress in the bucket.', (b) => b.uploads],
-      ['shardgate_bucket_scrub_checked_objects', 'gauge', 'Objects checked in the scrubber\'s current pass of the bucket.', (b) => b.scrub.checked],
-      ['shardgate_bucket_scrub_coverage_ratio', 'gauge', 'Share of the bucket checked in the current scrub pass.', (b) => b.scrubCoverage],
+      ['shardgate_bucket_scrub_units', 'gauge', 'Units of the bucket\'s stored object versions.', (b) => b.scrub.units],
+      ['shardgate_bucket_scrub_checked_units', 'gauge', 'Units of the bucket checked whole in the scrubber\'s current pass (between passes: the last).', (b) => b.scrub.checked],
+      ['shardgate_bucket_scrub_coverage_ratio', 'gauge', 'Units checked of units stored in the bucket, current scrub pass.', (b) => b.scrubCoverage],
+      ['shardgate_bucket_scrub_oldest_unchecked_timestamp_seconds', 'gauge', 'Since when the bucket\'s longest-unchecked unit has waited.', (b) => seconds(b.scrub.oldestUnchecked?.since ?? null)],
       ['shardgate_bucket_scrub_last_pass_completed_timestamp_seconds', 'gauge', 'When the scrubber last completed a pass of the bucket.', (b) => seconds(b.scrub.lastPassCompletedAt)],
       ['shardgate_bucket_scrub_passes_total', 'counter', 'Complete scrub passes of the bucket.', (b) => b.scrub.passes],
     ];
@@ -159,7 +164,7 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     .sample('shardgate_repairs_total', { result: 'done' }, ev.repairs_done ?? 0).sample('shardgate_repairs_total', { result: 'failed' }, ev.repairs_failed ?? 0);
   counter('shardgate_repaired_shards_total', 'Shards rewritten or confirmed by repairs.', ev.repaired_shards ?? 0);
   counter('shardgate_scrub_runs_total', 'Scrubber runs.', ev.scrub_runs ?? 0);
-  counter('shardgate_scrub_checked_objects_total', 'Objects checked by the scrubber.', ev.scrub_objects ?? 0);
+  counter('shardgate_scrub_checked_units_total', 'Units checked whole (every shard) by the scrubber.', ev.scrub_units ?? 0);
   counter('shardgate_scrub_checked_shards_total', 'Shards checked by the scrubber.', ev.scrub_shards ?? 0);
   counter('shardgate_scrub_damaged_shards_total', 'Shards the scrubber found damaged.', ev.scrub_damaged ?? 0);
   counter('shardgate_collector_runs_total', 'Garbage collector runs.', ev.collector_runs ?? 0);

@@ -19,7 +19,7 @@ export interface StatusConfig {
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
   scrubMode: string;
-  /** Local development or deployed, and what the deployment review warned of (worker/deployment.ts). */
+  /** Local development or deployed, and what the deployment review warned of (worker/config/deployment.ts). */
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
 }
 
@@ -74,8 +74,17 @@ export interface StatusDoc {
     uploads: number;
     reservations: { held: number; expired: number };
     garbage: { queued: number; due: number };
-    /** `checked`: objects of the passes in progress so far, plus every object of buckets between passes (their last pass completed). */
-    scrub: { mode: string; checked: number; objects: number; coverage: number | null; oldestPassCompletedAt: number | null; passes: number };
+    /**
+     * In units: `checked` of the `units` stored now were checked whole in their bucket's current
+     * pass (between passes: its last complete one); `oldestUnchecked`: the unit that has gone
+     * longest without a check, and since when (its last check, or its write).
+     */
+    scrub: {
+      mode: string; checked: number; units: number; coverage: number | null;
+      /** Which unit (bucket, key, unit id) only in a signed (or open) status: it names them. */
+      oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
+      oldestPassCompletedAt: number | null; passes: number;
+    };
   };
   upkeep: { repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number };
   s3: { requests: number; errors: number; bytesIn: number; bytesOut: number };
@@ -91,9 +100,8 @@ export interface StatusDoc {
 }
 
 const storedOf = (b: BucketHealth) => Object.values(b.backends).reduce((n, x) => n + x.bytes, 0);
-/** Objects counted as checked: the current pass's so far, or all of them between passes once one has completed. */
-const scrubbedOf = (b: BucketHealth) => (b.scrub.passStartedAt === null && b.scrub.lastPassCompletedAt !== null ? b.objects : Math.min(b.objects, b.scrub.checked));
-const coverageOf = (b: BucketHealth) => (b.objects ? scrubbedOf(b) / b.objects : null);
+/** Units checked of units stored (null with none): counted per unit by the catalog, never estimated. */
+const coverageOf = (b: BucketHealth) => (b.scrub.units ? b.scrub.checked / b.scrub.units : null);
 
 function minutePoint(at: number, c: OpsCounters): MinutePoint {
   let s3Requests = 0, s3Errors = 0, written = 0, read = 0, backendErrors = 0;
@@ -184,9 +192,13 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       garbage: { queued: sample.garbageQueued, due: sample.garbageDue },
       scrub: {
         mode: config.scrubMode,
-        checked: sum(scrubbedOf),
-        objects: sample.objects,
-        coverage: sample.objects ? sum(scrubbedOf) / sample.objects : null,
+        checked: sum((b) => b.scrub.checked),
+        units: sum((b) => b.scrub.units),
+        coverage: sum((b) => b.scrub.units) ? sum((b) => b.scrub.checked) / sum((b) => b.scrub.units) : null,
+        oldestUnchecked: ((o) => (o && !signed ? { since: o.since } : o))(data.buckets.reduce<StatusDoc['data']['scrub']['oldestUnchecked']>((o, b) => {
+          const u = b.scrub.oldestUnchecked;
+          return u && (o === null || u.since < o.since) ? { bucket: b.bucket, ...u } : o;
+        }, null)),
         oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
         passes: sum((b) => b.scrub.passes),
       },

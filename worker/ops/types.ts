@@ -47,7 +47,7 @@ export interface BackendCounters extends BackendSeen {
 /** Upkeep and front-door events, counted. */
 export const EVENT_NAMES = [
   'repairs_queued', 'repairs_done', 'repairs_failed', 'repaired_shards',
-  'scrub_runs', 'scrub_objects', 'scrub_shards', 'scrub_damaged',
+  'scrub_runs', 'scrub_units', 'scrub_shards', 'scrub_damaged',
   'collector_runs', 'collected_units', 'probes',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];

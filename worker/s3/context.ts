@@ -10,7 +10,7 @@ import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
 import type { ResponseOwner } from './response-body.ts';
 
-/** The limits and names the front door works with (worker/config.ts parses them). */
+/** The limits and names the front door works with (worker/config/config.ts parses them). */
 export interface S3Settings {
   /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
   region: string;
@@ -91,7 +91,7 @@ export interface S3Context {
   scope: RequestOwner;
 }
 
-/** The owner of what a request acquires, as the front door sees it (worker/request-scope.ts). */
+/** The owner of what a request acquires, as the front door sees it (worker/app/request-scope.ts). */
 export interface RequestOwner extends ResponseOwner {
   /** The S3 operation once known (who holds the budget, for the operator). */
   label: string;
@@ -102,7 +102,7 @@ export interface RequestOwner extends ResponseOwner {
 
 export type S3Handler = (s3: S3Context) => Promise<Response>;
 
-/** Hono environment of the app (worker/app.ts). */
+/** Hono environment of the app (worker/app/app.ts). */
 export interface AppEnv {
   Variables: {
     requestId: string;

@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
-import { shardKey } from '../catalog/manifest.ts';
+import { shardKey } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 
 /** Delay before a failed deletion is tried again. */

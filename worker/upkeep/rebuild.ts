@@ -18,8 +18,8 @@ import type { Catalog } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
-import { encodeHeader } from '../engine/format.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../catalog/manifest.ts';
+import { encodeHeader } from '../format/shard-file.ts';
+import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
 import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
 
 export interface RebuildResult {

@@ -28,13 +28,13 @@ export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask
       for (const u of page) {
         result.attempted++;
         try {
-          await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: 'write missed shards (operator repair)' });
+          await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
           result.repaired++;
         } catch (err) {
           const error = String((err as Error)?.message ?? err);
           result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
           // A failed attempt like any other: it backs off and shows on the worklist (--list).
-          await catalog.repairFailed(bucket, u.key, u.unitId, error).catch(() => {});
+          await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
         }
       }
       after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };

@@ -30,7 +30,7 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
     try {
       await deps.repair(t); // a success takes the unit off the worklist
     } catch (err) {
-      await deps.catalog.repairFailed(t.bucket, t.key, t.unitId, message(err)).catch((e: unknown) => {
+      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err)).catch((e: unknown) => {
         deps.log({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: message(e) });
       });
     }
@@ -40,7 +40,7 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
 
 /**
  * The cron's part: every bucket's worklist awake (a no-op for an idle or empty one), the backstop
- * for an alarm that was never set (a catalog written by an older release); without a repair
+ * for an alarm that was never set (a wake-up lost with an isolate); without a repair
  * queue the alarms hand nothing on, so the cron repairs a batch itself.
  */
 export async function wakeWorklists(deps: WorklistDeps, queued: boolean): Promise<void> {

@@ -6,12 +6,12 @@
  * one RepairTask, triaged, repaired and recorded in the catalog.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
 import { createCoder } from '../../coder-wasm/index.ts';
-import { blockSeed, encodeFooter, encodeHeader, footerOfShard, unitSalt, type ShardFooter, type ShardHeader } from '../engine/format.ts';
-import { BLOCK_CHECKSUM_BYTES, shardLayout } from '../engine/layout.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { blockSeed, encodeFooter, encodeHeader, footerOfShard, unitSalt, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
+import { BLOCK_CHECKSUM_BYTES, shardLayout } from '../format/layout.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import { probeShardSize, readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
 import { RowDecoder } from '../engine/row-decoder.ts';
 import { ShardReadError } from '../engine/shard-reader.ts';
@@ -20,31 +20,32 @@ import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 import { QuorumError, checksumBytes, digestOf } from '../engine/unit-writer.ts';
 
 export interface RepairDeps {
-  catalog: Catalog;
+  catalog: UpkeepCatalog;
   backends: Map<string, Backend>;
 }
 
 /**
- * Repairs one task: finds the unit in the object's current manifest (gone units need nothing),
- * rewrites the shards that need it and records them repaired; throws (the queue retries later)
- * while some shard's backend is still unreachable or a rewrite failed.
+ * Repairs one task: finds the unit by its id in the unit index (whatever object version holds it;
+ * a unit no longer stored needs nothing), rewrites the shards that need it and records them
+ * repaired; throws (the queue retries later) while some shard's backend is still unreachable or
+ * a rewrite failed.
  */
 export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<void> {
-  const manifest = task.key ? await deps.catalog.getManifest(task.bucket, task.key) : null;
-  const unit = manifest?.storage.kind === 'coded' ? manifest.storage.units.find((u) => u.unitId === task.unitId) : undefined;
-  if (!unit) return;
-  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.startsWith('unavailable'), deps.backends);
+  const found = await deps.catalog.getUnit(task.bucket, task.unitId);
+  if (!found) return;
+  const { unit, key } = found;
+  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.kind === 'unavailable', deps.backends);
   const fine = task.shards.filter((t) => !now.includes(t) && !later.includes(t));
   const result = now.length ? await repairUnit(task.bucket, unit, now, deps.backends) : { repaired: [], failed: [] };
   const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
-  if (repaired.length) await deps.catalog.markRepaired(task.bucket, task.key, unit.unitId, repaired);
+  if (repaired.length) await deps.catalog.markRepaired(task.bucket, unit.unitId, repaired);
   if (result.failed.length || later.length) {
     // Named by backend: what an operator reads on the worklist (`shardgate repair --list`).
     const why = [
       ...later.map((t) => `shard ${t} on ${unit.placement[t]}: backend unreachable`),
       ...result.failed.map((f) => `shard ${f.shard} on ${unit.placement[f.shard]}: ${f.error}`),
     ];
-    throw new Error(`repair of ${task.bucket}/${task.key} unit ${task.unitId}: ${why.join('; ')}`);
+    throw new Error(`repair of ${task.bucket}/${key} unit ${task.unitId}: ${why.join('; ')}`);
   }
 }
 

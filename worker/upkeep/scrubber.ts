@@ -1,77 +1,71 @@
 /**
  * The background scrubber (run by the cron trigger with the collector): walks each bucket's
- * objects a slice per run, resuming from a cursor kept in the catalog, and checks every shard of
- * every unit, so damage on objects nobody reads is found and repaired too (MinIO's background
- * heal, in small steps). Mode 'heads' asks each backend for the shard's size (one cheap request
- * per shard, no egress: finds lost and truncated shards); 'verify' reads every shard and checks
- * each block's checksum and the footer digest (also finds bit rot, at the cost of reading the
- * stored bytes). Damaged shards are queued for repair; a backend that does not answer is skipped
- * (the reads and writes that meet it report it).
- * A run makes at most `maxCalls` shard checks and may stop inside an object (a multipart object
- * can have thousands of units): the cursor then keeps the unit to resume at, so no unit is ever
- * skipped, and the object counts as checked only once all its units are.
+ * units in id order through the catalog's unit index, a slice per run, resuming from a cursor
+ * kept in the catalog, and checks every shard of every unit, so damage on objects nobody reads is
+ * found and repaired too (MinIO's background heal, in small steps). It walks units, not keys: an
+ * object of thousands of parts is thousands of units, each checked whole, and every stored
+ * version's units are walked, not only the current one's. Mode 'heads' asks each backend for the
+ * shard's size (one cheap request per shard, no egress: finds lost and truncated shards);
+ * 'verify' reads every shard and checks each block's checksum and the footer digest (also finds
+ * bit rot, at the cost of reading the stored bytes). Damaged shards are queued for repair; a
+ * backend that does not answer is skipped (the reads and writes that meet it report it).
+ * A run makes at most `maxCalls` shard checks (a Worker invocation has a subrequest limit); the
+ * catalog records which units it checked, so coverage (units checked of units stored) is counted,
+ * and a pass is complete only once the cursor has passed the last unit.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import type { Catalog, ScrubCursor } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/ec-store.ts';
-import { shardKey, type CodedUnit } from '../catalog/manifest.ts';
+import { shardKey, type CodedUnit } from '../format/manifest.ts';
 import { ShardReadError } from '../engine/shard-reader.ts';
 import { probeShardSize, verifyShardFile, type ShardState } from '../engine/shard-files.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 
 export interface ScrubOptions {
   mode: 'heads' | 'verify';
-  /** Objects checked per bucket per run. */
-  objectsPerRun: number;
+  /** Units checked per bucket per run (at most; the run's shard-check budget may stop it earlier). */
+  unitsPerRun: number;
 }
 
 export interface ScrubReport {
-  objects: number;
+  /** Units checked whole. */
+  units: number;
   shards: number;
   damaged: number;
 }
 
-export async function scrubBatch(catalog: Catalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void, maxCalls = 600): Promise<ScrubReport> {
-  const report: ScrubReport = { objects: 0, shards: 0, damaged: 0 };
+export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void, maxCalls = 600): Promise<ScrubReport> {
+  const report: ScrubReport = { units: 0, shards: 0, damaged: 0 };
   const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
-  // A Worker invocation has a subrequest limit: at most `maxCalls` shard checks per run, and the
-  // first bucket rotates from run to run so a large one cannot starve the others.
+  // The first bucket rotates from run to run so a large one cannot starve the others.
   const buckets = (await catalog.listBucketRecords()).map((b) => b.name);
   const first = buckets.length ? Math.floor(Date.now() / 60_000) % buckets.length : 0;
   for (const bucket of [...buckets.slice(first), ...buckets.slice(0, first)]) {
     if (report.shards >= maxCalls) break;
     const cursor = await catalog.getScrubCursor(bucket).catch(() => null);
-    const page = await catalog.listManifests(bucket, { prefix: '', delimiter: null, startAfter: cursor?.afterKey ?? null, maxKeys: options.objectsPerRun });
-    let afterKey = cursor?.afterKey ?? null;
-    let resume: ScrubCursor['resume'];
-    for (const { key } of page.objects) {
-      const manifest = await catalog.getManifest(bucket, key);
-      if (manifest?.storage.kind === 'coded') {
-        // A run that stopped inside this object resumes at the unit it had not checked.
-        const units = manifest.storage.units;
-        let u = cursor?.resume?.key === key ? Math.min(cursor.resume.unit, units.length) : 0;
-        if (u === 0) report.objects++;
-        for (; u < units.length; u++) {
-          const unit = units[u]!;
-          // Out of calls: stop before this unit (every run checks at least one), resume here.
-          if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break;
-          const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
-          const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
-          report.shards += verdicts.length;
-          report.damaged += damaged.length;
-          if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: `corrupt: found by the scrubber (${options.mode})` });
-        }
-        if (u < units.length) {
-          resume = { key, unit: u };
-          break;
-        }
+    let after = cursor?.afterUnit ?? null;
+    const checked: string[] = [];
+    let atEnd = false;
+    const pageSize = Math.max(1, options.unitsPerRun);
+    walk: {
+      const page = await catalog.listUnits(bucket, after, pageSize);
+      for (const { unit, key } of page) {
+        // Out of calls: stop before this unit (every run checks at least one), resume here.
+        if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break walk;
+        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
+        const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
+        report.shards += verdicts.length;
+        report.damaged += damaged.length;
+        report.units++;
+        if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: { kind: 'corrupt', by: 'scrubber', detail: options.mode } });
+        checked.push(unit.unitId);
+        after = unit.unitId;
       }
-      afterKey = key;
-      if (report.shards >= maxCalls) break;
+      // Past the bucket's last unit: the next run starts a new pass.
+      atEnd = page.length < pageSize;
     }
-    const atEnd = !resume && !page.isTruncated && afterKey === (page.objects.at(-1)?.key ?? afterKey);
-    // Past the bucket's last key, the next run starts a new pass.
-    await catalog.setScrubCursor(bucket, atEnd ? null : { afterKey, ...(resume ? { resume } : {}) });
+    if (!atEnd && after === null) continue; // nothing checked yet: the cursor stays where it was
+    await catalog.recordScrub(bucket, checked, atEnd ? null : { afterUnit: after! });
   }
   return report;
 }

@@ -9,7 +9,7 @@
  * in the catalog (a bucket of millions of shards takes thousands of pages).
  */
 import type { Backend } from '../../backends/types.ts';
-import { bucketOfShardKey } from '../catalog/manifest.ts';
+import { bucketOfShardKey } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
 
 export interface StoredBytes {

@@ -2,9 +2,9 @@
  * Everything a refused request must leave as it was, as one string: every bucket, its objects,
  * its open uploads and their parts (the mutation suites compare it before and after a request).
  */
-import type { MemoryCatalog } from '../../../worker/catalog/memory-catalog.ts';
+import type { Catalog } from '../../../worker/catalog/types.ts';
 
-export async function snapshotStore(catalog: MemoryCatalog): Promise<string> {
+export async function snapshotStore(catalog: Catalog): Promise<string> {
   const state: unknown[] = [];
   for (const bucket of await catalog.listBucketRecords()) {
     const objects = await catalog.listManifests(bucket.name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10000 });

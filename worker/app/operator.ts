@@ -16,12 +16,12 @@
  * the admin action, in an Authorization header (presigned URLs and SigV2 are refused).
  */
 import { Hono, type Context } from 'hono';
-import { S3Error } from './model/errors.ts';
-import { requestView } from './model/request.ts';
-import { statusPage } from './ops/page.ts';
-import { renderMetrics } from './ops/prometheus.ts';
-import type { OpsService } from './ops/service.ts';
-import type { AppEnv, Authenticate } from './s3/context.ts';
+import { S3Error } from '../model/errors.ts';
+import { requestView } from '../model/request.ts';
+import { statusPage } from '../ops/page.ts';
+import { renderMetrics } from '../ops/prometheus.ts';
+import type { OpsService } from '../ops/service.ts';
+import type { AppEnv, Authenticate } from '../s3/context.ts';
 
 export interface OperatorDeps {
   authenticate: Authenticate;

@@ -11,8 +11,8 @@
  *   S = ceil(size / k), cut into blocks of blockSize (the last one shorter), zero-padded past
  *   `size`. A writer sends data shard 0 whole, then shard 1, ... while folding each into parity.
  */
-import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './format.ts';
-import type { CodedUnit, UnitLayoutKind } from '../catalog/manifest.ts';
+import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './shard-file.ts';
+import type { CodedUnit, UnitLayoutKind } from './manifest.ts';
 
 export const BLOCK_CHECKSUM_BYTES = 8;
 

@@ -10,7 +10,7 @@ import type { ObjectChecksum, ObjectMetadata } from '../model/object-store.ts';
 export type Codec = 'rs-cauchy-gf8' | 'replica';
 
 /**
- * How a unit's object bytes map onto its data blocks (worker/engine/layout.ts): 'striped' rows of
+ * How a unit's object bytes map onto its data blocks (worker/format/layout.ts): 'striped' rows of
  * k consecutive blocks, or 'column' (data shard i holds one consecutive range). Absent: striped.
  */
 export type UnitLayoutKind = 'striped' | 'column';

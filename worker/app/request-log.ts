@@ -10,9 +10,9 @@
 import type { MiddlewareHandler } from 'hono';
 import { OPERATOR_PREFIX } from './app.ts';
 import { toS3Error } from './error-map.ts';
-import type { OpsFlusher } from './ops/flusher.ts';
-import type { IsolateMeter, RequestTally } from './ops/meter.ts';
-import type { AppEnv } from './s3/context.ts';
+import type { OpsFlusher } from '../ops/flusher.ts';
+import type { IsolateMeter, RequestTally } from '../ops/meter.ts';
+import type { AppEnv } from '../s3/context.ts';
 
 export interface RequestLogOptions {
   meter: IsolateMeter;

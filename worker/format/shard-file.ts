@@ -6,7 +6,7 @@
  */
 import { checksums } from '../../coder-wasm/index.ts';
 import type { ChecksumAlgorithm } from '../model/object-store.ts';
-import type { Codec, UnitLayoutKind } from '../catalog/manifest.ts';
+import type { Codec, UnitLayoutKind } from './manifest.ts';
 
 export const HEADER_MAGIC = new Uint8Array([0x53, 0x47, 0x53, 0x48, 0x52, 0x44, 0x00, 0x01]); // "SGSHRD" 0 1
 export const FOOTER_MAGIC = new Uint8Array([0x53, 0x47, 0x46, 0x4f, 0x4f, 0x54, 0x00, 0x01]); // "SGFOOT" 0 1

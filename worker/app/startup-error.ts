@@ -8,7 +8,7 @@
  * client printed. Without this, workerd answers a plain-text 500 that clients cannot parse.
  */
 import { OPERATOR_PREFIX } from './app.ts';
-import { S3Error } from './model/errors.ts';
+import { S3Error } from '../model/errors.ts';
 
 const logged = new Set<string>();
 

@@ -8,11 +8,11 @@
  */
 import { Hono } from 'hono';
 import { createApp } from './app.ts';
-import type { DeploymentReview } from './deployment.ts';
-import { S3Error } from './model/errors.ts';
-import type { ObjectStore } from './model/object-store.ts';
-import type { AppEnv } from './s3/context.ts';
-import { s3Settings, type GatewayConfig } from './config.ts';
+import type { DeploymentReview } from '../config/deployment.ts';
+import { S3Error } from '../model/errors.ts';
+import type { ObjectStore } from '../model/object-store.ts';
+import type { AppEnv } from '../s3/context.ts';
+import { s3Settings, type GatewayConfig } from '../config/config.ts';
 
 const LOG_EVERY_MS = 60_000;
 

@@ -16,9 +16,9 @@
  * the request that found the damage, once; the cron's sweep is then what retries.
  * Every call is fire-and-forget for the caller and never rejects unhandled: failures are logged.
  */
-import type { BackendCallReport } from '../backends/metered.ts';
-import type { Catalog } from './catalog/types.ts';
-import type { RepairTask } from './engine/ec-store.ts';
+import type { BackendCallReport } from '../../backends/metered.ts';
+import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
 
 /** Failures that mean "the backend is not there" (as the ops meter counts them). */
 const DOWN: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);
@@ -26,7 +26,7 @@ const DOWN: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled'
 const DEBOUNCE_MS = 2000;
 
 export interface RepairRouterDeps {
-  catalog: Catalog;
+  catalog: UpkeepCatalog;
   /** True when a repair queue is bound: the catalog's alarms drive repairs. */
   queued: boolean;
   /** Repairs one task now (queue-less gateways). */
@@ -48,11 +48,11 @@ export class RepairRouter {
 
   /** Damage found by a write, a read or the scrubber. */
   report(task: RepairTask): void {
-    const kind = task.reason.split(':')[0];
+    const { kind } = task.reason;
     if (kind === 'unavailable') return;
     if (!this.deps.queued) return this.background('repair', task.bucket, () => this.deps.repairNow(task));
-    if (kind === 'write missed shards') return; // recorded by its commit
-    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.key, task.unitId, task.shards));
+    if (kind === 'write-missed') return; // recorded by its commit
+    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.unitId, task.shards));
   }
 
   /** A read met a unit with shards recorded missing. */

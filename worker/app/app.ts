@@ -17,20 +17,20 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { toS3Error } from './error-map.ts';
-import { ANONYMOUS_ACCESS } from './model/access.ts';
-import { isClientAbort, S3Error } from './model/errors.ts';
+import { ANONYMOUS_ACCESS } from '../model/access.ts';
+import { isClientAbort, S3Error } from '../model/errors.ts';
 import { RequestScope } from './request-scope.ts';
-import type { ObjectStore } from './model/object-store.ts';
-import { requestView } from './model/request.ts';
-import type { AppEnv, Authenticate, PostFormGate, S3Settings } from './s3/context.ts';
-import { authorize } from './s3/authorize.ts';
-import { addCorsHeaders, corsPreflight } from './s3/cors.ts';
-import { drainRequestBody } from './s3/drain.ts';
-import { detectOperation, isPostObject, refusePostObject } from './s3/operations.ts';
-import { PostObject } from './s3/post-object.ts';
-import { splitRawUrl } from './model/raw-url.ts';
-import { effectiveHeaders, parseS3Address } from './s3/request.ts';
-import { S3_HANDLERS } from './s3/router.ts';
+import type { ObjectStore } from '../model/object-store.ts';
+import { requestView } from '../model/request.ts';
+import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
+import { authorize } from '../s3/authorize.ts';
+import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
+import { drainRequestBody } from '../s3/drain.ts';
+import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
+import { PostObject } from '../s3/post-object.ts';
+import { splitRawUrl } from '../model/raw-url.ts';
+import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
+import { S3_HANDLERS } from '../s3/router.ts';
 
 export const OPERATOR_PREFIX = '/_shardgate';
 

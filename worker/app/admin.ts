@@ -21,24 +21,24 @@
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
 import { Hono, type Context } from 'hono';
-import type { Backend } from '../backends/types.ts';
-import type { Catalog } from './catalog/types.ts';
-import type { RepairTask } from './engine/ec-store.ts';
-import { isValidBucketName } from './model/bucket-name.ts';
-import { S3Error } from './model/errors.ts';
-import { requestView } from './model/request.ts';
-import type { AppEnv, Authenticate } from './s3/context.ts';
-import { collectGarbage } from './upkeep/collector.ts';
-import { costReport, type TrafficSource } from './upkeep/cost.ts';
-import type { BackendPrices } from './engine/prices.ts';
-import { measureStored } from './upkeep/stored-bytes.ts';
-import { rebuildCatalog } from './upkeep/rebuild.ts';
-import { listWorklist, repairDegraded } from './upkeep/repair-sweep.ts';
-import { scrubBatch, type ScrubOptions } from './upkeep/scrubber.ts';
+import type { Backend } from '../../backends/types.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { RepairTask } from '../engine/ec-store.ts';
+import { isValidBucketName } from '../model/bucket-name.ts';
+import { S3Error } from '../model/errors.ts';
+import { requestView } from '../model/request.ts';
+import type { AppEnv, Authenticate } from '../s3/context.ts';
+import { collectGarbage } from '../upkeep/collector.ts';
+import { costReport, type TrafficSource } from '../upkeep/cost.ts';
+import type { BackendPrices } from '../engine/prices.ts';
+import { measureStored } from '../upkeep/stored-bytes.ts';
+import { rebuildCatalog } from '../upkeep/rebuild.ts';
+import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
+import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
-  scrubbed(report: { objects: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
+  scrubbed(report: { units: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
   collected(units: number, ms: number, by: 'cron' | 'operator'): void;
 }
 
@@ -47,7 +47,7 @@ export interface AdminDeps {
   catalog: Catalog;
   backends: Backend[];
   region: string;
-  scrub: { mode: 'off' | ScrubOptions['mode']; objectsPerRun: number };
+  scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
@@ -86,7 +86,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
     const started = Date.now();
-    const report = await scrubBatch(deps.catalog, byId, { mode, objectsPerRun: deps.scrub.objectsPerRun }, deps.enqueueRepair);
+    const report = await scrubBatch(deps.catalog, byId, { mode, unitsPerRun: deps.scrub.unitsPerRun }, deps.enqueueRepair);
     deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
     return c.json(report);
   });

@@ -6,12 +6,12 @@
  * `s3Settings()` hand each the part it needs, already typed.
  */
 import { z } from 'zod';
-import type { BackendConfig } from '../backends/index.ts';
-import type { EngineSettings, StoragePolicy } from './engine/policy.ts';
-import { ACTIONS, type Grant } from './model/access.ts';
-import type { BackendPrices } from './engine/prices.ts';
+import type { BackendConfig } from '../../backends/index.ts';
+import type { EngineSettings, StoragePolicy } from '../engine/policy.ts';
+import { ACTIONS, type Grant } from '../model/access.ts';
+import type { BackendPrices } from '../engine/prices.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
-import type { S3Settings } from './s3/context.ts';
+import type { S3Settings } from '../s3/context.ts';
 
 const MiB = 1024 * 1024;
 
@@ -23,7 +23,7 @@ const faults = z.object({
 }).strict();
 
 /**
- * What a backend costs (US dollars): a preset of worker/price-list.ts by name, or figures, each
+ * What a backend costs (US dollars): a preset of worker/config/price-list.ts by name, or figures, each
  * overriding the `preset` (if any). Absent: the default preset of its kind or endpoint host
  * (price-list.ts `defaultPreset`), else unpriced. "none": unpriced on purpose.
  */
@@ -114,7 +114,7 @@ const s3Limits = z.object({
 }).strict();
 
 /**
- * Operating the gateway (worker/ops/, worker/operator.ts): who may read the health it reports,
+ * Operating the gateway (worker/ops/, worker/app/operator.ts): who may read the health it reports,
  * how often isolates share what they counted, and the per-request log line.
  */
 const opsSettings = z.object({
@@ -180,12 +180,12 @@ export const configSchema = z.object({
   /**
    * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
    * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
-   * of the stored bytes, which is egress on paid backends), 'off'. `objectsPerRun` per bucket.
+   * of the stored bytes, which is egress on paid backends), 'off'. `unitsPerRun` per bucket.
    */
   scrub: z.object({
     mode: z.enum(['off', 'heads', 'verify']).default('heads'),
-    objectsPerRun: z.number().int().min(1).max(1000).default(100),
-  }).strict().default({ mode: 'heads', objectsPerRun: 100 }),
+    unitsPerRun: z.number().int().min(1).max(1000).default(100),
+  }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
 }).strict();
 

@@ -1,6 +1,6 @@
 /**
  * Default prices of common blob stores: the presets a backend's `prices` may name in the config
- * (worker/config.ts), and what `shardgate cost` compares. Prices are facts that change: every
+ * (worker/config/config.ts), and what `shardgate cost` compares. Prices are facts that change: every
  * entry says where it comes from, and PRICES_AS_OF when it was compiled. A backend overrides any
  * field in its config; these are list prices for the region named in `region`.
  * Sources: each provider's public pricing page (`source`). Compiled 2026-12-01 from the pages as
@@ -9,7 +9,7 @@
  * Known gaps: no volume tiers, free allowances, minimum durations or minimum charges (the notes
  * say where they matter); one region per provider.
  */
-import type { BackendPrices } from './engine/prices.ts';
+import type { BackendPrices } from '../engine/prices.ts';
 
 export const PRICES_AS_OF = '2026-12-01';
 

@@ -4,10 +4,10 @@
  * 503 ServiceUnavailable (or SlowDown when a backend throttles) for anything that a retry may
  * fix, and 500 InternalError for bugs. Never wrong data, never a bare 200.
  */
-import { BackendError } from '../backends/types.ts';
-import { QuorumError } from './engine/unit-writer.ts';
-import { ShardReadError } from './engine/shard-reader.ts';
-import { S3Error } from './model/errors.ts';
+import { BackendError } from '../../backends/types.ts';
+import { QuorumError } from '../engine/unit-writer.ts';
+import { ShardReadError } from '../engine/shard-reader.ts';
+import { S3Error } from '../model/errors.ts';
 
 export function toS3Error(err: unknown): S3Error {
   if (err instanceof S3Error) return err;

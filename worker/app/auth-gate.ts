@@ -6,14 +6,14 @@
  * the one the router reads (model/request.ts). It attaches the signer's scope (model/access.ts);
  * s3/authorize.ts and the operator routes check it.
  */
-import { verifyRequest } from './auth/verify.ts';
-import { grantsOf } from './config.ts';
-import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from './model/access.ts';
-import { createHasher } from './model/checksums.ts';
-import { verifyingBody } from './auth/body-stream.ts';
-import { plainBodySteps } from './auth/plain-body.ts';
-import { verifyPostForm } from './auth/post-policy.ts';
-import type { Authenticate, PostFormGate } from './s3/context.ts';
+import { verifyRequest } from '../auth/verify.ts';
+import { grantsOf } from '../config/config.ts';
+import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
+import { createHasher } from '../model/checksums.ts';
+import { verifyingBody } from '../auth/body-stream.ts';
+import { plainBodySteps } from '../auth/plain-body.ts';
+import { verifyPostForm } from '../auth/post-policy.ts';
+import type { Authenticate, PostFormGate } from '../s3/context.ts';
 
 export interface GateConfig {
   /** Each key with its scope (absent: every action, FULL_ACCESS). */

@@ -16,8 +16,8 @@
  * otherwise when the streamed body ends, fails or is cancelled (`stream`).
  */
 import type { WaitUntil } from './background.ts';
-import type { BudgetHolder, BudgetLease } from './engine/coding-budget.ts';
-import type { RequestOwner } from './s3/context.ts';
+import type { BudgetHolder, BudgetLease } from '../engine/coding-budget.ts';
+import type { RequestOwner } from '../s3/context.ts';
 
 export class RequestScope implements BudgetHolder, WaitUntil, RequestOwner {
   /** The S3 operation once known (the budget's holder label). */

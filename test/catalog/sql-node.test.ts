@@ -1,15 +1,16 @@
-// The catalog contract against MemoryCatalog (the reference), plus the range lister that
-// CatalogObject pages SQLite with, held to the store's in-memory listPage on random key sets.
+// The catalog contract against the product's one SQL catalog run in Node (CatalogObject over
+// SQLite in wasm: test/support/local-catalog.ts), plus the range lister that CatalogObject pages
+// SQLite with, held to the store's in-memory listPage on random key sets.
 
 import { describe, expect, it } from 'vitest';
-import { MemoryCatalog } from '../../worker/catalog/memory-catalog.ts';
+import { localCatalog } from '../support/local-catalog.ts';
 import { afterKey, keySuccessor, listRanges, sortedRowsFetch, startBound } from '../../worker/catalog/range-list.ts';
 import { compareKeys, listPage } from '../../worker/model/listing.ts';
 import { prng } from '../support/random.ts';
 import { runCatalogContract } from './contract.ts';
 import { byUtf8 } from './fixtures.ts';
 
-runCatalogContract('memory', (options) => new MemoryCatalog(options));
+runCatalogContract('sql in node', (options) => localCatalog(options));
 
 describe('keySuccessor', () => {
   it('is the least string above every string with the prefix', () => {

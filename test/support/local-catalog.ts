@@ -1,0 +1,63 @@
+/**
+ * The product's catalog in one Node process: DurableCatalog over CatalogObject instances kept in
+ * a Map (one per name, as Durable Object ids), each with its own SQLite database (sql.js through
+ * test/support/sqlite-storage.ts). So Node tests run the same SQL and the same routing as a
+ * deployed gateway. Calls go through a stub that clones arguments and results, as RPC does, and
+ * runs one call at a time per instance up to its first await, as a Durable Object does.
+ */
+import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
+import { CatalogObject } from '../../worker/catalog/durable-object.ts';
+import type { CatalogOptions } from '../../worker/catalog/rules.ts';
+import { SqliteStorage } from './sqlite-storage.ts';
+
+export interface LocalCatalogInstance {
+  object: CatalogObject;
+  storage: SqliteStorage;
+}
+
+/** A DurableObjectNamespace<CatalogObject> of in-process instances. */
+export class LocalCatalogNamespace {
+  readonly instances = new Map<string, LocalCatalogInstance>();
+  /** Round trips to the instances, by method name (what the bench counts as catalog calls). */
+  readonly calls = new Map<string, number>();
+
+  constructor(private readonly env: Record<string, unknown> = {}) {}
+
+  idFromName(name: string): DurableObjectId {
+    return { name, toString: () => name, equals: (o: DurableObjectId) => o.name === name } as DurableObjectId;
+  }
+
+  /** The instance named `name`, created (empty, or over `storage`) on first use. */
+  instance(name: string, storage?: SqliteStorage): LocalCatalogInstance {
+    let found = this.instances.get(name);
+    if (!found) {
+      const store = storage ?? new SqliteStorage();
+      const ctx = { storage: store, blockConcurrencyWhile: <T>(fn: () => Promise<T>) => fn(), waitUntil: () => {} } as unknown as DurableObjectState;
+      found = { object: new CatalogObject(ctx, this.env as Cloudflare.Env), storage: store };
+      this.instances.set(name, found);
+    }
+    return found;
+  }
+
+  get(id: DurableObjectId): DurableObjectStub<CatalogObject> {
+    const name = id.name!;
+    return new Proxy({}, {
+      get: (_, method: string) => {
+        if (method === 'then') return undefined; // not a thenable
+        return async (...args: unknown[]) => {
+          const target = this.instance(name).object as unknown as Record<string, (...a: unknown[]) => unknown>;
+          if (typeof target[method] !== 'function') throw new TypeError(`CatalogObject has no method ${method}`);
+          this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+          return structuredClone(await target[method]!(...structuredClone(args)));
+        };
+      },
+    }) as DurableObjectStub<CatalogObject>;
+  }
+}
+
+/** A whole catalog (bucket list and buckets) in this process; `namespace` reaches its instances. */
+export function localCatalog(options: CatalogOptions = {}, namespace = new LocalCatalogNamespace()): DurableCatalog & { namespace: LocalCatalogNamespace } {
+  const catalog = new DurableCatalog(namespace as unknown as DurableObjectNamespace<CatalogObject>, options) as DurableCatalog & { namespace: LocalCatalogNamespace };
+  catalog.namespace = namespace;
+  return catalog;
+}

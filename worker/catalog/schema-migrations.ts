@@ -1,0 +1,88 @@
+/**
+ * Brings a CatalogObject's SQLite storage to SCHEMA_VERSION when the instance starts, in one
+ * transaction: an instance written by an older release opens with every object readable and
+ * listable, and a failed migration leaves the old schema whole (the next start tries again).
+ * The version is the `schema-version` state row; storage from before it had one is version 1.
+ * Each step is tested against storage written by the release before it (test/catalog/
+ * migration.test.ts, with fixtures that release wrote), never only against the new code.
+ *
+ * Version 1 (the first release): `objects` keyed by key with the manifest inline; the repair
+ * worklist keyed by (key, unit id); the scrubber's cursor a key.
+ * Version 2: objects addressed by version and units indexed (sql-schema.ts); the worklist keyed
+ * by unit id; the scrubber walks units, so a pass in progress starts again from the first unit.
+ */
+import type { ObjectManifest } from '../format/manifest.ts';
+import { unitsOf } from './rules.ts';
+import { SCHEMA, SCHEMA_VERSION } from './sql-schema.ts';
+
+const VERSION_ROW = 'schema-version';
+
+/** The schema version of storage that has tables (1 before versions were recorded). */
+export function schemaVersion(sql: SqlStorage): number {
+  const row = sql.exec<{ value: string }>("SELECT value FROM state WHERE name = ?", VERSION_ROW).toArray()[0];
+  return row ? Number(row.value) : 1;
+}
+
+/** Creates the tables of a new instance at the current version. */
+export function createSchema(sql: SqlStorage): void {
+  sql.exec(SCHEMA);
+  sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', VERSION_ROW, String(SCHEMA_VERSION));
+}
+
+/** Migrates existing storage to the current version; returns the version it found. Call inside a transaction. */
+export function migrate(sql: SqlStorage, now = Date.now()): number {
+  const found = schemaVersion(sql);
+  if (found > SCHEMA_VERSION) throw new Error(`catalog storage is at schema ${found}, newer than this release's ${SCHEMA_VERSION}: deploy the newer release`);
+  if (found < 2) toVersion2(sql, now);
+  createSchema(sql); // idempotent: tables and indexes of the current version
+  return found;
+}
+
+function toVersion2(sql: SqlStorage, now: number): void {
+  sql.exec(`CREATE TABLE objects_v2 (
+    key TEXT PRIMARY KEY, version_id TEXT NOT NULL, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
+    checksum TEXT
+  ) WITHOUT ROWID`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS versions (
+    key TEXT NOT NULL, version_id TEXT NOT NULL, delete_marker INTEGER NOT NULL DEFAULT 0, manifest TEXT NOT NULL,
+    PRIMARY KEY (key, version_id)
+  ) WITHOUT ROWID`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS units (
+    unit_id TEXT PRIMARY KEY, key TEXT NOT NULL, version_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    shards INTEGER NOT NULL, created_at INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID`);
+  type V1Object = { key: string; etag: string; size: number; last_modified: string; checksum: string | null; manifest: string };
+  for (const row of sql.exec<V1Object>('SELECT * FROM objects').toArray()) {
+    const manifest = JSON.parse(row.manifest) as ObjectManifest;
+    sql.exec('INSERT INTO objects_v2 (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)', row.key, manifest.versionId, row.etag, row.size, row.last_modified, row.checksum);
+    sql.exec('INSERT INTO versions (key, version_id, delete_marker, manifest) VALUES (?, ?, 0, ?)', row.key, manifest.versionId, row.manifest);
+    const created = Date.parse(manifest.lastModified) || now;
+    unitsOf(manifest).forEach((u, i) => {
+      sql.exec('INSERT INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)', u.unitId, row.key, manifest.versionId, i, u.k + u.m, created);
+    });
+  }
+  sql.exec('DROP TABLE objects');
+  sql.exec('ALTER TABLE objects_v2 RENAME TO objects');
+
+  // The worklist: one row per unit (a unit id is unique in the bucket), its place in line kept.
+  sql.exec(`CREATE TABLE degraded_v2 (
+    key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
+    spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
+    sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+    PRIMARY KEY (unit_id)
+  ) WITHOUT ROWID`);
+  sql.exec(`INSERT OR REPLACE INTO degraded_v2 (key, unit_id, missing, since, spare, attempts, next_at, sent_at, last_error)
+    SELECT key, unit_id, missing, since, spare, attempts, next_at, sent_at, last_error FROM degraded_units`);
+  sql.exec('DROP TABLE degraded_units');
+  sql.exec('ALTER TABLE degraded_v2 RENAME TO degraded_units');
+
+  // The scrubber: its key cursor means nothing to a walk over units; the pass in progress starts
+  // again (complete passes stay counted), and every unit counts as not yet checked.
+  sql.exec("DELETE FROM state WHERE name IN ('scrub-cursor', 'scrub-position')");
+  const progress = sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'scrub-progress'").toArray()[0];
+  if (progress) {
+    const p = JSON.parse(progress.value) as { lastPassStartedAt?: number | null; lastPassCompletedAt?: number | null; passes?: number };
+    const kept = { passStartedAt: null, lastPassStartedAt: p.lastPassStartedAt ?? null, lastPassCompletedAt: p.lastPassCompletedAt ?? null, passes: p.passes ?? 0 };
+    sql.exec("UPDATE state SET value = ? WHERE name = 'scrub-progress'", JSON.stringify(kept));
+  }
+}
