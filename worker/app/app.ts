@@ -151,8 +151,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('bucket', addr.bucket);
       return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => c.set('auth', auth) });
     }
-    refusePostObject(view.method, addr, view.headers);
     const auth = await options.authenticate(request, view);
+    refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
     const op = detectOperation(view.method, addr, headers);

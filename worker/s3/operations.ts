@@ -9,7 +9,7 @@
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
  * is recognised before the gate and handled by post-object.ts (NotImplemented where the app has
- * no form gate).
+ * no form gate, after that app's gate).
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
 import { S3Error } from '../model/errors.ts';
@@ -80,7 +80,7 @@ export function isPostObject(method: string, addr: S3Address, headers: Headers):
   return method === 'POST' && addr.bucket !== null && addr.key === null && /^multipart\/form-data\b/i.test(headers.get('content-type') ?? '');
 }
 
-/** PostObject on an app without a form gate (refusal.ts): NotImplemented, checked before the gate. */
+/** PostObject on an app without a form gate: NotImplemented (after the gate: a refused gateway's refusal comes first). */
 export function refusePostObject(method: string, addr: S3Address, headers: Headers): void {
   if (isPostObject(method, addr, headers)) throw new S3Error('NotImplemented', 'PostObject (browser form upload) is not implemented.');
 }
