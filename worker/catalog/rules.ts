@@ -7,7 +7,8 @@
 import { S3Error } from '../model/errors.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**

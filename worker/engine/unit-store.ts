@@ -9,7 +9,9 @@ import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import { newId } from '../format/ids.ts';
+import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
@@ -18,8 +20,7 @@ import type { StoragePolicy } from './policy.ts';
 import type { PriceBook } from './prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
-import { readUnit } from './unit-reader.ts';
-import { ColumnReader } from './column-reader.ts';
+import { openUnit } from './open-unit.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -187,7 +188,7 @@ export class UnitStore {
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
-      return p.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
+      return openUnit(input);
     };
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();

@@ -18,12 +18,7 @@ export interface TagRecord {
   setAt: string;
 }
 
-/** The record's name under the unit's prefix (beside the shards, `<unitId>/<shardIndex>`). */
-export const TAG_RECORD_NAME = 'tags';
-
-export function tagRecordKey(bucket: string, unitId: string): string {
-  return `sg1/${bucket}/${unitId}/${TAG_RECORD_NAME}`;
-}
+export { TAG_RECORD_NAME, tagRecordKey } from './shard-key.ts';
 
 const utf8 = new TextEncoder();
 

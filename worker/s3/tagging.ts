@@ -37,7 +37,12 @@ export function readTaggingDirective(headers: Headers): 'COPY' | Tag[] {
 }
 
 async function readTagging(s3: S3Context, max: number): Promise<Tag[]> {
-  const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: false })), 'Tagging');
+  return parseTaggingXml(await readXmlBody(s3, { requireDigest: false }), max);
+}
+
+/** A `<Tagging><TagSet>...` document's tags, validated (at most `max`). */
+export function parseTaggingXml(xml: string, max: number): Tag[] {
+  const root = expectRoot(parseXml(xml), 'Tagging');
   const set = childrenNamed(root, 'TagSet')[0];
   if (!set) throw malformedXml('<Tagging> needs a <TagSet>');
   const tags = childrenNamed(set, 'Tag').map((t) => {

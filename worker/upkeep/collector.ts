@@ -10,9 +10,8 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
-import { shardKey } from '../format/manifest.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
-import { tagRecordKey } from '../format/tag-record.ts';
+import { shardKey, tagRecordKey, unitPrefix } from '../format/shard-key.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;
@@ -41,7 +40,7 @@ export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend
       const keysOn = (j: number) => [shardKey(item.bucket, unit!.unitId, j), ...(unit!.tagRecord ? [tagRecordKey(item.bucket, unit!.unitId)] : [])];
       const results = unit
         ? await Promise.allSettled(unit.placement.flatMap((id, j) => keysOn(j).map((key) => slots.run(async () => (await byId.get(id)?.delete(key), 1)))))
-        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${item.bucket}/${item.unitIds![0]}/`, slots)));
+        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, unitPrefix(item.bucket, item.unitIds![0]!), slots)));
       calls += results.reduce((n, r) => n + (r.status === 'fulfilled' ? (r.value ?? 1) : 1), 0);
       if (results.some((r) => r.status === 'rejected')) await catalog.queueGarbage(item, later);
       else collected++;

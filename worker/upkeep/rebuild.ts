@@ -21,10 +21,10 @@ import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
-import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
-import { readTagRecord } from '../engine/tag-record.ts';
-import { TAG_RECORD_NAME } from '../format/tag-record.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { bucketPrefix, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
+import { readShardFile, readTagRecord, type ShardFileInfo } from '../engine/index.ts';
 import { withTags } from '../catalog/rules.ts';
 
 export interface RebuildResult {
@@ -34,9 +34,6 @@ export interface RebuildResult {
   /** Units found on the backends that the catalog holds for deletion or reserves: not restored. */
   retired: string[];
 }
-
-const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
-const TAG_RECORD_KEY = new RegExp(`^sg1/[^/]+/([0-9a-f]+)/${TAG_RECORD_NAME}$`);
 
 interface Candidate {
   info: ShardFileInfo;
@@ -53,14 +50,14 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   for (const b of backends) {
     let cursor: string | undefined;
     do {
-      const page = await b.list(`sg1/${bucket}/`, cursor);
+      const page = await b.list(bucketPrefix(bucket), cursor);
       for (const e of page.entries) {
-        const t = TAG_RECORD_KEY.exec(e.key);
-        if (t) tagRecords.set(t[1]!, [...(tagRecords.get(t[1]!) ?? []), b]);
-        const m = SHARD_KEY.exec(e.key);
-        if (!m) continue;
-        if (!found.has(m[1]!)) found.set(m[1]!, new Map());
-        found.get(m[1]!)!.set(Number(m[2]), b);
+        const t = parseTagRecordKey(e.key);
+        if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
+        const key = parseShardKey(e.key);
+        if (!key) continue;
+        if (!found.has(key.unitId)) found.set(key.unitId, new Map());
+        found.get(key.unitId)!.set(key.shardIndex, b);
       }
       cursor = page.cursor;
     } while (cursor);
@@ -78,7 +75,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     // parity shard (the others were finished early and know only some digests).
     let info: ShardFileInfo | null = null;
     for (const [i, b] of [...shards].sort(([a], [c]) => c - a)) {
-      const read = await readShardFile(b, `sg1/${bucket}/${unitId}/${i}`).catch(() => null);
+      const read = await readShardFile(b, shardKey(bucket, unitId, i)).catch(() => null);
       if (read && !read.footer.partial) info = read;
       if (info) break;
     }
