@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../worker/format/ids.ts';
-import { bucketOfShardKey, bucketPrefix, parseShardKey, shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
+import { bucketOfShardKey, bucketPrefix, parseShardKey, parseTagRecordKey, shardKey, tagRecordKey, unitPrefix } from '../../worker/format/shard-key.ts';
 
 describe('shard keys', () => {
   it('parses what it builds', () => {
@@ -31,5 +31,18 @@ describe('shard keys', () => {
     expect(bucketOfShardKey('shardgate-probe')).toBeNull();
     expect(bucketOfShardKey('sg1/')).toBeNull();
     expect(bucketOfShardKey('sg1/b')).toBeNull();
+  });
+
+  it('a tag record sits under its unit\'s prefix, is no shard, and parses back to its unit', () => {
+    const unitId = newId();
+    const key = tagRecordKey('photos', unitId);
+    expect(key).toBe(`sg1/photos/${unitId}/tags`);
+    expect(key.startsWith(unitPrefix('photos', unitId))).toBe(true);
+    expect(bucketOfShardKey(key)).toBe('photos');
+    expect(parseShardKey(key)).toBeNull();
+    expect(parseTagRecordKey(key)).toEqual({ bucket: 'photos', unitId });
+    for (const other of [shardKey('photos', unitId, 0), 'sg1/photos/tags', `sg1/photos/${unitId}/tags/1`, `sg2/photos/${unitId}/tags`]) {
+      expect(parseTagRecordKey(other), other).toBeNull();
+    }
   });
 });
