@@ -121,6 +121,35 @@ export interface ColumnRebuilder {
   free(): void;
 }
 
+/**
+ * Parity syndromes of a column whose lost data shards are rebuilt from whatever streams, in any
+ * order, without committing to a source set up front (a degraded read that finds a second shard
+ * down mid-pass keeps what it has folded). For each parity shard p of `parities`:
+ *   syndrome(p) = parity(p) ^ sum over the data shards i folded in of c(p, i) * data(i),
+ * which, once every data shard that is not unknown has been folded in (`addData`) and p itself
+ * (`addParity`), equals sum over the unknown data shards u of c(p, u) * data(u), whichever they
+ * are. `solve` then gives an unknown data shard's bytes from as many syndromes as there are
+ * unknowns (rows may differ in which data shards are unknown and which syndromes are complete:
+ * the caller says, per call). Memory: |parities| x shardLen plus two blocks; no source is held.
+ */
+export interface SyndromeRebuilder {
+  readonly parities: readonly number[];
+  readonly shardLen: number;
+  /** Scratch view of `blockLen` bytes in wasm memory: copy a verified block here before adding it. */
+  block(): Uint8Array;
+  /** Folds the scratch block, bytes [offset, offset+len) of data shard `dataShard`, into every syndrome. */
+  addData(dataShard: number, offset: number, len: number): void;
+  /** Folds the scratch block, bytes [offset, offset+len) of parity shard `parity` (one of `parities`), into its syndrome. */
+  addParity(parity: number, offset: number, len: number): void;
+  /**
+   * Bytes [offset, offset+len) of data shard `shard`, one of `unknowns` (the data shards not
+   * folded in at these bytes), from the syndromes of `using` (parities complete at these bytes,
+   * exactly as many as `unknowns`). A view of scratch memory, valid until the next solve.
+   */
+  solve(unknowns: readonly number[], using: readonly number[], shard: number, offset: number, len: number): Uint8Array;
+  free(): void;
+}
+
 export interface Coder {
   readonly dataShards: number;
   readonly parityShards: number;
@@ -134,6 +163,8 @@ export interface Coder {
    * distinct `sources`; CoderError('TooFewShards') when they are not k or cannot decode.
    */
   columnRebuilder(sources: readonly number[], targets: readonly number[], shardLen: number, blockLen: number): ColumnRebuilder;
+  /** Allocates syndromes of `parities` (distinct parity shard indices) for a column of `shardLen` bytes. */
+  syndromeRebuilder(parities: readonly number[], shardLen: number, blockLen: number): SyndromeRebuilder;
   /** Copying convenience: shards are k+m equal-length arrays; parity ones are overwritten. */
   encode(shards: Uint8Array[]): void;
   /** Copying convenience: null marks a missing shard; returns all k+m shards (new arrays for rebuilt ones). */
@@ -336,6 +367,91 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     };
   }
 
+  function syndromeRebuilder(parities: readonly number[], shardLen: number, blockLen: number): SyndromeRebuilder {
+    if (parities.some((p) => !(p >= k && p < n)) || new Set(parities).size !== parities.length) {
+      throw new CoderError('InvalidArgument', `syndromes need distinct parity shards, got [${parities.join(',')}]`);
+    }
+    if (!Number.isInteger(shardLen) || shardLen < 0 || !Number.isInteger(blockLen) || blockLen < 0 || blockLen > shardLen) {
+      throw new CoderError('InvalidArgument', `bad syndrome shape ${shardLen}/${blockLen}`);
+    }
+    const count = parities.length;
+    // c(p, i) for every data shard i (row i), over `parities`: the generator's columns.
+    const generator = count ? decodeCoefficients([...Array(k).keys()], parities) : [];
+    const solved = new Map<string, Uint8Array>();
+    const outSize = Math.max(1, count * shardLen);
+    let out = rt.alloc(outSize);
+    let block = rt.alloc(Math.max(1, blockLen));
+    let result = rt.alloc(Math.max(1, blockLen));
+    let coeffs = rt.alloc(Math.max(1, count));
+    const alive = () => {
+      if (out === 0) throw new CoderError('InvalidArgument', 'syndrome rebuilder used after free()');
+    };
+    const range = (offset: number, len: number) => {
+      if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen)) throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
+    };
+    rt.bytes(out, outSize).fill(0);
+    /** c(u, p) for p in `using`, decoding `shard` from the data not unknown plus `using`. */
+    const plan = (unknowns: readonly number[], using: readonly number[], shard: number): Uint8Array => {
+      const key = `${unknowns.join(',')}|${using.join(',')}|${shard}`;
+      let c = solved.get(key);
+      if (!c) {
+        if (unknowns.length !== using.length || !unknowns.includes(shard) || using.some((p) => !parities.includes(p))) {
+          throw new CoderError('InvalidArgument', `cannot solve shard ${shard} of unknowns [${unknowns.join(',')}] from syndromes [${using.join(',')}]`);
+        }
+        const sources = [...[...Array(k).keys()].filter((i) => !unknowns.includes(i)), ...using];
+        const bySource = decodeCoefficients(sources, [shard]);
+        c = Uint8Array.from(using, (p) => bySource[sources.indexOf(p)]![0]!);
+        solved.set(key, c);
+      }
+      return c;
+    };
+    return {
+      parities: [...parities],
+      shardLen,
+      block() {
+        alive();
+        return rt.bytes(block, blockLen);
+      },
+      addData(dataShard, offset, len) {
+        alive();
+        range(offset, len);
+        if (!(dataShard >= 0 && dataShard < k)) throw new CoderError('InvalidArgument', `data shard ${dataShard} outside 0..${k - 1}`);
+        if (count === 0 || len === 0) return;
+        rt.bytes(coeffs, count).set(generator[dataShard]!);
+        x.sg_mul_add(coeffs, count, block, out + offset, shardLen, len);
+      },
+      addParity(parity, offset, len) {
+        alive();
+        range(offset, len);
+        const at = parities.indexOf(parity);
+        if (at < 0) throw new CoderError('InvalidArgument', `shard ${parity} is not one of the syndromes`);
+        if (len === 0) return;
+        rt.bytes(coeffs, 1)[0] = 1;
+        x.sg_mul_add(coeffs, 1, block, out + at * shardLen + offset, shardLen, len);
+      },
+      solve(unknowns, using, shard, offset, len) {
+        alive();
+        range(offset, len);
+        const c = plan(unknowns, using, shard);
+        rt.bytes(result, Math.max(1, blockLen)).fill(0, 0, len);
+        using.forEach((p, j) => {
+          rt.bytes(coeffs, 1)[0] = c[j]!;
+          x.sg_mul_add(coeffs, 1, out + parities.indexOf(p) * shardLen + offset, result, blockLen, len);
+        });
+        return rt.bytes(result, len);
+      },
+      free() {
+        if (out !== 0) {
+          rt.free(out, outSize);
+          rt.free(block, Math.max(1, blockLen));
+          rt.free(result, Math.max(1, blockLen));
+          rt.free(coeffs, Math.max(1, count));
+        }
+        out = block = result = coeffs = 0;
+      },
+    };
+  }
+
   function withStripe<T>(shards: (Uint8Array | null)[], fn: (s: Stripe) => T): T {
     if (shards.length !== n) throw new CoderError('InvalidArgument', `need ${n} shards, got ${shards.length}`);
     const len = shards.find((s) => s)?.length ?? 0;
@@ -356,6 +472,7 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     stripe,
     parityBuilder,
     columnRebuilder,
+    syndromeRebuilder,
     encode(shards) {
       withStripe(shards, (s) => {
         s.encode();

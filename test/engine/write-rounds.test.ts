@@ -5,7 +5,14 @@
  * - the shards upload while prepareWrite is in flight (one round, not two in series), yet no
  *   backend stores a shard before the reservation has answered: each shard's last bytes wait;
  * - a refused prepareWrite (If-None-Match: * on an existing key) is the PUT's error and leaves
- *   no shard and no reservation behind.
+ *   no shard and no reservation behind;
+ * - UploadPart likewise: preparePart (the upload looked up, the ids reserved) beside the uploads,
+ *   then putPart: two calls, or three when the part names no checksum and this isolate has not
+ *   seen the upload (its spec is looked up first); a part for no upload, or with a checksum the
+ *   upload does not use, leaves no shard and no reservation;
+ * - CopyObject and UploadPartCopy: the source's manifest, then the destination's prepare beside
+ *   the copy, then the commit: three calls in three rounds (the source must be known before its
+ *   bytes can be read); a copy refused by the destination's conditions leaves nothing.
  */
 import { describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
@@ -33,9 +40,10 @@ async function setup(policy: object) {
     defaultPolicy: 'main',
   });
   const catalog = localCatalog({ garbageGraceMs: 0 });
-  const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
+  const settings = { ...engineSettings(config), minPartSize: 1 };
+  const store = new EcStore({ catalog, units: new UnitStore(backends), settings });
   await store.createBucket('b', { region: 'us-east-1' });
-  return { backends, catalog, store, calls: counted(catalog) };
+  return { backends, catalog, store, settings, calls: counted(catalog) };
 }
 
 /** Blobs stored on the backends (whole PUTs), by key. */
@@ -97,5 +105,106 @@ describe('small writes: catalog calls and rounds', () => {
     expect((await stored(s.backends)).sort()).toEqual(before.sort());
     expect((await s.catalog.bucketHealth('b', new Date())).reservations.held, 'a refused write reserves nothing').toBe(0);
     expect(Buffer.compare(await readBytes((await s.store.getObject('b', 'k', { conditions: {} })).body), data)).toBe(0);
+  });
+
+  /** Runs `fn` with `method` of the catalog held until `release` is called; resolves when it is asked. */
+  function hold(catalog: ReturnType<typeof localCatalog>, method: 'preparePart' | 'prepareWrite') {
+    let answer!: () => void;
+    const asked = new Promise<void>((resolve) => {
+      const real = (catalog[method] as (...a: unknown[]) => Promise<unknown>).bind(catalog);
+      (catalog as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+        resolve();
+        await new Promise<void>((r) => (answer = r));
+        return real(...args);
+      };
+    });
+    return { asked, release: () => answer() };
+  }
+
+  async function uploadsStarted(backends: FaultyBackend[], n: number): Promise<number> {
+    for (let i = 0; i < 50 && backends.filter((b) => b.calls.some((c) => c.op === 'put')).length < n; i++) await new Promise((r) => setTimeout(r, 0));
+    return backends.filter((b) => b.calls.some((c) => c.op === 'put')).length;
+  }
+
+  const part = (size: number, checksum: { algorithm: 'CRC32' | 'SHA256'; expected: null } | null = null) => ({ contentLength: size, checksum });
+
+  it.each([
+    ['4+2', { k: 4, m: 2, blockSize: 4096 }],
+    ['8+3', { k: 8, m: 3, blockSize: 4096 }],
+  ])('a %s UploadPart makes 2 catalog calls (preparePart, putPart); 3 when its checksum must be looked up first', async (_name, policy) => {
+    const s = await setup(policy);
+    const data = randomBytes(rand, 64 * 1024);
+    const { uploadId } = await s.store.createMultipartUpload('b', 'k', { metadata: { user: {} }, checksum: { algorithm: 'CRC32', type: 'COMPOSITE' } });
+    s.calls.clear();
+    const p1 = await s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length));
+    expect(Object.fromEntries(s.calls), 'spec known to this isolate (it created the upload)').toEqual({ preparePart: 1, putPart: 1 });
+    expect(p1.checksum?.algorithm, 'the upload\'s algorithm, computed while streaming').toBe('CRC32');
+    // Another isolate (a fresh EcStore over the same catalog and backends).
+    const isolate = () => new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends), settings: s.settings });
+    const other = isolate();
+    s.calls.clear();
+    await other.uploadPart('b', 'k', uploadId, 2, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }));
+    expect(Object.fromEntries(s.calls), 'the part names its checksum').toEqual({ preparePart: 1, putPart: 1 });
+    const third = isolate();
+    s.calls.clear();
+    const p3 = await third.uploadPart('b', 'k', uploadId, 3, stream(data), part(data.length));
+    expect(Object.fromEntries(s.calls), 'no checksum, upload unseen: its spec first').toEqual({ getUpload: 1, preparePart: 1, putPart: 1 });
+    expect(p3.checksum?.algorithm).toBe('CRC32');
+    await s.store.completeMultipartUpload('b', 'k', uploadId, [1, 2, 3].map((n) => ({ partNumber: n, etag: n === 1 ? p1.etag : p3.etag })), { conditions: {} });
+    const whole = Buffer.concat([data, data, data]);
+    expect(Buffer.compare(await readBytes((await s.store.getObject('b', 'k', { conditions: {} })).body), whole)).toBe(0);
+  });
+
+  it('part shards upload while preparePart is in flight, and none is stored before it answers', async () => {
+    const s = await setup({ k: 4, m: 2, blockSize: 4096 });
+    const { uploadId } = await s.store.createMultipartUpload('b', 'k', { metadata: { user: {} }, checksum: null });
+    const held = hold(s.catalog, 'preparePart');
+    const data = randomBytes(rand, 50_000);
+    const putting = s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length));
+    await held.asked;
+    expect(await uploadsStarted(s.backends, 6), 'the uploads run beside the reservation').toBe(6);
+    expect(await stored(s.backends), 'no shard is stored before its unit is reserved').toEqual([]);
+    held.release();
+    await putting;
+    expect((await stored(s.backends)).length).toBe(6);
+  });
+
+  it('a part for no upload, or with a checksum its upload does not use, is refused and leaves no shard and no reservation', async () => {
+    const s = await setup({ k: 4, m: 2, blockSize: 4096 });
+    const { uploadId } = await s.store.createMultipartUpload('b', 'k', { metadata: { user: {} }, checksum: { algorithm: 'SHA256', type: 'COMPOSITE' } });
+    const data = randomBytes(rand, 20_000);
+    await expect(s.store.uploadPart('b', 'k', 'no-such-upload', 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }))).rejects.toMatchObject({ code: 'NoSuchUpload' });
+    await expect(s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }))).rejects.toMatchObject({ code: 'InvalidRequest' });
+    expect(await stored(s.backends)).toEqual([]);
+    expect((await s.catalog.bucketHealth('b', new Date())).reservations.held, 'nothing stays reserved').toBe(0);
+  });
+
+  it('CopyObject and UploadPartCopy: the source, then prepare beside the copy, then the commit (3 catalog calls)', async () => {
+    const s = await setup({ k: 8, m: 3, blockSize: 4096 });
+    const data = randomBytes(rand, 64 * 1024);
+    await s.store.putObject('b', 'src', stream(data), put(data.length));
+    s.calls.clear();
+    const copyOptions = { metadataDirective: 'COPY' as const, tagging: 'COPY' as const, conditions: {} };
+    await s.store.copyObject({ bucket: 'b', key: 'src', conditions: {} }, 'b', 'dst', copyOptions as never);
+    expect(Object.fromEntries(s.calls)).toEqual({ getManifest: 1, prepareWrite: 1, commitManifest: 1 });
+    expect(Buffer.compare(await readBytes((await s.store.getObject('b', 'dst', { conditions: {} })).body), data)).toBe(0);
+
+    const { uploadId } = await s.store.createMultipartUpload('b', 'mp', { metadata: { user: {} }, checksum: null });
+    s.calls.clear();
+    await s.store.uploadPartCopy({ bucket: 'b', key: 'src', conditions: {} }, 'b', 'mp', uploadId, 1);
+    expect(Object.fromEntries(s.calls)).toEqual({ getManifest: 1, preparePart: 1, putPart: 1 });
+
+    // The copy's shards upload while prepareWrite is in flight; a refusal leaves nothing.
+    const before = await stored(s.backends);
+    const held = hold(s.catalog, 'prepareWrite');
+    s.backends.forEach((b) => b.calls.splice(0));
+    const refused = s.store.copyObject({ bucket: 'b', key: 'src', conditions: {} }, 'b', 'dst', { ...copyOptions, conditions: { ifNoneMatch: '*' } } as never);
+    refused.catch(() => {});
+    await held.asked;
+    expect(await uploadsStarted(s.backends, 6), 'the copy uploads beside its prepareWrite (6 open at once)').toBe(6);
+    held.release();
+    await expect(refused).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    expect((await stored(s.backends)).sort()).toEqual(before.sort());
+    expect((await s.catalog.bucketHealth('b', new Date())).reservations.held, 'nothing reserved is left').toBe(0);
   });
 });

@@ -185,6 +185,10 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).prepareWrite(bucket, key, conditions, unitIds, expires.getTime()));
   }
 
+  async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<S.MultipartChecksumSpec | null> {
+    return unwrap(await this.bucket(bucket).preparePart(bucket, key, uploadId, unitIds, expires.getTime()));
+  }
+
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
     unwrap(await this.bucket(bucket).reserveUnits(bucket, unitIds, expires.getTime()));
   }

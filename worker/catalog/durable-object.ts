@@ -212,6 +212,14 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
   }
 
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<S.MultipartChecksumSpec | null> {
+    return this.inBucket(bucket, (o, mp) => {
+      const { checksum } = mp.get(key, uploadId);
+      o.reserve(unitIds, expires);
+      return checksum;
+    });
+  }
+
   reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
   }

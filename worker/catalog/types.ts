@@ -244,6 +244,12 @@ export interface ObjectCatalog extends BucketCatalog {
    * shard's last bytes until this has answered, so no shard is stored unreserved (ec-store.ts).
    */
   prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date): Promise<void>;
+  /**
+   * An UploadPart's one catalog call before putPart: the upload must exist (NoSuchUpload;
+   * NoSuchBucket), then `unitIds` are reserved as reserveUnits does, atomically; answers the
+   * upload's checksum spec. Like prepareWrite, it runs while the part's shards upload.
+   */
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<MultipartChecksumSpec | null>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
 }

@@ -22,6 +22,7 @@ import type { BudgetGauge } from '../model/budget-gauge.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { BLOCK_CHECKSUM_BYTES } from '../format/layout.ts';
+import { AHEAD_BLOCKS, COLUMN_READ_AHEAD } from './span-stream.ts';
 import type { StoragePlan } from './unit-store.ts';
 
 /** The gate's buffer for the request body (auth/body-stream.ts). */
@@ -189,11 +190,16 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
 /** A backend read body's own buffer (backends/streams.ts shapeBody). */
 const BODY_SCRATCH_BYTES = 64 * 1024;
 
-/** Working set of a read of `unit`: its readers' buffers, and stripe memory should it decode. */
+/**
+ * Working set of a read of `unit`: its readers' buffers (a column read: the span it sends and
+ * the ones it streams ahead, each with its blocks held ahead; span-stream.ts), and stripe memory
+ * should it decode.
+ */
 export function readBytes(unit: CodedUnit): number {
   const framed = BLOCK_CHECKSUM_BYTES + unit.blockSize + BODY_SCRATCH_BYTES; // a reader's buffer and its body's
   const stripe = (unit.k + unit.m) * unit.blockSize;
-  return (unit.layout === 'column' ? framed : unit.k * framed) + stripe;
+  const streams = (1 + COLUMN_READ_AHEAD) * (framed + AHEAD_BLOCKS * unit.blockSize);
+  return (unit.layout === 'column' ? streams : unit.k * framed) + stripe;
 }
 
 /** Working set of reading any unit of `storage` (they are read one after another); 0 when inline. */

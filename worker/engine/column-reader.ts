@@ -1,9 +1,10 @@
 /**
  * ColumnReader: the streaming GET path for bytes [start, end] of a column unit (layout.ts).
  *
- * A healthy read walks the data shards that hold the range, one after the other: one backend
- * request open at a time, each block checked (XXH64) and handed on as a view of the reader's
- * buffer (valid until the consumer reads again), with no decoding and no copy.
+ * A healthy read sends the data shards that hold the range one after the other, and streams
+ * the next COLUMN_READ_AHEAD of them at once (span-stream.ts: one GET each, a few verified
+ * blocks held ahead), so their times to first byte and their backends' pace overlap with sending
+ * the one before; each block is checked (XXH64), never decoded.
  *
  * A data shard that is recorded missing, or fails (missing, unreachable, corrupt), is rebuilt
  * for the rows still needed by one ColumnRebuild pass: k good sources, each opened once over
@@ -11,7 +12,8 @@
  * with every other data shard of the range already known bad. So a degraded read of a unit makes
  * at most 2k backend GETs (the k-1 or fewer healthy data shards for their own bytes, plus k
  * sources once), whatever its size; the rebuilt rows' memory is asked of the coding budget
- * (`grow`) and given back when the read ends.
+ * (`grow`) and given back when the read ends. The streams already open ahead stay open (each is
+ * that shard's own read) and the rebuild opens at most 6 minus those at once.
  *
  * A unit of a single row (small objects) is read in one parallel round instead: its needed data
  * blocks at once (at most 6 open), and for each that fails one more shard (parity first), so a
@@ -34,6 +36,8 @@ import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import { planColumnRead } from './read-cost.ts';
 import { readSingleRow, type Span } from './single-row-read.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
+import { COLUMN_READ_AHEAD, SpanStream } from './span-stream.ts';
+import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
 
@@ -46,7 +50,8 @@ export class ColumnReader {
   private readonly costPlan: { avoid: Set<number>; preference: number[] } | null;
   private readonly salt: bigint;
   private rebuild: ColumnRebuild | null = null;
-  private reader: ShardReader | null = null;
+  /** Open streams by span index: the span being sent and up to COLUMN_READ_AHEAD after it. */
+  private readonly streams = new Map<number, SpanStream>();
   private span = 0;
   private row = 0;
   private released = false;
@@ -103,8 +108,8 @@ export class ColumnReader {
       const span = this.spans[this.span];
       if (!span) return [];
       if (this.row > span.to) {
-        this.reader?.cancel();
-        this.reader = null;
+        this.streams.get(this.span)?.cancel();
+        this.streams.delete(this.span);
         this.span++;
         this.row = this.spans[this.span]?.from ?? 0;
         continue;
@@ -113,7 +118,10 @@ export class ColumnReader {
       const B = this.unit.blockSize;
       const lo = Math.max(span.lo, j * B) - j * B, hi = Math.min(span.hi, (j + 1) * B) - j * B;
       let out: Uint8Array[] | null = null;
-      if (!this.lost(span.shard)) out = await this.readHealthy(span, j, lo, hi);
+      // A row a rebuild has (a shard that failed as its source, or one it chose to solve) is
+      // taken from it; the shard's rows before it, if any, are read as usual.
+      if (this.rebuild?.has(span.shard, j)) out = [this.rebuild.row(span.shard, j, lo, hi)];
+      else if (!this.lost(span.shard)) out = await this.readHealthy(span, j, lo, hi);
       out ??= [await this.readRebuilt(span, j, lo, hi)];
       this.row++;
       return out;
@@ -128,20 +136,42 @@ export class ColumnReader {
   /** Row j of the span's own shard, checked; null when that shard turns out bad. */
   private async readHealthy(span: Span, j: number, lo: number, hi: number): Promise<Uint8Array[] | null> {
     try {
-      if (!this.reader) {
-        const i = span.shard;
-        const b = this.input.backends.get(this.unit.placement[i]!);
-        if (!b) throw new ShardReadError(i, 'unavailable', `backend ${this.unit.placement[i]} is not configured`);
-        this.reader = new ShardReader(i, b, shardKey(this.input.bucket, this.unit.unitId, i), shardLayout(this.unit, i), j, span.to, this.salt, this.input.latency);
-      }
-      return [(await this.reader.readBlock(j)).subarray(lo, hi)];
+      const stream = this.stream(this.span);
+      this.readAhead();
+      if (!stream) throw new ShardReadError(span.shard, 'unavailable', `backend ${this.unit.placement[span.shard]} is not configured`);
+      return [(await stream.take(j)).subarray(lo, hi)];
     } catch (err) {
       if (!(err instanceof ShardReadError)) throw err;
-      this.reader = null;
+      this.streams.get(this.span)?.cancel();
+      this.streams.delete(this.span);
       if (this.released) throw err;
       this.bad.add(err.shardIndex);
       this.input.onUnhealthy?.(err);
       return null;
+    }
+  }
+
+  /** The stream of span `at` from the row the read is at (opened if it is not); null: no such backend. */
+  private stream(at: number): SpanStream | null {
+    let stream = this.streams.get(at);
+    if (!stream) {
+      const span = this.spans[at]!;
+      const b = this.input.backends.get(this.unit.placement[span.shard]!);
+      if (!b) return null;
+      const from = at === this.span ? this.row : span.from;
+      const reader = new ShardReader(span.shard, b, shardKey(this.input.bucket, this.unit.unitId, span.shard), shardLayout(this.unit, span.shard), from, span.to, this.salt, this.input.latency);
+      stream = new SpanStream(span.shard, reader, from, span.to);
+      this.streams.set(at, stream);
+    }
+    return stream;
+  }
+
+  /** Opens the streams of the next spans that will be read for their own bytes (not lost, not rebuilt). */
+  private readAhead(): void {
+    for (let at = this.span + 1; at <= this.span + COLUMN_READ_AHEAD && at < this.spans.length; at++) {
+      const s = this.spans[at]!;
+      if (this.streams.has(at) || this.lost(s.shard) || this.rebuild?.has(s.shard, s.from)) continue;
+      this.stream(at);
     }
   }
 
@@ -153,6 +183,19 @@ export class ColumnReader {
     if (!this.rebuild?.has(span.shard, j)) {
       this.rebuild?.free();
       this.rebuild = null;
+      // A stream ahead that has failed at its start names a shard that is down: the rebuild takes
+      // it as a target, not as a source it would ask again. (Their GETs are in flight already:
+      // waiting for their first answer costs no round trip of its own.)
+      await Promise.all([...this.streams.values()].map((st) => st.started));
+      if (this.released) throw new ShardReadError(span.shard, 'unavailable', 'read cancelled');
+      for (const [at, st] of this.streams) {
+        const failure = st.failedAtStart();
+        if (!failure) continue;
+        st.cancel();
+        this.streams.delete(at);
+        this.bad.add(failure.shardIndex);
+        this.input.onUnhealthy?.(failure);
+      }
       const rowsOf = (s: Span, from = s.from) => ({ shard: s.shard, from, to: s.to });
       const rest = this.spans.slice(this.span + 1);
       const rebuild = new ColumnRebuild({
@@ -160,6 +203,10 @@ export class ColumnReader {
         targets: [rowsOf(span, j), ...rest.filter((s) => this.lost(s.shard)).map((s) => rowsOf(s))],
         later: rest.filter((s) => !this.lost(s.shard)).map((s) => rowsOf(s)),
         preference: this.preference(), onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, grow: this.input.grow,
+        // The streams open ahead stay open: the rebuild has the other slots, and their shards'
+        // own reads are under way (not worth solving instead).
+        maxOpen: MAX_OPEN_SUBREQUESTS - this.streams.size,
+        opened: new Set([...this.streams.values()].map((st) => st.shard)),
       });
       this.rebuild = rebuild;
       await rebuild.run();
@@ -178,8 +225,8 @@ export class ColumnReader {
 
   private release(): void {
     this.released = true;
-    this.reader?.cancel();
-    this.reader = null;
+    for (const st of this.streams.values()) st.cancel();
+    this.streams.clear();
     this.rebuild?.free();
     this.rebuild = null;
   }

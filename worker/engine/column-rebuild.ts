@@ -1,32 +1,46 @@
 /**
- * ColumnRebuild: rows of a column unit's lost data shards (the targets),
- * rebuilt in one pass from k good sources: each source is opened once, over all those rows, at
- * most 6 open at once (Workers' subrequest limit), and every verified block is folded into the
- * targets as it arrives, in whatever order the sources stream (coder ColumnRebuilder). Memory:
- * targets x the rows' bytes in wasm plus one scratch block; no source is held.
+ * ColumnRebuild: rows of a column unit's lost data shards (the targets), rebuilt in one pass
+ * from k good sources, each opened once over those rows, at most 6 open at once (Workers'
+ * subrequest limit). Blocks are folded as they arrive, in whatever order the sources stream, into
+ * parity syndromes (coder SyndromeRebuilder), which do not depend on which shards end up being
+ * the sources: a source that fails mid-pass costs one more read, never the pass.
+ *
+ * How a pass goes:
+ * - Sources: the first k good shards of `preference` that are not targets. Data shards not among
+ *   them are the unknowns; the parities among them are read, and the next good parity is kept as
+ *   a spare: its syndrome is folded too, but it is read only when needed. Memory: the syndromes,
+ *   (parities read + 1) x the rows' bytes, plus two blocks, asked of `grow` first.
+ * - The parities open first, and no block is folded until each has answered its first block (a
+ *   gate that costs no round trip: the data sources open meanwhile). A parity down is thus known
+ *   before anything is folded: another takes its place, and a data shard the caller would read
+ *   later that has not been opened yet becomes an unknown too (read from one more parity
+ *   instead: its own read is saved, which pays for the failed one).
+ * - A source that fails after the gate (data or parity) is replaced, from the row it failed at,
+ *   by the spare; a data shard the caller would read later (`later`) that fails becomes a target
+ *   from that row. A second failure after the gate, with no spare left, starts the pass again
+ *   with every failure known (as many sources as are left).
+ * So a unit with one or two shards down, recorded or not, costs the sources once: with the
+ * caller's own reads of the healthy data shards, at most 2k GETs (column-reader.ts), except when
+ * the last data shard of the range and the parity taken first are both down and unrecorded
+ * (2k+1: every data shard was asked for its own bytes before the loss was known).
  *
  * Contract:
- * - `run()` resolves once every target row is rebuilt, or rejects: QuorumError when fewer than k
- *   good sources are left, never wrong bytes. A source that fails is marked in `bad`, reported
- *   through `onUnhealthy` once, and the pass starts again with another source set (the folded
- *   coefficients belong to the set), so a failure found mid-pass costs the re-read of the
- *   sources; a failed source the caller would read later (`later`) joins the targets, so it costs
- *   no pass of its own. Known gap: a second shard (data or parity) that is down without being
- *   recorded missing thus costs one more pass (up to 3k GETs for the unit instead of 2k);
- *   recorded ones cost none. (Folding parity syndromes, which do not depend on the source set,
- *   instead of decode coefficients would remove the restart.)
- * - `grow(bytes)` (the isolate's coding budget) is asked for the targets' memory before it is
+ * - `run()` resolves once every target row can be given, or rejects: QuorumError when fewer than
+ *   k good sources are left, never wrong bytes. Every failure is reported through `onUnhealthy`
+ *   once. A failed source is added to `bad`, except a `later` one that failed past the first row
+ *   the caller wants of it: the caller reads those rows itself and takes the rest from here.
+ * - `grow(bytes)` (the isolate's coding budget) is asked for the syndromes' memory before it is
  *   allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
- * - `row(t, j)` copies bytes of a rebuilt row: the caller may keep the copy.
+ * - `row(t, j)` returns a copy of bytes of a rebuilt row: the caller may keep it.
  */
 import type { Backend } from '../../backends/types.ts';
-import { createCoder, type ColumnRebuilder, type Coder } from '../../coder-wasm/index.ts';
+import { createCoder, type Coder, type SyndromeRebuilder } from '../../coder-wasm/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from '../format/shard-file.ts';
-import { shardLayout } from '../format/layout.ts';
+import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
@@ -42,16 +56,20 @@ export interface ColumnRebuildInput {
   targets: RebuildTarget[];
   /**
    * Data shards the caller will read for their own bytes later (rows `from`..`to`): one that fails
-   * as a source joins the targets of the next pass, so it is not rebuilt by a pass of its own.
+   * as a source becomes a target, and one not yet opened may be made one (see the module note).
    */
   later?: RebuildTarget[];
-  /** Shards never to read; sources that fail are added. */
+  /** Shards never to read; sources that fail are added (see the contract). */
   bad: Set<number>;
   /** Every shard in the order sources are taken (targets and bad ones are skipped). */
   preference: number[];
   onUnhealthy?: (err: ShardReadError) => void;
   latency?: BackendLatency;
   grow?: GrowBudget;
+  /** Requests this rebuild may hold open at once (default 6: the caller's own are open besides). */
+  maxOpen?: number;
+  /** `later` shards whose own read is open already: never solved instead of read. */
+  opened?: Set<number>;
 }
 
 export interface RebuildTarget {
@@ -62,122 +80,262 @@ export interface RebuildTarget {
 
 export class ColumnRebuild {
   private coder: Coder | null = null;
-  private rebuilder: ColumnRebuilder | null = null;
+  private syndromes: SyndromeRebuilder | null = null;
   private readers = new Set<ShardReader>();
-  private giveBack: (() => void) | null = null;
+  private giveBack: (() => void)[] = [];
+  private held = 0;
   private closed = false;
+  private done = false;
   private readonly blockSize: number;
+  private readonly layout: UnitLayout;
   private readonly targets: RebuildTarget[];
-  /** Rows held: row j is at (j - firstRow) x blockSize in every target. */
+  /** Shards found failing by this rebuild (not all of them in `bad`: see the contract). */
+  private readonly failed = new Set<number>();
+  /** Rows held: row j is at (j - firstRow) x blockSize in every syndrome. */
   private firstRow = 0;
   private lastRow = -1;
+  /** Data shards not folded in from a row on (never folded: firstRow). */
+  private unknownFrom = new Map<number, number>();
+  /** Parities folded in, rows [from, to). */
+  private parityRows = new Map<number, { from: number; to: number }>();
 
   constructor(private readonly input: ColumnRebuildInput) {
     this.blockSize = input.unit.blockSize;
+    this.layout = shardLayout(input.unit, 0);
     this.targets = [...input.targets];
   }
 
   /** True once run() has rebuilt row j of data shard `shard`. */
   has(shard: number, row: number): boolean {
-    return this.rebuilder !== null && this.targets.some((t) => t.shard === shard && row >= t.from && row <= t.to);
+    return this.done && this.targets.some((t) => t.shard === shard && row >= t.from && row <= t.to);
   }
 
   /** Reads and folds the sources; see the module contract. */
   async run(): Promise<void> {
-    const { unit, bad } = this.input;
-    const layout = shardLayout(unit, 0);
-    this.coder = createCoder(unit.k, unit.m);
+    this.coder = createCoder(this.input.unit.k, this.input.unit.m);
     for (;;) {
-      if (this.closed) throw new ShardReadError(this.targets[0]!.shard, 'unavailable', 'rebuild cancelled');
-      const targets = this.targets.map((t) => t.shard);
-      const sources = this.input.preference.filter((i) => !bad.has(i) && !targets.includes(i)).slice(0, unit.k);
-      if (sources.length < unit.k) {
-        throw new QuorumError(`only ${sources.length} good shards of unit ${unit.unitId} besides the ${targets.length} being rebuilt; ${unit.k} needed`, []);
-      }
-      this.firstRow = Math.min(...this.targets.map((t) => t.from));
-      this.lastRow = Math.max(...this.targets.map((t) => t.to));
-      const len = (this.lastRow - this.firstRow) * this.blockSize + layout.blockLen(this.lastRow);
-      const blockLen = Math.min(this.blockSize, len);
-      this.rebuilder?.free();
-      this.rebuilder = null;
-      await this.hold(targets.length * len + blockLen);
-      this.rebuilder = this.coder.columnRebuilder(sources, targets, len, blockLen);
-      const failures = await this.pass(sources);
-      if (this.closed) throw new ShardReadError(targets[0]!, 'unavailable', 'rebuild cancelled'); // freed mid-pass: nothing is rebuilt
-      if (failures.length === 0) return;
-      for (const f of failures) {
-        if (bad.has(f.shardIndex)) continue;
-        bad.add(f.shardIndex);
-        this.input.onUnhealthy?.(f);
-        const later = this.input.later?.find((t) => t.shard === f.shardIndex);
-        if (later) this.targets.push(later);
+      if (this.closed) throw this.cancelled();
+      const complete = await this.pass();
+      if (this.closed) throw this.cancelled(); // freed mid-pass: nothing is rebuilt
+      if (complete) {
+        this.done = true;
+        return;
       }
     }
   }
 
-  /** Holds `bytes` of the coding budget (what an earlier pass held is given back first). */
+  private cancelled(): ShardReadError {
+    return new ShardReadError(this.targets[0]!.shard, 'unavailable', 'rebuild cancelled');
+  }
+
+  private excluded(i: number): boolean {
+    return this.input.bad.has(i) || this.failed.has(i);
+  }
+
+  /** Holds `bytes` of the coding budget in all for this pass (more is asked for when it grows). */
   private async hold(bytes: number): Promise<void> {
-    this.giveBack?.();
-    this.giveBack = null;
-    if (!this.input.grow) return;
-    const giveBack = await this.input.grow(bytes);
+    if (bytes <= this.held || !this.input.grow) return;
+    const giveBack = await this.input.grow(bytes - this.held);
+    this.giveBack.push(giveBack);
+    this.held = bytes;
     if (this.closed) {
-      giveBack(); // freed while waiting: nothing may stay held
-      throw new ShardReadError(this.targets[0]!.shard, 'unavailable', 'rebuild cancelled');
+      this.release(); // freed while waiting: nothing may stay held
+      throw this.cancelled();
     }
-    this.giveBack = giveBack;
   }
 
-  /** One pass over `sources`: the failures of sources (empty: every target row is complete). */
-  private async pass(sources: number[]): Promise<ShardReadError[]> {
-    const { unit, bucket } = this.input;
+  private release(): void {
+    for (const g of this.giveBack) g();
+    this.giveBack = [];
+    this.held = 0;
+  }
+
+  /** One pass: true when every target row can be solved; false when it must start again. */
+  private async pass(): Promise<boolean> {
+    const { unit, bucket, preference } = this.input;
+    const { k } = unit;
+    const targetShards = new Set(this.targets.map((t) => t.shard));
+    const chosen = preference.filter((i) => !this.excluded(i) && !targetShards.has(i)).slice(0, k);
+    if (chosen.length < k) {
+      throw new QuorumError(`only ${chosen.length} good shards of unit ${unit.unitId} besides the ${targetShards.size} being rebuilt; ${k} needed`, []);
+    }
+    const dataSources = chosen.filter((i) => i < k);
+    const parities = chosen.filter((i) => i >= k);
+    const spareParities = () => preference.filter((i) => i >= k && !this.excluded(i) && !this.parityRows.has(i) && !parities.includes(i));
+    const rows = [...this.targets, ...(this.input.later ?? [])];
+    this.firstRow = Math.min(...rows.map((t) => t.from));
+    this.lastRow = Math.max(...rows.map((t) => t.to));
+    const len = (this.lastRow - this.firstRow) * this.blockSize + this.layout.blockLen(this.lastRow);
+    const blockLen = Math.min(this.blockSize, len);
+    this.unknownFrom = new Map([...Array(k).keys()].filter((i) => !dataSources.includes(i)).map((i) => [i, this.firstRow]));
+    this.parityRows = new Map(parities.map((p) => [p, { from: this.firstRow, to: this.lastRow + 1 }]));
+    this.syndromes?.free();
+    this.syndromes = null;
+    this.release();
+    const bytesFor = (syndromes: number) => syndromes * len + 2 * blockLen;
+    await this.hold(bytesFor(parities.length + Math.min(1, spareParities().length)));
+
     const salt = unitSalt(unit.unitId);
-    const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
-    const failures: ShardReadError[] = [];
-    const stop = new Set<ShardReader>();
-    await Promise.all(sources.map((i) => slots.run(async () => {
-      if (failures.length || this.closed) return; // the pass is lost already: open nothing more
+    const maxOpen = Math.max(2, this.input.maxOpen ?? MAX_OPEN_SUBREQUESTS);
+    const slots = new Semaphore(maxOpen);
+    const tasks: Promise<void>[] = [];
+    const started = new Set<number>();
+    const skip = new Set<number>();
+    let lost = false;
+    let spares: number[] = [];
+    const loseThePass = () => {
+      lost = true;
+      for (const r of this.readers) r.cancel();
+    };
+
+    // The gate: every parity read first (within the slots that leave one for a data source)
+    // answers its first block before anything is folded.
+    const gated = new Set(parities.slice(0, maxOpen - 1));
+    let waitingFor = gated.size;
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let gateOpen = false;
+    const answered = (i: number) => {
+      if (!gated.delete(i)) return;
+      if (--waitingFor === 0) void atGate();
+    };
+
+    const failedAt = (i: number, j: number, err: ShardReadError) => {
+      if (this.failed.has(i)) return;
+      this.failed.add(i);
+      const later = this.input.later?.find((t) => t.shard === i);
+      if (!(later && j > later.from)) this.input.bad.add(i);
+      this.input.onUnhealthy?.(err);
+      if (i < k) {
+        this.unknownFrom.set(i, j);
+        if (later) this.targets.push({ shard: i, from: Math.max(j, later.from), to: later.to });
+      } else {
+        this.parityRows.get(i)!.to = j;
+      }
+      if (!gateOpen) return; // planned at the gate
+      const spare = spares.shift();
+      if (spare === undefined) return loseThePass();
+      this.parityRows.set(spare, { from: j, to: this.lastRow + 1 });
+      tasks.push(read(spare, j, true));
+    };
+
+    const read = (i: number, from: number, first = false): Promise<void> => slots.run(async () => {
+      if (lost || this.closed || skip.has(i)) return answered(i);
+      started.add(i);
       const b = this.input.backends.get(unit.placement[i]!);
-      if (!b) return void failures.push(new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`));
-      const reader = new ShardReader(i, b, shardKey(bucket, unit.unitId, i), shardLayout(unit, i), this.firstRow, this.lastRow, salt, this.input.latency);
+      if (!b) {
+        failedAt(i, from, new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`));
+        return answered(i);
+      }
+      const reader = new ShardReader(i, b, shardKey(bucket, unit.unitId, i), shardLayout(unit, i), from, this.lastRow, salt, this.input.latency);
       this.readers.add(reader);
+      let j = from;
       try {
-        for (let j = this.firstRow; j <= this.lastRow; j++) {
+        for (; j <= this.lastRow; j++) {
           const block = await reader.readBlock(j);
-          if (this.closed || failures.length || stop.has(reader)) return;
-          const rb = this.rebuilder!;
-          rb.block().set(block);
-          rb.addBlock(i, (j - this.firstRow) * this.blockSize, block.length);
+          if (j === from) {
+            answered(i);
+            await gate;
+          }
+          if (lost || this.closed) return;
+          const sr = this.syndromes!;
+          sr.block().set(block);
+          const at = (j - this.firstRow) * this.blockSize;
+          if (i < k) sr.addData(i, at, block.length);
+          else sr.addParity(i, at, block.length);
         }
       } catch (err) {
         if (!(err instanceof ShardReadError)) throw err;
-        if (!this.closed && !stop.has(reader)) {
-          failures.push(err);
-          for (const r of this.readers) if (r !== reader) (stop.add(r), r.cancel()); // the others' folds are lost
-        }
+        if (!lost && !this.closed) failedAt(i, j, err);
+        answered(i);
       } finally {
         reader.cancel();
         this.readers.delete(reader);
       }
-    })));
-    return failures;
+    }, first);
+
+    /**
+     * Every gated parity has answered: each one down is replaced, and pays for itself by making
+     * a data shard the caller would read later, not yet opened, an unknown (one more parity read
+     * instead of its source read and its own read). Then the syndromes are allocated.
+     */
+    const atGate = async () => {
+      try {
+        const downParities = parities.filter((p) => this.failed.has(p)).length;
+        for (let n = 0; n < downParities; n++) {
+          const x = [...dataSources].reverse().find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && !this.input.opened?.has(i) && this.input.later?.some((t) => t.shard === i));
+          if (x === undefined) break;
+          skip.add(x);
+          this.unknownFrom.set(x, this.firstRow);
+          const later = this.input.later!.find((t) => t.shard === x)!;
+          this.targets.push({ shard: x, from: later.from, to: later.to });
+        }
+        const reading = parities.filter((p) => !this.failed.has(p));
+        const more = spareParities();
+        const needed = Math.max(0, this.unknownFrom.size - reading.length);
+        if (needed > more.length) return loseThePass();
+        const replacements = more.slice(0, needed);
+        spares = more.slice(needed, needed + 1); // read only when a source fails from here on
+        for (const p of replacements) this.parityRows.set(p, { from: this.firstRow, to: this.lastRow + 1 });
+        gateOpen = true; // failures from now on take the spare
+        for (const p of replacements) tasks.push(read(p, this.firstRow, true));
+        const syndromes = [...reading, ...replacements, ...spares];
+        await this.hold(bytesFor(syndromes.length));
+        if (this.closed) return;
+        this.syndromes = this.coder!.syndromeRebuilder(syndromes, len, blockLen);
+      } catch {
+        loseThePass();
+      } finally {
+        gateOpen = true;
+        openGate();
+      }
+    };
+    if (waitingFor === 0) void atGate();
+
+    for (const p of parities) tasks.push(read(p, this.firstRow));
+    for (const i of dataSources) tasks.push(read(i, this.firstRow));
+    for (let n = 0; n < tasks.length; ) {
+      const batch = tasks.slice(n);
+      n = tasks.length;
+      await Promise.all(batch);
+    }
+    await gate;
+    if (lost || this.closed) return false;
+    return this.targets.every((t) => this.solvable(t));
+  }
+
+  /** Unknown data shards at row j, and the syndromes complete there (as many as needed, if there are). */
+  private plan(j: number): { unknowns: number[]; using: number[] } {
+    const unknowns = [...this.unknownFrom].filter(([, r]) => r <= j).map(([d]) => d).sort((a, b) => a - b);
+    const using = this.syndromes!.parities.filter((p) => {
+      const r = this.parityRows.get(p);
+      return r !== undefined && r.from <= j && j < r.to;
+    });
+    return { unknowns, using: using.slice(0, unknowns.length) };
+  }
+
+  private solvable(t: RebuildTarget): boolean {
+    for (let j = Math.max(t.from, this.firstRow); j <= t.to; j++) {
+      const { unknowns, using } = this.plan(j);
+      if (using.length < unknowns.length || !unknowns.includes(t.shard)) return false;
+    }
+    return true;
   }
 
   /** A copy of bytes [lo, hi) of row j of rebuilt data shard `shard`. */
   row(shard: number, j: number, lo: number, hi: number): Uint8Array {
-    const at = (j - this.firstRow) * this.blockSize;
-    return this.rebuilder!.target(shard).slice(at + lo, at + hi);
+    const { unknowns, using } = this.plan(j);
+    return this.syndromes!.solve(unknowns, using, shard, (j - this.firstRow) * this.blockSize + lo, hi - lo).slice();
   }
 
   free(): void {
     this.closed = true;
     for (const r of this.readers) r.cancel();
     this.readers.clear();
-    this.rebuilder?.free();
+    this.syndromes?.free();
     this.coder?.free();
-    this.rebuilder = null;
+    this.syndromes = null;
     this.coder = null;
-    this.giveBack?.();
-    this.giveBack = null;
+    this.release();
   }
 }

@@ -33,6 +33,16 @@ interface Reservation {
   commitBy: number;
 }
 
+/** Upload checksum specs an isolate remembers (an upload's spec never changes; ids are unique). */
+const UPLOAD_SPECS_KEPT = 1000;
+
+/** A part whose checksum disagrees with its upload's. */
+function checkPartChecksum(spec: T.MultipartChecksumSpec | null, checksum: T.ChecksumRequest | null | undefined): void {
+  if (spec && checksum && checksum.algorithm !== spec.algorithm) {
+    throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${checksum.algorithm.toLowerCase()}`);
+  }
+}
+
 export interface EcStoreOptions {
   catalog: Catalog;
   units: UnitStore;
@@ -83,6 +93,8 @@ export class EcStore implements T.ObjectStore {
   private readonly settings: EngineSettings;
   private readonly budget: CodingBudget;
   private readonly budgetBytes: number;
+  /** Checksum specs of uploads this isolate created or took parts for, by upload id (UPLOAD_SPECS_KEPT). */
+  private readonly uploadSpecs = new Map<string, T.MultipartChecksumSpec | null>();
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
@@ -161,32 +173,36 @@ export class EcStore implements T.ObjectStore {
   }
 
   /**
-   * Plans how a body is stored and reserves its unit ids in the catalog, before any shard is
-   * written, so an orphan is always found. The write must commit by `commitBy`, a margin before
-   * the reservation expires and the collector may start deleting its shards.
+   * How a body of `size` is stored, and until when its unit ids are to be reserved: the caller
+   * makes the catalog call (prepareWrite, preparePart) beside the uploads, whose shards' last
+   * bytes wait for it (`commitGate`), so no shard is stored unreserved and an orphan is always
+   * found. The write must commit by `commitBy`, a margin before the reservation expires and the
+   * collector may start deleting its shards.
    */
-  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
+  private planWrite(bucket: string, size: number, part: boolean): Reservation & { expires: Date } {
     const plan = this.units.plan(size, policyFor(this.settings, bucket), part);
     const lifetime = this.settings.writeReservationSeconds * 1000;
     const expires = Date.now() + lifetime;
-    if (plan.unitIds.length) await this.catalog.reserveUnits(bucket, plan.unitIds, new Date(expires));
-    return { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
+    return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
-  /**
-   * Runs `check` (the catalog reads and checks a write starts with) and, when the size is known
-   * and allowed, the reservation in parallel: one round trip. A refused check releases it.
-   */
-  private async checkAndReserve<R>(bucket: string, size: number | null | undefined, max: number, part: boolean, check: () => Promise<R>): Promise<[R, Reservation | undefined]> {
-    const sized = size != null && size <= max;
-    const [checked, reserved] = await Promise.allSettled([check(), sized ? this.reserve(bucket, size, part) : undefined]);
-    if (checked.status === 'rejected') {
-      const ids = reserved.status === 'fulfilled' ? (reserved.value?.plan.unitIds ?? []) : [];
-      if (ids.length) await this.catalog.releaseUnits(bucket, ids).catch(() => {});
-      throw checked.reason;
-    }
-    if (reserved.status === 'rejected') throw reserved.reason;
-    return [checked.value, reserved.value];
+  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
+    const reserved = this.planWrite(bucket, size, part);
+    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
+    return reserved;
+  }
+
+  /** The checksum spec of an upload (uploadSpecs; from the catalog when this isolate has not seen it). */
+  private async uploadSpec(bucket: string, key: string, uploadId: string): Promise<T.MultipartChecksumSpec | null> {
+    const known = this.uploadSpecs.get(uploadId);
+    if (known !== undefined) return known;
+    return this.rememberSpec(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).checksum);
+  }
+
+  private rememberSpec(uploadId: string, spec: T.MultipartChecksumSpec | null): T.MultipartChecksumSpec | null {
+    if (this.uploadSpecs.size >= UPLOAD_SPECS_KEPT) this.uploadSpecs.delete(this.uploadSpecs.keys().next().value!);
+    this.uploadSpecs.set(uploadId, spec);
+    return spec;
   }
 
   /**
@@ -194,6 +210,7 @@ export class EcStore implements T.ObjectStore {
    * the caller holds one for it: a copy); a write that ends past its `commitBy` is refused.
    */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
+    // Without a reservation made beside it (a test's crash-write fixture): reserved first.
     const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
     const policy = policyFor(this.settings, input.bucket);
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
@@ -275,11 +292,9 @@ export class EcStore implements T.ObjectStore {
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     }
     const size = this.requireLength(o.contentLength, max);
-    const plan = this.units.plan(size, policyFor(this.settings, bucket), false);
-    const lifetime = this.settings.writeReservationSeconds * 1000;
-    const expires = Date.now() + lifetime;
-    const reserved: Reservation = { plan, commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
-    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, new Date(expires));
+    const reserved = this.planWrite(bucket, size, false);
+    const { plan } = reserved;
+    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
     const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata, commitGate: prepared }, reserved);
     await prepared;
@@ -329,18 +344,34 @@ export class EcStore implements T.ObjectStore {
     return out;
   }
 
+  /**
+   * CopyObject in three serial rounds and three catalog calls: the source's manifest (the bytes
+   * to copy are only known from it), then prepareWrite beside the copy's reads and uploads (the
+   * destination's conditions and the reservation; the shards' last bytes wait for it), then the
+   * commit. A refused prepareWrite is the copy's error and leaves nothing behind.
+   */
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const source = await this.manifest(src.bucket, src.key);
     checkReadConditions(info(source), src.conditions, true);
-    const current = await this.catalog.getManifest(bucket, key);
-    checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const { tags: sourceTags, ...sourceMetadata } = source.metadata;
     const base = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
     const metadata = tags.length ? { ...base, tags } : base;
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const stored = await this.copyBody(source, 0, source.size - 1, bucket, (body, reserved, lease) =>
-      this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata }, reserved, lease), false);
+    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false,
+      // An inline copy has no unit to reserve: its commit checks the conditions.
+      async ({ plan, expires }) => (plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires)),
+      async (body, reserved, lease, prepared) => {
+        prepared.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
+        const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared }, reserved, lease);
+        try {
+          await prepared;
+        } catch (err) {
+          if (stored.storage.kind === 'coded') await this.units.discard(bucket, stored.storage.units);
+          throw err;
+        }
+        return stored;
+      });
     const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
@@ -349,11 +380,19 @@ export class EcStore implements T.ObjectStore {
 
   async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null }): Promise<T.UploadInfo> {
     const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, o);
+    this.rememberSpec(upload.uploadId, upload.checksum);
     return upload;
   }
 
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5?: string | null, reserved?: Reservation, lease?: BudgetLease): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber } }, reserved, lease);
+  /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<void>): Promise<T.PartInfo> {
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared }, reserved, lease);
+    try {
+      await prepared;
+    } catch (err) {
+      await this.units.discard(bucket, (stored.storage as { units: CodedUnit[] }).units);
+      throw err;
+    }
     const units = (stored.storage as { units: CodedUnit[] }).units;
     const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
     try {
@@ -368,49 +407,72 @@ export class EcStore implements T.ObjectStore {
     return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum };
   }
 
+  /**
+   * UploadPart in two serial rounds and two catalog calls: preparePart (the upload looked up and
+   * the part's unit ids reserved, one call) runs while the shards upload, whose last bytes wait
+   * for it, then putPart. The checksum to compute must be known before the body is read: the
+   * client's own, or the upload's spec when the part has none; a spec this isolate has not seen
+   * yet (it remembers those of uploads it created or took parts for) is looked up first, a third
+   * round. A part whose checksum disagrees with the upload's is refused once preparePart answers,
+   * and what it sent is deleted.
+   */
   async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
     const max = this.settings.maxPartSize;
-    const [spec, reserved] = await this.checkAndReserve(bucket, o.contentLength, max, true, async () => {
-      const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
-      if (spec && o.checksum && o.checksum.algorithm !== spec.algorithm) {
-        throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${o.checksum.algorithm.toLowerCase()}`);
-      }
-      return spec;
-    });
+    if (o.contentLength == null || o.contentLength > max) await this.catalog.getUpload(bucket, key, uploadId); // NoSuchUpload first, as before
     const size = this.requireLength(o.contentLength, max);
+    const spec = o.checksum ? undefined : await this.uploadSpec(bucket, key, uploadId);
     const checksum = o.checksum ?? (spec ? { algorithm: spec.algorithm, expected: null } : null);
-    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved);
+    const reserved = this.planWrite(bucket, size, true);
+    const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum);
+    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared);
   }
 
+  /** preparePart, its spec remembered and checked against the part's checksum (settles once; never unhandled). */
+  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null): Promise<void> {
+    const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (spec) => {
+      this.rememberSpec(uploadId, spec);
+      try {
+        checkPartChecksum(spec, checksum);
+      } catch (err) {
+        await this.catalog.releaseUnits(bucket, unitIds).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
+        throw err;
+      }
+    });
+    prepared.catch(() => {});
+    return prepared;
+  }
+
+  /** UploadPartCopy: the source (and the upload's spec, unless known) in one round, then as UploadPart. */
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<T.PartInfo> {
-    const spec = (await this.catalog.getUpload(bucket, key, uploadId)).checksum;
-    const source = await this.manifest(src.bucket, src.key);
+    const [spec, source] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.manifest(src.bucket, src.key)]);
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
-    return this.copyBody(source, start, end, bucket, (body, reserved, lease) =>
-      this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, spec ? { algorithm: spec.algorithm, expected: null } : null, null, reserved, lease), true);
+    const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
+    return this.copyBody(source, start, end, bucket, true,
+      (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum),
+      (body, reserved, lease, prepared) => this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared));
   }
 
   /**
    * The copy paths (CopyObject, UploadPartCopy): the bytes [start, end] of `source` written by
-   * `write`. A copy reads and writes at once, so it takes the budget for both in ONE step: two
-   * copies each holding their read share while waiting for their write share could wait on each
-   * other for ever. The lease and the source body are given back here, however the write ends.
+   * `write`, while `prepare` (the write's catalog call: conditions and reservation) runs beside
+   * it; the shards' last bytes wait for it. A copy reads and writes at once, so it takes the
+   * budget for both in ONE step, before anything is reserved: two copies each holding their read
+   * share while waiting for their write share could wait on each other for ever, and a copy
+   * refused SlowDown leaves nothing behind. The lease and the source body are given back here,
+   * however the write ends.
    */
-  private async copyBody<R>(source: ObjectManifest, start: number, end: number, bucket: string, write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease) => Promise<R>, part: boolean): Promise<R> {
-    const reserved = await this.reserve(bucket, end - start + 1, part);
-    let lease: BudgetLease;
-    try {
-      lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
-    } catch (err) {
-      if (reserved.plan.unitIds.length) await this.catalog.releaseUnits(bucket, reserved.plan.unitIds).catch(() => {});
-      throw err;
-    }
+  private async copyBody<R>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
+    prepare: (reserved: Reservation & { expires: Date }) => Promise<void>,
+    write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<void>) => Promise<R>): Promise<R> {
+    const reserved = this.planWrite(bucket, end - start + 1, part);
+    const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
     try {
+      const prepared = prepare(reserved);
       body = await this.openBody(source.bucket, source.key, source.storage, start, end, lease);
-      return await write(body, reserved, lease);
+      return await write(body, reserved, lease, prepared);
     } finally {
       // The source first (its buffers are what the lease accounts for): a no-op once the write
       // has read it to the end; a failed write has released its lock on it (unit-writer.ts).

@@ -13,9 +13,10 @@ export class Semaphore {
   private waiting: (() => void)[] = [];
   constructor(private free: number) {}
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` in a slot; `first`: ahead of every waiter (a read that replaces a failed one). */
+  async run<T>(fn: () => Promise<T>, first = false): Promise<T> {
     if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else await new Promise<void>((resolve) => (first ? this.waiting.unshift(resolve) : this.waiting.push(resolve)));
     try {
       return await fn();
     } finally {

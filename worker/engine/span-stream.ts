@@ -1,0 +1,127 @@
+/**
+ * SpanStream: one data shard's rows of a column read, fetched ahead of the consumer. A healthy
+ * column read (column-reader.ts) keeps the span it sends and the next ones streaming at once, so
+ * a column's time to first byte and a backend's own pace overlap with sending the one before,
+ * instead of adding up one column after the other.
+ *
+ * Each stream is one ranged GET (a ShardReader) over its rows, verified block by block, and
+ * holds at most `AHEAD_BLOCKS` verified blocks that the consumer has not taken, copied into
+ * buffers of its own that it allocates once and reuses (AHEAD_BLOCKS + 1: one more for the
+ * block the consumer holds). A block handed out is valid until the consumer takes the next one,
+ * as with ShardReader: no allocation per block, which left to the garbage collector grew a
+ * 1 GiB read's RSS by the object's size. Rows are taken in order. A failure (missing, unreachable, corrupt) is
+ * kept and thrown to the consumer when it asks for the row that failed, never before: the rows
+ * before it are good. `cancel()` ends the GET; it may be called at any time and more than once.
+ */
+import { ShardReadError, type ShardReader } from './shard-reader.ts';
+
+/** Verified blocks a stream may hold beyond the consumer. */
+export const AHEAD_BLOCKS = 2;
+/** Data shards a healthy column read streams ahead of the one it sends (each one open request). */
+export const COLUMN_READ_AHEAD = 2;
+
+export class SpanStream {
+  private readonly blocks: Uint8Array[] = [];
+  /** Buffers not holding a queued block or the one the consumer has (allocated on first need). */
+  private readonly free: ArrayBuffer[] = [];
+  /** The block the consumer holds: its buffer goes back to `free` at the next take. */
+  private held: Uint8Array | null = null;
+  /** Row of blocks[0]. */
+  private firstQueued: number;
+  private failure: ShardReadError | null = null;
+  private failedRow = Infinity;
+  /** The consumer waiting for a block, or the pump waiting for room (never both: see AHEAD_BLOCKS). */
+  private wake: (() => void) | null = null;
+  private closed = false;
+  /** Settles once the first row is in, or the stream has failed or been cancelled. */
+  readonly started: Promise<void>;
+  private markStarted!: () => void;
+
+  constructor(
+    readonly shard: number,
+    private readonly reader: ShardReader,
+    private readonly from: number,
+    private readonly to: number,
+  ) {
+    this.firstQueued = from;
+    this.started = new Promise<void>((resolve) => (this.markStarted = resolve));
+    void this.pump(from);
+  }
+
+  private signal(): void {
+    this.markStarted();
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private async pump(from: number): Promise<void> {
+    for (let j = from; j <= this.to; j++) {
+      while (this.blocks.length >= AHEAD_BLOCKS && !this.closed) await new Promise<void>((r) => (this.wake = r));
+      if (this.closed) return this.markStarted();
+      try {
+        const block = await this.reader.readBlock(j);
+        if (this.closed) return this.markStarted();
+        this.blocks.push(this.copy(block));
+      } catch (err) {
+        this.failure = err instanceof ShardReadError ? err : new ShardReadError(this.shard, 'unavailable', String(err));
+        this.failedRow = j;
+        return this.signal();
+      }
+      this.signal();
+    }
+  }
+
+  /** A copy of `block` in a buffer of this stream's (one is free: at most AHEAD_BLOCKS are queued, one held). */
+  private copy(block: Uint8Array): Uint8Array {
+    let buffer = this.free.pop();
+    if (!buffer || buffer.byteLength < block.length) {
+      buffer = new ArrayBuffer(Math.max(block.length, buffer?.byteLength ?? 0));
+    }
+    const out = new Uint8Array(buffer, 0, block.length);
+    out.set(block);
+    return out;
+  }
+
+  /**
+   * Row j's verified block (rows are taken in order), valid until the next take; throws the
+   * stream's failure at the row that failed.
+   */
+  async take(j: number): Promise<Uint8Array> {
+    if (this.held) this.free.push(this.held.buffer as ArrayBuffer);
+    this.held = null;
+    for (;;) {
+      if (j < this.firstQueued) throw new Error(`SpanStream: row ${j} was taken already`);
+      while (this.blocks.length && this.firstQueued < j) {
+        this.free.push(this.blocks.shift()!.buffer as ArrayBuffer); // a row the consumer skips
+        this.firstQueued++;
+        this.signal();
+      }
+      if (this.blocks.length) {
+        const block = this.blocks.shift()!;
+        this.firstQueued++;
+        this.held = block;
+        this.signal();
+        return block;
+      }
+      if (j >= this.failedRow) throw this.failure!;
+      if (this.closed) throw new ShardReadError(this.shard, 'unavailable', 'reader closed');
+      await new Promise<void>((r) => (this.wake = r));
+    }
+  }
+
+  /** The stream's failure, if it has failed before yielding any row (the shard is simply bad). */
+  failedAtStart(): ShardReadError | null {
+    return this.failedRow === this.firstQueued && this.blocks.length === 0 && this.firstQueued === this.from ? this.failure : null;
+  }
+
+  cancel(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.reader.cancel();
+    this.blocks.length = 0;
+    this.free.length = 0;
+    this.held = null;
+    this.signal();
+  }
+}
