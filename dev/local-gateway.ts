@@ -39,6 +39,8 @@ export interface LocalGatewayOptions {
   bindings?: StartInput['bindings'];
   /** The wrangler config file (default wrangler.toml; the rehearsal: wrangler.production.toml). */
   config?: string;
+  /** The wrangler environment (`[env.NAME]`) to run, as `wrangler deploy --env NAME` would deploy it. */
+  env?: string;
   /**
    * Set the local-development signal (default true). False runs the Worker as deployed
    * (worker/config/deployment.ts): `npm run rehearse` checks a production config that way.
@@ -74,6 +76,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const { worker, proxyUrl: workerUrl, address } = await startDirectWorker({
     config: o.config ?? join(ROOT, 'wrangler.toml'),
+    ...(o.env ? { env: o.env } : {}),
     // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
     bindings: { ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }), ...o.bindings },

@@ -40,11 +40,25 @@ interface RawBackend {
   [field: string]: unknown;
 }
 
-export async function startRehearsal(o: { port: number; configFile?: string; stateDir?: string; log?: (line: string) => void }): Promise<Rehearsal> {
+export interface RehearsalOptions {
+  port: number;
+  configFile?: string;
+  /** The wrangler environment (`[env.NAME]`) to rehearse, as `wrangler deploy --env NAME`. */
+  env?: string;
+  /** Bindings over the file's, as `wrangler secret put` or `wrangler deploy --var` would add them. */
+  bindings?: Record<string, { type: 'plain_text' | 'secret_text'; value: string }>;
+  /** Changes the config before it runs (a test adding what an operator might). */
+  editConfig?: (config: Record<string, unknown>) => void;
+  stateDir?: string;
+  log?: (line: string) => void;
+}
+
+export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
   const configFile = o.configFile ?? join(ROOT, 'wrangler.production.toml');
-  const source = unstable_readConfig({ config: configFile }).vars.SHARDGATE_CONFIG;
+  const source = unstable_readConfig({ config: configFile, env: o.env }).vars.SHARDGATE_CONFIG;
   if (typeof source !== 'string') throw new Error(`${configFile}: no SHARDGATE_CONFIG in [vars]`);
   const config = JSON.parse(source) as { backends: RawBackend[]; credentials?: { accessKeyId: string; secretAccessKeySecret?: string }[]; region?: string };
+  o.editConfig?.(config as unknown as Record<string, unknown>);
   const s3 = config.backends.filter((b) => b.kind === 's3');
   const servers = s3.map(() => new S3rverProcess());
   const secrets: Record<string, string> = {};
@@ -67,9 +81,10 @@ export async function startRehearsal(o: { port: number; configFile?: string; sta
     const bindings = Object.fromEntries([
       ['SHARDGATE_CONFIG', { type: 'plain_text' as const, value: JSON.stringify(config) }],
       ...Object.entries(secrets).map(([name, value]) => [name, { type: 'secret_text' as const, value }]),
+      ...Object.entries(o.bindings ?? {}),
     ]);
     gateway = await startLocalGateway({
-      port: o.port, hosts: ['127.0.0.1'], config: configFile, localDevelopment: false, bindings, cronSeconds: 0,
+      port: o.port, hosts: ['127.0.0.1'], config: configFile, env: o.env, localDevelopment: false, bindings, cronSeconds: 0,
       // The routes name the production host: wrangler dev would rewrite each request's host to
       // it, and a client signs the host it connects to (127.0.0.1 here).
       triggers: [],

@@ -1,6 +1,7 @@
 /**
  * The layering of docs/ARCHITECTURE.md, checked by reading imports (type-only ones count too):
- * which folder may import which, and no import cycle between files or between folders.
+ * which folder may import which, that the engine is reached only through its public face
+ * (worker/engine/index.ts), and no import cycle between files or between folders.
  * A new import that breaks a rule fails here, naming the file and the import.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -20,8 +21,9 @@ const ALLOWED: Record<string, string[]> = {
   'worker/catalog': ['worker/model', 'worker/format'],
   'worker/engine': ['worker/model', 'worker/catalog', 'worker/format', 'backends', 'coder-wasm'],
   'worker/upkeep': ['worker/engine', 'worker/catalog', 'worker/format', 'worker/model', 'backends', 'coder-wasm'],
-  // What the gateway knows about itself: counts, the shared record, status, metrics, the page.
-  'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'backends'],
+  // What the gateway knows about itself: counts, the shared record, status, metrics, the page
+  // (which signs its reads with the gate's own SigV4 steps, auth/sigv4.ts).
+  'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'worker/auth', 'backends'],
   // The configuration: one schema, the deployment review, the price list.
   'worker/config': ['worker/model', 'worker/engine', 'worker/s3', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
@@ -44,6 +46,9 @@ function sources(dir: string): string[] {
     return /\.ts$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
   });
 }
+
+/** The engine's public face: the one file of worker/engine/ that other rooms may import. */
+const ENGINE_FACE = 'worker/engine/index.ts';
 
 const roomOf = (file: string): string => {
   const parts = file.split('/');
@@ -99,6 +104,15 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
+  it('outside the engine, only its public face is imported (test/ and bench/ are not checked)', () => {
+    const violations: string[] = [];
+    for (const [file, targets] of graph) {
+      if (roomOf(file) === 'worker/engine') continue;
+      for (const t of targets) if (roomOf(t) === 'worker/engine' && t !== ENGINE_FACE) violations.push(`${file} imports ${t} (import ${ENGINE_FACE})`);
+    }
+    expect(violations).toEqual([]);
+  });
+
   it('no import cycle between files', () => {
     expect(findCycle(new Map([...graph].map(([f, ts]) => [f, new Set(ts)])))).toBeNull();
   });
@@ -116,6 +130,7 @@ describe('architecture', () => {
   it('the checker sees imports: it finds the known edges', () => {
     expect(graph.get('worker/engine/ec-store.ts')).toContain('worker/catalog/types.ts');
     expect(graph.get('worker/app/app.ts')).toContain('worker/s3/router.ts');
-    expect(graph.get('cli/rescue/read.ts')).toContain('worker/engine/unit-reader.ts');
+    expect(graph.get('cli/rescue/read.ts')).toContain(ENGINE_FACE);
+    expect(graph.get('worker/upkeep/repair.ts')).toContain(ENGINE_FACE);
   });
 });

@@ -7,6 +7,7 @@ import type { BackendCallReport } from '../backends/metered.ts';
 import type { Catalog } from '../worker/catalog/types.ts';
 import type { RepairTask } from '../worker/engine/ec-store.ts';
 import { RepairRouter } from '../worker/upkeep/repair-router.ts';
+import { shardKey } from '../worker/format/shard-key.ts';
 
 function setup(queued: boolean, failing = false) {
   const calls: string[] = [];
@@ -37,7 +38,7 @@ function setup(queued: boolean, failing = false) {
 }
 
 const task = (reason: RepairTask['reason']): RepairTask => ({ bucket: 'a', key: 'k', unitId: 'u', shards: [2], reason });
-const call = (backend: string, outcome: BackendCallReport['outcome']): BackendCallReport => ({ backend, op: 'get', ms: 1, bytes: 0, key: 'sg1/a/u/2', outcome });
+const call = (backend: string, outcome: BackendCallReport['outcome']): BackendCallReport => ({ backend, op: 'get', ms: 1, bytes: 0, key: shardKey('a', 'u', 2), outcome });
 
 describe('RepairRouter with a repair queue (the catalog drives repairs)', () => {
   it('a write that missed shards: nothing to send, its commit recorded them', async () => {

@@ -13,14 +13,13 @@ import { createBackend, MeteredBackend, type Backend } from '../backends/index.t
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
 import { createApp } from './app/app.ts';
-import { makeAuthenticate } from './app/auth-gate.ts';
+import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
-import { EcStore, type RepairTask } from './engine/ec-store.ts';
-import { UnitStore } from './engine/unit-store.ts';
+import { EcStore, UnitStore, type RepairTask } from './engine/index.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket } from './ops/counters.ts';
@@ -218,6 +217,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const app = createApp({
     store,
     authenticate,
+    postForm: makePostFormGate(config, env),
     settings: s3Settings(config),
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),

@@ -7,7 +7,7 @@
  * until the config is fixed. Each run is one JSON log line. No logic here.
  */
 import type { Hono } from 'hono';
-import type { RepairTask } from './engine/ec-store.ts';
+import type { RepairTask } from './engine/index.ts';
 import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
 import type { AppEnv } from './s3/context.ts';
 import { startupFailure } from './app/startup-error.ts';

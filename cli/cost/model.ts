@@ -21,7 +21,7 @@
  * modelled; reads are whole objects large enough that egress outweighs a request (for tiny
  * reads the gateway keeps the data shards, read-cost.ts).
  */
-import type { BackendPrices } from '../../worker/engine/prices.ts';
+import type { BackendPrices } from '../../worker/engine/index.ts';
 import { tolerated } from '../../worker/config/failure-domains.ts';
 
 export interface Provider {

@@ -10,8 +10,8 @@
  */
 import { toHex } from '../../worker/model/bytes.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
-import { shardKey } from '../../worker/format/manifest.ts';
-import { readShardFile, type ShardFileInfo } from '../../worker/engine/shard-files.ts';
+import { shardKey } from '../../worker/format/shard-key.ts';
+import { readShardFile, type ShardFileInfo } from '../../worker/engine/index.ts';
 import type { ShardHeader } from '../../worker/format/shard-file.ts';
 import type { FoundShard, ShardIndex } from './scan.ts';
 
@@ -112,11 +112,8 @@ export async function planObjects(shards: FoundShard[], index: ShardIndex, prefi
       }
     }
     const size = list.reduce((n, u) => n + u.unit.size, 0);
-    const column = list.length > 1 && list.at(-1)!.unit.layout === 'column';
-    let offset = 0;
-    const md5Checks = column
-      ? [{ from: 0, to: size, md5: list.at(-1)!.unit.md5 }]
-      : list.map((u) => ({ from: offset, to: (offset += u.unit.size), md5: u.unit.md5 }));
+    // One unit's footer holds its write's MD5; a write cut into (column) segments has it in its last one.
+    const md5Checks = [{ from: 0, to: size, md5: list.at(-1)!.unit.md5 }];
     planned.push({ id, units: list, size, createdAt: list.at(-1)!.header.createdAt, md5Checks, partNumber: h.partNumber, header: h });
   }
 

@@ -1,14 +1,12 @@
 /**
- * Reading a planned object's bytes with the gateway's own readers (engine/unit-reader.ts for
- * striped units, column-reader.ts for column units): only the blocks needed, every block's XXH64
+ * Reading a planned object's bytes with the gateway's own readers (the engine's openUnit:
+ * UnitReader for striped units, ColumnReader for column units): only the blocks needed, every block's XXH64
  * checked, missing or damaged shards decoded around from parity (up to m per unit), each write's
  * MD5 checked against its footer at the end. Bytes go to `sink` as they are decoded.
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
-import { ColumnReader } from '../../worker/engine/column-reader.ts';
-import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
-import { readUnit } from '../../worker/engine/unit-reader.ts';
+import { openUnit as openCodedUnit, type ShardReadError } from '../../worker/engine/index.ts';
 import type { PlannedObject, PlannedUnit } from './plan.ts';
 import type { ShardIndex } from './scan.ts';
 
@@ -26,7 +24,7 @@ export class RescueError extends Error {
 function openUnit(index: ShardIndex, u: PlannedUnit, onUnhealthy: (e: ShardReadError) => void): Promise<ReadableStream<Uint8Array>> {
   const backends = new Map<string, Backend>(u.unit.placement.map((id) => [id, index]));
   const input = { bucket: u.header.bucket, unit: u.unit, backends, start: 0, end: u.unit.size - 1, onUnhealthy };
-  return u.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
+  return openCodedUnit(input);
 }
 
 /** Streams the object into `sink` (chunk by chunk); throws RescueError when its bytes cannot be had or fail an MD5. */

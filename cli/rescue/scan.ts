@@ -7,7 +7,7 @@
  * disagrees with their header, are reported.
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
-import { shardKey } from '../../worker/format/manifest.ts';
+import { parseShardKey, shardKey } from '../../worker/format/shard-key.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
 import type { ShardSource } from './sources.ts';
 
@@ -37,8 +37,6 @@ async function readBytes(backend: Backend, key: string, length: number): Promise
   return out.subarray(0, at);
 }
 
-const SHARD_KEY = /^sg1\/([^/]+)\/([0-9a-f]+)\/(\d+)$/;
-
 /** The shards of every source whose header verifies; `bucket` limits the scan. */
 export async function scanSources(sources: ShardSource[], bucket: string | undefined, onFile: (files: number) => void = () => {}): Promise<{ shards: FoundShard[]; bad: BadFile[]; files: number }> {
   const shards: FoundShard[] = [];
@@ -47,7 +45,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   for (const source of sources) {
     for await (const file of source.walk(bucket)) {
       onFile(++files);
-      const named = SHARD_KEY.exec(file.key);
+      const named = parseShardKey(file.key);
       if (file.size < HEADER_PREFIX_BYTES) continue;
       try {
         const first = await readBytes(source.backend, file.key, Math.min(file.size, 4096));
@@ -58,7 +56,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         const headerLen = headerLength(first);
         if (headerLen > file.size) throw new Error(`header of ${headerLen} bytes in a file of ${file.size}`);
         const header = decodeHeader(headerLen <= first.length ? first.subarray(0, headerLen) : await readBytes(source.backend, file.key, headerLen));
-        if (named && (named[1] !== header.bucket || named[2] !== header.unitId || Number(named[3]) !== header.shardIndex)) {
+        if (named && (named.bucket !== header.bucket || named.unitId !== header.unitId || named.shardIndex !== header.shardIndex)) {
           throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
         }
         if (bucket !== undefined && header.bucket !== bucket) continue;

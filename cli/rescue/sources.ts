@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import { S3Backend } from '../../backends/s3.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
 import { CliError } from '../command.ts';
+import { bucketPrefix } from '../../worker/format/shard-key.ts';
 
 /** A source of shard files: a read-only Backend and how to walk it. */
 export interface ShardSource {
@@ -104,7 +105,7 @@ function s3Source(spec: string, env: NodeJS.ProcessEnv): ShardSource {
     async *walk(onlyBucket) {
       let cursor: string | undefined;
       do {
-        const page = await backend.list(onlyBucket ? `sg1/${onlyBucket}/` : 'sg1/', cursor);
+        const page = await backend.list(bucketPrefix(onlyBucket), cursor);
         for (const e of page.entries) yield { key: e.key, size: e.size };
         cursor = page.cursor;
       } while (cursor);

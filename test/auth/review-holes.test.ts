@@ -307,12 +307,13 @@ describe("issue 12's gate items", () => {
     expect(await (await g.send(await smithySigned('GET', '/holes/a%2F..%2Fb'))).text()).toBe('dots kept');
   });
 
-  it('PostObject (a form POST to a bucket) is NotImplemented, not AccessDenied', async () => {
+  it('PostObject (a form POST to a bucket) is answered by the form gate: an unsigned form is AccessDenied and stores nothing (s3/post-object.ts)', async () => {
     const g = await setup();
     const form = new FormData();
     form.set('key', 'from-form');
     form.set('file', new Blob(['x']));
     const res = await g.send(new Request(`${BASE}/holes`, { method: 'POST', body: form }));
-    expect([res.status, await codeOf(res)]).toEqual([501, 'NotImplemented']);
+    expect([res.status, await codeOf(res)]).toEqual([403, 'AccessDenied']);
+    await expect(g.store.headObject('holes', 'from-form', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
   });
 });

@@ -221,6 +221,26 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     await expectS3(c().pendingUnitIds(`${b}-none`), 'NoSuchBucket');
   });
 
+  it('a tag change marks the unit that carries the tag record, and the mark goes to the collector with it', async () => {
+    const b = await bucket();
+    const [first, second, part1, part2] = [unit(), unit(), unit(1), unit(2)];
+    const tags = [{ key: 'env', value: 'test' }];
+    await c().commitManifest(b, 'segmented', manifest(b, 'segmented', [first, second]), {});
+    await c().commitManifest(b, 'inline', inlineManifest(b, 'inline'), {});
+    await c().commitManifest(b, 'multipart', { ...manifest(b, 'multipart', [part1, part2]), partsCount: 2 }, {});
+    const marked = await c().setObjectTags(b, 'segmented', tags);
+    expect(marked).toMatchObject({ unitId: first.unitId, placement: first.placement, tagRecord: true });
+    const stored = (await c().getManifest(b, 'segmented'))!;
+    expect(stored.metadata.tags).toEqual(tags);
+    expect(stored.storage.kind === 'coded' && stored.storage.units.map((u) => u.tagRecord ?? false)).toEqual([true, false]);
+    expect(await c().setObjectTags(b, 'inline', tags), 'inline: no shards, no record').toBeNull();
+    expect(await c().setObjectTags(b, 'multipart', tags), 'multipart: a rebuild cannot restore it').toBeNull();
+    await expectS3(c().setObjectTags(b, 'none', tags), 'NoSuchKey');
+    await c().removeManifest(b, 'segmented');
+    const taken = (await c().takeDueGarbage(later(), 100_000)).filter((g) => g.bucket === b).flatMap((g) => g.units);
+    expect(taken.find((u) => u.unitId === first.unitId)?.tagRecord).toBe(true);
+  });
+
   it('takes queued garbage when due, at most `limit` entries, each once', async () => {
     const b = await bucket();
     const due = new Date(Date.UTC(1971, 0, 1)); // before anything the other tests queue

@@ -42,22 +42,38 @@ describe('CatalogObject', () => {
     expect(await stub.takeDueGarbage(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
   });
 
-  it('counts the objects of an instance written before the ledger existed, once, when it starts', async () => {
+  it("migrates schema-1 storage in workerd's own SQLite when a fresh instance starts (test/catalog/migration.test.ts opens the old release's own files in Node)", async () => {
     const catalog = new DurableCatalog(namespace());
-    const name = `ledger-${Date.now().toString(36)}`;
+    const name = `v1-${Date.now().toString(36)}`;
     await catalog.insertBucket(name, 'auto');
-    await catalog.commitManifest(name, 'a', manifest(name, 'a'), {});
-    await catalog.commitManifest(name, 'b', manifest(name, 'b', [{ ...unit(), missing: [2] }]), {});
+    const [u1, u2] = [unit(), { ...unit(), missing: [2] }];
+    const a = manifest(name, 'a', [u1]), b = manifest(name, 'b', [u2]);
+    await catalog.commitManifest(name, 'a', a, {});
+    await catalog.commitManifest(name, 'b', b, {});
     const counted = await catalog.bucketHealth(name, new Date());
-    expect(counted).toMatchObject({ objects: 2, degradedUnits: 1 });
     const stub = namespace().get(namespace().idFromName('bucket:' + name));
     await runInDurableObject(stub, (_instance, state) => {
-      // What an older release left: the same objects, no ledger.
-      state.storage.sql.exec('DELETE FROM ledger');
-      state.storage.sql.exec('DELETE FROM degraded_units');
-      expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM ledger').one().n).toBe(0);
+      const sql = state.storage.sql;
+      // Schema 1 as commit 27d427c created it: objects keyed by key with the manifest inline, the
+      // worklist keyed by (key, unit id), no schema version row.
+      sql.exec('DROP TABLE objects; DROP TABLE versions; DROP TABLE units; DROP TABLE degraded_units');
+      sql.exec("DELETE FROM state WHERE name = 'schema-version'");
+      sql.exec(`CREATE TABLE objects (key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
+        checksum TEXT, manifest TEXT NOT NULL) WITHOUT ROWID`);
+      sql.exec(`CREATE TABLE degraded_units (key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
+        spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
+        sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT, PRIMARY KEY (key, unit_id)) WITHOUT ROWID`);
+      for (const [key, m] of [['a', a], ['b', b]] as const) {
+        sql.exec('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)', key, m.etag, m.size, m.lastModified, JSON.stringify(m.checksum), JSON.stringify(m));
+      }
+      sql.exec('INSERT INTO degraded_units (key, unit_id, missing, since, spare, attempts) VALUES (?, ?, ?, ?, 0, 3)', 'b', u2.unitId, '[2]', 1);
       new CatalogObject(state, env as never); // the constructor of a freshly started instance
+      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe('2');
     });
-    expect(await catalog.bucketHealth(name, new Date())).toEqual(counted);
+    expect(await catalog.getManifest(name, 'a')).toEqual(a);
+    expect((await catalog.listManifests(name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['a', 'b']);
+    expect(await catalog.getUnit(name, u2.unitId)).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
+    expect(await catalog.listDegradedUnits(name, null, 10)).toEqual([expect.objectContaining({ key: 'b', unitId: u2.unitId, attempts: 3 })]);
+    expect((await catalog.bucketHealth(name, new Date())).objects).toBe(counted.objects);
   });
 });

@@ -3,11 +3,14 @@
  * (40 MiB goes multipart with the default 8 MiB threshold and chunk size), ls, cp down, a ranged
  * s3api get-object, s3 presign fetched with Node fetch, rm, rb. Path-style addressing through the
  * config file, credentials from the environment, nothing read from the real HOME.
+ * Issue 22's real-client checks: `s3 cp --acl private` works and `--acl public-read` gets AWS's
+ * refusal (the bucket is "bucket owner enforced"), object tagging and get-object-attributes round
+ * trip, and every bucket configuration read answers as S3 does for an unconfigured bucket.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
+import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, failureOf, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
 import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
@@ -100,6 +103,67 @@ export function awscliCases(suite: CliSuite): void {
       const signatureParam = url.includes('X-Amz-Signature=') ? 'X-Amz-Signature' : 'Signature';
       await fetchPresigned(url, files.medium);
       await expectTamperedRefused(url, signatureParam);
+    });
+
+    it('s3 cp --acl private uploads; --acl public-read is refused with AccessControlListNotSupported and stores nothing', async () => {
+      const { files, observer } = suite();
+      await aws('s3', 'cp', '--no-progress', '--acl', 'private', files.small.path, `s3://${BUCKET}/acl-private`);
+      expect((await observer.headObject(BUCKET, 'acl-private')).etag).toBe(expectedEtag(files.small.bytes));
+      expect(await failureOf(aws('s3', 'cp', '--no-progress', '--acl', 'public-read', files.small.path, `s3://${BUCKET}/acl-public`))).toMatch(/\(AccessControlListNotSupported\)/);
+      expect((await observer.headObject(BUCKET, 'acl-public')).status).toBe(404);
+      const acl = JSON.parse((await aws('s3api', 'get-object-acl', '--bucket', BUCKET, '--key', 'acl-private')).stdout) as { Grants: { Permission: string }[] };
+      expect(acl.Grants.map((g) => g.Permission)).toEqual(['FULL_CONTROL']);
+      await aws('s3', 'rm', `s3://${BUCKET}/acl-private`);
+    });
+
+    it('s3api put-object-tagging, get-object-tagging and delete-object-tagging round-trip the tag set', async () => {
+      const key = suite().files.large.name;
+      const tagSet = [{ Key: 'env', Value: 'test' }, { Key: 'team', Value: 'a b+c' }];
+      await aws('s3api', 'put-object-tagging', '--bucket', BUCKET, '--key', key, '--tagging', JSON.stringify({ TagSet: tagSet }));
+      expect(JSON.parse((await aws('s3api', 'get-object-tagging', '--bucket', BUCKET, '--key', key)).stdout).TagSet).toEqual(tagSet);
+      await aws('s3api', 'delete-object-tagging', '--bucket', BUCKET, '--key', key);
+      expect(JSON.parse((await aws('s3api', 'get-object-tagging', '--bucket', BUCKET, '--key', key)).stdout).TagSet).toEqual([]);
+    });
+
+    it('s3api get-object-attributes reports the multipart object: ETag, size, storage class, its 8 MiB parts', async () => {
+      const { large } = suite().files;
+      const { stdout } = await aws('s3api', 'get-object-attributes', '--bucket', BUCKET, '--key', large.name, '--object-attributes', 'ETag', 'ObjectSize', 'StorageClass', 'ObjectParts');
+      const attrs = JSON.parse(stdout) as { ETag: string; ObjectSize: number; StorageClass: string; ObjectParts: { TotalPartsCount: number; Parts: { PartNumber: number; Size: number }[] } };
+      const parts = Math.ceil(large.bytes.length / AWSCLI_PART_SIZE);
+      expect(attrs.ETag).toBe(expectedEtag(large.bytes, AWSCLI_PART_SIZE).replace(/"/g, ''));
+      expect(attrs.ObjectSize).toBe(large.bytes.length);
+      expect(attrs.StorageClass).toBe('STANDARD');
+      expect(attrs.ObjectParts.TotalPartsCount).toBe(parts);
+      expect(attrs.ObjectParts.Parts.map((p) => p.Size)).toEqual(Array.from({ length: parts }, (_, i) => Math.min(AWSCLI_PART_SIZE, large.bytes.length - i * AWSCLI_PART_SIZE)));
+    });
+
+    it('every s3api bucket configuration read answers as S3 does for an unconfigured bucket, never 501', async () => {
+      const notConfigured: [command: string, code: string][] = [
+        ['get-bucket-policy', 'NoSuchBucketPolicy'],
+        ['get-bucket-policy-status', 'NoSuchBucketPolicy'],
+        ['get-bucket-tagging', 'NoSuchTagSet'],
+        ['get-bucket-encryption', 'ServerSideEncryptionConfigurationNotFoundError'],
+        ['get-object-lock-configuration', 'ObjectLockConfigurationNotFoundError'],
+        ['get-bucket-website', 'NoSuchWebsiteConfiguration'],
+        ['get-bucket-replication', 'ReplicationConfigurationNotFoundError'],
+        ['get-public-access-block', 'NoSuchPublicAccessBlockConfiguration'],
+        ['get-bucket-lifecycle-configuration', 'NoSuchLifecycleConfiguration'],
+        ['get-bucket-cors', 'NoSuchCORSConfiguration'],
+      ];
+      for (const [command, code] of notConfigured) {
+        expect(await failureOf(aws('s3api', command, '--bucket', BUCKET)), command).toMatch(new RegExp(`An error occurred \\(${code}\\) when calling`));
+      }
+      const read = async (command: string) => {
+        const { stdout } = await aws('s3api', command, '--bucket', BUCKET);
+        return stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : {};
+      };
+      expect(await read('get-bucket-ownership-controls')).toEqual({ OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } });
+      expect(await read('get-bucket-request-payment')).toEqual({ Payer: 'BucketOwner' });
+      for (const command of ['get-bucket-logging', 'get-bucket-notification-configuration', 'get-bucket-accelerate-configuration', 'get-bucket-versioning']) {
+        expect(await read(command), command).toEqual({});
+      }
+      const acl = (await read('get-bucket-acl')) as { Grants: { Permission: string }[] };
+      expect(acl.Grants.map((g) => g.Permission)).toEqual(['FULL_CONTROL']);
     });
 
     it('s3 rm deletes one object, then the rest recursively', async () => {

@@ -63,3 +63,13 @@ export async function expectTamperedRefused(url: string, signatureParam: string)
   await res.arrayBuffer();
   expect(res.status, `tampered ${u}`).toBe(403);
 }
+
+/** The message of a client run that must fail (its command line and output): throws if it succeeded. */
+export async function failureOf(run: Promise<unknown>): Promise<string> {
+  try {
+    await run;
+  } catch (err) {
+    return String(err);
+  }
+  throw new Error('the command succeeded; it should have been refused');
+}

@@ -13,11 +13,15 @@
  * instead (the client's value is in request.cf.clientAcceptEncoding), and compresses responses
  * of compressible types (XML errors, text/*) for such a client. Both must be handled by the
  * gateway, or rclone downloads fail; the two tests named for them pin each cause.
+ *
+ * Issue 22: rclone's `acl` / `bucket_acl` options send `x-amz-acl` on CreateBucket, PutObject,
+ * multipart uploads and server-side copies; `private` works and `public-read` gets AWS's refusal
+ * for a "bucket owner enforced" bucket. (rclone 1.60 has no tagging or object-attributes command.)
  */
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clientDirs, expectFileMatches, expectSameBytes, FIXTURE_NAMES, type CliSuite } from './context.ts';
+import { clientDirs, expectFileMatches, expectSameBytes, failureOf, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, md5Hex, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
@@ -150,6 +154,24 @@ export function rcloneCases(suite: CliSuite): void {
       } finally {
         await proxy.close(); // the object goes with the others in the next test
       }
+    });
+
+    it('--s3-acl private: mkdir, a PUT, a multipart upload and a server-side copy work; --s3-acl public-read is refused', async () => {
+      const { files, observer } = suite();
+      const bucket = `${BUCKET}-acl`;
+      const acl = (value: string) => ['--s3-acl', value, '--s3-bucket-acl', value];
+      await rclone('mkdir', ...acl('private'), `${REMOTE}:${bucket}`);
+      await rclone('copyto', ...acl('private'), files.small.path, `${REMOTE}:${bucket}/a`);
+      await rclone('copyto', ...acl('private'), ...MULTIPART_FLAGS, files.large.path, `${REMOTE}:${bucket}/large`);
+      await rclone('copyto', ...acl('private'), `${REMOTE}:${bucket}/a`, `${REMOTE}:${bucket}/a-copy`);
+      expect((await observer.headObject(bucket, 'a-copy')).etag).toBe(expectedEtag(files.small.bytes));
+      expect((await observer.headObject(bucket, 'large')).etag).toBe(expectedEtag(files.large.bytes, RCLONE_PART_SIZE));
+      expect(await failureOf(rclone('copyto', ...acl('public-read'), files.small.path, `${REMOTE}:${bucket}/public`))).toMatch(/AccessControlListNotSupported/);
+      expect((await observer.headObject(bucket, 'public')).status).toBe(404);
+      expect(await failureOf(rclone('mkdir', ...acl('public-read'), `${REMOTE}:${bucket}-public`))).toMatch(/AccessControlListNotSupported/);
+      expect(await observer.headBucket(`${bucket}-public`)).toBe(404);
+      await rclone('purge', `${REMOTE}:${bucket}`);
+      expect(await observer.headBucket(bucket)).toBe(404);
     });
 
     it('deletefile removes one object, delete the rest', async () => {

@@ -3,11 +3,15 @@
  * 15 MiB chunk: three parts), ls, get, a resumed get (`--continue` sends `Range: bytes=N-`),
  * signurl (a SigV2 presigned URL) fetched with Node fetch, del, rm --recursive (DeleteObjects),
  * rb. The config file sets path-style (host_bucket without %(bucket)s), plain HTTP and SigV4.
+ * Issue 22's checks: `put --acl-public` and `setacl --acl-public` get AWS's refusal
+ * (AccessControlListNotSupported), `--acl-private` works; with `signature_v2 = True` (SigV2
+ * header authentication, as old configurations have it) put (one PUT and multipart), ls, info
+ * (which reads the bucket's policy, CORS and ACL) and get work.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
+import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, failureOf, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
 import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
@@ -23,6 +27,8 @@ export function s3cmdCases(suite: CliSuite): void {
     let out: string;
     let configFile: string;
     const s3cmd = (...args: string[]) => runTool(tool, ['-c', configFile, '--no-progress', ...args], env, out);
+    /** The same, with a config that signs with SigV2 headers (`Authorization: AWS key:signature`). */
+    const s3cmdV2 = (...args: string[]) => runTool(tool, ['-c', `${configFile}-v2`, '--no-progress', ...args], env, out);
 
     beforeAll(async () => {
       const dirs = await clientDirs(suite(), 's3cmd');
@@ -43,6 +49,7 @@ export function s3cmdCases(suite: CliSuite): void {
           '',
         ].join('\n'),
       );
+      await writeFile(`${configFile}-v2`, (await readFile(configFile, 'utf8')).replace('signature_v2 = False', 'signature_v2 = True'));
       env = cleanEnv(dirs.home);
       tool = await requireTool('s3cmd', 's3cmd', ['--version'], env);
     });
@@ -106,6 +113,30 @@ export function s3cmdCases(suite: CliSuite): void {
       expect(url).toMatch(/[?&]AWSAccessKeyId=[^&]+&Expires=\d+&Signature=/);
       await fetchPresigned(url, files.medium);
       await expectTamperedRefused(url, 'Signature');
+    });
+
+    it('put --acl-public and setacl --acl-public are refused with AccessControlListNotSupported; --acl-private works', async () => {
+      const { files, observer } = suite();
+      expect(await failureOf(s3cmd('put', '--acl-public', files.small.path, `s3://${BUCKET}/acl-public`))).toMatch(/400 \(AccessControlListNotSupported\)/);
+      expect((await observer.headObject(BUCKET, 'acl-public')).status).toBe(404);
+      await s3cmd('put', '--acl-private', files.small.path, `s3://${BUCKET}/acl-private`);
+      expect((await observer.headObject(BUCKET, 'acl-private')).etag).toBe(expectedEtag(files.small.bytes));
+      expect(await failureOf(s3cmd('setacl', '--acl-public', `s3://${BUCKET}/acl-private`))).toMatch(/400 \(AccessControlListNotSupported\)/);
+      await s3cmd('setacl', '--acl-private', `s3://${BUCKET}/acl-private`);
+      await s3cmd('del', `s3://${BUCKET}/acl-private`);
+    });
+
+    it('with signature_v2 = True (SigV2 headers): put in one PUT and multipart, ls, info and get work', async () => {
+      const { files, observer } = suite();
+      for (const name of ['small', 'large'] as const) await s3cmdV2('put', files[name].path, `s3://${BUCKET}/v2-${files[name].name}`);
+      expect((await observer.headObject(BUCKET, `v2-${files.large.name}`)).etag).toBe(expectedEtag(files.large.bytes, S3CMD_PART_SIZE));
+      expect((await s3cmdV2('ls', `s3://${BUCKET}/v2-`)).stdout.trim().split('\n')).toHaveLength(2);
+      const info = (await s3cmdV2('info', `s3://${BUCKET}/v2-${files.small.name}`)).stdout;
+      expect(info).toMatch(/ACL:\s+\S+: FULL_CONTROL/);
+      const dest = join(out, `v2-${files.large.name}`);
+      await s3cmdV2('get', `s3://${BUCKET}/v2-${files.large.name}`, dest);
+      await expectFileMatches(dest, files.large);
+      for (const name of ['small', 'large'] as const) await s3cmdV2('del', `s3://${BUCKET}/v2-${files[name].name}`);
     });
 
     it('del deletes one object, rm --recursive the rest (DeleteObjects)', async () => {

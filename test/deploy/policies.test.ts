@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3Backend } from '../../backends/s3.ts';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { ROOT } from '../support/worker.ts';
+import { bucketPrefix, shardKey } from '../../worker/format/shard-key.ts';
 
 const DIR = join(ROOT, 'docs/deploy');
 
@@ -37,14 +38,14 @@ describe('key policies', () => {
       fetch: (req) => (seen.add(actionOf(req)), fetch(req)),
     });
     const body = new Uint8Array(100_000).map((_, i) => i);
-    await b.put('sg1/bkt/u1/0', body, body.length);
-    await b.put('sg1/bkt/u1/1', new ReadableStream({ start: (c) => (c.enqueue(body), c.close()) }), body.length);
-    await new Response((await b.get('sg1/bkt/u1/0', { offset: 10, length: 100 })).body).arrayBuffer();
-    await new Response((await b.get('sg1/bkt/u1/1')).body).arrayBuffer();
-    await b.head('sg1/bkt/u1/0');
-    await b.list('sg1/bkt/', undefined, { limit: 1 }).then((p) => b.list('sg1/bkt/', p.cursor));
-    await b.delete('sg1/bkt/u1/0');
-    await b.delete('sg1/bkt/u1/0');
+    await b.put(shardKey('bkt', 'u1', 0), body, body.length);
+    await b.put(shardKey('bkt', 'u1', 1), new ReadableStream({ start: (c) => (c.enqueue(body), c.close()) }), body.length);
+    await new Response((await b.get(shardKey('bkt', 'u1', 0), { offset: 10, length: 100 })).body).arrayBuffer();
+    await new Response((await b.get(shardKey('bkt', 'u1', 1))).body).arrayBuffer();
+    await b.head(shardKey('bkt', 'u1', 0));
+    await b.list(bucketPrefix('bkt'), undefined, { limit: 1 }).then((p) => b.list(bucketPrefix('bkt'), p.cursor));
+    await b.delete(shardKey('bkt', 'u1', 0));
+    await b.delete(shardKey('bkt', 'u1', 0));
     expect([...seen].sort()).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
   });
 

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { s3rverBackend, S3rverProcess } from '../backends/s3rver-harness.ts';
 import { descendants } from '../support/proc.ts';
 import { LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
+import { bucketPrefix } from '../../worker/format/shard-key.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
@@ -63,8 +64,9 @@ export async function startServers(n: number): Promise<S3rverProcess[]> {
   return servers;
 }
 
-/** Keys of the shard files under `prefix` (default: every shard) on one server's disk, sorted. */
-export async function shardKeys(server: S3rverProcess, prefix = 'sg1/'): Promise<string[]> {
+/** Keys of the shard files of `bucket` (default: every shard) on one server's disk, sorted. */
+export async function shardKeys(server: S3rverProcess, bucket?: string): Promise<string[]> {
+  const prefix = bucketPrefix(bucket);
   const backend = s3rverBackend(server);
   const keys: string[] = [];
   let cursor: string | undefined;

@@ -27,6 +27,7 @@ import { settledBudget } from '../support/abandon.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
 import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { parseShardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -136,19 +137,23 @@ function fileSize(path: string): number | string {
   }
 }
 
-/** Shard keys on one backend, straight from its s3rver. */
-/** Index of the server holding shard `index` of unit `unitPrefix` (`sg1/<bucket>/<unitId>`). */
-async function holderOfShard(index: number, unitPrefix: string): Promise<number> {
+/** Index of the server holding shard `index` of the unit whose shards are under `prefix` (unitPrefix). */
+async function holderOfShard(index: number, prefix: string): Promise<number> {
   for (const [i, server] of servers.entries()) {
-    if ((await shardKeys(server)).includes(`${unitPrefix}/${index}`)) return i;
+    if ((await shardKeys(server)).some((k) => k.startsWith(prefix) && parseShardKey(k)?.shardIndex === index)) return i;
   }
-  throw new Error(`no server holds ${unitPrefix}/${index}`);
+  throw new Error(`no server holds shard ${index} of ${prefix}`);
 }
 
-/** Every unit on the backends, as `sg1/<bucket>/<unitId>`. */
+/** Every unit on the backends, as its key prefix (unitPrefix). */
 async function allUnits(): Promise<Set<string>> {
   const units = new Set<string>();
-  for (const server of servers) for (const k of await shardKeys(server)) units.add(k.slice(0, k.lastIndexOf('/')));
+  for (const server of servers) {
+    for (const k of await shardKeys(server)) {
+      const p = parseShardKey(k);
+      if (p) units.add(unitPrefix(p.bucket, p.unitId));
+    }
+  }
   return units;
 }
 

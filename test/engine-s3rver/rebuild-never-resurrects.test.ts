@@ -11,6 +11,7 @@ import { GatewayClient } from '../../cli/gateway-client.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes } from './bytes.ts';
 import { DEV_CREDENTIALS, disposeServers, gatewayConfig, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
+import { parseShardKey } from '../../worker/format/shard-key.ts';
 
 const MiB = 1024 * 1024;
 let servers: S3rverProcess[] = [];
@@ -36,7 +37,7 @@ test('delete, overwrite, collect, rebuild: the deleted stays gone, the new versi
   for (const key of ['deleted', 'overwritten', 'kept']) await s3.send(new PutObjectCommand({ Bucket: 'history', Key: key, Body: bodyBytes(`${key}-v1`, MiB) }));
   await s3.send(new DeleteObjectCommand({ Bucket: 'history', Key: 'deleted' }));
   await s3.send(new PutObjectCommand({ Bucket: 'history', Key: 'overwritten', Body: bodyBytes('overwritten-v2', MiB) }));
-  const unitsOnDisk = new Set((await shardKeys(servers[0]!, 'sg1/history/')).map((k) => k.split('/')[2]));
+  const unitsOnDisk = new Set((await shardKeys(servers[0]!, 'history')).map((k) => parseShardKey(k)!.unitId));
   expect(unitsOnDisk.size, 'units with a shard on backend 0: the old versions are still there').toBeGreaterThanOrEqual(3);
 
   await admin.admin('collect', {});

@@ -70,7 +70,7 @@ async function status(): Promise<{ data: { degradedUnits: number; missingShards:
 
 /** Shard files of `bucket` on server i's disk (one per object: 4+2 over six backends). */
 async function shardsOn(i: number, bucket: string): Promise<number> {
-  return (await shardKeys(servers[i]!, `sg1/${bucket}/`)).length;
+  return (await shardKeys(servers[i]!, bucket)).length;
 }
 
 async function writeAll(bucket: string, keys: string[]): Promise<void> {

@@ -8,14 +8,15 @@
 import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
-import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { bucketPrefix, shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { decodeFooter } from '../../worker/format/shard-file.ts';
 import { shardLayout } from '../../worker/format/layout.ts';
 import { COLUMN_READ_AHEAD } from '../../worker/engine/span-stream.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { repairUnit } from '../../worker/upkeep/repair.ts';
+import { rebuildShards } from '../../worker/engine/index.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';
@@ -93,7 +94,7 @@ describe('column units', () => {
     expect(s.faulty.filter((f) => parity.includes(f.id) && !units.some((u) => u.placement.slice(0, 8).includes(f.id))).length, 'placement puts parity on its own backends here').toBeGreaterThan(0);
     for (const u of units) {
       for (const id of u.placement.slice(8)) {
-        expect(s.faulty.find((f) => f.id === id)!.calls.some((c) => c.op === 'get' && c.key.startsWith(`sg1/bkt/${u.unitId}/`)), `parity of ${u.unitId} on ${id}`).toBe(false);
+        expect(s.faulty.find((f) => f.id === id)!.calls.some((c) => c.op === 'get' && c.key.startsWith(unitPrefix('bkt', u.unitId))), `parity of ${u.unitId} on ${id}`).toBe(false);
       }
     }
   });
@@ -128,9 +129,9 @@ describe('column units', () => {
     expect(Buffer.compare(await read(s, units, 0, data.length - 1), data)).toBe(0);
     s.faulty.find((f) => f.id === placed[9])!.goOffline();
     s.faulty.find((f) => f.id === placed[10])!.goOffline();
-    const before = await Promise.all(s.faulty.map((f) => f.inner.list('sg1/bkt/')));
+    const before = await Promise.all(s.faulty.map((f) => f.inner.list(bucketPrefix('bkt'))));
     await expect(store(s, policy(8, 3), data, 'probe')).rejects.toMatchObject({ name: 'QuorumError' });
-    const after = await Promise.all(s.faulty.map((f) => f.inner.list('sg1/bkt/')));
+    const after = await Promise.all(s.faulty.map((f) => f.inner.list(bucketPrefix('bkt'))));
     expect(after.map((p) => p.entries.length)).toEqual(before.map((p) => p.entries.length));
   });
 
@@ -177,7 +178,7 @@ describe('column units', () => {
       original.set(i, await bytesOf((await b.get(shardKey('bkt', u.unitId, i))).body));
       await b.delete(shardKey('bkt', u.unitId, i));
     }
-    const result = await repairUnit('bkt', u, lost, byId);
+    const result = await rebuildShards('bkt', u, lost, byId);
     expect(result).toEqual({ repaired: lost, failed: [] });
     for (const i of lost) {
       const b = s.faulty.find((f) => f.id === u.placement[i])!.inner;

@@ -21,6 +21,7 @@ import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SubrequestProbe } from '../support/subrequest-probe.ts';
+import { shardKey } from '../../worker/format/shard-key.ts';
 import { COLUMN_READ_AHEAD } from '../../worker/engine/span-stream.ts';
 
 const B = 4096;
@@ -58,7 +59,7 @@ async function store(s: Setup, p: StoragePolicy, data: Uint8Array): Promise<Code
 
 /** GETs of shards of `unit` since the calls were last cleared, per shard index. */
 function getsPerShard(s: Setup, unit: CodedUnit): number[] {
-  return unit.placement.map((id, i) => s.faulty.find((f) => f.id === id)!.calls.filter((c) => c.op === 'get' && c.key === `sg1/bkt/${unit.unitId}/${i}`).length);
+  return unit.placement.map((id, i) => s.faulty.find((f) => f.id === id)!.calls.filter((c) => c.op === 'get' && c.key === shardKey('bkt', unit.unitId, i)).length);
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);

@@ -13,7 +13,7 @@ import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
-import { shardKey } from '../../worker/format/manifest.ts';
+import { bucketPrefix, shardKey } from '../../worker/format/shard-key.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 
@@ -98,7 +98,7 @@ describe('EcStore', () => {
     await expect(s.store.headObject('b', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
     s.backends.forEach((b) => b.goOnline());
     await expect(s.store.putObject('b', 'k', stream(data), put(data.length, { contentMD5: 'AAAAAAAAAAAAAAAAAAAAAA==' }))).rejects.toMatchObject({ code: 'BadDigest' });
-    for (const b of s.backends) expect((await b.list('sg1/')).entries).toEqual([]);
+    for (const b of s.backends) expect((await b.list(bucketPrefix())).entries).toEqual([]);
   });
 
   it('multipart: parts coded on their own, complete lists them, ETag md5-of-md5s-N, ranges across parts', async () => {
@@ -179,7 +179,7 @@ describe('EcStore', () => {
     const m = await catalog.getManifest('w', 'big');
     expect(m?.storage.kind === 'coded' && m.storage.units.length).toBe(4); // column units of 8 x 12288 bytes
     expect(Buffer.compare(await bytes((await store.getObject('w', 'big', { conditions: {} })).body), data)).toBe(0);
-    raw[2]!.delete(`sg1/w/${(m!.storage as { units: { unitId: string }[] }).units[1]!.unitId}/2`);
+    raw[2]!.delete(shardKey('w', (m!.storage as { units: { unitId: string }[] }).units[1]!.unitId, 2));
     const r = await store.getObject('w', 'big', { range: { start: 90_000, end: 200_000 }, conditions: {} });
     expect(Buffer.compare(await bytes(r.body), data.subarray(90_000, 200_001))).toBe(0);
     expect(peak).toBeGreaterThan(1);
@@ -207,7 +207,7 @@ describe('EcStore', () => {
     });
     await expect(t.store.putObject('slow', 'k', slow, put(data.length))).rejects.toMatchObject({ code: 'RequestTimeout' });
     await expect(t.store.headObject('slow', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
-    for (const b of t.backends) expect((await b.list('sg1/slow/')).entries).toEqual([]);
+    for (const b of t.backends) expect((await b.list(bucketPrefix('slow'))).entries).toEqual([]);
     const due = await t.catalog.takeDueGarbage(new Date(Date.now() + 2000), 10);
     expect(due.flatMap((g) => g.unitIds ?? [])).toHaveLength(1); // the collector still comes by
   });
@@ -261,7 +261,7 @@ describe('EcStore', () => {
     const plan = s.units.plan(data.length, policy, false);
     await s.catalog.reserveUnits('b', plan.unitIds, new Date(Date.now() + 1000));
     await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, plan, checksum: null });
-    const blobs = async () => (await Promise.all(s.backends.map((x) => x.inner.list('sg1/b/')))).reduce((n, page) => n + page.entries.length, 0);
+    const blobs = async () => (await Promise.all(s.backends.map((x) => x.inner.list(bucketPrefix('b'))))).reduce((n, page) => n + page.entries.length, 0);
     expect(await blobs()).toBe(4 * 6);
     expect(await collectGarbage(s.catalog, s.units.byId, new Date(), 6), 'one unit per 6 calls').toBe(1);
     expect(await blobs()).toBe(3 * 6);

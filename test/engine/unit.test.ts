@@ -10,11 +10,13 @@ import { putBodyStream } from '../../backends/streams.ts';
 import type { Backend } from '../../backends/types.ts';
 import { decodeFooter, decodeHeader } from '../../worker/format/shard-file.ts';
 import { UnitLayout } from '../../worker/format/layout.ts';
-import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { QuorumError, writeUnit } from '../../worker/engine/unit-writer.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
-import { repairUnit, triageTargets } from '../../worker/upkeep/repair.ts';
+import { rebuildShards } from '../../worker/engine/index.ts';
+import { triageTargets } from '../../worker/upkeep/repair.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { createHash } from 'node:crypto';
 import { BackendLatency } from '../../worker/engine/backend-latency.ts';
@@ -157,7 +159,7 @@ describe('writeUnit / readUnit', () => {
     await expect(put(faulty, data, { unitId: 'u2' })).rejects.toBeInstanceOf(QuorumError);
     faulty[2]!.goOnline();
     faulty[4]!.goOnline();
-    for (const f of faulty) expect((await f.list('sg1/bkt/u2/')).entries).toEqual([]);
+    for (const f of faulty) expect((await f.list(unitPrefix('bkt', 'u2'))).entries).toEqual([]);
     expect(Buffer.compare(await get(unit, map), data)).toBe(0);
   });
 
@@ -220,7 +222,7 @@ describe('writeUnit / readUnit', () => {
         await faulty[lost[1]]!.inner.put(shardKey('bkt', 'u1', lost[1]), rotten, rotten.length);
       }
       if (flip !== null) faulty[flip]!.flipBitsOnGet({ count: 1 });
-      const result = await repairUnit('bkt', unit, lost, map);
+      const result = await rebuildShards('bkt', unit, lost, map);
       expect(result.repaired.sort()).toEqual(lost);
       faulty.forEach((f) => f.heal());
       for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);

@@ -31,6 +31,7 @@ import type { AppEnv } from '../../worker/s3/context.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';
 import { testS3Settings } from '../support/memory-store.ts';
 import { parseMetrics, valueOf } from './helpers.ts';
+import { bucketPrefix, shardKey } from '../../worker/format/shard-key.ts';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -78,11 +79,11 @@ describe('metered backend and isolate meter', () => {
   it('counts traffic per bucket from the shard keys; what no bucket accounts for stays with the backend', async () => {
     const meter = new IsolateMeter();
     const b = new MeteredBackend(new MemoryBackend({ id: 'b', domain: 'd' }), (r) => meter.backendCall(r));
-    await b.put('sg1/photos/u1/0', new Uint8Array(300), 300);
-    await b.get('sg1/photos/u1/0', { offset: 0, length: 100 });
-    await b.put('sg1/logs/u2/1', new Uint8Array(50), 50);
-    await b.delete('sg1/logs/u2/1');
-    await b.list('sg1/');
+    await b.put(shardKey('photos', 'u1', 0), new Uint8Array(300), 300);
+    await b.get(shardKey('photos', 'u1', 0), { offset: 0, length: 100 });
+    await b.put(shardKey('logs', 'u2', 1), new Uint8Array(50), 50);
+    await b.delete(shardKey('logs', 'u2', 1));
+    await b.list(bucketPrefix());
     const totals = emptyCounters();
     const delta = meter.take()!;
     addCounters(totals, delta); // as the shared record adds the deltas of two isolates

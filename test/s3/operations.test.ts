@@ -66,6 +66,7 @@ describe('detectOperation', () => {
     ['GET', '/b?requestPayment', {}, 'GetBucketRequestPayment'],
     ['GET', '/b?publicAccessBlock', {}, 'GetPublicAccessBlock'],
     ['GET', '/b?ownershipControls', {}, 'GetBucketOwnershipControls'],
+    ['PUT', '/b?ownershipControls', {}, 'PutBucketOwnershipControls'],
     ['GET', '/b?lifecycle', {}, 'GetBucketLifecycleConfiguration'],
   ] as [string, string, Record<string, string>, string][])('%s %s -> %s', (method, target, headers, op) => {
     expect(detect(method, target, headers)).toBe(op);
@@ -86,7 +87,7 @@ describe('detectOperation', () => {
 
   it.each([
     ['PUT', '/b?lifecycle', 'PutBucketLifecycleConfiguration is not implemented.'],
-    ['PUT', '/b?ownershipControls', 'PutBucketOwnershipControls is not implemented.'],
+    ['DELETE', '/b?ownershipControls', 'DeleteBucketOwnershipControls is not implemented.'],
     ['PUT', '/b?versioning', 'PutBucketVersioning is not implemented.'],
     ['GET', '/b?versions', 'ListObjectVersions is not implemented.'],
     ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],

@@ -7,7 +7,7 @@
 import { createAdmin } from '../../worker/app/admin.ts';
 import type { Authenticate } from '../../worker/s3/context.ts';
 import { createApp } from '../../worker/app/app.ts';
-import { makeAuthenticate, type GateConfig } from '../../worker/app/auth-gate.ts';
+import { makeAuthenticate, makePostFormGate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { localCatalog } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
@@ -33,7 +33,8 @@ export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) =
     repair: async () => {},
   });
   const settings = testS3Settings({ baseDomains: [GATE_BASE_DOMAIN], maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, errorDrainBytes: 1024 * 1024 });
-  const app = createApp({ store: parts.store, authenticate, settings, admin });
+  const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: GATE_REGION }, {});
+  const app = createApp({ store: parts.store, authenticate, postForm, settings, admin });
   const send = async (request: Request): Promise<Response> => app.fetch(request);
   return { ...parts, app, send };
 }

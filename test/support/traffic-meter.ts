@@ -3,9 +3,9 @@
  * counted by an IsolateMeter, and its deltas added up as the shared ops record adds them
  * (worker/ops/counters.ts); `snapshot()` answers per backend and bucket (trafficByBucket).
  */
-import { MeteredBackend } from '../../backends/metered.ts';
+import { MeteredBackend, type TrafficCounts } from '../../backends/metered.ts';
 import type { Backend } from '../../backends/types.ts';
-import { addCounters, emptyCounters, trafficByBucket, type TrafficLine } from '../../worker/ops/counters.ts';
+import { addCounters, emptyCounters, trafficByBucket } from '../../worker/ops/counters.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
 import type { TrafficSource } from '../../worker/upkeep/cost.ts';
 
@@ -18,7 +18,7 @@ export class TrafficMeter {
     return new MeteredBackend(backend, (r) => this.meter.backendCall(r));
   }
 
-  snapshot(): TrafficLine[] {
+  snapshot(): TrafficCounts[] {
     const delta = this.meter.take();
     if (delta) addCounters(this.totals, delta);
     return trafficByBucket(this.totals);

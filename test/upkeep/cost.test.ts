@@ -21,6 +21,7 @@ import { presetPrices } from '../../worker/config/price-list.ts';
 import { costReport, type CostReport } from '../../worker/upkeep/cost.ts';
 import { measureStored } from '../../worker/upkeep/stored-bytes.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { bucketPrefix, shardKey } from '../../worker/format/shard-key.ts';
 
 const GiB = 1024 ** 3;
 const AWS = presetPrices('aws-s3-standard');
@@ -75,10 +76,10 @@ describe('cost report', () => {
 describe('stored bytes', () => {
   it('lists shard keys per backend and bucket, within a page budget, and reports a backend that fails', async () => {
     const a = new MemoryBackend({ id: 'a', domain: 'x' }), b = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'y' }));
-    for (let i = 0; i < 5; i++) await a.put(`sg1/one/u${i}/0`, new Uint8Array(100 + i), 100 + i);
-    await a.put('sg1/two/u9/3', new Uint8Array(7), 7);
+    for (let i = 0; i < 5; i++) await a.put(shardKey('one', `u${i}`, 0), new Uint8Array(100 + i), 100 + i);
+    await a.put(shardKey('two', 'u9', 3), new Uint8Array(7), 7);
     await a.put('other/file', new Uint8Array(1000), 1000);
-    await b.put('sg1/one/u1/1', new Uint8Array(50), 50);
+    await b.put(shardKey('one', 'u1', 1), new Uint8Array(50), 50);
     const all = await measureStored([a, b], { maxPagesPerBackend: 10 });
     expect(all.stored.sort((x, y) => (x.backendId + x.bucket < y.backendId + y.bucket ? -1 : 1))).toEqual([
       { backendId: 'a', bucket: 'one', bytes: 510, shards: 5 },
@@ -134,7 +135,7 @@ describe('admin costs', () => {
     expect(Object.values(report.storedListing.complete).every(Boolean)).toBe(true);
     // Every shard file is on its backend: bytes as the backend reports them.
     for (const b of report.backends) {
-      const held = (await g.raw.find((r) => r.id === b.id)!.list('sg1/photos/')).entries.reduce((s, e) => s + e.size, 0);
+      const held = (await g.raw.find((r) => r.id === b.id)!.list(bucketPrefix('photos'))).entries.reduce((s, e) => s + e.size, 0);
       expect(b.usage.storedBytes, b.id).toBe(held);
       expect(b.usage.shards, b.id).toBe(1);
       expect(b.usage.putRequests, b.id).toBe(1 + 1); // the shard's PUT, then this report's listing

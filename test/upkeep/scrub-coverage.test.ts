@@ -10,7 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
 import { localCatalog } from '../support/local-catalog.ts';
-import { shardKey, type CodedUnit } from '../../worker/format/manifest.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { shardKey } from '../../worker/format/shard-key.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore, type RepairTask } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';

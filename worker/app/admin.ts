@@ -23,14 +23,13 @@
 import { Hono, type Context } from 'hono';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
-import type { RepairTask } from '../engine/ec-store.ts';
+import type { BackendPrices, RepairTask } from '../engine/index.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
 import { costReport, type TrafficSource } from '../upkeep/cost.ts';
-import type { BackendPrices } from '../engine/prices.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';

@@ -22,11 +22,12 @@ import { isClientAbort, S3Error } from '../model/errors.ts';
 import { RequestScope } from './request-scope.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
-import type { AppEnv, Authenticate, S3Settings } from '../s3/context.ts';
+import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
-import { detectOperation, refusePostObject } from '../s3/operations.ts';
+import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
+import { PostObject } from '../s3/post-object.ts';
 import { splitRawUrl } from '../model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
 import { S3_HANDLERS } from '../s3/router.ts';
@@ -37,6 +38,8 @@ export interface AppOptions {
   store: ObjectStore;
   /** The verification gate (auth-gate.ts over worker/auth). */
   authenticate: Authenticate;
+  /** The gate of browser form uploads (POST Object; auth-gate.ts makePostFormGate); absent: NotImplemented. */
+  postForm?: PostFormGate;
   settings: S3Settings;
   /** The operator's read-only routes (status, metrics, page), mounted at /_shardgate (operator.ts); absent: none. */
   operator?: Hono<AppEnv>;
@@ -141,8 +144,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const view = requestView(request, settings.baseDomains);
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);
-    refusePostObject(view.method, addr, view.headers);
+    if (options.postForm && isPostObject(view.method, addr, view.headers)) {
+      // Authenticated by its form, not by the request (s3/post-object.ts).
+      c.set('operation', 'PostObject');
+      c.var.scope.label = 'PostObject';
+      c.set('bucket', addr.bucket);
+      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => c.set('auth', auth) });
+    }
     const auth = await options.authenticate(request, view);
+    refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
     const op = detectOperation(view.method, addr, headers);

@@ -10,7 +10,10 @@ import { verifyRequest } from '../auth/verify.ts';
 import { grantsOf } from '../config/config.ts';
 import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
 import { createHasher } from '../model/checksums.ts';
-import type { Authenticate } from '../s3/context.ts';
+import { verifyingBody } from '../auth/body-stream.ts';
+import { plainBodySteps } from '../auth/plain-body.ts';
+import { verifyPostForm } from '../auth/post-policy.ts';
+import type { Authenticate, PostFormGate } from '../s3/context.ts';
 
 export interface GateConfig {
   /** Each key with its scope (absent: every action, FULL_ACCESS). */
@@ -22,7 +25,8 @@ export interface GateConfig {
   clientIdleSeconds?: number;
 }
 
-export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
+/** Each configured key's secret and scope. */
+function keyTable(config: GateConfig, env: Record<string, unknown>) {
   const credentials = new Map<string, string>();
   const scopes = new Map<string, Access>();
   for (const c of config.credentials) {
@@ -34,6 +38,11 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
     }
     credentials.set(c.accessKeyId, secret);
   }
+  return { credentials, scopes };
+}
+
+export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
+  const { credentials, scopes } = keyTable(config, env);
   const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region, clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000 };
   return async (request, view) => {
     const v = await verifyRequest(request, view, options);
@@ -46,5 +55,33 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
       signature: v.authType === 'anonymous' ? undefined : v.authType,
       access: v.accessKeyId === null ? ANONYMOUS_ACCESS : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
     };
+  };
+}
+
+/**
+ * The gate of browser form uploads (POST Object, auth/post-policy.ts) over the same keys and
+ * scopes: the form's policy and signature instead of the request's, and the raw body guarded as
+ * the gate guards every body (an idle client gets RequestTimeout, a short or long one an error,
+ * a client gone mid-body IncompleteBody).
+ */
+export function makePostFormGate(config: GateConfig, env: Record<string, unknown>): PostFormGate {
+  const { credentials, scopes } = keyTable(config, env);
+  const idleMs = (config.clientIdleSeconds ?? 20) * 1000;
+  return {
+    body(request) {
+      if (!request.body) return null;
+      const declared = request.headers.get('content-length');
+      const { step, finish } = plainBodySteps({ contentLength: declared !== null && /^\d+$/.test(declared) ? Number(declared) : null, sha256Hex: null, checksum: null });
+      return verifyingBody(request.body, step, finish, idleMs);
+    },
+    async verify(fields) {
+      const v = await verifyPostForm(fields, { credentials, region: config.region, allowAnonymous: config.allowAnonymous });
+      return {
+        accessKeyId: v.accessKeyId ?? undefined,
+        signature: v.authType === 'anonymous' ? undefined : v.authType,
+        access: v.accessKeyId === null ? ANONYMOUS_ACCESS : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
+        lengthRange: v.lengthRange,
+      };
+    },
   };
 }

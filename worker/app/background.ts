@@ -6,7 +6,7 @@
  * inside a read does not take a context parameter).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { BudgetHolder } from '../engine/coding-budget.ts';
+import type { BudgetHolder } from '../engine/index.ts';
 
 export interface WaitUntil {
   waitUntil(p: Promise<unknown>): void;

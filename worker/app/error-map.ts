@@ -5,8 +5,7 @@
  * fix, and 500 InternalError for bugs. Never wrong data, never a bare 200.
  */
 import { BackendError } from '../../backends/types.ts';
-import { QuorumError } from '../engine/unit-writer.ts';
-import { ShardReadError } from '../engine/shard-reader.ts';
+import { QuorumError, ShardReadError } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
 
 export function toS3Error(err: unknown): S3Error {

@@ -16,7 +16,7 @@
  * otherwise when the streamed body ends, fails or is cancelled (`stream`).
  */
 import type { WaitUntil } from './background.ts';
-import type { BudgetHolder, BudgetLease } from '../engine/coding-budget.ts';
+import type { BudgetHolder, BudgetLease } from '../engine/index.ts';
 import type { RequestOwner } from '../s3/context.ts';
 
 export class RequestScope implements BudgetHolder, WaitUntil, RequestOwner {

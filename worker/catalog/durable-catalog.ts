@@ -7,7 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { ObjectManifest } from '../format/manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
@@ -89,8 +89,8 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setBucketTagging(bucket, tags));
   }
 
-  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void> {
-    unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags));
+  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<CodedUnit | null> {
+    return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {

@@ -18,7 +18,7 @@
  * instances would slot in behind DurableCatalog.bucket().
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { ObjectManifest } from '../format/manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Reply } from './rpc.ts';
@@ -168,7 +168,7 @@ export class CatalogObject extends DurableObject {
   setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
-  setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<void> {
+  setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<CodedUnit | null> {
     return this.inBucket(bucket, (o) => o.setTags(key, tags));
   }
   pendingUnitIds(bucket: string): Reply<string[]> {

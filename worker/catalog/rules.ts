@@ -7,7 +7,8 @@
 import { S3Error } from '../model/errors.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**
@@ -49,6 +50,19 @@ export function withMissing(manifest: ObjectManifest, unitId: string, shards: nu
 export function withTags(metadata: ObjectMetadata, tags: Tag[]): ObjectMetadata {
   const { tags: _old, ...rest } = metadata;
   return tags.length ? { ...rest, tags } : rest;
+}
+
+/**
+ * Sets the object's tags in `manifest` (in place) and marks the unit that carries its tag record:
+ * the first coded unit of an object written in one piece. Returns that unit, or null when the
+ * object has none (inline: no shards; multipart: a rebuild cannot restore it anyway).
+ */
+export function withTagsRecorded(manifest: ObjectManifest, tags: Tag[]): CodedUnit | null {
+  manifest.metadata = withTags(manifest.metadata, tags);
+  const first = manifest.partsCount ? undefined : unitsOf(manifest)[0];
+  if (!first) return null;
+  first.tagRecord = true;
+  return first;
 }
 
 /** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */

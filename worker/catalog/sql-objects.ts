@@ -11,7 +11,7 @@ import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withRepaired, withTags } from './rules.ts';
+import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
 import type { GarbageUnits, UnitRecord } from './types.ts';
@@ -83,11 +83,12 @@ export class SqlObjects {
     this.sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(manifest), key, manifest.versionId);
   }
 
-  setTags(key: string, tags: Tag[]): void {
+  setTags(key: string, tags: Tag[]): CodedUnit | null {
     const manifest = this.get(key);
     if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    manifest.metadata = withTags(manifest.metadata, tags);
+    const unit = withTagsRecorded(manifest, tags);
     this.rewrite(key, manifest);
+    return unit;
   }
 
   /** The unit index's entry for `unitId`, with the unit as its version's manifest records it; null if not stored. */

@@ -200,8 +200,10 @@ export interface ObjectCatalog extends BucketCatalog {
    */
   commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
   /** Replaces the tags of the current version (metadata.tags; [] removes them) in place: same
-   *  version, same units, nothing queued. NoSuchKey when there is no object. */
-  setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<void>;
+   *  version, same units, nothing queued, and marks the unit that carries its tag record
+   *  (rules.ts withTagsRecorded), which it returns: null when the object has none (inline,
+   *  multipart). NoSuchKey when there is no object. */
+  setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<CodedUnit | null>;
   /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
   removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void>;
   /** S3 listing rules: see worker/model/listing.ts (shared budget, no repeated prefixes). */

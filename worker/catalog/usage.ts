@@ -3,26 +3,9 @@
  * its bytes, and per backend the shard files it holds and their stored length; plus the units it
  * has with shards missing (a write that reached quorum without them; repair takes them off).
  * The catalog's ledger (sql-ledger.ts) counts with these functions.
- * `shardFileBytes` repeats the length formula of format/layout.ts (the catalog may not import the
- * engine); test/catalog/usage.test.ts holds the two equal over striped and column geometries.
  */
-import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-
-/** Bytes of a shard file: header, an 8-byte checksum per block, the blocks, footer (docs/FORMAT.md). */
-export function shardFileBytes(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): number {
-  const { size, k, m, blockSize } = unit;
-  let stripes: number, last: number;
-  if (unit.layout === 'column') {
-    const perShard = Math.ceil(size / k);
-    stripes = Math.ceil(perShard / blockSize);
-    last = stripes === 0 ? 0 : perShard - (stripes - 1) * blockSize;
-  } else {
-    stripes = Math.ceil(size / (k * blockSize));
-    last = stripes === 0 ? 0 : Math.ceil((size - (stripes - 1) * k * blockSize) / k);
-  }
-  const blocks = stripes === 0 ? 0 : (stripes - 1) * (8 + blockSize) + 8 + last;
-  return unit.headerLens[i]! + blocks + 65 + 8 * (k + m);
-}
+import type { ObjectManifest } from '../format/manifest.ts';
+import { shardLayout } from '../format/layout.ts';
 
 /** Ledger entries a manifest accounts for: 'objects', 'bytes', 'inline-bytes', 'shards:<backend>', 'stored:<backend>'. */
 export function usageOf(manifest: ObjectManifest | null | undefined): Map<string, number> {
@@ -39,7 +22,7 @@ export function usageOf(manifest: ObjectManifest | null | undefined): Map<string
     unit.placement.forEach((backend, i) => {
       if (unit.missing.includes(i)) return;
       add(`shards:${backend}`, 1);
-      add(`stored:${backend}`, shardFileBytes(unit, i));
+      add(`stored:${backend}`, shardLayout(unit, i).shardFileLen()); // the file's length: format/layout.ts
     });
   }
   return out;

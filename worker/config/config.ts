@@ -7,9 +7,8 @@
  */
 import { z } from 'zod';
 import type { BackendConfig } from '../../backends/index.ts';
-import type { EngineSettings, StoragePolicy } from '../engine/policy.ts';
+import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/index.ts';
 import { ACTIONS, type Grant } from '../model/access.ts';
-import type { BackendPrices } from '../engine/prices.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
 
@@ -188,8 +187,6 @@ export const configSchema = z.object({
   }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
 }).strict();
-
-export type GatewayConfigInput = z.input<typeof configSchema>;
 
 export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
   policies: Record<string, StoragePolicy>;

@@ -12,8 +12,7 @@
  * Known gap: a domain label is the operator's word: two labels on one provider account are
  * taken as independent (except R2 bindings, which are one account by construction).
  */
-import { placeableShards } from '../engine/placement.ts';
-import type { StoragePolicy } from '../engine/policy.ts';
+import { placeableShards, type StoragePolicy } from '../engine/index.ts';
 
 export interface DomainFindings {
   refusals: string[];

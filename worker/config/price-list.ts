@@ -9,7 +9,7 @@
  * Known gaps: no volume tiers, free allowances, minimum durations or minimum charges (the notes
  * say where they matter); one region per provider.
  */
-import type { BackendPrices } from '../engine/prices.ts';
+import type { BackendPrices } from '../engine/index.ts';
 
 export const PRICES_AS_OF = '2026-12-01';
 

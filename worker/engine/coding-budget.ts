@@ -18,6 +18,7 @@
  * coded traffic for ever. A waiter whose holder's signal aborts (the client hung up) leaves the
  * queue at once.
  */
+import type { BudgetGauge } from '../model/budget-gauge.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { BLOCK_CHECKSUM_BYTES } from '../format/layout.ts';
@@ -54,19 +55,8 @@ export interface BudgetLease {
 }
 
 /** What the budget holds and who waits for it, at one instant (the operator's gauge). */
-export interface BudgetSnapshot {
-  capacityBytes: number;
-  heldBytes: number;
-  holders: number;
-  waiters: number;
-  waitingBytes: number;
-  /** Age of the oldest lease still held, ms; null when none is. */
-  oldestHeldMs: number | null;
-  /** Leases reclaimed from holders that ended without releasing them (each one a bug, logged). */
-  reclaimed: number;
-  /** Leases held now, oldest first, at most 20: holder, bytes, age. */
-  leases: { holder: string; bytes: number; ageMs: number }[];
-}
+/** The budget as status and metrics show it (the shape is model/budget-gauge.ts's). */
+export type BudgetSnapshot = BudgetGauge;
 
 const NO_HOLDER: BudgetHolder = { label: 'unattributed' };
 

@@ -28,7 +28,8 @@
  * Known gap: no hedging on slow shards (a slow data shard is waited for: reading around it would
  * cost k requests for one).
  */
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { ColumnRebuild } from './column-rebuild.ts';
 import { unitSalt } from '../format/shard-file.ts';
 import { shardLayout, type UnitLayout } from '../format/layout.ts';

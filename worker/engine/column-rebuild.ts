@@ -37,7 +37,8 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type SyndromeRebuilder } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from '../format/shard-file.ts';
 import { shardLayout, type UnitLayout } from '../format/layout.ts';

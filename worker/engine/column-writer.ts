@@ -21,8 +21,8 @@
 import { createCoder, type Coder, type ParityBuilder } from '../../coder-wasm/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import type { BodyFeed } from './body-feed.ts';
-import { blockSeed, unitSalt, type ShardFooter } from '../format/shard-file.ts';
-import { ShardSet, checksumBytes, type UnitGeometry } from './shard-set.ts';
+import type { ShardFooter } from '../format/shard-file.ts';
+import { ShardSet, type UnitGeometry } from './shard-set.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 
 export interface WriteColumnInput extends UnitGeometry {
@@ -36,14 +36,12 @@ export class ColumnWriter {
   private readonly coder: Coder;
   private readonly parity: ParityBuilder;
   private readonly shards: ShardSet;
-  private readonly salt: bigint;
 
   constructor(private readonly input: WriteColumnInput) {
     if (input.codec !== 'rs-cauchy-gf8') throw new TypeError('a column unit is Reed-Solomon coded');
     this.shards = new ShardSet(input, 'column');
     this.coder = createCoder(input.k, input.m);
     this.parity = this.coder.parityBuilder(this.shards.layout.stripeData, Math.min(input.blockSize, this.shards.layout.stripeData));
-    this.salt = unitSalt(input.unitId);
   }
 
   async write(): Promise<{ unit: CodedUnit }> {
@@ -79,21 +77,21 @@ export class ColumnWriter {
       const data = layout.dataSpan(j, i).length;
       await this.input.feed.fill(data, () => parity.block());
       if (data < len) parity.block().fill(0, data, len); // zero padding past the object's end
-      const sum = parity.blockXxh64(len, blockSeed(this.salt, j, i));
-      this.shards.blockSums[i]!.push(sum);
+      const file = this.shards.files[i]!;
+      file.hashBlock(j, (seed) => parity.blockXxh64(len, seed));
       parity.addBlock(i, j * this.input.blockSize, len);
       // The sink copies the block out of wasm memory before the next block is read into it.
-      await this.shards.sink(i).write(() => [checksumBytes(sum), parity.block().subarray(0, len)]);
+      await file.writeBlock(j, () => parity.block().subarray(0, len));
       if (!this.shards.sink(i).ok) this.shards.checkQuorum();
     }
   }
 
   /** Every parity block's checksum, once parity is final. */
   private hashParity(): void {
-    const { layout, blockSums } = this.shards;
+    const { layout, files } = this.shards;
     for (let r = 0; r < this.input.m; r++) {
       for (let j = 0; j < layout.stripes; j++) {
-        blockSums[this.input.k + r]!.push(this.parity.parityXxh64(r, j * this.input.blockSize, layout.blockLen(j), blockSeed(this.salt, j, this.input.k + r)));
+        files[this.input.k + r]!.hashBlock(j, (seed) => this.parity.parityXxh64(r, j * this.input.blockSize, layout.blockLen(j), seed));
       }
     }
   }
@@ -105,16 +103,13 @@ export class ColumnWriter {
    */
   private async writeParity(complete: ShardFooter): Promise<void> {
     const { k, m, blockSize } = this.input;
-    const { layout, blockSums } = this.shards;
+    const { layout, files } = this.shards;
     for (let first = 0; first < m; first += MAX_OPEN_SUBREQUESTS - 1) {
       const group = Array.from({ length: Math.min(MAX_OPEN_SUBREQUESTS - 1, m - first) }, (_, g) => first + g);
       for (let j = 0; j < layout.stripes; j++) {
         const len = layout.blockLen(j);
         await Promise.all(
-          group.map((r) => {
-            const sum = checksumBytes(blockSums[k + r]![j]!);
-            return this.shards.sink(k + r).write(() => [sum, this.parity.parity(r).subarray(j * blockSize, j * blockSize + len)]);
-          }),
+          group.map((r) => files[k + r]!.writeBlock(j, () => this.parity.parity(r).subarray(j * blockSize, j * blockSize + len))),
         );
       }
       for (const r of group) this.shards.finishShard(k + r, complete);

@@ -17,7 +17,8 @@ import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
@@ -62,6 +63,16 @@ function objectParts(m: ObjectManifest): T.ObjectPart[] | null {
     else parts.push({ partNumber: u.partNumber ?? i + 1, size: u.size, checksum: u.checksum ?? null });
   });
   return parts;
+}
+
+/** The checksum of part `n` as S3 reports it on a partNumber read: the part's own value with the
+ *  object's checksum type (part 1 of an object uploaded in one piece: the object's checksum). */
+function partChecksum(m: ObjectManifest, n: number): T.ObjectChecksum | null {
+  if (!m.checksum) return null;
+  const parts = objectParts(m);
+  if (!parts) return n === 1 ? m.checksum : null;
+  const own = parts[n - 1]?.checksum;
+  return own && own.algorithm === m.checksum.algorithm ? { algorithm: own.algorithm, type: m.checksum.type, value: own.value } : null;
 }
 
 /** Sizes of the object's parts in order; the whole object for one uploaded in one piece. */
@@ -249,7 +260,12 @@ export class EcStore implements T.ObjectStore {
     return tags;
   }
   putBucketTagging = (bucket: string, tags: Tag[]) => this.catalog.setBucketTagging(bucket, tags.length ? tags : null);
-  putObjectTagging = (bucket: string, key: string, tags: Tag[]) => this.catalog.setObjectTags(bucket, key, tags);
+  /** The catalog first (it marks the unit that carries the record), then the tag record beside
+   *  the shards (tag-record.ts), so a rebuild from the backends restores these tags. */
+  async putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void> {
+    const unit = await this.catalog.setObjectTags(bucket, key, tags);
+    if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
+  }
 
   async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
     const m = await this.manifest(bucket, key);
@@ -294,7 +310,7 @@ export class EcStore implements T.ObjectStore {
   private readHead(m: ObjectManifest, o: T.GetObjectOptions): T.ObjectHead {
     const i = info(m);
     checkReadConditions(i, o.conditions);
-    if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber) };
+    if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
   }
 

@@ -1,6 +1,6 @@
 /**
  * RowDecoder: row j of a unit rebuilt from any k good shards (data shards first), for repairs
- * (upkeep/repair.ts), which write the rebuilt rows out as they go. Reads of column units rebuild
+ * (shard-rebuild.ts), which write the rebuilt rows out as they go. Reads of column units rebuild
  * in one pass instead (column-rebuild.ts: each source opened once, not once per round). Each source's blocks are read a round of
  * rows at a time: with streaming readers when the k sources fit in Workers' 6 open subrequests,
  * else drained one source at a time within them (so memory is k blocks per row of the round, not
@@ -9,7 +9,8 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Stripe } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { unitSalt } from '../format/shard-file.ts';
 import { shardLayout, type UnitLayout } from '../format/layout.ts';

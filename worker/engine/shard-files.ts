@@ -7,7 +7,8 @@
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
 import { shardLayout, UnitLayout } from '../format/layout.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { ShardReader } from './shard-reader.ts';
 
 async function readRange(backend: Backend, key: string, offset: number, length: number): Promise<Uint8Array> {

@@ -1,17 +1,19 @@
 /**
- * ShardSet: the k+m shard files of one unit being written, whatever the layout: their headers
- * and layouts, their uploads (ShardSink, opened on first use within the unit's subrequest
- * slots), the block checksums written so far, the write quorum, the footer, and the clean-up of
- * a write that fails. UnitWriter (striped) and ColumnWriter (column) drive it.
+ * ShardSet: the k+m shard files of one unit being written, whatever the layout: their framing
+ * (one ShardFileWriter each: header, checksummed blocks, footer), their uploads (ShardSink,
+ * opened on first use within the unit's subrequest slots), the write quorum, the complete
+ * footer, and the clean-up of a write that fails. UnitWriter (striped) and ColumnWriter (column)
+ * drive it.
  */
 import type { Backend } from '../../backends/types.ts';
-import { checksums } from '../../coder-wasm/index.ts';
 import { toHex } from '../model/bytes.ts';
 import type { BodyDigestResult } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
-import { shardKey, type CodedUnit, type Codec, type UnitLayoutKind } from '../format/manifest.ts';
-import { encodeFooter, encodeHeader, footerOfShard, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
-import { BLOCK_CHECKSUM_BYTES, UnitLayout } from '../format/layout.ts';
+import type { CodedUnit, Codec, UnitLayoutKind } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
+import type { ShardFooter, ShardHeader } from '../format/shard-file.ts';
+import { ShardFileWriter } from '../format/shard-file-writer.ts';
+import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
 import { ShardSink } from './shard-sink.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
@@ -51,10 +53,8 @@ export interface UnitGeometry {
 
 export class ShardSet {
   readonly n: number;
-  readonly headers: Uint8Array[];
-  readonly layouts: UnitLayout[];
-  /** Per shard, the XXH64 of every block written so far (the footer's shard digests). */
-  readonly blockSums: bigint[][];
+  /** Shard i's framing; its chunks go to shard i's upload (opened on first write). */
+  readonly files: ShardFileWriter[];
   private readonly sinks: (ShardSink | undefined)[];
   private readonly slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   private readonly abort = new AbortController();
@@ -72,28 +72,25 @@ export class ShardSet {
     const createdAt = new Date().toISOString(); // one value: every shard's header differs only by its index
     const placement = g.backends.map((b) => b.id);
     const layout = layoutKind === 'column' ? { layout: layoutKind } : {};
-    this.headers = g.backends.map((_, i) =>
-      encodeHeader({ format: 1, codec: g.codec, bucket: g.bucket, key: g.key, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...g.headerExtra }),
-    );
-    // Header lengths differ only by the shard index's digits; each shard has its own layout.
-    this.layouts = this.headers.map((h) => new UnitLayout(size, k, m, blockSize, h.length, layoutKind));
-    this.blockSums = Array.from({ length: this.n }, () => []);
     this.sinks = Array.from({ length: this.n }, () => undefined);
+    // Headers differ only by the shard index (so their lengths, by its digits): each file has its own layout.
+    this.files = g.backends.map((_, i) => {
+      const header: ShardHeader = { format: 1, codec: g.codec, bucket: g.bucket, key: g.key, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...g.headerExtra };
+      return new ShardFileWriter(header, { write: (parts) => this.sink(i).write(parts) });
+    });
   }
 
   get layout(): UnitLayout {
-    return this.layouts[0]!;
+    return this.files[0]!.layout;
   }
 
-  /** Shard i's upload; created (and its header queued) on first use. */
+  /** Shard i's upload; created on first use (its file's first chunk, the header, is a buffer that is free: it never waits). */
   sink(i: number): ShardSink {
     let s = this.sinks[i];
     if (!s) {
       const key = shardKey(this.g.bucket, this.g.unitId, i);
-      s = new ShardSink(i, this.g.backends[i]!, key, this.layouts[i]!.shardFileLen(), this.abort.signal, BLOCK_CHECKSUM_BYTES + this.g.blockSize, (upload) => this.slots.run(upload));
+      s = new ShardSink(i, this.g.backends[i]!, key, this.files[i]!.fileLen, this.abort.signal, BLOCK_CHECKSUM_BYTES + this.g.blockSize, (upload) => this.slots.run(upload));
       this.sinks[i] = s;
-      const header = this.headers[i]!;
-      void s.write(() => [header]); // the first chunk: a buffer is free, so this never waits
     }
     return s;
   }
@@ -113,16 +110,17 @@ export class ShardSet {
     return {
       md5: result?.md5 ?? new Uint8Array(16),
       checksum: result?.checksum && result.checksumDigest ? { algorithm: result.checksum.algorithm, digest: result.checksumDigest } : null,
-      shardDigests: this.blockSums.map((sums, i) => digestOf(sums, i)),
+      shardDigests: this.files.map((f) => f.digest()),
     };
   }
 
-  /** Queues shard i's footer and closes its upload (not waiting for it to finish). */
+  /** Queues shard i's footer (after the commit gate) and closes its upload (not waiting for it to finish). */
   finishShard(i: number, complete: ShardFooter): void {
-    const bytes = encodeFooter(footerOfShard(complete, { k: this.g.k, layout: this.layoutKind }, i));
+    const file = this.files[i]!;
     const sink = this.sink(i);
     const gate = this.g.commitGate;
-    void (gate ? gate.then(() => sink.write(() => [bytes]), () => {}) : sink.write(() => [bytes])).then(() => sink.close());
+    const footer = () => file.writeFooter(complete);
+    void (gate ? gate.then(footer, () => {}) : footer()).then(() => sink.close(), (err: unknown) => sink.abort(err));
   }
 
   /** Waits for every upload; QuorumError below the write quorum. Returns which shards were stored. */
@@ -140,7 +138,7 @@ export class ShardSet {
       unitId, codec, size, k, m, blockSize,
       ...(this.layoutKind === 'column' ? { layout: 'column' as const } : {}),
       placement: this.g.backends.map((b) => b.id),
-      headerLens: this.headers.map((h) => h.length),
+      headerLens: this.files.map((f) => f.headerBytes.length),
       shardDigests: complete.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: written.flatMap((ok, i) => (ok ? [] : [i])),
       md5: md5 ? toHex(md5) : '',
@@ -163,19 +161,4 @@ export class ShardSet {
     const failed = this.sinks.filter((s) => s && !s.ok) as ShardSink[];
     return new QuorumError(`only ${this.n - failed.length} of ${this.n} shards were written; the write quorum is ${this.g.writeQuorum}`, failed.map((s) => s.failure));
   }
-}
-
-/** A block checksum as it is stored before the block: 8 bytes, little-endian. */
-export function checksumBytes(sum: bigint): Uint8Array {
-  const out = new Uint8Array(BLOCK_CHECKSUM_BYTES);
-  new DataView(out.buffer).setBigUint64(0, sum, true);
-  return out;
-}
-
-/** A shard's digest: XXH64 over its block checksums (little-endian), seeded by its index. */
-export function digestOf(sums: bigint[], shardIndex: number): bigint {
-  const bytes = new Uint8Array(8 * sums.length);
-  const view = new DataView(bytes.buffer);
-  sums.forEach((v, j) => view.setBigUint64(8 * j, v, true));
-  return checksums().xxh64(bytes, BigInt(shardIndex));
 }

@@ -12,7 +12,7 @@
  * Fewer than k good shards is QuorumError, never wrong bytes; each shard found bad is reported once.
  */
 import { createCoder } from '../../coder-wasm/index.ts';
-import { shardKey } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { unitSalt } from '../format/shard-file.ts';
 import { shardLayout } from '../format/layout.ts';
 import { QuorumError } from './shard-set.ts';

@@ -24,12 +24,13 @@
  * - The first row is read before the stream is returned: failures up front become errors, not
  *   truncated bodies.
  * - A chunk handed on is valid until the consumer reads again (readers reuse their buffers).
- * - No more than 6 reads are open at once (k+m <= 6 for striped units; the legacy wide striped
- *   units, k > 6, drain each shard range within 6 open requests).
+ * - No more than 6 reads are open at once: a striped unit has k+m <= 6 shards (wider codes are
+ *   written as column units: column-reader.ts).
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { unitSalt } from '../format/shard-file.ts';
@@ -38,7 +39,7 @@ import type { PriceBook } from './prices.ts';
 import { planStripedRead, type StripedReadPlan } from './read-cost.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore, drainingBackend } from './subrequests.ts';
+import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 
 export interface ReadUnitInput {
   bucket: string;
@@ -99,7 +100,8 @@ export class UnitReader {
     this.layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
     this.layout = this.layouts[0]!;
     ({ first: this.first, last: this.last } = this.layout.stripeRange(start, end));
-    this.backends = unit.k > MAX_OPEN_SUBREQUESTS ? drainAll(input.backends) : input.backends;
+    if (this.n > MAX_OPEN_SUBREQUESTS && !this.replica) throw new TypeError(`unit ${unit.unitId}: a striped unit has at most ${MAX_OPEN_SUBREQUESTS} shards (wide codes are column units)`);
+    this.backends = input.backends;
     this.salt = unitSalt(unit.unitId);
     this.bad = new Set(unit.missing);
     // Priced backends: the cheapest shards first, decoding every row when parity on cheap
@@ -311,9 +313,4 @@ export class UnitReader {
 
 export function readUnit(input: ReadUnitInput): Promise<ReadableStream<Uint8Array>> {
   return new UnitReader(input).open();
-}
-
-function drainAll(backends: Map<string, Backend>): Map<string, Backend> {
-  const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
-  return new Map([...backends].map(([id, b]) => [id, drainingBackend(b, sem)]));
 }

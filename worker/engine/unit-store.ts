@@ -8,7 +8,10 @@ import type { Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
-import { newId, shardKey, type Codec, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
+import type { Tag } from '../model/tagging.ts';
+import { newId } from '../format/ids.ts';
+import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
@@ -17,10 +20,10 @@ import type { StoragePolicy } from './policy.ts';
 import type { PriceBook } from './prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
-import { readUnit } from './unit-reader.ts';
-import { ColumnReader } from './column-reader.ts';
+import { openUnit } from './open-unit.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
+import { writeTagRecord } from './tag-record.ts';
 
 /**
  * Wasm memory a column unit's parity may take: the unit's shard length S is at most this over m
@@ -185,7 +188,7 @@ export class UnitStore {
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
-      return p.unit.layout === 'column' ? new ColumnReader(input).open() : readUnit(input);
+      return openUnit(input);
     };
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
@@ -211,6 +214,11 @@ export class UnitStore {
    * written by a backend that does not abort cleanly may land afterwards; the unit's reservation
    * then brings the collector back for it.
    */
+  /** Stores the object's tags as last set beside the shards of `unit` (its first): tag-record.ts. */
+  writeTagRecord(bucket: string, key: string, unit: CodedUnit, tags: Tag[]): Promise<void> {
+    return writeTagRecord(this.byId, unit, { format: 1, bucket, key, unitId: unit.unitId, tags, setAt: new Date().toISOString() });
+  }
+
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));

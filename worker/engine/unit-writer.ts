@@ -23,10 +23,9 @@
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import type { BodyFeed } from './body-feed.ts';
-import { blockSeed, unitSalt } from '../format/shard-file.ts';
-import { ShardSet, checksumBytes, type UnitGeometry } from './shard-set.ts';
+import { ShardSet, type UnitGeometry } from './shard-set.ts';
 
-export { QuorumError, checksumBytes, digestOf } from './shard-set.ts';
+export { QuorumError } from './shard-set.ts';
 
 export interface WriteUnitInput extends UnitGeometry {
   /** The body, positioned at this unit's first byte. */
@@ -42,7 +41,6 @@ export class UnitWriter {
   private readonly coder: Coder;
   private readonly stripe: Stripe;
   private readonly shards: ShardSet;
-  private readonly salt: bigint;
 
   constructor(private readonly input: WriteUnitInput) {
     const { k, m, blockSize } = input;
@@ -52,7 +50,6 @@ export class UnitWriter {
     this.coder = createCoder(k, this.replica ? 0 : m);
     this.stripe = this.coder.stripe(blockSize);
     this.shards = new ShardSet(input, 'striped');
-    this.salt = unitSalt(input.unitId);
   }
 
   async write(): Promise<WriteUnitResult> {
@@ -103,14 +100,12 @@ export class UnitWriter {
     }
     if (!this.replica) stripe.encode(b);
     // Each block is framed with its checksum, seeded by stripe and shard index (a replica's
-    // blocks are the same bytes, each with its own checksum).
-    const sums = this.shards.blockSums.map((list, i) => {
-      const sum = stripe.xxh64(this.replica ? 0 : i, 0, b, blockSeed(this.salt, s, i));
-      list.push(sum);
-      return checksumBytes(sum);
-    });
-    // The sinks copy the block out of stripe memory; the stripe is refilled only after all did.
-    await Promise.all(sums.map((sum, i) => this.shards.sink(i).write(() => [sum, stripe.shard(this.replica ? 0 : i).subarray(0, b)])));
+    // blocks are the same bytes, each with its own checksum). The sinks copy the block out of
+    // stripe memory; the stripe is refilled only after all did.
+    await Promise.all(this.shards.files.map((file, i) => {
+      const src = this.replica ? 0 : i;
+      return file.block(s, (seed) => stripe.xxh64(src, 0, b, seed), () => stripe.shard(src).subarray(0, b));
+    }));
   }
 }
 

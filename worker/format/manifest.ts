@@ -26,7 +26,7 @@ export interface CodedUnit {
   m: number;
   /** Bytes of each shard per stripe (the last stripe's blocks may be shorter). */
   blockSize: number;
-  /** Absent for 'striped' (every unit written before column units existed is striped). */
+  /** Absent: 'striped'. */
   layout?: UnitLayoutKind;
   /** Backend id holding shard i (k+m entries). */
   placement: string[];
@@ -41,6 +41,12 @@ export interface CodedUnit {
   /** A multipart part's own checksum, for COMPOSITE and FULL_OBJECT computation. */
   checksum?: ObjectChecksum | null;
   partNumber?: number;
+  /**
+   * Set on an object's first unit once its tags were changed after the write: the tags as last set
+   * are then also in a tag record beside its shards (format/tag-record.ts; written by engine/tag-record.ts), which the collector
+   * deletes with them and a rebuild prefers to the write's header.
+   */
+  tagRecord?: true;
 }
 
 export interface ObjectManifest {
@@ -56,29 +62,4 @@ export interface ObjectManifest {
   /** How the bytes are stored: inline (base64, small objects) or as coded units in order. */
   storage: { kind: 'inline'; data: string } | { kind: 'coded'; units: CodedUnit[] };
   partsCount?: number;
-}
-
-/** Shard keys are per unit and immutable: `<bucket>/<unitId>/<shardIndex>`. */
-export function shardKey(bucket: string, unitId: string, shardIndex: number): string {
-  return `sg1/${bucket}/${unitId}/${shardIndex}`;
-}
-
-/** The bucket of a shard key (`sg1/<bucket>/...`); null for anything else (a list over `sg1/`). */
-export function bucketOfShardKey(key: string): string | null {
-  const m = /^sg1\/([^/]+)\//.exec(key);
-  return m ? m[1]! : null;
-}
-
-let lastMs = 0;
-let seq = 0;
-
-/**
- * Sortable, unique ids: 12 hex digits of milliseconds, 4 of a sequence within the millisecond
- * (so ids from one isolate sort in creation order), then 12 random hex digits.
- */
-export function newId(now = Date.now()): string {
-  seq = now === lastMs ? (seq + 1) & 0xffff : 0;
-  lastMs = now;
-  const rand = crypto.getRandomValues(new Uint8Array(6));
-  return now.toString(16).padStart(12, '0') + seq.toString(16).padStart(4, '0') + [...rand].map((b) => b.toString(16).padStart(2, '0')).join('');
 }

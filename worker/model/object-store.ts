@@ -80,6 +80,12 @@ export interface ObjectInfo {
 export interface ObjectHead extends ObjectInfo {
   /** The bytes served: a Range, or a part (partNumber; `end` = `start` - 1 for an empty part). */
   range: ResolvedRange | null;
+  /**
+   * A read by partNumber: the checksum of the bytes served, the part's own (an object uploaded in
+   * one piece: the object's), with the object's checksum type; null when there is none. Absent
+   * for any other read.
+   */
+  partChecksum?: ObjectChecksum | null;
 }
 
 /** `body` carries exactly the bytes of `range` (or the whole object when range is null). */

@@ -67,26 +67,16 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
   for (const [k, n] of Object.entries(from.events) as [keyof OpsCounters['events'], number][]) into.events[k] = (into.events[k] ?? 0) + n;
 }
 
-/** The counters of several periods added up. */
-export function sumCounters(list: OpsCounters[]): OpsCounters {
-  const out = emptyCounters();
-  for (const c of list) addCounters(out, c);
-  return out;
-}
-
-/** A backend's calls for one bucket, or (bucket null) those of no bucket: listings over all of them. */
-export type TrafficLine = TrafficCounts;
-
 /**
  * Per backend and bucket, the calls by kind and the bytes written and read in `c`: each bucket's
- * own, and per backend a line with bucket null for what no bucket accounts for (totals counted
- * before per-bucket counting existed land there too).
+ * own, and per backend a line with bucket null for what no bucket accounts for (listings over
+ * all buckets, probes).
  */
-export function trafficByBucket(c: OpsCounters): TrafficLine[] {
-  const line = (backendId: string, bucket: string | null, t: BucketTraffic): TrafficLine => ({
+export function trafficByBucket(c: OpsCounters): TrafficCounts[] {
+  const line = (backendId: string, bucket: string | null, t: BucketTraffic): TrafficCounts => ({
     backendId, bucket, puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut,
   });
-  const out: TrafficLine[] = [];
+  const out: TrafficCounts[] = [];
   for (const [id, b] of Object.entries(c.backends)) {
     const rest: BucketTraffic = { requests: {}, bytesIn: b.ops.put?.bytes ?? 0, bytesOut: b.ops.get?.bytes ?? 0 };
     for (const op of BACKEND_OPS) rest.requests[op] = b.ops[op]?.requests ?? 0;

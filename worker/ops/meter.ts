@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BackendCallReport } from '../../backends/metered.ts';
-import { bucketOfShardKey } from '../format/manifest.ts';
+import { bucketOfShardKey } from '../format/shard-key.ts';
 import { bucketOf } from './histogram.ts';
 import { addCounters, backendOf, emptyCounters, opOf } from './counters.ts';
 import type { EventName, OpsCounters, OpsDelta } from './types.ts';

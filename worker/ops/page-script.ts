@@ -5,11 +5,22 @@
  * table, the cards, three SVG line charts, the scrub bars and the storage bars. Plain ES2017, no
  * library. Data is only ever inserted as text (textContent), never as HTML. After each render the
  * body carries data-rendered (a count) and data-signed, for tests and for people reading the DOM.
- * Written without backticks or template placeholders: it is one template string in TypeScript.
+ * The SigV4 steps are the gate's own (auth/sigv4.ts `sigv4Steps`, a self-contained function whose
+ * source is embedded here): one signer, not a copy. The rest is written without backticks or
+ * template placeholders: it is one template string in TypeScript.
  */
-export const PAGE_SCRIPT = String.raw`
+import { sigv4Steps } from '../auth/sigv4.ts';
+
+// A bundler that keeps function names (wrangler's esbuild does) wraps functions in `__name(...)`
+// calls that refer to a helper of the bundle: the page has its own, which does nothing.
+const SIGNER = `  var __name = function (fn) { return fn; };
+  var sigv4 = (${String(sigv4Steps)})();
+`;
+
+export const PAGE_SCRIPT = `
 (function () {
   'use strict';
+${SIGNER}` + String.raw`
   var $ = function (id) { return document.getElementById(id); };
   var SVG = 'http://www.w3.org/2000/svg';
   var renders = 0;
@@ -47,42 +58,32 @@ export const PAGE_SCRIPT = String.raw`
   function ms(v) { return v === null || v === undefined ? '-' : (v < 10 ? v.toFixed(1) : String(Math.round(v))) + ' ms'; }
   function clock(t) { return new Date(t).toTimeString().slice(0, 5); }
 
-  // ---- SigV4 in the browser (AWS "Signature Version 4 signing process": canonical request,
-  // string to sign, signing key), for GET requests with an empty body.
-  var enc = new TextEncoder();
-  var EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-  function hex(buf) { return Array.prototype.map.call(new Uint8Array(buf), function (b) { return (b + 256).toString(16).slice(1); }).join(''); }
-  function uri(s) { return encodeURIComponent(s).replace(/[!'()*]/g, function (c) { return '%' + c.charCodeAt(0).toString(16).toUpperCase(); }); }
-  function hmac(key, data) {
-    return crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
-      .then(function (k) { return crypto.subtle.sign('HMAC', k, enc.encode(data)); });
-  }
+  // ---- SigV4 in the browser with the gate's own steps (sigv4, above), for GET requests with an
+  // empty body.
   // The secret is never kept: sign-in derives the SigV4 signing key of today (valid for one UTC
   // day, one region, S3 only) and keeps that in this page's memory, nowhere else (no storage an
   // object served from this origin could read). A new day, a reload or "sign out" forgets it.
   var session = null;
   function signIn(akid, secret, region) {
     var day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
-    return hmac(enc.encode('AWS4' + secret), day)
-      .then(function (k) { return hmac(k, region); })
-      .then(function (k) { return hmac(k, 's3'); })
-      .then(function (k) { return hmac(k, 'aws4_request'); })
+    return sigv4.deriveSigningKey(secret, day, region, 's3').then(sigv4.importSigningKey)
       .then(function (k) { session = { akid: akid, region: region, day: day, key: k }; });
   }
   function signedHeaders(path, query, creds) {
     var amzDate = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
     var day = amzDate.slice(0, 8);
     if (day !== creds.day) { session = null; return Promise.reject(new Error('the sign-in of ' + creds.day + ' has expired: sign in again')); }
-    var qs = Object.keys(query).sort().map(function (k) { return uri(k) + '=' + uri(query[k]); }).join('&');
-    var canonical = ['GET', path, qs, 'host:' + location.host + '\n' + 'x-amz-content-sha256:' + EMPTY + '\n' + 'x-amz-date:' + amzDate + '\n', 'host;x-amz-content-sha256;x-amz-date', EMPTY].join('\n');
-    var scope = day + '/' + creds.region + '/s3/aws4_request';
-    return crypto.subtle.digest('SHA-256', enc.encode(canonical)).then(function (h) {
-      var toSign = ['AWS4-HMAC-SHA256', amzDate, scope, hex(h)].join('\n');
-      return hmac(creds.key, toSign).then(function (sig) {
-        return { 'x-amz-date': amzDate, 'x-amz-content-sha256': EMPTY,
-          authorization: 'AWS4-HMAC-SHA256 Credential=' + creds.akid + '/' + scope + ', SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=' + hex(sig) };
+    var signed = ['host', 'x-amz-content-sha256', 'x-amz-date'];
+    var values = { host: location.host, 'x-amz-content-sha256': sigv4.EMPTY_SHA256, 'x-amz-date': amzDate };
+    var qs = sigv4.canonicalQuery(Object.keys(query).map(function (k) { return [k, query[k]]; }));
+    var canonical = sigv4.canonicalRequest('GET', path, qs, sigv4.canonicalHeaders(signed, function (n) { return values[n]; }), signed.join(';'), sigv4.EMPTY_SHA256);
+    var scope = sigv4.credentialScope(day, creds.region, 's3');
+    return sigv4.stringToSign(amzDate, scope, canonical)
+      .then(function (toSign) { return sigv4.signature(creds.key, toSign); })
+      .then(function (sig) {
+        return { 'x-amz-date': amzDate, 'x-amz-content-sha256': sigv4.EMPTY_SHA256,
+          authorization: sigv4.ALGORITHM + ' Credential=' + creds.akid + '/' + scope + ', SignedHeaders=' + signed.join(';') + ', Signature=' + sig };
       });
-    });
   }
   function creds() { return session; }
 

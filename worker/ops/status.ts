@@ -5,6 +5,7 @@
  * health. An unsigned read (unless the config opens it) gets no bucket names, keys or error
  * messages: health, counts and totals only.
  */
+import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
@@ -121,16 +122,7 @@ function minutePoint(at: number, c: OpsCounters): MinutePoint {
 }
 
 /** The coding budget of the answering isolate (engine/coding-budget.ts snapshot()). */
-export interface BudgetGauge {
-  capacityBytes: number;
-  heldBytes: number;
-  holders: number;
-  waiters: number;
-  waitingBytes: number;
-  oldestHeldMs: number | null;
-  reclaimed: number;
-  leases: { holder: string; bytes: number; ageMs: number }[];
-}
+export type { BudgetGauge };
 
 const IDLE_BUDGET: BudgetGauge = { capacityBytes: 0, heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, oldestHeldMs: null, reclaimed: 0, leases: [] };
 

@@ -57,6 +57,7 @@ const NEEDS: Record<S3Operation, Need> = {
   PutObjectTagging: { action: 'write', on: 'object' },
   DeleteObjectTagging: { action: 'write', on: 'object' },
   GetObjectAttributes: { action: 'read', on: 'object' },
+  PutBucketOwnershipControls: { action: 'write', on: 'bucket' },
 };
 
 export function accessDenied(): S3Error {

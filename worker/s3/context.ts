@@ -40,7 +40,7 @@ export interface AuthResult {
   /** The access key that signed the request (for logs); absent for anonymous requests. */
   accessKeyId?: string;
   /** How it was signed; absent for anonymous requests. */
-  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header';
+  signature?: 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header' | 'sigv4-post' | 'sigv2-post';
   /**
    * What the signer may do (model/access.ts), checked by s3/authorize.ts before any handler runs
    * and by the operator routes. Absent: an anonymous request let through (every S3 action, never
@@ -53,6 +53,25 @@ export interface AuthResult {
  *  reads too (model/request.ts). Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to
  *  reject. */
 export type Authenticate = (request: Request, view: RequestView) => Promise<AuthResult>;
+
+/** What the form gate (worker/auth-gate.ts over auth/post-policy.ts) says of a POST Object form. */
+export interface PostFormAuth {
+  accessKeyId?: string;
+  signature?: 'sigv4-post' | 'sigv2-post';
+  /** What the signer may do (anonymous forms: ANONYMOUS_ACCESS). */
+  access: Access;
+  /** The file size the policy allows (content-length-range); null when it says nothing. */
+  lengthRange: { min: number; max: number } | null;
+}
+
+/** The gate of browser form uploads (POST Object, s3/post-object.ts). */
+export interface PostFormGate {
+  /** The request body, guarded as the gate guards bodies (idle timeout, Content-Length, client gone); null without one. */
+  body(request: Request): ReadableStream<Uint8Array> | null;
+  /** Checks the form's signature and policy against `fields` (lower-case names; `bucket` the
+   *  bucket posted to, `key` with `${filename}` replaced). Throws S3Error to refuse. */
+  verify(fields: ReadonlyMap<string, string>): Promise<PostFormAuth>;
+}
 
 export interface S3Context {
   op: S3Operation;
@@ -93,7 +112,7 @@ export interface AppEnv {
     /** The request view of an operator request (admin.ts). */
     view: RequestView;
     /** The S3 operation (AWS's name), bucket and key of an S3 request, once known (for its log line). */
-    operation: S3Operation;
+    operation: S3Operation | 'PostObject';
     bucket: string | null;
     key: string | null;
   };

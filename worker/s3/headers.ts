@@ -138,6 +138,8 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
     // An empty part (partNumber) has no byte range to name: 206 with no bytes, no Content-Range.
     if (obj.range.end >= obj.range.start) h.set('Content-Range', `bytes ${obj.range.start}-${obj.range.end}/${obj.size}`);
     h.set('Content-Length', String(obj.range.end - obj.range.start + 1));
+    // A part's own checksum covers exactly the bytes served; a Range has none.
+    if (options.checksumMode && obj.partChecksum) for (const [k, v] of Object.entries(checksumResponseHeaders(obj.partChecksum))) h.set(k, v);
   } else {
     h.set('Content-Length', String(obj.size));
     if (options.checksumMode) for (const [k, v] of Object.entries(checksumResponseHeaders(obj.checksum))) h.set(k, v);

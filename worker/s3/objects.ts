@@ -6,7 +6,10 @@
  * GetObject/HeadObject: Range -> 206 + Content-Range; `partNumber=N` -> 206 with that part's
  * bytes, Content-Range and `x-amz-mp-parts-count` (a Range as well is InvalidRequest; a bad
  * number InvalidArgument; past the last part 416 InvalidPartNumber); checksums only with
- * `x-amz-checksum-mode: ENABLED` and never for a range or part. HeadObject never opens object data.
+ * `x-amz-checksum-mode: ENABLED`, never for a Range; for a part, the part's own checksum with
+ * the object's checksum type (the bytes served are the part's, so a client can verify them).
+ * HeadObject never opens object data.
+ * Both carry the sandbox headers of served-object.ts (no object runs as a page of our origin).
  */
 import { S3Error } from '../model/errors.ts';
 import type { ObjectHead } from '../model/object-store.ts';
@@ -17,6 +20,7 @@ import { objectHeaders, readMetadata, readReadConditions, readWriteConditions } 
 import { parseRange } from '../model/range.ts';
 import { limitBody, tooLarge } from './request.ts';
 import { responseBody } from './response-body.ts';
+import { addServedObjectHeaders } from './served-object.ts';
 import { withHeaderTags } from './tagging.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
@@ -60,6 +64,7 @@ function readOptions(s3: S3Context) {
 function readHeaders(s3: S3Context, head: ObjectHead): Headers {
   const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
   if (s3.query.has('partNumber') && head.partsCount) headers.set('x-amz-mp-parts-count', String(head.partsCount));
+  addServedObjectHeaders(headers);
   return headers;
 }
 

@@ -8,7 +8,8 @@
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
- * is recognised before the gate, so it is answered NotImplemented rather than AccessDenied.
+ * is recognised before the gate and handled by post-object.ts (NotImplemented where the app has
+ * no form gate, after that app's gate).
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
 import { S3Error } from '../model/errors.ts';
@@ -27,6 +28,7 @@ export type S3Operation =
   | 'GetBucketAcl' | 'PutBucketAcl' | 'GetObjectAcl' | 'PutObjectAcl'
   | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
+  | 'PutBucketOwnershipControls'
   | UnconfiguredRead;
 
 const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
@@ -45,6 +47,7 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutObjectTagging: ['tagging'],
   DeleteObjectTagging: ['tagging'],
   GetObjectAttributes: ['attributes'],
+  PutBucketOwnershipControls: ['ownershipControls'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
   HeadBucket: [],
@@ -74,12 +77,14 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
 /** Presigned-URL parameters (SigV4 X-Amz-*, hoisted x-amz-* headers, SigV2) and the SDK's x-id. */
 const isAuthOrHint = (name: string) => /^x-amz-/i.test(name) || name === 'x-id' || ['AWSAccessKeyId', 'Signature', 'Expires'].includes(name);
 
-/** PostObject: a multipart/form-data POST to a bucket. Not implemented; checked before the gate. */
+/** PostObject: a multipart/form-data POST to a bucket (a browser form upload, post-object.ts). */
+export function isPostObject(method: string, addr: S3Address, headers: Headers): boolean {
+  return method === 'POST' && addr.bucket !== null && addr.key === null && /^multipart\/form-data\b/i.test(headers.get('content-type') ?? '');
+}
+
+/** PostObject on an app without a form gate: NotImplemented (after the gate: a refused gateway's refusal comes first). */
 export function refusePostObject(method: string, addr: S3Address, headers: Headers): void {
-  const form = /^multipart\/form-data\b/i.test(headers.get('content-type') ?? '');
-  if (method === 'POST' && addr.bucket !== null && addr.key === null && form) {
-    throw new S3Error('NotImplemented', 'PostObject (browser form upload) is not implemented.');
-  }
+  if (isPostObject(method, addr, headers)) throw new S3Error('NotImplemented', 'PostObject (browser form upload) is not implemented.');
 }
 
 export function detectOperation(method: string, addr: S3Address, headers: Headers): S3Operation {
@@ -117,6 +122,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('cors')) return 'PutBucketCors';
+        if (has('ownershipControls')) return 'PutBucketOwnershipControls';
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
       case 'DELETE':
@@ -163,7 +169,7 @@ function subresourceOf(method: string, onObject: boolean, query: URLSearchParams
 }
 
 /** Headers that ask for features this gateway does not have. */
-function assertSupportedHeaders(headers: Headers): void {
+export function assertSupportedHeaders(headers: Headers): void {
   const refuse = (name: string) => {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };

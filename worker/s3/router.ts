@@ -5,6 +5,7 @@
 import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts';
 import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
+import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { CreateBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning, HeadBucket, ListBuckets } from './buckets.ts';
@@ -53,5 +54,6 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   PutObjectTagging,
   DeleteObjectTagging,
   GetObjectAttributes,
+  PutBucketOwnershipControls,
   ...UNCONFIGURED_READ_HANDLERS,
 };

@@ -4,7 +4,8 @@
  * `x-amz-tagging-directive: COPY|REPLACE`, COPY by default) and CreateMultipartUpload.
  * Object tags live in the object's metadata record (the manifest in the catalog, and the shard
  * headers of the write that set them); bucket tags in the bucket's catalog state. Changing an
- * object's tags rewrites its catalog record only, never its data.
+ * object's tags rewrites its catalog record and stores a tag record beside its shards
+ * (engine/tag-record.ts, so a catalog rebuilt from the backends has them), never its data.
  * Spec: S3 API reference of each (a `<Tagging><TagSet><Tag><Key/><Value/></Tag>...` document);
  * limits and errors in model/tagging.ts. GetBucketTagging without tags is NoSuchTagSet;
  * GetObjectTagging without tags is an empty TagSet. GET/HEAD report `x-amz-tagging-count`.
@@ -36,7 +37,12 @@ export function readTaggingDirective(headers: Headers): 'COPY' | Tag[] {
 }
 
 async function readTagging(s3: S3Context, max: number): Promise<Tag[]> {
-  const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: false })), 'Tagging');
+  return parseTaggingXml(await readXmlBody(s3, { requireDigest: false }), max);
+}
+
+/** A `<Tagging><TagSet>...` document's tags, validated (at most `max`). */
+export function parseTaggingXml(xml: string, max: number): Tag[] {
+  const root = expectRoot(parseXml(xml), 'Tagging');
   const set = childrenNamed(root, 'TagSet')[0];
   if (!set) throw malformedXml('<Tagging> needs a <TagSet>');
   const tags = childrenNamed(set, 'Tag').map((t) => {

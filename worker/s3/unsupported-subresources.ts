@@ -20,7 +20,7 @@ const BUCKET: Record<string, ByMethod> = {
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },
   'object-lock': { PUT: 'PutObjectLockConfiguration' },
-  ownershipControls: { PUT: 'PutBucketOwnershipControls', DELETE: 'DeleteBucketOwnershipControls' },
+  ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)
   policy: { PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   publicAccessBlock: { PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
   replication: { PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },

@@ -3,14 +3,15 @@
  * handed over, once their grace delay has passed. Two kinds arrive: units that lost their last
  * reference (superseded, deleted, aborted; their placement is known) and expired reservations,
  * writes that never committed, whose shards may be on any backend and are found by listing
- * `sg1/<bucket>/<unitId>/`. A unit that cannot be fully deleted is queued again for later.
+ * `sg1/<bucket>/<unitId>/`. A unit that cannot be fully deleted is queued again for later. A unit
+ * marked `tagRecord` loses its tag record (format/tag-record.ts) with its shards.
  * One run makes at most `maxCalls` backend calls (a Worker invocation has a subrequest limit):
  * what it took from the catalog and did not reach goes back, due at once, for the next run.
  */
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog, GarbageUnits } from '../catalog/types.ts';
-import { shardKey } from '../format/manifest.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { shardKey, tagRecordKey, unitPrefix } from '../format/shard-key.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 /** Delay before a failed deletion is tried again. */
 const RETRY_MS = 60_000;
@@ -35,9 +36,11 @@ export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend
         return collected;
       }
       const unit = item.units[0];
+      // A unit whose object's tags changed after the write also has a tag record on each backend.
+      const keysOn = (j: number) => [shardKey(item.bucket, unit!.unitId, j), ...(unit!.tagRecord ? [tagRecordKey(item.bucket, unit!.unitId)] : [])];
       const results = unit
-        ? await Promise.allSettled(unit.placement.map((id, j) => slots.run(async () => (await byId.get(id)?.delete(shardKey(item.bucket, unit.unitId, j)), 1))))
-        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, `sg1/${item.bucket}/${item.unitIds![0]}/`, slots)));
+        ? await Promise.allSettled(unit.placement.flatMap((id, j) => keysOn(j).map((key) => slots.run(async () => (await byId.get(id)?.delete(key), 1)))))
+        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, unitPrefix(item.bucket, item.unitIds![0]!), slots)));
       calls += results.reduce((n, r) => n + (r.status === 'fulfilled' ? (r.value ?? 1) : 1), 0);
       if (results.some((r) => r.status === 'rejected')) await catalog.queueGarbage(item, later);
       else collected++;

@@ -14,10 +14,9 @@
  * Unpriced backends report their usage with cost null, and do not count in the totals.
  */
 import type { TrafficCounts } from '../../backends/metered.ts';
-import type { BackendPrices } from '../engine/prices.ts';
+import { type BackendPrices, BYTES_PER_GB } from '../engine/index.ts';
 
 export type { TrafficCounts };
-import { BYTES_PER_GB } from '../engine/prices.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 /** Where the traffic counts come from, and since when they were counted. */

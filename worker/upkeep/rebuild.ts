@@ -11,6 +11,8 @@
  * lives only in the catalog) and inline objects (no shards) cannot be recovered this way; a body
  * cut into striped segments (wide codes before column units) comes back with a multipart-style
  * ETag and without its client checksum.
+ * Tags: a header holds the tags of the write; an object whose tags were changed later has a tag
+ * record beside its first unit's shards (engine/tag-record.ts), and its newest copy wins.
  */
 import { createHash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
@@ -19,8 +21,11 @@ import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
-import { newId, type CodedUnit, type ObjectManifest } from '../format/manifest.ts';
-import { readShardFile, type ShardFileInfo } from '../engine/shard-files.ts';
+import { newId } from '../format/ids.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { bucketPrefix, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
+import { readShardFile, readTagRecord, type ShardFileInfo } from '../engine/index.ts';
+import { withTags } from '../catalog/rules.ts';
 
 export interface RebuildResult {
   restored: string[];
@@ -29,8 +34,6 @@ export interface RebuildResult {
   /** Units found on the backends that the catalog holds for deletion or reserves: not restored. */
   retired: string[];
 }
-
-const SHARD_KEY = /^sg1\/[^/]+\/([0-9a-f]+)\/(\d+)$/;
 
 interface Candidate {
   info: ShardFileInfo;
@@ -42,15 +45,19 @@ interface Candidate {
 export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
+  // unitId -> backends holding a tag record of it
+  const tagRecords = new Map<string, Backend[]>();
   for (const b of backends) {
     let cursor: string | undefined;
     do {
-      const page = await b.list(`sg1/${bucket}/`, cursor);
+      const page = await b.list(bucketPrefix(bucket), cursor);
       for (const e of page.entries) {
-        const m = SHARD_KEY.exec(e.key);
-        if (!m) continue;
-        if (!found.has(m[1]!)) found.set(m[1]!, new Map());
-        found.get(m[1]!)!.set(Number(m[2]), b);
+        const t = parseTagRecordKey(e.key);
+        if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
+        const key = parseShardKey(e.key);
+        if (!key) continue;
+        if (!found.has(key.unitId)) found.set(key.unitId, new Map());
+        found.get(key.unitId)!.set(key.shardIndex, b);
       }
       cursor = page.cursor;
     } while (cursor);
@@ -68,7 +75,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     // parity shard (the others were finished early and know only some digests).
     let info: ShardFileInfo | null = null;
     for (const [i, b] of [...shards].sort(([a], [c]) => c - a)) {
-      const read = await readShardFile(b, `sg1/${bucket}/${unitId}/${i}`).catch(() => null);
+      const read = await readShardFile(b, shardKey(bucket, unitId, i)).catch(() => null);
       if (read && !read.footer.partial) info = read;
       if (info) break;
     }
@@ -132,10 +139,14 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   }
   for (const [key, { info, units, etag, checksum }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);
+    let metadata = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
+    const holders = tagRecords.get(units[0]!.unitId);
+    const record = holders ? await readTagRecord(holders, bucket, units[0]!.unitId) : null;
+    if (record) metadata = withTags(metadata, record.tags);
+    if (holders) units[0]!.tagRecord = true; // the collector deletes the record with the unit
     const manifest: ObjectManifest = {
       format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
-      lastModified: info.header.createdAt, metadata: (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} },
-      checksum, storage: { kind: 'coded', units },
+      lastModified: info.header.createdAt, metadata, checksum, storage: { kind: 'coded', units },
     };
     try {
       await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });

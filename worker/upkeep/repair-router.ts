@@ -18,7 +18,7 @@
  */
 import type { BackendCallReport } from '../../backends/metered.ts';
 import type { UpkeepCatalog } from '../catalog/types.ts';
-import type { RepairTask } from '../engine/ec-store.ts';
+import type { RepairTask } from '../engine/index.ts';
 
 /** Failures that mean "the backend is not there" (as the ops meter counts them). */
 const DOWN: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);

@@ -7,7 +7,7 @@
  * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
  */
 import { DEAD_LETTER_ATTEMPTS, type Catalog } from '../catalog/types.ts';
-import type { RepairTask } from '../engine/ec-store.ts';
+import type { RepairTask } from '../engine/index.ts';
 
 export interface RepairSweepResult {
   attempted: number;

@@ -4,7 +4,7 @@
  * catalog's (catalog/sql-repairs.ts): the queue only carries it.
  */
 import type { Catalog } from '../catalog/types.ts';
-import type { RepairTask } from '../engine/ec-store.ts';
+import type { RepairTask } from '../engine/index.ts';
 import { repairDegraded } from './repair-sweep.ts';
 
 /** Degraded units the cron repairs itself when no repair queue is bound (subrequests per run). */

@@ -15,11 +15,9 @@
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { UpkeepCatalog } from '../catalog/types.ts';
-import type { RepairTask } from '../engine/ec-store.ts';
-import { shardKey, type CodedUnit } from '../format/manifest.ts';
-import { ShardReadError } from '../engine/shard-reader.ts';
-import { probeShardSize, verifyShardFile, type ShardState } from '../engine/shard-files.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { MAX_OPEN_SUBREQUESTS, probeShardSize, type RepairTask, Semaphore, ShardReadError, type ShardState, verifyShardFile } from '../engine/index.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import { shardKey } from '../format/shard-key.ts';
 
 export interface ScrubOptions {
   mode: 'heads' | 'verify';

@@ -9,8 +9,8 @@
  * in the catalog (a bucket of millions of shards takes thousands of pages).
  */
 import type { Backend } from '../../backends/types.ts';
-import { bucketOfShardKey } from '../format/manifest.ts';
-import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/subrequests.ts';
+import { bucketOfShardKey, bucketPrefix } from '../format/shard-key.ts';
+import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 export interface StoredBytes {
   backendId: string;
@@ -30,7 +30,7 @@ export interface StoredMeasure {
 }
 
 export async function measureStored(backends: Backend[], o: { bucket?: string; maxPagesPerBackend: number }): Promise<StoredMeasure> {
-  const prefix = o.bucket ? `sg1/${o.bucket}/` : 'sg1/';
+  const prefix = bucketPrefix(o.bucket);
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const stored = new Map<string, StoredBytes>();
   const complete: Record<string, boolean> = {};

@@ -24,6 +24,8 @@ import {
   GetPublicAccessBlockCommand,
   HeadObjectCommand,
   PutBucketAclCommand,
+  PutBucketOwnershipControlsCommand,
+  DeleteBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
   PutObjectAclCommand,
   PutObjectCommand,
@@ -76,6 +78,20 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
 
     it('the Put side of what is not supported stays NotImplemented', async () => {
       await expectS3Error(client().send(new PutBucketPolicyCommand({ Bucket: bucket, Policy: '{}' })), 'NotImplemented', 501);
+    });
+
+    it('PutBucketOwnershipControls: BucketOwnerEnforced (the only setting) succeeds; the settings that enable ACLs and the delete are NotImplemented', async () => {
+      const put = (b: string, ObjectOwnership: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter') =>
+        client().send(new PutBucketOwnershipControlsCommand({ Bucket: b, OwnershipControls: { Rules: [{ ObjectOwnership }] } }));
+      expect((await put(bucket, 'BucketOwnerEnforced')).$metadata.httpStatusCode).toBe(200);
+      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+      for (const setting of ['BucketOwnerPreferred', 'ObjectWriter'] as const) {
+        const err = await expectS3Error(put(bucket, setting), 'NotImplemented', 501);
+        expect((err as unknown as Error).message).toContain(setting);
+      }
+      await expectS3Error(client().send(new DeleteBucketOwnershipControlsCommand({ Bucket: bucket })), 'NotImplemented', 501);
+      await expectS3Error(put(missing, 'BucketOwnerEnforced'), 'NoSuchBucket', 404);
+      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
     });
 
     it('GetBucketAcl / GetObjectAcl: the owner with FULL_CONTROL, nothing else', async () => {

@@ -2,7 +2,8 @@
  * Conformance: GetObject / HeadObject with `partNumber` (parallel downloaders and awscli read a
  * multipart object part by part): 206 with that part's bytes, Content-Range and
  * x-amz-mp-parts-count; an object uploaded in one piece has one part; past the last part is 416
- * InvalidPartNumber.
+ * InvalidPartNumber. With checksum mode, a part read carries the part's own checksum and the
+ * object's checksum type (s3-tests' multipart_checksum_3parts_helper); a Range read carries none.
  */
 import {
   CompleteMultipartUploadCommand,
@@ -14,7 +15,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, bytesOf, expectS3Error, md5Hex, randomBytes, type ChecksumMode, type Suite } from './context.ts';
+import { bucketName, bytesOf, crc32B64, expectS3Error, md5Hex, randomBytes, type ChecksumMode, type Suite } from './context.ts';
 
 const MiB = 1024 * 1024;
 
@@ -63,6 +64,35 @@ export function partReadCases(suite: Suite, mode: ChecksumMode): void {
       expect(one.PartsCount).toBeUndefined();
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 2 })), 'InvalidPartNumber', 416);
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'three', PartNumber: 4 })), 'InvalidPartNumber', 416);
+    });
+
+    it('with checksum mode: the part\'s own checksum and the object\'s type (COMPOSITE, FULL_OBJECT, one piece); a Range none', async () => {
+      const pieces = [randomBytes(5 * MiB, 41), randomBytes(1000, 42)];
+      for (const type of ['COMPOSITE', 'FULL_OBJECT'] as const) {
+        const Key = `crc32-${type}`;
+        const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key, ChecksumAlgorithm: 'CRC32', ChecksumType: type }));
+        const done = [];
+        for (const [i, Body] of pieces.entries()) {
+          const r = await client().send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: i + 1, Body, ChecksumCRC32: crc32B64(Body) }));
+          done.push({ PartNumber: i + 1, ETag: r.ETag, ChecksumCRC32: r.ChecksumCRC32 });
+        }
+        await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key, UploadId, MultipartUpload: { Parts: done } }));
+        for (const [i, piece] of pieces.entries()) {
+          const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key, PartNumber: i + 1, ChecksumMode: 'ENABLED' }));
+          expect({ type: got.ChecksumType, crc32: got.ChecksumCRC32 }, `${type} part ${i + 1}`).toEqual({ type, crc32: crc32B64(piece) });
+          expect(md5Hex(await bytesOf(got.Body))).toBe(md5Hex(piece));
+          const head = await client().send(new HeadObjectCommand({ Bucket: bucket, Key, PartNumber: i + 1, ChecksumMode: 'ENABLED' }));
+          expect({ type: head.ChecksumType, crc32: head.ChecksumCRC32 }).toEqual({ type, crc32: crc32B64(piece) });
+        }
+        const ranged = await client().send(new GetObjectCommand({ Bucket: bucket, Key, Range: 'bytes=0-9', ChecksumMode: 'ENABLED' }));
+        expect(ranged.ChecksumCRC32).toBeUndefined();
+        await bytesOf(ranged.Body);
+      }
+      const Body = randomBytes(3000, 43);
+      await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'crc32-single', Body, ChecksumCRC32: crc32B64(Body) }));
+      const one = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'crc32-single', PartNumber: 1, ChecksumMode: 'ENABLED' }));
+      expect({ type: one.ChecksumType, crc32: one.ChecksumCRC32 }).toEqual({ type: 'FULL_OBJECT', crc32: crc32B64(Body) });
+      await bytesOf(one.Body);
     });
   });
 }
