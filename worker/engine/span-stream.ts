@@ -17,8 +17,13 @@ import { ShardReadError, type ShardReader } from './shard-reader.ts';
 
 /** Verified blocks a stream may hold beyond the consumer. */
 export const AHEAD_BLOCKS = 2;
-/** Data shards a healthy column read streams ahead of the one it sends (each one open request). */
-export const COLUMN_READ_AHEAD = 2;
+/**
+ * Data shards a healthy column read streams ahead of the one it sends (each one open request).
+ * Off (0): with 2, each 64 MiB unit of a 1 GiB wide-code GET allocated fresh stream buffers and the
+ * read peaked at 113-142 MiB above idle (bench-23b-2; the 1 GiB memory tests fail), past the 64 MiB
+ * goal. It comes back when a read's stream buffers are pooled across its units.
+ */
+export const COLUMN_READ_AHEAD = 0;
 
 export class SpanStream {
   private readonly blocks: Uint8Array[] = [];
