@@ -93,8 +93,12 @@ export class SqlObjects {
 
   /** The unit index's entry for `unitId`, with the unit as its version's manifest records it; null if not stored. */
   unit(unitId: string): UnitRecord | null {
-    const row = this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id = ?', unitId).toArray()[0];
+    const row = this.unitRow(unitId);
     return row ? this.unitRecords([row])[0] ?? null : null;
+  }
+
+  private unitRow(unitId: string): UnitRow | undefined {
+    return this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id = ?', unitId).toArray()[0];
   }
 
   /** Units in id order after `afterUnit` (null: from the first), at most `limit`. */
@@ -133,7 +137,7 @@ export class SqlObjects {
 
   /** Applies `change` to the manifest of the version holding `unitId` (nothing if it is gone or nothing changed). */
   private changeUnit(unitId: string, change: (m: ObjectManifest) => boolean): void {
-    const row = this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id = ?', unitId).toArray()[0];
+    const row = this.unitRow(unitId);
     if (!row) return;
     const before = this.version(row.key, row.version_id);
     if (!before) return;
