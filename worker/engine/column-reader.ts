@@ -160,7 +160,7 @@ export class ColumnReader {
       if (!b) return null;
       const from = at === this.span ? this.row : span.from;
       const reader = new ShardReader(span.shard, b, shardKey(this.input.bucket, this.unit.unitId, span.shard), shardLayout(this.unit, span.shard), from, span.to, this.salt, this.input.latency);
-      stream = new SpanStream(span.shard, reader, from, span.to);
+      stream = new SpanStream(span.shard, reader, from, span.to, this.unit.blockSize);
       this.streams.set(at, stream);
     }
     return stream;

@@ -11,6 +11,7 @@ import { checksums } from '../../coder-wasm/index.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import { blockSeed } from '../format/shard-file.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
+import { READ_POOL } from './buffer-pool.ts';
 
 export class ShardReadError extends Error {
   override readonly name = 'ShardReadError';
@@ -38,6 +39,8 @@ export class ShardReader {
   private readonly abort = new AbortController();
   /** The framed block being read; reused (with BYOB, transferred back and forth) for every block. */
   private buffer: ArrayBuffer;
+  /** A read into `buffer` is under way (the runtime may be writing into it). */
+  private reading = false;
   /** A plain reader's unread rest of its last chunk. */
   private rest: Uint8Array = new Uint8Array(0);
 
@@ -52,7 +55,8 @@ export class ShardReader {
     /** Where time-to-first-byte and failures of this backend are recorded, if anywhere. */
     private readonly latency?: BackendLatency,
   ) {
-    this.buffer = new ArrayBuffer(BLOCK_CHECKSUM_BYTES + Math.min(layout.blockSize, layout.blockLen(firstStripe) || layout.blockSize));
+    const size = BLOCK_CHECKSUM_BYTES + Math.min(layout.blockSize, layout.blockLen(firstStripe) || layout.blockSize);
+    this.buffer = READ_POOL.take(size) ?? new ArrayBuffer(size);
   }
 
   private open(): Promise<void> {
@@ -128,6 +132,7 @@ export class ShardReader {
    * caller that decodes copies it into stripe memory.
    */
   async readBlock(s: number): Promise<Uint8Array> {
+    this.reading = true;
     try {
       await this.open();
       const b = this.layout.blockLen(s);
@@ -142,6 +147,8 @@ export class ShardReader {
       const failure = this.fail(err);
       this.cancel();
       throw failure;
+    } finally {
+      this.reading = false;
     }
   }
 
@@ -152,5 +159,17 @@ export class ShardReader {
     (this.byob ?? this.plain)?.cancel().catch(() => {});
     this.opening ??= Promise.reject(new ShardReadError(this.shardIndex, 'unavailable', 'reader closed'));
     this.opening.catch(() => {});
+  }
+
+  /**
+   * Cancels, and gives this reader's buffer to the isolate's READ_POOL for the next reader. Only
+   * for a caller that holds no view of any block it was given (it copied them, or sent them on
+   * and they were consumed); a read still under way keeps the buffer out of the pool.
+   */
+  recycle(): void {
+    this.cancel();
+    if (this.reading || this.buffer.byteLength !== BLOCK_CHECKSUM_BYTES + this.layout.blockSize) return;
+    READ_POOL.give(this.buffer);
+    this.buffer = new ArrayBuffer(0);
   }
 }

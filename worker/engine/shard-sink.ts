@@ -18,25 +18,7 @@
  * A failed upload's buffers are not reused (the runtime may still hold one).
  */
 import type { Backend, ChunkSource } from '../../backends/types.ts';
-
-/** Free chunk buffers by size, shared by the sinks of one isolate; a bounded handful. */
-class BufferPool {
-  private readonly bySize = new Map<number, Uint8Array[]>();
-  constructor(private readonly maxPerSize: number) {}
-
-  take(size: number): Uint8Array | undefined {
-    return this.bySize.get(size)?.pop();
-  }
-
-  give(buffer: Uint8Array): void {
-    const list = this.bySize.get(buffer.byteLength) ?? [];
-    if (list.length < this.maxPerSize) list.push(buffer);
-    this.bySize.set(buffer.byteLength, list);
-  }
-}
-
-/** 16 buffers of a block size: 4 MiB kept at the default 256 KiB blocks. */
-export const SINK_POOL = new BufferPool(16);
+import { SINK_POOL } from './buffer-pool.ts';
 
 interface Slot {
   buffer: Uint8Array;
@@ -122,14 +104,15 @@ export class ShardSink {
 
   private allocate(): Uint8Array {
     this.allocated++;
-    return SINK_POOL.take(this.chunkBytes) ?? new Uint8Array(this.chunkBytes);
+    const pooled = SINK_POOL.take(this.chunkBytes);
+    return pooled ? new Uint8Array(pooled) : new Uint8Array(this.chunkBytes);
   }
 
   /** The upload was stored: the runtime has read every chunk, so the buffers are free again. */
   private recycle(): void {
     if (this.lent?.byteLength === this.chunkBytes) this.free.push(this.lent);
     this.lent = null;
-    for (const b of this.free.splice(0)) SINK_POOL.give(b);
+    for (const b of this.free.splice(0)) SINK_POOL.give(b.buffer as ArrayBuffer);
   }
 
   private wake(who: 'reader' | 'writer'): void {

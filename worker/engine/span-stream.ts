@@ -13,15 +13,18 @@
  * kept and thrown to the consumer when it asks for the row that failed, never before: the rows
  * before it are good. `cancel()` ends the GET; it may be called at any time and more than once.
  */
+import { READ_POOL } from './buffer-pool.ts';
 import { ShardReadError, type ShardReader } from './shard-reader.ts';
 
 /** Verified blocks a stream may hold beyond the consumer. */
 export const AHEAD_BLOCKS = 2;
 /**
  * Data shards a healthy column read streams ahead of the one it sends (each one open request).
- * Off (0): with 2, each 64 MiB unit of a 1 GiB wide-code GET allocated fresh stream buffers and the
- * read peaked at 113-142 MiB above idle (bench-23b-2; the 1 GiB memory tests fail), past the 64 MiB
- * goal. It comes back when a read's stream buffers are pooled across its units.
+ * Off (0). Stream and reader buffers now come from the isolate's READ_POOL (buffer-pool.ts), which
+ * took a 1 GiB 10+4 GET from +92 MiB RSS to +50 MiB (the whole PUT and GET, from idle); with 2
+ * ahead the same run still grew to +65 (8+3) / +77 (10+4) MiB, climbing through the GET, and was
+ * slower over local backends (10+4 GET 129 vs 153 MiB/s). Its gain is for backends far away; it
+ * comes back with a measurement against them and a bound on what the open GETs buffer.
  */
 export const COLUMN_READ_AHEAD = 0;
 
@@ -47,6 +50,8 @@ export class SpanStream {
     private readonly reader: ShardReader,
     private readonly from: number,
     private readonly to: number,
+    /** The unit's block size: every buffer is this long, so streams can share them (READ_POOL). */
+    private readonly blockSize: number,
   ) {
     this.firstQueued = from;
     this.started = new Promise<void>((resolve) => (this.markStarted = resolve));
@@ -81,7 +86,8 @@ export class SpanStream {
   private copy(block: Uint8Array): Uint8Array {
     let buffer = this.free.pop();
     if (!buffer || buffer.byteLength < block.length) {
-      buffer = new ArrayBuffer(Math.max(block.length, buffer?.byteLength ?? 0));
+      const size = Math.max(block.length, this.blockSize);
+      buffer = READ_POOL.take(size) ?? new ArrayBuffer(size);
     }
     const out = new Uint8Array(buffer, 0, block.length);
     out.set(block);
@@ -120,13 +126,20 @@ export class SpanStream {
     return this.failedRow === this.firstQueued && this.blocks.length === 0 && this.firstQueued === this.from ? this.failure : null;
   }
 
+  /**
+   * Ends the stream. Its buffers go to the isolate's READ_POOL: the consumer calls this only when
+   * the block it holds has been consumed (the next pull of the body, or the body's end, error or
+   * cancellation), and the pump only copies into a buffer synchronously.
+   */
   cancel(): void {
     if (this.closed) return;
     this.closed = true;
-    this.reader.cancel();
+    this.reader.recycle();
+    const buffers = [...this.free, ...this.blocks.map((b) => b.buffer as ArrayBuffer), ...(this.held ? [this.held.buffer as ArrayBuffer] : [])];
     this.blocks.length = 0;
     this.free.length = 0;
     this.held = null;
+    for (const b of buffers) if (b.byteLength === this.blockSize) READ_POOL.give(b);
     this.signal();
   }
 }
