@@ -17,6 +17,7 @@ import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
+import { keyRingOf } from './config/key-ring.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { EcStore, UnitStore, type RepairTask } from './engine/index.ts';
@@ -194,7 +195,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket) });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing: keyRingOf(config, env as unknown as Record<string, unknown>) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({

@@ -62,6 +62,11 @@ const policy = z.object({
   writeQuorum: z.number().int().min(1).optional(),
   /** Bytes of each shard per stripe; a stripe holds k of them. */
   blockSize: z.number().int().min(4096).max(8 * MiB).default(256 * 1024),
+  /**
+   * Seal (encrypt) new objects under this policy when the gateway has an active key
+   * (`encryption`); false: store them in the clear. Objects keep how they were written.
+   */
+  encrypt: z.boolean().default(true),
   /** Objects up to this size skip coding: stored inline in the catalog (≤ 128 KiB) or replicated. */
   small: z.object({
     threshold: z.number().int().min(0).default(4096),
@@ -136,6 +141,21 @@ const opsSettings = z.object({
   requestLogs: z.boolean().default(true),
 }).strict();
 
+/**
+ * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
+ * base64, held in a Worker secret named by `secret` (or, for local development only, inline as
+ * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
+ * others only open what they wrapped, until a rotation re-wraps it (admin `rotate-keys`).
+ */
+const encryptionSettings = z.object({
+  keys: z.array(z.object({
+    id: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
+    secret: z.string().min(1).optional(),
+    value: z.string().min(1).optional(),
+  }).strict().refine((k) => (k.secret === undefined) !== (k.value === undefined), 'give "secret" (the name of a Worker secret) or, locally, "value"')).min(1),
+  active: z.string().min(1).nullable(),
+}).strict();
+
 export const configSchema = z.object({
   /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
   region: z.string().min(1).default('us-east-1'),
@@ -186,6 +206,7 @@ export const configSchema = z.object({
     unitsPerRun: z.number().int().min(1).max(1000).default(100),
   }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
+  encryption: encryptionSettings.optional(),
 }).strict();
 
 export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
@@ -229,6 +250,12 @@ export function parseConfig(input: unknown): GatewayConfig {
     if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
   const backendPrices = Object.fromEntries(c.backends.map((b) => [b.id, resolvePrices(b)]));
+  if (c.encryption) {
+    const ids = c.encryption.keys.map((k) => k.id);
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (twice) throw new ConfigError(`SHARDGATE_CONFIG: encryption key id "${twice}" is used twice; ids must be unique (they are recorded with every sealed object)`);
+    if (c.encryption.active !== null && !ids.includes(c.encryption.active)) throw new ConfigError(`SHARDGATE_CONFIG: encryption.active is "${c.encryption.active}", which is not among encryption.keys (have: ${ids.join(', ')})`);
+  }
   return { ...c, policies, backendPrices };
 }
 
@@ -291,7 +318,7 @@ function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: n
   if (quorum < k || quorum > k + m) throw new ConfigError(`${where}: writeQuorum ${quorum} must be between k=${k} and k+m=${k + m}`);
   if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE) throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);
   if (p.blockSize % 16 !== 0) throw new ConfigError(`${where}: blockSize must be a multiple of 16`);
-  return { name, codec, k, m, writeQuorum: quorum, blockSize: p.blockSize, small: p.small };
+  return { name, codec, k, m, writeQuorum: quorum, blockSize: p.blockSize, small: p.small, encrypt: p.encrypt };
 }
 
 function parseJson(text: string): unknown {

@@ -39,6 +39,7 @@
  * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
  * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
+import { DEV_KEY_VALUE, keyValues } from './key-ring.ts';
 import type { GatewayConfig } from './config.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
 
@@ -109,6 +110,14 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     if (b.accessKeyId === undefined && !isSet(b.accessKeyIdSecret)) refusals.push(`${who} has no access key id: give "accessKeyIdSecret" (and run ${put(b.accessKeyIdSecret ?? 'NAME')}) or "accessKeyId".`);
     if (b.endpoint.startsWith('http://')) warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
   }
+
+  for (const k of config.encryption?.keys ?? []) {
+    if (k.value !== undefined) refusals.push(`encryption key "${k.id}" is inline in SHARDGATE_CONFIG ("value"): a deployed gateway takes keys only from Worker secrets. Write "secret": "NAME" and run ${put('NAME')} with base64 of 32 random bytes.`);
+    else if (env[k.secret!] === DEV_KEY_VALUE) refusals.push(`encryption key "${k.id}": the secret ${k.secret} holds the published development key; make your own (openssl rand -base64 32).`);
+  }
+  refusals.push(...keyValues(config, env).problems);
+  if (!config.encryption) warnings.push('no "encryption" section: objects are stored in the clear on the backends (contents, and bucket and key names in shard headers). Add a key: "encryption": { "keys": [{ "id": "k1", "secret": "SHARDGATE_KEY_K1" }], "active": "k1" }.');
+  else if (config.encryption.active === null) warnings.push('encryption.active is null: new objects are stored in the clear.');
 
   if (!env.OPS) warnings.push('no OPS Durable Object binding (class_name "OpsObject", a new_sqlite_classes migration): status, metrics and the cost report show only the counts of the isolate that answers.');
 

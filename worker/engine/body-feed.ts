@@ -9,7 +9,15 @@ import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest } from '../model/object-store.ts';
 import { BodyReader } from './body-reader.ts';
 
-export class BodyFeed {
+/** What a unit writer reads its bytes from: the body itself, or the body sealed (sealing-feed.ts). */
+export interface UnitFeed {
+  readonly digest: BodyDigest;
+  fill(len: number, target: () => Uint8Array, at?: number): Promise<void>;
+  expectEnd(): Promise<void>;
+  release(): void;
+}
+
+export class BodyFeed implements UnitFeed {
   readonly digest: BodyDigest;
   private readonly reader: BodyReader;
   /** Unread rest of the last body piece. */

@@ -64,7 +64,7 @@ export class ColumnReader {
     const S = this.layout.stripeData, B = this.unit.blockSize;
     this.spans = [];
     for (let i = 0; i < this.unit.k; i++) {
-      const lo = Math.max(input.start, i * S) - i * S, hi = Math.min(input.end + 1, (i + 1) * S, this.unit.size) - i * S;
+      const lo = Math.max(input.start, i * S) - i * S, hi = Math.min(input.end + 1, (i + 1) * S, this.layout.size) - i * S;
       if (hi > lo) this.spans.push({ shard: i, lo, hi, from: Math.floor(lo / B), to: Math.floor((hi - 1) / B) });
     }
     this.row = this.spans[0]?.from ?? 0;

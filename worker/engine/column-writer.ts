@@ -20,14 +20,14 @@
  */
 import { createCoder, type Coder, type ParityBuilder } from '../../coder-wasm/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
-import type { BodyFeed } from './body-feed.ts';
+import type { UnitFeed } from './body-feed.ts';
 import type { ShardFooter } from '../format/shard-file.ts';
 import { ShardSet, type UnitGeometry } from './shard-set.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 
 export interface WriteColumnInput extends UnitGeometry {
   /** The body, positioned at this unit's first byte. */
-  feed: BodyFeed;
+  feed: UnitFeed;
   /** This unit ends its write: the body must end with it, and its footer carries the digests. */
   last: boolean;
 }

@@ -15,6 +15,8 @@ export interface StoragePolicy {
   blockSize: number;
   /** Objects up to `threshold` bytes skip coding: stored inline in the catalog or as replicas. */
   small: { threshold: number; mode: 'inline' | 'replicate'; replicas: number };
+  /** Seal new objects when the gateway has an active key (absent: true). */
+  encrypt?: boolean;
 }
 
 export interface EngineSettings {

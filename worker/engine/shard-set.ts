@@ -11,6 +11,7 @@ import type { BodyDigestResult } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit, Codec, UnitLayoutKind } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
+import type { HeaderSeal } from '../format/seal.ts';
 import type { ShardFooter, ShardHeader } from '../format/shard-file.ts';
 import { ShardFileWriter } from '../format/shard-file-writer.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
@@ -42,6 +43,11 @@ export interface UnitGeometry {
   /** Bytes of object data in this unit. */
   size: number;
   headerExtra?: Pick<ShardHeader, 'uploadId' | 'partNumber' | 'metadata' | 'segment'>;
+  /**
+   * A sealed unit (format/seal.ts): `size` is the stored size, and the headers carry this seal
+   * instead of the identity (bucket, key, metadata, upload); footers carry no MD5 or checksum.
+   */
+  seal?: HeaderSeal;
   /**
    * Settles when the catalog has reserved this write's unit ids (ec-store.ts): every shard's
    * footer, its last bytes, waits for it, so no backend can store a shard before its unit is
@@ -75,7 +81,9 @@ export class ShardSet {
     this.sinks = Array.from({ length: this.n }, () => undefined);
     // Headers differ only by the shard index (so their lengths, by its digits): each file has its own layout.
     this.files = g.backends.map((_, i) => {
-      const header: ShardHeader = { format: 1, codec: g.codec, bucket: g.bucket, key: g.key, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...g.headerExtra };
+      const header: ShardHeader = g.seal
+        ? { format: 1, codec: g.codec, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...(g.headerExtra?.segment ? { segment: g.headerExtra.segment } : {}), seal: g.seal }
+        : { format: 1, codec: g.codec, bucket: g.bucket, key: g.key, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...g.headerExtra };
       return new ShardFileWriter(header, { write: (parts) => this.sink(i).write(parts) });
     });
   }
@@ -107,6 +115,7 @@ export class ShardSet {
 
   /** The complete footer: the write's digests when this unit ends its write, zeros otherwise. */
   footer(result: BodyDigestResult | null): ShardFooter {
+    if (this.g.seal) result = null; // a plaintext digest on a backend would confirm a guessed plaintext
     return {
       md5: result?.md5 ?? new Uint8Array(16),
       checksum: result?.checksum && result.checksumDigest ? { algorithm: result.checksum.algorithm, digest: result.checksumDigest } : null,

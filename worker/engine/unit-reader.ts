@@ -280,7 +280,7 @@ export class UnitReader {
     const { stripeData } = this.layout;
     const b = this.layout.blockLen(s);
     const from = Math.max(start, s * stripeData);
-    const to = Math.min(end + 1, s * stripeData + Math.min(stripeData, this.unit.size - s * stripeData));
+    const to = Math.min(end + 1, s * stripeData + Math.min(stripeData, this.layout.size - s * stripeData));
     const data = (i: number): Uint8Array => blocks.get(this.replica ? [...blocks.keys()][0]! : i)!;
     if (decode && !this.replica) {
       this.coder ??= createCoder(this.unit.k, this.unit.m);

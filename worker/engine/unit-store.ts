@@ -13,14 +13,16 @@ import { newId } from '../format/ids.ts';
 import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
 import { BackendLatency } from './backend-latency.ts';
-import { BodyFeed } from './body-feed.ts';
+import { BodyFeed, type UnitFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
 import { placeShards } from './placement.ts';
 import type { StoragePolicy } from './policy.ts';
 import type { PriceBook } from './prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
-import { openUnit } from './open-unit.ts';
+import { openCodedUnit, openSealed } from './sealed-read.ts';
+import { SealingFeed } from './sealing-feed.ts';
+import { SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -52,8 +54,12 @@ export interface StoragePlan {
   m: number;
   quorum: number;
   unitIds: string[];
-  /** Column: bytes of object data per data shard of every unit but the last. */
+  /** Column: bytes of stored data per data shard of every unit but the last. */
   columnShardBytes?: number;
+  /** Column: bytes of object data in every unit but the last (less than k x columnShardBytes when sealed). */
+  unitPlainBytes?: number;
+  /** Units (or the inline object) are sealed under the key ring's active key (format/seal.ts). */
+  sealed: boolean;
 }
 
 export interface StoreBodyInput {
@@ -82,6 +88,8 @@ export interface UnitStoreOptions {
   columnParityBytes?: number;
   /** What each backend charges: reads fetch the cheapest shards (read-cost.ts). */
   prices?: PriceBook;
+  /** Key-encryption keys: with an active one, new objects of policies that encrypt are sealed (format/seal.ts). */
+  keyRing?: KeyRing;
   /** Told when a read opens a unit with shards recorded missing (the gateway wakes its repair). */
   onDegradedRead?: (bucket: string, key: string, unit: CodedUnit) => void;
 }
@@ -106,12 +114,32 @@ export class UnitStore {
     const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
-    if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [] };
-    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newId()] };
+    const sealed = this.seals(policy);
+    if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed };
+    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newId()], sealed };
     const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
     const columnShardBytes = Math.max(policy.blockSize, budget - (budget % policy.blockSize));
-    const count = Math.max(1, Math.ceil(size / (k * columnShardBytes)));
-    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()), columnShardBytes };
+    // Sealed: as many whole records as fit the unit's stored bytes (the parity bound is on those).
+    const stride = SEAL_RECORD_BYTES + SEAL_TAG_BYTES;
+    const unitPlainBytes = sealed ? Math.max(1, Math.floor((k * columnShardBytes) / stride)) * SEAL_RECORD_BYTES : k * columnShardBytes;
+    const count = Math.max(1, Math.ceil(size / unitPlainBytes));
+    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()), columnShardBytes, unitPlainBytes, sealed };
+  }
+
+  /** Whether new objects under `policy` are sealed: an active key, and the policy does not opt out. */
+  seals(policy: StoragePolicy): boolean {
+    return !!this.options.keyRing?.active && policy.encrypt !== false;
+  }
+
+  /**
+   * What a unit writer reads for one unit of `size` object bytes: the body itself, or (sealed) the
+   * body sealed under a fresh data key, with the stored size and the header seal to write.
+   */
+  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'>): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal }> {
+    if (!input.plan.sealed) return { feed, stored: size };
+    const { dek, seal } = await this.options.keyRing!.newSeal();
+    const meta = await dek.sealIdentity({ ...identity, size });
+    return { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal, headerSeal: { ...seal, meta } };
   }
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
@@ -120,18 +148,23 @@ export class UnitStore {
     if (plan.mode === 'inline') return this.storeInline(input, feed);
     const units: CodedUnit[] = [];
     try {
+      const identity = { bucket: input.bucket, key: input.key, ...input.part, ...(input.metadata !== undefined ? { metadata: input.metadata } : {}) };
       if (plan.mode === 'striped') {
-        units.push((await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size, feed, headerExtra: { ...input.part, metadata: input.metadata } })).unit);
+        const u = await this.unitFeed(input, feed, size, identity);
+        const { unit } = await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size: u.stored, feed: u.feed, headerExtra: { ...input.part, metadata: input.metadata }, seal: u.headerSeal });
+        units.push(sealedRecord(unit, size, u.seal));
       } else {
-        const unitBytes = plan.k * plan.columnShardBytes!;
+        const unitBytes = plan.unitPlainBytes!;
         const count = plan.unitIds.length, writeId = plan.unitIds[0]!;
         for (let index = 0; index < count; index++) {
           const segment = count > 1 ? { segment: { writeId, index, count, objectSize: size } } : {};
+          const plain = Math.min(unitBytes, size - index * unitBytes);
+          const u = await this.unitFeed(input, feed, plain, identity);
           const { unit } = await writeColumn({
-            ...this.geometry(input), unitId: plan.unitIds[index]!, size: Math.min(unitBytes, size - index * unitBytes), feed, last: index === count - 1,
-            headerExtra: { ...input.part, metadata: input.metadata, ...segment },
+            ...this.geometry(input), unitId: plan.unitIds[index]!, size: u.stored, feed: u.feed, last: index === count - 1,
+            headerExtra: { ...input.part, metadata: input.metadata, ...segment }, seal: u.headerSeal,
           });
-          units.push(unit);
+          units.push(sealedRecord(unit, plain, u.seal));
         }
       }
       const { md5, checksum } = await feed.digest.verify(input.contentMD5);
@@ -152,16 +185,17 @@ export class UnitStore {
   }
 
   private async storeInline(input: StoreBodyInput, feed: BodyFeed): Promise<StoredBody> {
-    const data = new Uint8Array(input.size);
+    const u = await this.unitFeed(input, feed, input.size, { bucket: input.bucket, key: input.key });
+    const data = new Uint8Array(u.stored);
     try {
-      await feed.fill(input.size, () => data);
+      await u.feed.fill(u.stored, () => data);
       await feed.expectEnd();
     } catch (err) {
       feed.release();
       throw err;
     }
     const { md5, checksum } = await feed.digest.verify(input.contentMD5);
-    return { storage: { kind: 'inline', data: toBase64(data) }, md5, checksum };
+    return { storage: { kind: 'inline', data: toBase64(data), ...(u.seal ? { seal: u.seal } : {}) }, md5, checksum };
   }
 
   /**
@@ -171,7 +205,13 @@ export class UnitStore {
   async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget): Promise<ReadableStream<Uint8Array>> {
     if (end < start) return new ReadableStream({ start: (c) => c.close() });
     if (storage.kind === 'inline') {
-      const bytes = fromBase64(storage.data)!.subarray(start, end + 1);
+      const stored = fromBase64(storage.data)!;
+      if (storage.seal) {
+        const dek = await this.ring().open(storage.seal);
+        const from = (a: number, b: number) => Promise.resolve(new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(stored.subarray(a, b + 1)), c.close()) }));
+        return openSealed(from, dek, plainSizeOfSealed(stored.length, storage.seal.record), storage.seal.record, start, end);
+      }
+      const bytes = stored.subarray(start, end + 1);
       return new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
     }
     const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
@@ -188,7 +228,7 @@ export class UnitStore {
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
-      return openUnit(input);
+      return openCodedUnit(input, this.options.keyRing);
     };
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
@@ -219,8 +259,18 @@ export class UnitStore {
     return writeTagRecord(this.byId, unit, { format: 1, bucket, key, unitId: unit.unitId, tags, setAt: new Date().toISOString() });
   }
 
+  private ring(): KeyRing {
+    if (!this.options.keyRing) throw new SealError('this object is sealed and the gateway has no key ring (config "encryption")');
+    return this.options.keyRing;
+  }
+
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));
   }
+}
+
+/** The catalog's record of a written unit: its object bytes and, sealed, its seal. */
+function sealedRecord(unit: CodedUnit, plain: number, seal: UnitSeal | undefined): CodedUnit {
+  return seal ? { ...unit, size: plain, seal } : unit;
 }

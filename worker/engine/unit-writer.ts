@@ -22,14 +22,14 @@
  */
 import { createCoder, type Coder, type Stripe } from '../../coder-wasm/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
-import type { BodyFeed } from './body-feed.ts';
+import type { UnitFeed } from './body-feed.ts';
 import { ShardSet, type UnitGeometry } from './shard-set.ts';
 
 export { QuorumError } from './shard-set.ts';
 
 export interface WriteUnitInput extends UnitGeometry {
   /** The body, positioned at this unit's first byte. */
-  feed: BodyFeed;
+  feed: UnitFeed;
 }
 
 export interface WriteUnitResult {

@@ -12,6 +12,7 @@
  *   `size`. A writer sends data shard 0 whole, then shard 1, ... while folding each into parity.
  */
 import { FOOTER_FIXED_BYTES, SHARD_DIGEST_BYTES } from './shard-file.ts';
+import { storedSize } from './seal.ts';
 import type { CodedUnit, UnitLayoutKind } from './manifest.ts';
 
 export const BLOCK_CHECKSUM_BYTES = 8;
@@ -87,6 +88,7 @@ export class UnitLayout {
 }
 
 /** The layout of shard i of a recorded unit (header lengths differ by the shard index's digits). */
-export function shardLayout(unit: Pick<CodedUnit, 'size' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): UnitLayout {
-  return new UnitLayout(unit.size, unit.k, unit.m, unit.blockSize, unit.headerLens[i]!, unit.layout);
+export function shardLayout(unit: Pick<CodedUnit, 'size' | 'seal' | 'k' | 'm' | 'blockSize' | 'headerLens' | 'layout'>, i: number): UnitLayout {
+  // The geometry is of the stored bytes: a sealed unit's records are longer than its plaintext.
+  return new UnitLayout(storedSize(unit), unit.k, unit.m, unit.blockSize, unit.headerLens[i]!, unit.layout);
 }

@@ -5,6 +5,7 @@
  * docs/FORMAT.md describes the encoding byte by byte.
  */
 import type { ObjectChecksum, ObjectMetadata } from '../model/object-store.ts';
+import type { UnitSeal } from './seal.ts';
 
 /** 'rs-cauchy-gf8': systematic Reed-Solomon, ISA-L Cauchy matrix. 'replica': every shard is the data. */
 export type Codec = 'rs-cauchy-gf8' | 'replica';
@@ -20,8 +21,10 @@ export interface CodedUnit {
   /** Unique per write; shard keys derive from it, so a new write never touches old shards. */
   unitId: string;
   codec: Codec;
-  /** Bytes of object data in this unit. */
+  /** Bytes of object data in this unit (plaintext: a sealed unit stores more, format/seal.ts `storedSize`). */
   size: number;
+  /** Present when the unit is sealed (encrypted): its wrapped data key (format/seal.ts). */
+  seal?: UnitSeal;
   k: number;
   m: number;
   /** Bytes of each shard per stripe (the last stripe's blocks may be shorter). */
@@ -59,7 +62,10 @@ export interface ObjectManifest {
   lastModified: string; // ISO 8601
   metadata: ObjectMetadata;
   checksum: ObjectChecksum | null;
-  /** How the bytes are stored: inline (base64, small objects) or as coded units in order. */
-  storage: { kind: 'inline'; data: string } | { kind: 'coded'; units: CodedUnit[] };
+  /**
+   * How the bytes are stored: inline (base64, small objects; sealed records when `seal` is set) or
+   * as coded units in order.
+   */
+  storage: { kind: 'inline'; data: string; seal?: UnitSeal } | { kind: 'coded'; units: CodedUnit[] };
   partsCount?: number;
 }

@@ -6,6 +6,7 @@
  */
 import { checksums } from '../../coder-wasm/index.ts';
 import type { ChecksumAlgorithm } from '../model/object-store.ts';
+import type { HeaderSeal } from './seal.ts';
 import type { Codec, UnitLayoutKind } from './manifest.ts';
 
 export const HEADER_MAGIC = new Uint8Array([0x53, 0x47, 0x53, 0x48, 0x52, 0x44, 0x00, 0x01]); // "SGSHRD" 0 1
@@ -20,8 +21,9 @@ const CHECKSUM_CODES: (ChecksumAlgorithm | null)[] = [null, 'CRC32', 'CRC32C', '
 export interface ShardHeader {
   format: 1;
   codec: Codec;
-  bucket: string;
-  key: string;
+  /** Absent in a sealed header (`seal`): the identity is in `seal.meta` (sealed-header.ts opens it). */
+  bucket?: string;
+  key?: string;
   unitId: string;
   /** Set for multipart parts; the object manifest listing parts lives in the catalog. */
   uploadId?: string;
@@ -39,6 +41,8 @@ export interface ShardHeader {
   /** Set when a single PUT was cut into several units: all share `writeId`, in `index` order. */
   segment?: { writeId: string; index: number; count: number; objectSize: number };
   createdAt: string;
+  /** A sealed unit: `size` is its stored size; bucket, key, metadata, upload and plaintext size are in `seal.meta`. */
+  seal?: HeaderSeal;
 }
 
 export interface ShardFooter {

@@ -1,0 +1,45 @@
+/**
+ * The gateway's key ring from the config's `encryption` section and the Worker's secrets
+ * (format/seal.ts has what the keys do). A key named but not set, or not 32 bytes of base64, is a
+ * ConfigError naming it: the gateway does not start half-keyed.
+ */
+import { KeyRing, SealError } from '../format/seal.ts';
+import { ConfigError, type GatewayConfig } from './config.ts';
+
+/** The published development key: the local default config's, refused by the deployment review. */
+export const DEV_KEY_VALUE = 'c2hhcmRnYXRlLWRldi1rZXktZW5jcnlwdGlvbi1rZXk=';
+
+/** Each configured key's base64 value, from the config (local) or its Worker secret; problems as messages. */
+export function keyValues(config: Pick<GatewayConfig, 'encryption'>, env: Record<string, unknown>): { values: Record<string, string>; problems: string[] } {
+  const values: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const k of config.encryption?.keys ?? []) {
+    const value = k.value ?? (typeof env[k.secret!] === 'string' ? (env[k.secret!] as string) : undefined);
+    if (!value) {
+      problems.push(`encryption key "${k.id}" names the secret ${k.secret}, which is not set: run \`wrangler secret put ${k.secret}\` with base64 of 32 random bytes (openssl rand -base64 32).`);
+      continue;
+    }
+    let bytes = -1;
+    try {
+      bytes = atob(value.trim()).length;
+    } catch {
+      /* not base64: reported below */
+    }
+    if (bytes !== 32) problems.push(`encryption key "${k.id}" is not base64 of 32 bytes${k.secret ? ` (secret ${k.secret})` : ''}: make one with openssl rand -base64 32.`);
+    else values[k.id] = value;
+  }
+  return { values, problems };
+}
+
+/** The key ring, or undefined when the config has no `encryption` section. */
+export function keyRingOf(config: Pick<GatewayConfig, 'encryption'>, env: Record<string, unknown>): KeyRing | undefined {
+  if (!config.encryption) return undefined;
+  const { values, problems } = keyValues(config, env);
+  if (problems.length) throw new ConfigError(`SHARDGATE_CONFIG: ${problems.join(' ')}`);
+  try {
+    return KeyRing.fromBase64(values, config.encryption.active);
+  } catch (err) {
+    if (err instanceof SealError) throw new ConfigError(`SHARDGATE_CONFIG: encryption: ${err.message}`);
+    throw err;
+  }
+}

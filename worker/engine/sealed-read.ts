@@ -1,0 +1,79 @@
+/**
+ * Reading a sealed unit (format/seal.ts): plaintext bytes [start, end] come from the stored bytes
+ * of the records that hold them and nothing else (sealedSpan), each record opened (its tag
+ * checked) as it completes. A record that fails its tag fails the read: a sealed unit never
+ * yields a byte that was not written. Memory: one record's stored bytes (reused), and each
+ * opened record until the consumer takes it.
+ */
+import type { CodedUnit } from '../format/manifest.ts';
+import { SEAL_TAG_BYTES, SealError, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
+import { openUnit } from './open-unit.ts';
+import type { ReadUnitInput } from './unit-reader.ts';
+
+/**
+ * Bytes [input.start, input.end] of a coded unit's object data, sealed or not: a sealed unit's
+ * records are read through the engine's unit readers as stored bytes (the readers never know).
+ */
+export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefined): Promise<ReadableStream<Uint8Array>> {
+  const { unit } = input;
+  if (!unit.seal) return openUnit(input);
+  if (!ring) throw new SealError(`unit ${unit.unitId} is sealed and no key ring is configured (config "encryption")`);
+  const dek = await ring.open(unit.seal);
+  const stored: CodedUnit = { ...unit, size: storedSize(unit), seal: undefined };
+  return openSealed((from, to) => openUnit({ ...input, unit: stored, start: from, end: to }), dek, unit.size, unit.seal.record, input.start, input.end);
+}
+
+/** The stored bytes [from, to] of the unit, as the engine's unit reader opens them. */
+export type OpenStored = (from: number, to: number) => Promise<ReadableStream<Uint8Array>>;
+
+export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize: number, record: number, start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+  const span = sealedSpan(start, end, plainSize, record);
+  const reader = (await openStored(span.from, span.to)).getReader();
+  const stride = record + SEAL_TAG_BYTES;
+  const buffer = new Uint8Array(stride);
+  let index = span.first;
+  let rest: Uint8Array = new Uint8Array(0);
+
+  /** Record `index`'s stored bytes, copied out of the unit stream (its chunks are reused). */
+  const nextRecord = async (): Promise<Uint8Array> => {
+    const len = Math.min(record, plainSize - index * record) + SEAL_TAG_BYTES;
+    let got = 0;
+    while (got < len) {
+      if (rest.length === 0) {
+        const r = await reader.read();
+        if (r.done) throw new Error(`sealed unit: stored bytes end inside record ${index}`);
+        rest = r.value;
+      }
+      const n = Math.min(len - got, rest.length);
+      buffer.set(rest.subarray(0, n), got);
+      rest = rest.subarray(n);
+      got += n;
+    }
+    return buffer.subarray(0, len);
+  };
+
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      try {
+        if (index > span.last) {
+          // Read the unit stream to its end: that is where its reader gives back what it holds.
+          for (;;) {
+            if (rest.length) throw new Error('sealed unit: stored bytes go on past the last record');
+            const r = await reader.read();
+            if (r.done) return controller.close();
+            rest = r.value;
+          }
+        }
+        const plain = await dek.openRecord(index, await nextRecord());
+        const base = index * record;
+        const lo = Math.max(start, base) - base, hi = Math.min(end, base + plain.length - 1) - base;
+        index++;
+        controller.enqueue(plain.subarray(lo, hi + 1));
+      } catch (err) {
+        await reader.cancel(err).catch(() => {});
+        throw err;
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,221 @@
+/**
+ * Sealing: how a unit's bytes and identity are encrypted before they leave the gateway
+ * (docs/FORMAT.md, "Sealed units"). The contract:
+ *
+ * - Every sealed unit (and every sealed inline object) has its own random 256-bit data key (DEK),
+ *   drawn when it is written and never reused. The DEK is stored only wrapped: AES-256-GCM under a
+ *   key-encryption key (KEK) of the key ring, named by its id `kid` in the record. Rotation
+ *   re-wraps DEKs (a catalog-only change); the sealed bytes on the backends never change.
+ * - The unit's plaintext is cut into records of `record` bytes (the last one shorter); record r is
+ *   AES-256-GCM under the DEK with the 96-bit nonce `00 00 00 00 || r (u64 big-endian)`, giving
+ *   `len + 16` bytes. The stored unit is the records' concatenation, erasure-coded as any unit.
+ *   Nonces are unique because each DEK seals one unit once; a record cannot move (its index is its
+ *   nonce) and any change fails its tag.
+ * - The shard header's identity (bucket, key, metadata, upload, plaintext size) is sealed with the
+ *   same DEK under nonce `01 00 00 00 || 0`: a backend sees only geometry and the unit id.
+ * - A range [start, end] of plaintext needs records floor(start / record) .. floor(end / record)
+ *   only: their stored bytes are read and decrypted, nothing else.
+ *
+ * Everything here is WebCrypto (native in workerd and in Node): no key or plaintext touches a
+ * backend, a log or an error message.
+ */
+
+/** Plaintext bytes per sealed record: 64 KiB (a 1-byte range decrypts at most this much). */
+export const SEAL_RECORD_BYTES = 64 * 1024;
+/** AES-GCM tag bytes appended to each record. */
+export const SEAL_TAG_BYTES = 16;
+export const SEAL_ALGORITHM = 'A256GCM';
+
+/** What a sealed unit's catalog record and header carry about its key. */
+export interface UnitSeal {
+  alg: typeof SEAL_ALGORITHM;
+  /** Id of the KEK in the key ring that wraps `wrapped`. */
+  kid: string;
+  /** base64: nonce (12 bytes) || AES-256-GCM(KEK, DEK) (48 bytes). */
+  wrapped: string;
+  /** Plaintext bytes per record. */
+  record: number;
+}
+
+/** The identity a sealed shard header hides: decrypted from `HeaderSeal.meta`. */
+export interface SealedIdentity {
+  bucket: string;
+  key: string;
+  /** Plaintext bytes of the unit (the header's `size` is the stored size). */
+  size: number;
+  uploadId?: string;
+  partNumber?: number;
+  metadata?: unknown;
+}
+
+/** A sealed header's `seal` field: the unit's seal and its identity, sealed. */
+export interface HeaderSeal extends UnitSeal {
+  /** base64 of AES-256-GCM(DEK, JSON of SealedIdentity), nonce 01 00 00 00 || 0. */
+  meta: string;
+}
+
+export class SealError extends Error {
+  override readonly name = 'SealError';
+}
+
+/** Stored bytes of `plain` bytes sealed in records of `record`. */
+export function sealedSize(plain: number, record: number): number {
+  return plain + SEAL_TAG_BYTES * Math.ceil(plain / record);
+}
+
+/** Plaintext bytes of `stored` sealed bytes in records of `record` (the inverse of sealedSize). */
+export function plainSizeOfSealed(stored: number, record: number): number {
+  const stride = record + SEAL_TAG_BYTES;
+  const full = Math.floor(stored / stride), rest = stored - full * stride;
+  return full * record + Math.max(0, rest - SEAL_TAG_BYTES);
+}
+
+/** The stored bytes of a unit: its plaintext size, or the sealed size when it is sealed. */
+export function storedSize(unit: { size: number; seal?: UnitSeal }): number {
+  return unit.seal ? sealedSize(unit.size, unit.seal.record) : unit.size;
+}
+
+/** Records holding plaintext bytes [start, end] and the stored bytes they occupy. */
+export function sealedSpan(start: number, end: number, plain: number, record: number): { first: number; last: number; from: number; to: number } {
+  const first = Math.floor(start / record), last = Math.floor(end / record);
+  const stride = record + SEAL_TAG_BYTES;
+  return { first, last, from: first * stride, to: Math.min(sealedSize(plain, record), (last + 1) * stride) - 1 };
+}
+
+function nonce(domain: number, index: number): Uint8Array {
+  const n = new Uint8Array(12);
+  n[0] = domain;
+  new DataView(n.buffer).setBigUint64(4, BigInt(index));
+  return n;
+}
+
+const subtle = () => crypto.subtle;
+
+function b64(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function unb64(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** A unit's data key, ready to seal or open its records. */
+export class DataKey {
+  private constructor(readonly key: CryptoKey) {}
+
+  static async random(): Promise<{ dek: DataKey; raw: Uint8Array }> {
+    const raw = crypto.getRandomValues(new Uint8Array(32));
+    return { dek: await DataKey.fromRaw(raw), raw };
+  }
+
+  static async fromRaw(raw: Uint8Array): Promise<DataKey> {
+    return new DataKey(await subtle().importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
+  }
+
+  /** Record `index` sealed: `plain.length + 16` bytes. */
+  async sealRecord(index: number, plain: Uint8Array): Promise<Uint8Array> {
+    return new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(0, index) }, this.key, plain));
+  }
+
+  /** Record `index` opened; SealError when its tag fails (a changed, moved or foreign record). */
+  async openRecord(index: number, sealed: Uint8Array): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: nonce(0, index) }, this.key, sealed));
+    } catch {
+      throw new SealError(`sealed record ${index} fails its authentication tag`);
+    }
+  }
+
+  async sealIdentity(identity: SealedIdentity): Promise<string> {
+    const plain = new TextEncoder().encode(JSON.stringify(identity));
+    return b64(new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, plain)));
+  }
+
+  async openIdentity(meta: string): Promise<SealedIdentity> {
+    try {
+      const plain = await subtle().decrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, unb64(meta));
+      return JSON.parse(new TextDecoder().decode(plain)) as SealedIdentity;
+    } catch {
+      throw new SealError('the sealed header identity fails its authentication tag');
+    }
+  }
+}
+
+const WRAP_AAD = (kid: string) => new TextEncoder().encode(`shardgate dek v1 ${kid}`);
+
+/**
+ * The key ring: key-encryption keys by id (32 bytes each) and the one new writes use. A ring
+ * with no active key seals nothing but still opens what its keys wrapped.
+ */
+export class KeyRing {
+  private readonly keys = new Map<string, Promise<CryptoKey>>();
+
+  constructor(raw: Record<string, Uint8Array>, readonly active: string | null) {
+    for (const [kid, bytes] of Object.entries(raw)) {
+      if (bytes.length !== 32) throw new SealError(`key "${kid}" is ${bytes.length} bytes; a key-encryption key is 32 bytes (base64 of 32 random bytes)`);
+      this.keys.set(kid, subtle().importKey('raw', bytes, 'AES-GCM', false, ['encrypt', 'decrypt']));
+    }
+    if (active !== null && !this.keys.has(active)) throw new SealError(`the active key "${active}" is not in the key ring (have: ${[...this.keys.keys()].join(', ') || 'none'})`);
+  }
+
+  /** A ring from base64 keys by id (the config's form). */
+  static fromBase64(keys: Record<string, string>, active: string | null): KeyRing {
+    return new KeyRing(Object.fromEntries(Object.entries(keys).map(([kid, v]) => [kid, unb64(v.trim())])), active);
+  }
+
+  has(kid: string): boolean {
+    return this.keys.has(kid);
+  }
+
+  ids(): string[] {
+    return [...this.keys.keys()];
+  }
+
+  private kek(kid: string): Promise<CryptoKey> {
+    const k = this.keys.get(kid);
+    if (!k) throw new SealError(`this object is sealed under key "${kid}", which is not in the key ring (have: ${this.ids().join(', ') || 'none'})`);
+    return k;
+  }
+
+  /** A fresh data key for one unit, and its seal record under the active key. */
+  async newSeal(record = SEAL_RECORD_BYTES): Promise<{ dek: DataKey; seal: UnitSeal }> {
+    if (!this.active) throw new SealError('no active key: nothing can be sealed');
+    const { dek, raw } = await DataKey.random();
+    return { dek, seal: { alg: SEAL_ALGORITHM, kid: this.active, wrapped: await this.wrap(this.active, raw), record } };
+  }
+
+  private async wrap(kid: string, raw: Uint8Array): Promise<string> {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: WRAP_AAD(kid) }, await this.kek(kid), raw));
+    const out = new Uint8Array(12 + ct.length);
+    out.set(iv);
+    out.set(ct, 12);
+    return b64(out);
+  }
+
+  private async unwrapRaw(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<Uint8Array> {
+    const bytes = unb64(seal.wrapped);
+    try {
+      return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: WRAP_AAD(seal.kid) }, await this.kek(seal.kid), bytes.subarray(12)));
+    } catch (err) {
+      if (err instanceof SealError) throw err;
+      throw new SealError(`the data key wrapped under "${seal.kid}" does not open with the ring's key of that id (a different key under the same id?)`);
+    }
+  }
+
+  /** The data key of a sealed unit or object. */
+  async open(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<DataKey> {
+    return DataKey.fromRaw(await this.unwrapRaw(seal));
+  }
+
+  /** `seal` re-wrapped under `kid` (rotation): the same data key, so the sealed bytes stay valid. */
+  async rewrap<T extends Pick<UnitSeal, 'kid' | 'wrapped'>>(seal: T, kid: string): Promise<T> {
+    if (seal.kid === kid) return seal;
+    return { ...seal, kid, wrapped: await this.wrap(kid, await this.unwrapRaw(seal)) };
+  }
+}
