@@ -192,10 +192,11 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     meter.event('repairs_queued');
     router.report(task);
   };
+  const keyRing = keyRingOf(config, env as unknown as Record<string, unknown>);
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing: keyRingOf(config, env as unknown as Record<string, unknown>) });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
@@ -223,7 +224,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
-      authenticate, catalog, backends: metered, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: metered, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.

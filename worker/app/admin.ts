@@ -21,6 +21,7 @@
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
 import { Hono, type Context } from 'hono';
+import type { KeyRing } from '../format/seal.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { BackendPrices, RepairTask } from '../engine/index.ts';
@@ -45,6 +46,8 @@ export interface AdminDeps {
   authenticate: Authenticate;
   catalog: Catalog;
   backends: Backend[];
+  /** Opens sealed shard headers for a rebuild (config "encryption"); absent: sealed units are reported unrecoverable. */
+  keyRing?: KeyRing;
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number };
   enqueueRepair: (task: RepairTask) => void;
@@ -78,7 +81,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     await deps.catalog.insertBucket(bucket, deps.region).catch((err) => {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
-    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog));
+    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing));
   });
 
   admin.post('/scrub', async (c) => {

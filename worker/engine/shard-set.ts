@@ -11,7 +11,7 @@ import type { BodyDigestResult } from '../model/digest.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit, Codec, UnitLayoutKind } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
-import type { HeaderSeal } from '../format/seal.ts';
+import { maskFooterDigests, type HeaderSeal } from '../format/seal.ts';
 import type { ShardFooter, ShardHeader } from '../format/shard-file.ts';
 import { ShardFileWriter } from '../format/shard-file-writer.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
@@ -48,6 +48,8 @@ export interface UnitGeometry {
    * instead of the identity (bucket, key, metadata, upload); footers carry no MD5 or checksum.
    */
   seal?: HeaderSeal;
+  /** With `seal`: the unit's footer mask (DataKey.footerMask): the footer's digests are masked by it. */
+  footerMask?: Uint8Array;
   /**
    * Settles when the catalog has reserved this write's unit ids (ec-store.ts): every shard's
    * footer, its last bytes, waits for it, so no backend can store a shard before its unit is
@@ -115,12 +117,13 @@ export class ShardSet {
 
   /** The complete footer: the write's digests when this unit ends its write, zeros otherwise. */
   footer(result: BodyDigestResult | null): ShardFooter {
-    if (this.g.seal) result = null; // a plaintext digest on a backend would confirm a guessed plaintext
-    return {
+    const footer: ShardFooter = {
       md5: result?.md5 ?? new Uint8Array(16),
       checksum: result?.checksum && result.checksumDigest ? { algorithm: result.checksum.algorithm, digest: result.checksumDigest } : null,
       shardDigests: this.files.map((f) => f.digest()),
     };
+    // A plaintext digest on a backend would confirm a guessed plaintext: sealed units mask them.
+    return this.g.footerMask && result ? maskFooterDigests(footer, this.g.footerMask) : footer;
   }
 
   /** Queues shard i's footer (after the commit gate) and closes its upload (not waiting for it to finish). */

@@ -135,11 +135,11 @@ export class UnitStore {
    * What a unit writer reads for one unit of `size` object bytes: the body itself, or (sealed) the
    * body sealed under a fresh data key, with the stored size and the header seal to write.
    */
-  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'>): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal }> {
+  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'>): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
     const { dek, seal } = await this.options.keyRing!.newSeal();
     const meta = await dek.sealIdentity({ ...identity, size });
-    return { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal, headerSeal: { ...seal, meta } };
+    return { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal, headerSeal: { ...seal, meta }, footerMask: await dek.footerMask() };
   }
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
@@ -151,7 +151,7 @@ export class UnitStore {
       const identity = { bucket: input.bucket, key: input.key, ...input.part, ...(input.metadata !== undefined ? { metadata: input.metadata } : {}) };
       if (plan.mode === 'striped') {
         const u = await this.unitFeed(input, feed, size, identity);
-        const { unit } = await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size: u.stored, feed: u.feed, headerExtra: { ...input.part, metadata: input.metadata }, seal: u.headerSeal });
+        const { unit } = await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size: u.stored, feed: u.feed, headerExtra: { ...input.part, metadata: input.metadata }, seal: u.headerSeal, footerMask: u.footerMask });
         units.push(sealedRecord(unit, size, u.seal));
       } else {
         const unitBytes = plan.unitPlainBytes!;
@@ -162,7 +162,7 @@ export class UnitStore {
           const u = await this.unitFeed(input, feed, plain, identity);
           const { unit } = await writeColumn({
             ...this.geometry(input), unitId: plan.unitIds[index]!, size: u.stored, feed: u.feed, last: index === count - 1,
-            headerExtra: { ...input.part, metadata: input.metadata, ...segment }, seal: u.headerSeal,
+            headerExtra: { ...input.part, metadata: input.metadata, ...segment }, seal: u.headerSeal, footerMask: u.footerMask,
           });
           units.push(sealedRecord(unit, plain, u.seal));
         }

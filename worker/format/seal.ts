@@ -131,6 +131,17 @@ export class DataKey {
     }
   }
 
+  /**
+   * 48 bytes XORed over a sealed unit's footer MD5 (16) and checksum (32): a backend must not see
+   * a plaintext digest (it would confirm a guessed plaintext). The AES-GCM keystream of nonce
+   * 02 00 00 00 || 0 (AES-CTR from counter 2); the footer's own XXH64 and the records' tags, not
+   * this mask, are what detect damage.
+   */
+  async footerMask(): Promise<Uint8Array> {
+    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(2, 0) }, this.key, new Uint8Array(48)));
+    return ct.subarray(0, 48);
+  }
+
   async sealIdentity(identity: SealedIdentity): Promise<string> {
     const plain = new TextEncoder().encode(JSON.stringify(identity));
     return b64(new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, plain)));
@@ -218,4 +229,10 @@ export class KeyRing {
     if (seal.kid === kid) return seal;
     return { ...seal, kid, wrapped: await this.wrap(kid, await this.unwrapRaw(seal)) };
   }
+}
+
+/** A footer's MD5 and checksum digest XORed with a unit's footer mask (masking and unmasking alike). */
+export function maskFooterDigests<F extends { md5: Uint8Array; checksum: { digest: Uint8Array } | null }>(footer: F, mask: Uint8Array): F {
+  const xor = (a: Uint8Array, at: number) => a.map((b, i) => b ^ mask[at + i]!);
+  return { ...footer, md5: xor(footer.md5, 0), checksum: footer.checksum ? { ...footer.checksum, digest: xor(footer.checksum.digest, 16) } : null };
 }

@@ -21,6 +21,8 @@ import { S3Error } from '../model/errors.ts';
 import { toBase64, toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { encodeHeader } from '../format/shard-file.ts';
+import { maskFooterDigests, type KeyRing } from '../format/seal.ts';
+import { openHeader, unitSealOf, type OpenedHeader } from '../format/sealed-header.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { bucketPrefix, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
@@ -35,14 +37,17 @@ export interface RebuildResult {
   retired: string[];
 }
 
+/** A shard file read, its header opened (sealed ones decrypted). */
+type OpenedInfo = ShardFileInfo & { header: OpenedHeader };
+
 interface Candidate {
-  info: ShardFileInfo;
+  info: OpenedInfo;
   units: CodedUnit[];
   etag: string;
   checksum: NonNullable<CodedUnit['checksum']> | null;
 }
 
-export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog): Promise<RebuildResult> {
+export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing): Promise<RebuildResult> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
   // unitId -> backends holding a tag record of it
@@ -65,7 +70,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   const result: RebuildResult = { restored: [], kept: [], unrecoverable: [], retired: [] };
   const pending = new Set(await catalog.pendingUnitIds(bucket));
   const newest = new Map<string, Candidate>();
-  const segments = new Map<string, { info: ShardFileInfo; unit: CodedUnit }[]>();
+  const segments = new Map<string, { info: OpenedInfo; unit: CodedUnit }[]>();
   for (const [unitId, shards] of found) {
     if (pending.has(unitId)) {
       result.retired.push(unitId);
@@ -83,7 +88,18 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       result.unrecoverable.push({ unitId, reason: 'no readable shard with a complete footer' });
       continue;
     }
-    const h = info.header;
+    // A sealed header's identity opens with the unit's data key (the key ring unwraps it); its
+    // footer's digests are masked with the same key.
+    const raw = info.header;
+    let h: OpenedHeader;
+    let footer = info.footer;
+    try {
+      h = await openHeader(raw, ring);
+      if (raw.seal) footer = maskFooterDigests(footer, await (await ring!.open(raw.seal)).footerMask());
+    } catch (err) {
+      result.unrecoverable.push({ unitId, reason: String((err as Error).message ?? err) });
+      continue;
+    }
     if (h.uploadId) {
       result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the catalog` });
       continue;
@@ -93,20 +109,21 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       continue;
     }
     const n = h.k + h.m;
+    const seal = unitSealOf(raw);
     const unit: CodedUnit = {
-      unitId, codec: h.codec, size: h.size, k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement: h.placement,
-      headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...h, shardIndex: j }).length),
-      shardDigests: info.footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
+      unitId, codec: h.codec, size: h.size, ...(seal ? { seal } : {}), k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement: h.placement,
+      headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...raw, shardIndex: j }).length),
+      shardDigests: footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: [...Array(n).keys()].filter((j) => !shards.has(j)),
-      md5: [...info.footer.md5].map((x) => x.toString(16).padStart(2, '0')).join(''),
-      checksum: info.footer.checksum ? { algorithm: info.footer.checksum.algorithm, type: 'FULL_OBJECT', value: toBase64(info.footer.checksum.digest) } : null,
+      md5: [...footer.md5].map((x) => x.toString(16).padStart(2, '0')).join(''),
+      checksum: footer.checksum ? { algorithm: footer.checksum.algorithm, type: 'FULL_OBJECT', value: toBase64(footer.checksum.digest) } : null,
     };
     if (h.segment) {
       const list = segments.get(h.segment.writeId) ?? [];
-      segments.set(h.segment.writeId, [...list, { info, unit }]);
+      segments.set(h.segment.writeId, [...list, { info: { ...info, header: h }, unit }]);
       continue;
     }
-    offer(h.key, { info, units: [unit], etag: `"${unit.md5}"`, checksum: unit.checksum ?? null });
+    offer(h.key, { info: { ...info, header: h }, units: [unit], etag: `"${unit.md5}"`, checksum: unit.checksum ?? null });
   }
   // A body cut into segments comes back whole or not at all. Column segments: the last one's
   // footer holds the write's MD5 (the ETag) and checksum. Striped segments (written before
@@ -130,7 +147,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     offer(parts[0]!.info.header.key, { info: last.info, units: parts.map((p) => p.unit), etag, checksum: null });
   }
   // Newest write wins: by time, then by id (ids sort in creation order within an isolate).
-  function age(c: { info: ShardFileInfo }): string {
+  function age(c: { info: OpenedInfo }): string {
     return `${c.info.header.createdAt} ${c.info.header.segment?.writeId ?? c.info.header.unitId}`;
   }
   function offer(key: string, candidate: Candidate) {
