@@ -69,13 +69,17 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   const secrets = [...new Set([
     ...config.credentials.flatMap((c) => (c.secretAccessKeySecret ? [c.secretAccessKeySecret] : [])),
     ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
+    ...(config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])),
   ])];
+  const keySecrets = new Set((config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])));
   // The env a deployed Worker of this file would have: its R2 bindings, its secrets (set, with a
   // value nobody would choose: the review only looks at whether they are set and not the dev one).
   const env: Record<string, unknown> = { ...vars };
   for (const b of w.r2_buckets) env[b.binding] = { put() {} };
   for (const b of w.durable_objects.bindings) if (b.class_name === 'OpsObject') env[b.name] = {};
   for (const name of secrets) env[name] = '(set with wrangler secret put)';
+  // An encryption key's secret must be base64 of 32 bytes: stand in a random one (never the dev key).
+  for (const name of keySecrets) env[name] = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   const review = reviewDeployment(config, env);
   return { problems: [...problems, ...review.refusals], warnings: review.warnings, secrets, config };
 }

@@ -9,6 +9,7 @@
  *
  * Also here: a hard kill (SIGKILL) of one s3rver. Linux only (/proc, test/support/proc.ts).
  */
+import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
@@ -20,6 +21,9 @@ import { bucketPrefix } from '../../worker/format/shard-key.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
+/** The config's `encryption` of the local default (wrangler.toml): the published development key. */
+export const TEST_ENCRYPTION = { keys: [{ id: 'dev', value: DEV_KEY_VALUE }], active: 'dev' };
+
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */
   blockSize?: number;
@@ -30,6 +34,8 @@ export interface GatewayOptions {
   /** Policies (name -> config) and which bucket uses which; default: one 4+2 policy. */
   policies?: Record<string, object>;
   buckets?: Record<string, string>;
+  /** false: no key ring (objects stored in the clear). Default: the development key, as `npm start`. */
+  encryption?: false;
 }
 
 /** SHARDGATE_CONFIG for a 4+2 pool on `servers` (one s3rver per backend, path-style). */
@@ -55,6 +61,7 @@ export function gatewayConfig(servers: S3rverProcess[], o: GatewayOptions): obje
     buckets: o.buckets ?? {},
     credentials: [{ ...DEV_CREDENTIALS }], // a copy: the SDK client marks the object it is given ($source)
     garbageGraceSeconds: 60,
+    ...(o.encryption === false ? {} : { encryption: TEST_ENCRYPTION }),
   };
 }
 

@@ -9,6 +9,8 @@ import { MemoryBackend } from '../../backends/memory.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
 import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
+import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
+import { KeyRing } from '../../worker/format/seal.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { S3Settings } from '../../worker/s3/context.ts';
@@ -19,7 +21,10 @@ export interface MemoryStoreParts {
   backends: Backend[];
 }
 
-export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number } = {}): MemoryStoreParts {
+/** The development key ring of the local default config: the S3 suites run sealed, as `npm start` does. */
+export const DEV_KEY_RING = KeyRing.fromBase64({ dev: DEV_KEY_VALUE }, 'dev');
+
+export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean } = {}): MemoryStoreParts {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
@@ -28,7 +33,7 @@ export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: numbe
     maxObjectSize: options.maxObjectSize,
     s3: { maxPartSize: options.maxPartSize },
   });
-  const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
+  const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: options.sealed === false ? undefined : DEV_KEY_RING }), settings: engineSettings(config) });
   return { store, catalog, backends };
 }
 

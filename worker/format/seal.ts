@@ -164,12 +164,14 @@ const WRAP_AAD = (kid: string) => new TextEncoder().encode(`shardgate dek v1 ${k
  * with no active key seals nothing but still opens what its keys wrapped.
  */
 export class KeyRing {
-  private readonly keys = new Map<string, Promise<CryptoKey>>();
+  private readonly keys = new Map<string, Uint8Array>();
+  /** Imported on first use (workerd allows no crypto in a module's global scope). */
+  private readonly imported = new Map<string, Promise<CryptoKey>>();
 
   constructor(raw: Record<string, Uint8Array>, readonly active: string | null) {
     for (const [kid, bytes] of Object.entries(raw)) {
       if (bytes.length !== 32) throw new SealError(`key "${kid}" is ${bytes.length} bytes; a key-encryption key is 32 bytes (base64 of 32 random bytes)`);
-      this.keys.set(kid, subtle().importKey('raw', bytes, 'AES-GCM', false, ['encrypt', 'decrypt']));
+      this.keys.set(kid, bytes);
     }
     if (active !== null && !this.keys.has(active)) throw new SealError(`the active key "${active}" is not in the key ring (have: ${[...this.keys.keys()].join(', ') || 'none'})`);
   }
@@ -188,8 +190,10 @@ export class KeyRing {
   }
 
   private kek(kid: string): Promise<CryptoKey> {
-    const k = this.keys.get(kid);
-    if (!k) throw new SealError(`this object is sealed under key "${kid}", which is not in the key ring (have: ${this.ids().join(', ') || 'none'})`);
+    const bytes = this.keys.get(kid);
+    if (!bytes) throw new SealError(`this object is sealed under key "${kid}", which is not in the key ring (have: ${this.ids().join(', ') || 'none'})`);
+    let k = this.imported.get(kid);
+    if (!k) this.imported.set(kid, (k = subtle().importKey('raw', bytes, 'AES-GCM', false, ['encrypt', 'decrypt'])));
     return k;
   }
 
