@@ -21,7 +21,8 @@
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
 import { Hono, type Context } from 'hono';
-import type { KeyRing } from '../format/seal.ts';
+import { SealError, type KeyRing } from '../format/seal.ts';
+import { rotateKeys } from '../upkeep/rotate-keys.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { BackendPrices, RepairTask } from '../engine/index.ts';
@@ -82,6 +83,20 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
     return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing));
+  });
+
+  // Key rotation: re-wraps data keys under ?to= (the active key) for up to ~20 s per call, catalog
+  // only; call again until `done` (shardgate rotate-keys does). upkeep/rotate-keys.ts.
+  admin.post('/rotate-keys', async (c) => {
+    const to = c.var.view.query.get('to');
+    if (!to) throw new S3Error('InvalidArgument', 'rotate-keys needs ?to=KEY_ID (the active key)');
+    if (!deps.keyRing) throw new S3Error('InvalidArgument', 'this gateway has no key ring (config "encryption")');
+    try {
+      return c.json(await rotateKeys(deps.catalog, deps.keyRing, to, { deadline: Date.now() + 20_000 }));
+    } catch (err) {
+      if (err instanceof SealError) throw new S3Error('InvalidArgument', err.message);
+      throw err;
+    }
   });
 
   admin.post('/scrub', async (c) => {

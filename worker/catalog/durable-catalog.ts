@@ -7,6 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
+import type { SealRecord, SealRecordCursor } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -159,6 +160,22 @@ export class DurableCatalog implements Catalog {
 
   async releaseUnits(bucket: string, unitIds: string[]): Promise<void> {
     unwrap(await this.bucket(bucket).releaseUnits(bucket, unitIds));
+  }
+
+  async listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Promise<SealRecord[]> {
+    return unwrap(await this.bucket(bucket).listSealRecords(bucket, after, limit));
+  }
+
+  async replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Promise<number> {
+    return unwrap(await this.bucket(bucket).replaceSealRecords(bucket, items));
+  }
+
+  async getRotationState(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getRotationState(bucket));
+  }
+
+  async setRotationState(bucket: string, value: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setRotationState(bucket, value));
   }
 
   async pendingUnitIds(bucket: string): Promise<string[]> {

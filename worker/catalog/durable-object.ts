@@ -31,8 +31,13 @@ import { garbageUnitIds } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
+import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
+import type { SealRecord, SealRecordCursor } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+
+/** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
+const KEY_ROTATION = 'key-rotation';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -170,6 +175,18 @@ export class CatalogObject extends DurableObject {
   }
   setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<CodedUnit | null> {
     return this.inBucket(bucket, (o) => o.setTags(key, tags));
+  }
+  listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Reply<SealRecord[]> {
+    return this.inBucket(bucket, () => listSealRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
+  }
+  replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Reply<number> {
+    return this.inBucket(bucket, () => replaceSealRecords(this.sql, items));
+  }
+  getRotationState(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));
+  }
+  setRotationState(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(KEY_ROTATION, value));
   }
   pendingUnitIds(bucket: string): Reply<string[]> {
     return this.inBucket(bucket, () => allGarbage(this.sql, bucket).flatMap((r) => garbageUnitIds(JSON.parse(r.entry) as GarbageUnits)));

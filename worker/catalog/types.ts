@@ -311,4 +311,32 @@ export interface HealthCatalog {
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog;
+/** Where a record holding wrapped data keys is: a stored version (key, version id) or an uploaded part (upload id, part number). */
+export interface SealRecordCursor {
+  kind: 'version' | 'part';
+  a: string;
+  b: string;
+}
+
+/** One such record as stored (JSON: an ObjectManifest or a multipart PartRecord). */
+export interface SealRecord {
+  at: SealRecordCursor;
+  json: string;
+}
+
+/**
+ * Key rotation (upkeep/rotate-keys.ts): the records that may hold wrapped data keys, paged, and
+ * replaced only if unchanged since read. The catalog never holds a key.
+ */
+export interface KeyCatalog {
+  listBucketRecords(): Promise<BucketInfo[]>;
+  /** Up to `limit` records after `after` (null: from the start): versions, then parts. NoSuchBucket. */
+  listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Promise<SealRecord[]>;
+  /** Replaces each record still equal to `before` by `after`; how many were. NoSuchBucket. */
+  replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Promise<number>;
+  /** The bucket's rotation progress record (state 'key-rotation'), or null. */
+  getRotationState(bucket: string): Promise<string | null>;
+  setRotationState(bucket: string, value: string | null): Promise<void>;
+}
+
+export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog;
