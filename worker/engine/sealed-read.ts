@@ -6,7 +6,7 @@
  * opened record until the consumer takes it.
  */
 import type { CodedUnit } from '../format/manifest.ts';
-import { SEAL_TAG_BYTES, SealError, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
+import { SEAL_TAG_BYTES, SealError, release, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
 import { openUnit } from './open-unit.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
@@ -33,6 +33,8 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
   const buffer = new Uint8Array(stride);
   let index = span.first;
   let rest: Uint8Array = new Uint8Array(0);
+  /** The record last handed out: consumed once the next pull comes, then freed (seal.ts `release`). */
+  let handed: Uint8Array | null = null;
 
   /** Record `index`'s stored bytes, copied out of the unit stream (its chunks are reused). */
   const nextRecord = async (): Promise<Uint8Array> => {
@@ -64,7 +66,9 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
             rest = r.value;
           }
         }
-        const plain = await dek.openRecord(index, await nextRecord());
+        if (handed) release(handed.buffer);
+        handed = null;
+        const plain = (handed = await dek.openRecord(index, await nextRecord()));
         const base = index * record;
         const lo = Math.max(start, base) - base, hi = Math.min(end, base + plain.length - 1) - base;
         index++;

@@ -6,7 +6,7 @@
  * Memory: one record of plaintext (reused) and the sealed record being handed out.
  */
 import type { BodyDigest } from '../model/digest.ts';
-import type { DataKey } from '../format/seal.ts';
+import { release, type DataKey } from '../format/seal.ts';
 import type { UnitFeed } from './body-feed.ts';
 
 export class SealingFeed implements UnitFeed {
@@ -45,6 +45,7 @@ export class SealingFeed implements UnitFeed {
     if (len <= 0) throw new RangeError(`SealingFeed: asked past the unit's ${this.plainSize} bytes`);
     const plain = this.plain.subarray(0, len);
     await this.body.fill(len, () => plain);
+    if (this.sealed) release(this.sealed.buffer); // copied out whole: the writer holds no view of it
     this.sealed = await this.dek.sealRecord(this.next++, plain);
     this.at = 0;
   }
