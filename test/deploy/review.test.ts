@@ -13,7 +13,12 @@ const s3 = (id: string, domain: string, extra: object = {}) => ({
   id, kind: 's3', domain, endpoint: `https://${id}.example.net`, bucket: 'b', accessKeyIdSecret: `${id}_KEY`, secretAccessKeySecret: `${id}_SECRET`, ...extra,
 });
 const SIX = [r2('r2a', 'cf/weur'), r2('r2b', 'cf/enam'), s3('aws', 'aws/fra'), s3('b2', 'b2/ams'), s3('wasabi', 'wasabi/ams'), s3('gcs', 'gcp/eu')];
-const GOOD = { backends: SIX, policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec', credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'admin'] } }] };
+const GOOD = {
+  backends: SIX, policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec',
+  credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'admin'] } }],
+  encryption: { keys: [{ id: 'k1', secret: 'KEY_K1' }], active: 'k1' },
+};
+const A_KEY = btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => 3 * i + 1)));
 
 /** The env a deployed Worker of `config` has: the ops record, every R2 binding and every secret it names. */
 function envFor(config: { backends: object[]; credentials?: object[] }): Record<string, unknown> {
@@ -23,6 +28,7 @@ function envFor(config: { backends: object[]; credentials?: object[] }): Record<
     for (const name of [b.accessKeyIdSecret, b.secretAccessKeySecret]) if (name) env[name] = `value of ${name}`;
   }
   for (const c of (config.credentials ?? []) as { secretAccessKeySecret?: string }[]) if (c.secretAccessKeySecret) env[c.secretAccessKeySecret] = 'a secret of my own';
+  for (const k of ((config as { encryption?: { keys: { secret?: string }[] } }).encryption?.keys ?? [])) if (k.secret) env[k.secret] = A_KEY;
   return env;
 }
 
@@ -35,6 +41,17 @@ describe('deployment review', () => {
     expect(review(GOOD)).toEqual({ refusals: [], warnings: [] });
     const { OPS: _, ...withoutOps } = envFor(GOOD);
     expect(review(GOOD, withoutOps)).toEqual({ refusals: [], warnings: [expect.stringMatching(/^no OPS Durable Object binding/)] });
+  });
+
+  it('encryption keys: only from secrets, never the development key, 32 bytes; none configured is a warning', () => {
+    const { encryption: _e, ...clear } = GOOD;
+    expect(review(clear).warnings).toEqual([expect.stringMatching(/^no "encryption" section: objects are stored in the clear/)]);
+    expect(review({ ...GOOD, encryption: { keys: [{ id: 'k1', value: A_KEY }], active: 'k1' } }).refusals).toEqual([expect.stringMatching(/^encryption key "k1" is inline in SHARDGATE_CONFIG/)]);
+    expect(review(GOOD, { ...envFor(GOOD), KEY_K1: 'c2hhcmRnYXRlLWRldi1rZXktZW5jcnlwdGlvbi1rZXk=' }).refusals).toEqual([expect.stringMatching(/the published development key/)]);
+    const { KEY_K1: _k, ...unset } = envFor(GOOD);
+    expect(review(GOOD, unset).refusals).toEqual([expect.stringMatching(/^encryption key "k1" names the secret KEY_K1, which is not set/)]);
+    expect(review(GOOD, { ...envFor(GOOD), KEY_K1: 'too short' }).refusals).toEqual([expect.stringMatching(/^encryption key "k1" is not base64 of 32 bytes/)]);
+    expect(() => parseConfig({ ...GOOD, encryption: { keys: [{ id: 'k1', secret: 'KEY_K1' }], active: 'k2' } })).toThrow(/encryption.active is "k2", which is not among encryption.keys/);
   });
 
   it('refuses wrangler.toml\'s development config: the development key and the local pool', () => {

@@ -7,7 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { SealRecord, SealRecordCursor } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -202,7 +202,7 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).prepareWrite(bucket, key, conditions, unitIds, expires.getTime()));
   }
 
-  async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<S.MultipartChecksumSpec | null> {
+  async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart> {
     return unwrap(await this.bucket(bucket).preparePart(bucket, key, uploadId, unitIds, expires.getTime()));
   }
 

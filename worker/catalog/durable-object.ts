@@ -32,7 +32,7 @@ import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
-import type { SealRecord, SealRecordCursor } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 
@@ -229,11 +229,11 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
   }
 
-  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<S.MultipartChecksumSpec | null> {
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<PreparedPart> {
     return this.inBucket(bucket, (o, mp) => {
-      const { checksum } = mp.get(key, uploadId);
+      const { checksum, metadata } = mp.get(key, uploadId);
       o.reserve(unitIds, expires);
-      return checksum;
+      return { checksum, sse: metadata.sse ?? null };
     });
   }
 

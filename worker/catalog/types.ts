@@ -12,6 +12,7 @@
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { SseRecord } from '../model/sse.ts';
 import type {
   BucketInfo,
   ListObjectsOptions,
@@ -247,9 +248,9 @@ export interface ObjectCatalog extends BucketCatalog {
   /**
    * An UploadPart's one catalog call before putPart: the upload must exist (NoSuchUpload;
    * NoSuchBucket), then `unitIds` are reserved as reserveUnits does, atomically; answers the
-   * upload's checksum spec. Like prepareWrite, it runs while the part's shards upload.
+   * upload's checksum spec and its SSE record. Like prepareWrite, it runs while the part's shards upload.
    */
-  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<MultipartChecksumSpec | null>;
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart>;
   /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
 }
@@ -309,6 +310,12 @@ export interface HealthCatalog {
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
+}
+
+/** What preparePart answers of the upload: its checksum spec and how the client asked it encrypted. */
+export interface PreparedPart {
+  checksum: MultipartChecksumSpec | null;
+  sse: SseRecord | null;
 }
 
 /** Where a record holding wrapped data keys is: a stored version (key, version id) or an uploaded part (upload id, part number). */

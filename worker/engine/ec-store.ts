@@ -23,6 +23,7 @@ import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
+import { checkSseRead, customerKeyOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
 export type RepairTask = RepairMessage;
@@ -119,8 +120,8 @@ export class EcStore implements T.ObjectStore {
    * budget: under `lease` when the caller holds one for it (a copy: the caller releases it), else
    * under a lease of its own, which the stream gives back when it ends, fails or is cancelled.
    */
-  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease): Promise<ReadableStream<Uint8Array>> {
-    if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end);
+  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
+    if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end, undefined, customerKey);
     const held = storageReadBytes(storage);
     const own = lease ? undefined : await this.acquire(held);
     const release = () => own?.release();
@@ -133,7 +134,7 @@ export class EcStore implements T.ObjectStore {
     };
     let body: ReadableStream<Uint8Array>;
     try {
-      body = await this.units.open(bucket, key, storage, start, end, grow);
+      body = await this.units.open(bucket, key, storage, start, end, grow, customerKey);
     } catch (err) {
       release();
       throw err;
@@ -179,8 +180,8 @@ export class EcStore implements T.ObjectStore {
    * found. The write must commit by `commitBy`, a margin before the reservation expires and the
    * collector may start deleting its shards.
    */
-  private planWrite(bucket: string, size: number, part: boolean): Reservation & { expires: Date } {
-    const plan = this.units.plan(size, policyFor(this.settings, bucket), part);
+  private planWrite(bucket: string, size: number, part: boolean, forceSeal = false): Reservation & { expires: Date } {
+    const plan = this.units.plan(size, policyFor(this.settings, bucket), part, forceSeal);
     const lifetime = this.settings.writeReservationSeconds * 1000;
     const expires = Date.now() + lifetime;
     return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
@@ -292,13 +293,16 @@ export class EcStore implements T.ObjectStore {
       checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     }
     const size = this.requireLength(o.contentLength, max);
-    const reserved = this.planWrite(bucket, size, false);
+    const customerKey = customerKeyOf(o.sse);
+    const sse = await sseRecordOf(o.sse);
+    const metadata = sse ? { ...o.metadata, sse } : o.metadata;
+    const reserved = this.planWrite(bucket, size, false, !!customerKey);
     const { plan } = reserved;
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata: o.metadata, commitGate: prepared }, reserved);
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
     await prepared;
-    const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, o.metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -307,23 +311,24 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** The object's head for a read: conditions checked, the Range or part resolved. */
-  private readHead(m: ObjectManifest, o: T.GetObjectOptions): T.ObjectHead {
+  private async readHead(m: ObjectManifest, o: T.GetObjectOptions): Promise<T.ObjectHead> {
     const i = info(m);
     checkReadConditions(i, o.conditions);
+    await checkSseRead(m.metadata.sse, o.sse);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
   }
 
   async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
-    return this.readHead(await this.manifest(bucket, key), o);
+    return await this.readHead(await this.manifest(bucket, key), o);
   }
 
   async getObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectBody> {
     const m = await this.manifest(bucket, key);
-    const head = this.readHead(m, o);
+    const head = await this.readHead(m, o);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
     if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
-    return { ...head, body: await this.openBody(bucket, key, m.storage, start, end) };
+    return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
   async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
@@ -353,17 +358,20 @@ export class EcStore implements T.ObjectStore {
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const source = await this.manifest(src.bucket, src.key);
     checkReadConditions(info(source), src.conditions, true);
-    const { tags: sourceTags, ...sourceMetadata } = source.metadata;
+    await checkSseRead(source.metadata.sse, src.sse, true);
+    const { tags: sourceTags, sse: _sourceSse, ...sourceMetadata } = source.metadata;
     const base = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
-    const metadata = tags.length ? { ...base, tags } : base;
+    const sse = await sseRecordOf(o.sse); // the target's own: never the source's
+    const customerKey = customerKeyOf(o.sse);
+    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}) };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false,
+    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false, { source: customerKeyOf(src.sse), target: customerKey },
       // An inline copy has no unit to reserve: its commit checks the conditions.
       async ({ plan, expires }) => (plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires)),
       async (body, reserved, lease, prepared) => {
         prepared.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
-        const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared }, reserved, lease);
+        const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared, customerKey }, reserved, lease);
         try {
           await prepared;
         } catch (err) {
@@ -378,15 +386,18 @@ export class EcStore implements T.ObjectStore {
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
 
-  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null }): Promise<T.UploadInfo> {
-    const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, o);
+  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo & { sse?: SseRecord }> {
+    const sse = await sseRecordOf(o.sse);
+    const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, { metadata: sse ? { ...o.metadata, sse } : o.metadata, checksum: o.checksum });
     this.rememberSpec(upload.uploadId, upload.checksum);
-    return upload;
+    return sse ? { ...upload, sse } : upload;
   }
 
+
+
   /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<void>): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared }, reserved, lease);
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<void>, customerKey?: Uint8Array): Promise<T.PartInfo> {
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared, customerKey }, reserved, lease);
     try {
       await prepared;
     } catch (err) {
@@ -422,17 +433,21 @@ export class EcStore implements T.ObjectStore {
     const size = this.requireLength(o.contentLength, max);
     const spec = o.checksum ? undefined : await this.uploadSpec(bucket, key, uploadId);
     const checksum = o.checksum ?? (spec ? { algorithm: spec.algorithm, expected: null } : null);
-    const reserved = this.planWrite(bucket, size, true);
-    const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum);
-    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared);
+    // The part is sealed under the key the request gives; whether it is the upload's is known when
+    // preparePart answers (refused then, and what was sent deleted, as a mismatching checksum).
+    const customerKey = customerKeyOf(o.sse);
+    const reserved = this.planWrite(bucket, size, true, !!customerKey);
+    const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse);
+    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey);
   }
 
   /** preparePart, its spec remembered and checked against the part's checksum (settles once; never unhandled). */
-  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null): Promise<void> {
-    const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (spec) => {
-      this.rememberSpec(uploadId, spec);
+  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null, sse: SseRequest | null | undefined): Promise<void> {
+    const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (answer) => {
+      this.rememberSpec(uploadId, answer.checksum);
       try {
-        checkPartChecksum(spec, checksum);
+        checkPartChecksum(answer.checksum, checksum);
+        await checkSseRead(answer.sse ?? undefined, sse?.kind === 'c' ? sse : null);
       } catch (err) {
         await this.catalog.releaseUnits(bucket, unitIds).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
         throw err;
@@ -443,15 +458,17 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** UploadPartCopy: the source (and the upload's spec, unless known) in one round, then as UploadPart. */
-  async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<T.PartInfo> {
+  async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
     const [spec, source] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.manifest(src.bucket, src.key)]);
+    const customerKey = customerKeyOf(sse);
     checkReadConditions(info(source), src.conditions, true);
+    await checkSseRead(source.metadata.sse, src.sse, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
-    return this.copyBody(source, start, end, bucket, true,
-      (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum),
-      (body, reserved, lease, prepared) => this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared));
+    return this.copyBody(source, start, end, bucket, true, { source: customerKeyOf(src.sse), target: customerKey },
+      (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse),
+      (body, reserved, lease, prepared) => this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey));
   }
 
   /**
@@ -464,14 +481,15 @@ export class EcStore implements T.ObjectStore {
    * however the write ends.
    */
   private async copyBody<R>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
+    keys: { source?: Uint8Array; target?: Uint8Array },
     prepare: (reserved: Reservation & { expires: Date }) => Promise<void>,
     write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<void>) => Promise<R>): Promise<R> {
-    const reserved = this.planWrite(bucket, end - start + 1, part);
+    const reserved = this.planWrite(bucket, end - start + 1, part, !!keys.target);
     const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
     try {
       const prepared = prepare(reserved);
-      body = await this.openBody(source.bucket, source.key, source.storage, start, end, lease);
+      body = await this.openBody(source.bucket, source.key, source.storage, start, end, lease, keys.source);
       return await write(body, reserved, lease, prepared);
     } finally {
       // The source first (its buffers are what the lease accounts for): a no-op once the write

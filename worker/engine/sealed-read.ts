@@ -6,7 +6,7 @@
  * opened record until the consumer takes it.
  */
 import type { CodedUnit } from '../format/manifest.ts';
-import { SEAL_TAG_BYTES, SealError, release, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
+import { SEAL_TAG_BYTES, openSeal, release, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
 import { openUnit } from './open-unit.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
@@ -14,11 +14,10 @@ import type { ReadUnitInput } from './unit-reader.ts';
  * Bytes [input.start, input.end] of a coded unit's object data, sealed or not: a sealed unit's
  * records are read through the engine's unit readers as stored bytes (the readers never know).
  */
-export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefined): Promise<ReadableStream<Uint8Array>> {
+export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefined, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
   const { unit } = input;
   if (!unit.seal) return openUnit(input);
-  if (!ring) throw new SealError(`unit ${unit.unitId} is sealed and no key ring is configured (config "encryption")`);
-  const dek = await ring.open(unit.seal);
+  const dek = await openSeal(unit.seal, ring, customerKey);
   const stored: CodedUnit = { ...unit, size: storedSize(unit), seal: undefined };
   return openSealed((from, to) => openUnit({ ...input, unit: stored, start: from, end: to }), dek, unit.size, unit.seal.record, input.start, input.end);
 }

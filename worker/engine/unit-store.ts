@@ -22,7 +22,7 @@ import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { openCodedUnit, openSealed } from './sealed-read.ts';
 import { SealingFeed } from './sealing-feed.ts';
-import { SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
+import { SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -77,6 +77,8 @@ export interface StoreBodyInput {
   metadata?: unknown;
   /** Settles when the write's unit ids are reserved: every shard's last bytes wait for it (shard-set.ts). */
   commitGate?: Promise<void>;
+  /** SSE-C: data keys are wrapped under this client key (32 bytes) instead of the key ring's (plan with `forceSeal`). */
+  customerKey?: Uint8Array;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -108,13 +110,13 @@ export class UnitStore {
   }
 
   /** How a body of `size` bytes will be stored under `policy`; a part is always coded (a manifest lists units), never inline. */
-  plan(size: number, policy: StoragePolicy, part: boolean): StoragePlan {
+  plan(size: number, policy: StoragePolicy, part: boolean, forceSeal = false): StoragePlan {
     const small = size <= policy.small.threshold;
     const replicas = small ? policy.small.replicas : policy.codec === 'replica' ? policy.k + policy.m : 0;
     const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
-    const sealed = this.seals(policy);
+    const sealed = forceSeal || this.seals(policy);
     if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed };
     if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newId()], sealed };
     const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
@@ -137,7 +139,7 @@ export class UnitStore {
    */
   private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'>): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
-    const { dek, seal } = await this.options.keyRing!.newSeal();
+    const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey) : await this.ring().newSeal();
     const meta = await dek.sealIdentity({ ...identity, size });
     return { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal, headerSeal: { ...seal, meta }, footerMask: await dek.footerMask() };
   }
@@ -202,12 +204,12 @@ export class UnitStore {
    * The bytes [start, end] of object `key`; the first unit is opened before returning. `grow`:
    * more coding budget for a degraded column read's rebuilt rows, given back as each unit ends.
    */
-  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget): Promise<ReadableStream<Uint8Array>> {
+  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
     if (end < start) return new ReadableStream({ start: (c) => c.close() });
     if (storage.kind === 'inline') {
       const stored = fromBase64(storage.data)!;
       if (storage.seal) {
-        const dek = await this.ring().open(storage.seal);
+        const dek = await openSeal(storage.seal, this.options.keyRing, customerKey);
         const from = (a: number, b: number) => Promise.resolve(new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(stored.subarray(a, b + 1)), c.close()) }));
         return openSealed(from, dek, plainSizeOfSealed(stored.length, storage.seal.record), storage.seal.record, start, end);
       }
@@ -228,7 +230,7 @@ export class UnitStore {
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
-      return openCodedUnit(input, this.options.keyRing);
+      return openCodedUnit(input, this.options.keyRing, customerKey);
     };
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();

@@ -169,6 +169,48 @@ export class DataKey {
 
 const WRAP_AAD = (kid: string) => new TextEncoder().encode(`shardgate dek v1 ${kid}`);
 
+/** The `kid` of a data key wrapped under a client's SSE-C key (never a key ring id: those cannot hold "~"). */
+export const CUSTOMER_KID = '~sse-c';
+
+async function wrapWith(kek: CryptoKey, kid: string, raw: Uint8Array): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: WRAP_AAD(kid) }, kek, raw));
+  const out = new Uint8Array(12 + ct.length);
+  out.set(iv);
+  out.set(ct, 12);
+  return b64(out);
+}
+
+async function unwrapWith(kek: CryptoKey, seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<Uint8Array> {
+  const bytes = unb64(seal.wrapped);
+  try {
+    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: WRAP_AAD(seal.kid) }, kek, bytes.subarray(12)));
+  } catch {
+    throw new SealError(`the data key wrapped under "${seal.kid}" does not open with the key given for it`);
+  }
+}
+
+const importCustomerKey = (key: Uint8Array) => subtle().importKey('raw', key, 'AES-GCM', false, ['encrypt', 'decrypt']);
+
+/** A fresh data key for one unit, wrapped under a client's SSE-C key (32 bytes). */
+export async function customerSeal(customerKey: Uint8Array, record = SEAL_RECORD_BYTES): Promise<{ dek: DataKey; seal: UnitSeal }> {
+  const { dek, raw } = await DataKey.random();
+  return { dek, seal: { alg: SEAL_ALGORITHM, kid: CUSTOMER_KID, wrapped: await wrapWith(await importCustomerKey(customerKey), CUSTOMER_KID, raw), record } };
+}
+
+/**
+ * The data key of a sealed unit: under the key ring, or (kid CUSTOMER_KID) under the client's
+ * SSE-C key, which the read must give.
+ */
+export async function openSeal(seal: Pick<UnitSeal, 'kid' | 'wrapped'>, ring: KeyRing | null | undefined, customerKey?: Uint8Array): Promise<DataKey> {
+  if (seal.kid === CUSTOMER_KID) {
+    if (!customerKey) throw new SealError('this object is encrypted with a customer key (SSE-C): give the key to read it');
+    return DataKey.fromRaw(await unwrapWith(await importCustomerKey(customerKey), seal));
+  }
+  if (!ring) throw new SealError(`this object is sealed under key "${seal.kid}" and no key ring is configured (config "encryption")`);
+  return ring.open(seal);
+}
+
 /**
  * The key ring: key-encryption keys by id (32 bytes each) and the one new writes use. A ring
  * with no active key seals nothing but still opens what its keys wrapped.
@@ -215,22 +257,12 @@ export class KeyRing {
   }
 
   private async wrap(kid: string, raw: Uint8Array): Promise<string> {
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: WRAP_AAD(kid) }, await this.kek(kid), raw));
-    const out = new Uint8Array(12 + ct.length);
-    out.set(iv);
-    out.set(ct, 12);
-    return b64(out);
+    return wrapWith(await this.kek(kid), kid, raw);
   }
 
   private async unwrapRaw(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<Uint8Array> {
-    const bytes = unb64(seal.wrapped);
-    try {
-      return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: WRAP_AAD(seal.kid) }, await this.kek(seal.kid), bytes.subarray(12)));
-    } catch (err) {
-      if (err instanceof SealError) throw err;
-      throw new SealError(`the data key wrapped under "${seal.kid}" does not open with the ring's key of that id (a different key under the same id?)`);
-    }
+    if (seal.kid === CUSTOMER_KID) throw new SealError('this object is encrypted with a customer key (SSE-C): it opens only with that key');
+    return unwrapWith(await this.kek(seal.kid), seal);
   }
 
   /** The data key of a sealed unit or object. */

@@ -26,6 +26,7 @@ const S3_ERRORS = {
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS access key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
+  InvalidEncryptionAlgorithmError: [400, 'The encryption request you specified is not valid. The valid value is AES256.'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
   IncorrectNumberOfFilesInPostRequest: [400, 'POST requires exactly one file upload per request.'],

@@ -13,6 +13,7 @@
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
 import type { Tag } from './tagging.ts';
+import type { SseRecord, SseRequest } from './sse.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -41,6 +42,8 @@ export interface ObjectMetadata {
   user: Record<string, string>;
   /** The object's tags, sorted by key (model/tagging.ts); absent or empty: none. Not a header. */
   tags?: Tag[];
+  /** How the client asked the object to be encrypted (model/sse.ts); absent: not asked. */
+  sse?: SseRecord;
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -99,10 +102,14 @@ export interface PutObjectOptions {
   metadata: ObjectMetadata;
   checksum: ChecksumRequest | null;
   conditions: WriteConditions;
+  /** SSE-S3 or SSE-C as the request asks (s3/sse-headers.ts). */
+  sse?: SseRequest | null;
 }
 
 export interface PutObjectResult {
   etag: string;
+  /** How the stored object is encrypted at the client's request (echoed in the response). */
+  sse?: SseRecord;
   versionId?: string;
   checksum: ObjectChecksum | null;
   size: number;
@@ -114,6 +121,8 @@ export interface GetObjectOptions {
   /** GetObject/HeadObject `partNumber`: the bytes of that part (never together with `range`). */
   partNumber?: number | null;
   conditions: ReadConditions;
+  /** The SSE-C key the read gives (an SSE-C object needs it). */
+  sse?: SseRequest | null;
 }
 
 /** Source of CopyObject / UploadPartCopy. Its conditions come from x-amz-copy-source-if-*:
@@ -123,6 +132,8 @@ export interface CopySource {
   key: string;
   conditions: ReadConditions;
   range?: ResolvedRange | null; // UploadPartCopy only, already validated syntax
+  /** The source's SSE-C key (x-amz-copy-source-server-side-encryption-customer-*). */
+  sse?: SseRequest | null;
 }
 
 export interface CopyObjectOptions {
@@ -132,6 +143,8 @@ export interface CopyObjectOptions {
   tagging: 'COPY' | Tag[];
   checksumAlgorithm?: ChecksumAlgorithm | null; // recompute with this algorithm
   conditions: WriteConditions;
+  /** The target's encryption (never the source's). */
+  sse?: SseRequest | null;
 }
 
 export interface DeleteObjectOptions {
@@ -269,9 +282,9 @@ export interface ObjectStore {
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 
   // Multipart
-  createMultipartUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null }): Promise<UploadInfo>;
+  createMultipartUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<UploadInfo>;
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, options: Omit<PutObjectOptions, 'metadata' | 'conditions'>): Promise<PartInfo>;
-  uploadPartCopy(source: CopySource, bucket: string, key: string, uploadId: string, partNumber: number): Promise<PartInfo>;
+  uploadPartCopy(source: CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<PartInfo>;
   /** Parts ascending (InvalidPartOrder), known with matching ETag (InvalidPart), all but the last
    *  at least the minimum part size (EntityTooSmall). ETag = "hex(md5(concat part md5s))-N".
    *  Repeated after success (an SDK retrying), it answers the same result again for a while. */

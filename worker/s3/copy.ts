@@ -13,6 +13,7 @@ import { readMetadata, readReadConditions, readWriteConditions } from './headers
 import { percentDecode, validateKey } from './request.ts';
 import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
+import { readCustomerKeyHeaders, readSseRequest, sseEchoHeaders } from './sse-headers.ts';
 
 export function readCopySource(headers: Headers): CopySource {
   const raw = headers.get('x-amz-copy-source')!;
@@ -30,6 +31,7 @@ export function readCopySource(headers: Headers): CopySource {
     bucket: percentDecode(path.slice(0, slash)),
     key: validateKey(percentDecode(path.slice(slash + 1))),
     conditions: readReadConditions(headers, 'x-amz-copy-source-'),
+    sse: readCustomerKeyHeaders(headers, true),
   };
 }
 
@@ -42,7 +44,8 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
   }
   const algHeader = headers.get('x-amz-checksum-algorithm');
   const checksumAlgorithm = algHeader ? parseChecksumAlgorithm(algHeader) : null;
-  if (source.bucket === s3.bucket && source.key === s3.key && directive === 'COPY' && !checksumAlgorithm) {
+  const sse = readSseRequest(headers);
+  if (source.bucket === s3.bucket && source.key === s3.key && directive === 'COPY' && !checksumAlgorithm && !sse) {
     throw new S3Error('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
   }
   const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
@@ -51,6 +54,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
     tagging: readTaggingDirective(headers),
     checksumAlgorithm,
     conditions: readWriteConditions(headers),
+    sse,
   });
   const checksum = result.checksum;
   return xmlResponse(
@@ -60,5 +64,6 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
       el('LastModified', result.lastModified),
       checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
     ),
+    sseEchoHeaders(sse),
   );
 }

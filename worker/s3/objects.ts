@@ -22,6 +22,7 @@ import { limitBody, tooLarge } from './request.ts';
 import { responseBody } from './response-body.ts';
 import { addServedObjectHeaders } from './served-object.ts';
 import { withHeaderTags } from './tagging.ts';
+import { readCustomerKeyHeaders, readSseRequest, sseEchoHeaders } from './sse-headers.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -40,10 +41,11 @@ export async function PutObject(s3: S3Context): Promise<Response> {
     metadata: withHeaderTags(readMetadata(headers), headers),
     checksum: readChecksumRequest(headers, s3.auth.checksum),
     conditions: readWriteConditions(headers),
+    sse: readSseRequest(headers),
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum) } });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseEchoHeaders(options.sse) } });
 }
 
 function readOptions(s3: S3Context) {
@@ -57,7 +59,7 @@ function readOptions(s3: S3Context) {
     }
     if (headers.has('range')) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter');
   }
-  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers) };
+  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers), sse: readCustomerKeyHeaders(headers) };
 }
 
 /** Response headers of a read, with the parts count when a part was asked for. */

@@ -174,7 +174,7 @@ export function assertSupportedHeaders(headers: Headers): void {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
   for (const [name, value] of headers) {
-    if (/^x-amz-(server-side-encryption|copy-source-server-side-encryption|object-lock-|website-redirect-location$|write-offset-bytes$|bucket-object-lock-enabled$)/.test(name)) {
+    if (/^x-amz-(object-lock-|website-redirect-location$|write-offset-bytes$|bucket-object-lock-enabled$)/.test(name)) {
       if (!(name === 'x-amz-bucket-object-lock-enabled' && value.toLowerCase() === 'false')) refuse(name);
     }
     if (name === 'x-amz-storage-class' && value !== 'STANDARD') refuse(`${name}: ${value}`);

@@ -30,6 +30,7 @@ import type { AuthResult, PostFormGate, S3Settings } from './context.ts';
 import { formBoundary, readForm } from './form-data.ts';
 import { readMetadata } from './headers.ts';
 import { assertSupportedHeaders } from './operations.ts';
+import { readSseRequest, sseEchoHeaders } from './sse-headers.ts';
 import { limitBody, tooLarge, validateKey, type S3Address } from './request.ts';
 import { parseTaggingXml } from './tagging.ts';
 import { el, xmlDocument } from './xml.ts';
@@ -116,6 +117,7 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
     if (tags.length) metadata.tags = tags;
   }
   const checksum = readChecksumRequest(headers, undefined);
+  const sse = readSseRequest(headers); // SSE-S3 or SSE-C fields, checked as the headers of a PUT
 
   const range = auth.lengthRange;
   const max = Math.min(settings.maxObjectSize, range?.max ?? Infinity);
@@ -123,10 +125,10 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
   if (range && file.size > range.max) throw tooLarge(file.size, range.max);
   if (range && file.size < range.min) throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(file.size), MinSizeAllowed: String(range.min) });
 
-  const result = await store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {} });
+  const result = await store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse });
 
   const location = objectUrl(request, addr, input.hostBucket, key);
-  const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum) };
+  const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum), ...sseEchoHeaders(sse) };
   const redirect = redirectTarget(fields.get('success_action_redirect') ?? fields.get('redirect'));
   if (redirect) {
     for (const [name, value] of [['bucket', bucket], ['key', key], ['etag', result.etag]]) redirect.searchParams.append(name!, value!);

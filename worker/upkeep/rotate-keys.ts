@@ -10,7 +10,7 @@
  * record; then nothing in it is wrapped under any key but `to`, and older keys may leave the ring.
  * `to` must be the ring's active key, so writes during the rotation are wrapped under it too.
  */
-import { SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
+import { CUSTOMER_KID, SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
 import type { KeyCatalog, SealRecordCursor } from '../catalog/types.ts';
 
 export interface BucketRotation {
@@ -44,7 +44,7 @@ async function rewrapIn(value: unknown, ring: KeyRing, to: string, count: { chan
   if (!value || typeof value !== 'object') return;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (isSeal(v)) {
-      if (v.kid === to) continue;
+      if (v.kid === to || v.kid === CUSTOMER_KID) continue; // SSE-C keys are the client's: nothing to rotate
       try {
         (value as Record<string, unknown>)[k] = await ring.rewrap(v, to);
         count.changed++;

@@ -1,0 +1,61 @@
+/**
+ * Server-side encryption as S3 clients ask for it. Everything this gateway stores is sealed
+ * under its own keys anyway (format/seal.ts); these are the two forms a client can ask for:
+ * - SSE-S3 (`x-amz-server-side-encryption: AES256`): accepted, recorded and echoed; the object is
+ *   sealed under the gateway's key ring, as every object is by default.
+ * - SSE-C (`x-amz-server-side-encryption-customer-*`): the object's data key is wrapped under the
+ *   client's key, which the gateway never stores: only a salted fingerprint (HMAC-SHA256 keyed by
+ *   a random salt) to tell a wrong key (403) from a right one before any byte is read.
+ */
+
+export type SseRequest = { kind: 's3' } | { kind: 'c'; key: Uint8Array; keyMD5: string };
+
+/** What an object's metadata records of how the client asked it to be encrypted. */
+export type SseRecord = { kind: 's3' } | { kind: 'c'; keyMD5: string; salt: string; fingerprint: string };
+
+import { S3Error } from './errors.ts';
+
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const unb64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+async function fingerprintOf(key: Uint8Array, salt: Uint8Array): Promise<string> {
+  const hmac = await crypto.subtle.importKey('raw', salt, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return b64(new Uint8Array(await crypto.subtle.sign('HMAC', hmac, key)));
+}
+
+/** The record of a request (a fresh salt for SSE-C). */
+export async function sseRecordOf(req: SseRequest | null | undefined): Promise<SseRecord | undefined> {
+  if (!req) return undefined;
+  if (req.kind === 's3') return { kind: 's3' };
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  return { kind: 'c', keyMD5: req.keyMD5, salt: b64(salt), fingerprint: await fingerprintOf(req.key, salt) };
+}
+
+/** Whether `key` is the customer key `record` was made with. */
+export async function sseKeyMatches(record: Extract<SseRecord, { kind: 'c' }>, key: Uint8Array): Promise<boolean> {
+  const got = await fingerprintOf(key, unb64(record.salt));
+  let diff = got.length ^ record.fingerprint.length;
+  for (let i = 0; i < Math.min(got.length, record.fingerprint.length); i++) diff |= got.charCodeAt(i) ^ record.fingerprint.charCodeAt(i);
+  return diff === 0;
+}
+
+/** The customer key of a request, if it is SSE-C. */
+export function customerKeyOf(req: SseRequest | null | undefined): Uint8Array | undefined {
+  return req?.kind === 'c' ? req.key : undefined;
+}
+
+/**
+ * A read of an object (or a copy's source, or a part of an upload) with the SSE-C key the request
+ * gives, checked before any byte is read: an SSE-C object without its key is 400 InvalidRequest,
+ * with another key 403 AccessDenied (as AWS answers; RGW answers 400); a key for an object that
+ * has none is 400 InvalidRequest.
+ */
+export async function checkSseRead(record: SseRecord | undefined, req: SseRequest | null | undefined, copySource = false): Promise<void> {
+  const what = copySource ? 'The copy source' : 'The object';
+  if (record?.kind === 'c') {
+    if (req?.kind !== 'c') throw new S3Error('InvalidRequest', `${what} was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.`);
+    if (!(await sseKeyMatches(record, req.key))) throw new S3Error('AccessDenied', `${what} was encrypted with another customer key (SSE-C) than the one given.`);
+    return;
+  }
+  if (req?.kind === 'c') throw new S3Error('InvalidRequest', `The encryption parameters are not applicable to this object (${what.toLowerCase()} is not encrypted with a customer key).`);
+}
