@@ -14,6 +14,7 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { KeyRing, SEAL_RECORD_BYTES } from '../../worker/format/seal.ts';
 import { prng, randomBytes } from '../support/random.ts';
+import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { readBytes } from '../support/read-bytes.ts';
 
 const KEY_A = btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => i + 1)));
@@ -161,6 +162,31 @@ describe('sealed objects', () => {
     expect(m!.storage.kind).toBe('inline');
     expect(m!.storage.kind === 'inline' && m!.storage.seal?.kid).toBe('a');
     expect(m!.storage.kind === 'inline' && atob(m!.storage.data).includes('tiny secret')).toBe(false);
+  });
+
+  it('tag records of sealed objects are sealed; a catalog rebuilt with the key ring restores objects and tags', async () => {
+    const data = randomBytes(rand, 90_000);
+    await s.store.putObject(BUCKET, 'tagged-private-key', stream(data), put(data.length, { marker: 'distinctive-tag-test' }));
+    await s.store.putObjectTagging(BUCKET, 'tagged-private-key', [{ key: 'project', value: 'distinctive-tag-value' }]);
+    const files = await storedFiles(s.backends as FaultyBackend[]);
+    expect(files.some((f) => f.key.endsWith('/tags'))).toBe(true);
+    for (const f of files) {
+      for (const t of ['distinctive-tag-value', 'tagged-private-key', BUCKET]) expect(contains(f.bytes, enc(t)), `${f.key} holds ${t}`).toBe(false);
+    }
+    const fresh = localCatalog({ garbageGraceMs: 0 });
+    await fresh.insertBucket(BUCKET, 'us-east-1');
+    const result = await rebuildCatalog(BUCKET, s.backends, fresh, ring);
+    expect(result.restored).toContain('tagged-private-key');
+    const m = await fresh.getManifest(BUCKET, 'tagged-private-key');
+    expect(m!.metadata.tags).toEqual([{ key: 'project', value: 'distinctive-tag-value' }]);
+    expect(m!.metadata.user).toEqual({ marker: 'distinctive-tag-test' });
+    expect(m!.etag).toBe((await s.catalog.getManifest(BUCKET, 'tagged-private-key'))!.etag);
+    // Without the key ring the sealed units are reported, not restored.
+    const blind = localCatalog({ garbageGraceMs: 0 });
+    await blind.insertBucket(BUCKET, 'us-east-1');
+    const without = await rebuildCatalog(BUCKET, s.backends, blind);
+    expect(without.restored).toEqual([]);
+    expect(without.unrecoverable.some((u) => /sealed/.test(u.reason))).toBe(true);
   });
 
   it('a 1-byte range of a large sealed object reads one record', async () => {

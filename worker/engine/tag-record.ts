@@ -16,6 +16,7 @@
 import type { Backend } from '../../backends/types.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
+import type { DataKey } from '../format/seal.ts';
 import { decodeTagRecord, encodeTagRecord, tagRecordKey, tagRecordQuorum, type TagRecord } from '../format/tag-record.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
@@ -23,8 +24,8 @@ import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
  * Writes the record to every backend of the unit's placement; fewer than tagRecordQuorum copies
  * stored is a 503 (the catalog already holds the new tags: the client's retry writes them again).
  */
-export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit, record: TagRecord): Promise<void> {
-  const bytes = encodeTagRecord(record);
+export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit, record: TagRecord, dek?: DataKey): Promise<void> {
+  const bytes = await encodeTagRecord(record, dek);
   const key = tagRecordKey(record.bucket, unit.unitId);
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS); // a wide code has more backends than a Worker may have open
   const results = await Promise.allSettled(
@@ -43,7 +44,7 @@ export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit
 }
 
 /** The newest copy of the unit's record on `backends` (each asked once), or null when no readable copy exists. */
-export async function readTagRecord(backends: Backend[], bucket: string, unitId: string): Promise<TagRecord | null> {
+export async function readTagRecord(backends: Backend[], bucket: string, unitId: string, dek?: DataKey): Promise<TagRecord | null> {
   const key = tagRecordKey(bucket, unitId);
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const copies = await Promise.all(
@@ -51,7 +52,7 @@ export async function readTagRecord(backends: Backend[], bucket: string, unitId:
       slots.run(async () => {
         try {
           const { body } = await b.get(key);
-          const record = decodeTagRecord(new Uint8Array(await new Response(body).arrayBuffer()));
+          const record = await decodeTagRecord(new Uint8Array(await new Response(body).arrayBuffer()), dek);
           return record && record.bucket === bucket && record.unitId === unitId ? record : null;
         } catch {
           return null; // missing (NotFound), or this copy unreadable now: the others decide

@@ -22,7 +22,7 @@ import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { openCodedUnit, openSealed } from './sealed-read.ts';
 import { SealingFeed } from './sealing-feed.ts';
-import { SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
+import { CUSTOMER_KID, SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -257,8 +257,12 @@ export class UnitStore {
    * then brings the collector back for it.
    */
   /** Stores the object's tags as last set beside the shards of `unit` (its first): tag-record.ts. */
-  writeTagRecord(bucket: string, key: string, unit: CodedUnit, tags: Tag[]): Promise<void> {
-    return writeTagRecord(this.byId, unit, { format: 1, bucket, key, unitId: unit.unitId, tags, setAt: new Date().toISOString() });
+  async writeTagRecord(bucket: string, key: string, unit: CodedUnit, tags: Tag[]): Promise<void> {
+    // A sealed unit's record is sealed under its data key; an SSE-C unit's key is the client's
+    // (not given to a tagging call): it gets no record (a rebuild cannot open such objects anyway).
+    if (unit.seal?.kid === CUSTOMER_KID) return;
+    const dek = unit.seal ? await this.ring().open(unit.seal) : undefined;
+    return writeTagRecord(this.byId, unit, { format: 1, bucket, key, unitId: unit.unitId, tags, setAt: new Date().toISOString() }, dek);
   }
 
   private ring(): KeyRing {

@@ -152,6 +152,29 @@ export class DataKey {
     return ct.subarray(0, 48);
   }
 
+  /**
+   * A small record sealed under this data key that may be written many times (a tag record):
+   * base64 of a random 96-bit nonce || AES-256-GCM(plain, aad). Random nonces: the records'
+   * count per key is tiny, far from the 2^32 a random 96-bit nonce allows.
+   */
+  async sealBlob(plain: Uint8Array, aad: string): Promise<string> {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(aad) }, this.key, plain));
+    const out = new Uint8Array(12 + ct.length);
+    out.set(iv);
+    out.set(ct, 12);
+    return b64(out);
+  }
+
+  async openBlob(sealed: string, aad: string): Promise<Uint8Array> {
+    const bytes = unb64(sealed);
+    try {
+      return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: new TextEncoder().encode(aad) }, this.key, bytes.subarray(12)));
+    } catch {
+      throw new SealError('a sealed record fails its authentication tag');
+    }
+  }
+
   async sealIdentity(identity: SealedIdentity): Promise<string> {
     const plain = new TextEncoder().encode(JSON.stringify(identity));
     return b64(new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, plain)));

@@ -158,7 +158,9 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     const size = units.reduce((n, u) => n + u.size, 0);
     let metadata = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
     const holders = tagRecords.get(units[0]!.unitId);
-    const record = holders ? await readTagRecord(holders, bucket, units[0]!.unitId) : null;
+    const first = units[0]!;
+    const dek = first.seal && ring ? await ring.open(first.seal).catch(() => undefined) : undefined;
+    const record = holders ? await readTagRecord(holders, bucket, first.unitId, dek) : null;
     if (record) metadata = withTags(metadata, record.tags);
     if (holders) units[0]!.tagRecord = true; // the collector deletes the record with the unit
     const manifest: ObjectManifest = {
