@@ -6,7 +6,8 @@
  * R2 binding by a local R2 bucket. The config keeps its shape: same backends, ids, failure
  * domains, policies, credentials and secret names; only each S3 backend's endpoint, bucket and
  * addressing change, and its prices stay those of the provider it stands for. The secrets are
- * given as bindings, as `wrangler secret put` would: the s3rver keys, and a fresh random secret
+ * given as bindings, as `wrangler secret put` would: the s3rver keys, a fresh random key per
+ * encryption key, and a fresh random secret
  * for each client access key (printed, for the clients).
  * Known gaps: s3rver is not AWS, B2, Wasabi or GCS (their quirks are not rehearsed); routes,
  * custom domains and the plan's body limit exist only on Cloudflare.
@@ -72,6 +73,8 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
       Object.assign(b, { endpoint: servers[i]!.endpoint, bucket: 'b', region: 'us-east-1', pathStyle: true });
       for (const name of [b.accessKeyIdSecret, b.secretAccessKeySecret]) if (name) secrets[name] = 'S3RVER';
     });
+    // Each encryption key's secret: a fresh random key, as `openssl rand -base64 32 | wrangler secret put` would.
+    for (const k of (config as { encryption?: { keys: { secret?: string }[] } }).encryption?.keys ?? []) if (k.secret) secrets[k.secret] = randomBytes(32).toString('base64');
     const credentials = (config.credentials ?? []).flatMap((c) => {
       if (!c.secretAccessKeySecret) return [];
       const secret = randomBytes(24).toString('base64url');

@@ -25,7 +25,8 @@ const ALLOWED: Record<string, string[]> = {
   // (which signs its reads with the gate's own SigV4 steps, auth/sigv4.ts).
   'worker/ops': ['worker/catalog', 'worker/format', 'worker/model', 'worker/auth', 'backends'],
   // The configuration: one schema, the deployment review, the price list.
-  'worker/config': ['worker/model', 'worker/engine', 'worker/s3', 'backends'],
+  // It builds the key ring (format/seal.ts) from the config's keys and the Worker's secrets.
+  'worker/config': ['worker/model', 'worker/format', 'worker/engine', 'worker/s3', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
   'worker/app': ['worker/model', 'worker/format', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'worker/config', 'backends'],
   // The entry and the composition root at the top of worker/ compose everything.

@@ -38,7 +38,7 @@ describe('check-deploy', () => {
     const r = checkDeployment(PRODUCTION);
     expect(r.problems).toEqual([]);
     expect(r.warnings).toEqual([]);
-    expect(r.secrets).toEqual(['SHARDGATE_APP_SECRET', 'SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET']);
+    expect(r.secrets).toEqual(['SHARDGATE_APP_SECRET', 'SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET', 'SHARDGATE_KEY_K1']);
     expect(new Set(r.config!.backends.map((b) => b.domain)).size).toBe(6);
     const lines: string[] = [];
     expect(await run(['-c', PRODUCTION], (l) => lines.push(l))).toBe(0);
@@ -49,7 +49,7 @@ describe('check-deploy', () => {
     const lines: string[] = [];
     expect(await run(['-c', join(ROOT, 'wrangler.toml')], (l) => lines.push(l))).toBe(1);
     expect(lines).toContain('problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.');
-    expect(lines.at(-1)).toMatch(/wrangler\.toml: 7 problem\(s\): a deployed gateway would refuse to start$/);
+    expect(lines.at(-1)).toMatch(/wrangler\.toml: 8 problem\(s\): a deployed gateway would refuse to start$/);
   });
 
   it('every [env.*] section is checked as the Worker it deploys: the signal or the development config there is a problem', () => {

@@ -130,9 +130,9 @@ describe('docs/DEPLOY.md, run', () => {
       const env = clientEnv(home, { AWS_ACCESS_KEY_ID: 'shardgate-dev', AWS_SECRET_ACCESS_KEY: 'shardgate-dev-secret', AWS_DEFAULT_REGION: 'us-east-1' });
       const failed = await run('aws', ['--endpoint-url', worker.url.origin, 's3', 'ls'], { env, cwd: home }).then(() => null, (e: { stderr: string }) => e);
       expect(failed, 'aws s3 ls must fail').not.toBeNull();
-      expect(failed!.stderr).toContain('An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (7 problems');
+      expect(failed!.stderr).toContain('An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (8 problems');
       const status = await (await fetch(new URL('/_shardgate/status', worker.url))).json();
-      expect(status).toMatchObject({ refused: true, problems: 7 });
+      expect(status).toMatchObject({ refused: true, problems: 8 });
     });
   });
 });
