@@ -27,13 +27,15 @@ Which objects:
   --bucket NAME              only this gateway bucket
   --prefix P                 only keys starting with P
   --json                     print the report as JSON
-Sealed (encrypted) units: the gateway's key-encryption keys (its config's "encryption" keys,
-their ids as there; rotated-out keys too if old units were written under them):
+Sealed (encrypted) units: the gateway's key-encryption keys, by the ids of its config's
+"encryption" keys. Give every key units were ever written under: a rotation re-wraps data keys
+in the catalog only, each shard header keeps the key id it was written with.
   --key ID=BASE64            one key: its id and base64 of its 32 bytes; repeat for each key
   --keys-file PATH           a JSON file {"ID": "BASE64", ...}
                              (also read: the environment variable SHARDGATE_KEYS, the same JSON)
-  Without the key of a sealed unit, its bucket, key and bytes cannot be read: such units are
-  counted and listed with the key id they need, and nothing of them is written.`;
+  Without its key a sealed unit's bucket, key and bytes cannot be read: such units are counted
+  and listed with the key id they need (whatever --prefix says: their keys are sealed too);
+  rescue writes nothing of them, verify checks only their blocks.`;
 
 export function sourcesFrom(values: { from?: string[]; 'wrangler-state'?: string }): ShardSource[] {
   const specs = [...(values.from ?? []), ...(values['wrangler-state'] ? wranglerStateDirs(values['wrangler-state']) : [])];
