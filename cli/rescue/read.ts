@@ -3,10 +3,14 @@
  * UnitReader for striped units, ColumnReader for column units): only the blocks needed, every block's XXH64
  * checked, missing or damaged shards decoded around from parity (up to m per unit), each write's
  * MD5 checked against its footer at the end. Bytes go to `sink` as they are decoded.
+ * A sealed unit is read through openCodedUnit: its records' stored bytes decoded as any unit's,
+ * each record opened with the unit's data key (its AES-GCM tag checked), and the plaintext hashed
+ * against the footer's unmasked MD5 (plan.ts).
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { Backend } from '../../backends/types.ts';
-import { openUnit as openCodedUnit, type ShardReadError } from '../../worker/engine/index.ts';
+import { openCodedUnit, type ShardReadError } from '../../worker/engine/index.ts';
+import type { KeyRing } from '../../worker/format/seal.ts';
 import type { PlannedObject, PlannedUnit } from './plan.ts';
 import type { ShardIndex } from './scan.ts';
 
@@ -21,14 +25,15 @@ export class RescueError extends Error {
   override readonly name = 'RescueError';
 }
 
-function openUnit(index: ShardIndex, u: PlannedUnit, onUnhealthy: (e: ShardReadError) => void): Promise<ReadableStream<Uint8Array>> {
+/** A unit's plaintext: a sealed unit's records are read as stored bytes and opened (each tag checked) with `ring`. */
+function openUnit(index: ShardIndex, u: PlannedUnit, ring: KeyRing | undefined, onUnhealthy: (e: ShardReadError) => void): Promise<ReadableStream<Uint8Array>> {
   const backends = new Map<string, Backend>(u.unit.placement.map((id) => [id, index]));
   const input = { bucket: u.header.bucket, unit: u.unit, backends, start: 0, end: u.unit.size - 1, onUnhealthy };
-  return openCodedUnit(input);
+  return openCodedUnit(input, ring);
 }
 
 /** Streams the object into `sink` (chunk by chunk); throws RescueError when its bytes cannot be had or fail an MD5. */
-export async function readObject(index: ShardIndex, o: PlannedObject, sink: (chunk: Uint8Array) => Promise<void> | void, onBytes: (n: number) => void = () => {}): Promise<ReadReport> {
+export async function readObject(index: ShardIndex, o: PlannedObject, ring: KeyRing | undefined, sink: (chunk: Uint8Array) => Promise<void> | void, onBytes: (n: number) => void = () => {}): Promise<ReadReport> {
   const report: ReadReport = { unhealthy: [], md5Mismatches: [] };
   for (const w of o.writes) {
     let offset = 0;
@@ -46,7 +51,7 @@ export async function readObject(index: ShardIndex, o: PlannedObject, sink: (chu
     finishChecks(); // empty writes
     for (const u of w.units) {
       if (u.unit.size === 0) continue;
-      const stream = await openUnit(index, u, (e) => report.unhealthy.push({ unitId: u.unit.unitId, shard: e.shardIndex, backend: u.unit.placement[e.shardIndex]!, reason: `${e.reason}: ${e.message}` })).catch((err: unknown) => {
+      const stream = await openUnit(index, u, ring, (e) => report.unhealthy.push({ unitId: u.unit.unitId, shard: e.shardIndex, backend: u.unit.placement[e.shardIndex]!, reason: `${e.reason}: ${e.message}` })).catch((err: unknown) => {
         throw new RescueError(`unit ${u.unit.unitId}: ${String((err as Error)?.message ?? err)}`);
       });
       try {

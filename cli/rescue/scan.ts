@@ -5,9 +5,16 @@
  * (unit-reader.ts, column-reader.ts, shard-files.ts) read through whatever source holds it.
  * Files that are not shards are skipped; shards whose header fails its checksum, or whose name
  * disagrees with their header, are reported.
+ * Sealed shards (format/seal.ts) name neither bucket nor key: their header is opened with the key
+ * ring (format/sealed-header.ts). One whose key is not given is "locked": kept apart with what
+ * can be known without the key (unit, geometry, the key id it needs, the bucket its file name
+ * says if it has one) and indexed under the pseudo-bucket SEALED_BUCKET, so its stored bytes can
+ * still be checked block by block.
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
 import { parseShardKey, shardKey } from '../../worker/format/shard-key.ts';
+import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
+import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
 import type { ShardSource } from './sources.ts';
 
@@ -16,14 +23,40 @@ export interface FoundShard {
   /** The file's key in its source. */
   sourceKey: string;
   size: number;
-  header: ShardHeader;
+  /** The header as a reader uses it: a sealed one opened (identity and plaintext size restored, seal kept). */
+  header: OpenedHeader;
+  /** The header as stored (a sealed one: no identity, the stored size). */
+  raw: ShardHeader;
   headerLen: number;
 }
+
+/** A sealed shard whose key was not given (or does not open it). */
+export interface LockedShard {
+  source: ShardSource;
+  sourceKey: string;
+  size: number;
+  raw: ShardHeader & { seal: HeaderSeal };
+  headerLen: number;
+  /** The bucket its file name says (sg1/<bucket>/...), null when the name says nothing (a wrangler blob). */
+  bucket: string | null;
+  /** Why it could not be opened. */
+  reason: string;
+}
+
+/** Where locked shards are indexed (not a bucket name S3 allows): `sg1/(sealed)/<unitId>/<i>`. */
+export const SEALED_BUCKET = '(sealed)';
 
 export interface BadFile {
   source: string;
   key: string;
   problem: string;
+}
+
+export interface ScanResult {
+  shards: FoundShard[];
+  locked: LockedShard[];
+  bad: BadFile[];
+  files: number;
 }
 
 async function readBytes(backend: Backend, key: string, length: number): Promise<Uint8Array> {
@@ -37,9 +70,10 @@ async function readBytes(backend: Backend, key: string, length: number): Promise
   return out.subarray(0, at);
 }
 
-/** The shards of every source whose header verifies; `bucket` limits the scan. */
-export async function scanSources(sources: ShardSource[], bucket: string | undefined, onFile: (files: number) => void = () => {}): Promise<{ shards: FoundShard[]; bad: BadFile[]; files: number }> {
+/** The shards of every source whose header verifies; `bucket` limits the scan, `ring` opens sealed headers. */
+export async function scanSources(sources: ShardSource[], bucket: string | undefined, ring?: KeyRing, onFile: (files: number) => void = () => {}): Promise<ScanResult> {
   const shards: FoundShard[] = [];
+  const locked: LockedShard[] = [];
   const bad: BadFile[] = [];
   let files = 0;
   for (const source of sources) {
@@ -55,38 +89,60 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         }
         const headerLen = headerLength(first);
         if (headerLen > file.size) throw new Error(`header of ${headerLen} bytes in a file of ${file.size}`);
-        const header = decodeHeader(headerLen <= first.length ? first.subarray(0, headerLen) : await readBytes(source.backend, file.key, headerLen));
-        if (named && (named.bucket !== header.bucket || named.unitId !== header.unitId || named.shardIndex !== header.shardIndex)) {
-          throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
+        const raw = decodeHeader(headerLen <= first.length ? first.subarray(0, headerLen) : await readBytes(source.backend, file.key, headerLen));
+        if (named && (named.unitId !== raw.unitId || named.shardIndex !== raw.shardIndex)) {
+          throw new Error(`its header says unit ${raw.unitId} shard ${raw.shardIndex}`);
         }
+        const seal = raw.seal;
+        if (seal && !ring?.has(seal.kid)) {
+          if (bucket !== undefined && named && named.bucket !== bucket) continue;
+          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: `sealed under key "${seal.kid}", which was not given` });
+          continue;
+        }
+        let header: OpenedHeader;
+        try {
+          header = await openHeader(raw, ring);
+        } catch (err) {
+          if (!seal) throw err;
+          // The ring has a key of that id, and it does not open this header: another key under the same id.
+          if (bucket !== undefined && named && named.bucket !== bucket) continue;
+          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: String((err as Error)?.message ?? err) });
+          continue;
+        }
+        if (named && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
         if (bucket !== undefined && header.bucket !== bucket) continue;
-        shards.push({ source, sourceKey: file.key, size: file.size, header, headerLen });
+        shards.push({ source, sourceKey: file.key, size: file.size, header, raw, headerLen });
       } catch (err) {
         bad.push({ source: source.name, key: file.key, problem: String((err as Error)?.message ?? err) });
       }
     }
   }
-  return { shards, bad, files };
+  return { shards, locked, bad, files };
 }
 
 /**
  * Every shard found, under its canonical key, as one read-only Backend: the engine's readers ask
  * for `sg1/<bucket>/<unitId>/<i>` and get the bytes of whichever source holds it (NotFound for a
- * shard no source has). Shards can be taken out (`forget`) once found damaged.
+ * shard no source has). Shards can be taken out (`forget`) once found damaged. Locked shards
+ * (sealed, their key not given) are under `sg1/(sealed)/<unitId>/<i>`.
  */
 export class ShardIndex implements Backend {
   readonly id = 'rescue';
   readonly domain = 'rescue';
-  private readonly byKey = new Map<string, FoundShard>();
+  private readonly byKey = new Map<string, FoundShard | LockedShard>();
 
-  constructor(shards: FoundShard[]) {
+  constructor(shards: FoundShard[], locked: LockedShard[] = []) {
     for (const s of shards) {
       const key = shardKey(s.header.bucket, s.header.unitId, s.header.shardIndex);
       if (!this.byKey.has(key)) this.byKey.set(key, s); // a second copy of the same shard: the first source wins
     }
+    for (const s of locked) {
+      const key = shardKey(SEALED_BUCKET, s.raw.unitId, s.raw.shardIndex);
+      if (!this.byKey.has(key)) this.byKey.set(key, s);
+    }
   }
 
-  find(key: string): FoundShard | undefined {
+  find(key: string): FoundShard | LockedShard | undefined {
     return this.byKey.get(key);
   }
 
@@ -94,7 +150,7 @@ export class ShardIndex implements Backend {
     this.byKey.delete(key);
   }
 
-  private located(key: string): FoundShard {
+  private located(key: string): FoundShard | LockedShard {
     const s = this.byKey.get(key);
     if (!s) throw new BackendError(this.id, 'NotFound', key);
     return s;

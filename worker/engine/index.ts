@@ -11,9 +11,10 @@
 export { EcStore, type RepairTask } from './ec-store.ts';
 export { UnitStore } from './unit-store.ts';
 
-// Reading: a unit's bytes whatever its layout; what failed when a shard could not be read; a
-// write or read below quorum.
+// Reading: a unit's bytes whatever its layout (openCodedUnit: its plaintext, sealed or not);
+// what failed when a shard could not be read; a write or read below quorum.
 export { openUnit } from './open-unit.ts';
+export { openCodedUnit } from './sealed-read.ts';
 export type { ReadUnitInput } from './unit-reader.ts';
 export { ShardReadError } from './shard-reader.ts';
 export { QuorumError } from './shard-set.ts';
