@@ -9,7 +9,6 @@
  *
  * Also here: a hard kill (SIGKILL) of one s3rver. Linux only (/proc, test/support/proc.ts).
  */
-import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
@@ -21,8 +20,8 @@ import { bucketPrefix } from '../../worker/format/shard-key.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
-/** The config's `encryption` of the local default (wrangler.toml): the published development key. */
-export const TEST_ENCRYPTION = { keys: [{ id: 'dev', value: DEV_KEY_VALUE }], active: 'dev' };
+export { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
+import { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
 
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */

@@ -11,6 +11,7 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOCAL_DEV, ROOT, runWorker } from '../support/worker.ts';
+import { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
 
 export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -36,6 +37,7 @@ export const ENGINE_CONFIG = {
   baseDomains: ['s3.shardgate.localhost'],
   maxObjectSize: 24 * MiB,
   s3: { maxPartSize: 24 * MiB, maxXmlSize: 1 * MiB, errorDrainBytes: 4 * MiB },
+  encryption: TEST_ENCRYPTION, // sealed, as npm start is
 };
 
 export async function startTestWorker(gate: Gate): Promise<TestWorker> {

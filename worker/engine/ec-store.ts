@@ -241,12 +241,16 @@ export class EcStore implements T.ObjectStore {
         if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
-    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified) };
+    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}) };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
   createBucket = (bucket: string, o: { region: string }) => this.catalog.insertBucket(bucket, o.region);
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
+  async bucketEncrypted(bucket: string): Promise<boolean> {
+    await this.catalog.getBucket(bucket); // NoSuchBucket first
+    return this.units.seals(policyFor(this.settings, bucket));
+  }
   deleteBucket = (bucket: string) => this.catalog.removeBucket(bucket);
 
   async getBucketCors(bucket: string): Promise<CorsRule[]> {
@@ -294,7 +298,7 @@ export class EcStore implements T.ObjectStore {
     }
     const size = this.requireLength(o.contentLength, max);
     const customerKey = customerKeyOf(o.sse);
-    const sse = await sseRecordOf(o.sse);
+    const sse = await this.sseRecord(bucket, o.sse);
     const metadata = sse ? { ...o.metadata, sse } : o.metadata;
     const reserved = this.planWrite(bucket, size, false, !!customerKey);
     const { plan } = reserved;
@@ -304,6 +308,15 @@ export class EcStore implements T.ObjectStore {
     await prepared;
     const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
+  }
+
+  /**
+   * What an object's metadata records of its encryption: what the request asked for, else SSE-S3
+   * when the bucket's policy seals it under the gateway's keys (it is then encrypted at rest with
+   * AES-256 by the server, which is what SSE-S3 says, and S3 clients are told so).
+   */
+  private async sseRecord(bucket: string, req: SseRequest | null | undefined): Promise<SseRecord | undefined> {
+    return (await sseRecordOf(req)) ?? (this.units.seals(policyFor(this.settings, bucket)) ? { kind: 's3' } : undefined);
   }
 
   private newManifest(bucket: string, key: string, size: number, etag: string, metadata: T.ObjectMetadata, checksum: T.ObjectChecksum | null, storage: ObjectManifest['storage'], partsCount?: number): ObjectManifest {
@@ -358,11 +371,11 @@ export class EcStore implements T.ObjectStore {
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const source = await this.manifest(src.bucket, src.key);
     checkReadConditions(info(source), src.conditions, true);
-    await checkSseRead(source.metadata.sse, src.sse, true);
+    await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     const { tags: sourceTags, sse: _sourceSse, ...sourceMetadata } = source.metadata;
     const base = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
-    const sse = await sseRecordOf(o.sse); // the target's own: never the source's
+    const sse = await this.sseRecord(bucket, o.sse); // the target's own: never the source's
     const customerKey = customerKeyOf(o.sse);
     const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}) };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
@@ -387,7 +400,7 @@ export class EcStore implements T.ObjectStore {
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
 
   async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo & { sse?: SseRecord }> {
-    const sse = await sseRecordOf(o.sse);
+    const sse = await this.sseRecord(bucket, o.sse);
     const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, { metadata: sse ? { ...o.metadata, sse } : o.metadata, checksum: o.checksum });
     this.rememberSpec(upload.uploadId, upload.checksum);
     return sse ? { ...upload, sse } : upload;
@@ -396,10 +409,11 @@ export class EcStore implements T.ObjectStore {
 
 
   /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<void>, customerKey?: Uint8Array): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared, customerKey }, reserved, lease);
+  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<SseRecord | null>, customerKey?: Uint8Array): Promise<T.PartInfo> {
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared.then(() => {}), customerKey }, reserved, lease);
+    let sse: SseRecord | null;
     try {
-      await prepared;
+      sse = await prepared;
     } catch (err) {
       await this.units.discard(bucket, (stored.storage as { units: CodedUnit[] }).units);
       throw err;
@@ -415,7 +429,7 @@ export class EcStore implements T.ObjectStore {
     for (const u of units) {
       if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
     }
-    return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum };
+    return { partNumber, etag: part.etag, size, lastModified: new Date(part.lastModified), checksum: stored.checksum, ...(sse ? { sse } : {}) };
   }
 
   /**
@@ -442,16 +456,17 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** preparePart, its spec remembered and checked against the part's checksum (settles once; never unhandled). */
-  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null, sse: SseRequest | null | undefined): Promise<void> {
+  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null, sse: SseRequest | null | undefined): Promise<SseRecord | null> {
     const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (answer) => {
       this.rememberSpec(uploadId, answer.checksum);
       try {
         checkPartChecksum(answer.checksum, checksum);
-        await checkSseRead(answer.sse ?? undefined, sse?.kind === 'c' ? sse : null);
+        await checkSseRead(answer.sse ?? undefined, sse?.kind === 'c' ? sse : null, 'part');
       } catch (err) {
         await this.catalog.releaseUnits(bucket, unitIds).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
         throw err;
       }
+      return answer.sse;
     });
     prepared.catch(() => {});
     return prepared;
@@ -462,7 +477,7 @@ export class EcStore implements T.ObjectStore {
     const [spec, source] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.manifest(src.bucket, src.key)]);
     const customerKey = customerKeyOf(sse);
     checkReadConditions(info(source), src.conditions, true);
-    await checkSseRead(source.metadata.sse, src.sse, true);
+    await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
@@ -480,10 +495,10 @@ export class EcStore implements T.ObjectStore {
    * refused SlowDown leaves nothing behind. The lease and the source body are given back here,
    * however the write ends.
    */
-  private async copyBody<R>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
+  private async copyBody<R, P>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
     keys: { source?: Uint8Array; target?: Uint8Array },
-    prepare: (reserved: Reservation & { expires: Date }) => Promise<void>,
-    write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<void>) => Promise<R>): Promise<R> {
+    prepare: (reserved: Reservation & { expires: Date }) => Promise<P>,
+    write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>): Promise<R> {
     const reserved = this.planWrite(bucket, end - start + 1, part, !!keys.target);
     const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
     let body: ReadableStream<Uint8Array> | undefined;

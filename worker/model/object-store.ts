@@ -197,6 +197,8 @@ export interface UploadInfo {
   uploadId: string;
   initiated: Date;
   checksum: MultipartChecksumSpec | null;
+  /** How the upload's object will be encrypted (echoed by CreateMultipartUpload). */
+  sse?: SseRecord;
 }
 
 export interface PartInfo {
@@ -205,6 +207,8 @@ export interface PartInfo {
   size: number;
   lastModified: Date;
   checksum: ObjectChecksum | null;
+  /** The upload's encryption (echoed by UploadPart and UploadPartCopy). */
+  sse?: SseRecord;
 }
 
 export interface CompletedPart {
@@ -254,6 +258,8 @@ export interface ObjectStore {
   listBuckets(): Promise<BucketInfo[]>;
   createBucket(bucket: string, options: { region: string }): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
+  /** Whether new objects of the bucket are encrypted at rest by default (its policy, the gateway's keys); NoSuchBucket. */
+  bucketEncrypted(bucket: string): Promise<boolean>;
   deleteBucket(bucket: string): Promise<void>;
   /** The bucket's CORS rules: NoSuchCORSConfiguration when it has none (NoSuchBucket). */
   getBucketCors(bucket: string): Promise<CorsRule[]>;

@@ -7,8 +7,8 @@
  * Spec: S3 API reference of each Get operation ("Errors" and the response syntax):
  *   GetBucketPolicy / GetBucketPolicyStatus -> NoSuchBucketPolicy (AWS answers the status read
  *   of a bucket without a policy with the same error; RGW answers IsPublic false),
- *   GetBucketEncryption -> ServerSideEncryptionConfigurationNotFoundError (until encryption
- *   exists; AWS buckets made since 2023 report SSE-S3 instead), GetObjectLockConfiguration ->
+ *   (GetBucketEncryption is bucket-encryption.ts's: buckets here are encrypted by policy),
+ *   GetObjectLockConfiguration ->
  *   ObjectLockConfigurationNotFoundError, GetBucketWebsite -> NoSuchWebsiteConfiguration,
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
  *   NoSuchPublicAccessBlockConfiguration, GetBucketLifecycleConfiguration ->
@@ -27,7 +27,6 @@ export type Answer = { error: S3ErrorCode } | { document: () => string };
 export const UNCONFIGURED_READS = {
   GetBucketPolicy: ['policy', { error: 'NoSuchBucketPolicy' }],
   GetBucketPolicyStatus: ['policyStatus', { error: 'NoSuchBucketPolicy' }],
-  GetBucketEncryption: ['encryption', { error: 'ServerSideEncryptionConfigurationNotFoundError' }],
   GetObjectLockConfiguration: ['object-lock', { error: 'ObjectLockConfigurationNotFoundError' }],
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],

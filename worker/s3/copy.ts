@@ -13,7 +13,7 @@ import { readMetadata, readReadConditions, readWriteConditions } from './headers
 import { percentDecode, validateKey } from './request.ts';
 import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
-import { readCustomerKeyHeaders, readSseRequest, sseEchoHeaders } from './sse-headers.ts';
+import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 
 export function readCopySource(headers: Headers): CopySource {
   const raw = headers.get('x-amz-copy-source')!;
@@ -64,6 +64,6 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
       el('LastModified', result.lastModified),
       checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
     ),
-    sseEchoHeaders(sse),
+    sseResponseHeaders(result.sse),
   );
 }

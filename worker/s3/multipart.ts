@@ -10,7 +10,7 @@
 import type { CompletedPart } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
 import { assertChecksumValue, checksumElement, parseChecksumAlgorithm, readContentMd5 } from '../model/checksums.ts';
-import { readCustomerKeyHeaders, readSseRequest, sseEchoHeaders } from './sse-headers.ts';
+import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { checksumResponseHeaders, readChecksumHeader, readChecksumRequest, readMultipartChecksumSpec } from './checksum-headers.ts';
 import type { S3Context } from './context.ts';
 import { readCopySource } from './copy.ts';
@@ -45,7 +45,7 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const checksum = readMultipartChecksumSpec(headers);
   const sse = readSseRequest(headers);
   const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withHeaderTags(readMetadata(headers), headers), checksum, sse });
-  const extra: Record<string, string> = { ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}), ...sseEchoHeaders(sse) };
+  const extra: Record<string, string> = { ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}), ...sseResponseHeaders(upload.sse) };
   return xmlResponse(xmlDocument('InitiateMultipartUploadResult', el('Bucket', s3.bucket), el('Key', s3.key), el('UploadId', upload.uploadId)), extra);
 }
 
@@ -57,7 +57,7 @@ export async function UploadPart(s3: S3Context): Promise<Response> {
   const options = { contentLength, contentMD5: readContentMd5(headers), checksum: readChecksumRequest(headers, s3.auth.checksum), sse };
   const body = limitBody(s3.auth.body, s3.settings.maxPartSize);
   const part = await s3.store.uploadPart(s3.bucket!, s3.key!, uploadId(s3.query), n, body, options);
-  return new Response(null, { headers: { ETag: part.etag, ...checksumResponseHeaders(part.checksum, false), ...sseEchoHeaders(sse) } });
+  return new Response(null, { headers: { ETag: part.etag, ...checksumResponseHeaders(part.checksum, false), ...sseResponseHeaders(part.sse) } });
 }
 
 export async function UploadPartCopy(s3: S3Context): Promise<Response> {
@@ -66,7 +66,7 @@ export async function UploadPartCopy(s3: S3Context): Promise<Response> {
   const source = { ...readCopySource(headers), range: parseCopySourceRange(headers.get('x-amz-copy-source-range')) };
   const part = await s3.store.uploadPartCopy(source, s3.bucket!, s3.key!, uploadId(s3.query), n, readCustomerKeyHeaders(headers));
   const checksum = part.checksum ? el(checksumElement(part.checksum.algorithm), part.checksum.value) : '';
-  return xmlResponse(xmlDocument('CopyPartResult', el('ETag', part.etag), el('LastModified', part.lastModified), checksum));
+  return xmlResponse(xmlDocument('CopyPartResult', el('ETag', part.etag), el('LastModified', part.lastModified), checksum), sseResponseHeaders(part.sse));
 }
 
 function readCompletedParts(xml: string): CompletedPart[] {
@@ -104,6 +104,7 @@ export async function CompleteMultipartUpload(s3: S3Context): Promise<Response> 
       el('ETag', result.etag),
       c ? el(checksumElement(c.algorithm), c.value) + el('ChecksumType', c.type) : '',
     ),
+    sseResponseHeaders(result.sse),
   );
 }
 

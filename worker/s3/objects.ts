@@ -22,7 +22,7 @@ import { limitBody, tooLarge } from './request.ts';
 import { responseBody } from './response-body.ts';
 import { addServedObjectHeaders } from './served-object.ts';
 import { withHeaderTags } from './tagging.ts';
-import { readCustomerKeyHeaders, readSseRequest, sseEchoHeaders } from './sse-headers.ts';
+import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -45,7 +45,7 @@ export async function PutObject(s3: S3Context): Promise<Response> {
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseEchoHeaders(options.sse) } });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse) } });
 }
 
 function readOptions(s3: S3Context) {

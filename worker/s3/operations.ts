@@ -21,6 +21,7 @@ import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads
 export type S3Operation =
   | 'ListBuckets' | 'CreateBucket' | 'HeadBucket' | 'DeleteBucket' | 'GetBucketLocation'
   | 'GetBucketVersioning' | 'GetBucketCors' | 'PutBucketCors' | 'DeleteBucketCors'
+  | 'GetBucketEncryption' | 'PutBucketEncryption' | 'DeleteBucketEncryption'
   | 'PutObject' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'DeleteObjects' | 'CopyObject'
   | 'ListObjectsV2' | 'ListObjects'
   | 'CreateMultipartUpload' | 'UploadPart' | 'UploadPartCopy' | 'CompleteMultipartUpload'
@@ -57,6 +58,9 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   GetBucketCors: ['cors'],
   PutBucketCors: ['cors'],
   DeleteBucketCors: ['cors'],
+  GetBucketEncryption: ['encryption'],
+  PutBucketEncryption: ['encryption'],
+  DeleteBucketEncryption: ['encryption'],
   PutObject: [],
   GetObject: [...RESPONSE_OVERRIDES, 'partNumber'],
   HeadObject: [...RESPONSE_OVERRIDES, 'partNumber'],
@@ -113,6 +117,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('location')) return 'GetBucketLocation';
         if (has('versioning')) return 'GetBucketVersioning';
         if (has('cors')) return 'GetBucketCors';
+        if (has('encryption')) return 'GetBucketEncryption';
         if (has('uploads')) return 'ListMultipartUploads';
         if (!has('list-type')) return 'ListObjects';
         if (query.get('list-type') === '2') return 'ListObjectsV2';
@@ -122,12 +127,14 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('cors')) return 'PutBucketCors';
+        if (has('encryption')) return 'PutBucketEncryption';
         if (has('ownershipControls')) return 'PutBucketOwnershipControls';
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
       case 'DELETE':
         if (has('tagging')) return 'DeleteBucketTagging';
         if (has('cors')) return 'DeleteBucketCors';
+        if (has('encryption')) return 'DeleteBucketEncryption';
         if (subresourceOf(method, false, query)) break;
         return 'DeleteBucket';
       case 'POST': if (has('delete')) return 'DeleteObjects';

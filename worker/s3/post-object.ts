@@ -30,7 +30,7 @@ import type { AuthResult, PostFormGate, S3Settings } from './context.ts';
 import { formBoundary, readForm } from './form-data.ts';
 import { readMetadata } from './headers.ts';
 import { assertSupportedHeaders } from './operations.ts';
-import { readSseRequest, sseEchoHeaders } from './sse-headers.ts';
+import { readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { limitBody, tooLarge, validateKey, type S3Address } from './request.ts';
 import { parseTaggingXml } from './tagging.ts';
 import { el, xmlDocument } from './xml.ts';
@@ -128,7 +128,7 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
   const result = await store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse });
 
   const location = objectUrl(request, addr, input.hostBucket, key);
-  const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum), ...sseEchoHeaders(sse) };
+  const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse) };
   const redirect = redirectTarget(fields.get('success_action_redirect') ?? fields.get('redirect'));
   if (redirect) {
     for (const [name, value] of [['bucket', bucket], ['key', key], ['etag', result.etag]]) redirect.searchParams.append(name!, value!);

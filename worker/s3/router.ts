@@ -8,6 +8,7 @@ import { GetObjectAttributes } from './object-attributes.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
+import { DeleteBucketEncryption, GetBucketEncryption, PutBucketEncryption } from './bucket-encryption.ts';
 import { CreateBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning, HeadBucket, ListBuckets } from './buckets.ts';
 import type { S3Handler } from './context.ts';
 import { CopyObject } from './copy.ts';
@@ -28,6 +29,9 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   GetBucketCors,
   PutBucketCors,
   DeleteBucketCors,
+  GetBucketEncryption,
+  PutBucketEncryption,
+  DeleteBucketEncryption,
   PutObject,
   GetObject,
   HeadObject,

@@ -62,9 +62,3 @@ export function sseResponseHeaders(record: SseRecord | undefined): Record<string
   return { 'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-server-side-encryption-customer-key-MD5': record.keyMD5 };
 }
 
-/** The response headers echoing what a write asked for (PutObject, CopyObject, UploadPart...). */
-export function sseEchoHeaders(req: SseRequest | null | undefined): Record<string, string> {
-  if (!req) return {};
-  if (req.kind === 's3') return { 'x-amz-server-side-encryption': 'AES256' };
-  return { 'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-server-side-encryption-customer-key-MD5': req.keyMD5 };
-}

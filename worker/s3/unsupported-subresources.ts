@@ -12,7 +12,6 @@ type ByMethod = Partial<Record<'GET' | 'PUT' | 'DELETE' | 'POST' | 'HEAD', strin
 const BUCKET: Record<string, ByMethod> = {
   accelerate: { PUT: 'PutBucketAccelerateConfiguration' },
   analytics: { GET: 'GetBucketAnalyticsConfiguration', PUT: 'PutBucketAnalyticsConfiguration', DELETE: 'DeleteBucketAnalyticsConfiguration' },
-  encryption: { PUT: 'PutBucketEncryption', DELETE: 'DeleteBucketEncryption' },
   'intelligent-tiering': { GET: 'GetBucketIntelligentTieringConfiguration', PUT: 'PutBucketIntelligentTieringConfiguration', DELETE: 'DeleteBucketIntelligentTieringConfiguration' },
   inventory: { GET: 'GetBucketInventoryConfiguration', PUT: 'PutBucketInventoryConfiguration', DELETE: 'DeleteBucketInventoryConfiguration' },
   lifecycle: { PUT: 'PutBucketLifecycleConfiguration', DELETE: 'DeleteBucketLifecycle' },

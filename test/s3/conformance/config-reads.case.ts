@@ -44,11 +44,16 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
       await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'obj', Body: 'data' }));
     });
 
+    it('encryption: the SSE-S3 default (AES256) of a bucket sealed by its policy; NoSuchBucket for a missing one', async () => {
+      const r = await client().send(new GetBucketEncryptionCommand({ Bucket: bucket }));
+      expect(r.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.SSEAlgorithm).toBe('AES256');
+      await expectS3Error(client().send(new GetBucketEncryptionCommand({ Bucket: missing })), 'NoSuchBucket', 404);
+    });
+
     it('unconfigured: each read answers S3 404 code, NoSuchBucket for a missing bucket', async () => {
       const errors: [string, (b: string) => Promise<unknown>][] = [
         ['NoSuchBucketPolicy', (b) => client().send(new GetBucketPolicyCommand({ Bucket: b }))],
         ['NoSuchBucketPolicy', (b) => client().send(new GetBucketPolicyStatusCommand({ Bucket: b }))],
-        ['ServerSideEncryptionConfigurationNotFoundError', (b) => client().send(new GetBucketEncryptionCommand({ Bucket: b }))],
         ['ObjectLockConfigurationNotFoundError', (b) => client().send(new GetObjectLockConfigurationCommand({ Bucket: b }))],
         ['NoSuchWebsiteConfiguration', (b) => client().send(new GetBucketWebsiteCommand({ Bucket: b }))],
         ['ReplicationConfigurationNotFoundError', (b) => client().send(new GetBucketReplicationCommand({ Bucket: b }))],
