@@ -272,10 +272,11 @@ export class EcStore implements T.ObjectStore {
     if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
   }
 
-  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
     const m = await this.manifest(bucket, key);
     const head = info(m);
     checkReadConditions(head, conditions);
+    await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
     return { head, parts: objectParts(m) };
   }
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);

@@ -278,7 +278,7 @@ export interface ObjectStore {
   headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
   getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
   /** The object's head and, for a multipart object, its parts (null otherwise); never opens data. */
-  headObjectParts(bucket: string, key: string, conditions: ReadConditions): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
+  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
   /** Replaces the object's tags (already validated; [] removes them). NoSuchKey. */
   putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void>;
   /** Succeeds when the key does not exist (S3 semantics); NoSuchBucket otherwise. */

@@ -14,6 +14,7 @@ import type { ObjectChecksum } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
 import { readReadConditions } from './headers.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+import { readCustomerKeyHeaders } from './sse-headers.ts';
 
 const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as const;
 type Attribute = (typeof ATTRIBUTES)[number];
@@ -42,7 +43,7 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
   const wanted = readAttributes(headers);
   const maxParts = Math.min(headerInt(headers, 'x-amz-max-parts', MAX_PARTS), MAX_PARTS);
   const marker = headerInt(headers, 'x-amz-part-number-marker', 0);
-  const { head, parts } = await s3.store.headObjectParts(s3.bucket!, s3.key!, readReadConditions(headers));
+  const { head, parts } = await s3.store.headObjectParts(s3.bucket!, s3.key!, readReadConditions(headers), readCustomerKeyHeaders(headers));
   const out: string[] = [];
   if (wanted.has('ETag')) out.push(el('ETag', head.etag.replace(/"/g, '')));
   if (wanted.has('Checksum') && head.checksum) out.push(group('Checksum', checksumValue(head.checksum), el('ChecksumType', head.checksum.type)));
