@@ -33,14 +33,15 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await expectS3(c().removeUpload(b, 'photos/x.png', 'no-such-id'), 'NoSuchUpload');
   });
 
-  it('preparePart answers the upload\'s checksum spec and reserves the ids; a missing upload reserves nothing', async () => {
+  it('preparePart answers the upload\'s checksum spec and SSE record and reserves the ids; a missing upload reserves nothing', async () => {
     const b = await bucket();
     const checksum = { algorithm: 'CRC32C' as const, type: 'COMPOSITE' as const };
-    const { uploadId } = await c().insertUpload(b, 'k', { metadata: { user: {} }, checksum });
+    const sse = { kind: 'c' as const, keyMD5: 'md5', salt: 'salt', fingerprint: 'fp' };
+    const { uploadId } = await c().insertUpload(b, 'k', { metadata: { user: {}, sse }, checksum });
     const { uploadId: plain } = await c().insertUpload(b, 'k', noOptions);
     const expires = new Date(Date.now() + 3_600_000);
-    expect(await c().preparePart(b, 'k', uploadId, ['p1', 'p2'], expires)).toEqual(checksum);
-    expect(await c().preparePart(b, 'k', plain, ['p3'], expires)).toBeNull();
+    expect(await c().preparePart(b, 'k', uploadId, ['p1', 'p2'], expires)).toEqual({ checksum, sse });
+    expect(await c().preparePart(b, 'k', plain, ['p3'], expires)).toEqual({ checksum: null, sse: null });
     await expectS3(c().preparePart(b, 'k', 'no-such-id', ['p4'], expires), 'NoSuchUpload');
     await expectS3(c().preparePart(b, 'other', uploadId, ['p5'], expires), 'NoSuchUpload');
     expect((await c().bucketHealth(b, new Date())).reservations.held, 'p1-p3, not the refused ones').toBe(3);

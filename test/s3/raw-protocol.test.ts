@@ -85,11 +85,11 @@ describe('NotImplemented, never a wrong success', () => {
     ['POST', '/rawp', {}],
     ['PATCH', '/rawp/ten', {}],
     ['DELETE', '/', {}],
-    ['PUT', '/rawp/new', { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' }],
+    ['PUT', '/rawp/new', { 'x-amz-server-side-encryption': 'aws:kms' }],
     ['PUT', '/rawp/new', { 'x-amz-object-lock-mode': 'GOVERNANCE' }],
     ['PUT', '/rawp/new', { 'x-amz-storage-class': 'GLACIER' }],
     ['PUT', '/rawp/new', { 'if-none-match': '"abc"' }],
-    ['GET', '/rawp/ten', { 'x-amz-server-side-encryption-customer-key': 'a2V5' }],
+    ['PUT', '/rawp/new', { 'x-amz-server-side-encryption-aws-kms-key-id': 'k' }],
   ] as [string, string, Record<string, string>][])('%s %s %o', async (method, path, headers) => {
     const res = await raw(url, { method, path, headers, body: method === 'PUT' || method === 'POST' ? '' : undefined });
     expect(res.status).toBe(501);
