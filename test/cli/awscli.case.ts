@@ -6,6 +6,7 @@
  * Issue 22's real-client checks: `s3 cp --acl private` works and `--acl public-read` gets AWS's
  * refusal (the bucket is "bucket owner enforced"), object tagging and get-object-attributes round
  * trip, and every bucket configuration read answers as S3 does for an unconfigured bucket.
+ * Issue 24's: SSE-C uploads (single and multipart) and downloads with `--sse-c-key`.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -76,6 +77,23 @@ export function awscliCases(suite: CliSuite): void {
         await aws('s3', 'cp', '--no-progress', `s3://${BUCKET}/${files[name].name}`, dest);
         await expectFileMatches(dest, files[name]);
       }
+    });
+
+    it('SSE-C: s3 cp --sse-c up (one PUT and multipart) and down with the key; without it or with another key the download is refused', async () => {
+      const { files } = suite();
+      const key = join(out, 'sse-c.key'), other = join(out, 'sse-c-other.key');
+      await writeFile(key, Buffer.from(Array.from({ length: 32 }, (_, i) => 200 - i)));
+      await writeFile(other, Buffer.from(Array.from({ length: 32 }, (_, i) => i)));
+      for (const name of ['small', 'large'] as const) {
+        const target = `s3://${BUCKET}/sse-c/${files[name].name}`;
+        await aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${key}`, files[name].path, target);
+        const dest = join(out, `sse-c-${files[name].name}`);
+        await aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${key}`, target, dest);
+        await expectFileMatches(dest, files[name]);
+        expect(await failureOf(aws('s3', 'cp', '--no-progress', target, join(out, 'no-key')))).toMatch(/\(400\)|Bad Request|InvalidRequest/);
+        expect(await failureOf(aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${other}`, target, join(out, 'other-key')))).toMatch(/\(403\)|Forbidden|AccessDenied/);
+      }
+      await aws('s3', 'rm', '--recursive', `s3://${BUCKET}/sse-c/`);
     });
 
     it('s3api get-object --range returns exactly the requested bytes (a-b across a part boundary, and -n)', async () => {

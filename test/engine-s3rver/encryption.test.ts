@@ -124,6 +124,36 @@ describe('encryption through the gateway', () => {
     expect(await status(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', ...sseC(KEY_A) })))).toMatchObject({ status: 403 });
   }, 600_000);
 
+  it('boto3 (Debian\'s python3-boto3): an SSE-C round trip, single PUT and multipart (upload_fileobj), and the refusals', async () => {
+    const script = `
+import boto3, botocore, io, os, sys
+from boto3.s3.transfer import TransferConfig
+s3 = boto3.client('s3', endpoint_url=sys.argv[1], aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3], region_name='us-east-1',
+                  config=botocore.config.Config(s3={'addressing_style': 'path'}))
+key, other = bytes(range(32)), bytes(range(100, 132))
+sse = lambda k: {'SSECustomerAlgorithm': 'AES256', 'SSECustomerKey': k}
+small, big = os.urandom(70000), os.urandom(12 * 1024 * 1024)
+s3.put_object(Bucket=sys.argv[4], Key='boto3-sse-c', Body=small, **sse(key))
+assert s3.get_object(Bucket=sys.argv[4], Key='boto3-sse-c', **sse(key))['Body'].read() == small
+s3.upload_fileobj(io.BytesIO(big), sys.argv[4], 'boto3-sse-c-mp', ExtraArgs=sse(key), Config=TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024))
+got = io.BytesIO()
+s3.download_fileobj(sys.argv[4], 'boto3-sse-c-mp', got, ExtraArgs=sse(key))
+assert got.getvalue() == big
+for extra, status in (({}, 400), (sse(other), 403)):
+    try:
+        s3.get_object(Bucket=sys.argv[4], Key='boto3-sse-c', **extra)
+        raise SystemExit('read without the right key succeeded')
+    except botocore.exceptions.ClientError as e:
+        assert e.response['ResponseMetadata']['HTTPStatusCode'] == status, e.response
+print('ok')
+`;
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const origin = (await gateway!.directUrl()).origin;
+    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', script, origin, 'shardgate-dev', 'shardgate-dev-secret', BUCKET], { timeout: 120_000 });
+    expect(stdout.trim()).toBe('ok');
+  }, 180_000);
+
   it('bad SSE input is refused with S3\'s errors and stores nothing', async () => {
     const before = await shardFileCount();
     const data = Buffer.from(randomBytes(rand, 200_000));

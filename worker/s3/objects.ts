@@ -59,6 +59,10 @@ function readOptions(s3: S3Context) {
     }
     if (headers.has('range')) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter');
   }
+  // SSE-S3 and SSE-KMS are named on writes only; a read that names them is refused, as S3 does.
+  if (headers.has('x-amz-server-side-encryption')) {
+    throw new S3Error('InvalidArgument', 'The x-amz-server-side-encryption header is not supported for this operation.', { ArgumentName: 'x-amz-server-side-encryption' });
+  }
   return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers), sse: readCustomerKeyHeaders(headers) };
 }
 
