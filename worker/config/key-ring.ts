@@ -4,6 +4,7 @@
  * ConfigError naming it: the gateway does not start half-keyed.
  */
 import { KeyRing, SealError } from '../format/seal.ts';
+import { fromBase64 } from '../model/bytes.ts';
 import { ConfigError, type GatewayConfig } from './config.ts';
 
 /** The published development key: the local default config's, refused by the deployment review. */
@@ -19,12 +20,7 @@ export function keyValues(config: Pick<GatewayConfig, 'encryption'>, env: Record
       problems.push(`encryption key "${k.id}" names the secret ${k.secret}, which is not set: run \`wrangler secret put ${k.secret}\` with base64 of 32 random bytes (openssl rand -base64 32).`);
       continue;
     }
-    let bytes = -1;
-    try {
-      bytes = atob(value.trim()).length;
-    } catch {
-      /* not base64: reported below */
-    }
+    const bytes = fromBase64(value.trim())?.length;
     if (bytes !== 32) problems.push(`encryption key "${k.id}" is not base64 of 32 bytes${k.secret ? ` (secret ${k.secret})` : ''}: make one with openssl rand -base64 32.`);
     else values[k.id] = value;
   }

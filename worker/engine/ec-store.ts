@@ -400,7 +400,7 @@ export class EcStore implements T.ObjectStore {
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
 
-  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo & { sse?: SseRecord }> {
+  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo> {
     const sse = await this.sseRecord(bucket, o.sse);
     const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, { metadata: sse ? { ...o.metadata, sse } : o.metadata, checksum: o.checksum });
     this.rememberSpec(upload.uploadId, upload.checksum);

@@ -135,13 +135,17 @@ export class UnitStore {
 
   /**
    * What a unit writer reads for one unit of `size` object bytes: the body itself, or (sealed) the
-   * body sealed under a fresh data key, with the stored size and the header seal to write.
+   * body sealed under a fresh data key, with the stored size and, for shard files (`identity`
+   * given), the header seal and footer mask to write.
    */
-  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'>): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
+  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'> | null): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
     const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey) : await this.ring().newSeal();
+    const sealed = { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal };
+    // An inline object (identity null) has no shard header or footer to seal.
+    if (!identity) return sealed;
     const meta = await dek.sealIdentity({ ...identity, size });
-    return { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal, headerSeal: { ...seal, meta }, footerMask: await dek.footerMask() };
+    return { ...sealed, headerSeal: { ...seal, meta }, footerMask: await dek.footerMask() };
   }
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
@@ -187,7 +191,7 @@ export class UnitStore {
   }
 
   private async storeInline(input: StoreBodyInput, feed: BodyFeed): Promise<StoredBody> {
-    const u = await this.unitFeed(input, feed, input.size, { bucket: input.bucket, key: input.key });
+    const u = await this.unitFeed(input, feed, input.size, null);
     const data = new Uint8Array(u.stored);
     try {
       await u.feed.fill(u.stored, () => data);

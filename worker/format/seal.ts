@@ -19,6 +19,7 @@
  * Everything here is WebCrypto (native in workerd and in Node): no key or plaintext touches a
  * backend, a log or an error message.
  */
+import { fromBase64, toBase64 } from '../model/bytes.ts';
 
 /** Plaintext bytes per sealed record: 64 KiB (a 1-byte range decrypts at most this much). */
 export const SEAL_RECORD_BYTES = 64 * 1024;
@@ -101,17 +102,35 @@ function nonce(domain: number, index: number): Uint8Array {
 
 const subtle = () => crypto.subtle;
 
-function b64(bytes: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
+/** Bytes of a base64 field this format wrote (SealError if it is not base64: a damaged record). */
+function unb64(s: string): Uint8Array {
+  const bytes = fromBase64(s);
+  if (!bytes) throw new SealError('a sealed field is not base64');
+  return bytes;
 }
 
-function unb64(s: string): Uint8Array {
-  const bin = atob(s);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+/**
+ * Base64 of a random 96-bit nonce || AES-256-GCM(key, plain, aad): how data keys are wrapped and
+ * small records (tag records) sealed. A random nonce: each key seals few of these, far from the
+ * 2^32 a random 96-bit nonce allows.
+ */
+async function sealWithRandomNonce(key: CryptoKey, plain: Uint8Array, aad: Uint8Array): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: aad }, key, plain));
+  const out = new Uint8Array(12 + ct.length);
+  out.set(iv);
+  out.set(ct, 12);
+  return toBase64(out);
+}
+
+/** The plaintext of sealWithRandomNonce's output; null when its tag fails (the caller says why). */
+async function openWithRandomNonce(key: CryptoKey, sealed: string, aad: Uint8Array): Promise<Uint8Array | null> {
+  const bytes = unb64(sealed);
+  try {
+    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: aad }, key, bytes.subarray(12)));
+  } catch {
+    return null;
+  }
 }
 
 /** A unit's data key, ready to seal or open its records. */
@@ -152,32 +171,20 @@ export class DataKey {
     return ct.subarray(0, 48);
   }
 
-  /**
-   * A small record sealed under this data key that may be written many times (a tag record):
-   * base64 of a random 96-bit nonce || AES-256-GCM(plain, aad). Random nonces: the records'
-   * count per key is tiny, far from the 2^32 a random 96-bit nonce allows.
-   */
-  async sealBlob(plain: Uint8Array, aad: string): Promise<string> {
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(aad) }, this.key, plain));
-    const out = new Uint8Array(12 + ct.length);
-    out.set(iv);
-    out.set(ct, 12);
-    return b64(out);
+  /** A small record sealed under this data key that may be written many times (a tag record): sealWithRandomNonce. */
+  sealBlob(plain: Uint8Array, aad: string): Promise<string> {
+    return sealWithRandomNonce(this.key, plain, new TextEncoder().encode(aad));
   }
 
   async openBlob(sealed: string, aad: string): Promise<Uint8Array> {
-    const bytes = unb64(sealed);
-    try {
-      return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: new TextEncoder().encode(aad) }, this.key, bytes.subarray(12)));
-    } catch {
-      throw new SealError('a sealed record fails its authentication tag');
-    }
+    const plain = await openWithRandomNonce(this.key, sealed, new TextEncoder().encode(aad));
+    if (!plain) throw new SealError('a sealed record fails its authentication tag');
+    return plain;
   }
 
   async sealIdentity(identity: SealedIdentity): Promise<string> {
     const plain = new TextEncoder().encode(JSON.stringify(identity));
-    return b64(new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, plain)));
+    return toBase64(new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: nonce(1, 0) }, this.key, plain)));
   }
 
   async openIdentity(meta: string): Promise<SealedIdentity> {
@@ -195,22 +202,14 @@ const WRAP_AAD = (kid: string) => new TextEncoder().encode(`shardgate dek v1 ${k
 /** The `kid` of a data key wrapped under a client's SSE-C key (never a key ring id: those cannot hold "~"). */
 export const CUSTOMER_KID = '~sse-c';
 
-async function wrapWith(kek: CryptoKey, kid: string, raw: Uint8Array): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: WRAP_AAD(kid) }, kek, raw));
-  const out = new Uint8Array(12 + ct.length);
-  out.set(iv);
-  out.set(ct, 12);
-  return b64(out);
+function wrapWith(kek: CryptoKey, kid: string, raw: Uint8Array): Promise<string> {
+  return sealWithRandomNonce(kek, raw, WRAP_AAD(kid));
 }
 
 async function unwrapWith(kek: CryptoKey, seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<Uint8Array> {
-  const bytes = unb64(seal.wrapped);
-  try {
-    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: WRAP_AAD(seal.kid) }, kek, bytes.subarray(12)));
-  } catch {
-    throw new SealError(`the data key wrapped under "${seal.kid}" does not open with the key given for it`);
-  }
+  const raw = await openWithRandomNonce(kek, seal.wrapped, WRAP_AAD(seal.kid));
+  if (!raw) throw new SealError(`the data key wrapped under "${seal.kid}" does not open with the key given for it`);
+  return raw;
 }
 
 const importCustomerKey = (key: Uint8Array) => subtle().importKey('raw', key, 'AES-GCM', false, ['encrypt', 'decrypt']);
@@ -234,6 +233,9 @@ export async function openSeal(seal: Pick<UnitSeal, 'kid' | 'wrapped'>, ring: Ke
   return ring.open(seal);
 }
 
+/** Data keys a ring keeps opened (a few KiB: one CryptoKey each). */
+const DATA_KEYS_KEPT = 256;
+
 /**
  * The key ring: key-encryption keys by id (32 bytes each) and the one new writes use. A ring
  * with no active key seals nothing but still opens what its keys wrapped.
@@ -242,6 +244,11 @@ export class KeyRing {
   private readonly keys = new Map<string, Uint8Array>();
   /** Imported on first use (workerd allows no crypto in a module's global scope). */
   private readonly imported = new Map<string, Promise<CryptoKey>>();
+  /**
+   * Data keys opened lately, by kid and wrapped key: a unit's key is asked for by every read of
+   * it, and by a rebuild or rescue once per header, footer and tag record. Oldest first; bounded.
+   */
+  private readonly opened = new Map<string, Promise<DataKey>>();
 
   constructor(raw: Record<string, Uint8Array>, readonly active: string | null) {
     for (const [kid, bytes] of Object.entries(raw)) {
@@ -253,7 +260,11 @@ export class KeyRing {
 
   /** A ring from base64 keys by id (the config's form). */
   static fromBase64(keys: Record<string, string>, active: string | null): KeyRing {
-    return new KeyRing(Object.fromEntries(Object.entries(keys).map(([kid, v]) => [kid, unb64(v.trim())])), active);
+    return new KeyRing(Object.fromEntries(Object.entries(keys).map(([kid, v]) => {
+      const bytes = fromBase64(v.trim());
+      if (!bytes) throw new SealError(`key "${kid}" is not base64 (make one with openssl rand -base64 32)`);
+      return [kid, bytes];
+    })), active);
   }
 
   has(kid: string): boolean {
@@ -288,9 +299,19 @@ export class KeyRing {
     return unwrapWith(await this.kek(seal.kid), seal);
   }
 
-  /** The data key of a sealed unit or object. */
-  async open(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<DataKey> {
-    return DataKey.fromRaw(await this.unwrapRaw(seal));
+  /** The data key of a sealed unit or object (remembered for the next asks: DATA_KEYS_KEPT). */
+  open(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<DataKey> {
+    const id = `${seal.kid} ${seal.wrapped}`;
+    let dek = this.opened.get(id);
+    if (dek) {
+      this.opened.delete(id); // most recent last
+    } else {
+      dek = this.unwrapRaw(seal).then((raw) => DataKey.fromRaw(raw));
+      dek.catch(() => this.opened.delete(id)); // a key that did not open is asked again next time
+      if (this.opened.size >= DATA_KEYS_KEPT) this.opened.delete(this.opened.keys().next().value!);
+    }
+    this.opened.set(id, dek);
+    return dek;
   }
 
   /** `seal` re-wrapped under `kid` (rotation): the same data key, so the sealed bytes stay valid. */

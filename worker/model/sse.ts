@@ -13,14 +13,13 @@ export type SseRequest = { kind: 's3' } | { kind: 'c'; key: Uint8Array; keyMD5: 
 /** What an object's metadata records of how the client asked it to be encrypted. */
 export type SseRecord = { kind: 's3' } | { kind: 'c'; keyMD5: string; salt: string; fingerprint: string };
 
+import { fromBase64, timingSafeEqual, toBase64 } from './bytes.ts';
 import { S3Error } from './errors.ts';
 
-const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-const unb64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
 async function fingerprintOf(key: Uint8Array, salt: Uint8Array): Promise<string> {
   const hmac = await crypto.subtle.importKey('raw', salt, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return b64(new Uint8Array(await crypto.subtle.sign('HMAC', hmac, key)));
+  return toBase64(await crypto.subtle.sign('HMAC', hmac, key));
 }
 
 /** The record of a request (a fresh salt for SSE-C). */
@@ -28,15 +27,13 @@ export async function sseRecordOf(req: SseRequest | null | undefined): Promise<S
   if (!req) return undefined;
   if (req.kind === 's3') return { kind: 's3' };
   const salt = crypto.getRandomValues(new Uint8Array(16));
-  return { kind: 'c', keyMD5: req.keyMD5, salt: b64(salt), fingerprint: await fingerprintOf(req.key, salt) };
+  return { kind: 'c', keyMD5: req.keyMD5, salt: toBase64(salt), fingerprint: await fingerprintOf(req.key, salt) };
 }
 
 /** Whether `key` is the customer key `record` was made with. */
 export async function sseKeyMatches(record: Extract<SseRecord, { kind: 'c' }>, key: Uint8Array): Promise<boolean> {
-  const got = await fingerprintOf(key, unb64(record.salt));
-  let diff = got.length ^ record.fingerprint.length;
-  for (let i = 0; i < Math.min(got.length, record.fingerprint.length); i++) diff |= got.charCodeAt(i) ^ record.fingerprint.charCodeAt(i);
-  return diff === 0;
+  const salt = fromBase64(record.salt);
+  return salt !== null && timingSafeEqual(await fingerprintOf(key, salt), record.fingerprint);
 }
 
 /** The customer key of a request, if it is SSE-C. */

@@ -9,7 +9,7 @@
  */
 import { S3Error } from '../model/errors.ts';
 import type { SseRecord, SseRequest } from '../model/sse.ts';
-import { toBase64 } from '../model/bytes.ts';
+import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { md5Of } from '../model/digest.ts';
 
 const KMS = /^aws:kms(:dsse)?$/;
@@ -43,12 +43,7 @@ function readCustomerKey(headers: Headers, prefix: string): SseRequest | null {
   }
   if (algorithm !== 'AES256') throw new S3Error('InvalidEncryptionAlgorithmError', 'The encryption request you specified is not valid. The valid value is AES256.', { ArgumentName: `${prefix}algorithm`, ArgumentValue: algorithm });
   if (key === null) throw new S3Error('InvalidArgument', 'Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.', { ArgumentName: `${prefix}key` });
-  let bytes: Uint8Array | null = null;
-  try {
-    bytes = Uint8Array.from(atob(key), (c) => c.charCodeAt(0));
-  } catch {
-    /* not base64 */
-  }
+  const bytes = fromBase64(key);
   if (!bytes || bytes.length !== 32) throw new S3Error('InvalidArgument', 'The secret key was invalid for the specified algorithm.', { ArgumentName: `${prefix}key` });
   if (keyMD5 === null) throw new S3Error('InvalidArgument', 'Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.', { ArgumentName: `${prefix}key-MD5` });
   if (toBase64(md5Of([bytes])) !== keyMD5) throw new S3Error('InvalidArgument', 'The calculated MD5 hash of the key did not match the hash that was provided.', { ArgumentName: `${prefix}key-MD5` });
