@@ -10,27 +10,25 @@
  * SHARDGATE_SKIP_BROWSER=1 skips it, like the CORS test.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = process.env.SHARDGATE_SKIP_BROWSER === '1';
 const DOWN = 'r2-3';
 
-describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout: 180_000 }, () => {
+describe.skipIf(SKIP_BROWSER)('the status page in Chromium, one backend down', { timeout: 180_000 }, () => {
   let g: RunningGateway;
-  let browser: BrowserContext;
+  let chrome: Chromium | undefined;
   let profile: string;
   let page: Page;
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or SHARDGATE_SKIP_BROWSER=1 to skip`);
+    requireChromium();
     g = await startGateway(r2Config());
     const s3 = g.s3();
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
@@ -42,21 +40,15 @@ describe.skipIf(SKIP)('the status page in Chromium, one backend down', { timeout
     await g.control(`/__test/fault?backend=${DOWN}&action=offline`);
     for (let i = 4; i < 7; i++) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `2024/img-${i}.jpg`, Body: body(i) }));
     await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: '2024/img-0.jpg' }))).Body!.transformToByteArray();
-    profile = mkdtempSync(join(tmpdir(), 'shardgate-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 1100 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = await browser.newPage();
+    chrome = await launchChromium({ viewport: { width: 1280, height: 1100 } });
+    profile = chrome.profile;
+    page = await chrome.browser.newPage();
     page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
     page.on('pageerror', (e) => void consoleErrors.push(String(e)));
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chrome?.close();
     if (g) {
       await g.stop();
       removeDir(g.persistDir);

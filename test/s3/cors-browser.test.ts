@@ -11,28 +11,24 @@
  */
 import { CreateBucketCommand, GetObjectCommand, PutBucketCorsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client, startTestWorker, type TestWorker } from './harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = process.env.SHARDGATE_SKIP_BROWSER === '1';
 const BUCKET = 'cors-web';
 
-describe.skipIf(SKIP)('CORS in Chromium: a page on another origin uses presigned URLs', { timeout: 120_000 }, () => {
+describe.skipIf(SKIP_BROWSER)('CORS in Chromium: a page on another origin uses presigned URLs', { timeout: 120_000 }, () => {
   let worker: TestWorker;
   let pages: http.Server;
   let pagePort: number;
+  let chrome: Chromium | undefined;
   let browser: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or SHARDGATE_SKIP_BROWSER=1 to skip`);
+    requireChromium();
     worker = await startTestWorker('engine');
     pages = http.createServer((_, res) => res.end('<!doctype html><title>shardgate cors test</title><p>page</p>'));
     await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
@@ -45,17 +41,12 @@ describe.skipIf(SKIP)('CORS in Chromium: a page on another origin uses presigned
         CORSConfiguration: { CORSRules: [{ AllowedOrigins: [`http://localhost:${pagePort}`], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 }] },
       }),
     );
-    profile = mkdtempSync(join(tmpdir(), 'shardgate-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    chrome = await launchChromium();
+    browser = chrome.browser;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chrome?.close();
     await new Promise((r) => (pages ? pages.close(r) : r(undefined)));
     await worker?.dispose();
   }, 60_000);

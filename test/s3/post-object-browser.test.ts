@@ -14,18 +14,14 @@
 import { CreateBucketCommand, GetObjectCommand, PutBucketCorsCommand } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, s3Client, startTestWorker, type TestWorker } from './harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = process.env.SHARDGATE_SKIP_BROWSER === '1';
 const BUCKET = 'form-web';
 
 /** boto3's forms: argv endpoint, key id, secret, key, redirect URL; prints {v2, v4} as JSON. */
@@ -55,15 +51,15 @@ async function boto3Forms(endpoint: string, key: string, redirect: string): Prom
   }
 }
 
-describe.skipIf(SKIP)('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms', { timeout: 120_000 }, () => {
+describe.skipIf(SKIP_BROWSER)('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms', { timeout: 120_000 }, () => {
   let worker: TestWorker;
   let pages: http.Server;
   let pagePort: number;
+  let chrome: Chromium | undefined;
   let browser: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or SHARDGATE_SKIP_BROWSER=1 to skip`);
+    requireChromium();
     worker = await startTestWorker('engine');
     pages = http.createServer((req, res) => {
       // fetch() follows the gateway's 303 here; after a cross-origin hop its origin is "null".
@@ -81,17 +77,12 @@ describe.skipIf(SKIP)('POST Object from Chromium: boto3 and @aws-sdk/s3-presigne
         CORSConfiguration: { CORSRules: [{ AllowedOrigins: [`http://localhost:${pagePort}`], AllowedMethods: ['POST', 'GET'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag', 'Location'], MaxAgeSeconds: 60 }] },
       }),
     );
-    profile = mkdtempSync(join(tmpdir(), 'shardgate-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    chrome = await launchChromium();
+    browser = chrome.browser;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chrome?.close();
     await new Promise((r) => (pages ? pages.close(r) : r(undefined)));
     await worker?.dispose();
   }, 60_000);
