@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
+import { DEV_KEY_RING } from '../support/memory-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { migrate, schemaVersion } from '../../worker/catalog/schema-migrations.ts';
 import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
@@ -51,7 +52,9 @@ async function openFixture() {
     policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
     defaultPolicy: 'ec',
   });
-  const units = new UnitStore(backends, () => {});
+  // Encryption on, as in every deployment from issue 24: the fixture's objects (written before it,
+  // in the clear) must read as they are, and new writes beside them are sealed.
+  const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
   const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 } });
   return { catalog, store, backends, units, storages };
 }
