@@ -16,7 +16,7 @@ export const SOURCE_OPTIONS = {
 
 export const SOURCE_HELP = `Where the shards are (give every backend you still have; up to m may be missing):
   --from DIR                 a directory holding shard files, searched whole: a copy of a backend
-                             bucket (sg1/<bucket>/<unit>/<shard>) or a wrangler R2 bucket directory
+                             bucket (sg1/<bucket or _shelf>/<unit>/<shard>) or a wrangler R2 bucket directory
                              (.wrangler/state/v3/r2/<name>); repeat for each backend
   --from URL                 an S3-compatible backend bucket: http(s)://[KEY:SECRET@]host[:port]/bucket
                              [?region=R&style=virtual]; the key defaults to AWS_ACCESS_KEY_ID /

@@ -12,7 +12,7 @@
  * still be checked block by block.
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
-import { parseShardKey, shardKey } from '../../worker/format/shard-key.ts';
+import { SHARD_KEY_ROOT, parseShardKey, prefixesOf, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
 import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
 import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
@@ -76,10 +76,16 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   const locked: LockedShard[] = [];
   const bad: BadFile[] = [];
   let files = 0;
+  // A bucket's shards: under its name, or on its shelves (one per key of the ring: format/shelf.ts).
+  const prefixes = bucket === undefined ? undefined : prefixesOf(bucket, ring ? await ring.shelvesOf(bucket) : []);
+  const directories = new Set(prefixes?.map((p) => p.slice(SHARD_KEY_ROOT.length, -1)));
+  /** Whether a file the walk found may be of `bucket` by its name (a directory source walks everything). */
+  const mayBelong = (named: ShardKeyParts | null) => bucket === undefined || !named || directories.has(named.directory);
   for (const source of sources) {
-    for await (const file of source.walk(bucket)) {
+    for await (const file of source.walk(prefixes)) {
       onFile(++files);
       const named = parseShardKey(file.key);
+      if (!mayBelong(named)) continue;
       if (file.size < HEADER_PREFIX_BYTES) continue;
       try {
         const first = await readBytes(source.backend, file.key, Math.min(file.size, 4096));
@@ -95,7 +101,6 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         }
         const seal = raw.seal;
         if (seal && !ring?.has(seal.kid)) {
-          if (bucket !== undefined && named && named.bucket !== bucket) continue;
           locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: `sealed under key "${seal.kid}", which was not given` });
           continue;
         }
@@ -105,11 +110,10 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         } catch (err) {
           if (!seal) throw err;
           // The ring has a key of that id, and it does not open this header: another key under the same id.
-          if (bucket !== undefined && named && named.bucket !== bucket) continue;
           locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: String((err as Error)?.message ?? err) });
           continue;
         }
-        if (named && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
+        if (named && named.bucket !== null && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
         if (bucket !== undefined && header.bucket !== bucket) continue;
         shards.push({ source, sourceKey: file.key, size: file.size, header, raw, headerLen });
       } catch (err) {

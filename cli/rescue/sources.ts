@@ -24,8 +24,8 @@ export interface ShardSource {
   /** What the operator named (a path or a URL without its secret). */
   name: string;
   backend: Backend;
-  /** Candidate shard files: every file of a directory, every `sg1/[bucket/]` key of a bucket. */
-  walk(bucket?: string): AsyncIterable<{ key: string; size: number }>;
+  /** Candidate shard files: every file of a directory; a bucket's keys under `prefixes` (all of `sg1/` by default). */
+  walk(prefixes?: string[]): AsyncIterable<{ key: string; size: number }>;
 }
 
 /** A local directory as a read-only Backend: keys are paths relative to it, with '/' separators. */
@@ -102,13 +102,15 @@ function s3Source(spec: string, env: NodeJS.ProcessEnv): ShardSource {
   return {
     name,
     backend,
-    async *walk(onlyBucket) {
-      let cursor: string | undefined;
-      do {
-        const page = await backend.list(bucketPrefix(onlyBucket), cursor);
-        for (const e of page.entries) yield { key: e.key, size: e.size };
-        cursor = page.cursor;
-      } while (cursor);
+    async *walk(prefixes = [bucketPrefix()]) {
+      for (const prefix of prefixes) {
+        let cursor: string | undefined;
+        do {
+          const page = await backend.list(prefix, cursor);
+          for (const e of page.entries) yield { key: e.key, size: e.size };
+          cursor = page.cursor;
+        } while (cursor);
+      }
     },
   };
 }

@@ -3,7 +3,7 @@
  * (issue 24): objects of many sizes, multipart and copies, user metadata and keys with
  * distinctive strings, SSE-S3 and SSE-C; then every stored byte of every backend is scanned: no
  * 32-byte window of any plaintext, no key, no metadata string, no bucket name in any file's
- * contents, and no object key in any file's name. SSE-C as S3 answers it: the key on every read,
+ * contents, and no object key or bucket name in any file's name. SSE-C as S3 answers it: the key on every read,
  * 400 without it, 403 with another (a part with another key than its upload's: 400), 400 for
  * bad keys, MD5s and algorithms, 501 for aws:kms; none
  * of the refusals stores a shard file or returns a byte.
@@ -193,6 +193,8 @@ print('ok')
       for (const name of await shardKeys(server)) {
         files++;
         expect(name.includes('secret-')).toBe(false);
+        // Names too: shelved units are named by an opaque shelf, not by their bucket (format/shelf.ts).
+        for (const n of needles) expect(name.includes(n.toString()), `the name ${name} holds "${n}"`).toBe(false);
         const bytes = Buffer.from(await readBytes((await backend.get(name)).body));
         for (const n of needles) expect(bytes.includes(n), `${name} holds "${n}"`).toBe(false);
         for (const w of written) {

@@ -16,12 +16,11 @@ import { join } from 'node:path';
 import { s3rverBackend, S3rverProcess } from '../backends/s3rver-harness.ts';
 import { descendants } from '../support/proc.ts';
 import { LOCAL_DEV, projectWranglerToml, ROOT, runWorker } from '../support/worker.ts';
-import { bucketPrefix } from '../../worker/format/shard-key.ts';
 
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
 export { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
-import { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
+import { TEST_ENCRYPTION, devShardPrefixes } from '../support/dev-encryption.ts';
 
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */
@@ -70,17 +69,21 @@ export async function startServers(n: number): Promise<S3rverProcess[]> {
   return servers;
 }
 
-/** Keys of the shard files of `bucket` (default: every shard) on one server's disk, sorted. */
+/**
+ * Keys of the shard files of `bucket` (default: every shard) on one server's disk, sorted: under
+ * the bucket's name and its shelf under the development key (gatewayConfig's default key).
+ */
 export async function shardKeys(server: S3rverProcess, bucket?: string): Promise<string[]> {
-  const prefix = bucketPrefix(bucket);
   const backend = s3rverBackend(server);
   const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await backend.list(prefix, cursor);
-    keys.push(...page.entries.map((e) => e.key));
-    cursor = page.cursor;
-  } while (cursor);
+  for (const prefix of await devShardPrefixes(bucket)) {
+    let cursor: string | undefined;
+    do {
+      const page = await backend.list(prefix, cursor);
+      keys.push(...page.entries.map((e) => e.key));
+      cursor = page.cursor;
+    } while (cursor);
+  }
   return keys.sort();
 }
 

@@ -151,7 +151,7 @@ async function allUnits(): Promise<Set<string>> {
   for (const server of servers) {
     for (const k of await shardKeys(server)) {
       const p = parseShardKey(k);
-      if (p) units.add(unitPrefix(p.bucket, p.unitId));
+      if (p) units.add(unitPrefix(p.bucket ?? '', p.unitId)); // a shelved unit's prefix needs no bucket
     }
   }
   return units;

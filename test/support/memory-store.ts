@@ -9,8 +9,7 @@ import { MemoryBackend } from '../../backends/memory.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
 import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
-import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
-import { KeyRing } from '../../worker/format/seal.ts';
+import { DEV_KEY_RING } from './dev-encryption.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { S3Settings } from '../../worker/s3/context.ts';
@@ -22,7 +21,7 @@ export interface MemoryStoreParts {
 }
 
 /** The development key ring of the local default config: the S3 suites run sealed, as `npm start` does. */
-export const DEV_KEY_RING = KeyRing.fromBase64({ dev: DEV_KEY_VALUE }, 'dev');
+export { DEV_KEY_RING };
 
 export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean } = {}): MemoryStoreParts {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));

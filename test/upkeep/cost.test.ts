@@ -21,7 +21,7 @@ import { presetPrices } from '../../worker/config/price-list.ts';
 import { costReport, type CostReport } from '../../worker/upkeep/cost.ts';
 import { measureStored } from '../../worker/upkeep/stored-bytes.ts';
 import { testS3Settings } from '../support/memory-store.ts';
-import { bucketPrefix, shardKey } from '../../worker/format/shard-key.ts';
+import { bucketPrefix, prefixesOf, shardKey, shelvedUnitId } from '../../worker/format/shard-key.ts';
 
 const GiB = 1024 ** 3;
 const AWS = presetPrices('aws-s3-standard');
@@ -78,16 +78,22 @@ describe('stored bytes', () => {
     const a = new MemoryBackend({ id: 'a', domain: 'x' }), b = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'y' }));
     for (let i = 0; i < 5; i++) await a.put(shardKey('one', `u${i}`, 0), new Uint8Array(100 + i), 100 + i);
     await a.put(shardKey('two', 'u9', 3), new Uint8Array(7), 7);
+    await a.put(shardKey('two', shelvedUnitId('ab12', 'u7'), 0), new Uint8Array(3), 3); // listed by its shelf
     await a.put('other/file', new Uint8Array(1000), 1000);
     await b.put(shardKey('one', 'u1', 1), new Uint8Array(50), 50);
     const all = await measureStored([a, b], { maxPagesPerBackend: 10 });
     expect(all.stored.sort((x, y) => (x.backendId + x.bucket < y.backendId + y.bucket ? -1 : 1))).toEqual([
+      { backendId: 'a', bucket: '_ab12', bytes: 3, shards: 1 },
       { backendId: 'a', bucket: 'one', bytes: 510, shards: 5 },
       { backendId: 'a', bucket: 'two', bytes: 7, shards: 1 },
       { backendId: 'b', bucket: 'one', bytes: 50, shards: 1 },
     ]);
     expect(all.complete).toEqual({ a: true, b: true });
-    expect((await measureStored([a], { bucket: 'two', maxPagesPerBackend: 10 })).stored).toEqual([{ backendId: 'a', bucket: 'two', bytes: 7, shards: 1 }]);
+    expect((await measureStored([a], { prefixes: [bucketPrefix('two')], maxPagesPerBackend: 10 })).stored).toEqual([{ backendId: 'a', bucket: 'two', bytes: 7, shards: 1 }]);
+    expect((await measureStored([a], { prefixes: prefixesOf('two', ['ab12']), maxPagesPerBackend: 10 })).stored).toEqual([
+      { backendId: 'a', bucket: 'two', bytes: 7, shards: 1 },
+      { backendId: 'a', bucket: '_ab12', bytes: 3, shards: 1 },
+    ]);
     b.goOffline();
     const down = await measureStored([a, b], { maxPagesPerBackend: 10 });
     expect(down.complete).toEqual({ a: true, b: false });

@@ -33,6 +33,7 @@ import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
 import { costReport, type TrafficSource } from '../upkeep/cost.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
+import { bucketsByDirectory, prefixesOf } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
@@ -140,11 +141,17 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     const maxPages = Number(q.get('maxPages') ?? 100);
     if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1000) throw new S3Error('InvalidArgument', 'maxPages is an integer from 1 to 1000');
-    const measured = await measureStored(deps.backends, { bucket, maxPagesPerBackend: maxPages });
+    // Shard keys name a bucket or one of its shelves (format/shard-key.ts): the report names buckets.
+    const ring = deps.keyRing;
+    const shelvesOf = ring && ((b: string) => ring.shelvesOf(b));
+    const names = await bucketsByDirectory((await deps.catalog.listBucketRecords()).map((b) => b.name), shelvesOf);
+    const prefixes = bucket === undefined ? undefined : prefixesOf(bucket, shelvesOf ? await shelvesOf(bucket) : []);
+    const measured = await measureStored(deps.backends, { prefixes, maxPagesPerBackend: maxPages });
     const counted = await traffic();
+    const named = <T extends { bucket: string | null }>(x: T): T => ({ ...x, bucket: x.bucket === null ? null : (names.get(x.bucket) ?? x.bucket) });
     const report = costReport({
-      backends: deps.backends, prices, stored: measured.stored, now: new Date(),
-      traffic: counted.counts.filter((t) => bucket === undefined || t.bucket === bucket), trafficSince: counted.since,
+      backends: deps.backends, prices, stored: measured.stored.map(named), now: new Date(),
+      traffic: counted.counts.map(named).filter((t) => bucket === undefined || t.bucket === bucket), trafficSince: counted.since,
     });
     return c.json({
       ...report,

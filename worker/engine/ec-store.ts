@@ -180,15 +180,15 @@ export class EcStore implements T.ObjectStore {
    * found. The write must commit by `commitBy`, a margin before the reservation expires and the
    * collector may start deleting its shards.
    */
-  private planWrite(bucket: string, size: number, part: boolean, forceSeal = false): Reservation & { expires: Date } {
-    const plan = this.units.plan(size, policyFor(this.settings, bucket), part, forceSeal);
+  private async planWrite(bucket: string, size: number, part: boolean, forceSeal = false): Promise<Reservation & { expires: Date }> {
+    const plan = this.units.plan(size, policyFor(this.settings, bucket), part, forceSeal, await this.units.shelfOf(bucket));
     const lifetime = this.settings.writeReservationSeconds * 1000;
     const expires = Date.now() + lifetime;
     return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
   private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
-    const reserved = this.planWrite(bucket, size, part);
+    const reserved = await this.planWrite(bucket, size, part);
     if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
     return reserved;
   }
@@ -301,7 +301,7 @@ export class EcStore implements T.ObjectStore {
     const customerKey = customerKeyOf(o.sse);
     const sse = await this.sseRecord(bucket, o.sse);
     const metadata = sse ? { ...o.metadata, sse } : o.metadata;
-    const reserved = this.planWrite(bucket, size, false, !!customerKey);
+    const reserved = await this.planWrite(bucket, size, false, !!customerKey);
     const { plan } = reserved;
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
@@ -451,7 +451,7 @@ export class EcStore implements T.ObjectStore {
     // The part is sealed under the key the request gives; whether it is the upload's is known when
     // preparePart answers (refused then, and what was sent deleted, as a mismatching checksum).
     const customerKey = customerKeyOf(o.sse);
-    const reserved = this.planWrite(bucket, size, true, !!customerKey);
+    const reserved = await this.planWrite(bucket, size, true, !!customerKey);
     const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse);
     return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey);
   }
@@ -500,7 +500,7 @@ export class EcStore implements T.ObjectStore {
     keys: { source?: Uint8Array; target?: Uint8Array },
     prepare: (reserved: Reservation & { expires: Date }) => Promise<P>,
     write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>): Promise<R> {
-    const reserved = this.planWrite(bucket, end - start + 1, part, !!keys.target);
+    const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target);
     const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
     try {

@@ -35,9 +35,17 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
   /** The record last handed out: consumed once the next pull comes, then freed (seal.ts `release`). */
   let handed: Uint8Array | null = null;
 
-  /** Record `index`'s stored bytes, copied out of the unit stream (its chunks are reused). */
+  /**
+   * Record `index`'s stored bytes: a view of the unit stream's chunk when it holds the whole
+   * record (opening it copies it before the chunk is reused), else copied into `buffer`.
+   */
   const nextRecord = async (): Promise<Uint8Array> => {
     const len = Math.min(record, plainSize - index * record) + SEAL_TAG_BYTES;
+    if (rest.length >= len) {
+      const whole = rest.subarray(0, len);
+      rest = rest.subarray(len);
+      return whole;
+    }
     let got = 0;
     while (got < len) {
       if (rest.length === 0) {

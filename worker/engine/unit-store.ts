@@ -11,7 +11,7 @@ import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { shardKey } from '../format/shard-key.ts';
+import { prefixesOf, shardKey, shelvedUnitId } from '../format/shard-key.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed, type UnitFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
@@ -109,8 +109,12 @@ export class UnitStore {
     this.byId = new Map(backends.map((b) => [b.id, b]));
   }
 
-  /** How a body of `size` bytes will be stored under `policy`; a part is always coded (a manifest lists units), never inline. */
-  plan(size: number, policy: StoragePolicy, part: boolean, forceSeal = false): StoragePlan {
+  /**
+   * How a body of `size` bytes will be stored under `policy`; a part is always coded (a manifest
+   * lists units), never inline. Its units are shelved on `shelf` when one is given (shelfOf).
+   */
+  plan(size: number, policy: StoragePolicy, part: boolean, forceSeal = false, shelf?: string): StoragePlan {
+    const newUnitId = () => (shelf ? shelvedUnitId(shelf, newId()) : newId());
     const small = size <= policy.small.threshold;
     const replicas = small ? policy.small.replicas : policy.codec === 'replica' ? policy.k + policy.m : 0;
     const [codec, k, m] = replicas ? (['replica', 1, replicas - 1] as const) : (['rs-cauchy-gf8', policy.k, policy.m] as const);
@@ -118,14 +122,28 @@ export class UnitStore {
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
     const sealed = forceSeal || this.seals(policy);
     if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed };
-    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newId()], sealed };
+    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newUnitId()], sealed };
     const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
     const columnShardBytes = Math.max(policy.blockSize, budget - (budget % policy.blockSize));
     // Sealed: as many whole records as fit the unit's stored bytes (the parity bound is on those).
     const stride = SEAL_RECORD_BYTES + SEAL_TAG_BYTES;
     const unitPlainBytes = sealed ? Math.max(1, Math.floor((k * columnShardBytes) / stride)) * SEAL_RECORD_BYTES : k * columnShardBytes;
     const count = Math.max(1, Math.ceil(size / unitPlainBytes));
-    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, () => newId()), columnShardBytes, unitPlainBytes, sealed };
+    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, newUnitId), columnShardBytes, unitPlainBytes, sealed };
+  }
+
+  /**
+   * The shelf new units of `bucket` go to (format/shelf.ts): under the ring's active key, so no
+   * shard key names the bucket; none without an active key (units are then named by bucket).
+   */
+  async shelfOf(bucket: string): Promise<string | undefined> {
+    const ring = this.options.keyRing;
+    return ring?.active ? ring.shelf(bucket) : undefined;
+  }
+
+  /** Every prefix the shard files of `bucket` may be under: its name, and its shelf under each key of the ring. */
+  async shardPrefixes(bucket: string): Promise<string[]> {
+    return prefixesOf(bucket, this.options.keyRing ? await this.options.keyRing.shelvesOf(bucket) : []);
   }
 
   /** Whether new objects under `policy` are sealed: an active key, and the policy does not opt out. */

@@ -20,6 +20,7 @@
  * backend, a log or an error message.
  */
 import { fromBase64, toBase64 } from '../model/bytes.ts';
+import { shelfNameKey, shelfOf } from './shelf.ts';
 
 /** Plaintext bytes per sealed record: 64 KiB (a 1-byte range decrypts at most this much). */
 export const SEAL_RECORD_BYTES = 64 * 1024;
@@ -249,6 +250,9 @@ export class KeyRing {
    * it, and by a rebuild or rescue once per header, footer and tag record. Oldest first; bounded.
    */
   private readonly opened = new Map<string, Promise<DataKey>>();
+  /** Name keys by kid, and shelves by kid and bucket (shelf.ts; bounded like `opened`). */
+  private readonly nameKeys = new Map<string, Promise<CryptoKey>>();
+  private readonly shelves = new Map<string, Promise<string>>();
 
   constructor(raw: Record<string, Uint8Array>, readonly active: string | null) {
     for (const [kid, bytes] of Object.entries(raw)) {
@@ -312,6 +316,29 @@ export class KeyRing {
     }
     this.opened.set(id, dek);
     return dek;
+  }
+
+  /** The shelf of `bucket` under key `kid` (the active key by default): shelf.ts. */
+  shelf(bucket: string, kid: string | null = this.active): Promise<string> {
+    if (!kid) throw new SealError('no active key: no shelf');
+    const id = `${kid}\n${bucket}`;
+    let shelf = this.shelves.get(id);
+    if (!shelf) {
+      const bytes = this.keys.get(kid);
+      if (!bytes) throw new SealError(`no key "${kid}" in the key ring`);
+      let nameKey = this.nameKeys.get(kid);
+      if (!nameKey) this.nameKeys.set(kid, (nameKey = shelfNameKey(bytes)));
+      shelf = nameKey.then((k) => shelfOf(k, bucket));
+      shelf.catch(() => this.shelves.delete(id));
+      if (this.shelves.size >= DATA_KEYS_KEPT) this.shelves.delete(this.shelves.keys().next().value!);
+      this.shelves.set(id, shelf);
+    }
+    return shelf;
+  }
+
+  /** The shelves `bucket` may have units on: one per key of the ring. */
+  shelvesOf(bucket: string): Promise<string[]> {
+    return Promise.all(this.ids().map((kid) => this.shelf(bucket, kid)));
   }
 
   /** `seal` re-wrapped under `kid` (rotation): the same data key, so the sealed bytes stay valid. */

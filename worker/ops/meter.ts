@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BackendCallReport } from '../../backends/metered.ts';
-import { bucketOfShardKey } from '../format/shard-key.ts';
+import { directoryOfShardKey } from '../format/shard-key.ts';
 import { bucketOf } from './histogram.ts';
 import { addCounters, backendOf, emptyCounters, opOf } from './counters.ts';
 import type { EventName, OpsCounters, OpsDelta } from './types.ts';
@@ -56,7 +56,8 @@ export class IsolateMeter {
     } else if (r.outcome === 'ok') {
       b.lastOkAt = at;
     }
-    const bucket = bucketOfShardKey(r.key);
+    // By the key's directory: a bucket, or one of its shelves (the cost report names the bucket).
+    const bucket = directoryOfShardKey(r.key);
     if (bucket !== null) {
       const t = (((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= { requests: {}, bytesIn: 0, bytesOut: 0 });
       t.requests[r.op] = (t.requests[r.op] ?? 0) + 1;

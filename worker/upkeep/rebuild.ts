@@ -25,7 +25,7 @@ import { maskFooterDigests, type KeyRing } from '../format/seal.ts';
 import { openHeader, unitSealOf, type OpenedHeader } from '../format/sealed-header.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { bucketPrefix, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
+import { parseShardKey, parseTagRecordKey, prefixesOf, shardKey } from '../format/shard-key.ts';
 import { readShardFile, readTagRecord, type ShardFileInfo } from '../engine/index.ts';
 import { withTags } from '../catalog/rules.ts';
 
@@ -52,10 +52,13 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   const found = new Map<string, Map<number, Backend>>();
   // unitId -> backends holding a tag record of it
   const tagRecords = new Map<string, Backend[]>();
-  for (const b of backends) {
+  // The bucket's units are named by it (written before shelves) or by its shelf under a key of
+  // the ring (format/shelf.ts): a unit's shelf is its header's key, so a ring that opens it names it.
+  const prefixes = prefixesOf(bucket, ring ? await ring.shelvesOf(bucket) : []);
+  for (const b of backends) for (const prefix of prefixes) {
     let cursor: string | undefined;
     do {
-      const page = await b.list(bucketPrefix(bucket), cursor);
+      const page = await b.list(prefix, cursor);
       for (const e of page.entries) {
         const t = parseTagRecordKey(e.key);
         if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
@@ -100,6 +103,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       result.unrecoverable.push({ unitId, reason: String((err as Error).message ?? err) });
       continue;
     }
+    if (h.bucket !== bucket) continue; // another bucket's unit on a shelf of the same name (a 96-bit collision)
     if (h.uploadId) {
       result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the catalog` });
       continue;

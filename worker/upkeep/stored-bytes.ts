@@ -1,5 +1,6 @@
 /**
- * What each backend holds, per bucket, measured by listing shard keys (`sg1/<bucket>/...`):
+ * What each backend holds, per directory (a bucket, or a bucket's shelf: format/shard-key.ts),
+ * measured by listing shard keys under `prefixes` (all of `sg1/` by default):
  * bytes and shard files as the provider bills them, garbage not yet collected included. Feeds
  * the cost report (cost.ts, admin `costs`).
  * Listing costs a request per page (a PUT-class request on S3 and R2): each backend is listed
@@ -9,11 +10,12 @@
  * in the catalog (a bucket of millions of shards takes thousands of pages).
  */
 import type { Backend } from '../../backends/types.ts';
-import { bucketOfShardKey, bucketPrefix } from '../format/shard-key.ts';
+import { bucketPrefix, directoryOfShardKey } from '../format/shard-key.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
 export interface StoredBytes {
   backendId: string;
+  /** The directory as listed; the caller names its bucket (shard-key.ts bucketsByDirectory). */
   bucket: string;
   bytes: number;
   shards: number;
@@ -29,8 +31,8 @@ export interface StoredMeasure {
   errors: Record<string, string>;
 }
 
-export async function measureStored(backends: Backend[], o: { bucket?: string; maxPagesPerBackend: number }): Promise<StoredMeasure> {
-  const prefix = bucketPrefix(o.bucket);
+export async function measureStored(backends: Backend[], o: { prefixes?: string[]; maxPagesPerBackend: number }): Promise<StoredMeasure> {
+  const prefixes = o.prefixes ?? [bucketPrefix()];
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const stored = new Map<string, StoredBytes>();
   const complete: Record<string, boolean> = {};
@@ -42,21 +44,24 @@ export async function measureStored(backends: Backend[], o: { bucket?: string; m
     complete[b.id] = false;
     // A backend that does not answer is reported, not fatal: the others are still worth seeing.
     try {
-      do {
-        const page = await b.list(prefix, cursor);
-        pages++;
-        n++;
-        for (const e of page.entries) {
-          const bucket = bucketOfShardKey(e.key);
-          if (!bucket) continue;
-          const id = `${b.id}\n${bucket}`;
-          let s = stored.get(id);
-          if (!s) stored.set(id, (s = { backendId: b.id, bucket, bytes: 0, shards: 0 }));
-          s.bytes += e.size;
-          s.shards++;
-        }
-        cursor = page.cursor;
-      } while (cursor && n < o.maxPagesPerBackend);
+      for (const prefix of prefixes) {
+        do {
+          const page = await b.list(prefix, cursor);
+          pages++;
+          n++;
+          for (const e of page.entries) {
+            const directory = directoryOfShardKey(e.key);
+            if (!directory) continue;
+            const id = `${b.id}\n${directory}`;
+            let s = stored.get(id);
+            if (!s) stored.set(id, (s = { backendId: b.id, bucket: directory, bytes: 0, shards: 0 }));
+            s.bytes += e.size;
+            s.shards++;
+          }
+          cursor = page.cursor;
+        } while (cursor && n < o.maxPagesPerBackend);
+        if (cursor) break; // out of pages: this backend's figures are a lower bound
+      }
       complete[b.id] = cursor === undefined;
     } catch (err) {
       errors[b.id] = (err as Error).message;
