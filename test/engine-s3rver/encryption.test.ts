@@ -108,7 +108,10 @@ describe('encryption through the gateway', () => {
     expect(await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1] })))).toMatchObject({ status: 400 });
     // Another key than the upload's is bad input for a part (400, as AWS and RGW answer).
     expect(await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1], ...sseC(KEY_B) })))).toMatchObject({ status: 400, code: 'InvalidArgument' });
-    await s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
+    // Complete: the key is optional, as on AWS; another key than the upload's is refused (400).
+    const completeParts = { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) };
+    expect(await status(s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: completeParts, ...sseC(KEY_B) })))).toMatchObject({ status: 400, code: 'InvalidArgument' });
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: completeParts }));
     const whole = Buffer.concat(parts);
     expect((await body(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: mpKey, ...sseC(KEY_A) })))).equals(whole)).toBe(true);
     expect(await status(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: mpKey })))).toMatchObject({ status: 400 });

@@ -543,6 +543,7 @@ export class EcStore implements T.ObjectStore {
 
   private async completeOnce(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
     const upload = await this.catalog.getUpload(bucket, key, uploadId);
+    if (o.sse) await checkSseRead(upload.metadata.sse, o.sse, 'part');
     const current = await this.catalog.getManifest(bucket, key);
     checkWriteConditions(current ? info(current) : undefined, o.conditions, key);
     const chosen = selectCompletedParts(parts, await this.allParts(bucket, key, uploadId), uploadId, this.settings.minPartSize);

@@ -221,6 +221,11 @@ export interface CompleteMultipartOptions {
   conditions: WriteConditions;
   /** Full-object or composite value from x-amz-checksum-* on the Complete request; BadDigest on mismatch. */
   expectedChecksum?: { algorithm: ChecksumAlgorithm; value: string } | null;
+  /**
+   * SSE-C headers on the Complete request: optional, as AWS has them (a client need not repeat
+   * the key to complete); given, they must be the upload's key (400 otherwise, as for a part).
+   */
+  sse?: SseRequest | null;
 }
 
 /** One part of a stored object, as GetObjectAttributes reports it. */

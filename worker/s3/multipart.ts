@@ -91,8 +91,9 @@ export async function CompleteMultipartUpload(s3: S3Context): Promise<Response> 
   const id = uploadId(s3.query);
   const conditions = readWriteConditions(headers);
   const expectedChecksum = readChecksumHeader(headers, true);
+  const sse = readCustomerKeyHeaders(headers);
   const parts = readCompletedParts(await readXmlBody(s3, { requireDigest: false }));
-  const result = await s3.store.completeMultipartUpload(s3.bucket!, s3.key!, id, parts, { conditions, expectedChecksum });
+  const result = await s3.store.completeMultipartUpload(s3.bucket!, s3.key!, id, parts, { conditions, expectedChecksum, sse });
   const c = result.checksum;
   const location = new URL(s3.request.url).origin + `/${encodeURIComponent(s3.bucket!)}/${s3.key!.split('/').map(encodeURIComponent).join('/')}`;
   return xmlResponse(
