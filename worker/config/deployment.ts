@@ -35,12 +35,15 @@
  * - a named secret or R2 binding that the Worker does not have (ops.metricsTokenSecret included);
  * - no access key at all (unless allowAnonymous, which is then warned about);
  * - memory backends or `local/` failure domains (the local development pool);
- * - failure domains that cannot hold a policy (failure-domains.ts).
+ * - failure domains that cannot hold a policy (failure-domains.ts);
+ * - two backends that store to the same place: one endpoint and bucket, one R2 binding or R2
+ *   bucket (destinations.ts).
  * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
  * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
 import { DEV_KEY_VALUE, keyValues } from './key-ring.ts';
 import type { GatewayConfig } from './config.ts';
+import { reviewDestinations } from './destinations.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
 
 export const LOCAL_DEV_VAR = 'SHARDGATE_LOCAL_DEV';
@@ -72,8 +75,12 @@ export function isLoopbackRequest(request: Request): boolean {
   return LOOPBACK_HOST.test(host) && (connecting === null || LOOPBACK_IP.test(connecting.trim()));
 }
 
-/** What a deployed gateway would refuse and warn about, for this config and env (secrets, bindings). */
-export function reviewDeployment(config: GatewayConfig, env: Record<string, unknown>): DeploymentReview {
+/**
+ * What a deployed gateway would refuse and warn about, for this config and env (secrets, bindings).
+ * `r2BucketNames` (binding -> bucket_name, from the wrangler file) lets it see two R2 bindings of
+ * one bucket; a running Worker does not know them.
+ */
+export function reviewDeployment(config: GatewayConfig, env: Record<string, unknown>, r2BucketNames: Readonly<Record<string, string>> = {}): DeploymentReview {
   const refusals: string[] = [];
   const warnings: string[] = [];
   const isSet = (name: string | undefined) => name !== undefined && typeof env[name] === 'string' && env[name] !== '';
@@ -110,6 +117,7 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     if (b.accessKeyId === undefined && !isSet(b.accessKeyIdSecret)) refusals.push(`${who} has no access key id: give "accessKeyIdSecret" (and run ${put(b.accessKeyIdSecret ?? 'NAME')}) or "accessKeyId".`);
     if (b.endpoint.startsWith('http://')) warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
   }
+  refusals.push(...reviewDestinations(config.backends, r2BucketNames));
 
   for (const k of config.encryption?.keys ?? []) {
     if (k.value !== undefined) refusals.push(`encryption key "${k.id}" is inline in SHARDGATE_CONFIG ("value"): a deployed gateway takes keys only from Worker secrets. Write "secret": "NAME" and run ${put('NAME')} with base64 of 32 random bytes.`);
