@@ -30,14 +30,16 @@ describe.skipIf(SKIP_BROWSER)('the cost chart in Chromium', { timeout: 60_000 },
     const page = await chrome.browser.newPage();
     try {
       await page.setContent(`<!doctype html><body style="margin:0">${svg}</body>`);
-      return await page.evaluate(() => {
-        const root = document.querySelector('svg')!;
-        const boxes = [...root.querySelectorAll('text')].map((t) => {
-          const b = t.getBBox();
-          return { text: t.textContent ?? '', x: b.x, y: b.y, width: b.width, height: b.height };
-        });
-        return { boxes, width: root.viewBox.baseVal.width, height: root.viewBox.baseVal.height };
+      type Measured = { getBBox(): { x: number; y: number; width: number; height: number }; textContent: string | null };
+      const boxes = await page.$$eval('svg text', (texts) => texts.map((t) => {
+        const b = (t as unknown as Measured).getBBox();
+        return { text: t.textContent ?? '', x: b.x, y: b.y, width: b.width, height: b.height };
+      }));
+      const size = await page.$eval('svg', (root) => {
+        const { width, height } = (root as unknown as { viewBox: { baseVal: { width: number; height: number } } }).viewBox.baseVal;
+        return { width, height }; // an SVGRect does not cross to Node: its numbers do
       });
+      return { boxes, width: size.width, height: size.height };
     } finally {
       await page.close();
     }
