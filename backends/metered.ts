@@ -7,10 +7,18 @@
 // answered with a body (time to first byte, as engine/backend-latency.ts measures reads). Bytes:
 // a put's length; a get's range length (or the blob's size without a range), that is, what was
 // asked of the backend, whether or not the caller read it all (nothing for a get that failed).
+// Whose failure: a call the caller cancelled is 'Aborted', never the backend's error, whatever
+// the adapter rethrows then: the caller's signal was aborted (the gateway stopped the other
+// uploads of a write that missed its quorum, or the client went away), or a put's ChunkSource
+// body failed on the caller's side (its sink was stopped). Without this, every refused write
+// marked the healthy backends it cancelled as degraded, with the quorum's message as their error.
 // Known gaps: a get body that breaks after the answer is not reported here (the reader that meets
-// it reports the shard for repair); a put's bytes count even when the upload failed part-way.
+// it reports the shard for repair); a put's bytes count even when the upload failed part-way; a
+// ReadableStream put body that errors on the caller's side counts as the backend's failure unless
+// the caller also aborts the signal (the engine's uploads use ChunkSource bodies).
 
 import type { BackendOp } from './faulty.ts';
+import { isChunkSource } from './streams.ts';
 import { isBackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
 
 /** One finished backend call. `outcome` 'ok' includes answers such as NotFound (the backend answered). */
@@ -64,15 +72,16 @@ export class MeteredBackend implements Backend {
     this.domain = inner.domain;
   }
 
-  private async measure<T>(op: BackendOp, key: string, bytes: (r: T | undefined) => number, call: () => Promise<T>): Promise<T> {
+  private async measure<T>(op: BackendOp, key: string, bytes: (r: T | undefined) => number, call: () => Promise<T>, cancelled: () => boolean = () => false): Promise<T> {
     const started = this.now();
     try {
       const r = await call();
       this.report(op, key, started, bytes(r), 'ok');
       return r;
     } catch (err) {
-      const kind = isBackendError(err) ? err.kind : (err as Error)?.name === 'AbortError' ? 'Aborted' : 'Unavailable';
-      this.report(op, key, started, bytes(undefined), ANSWERS.has(kind) ? 'ok' : kind, ANSWERS.has(kind) ? undefined : String((err as Error)?.message ?? err));
+      const kind = cancelled() ? 'Aborted' : isBackendError(err) ? err.kind : (err as Error)?.name === 'AbortError' ? 'Aborted' : 'Unavailable';
+      const answered = kind === 'Aborted' || ANSWERS.has(kind);
+      this.report(op, key, started, bytes(undefined), ANSWERS.has(kind) ? 'ok' : kind, answered ? undefined : String((err as Error)?.message ?? err));
       throw err;
     }
   }
@@ -86,11 +95,21 @@ export class MeteredBackend implements Backend {
   }
 
   put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
-    return this.measure('put', key, () => length, () => this.inner.put(key, body, length, opts));
+    let sourceBroke = false;
+    const watched: PutBody = isChunkSource(body)
+      ? {
+          read: () => body.read().catch((err: unknown) => {
+            sourceBroke = true;
+            throw err;
+          }),
+          cancel: (reason: unknown) => body.cancel(reason),
+        }
+      : body;
+    return this.measure('put', key, () => length, () => this.inner.put(key, watched, length, opts), () => sourceBroke || !!opts?.signal?.aborted);
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
-    return this.measure('get', key, (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts));
+    return this.measure('get', key, (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts), () => !!opts?.signal?.aborted);
   }
 
   head(key: string): Promise<BlobInfo> {

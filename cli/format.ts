@@ -17,6 +17,14 @@ export function ago(at: number | null | undefined, now = Date.now()): string {
   return `${Math.round(s / 86400)} days ago`;
 }
 
+/** A length of time in seconds, as "45 s", "12 min", "5 h", "3 days". */
+export function duration(s: number): string {
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} days`;
+}
+
 export function percent(r: number | null | undefined): string {
   return r === null || r === undefined ? '-' : `${(r * 100).toFixed(r < 0.1 && r > 0 ? 1 : 0)}%`;
 }

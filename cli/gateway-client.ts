@@ -82,6 +82,8 @@ export class GatewayClient {
 
 /** The parts of the status document (worker/ops/status.ts) the commands read. */
 export interface StatusLike {
+  /** Absent from gateways older than the field. */
+  version?: string;
   now: number;
   signed: boolean;
   health: string;
@@ -94,6 +96,6 @@ export interface StatusLike {
     scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
   };
   upkeep: { repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number };
-  isolate?: { codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
+  isolate?: { startedAt?: number; uptimeSeconds?: number; codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
   buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
 }

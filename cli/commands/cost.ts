@@ -45,7 +45,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
   else out(costTable(rows, args.providers, args.workload, PRICES_AS_OF));
   if (args.svg) {
     const title = `${args.workload.storedGB} GB stored, ${args.workload.readGBPerMonth} GB read/month on ${args.providers.map((p) => p.name).join(', ')}`;
-    writeFileSync(args.svg, costChartSvg(rows, title));
+    writeFileSync(args.svg, costChartSvg(rows, title, PRICES_AS_OF));
     if (!args.json) out(`\nchart: ${args.svg}`);
   }
   return 0;

@@ -66,7 +66,7 @@ export const command: Command = {
   },
 };
 
-interface WorklistAnswer {
+export interface WorklistAnswer {
   units: { bucket: string; key: string; unitId: string; missing: number[]; since: string; attempts: number; nextAttemptAt?: string; lastError?: string }[];
   truncated: boolean;
 }
@@ -77,8 +77,21 @@ async function listWorklist(client: GatewayClient, bucket: string | undefined, s
     printJson(answer);
     return 0;
   }
-  const rows = answer.units.map((u) => [`${u.bucket}/${u.key}`, u.unitId, u.missing.join(','), String(u.attempts), u.nextAttemptAt ?? 'now', u.lastError ?? '']);
-  process.stdout.write(answer.units.length === 0 ? `no ${stuck ? 'stuck ' : ''}degraded units\n` : `${table([['object', 'unit', 'missing', 'attempts', 'next try', 'last error'], ...rows])}\n`);
-  if (answer.truncated) process.stdout.write('(first 1000 only)\n');
+  process.stdout.write(worklistText(answer, stuck));
   return 0;
+}
+
+/** The worklist as a table, one unit a row (what `repair --list` prints). */
+export function worklistText(answer: WorklistAnswer, stuck: boolean): string {
+  if (answer.units.length === 0) return `no ${stuck ? 'stuck ' : ''}degraded units\n`;
+  const rows = answer.units.map((u) => [`${u.bucket}/${u.key}`, u.unitId, missingShards(u.missing), String(u.attempts), u.nextAttemptAt ?? 'now', u.lastError ?? '']);
+  return `${table([['object', 'unit', 'missing shards', 'attempts', 'next try', 'last error'], ...rows])}\n${answer.truncated ? '(first 1000 only)\n' : ''}`;
+}
+
+/**
+ * How many shards a unit misses, then which: "1 (#0)", "2 (#1, #4)". The indexes alone read
+ * wrong: shard 0 missing printed as "0" looks like nothing missing.
+ */
+export function missingShards(missing: readonly number[]): string {
+  return `${missing.length} (${missing.map((i) => `#${i}`).join(', ')})`;
 }

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
-import { ago, bytes, percent, printJson, table } from '../format.ts';
+import { ago, bytes, duration, percent, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
 
 const HELP = `usage: shardgate status [--hours N] [--json] [gateway options]
@@ -17,10 +17,16 @@ Works without a key too (health and totals only).
 
 ${GATEWAY_HELP}`;
 
-function render(s: StatusLike): string {
+/** The version and how long the answering isolate has run ("version unknown" from an older gateway). */
+export function buildLine(s: Pick<StatusLike, 'version' | 'isolate'>): string {
+  const up = s.isolate?.uptimeSeconds;
+  return `version ${s.version ?? 'unknown'}${up === undefined ? '' : `, up ${duration(up)} (the isolate that answered)`}`;
+}
+
+export function render(s: StatusLike): string {
   const d = s.data;
   const lines = [
-    `shardgate: ${s.health.toUpperCase()}   coder ${s.coder.kernel}${s.signed ? '' : '   (unsigned: give a key to see buckets and errors)'}`,
+    `shardgate: ${s.health.toUpperCase()}   ${buildLine(s)}   coder ${s.coder.kernel}${s.signed ? '' : '   (unsigned: give a key to see buckets and errors)'}`,
     '',
     table([
       ['BACKEND', 'DOMAIN', 'STATE', 'P50', 'P99', 'ERRORS', 'LAST OK', 'STORED', 'SHARDS'],

@@ -5,7 +5,8 @@
  * as a deployed gateway reviews it at start (worker/config/deployment.ts): the development key, inline
  * secrets, local pools, failure domains. Secrets are never in the file, so every secret the
  * config names is taken as set and listed (the operator runs `wrangler secret put` for each);
- * R2 bindings are taken from the file's [[r2_buckets]]. It also checks the bindings the gateway
+ * R2 bindings are taken from the file's [[r2_buckets]] (their bucket names too: two bindings of one
+ * bucket are refused). It also checks the bindings the gateway
  * needs besides its backends: the CATALOG Durable Object and its SQLite migration, the repair
  * queue (producer and consumer) and a cron trigger.
  * Every `[env.NAME]` section is checked as the Worker it deploys (issue 21).
@@ -80,6 +81,8 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   for (const name of secrets) env[name] = '(set with wrangler secret put)';
   // An encryption key's secret must be base64 of 32 bytes: stand in a random one (never the dev key).
   for (const name of keySecrets) env[name] = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-  const review = reviewDeployment(config, env);
+  // A bucket name is unique within its jurisdiction: "eu" and the default are two buckets.
+  const r2BucketNames = Object.fromEntries(w.r2_buckets.flatMap((b) => (b.bucket_name ? [[b.binding, b.jurisdiction ? `${b.bucket_name} (jurisdiction ${b.jurisdiction})` : b.bucket_name]] : [])));
+  const review = reviewDeployment(config, env, r2BucketNames);
   return { problems: [...problems, ...review.refusals], warnings: review.warnings, secrets, config };
 }

@@ -13,6 +13,7 @@ import { run } from '../../cli/commands/cost.ts';
 import { parseCostArgs } from '../../cli/cost/args.ts';
 import { costOf, parseScheme, STANDARD_SCHEMES, type CostRow } from '../../cli/cost/model.ts';
 import { costChartSvg } from '../../cli/cost/svg.ts';
+import { PRICES_AS_OF } from '../../worker/config/price-list.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'shardgate-cost-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -102,6 +103,7 @@ describe('shardgate cost: the command', () => {
     expect(chart).toContain('$44.00/month');
     expect(chart).toContain('$22.50/month');
     expect(chart.match(/not placeable/g)).toHaveLength(2);
+    expect(chart).toContain(`List prices as of ${PRICES_AS_OF} (worker/config/price-list.ts)`);
     expectWellFormed(chart);
   });
 
@@ -125,7 +127,7 @@ describe('shardgate cost: the command', () => {
 
   it('the chart of schemes that all fit: one bar segment per cost, tallest for the dearest', () => {
     const a = parseCostArgs(['--providers', 'r2,aws,b2,wasabi,gcs,r2', '--no-svg']);
-    const svg = costChartSvg(a.schemes.map((s) => costOf(a.providers, s, a.workload)), 'six & <more>');
+    const svg = costChartSvg(a.schemes.map((s) => costOf(a.providers, s, a.workload)), 'six & <more>', PRICES_AS_OF);
     expectWellFormed(svg);
     expect(svg).toContain('<title>six &amp; &lt;more&gt;</title>');
     expect(svg.match(/<rect x="\d+" y="[\d.]+" width="80"/g)!.length).toBeGreaterThanOrEqual(8); // storage + egress (+ requests) for 4 schemes

@@ -52,6 +52,13 @@ describe('check-deploy', () => {
     expect(lines.at(-1)).toMatch(/wrangler\.toml: 8 problem\(s\): a deployed gateway would refuse to start$/);
   });
 
+  it('two R2 bindings of one bucket are a problem naming both backends; the same name in another jurisdiction is another bucket', () => {
+    const same = variant('same-r2-bucket', (t) => t.replace('bucket_name = "example-shardgate-enam"', 'bucket_name = "example-shardgate-weur"'));
+    expect(checkDeployment(same).problems).toEqual([expect.stringMatching(/^backends r2-weur and r2-enam have the same R2 bucket \(bucket_name "example-shardgate-weur", bound as SHARD_R2_WEUR and SHARD_R2_ENAM\)/)]);
+    const eu = variant('eu-r2-bucket', (t) => t.replace('bucket_name = "example-shardgate-enam"', 'bucket_name = "example-shardgate-weur"\njurisdiction = "eu"'));
+    expect(checkDeployment(eu).problems).toEqual([]);
+  });
+
   it('every [env.*] section is checked as the Worker it deploys: the signal or the development config there is a problem', () => {
     const devSource = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8').match(/SHARDGATE_CONFIG = '''[\s\S]*?'''/)![0];
     const envs = variant('envs', (t) => `${t}\n[env.staging.vars]\nSHARDGATE_LOCAL_DEV = "1"\n${devSource}\n`);

@@ -12,7 +12,9 @@ import { AwsClient } from 'aws4fetch';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { devConfigSource } from '../../dev/dev-config.ts';
 import { appFor, gatewayFor } from '../../worker/gateway.ts';
-import { DEV_CREDENTIAL } from '../../worker/config/deployment.ts';
+import { DEV_CREDENTIAL, reviewDeployment } from '../../worker/config/deployment.ts';
+import { parseConfig } from '../../worker/config/config.ts';
+import { logRefusal, refusalMessage } from '../../worker/app/refusal.ts';
 
 const bucketBinding = { put() {}, get() {}, head() {}, delete() {}, list() {} };
 const devEnv = (extra: Record<string, unknown> = {}) => ({
@@ -103,5 +105,32 @@ describe('SHARDGATE_LOCAL_DEV=1 on a deployed gateway (as a var, a secret or an 
     expect(admin.status).toBe(403);
     const status = await fetchOf(new Request('https://shardgate.acct.workers.dev/_shardgate/status', { headers: edge }) as never, env, ctx);
     expect(await status.json()).toMatchObject({ refused: true });
+  });
+});
+
+describe('the refusal says only what concerns its problems', () => {
+  // A config fit for deployment but for one secret nobody set: nothing about local development.
+  const config = parseConfig({
+    backends: Array.from({ length: 6 }, (_, i) => ({ id: `s${i}`, kind: 's3', domain: `provider/${i}`, endpoint: `https://s${i}.example.net`, bucket: 'shards', accessKeyId: 'AKID', secretAccessKeySecret: `S${i}_SECRET` })),
+    policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec',
+    credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['read', 'admin'] } }],
+  });
+  const secrets = Object.fromEntries([...Array.from({ length: 6 }, (_, i) => `S${i}_SECRET`), 'OPS_SECRET'].map((n) => [n, `value of ${n}`]));
+
+  it('a missing secret: no sentence about the development key, no hint about local development', () => {
+    const { S3_SECRET: _, ...unset } = secrets;
+    const review = reviewDeployment(config, { OPS: {}, ...unset });
+    expect(review.refusals).toEqual(['backend s3 names the secret S3_SECRET for its secret key, which is not set: run `wrangler secret put S3_SECRET`.']);
+    expect(refusalMessage(review)).toBe("shardgate refuses every request: its configuration is not fit for a deployed worker (1 problem, listed in the Worker's log: wrangler tail).");
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errors.push(a.join(' ')));
+    logRefusal(review);
+    expect(errors.join('\n')).not.toMatch(/SHARDGATE_LOCAL_DEV|development/);
+  });
+
+  it('the development secret on a key of its own: the sentence about the development key is said', () => {
+    const review = reviewDeployment(config, { OPS: {}, ...secrets, OPS_SECRET: DEV_CREDENTIAL.secretAccessKey });
+    expect(review.refusals).toEqual([expect.stringContaining('the secret OPS_SECRET holds the development secret')]);
+    expect(refusalMessage(review)).toMatch(/\(1 problem, listed in the Worker's log: wrangler tail\)\. The development key works only in local development \(npm start\)\.$/);
   });
 });

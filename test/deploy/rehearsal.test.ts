@@ -9,7 +9,7 @@
  * (workerd, no local-development signal) refuses awscli signing with the development key.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,6 +88,11 @@ describe('docs/DEPLOY.md, run', () => {
 
     it('step 10: the verification block passes, as written', async () => {
       const { stdout, stderr } = await bash(blocks[1]!.script, env, home);
+      // It wrote no awscli setting where the user's own profile is (here: the environment's
+      // AWS_CONFIG_FILE), nor left its test files behind.
+      expect(existsSync(env.AWS_CONFIG_FILE!)).toBe(false);
+      expect(existsSync(env.AWS_SHARED_CREDENTIALS_FILE!)).toBe(false);
+      expect(existsSync(join(home, 'big.bin'))).toBe(false);
       const status = JSON.parse(stdout.split('\n')[0]!);
       expect(status.deployment.mode).toBe('deployed');
       expect(status.backends.map((b: { domain: string }) => b.domain)).toEqual(['cloudflare/r2-weur', 'cloudflare/r2-enam', 'aws/eu-central-1', 'backblaze/eu-central-003', 'wasabi/eu-central-1', 'gcp/europe-west4']);

@@ -111,6 +111,35 @@ describe('deployment review', () => {
     ]);
   });
 
+  it('two S3 backends with the same endpoint and bucket are refused, naming both and the field, however the endpoint is spelled', () => {
+    const twin = (extra: object) => ({ ...GOOD, backends: [...SIX.slice(0, 5), s3('gcs', 'gcp/eu', { endpoint: 'https://aws.example.net', ...extra })] });
+    const refusal = 'backends aws and gcs have the same endpoint and bucket (bucket "b" at aws.example.net:443): they store to one place, so they are one failure domain whatever their domain labels say, and losing it loses the shards of both. Give each backend a bucket of its own.';
+    expect(review(twin({})).refusals).toEqual([refusal]);
+    // Other spellings of the same place: host case, trailing dot and slash, the default port, the
+    // addressing style, the region label, the bucket's case.
+    for (const spelling of [
+      { endpoint: 'https://AWS.Example.net./' },
+      { endpoint: 'https://aws.example.net:443' },
+      { pathStyle: false },
+      { region: 'eu-central-1', bucket: 'B' },
+    ]) expect(review(twin(spelling)).refusals, JSON.stringify(spelling)).toEqual([expect.stringMatching(/^backends aws and gcs have the same endpoint and bucket \(bucket "b?B?" at aws\.example\.net:443\)/)]);
+    // Another bucket, port or base path of the same host is another place.
+    for (const other of [{ bucket: 'other' }, { endpoint: 'https://aws.example.net:8443' }, { endpoint: 'https://aws.example.net/tenant-2' }]) {
+      expect(review(twin(other)).refusals, JSON.stringify(other)).toEqual([]);
+    }
+  });
+
+  it('two R2 backends on one binding, or on two bindings of one bucket, are refused naming both', () => {
+    const sameBinding = { ...GOOD, backends: [SIX[0], { ...SIX[1], binding: 'B_r2a' }, ...SIX.slice(2)] };
+    expect(review(sameBinding).refusals).toEqual([expect.stringMatching(/^backends r2a and r2b have the same R2 binding \(B_r2a\): they store to one place/)]);
+    const config = parseConfig(GOOD);
+    const env = envFor(GOOD);
+    expect(reviewDeployment(config, env, { B_r2a: 'shards-weur', B_r2b: 'shards-weur' }).refusals).toEqual([
+      expect.stringMatching(/^backends r2a and r2b have the same R2 bucket \(bucket_name "shards-weur", bound as B_r2a and B_r2b\): they store to one place/),
+    ]);
+    expect(reviewDeployment(config, env, { B_r2a: 'shards-weur', B_r2b: 'shards-enam' }).refusals).toEqual([]);
+  });
+
   it('keys without a scope and ops.open are warned about; an unset metrics token secret is refused', () => {
     const unscoped = review({ ...GOOD, credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET' }], ops: { open: true, metricsTokenSecret: 'METRICS_TOKEN' } });
     expect(unscoped.warnings).toEqual([expect.stringMatching(/^access key ops has no scope: it may do everything/), expect.stringMatching(/^ops.open is true/)]);

@@ -17,7 +17,7 @@ import { s3Settings, type GatewayConfig } from '../config/config.ts';
 const LOG_EVERY_MS = 60_000;
 
 export function refusingApp(review: DeploymentReview, config: Pick<GatewayConfig, 'region' | 'baseDomains' | 'maxObjectSize' | 's3'>): Hono<AppEnv> {
-  const message = `shardgate refuses every request: its configuration is not fit for a deployed worker (${review.refusals.length} problem${review.refusals.length > 1 ? 's' : ''}, listed in the Worker's log: wrangler tail). The development key works only in local development (npm start).`;
+  const message = refusalMessage(review);
   let lastLogged = -Infinity;
   const refuse = (): never => {
     const now = Date.now();
@@ -43,6 +43,18 @@ export function refusingApp(review: DeploymentReview, config: Pick<GatewayConfig
   });
 }
 
+/**
+ * What every refused request is told: how many problems and where they are listed, and the
+ * sentence about the development key only when a problem is about it (a config refused for a
+ * missing secret has nothing to do with local development).
+ */
+export function refusalMessage(review: DeploymentReview): string {
+  const n = review.refusals.length;
+  const devKey = review.devKey ? ' The development key works only in local development (npm start).' : '';
+  return `shardgate refuses every request: its configuration is not fit for a deployed worker (${n} problem${n > 1 ? 's' : ''}, listed in the Worker's log: wrangler tail).${devKey}`;
+}
+
 export function logRefusal(review: DeploymentReview): void {
-  console.error(`shardgate: REFUSING every request: the configuration is not fit for a deployed worker:\n${review.refusals.map((r) => `  - ${r}`).join('\n')}\n  (local development sets SHARDGATE_LOCAL_DEV=1: npm start does; see docs/DEPLOY.md)`);
+  const localHint = review.localOnly ? '\n  (local development sets SHARDGATE_LOCAL_DEV=1: npm start does; see docs/DEPLOY.md)' : '';
+  console.error(`shardgate: REFUSING every request: the configuration is not fit for a deployed worker:\n${review.refusals.map((r) => `  - ${r}`).join('\n')}${localHint}`);
 }

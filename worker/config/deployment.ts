@@ -35,12 +35,15 @@
  * - a named secret or R2 binding that the Worker does not have (ops.metricsTokenSecret included);
  * - no access key at all (unless allowAnonymous, which is then warned about);
  * - memory backends or `local/` failure domains (the local development pool);
- * - failure domains that cannot hold a policy (failure-domains.ts).
+ * - failure domains that cannot hold a policy (failure-domains.ts);
+ * - two backends that store to the same place: one endpoint and bucket, one R2 binding or R2
+ *   bucket (destinations.ts).
  * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
  * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
 import { DEV_KEY_VALUE, keyValues } from './key-ring.ts';
 import type { GatewayConfig } from './config.ts';
+import { reviewDestinations } from './destinations.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
 
 export const LOCAL_DEV_VAR = 'SHARDGATE_LOCAL_DEV';
@@ -50,6 +53,10 @@ export const DEV_CREDENTIAL = { accessKeyId: 'shardgate-dev', secretAccessKey: '
 export interface DeploymentReview {
   refusals: string[];
   warnings: string[];
+  /** Some refusal is about the development key (the access key, its secret, or the published encryption key). */
+  devKey?: boolean;
+  /** Some refusal is about what only local development may use: the development key, the local pool. */
+  localOnly?: boolean;
 }
 
 /** The operator's statement (condition 1 above); never enough on its own. */
@@ -72,21 +79,32 @@ export function isLoopbackRequest(request: Request): boolean {
   return LOOPBACK_HOST.test(host) && (connecting === null || LOOPBACK_IP.test(connecting.trim()));
 }
 
-/** What a deployed gateway would refuse and warn about, for this config and env (secrets, bindings). */
-export function reviewDeployment(config: GatewayConfig, env: Record<string, unknown>): DeploymentReview {
+/**
+ * What a deployed gateway would refuse and warn about, for this config and env (secrets, bindings).
+ * `r2BucketNames` (binding -> bucket_name, from the wrangler file) lets it see two R2 bindings of
+ * one bucket; a running Worker does not know them.
+ */
+export function reviewDeployment(config: GatewayConfig, env: Record<string, unknown>, r2BucketNames: Readonly<Record<string, string>> = {}): DeploymentReview {
   const refusals: string[] = [];
   const warnings: string[] = [];
   const isSet = (name: string | undefined) => name !== undefined && typeof env[name] === 'string' && env[name] !== '';
   const put = (name: string) => `\`wrangler secret put ${name}\``;
+  // What the refusal message says beyond the list: only what concerns these problems.
+  let devKey = false;
+  let localPool = false;
 
   let usable = 0;
   for (const c of config.credentials) {
     const who = `access key ${c.accessKeyId}`;
-    if (c.accessKeyId === DEV_CREDENTIAL.accessKeyId) refusals.push(`${who} is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.`);
-    else if (c.secretAccessKey !== undefined) refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: a deployed gateway takes secrets only from Worker secrets. Write "secretAccessKeySecret": "NAME" instead and run ${put('NAME')}.`);
+    if (c.accessKeyId === DEV_CREDENTIAL.accessKeyId) {
+      devKey = true;
+      refusals.push(`${who} is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.`);
+    } else if (c.secretAccessKey !== undefined) refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: a deployed gateway takes secrets only from Worker secrets. Write "secretAccessKeySecret": "NAME" instead and run ${put('NAME')}.`);
     else if (!isSet(c.secretAccessKeySecret)) refusals.push(`${who} names the secret ${c.secretAccessKeySecret}, which is not set: run ${put(c.secretAccessKeySecret!)}.`);
-    else if (env[c.secretAccessKeySecret!] === DEV_CREDENTIAL.secretAccessKey) refusals.push(`${who}: the secret ${c.secretAccessKeySecret} holds the development secret; choose a secret of your own.`);
-    else usable++;
+    else if (env[c.secretAccessKeySecret!] === DEV_CREDENTIAL.secretAccessKey) {
+      devKey = true;
+      refusals.push(`${who}: the secret ${c.secretAccessKeySecret} holds the development secret; choose a secret of your own.`);
+    } else usable++;
   }
   for (const c of config.credentials) {
     if (c.scope === undefined && c.accessKeyId !== DEV_CREDENTIAL.accessKeyId) warnings.push(`access key ${c.accessKeyId} has no scope: it may do everything, on every bucket, the operator API included. Give it a "scope" (docs/DEPLOY.md, "Access keys").`);
@@ -98,8 +116,14 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
 
   for (const b of config.backends) {
     const who = `backend ${b.id}`;
-    if (b.kind === 'memory') refusals.push(`${who} is a memory backend: its shards live in one isolate's memory and vanish with it. Use r2 or s3 backends.`);
-    if (b.domain === 'local' || b.domain.startsWith('local/')) refusals.push(`${who} is in failure domain ${b.domain}: "local/" domains are the local development pool (wrangler.toml's default config). Label each backend with its real provider/region/account.`);
+    if (b.kind === 'memory') {
+      localPool = true;
+      refusals.push(`${who} is a memory backend: its shards live in one isolate's memory and vanish with it. Use r2 or s3 backends.`);
+    }
+    if (b.domain === 'local' || b.domain.startsWith('local/')) {
+      localPool = true;
+      refusals.push(`${who} is in failure domain ${b.domain}: "local/" domains are the local development pool (wrangler.toml's default config). Label each backend with its real provider/region/account.`);
+    }
     if (b.faults) warnings.push(`${who} has injected faults configured (faults): meant for local testing.`);
     if (b.kind === 'r2' && typeof (env[b.binding] as { put?: unknown } | undefined)?.put !== 'function') {
       refusals.push(`${who} names the R2 binding ${b.binding}, which this Worker does not have: add it under [[r2_buckets]] (in [env.production] too) and redeploy.`);
@@ -110,10 +134,14 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     if (b.accessKeyId === undefined && !isSet(b.accessKeyIdSecret)) refusals.push(`${who} has no access key id: give "accessKeyIdSecret" (and run ${put(b.accessKeyIdSecret ?? 'NAME')}) or "accessKeyId".`);
     if (b.endpoint.startsWith('http://')) warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
   }
+  refusals.push(...reviewDestinations(config.backends, r2BucketNames));
 
   for (const k of config.encryption?.keys ?? []) {
     if (k.value !== undefined) refusals.push(`encryption key "${k.id}" is inline in SHARDGATE_CONFIG ("value"): a deployed gateway takes keys only from Worker secrets. Write "secret": "NAME" and run ${put('NAME')} with base64 of 32 random bytes.`);
-    else if (env[k.secret!] === DEV_KEY_VALUE) refusals.push(`encryption key "${k.id}": the secret ${k.secret} holds the published development key; make your own (openssl rand -base64 32).`);
+    else if (env[k.secret!] === DEV_KEY_VALUE) {
+      devKey = true;
+      refusals.push(`encryption key "${k.id}": the secret ${k.secret} holds the published development key; make your own (openssl rand -base64 32).`);
+    }
   }
   refusals.push(...keyValues(config, env).problems);
   if (!config.encryption) warnings.push('no "encryption" section: objects are stored in the clear on the backends (contents, and bucket and key names in shard headers). Add a key: "encryption": { "keys": [{ "id": "k1", "secret": "SHARDGATE_KEY_K1" }], "active": "k1" }.');
@@ -122,5 +150,8 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
   if (!env.OPS) warnings.push('no OPS Durable Object binding (class_name "OpsObject", a new_sqlite_classes migration): status, metrics and the cost report show only the counts of the isolate that answers.');
 
   const domains = reviewFailureDomains(config.backends, config.policies);
-  return { refusals: [...refusals, ...domains.refusals], warnings: [...warnings, ...domains.warnings] };
+  const review: DeploymentReview = { refusals: [...refusals, ...domains.refusals], warnings: [...warnings, ...domains.warnings] };
+  if (devKey) review.devKey = true;
+  if (devKey || localPool) review.localOnly = true;
+  return review;
 }

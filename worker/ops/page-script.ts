@@ -57,6 +57,12 @@ ${SIGNER}` + String.raw`
   function pct(r) { return r === null || r === undefined ? '-' : (r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0) + '%'; }
   function ms(v) { return v === null || v === undefined ? '-' : (v < 10 ? v.toFixed(1) : String(Math.round(v))) + ' ms'; }
   function clock(t) { return new Date(t).toTimeString().slice(0, 5); }
+  function duration(s) {
+    if (s < 120) return s + ' s';
+    if (s < 7200) return Math.round(s / 60) + ' min';
+    if (s < 172800) return Math.round(s / 3600) + ' h';
+    return Math.round(s / 86400) + ' days';
+  }
 
   // ---- SigV4 in the browser with the gate's own steps (sigv4, above), for GET requests with an
   // empty body.
@@ -113,6 +119,7 @@ ${SIGNER}` + String.raw`
     h.className = 'pill ' + doc.health;
     h.textContent = doc.health;
     var policies = Object.keys(doc.policies).map(function (n) { var p = doc.policies[n]; return n + ' ' + (p.codec === 'replica' ? (p.k + p.m) + ' copies' : p.k + '+' + p.m); });
+    $('build').textContent = 'v' + doc.version + ' \u00b7 up ' + duration(doc.isolate.uptimeSeconds) + ' (this isolate)';
     $('about').textContent = 'coder ' + doc.coder.kernel + ' \u00b7 ' + policies.join(', ') + ' \u00b7 ' + (doc.signed ? 'signed' : 'public view: sign in for buckets and errors');
     $('updated').textContent = 'updated ' + new Date(now).toLocaleTimeString();
     $('signin').textContent = creds() ? 'sign out' : 'sign in';
@@ -197,30 +204,44 @@ ${SIGNER}` + String.raw`
     });
   }
 
-  /** Per-minute values from the start of the series to now, zero for minutes without traffic. */
-  function minutes(doc, f) {
+  /** Per-minute values from the chart's start to now, zero for minutes without traffic. */
+  function minutes(doc, from, f) {
     var byAt = {};
     doc.series.minutes.forEach(function (m) { byAt[m.at] = m; });
-    var out = [], step = doc.series.stepMs, start = Math.floor(doc.series.from / step) * step;
+    var out = [], step = doc.series.stepMs, start = Math.floor(from / step) * step;
     for (var t = start; t <= doc.now; t += step) out.push([t + step / 2, byAt[t] ? f(byAt[t]) : 0]);
     return out;
   }
 
+  /**
+   * Where the charts start: the chosen window's start, or the oldest data present when it is
+   * younger (a gateway started minutes ago, or a record that began recently), so a fresh incident
+   * spreads over the chart instead of being squashed into its right edge. At least MIN_SPAN_MS.
+   */
+  var MIN_SPAN_MS = 10 * 60000;
+  function chartStart(doc) {
+    var oldest = doc.now;
+    doc.series.samples.forEach(function (p) { if (p.at < oldest) oldest = p.at; });
+    doc.series.minutes.forEach(function (m) { if (m.at < oldest) oldest = m.at; });
+    return Math.max(doc.series.from, Math.min(oldest, doc.now - MIN_SPAN_MS));
+  }
+
   function renderCharts(doc) {
-    var from = doc.series.from, to = doc.now;
+    var from = chartStart(doc), to = doc.now;
     var samples = doc.series.samples;
+    document.body.dataset.chartFrom = String(from);
     chart('chart-degraded', from, to, [
       { name: 'degraded-objects', color: '#c62828', points: samples.map(function (p) { return [p.at, p.degradedObjects]; }) },
       { name: 'repair-backlog', color: '#c98a00', points: samples.map(function (p) { return [p.at, p.degradedUnits]; }) },
     ], function (v) { return String(Math.round(v)); });
     chart('chart-throughput', from, to, [
-      { name: 's3-in', color: '#2f6fd6', points: minutes(doc, function (m) { return m.s3BytesIn; }) },
-      { name: 's3-out', color: '#d65f2f', points: minutes(doc, function (m) { return m.s3BytesOut; }) },
+      { name: 's3-in', color: '#2f6fd6', points: minutes(doc, from, function (m) { return m.s3BytesIn; }) },
+      { name: 's3-out', color: '#d65f2f', points: minutes(doc, from, function (m) { return m.s3BytesOut; }) },
     ], bytes);
     chart('chart-repairs', from, to, [
-      { name: 'repairs-done', color: '#1a8f3c', points: minutes(doc, function (m) { return m.repairsDone; }) },
-      { name: 'repairs-failed', color: '#c62828', points: minutes(doc, function (m) { return m.repairsFailed; }) },
-      { name: 'backend-errors', color: '#c98a00', points: minutes(doc, function (m) { return m.backendErrors; }) },
+      { name: 'repairs-done', color: '#1a8f3c', points: minutes(doc, from, function (m) { return m.repairsDone; }) },
+      { name: 'repairs-failed', color: '#c62828', points: minutes(doc, from, function (m) { return m.repairsFailed; }) },
+      { name: 'backend-errors', color: '#c98a00', points: minutes(doc, from, function (m) { return m.backendErrors; }) },
     ], function (v) { return String(Math.round(v)); });
   }
 

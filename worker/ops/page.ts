@@ -61,10 +61,11 @@ h2.spaced { margin-top: 14px; }
 const BODY = `
 <header>
   <h1>shardgate</h1><span id="health" class="pill unknown">loading</span>
+  <span class="sub" id="build"></span>
   <span class="sub" id="about"></span>
   <span class="spacer"></span>
   <span class="sub" id="updated"></span>
-  <select id="hours" aria-label="history"><option value="1">last hour</option><option value="6" selected>last 6 hours</option><option value="24">last 24 hours</option></select>
+  <select id="hours" aria-label="history"><option value="1" selected>last hour</option><option value="6">last 6 hours</option><option value="24">last 24 hours</option></select>
   <button id="signin" type="button">sign in</button>
 </header>
 <main>

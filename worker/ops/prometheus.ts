@@ -49,6 +49,8 @@ const seconds = (ms: number | null | undefined) => (ms === null || ms === undefi
 export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   const x = new Exposition();
   x.family('shardgate_info', 'gauge', 'Constant 1, labelled with the coder kernel in use.').sample('shardgate_info', { kernel: doc.coder.kernel }, 1);
+  x.family('shardgate_build_info', 'gauge', 'Constant 1, labelled with the version of the gateway answering (package.json at build).').sample('shardgate_build_info', { version: doc.version }, 1);
+  x.family('shardgate_isolate_start_time_seconds', 'gauge', 'When the isolate that answered started serving (each isolate has its own; time() minus this is its uptime).').sample('shardgate_isolate_start_time_seconds', {}, doc.isolate.startedAt / 1000);
   x.family('shardgate_counters_start_time_seconds', 'gauge', 'When the shared record began counting (the counters below count from then).').sample('shardgate_counters_start_time_seconds', {}, doc.since / 1000);
   x.family('shardgate_health_status', 'gauge', 'Overall health: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (more backends down than a policy tolerates).')
     .sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);

@@ -11,7 +11,8 @@ import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';
 import { probeBackends } from './probe.ts';
-import { buildStatus, type BudgetGauge, type StatusConfig, type StatusDoc } from './status.ts';
+import { VERSION, isolateStartedAt } from './build-info.ts';
+import { buildStatus, type BudgetGauge, type BuildInfo, type StatusConfig, type StatusDoc } from './status.ts';
 import type { OpsCounters, OpsRecord } from './types.ts';
 
 /** A status read records a data-health sample when the last one is this old (the cron: every run). */
@@ -30,10 +31,16 @@ export interface OpsServiceDeps {
   probeEveryMs: number;
   /** This isolate's coding budget now (engine/coding-budget.ts). */
   codingBudget?: () => BudgetGauge;
+  /** The version and the isolate's start (default: build-info.ts's). */
+  build?: () => BuildInfo;
 }
 
+const thisBuild = (): BuildInfo => ({ version: VERSION, isolateStartedAt: isolateStartedAt() });
+
 export class OpsService {
-  constructor(private readonly deps: OpsServiceDeps) {}
+  constructor(private readonly deps: OpsServiceDeps) {
+    (deps.build ?? thisBuild)(); // the isolate's start: when its gateway is built
+  }
 
   /** The status document over the last `hours`, and the all-time counters (for the metrics). */
   async status(o: { signed: boolean; hours: number; probe: boolean }): Promise<{ doc: StatusDoc; totals: OpsCounters }> {
@@ -50,7 +57,7 @@ export class OpsService {
     const last = snapshot.samples.at(-1);
     if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
     const codingBudget = this.deps.codingBudget?.();
-    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from, codingBudget }), totals: snapshot.totals };
+    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from, codingBudget, build: (this.deps.build ?? thisBuild)() }), totals: snapshot.totals };
   }
 
   /** The cron's part: probe every backend, record a data-health sample, flush. */

@@ -45,6 +45,8 @@ export interface MinutePoint {
 
 export interface StatusDoc {
   service: 'shardgate';
+  /** The gateway's version (package.json, baked in at build). */
+  version: string;
   now: number;
   /** When the shared record started counting. */
   since: number;
@@ -94,7 +96,12 @@ export interface StatusDoc {
    * waits. Idle, `heldBytes`, `holders` and `waiters` are 0; `reclaimed` counts leases a request
    * ended without giving back (each a bug, logged). Lease holders only in a signed status.
    */
-  isolate: { codingBudget: BudgetGauge };
+  isolate: {
+    /** When the answering isolate started serving, and for how long it has (seconds). */
+    startedAt: number;
+    uptimeSeconds: number;
+    codingBudget: BudgetGauge;
+  };
   /** Per bucket: only in a signed (or open) status. */
   buckets?: BucketStatus[];
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
@@ -126,7 +133,13 @@ export type { BudgetGauge };
 
 const IDLE_BUDGET: BudgetGauge = { capacityBytes: 0, heldBytes: 0, holders: 0, waiters: 0, waitingBytes: 0, oldestHeldMs: null, reclaimed: 0, leases: [] };
 
-export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; codingBudget?: BudgetGauge }): StatusDoc {
+export interface BuildInfo {
+  version: string;
+  /** When the answering isolate started (build-info.ts isolateStartedAt). */
+  isolateStartedAt: number;
+}
+
+export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; build: BuildInfo; codingBudget?: BudgetGauge }): StatusDoc {
   const { config, snapshot, data, signed } = o;
   const codingBudget = o.codingBudget ?? IDLE_BUDGET;
   const stored = new Map<string, { shards: number; bytes: number }>();
@@ -157,6 +170,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   }
   const doc: StatusDoc = {
     service: 'shardgate',
+    version: o.build.version,
     now: snapshot.now,
     since: snapshot.since,
     signed,
@@ -201,7 +215,11 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
     },
     s3: { requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut },
-    isolate: { codingBudget: signed ? codingBudget : { ...codingBudget, leases: [] } },
+    isolate: {
+      startedAt: o.build.isolateStartedAt,
+      uptimeSeconds: Math.max(0, Math.floor((snapshot.now - o.build.isolateStartedAt) / 1000)),
+      codingBudget: signed ? codingBudget : { ...codingBudget, leases: [] },
+    },
     series: {
       from: o.from,
       stepMs: 60_000,
