@@ -16,8 +16,8 @@ import { intParam, listingParams } from './listing.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
-/** Version ids this gateway gives (format/ids.ts: 32 hex digits), or S3's 'null'. */
-const VERSION_ID = /^(null|[0-9a-f]{32})$/;
+/** Version ids this gateway gives (format/ids.ts newId: 28 hex digits), or S3's 'null'. */
+const VERSION_ID = /^(null|[0-9a-f]{28})$/;
 
 /** A version id as a request names it; InvalidArgument for one this gateway never gave. */
 export function checkVersionId(value: string, argument = 'versionId'): string {
