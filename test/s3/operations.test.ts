@@ -97,7 +97,7 @@ describe('detectOperation', () => {
     ['PUT', '/b/k?retention', 'PutObjectRetention is not implemented.'],
     ['POST', '/b/k?restore', 'RestoreObject is not implemented.'],
     ['PUT', '/b/k?versionId=3', 'PutObject of a version (versionId) is not implemented.'],
-    ['GET', '/b/k?attributes&versionId=3', "GetObjectAttributes with the 'versionId' query parameter is not implemented."],
+    ['POST', '/b/k?uploads&versionId=3', 'a multipart operation on a version (versionId) is not implemented.'],
     ['GET', '/b/k?frobnicate=1', "GetObject with the 'frobnicate' query parameter is not implemented."],
   ])('%s %s: the message names the operation asked for', (method, target, message) => {
     expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', message }));

@@ -67,7 +67,7 @@ export class SqlObjects {
    * version; queues what it supersedes (plus `alsoUnused`). Versioning Enabled supersedes
    * nothing: older versions keep their units. Otherwise the new version is the null version and
    * replaces the key's null version, wherever it stands among the versions (S3's rule).
-   * Answers the version id S3 shows, none for a bucket never versioned.
+   * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
    */
   commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
     const status = this.versioning();
@@ -81,7 +81,8 @@ export class SqlObjects {
     if (replaced) this.dropVersion(key, replaced.version_id);
     this.storeVersion(key, manifest, status !== 'Enabled');
     this.setCurrent(key, manifest);
-    return status === null ? undefined : status === 'Enabled' ? manifest.versionId : NULL_VERSION;
+    // Suspended: the write is the null version, but S3 (and the suite) send no x-amz-version-id for it.
+    return status === 'Enabled' ? manifest.versionId : undefined;
   }
 
   /** Points `objects` at the key's newest version (`manifest`), or removes the row (null: none, or a delete marker). */

@@ -220,7 +220,7 @@ export interface ObjectCatalog extends BucketCatalog {
    * key's newest version (manifest.versionId). Versioning Enabled: every older version stays (its
    * units too). Otherwise (never versioned, Suspended) the new version is the null version and
    * the null version it replaces, if any, has its units queued for deletion after the grace
-   * delay. Answers the version id S3 shows (absent for a bucket never versioned).
+   * delay. Answers the version id S3 sends back (x-amz-version-id): only an Enabled bucket's writes have one.
    */
   commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<string | undefined>;
   /** Replaces the tags of the current version, or of version `versionId` (metadata.tags; []

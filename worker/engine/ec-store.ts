@@ -286,9 +286,10 @@ export class EcStore implements T.ObjectStore {
     if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
   }
 
-  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
-    const { m } = await this.readable(bucket, key);
-    const head = info(m);
+  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+    const found = await this.readable(bucket, key, versionId);
+    const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
+    const m = found.m;
     checkReadConditions(head, conditions);
     await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
     return { head, parts: objectParts(m) };

@@ -329,7 +329,7 @@ export interface ObjectStore {
   headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
   getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
   /** The object's head and, for a multipart object, its parts (null otherwise); never opens data. */
-  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
+  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
   /** Replaces the tags of the object (or of one version of it: NoSuchVersion); already validated, [] removes them. NoSuchKey. */
   putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
   /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise. */
