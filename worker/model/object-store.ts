@@ -10,7 +10,8 @@
  * Spec: AWS S3 API reference, one verb per operation of the same name.
  * Versions (S3 versioning): a `versionId` selector is a version id as the store gave it, or
  * 'null' for S3's null version; results carry `versionId` only where S3 sends x-amz-version-id
- * (a bucket whose versioning was ever configured, or a request that named a version).
+ * (writes: an Enabled bucket's; reads and deletes: a bucket whose versioning was ever
+ * configured, or a request that named a version).
  * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';

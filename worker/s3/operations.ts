@@ -1,7 +1,7 @@
 /**
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
- * parameter (a subresource such as ?policy on a PUT, or an option such as ?versionId) and any
+ * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
  * header asking for a feature we lack (SSE, object lock, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
  * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
