@@ -9,6 +9,7 @@ import type { Catalog } from '../../worker/catalog/types.ts';
 import { defineHealthCases } from './contract-health.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
+import { defineVersionCases } from './contract-versions.ts';
 import { byUtf8, expectS3, ids, inlineManifest, manifest, takeReservedIds, takeUnitIds, unit } from './fixtures.ts';
 
 /** The grace delay the suite configures; "later" is safely past it, "now" safely before it. */
@@ -44,6 +45,7 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
     defineListingCases(ctx);
     defineMultipartCases(ctx);
     defineHealthCases(ctx);
+    defineVersionCases(ctx);
   });
 }
 

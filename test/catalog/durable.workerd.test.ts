@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CatalogObject } from '../../worker/catalog/durable-object.ts';
 import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
 import { S3Error } from '../../worker/model/errors.ts';
+import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import { runCatalogContract } from './contract.ts';
 import { manifest, unit } from './fixtures.ts';
 
@@ -68,12 +69,39 @@ describe('CatalogObject', () => {
       }
       sql.exec('INSERT INTO degraded_units (key, unit_id, missing, since, spare, attempts) VALUES (?, ?, ?, ?, 0, 3)', 'b', u2.unitId, '[2]', 1);
       new CatalogObject(state, env as never); // the constructor of a freshly started instance
-      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe('2');
+      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe(String(SCHEMA_VERSION));
     });
     expect(await catalog.getManifest(name, 'a')).toEqual(a);
     expect((await catalog.listManifests(name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['a', 'b']);
     expect(await catalog.getUnit(name, u2.unitId)).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
     expect(await catalog.listDegradedUnits(name, null, 10)).toEqual([expect.objectContaining({ key: 'b', unitId: u2.unitId, attempts: 3 })]);
     expect((await catalog.bucketHealth(name, new Date())).objects).toBe(counted.objects);
+  });
+
+  it("migrates schema-2 storage to 3 (versioning) in workerd's own SQLite (test/catalog/migration-v2.test.ts opens the old release's own files in Node)", async () => {
+    const catalog = new DurableCatalog(namespace());
+    const name = `v2-${Date.now().toString(36)}`;
+    await catalog.insertBucket(name, 'auto');
+    const a = manifest(name, 'a');
+    await catalog.commitManifest(name, 'a', a, {});
+    const stub = namespace().get(namespace().idFromName('bucket:' + name));
+    await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      // Schema 2 as commit 577597e created it: versions without seq and null_version.
+      sql.exec('DROP INDEX versions_by_seq');
+      sql.exec(`CREATE TABLE versions_v2 (key TEXT NOT NULL, version_id TEXT NOT NULL, delete_marker INTEGER NOT NULL DEFAULT 0, manifest TEXT NOT NULL,
+        PRIMARY KEY (key, version_id)) WITHOUT ROWID`);
+      sql.exec('INSERT INTO versions_v2 SELECT key, version_id, delete_marker, manifest FROM versions');
+      sql.exec('DROP TABLE versions; ALTER TABLE versions_v2 RENAME TO versions');
+      sql.exec("UPDATE state SET value = '2' WHERE name = 'schema-version'");
+      new CatalogObject(state, env as never);
+      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe('3');
+    });
+    expect(await catalog.getVersion(name, 'a', 'null')).toEqual({ kind: 'object', manifest: a, versionId: 'null' });
+    await catalog.setVersioning(name, 'Enabled');
+    const next = manifest(name, 'a');
+    await catalog.commitManifest(name, 'a', next, {});
+    const listed = await catalog.listVersions(name, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 10 });
+    expect(listed.versions.map((v) => [v.versionId, v.isLatest])).toEqual([[next.versionId, true], ['null', false]]);
   });
 });

@@ -146,6 +146,29 @@ describe('EcStore', () => {
     expect(result.unrecoverable).toEqual([{ unitId: unit.unitId, reason: 'only 3 of the 4 shards needed remain' }]);
   });
 
+  it('versioning: the collector keeps noncurrent versions\' shards, takes a removed version\'s; a rebuild never resurrects a key under a delete marker', async () => {
+    await s.store.putBucketVersioning('b', 'Enabled');
+    const [old, cur] = [randomBytes(rand, 30_000), randomBytes(rand, 20_000)];
+    const v1 = (await s.store.putObject('b', 'k', stream(old), put(old.length))).versionId!;
+    const v2 = (await s.store.putObject('b', 'k', stream(cur), put(cur.length))).versionId!;
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date(Date.now() + 1000))).toBe(0); // grace 0: due now, yet nothing queued
+    expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {}, versionId: v1 })).body), old)).toBe(0);
+
+    const marker = await s.store.deleteObject('b', 'k');
+    expect(marker.deleteMarker).toBe(true);
+    const lost = localCatalog(); // the catalog is lost but for the marker: rebuild must leave the key deleted
+    await lost.insertBucket('b', 'us-east-1');
+    await lost.setVersioning('b', 'Enabled');
+    await lost.removeManifest('b', 'k');
+    const result = await rebuildCatalog('b', s.backends, lost);
+    expect([result.restored, result.kept]).toEqual([[], ['k']]);
+    expect((await lost.getVersion('b', 'k', null)).kind).toBe('marker');
+
+    await s.store.deleteObject('b', 'k', { versionId: v2 });
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date(Date.now() + 1000))).toBe(1); // v2's one unit
+    expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {}, versionId: v1 })).body), old)).toBe(0);
+  });
+
   it('a wide 8+3 policy never has more than 6 backend calls in flight, and segments big bodies', async () => {
     let inFlight = 0, peak = 0;
     const probe = (b: MemoryBackend): Backend => {

@@ -10,7 +10,7 @@
  *   then putPart: two calls, or three when the part names no checksum and this isolate has not
  *   seen the upload (its spec is looked up first); a part for no upload, or with a checksum the
  *   upload does not use, leaves no shard and no reservation;
- * - CopyObject and UploadPartCopy: the source's manifest, then the destination's prepare beside
+ * - CopyObject and UploadPartCopy: the source's version (getVersion: current or named), then the destination's prepare beside
  *   the copy, then the commit: three calls in three rounds (the source must be known before its
  *   bytes can be read); a copy refused by the destination's conditions leaves nothing.
  */
@@ -186,13 +186,13 @@ describe('small writes: catalog calls and rounds', () => {
     s.calls.clear();
     const copyOptions = { metadataDirective: 'COPY' as const, tagging: 'COPY' as const, conditions: {} };
     await s.store.copyObject({ bucket: 'b', key: 'src', conditions: {} }, 'b', 'dst', copyOptions as never);
-    expect(Object.fromEntries(s.calls)).toEqual({ getManifest: 1, prepareWrite: 1, commitManifest: 1 });
+    expect(Object.fromEntries(s.calls)).toEqual({ getVersion: 1, prepareWrite: 1, commitManifest: 1 });
     expect(Buffer.compare(await readBytes((await s.store.getObject('b', 'dst', { conditions: {} })).body), data)).toBe(0);
 
     const { uploadId } = await s.store.createMultipartUpload('b', 'mp', { metadata: { user: {} }, checksum: null });
     s.calls.clear();
     await s.store.uploadPartCopy({ bucket: 'b', key: 'src', conditions: {} }, 'b', 'mp', uploadId, 1);
-    expect(Object.fromEntries(s.calls)).toEqual({ getManifest: 1, preparePart: 1, putPart: 1 });
+    expect(Object.fromEntries(s.calls)).toEqual({ getVersion: 1, preparePart: 1, putPart: 1 });
 
     // The copy's shards upload while prepareWrite is in flight; a refusal leaves nothing.
     const before = await stored(s.backends);

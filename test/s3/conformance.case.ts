@@ -19,6 +19,7 @@ import { partReadCases } from './conformance/part-reads.case.ts';
 import { configReadCases } from './conformance/config-reads.case.ts';
 import { taggingCases } from './conformance/tagging.case.ts';
 import { objectAttributeCases } from './conformance/object-attributes.case.ts';
+import { versioningCases } from './conformance/versioning.case.ts';
 
 const MODES: [ChecksumMode, object][] = [
   ['defaults', {}],
@@ -55,6 +56,7 @@ export function conformanceSuite(gate: Gate): { worker: () => TestWorker } {
       configReadCases(suite, mode);
       taggingCases(suite, mode);
       objectAttributeCases(suite, mode);
+      versioningCases(suite, mode);
     });
   }
   return { worker: () => worker };

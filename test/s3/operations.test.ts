@@ -20,6 +20,12 @@ describe('detectOperation', () => {
     ['DELETE', '/b/', {}, 'DeleteBucket'],
     ['GET', '/b?location', {}, 'GetBucketLocation'],
     ['GET', '/b?versioning', {}, 'GetBucketVersioning'],
+    ['PUT', '/b?versioning', {}, 'PutBucketVersioning'],
+    ['GET', '/b?versions&key-marker=a&version-id-marker=null', {}, 'ListObjectVersions'],
+    ['GET', '/b/k?versionId=null', {}, 'GetObject'],
+    ['HEAD', '/b/k?versionId=null', {}, 'HeadObject'],
+    ['DELETE', '/b/k?versionId=null', {}, 'DeleteObject'],
+    ['PUT', '/b/k?tagging&versionId=null', {}, 'PutObjectTagging'],
     ['GET', '/b?cors', {}, 'GetBucketCors'],
     ['PUT', '/b?cors', {}, 'PutBucketCors'],
     ['DELETE', '/b?cors', {}, 'DeleteBucketCors'],
@@ -73,10 +79,9 @@ describe('detectOperation', () => {
   });
 
   it.each([
-    ['GET', '/b?versions'],
     ['PUT', '/b?policy'],
     ['DELETE', '/b?lifecycle'],
-    ['PUT', '/b?versioning'],
+    ['PUT', '/b/k?versionId=null'],
     ['POST', '/b/k'],
     ['POST', '/b'],
     ['PUT', '/'],
@@ -88,12 +93,11 @@ describe('detectOperation', () => {
   it.each([
     ['PUT', '/b?lifecycle', 'PutBucketLifecycleConfiguration is not implemented.'],
     ['DELETE', '/b?ownershipControls', 'DeleteBucketOwnershipControls is not implemented.'],
-    ['PUT', '/b?versioning', 'PutBucketVersioning is not implemented.'],
-    ['GET', '/b?versions', 'ListObjectVersions is not implemented.'],
     ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],
     ['PUT', '/b/k?retention', 'PutObjectRetention is not implemented.'],
     ['POST', '/b/k?restore', 'RestoreObject is not implemented.'],
-    ['GET', '/b/k?versionId=3', 'GetObject of a version (versionId) is not implemented.'],
+    ['PUT', '/b/k?versionId=3', 'PutObject of a version (versionId) is not implemented.'],
+    ['POST', '/b/k?uploads&versionId=3', 'a multipart operation on a version (versionId) is not implemented.'],
     ['GET', '/b/k?frobnicate=1', "GetObject with the 'frobnicate' query parameter is not implemented."],
   ])('%s %s: the message names the operation asked for', (method, target, message) => {
     expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', message }));

@@ -74,12 +74,10 @@ describe('error documents and request ids', () => {
 
 describe('NotImplemented, never a wrong success', () => {
   it.each([
-    ['PUT', '/rawp?versioning', {}],
-    ['GET', '/rawp?versions', {}],
     ['PUT', '/rawp?policy', {}],
     ['PUT', '/rawp?lifecycle', {}],
     ['PUT', '/rawp/ten?retention', {}],
-    ['GET', '/rawp/ten?versionId=abc', {}],
+    ['PUT', '/rawp/ten?versionId=null', {}],
     ['POST', '/rawp/ten', {}],
     ['POST', '/rawp/ten?restore', {}],
     ['POST', '/rawp', {}],
@@ -98,7 +96,7 @@ describe('NotImplemented, never a wrong success', () => {
   });
 
   it('the message names the operation that was asked for', async () => {
-    for (const [method, path, op] of [['PUT', '/rawp?policy', 'PutBucketPolicy'], ['PUT', '/rawp?versioning', 'PutBucketVersioning'], ['GET', '/rawp/ten?torrent', 'GetObjectTorrent']]) {
+    for (const [method, path, op] of [['PUT', '/rawp?policy', 'PutBucketPolicy'], ['PUT', '/rawp?lifecycle', 'PutBucketLifecycleConfiguration'], ['GET', '/rawp/ten?torrent', 'GetObjectTorrent']]) {
       const res = await raw(url, { method, path, body: method === 'PUT' ? '' : undefined });
       expect(errorFields(res.text).Message).toBe(`${op} is not implemented.`);
     }
@@ -120,6 +118,48 @@ describe('NotImplemented, never a wrong success', () => {
       expect(res.status).toBe(400);
       expect(errorFields(res.text).Code).toBe('InvalidArgument');
     }
+  });
+});
+
+describe('versioning on the wire', () => {
+  it('PutBucketVersioning, the versions document in listing order, a marker by id is 405 with its headers', async () => {
+    expect((await raw(url, { method: 'PUT', path: '/rawv' })).status).toBe(200);
+    const plain = await raw(url, { method: 'PUT', path: '/rawv/k', body: 'zero' });
+    expect(plain.headers['x-amz-version-id']).toBeUndefined(); // never versioned: no version headers
+    expect((await raw(url, { path: '/rawv/k' })).headers['x-amz-version-id']).toBeUndefined();
+    const conf = '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>';
+    expect((await raw(url, { method: 'PUT', path: '/rawv?versioning', body: conf })).status).toBe(200);
+    expect((await raw(url, { path: '/rawv?versioning' })).text).toContain('<Status>Enabled</Status>');
+    const one = (await raw(url, { method: 'PUT', path: '/rawv/k', body: 'one' })).headers['x-amz-version-id']!;
+    const del = await raw(url, { method: 'DELETE', path: '/rawv/k' });
+    expect([del.status, del.headers['x-amz-delete-marker']]).toEqual([204, 'true']);
+    const marker = del.headers['x-amz-version-id']!;
+
+    const list = await raw(url, { path: '/rawv?versions' });
+    const entries = [...list.text.matchAll(/<(Version|DeleteMarker)><Key>k<\/Key><VersionId>([^<]+)<\/VersionId><IsLatest>(true|false)<\/IsLatest>/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+    expect(entries).toEqual([`DeleteMarker ${marker} true`, `Version ${one} false`, 'Version null false']);
+    expect(list.text).toContain('<KeyMarker></KeyMarker><VersionIdMarker></VersionIdMarker><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>');
+
+    for (const method of ['GET', 'HEAD']) {
+      const named = await raw(url, { method, path: `/rawv/k?versionId=${marker}` });
+      expect([named.status, named.headers['x-amz-delete-marker'], named.headers['x-amz-version-id'], named.headers.allow]).toEqual([405, 'true', marker, 'DELETE']);
+      expect(named.headers['last-modified']).toMatch(/GMT$/);
+      const current = await raw(url, { method, path: '/rawv/k' });
+      expect([current.status, current.headers['x-amz-delete-marker'], current.headers['x-amz-version-id']]).toEqual([404, 'true', marker]);
+    }
+    const old = await raw(url, { path: '/rawv/k?versionId=null' });
+    expect([old.status, old.text, old.headers['x-amz-version-id']]).toEqual([200, 'zero', 'null']);
+  });
+
+  it('a version-id-marker needs a key-marker; malformed ids and configurations are refused', async () => {
+    expect(errorFields((await raw(url, { path: '/rawp?versions&version-id-marker=null' })).text).Code).toBe('InvalidArgument');
+    expect(errorFields((await raw(url, { path: '/rawp/ten?versionId=../x' })).text).Code).toBe('InvalidArgument');
+    expect(errorFields((await raw(url, { path: '/rawp/ten?versionId=' })).text).Code).toBe('InvalidArgument');
+    const bad = '<VersioningConfiguration><Status>Sometimes</Status></VersioningConfiguration>';
+    expect(errorFields((await raw(url, { method: 'PUT', path: '/rawp?versioning', body: bad })).text).Code).toBe('MalformedXML');
+    const mfa = '<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>';
+    expect((await raw(url, { method: 'PUT', path: '/rawp?versioning', body: mfa })).status).toBe(501);
+    expect((await raw(url, { path: '/rawp?versioning' })).text).not.toContain('<Status>');
   });
 });
 

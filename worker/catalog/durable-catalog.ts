@@ -13,6 +13,7 @@ import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
+import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
@@ -90,16 +91,32 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setBucketTagging(bucket, tags));
   }
 
-  async setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<CodedUnit | null> {
-    return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags));
+  async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<CodedUnit | null> {
+    return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags, versionId));
+  }
+
+  async getVersioning(bucket: string): Promise<S.VersioningStatus | null> {
+    return unwrap(await this.bucket(bucket).getVersioning(bucket));
+  }
+
+  async setVersioning(bucket: string, status: S.VersioningStatus): Promise<void> {
+    unwrap(await this.bucket(bucket).setVersioning(bucket, status));
+  }
+
+  async getVersion(bucket: string, key: string, versionId: string | null): Promise<VersionLookup> {
+    return unwrap(await this.bucket(bucket).getVersion(bucket, key, versionId));
+  }
+
+  async listVersions(bucket: string, options: S.ListVersionsOptions): Promise<S.ListVersionsResult> {
+    return unwrap(await this.bucket(bucket).listVersions(bucket, options));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
     return unwrap(await this.bucket(bucket).getManifest(bucket, key));
   }
 
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
-    unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
+    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
   }
 
   async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void> {
@@ -118,8 +135,8 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
   }
 
-  async removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void> {
-    unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace));
+  async removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string): Promise<S.DeleteObjectResult> {
+    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace, versionId));
   }
 
   async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
@@ -142,8 +159,8 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).listPartRecords(bucket, key, uploadId, partNumberMarker, maxParts));
   }
 
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<void> {
-    unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
+    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
   }
 
   async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {

@@ -32,7 +32,7 @@ import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
-import type { PreparedPart, SealRecord, SealRecordCursor } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor, VersionLookup } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 
@@ -173,8 +173,14 @@ export class CatalogObject extends DurableObject {
   setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
-  setObjectTags(bucket: string, key: string, tags: Tag[]): Reply<CodedUnit | null> {
-    return this.inBucket(bucket, (o) => o.setTags(key, tags));
+  setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Reply<CodedUnit | null> {
+    return this.inBucket(bucket, (o) => o.setTags(key, tags, versionId));
+  }
+  getVersioning(bucket: string): Reply<S.VersioningStatus | null> {
+    return this.inBucket(bucket, (o) => o.versioning());
+  }
+  setVersioning(bucket: string, status: S.VersioningStatus): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setVersioning(status));
   }
   listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Reply<SealRecord[]> {
     return this.inBucket(bucket, () => listSealRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
@@ -251,7 +257,10 @@ export class CatalogObject extends DurableObject {
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
     return this.inBucket(bucket, (o) => o.get(key));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<void>> {
+  getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
+    return this.inBucket(bucket, (o) => o.lookup(key, versionId));
+  }
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
@@ -312,8 +321,11 @@ export class CatalogObject extends DurableObject {
     const next = repairs.nextWake(Date.now());
     if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
-  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace): Reply<void> {
-    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace));
+  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string): Reply<S.DeleteObjectResult> {
+    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId));
+  }
+  listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
+    return this.inBucket(bucket, (o) => o.listVersions(options));
   }
   listManifests(bucket: string, options: S.ListObjectsOptions): Reply<S.ListObjectsResult> {
     return this.inBucket(bucket, (o) => o.list(options));
@@ -330,7 +342,7 @@ export class CatalogObject extends DurableObject {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<void>> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;

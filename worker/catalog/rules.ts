@@ -98,8 +98,8 @@ export function unusedPartUnits(manifest: ObjectManifest, parts: PartRecord[], u
 export const COMPLETED_UPLOAD_MEMORY_MS = 24 * 60 * 60 * 1000;
 
 /** The remembered result of a completion. */
-export function completedUpload(manifest: ObjectManifest): CompletedUpload {
-  return { key: manifest.key, etag: manifest.etag, checksum: manifest.checksum, size: manifest.size, lastModified: manifest.lastModified };
+export function completedUpload(manifest: ObjectManifest, versionId?: string): CompletedUpload {
+  return { key: manifest.key, etag: manifest.etag, checksum: manifest.checksum, size: manifest.size, lastModified: manifest.lastModified, ...(versionId === undefined ? {} : { versionId }) };
 }
 
 /** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by

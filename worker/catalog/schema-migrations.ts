@@ -10,6 +10,9 @@
  * worklist keyed by (key, unit id); the scrubber's cursor a key.
  * Version 2: objects addressed by version and units indexed (sql-schema.ts); the worklist keyed
  * by unit id; the scrubber walks units, so a pass in progress starts again from the first unit.
+ * Version 3: S3 versioning: `versions` gains `seq` (commit order within a key) and `null_version`.
+ * Every version stored before it was written by a release without versioning, so each is the
+ * null version of its key and its only one (seq 1).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { unitsOf } from './rules.ts';
@@ -34,6 +37,7 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   const found = schemaVersion(sql);
   if (found > SCHEMA_VERSION) throw new Error(`catalog storage is at schema ${found}, newer than this release's ${SCHEMA_VERSION}: deploy the newer release`);
   if (found < 2) toVersion2(sql, now);
+  if (found < 3) toVersion3(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
   return found;
 }
@@ -85,4 +89,10 @@ function toVersion2(sql: SqlStorage, now: number): void {
     const kept = { passStartedAt: null, lastPassStartedAt: p.lastPassStartedAt ?? null, lastPassCompletedAt: p.lastPassCompletedAt ?? null, passes: p.passes ?? 0 };
     sql.exec("UPDATE state SET value = ? WHERE name = 'scrub-progress'", JSON.stringify(kept));
   }
+}
+
+function toVersion3(sql: SqlStorage): void {
+  sql.exec('ALTER TABLE versions ADD COLUMN seq INTEGER NOT NULL DEFAULT 0');
+  sql.exec('ALTER TABLE versions ADD COLUMN null_version INTEGER NOT NULL DEFAULT 0');
+  sql.exec('UPDATE versions SET seq = 1, null_version = 1');
 }

@@ -9,6 +9,7 @@ import { advanceScrub, noScrubYet, type PassTimes } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
 import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
 import { degradedUnitsOf, usageDelta } from './usage.ts';
+import { unitsOf } from './rules.ts';
 
 export const LEDGER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -25,15 +26,23 @@ CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, si
 export class SqlLedger {
   constructor(private readonly sql: SqlStorage) {}
 
-  /** Object `key` goes from `before` to `after` (null: absent). */
+  /**
+   * A stored version of `key` goes from `before` to `after` (null: absent): a new version, a
+   * removed one, or one rewritten in place. Other versions of the key (versioning) are untouched:
+   * the worklist rows changed are those of these two manifests' units.
+   */
   replace(key: string, before: ObjectManifest | null, after: ObjectManifest | null): void {
     for (const [name, n] of usageDelta(before, after)) {
       this.sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value', name, n);
     }
     // A unit still degraded keeps its place on the repair worklist (since, attempts, backoff).
     type Kept = { unit_id: string; since: number; attempts: number; next_at: number; sent_at: number; last_error: string | null };
-    const kept = new Map(this.sql.exec<Kept>('SELECT unit_id, since, attempts, next_at, sent_at, last_error FROM degraded_units WHERE key = ?', key).toArray().map((r) => [r.unit_id, r]));
-    this.sql.exec('DELETE FROM degraded_units WHERE key = ?', key);
+    const kept = new Map<string, Kept>();
+    for (const u of [...unitsOf(before), ...unitsOf(after)]) {
+      const row = this.sql.exec<Kept>('SELECT unit_id, since, attempts, next_at, sent_at, last_error FROM degraded_units WHERE unit_id = ?', u.unitId).toArray()[0];
+      if (row) kept.set(row.unit_id, row);
+      this.sql.exec('DELETE FROM degraded_units WHERE unit_id = ?', u.unitId);
+    }
     const committed = after ? Date.parse(after.lastModified) || Date.now() : 0;
     for (const u of degradedUnitsOf(after)) {
       const k = kept.get(u.unitId);

@@ -51,14 +51,15 @@ export class SqlMultipart {
     return { parts: rows.slice(0, Math.max(0, maxParts)), isTruncated: rows.length > maxParts };
   }
 
-  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, graceMs: number): void {
+  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, graceMs: number): string | undefined {
     this.get(key, uploadId);
     const unused = unusedPartUnits(manifest, this.parts(uploadId, 0, -1), uploadId);
-    this.objects.commit(key, manifest, conditions, graceMs, unused);
+    const versionId = this.objects.commit(key, manifest, conditions, graceMs, unused);
     this.end(uploadId);
     const now = Date.now();
     this.sql.exec('DELETE FROM completed_uploads WHERE completed < ?', now - COMPLETED_UPLOAD_MEMORY_MS);
-    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest)));
+    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest, versionId)));
+    return versionId;
   }
 
   /** A completion remembered for COMPLETED_UPLOAD_MEMORY_MS, or null. */

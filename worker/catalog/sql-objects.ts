@@ -4,17 +4,24 @@
  * that depends on it cannot interleave with another request.
  * Listing pages through the primary key in order (`key > ? ORDER BY key LIMIT ?`) and leaves a
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
+ * Versioning (S3's rules, docs/COMPATIBILITY.md "Versioning"): a bucket never versioned keeps
+ * one null version per key and writes exactly the rows it wrote before versioning existed.
  */
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
-import type { ListObjectsOptions, ListObjectsResult, WriteConditions } from '../model/object-store.ts';
+import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
+import { newId } from '../format/ids.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
 import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
-import type { GarbageUnits, UnitRecord } from './types.ts';
+import type { GarbageUnits, UnitRecord, VersionLookup } from './types.ts';
+import { listVersionRows, NULL_VERSION, shownVersionId, type VersionRow } from './sql-versions.ts';
+
+/** The state row of the bucket's versioning status ('Enabled' | 'Suspended'; none: never configured). */
+const VERSIONING = 'versioning';
 
 /** `column > ?` or `column >= ?` for a bound, plus `column < ?` when there is an upper end. */
 export function rangeWhere(column: string, lower: Bound, upper: string | null): string {
@@ -46,15 +53,44 @@ export class SqlObjects {
     return row ? JSON.parse(row.manifest) : null;
   }
 
-  /** Checks `conditions` against the current object, installs `manifest` and queues what it supersedes (plus `alsoUnused`). */
-  commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): void {
+  /** The bucket's versioning state (a state row; none: never configured). */
+  versioning(): VersioningStatus | null {
+    return this.getState(VERSIONING) as VersioningStatus | null;
+  }
+
+  setVersioning(status: VersioningStatus): void {
+    this.setState(VERSIONING, status);
+  }
+
+  /**
+   * Checks `conditions` against the current object and installs `manifest` as the key's newest
+   * version; queues what it supersedes (plus `alsoUnused`). Versioning Enabled supersedes
+   * nothing: older versions keep their units. Otherwise the new version is the null version and
+   * replaces the key's null version, wherever it stands among the versions (S3's rule).
+   * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
+   */
+  commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
+    const status = this.versioning();
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
-    this.queueGarbage([...supersededUnits(previous, manifest), ...alsoUnused], Date.now() + graceMs);
+    const replaced = status === 'Enabled' ? undefined : this.versionRow(key, 'null');
+    const replacedManifest = replaced && !replaced.delete_marker ? (JSON.parse(replaced.manifest) as ObjectManifest) : null;
+    this.queueGarbage([...supersededUnits(replacedManifest, manifest), ...alsoUnused], Date.now() + graceMs);
     this.release(unitsOf(manifest));
-    this.ledger.replace(key, previous, manifest);
-    if (previous) this.dropVersion(key, previous.versionId); // one version per key until versioning
-    this.storeVersion(key, manifest);
+    this.ledger.replace(key, replacedManifest, manifest);
+    if (replaced) this.dropVersion(key, replaced.version_id);
+    this.storeVersion(key, manifest, status !== 'Enabled');
+    this.setCurrent(key, manifest);
+    // Suspended: the write is the null version, but S3 (and the suite) send no x-amz-version-id for it.
+    return status === 'Enabled' ? manifest.versionId : undefined;
+  }
+
+  /** Points `objects` at the key's newest version (`manifest`), or removes the row (null: none, or a delete marker). */
+  private setCurrent(key: string, manifest: ObjectManifest | null): void {
+    if (!manifest) {
+      this.sql.exec('DELETE FROM objects WHERE key = ?', key);
+      return;
+    }
     const r = objectRow(key, manifest);
     this.sql.exec(
       'INSERT OR REPLACE INTO objects (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)',
@@ -62,8 +98,16 @@ export class SqlObjects {
     );
   }
 
-  private storeVersion(key: string, manifest: ObjectManifest): void {
-    this.sql.exec('INSERT OR REPLACE INTO versions (key, version_id, delete_marker, manifest) VALUES (?, ?, 0, ?)', key, manifest.versionId, JSON.stringify(manifest));
+  /** The next position in the key's version order (commit order). */
+  private nextSeq(key: string): number {
+    return this.sql.exec<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM versions WHERE key = ?', key).one().seq;
+  }
+
+  private storeVersion(key: string, manifest: ObjectManifest, nullVersion: boolean): void {
+    this.sql.exec(
+      'INSERT OR REPLACE INTO versions (key, version_id, delete_marker, manifest, seq, null_version) VALUES (?, ?, 0, ?, ?, ?)',
+      key, manifest.versionId, JSON.stringify(manifest), this.nextSeq(key), nullVersion ? 1 : 0,
+    );
     const now = Date.now();
     unitsOf(manifest).forEach((u, i) => {
       this.sql.exec(
@@ -73,9 +117,36 @@ export class SqlObjects {
     });
   }
 
+  private storeMarker(key: string, nullVersion: boolean): { versionId: string; lastModified: string } {
+    const marker = { versionId: newId(), lastModified: new Date().toISOString() };
+    this.sql.exec(
+      'INSERT INTO versions (key, version_id, delete_marker, manifest, seq, null_version) VALUES (?, ?, 1, ?, ?, ?)',
+      key, marker.versionId, JSON.stringify({ lastModified: marker.lastModified }), this.nextSeq(key), nullVersion ? 1 : 0,
+    );
+    return marker;
+  }
+
   private dropVersion(key: string, versionId: string): void {
     this.sql.exec('DELETE FROM units WHERE key = ? AND version_id = ?', key, versionId);
     this.sql.exec('DELETE FROM versions WHERE key = ? AND version_id = ?', key, versionId);
+  }
+
+  /** A version by the id S3 shows ('null': the null version), or the newest (null). */
+  private versionRow(key: string, versionId: string | null): VersionRow | undefined {
+    const cols = 'key, version_id, delete_marker, manifest, seq, null_version';
+    if (versionId === null) return this.sql.exec<VersionRow>(`SELECT ${cols} FROM versions WHERE key = ? ORDER BY seq DESC LIMIT 1`, key).toArray()[0];
+    if (versionId === NULL_VERSION) return this.sql.exec<VersionRow>(`SELECT ${cols} FROM versions WHERE key = ? AND null_version = 1`, key).toArray()[0];
+    return this.sql.exec<VersionRow>(`SELECT ${cols} FROM versions WHERE key = ? AND version_id = ? AND null_version = 0`, key, versionId).toArray()[0];
+  }
+
+  /** What a read of the current version (null) or of version `versionId` finds. */
+  lookup(key: string, versionId: string | null): VersionLookup {
+    const row = this.versionRow(key, versionId);
+    if (!row) return { kind: 'none' };
+    const shown = shownVersionId(row);
+    if (row.delete_marker) return { kind: 'marker', versionId: shown, lastModified: (JSON.parse(row.manifest) as { lastModified: string }).lastModified };
+    const manifest = JSON.parse(row.manifest) as ObjectManifest;
+    return versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
   }
 
   /** Rewrites a stored version's manifest in place (tags, shard states): same version, same units. */
@@ -83,9 +154,10 @@ export class SqlObjects {
     this.sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(manifest), key, manifest.versionId);
   }
 
-  setTags(key: string, tags: Tag[]): CodedUnit | null {
-    const manifest = this.get(key);
-    if (!manifest) throw new S3Error('NoSuchKey', undefined, { Key: key });
+  setTags(key: string, tags: Tag[], versionId?: string): CodedUnit | null {
+    const found = versionId === undefined ? null : this.lookup(key, versionId);
+    const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
+    if (!manifest) throw versionId === undefined ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
     const unit = withTagsRecorded(manifest, tags);
     this.rewrite(key, manifest);
     return unit;
@@ -147,14 +219,55 @@ export class SqlObjects {
     this.rewrite(row.key, after);
   }
 
-  delete(key: string, ifMatch: string | undefined, graceMs: number): void {
+  /** DeleteObject (ObjectCatalog.removeManifest says what each versioning state does). */
+  delete(key: string, ifMatch: string | undefined, graceMs: number, versionId?: string): DeleteObjectResult {
+    if (versionId !== undefined) return this.deleteVersion(key, versionId, graceMs);
     const previous = this.get(key);
     if (ifMatch !== undefined) checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, { ifMatch }, key);
-    if (!previous) return;
-    this.queueGarbage(supersededUnits(previous, null), Date.now() + graceMs);
-    this.ledger.replace(key, previous, null);
-    this.dropVersion(key, previous.versionId);
-    this.sql.exec('DELETE FROM objects WHERE key = ?', key);
+    const status = this.versioning();
+    if (status === 'Enabled') {
+      this.setCurrent(key, null);
+      return { versionId: this.storeMarker(key, false).versionId, deleteMarker: true };
+    }
+    // Never versioned or Suspended: the null version goes (an object's units to the collector).
+    const replaced = this.versionRow(key, NULL_VERSION);
+    if (replaced) this.removeVersion(key, replaced, graceMs);
+    if (status === null) {
+      this.setCurrent(key, null);
+      return {};
+    }
+    this.storeMarker(key, true);
+    this.setCurrent(key, null);
+    return { versionId: NULL_VERSION, deleteMarker: true };
+  }
+
+  /** Removes exactly one version; the next newest becomes current if it was the newest. Absent: nothing to do. */
+  private deleteVersion(key: string, versionId: string, graceMs: number): DeleteObjectResult {
+    const row = this.versionRow(key, versionId);
+    if (!row) return { versionId };
+    const newest = this.versionRow(key, null)!;
+    this.removeVersion(key, row, graceMs);
+    if (newest.version_id === row.version_id) {
+      const next = this.versionRow(key, null);
+      this.setCurrent(key, next && !next.delete_marker ? (JSON.parse(next.manifest) as ObjectManifest) : null);
+    }
+    return row.delete_marker ? { versionId, deleteMarker: true } : { versionId };
+  }
+
+  /** Drops a stored version; an object version's units are queued for deletion. */
+  private removeVersion(key: string, row: VersionRow, graceMs: number): void {
+    if (!row.delete_marker) {
+      const manifest = JSON.parse(row.manifest) as ObjectManifest;
+      this.queueGarbage(supersededUnits(manifest, null), Date.now() + graceMs);
+      this.ledger.replace(key, manifest, null);
+    }
+    this.dropVersion(key, row.version_id);
+  }
+
+  listVersions(options: ListVersionsOptions): ListVersionsResult {
+    const { keyMarker, versionIdMarker } = options;
+    const after = keyMarker !== null && versionIdMarker !== null ? this.versionRow(keyMarker, versionIdMarker) : undefined;
+    return listVersionRows(this.sql, options, after ? String(after.seq) : null);
   }
 
   list(options: ListObjectsOptions): ListObjectsResult {
@@ -170,8 +283,9 @@ export class SqlObjects {
     return objectsResult({ ...page, entries: page.entries.map((e) => (e.kind === 'key' ? { ...e, value: objectSummary(e.value) } : e)) });
   }
 
+  /** Any stored version (delete markers included: S3 refuses to delete such a bucket) or upload. */
   hasObjectsOrUploads(): boolean {
-    return this.sql.exec('SELECT 1 FROM objects LIMIT 1').toArray().length + this.sql.exec('SELECT 1 FROM uploads LIMIT 1').toArray().length > 0;
+    return this.sql.exec('SELECT 1 FROM versions LIMIT 1').toArray().length + this.sql.exec('SELECT 1 FROM uploads LIMIT 1').toArray().length > 0;
   }
 
   queueGarbage(units: CodedUnit[], notBefore: number): void {

@@ -3,12 +3,17 @@
  * instances up to it) and the row codecs. Keys are TEXT with SQLite's default BINARY collation,
  * which compares UTF-8 bytes: exactly S3's listing order, so listing is an index range scan.
  * Times are integer milliseconds.
- * Objects are addressed by version: `versions` holds every stored version of a key (its manifest;
- * `delete_marker` is room for versioning's markers), `objects` is the current-version pointer
- * with the columns a listing returns, so a listing never parses manifests, and `units` indexes
- * every coded unit of a stored version (unit id -> key, version, position) so that repair, scrub
- * and collection address units directly, with when the scrubber last checked each one.
- * Until versioning exists a key has one version: a commit replaces it, a delete removes it.
+ * Objects are addressed by version: `versions` holds every stored version of a key (its manifest,
+ * or for a delete marker `{"lastModified"}`), `objects` is the current-version pointer with the
+ * columns a listing returns, so a listing never parses manifests, and `units` indexes every coded
+ * unit of a stored version (unit id -> key, version, position) so that repair, scrub and
+ * collection address units directly, with when the scrubber last checked each one.
+ * S3 versioning (schema 3): `seq` orders a key's versions by commit (the newest, highest, is the
+ * current one: commit order, not id order, since two writers' ids need not commit in the order
+ * they were made); `null_version` marks S3's `null` version (written while the bucket was never
+ * versioned or Suspended; at most one per key), whose `version_id` stays the internal id its
+ * manifest and shard headers carry. `objects` holds a row exactly when the newest version of the
+ * key is not a delete marker, so ListObjects and conditional writes read it unchanged.
  * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
  */
@@ -17,7 +22,7 @@ import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-stor
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const SCHEMA = LEDGER_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
@@ -27,8 +32,10 @@ CREATE TABLE IF NOT EXISTS objects (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS versions (
   key TEXT NOT NULL, version_id TEXT NOT NULL, delete_marker INTEGER NOT NULL DEFAULT 0, manifest TEXT NOT NULL,
+  seq INTEGER NOT NULL DEFAULT 0, null_version INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (key, version_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS versions_by_seq ON versions (key, seq);
 CREATE TABLE IF NOT EXISTS units (
   unit_id TEXT PRIMARY KEY, key TEXT NOT NULL, version_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
   shards INTEGER NOT NULL, created_at INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0

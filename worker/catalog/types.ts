@@ -15,6 +15,7 @@ import type { Tag } from '../model/tagging.ts';
 import type { SseRecord } from '../model/sse.ts';
 import type {
   BucketInfo,
+  DeleteObjectResult,
   ListObjectsOptions,
   ListObjectsResult,
   ListUploadsOptions,
@@ -22,9 +23,22 @@ import type {
   MultipartChecksumSpec,
   ObjectChecksum,
   ObjectMetadata,
+  ListVersionsOptions,
+  ListVersionsResult,
   UploadInfo,
+  VersioningStatus,
   WriteConditions,
 } from '../model/object-store.ts';
+
+/**
+ * A version as a read finds it: an object version with its manifest, a delete marker, or
+ * nothing. `versionId` is the id S3 shows ('null' for the null version); absent where S3 sends no
+ * x-amz-version-id (a bucket never versioned, read without naming a version).
+ */
+export type VersionLookup =
+  | { kind: 'object'; manifest: ObjectManifest; versionId?: string }
+  | { kind: 'marker'; versionId: string; lastModified: string }
+  | { kind: 'none' };
 
 /** What a completed multipart upload produced, remembered for a while so that a repeated
  *  CompleteMultipartUpload (an SDK retrying after a timeout) gets the same answer. */
@@ -34,6 +48,8 @@ export interface CompletedUpload {
   checksum: ObjectChecksum | null;
   size: number;
   lastModified: string; // ISO 8601
+  /** The version id S3 shows for the completed object (absent: a bucket never versioned). */
+  versionId?: string;
 }
 
 /** A stored multipart part: its coded units (one, or segments of a wide code) plus what ListParts and Complete need. */
@@ -194,19 +210,36 @@ export interface ObjectCatalog extends BucketCatalog {
   /** The manifest of the key's current version, or null. NoSuchBucket if the bucket is missing. */
   getManifest(bucket: string, key: string): Promise<ObjectManifest | null>;
   /**
+   * The current version of `key` (versionId null) or the version named ('null': the null
+   * version), with the id S3 shows for it. NoSuchBucket if the bucket is missing.
+   */
+  getVersion(bucket: string, key: string, versionId: string | null): Promise<VersionLookup>;
+  /**
    * Atomically checks `conditions` against the current object (If-None-Match '*': 412 if it
    * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest` as the
-   * key's current version (manifest.versionId). The version it replaces (one version per key
-   * until versioning) has its units queued for deletion after the grace delay.
+   * key's newest version (manifest.versionId). Versioning Enabled: every older version stays (its
+   * units too). Otherwise (never versioned, Suspended) the new version is the null version and
+   * the null version it replaces, if any, has its units queued for deletion after the grace
+   * delay. Answers the version id S3 sends back (x-amz-version-id): only an Enabled bucket's writes have one.
    */
-  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
-  /** Replaces the tags of the current version (metadata.tags; [] removes them) in place: same
-   *  version, same units, nothing queued, and marks the unit that carries its tag record
-   *  (rules.ts withTagsRecorded), which it returns: null when the object has none (inline,
-   *  multipart). NoSuchKey when there is no object. */
-  setObjectTags(bucket: string, key: string, tags: Tag[]): Promise<CodedUnit | null>;
-  /** Removes the key (no error if absent; If-Match mismatch: 412); its units are queued for deletion. */
-  removeManifest(bucket: string, key: string, ifMatch?: string): Promise<void>;
+  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<string | undefined>;
+  /** Replaces the tags of the current version, or of version `versionId` (metadata.tags; []
+   *  removes them) in place: same version, same units, nothing queued, and marks the unit that
+   *  carries its tag record (rules.ts withTagsRecorded), which it returns: null when the object
+   *  has none (inline, multipart). NoSuchKey when there is no object (NoSuchVersion). */
+  setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<CodedUnit | null>;
+  /**
+   * DeleteObject. With `versionId`: removes exactly that version (none: no error); if it was
+   * the newest, the next newest becomes current. Without: a bucket never versioned removes the
+   * key; Enabled adds a delete marker; Suspended replaces the null version by a null marker.
+   * Removed object versions have their units queued for deletion. If-Match mismatch: 412.
+   */
+  removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string): Promise<DeleteObjectResult>;
+  /** ListObjectVersions: keys in listing order, newest version first within a key (model/listing.ts rules). */
+  listVersions(bucket: string, options: ListVersionsOptions): Promise<ListVersionsResult>;
+  /** The bucket's versioning state, null when never configured. NoSuchBucket. */
+  getVersioning(bucket: string): Promise<VersioningStatus | null>;
+  setVersioning(bucket: string, status: VersioningStatus): Promise<void>;
   /** S3 listing rules: see worker/model/listing.ts (shared budget, no repeated prefixes). */
   listManifests(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 
@@ -220,10 +253,10 @@ export interface ObjectCatalog extends BucketCatalog {
   /**
    * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
    * `manifest`, ends the upload and remembers its result (getCompletedUpload) for
-   * COMPLETED_UPLOAD_MEMORY_MS; units of parts not named in the manifest and the superseded
-   * object's units are queued for deletion.
+   * COMPLETED_UPLOAD_MEMORY_MS; units of parts not named in the manifest and, as commitManifest
+   * says, the replaced null version's units are queued for deletion. Answers the version id.
    */
-  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<void>;
+  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<string | undefined>;
   /** The result of upload `uploadId` of `key` if it completed within COMPLETED_UPLOAD_MEMORY_MS, else null. */
   getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null>;
   /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */

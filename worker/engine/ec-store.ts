@@ -7,7 +7,9 @@
  * before it leaves the old version readable and only reserved orphans, which the collector deletes. Unhealthy shards seen on reads
  * or missed by writes are handed to `enqueueRepair`.
  * Spec: AWS S3 API reference, one method per operation; completion rules in model/multipart.ts.
- * Known gaps: no versioning API; CopyObject copies data (no shard sharing).
+ * Versions: reads name a version or take the current one (a delete marker answers as S3 does);
+ * the catalog decides at commit what a write replaces, by the bucket's versioning state.
+ * Known gaps: CopyObject copies data (no shard sharing).
  */
 import { toHex } from '../model/bytes.ts';
 import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
@@ -161,10 +163,21 @@ export class EcStore implements T.ObjectStore {
     }, { highWaterMark: 0 });
   }
 
-  private async manifest(bucket: string, key: string): Promise<ObjectManifest> {
-    const m = await this.catalog.getManifest(bucket, key);
-    if (!m) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    return m;
+  /**
+   * The version a read is for: the current one, or `versionId`. A delete marker is not an
+   * object: NoSuchKey when it is current, 405 MethodNotAllowed when named, both with
+   * x-amz-delete-marker (and its version id), as S3 answers.
+   */
+  private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string }> {
+    const found = await this.catalog.getVersion(bucket, key, versionId ?? null);
+    if (found.kind === 'object') return { m: found.manifest, ...(found.versionId === undefined ? {} : { versionId: found.versionId }) };
+    if (found.kind === 'marker') {
+      const headers = { 'x-amz-delete-marker': 'true', 'x-amz-version-id': found.versionId, 'Last-Modified': new Date(found.lastModified).toUTCString() };
+      if (versionId === undefined) throw new S3Error('NoSuchKey', undefined, { Key: key }).withHeaders(headers);
+      throw new S3Error('MethodNotAllowed', undefined, { Method: 'GET', ResourceType: 'DeleteMarker' }).withHeaders({ ...headers, Allow: 'DELETE' });
+    }
+    if (versionId !== undefined) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    throw new S3Error('NoSuchKey', undefined, { Key: key });
   }
 
   private requireLength(contentLength: number | null | undefined, max: number): number {
@@ -229,9 +242,10 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** Commits, or deletes the freshly written shards when the commit is refused. */
-  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<void>): Promise<T.PutObjectResult> {
+  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<string | undefined>): Promise<T.PutObjectResult> {
+    let versionId: string | undefined;
     try {
-      await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
+      versionId = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
     } catch (err) {
       if (m.storage.kind === 'coded' && !run) await this.units.discard(bucket, m.storage.units);
       throw err;
@@ -241,7 +255,7 @@ export class EcStore implements T.ObjectStore {
         if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
-    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}) };
+    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...(versionId === undefined ? {} : { versionId }) };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
@@ -267,14 +281,15 @@ export class EcStore implements T.ObjectStore {
   putBucketTagging = (bucket: string, tags: Tag[]) => this.catalog.setBucketTagging(bucket, tags.length ? tags : null);
   /** The catalog first (it marks the unit that carries the record), then the tag record beside
    *  the shards (tag-record.ts), so a rebuild from the backends restores these tags. */
-  async putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void> {
-    const unit = await this.catalog.setObjectTags(bucket, key, tags);
+  async putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void> {
+    const unit = await this.catalog.setObjectTags(bucket, key, tags, versionId);
     if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
   }
 
-  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
-    const m = await this.manifest(bucket, key);
-    const head = info(m);
+  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+    const found = await this.readable(bucket, key, versionId);
+    const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
+    const m = found.m;
     checkReadConditions(head, conditions);
     await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
     return { head, parts: objectParts(m) };
@@ -325,8 +340,8 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** The object's head for a read: conditions checked, the Range or part resolved. */
-  private async readHead(m: ObjectManifest, o: T.GetObjectOptions): Promise<T.ObjectHead> {
-    const i = info(m);
+  private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string): Promise<T.ObjectHead> {
+    const i = versionId === undefined ? info(m) : { ...info(m), versionId };
     checkReadConditions(i, o.conditions);
     await checkSseRead(m.metadata.sse, o.sse);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
@@ -334,28 +349,26 @@ export class EcStore implements T.ObjectStore {
   }
 
   async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
-    return await this.readHead(await this.manifest(bucket, key), o);
+    const { m, versionId } = await this.readable(bucket, key, o.versionId);
+    return await this.readHead(m, o, versionId);
   }
 
   async getObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectBody> {
-    const m = await this.manifest(bucket, key);
-    const head = await this.readHead(m, o);
+    const { m, versionId } = await this.readable(bucket, key, o.versionId);
+    const head = await this.readHead(m, o, versionId);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
     if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
-  async deleteObject(bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<void> {
-    await this.catalog.removeManifest(bucket, key, o.ifMatch);
-  }
+  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.ifMatch, o.versionId);
 
-  async deleteObjects(bucket: string, keys: string[]): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[]): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
-    for (const key of keys) {
+    for (const { key, versionId } of objects) {
       try {
-        await this.catalog.removeManifest(bucket, key);
-        out.push({ key });
+        out.push({ key, ...(await this.catalog.removeManifest(bucket, key, undefined, versionId)) });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
       }
@@ -370,7 +383,7 @@ export class EcStore implements T.ObjectStore {
    * commit. A refused prepareWrite is the copy's error and leaves nothing behind.
    */
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
-    const source = await this.manifest(src.bucket, src.key);
+    const { m: source, versionId: sourceVersionId } = await this.readable(src.bucket, src.key, src.versionId);
     checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     const { tags: sourceTags, sse: _sourceSse, ...sourceMetadata } = source.metadata;
@@ -395,10 +408,14 @@ export class EcStore implements T.ObjectStore {
         return stored;
       });
     const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
-    return this.commit(bucket, key, m, o.conditions);
+    const result = await this.commit(bucket, key, m, o.conditions);
+    return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
   }
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
+  listObjectVersions = (bucket: string, o: T.ListVersionsOptions) => this.catalog.listVersions(bucket, o);
+  getBucketVersioning = (bucket: string) => this.catalog.getVersioning(bucket);
+  putBucketVersioning = (bucket: string, status: T.VersioningStatus) => this.catalog.setVersioning(bucket, status);
 
   async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo> {
     const sse = await this.sseRecord(bucket, o.sse);
@@ -475,7 +492,7 @@ export class EcStore implements T.ObjectStore {
 
   /** UploadPartCopy: the source (and the upload's spec, unless known) in one round, then as UploadPart. */
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
-    const [spec, source] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.manifest(src.bucket, src.key)]);
+    const [spec, { m: source }] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId)]);
     const customerKey = customerKeyOf(sse);
     checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
@@ -537,7 +554,7 @@ export class EcStore implements T.ObjectStore {
       if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) throw err;
       const done = await this.catalog.getCompletedUpload(bucket, key, uploadId);
       if (!done) throw err;
-      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified) };
+      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }) };
     }
   }
 

@@ -53,6 +53,7 @@ const S3_ERRORS = {
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
   NoSuchPublicAccessBlockConfiguration: [404, 'The public access block configuration was not found'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],
+  NoSuchVersion: [404, 'The specified version does not exist.'],
   NoSuchUpload: [404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'],
   NoSuchWebsiteConfiguration: [404, 'The specified bucket does not have a website configuration'],
   NotModified: [304, 'Not Modified'],

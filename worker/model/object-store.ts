@@ -8,7 +8,11 @@
  * storage underneath (backends, coder, quorum) surface as their own error types and are mapped to
  * S3 errors in one place (worker/app/error-map.ts).
  * Spec: AWS S3 API reference, one verb per operation of the same name.
- * Known gaps: no versioning (versionId is always absent), no SSE; ACLs are the owner's only (s3/acl.ts).
+ * Versions (S3 versioning): a `versionId` selector is a version id as the store gave it, or
+ * 'null' for S3's null version; results carry `versionId` only where S3 sends x-amz-version-id
+ * (writes: an Enabled bucket's; reads and deletes: a bucket whose versioning was ever
+ * configured, or a request that named a version).
+ * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
@@ -69,6 +73,9 @@ export interface ResolvedRange {
   end: number;
 }
 
+/** A bucket's versioning state; a bucket never configured has none (null). */
+export type VersioningStatus = 'Enabled' | 'Suspended';
+
 export interface ObjectInfo {
   key: string;
   size: number;
@@ -111,6 +118,8 @@ export interface PutObjectResult {
   /** How the stored object is encrypted at the client's request (echoed in the response). */
   sse?: SseRecord;
   versionId?: string;
+  /** CopyObject: the version copied (x-amz-copy-source-version-id), where S3 names it. */
+  sourceVersionId?: string;
   checksum: ObjectChecksum | null;
   size: number;
   lastModified: Date;
@@ -123,6 +132,8 @@ export interface GetObjectOptions {
   conditions: ReadConditions;
   /** The SSE-C key the read gives (an SSE-C object needs it). */
   sse?: SseRequest | null;
+  /** A version to read (absent: the current one; NoSuchVersion, or 405 for a delete marker). */
+  versionId?: string;
 }
 
 /** Source of CopyObject / UploadPartCopy. Its conditions come from x-amz-copy-source-if-*:
@@ -134,6 +145,8 @@ export interface CopySource {
   range?: ResolvedRange | null; // UploadPartCopy only, already validated syntax
   /** The source's SSE-C key (x-amz-copy-source-server-side-encryption-customer-*). */
   sse?: SseRequest | null;
+  /** `?versionId=` of x-amz-copy-source (absent: the current version). */
+  versionId?: string;
 }
 
 export interface CopyObjectOptions {
@@ -149,11 +162,50 @@ export interface CopyObjectOptions {
 
 export interface DeleteObjectOptions {
   ifMatch?: string;
+  /** Removes exactly this version (absent: the key, or a delete marker in a versioned bucket). */
+  versionId?: string;
 }
 
-export interface DeleteObjectsEntry {
+/** What a DeleteObject did: x-amz-version-id (the version removed, or the marker added) and
+ *  x-amz-delete-marker (a marker was added, or the version removed was one). */
+export interface DeleteObjectResult {
+  versionId?: string;
+  deleteMarker?: boolean;
+}
+
+export interface DeleteObjectsEntry extends DeleteObjectResult {
   key: string;
   error?: { code: string; message: string };
+}
+
+export interface ListVersionsOptions {
+  prefix: string;
+  delimiter: string | null;
+  /** Resume after this key (all its versions) ... */
+  keyMarker: string | null;
+  /** ... or, with keyMarker, after this version of it. */
+  versionIdMarker: string | null;
+  maxKeys: number;
+}
+
+/** A version or a delete marker as ListObjectVersions reports it. */
+export interface ObjectVersionSummary {
+  key: string;
+  versionId: string;
+  isLatest: boolean;
+  deleteMarker: boolean;
+  lastModified: Date;
+  /** Absent for a delete marker. */
+  object?: { size: number; etag: string; checksum: ObjectChecksum | null };
+}
+
+export interface ListVersionsResult {
+  /** Versions and delete markers in listing order: keys ascending, newest first within a key. */
+  versions: ObjectVersionSummary[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  nextKeyMarker: string | null;
+  nextVersionIdMarker: string | null;
 }
 
 export interface ListObjectsOptions {
@@ -283,12 +335,16 @@ export interface ObjectStore {
   headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
   getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
   /** The object's head and, for a multipart object, its parts (null otherwise); never opens data. */
-  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
-  /** Replaces the object's tags (already validated; [] removes them). NoSuchKey. */
-  putObjectTagging(bucket: string, key: string, tags: Tag[]): Promise<void>;
-  /** Succeeds when the key does not exist (S3 semantics); NoSuchBucket otherwise. */
-  deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<void>;
-  deleteObjects(bucket: string, keys: string[]): Promise<DeleteObjectsEntry[]>;
+  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
+  /** Replaces the tags of the object (or of one version of it: NoSuchVersion); already validated, [] removes them. NoSuchKey. */
+  putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
+  /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise. */
+  deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<DeleteObjectResult>;
+  deleteObjects(bucket: string, objects: { key: string; versionId?: string }[]): Promise<DeleteObjectsEntry[]>;
+  /** The bucket's versioning state; null when it was never configured (NoSuchBucket). */
+  getBucketVersioning(bucket: string): Promise<VersioningStatus | null>;
+  putBucketVersioning(bucket: string, status: VersioningStatus): Promise<void>;
+  listObjectVersions(bucket: string, options: ListVersionsOptions): Promise<ListVersionsResult>;
   copyObject(source: CopySource, bucket: string, key: string, options: CopyObjectOptions): Promise<PutObjectResult>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 

@@ -14,6 +14,7 @@
 import { S3Error } from '../model/errors.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
+import { readVersionId, versionHeader } from './versioning.ts';
 import { GRANT_HEADERS, notSupported } from './acl-headers.ts';
 import { el, group, OWNER, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
@@ -55,13 +56,18 @@ export async function PutBucketAcl(s3: S3Context): Promise<Response> {
   return new Response(null);
 }
 
+/** The object (or the version named) must exist: NoSuchKey, NoSuchVersion. */
+async function headFor(s3: S3Context): Promise<string | undefined> {
+  const versionId = readVersionId(s3.query);
+  return (await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) })).versionId;
+}
+
 export async function GetObjectAcl(s3: S3Context): Promise<Response> {
-  await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {} });
-  return xmlResponse(aclDocument());
+  return xmlResponse(aclDocument(), versionHeader(await headFor(s3)));
 }
 
 export async function PutObjectAcl(s3: S3Context): Promise<Response> {
-  await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {} });
+  await headFor(s3);
   await readAclRequest(s3);
   return new Response(null);
 }

@@ -28,6 +28,8 @@ const NEEDS: Record<S3Operation, Need> = {
   HeadBucket: { action: 'list', on: 'some' },
   GetBucketLocation: { action: 'list', on: 'some' },
   GetBucketVersioning: { action: 'list', on: 'some' },
+  PutBucketVersioning: { action: 'write', on: 'bucket' },
+  ListObjectVersions: { action: 'list', on: 'listing' },
   GetBucketCors: { action: 'list', on: 'some' },
   GetBucketEncryption: { action: 'list', on: 'some' },
   PutBucketEncryption: { action: 'write', on: 'bucket' },

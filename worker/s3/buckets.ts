@@ -1,7 +1,6 @@
 /**
  * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
- * GetBucketVersioning (always the configuration of a bucket whose versioning was never enabled:
- * an empty VersioningConfiguration, as backup tools and `rclone purge` expect).
+ * (GetBucketVersioning is in versioning.ts.)
  * Spec: S3 API reference of each; bucket naming rules in model/bucket-name.ts. A LocationConstraint
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region,
@@ -73,9 +72,4 @@ export async function GetBucketLocation(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
   const region = info.region === 'us-east-1' ? '' : info.region;
   return xmlResponse(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${region}</LocationConstraint>`);
-}
-
-export async function GetBucketVersioning(s3: S3Context): Promise<Response> {
-  await s3.store.headBucket(s3.bucket!); // NoSuchBucket
-  return xmlResponse(xmlDocument('VersioningConfiguration'));
 }

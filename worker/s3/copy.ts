@@ -1,7 +1,7 @@
 /**
  * CopyObject, and the copy source shared with UploadPartCopy.
- * Spec: S3 CopyObject: `x-amz-copy-source: [/]bucket/key` (URL-encoded; `?versionId=` is not
- * supported here: NotImplemented), `x-amz-copy-source-if-*` (any failure is 412),
+ * Spec: S3 CopyObject: `x-amz-copy-source: [/]bucket/key[?versionId=id]` (URL-encoded; a named
+ * version is copied and named back in x-amz-copy-source-version-id), `x-amz-copy-source-if-*` (any failure is 412),
  * `x-amz-metadata-directive: COPY|REPLACE`, `x-amz-tagging-directive: COPY|REPLACE` (tagging.ts); copying an object onto itself needs REPLACE (or a new
  * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
  */
@@ -14,15 +14,13 @@ import { percentDecode, validateKey } from './request.ts';
 import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
+import { readVersionId, versionHeader } from './versioning.ts';
 
 export function readCopySource(headers: Headers): CopySource {
   const raw = headers.get('x-amz-copy-source')!;
   const q = raw.indexOf('?');
   const path = (q < 0 ? raw : raw.slice(0, q)).replace(/^\//, '');
-  if (q >= 0) {
-    const params = new URLSearchParams(raw.slice(q + 1));
-    if (params.has('versionId')) throw new S3Error('NotImplemented', 'Copying a specific version (versionId) is not implemented.');
-  }
+  const versionId = q >= 0 ? readVersionId(new URLSearchParams(raw.slice(q + 1))) : undefined;
   const slash = path.indexOf('/');
   if (slash <= 0 || slash === path.length - 1) {
     throw new S3Error('InvalidArgument', 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey', { ArgumentName: 'x-amz-copy-source', ArgumentValue: raw });
@@ -32,6 +30,7 @@ export function readCopySource(headers: Headers): CopySource {
     key: validateKey(percentDecode(path.slice(slash + 1))),
     conditions: readReadConditions(headers, 'x-amz-copy-source-'),
     sse: readCustomerKeyHeaders(headers, true),
+    ...(versionId === undefined ? {} : { versionId }),
   };
 }
 
@@ -45,7 +44,8 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
   const algHeader = headers.get('x-amz-checksum-algorithm');
   const checksumAlgorithm = algHeader ? parseChecksumAlgorithm(algHeader) : null;
   const sse = readSseRequest(headers);
-  if (source.bucket === s3.bucket && source.key === s3.key && directive === 'COPY' && !checksumAlgorithm && !sse) {
+  // A named version copied onto its own key restores it (S3 allows it: the copy is a new version).
+  if (source.bucket === s3.bucket && source.key === s3.key && source.versionId === undefined && directive === 'COPY' && !checksumAlgorithm && !sse) {
     throw new S3Error('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
   }
   const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
@@ -64,6 +64,6 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
       el('LastModified', result.lastModified),
       checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
     ),
-    sseResponseHeaders(result.sse),
+    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...(result.sourceVersionId === undefined ? {} : { 'x-amz-copy-source-version-id': result.sourceVersionId }) },
   );
 }

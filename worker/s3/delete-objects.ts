@@ -5,7 +5,9 @@
  * break the key rules get a per-key <Error>, the rest are deleted; Quiet lists errors only.
  * An entry outside the signer's scope (model/access.ts) gets a per-key AccessDenied and is
  * left alone, as S3 answers it.
- * Known gap: VersionId entries are reported as per-key NotImplemented errors.
+ * `<VersionId>` removes that version; a result says what each delete did as DeleteObject's
+ * headers do: <VersionId> (the version named), <DeleteMarker> and <DeleteMarkerVersionId> (the
+ * marker added, or the version removed when it was a marker).
  */
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { accessDenied } from './authorize.ts';
@@ -14,6 +16,7 @@ import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
 import { validateKey } from './request.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+import { checkVersionId } from './versioning.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 const MAX_KEYS = 1000;
@@ -25,26 +28,31 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
   if (objects.length === 0 || objects.length > MAX_KEYS) throw malformedXml(`1 to ${MAX_KEYS} objects`);
 
   const errors: string[] = [];
-  const keys: string[] = [];
+  const entries: { key: string; versionId?: string }[] = [];
   for (const obj of objects) {
     const key = childText(obj, 'Key');
     if (key === undefined) throw malformedXml('<Object> without <Key>');
     try {
       if (key === '') throw new S3Error('InvalidArgument', 'The key must not be empty.');
-      if (childText(obj, 'VersionId') !== undefined) throw new S3Error('NotImplemented', 'Deleting a version is not implemented.');
+      const named = childText(obj, 'VersionId');
+      const versionId = named === undefined ? undefined : checkVersionId(named.trim(), 'VersionId');
       const valid = validateKey(key);
       if (!(s3.auth.access ?? ANONYMOUS_ACCESS).allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
-      keys.push(valid);
+      entries.push(versionId === undefined ? { key: valid } : { key: valid, versionId });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));
     }
   }
-  const results = keys.length ? await s3.store.deleteObjects(s3.bucket!, keys) : [];
+  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries) : [];
   const deleted: string[] = [];
-  for (const r of results) {
-    if (r.error) errors.push(group('Error', el('Key', r.key), el('Code', r.error.code), el('Message', r.error.message)));
-    else if (!quiet) deleted.push(group('Deleted', el('Key', r.key)));
-  }
+  results.forEach((r, i) => {
+    const versionId = entries[i]!.versionId;
+    if (r.error) errors.push(group('Error', el('Key', r.key), el('VersionId', versionId), el('Code', r.error.code), el('Message', r.error.message)));
+    else if (!quiet) {
+      const marker = r.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', r.versionId) : '';
+      deleted.push(group('Deleted', el('Key', r.key), el('VersionId', versionId), marker));
+    }
+  });
   return xmlResponse(xmlDocument('DeleteResult', ...deleted, ...errors));
 }

@@ -21,6 +21,7 @@ import { parseCopySourceRange } from '../model/range.ts';
 import { limitBody } from './request.ts';
 import { withHeaderTags } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
+import { versionHeader } from './versioning.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 const MAX_PARTS = 10_000;
@@ -105,7 +106,7 @@ export async function CompleteMultipartUpload(s3: S3Context): Promise<Response> 
       el('ETag', result.etag),
       c ? el(checksumElement(c.algorithm), c.value) + el('ChecksumType', c.type) : '',
     ),
-    sseResponseHeaders(result.sse),
+    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) },
   );
 }
 

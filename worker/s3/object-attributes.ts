@@ -13,6 +13,7 @@ import { S3Error } from '../model/errors.ts';
 import type { ObjectChecksum } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
 import { readReadConditions } from './headers.ts';
+import { readVersionId, versionHeader } from './versioning.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { readCustomerKeyHeaders } from './sse-headers.ts';
 
@@ -43,7 +44,7 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
   const wanted = readAttributes(headers);
   const maxParts = Math.min(headerInt(headers, 'x-amz-max-parts', MAX_PARTS), MAX_PARTS);
   const marker = headerInt(headers, 'x-amz-part-number-marker', 0);
-  const { head, parts } = await s3.store.headObjectParts(s3.bucket!, s3.key!, readReadConditions(headers), readCustomerKeyHeaders(headers));
+  const { head, parts } = await s3.store.headObjectParts(s3.bucket!, s3.key!, readReadConditions(headers), readCustomerKeyHeaders(headers), readVersionId(s3.query));
   const out: string[] = [];
   if (wanted.has('ETag')) out.push(el('ETag', head.etag.replace(/"/g, '')));
   if (wanted.has('Checksum') && head.checksum) out.push(group('Checksum', checksumValue(head.checksum), el('ChecksumType', head.checksum.type)));
@@ -65,5 +66,5 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
   }
   if (wanted.has('StorageClass')) out.push(el('StorageClass', 'STANDARD'));
   if (wanted.has('ObjectSize')) out.push(el('ObjectSize', head.size));
-  return xmlResponse(xmlDocument('GetObjectAttributesResponse', ...out), { 'Last-Modified': head.lastModified.toUTCString() });
+  return xmlResponse(xmlDocument('GetObjectAttributesResponse', ...out), { 'Last-Modified': head.lastModified.toUTCString(), ...versionHeader(head.versionId) });
 }

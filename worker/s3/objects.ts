@@ -8,7 +8,8 @@
  * number InvalidArgument; past the last part 416 InvalidPartNumber); checksums only with
  * `x-amz-checksum-mode: ENABLED`, never for a Range; for a part, the part's own checksum with
  * the object's checksum type (the bytes served are the part's, so a client can verify them).
- * HeadObject never opens object data.
+ * HeadObject never opens object data. `versionId` reads (or DeleteObject removes) one version;
+ * x-amz-version-id and x-amz-delete-marker answer as versioning.ts says.
  * Both carry the sandbox headers of served-object.ts (no object runs as a page of our origin).
  */
 import { S3Error } from '../model/errors.ts';
@@ -23,6 +24,7 @@ import { responseBody } from './response-body.ts';
 import { addServedObjectHeaders } from './served-object.ts';
 import { withHeaderTags } from './tagging.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
+import { readVersionId, versionHeader } from './versioning.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -45,7 +47,7 @@ export async function PutObject(s3: S3Context): Promise<Response> {
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse) } });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) } });
 }
 
 function readOptions(s3: S3Context) {
@@ -63,13 +65,15 @@ function readOptions(s3: S3Context) {
   if (headers.has('x-amz-server-side-encryption')) {
     throw new S3Error('InvalidArgument', 'The x-amz-server-side-encryption header is not supported for this operation.', { ArgumentName: 'x-amz-server-side-encryption' });
   }
-  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers), sse: readCustomerKeyHeaders(headers) };
+  const versionId = readVersionId(s3.query);
+  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers), sse: readCustomerKeyHeaders(headers), ...(versionId === undefined ? {} : { versionId }) };
 }
 
 /** Response headers of a read, with the parts count when a part was asked for. */
 function readHeaders(s3: S3Context, head: ObjectHead): Headers {
   const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
   if (s3.query.has('partNumber') && head.partsCount) headers.set('x-amz-mp-parts-count', String(head.partsCount));
+  if (head.versionId !== undefined) headers.set('x-amz-version-id', head.versionId);
   addServedObjectHeaders(headers);
   return headers;
 }
@@ -94,6 +98,8 @@ export async function GetObject(s3: S3Context): Promise<Response> {
 
 export async function DeleteObject(s3: S3Context): Promise<Response> {
   const ifMatch = s3.headers.get('if-match');
-  await s3.store.deleteObject(s3.bucket!, s3.key!, ifMatch === null ? {} : { ifMatch });
-  return new Response(null, { status: 204 });
+  const versionId = readVersionId(s3.query);
+  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { ...(ifMatch === null ? {} : { ifMatch }), ...(versionId === undefined ? {} : { versionId }) });
+  const headers = { ...versionHeader(result.versionId), ...(result.deleteMarker ? { 'x-amz-delete-marker': 'true' } : {}) };
+  return new Response(null, { status: 204, headers });
 }

@@ -1,7 +1,7 @@
 /**
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
- * parameter (a subresource such as ?policy on a PUT, or an option such as ?versionId) and any
+ * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
  * header asking for a feature we lack (SSE, object lock, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
  * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
@@ -20,7 +20,7 @@ import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads
 
 export type S3Operation =
   | 'ListBuckets' | 'CreateBucket' | 'HeadBucket' | 'DeleteBucket' | 'GetBucketLocation'
-  | 'GetBucketVersioning' | 'GetBucketCors' | 'PutBucketCors' | 'DeleteBucketCors'
+  | 'GetBucketVersioning' | 'PutBucketVersioning' | 'ListObjectVersions' | 'GetBucketCors' | 'PutBucketCors' | 'DeleteBucketCors'
   | 'GetBucketEncryption' | 'PutBucketEncryption' | 'DeleteBucketEncryption'
   | 'PutObject' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'DeleteObjects' | 'CopyObject'
   | 'ListObjectsV2' | 'ListObjects'
@@ -39,15 +39,15 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   ...(Object.fromEntries(Object.entries(UNCONFIGURED_READS).map(([op, [param]]) => [op, [param]])) as Record<UnconfiguredRead, string[]>),
   GetBucketAcl: ['acl'],
   PutBucketAcl: ['acl'],
-  GetObjectAcl: ['acl'],
-  PutObjectAcl: ['acl'],
+  GetObjectAcl: ['acl', 'versionId'],
+  PutObjectAcl: ['acl', 'versionId'],
   GetBucketTagging: ['tagging'],
   PutBucketTagging: ['tagging'],
   DeleteBucketTagging: ['tagging'],
-  GetObjectTagging: ['tagging'],
-  PutObjectTagging: ['tagging'],
-  DeleteObjectTagging: ['tagging'],
-  GetObjectAttributes: ['attributes'],
+  GetObjectTagging: ['tagging', 'versionId'],
+  PutObjectTagging: ['tagging', 'versionId'],
+  DeleteObjectTagging: ['tagging', 'versionId'],
+  GetObjectAttributes: ['attributes', 'versionId'],
   PutBucketOwnershipControls: ['ownershipControls'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
@@ -55,6 +55,8 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeleteBucket: [],
   GetBucketLocation: ['location'],
   GetBucketVersioning: ['versioning'],
+  PutBucketVersioning: ['versioning'],
+  ListObjectVersions: ['versions', 'prefix', 'delimiter', 'max-keys', 'key-marker', 'version-id-marker', 'encoding-type'],
   GetBucketCors: ['cors'],
   PutBucketCors: ['cors'],
   DeleteBucketCors: ['cors'],
@@ -62,9 +64,9 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutBucketEncryption: ['encryption'],
   DeleteBucketEncryption: ['encryption'],
   PutObject: [],
-  GetObject: [...RESPONSE_OVERRIDES, 'partNumber'],
-  HeadObject: [...RESPONSE_OVERRIDES, 'partNumber'],
-  DeleteObject: [],
+  GetObject: [...RESPONSE_OVERRIDES, 'partNumber', 'versionId'],
+  HeadObject: [...RESPONSE_OVERRIDES, 'partNumber', 'versionId'],
+  DeleteObject: ['versionId'],
   DeleteObjects: ['delete'],
   CopyObject: [],
   ListObjectsV2: ['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'fetch-owner'],
@@ -116,6 +118,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('tagging')) return 'GetBucketTagging';
         if (has('location')) return 'GetBucketLocation';
         if (has('versioning')) return 'GetBucketVersioning';
+        if (has('versions')) return 'ListObjectVersions';
         if (has('cors')) return 'GetBucketCors';
         if (has('encryption')) return 'GetBucketEncryption';
         if (has('uploads')) return 'ListMultipartUploads';
@@ -129,6 +132,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('cors')) return 'PutBucketCors';
         if (has('encryption')) return 'PutBucketEncryption';
         if (has('ownershipControls')) return 'PutBucketOwnershipControls';
+        if (has('versioning')) return 'PutBucketVersioning';
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
       case 'DELETE':

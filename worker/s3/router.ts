@@ -9,7 +9,8 @@ import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { DeleteBucketEncryption, GetBucketEncryption, PutBucketEncryption } from './bucket-encryption.ts';
-import { CreateBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning, HeadBucket, ListBuckets } from './buckets.ts';
+import { CreateBucket, DeleteBucket, GetBucketLocation, HeadBucket, ListBuckets } from './buckets.ts';
+import { GetBucketVersioning, ListObjectVersions, PutBucketVersioning } from './versioning.ts';
 import type { S3Handler } from './context.ts';
 import { CopyObject } from './copy.ts';
 import { DeleteObjects } from './delete-objects.ts';
@@ -26,6 +27,8 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   DeleteBucket,
   GetBucketLocation,
   GetBucketVersioning,
+  PutBucketVersioning,
+  ListObjectVersions,
   GetBucketCors,
   PutBucketCors,
   DeleteBucketCors,

@@ -18,6 +18,7 @@ import { MAX_BUCKET_TAGS, MAX_OBJECT_TAGS, parseTaggingHeader, validTags, type T
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+import { readVersionId, versionHeader } from './versioning.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 /** `metadata` with the tags of an `x-amz-tagging` header, if there is one. */
@@ -59,19 +60,22 @@ export function taggingXml(tags: Tag[]): string {
 }
 
 export async function GetObjectTagging(s3: S3Context): Promise<Response> {
-  const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {} });
-  return xmlResponse(taggingXml(head.metadata.tags ?? []));
+  const versionId = readVersionId(s3.query);
+  const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) });
+  return xmlResponse(taggingXml(head.metadata.tags ?? []), versionHeader(head.versionId));
 }
 
 export async function PutObjectTagging(s3: S3Context): Promise<Response> {
   const tags = await readTagging(s3, MAX_OBJECT_TAGS);
-  await s3.store.putObjectTagging(s3.bucket!, s3.key!, tags);
-  return new Response(null);
+  const versionId = readVersionId(s3.query);
+  await s3.store.putObjectTagging(s3.bucket!, s3.key!, tags, versionId);
+  return new Response(null, { headers: versionHeader(versionId) });
 }
 
 export async function DeleteObjectTagging(s3: S3Context): Promise<Response> {
-  await s3.store.putObjectTagging(s3.bucket!, s3.key!, []);
-  return new Response(null, { status: 204 });
+  const versionId = readVersionId(s3.query);
+  await s3.store.putObjectTagging(s3.bucket!, s3.key!, [], versionId);
+  return new Response(null, { status: 204, headers: versionHeader(versionId) });
 }
 
 export async function GetBucketTagging(s3: S3Context): Promise<Response> {

@@ -24,8 +24,6 @@ const BUCKET: Record<string, ByMethod> = {
   publicAccessBlock: { PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
   replication: { PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },
   requestPayment: { PUT: 'PutBucketRequestPayment' },
-  versioning: { PUT: 'PutBucketVersioning' },
-  versions: { GET: 'ListObjectVersions' },
   website: { PUT: 'PutBucketWebsite', DELETE: 'DeleteBucketWebsite' },
 };
 
@@ -36,7 +34,8 @@ const OBJECT: Record<string, ByMethod> = {
   retention: { GET: 'GetObjectRetention', PUT: 'PutObjectRetention' },
   select: { POST: 'SelectObjectContent' },
   torrent: { GET: 'GetObjectTorrent' },
-  versionId: { GET: 'GetObject of a version (versionId)', HEAD: 'HeadObject of a version (versionId)', PUT: 'UploadPartCopy or CopyObject of a version (versionId)', DELETE: 'DeleteObject of a version (versionId)' },
+  // A version is read, deleted and tagged by versionId (versioning.ts); the other operations take none.
+  versionId: { PUT: 'PutObject of a version (versionId)', POST: 'a multipart operation on a version (versionId)' },
 };
 
 /** The unimplemented operation that `method` with query parameter `name` asks for, if known. */

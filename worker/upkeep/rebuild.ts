@@ -3,7 +3,7 @@
  * the day a catalog entry (or the whole catalog) is lost. Every shard header names its bucket, key
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
- * has are left alone. Rebuild never resurrects: units the catalog still holds for deletion
+ * has are left alone (a key whose newest version is a delete marker too: it was deleted). Rebuild never resurrects: units the catalog still holds for deletion
  * (deleted or superseded versions not yet collected) or reserves for writes in flight are
  * ignored, whatever shards of them remain, and a unit with fewer than k shards left is reported
  * unrecoverable instead of being listed as an object no GET could read. A body cut into column segments (wide codes) comes back with its own ETag
@@ -171,6 +171,11 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
       lastModified: info.header.createdAt, metadata, checksum, storage: { kind: 'coded', units },
     };
+    // A key whose newest version is a delete marker is not lost: committing would resurrect it.
+    if ((await catalog.getVersion(bucket, key, null)).kind === 'marker') {
+      result.kept.push(key);
+      continue;
+    }
     try {
       await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });
       result.restored.push(key);
