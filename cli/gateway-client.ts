@@ -87,6 +87,8 @@ export interface StatusLike {
   now: number;
   signed: boolean;
   health: string;
+  /** Absent from gateways older than the field. */
+  checks?: { name: string; state: string; detail: string; action?: string }[];
   coder: { kernel: string };
   backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number }[];
   data: {

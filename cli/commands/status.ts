@@ -38,6 +38,11 @@ export function render(s: StatusLike): string {
     ]),
   ];
   for (const b of s.backends) if (b.state === 'down' && b.lastError) lines.push(`  ${b.id}: ${b.lastError}`);
+  const failing = (s.checks ?? []).filter((c) => c.state !== 'ok');
+  if (failing.length) {
+    lines.push('');
+    for (const c of failing) lines.push(`${c.state.toUpperCase()} ${c.name}: ${c.detail}${c.action ? `\n  what to do: ${c.action}` : ''}`);
+  }
   lines.push(
     '',
     `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,

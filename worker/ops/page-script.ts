@@ -154,7 +154,19 @@ ${SIGNER}` + String.raw`
       tbody.appendChild(tr);
     });
     var down = doc.backends.filter(function (b) { return b.state === 'down'; }).length;
-    $('backends-note').textContent = down ? down + ' backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.' : 'Latency: time to the first byte of reads over the last 5 minutes (any call when there were no reads).';
+    var checks = doc.checks || [];
+    var noWrites = checks.filter(function (c) { return c.name.indexOf('writes:') === 0 && c.state === 'critical'; });
+    $('backends-note').textContent = !down ? 'Latency: time to the first byte of reads over the last 5 minutes (any call when there were no reads).'
+      : noWrites.length ? down + ' backend(s) down: reads decode around them where they can; writes of ' + noWrites.map(function (c) { return c.name.slice(7); }).join(', ') + ' are refused (too few backends for the write quorum).'
+      : down + ' backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.';
+    var list = $('checks');
+    list.textContent = '';
+    checks.filter(function (c) { return c.state !== 'ok'; }).forEach(function (c) {
+      list.appendChild(el('li', { cls: 'check ' + c.state, 'data-check': c.name, 'data-state': c.state }, [
+        el('strong', { text: c.state + ' \u00b7 ' + c.name + ': ' }), el('span', { text: c.detail }),
+        c.action ? el('div', { cls: 'action', text: 'what to do: ' + c.action }) : null,
+      ]));
+    });
   }
 
   function card(k, v, alert, name) {

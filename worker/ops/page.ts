@@ -20,6 +20,7 @@ header .sub { color: #aab3bf; font-size: 12px; }
 header .spacer { flex: 1; }
 header select, header button { font: inherit; font-size: 12px; padding: 4px 8px; border-radius: 4px; border: 1px solid #3a424c; background: #232a31; color: #fff; cursor: pointer; }
 .pill { display: inline-block; padding: 2px 10px; border-radius: 999px; font-weight: 600; font-size: 12px; text-transform: uppercase; }
+#checks { margin: 6px 0 0; padding-left: 18px; font-size: 13px; } #checks li.critical strong { color: var(--bad); } #checks li.warning strong { color: var(--warn); } #checks .action { color: #555; }
 .pill.ok { background: var(--ok); } .pill.warning { background: var(--warn); } .pill.critical { background: var(--bad); } .pill.unknown { background: var(--unknown); }
 main { padding: 16px 20px 40px; display: grid; gap: 16px; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); }
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
@@ -72,6 +73,7 @@ const BODY = `
   <section class="wide"><h2>Backends</h2>
     <table id="backends"><thead><tr><th>backend</th><th>domain</th><th>state</th><th class="num">p50</th><th class="num">p99</th><th class="num">errors (5 min)</th><th class="num">requests (5 min)</th><th>last answer</th><th>last error</th><th class="num">stored</th><th class="num">shards</th></tr></thead><tbody></tbody></table>
     <p class="note" id="backends-note"></p>
+    <ul id="checks"></ul>
   </section>
   <section class="wide"><h2>Data</h2><div class="cards" id="cards"></div><p id="error"></p></section>
   <section><h2>Degraded objects and repair backlog</h2><svg class="chart" id="chart-degraded" role="img" aria-label="degraded objects over time"></svg>

@@ -52,8 +52,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   x.family('shardgate_build_info', 'gauge', 'Constant 1, labelled with the version of the gateway answering (package.json at build).').sample('shardgate_build_info', { version: doc.version }, 1);
   x.family('shardgate_isolate_start_time_seconds', 'gauge', 'When the isolate that answered started serving (each isolate has its own; time() minus this is its uptime).').sample('shardgate_isolate_start_time_seconds', {}, doc.isolate.startedAt / 1000);
   x.family('shardgate_counters_start_time_seconds', 'gauge', 'When the shared record began counting (the counters below count from then).').sample('shardgate_counters_start_time_seconds', {}, doc.since / 1000);
-  x.family('shardgate_health_status', 'gauge', 'Overall health: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (more backends down than a policy tolerates).')
+  x.family('shardgate_health_status', 'gauge', 'Overall health, the worst check: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (writes impossible, or more backends down than a policy tolerates).')
     .sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);
+  x.family('shardgate_health_check', 'gauge', 'Each named health check: 0 ok, 1 warning, 2 critical (writes:POLICY critical: fewer backends reachable than its write quorum).');
+  for (const c of doc.checks) x.sample('shardgate_health_check', { check: c.name }, { ok: 0, warning: 1, critical: 2 }[c.state]);
 
   // The answering isolate's coding budget (each isolate has its own): held, holders, waiters.
   const budget = doc.isolate.codingBudget;

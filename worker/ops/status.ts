@@ -8,6 +8,7 @@
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
+import { healthChecks, worstOf, type CheckedPolicy, type HealthCheck } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
@@ -16,7 +17,7 @@ export const REPLICATION_COPIES = 3;
 
 export interface StatusConfig {
   backends: { id: string; domain: string }[];
-  policies: Record<string, { codec: string; k: number; m: number }>;
+  policies: Record<string, CheckedPolicy>;
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
   scrubMode: string;
@@ -51,8 +52,10 @@ export interface StatusDoc {
   /** When the shared record started counting. */
   since: number;
   signed: boolean;
-  /** 'ok'; 'warning': a backend is down or degraded, or objects are degraded; 'critical': more backends down than some policy tolerates (reads of its objects fail). */
+  /** The worst of `checks`: 'critical' when some policy's writes are impossible (fewer backends reachable than its write quorum) or more backends are down than its m; 'warning': a backend down or degraded, or degraded objects. */
   health: 'ok' | 'warning' | 'critical';
+  /** The checks `health` is the worst of (checks.ts), each with what to do. */
+  checks: HealthCheck[];
   coder: StatusConfig['coder'];
   /** The warnings themselves only in a signed (or open) status: they name endpoints. */
   deployment: { mode: 'local' | 'deployed'; warningCount: number; warnings?: string[] };
@@ -159,9 +162,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const sum = (f: (b: BucketHealth) => number) => data.buckets.reduce((n, b) => n + f(b), 0);
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
-  const down = backends.filter((b) => b.state === 'down').length;
-  const tolerated = Math.min(...Object.values(config.policies).map((p) => p.m));
-  const health: StatusDoc['health'] = down > tolerated ? 'critical' : down > 0 || backends.some((b) => b.state === 'degraded') || sample.degradedObjects > 0 ? 'warning' : 'ok';
+  const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0) });
+  const health = worstOf(checks);
   const ev = snapshot.totals.events;
   let s3Requests = 0, s3Errors = 0;
   for (const [k, n] of Object.entries(snapshot.totals.s3)) {
@@ -175,6 +177,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     since: snapshot.since,
     signed,
     health,
+    checks,
     coder: config.coder,
     deployment: { mode: config.deployment.mode, warningCount: config.deployment.warnings.length, ...(signed ? { warnings: config.deployment.warnings } : {}) },
     policies: config.policies,

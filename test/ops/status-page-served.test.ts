@@ -3,7 +3,8 @@
  * history window defaults to the last hour; the charts start at the oldest data present when it
  * is younger than the window (at least 10 minutes), so a fresh incident is spread over the chart
  * rather than squashed into its right edge; the header shows the version and the isolate's
- * uptime. SHARDGATE_SKIP_BROWSER=1 skips it.
+ * uptime; with writes impossible the page says so and lists the failing checks with what to do,
+ * instead of promising that new writes are repaired later. SHARDGATE_SKIP_BROWSER=1 skips it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -15,6 +16,7 @@ import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { statusPage } from '../../worker/ops/page.ts';
 import { OpsService } from '../../worker/ops/service.ts';
 import type { StatusDoc } from '../../worker/ops/status.ts';
+import { healthChecks } from '../../worker/ops/checks.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { launchChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
 
@@ -51,7 +53,7 @@ function withData(doc: StatusDoc, hours: number, oldestAgo: number): StatusDoc {
   };
 }
 
-describe.skipIf(SKIP_BROWSER)('the status page: window and header', { timeout: 60_000 }, () => {
+describe.skipIf(SKIP_BROWSER)('the status page: window, header, checks', { timeout: 60_000 }, () => {
   let chrome: Chromium;
   let page: Page;
   let serve: (hours: number) => StatusDoc;
@@ -100,6 +102,29 @@ describe.skipIf(SKIP_BROWSER)('the status page: window and header', { timeout: 6
     const doc = await baseDoc();
     serve = (hours) => withData(doc, hours, 3 * MIN);
     expect((await open()).chartFrom).toBe(doc.now - 10 * MIN);
+  });
+
+  it('two of six backends down under 4+2: writes are said to be refused, with what to do; one down: the usual note', async () => {
+    const doc = await baseDoc();
+    const withDown = (down: number): StatusDoc => {
+      const backends = Array.from({ length: 6 }, (_, i) => ({ ...doc.backends[0]!, id: `b${i}`, state: i < down ? 'down' as const : 'up' as const }));
+      const policies = { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } };
+      const checks = healthChecks({ backends, policies, degradedObjects: 0, repairStuck: 0 });
+      return { ...withData(doc, 1, 5 * MIN), backends, policies, checks, health: 'critical' };
+    };
+    serve = () => withDown(2);
+    await open();
+    const note = await page.$eval('#backends-note', (e) => e.textContent);
+    expect(note).toBe('2 backend(s) down: reads decode around them where they can; writes of ec are refused (too few backends for the write quorum).');
+    expect(note).not.toContain('repaired when they return');
+    const listed = await page.$$eval('#checks li', (lis) => lis.map((li) => [li.getAttribute('data-check'), li.getAttribute('data-state'), li.querySelector('.action')?.textContent ?? '']));
+    expect(listed).toEqual([
+      ['writes:ec', 'critical', expect.stringMatching(/^what to do: bring back backends \(down: b0, b1\)/)],
+      ['backends', 'warning', expect.stringMatching(/^what to do: /)],
+    ]);
+    serve = () => withDown(1);
+    await open();
+    expect(await page.$eval('#backends-note', (e) => e.textContent)).toBe('1 backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.');
   });
 
   it('data older than the window: the charts span the window', async () => {

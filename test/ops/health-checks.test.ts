@@ -1,0 +1,66 @@
+/**
+ * Health from quorum (issue 27): named checks with states and what to do. With 4+2 (write quorum
+ * 5), one backend down is a warning (writes still reach 5); two down make writes impossible,
+ * critical, though reads still work; three down also make reads fail. The checks reach the status
+ * document, the metrics (as the official Prometheus client parses them) and `shardgate status`.
+ */
+import { describe, expect, it } from 'vitest';
+import { render } from '../../cli/commands/status.ts';
+import type { StatusLike } from '../../cli/gateway-client.ts';
+import { FaultyBackend } from '../../backends/faulty.ts';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { MeteredBackend } from '../../backends/metered.ts';
+import { healthChecks } from '../../worker/ops/checks.ts';
+import { MemoryOpsRecord } from '../../worker/ops/book.ts';
+import { OpsFlusher } from '../../worker/ops/flusher.ts';
+import { IsolateMeter } from '../../worker/ops/meter.ts';
+import { renderMetrics } from '../../worker/ops/prometheus.ts';
+import { OpsService } from '../../worker/ops/service.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { parseMetrics, valueOf } from './helpers.ts';
+
+const EC = { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } };
+const six = (down: number) => Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, state: i < down ? 'down' as const : 'up' as const }));
+
+describe('health checks', () => {
+  it('states by how many of 6 backends are down, for 4+2 with write quorum 5', () => {
+    const states = (down: number) => Object.fromEntries(healthChecks({ backends: six(down), policies: EC, degradedObjects: 0, repairStuck: 0 }).map((c) => [c.name, c.state]));
+    expect(states(0)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'ok', repairs: 'ok' });
+    expect(states(1)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok' });
+    expect(states(2)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok' });
+    expect(states(3)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'critical', backends: 'warning', repairs: 'ok' });
+  });
+
+  it('every check that is not ok says what to do', () => {
+    const checks = healthChecks({ backends: six(2), policies: EC, degradedObjects: 3, repairStuck: 1 });
+    const writes = checks.find((c) => c.name === 'writes:ec')!;
+    expect(writes.detail).toBe('writes of policy ec are impossible: 4 backend(s) reachable, its write quorum is 5');
+    expect(writes.action).toMatch(/^bring back backends \(down: b0, b1\): every write of ec is refused until 5 are reachable$/);
+    for (const c of checks.filter((x) => x.state !== 'ok')) expect(c.action, c.name).toBeTruthy();
+    expect(checks.find((c) => c.name === 'repairs')).toMatchObject({ state: 'warning', action: expect.stringContaining('shardgate repair --list --stuck') });
+  });
+
+  it('two of six down: the status is critical with the writes check, in the metrics and in shardgate status', async () => {
+    const meter = new IsolateMeter();
+    const record = new MemoryOpsRecord();
+    const faulty = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `z${i}` })));
+    faulty[0]!.goOffline();
+    faulty[1]!.goOffline();
+    const backends = faulty.map((b) => new MeteredBackend(b, (r) => meter.backendCall(r)));
+    const ops = new OpsService({
+      config: { backends: faulty.map((b) => ({ id: b.id, domain: b.domain })), policies: EC, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
+      catalog: localCatalog(), backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    });
+    const { doc, totals } = await ops.status({ signed: false, hours: 1, probe: true }); // the probe finds two down
+    expect(doc.health).toBe('critical');
+    expect(doc.checks.find((c) => c.name === 'writes:ec')).toMatchObject({ state: 'critical' });
+    const samples = await parseMetrics(renderMetrics(doc, totals));
+    expect(valueOf(samples, 'shardgate_health_status')).toBe(2);
+    expect(valueOf(samples, 'shardgate_health_check', { check: 'writes:ec' })).toBe(2);
+    expect(valueOf(samples, 'shardgate_health_check', { check: 'reads:ec' })).toBe(0);
+    expect(valueOf(samples, 'shardgate_health_check', { check: 'backends' })).toBe(1);
+    const text = render(doc as unknown as StatusLike);
+    expect(text).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5\n  what to do: bring back backends/m);
+    expect(text).not.toMatch(/^\w+ reads:ec/m); // ok checks are not listed
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The gateway's health as named checks, each with a state and one line of what to do, derived
+ * from the status (issue 27): the overall health is the worst of them.
+ * - writes (per policy): fewer backends reachable than the policy's write quorum means every
+ *   write of that policy is refused: critical.
+ * - reads (per policy): more backends down than its m means some objects cannot be read: critical.
+ * - backends: a backend down or degraded: warning (reads decode around it; writes miss its shards).
+ * - repairs: degraded objects waiting for repair (warning), units stuck after 8 attempts (warning).
+ * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
+ * its first call tells).
+ */
+import type { BackendHealth } from './health.ts';
+
+export type CheckState = 'ok' | 'warning' | 'critical';
+
+export interface HealthCheck {
+  /** A stable name: "writes:POLICY", "reads:POLICY", "backends", "repairs". */
+  name: string;
+  state: CheckState;
+  /** What is wrong (or right), one line. */
+  detail: string;
+  /** What to do about it, one line; absent when ok. */
+  action?: string;
+}
+
+export interface CheckedPolicy {
+  codec: string;
+  k: number;
+  m: number;
+  /** Shards a write must store; absent: k, the least any write needs. */
+  writeQuorum?: number;
+}
+
+const RANK: Record<CheckState, number> = { ok: 0, warning: 1, critical: 2 };
+
+export function worstOf(checks: readonly HealthCheck[]): CheckState {
+  return checks.reduce<CheckState>((w, c) => (RANK[c.state] > RANK[w] ? c.state : w), 'ok');
+}
+
+export function healthChecks(o: {
+  backends: readonly Pick<BackendHealth, 'id' | 'state'>[];
+  policies: Readonly<Record<string, CheckedPolicy>>;
+  degradedObjects: number;
+  repairStuck: number;
+}): HealthCheck[] {
+  const down = o.backends.filter((b) => b.state === 'down');
+  const degraded = o.backends.filter((b) => b.state === 'degraded');
+  const reachable = o.backends.length - down.length;
+  const downIds = down.map((b) => b.id).join(', ');
+  const checks: HealthCheck[] = [];
+  for (const [name, p] of Object.entries(o.policies)) {
+    const quorum = p.writeQuorum ?? p.k;
+    checks.push(reachable < quorum
+      ? { name: `writes:${name}`, state: 'critical', detail: `writes of policy ${name} are impossible: ${reachable} backend(s) reachable, its write quorum is ${quorum}`, action: `bring back backends (down: ${downIds}): every write of ${name} is refused until ${quorum} are reachable` }
+      : { name: `writes:${name}`, state: 'ok', detail: `${reachable} backend(s) reachable for a write quorum of ${quorum}` });
+    checks.push(down.length > p.m
+      ? { name: `reads:${name}`, state: 'critical', detail: `${down.length} backend(s) down, more than policy ${name}'s m=${p.m}: objects with more than ${p.m} shards there cannot be read`, action: `bring back backends (down: ${downIds}); no repair can run until then` }
+      : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` });
+  }
+  checks.push(down.length || degraded.length
+    ? {
+      name: 'backends', state: 'warning',
+      detail: [down.length ? `down: ${downIds}` : '', degraded.length ? `degraded (failing calls): ${degraded.map((b) => b.id).join(', ')}` : ''].filter(Boolean).join('; '),
+      action: 'check the backend (its last error: shardgate status with an admin key); reads decode around it, writes miss its shards until it is back',
+    }
+    : { name: 'backends', state: 'ok', detail: 'every backend reachable and answering' });
+  checks.push(o.repairStuck > 0
+    ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s); ${o.repairStuck} unit(s) stuck after 8 repair attempts`, action: 'npx shardgate repair --list --stuck says which units and why (usually a backend still down)' }
+    : o.degradedObjects > 0
+      ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s) waiting for repair`, action: 'repairs run on their own once the backends answer; npx shardgate repair runs them now' }
+      : { name: 'repairs', state: 'ok', detail: 'no degraded objects' });
+  return checks;
+}
