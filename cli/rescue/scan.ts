@@ -12,7 +12,7 @@
  * still be checked block by block.
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
-import { SHARD_KEY_ROOT, parseShardKey, prefixesOf, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
+import { SHARD_KEY_ROOT, bucketShardPrefixes, parseShardKey, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
 import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
 import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
@@ -77,7 +77,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   const bad: BadFile[] = [];
   let files = 0;
   // A bucket's shards: under its name, or on its shelves (one per key of the ring: format/shelf.ts).
-  const prefixes = bucket === undefined ? undefined : prefixesOf(bucket, ring ? await ring.shelvesOf(bucket) : []);
+  const prefixes = bucket === undefined ? undefined : await bucketShardPrefixes(bucket, ring);
   const directories = new Set(prefixes?.map((p) => p.slice(SHARD_KEY_ROOT.length, -1)));
   /** Whether a file the walk found may be of `bucket` by its name (a directory source walks everything). */
   const mayBelong = (named: ShardKeyParts | null) => bucket === undefined || !named || directories.has(named.directory);

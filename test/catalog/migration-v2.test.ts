@@ -9,16 +9,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend } from '../../backends/memory.ts';
-import { engineSettings, parseConfig } from '../../worker/config/config.ts';
-import { EcStore } from '../../worker/engine/ec-store.ts';
-import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { migrate, schemaVersion } from '../../worker/catalog/schema-migrations.ts';
 import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import { runRepair } from '../../worker/upkeep/repair.ts';
-import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
-import { DEV_KEY_RING } from '../support/memory-store.ts';
 import { readBytes } from '../support/read-bytes.ts';
+import { openCatalogFixture } from '../support/catalog-fixture.ts';
 import { SqliteStorage } from '../support/sqlite-storage.ts';
 
 const FIXTURE = new URL('../fixtures/catalog-v2/', import.meta.url);
@@ -31,30 +26,8 @@ const INSTANCES = ['__buckets__', 'bucket:photos'];
 const ALL = { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 };
 const body = (s: string) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new TextEncoder().encode(s)), c.close()) });
 
-async function openFixture() {
-  const namespace = new LocalCatalogNamespace();
-  const storages = new Map<string, SqliteStorage>();
-  for (const name of INSTANCES) {
-    const storage = SqliteStorage.open(readFileSync(new URL(`${name.replace(':', '-')}.sqlite`, FIXTURE)));
-    storages.set(name, storage);
-    namespace.instance(name, storage); // the instance starts: its constructor migrates
-  }
-  const catalog = localCatalog({}, namespace);
-  const shards = JSON.parse(readFileSync(new URL('shards.json', FIXTURE), 'utf8')) as Record<string, Record<string, string>>;
-  const backends = Object.keys(shards).map((id, i) => new MemoryBackend({ id, domain: `zone-${i}` }));
-  for (const b of backends) for (const [key, b64] of Object.entries(shards[b.id]!)) {
-    const bytes = Buffer.from(b64, 'base64');
-    await b.put(key, new Uint8Array(bytes), bytes.length);
-  }
-  const config = parseConfig({
-    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 256, mode: 'inline' } } },
-    defaultPolicy: 'ec',
-  });
-  const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
-  const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 } });
-  return { catalog, store, backends, storages };
-}
+/** The fixture as the old release left it (test/support/catalog-fixture.ts). */
+const openFixture = () => openCatalogFixture(FIXTURE, INSTANCES, { k: 4, m: 2, blockSize: 4096, small: { threshold: 256, mode: 'inline' } });
 
 describe('a catalog written by schema 2 opens under schema 3 (versioning)', () => {
   it('the fixture really is schema 2: versions without commit order or null marks', () => {

@@ -8,17 +8,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend } from '../../backends/memory.ts';
-import { engineSettings, parseConfig } from '../../worker/config/config.ts';
-import { EcStore } from '../../worker/engine/ec-store.ts';
-import { DEV_KEY_RING } from '../support/memory-store.ts';
-import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { migrate, schemaVersion } from '../../worker/catalog/schema-migrations.ts';
 import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import { runRepair } from '../../worker/upkeep/repair.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
-import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
 import { readBytes } from '../support/read-bytes.ts';
+import { openCatalogFixture } from '../support/catalog-fixture.ts';
 import { SqliteStorage } from '../support/sqlite-storage.ts';
 
 const FIXTURE = new URL('../fixtures/catalog-v1/', import.meta.url);
@@ -31,33 +26,8 @@ const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURE), 'utf
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const INSTANCES = ['__buckets__', 'bucket:photos', 'bucket:empty'];
 
-/** The fixture as the old release left it: a fresh copy of every SQLite file and shard file. */
-async function openFixture() {
-  const namespace = new LocalCatalogNamespace();
-  const storages = new Map<string, SqliteStorage>();
-  for (const name of INSTANCES) {
-    const storage = SqliteStorage.open(readFileSync(new URL(`${name.replace(":", "-")}.sqlite`, FIXTURE)));
-    storages.set(name, storage);
-    namespace.instance(name, storage); // the instance starts: its constructor migrates
-  }
-  const catalog = localCatalog({}, namespace);
-  const shards = JSON.parse(readFileSync(new URL('shards.json', FIXTURE), 'utf8')) as Record<string, Record<string, string>>;
-  const backends = Object.keys(shards).map((id, i) => new MemoryBackend({ id, domain: `zone-${i}` }));
-  for (const b of backends) for (const [key, b64] of Object.entries(shards[b.id]!)) {
-    const body = Buffer.from(b64, 'base64');
-    await b.put(key, new Uint8Array(body), body.length);
-  }
-  const config = parseConfig({
-    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
-    defaultPolicy: 'ec',
-  });
-  // Encryption on, as in every deployment from issue 24: the fixture's objects (written before it,
-  // in the clear) must read as they are, and new writes beside them are sealed.
-  const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
-  const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 } });
-  return { catalog, store, backends, units, storages };
-}
+/** The fixture as the old release left it (test/support/catalog-fixture.ts). */
+const openFixture = () => openCatalogFixture(FIXTURE, INSTANCES, { k: 4, m: 2, blockSize: 4096 });
 
 const readAll = readBytes;
 

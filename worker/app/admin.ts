@@ -33,7 +33,7 @@ import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
 import { costReport, type TrafficSource } from '../upkeep/cost.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
-import { bucketsByDirectory, prefixesOf } from '../format/shard-key.ts';
+import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
@@ -142,10 +142,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const maxPages = Number(q.get('maxPages') ?? 100);
     if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1000) throw new S3Error('InvalidArgument', 'maxPages is an integer from 1 to 1000');
     // Shard keys name a bucket or one of its shelves (format/shard-key.ts): the report names buckets.
-    const ring = deps.keyRing;
-    const shelvesOf = ring && ((b: string) => ring.shelvesOf(b));
-    const names = await bucketsByDirectory((await deps.catalog.listBucketRecords()).map((b) => b.name), shelvesOf);
-    const prefixes = bucket === undefined ? undefined : prefixesOf(bucket, shelvesOf ? await shelvesOf(bucket) : []);
+    const names = await bucketsByDirectory((await deps.catalog.listBucketRecords()).map((b) => b.name), deps.keyRing);
+    const prefixes = bucket === undefined ? undefined : await bucketShardPrefixes(bucket, deps.keyRing);
     const measured = await measureStored(deps.backends, { prefixes, maxPagesPerBackend: maxPages });
     const counted = await traffic();
     const named = <T extends { bucket: string | null }>(x: T): T => ({ ...x, bucket: x.bucket === null ? null : (names.get(x.bucket) ?? x.bucket) });

@@ -11,7 +11,7 @@ import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { prefixesOf, shardKey, shelvedUnitId } from '../format/shard-key.ts';
+import { bucketShardPrefixes, shardKey, shelvedUnitId } from '../format/shard-key.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed, type UnitFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
@@ -143,7 +143,7 @@ export class UnitStore {
 
   /** Every prefix the shard files of `bucket` may be under: its name, and its shelf under each key of the ring. */
   async shardPrefixes(bucket: string): Promise<string[]> {
-    return prefixesOf(bucket, this.options.keyRing ? await this.options.keyRing.shelvesOf(bucket) : []);
+    return bucketShardPrefixes(bucket, this.options.keyRing);
   }
 
   /** Whether new objects under `policy` are sealed: an active key, and the policy does not opt out. */

@@ -234,8 +234,25 @@ export async function openSeal(seal: Pick<UnitSeal, 'kid' | 'wrapped'>, ring: Ke
   return ring.open(seal);
 }
 
-/** Data keys a ring keeps opened (a few KiB: one CryptoKey each). */
+/** Entries each memo of a ring keeps: data keys opened (one CryptoKey each), name keys and shelves. */
 const DATA_KEYS_KEPT = 256;
+
+/**
+ * `map`'s promise for `id`, made by `make` when it has none: the most recently asked last, the
+ * oldest forgotten past DATA_KEYS_KEPT, and one that rejects forgotten (asked again next time).
+ */
+function remembered<T>(map: Map<string, Promise<T>>, id: string, make: () => Promise<T>): Promise<T> {
+  let p = map.get(id);
+  if (p) {
+    map.delete(id); // most recent last
+  } else {
+    p = make();
+    p.catch(() => map.delete(id));
+    if (map.size >= DATA_KEYS_KEPT) map.delete(map.keys().next().value!);
+  }
+  map.set(id, p);
+  return p;
+}
 
 /**
  * The key ring: key-encryption keys by id (32 bytes each) and the one new writes use. A ring
@@ -305,35 +322,15 @@ export class KeyRing {
 
   /** The data key of a sealed unit or object (remembered for the next asks: DATA_KEYS_KEPT). */
   open(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<DataKey> {
-    const id = `${seal.kid} ${seal.wrapped}`;
-    let dek = this.opened.get(id);
-    if (dek) {
-      this.opened.delete(id); // most recent last
-    } else {
-      dek = this.unwrapRaw(seal).then((raw) => DataKey.fromRaw(raw));
-      dek.catch(() => this.opened.delete(id)); // a key that did not open is asked again next time
-      if (this.opened.size >= DATA_KEYS_KEPT) this.opened.delete(this.opened.keys().next().value!);
-    }
-    this.opened.set(id, dek);
-    return dek;
+    return remembered(this.opened, `${seal.kid} ${seal.wrapped}`, () => this.unwrapRaw(seal).then((raw) => DataKey.fromRaw(raw)));
   }
 
   /** The shelf of `bucket` under key `kid` (the active key by default): shelf.ts. */
   shelf(bucket: string, kid: string | null = this.active): Promise<string> {
     if (!kid) throw new SealError('no active key: no shelf');
-    const id = `${kid}\n${bucket}`;
-    let shelf = this.shelves.get(id);
-    if (!shelf) {
-      const bytes = this.keys.get(kid);
-      if (!bytes) throw new SealError(`no key "${kid}" in the key ring`);
-      let nameKey = this.nameKeys.get(kid);
-      if (!nameKey) this.nameKeys.set(kid, (nameKey = shelfNameKey(bytes)));
-      shelf = nameKey.then((k) => shelfOf(k, bucket));
-      shelf.catch(() => this.shelves.delete(id));
-      if (this.shelves.size >= DATA_KEYS_KEPT) this.shelves.delete(this.shelves.keys().next().value!);
-      this.shelves.set(id, shelf);
-    }
-    return shelf;
+    const bytes = this.keys.get(kid);
+    if (!bytes) throw new SealError(`no key "${kid}" in the key ring`);
+    return remembered(this.shelves, `${kid}\n${bucket}`, async () => shelfOf(await remembered(this.nameKeys, kid, () => shelfNameKey(bytes)), bucket));
   }
 
   /** The shelves `bucket` may have units on: one per key of the ring. */

@@ -72,6 +72,16 @@ export function prefixesOf(bucket: string, shelves: readonly string[]): string[]
   return [bucketPrefix(bucket), ...shelves.map(shelfPrefix)];
 }
 
+/** What names a bucket's shelves, one per key: the key ring (format/seal.ts, KeyRing.shelvesOf). */
+export interface ShelfNamer {
+  shelvesOf(bucket: string): Promise<string[]>;
+}
+
+/** Every prefix `bucket`'s shards may live under: its own, and its shelf under each key of `ring` (none without a ring). */
+export async function bucketShardPrefixes(bucket: string, ring?: ShelfNamer): Promise<string[]> {
+  return prefixesOf(bucket, ring ? await ring.shelvesOf(bucket) : []);
+}
+
 /** The name of a unit's tag record under its prefix (beside the shards, `<unitId>/<shardIndex>`). */
 export const TAG_RECORD_NAME = 'tags';
 
@@ -117,11 +127,11 @@ export function directoryOfShardKey(key: string): string | null {
  * its shelves under every key of the ring. Directories absent from it are shelves of keys no
  * longer in the ring (or of buckets gone): their traffic and bytes stay unattributed.
  */
-export async function bucketsByDirectory(buckets: readonly string[], shelvesOf?: (bucket: string) => Promise<string[]>): Promise<Map<string, string>> {
+export async function bucketsByDirectory(buckets: readonly string[], ring?: ShelfNamer): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const b of buckets) {
     out.set(b, b);
-    for (const shelf of shelvesOf ? await shelvesOf(b) : []) out.set(shelfDirectory(shelf), b);
+    for (const shelf of ring ? await ring.shelvesOf(b) : []) out.set(shelfDirectory(shelf), b);
   }
   return out;
 }

@@ -25,7 +25,7 @@ import { maskFooterDigests, type KeyRing } from '../format/seal.ts';
 import { openHeader, unitSealOf, type OpenedHeader } from '../format/sealed-header.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { parseShardKey, parseTagRecordKey, prefixesOf, shardKey } from '../format/shard-key.ts';
+import { bucketShardPrefixes, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
 import { readShardFile, readTagRecord, type ShardFileInfo } from '../engine/index.ts';
 import { withTags } from '../catalog/rules.ts';
 
@@ -54,7 +54,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   const tagRecords = new Map<string, Backend[]>();
   // The bucket's units are named by it (written before shelves) or by its shelf under a key of
   // the ring (format/shelf.ts): a unit's shelf is its header's key, so a ring that opens it names it.
-  const prefixes = prefixesOf(bucket, ring ? await ring.shelvesOf(bucket) : []);
+  const prefixes = await bucketShardPrefixes(bucket, ring);
   for (const b of backends) for (const prefix of prefixes) {
     let cursor: string | undefined;
     do {
