@@ -196,7 +196,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const units = new UnitStore(metered, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({

@@ -12,7 +12,7 @@ import { localCatalog } from '../support/local-catalog.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { KeyRing, SEAL_RECORD_BYTES } from '../../worker/format/seal.ts';
+import { KeyRing, SEAL_LARGE_BODY_BYTES, SEAL_LARGE_RECORD_BYTES, SEAL_RECORD_BYTES } from '../../worker/format/seal.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { readBytes } from '../support/read-bytes.ts';
@@ -207,9 +207,29 @@ describe('sealed objects', () => {
     expect(read, 'stored bytes fetched for a 1-byte range').toBeLessThanOrEqual(2 * 4 * (16384 + 8));
   });
 
+  it('a large body is sealed in 256 KiB records, and a 1-byte range of it reads one record', async () => {
+    const counting = setup(ring);
+    await counting.store.createBucket(BUCKET, { region: 'us-east-1' });
+    const data = randomBytes(rand, SEAL_LARGE_BODY_BYTES + 100_000);
+    await counting.store.putObject(BUCKET, 'large', stream(data), put(data.length));
+    const m = await counting.catalog.getManifest(BUCKET, 'large');
+    const units = m!.storage.kind === 'coded' ? m!.storage.units : [];
+    expect(units.length).toBeGreaterThan(0);
+    expect(units.every((u) => u.seal?.record === SEAL_LARGE_RECORD_BYTES)).toBe(true);
+    for (const at of [0, SEAL_LARGE_RECORD_BYTES - 1, SEAL_LARGE_RECORD_BYTES, data.length - 1]) {
+      fetched.length = 0;
+      const r = await counting.store.getObject(BUCKET, 'large', { conditions: {}, range: { start: at, end: at } });
+      expect([...(await readBytes(r.body))]).toEqual([data[at]]);
+      // One record (256 KiB + 16 stored) lies in at most 5 rows of 4 x 16 KiB blocks.
+      expect(fetched.reduce((n, c) => n + c.length, 0), `stored bytes fetched for byte ${at}`).toBeLessThanOrEqual(5 * 4 * (16384 + 8));
+    }
+    const whole = await counting.store.getObject(BUCKET, 'large', { conditions: {} });
+    expect(Buffer.from(await readBytes(whole.body)).equals(Buffer.from(data))).toBe(true);
+  });
+
   it('rotation re-wraps a data key under another key of the ring: the same stored bytes open', async () => {
     const two = KeyRing.fromBase64({ a: KEY_A, b: KEY_B }, 'b');
-    const { seal } = await ring.newSeal();
+    const { seal } = await ring.newSeal(SEAL_RECORD_BYTES);
     const rewrapped = await two.rewrap(seal, 'b');
     expect(rewrapped.kid).toBe('b');
     expect(rewrapped.wrapped).not.toBe(seal.wrapped);

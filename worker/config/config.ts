@@ -154,6 +154,12 @@ const encryptionSettings = z.object({
     value: z.string().min(1).optional(),
   }).strict().refine((k) => (k.secret === undefined) !== (k.value === undefined), 'give "secret" (the name of a Worker secret) or, locally, "value"')).min(1),
   active: z.string().min(1).nullable(),
+  /**
+   * Plaintext bytes per sealed record of new objects, a power of two from 4 KiB to 4 MiB; absent:
+   * 64 KiB below 4 MiB bodies, 256 KiB from there (format/seal.ts sealRecordBytes). Each object
+   * records its own, so changing it never affects what is stored.
+   */
+  recordBytes: z.number().int().min(4096).max(4 * MiB).refine((n) => (n & (n - 1)) === 0, 'a power of two').optional(),
 }).strict();
 
 export const configSchema = z.object({

@@ -22,7 +22,7 @@ import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { openCodedUnit, openSealed } from './sealed-read.ts';
 import { SealingFeed } from './sealing-feed.ts';
-import { CUSTOMER_KID, SEAL_RECORD_BYTES, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
+import { CUSTOMER_KID, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealRecordBytes, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -60,6 +60,8 @@ export interface StoragePlan {
   unitPlainBytes?: number;
   /** Units (or the inline object) are sealed under the key ring's active key (format/seal.ts). */
   sealed: boolean;
+  /** Sealed: plaintext bytes per record of every unit (sealRecordBytes). */
+  sealRecord?: number;
 }
 
 export interface StoreBodyInput {
@@ -92,6 +94,8 @@ export interface UnitStoreOptions {
   prices?: PriceBook;
   /** Key-encryption keys: with an active one, new objects of policies that encrypt are sealed (format/seal.ts). */
   keyRing?: KeyRing;
+  /** Plaintext bytes per sealed record of new units (config encryption.recordBytes); absent: by body size (sealRecordBytes). */
+  sealRecordBytes?: number;
   /** Told when a read opens a unit with shards recorded missing (the gateway wakes its repair). */
   onDegradedRead?: (bucket: string, key: string, unit: CodedUnit) => void;
 }
@@ -121,15 +125,15 @@ export class UnitStore {
     // Small-object replicas need a majority; a policy's own codec keeps its configured quorum.
     const quorum = replicas && small ? Math.floor(replicas / 2) + 1 : policy.writeQuorum;
     const sealed = forceSeal || this.seals(policy);
-    if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed };
-    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newUnitId()], sealed };
+    const sealRecord = sealed ? sealRecordBytes(size, this.options.sealRecordBytes) : undefined;
+    if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed, sealRecord };
+    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newUnitId()], sealed, sealRecord };
     const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
     const columnShardBytes = Math.max(policy.blockSize, budget - (budget % policy.blockSize));
     // Sealed: as many whole records as fit the unit's stored bytes (the parity bound is on those).
-    const stride = SEAL_RECORD_BYTES + SEAL_TAG_BYTES;
-    const unitPlainBytes = sealed ? Math.max(1, Math.floor((k * columnShardBytes) / stride)) * SEAL_RECORD_BYTES : k * columnShardBytes;
+    const unitPlainBytes = sealRecord ? Math.max(1, Math.floor((k * columnShardBytes) / (sealRecord + SEAL_TAG_BYTES))) * sealRecord : k * columnShardBytes;
     const count = Math.max(1, Math.ceil(size / unitPlainBytes));
-    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, newUnitId), columnShardBytes, unitPlainBytes, sealed };
+    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, newUnitId), columnShardBytes, unitPlainBytes, sealed, sealRecord };
   }
 
   /**
@@ -158,7 +162,8 @@ export class UnitStore {
    */
   private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'> | null): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
-    const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey) : await this.ring().newSeal();
+    const record = input.plan.sealRecord ?? sealRecordBytes(input.size, this.options.sealRecordBytes);
+    const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey, record) : await this.ring().newSeal(record);
     const sealed = { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal };
     // An inline object (identity null) has no shard header or footer to seal.
     if (!identity) return sealed;

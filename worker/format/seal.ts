@@ -22,8 +22,26 @@
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { shelfNameKey, shelfOf } from './shelf.ts';
 
-/** Plaintext bytes per sealed record: 64 KiB (a 1-byte range decrypts at most this much). */
+/** Plaintext bytes per sealed record of a small body: 64 KiB (a 1-byte range decrypts at most this much). */
 export const SEAL_RECORD_BYTES = 64 * 1024;
+/**
+ * Plaintext bytes per sealed record of a body of SEAL_LARGE_BODY_BYTES or more: 256 KiB. Each
+ * record is one WebCrypto call, whose fixed cost (a promise, copies in and out, a fresh output
+ * buffer) dominates AES-GCM's own at 64 KiB: large GETs then cost up to 1.8x a clear GET's CPU
+ * (BENCHMARKS.md, issue 24). A large object's ranges are large too, so the coarser record costs
+ * them little; a 1-byte range of one still decrypts only 256 KiB.
+ */
+export const SEAL_LARGE_RECORD_BYTES = 256 * 1024;
+export const SEAL_LARGE_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The record size new units of a `bodySize`-byte body are sealed with: `fixed` when the config
+ * sets one (encryption.recordBytes), else by size. Readers never assume it: every unit's seal
+ * records its own.
+ */
+export function sealRecordBytes(bodySize: number, fixed?: number): number {
+  return fixed ?? (bodySize >= SEAL_LARGE_BODY_BYTES ? SEAL_LARGE_RECORD_BYTES : SEAL_RECORD_BYTES);
+}
 /** AES-GCM tag bytes appended to each record. */
 export const SEAL_TAG_BYTES = 16;
 export const SEAL_ALGORITHM = 'A256GCM';
@@ -216,7 +234,7 @@ async function unwrapWith(kek: CryptoKey, seal: Pick<UnitSeal, 'kid' | 'wrapped'
 const importCustomerKey = (key: Uint8Array) => subtle().importKey('raw', key, 'AES-GCM', false, ['encrypt', 'decrypt']);
 
 /** A fresh data key for one unit, wrapped under a client's SSE-C key (32 bytes). */
-export async function customerSeal(customerKey: Uint8Array, record = SEAL_RECORD_BYTES): Promise<{ dek: DataKey; seal: UnitSeal }> {
+export async function customerSeal(customerKey: Uint8Array, record: number): Promise<{ dek: DataKey; seal: UnitSeal }> {
   const { dek, raw } = await DataKey.random();
   return { dek, seal: { alg: SEAL_ALGORITHM, kid: CUSTOMER_KID, wrapped: await wrapWith(await importCustomerKey(customerKey), CUSTOMER_KID, raw), record } };
 }
@@ -305,7 +323,7 @@ export class KeyRing {
   }
 
   /** A fresh data key for one unit, and its seal record under the active key. */
-  async newSeal(record = SEAL_RECORD_BYTES): Promise<{ dek: DataKey; seal: UnitSeal }> {
+  async newSeal(record: number): Promise<{ dek: DataKey; seal: UnitSeal }> {
     if (!this.active) throw new SealError('no active key: nothing can be sealed');
     const { dek, raw } = await DataKey.random();
     return { dek, seal: { alg: SEAL_ALGORITHM, kid: this.active, wrapped: await this.wrap(this.active, raw), record } };
