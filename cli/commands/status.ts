@@ -46,10 +46,20 @@ export function render(s: StatusLike): string {
   lines.push(
     '',
     `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,
-    `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}, stuck ${d.repairStuck ?? 0}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
+    `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}, stuck ${d.repairStuck ?? 0}; at exactly k shards ${d.redundancy?.atRisk ?? 0}, below k ${d.redundancy?.lost ?? 0}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
     `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.units} units checked in the current passes (${percent(d.scrub.coverage)}); oldest unchecked ${d.scrub.oldestUnchecked ? `${d.scrub.oldestUnchecked.key === undefined ? '' : `${d.scrub.oldestUnchecked.bucket}/${d.scrub.oldestUnchecked.key} `}since ${ago(d.scrub.oldestUnchecked.since, s.now)}` : '-'}; oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
+  const r = s.upkeep.rates;
+  if (r) {
+    const left = (sec: number | null, work: boolean) => (!work ? 'nothing left' : sec === null ? 'no progress in the last 5 minutes' : `about ${duration(sec)} left at that rate`);
+    lines.push(`repair ${r.repairUnitsPerMinute} units/min (${left(r.repairSecondsLeft, r.repairSecondsLeft !== 0)}); scrub ${r.scrubUnitsPerMinute} units/min (${left(r.scrubSecondsLeft, r.scrubSecondsLeft !== 0)})`);
+  }
+  const ops = Object.entries(s.s3?.recent ?? {}).sort(([, a], [, b]) => b.requests - a.requests);
+  if (ops.length) {
+    const ms = (x: number | null) => (x === null ? '-' : `${x} ms`);
+    lines.push(`S3 latency, last 5 minutes, to the response headers: ${ops.slice(0, 6).map(([op, l]) => `${op} ${l.requests}x p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)}`).join('; ')}${ops.length > 6 ? `; ${ops.length - 6} more operation(s)` : ''}`);
+  }
   const cb = s.isolate?.codingBudget;
   if (cb) {
     lines.push(`coding budget (the isolate that answered): ${bytes(cb.heldBytes)} of ${bytes(cb.capacityBytes)} held by ${cb.holders} request(s), ${cb.waiters} waiting${cb.oldestHeldMs === null ? '' : `, oldest held ${Math.round(cb.oldestHeldMs / 1000)} s`}${cb.reclaimed ? `; ${cb.reclaimed} lease(s) RECLAIMED from ended requests (a bug: see the log)` : ''}`);

@@ -25,10 +25,19 @@ const six = (down: number) => Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`
 describe('health checks', () => {
   it('states by how many of 6 backends are down, for 4+2 with write quorum 5', () => {
     const states = (down: number) => Object.fromEntries(healthChecks({ backends: six(down), policies: EC, degradedObjects: 0, repairStuck: 0 }).map((c) => [c.name, c.state]));
-    expect(states(0)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'ok', repairs: 'ok' });
-    expect(states(1)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok' });
-    expect(states(2)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok' });
-    expect(states(3)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'critical', backends: 'warning', repairs: 'ok' });
+    expect(states(0)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'ok', repairs: 'ok', redundancy: 'ok' });
+    expect(states(1)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok', redundancy: 'ok' });
+    // Two down = m: every unit with a shard on both has exactly k left.
+    expect(states(2)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'warning', backends: 'warning', repairs: 'ok', redundancy: 'ok' });
+    expect(states(3)).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'critical', backends: 'warning', repairs: 'ok', redundancy: 'ok' });
+  });
+
+  it('redundancy from the shards recorded missing: exactly k is reads at risk, below k is data lost', () => {
+    const check = (unitsAtRisk: number, unitsLost: number) => healthChecks({ backends: six(0), policies: EC, degradedObjects: 1, repairStuck: 0, unitsAtRisk, unitsLost }).find((c) => c.name === 'redundancy')!;
+    expect(check(0, 0).state).toBe('ok');
+    expect(check(3, 0)).toMatchObject({ state: 'warning', detail: 'reads at risk: 3 unit(s) have exactly k shards left' });
+    expect(check(3, 2)).toMatchObject({ state: 'critical', detail: 'data lost: 2 unit(s) have fewer than k shards; 3 more have exactly k' });
+    expect(check(0, 1).action).toMatch(/bring back the backends/);
   });
 
   it('every check that is not ok says what to do', () => {
@@ -57,10 +66,12 @@ describe('health checks', () => {
     const samples = await parseMetrics(renderMetrics(doc, totals));
     expect(valueOf(samples, 'shardgate_health_status')).toBe(2);
     expect(valueOf(samples, 'shardgate_health_check', { check: 'writes:ec' })).toBe(2);
-    expect(valueOf(samples, 'shardgate_health_check', { check: 'reads:ec' })).toBe(0);
+    expect(valueOf(samples, 'shardgate_health_check', { check: 'reads:ec' })).toBe(1); // at risk: m down
+    expect(valueOf(samples, 'shardgate_units_redundancy', { state: 'lost' })).toBe(0);
     expect(valueOf(samples, 'shardgate_health_check', { check: 'backends' })).toBe(1);
     const text = render(doc as unknown as StatusLike);
     expect(text).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5\n  what to do: bring back backends/m);
-    expect(text).not.toMatch(/^\w+ reads:ec/m); // ok checks are not listed
+    expect(text).toMatch(/^WARNING reads:ec: reads of policy ec are at risk: 2 backend\(s\) down/m);
+    expect(text).not.toMatch(/^\w+ redundancy/m); // ok checks are not listed
   });
 });

@@ -8,6 +8,8 @@
  */
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { render } from '../../cli/commands/status.ts';
+import type { StatusLike } from '../../cli/gateway-client.ts';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { FaultyBackend } from '../../backends/faulty.ts';
 import { MeteredBackend } from '../../backends/metered.ts';
@@ -22,10 +24,11 @@ import { MemoryOpsRecord, OpsBook, MemoryBookStore } from '../../worker/ops/book
 import { addCounters, emptyCounters, trafficByBucket } from '../../worker/ops/counters.ts';
 import { OpsFlusher } from '../../worker/ops/flusher.ts';
 import { backendHealth } from '../../worker/ops/health.ts';
-import { emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
+import { bucketOf, emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
 import { OpsService } from '../../worker/ops/service.ts';
+import { upkeepRates } from '../../worker/ops/status.ts';
 import { requestLog } from '../../worker/app/request-log.ts';
 import type { AppEnv } from '../../worker/s3/context.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';
@@ -129,7 +132,7 @@ describe('the shared record (OpsBook)', () => {
     expect(all.totals.s3['GetObject 200']).toBe(7);
     expect(all.totals.s3BytesOut).toBe(70);
     expect(book.snapshot(Date.UTC(2026, 0, 1, 12, 1)).minutes).toHaveLength(1);
-    book.sample({ at: now, objects: 1, bytes: 1, storedBytes: 1, degradedObjects: 0, degradedUnits: 0, missingShards: 0, garbageQueued: 0, garbageDue: 0, reservationsExpired: 0 });
+    book.sample({ at: now, objects: 1, bytes: 1, storedBytes: 1, degradedObjects: 0, degradedUnits: 0, missingShards: 0, unitsAtRisk: 0, unitsLost: 0, garbageQueued: 0, garbageDue: 0, reservationsExpired: 0 });
     expect(book.snapshot(now - 1).samples).toHaveLength(1);
   });
 });
@@ -202,7 +205,46 @@ describe('request log', () => {
     expect(lines[3]!.error).toBe('NoSuchKey');
     expect(lines.every((l) => l.msg === 'request' && typeof l.requestId === 'string' && typeof l.ms === 'number')).toBe(true);
     await flusher.flush();
-    expect((await record.snapshot(0)).totals.s3).toEqual({ 'CreateBucket 200': 1, 'PutObject 200': 1, 'GetObject 200': 1, 'GetObject 404': 1 });
+    const totals = (await record.snapshot(0)).totals;
+    expect(totals.s3).toEqual({ 'CreateBucket 200': 1, 'PutObject 200': 1, 'GetObject 200': 1, 'GetObject 404': 1 });
+    // Each request's time to its headers, by operation: the log line's ms in the histogram.
+    const latency = totals.s3Latency!;
+    expect(Object.keys(latency).sort()).toEqual(['CreateBucket', 'GetObject', 'PutObject']);
+    expect(latency.GetObject!.count).toBe(2);
+    expect(latency.GetObject!.ms).toBe((lines[2]!.ms as number) + (lines[3]!.ms as number));
+    expect(latency.GetObject!.hist.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(latency.PutObject!.hist[bucketOf(lines[1]!.ms as number)]).toBe(1);
+  });
+});
+
+describe('upkeep rates', () => {
+  it('repair and scrub units per minute over the 5-minute window, and the time left at that rate', () => {
+    const recent = emptyCounters();
+    recent.events = { repairs_done: 50, scrub_units: 1000 };
+    expect(upkeepRates(recent, 100, 500)).toEqual({ repairUnitsPerMinute: 10, repairSecondsLeft: 600, scrubUnitsPerMinute: 200, scrubSecondsLeft: 150 });
+    expect(upkeepRates(recent, 0, 0)).toMatchObject({ repairSecondsLeft: 0, scrubSecondsLeft: 0 });
+    // Work left and nothing done: stalled, no time can be given.
+    expect(upkeepRates(emptyCounters(), 7, 3)).toEqual({ repairUnitsPerMinute: 0, repairSecondsLeft: null, scrubUnitsPerMinute: 0, scrubSecondsLeft: null });
+  });
+});
+
+describe('S3 latency', () => {
+  it('per operation in the status (window quantiles), the metrics (a histogram) and shardgate status', async () => {
+    const meter = new IsolateMeter();
+    for (const ms of [3, 4, 4, 40]) meter.s3Request('GetObject', 200, 0, 10, ms);
+    meter.s3Request('PutObject', 200, 10, 0, 300);
+    const backends = [new MeteredBackend(new MemoryBackend({ id: 'b', domain: 'd' }), (r) => meter.backendCall(r))];
+    const { doc, totals } = await statusOf(backends, meter, localCatalog());
+    expect(doc.s3.recent.GetObject).toMatchObject({ requests: 4 });
+    expect(doc.s3.recent.GetObject!.p50Ms).toBeGreaterThan(2);
+    expect(doc.s3.recent.GetObject!.p50Ms).toBeLessThanOrEqual(5);
+    expect(doc.s3.recent.GetObject!.p99Ms).toBeGreaterThan(20);
+    expect(doc.s3.recent.PutObject).toMatchObject({ requests: 1 });
+    const samples = await parseMetrics(renderMetrics(doc, totals));
+    expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_bucket', { operation: 'GetObject', le: '0.005' })).toBe(3);
+    expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_bucket', { operation: 'GetObject', le: '+Inf' })).toBe(4);
+    expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_count', { operation: 'PutObject' })).toBe(1);
+    expect(render(doc as unknown as StatusLike)).toMatch(/^S3 latency, last 5 minutes, to the response headers: GetObject 4x p50 [\d.]+ ms p99 [\d.]+ ms; PutObject 1x/m);
   });
 });
 

@@ -32,11 +32,12 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
     const status = c.res.status;
     const bytesIn = c.var.auth?.decodedContentLength ?? (Number(c.req.header('content-length') ?? 0) || 0);
     const bytesOut = c.req.method === 'HEAD' ? 0 : Number(c.res.headers.get('content-length') ?? 0) || 0;
-    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut);
+    const ms = Date.now() - started;
+    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms);
     if (o.log) {
       const line: Record<string, unknown> = {
         msg: 'request', requestId: c.var.requestId, operation, method: c.req.method, bucket: c.var.bucket ?? undefined, key: c.var.key ?? undefined,
-        status, error: c.error ? toS3Error(c.error).code : undefined, bytesIn, bytesOut, ms: Date.now() - started,
+        status, error: c.error ? toS3Error(c.error).code : undefined, bytesIn, bytesOut, ms,
         backendCalls: tally.backendCalls, backendErrors: tally.backendErrors || undefined,
       };
       // console.error only for what may be a bug (500): a 503 during an outage is expected.

@@ -89,6 +89,9 @@ export class SqlLedger {
     const degraded = this.sql.exec<{ units: number; objects: number; oldest: number | null }>(
       'SELECT COUNT(*) AS units, COUNT(DISTINCT key) AS objects, MIN(since) AS oldest FROM degraded_units',
     ).one();
+    const redundancy = this.sql.exec<{ atRisk: number; lost: number }>(
+      'SELECT COALESCE(SUM(spare = 0), 0) AS atRisk, COALESCE(SUM(spare < 0), 0) AS lost FROM degraded_units',
+    ).one();
     let missingShards = 0;
     for (const r of this.sql.exec<{ missing: string }>('SELECT missing FROM degraded_units').toArray()) missingShards += (JSON.parse(r.missing) as number[]).length;
     const count = (query: string, ...args: number[]) => this.sql.exec<{ n: number }>(query, ...args).one().n;
@@ -101,6 +104,7 @@ export class SqlLedger {
       degradedObjects: degraded.objects,
       degradedUnits: degraded.units,
       missingShards,
+      redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost },
       oldestDegradedAt: degraded.oldest,
       repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),

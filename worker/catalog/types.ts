@@ -167,6 +167,13 @@ export interface BucketHealth {
   degradedObjects: number;
   degradedUnits: number;
   missingShards: number;
+  /**
+   * Redundancy left, from the shards recorded missing: `atRisk` units have exactly k shards (one
+   * more loss loses them), `lost` units fewer than k (their objects cannot be read; only a
+   * backend coming back can restore them). Shards on a backend that is down right now but not
+   * yet recorded missing are not in these counts (the health checks add what a down backend means).
+   */
+  redundancy: { atRisk: number; lost: number };
   oldestDegradedAt: number | null;
   /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */
   repairStuck: number;

@@ -6,6 +6,9 @@
  * - reads (per policy): more backends down than its m means some objects cannot be read: critical.
  * - backends: a backend down or degraded: warning (reads decode around it; writes miss its shards).
  * - repairs: degraded objects waiting for repair (warning), units stuck after 8 attempts (warning).
+ * - redundancy: units recorded with fewer than k shards, data lost (critical); with exactly k,
+ *   reads at risk (warning: they read, one more loss loses them). With a policy's m backends down
+ *   its reads are at risk too (reads:POLICY, warning): units with a shard on each have exactly k.
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -14,7 +17,7 @@ import type { BackendHealth } from './health.ts';
 export type CheckState = 'ok' | 'warning' | 'critical';
 
 export interface HealthCheck {
-  /** A stable name: "writes:POLICY", "reads:POLICY", "backends", "repairs". */
+  /** A stable name: "writes:POLICY", "reads:POLICY", "backends", "repairs", "redundancy". */
   name: string;
   state: CheckState;
   /** What is wrong (or right), one line. */
@@ -42,6 +45,9 @@ export function healthChecks(o: {
   policies: Readonly<Record<string, CheckedPolicy>>;
   degradedObjects: number;
   repairStuck: number;
+  /** Units recorded with exactly k shards left, and with fewer (absent: 0). */
+  unitsAtRisk?: number;
+  unitsLost?: number;
 }): HealthCheck[] {
   const down = o.backends.filter((b) => b.state === 'down');
   const degraded = o.backends.filter((b) => b.state === 'degraded');
@@ -55,7 +61,9 @@ export function healthChecks(o: {
       : { name: `writes:${name}`, state: 'ok', detail: `${reachable} backend(s) reachable for a write quorum of ${quorum}` });
     checks.push(down.length > p.m
       ? { name: `reads:${name}`, state: 'critical', detail: `${down.length} backend(s) down, more than policy ${name}'s m=${p.m}: objects with more than ${p.m} shards there cannot be read`, action: `bring back backends (down: ${downIds}); no repair can run until then` }
-      : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` });
+      : down.length === p.m && p.m > 0
+        ? { name: `reads:${name}`, state: 'warning', detail: `reads of policy ${name} are at risk: ${down.length} backend(s) down, its m=${p.m}; objects with a shard on each of them have exactly k left`, action: `bring back backends (down: ${downIds}): one more lost backend makes those objects unreadable` }
+        : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` });
   }
   checks.push(down.length || degraded.length
     ? {
@@ -69,5 +77,11 @@ export function healthChecks(o: {
     : o.degradedObjects > 0
       ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s) waiting for repair`, action: 'repairs run on their own once the backends answer; npx shardgate repair runs them now' }
       : { name: 'repairs', state: 'ok', detail: 'no degraded objects' });
+  const atRisk = o.unitsAtRisk ?? 0, lost = o.unitsLost ?? 0;
+  checks.push(lost > 0
+    ? { name: 'redundancy', state: 'critical', detail: `data lost: ${lost} unit(s) have fewer than k shards${atRisk ? `; ${atRisk} more have exactly k` : ''}`, action: 'bring back the backends that held their shards (npx shardgate repair --list names the units); no repair can rebuild a unit below k' }
+    : atRisk > 0
+      ? { name: 'redundancy', state: 'warning', detail: `reads at risk: ${atRisk} unit(s) have exactly k shards left`, action: 'let repair run (npx shardgate repair runs it now; it takes these units first): one more lost shard makes them unreadable' }
+      : { name: 'redundancy', state: 'ok', detail: 'no unit recorded with k shards or fewer' });
   return checks;
 }

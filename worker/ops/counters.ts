@@ -5,10 +5,14 @@
  */
 import type { TrafficCounts } from '../../backends/metered.ts';
 import { addHistogram, emptyHistogram } from './histogram.ts';
-import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type OpCounters, type OpsCounters } from './types.ts';
+import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type LatencyCounters, type OpCounters, type OpsCounters } from './types.ts';
 
 export function emptyCounters(): OpsCounters {
   return { backends: {}, s3: {}, s3BytesIn: 0, s3BytesOut: 0, events: {} };
+}
+
+export function emptyLatency(): LatencyCounters {
+  return { count: 0, ms: 0, hist: emptyHistogram() };
 }
 
 export function emptyOp(): OpCounters {
@@ -62,6 +66,12 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
     }
   }
   for (const [k, n] of Object.entries(from.s3)) into.s3[k] = (into.s3[k] ?? 0) + n;
+  for (const [op, l] of Object.entries(from.s3Latency ?? {})) {
+    const t = ((into.s3Latency ??= {})[op] ??= emptyLatency());
+    t.count += l.count;
+    t.ms += l.ms;
+    addHistogram(t.hist, l.hist);
+  }
   into.s3BytesIn += from.s3BytesIn;
   into.s3BytesOut += from.s3BytesOut;
   for (const [k, n] of Object.entries(from.events) as [keyof OpsCounters['events'], number][]) into.events[k] = (into.events[k] ?? 0) + n;

@@ -34,6 +34,8 @@ export function sampleOf(d: DataHealth): DataSample {
     degradedObjects: sum((b) => b.degradedObjects),
     degradedUnits: sum((b) => b.degradedUnits),
     missingShards: sum((b) => b.missingShards),
+    unitsAtRisk: sum((b) => b.redundancy?.atRisk ?? 0),
+    unitsLost: sum((b) => b.redundancy?.lost ?? 0),
     garbageQueued: sum((b) => b.garbage.queued) + d.deletedBucketGarbage.queued,
     garbageDue: sum((b) => b.garbage.due) + d.deletedBucketGarbage.due,
     reservationsExpired: sum((b) => b.reservations.expired),

@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BackendCallReport } from '../../backends/metered.ts';
 import { directoryOfShardKey } from '../format/shard-key.ts';
 import { bucketOf } from './histogram.ts';
-import { addCounters, backendOf, emptyCounters, opOf } from './counters.ts';
+import { addCounters, backendOf, emptyCounters, emptyLatency, opOf } from './counters.ts';
 import type { EventName, OpsCounters, OpsDelta } from './types.ts';
 
 /** Failures that mean "the backend is not there" (not a wrong answer from a live one). */
@@ -78,9 +78,14 @@ export class IsolateMeter {
     this.event('probes');
   }
 
-  s3Request(operation: string, status: number, bytesIn: number, bytesOut: number): void {
+  /** An S3 request answered: `ms` to its response headers. */
+  s3Request(operation: string, status: number, bytesIn: number, bytesOut: number, ms: number): void {
     const k = `${operation} ${status}`;
     this.pending.s3[k] = (this.pending.s3[k] ?? 0) + 1;
+    const l = ((this.pending.s3Latency ??= {})[operation] ??= emptyLatency());
+    l.count++;
+    l.ms += ms;
+    l.hist[bucketOf(ms)]!++;
     this.pending.s3BytesIn += bytesIn;
     this.pending.s3BytesOut += bytesOut;
     this.dirty = true;

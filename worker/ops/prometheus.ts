@@ -124,6 +124,8 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
   gauge('shardgate_repair_stuck_units', 'Degraded units whose repair failed 8 times or more in a row (still retried): look at their lastError.', d.repairStuck);
   gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
+  x.family('shardgate_units_redundancy', 'gauge', 'Units by redundancy left, from the shards recorded missing: state="at_risk": exactly k shards; state="lost": fewer than k.')
+    .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk).sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
   gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
   gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);
   x.family('shardgate_reservations', 'gauge', 'Unit ids reserved by writes in flight; state="expired": orphans the collector has yet to take.')
@@ -177,6 +179,17 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');
     x.sample('shardgate_s3_requests_total', { operation: k.slice(0, at), code: k.slice(at + 1) }, n);
+  }
+  x.family('shardgate_s3_request_duration_seconds', 'histogram', 'Time until the gateway answered an S3 request with its response headers (a streamed body goes on after), by operation.');
+  for (const [op, l] of Object.entries(totals.s3Latency ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    let cumulative = 0;
+    LATENCY_BUCKETS_MS.forEach((edge, i) => {
+      cumulative += l.hist[i] ?? 0;
+      x.sample('shardgate_s3_request_duration_seconds_bucket', { operation: op, le: String(edge / 1000) }, cumulative);
+    });
+    x.sample('shardgate_s3_request_duration_seconds_bucket', { operation: op, le: '+Inf' }, l.count);
+    x.sample('shardgate_s3_request_duration_seconds_sum', { operation: op }, l.ms / 1000);
+    x.sample('shardgate_s3_request_duration_seconds_count', { operation: op }, l.count);
   }
   counter('shardgate_s3_received_bytes_total', 'Request body bytes of S3 requests (declared lengths).', totals.s3BytesIn);
   counter('shardgate_s3_sent_bytes_total', 'Response body bytes of S3 requests (declared lengths).', totals.s3BytesOut);

@@ -5,6 +5,7 @@
  * health. An unsigned read (unless the config opens it) gets no bucket names, keys or error
  * messages: health, counts and totals only.
  */
+import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
@@ -14,6 +15,17 @@ import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
 /** The replication the overhead is compared with: three full copies. */
 export const REPLICATION_COPIES = 3;
+
+const roundMs = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
+
+/** Repair and scrub rates over the health window, and the seconds `left` units take at them. */
+export function upkeepRates(recent: OpsCounters, repairLeft: number, scrubLeft: number): StatusDoc['upkeep']['rates'] {
+  const minutes = HEALTH_WINDOW_MS / 60_000;
+  const rate = (n: number | undefined) => Math.round(((n ?? 0) / minutes) * 10) / 10;
+  const secondsLeft = (left: number, perMinute: number) => (left === 0 ? 0 : perMinute > 0 ? Math.ceil((left / perMinute) * 60) : null);
+  const repair = rate(recent.events.repairs_done), scrub = rate(recent.events.scrub_units);
+  return { repairUnitsPerMinute: repair, repairSecondsLeft: secondsLeft(repairLeft, repair), scrubUnitsPerMinute: scrub, scrubSecondsLeft: secondsLeft(scrubLeft, scrub) };
+}
 
 export interface StatusConfig {
   backends: { id: string; domain: string }[];
@@ -76,6 +88,8 @@ export interface StatusDoc {
     /** Degraded units whose repair has failed 8 times or more (still retried): the dead letters. */
     repairStuck: number;
     missingShards: number;
+    /** Units with exactly k shards left (reads at risk) and fewer than k (lost), from the shards recorded missing. */
+    redundancy: { atRisk: number; lost: number };
     oldestDegradedAt: number | null;
     uploads: number;
     reservations: { held: number; expired: number };
@@ -92,8 +106,20 @@ export interface StatusDoc {
       oldestPassCompletedAt: number | null; passes: number;
     };
   };
-  upkeep: { repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number };
-  s3: { requests: number; errors: number; bytesIn: number; bytesOut: number };
+  upkeep: {
+    repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
+    /**
+     * Rates over the health window (the last 5 minutes) and the time left at that rate: the repair
+     * backlog (degraded units) and the units the current scrub passes have yet to check. Null
+     * time: work left and nothing done in the window (stalled, or not started yet).
+     */
+    rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null };
+  };
+  s3: {
+    requests: number; errors: number; bytesIn: number; bytesOut: number;
+    /** Per operation over the health window (the last 5 minutes): requests and ms to the response headers. */
+    recent: Record<string, { requests: number; p50Ms: number | null; p99Ms: number | null }>;
+  };
   /**
    * The isolate that answered (each isolate has its own): its coding budget, who holds it and who
    * waits. Idle, `heldBytes`, `holders` and `waiters` are 0; `reclaimed` counts leases a request
@@ -162,7 +188,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const sum = (f: (b: BucketHealth) => number) => data.buckets.reduce((n, b) => n + f(b), 0);
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
-  const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0) });
+  const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
   const health = worstOf(checks);
   const ev = snapshot.totals.events;
   let s3Requests = 0, s3Errors = 0;
@@ -195,6 +221,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       degradedUnits: sample.degradedUnits,
       repairStuck: sum((b) => b.repairStuck ?? 0),
       missingShards: sample.missingShards,
+      redundancy: { atRisk: sample.unitsAtRisk, lost: sample.unitsLost },
       oldestDegradedAt: data.buckets.reduce<number | null>((t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t), null),
       uploads: sum((b) => b.uploads),
       reservations: { held: sum((b) => b.reservations.held), expired: sample.reservationsExpired },
@@ -213,11 +240,15 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       },
     },
     upkeep: {
+      rates: upkeepRates(recent, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
       repairsQueued: ev.repairs_queued ?? 0, repairsDone: ev.repairs_done ?? 0, repairsFailed: ev.repairs_failed ?? 0, repairedShards: ev.repaired_shards ?? 0,
       scrubRuns: ev.scrub_runs ?? 0, scrubShards: ev.scrub_shards ?? 0, scrubDamaged: ev.scrub_damaged ?? 0,
       collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
     },
-    s3: { requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut },
+    s3: {
+      requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut,
+      recent: Object.fromEntries(Object.entries(recent.s3Latency ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([op, l]) => [op, { requests: l.count, p50Ms: roundMs(quantile(l.hist, 0.5)), p99Ms: roundMs(quantile(l.hist, 0.99)) }])),
+    },
     isolate: {
       startedAt: o.build.isolateStartedAt,
       uptimeSeconds: Math.max(0, Math.floor((snapshot.now - o.build.isolateStartedAt) / 1000)),

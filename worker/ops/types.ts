@@ -26,6 +26,13 @@ export interface OpCounters {
   hist: number[];
 }
 
+/** Durations of some calls: their count, sum (ms) and LATENCY_BUCKETS_MS histogram. */
+export interface LatencyCounters {
+  count: number;
+  ms: number;
+  hist: number[];
+}
+
 /** What is known of one backend's reachability; times are ms since the epoch. */
 export interface BackendSeen {
   /** The latest call the backend answered (a NotFound is an answer). */
@@ -69,6 +76,11 @@ export interface OpsCounters {
   buckets?: Record<string, Record<string, BucketTraffic>>;
   /** S3 requests by `<operation> <status>` (e.g. "GetObject 200"). */
   s3: Record<string, number>;
+  /**
+   * Time to the response headers of S3 requests, by operation: what clients wait before the
+   * first byte (a streamed body goes on after). Absent in records written before it existed.
+   */
+  s3Latency?: Record<string, LatencyCounters>;
   /** Request body bytes received and response body bytes sent by the S3 front door. */
   s3BytesIn: number;
   s3BytesOut: number;
@@ -89,6 +101,9 @@ export interface DataSample {
   degradedObjects: number;
   degradedUnits: number;
   missingShards: number;
+  /** Units with exactly k shards left (reads at risk) and with fewer (lost), as recorded. */
+  unitsAtRisk: number;
+  unitsLost: number;
   garbageQueued: number;
   garbageDue: number;
   reservationsExpired: number;
