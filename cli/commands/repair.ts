@@ -10,8 +10,8 @@ import { printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
 import { Progress } from '../progress.ts';
 
-const HELP = `usage: shardgate repair [--bucket NAME] [--batch N] [--json] [gateway options]
-       shardgate repair --list [--stuck] [--bucket NAME] [--json] [gateway options]
+const HELP = `usage: shardgate repair [--bucket NAME] [--prefix P] [--batch N] [--json] [gateway options]
+       shardgate repair --list [--stuck] [--bucket NAME] [--prefix P] [--json] [gateway options]
 
 Rebuilds the shards that writes missed (a backend was down when the object was written) from the
 other shards, now, instead of waiting for the repair queue's retries. Each call repairs a batch;
@@ -19,6 +19,7 @@ the command goes on until no degraded unit is left. Units whose backend is still
 fail and stay degraded: bring the backend back and run it again.
 
   --bucket NAME              only this bucket (default: every bucket)
+  --prefix P                 only keys that start with P (in every bucket swept)
   --batch N                  units per call, 1 to 100 (default 20)
   --list                     repair nothing: print the repair worklist (every degraded unit,
                              its failed attempts, when it is next tried, its last error)
@@ -40,16 +41,16 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseArgs({
       args: argv, strict: true,
-      options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, batch: { type: 'string' }, list: { type: 'boolean' }, stuck: { type: 'boolean' } },
+      options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, prefix: { type: 'string' }, batch: { type: 'string' }, list: { type: 'boolean' }, stuck: { type: 'boolean' } },
     });
     const client = new GatewayClient(values);
     if (values.stuck && !values.list) throw new CliError('--stuck goes with --list');
-    if (values.list) return listWorklist(client, values.bucket, Boolean(values.stuck), Boolean(values.json));
+    if (values.list) return listWorklist(client, values.bucket, values.prefix, Boolean(values.stuck), Boolean(values.json));
     const progress = new Progress('repair', !values.json && Boolean(process.stderr.isTTY));
     let repaired = 0, start: number | null = null;
     let last: SweepAnswer;
     for (;;) {
-      last = (await client.admin('repair', { bucket: values.bucket, limit: values.batch })) as SweepAnswer;
+      last = (await client.admin('repair', { bucket: values.bucket, prefix: values.prefix, limit: values.batch })) as SweepAnswer;
       repaired += last.repaired;
       start ??= last.remaining + last.repaired;
       progress.update(repaired, start, `${repaired} repaired, ${last.remaining} left`);
@@ -71,8 +72,8 @@ export interface WorklistAnswer {
   truncated: boolean;
 }
 
-async function listWorklist(client: GatewayClient, bucket: string | undefined, stuck: boolean, json: boolean): Promise<number> {
-  const answer = (await client.admin('worklist', { bucket, stuck: stuck ? '1' : undefined, limit: '1000' })) as WorklistAnswer;
+async function listWorklist(client: GatewayClient, bucket: string | undefined, prefix: string | undefined, stuck: boolean, json: boolean): Promise<number> {
+  const answer = (await client.admin('worklist', { bucket, prefix, stuck: stuck ? '1' : undefined, limit: '1000' })) as WorklistAnswer;
   if (json) {
     printJson(answer);
     return 0;

@@ -8,9 +8,9 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
- *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
+ *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
- *   worklist[?bucket=NAME][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
+ *   worklist[?bucket=NAME][&prefix=P][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
  *                              degraded unit with its attempts, next try and last error; `stuck`:
  *                              only units tried DEAD_LETTER_ATTEMPTS times or more (dead letters)
  *   costs[?bucket=NAME][&maxPages=N]  what each backend and bucket costs (upkeep/cost.ts): bytes
@@ -121,7 +121,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     const limit = Number(c.var.view.query.get('limit') ?? 20);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 100');
-    return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, limit }));
+    const prefix = c.var.view.query.get('prefix') ?? undefined;
+    return c.json(await repairDegraded(deps.catalog, deps.repair, { bucket, prefix, limit }));
   });
 
   admin.post('/worklist', async (c) => {
@@ -130,7 +131,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     const limit = Number(q.get('limit') ?? 100);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 1000');
-    return c.json(await listWorklist(deps.catalog, { bucket, limit, stuckOnly: q.get('stuck') === '1' }));
+    return c.json(await listWorklist(deps.catalog, { bucket, prefix: q.get('prefix') ?? undefined, limit, stuckOnly: q.get('stuck') === '1' }));
   });
 
   admin.post('/costs', async (c) => {

@@ -4,6 +4,8 @@
  * same work the repair queue does for each (runRepair), at most `limit` units per call so one
  * request stays within a Worker invocation's subrequests. A unit whose backend is still down
  * fails and stays listed; the caller calls again until `remaining` is 0 or nothing moves.
+ * `prefix` limits both to keys that start with it (the worklist is in key order: a prefix is one
+ * range of it).
  * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
  */
 import { DEAD_LETTER_ATTEMPTS, type Catalog } from '../catalog/types.ts';
@@ -13,34 +15,59 @@ export interface RepairSweepResult {
   attempted: number;
   repaired: number;
   failed: { bucket: string; key: string; unitId: string; error: string }[];
-  /** Degraded units left in the buckets swept, after this pass. */
+  /** Degraded units left in the buckets (and under the prefix) swept, after this pass. */
   remaining: number;
 }
 
-export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; limit: number }): Promise<RepairSweepResult> {
+/**
+ * Every degraded unit of `bucket` under `prefix` in key order, a page at a time, from `after`:
+ * the worklist's key order makes a prefix one range, started at the prefix itself.
+ */
+async function* degradedUnder(catalog: Catalog, bucket: string, prefix: string) {
+  let from: { key: string; unitId: string } | null = prefix ? { key: prefix, unitId: '' } : null;
+  for (;;) {
+    const page = await catalog.listDegradedUnits(bucket, from, 100);
+    for (const u of page) {
+      if (!u.key.startsWith(prefix)) {
+        if (u.key > prefix) return; // past the prefix's range
+        continue;
+      }
+      yield u;
+    }
+    if (page.length < 100) return;
+    from = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
+  }
+}
+
+export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; prefix?: string; limit: number }): Promise<RepairSweepResult> {
   const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
+  const prefix = o.prefix ?? '';
   const result: RepairSweepResult = { attempted: 0, repaired: 0, failed: [], remaining: 0 };
   for (const bucket of buckets) {
-    let after: { key: string; unitId: string } | null = null;
-    while (result.attempted < o.limit) {
-      const page = await catalog.listDegradedUnits(bucket, after, Math.min(100, o.limit - result.attempted));
-      if (page.length === 0) break;
-      for (const u of page) {
-        result.attempted++;
-        try {
-          await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
-          result.repaired++;
-        } catch (err) {
-          const error = String((err as Error)?.message ?? err);
-          result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
-          // A failed attempt like any other: it backs off and shows on the worklist (--list).
-          await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
-        }
+    if (result.attempted >= o.limit) break;
+    // The units to try are taken first: a repair changes the worklist being paged through.
+    const todo = [];
+    for await (const u of degradedUnder(catalog, bucket, prefix)) {
+      todo.push(u);
+      if (result.attempted + todo.length >= o.limit) break;
+    }
+    for (const u of todo) {
+      result.attempted++;
+      try {
+        await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
+        result.repaired++;
+      } catch (err) {
+        const error = String((err as Error)?.message ?? err);
+        result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
+        // A failed attempt like any other: it backs off and shows on the worklist (--list).
+        await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
       }
-      after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
     }
   }
-  for (const bucket of buckets) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
+  for (const bucket of buckets) {
+    if (!prefix) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
+    else for await (const _ of degradedUnder(catalog, bucket, prefix)) result.remaining++;
+  }
   return result;
 }
 
@@ -60,24 +87,18 @@ export interface WorklistEntry {
  * `stuckOnly` keeps the units tried DEAD_LETTER_ATTEMPTS times or more, the dead letters.
  * At most `limit` entries; `truncated` when more were there.
  */
-export async function listWorklist(catalog: Catalog, o: { bucket?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
+export async function listWorklist(catalog: Catalog, o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
   const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
   const units: WorklistEntry[] = [];
   for (const bucket of buckets) {
-    let after: { key: string; unitId: string } | null = null;
-    for (;;) {
-      const page = await catalog.listDegradedUnits(bucket, after, 100);
-      for (const u of page) {
-        if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
-        if (units.length === o.limit) return { units, truncated: true };
-        units.push({
-          bucket, key: u.key, unitId: u.unitId, missing: u.missing, since: new Date(u.since).toISOString(), attempts: u.attempts,
-          ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
-          ...(u.lastError ? { lastError: u.lastError } : {}),
-        });
-      }
-      if (page.length < 100) break;
-      after = { key: page.at(-1)!.key, unitId: page.at(-1)!.unitId };
+    for await (const u of degradedUnder(catalog, bucket, o.prefix ?? '')) {
+      if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
+      if (units.length === o.limit) return { units, truncated: true };
+      units.push({
+        bucket, key: u.key, unitId: u.unitId, missing: u.missing, since: new Date(u.since).toISOString(), attempts: u.attempts,
+        ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
+        ...(u.lastError ? { lastError: u.lastError } : {}),
+      });
     }
   }
   return { units, truncated: false };
