@@ -9,11 +9,16 @@
  * given as bindings, as `wrangler secret put` would: the s3rver keys, a fresh random key per
  * encryption key, and a fresh random secret
  * for each client access key (printed, for the clients).
+ * An outage can be rehearsed: `control` stops, starts and wipes any s3rver backend (rehearse.ts
+ * reads those commands from the terminal), and the cron (collector, scrubber, repair sweeps)
+ * runs every `cronSeconds` as Cloudflare would run it. Everything it made on disk (the Worker's
+ * state unless a `stateDir` was given, every s3rver's data) is removed by `close`.
  * Known gaps: s3rver is not AWS, B2, Wasabi or GCS (their quirks are not rehearsed); routes,
- * custom domains and the plan's body limit exist only on Cloudflare.
+ * custom domains and the plan's body limit exist only on Cloudflare; R2 bindings are local R2
+ * buckets inside the Worker's state and cannot be stopped on their own.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
@@ -28,8 +33,29 @@ export interface Rehearsal {
   region: string;
   /** The config the Worker runs (the production one with local endpoints). */
   config: Record<string, unknown>;
+  /** Each S3 backend of the config with the local s3rver that stands for it. */
+  backends: RehearsedBackend[];
+  /** Where the Worker's state (catalog, local R2 buckets) is. */
+  stateDir: string;
+  /** Runs one operator command (CONTROL_HELP): what happened, one line. */
+  control(command: string): Promise<string>;
+  /** Stops the gateway and every s3rver and removes what they stored. */
   close(): Promise<void>;
 }
+
+export interface RehearsedBackend {
+  id: string;
+  domain: string;
+  endpoint: string;
+  server: S3rverProcess;
+}
+
+export const CONTROL_HELP = [
+  'list              the backends: id, failure domain, endpoint, running or stopped',
+  'stop ID           stop the backend\'s server (connections refused: a backend down)',
+  'start ID          start it again, with what it held',
+  'wipe ID           empty it and start it again (a replaced disk: every shard there is lost)',
+].join('\n');
 
 interface RawBackend {
   id: string;
@@ -50,7 +76,10 @@ export interface RehearsalOptions {
   bindings?: Record<string, { type: 'plain_text' | 'secret_text'; value: string }>;
   /** Changes the config before it runs (a test adding what an operator might). */
   editConfig?: (config: Record<string, unknown>) => void;
+  /** Kept (not removed by close) when given. */
   stateDir?: string;
+  /** The cron's period (collector, scrubber, repair sweeps); 0 or absent: no cron. */
+  cronSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -61,6 +90,10 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
   const config = JSON.parse(source) as { backends: RawBackend[]; credentials?: { accessKeyId: string; secretAccessKeySecret?: string }[]; region?: string };
   o.editConfig?.(config as unknown as Record<string, unknown>);
   const s3 = config.backends.filter((b) => b.kind === 's3');
+  const stateDir = o.stateDir ?? mkdtempSync(join(tmpdir(), 'shardgate-rehearsal-'));
+  const removeState = () => {
+    if (!o.stateDir) rmSync(stateDir, { recursive: true, force: true });
+  };
   const servers = s3.map(() => new S3rverProcess());
   const secrets: Record<string, string> = {};
   let gateway: LocalGateway | undefined;
@@ -87,23 +120,47 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
       ...Object.entries(o.bindings ?? {}),
     ]);
     gateway = await startLocalGateway({
-      port: o.port, hosts: ['127.0.0.1'], config: configFile, env: o.env, localDevelopment: false, bindings, cronSeconds: 0,
+      port: o.port, hosts: ['127.0.0.1'], config: configFile, env: o.env, localDevelopment: false, bindings, cronSeconds: o.cronSeconds ?? 0,
       // The routes name the production host: wrangler dev would rewrite each request's host to
       // it, and a client signs the host it connects to (127.0.0.1 here).
       triggers: [],
-      stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'shardgate-rehearsal-')), log: o.log,
+      stateDir, log: o.log,
     });
     const g = gateway;
+    const backends = s3.map((b, i) => ({ id: b.id, domain: String(b.domain ?? ''), endpoint: servers[i]!.endpoint, server: servers[i]! }));
     return {
-      gateway: g, credentials, region: config.region ?? 'us-east-1', config: config as unknown as Record<string, unknown>,
+      gateway: g, credentials, region: config.region ?? 'us-east-1', config: config as unknown as Record<string, unknown>, backends, stateDir,
+      control: (command) => control(backends, command),
       close: async () => {
         await g.close();
         await Promise.allSettled(servers.map((s) => s.dispose()));
+        removeState();
       },
     };
   } catch (err) {
     await gateway?.close();
     await Promise.allSettled(servers.map((s) => s.dispose()));
+    removeState();
     throw err;
   }
+}
+
+/** One operator command on the rehearsal's backends (CONTROL_HELP). */
+async function control(backends: RehearsedBackend[], command: string): Promise<string> {
+  const [verb = '', id] = command.trim().split(/\s+/);
+  if (verb === 'list' || verb === '') return backends.map((b) => `${b.id.padEnd(16)} ${b.domain.padEnd(24)} ${b.endpoint}  ${b.server.running ? 'running' : 'STOPPED'}`).join('\n');
+  if (!['stop', 'start', 'wipe'].includes(verb)) return `unknown command "${verb}"; commands:\n${CONTROL_HELP}`;
+  const b = backends.find((x) => x.id === id);
+  if (!b) return `no s3 backend "${id ?? ''}" (have: ${backends.map((x) => x.id).join(', ')})`;
+  if (verb === 'stop') {
+    await b.server.stop();
+    return `${b.id} stopped: ${b.endpoint} refuses connections`;
+  }
+  if (verb === 'start') {
+    if (b.server.running) return `${b.id} is already running`;
+    await b.server.start();
+    return `${b.id} started again on ${b.endpoint}, with what it held`;
+  }
+  await b.server.wipe();
+  return `${b.id} wiped: started empty on ${b.endpoint} (its shards are lost; repair and the scrubber restore them)`;
 }

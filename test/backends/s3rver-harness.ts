@@ -81,6 +81,20 @@ export class S3rverProcess {
     this.child?.kill('SIGCONT');
   }
 
+  /** Loses everything the server holds, as a replaced disk would: stopped, emptied, started again
+   *  (same port, its bucket "b" empty). */
+  async wipe(): Promise<void> {
+    await this.stop();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+    await this.start();
+  }
+
+  /** Whether the process is running (stopped or never started: false). */
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   async dispose(): Promise<void> {
     await this.stop();
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });

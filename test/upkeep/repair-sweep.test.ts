@@ -32,7 +32,7 @@ describe('repair by bucket and prefix', () => {
     expect(r).toMatchObject({ attempted: 100, repaired: 100, failed: [], remaining: 30 });
     r = await repairDegraded(catalog, repair, { bucket: 'b', prefix: 'logs/', limit: 100 });
     expect(r).toMatchObject({ attempted: 30, repaired: 30, remaining: 0 });
-    expect(tried.every((t) => t.bucket === 'b' && t.key.startsWith('logs/'))).toBe(true);
+    expect(tried.every((t) => t.bucket === 'b' && (t.key ?? '').startsWith('logs/'))).toBe(true);
     expect(new Set(tried.map((t) => t.key)).size).toBe(130);
     // Outside the prefix nothing moved: in b, and the same prefix in another bucket.
     expect((await catalog.bucketHealth('b', new Date())).degradedUnits).toBe(5);
