@@ -256,6 +256,7 @@ export class EcStore implements T.ObjectStore {
         if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
+    await this.retainShards(bucket, m);
     return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...(versionId === undefined ? {} : { versionId }) };
   }
 
@@ -431,8 +432,22 @@ export class EcStore implements T.ObjectStore {
     if (!retention) throw new S3Error('NoSuchObjectLockConfiguration');
     return retention;
   }
-  putObjectRetention = (bucket: string, key: string, retention: Retention | null, o: { versionId?: string; bypassGovernance?: boolean }) =>
-    this.catalog.changeObjectLock(bucket, key, o.versionId, { retention }, o.bypassGovernance ?? false);
+  async putObjectRetention(bucket: string, key: string, retention: Retention | null, o: { versionId?: string; bypassGovernance?: boolean }): Promise<void> {
+    await this.catalog.changeObjectLock(bucket, key, o.versionId, { retention }, o.bypassGovernance ?? false);
+    if (retention?.mode === 'COMPLIANCE') await this.retainShards(bucket, (await this.readable(bucket, key, o.versionId)).m);
+  }
+
+  /**
+   * Mirrors a version's COMPLIANCE retention onto its shards where the backend enforces
+   * retention (UnitStore.retain; GOVERNANCE is not mirrored: a bypass at the gateway would leave
+   * shards the collector cannot delete). A failure is logged: the catalog's lock still holds.
+   */
+  private async retainShards(bucket: string, m: ObjectManifest): Promise<void> {
+    const lock = m.metadata.objectLock;
+    if (lock?.mode !== 'COMPLIANCE' || !lock.retainUntil || m.storage.kind !== 'coded') return;
+    const failed = await this.units.retain(bucket, m.storage.units, new Date(lock.retainUntil));
+    if (failed) console.error(JSON.stringify({ level: 'error', msg: 'object lock: shards not retained by their backends', bucket, key: m.key, versionId: m.versionId, failed }));
+  }
   async getObjectLegalHold(bucket: string, key: string, versionId?: string): Promise<LegalHoldStatus> {
     const status = (await this.lockOf(bucket, key, versionId))?.legalHold;
     if (!status) throw new S3Error('NoSuchObjectLockConfiguration');
