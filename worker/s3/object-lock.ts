@@ -76,8 +76,10 @@ export function withLockHeaders(metadata: ObjectMetadata, headers: Headers): Obj
 /** PutObject with lock headers needs Content-MD5 or an x-amz-checksum-* (header or trailer), as S3 requires. */
 export function assertLockedPutDigest(s3: S3Context, metadata: ObjectMetadata): void {
   if (!metadata.objectLock) return;
+  // A checksum value in a header, or one announced in the trailer (verified at the body's end);
+  // naming an algorithm alone (x-amz-sdk-checksum-algorithm) gives nothing to check.
   const checksum = readChecksumRequest(s3.headers, s3.auth.checksum);
-  if (readContentMd5(s3.headers) === null && !checksum) {
+  if (readContentMd5(s3.headers) === null && checksum?.expected == null && s3.auth.checksum === undefined) {
     throw new S3Error('InvalidRequest', 'Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters');
   }
 }
