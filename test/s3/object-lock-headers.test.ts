@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Access, FULL_ACCESS } from '../../worker/model/access.ts';
 import { S3Error } from '../../worker/model/errors.ts';
 import type { S3Context } from '../../worker/s3/context.ts';
-import { readBucketLockEnabled, readBypass, readLockHeaders } from '../../worker/s3/object-lock.ts';
+import { assertLockedPutDigest, readBucketLockEnabled, readBypass, readLockHeaders } from '../../worker/s3/object-lock.ts';
 
 const future = new Date(Date.now() + 86_400_000);
 const h = (o: Record<string, string>) => new Headers(o);
@@ -43,6 +43,21 @@ describe('x-amz-object-lock-* on a write', () => {
     expect(readBucketLockEnabled(h({ 'x-amz-bucket-object-lock-enabled': 'false' }))).toBe(false);
     expect(readBucketLockEnabled(h({}))).toBe(false);
     expect(code(() => readBucketLockEnabled(h({ 'x-amz-bucket-object-lock-enabled': 'yes' })))).toBe('InvalidArgument');
+  });
+});
+
+describe('a PutObject with lock headers needs a digest', () => {
+  const locked = { user: {}, objectLock: { legalHold: 'ON' as const } };
+  const ctx = (headers: Record<string, string>, trailer?: object) => ({ headers: h(headers), auth: { checksum: trailer } }) as unknown as S3Context;
+  it('Content-MD5, a checksum header or a trailer checksum', () => {
+    expect(code(() => assertLockedPutDigest(ctx({ 'content-md5': '1B2M2Y8AsgTpgAmY7PhCfg==' }), locked))).toBe('ok');
+    expect(code(() => assertLockedPutDigest(ctx({ 'x-amz-checksum-crc32': 'AAAAAA==' }), locked))).toBe('ok');
+    expect(code(() => assertLockedPutDigest(ctx({}, { algorithm: 'CRC32', expected: null }), locked))).toBe('ok');
+  });
+  it('none, or only an algorithm named, is InvalidRequest; no lock needs none', () => {
+    expect(code(() => assertLockedPutDigest(ctx({}), locked))).toBe('InvalidRequest');
+    expect(code(() => assertLockedPutDigest(ctx({ 'x-amz-sdk-checksum-algorithm': 'CRC32' }), locked))).toBe('InvalidRequest');
+    expect(code(() => assertLockedPutDigest(ctx({}), { user: {} }))).toBe('ok');
   });
 });
 
