@@ -37,7 +37,6 @@ const S3_ERRORS = {
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
-  InvalidRetentionPeriod: [400, 'The retention period must be a positive integer.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],

@@ -8,8 +8,9 @@
  * Errors as AWS answers them: a lock header, retention or legal hold on a bucket without lock is
  * InvalidRequest; mode and date must come together (InvalidArgument); a configuration with both
  * Days and Years, neither, an unknown Mode or ObjectLockEnabled other than Enabled is MalformedXML;
- * a period below 1 is InvalidRetentionPeriod; a PutObject with lock headers needs Content-MD5 or
- * an x-amz-checksum-* (InvalidRequest).
+ * a period below 1 is InvalidArgument (AWS; RGW and s3-tests say InvalidRetentionPeriod); a
+ * RetainUntilDate in a document that is not a date is MalformedXML, in a header InvalidArgument;
+ * a PutObject with lock headers needs Content-MD5 or an x-amz-checksum-* (InvalidRequest).
  * Bypass: S3 needs the s3:BypassGovernanceRetention permission. Key scopes here have no such
  * action (model/access.ts has five), so a key may bypass exactly when its scope grants read,
  * list, write and delete on the whole bucket (docs/COMPATIBILITY.md, "Object Lock"); anonymous
@@ -116,7 +117,8 @@ function period(retention: XmlElement, name: 'Days' | 'Years', max: number): num
   if (text === undefined) return undefined;
   if (!/^-?\d+$/.test(text)) throw malformedXml(`${name} is an integer`);
   const n = Number(text);
-  if (n < 1 || n > max) throw new S3Error('InvalidRetentionPeriod', `Default retention period must be a positive integer value${n > max ? ` of at most ${max} ${name.toLowerCase()}` : ''}.`);
+  if (n < 1) throw new S3Error('InvalidArgument', 'Default retention period must be a positive integer value.', { ArgumentName: name });
+  if (n > max) throw new S3Error('InvalidArgument', `Default retention period must be at most ${max} ${name.toLowerCase()}.`, { ArgumentName: name });
   return n;
 }
 
@@ -155,7 +157,7 @@ function readRetention(root: XmlElement): Retention | null {
   if (!isMode(mode)) throw malformedXml('Mode GOVERNANCE or COMPLIANCE');
   if (until === undefined) throw malformedXml('RetainUntilDate with Mode');
   const iso = isoDate(until);
-  if (iso === null) throw new S3Error('InvalidArgument', 'The retain until date must be provided in ISO 8601 format', { ArgumentName: 'RetainUntilDate', ArgumentValue: until });
+  if (iso === null) throw malformedXml('RetainUntilDate in ISO 8601');
   return { mode, retainUntil: futureDate(iso, 'RetainUntilDate') };
 }
 
