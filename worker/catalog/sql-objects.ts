@@ -6,6 +6,9 @@
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
  * Versioning (S3's rules, docs/COMPATIBILITY.md "Versioning"): a bucket never versioned keeps
  * one null version per key and writes exactly the rows it wrote before versioning existed.
+ * Object Lock (model/object-lock.ts, docs/COMPATIBILITY.md "Object Lock"): a version's lock is in
+ * its metadata, a bucket's configuration in its `object-lock` state row; removeVersion and commit
+ * refuse to remove or replace a locked version, and takeDueGarbage never hands over its units.
  */
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
