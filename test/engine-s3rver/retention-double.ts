@@ -1,10 +1,13 @@
 /**
  * A backend double that enforces S3 Object Lock retention, in front of an s3rver (which has no
  * object lock): `PUT <key>?retention` (with a Content-MD5 that matches, as S3 requires; COMPLIANCE
- * only) records the key's retain-until date, refusing a shorter one; a DELETE, or a PUT over the
- * key, before that date answers 403 AccessDenied, as a bucket with Object Lock does. Everything
- * else passes through to s3rver unchanged (raw target and headers, so s3rver checks the
- * signatures the gateway made). The retention requests themselves are not signature-checked.
+ * only) records the key's retain-until date, refusing a shorter one; a DELETE before that date
+ * answers 403 AccessDenied, so the retained bytes stay. (AWS, whose lock buckets are versioned,
+ * answers a DELETE by key with a delete marker and keeps the retained version; a DELETE of that
+ * version is what it refuses. s3rver has no versions, so refusing the DELETE is how the double
+ * keeps the bytes. A PUT over the key passes, as it makes a new version on AWS.) Everything else
+ * passes through to s3rver unchanged (raw target and headers, so s3rver checks the signatures the
+ * gateway made). The retention requests themselves are not signature-checked.
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -49,7 +52,7 @@ export async function startRetentionDouble(upstream: URL): Promise<RetentionDoub
       return;
     }
     const until = retained.get(path);
-    if ((req.method === 'DELETE' || req.method === 'PUT') && until && until.getTime() > Date.now()) {
+    if (req.method === 'DELETE' && until && until.getTime() > Date.now()) {
       refused.push(`${req.method} ${path}`);
       req.resume();
       return answer(res, 403, error('AccessDenied', 'Access Denied because object protected by object lock.'));
