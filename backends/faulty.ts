@@ -188,6 +188,18 @@ export class FaultyBackend implements Backend {
     return info;
   }
 
+  /** Forwarded when the inner backend enforces retention (faults as a put). */
+  get retain(): Backend['retain'] {
+    const inner = this.inner;
+    return inner.retain
+      ? async (key, retention) => {
+          const call = await this.enter('put', key);
+          await inner.retain!(key, retention);
+          this.leave(call);
+        }
+      : undefined;
+  }
+
   async delete(key: string): Promise<void> {
     const call = await this.enter('delete', key);
     await this.inner.delete(key);

@@ -116,6 +116,12 @@ export class MeteredBackend implements Backend {
     return this.measure('head', key, () => 0, () => this.inner.head(key));
   }
 
+  /** Forwarded when the inner backend enforces retention; counted as the PUT request it is. */
+  get retain(): Backend['retain'] {
+    const inner = this.inner;
+    return inner.retain ? (key, retention) => this.measure('put', key, () => 0, () => inner.retain!(key, retention)) : undefined;
+  }
+
   delete(key: string): Promise<void> {
     return this.measure('delete', key, () => 0, () => this.inner.delete(key));
   }

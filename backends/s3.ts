@@ -10,7 +10,8 @@ import { S3Http } from './s3-http.ts';
 import { rangeAnswer } from './s3-range.ts';
 import { parseListObjectsV2 } from './s3-xml.ts';
 import { PutBodyError, assertValidLength, type BodyFailure, assertValidRange, bytesToStream, isChunkSource, pumpChunks, putBodyStream, shapeBody, withLengthCheck } from './streams.ts';
-import type { Backend, BlobInfo, ByteRange, GetOptions, GetResult, ListOptions, ListPage, PutBody, PutOptions } from './types.ts';
+import { createHash } from 'node:crypto';
+import type { Backend, BlobInfo, BlobRetention, ByteRange, GetOptions, GetResult, ListOptions, ListPage, PutBody, PutOptions } from './types.ts';
 
 export interface S3BackendOptions {
   id: string;
@@ -33,6 +34,8 @@ export interface S3BackendOptions {
   retryBaseMs?: number;
   /** Injected fetch (tests count attempts); default globalThis.fetch. */
   fetch?: (request: Request) => Promise<Response>;
+  /** The bucket has S3 Object Lock enabled: shards of COMPLIANCE-locked versions get the same retention (retain()). */
+  objectLock?: boolean;
 }
 
 const encodeSegment = (s: string) =>
@@ -43,10 +46,12 @@ export class S3Backend implements Backend {
   readonly domain: string;
   private readonly http: S3Http;
   private readonly bucketUrl: string;
+  readonly retain?: (key: string, retention: BlobRetention) => Promise<void>;
 
   constructor(o: S3BackendOptions) {
     this.id = o.id;
     this.domain = o.domain;
+    if (o.objectLock) this.retain = (key, retention) => this.putRetention(key, retention);
     this.http = new S3Http({
       backendId: o.id,
       accessKeyId: o.accessKeyId,
@@ -153,6 +158,21 @@ export class S3Backend implements Backend {
     const size = Number(ex.res.headers.get('content-length'));
     if (!Number.isSafeInteger(size)) throw this.http.error('Unavailable', 'HEAD answer without Content-Length');
     return { size, lastModified: new Date(ex.res.headers.get('last-modified') ?? NaN) };
+  }
+
+  /**
+   * PutObjectRetention on the blob, COMPLIANCE mode, after it was written: S3 requires
+   * Content-MD5 (or a checksum) on a PUT that sets retention, which a streamed shard cannot
+   * give up front; this small document can.
+   */
+  private async putRetention(key: string, retention: BlobRetention): Promise<void> {
+    const body = new TextEncoder().encode(
+      `<Retention xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Mode>COMPLIANCE</Mode><RetainUntilDate>${retention.retainUntil.toISOString()}</RetainUntilDate></Retention>`,
+    );
+    const md5 = createHash('md5').update(body).digest('base64');
+    const ex = await this.http.send({ method: 'PUT', url: `${this.objectUrl(key)}?retention`, headers: { 'content-length': String(body.byteLength), 'content-md5': md5 }, body }, (s) => s === 200 || s === 204);
+    await ex.res.arrayBuffer().catch(() => {});
+    ex.done();
   }
 
   async delete(key: string): Promise<void> {

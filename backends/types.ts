@@ -32,6 +32,14 @@ export interface PutOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * A retention the backend itself enforces on a blob (S3 Object Lock, COMPLIANCE mode): until
+ * `retainUntil` nobody, the gateway's own credentials included, deletes or overwrites it.
+ */
+export interface BlobRetention {
+  retainUntil: Date;
+}
+
 export interface GetOptions {
   /** Aborts the read before or while the body streams; rejects / errors with `signal.reason`. */
   signal?: AbortSignal;
@@ -102,6 +110,13 @@ export interface Backend {
 
   /** Removes a blob. Idempotent: deleting a missing key resolves. */
   delete(key: string): Promise<void>;
+
+  /**
+   * Present only on a backend configured to enforce retention (an S3 backend with
+   * `"objectLock": true` over a bucket with Object Lock enabled): sets or extends the blob's
+   * COMPLIANCE retention. A retention shorter than the blob's is refused by the backend.
+   */
+  retain?(key: string, retention: BlobRetention): Promise<void>;
 
   /**
    * One page of the blobs whose key starts with `prefix`, in ascending UTF-8 byte order of key;

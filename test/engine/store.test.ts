@@ -169,6 +169,26 @@ describe('EcStore', () => {
     expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {}, versionId: v1 })).body), old)).toBe(0);
   });
 
+  it('object lock: a COMPLIANCE version is not deleted, not collected, and a rebuild restores it locked', async () => {
+    await s.store.createBucket('vault', { region: 'us-east-1', objectLock: true });
+    const data = randomBytes(rand, 30_000);
+    const objectLock = { mode: 'COMPLIANCE' as const, retainUntil: new Date(Date.now() + 86_400_000).toISOString() };
+    const v1 = (await s.store.putObject('vault', 'k', stream(data), put(data.length, { metadata: { user: {}, objectLock } }))).versionId!;
+    await expect(s.store.deleteObject('vault', 'k', { versionId: v1, bypassGovernance: true })).rejects.toMatchObject({ code: 'AccessDenied' });
+    expect((await s.store.deleteObject('vault', 'k')).deleteMarker).toBe(true);
+    expect(await collectGarbage(s.catalog, s.units.byId, new Date(Date.now() + 1000))).toBe(0);
+
+    const lost = localCatalog(); // the bucket's catalog is lost, its lock configuration with it
+    await lost.insertBucket('vault', 'us-east-1');
+    expect((await rebuildCatalog('vault', s.backends, lost)).restored).toEqual(['k']);
+    expect(await lost.getObjectLock('vault')).toEqual({ rule: null });
+    expect(await lost.getVersioning('vault')).toBe('Enabled');
+    const restored = await lost.getVersion('vault', 'k', null);
+    expect(restored.kind === 'object' && restored.manifest.metadata.objectLock).toEqual(objectLock);
+    await expect(lost.removeManifest('vault', 'k', undefined, (restored as { versionId: string }).versionId)).rejects.toMatchObject({ code: 'AccessDenied' });
+    expect(Buffer.compare(await bytes((await s.store.getObject('vault', 'k', { conditions: {}, versionId: v1 })).body), data)).toBe(0);
+  });
+
   it('a wide 8+3 policy never has more than 6 backend calls in flight, and segments big bodies', async () => {
     let inFlight = 0, peak = 0;
     const probe = (b: MemoryBackend): Backend => {

@@ -76,7 +76,7 @@ describe('NotImplemented, never a wrong success', () => {
   it.each([
     ['PUT', '/rawp?policy', {}],
     ['PUT', '/rawp?lifecycle', {}],
-    ['PUT', '/rawp/ten?retention', {}],
+    ['PUT', '/rawp?replication', {}],
     ['PUT', '/rawp/ten?versionId=null', {}],
     ['POST', '/rawp/ten', {}],
     ['POST', '/rawp/ten?restore', {}],
@@ -84,7 +84,7 @@ describe('NotImplemented, never a wrong success', () => {
     ['PATCH', '/rawp/ten', {}],
     ['DELETE', '/', {}],
     ['PUT', '/rawp/new', { 'x-amz-server-side-encryption': 'aws:kms' }],
-    ['PUT', '/rawp/new', { 'x-amz-object-lock-mode': 'GOVERNANCE' }],
+    ['PUT', '/rawp/new', { 'x-amz-website-redirect-location': '/elsewhere' }],
     ['PUT', '/rawp/new', { 'x-amz-storage-class': 'GLACIER' }],
     ['PUT', '/rawp/new', { 'if-none-match': '"abc"' }],
     ['PUT', '/rawp/new', { 'x-amz-server-side-encryption-aws-kms-key-id': 'k' }],

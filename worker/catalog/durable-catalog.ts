@@ -17,6 +17,8 @@ import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
+import type { ObjectLockChange } from './types.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = '__buckets__';
@@ -49,10 +51,10 @@ export class DurableCatalog implements Catalog {
    * Gap: if the second step never happens, the bucket is listed but its object requests answer
    * NoSuchBucket; deleteBucket then createBucket repairs it.
    */
-  async insertBucket(bucket: string, region: string): Promise<void> {
+  async insertBucket(bucket: string, region: string, options: { objectLock?: boolean } = {}): Promise<void> {
     const created = Date.now();
     unwrap(await this.registry().registerBucket(bucket, region, created));
-    await this.bucket(bucket).initBucket(bucket, region, created);
+    await this.bucket(bucket).initBucket(bucket, region, created, options.objectLock ?? false);
   }
 
   async getBucket(bucket: string): Promise<S.BucketInfo> {
@@ -103,6 +105,18 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setVersioning(bucket, status));
   }
 
+  async getObjectLock(bucket: string): Promise<ObjectLockConfig | null> {
+    return unwrap(await this.bucket(bucket).getObjectLock(bucket));
+  }
+
+  async setObjectLock(bucket: string, rule: DefaultRetention | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setObjectLock(bucket, rule));
+  }
+
+  async changeObjectLock(bucket: string, key: string, versionId: string | undefined, change: ObjectLockChange, bypassGovernance = false): Promise<void> {
+    unwrap(await this.bucket(bucket).changeObjectLock(bucket, key, versionId, change, bypassGovernance));
+  }
+
   async getVersion(bucket: string, key: string, versionId: string | null): Promise<VersionLookup> {
     return unwrap(await this.bucket(bucket).getVersion(bucket, key, versionId));
   }
@@ -135,8 +149,8 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
   }
 
-  async removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string): Promise<S.DeleteObjectResult> {
-    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace, versionId));
+  async removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
+    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace, versionId, bypassGovernance));
   }
 
   async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {

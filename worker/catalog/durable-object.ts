@@ -35,6 +35,8 @@ import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, VersionLookup } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
+import type { ObjectLockChange } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -125,9 +127,13 @@ export class CatalogObject extends DurableObject {
 
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
 
-  initBucket(name: string, region: string, created: number): void {
+  /** `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled). */
+  initBucket(name: string, region: string, created: number, objectLock = false): void {
     this.ensureSchema();
-    this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
+      if (objectLock) new SqlObjects(this.sql, name).enableObjectLock();
+    });
   }
 
   /** Ends the bucket if it holds no objects and no uploads (BucketNotEmpty), returning its pending
@@ -181,6 +187,15 @@ export class CatalogObject extends DurableObject {
   }
   setVersioning(bucket: string, status: S.VersioningStatus): Reply<void> {
     return this.inBucket(bucket, (o) => o.setVersioning(status));
+  }
+  getObjectLock(bucket: string): Reply<ObjectLockConfig | null> {
+    return this.inBucket(bucket, (o) => o.objectLock());
+  }
+  setObjectLock(bucket: string, rule: DefaultRetention | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setObjectLock(rule));
+  }
+  changeObjectLock(bucket: string, key: string, versionId: string | undefined, change: ObjectLockChange, bypass: boolean): Reply<void> {
+    return this.inBucket(bucket, (o) => o.changeObjectLock(key, versionId, change, bypass));
   }
   listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Reply<SealRecord[]> {
     return this.inBucket(bucket, () => listSealRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
@@ -321,8 +336,8 @@ export class CatalogObject extends DurableObject {
     const next = repairs.nextWake(Date.now());
     if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
-  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string): Reply<S.DeleteObjectResult> {
-    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId));
+  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
+    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId, bypassGovernance));
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
@@ -331,7 +346,10 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => o.list(options));
   }
   insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Reply<UploadRecord> {
-    return this.inBucket(bucket, (_, mp) => mp.create(key, options));
+    return this.inBucket(bucket, (o, mp) => {
+      o.assertLockable(options.metadata);
+      return mp.create(key, options);
+    });
   }
   getUpload(bucket: string, key: string, uploadId: string): Reply<UploadRecord> {
     return this.inBucket(bucket, (_, mp) => mp.get(key, uploadId));

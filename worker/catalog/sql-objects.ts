@@ -6,6 +6,9 @@
  * common prefix with one range jump (range-list.ts); it never reads the whole table.
  * Versioning (S3's rules, docs/COMPATIBILITY.md "Versioning"): a bucket never versioned keeps
  * one null version per key and writes exactly the rows it wrote before versioning existed.
+ * Object Lock (model/object-lock.ts, docs/COMPATIBILITY.md "Object Lock"): a version's lock is in
+ * its metadata, a bucket's configuration in its `object-lock` state row; removeVersion and commit
+ * refuse to remove or replace a locked version, and takeDueGarbage never hands over its units.
  */
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
@@ -13,6 +16,7 @@ import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
+import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
 import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
@@ -22,6 +26,10 @@ import { listVersionRows, NULL_VERSION, shownVersionId, type VersionRow } from '
 
 /** The state row of the bucket's versioning status ('Enabled' | 'Suspended'; none: never configured). */
 const VERSIONING = 'versioning';
+/** The state row of a lock-enabled bucket's ObjectLockConfig (none: Object Lock not enabled, for good). */
+const OBJECT_LOCK = 'object-lock';
+
+const missingLockConfiguration = () => new S3Error('InvalidRequest', 'Bucket is missing Object Lock Configuration');
 
 /** `column > ?` or `column >= ?` for a bound, plus `column < ?` when there is an upper end. */
 export function rangeWhere(column: string, lower: Bound, upper: string | null): string {
@@ -58,8 +66,58 @@ export class SqlObjects {
     return this.getState(VERSIONING) as VersioningStatus | null;
   }
 
+  /** S3 refuses to suspend versioning on a lock-enabled bucket (InvalidBucketState). */
   setVersioning(status: VersioningStatus): void {
+    if (status !== 'Enabled' && this.objectLock()) throw new S3Error('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
     this.setState(VERSIONING, status);
+  }
+
+  /** The bucket's Object Lock configuration (null: lock not enabled). */
+  objectLock(): ObjectLockConfig | null {
+    const value = this.getState(OBJECT_LOCK);
+    return value === null ? null : (JSON.parse(value) as ObjectLockConfig);
+  }
+
+  /** CreateBucket with x-amz-bucket-object-lock-enabled: lock on, versioning Enabled (both for good). */
+  enableObjectLock(): void {
+    this.setState(VERSIONING, 'Enabled');
+    if (!this.objectLock()) this.setState(OBJECT_LOCK, JSON.stringify({ rule: null } satisfies ObjectLockConfig));
+  }
+
+  /** PutObjectLockConfiguration: the default retention; enabling lock needs versioning Enabled (InvalidBucketState). */
+  setObjectLock(rule: DefaultRetention | null): void {
+    if (!this.objectLock() && this.versioning() !== 'Enabled') {
+      throw new S3Error('InvalidBucketState', "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration");
+    }
+    this.setState(OBJECT_LOCK, JSON.stringify({ rule } satisfies ObjectLockConfig));
+  }
+
+  /** A write naming a retention or legal hold needs a lock-enabled bucket (InvalidRequest, as S3). */
+  assertLockable(metadata: ObjectManifest['metadata']): void {
+    if (metadata.objectLock && !this.objectLock()) throw missingLockConfiguration();
+  }
+
+  /**
+   * PutObjectRetention / PutObjectLegalHold on the current version or `versionId`: rewritten in
+   * place (same version, same units). A retention change follows assertRetentionChange
+   * (AccessDenied); `retention` null removes it (with bypass for a running GOVERNANCE one).
+   */
+  changeObjectLock(key: string, versionId: string | undefined, change: { retention?: Retention | null; legalHold?: LegalHoldStatus }, bypass: boolean): void {
+    if (!this.objectLock()) throw missingLockConfiguration();
+    const found = this.lookup(key, versionId ?? null);
+    if (found.kind !== 'object') throw versionId === undefined ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    const { manifest } = found;
+    const { objectLock: lock, ...rest } = manifest.metadata;
+    let next = { ...lock };
+    if (change.retention !== undefined) {
+      assertRetentionChange(lock, change.retention, bypass, Date.now());
+      const { mode: _m, retainUntil: _r, ...kept } = next;
+      next = change.retention ? { ...kept, mode: change.retention.mode, retainUntil: change.retention.retainUntil } : kept;
+    }
+    if (change.legalHold !== undefined) next.legalHold = change.legalHold;
+    const compact = compactLock(next);
+    manifest.metadata = compact ? { ...rest, objectLock: compact } : rest;
+    this.rewrite(key, manifest);
   }
 
   /**
@@ -69,12 +127,16 @@ export class SqlObjects {
    * replaces the key's null version, wherever it stands among the versions (S3's rule).
    * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
    */
-  commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
+  commit(key: string, written: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
     const status = this.versioning();
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
+    const manifest = this.withBucketLock(written);
     const replaced = status === 'Enabled' ? undefined : this.versionRow(key, 'null');
     const replacedManifest = replaced && !replaced.delete_marker ? (JSON.parse(replaced.manifest) as ObjectManifest) : null;
+    // A locked version is never overwritten in place (only a lock-enabled bucket has locked versions,
+    // and it stays Enabled, so this guards storage that broke that rule).
+    if (replacedManifest) assertRemovable(replacedManifest.metadata.objectLock, false, Date.now());
     this.queueGarbage([...supersededUnits(replacedManifest, manifest), ...alsoUnused], Date.now() + graceMs);
     this.release(unitsOf(manifest));
     this.ledger.replace(key, replacedManifest, manifest);
@@ -83,6 +145,19 @@ export class SqlObjects {
     this.setCurrent(key, manifest);
     // Suspended: the write is the null version, but S3 (and the suite) send no x-amz-version-id for it.
     return status === 'Enabled' ? manifest.versionId : undefined;
+  }
+
+  /**
+   * The bucket's lock applied to a version being committed: InvalidRequest when it names a lock
+   * the bucket does not have; the default retention when it names no retention of its own,
+   * counted from the commit (S3 counts from the version's creation).
+   */
+  private withBucketLock(manifest: ObjectManifest): ObjectManifest {
+    this.assertLockable(manifest.metadata);
+    const config = this.objectLock();
+    if (!config) return manifest;
+    const lock = withDefaultRetention(manifest.metadata.objectLock, config, Date.now());
+    return lock === manifest.metadata.objectLock ? manifest : { ...manifest, metadata: { ...manifest.metadata, objectLock: lock! } };
   }
 
   /** Points `objects` at the key's newest version (`manifest`), or removes the row (null: none, or a delete marker). */
@@ -220,8 +295,8 @@ export class SqlObjects {
   }
 
   /** DeleteObject (ObjectCatalog.removeManifest says what each versioning state does). */
-  delete(key: string, ifMatch: string | undefined, graceMs: number, versionId?: string): DeleteObjectResult {
-    if (versionId !== undefined) return this.deleteVersion(key, versionId, graceMs);
+  delete(key: string, ifMatch: string | undefined, graceMs: number, versionId?: string, bypassGovernance = false): DeleteObjectResult {
+    if (versionId !== undefined) return this.deleteVersion(key, versionId, graceMs, bypassGovernance);
     const previous = this.get(key);
     if (ifMatch !== undefined) checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, { ifMatch }, key);
     const status = this.versioning();
@@ -242,11 +317,11 @@ export class SqlObjects {
   }
 
   /** Removes exactly one version; the next newest becomes current if it was the newest. Absent: nothing to do. */
-  private deleteVersion(key: string, versionId: string, graceMs: number): DeleteObjectResult {
+  private deleteVersion(key: string, versionId: string, graceMs: number, bypassGovernance = false): DeleteObjectResult {
     const row = this.versionRow(key, versionId);
     if (!row) return { versionId };
     const newest = this.versionRow(key, null)!;
-    this.removeVersion(key, row, graceMs);
+    this.removeVersion(key, row, graceMs, bypassGovernance);
     if (newest.version_id === row.version_id) {
       const next = this.versionRow(key, null);
       this.setCurrent(key, next && !next.delete_marker ? (JSON.parse(next.manifest) as ObjectManifest) : null);
@@ -254,10 +329,15 @@ export class SqlObjects {
     return row.delete_marker ? { versionId, deleteMarker: true } : { versionId };
   }
 
-  /** Drops a stored version; an object version's units are queued for deletion. */
-  private removeVersion(key: string, row: VersionRow, graceMs: number): void {
+  /**
+   * Drops a stored version; an object version's units are queued for deletion. Every way a
+   * version leaves the catalog passes here, so here a locked version refuses (AccessDenied):
+   * only `bypassGovernance` (an allowed S3 request) lets a GOVERNANCE-retained one go.
+   */
+  private removeVersion(key: string, row: VersionRow, graceMs: number, bypassGovernance = false): void {
     if (!row.delete_marker) {
       const manifest = JSON.parse(row.manifest) as ObjectManifest;
+      assertRemovable(manifest.metadata.objectLock, bypassGovernance, Date.now());
       this.queueGarbage(supersededUnits(manifest, null), Date.now() + graceMs);
       this.ledger.replace(key, manifest, null);
     }
@@ -331,12 +411,32 @@ export function queueGarbage(sql: SqlStorage, entry: GarbageUnits, notBefore: nu
 export function takeDueGarbage(sql: SqlStorage, now: number, limit: number, bucket: string | undefined): GarbageUnits[] {
   const rows = sql.exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit).toArray();
   for (const r of rows) sql.exec('DELETE FROM garbage WHERE id = ?', r.id);
-  const taken: GarbageUnits[] = rows.map((r) => JSON.parse(r.entry));
+  const taken: GarbageUnits[] = rows.map((r) => withoutLocked(sql, JSON.parse(r.entry) as GarbageUnits, now)).filter((e) => e.units.length + (e.unitIds?.length ?? 0) > 0);
   if (bucket === undefined || taken.length >= limit) return taken;
   const expired = sql.exec<{ unit_id: string }>('SELECT unit_id FROM reservations WHERE expires <= ? ORDER BY expires LIMIT ?', now, limit).toArray();
   for (const r of expired) sql.exec('DELETE FROM reservations WHERE unit_id = ?', r.unit_id);
-  if (expired.length) taken.push({ bucket, units: [], unitIds: expired.map((r) => r.unit_id) });
+  const ids = expired.map((r) => r.unit_id).filter((id) => !lockedUnit(sql, id, now));
+  if (ids.length) taken.push({ bucket, units: [], unitIds: ids });
   return taken;
+}
+
+/**
+ * Whether `unitId` belongs to a stored version that is locked at `now` (retention running or
+ * legal hold ON). The collector is never handed such a unit, whatever put it in the garbage:
+ * the last guard between a locked version and the deletion of its shards.
+ */
+export function lockedUnit(sql: SqlStorage, unitId: string, now: number): boolean {
+  const row = sql.exec<{ manifest: string }>(
+    'SELECT v.manifest FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?', unitId,
+  ).toArray()[0];
+  return row !== undefined && lockRefusal((JSON.parse(row.manifest) as ObjectManifest).metadata.objectLock, false, now) !== null;
+}
+
+/** `entry` without the units of locked versions (they stay where they are: referenced). */
+function withoutLocked(sql: SqlStorage, entry: GarbageUnits, now: number): GarbageUnits {
+  const units = entry.units.filter((u) => !lockedUnit(sql, u.unitId, now));
+  const unitIds = entry.unitIds?.filter((id) => !lockedUnit(sql, id, now));
+  return { ...entry, units, ...(unitIds ? { unitIds } : {}) };
 }
 
 /** Pending garbage and reservations (as garbage due at their expiry), for a retiring bucket's hand-over. */

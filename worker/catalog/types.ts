@@ -12,6 +12,13 @@
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, Retention } from '../model/object-lock.ts';
+
+/** A change of a version's lock: its retention (null: removed) and/or its legal hold. */
+export interface ObjectLockChange {
+  retention?: Retention | null;
+  legalHold?: LegalHoldStatus;
+}
 import type { SseRecord } from '../model/sse.ts';
 import type {
   BucketInfo,
@@ -198,7 +205,8 @@ export interface BucketHealth {
 export interface BucketCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
   /** BucketAlreadyOwnedByYou if it exists. */
-  insertBucket(bucket: string, region: string): Promise<void>;
+  /** `objectLock`: created with Object Lock enabled (versioning Enabled, which can then never be Suspended). */
+  insertBucket(bucket: string, region: string, options?: { objectLock?: boolean }): Promise<void>;
   /** NoSuchBucket if missing. */
   getBucket(bucket: string): Promise<BucketInfo>;
   /** BucketNotEmpty while it holds objects or multipart uploads; NoSuchBucket if missing. */
@@ -240,8 +248,16 @@ export interface ObjectCatalog extends BucketCatalog {
    * the newest, the next newest becomes current. Without: a bucket never versioned removes the
    * key; Enabled adds a delete marker; Suspended replaces the null version by a null marker.
    * Removed object versions have their units queued for deletion. If-Match mismatch: 412.
+   * A locked object version (model/object-lock.ts) is never removed: AccessDenied, unless
+   * `bypassGovernance` and its lock is GOVERNANCE retention only. A delete marker may always be added.
    */
-  removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string): Promise<DeleteObjectResult>;
+  removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string, bypassGovernance?: boolean): Promise<DeleteObjectResult>;
+  /** The bucket's Object Lock configuration, null when lock is not enabled. NoSuchBucket. */
+  getObjectLock(bucket: string): Promise<ObjectLockConfig | null>;
+  /** Sets the default retention; enables lock on a versioning-Enabled bucket (else InvalidBucketState). */
+  setObjectLock(bucket: string, rule: DefaultRetention | null): Promise<void>;
+  /** PutObjectRetention / PutObjectLegalHold on the current version or `versionId` (sql-objects.ts changeObjectLock). */
+  changeObjectLock(bucket: string, key: string, versionId: string | undefined, change: ObjectLockChange, bypassGovernance?: boolean): Promise<void>;
   /** ListObjectVersions: keys in listing order, newest version first within a key (model/listing.ts rules). */
   listVersions(bucket: string, options: ListVersionsOptions): Promise<ListVersionsResult>;
   /** The bucket's versioning state, null when never configured. NoSuchBucket. */

@@ -47,6 +47,8 @@ const backend = z.discriminatedUnion('kind', [
     retryBaseMs: z.number().int().min(0).optional(),
     accessKeyId: z.string().optional(), secretAccessKey: z.string().optional(),
     accessKeyIdSecret: z.string().optional(), secretAccessKeySecret: z.string().optional(),
+    /** The bucket has S3 Object Lock enabled: shards of COMPLIANCE-locked versions are retained by the backend too (docs/OPERATING.md). */
+    objectLock: z.boolean().optional(),
   }).strict(),
 ]);
 

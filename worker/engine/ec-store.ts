@@ -11,6 +11,7 @@
  * the catalog decides at commit what a write replaces, by the bucket's versioning state.
  * Known gaps: CopyObject copies data (no shard sharing).
  */
+import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
 import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
@@ -255,11 +256,12 @@ export class EcStore implements T.ObjectStore {
         if (u.missing.length) this.opts.enqueueRepair?.({ bucket, key, unitId: u.unitId, shards: u.missing, reason: { kind: 'write-missed' } });
       }
     }
+    await this.retainShards(bucket, m);
     return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...(versionId === undefined ? {} : { versionId }) };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
-  createBucket = (bucket: string, o: { region: string }) => this.catalog.insertBucket(bucket, o.region);
+  createBucket = (bucket: string, o: { region: string; objectLock?: boolean }) => this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false });
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
   async bucketEncrypted(bucket: string): Promise<boolean> {
     await this.catalog.getBucket(bucket); // NoSuchBucket first
@@ -361,14 +363,14 @@ export class EcStore implements T.ObjectStore {
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
-  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.ifMatch, o.versionId);
+  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.ifMatch, o.versionId, o.bypassGovernance ?? false);
 
-  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[]): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], o: { bypassGovernance?: boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
     for (const { key, versionId } of objects) {
       try {
-        out.push({ key, ...(await this.catalog.removeManifest(bucket, key, undefined, versionId)) });
+        out.push({ key, ...(await this.catalog.removeManifest(bucket, key, undefined, versionId, o.bypassGovernance ?? false)) });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
       }
@@ -386,12 +388,13 @@ export class EcStore implements T.ObjectStore {
     const { m: source, versionId: sourceVersionId } = await this.readable(src.bucket, src.key, src.versionId);
     checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
-    const { tags: sourceTags, sse: _sourceSse, ...sourceMetadata } = source.metadata;
-    const base = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
+    // The source's lock stays with the source: the copy has the request's (or the bucket's default).
+    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, ...sourceMetadata } = source.metadata;
+    const { objectLock: _replacedLock, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
     const sse = await this.sseRecord(bucket, o.sse); // the target's own: never the source's
     const customerKey = customerKeyOf(o.sse);
-    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}) };
+    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}), ...(o.objectLock ? { objectLock: o.objectLock } : {}) };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
     const stored = await this.copyBody(source, 0, source.size - 1, bucket, false, { source: customerKeyOf(src.sse), target: customerKey },
       // An inline copy has no unit to reserve: its commit checks the conditions.
@@ -411,6 +414,46 @@ export class EcStore implements T.ObjectStore {
     const result = await this.commit(bucket, key, m, o.conditions);
     return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
   }
+
+  async getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig> {
+    const config = await this.catalog.getObjectLock(bucket);
+    if (!config) throw new S3Error('ObjectLockConfigurationNotFoundError', undefined, { BucketName: bucket });
+    return config;
+  }
+  putObjectLockConfiguration = (bucket: string, rule: DefaultRetention | null) => this.catalog.setObjectLock(bucket, rule);
+
+  /** The lock state of the version a retention or legal-hold read names (InvalidRequest when the bucket has no lock). */
+  private async lockOf(bucket: string, key: string, versionId?: string): Promise<ObjectLockState | undefined> {
+    if (!(await this.catalog.getObjectLock(bucket))) throw new S3Error('InvalidRequest', 'Bucket is missing Object Lock Configuration');
+    return (await this.readable(bucket, key, versionId)).m.metadata.objectLock;
+  }
+  async getObjectRetention(bucket: string, key: string, versionId?: string): Promise<Retention> {
+    const retention = retentionOf(await this.lockOf(bucket, key, versionId));
+    if (!retention) throw new S3Error('NoSuchObjectLockConfiguration');
+    return retention;
+  }
+  async putObjectRetention(bucket: string, key: string, retention: Retention | null, o: { versionId?: string; bypassGovernance?: boolean }): Promise<void> {
+    await this.catalog.changeObjectLock(bucket, key, o.versionId, { retention }, o.bypassGovernance ?? false);
+    if (retention?.mode === 'COMPLIANCE') await this.retainShards(bucket, (await this.readable(bucket, key, o.versionId)).m);
+  }
+
+  /**
+   * Mirrors a version's COMPLIANCE retention onto its shards where the backend enforces
+   * retention (UnitStore.retain; GOVERNANCE is not mirrored: a bypass at the gateway would leave
+   * shards the collector cannot delete). A failure is logged: the catalog's lock still holds.
+   */
+  private async retainShards(bucket: string, m: ObjectManifest): Promise<void> {
+    const lock = m.metadata.objectLock;
+    if (lock?.mode !== 'COMPLIANCE' || !lock.retainUntil || m.storage.kind !== 'coded') return;
+    const failed = await this.units.retain(bucket, m.storage.units, new Date(lock.retainUntil));
+    if (failed) console.error(JSON.stringify({ level: 'error', msg: 'object lock: shards not retained by their backends', bucket, key: m.key, versionId: m.versionId, failed }));
+  }
+  async getObjectLegalHold(bucket: string, key: string, versionId?: string): Promise<LegalHoldStatus> {
+    const status = (await this.lockOf(bucket, key, versionId))?.legalHold;
+    if (!status) throw new S3Error('NoSuchObjectLockConfiguration');
+    return status;
+  }
+  putObjectLegalHold = (bucket: string, key: string, legalHold: LegalHoldStatus, versionId?: string) => this.catalog.changeObjectLock(bucket, key, versionId, { legalHold });
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
   listObjectVersions = (bucket: string, o: T.ListVersionsOptions) => this.catalog.listVersions(bucket, o);

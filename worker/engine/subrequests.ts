@@ -5,7 +5,7 @@
  * collected in memory and sent, or drained, with at most 6 requests in flight. Bodies of wide
  * policies are cut into segments (units of bounded size) so that memory stays bounded too.
  */
-import type { Backend, ByteRange, GetOptions, GetResult } from '../../backends/types.ts';
+import type { Backend, BlobRetention, ByteRange, GetOptions, GetResult } from '../../backends/types.ts';
 
 export const MAX_OPEN_SUBREQUESTS = 6;
 
@@ -35,6 +35,7 @@ export function drainingBackend(backend: Backend, sem: Semaphore): Backend {
     put: (key, body, length, opts) => sem.run(() => backend.put(key, body, length, opts)),
     head: (key) => sem.run(() => backend.head(key)),
     delete: (key) => sem.run(() => backend.delete(key)),
+    ...(backend.retain ? { retain: (key: string, r: BlobRetention) => sem.run(() => backend.retain!(key, r)) } : {}),
     list: (prefix, cursor, opts) => sem.run(() => backend.list(prefix, cursor, opts)),
     async get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
       return sem.run(async () => {

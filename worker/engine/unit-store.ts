@@ -297,6 +297,18 @@ export class UnitStore {
     return this.options.keyRing;
   }
 
+  /**
+   * Gives every shard of `units` on a backend that enforces retention (Backend.retain) the
+   * COMPLIANCE retention `retainUntil`. Answers the shards it could not retain (the gateway's
+   * own lock still holds them; the caller logs). Backends without retention are skipped.
+   */
+  async retain(bucket: string, units: CodedUnit[], retainUntil: Date): Promise<number> {
+    const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
+    const calls = units.flatMap((u) => u.placement.map((id, i) => ({ backend: this.byId.get(id), key: shardKey(bucket, u.unitId, i) })));
+    const results = await Promise.allSettled(calls.filter((c) => c.backend?.retain).map((c) => slots.run(() => c.backend!.retain!(c.key, { retainUntil }))));
+    return results.filter((r) => r.status === 'rejected').length;
+  }
+
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
     await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));

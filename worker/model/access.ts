@@ -9,6 +9,10 @@
  *   delete  DeleteObject, DeleteObjects (entry by entry); DeleteBucket without prefixes
  *   admin   the operator API (/_shardgate/admin/), metrics and the signed status: gateway-wide,
  *           so only in a grant for every bucket ("*") without prefixes
+ * Object Lock: GetObjectRetention and GetObjectLegalHold need read, their Puts write,
+ * PutObjectLockConfiguration write on the whole bucket; S3's s3:BypassGovernanceRetention has no
+ * action here: a key may bypass GOVERNANCE retention when it has read, list, write and delete on
+ * the whole bucket (s3/object-lock.ts readBypass).
  * A key sees, in ListBuckets, only the buckets one of its grants names. A key configured without
  * a scope may do everything (FULL_ACCESS; the deployment review warns about each such key).
  * Pure logic: the config (config.ts) builds it, the gate attaches it to the request, s3/authorize.ts

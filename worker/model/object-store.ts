@@ -18,6 +18,7 @@ import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
+import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, ObjectLockState, Retention } from './object-lock.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -48,6 +49,8 @@ export interface ObjectMetadata {
   tags?: Tag[];
   /** How the client asked the object to be encrypted (model/sse.ts); absent: not asked. */
   sse?: SseRecord;
+  /** The version's retention and legal hold (model/object-lock.ts); absent: none. Headers on GET/HEAD. */
+  objectLock?: ObjectLockState;
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -158,12 +161,16 @@ export interface CopyObjectOptions {
   conditions: WriteConditions;
   /** The target's encryption (never the source's). */
   sse?: SseRequest | null;
+  /** The target's lock from the request's headers (never the source's; the bucket default applies without one). */
+  objectLock?: ObjectLockState | undefined;
 }
 
 export interface DeleteObjectOptions {
   ifMatch?: string;
   /** Removes exactly this version (absent: the key, or a delete marker in a versioned bucket). */
   versionId?: string;
+  /** x-amz-bypass-governance-retention from a key allowed to bypass (s3/object-lock.ts): a GOVERNANCE-retained version may go. */
+  bypassGovernance?: boolean;
 }
 
 /** What a DeleteObject did: x-amz-version-id (the version removed, or the marker added) and
@@ -313,7 +320,8 @@ export interface ListUploadsResult {
 export interface ObjectStore {
   // Buckets
   listBuckets(): Promise<BucketInfo[]>;
-  createBucket(bucket: string, options: { region: string }): Promise<void>;
+  /** `objectLock`: created with Object Lock enabled (versioning Enabled, for good). */
+  createBucket(bucket: string, options: { region: string; objectLock?: boolean }): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
   /** Whether new objects of the bucket are encrypted at rest by default (its policy, the gateway's keys); NoSuchBucket. */
   bucketEncrypted(bucket: string): Promise<boolean>;
@@ -340,7 +348,17 @@ export interface ObjectStore {
   putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
   /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise. */
   deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<DeleteObjectResult>;
-  deleteObjects(bucket: string, objects: { key: string; versionId?: string }[]): Promise<DeleteObjectsEntry[]>;
+  deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], options?: { bypassGovernance?: boolean }): Promise<DeleteObjectsEntry[]>;
+  /** The bucket's Object Lock configuration: ObjectLockConfigurationNotFoundError when lock is not enabled. */
+  getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig>;
+  /** Sets the default retention (null: none); enables lock on a versioning-Enabled bucket, else InvalidBucketState. */
+  putObjectLockConfiguration(bucket: string, rule: DefaultRetention | null): Promise<void>;
+  /** A version's retention: NoSuchObjectLockConfiguration when it has none; InvalidRequest when the bucket has no lock. */
+  getObjectRetention(bucket: string, key: string, versionId?: string): Promise<Retention>;
+  /** Sets (null: removes) a version's retention under assertRetentionChange's rule (AccessDenied). */
+  putObjectRetention(bucket: string, key: string, retention: Retention | null, options: { versionId?: string; bypassGovernance?: boolean }): Promise<void>;
+  getObjectLegalHold(bucket: string, key: string, versionId?: string): Promise<LegalHoldStatus>;
+  putObjectLegalHold(bucket: string, key: string, status: LegalHoldStatus, versionId?: string): Promise<void>;
   /** The bucket's versioning state; null when it was never configured (NoSuchBucket). */
   getBucketVersioning(bucket: string): Promise<VersioningStatus | null>;
   putBucketVersioning(bucket: string, status: VersioningStatus): Promise<void>;

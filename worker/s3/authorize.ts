@@ -63,6 +63,12 @@ const NEEDS: Record<S3Operation, Need> = {
   DeleteObjectTagging: { action: 'write', on: 'object' },
   GetObjectAttributes: { action: 'read', on: 'object' },
   PutBucketOwnershipControls: { action: 'write', on: 'bucket' },
+  GetObjectLockConfiguration: { action: 'list', on: 'some' },
+  PutObjectLockConfiguration: { action: 'write', on: 'bucket' },
+  GetObjectRetention: { action: 'read', on: 'object' },
+  PutObjectRetention: { action: 'write', on: 'object' }, // a shortening or removal also needs bypass (object-lock.ts)
+  GetObjectLegalHold: { action: 'read', on: 'object' },
+  PutObjectLegalHold: { action: 'write', on: 'object' },
 };
 
 export function accessDenied(): S3Error {

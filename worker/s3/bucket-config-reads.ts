@@ -8,8 +8,7 @@
  *   GetBucketPolicy / GetBucketPolicyStatus -> NoSuchBucketPolicy (AWS answers the status read
  *   of a bucket without a policy with the same error; RGW answers IsPublic false),
  *   (GetBucketEncryption is bucket-encryption.ts's: buckets here are encrypted by policy),
- *   GetObjectLockConfiguration ->
- *   ObjectLockConfigurationNotFoundError, GetBucketWebsite -> NoSuchWebsiteConfiguration,
+ *   (GetObjectLockConfiguration is object-lock.ts's), GetBucketWebsite -> NoSuchWebsiteConfiguration,
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
  *   NoSuchPublicAccessBlockConfiguration, GetBucketLifecycleConfiguration ->
  *   NoSuchLifecycleConfiguration; empty documents for GetBucketLogging,
@@ -27,7 +26,6 @@ export type Answer = { error: S3ErrorCode } | { document: () => string };
 export const UNCONFIGURED_READS = {
   GetBucketPolicy: ['policy', { error: 'NoSuchBucketPolicy' }],
   GetBucketPolicyStatus: ['policyStatus', { error: 'NoSuchBucketPolicy' }],
-  GetObjectLockConfiguration: ['object-lock', { error: 'ObjectLockConfigurationNotFoundError' }],
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
   GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],

@@ -14,6 +14,7 @@ import type { S3Context } from './context.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
+import { readBucketLockEnabled } from './object-lock.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';
 
@@ -50,7 +51,7 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     }
   }
   try {
-    await s3.store.createBucket(bucket, { region: s3.settings.region });
+    await s3.store.createBucket(bucket, { region: s3.settings.region, objectLock: readBucketLockEnabled(s3.headers) });
   } catch (err) {
     // us-east-1 answers 200 to re-creating one's own bucket (legacy behaviour AWS keeps there).
     if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' && s3.settings.region === 'us-east-1')) throw err;

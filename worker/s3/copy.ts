@@ -10,6 +10,7 @@ import { checksumElement, parseChecksumAlgorithm } from '../model/checksums.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
 import { readMetadata, readReadConditions, readWriteConditions } from './headers.ts';
+import { readLockHeaders } from './object-lock.ts';
 import { percentDecode, validateKey } from './request.ts';
 import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
@@ -55,6 +56,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
     checksumAlgorithm,
     conditions: readWriteConditions(headers),
     sse,
+    objectLock: readLockHeaders(headers),
   });
   const checksum = result.checksum;
   return xmlResponse(

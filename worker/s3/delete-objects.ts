@@ -17,6 +17,7 @@ import { S3Error } from '../model/errors.ts';
 import { validateKey } from './request.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { checkVersionId } from './versioning.ts';
+import { readBypass } from './object-lock.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 const MAX_KEYS = 1000;
@@ -44,7 +45,7 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));
     }
   }
-  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries) : [];
+  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3) }) : [];
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;

@@ -16,11 +16,12 @@ import { checksumResponseHeaders } from './checksum-headers.ts';
 import { S3Error } from '../model/errors.ts';
 import { toBase64 } from '../model/bytes.ts';
 import { sseResponseHeaders } from './sse-headers.ts';
+import { lockResponseHeaders } from './object-lock.ts';
 
 const MAX_USER_METADATA_BYTES = 2048;
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
 
-const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse'>, string][] = [
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse' | 'objectLock'>, string][] = [
   ['contentType', 'content-type'],
   ['contentEncoding', 'content-encoding'],
   ['contentDisposition', 'content-disposition'],
@@ -133,6 +134,7 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
   for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, rfc2047(utf8HeaderText(value)));
   if (m.tags?.length) h.set('x-amz-tagging-count', String(m.tags.length));
   for (const [name, value] of Object.entries(sseResponseHeaders(m.sse))) h.set(name, value);
+  for (const [name, value] of Object.entries(lockResponseHeaders(m.objectLock))) h.set(name, value);
   for (const [param, value] of options.query) {
     if (param.startsWith('response-')) h.set(param.slice('response-'.length), overrideValue(param, value));
   }

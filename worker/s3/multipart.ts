@@ -16,6 +16,7 @@ import type { S3Context } from './context.ts';
 import { readCopySource } from './copy.ts';
 import { S3Error } from '../model/errors.ts';
 import { readMetadata, readWriteConditions } from './headers.ts';
+import { withLockHeaders } from './object-lock.ts';
 import { declaredLength } from './objects.ts';
 import { parseCopySourceRange } from '../model/range.ts';
 import { limitBody } from './request.ts';
@@ -45,7 +46,7 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const checksum = readMultipartChecksumSpec(headers);
   const sse = readSseRequest(headers);
-  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withHeaderTags(readMetadata(headers), headers), checksum, sse });
+  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers), checksum, sse });
   const extra: Record<string, string> = { ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}), ...sseResponseHeaders(upload.sse) };
   return xmlResponse(xmlDocument('InitiateMultipartUploadResult', el('Bucket', s3.bucket), el('Key', s3.key), el('UploadId', upload.uploadId)), extra);
 }

@@ -25,6 +25,7 @@ import { addServedObjectHeaders } from './served-object.ts';
 import { withHeaderTags } from './tagging.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
+import { assertLockedPutDigest, readBypass, withLockHeaders } from './object-lock.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -37,10 +38,12 @@ export function declaredLength(s3: S3Context, max: number): number {
 export async function PutObject(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const contentLength = declaredLength(s3, s3.settings.maxObjectSize);
+  const metadata = withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers);
+  assertLockedPutDigest(s3, metadata);
   const options = {
     contentLength,
     contentMD5: readContentMd5(headers),
-    metadata: withHeaderTags(readMetadata(headers), headers),
+    metadata,
     checksum: readChecksumRequest(headers, s3.auth.checksum),
     conditions: readWriteConditions(headers),
     sse: readSseRequest(headers),
@@ -99,7 +102,7 @@ export async function GetObject(s3: S3Context): Promise<Response> {
 export async function DeleteObject(s3: S3Context): Promise<Response> {
   const ifMatch = s3.headers.get('if-match');
   const versionId = readVersionId(s3.query);
-  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { ...(ifMatch === null ? {} : { ifMatch }), ...(versionId === undefined ? {} : { versionId }) });
+  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { ...(ifMatch === null ? {} : { ifMatch }), ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
   const headers = { ...versionHeader(result.versionId), ...(result.deleteMarker ? { 'x-amz-delete-marker': 'true' } : {}) };
   return new Response(null, { status: 204, headers });
 }

@@ -2,7 +2,7 @@
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
  * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
- * header asking for a feature we lack (SSE, object lock, non-STANDARD storage class, ...) is
+ * header asking for a feature we lack (website redirects, append writes, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
  * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
@@ -30,6 +30,8 @@ export type S3Operation =
   | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
+  | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
+  | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
   | UnconfiguredRead;
 
 const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
@@ -49,6 +51,12 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeleteObjectTagging: ['tagging', 'versionId'],
   GetObjectAttributes: ['attributes', 'versionId'],
   PutBucketOwnershipControls: ['ownershipControls'],
+  GetObjectLockConfiguration: ['object-lock'],
+  PutObjectLockConfiguration: ['object-lock'],
+  GetObjectRetention: ['retention', 'versionId'],
+  PutObjectRetention: ['retention', 'versionId'],
+  GetObjectLegalHold: ['legal-hold', 'versionId'],
+  PutObjectLegalHold: ['legal-hold', 'versionId'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
   HeadBucket: [],
@@ -115,6 +123,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'GET':
         for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
         if (has('acl')) return 'GetBucketAcl';
+        if (has('object-lock')) return 'GetObjectLockConfiguration';
         if (has('tagging')) return 'GetBucketTagging';
         if (has('location')) return 'GetBucketLocation';
         if (has('versioning')) return 'GetBucketVersioning';
@@ -132,6 +141,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('cors')) return 'PutBucketCors';
         if (has('encryption')) return 'PutBucketEncryption';
         if (has('ownershipControls')) return 'PutBucketOwnershipControls';
+        if (has('object-lock')) return 'PutObjectLockConfiguration';
         if (has('versioning')) return 'PutBucketVersioning';
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
@@ -150,10 +160,14 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('acl')) return 'GetObjectAcl';
         if (has('tagging')) return 'GetObjectTagging';
         if (has('attributes')) return 'GetObjectAttributes';
+        if (has('retention')) return 'GetObjectRetention';
+        if (has('legal-hold')) return 'GetObjectLegalHold';
         return has('uploadId') ? 'ListParts' : 'GetObject';
       case 'PUT':
         if (has('acl')) return 'PutObjectAcl';
         if (has('tagging')) return 'PutObjectTagging';
+        if (has('retention')) return 'PutObjectRetention';
+        if (has('legal-hold')) return 'PutObjectLegalHold';
         if (has('partNumber') || has('uploadId')) return copy ? 'UploadPartCopy' : 'UploadPart';
         return copy ? 'CopyObject' : 'PutObject';
       case 'POST':
@@ -185,9 +199,8 @@ export function assertSupportedHeaders(headers: Headers): void {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
   for (const [name, value] of headers) {
-    if (/^x-amz-(object-lock-|website-redirect-location$|write-offset-bytes$|bucket-object-lock-enabled$)/.test(name)) {
-      if (!(name === 'x-amz-bucket-object-lock-enabled' && value.toLowerCase() === 'false')) refuse(name);
-    }
+    // Object Lock headers are read by the operations that take them (object-lock.ts).
+    if (/^x-amz-(website-redirect-location|write-offset-bytes)$/.test(name)) refuse(name);
     if (name === 'x-amz-storage-class' && value !== 'STANDARD') refuse(`${name}: ${value}`);
     if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }

@@ -5,6 +5,7 @@
 import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts';
 import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
+import { GetObjectLegalHold, GetObjectLockConfiguration, GetObjectRetention, PutObjectLegalHold, PutObjectLockConfiguration, PutObjectRetention } from './object-lock.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
@@ -62,5 +63,11 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   DeleteObjectTagging,
   GetObjectAttributes,
   PutBucketOwnershipControls,
+  GetObjectLockConfiguration,
+  PutObjectLockConfiguration,
+  GetObjectRetention,
+  PutObjectRetention,
+  GetObjectLegalHold,
+  PutObjectLegalHold,
   ...UNCONFIGURED_READ_HANDLERS,
 };

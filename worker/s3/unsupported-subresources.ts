@@ -18,7 +18,6 @@ const BUCKET: Record<string, ByMethod> = {
   logging: { PUT: 'PutBucketLogging' },
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },
-  'object-lock': { PUT: 'PutObjectLockConfiguration' },
   ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)
   policy: { PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   publicAccessBlock: { PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
@@ -29,9 +28,7 @@ const BUCKET: Record<string, ByMethod> = {
 
 /** Object subresources and options. */
 const OBJECT: Record<string, ByMethod> = {
-  'legal-hold': { GET: 'GetObjectLegalHold', PUT: 'PutObjectLegalHold' },
   restore: { POST: 'RestoreObject' },
-  retention: { GET: 'GetObjectRetention', PUT: 'PutObjectRetention' },
   select: { POST: 'SelectObjectContent' },
   torrent: { GET: 'GetObjectTorrent' },
   // A version is read, deleted and tagged by versionId (versioning.ts); the other operations take none.

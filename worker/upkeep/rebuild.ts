@@ -11,6 +11,9 @@
  * lives only in the catalog) and inline objects (no shards) cannot be recovered this way; a body
  * cut into striped segments (wide codes before column units) comes back with a multipart-style
  * ETag and without its client checksum.
+ * Object Lock: a header holds the lock given on the write (metadata.objectLock), restored with
+ * the version; a bucket whose catalog lost its lock configuration gets lock (and versioning
+ * Enabled) back from the first locked version restored, without its default rule.
  * Tags: a header holds the tags of the write; an object whose tags were changed later has a tag
  * record beside its first unit's shards (engine/tag-record.ts), and its newest copy wins.
  */
@@ -158,6 +161,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     const prev = newest.get(key);
     if (!prev || age(prev) < age(candidate)) newest.set(key, candidate);
   }
+  let lockEnabled = false;
   for (const [key, { info, units, etag, checksum }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);
     let metadata = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
@@ -175,6 +179,13 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     if ((await catalog.getVersion(bucket, key, null)).kind === 'marker') {
       result.kept.push(key);
       continue;
+    }
+    // A locked version was written in a lock-enabled bucket: a catalog that lost that says so again
+    // (lock on, versioning Enabled) rather than refuse the version or restore it unlocked.
+    if (metadata.objectLock && !lockEnabled && !(lockEnabled = (await catalog.getObjectLock(bucket)) !== null)) {
+      await catalog.setVersioning(bucket, 'Enabled');
+      await catalog.setObjectLock(bucket, null);
+      lockEnabled = true;
     }
     try {
       await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });

@@ -1,0 +1,80 @@
+// The Object Lock request headers as s3/object-lock.ts reads them (AWS's errors for bad input),
+// and who may bypass GOVERNANCE retention: a key whose scope grants read, list, write and delete
+// on the whole bucket; never a prefix-limited key, never an anonymous request.
+
+import { describe, expect, it } from 'vitest';
+import { Access, FULL_ACCESS } from '../../worker/model/access.ts';
+import { S3Error } from '../../worker/model/errors.ts';
+import type { S3Context } from '../../worker/s3/context.ts';
+import { assertLockedPutDigest, readBucketLockEnabled, readBypass, readLockHeaders } from '../../worker/s3/object-lock.ts';
+
+const future = new Date(Date.now() + 86_400_000);
+const h = (o: Record<string, string>) => new Headers(o);
+const code = (f: () => unknown) => {
+  try {
+    f();
+  } catch (e) {
+    return (e as S3Error).code;
+  }
+  return 'ok';
+};
+
+describe('x-amz-object-lock-* on a write', () => {
+  it('reads mode, date and legal hold', () => {
+    expect(readLockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': future.toISOString(), 'x-amz-object-lock-legal-hold': 'ON' })))
+      .toEqual({ mode: 'COMPLIANCE', retainUntil: future.toISOString(), legalHold: 'ON' });
+    expect(readLockHeaders(h({}))).toBeUndefined();
+    expect(readLockHeaders(h({ 'x-amz-object-lock-legal-hold': 'OFF' }))).toEqual({ legalHold: 'OFF' });
+  });
+
+  it.each([
+    [{ 'x-amz-object-lock-mode': 'GOVERNANCE' }],
+    [{ 'x-amz-object-lock-retain-until-date': future.toISOString() }],
+    [{ 'x-amz-object-lock-mode': 'governance', 'x-amz-object-lock-retain-until-date': future.toISOString() }],
+    [{ 'x-amz-object-lock-mode': 'GOVERNANCE', 'x-amz-object-lock-retain-until-date': 'tomorrow' }],
+    [{ 'x-amz-object-lock-mode': 'GOVERNANCE', 'x-amz-object-lock-retain-until-date': '2001-01-01T00:00:00Z' }],
+    [{ 'x-amz-object-lock-legal-hold': 'on' }],
+  ])('%o is InvalidArgument', (headers) => {
+    expect(code(() => readLockHeaders(h(headers)))).toBe('InvalidArgument');
+  });
+
+  it('x-amz-bucket-object-lock-enabled is true, false or InvalidArgument', () => {
+    expect(readBucketLockEnabled(h({ 'x-amz-bucket-object-lock-enabled': 'True' }))).toBe(true);
+    expect(readBucketLockEnabled(h({ 'x-amz-bucket-object-lock-enabled': 'false' }))).toBe(false);
+    expect(readBucketLockEnabled(h({}))).toBe(false);
+    expect(code(() => readBucketLockEnabled(h({ 'x-amz-bucket-object-lock-enabled': 'yes' })))).toBe('InvalidArgument');
+  });
+});
+
+describe('a PutObject with lock headers needs a digest', () => {
+  const locked = { user: {}, objectLock: { legalHold: 'ON' as const } };
+  const ctx = (headers: Record<string, string>, trailer?: object) => ({ headers: h(headers), auth: { checksum: trailer } }) as unknown as S3Context;
+  it('Content-MD5, a checksum header or a trailer checksum', () => {
+    expect(code(() => assertLockedPutDigest(ctx({ 'content-md5': '1B2M2Y8AsgTpgAmY7PhCfg==' }), locked))).toBe('ok');
+    expect(code(() => assertLockedPutDigest(ctx({ 'x-amz-checksum-crc32': 'AAAAAA==' }), locked))).toBe('ok');
+    expect(code(() => assertLockedPutDigest(ctx({}, { algorithm: 'CRC32', expected: null }), locked))).toBe('ok');
+  });
+  it('none, or only an algorithm named, is InvalidRequest; no lock needs none', () => {
+    expect(code(() => assertLockedPutDigest(ctx({}), locked))).toBe('InvalidRequest');
+    expect(code(() => assertLockedPutDigest(ctx({ 'x-amz-sdk-checksum-algorithm': 'CRC32' }), locked))).toBe('InvalidRequest');
+    expect(code(() => assertLockedPutDigest(ctx({}), { user: {} }))).toBe('ok');
+  });
+});
+
+describe('x-amz-bypass-governance-retention', () => {
+  const ctx = (access: Access | undefined, bypass = 'true') => ({ headers: h({ 'x-amz-bypass-governance-retention': bypass }), bucket: 'vault', auth: { access } }) as unknown as S3Context;
+  const all = ['read', 'list', 'write', 'delete'] as const;
+
+  it('applies for a key with full access to the bucket', () => {
+    expect(readBypass(ctx(FULL_ACCESS))).toBe(true);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: all }])))).toBe(true);
+    expect(readBypass(ctx(FULL_ACCESS, 'false'))).toBe(false);
+  });
+
+  it('never for a key limited to prefixes or actions, nor for an anonymous request', () => {
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], prefixes: ['a/'], actions: all }])))).toBe(false);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: ['read', 'list', 'write'] }])))).toBe(false);
+    expect(readBypass(ctx(new Access([{ buckets: ['other'], actions: all }])))).toBe(false);
+    expect(readBypass(ctx(undefined))).toBe(false);
+  });
+});
