@@ -93,7 +93,7 @@ export interface StatusLike {
   backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number }[];
   data: {
     buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
-    degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: { atRisk: number; lost: number }; repairStuck?: number; uploads: number;
+    degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: { atRisk: number; lost: number; byMissing?: Record<string, number> }; repairStuck?: number; uploads: number;
     reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
     scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
   };

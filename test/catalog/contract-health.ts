@@ -18,7 +18,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
   it('health of an empty bucket: nothing stored, no scrub yet; NoSuchBucket for a missing one', async () => {
     const b = await bucket();
     expect(await c().bucketHealth(b, new Date())).toEqual({
-      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, redundancy: { atRisk: 0, lost: 0 }, oldestDegradedAt: null, repairStuck: 0,
+      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, redundancy: { atRisk: 0, lost: 0, byMissing: {} }, oldestDegradedAt: null, repairStuck: 0,
       uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
       scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
     });
@@ -54,7 +54,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     let h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 3 });
     // k=2, m=1: u1 (one missing) has exactly k shards, u2 (two missing) fewer.
-    expect(h.redundancy).toEqual({ atRisk: 1, lost: 1 });
+    expect(h.redundancy).toEqual({ atRisk: 1, lost: 1, byMissing: { 1: 1, 2: 1 } });
     expect(h.oldestDegradedAt).toBe(Date.parse(manifest(b, 'x').lastModified));
     expect(h.backends.b2).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'x' unit 1 lacks shard 2
     expect(h.backends.b0).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'y' lacks 0 and 1
@@ -66,12 +66,12 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().markRepaired(b, u2.unitId, [0]);
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 2 });
-    expect(h.redundancy).toEqual({ atRisk: 2, lost: 0 });
+    expect(h.redundancy).toEqual({ atRisk: 2, lost: 0, byMissing: { 1: 2 } });
     expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
     await c().markRepaired(b, u2.unitId, [1]);
     await c().markRepaired(b, u1.unitId, [2]);
     h = await c().bucketHealth(b, new Date());
-    expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, redundancy: { atRisk: 0, lost: 0 } });
+    expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, redundancy: { atRisk: 0, lost: 0, byMissing: {} } });
     expect(h.backends).toEqual({ b0: { shards: 3, bytes: 3 * SHARD_BYTES }, b1: { shards: 3, bytes: 3 * SHARD_BYTES }, b2: { shards: 3, bytes: 3 * SHARD_BYTES } });
 
     await c().commitManifest(b, 'z', manifest(b, 'z', [{ ...unit(), missing: [1] }]), {});

@@ -93,7 +93,12 @@ export class SqlLedger {
       'SELECT COALESCE(SUM(spare = 0), 0) AS atRisk, COALESCE(SUM(spare < 0), 0) AS lost FROM degraded_units',
     ).one();
     let missingShards = 0;
-    for (const r of this.sql.exec<{ missing: string }>('SELECT missing FROM degraded_units').toArray()) missingShards += (JSON.parse(r.missing) as number[]).length;
+    const byMissing: Record<string, number> = {};
+    for (const r of this.sql.exec<{ missing: string }>('SELECT missing FROM degraded_units').toArray()) {
+      const n = (JSON.parse(r.missing) as number[]).length;
+      missingShards += n;
+      byMissing[n] = (byMissing[n] ?? 0) + 1;
+    }
     const count = (query: string, ...args: number[]) => this.sql.exec<{ n: number }>(query, ...args).one().n;
     return {
       bucket,
@@ -104,7 +109,7 @@ export class SqlLedger {
       degradedObjects: degraded.objects,
       degradedUnits: degraded.units,
       missingShards,
-      redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost },
+      redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost, byMissing },
       oldestDegradedAt: degraded.oldest,
       repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),

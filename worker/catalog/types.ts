@@ -180,7 +180,11 @@ export interface BucketHealth {
    * backend coming back can restore them). Shards on a backend that is down right now but not
    * yet recorded missing are not in these counts (the health checks add what a down backend means).
    */
-  redundancy: { atRisk: number; lost: number };
+  redundancy: {
+    atRisk: number; lost: number;
+    /** Degraded units by how many shards they miss ("1": one short of k+m, ...); the rest of the bucket's units are whole. */
+    byMissing: Record<string, number>;
+  };
   oldestDegradedAt: number | null;
   /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */
   repairStuck: number;

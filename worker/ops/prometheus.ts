@@ -126,6 +126,8 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
   x.family('shardgate_units_redundancy', 'gauge', 'Units by redundancy left, from the shards recorded missing: state="at_risk": exactly k shards; state="lost": fewer than k.')
     .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk).sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
+  const byMissing = x.family('shardgate_units_missing_shards', 'gauge', 'Degraded units by how many shards they miss (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).');
+  for (const [n, units] of Object.entries(d.redundancy.byMissing).sort(([a], [b]) => Number(a) - Number(b))) byMissing.sample('shardgate_units_missing_shards', { missing: n }, units);
   gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
   gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);
   x.family('shardgate_reservations', 'gauge', 'Unit ids reserved by writes in flight; state="expired": orphans the collector has yet to take.')

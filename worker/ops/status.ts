@@ -89,7 +89,7 @@ export interface StatusDoc {
     repairStuck: number;
     missingShards: number;
     /** Units with exactly k shards left (reads at risk) and fewer than k (lost), from the shards recorded missing. */
-    redundancy: { atRisk: number; lost: number };
+    redundancy: { atRisk: number; lost: number; byMissing: Record<string, number> };
     oldestDegradedAt: number | null;
     uploads: number;
     reservations: { held: number; expired: number };
@@ -221,7 +221,13 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       degradedUnits: sample.degradedUnits,
       repairStuck: sum((b) => b.repairStuck ?? 0),
       missingShards: sample.missingShards,
-      redundancy: { atRisk: sample.unitsAtRisk, lost: sample.unitsLost },
+      redundancy: {
+        atRisk: sample.unitsAtRisk, lost: sample.unitsLost,
+        byMissing: data.buckets.reduce<Record<string, number>>((out, b) => {
+          for (const [n, units] of Object.entries(b.redundancy?.byMissing ?? {})) out[n] = (out[n] ?? 0) + units;
+          return out;
+        }, {}),
+      },
       oldestDegradedAt: data.buckets.reduce<number | null>((t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t), null),
       uploads: sum((b) => b.uploads),
       reservations: { held: sum((b) => b.reservations.held), expired: sample.reservationsExpired },
