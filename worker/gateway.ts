@@ -193,10 +193,14 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     router.report(task);
   };
   const keyRing = keyRingOf(config, env as unknown as Record<string, unknown>);
-  const units = new UnitStore(metered, (bucket, key, unit, err) => {
+  // A retired backend is never asked for anything: its shards read as unavailable (decoded around,
+  // and rebuilt elsewhere by the mover); a draining one is read but takes no new shard.
+  const state = new Map(config.backends.map((b) => [b.id, b.state]));
+  const reachable = metered.filter((b) => state.get(b.id) !== 'retired');
+  const units = new UnitStore(reachable, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
@@ -208,7 +212,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
     },
-    catalog, backends: metered, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
+    catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
@@ -224,7 +228,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
-      authenticate, catalog, backends: metered, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
