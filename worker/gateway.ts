@@ -205,7 +205,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
     config: {
-      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain })),
+      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state })),
       policies: config.policies,
       defaultPolicy: config.defaultPolicy,
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },

@@ -66,7 +66,7 @@ export function placeableShards(backends: readonly { domain: string }[], m: numb
  * none of the unit's other shards is preferred; one that would then hold more than max(1, m) is
  * never chosen. Null: no candidate keeps the rules (the drain waits for another backend).
  */
-export function replacementBackend(name: string, placement: readonly string[], shard: number, candidates: readonly Backend[], domainOf: (id: string) => string | undefined, m: number): Backend | null {
+export function replacementBackend<B extends Pick<Backend, 'id' | 'domain'>>(name: string, placement: readonly string[], shard: number, candidates: readonly B[], domainOf: (id: string) => string | undefined, m: number): B | null {
   const perDomain = new Map<string, number>();
   placement.forEach((id, i) => {
     if (i === shard) return;
