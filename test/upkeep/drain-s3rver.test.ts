@@ -151,9 +151,9 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
 
     // A retired config while shards remain: named, with the count.
     const retiredCheck = async () => fleetCheck((await drainProgress(catalog, [{ id: DRAINED, state: 'retired' }])).map((p) => ({ id: p.backend, state: 'retired' as const, ...p.left })));
-    const refused = await retiredCheck();
-    expect(refused.state).toBe('critical');
-    expect(refused.detail).toContain(`${DRAINED}: ${startLeft.shards} shard file(s)`);
+    const retiredNow = await retiredCheck();
+    expect(retiredNow.state).toBe('critical');
+    expect(retiredNow.detail).toContain(`${DRAINED}: ${startLeft.shards} shard file(s)`);
 
     // Clients: GET (checked against the MD5 of what was last written), PUT of new keys, and
     // overwrites and deletes of a few old keys, one operation per key at a time.
