@@ -34,6 +34,10 @@ import { RepairRouter } from './upkeep/repair-router.ts';
 import { requestLog } from './app/request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
+import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
+
+/** How long one mover run may start moves (the cron's invocation, an admin request). */
+const DRAIN_RUN_MS = 20_000;
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -63,6 +67,10 @@ export interface Gateway {
   ops: OpsService;
   /** Counts and logs an upkeep run (the cron's or the operator's). */
   upkeep: UpkeepObserver;
+  /** Every configured backend with its state (active, draining, retired) and move limits. */
+  fleet: FleetBackend[];
+  /** One mover run (upkeep/drain.ts), counted and logged; nothing to do when every backend is active. */
+  drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
 }
 
 /**
@@ -219,6 +227,20 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
     throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
   }
+  const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.limits ? { limits: b.limits } : {}) }));
+  const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator'): Promise<DrainReport> => {
+    const started = Date.now();
+    const report = await drainBatch(
+      { catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet },
+      { ...options, deadline: started + DRAIN_RUN_MS },
+    );
+    meter.event('drain_runs');
+    meter.event('moved_shards', report.copied + report.rebuilt);
+    meter.event('moved_bytes', report.bytes);
+    meter.event('move_waits', report.waiting);
+    logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
+    return report;
+  };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   const app = createApp({
     store,
@@ -229,6 +251,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      drain: { fleet, run: drain },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
@@ -241,5 +264,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain };
 }
