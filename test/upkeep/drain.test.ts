@@ -21,6 +21,7 @@ import { collectGarbage } from '../../worker/upkeep/collector.ts';
 import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
 import { drainProgress } from '../../worker/upkeep/drain-progress.ts';
 import { moveShard } from '../../worker/upkeep/move.ts';
+import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { prng, randomBytes } from '../support/random.ts';
@@ -121,6 +122,17 @@ describe('the mover', () => {
     // A second run finds nothing more.
     const again = await drainBatch(deps, { maxMoves: 100, deadline: Date.now() + 60_000 });
     expect(again.copied + again.rebuilt).toBe(0);
+    // The catalog lost: rebuilt from the backends alone, each moved shard is found where it is now
+    // (its header still names where it was written).
+    const fresh = localCatalog({ garbageGraceMs: GRACE });
+    await fresh.insertBucket('b', 'us-east-1');
+    const rebuilt = await rebuildCatalog('b', before.backends.filter((b) => b.id !== 'm3'), fresh, DEV_KEY_RING);
+    expect(rebuilt.restored.length).toBe(30);
+    for (const u of units3) {
+      const now = (((await fresh.getManifest('b', u.key))!).storage as { units: CodedUnit[] }).units[0]!;
+      expect(now.placement).not.toContain('m3');
+      expect(now.missing).toEqual([]);
+    }
   });
 
   it('a move that loses to a concurrent overwrite changes nothing and deletes its copy', async () => {
