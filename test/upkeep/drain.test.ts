@@ -204,3 +204,20 @@ describe('the mover', () => {
     expect(replacementBackend('n', placement, 5, [b('a', 'd1')], dom, 2)).toBeNull();
   });
 });
+
+describe('backend states in the config', () => {
+  const backends = (states: Record<number, string> = {}) =>
+    Array.from({ length: 7 }, (_, i) => ({ id: `m${i}`, kind: 'memory', domain: `zone-${i}`, ...(states[i] ? { state: states[i] } : {}) }));
+  const config = (states: Record<number, string> = {}) => ({ backends: backends(states), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' });
+
+  it('defaults to active, takes draining and retired, refuses anything else naming the field', () => {
+    expect(parseConfig(config()).backends.every((b) => b.state === 'active')).toBe(true);
+    expect(parseConfig(config({ 1: 'draining' })).backends.map((b) => b.state)).toEqual(['active', 'draining', 'active', 'active', 'active', 'active', 'active']);
+    expect(parseConfig(config({ 2: 'retired' })).backends[2]!.state).toBe('retired');
+    expect(() => parseConfig(config({ 1: 'leaving' }))).toThrow(/backends\.1\.state/);
+  });
+
+  it('refuses a policy that the active backends alone cannot place, saying why', () => {
+    expect(() => parseConfig(config({ 0: 'draining', 1: 'retired' }))).toThrow(/needs 6 backends.*only 5 are active \(2 draining or retired take no new shards\)/);
+  });
+});
