@@ -64,6 +64,8 @@ export async function copyShard(bucket: string, unit: CodedUnit, shard: number, 
   try {
     await file.writeHeader();
     for (let s = 0; s < layout.stripes; s++) {
+      // A target that refused the upload stops the copy: the rest of the source is not worth its egress.
+      if (!sink.ok) throw sink.failure;
       const block = await reader!.readBlock(s);
       // The reader checked this XXH64 against the stored one; the writer records it for the digest.
       await file.block(s, (seed) => checksums().xxh64(block, seed), () => block);
