@@ -10,7 +10,7 @@
  *   domain remains, never more than m, and no target at all rather than a third.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend, type Backend } from '../../backends/index.ts';
+import { FaultyBackend, MemoryBackend, type Backend } from '../../backends/index.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { replacementBackend } from '../../worker/engine/placement.ts';
@@ -189,6 +189,33 @@ describe('the mover', () => {
         expect(Buffer.from(await read(s, key)).equals(Buffer.from(bytes)), `${state} ${key}`).toBe(true);
       }
     }
+  });
+
+  it('a move whose target is offline waits (nothing committed, nothing left there) and completes once it is back', async () => {
+    const s = setup({ m3: 'draining' });
+    await s.store.createBucket('b', { region: 'us-east-1' });
+    const all = new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }), settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+    let key = '';
+    for (let i = 0; !key; i++) {
+      await all.putObject('b', `z${i}`, body(new Uint8Array(20000).fill(3)), put(20000));
+      if ((await unitOf(s, `z${i}`)).placement.includes('m3')) key = `z${i}`;
+    }
+    const unit = await unitOf(s, key);
+    const shard = unit.placement.indexOf('m3');
+    const target = replacementBackend(`b/${key}`, unit.placement, shard, s.backends.filter((b) => b.id !== 'm3'), (id) => `zone-${id.slice(1)}`, 2)!;
+    const offline = new FaultyBackend(target);
+    offline.goOffline();
+    const deps = { ...s.deps, backends: new Map([...s.byId, [target.id, offline as Backend]]) };
+    const first = await drainBatch(deps, { maxMoves: 100, deadline: Date.now() + 60_000, bucket: 'b' });
+    expect(first.waiting).toBeGreaterThanOrEqual(1);
+    expect(first.waits.find((w) => w.unitId === unit.unitId)).toMatchObject({ from: 'm3', to: target.id });
+    expect((await unitOf(s, key)).placement[shard]).toBe('m3');
+    await expect(target.head(shardKey('b', unit.unitId, shard))).rejects.toThrow(/NotFound/);
+    offline.goOnline();
+    const second = await drainBatch(deps, { maxMoves: 100, deadline: Date.now() + 60_000, bucket: 'b' });
+    expect(second.copied).toBeGreaterThanOrEqual(1);
+    expect((await unitOf(s, key)).placement[shard]).toBe(target.id);
+    expect(Buffer.from(await read(s, key)).equals(Buffer.from(new Uint8Array(20000).fill(3)))).toBe(true);
   });
 
   it('keeps failure domains: a free domain first, never more than m in one, else no target', () => {
