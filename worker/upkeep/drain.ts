@@ -17,6 +17,7 @@
 import type { Backend } from '../../backends/types.ts';
 import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardLayout } from '../format/layout.ts';
+import { S3Error } from '../model/errors.ts';
 import { replacementBackend } from '../engine/index.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
 import { parseDrainState, recordMoved, type DrainState } from './drain-progress.ts';
@@ -75,7 +76,22 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
   const pacer = new Pacer(deps.fleet, deps.now ?? Date.now, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
   let budget = options.maxMoves;
   const buckets = options.bucket ? [options.bucket] : (await deps.catalog.listBucketRecords()).map((b) => b.name);
+  const mayStart = () => budget > 0 && (deps.now ?? Date.now)() < options.deadline;
   for (const bucket of buckets) {
+    try {
+      if (!(await drainBucket(bucket))) {
+        report.stopped = true;
+        return report;
+      }
+    } catch (err) {
+      if (err instanceof S3Error && err.code === 'NoSuchBucket') continue; // deleted meanwhile: nothing of it to move
+      throw err;
+    }
+  }
+  return report;
+
+  /** One bucket from its cursor; false when the run must stop first (the cursor is kept where it stopped). */
+  async function drainBucket(bucket: string): Promise<boolean> {
     const state = parseDrainState(await deps.catalog.getDrainState(bucket));
     try {
       for (;;) {
@@ -84,14 +100,10 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
           state.cursor = null;
           state.passes++;
           report.passesCompleted++;
-          break;
+          return true;
         }
         for (const record of page) {
-          const done = await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, () => budget > 0 && (deps.now ?? Date.now)() < options.deadline, () => budget--);
-          if (!done) {
-            report.stopped = true;
-            return report;
-          }
+          if (!(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--))) return false;
           state.cursor = record.unitId;
         }
       }
@@ -99,7 +111,6 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
       await deps.catalog.setDrainState(bucket, JSON.stringify(state));
     }
   }
-  return report;
 }
 
 /** Moves the unit's shards off leaving backends; false when the run must stop first (the unit is then not done). */
