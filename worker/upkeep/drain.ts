@@ -77,6 +77,7 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
   let budget = options.maxMoves;
   const buckets = options.bucket ? [options.bucket] : (await deps.catalog.listBucketRecords()).map((b) => b.name);
   const mayStart = () => budget > 0 && (deps.now ?? Date.now)() < options.deadline;
+  const refused = new Set<string>();
   for (const bucket of buckets) {
     try {
       if (!(await drainBucket(bucket))) {
@@ -103,7 +104,7 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
           return true;
         }
         for (const record of page) {
-          if (!(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--))) return false;
+          if (!(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
           state.cursor = record.unitId;
         }
       }
@@ -116,7 +117,7 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
 /** Moves the unit's shards off leaving backends; false when the run must stop first (the unit is then not done). */
 async function drainUnit(
   bucket: string, record: UnitRecord, leaving: Set<string>, targets: Backend[], domains: Map<string, string>,
-  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void,
+  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void, refused: Set<string>,
 ): Promise<boolean> {
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   for (let shard = 0; shard < unit.placement.length; shard++) {
@@ -124,6 +125,13 @@ async function drainUnit(
     const target = replacementBackend(`${bucket}/${record.key}`, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
     if (!target) {
       report.noTarget++;
+      continue;
+    }
+    // A target that refused a write in this run is not asked again until the next run: a backend
+    // that is down costs one attempt a run, not one per shard.
+    if (refused.has(target.id)) {
+      report.waiting++;
+      if (report.waits.length < WAITS_SHOWN) report.waits.push({ unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id, error: 'the target refused a write earlier in this run' });
       continue;
     }
     if (!mayStart()) return false;
@@ -142,6 +150,7 @@ async function drainUnit(
       return true; // the unit changed: its new state is the next pass's
     } else {
       report.waiting++;
+      if (outcome.at === 'target') refused.add(target.id);
       if (report.waits.length < WAITS_SHOWN) report.waits.push({ ...outcome.move, error: outcome.error });
     }
   }

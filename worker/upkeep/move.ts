@@ -36,7 +36,7 @@ export type MoveOutcome =
   /** The unit or its placement changed meanwhile: nothing to move any more (the copy is gone). */
   | { kind: 'gone'; move: ShardMove }
   /** Not now: the target refused, or too few shards are readable to rebuild; tried again later. */
-  | { kind: 'waiting'; move: ShardMove; error: string };
+  | { kind: 'waiting'; move: ShardMove; error: string; /** 'target': the target refused the write. */ at: 'target' | 'sources' };
 
 export async function moveShard(bucket: string, record: UnitRecord, shard: number, target: Backend, deps: MoveDeps): Promise<MoveOutcome> {
   const { unit } = record;
@@ -48,7 +48,7 @@ export async function moveShard(bucket: string, record: UnitRecord, shard: numbe
     if (!source || unit.missing.includes(shard)) throw new Error('source not readable');
     await copyShard(bucket, unit, shard, source, target);
   } catch (err) {
-    if (isBackendError(err) && err.backendId === target.id) return waiting(move, err, target, key);
+    if (isBackendError(err) && err.backendId === target.id) return waiting(move, err, target, key, 'target');
     // The source cannot give this shard: rebuild it from the others, straight to the target.
     how = 'rebuilt';
     const others = new Map(deps.backends);
@@ -56,9 +56,9 @@ export async function moveShard(bucket: string, record: UnitRecord, shard: numbe
     const placement = unit.placement.map((id, i) => (i === shard ? target.id : id));
     try {
       const result = await rebuildShards(bucket, { ...unit, placement, missing: unit.missing.filter((i) => i !== shard) }, [shard], others);
-      if (result.failed.length) return waiting(move, new Error(result.failed[0]!.error), target, key);
+      if (result.failed.length) return waiting(move, new Error(result.failed[0]!.error), target, key, 'target');
     } catch (rebuildErr) {
-      return waiting(move, rebuildErr, target, key);
+      return waiting(move, rebuildErr, target, key, 'sources');
     }
   }
   if (unit.tagRecord) await copyTagRecord(bucket, unit.unitId, unit.placement, target, deps.backends);
@@ -75,9 +75,9 @@ export async function moveShard(bucket: string, record: UnitRecord, shard: numbe
 }
 
 /** A failed copy may have left part of a file at the target (some backends keep partial uploads). */
-async function waiting(move: ShardMove, err: unknown, target: Backend, key: string): Promise<MoveOutcome> {
+async function waiting(move: ShardMove, err: unknown, target: Backend, key: string, at: 'target' | 'sources'): Promise<MoveOutcome> {
   await target.delete(key).catch(() => {});
-  return { kind: 'waiting', move, error: String((err as Error)?.message ?? err) };
+  return { kind: 'waiting', move, error: String((err as Error)?.message ?? err), at };
 }
 
 /**
