@@ -34,6 +34,10 @@ import { RepairRouter } from './upkeep/repair-router.ts';
 import { requestLog } from './app/request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
+import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
+
+/** How long one mover run may start moves (the cron's invocation, an admin request). */
+const DRAIN_RUN_MS = 20_000;
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -63,6 +67,10 @@ export interface Gateway {
   ops: OpsService;
   /** Counts and logs an upkeep run (the cron's or the operator's). */
   upkeep: UpkeepObserver;
+  /** Every configured backend with its state (active, draining, retired) and move limits. */
+  fleet: FleetBackend[];
+  /** One mover run (upkeep/drain.ts), counted and logged; nothing to do when every backend is active. */
+  drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
 }
 
 /**
@@ -193,28 +201,46 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     router.report(task);
   };
   const keyRing = keyRingOf(config, env as unknown as Record<string, unknown>);
-  const units = new UnitStore(metered, (bucket, key, unit, err) => {
+  // A retired backend is never asked for anything: its shards read as unavailable (decoded around,
+  // and rebuilt elsewhere by the mover); a draining one is read but takes no new shard.
+  const state = new Map(config.backends.map((b) => [b.id, b.state]));
+  const reachable = metered.filter((b) => state.get(b.id) !== 'retired');
+  const units = new UnitStore(reachable, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
     config: {
-      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain })),
+      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state })),
       policies: config.policies,
       defaultPolicy: config.defaultPolicy,
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
     },
-    catalog, backends: metered, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
+    catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
     throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
   }
+  const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.limits ? { limits: b.limits } : {}) }));
+  const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator'): Promise<DrainReport> => {
+    const started = Date.now();
+    const report = await drainBatch(
+      { catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet },
+      { ...options, deadline: started + DRAIN_RUN_MS },
+    );
+    meter.event('drain_runs');
+    meter.event('moved_shards', report.copied + report.rebuilt);
+    meter.event('moved_bytes', report.bytes);
+    meter.event('move_waits', report.waiting);
+    logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
+    return report;
+  };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   const app = createApp({
     store,
@@ -224,7 +250,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
-      authenticate, catalog, backends: metered, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      drain: { fleet, run: drain },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
@@ -237,5 +264,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain };
 }

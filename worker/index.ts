@@ -3,7 +3,7 @@
  * its env, an S3 error saying why: startup-error.ts; or, deployed with a config the deployment
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron trigger -> upkeep's garbage collector, scrubber and
- * worklist wake-up, then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
+ * worklist wake-up and the mover (while a backend drains), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
  */
 import type { Hono } from 'hono';
@@ -14,6 +14,9 @@ import { startupFailure } from './app/startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
+
+/** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
+const DRAIN_MOVES_PER_RUN = 30;
 
 export { CatalogObject } from './catalog/durable-object.ts';
 export { OpsObject } from './ops/ops-object.ts';
@@ -50,6 +53,12 @@ export default {
       jobs.push(scrub.then(
         (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+      ));
+    }
+    // The mover, while any backend is draining or retired (upkeep/drain.ts).
+    if (g.fleet.some((b) => b.state !== 'active')) {
+      jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
+        (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
     for (const job of jobs) ctx.waitUntil(job);

@@ -31,7 +31,8 @@ export function render(s: StatusLike): string {
     table([
       ['BACKEND', 'DOMAIN', 'STATE', 'P50', 'P99', 'ERRORS', 'LAST OK', 'STORED', 'SHARDS'],
       ...s.backends.map((b) => [
-        b.id, b.domain, b.state,
+        // A draining or retired backend's SHARDS are what the mover has left (shardgate drain).
+        b.fleetState && b.fleetState !== 'active' ? `${b.id} (${b.fleetState})` : b.id, b.domain, b.state,
         b.recent.latencyMs.p50 === null ? '-' : `${b.recent.latencyMs.p50} ms`, b.recent.latencyMs.p99 === null ? '-' : `${b.recent.latencyMs.p99} ms`,
         percent(b.recent.errorRate), ago(b.lastOkAt, s.now), bytes(b.storedBytes), String(b.storedShards),
       ]),

@@ -17,6 +17,11 @@
  *                              stored (listed, at most N pages per backend, default 100), requests
  *                              and egress counted by every isolate since the shared record began
  *                              (ops), at the configured prices
+ *   drain[?bucket=NAME][&max=N]  one mover run now, as the cron runs it (upkeep/drain.ts): up to
+ *                              N (default 50) shards moved off draining and retired backends
+ *   drain-status               per leaving backend: shards and bytes left, moved, rate, time remaining
+ *   drain-estimate?backend=ID  what draining ID would cost before anything moves (GETs, PUTs,
+ *                              DELETEs, egress per backend, at the configured prices)
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -37,6 +42,9 @@ import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts'
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
+import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
+import { drainProgress } from '../upkeep/drain-progress.ts';
+import { estimateDrain } from '../upkeep/drain-estimate.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
@@ -56,6 +64,8 @@ export interface AdminDeps {
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
   upkeep?: UpkeepObserver;
+  /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
+  drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -159,8 +169,37 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     });
   });
 
+  admin.post('/drain', async (c) => {
+    const drain = needDrain(deps);
+    const bucket = c.var.view.query.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const max = Number(c.var.view.query.get('max') ?? 50);
+    if (!Number.isInteger(max) || max < 1 || max > 1000) throw new S3Error('InvalidArgument', 'max is an integer from 1 to 1000');
+    const report = await drain.run({ bucket, maxMoves: max }, 'operator');
+    return c.json({ ...report, progress: await drainProgress(deps.catalog, leavingOf(drain.fleet)) });
+  });
+
+  admin.post('/drain-status', async (c) => {
+    const drain = needDrain(deps);
+    return c.json({ backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)) });
+  });
+
+  admin.post('/drain-estimate', async (c) => {
+    const drain = needDrain(deps);
+    const backend = c.var.view.query.get('backend');
+    if (!backend || !drain.fleet.some((b) => b.id === backend)) throw new S3Error('InvalidArgument', `drain-estimate needs ?backend=ID, one of ${drain.fleet.map((b) => b.id).join(', ')}`);
+    return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+  });
+
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, worklist, costs)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, worklist, costs, drain, drain-status, drain-estimate)`);
   });
   return admin;
 }
+
+function needDrain(deps: AdminDeps): NonNullable<AdminDeps['drain']> {
+  if (!deps.drain) throw new S3Error('NotImplemented', 'no mover in this gateway');
+  return deps.drain;
+}
+
+const leavingOf = (fleet: FleetBackend[]) => fleet.filter((b) => b.state !== 'active');

@@ -7,7 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { PreparedPart, SealRecord, SealRecordCursor } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -199,6 +199,18 @@ export class DurableCatalog implements Catalog {
 
   async replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Promise<number> {
     return unwrap(await this.bucket(bucket).replaceSealRecords(bucket, items));
+  }
+
+  async commitMove(bucket: string, move: ShardMove, notBefore: Date): Promise<'moved' | 'gone'> {
+    return unwrap(await this.bucket(bucket).commitMove(bucket, move, notBefore.getTime()));
+  }
+
+  async getDrainState(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getDrainState(bucket));
+  }
+
+  async setDrainState(bucket: string, value: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setDrainState(bucket, value));
   }
 
   async getRotationState(bucket: string): Promise<string | null> {

@@ -32,7 +32,7 @@ import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
-import type { PreparedPart, SealRecord, SealRecordCursor, VersionLookup } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionLookup } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
@@ -40,6 +40,8 @@ import type { ObjectLockChange } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
+/** State row of a bucket's drain progress (upkeep/drain-progress.ts). */
+const DRAIN_PROGRESS = 'drain';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -202,6 +204,15 @@ export class CatalogObject extends DurableObject {
   }
   replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Reply<number> {
     return this.inBucket(bucket, () => replaceSealRecords(this.sql, items));
+  }
+  commitMove(bucket: string, move: ShardMove, notBefore: number): Reply<'moved' | 'gone'> {
+    return this.inBucket(bucket, (o) => o.moveShard(move, notBefore));
+  }
+  getDrainState(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(DRAIN_PROGRESS));
+  }
+  setDrainState(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, value));
   }
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));

@@ -66,6 +66,19 @@ export function withTagsRecorded(manifest: ObjectManifest, tags: Tag[]): CodedUn
 }
 
 /** Takes `shards` off unit `unitId`'s missing list in `manifest` (in place); false if nothing changed. */
+/**
+ * Moves shard `shard` of unit `unitId` from backend `from` to `to` in `manifest` (in place): false
+ * when the manifest has no such unit or the shard is not on `from` (someone else changed it). A
+ * shard recorded missing is missing no more: the mover rebuilt it at `to`.
+ */
+export function withMovedShard(manifest: ObjectManifest, unitId: string, shard: number, from: string, to: string): boolean {
+  const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
+  if (!unit || unit.placement[shard] !== from || unit.placement.includes(to)) return false;
+  unit.placement = unit.placement.map((id, i) => (i === shard ? to : id));
+  unit.missing = unit.missing.filter((i) => i !== shard);
+  return true;
+}
+
 export function withRepaired(manifest: ObjectManifest, unitId: string, shards: number[]): boolean {
   const unit = unitsOf(manifest).find((u) => u.unitId === unitId);
   if (!unit || !unit.missing.some((i) => shards.includes(i))) return false;

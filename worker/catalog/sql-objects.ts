@@ -18,10 +18,10 @@ import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVer
 import { newId } from '../format/ids.ts';
 import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
+import { supersededUnits, unitsOf, withMissing, withMovedShard, withRepaired, withTagsRecorded } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
-import type { GarbageUnits, UnitRecord, VersionLookup } from './types.ts';
+import type { GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
 import { listVersionRows, NULL_VERSION, shownVersionId, type VersionRow } from './sql-versions.ts';
 
 /** The state row of the bucket's versioning status ('Enabled' | 'Suspended'; none: never configured). */
@@ -282,16 +282,34 @@ export class SqlObjects {
     this.changeUnit(unitId, (m) => withRepaired(m, unitId, shards));
   }
 
-  /** Applies `change` to the manifest of the version holding `unitId` (nothing if it is gone or nothing changed). */
-  private changeUnit(unitId: string, change: (m: ObjectManifest) => boolean): void {
+  /**
+   * A move's commit (UpkeepCatalog.commitMove): the shard's placement changes only if it is still
+   * on `from`; the copy left there is queued for deletion at `notBefore`. The caller's transaction
+   * makes the check, the change and the queueing one step.
+   */
+  moveShard(move: ShardMove, notBefore: number): 'moved' | 'gone' {
+    let tagRecord = false;
+    const moved = this.changeUnit(move.unitId, (m) => {
+      tagRecord = unitsOf(m).find((u) => u.unitId === move.unitId)?.tagRecord === true;
+      return withMovedShard(m, move.unitId, move.shard, move.from, move.to);
+    });
+    if (!moved) return 'gone';
+    const left: MovedShard = { unitId: move.unitId, shard: move.shard, backend: move.from, ...(tagRecord ? { tagRecord: true as const } : {}) };
+    queueGarbage(this.sql, { bucket: this.bucket, units: [], shards: [left] }, notBefore);
+    return 'moved';
+  }
+
+  /** Applies `change` to the manifest of the version holding `unitId`; false if it is gone or nothing changed. */
+  private changeUnit(unitId: string, change: (m: ObjectManifest) => boolean): boolean {
     const row = this.unitRow(unitId);
-    if (!row) return;
+    if (!row) return false;
     const before = this.version(row.key, row.version_id);
-    if (!before) return;
+    if (!before) return false;
     const after = structuredClone(before);
-    if (!change(after)) return;
+    if (!change(after)) return false;
     this.ledger.replace(row.key, before, after);
     this.rewrite(row.key, after);
+    return true;
   }
 
   /** DeleteObject (ObjectCatalog.removeManifest says what each versioning state does). */

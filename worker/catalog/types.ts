@@ -83,6 +83,27 @@ export interface GarbageUnits {
    * never recorded, so the collector looks for `sg1/<bucket>/<unitId>/` on every backend.
    */
   unitIds?: string[];
+  /**
+   * Single shard files left behind by a move (upkeep/drain.ts): the unit lives on, its shard
+   * `shard` now elsewhere; the copy on `backend` (and its tag record, when `tagRecord`) goes.
+   */
+  shards?: MovedShard[];
+}
+
+/** A shard file a move left behind: unit `unitId`'s shard `shard` on backend `backend`. */
+export interface MovedShard {
+  unitId: string;
+  shard: number;
+  backend: string;
+  tagRecord?: true;
+}
+
+/** One shard's move, as the mover commits it: shard `shard` of unit `unitId` from backend `from` to `to`. */
+export interface ShardMove {
+  unitId: string;
+  shard: number;
+  from: string;
+  to: string;
 }
 
 /** Where the background scrubber stopped in a bucket: after unit `afterUnit` (units in id order). */
@@ -340,6 +361,19 @@ export interface UpkeepCatalog {
    * replaced or deleted while the repair ran).
    */
   markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void>;
+  /**
+   * Commits a shard's move, compare-and-set: if the bucket still stores unit `move.unitId` with
+   * shard `move.shard` on `move.from`, its placement names `move.to` instead (in every place the
+   * unit is recorded: the version's manifest, the ledger's shard counts, the repair worklist; a
+   * shard recorded missing was rebuilt there, so it is missing no more), and the copy on `from`
+   * is queued for deletion at `notBefore` (reads in flight still use it). Answers 'moved', or
+   * 'gone' when the unit is no longer stored or its placement changed meanwhile (a concurrent
+   * overwrite, delete or move won): nothing changed, and the new copy is the caller's to delete.
+   */
+  commitMove(bucket: string, move: ShardMove, notBefore: Date): Promise<'moved' | 'gone'>;
+  /** The bucket's drain progress record (state 'drain'; upkeep/drain-progress.ts), or null. */
+  getDrainState(bucket: string): Promise<string | null>;
+  setDrainState(bucket: string, value: string | null): Promise<void>;
   /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
   repairFailed(bucket: string, unitId: string, error: string): Promise<void>;
   /**

@@ -35,11 +35,30 @@ const prices = z.union([
   }).strict(),
 ]);
 
+/**
+ * Where a backend stands in the fleet (issue 26; docs/OPERATING.md "Changing the fleet"):
+ * 'active' takes new shards; 'draining' takes none, is still read, and the mover
+ * (upkeep/drain.ts) moves its shards off; 'retired' is never read (its shards count as missing
+ * and are rebuilt elsewhere) and the status names it critical while the catalog still records
+ * shards there.
+ */
+export const BACKEND_STATES = ['active', 'draining', 'retired'] as const;
+export type BackendState = (typeof BACKEND_STATES)[number];
+const backendState = z.enum(BACKEND_STATES).default('active');
+
+/** What the mover may spend on one backend (reads from it plus writes to it) per second; absent: unlimited. */
+const moveLimits = z.object({
+  bytesPerSecond: z.number().int().positive().optional(),
+  requestsPerSecond: z.number().positive().optional(),
+}).strict();
+
+const common = { id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(), state: backendState, limits: moveLimits.optional() };
+
 const backend = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('memory'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional() }).strict(),
-  z.object({ kind: z.literal('r2'), id: z.string().min(1), domain: z.string().min(1), binding: z.string().min(1), faults: faults.optional(), prices: prices.optional() }).strict(),
+  z.object({ kind: z.literal('memory'), ...common }).strict(),
+  z.object({ kind: z.literal('r2'), ...common, binding: z.string().min(1) }).strict(),
   z.object({
-    kind: z.literal('s3'), id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(),
+    kind: z.literal('s3'), ...common,
     endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
     pathStyle: z.boolean().optional(), timeoutMs: z.number().int().positive().optional(),
     /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
@@ -253,7 +272,9 @@ export function parseConfig(input: unknown): GatewayConfig {
     ids.add(b.id);
   }
   const policies: Record<string, StoragePolicy> = {};
-  for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, c.backends.length);
+  // New shards go to active backends only (draining and retired ones take none).
+  const active = c.backends.filter((b) => b.state === 'active').length;
+  for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, active, c.backends.length);
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
     if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
@@ -310,7 +331,7 @@ export function s3Settings(c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'ma
   return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3 };
 }
 
-function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: number): StoragePolicy {
+function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: number, configured: number): StoragePolicy {
   const where = `SHARDGATE_CONFIG: policy "${name}"`;
   let k: number, m: number, codec: StoragePolicy['codec'];
   if (p.codec === 'replicate') {
@@ -321,7 +342,10 @@ function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: n
     [k, m, codec] = [p.k, p.m, 'rs-cauchy-gf8'];
   }
   if (k + m > 256) throw new ConfigError(`${where}: k + m must be at most 256`);
-  if (k + m > backendCount) throw new ConfigError(`${where}: needs ${k + m} backends (one per shard), only ${backendCount} configured`);
+  if (k + m > backendCount) {
+    const others = configured - backendCount;
+    throw new ConfigError(`${where}: needs ${k + m} backends (one per shard), only ${backendCount} ${others ? `are active (${others} draining or retired take no new shards)` : 'configured'}`);
+  }
   const quorum = p.writeQuorum ?? (codec === 'replica' ? Math.floor((k + m) / 2) + 1 : Math.min(k + m, k + 1));
   if (quorum < k || quorum > k + m) throw new ConfigError(`${where}: writeQuorum ${quorum} must be between k=${k} and k+m=${k + m}`);
   if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE) throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);

@@ -149,7 +149,12 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
 
   if (!env.OPS) warnings.push('no OPS Durable Object binding (class_name "OpsObject", a new_sqlite_classes migration): status, metrics and the cost report show only the counts of the isolate that answers.');
 
-  const domains = reviewFailureDomains(config.backends, config.policies);
+  // Placement only ever uses active backends: their domains are what new objects get.
+  const domains = reviewFailureDomains(config.backends.filter((b) => b.state === 'active'), config.policies);
+  const leaving = config.backends.filter((b) => b.state !== 'active');
+  if (leaving.length) {
+    warnings.push(`backend(s) ${leaving.map((b) => `${b.id} (${b.state})`).join(', ')} take no new shards. A draining backend's shards are moved off by the cron's mover (shardgate drain --estimate ${leaving[0]!.id} for the bill first); a retired one is never read, and the status reports it critical while the catalog records shards there (docs/OPERATING.md, "Changing the fleet").`);
+  }
   const review: DeploymentReview = { refusals: [...refusals, ...domains.refusals], warnings: [...warnings, ...domains.warnings] };
   if (devKey) review.devKey = true;
   if (devKey || localPool) review.localOnly = true;

@@ -23,13 +23,15 @@ export { QuorumError } from './shard-set.ts';
 // lost shards (repair).
 export { probeShardSize, readShardFile, verifyShardFile, type ShardFileInfo, type ShardState } from './shard-files.ts';
 export { rebuildShards, type RebuildResult } from './shard-rebuild.ts';
+// A shard file copied as stored to another backend, through the one writer (the mover).
+export { copyCalls, copyShard, type CopyCalls } from './shard-copy.ts';
 
 // Workers' 6 open subrequests per invocation, and the semaphore that keeps within them.
 export { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
 // Policies and how many shards failure domains can place (the config's review), prices.
 export type { EngineSettings, StoragePolicy } from './policy.ts';
-export { placeableShards } from './placement.ts';
+export { placeableShards, replacementBackend } from './placement.ts';
 export { BYTES_PER_GB, type BackendPrices } from './prices.ts';
 
 // The isolate's coding memory: who holds it (the request being served) and its leases.

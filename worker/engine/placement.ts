@@ -58,3 +58,25 @@ export function placeableShards(backends: readonly { domain: string }[], m: numb
   for (const count of perDomain.values()) total += Math.min(count, Math.max(1, m));
   return total;
 }
+
+/**
+ * Where a moved shard goes (the mover, upkeep/drain.ts): the backend among `candidates` (active
+ * ones) that the unit's placement rules admit for shard `shard` given where its other shards are,
+ * highest rendezvous score for `name` first, as placeShards would rank them. A domain that holds
+ * none of the unit's other shards is preferred; one that would then hold more than max(1, m) is
+ * never chosen. Null: no candidate keeps the rules (the drain waits for another backend).
+ */
+export function replacementBackend<B extends Pick<Backend, 'id' | 'domain'>>(name: string, placement: readonly string[], shard: number, candidates: readonly B[], domainOf: (id: string) => string | undefined, m: number): B | null {
+  const perDomain = new Map<string, number>();
+  placement.forEach((id, i) => {
+    if (i === shard) return;
+    const d = domainOf(id) ?? `unknown:${id}`;
+    perDomain.set(d, (perDomain.get(d) ?? 0) + 1);
+  });
+  const key = utf8.encode(name);
+  const open = candidates.filter((b) => !placement.includes(b.id) && (perDomain.get(b.domain) ?? 0) < Math.max(1, m));
+  if (!open.length) return null;
+  const ranked = open.map((b) => ({ b, used: perDomain.get(b.domain) ?? 0, s: score(key, b.id) }));
+  ranked.sort((x, y) => x.used - y.used || (y.s > x.s ? 1 : y.s < x.s ? -1 : 0));
+  return ranked[0]!.b;
+}

@@ -96,12 +96,19 @@ export interface UnitStoreOptions {
   keyRing?: KeyRing;
   /** Plaintext bytes per sealed record of new units (config encryption.recordBytes); absent: by body size (sealRecordBytes). */
   sealRecordBytes?: number;
+  /**
+   * Ids of the backends new units are placed on (absent: all): a draining backend is read but
+   * takes no new shard (config "state"; upkeep/drain.ts moves its shards off).
+   */
+  placeOn?: readonly string[];
   /** Told when a read opens a unit with shards recorded missing (the gateway wakes its repair). */
   onDegradedRead?: (bucket: string, key: string, unit: CodedUnit) => void;
 }
 
 export class UnitStore {
   readonly byId: Map<string, Backend>;
+  /** The backends new units are placed on (UnitStoreOptions.placeOn). */
+  readonly placeable: Backend[];
   /** How fast each backend has answered this isolate's reads. */
   readonly latency = new BackendLatency();
 
@@ -111,6 +118,8 @@ export class UnitStore {
     private readonly options: UnitStoreOptions = {},
   ) {
     this.byId = new Map(backends.map((b) => [b.id, b]));
+    const placeOn = options.placeOn ? new Set(options.placeOn) : null;
+    this.placeable = placeOn ? backends.filter((b) => placeOn.has(b.id)) : backends;
   }
 
   /**
@@ -209,7 +218,7 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: placeShards(`${input.bucket}/${input.key}`, this.backends, k, m), commitGate: input.commitGate,
+      backends: placeShards(`${input.bucket}/${input.key}`, this.placeable, k, m), commitGate: input.commitGate,
     };
   }
 

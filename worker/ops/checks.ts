@@ -9,6 +9,9 @@
  * - redundancy: units recorded with fewer than k shards, data lost (critical); with exactly k,
  *   reads at risk (warning: they read, one more loss loses them). With a policy's m backends down
  *   its reads are at risk too (reads:POLICY, warning): units with a shard on each have exactly k.
+ * - fleet (issue 26): a retired backend the catalog still records shards on: critical (those
+ *   shards are read as missing until the mover has rebuilt them elsewhere); a draining backend
+ *   with shards left: warning, naming how many.
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -84,4 +87,35 @@ export function healthChecks(o: {
       ? { name: 'redundancy', state: 'warning', detail: `reads at risk: ${atRisk} unit(s) have exactly k shards left`, action: 'let repair run (npx shardgate repair runs it now; it takes these units first): one more lost shard makes them unreadable' }
       : { name: 'redundancy', state: 'ok', detail: 'no unit recorded with k shards or fewer' });
   return checks;
+}
+
+/** A configured backend's place in the fleet and the shard files the catalog records there. */
+export interface FleetEntry {
+  id: string;
+  state: 'active' | 'draining' | 'retired';
+  shards: number;
+  bytes: number;
+}
+
+/**
+ * The fleet check: a retired backend may hold no shard the catalog still records (the config that
+ * retires it is refused here, naming the count: the count is only known from the catalog, so the
+ * refusal is the status's critical check, not the deployment review's), and a draining one says
+ * what is left. Ok when every backend is active, or every leaving one is empty.
+ */
+export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {
+  const retired = backends.filter((b) => b.state === 'retired' && b.shards > 0);
+  const draining = backends.filter((b) => b.state === 'draining');
+  const leftOn = (b: FleetEntry) => `${b.id}: ${b.shards} shard file(s), ${b.bytes} bytes`;
+  if (retired.length) {
+    return {
+      name: 'fleet', state: 'critical',
+      detail: `retired backend(s) still hold shards the catalog records: ${retired.map(leftOn).join('; ')}`,
+      action: `mark ${retired.map((b) => b.id).join(', ')} "draining" again until shardgate drain shows 0 left (a retired backend is never read: those shards count as missing)`,
+    };
+  }
+  const busy = draining.filter((b) => b.shards > 0);
+  if (busy.length) return { name: 'fleet', state: 'warning', detail: `draining: ${busy.map(leftOn).join('; ')}`, action: 'the cron moves them off; shardgate drain shows progress, rate and time remaining' };
+  const done = [...draining, ...backends.filter((b) => b.state === 'retired')];
+  return { name: 'fleet', state: 'ok', detail: done.length ? `no shards left on ${done.map((b) => `${b.id} (${b.state})`).join(', ')}` : 'every backend active' };
 }

@@ -33,6 +33,8 @@ export interface BackendHealth {
   errors: number;
   bytesWritten: number;
   bytesRead: number;
+  /** Its place in the fleet (config "state"): a draining or retired backend's stored shards are what the mover has left. */
+  fleetState: 'active' | 'draining' | 'retired';
   /** Shard files of committed objects on this backend, and their bytes (from the catalog). */
   storedShards: number;
   storedBytes: number;
@@ -46,7 +48,7 @@ export function windowCounters(minutes: MinuteRow[], from: number) {
 }
 
 export function backendHealth(
-  backend: { id: string; domain: string },
+  backend: { id: string; domain: string; state?: BackendHealth['fleetState'] },
   totals: BackendCounters | undefined,
   recent: BackendCounters | undefined,
   stored: { shards: number; bytes: number } | undefined,
@@ -83,6 +85,7 @@ export function backendHealth(
     errors: BACKEND_OPS.reduce((n, op) => n + (seen.ops[op]?.errors ?? 0), 0),
     bytesWritten: seen.ops.put?.bytes ?? 0,
     bytesRead: seen.ops.get?.bytes ?? 0,
+    fleetState: backend.state ?? 'active',
     storedShards: stored?.shards ?? 0,
     storedBytes: stored?.bytes ?? 0,
   };

@@ -107,6 +107,9 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   for (const b of doc.backends) x.sample('shardgate_backend_stored_bytes', { backend: b.id }, b.storedBytes);
   x.family('shardgate_backend_shards', 'gauge', 'Shard files of committed objects on the backend.');
   for (const b of doc.backends) x.sample('shardgate_backend_shards', { backend: b.id }, b.storedShards);
+  // A draining or retired backend's shards (above) are what the mover has left to move.
+  x.family('shardgate_backend_state', 'gauge', '1 for the backend\'s configured state (active, draining, retired).');
+  for (const b of doc.backends) x.sample('shardgate_backend_state', { backend: b.id, state: b.fleetState }, 1);
 
   // Data health, gateway-wide.
   const d = doc.data;
@@ -177,6 +180,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_scrub_damaged_shards_total', 'Shards the scrubber found damaged.', ev.scrub_damaged ?? 0);
   counter('shardgate_collector_runs_total', 'Garbage collector runs.', ev.collector_runs ?? 0);
   counter('shardgate_collected_units_total', 'Units whose shards the collector deleted.', ev.collected_units ?? 0);
+  counter('shardgate_drain_runs_total', 'Mover runs (draining or retired backends configured).', ev.drain_runs ?? 0);
+  counter('shardgate_moved_shards_total', 'Shards the mover committed on another backend (copied or rebuilt).', ev.moved_shards ?? 0);
+  counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
+  counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
   x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');

@@ -9,7 +9,7 @@ import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { healthChecks, worstOf, type CheckedPolicy, type HealthCheck } from './checks.ts';
+import { fleetCheck, healthChecks, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
@@ -28,7 +28,7 @@ export function upkeepRates(recent: OpsCounters, repairLeft: number, scrubLeft: 
 }
 
 export interface StatusConfig {
-  backends: { id: string; domain: string }[];
+  backends: { id: string; domain: string; state?: FleetEntry['state'] }[];
   policies: Record<string, CheckedPolicy>;
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
@@ -189,6 +189,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
   const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
+  checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const ev = snapshot.totals.events;
   let s3Requests = 0, s3Errors = 0;

@@ -56,6 +56,7 @@ export const EVENT_NAMES = [
   'repairs_queued', 'repairs_done', 'repairs_failed', 'repaired_shards',
   'scrub_runs', 'scrub_units', 'scrub_shards', 'scrub_damaged',
   'collector_runs', 'collected_units', 'probes',
+  'drain_runs', 'moved_shards', 'moved_bytes', 'move_waits',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

@@ -117,8 +117,11 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     }
     const n = h.k + h.m;
     const seal = unitSealOf(raw);
+    // Where each shard was found, not the header's placement: a header records where the unit
+    // was written, and the mover (upkeep/drain.ts) may have moved shards since (FORMAT.md).
+    const placement = h.placement.map((id, j) => shards.get(j)?.id ?? id);
     const unit: CodedUnit = {
-      unitId, codec: h.codec, size: h.size, ...(seal ? { seal } : {}), k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement: h.placement,
+      unitId, codec: h.codec, size: h.size, ...(seal ? { seal } : {}), k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement,
       headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...raw, shardIndex: j }).length),
       shardDigests: footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: [...Array(n).keys()].filter((j) => !shards.has(j)),

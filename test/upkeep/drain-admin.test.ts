@@ -1,0 +1,80 @@
+/**
+ * The admin API of a drain (issue 26), signed as `shardgate drain` signs it, over memory backends
+ * and the product's catalog: drain-estimate prices the move before anything moves, drain moves
+ * and answers the progress, drain-status says what is left (0 at the end), and a backend the
+ * estimate does not know is refused naming the configured ones.
+ */
+import { AwsClient } from 'aws4fetch';
+import { describe, expect, it } from 'vitest';
+import { MemoryBackend } from '../../backends/index.ts';
+import { createAdmin } from '../../worker/app/admin.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
+import type { DrainEstimate } from '../../worker/upkeep/drain-estimate.ts';
+import type { BackendDrainProgress } from '../../worker/upkeep/drain-progress.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { testS3Settings } from '../support/memory-store.ts';
+
+const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
+
+describe('admin drain, drain-status, drain-estimate', () => {
+  it('prices the drain first, moves on request, and reports what is left', async () => {
+    const backends = Array.from({ length: 7 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `d${i}` }));
+    const configOf = (draining: boolean) => parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, prices: 'aws-s3-standard', ...(draining && b.id === 'm2' ? { state: 'draining' } : {}) })),
+      policies: { ec: { k: 4, m: 2, blockSize: 65536, small: { threshold: 0 } } },
+      defaultPolicy: 'ec',
+      credentials: [KEY],
+    });
+    const catalog = localCatalog({ garbageGraceMs: 0 });
+    // Written while all seven were active.
+    const before = configOf(false);
+    const writer = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(before) });
+    await writer.createBucket('photos', { region: 'us-east-1' });
+    for (let i = 0; i < 30; i++) await writer.putObject('photos', `p${i}`, new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(70_000).fill(i)), c.close()) }), { contentLength: 70_000, metadata: { user: {} }, checksum: null, conditions: {} });
+
+    const config = configOf(true);
+    const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state }));
+    const byId = new Map(backends.map((b) => [b.id, b]));
+    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { placeOn: fleet.filter((b) => b.state === 'active').map((b) => b.id) }), settings: engineSettings(config) });
+    const authenticate = makeAuthenticate(config, {});
+    const admin = createAdmin({
+      authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {},
+      costs: { traffic: async () => ({ since: new Date(), counts: [] }), prices: config.backendPrices },
+      drain: { fleet, run: (o) => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 }) },
+    });
+    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
+    const post = async (path: string) => {
+      const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+
+    const estimate = (await post('drain-estimate?backend=m2')).body as unknown as DrainEstimate;
+    const onM2 = (await post('drain-status')).body.backends as BackendDrainProgress[];
+    expect(onM2).toHaveLength(1);
+    expect(estimate.shards).toBe(onM2[0]!.left.shards);
+    expect(estimate.shards).toBeGreaterThan(10);
+    expect(estimate.total.puts).toBe(estimate.shards);
+    expect(estimate.total.gets).toBe(4 * estimate.shards);
+    expect(estimate.total.cost).toBeGreaterThan(0);
+    expect(estimate.byBackend.m2!.usage.deleteRequests).toBe(estimate.shards);
+    expect((await post('drain-estimate?backend=nope')).body).toMatchObject({ message: expect.stringContaining('m0, m1, m2') });
+
+    const first = (await post('drain?max=5')).body as { copied: number; progress: BackendDrainProgress[] };
+    expect(first.copied).toBe(5);
+    expect(first.progress[0]!.left.shards).toBe(estimate.shards - 5);
+    const rest = (await post('drain?max=1000')).body as { copied: number; progress: BackendDrainProgress[] };
+    expect(rest.copied).toBe(estimate.shards - 5);
+    const status = (await post('drain-status')).body.backends as BackendDrainProgress[];
+    expect(status[0]).toMatchObject({ backend: 'm2', state: 'draining', left: { shards: 0, bytes: 0 }, moved: { shards: estimate.shards, bytes: estimate.bytes } });
+    for (let i = 0; i < 30; i++) {
+      const got = await store.getObject('photos', `p${i}`, { conditions: {} });
+      expect(new Uint8Array(await new Response(got.body).arrayBuffer())).toEqual(new Uint8Array(70_000).fill(i));
+    }
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * A drain's progress (issue 26): what the mover has moved off each leaving backend, kept per
+ * bucket in the catalog's `state` table (row 'drain', no schema change) with the mover's cursor
+ * through the bucket's units, and what is left there, read from each bucket's ledger (shard
+ * files and stored bytes per backend, kept inside every commit and every move's commit). Left
+ * only ever goes down while a drain runs: new units are never placed on a leaving backend, a
+ * move's commit takes its shard off the count in the same step, and deletes only remove.
+ * Rate: bytes moved over the time between the first and the last move recorded; time remaining:
+ * bytes left at that rate (null until something has moved).
+ */
+import type { UpkeepCatalog, HealthCatalog } from '../catalog/types.ts';
+
+/** One bucket's row. */
+export interface DrainState {
+  /** The mover's place in the bucket's units (id order); null: the next run starts a pass. */
+  cursor: string | null;
+  /** Complete passes over the bucket's units. */
+  passes: number;
+  /** Per backend moved off: shards and shard-file bytes committed elsewhere, first and last move (ms). */
+  moved: Record<string, { shards: number; bytes: number; first: number; last: number }>;
+}
+
+export const noDrainYet = (): DrainState => ({ cursor: null, passes: 0, moved: {} });
+
+export function parseDrainState(value: string | null): DrainState {
+  return value === null ? noDrainYet() : { ...noDrainYet(), ...(JSON.parse(value) as Partial<DrainState>) };
+}
+
+/** Records a committed move of `bytes` off `backend` at `at` (in place). */
+export function recordMoved(state: DrainState, backend: string, bytes: number, at: number): void {
+  const m = (state.moved[backend] ??= { shards: 0, bytes: 0, first: at, last: at });
+  m.shards++;
+  m.bytes += bytes;
+  m.last = at;
+}
+
+export interface BackendDrainProgress {
+  backend: string;
+  state: string;
+  /** Shard files (and their stored bytes) the catalog still records on the backend. */
+  left: { shards: number; bytes: number };
+  moved: { shards: number; bytes: number };
+  /** Bytes per second over the moves recorded; null before two moves apart in time. */
+  bytesPerSecond: number | null;
+  /** Seconds until `left.bytes` are moved at that rate; null without a rate. */
+  secondsRemaining: number | null;
+  /** Per bucket: shards left (only buckets with some). */
+  buckets: Record<string, number>;
+}
+
+/** Progress of every backend that is not active, over every bucket. */
+export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog, leaving: { id: string; state: string }[], now = new Date()): Promise<BackendDrainProgress[]> {
+  const out = new Map(leaving.map((b) => [b.id, { backend: b.id, state: b.state, left: { shards: 0, bytes: 0 }, moved: { shards: 0, bytes: 0 }, first: Infinity, last: 0, buckets: {} as Record<string, number> }]));
+  for (const { name } of await catalog.listBucketRecords()) {
+    const health = await catalog.bucketHealth(name, now);
+    const state = parseDrainState(await catalog.getDrainState(name));
+    for (const p of out.values()) {
+      const here = health.backends[p.backend];
+      if (here && here.shards > 0) {
+        p.left.shards += here.shards;
+        p.left.bytes += here.bytes;
+        p.buckets[name] = here.shards;
+      }
+      const m = state.moved[p.backend];
+      if (m) {
+        p.moved.shards += m.shards;
+        p.moved.bytes += m.bytes;
+        p.first = Math.min(p.first, m.first);
+        p.last = Math.max(p.last, m.last);
+      }
+    }
+  }
+  return [...out.values()].map(({ first, last, ...p }) => {
+    const seconds = (last - first) / 1000;
+    const bytesPerSecond = seconds > 0 ? p.moved.bytes / seconds : null;
+    return { ...p, bytesPerSecond, secondsRemaining: bytesPerSecond ? p.left.bytes / bytesPerSecond : null };
+  });
+}

@@ -1,0 +1,196 @@
+/**
+ * The mover's sweep (issue 26), run by the cron and by the admin API's `drain`: walks each
+ * bucket's unit index (every unit of every stored version) from where the last run stopped, and
+ * moves each shard whose placement names a leaving backend (config state draining or retired) to
+ * the backend placement's rules now choose for it (engine replacementBackend: active backends
+ * only, failure domains kept at every step, the unit's other shards left where they are), one
+ * shard at a time (move.ts). A run stops at `maxMoves` moves or its deadline, and records where
+ * it stopped and what it moved in the bucket's drain row (drain-progress.ts), so a gateway killed
+ * mid-drain resumes there and moves nothing twice: a shard already moved no longer names the
+ * leaving backend.
+ * Limits: a backend's configured `limits` (bytes and requests per second) pace the moves that
+ * read from or write to it: a move waits until both fit, or the run ends at its deadline.
+ * Known gaps: parts of multipart uploads still in progress are not in the unit index: they move
+ * once completed (an upload aborted is collected). A leaving backend's shards count as moved off
+ * only for the gateway's own buckets' stored versions.
+ */
+import type { Backend } from '../../backends/types.ts';
+import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
+import { shardLayout } from '../format/layout.ts';
+import { S3Error } from '../model/errors.ts';
+import { replacementBackend } from '../engine/index.ts';
+import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
+import { parseDrainState, recordMoved, type DrainState } from './drain-progress.ts';
+
+/** A configured backend as the mover sees it. */
+export interface FleetBackend {
+  id: string;
+  domain: string;
+  state: 'active' | 'draining' | 'retired';
+  limits?: { bytesPerSecond?: number; requestsPerSecond?: number };
+}
+
+export interface DrainDeps extends MoveDeps {
+  /** Every configured backend, leaving ones included (their domains count until moved). */
+  fleet: FleetBackend[];
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface DrainOptions {
+  /** Most shards moved (or tried) this run. */
+  maxMoves: number;
+  /** ms since the epoch: no move starts after it. */
+  deadline: number;
+  /** One bucket only. */
+  bucket?: string;
+}
+
+export interface DrainReport {
+  /** Shards whose move was committed: copied as stored, or rebuilt from the others. */
+  copied: number;
+  rebuilt: number;
+  /** Shard-file bytes committed elsewhere. */
+  bytes: number;
+  /** Moves that lost to a concurrent overwrite, delete or move (nothing to do any more). */
+  gone: number;
+  /** Moves that must wait (target down, too few shards to rebuild), the first few with why. */
+  waiting: number;
+  waits: { unitId: string; shard: number; from: string; to: string; error: string }[];
+  /** Shards on a leaving backend that no active backend can take within the placement rules. */
+  noTarget: number;
+  /** Buckets whose pass over their units completed in this run. */
+  passesCompleted: number;
+  /** True when the run was cut short by its move limit or deadline. */
+  stopped: boolean;
+}
+
+const PAGE = 50;
+const WAITS_SHOWN = 20;
+
+export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promise<DrainReport> {
+  const report: DrainReport = { copied: 0, rebuilt: 0, bytes: 0, gone: 0, waiting: 0, waits: [], noTarget: 0, passesCompleted: 0, stopped: false };
+  const leaving = new Set(deps.fleet.filter((b) => b.state !== 'active').map((b) => b.id));
+  if (leaving.size === 0) return report;
+  const domains = new Map(deps.fleet.map((b) => [b.id, b.domain]));
+  const targets = deps.fleet.filter((b) => b.state === 'active').map((b) => deps.backends.get(b.id)).filter((b): b is Backend => !!b);
+  const pacer = new Pacer(deps.fleet, deps.now ?? Date.now, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
+  let budget = options.maxMoves;
+  const buckets = options.bucket ? [options.bucket] : (await deps.catalog.listBucketRecords()).map((b) => b.name);
+  const mayStart = () => budget > 0 && (deps.now ?? Date.now)() < options.deadline;
+  const refused = new Set<string>();
+  for (const bucket of buckets) {
+    try {
+      if (!(await drainBucket(bucket))) {
+        report.stopped = true;
+        return report;
+      }
+    } catch (err) {
+      if (err instanceof S3Error && err.code === 'NoSuchBucket') continue; // deleted meanwhile: nothing of it to move
+      throw err;
+    }
+  }
+  return report;
+
+  /** One bucket from its cursor; false when the run must stop first (the cursor is kept where it stopped). */
+  async function drainBucket(bucket: string): Promise<boolean> {
+    const state = parseDrainState(await deps.catalog.getDrainState(bucket));
+    try {
+      for (;;) {
+        const page = await deps.catalog.listUnits(bucket, state.cursor, PAGE);
+        if (page.length === 0) {
+          state.cursor = null;
+          state.passes++;
+          report.passesCompleted++;
+          return true;
+        }
+        for (const record of page) {
+          if (!(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
+          state.cursor = record.unitId;
+        }
+      }
+    } finally {
+      await deps.catalog.setDrainState(bucket, JSON.stringify(state));
+    }
+  }
+}
+
+/** Moves the unit's shards off leaving backends; false when the run must stop first (the unit is then not done). */
+async function drainUnit(
+  bucket: string, record: UnitRecord, leaving: Set<string>, targets: Backend[], domains: Map<string, string>,
+  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void, refused: Set<string>,
+): Promise<boolean> {
+  const unit = { ...record.unit, placement: [...record.unit.placement] };
+  for (let shard = 0; shard < unit.placement.length; shard++) {
+    if (!leaving.has(unit.placement[shard]!)) continue;
+    const target = replacementBackend(`${bucket}/${record.key}`, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
+    if (!target) {
+      report.noTarget++;
+      continue;
+    }
+    // A target that refused a write in this run is not asked again until the next run: a backend
+    // that is down costs one attempt a run, not one per shard.
+    if (refused.has(target.id)) {
+      report.waiting++;
+      if (report.waits.length < WAITS_SHOWN) report.waits.push({ unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id, error: 'the target refused a write earlier in this run' });
+      continue;
+    }
+    if (!mayStart()) return false;
+    const bytes = shardLayout(unit, shard).shardFileLen();
+    if (!(await pacer.admit([unit.placement[shard]!, target.id], bytes, deadline))) return false;
+    spend();
+    const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, shard, target, deps);
+    if (outcome.kind === 'moved') {
+      report[outcome.how]++;
+      report.bytes += bytes;
+      recordMoved(state, outcome.move.from, bytes, (deps.now ?? Date.now)());
+      unit.placement[shard] = target.id;
+      unit.missing = unit.missing.filter((i) => i !== shard);
+    } else if (outcome.kind === 'gone') {
+      report.gone++;
+      return true; // the unit changed: its new state is the next pass's
+    } else {
+      report.waiting++;
+      if (outcome.at === 'target') refused.add(target.id);
+      if (report.waits.length < WAITS_SHOWN) report.waits.push({ ...outcome.move, error: outcome.error });
+    }
+  }
+  return true;
+}
+
+/**
+ * Paces the run's moves by each backend's `limits`: a move of `bytes` (read from one backend,
+ * written to another, about 5 requests between them) starts only once every backend it touches
+ * has had the time its limits give for what this run already asked of it plus this move.
+ */
+class Pacer {
+  private readonly started: number;
+  private readonly used = new Map<string, { bytes: number; requests: number }>();
+  private readonly limits: Map<string, NonNullable<FleetBackend['limits']>>;
+
+  constructor(fleet: FleetBackend[], private readonly now: () => number, private readonly sleep: (ms: number) => Promise<void>) {
+    this.started = now();
+    this.limits = new Map(fleet.filter((b) => b.limits).map((b) => [b.id, b.limits!]));
+  }
+
+  /** Waits until the move fits every limit; false (without waiting) when that would pass `deadline`. */
+  async admit(backends: string[], bytes: number, deadline: number): Promise<boolean> {
+    const REQUESTS_PER_MOVE = 5;
+    let readyAt = 0;
+    for (const id of backends) {
+      const limit = this.limits.get(id);
+      const used = this.used.get(id) ?? { bytes: 0, requests: 0 };
+      if (limit?.bytesPerSecond) readyAt = Math.max(readyAt, this.started + ((used.bytes + bytes) / limit.bytesPerSecond) * 1000);
+      if (limit?.requestsPerSecond) readyAt = Math.max(readyAt, this.started + ((used.requests + REQUESTS_PER_MOVE) / limit.requestsPerSecond) * 1000);
+    }
+    const wait = readyAt - this.now();
+    if (wait > 0) {
+      if (this.now() + wait >= deadline) return false;
+      await this.sleep(wait);
+    }
+    for (const id of backends) {
+      const used = this.used.get(id) ?? { bytes: 0, requests: 0 };
+      this.used.set(id, { bytes: used.bytes + bytes, requests: used.requests + REQUESTS_PER_MOVE });
+    }
+    return true;
+  }
+}
