@@ -17,6 +17,8 @@ import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
+import type { LifecycleProgress } from './types.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = '__buckets__';
@@ -93,6 +95,26 @@ export class DurableCatalog implements Catalog {
 
   async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<CodedUnit | null> {
     return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags, versionId));
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    return unwrap(await this.bucket(bucket).getBucketLifecycle(bucket));
+  }
+
+  async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketLifecycle(bucket, rules));
+  }
+
+  async getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+    return unwrap(await this.bucket(bucket).getLifecycleRun(bucket));
+  }
+
+  async listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }> {
+    return unwrap(await this.bucket(bucket).listKeyVersions(bucket, afterKey, maxVersions));
+  }
+
+  async setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setLifecycleProgress(bucket, progress));
   }
 
   async getVersioning(bucket: string): Promise<S.VersioningStatus | null> {

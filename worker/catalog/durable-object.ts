@@ -35,6 +35,9 @@ import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, VersionLookup } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { LifecycleRule } from '../model/lifecycle.ts';
+import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
+import type { LifecycleProgress } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -176,6 +179,21 @@ export class CatalogObject extends DurableObject {
   setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Reply<CodedUnit | null> {
     return this.inBucket(bucket, (o) => o.setTags(key, tags, versionId));
   }
+  getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
+    return this.inBucket(bucket, (o) => o.lifecycle());
+  }
+  setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setLifecycle(rules));
+  }
+  getLifecycleRun(bucket: string): Reply<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
+  }
+  listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Reply<{ keys: KeyVersions[]; atEnd: boolean }> {
+    return this.inBucket(bucket, () => keyVersionsPage(this.sql, afterKey, Math.max(1, Math.min(maxVersions, 5000))));
+  }
+  setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(LIFECYCLE_PROGRESS, progress === null ? null : JSON.stringify(progress)));
+  }
   getVersioning(bucket: string): Reply<S.VersioningStatus | null> {
     return this.inBucket(bucket, (o) => o.versioning());
   }
@@ -219,7 +237,10 @@ export class CatalogObject extends DurableObject {
   }
 
   bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
-    return this.inBucket(bucket, (o) => o.ledger.health(bucket, now));
+    return this.inBucket(bucket, (o) => {
+      const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
+      return lifecycle ? { ...o.ledger.health(bucket, now), lifecycle } : o.ledger.health(bucket, now);
+    });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {
     return this.inBucket(bucket, (o) => o.ledger.degraded(after, limit));

@@ -11,6 +11,8 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
+import { objectExpiration, type LifecycleRule } from '../model/lifecycle.ts';
+import { LIFECYCLE, readRules } from './sql-lifecycle.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
@@ -60,6 +62,15 @@ export class SqlObjects {
 
   setVersioning(status: VersioningStatus): void {
     this.setState(VERSIONING, status);
+  }
+
+  /** The bucket's lifecycle rules (a state row; none: no configuration). */
+  lifecycle(): LifecycleRule[] | null {
+    return readRules(this.getState(LIFECYCLE));
+  }
+
+  setLifecycle(rules: LifecycleRule[] | null): void {
+    this.setState(LIFECYCLE, rules === null ? null : JSON.stringify(rules));
   }
 
   /**
@@ -146,7 +157,11 @@ export class SqlObjects {
     const shown = shownVersionId(row);
     if (row.delete_marker) return { kind: 'marker', versionId: shown, lastModified: (JSON.parse(row.manifest) as { lastModified: string }).lastModified };
     const manifest = JSON.parse(row.manifest) as ObjectManifest;
-    return versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
+    const found: VersionLookup = versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
+    // A read of the current version learns when a rule will expire it (x-amz-expiration), in the same transaction.
+    const rules = versionId === null ? this.lifecycle() : null;
+    const expiration = rules && objectExpiration(rules, key, { lastModified: Date.parse(manifest.lastModified), size: manifest.size, tags: manifest.metadata.tags ?? [] });
+    return expiration ? { ...found, expiration } : found;
   }
 
   /** Rewrites a stored version's manifest in place (tags, shard states): same version, same units. */
