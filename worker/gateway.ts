@@ -34,6 +34,7 @@ import { RepairRouter } from './upkeep/repair-router.ts';
 import { requestLog } from './app/request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
+import { DAY_MS } from './model/lifecycle.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -63,6 +64,22 @@ export interface Gateway {
   ops: OpsService;
   /** Counts and logs an upkeep run (the cron's or the operator's). */
   upkeep: UpkeepObserver;
+  /** The length of a lifecycle day in ms (lifecycleDayMs). */
+  lifecycleDayMs: number;
+}
+
+/**
+ * The length of a lifecycle day: a real day, or locally (the local-development signal set) the
+ * SHARDGATE_LIFECYCLE_DAY_SECONDS var, so tests see rules act in seconds (RGW's
+ * rgw_lc_debug_interval, which ceph/s3-tests' lc_debug_interval mirrors). Deployed, the var is
+ * ignored: no deployed gateway expires objects early because a var was left behind.
+ */
+export function lifecycleDayMs(env: Env): number {
+  const raw = env.SHARDGATE_LIFECYCLE_DAY_SECONDS;
+  if (raw === undefined || raw === '' || !isLocalDevelopment(env)) return DAY_MS;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) throw new Error(`SHARDGATE_LIFECYCLE_DAY_SECONDS must be an integer from 1 to 86400, not '${String(raw)}'`);
+  return seconds * 1000;
 }
 
 /**
@@ -152,11 +169,22 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('collected_units', n);
       logLine({ msg: 'collect', by, collected: n, ms });
     },
+    lifecycled(r, ms, by) {
+      meter.event('lifecycle_runs');
+      meter.event('lifecycle_examined', r.examined);
+      meter.event('lifecycle_expired', r.expired);
+      meter.event('lifecycle_noncurrent_deleted', r.noncurrentDeleted);
+      meter.event('lifecycle_markers_removed', r.markersRemoved);
+      meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
+      meter.event('lifecycle_failed', r.failed);
+      logLine({ msg: 'lifecycle', by, ...r, ms }, r.failed > 0);
+    },
   };
 }
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
+  const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
@@ -225,6 +253,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
       authenticate, catalog, backends: metered, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      lifecycle: { store, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
@@ -237,5 +266,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, lifecycleDayMs: dayMs };
 }

@@ -8,6 +8,7 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
+ *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
  *   repair[?bucket=NAME][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
  *   worklist[?bucket=NAME][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
@@ -37,11 +38,13 @@ import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts'
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
+import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
   scrubbed(report: { units: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
   collected(units: number, ms: number, by: 'cron' | 'operator'): void;
+  lifecycled(report: LifecycleReport, ms: number, by: 'cron' | 'operator'): void;
 }
 
 export interface AdminDeps {
@@ -56,6 +59,8 @@ export interface AdminDeps {
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
   upkeep?: UpkeepObserver;
+  /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
+  lifecycle?: { store: LifecycleStore; dayMs: number };
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -116,6 +121,14 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json({ collected });
   });
 
+  admin.post('/lifecycle', async (c) => {
+    if (!deps.lifecycle) throw new S3Error('NotImplemented', 'no lifecycle job in this gateway');
+    const started = Date.now();
+    const report = await lifecycleBatch(deps.catalog, deps.lifecycle.store, { dayMs: deps.lifecycle.dayMs });
+    deps.upkeep?.lifecycled(report, Date.now() - started, 'operator');
+    return c.json(report);
+  });
+
   admin.post('/repair', async (c) => {
     const bucket = c.var.view.query.get('bucket') ?? undefined;
     if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
@@ -159,7 +172,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, worklist, costs)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, lifecycle, repair, worklist, costs)`);
   });
   return admin;
 }

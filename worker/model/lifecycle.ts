@@ -69,6 +69,8 @@ export interface VersionFacts {
   lastModified: number;
   size: number;
   tags: Tag[];
+  /** An object version's ETag (quoted): the job expires a current version only while it still has it. */
+  etag?: string;
 }
 
 const hasTag = (tags: Tag[], t: Tag) => tags.some((x) => x.key === t.key && x.value === t.value);

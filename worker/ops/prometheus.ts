@@ -173,6 +173,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_scrub_damaged_shards_total', 'Shards the scrubber found damaged.', ev.scrub_damaged ?? 0);
   counter('shardgate_collector_runs_total', 'Garbage collector runs.', ev.collector_runs ?? 0);
   counter('shardgate_collected_units_total', 'Units whose shards the collector deleted.', ev.collected_units ?? 0);
+  counter('shardgate_lifecycle_runs_total', 'Lifecycle job runs.', ev.lifecycle_runs ?? 0);
+  counter('shardgate_lifecycle_examined_versions_total', 'Object versions and delete markers the lifecycle job looked at.', ev.lifecycle_examined ?? 0);
+  x.family('shardgate_lifecycle_actions_total', 'counter', 'What lifecycle rules did, by action (failed: refused or failed, retried by a later pass).')
+    .sample('shardgate_lifecycle_actions_total', { action: 'expire_current' }, ev.lifecycle_expired ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'delete_noncurrent' }, ev.lifecycle_noncurrent_deleted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'remove_delete_marker' }, ev.lifecycle_markers_removed ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'abort_upload' }, ev.lifecycle_uploads_aborted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'failed' }, ev.lifecycle_failed ?? 0);
   x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');
