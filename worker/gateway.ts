@@ -177,7 +177,8 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('lifecycle_markers_removed', r.markersRemoved);
       meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
       meter.event('lifecycle_failed', r.failed);
-      logLine({ msg: 'lifecycle', by, ...r, ms }, r.failed > 0);
+      const { completed: _names, ...counts } = r;
+      logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0);
     },
   };
 }

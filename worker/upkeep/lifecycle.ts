@@ -40,6 +40,8 @@ export interface LifecycleReport {
   failed: number;
   /** Buckets whose pass completed in this run. */
   passesCompleted: number;
+  /** Their names. */
+  completed: string[];
 }
 
 /** The object store's delete paths: the ones DeleteObject and AbortMultipartUpload take. */
@@ -52,7 +54,7 @@ export function noLifecycleYet(): LifecycleProgress {
 }
 
 export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
-  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0 };
+  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [] };
   const now = o.now ?? Date.now;
   for (const { name: bucket } of await catalog.listBucketRecords()) {
     const run = await catalog.getLifecycleRun(bucket).catch(() => null); // deleted meanwhile
@@ -60,7 +62,10 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
     report.buckets++;
     const progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now });
     for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) report[k] += progress.delta[k];
-    if (progress.completed) report.passesCompleted++;
+    if (progress.completed) {
+      report.passesCompleted++;
+      report.completed.push(bucket);
+    }
   }
   return report;
 }
