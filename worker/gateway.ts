@@ -196,7 +196,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   }));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
-  const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
+  const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000, maxVersionsPerKey: config.maxVersionsPerKey });
   const background = new BackgroundWork();
   const repair = async (task: RepairTask) => {
     const started = Date.now();

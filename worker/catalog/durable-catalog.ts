@@ -11,7 +11,7 @@ import type { PreparedPart, SealRecord, SealRecordCursor } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
-import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
+import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
 import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
@@ -25,12 +25,14 @@ export const BUCKET_LIST = '__buckets__';
 
 export class DurableCatalog implements Catalog {
   private readonly grace: number;
+  private readonly maxVersions: number;
 
   constructor(
     private readonly ns: DurableObjectNamespace<CatalogObject>,
     options: CatalogOptions = {},
   ) {
     this.grace = options.garbageGraceMs ?? DEFAULT_GARBAGE_GRACE_MS;
+    this.maxVersions = options.maxVersionsPerKey ?? DEFAULT_MAX_VERSIONS_PER_KEY;
   }
 
   private registry() {
@@ -138,7 +140,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
-    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
+    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void> {
@@ -182,7 +184,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
-    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {
@@ -238,7 +240,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {
-    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, conditions, unitIds, expires.getTime()));
+    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, { ...conditions, maxVersions: this.maxVersions }, unitIds, expires.getTime()));
   }
 
   async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart> {

@@ -27,7 +27,7 @@ import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import { garbageUnitIds } from './rules.ts';
+import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
@@ -252,7 +252,7 @@ export class CatalogObject extends DurableObject {
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
-  prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: number): Reply<void> {
+  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): Reply<void> {
     return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
   }
 
@@ -281,7 +281,7 @@ export class CatalogObject extends DurableObject {
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
@@ -363,7 +363,7 @@ export class CatalogObject extends DurableObject {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;

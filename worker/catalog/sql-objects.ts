@@ -16,7 +16,7 @@ import { LIFECYCLE, readRules } from './sql-lifecycle.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withRepaired, withTagsRecorded } from './rules.ts';
+import { supersededUnits, tooManyVersions, unitsOf, withMissing, withRepaired, withTagsRecorded, type CatalogWriteConditions } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
 import type { GarbageUnits, UnitRecord, VersionLookup } from './types.ts';
@@ -80,11 +80,12 @@ export class SqlObjects {
    * replaces the key's null version, wherever it stands among the versions (S3's rule).
    * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
    */
-  commit(key: string, manifest: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
+  commit(key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
     const status = this.versioning();
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
     const replaced = status === 'Enabled' ? undefined : this.versionRow(key, 'null');
+    if (conditions.maxVersions !== undefined && this.versionCount(key) - (replaced ? 1 : 0) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
     const replacedManifest = replaced && !replaced.delete_marker ? (JSON.parse(replaced.manifest) as ObjectManifest) : null;
     this.queueGarbage([...supersededUnits(replacedManifest, manifest), ...alsoUnused], Date.now() + graceMs);
     this.release(unitsOf(manifest));
@@ -317,10 +318,20 @@ export class SqlObjects {
     else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
   }
 
-  /** A write's first step: `conditions` checked against the current object, then its unit ids reserved. */
-  prepare(key: string, conditions: WriteConditions, unitIds: string[], expires: number): void {
+  /** Stored versions of `key`, delete markers included. */
+  private versionCount(key: string): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM versions WHERE key = ?', key).one().n;
+  }
+
+  /**
+   * A write's first step: `conditions` checked against the current object (and the version cap,
+   * in an Enabled bucket, where every write adds a version: refused before any shard is sent;
+   * the commit checks again), then its unit ids reserved.
+   */
+  prepare(key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): void {
     const current = this.get(key);
     checkWriteConditions(current ? { etag: current.etag, lastModified: new Date(current.lastModified) } : undefined, conditions, key);
+    if (conditions.maxVersions !== undefined && this.versioning() === 'Enabled' && this.versionCount(key) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
     this.reserve(unitIds, expires);
   }
 
