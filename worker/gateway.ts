@@ -178,7 +178,7 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
       meter.event('lifecycle_failed', r.failed);
       const { completed: _names, ...counts } = r;
-      logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0);
+      logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0 || r.errors.length > 0);
     },
   };
 }

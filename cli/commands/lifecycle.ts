@@ -28,6 +28,7 @@ interface LifecycleAnswer {
   failed: number;
   passesCompleted: number;
   completed: string[];
+  errors: { bucket: string; message: string }[];
 }
 
 export const command: Command = {
@@ -43,6 +44,8 @@ export const command: Command = {
       const r = (await client.admin('lifecycle')) as LifecycleAnswer;
       for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) total[k] += r[k];
       total.runs++;
+      for (const e of r.errors) process.stderr.write(`lifecycle: bucket ${e.bucket}: ${e.message}\n`);
+      total.failed += r.errors.length;
       if (!values.all) break;
       // Each bucket's pass ends in its own run: go on until every bucket with rules has ended one.
       for (const b of r.completed) completed.add(b);

@@ -51,6 +51,15 @@ describe('lifecycle job', () => {
     expect((await catalog.getLifecycleRun('untouched')).progress).toBeNull();
   });
 
+  it('stops a run at its action budget, before a key, and the next run goes on from there', async () => {
+    const { catalog, store, write } = await setup(expireAll);
+    for (const key of ['a', 'b', 'c']) await write('b', key);
+    expect(await lifecycleBatch(catalog, store, { dayMs: DAY, actionsPerRun: 2, now: later })).toMatchObject({ expired: 2, passesCompleted: 0 });
+    expect((await catalog.getLifecycleRun('b')).progress?.cursor).toEqual({ phase: 'versions', afterKey: 'b', afterUploadId: null });
+    expect(await lifecycleBatch(catalog, store, { dayMs: DAY, actionsPerRun: 2, now: later })).toMatchObject({ expired: 1, passesCompleted: 1 });
+    expect((await store.listObjects('b', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects).toEqual([]);
+  });
+
   it('a slice in progress shows where it stands', async () => {
     const { catalog, store, write } = await setup(expireAll);
     for (const key of ['a', 'b', 'c']) await write('b', key);

@@ -27,6 +27,12 @@ export interface LifecycleOptions {
   versionsPerRun?: number;
   /** Uploads read per bucket per run. */
   uploadsPerRun?: number;
+  /**
+   * Deletions and aborts per run, all buckets together (each is a catalog call, and an invocation
+   * has a subrequest limit): a slice stops before a key whose actions would pass it (a key is
+   * never left half done, so one key may take it past).
+   */
+  actionsPerRun?: number;
   now?: () => number;
 }
 
@@ -42,6 +48,8 @@ export interface LifecycleReport {
   passesCompleted: number;
   /** Their names. */
   completed: string[];
+  /** Buckets whose slice failed (the next run resumes where their cursor stands), with why. */
+  errors: { bucket: string; message: string }[];
 }
 
 /** The object store's delete paths: the ones DeleteObject and AbortMultipartUpload take. */
@@ -54,13 +62,24 @@ export function noLifecycleYet(): LifecycleProgress {
 }
 
 export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
-  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [] };
+  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [], errors: [] };
   const now = o.now ?? Date.now;
-  for (const { name: bucket } of await catalog.listBucketRecords()) {
+  const budget = { actions: o.actionsPerRun ?? 500 };
+  // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
+  const names = (await catalog.listBucketRecords()).map((b) => b.name);
+  const first = names.length ? Math.floor(now() / 60_000) % names.length : 0;
+  for (const bucket of [...names.slice(first), ...names.slice(0, first)]) {
+    if (budget.actions <= 0) break;
     const run = await catalog.getLifecycleRun(bucket).catch(() => null); // deleted meanwhile
     if (!run?.rules?.length) continue;
     report.buckets++;
-    const progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now });
+    let progress;
+    try {
+      progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
+    } catch (err) {
+      report.errors.push({ bucket, message: String((err as Error)?.message ?? err) });
+      continue;
+    }
     for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) report[k] += progress.delta[k];
     if (progress.completed) {
       report.passesCompleted++;
@@ -71,7 +90,7 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
 }
 
 /** One slice of `bucket`'s pass: up to `versionsPerRun` versions, then (once past the last key) up to `uploadsPerRun` uploads. */
-async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, bucket: string, rules: LifecycleRule[], start: LifecycleProgress, o: LifecycleOptions & { now: () => number }): Promise<{ delta: LifecycleCounts; completed: boolean }> {
+async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, bucket: string, rules: LifecycleRule[], start: LifecycleProgress, o: LifecycleOptions & { now: () => number }, budget: { actions: number }): Promise<{ delta: LifecycleCounts; completed: boolean }> {
   const dayMs = o.dayMs ?? DAY_MS;
   const p: LifecycleProgress = structuredClone(start);
   const delta = zero();
@@ -87,9 +106,16 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
   let cursor = p.cursor ?? { phase: 'versions' as const, afterKey: null, afterUploadId: null };
   if (cursor.phase === 'versions') {
     const page = await catalog.listKeyVersions(bucket, cursor.afterKey, o.versionsPerRun ?? 1000);
+    let stopped = false;
     for (const { key, versions } of page.keys) {
+      const actions = dueActions(rules, key, versions, o.now(), dayMs);
+      if (actions.length && budget.actions <= 0) {
+        stopped = true; // out of actions for this run: this key is the next run's first
+        break;
+      }
+      budget.actions -= actions.length;
       count('examined', versions.length);
-      for (const action of dueActions(rules, key, versions, o.now(), dayMs)) {
+      for (const action of actions) {
         try {
           await apply(store, bucket, key, action, versions[0]!);
           count(action.kind === 'expire-current' ? 'expired' : action.marker && action.versionId === versions[0]!.versionId ? 'markersRemoved' : 'noncurrentDeleted');
@@ -100,7 +126,7 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
       }
       cursor = { phase: 'versions', afterKey: key, afterUploadId: null };
     }
-    if (page.atEnd) cursor = { phase: 'uploads', afterKey: null, afterUploadId: null };
+    if (page.atEnd && !stopped) cursor = { phase: 'uploads', afterKey: null, afterUploadId: null };
   }
   let completed = false;
   if (cursor.phase === 'uploads') {
@@ -109,8 +135,13 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
     const page = wantsUploads
       ? await catalog.listUploadRecords(bucket, { prefix: '', delimiter: null, keyMarker: cursor.afterKey, uploadIdMarker: cursor.afterUploadId, maxUploads: limit })
       : { uploads: [], isTruncated: false };
+    let stopped = false;
     for (const u of page.uploads) {
       if (uploadAbortDue(rules, u.key, u.initiated.getTime(), o.now(), dayMs)) {
+        if (budget.actions-- <= 0) {
+          stopped = true;
+          break;
+        }
         try {
           await store.abortMultipartUpload(bucket, u.key, u.uploadId);
           count('uploadsAborted');
@@ -120,7 +151,7 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
       }
       cursor = { phase: 'uploads', afterKey: u.key, afterUploadId: u.uploadId };
     }
-    completed = !page.isTruncated;
+    completed = !page.isTruncated && !stopped;
   }
   const at = o.now();
   p.lastRunAt = at;
