@@ -11,6 +11,9 @@
  * Races: a current version is expired with If-Match on the ETag the evaluator saw, so an object
  * rewritten since is left alone (a rewrite with identical bytes is expired: same ETag, the rule
  * applied to the older write's age; the next pass judges the new one by its own).
+ * Known gap: a noncurrent version is deleted by its id, unconditionally (DeleteObject with a
+ * version id checks no condition): if a client deletes its successor by id in the moment between
+ * the job's read and its delete, the version deleted was current by then.
  */
 import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
 import { DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
