@@ -119,7 +119,8 @@ export interface StatusDoc {
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
 }
 
-function lifecycleSummary(buckets: BucketHealth[]): StatusDoc['data']['lifecycle'] {
+/** The lifecycle figures of the status, summed over the buckets the job has run in. */
+export function lifecycleSummary(buckets: Pick<BucketHealth, 'lifecycle'>[]): StatusDoc['data']['lifecycle'] {
   const ran = buckets.flatMap((b) => (b.lifecycle ? [b.lifecycle] : []));
   const lastPasses = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0 };
   for (const p of ran) for (const k of Object.keys(lastPasses) as (keyof typeof lastPasses)[]) lastPasses[k] += p.last?.[k] ?? 0;
