@@ -35,7 +35,7 @@ export interface LocalGatewayOptions {
   cronSeconds: number;
   /**
    * Seconds per lifecycle day (worker/gateway.ts lifecycleDayMs; null: a real day). Set, the
-   * lifecycle job also runs alone every fifth of such a day (at least every second), whatever
+   * lifecycle job also runs alone every half of such a day (at least every second), whatever
    * `cronSeconds` says, so that rules act on time in tests (ceph/s3-tests' lc_debug_interval).
    */
   lifecycleDaySeconds?: number | null;
@@ -109,7 +109,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
     }
     if (o.lifecycleDaySeconds) {
-      lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 5), log);
+      lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
     }
     const f = front;
     const c = cron;

@@ -4,7 +4,7 @@
  * `--cron-seconds N` or SHARDGATE_CRON_SECONDS (period of the local collector and scrubber;
  * default 60, 0 turns it off), `--no-watch` (do not reload the Worker when a source file changes),
  * SHARDGATE_LIFECYCLE_DAY_SECONDS (a lifecycle "day" of that many seconds, for tests; the lifecycle
- * job then also runs on its own timer, every fifth of such a day: local-gateway.ts).
+ * job then also runs on its own timer, every half of such a day: local-gateway.ts).
  * A bad value is an error that says what is expected, never a silent default.
  */
 import { resolve } from 'node:path';
