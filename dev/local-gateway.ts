@@ -33,6 +33,12 @@ export interface LocalGatewayOptions {
   stateDir?: string;
   /** Period of the local cron in seconds (0: no cron). */
   cronSeconds: number;
+  /**
+   * Seconds per lifecycle day (worker/gateway.ts lifecycleDayMs; null: a real day). Set, the
+   * lifecycle job also runs alone every half of such a day (at least every second), whatever
+   * `cronSeconds` says, so that rules act on time in tests (ceph/s3-tests' lc_debug_interval).
+   */
+  lifecycleDaySeconds?: number | null;
   /** Reload the Worker when a source file changes (npm start: yes; tests: no). */
   watch?: boolean;
   /** Bindings over wrangler.toml's (tests: their own SHARDGATE_CONFIG). */
@@ -79,7 +85,11 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
     ...(o.env ? { env: o.env } : {}),
     // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
-    bindings: { ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }), ...o.bindings },
+    bindings: {
+      ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }),
+      ...(o.lifecycleDaySeconds ? { SHARDGATE_LIFECYCLE_DAY_SECONDS: { type: 'plain_text', value: String(o.lifecycleDaySeconds) } } : {}),
+      ...o.bindings,
+    },
     ...(o.triggers ? { triggers: o.triggers } : {}),
     build: { nodejsCompatMode: 'v2' }, // quiets the bundler about node:crypto (as test/cli/gateway.ts)
     dev: {
@@ -92,13 +102,18 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   }, log);
   let front: RunningFront | undefined;
   let cron: LocalCron | null = null;
+  let lifecycle: LocalCron | null = null;
   try {
     front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: address, log });
     if (o.cronSeconds > 0) {
       cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
     }
+    if (o.lifecycleDaySeconds) {
+      lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
+    }
     const f = front;
     const c = cron;
+    const l = lifecycle;
     return {
       url: new URL(`http://127.0.0.1:${f.port}`),
       port: f.port,
@@ -107,12 +122,14 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       cron,
       front: f,
       close: async () => {
+        await l?.stop();
         await c?.stop();
         await f.close();
         await worker.dispose();
       },
     };
   } catch (err) {
+    await lifecycle?.stop();
     await cron?.stop();
     await front?.close();
     await worker.dispose();
@@ -127,8 +144,8 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
  * does not hold it ("worker not found"). The answer comes once the handler and its waitUntil
  * work have finished: 200 when they succeeded.
  */
-async function runScheduled(workerUrl: URL): Promise<{ outcome: string }> {
-  const url = new URL(`/cdn-cgi/handler/scheduled?cron=${encodeURIComponent('*/5 * * * *')}`, workerUrl);
+async function runScheduled(workerUrl: URL, cron = '*/5 * * * *'): Promise<{ outcome: string }> {
+  const url = new URL(`/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`, workerUrl);
   const res = await fetch(url);
   const text = await res.text();
   return { outcome: res.ok ? 'ok' : `HTTP ${res.status}: ${text.slice(0, 200)}` };

@@ -2,7 +2,9 @@
  * What `npm start` takes: `npm start -- --port 9000` or `PORT=9000 npm start` (the flag wins),
  * `--persist-to DIR` (state directory, as wrangler dev calls it; default .wrangler/state),
  * `--cron-seconds N` or SHARDGATE_CRON_SECONDS (period of the local collector and scrubber;
- * default 60, 0 turns it off), `--no-watch` (do not reload the Worker when a source file changes).
+ * default 60, 0 turns it off), `--no-watch` (do not reload the Worker when a source file changes),
+ * SHARDGATE_LIFECYCLE_DAY_SECONDS (a lifecycle "day" of that many seconds, for tests; the lifecycle
+ * job then also runs on its own timer, every half of such a day: local-gateway.ts).
  * A bad value is an error that says what is expected, never a silent default.
  */
 import { resolve } from 'node:path';
@@ -13,6 +15,8 @@ export interface StartOptions {
   stateDir: string;
   cronSeconds: number;
   watch: boolean;
+  /** Seconds per lifecycle day (null: a real day). */
+  lifecycleDaySeconds: number | null;
 }
 
 export const USAGE = 'usage: npm start [-- --port N] [--persist-to DIR] [--cron-seconds N] [--no-watch]   (PORT and SHARDGATE_CRON_SECONDS work too)';
@@ -37,7 +41,9 @@ export function parseStartOptions(argv: string[], env: Record<string, string | u
   const port = integer(flags.get('port') ?? env.PORT, 'port (--port or PORT)', DEFAULT_PORT, 65535);
   const cronSeconds = integer(flags.get('cron-seconds') ?? env.SHARDGATE_CRON_SECONDS, 'cron period (--cron-seconds or SHARDGATE_CRON_SECONDS)', DEFAULT_CRON_SECONDS, 86_400);
   const dir = flags.get('persist-to');
-  return { port, stateDir: dir ? resolve(dir) : DEFAULT_STATE_DIR, cronSeconds, watch };
+  const day = env.SHARDGATE_LIFECYCLE_DAY_SECONDS;
+  const lifecycleDaySeconds = day === undefined || day === '' ? null : integer(day, 'lifecycle day (SHARDGATE_LIFECYCLE_DAY_SECONDS)', 0, 86_400) || null;
+  return { port, stateDir: dir ? resolve(dir) : DEFAULT_STATE_DIR, cronSeconds, watch, lifecycleDaySeconds };
 }
 
 function integer(raw: string | undefined, what: string, fallback: number, max: number): number {

@@ -29,7 +29,7 @@ try {
 }
 // A config from the environment goes to the Worker as its SHARDGATE_CONFIG var.
 const bindings = process.env.SHARDGATE_CONFIG === undefined ? undefined : { SHARDGATE_CONFIG: { type: 'plain_text' as const, value: source } };
-const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, watch: options.watch, logLevel: 'log', bindings }).catch((err: NodeJS.ErrnoException) => {
+const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, lifecycleDaySeconds: options.lifecycleDaySeconds, watch: options.watch, logLevel: 'log', bindings }).catch((err: NodeJS.ErrnoException) => {
   if (err.code !== 'EADDRINUSE') throw err;
   console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
   process.exit(1);

@@ -38,6 +38,7 @@ import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.
 
 /** How long one mover run may start moves (the cron's invocation, an admin request). */
 const DRAIN_RUN_MS = 20_000;
+import { DAY_MS } from './model/lifecycle.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -71,6 +72,22 @@ export interface Gateway {
   fleet: FleetBackend[];
   /** One mover run (upkeep/drain.ts), counted and logged; nothing to do when every backend is active. */
   drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
+  /** The length of a lifecycle day in ms (lifecycleDayMs). */
+  lifecycleDayMs: number;
+}
+
+/**
+ * The length of a lifecycle day: a real day, or locally (the local-development signal set) the
+ * SHARDGATE_LIFECYCLE_DAY_SECONDS var, so tests see rules act in seconds (RGW's
+ * rgw_lc_debug_interval, which ceph/s3-tests' lc_debug_interval mirrors). Deployed, the var is
+ * ignored: no deployed gateway expires objects early because a var was left behind.
+ */
+export function lifecycleDayMs(env: Env): number {
+  const raw = env.SHARDGATE_LIFECYCLE_DAY_SECONDS;
+  if (raw === undefined || raw === '' || !isLocalDevelopment(env)) return DAY_MS;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) throw new Error(`SHARDGATE_LIFECYCLE_DAY_SECONDS must be an integer from 1 to 86400, not '${String(raw)}'`);
+  return seconds * 1000;
 }
 
 /**
@@ -160,11 +177,23 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('collected_units', n);
       logLine({ msg: 'collect', by, collected: n, ms });
     },
+    lifecycled(r, ms, by) {
+      meter.event('lifecycle_runs');
+      meter.event('lifecycle_examined', r.examined);
+      meter.event('lifecycle_expired', r.expired);
+      meter.event('lifecycle_noncurrent_deleted', r.noncurrentDeleted);
+      meter.event('lifecycle_markers_removed', r.markersRemoved);
+      meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
+      meter.event('lifecycle_failed', r.failed);
+      const { completed: _names, ...counts } = r;
+      logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0 || r.errors.length > 0);
+    },
   };
 }
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
+  const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
@@ -175,7 +204,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   }));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
-  const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000 });
+  const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000, maxVersionsPerKey: config.maxVersionsPerKey });
   const background = new BackgroundWork();
   const repair = async (task: RepairTask) => {
     const started = Date.now();
@@ -252,6 +281,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },
+      lifecycle: { store, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
@@ -264,5 +294,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, lifecycleDayMs: dayMs };
 }

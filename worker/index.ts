@@ -2,8 +2,9 @@
  * The Worker entry: fetch -> the gateway's Hono app (or, when the gateway cannot be built from
  * its env, an S3 error saying why: startup-error.ts; or, deployed with a config the deployment
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
- * consumer (repair-worklist.ts); the cron trigger -> upkeep's garbage collector, scrubber and
- * worklist wake-up and the mover (while a backend drains), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
+ * consumer (repair-worklist.ts); the cron trigger -> upkeep's garbage collector, scrubber,
+ * lifecycle job, worklist wake-up and the mover (while a backend drains) (a cron named
+ * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
  */
 import type { Hono } from 'hono';
@@ -14,6 +15,7 @@ import { startupFailure } from './app/startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
+import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
 const DRAIN_MOVES_PER_RUN = 30;
@@ -39,14 +41,22 @@ export default {
     ctx.waitUntil(g.flusher.flush());
   },
 
-  async scheduled(_event, env, ctx) {
+  async scheduled(event, env, ctx) {
     const g = gatewayFor(env);
     const started = Date.now();
+    const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.store, { dayMs: g.lifecycleDayMs })).then(
+      (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),
+      (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+    );
+    if (event.cron === LIFECYCLE_ONLY_CRON) {
+      ctx.waitUntil(lifecycle.then(() => g.flusher.flush()));
+      return;
+    }
     const collected = collectGarbage(g.catalog, g.units.byId).then(
       (n) => g.upkeep.collected(n, Date.now() - started, 'cron'),
       (err: unknown) => logLine({ msg: 'collect', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
     );
-    const jobs: Promise<unknown>[] = [collected];
+    const jobs: Promise<unknown>[] = [collected, lifecycle];
     const { mode, unitsPerRun } = g.config.scrub;
     if (mode !== 'off') {
       const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun }, g.enqueueRepair));

@@ -12,9 +12,10 @@ set -u
 suite=$(cd "$1" && pwd); out=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 port=${PORT:-8812}; state=${STATE:-$(mktemp -d /tmp/shardgate-s3tests-XXXXXX)}
-sed "s/@PORT@/$port/" "$here/s3tests.conf" > "$out.conf"
+sed -e "s/@PORT@/$port/" -e "s/@LC_DAY@/${LC_DAY_SECONDS:-10}/" "$here/s3tests.conf" > "$out.conf"
 cd "$root"
-SHARDGATE_CRON_SECONDS=0 setsid node --import tsx dev/start.ts --port "$port" --no-watch --persist-to "$state" > "$out.gateway.log" 2>&1 &
+# A lifecycle day of lc_debug_interval seconds (s3tests.conf; ceph/s3-tests' default 10), as RGW's rgw_lc_debug_interval.
+SHARDGATE_LIFECYCLE_DAY_SECONDS=${LC_DAY_SECONDS:-10} SHARDGATE_CRON_SECONDS=0 setsid node --import tsx dev/start.ts --port "$port" --no-watch --persist-to "$state" > "$out.gateway.log" 2>&1 &
 gw=$!
 trap 'kill -TERM -- -$gw 2>/dev/null; sleep 2; kill -KILL -- -$gw 2>/dev/null' EXIT
 for _ in $(seq 1 120); do curl -s -o /dev/null "http://127.0.0.1:$port/_shardgate/status" && break; sleep 1; done

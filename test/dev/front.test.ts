@@ -201,8 +201,10 @@ describe('the front\'s check (isRefusedDevPath)', () => {
 
 describe('npm start options', () => {
   it('PORT sets the port, --port wins over it, defaults otherwise', () => {
-    expect(parseStartOptions([], {})).toEqual({ port: 8787, stateDir: DEFAULT_STATE_DIR, cronSeconds: 60, watch: true });
+    expect(parseStartOptions([], {})).toEqual({ port: 8787, stateDir: DEFAULT_STATE_DIR, cronSeconds: 60, watch: true, lifecycleDaySeconds: null });
     expect(parseStartOptions([], { PORT: '9000' }).port).toBe(9000);
+    expect(parseStartOptions([], { SHARDGATE_LIFECYCLE_DAY_SECONDS: '10' }).lifecycleDaySeconds).toBe(10);
+    expect(() => parseStartOptions([], { SHARDGATE_LIFECYCLE_DAY_SECONDS: 'ten' })).toThrow(/SHARDGATE_LIFECYCLE_DAY_SECONDS/);
     expect(parseStartOptions(['--port', '9001'], { PORT: '9000' }).port).toBe(9001);
     expect(parseStartOptions(['--port=9002', '--cron-seconds', '0', '--no-watch'], {})).toMatchObject({ port: 9002, cronSeconds: 0, watch: false });
     expect(parseStartOptions([], { SHARDGATE_CRON_SECONDS: '5' }).cronSeconds).toBe(5);

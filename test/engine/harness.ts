@@ -33,12 +33,16 @@ export interface RunningGateway {
   persistDir: string;
 }
 
-export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string } = {}): Promise<RunningGateway> {
+export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string; vars?: Record<string, string> } = {}): Promise<RunningGateway> {
   const persistDir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'shardgate-test-'));
   const { worker, address } = await startDirectWorker({
     config: 'wrangler.toml',
     entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
-    bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+    bindings: {
+      ...LOCAL_DEV,
+      SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
+      ...Object.fromEntries(Object.entries(opts.vars ?? {}).map(([k, value]) => [k, { type: 'plain_text' as const, value }])),
+    },
     dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
   }, (line) => console.warn(line));
   const url = (await address()).origin;

@@ -79,13 +79,15 @@ describe('detectOperation', () => {
     ['GET', '/b?ownershipControls', {}, 'GetBucketOwnershipControls'],
     ['PUT', '/b?ownershipControls', {}, 'PutBucketOwnershipControls'],
     ['GET', '/b?lifecycle', {}, 'GetBucketLifecycleConfiguration'],
+    ['PUT', '/b?lifecycle', {}, 'PutBucketLifecycleConfiguration'],
+    ['DELETE', '/b?lifecycle', {}, 'DeleteBucketLifecycle'],
   ] as [string, string, Record<string, string>, string][])('%s %s -> %s', (method, target, headers, op) => {
     expect(detect(method, target, headers)).toBe(op);
   });
 
   it.each([
     ['PUT', '/b?policy'],
-    ['DELETE', '/b?lifecycle'],
+    ['DELETE', '/b?replication'],
     ['PUT', '/b/k?versionId=null'],
     ['POST', '/b/k'],
     ['POST', '/b'],
@@ -96,7 +98,7 @@ describe('detectOperation', () => {
   });
 
   it.each([
-    ['PUT', '/b?lifecycle', 'PutBucketLifecycleConfiguration is not implemented.'],
+    ['PUT', '/b?replication', 'PutBucketReplication is not implemented.'],
     ['DELETE', '/b?ownershipControls', 'DeleteBucketOwnershipControls is not implemented.'],
     ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],
     ['PUT', '/b?replication', 'PutBucketReplication is not implemented.'],

@@ -8,6 +8,7 @@
  *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
+ *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
  *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
  *   worklist[?bucket=NAME][&prefix=P][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
@@ -45,11 +46,13 @@ import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain } from '../upkeep/drain-estimate.ts';
+import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
   scrubbed(report: { units: number; shards: number; damaged: number }, mode: string, ms: number, by: 'cron' | 'operator'): void;
   collected(units: number, ms: number, by: 'cron' | 'operator'): void;
+  lifecycled(report: LifecycleReport, ms: number, by: 'cron' | 'operator'): void;
 }
 
 export interface AdminDeps {
@@ -66,6 +69,8 @@ export interface AdminDeps {
   upkeep?: UpkeepObserver;
   /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
   drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
+  /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
+  lifecycle?: { store: LifecycleStore; dayMs: number };
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -124,6 +129,14 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const collected = await collectGarbage(deps.catalog, byId);
     deps.upkeep?.collected(collected, Date.now() - started, 'operator');
     return c.json({ collected });
+  });
+
+  admin.post('/lifecycle', async (c) => {
+    if (!deps.lifecycle) throw new S3Error('NotImplemented', 'no lifecycle job in this gateway');
+    const started = Date.now();
+    const report = await lifecycleBatch(deps.catalog, deps.lifecycle.store, { dayMs: deps.lifecycle.dayMs });
+    deps.upkeep?.lifecycled(report, Date.now() - started, 'operator');
+    return c.json(report);
   });
 
   admin.post('/repair', async (c) => {
@@ -192,7 +205,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, repair, worklist, costs, drain, drain-status, drain-estimate)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate)`);
   });
   return admin;
 }

@@ -11,7 +11,7 @@ import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove } from './ty
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
-import { DEFAULT_GARBAGE_GRACE_MS, type CatalogOptions } from './rules.ts';
+import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
 import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
@@ -19,18 +19,22 @@ import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
 import type { ObjectLockChange } from './types.ts';
+import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
+import type { LifecycleProgress } from './types.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = '__buckets__';
 
 export class DurableCatalog implements Catalog {
   private readonly grace: number;
+  private readonly maxVersions: number;
 
   constructor(
     private readonly ns: DurableObjectNamespace<CatalogObject>,
     options: CatalogOptions = {},
   ) {
     this.grace = options.garbageGraceMs ?? DEFAULT_GARBAGE_GRACE_MS;
+    this.maxVersions = options.maxVersionsPerKey ?? DEFAULT_MAX_VERSIONS_PER_KEY;
   }
 
   private registry() {
@@ -97,6 +101,26 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags, versionId));
   }
 
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    return unwrap(await this.bucket(bucket).getBucketLifecycle(bucket));
+  }
+
+  async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketLifecycle(bucket, rules));
+  }
+
+  async getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+    return unwrap(await this.bucket(bucket).getLifecycleRun(bucket));
+  }
+
+  async listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }> {
+    return unwrap(await this.bucket(bucket).listKeyVersions(bucket, afterKey, maxVersions));
+  }
+
+  async setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setLifecycleProgress(bucket, progress));
+  }
+
   async getVersioning(bucket: string): Promise<S.VersioningStatus | null> {
     return unwrap(await this.bucket(bucket).getVersioning(bucket));
   }
@@ -130,7 +154,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
-    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, conditions, this.grace));
+    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void> {
@@ -174,7 +198,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
-    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, conditions, this.grace));
+    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {
@@ -242,7 +266,7 @@ export class DurableCatalog implements Catalog {
   }
 
   async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {
-    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, conditions, unitIds, expires.getTime()));
+    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, { ...conditions, maxVersions: this.maxVersions }, unitIds, expires.getTime()));
   }
 
   async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart> {

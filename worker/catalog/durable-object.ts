@@ -27,7 +27,7 @@ import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
-import { garbageUnitIds } from './rules.ts';
+import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
@@ -37,6 +37,9 @@ import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
 import type { ObjectLockChange } from './types.ts';
+import type { LifecycleRule } from '../model/lifecycle.ts';
+import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
+import type { LifecycleProgress } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -184,6 +187,21 @@ export class CatalogObject extends DurableObject {
   setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Reply<CodedUnit | null> {
     return this.inBucket(bucket, (o) => o.setTags(key, tags, versionId));
   }
+  getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
+    return this.inBucket(bucket, (o) => o.lifecycle());
+  }
+  setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setLifecycle(rules));
+  }
+  getLifecycleRun(bucket: string): Reply<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
+  }
+  listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Reply<{ keys: KeyVersions[]; atEnd: boolean }> {
+    return this.inBucket(bucket, () => keyVersionsPage(this.sql, afterKey, Math.max(1, Math.min(maxVersions, 5000))));
+  }
+  setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(LIFECYCLE_PROGRESS, progress === null ? null : JSON.stringify(progress)));
+  }
   getVersioning(bucket: string): Reply<S.VersioningStatus | null> {
     return this.inBucket(bucket, (o) => o.versioning());
   }
@@ -245,7 +263,10 @@ export class CatalogObject extends DurableObject {
   }
 
   bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
-    return this.inBucket(bucket, (o) => o.ledger.health(bucket, now));
+    return this.inBucket(bucket, (o) => {
+      const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
+      return lifecycle ? { ...o.ledger.health(bucket, now), lifecycle } : o.ledger.health(bucket, now);
+    });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {
     return this.inBucket(bucket, (o) => o.ledger.degraded(after, limit));
@@ -257,7 +278,7 @@ export class CatalogObject extends DurableObject {
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
-  prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: number): Reply<void> {
+  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): Reply<void> {
     return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
   }
 
@@ -286,7 +307,7 @@ export class CatalogObject extends DurableObject {
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
@@ -371,7 +392,7 @@ export class CatalogObject extends DurableObject {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
     const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;

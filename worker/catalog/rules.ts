@@ -5,7 +5,7 @@
  * worker/model/conditions.ts.
  */
 import { S3Error } from '../model/errors.ts';
-import type { ObjectMetadata } from '../model/object-store.ts';
+import type { ObjectMetadata, WriteConditions } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
@@ -20,6 +20,22 @@ export const DEFAULT_GARBAGE_GRACE_MS = 60 * 60 * 1000;
 export interface CatalogOptions {
   /** Delay before superseded units may be deleted (default DEFAULT_GARBAGE_GRACE_MS). */
   garbageGraceMs?: number;
+  /** Most versions (delete markers included) one key may hold before a write adding one is refused (default DEFAULT_MAX_VERSIONS_PER_KEY). */
+  maxVersionsPerKey?: number;
+}
+
+export const DEFAULT_MAX_VERSIONS_PER_KEY = 10_000;
+
+/** A write's conditions as the catalog checks them: the client's, plus the gateway's per-key version cap. */
+export type CatalogWriteConditions = WriteConditions & { maxVersions?: number };
+
+/**
+ * The refusal of a write that would give `key` more than `max` versions. Not an AWS limit (S3 has
+ * none): a gateway's, so that one key cannot grow without bound (its versions are read whole by
+ * the lifecycle job and by a key's version listing). 400 InvalidRequest, saying what to do.
+ */
+export function tooManyVersions(key: string, max: number): S3Error {
+  return new S3Error('InvalidRequest', `Key '${key}' already has ${max} versions, the most this gateway keeps per key (config maxVersionsPerKey): delete noncurrent versions, or let a lifecycle NoncurrentVersionExpiration rule delete them, before writing more.`, { Key: key });
 }
 
 /** The coded units an object's bytes live in (none for inline objects). */

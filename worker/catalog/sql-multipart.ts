@@ -5,6 +5,7 @@
  * CompleteMultipartUpload, AbortMultipartUpload, ListParts, ListMultipartUploads (uploads by key,
  * then by initiation: upload ids sort by creation time, see rules.ts).
  */
+import type { CatalogWriteConditions } from './rules.ts';
 import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
@@ -51,7 +52,7 @@ export class SqlMultipart {
     return { parts: rows.slice(0, Math.max(0, maxParts)), isTruncated: rows.length > maxParts };
   }
 
-  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions, graceMs: number): string | undefined {
+  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number): string | undefined {
     this.get(key, uploadId);
     const unused = unusedPartUnits(manifest, this.parts(uploadId, 0, -1), uploadId);
     const versionId = this.objects.commit(key, manifest, conditions, graceMs, unused);

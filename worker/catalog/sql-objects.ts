@@ -14,11 +14,13 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
+import { objectExpiration, type LifecycleRule } from '../model/lifecycle.ts';
+import { LIFECYCLE, readRules } from './sql-lifecycle.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, unitsOf, withMissing, withMovedShard, withRepaired, withTagsRecorded } from './rules.ts';
+import { supersededUnits, tooManyVersions, unitsOf, withMissing, withMovedShard, withRepaired, withTagsRecorded, type CatalogWriteConditions } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
 import type { GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
@@ -120,6 +122,15 @@ export class SqlObjects {
     this.rewrite(key, manifest);
   }
 
+  /** The bucket's lifecycle rules (a state row; none: no configuration). */
+  lifecycle(): LifecycleRule[] | null {
+    return readRules(this.getState(LIFECYCLE));
+  }
+
+  setLifecycle(rules: LifecycleRule[] | null): void {
+    this.setState(LIFECYCLE, rules === null ? null : JSON.stringify(rules));
+  }
+
   /**
    * Checks `conditions` against the current object and installs `manifest` as the key's newest
    * version; queues what it supersedes (plus `alsoUnused`). Versioning Enabled supersedes
@@ -127,12 +138,13 @@ export class SqlObjects {
    * replaces the key's null version, wherever it stands among the versions (S3's rule).
    * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
    */
-  commit(key: string, written: ObjectManifest, conditions: WriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
+  commit(key: string, written: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
     const status = this.versioning();
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
     const manifest = this.withBucketLock(written);
     const replaced = status === 'Enabled' ? undefined : this.versionRow(key, 'null');
+    if (conditions.maxVersions !== undefined && this.versionCount(key) - (replaced ? 1 : 0) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
     const replacedManifest = replaced && !replaced.delete_marker ? (JSON.parse(replaced.manifest) as ObjectManifest) : null;
     // A locked version is never overwritten in place (only a lock-enabled bucket has locked versions,
     // and it stays Enabled, so this guards storage that broke that rule).
@@ -221,7 +233,11 @@ export class SqlObjects {
     const shown = shownVersionId(row);
     if (row.delete_marker) return { kind: 'marker', versionId: shown, lastModified: (JSON.parse(row.manifest) as { lastModified: string }).lastModified };
     const manifest = JSON.parse(row.manifest) as ObjectManifest;
-    return versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
+    const found: VersionLookup = versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
+    // A read of the current version learns when a rule will expire it (x-amz-expiration), in the same transaction.
+    const rules = versionId === null ? this.lifecycle() : null;
+    const expiration = rules && objectExpiration(rules, key, { lastModified: Date.parse(manifest.lastModified), size: manifest.size, tags: manifest.metadata.tags ?? [] });
+    return expiration ? { ...found, expiration } : found;
   }
 
   /** Rewrites a stored version's manifest in place (tags, shard states): same version, same units. */
@@ -400,10 +416,20 @@ export class SqlObjects {
     else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
   }
 
-  /** A write's first step: `conditions` checked against the current object, then its unit ids reserved. */
-  prepare(key: string, conditions: WriteConditions, unitIds: string[], expires: number): void {
+  /** Stored versions of `key`, delete markers included. */
+  private versionCount(key: string): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM versions WHERE key = ?', key).one().n;
+  }
+
+  /**
+   * A write's first step: `conditions` checked against the current object (and the version cap,
+   * in an Enabled bucket, where every write adds a version: refused before any shard is sent;
+   * the commit checks again), then its unit ids reserved.
+   */
+  prepare(key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): void {
     const current = this.get(key);
     checkWriteConditions(current ? { etag: current.etag, lastModified: new Date(current.lastModified) } : undefined, conditions, key);
+    if (conditions.maxVersions !== undefined && this.versioning() === 'Enabled' && this.versionCount(key) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
     this.reserve(unitIds, expires);
   }
 

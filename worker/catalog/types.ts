@@ -11,6 +11,7 @@
  */
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, Retention } from '../model/object-lock.ts';
 
@@ -43,7 +44,7 @@ import type {
  * x-amz-version-id (a bucket never versioned, read without naming a version).
  */
 export type VersionLookup =
-  | { kind: 'object'; manifest: ObjectManifest; versionId?: string }
+  | { kind: 'object'; manifest: ObjectManifest; versionId?: string; expiration?: { date: number; ruleId: string } }
   | { kind: 'marker'; versionId: string; lastModified: string }
   | { kind: 'none' };
 
@@ -216,6 +217,42 @@ export interface BucketHealth {
   /** Units waiting to be deleted; `due`: past their grace delay (the collector's backlog). */
   garbage: { queued: number; due: number };
   scrub: ScrubProgress;
+  /** The lifecycle job's progress through the bucket (absent: it never ran here). */
+  lifecycle?: LifecycleProgress;
+}
+
+/** What a lifecycle pass did (counts). */
+export interface LifecycleCounts {
+  /** Object versions and delete markers looked at. */
+  examined: number;
+  /** Current versions expired (deleted, or hidden behind a delete marker in a versioned bucket). */
+  expired: number;
+  /** Noncurrent versions deleted. */
+  noncurrentDeleted: number;
+  /** Expired object delete markers removed. */
+  markersRemoved: number;
+  uploadsAborted: number;
+  /** Actions that failed (retried by a later pass); `lastError` says why. */
+  failed: number;
+}
+
+/**
+ * The lifecycle job's progress through a bucket (state row 'lifecycle-progress'). A pass walks
+ * the keys (phase 'versions'), then the multipart uploads (phase 'uploads'); `cursor` null:
+ * between passes. Times in ms since the epoch.
+ */
+export interface LifecycleProgress {
+  cursor: { phase: 'versions' | 'uploads'; afterKey: string | null; afterUploadId: string | null } | null;
+  passStartedAt: number | null;
+  lastPassStartedAt: number | null;
+  lastPassCompletedAt: number | null;
+  passes: number;
+  lastRunAt: number | null;
+  /** The pass in progress (between passes: zeros). */
+  current: LifecycleCounts;
+  /** The last complete pass. */
+  last: LifecycleCounts | null;
+  lastError?: { at: number; message: string };
 }
 
 /**
@@ -244,6 +281,10 @@ export interface BucketCatalog {
   getBucketTagging(bucket: string): Promise<Tag[] | null>;
   /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */
   setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void>;
+  /** The bucket's lifecycle rules (state row 'lifecycle'), or null when it has none. NoSuchBucket if missing. */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Replaces the bucket's lifecycle rules; null removes them (the job's progress stays). NoSuchBucket if missing. */
+  setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void>;
 }
 
 export interface ObjectCatalog extends BucketCatalog {
@@ -398,6 +439,17 @@ export interface UpkeepCatalog {
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
 
+/** What the lifecycle job reads and records (upkeep/lifecycle.ts); it deletes through the object store, as DeleteObject does. */
+export interface LifecycleCatalog {
+  listBucketRecords(): Promise<BucketInfo[]>;
+  /** The bucket's rules (null: none) and the job's progress (null: never ran). NoSuchBucket. */
+  getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }>;
+  /** Keys after `afterKey` with all their versions, newest first, about `maxVersions` versions (sql-lifecycle.ts). NoSuchBucket. */
+  listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }>;
+  listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
+  setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Promise<void>;
+}
+
 export interface HealthCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
   /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
@@ -440,4 +492,4 @@ export interface KeyCatalog {
   setRotationState(bucket: string, value: string | null): Promise<void>;
 }
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog;
+export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog;

@@ -202,6 +202,8 @@ export const configSchema = z.object({
   readHedgeMs: z.number().int().min(0).default(1000),
   /** Delay before superseded or orphaned shards are deleted. */
   garbageGraceSeconds: z.number().int().min(0).default(3600),
+  /** Most versions one key may hold (delete markers included) before a write adding one is refused (400 InvalidRequest). */
+  maxVersionsPerKey: z.number().int().min(1).max(1_000_000).default(10_000),
   /**
    * Longest a write may take from its first shard to its commit. Unit ids are reserved in the
    * catalog before any shard is stored; a reservation still held this long after is an orphan

@@ -19,6 +19,7 @@ import { completedChecksum, multipartEtag, selectCompletedParts } from '../model
 import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
+import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
@@ -169,9 +170,9 @@ export class EcStore implements T.ObjectStore {
    * object: NoSuchKey when it is current, 405 MethodNotAllowed when named, both with
    * x-amz-delete-marker (and its version id), as S3 answers.
    */
-  private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string }> {
+  private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string; expiration?: T.ObjectInfo['expiration'] }> {
     const found = await this.catalog.getVersion(bucket, key, versionId ?? null);
-    if (found.kind === 'object') return { m: found.manifest, ...(found.versionId === undefined ? {} : { versionId: found.versionId }) };
+    if (found.kind === 'object') return { m: found.manifest, ...(found.versionId === undefined ? {} : { versionId: found.versionId }), ...(found.expiration ? { expiration: found.expiration } : {}) };
     if (found.kind === 'marker') {
       const headers = { 'x-amz-delete-marker': 'true', 'x-amz-version-id': found.versionId, 'Last-Modified': new Date(found.lastModified).toUTCString() };
       if (versionId === undefined) throw new S3Error('NoSuchKey', undefined, { Key: key }).withHeaders(headers);
@@ -296,6 +297,14 @@ export class EcStore implements T.ObjectStore {
     await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
     return { head, parts: objectParts(m) };
   }
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[]> {
+    const rules = await this.catalog.getBucketLifecycle(bucket);
+    if (!rules) throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket });
+    return rules;
+  }
+  findBucketLifecycle = (bucket: string) => this.catalog.getBucketLifecycle(bucket);
+  putBucketLifecycle = (bucket: string, rules: LifecycleRule[]) => this.catalog.setBucketLifecycle(bucket, rules);
+  deleteBucketLifecycle = (bucket: string) => this.catalog.setBucketLifecycle(bucket, null);
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
   deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
 
@@ -342,8 +351,8 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** The object's head for a read: conditions checked, the Range or part resolved. */
-  private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string): Promise<T.ObjectHead> {
-    const i = versionId === undefined ? info(m) : { ...info(m), versionId };
+  private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string, expiration?: T.ObjectInfo['expiration']): Promise<T.ObjectHead> {
+    const i: T.ObjectInfo = { ...info(m), ...(versionId === undefined ? {} : { versionId }), ...(expiration ? { expiration } : {}) };
     checkReadConditions(i, o.conditions);
     await checkSseRead(m.metadata.sse, o.sse);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
@@ -351,13 +360,13 @@ export class EcStore implements T.ObjectStore {
   }
 
   async headObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectHead> {
-    const { m, versionId } = await this.readable(bucket, key, o.versionId);
-    return await this.readHead(m, o, versionId);
+    const { m, versionId, expiration } = await this.readable(bucket, key, o.versionId);
+    return await this.readHead(m, o, versionId, expiration);
   }
 
   async getObject(bucket: string, key: string, o: T.GetObjectOptions): Promise<T.ObjectBody> {
-    const { m, versionId } = await this.readable(bucket, key, o.versionId);
-    const head = await this.readHead(m, o, versionId);
+    const { m, versionId, expiration } = await this.readable(bucket, key, o.versionId);
+    const head = await this.readHead(m, o, versionId, expiration);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
     if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };

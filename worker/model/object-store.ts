@@ -16,6 +16,7 @@
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
+import type { LifecycleRule } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, ObjectLockState, Retention } from './object-lock.ts';
@@ -88,6 +89,8 @@ export interface ObjectInfo {
   checksum: ObjectChecksum | null;
   versionId?: string;
   partsCount?: number;
+  /** A read of the current version that a lifecycle rule will expire: when (ms) and by which rule (x-amz-expiration). */
+  expiration?: { date: number; ruleId: string };
 }
 
 export interface ObjectHead extends ObjectInfo {
@@ -336,6 +339,13 @@ export interface ObjectStore {
   getBucketTagging(bucket: string): Promise<Tag[]>;
   /** Replaces the bucket's tags; [] removes them. */
   putBucketTagging(bucket: string, tags: Tag[]): Promise<void>;
+  /** The bucket's lifecycle rules: NoSuchLifecycleConfiguration when it has none (NoSuchBucket). */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[]>;
+  /** The bucket's lifecycle rules, or null. */
+  findBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Replaces the bucket's lifecycle rules (already validated). */
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[]): Promise<void>;
+  deleteBucketLifecycle(bucket: string): Promise<void>;
 
   // Objects
   putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, options: PutObjectOptions): Promise<PutObjectResult>;

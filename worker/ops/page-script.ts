@@ -187,8 +187,11 @@ ${SIGNER}` + String.raw`
       card('collector backlog (due of ' + d.garbage.queued + ')', String(d.garbage.due), false, 'garbage'),
       card('orphaned reservations', String(d.reservations.expired), d.reservations.expired > 0, 'orphans'),
       card('uploads in progress', String(d.uploads), false, 'uploads'),
+      // The lifecycle job, once it has run in a bucket: what its last complete passes removed.
+      d.lifecycle && d.lifecycle.buckets ? card('lifecycle: expired / noncurrent / markers / uploads (last passes' + (d.lifecycle.lastPasses.failed ? ', ' + d.lifecycle.lastPasses.failed + ' failed' : '') + ', run ' + ago(d.lifecycle.lastRunAt, Date.now()) + ')',
+        d.lifecycle.lastPasses.expired + ' / ' + d.lifecycle.lastPasses.noncurrentDeleted + ' / ' + d.lifecycle.lastPasses.markersRemoved + ' / ' + d.lifecycle.lastPasses.uploadsAborted, d.lifecycle.lastPasses.failed > 0, 'lifecycle') : null,
       card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
-    ].forEach(function (x) { c.appendChild(x); });
+    ].forEach(function (x) { if (x) c.appendChild(x); });
   }
 
   /** One line chart: series of [t, v] points over [from, to]. */

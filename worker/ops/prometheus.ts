@@ -184,6 +184,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_moved_shards_total', 'Shards the mover committed on another backend (copied or rebuilt).', ev.moved_shards ?? 0);
   counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
   counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
+  counter('shardgate_lifecycle_runs_total', 'Lifecycle job runs.', ev.lifecycle_runs ?? 0);
+  counter('shardgate_lifecycle_examined_versions_total', 'Object versions and delete markers the lifecycle job looked at.', ev.lifecycle_examined ?? 0);
+  x.family('shardgate_lifecycle_actions_total', 'counter', 'What lifecycle rules did, by action (failed: refused or failed, retried by a later pass).')
+    .sample('shardgate_lifecycle_actions_total', { action: 'expire_current' }, ev.lifecycle_expired ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'delete_noncurrent' }, ev.lifecycle_noncurrent_deleted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'remove_delete_marker' }, ev.lifecycle_markers_removed ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'abort_upload' }, ev.lifecycle_uploads_aborted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'failed' }, ev.lifecycle_failed ?? 0);
   x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');

@@ -105,9 +105,16 @@ export interface StatusDoc {
       oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
       oldestPassCompletedAt: number | null; passes: number;
     };
+    /**
+     * The lifecycle job over the buckets it has run in (upkeep/lifecycle.ts): `buckets` with a
+     * pass in progress or done, the oldest of their last complete passes (null while any has none),
+     * and what the last complete passes did.
+     */
+    lifecycle: { buckets: number; inProgress: number; oldestPassCompletedAt: number | null; lastRunAt: number | null; lastPasses: { examined: number; expired: number; noncurrentDeleted: number; markersRemoved: number; uploadsAborted: number; failed: number } };
   };
   upkeep: {
     repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
+    lifecycleRuns: number; lifecycleExpired: number; lifecycleNoncurrentDeleted: number; lifecycleMarkersRemoved: number; lifecycleUploadsAborted: number; lifecycleFailed: number;
     /**
      * Rates over the health window (the last 5 minutes) and the time left at that rate: the repair
      * backlog (degraded units) and the units the current scrub passes have yet to check. Null
@@ -134,6 +141,20 @@ export interface StatusDoc {
   /** Per bucket: only in a signed (or open) status. */
   buckets?: BucketStatus[];
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
+}
+
+/** The lifecycle figures of the status, summed over the buckets the job has run in. */
+export function lifecycleSummary(buckets: Pick<BucketHealth, 'lifecycle'>[]): StatusDoc['data']['lifecycle'] {
+  const ran = buckets.flatMap((b) => (b.lifecycle ? [b.lifecycle] : []));
+  const lastPasses = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0 };
+  for (const p of ran) for (const k of Object.keys(lastPasses) as (keyof typeof lastPasses)[]) lastPasses[k] += p.last?.[k] ?? 0;
+  return {
+    buckets: ran.length,
+    inProgress: ran.filter((p) => p.cursor !== null).length,
+    oldestPassCompletedAt: ran.length && ran.every((p) => p.lastPassCompletedAt !== null) ? Math.min(...ran.map((p) => p.lastPassCompletedAt!)) : null,
+    lastRunAt: ran.reduce<number | null>((t, p) => (p.lastRunAt !== null && (t === null || p.lastRunAt > t) ? p.lastRunAt : t), null),
+    lastPasses,
+  };
 }
 
 const storedOf = (b: BucketHealth) => Object.values(b.backends).reduce((n, x) => n + x.bytes, 0);
@@ -245,12 +266,15 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
         oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
         passes: sum((b) => b.scrub.passes),
       },
+      lifecycle: lifecycleSummary(data.buckets),
     },
     upkeep: {
       rates: upkeepRates(recent, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
       repairsQueued: ev.repairs_queued ?? 0, repairsDone: ev.repairs_done ?? 0, repairsFailed: ev.repairs_failed ?? 0, repairedShards: ev.repaired_shards ?? 0,
       scrubRuns: ev.scrub_runs ?? 0, scrubShards: ev.scrub_shards ?? 0, scrubDamaged: ev.scrub_damaged ?? 0,
       collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
+      lifecycleRuns: ev.lifecycle_runs ?? 0, lifecycleExpired: ev.lifecycle_expired ?? 0, lifecycleNoncurrentDeleted: ev.lifecycle_noncurrent_deleted ?? 0,
+      lifecycleMarkersRemoved: ev.lifecycle_markers_removed ?? 0, lifecycleUploadsAborted: ev.lifecycle_uploads_aborted ?? 0, lifecycleFailed: ev.lifecycle_failed ?? 0,
     },
     s3: {
       requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut,

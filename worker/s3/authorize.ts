@@ -56,6 +56,10 @@ const NEEDS: Record<S3Operation, Need> = {
   GetBucketTagging: { action: 'list', on: 'some' },
   PutBucketTagging: { action: 'write', on: 'bucket' },
   DeleteBucketTagging: { action: 'write', on: 'bucket' },
+  GetBucketLifecycleConfiguration: { action: 'list', on: 'some' },
+  // Rules that expire objects delete them: setting them needs delete on the whole bucket.
+  PutBucketLifecycleConfiguration: { action: 'delete', on: 'bucket' },
+  DeleteBucketLifecycle: { action: 'write', on: 'bucket' },
   GetObjectAcl: { action: 'read', on: 'object' },
   PutObjectAcl: { action: 'write', on: 'object' },
   GetObjectTagging: { action: 'read', on: 'object' },

@@ -10,8 +10,8 @@
  *   (GetBucketEncryption is bucket-encryption.ts's: buckets here are encrypted by policy),
  *   (GetObjectLockConfiguration is object-lock.ts's), GetBucketWebsite -> NoSuchWebsiteConfiguration,
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
- *   NoSuchPublicAccessBlockConfiguration, GetBucketLifecycleConfiguration ->
- *   NoSuchLifecycleConfiguration; empty documents for GetBucketLogging,
+ *   NoSuchPublicAccessBlockConfiguration (GetBucketLifecycleConfiguration is lifecycle.ts's);
+ *   empty documents for GetBucketLogging,
  *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
  *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
  * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
@@ -29,7 +29,6 @@ export const UNCONFIGURED_READS = {
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
   GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],
-  GetBucketLifecycleConfiguration: ['lifecycle', { error: 'NoSuchLifecycleConfiguration' }],
   GetBucketLogging: ['logging', { document: () => xmlDocument('BucketLoggingStatus') }],
   GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],

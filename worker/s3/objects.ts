@@ -26,6 +26,8 @@ import { withHeaderTags } from './tagging.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
 import { assertLockedPutDigest, readBypass, withLockHeaders } from './object-lock.ts';
+import { expirationHeader } from '../model/lifecycle.ts';
+import { expirationHeaders } from './lifecycle.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -49,8 +51,11 @@ export async function PutObject(s3: S3Context): Promise<Response> {
     sse: readSseRequest(headers),
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
+  // The rules are read while the body uploads (one catalog read, no wait added): the answer says when a rule will expire the object.
+  const rules = s3.store.findBucketLifecycle(s3.bucket!).catch(() => null);
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) } });
+  const expiration = expirationHeaders(await rules, s3.key!, { lastModified: result.lastModified, size: result.size, tags: options.metadata.tags });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expiration } });
 }
 
 function readOptions(s3: S3Context) {
@@ -77,6 +82,7 @@ function readHeaders(s3: S3Context, head: ObjectHead): Headers {
   const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
   if (s3.query.has('partNumber') && head.partsCount) headers.set('x-amz-mp-parts-count', String(head.partsCount));
   if (head.versionId !== undefined) headers.set('x-amz-version-id', head.versionId);
+  if (head.expiration) headers.set('x-amz-expiration', expirationHeader(head.expiration));
   addServedObjectHeaders(headers);
   return headers;
 }

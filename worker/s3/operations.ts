@@ -28,6 +28,7 @@ export type S3Operation =
   | 'AbortMultipartUpload' | 'ListParts' | 'ListMultipartUploads'
   | 'GetBucketAcl' | 'PutBucketAcl' | 'GetObjectAcl' | 'PutObjectAcl'
   | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
+  | 'GetBucketLifecycleConfiguration' | 'PutBucketLifecycleConfiguration' | 'DeleteBucketLifecycle'
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
   | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
@@ -46,6 +47,9 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   GetBucketTagging: ['tagging'],
   PutBucketTagging: ['tagging'],
   DeleteBucketTagging: ['tagging'],
+  GetBucketLifecycleConfiguration: ['lifecycle'],
+  PutBucketLifecycleConfiguration: ['lifecycle'],
+  DeleteBucketLifecycle: ['lifecycle'],
   GetObjectTagging: ['tagging', 'versionId'],
   PutObjectTagging: ['tagging', 'versionId'],
   DeleteObjectTagging: ['tagging', 'versionId'],
@@ -125,6 +129,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('acl')) return 'GetBucketAcl';
         if (has('object-lock')) return 'GetObjectLockConfiguration';
         if (has('tagging')) return 'GetBucketTagging';
+        if (has('lifecycle')) return 'GetBucketLifecycleConfiguration';
         if (has('location')) return 'GetBucketLocation';
         if (has('versioning')) return 'GetBucketVersioning';
         if (has('versions')) return 'ListObjectVersions';
@@ -138,6 +143,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'PUT':
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
+        if (has('lifecycle')) return 'PutBucketLifecycleConfiguration';
         if (has('cors')) return 'PutBucketCors';
         if (has('encryption')) return 'PutBucketEncryption';
         if (has('ownershipControls')) return 'PutBucketOwnershipControls';
@@ -147,6 +153,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         return 'CreateBucket';
       case 'DELETE':
         if (has('tagging')) return 'DeleteBucketTagging';
+        if (has('lifecycle')) return 'DeleteBucketLifecycle';
         if (has('cors')) return 'DeleteBucketCors';
         if (has('encryption')) return 'DeleteBucketEncryption';
         if (subresourceOf(method, false, query)) break;

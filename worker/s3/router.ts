@@ -11,6 +11,7 @@ import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTa
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { DeleteBucketEncryption, GetBucketEncryption, PutBucketEncryption } from './bucket-encryption.ts';
 import { CreateBucket, DeleteBucket, GetBucketLocation, HeadBucket, ListBuckets } from './buckets.ts';
+import { DeleteBucketLifecycle, GetBucketLifecycleConfiguration, PutBucketLifecycleConfiguration } from './lifecycle.ts';
 import { GetBucketVersioning, ListObjectVersions, PutBucketVersioning } from './versioning.ts';
 import type { S3Handler } from './context.ts';
 import { CopyObject } from './copy.ts';
@@ -58,6 +59,9 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   GetBucketTagging,
   PutBucketTagging,
   DeleteBucketTagging,
+  GetBucketLifecycleConfiguration,
+  PutBucketLifecycleConfiguration,
+  DeleteBucketLifecycle,
   GetObjectTagging,
   PutObjectTagging,
   DeleteObjectTagging,

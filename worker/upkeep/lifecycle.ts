@@ -1,0 +1,181 @@
+/**
+ * The lifecycle job (run by the cron with the collector and the scrubber; `shardgate lifecycle`
+ * and the admin API run it now): for each bucket with lifecycle rules, walks its keys (every
+ * version of each, model/lifecycle.ts decides what is due), then its multipart uploads, a
+ * bounded slice per run, resuming from a cursor kept in the bucket's catalog with the counts of
+ * the pass in progress and of the last complete one (the status shows them).
+ * Every expiration goes through the object store's own DeleteObject (`deleteObject`, with a
+ * version id for a noncurrent version or a delete marker) and AbortMultipartUpload, the paths a
+ * client's request takes, so whatever those paths refuse (object lock) lifecycle cannot do
+ * either: a refused action counts as failed and the pass goes on.
+ * Races: a current version is expired with If-Match on the ETag the evaluator saw, so an object
+ * rewritten since is left alone (a rewrite with identical bytes is expired: same ETag, the rule
+ * applied to the older write's age; the next pass judges the new one by its own).
+ * Known gap: a noncurrent version is deleted by its id, unconditionally (DeleteObject with a
+ * version id checks no condition): if a client deletes its successor by id in the moment between
+ * the job's read and its delete, the version deleted was current by then.
+ */
+import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
+import { DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
+import { S3Error } from '../model/errors.ts';
+import type { ObjectStore } from '../model/object-store.ts';
+
+/** The cron name of a lifecycle-only run (the local timer of a short lifecycle day, dev/local-gateway.ts). */
+export const LIFECYCLE_ONLY_CRON = 'lifecycle';
+
+export interface LifecycleOptions {
+  /** Length of a lifecycle day in ms (DAY_MS; shorter only under the local debug setting). */
+  dayMs?: number;
+  /** Versions read per bucket per run (at most, plus one key's worth). */
+  versionsPerRun?: number;
+  /** Uploads read per bucket per run. */
+  uploadsPerRun?: number;
+  /**
+   * Deletions and aborts per run, all buckets together (each is a catalog call, and an invocation
+   * has a subrequest limit): a slice stops before a key whose actions would pass it (a key is
+   * never left half done, so one key may take it past).
+   */
+  actionsPerRun?: number;
+  now?: () => number;
+}
+
+export interface LifecycleReport {
+  buckets: number;
+  examined: number;
+  expired: number;
+  noncurrentDeleted: number;
+  markersRemoved: number;
+  uploadsAborted: number;
+  failed: number;
+  /** Buckets whose pass completed in this run. */
+  passesCompleted: number;
+  /** Their names. */
+  completed: string[];
+  /** Buckets whose slice failed (the next run resumes where their cursor stands), with why. */
+  errors: { bucket: string; message: string }[];
+}
+
+/** The object store's delete paths: the ones DeleteObject and AbortMultipartUpload take. */
+export type LifecycleStore = Pick<ObjectStore, 'deleteObject' | 'abortMultipartUpload'>;
+
+const zero = (): LifecycleCounts => ({ examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0 });
+
+export function noLifecycleYet(): LifecycleProgress {
+  return { cursor: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0, lastRunAt: null, current: zero(), last: null };
+}
+
+export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
+  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [], errors: [] };
+  const now = o.now ?? Date.now;
+  const budget = { actions: o.actionsPerRun ?? 500 };
+  // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
+  const names = (await catalog.listBucketRecords()).map((b) => b.name);
+  const first = names.length ? Math.floor(now() / 60_000) % names.length : 0;
+  for (const bucket of [...names.slice(first), ...names.slice(0, first)]) {
+    if (budget.actions <= 0) break;
+    const run = await catalog.getLifecycleRun(bucket).catch(() => null); // deleted meanwhile
+    if (!run?.rules?.length) continue;
+    report.buckets++;
+    let progress;
+    try {
+      progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
+    } catch (err) {
+      report.errors.push({ bucket, message: String((err as Error)?.message ?? err) });
+      continue;
+    }
+    for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) report[k] += progress.delta[k];
+    if (progress.completed) {
+      report.passesCompleted++;
+      report.completed.push(bucket);
+    }
+  }
+  return report;
+}
+
+/** One slice of `bucket`'s pass: up to `versionsPerRun` versions, then (once past the last key) up to `uploadsPerRun` uploads. */
+async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, bucket: string, rules: LifecycleRule[], start: LifecycleProgress, o: LifecycleOptions & { now: () => number }, budget: { actions: number }): Promise<{ delta: LifecycleCounts; completed: boolean }> {
+  const dayMs = o.dayMs ?? DAY_MS;
+  const p: LifecycleProgress = structuredClone(start);
+  const delta = zero();
+  const count = (k: keyof LifecycleCounts, n = 1) => {
+    delta[k] += n;
+    p.current[k] += n;
+  };
+  const fail = (err: unknown) => {
+    count('failed');
+    p.lastError = { at: o.now(), message: String((err as Error)?.message ?? err) };
+  };
+  p.passStartedAt ??= o.now();
+  let cursor = p.cursor ?? { phase: 'versions' as const, afterKey: null, afterUploadId: null };
+  if (cursor.phase === 'versions') {
+    const page = await catalog.listKeyVersions(bucket, cursor.afterKey, o.versionsPerRun ?? 1000);
+    let stopped = false;
+    for (const { key, versions } of page.keys) {
+      const actions = dueActions(rules, key, versions, o.now(), dayMs);
+      if (actions.length && budget.actions <= 0) {
+        stopped = true; // out of actions for this run: this key is the next run's first
+        break;
+      }
+      budget.actions -= actions.length;
+      count('examined', versions.length);
+      for (const action of actions) {
+        try {
+          await apply(store, bucket, key, action, versions[0]!);
+          count(action.kind === 'expire-current' ? 'expired' : action.marker && action.versionId === versions[0]!.versionId ? 'markersRemoved' : 'noncurrentDeleted');
+        } catch (err) {
+          // Rewritten or deleted since it was judged: nothing to do now (the next pass judges what is there).
+          if (!(action.kind === 'expire-current' && err instanceof S3Error && (err.code === 'PreconditionFailed' || err.code === 'NoSuchKey'))) fail(err);
+        }
+      }
+      cursor = { phase: 'versions', afterKey: key, afterUploadId: null };
+    }
+    if (page.atEnd && !stopped) cursor = { phase: 'uploads', afterKey: null, afterUploadId: null };
+  }
+  let completed = false;
+  if (cursor.phase === 'uploads') {
+    const wantsUploads = rules.some((r) => r.status === 'Enabled' && r.abortIncompleteMultipartUpload);
+    const limit = o.uploadsPerRun ?? 1000;
+    const page = wantsUploads
+      ? await catalog.listUploadRecords(bucket, { prefix: '', delimiter: null, keyMarker: cursor.afterKey, uploadIdMarker: cursor.afterUploadId, maxUploads: limit })
+      : { uploads: [], isTruncated: false };
+    let stopped = false;
+    for (const u of page.uploads) {
+      if (uploadAbortDue(rules, u.key, u.initiated.getTime(), o.now(), dayMs)) {
+        if (budget.actions-- <= 0) {
+          stopped = true;
+          break;
+        }
+        try {
+          await store.abortMultipartUpload(bucket, u.key, u.uploadId);
+          count('uploadsAborted');
+        } catch (err) {
+          if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) fail(err); // completed or aborted meanwhile
+        }
+      }
+      cursor = { phase: 'uploads', afterKey: u.key, afterUploadId: u.uploadId };
+    }
+    completed = !page.isTruncated && !stopped;
+  }
+  const at = o.now();
+  p.lastRunAt = at;
+  if (completed) {
+    p.cursor = null;
+    p.lastPassStartedAt = p.passStartedAt;
+    p.lastPassCompletedAt = at;
+    p.passStartedAt = null;
+    p.passes++;
+    p.last = p.current;
+    p.current = zero();
+  } else {
+    p.cursor = cursor;
+  }
+  await catalog.setLifecycleProgress(bucket, p);
+  return { delta, completed };
+}
+
+/** One action through the store's delete paths. */
+async function apply(store: LifecycleStore, bucket: string, key: string, action: LifecycleAction, current: VersionFacts): Promise<void> {
+  if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
+  // The current version only if it is still the one judged (the header says why If-Match).
+  else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { ifMatch: current.etag });
+}
