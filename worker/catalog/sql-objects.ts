@@ -455,7 +455,7 @@ export function queueGarbage(sql: SqlStorage, entry: GarbageUnits, notBefore: nu
 export function takeDueGarbage(sql: SqlStorage, now: number, limit: number, bucket: string | undefined): GarbageUnits[] {
   const rows = sql.exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit).toArray();
   for (const r of rows) sql.exec('DELETE FROM garbage WHERE id = ?', r.id);
-  const taken: GarbageUnits[] = rows.map((r) => withoutLocked(sql, JSON.parse(r.entry) as GarbageUnits, now)).filter((e) => e.units.length + (e.unitIds?.length ?? 0) > 0);
+  const taken: GarbageUnits[] = rows.map((r) => withoutLocked(sql, JSON.parse(r.entry) as GarbageUnits, now)).filter((e) => e.units.length + (e.unitIds?.length ?? 0) + (e.shards?.length ?? 0) > 0);
   if (bucket === undefined || taken.length >= limit) return taken;
   const expired = sql.exec<{ unit_id: string }>('SELECT unit_id FROM reservations WHERE expires <= ? ORDER BY expires LIMIT ?', now, limit).toArray();
   for (const r of expired) sql.exec('DELETE FROM reservations WHERE unit_id = ?', r.unit_id);
@@ -476,7 +476,10 @@ export function lockedUnit(sql: SqlStorage, unitId: string, now: number): boolea
   return row !== undefined && lockRefusal((JSON.parse(row.manifest) as ObjectManifest).metadata.objectLock, false, now) !== null;
 }
 
-/** `entry` without the units of locked versions (they stay where they are: referenced). */
+/**
+ * `entry` without the units of locked versions (they stay where they are: referenced). A moved
+ * shard's old copy (`shards`) still goes: its unit lives on where the move put it.
+ */
 function withoutLocked(sql: SqlStorage, entry: GarbageUnits, now: number): GarbageUnits {
   const units = entry.units.filter((u) => !lockedUnit(sql, u.unitId, now));
   const unitIds = entry.unitIds?.filter((id) => !lockedUnit(sql, id, now));
