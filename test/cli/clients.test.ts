@@ -18,6 +18,7 @@ import { writeFixtures } from './fixtures.ts';
 import { GatewayObserver, startGateway, type RunningGateway } from './gateway.ts';
 import { rcloneCases } from './rclone.case.ts';
 import { s3cmdCases } from './s3cmd.case.ts';
+import { versionCases } from './versions.case.ts';
 import { SKIP_CLI } from './tools.ts';
 
 describe.skipIf(SKIP_CLI)('command-line S3 clients against the local gateway (npm start)', { timeout: 300_000 }, () => {
@@ -42,4 +43,5 @@ describe.skipIf(SKIP_CLI)('command-line S3 clients against the local gateway (np
   awscliCases(suite);
   rcloneCases(suite);
   s3cmdCases(suite);
+  versionCases(suite);
 });
