@@ -122,6 +122,38 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     }
     const stuck = await shardgate(['repair', '--list', '--stuck'], cliEnv);
     expect(stuck.stdout).toBe('no stuck degraded units\n');
+    // Redundancy left: each of the two units misses one shard (k+1 left), none is at exactly k.
+    expect(valueOf(m, 'shardgate_units_missing_shards', { missing: '1' })).toBe(2);
+    expect(valueOf(m, 'shardgate_units_redundancy', { state: 'at_risk' })).toBe(0);
+  });
+
+  it('a second backend down: writes impossible (critical), reads at risk, healthy backends not blamed', async () => {
+    const SECOND = 'r2-5';
+    await g.control(`/__test/fault?backend=${SECOND}&action=offline`);
+    const s3 = g.s3({ maxAttempts: 1 });
+    let refused = 0;
+    for (let i = 0; i < 30; i++) {
+      await s3.send(new PutObjectCommand({ Bucket: 'media', Key: `refused-${i}`, Body: new Uint8Array(150_000).fill(i) })).catch((err: { $metadata?: { httpStatusCode?: number } }) => {
+        expect(err.$metadata?.httpStatusCode).toBe(503);
+        refused++;
+      });
+    }
+    expect(refused).toBe(30);
+    // An inline object (4 KiB and less) lives in the catalog: written even now.
+    await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'inline', Body: new Uint8Array(100).fill(7) }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'media', Key: 'before-1' }))).Body!.transformToByteArray()).toEqual(new Uint8Array(150_000).fill(1));
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { health: string; checks: { name: string; state: string }[]; backends: { id: string; state: string }[] };
+    expect(doc.health).toBe('critical');
+    const states = Object.fromEntries(doc.checks.map((c) => [c.name, c.state]));
+    expect(states).toMatchObject({ 'writes:ec': 'critical', 'reads:ec': 'warning', backends: 'warning' });
+    for (const b of doc.backends) expect(b.state, b.id).toBe(b.id === DOWN || b.id === SECOND ? 'down' : 'up');
+    const m = await metrics();
+    expect(valueOf(m, 'shardgate_health_check', { check: 'writes:ec' })).toBe(2);
+    for (const id of BACKENDS.filter((b) => b !== DOWN && b !== SECOND)) expect(valueOf(m, 'shardgate_backend_request_errors_total', { backend: id, op: 'put' }), id).toBe(0);
+    const table = await shardgate(['status'], cliEnv);
+    expect(table.stdout).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5$/m);
+    expect(table.stdout).toMatch(/^WARNING reads:ec: reads of policy ec are at risk/m);
+    await g.control(`/__test/fault?backend=${SECOND}&action=online`);
   });
 
   it('back up: shardgate repair takes the degraded objects to zero, and the metrics show it', async () => {
@@ -136,6 +168,12 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_repairs_total', { result: 'done' })).toBeGreaterThanOrEqual(2);
     expect(valueOf(m, 'shardgate_backend_shards', { backend: DOWN })).toBe(5); // every object has its shard there again
     expect(valueOf(m, 'shardgate_health_status')).toBeLessThanOrEqual(1); // 'warning' while the window still holds the outage's errors
+    expect(valueOf(m, 'shardgate_units_redundancy', { state: 'at_risk' })).toBe(0);
+    // The repairs' rate over the last 5 minutes, and nothing left.
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { upkeep: { rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null } } };
+    expect(doc.upkeep.rates.repairUnitsPerMinute).toBeGreaterThan(0);
+    expect(doc.upkeep.rates.repairSecondsLeft).toBe(0);
+    expect((await shardgate(['status'], cliEnv)).stdout).toMatch(/^repair [\d.]+ units\/min \(nothing left\)/m);
   });
 
   it('scrub --all and collect --all through the CLI; the status shows the completed pass', async () => {
