@@ -120,6 +120,7 @@ describe.skipIf(SKIP_BROWSER)('the status page: window, header, checks', { timeo
     const listed = await page.$$eval('#checks li', (lis) => lis.map((li) => [li.getAttribute('data-check'), li.getAttribute('data-state'), li.querySelector('.action')?.textContent ?? '']));
     expect(listed).toEqual([
       ['writes:ec', 'critical', expect.stringMatching(/^what to do: bring back backends \(down: b0, b1\)/)],
+      ['reads:ec', 'warning', expect.stringMatching(/^what to do: bring back backends \(down: b0, b1\): one more lost backend/)],
       ['backends', 'warning', expect.stringMatching(/^what to do: /)],
     ]);
     serve = () => withDown(1);
