@@ -5,7 +5,8 @@
  * unversioned bucket expired objects are gone; in a versioned one a current version expires into
  * a delete marker, noncurrent versions beyond NewerNoncurrentVersions go after NoncurrentDays, an
  * expired object delete marker is removed; incomplete uploads are aborted; prefix and size
- * filters are respected; and x-amz-expiration names the rule on HEAD and PUT.
+ * filters are respected; and x-amz-expiration names the rule on HEAD (not on PUT: a catalog
+ * round trip more per PUT, docs/COMPATIBILITY.md "Lifecycle").
  */
 import {
   CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, HeadObjectCommand,
@@ -67,11 +68,11 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
     if (dir) removeDir(dir);
   }, 60_000);
 
-  it('reads back the rules and states the expiration on PUT and HEAD (in real days, as S3 does)', async () => {
+  it('reads back the rules and states the expiration on HEAD (in real days, as S3 does), not on PUT', async () => {
     const got = await s3().send(new GetBucketLifecycleConfigurationCommand({ Bucket: PLAIN }));
     expect(got.Rules?.map((r) => r.ID)).toEqual(['old', 'big', 'uploads', 'off']);
-    expect(putExpiration).toMatch(/^expiry-date="[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} 00:00:00 GMT", rule-id="old"$/);
-    expect((await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'old/a' }))).Expiration).toBe(putExpiration);
+    expect(putExpiration).toBeUndefined();
+    expect((await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'old/a' }))).Expiration).toMatch(/^expiry-date="[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} 00:00:00 GMT", rule-id="old"$/);
     expect((await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'keep/a' }))).Expiration).toBeUndefined();
   });
 

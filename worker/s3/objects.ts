@@ -27,7 +27,6 @@ import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './ss
 import { readVersionId, versionHeader } from './versioning.ts';
 import { assertLockedPutDigest, readBypass, withLockHeaders } from './object-lock.ts';
 import { expirationHeader } from '../model/lifecycle.ts';
-import { expirationHeaders } from './lifecycle.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -51,11 +50,10 @@ export async function PutObject(s3: S3Context): Promise<Response> {
     sse: readSseRequest(headers),
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
-  // The rules are read while the body uploads (one catalog read, no wait added): the answer says when a rule will expire the object.
-  const rules = s3.store.findBucketLifecycle(s3.bucket!).catch(() => null);
+  // No x-amz-expiration here: reading the rules would be a third catalog round trip on every
+  // PUT of every bucket (issue 23 holds a PUT to two); GET and HEAD state it from the read they make.
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  const expiration = expirationHeaders(await rules, s3.key!, { lastModified: result.lastModified, size: result.size, tags: options.metadata.tags });
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expiration } });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) } });
 }
 
 function readOptions(s3: S3Context) {
