@@ -39,14 +39,9 @@ export interface LifecycleOptions {
   now?: () => number;
 }
 
-export interface LifecycleReport {
+/** One run over the buckets: the counts summed over their slices (catalog/types.ts LifecycleCounts). */
+export interface LifecycleReport extends LifecycleCounts {
   buckets: number;
-  examined: number;
-  expired: number;
-  noncurrentDeleted: number;
-  markersRemoved: number;
-  uploadsAborted: number;
-  failed: number;
   /** Buckets whose pass completed in this run. */
   passesCompleted: number;
   /** Their names. */
