@@ -8,6 +8,7 @@
  * refused, the isolate serves the refusal (refusal.ts), or with the local-development signal the
  * gateway to loopback requests only and the refusal to every other.
  */
+import { flushJournal, type JournalReport } from './upkeep/journal.ts';
 import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
@@ -38,6 +39,8 @@ import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.
 
 /** How long one mover run may start moves (the cron's invocation, an admin request). */
 const DRAIN_RUN_MS = 20_000;
+/** How long one journal run may start segments (the cron runs it every minute). */
+const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
 
 export interface Env {
@@ -74,6 +77,8 @@ export interface Gateway {
   drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
   lifecycleDayMs: number;
+  /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
+  journal: (by: 'cron' | 'operator') => Promise<JournalReport>;
 }
 
 /**
@@ -270,6 +275,17 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
     return report;
   };
+  const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
+    const started = Date.now();
+    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS });
+    meter.event('journal_runs');
+    meter.event('journal_segments', report.segments);
+    meter.event('journal_bytes', report.bytes);
+    meter.event('journal_failures', report.failed.length);
+    const { failed, ...counts } = report;
+    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0);
+    return report;
+  };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   const app = createApp({
     store,
@@ -281,6 +297,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },
+      journal,
       lifecycle: { store, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
@@ -294,5 +311,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, lifecycleDayMs: dayMs };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, lifecycleDayMs: dayMs, journal };
 }

@@ -9,6 +9,8 @@
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
+ *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
+ *                              catalog instance's due segments stored on the backends
  *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
  *                              (upkeep/repair-sweep.ts); answers what is left
  *   worklist[?bucket=NAME][&prefix=P][&stuck=1][&limit=N]  the repair worklist as it is (no repair): each
@@ -46,6 +48,7 @@ import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain } from '../upkeep/drain-estimate.ts';
+import type { JournalReport } from '../upkeep/journal.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -71,6 +74,8 @@ export interface AdminDeps {
   drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   lifecycle?: { store: LifecycleStore; dayMs: number };
+  /** For `journal`: one journal run (gateway.ts, upkeep/journal.ts). */
+  journal?: (by: 'cron' | 'operator') => Promise<JournalReport>;
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -137,6 +142,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const report = await lifecycleBatch(deps.catalog, deps.lifecycle.store, { dayMs: deps.lifecycle.dayMs });
     deps.upkeep?.lifecycled(report, Date.now() - started, 'operator');
     return c.json(report);
+  });
+
+  admin.post('/journal', async (c) => {
+    if (!deps.journal) throw new S3Error('NotImplemented', 'no catalog journal in this gateway');
+    return c.json(await deps.journal('operator'));
   });
 
   admin.post('/repair', async (c) => {

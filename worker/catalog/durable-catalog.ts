@@ -21,9 +21,11 @@ import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
 import type { LifecycleProgress } from './types.ts';
+import type { JournalStatus, JournalTake } from './sql-journal.ts';
+import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
-export const BUCKET_LIST = '__buckets__';
+export const BUCKET_LIST = BUCKET_LIST_INSTANCE;
 
 export class DurableCatalog implements Catalog {
   private readonly grace: number;
@@ -300,6 +302,27 @@ export class DurableCatalog implements Catalog {
 
   async listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]> {
     return unwrap(await this.bucket(bucket).listDegradedUnits(bucket, after, limit));
+  }
+
+  async journalInstances(): Promise<string[]> {
+    return [BUCKET_LIST_INSTANCE, ...(await this.listBucketRecords()).map((b) => b.name)];
+  }
+
+  /** The bucket list's instance, or a bucket's (one namespace: BUCKET_LIST_INSTANCE is no bucket name). */
+  private journalInstance(instance: string) {
+    return instance === BUCKET_LIST_INSTANCE ? this.registry() : this.bucket(instance);
+  }
+
+  async takeJournal(instance: string, now: Date, maxBytes: number): Promise<JournalTake | null> {
+    return await this.journalInstance(instance).takeJournal(instance, now.getTime(), maxBytes);
+  }
+
+  async journalWritten(instance: string, take: JournalTake, units: CodedUnit[], now: Date): Promise<boolean> {
+    return await this.journalInstance(instance).journalWritten(instance, take, units, now.getTime(), this.grace);
+  }
+
+  async journalStatus(instance: string): Promise<JournalStatus | null> {
+    return await this.journalInstance(instance).journalStatus(instance);
   }
 
   async deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }> {

@@ -29,6 +29,8 @@ import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-obje
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
+import { SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
+import { JOURNAL_BUCKET } from '../format/journal.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
@@ -148,7 +150,10 @@ export class CatalogObject extends DurableObject {
     return this.atomic(() => {
       if (new SqlObjects(this.sql, bucket).hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
       this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
-      return allGarbage(this.sql, bucket);
+      // The instance's journal segments go with it (the bucket list's journal records the deletion).
+      const journal = new SqlJournal(this.sql, bucket).files();
+      const files = journal.length ? [{ not_before: Date.now(), entry: JSON.stringify({ bucket: JOURNAL_BUCKET, units: journal } satisfies GarbageUnits) }] : [];
+      return [...allGarbage(this.sql, bucket), ...files];
     });
   }
 
@@ -157,6 +162,31 @@ export class CatalogObject extends DurableObject {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
     this.schemaReady = false;
     await this.ctx.storage.deleteAll();
+  }
+
+  // ---- The catalog journal (sql-journal.ts; upkeep/journal.ts stores its segments) ----
+
+  /**
+   * The instance's next journal segment (`instance`: the bucket's name, or BUCKET_LIST_INSTANCE),
+   * or null when nothing is due or the instance holds nothing.
+   */
+  takeJournal(instance: string, now: number, maxBytes: number): JournalTake | null {
+    if (!this.schemaReady) return null;
+    return this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).take(now, maxBytes));
+  }
+
+  /**
+   * The segment of `take` is stored as `units`. False when the instance was retired meanwhile
+   * (its bucket deleted): the caller deletes the segment it wrote, which nothing else knows of.
+   */
+  journalWritten(instance: string, take: JournalTake, units: CodedUnit[], now: number, graceMs: number): boolean {
+    if (!this.schemaReady) return false;
+    this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).written(take, units, now, graceMs));
+    return true;
+  }
+
+  journalStatus(instance: string): JournalStatus | null {
+    return this.schemaReady ? new SqlJournal(this.sql, instance).status() : null;
   }
 
   queueGarbage(garbage: GarbageUnits, notBefore: number): Reply<void> {

@@ -13,9 +13,13 @@
  * Version 3: S3 versioning: `versions` gains `seq` (commit order within a key) and `null_version`.
  * Every version stored before it was written by a release without versioning, so each is the
  * null version of its key and its only one (seq 1).
+ * Version 4: the catalog journal (sql-journal.ts): its tables and triggers. Nothing of the older
+ * storage changes; the journal's first generation starts with a dump of every journaled row, so
+ * what an older release wrote reaches the backends with the first segments.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { unitsOf } from './rules.ts';
+import { JOURNAL_SCHEMA } from './sql-journal.ts';
 import { SCHEMA, SCHEMA_VERSION } from './sql-schema.ts';
 
 const VERSION_ROW = 'schema-version';
@@ -29,6 +33,7 @@ export function schemaVersion(sql: SqlStorage): number {
 /** Creates the tables of a new instance at the current version. */
 export function createSchema(sql: SqlStorage): void {
   sql.exec(SCHEMA);
+  sql.exec(JOURNAL_SCHEMA);
   sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', VERSION_ROW, String(SCHEMA_VERSION));
 }
 

@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { JournalStatus, JournalTake } from './sql-journal.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
@@ -492,4 +493,22 @@ export interface KeyCatalog {
   setRotationState(bucket: string, value: string | null): Promise<void>;
 }
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog;
+/**
+ * The catalog journal (sql-journal.ts, format/journal.ts): instances are named by bucket, and the
+ * bucket list by BUCKET_LIST_INSTANCE.
+ */
+export interface JournalCatalog {
+  /** Queues units whose shards must be deleted once `notBefore` has passed. */
+  queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
+  /** Every journal instance: the bucket list's, then each bucket's. */
+  journalInstances(): Promise<string[]>;
+  /** The instance's next segment to store, or null when nothing is due. */
+  takeJournal(instance: string, now: Date, maxBytes: number): Promise<JournalTake | null>;
+  /** The segment of `take` is stored as `units`; false when the instance is gone (delete what was written). */
+  journalWritten(instance: string, take: JournalTake, units: CodedUnit[], now: Date): Promise<boolean>;
+  journalStatus(instance: string): Promise<JournalStatus | null>;
+}
+
+export type { JournalStatus, JournalTake };
+
+export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog;

@@ -184,6 +184,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_moved_shards_total', 'Shards the mover committed on another backend (copied or rebuilt).', ev.moved_shards ?? 0);
   counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
   counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
+  counter('shardgate_journal_runs_total', 'Catalog journal runs (every minute).', ev.journal_runs ?? 0);
+  counter('shardgate_journal_segments_total', 'Catalog journal segments stored on the backends.', ev.journal_segments ?? 0);
+  counter('shardgate_journal_bytes_total', 'Bytes of catalog journal segments stored (before coding).', ev.journal_bytes ?? 0);
+  counter('shardgate_journal_failures_total', 'Catalog instances whose journal segment could not be stored in a run (tried again next run).', ev.journal_failures ?? 0);
   counter('shardgate_lifecycle_runs_total', 'Lifecycle job runs.', ev.lifecycle_runs ?? 0);
   counter('shardgate_lifecycle_examined_versions_total', 'Object versions and delete markers the lifecycle job looked at.', ev.lifecycle_examined ?? 0);
   x.family('shardgate_lifecycle_actions_total', 'counter', 'What lifecycle rules did, by action (failed: refused or failed, retried by a later pass).')

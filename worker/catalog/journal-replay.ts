@@ -1,0 +1,150 @@
+/**
+ * The catalog as its journal stored it (format/journal.ts): segments replayed into each
+ * instance's tables, then read as buckets, their settings and their objects' versions. Pure: no
+ * SQL and no I/O, so `shardgate rescue` (Node, the backends alone) and the tests use the same
+ * reading of rows that the catalog wrote (sql-schema.ts).
+ * A replay starts at the first segment of the newest generation whose dump completed (earlier
+ * segments are superseded); every later segment applies in number order, the later record of a
+ * row winning. Anything that makes the image doubtful is said, never papered over: no completed
+ * generation, a segment acknowledged before another and not found, a schema newer than this code.
+ */
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { BUCKET_LIST_INSTANCE, type JournalSegment, type JournalValue } from '../format/journal.ts';
+import { unitsOf } from './rules.ts';
+import { JOURNALED } from './sql-journal.ts';
+import { SCHEMA_VERSION } from './sql-schema.ts';
+import type { GarbageUnits } from './types.ts';
+
+type Row = Record<string, JournalValue>;
+
+export interface InstanceImage {
+  instance: string;
+  /** Table -> primary key (JSON) -> row. */
+  tables: Map<string, Map<string, Row>>;
+  /** The newest segment applied, and when it was taken: the image's point in time. */
+  newest: number;
+  takenAt: string;
+  /** The segments applied. */
+  applied: number;
+  /** A generation's dump completed within what was applied (false: rows may be missing). */
+  complete: boolean;
+  /** What makes the image doubtful (empty: nothing known). */
+  doubts: string[];
+}
+
+/** Replays each instance's segments (any order, any mix of instances). */
+export function replayJournal(segments: JournalSegment[]): Map<string, InstanceImage> {
+  const byInstance = new Map<string, JournalSegment[]>();
+  for (const s of segments) byInstance.set(s.instance, [...(byInstance.get(s.instance) ?? []), s]);
+  const images = new Map<string, InstanceImage>();
+  for (const [instance, list] of byInstance) {
+    list.sort((a, b) => a.segment - b.segment);
+    const completing = list.filter((s) => s.completes).at(-1);
+    const start = completing ? completing.generationFirst : list[0]!.segment;
+    const applied = list.filter((s) => s.segment >= start);
+    const doubts: string[] = [];
+    if (!completing) doubts.push(`no complete generation found: the image holds only the rows the ${applied.length} segment(s) found name`);
+    const numbers = new Set(list.map((s) => s.segment));
+    for (const s of applied) {
+      if (s.previous >= start && !numbers.has(s.previous)) doubts.push(`segment ${s.previous} was stored before segment ${s.segment} and is not found: changes it held may be missing`);
+      if (s.schema > SCHEMA_VERSION) doubts.push(`segment ${s.segment} is in catalog schema ${s.schema}, newer than this release's ${SCHEMA_VERSION}: use the newer release`);
+    }
+    const tables = new Map<string, Map<string, Row>>();
+    for (const s of applied) {
+      for (const r of s.records) {
+        const table = tables.get(r.t) ?? new Map<string, Row>();
+        tables.set(r.t, table);
+        const k = JSON.stringify(r.k);
+        if (r.r) table.set(k, r.r);
+        else table.delete(k);
+      }
+    }
+    const last = applied.at(-1)!;
+    images.set(instance, { instance, tables, newest: last.segment, takenAt: last.takenAt, applied: applied.length, complete: Boolean(completing), doubts });
+  }
+  return images;
+}
+
+export interface VersionImage {
+  key: string;
+  versionId: string;
+  deleteMarker: boolean;
+  /** The stored manifest (null for a delete marker). */
+  manifest: ObjectManifest | null;
+  lastModified: string;
+  /** The key's current version (the newest, not a delete marker). */
+  current: boolean;
+}
+
+export interface BucketImage {
+  name: string;
+  region: string;
+  created: number;
+  /** The bucket's settings: its state rows (versioning, cors, tagging, lifecycle, object-lock, ...), JSON parsed where it is JSON. */
+  settings: Record<string, unknown>;
+  versions: VersionImage[];
+  /** Multipart uploads in progress (their parts are not objects). */
+  uploads: number;
+  /** Every unit the catalog knew of: its versions', its open uploads' parts', and those held for deletion. */
+  knownUnits: Set<string>;
+  /** When this bucket's image was taken (its instance's newest segment). */
+  takenAt: string;
+  doubts: string[];
+}
+
+const rows = (image: InstanceImage, table: string) => [...(image.tables.get(table)?.values() ?? [])];
+
+/** The buckets the journal holds: those in the bucket list's image with their own instance's image. */
+export function bucketImages(images: Map<string, InstanceImage>): { buckets: BucketImage[]; listed: string[]; unlisted: string[] } {
+  const list = images.get(BUCKET_LIST_INSTANCE);
+  // Without the bucket list's journal, every bucket instance found stands for a bucket.
+  const listed = list ? rows(list, 'buckets').map((r) => String(r.name)) : [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE);
+  const buckets: BucketImage[] = [];
+  for (const name of listed.sort()) {
+    const image = images.get(name);
+    if (!image) continue;
+    const own = rows(image, 'buckets').find((r) => r.name === name);
+    if (!own) continue;
+    buckets.push(bucketImage(name, own, image));
+  }
+  const unlisted = [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE && !listed.includes(i));
+  return { buckets, listed, unlisted };
+}
+
+function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage {
+  const settings: Record<string, unknown> = {};
+  for (const r of rows(image, 'state')) {
+    const value = String(r.value);
+    try {
+      settings[String(r.name)] = JSON.parse(value);
+    } catch {
+      settings[String(r.name)] = value;
+    }
+  }
+  const current = new Map(rows(image, 'objects').map((r) => [String(r.key), String(r.version_id)]));
+  const knownUnits = new Set<string>();
+  const versions: VersionImage[] = rows(image, 'versions').map((r) => {
+    const deleteMarker = Number(r.delete_marker) === 1;
+    const parsed = JSON.parse(String(r.manifest)) as ObjectManifest | { lastModified: string };
+    const manifest = deleteMarker ? null : (parsed as ObjectManifest);
+    if (manifest) for (const u of unitsOf(manifest)) knownUnits.add(u.unitId);
+    return { key: String(r.key), versionId: String(r.version_id), deleteMarker, manifest, lastModified: parsed.lastModified, current: current.get(String(r.key)) === String(r.version_id) };
+  });
+  for (const r of rows(image, 'parts')) {
+    const record = JSON.parse(String(r.record)) as { units?: CodedUnit[] };
+    for (const u of record.units ?? []) knownUnits.add(u.unitId);
+  }
+  for (const r of rows(image, 'garbage')) {
+    const entry = JSON.parse(String(r.entry)) as GarbageUnits;
+    for (const u of entry.units) knownUnits.add(u.unitId);
+    for (const id of entry.unitIds ?? []) knownUnits.add(id);
+  }
+  return {
+    name, region: String(own.region), created: Number(own.created), settings, versions, uploads: rows(image, 'uploads').length, knownUnits, takenAt: image.takenAt, doubts: image.doubts,
+  };
+}
+
+/** A row's primary key as the journal writes it (for tests comparing an image with a catalog). */
+export function journalKey(table: string, row: Row): string {
+  return JSON.stringify(JOURNALED[table]!.map((c) => row[c]));
+}

@@ -1,0 +1,271 @@
+/**
+ * The catalog journal's side in SQLite (format/journal.ts says what is stored; upkeep/journal.ts
+ * writes it to the backends). Triggers on every journaled table record which rows changed
+ * (`journal_changes`, one row per changed catalog row, its id renewed on each change), so no
+ * writer anywhere in the catalog has to remember the journal, and a table added later is
+ * journaled by adding it to JOURNALED (a test fails while a table is in neither list).
+ *
+ * A take reads what is due into one segment: first the next rows of the generation's dump (a
+ * cursor over the journaled tables in key order), then the oldest changes, each with the row as
+ * it is now. Nothing advances until the segment is acknowledged written (`written`): a write
+ * that fails is simply taken again, under a new segment number. A change made after a take
+ * renews its id, so the acknowledgement never drops a change the segment did not hold.
+ */
+import type { CodedUnit } from '../format/manifest.ts';
+import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalSegment, type JournalValue } from '../format/journal.ts';
+import { queueGarbage } from './sql-objects.ts';
+import { SCHEMA_VERSION } from './sql-schema.ts';
+
+/** Journaled tables and their primary key columns, in dump order. */
+export const JOURNALED: Readonly<Record<string, readonly string[]>> = {
+  buckets: ['name'],
+  state: ['name'],
+  objects: ['key'],
+  versions: ['key', 'version_id'],
+  uploads: ['upload_id'],
+  parts: ['upload_id', 'part_number'],
+  garbage: ['id'],
+};
+
+/** Tables left out of the journal, and why (rebuilt without it, or the journal's own). */
+export const NOT_JOURNALED: Readonly<Record<string, string>> = {
+  // Derived rows: journaling them would multiply the rows every PUT writes for nothing.
+  ledger: "counts kept from the versions' manifests: a rebuilt catalog counts them again",
+  units: "the index of the versions' manifests' units: a rebuilt catalog indexes them again (the scrubber's check times start afresh)",
+  degraded_units: 'the repair worklist: the scrubber and reads find the damage again on the backends',
+  reservations: 'writes in flight: a write not committed when the catalog is lost is not an object',
+  completed_uploads: 'answers to retried CompleteMultipartUpload requests, kept for minutes',
+  journal_changes: "the journal's own work list",
+  journal_files: "the journal's own record of its segments",
+  journal_meta: "the journal's own progress",
+};
+
+/**
+ * State rows that are progress of upkeep work, not the bucket's state: they change on every
+ * cron run, and a rebuilt catalog starts that work afresh.
+ */
+export const TRANSIENT_STATE = ['schema-version', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
+
+/** Rows of a journaled table that are journaled (`row` is the trigger's NEW or OLD, or '' in a query). */
+function rowFilter(table: string, row: string): string | null {
+  return table === 'state' ? `${row}name NOT IN (${TRANSIENT_STATE.map((n) => `'${n}'`).join(', ')})` : null;
+}
+
+const keyArray = (table: string, row: string) => `json_array(${JOURNALED[table]!.map((c) => `${row}.${c}`).join(', ')})`;
+
+function triggers(table: string): string {
+  const note = (row: string) => `INSERT OR REPLACE INTO journal_changes (tbl, pk) VALUES ('${table}', ${keyArray(table, row)});`;
+  const when = (row: string) => {
+    const f = rowFilter(table, `${row}.`);
+    return f ? ` WHEN ${f}` : '';
+  };
+  return `
+CREATE TRIGGER IF NOT EXISTS journal_${table}_insert AFTER INSERT ON ${table}${when('NEW')} BEGIN ${note('NEW')} END;
+CREATE TRIGGER IF NOT EXISTS journal_${table}_delete AFTER DELETE ON ${table}${when('OLD')} BEGIN ${note('OLD')} END;
+CREATE TRIGGER IF NOT EXISTS journal_${table}_update AFTER UPDATE ON ${table}${when('NEW')} BEGIN ${note('OLD')} ${note('NEW')} END;`;
+}
+
+/** The journal's tables and the triggers of every journaled table (after those tables exist). */
+export const JOURNAL_SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal_changes (id INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, pk TEXT NOT NULL, UNIQUE (tbl, pk));
+CREATE TABLE IF NOT EXISTS journal_files (segment INTEGER PRIMARY KEY, generation INTEGER NOT NULL, units TEXT NOT NULL, taken_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS journal_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+` + Object.keys(JOURNALED).map(triggers).join('\n');
+
+/** Where a generation's dump has got to: the next table (index into JOURNALED) and the last key dumped of it. */
+export interface DumpCursor {
+  table: number;
+  after: JournalValue[] | null;
+}
+
+/** The journal's progress (journal_meta 'journal'). */
+export interface JournalMeta {
+  /** The last segment number handed out. */
+  segment: number;
+  generation: number;
+  generationFirst: number;
+  /** The current generation's dump still to do; null when done. */
+  dump: DumpCursor | null;
+  /** Segments and records acknowledged in the current generation; rows its dump held. */
+  segmentsInGeneration: number;
+  recordsInGeneration: number;
+  dumpedRows: number;
+  /** The newest segment acknowledged, and when it was taken (ms). */
+  acked: number;
+  ackedTakenAt: number | null;
+  /** The newest generation whose dump is complete, and its first segment. */
+  complete: { generation: number; first: number } | null;
+}
+
+const FRESH: JournalMeta = {
+  segment: 0, generation: 1, generationFirst: 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0,
+  acked: 0, ackedTakenAt: null, complete: null,
+};
+
+/** A generation ends (a new dump starts) once its changes outweigh its dump, after at least this many segments. */
+export const GENERATION_MIN_SEGMENTS = 16;
+
+/** What a take hands to the writer, and what it gives back when the segment is stored. */
+export interface JournalTake {
+  segment: JournalSegment;
+  /** The highest journal_changes id the segment holds (0: none). */
+  upTo: number;
+  /** The dump cursor this segment's dump rows start at, and the one after them ('done': they end the dump); null when it holds none. */
+  dumpFrom: DumpCursor | null;
+  dumpAfter: DumpCursor | 'done' | null;
+  /** Rows of the dump it holds. */
+  dumped: number;
+}
+
+/** The journal's state as the status shows it. */
+export interface JournalStatus {
+  /** Changed rows not yet in a stored segment. */
+  pending: number;
+  /** A generation's dump is in progress (its rows are not all stored yet). */
+  dumping: boolean;
+  acked: number;
+  ackedTakenAt: number | null;
+  generation: number;
+  complete: boolean;
+  files: number;
+}
+
+export class SqlJournal {
+  constructor(
+    private readonly sql: SqlStorage,
+    /** BUCKET_LIST_INSTANCE or the bucket's name (format/journal.ts). */
+    private readonly instance: string,
+  ) {}
+
+  meta(): JournalMeta {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM journal_meta WHERE name = 'journal'").toArray()[0];
+    return row ? (JSON.parse(row.value) as JournalMeta) : { ...FRESH };
+  }
+
+  private save(meta: JournalMeta): void {
+    this.sql.exec("INSERT OR REPLACE INTO journal_meta (name, value) VALUES ('journal', ?)", JSON.stringify(meta));
+  }
+
+  /**
+   * The next segment: up to about `maxBytes` of records (at least one), dump rows first; null
+   * when nothing is due. Starts a new generation when the current one's changes outweigh its dump.
+   */
+  take(now: number, maxBytes: number): JournalTake | null {
+    const meta = this.meta();
+    if (!meta.dump && meta.segmentsInGeneration >= GENERATION_MIN_SEGMENTS && meta.recordsInGeneration >= 2 * meta.dumpedRows) {
+      Object.assign(meta, { generation: meta.generation + 1, generationFirst: meta.segment + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0 });
+    }
+    const records: JournalRecord[] = [];
+    let bytes = 0;
+    const full = () => records.length > 0 && bytes >= maxBytes;
+    const add = (r: JournalRecord) => {
+      records.push(r);
+      bytes += JSON.stringify(r).length;
+    };
+
+    let dumpAfter: JournalTake['dumpAfter'] = null;
+    let dumped = 0;
+    if (meta.dump) {
+      let cursor: DumpCursor = meta.dump;
+      const tables = Object.keys(JOURNALED);
+      while (!full() && cursor.table < tables.length) {
+        const table = tables[cursor.table]!;
+        const rows = this.dumpRows(table, cursor.after, 256);
+        for (const row of rows) {
+          if (full()) break;
+          const k = JOURNALED[table]!.map((c) => row[c] as JournalValue);
+          add({ t: table, k, r: row });
+          cursor = { table: cursor.table, after: k };
+        }
+        if (!full() && rows.length < 256) cursor = { table: cursor.table + 1, after: null };
+      }
+      dumpAfter = cursor.table >= tables.length ? 'done' : cursor;
+      dumped = records.length;
+    }
+
+    let upTo = 0;
+    for (const change of this.sql.exec<{ id: number; tbl: string; pk: string }>('SELECT id, tbl, pk FROM journal_changes ORDER BY id').toArray()) {
+      if (full()) break;
+      upTo = change.id;
+      const k = JSON.parse(change.pk) as JournalValue[];
+      if (!JOURNALED[change.tbl]) continue; // a table no longer journaled
+      const row = this.row(change.tbl, k);
+      add(row ? { t: change.tbl, k, r: row } : { t: change.tbl, k });
+    }
+    // (A dump in progress always yields a segment: at least the one that says it is complete.)
+    if (records.length === 0 && !dumpAfter) return null;
+    meta.segment += 1;
+    this.save(meta);
+    return {
+      segment: {
+        format: JOURNAL_FORMAT, schema: SCHEMA_VERSION, instance: this.instance, segment: meta.segment, generation: meta.generation,
+        generationFirst: meta.generationFirst, completes: dumpAfter === 'done', previous: meta.acked, takenAt: new Date(now).toISOString(), records,
+      },
+      upTo,
+      dumpFrom: meta.dump,
+      dumpAfter,
+      dumped,
+    };
+  }
+
+  /**
+   * The segment of `take` is stored as `units`: its changes leave the work list, the dump moves
+   * on, and when it completed its generation the segments of older generations go to the
+   * garbage (deleted after `graceMs`, like any superseded unit).
+   */
+  written(take: JournalTake, units: CodedUnit[], now: number, graceMs: number): void {
+    const s = take.segment;
+    if (take.upTo > 0) this.sql.exec('DELETE FROM journal_changes WHERE id <= ?', take.upTo);
+    this.sql.exec('INSERT OR REPLACE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', s.segment, s.generation, JSON.stringify(units), Date.parse(s.takenAt));
+    const meta = this.meta();
+    if (s.segment > meta.acked) Object.assign(meta, { acked: s.segment, ackedTakenAt: Date.parse(s.takenAt) });
+    if (s.generation === meta.generation) {
+      meta.segmentsInGeneration += 1;
+      meta.recordsInGeneration += s.records.length;
+      // The dump moves on only from where this take started it (two takes of the same rows, as
+      // overlapping cron runs make, move it once).
+      if (meta.dump && take.dumpAfter && JSON.stringify(take.dumpFrom) === JSON.stringify(meta.dump)) {
+        meta.dumpedRows += take.dumped;
+        if (take.dumpAfter === 'done') {
+          meta.dump = null;
+          meta.complete = { generation: s.generation, first: meta.generationFirst };
+        } else meta.dump = take.dumpAfter;
+      }
+    }
+    this.save(meta);
+    if (meta.complete) {
+      const old = this.sql.exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files WHERE segment < ?', meta.complete.first).toArray();
+      if (old.length) {
+        queueGarbage(this.sql, { bucket: JOURNAL_BUCKET, units: old.flatMap((f) => JSON.parse(f.units) as CodedUnit[]) }, now + graceMs);
+        this.sql.exec('DELETE FROM journal_files WHERE segment < ?', meta.complete.first);
+      }
+    }
+  }
+
+  /** Every segment file of this instance (when the bucket is deleted, they go with it). */
+  files(): CodedUnit[] {
+    return this.sql.exec<{ units: string }>('SELECT units FROM journal_files ORDER BY segment').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
+  }
+
+  status(): JournalStatus {
+    const meta = this.meta();
+    const pending = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_changes').one().n;
+    const files = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_files').one().n;
+    return { pending, dumping: meta.dump !== null, acked: meta.acked, ackedTakenAt: meta.ackedTakenAt, generation: meta.generation, complete: meta.complete !== null, files };
+  }
+
+  private dumpRows(table: string, after: JournalValue[] | null, limit: number): Record<string, JournalValue>[] {
+    const pk = JOURNALED[table]!;
+    const where = [rowFilter(table, ''), after ? `(${pk.join(', ')}) > (${pk.map(() => '?').join(', ')})` : null].filter(Boolean);
+    return this.sql.exec<Record<string, JournalValue>>(
+      `SELECT * FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${pk.join(', ')} LIMIT ?`,
+      ...(after ?? []), limit,
+    ).toArray();
+  }
+
+  private row(table: string, k: JournalValue[]): Record<string, JournalValue> | null {
+    const pk = JOURNALED[table]!;
+    return this.sql.exec<Record<string, JournalValue>>(`SELECT * FROM ${table} WHERE ${pk.map((c) => `${c} = ?`).join(' AND ')}`, ...k).toArray()[0] ?? null;
+  }
+}
+
