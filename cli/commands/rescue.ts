@@ -1,24 +1,30 @@
 /**
  * `shardgate rescue`: objects back from the shard files alone, with no gateway and no catalog
- * (docs/FORMAT.md "Decoding an object without the gateway"): scan the sources, plan objects from
- * the headers and footers, read each with the gateway's own readers (every block verified, up to
+ * (docs/FORMAT.md "Decoding an object without the gateway"): scan the sources, replay the catalog
+ * journal found among them (rescue/journal.ts: every key's current version, inline ones and part
+ * lists included, and bucket settings), plan the writes it does not know from the headers and footers, read each with the gateway's own readers (every block verified, up to
  * m missing or damaged shards per unit decoded around) and write it under --out once its MD5
  * matches the footer's. Sealed units are read with the key ring of --key / --keys-file /
  * SHARDGATE_KEYS; those whose key is not given are listed (unit, bucket if known, key id) and
  * nothing of them is written. Exit 1 when some object could not be rescued or some sealed unit
  * could not be opened.
  */
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliError, type Command } from '../command.ts';
 import { bytes, printJson } from '../format.ts';
 import { Progress } from '../progress.ts';
 import { keyRingFrom, SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
 import { outputPath, type Layout } from '../rescue/output.ts';
-import { planObjects, sealedEntry, sealedSummary } from '../rescue/plan.ts';
-import { readObject } from '../rescue/read.ts';
+import { journalObjects, readJournal, type JournalObject } from '../rescue/journal.ts';
+import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../rescue/plan.ts';
+import { readObject, type ReadReport } from '../rescue/read.ts';
+import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
+import { bucketImages, replayJournal, type BucketImage } from '../../worker/catalog/journal-replay.ts';
+import { UnitStore } from '../../worker/engine/index.ts';
 import { scanSources, ShardIndex } from '../rescue/scan.ts';
 
 const HELP = `usage: shardgate rescue (--from DIR|URL ... | --wrangler-state DIR) --out DIR [options]
@@ -36,11 +42,19 @@ id they need and not written (exit 1).
 
 ${SOURCE_HELP}
 
-Limits: objects stored inline in the catalog (small objects under the 'inline' policy) are not
-on the backends and cannot be rescued. A multipart object is assembled from every part found for
-its upload, by part number (the parts chosen at completion are recorded only in the catalog).
-Versions the gateway superseded or deleted but has not collected yet may be found too: the
-newest write of each key wins.`;
+The catalog journal: the gateway stores the catalog's changes on the backends every minute,
+erasure-coded and sealed like data (docs/FORMAT.md, "The catalog journal"). When its segments are
+found, rescue restores what the catalog held as of its last segment: each key's current version
+(inline objects included, multipart objects with the parts chosen at completion), and each
+bucket's settings (versioning, CORS, tagging, lifecycle, object lock, ...) into
+OUT/_shardgate/buckets/<bucket>.json. Writes newer than the last segment come from their shard
+headers. What the journal says was deleted stays deleted. Noncurrent versions, delete markers and
+uploads in progress are counted, not written.
+
+Limits without a journal (shards written before it, or its segments lost): inline objects cannot
+be rescued; a multipart object is assembled from every part found for its upload, by part number;
+versions the gateway superseded or deleted but has not collected yet may be found too: the newest
+write of each key wins.`;
 
 export const command: Command = {
   name: 'rescue',
@@ -58,29 +72,69 @@ export const command: Command = {
     const scan = await scanSources(sources, values.bucket, ring, (n) => scanning.update(n, n, `${n} files`));
     scanning.end();
     const index = new ShardIndex(scan.shards, scan.locked);
-    const { objects, unplannable, sealed } = await planObjects(scan.shards, index, values.prefix ?? '', ring, scan.locked);
-    const total = objects.reduce((n, o) => n + o.size, 0);
+    const prefix = values.prefix ?? '';
+
+    // The catalog journal first (rescue/journal.ts): what the catalog held, inline objects,
+    // versions, part lists and bucket settings included.
+    const jplan = await planObjects(scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET), index, '', ring);
+    const journal = await readJournal(jplan.objects, index, ring);
+    journal.unreadable.push(...jplan.unplannable.map((u) => ({ key: u.key, reason: u.reason })));
+    const images = replayJournal(journal.segments);
+    const listImage = images.get(BUCKET_LIST_INSTANCE);
+    const journaled = bucketImages(images).buckets.filter((b) => values.bucket === undefined || b.name === values.bucket);
+    const byName = new Map(journaled.map((b) => [b.name, b]));
+
+    // Shards of units the journal does not know: writes after its last segment (or no journal).
+    const unknown = scan.shards.filter((s) => s.header.bucket !== JOURNAL_BUCKET && !byName.get(s.header.bucket)?.knownUnits.has(s.header.unitId));
+    const { objects: fromHeaders, unplannable, sealed } = await planObjects(unknown, index, prefix, ring, scan.locked);
+    const items = new Map<string, Item>();
+    const ignored: { bucket: string; key: string; reason: string }[] = [];
+    for (const b of journaled) for (const o of journalObjects(b, index, prefix)) items.set(`${b.name}\n${o.version.key}`, o.kind === 'coded' ? { kind: 'planned', o: o.planned, from: 'journal' } : { kind: 'inline', o, from: 'journal' });
+    for (const o of fromHeaders) {
+      const b = byName.get(o.bucket);
+      if (!b) {
+        // A bucket the journal's bucket list does not hold: deleted, unless written after the list's last segment.
+        if (listImage && o.createdAt <= listImage.takenAt) {
+          ignored.push({ bucket: o.bucket, key: o.key, reason: `the catalog's bucket list of ${listImage.takenAt} has no bucket ${o.bucket} (deleted)` });
+          continue;
+        }
+      } else {
+        const newest = b.versions.filter((v) => v.key === o.key).map((v) => v.lastModified).sort().at(-1);
+        if (newest && o.createdAt <= newest) {
+          ignored.push({ bucket: o.bucket, key: o.key, reason: `a write of ${o.createdAt} the catalog never held, older than its version of ${newest}` });
+          continue;
+        }
+      }
+      items.set(`${o.bucket}\n${o.key}`, { kind: 'planned', o, from: 'headers' });
+    }
+    const list = [...items.values()].sort((a, b) => (bucketOf(a) === bucketOf(b) ? (keyOf(a) < keyOf(b) ? -1 : 1) : bucketOf(a) < bucketOf(b) ? -1 : 1));
+    const total = list.reduce((n, i) => n + sizeOf(i), 0);
+    const inlineReader = new UnitStore([], undefined, { keyRing: ring });
     const progress = new Progress('rescue', tty);
     let done = 0;
     const results: Record<string, unknown>[] = [];
-    for (const o of objects) {
-      const path = outputPath(values.out, o.bucket, o.key, layout);
+    for (const item of list) {
+      const bucket = bucketOf(item), key = keyOf(item), size = sizeOf(item);
+      const path = outputPath(values.out, bucket, key, layout);
       const temp = `${path}.shardgate-rescue-${process.pid}`;
-      const keys = [...new Set(o.writes.flatMap((w) => w.units.flatMap((u) => (u.unit.seal ? [u.unit.seal.kid] : []))))];
-      const base = { bucket: o.bucket, key: o.key, size: o.size, path, ...(o.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
+      const o = item.kind === 'planned' ? item.o : null;
+      const keys = o ? [...new Set(o.writes.flatMap((w) => w.units.flatMap((u) => (u.unit.seal ? [u.unit.seal.kid] : []))))] : [];
+      const base = { bucket, key, size, path, from: item.from, ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
       try {
         mkdirSync(dirname(path), { recursive: true });
         const file = await open(temp, 'w');
         let report;
         try {
-          report = await readObject(index, o, ring, async (chunk) => void (await file.write(chunk)), (n) => progress.update((done += n), total, `${bytes(done)} of ${bytes(total)}`));
+          const sink = async (chunk: Uint8Array) => void (await file.write(chunk));
+          const onBytes = (n: number) => progress.update((done += n), total, `${bytes(done)} of ${bytes(total)}`);
+          report = o ? await readObject(index, o, ring, sink, onBytes) : await readInline(inlineReader, (item as InlineItem).o, sink, onBytes);
         } finally {
           await file.close();
         }
         if (report.md5Mismatches.length) throw new Error(`MD5 differs from the footer's: ${JSON.stringify(report.md5Mismatches)}`);
         renameSync(temp, path);
         // Shards no source had, then shards the readers found damaged: all decoded around.
-        const missing = o.writes.flatMap((w) => w.units.flatMap((u) => u.unit.missing.map((i) => ({ unitId: u.unit.unitId, shard: i, backend: u.unit.placement[i]!, reason: 'missing' }))));
+        const missing = o ? o.writes.flatMap((w) => w.units.flatMap((u) => u.unit.missing.map((i) => ({ unitId: u.unit.unitId, shard: i, backend: u.unit.placement[i]!, reason: 'missing' })))) : [];
         results.push({ ...base, status: 'ok', decodedAround: [...missing, ...report.unhealthy] });
       } catch (err) {
         rmSync(temp, { force: true });
@@ -88,27 +142,82 @@ export const command: Command = {
         results.push({ ...base, status: 'failed', error: /EEXIST|ENOTDIR|EISDIR/.test(message) ? `${message} (a key that is also a folder of another key: try --layout flat)` : message });
       }
     }
+    // Each bucket's settings as the journal holds them (no object store has a place for them).
+    const settings = journaled.map((b) => writeBucketSettings(values.out!, b));
     progress.end();
     const failed = results.filter((r) => r.status !== 'ok');
     const keysNeeded = [...new Set(sealed.map((u) => u.kid))].sort();
     const sealedReport = sealed.map(sealedEntry);
+    const notWritten = journaled.reduce((n, b) => ({
+      noncurrentVersions: n.noncurrentVersions + b.versions.filter((v) => !v.current && !v.deleteMarker && v.key.startsWith(prefix)).length,
+      deleteMarkers: n.deleteMarkers + b.versions.filter((v) => v.deleteMarker && v.key.startsWith(prefix)).length,
+      uploadsInProgress: n.uploadsInProgress + b.uploads,
+    }), { noncurrentVersions: 0, deleteMarkers: 0, uploadsInProgress: 0 });
+    const journalSummary = {
+      segments: journal.segments.length, unreadable: journal.unreadable,
+      buckets: journaled.map((b) => ({ bucket: b.name, asOf: b.takenAt, doubts: b.doubts })),
+      bucketList: listImage ? { asOf: listImage.takenAt, doubts: listImage.doubts } : null,
+    };
+    const doubts = [...(listImage?.doubts ?? []), ...journaled.flatMap((b) => b.doubts)];
     const summary = {
-      objects: objects.length, rescued: results.length - failed.length, failed: failed.length, bytes: total, filesScanned: scan.files, shardsFound: scan.shards.length + scan.locked.length,
+      objects: list.length, rescued: results.length - failed.length, failed: failed.length, bytes: total, filesScanned: scan.files, shardsFound: scan.shards.length + scan.locked.length,
+      fromJournal: list.filter((i) => i.from === 'journal').length, fromHeaders: list.filter((i) => i.from === 'headers').length, inline: list.filter((i) => i.kind === 'inline').length,
+      settings, notWritten, ignored, journal: journalSummary,
       badFiles: scan.bad, unplannable, sealedUnread: sealed.length, keysNeeded,
     };
     if (values.json) printJson({ summary, objects: results, sealed: sealedReport });
     else {
       for (const r of results) {
         const around = (r.decodedAround as unknown[] | undefined)?.length ? ` (decoded around ${(r.decodedAround as unknown[]).length} missing or damaged shard(s))` : '';
-        process.stdout.write(r.status === 'ok' ? `ok      ${r.bucket}/${r.key}  ${bytes(r.size as number)}${r.multipart ? '  [multipart: every part found]' : ''}${around}\n` : `FAILED  ${r.bucket}/${r.key}: ${r.error}\n`);
+        process.stdout.write(r.status === 'ok' ? `ok      ${r.bucket}/${r.key}  ${bytes(r.size as number)}${r.inline ? '  [inline, from the journal]' : ''}${r.multipart ? (r.from === 'journal' ? '  [multipart: its parts as completed, from the journal]' : '  [multipart: every part found]') : ''}${around}\n` : `FAILED  ${r.bucket}/${r.key}: ${r.error}\n`);
       }
       for (const u of unplannable) process.stdout.write(`FAILED  ${u.bucket}/${u.key} (unit ${u.unitId}): ${u.reason}\n`);
       for (const u of sealedReport) process.stdout.write(`SEALED  unit ${u.unitId}${u.bucket ? ` in bucket ${u.bucket}` : ''} (${u.shards} shard(s)): ${u.reason}; not read, nothing written\n`);
       for (const b of scan.bad) process.stdout.write(`skipped ${b.source}: ${b.key}: ${b.problem}\n`);
+      for (const i of ignored) process.stdout.write(`ignored ${i.bucket}/${i.key}: ${i.reason}\n`);
+      for (const u of journal.unreadable) process.stdout.write(`FAILED  journal segment ${u.key}: ${u.reason} (the catalog's changes it held may be missing)\n`);
+      for (const d of doubts) process.stdout.write(`DOUBT   journal: ${d}\n`);
+      if (journal.segments.length) {
+        process.stdout.write(`journal: ${journal.segments.length} segment(s); ${journaled.length} bucket(s) as of ${journaled.map((b) => `${b.name} ${b.takenAt}`).join(', ') || '-'}; settings in ${join(values.out, SETTINGS_DIR)}\n`);
+        process.stdout.write(`journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s), ${notWritten.deleteMarkers} delete marker(s), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`);
+      } else process.stdout.write('journal: none found: objects from shard headers alone (inline objects, settings and part lists cannot be known)\n');
       process.stdout.write(`rescued ${summary.rescued} of ${summary.objects} object(s), ${bytes(total)}, into ${values.out} (${summary.shardsFound} shards in ${scan.files} files)\n`);
       if (sealed.length) process.stdout.write(`${sealedSummary(sealed.length, keysNeeded)}\n`);
     }
-    return failed.length || unplannable.length || sealed.length ? 1 : 0;
+    return failed.length || unplannable.length || sealed.length || journal.unreadable.length || doubts.length ? 1 : 0;
   },
 };
 
+
+type InlineItem = { kind: 'inline'; o: Extract<JournalObject, { kind: 'inline' }>; from: 'journal' };
+type Item = { kind: 'planned'; o: PlannedObject; from: 'journal' | 'headers' } | InlineItem;
+const bucketOf = (i: Item) => (i.kind === 'planned' ? i.o.bucket : i.o.bucket);
+const keyOf = (i: Item) => (i.kind === 'planned' ? i.o.key : i.o.version.key);
+const sizeOf = (i: Item) => (i.kind === 'planned' ? i.o.size : i.o.manifest.size);
+
+/** Where bucket settings go: not a bucket name (S3 names have no '_'), so never a bucket's folder. */
+const SETTINGS_DIR = '_shardgate';
+
+/** An inline object's bytes, from its manifest (a sealed one opened with the ring; its MD5 checked against the ETag). */
+async function readInline(reader: UnitStore, o: InlineItem['o'], sink: (chunk: Uint8Array) => Promise<void>, onBytes: (n: number) => void): Promise<ReadReport> {
+  const m = o.manifest;
+  const stream = await reader.open(o.bucket, m.key, m.storage, 0, m.size - 1);
+  const hash = createHash('md5');
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
+    hash.update(chunk);
+    await sink(chunk);
+    onBytes(chunk.length);
+  }
+  const expected = /^"?([0-9a-f]{32})"?$/.exec(m.etag)?.[1];
+  const got = hash.digest('hex');
+  return { unhealthy: [], md5Mismatches: expected && expected !== got ? [{ write: m.versionId, expected, got }] : [] };
+}
+
+/** OUT/_shardgate/buckets/<bucket>.json: the bucket, its settings, and what its journal was. */
+function writeBucketSettings(out: string, b: BucketImage): string {
+  const path = join(out, SETTINGS_DIR, 'buckets', `${b.name}.json`);
+  mkdirSync(dirname(path), { recursive: true });
+  const versions = { current: b.versions.filter((v) => v.current).length, noncurrent: b.versions.filter((v) => !v.current && !v.deleteMarker).length, deleteMarkers: b.versions.filter((v) => v.deleteMarker).length };
+  writeFileSync(path, JSON.stringify({ bucket: b.name, region: b.region, created: new Date(b.created).toISOString(), settings: b.settings, versions, uploadsInProgress: b.uploads, journalAsOf: b.takenAt, doubts: b.doubts }, null, 2));
+  return path;
+}

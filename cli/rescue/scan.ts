@@ -12,6 +12,7 @@
  * still be checked block by block.
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
+import { JOURNAL_BUCKET } from '../../worker/format/journal.ts';
 import { SHARD_KEY_ROOT, bucketShardPrefixes, parseShardKey, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
 import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
 import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
@@ -77,7 +78,8 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   const bad: BadFile[] = [];
   let files = 0;
   // A bucket's shards: under its name, or on its shelves (one per key of the ring: format/shelf.ts).
-  const prefixes = bucket === undefined ? undefined : await bucketShardPrefixes(bucket, ring);
+  // The catalog journal's segments too: they say what the catalog held of the bucket (journal.ts).
+  const prefixes = bucket === undefined ? undefined : [...await bucketShardPrefixes(bucket, ring), ...await bucketShardPrefixes(JOURNAL_BUCKET, ring)];
   const directories = new Set(prefixes?.map((p) => p.slice(SHARD_KEY_ROOT.length, -1)));
   /** Whether a file the walk found may be of `bucket` by its name (a directory source walks everything). */
   const mayBelong = (named: ShardKeyParts | null) => bucket === undefined || !named || directories.has(named.directory);
@@ -114,7 +116,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
           continue;
         }
         if (named && named.bucket !== null && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
-        if (bucket !== undefined && header.bucket !== bucket) continue;
+        if (bucket !== undefined && header.bucket !== bucket && header.bucket !== JOURNAL_BUCKET) continue;
         shards.push({ source, sourceKey: file.key, size: file.size, header, raw, headerLen });
       } catch (err) {
         bad.push({ source: source.name, key: file.key, problem: String((err as Error)?.message ?? err) });
