@@ -95,7 +95,7 @@ describe('CatalogObject', () => {
       sql.exec('DROP TABLE versions; ALTER TABLE versions_v2 RENAME TO versions');
       sql.exec("UPDATE state SET value = '2' WHERE name = 'schema-version'");
       new CatalogObject(state, env as never);
-      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe('3');
+      expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe(String(SCHEMA_VERSION));
     });
     expect(await catalog.getVersion(name, 'a', 'null')).toEqual({ kind: 'object', manifest: a, versionId: 'null' });
     await catalog.setVersioning(name, 'Enabled');

@@ -12,9 +12,12 @@
  * renews its id, so the acknowledgement never drops a change the segment did not hold.
  */
 import type { CodedUnit } from '../format/manifest.ts';
-import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalSegment, type JournalValue } from '../format/journal.ts';
+import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
+import type { DumpCursor, JournalMeta, JournalStatus, JournalTake } from './types.ts';
+
+export type { DumpCursor, JournalMeta, JournalStatus, JournalTake };
 
 /** Journaled tables and their primary key columns, in dump order. */
 export const JOURNALED: Readonly<Record<string, readonly string[]>> = {
@@ -72,31 +75,6 @@ CREATE TABLE IF NOT EXISTS journal_files (segment INTEGER PRIMARY KEY, generatio
 CREATE TABLE IF NOT EXISTS journal_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 ` + Object.keys(JOURNALED).map(triggers).join('\n');
 
-/** Where a generation's dump has got to: the next table (index into JOURNALED) and the last key dumped of it. */
-export interface DumpCursor {
-  table: number;
-  after: JournalValue[] | null;
-}
-
-/** The journal's progress (journal_meta 'journal'). */
-export interface JournalMeta {
-  /** The last segment number handed out. */
-  segment: number;
-  generation: number;
-  generationFirst: number;
-  /** The current generation's dump still to do; null when done. */
-  dump: DumpCursor | null;
-  /** Segments and records acknowledged in the current generation; rows its dump held. */
-  segmentsInGeneration: number;
-  recordsInGeneration: number;
-  dumpedRows: number;
-  /** The newest segment acknowledged, and when it was taken (ms). */
-  acked: number;
-  ackedTakenAt: number | null;
-  /** The newest generation whose dump is complete, and its first segment. */
-  complete: { generation: number; first: number } | null;
-}
-
 const FRESH: JournalMeta = {
   segment: 0, generation: 1, generationFirst: 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0,
   acked: 0, ackedTakenAt: null, complete: null,
@@ -104,31 +82,6 @@ const FRESH: JournalMeta = {
 
 /** A generation ends (a new dump starts) once its changes outweigh its dump, after at least this many segments. */
 export const GENERATION_MIN_SEGMENTS = 16;
-
-/** What a take hands to the writer, and what it gives back when the segment is stored. */
-export interface JournalTake {
-  segment: JournalSegment;
-  /** The highest journal_changes id the segment holds (0: none). */
-  upTo: number;
-  /** The dump cursor this segment's dump rows start at, and the one after them ('done': they end the dump); null when it holds none. */
-  dumpFrom: DumpCursor | null;
-  dumpAfter: DumpCursor | 'done' | null;
-  /** Rows of the dump it holds. */
-  dumped: number;
-}
-
-/** The journal's state as the status shows it. */
-export interface JournalStatus {
-  /** Changed rows not yet in a stored segment. */
-  pending: number;
-  /** A generation's dump is in progress (its rows are not all stored yet). */
-  dumping: boolean;
-  acked: number;
-  ackedTakenAt: number | null;
-  generation: number;
-  complete: boolean;
-  files: number;
-}
 
 export class SqlJournal {
   constructor(

@@ -9,7 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
-import type { JournalStatus, JournalTake } from './sql-journal.ts';
+import type { JournalSegment, JournalValue } from '../format/journal.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
@@ -509,6 +509,58 @@ export interface JournalCatalog {
   journalStatus(instance: string): Promise<JournalStatus | null>;
 }
 
-export type { JournalStatus, JournalTake };
+
+// ---- The catalog journal's records (sql-journal.ts) ----
+
+/** Where a generation's dump has got to: the next table (index into JOURNALED) and the last key dumped of it. */
+export interface DumpCursor {
+  table: number;
+  after: JournalValue[] | null;
+}
+
+/** The journal's progress (journal_meta 'journal'). */
+export interface JournalMeta {
+  /** The last segment number handed out. */
+  segment: number;
+  generation: number;
+  generationFirst: number;
+  /** The current generation's dump still to do; null when done. */
+  dump: DumpCursor | null;
+  /** Segments and records acknowledged in the current generation; rows its dump held. */
+  segmentsInGeneration: number;
+  recordsInGeneration: number;
+  dumpedRows: number;
+  /** The newest segment acknowledged, and when it was taken (ms). */
+  acked: number;
+  ackedTakenAt: number | null;
+  /** The newest generation whose dump is complete, and its first segment. */
+  complete: { generation: number; first: number } | null;
+}
+
+/** What a take hands to the writer, and what it gives back when the segment is stored. */
+export interface JournalTake {
+  segment: JournalSegment;
+  /** The highest journal_changes id the segment holds (0: none). */
+  upTo: number;
+  /** The dump cursor this segment's dump rows start at, and the one after them ('done': they end the dump); null when it holds none. */
+  dumpFrom: DumpCursor | null;
+  dumpAfter: DumpCursor | 'done' | null;
+  /** Rows of the dump it holds. */
+  dumped: number;
+}
+
+/** The journal's state as the status shows it. */
+export interface JournalStatus {
+  /** Changed rows not yet in a stored segment. */
+  pending: number;
+  /** A generation's dump is in progress (its rows are not all stored yet). */
+  dumping: boolean;
+  acked: number;
+  ackedTakenAt: number | null;
+  generation: number;
+  complete: boolean;
+  files: number;
+}
+
 
 export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog;
