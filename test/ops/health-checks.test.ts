@@ -10,7 +10,7 @@ import type { StatusLike } from '../../cli/gateway-client.ts';
 import { FaultyBackend } from '../../backends/faulty.ts';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { MeteredBackend } from '../../backends/metered.ts';
-import { healthChecks } from '../../worker/ops/checks.ts';
+import { healthChecks, journalCheck } from '../../worker/ops/checks.ts';
 import { MemoryOpsRecord } from '../../worker/ops/book.ts';
 import { OpsFlusher } from '../../worker/ops/flusher.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
@@ -73,5 +73,24 @@ describe('health checks', () => {
     expect(text).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5\n  what to do: bring back backends/m);
     expect(text).toMatch(/^WARNING reads:ec: reads of policy ec are at risk: 2 backend\(s\) down/m);
     expect(text).not.toMatch(/^\w+ redundancy/m); // ok checks are not listed
+  });
+});
+
+describe('the journal check: the recovery point if the catalog were lost now', () => {
+  const now = Date.parse('2026-12-02T12:00:00Z');
+  const min = 60_000;
+  it('ok while changes are stored within minutes, with the recovery point', () => {
+    const c = journalCheck([{ name: 'a', behind: true, storedAt: now - 50_000 }, { name: 'b', behind: false, storedAt: now - 60 * min }], now);
+    expect(c).toMatchObject({ name: 'journal', state: 'ok' });
+    expect(c.detail).toMatch(/recovery point 50 s/);
+  });
+  it('a warning past 3 minutes, critical past 15, naming the instances behind', () => {
+    expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 4 * min }, { name: 'b', behind: true, storedAt: now - 30_000 }], now)).toMatchObject({ state: 'warning', detail: expect.stringMatching(/last 4 min .*\(a\)/) });
+    expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 20 * min }], now).state).toBe('critical');
+  });
+  it('an instance never journaled yet is counted, not judged late', () => {
+    const c = journalCheck([{ name: 'new', behind: true, storedAt: null }], now);
+    expect(c.state).toBe('ok');
+    expect(c.detail).toMatch(/1 catalog instance\(s\) with changes not journaled yet/);
   });
 });

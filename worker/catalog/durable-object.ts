@@ -295,7 +295,8 @@ export class CatalogObject extends DurableObject {
   bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
     return this.inBucket(bucket, (o) => {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
-      return lifecycle ? { ...o.ledger.health(bucket, now), lifecycle } : o.ledger.health(bucket, now);
+      const journal = new SqlJournal(this.sql, bucket).status();
+      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal };
     });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {

@@ -220,6 +220,8 @@ export interface BucketHealth {
   scrub: ScrubProgress;
   /** The lifecycle job's progress through the bucket (absent: it never ran here). */
   lifecycle?: LifecycleProgress;
+  /** The bucket's catalog journal (sql-journal.ts): changes not yet on the backends, the last segment stored. */
+  journal?: JournalStatus;
 }
 
 /** What a lifecycle pass did (counts). */

@@ -12,6 +12,9 @@
  * - fleet (issue 26): a retired backend the catalog still records shards on: critical (those
  *   shards are read as missing until the mover has rebuilt them elsewhere); a draining backend
  *   with shards left: warning, naming how many.
+ * - journal: catalog changes not yet stored on the backends for longer than JOURNAL_LATE_MS (the
+ *   cron stores them every minute): warning; longer than JOURNAL_CRITICAL_MS: critical. Losing
+ *   the catalog now would lose that much (inline objects, versions, settings).
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -118,4 +121,39 @@ export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {
   if (busy.length) return { name: 'fleet', state: 'warning', detail: `draining: ${busy.map(leftOn).join('; ')}`, action: 'the cron moves them off; shardgate drain shows progress, rate and time remaining' };
   const done = [...draining, ...backends.filter((b) => b.state === 'retired')];
   return { name: 'fleet', state: 'ok', detail: done.length ? `no shards left on ${done.map((b) => `${b.id} (${b.state})`).join(', ')}` : 'every backend active' };
+}
+
+/** The journal is late past this (its cron runs every minute): warning; past the second, critical. */
+export const JOURNAL_LATE_MS = 3 * 60_000;
+export const JOURNAL_CRITICAL_MS = 15 * 60_000;
+
+export interface JournalEntry {
+  /** A bucket's name, or the bucket list. */
+  name: string;
+  /** Changes not yet stored, or a dump in progress. */
+  behind: boolean;
+  /** When the newest stored segment was taken; null: none yet. */
+  storedAt: number | null;
+}
+
+/**
+ * The catalog journal's recovery point: the oldest last-stored segment among instances with
+ * changes waiting. An instance with no segment stored yet is counted but not judged late (its
+ * changes' age is not known; the journal's own failures show in its runs' logs and counters).
+ */
+export function journalCheck(entries: readonly JournalEntry[], now: number): HealthCheck {
+  const waiting = entries.filter((e) => e.behind && e.storedAt !== null);
+  const oldest = waiting.reduce<number | null>((t, e) => (t === null || e.storedAt! < t ? e.storedAt : t), null);
+  const age = oldest === null ? 0 : now - oldest;
+  const fresh = entries.filter((e) => e.behind && e.storedAt === null).length;
+  const tail = fresh ? `; ${fresh} catalog instance(s) with changes not journaled yet` : '';
+  if (age > JOURNAL_LATE_MS) {
+    const late = waiting.filter((e) => now - e.storedAt! > JOURNAL_LATE_MS).map((e) => e.name);
+    return {
+      name: 'journal', state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
+      detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${late.join(', ')})${tail}: losing the catalog now would lose them`,
+      action: 'check that the cron runs (wrangler.toml [triggers]) and the journal runs\' logs (msg "journal"); shardgate journal stores them now',
+    };
+  }
+  return { name: 'journal', state: 'ok', detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}` };
 }

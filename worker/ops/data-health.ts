@@ -1,17 +1,20 @@
 /**
  * Data health across the gateway: every bucket's health from the catalog (one read of its ledger
- * each, at most 6 at a time), the garbage of deleted buckets, and their sum as a DataSample, the
+ * each, at most 6 at a time), the garbage of deleted buckets, the bucket list's journal, and their sum as a DataSample, the
  * point the plots of degraded objects and repair backlog are drawn from.
  * Known gap: one catalog read per bucket per status; a gateway of thousands of buckets would want
  * these sums kept in one place.
  */
-import type { BucketHealth, Catalog } from '../catalog/types.ts';
+import type { BucketHealth, Catalog, JournalStatus } from '../catalog/types.ts';
+import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { DataSample } from './types.ts';
 
 export interface DataHealth {
   at: number;
   buckets: BucketHealth[];
   deletedBucketGarbage: { queued: number; due: number };
+  /** The bucket list's catalog journal (each bucket's is in its BucketHealth); null before any bucket. */
+  bucketListJournal?: JournalStatus | null;
 }
 
 export async function readDataHealth(catalog: Catalog, now: Date): Promise<DataHealth> {
@@ -21,7 +24,7 @@ export async function readDataHealth(catalog: Catalog, now: Date): Promise<DataH
     const page = await Promise.all(names.slice(i, i + 6).map((name) => catalog.bucketHealth(name, now).catch(() => null)));
     buckets.push(...page.filter((h): h is BucketHealth => h !== null)); // a bucket deleted meanwhile
   }
-  return { at: now.getTime(), buckets, deletedBucketGarbage: await catalog.deletedBucketGarbage(now) };
+  return { at: now.getTime(), buckets, deletedBucketGarbage: await catalog.deletedBucketGarbage(now), bucketListJournal: await catalog.journalStatus(BUCKET_LIST_INSTANCE) };
 }
 
 export function sampleOf(d: DataHealth): DataSample {

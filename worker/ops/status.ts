@@ -9,7 +9,7 @@ import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { fleetCheck, healthChecks, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck } from './checks.ts';
+import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
@@ -210,6 +210,11 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
   const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
+  const journals: JournalEntry[] = [
+    ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
+    ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
+  ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
+  checks.push(journalCheck(journals, snapshot.now));
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const ev = snapshot.totals.events;
