@@ -21,7 +21,7 @@ import { openCatalogFixture } from '../support/catalog-fixture.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { SqliteStorage } from '../support/sqlite-storage.ts';
 
-const FIXTURE = new URL('../fixtures/catalog-v3/', import.meta.url);
+const FIXTURE = new URL('../fixtures/catalog-v3-journal/', import.meta.url);
 const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURE), 'utf8')) as {
   objects: Record<string, { size: number; md5: string }>;
   history: Record<string, { size: number; md5: string }>;
