@@ -22,7 +22,7 @@ import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-stor
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const SCHEMA = LEDGER_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
