@@ -81,3 +81,17 @@ export function bytesAtRiskAndLost(byPolicy: Record<string, PolicyRedundancy>): 
   // A policy without parity (m=0) is at exactly k when whole: at risk counts damage only, as the worklist does.
   return { atRiskBytes: ps.reduce((n, p) => n + (p.m > 0 ? p.byShardsLeft[p.m]!.bytes : 0), 0), lostBytes: ps.reduce((n, p) => n + p.belowK.bytes, 0) };
 }
+
+/** One row of the ladder: a policy's units and bytes with `shardsLeft` shards ("below_k": fewer than k). */
+export interface RedundancyRow extends UnitsAndBytes {
+  policy: string;
+  shardsLeft: string;
+}
+
+/** The ladders as rows, policies by name, each from whole down to below k: what tables and metrics list. */
+export function redundancyRows(byPolicy: Record<string, PolicyRedundancy>): RedundancyRow[] {
+  return Object.entries(byPolicy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([policy, p]) => [
+    ...p.byShardsLeft.map((s) => ({ policy, shardsLeft: String(s.shardsLeft), units: s.units, bytes: s.bytes })),
+    { policy, shardsLeft: 'below_k', ...p.belowK },
+  ]);
+}
