@@ -24,11 +24,11 @@ export function buildLine(s: Pick<StatusLike, 'version' | 'isolate'>): string {
   return `version ${s.version ?? 'unknown'}${up === undefined ? '' : `, up ${duration(up)} (the isolate that answered)`}`;
 }
 
-/** "6 (whole)", "5", "4 (k)", "below k": a rung of a policy's ladder as the operator reads it. */
+/** "6 (whole)", "5", "4 (exactly k)", "below k (lost)": a rung of a policy's ladder, worded as on the status page. */
 function shardsLeftLabel(left: string, policy: string): string {
-  if (left === 'below_k') return 'below k';
+  if (left === 'below_k') return 'below k (lost)';
   const [k, m] = policy.split('+').map(Number);
-  return Number(left) === k! + m! ? `${left} (whole)` : Number(left) === k ? `${left} (k)` : left;
+  return Number(left) === k! + m! ? `${left} (whole)` : Number(left) === k && m! > 0 ? `${left} (exactly k)` : left;
 }
 
 /** Units and bytes per policy by shards left: the gateway's, then each bucket's when signed. */

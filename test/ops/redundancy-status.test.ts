@@ -100,8 +100,8 @@ describe('redundancy per policy, in units and bytes', () => {
     const text = render(doc as unknown as StatusLike);
     expect(text).toMatch(/at exactly k shards 2 \(24\.4 KiB\), below k 1 \(29\.3 KiB\)/);
     expect(text).toMatch(/^\(all\)\s+4\+2\s+6 \(whole\)\s+1\s+39\.1 KiB$/m);
-    expect(text).toMatch(/^\(all\)\s+4\+2\s+below k\s+1\s+29\.3 KiB$/m);
-    expect(text).toMatch(/^media\s+4\+2\s+4 \(k\)\s+1\s+19\.5 KiB$/m);
+    expect(text).toMatch(/^\(all\)\s+4\+2\s+below k \(lost\)\s+1\s+29\.3 KiB$/m);
+    expect(text).toMatch(/^media\s+4\+2\s+4 \(exactly k\)\s+1\s+19\.5 KiB$/m);
     expect(text).toMatch(/^logs\s+1\+2\s+3 \(whole\)\s+1\s+6\.8 KiB$/m);
   });
 
