@@ -15,7 +15,9 @@
  * null version of its key and its only one (seq 1).
  * Version 4: the ledger counts every unit and its bytes per policy and shards missing (redundancy.ts).
  * No table changes; the counts of what is already stored are taken once from every stored
- * version's manifest, as commits have kept them since.
+ * version's manifest, as commits have kept them since. Known gap: like version 2's step, this is
+ * one pass over every stored version at the instance's first start; a bucket of millions of
+ * versions would want it done in slices.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { redundancyEntries } from './redundancy.ts';

@@ -214,7 +214,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const sum = (f: (b: BucketHealth) => number) => data.buckets.reduce((n, b) => n + f(b), 0);
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
-  // A bucket's health from an older catalog instance may lack the per-policy counts.
+  // Like the other redundancy reads here, a health without the per-policy counts counts as none.
   const byPolicy = sumRedundancy(data.buckets.map((b) => b.redundancy?.byPolicy ?? {}));
   const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
