@@ -7,6 +7,7 @@
  */
 import { AwsClient } from 'aws4fetch';
 import { CliError } from './command.ts';
+import type { PolicyRedundancy } from '../worker/catalog/redundancy.ts';
 
 export const GATEWAY_OPTIONS = {
   endpoint: { type: 'string' },
@@ -93,7 +94,11 @@ export interface StatusLike {
   backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number; fleetState?: string }[];
   data: {
     buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
-    degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: { atRisk: number; lost: number; byMissing?: Record<string, number> }; repairStuck?: number; uploads: number;
+    degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: {
+      atRisk: number; lost: number; byMissing?: Record<string, number>;
+      /** Absent from gateways older than the fields. */
+      atRiskBytes?: number; lostBytes?: number; byPolicy?: Record<string, PolicyRedundancy>;
+    }; repairStuck?: number; uploads: number;
     reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
     scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
   };
@@ -105,5 +110,5 @@ export interface StatusLike {
   /** `recent` absent from gateways older than the field. */
   s3?: { requests: number; errors: number; recent?: Record<string, { requests: number; p50Ms: number | null; p99Ms: number | null }> };
   isolate?: { startedAt?: number; uptimeSeconds?: number; codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
-  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null }[];
+  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null; redundancy?: { byPolicy?: Record<string, PolicyRedundancy> } }[];
 }

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import { ago, bytes, duration, percent, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
+import { redundancyRows, type PolicyRedundancy } from '../../worker/catalog/redundancy.ts';
 
 const HELP = `usage: shardgate status [--hours N] [--json] [gateway options]
 
@@ -21,6 +22,20 @@ ${GATEWAY_HELP}`;
 export function buildLine(s: Pick<StatusLike, 'version' | 'isolate'>): string {
   const up = s.isolate?.uptimeSeconds;
   return `version ${s.version ?? 'unknown'}${up === undefined ? '' : `, up ${duration(up)} (the isolate that answered)`}`;
+}
+
+/** "6 (whole)", "5", "4 (exactly k)", "below k (lost)": a rung of a policy's ladder, worded as on the status page. */
+function shardsLeftLabel(left: string, policy: string): string {
+  if (left === 'below_k') return 'below k (lost)';
+  const [k, m] = policy.split('+').map(Number);
+  return Number(left) === k! + m! ? `${left} (whole)` : Number(left) === k && m! > 0 ? `${left} (exactly k)` : left;
+}
+
+/** Units and bytes per policy by shards left: the gateway's, then each bucket's when signed. */
+export function redundancyTable(s: StatusLike): string | null {
+  const scopes: [string, Record<string, PolicyRedundancy>][] = [['(all)', s.data.redundancy?.byPolicy ?? {}], ...(s.buckets ?? []).map((b): [string, Record<string, PolicyRedundancy>] => [b.bucket, b.redundancy?.byPolicy ?? {}])];
+  const rows = scopes.flatMap(([scope, byPolicy]) => redundancyRows(byPolicy).map((r) => [scope, r.policy, shardsLeftLabel(r.shardsLeft, r.policy), String(r.units), bytes(r.bytes)]));
+  return rows.length ? table([['BUCKET', 'POLICY', 'SHARDS LEFT', 'UNITS', 'BYTES'], ...rows]) : null;
 }
 
 export function render(s: StatusLike): string {
@@ -47,7 +62,7 @@ export function render(s: StatusLike): string {
   lines.push(
     '',
     `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,
-    `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}, stuck ${d.repairStuck ?? 0}; at exactly k shards ${d.redundancy?.atRisk ?? 0}, below k ${d.redundancy?.lost ?? 0}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
+    `degraded objects ${d.degradedObjects} (units ${d.degradedUnits}, missing shards ${d.missingShards}, stuck ${d.repairStuck ?? 0}; at exactly k shards ${d.redundancy?.atRisk ?? 0}${d.redundancy?.atRiskBytes === undefined ? '' : ` (${bytes(d.redundancy.atRiskBytes)})`}, below k ${d.redundancy?.lost ?? 0}${d.redundancy?.lostBytes === undefined ? '' : ` (${bytes(d.redundancy.lostBytes)})`}); repairs done ${s.upkeep.repairsDone}, failed ${s.upkeep.repairsFailed}`,
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
     `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.units} units checked in the current passes (${percent(d.scrub.coverage)}); oldest unchecked ${d.scrub.oldestUnchecked ? `${d.scrub.oldestUnchecked.key === undefined ? '' : `${d.scrub.oldestUnchecked.bucket}/${d.scrub.oldestUnchecked.key} `}since ${ago(d.scrub.oldestUnchecked.since, s.now)}` : '-'}; oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
@@ -67,6 +82,8 @@ export function render(s: StatusLike): string {
   if (cb) {
     lines.push(`coding budget (the isolate that answered): ${bytes(cb.heldBytes)} of ${bytes(cb.capacityBytes)} held by ${cb.holders} request(s), ${cb.waiters} waiting${cb.oldestHeldMs === null ? '' : `, oldest held ${Math.round(cb.oldestHeldMs / 1000)} s`}${cb.reclaimed ? `; ${cb.reclaimed} lease(s) RECLAIMED from ended requests (a bug: see the log)` : ''}`);
   }
+  const ladder = redundancyTable(s);
+  if (ladder) lines.push('', 'redundancy: units and their bytes by shards left, per policy (k+m)', ladder);
   if (s.buckets?.length) {
     lines.push('', table([
       ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],

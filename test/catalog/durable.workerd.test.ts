@@ -78,7 +78,7 @@ describe('CatalogObject', () => {
     expect((await catalog.bucketHealth(name, new Date())).objects).toBe(counted.objects);
   });
 
-  it("migrates schema-2 storage to 3 (versioning) in workerd's own SQLite (test/catalog/migration-v2.test.ts opens the old release's own files in Node)", async () => {
+  it("migrates schema-2 storage to the current schema (versioning, then the ledger's redundancy counts) in workerd's own SQLite (test/catalog/migration-v2.test.ts and migration-v3.test.ts open the old releases' own files in Node)", async () => {
     const catalog = new DurableCatalog(namespace());
     const name = `v2-${Date.now().toString(36)}`;
     await catalog.insertBucket(name, 'auto');
@@ -94,9 +94,12 @@ describe('CatalogObject', () => {
       sql.exec('INSERT INTO versions_v2 SELECT key, version_id, delete_marker, manifest FROM versions');
       sql.exec('DROP TABLE versions; ALTER TABLE versions_v2 RENAME TO versions');
       sql.exec("UPDATE state SET value = '2' WHERE name = 'schema-version'");
+      sql.exec("DELETE FROM ledger WHERE name LIKE 'unit%'"); // schema 2's ledger had no redundancy counts
       new CatalogObject(state, env as never);
       expect(sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'schema-version'").one().value).toBe(String(SCHEMA_VERSION));
     });
+    // Schema 4's step counted the stored unit again from its manifest: one whole unit of 2+1, 100 bytes.
+    expect((await catalog.bucketHealth(name, new Date())).redundancy.byPolicy['2+1']?.byShardsLeft[0]).toEqual({ shardsLeft: 3, units: 1, bytes: 100 });
     expect(await catalog.getVersion(name, 'a', 'null')).toEqual({ kind: 'object', manifest: a, versionId: 'null' });
     await catalog.setVersioning(name, 'Enabled');
     const next = manifest(name, 'a');

@@ -1,5 +1,5 @@
 /**
- * A catalog written by the release with schema 3 (test/fixtures/catalog-v3: SQLite files and
+ * A catalog written by the release with schema 3 (test/fixtures/catalog-v3-journal: SQLite files and
  * shard files written by commit dce209f's own code, the last release before the catalog journal;
  * see its generate.ts) opens under this release (schema 4): everything reads as before, and the
  * journal's first run stores everything that release wrote, versions, a delete marker, inline

@@ -7,6 +7,10 @@ describe('catalog usage', () => {
     const before = manifest('b', 'k', [unit(), unit()]);
     const after = manifest('b', 'k', [{ ...unit(), missing: [1] }]);
     const delta = Object.fromEntries(usageDelta(before, after));
-    expect(delta).toEqual({ bytes: -100, 'shards:b0': -1, 'stored:b0': -237, 'shards:b1': -2, 'stored:b1': -474, 'shards:b2': -1, 'stored:b2': -237 });
+    // Two whole units of policy 2+1 go, one missing a shard comes: the redundancy counts move too.
+    expect(delta).toEqual({
+      bytes: -100, 'shards:b0': -1, 'stored:b0': -237, 'shards:b1': -2, 'stored:b1': -474, 'shards:b2': -1, 'stored:b2': -237,
+      'units:2+1:0': -2, 'unit-bytes:2+1:0': -200, 'units:2+1:1': 1, 'unit-bytes:2+1:1': 100,
+    });
   });
 });

@@ -6,11 +6,17 @@
  * `shardgate repair` take the degraded objects to zero, in the metrics too. Along the way: who may
  * read what (unsigned status: no bucket names; unsigned metrics: refused), the scrubber and the
  * collector through the CLI, `--help` of every command.
+ * The status page in Chromium at each state of the drill (healthy, one backend down, two down
+ * with writes impossible, repaired): what its rendered DOM shows, and a screenshot of each in
+ * test-output/drill/ (drill-page.ts); docs/OPERATING.md's runbook follows these steps.
+ * SHARDGATE_SKIP_BROWSER=1 skips the page checks only.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 import { parseMetrics, shardgate, signer, valueOf, type Sample } from './helpers.ts';
+import { SKIP_BROWSER } from '../support/chromium.ts';
+import { DrillPage } from './drill-page.ts';
 
 const DOWN = 'r2-4';
 const BACKENDS = ['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5'];
@@ -18,6 +24,13 @@ const BACKENDS = ['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5'];
 describe('operating through an outage: metrics, status, repair', { timeout: 240_000 }, () => {
   let g: RunningGateway;
   let cliEnv: Record<string, string>;
+  let drill: DrillPage | undefined;
+  /** The page, opened and signed in at its first use: one browser for the whole drill. */
+  const statusPage = async () => (drill ??= await DrillPage.open(g.url, CREDENTIALS));
+  /** The redundancy table's rows of policy 4+2, gateway-wide then bucket media, as the page shows them. */
+  const ladderRows = (whole: string, short: string) => ['all buckets', 'media'].flatMap((scope) => [
+    `${scope} | 4+2 | 6 (whole) | ${whole}`, `${scope} | 4+2 | 5 | ${short}`, `${scope} | 4+2 | 4 (exactly k) | 0 | 0 B`, `${scope} | 4+2 | below k (lost) | 0 | 0 B`,
+  ]);
 
   beforeAll(async () => {
     g = await startGateway(r2Config());
@@ -28,6 +41,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
   }, 120_000);
 
   afterAll(async () => {
+    await drill?.close();
     if (g) {
       await g.stop();
       removeDir(g.persistDir);
@@ -66,6 +80,18 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_s3_requests_total', { operation: 'PutObject', code: '200' })).toBe(3);
     expect(valueOf(m, 'shardgate_bucket_objects', { bucket: 'media' })).toBe(3);
     expect(valueOf(m, 'shardgate_health_status')).toBe(0);
+  });
+
+  it.skipIf(SKIP_BROWSER)('healthy, on the status page: ok, no check listed, every backend up, every unit whole', async () => {
+    const p = await statusPage();
+    await p.refresh();
+    const v = await p.view();
+    expect(v.health).toBe('ok');
+    expect(v.checks).toEqual({});
+    expect(v.backends).toEqual(Object.fromEntries(BACKENDS.map((id) => [id, 'up'])));
+    expect(v.redundancy).toEqual(ladderRows('3 | 439.5 KiB', '0 | 0 B')); // three objects of 150,000 bytes, one unit each
+    expect(v.cards).toMatchObject({ objects: '3', degraded: '0', redundancy: '0', backlog: '0' });
+    await p.screenshot('1-healthy');
   });
 
   it('refuses unsigned metrics and keeps bucket names out of an unsigned status', async () => {
@@ -125,6 +151,25 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     // Redundancy left: each of the two units misses one shard (k+1 left), none is at exactly k.
     expect(valueOf(m, 'shardgate_units_missing_shards', { missing: '1' })).toBe(2);
     expect(valueOf(m, 'shardgate_units_redundancy', { state: 'at_risk' })).toBe(0);
+    // The ladder of policy 4+2: three units whole, two with 5 of 6 shards, with their object bytes.
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '6' })).toBe(3);
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '5' })).toBe(2);
+    expect(valueOf(m, 'shardgate_policy_unit_bytes', { policy: '4+2', shards_left: '5' })).toBe(300_000);
+    expect(valueOf(m, 'shardgate_units_redundancy_bytes', { state: 'at_risk' })).toBe(0);
+    expect(table.stdout).toMatch(/^media\s+4\+2\s+5\s+2\s+293\.0 KiB$/m);
+  });
+
+  it.skipIf(SKIP_BROWSER)('one down, on the status page: warning, the backend in red, two units one shard short', async () => {
+    const p = await statusPage();
+    await p.refresh();
+    const v = await p.view();
+    expect(v.health).toBe('warning');
+    expect(v.checks).toEqual({ backends: 'warning', repairs: 'warning' });
+    expect(v.backends).toEqual(Object.fromEntries(BACKENDS.map((id) => [id, id === DOWN ? 'down' : 'up'])));
+    expect(v.note).toMatch(/^1 backend\(s\) down: reads decode around them; new writes miss their shards/);
+    expect(v.redundancy).toEqual(ladderRows('3 | 439.5 KiB', '2 | 293.0 KiB'));
+    expect(v.cards).toMatchObject({ objects: '5', degraded: '2', redundancy: '0', backlog: '2' });
+    await p.screenshot('2-one-down');
   });
 
   it('a second backend down: writes impossible (critical), reads at risk, healthy backends not blamed', async () => {
@@ -153,10 +198,25 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const table = await shardgate(['status'], cliEnv);
     expect(table.stdout).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5$/m);
     expect(table.stdout).toMatch(/^WARNING reads:ec: reads of policy ec are at risk/m);
-    await g.control(`/__test/fault?backend=${SECOND}&action=online`);
+  });
+
+  it.skipIf(SKIP_BROWSER)('two down, on the status page: critical, writes refused, reads at risk; the refused writes stored nothing', async () => {
+    const p = await statusPage();
+    await p.refresh();
+    const v = await p.view();
+    expect(v.health).toBe('critical');
+    expect(v.checks).toEqual({ 'writes:ec': 'critical', 'reads:ec': 'warning', backends: 'warning', repairs: 'warning' });
+    expect(v.backends).toEqual(Object.fromEntries(BACKENDS.map((id) => [id, id === DOWN || id === 'r2-5' ? 'down' : 'up'])));
+    expect(v.note).toBe('2 backend(s) down: reads decode around them where they can; writes of ec are refused (too few backends for the write quorum).');
+    // Only shards recorded missing move units down the ladder: the units with a shard on each down
+    // backend are at k right now, which the reads:ec check says, not the table.
+    expect(v.redundancy).toEqual(ladderRows('3 | 439.5 KiB', '2 | 293.0 KiB'));
+    expect(v.cards).toMatchObject({ objects: '6', degraded: '2', backlog: '2' }); // the inline object was written
+    await p.screenshot('3-two-down');
   });
 
   it('back up: shardgate repair takes the degraded objects to zero, and the metrics show it', async () => {
+    await g.control('/__test/fault?backend=r2-5&action=online');
     await g.control(`/__test/fault?backend=${DOWN}&action=online`);
     const run = await shardgate(['repair', '--json'], cliEnv);
     expect(run.stderr).toBe('');
@@ -169,11 +229,26 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_backend_shards', { backend: DOWN })).toBe(5); // every object has its shard there again
     expect(valueOf(m, 'shardgate_health_status')).toBeLessThanOrEqual(1); // 'warning' while the window still holds the outage's errors
     expect(valueOf(m, 'shardgate_units_redundancy', { state: 'at_risk' })).toBe(0);
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '6' })).toBe(5); // back to whole
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '5' })).toBe(0);
     // The repairs' rate over the last 5 minutes, and nothing left.
     const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { upkeep: { rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null } } };
     expect(doc.upkeep.rates.repairUnitsPerMinute).toBeGreaterThan(0);
     expect(doc.upkeep.rates.repairSecondsLeft).toBe(0);
     expect((await shardgate(['status'], cliEnv)).stdout).toMatch(/^repair [\d.]+ units\/min \(nothing left\)/m);
+  });
+
+  it.skipIf(SKIP_BROWSER)('repaired, on the status page: no write, read, repair or redundancy check listed, every unit whole again', async () => {
+    const p = await statusPage();
+    await p.refresh();
+    const v = await p.view();
+    expect(['ok', 'warning']).toContain(v.health); // warning while the health window still holds the outage's errors
+    expect(Object.keys(v.checks).filter((c) => c !== 'backends')).toEqual([]);
+    expect(v.backends[DOWN]).not.toBe('down');
+    expect(v.redundancy).toEqual(ladderRows('5 | 732.4 KiB', '0 | 0 B'));
+    expect(v.cards).toMatchObject({ degraded: '0', backlog: '0' });
+    await p.screenshot('4-repaired');
+    expect(p.errors).toEqual([]); // the page's CSP let everything run, at every state
   });
 
   it('scrub --all and collect --all through the CLI; the status shows the completed pass', async () => {

@@ -13,11 +13,19 @@
  * Version 3: S3 versioning: `versions` gains `seq` (commit order within a key) and `null_version`.
  * Every version stored before it was written by a release without versioning, so each is the
  * null version of its key and its only one (seq 1).
- * Version 4: the catalog journal (sql-journal.ts): its tables and triggers. Nothing of the older
- * storage changes; the journal's first generation starts with a dump of every journaled row, so
- * what an older release wrote reaches the backends with the first segments.
+ * Version 4 (two changes, one release):
+ * - the ledger counts every unit and its bytes per policy and shards missing (redundancy.ts).
+ *   No table changes; the counts of what is already stored are taken once from every stored
+ *   version's manifest, as commits have kept them since. Known gap: like version 2's step, this
+ *   is one pass over every stored version at the instance's first start; a bucket of millions of
+ *   versions would want it done in slices.
+ * - the catalog journal (sql-journal.ts): its tables and triggers, created by createSchema. Nothing
+ *   of the older storage changes; the journal's first generation starts with a dump of every
+ *   journaled row, so what an older release wrote reaches the backends with the first segments
+ *   (test/catalog/migration-v3-journal.test.ts).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
+import { redundancyEntries } from './redundancy.ts';
 import { unitsOf } from './rules.ts';
 import { JOURNAL_SCHEMA } from './sql-journal.ts';
 import { SCHEMA, SCHEMA_VERSION } from './sql-schema.ts';
@@ -43,6 +51,7 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   if (found > SCHEMA_VERSION) throw new Error(`catalog storage is at schema ${found}, newer than this release's ${SCHEMA_VERSION}: deploy the newer release`);
   if (found < 2) toVersion2(sql, now);
   if (found < 3) toVersion3(sql);
+  if (found < 4) toVersion4(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
   return found;
 }
@@ -100,4 +109,16 @@ function toVersion3(sql: SqlStorage): void {
   sql.exec('ALTER TABLE versions ADD COLUMN seq INTEGER NOT NULL DEFAULT 0');
   sql.exec('ALTER TABLE versions ADD COLUMN null_version INTEGER NOT NULL DEFAULT 0');
   sql.exec('UPDATE versions SET seq = 1, null_version = 1');
+}
+
+function toVersion4(sql: SqlStorage): void {
+  sql.exec('CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID');
+  sql.exec("DELETE FROM ledger WHERE name LIKE 'units:%' OR name LIKE 'unit-bytes:%'"); // a retried migration counts once
+  const counts = new Map<string, number>();
+  for (const row of sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE delete_marker = 0').toArray()) {
+    for (const u of unitsOf(JSON.parse(row.manifest) as ObjectManifest)) {
+      for (const [name, n] of redundancyEntries(u)) counts.set(name, (counts.get(name) ?? 0) + n);
+    }
+  }
+  for (const [name, n] of counts) sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?)', name, n);
 }

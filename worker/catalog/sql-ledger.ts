@@ -10,6 +10,7 @@ import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-re
 import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
 import { degradedUnitsOf, usageDelta } from './usage.ts';
 import { unitsOf } from './rules.ts';
+import { bytesAtRiskAndLost, redundancyFromLedger } from './redundancy.ts';
 
 export const LEDGER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -100,6 +101,7 @@ export class SqlLedger {
       byMissing[n] = (byMissing[n] ?? 0) + 1;
     }
     const count = (query: string, ...args: number[]) => this.sql.exec<{ n: number }>(query, ...args).one().n;
+    const byPolicy = redundancyFromLedger(values);
     return {
       bucket,
       objects: values.get('objects') ?? 0,
@@ -109,7 +111,7 @@ export class SqlLedger {
       degradedObjects: degraded.objects,
       degradedUnits: degraded.units,
       missingShards,
-      redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost, byMissing },
+      redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost, ...bytesAtRiskAndLost(byPolicy), byMissing, byPolicy },
       oldestDegradedAt: degraded.oldest,
       repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),

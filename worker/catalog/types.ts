@@ -22,6 +22,7 @@ export interface ObjectLockChange {
   legalHold?: LegalHoldStatus;
 }
 import type { SseRecord } from '../model/sse.ts';
+import type { PolicyRedundancy } from './redundancy.ts';
 import type {
   BucketInfo,
   DeleteObjectResult,
@@ -205,8 +206,12 @@ export interface BucketHealth {
    */
   redundancy: {
     atRisk: number; lost: number;
+    /** Object bytes in the `atRisk` and the `lost` units. */
+    atRiskBytes: number; lostBytes: number;
     /** Degraded units by how many shards they miss ("1": one short of k+m, ...); the rest of the bucket's units are whole. */
     byMissing: Record<string, number>;
+    /** Every unit, whole ones too, and its bytes, per policy ("4+2") by shards left (redundancy.ts): the units sum to scrub.units. */
+    byPolicy: Record<string, PolicyRedundancy>;
   };
   oldestDegradedAt: number | null;
   /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */

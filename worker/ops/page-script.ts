@@ -128,6 +128,7 @@ ${SIGNER}` + String.raw`
     renderCharts(doc);
     renderScrub(doc, now);
     renderStorage(doc);
+    renderRedundancy(doc);
     renders++;
     document.body.dataset.signed = String(doc.signed);
     document.body.dataset.rendered = String(renders);
@@ -181,7 +182,7 @@ ${SIGNER}` + String.raw`
       card('on the backends', bytes(d.storedBytes), false, 'stored'),
       card('overhead (' + d.replicationOverhead + ' replicas: ' + d.replicationOverhead.toFixed(2) + 'x)', d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x', false, 'overhead'),
       card('degraded objects', String(d.degradedObjects), d.degradedObjects > 0, 'degraded'),
-      card('units at exactly k shards (below k: ' + ((d.redundancy && d.redundancy.lost) || 0) + ')', String((d.redundancy && d.redundancy.atRisk) || 0), !!(d.redundancy && (d.redundancy.atRisk || d.redundancy.lost)), 'redundancy'),
+      card('units at exactly k shards, ' + bytes((d.redundancy && d.redundancy.atRiskBytes) || 0) + ' (below k: ' + ((d.redundancy && d.redundancy.lost) || 0) + ', ' + bytes((d.redundancy && d.redundancy.lostBytes) || 0) + ')', String((d.redundancy && d.redundancy.atRisk) || 0), !!(d.redundancy && (d.redundancy.atRisk || d.redundancy.lost)), 'redundancy'),
       card('repair backlog (units; ' + d.missingShards + ' shards' + (d.repairStuck ? ', ' + d.repairStuck + ' stuck' : '') + (u.rates && d.degradedUnits > 0 ? '; ' + u.rates.repairUnitsPerMinute + '/min, ' + (u.rates.repairSecondsLeft === null ? 'no progress in 5 min' : '~' + Math.ceil(u.rates.repairSecondsLeft / 60) + ' min left') : '') + ')', String(d.degradedUnits), d.degradedUnits > 0, 'backlog'),
       card('repairs done / failed', u.repairsDone + ' / ' + u.repairsFailed, false, 'repairs'),
       card('collector backlog (due of ' + d.garbage.queued + ')', String(d.garbage.due), false, 'garbage'),
@@ -297,6 +298,33 @@ ${SIGNER}` + String.raw`
     var rep = d.replicationOverhead;
     o.appendChild(barRow('this gateway', d.overhead === null ? 0 : d.overhead / rep, d.overhead === null ? 'nothing stored' : d.overhead.toFixed(2) + 'x \u00b7 ' + bytes(d.storedBytes), { 'data-overhead': d.overhead === null ? '' : d.overhead.toFixed(3) }));
     o.appendChild(barRow(rep + ' replicas', 1, rep.toFixed(2) + 'x \u00b7 ' + bytes((d.bytes - d.inlineBytes) * rep), {}, 'rep'));
+  }
+
+  /**
+   * Every unit and its bytes per policy (k+m) by shards left, from whole down to below k: the
+   * gateway's, then each bucket's when signed (catalog/redundancy.ts). A rung at exactly k with
+   * units is a warning (one more loss loses them), below k with units is data lost.
+   */
+  function renderRedundancy(doc) {
+    var tbody = $('redundancy').querySelector('tbody');
+    tbody.textContent = '';
+    var scopes = [['all buckets', '*', (doc.data.redundancy && doc.data.redundancy.byPolicy) || {}]];
+    (doc.buckets || []).forEach(function (b) { scopes.push([b.bucket, b.bucket, (b.redundancy && b.redundancy.byPolicy) || {}]); });
+    scopes.forEach(function (scope) {
+      Object.keys(scope[2]).sort().forEach(function (name) {
+        var p = scope[2][name];
+        var rungs = p.byShardsLeft.map(function (r) { return { left: String(r.shardsLeft), label: r.shardsLeft + (r.shardsLeft === p.k + p.m ? ' (whole)' : r.shardsLeft === p.k ? ' (exactly k)' : ''), units: r.units, bytes: r.bytes }; });
+        rungs.push({ left: 'below_k', label: 'below k (lost)', units: p.belowK.units, bytes: p.belowK.bytes });
+        rungs.forEach(function (r) {
+          var state = !r.units ? '' : r.left === 'below_k' ? 'critical' : Number(r.left) === p.k && p.m > 0 ? 'warning' : '';
+          tbody.appendChild(el('tr', { 'data-scope': scope[1], 'data-policy': name, 'data-left': r.left, 'data-units': String(r.units), 'data-bytes': String(r.bytes), cls: state }, [
+            el('td', { text: scope[0] }), el('td', { text: name }), el('td', { text: r.label }),
+            el('td', { cls: 'num', text: String(r.units) }), el('td', { cls: 'num', text: bytes(r.bytes) }),
+          ]));
+        });
+      });
+    });
+    if (!tbody.children.length) tbody.appendChild(el('tr', {}, [el('td', { text: 'no units stored yet', colspan: '5' })]));
   }
 
   $('hours').addEventListener('change', load);

@@ -34,6 +34,7 @@ td.err { white-space: normal; color: var(--bad); font-size: 12px; max-width: 360
 .light { display: inline-block; width: 12px; height: 12px; border-radius: 50%; vertical-align: -1px; margin-right: 6px; box-shadow: 0 0 0 2px rgba(0,0,0,.06); }
 .light.up { background: var(--ok); } .light.degraded { background: var(--warn); } .light.down { background: var(--bad); } .light.unknown { background: var(--unknown); }
 tr[data-state="down"] td { background: #fdf1f1; }
+#redundancy tr.warning td { background: #fff6e0; } #redundancy tr.critical td { background: #fdf1f1; color: var(--bad); }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
 .card .v { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
@@ -83,6 +84,9 @@ const BODY = `
   <section><h2>Repairs and errors per minute</h2><svg class="chart" id="chart-repairs" role="img" aria-label="repairs per minute"></svg>
     <div class="legend"><span><i class="c-ok"></i>repairs done</span><span><i class="c-bad"></i>repairs failed</span><span><i class="c-warn"></i>backend errors</span></div></section>
   <section><h2>Scrub progress</h2><div id="scrub"></div><p class="note" id="scrub-note"></p></section>
+  <section><h2>Redundancy by shards left</h2>
+    <table id="redundancy"><thead><tr><th>bucket</th><th>policy</th><th>shards left</th><th class="num">units</th><th class="num">bytes</th></tr></thead><tbody></tbody></table>
+    <p class="note">Every stored unit by the shards it still has (k+m: whole; k: one more loss loses it; below k: its objects cannot be read), and the object bytes in them. Repair brings units back up to whole.</p></section>
   <section><h2>Storage per backend</h2><div id="storage"></div><h2 class="spaced">Overhead against replication</h2><div id="overhead"></div></section>
 </main>
 <dialog id="signin-dialog"><form method="dialog" id="signin-form">

@@ -8,6 +8,7 @@
  */
 import { BACKEND_OPS, LATENCY_BUCKETS_MS, type OpsCounters } from './types.ts';
 import type { StatusDoc } from './status.ts';
+import { redundancyRows } from '../catalog/redundancy.ts';
 
 type Labels = Record<string, string>;
 
@@ -131,6 +132,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk).sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
   const byMissing = x.family('shardgate_units_missing_shards', 'gauge', 'Degraded units by how many shards they miss (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).');
   for (const [n, units] of Object.entries(d.redundancy.byMissing).sort(([a], [b]) => Number(a) - Number(b))) byMissing.sample('shardgate_units_missing_shards', { missing: n }, units);
+  x.family('shardgate_units_redundancy_bytes', 'gauge', 'Object bytes in the units of shardgate_units_redundancy: state="at_risk": exactly k shards; state="lost": fewer than k.')
+    .sample('shardgate_units_redundancy_bytes', { state: 'at_risk' }, d.redundancy.atRiskBytes).sample('shardgate_units_redundancy_bytes', { state: 'lost' }, d.redundancy.lostBytes);
+  // The ladder per policy (k+m), whole units too, every state listed (zeros included): sums to shardgate_scrub_units.
+  const ladder = redundancyRows(d.redundancy.byPolicy);
+  x.family('shardgate_policy_units', 'gauge', 'Units of every stored object version by policy (k+m) and shards left (k+m: whole ... k: one more loss loses them; below_k: lost).');
+  for (const r of ladder) x.sample('shardgate_policy_units', { policy: r.policy, shards_left: r.shardsLeft }, r.units);
+  x.family('shardgate_policy_unit_bytes', 'gauge', 'Object bytes in those units, by policy (k+m) and shards left.');
+  for (const r of ladder) x.sample('shardgate_policy_unit_bytes', { policy: r.policy, shards_left: r.shardsLeft }, r.bytes);
   gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
   gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);
   x.family('shardgate_reservations', 'gauge', 'Unit ids reserved by writes in flight; state="expired": orphans the collector has yet to take.')
@@ -165,6 +174,12 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         if (v !== null) x.sample(name, { bucket: b.bucket }, v);
       }
     }
+    // A family's samples must follow its header: one pass per family.
+    const ladders = doc.buckets.map((b) => ({ bucket: b.bucket, rows: redundancyRows(b.redundancy?.byPolicy ?? {}) }));
+    x.family('shardgate_bucket_policy_units', 'gauge', 'Units of the bucket by policy (k+m) and shards left (below_k: lost).');
+    for (const l of ladders) for (const r of l.rows) x.sample('shardgate_bucket_policy_units', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.units);
+    x.family('shardgate_bucket_policy_unit_bytes', 'gauge', 'Object bytes in those units of the bucket, by policy and shards left.');
+    for (const l of ladders) for (const r of l.rows) x.sample('shardgate_bucket_policy_unit_bytes', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.bytes);
   }
 
   // Upkeep and the front door.

@@ -8,6 +8,7 @@
 import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
+import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
@@ -88,8 +89,12 @@ export interface StatusDoc {
     /** Degraded units whose repair has failed 8 times or more (still retried): the dead letters. */
     repairStuck: number;
     missingShards: number;
-    /** Units with exactly k shards left (reads at risk) and fewer than k (lost), from the shards recorded missing. */
-    redundancy: { atRisk: number; lost: number; byMissing: Record<string, number> };
+    /**
+     * Units with exactly k shards left (reads at risk) and fewer than k (lost), from the shards
+     * recorded missing, and their object bytes; `byPolicy`: every unit and its bytes per policy
+     * ("4+2") by shards left, whole ones too, summed over the buckets (catalog/redundancy.ts).
+     */
+    redundancy: { atRisk: number; lost: number; atRiskBytes: number; lostBytes: number; byMissing: Record<string, number>; byPolicy: Record<string, PolicyRedundancy> };
     oldestDegradedAt: number | null;
     uploads: number;
     reservations: { held: number; expired: number };
@@ -209,6 +214,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const sum = (f: (b: BucketHealth) => number) => data.buckets.reduce((n, b) => n + f(b), 0);
   const onBackends = sample.bytes - sum((b) => b.inlineBytes);
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
+  // Like the other redundancy reads here, a health without the per-policy counts counts as none.
+  const byPolicy = sumRedundancy(data.buckets.map((b) => b.redundancy?.byPolicy ?? {}));
   const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
   const journals: JournalEntry[] = [
     ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
@@ -250,6 +257,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       missingShards: sample.missingShards,
       redundancy: {
         atRisk: sample.unitsAtRisk, lost: sample.unitsLost,
+        ...bytesAtRiskAndLost(byPolicy),
+        byPolicy,
         byMissing: data.buckets.reduce<Record<string, number>>((out, b) => {
           for (const [n, units] of Object.entries(b.redundancy?.byMissing ?? {})) out[n] = (out[n] ?? 0) + units;
           return out;
