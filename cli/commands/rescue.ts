@@ -23,7 +23,7 @@ import { journalObjects, readJournal, type JournalObject } from '../rescue/journ
 import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../rescue/plan.ts';
 import { readObject, type ReadReport } from '../rescue/read.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
-import { bucketImages, replayJournal, type BucketImage } from '../../worker/catalog/journal-replay.ts';
+import { bucketImages, replayJournal, type BucketImage, type VersionImage } from '../../worker/catalog/journal-replay.ts';
 import { UnitStore } from '../../worker/engine/index.ts';
 import { scanSources, ShardIndex } from '../rescue/scan.ts';
 
@@ -39,6 +39,8 @@ id they need and not written (exit 1).
   --out DIR                  where to write the objects (created)
   --layout tree|flat         tree (default): a key's '/' make folders; flat: one file per key,
                              its name the key percent-encoded (for keys that cannot be paths)
+  --versions                 also every noncurrent version the catalog journal holds, into
+                             OUT/_shardgate/versions/<bucket>/<key percent-encoded>/<version id>
 
 ${SOURCE_HELP}
 
@@ -49,7 +51,8 @@ found, rescue restores what the catalog held as of its last segment: each key's 
 bucket's settings (versioning, CORS, tagging, lifecycle, object lock, ...) into
 OUT/_shardgate/buckets/<bucket>.json. Writes newer than the last segment come from their shard
 headers. What the journal says was deleted stays deleted. Noncurrent versions, delete markers and
-uploads in progress are counted, not written.
+uploads in progress are counted, not written (--versions writes noncurrent versions; every
+version and delete marker is listed in OUT/_shardgate/buckets/<bucket>.versions.json).
 
 Limits without a journal (shards written before it, or its segments lost): inline objects cannot
 be rescued; a multipart object is assembled from every part found for its upload, by part number;
@@ -61,7 +64,7 @@ export const command: Command = {
   summary: 'recover objects from the backends alone (no gateway, no catalog), verified',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...SOURCE_OPTIONS, out: { type: 'string' }, layout: { type: 'string' } }, strict: true });
+    const { values } = parseArgs({ args: argv, options: { ...SOURCE_OPTIONS, out: { type: 'string' }, layout: { type: 'string' }, versions: { type: 'boolean' } }, strict: true });
     if (!values.out) throw new CliError('--out DIR is required');
     const layout = (values.layout ?? 'tree') as Layout;
     if (layout !== 'tree' && layout !== 'flat') throw new CliError('--layout is tree or flat');
@@ -89,7 +92,14 @@ export const command: Command = {
     const { objects: fromHeaders, unplannable, sealed } = await planObjects(unknown, index, prefix, ring, scan.locked);
     const items = new Map<string, Item>();
     const ignored: { bucket: string; key: string; reason: string }[] = [];
-    for (const b of journaled) for (const o of journalObjects(b, index, prefix)) items.set(`${b.name}\n${o.version.key}`, o.kind === 'coded' ? { kind: 'planned', o: o.planned, from: 'journal' } : { kind: 'inline', o, from: 'journal' });
+    for (const b of journaled) {
+      for (const o of journalObjects(b, index, prefix, values.versions)) {
+        // A noncurrent version (--versions) goes beside the tree, under its version id.
+        const version = o.version.current ? {} : { versionOf: o.version };
+        const id = o.version.current ? '' : `\n${o.version.versionId}`;
+        items.set(`${b.name}\n${o.version.key}${id}`, o.kind === 'coded' ? { kind: 'planned', o: o.planned, from: 'journal', ...version } : { kind: 'inline', o, from: 'journal', ...version });
+      }
+    }
     for (const o of fromHeaders) {
       const b = byName.get(o.bucket);
       if (!b) {
@@ -115,11 +125,11 @@ export const command: Command = {
     const results: Record<string, unknown>[] = [];
     for (const item of list) {
       const bucket = bucketOf(item), key = keyOf(item), size = sizeOf(item);
-      const path = outputPath(values.out, bucket, key, layout);
+      const path = item.versionOf ? versionPath(values.out, bucket, item.versionOf) : outputPath(values.out, bucket, key, layout);
       const temp = `${path}.shardgate-rescue-${process.pid}`;
       const o = item.kind === 'planned' ? item.o : null;
       const keys = o ? [...new Set(o.writes.flatMap((w) => w.units.flatMap((u) => (u.unit.seal ? [u.unit.seal.kid] : []))))] : [];
-      const base = { bucket, key, size, path, from: item.from, ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
+      const base = { bucket, key, size, path, from: item.from, ...(item.versionOf ? { versionId: shownId(item.versionOf), current: false } : {}), ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
       try {
         mkdirSync(dirname(path), { recursive: true });
         const file = await open(temp, 'w');
@@ -143,13 +153,13 @@ export const command: Command = {
       }
     }
     // Each bucket's settings as the journal holds them (no object store has a place for them).
-    const settings = journaled.map((b) => writeBucketSettings(values.out!, b));
+    const settings = journaled.map((b) => writeBucketSettings(values.out!, b, values.versions ? (v) => versionPath(values.out!, b.name, v) : null));
     progress.end();
     const failed = results.filter((r) => r.status !== 'ok');
     const keysNeeded = [...new Set(sealed.map((u) => u.kid))].sort();
     const sealedReport = sealed.map(sealedEntry);
     const notWritten = journaled.reduce((n, b) => ({
-      noncurrentVersions: n.noncurrentVersions + b.versions.filter((v) => !v.current && !v.deleteMarker && v.key.startsWith(prefix)).length,
+      noncurrentVersions: n.noncurrentVersions + (values.versions ? 0 : b.versions.filter((v) => !v.current && !v.deleteMarker && v.key.startsWith(prefix)).length),
       deleteMarkers: n.deleteMarkers + b.versions.filter((v) => v.deleteMarker && v.key.startsWith(prefix)).length,
       uploadsInProgress: n.uploadsInProgress + b.uploads,
     }), { noncurrentVersions: 0, deleteMarkers: 0, uploadsInProgress: 0 });
@@ -179,7 +189,7 @@ export const command: Command = {
       for (const d of doubts) process.stdout.write(`DOUBT   journal: ${d}\n`);
       if (journal.segments.length) {
         process.stdout.write(`journal: ${journal.segments.length} segment(s); ${journaled.length} bucket(s) as of ${journaled.map((b) => `${b.name} ${b.takenAt}`).join(', ') || '-'}; settings in ${join(values.out, SETTINGS_DIR)}\n`);
-        process.stdout.write(`journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s), ${notWritten.deleteMarkers} delete marker(s), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`);
+        process.stdout.write(`journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s)${notWritten.noncurrentVersions ? ' (--versions writes them)' : ''}, ${notWritten.deleteMarkers} delete marker(s) (listed in the versions file), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`);
       } else process.stdout.write('journal: none found: objects from shard headers alone (inline objects, settings and part lists cannot be known)\n');
       process.stdout.write(`rescued ${summary.rescued} of ${summary.objects} object(s), ${bytes(total)}, into ${values.out} (${summary.shardsFound} shards in ${scan.files} files)\n`);
       if (sealed.length) process.stdout.write(`${sealedSummary(sealed.length, keysNeeded)}\n`);
@@ -189,8 +199,8 @@ export const command: Command = {
 };
 
 
-type InlineItem = { kind: 'inline'; o: Extract<JournalObject, { kind: 'inline' }>; from: 'journal' };
-type Item = { kind: 'planned'; o: PlannedObject; from: 'journal' | 'headers' } | InlineItem;
+type InlineItem = { kind: 'inline'; o: Extract<JournalObject, { kind: 'inline' }>; from: 'journal'; versionOf?: VersionImage };
+type Item = ({ kind: 'planned'; o: PlannedObject; from: 'journal' | 'headers' } | InlineItem) & { versionOf?: VersionImage };
 const bucketOf = (i: Item) => (i.kind === 'planned' ? i.o.bucket : i.o.bucket);
 const keyOf = (i: Item) => (i.kind === 'planned' ? i.o.key : i.o.version.key);
 const sizeOf = (i: Item) => (i.kind === 'planned' ? i.o.size : i.o.manifest.size);
@@ -213,11 +223,29 @@ async function readInline(reader: UnitStore, o: InlineItem['o'], sink: (chunk: U
   return { unhealthy: [], md5Mismatches: expected && expected !== got ? [{ write: m.versionId, expected, got }] : [] };
 }
 
-/** OUT/_shardgate/buckets/<bucket>.json: the bucket, its settings, and what its journal was. */
-function writeBucketSettings(out: string, b: BucketImage): string {
+/** The id S3 shows for a version ('null' for the null version). */
+const shownId = (v: VersionImage) => (v.nullVersion ? 'null' : v.versionId);
+
+/** Where a noncurrent version goes: OUT/_shardgate/versions/<bucket>/<key percent-encoded>/<version id>. */
+function versionPath(out: string, bucket: string, v: VersionImage): string {
+  return join(out, SETTINGS_DIR, 'versions', bucket, encodeURIComponent(v.key), encodeURIComponent(shownId(v)));
+}
+
+/**
+ * OUT/_shardgate/buckets/<bucket>.json: the bucket, its settings, and what its journal was; and
+ * <bucket>.versions.json: every version and delete marker of every key, newest first as
+ * ListObjectVersions lists them, with the file each was written to (`file`: with --versions).
+ */
+function writeBucketSettings(out: string, b: BucketImage, fileOf: ((v: VersionImage) => string) | null): string {
   const path = join(out, SETTINGS_DIR, 'buckets', `${b.name}.json`);
   mkdirSync(dirname(path), { recursive: true });
   const versions = { current: b.versions.filter((v) => v.current).length, noncurrent: b.versions.filter((v) => !v.current && !v.deleteMarker).length, deleteMarkers: b.versions.filter((v) => v.deleteMarker).length };
   writeFileSync(path, JSON.stringify({ bucket: b.name, region: b.region, created: new Date(b.created).toISOString(), settings: b.settings, versions, uploadsInProgress: b.uploads, journalAsOf: b.takenAt, doubts: b.doubts }, null, 2));
+  const listed = [...b.versions].sort((x, y) => (x.key === y.key ? y.seq - x.seq : x.key < y.key ? -1 : 1)).map((v) => ({
+    key: v.key, versionId: shownId(v), isLatest: b.versions.every((o) => o.key !== v.key || o.seq <= v.seq), deleteMarker: v.deleteMarker, lastModified: v.lastModified,
+    ...(v.manifest ? { size: v.manifest.size, etag: v.manifest.etag } : {}),
+    ...(v.manifest && !v.current && fileOf ? { file: fileOf(v) } : {}),
+  }));
+  writeFileSync(join(out, SETTINGS_DIR, 'buckets', `${b.name}.versions.json`), JSON.stringify(listed, null, 1));
   return path;
 }

@@ -48,11 +48,11 @@ export type JournalObject =
   | { kind: 'coded'; version: VersionImage; planned: PlannedObject }
   | { kind: 'inline'; version: VersionImage; bucket: string; manifest: ObjectManifest };
 
-/** The bucket's current versions under `prefix`, planned from their manifests. */
-export function journalObjects(bucket: BucketImage, index: ShardIndex, prefix: string): JournalObject[] {
+/** The bucket's current versions under `prefix` (every stored version with `all`), planned from their manifests. */
+export function journalObjects(bucket: BucketImage, index: ShardIndex, prefix: string, all = false): JournalObject[] {
   const out: JournalObject[] = [];
   for (const v of bucket.versions) {
-    if (!v.current || !v.manifest || !v.key.startsWith(prefix)) continue;
+    if ((!v.current && !all) || !v.manifest || !v.key.startsWith(prefix)) continue;
     const m = v.manifest;
     if (m.storage.kind === 'inline') out.push({ kind: 'inline', version: v, bucket: bucket.name, manifest: m });
     else out.push({ kind: 'coded', version: v, planned: plannedFromManifest(bucket.name, v, m.storage.units, index) });

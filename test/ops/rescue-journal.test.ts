@@ -33,6 +33,8 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
   /** bucket/key of what must not. */
   const absent: string[] = [];
   let journalRun: { code: number; stdout: string };
+  /** history's versions by S3 version id: key and bytes. */
+  const versions = new Map<string, { key: string; bytes: Uint8Array }>();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-journal-'));
@@ -41,8 +43,9 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     try {
       const s3 = new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
       const put = async (bucket: string, key: string, body: Uint8Array) => {
-        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+        const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
         expected.set(`${bucket}/${key}`, body);
+        if (VersionId) versions.set(VersionId, { key, bytes: body });
       };
       const del = async (bucket: string, key: string) => {
         await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
@@ -141,5 +144,22 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     expect(run.stdout).toMatch(/^journal: \d+ segment\(s\); 1 bucket\(s\) as of vault /m);
     expect(md5(readFileSync(join(out, 'vault', 'tiny.txt')))).toBe(md5(expected.get('vault/tiny.txt')!));
     expect(existsSync(join(out, 'history'))).toBe(false);
+  });
+
+  it('--versions writes every noncurrent version too, and the versions file lists them newest first', async () => {
+    const out = join(dir, 'versions');
+    const run = await shardgate(['rescue', ...DEV_KEY, '--wrangler-state', state, '--out', out, '--bucket', 'history', '--versions', '--json']);
+    expect(run.code).toBe(0);
+    const listed = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'history.versions.json'), 'utf8')) as { key: string; versionId: string; isLatest: boolean; deleteMarker: boolean; file?: string }[];
+    const ids = [...versions.keys()];
+    // doc: three versions, newest first; removed: its marker (latest), then its version.
+    expect(listed.filter((v) => v.key === 'doc').map((v) => v.versionId)).toEqual(ids.filter((id) => versions.get(id)!.key === 'doc').reverse());
+    expect(listed.filter((v) => v.key === 'removed').map((v) => [v.deleteMarker, v.isLatest])).toEqual([[true, true], [false, false]]);
+    for (const v of listed.filter((x) => x.file)) {
+      const want = versions.get(v.versionId)!;
+      expect({ id: v.versionId, md5: md5(readFileSync(v.file!)) }).toEqual({ id: v.versionId, md5: md5(want.bytes) });
+    }
+    expect(listed.filter((x) => x.file).length).toBe(3);
+    expect(JSON.parse(run.stdout).summary.notWritten.noncurrentVersions).toBe(0);
   });
 });

@@ -67,7 +67,11 @@ export function replayJournal(segments: JournalSegment[]): Map<string, InstanceI
 
 export interface VersionImage {
   key: string;
+  /** The stored version id; S3 shows 'null' for the null version (`nullVersion`). */
   versionId: string;
+  nullVersion: boolean;
+  /** Commit order within the key (higher: newer). */
+  seq: number;
   deleteMarker: boolean;
   /** The stored manifest (null for a delete marker). */
   manifest: ObjectManifest | null;
@@ -128,7 +132,7 @@ function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage 
     const parsed = JSON.parse(String(r.manifest)) as ObjectManifest | { lastModified: string };
     const manifest = deleteMarker ? null : (parsed as ObjectManifest);
     if (manifest) for (const u of unitsOf(manifest)) knownUnits.add(u.unitId);
-    return { key: String(r.key), versionId: String(r.version_id), deleteMarker, manifest, lastModified: parsed.lastModified, current: current.get(String(r.key)) === String(r.version_id) };
+    return { key: String(r.key), versionId: String(r.version_id), nullVersion: Number(r.null_version) === 1, seq: Number(r.seq), deleteMarker, manifest, lastModified: parsed.lastModified, current: current.get(String(r.key)) === String(r.version_id) };
   });
   for (const r of rows(image, 'parts')) {
     const record = JSON.parse(String(r.record)) as { units?: CodedUnit[] };
