@@ -4,7 +4,7 @@
  * 1.9 GB) and the scrubber never runs. Calls the Worker's real `scheduled` handler (the collector
  * and the scrubber, worker/index.ts) every `everyMs`, first once at start so that leftovers of an
  * earlier session go too. Runs never overlap: the next is timed from the end of the last.
- * Known gap: a fixed period, not the cron expression of wrangler.toml (every minute there for the
+ * Known gap: a fixed period, not the cron expressions of wrangler.toml (every minute there for the
  * journal, every 5 minutes for the rest;
  * shorter here by default, so local state stays small while you work).
  */

@@ -106,7 +106,12 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   try {
     front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: address, log });
     if (o.cronSeconds > 0) {
-      cron = startLocalCron(() => runScheduled(workerUrl), o.cronSeconds * 1000, log);
+      // Both triggers of wrangler.toml each period: the journal's, then the upkeep's.
+      cron = startLocalCron(async () => {
+        const journal = await runScheduled(workerUrl, '* * * * *');
+        const upkeep = await runScheduled(workerUrl);
+        return journal.outcome === 'ok' ? upkeep : journal;
+      }, o.cronSeconds * 1000, log);
     }
     if (o.lifecycleDaySeconds) {
       lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);

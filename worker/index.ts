@@ -2,8 +2,8 @@
  * The Worker entry: fetch -> the gateway's Hono app (or, when the gateway cannot be built from
  * its env, an S3 error saying why: startup-error.ts; or, deployed with a config the deployment
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
- * consumer (repair-worklist.ts); the cron trigger -> the catalog journal (every minute), and
- * every fifth minute (any other cron expression: every run) upkeep's garbage collector, scrubber,
+ * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
+ * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
  * lifecycle job, worklist wake-up and the mover (while a backend drains) (a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
@@ -20,9 +20,8 @@ import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
 const DRAIN_MOVES_PER_RUN = 30;
-/** The cron of wrangler.toml: every minute, for the journal; the rest of the upkeep every UPKEEP_EVERY_MINUTES. */
+/** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
-const UPKEEP_EVERY_MINUTES = 5;
 
 export { CatalogObject } from './catalog/durable-object.ts';
 export { OpsObject } from './ops/ops-object.ts';
@@ -48,16 +47,12 @@ export default {
   async scheduled(event, env, ctx) {
     const g = gatewayFor(env);
     const started = Date.now();
-    if (event.cron !== LIFECYCLE_ONLY_CRON) {
-      // The catalog journal on every run: the recovery point after losing the catalog (upkeep/journal.ts).
+    if (event.cron === JOURNAL_CRON) {
+      // The catalog journal, alone in its invocation (its own subrequests): upkeep/journal.ts.
       ctx.waitUntil(g.background.run(ctx, () => g.journal('cron')).catch(
         (err: unknown) => logLine({ msg: 'journal', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
-      ));
-      // The every-minute trigger runs the rest of the upkeep on every fifth minute only.
-      if (event.cron === JOURNAL_CRON && new Date(event.scheduledTime).getUTCMinutes() % UPKEEP_EVERY_MINUTES !== 0) {
-        ctx.waitUntil(g.flusher.flush());
-        return;
-      }
+      ).then(() => g.flusher.flush()));
+      return;
     }
     const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.store, { dayMs: g.lifecycleDayMs })).then(
       (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),

@@ -34,20 +34,35 @@ export interface JournalReport {
   unfinished: boolean;
 }
 
-export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number }): Promise<JournalReport> {
+/** Subrequests one run makes at most (a Worker invocation's limit is 1,000; the list call is 1). */
+export const JOURNAL_MAX_CALLS = 900;
+
+/**
+ * Stores the due segments of every instance, one instance after another from a random one (so a
+ * run cut short by its deadline or its subrequests does not always leave the same buckets last).
+ */
+export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number; maxCalls?: number }): Promise<JournalReport> {
   const report: JournalReport = { instances: 0, segments: 0, records: 0, bytes: 0, failed: [], unfinished: false };
-  for (const instance of await deps.catalog.journalInstances()) {
-    if (Date.now() >= options.deadline) {
+  const all = await deps.catalog.journalInstances();
+  const first = Math.floor(Math.random() * all.length);
+  const maxCalls = options.maxCalls ?? JOURNAL_MAX_CALLS;
+  let calls = 1;
+  const spent = () => Date.now() >= options.deadline || calls >= maxCalls;
+  for (const instance of [...all.slice(first), ...all.slice(0, first)]) {
+    if (spent()) {
       report.unfinished = true;
       break;
     }
     report.instances++;
     try {
-      while (Date.now() < options.deadline) {
+      // A segment costs its take, a PUT per shard (k+m of the policy, or its small replicas) and its acknowledgement.
+      while (!spent()) {
+        calls++;
         const take = await deps.catalog.takeJournal(instance, new Date(), options.segmentBytes ?? SEGMENT_BYTES);
         if (!take) break;
         const bytes = encodeSegment(take.segment);
         const units = await storeSegment(deps, segmentKey(instance, take.segment.segment), bytes);
+        calls += units.reduce((n, u) => n + u.k + u.m, 0) + 1;
         if (!(await deps.catalog.journalWritten(instance, take, units, new Date()))) {
           // The bucket was deleted while its segment was being written: nothing else knows of it.
           await deps.catalog.queueGarbage({ bucket: JOURNAL_BUCKET, units }, new Date());

@@ -1,0 +1,102 @@
+/**
+ * The journal writer (upkeep/journal.ts) over the real catalog SQL and the real unit store on six
+ * memory backends, sealed as deployments are: runs cut short by their subrequest budget carry on
+ * where changes remain; segments read back from the backends' shard files (through the unit store,
+ * decrypted) replay to exactly the catalog's journaled tables; with the backends refusing writes a
+ * run stores nothing, says so, and loses nothing: the changes wait.
+ */
+import { describe, expect, it } from 'vitest';
+import { FaultyBackend } from '../../backends/faulty.ts';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { replayJournal } from '../../worker/catalog/journal-replay.ts';
+import { JOURNALED, TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, decodeSegment, segmentKey, type JournalSegment } from '../../worker/format/journal.ts';
+import type { CodedUnit } from '../../worker/format/manifest.ts';
+import { flushJournal } from '../../worker/upkeep/journal.ts';
+import { DEV_KEY_RING } from '../support/dev-encryption.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { readBytes } from '../support/read-bytes.ts';
+
+function setup() {
+  const catalog = localCatalog();
+  const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` })));
+  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 65536 } }, defaultPolicy: 'ec' });
+  const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
+  const store = new EcStore({ catalog, units, settings: engineSettings(config) });
+  const policy = config.policies.ec!;
+  const put = (bucket: string, key: string, n: number) => {
+    const b = new Uint8Array(n).fill(n & 0xff);
+    return store.putObject(bucket, key, new ReadableStream({ start: (c) => (c.enqueue(b), c.close()) }), { contentLength: n, metadata: { user: {}, contentType: 'application/x-test' }, checksum: null, conditions: {} } as never);
+  };
+  const run = (maxCalls?: number) => flushJournal({ catalog, units, policy }, { deadline: Date.now() + 60_000, maxCalls });
+  /** Every stored segment, read back from the backends through the unit store (as a rescue reads it). */
+  const storedSegments = async (): Promise<JournalSegment[]> => {
+    const out: JournalSegment[] = [];
+    for (const instance of [BUCKET_LIST_INSTANCE, ...(await catalog.listBucketRecords()).map((b) => b.name)]) {
+      const name = instance === BUCKET_LIST_INSTANCE ? instance : `bucket:${instance}`;
+      const files = catalog.namespace.instance(name).storage.sql.exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files').toArray();
+      for (const f of files) {
+        const list = JSON.parse(f.units) as CodedUnit[];
+        const size = list.reduce((n, u) => n + u.size, 0);
+        const bytes = await readBytes(await units.open(JOURNAL_BUCKET, segmentKey(instance, f.segment), { kind: 'coded', units: list }, 0, size - 1));
+        out.push(decodeSegment(bytes));
+      }
+    }
+    return out;
+  };
+  const tables = (instance: string) => {
+    const sql = catalog.namespace.instance(instance === BUCKET_LIST_INSTANCE ? instance : `bucket:${instance}`).storage.sql;
+    return Object.fromEntries(Object.entries(JOURNALED).map(([t, pk]) => [t, new Set(sql.exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`).toArray()
+      .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name))).map((r) => JSON.stringify(r)))]));
+  };
+  const replayed = (segments: JournalSegment[], instance: string) => {
+    const image = replayJournal(segments).get(instance)!;
+    return Object.fromEntries(Object.keys(JOURNALED).map((t) => [t, new Set([...(image.tables.get(t)?.values() ?? [])].map((r) => JSON.stringify(r)))]));
+  };
+  return { catalog, backends, put, run, storedSegments, tables, replayed };
+}
+
+describe('the journal writer', () => {
+  it('runs cut short by their subrequests carry on; the stored segments replay to the catalog', async () => {
+    const s = setup();
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    for (const n of names) {
+      await s.catalog.insertBucket(n, 'us-east-1');
+      for (let i = 0; i < 5; i++) await s.put(n, `k${i}`, 100 + i * 5000);
+    }
+    const first = await s.run(20);
+    expect(first.unfinished).toBe(true);
+    let runs = 1;
+    for (let r = first; r.unfinished; runs++) r = await s.run(20);
+    expect(runs).toBeGreaterThan(2);
+    const last = await s.run();
+    expect(last).toMatchObject({ segments: 0, failed: [], unfinished: false }); // nothing left due
+    const segments = await s.storedSegments();
+    for (const instance of [BUCKET_LIST_INSTANCE, ...names]) expect(s.replayed(segments, instance), instance).toEqual(s.tables(instance));
+    // Sealed: no shard file of the journal names a bucket or the journal.
+    const keys = (await Promise.all(s.backends.map(async (b) => (await b.list('')).entries.map((e) => e.key)))).flat();
+    expect(keys.filter((k) => k.includes(JOURNAL_BUCKET) || k.includes('/a/'))).toEqual([]);
+  });
+
+  it('with the backends refusing writes a run stores nothing and says so; the changes wait and go with the next run', async () => {
+    const s = setup();
+    await s.catalog.insertBucket('a', 'us-east-1');
+    await s.put('a', 'k', 10);
+    expect((await s.run()).failed).toEqual([]);
+    await s.put('a', 'k2', 20);
+    // Five of six down: no write of any kind reaches its quorum (a small segment is stored as
+    // replicas with a majority quorum, so two down would not stop it).
+    for (const b of s.backends.slice(1)) b.goOffline();
+    const refused = await s.run();
+    expect(refused.failed.map((f) => f.instance)).toEqual(['a']);
+    expect((await s.catalog.journalStatus('a'))!.pending).toBeGreaterThan(0);
+    for (const b of s.backends) b.goOnline();
+    const after = await s.run();
+    expect(after.failed).toEqual([]);
+    expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
+    expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
+  });
+});
