@@ -14,8 +14,9 @@
  *   refused write), and holds exactly the body of that attempt: no corrupted version;
  * - once the reservations of the killed writes have expired and the collector has run (no grace),
  *   the backends hold no shard file that no stored version accounts for: per backend, the shard
- *   files of the bucket are exactly as many as the catalog's ledger counts for its versions, and
- *   every backend holds the same units (4+2 over six: one shard of each unit on each).
+ *   files of the bucket are exactly as many as the catalog's ledger counts for its versions, a
+ *   full scrub pass finds every one of those on its backend, and every backend holds the same
+ *   units (4+2 over six: one shard of each unit on each).
  */
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand,
@@ -279,6 +280,14 @@ test('versioned overwrites under backend kills and gateway kills: no version los
   }
   expect({ degraded: health.degradedUnits, reservations: health.reservations.held, garbage: health.garbage.queued, uploads: health.uploads }).toEqual({ degraded: 0, reservations: 0, garbage: 0, uploads: 0 });
   const onDisk = await shardFiles();
+  // Every shard of every stored unit is on its backend (a full scrub pass, shard sizes asked of
+  // the backends, finds none missing), so equal counts below mean no file that no version accounts for.
+  for (let checked = 0; checked < onDisk[0]!.length;) {
+    const r = (await admin.admin('scrub', { mode: 'heads' })) as { units: number; damaged: number };
+    expect(r.damaged, 'shards of stored versions the scrubber found missing or damaged').toBe(0);
+    expect(r.units, 'a scrub run checks some units').toBeGreaterThan(0);
+    checked += r.units;
+  }
   expect(onDisk.map((units) => units.length), 'shard files per backend: as many as the ledger counts for the stored versions').toEqual(
     servers.map((_, i) => health.backends[`s3rver-${i}`]?.shards ?? 0),
   );
