@@ -2,7 +2,7 @@
  * npm run bench [-- --quick] [--json] [--write] [--setups memory,s3rver] [--reps N]
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
- *                  [--strict-counts]
+ *                  [--strict-counts] [--overwrites]
  *                  [--replot bench/results/NAME.json]
  *
  * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
@@ -20,6 +20,9 @@
  * peak memory and backend requests per GiB; concurrent 4 MiB PUTs and GETs (1, 8, 32, 128 at
  * once) in a fresh gateway, with peak memory; and a breakdown per stage (stages alone inside the isolate, body ingest layers,
  * client modes, one backend's own I/O, the fixed cost of a request). BENCHMARKS.md says how.
+ * --overwrites adds one more section (a fresh gateway over memory backends): the same key
+ * overwritten in an unversioned and a versioned bucket, catalog calls, CPU and latency per
+ * overwrite and their ratio (bench/lib/overwrites.ts); the matrix and its figures are unchanged.
  * --write updates BENCHMARKS.md (between the <!-- bench:start/end --> markers), bench/results/
  * bench.svg and bench/results/bench.json (--label NAME: another section and file name; a
  * --what-if run defaults to "bench-what-if"). Never part of `npm test`.
@@ -39,6 +42,7 @@ import { buildBundle, CREDENTIALS, startGateway, type BenchGateway, type Bundle 
 import { startS3rvers, s3BackendConfig, type BenchS3rver, type S3rverStats } from './lib/s3rver.ts';
 import { chart, type Panel } from './lib/svg.ts';
 import { WHAT_IF_NAMES } from './lib/what-if.ts';
+import { createOverwriteBuckets, overwriteBatch, summarizeOverwrites, type OverwriteBatch, type OverwriteSummary } from './lib/overwrites.ts';
 
 // ---------------------------------------------------------------------------------- options
 const argv = process.argv.slice(2);
@@ -63,6 +67,8 @@ const MATRIX = !flag('--no-matrix');
 const CONCURRENT = !flag('--no-concurrency');
 /** Exit non-zero when a request-count target is missed (CI's smoke run). */
 const STRICT_COUNTS = flag('--strict-counts');
+/** The cost of a versioned overwrite against an unversioned one (issue 25): a section of its own. */
+const OVERWRITES = flag('--overwrites');
 for (const w of WHAT_IF) if (!WHAT_IF_NAMES.includes(w)) throw new Error(`unknown --what-if ${w}`);
 
 const KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
@@ -582,6 +588,44 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
   });
 }
 
+// ------------------------------------------------------------------------------ overwrites
+/** Overwrites per batch by size: enough that CPU ticks (10 ms) are many per figure. */
+const OVERWRITE_SIZES: { size: number; ops: number }[] = QUICK
+  ? [{ size: KiB, ops: 20 }, { size: 64 * KiB, ops: 10 }]
+  : [{ size: KiB, ops: 100 }, { size: 64 * KiB, ops: 50 }, { size: MiB, ops: 20 }];
+
+async function runOverwrites(ctx: Ctx): Promise<OverwriteSummary[]> {
+  await createOverwriteBuckets(ctx.s3);
+  for (const { size } of OVERWRITE_SIZES) { // warm-up, not recorded
+    for (const v of ['unversioned', 'versioned'] as const) await overwriteBatch(ctx.g, ctx.s3, v, size, 3, 0, CLIENT_MODE);
+  }
+  const batches: OverwriteBatch[] = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const { size, ops } of OVERWRITE_SIZES) {
+      const order = rep % 2 ? (['versioned', 'unversioned'] as const) : (['unversioned', 'versioned'] as const);
+      for (const v of order) batches.push(await overwriteBatch(ctx.g, ctx.s3, v, size, ops, (rep + 1) * 1000, CLIENT_MODE));
+    }
+    log(`  overwrites: repetition ${rep + 1}/${REPS} done (load ${loadAverage()})`);
+  }
+  return summarizeOverwrites(batches, UPKEEP_CATALOG_CALLS);
+}
+
+function overwriteTable(rows: OverwriteSummary[]): string {
+  const calls = (c: Record<string, number>) => Object.entries(c).map(([name, n]) => `${name} ${n === Math.round(n) ? n : n.toFixed(2)}`).join(', ');
+  const ratio = (a: number, b: number) => (a > 0 ? `${(b / a).toFixed(2)}x` : '-');
+  return markdownTable(
+    ['size', 'catalog calls/overwrite unversioned', 'versioned', 'ratio', 'p50 ms unversioned', 'versioned', 'ratio', 'workerd cpu ms unversioned', 'versioned', 'ratio'],
+    rows.map((r) => [
+      sizeName(r.size),
+      `${r.catalogPerOp.unversioned.toFixed(2)} (${calls(r.catalog.unversioned)})${r.catalogVaried.unversioned ? ' varied' : ''}`,
+      `${r.catalogPerOp.versioned.toFixed(2)} (${calls(r.catalog.versioned)})${r.catalogVaried.versioned ? ' varied' : ''}`,
+      ratio(r.catalogPerOp.unversioned, r.catalogPerOp.versioned),
+      r.p50Ms.unversioned.toFixed(1), r.p50Ms.versioned.toFixed(1), ratio(r.p50Ms.unversioned, r.p50Ms.versioned),
+      r.cpuMsPerOp.unversioned.toFixed(2), r.cpuMsPerOp.versioned.toFixed(2), ratio(r.cpuMsPerOp.unversioned, r.cpuMsPerOp.versioned),
+    ]),
+  );
+}
+
 // ---------------------------------------------------------------------------------- summary
 const mbps = (bytes: number, s: number) => (bytes / 1e6 / s).toFixed(0);
 
@@ -902,6 +946,7 @@ async function main(): Promise<void> {
   log(`machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average at start ${machine.loadStart}`);
   log(`code: HEAD ${run.git}, bundle sha256 ${run.bundleSha256}${WHAT_IF.length ? `, what-if ${WHAT_IF.join(',')}` : ''}; client mode ${CLIENT_MODE}; ${REPS} repetitions`);
   emit({ type: 'run', ...run });
+  let overwrites: OverwriteSummary[] = [];
   try {
     for (const setup of MATRIX ? SETUPS : []) {
       log(`setup ${setup}...`);
@@ -917,6 +962,10 @@ async function main(): Promise<void> {
     if (BREAKDOWN) {
       log('breakdown...');
       await runBreakdown(bundle);
+    }
+    if (OVERWRITES) {
+      log('overwrites...');
+      overwrites = await withSetup(bundle, 'memory', runOverwrites);
     }
   } finally {
     await bundle.dispose();
@@ -938,6 +987,7 @@ async function main(): Promise<void> {
   for (const r of rs) emit({ type: 'ratio', ...r });
   const ts = targets(summaries);
   for (const t of ts) emit({ type: 'target', ...t });
+  for (const o of overwrites) emit({ type: 'overwrite', ...o });
   const bad = checks.filter((c) => !c.ok);
   emit({ type: 'end', loadEnd, minutes, checks: checks.length, badChecks: bad.length });
 
@@ -945,24 +995,27 @@ async function main(): Promise<void> {
   out.push(`Command: \`${run.command}\` (HEAD ${run.git}, bundle sha256 ${run.bundleSha256}${WHAT_IF.length ? `, what-if: ${WHAT_IF.join(', ')}` : ''})`);
   out.push(`Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`);
   out.push(`Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? " (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)" : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`);
-  out.push('');
-  out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
-  for (const setup of SETUPS) {
+  // --no-matrix: no matrix figures, no empty tables.
+  if (summaries.length) {
     out.push('');
-    out.push(setup === 'memory'
-      ? '### (a) memory backends (inside the worker isolate)\n\nRSS above idle includes the shards the memory backends hold. "direct" = the same SDK call into a byte sink / out of a byte source in the same workerd (no S3 work).'
-      : `### (b) ${BACKENDS} s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.`);
+    out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
+    for (const setup of SETUPS) {
+      out.push('');
+      out.push(setup === 'memory'
+        ? '### (a) memory backends (inside the worker isolate)\n\nRSS above idle includes the shards the memory backends hold. "direct" = the same SDK call into a byte sink / out of a byte source in the same workerd (no S3 work).'
+        : `### (b) ${BACKENDS} s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.`);
+      out.push('');
+      out.push(table(summaries.filter((s) => s.setup === setup), setup));
+    }
     out.push('');
-    out.push(table(summaries.filter((s) => s.setup === setup), setup));
+    out.push('### Ratios');
+    out.push('');
+    out.push(ratioTable(rs));
+    out.push('');
+    out.push('### Targets (issues 5 and 10)');
+    out.push('');
+    out.push(markdownTable(['target', 'figure', 'met'], ts.map((t) => [t.target, t.figure, t.met === null ? '-' : t.met ? 'yes' : 'NO']), 2));
   }
-  out.push('');
-  out.push('### Ratios');
-  out.push('');
-  out.push(ratioTable(rs));
-  out.push('');
-  out.push('### Targets (issues 5 and 10)');
-  out.push('');
-  out.push(markdownTable(['target', 'figure', 'met'], ts.map((t) => [t.target, t.figure, t.met === null ? '-' : t.met ? 'yes' : 'NO']), 2));
   if (concurrency.length) {
     out.push('');
     out.push(`### Concurrency (one fresh gateway, ${concurrency[0]!.policy} over the s3rvers, 4 MiB objects)`);
@@ -977,6 +1030,14 @@ async function main(): Promise<void> {
     out.push('');
     out.push(markdownTable(['stage', 'what', 'workerd cpu', 'rate'], breakdown.map((b) => [b.stage, b.what, `${b.cpu.toFixed(2)} ${b.unit}`, b.rate]), 2));
   }
+  if (overwrites.length) {
+    out.push('');
+    out.push(`### Overwrites: unversioned vs versioned bucket (one fresh gateway, ec-4+2 over memory backends)`);
+    out.push('');
+    out.push(`The same key PUT again and again; batches (${OVERWRITE_SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}) alternate between the buckets, ${REPS} repetitions. Catalog calls per overwrite by method (the upkeep's background calls left out); ratio: versioned / unversioned. 1 KiB is stored inline (in the catalog).`);
+    out.push('');
+    out.push(overwriteTable(overwrites));
+  }
   const text = out.join('\n');
   log('');
   log(text);
@@ -987,7 +1048,7 @@ async function main(): Promise<void> {
     mkdirSync(`${root}/bench/results`, { recursive: true });
     const caption = `${run.command} | ${run.git} | ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} | ${new Date().toISOString().slice(0, 16)}Z`;
     writeFileSync(`${root}/bench/results/${LABEL}.svg`, svg(summaries.filter((s) => s.size !== BIG_SIZE), caption));
-    writeFileSync(`${root}/bench/results/${LABEL}.json`, JSON.stringify({ run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, concurrency, checks: { total: checks.length, bad } }, null, 1) + '\n');
+    writeFileSync(`${root}/bench/results/${LABEL}.json`, JSON.stringify({ run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, concurrency, overwrites, checks: { total: checks.length, bad } }, null, 1) + '\n');
     const md = `${root}/BENCHMARKS.md`;
     const doc = readFileSync(md, 'utf8');
     const start = `<!-- ${LABEL}:start -->`, end = `<!-- ${LABEL}:end -->`;

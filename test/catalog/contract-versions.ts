@@ -89,7 +89,7 @@ export function defineVersionCases({ c, bucket }: Ctx) {
     await expectS3(c().commitManifest(b, 'k', manifest(b, 'k', [unit()]), { ifNoneMatch: '*' }), 'PreconditionFailed');
   });
 
-  it('tags one version by id; NoSuchVersion for a version not stored', async () => {
+  it('tags one version by id; NoSuchVersion for a version not stored, MethodNotAllowed for a delete marker', async () => {
     const b = await bucket();
     await c().setVersioning(b, 'Enabled');
     const [m1, m2] = [manifest(b, 'k'), manifest(b, 'k')];
@@ -100,6 +100,8 @@ export function defineVersionCases({ c, bucket }: Ctx) {
     expect(await got(m1.versionId)).toEqual([{ key: 'old', value: '1' }]);
     expect(await got(m2.versionId)).toBeUndefined();
     await expectS3(c().setObjectTags(b, 'k', [], 'null'), 'NoSuchVersion');
+    const marker = await c().removeManifest(b, 'k');
+    await expectS3(c().setObjectTags(b, 'k', [{ key: 'a', value: 'b' }], marker.versionId), 'MethodNotAllowed');
   });
 
   it('a degraded unit of a noncurrent version stays on the worklist when a newer version is committed', async () => {

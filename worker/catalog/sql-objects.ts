@@ -245,8 +245,10 @@ export class SqlObjects {
     this.sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(manifest), key, manifest.versionId);
   }
 
+  /** A delete marker named by `versionId` has no tags: 405, as S3 (the S3 layer names the method). */
   setTags(key: string, tags: Tag[], versionId?: string): CodedUnit | null {
     const found = versionId === undefined ? null : this.lookup(key, versionId);
+    if (found?.kind === 'marker') throw new S3Error('MethodNotAllowed', undefined, { ResourceType: 'DeleteMarker' });
     const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
     if (!manifest) throw versionId === undefined ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
     const unit = withTagsRecorded(manifest, tags);

@@ -302,7 +302,6 @@ export class EcStore implements T.ObjectStore {
     if (!rules) throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket });
     return rules;
   }
-  findBucketLifecycle = (bucket: string) => this.catalog.getBucketLifecycle(bucket);
   putBucketLifecycle = (bucket: string, rules: LifecycleRule[]) => this.catalog.setBucketLifecycle(bucket, rules);
   deleteBucketLifecycle = (bucket: string) => this.catalog.setBucketLifecycle(bucket, null);
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);

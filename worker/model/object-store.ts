@@ -341,8 +341,6 @@ export interface ObjectStore {
   putBucketTagging(bucket: string, tags: Tag[]): Promise<void>;
   /** The bucket's lifecycle rules: NoSuchLifecycleConfiguration when it has none (NoSuchBucket). */
   getBucketLifecycle(bucket: string): Promise<LifecycleRule[]>;
-  /** The bucket's lifecycle rules, or null. */
-  findBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
   /** Replaces the bucket's lifecycle rules (already validated). */
   putBucketLifecycle(bucket: string, rules: LifecycleRule[]): Promise<void>;
   deleteBucketLifecycle(bucket: string): Promise<void>;

@@ -65,17 +65,30 @@ export async function GetObjectTagging(s3: S3Context): Promise<Response> {
   return xmlResponse(taggingXml(head.metadata.tags ?? []), versionHeader(head.versionId));
 }
 
+/**
+ * Sets the tags of the current version or of `?versionId`. A delete marker named by its id is
+ * 405 MethodNotAllowed with the marker's headers, as a GET of it is (ec-store.ts readable): the
+ * catalog only knows the version is a marker, the request's method is named here.
+ */
+async function setObjectTags(s3: S3Context, tags: Tag[], method: 'PUT' | 'DELETE'): Promise<string | undefined> {
+  const versionId = readVersionId(s3.query);
+  try {
+    await s3.store.putObjectTagging(s3.bucket!, s3.key!, tags, versionId);
+  } catch (err) {
+    if (!(err instanceof S3Error && err.code === 'MethodNotAllowed' && versionId !== undefined)) throw err;
+    throw new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: 'DeleteMarker' })
+      .withHeaders({ 'x-amz-delete-marker': 'true', 'x-amz-version-id': versionId, Allow: 'DELETE' });
+  }
+  return versionId;
+}
+
 export async function PutObjectTagging(s3: S3Context): Promise<Response> {
   const tags = await readTagging(s3, MAX_OBJECT_TAGS);
-  const versionId = readVersionId(s3.query);
-  await s3.store.putObjectTagging(s3.bucket!, s3.key!, tags, versionId);
-  return new Response(null, { headers: versionHeader(versionId) });
+  return new Response(null, { headers: versionHeader(await setObjectTags(s3, tags, 'PUT')) });
 }
 
 export async function DeleteObjectTagging(s3: S3Context): Promise<Response> {
-  const versionId = readVersionId(s3.query);
-  await s3.store.putObjectTagging(s3.bucket!, s3.key!, [], versionId);
-  return new Response(null, { status: 204, headers: versionHeader(versionId) });
+  return new Response(null, { status: 204, headers: versionHeader(await setObjectTags(s3, [], 'DELETE')) });
 }
 
 export async function GetBucketTagging(s3: S3Context): Promise<Response> {

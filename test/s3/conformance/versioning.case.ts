@@ -12,6 +12,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
+  DeleteObjectTaggingCommand,
   GetBucketVersioningCommand,
   GetObjectCommand,
   GetObjectTaggingCommand,
@@ -83,6 +84,23 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const gone = await client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'dm', VersionId: v1 }));
       expect([gone.DeleteMarker, gone.VersionId]).toEqual([undefined, v1]);
       expect(await versionsOf('dm')).toEqual({ versions: [], markers: [], sizes: [] });
+    });
+
+    it('tagging a delete marker by its version id: 405 MethodNotAllowed, as a GET of it; the version under it keeps taking tags', async () => {
+      const v1 = await put('tm', 'data');
+      const marker = (await client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'tm' }))).VersionId;
+      const TagSet = [{ Key: 'team', Value: 'blue' }];
+      const refusals = [
+        await expectS3Error(client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker, Tagging: { TagSet } })), 'MethodNotAllowed', 405),
+        await expectS3Error(client().send(new DeleteObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker })), 'MethodNotAllowed', 405),
+        await expectS3Error(client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker })), 'MethodNotAllowed', 405),
+      ] as { $response?: { headers: Record<string, string> } }[];
+      for (const r of refusals) {
+        const h = r.$response?.headers ?? {};
+        expect([h['x-amz-delete-marker'], h['x-amz-version-id'], h['allow']]).toEqual(['true', marker, 'DELETE']);
+      }
+      await client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: v1, Tagging: { TagSet } }));
+      expect((await client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: v1 }))).TagSet).toEqual(TagSet);
     });
 
     it('restores an old version with CopyObject (x-amz-copy-source ?versionId=), a new version on top', async () => {
