@@ -5,7 +5,9 @@
  * 7 days) and so is SigV2 (it does not sign `bucket=`). Parameters are read from the request view the
  * signature was checked over (model/request.ts); a bucket name must be one S3 would accept
  * (model/bucket-name.ts), as it becomes part of every shard key:
- *   rebuild?bucket=NAME        recover the bucket's catalog from the shard headers (upkeep/rebuild.ts)
+ *   rebuild?bucket=NAME[&journal=0]  recover the bucket's catalog from its journal on the backends
+ *                              (upkeep/journal-restore.ts; journal=0: not), then from the shard
+ *                              headers of later writes (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
@@ -103,7 +105,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     await deps.catalog.insertBucket(bucket, deps.region).catch((err) => {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
-    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing));
+    const journal = c.var.view.query.get('journal') !== '0';
+    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing, { journal }));
   });
 
   // Key rotation: re-wraps data keys under ?to= (the active key) for up to ~20 s per call, catalog

@@ -21,7 +21,7 @@ import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
 import type { LifecycleProgress } from './types.ts';
-import type { JournalStatus, JournalTake } from './sql-journal.ts';
+import type { JournalImportBatch, JournalStatus, JournalTake } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
@@ -319,6 +319,10 @@ export class DurableCatalog implements Catalog {
 
   async journalWritten(instance: string, take: JournalTake, units: CodedUnit[], now: Date): Promise<boolean> {
     return await this.journalInstance(instance).journalWritten(instance, take, units, now.getTime(), this.grace);
+  }
+
+  async importJournal(bucket: string, batch: JournalImportBatch): Promise<number> {
+    return unwrap(await this.bucket(bucket).importJournal(bucket, batch));
   }
 
   async journalStatus(instance: string): Promise<JournalStatus | null> {

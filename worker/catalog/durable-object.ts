@@ -29,7 +29,8 @@ import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-obje
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
-import { SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
+import { continueJournal, importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
+import type { JournalImportBatch } from './types.ts';
 import { JOURNAL_BUCKET } from '../format/journal.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
@@ -183,6 +184,25 @@ export class CatalogObject extends DurableObject {
     if (!this.schemaReady) return false;
     this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).written(take, units, now, graceMs));
     return true;
+  }
+
+  /**
+   * Rows of the bucket's journal written back (sql-journal.ts importRows), for a catalog that lost
+   * them; `finish` on the last batch: the journal goes on after the imported one. The first batch
+   * is refused when the bucket holds any version: a journal restores a lost catalog, it never
+   * merges into a live one. Units recorded missing go on the repair worklist, as on a commit.
+   */
+  async importJournal(bucket: string, batch: JournalImportBatch): Promise<Reply<number>> {
+    const r = this.inBucket(bucket, (o) => {
+      if (batch.first && this.sql.exec('SELECT 1 FROM versions LIMIT 1').toArray().length) {
+        throw new S3Error('InvalidRequest', `bucket ${bucket} holds objects: a journal is imported only into a catalog that lost them`);
+      }
+      const n = importRows(this.sql, o.ledger, batch.rows, Date.now());
+      if (batch.finish) continueJournal(this.sql, batch.finish);
+      return n;
+    });
+    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    return r;
   }
 
   journalStatus(instance: string): JournalStatus | null {

@@ -11,7 +11,8 @@
  * that fails is simply taken again, under a new segment number. A change made after a take
  * renews its id, so the acknowledgement never drops a change the segment did not hold.
  */
-import type { CodedUnit } from '../format/manifest.ts';
+import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
+import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
@@ -222,3 +223,47 @@ export class SqlJournal {
   }
 }
 
+
+/** Tables an import writes, in order (versions before what points at them). */
+const IMPORT_ORDER = ['state', 'versions', 'objects', 'uploads', 'parts', 'garbage'];
+
+/**
+ * A bucket's journaled rows written back into its instance (upkeep/journal-restore.ts, for a
+ * catalog lost and rebuilt): each row as the journal held it, with what is derived from them (the
+ * units index, the ledger's counts, the repair worklist of units recorded missing) rebuilt as a
+ * commit builds it. Rows the instance already has are left alone. The bucket's own row is the
+ * caller's (initBucket); rows of other tables are refused.
+ */
+export function importRows(sql: SqlStorage, ledger: { replace(key: string, before: null, after: ObjectManifest): void }, rows: { t: string; r: Record<string, JournalValue> }[], now: number): number {
+  let written = 0;
+  for (const { t, r } of [...rows].sort((a, b) => IMPORT_ORDER.indexOf(a.t) - IMPORT_ORDER.indexOf(b.t))) {
+    if (!IMPORT_ORDER.includes(t)) throw new Error(`journal import: table ${t} is not imported`);
+    if (t === 'state' && TRANSIENT_STATE.includes(String(r.name))) continue;
+    const columns = Object.keys(r);
+    const cursor = sql.exec(`INSERT OR IGNORE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]));
+    if (cursor.rowsWritten === 0) continue;
+    written++;
+    if (t === 'versions' && Number(r.delete_marker) !== 1) {
+      const manifest = JSON.parse(String(r.manifest)) as ObjectManifest;
+      unitsOf(manifest).forEach((u, i) => {
+        sql.exec('INSERT OR IGNORE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)', u.unitId, String(r.key), manifest.versionId, i, u.k + u.m, now);
+      });
+      ledger.replace(String(r.key), null, manifest);
+    }
+  }
+  return written;
+}
+
+/**
+ * After an import: the journal goes on from the imported one's numbers (a new generation after
+ * its newest segment, so no new segment takes an old one's key) and adopts its segment files,
+ * which the new generation's completion hands to the garbage like any superseded segment.
+ */
+export function continueJournal(sql: SqlStorage, from: { newest: number; generation: number; files: { segment: number; generation: number; units: CodedUnit[]; takenAt: number }[] }): void {
+  const journal = new SqlJournal(sql, '');
+  const meta = journal.meta();
+  if (meta.segment >= from.newest) return;
+  Object.assign(meta, { segment: from.newest, generation: Math.max(meta.generation, from.generation) + 1, generationFirst: from.newest + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0, complete: null });
+  sql.exec("INSERT OR REPLACE INTO journal_meta (name, value) VALUES ('journal', ?)", JSON.stringify(meta));
+  for (const f of from.files) sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
+}

@@ -514,6 +514,17 @@ export interface JournalCatalog {
   /** The segment of `take` is stored as `units`; false when the instance is gone (delete what was written). */
   journalWritten(instance: string, take: JournalTake, units: CodedUnit[], now: Date): Promise<boolean>;
   journalStatus(instance: string): Promise<JournalStatus | null>;
+  /** Writes a batch of the bucket's journaled rows back (a lost catalog restored); returns the rows written. NoSuchBucket, InvalidRequest. */
+  importJournal(bucket: string, batch: JournalImportBatch): Promise<number>;
+}
+
+/** One batch of a journal import (sql-journal.ts importRows, continueJournal). */
+export interface JournalImportBatch {
+  rows: { t: string; r: Record<string, JournalValue> }[];
+  /** The first batch: refused when the bucket holds any version. */
+  first: boolean;
+  /** The last batch: where the imported journal ended, and its segment files (adopted). */
+  finish?: { newest: number; generation: number; files: { segment: number; generation: number; units: CodedUnit[]; takenAt: number }[] };
 }
 
 

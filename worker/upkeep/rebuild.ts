@@ -18,21 +18,22 @@
  * record beside its first unit's shards (engine/tag-record.ts), and its newest copy wins.
  */
 import { createHash } from 'node:crypto';
+import { scanUnits, type OpenedInfo } from './unit-scan.ts';
+import { restoreFromJournal, type JournalRestore } from './journal-restore.ts';
 import type { Backend } from '../../backends/types.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
-import { toBase64, toHex } from '../model/bytes.ts';
+import { toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
-import { encodeHeader } from '../format/shard-file.ts';
-import { maskFooterDigests, type KeyRing } from '../format/seal.ts';
-import { openHeader, unitSealOf, type OpenedHeader } from '../format/sealed-header.ts';
+import type { KeyRing } from '../format/seal.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { bucketShardPrefixes, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
-import { readShardFile, readTagRecord, type ShardFileInfo } from '../engine/index.ts';
+import { readTagRecord } from '../engine/index.ts';
 import { withTags } from '../catalog/rules.ts';
 
 export interface RebuildResult {
+  /** The catalog journal's part (journal-restore.ts): absent when not asked for. */
+  journal?: JournalRestore;
   restored: string[];
   kept: string[];
   unrecoverable: { unitId: string; reason: string }[];
@@ -40,8 +41,6 @@ export interface RebuildResult {
   retired: string[];
 }
 
-/** A shard file read, its header opened (sealed ones decrypted). */
-type OpenedInfo = ShardFileInfo & { header: OpenedHeader };
 
 interface Candidate {
   info: OpenedInfo;
@@ -50,90 +49,28 @@ interface Candidate {
   checksum: NonNullable<CodedUnit['checksum']> | null;
 }
 
-export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing): Promise<RebuildResult> {
-  // unitId -> shard index -> backend holding it
-  const found = new Map<string, Map<number, Backend>>();
-  // unitId -> backends holding a tag record of it
-  const tagRecords = new Map<string, Backend[]>();
-  // The bucket's units are named by it (written before shelves) or by its shelf under a key of
-  // the ring (format/shelf.ts): a unit's shelf is its header's key, so a ring that opens it names it.
-  const prefixes = await bucketShardPrefixes(bucket, ring);
-  for (const b of backends) for (const prefix of prefixes) {
-    let cursor: string | undefined;
-    do {
-      const page = await b.list(prefix, cursor);
-      for (const e of page.entries) {
-        const t = parseTagRecordKey(e.key);
-        if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
-        const key = parseShardKey(e.key);
-        if (!key) continue;
-        if (!found.has(key.unitId)) found.set(key.unitId, new Map());
-        found.get(key.unitId)!.set(key.shardIndex, b);
-      }
-      cursor = page.cursor;
-    } while (cursor);
-  }
-  const result: RebuildResult = { restored: [], kept: [], unrecoverable: [], retired: [] };
+export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { journal?: boolean } = {}): Promise<RebuildResult> {
+  // The journal first: every version, delete marker, inline object, part list and setting it held.
+  const journal = options.journal ? await restoreFromJournal(bucket, backends, catalog, ring) : undefined;
+  // Once it is in, a write the shard headers show and the journal did not know, newer than the
+  // journal, is a write after its last segment: it becomes the key's newest version.
+  const after = journal?.asOf && !journal.skipped ? journal.asOf : null;
+  const result: RebuildResult = { ...(journal ? { journal } : {}), restored: [], kept: [], unrecoverable: [], retired: [] };
   const pending = new Set(await catalog.pendingUnitIds(bucket));
+  const scan = await scanUnits(bucket, backends, ring, (unitId) => pending.has(unitId));
+  result.retired.push(...scan.skipped);
+  result.unrecoverable.push(...scan.unrecoverable);
+  const tagRecords = scan.tagRecords;
   const newest = new Map<string, Candidate>();
   const segments = new Map<string, { info: OpenedInfo; unit: CodedUnit }[]>();
-  for (const [unitId, shards] of found) {
-    if (pending.has(unitId)) {
-      result.retired.push(unitId);
-      continue;
-    }
-    // A complete footer: any shard of a striped unit; of a column unit, the last data shard or a
-    // parity shard (the others were finished early and know only some digests).
-    let info: ShardFileInfo | null = null;
-    for (const [i, b] of [...shards].sort(([a], [c]) => c - a)) {
-      const read = await readShardFile(b, shardKey(bucket, unitId, i)).catch(() => null);
-      if (read && !read.footer.partial) info = read;
-      if (info) break;
-    }
-    if (!info) {
-      result.unrecoverable.push({ unitId, reason: 'no readable shard with a complete footer' });
-      continue;
-    }
-    // A sealed header's identity opens with the unit's data key (the key ring unwraps it); its
-    // footer's digests are masked with the same key.
-    const raw = info.header;
-    let h: OpenedHeader;
-    let footer = info.footer;
-    try {
-      h = await openHeader(raw, ring);
-      if (raw.seal) footer = maskFooterDigests(footer, await (await ring!.open(raw.seal)).footerMask());
-    } catch (err) {
-      result.unrecoverable.push({ unitId, reason: String((err as Error).message ?? err) });
-      continue;
-    }
-    if (h.bucket !== bucket) continue; // another bucket's unit on a shelf of the same name (a 96-bit collision)
-    if (h.uploadId) {
-      result.unrecoverable.push({ unitId, reason: `part ${h.partNumber} of a multipart upload: the part list lives only in the catalog` });
-      continue;
-    }
-    if (shards.size < h.k) {
-      result.unrecoverable.push({ unitId, reason: `only ${shards.size} of the ${h.k} shards needed remain` });
-      continue;
-    }
-    const n = h.k + h.m;
-    const seal = unitSealOf(raw);
-    // Where each shard was found, not the header's placement: a header records where the unit
-    // was written, and the mover (upkeep/drain.ts) may have moved shards since (FORMAT.md).
-    const placement = h.placement.map((id, j) => shards.get(j)?.id ?? id);
-    const unit: CodedUnit = {
-      unitId, codec: h.codec, size: h.size, ...(seal ? { seal } : {}), k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement,
-      headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...raw, shardIndex: j }).length),
-      shardDigests: footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
-      missing: [...Array(n).keys()].filter((j) => !shards.has(j)),
-      md5: [...footer.md5].map((x) => x.toString(16).padStart(2, '0')).join(''),
-      checksum: footer.checksum ? { algorithm: footer.checksum.algorithm, type: 'FULL_OBJECT', value: toBase64(footer.checksum.digest) } : null,
-    };
+  for (const { info, unit } of scan.units) {
+    const h = info.header;
     if (h.segment) {
       const list = segments.get(h.segment.writeId) ?? [];
-      segments.set(h.segment.writeId, [...list, { info: { ...info, header: h }, unit }]);
+      segments.set(h.segment.writeId, [...list, { info, unit }]);
       continue;
     }
-    offer(h.key, { info: { ...info, header: h }, units: [unit], etag: `"${unit.md5}"`, checksum: unit.checksum ?? null });
+    offer(h.key, { info, units: [unit], etag: `"${unit.md5}"`, checksum: unit.checksum ?? null });
   }
   // A body cut into segments comes back whole or not at all. Column segments: the last one's
   // footer holds the write's MD5 (the ETag) and checksum. Striped segments (written before
@@ -178,8 +115,10 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
       lastModified: info.header.createdAt, metadata, checksum, storage: { kind: 'coded', units },
     };
+    const current = await catalog.getVersion(bucket, key, null);
+    const newer = after !== null && info.header.createdAt > after && !(current.kind === 'object' && current.manifest.storage.kind === 'coded' && current.manifest.storage.units.some((u) => u.unitId === units[0]!.unitId));
     // A key whose newest version is a delete marker is not lost: committing would resurrect it.
-    if ((await catalog.getVersion(bucket, key, null)).kind === 'marker') {
+    if (current.kind === 'marker' && !newer) {
       result.kept.push(key);
       continue;
     }
@@ -191,7 +130,7 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
       lockEnabled = true;
     }
     try {
-      await catalog.commitManifest(bucket, key, manifest, { ifNoneMatch: '*' });
+      await catalog.commitManifest(bucket, key, manifest, newer ? {} : { ifNoneMatch: '*' });
       result.restored.push(key);
     } catch (err) {
       if (!(err instanceof S3Error && err.code === 'PreconditionFailed')) throw err;

@@ -1,0 +1,107 @@
+/**
+ * A bucket's catalog back from its journal on the backends (format/journal.ts), the first step
+ * of `shardgate rebuild` (rebuild.ts): the segments of the bucket's instance are found among the
+ * journal's shard files like any units (unit-scan.ts), read and checked (every block's XXH64,
+ * sealed records' tags), replayed (catalog/journal-replay.ts) and written back into the bucket's
+ * instance in batches: settings, every version and delete marker in its order, the current-object
+ * rows, uploads in progress with their parts, what was held for deletion. The rebuild from shard
+ * headers then adds only the writes newer than the journal.
+ * Only into a bucket that holds no version: a journal restores a lost catalog, it never merges
+ * into a live one (the catalog refuses; this says so and imports nothing).
+ */
+import type { Backend } from '../../backends/types.ts';
+import { replayJournal } from '../catalog/journal-replay.ts';
+import type { Catalog } from '../catalog/types.ts';
+import { decodeSegment, JOURNAL_BUCKET, parseSegmentKey, type JournalSegment, type JournalValue } from '../format/journal.ts';
+import type { CodedUnit } from '../format/manifest.ts';
+import type { KeyRing } from '../format/seal.ts';
+import { openCodedUnit } from '../engine/index.ts';
+import { S3Error } from '../model/errors.ts';
+import { scanUnits, type ScannedUnit } from './unit-scan.ts';
+
+/** Rows one import call carries at most. */
+const BATCH_ROWS = 500;
+
+export interface JournalRestore {
+  /** Segments of the bucket found and read. */
+  segments: number;
+  /** The restored catalog's point in time: its newest segment's (null: no journal of the bucket found). */
+  asOf: string | null;
+  /** Rows written back. */
+  rows: number;
+  versions: number;
+  deleteMarkers: number;
+  /** The settings (state rows) restored, by name. */
+  settings: string[];
+  /** Journal segments (or units) found and not readable: changes they held may be missing. */
+  unreadable: { id: string; reason: string }[];
+  /** What makes the image doubtful (journal-replay.ts). */
+  doubts: string[];
+  /** Why nothing was imported, when nothing was. */
+  skipped?: string;
+}
+
+export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing): Promise<JournalRestore> {
+  const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
+  const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
+  // Units whose header could not be read may be any instance's: named, not judged.
+  out.unreadable.push(...scan.unrecoverable.map((u) => ({ id: `unit ${u.unitId}`, reason: u.reason })));
+  const writes = new Map<string, ScannedUnit[]>();
+  for (const u of scan.units) {
+    const named = parseSegmentKey(u.info.header.key);
+    if (!named || named.instance !== bucket) continue;
+    const id = u.info.header.segment?.writeId ?? u.unit.unitId;
+    writes.set(id, [...(writes.get(id) ?? []), u]);
+  }
+  const byId = new Map(backends.map((b) => [b.id, b]));
+  const segments: { segment: JournalSegment; units: CodedUnit[] }[] = [];
+  for (const [id, list] of writes) {
+    const key = list[0]!.info.header.key;
+    try {
+      list.sort((a, b) => (a.info.header.segment?.index ?? 0) - (b.info.header.segment?.index ?? 0));
+      const count = list[0]!.info.header.segment?.count ?? 1;
+      if (list.length !== count) throw new Error(`${list.length} of its ${count} units found`);
+      const chunks: Uint8Array[] = [];
+      for (const { unit } of list) {
+        const stream = await openCodedUnit({ bucket: JOURNAL_BUCKET, unit, backends: byId, start: 0, end: unit.size - 1 }, ring);
+        for await (const c of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+      }
+      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const c of chunks) (bytes.set(c, at), (at += c.length));
+      const segment = decodeSegment(bytes);
+      if (`${segment.instance}/${segment.segment}` !== `${parseSegmentKey(key)!.instance}/${parseSegmentKey(key)!.segment}`) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
+      segments.push({ segment, units: list.map((u) => u.unit) });
+    } catch (err) {
+      out.unreadable.push({ id: `segment ${key} (${id})`, reason: String((err as Error)?.message ?? err) });
+    }
+  }
+  out.segments = segments.length;
+  const image = replayJournal(segments.map((s) => s.segment)).get(bucket);
+  if (!image) return out;
+  out.asOf = image.takenAt;
+  out.doubts = image.doubts;
+
+  const rows: { t: string; r: Record<string, JournalValue> }[] = [];
+  for (const [t, table] of image.tables) if (t !== 'buckets') for (const r of table.values()) rows.push({ t, r });
+  const finish = {
+    newest: image.newest,
+    generation: Math.max(...segments.map((s) => s.segment.generation)),
+    files: segments.map((s) => ({ segment: s.segment.segment, generation: s.segment.generation, units: s.units, takenAt: Date.parse(s.segment.takenAt) })),
+  };
+  try {
+    for (let i = 0; i === 0 || i < rows.length; i += BATCH_ROWS) {
+      const last = i + BATCH_ROWS >= rows.length;
+      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(last ? { finish } : {}) });
+    }
+  } catch (err) {
+    if (!(err instanceof S3Error && err.code === 'InvalidRequest')) throw err;
+    out.skipped = err.message;
+    return out;
+  }
+  const versions = rows.filter((r) => r.t === 'versions');
+  out.versions = versions.filter((r) => Number(r.r.delete_marker) !== 1).length;
+  out.deleteMarkers = versions.length - out.versions;
+  out.settings = rows.filter((r) => r.t === 'state').map((r) => String(r.r.name)).sort();
+  return out;
+}
