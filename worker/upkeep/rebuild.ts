@@ -1,6 +1,9 @@
 /**
  * rebuildCatalog: recovers a bucket's catalog entries from the shards on the backends alone, for
- * the day a catalog entry (or the whole catalog) is lost. Every shard header names its bucket, key
+ * the day a catalog entry (or the whole catalog) is lost. With `journal`, the bucket's catalog
+ * journal is imported first (journal-restore.ts: everything the catalog held as of its last
+ * segment, into a bucket holding no version), and the shard headers then add the writes newer
+ * than it, each as its key's newest version; what follows describes the headers' part. Every shard header names its bucket, key
  * and unit geometry and every footer its MD5, checksum and shard digests, so each single-PUT
  * object's manifest can be rebuilt; the newest unit per key wins, and keys the catalog still
  * has are left alone (a key whose newest version is a delete marker too: it was deleted). Rebuild never resurrects: units the catalog still holds for deletion
