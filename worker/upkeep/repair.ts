@@ -5,12 +5,14 @@
  * catalog.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { ObjectCatalog, UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
+import { shardKey } from '../format/shard-key.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, probeShardSize, rebuildShards, type RepairTask, Semaphore } from '../engine/index.ts';
 
 export interface RepairDeps {
-  catalog: UpkeepCatalog;
+  /** getVersion: the lock of a version whose shards are rebuilt onto a backend that enforces retention. */
+  catalog: UpkeepCatalog & Partial<Pick<ObjectCatalog, 'getVersion'>>;
   backends: Map<string, Backend>;
 }
 
@@ -27,6 +29,7 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
   const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.kind === 'unavailable', deps.backends);
   const fine = task.shards.filter((t) => !now.includes(t) && !later.includes(t));
   const result = now.length ? await rebuildShards(task.bucket, unit, now, deps.backends) : { repaired: [], failed: [] };
+  if (result.repaired.length) await retainRebuilt(task.bucket, found, result.repaired, deps);
   const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
   if (repaired.length) await deps.catalog.markRepaired(task.bucket, unit.unitId, repaired);
   if (result.failed.length || later.length) {
@@ -55,4 +58,22 @@ export async function triageTargets(bucket: string, unit: CodedUnit, targets: nu
     else if (state === 'damaged' || !transient) now.push(t);
   }));
   return { now: now.sort((a, b) => a - b), later: later.sort((a, b) => a - b) };
+}
+
+/**
+ * Shards rebuilt onto backends that enforce retention (Backend.retain) get the COMPLIANCE
+ * retention of their version, as the write's shards did (ec-store.ts retainShards): a locked
+ * version stays undeletable with the gateway's own credentials after a repair too. A shard not
+ * retained is logged; the repair stands (the gateway's own lock still holds the version).
+ */
+async function retainRebuilt(bucket: string, found: UnitRecord, shards: number[], deps: RepairDeps): Promise<void> {
+  const targets = shards.map((i) => ({ i, backend: deps.backends.get(found.unit.placement[i]!) })).filter((t) => t.backend?.retain);
+  if (!targets.length || !deps.catalog.getVersion) return;
+  const v = await deps.catalog.getVersion(bucket, found.key, found.versionId);
+  const lock = v.kind === 'object' ? v.manifest.metadata.objectLock : undefined;
+  if (lock?.mode !== 'COMPLIANCE' || !lock.retainUntil || Date.parse(lock.retainUntil) <= Date.now()) return;
+  const retainUntil = new Date(lock.retainUntil);
+  const results = await Promise.allSettled(targets.map((t) => t.backend!.retain!(shardKey(bucket, found.unit.unitId, t.i), { retainUntil })));
+  const failed = results.filter((r) => r.status === 'rejected').length;
+  if (failed) console.error(JSON.stringify({ level: 'error', msg: 'object lock: repaired shards not retained by their backends', bucket, key: found.key, unitId: found.unit.unitId, failed }));
 }
