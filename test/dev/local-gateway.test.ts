@@ -146,7 +146,7 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     // The bucket's shard files: every blob whose header names a unit on the bucket's shelf (the
     // catalog journal's segments are shard files too, written by the same cron, on its own shelf).
     const shelf = `${await DEV_KEY_RING.shelf('cron')}.`;
-    // (A blob the cron deletes or writes while this reads it is not counted: it is the journal's.)
+    // (A blob deleted or half written while this reads it is not counted.)
     const blobs = () => readdirSync(join(state, 'v3', 'r2'), { recursive: true, encoding: 'utf8' }).filter((p) => /shardgate-local-\d\/blobs\/./.test(p)).filter((p) => {
       try {
         const head = readFileSync(join(state, 'v3', 'r2', p)).subarray(0, 8192);
