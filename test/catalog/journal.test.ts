@@ -160,7 +160,7 @@ describe('the catalog journal', () => {
     expect(Math.min(...kept)).toBe(image.newest - image.applied + 1);
   });
 
-  it('a deleted bucket leaves the bucket list, and its segments go to the garbage with it', async () => {
+  it('a deleted bucket leaves the bucket list, and its segments go to the garbage with it; one created after the list\'s last segment is there', async () => {
     const { catalog, put, store, flush, stored } = setup();
     await catalog.insertBucket('gone', 'us-east-1');
     await put('gone', 'x', 10);
@@ -171,6 +171,15 @@ describe('the catalog journal', () => {
     const { buckets, unlisted } = bucketImages(replayJournal(stored));
     expect(buckets.map((b) => b.name)).toEqual([]);
     expect(unlisted).toEqual(['gone']);
+    // A bucket created after the bucket list's last segment, its own instance journaled: it exists.
+    await new Promise((r) => setTimeout(r, 5));
+    await catalog.insertBucket('late', 'us-east-1');
+    await put('late', 'y', 10);
+    for (let take; (take = await catalog.takeJournal('late', new Date(), 1 << 20)); ) {
+      stored.push(take.segment);
+      await catalog.journalWritten('late', take, [], new Date());
+    }
+    expect(bucketImages(replayJournal(stored)).buckets.map((b) => b.name)).toEqual(['late']);
     const orphan = catalog.namespace.instance(BUCKET_LIST_INSTANCE).storage.sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray().map((r) => JSON.parse(r.entry) as GarbageUnits);
     expect(orphan.some((g) => g.bucket === JOURNAL_BUCKET && g.units.length > 0)).toBe(true);
   });

@@ -98,21 +98,24 @@ export interface BucketImage {
 
 const rows = (image: InstanceImage, table: string) => [...(image.tables.get(table)?.values() ?? [])];
 
-/** The buckets the journal holds: those in the bucket list's image with their own instance's image. */
+/**
+ * The buckets the journal holds: those in the bucket list's image, and those whose own image is
+ * newer than it (created after the list's last segment); each with its own instance's image. An
+ * instance the list does not hold and older than it is a deleted bucket's (`unlisted`).
+ */
 export function bucketImages(images: Map<string, InstanceImage>): { buckets: BucketImage[]; listed: string[]; unlisted: string[] } {
   const list = images.get(BUCKET_LIST_INSTANCE);
+  const instances = [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE);
   // Without the bucket list's journal, every bucket instance found stands for a bucket.
-  const listed = list ? rows(list, 'buckets').map((r) => String(r.name)) : [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE);
+  const named = new Set(list ? rows(list, 'buckets').map((r) => String(r.name)) : instances);
+  const listed = instances.filter((i) => named.has(i) || (list !== undefined && images.get(i)!.takenAt > list.takenAt)).sort();
   const buckets: BucketImage[] = [];
-  for (const name of listed.sort()) {
-    const image = images.get(name);
-    if (!image) continue;
+  for (const name of listed) {
+    const image = images.get(name)!;
     const own = rows(image, 'buckets').find((r) => r.name === name);
-    if (!own) continue;
-    buckets.push(bucketImage(name, own, image));
+    if (own) buckets.push(bucketImage(name, own, image));
   }
-  const unlisted = [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE && !listed.includes(i));
-  return { buckets, listed, unlisted };
+  return { buckets, listed, unlisted: instances.filter((i) => !listed.includes(i)) };
 }
 
 function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage {
