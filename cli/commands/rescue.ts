@@ -19,7 +19,7 @@ import { bytes, printJson } from '../format.ts';
 import { Progress } from '../progress.ts';
 import { keyRingFrom, SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
 import { outputPath, type Layout } from '../rescue/output.ts';
-import { journalObjects, readJournal, type JournalObject } from '../rescue/journal.ts';
+import { etagMd5, journalObjects, readJournal, type JournalObject } from '../rescue/journal.ts';
 import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../rescue/plan.ts';
 import { readObject, type ReadReport } from '../rescue/read.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
@@ -218,7 +218,7 @@ async function readInline(reader: UnitStore, o: InlineItem['o'], sink: (chunk: U
     await sink(chunk);
     onBytes(chunk.length);
   }
-  const expected = /^"?([0-9a-f]{32})"?$/.exec(m.etag)?.[1];
+  const expected = etagMd5(m.etag);
   const got = hash.digest('hex');
   return { unhealthy: [], md5Mismatches: expected && expected !== got ? [{ write: m.versionId, expected, got }] : [] };
 }

@@ -77,7 +77,7 @@ function plannedFromManifest(bucket: string, v: VersionImage, units: CodedUnit[]
   // part of one clear unit checked against that unit's MD5; a sealed unit's recorded MD5 is not
   // its plaintext's, and each of its records' AES-GCM tags authenticates it instead). Every block
   // is checked by its XXH64 anyway.
-  const singleMd5 = /^"?([0-9a-f]{32})"?$/.exec(m.etag)?.[1];
+  const singleMd5 = etagMd5(m.etag);
   const parts = new Map<number, CodedUnit[]>();
   for (const u of units) parts.set(u.partNumber ?? 0, [...(parts.get(u.partNumber ?? 0) ?? []), u]);
   const writes: PlannedWrite[] = [...parts].map(([part, list]) => {
@@ -89,4 +89,9 @@ function plannedFromManifest(bucket: string, v: VersionImage, units: CodedUnit[]
     bucket, key: v.key, size: m.size, createdAt: v.lastModified, metadata: m.metadata, writes,
     ...(m.partsCount ? { multipart: { uploadId: '(from the journal)', parts: m.partsCount } } : {}),
   };
+}
+
+/** The MD5 (hex) a single PUT's ETag is; undefined for a multipart-style or other ETag. */
+export function etagMd5(etag: string): string | undefined {
+  return /^"?([0-9a-f]{32})"?$/.exec(etag)?.[1];
 }
