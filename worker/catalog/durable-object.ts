@@ -29,7 +29,7 @@ import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-obje
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
-import { continueJournal, importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
+import { importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
 import type { JournalImportBatch } from './types.ts';
 import { JOURNAL_BUCKET } from '../format/journal.ts';
 import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
@@ -198,7 +198,7 @@ export class CatalogObject extends DurableObject {
         throw new S3Error('InvalidRequest', `bucket ${bucket} holds objects: a journal is imported only into a catalog that lost them`);
       }
       const n = importRows(this.sql, o.ledger, batch.rows, Date.now());
-      if (batch.finish) continueJournal(this.sql, batch.finish);
+      if (batch.finish) new SqlJournal(this.sql, bucket).continueAfter(batch.finish);
       return n;
     });
     if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));

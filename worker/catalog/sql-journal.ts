@@ -16,7 +16,7 @@ import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
-import type { DumpCursor, JournalMeta, JournalStatus, JournalTake } from './types.ts';
+import type { DumpCursor, JournalImportBatch, JournalMeta, JournalStatus, JournalTake } from './types.ts';
 
 export type { DumpCursor, JournalMeta, JournalStatus, JournalTake };
 
@@ -196,6 +196,18 @@ export class SqlJournal {
     }
   }
 
+  /**
+   * After an import: the journal goes on from the imported one's numbers (a new generation after
+   * its newest segment, so no new segment takes an old one's key) and adopts its segment files,
+   * which the new generation's completion hands to the garbage like any superseded segment.
+   */
+  continueAfter(from: NonNullable<JournalImportBatch['finish']>): void {
+    const meta = this.meta();
+    if (meta.segment >= from.newest) return;
+    this.save({ ...meta, segment: from.newest, generation: Math.max(meta.generation, from.generation) + 1, generationFirst: from.newest + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0, complete: null });
+    for (const f of from.files) this.sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
+  }
+
   /** Every segment file of this instance (when the bucket is deleted, they go with it). */
   files(): CodedUnit[] {
     return this.sql.exec<{ units: string }>('SELECT units FROM journal_files ORDER BY segment').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
@@ -252,18 +264,4 @@ export function importRows(sql: SqlStorage, ledger: { replace(key: string, befor
     }
   }
   return written;
-}
-
-/**
- * After an import: the journal goes on from the imported one's numbers (a new generation after
- * its newest segment, so no new segment takes an old one's key) and adopts its segment files,
- * which the new generation's completion hands to the garbage like any superseded segment.
- */
-export function continueJournal(sql: SqlStorage, from: { newest: number; generation: number; files: { segment: number; generation: number; units: CodedUnit[]; takenAt: number }[] }): void {
-  const journal = new SqlJournal(sql, '');
-  const meta = journal.meta();
-  if (meta.segment >= from.newest) return;
-  Object.assign(meta, { segment: from.newest, generation: Math.max(meta.generation, from.generation) + 1, generationFirst: from.newest + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0, complete: null });
-  sql.exec("INSERT OR REPLACE INTO journal_meta (name, value) VALUES ('journal', ?)", JSON.stringify(meta));
-  for (const f of from.files) sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
 }

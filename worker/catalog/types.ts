@@ -518,7 +518,7 @@ export interface JournalCatalog {
   importJournal(bucket: string, batch: JournalImportBatch): Promise<number>;
 }
 
-/** One batch of a journal import (sql-journal.ts importRows, continueJournal). */
+/** One batch of a journal import (sql-journal.ts importRows, SqlJournal.continueAfter). */
 export interface JournalImportBatch {
   rows: { t: string; r: Record<string, JournalValue> }[];
   /** The first batch: refused when the bucket holds any version. */

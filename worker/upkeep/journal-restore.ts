@@ -70,7 +70,8 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
       let at = 0;
       for (const c of chunks) (bytes.set(c, at), (at += c.length));
       const segment = decodeSegment(bytes);
-      if (`${segment.instance}/${segment.segment}` !== `${parseSegmentKey(key)!.instance}/${parseSegmentKey(key)!.segment}`) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
+      const named = parseSegmentKey(key)!;
+      if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
       segments.push({ segment, units: list.map((u) => u.unit) });
     } catch (err) {
       out.unreadable.push({ id: `segment ${key} (${id})`, reason: String((err as Error)?.message ?? err) });
