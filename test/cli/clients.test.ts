@@ -11,7 +11,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
 import { awscliCases } from './awscli.case.ts';
 import type { CliContext } from './context.ts';
 import { writeFixtures } from './fixtures.ts';
@@ -38,6 +38,17 @@ describe.skipIf(SKIP_CLI)('command-line S3 clients against the local gateway (np
     await gateway?.dispose();
     if (sandbox) await rm(sandbox, { recursive: true, force: true });
   }, 120_000);
+
+  // Once the gateway stops answering, every later test fails at once with that reason instead of
+  // waiting out its clients' retries (CI has a deadline; a wedged workerd once cost it hours).
+  let wedged: string | undefined;
+  const checkResponsive = async () => {
+    if (wedged) throw new Error(wedged);
+    wedged = await ctx.observer.unresponsive(30_000);
+    if (wedged) throw new Error(wedged);
+  };
+  beforeEach(checkResponsive, 60_000);
+  afterEach(checkResponsive, 60_000);
 
   const suite = () => ctx;
   awscliCases(suite);

@@ -51,6 +51,20 @@ export class GatewayObserver {
     return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
   }
 
+  /**
+   * Undefined when the gateway answers a HEAD within `ms`, else why not. A wedged gateway would
+   * otherwise cost every later test its whole timeout (each client retries for minutes): the
+   * file's guard (clients.test.ts) fails them at once instead, saying so.
+   */
+  async unresponsive(ms: number): Promise<string | undefined> {
+    try {
+      await this.signer.fetch(new URL('/cli-liveness-probe', this.url), { method: 'HEAD', signal: AbortSignal.timeout(ms) });
+      return undefined;
+    } catch (err) {
+      return `the gateway did not answer a HEAD within ${ms / 1000} s (${(err as Error).message})`;
+    }
+  }
+
   /** Status of a HEAD on the bucket (200 while it exists, 404 once removed). */
   async headBucket(bucket: string): Promise<number> {
     const res = await this.signer.fetch(new URL(`/${bucket}`, this.url), { method: 'HEAD' });
