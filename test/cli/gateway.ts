@@ -12,7 +12,7 @@
  * what a client really did: the ETag shows whether an upload went multipart and in how many
  * parts; a 404 shows that a delete really happened.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AwsClient } from 'aws4fetch';
 import { startLocalGateway } from '../../dev/local-gateway.ts';
@@ -61,7 +61,7 @@ export class GatewayObserver {
       await this.signer.fetch(new URL('/cli-liveness-probe', this.url), { method: 'HEAD', signal: AbortSignal.timeout(ms) });
       return undefined;
     } catch (err) {
-      return `the gateway did not answer a HEAD within ${ms / 1000} s (${(err as Error).message})`;
+      return `the gateway did not answer a HEAD within ${ms / 1000} s (${(err as Error).message}); ${await workerdCpu()}`;
     }
   }
 
@@ -73,5 +73,35 @@ export class GatewayObserver {
 
   private objectUrl(bucket: string, key: string): URL {
     return new URL(`/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`, this.url);
+  }
+}
+
+/**
+ * CPU use of every workerd process over two seconds, for the message of a wedged gateway: a
+ * workerd at 100% is spinning (a loop that never yields), one at 0% is waiting on something.
+ */
+async function workerdCpu(): Promise<string> {
+  const sample = () => {
+    const ticks = new Map<string, number>();
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (!stat.includes('(workerd)')) continue;
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks.set(pid, Number(fields[11]) + Number(fields[12])); // utime + stime
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return ticks;
+  };
+  try {
+    const before = sample();
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = sample();
+    const lines = [...after].map(([pid, t]) => `workerd ${pid}: ${Math.round((t - (before.get(pid) ?? t)) / 2)}% CPU, ${Math.round(t / 100)} s in all`);
+    return lines.length ? lines.join(', ') : 'no workerd process found';
+  } catch (err) {
+    return `workerd CPU unknown (${(err as Error).message})`;
   }
 }
