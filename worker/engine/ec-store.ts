@@ -23,7 +23,7 @@ import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
+import type { Catalog, CommitResult, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
@@ -244,10 +244,10 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** Commits, or deletes the freshly written shards when the commit is refused. */
-  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<string | undefined>): Promise<T.PutObjectResult> {
-    let versionId: string | undefined;
+  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<CommitResult>): Promise<T.PutObjectResult> {
+    let committed: CommitResult;
     try {
-      versionId = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
+      committed = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
     } catch (err) {
       if (m.storage.kind === 'coded' && !run) await this.units.discard(bucket, m.storage.units);
       throw err;
@@ -258,7 +258,7 @@ export class EcStore implements T.ObjectStore {
       }
     }
     await this.retainShards(bucket, m);
-    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...(versionId === undefined ? {} : { versionId }) };
+    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...committed };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
@@ -605,7 +605,7 @@ export class EcStore implements T.ObjectStore {
       if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) throw err;
       const done = await this.catalog.getCompletedUpload(bucket, key, uploadId);
       if (!done) throw err;
-      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }) };
+      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }), ...(done.expiration ? { expiration: done.expiration } : {}) };
     }
   }
 

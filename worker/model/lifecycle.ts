@@ -168,9 +168,19 @@ export function uploadAbortDue(rules: LifecycleRule[], key: string, initiated: n
   return best?.id ?? null;
 }
 
-/** The x-amz-expiration of a current object: the earliest Days/Date expiration that applies, in real days (as S3 states it). */
-export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastModified: number; size: number; tags: Tag[] }): { date: number; ruleId: string } | null {
-  let best: { date: number; ruleId: string } | null = null;
+/** When (ms) a lifecycle rule will expire a current object, and which rule: what x-amz-expiration states. */
+export interface ObjectExpiration {
+  date: number;
+  ruleId: string;
+}
+
+/**
+ * The x-amz-expiration of a current object: the earliest Days/Date expiration that applies, in
+ * real days (as S3 states it). The one computation behind the header on GET, HEAD and the writes
+ * (PutObject, CopyObject, CompleteMultipartUpload), made in the catalog call each already makes.
+ */
+export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastModified: number; size: number; tags: Tag[] }): ObjectExpiration | null {
+  let best: ObjectExpiration | null = null;
   for (const r of rules) {
     if (r.status !== 'Enabled' || !ruleMatches(conditionsOf(r), key, { deleteMarker: false, ...o })) continue;
     const at = currentDue(r, o.lastModified, DAY_MS);
@@ -180,6 +190,6 @@ export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastM
 }
 
 /** The header's value: `expiry-date="Fri, 23 Dec 2012 00:00:00 GMT", rule-id="..."`. */
-export function expirationHeader(e: { date: number; ruleId: string }): string {
+export function expirationHeader(e: ObjectExpiration): string {
   return `expiry-date="${new Date(e.date).toUTCString()}", rule-id="${e.ruleId.replace(/["\\]/g, '\\$&')}"`;
 }
