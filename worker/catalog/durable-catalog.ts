@@ -20,7 +20,7 @@ import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
-import type { LifecycleProgress } from './types.ts';
+import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import type { JournalImportBatch, JournalStatus, JournalTake } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -111,7 +111,7 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setBucketLifecycle(bucket, rules));
   }
 
-  async getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+  async getLifecycleRun(bucket: string): Promise<LifecycleRun> {
     return unwrap(await this.bucket(bucket).getLifecycleRun(bucket));
   }
 

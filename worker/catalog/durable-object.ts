@@ -42,7 +42,7 @@ import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
-import type { LifecycleProgress } from './types.ts';
+import type { LifecycleProgress, LifecycleRun } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -243,8 +243,8 @@ export class CatalogObject extends DurableObject {
   setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setLifecycle(rules));
   }
-  getLifecycleRun(bucket: string): Reply<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
-    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
+  getLifecycleRun(bucket: string): Reply<LifecycleRun> {
+    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), setAt: o.lifecycleSetAt(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
   }
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Reply<{ keys: KeyVersions[]; atEnd: boolean }> {
     return this.inBucket(bucket, () => keyVersionsPage(this.sql, afterKey, Math.max(1, Math.min(maxVersions, 5000))));

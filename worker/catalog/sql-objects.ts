@@ -15,7 +15,7 @@ import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
-import { LIFECYCLE, readRules } from './sql-lifecycle.ts';
+import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
@@ -127,8 +127,16 @@ export class SqlObjects {
     return readRules(this.getState(LIFECYCLE));
   }
 
+  /** Replaces the rules and records when (the job lets a new configuration settle first). */
   setLifecycle(rules: LifecycleRule[] | null): void {
     this.setState(LIFECYCLE, rules === null ? null : JSON.stringify(rules));
+    this.setState(LIFECYCLE_SET_AT, rules === null ? null : JSON.stringify(Date.now()));
+  }
+
+  /** When the rules were stored (ms), null when unknown (stored before this was recorded) or none. */
+  lifecycleSetAt(): number | null {
+    const value = this.getState(LIFECYCLE_SET_AT);
+    return value === null ? null : (JSON.parse(value) as number);
   }
 
   /**

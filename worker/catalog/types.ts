@@ -460,11 +460,21 @@ export interface UpkeepCatalog {
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
 
+/** What the lifecycle job reads of a bucket before a slice. */
+export interface LifecycleRun {
+  /** The rules, null when none. */
+  rules: LifecycleRule[] | null;
+  /** When they were stored (ms); null when not recorded (stored by an earlier release) or no rules. */
+  setAt: number | null;
+  /** The job's progress, null when it never ran here. */
+  progress: LifecycleProgress | null;
+}
+
 /** What the lifecycle job reads and records (upkeep/lifecycle.ts); it deletes through the object store, as DeleteObject does. */
 export interface LifecycleCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
-  /** The bucket's rules (null: none) and the job's progress (null: never ran). NoSuchBucket. */
-  getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }>;
+  /** The bucket's rules, when they were set and the job's progress (LifecycleRun). NoSuchBucket. */
+  getLifecycleRun(bucket: string): Promise<LifecycleRun>;
   /** Keys after `afterKey` with all their versions, newest first, about `maxVersions` versions (sql-lifecycle.ts). NoSuchBucket. */
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }>;
   listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;

@@ -23,6 +23,23 @@ import type { Tag } from './tagging.ts';
 
 export const DAY_MS = 86_400_000;
 
+/**
+ * How long a new or changed configuration settles before the job acts on it: five minutes (AWS:
+ * "expect a delay of a few minutes before the configuration fully takes effect"), or half a
+ * lifecycle day where a day is shorter (the tests' short day, whose local timer runs every half
+ * day). So a client that sets rules and then reads at once (ceph/s3-tests'
+ * test_lifecycle_expiration_date lists right after setting a rule whose Date is long past) sees
+ * the bucket as it was, not a race with the job; after that, rules act at the job's next run.
+ */
+export function configurationSettleMs(dayMs: number): number {
+  return Math.min(5 * 60_000, dayMs / 2);
+}
+
+/** Whether a configuration stored at `setAt` (null: by a release that did not record it, long ago) has settled at `now`. */
+export function configurationSettled(setAt: number | null, now: number, dayMs: number): boolean {
+  return setAt === null || now - setAt >= configurationSettleMs(dayMs);
+}
+
 /** A rule's filter, in the form it was written (GET answers it back in that form). */
 export interface LifecycleFilter {
   prefix?: string;
