@@ -168,7 +168,8 @@ export class EcStore implements T.ObjectStore {
   /**
    * The version a read is for: the current one, or `versionId`. A delete marker is not an
    * object: NoSuchKey when it is current, 405 MethodNotAllowed when named, both with
-   * x-amz-delete-marker (and its version id), as S3 answers.
+   * x-amz-delete-marker (and its version id), as S3 answers; a key with no version at all is
+   * NoSuchKey with `x-amz-delete-marker: false`.
    */
   private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string; expiration?: T.ObjectInfo['expiration'] }> {
     const found = await this.catalog.getVersion(bucket, key, versionId ?? null);
@@ -179,7 +180,9 @@ export class EcStore implements T.ObjectStore {
       throw new S3Error('MethodNotAllowed', undefined, { Method: 'GET', ResourceType: 'DeleteMarker' }).withHeaders({ ...headers, Allow: 'DELETE' });
     }
     if (versionId !== undefined) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
-    throw new S3Error('NoSuchKey', undefined, { Key: key });
+    // No version at all: said as RGW says it (and ceph/s3-tests expects); AWS leaves the header out
+    // when false. SDKs read its value, so "false" means what no header means (docs/COMPATIBILITY.md "Versioning").
+    throw new S3Error('NoSuchKey', undefined, { Key: key }).withHeaders({ 'x-amz-delete-marker': 'false' });
   }
 
   private requireLength(contentLength: number | null | undefined, max: number): number {
