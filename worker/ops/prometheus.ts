@@ -199,6 +199,11 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_moved_shards_total', 'Shards the mover committed on another backend (copied or rebuilt).', ev.moved_shards ?? 0);
   counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
   counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
+  counter('shardgate_restripe_runs_total', 'Re-stripe runs (upkeep/restripe.ts; most find nothing to rewrite).', ev.restripe_runs ?? 0);
+  counter('shardgate_restriped_versions_total', 'Object versions rewritten under their bucket\'s policy now and swapped in.', ev.restriped_versions ?? 0);
+  counter('shardgate_restriped_bytes_total', 'Object bytes of the versions rewritten by the re-stripe.', ev.restriped_bytes ?? 0);
+  counter('shardgate_restripe_conflicts_total', 'Re-stripe swaps lost to a client\'s overwrite, delete or change of the version (the rewrite is deleted; tried again later).', ev.restripe_conflicts ?? 0);
+  counter('shardgate_restripe_failures_total', 'Re-stripe rewrites that failed (a backend refused, a check failed; tried again by a later pass).', ev.restripe_failures ?? 0);
   counter('shardgate_journal_runs_total', 'Catalog journal runs (every minute).', ev.journal_runs ?? 0);
   counter('shardgate_journal_segments_total', 'Catalog journal segments stored on the backends.', ev.journal_segments ?? 0);
   counter('shardgate_journal_bytes_total', 'Bytes of catalog journal segments stored (before coding).', ev.journal_bytes ?? 0);
