@@ -21,7 +21,7 @@ import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
-import { EcStore, UnitStore, type RepairTask } from './engine/index.ts';
+import { EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket } from './ops/counters.ts';
@@ -266,6 +266,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
+      policyOf: (bucket) => policyFor(engineSettings(config), bucket),
     },
     catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),

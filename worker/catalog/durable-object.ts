@@ -36,6 +36,7 @@ import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageU
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
+import type { RestripeState } from './restripe-record.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionLookup, VersionRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
@@ -331,7 +332,8 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
-      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal };
+      const restripe = o.getState(RESTRIPE_PROGRESS);
+      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal, ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}) };
     });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {

@@ -23,6 +23,8 @@ export interface ObjectLockChange {
 }
 import type { SseRecord } from '../model/sse.ts';
 import type { PolicyRedundancy } from './redundancy.ts';
+import type { RestripeState, VersionAt } from './restripe-record.ts';
+export type { VersionAt } from './restripe-record.ts';
 import type {
   BucketInfo,
   DeleteObjectResult,
@@ -227,6 +229,8 @@ export interface BucketHealth {
   lifecycle?: LifecycleProgress;
   /** The bucket's catalog journal (sql-journal.ts): changes not yet on the backends, the last segment stored. */
   journal?: JournalStatus;
+  /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
+  restripe?: RestripeState;
 }
 
 /** What a lifecycle pass did (counts). */
@@ -498,12 +502,6 @@ export interface KeyCatalog {
   /** The bucket's rotation progress record (state 'key-rotation'), or null. */
   getRotationState(bucket: string): Promise<string | null>;
   setRotationState(bucket: string, value: string | null): Promise<void>;
-}
-
-/** A stored object version's place in its bucket's (key, version id) order; `versionId` is the catalog's own id (never 'null'). */
-export interface VersionAt {
-  key: string;
-  versionId: string;
 }
 
 /** A stored object version as the re-stripe reads it: its manifest's JSON, compared at the swap. */
