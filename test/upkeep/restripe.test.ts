@@ -299,6 +299,29 @@ describe('the re-stripe', () => {
     expect(r.rewritten + rest.rewritten).toBe(4);
   });
 
+  it('leaves a COMPLIANCE-retained version on backends that enforce retention until its retention ends', async () => {
+    const s = setup('old');
+    const retained: string[] = [];
+    // Backends with S3 Object Lock (config "objectLock"): they retain what the gateway asks them to.
+    for (const b of s.backends) Object.assign(b.inner, { retain: async (key: string) => void retained.push(key) });
+    await s.store.createBucket('l', { region: 'us-east-1', objectLock: true });
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    const data = randomBytes(prng(9), 30000);
+    const v = (await s.store.putObject('l', 'k', body(data), put(data.length, { metadata: { user: {}, objectLock: { mode: 'COMPLIANCE', retainUntil: until } } }))).versionId!;
+    expect(retained.length).toBe(6); // the write mirrored the retention onto its shards
+    const r = await restripeBatch(s.depsOf('wide'), { maxVersions: 10, deadline: Date.now() + 60_000 });
+    expect(r).toMatchObject({ rewritten: 0, blocked: 1 });
+    expect(r.problems[0]!.error).toMatch(/COMPLIANCE-retained until/);
+    expect([...(await geometries(s, 'l')).values()].flat()).toEqual(['4+2']);
+    expect((await restripeProgress(s.catalog, s.depsOf('wide').settings))[0]).toMatchObject({ left: { units: 1 }, blocked: 1, done: true });
+    // Once the retention is over, the next pass rewrites it; the new shards get no retention (it has ended).
+    const later = Date.parse(until) + 1000;
+    const after = await restripeBatch(s.depsOf('wide', { now: () => later }), { maxVersions: 10, deadline: later + 60_000 });
+    expect(after).toMatchObject({ rewritten: 1, blocked: 0 });
+    expect(retained.length).toBe(6);
+    expect(md5(await readBytes((await s.storeOf('wide').getObject('l', 'k', { conditions: {}, versionId: v })).body))).toBe(md5(data));
+  });
+
   it('counts a version that needs more requests than a run may make as blocked, without writing it', async () => {
     const s = setup('old');
     await s.store.createBucket('q', { region: 'us-east-1' });

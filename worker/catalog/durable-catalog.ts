@@ -247,10 +247,6 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).commitRestripe(bucket, at, before, storage, notBefore.getTime()));
   }
 
-  async getRestripeState(bucket: string): Promise<string | null> {
-    return unwrap(await this.bucket(bucket).getRestripeState(bucket));
-  }
-
   async setRestripeState(bucket: string, value: string | null): Promise<void> {
     unwrap(await this.bucket(bucket).setRestripeState(bucket, value));
   }

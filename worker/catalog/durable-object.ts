@@ -292,9 +292,6 @@ export class CatalogObject extends DurableObject {
   commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number): Reply<'rewritten' | 'gone'> {
     return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore));
   }
-  getRestripeState(bucket: string): Reply<string | null> {
-    return this.inBucket(bucket, (o) => o.getState(RESTRIPE_PROGRESS));
-  }
   setRestripeState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));
   }

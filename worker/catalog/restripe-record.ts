@@ -42,6 +42,8 @@ export interface PassCounts {
   /** Versions the gateway cannot rewrite (SSE-C), and their units (which stay counted as left). */
   blocked: number;
   blockedUnits: number;
+  /** The earliest time a blocked version may become rewritable (a COMPLIANCE retention's end), ms; absent: never by itself. */
+  blockedUntil?: number;
   /** Rewrites that failed (a backend refused, a check failed): retried by another pass. */
   failed: number;
 }
@@ -102,9 +104,13 @@ export function parseRestripeState(value: string | null, target: string): Restri
   return saved && saved.target === target ? saved : freshState(target);
 }
 
-/** Whether the bucket has work: a pass in progress, or units left beyond those the last pass found it cannot rewrite. */
-export function hasWork(state: RestripeState, left: { units: number }): boolean {
-  return state.cursor !== null || left.units > (state.last?.blockedUnits ?? 0);
+/**
+ * Whether the bucket has work at `now`: a pass in progress, units left beyond those the last pass
+ * found it cannot rewrite, or a version it could not rewrite then that may be rewritten now.
+ */
+export function hasWork(state: RestripeState, left: { units: number }, now: number): boolean {
+  const until = state.last?.blockedUntil;
+  return state.cursor !== null || left.units > (state.last?.blockedUnits ?? 0) || (left.units > 0 && until !== undefined && now >= until);
 }
 
 export interface BucketRestripeProgress {
@@ -157,7 +163,7 @@ export interface BucketRestripeProgress {
  * One bucket's progress toward `policy`, from its ledger's units per geometry and its record
  * (null: none); null when there is nothing to show (no unit left, nothing rewritten toward it).
  */
-export function restripeProgressOf(bucket: string, policy: RestripePolicy, byPolicy: Record<string, PolicyRedundancy>, record: RestripeState | null): BucketRestripeProgress | null {
+export function restripeProgressOf(bucket: string, policy: RestripePolicy, byPolicy: Record<string, PolicyRedundancy>, record: RestripeState | null, now = Date.now()): BucketRestripeProgress | null {
   const target = targetOf(policy);
   const state = record && record.target === target ? record : freshState(target);
   const left = leftOf(byPolicy, policy, state);
@@ -170,6 +176,6 @@ export function restripeProgressOf(bucket: string, policy: RestripePolicy, byPol
     rewritten: { versions: r?.versions ?? 0, bytes: r?.bytes ?? 0 },
     bytesPerSecond, secondsRemaining: bytesPerSecond ? left.bytes / bytesPerSecond : null,
     passes: state.passes, inPass: state.cursor !== null, pass: state.pass, last: state.last,
-    blocked: state.last?.blocked ?? 0, done: !hasWork(state, left), lastError: state.lastError,
+    blocked: state.last?.blocked ?? 0, done: !hasWork(state, left, now), lastError: state.lastError,
   };
 }

@@ -516,7 +516,7 @@ export interface VersionRecord {
  */
 export interface RestripeCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
-  /** What the ledger counts per unit geometry (redundancy.byPolicy) is what is left to rewrite. NoSuchBucket. */
+  /** What the ledger counts per unit geometry (redundancy.byPolicy) is what is left to rewrite; `restripe`: the record. NoSuchBucket. */
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
   /** Stored object versions (no delete markers) after `after` (null: from the first), at most `limit`. NoSuchBucket. */
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]>;
@@ -528,8 +528,7 @@ export interface RestripeCatalog {
    * The rewrite's reservations end either way. NoSuchBucket.
    */
   commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date): Promise<'rewritten' | 'gone'>;
-  /** The bucket's re-stripe progress record (state 'restripe'; upkeep/restripe-progress.ts), or null. */
-  getRestripeState(bucket: string): Promise<string | null>;
+  /** Replaces the bucket's re-stripe record (state 'restripe'; restripe-record.ts; bucketHealth answers it); null removes it. */
   setRestripeState(bucket: string, value: string | null): Promise<void>;
 }
 

@@ -252,7 +252,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
-    const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null);
+    const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
     return p ? [[b.bucket, p] as const] : [];
   }) : []);
   const ev = snapshot.totals.events;

@@ -48,7 +48,7 @@ export type RewriteOutcome =
   /** The version changed or went meanwhile: a client's write won (the rewrite is garbage). */
   | { kind: 'gone' }
   /** Cannot be re-striped by the gateway (SSE-C); `units`: its units, which stay under the old geometry. */
-  | { kind: 'blocked'; reason: string; units: number }
+  | { kind: 'blocked'; reason: string; units: number; /** When it may become rewritable (ms), if ever by itself. */ until?: number }
   /** Not now (a backend refused, a check failed); tried again by a later pass. */
   | { kind: 'failed'; error: string }
   /** The run's pacing or deadline stopped it before anything was written. */
@@ -87,11 +87,6 @@ function pieceConforms(p: Piece, policy: StoragePolicy, units: UnitStore): boole
   return p.storage.kind === 'coded' && p.storage.units.every((u) => u.codec === plan.codec && u.k === plan.k && u.m === plan.m);
 }
 
-/** Whether version `m` is stored otherwise than `policy` says (blockSize and sealing alone do not count). */
-export function needsRestripe(m: ObjectManifest, policy: StoragePolicy, units: UnitStore): boolean {
-  return !piecesOf(m).every((p) => pieceConforms(p, policy, units));
-}
-
 const sealsOf = (s: ObjectManifest['storage']) => (s.kind === 'inline' ? (s.seal ? [s.seal] : []) : s.units.flatMap((u) => (u.seal ? [u.seal] : [])));
 
 /** A planned piece: how it will be written and what it will ask of each backend. */
@@ -128,10 +123,18 @@ export const requestsOf = (charges: Map<string, Charge>): number => [...charges.
  * The version's plan: null when it conforms; 'blocked' when it cannot be rewritten; else its
  * pieces, each planned under the policy (sealed exactly when it was), with the backends' charges.
  */
-export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<RewriteDeps, 'policy' | 'units'>): Promise<null | { blocked: string; units: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
+export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<RewriteDeps, 'policy' | 'units' | 'now'>): Promise<null | { blocked: string; units: number; until?: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
   const pieces = piecesOf(m);
   if (pieces.every((p) => pieceConforms(p, deps.policy, deps.units))) return null;
-  if (sealsOf(m.storage).some((s) => s.kid === CUSTOMER_KID)) return { blocked: 'sealed under the client\'s key (SSE-C): the gateway cannot open it', units: m.storage.kind === 'coded' ? m.storage.units.length : 0 };
+  const oldUnits = m.storage.kind === 'coded' ? m.storage.units : [];
+  if (sealsOf(m.storage).some((s) => s.kid === CUSTOMER_KID)) return { blocked: 'sealed under the client\'s key (SSE-C): the gateway cannot open it', units: oldUnits.length };
+  const lock = m.metadata.objectLock;
+  const retaining = oldUnits.flatMap((u) => u.placement).find((id) => deps.units.byId.get(id)?.retain);
+  if (lock?.mode === 'COMPLIANCE' && lock.retainUntil && Date.parse(lock.retainUntil) > (deps.now ?? Date.now)() && retaining) {
+    // Its shards on a backend that enforces retention could not be deleted until it ends: the
+    // collector would retry them for as long. Re-striped once the retention is over.
+    return { blocked: `COMPLIANCE-retained until ${lock.retainUntil} on backend ${retaining}, which enforces it: re-striped once the retention ends`, units: oldUnits.length, until: Date.parse(lock.retainUntil) };
+  }
   const shelf = await deps.units.shelfOf(bucket);
   const planned = pieces.map((piece) => {
     const sealed = sealsOf(piece.storage).length > 0;
@@ -153,7 +156,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   const m = JSON.parse(record.json) as ObjectManifest;
   const planning = await planRewrite(bucket, m, deps);
   if (planning === null) return { kind: 'conforms' };
-  if ('blocked' in planning) return { kind: 'blocked', reason: planning.blocked, units: planning.units };
+  if ('blocked' in planning) return { kind: 'blocked', reason: planning.blocked, units: planning.units, ...(planning.until !== undefined ? { until: planning.until } : {}) };
   if (!(await admit(planning.charges))) return { kind: 'stopped' };
   const now = deps.now ?? Date.now;
   const lifetime = deps.writeReservationSeconds * 1000;

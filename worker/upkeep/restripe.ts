@@ -21,7 +21,7 @@ import { S3Error } from '../model/errors.ts';
 import type { RestripeCatalog } from '../catalog/types.ts';
 import type { ObjectManifest } from '../format/manifest.ts';
 import { policyFor, type EngineSettings, type UnitStore } from '../engine/index.ts';
-import { hasWork, leftOf, noPass, parseRestripeState, targetOf, type RestripeState } from './restripe-progress.ts';
+import { freshState, hasWork, leftOf, noPass, targetOf, type RestripeState } from './restripe-progress.ts';
 import { requestsOf, restripeVersion, type RewriteOutcome } from './restripe-version.ts';
 import { Pacer, type BackendLimits, type Charge } from './pacer.ts';
 
@@ -100,10 +100,12 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
   /** One bucket from its cursor; false when the run must stop first (the cursor stays before the version not done). */
   async function restripeBucket(bucket: string): Promise<boolean> {
     const policy = policyFor(deps.settings, bucket);
-    const saved = await deps.catalog.getRestripeState(bucket);
-    const state = parseRestripeState(saved, targetOf(policy));
-    const left = leftOf((await deps.catalog.bucketHealth(bucket, new Date(now()))).redundancy.byPolicy, policy, state);
-    if (!hasWork(state, left)) return true;
+    // One catalog call: the ledger's units per geometry, and the bucket's re-stripe record.
+    const health = await deps.catalog.bucketHealth(bucket, new Date(now()));
+    const target = targetOf(policy);
+    const state = health.restripe?.target === target ? health.restripe : freshState(target);
+    const left = leftOf(health.redundancy.byPolicy, policy, state);
+    if (!hasWork(state, left, now())) return true;
     const rewriteDeps = { catalog: deps.catalog, units: deps.units, policy, graceMs: deps.graceMs, writeReservationSeconds: deps.writeReservationSeconds, now };
     try {
       for (;;) {
@@ -170,6 +172,7 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
       case 'blocked':
         state.pass.blocked++;
         state.pass.blockedUnits += outcome.units;
+        if (outcome.until !== undefined) state.pass.blockedUntil = Math.min(state.pass.blockedUntil ?? Infinity, outcome.until);
         report.blocked++;
         problem(outcome.reason);
         break;
