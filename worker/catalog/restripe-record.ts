@@ -9,7 +9,8 @@
  * (redundancy.ts): the units of a geometry the bucket's policy does not write are what the
  * re-stripe has left to rewrite (leftOf says how three replicas, also the policy's own shape for
  * small pieces, are counted). Left only goes down while a re-stripe runs: new writes use the
- * policy, a swap takes its old units off the count in the same step, deletes only remove. Known
+ * policy, a swap takes its old units off the count in the same step, deletes only remove (but a
+ * multipart upload begun under the old policy and completed since adds its parts). Known
  * gap: an object stored inline has no unit, so a policy change that only moves the small-object
  * threshold is not counted (nor, alone, started).
  * Rate: bytes rewritten over the time between the first and the last swap; time remaining: bytes
