@@ -17,6 +17,7 @@ import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { ObjectManifest } from '../../worker/format/manifest.ts';
+import { shardKey } from '../../worker/format/shard-key.ts';
 import { toBase64 } from '../../worker/model/bytes.ts';
 import type { SseRequest } from '../../worker/model/sse.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
@@ -326,6 +327,41 @@ describe('the re-stripe', () => {
     expect(after).toMatchObject({ rewritten: 1, blocked: 0 });
     expect(retained.length).toBe(6);
     expect(md5(await readBytes((await s.storeOf('wide').getObject('l', 'k', { conditions: {}, versionId: v })).body))).toBe(md5(data));
+  });
+
+  it('a run killed mid-rewrite leaves the version as it was; the next run goes on; the killed rewrite is collected when its reservation ends', async () => {
+    const s = setup('old');
+    await s.store.createBucket('k', { region: 'us-east-1' });
+    const data = new Map<string, Uint8Array>();
+    for (let i = 0; i < 5; i++) {
+      const bytes = randomBytes(prng(40 + i), 20000 + i * 3000);
+      data.set(`k${i}`, bytes);
+      await s.store.putObject('k', `k${i}`, body(bytes), put(bytes.length));
+    }
+    // The gateway dies in its third rewrite: from the 23rd shard written on, no PUT ever settles.
+    let puts = 0;
+    const dying = s.backends.map((b): Backend => ({
+      id: b.id, domain: b.domain,
+      put: (key, bytes, length, opts) => (++puts > 22 ? new Promise<void>(() => {}) : b.put(key, bytes, length, opts)),
+      get: (key, range) => b.get(key, range), head: (key) => b.head(key), delete: (key) => b.delete(key), list: (prefix, cursor) => b.list(prefix, cursor),
+    }));
+    const killed = new UnitStore(dying, () => {}, { keyRing: DEV_KEY_RING });
+    void restripeBatch({ ...s.depsOf('wide'), units: killed }, { maxVersions: 10, deadline: Date.now() + 60_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(puts).toBeGreaterThan(22);
+    expect([...(await geometries(s, 'k')).values()].flat().sort()).toEqual(['4+2', '4+2', '4+2', '8+3', '8+3']);
+    for (const [key, bytes] of data) expect(md5(await readBytes((await s.store.getObject('k', key, { conditions: {} })).body)), key).toBe(md5(bytes));
+    // A new gateway: the versions already rewritten conform (nothing is rewritten twice), the rest is.
+    const resumed = await restripeBatch(s.depsOf('wide'), { maxVersions: 10, deadline: Date.now() + 60_000 });
+    expect(resumed).toMatchObject({ rewritten: 3, conflicts: 0, failed: 0 });
+    expect((await s.catalog.bucketHealth('k', new Date())).reservations.held).toBe(1); // the killed rewrite's
+    // Past the grace delay and the killed rewrite's reservation: the backends hold exactly the referenced shards.
+    await collectGarbage(s.catalog, s.byId, new Date(Date.now() + 2 * 3600_000));
+    const referenced: string[] = [];
+    for (const r of await s.catalog.listUnits('k', null, 100)) r.unit.placement.forEach((_, i) => referenced.push(shardKey('k', r.unitId, i)));
+    const stored = (await Promise.all(s.backends.map(async (b) => (await b.inner.list('')).entries.map((e) => e.key)))).flat();
+    expect(stored.sort()).toEqual(referenced.sort());
+    for (const [key, bytes] of data) expect(md5(await readBytes((await s.storeOf('wide').getObject('k', key, { conditions: {} })).body)), key).toBe(md5(bytes));
   });
 
   it('counts a version that needs more requests than a run may make as blocked, without writing it', async () => {
