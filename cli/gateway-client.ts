@@ -101,6 +101,8 @@ export interface StatusLike {
     }; repairStuck?: number; uploads: number;
     reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
     scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
+    /** The re-stripe (absent from gateways older than the field). */
+    restripe?: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
   };
   upkeep: {
     repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number;

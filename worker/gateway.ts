@@ -21,7 +21,7 @@ import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
-import { EcStore, UnitStore, type RepairTask } from './engine/index.ts';
+import { EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket } from './ops/counters.ts';
@@ -36,9 +36,18 @@ import { requestLog } from './app/request-log.ts';
 import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
+import { restripeBatch, type RestripeReport } from './upkeep/restripe.ts';
+import { restripeProgress, type BucketRestripeProgress } from './upkeep/restripe-progress.ts';
 
 /** How long one mover run may start moves (the cron's invocation, an admin request). */
 const DRAIN_RUN_MS = 20_000;
+/** How long one re-stripe run may start rewrites (the cron's invocation, an admin request). */
+const RESTRIPE_RUN_MS = 20_000;
+/**
+ * Backend requests one re-stripe run may ask for: a Worker invocation has a subrequest limit
+ * (1000 on the paid plan), shared in the cron's with the collector, scrubber and mover.
+ */
+const RESTRIPE_REQUESTS_PER_RUN = 300;
 /** How long one journal run may start segments (the cron runs it every minute). */
 const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
@@ -75,6 +84,10 @@ export interface Gateway {
   fleet: FleetBackend[];
   /** One mover run (upkeep/drain.ts), counted and logged; nothing to do when every backend is active. */
   drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
+  /** One re-stripe run (upkeep/restripe.ts), counted and logged; nothing to do when every bucket's versions are stored as its policy says. */
+  restripe: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
+  /** Every re-striping bucket's progress (upkeep/restripe-progress.ts). */
+  restripeProgress: () => Promise<BucketRestripeProgress[]>;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
   lifecycleDayMs: number;
   /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
@@ -253,6 +266,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
+      policyOf: (bucket) => policyFor(engineSettings(config), bucket),
     },
     catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
@@ -275,6 +289,25 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, rebalanced: report.rebalanced, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
     return report;
   };
+  const settings = engineSettings(config);
+  const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator'): Promise<RestripeReport> => {
+    const started = Date.now();
+    const report = await restripeBatch(
+      { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
+      { ...options, deadline: started + RESTRIPE_RUN_MS, maxRequests: RESTRIPE_REQUESTS_PER_RUN },
+    );
+    meter.event('restripe_runs');
+    meter.event('restriped_versions', report.rewritten);
+    meter.event('restriped_bytes', report.bytes);
+    meter.event('restripe_conflicts', report.conflicts);
+    meter.event('restripe_failures', report.failed);
+    if (report.scanned || report.rewritten) {
+      const { problems, ...counts } = report;
+      logLine({ msg: 'restripe', by, ...counts, ms: Date.now() - started, ...(problems.length ? { firstProblem: problems[0] } : {}) }, report.failed > 0);
+    }
+    return report;
+  };
+  const restripeStatus = () => restripeProgress(catalog, settings);
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
     const started = Date.now();
     const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS });
@@ -297,6 +330,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },
+      restripe: { run: restripe, progress: restripeStatus },
       journal,
       lifecycle: { store, dayMs },
       costs: {
@@ -311,5 +345,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, lifecycleDayMs: dayMs, journal };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal };
 }

@@ -4,7 +4,7 @@
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
  * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
- * lifecycle job, worklist wake-up and the mover (while a backend drains) (a cron named
+ * lifecycle job, worklist wake-up, the mover (while a backend drains) and the re-stripe (a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
  */
@@ -20,6 +20,8 @@ import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
 const DRAIN_MOVES_PER_RUN = 30;
+/** Versions one cron run re-stripes at most (upkeep/restripe.ts; its requests are bounded too: gateway.ts). */
+const RESTRIPE_VERSIONS_PER_RUN = 20;
 /** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
 
@@ -81,6 +83,11 @@ export default {
         (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
+    // The re-stripe, for buckets whose policy changed geometry (upkeep/restripe.ts): a few catalog
+    // reads per bucket when there is nothing to rewrite.
+    jobs.push(g.background.run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron')).catch(
+      (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+    ));
     for (const job of jobs) ctx.waitUntil(job);
     ctx.waitUntil(g.background.run(ctx, () => wakeWorklists({ catalog: g.catalog, repair: g.repair, log: logLine }, !!env.REPAIR_QUEUE)));
     // After the upkeep: probe every backend (a backend back wakes every worklist), record a

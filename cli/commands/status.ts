@@ -66,6 +66,10 @@ export function render(s: StatusLike): string {
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
     `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.units} units checked in the current passes (${percent(d.scrub.coverage)}); oldest unchecked ${d.scrub.oldestUnchecked ? `${d.scrub.oldestUnchecked.key === undefined ? '' : `${d.scrub.oldestUnchecked.bucket}/${d.scrub.oldestUnchecked.key} `}since ${ago(d.scrub.oldestUnchecked.since, s.now)}` : '-'}; oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
+  const rs = d.restripe;
+  if (rs && (rs.buckets || rs.leftUnits)) {
+    lines.push(`re-stripe: ${rs.buckets} bucket(s) moving to their policy now, ${rs.leftUnits} unit(s) (${bytes(rs.leftBytes)}) left, ${rs.rewrittenVersions} version(s) (${bytes(rs.rewrittenBytes)}) rewritten; ${rs.bytesPerSecond === null ? 'no rate yet' : `${bytes(rs.bytesPerSecond)}/s`}${rs.secondsRemaining === null ? '' : `, about ${duration(Math.ceil(rs.secondsRemaining))} left`} (shardgate restripe)`);
+  }
   const short = Object.entries(d.redundancy?.byMissing ?? {}).sort(([a], [b]) => Number(a) - Number(b));
   if (short.length) lines.push(`degraded units by shards missing: ${short.map(([n, units]) => `${n} missing ${units}`).join(', ')} (of ${d.scrub.units} units; the rest whole)`);
   const r = s.upkeep.rates;

@@ -17,6 +17,9 @@ export class S3rverProcess {
   port = 0;
   private dir?: string;
 
+  /** `buckets`: the buckets it serves (default "b"; several let one process stand for several backends). */
+  constructor(private readonly buckets: string[] = ['b']) {}
+
   /** The server's data, made on first use (a test file only collected, never run, leaves none). */
   get directory(): string {
     return (this.dir ??= mkdtempSync(join(tmpdir(), 'shardgate-s3rver-')));
@@ -29,7 +32,7 @@ export class S3rverProcess {
   /** Starts the server (again, on the same port and data once it has run before); resolves once
    *  it answers a real request. */
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--openssl-legacy-provider', CHILD_SCRIPT, String(this.port), this.directory], {
+    const child = spawn(process.execPath, ['--openssl-legacy-provider', CHILD_SCRIPT, String(this.port), this.directory, this.buckets.join(',')], {
       stdio: ['pipe', 'pipe', 'inherit'], // the child exits when its stdin closes
     });
     this.child = child;
@@ -101,7 +104,7 @@ export class S3rverProcess {
   }
 }
 
-/** An S3Backend on bucket "b" of `server` with s3rver's fixed credentials. */
+/** An S3Backend on bucket "b" of `server` (or `extra.bucket`) with s3rver's fixed credentials. */
 export function s3rverBackend(server: S3rverProcess, extra: Partial<S3BackendOptions> = {}): S3Backend {
   return new S3Backend({
     id: 's3rver-a',

@@ -28,6 +28,10 @@
  *                              per backend being rebalanced onto: shards moved onto it, buckets done
  *   drain-estimate?backend=ID  what draining ID would cost before anything moves (GETs, PUTs,
  *                              DELETEs, egress per backend, at the configured prices)
+ *   restripe[?bucket=NAME][&max=N]  one re-stripe run now, as the cron runs it (upkeep/restripe.ts):
+ *                              up to N (default 20) versions rewritten under their bucket's policy
+ *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
+ *                              time remaining, the pass's counts (upkeep/restripe-progress.ts)
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -53,6 +57,8 @@ import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain } from '../upkeep/drain-estimate.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
+import type { RestripeReport } from '../upkeep/restripe.ts';
+import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
@@ -75,6 +81,8 @@ export interface AdminDeps {
   upkeep?: UpkeepObserver;
   /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
   drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
+  /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
+  restripe?: { run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>; progress: () => Promise<BucketRestripeProgress[]> };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   lifecycle?: { store: LifecycleStore; dayMs: number };
   /** For `journal`: one journal run (gateway.ts, upkeep/journal.ts). */
@@ -218,8 +226,22 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
   });
 
+  admin.post('/restripe', async (c) => {
+    const restripe = needRestripe(deps);
+    const bucket = c.var.view.query.get('bucket') ?? undefined;
+    if (bucket !== undefined && !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const max = Number(c.var.view.query.get('max') ?? 20);
+    if (!Number.isInteger(max) || max < 1 || max > 1000) throw new S3Error('InvalidArgument', 'max is an integer from 1 to 1000');
+    const report = await restripe.run({ bucket, maxVersions: max }, 'operator');
+    return c.json({ ...report, progress: await restripe.progress() });
+  });
+
+  admin.post('/restripe-status', async (c) => {
+    return c.json({ buckets: await needRestripe(deps).progress() });
+  });
+
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
   });
   return admin;
 }
@@ -227,6 +249,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 function needDrain(deps: AdminDeps): NonNullable<AdminDeps['drain']> {
   if (!deps.drain) throw new S3Error('NotImplemented', 'no mover in this gateway');
   return deps.drain;
+}
+
+function needRestripe(deps: AdminDeps): NonNullable<AdminDeps['restripe']> {
+  if (!deps.restripe) throw new S3Error('NotImplemented', 'no re-stripe in this gateway');
+  return deps.restripe;
 }
 
 const leavingOf = (fleet: FleetBackend[]) => fleet.filter((b) => b.state !== 'active');

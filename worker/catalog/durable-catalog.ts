@@ -7,7 +7,7 @@
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove } from './types.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionRecord } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -237,6 +237,18 @@ export class DurableCatalog implements Catalog {
 
   async setDrainState(bucket: string, value: string | null): Promise<void> {
     unwrap(await this.bucket(bucket).setDrainState(bucket, value));
+  }
+
+  async listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]> {
+    return unwrap(await this.bucket(bucket).listVersionRecords(bucket, after, limit));
+  }
+
+  async commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date): Promise<'rewritten' | 'gone'> {
+    return unwrap(await this.bucket(bucket).commitRestripe(bucket, at, before, storage, notBefore.getTime()));
+  }
+
+  async setRestripeState(bucket: string, value: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setRestripeState(bucket, value));
   }
 
   async getRotationState(bucket: string): Promise<string | null> {

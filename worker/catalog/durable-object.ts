@@ -35,7 +35,9 @@ import { JOURNAL_BUCKET } from '../format/journal.ts';
 import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
-import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionLookup } from './types.ts';
+import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
+import type { RestripeState } from './restripe-record.ts';
+import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionLookup, VersionRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
@@ -48,6 +50,8 @@ import type { LifecycleProgress, LifecycleRun } from './types.ts';
 const KEY_ROTATION = 'key-rotation';
 /** State row of a bucket's drain progress (upkeep/drain-progress.ts). */
 const DRAIN_PROGRESS = 'drain';
+/** State row of a bucket's re-stripe progress (upkeep/restripe-progress.ts). */
+const RESTRIPE_PROGRESS = 'restripe';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -282,6 +286,15 @@ export class CatalogObject extends DurableObject {
   setDrainState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, value));
   }
+  listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
+    return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
+  }
+  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number): Reply<'rewritten' | 'gone'> {
+    return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore));
+  }
+  setRestripeState(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));
+  }
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));
   }
@@ -316,7 +329,8 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (o) => {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
-      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal };
+      const restripe = o.getState(RESTRIPE_PROGRESS);
+      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal, ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}) };
     });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {

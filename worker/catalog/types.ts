@@ -23,6 +23,8 @@ export interface ObjectLockChange {
 }
 import type { SseRecord } from '../model/sse.ts';
 import type { PolicyRedundancy } from './redundancy.ts';
+import type { RestripeState, VersionAt } from './restripe-record.ts';
+export type { VersionAt } from './restripe-record.ts';
 import type {
   BucketInfo,
   DeleteObjectResult,
@@ -240,6 +242,8 @@ export interface BucketHealth {
   lifecycle?: LifecycleProgress;
   /** The bucket's catalog journal (sql-journal.ts): changes not yet on the backends, the last segment stored. */
   journal?: JournalStatus;
+  /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
+  restripe?: RestripeState;
 }
 
 /** What a lifecycle pass did (counts). */
@@ -523,6 +527,34 @@ export interface KeyCatalog {
   setRotationState(bucket: string, value: string | null): Promise<void>;
 }
 
+/** A stored object version as the re-stripe reads it: its manifest's JSON, compared at the swap. */
+export interface VersionRecord {
+  at: VersionAt;
+  json: string;
+}
+
+/**
+ * The re-stripe (upkeep/restripe.ts): stored versions paged, rewritten units reserved while they
+ * are written, and one version's storage swapped by compare-and-set (sql-restripe.ts).
+ */
+export interface RestripeCatalog {
+  listBucketRecords(): Promise<BucketInfo[]>;
+  /** What the ledger counts per unit geometry (redundancy.byPolicy) is what is left to rewrite; `restripe`: the record. NoSuchBucket. */
+  bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
+  /** Stored object versions (no delete markers) after `after` (null: from the first), at most `limit`. NoSuchBucket. */
+  listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]>;
+  reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  /**
+   * Swaps the storage of the version at `at` for `storage` if its manifest is still `before`;
+   * its old units are queued for deletion at `notBefore`. 'gone': the version was deleted or
+   * changed meanwhile and nothing changed but the rewrite's units, queued for deletion now.
+   * The rewrite's reservations end either way. NoSuchBucket.
+   */
+  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date): Promise<'rewritten' | 'gone'>;
+  /** Replaces the bucket's re-stripe record (state 'restripe'; restripe-record.ts; bucketHealth answers it); null removes it. */
+  setRestripeState(bucket: string, value: string | null): Promise<void>;
+}
+
 /**
  * The catalog journal (sql-journal.ts, format/journal.ts): instances are named by bucket, and the
  * bucket list by BUCKET_LIST_INSTANCE.
@@ -604,4 +636,4 @@ export interface JournalStatus {
 }
 
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog;
+export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog & RestripeCatalog;

@@ -57,6 +57,12 @@ export interface UnitGeometry {
    * aborts every upload and is the write's error.
    */
   commitGate?: Promise<void>;
+  /**
+   * The time the headers record as the write's (ISO 8601); absent: now. A re-stripe (upkeep/restripe.ts)
+   * gives the version's own, so a rebuild from the headers restores its Last-Modified and its
+   * place among the key's versions, not the time it was rewritten.
+   */
+  createdAt?: string;
 }
 
 export class ShardSet {
@@ -77,7 +83,7 @@ export class ShardSet {
     });
     const { k, m, blockSize, size } = g;
     this.n = k + m;
-    const createdAt = new Date().toISOString(); // one value: every shard's header differs only by its index
+    const createdAt = g.createdAt ?? new Date().toISOString(); // one value: every shard's header differs only by its index
     const placement = g.backends.map((b) => b.id);
     const layout = layoutKind === 'column' ? { layout: layoutKind } : {};
     this.sinks = Array.from({ length: this.n }, () => undefined);

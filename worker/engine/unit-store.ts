@@ -81,6 +81,8 @@ export interface StoreBodyInput {
   commitGate?: Promise<void>;
   /** SSE-C: data keys are wrapped under this client key (32 bytes) instead of the key ring's (plan with `forceSeal`). */
   customerKey?: Uint8Array;
+  /** The write time the shard headers record (absent: now): a re-stripe keeps the version's own (shard-set.ts). */
+  createdAt?: string;
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -218,8 +220,14 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: placeShards(`${input.bucket}/${input.key}`, this.placeable, k, m), commitGate: input.commitGate,
+      backends: this.placementOf(input.bucket, input.key, k, m), commitGate: input.commitGate,
+      ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
+  }
+
+  /** The backends, in shard order, a new k+m unit of `key` goes to (the same for every unit of one write). */
+  placementOf(bucket: string, key: string, k: number, m: number): Backend[] {
+    return placeShards(`${bucket}/${key}`, this.placeable, k, m);
   }
 
   private async storeInline(input: StoreBodyInput, feed: BodyFeed): Promise<StoredBody> {

@@ -191,6 +191,9 @@ ${SIGNER}` + String.raw`
       // The lifecycle job, once it has run in a bucket: what its last complete passes removed.
       d.lifecycle && d.lifecycle.buckets ? card('lifecycle: expired / noncurrent / markers / uploads (last passes' + (d.lifecycle.lastPasses.failed ? ', ' + d.lifecycle.lastPasses.failed + ' failed' : '') + ', run ' + ago(d.lifecycle.lastRunAt, Date.now()) + ')',
         d.lifecycle.lastPasses.expired + ' / ' + d.lifecycle.lastPasses.noncurrentDeleted + ' / ' + d.lifecycle.lastPasses.markersRemoved + ' / ' + d.lifecycle.lastPasses.uploadsAborted, d.lifecycle.lastPasses.failed > 0, 'lifecycle') : null,
+      // The re-stripe, while some bucket's versions are not all as its policy says.
+      d.restripe && (d.restripe.buckets || d.restripe.leftUnits) ? card('re-stripe: units left in ' + d.restripe.buckets + ' bucket(s), ' + bytes(d.restripe.leftBytes) + (d.restripe.bytesPerSecond === null ? '' : '; ' + bytes(d.restripe.bytesPerSecond) + '/s') + (d.restripe.secondsRemaining === null ? '' : ', ~' + Math.ceil(d.restripe.secondsRemaining / 60) + ' min left') + ')',
+        String(d.restripe.leftUnits), false, 'restripe') : null,
       card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
     ].forEach(function (x) { if (x) c.appendChild(x); });
   }

@@ -152,6 +152,13 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_scrub_oldest_unchecked_timestamp_seconds', 'Since when the unit that has gone longest without a check has waited (its last check, or its write).', seconds(d.scrub.oldestUnchecked?.since ?? null));
   gauge('shardgate_scrub_oldest_pass_completed_timestamp_seconds', 'The oldest of every bucket\'s last complete scrub pass (absent while a bucket has none).', seconds(d.scrub.oldestPassCompletedAt));
 
+  const rs = d.restripe;
+  gauge('shardgate_restripe_buckets', 'Buckets whose stored versions the re-stripe has yet to rewrite under their policy now.', rs?.buckets ?? 0);
+  gauge('shardgate_restripe_left_units', 'Units of a geometry their bucket\'s policy no longer writes: what the re-stripe has left (three replicas counted until a pass found them small pieces).', rs?.leftUnits ?? 0);
+  gauge('shardgate_restripe_left_bytes', 'Object bytes in those units.', rs?.leftBytes ?? 0);
+  gauge('shardgate_restripe_bytes_per_second', 'The re-striping buckets\' rates summed (bytes rewritten between each one\'s first and last swap).', rs?.bytesPerSecond ?? null);
+  gauge('shardgate_restripe_seconds_remaining', 'The longest time remaining among the re-striping buckets at their rates (absent: some has no rate yet).', rs?.secondsRemaining ?? null);
+
   if (doc.buckets) {
     const perBucket: [string, 'gauge' | 'counter', string, (b: NonNullable<StatusDoc['buckets']>[number]) => number | null][] = [
       ['shardgate_bucket_objects', 'gauge', 'Objects in the bucket.', (b) => b.objects],
@@ -166,6 +173,10 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
       ['shardgate_bucket_scrub_oldest_unchecked_timestamp_seconds', 'gauge', 'Since when the bucket\'s longest-unchecked unit has waited.', (b) => seconds(b.scrub.oldestUnchecked?.since ?? null)],
       ['shardgate_bucket_scrub_last_pass_completed_timestamp_seconds', 'gauge', 'When the scrubber last completed a pass of the bucket.', (b) => seconds(b.scrub.lastPassCompletedAt)],
       ['shardgate_bucket_scrub_passes_total', 'counter', 'Complete scrub passes of the bucket.', (b) => b.scrub.passes],
+      ['shardgate_bucket_restripe_left_units', 'gauge', 'Units of the bucket the re-stripe has left to rewrite under its policy now (only buckets with a re-stripe).', (b) => b.restripeProgress?.left.units ?? null],
+      ['shardgate_bucket_restripe_left_bytes', 'gauge', 'Object bytes in those units.', (b) => b.restripeProgress?.left.bytes ?? null],
+      ['shardgate_bucket_restripe_bytes_per_second', 'gauge', 'The bucket\'s re-stripe rate: bytes rewritten between its first and last swap.', (b) => b.restripeProgress?.bytesPerSecond ?? null],
+      ['shardgate_bucket_restripe_seconds_remaining', 'gauge', 'Time until the bucket\'s units left are rewritten at that rate.', (b) => b.restripeProgress?.secondsRemaining ?? null],
     ];
     for (const [name, type, help, f] of perBucket) {
       x.family(name, type, help);
@@ -199,6 +210,11 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_moved_shards_total', 'Shards the mover committed on another backend (copied or rebuilt).', ev.moved_shards ?? 0);
   counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
   counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
+  counter('shardgate_restripe_runs_total', 'Re-stripe runs (upkeep/restripe.ts; most find nothing to rewrite).', ev.restripe_runs ?? 0);
+  counter('shardgate_restriped_versions_total', 'Object versions rewritten under their bucket\'s policy now and swapped in.', ev.restriped_versions ?? 0);
+  counter('shardgate_restriped_bytes_total', 'Object bytes of the versions rewritten by the re-stripe.', ev.restriped_bytes ?? 0);
+  counter('shardgate_restripe_conflicts_total', 'Re-stripe swaps lost to a client\'s overwrite, delete or change of the version (the rewrite is deleted; tried again later).', ev.restripe_conflicts ?? 0);
+  counter('shardgate_restripe_failures_total', 'Re-stripe rewrites that failed (a backend refused, a check failed; tried again by a later pass).', ev.restripe_failures ?? 0);
   counter('shardgate_journal_runs_total', 'Catalog journal runs (every minute).', ev.journal_runs ?? 0);
   counter('shardgate_journal_segments_total', 'Catalog journal segments stored on the backends.', ev.journal_segments ?? 0);
   counter('shardgate_journal_bytes_total', 'Bytes of catalog journal segments stored (before coding).', ev.journal_bytes ?? 0);

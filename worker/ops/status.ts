@@ -9,6 +9,7 @@ import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth } from '../catalog/types.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
+import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
@@ -36,11 +37,15 @@ export interface StatusConfig {
   scrubMode: string;
   /** Local development or deployed, and what the deployment review warned of (worker/config/deployment.ts). */
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
+  /** The policy the config gives a bucket now (its re-stripe's target); absent: no re-stripe shown. */
+  policyOf?: (bucket: string) => RestripePolicy;
 }
 
 export interface BucketStatus extends BucketHealth {
   storedBytes: number;
   scrubCoverage: number | null;
+  /** The bucket's re-stripe toward its policy now (catalog/restripe-record.ts), when it has one. */
+  restripeProgress?: BucketRestripeProgress;
 }
 
 /** One minute of traffic and upkeep, for the plots. */
@@ -116,6 +121,12 @@ export interface StatusDoc {
      * and what the last complete passes did.
      */
     lifecycle: { buckets: number; inProgress: number; oldestPassCompletedAt: number | null; lastRunAt: number | null; lastPasses: { examined: number; expired: number; noncurrentDeleted: number; markersRemoved: number; uploadsAborted: number; failed: number } };
+    /**
+     * The re-stripe over the buckets whose stored versions are not all as their policy says
+     * (`buckets`: those not done): units and bytes left, versions and bytes rewritten, the sum of
+     * their rates, and the longest time remaining among them (null: some has no rate yet).
+     */
+    restripe: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
   };
   upkeep: {
     repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
@@ -146,6 +157,22 @@ export interface StatusDoc {
   /** Per bucket: only in a signed (or open) status. */
   buckets?: BucketStatus[];
   series: { from: number; stepMs: number; minutes: MinutePoint[]; samples: DataSample[] };
+}
+
+/** The re-stripe figures of the status, summed over the buckets' progress. */
+export function restripeSummary(progress: BucketRestripeProgress[]): StatusDoc['data']['restripe'] {
+  const busy = progress.filter((p) => !p.done);
+  const rates = busy.map((p) => p.bytesPerSecond).filter((r): r is number => r !== null);
+  const remaining = busy.map((p) => p.secondsRemaining);
+  return {
+    buckets: busy.length,
+    leftUnits: progress.reduce((n, p) => n + p.left.units, 0),
+    leftBytes: progress.reduce((n, p) => n + p.left.bytes, 0),
+    rewrittenVersions: progress.reduce((n, p) => n + p.rewritten.versions, 0),
+    rewrittenBytes: progress.reduce((n, p) => n + p.rewritten.bytes, 0),
+    bytesPerSecond: rates.length ? rates.reduce((a, b) => a + b, 0) : null,
+    secondsRemaining: busy.length && remaining.every((r) => r !== null) ? Math.max(...(remaining as number[])) : null,
+  };
 }
 
 /** The lifecycle figures of the status, summed over the buckets the job has run in. */
@@ -224,6 +251,10 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   checks.push(journalCheck(journals, snapshot.now));
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
+  const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
+    const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
+    return p ? [[b.bucket, p] as const] : [];
+  }) : []);
   const ev = snapshot.totals.events;
   let s3Requests = 0, s3Errors = 0;
   for (const [k, n] of Object.entries(snapshot.totals.s3)) {
@@ -281,6 +312,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
         passes: sum((b) => b.scrub.passes),
       },
       lifecycle: lifecycleSummary(data.buckets),
+      restripe: restripeSummary([...restriping.values()]),
     },
     upkeep: {
       rates: upkeepRates(recent, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
@@ -307,6 +339,11 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       samples: [...snapshot.samples.filter((s) => s.at < sample.at), sample],
     },
   };
-  if (signed) doc.buckets = data.buckets.map((b) => ({ ...b, storedBytes: storedOf(b), scrubCoverage: coverageOf(b) }));
+  if (signed) {
+    doc.buckets = data.buckets.map((b) => {
+      const progress = restriping.get(b.bucket);
+      return { ...b, storedBytes: storedOf(b), scrubCoverage: coverageOf(b), ...(progress ? { restripeProgress: progress } : {}) };
+    });
+  }
   return doc;
 }

@@ -57,6 +57,7 @@ export const EVENT_NAMES = [
   'scrub_runs', 'scrub_units', 'scrub_shards', 'scrub_damaged',
   'collector_runs', 'collected_units', 'probes',
   'drain_runs', 'moved_shards', 'moved_bytes', 'move_waits',
+  'restripe_runs', 'restriped_versions', 'restriped_bytes', 'restripe_conflicts', 'restripe_failures',
   'journal_runs', 'journal_segments', 'journal_bytes', 'journal_failures',
   'lifecycle_runs', 'lifecycle_examined', 'lifecycle_expired', 'lifecycle_noncurrent_deleted', 'lifecycle_markers_removed', 'lifecycle_uploads_aborted', 'lifecycle_failed',
 ] as const;

@@ -26,6 +26,10 @@ import { S3Error } from '../model/errors.ts';
 import { placeShards, replacementBackend } from '../engine/index.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
 import { parseDrainState, recordFilled, recordMoved, type DrainState } from './drain-progress.ts';
+import { Pacer, type BackendLimits } from './pacer.ts';
+
+/** Requests one move makes between its source and its target (a copy's GETs and PUT, the commit's). */
+const REQUESTS_PER_MOVE = 5;
 
 /** A configured backend as the mover sees it. */
 export interface FleetBackend {
@@ -34,7 +38,7 @@ export interface FleetBackend {
   state: 'active' | 'draining' | 'retired';
   /** Opt-in on an active backend: move onto it the shards placement now assigns to it. */
   rebalance?: boolean;
-  limits?: { bytesPerSecond?: number; requestsPerSecond?: number };
+  limits?: BackendLimits;
 }
 
 export interface DrainDeps extends MoveDeps {
@@ -156,7 +160,8 @@ async function drainUnit(
     }
     if (!mayStart()) return false;
     const bytes = shardLayout(unit, shard).shardFileLen();
-    if (!(await pacer.admit([unit.placement[shard]!, target.id], bytes, deadline))) return false;
+    const charge = { bytes, requests: REQUESTS_PER_MOVE };
+    if (!(await pacer.admit(new Map([[unit.placement[shard]!, charge], [target.id, charge]]), deadline))) return false;
     spend();
     const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, shard, target, deps);
     if (outcome.kind === 'moved') {
@@ -215,7 +220,8 @@ async function fillUnit(
     }
     if (!mayStart()) return false;
     const bytes = shardLayout(unit, pick.shard).shardFileLen();
-    if (!(await pacer.admit([pick.from, id], bytes, deadline))) return false;
+    const charge = { bytes, requests: REQUESTS_PER_MOVE };
+    if (!(await pacer.admit(new Map([[pick.from, charge], [id, charge]]), deadline))) return false;
     spend();
     const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, pick.shard, target, deps);
     if (outcome.kind === 'moved') {
@@ -236,40 +242,3 @@ async function fillUnit(
   return true;
 }
 
-/**
- * Paces the run's moves by each backend's `limits`: a move of `bytes` (read from one backend,
- * written to another, about 5 requests between them) starts only once every backend it touches
- * has had the time its limits give for what this run already asked of it plus this move.
- */
-class Pacer {
-  private readonly started: number;
-  private readonly used = new Map<string, { bytes: number; requests: number }>();
-  private readonly limits: Map<string, NonNullable<FleetBackend['limits']>>;
-
-  constructor(fleet: FleetBackend[], private readonly now: () => number, private readonly sleep: (ms: number) => Promise<void>) {
-    this.started = now();
-    this.limits = new Map(fleet.filter((b) => b.limits).map((b) => [b.id, b.limits!]));
-  }
-
-  /** Waits until the move fits every limit; false (without waiting) when that would pass `deadline`. */
-  async admit(backends: string[], bytes: number, deadline: number): Promise<boolean> {
-    const REQUESTS_PER_MOVE = 5;
-    let readyAt = 0;
-    for (const id of backends) {
-      const limit = this.limits.get(id);
-      const used = this.used.get(id) ?? { bytes: 0, requests: 0 };
-      if (limit?.bytesPerSecond) readyAt = Math.max(readyAt, this.started + ((used.bytes + bytes) / limit.bytesPerSecond) * 1000);
-      if (limit?.requestsPerSecond) readyAt = Math.max(readyAt, this.started + ((used.requests + REQUESTS_PER_MOVE) / limit.requestsPerSecond) * 1000);
-    }
-    const wait = readyAt - this.now();
-    if (wait > 0) {
-      if (this.now() + wait >= deadline) return false;
-      await this.sleep(wait);
-    }
-    for (const id of backends) {
-      const used = this.used.get(id) ?? { bytes: 0, requests: 0 };
-      this.used.set(id, { bytes: used.bytes + bytes, requests: used.requests + REQUESTS_PER_MOVE });
-    }
-    return true;
-  }
-}
