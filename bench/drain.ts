@@ -10,7 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
-import type { Backend, BlobInfo, GetResult, ListPage, PutBody } from '../backends/types.ts';
+import type { Backend } from '../backends/types.ts';
+import { CountedBackend } from '../test/support/counted-backend.ts';
 import { engineSettings, parseConfig } from '../worker/config/config.ts';
 import { PRICE_PRESETS } from '../worker/config/price-list.ts';
 import { EcStore } from '../worker/engine/ec-store.ts';
@@ -34,23 +35,6 @@ const DRAINED = 's3rver-3';
 const BUCKET = 'drain-bench';
 const GRACE_MS = 500;
 
-/** Counts what the mover asks of a backend, as the cost report counts it. */
-class Counted implements Backend {
-  gets = 0; puts = 0; deletes = 0; heads = 0; lists = 0; bytesOut = 0; bytesIn = 0;
-  constructor(readonly inner: Backend) {}
-  get id() { return this.inner.id; }
-  get domain() { return this.inner.domain; }
-  put(key: string, body: PutBody, length: number): Promise<void> { this.puts++; this.bytesIn += length; return this.inner.put(key, body, length); }
-  async get(key: string, range?: { offset: number; length: number }): Promise<GetResult> {
-    this.gets++;
-    const r = await this.inner.get(key, range);
-    this.bytesOut += range ? range.length : r.size;
-    return r;
-  }
-  head(key: string): Promise<BlobInfo> { this.heads++; return this.inner.head(key); }
-  delete(key: string): Promise<void> { this.deletes++; return this.inner.delete(key); }
-  list(prefix: string, cursor?: string): Promise<ListPage> { this.lists++; return this.inner.list(prefix, cursor); }
-}
 
 const ids = Array.from({ length: N }, (_, i) => `s3rver-${i}`);
 const servers = ids.map(() => new S3rverProcess());
@@ -87,7 +71,7 @@ async function main(): Promise<void> {
     const leaving = fleet.filter((b) => b.state !== 'active');
     const prices = Object.fromEntries(ids.map((id) => [id, PRICE_PRESETS['aws-s3-standard']]));
     const estimate = await estimateDrain(catalog, DRAINED, fleet, prices);
-    const counted = new Map(ids.map((id, i) => [id, new Counted(backendOf(i))]));
+    const counted = new Map(ids.map((id, i) => [id, new CountedBackend(backendOf(i))]));
     const deps = { catalog, backends: new Map<string, Backend>(counted), graceMs: GRACE_MS, fleet };
     const t1 = process.hrtime.bigint();
     const cpu1 = process.cpuUsage();
@@ -106,7 +90,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, GRACE_MS + 100));
     await collectGarbage(catalog, new Map<string, Backend>(counted));
 
-    const sum = (f: (c: Counted) => number) => [...counted.values()].reduce((n, c) => n + f(c), 0);
+    const sum = (f: (c: CountedBackend) => number) => [...counted.values()].reduce((n, c) => n + f(c), 0);
     const gets = sum((c) => c.gets), puts = sum((c) => c.puts), deletes = sum((c) => c.deletes), egress = sum((c) => c.bytesOut);
     const gib = bytes / GiB;
     const per = (n: number) => n / gib;

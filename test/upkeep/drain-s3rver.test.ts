@@ -14,7 +14,8 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Backend, BlobInfo, GetResult, ListPage, PutBody } from '../../backends/types.ts';
+import type { Backend } from '../../backends/types.ts';
+import { CountedBackend } from '../support/counted-backend.ts';
 import { S3rverProcess, s3rverBackend } from '../backends/s3rver-harness.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
@@ -36,36 +37,6 @@ const BUCKET = 'drain-proof';
 const GRACE_MS = 2000;
 const KiB = 1024;
 
-/** Counts what is asked of a backend (the mover's own view: what the cost report would count for it). */
-class Counted implements Backend {
-  gets = 0; puts = 0; putsRefused = 0; deletes = 0; heads = 0; lists = 0; bytesOut = 0; bytesIn = 0;
-  /** Set: the next put never settles (the gateway "dies" mid-copy). */
-  hangNextPut = false;
-  constructor(readonly inner: Backend) {}
-  get id() { return this.inner.id; }
-  get domain() { return this.inner.domain; }
-  async put(key: string, body: PutBody, length: number): Promise<void> {
-    this.puts++;
-    this.bytesIn += length;
-    if (this.hangNextPut) {
-      this.hangNextPut = false;
-      return new Promise(() => {});
-    }
-    return this.inner.put(key, body, length).catch((err) => {
-      this.putsRefused++; // a backend that is down (connection refused) stores and bills nothing
-      throw err;
-    });
-  }
-  async get(key: string, range?: { offset: number; length: number }): Promise<GetResult> {
-    this.gets++;
-    const r = await this.inner.get(key, range);
-    this.bytesOut += range ? range.length : r.size;
-    return r;
-  }
-  head(key: string): Promise<BlobInfo> { this.heads++; return this.inner.head(key); }
-  delete(key: string): Promise<void> { this.deletes++; return this.inner.delete(key); }
-  list(prefix: string, cursor?: string): Promise<ListPage> { this.lists++; return this.inner.list(prefix, cursor); }
-}
 
 let servers: S3rverProcess[] = [];
 const ids = Array.from({ length: N }, (_, i) => `s3rver-${i}`);
@@ -199,7 +170,7 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     const clients = [client(1), client(2), client(3)];
 
     // The mover, run by run, with the collector between runs (the cron's order).
-    const counted = new Map(ids.map((id, i) => [id, new Counted(backendOf(i))]));
+    const counted = new Map(ids.map((id, i) => [id, new CountedBackend(backendOf(i))]));
     const moverDeps = () => ({ catalog, backends: new Map<string, Backend>(counted), graceMs: GRACE_MS, fleet });
     const lefts: number[] = [startLeft.shards];
     const reports: DrainReport[] = [];
@@ -247,7 +218,7 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     // failure in this phase: a failed attempt's reads are billed again, see the totals below).
     const prices = Object.fromEntries(ids.map((id) => [id, { storagePerGBMonth: 0.015, egressPerGB: 0.09, putPer1000: 0.005, getPer1000: 0.0004 }]));
     const late = await estimateDrain(catalog, DRAINED, fleet, prices);
-    const sum = (f: (c: Counted) => number) => [...counted.values()].reduce((n, c) => n + f(c), 0);
+    const sum = (f: (c: CountedBackend) => number) => [...counted.values()].reduce((n, c) => n + f(c), 0);
     const atRestart = { gets: sum((c) => c.gets), puts: sum((c) => c.puts), egress: sum((c) => c.bytesOut) };
     for (let run = 0; run < 40; run++) {
       const r = await drainBatch(moverDeps(), { maxMoves: 8, deadline: Date.now() + 60_000 });
