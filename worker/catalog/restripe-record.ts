@@ -137,29 +137,6 @@ export interface BucketRestripeProgress {
   lastError: RestripeState['lastError'];
 }
 
-export interface BucketRestripeProgress {
-  bucket: string;
-  policy: string;
-  target: string;
-  /** Units (and their object bytes) the policy would not write as they are (leftOf; `upperBound`: small replicas counted until a clean pass). */
-  left: { units: number; bytes: number; upperBound: boolean };
-  rewritten: { versions: number; bytes: number };
-  /** Bytes per second between the first and the last swap; null before two swaps apart in time. */
-  bytesPerSecond: number | null;
-  /** Seconds until `left.bytes` are rewritten at that rate; null without a rate. */
-  secondsRemaining: number | null;
-  passes: number;
-  /** A pass is in progress (its counts), and the last complete one's. */
-  inPass: boolean;
-  pass: PassCounts;
-  last: PassCounts | null;
-  /** Versions the gateway cannot rewrite (SSE-C), from the last complete pass. */
-  blocked: number;
-  /** Nothing left that the re-stripe can rewrite. */
-  done: boolean;
-  lastError: RestripeState['lastError'];
-}
-
 /**
  * One bucket's progress toward `policy`, from its ledger's units per geometry and its record
  * (null: none); null when there is nothing to show (no unit left, nothing rewritten toward it).
