@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../backends/types.ts';
 import { CountedBackend } from '../support/counted-backend.ts';
 import { S3rverProcess, s3rverBackend } from '../backends/s3rver-harness.ts';
+import { listAll } from '../backends/helpers.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -61,17 +62,6 @@ function configOf(drained: 'active' | 'draining' | 'retired') {
 
 const body = (bytes: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bytes), c.close()) });
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
-
-async function allKeys(b: Backend): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await b.list('', cursor);
-    keys.push(...page.entries.map((e) => e.key));
-    cursor = page.cursor;
-  } while (cursor);
-  return keys;
-}
 
 describe('draining a backend over seven s3rver backends (4+2)', () => {
   it('moves every shard off while clients read and write; nothing is lost, reads never fail, the bill is as estimated', async () => {
@@ -244,7 +234,7 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     // After the grace delay the collector deletes every old copy: the drained backend holds nothing.
     await new Promise((r) => setTimeout(r, GRACE_MS + 100));
     await collectGarbage(catalog, new Map<string, Backend>(ids.map((id, i) => [id, backendOf(i)])));
-    expect(await allKeys(backendOf(3))).toEqual([]);
+    expect(await listAll(backendOf(3), '')).toEqual([]);
     // No unit of the bucket names it any more; every object reads back with its MD5 (the drained backend now unreachable for good).
     for (let after: string | null = null; ;) {
       const page = await catalog.listUnits(BUCKET, after, 500);

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../backends/types.ts';
 import { S3rverProcess, s3rverBackend } from '../backends/s3rver-harness.ts';
+import { listAll } from '../backends/helpers.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -63,17 +64,6 @@ function configOf(policy: 'old' | 'wide') {
 
 const body = (bytes: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bytes), c.close()) });
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
-
-async function allKeys(b: Backend): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await b.list('', cursor);
-    keys.push(...page.entries.map((e) => e.key));
-    cursor = page.cursor;
-  } while (cursor);
-  return keys;
-}
 
 describe('re-striping a bucket 4+2 -> 8+3 over twelve s3rver backends', () => {
   it('rewrites every version while clients read and write; every version reads back byte-identical, the old shards are collected after the grace delay', async () => {
@@ -219,6 +209,6 @@ describe('re-striping a bucket 4+2 -> 8+3 over twelve s3rver backends', () => {
     // shard files of the units the catalog references.
     await new Promise((r) => setTimeout(r, GRACE_MS + 200));
     await collectGarbage(catalog, byId);
-    for (const [i, id] of ids.entries()) expect((await allKeys(backendOf(i))).sort(), id).toEqual([...referenced.get(id)!].sort());
+    for (const [i, id] of ids.entries()) expect((await listAll(backendOf(i), '')).sort(), id).toEqual([...referenced.get(id)!].sort());
   }, 600_000 + KEYS * 1500);
 });
