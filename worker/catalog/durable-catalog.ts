@@ -239,6 +239,14 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setDrainState(bucket, value));
   }
 
+  async claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean> {
+    return unwrap(await this.bucket(bucket).claimMoveChain(bucket, chain, now, staleMs));
+  }
+
+  async endMoveChain(bucket: string, chain: string): Promise<void> {
+    unwrap(await this.bucket(bucket).endMoveChain(bucket, chain));
+  }
+
   async listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]> {
     return unwrap(await this.bucket(bucket).listVersionRecords(bucket, after, limit));
   }

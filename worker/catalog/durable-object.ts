@@ -45,6 +45,7 @@ import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
 import type { LifecycleProgress, LifecycleRun } from './types.ts';
+import { claimChain, endChain } from './move-chain-record.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -285,6 +286,16 @@ export class CatalogObject extends DurableObject {
   }
   setDrainState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, value));
+  }
+  claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Reply<boolean> {
+    return this.inBucket(bucket, (o) => {
+      const claim = claimChain(o.getState(DRAIN_PROGRESS), chain, now, staleMs);
+      if (claim.owned) o.setState(DRAIN_PROGRESS, claim.row);
+      return claim.owned;
+    });
+  }
+  endMoveChain(bucket: string, chain: string): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, endChain(o.getState(DRAIN_PROGRESS), chain)));
   }
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
     return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));

@@ -440,6 +440,14 @@ export interface UpkeepCatalog {
   /** The bucket's drain progress record (state 'drain'; upkeep/drain-progress.ts), or null. */
   getDrainState(bucket: string): Promise<string | null>;
   setDrainState(bucket: string, value: string | null): Promise<void>;
+  /**
+   * Claims the bucket for mover chain `chain` (upkeep/move-chain.ts), compare-and-set: true, with
+   * the claim renewed at `now`, unless another chain claimed it less than `staleMs` ago (false,
+   * nothing changed). catalog/move-chain-record.ts.
+   */
+  claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean>;
+  /** Ends `chain`'s claim on the bucket (nothing if another chain holds it). */
+  endMoveChain(bucket: string, chain: string): Promise<void>;
   /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
   repairFailed(bucket: string, unitId: string, error: string): Promise<void>;
   /**
