@@ -59,7 +59,7 @@ export default {
     await g.background.run(ctx, () => consumeRepairs(repairs, deps));
     // The mover's links (upkeep/move-chain.ts): a link that throws is retried by the queue.
     for (const link of links) {
-      await g.background.run(ctx, () => runMoveLink(link.body, moveChainDeps(g, env)));
+      await g.background.run(ctx, () => runMoveLink(link.body, moveChainDeps(g, env), links.length));
       link.ack();
     }
     ctx.waitUntil(g.flusher.flush());

@@ -81,6 +81,14 @@ describe('the mover as a chain of queue links', () => {
     expect(await s.catalog.claimMoveChain('b', 'another', Date.now(), CHAIN_STALE_MS)).toBe(true);
   });
 
+  it('links delivered in one batch split one link\'s budget (one invocation\'s subrequests)', async () => {
+    const s = await setup();
+    const before = await s.left();
+    await startMoveChains(['b'], s.deps);
+    expect(await runMoveLink(s.queue.shift()!, s.deps, 4)).toBe('continued');
+    expect(before - (await s.left())).toBe(MOVES_PER_LINK / 4);
+  });
+
   it('a chain whose last claim is stale is taken over; the old one, coming back, stops without sending', async () => {
     const s = await setup();
     expect(await s.catalog.claimMoveChain('b', 'old', Date.now() - CHAIN_STALE_MS + 60_000, CHAIN_STALE_MS)).toBe(true);

@@ -52,13 +52,19 @@ export interface ChainDeps {
 
 export type LinkOutcome = 'continued' | 'ended' | 'superseded';
 
-/** Runs one link; the next is sent before this returns when there is more to do. */
-export async function runMoveLink(link: MoveLink, deps: ChainDeps): Promise<LinkOutcome> {
+/**
+ * Runs one link; the next is sent before this returns when there is more to do. `share`: the
+ * links delivered in the same queue invocation (a batch), which split one link's budget, so a
+ * batch of links stays within one invocation's subrequests.
+ */
+export async function runMoveLink(link: MoveLink, deps: ChainDeps, share = 1): Promise<LinkOutcome> {
   const now = deps.now ?? Date.now;
+  const maxMoves = Math.max(1, Math.floor(MOVES_PER_LINK / share));
+  const maxVersions = Math.max(1, Math.floor(VERSIONS_PER_LINK / share));
   try {
     if (!(await deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS))) return 'superseded';
-    const drained = await deps.drain({ bucket: link.bucket, maxMoves: MOVES_PER_LINK });
-    const restriped = await deps.restripe({ bucket: link.bucket, maxVersions: VERSIONS_PER_LINK });
+    const drained = await deps.drain({ bucket: link.bucket, maxMoves });
+    const restriped = await deps.restripe({ bucket: link.bucket, maxVersions });
     const more = (drained.stopped && drained.waiting === 0) || (restriped.stopped && restriped.failed === 0);
     if (more) {
       // Renewed before the next link is sent, so the cron never finds a live chain stale.
