@@ -433,8 +433,8 @@ export class CatalogObject extends DurableObject {
     const next = repairs.nextWake(Date.now());
     if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
-  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
-    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId, bypassGovernance));
+  removeManifest(bucket: string, key: string, conditions: S.DeleteConditions | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
+    return this.inBucket(bucket, (o) => o.delete(key, conditions, grace, versionId, bypassGovernance));
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
