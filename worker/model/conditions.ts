@@ -75,8 +75,8 @@ export const hasDeleteConditions = (c: DeleteConditions | undefined): c is Delet
  * buckets do (measured: no current object, the key absent or a delete marker current, is 404
  * NoSuchKey whatever the condition, `*` included; a mismatch is 412). With one, against that
  * version (AWS answers 501 there; this is RGW's and ceph/s3-tests' semantics, and S3's for
- * directory buckets): a version that is gone answers true (nothing to delete, no error, as an
- * unconditional delete of it does: a version id never comes back with other content), a delete
+ * directory buckets): a version that is gone passes (nothing to delete, no error, as an
+ * unconditional delete of it: a version id never comes back with other content), a delete
  * marker holds no condition (no ETag, no size).
  * Every condition present must hold: If-Match (`*` matches any object), then the time, then
  * the size; the first that fails names itself in the error's Condition.
