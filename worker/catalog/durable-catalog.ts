@@ -175,8 +175,8 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
   }
 
-  async removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
-    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace, versionId, bypassGovernance));
+  async removeManifest(bucket: string, key: string, conditions?: S.DeleteConditions, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
+    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, conditions, this.grace, versionId, bypassGovernance));
   }
 
   async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {

@@ -444,8 +444,12 @@ export class CatalogObject extends DurableObject {
     const next = repairs.nextWake(Date.now());
     if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
-  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
-    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId, bypassGovernance));
+  /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
+   *  worker and this object may run different versions for a moment during a deploy), kept a
+   *  condition, never read as none. */
+  removeManifest(bucket: string, key: string, conditions: S.DeleteConditions | string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
+    const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
+    return this.inBucket(bucket, (o) => o.delete(key, checked, grace, versionId, bypassGovernance));
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
