@@ -18,12 +18,13 @@ import {
   PutObjectCommand,
   PutObjectTaggingCommand,
 } from '@aws-sdk/client-s3';
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { sdk, type SignAs } from '../auth/mutation/bases.ts';
 import { SCOPES } from '../auth/mutation/scoped-gateway.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
-import { gateApp } from '../support/gate-app.ts';
+import { gateApp, GATE_HOST } from '../support/gate-app.ts';
 
 const BUCKET = 'fz';
 const READ_ONLY = SCOPES[0]!;
@@ -191,6 +192,30 @@ describe('the gate enforces an explicit Deny', () => {
     expect((await send(g, new PutBucketPolicyCommand({ Bucket: 'fz-one', Policy: text }))).status).toBe(204);
     expect((await send(g, new PutObjectCommand({ Bucket: 'fz-one', Key: 'a', Body: 'x' }), { accessKeyId: ONE_BUCKET.accessKeyId, secret: ONE_BUCKET.secret })).status).toBe(403);
     expect((await send(g, new PutObjectCommand({ Bucket: 'fz-one', Key: 'a', Body: 'x' }))).status).toBe(200);
+  });
+});
+
+describe('browser form uploads (PostObject)', () => {
+  /** A SigV2 form of the test key, its fields before the file, as a browser posts it. */
+  function form(fields: Record<string, string>): Request {
+    const conditions = [{ bucket: BUCKET }, ...Object.entries(fields).map(([k, v]) => ({ [k]: v }))];
+    const encoded = Buffer.from(JSON.stringify({ expiration: new Date(Date.now() + 3600_000).toISOString(), conditions })).toString('base64');
+    const fd = new FormData();
+    for (const [k, v] of Object.entries({ ...fields, AWSAccessKeyId: ACCESS_KEY, policy: encoded, signature: createHmac('sha1', SECRET).update(encoded).digest('base64') })) fd.append(k, v);
+    fd.append('file', new Blob(['form data']), 'f.txt');
+    return new Request(`http://${GATE_HOST}/${BUCKET}`, { method: 'POST', body: fd });
+  }
+
+  it('a Deny on s3:PutObject refuses the form as it refuses a PUT, its fields standing for the headers', async () => {
+    const g = await scopedGateway();
+    await putPolicy(g, policy(denyPut({ Null: { 's3:x-amz-server-side-encryption': 'true' } })));
+    const refused = await g.send(form({ key: 'posted' }));
+    expect(refused.status).toBe(403);
+    expect(codeOf(await refused.text())).toBe('AccessDenied');
+    expect(await exists(g, 'posted')).toBe(false);
+    const ok = await g.send(form({ key: 'posted', 'x-amz-server-side-encryption': 'AES256' }));
+    expect(ok.status).toBe(204);
+    expect(await exists(g, 'posted')).toBe(true);
   });
 });
 

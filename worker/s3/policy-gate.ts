@@ -20,7 +20,7 @@
  *   s3:RequestObjectTag/<key>, s3:RequestObjectTagKeys   the x-amz-tagging header
  *   s3:ExistingObjectTag/<key>   the addressed object's tags (read only when the policy names it)
  *   s3:signatureversion ("AWS" or "AWS4-HMAC-SHA256"), s3:authType ("REST-HEADER",
- *   "REST-QUERY-STRING"), aws:SecureTransport, aws:SourceIp (cf-connecting-ip, set by Cloudflare's
+ *   "REST-QUERY-STRING", "POST": a browser form, post-object.ts), aws:SecureTransport, aws:SourceIp (cf-connecting-ip, set by Cloudflare's
  *   edge), aws:UserAgent, aws:Referer, aws:CurrentTime, aws:EpochTime, aws:PrincipalType.
  * Condition key names are case-insensitive here, tag keys in them included.
  */
@@ -99,7 +99,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
       case 's3:versionid': return one(addr.query.get('versionId'));
       case 's3:requestobjecttagkeys': { const t = tagsOfRequest(); return t ? [...t.keys()] : undefined; }
       case 's3:signatureversion': return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
-      case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
+      case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
       case 'aws:securetransport': return [String(new URL(f.url).protocol === 'https:')];
       case 'aws:sourceip': return one(headers.get('cf-connecting-ip'));
       case 'aws:useragent': return one(headers.get('user-agent'));
