@@ -27,13 +27,13 @@ describe('parseBucketPolicy: accepted documents', () => {
     const p = parseBucketPolicy(
       doc([
         deny({ Sid: 'one', Principal: { AWS: ['*', 'AKIDEXAMPLE'] } }),
-        { Sid: 'two', Effect: 'Allow', NotPrincipal: { AWS: 'arn:aws:iam::1:user/x' }, NotAction: ['s3:Get*', 's3:List?ucket'], NotResource: [`arn:aws:s3:::${B}`, '*'] },
+        { Sid: 'two', Effect: 'Deny', NotPrincipal: { AWS: 'arn:aws:iam::1:user/x' }, NotAction: ['s3:Get*', 's3:List?ucket'], NotResource: [`arn:aws:s3:::${B}`, '*'] },
       ]),
       B,
     );
     expect(p.statements.map((s) => [s.sid, s.effect, s.principal.not, s.action.not, s.resource.not])).toEqual([
       ['one', 'Deny', false, false, false],
-      ['two', 'Allow', true, true, true],
+      ['two', 'Deny', true, true, true],
     ]);
     expect(p.statements[0]!.principal.value).toEqual({ AWS: ['*', 'AKIDEXAMPLE'] });
   });
@@ -75,6 +75,7 @@ describe('parseBucketPolicy: MalformedPolicy', () => {
     [doc(deny({ Principal: undefined })), /Missing required field Principal/],
     [doc(deny({ NotPrincipal: '*' })), /both Principal and NotPrincipal/],
     [doc(deny({ Principal: { Robot: '*' } })), /Invalid principal/],
+    [doc(deny({ Effect: 'Allow', Principal: undefined, NotPrincipal: { AWS: 'arn:aws:iam::1:root' } })), /NotPrincipal can only be used with "Effect": "Deny"/],
     [doc(deny({ Principal: 'everyone' })), /Invalid principal/],
     [doc(deny({ Action: undefined })), /Missing required field Action/],
     [doc(deny({ NotAction: 's3:GetObject' })), /both Action and NotAction/],

@@ -5,7 +5,7 @@
  * Grammar (IAM JSON policy reference): an object with optional Version ("2012-10-17" or
  * "2008-10-17"), optional Id and a Statement (one object or a non-empty array). Each statement:
  * optional Sid (unique in the policy), Effect Allow or Deny, exactly one of Principal /
- * NotPrincipal ("*" or an object of "AWS", "CanonicalUser", "Service", "Federated" to a string or
+ * NotPrincipal (NotPrincipal with Deny only, as IAM requires; "*" or an object of "AWS", "CanonicalUser", "Service", "Federated" to a string or
  * strings), exactly one of Action / NotAction (a string or strings: "*" or "s3:<name>" with `*`
  * and `?`), exactly one of Resource / NotResource (ARNs of this bucket: `arn:aws:s3:::bucket` or
  * `arn:aws:s3:::bucket/<key pattern>`, or "*"), optional Condition (operator -> key -> value or
@@ -137,6 +137,8 @@ function parseStatement(raw: unknown, bucket: string): PolicyStatement {
   if (effect !== 'Allow' && effect !== 'Deny') throw malformedPolicy(`Invalid effect: ${String(effect)}`);
   if (raw.Sid !== undefined && typeof raw.Sid !== 'string') throw malformedPolicy('Invalid Sid: expected a string');
   const principal = onePair(raw, 'Principal');
+  // IAM: "NotPrincipal must be used with Effect Deny; using it with Allow is not supported."
+  if (principal.not && effect === 'Allow') throw malformedPolicy('Invalid principal in policy: NotPrincipal can only be used with "Effect": "Deny"');
   const action = onePair(raw, 'Action');
   const resource = onePair(raw, 'Resource');
   return {
