@@ -137,16 +137,16 @@ export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFa
   if (actions === null) return NO_POLICY;
   const bucket = addr.bucket!;
   const accessKeyId = f.auth.accessKeyId ?? null;
+  const policy = await loadPolicy(store, bucket);
   if (op === 'CopyObject' || op === 'UploadPartCopy') {
     const source = readCopySource(f.headers);
-    const sourcePolicy = await loadPolicy(store, source.bucket);
+    const sourcePolicy = source.bucket === bucket ? policy : await loadPolicy(store, source.bucket);
     if (sourcePolicy) {
       const context = requestContext(f, null);
       const sourceActions = source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
       if (policyDenies(sourcePolicy, { actions: sourceActions, resource: arn(source.bucket, source.key), accessKeyId, context })) throw accessDenied();
     }
   }
-  const policy = await loadPolicy(store, bucket);
   if (!policy) return NO_POLICY;
   const tags = policyMentions(policy, 's3:existingobjecttag/') ? await existingTags(store, addr) : null;
   const context = requestContext(f, tags);
