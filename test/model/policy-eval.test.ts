@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseBucketPolicy } from '../../worker/model/bucket-policy.ts';
-import { conditionsHold } from '../../worker/model/policy-conditions.ts';
+import { conditionsHold, wildcardMatch } from '../../worker/model/policy-conditions.ts';
 import { policyDenies, policyIsPublic, policyMentions, type PolicyRequest } from '../../worker/model/policy-eval.ts';
 
 const B = 'pics';
@@ -145,5 +145,24 @@ describe('the helpers', () => {
     expect(policyIsPublic(policy({ ...deny(), Effect: 'Allow', Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } } }))).toBe(false);
     expect(policyIsPublic(policy({ ...deny(), Effect: 'Allow', Principal: { AWS: 'AKIDUSER' } }))).toBe(false);
     expect(policyIsPublic(policy(deny()))).toBe(false);
+  });
+});
+
+describe('wildcardMatch', () => {
+  it('* any run (empty too), ? exactly one character, the rest literal, anchored at both ends', () => {
+    const cases: [string, string, boolean][] = [
+      ['a*', 'a', true], ['a*', 'abc', true], ['*c', 'abc', true], ['a*c', 'ac', true], ['a*c', 'abxc', true], ['a*c', 'abcd', false],
+      ['a?c', 'abc', true], ['a?c', 'ac', false], ['*', '', true], ['', '', true], ['', 'a', false], ['a.c', 'abc', false],
+      ['*a*b', 'xaxxb', true], ['*a*b', 'xaxxbx', false], ['a**b', 'ab', true], ['home/*/x', 'home/ann/x', true], ['home/*/x', 'home/ann/y', false],
+    ];
+    for (const [pattern, value, expected] of cases) expect(wildcardMatch(pattern, value), `${pattern} ~ ${value}`).toBe(expected);
+    expect(wildcardMatch('S3:Get*', 's3:getobject', true)).toBe(true);
+    expect(wildcardMatch('S3:Get*', 's3:getobject')).toBe(false);
+  });
+
+  it('a pattern of many stars against a long value that almost matches answers at once', () => {
+    const started = Date.now();
+    expect(wildcardMatch(`${'*a'.repeat(30)}*b`, 'a'.repeat(1024))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(500);
   });
 });

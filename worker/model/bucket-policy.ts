@@ -15,7 +15,7 @@
  * simply never matches.
  */
 import { S3Error } from './errors.ts';
-import { isConditionOperator } from './policy-conditions.ts';
+import { isConditionOperator, wildcardMatch } from './policy-conditions.ts';
 import { S3_POLICY_ACTIONS } from './policy-actions.ts';
 
 /** AWS's limit on a bucket policy's size. */
@@ -105,9 +105,7 @@ function parseResources(value: unknown, bucket: string): string[] {
     if (r === '*') continue;
     const m = /^arn:aws:s3:::([^/]*)(\/.*)?$/.exec(r);
     if (!m) throw malformedPolicy('Policy has invalid resource');
-    const name = m[1]!;
-    const matcher = new RegExp(`^${name.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\-]/g, '\\$&'))).join('')}$`);
-    if (!matcher.test(bucket)) throw malformedPolicy('Policy has invalid resource');
+    if (!wildcardMatch(m[1]!, bucket)) throw malformedPolicy('Policy has invalid resource');
   }
   return resources;
 }

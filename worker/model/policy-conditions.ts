@@ -51,11 +51,34 @@ export function isConditionOperator(name: string): boolean {
   return parseOperator(name) !== null;
 }
 
-/** `*` any run, `?` one character, the rest literal; anchored. */
+/**
+ * `*` any run, `?` one character, the rest literal; anchored. The classic two-pointer glob match,
+ * at most pattern x value steps: no regular expression, so no pattern a policy's author writes
+ * can make a request's key backtrack exponentially.
+ */
 export function wildcardMatch(pattern: string, value: string, ignoreCase = false): boolean {
-  if (!/[*?]/.test(pattern)) return ignoreCase ? pattern.toLowerCase() === value.toLowerCase() : pattern === value;
-  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'))).join('');
-  return new RegExp(`^${source}$`, ignoreCase ? 'si' : 's').test(value);
+  const p = ignoreCase ? pattern.toLowerCase() : pattern;
+  const v = ignoreCase ? value.toLowerCase() : value;
+  let i = 0;
+  let j = 0;
+  let star = -1;
+  let resume = 0;
+  while (j < v.length) {
+    if (i < p.length && (p[i] === '?' || (p[i] !== '*' && p[i] === v[j]))) {
+      i++;
+      j++;
+    } else if (i < p.length && p[i] === '*') {
+      star = i++;
+      resume = j;
+    } else if (star >= 0) {
+      i = star + 1;
+      j = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.length && p[i] === '*') i++;
+  return i === p.length;
 }
 
 function number(s: string): number | null {
