@@ -185,6 +185,16 @@ describe('the gate enforces an explicit Deny', () => {
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
   });
 
+  it('a stored policy that no longer parses fails closed (500) and can still be deleted', async () => {
+    const g = await scopedGateway();
+    await g.store.putBucketPolicy(BUCKET, '{"Statement": "written by an older, laxer parser"}');
+    const res = await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }));
+    expect(res.status).toBe(500);
+    expect(await res.text()).toMatch(/no longer parses/);
+    expect((await send(g, new DeleteBucketPolicyCommand({ Bucket: BUCKET }))).status).toBe(204);
+    expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
+  });
+
   it('a Deny naming one access key refuses that key only', async () => {
     const g = await scopedGateway();
     await g.store.createBucket('fz-one', { region: 'us-east-1' });

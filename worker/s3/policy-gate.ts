@@ -62,7 +62,17 @@ async function loadPolicy(store: ObjectStore, bucket: string): Promise<BucketPol
     if (err instanceof S3Error && err.code === 'NoSuchBucket') return null; // the handler says so
     throw err;
   }
-  return text === null ? null : parsedPolicy(text, bucket);
+  if (text === null) return null;
+  try {
+    return parsedPolicy(text, bucket);
+  } catch (err) {
+    // Accepted when it was put, refused now (a stricter parser since): fail closed, and say how
+    // to get out; the policy operations are never evaluated, so replacing it always works.
+    if (err instanceof S3Error && err.code === 'MalformedPolicy') {
+      throw new S3Error('InternalError', `The policy stored for bucket ${bucket} no longer parses (${err.message}); replace it (PutBucketPolicy) or delete it (DeleteBucketPolicy).`);
+    }
+    throw err;
+  }
 }
 
 export interface PolicyRequestFacts {
