@@ -20,8 +20,11 @@
  *   s3:RequestObjectTag/<key>, s3:RequestObjectTagKeys   the x-amz-tagging header
  *   s3:ExistingObjectTag/<key>   the addressed object's tags (read only when the policy names it)
  *   s3:signatureversion ("AWS" or "AWS4-HMAC-SHA256"), s3:authType ("REST-HEADER",
- *   "REST-QUERY-STRING", "POST": a browser form, post-object.ts), aws:SecureTransport, aws:SourceIp (cf-connecting-ip, set by Cloudflare's
- *   edge), aws:UserAgent, aws:Referer, aws:CurrentTime, aws:EpochTime, aws:PrincipalType.
+ *   "REST-QUERY-STRING", "POST": a browser form, post-object.ts), aws:SecureTransport,
+ *   aws:SourceIp (cf-connecting-ip, set by Cloudflare's edge), aws:UserAgent, aws:Referer,
+ *   aws:CurrentTime, aws:EpochTime, aws:PrincipalType.
+ * Also evaluated: PostObject (post-object.ts), as the PutObject it is, its fields as headers.
+ * A stored policy that no longer parses fails closed (500 naming the way out).
  * Condition key names are case-insensitive here, tag keys in them included.
  */
 import type { AuthResult, PolicyCheck } from './context.ts';
