@@ -16,7 +16,7 @@
  * Two more things it does that workerd does not: malformed framings (`malformedFraming`) are
  * answered 400 here, and a request the Worker answered before its body had all come (a refusal)
  * has both its connections closed after the answer, so stalled uploads never hold the front's
- * pool to workerd (64 connections) and everyone else keeps being answered.
+ * connections to workerd (at most 64 at once) and everyone else keeps being answered.
  * Known gaps: HTTP/1.1 only (no h2, no TLS); HTTP trailers on the request (not S3's aws-chunked
  * trailers, which are body bytes) are not forwarded; a `cdn-cgi` bucket cannot be used
  * path-style (it cannot on Cloudflare either).
@@ -93,11 +93,15 @@ export function malformedFraming(req: http.IncomingMessage): string | null {
 }
 
 /**
- * How long a connection to workerd may sit idle in the front's pool. workerd closes one after 5 s
- * idle; a request sent on it as it closes fails (socket hang up). Node closes the front's side
- * first, so every connection reused is younger than workerd's limit.
+ * Connections to workerd are never reused: one per request, closed after its answer. workerd
+ * closes pooled connections on its own terms (after 5 s idle, and under load sooner: four
+ * concurrent 40 MiB multipart uploads and a download, repeated on 2 cores, had 10 requests in
+ * four rounds sent on a connection workerd had just closed, each failing with read ECONNRESET or
+ * socket hang up, a 503 to the client; every one on a reused connection, none on a fresh one),
+ * and a request whose body has been streamed cannot be sent again. A loopback connect costs well
+ * under a millisecond.
  */
-export const UPSTREAM_IDLE_MS = 2_000;
+export const UPSTREAM_MAX_SOCKETS = 64;
 
 /** Streams one request to workerd and its answer back. */
 async function forward(req: http.IncomingMessage, res: http.ServerResponse, options: FrontOptions, agent: http.Agent): Promise<void> {
@@ -133,7 +137,7 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, opti
   });
   upstream.on('error', (err) => {
     if (answered) return void res.destroy();
-    options.log?.(`front: ${req.method} ${target}: workerd did not answer (${err.message})`);
+    options.log?.(`front: ${req.method} ${target}: workerd did not answer (${err.message}${upstream.reusedSocket ? ', on a reused connection' : ''})`);
     answer(res, 503, 'ServiceUnavailable', `The local gateway (workerd) did not answer: ${err.message}`, target);
   });
   // A client that goes away mid-request or mid-response takes the upstream request with it.
@@ -154,8 +158,7 @@ export function answerExpectContinue(res: http.ServerResponse): void {
 
 /** Starts the front on `port` (0: any free port) at each of `hosts`. */
 export async function startFront(port: number, hosts: string[], options: FrontOptions): Promise<RunningFront> {
-  // `timeout` closes a socket idle in the pool (one in use only gets an event nobody acts on).
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: UPSTREAM_IDLE_MS });
+  const agent = new http.Agent({ keepAlive: false, maxSockets: UPSTREAM_MAX_SOCKETS });
   let continued = 0;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const malformed = malformedFraming(req);

@@ -6,8 +6,8 @@
  * its pooled connection to the user worker without retrying when that close races a new request.
  * The client then gets a plain-text 500 "Network connection lost": measured here, about one
  * request in ten that arrives 5.0 s after the previous one. SDKs retry a 500, but not every
- * client does, and a test that meets it fails for nothing. The front's own pool to this address
- * closes idle sockets well before workerd does (front.ts), so the hop left has no such race.
+ * client does, and a test that meets it fails for nothing. The front opens a connection to this
+ * address per request and never reuses one (front.ts), so the hop left has no such race.
  *
  * How: wrangler 4.86's DevEnv routes every controller event through `dispatch`; `reloadComplete`
  * carries `proxyData.userWorkerUrl`. Between `reloadStart` and `reloadComplete` (a reload in

@@ -261,7 +261,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
     throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
   }
-  const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.limits ? { limits: b.limits } : {}) }));
+  const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}), ...(b.limits ? { limits: b.limits } : {}) }));
   const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator'): Promise<DrainReport> => {
     const started = Date.now();
     const report = await drainBatch(
@@ -272,7 +272,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     meter.event('moved_shards', report.copied + report.rebuilt);
     meter.event('moved_bytes', report.bytes);
     meter.event('move_waits', report.waiting);
-    logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
+    logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, rebalanced: report.rebalanced, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
     return report;
   };
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {

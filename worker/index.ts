@@ -75,8 +75,8 @@ export default {
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
-    // The mover, while any backend is draining or retired (upkeep/drain.ts).
-    if (g.fleet.some((b) => b.state !== 'active')) {
+    // The mover, while any backend is draining or retired, or being rebalanced onto (upkeep/drain.ts).
+    if (g.fleet.some((b) => b.state !== 'active' || b.rebalance)) {
       jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
         (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));

@@ -70,22 +70,25 @@ export const command: Command = {
     if (values.run) {
       let moved = 0;
       for (;;) {
-        const r = (await client.admin('drain', { max: values.batch })) as { copied: number; rebuilt: number; waiting: number; noTarget: number; waits: { error: string }[]; progress: Progress[] };
+        const r = (await client.admin('drain', { max: values.batch })) as { copied: number; rebuilt: number; rebalanced: number; waiting: number; noTarget: number; waits: { error: string }[]; progress: Progress[] };
         moved += r.copied + r.rebuilt;
         const shown = r.progress.filter((p) => !backend || p.backend === backend);
         const left = shown.reduce((n, p) => n + p.left.shards, 0);
         if (!values.json) process.stderr.write(`moved ${moved}; left ${left}\n`);
-        if (left === 0 && r.waiting === 0) break;
+        // Done when nothing is left on leaving backends and the run moved nothing onto a backend
+        // being rebalanced (a run that did may have more to move onto it).
+        if (left === 0 && r.waiting === 0 && !r.rebalanced) break;
         if (r.copied + r.rebuilt === 0) {
           process.stdout.write(`nothing moved this run: ${r.waiting} waiting (${r.waits[0]?.error ?? 'no target'}), ${r.noTarget} without a target\n`);
           return 1;
         }
       }
     }
-    const answer = (await client.admin('drain-status')) as { backends: Progress[] };
+    const answer = (await client.admin('drain-status')) as { backends: Progress[]; rebalance?: Rebalance[] };
     const shown = answer.backends.filter((p) => !backend || p.backend === backend);
-    if (values.json) printJson({ backends: shown });
-    else process.stdout.write(progressText(shown));
+    const filling = (answer.rebalance ?? []).filter((p) => !backend || p.backend === backend);
+    if (values.json) printJson({ backends: shown, rebalance: filling });
+    else process.stdout.write((filling.length && !shown.length ? '' : progressText(shown)) + rebalanceText(filling));
     return 0;
   },
 };
@@ -100,6 +103,21 @@ function progressText(backends: Progress[]): string {
       p.secondsRemaining === null ? (p.left.shards ? '-' : 'done') : duration(Math.ceil(p.secondsRemaining)),
     ]);
   }
+  return table(rows) + '\n';
+}
+
+interface Rebalance {
+  backend: string;
+  moved: { shards: number; bytes: number };
+  bucketsFilled: number;
+  buckets: number;
+  done: boolean;
+}
+
+function rebalanceText(backends: Rebalance[]): string {
+  if (!backends.length) return '';
+  const rows = [['rebalancing onto', 'moved onto it', 'buckets done', 'state']];
+  for (const p of backends) rows.push([p.backend, `${p.moved.shards} (${bytes(p.moved.bytes)})`, `${p.bucketsFilled} of ${p.buckets}`, p.done ? 'done: "rebalance" can come off' : 'moving']);
   return table(rows) + '\n';
 }
 

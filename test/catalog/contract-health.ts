@@ -91,7 +91,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     const w1 = wide(1000), w2 = wide(2000), w3 = wide(4000);
     await c().setVersioning(b, 'Enabled');
     await c().commitManifest(b, 'w', manifest(b, 'w', [w1, w2]), {});
-    const second = await c().commitManifest(b, 'w', manifest(b, 'w', [w3]), {}); // a second version: the first one's units stay stored
+    const { versionId: second } = await c().commitManifest(b, 'w', manifest(b, 'w', [w3]), {}); // a second version: the first one's units stay stored
     await c().commitManifest(b, 'n', manifest(b, 'n', [unit()]), {}); // another policy: 2+1
     await c().commitManifest(b, 'i', inlineManifest(b, 'i'), {}); // inline: no unit
     const ladder = async () => {

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogOptions } from '../../worker/catalog/rules.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
+import { defineExpirationCases } from './contract-expiration.ts';
 import { defineHealthCases } from './contract-health.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
@@ -46,6 +47,7 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
     defineMultipartCases(ctx);
     defineHealthCases(ctx);
     defineVersionCases(ctx);
+    defineExpirationCases(ctx);
   });
 }
 

@@ -16,6 +16,7 @@ import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import type { JournalTake } from '../../worker/catalog/types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, type JournalSegment } from '../../worker/format/journal.ts';
 import { flushJournal } from '../../worker/upkeep/journal.ts';
+import { configurationSettled, DAY_MS } from '../../worker/model/lifecycle.ts';
 import { parseConfig } from '../../worker/config/config.ts';
 import { openCatalogFixture } from '../support/catalog-fixture.ts';
 import { readBytes } from '../support/read-bytes.ts';
@@ -49,6 +50,11 @@ describe('a catalog written by schema 3 opens under this release and its journal
       const got = await readBytes((await store.getObject('history', key, { conditions: {}, versionId })).body);
       expect({ at, size: got.length, md5: md5(got) }).toEqual({ at, ...want });
     }
+    // Its lifecycle rules were stored without the time they were set (lifecycle-set-at is newer):
+    // long settled, so the job acts on them at once (model/lifecycle.ts configurationSettled).
+    const run = await catalog.getLifecycleRun('history');
+    expect(run).toMatchObject({ rules: [{ id: 'old' }], setAt: null });
+    expect(configurationSettled(run.setAt, Date.now(), DAY_MS)).toBe(true);
 
     // The journal run, as the cron makes it, its segments stored on the fixture's backends.
     const segments: JournalSegment[] = [];

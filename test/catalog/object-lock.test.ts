@@ -56,7 +56,7 @@ describe('a lock-enabled bucket', () => {
     const c = await lockedBucket('vault');
     await c.setObjectLock('vault', { mode: 'COMPLIANCE', days: 2 });
     const before = Date.now();
-    const id = await c.commitManifest('vault', 'k', manifest('vault', 'k'), {});
+    const { versionId: id } = await c.commitManifest('vault', 'k', manifest('vault', 'k'), {});
     const found = await c.getVersion('vault', 'k', id!);
     const lock = found.kind === 'object' ? found.manifest.metadata.objectLock : undefined;
     expect(lock?.mode).toBe('COMPLIANCE');
@@ -64,7 +64,7 @@ describe('a lock-enabled bucket', () => {
     expect(Date.parse(lock!.retainUntil!)).toBeLessThanOrEqual(Date.now() + 2 * DAY);
     // Its own retention wins over the default.
     const retainUntil = inDays(9);
-    const own = await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil }), {});
+    const { versionId: own } = await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil }), {});
     const second = await c.getVersion('vault', 'k', own!);
     expect(second.kind === 'object' && second.manifest.metadata.objectLock).toEqual({ mode: 'GOVERNANCE', retainUntil });
   });
@@ -76,7 +76,7 @@ describe('a locked version', () => {
     const u = unit();
     const m = manifest('vault', 'k', [u]);
     m.metadata = { ...m.metadata, objectLock: { mode: 'COMPLIANCE', retainUntil: inDays(1) } };
-    const id = (await c.commitManifest('vault', 'k', m, {}))!;
+    const id = (await c.commitManifest('vault', 'k', m, {})).versionId!;
     await expectS3(c.removeManifest('vault', 'k', undefined, id), 'AccessDenied');
     await expectS3(c.removeManifest('vault', 'k', undefined, id, true), 'AccessDenied');
     const marker = await c.removeManifest('vault', 'k');
@@ -103,7 +103,7 @@ describe('a locked version', () => {
 
   it('GOVERNANCE: removed only with bypass; a legal hold blocks even that, until it is OFF', async () => {
     const c = await lockedBucket('vault');
-    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil: inDays(1), legalHold: 'ON' }), {}))!;
+    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil: inDays(1), legalHold: 'ON' }), {})).versionId!;
     await expectS3(c.removeManifest('vault', 'k', undefined, id, true), 'AccessDenied');
     await c.changeObjectLock('vault', 'k', id, { legalHold: 'OFF' });
     await expectS3(c.removeManifest('vault', 'k', undefined, id), 'AccessDenied');
@@ -113,13 +113,13 @@ describe('a locked version', () => {
 
   it('retention changes: COMPLIANCE only extends; GOVERNANCE shortens, changes mode or goes only with bypass', async () => {
     const c = await lockedBucket('vault');
-    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: inDays(2) }), {}))!;
+    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: inDays(2) }), {})).versionId!;
     await expectS3(c.changeObjectLock('vault', 'k', id, { retention: { mode: 'COMPLIANCE', retainUntil: inDays(1) } }, true), 'AccessDenied');
     await expectS3(c.changeObjectLock('vault', 'k', id, { retention: { mode: 'GOVERNANCE', retainUntil: inDays(3) } }, true), 'AccessDenied');
     await expectS3(c.changeObjectLock('vault', 'k', id, { retention: null }, true), 'AccessDenied');
     await c.changeObjectLock('vault', 'k', id, { retention: { mode: 'COMPLIANCE', retainUntil: inDays(3) } });
 
-    const g = (await c.commitManifest('vault', 'g', lockedManifest('vault', 'g', { mode: 'GOVERNANCE', retainUntil: inDays(2) }), {}))!;
+    const g = (await c.commitManifest('vault', 'g', lockedManifest('vault', 'g', { mode: 'GOVERNANCE', retainUntil: inDays(2) }), {})).versionId!;
     await expectS3(c.changeObjectLock('vault', 'g', g, { retention: { mode: 'GOVERNANCE', retainUntil: inDays(1) } }), 'AccessDenied');
     await expectS3(c.changeObjectLock('vault', 'g', g, { retention: { mode: 'COMPLIANCE', retainUntil: inDays(3) } }), 'AccessDenied');
     await c.changeObjectLock('vault', 'g', g, { retention: { mode: 'GOVERNANCE', retainUntil: inDays(3) } });
@@ -131,7 +131,7 @@ describe('a locked version', () => {
 
   it('an expired retention no longer holds', async () => {
     const c = await lockedBucket('vault');
-    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: new Date(Date.now() - 1000).toISOString() }), {}))!;
+    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: new Date(Date.now() - 1000).toISOString() }), {})).versionId!;
     expect(await c.removeManifest('vault', 'k', undefined, id)).toEqual({ versionId: id });
   });
 });

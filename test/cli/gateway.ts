@@ -12,6 +12,7 @@
  * what a client really did: the ETag shows whether an upload went multipart and in how many
  * parts; a 404 shows that a delete really happened.
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AwsClient } from 'aws4fetch';
@@ -99,9 +100,30 @@ async function workerdCpu(): Promise<string> {
     const before = sample();
     await new Promise((r) => setTimeout(r, 2000));
     const after = sample();
-    const lines = [...after].map(([pid, t]) => `workerd ${pid}: ${Math.round((t - (before.get(pid) ?? t)) / 2)}% CPU, ${Math.round(t / 100)} s in all`);
+    const lines: string[] = [];
+    for (const [pid, t] of after) {
+      const busy = Math.round((t - (before.get(pid) ?? t)) / 2);
+      lines.push(`workerd ${pid}: ${busy}% CPU, ${Math.round(t / 100)} s in all${busy >= 80 ? `; where it spins: ${await nativeStack(pid)}` : ''}`);
+    }
     return lines.length ? lines.join(', ') : 'no workerd process found';
   } catch (err) {
     return `workerd CPU unknown (${(err as Error).message})`;
   }
+}
+
+/**
+ * The function names of a spinning workerd's innermost frames (gdb, which .ci/run installs; the
+ * binary keeps its symbols): native code (SQLite, kj) or V8 running JavaScript tells which kind of
+ * loop it is.
+ */
+function nativeStack(pid: string): Promise<string> {
+  return new Promise((resolve) => {
+    execFile('gdb', ['-p', pid, '-batch', '-ex', 'bt 30'], { timeout: 60_000, maxBuffer: 4 << 20 }, (err, stdout) => {
+      const frames = String(stdout ?? '')
+        .split('\n')
+        .filter((l) => /^#\d+/.test(l))
+        .map((l) => l.replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ').replace(/\s*\(.*$/, '').slice(0, 100));
+      resolve(frames.length ? frames.join(' | ') : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
+    });
+  });
 }

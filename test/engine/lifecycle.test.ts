@@ -5,13 +5,13 @@
  * unversioned bucket expired objects are gone; in a versioned one a current version expires into
  * a delete marker, noncurrent versions beyond NewerNoncurrentVersions go after NoncurrentDays, an
  * expired object delete marker is removed; incomplete uploads are aborted; prefix and size
- * filters are respected; and x-amz-expiration names the rule on HEAD (not on PUT: a catalog
- * round trip more per PUT, docs/COMPATIBILITY.md "Lifecycle").
+ * filters are respected; and x-amz-expiration names the rule on HEAD and on the writes
+ * (PutObject, CopyObject, CompleteMultipartUpload), as S3 sends it.
  */
 import {
-  CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, HeadObjectCommand,
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, HeadObjectCommand,
   ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand, PutBucketVersioningCommand,
-  PutObjectCommand, type LifecycleRule,
+  PutObjectCommand, UploadPartCommand, type LifecycleRule,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { r2Config, removeDir, startGateway, type RunningGateway } from './harness.ts';
@@ -32,7 +32,7 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
   };
   const rules = (Bucket: string, Rules: LifecycleRule[]) => s3().send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));
   let ncVersions: string[] = [];
-  let putExpiration: string | undefined;
+  const written: Record<string, string | undefined> = {};
 
   beforeAll(async () => {
     gw = await startGateway(r2Config(), { vars: { SHARDGATE_LIFECYCLE_DAY_SECONDS: String(DAY_SECONDS) } });
@@ -50,8 +50,13 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
       { ID: 'nc', Status: 'Enabled', Filter: { Prefix: 'nc/' }, NoncurrentVersionExpiration: { NoncurrentDays: 1, NewerNoncurrentVersions: 1 } },
       { ID: 'dm', Status: 'Enabled', Filter: { Prefix: 'dm/' }, Expiration: { ExpiredObjectDeleteMarker: true } },
     ]);
-    putExpiration = (await put(PLAIN, 'old/a')).Expiration;
-    for (const key of ['keep/a', 'big/small']) await put(PLAIN, key);
+    written.put = (await put(PLAIN, 'old/a')).Expiration;
+    for (const key of ['keep/a', 'big/small']) written[key] = (await put(PLAIN, key)).Expiration;
+    written.copy = (await s3().send(new CopyObjectCommand({ Bucket: PLAIN, Key: 'old/copy', CopySource: `${PLAIN}/keep/a` }))).Expiration;
+    const { UploadId } = await s3().send(new CreateMultipartUploadCommand({ Bucket: PLAIN, Key: 'old/mp' }));
+    const part = await s3().send(new UploadPartCommand({ Bucket: PLAIN, Key: 'old/mp', UploadId, PartNumber: 1, Body: new Uint8Array(10) }));
+    const completed = await s3().send(new CompleteMultipartUploadCommand({ Bucket: PLAIN, Key: 'old/mp', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag! }] } }));
+    written.complete = completed.Expiration;
     await put(PLAIN, 'big/large', 100_000); // coded 4+2
     await s3().send(new CreateMultipartUploadCommand({ Bucket: PLAIN, Key: 'up/x' }));
     await s3().send(new CreateMultipartUploadCommand({ Bucket: PLAIN, Key: 'keepup/x' }));
@@ -68,17 +73,23 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
     if (dir) removeDir(dir);
   }, 60_000);
 
-  it('reads back the rules and states the expiration on HEAD (in real days, as S3 does), not on PUT', async () => {
+  it('reads back the rules and states the expiration on HEAD and on the writes (in real days, as S3 does)', async () => {
     const got = await s3().send(new GetBucketLifecycleConfigurationCommand({ Bucket: PLAIN }));
     expect(got.Rules?.map((r) => r.ID)).toEqual(['old', 'big', 'uploads', 'off']);
-    expect(putExpiration).toBeUndefined();
-    expect((await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'old/a' }))).Expiration).toMatch(/^expiry-date="[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} 00:00:00 GMT", rule-id="old"$/);
+    const header = /^expiry-date="[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} 00:00:00 GMT", rule-id="old"$/;
+    const head = (await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'old/a' }))).Expiration;
+    expect(head).toMatch(header);
+    expect(written.put, 'PutObject states what HEAD states').toBe(head);
+    expect(written.copy).toMatch(header);
+    expect(written.complete).toMatch(header);
     expect((await s3().send(new HeadObjectCommand({ Bucket: PLAIN, Key: 'keep/a' }))).Expiration).toBeUndefined();
+    expect(written['keep/a']).toBeUndefined(); // only a Disabled rule matches
+    expect(written['big/small']).toBeUndefined(); // the size bound does not hold
   });
 
   it('nothing expires before its day is over', async () => {
     await gw.control('/__test/cron');
-    expect(await keys(PLAIN)).toEqual(['big/large', 'big/small', 'keep/a', 'old/a']);
+    expect(await keys(PLAIN)).toEqual(['big/large', 'big/small', 'keep/a', 'old/a', 'old/copy', 'old/mp']);
     expect((await versions(VERSIONED, 'nc/')).versions).toEqual(ncVersions);
   });
 

@@ -207,4 +207,28 @@ describe('small writes: catalog calls and rounds', () => {
     expect((await stored(s.backends)).sort()).toEqual(before.sort());
     expect((await s.catalog.bucketHealth('b', new Date())).reservations.held, 'nothing reserved is left').toBe(0);
   });
+  it('under a lifecycle rule, PutObject, CopyObject and CompleteMultipartUpload answer x-amz-expiration from their commit: no call more', async () => {
+    const s = await setup({ k: 4, m: 2, blockSize: 4096 });
+    await s.store.putBucketLifecycle('b', [{ id: 'tmp-1', status: 'Enabled', filter: { prefix: 'tmp/' }, expiration: { days: 1 } }]);
+    const data = randomBytes(rand, 64 * 1024);
+    const nextMidnight = (t: Date) => Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 2); // 1 day, rounded up to midnight UTC
+    s.calls.clear();
+    const put1 = await s.store.putObject('b', 'tmp/a', stream(data), put(data.length));
+    expect(Object.fromEntries(s.calls)).toEqual({ prepareWrite: 1, commitManifest: 1 });
+    expect(put1.expiration).toEqual({ date: nextMidnight(put1.lastModified), ruleId: 'tmp-1' });
+    expect((await s.store.putObject('b', 'keep/a', stream(data), put(data.length))).expiration, 'outside the rule').toBeUndefined();
+
+    s.calls.clear();
+    const copyOptions = { metadataDirective: 'COPY' as const, tagging: 'COPY' as const, conditions: {} };
+    const copied = await s.store.copyObject({ bucket: 'b', key: 'keep/a', conditions: {} }, 'b', 'tmp/copy', copyOptions as never);
+    expect(Object.fromEntries(s.calls)).toEqual({ getVersion: 1, prepareWrite: 1, commitManifest: 1 });
+    expect(copied.expiration).toEqual({ date: nextMidnight(copied.lastModified), ruleId: 'tmp-1' });
+
+    const { uploadId } = await s.store.createMultipartUpload('b', 'tmp/mp', { metadata: { user: {} }, checksum: null });
+    const p1 = await s.store.uploadPart('b', 'tmp/mp', uploadId, 1, stream(data), { contentLength: data.length, checksum: null });
+    const complete = () => s.store.completeMultipartUpload('b', 'tmp/mp', uploadId, [{ partNumber: 1, etag: p1.etag }], { conditions: {} });
+    const done = await complete();
+    expect(done.expiration).toEqual({ date: nextMidnight(done.lastModified), ruleId: 'tmp-1' });
+    expect((await complete()).expiration, 'a repeated Complete answers the first result').toEqual(done.expiration);
+  });
 });

@@ -5,7 +5,7 @@
  * several rules (the earliest due wins), Disabled rules, uploads, and the x-amz-expiration value.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, dueActions, dueAt, expirationHeader, objectExpiration, uploadAbortDue, type LifecycleRule, type VersionFacts } from '../../worker/model/lifecycle.ts';
+import { configurationSettled, configurationSettleMs, DAY_MS, dueActions, dueAt, expirationHeader, objectExpiration, uploadAbortDue, type LifecycleRule, type VersionFacts } from '../../worker/model/lifecycle.ts';
 
 const T0 = Date.parse('2026-01-01T10:30:00Z');
 const v = (id: string, at: number, o: Partial<VersionFacts> = {}): VersionFacts => ({ versionId: id, deleteMarker: false, lastModified: at, size: 100, tags: [], ...o });
@@ -115,5 +115,18 @@ describe('x-amz-expiration', () => {
   });
   it('is absent when no expiration rule applies', () => {
     expect(objectExpiration([rule({ prefix: 'x/', expiration: { days: 1 } })], 'k', { lastModified: T0, size: 1, tags: [] })).toBeNull();
+  });
+});
+
+describe('a new configuration settles before the job acts on it', () => {
+  it('five minutes with real days, half a day with a short test day', () => {
+    expect(configurationSettleMs(DAY_MS)).toBe(5 * 60_000);
+    expect(configurationSettleMs(10_000)).toBe(5_000);
+    expect(configurationSettled(T0, T0 + 4_999, 10_000)).toBe(false);
+    expect(configurationSettled(T0, T0 + 5_000, 10_000)).toBe(true);
+    expect(configurationSettled(T0, T0 + 5 * 60_000 - 1, DAY_MS)).toBe(false);
+  });
+  it('a configuration stored without its time (an earlier release) counts as settled', () => {
+    expect(configurationSettled(null, T0, DAY_MS)).toBe(true);
   });
 });

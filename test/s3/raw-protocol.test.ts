@@ -148,6 +148,15 @@ describe('versioning on the wire', () => {
     }
     const old = await raw(url, { path: '/rawv/k?versionId=null' });
     expect([old.status, old.text, old.headers['x-amz-version-id']]).toEqual([200, 'zero', 'null']);
+    // A key with no version at all (never written, or its last version and marker removed, as
+    // lifecycle does): 404 with x-amz-delete-marker: false, in a versioned bucket and in one never versioned.
+    for (const id of [marker, one, 'null']) expect((await raw(url, { method: 'DELETE', path: `/rawv/k?versionId=${id}` })).status).toBe(204);
+    for (const method of ['GET', 'HEAD']) {
+      for (const path of ['/rawv/k', '/rawv/never', '/rawp/never']) {
+        const none = await raw(url, { method, path });
+        expect([none.status, none.headers['x-amz-delete-marker'], none.headers['x-amz-version-id']], `${method} ${path}`).toEqual([404, 'false', undefined]);
+      }
+    }
   });
 
   it('a version-id-marker needs a key-marker; malformed ids and configurations are refused', async () => {

@@ -19,7 +19,8 @@ import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
 import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
-import { drainProgress } from '../../worker/upkeep/drain-progress.ts';
+import { drainProgress, rebalanceProgress } from '../../worker/upkeep/drain-progress.ts';
+import { placeShards } from '../../worker/engine/placement.ts';
 import { moveShard } from '../../worker/upkeep/move.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
@@ -229,6 +230,82 @@ describe('the mover', () => {
     expect(replacementBackend('n', placement, 5, [b('g', 'd1'), b('h', 'd2')], dom, 1)).toBeNull();
     // Never a backend that already holds a shard of the unit.
     expect(replacementBackend('n', placement, 5, [b('a', 'd1')], dom, 2)).toBeNull();
+  });
+});
+
+describe('rebalancing onto a new backend ("rebalance": true)', () => {
+  it('moves onto it exactly the shards placement now assigns to it, one per unit, and nothing else; then finds it full and stops walking', async () => {
+    // Written over six backends; then a seventh joins with rebalance on.
+    const all = Array.from({ length: 7 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` }));
+    const six = all.slice(0, 6);
+    const policies = { main: { k: 4, m: 2, blockSize: 4096 } };
+    const catalog = localCatalog({ garbageGraceMs: GRACE });
+    const settings = engineSettings(parseConfig({ backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies, defaultPolicy: 'main' }));
+    const store = new EcStore({ catalog, units: new UnitStore(six, () => {}, { keyRing: DEV_KEY_RING }), settings });
+    await store.createBucket('b', { region: 'us-east-1' });
+    const rand = prng(11);
+    const data = new Map<string, Uint8Array>();
+    for (let i = 0; i < 40; i++) {
+      const bytes = randomBytes(rand, 20_000 + i * 700);
+      data.set(`k${i}`, bytes);
+      await store.putObject('b', `k${i}`, body(bytes), put(bytes.length));
+    }
+    const before = new Map<string, string[]>();
+    for (const key of data.keys()) before.set(key, [...(await unitOf({ catalog } as ReturnType<typeof setup>, key)).placement]);
+    // What placement over the seven now picks, per object; m6 is in it for some, not all.
+    const ideal = new Map([...data.keys()].map((key) => [key, placeShards(`b/${key}`, all, 4, 2).map((b) => b.id)]));
+    const gaining = [...ideal].filter(([, ids]) => ids.includes('m6')).map(([key]) => key);
+    expect(gaining.length).toBeGreaterThan(3);
+    expect(gaining.length).toBeLessThan(data.size);
+
+    const config = parseConfig({ backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, ...(b.id === 'm6' ? { rebalance: true } : {}) })), policies, defaultPolicy: 'main' });
+    const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}) }));
+    const byId = new Map<string, Backend>(all.map((b) => [b.id, b]));
+    const deps = { catalog, backends: byId, graceMs: GRACE, fleet };
+    // Two runs of 10 moves, then the rest: resumable like a drain.
+    const first = await drainBatch(deps, { maxMoves: 10, deadline: Date.now() + 60_000 });
+    expect(first.rebalanced).toBe(10);
+    expect(first.stopped).toBe(true);
+    const rest = await drainBatch(deps, { maxMoves: 1000, deadline: Date.now() + 60_000 });
+    expect(first.rebalanced + rest.rebalanced).toBe(gaining.length);
+    expect(rest.waiting + rest.noTarget + rest.gone).toBe(0);
+
+    for (const [key, was] of before) {
+      const now = (await unitOf({ catalog } as ReturnType<typeof setup>, key)).placement;
+      // The unit's shards are where placement over the seven puts them (as a set)...
+      expect([...now].sort(), key).toEqual([...ideal.get(key)!].sort());
+      // ...and only the one that went to m6 changed place.
+      const changed = now.map((id, i) => (id === was[i] ? null : i)).filter((i) => i !== null);
+      expect(changed.length, key).toBe(gaining.includes(key) ? 1 : 0);
+      if (changed.length) expect(now[changed[0]!]).toBe('m6');
+    }
+    // Everything reads back; the displaced copies go after the grace delay.
+    const reader = new EcStore({ catalog, units: new UnitStore(all, () => {}, { keyRing: DEV_KEY_RING }), settings });
+    for (const [key, bytes] of data) {
+      const got = await readBytes((await reader.getObject('b', key, { conditions: {} })).body);
+      expect(Buffer.from(got).equals(Buffer.from(bytes)), key).toBe(true);
+    }
+    const filesBefore = (await Promise.all(six.map((b) => b.list('')))).reduce((n, p) => n + p.entries.length, 0);
+    await collectGarbage(catalog, byId, new Date(Date.now() + GRACE + 1000));
+    const filesAfter = (await Promise.all(six.map((b) => b.list('')))).reduce((n, p) => n + p.entries.length, 0);
+    expect(filesBefore - filesAfter).toBe(gaining.length);
+    expect((await all[6]!.list('')).entries.length).toBe(gaining.length);
+
+    // The pass that moved was not a "full" one; the next pass finds nothing and marks m6 filled;
+    // after that the mover does not walk the bucket at all.
+    let progress = (await rebalanceProgress(catalog, [{ id: 'm6' }]))[0]!;
+    expect(progress).toMatchObject({ moved: { shards: gaining.length }, done: false });
+    const full = await drainBatch(deps, { maxMoves: 1000, deadline: Date.now() + 60_000 });
+    expect({ moved: full.rebalanced, passes: full.passesCompleted }).toEqual({ moved: 0, passes: 1 });
+    progress = (await rebalanceProgress(catalog, [{ id: 'm6' }]))[0]!;
+    expect(progress).toMatchObject({ bucketsFilled: 1, buckets: 1, done: true });
+    const idle = await drainBatch(deps, { maxMoves: 1000, deadline: Date.now() + 60_000 });
+    expect({ moved: idle.rebalanced, passes: idle.passesCompleted }).toEqual({ moved: 0, passes: 0 });
+  });
+
+  it('is refused on a backend that is not active', () => {
+    const backends = Array.from({ length: 7 }, (_, i) => ({ id: `m${i}`, kind: 'memory', domain: `zone-${i}`, ...(i === 6 ? { state: 'draining', rebalance: true } : {}) }));
+    expect(() => parseConfig({ backends, policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })).toThrow(/backend "m6" is draining and has "rebalance": true/);
   });
 });
 

@@ -94,4 +94,24 @@ describe('lifecycle job', () => {
     const left = await store.listMultipartUploads('b', { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 100 });
     expect(left.uploads.map((u) => u.key)).toEqual(['other/1']);
   });
+
+  it('leaves a configuration alone until it has settled (half a test day), then acts; a changed one settles again', async () => {
+    const { catalog, store, write } = await setup(null);
+    await write('b', 'k');
+    await store.putBucketLifecycle('b', [{ id: 'past', status: 'Enabled', filter: {}, expiration: { date: '2015-01-01T00:00:00.000Z' } }]);
+    const { setAt } = await catalog.getLifecycleRun('b');
+    expect(setAt).toBeGreaterThan(Date.now() - 60_000);
+    const at = (ms: number) => () => setAt! + ms;
+    // Due at once (a Date long past), yet untouched right after the configuration was stored.
+    expect(await lifecycleBatch(catalog, store, { dayMs: DAY, now: at(DAY / 2 - 1) })).toMatchObject({ settling: 1, buckets: 0, expired: 0 });
+    expect((await store.listObjects('b', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['k']);
+    expect(await lifecycleBatch(catalog, store, { dayMs: DAY, now: at(DAY / 2) })).toMatchObject({ settling: 0, buckets: 1, expired: 1 });
+    // Stored again: settles again.
+    await store.putBucketLifecycle('b', expireAll);
+    const again = (await catalog.getLifecycleRun('b')).setAt!;
+    expect(again).toBeGreaterThanOrEqual(setAt!);
+    expect(await lifecycleBatch(catalog, store, { dayMs: DAY, now: () => again + DAY / 2 - 1 })).toMatchObject({ settling: 1, buckets: 0 });
+    await store.deleteBucketLifecycle('b');
+    expect(await catalog.getLifecycleRun('b')).toMatchObject({ rules: null, setAt: null });
+  });
 });

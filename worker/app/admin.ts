@@ -24,7 +24,8 @@
  *                              (ops), at the configured prices
  *   drain[?bucket=NAME][&max=N]  one mover run now, as the cron runs it (upkeep/drain.ts): up to
  *                              N (default 50) shards moved off draining and retired backends
- *   drain-status               per leaving backend: shards and bytes left, moved, rate, time remaining
+ *   drain-status               per leaving backend: shards and bytes left, moved, rate, time remaining;
+ *                              per backend being rebalanced onto: shards moved onto it, buckets done
  *   drain-estimate?backend=ID  what draining ID would cost before anything moves (GETs, PUTs,
  *                              DELETEs, egress per backend, at the configured prices)
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
@@ -48,7 +49,7 @@ import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
-import { drainProgress } from '../upkeep/drain-progress.ts';
+import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain } from '../upkeep/drain-estimate.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
@@ -207,7 +208,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.post('/drain-status', async (c) => {
     const drain = needDrain(deps);
-    return c.json({ backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)) });
+    return c.json({ backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)), rebalance: await rebalanceProgress(deps.catalog, drain.fleet.filter((b) => b.state === 'active' && b.rebalance)) });
   });
 
   admin.post('/drain-estimate', async (c) => {

@@ -14,13 +14,13 @@ import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap } from './rpc.ts';
 import type { VersionLookup } from './types.ts';
-import type { BucketHealth, Catalog, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, Catalog, CommitResult, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts';
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
-import type { LifecycleProgress } from './types.ts';
+import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import type { JournalImportBatch, JournalStatus, JournalTake } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -119,7 +119,7 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setBucketLifecycle(bucket, rules));
   }
 
-  async getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
+  async getLifecycleRun(bucket: string): Promise<LifecycleRun> {
     return unwrap(await this.bucket(bucket).getLifecycleRun(bucket));
   }
 
@@ -163,7 +163,7 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).getManifest(bucket, key));
   }
 
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<CommitResult> {
     return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
@@ -207,7 +207,7 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).listPartRecords(bucket, key, uploadId, partNumberMarker, maxParts));
   }
 
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<string | undefined> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<CommitResult> {
     return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 

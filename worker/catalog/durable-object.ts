@@ -32,7 +32,7 @@ import { SCRUB_POSITION } from './scrub-progress.ts';
 import { importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
 import type { JournalImportBatch } from './types.ts';
 import { JOURNAL_BUCKET } from '../format/journal.ts';
-import type { BucketHealth, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionLookup } from './types.ts';
@@ -42,7 +42,7 @@ import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
-import type { LifecycleProgress } from './types.ts';
+import type { LifecycleProgress, LifecycleRun } from './types.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -250,8 +250,8 @@ export class CatalogObject extends DurableObject {
   setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setLifecycle(rules));
   }
-  getLifecycleRun(bucket: string): Reply<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }> {
-    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
+  getLifecycleRun(bucket: string): Reply<LifecycleRun> {
+    return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), setAt: o.lifecycleSetAt(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
   }
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Reply<{ keys: KeyVersions[]; atEnd: boolean }> {
     return this.inBucket(bucket, () => keyVersionsPage(this.sql, afterKey, Math.max(1, Math.min(maxVersions, 5000))));
@@ -365,7 +365,7 @@ export class CatalogObject extends DurableObject {
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
     const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
@@ -450,7 +450,7 @@ export class CatalogObject extends DurableObject {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<string | undefined>> {
+  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
     const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;

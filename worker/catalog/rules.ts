@@ -9,7 +9,7 @@ import type { ObjectMetadata, WriteConditions } from '../model/object-store.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
+import type { CommitResult, CompletedUpload, GarbageUnits, PartRecord } from './types.ts';
 
 /**
  * How long superseded shards stay readable: a GET that looked up the old manifest just before a
@@ -127,8 +127,8 @@ export function unusedPartUnits(manifest: ObjectManifest, parts: PartRecord[], u
 export const COMPLETED_UPLOAD_MEMORY_MS = 24 * 60 * 60 * 1000;
 
 /** The remembered result of a completion. */
-export function completedUpload(manifest: ObjectManifest, versionId?: string): CompletedUpload {
-  return { key: manifest.key, etag: manifest.etag, checksum: manifest.checksum, size: manifest.size, lastModified: manifest.lastModified, ...(versionId === undefined ? {} : { versionId }) };
+export function completedUpload(manifest: ObjectManifest, commit: CommitResult): CompletedUpload {
+  return { key: manifest.key, etag: manifest.etag, checksum: manifest.checksum, size: manifest.size, lastModified: manifest.lastModified, ...commit };
 }
 
 /** Upload ids sort by creation time (newId), so ordering a key's uploads by id orders them by

@@ -1,7 +1,8 @@
 /**
- * What the lifecycle job (upkeep/lifecycle.ts) reads of a bucket's catalog: its rules and its
- * progress (two state rows, no schema of their own: 'lifecycle' holds the rules as JSON,
- * 'lifecycle-progress' the job's cursor and counts), and pages of keys with every version of
+ * What the lifecycle job (upkeep/lifecycle.ts) reads of a bucket's catalog: its rules, when they
+ * were set and its progress (state rows, no schema of their own: 'lifecycle' holds the rules as
+ * JSON, 'lifecycle-set-at' the time they were stored, 'lifecycle-progress' the job's cursor and
+ * counts), and pages of keys with every version of
  * each key (newest first, with the size and tags a filter needs), never a key cut in two, so the
  * evaluator always sees a key whole.
  */
@@ -12,6 +13,12 @@ import { shownVersionId, type VersionRow } from './sql-versions.ts';
 
 /** State row of the bucket's lifecycle rules (JSON LifecycleRule[]; none: no configuration). */
 export const LIFECYCLE = 'lifecycle';
+/**
+ * State row of when the rules were stored (ms since the epoch, as JSON): the job leaves a
+ * configuration alone while it settles (model/lifecycle.ts configurationSettleMs). Absent (rules
+ * stored before it existed): long settled.
+ */
+export const LIFECYCLE_SET_AT = 'lifecycle-set-at';
 /** State row of the lifecycle job's progress through the bucket (JSON LifecycleProgress). */
 export const LIFECYCLE_PROGRESS = 'lifecycle-progress';
 

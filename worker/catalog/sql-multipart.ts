@@ -13,7 +13,7 @@ import { afterUpload, listRanges, startBound, uploadsResult, type Bound } from '
 import { COMPLETED_UPLOAD_MEMORY_MS, completedUpload, newUploadId, unusedPartUnits } from './rules.ts';
 import { uploadInfo, uploadRecord, type UploadRow } from './sql-schema.ts';
 import { rangeWhere, type SqlObjects } from './sql-objects.ts';
-import type { CompletedUpload, PartRecord, UploadRecord } from './types.ts';
+import type { CommitResult, CompletedUpload, PartRecord, UploadRecord } from './types.ts';
 
 export class SqlMultipart {
   constructor(
@@ -52,15 +52,15 @@ export class SqlMultipart {
     return { parts: rows.slice(0, Math.max(0, maxParts)), isTruncated: rows.length > maxParts };
   }
 
-  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number): string | undefined {
+  complete(key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number): CommitResult {
     this.get(key, uploadId);
     const unused = unusedPartUnits(manifest, this.parts(uploadId, 0, -1), uploadId);
-    const versionId = this.objects.commit(key, manifest, conditions, graceMs, unused);
+    const result = this.objects.commit(key, manifest, conditions, graceMs, unused);
     this.end(uploadId);
     const now = Date.now();
     this.sql.exec('DELETE FROM completed_uploads WHERE completed < ?', now - COMPLETED_UPLOAD_MEMORY_MS);
-    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest, versionId)));
-    return versionId;
+    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest, result)));
+    return result;
   }
 
   /** A completion remembered for COMPLETED_UPLOAD_MEMORY_MS, or null. */

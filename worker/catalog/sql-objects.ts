@@ -14,8 +14,8 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
-import { objectExpiration, type LifecycleRule } from '../model/lifecycle.ts';
-import { LIFECYCLE, readRules } from './sql-lifecycle.ts';
+import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
+import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
 import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
@@ -23,7 +23,7 @@ import { afterKey, listRanges, objectsResult, startBound, type Bound } from './r
 import { supersededUnits, tooManyVersions, unitsOf, withMissing, withMovedShard, withRepaired, withTagsRecorded, type CatalogWriteConditions } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
-import type { GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
+import type { CommitResult, GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
 import { listVersionRows, NULL_VERSION, shownVersionId, type VersionRow } from './sql-versions.ts';
 
 /** The state row of the bucket's versioning status ('Enabled' | 'Suspended'; none: never configured). */
@@ -127,8 +127,16 @@ export class SqlObjects {
     return readRules(this.getState(LIFECYCLE));
   }
 
+  /** Replaces the rules and records when (the job lets a new configuration settle first). */
   setLifecycle(rules: LifecycleRule[] | null): void {
     this.setState(LIFECYCLE, rules === null ? null : JSON.stringify(rules));
+    this.setState(LIFECYCLE_SET_AT, rules === null ? null : JSON.stringify(Date.now()));
+  }
+
+  /** When the rules were stored (ms), null when unknown (stored before this was recorded) or none. */
+  lifecycleSetAt(): number | null {
+    const value = this.getState(LIFECYCLE_SET_AT);
+    return value === null ? null : (JSON.parse(value) as number);
   }
 
   /**
@@ -136,9 +144,10 @@ export class SqlObjects {
    * version; queues what it supersedes (plus `alsoUnused`). Versioning Enabled supersedes
    * nothing: older versions keep their units. Otherwise the new version is the null version and
    * replaces the key's null version, wherever it stands among the versions (S3's rule).
-   * Answers the version id S3 sends back: only an Enabled bucket's writes have one.
+   * Answers the version id S3 sends back (only an Enabled bucket's writes have one) and when a
+   * lifecycle rule will expire the new version (x-amz-expiration, as GET and HEAD state it).
    */
-  commit(key: string, written: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): string | undefined {
+  commit(key: string, written: ObjectManifest, conditions: CatalogWriteConditions, graceMs: number, alsoUnused: CodedUnit[] = []): CommitResult {
     const status = this.versioning();
     const previous = this.get(key);
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
@@ -156,7 +165,18 @@ export class SqlObjects {
     this.storeVersion(key, manifest, status !== 'Enabled');
     this.setCurrent(key, manifest);
     // Suspended: the write is the null version, but S3 (and the suite) send no x-amz-version-id for it.
-    return status === 'Enabled' ? manifest.versionId : undefined;
+    const expiration = this.expiration(key, manifest);
+    return { ...(status === 'Enabled' ? { versionId: manifest.versionId } : {}), ...(expiration ? { expiration } : {}) };
+  }
+
+  /**
+   * When the bucket's lifecycle rules will expire `manifest` as the key's current version (null:
+   * no rule, or none that applies): read inside the caller's transaction, so the reads and the
+   * writes that state it (x-amz-expiration) cost no catalog call of their own.
+   */
+  private expiration(key: string, manifest: ObjectManifest): ObjectExpiration | null {
+    const rules = this.lifecycle();
+    return rules && objectExpiration(rules, key, { lastModified: Date.parse(manifest.lastModified), size: manifest.size, tags: manifest.metadata.tags ?? [] });
   }
 
   /**
@@ -235,8 +255,7 @@ export class SqlObjects {
     const manifest = JSON.parse(row.manifest) as ObjectManifest;
     const found: VersionLookup = versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
     // A read of the current version learns when a rule will expire it (x-amz-expiration), in the same transaction.
-    const rules = versionId === null ? this.lifecycle() : null;
-    const expiration = rules && objectExpiration(rules, key, { lastModified: Date.parse(manifest.lastModified), size: manifest.size, tags: manifest.metadata.tags ?? [] });
+    const expiration = versionId === null ? this.expiration(key, manifest) : null;
     return expiration ? { ...found, expiration } : found;
   }
 

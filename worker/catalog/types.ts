@@ -12,7 +12,7 @@
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
-import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
+import type { LifecycleRule, ObjectExpiration, VersionFacts } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, Retention } from '../model/object-lock.ts';
 
@@ -46,7 +46,7 @@ import type {
  * x-amz-version-id (a bucket never versioned, read without naming a version).
  */
 export type VersionLookup =
-  | { kind: 'object'; manifest: ObjectManifest; versionId?: string; expiration?: { date: number; ruleId: string } }
+  | { kind: 'object'; manifest: ObjectManifest; versionId?: string; expiration?: ObjectExpiration }
   | { kind: 'marker'; versionId: string; lastModified: string }
   | { kind: 'none' };
 
@@ -60,6 +60,19 @@ export interface CompletedUpload {
   lastModified: string; // ISO 8601
   /** The version id S3 shows for the completed object (absent: a bucket never versioned). */
   versionId?: string;
+  /** x-amz-expiration as the completion stated it (absent: no rule applied, or remembered before it was kept). */
+  expiration?: ObjectExpiration;
+}
+
+/**
+ * What a commit (commitManifest, commitUpload) answers: the version id S3 sends back
+ * (x-amz-version-id: only an Enabled bucket's writes have one) and, when a lifecycle Days or Date
+ * rule will expire the new version, when and by which rule (x-amz-expiration), judged in the
+ * commit's own transaction so that a write costs no catalog call more.
+ */
+export interface CommitResult {
+  versionId?: string;
+  expiration?: ObjectExpiration;
 }
 
 /** A stored multipart part: its coded units (one, or segments of a wide code) plus what ListParts and Complete need. */
@@ -313,9 +326,9 @@ export interface ObjectCatalog extends BucketCatalog {
    * key's newest version (manifest.versionId). Versioning Enabled: every older version stays (its
    * units too). Otherwise (never versioned, Suspended) the new version is the null version and
    * the null version it replaces, if any, has its units queued for deletion after the grace
-   * delay. Answers the version id S3 sends back (x-amz-version-id): only an Enabled bucket's writes have one.
+   * delay. Answers the version id S3 sends back and the new version's lifecycle expiration (CommitResult).
    */
-  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<string | undefined>;
+  commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<CommitResult>;
   /** Replaces the tags of the current version, or of version `versionId` (metadata.tags; []
    *  removes them) in place: same version, same units, nothing queued, and marks the unit that
    *  carries its tag record (rules.ts withTagsRecorded), which it returns: null when the object
@@ -355,9 +368,9 @@ export interface ObjectCatalog extends BucketCatalog {
    * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
    * `manifest`, ends the upload and remembers its result (getCompletedUpload) for
    * COMPLETED_UPLOAD_MEMORY_MS; units of parts not named in the manifest and, as commitManifest
-   * says, the replaced null version's units are queued for deletion. Answers the version id.
+   * says, the replaced null version's units are queued for deletion. Answers as commitManifest.
    */
-  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<string | undefined>;
+  commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: WriteConditions): Promise<CommitResult>;
   /** The result of upload `uploadId` of `key` if it completed within COMPLETED_UPLOAD_MEMORY_MS, else null. */
   getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null>;
   /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */
@@ -451,11 +464,21 @@ export interface UpkeepCatalog {
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
 
+/** What the lifecycle job reads of a bucket before a slice. */
+export interface LifecycleRun {
+  /** The rules, null when none. */
+  rules: LifecycleRule[] | null;
+  /** When they were stored (ms); null when not recorded (stored by an earlier release) or no rules. */
+  setAt: number | null;
+  /** The job's progress, null when it never ran here. */
+  progress: LifecycleProgress | null;
+}
+
 /** What the lifecycle job reads and records (upkeep/lifecycle.ts); it deletes through the object store, as DeleteObject does. */
 export interface LifecycleCatalog {
   listBucketRecords(): Promise<BucketInfo[]>;
-  /** The bucket's rules (null: none) and the job's progress (null: never ran). NoSuchBucket. */
-  getLifecycleRun(bucket: string): Promise<{ rules: LifecycleRule[] | null; progress: LifecycleProgress | null }>;
+  /** The bucket's rules, when they were set and the job's progress (LifecycleRun). NoSuchBucket. */
+  getLifecycleRun(bucket: string): Promise<LifecycleRun>;
   /** Keys after `afterKey` with all their versions, newest first, about `maxVersions` versions (sql-lifecycle.ts). NoSuchBucket. */
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }>;
   listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;

@@ -52,7 +52,11 @@ const moveLimits = z.object({
   requestsPerSecond: z.number().positive().optional(),
 }).strict();
 
-const common = { id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(), state: backendState, limits: moveLimits.optional() };
+const common = {
+  id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(), state: backendState, limits: moveLimits.optional(),
+  /** Opt-in, on an active backend: the mover moves onto it the shards placement now assigns to it (upkeep/drain.ts). */
+  rebalance: z.boolean().optional(),
+};
 
 const backend = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('memory'), ...common }).strict(),
@@ -272,6 +276,7 @@ export function parseConfig(input: unknown): GatewayConfig {
   for (const b of c.backends) {
     if (ids.has(b.id)) throw new ConfigError(`SHARDGATE_CONFIG: backend id "${b.id}" is used twice; ids must be unique (they are recorded in manifests)`);
     ids.add(b.id);
+    if (b.rebalance && b.state !== 'active') throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" is ${b.state} and has "rebalance": true; only an active backend can be rebalanced onto (shards move off a ${b.state} one anyway)`);
   }
   const policies: Record<string, StoragePolicy> = {};
   // New shards go to active backends only (draining and retired ones take none).

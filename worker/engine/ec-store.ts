@@ -23,7 +23,7 @@ import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { Catalog, PartRecord, RepairMessage } from '../catalog/types.ts';
+import type { Catalog, CommitResult, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
@@ -168,7 +168,8 @@ export class EcStore implements T.ObjectStore {
   /**
    * The version a read is for: the current one, or `versionId`. A delete marker is not an
    * object: NoSuchKey when it is current, 405 MethodNotAllowed when named, both with
-   * x-amz-delete-marker (and its version id), as S3 answers.
+   * x-amz-delete-marker (and its version id), as S3 answers; a key with no version at all is
+   * NoSuchKey with `x-amz-delete-marker: false`.
    */
   private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string; expiration?: T.ObjectInfo['expiration'] }> {
     const found = await this.catalog.getVersion(bucket, key, versionId ?? null);
@@ -179,7 +180,9 @@ export class EcStore implements T.ObjectStore {
       throw new S3Error('MethodNotAllowed', undefined, { Method: 'GET', ResourceType: 'DeleteMarker' }).withHeaders({ ...headers, Allow: 'DELETE' });
     }
     if (versionId !== undefined) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
-    throw new S3Error('NoSuchKey', undefined, { Key: key });
+    // No version at all: said as RGW says it (and ceph/s3-tests expects); AWS leaves the header out
+    // when false. SDKs read its value, so "false" means what no header means (docs/COMPATIBILITY.md "Versioning").
+    throw new S3Error('NoSuchKey', undefined, { Key: key }).withHeaders({ 'x-amz-delete-marker': 'false' });
   }
 
   private requireLength(contentLength: number | null | undefined, max: number): number {
@@ -244,10 +247,10 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** Commits, or deletes the freshly written shards when the commit is refused. */
-  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<string | undefined>): Promise<T.PutObjectResult> {
-    let versionId: string | undefined;
+  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<CommitResult>): Promise<T.PutObjectResult> {
+    let committed: CommitResult;
     try {
-      versionId = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
+      committed = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
     } catch (err) {
       if (m.storage.kind === 'coded' && !run) await this.units.discard(bucket, m.storage.units);
       throw err;
@@ -258,7 +261,7 @@ export class EcStore implements T.ObjectStore {
       }
     }
     await this.retainShards(bucket, m);
-    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...(versionId === undefined ? {} : { versionId }) };
+    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...committed };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
@@ -613,7 +616,7 @@ export class EcStore implements T.ObjectStore {
       if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) throw err;
       const done = await this.catalog.getCompletedUpload(bucket, key, uploadId);
       if (!done) throw err;
-      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }) };
+      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }), ...(done.expiration ? { expiration: done.expiration } : {}) };
     }
   }
 

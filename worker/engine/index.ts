@@ -31,7 +31,7 @@ export { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
 // Policies and how many shards failure domains can place (the config's review), prices.
 export type { EngineSettings, StoragePolicy } from './policy.ts';
-export { placeableShards, replacementBackend } from './placement.ts';
+export { placeableShards, placeShards, replacementBackend } from './placement.ts';
 export { BYTES_PER_GB, type BackendPrices } from './prices.ts';
 
 // The isolate's coding memory: who holds it (the request being served) and its leases.

@@ -23,6 +23,23 @@ import type { Tag } from './tagging.ts';
 
 export const DAY_MS = 86_400_000;
 
+/**
+ * How long a new or changed configuration settles before the job acts on it: five minutes (AWS:
+ * "expect a delay of a few minutes before the configuration fully takes effect"), or half a
+ * lifecycle day where a day is shorter (the tests' short day, whose local timer runs every half
+ * day). So a client that sets rules and then reads at once (ceph/s3-tests'
+ * test_lifecycle_expiration_date lists right after setting a rule whose Date is long past) sees
+ * the bucket as it was, not a race with the job; after that, rules act at the job's next run.
+ */
+export function configurationSettleMs(dayMs: number): number {
+  return Math.min(5 * 60_000, dayMs / 2);
+}
+
+/** Whether a configuration stored at `setAt` (null: by a release that did not record it, long ago) has settled at `now`. */
+export function configurationSettled(setAt: number | null, now: number, dayMs: number): boolean {
+  return setAt === null || now - setAt >= configurationSettleMs(dayMs);
+}
+
 /** A rule's filter, in the form it was written (GET answers it back in that form). */
 export interface LifecycleFilter {
   prefix?: string;
@@ -168,9 +185,19 @@ export function uploadAbortDue(rules: LifecycleRule[], key: string, initiated: n
   return best?.id ?? null;
 }
 
-/** The x-amz-expiration of a current object: the earliest Days/Date expiration that applies, in real days (as S3 states it). */
-export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastModified: number; size: number; tags: Tag[] }): { date: number; ruleId: string } | null {
-  let best: { date: number; ruleId: string } | null = null;
+/** When (ms) a lifecycle rule will expire a current object, and which rule: what x-amz-expiration states. */
+export interface ObjectExpiration {
+  date: number;
+  ruleId: string;
+}
+
+/**
+ * The x-amz-expiration of a current object: the earliest Days/Date expiration that applies, in
+ * real days (as S3 states it). The one computation behind the header on GET, HEAD and the writes
+ * (PutObject, CopyObject, CompleteMultipartUpload), made in the catalog call each already makes.
+ */
+export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastModified: number; size: number; tags: Tag[] }): ObjectExpiration | null {
+  let best: ObjectExpiration | null = null;
   for (const r of rules) {
     if (r.status !== 'Enabled' || !ruleMatches(conditionsOf(r), key, { deleteMarker: false, ...o })) continue;
     const at = currentDue(r, o.lastModified, DAY_MS);
@@ -180,6 +207,6 @@ export function objectExpiration(rules: LifecycleRule[], key: string, o: { lastM
 }
 
 /** The header's value: `expiry-date="Fri, 23 Dec 2012 00:00:00 GMT", rule-id="..."`. */
-export function expirationHeader(e: { date: number; ruleId: string }): string {
+export function expirationHeader(e: ObjectExpiration): string {
   return `expiry-date="${new Date(e.date).toUTCString()}", rule-id="${e.ruleId.replace(/["\\]/g, '\\$&')}"`;
 }

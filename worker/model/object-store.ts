@@ -16,7 +16,7 @@
  */
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
-import type { LifecycleRule } from './lifecycle.ts';
+import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, ObjectLockState, Retention } from './object-lock.ts';
@@ -90,7 +90,7 @@ export interface ObjectInfo {
   versionId?: string;
   partsCount?: number;
   /** A read of the current version that a lifecycle rule will expire: when (ms) and by which rule (x-amz-expiration). */
-  expiration?: { date: number; ruleId: string };
+  expiration?: ObjectExpiration;
 }
 
 export interface ObjectHead extends ObjectInfo {
@@ -124,6 +124,8 @@ export interface PutObjectResult {
   /** How the stored object is encrypted at the client's request (echoed in the response). */
   sse?: SseRecord;
   versionId?: string;
+  /** When a lifecycle rule will expire the written version (x-amz-expiration), judged by the commit. */
+  expiration?: ObjectExpiration;
   /** CopyObject: the version copied (x-amz-copy-source-version-id), where S3 names it. */
   sourceVersionId?: string;
   checksum: ObjectChecksum | null;

@@ -16,6 +16,7 @@ import { readTaggingDirective } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
+import { expirationHeaders } from './lifecycle.ts';
 
 export function readCopySource(headers: Headers): CopySource {
   const raw = headers.get('x-amz-copy-source')!;
@@ -66,6 +67,6 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
       el('LastModified', result.lastModified),
       checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
     ),
-    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...(result.sourceVersionId === undefined ? {} : { 'x-amz-copy-source-version-id': result.sourceVersionId }) },
+    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expirationHeaders(result.expiration), ...(result.sourceVersionId === undefined ? {} : { 'x-amz-copy-source-version-id': result.sourceVersionId }) },
   );
 }

@@ -7,8 +7,7 @@
  * configuration replaces the old), GetBucketLifecycleConfiguration (NoSuchLifecycleConfiguration
  * when none), DeleteBucketLifecycle (204, also when there was none).
  */
-import { expirationHeader, objectExpiration, type LifecycleRule } from '../model/lifecycle.ts';
-import type { Tag } from '../model/tagging.ts';
+import { expirationHeader, type ObjectExpiration } from '../model/lifecycle.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { lifecycleConfigurationXml, parseLifecycleConfiguration } from './lifecycle-xml.ts';
@@ -29,9 +28,11 @@ export async function DeleteBucketLifecycle(s3: S3Context): Promise<Response> {
   return new Response(null, { status: 204 });
 }
 
-/** x-amz-expiration for a current object under `rules` (none: no header). */
-export function expirationHeaders(rules: LifecycleRule[] | null, key: string, o: { lastModified: Date; size: number; tags?: Tag[] }): Record<string, string> {
-  if (!rules?.length) return {};
-  const e = objectExpiration(rules, key, { lastModified: o.lastModified.getTime(), size: o.size, tags: o.tags ?? [] });
+/**
+ * x-amz-expiration of an object a rule will expire (none: no header), as the catalog judged it
+ * (model/lifecycle.ts objectExpiration): on GET and HEAD of the current version, and on the
+ * writes that make one (PutObject, CopyObject, CompleteMultipartUpload), as S3 sends it.
+ */
+export function expirationHeaders(e: ObjectExpiration | undefined): Record<string, string> {
   return e ? { 'x-amz-expiration': expirationHeader(e) } : {};
 }

@@ -23,6 +23,7 @@ import { limitBody } from './request.ts';
 import { withHeaderTags } from './tagging.ts';
 import { el, xmlDocument, xmlResponse } from './xml.ts';
 import { versionHeader } from './versioning.ts';
+import { expirationHeaders } from './lifecycle.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 const MAX_PARTS = 10_000;
@@ -107,7 +108,7 @@ export async function CompleteMultipartUpload(s3: S3Context): Promise<Response> 
       el('ETag', result.etag),
       c ? el(checksumElement(c.algorithm), c.value) + el('ChecksumType', c.type) : '',
     ),
-    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) },
+    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expirationHeaders(result.expiration) },
   );
 }
 

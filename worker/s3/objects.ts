@@ -26,7 +26,7 @@ import { withHeaderTags } from './tagging.ts';
 import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
 import { assertLockedPutDigest, readBypass, withLockHeaders } from './object-lock.ts';
-import { expirationHeader } from '../model/lifecycle.ts';
+import { expirationHeaders } from './lifecycle.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -50,10 +50,9 @@ export async function PutObject(s3: S3Context): Promise<Response> {
     sse: readSseRequest(headers),
   };
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
-  // No x-amz-expiration here: reading the rules would be a third catalog round trip on every
-  // PUT of every bucket (issue 23 holds a PUT to two); GET and HEAD state it from the read they make.
+  // x-amz-expiration comes from the commit itself (the catalog judges the rules there): no call more.
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId) } });
+  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expirationHeaders(result.expiration) } });
 }
 
 function readOptions(s3: S3Context) {
@@ -80,7 +79,7 @@ function readHeaders(s3: S3Context, head: ObjectHead): Headers {
   const headers = objectHeaders(head, { checksumMode: checksumMode(s3), query: s3.query });
   if (s3.query.has('partNumber') && head.partsCount) headers.set('x-amz-mp-parts-count', String(head.partsCount));
   if (head.versionId !== undefined) headers.set('x-amz-version-id', head.versionId);
-  if (head.expiration) headers.set('x-amz-expiration', expirationHeader(head.expiration));
+  for (const [name, value] of Object.entries(expirationHeaders(head.expiration))) headers.set(name, value);
   addServedObjectHeaders(headers);
   return headers;
 }

@@ -18,9 +18,17 @@ export interface DrainState {
   passes: number;
   /** Per backend moved off: shards and shard-file bytes committed elsewhere, first and last move (ms). */
   moved: Record<string, { shards: number; bytes: number; first: number; last: number }>;
+  /** Per backend being rebalanced: shards and bytes moved onto it. */
+  filledWith: Record<string, { shards: number; bytes: number; first: number; last: number }>;
+  /** Backends being rebalanced that a whole pass found with nothing more to take (ms of that pass's end). */
+  filled: Record<string, number>;
+  /** Moves onto, and waits for, backends being rebalanced in the pass under way. */
+  passFills: number;
+  /** The backends being rebalanced when the pass under way started (only they can be found full by it). */
+  passFor: string[];
 }
 
-export const noDrainYet = (): DrainState => ({ cursor: null, passes: 0, moved: {} });
+export const noDrainYet = (): DrainState => ({ cursor: null, passes: 0, moved: {}, filledWith: {}, filled: {}, passFills: 0, passFor: [] });
 
 export function parseDrainState(value: string | null): DrainState {
   return value === null ? noDrainYet() : { ...noDrainYet(), ...(JSON.parse(value) as Partial<DrainState>) };
@@ -29,6 +37,14 @@ export function parseDrainState(value: string | null): DrainState {
 /** Records a committed move of `bytes` off `backend` at `at` (in place). */
 export function recordMoved(state: DrainState, backend: string, bytes: number, at: number): void {
   const m = (state.moved[backend] ??= { shards: 0, bytes: 0, first: at, last: at });
+  m.shards++;
+  m.bytes += bytes;
+  m.last = at;
+}
+
+/** Records a committed move of `bytes` onto `backend`, being rebalanced, at `at` (in place). */
+export function recordFilled(state: DrainState, backend: string, bytes: number, at: number): void {
+  const m = (state.filledWith[backend] ??= { shards: 0, bytes: 0, first: at, last: at });
   m.shards++;
   m.bytes += bytes;
   m.last = at;
@@ -75,4 +91,33 @@ export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog, leav
     const bytesPerSecond = seconds > 0 ? p.moved.bytes / seconds : null;
     return { ...p, bytesPerSecond, secondsRemaining: bytesPerSecond ? p.left.bytes / bytesPerSecond : null };
   });
+}
+
+export interface BackendRebalanceProgress {
+  backend: string;
+  /** Shards and shard-file bytes moved onto it so far. */
+  moved: { shards: number; bytes: number };
+  /** Buckets a whole pass found with nothing more to move onto it, of all buckets. */
+  bucketsFilled: number;
+  buckets: number;
+  /** True once every bucket is filled: the flag can be taken off (it then costs nothing anyway). */
+  done: boolean;
+}
+
+/** Progress of every backend being rebalanced onto (`"rebalance": true`), over every bucket. */
+export async function rebalanceProgress(catalog: UpkeepCatalog, filling: { id: string }[]): Promise<BackendRebalanceProgress[]> {
+  const out = filling.map((b) => ({ backend: b.id, moved: { shards: 0, bytes: 0 }, bucketsFilled: 0, buckets: 0, done: false }));
+  for (const { name } of await catalog.listBucketRecords()) {
+    const state = parseDrainState(await catalog.getDrainState(name));
+    for (const p of out) {
+      p.buckets++;
+      if (state.filled[p.backend]) p.bucketsFilled++;
+      const m = state.filledWith[p.backend];
+      if (m) {
+        p.moved.shards += m.shards;
+        p.moved.bytes += m.bytes;
+      }
+    }
+  }
+  return out.map((p) => ({ ...p, done: p.bucketsFilled === p.buckets }));
 }

@@ -8,6 +8,11 @@
  * it stopped and what it moved in the bucket's drain row (drain-progress.ts), so a gateway killed
  * mid-drain resumes there and moves nothing twice: a shard already moved no longer names the
  * leaving backend.
+ * Rebalance (opt-in, `"rebalance": true` on an active backend, typically one just added): the
+ * same sweep moves onto that backend exactly the shards rendezvous placement now assigns to it,
+ * one per unit at most (the shard on the backend placement now ranks out), so a new backend
+ * fills to its share without anything else moving. A pass that finds nothing left to move onto
+ * it records the backend as filled, and later runs skip the walk until the config changes.
  * Limits: a backend's configured `limits` (bytes and requests per second) pace the moves that
  * read from or write to it: a move waits until both fit, or the run ends at its deadline.
  * Known gaps: parts of multipart uploads still in progress are not in the unit index: they move
@@ -18,15 +23,17 @@ import type { Backend } from '../../backends/types.ts';
 import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardLayout } from '../format/layout.ts';
 import { S3Error } from '../model/errors.ts';
-import { replacementBackend } from '../engine/index.ts';
+import { placeShards, replacementBackend } from '../engine/index.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
-import { parseDrainState, recordMoved, type DrainState } from './drain-progress.ts';
+import { parseDrainState, recordFilled, recordMoved, type DrainState } from './drain-progress.ts';
 
 /** A configured backend as the mover sees it. */
 export interface FleetBackend {
   id: string;
   domain: string;
   state: 'active' | 'draining' | 'retired';
+  /** Opt-in on an active backend: move onto it the shards placement now assigns to it. */
+  rebalance?: boolean;
   limits?: { bytesPerSecond?: number; requestsPerSecond?: number };
 }
 
@@ -58,6 +65,8 @@ export interface DrainReport {
   waits: { unitId: string; shard: number; from: string; to: string; error: string }[];
   /** Shards on a leaving backend that no active backend can take within the placement rules. */
   noTarget: number;
+  /** Of the moves committed, those onto a backend being rebalanced (not off a leaving one). */
+  rebalanced: number;
   /** Buckets whose pass over their units completed in this run. */
   passesCompleted: number;
   /** True when the run was cut short by its move limit or deadline. */
@@ -68,9 +77,10 @@ const PAGE = 50;
 const WAITS_SHOWN = 20;
 
 export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promise<DrainReport> {
-  const report: DrainReport = { copied: 0, rebuilt: 0, bytes: 0, gone: 0, waiting: 0, waits: [], noTarget: 0, passesCompleted: 0, stopped: false };
+  const report: DrainReport = { copied: 0, rebuilt: 0, bytes: 0, gone: 0, waiting: 0, waits: [], noTarget: 0, rebalanced: 0, passesCompleted: 0, stopped: false };
   const leaving = new Set(deps.fleet.filter((b) => b.state !== 'active').map((b) => b.id));
-  if (leaving.size === 0) return report;
+  const filling = deps.fleet.filter((b) => b.state === 'active' && b.rebalance).map((b) => b.id);
+  if (leaving.size === 0 && filling.length === 0) return report;
   const domains = new Map(deps.fleet.map((b) => [b.id, b.domain]));
   const targets = deps.fleet.filter((b) => b.state === 'active').map((b) => deps.backends.get(b.id)).filter((b): b is Backend => !!b);
   const pacer = new Pacer(deps.fleet, deps.now ?? Date.now, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
@@ -94,6 +104,13 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
   /** One bucket from its cursor; false when the run must stop first (the cursor is kept where it stopped). */
   async function drainBucket(bucket: string): Promise<boolean> {
     const state = parseDrainState(await deps.catalog.getDrainState(bucket));
+    // Nothing leaves, and every backend being filled was found full by a whole pass: no walk.
+    const toFill = filling.filter((id) => !state.filled[id]);
+    if (leaving.size === 0 && toFill.length === 0) return true;
+    if (state.cursor === null) {
+      state.passFills = 0;
+      state.passFor = toFill; // a pass already under way when a backend was flagged does not count for it
+    }
     try {
       for (;;) {
         const page = await deps.catalog.listUnits(bucket, state.cursor, PAGE);
@@ -101,10 +118,13 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
           state.cursor = null;
           state.passes++;
           report.passesCompleted++;
+          // A whole pass with no move onto, and no wait for, the backends being filled: they are full.
+          if (state.passFills === 0) for (const id of toFill.filter((b) => state.passFor.includes(b))) state.filled[id] = (deps.now ?? Date.now)();
           return true;
         }
         for (const record of page) {
-          if (!(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
+          if (leaving.size && !(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
+          if (toFill.length && !(await fillUnit(bucket, record, toFill, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
           state.cursor = record.unitId;
         }
       }
@@ -151,6 +171,65 @@ async function drainUnit(
     } else {
       report.waiting++;
       if (outcome.at === 'target') refused.add(target.id);
+      if (report.waits.length < WAITS_SHOWN) report.waits.push({ ...outcome.move, error: outcome.error });
+    }
+  }
+  return true;
+}
+
+/**
+ * Moves onto each backend of `filling` the unit's shard that rendezvous placement over the active
+ * backends now assigns to it, if the unit has none there: the shard on the backend placement now
+ * ranks out of the unit's set (the lowest-ranked such one), provided failure domains still hold
+ * (replacementBackend with that backend as the only candidate). False when the run must stop
+ * first. A unit placement would not give the backend, or that it could not take within the
+ * rules, is left as it is.
+ */
+async function fillUnit(
+  bucket: string, record: UnitRecord, filling: string[], targets: Backend[], domains: Map<string, string>,
+  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void, refused: Set<string>,
+): Promise<boolean> {
+  const unit = { ...record.unit, placement: [...record.unit.placement] };
+  const name = `${bucket}/${record.key}`;
+  const n = unit.placement.length;
+  if (targets.length < n) return true;
+  // Placement as a write would choose it now: k+m of the active backends (a replicated unit: its copies).
+  const ideal = placeShards(name, targets, n - unit.m, unit.m).map((b) => b.id);
+  for (const id of filling) {
+    if (!ideal.includes(id) || unit.placement.includes(id)) continue;
+    const target = targets.find((b) => b.id === id);
+    if (!target) continue;
+    // The shard to give up: one on a backend placement no longer picks, the least preferred first
+    // (a leaving backend's shards are the drain's, already moved above if they could be).
+    const displaced = unit.placement
+      .map((from, shard) => ({ from, shard }))
+      .filter(({ from }) => !ideal.includes(from))
+      .reverse();
+    const pick = displaced.find(({ shard }) => replacementBackend(name, unit.placement, shard, [target], (b: string) => domains.get(b), unit.m)?.id === id);
+    if (!pick) continue;
+    state.passFills++; // a move onto it is due: this pass does not find it full
+    if (refused.has(id)) {
+      report.waiting++;
+      if (report.waits.length < WAITS_SHOWN) report.waits.push({ unitId: unit.unitId, shard: pick.shard, from: pick.from, to: id, error: 'the target refused a write earlier in this run' });
+      continue;
+    }
+    if (!mayStart()) return false;
+    const bytes = shardLayout(unit, pick.shard).shardFileLen();
+    if (!(await pacer.admit([pick.from, id], bytes, deadline))) return false;
+    spend();
+    const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, pick.shard, target, deps);
+    if (outcome.kind === 'moved') {
+      report[outcome.how]++;
+      report.rebalanced++;
+      report.bytes += bytes;
+      recordFilled(state, id, bytes, (deps.now ?? Date.now)());
+      unit.placement[pick.shard] = id;
+    } else if (outcome.kind === 'gone') {
+      report.gone++;
+      return true;
+    } else {
+      report.waiting++;
+      if (outcome.at === 'target') refused.add(id);
       if (report.waits.length < WAITS_SHOWN) report.waits.push({ ...outcome.move, error: outcome.error });
     }
   }

@@ -16,7 +16,7 @@
  * the job's read and its delete, the version deleted was current by then.
  */
 import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
-import { DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
+import { configurationSettled, DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 
@@ -42,6 +42,8 @@ export interface LifecycleOptions {
 /** One run over the buckets: the counts summed over their slices (catalog/types.ts LifecycleCounts). */
 export interface LifecycleReport extends LifecycleCounts {
   buckets: number;
+  /** Buckets skipped because their configuration was stored too recently (model/lifecycle.ts configurationSettleMs). */
+  settling: number;
   /** Buckets whose pass completed in this run. */
   passesCompleted: number;
   /** Their names. */
@@ -60,7 +62,7 @@ export function noLifecycleYet(): LifecycleProgress {
 }
 
 export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
-  const report: LifecycleReport = { buckets: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [], errors: [] };
+  const report: LifecycleReport = { buckets: 0, settling: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [], errors: [] };
   const now = o.now ?? Date.now;
   const budget = { actions: o.actionsPerRun ?? 500 };
   // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
@@ -70,6 +72,11 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
     if (budget.actions <= 0) break;
     const run = await catalog.getLifecycleRun(bucket).catch(() => null); // deleted meanwhile
     if (!run?.rules?.length) continue;
+    // A configuration just stored is left alone until it settles (model/lifecycle.ts says why).
+    if (!configurationSettled(run.setAt, now(), o.dayMs ?? DAY_MS)) {
+      report.settling++;
+      continue;
+    }
     report.buckets++;
     let progress;
     try {
