@@ -163,8 +163,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.var.scope.label = op;
     c.set('bucket', bucket);
     c.set('key', key);
-    const policy = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
-    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy });
+    const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
+    return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
   });
 
   app.onError(async (err, c) => {

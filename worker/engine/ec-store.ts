@@ -284,7 +284,8 @@ export class EcStore implements T.ObjectStore {
     if (policy === null) throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket });
     return policy;
   }
-  findBucketPolicy = (bucket: string) => this.catalog.getBucketPolicy(bucket);
+  bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
+  fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
   putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
   deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   async getBucketTagging(bucket: string): Promise<Tag[]> {
@@ -384,11 +385,12 @@ export class EcStore implements T.ObjectStore {
 
   deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.ifMatch, o.versionId, o.bypassGovernance ?? false);
 
-  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], o: { bypassGovernance?: boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], o: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
     for (const { key, versionId } of objects) {
       try {
+        if (o.refused?.(key, versionId)) throw new S3Error('AccessDenied');
         out.push({ key, ...(await this.catalog.removeManifest(bucket, key, undefined, versionId, o.bypassGovernance ?? false)) });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });

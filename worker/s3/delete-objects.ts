@@ -39,14 +39,16 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       const versionId = named === undefined ? undefined : checkVersionId(named.trim(), 'VersionId');
       const valid = validateKey(key);
       if (!(s3.auth.access ?? ANONYMOUS_ACCESS).allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
-      if (s3.policy?.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], valid)) throw accessDenied();
       entries.push(versionId === undefined ? { key: valid } : { key: valid, versionId });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));
     }
   }
-  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3) }) : [];
+  // The policy is asked of each entry by the store, after its first catalog call has confirmed the policy is current.
+  const policy = s3.policy;
+  const refused = policy ? (key: string, versionId?: string) => policy.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], key) : undefined;
+  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3), ...(refused ? { refused } : {}) }) : [];
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;

@@ -9,8 +9,17 @@
  * Not evaluated: GetBucketPolicy, PutBucketPolicy and DeleteBucketPolicy (whoever may manage the
  * policy can always replace it, as AWS lets the bucket owner's root user, so no policy locks the
  * bucket for good); CreateBucket and ListBuckets (no bucket policy applies).
- * Cost: one catalog read per request to a bucket (nothing is cached across requests, so a new
- * policy applies to the next request). Parsed documents are kept by their text (bounded).
+ * Delivery and cost (model/bucket-settings.ts): the gate checks the request against this
+ * isolate's view of the bucket's settings (no call), then runs the handler under the request's
+ * fence: every catalog call the request makes on its way carries the stamp it was checked
+ * against, and the catalog, finding other settings, does nothing and answers them; the request is
+ * checked again (`changed`) before its call is repeated. So no call of its own for a bucket
+ * without a policy, one repeated call per isolate after a change, and a policy put in any isolate
+ * applies to the next request everywhere, before anything is stored, deleted or read for it (a
+ * coded PUT's shards may be on their way beside its first call, prepareWrite: their last bytes
+ * wait for its answer, and a refusal deletes them, as for any refused prepareWrite). A refusal by
+ * the isolate's view is confirmed against the stored settings first (one call), so a Deny removed
+ * elsewhere never keeps refusing here. Parsed documents are kept by their text (bounded).
  * Condition keys the request context has (others are absent, as IAM treats unknown keys):
  *   s3:x-amz-<header>   any x-amz-* request header: server-side-encryption,
  *                       server-side-encryption-customer-algorithm, acl, copy-source,
@@ -30,8 +39,9 @@
 import type { AuthResult, PolicyCheck } from './context.ts';
 import { accessDenied } from './authorize.ts';
 import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts';
+import { NO_SETTINGS, requestFence, unfenced, type BucketSettings, type SettingsFence } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
-import type { ObjectStore } from '../model/object-store.ts';
+import type { CopySource, ObjectStore } from '../model/object-store.ts';
 import type { ConditionContext } from '../model/policy-conditions.ts';
 import { policyDenies, policyMentions } from '../model/policy-eval.ts';
 import { parseTaggingHeader } from '../model/tagging.ts';
@@ -57,14 +67,9 @@ function parsedPolicy(text: string, bucket: string): BucketPolicy {
   return policy;
 }
 
-async function loadPolicy(store: ObjectStore, bucket: string): Promise<BucketPolicy | null> {
-  let text: string | null;
-  try {
-    text = await store.findBucketPolicy(bucket);
-  } catch (err) {
-    if (err instanceof S3Error && err.code === 'NoSuchBucket') return null; // the handler says so
-    throw err;
-  }
+/** The bucket's policy in `settings`, parsed; null when it has none. */
+function policyOf(settings: BucketSettings, bucket: string): BucketPolicy | null {
+  const text = settings.rows.policy;
   if (text === null) return null;
   try {
     return parsedPolicy(text, bucket);
@@ -74,6 +79,16 @@ async function loadPolicy(store: ObjectStore, bucket: string): Promise<BucketPol
     if (err instanceof S3Error && err.code === 'MalformedPolicy') {
       throw new S3Error('InternalError', `The policy stored for bucket ${bucket} no longer parses (${err.message}); replace it (PutBucketPolicy) or delete it (DeleteBucketPolicy).`);
     }
+    throw err;
+  }
+}
+
+/** The bucket's settings as stored (one call); none when the bucket is missing (the handler says so). */
+async function storedSettings(store: ObjectStore, bucket: string): Promise<BucketSettings> {
+  try {
+    return await store.fetchBucketSettings(bucket);
+  } catch (err) {
+    if (err instanceof S3Error && err.code === 'NoSuchBucket') return NO_SETTINGS;
     throw err;
   }
 }
@@ -140,32 +155,102 @@ async function existingTags(store: ObjectStore, addr: S3Address): Promise<Map<st
 
 const arn = (bucket: string, key: string | null) => `arn:aws:s3:::${bucket}${key === null ? '' : `/${key}`}`;
 
+/** What the gate hands on: the check for DeleteObjects' entries, and the handler run under the fence. */
+export interface PolicyGate {
+  check: PolicyCheck;
+  run<T>(handler: () => Promise<T>): Promise<T>;
+}
+
+const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
+
 /**
- * Throws AccessDenied when the bucket's policy (or the copy source's) denies the request;
- * otherwise returns the check for a handler's per-entry decisions.
+ * One request's checks against its buckets' policies (the addressed bucket's, and a copy
+ * source's), and its fence: the stamp each bucket's settings had when it was last checked.
  */
-export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyCheck> {
-  const { op, addr } = f;
-  const actions = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
-  if (actions === null) return NO_POLICY;
-  const bucket = addr.bucket!;
-  const accessKeyId = f.auth.accessKeyId ?? null;
-  const policy = await loadPolicy(store, bucket);
-  if (op === 'CopyObject' || op === 'UploadPartCopy') {
-    const source = readCopySource(f.headers);
-    const sourcePolicy = source.bucket === bucket ? policy : await loadPolicy(store, source.bucket);
-    if (sourcePolicy) {
-      const context = requestContext(f, null);
-      const sourceActions = source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
-      if (policyDenies(sourcePolicy, { actions: sourceActions, resource: arn(source.bucket, source.key), accessKeyId, context })) throw accessDenied();
+class RequestPolicy implements SettingsFence, PolicyCheck {
+  private readonly stamps = new Map<string, string>();
+  private policy: BucketPolicy | null = null;
+  private context: ConditionContext;
+  private open = true;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly f: PolicyRequestFacts,
+    private readonly actions: readonly string[],
+    private readonly source: CopySource | null,
+  ) {
+    this.context = requestContext(f, null);
+  }
+
+  private get bucket(): string {
+    return this.f.addr.bucket!;
+  }
+
+  private get accessKeyId(): string | null {
+    return this.f.auth.accessKeyId ?? null;
+  }
+
+  /** Checks the request's part on `bucket` against `settings`: AccessDenied throws. */
+  async check(bucket: string, settings: BucketSettings): Promise<void> {
+    const policy = policyOf(settings, bucket);
+    const { op, addr } = this.f;
+    const { accessKeyId } = this;
+    if (this.source?.bucket === bucket && policy) {
+      const sourceActions = this.source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
+      if (policyDenies(policy, { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, context: requestContext(this.f, null) })) throw accessDenied();
+    }
+    if (bucket === this.bucket) {
+      this.policy = policy;
+      if (policy) {
+        const tags = policyMentions(policy, 's3:existingobjecttag/') ? await unfenced(() => existingTags(this.store, addr)) : null;
+        this.context = requestContext(this.f, tags);
+        const onBucket = addr.key === null || op === 'DeleteObjects';
+        if (op !== 'DeleteObjects' && policyDenies(policy, { actions: this.actions, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })) throw accessDenied();
+      }
+    }
+    this.stamps.set(bucket, settings.stamp);
+  }
+
+  stampFor(bucket: string): string | undefined {
+    return this.open ? this.stamps.get(bucket) : undefined;
+  }
+
+  changed(bucket: string, settings: BucketSettings): Promise<void> {
+    return unfenced(() => this.check(bucket, settings));
+  }
+
+  deniesObject(actions: readonly string[], key: string): boolean {
+    return this.policy !== null && policyDenies(this.policy, { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, context: this.context });
+  }
+
+  /** The handler under the fence; calls after it has answered (work it left running) are not fenced. */
+  async run<T>(handler: () => Promise<T>): Promise<T> {
+    try {
+      return await requestFence.run(this, handler);
+    } finally {
+      this.open = false;
     }
   }
-  if (!policy) return NO_POLICY;
-  const tags = policyMentions(policy, 's3:existingobjecttag/') ? await existingTags(store, addr) : null;
-  const context = requestContext(f, tags);
-  const onBucket = addr.key === null || op === 'DeleteObjects';
-  if (op !== 'DeleteObjects' && policyDenies(policy, { actions, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context })) throw accessDenied();
-  return {
-    deniesObject: (entryActions, key) => policyDenies(policy, { actions: entryActions, resource: arn(bucket, key), accessKeyId, context }),
-  };
+}
+
+/**
+ * Throws AccessDenied when the bucket's policy (or the copy source's) denies the request, as this
+ * isolate sees it and confirmed as stored; otherwise returns the check for a handler's per-entry
+ * decisions and the fence to run the handler under.
+ */
+export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyGate> {
+  const { op, addr } = f;
+  const actions = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
+  if (actions === null) return OPEN;
+  const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
+  const request = new RequestPolicy(store, f, actions, source);
+  for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {
+    try {
+      await request.check(bucket, store.bucketSettings(bucket));
+    } catch (err) {
+      if (!(err instanceof S3Error)) throw err;
+      await request.check(bucket, await storedSettings(store, bucket));
+    }
+  }
+  return { check: request, run: (handler) => request.run(handler) };
 }

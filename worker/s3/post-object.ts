@@ -112,7 +112,7 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
 
   const headers = fieldHeaders(fields);
   // The bucket policy, as for the PutObject this form is (its fields as the request's headers).
-  await enforceBucketPolicy(store, { op: 'PutObject', addr: { ...addr, key }, headers, url: request.url, auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access } });
+  const policyGate = await enforceBucketPolicy(store, { op: 'PutObject', addr: { ...addr, key }, headers, url: request.url, auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access } });
   assertSupportedHeaders(headers);
   const metadata = readMetadata(headers);
   const tagging = fields.get('tagging');
@@ -129,7 +129,8 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
   if (range && file.size > range.max) throw tooLarge(file.size, range.max);
   if (range && file.size < range.min) throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(file.size), MinSizeAllowed: String(range.min) });
 
-  const result = await store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse });
+  // Under the policy's fence: a policy changed since this isolate saw it is checked again before the store acts.
+  const result = await policyGate.run(() => store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse }));
 
   const location = objectUrl(request, addr, input.hostBucket, key);
   const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse) };
