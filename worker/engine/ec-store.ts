@@ -492,7 +492,9 @@ export class EcStore implements T.ObjectStore {
 
   /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
   private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<SseRecord | null>, customerKey?: Uint8Array): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared.then(() => {}), customerKey }, reserved, lease);
+    const commitGate = prepared.then(() => {});
+    commitGate.catch(() => {}); // awaited by the shards' uploads, refused or not: never unhandled
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey }, reserved, lease);
     let sse: SseRecord | null;
     try {
       sse = await prepared;
