@@ -7,6 +7,8 @@
  * synchronous section at a time, so a conditional commit or a completion is atomic against every
  * other request to the bucket, and a thrown S3Error rolls the transaction back.
  * S3 errors come back as data (rpc.ts). Mutations take the garbage grace delay from the caller.
+ * A request's calls may come through fenced(): run only if the bucket's request-path settings
+ * (its policy) are still those the request was checked against (model/bucket-settings.ts).
  * An instance creates its tables only when a bucket (or the bucket list) is first written, so a
  * request naming a bucket that never existed leaves no storage behind.
  * Repair: a bucket's instance owns its repair worklist (sql-repairs.ts). Whenever it has
