@@ -52,6 +52,7 @@ const RESTRIPE_REQUESTS_PER_RUN = 300;
 /** How long one journal run may start segments (the cron runs it every minute). */
 const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
+import { unfenced } from './model/bucket-settings.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -247,7 +248,9 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   });
   const enqueueRepair = (task: RepairTask) => {
     meter.event('repairs_queued');
-    router.report(task);
+    // Repair work a request starts is not the request's: its catalog calls carry no settings
+    // stamp (model/bucket-settings.ts), so a policy changed meanwhile never refuses a repair.
+    unfenced(() => router.report(task));
   };
   const keyRing = keyRingOf(config, env as unknown as Record<string, unknown>);
   // A retired backend is never asked for anything: its shards read as unavailable (decoded around,

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CatalogObject } from '../../worker/catalog/durable-object.ts';
 import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
 import { S3Error } from '../../worker/model/errors.ts';
+import { requestFence, type BucketSettings, type SettingsFence } from '../../worker/model/bucket-settings.ts';
 import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import { runCatalogContract } from './contract.ts';
 import { manifest, unit } from './fixtures.ts';
@@ -29,6 +30,33 @@ describe('CatalogObject', () => {
     const err = await new DurableCatalog(namespace()).getManifest('never-created', 'k').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(S3Error);
     expect(err).toMatchObject({ code: 'NoSuchBucket', status: 404, fields: { BucketName: 'never-created' } });
+  });
+
+  it('a fenced call over RPC: a stale stamp does nothing and hands the settings to the request, which passes them and repeats the call; another isolate sees the change', async () => {
+    const [one, two] = [new DurableCatalog(namespace()), new DurableCatalog(namespace())];
+    const name = `fenced-${Date.now().toString(36)}`;
+    await one.insertBucket(name, 'auto');
+    await one.commitManifest(name, 'k', manifest(name, 'k'), {});
+    const text = JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${name}/*` }] });
+    await one.setBucketPolicy(name, text);
+    expect(one.cachedBucketSettings(name).rows.policy).toBe(text); // the isolate that made the change
+    expect(two.cachedBucketSettings(name)).toEqual({ stamp: '', rows: { policy: null } });
+    const seen: BucketSettings[] = [];
+    let stamp = '';
+    const fence: SettingsFence = { stampFor: () => stamp, changed: async (_bucket, settings) => { seen.push(settings); stamp = settings.stamp; } };
+    const found = await requestFence.run(fence, () => two.getVersion(name, 'k', null));
+    expect(found.kind).toBe('object');
+    expect(seen.map((s) => s.rows.policy)).toEqual([text]);
+    expect(two.cachedBucketSettings(name).stamp).toBe(stamp);
+    // A request refusing what it is handed: the delete is never done.
+    const refusing: SettingsFence = { stampFor: () => '', changed: async () => { throw new S3Error('AccessDenied'); } };
+    await expect(requestFence.run(refusing, () => two.removeManifest(name, 'k'))).rejects.toMatchObject({ code: 'AccessDenied' });
+    expect((await one.getVersion(name, 'k', null)).kind).toBe('object');
+    // Deleted: the empty stamp again, and a request checked against none acts at once.
+    await two.setBucketPolicy(name, null);
+    expect((await one.getBucketSettings(name)).stamp).toBe('');
+    await requestFence.run(refusing, () => two.removeManifest(name, 'k'));
+    expect((await one.getVersion(name, 'k', null)).kind).not.toBe('object');
   });
 
   it('frees a deleted bucket instance, leaving no tables behind', async () => {

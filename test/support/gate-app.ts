@@ -9,7 +9,8 @@ import type { Authenticate } from '../../worker/s3/context.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
-import { localCatalog } from './local-catalog.ts';
+import type { Backend } from '../../backends/index.ts';
+import { localCatalog, type LocalCatalogNamespace } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
 export const GATE_HOST = 'gw.test';
@@ -18,10 +19,17 @@ export const GATE_REGION = 'us-east-1';
 
 /**
  * `observe` wraps the gate (to see which requests it let through); `credentials`, when given,
- * replace the one all-powerful test key (each with its scope, worker/model/access.ts).
+ * replace the one all-powerful test key (each with its scope, worker/model/access.ts); `isolateOf`:
+ * another gateway whose catalog instances and backends this one shares, as a second isolate of
+ * one deployment does (its own DurableCatalog, so its own view of the buckets' settings).
  */
-export function gateApp(observe: (gate: Authenticate) => Authenticate = (gate) => gate, credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }]) {
-  const parts = memoryEcStore(localCatalog(), { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024 });
+export function gateApp(
+  observe: (gate: Authenticate) => Authenticate = (gate) => gate,
+  credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }],
+  isolateOf?: { catalog: { namespace: LocalCatalogNamespace }; backends: Backend[] },
+) {
+  const catalog = localCatalog({}, isolateOf?.catalog.namespace);
+  const parts = { ...memoryEcStore(catalog, { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, ...(isolateOf ? { backends: isolateOf.backends } : {}) }), catalog };
   const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,

@@ -23,8 +23,9 @@ export interface MemoryStoreParts {
 /** The development key ring of the local default config: the S3 suites run sealed, as `npm start` does. */
 export { DEV_KEY_RING };
 
-export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean } = {}): MemoryStoreParts {
-  const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
+export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean; backends?: Backend[] } = {}): MemoryStoreParts {
+  // `backends`: another store's (two isolates of one gateway).
+  const backends = options.backends ?? Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
     policies: { ec: { k: 4, m: 2, blockSize: 65536 } },

@@ -6,13 +6,19 @@
  * and an object can never be committed into a bucket that a deleteBucket has already emptied.
  * Bucket creation and deletion span two instances and are not atomic; see each for the gap.
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
+ * A bucket's request-path settings (its policy) ride on the calls a request already makes: the
+ * calls of fenced-methods.ts carry the stamp the request was checked against, and an instance
+ * whose settings changed answers them instead of acting (model/bucket-settings.ts, `at`).
  */
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionRecord } from './types.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type * as S from '../model/object-store.ts';
 import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
-import { unwrap } from './rpc.ts';
+import { unwrap, type Fenced } from './rpc.ts';
+import type { FencedMethod } from './fenced-methods.ts';
+import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
+import { S3Error } from '../model/errors.ts';
 import type { VersionLookup } from './types.ts';
 import type { BucketHealth, Catalog, CommitResult, ScrubCursor, UnitRecord, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, UploadRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
@@ -27,6 +33,11 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = BUCKET_LIST_INSTANCE;
 
+/** Buckets whose settings an isolate keeps (others cost a repeated call when they have some). */
+const SETTINGS_SEEN_MAX = 4096;
+/** Fenced tries of one call before the request fails (each answered with newer settings). */
+const FENCED_ATTEMPTS = 3;
+
 export class DurableCatalog implements Catalog {
   private readonly grace: number;
   private readonly maxVersions: number;
@@ -37,6 +48,52 @@ export class DurableCatalog implements Catalog {
   ) {
     this.grace = options.garbageGraceMs ?? DEFAULT_GARBAGE_GRACE_MS;
     this.maxVersions = options.maxVersionsPerKey ?? DEFAULT_MAX_VERSIONS_PER_KEY;
+  }
+
+  /** The request-path settings this isolate last saw, by bucket (absent: none). Bounded. */
+  private readonly seen = new Map<string, BucketSettings>();
+
+  /** This isolate's view of the bucket's request-path settings: no call (model/bucket-settings.ts). */
+  cachedBucketSettings(bucket: string): BucketSettings {
+    return this.seen.get(bucket) ?? NO_SETTINGS;
+  }
+
+  /** The bucket's request-path settings as its instance holds them now (one call). NoSuchBucket. */
+  async getBucketSettings(bucket: string): Promise<BucketSettings> {
+    return this.saw(bucket, unwrap(await this.bucket(bucket).getBucketSettings(bucket)));
+  }
+
+  private saw(bucket: string, settings: BucketSettings): BucketSettings {
+    this.seen.delete(bucket); // re-inserted last: the oldest goes first when full
+    if (settings.stamp !== '') {
+      if (this.seen.size >= SETTINGS_SEEN_MAX) this.seen.delete(this.seen.keys().next().value!);
+      this.seen.set(bucket, settings);
+    }
+    return settings;
+  }
+
+  /**
+   * Calls `method` of the bucket's instance. Inside a request whose fence covers the bucket, the
+   * call carries the stamp the request was checked against; an instance holding other settings
+   * does nothing and answers them: the request is checked again (AccessDenied throws) and the
+   * call repeated with the new stamp. Settings changing on every try fail the request (503).
+   */
+  private async at<K extends FencedMethod>(bucket: string, method: K, ...args: Parameters<CatalogObject[K]>): Promise<Awaited<ReturnType<CatalogObject[K]>>> {
+    type Result = Awaited<ReturnType<CatalogObject[K]>>;
+    const stub = this.bucket(bucket);
+    const fence = requestFence.getStore();
+    let stamp = fence?.stampFor(bucket);
+    if (fence === undefined || stamp === undefined) {
+      return (await (stub[method] as unknown as (...a: unknown[]) => Promise<Result>)(...args));
+    }
+    for (let attempt = 0; attempt < FENCED_ATTEMPTS; attempt++) {
+      const r = (await stub.fenced(stamp, method, args)) as Fenced<Result>;
+      if (r.stale === undefined) return r.ran;
+      this.saw(bucket, r.stale);
+      await fence.changed(bucket, r.stale);
+      stamp = fence.stampFor(bucket) ?? r.stale.stamp;
+    }
+    throw new S3Error('ServiceUnavailable', `The settings of bucket ${bucket} changed during the request; please retry.`);
   }
 
   private registry() {
@@ -63,7 +120,14 @@ export class DurableCatalog implements Catalog {
     await this.bucket(bucket).initBucket(bucket, region, created, options.objectLock ?? false);
   }
 
+  /**
+   * From the bucket list; inside a request whose fence covers the bucket, from the bucket's own
+   * instance (the same record, and the call carries the request's settings stamp): the two differ
+   * only in creation's and deletion's gaps (above), where the instance answers NoSuchBucket as it
+   * does for object requests.
+   */
   async getBucket(bucket: string): Promise<S.BucketInfo> {
+    if (requestFence.getStore()?.stampFor(bucket) !== undefined) return unwrap(await this.at(bucket, 'getBucket', bucket));
     return unwrap(await this.registry().getBucket(bucket));
   }
 
@@ -78,37 +142,45 @@ export class DurableCatalog implements Catalog {
   async removeBucket(bucket: string): Promise<void> {
     unwrap(await this.registry().getBucket(bucket));
     const instance = this.bucket(bucket);
-    const garbage = unwrap(await instance.retireBucket(bucket));
+    const garbage = unwrap(await this.at(bucket, 'retireBucket', bucket));
     await this.registry().unregisterBucket(bucket, garbage);
     await instance.destroyIfRetired();
   }
 
   async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
-    return unwrap(await this.bucket(bucket).getBucketCors(bucket));
+    return unwrap(await this.at(bucket, 'getBucketCors', bucket));
   }
 
   async setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setBucketCors(bucket, rules));
+    unwrap(await this.at(bucket, 'setBucketCors', bucket, rules));
+  }
+
+  async getBucketPolicy(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getBucketPolicy(bucket));
+  }
+
+  async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
+    this.saw(bucket, unwrap(await this.bucket(bucket).setBucketPolicy(bucket, policy)));
   }
 
   async getBucketTagging(bucket: string): Promise<Tag[] | null> {
-    return unwrap(await this.bucket(bucket).getBucketTagging(bucket));
+    return unwrap(await this.at(bucket, 'getBucketTagging', bucket));
   }
 
   async setBucketTagging(bucket: string, tags: Tag[] | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setBucketTagging(bucket, tags));
+    unwrap(await this.at(bucket, 'setBucketTagging', bucket, tags));
   }
 
   async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<CodedUnit | null> {
-    return unwrap(await this.bucket(bucket).setObjectTags(bucket, key, tags, versionId));
+    return unwrap(await this.at(bucket, 'setObjectTags', bucket, key, tags, versionId));
   }
 
   async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
-    return unwrap(await this.bucket(bucket).getBucketLifecycle(bucket));
+    return unwrap(await this.at(bucket, 'getBucketLifecycle', bucket));
   }
 
   async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setBucketLifecycle(bucket, rules));
+    unwrap(await this.at(bucket, 'setBucketLifecycle', bucket, rules));
   }
 
   async getLifecycleRun(bucket: string): Promise<LifecycleRun> {
@@ -124,39 +196,39 @@ export class DurableCatalog implements Catalog {
   }
 
   async getVersioning(bucket: string): Promise<S.VersioningStatus | null> {
-    return unwrap(await this.bucket(bucket).getVersioning(bucket));
+    return unwrap(await this.at(bucket, 'getVersioning', bucket));
   }
 
   async setVersioning(bucket: string, status: S.VersioningStatus): Promise<void> {
-    unwrap(await this.bucket(bucket).setVersioning(bucket, status));
+    unwrap(await this.at(bucket, 'setVersioning', bucket, status));
   }
 
   async getObjectLock(bucket: string): Promise<ObjectLockConfig | null> {
-    return unwrap(await this.bucket(bucket).getObjectLock(bucket));
+    return unwrap(await this.at(bucket, 'getObjectLock', bucket));
   }
 
   async setObjectLock(bucket: string, rule: DefaultRetention | null): Promise<void> {
-    unwrap(await this.bucket(bucket).setObjectLock(bucket, rule));
+    unwrap(await this.at(bucket, 'setObjectLock', bucket, rule));
   }
 
   async changeObjectLock(bucket: string, key: string, versionId: string | undefined, change: ObjectLockChange, bypassGovernance = false): Promise<void> {
-    unwrap(await this.bucket(bucket).changeObjectLock(bucket, key, versionId, change, bypassGovernance));
+    unwrap(await this.at(bucket, 'changeObjectLock', bucket, key, versionId, change, bypassGovernance));
   }
 
   async getVersion(bucket: string, key: string, versionId: string | null): Promise<VersionLookup> {
-    return unwrap(await this.bucket(bucket).getVersion(bucket, key, versionId));
+    return unwrap(await this.at(bucket, 'getVersion', bucket, key, versionId));
   }
 
   async listVersions(bucket: string, options: S.ListVersionsOptions): Promise<S.ListVersionsResult> {
-    return unwrap(await this.bucket(bucket).listVersions(bucket, options));
+    return unwrap(await this.at(bucket, 'listVersions', bucket, options));
   }
 
   async getManifest(bucket: string, key: string): Promise<ObjectManifest | null> {
-    return unwrap(await this.bucket(bucket).getManifest(bucket, key));
+    return unwrap(await this.at(bucket, 'getManifest', bucket, key));
   }
 
   async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<CommitResult> {
-    return unwrap(await this.bucket(bucket).commitManifest(bucket, key, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
+    return unwrap(await this.at(bucket, 'commitManifest', bucket, key, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void> {
@@ -176,43 +248,43 @@ export class DurableCatalog implements Catalog {
   }
 
   async removeManifest(bucket: string, key: string, conditions?: S.DeleteConditions, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
-    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, conditions, this.grace, versionId, bypassGovernance));
+    return unwrap(await this.at(bucket, 'removeManifest', bucket, key, conditions, this.grace, versionId, bypassGovernance));
   }
 
   async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
-    return unwrap(await this.bucket(bucket).listManifests(bucket, options));
+    return unwrap(await this.at(bucket, 'listManifests', bucket, options));
   }
 
   async insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Promise<UploadRecord> {
-    return unwrap(await this.bucket(bucket).insertUpload(bucket, key, options));
+    return unwrap(await this.at(bucket, 'insertUpload', bucket, key, options));
   }
 
   async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
-    return unwrap(await this.bucket(bucket).getUpload(bucket, key, uploadId));
+    return unwrap(await this.at(bucket, 'getUpload', bucket, key, uploadId));
   }
 
   async putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void> {
-    unwrap(await this.bucket(bucket).putPart(bucket, key, uploadId, part, this.grace));
+    unwrap(await this.at(bucket, 'putPart', bucket, key, uploadId, part, this.grace));
   }
 
   async listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }> {
-    return unwrap(await this.bucket(bucket).listPartRecords(bucket, key, uploadId, partNumberMarker, maxParts));
+    return unwrap(await this.at(bucket, 'listPartRecords', bucket, key, uploadId, partNumberMarker, maxParts));
   }
 
   async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: S.WriteConditions): Promise<CommitResult> {
-    return unwrap(await this.bucket(bucket).commitUpload(bucket, key, uploadId, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
+    return unwrap(await this.at(bucket, 'commitUpload', bucket, key, uploadId, manifest, { ...conditions, maxVersions: this.maxVersions }, this.grace));
   }
 
   async getCompletedUpload(bucket: string, key: string, uploadId: string): Promise<CompletedUpload | null> {
-    return unwrap(await this.bucket(bucket).getCompletedUpload(bucket, key, uploadId));
+    return unwrap(await this.at(bucket, 'getCompletedUpload', bucket, key, uploadId));
   }
 
   async removeUpload(bucket: string, key: string, uploadId: string): Promise<void> {
-    unwrap(await this.bucket(bucket).removeUpload(bucket, key, uploadId, this.grace));
+    unwrap(await this.at(bucket, 'removeUpload', bucket, key, uploadId, this.grace));
   }
 
   async listUploadRecords(bucket: string, options: S.ListUploadsOptions): Promise<S.ListUploadsResult> {
-    return unwrap(await this.bucket(bucket).listUploadRecords(bucket, options));
+    return unwrap(await this.at(bucket, 'listUploadRecords', bucket, options));
   }
 
   async releaseUnits(bucket: string, unitIds: string[]): Promise<void> {
@@ -288,15 +360,15 @@ export class DurableCatalog implements Catalog {
   }
 
   async prepareWrite(bucket: string, key: string, conditions: S.WriteConditions, unitIds: string[], expires: Date): Promise<void> {
-    unwrap(await this.bucket(bucket).prepareWrite(bucket, key, { ...conditions, maxVersions: this.maxVersions }, unitIds, expires.getTime()));
+    unwrap(await this.at(bucket, 'prepareWrite', bucket, key, { ...conditions, maxVersions: this.maxVersions }, unitIds, expires.getTime()));
   }
 
   async preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart> {
-    return unwrap(await this.bucket(bucket).preparePart(bucket, key, uploadId, unitIds, expires.getTime()));
+    return unwrap(await this.at(bucket, 'preparePart', bucket, key, uploadId, unitIds, expires.getTime()));
   }
 
   async reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void> {
-    unwrap(await this.bucket(bucket).reserveUnits(bucket, unitIds, expires.getTime()));
+    unwrap(await this.at(bucket, 'reserveUnits', bucket, unitIds, expires.getTime()));
   }
 
   /** Into the bucket's instance; if the bucket is gone, into '__buckets__' (the units still exist). */

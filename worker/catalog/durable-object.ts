@@ -7,6 +7,8 @@
  * synchronous section at a time, so a conditional commit or a completion is atomic against every
  * other request to the bucket, and a thrown S3Error rolls the transaction back.
  * S3 errors come back as data (rpc.ts). Mutations take the garbage grace delay from the caller.
+ * A request's calls may come through fenced(): run only if the bucket's request-path settings
+ * (its policy) are still those the request was checked against (model/bucket-settings.ts).
  * An instance creates its tables only when a bucket (or the bucket list) is first written, so a
  * request naming a bucket that never existed leaves no storage behind.
  * Repair: a bucket's instance owns its repair worklist (sql-repairs.ts). Whenever it has
@@ -21,7 +23,10 @@ import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
-import { reply, type Reply } from './rpc.ts';
+import { reply, type Fenced, type Reply } from './rpc.ts';
+import { FENCED_METHOD_NAMES, FENCED_METHODS, type FencedMethod } from './fenced-methods.ts';
+import { settingsOf } from './settings-stamp.ts';
+import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
@@ -229,6 +234,41 @@ export class CatalogObject extends DurableObject {
   }
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
+  }
+  /** The bucket's request-path settings and their stamp (model/bucket-settings.ts). */
+  getBucketSettings(bucket: string): Reply<BucketSettings> {
+    return this.inBucket(bucket, () => this.requestSettings());
+  }
+
+  private requestSettings(): BucketSettings {
+    if (!this.schemaReady) return NO_SETTINGS;
+    return settingsOf((name) => this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null);
+  }
+
+  /**
+   * Runs `method` with `args` if the bucket's settings still have the stamp `expect` the caller's
+   * request was checked against; else does nothing and answers the settings as they are now
+   * (DurableCatalog checks the request again and repeats the call). The comparison and the start
+   * of the method are one synchronous step, and each method's checks and writes are one
+   * transaction, so no request acts on settings older than the ones its bucket holds then.
+   */
+  async fenced(expect: string, method: FencedMethod, args: unknown[]): Promise<Fenced<unknown>> {
+    if (!FENCED_METHODS.has(method)) throw new Error(`CatalogObject.fenced: ${String(method)} is not a request-path method`);
+    const now = this.requestSettings();
+    if (now.stamp !== expect) return { stale: now };
+    return { ran: await (this[method] as (...a: unknown[]) => unknown).apply(this, args) };
+  }
+
+  /** The bucket policy's document as it was put (state row 'policy'), or null. */
+  getBucketPolicy(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState('policy'));
+  }
+  /** Answers the settings with their new stamp (the isolate that made the change sees it at once). */
+  setBucketPolicy(bucket: string, policy: string | null): Reply<BucketSettings> {
+    return this.inBucket(bucket, (o) => {
+      o.setState('policy', policy);
+      return this.requestSettings();
+    });
   }
   getBucketTagging(bucket: string): Reply<Tag[] | null> {
     return this.inBucket(bucket, (o) => {
@@ -487,3 +527,6 @@ export class CatalogObject extends DurableObject {
     return this.inBucket(bucket, (_, mp) => mp.list(options));
   }
 }
+
+// Every fenced name is a method here (fenced-methods.ts cannot import this file: a cycle).
+FENCED_METHOD_NAMES satisfies readonly (keyof CatalogObject)[];

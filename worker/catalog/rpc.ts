@@ -4,6 +4,7 @@
  * S3 errors of the Catalog contract as data (`Reply`) and DurableCatalog rethrows them as S3Error.
  * Any other exception is a bug or an outage and still propagates as an exception.
  */
+import type { BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error, type S3ErrorCode } from '../model/errors.ts';
 
 export interface ErrorData {
@@ -29,3 +30,10 @@ export function unwrap<T>(r: Reply<T>): T {
   if (r.error) throw new S3Error(r.error.code, r.error.message, r.error.fields);
   return (r as { ok: T }).ok;
 }
+
+/**
+ * The answer of a fenced call (CatalogObject.fenced): the method's own answer, or, when the
+ * bucket's request-path settings are no longer those the request was checked against, the
+ * settings as they are (and nothing done).
+ */
+export type Fenced<T> = { ran: T; stale?: undefined } | { stale: BucketSettings };

@@ -22,6 +22,7 @@ export interface ObjectLockChange {
   legalHold?: LegalHoldStatus;
 }
 import type { SseRecord } from '../model/sse.ts';
+import type { BucketSettings } from '../model/bucket-settings.ts';
 import type { PolicyRedundancy } from './redundancy.ts';
 import type { RestripeState, VersionAt } from './restripe-record.ts';
 export type { VersionAt } from './restripe-record.ts';
@@ -303,6 +304,14 @@ export interface BucketCatalog {
   getBucketCors(bucket: string): Promise<CorsRule[] | null>;
   /** Replaces the bucket's CORS rules; null removes them. NoSuchBucket if missing. */
   setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /** The bucket policy's JSON document as put (state row 'policy'), or null when it has none. NoSuchBucket if missing. */
+  getBucketPolicy(bucket: string): Promise<string | null>;
+  /** Replaces the bucket policy (already validated); null removes it. NoSuchBucket if missing. */
+  setBucketPolicy(bucket: string, policy: string | null): Promise<void>;
+  /** This isolate's view of the bucket's request-path settings (model/bucket-settings.ts): no call. */
+  cachedBucketSettings(bucket: string): BucketSettings;
+  /** The bucket's request-path settings as stored now (one call; the view is updated). NoSuchBucket if missing. */
+  getBucketSettings(bucket: string): Promise<BucketSettings>;
   /** The bucket's tags, or null when it has none. NoSuchBucket if missing. */
   getBucketTagging(bucket: string): Promise<Tag[] | null>;
   /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */

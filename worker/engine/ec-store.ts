@@ -279,6 +279,15 @@ export class EcStore implements T.ObjectStore {
     return rules;
   }
   findBucketCors = (bucket: string) => this.catalog.getBucketCors(bucket);
+  async getBucketPolicy(bucket: string): Promise<string> {
+    const policy = await this.catalog.getBucketPolicy(bucket);
+    if (policy === null) throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket });
+    return policy;
+  }
+  bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
+  fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
+  putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
+  deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   async getBucketTagging(bucket: string): Promise<Tag[]> {
     const tags = await this.catalog.getBucketTagging(bucket);
     if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });
@@ -376,11 +385,12 @@ export class EcStore implements T.ObjectStore {
 
   deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.conditions, o.versionId, o.bypassGovernance ?? false);
 
-  async deleteObjects(bucket: string, objects: T.DeleteObjectsRequestEntry[], o: { bypassGovernance?: boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(bucket: string, objects: T.DeleteObjectsRequestEntry[], o: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
     for (const { key, versionId, conditions } of objects) {
       try {
+        if (o.refused?.(key, versionId)) throw new S3Error('AccessDenied');
         out.push({ key, ...(await this.catalog.removeManifest(bucket, key, conditions, versionId, o.bypassGovernance ?? false)) });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
@@ -482,7 +492,9 @@ export class EcStore implements T.ObjectStore {
 
   /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
   private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<SseRecord | null>, customerKey?: Uint8Array): Promise<T.PartInfo> {
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate: prepared.then(() => {}), customerKey }, reserved, lease);
+    const commitGate = prepared.then(() => {});
+    commitGate.catch(() => {}); // awaited by the shards' uploads, refused or not: never unhandled
+    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey }, reserved, lease);
     let sse: SseRecord | null;
     try {
       sse = await prepared;

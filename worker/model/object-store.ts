@@ -14,6 +14,7 @@
  * configured, or a request that named a version).
  * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
+import type { BucketSettings } from './bucket-settings.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
 import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
@@ -359,6 +360,15 @@ export interface ObjectStore {
   findBucketCors(bucket: string): Promise<CorsRule[] | null>;
   putBucketCors(bucket: string, rules: CorsRule[]): Promise<void>;
   deleteBucketCors(bucket: string): Promise<void>;
+  /** The bucket policy's JSON document as put: NoSuchBucketPolicy when it has none (NoSuchBucket). */
+  getBucketPolicy(bucket: string): Promise<string>;
+  /** This isolate's view of the bucket's request-path settings (bucket-settings.ts): no call. */
+  bucketSettings(bucket: string): BucketSettings;
+  /** The bucket's request-path settings as stored now: one call (NoSuchBucket). */
+  fetchBucketSettings(bucket: string): Promise<BucketSettings>;
+  /** Replaces the bucket policy (already validated: model/bucket-policy.ts). */
+  putBucketPolicy(bucket: string, policy: string): Promise<void>;
+  deleteBucketPolicy(bucket: string): Promise<void>;
   /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
   getBucketTagging(bucket: string): Promise<Tag[]>;
   /** Replaces the bucket's tags; [] removes them. */
@@ -382,7 +392,11 @@ export interface ObjectStore {
    *  With conditions (DeleteConditions): 412 on a mismatch, and NoSuchKey when there is no current
    *  object and no version is named (model/conditions.ts checkDeleteConditions). */
   deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<DeleteObjectResult>;
-  deleteObjects(bucket: string, objects: DeleteObjectsRequestEntry[], options?: { bypassGovernance?: boolean }): Promise<DeleteObjectsEntry[]>;
+  /**
+   * `refused`: asked of each entry just before it is deleted (after the bucket's first catalog
+   * call, so a bucket policy is current: s3/policy-gate.ts); true gives the entry AccessDenied.
+   */
+  deleteObjects(bucket: string, objects: DeleteObjectsRequestEntry[], options?: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean }): Promise<DeleteObjectsEntry[]>;
   /** The bucket's Object Lock configuration: ObjectLockConfigurationNotFoundError when lock is not enabled. */
   getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig>;
   /** Sets the default retention (null: none); enables lock on a versioning-Enabled bucket, else InvalidBucketState. */

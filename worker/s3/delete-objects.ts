@@ -3,8 +3,8 @@
  * Spec: S3 DeleteObjects. At most 1000 keys (else MalformedXML); the body must carry
  * Content-MD5 or a flexible checksum (botocore >= 1.36 and the JS SDK send only a CRC); keys that
  * break the key rules get a per-key <Error>, the rest are deleted; Quiet lists errors only.
- * An entry outside the signer's scope (model/access.ts) gets a per-key AccessDenied and is
- * left alone, as S3 answers it.
+ * An entry outside the signer's scope (model/access.ts), or one the bucket policy denies
+ * (s3:DeleteObject, policy-gate.ts), gets a per-key AccessDenied and is left alone, as S3 answers it.
  * An entry's <ETag>, <LastModifiedTime> and <Size> make its delete conditional (delete-conditions.ts;
  * it then needs read on the key too): a mismatch is that key's <Error> PreconditionFailed (no
  * current object, NoSuchKey), a bad value its InvalidArgument, and the other entries proceed.
@@ -54,7 +54,10 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));
     }
   }
-  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3) }) : [];
+  // The policy is asked of each entry by the store, after its first catalog call has confirmed the policy is current.
+  const policy = s3.policy;
+  const refused = policy ? (key: string, versionId?: string) => policy.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], key) : undefined;
+  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3), ...(refused ? { refused } : {}) }) : [];
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;
