@@ -62,6 +62,8 @@ describe('detectOperation', () => {
     ['PUT', '/b/k', { 'x-amz-tagging': 'a=b', 'x-amz-acl': 'bucket-owner-full-control' }, 'PutObject'],
     ['GET', '/b?policy', {}, 'GetBucketPolicy'],
     ['GET', '/b?policyStatus', {}, 'GetBucketPolicyStatus'],
+    ['PUT', '/b?policy', {}, 'PutBucketPolicy'],
+    ['DELETE', '/b?policy', {}, 'DeleteBucketPolicy'],
     ['GET', '/b?encryption', {}, 'GetBucketEncryption'],
     ['GET', '/b?object-lock', {}, 'GetObjectLockConfiguration'],
     ['PUT', '/b?object-lock', {}, 'PutObjectLockConfiguration'],
@@ -86,7 +88,7 @@ describe('detectOperation', () => {
   });
 
   it.each([
-    ['PUT', '/b?policy'],
+    ['PUT', '/b?website'],
     ['DELETE', '/b?replication'],
     ['PUT', '/b/k?versionId=null'],
     ['POST', '/b/k'],
@@ -100,7 +102,7 @@ describe('detectOperation', () => {
   it.each([
     ['PUT', '/b?replication', 'PutBucketReplication is not implemented.'],
     ['DELETE', '/b?ownershipControls', 'DeleteBucketOwnershipControls is not implemented.'],
-    ['DELETE', '/b?policy', 'DeleteBucketPolicy is not implemented.'],
+    ['DELETE', '/b?website', 'DeleteBucketWebsite is not implemented.'],
     ['PUT', '/b?replication', 'PutBucketReplication is not implemented.'],
     ['POST', '/b/k?restore', 'RestoreObject is not implemented.'],
     ['PUT', '/b/k?versionId=3', 'PutObject of a version (versionId) is not implemented.'],

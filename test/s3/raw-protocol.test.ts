@@ -74,7 +74,7 @@ describe('error documents and request ids', () => {
 
 describe('NotImplemented, never a wrong success', () => {
   it.each([
-    ['PUT', '/rawp?policy', {}],
+    ['PUT', '/rawp?website', {}],
     ['PUT', '/rawp?replication', {}],
     ['PUT', '/rawp/ten?versionId=null', {}],
     ['POST', '/rawp/ten', {}],
@@ -95,7 +95,7 @@ describe('NotImplemented, never a wrong success', () => {
   });
 
   it('the message names the operation that was asked for', async () => {
-    for (const [method, path, op] of [['PUT', '/rawp?policy', 'PutBucketPolicy'], ['PUT', '/rawp?replication', 'PutBucketReplication'], ['GET', '/rawp/ten?torrent', 'GetObjectTorrent']]) {
+    for (const [method, path, op] of [['PUT', '/rawp?website', 'PutBucketWebsite'], ['PUT', '/rawp?replication', 'PutBucketReplication'], ['GET', '/rawp/ten?torrent', 'GetObjectTorrent']]) {
       const res = await raw(url, { method, path, body: method === 'PUT' ? '' : undefined });
       expect(errorFields(res.text).Message).toBe(`${op} is not implemented.`);
     }

@@ -6,8 +6,8 @@
  * requests, as JSON `{code, message}` for the operator's routes.
  * S3 routing is not Hono's: S3 needs the raw path and the query flags, so one catch-all route
  * builds the request view (model/request.ts) ONCE, hands it to the gate and then to worker/s3
- * (operations.ts detects, authorize.ts checks the signer's scope, router.ts maps): what was
- * verified is what is routed, and only what the key may do. HEAD is detected
+ * (operations.ts detects, authorize.ts checks the signer's scope, policy-gate.ts the bucket's
+ * policy, router.ts maps): what was verified is what is routed, and only what the key may do. HEAD is detected
  * from the raw method (Hono dispatches HEAD to GET routes and then drops the body): HeadObject
  * never opens data. A client that hangs up mid-body is logged as such, not as an error.
  * CORS (s3/cors.ts): an OPTIONS preflight is answered before the authentication gate (browsers
@@ -24,6 +24,7 @@ import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
+import { enforceBucketPolicy } from '../s3/policy-gate.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
 import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
@@ -162,7 +163,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.var.scope.label = op;
     c.set('bucket', bucket);
     c.set('key', key);
-    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope });
+    const policy = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
+    return S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy });
   });
 
   app.onError(async (err, c) => {

@@ -91,6 +91,14 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).setBucketCors(bucket, rules));
   }
 
+  async getBucketPolicy(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getBucketPolicy(bucket));
+  }
+
+  async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketPolicy(bucket, policy));
+  }
+
   async getBucketTagging(bucket: string): Promise<Tag[] | null> {
     return unwrap(await this.bucket(bucket).getBucketTagging(bucket));
   }

@@ -229,6 +229,13 @@ export class CatalogObject extends DurableObject {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
   }
+  /** The bucket policy's document as it was put (state row 'policy'), or null. */
+  getBucketPolicy(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState('policy'));
+  }
+  setBucketPolicy(bucket: string, policy: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState('policy', policy));
+  }
   getBucketTagging(bucket: string): Reply<Tag[] | null> {
     return this.inBucket(bucket, (o) => {
       const value = o.getState('tagging');

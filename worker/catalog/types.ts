@@ -302,6 +302,10 @@ export interface BucketCatalog {
   getBucketCors(bucket: string): Promise<CorsRule[] | null>;
   /** Replaces the bucket's CORS rules; null removes them. NoSuchBucket if missing. */
   setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /** The bucket policy's JSON document as put (state row 'policy'), or null when it has none. NoSuchBucket if missing. */
+  getBucketPolicy(bucket: string): Promise<string | null>;
+  /** Replaces the bucket policy (already validated); null removes it. NoSuchBucket if missing. */
+  setBucketPolicy(bucket: string, policy: string | null): Promise<void>;
   /** The bucket's tags, or null when it has none. NoSuchBucket if missing. */
   getBucketTagging(bucket: string): Promise<Tag[] | null>;
   /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */

@@ -279,6 +279,14 @@ export class EcStore implements T.ObjectStore {
     return rules;
   }
   findBucketCors = (bucket: string) => this.catalog.getBucketCors(bucket);
+  async getBucketPolicy(bucket: string): Promise<string> {
+    const policy = await this.catalog.getBucketPolicy(bucket);
+    if (policy === null) throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket });
+    return policy;
+  }
+  findBucketPolicy = (bucket: string) => this.catalog.getBucketPolicy(bucket);
+  putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
+  deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   async getBucketTagging(bucket: string): Promise<Tag[]> {
     const tags = await this.catalog.getBucketTagging(bucket);
     if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });

@@ -17,7 +17,8 @@
  * a scope may do everything (FULL_ACCESS; the deployment review warns about each such key).
  * Pure logic: the config (config.ts) builds it, the gate attaches it to the request, s3/authorize.ts
  * and the operator routes ask it. Known gaps: no deny rules, no conditions (IP, time), no
- * per-operation granularity finer than the five actions.
+ * per-operation granularity finer than the five actions; a bucket policy (bucket-policy.ts,
+ * s3/policy-gate.ts) adds those per bucket, as Deny statements that narrow a scope, never widen it.
  */
 
 export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin'] as const;

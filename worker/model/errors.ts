@@ -44,6 +44,7 @@ const S3_ERRORS = {
   KeyTooLongError: [400, 'Your key is too long'],
   MalformedTrailerError: [400, 'The request contained trailing data that was not well-formed or did not conform to our published schema.'],
   MalformedXML: [400, 'The XML you provided was not well-formed or did not validate against our published schema.'],
+  MalformedPolicy: [400, 'Policies must be valid JSON and the first byte must be \'{\''],
   MalformedPOSTRequest: [400, 'The body of your POST request is not well-formed multipart/form-data.'],
   MaxPostPreDataLengthExceededError: [400, 'Your POST request fields preceding the upload file were too large.'],
   MetadataTooLarge: [400, 'Your metadata headers exceed the maximum allowed metadata size.'],

@@ -337,6 +337,13 @@ export interface ObjectStore {
   findBucketCors(bucket: string): Promise<CorsRule[] | null>;
   putBucketCors(bucket: string, rules: CorsRule[]): Promise<void>;
   deleteBucketCors(bucket: string): Promise<void>;
+  /** The bucket policy's JSON document as put: NoSuchBucketPolicy when it has none (NoSuchBucket). */
+  getBucketPolicy(bucket: string): Promise<string>;
+  /** The bucket policy's document, or null (NoSuchBucket): what the gate enforces (s3/policy-gate.ts). */
+  findBucketPolicy(bucket: string): Promise<string | null>;
+  /** Replaces the bucket policy (already validated: model/bucket-policy.ts). */
+  putBucketPolicy(bucket: string, policy: string): Promise<void>;
+  deleteBucketPolicy(bucket: string): Promise<void>;
   /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
   getBucketTagging(bucket: string): Promise<Tag[]>;
   /** Replaces the bucket's tags; [] removes them. */

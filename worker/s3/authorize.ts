@@ -67,6 +67,11 @@ const NEEDS: Record<S3Operation, Need> = {
   DeleteObjectTagging: { action: 'write', on: 'object' },
   GetObjectAttributes: { action: 'read', on: 'object' },
   PutBucketOwnershipControls: { action: 'write', on: 'bucket' },
+  // A policy only denies (policy-gate.ts): managing it is like managing the bucket's other settings.
+  GetBucketPolicy: { action: 'list', on: 'some' },
+  GetBucketPolicyStatus: { action: 'list', on: 'some' },
+  PutBucketPolicy: { action: 'write', on: 'bucket' },
+  DeleteBucketPolicy: { action: 'write', on: 'bucket' },
   GetObjectLockConfiguration: { action: 'list', on: 'some' },
   PutObjectLockConfiguration: { action: 'write', on: 'bucket' },
   GetObjectRetention: { action: 'read', on: 'object' },

@@ -5,8 +5,8 @@
  * One row per operation: the subresource that selects it, and either the 404 error S3 sends or
  * the empty document it returns. NoSuchBucket first, as S3 does.
  * Spec: S3 API reference of each Get operation ("Errors" and the response syntax):
- *   GetBucketPolicy / GetBucketPolicyStatus -> NoSuchBucketPolicy (AWS answers the status read
- *   of a bucket without a policy with the same error; RGW answers IsPublic false),
+ *   (GetBucketPolicy and GetBucketPolicyStatus are bucket-policy.ts's: NoSuchBucketPolicy without
+ *   one, as AWS answers both; RGW answers the status read IsPublic false),
  *   (GetBucketEncryption is bucket-encryption.ts's: buckets here are encrypted by policy),
  *   (GetObjectLockConfiguration is object-lock.ts's), GetBucketWebsite -> NoSuchWebsiteConfiguration,
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
@@ -24,8 +24,6 @@ export type Answer = { error: S3ErrorCode } | { document: () => string };
 
 /** Operation -> [subresource, answer]. */
 export const UNCONFIGURED_READS = {
-  GetBucketPolicy: ['policy', { error: 'NoSuchBucketPolicy' }],
-  GetBucketPolicyStatus: ['policyStatus', { error: 'NoSuchBucketPolicy' }],
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
   GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],

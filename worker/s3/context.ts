@@ -89,6 +89,8 @@ export interface S3Context {
   requestId: string;
   /** The owner of what the request acquires; a streamed body ends the request (response-body.ts). */
   scope: RequestOwner;
+  /** The bucket policy's check for what a handler fans out (DeleteObjects' entries); absent: no policy applies. */
+  policy?: PolicyCheck;
 }
 
 /** The owner of what a request acquires, as the front door sees it (worker/app/request-scope.ts). */
@@ -98,6 +100,11 @@ export interface RequestOwner extends ResponseOwner {
   waitUntil(p: Promise<unknown>): void;
   /** A streamed body that will never be sent (an error answer replaced it): cancel it. */
   discardStream(reason: unknown): void;
+}
+
+/** What a handler asks of the bucket's policy for requests it fans out (DeleteObjects' entries; policy-gate.ts). */
+export interface PolicyCheck {
+  deniesObject(actions: readonly string[], key: string): boolean;
 }
 
 export type S3Handler = (s3: S3Context) => Promise<Response>;

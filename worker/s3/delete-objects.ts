@@ -3,8 +3,8 @@
  * Spec: S3 DeleteObjects. At most 1000 keys (else MalformedXML); the body must carry
  * Content-MD5 or a flexible checksum (botocore >= 1.36 and the JS SDK send only a CRC); keys that
  * break the key rules get a per-key <Error>, the rest are deleted; Quiet lists errors only.
- * An entry outside the signer's scope (model/access.ts) gets a per-key AccessDenied and is
- * left alone, as S3 answers it.
+ * An entry outside the signer's scope (model/access.ts), or one the bucket policy denies
+ * (s3:DeleteObject, policy-gate.ts), gets a per-key AccessDenied and is left alone, as S3 answers it.
  * `<VersionId>` removes that version; a result says what each delete did as DeleteObject's
  * headers do: <VersionId> (the version named), <DeleteMarker> and <DeleteMarkerVersionId> (the
  * marker added, or the version removed when it was a marker).
@@ -39,6 +39,7 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       const versionId = named === undefined ? undefined : checkVersionId(named.trim(), 'VersionId');
       const valid = validateKey(key);
       if (!(s3.auth.access ?? ANONYMOUS_ACCESS).allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
+      if (s3.policy?.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], valid)) throw accessDenied();
       entries.push(versionId === undefined ? { key: valid } : { key: valid, versionId });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;

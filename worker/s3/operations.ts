@@ -31,6 +31,7 @@ export type S3Operation =
   | 'GetBucketLifecycleConfiguration' | 'PutBucketLifecycleConfiguration' | 'DeleteBucketLifecycle'
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
+  | 'GetBucketPolicy' | 'PutBucketPolicy' | 'DeleteBucketPolicy' | 'GetBucketPolicyStatus'
   | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
   | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
   | UnconfiguredRead;
@@ -55,6 +56,10 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeleteObjectTagging: ['tagging', 'versionId'],
   GetObjectAttributes: ['attributes', 'versionId'],
   PutBucketOwnershipControls: ['ownershipControls'],
+  GetBucketPolicy: ['policy'],
+  PutBucketPolicy: ['policy'],
+  DeleteBucketPolicy: ['policy'],
+  GetBucketPolicyStatus: ['policyStatus'],
   GetObjectLockConfiguration: ['object-lock'],
   PutObjectLockConfiguration: ['object-lock'],
   GetObjectRetention: ['retention', 'versionId'],
@@ -126,6 +131,8 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
     switch (method) {
       case 'GET':
         for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
+        if (has('policy')) return 'GetBucketPolicy';
+        if (has('policyStatus')) return 'GetBucketPolicyStatus';
         if (has('acl')) return 'GetBucketAcl';
         if (has('object-lock')) return 'GetObjectLockConfiguration';
         if (has('tagging')) return 'GetBucketTagging';
@@ -141,6 +148,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         throw new S3Error('InvalidArgument', 'Invalid list-type', { ArgumentName: 'list-type', ArgumentValue: query.get('list-type')! });
       case 'HEAD': return 'HeadBucket';
       case 'PUT':
+        if (has('policy')) return 'PutBucketPolicy';
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('lifecycle')) return 'PutBucketLifecycleConfiguration';
@@ -152,6 +160,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (subresourceOf(method, false, query)) break;
         return 'CreateBucket';
       case 'DELETE':
+        if (has('policy')) return 'DeleteBucketPolicy';
         if (has('tagging')) return 'DeleteBucketTagging';
         if (has('lifecycle')) return 'DeleteBucketLifecycle';
         if (has('cors')) return 'DeleteBucketCors';

@@ -7,7 +7,8 @@
  *   2. `key` is required; `${filename}` in it becomes the file's name;
  *   3. the policy: signature, expiration, every condition (the bucket posted to and the key as
  *      stored count as fields);
- *   4. the signer's scope (model/access.ts): `write` on the key, as for PutObject;
+ *   4. the signer's scope (model/access.ts): `write` on the key, as for PutObject; then the
+ *      bucket policy's Deny statements (policy-gate.ts), the fields standing for the headers;
  *   5. the fields as PutObject's headers: Content-Type, Cache-Control, Content-Disposition,
  *      Content-Encoding, Content-Language, Expires, x-amz-meta-*, x-amz-checksum-*, `acl`
  *      (owner-only, acl-headers.ts), `tagging` (an XML Tagging document, as S3 takes it);
@@ -28,6 +29,7 @@ import { MAX_OBJECT_TAGS } from '../model/tagging.ts';
 import { checksumResponseHeaders, readChecksumRequest } from './checksum-headers.ts';
 import type { AuthResult, PostFormGate, S3Settings } from './context.ts';
 import { formBoundary, readForm } from './form-data.ts';
+import { enforceBucketPolicy } from './policy-gate.ts';
 import { readMetadata } from './headers.ts';
 import { assertSupportedHeaders } from './operations.ts';
 import { readSseRequest, sseResponseHeaders } from './sse-headers.ts';
@@ -109,6 +111,8 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
   if (!auth.access.allowsObject('write', bucket, key)) throw new S3Error('AccessDenied');
 
   const headers = fieldHeaders(fields);
+  // The bucket policy, as for the PutObject this form is (its fields as the request's headers).
+  await enforceBucketPolicy(store, { op: 'PutObject', addr: { ...addr, key }, headers, url: request.url, auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access } });
   assertSupportedHeaders(headers);
   const metadata = readMetadata(headers);
   const tagging = fields.get('tagging');

@@ -7,6 +7,7 @@ import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
 import { GetObjectLegalHold, GetObjectLockConfiguration, GetObjectRetention, PutObjectLegalHold, PutObjectLockConfiguration, PutObjectRetention } from './object-lock.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
+import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { DeleteBucketEncryption, GetBucketEncryption, PutBucketEncryption } from './bucket-encryption.ts';
@@ -67,6 +68,10 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   DeleteObjectTagging,
   GetObjectAttributes,
   PutBucketOwnershipControls,
+  GetBucketPolicy,
+  PutBucketPolicy,
+  DeleteBucketPolicy,
+  GetBucketPolicyStatus,
   GetObjectLockConfiguration,
   PutObjectLockConfiguration,
   GetObjectRetention,

@@ -18,7 +18,6 @@ const BUCKET: Record<string, ByMethod> = {
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },
   ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)
-  policy: { PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   publicAccessBlock: { PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
   replication: { PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },
   requestPayment: { PUT: 'PutBucketRequestPayment' },

@@ -26,7 +26,7 @@ import {
   PutBucketAclCommand,
   PutBucketOwnershipControlsCommand,
   DeleteBucketOwnershipControlsCommand,
-  PutBucketPolicyCommand,
+  PutBucketWebsiteCommand,
   PutObjectAclCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
@@ -82,7 +82,7 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
     });
 
     it('the Put side of what is not supported stays NotImplemented', async () => {
-      await expectS3Error(client().send(new PutBucketPolicyCommand({ Bucket: bucket, Policy: '{}' })), 'NotImplemented', 501);
+      await expectS3Error(client().send(new PutBucketWebsiteCommand({ Bucket: bucket, WebsiteConfiguration: { IndexDocument: { Suffix: 'index.html' } } })), 'NotImplemented', 501);
     });
 
     it('PutBucketOwnershipControls: BucketOwnerEnforced (the only setting) succeeds; the settings that enable ACLs and the delete are NotImplemented', async () => {

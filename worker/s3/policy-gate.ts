@@ -1,0 +1,171 @@
+/**
+ * Bucket policies at the gate: after authorize.ts has checked the signer's scope and before any
+ * handler runs (so a refused request reads no body and stores nothing), the bucket's policy is
+ * read from the catalog and an explicit Deny that matches the request refuses it with 403
+ * AccessDenied. Allow statements never widen the scope (model/policy-eval.ts says why).
+ * Also checked: the copy source of CopyObject and UploadPartCopy against its own bucket's policy
+ * (s3:GetObject on the source key), and each entry of DeleteObjects (delete-objects.ts, through
+ * the check this returns).
+ * Not evaluated: GetBucketPolicy, PutBucketPolicy and DeleteBucketPolicy (whoever may manage the
+ * policy can always replace it, as AWS lets the bucket owner's root user, so no policy locks the
+ * bucket for good); CreateBucket and ListBuckets (no bucket policy applies).
+ * Cost: one catalog read per request to a bucket (nothing is cached across requests, so a new
+ * policy applies to the next request). Parsed documents are kept by their text (bounded).
+ * Condition keys the request context has (others are absent, as IAM treats unknown keys):
+ *   s3:x-amz-<header>   any x-amz-* request header: server-side-encryption,
+ *                       server-side-encryption-customer-algorithm, acl, copy-source,
+ *                       metadata-directive, grant-*, object-lock-*, storage-class, ...
+ *   s3:prefix, s3:delimiter, s3:max-keys   the listing's query parameters
+ *   s3:VersionId        the versionId parameter
+ *   s3:RequestObjectTag/<key>, s3:RequestObjectTagKeys   the x-amz-tagging header
+ *   s3:ExistingObjectTag/<key>   the addressed object's tags (read only when the policy names it)
+ *   s3:signatureversion ("AWS" or "AWS4-HMAC-SHA256"), s3:authType ("REST-HEADER",
+ *   "REST-QUERY-STRING", "POST": a browser form, post-object.ts), aws:SecureTransport,
+ *   aws:SourceIp (cf-connecting-ip, set by Cloudflare's edge), aws:UserAgent, aws:Referer,
+ *   aws:CurrentTime, aws:EpochTime, aws:PrincipalType.
+ * Also evaluated: PostObject (post-object.ts), as the PutObject it is, its fields as headers.
+ * A stored policy that no longer parses fails closed (500 naming the way out).
+ * Condition key names are case-insensitive here, tag keys in them included.
+ */
+import type { AuthResult, PolicyCheck } from './context.ts';
+import { accessDenied } from './authorize.ts';
+import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts';
+import { S3Error } from '../model/errors.ts';
+import type { ObjectStore } from '../model/object-store.ts';
+import type { ConditionContext } from '../model/policy-conditions.ts';
+import { policyDenies, policyMentions } from '../model/policy-eval.ts';
+import { parseTaggingHeader } from '../model/tagging.ts';
+import { readCopySource } from './copy.ts';
+import type { S3Operation } from './operations.ts';
+import { policyActions } from './policy-actions.ts';
+import type { S3Address } from './request.ts';
+
+const NO_POLICY: PolicyCheck = { deniesObject: () => false };
+
+/** Parsed policies by document text (a text always parses the same way): at most this many. */
+const PARSED_MAX = 64;
+const parsed = new Map<string, BucketPolicy>();
+
+function parsedPolicy(text: string, bucket: string): BucketPolicy {
+  const cacheKey = `${bucket}\n${text}`;
+  let policy = parsed.get(cacheKey);
+  if (!policy) {
+    policy = parseBucketPolicy(text, bucket);
+    if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+    parsed.set(cacheKey, policy);
+  }
+  return policy;
+}
+
+async function loadPolicy(store: ObjectStore, bucket: string): Promise<BucketPolicy | null> {
+  let text: string | null;
+  try {
+    text = await store.findBucketPolicy(bucket);
+  } catch (err) {
+    if (err instanceof S3Error && err.code === 'NoSuchBucket') return null; // the handler says so
+    throw err;
+  }
+  if (text === null) return null;
+  try {
+    return parsedPolicy(text, bucket);
+  } catch (err) {
+    // Accepted when it was put, refused now (a stricter parser since): fail closed, and say how
+    // to get out; the policy operations are never evaluated, so replacing it always works.
+    if (err instanceof S3Error && err.code === 'MalformedPolicy') {
+      throw new S3Error('InternalError', `The policy stored for bucket ${bucket} no longer parses (${err.message}); replace it (PutBucketPolicy) or delete it (DeleteBucketPolicy).`);
+    }
+    throw err;
+  }
+}
+
+export interface PolicyRequestFacts {
+  op: S3Operation;
+  addr: S3Address;
+  headers: Headers;
+  /** The request's URL (aws:SecureTransport). */
+  url: string;
+  auth: AuthResult;
+}
+
+function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string> | null): ConditionContext {
+  const { headers, addr, auth } = f;
+  let requestTags: Map<string, string> | null | undefined;
+  const tagsOfRequest = () => {
+    if (requestTags === undefined) {
+      const header = headers.get('x-amz-tagging');
+      try {
+        requestTags = header === null ? null : new Map(parseTaggingHeader(header).map((t) => [t.key.toLowerCase(), t.value]));
+      } catch {
+        requestTags = null; // the handler refuses the header itself
+      }
+    }
+    return requestTags;
+  };
+  const one = (v: string | null | undefined) => (v === null || v === undefined ? undefined : [v]);
+  const listing = ['ListObjects', 'ListObjectsV2', 'ListObjectVersions', 'ListMultipartUploads'].includes(f.op);
+  return (key) => {
+    if (key.startsWith('s3:x-amz-')) return one(headers.get(key.slice(3)));
+    if (key.startsWith('s3:existingobjecttag/')) return one(existingTags?.get(key.slice('s3:existingobjecttag/'.length)));
+    if (key.startsWith('s3:requestobjecttag/')) return one(tagsOfRequest()?.get(key.slice('s3:requestobjecttag/'.length)));
+    switch (key) {
+      case 's3:prefix': case 's3:delimiter': case 's3:max-keys': return listing ? one(addr.query.get(key.slice(3))) : undefined;
+      case 's3:versionid': return one(addr.query.get('versionId'));
+      case 's3:requestobjecttagkeys': { const t = tagsOfRequest(); return t ? [...t.keys()] : undefined; }
+      case 's3:signatureversion': return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
+      case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
+      case 'aws:securetransport': return [String(new URL(f.url).protocol === 'https:')];
+      case 'aws:sourceip': return one(headers.get('cf-connecting-ip'));
+      case 'aws:useragent': return one(headers.get('user-agent'));
+      case 'aws:referer': return one(headers.get('referer'));
+      case 'aws:currenttime': return [new Date().toISOString()];
+      case 'aws:epochtime': return [String(Math.floor(Date.now() / 1000))];
+      case 'aws:principaltype': return [auth.accessKeyId === undefined ? 'Anonymous' : 'User'];
+    }
+    return undefined;
+  };
+}
+
+/** The addressed object's tags (lower-case keys), or null when it has none to read. */
+async function existingTags(store: ObjectStore, addr: S3Address): Promise<Map<string, string> | null> {
+  if (addr.key === null) return null;
+  const versionId = addr.query.get('versionId');
+  try {
+    const head = await store.headObject(addr.bucket!, addr.key, { conditions: {}, ...(versionId === null ? {} : { versionId }) });
+    return new Map((head.metadata.tags ?? []).map((t) => [t.key.toLowerCase(), t.value]));
+  } catch (err) {
+    if (err instanceof S3Error) return null; // no such key or version: the handler answers
+    throw err;
+  }
+}
+
+const arn = (bucket: string, key: string | null) => `arn:aws:s3:::${bucket}${key === null ? '' : `/${key}`}`;
+
+/**
+ * Throws AccessDenied when the bucket's policy (or the copy source's) denies the request;
+ * otherwise returns the check for a handler's per-entry decisions.
+ */
+export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyCheck> {
+  const { op, addr } = f;
+  const actions = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
+  if (actions === null) return NO_POLICY;
+  const bucket = addr.bucket!;
+  const accessKeyId = f.auth.accessKeyId ?? null;
+  const policy = await loadPolicy(store, bucket);
+  if (op === 'CopyObject' || op === 'UploadPartCopy') {
+    const source = readCopySource(f.headers);
+    const sourcePolicy = source.bucket === bucket ? policy : await loadPolicy(store, source.bucket);
+    if (sourcePolicy) {
+      const context = requestContext(f, null);
+      const sourceActions = source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
+      if (policyDenies(sourcePolicy, { actions: sourceActions, resource: arn(source.bucket, source.key), accessKeyId, context })) throw accessDenied();
+    }
+  }
+  if (!policy) return NO_POLICY;
+  const tags = policyMentions(policy, 's3:existingobjecttag/') ? await existingTags(store, addr) : null;
+  const context = requestContext(f, tags);
+  const onBucket = addr.key === null || op === 'DeleteObjects';
+  if (op !== 'DeleteObjects' && policyDenies(policy, { actions, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context })) throw accessDenied();
+  return {
+    deniesObject: (entryActions, key) => policyDenies(policy, { actions: entryActions, resource: arn(bucket, key), accessKeyId, context }),
+  };
+}
