@@ -5,8 +5,8 @@
  * 26 fields up to aclRequired; the Source region field AWS added later is not written).
  * Choices (docs/COMPATIBILITY.md): the key is URL-encoded as AWS writes it; inside a quoted
  * field the characters that would end or confuse the field (" \ [ ] and control characters)
- * are percent-encoded, so every record splits into exactly 26 fields; unquoted fields never hold
- * spaces. Bucket owner: the gateway's one account; Requester: the access key id.
+ * are percent-encoded, and in an unquoted one also whitespace and ' (the key: encodeURIComponent
+ * keeps '), so every record splits into exactly 26 fields by a shell-like splitter. Bucket owner: the gateway's one account; Requester: the access key id.
  */
 
 export interface AccessLogFields {
@@ -43,7 +43,7 @@ const MAX_FIELD = 1024;
 
 const dash = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '-' : String(v));
 /** An unquoted field: no whitespace (a space would split it). */
-const bare = (v: string | number | null | undefined) => dash(typeof v === 'string' ? v.slice(0, MAX_FIELD).replace(/[\s"[\]\\]/g, (c) => pct(c)) : v);
+const bare = (v: string | number | null | undefined) => dash(typeof v === 'string' ? v.slice(0, MAX_FIELD).replace(/[\s"'[\]\\]/g, (c) => pct(c)) : v);
 // eslint-disable-next-line no-control-regex
 const quoted = (v: string | null) => `"${v === null || v === '' ? '-' : v.slice(0, MAX_FIELD).replace(/["[\]\\\u0000-\u001f\u007f]/g, (c) => pct(c))}"`;
 const pct = (c: string) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
