@@ -2,13 +2,16 @@
  * `npm start`: the local gateway (local-gateway.ts: workerd behind the Node front, the cron on a
  * timer), then the banner (banner.ts). Options: start-options.ts. The config (SHARDGATE_CONFIG
  * from the environment, else wrangler.toml's) is validated first: an invalid one stops here with
- * the schema's message naming the field (exit 1). Ctrl-C (SIGINT) or SIGTERM stops the cron, the
+ * the schema's message naming the field (exit 1). A config that marks a backend "retired" while the
+ * catalog (the persisted state) still records shards on it is refused at start, naming the count
+ * (issue 26; cli/deploy/live-fleet.ts, as `shardgate check-deploy --endpoint` does before a deploy). Ctrl-C (SIGINT) or SIGTERM stops the cron, the
  * front and workerd, in that order, and exits.
  */
 import { banner } from './banner.ts';
 import { ConfigError } from '../worker/config/config.ts';
 import { checkDevConfig, devConfigSource, inlineCredential } from './dev-config.ts';
 import { startLocalGateway } from './local-gateway.ts';
+import { reviewFleetAgainstLive, type LiveBackend } from '../cli/deploy/live-fleet.ts';
 import { parseStartOptions } from './start-options.ts';
 
 let options;
@@ -34,6 +37,16 @@ const gateway = await startLocalGateway({ port: options.port, stateDir: options.
   console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
   process.exit(1);
 });
+// Only the catalog knows what a backend still holds: asked once the gateway is up.
+if (config.backends.some((b) => b.state === 'retired')) {
+  const status = (await (await fetch(`http://127.0.0.1:${gateway.port}/_shardgate/status`)).json()) as { backends: LiveBackend[] };
+  const problems = reviewFleetAgainstLive(config, status.backends);
+  if (problems.length) {
+    console.error(`shardgate: the gateway config cannot be used with this state (${options.stateDir}):\n${problems.join('\n')}`);
+    await gateway.close();
+    process.exit(1);
+  }
+}
 // wrangler prints its own "Ready on" line (workerd's internal port) a moment after it is ready:
 // the banner comes after it, and says which port to use.
 await new Promise((r) => setTimeout(r, 300));

@@ -37,6 +37,7 @@ import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
 import { restripeBatch, type RestripeReport } from './upkeep/restripe.ts';
+import type { MoveLink } from './upkeep/move-chain.ts';
 import { restripeProgress, type BucketRestripeProgress } from './upkeep/restripe-progress.ts';
 import { AccessLogDelivery } from './upkeep/access-log.ts';
 
@@ -58,7 +59,8 @@ export interface Env {
   CATALOG: DurableObjectNamespace;
   /** The shared record of the gateway's health (OpsObject); without it each isolate keeps its own. */
   OPS?: DurableObjectNamespace;
-  REPAIR_QUEUE?: Queue<RepairTask>;
+  /** Repair tasks, and the mover's chain links (upkeep/move-chain.ts). */
+  REPAIR_QUEUE?: Queue<RepairTask | MoveLink>;
   [binding: string]: unknown;
 }
 
@@ -84,9 +86,9 @@ export interface Gateway {
   /** Every configured backend with its state (active, draining, retired) and move limits. */
   fleet: FleetBackend[];
   /** One mover run (upkeep/drain.ts), counted and logged; nothing to do when every backend is active. */
-  drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
+  drain: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue') => Promise<DrainReport>;
   /** One re-stripe run (upkeep/restripe.ts), counted and logged; nothing to do when every bucket's versions are stored as its policy says. */
-  restripe: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
+  restripe: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue') => Promise<RestripeReport>;
   /** Every re-striping bucket's progress (upkeep/restripe-progress.ts). */
   restripeProgress: () => Promise<BucketRestripeProgress[]>;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
@@ -296,7 +298,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
   }
   const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}), ...(b.limits ? { limits: b.limits } : {}) }));
-  const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator'): Promise<DrainReport> => {
+  const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue'): Promise<DrainReport> => {
     const started = Date.now();
     const report = await drainBatch(
       { catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet },
@@ -310,7 +312,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     return report;
   };
   const settings = engineSettings(config);
-  const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator'): Promise<RestripeReport> => {
+  const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue'): Promise<RestripeReport> => {
     const started = Date.now();
     const report = await restripeBatch(
       { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },

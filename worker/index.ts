@@ -4,7 +4,8 @@
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
  * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
- * lifecycle job, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (a cron named
+ * lifecycle job, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
+ * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
  */
@@ -17,6 +18,7 @@ import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
 import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
+import { isMoveLink, runMoveLink, startMoveChains, type ChainDeps, type MoveLink } from './upkeep/move-chain.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
 const DRAIN_MOVES_PER_RUN = 30;
@@ -24,6 +26,16 @@ const DRAIN_MOVES_PER_RUN = 30;
 const RESTRIPE_VERSIONS_PER_RUN = 20;
 /** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
+
+/** The mover chain's parts, from the gateway and its queue. */
+function moveChainDeps(g: ReturnType<typeof gatewayFor>, env: Env): ChainDeps {
+  return {
+    catalog: g.catalog,
+    send: async (link) => void (await env.REPAIR_QUEUE!.send(link)),
+    drain: (o) => g.drain(o, 'queue'),
+    restripe: (o) => g.restripe(o, 'queue'),
+  };
+}
 
 export { CatalogObject } from './catalog/durable-object.ts';
 export { OpsObject } from './ops/ops-object.ts';
@@ -42,7 +54,14 @@ export default {
   async queue(batch, env, ctx) {
     const g = gatewayFor(env);
     const deps = { catalog: g.catalog, repair: g.repair, log: logLine };
-    await g.background.run(ctx, () => consumeRepairs(batch.messages, deps));
+    const links = batch.messages.filter((m): m is Message<MoveLink> => isMoveLink(m.body));
+    const repairs = batch.messages.filter((m): m is Message<RepairTask> => !isMoveLink(m.body));
+    await g.background.run(ctx, () => consumeRepairs(repairs, deps));
+    // The mover's links (upkeep/move-chain.ts): a link that throws is retried by the queue.
+    for (const link of links) {
+      await g.background.run(ctx, () => runMoveLink(link.body, moveChainDeps(g, env), links.length));
+      link.ack();
+    }
     ctx.waitUntil(g.flusher.flush());
   },
 
@@ -77,17 +96,33 @@ export default {
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
-    // The mover, while any backend is draining or retired, or being rebalanced onto (upkeep/drain.ts).
-    if (g.fleet.some((b) => b.state !== 'active' || b.rebalance)) {
-      jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
-        (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+    const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
+    if (env.REPAIR_QUEUE) {
+      // With a queue, the mover and the re-stripe run as chains of links (upkeep/move-chain.ts):
+      // the cron starts one for each bucket with work that no chain owns.
+      jobs.push(g.background.run(ctx, async () => {
+        const buckets = fleetChanging
+          ? (await g.catalog.listBucketRecords()).map((b) => b.name)
+          : (await g.restripeProgress()).filter((p) => !p.done).map((p) => p.bucket);
+        const chains = buckets.length ? await startMoveChains(buckets, moveChainDeps(g, env)) : 0;
+        if (chains) logLine({ msg: 'move-chains', started: chains, buckets: buckets.length, ms: Date.now() - started }, false);
+      }).catch(
+        (err: unknown) => logLine({ msg: 'move-chains', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+      ));
+    } else {
+      // Without one, the cron runs a bounded batch of each itself.
+      // The mover, while any backend is draining or retired, or being rebalanced onto (upkeep/drain.ts).
+      if (fleetChanging) {
+        jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
+          (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+        ));
+      }
+      // The re-stripe, for buckets whose policy changed geometry (upkeep/restripe.ts): a few catalog
+      // reads per bucket when there is nothing to rewrite.
+      jobs.push(g.background.run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron')).catch(
+        (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
-    // The re-stripe, for buckets whose policy changed geometry (upkeep/restripe.ts): a few catalog
-    // reads per bucket when there is nothing to rewrite.
-    jobs.push(g.background.run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron')).catch(
-      (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
-    ));
     // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog
     // call per bucket (each may be a logging target).
     jobs.push(g.background.run(ctx, async () => {
@@ -100,4 +135,4 @@ export default {
     // data-health sample, flush the counts.
     ctx.waitUntil(Promise.allSettled(jobs).then(() => g.background.run(ctx, () => g.ops.onCron())).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: String((err as Error)?.message ?? err) }, true)));
   },
-} satisfies ExportedHandler<Env, RepairTask>;
+} satisfies ExportedHandler<Env, RepairTask | MoveLink>;

@@ -4,6 +4,7 @@
  * shows or drives the progress:
  *   shardgate drain --estimate BACKEND   POST /_shardgate/admin/drain-estimate: GETs, PUTs, DELETEs
  *                                        and egress per backend at the configured prices
+ *   shardgate drain --estimate --rebalance BACKEND   the same for a rebalance onto BACKEND
  *   shardgate drain [BACKEND]            POST /_shardgate/admin/drain-status: left, moved, rate, ETA
  *   shardgate drain --run [BACKEND]      POST /_shardgate/admin/drain until nothing is left (or a
  *                                        run moves nothing: exit 1 with why)
@@ -13,7 +14,7 @@ import { CliError, type Command } from '../command.ts';
 import { bytes, duration, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
 
-const HELP = `usage: shardgate drain --estimate BACKEND [--json] [gateway options]
+const HELP = `usage: shardgate drain --estimate [--rebalance] BACKEND [--json] [gateway options]
        shardgate drain [BACKEND] [--json] [gateway options]
        shardgate drain --run [BACKEND] [--batch N] [--json] [gateway options]
 
@@ -24,6 +25,8 @@ draining or retired backend, the rate and the time remaining; --run moves shards
 batch, instead of waiting for the cron.
 
   --estimate                 the bill: requests and egress per backend at the configured prices
+  --rebalance                with --estimate: the bill of a rebalance onto BACKEND (an active
+                             backend, before "rebalance": true is set on it) instead of a drain
   --run                      move now until nothing is left
   --batch N                  with --run: shards per call, 1 to 1000 (default 50)
 
@@ -56,17 +59,18 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parseArgs({
       args: argv, strict: true, allowPositionals: true,
-      options: { ...GATEWAY_OPTIONS, estimate: { type: 'boolean' }, run: { type: 'boolean' }, batch: { type: 'string' } },
+      options: { ...GATEWAY_OPTIONS, estimate: { type: 'boolean' }, rebalance: { type: 'boolean' }, run: { type: 'boolean' }, batch: { type: 'string' } },
     });
     const client = new GatewayClient(values);
     const backend = positionals[0];
     if (values.estimate) {
       if (!backend) throw new CliError('--estimate needs the BACKEND to price');
-      const e = (await client.admin('drain-estimate', { backend })) as Estimate;
+      const e = (await client.admin('drain-estimate', { backend, rebalance: values.rebalance ? '1' : undefined })) as Estimate;
       if (values.json) printJson(e);
-      else process.stdout.write(estimateText(e));
+      else process.stdout.write(estimateText(e, values.rebalance ? 'rebalancing onto' : 'draining'));
       return 0;
     }
+    if (values.rebalance) throw new CliError('--rebalance goes with --estimate (a rebalance itself is "rebalance": true in the config)');
     if (values.run) {
       let moved = 0;
       for (;;) {
@@ -121,8 +125,8 @@ function rebalanceText(backends: Rebalance[]): string {
   return table(rows) + '\n';
 }
 
-function estimateText(e: Estimate): string {
-  const lines = [`draining ${e.backend}: ${e.shards} shard(s), ${bytes(e.bytes)} to move (${e.rebuilt} rebuilt from other shards)${e.noTarget ? `; ${e.noTarget} have no target within the placement rules` : ''}${e.complete ? '' : ' (partial: the walk stopped early)'}`];
+function estimateText(e: Estimate, what: string): string {
+  const lines = [`${what} ${e.backend}: ${e.shards} shard(s), ${bytes(e.bytes)} to move (${e.rebuilt} rebuilt from other shards)${e.noTarget ? `; ${e.noTarget} have no target within the placement rules` : ''}${e.complete ? '' : ' (partial: the walk stopped early)'}`];
   const rows = [['backend', 'GETs', 'PUTs', 'DELETEs', 'egress', 'cost (USD)']];
   for (const [id, l] of Object.entries(e.byBackend)) rows.push([id, String(l.usage.getRequests), String(l.usage.putRequests), String(l.usage.deleteRequests), bytes(l.usage.bytesOut), l.cost ? l.cost.total.toFixed(4) : 'unpriced']);
   rows.push(['total', String(e.total.gets), String(e.total.puts), String(e.total.deletes), bytes(e.total.egressBytes), e.total.cost.toFixed(4)]);

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogOptions } from '../../worker/catalog/rules.ts';
 import type { Catalog } from '../../worker/catalog/types.ts';
+import { defineDeleteConditionCases } from './contract-delete-conditions.ts';
 import { defineExpirationCases } from './contract-expiration.ts';
 import { defineHealthCases } from './contract-health.ts';
 import { defineListingCases } from './contract-listing.ts';
@@ -48,6 +49,7 @@ export function runCatalogContract(name: string, makeCatalog: (options: CatalogO
     defineHealthCases(ctx);
     defineVersionCases(ctx);
     defineExpirationCases(ctx);
+    defineDeleteConditionCases(ctx);
   });
 }
 
@@ -165,12 +167,12 @@ function defineObjectCases({ c, bucket }: Ctx) {
 
   it('deletes conditionally: 412 on mismatch keeps the object, a match removes it', async () => {
     const b = await bucket();
-    await expectS3(c().removeManifest(b, 'k', '"x"'), 'NoSuchKey');
+    await expectS3(c().removeManifest(b, 'k', { ifMatch: '"x"' }), 'NoSuchKey');
     const m = manifest(b, 'k', [unit()], '"e1"');
     await c().commitManifest(b, 'k', m, {});
-    await expectS3(c().removeManifest(b, 'k', '"e2"'), 'PreconditionFailed');
+    await expectS3(c().removeManifest(b, 'k', { ifMatch: '"e2"' }), 'PreconditionFailed');
     expect(await c().getManifest(b, 'k')).toEqual(m);
-    await c().removeManifest(b, 'k', '"e1"');
+    await c().removeManifest(b, 'k', { ifMatch: '"e1"' });
     expect(await c().getManifest(b, 'k')).toBeNull();
   });
 

@@ -88,6 +88,17 @@ describe('a locked version', () => {
     expect(await takeUnitIds(c, 'vault', farLater())).toEqual([]);
   });
 
+  it('a conditional delete that matches still meets the lock (AccessDenied); one that does not is 412; neither removes it', async () => {
+    const c = await lockedBucket('vault');
+    const m = lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: inDays(1) });
+    const id = (await c.commitManifest('vault', 'k', m, {})).versionId!;
+    const all = { ifMatch: m.etag, size: m.size, lastModifiedTime: Date.parse(m.lastModified) };
+    await expectS3(c.removeManifest('vault', 'k', all, id, true), 'AccessDenied');
+    await expectS3(c.removeManifest('vault', 'k', { ...all, size: m.size + 1 }, id, true), 'PreconditionFailed');
+    expect((await c.getVersion('vault', 'k', id)).kind).toBe('object');
+    expect(await takeUnitIds(c, 'vault', farLater())).toEqual([]);
+  });
+
   it('the collector is never handed its units, even when they were queued as garbage', async () => {
     const c = await lockedBucket('vault');
     const [held, free] = [unit(), unit()];

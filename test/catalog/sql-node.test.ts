@@ -8,9 +8,24 @@ import { afterKey, keySuccessor, listRanges, sortedRowsFetch, startBound } from 
 import { compareKeys, listPage } from '../../worker/model/listing.ts';
 import { prng } from '../support/random.ts';
 import { runCatalogContract } from './contract.ts';
-import { byUtf8 } from './fixtures.ts';
+import { byUtf8, manifest } from './fixtures.ts';
 
 runCatalogContract('sql in node', (options) => localCatalog(options));
+
+describe('a catalog object called by a gateway deployed before conditional deletes', () => {
+  it('takes its If-Match string as a condition, never as none', async () => {
+    const catalog = localCatalog();
+    await catalog.insertBucket('older', 'auto');
+    const m = manifest('older', 'k');
+    await catalog.commitManifest('older', 'k', m, {});
+    const stub = catalog.namespace.get(catalog.namespace.idFromName('bucket:older'));
+    const refused = await stub.removeManifest('older', 'k', '"another"', 0);
+    expect(refused.error?.code).toBe('PreconditionFailed');
+    expect(await catalog.getManifest('older', 'k')).toEqual(m);
+    expect((await stub.removeManifest('older', 'k', m.etag, 0)).error).toBeUndefined();
+    expect(await catalog.getManifest('older', 'k')).toBeNull();
+  });
+});
 
 describe('keySuccessor', () => {
   it('is the least string above every string with the prefix', () => {

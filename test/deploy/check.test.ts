@@ -2,14 +2,20 @@
  * `shardgate check-deploy` (cli/deploy/check.ts): the production example passes and names the
  * secrets to set; the development config, a config that sets the local-development signal, one
  * missing the catalog, queue or cron, and one whose SHARDGATE_CONFIG does not parse all fail.
- * This is what CI's `npm run check:deploy` runs after the dry run.
+ * This is what CI's `npm run check:deploy` runs after the dry run. With --endpoint, the config is
+ * also held against the running gateway's recorded shards (a retired or dropped backend that still
+ * holds some is refused, naming the count).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/commands/check-deploy.ts';
 import { checkDeployment } from '../../cli/deploy/check.ts';
+import { reviewFleetAgainstLive, type LiveBackend } from '../../cli/deploy/live-fleet.ts';
+import type { GatewayConfig } from '../../worker/config/config.ts';
 import { ROOT } from '../support/worker.ts';
 
 const PRODUCTION = join(ROOT, 'wrangler.production.toml');
@@ -95,5 +101,47 @@ describe('check-deploy', () => {
     expect(checkDeployment(unbound).problems).toEqual([expect.stringMatching(/^backend r2-enam names the R2 binding SHARD_R2_ENAM, which this Worker does not have/)]);
     const inline = variant('inline', (t) => t.replace('"secretAccessKeySecret": "SHARDGATE_ADMIN_SECRET"', '"secretAccessKey": "correct horse battery staple"'));
     expect(checkDeployment(inline).problems).toEqual([expect.stringMatching(/^access key example-admin has its secretAccessKey inline/)]);
+  });
+});
+
+describe('check-deploy --endpoint: the config against what the running gateway records (issue 26)', () => {
+  const live = (id: string, storedShards: number, storedBytes = storedShards * 1000): LiveBackend => ({ id, storedShards, storedBytes });
+  const config = (...backends: [string, 'active' | 'draining' | 'retired'][]) => ({ backends: backends.map(([id, state]) => ({ id, state })) }) as unknown as Pick<GatewayConfig, 'backends'>;
+
+  it('a retired backend still holding shards is refused, naming the count; an empty one, a draining one and an active one are not', () => {
+    const problems = reviewFleetAgainstLive(config(['a', 'active'], ['b', 'retired'], ['c', 'retired'], ['d', 'draining']), [live('a', 9), live('b', 3, 3072), live('c', 0), live('d', 5)]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('backend b is marked "retired"');
+    expect(problems[0]).toContain('3 shard file(s), 3072 bytes');
+  });
+
+  it('a backend left out of the config while shards remain on it is refused; one left out empty is not', () => {
+    const problems = reviewFleetAgainstLive(config(['a', 'active']), [live('a', 9), live('gone', 2), live('empty', 0)]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('backend gone is not in this config');
+    expect(problems[0]).toContain('2 shard file(s)');
+  });
+
+  it('the command asks the gateway at --endpoint and fails on such a problem', async () => {
+    const reply = { backends: [...['r2-weur', 'r2-enam', 'aws-fra', 'b2-ams', 'wasabi-ams', 'gcs-eu'].map((id) => live(id, 4)), live('old-minio', 7)] };
+    const paths: string[] = [];
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const lines: string[] = [];
+      expect(await run(['-c', PRODUCTION, '--endpoint', endpoint], (l) => lines.push(l))).toBe(1);
+      expect(paths[0]).toMatch(/^\/_shardgate\/status/);
+      expect(lines.filter((l) => l.startsWith('problem:'))).toEqual([expect.stringContaining('backend old-minio is not in this config, but the running gateway\'s catalog records 7 shard file(s)')]);
+      reply.backends.pop();
+      lines.length = 0;
+      expect(await run(['-c', PRODUCTION, '--endpoint', endpoint], (l) => lines.push(l))).toBe(0);
+      expect(lines.at(-1)).toBe(`${PRODUCTION}: fit for deployment`);
+    } finally {
+      server.close();
+    }
   });
 });

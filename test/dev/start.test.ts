@@ -2,6 +2,7 @@
  * `npm start` as a person runs it (dev/start.ts in its own process, state in a temp dir): PORT
  * picks the port, the banner names it, and the banner's copy-paste lines work as printed, run
  * by bash with Debian's awscli, boto3 and rclone (nothing else on PATH, a fresh HOME).
+ * Last, a config that retires a backend still holding shards is refused at start (issue 26).
  * SHARDGATE_SKIP_CLI=1 skips it with the other command-line client tests.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devConfigSource as readDevConfigSource } from '../../dev/dev-config.ts';
 import { ROOT } from '../../dev/local-gateway.ts';
 import { SKIP_CLI } from '../cli/tools.ts';
 
@@ -78,5 +80,28 @@ describe.skipIf(SKIP_CLI)('npm start', { timeout: 180_000 }, () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+
+  it('a config retiring a backend that still holds shards is refused at start, naming the count (issue 26)', async () => {
+    // The gateway above stored the banner's README.md (4+2 over six backends: a shard on each).
+    const exited = new Promise((r) => child!.once('exit', r));
+    child!.kill('SIGTERM');
+    await exited;
+    const config = JSON.parse(String(readDevConfigSource()));
+    config.backends[5].state = 'retired';
+    config.policies = { 'replicate-3': config.policies['replicate-3'] };
+    config.defaultPolicy = 'replicate-3';
+    const again = spawn(process.execPath, ['--import', 'tsx', 'dev/start.ts', '--persist-to', join(state, 'wrangler'), '--no-watch', '--cron-seconds', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), SHARDGATE_CONFIG: JSON.stringify(config) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    again.stdout!.on('data', (c: Buffer) => (said += c.toString()));
+    again.stderr!.on('data', (c: Buffer) => (said += c.toString()));
+    const code = await new Promise<number | null>((r) => again.once('exit', r));
+    expect(code, said).toBe(1);
+    expect(said).toMatch(/backend local-5 is marked "retired", but the running gateway's catalog records [1-9]\d* shard file\(s\)/);
+    expect(said).not.toContain('rclone ls shardgate:');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The admin API of a drain (issue 26), signed as `shardgate drain` signs it, over memory backends
- * and the product's catalog: drain-estimate prices the move before anything moves, drain moves
+ * and the product's catalog: drain-estimate prices the move (and, with rebalance=1, a rebalance
+ * onto an active backend) before anything moves, drain moves
  * and answers the progress, drain-status says what is left (0 at the end), and a backend the
  * estimate does not know is refused naming the configured ones.
  */
@@ -64,6 +65,14 @@ describe('admin drain, drain-status, drain-estimate', () => {
     expect(estimate.total.cost).toBeGreaterThan(0);
     expect(estimate.byBackend.m2!.usage.deleteRequests).toBe(estimate.shards);
     expect((await post('drain-estimate?backend=nope')).body).toMatchObject({ message: expect.stringContaining('m0, m1, m2') });
+    // A rebalance is priced the same way, onto an active backend only: every object was written
+    // with m6 active, so placement gave it its shards then; the units that placement now gives it
+    // because m2 is leaving are the drain's (priced above), so nothing more would move (the
+    // estimate of real rebalance moves is checked against a run in drain.test.ts).
+    const onto = (await post('drain-estimate?backend=m6&rebalance=1')).body as unknown as DrainEstimate;
+    expect(onto).toMatchObject({ backend: 'm6', shards: 0, complete: true, total: { gets: 0, puts: 0, deletes: 0 } });
+    expect(onto.unitsWalked).toBeGreaterThanOrEqual(30);
+    expect((await post('drain-estimate?backend=m2&rebalance=1')).body).toMatchObject({ message: expect.stringContaining('m2 is not active') });
 
     const first = (await post('drain?max=5')).body as { copied: number; progress: BackendDrainProgress[] };
     expect(first.copied).toBe(5);

@@ -20,6 +20,7 @@ import { shardKey } from '../../worker/format/shard-key.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
 import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../../worker/upkeep/drain-progress.ts';
+import { estimateRebalance } from '../../worker/upkeep/drain-estimate.ts';
 import { placeShards } from '../../worker/engine/placement.ts';
 import { moveShard } from '../../worker/upkeep/move.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
@@ -262,6 +263,11 @@ describe('rebalancing onto a new backend ("rebalance": true)', () => {
     const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}) }));
     const byId = new Map<string, Backend>(all.map((b) => [b.id, b]));
     const deps = { catalog, backends: byId, graceMs: GRACE, fleet };
+    // The bill first: the estimate walks the same picks (rebalance-pick.ts) before anything moves.
+    const estimate = await estimateRebalance(catalog, 'm6', fleet, {});
+    expect({ shards: estimate.shards, rebuilt: estimate.rebuilt, noTarget: estimate.noTarget, complete: estimate.complete }).toEqual({ shards: gaining.length, rebuilt: 0, noTarget: 0, complete: true });
+    expect({ puts: estimate.total.puts, deletes: estimate.total.deletes }).toEqual({ puts: gaining.length, deletes: gaining.length });
+    expect(estimate.byBackend.m6!.usage.putRequests).toBe(gaining.length);
     // Two runs of 10 moves, then the rest: resumable like a drain.
     const first = await drainBatch(deps, { maxMoves: 10, deadline: Date.now() + 60_000 });
     expect(first.rebalanced).toBe(10);
@@ -290,6 +296,8 @@ describe('rebalancing onto a new backend ("rebalance": true)', () => {
     const filesAfter = (await Promise.all(six.map((b) => b.list('')))).reduce((n, p) => n + p.entries.length, 0);
     expect(filesBefore - filesAfter).toBe(gaining.length);
     expect((await all[6]!.list('')).entries.length).toBe(gaining.length);
+    // ...and hold exactly the bytes the estimate said would move.
+    expect((await all[6]!.list('')).entries.reduce((n, e) => n + e.size, 0)).toBe(estimate.bytes);
 
     // The pass that moved was not a "full" one; the next pass finds nothing and marks m6 filled;
     // after that the mover does not walk the bucket at all.

@@ -28,6 +28,8 @@
  *                              per backend being rebalanced onto: shards moved onto it, buckets done
  *   drain-estimate?backend=ID  what draining ID would cost before anything moves (GETs, PUTs,
  *                              DELETEs, egress per backend, at the configured prices)
+ *   drain-estimate?backend=ID&rebalance=1  the same for a rebalance onto ID (an active backend):
+ *                              the shards placement now assigns to it, one per unit at most
  *   restripe[?bucket=NAME][&max=N]  one re-stripe run now, as the cron runs it (upkeep/restripe.ts):
  *                              up to N (default 20) versions rewritten under their bucket's policy
  *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
@@ -54,7 +56,7 @@ import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
-import { estimateDrain } from '../upkeep/drain-estimate.ts';
+import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 import type { RestripeReport } from '../upkeep/restripe.ts';
@@ -223,6 +225,10 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const drain = needDrain(deps);
     const backend = c.var.view.query.get('backend');
     if (!backend || !drain.fleet.some((b) => b.id === backend)) throw new S3Error('InvalidArgument', `drain-estimate needs ?backend=ID, one of ${drain.fleet.map((b) => b.id).join(', ')}`);
+    if (c.var.view.query.get('rebalance') === '1') {
+      if (drain.fleet.find((b) => b.id === backend)!.state !== 'active') throw new S3Error('InvalidArgument', `a rebalance moves shards onto an active backend; ${backend} is not active`);
+      return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+    }
     return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
   });
 

@@ -205,8 +205,8 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
   }
 
-  async removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
-    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, ifMatch, this.grace, versionId, bypassGovernance));
+  async removeManifest(bucket: string, key: string, conditions?: S.DeleteConditions, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {
+    return unwrap(await this.bucket(bucket).removeManifest(bucket, key, conditions, this.grace, versionId, bypassGovernance));
   }
 
   async listManifests(bucket: string, options: S.ListObjectsOptions): Promise<S.ListObjectsResult> {
@@ -267,6 +267,14 @@ export class DurableCatalog implements Catalog {
 
   async setDrainState(bucket: string, value: string | null): Promise<void> {
     unwrap(await this.bucket(bucket).setDrainState(bucket, value));
+  }
+
+  async claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean> {
+    return unwrap(await this.bucket(bucket).claimMoveChain(bucket, chain, now, staleMs));
+  }
+
+  async endMoveChain(bucket: string, chain: string): Promise<void> {
+    unwrap(await this.bucket(bucket).endMoveChain(bucket, chain));
   }
 
   async listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]> {

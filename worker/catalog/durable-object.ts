@@ -48,6 +48,7 @@ import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import { SqlAccessLog, type AccessLogBatch, type AppendResult } from './sql-access-log.ts';
 import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
 import type { LoggingNote } from '../model/request-notes.ts';
+import { claimChain, endChain } from './move-chain-record.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -325,6 +326,16 @@ export class CatalogObject extends DurableObject {
   setDrainState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, value));
   }
+  claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Reply<boolean> {
+    return this.inBucket(bucket, (o) => {
+      const claim = claimChain(o.getState(DRAIN_PROGRESS), chain, now, staleMs);
+      if (claim.owned) o.setState(DRAIN_PROGRESS, claim.row);
+      return claim.owned;
+    });
+  }
+  endMoveChain(bucket: string, chain: string): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, endChain(o.getState(DRAIN_PROGRESS), chain)));
+  }
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
     return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
   }
@@ -472,8 +483,12 @@ export class CatalogObject extends DurableObject {
     const next = repairs.nextWake(Date.now());
     if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
   }
-  removeManifest(bucket: string, key: string, ifMatch: string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
-    return this.inBucket(bucket, (o) => o.delete(key, ifMatch, grace, versionId, bypassGovernance));
+  /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
+   *  worker and this object may run different versions for a moment during a deploy), kept a
+   *  condition, never read as none. */
+  removeManifest(bucket: string, key: string, conditions: S.DeleteConditions | string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
+    const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
+    return this.inBucket(bucket, (o) => o.delete(key, checked, grace, versionId, bypassGovernance));
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));

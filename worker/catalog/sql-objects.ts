@@ -11,12 +11,12 @@
  * refuse to remove or replace a locked version, and takeDueGarbage never hands over its units.
  */
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import { checkWriteConditions } from '../model/conditions.ts';
+import { checkDeleteConditions, checkWriteConditions, type DeleteTarget } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
 import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
-import type { DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
+import type { DeleteConditions, DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
 import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
@@ -32,6 +32,9 @@ const VERSIONING = 'versioning';
 const OBJECT_LOCK = 'object-lock';
 
 const missingLockConfiguration = () => new S3Error('InvalidRequest', 'Bucket is missing Object Lock Configuration');
+
+/** What a conditional delete compares with (model/conditions.ts checkDeleteConditions). */
+const deleteTarget = (m: ObjectManifest): DeleteTarget => ({ kind: 'object', etag: m.etag, size: m.size, lastModified: new Date(m.lastModified) });
 
 /** `column > ?` or `column >= ?` for a bound, plus `column < ?` when there is an upper end. */
 export function rangeWhere(column: string, lower: Bound, upper: string | null): string {
@@ -350,10 +353,10 @@ export class SqlObjects {
   }
 
   /** DeleteObject (ObjectCatalog.removeManifest says what each versioning state does). */
-  delete(key: string, ifMatch: string | undefined, graceMs: number, versionId?: string, bypassGovernance = false): DeleteObjectResult {
-    if (versionId !== undefined) return this.deleteVersion(key, versionId, graceMs, bypassGovernance);
+  delete(key: string, conditions: DeleteConditions | undefined, graceMs: number, versionId?: string, bypassGovernance = false): DeleteObjectResult {
+    if (versionId !== undefined) return this.deleteVersion(key, versionId, graceMs, bypassGovernance, conditions);
     const previous = this.get(key);
-    if (ifMatch !== undefined) checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, { ifMatch }, key);
+    checkDeleteConditions(previous ? deleteTarget(previous) : undefined, conditions, key, false);
     const status = this.versioning();
     if (status === 'Enabled') {
       this.setCurrent(key, null);
@@ -372,9 +375,10 @@ export class SqlObjects {
   }
 
   /** Removes exactly one version; the next newest becomes current if it was the newest. Absent: nothing to do. */
-  private deleteVersion(key: string, versionId: string, graceMs: number, bypassGovernance = false): DeleteObjectResult {
+  private deleteVersion(key: string, versionId: string, graceMs: number, bypassGovernance = false, conditions?: DeleteConditions): DeleteObjectResult {
     const row = this.versionRow(key, versionId);
     if (!row) return { versionId };
+    checkDeleteConditions(row.delete_marker ? { kind: 'marker' } : deleteTarget(JSON.parse(row.manifest) as ObjectManifest), conditions, key, true);
     const newest = this.versionRow(key, null)!;
     this.removeVersion(key, row, graceMs, bypassGovernance);
     if (newest.version_id === row.version_id) {

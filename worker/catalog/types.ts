@@ -29,6 +29,7 @@ import type { RestripeState, VersionAt } from './restripe-record.ts';
 export type { VersionAt } from './restripe-record.ts';
 import type {
   BucketInfo,
+  DeleteConditions,
   DeleteObjectResult,
   ListObjectsOptions,
   ListObjectsResult,
@@ -357,11 +358,14 @@ export interface ObjectCatalog extends BucketCatalog {
    * DeleteObject. With `versionId`: removes exactly that version (none: no error); if it was
    * the newest, the next newest becomes current. Without: a bucket never versioned removes the
    * key; Enabled adds a delete marker; Suspended replaces the null version by a null marker.
-   * Removed object versions have their units queued for deletion. If-Match mismatch: 412.
+   * Removed object versions have their units queued for deletion. `conditions` are checked in
+   * the same transaction as the delete, against the version named or the current version
+   * (model/conditions.ts checkDeleteConditions: 412, or NoSuchKey with no current object): a
+   * mismatch changes nothing, and no write can come between the check and the delete.
    * A locked object version (model/object-lock.ts) is never removed: AccessDenied, unless
    * `bypassGovernance` and its lock is GOVERNANCE retention only. A delete marker may always be added.
    */
-  removeManifest(bucket: string, key: string, ifMatch?: string, versionId?: string, bypassGovernance?: boolean): Promise<DeleteObjectResult>;
+  removeManifest(bucket: string, key: string, conditions?: DeleteConditions, versionId?: string, bypassGovernance?: boolean): Promise<DeleteObjectResult>;
   /** The bucket's Object Lock configuration, null when lock is not enabled. NoSuchBucket. */
   getObjectLock(bucket: string): Promise<ObjectLockConfig | null>;
   /** Sets the default retention; enables lock on a versioning-Enabled bucket (else InvalidBucketState). */
@@ -459,6 +463,14 @@ export interface UpkeepCatalog {
   /** The bucket's drain progress record (state 'drain'; upkeep/drain-progress.ts), or null. */
   getDrainState(bucket: string): Promise<string | null>;
   setDrainState(bucket: string, value: string | null): Promise<void>;
+  /**
+   * Claims the bucket for mover chain `chain` (upkeep/move-chain.ts), compare-and-set: true, with
+   * the claim renewed at `now`, unless another chain claimed it less than `staleMs` ago (false,
+   * nothing changed). catalog/move-chain-record.ts.
+   */
+  claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean>;
+  /** Ends `chain`'s claim on the bucket (nothing if another chain holds it). */
+  endMoveChain(bucket: string, chain: string): Promise<void>;
   /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
   repairFailed(bucket: string, unitId: string, error: string): Promise<void>;
   /**

@@ -396,14 +396,14 @@ export class EcStore implements T.ObjectStore {
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
-  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.ifMatch, o.versionId, o.bypassGovernance ?? false);
+  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.conditions, o.versionId, o.bypassGovernance ?? false);
 
-  async deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], o: { bypassGovernance?: boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(bucket: string, objects: T.DeleteObjectsRequestEntry[], o: { bypassGovernance?: boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
-    for (const { key, versionId } of objects) {
+    for (const { key, versionId, conditions } of objects) {
       try {
-        out.push({ key, ...(await this.catalog.removeManifest(bucket, key, undefined, versionId, o.bypassGovernance ?? false)) });
+        out.push({ key, ...(await this.catalog.removeManifest(bucket, key, conditions, versionId, o.bypassGovernance ?? false)) });
       } catch (err) {
         out.push({ key, error: err instanceof S3Error ? { code: err.code, message: err.message } : { code: 'InternalError', message: String(err) } });
       }

@@ -19,7 +19,7 @@ function score(name: Uint8Array, backendId: string): bigint {
 }
 
 /** Backends for shards 0..k+m-1 of the object called `name` (bucket + key). */
-export function placeShards(name: string, backends: readonly Backend[], k: number, m: number): Backend[] {
+export function placeShards<B extends Pick<Backend, 'id' | 'domain'>>(name: string, backends: readonly B[], k: number, m: number): B[] {
   const n = k + m;
   if (backends.length < n) throw new PlacementError(`a ${k}+${m} policy needs ${n} backends; ${backends.length} are configured`);
   const key = utf8.encode(name);
@@ -27,7 +27,7 @@ export function placeShards(name: string, backends: readonly Backend[], k: numbe
     const d = score(key, b.id) - score(key, a.id);
     return d > 0n ? 1 : d < 0n ? -1 : 0;
   });
-  const chosen: Backend[] = [];
+  const chosen: B[] = [];
   const perDomain = new Map<string, number>();
   // Round r admits a backend whose domain holds at most r shards already: round 0 spreads one
   // per domain, later rounds fill up, never past m per domain.

@@ -171,8 +171,23 @@ export interface CopyObjectOptions {
   objectLock?: ObjectLockState | undefined;
 }
 
-export interface DeleteObjectOptions {
+/**
+ * Conditional delete (DeleteObject's If-Match, x-amz-if-match-last-modified-time and
+ * x-amz-if-match-size; a DeleteObjects entry's ETag, LastModifiedTime and Size), checked by the
+ * catalog in the same step as the delete (model/conditions.ts checkDeleteConditions) against the
+ * version named, or the current version. Every condition present must hold.
+ */
+export interface DeleteConditions {
+  /** An entity tag (quoted or not) or `*` (any object). */
   ifMatch?: string;
+  /** Milliseconds since the epoch, compared at one-second resolution (as Last-Modified shows it). */
+  lastModifiedTime?: number;
+  /** Bytes. */
+  size?: number;
+}
+
+export interface DeleteObjectOptions {
+  conditions?: DeleteConditions;
   /** Removes exactly this version (absent: the key, or a delete marker in a versioned bucket). */
   versionId?: string;
   /** x-amz-bypass-governance-retention from a key allowed to bypass (s3/object-lock.ts): a GOVERNANCE-retained version may go. */
@@ -184,6 +199,13 @@ export interface DeleteObjectOptions {
 export interface DeleteObjectResult {
   versionId?: string;
   deleteMarker?: boolean;
+}
+
+/** One <Object> of a DeleteObjects request: each is deleted (and its conditions checked) on its own. */
+export interface DeleteObjectsRequestEntry {
+  key: string;
+  versionId?: string;
+  conditions?: DeleteConditions;
 }
 
 export interface DeleteObjectsEntry extends DeleteObjectResult {
@@ -371,9 +393,11 @@ export interface ObjectStore {
   headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
   /** Replaces the tags of the object (or of one version of it: NoSuchVersion); already validated, [] removes them. NoSuchKey. */
   putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
-  /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise. */
+  /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise.
+   *  With conditions (DeleteConditions): 412 on a mismatch, and NoSuchKey when there is no current
+   *  object and no version is named (model/conditions.ts checkDeleteConditions). */
   deleteObject(bucket: string, key: string, options?: DeleteObjectOptions): Promise<DeleteObjectResult>;
-  deleteObjects(bucket: string, objects: { key: string; versionId?: string }[], options?: { bypassGovernance?: boolean }): Promise<DeleteObjectsEntry[]>;
+  deleteObjects(bucket: string, objects: DeleteObjectsRequestEntry[], options?: { bypassGovernance?: boolean }): Promise<DeleteObjectsEntry[]>;
   /** The bucket's Object Lock configuration: ObjectLockConfigurationNotFoundError when lock is not enabled. */
   getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig>;
   /** Sets the default retention (null: none); enables lock on a versioning-Enabled bucket, else InvalidBucketState. */

@@ -101,9 +101,10 @@ export interface FleetEntry {
 }
 
 /**
- * The fleet check: a retired backend may hold no shard the catalog still records (the config that
- * retires it is refused here, naming the count: the count is only known from the catalog, so the
- * refusal is the status's critical check, not the deployment review's), and a draining one says
+ * The fleet check: a retired backend may hold no shard the catalog still records (the count is only
+ * known from the catalog: `shardgate check-deploy --endpoint` and `npm start` refuse such a config
+ * before it runs, cli/deploy/live-fleet.ts; a deployed gateway given it anyway answers, and this
+ * check is critical, naming the count), and a draining one says
  * what is left. Ok when every backend is active, or every leaving one is empty.
  */
 export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {

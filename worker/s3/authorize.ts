@@ -3,7 +3,8 @@
  * it asks, this says whether the signer's scope (model/access.ts) allows it, before any handler
  * runs, so a refused request reads no body and stores nothing. One row per S3 operation:
  * the action it needs and on what (an object key, the whole bucket, a listing prefix). The copy
- * source of CopyObject and UploadPartCopy needs `read` on its own bucket and key.
+ * source of CopyObject and UploadPartCopy needs `read` on its own bucket and key; a conditional
+ * DeleteObject (delete-conditions.ts) needs `read` on its key as well.
  * Checked elsewhere, because they are not known here: each entry of DeleteObjects
  * (delete-objects.ts: an entry outside the scope is answered AccessDenied in the result, as S3
  * does), the buckets ListBuckets shows (buckets.ts), the operator routes (admin.ts, operator.ts).
@@ -12,6 +13,7 @@
 import type { Access, Action } from '../model/access.ts';
 import { S3Error } from '../model/errors.ts';
 import { readCopySource } from './copy.ts';
+import { hasDeleteConditionHeaders } from './delete-conditions.ts';
 import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 import type { S3Operation } from './operations.ts';
 import type { S3Address } from './request.ts';
@@ -98,6 +100,8 @@ export function authorize(op: S3Operation, addr: S3Address, headers: Headers, ac
     : on === 'some' ? access.allowsSomeOf(action, bucket)
     : access.allowsListing(bucket, addr.query.get('prefix') ?? '');
   if (!allowed) throw accessDenied();
+  // A conditional delete's answer tells the object's ETag, time or size (delete-conditions.ts).
+  if (op === 'DeleteObject' && hasDeleteConditionHeaders(headers) && !access.allowsObject('read', bucket, addr.key!)) throw accessDenied();
   if (op === 'CopyObject' || op === 'UploadPartCopy') {
     const source = readCopySource(headers);
     if (!access.allowsObject('read', source.bucket, source.key)) throw accessDenied();

@@ -5,6 +5,9 @@
  * break the key rules get a per-key <Error>, the rest are deleted; Quiet lists errors only.
  * An entry outside the signer's scope (model/access.ts), or one the bucket policy denies
  * (s3:DeleteObject, policy-gate.ts), gets a per-key AccessDenied and is left alone, as S3 answers it.
+ * An entry's <ETag>, <LastModifiedTime> and <Size> make its delete conditional (delete-conditions.ts;
+ * it then needs read on the key too): a mismatch is that key's <Error> PreconditionFailed (no
+ * current object, NoSuchKey), a bad value its InvalidArgument, and the other entries proceed.
  * `<VersionId>` removes that version; a result says what each delete did as DeleteObject's
  * headers do: <VersionId> (the version named), <DeleteMarker> and <DeleteMarkerVersionId> (the
  * marker added, or the version removed when it was a marker).
@@ -21,6 +24,9 @@ import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { checkVersionId } from './versioning.ts';
 import { readBypass } from './object-lock.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
+import { entryDeleteConditions } from './delete-conditions.ts';
+import { hasDeleteConditions } from '../model/conditions.ts';
+import type { DeleteObjectsRequestEntry } from '../model/object-store.ts';
 
 const MAX_KEYS = 1000;
 
@@ -31,7 +37,7 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
   if (objects.length === 0 || objects.length > MAX_KEYS) throw malformedXml(`1 to ${MAX_KEYS} objects`);
 
   const errors: string[] = [];
-  const entries: { key: string; versionId?: string }[] = [];
+  const entries: DeleteObjectsRequestEntry[] = [];
   for (const obj of objects) {
     const key = childText(obj, 'Key');
     if (key === undefined) throw malformedXml('<Object> without <Key>');
@@ -40,9 +46,12 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       const named = childText(obj, 'VersionId');
       const versionId = named === undefined ? undefined : checkVersionId(named.trim(), 'VersionId');
       const valid = validateKey(key);
-      if (!(s3.auth.access ?? ANONYMOUS_ACCESS).allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
+      const conditions = entryDeleteConditions(childText(obj, 'ETag'), childText(obj, 'LastModifiedTime'), childText(obj, 'Size'));
+      const access = s3.auth.access ?? ANONYMOUS_ACCESS;
+      if (!access.allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
+      if (hasDeleteConditions(conditions) && !access.allowsObject('read', s3.bucket!, valid)) throw accessDenied();
       if (s3.policy?.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], valid)) throw accessDenied();
-      entries.push(versionId === undefined ? { key: valid } : { key: valid, versionId });
+      entries.push({ key: valid, ...(versionId === undefined ? {} : { versionId }), ...(hasDeleteConditions(conditions) ? { conditions } : {}) });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));

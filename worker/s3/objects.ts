@@ -9,6 +9,7 @@
  * `x-amz-checksum-mode: ENABLED`, never for a Range; for a part, the part's own checksum with
  * the object's checksum type (the bytes served are the part's, so a client can verify them).
  * HeadObject never opens object data. `versionId` reads (or DeleteObject removes) one version;
+ * DeleteObject's conditions: delete-conditions.ts;
  * x-amz-version-id and x-amz-delete-marker answer as versioning.ts says.
  * Both carry the sandbox headers of served-object.ts (no object runs as a page of our origin).
  */
@@ -27,6 +28,7 @@ import { readCustomerKeyHeaders, readSseRequest, sseResponseHeaders } from './ss
 import { readVersionId, versionHeader } from './versioning.ts';
 import { assertLockedPutDigest, readBypass, withLockHeaders } from './object-lock.ts';
 import { expirationHeaders } from './lifecycle.ts';
+import { readDeleteConditions } from './delete-conditions.ts';
 
 /** Declared body length, checked against `max` before anything is read. */
 export function declaredLength(s3: S3Context, max: number): number {
@@ -103,9 +105,9 @@ export async function GetObject(s3: S3Context): Promise<Response> {
 }
 
 export async function DeleteObject(s3: S3Context): Promise<Response> {
-  const ifMatch = s3.headers.get('if-match');
+  const conditions = readDeleteConditions(s3.headers);
   const versionId = readVersionId(s3.query);
-  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { ...(ifMatch === null ? {} : { ifMatch }), ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
+  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { conditions, ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
   const headers = { ...versionHeader(result.versionId), ...(result.deleteMarker ? { 'x-amz-delete-marker': 'true' } : {}) };
   return new Response(null, { status: 204, headers });
 }

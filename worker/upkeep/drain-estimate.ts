@@ -11,6 +11,8 @@
  * - the old copy's DELETE after the grace delay (and, for a unit with a tag record, 1 GET at a
  *   holder, 1 PUT at the target and 1 DELETE at the source; its bytes are not counted: under a KB).
  * Assumes every move succeeds at the first try: a move retried (a target down) costs again.
+ * `estimateRebalance` prices a rebalance onto a backend the same way, over the moves the mover
+ * would make (rebalance-pick.ts): one shard per unit that placement now assigns to it.
  */
 import type { UpkeepCatalog } from '../catalog/types.ts';
 import type { CodedUnit } from '../format/manifest.ts';
@@ -18,8 +20,10 @@ import { shardLayout } from '../format/layout.ts';
 import { copyCalls, replacementBackend, type BackendPrices } from '../engine/index.ts';
 import { money, type Money, type Usage } from './cost.ts';
 import type { FleetBackend } from './drain.ts';
+import { rebalancePick } from './rebalance-pick.ts';
 
 export interface DrainEstimate {
+  /** The backend drained (or, for a rebalance, filled). */
   backend: string;
   /** Shards to move and their shard-file bytes. */
   shards: number;
@@ -41,9 +45,40 @@ export async function estimateDrain(
   catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits = 1_000_000,
 ): Promise<DrainEstimate> {
   const domains = new Map(fleet.map((b) => [b.id, b.domain]));
-  const retired = new Set(fleet.filter((b) => b.state === 'retired').map((b) => b.id));
   // The estimate answers "what if this backend were drained", whatever its state now.
   const targets = fleet.filter((b) => b.state === 'active' && b.id !== backend).map((b) => ({ id: b.id, domain: b.domain }));
+  return estimateMoves(catalog, backend, fleet, prices, maxUnits, (unit, name) => {
+    const shard = unit.placement.indexOf(backend);
+    if (shard < 0) return null;
+    const target = replacementBackend(name, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
+    return target ? { shard, target: target.id } : 'noTarget';
+  });
+}
+
+/**
+ * What a rebalance onto `backend` (an active backend, before "rebalance": true is set) would cost.
+ * A unit with a shard on a draining or retired backend is the drain's: the mover moves that shard
+ * first, most often onto the backend placement now ranks in, and the drain's estimate prices it.
+ */
+export async function estimateRebalance(
+  catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits = 1_000_000,
+): Promise<DrainEstimate> {
+  const domains = new Map(fleet.map((b) => [b.id, b.domain]));
+  const active = fleet.filter((b) => b.state === 'active').map((b) => ({ id: b.id, domain: b.domain }));
+  const leaving = new Set(fleet.filter((b) => b.state !== 'active').map((b) => b.id));
+  return estimateMoves(catalog, backend, fleet, prices, maxUnits, (unit, name) => {
+    if (unit.placement.some((id) => leaving.has(id))) return null;
+    const pick = rebalancePick(name, unit, backend, active, (id) => domains.get(id));
+    return pick ? { shard: pick.shard, target: backend } : null;
+  });
+}
+
+/** Walks every unit; `choose` names the shard a move takes from it and where to, if any. */
+async function estimateMoves(
+  catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits: number,
+  choose: (unit: CodedUnit, name: string) => { shard: number; target: string } | 'noTarget' | null,
+): Promise<DrainEstimate> {
+  const retired = new Set(fleet.filter((b) => b.state === 'retired').map((b) => b.id));
   const usage = new Map<string, Usage>();
   const at = (id: string) => {
     let u = usage.get(id);
@@ -61,8 +96,9 @@ export async function estimateDrain(
           out.complete = false;
           break;
         }
-        const shard = r.unit.placement.indexOf(backend);
-        if (shard >= 0) addMove(r.unit, shard, `${name}/${r.key}`);
+        const move = choose(r.unit, `${name}/${r.key}`);
+        if (move === 'noTarget') out.noTarget++;
+        else if (move) addMove(r.unit, move.shard, move.target);
       }
       if (!out.complete) break;
       cursor = page[page.length - 1]!.unitId;
@@ -70,17 +106,13 @@ export async function estimateDrain(
     if (!out.complete) break;
   }
 
-  function addMove(unit: CodedUnit, shard: number, name: string): void {
-    const target = replacementBackend(name, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
-    if (!target) {
-      out.noTarget++;
-      return;
-    }
+  function addMove(unit: CodedUnit, shard: number, target: string): void {
+    const source = unit.placement[shard]!;
     const fileLen = shardLayout(unit, shard).shardFileLen();
     out.shards++;
     out.bytes += fileLen;
     const calls = copyCalls(unit, shard);
-    if (unit.missing.includes(shard) || retired.has(backend)) {
+    if (unit.missing.includes(shard) || retired.has(source)) {
       out.rebuilt++;
       const sources = unit.placement.map((id, i) => ({ id, i })).filter(({ id, i }) => i !== shard && !unit.missing.includes(i) && !retired.has(id)).slice(0, unit.k);
       sources.forEach(({ id, i }, n) => {
@@ -89,16 +121,16 @@ export async function estimateDrain(
         at(id).bytesOut += len;
       });
     } else {
-      at(backend).getRequests += calls.sourceGets;
-      at(backend).bytesOut += calls.sourceBytes;
+      at(source).getRequests += calls.sourceGets;
+      at(source).bytesOut += calls.sourceBytes;
     }
-    at(target.id).putRequests += calls.targetPuts;
-    at(target.id).bytesIn += calls.targetBytes;
-    if (!retired.has(backend)) at(backend).deleteRequests += 1;
+    at(target).putRequests += calls.targetPuts;
+    at(target).bytesIn += calls.targetBytes;
+    if (!retired.has(source)) at(source).deleteRequests += 1;
     if (unit.tagRecord) {
-      at(unit.placement.find((id, i) => i !== shard && !retired.has(id)) ?? backend).getRequests += 1;
-      at(target.id).putRequests += 1;
-      if (!retired.has(backend)) at(backend).deleteRequests += 1;
+      at(unit.placement.find((id, i) => i !== shard && !retired.has(id)) ?? source).getRequests += 1;
+      at(target).putRequests += 1;
+      if (!retired.has(source)) at(source).deleteRequests += 1;
     }
   }
 

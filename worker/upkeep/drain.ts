@@ -23,7 +23,8 @@ import type { Backend } from '../../backends/types.ts';
 import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardLayout } from '../format/layout.ts';
 import { S3Error } from '../model/errors.ts';
-import { placeShards, replacementBackend } from '../engine/index.ts';
+import { replacementBackend } from '../engine/index.ts';
+import { rebalancePick } from './rebalance-pick.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
 import { parseDrainState, recordFilled, recordMoved, type DrainState } from './drain-progress.ts';
 import { Pacer, type BackendLimits } from './pacer.ts';
@@ -184,11 +185,9 @@ async function drainUnit(
 
 /**
  * Moves onto each backend of `filling` the unit's shard that rendezvous placement over the active
- * backends now assigns to it, if the unit has none there: the shard on the backend placement now
- * ranks out of the unit's set (the lowest-ranked such one), provided failure domains still hold
- * (replacementBackend with that backend as the only candidate). False when the run must stop
- * first. A unit placement would not give the backend, or that it could not take within the
- * rules, is left as it is.
+ * backends now assigns to it, if the unit has none there (rebalance-pick.ts says which). False
+ * when the run must stop first. A unit placement would not give the backend, or that it could not
+ * take within the rules, is left as it is.
  */
 async function fillUnit(
   bucket: string, record: UnitRecord, filling: string[], targets: Backend[], domains: Map<string, string>,
@@ -196,22 +195,10 @@ async function fillUnit(
 ): Promise<boolean> {
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   const name = `${bucket}/${record.key}`;
-  const n = unit.placement.length;
-  if (targets.length < n) return true;
-  // Placement as a write would choose it now: k+m of the active backends (a replicated unit: its copies).
-  const ideal = placeShards(name, targets, n - unit.m, unit.m).map((b) => b.id);
   for (const id of filling) {
-    if (!ideal.includes(id) || unit.placement.includes(id)) continue;
+    const pick = rebalancePick(name, unit, id, targets, (b) => domains.get(b));
     const target = targets.find((b) => b.id === id);
-    if (!target) continue;
-    // The shard to give up: one on a backend placement no longer picks, the least preferred first
-    // (a leaving backend's shards are the drain's, already moved above if they could be).
-    const displaced = unit.placement
-      .map((from, shard) => ({ from, shard }))
-      .filter(({ from }) => !ideal.includes(from))
-      .reverse();
-    const pick = displaced.find(({ shard }) => replacementBackend(name, unit.placement, shard, [target], (b: string) => domains.get(b), unit.m)?.id === id);
-    if (!pick) continue;
+    if (!pick || !target) continue;
     state.passFills++; // a move onto it is due: this pass does not find it full
     if (refused.has(id)) {
       report.waiting++;

@@ -179,5 +179,5 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
 async function apply(store: LifecycleStore, bucket: string, key: string, action: LifecycleAction, current: VersionFacts): Promise<void> {
   if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
   // The current version only if it is still the one judged (the header says why If-Match).
-  else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { ifMatch: current.etag });
+  else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { conditions: { ifMatch: current.etag } });
 }

@@ -3,7 +3,8 @@
  * PUT, CopyObject, CompleteMultipartUpload and DELETE; GET/HEAD/DELETE by VersionId; delete
  * markers (404 with x-amz-delete-marker when current, 405 when named); the null version across
  * never-versioned, Enabled and Suspended; a version restored with CopyObject; ListObjectVersions
- * and its pages (1,000 versions of one key); DeleteObjects by VersionId; ListObjectsV2 unchanged.
+ * and its pages (1,000 versions of one key); DeleteObjects by VersionId; ListObjectsV2 unchanged;
+ * conditional deletes (DeleteObject's IfMatch, IfMatchLastModifiedTime, IfMatchSize; DeleteObjects' ETag, LastModifiedTime, Size).
  */
 import {
   CompleteMultipartUploadCommand,
@@ -142,6 +143,37 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       expect(byVersion.other).toMatchObject({ Key: 'other', DeleteMarker: true, DeleteMarkerVersionId: 'null' }); // Suspended: a null marker
       expect(r.Errors).toBeUndefined();
       expect((await client().send(new ListObjectVersionsCommand({ Bucket: b }))).DeleteMarkers?.map((d) => d.Key)).toEqual(['other']);
+    });
+
+    it('conditional deletes through the SDK: IfMatch, IfMatchLastModifiedTime, IfMatchSize; DeleteObjects ETag, LastModifiedTime, Size', async () => {
+      await client().send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } })); // as the first case left it (so it runs alone too)
+      const v1 = await put('cd', 'four');
+      const head = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'cd', VersionId: v1 }));
+      await put('cd', 'newer');
+      const del = (o: { IfMatch?: string; IfMatchLastModifiedTime?: Date; IfMatchSize?: number; VersionId?: string }) => client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'cd', ...o }));
+      await expectS3Error(del({ VersionId: v1, IfMatch: '"0123"' }), 'PreconditionFailed', 412);
+      await expectS3Error(del({ VersionId: v1, IfMatchSize: 5 }), 'PreconditionFailed', 412);
+      await expectS3Error(del({ VersionId: v1, IfMatchLastModifiedTime: new Date(Date.UTC(2015, 0, 1)) }), 'PreconditionFailed', 412);
+      expect(await text('cd', v1)).toBe('four');
+      const gone = await del({ VersionId: v1, IfMatch: head.ETag, IfMatchLastModifiedTime: head.LastModified, IfMatchSize: 4 });
+      expect([gone.VersionId, gone.DeleteMarker]).toEqual([v1, undefined]);
+      expect(await del({ VersionId: v1, IfMatch: '"0123"' })).toMatchObject({ VersionId: v1 }); // gone already: no error
+      // The current version: a match adds a marker; then there is no current object (NoSuchKey).
+      await expectS3Error(del({ IfMatchSize: 4 }), 'PreconditionFailed', 412);
+      expect((await del({ IfMatch: '*', IfMatchSize: 5 })).DeleteMarker).toBe(true);
+      await expectS3Error(del({ IfMatch: '*' }), 'NoSuchKey', 404);
+      // DeleteObjects: each entry on its own.
+      const a = await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'cd-a', Body: 'aa' }));
+      const b = await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'cd-b', Body: 'bbb' }));
+      const bHead = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'cd-b' }));
+      const r = await client().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [
+        { Key: 'cd-a', VersionId: a.VersionId, ETag: '"0123"' },
+        { Key: 'cd-b', VersionId: b.VersionId, ETag: b.ETag, Size: 3, LastModifiedTime: bHead.LastModified },
+        { Key: 'cd-a', Size: 9 },
+      ] } }));
+      expect((r.Deleted ?? []).map((d) => [d.Key, d.VersionId])).toEqual([['cd-b', b.VersionId]]);
+      expect((r.Errors ?? []).map((e) => [e.Key, e.Code])).toEqual([['cd-a', 'PreconditionFailed'], ['cd-a', 'PreconditionFailed']]);
+      expect(await text('cd-a', a.VersionId)).toBe('aa');
     });
 
     it('MfaDelete Enabled and an unknown Status are refused', async () => {
