@@ -39,6 +39,7 @@ import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.
 import { restripeBatch, type RestripeReport } from './upkeep/restripe.ts';
 import type { MoveLink } from './upkeep/move-chain.ts';
 import { restripeProgress, type BucketRestripeProgress } from './upkeep/restripe-progress.ts';
+import { AccessLogDelivery } from './upkeep/access-log.ts';
 
 /** How long one mover run may start moves (the cron's invocation, an admin request). */
 const DRAIN_RUN_MS = 20_000;
@@ -95,6 +96,8 @@ export interface Gateway {
   lifecycleDayMs: number;
   /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
   journal: (by: 'cron' | 'operator') => Promise<JournalReport>;
+  /** Server access logs' delivery (upkeep/access-log.ts); the cron sweeps it. */
+  accessLogs: AccessLogDelivery;
 }
 
 /**
@@ -108,6 +111,23 @@ export function lifecycleDayMs(env: Env): number {
   if (raw === undefined || raw === '' || !isLocalDevelopment(env)) return DAY_MS;
   const seconds = Number(raw);
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) throw new Error(`SHARDGATE_LIFECYCLE_DAY_SECONDS must be an integer from 1 to 86400, not '${String(raw)}'`);
+  return seconds * 1000;
+}
+
+/** Access logs' roll interval deployed (AWS delivers within minutes) and locally (npm start, tests). */
+export const ACCESS_LOG_ROLL_SECONDS = { deployed: 300, local: 5 };
+
+/**
+ * How old a batch of access log records gets before it rolls into a log object
+ * (upkeep/access-log.ts): SHARDGATE_ACCESS_LOG_ROLL_SECONDS if set (1 to 3600), else 300 s
+ * deployed and 5 s with the local-development signal, so that ceph/s3-tests' logging cases (which
+ * wait 5.5 s for the roll) and a developer see logs at once.
+ */
+export function accessLogRollMs(env: Env): number {
+  const raw = env.SHARDGATE_ACCESS_LOG_ROLL_SECONDS;
+  if (raw === undefined || raw === '') return (isLocalDevelopment(env) ? ACCESS_LOG_ROLL_SECONDS.local : ACCESS_LOG_ROLL_SECONDS.deployed) * 1000;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) throw new Error(`SHARDGATE_ACCESS_LOG_ROLL_SECONDS must be an integer from 1 to 3600, not '${String(raw)}'`);
   return seconds * 1000;
 }
 
@@ -325,12 +345,18 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     return report;
   };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
+  // Delivery runs as work of its own (no request's budget holder), kept alive by the request's waitUntil.
+  const accessLogs = new AccessLogDelivery({
+    catalog, store, rollMs: accessLogRollMs(env), log: logLine,
+    detached: (keepAlive, fn) => background.run({ waitUntil: keepAlive }, fn),
+  });
   const app = createApp({
     store,
     authenticate,
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
+    accessLog: accessLogs,
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
@@ -350,5 +376,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
 }

@@ -4,7 +4,7 @@
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
  * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
- * lifecycle job, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
+ * lifecycle job, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
  * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
@@ -123,6 +123,12 @@ export default {
         (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
+    // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog
+    // call per bucket (each may be a logging target).
+    jobs.push(g.background.run(ctx, async () => {
+      const n = await g.accessLogs.sweep((await g.catalog.listBucketRecords()).map((b) => b.name));
+      if (n) logLine({ msg: 'access log', by: 'cron', delivered: n, ms: Date.now() - started });
+    }).catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true)));
     for (const job of jobs) ctx.waitUntil(job);
     ctx.waitUntil(g.background.run(ctx, () => wakeWorklists({ catalog: g.catalog, repair: g.repair, log: logLine }, !!env.REPAIR_QUEUE)));
     // After the upkeep: probe every backend (a backend back wakes every worklist), record a

@@ -20,6 +20,8 @@ import { toS3Error } from './error-map.ts';
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { isClientAbort, S3Error } from '../model/errors.ts';
 import { RequestScope } from './request-scope.ts';
+import { accessLogging } from './access-log.ts';
+import type { AccessLogDelivery } from '../upkeep/access-log.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
@@ -48,6 +50,8 @@ export interface AppOptions {
   admin?: Hono<AppEnv>;
   /** Runs around every request (the gateway keeps background work alive with it). */
   around?: MiddlewareHandler<AppEnv>;
+  /** Server access logs' delivery (access-log.ts); absent: no bucket's requests are logged. */
+  accessLog?: AccessLogDelivery;
 }
 
 /** S3 refuses request header sections over 8 KiB; headers the platform adds do not count. */
@@ -122,6 +126,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }
   });
   if (options.around) app.use(options.around);
+  if (options.accessLog) app.use(accessLogging(options.accessLog));
   app.use(async (c, next) => {
     await next();
     if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.store, settings);

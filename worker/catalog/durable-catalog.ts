@@ -29,6 +29,8 @@ import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
 import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import type { JournalImportBatch, JournalStatus, JournalTake } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
+import type { LogGroup } from '../model/bucket-logging.ts';
+import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 
 /** The instance holding the bucket list. Bucket instances are named 'bucket:' + name, so no bucket collides with it. */
 export const BUCKET_LIST = BUCKET_LIST_INSTANCE;
@@ -161,6 +163,26 @@ export class DurableCatalog implements Catalog {
 
   async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
     this.saw(bucket, unwrap(await this.bucket(bucket).setBucketPolicy(bucket, policy)));
+  }
+
+  async getBucketLogging(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getBucketLogging(bucket));
+  }
+
+  async setBucketLogging(bucket: string, value: string | null): Promise<void> {
+    unwrap(await this.bucket(bucket).setBucketLogging(bucket, value));
+  }
+
+  async appendAccessLog(target: string, group: LogGroup, lines: { at: number; line: string }[], now: Date, rollMs: number): Promise<AppendResult> {
+    return unwrap(await this.bucket(target).appendAccessLog(target, group, lines, now.getTime(), rollMs));
+  }
+
+  async takeAccessLog(target: string, now: Date, rollMs: number): Promise<AccessLogBatch | null> {
+    return unwrap(await this.bucket(target).takeAccessLog(target, now.getTime(), rollMs));
+  }
+
+  async accessLogDelivered(target: string, batchId: string): Promise<void> {
+    unwrap(await this.bucket(target).accessLogDelivered(target, batchId));
   }
 
   async getBucketTagging(bucket: string): Promise<Tag[] | null> {

@@ -50,6 +50,9 @@ import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { keyVersionsPage, LIFECYCLE_PROGRESS, readProgress, type KeyVersions } from './sql-lifecycle.ts';
 import type { LifecycleProgress, LifecycleRun } from './types.ts';
+import { SqlAccessLog, type AccessLogBatch, type AppendResult } from './sql-access-log.ts';
+import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
+import type { LoggingNote } from '../model/request-notes.ts';
 import { claimChain, endChain } from './move-chain-record.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
@@ -58,6 +61,8 @@ const KEY_ROTATION = 'key-rotation';
 const DRAIN_PROGRESS = 'drain';
 /** State row of a bucket's re-stripe progress (upkeep/restripe-progress.ts). */
 const RESTRIPE_PROGRESS = 'restripe';
+/** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
+const LOGGING = 'logging';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -99,11 +104,21 @@ export class CatalogObject extends DurableObject {
 
   /** Runs `fn` on this bucket's state in one transaction; NoSuchBucket unless the instance holds `bucket`. */
   private inBucket<T>(bucket: string, fn: (objects: SqlObjects, multipart: SqlMultipart) => T): Reply<T> {
-    return this.atomic(() => {
+    const r = this.atomic(() => {
       if (!this.bucketRow(bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: bucket });
       const objects = new SqlObjects(this.sql, bucket);
       return fn(objects, new SqlMultipart(this.sql, objects));
     });
+    const logging = this.loggingNote(bucket);
+    return logging ? { ...r, logging } : r;
+  }
+
+  /** The bucket's access logging, for the reply's envelope (rpc.ts): one local read, no call. */
+  private loggingNote(bucket: string): LoggingNote | undefined {
+    if (!this.schemaReady) return undefined;
+    const row = this.sql.exec<{ value: string; region: string }>("SELECT s.value AS value, b.region AS region FROM state s JOIN buckets b ON b.name = ? WHERE s.name = ?", bucket, LOGGING).toArray()[0];
+    const config = row ? parseStoredLogging(row.value) : null;
+    return config ? { bucket, region: row!.region, config } : undefined;
   }
 
   // ---- The bucket list (instance '__buckets__') ----
@@ -269,6 +284,23 @@ export class CatalogObject extends DurableObject {
       o.setState('policy', policy);
       return this.requestSettings();
     });
+  }
+  /** The bucket's access logging configuration as JSON (state row 'logging'), or null. */
+  getBucketLogging(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(LOGGING));
+  }
+  setBucketLogging(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(LOGGING, value));
+  }
+  /** Access log records for the log objects this bucket receives (sql-access-log.ts). */
+  appendAccessLog(bucket: string, group: LogGroup, lines: { at: number; line: string }[], now: number, rollMs: number): Reply<AppendResult> {
+    return this.inBucket(bucket, () => new SqlAccessLog(this.sql).append(group, lines, now, rollMs));
+  }
+  takeAccessLog(bucket: string, now: number, rollMs: number): Reply<AccessLogBatch | null> {
+    return this.inBucket(bucket, () => new SqlAccessLog(this.sql).take(now, rollMs));
+  }
+  accessLogDelivered(bucket: string, batchId: string): Reply<void> {
+    return this.inBucket(bucket, () => new SqlAccessLog(this.sql).delivered(batchId));
   }
   getBucketTagging(bucket: string): Reply<Tag[] | null> {
     return this.inBucket(bucket, (o) => {

@@ -6,6 +6,7 @@
  */
 import type { BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error, type S3ErrorCode } from '../model/errors.ts';
+import { noteLogging, type LoggingNote } from '../model/request-notes.ts';
 
 export interface ErrorData {
   code: S3ErrorCode;
@@ -13,7 +14,11 @@ export interface ErrorData {
   fields: Record<string, string>;
 }
 
-export type Reply<T> = { ok: T; error?: undefined } | { error: ErrorData };
+/**
+ * `logging` (access logging, model/request-notes.ts): a bucket's reply carries the bucket's
+ * logging configuration when it has one, so the request path learns it without a call of its own.
+ */
+export type Reply<T> = ({ ok: T; error?: undefined } | { error: ErrorData }) & { logging?: LoggingNote };
 
 /** Runs `fn`, turning a thrown S3Error into `{ error }`. */
 export function reply<T>(fn: () => T): Reply<T> {
@@ -27,6 +32,7 @@ export function reply<T>(fn: () => T): Reply<T> {
 
 /** The value of `r`, or its error rethrown as S3Error. */
 export function unwrap<T>(r: Reply<T>): T {
+  if (r.logging) noteLogging(r.logging);
   if (r.error) throw new S3Error(r.error.code, r.error.message, r.error.fields);
   return (r as { ok: T }).ok;
 }

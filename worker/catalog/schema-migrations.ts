@@ -23,6 +23,9 @@
  *   of the older storage changes; the journal's first generation starts with a dump of every
  *   journaled row, so what an older release wrote reaches the backends with the first segments
  *   (test/catalog/migration-v3-journal.test.ts).
+ * Version 5: server access logging's tables (sql-access-log.ts: records waiting for delivery and
+ * the batches claimed), created by createSchema. Nothing of the older storage changes: an
+ * instance starts with no records waiting (test/catalog/migration-v4-access-log.test.ts).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { redundancyEntries } from './redundancy.ts';

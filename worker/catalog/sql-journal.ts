@@ -42,6 +42,8 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
   journal_changes: "the journal's own work list",
   journal_files: "the journal's own record of its segments",
   journal_meta: "the journal's own progress",
+  access_log: 'server access log records waiting minutes for delivery: a rebuilt catalog loses at most those not yet delivered',
+  access_log_batches: 'claims of access log batches being delivered (they go with their records)',
 };
 
 /**

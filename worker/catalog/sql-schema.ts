@@ -16,15 +16,18 @@
  * key is not a delete marker, so ListObjects and conditional writes read it unchanged.
  * One schema serves both roles: in the '__buckets__' instance `buckets` is the bucket list; in a
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
+ * Schema 5: `access_log` and `access_log_batches`, server access log records waiting for delivery
+ * (sql-access-log.ts).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
+import { ACCESS_LOG_SCHEMA } from './sql-access-log.ts';
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
-export const SCHEMA = LEDGER_SCHEMA + `
+export const SCHEMA = LEDGER_SCHEMA + ACCESS_LOG_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
   key TEXT PRIMARY KEY, version_id TEXT NOT NULL, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,

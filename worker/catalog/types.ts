@@ -9,6 +9,8 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { LogGroup } from '../model/bucket-logging.ts';
+import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
@@ -312,6 +314,19 @@ export interface BucketCatalog {
   cachedBucketSettings(bucket: string): BucketSettings;
   /** The bucket's request-path settings as stored now (one call; the view is updated). NoSuchBucket if missing. */
   getBucketSettings(bucket: string): Promise<BucketSettings>;
+  /** The bucket's access logging configuration (JSON of model/bucket-logging.ts), or null. NoSuchBucket if missing. */
+  getBucketLogging(bucket: string): Promise<string | null>;
+  /** Replaces it (already validated); null turns logging off. NoSuchBucket if missing. */
+  setBucketLogging(bucket: string, value: string | null): Promise<void>;
+  /**
+   * Access log records into the TARGET bucket's instance (sql-access-log.ts), with a batch due now
+   * claimed for the caller to deliver. NoSuchBucket when the target is gone.
+   */
+  appendAccessLog(target: string, group: LogGroup, lines: { at: number; line: string }[], now: Date, rollMs: number): Promise<AppendResult>;
+  /** A batch due for delivery (its claim expired, or its oldest record `rollMs` old), claimed; null when none. */
+  takeAccessLog(target: string, now: Date, rollMs: number): Promise<AccessLogBatch | null>;
+  /** The batch's log object is stored (or never can be): its records go. Idempotent. */
+  accessLogDelivered(target: string, batchId: string): Promise<void>;
   /** The bucket's tags, or null when it has none. NoSuchBucket if missing. */
   getBucketTagging(bucket: string): Promise<Tag[] | null>;
   /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */

@@ -11,6 +11,7 @@
  * the catalog decides at commit what a write replaces, by the bucket's versioning state.
  * Known gaps: CopyObject copies data (no shard sharing).
  */
+import { parseStoredLogging, type BucketLogging } from '../model/bucket-logging.ts';
 import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
 import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
@@ -288,6 +289,19 @@ export class EcStore implements T.ObjectStore {
   fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
   putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
   deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
+  getBucketLogging = async (bucket: string) => parseStoredLogging(await this.catalog.getBucketLogging(bucket));
+  async putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void> {
+    if (config) {
+      await this.catalog.getBucket(bucket); // NoSuchBucket for the source first
+      try {
+        await this.catalog.getBucket(config.targetBucket);
+      } catch (err) {
+        if (err instanceof S3Error && err.code === 'NoSuchBucket') throw new S3Error('InvalidTargetBucketForLogging', 'The target bucket for logging does not exist', { TargetBucket: config.targetBucket });
+        throw err;
+      }
+    }
+    await this.catalog.setBucketLogging(bucket, config === null ? null : JSON.stringify(config));
+  }
   async getBucketTagging(bucket: string): Promise<Tag[]> {
     const tags = await this.catalog.getBucketTagging(bucket);
     if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });

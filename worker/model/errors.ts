@@ -40,6 +40,7 @@ const S3_ERRORS = {
   // An Object Lock default retention period out of range: RGW's code (AWS documents none for it; docs/COMPATIBILITY.md).
   InvalidRetentionPeriod: [400, 'The retention period specified is not valid.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],
+  InvalidTargetBucketForLogging: [400, 'The target bucket for logging does not exist, is not owned by you, or does not have the appropriate grants for the log-delivery group.'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],
   MalformedTrailerError: [400, 'The request contained trailing data that was not well-formed or did not conform to our published schema.'],

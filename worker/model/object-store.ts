@@ -15,6 +15,7 @@
  * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
 import type { BucketSettings } from './bucket-settings.ts';
+import type { BucketLogging } from './bucket-logging.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
 import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
@@ -369,6 +370,13 @@ export interface ObjectStore {
   /** Replaces the bucket policy (already validated: model/bucket-policy.ts). */
   putBucketPolicy(bucket: string, policy: string): Promise<void>;
   deleteBucketPolicy(bucket: string): Promise<void>;
+  /** The bucket's access logging, or null when off (NoSuchBucket). */
+  getBucketLogging(bucket: string): Promise<BucketLogging | null>;
+  /**
+   * Turns access logging on (config) or off (null). The target bucket must exist here
+   * (InvalidTargetBucketForLogging). NoSuchBucket for the source.
+   */
+  putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void>;
   /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
   getBucketTagging(bucket: string): Promise<Tag[]>;
   /** Replaces the bucket's tags; [] removes them. */

@@ -73,6 +73,8 @@ const NEEDS: Record<S3Operation, Need> = {
   GetBucketPolicy: { action: 'list', on: 'some' },
   GetBucketPolicyStatus: { action: 'list', on: 'some' },
   PutBucketPolicy: { action: 'write', on: 'bucket' },
+  GetBucketLogging: { action: 'list', on: 'some' },
+  PutBucketLogging: { action: 'write', on: 'bucket' },
   DeleteBucketPolicy: { action: 'write', on: 'bucket' },
   GetObjectLockConfiguration: { action: 'list', on: 'some' },
   PutObjectLockConfiguration: { action: 'write', on: 'bucket' },

@@ -11,7 +11,7 @@
  *   (GetObjectLockConfiguration is object-lock.ts's), GetBucketWebsite -> NoSuchWebsiteConfiguration,
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
  *   NoSuchPublicAccessBlockConfiguration (GetBucketLifecycleConfiguration is lifecycle.ts's);
- *   empty documents for GetBucketLogging,
+ *   (GetBucketLogging is bucket-logging.ts's), empty documents for
  *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
  *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
  * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
@@ -27,7 +27,6 @@ export const UNCONFIGURED_READS = {
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
   GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],
-  GetBucketLogging: ['logging', { document: () => xmlDocument('BucketLoggingStatus') }],
   GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
   GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],

@@ -11,12 +11,14 @@
  * `<VersionId>` removes that version; a result says what each delete did as DeleteObject's
  * headers do: <VersionId> (the version named), <DeleteMarker> and <DeleteMarkerVersionId> (the
  * marker added, or the version removed when it was a marker).
+ * Each entry's outcome is noted for the access log (model/request-notes.ts).
  */
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
+import { noteDeleted } from '../model/request-notes.ts';
 import { validateKey } from './request.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { checkVersionId } from './versioning.ts';
@@ -48,6 +50,7 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       const access = s3.auth.access ?? ANONYMOUS_ACCESS;
       if (!access.allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
       if (hasDeleteConditions(conditions) && !access.allowsObject('read', s3.bucket!, valid)) throw accessDenied();
+      if (s3.policy?.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], valid)) throw accessDenied();
       entries.push({ key: valid, ...(versionId === undefined ? {} : { versionId }), ...(hasDeleteConditions(conditions) ? { conditions } : {}) });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
@@ -61,6 +64,8 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;
+    // One access log record per entry (app/access-log.ts), when the bucket logs.
+    noteDeleted({ key: r.key, versionId: versionId ?? r.versionId ?? null, status: r.error ? 200 : 204, error: r.error?.code ?? null });
     if (r.error) errors.push(group('Error', el('Key', r.key), el('VersionId', versionId), el('Code', r.error.code), el('Message', r.error.message)));
     else if (!quiet) {
       const marker = r.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', r.versionId) : '';

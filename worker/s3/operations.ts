@@ -32,6 +32,7 @@ export type S3Operation =
   | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
   | 'GetBucketPolicy' | 'PutBucketPolicy' | 'DeleteBucketPolicy' | 'GetBucketPolicyStatus'
+  | 'GetBucketLogging' | 'PutBucketLogging'
   | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
   | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
   | UnconfiguredRead;
@@ -60,6 +61,8 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutBucketPolicy: ['policy'],
   DeleteBucketPolicy: ['policy'],
   GetBucketPolicyStatus: ['policyStatus'],
+  GetBucketLogging: ['logging'],
+  PutBucketLogging: ['logging'],
   GetObjectLockConfiguration: ['object-lock'],
   PutObjectLockConfiguration: ['object-lock'],
   GetObjectRetention: ['retention', 'versionId'],
@@ -133,6 +136,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
         if (has('policy')) return 'GetBucketPolicy';
         if (has('policyStatus')) return 'GetBucketPolicyStatus';
+        if (has('logging')) return 'GetBucketLogging';
         if (has('acl')) return 'GetBucketAcl';
         if (has('object-lock')) return 'GetObjectLockConfiguration';
         if (has('tagging')) return 'GetBucketTagging';
@@ -149,6 +153,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'HEAD': return 'HeadBucket';
       case 'PUT':
         if (has('policy')) return 'PutBucketPolicy';
+        if (has('logging')) return 'PutBucketLogging';
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('lifecycle')) return 'PutBucketLifecycleConfiguration';

@@ -67,6 +67,7 @@ const ACTIONS: Record<S3Operation, string | readonly string[] | null> = {
   GetBucketReplication: 's3:GetReplicationConfiguration',
   GetPublicAccessBlock: 's3:GetBucketPublicAccessBlock',
   GetBucketLogging: 's3:GetBucketLogging',
+  PutBucketLogging: 's3:PutBucketLogging',
   GetBucketNotificationConfiguration: 's3:GetBucketNotification',
   GetBucketAccelerateConfiguration: 's3:GetAccelerateConfiguration',
   GetBucketRequestPayment: 's3:GetBucketRequestPayment',

@@ -14,7 +14,6 @@ const BUCKET: Record<string, ByMethod> = {
   analytics: { GET: 'GetBucketAnalyticsConfiguration', PUT: 'PutBucketAnalyticsConfiguration', DELETE: 'DeleteBucketAnalyticsConfiguration' },
   'intelligent-tiering': { GET: 'GetBucketIntelligentTieringConfiguration', PUT: 'PutBucketIntelligentTieringConfiguration', DELETE: 'DeleteBucketIntelligentTieringConfiguration' },
   inventory: { GET: 'GetBucketInventoryConfiguration', PUT: 'PutBucketInventoryConfiguration', DELETE: 'DeleteBucketInventoryConfiguration' },
-  logging: { PUT: 'PutBucketLogging' },
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },
   ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)

@@ -1,0 +1,68 @@
+/**
+ * PutBucketLogging and GetBucketLogging: a bucket's server access logging (model/bucket-logging.ts;
+ * the records and their delivery: app/access-log.ts, upkeep/access-log.ts).
+ * Spec: S3 PutBucketLogging (BucketLoggingStatus; an empty one turns logging off; LoggingEnabled
+ * with TargetBucket and TargetPrefix, optional TargetGrants and TargetObjectKeyFormat with
+ * SimplePrefix or PartitionedPrefix/PartitionDateSource EventTime|DeliveryTime; 200 with no
+ * body), GetBucketLogging (the same document; an empty BucketLoggingStatus when off).
+ * Choices (docs/COMPATIBILITY.md): the target must be a bucket of this gateway
+ * (InvalidTargetBucketForLogging otherwise); it may be the source itself (the log objects'
+ * writes are the gateway's own, never logged, so no loop). TargetGrants are accepted and not kept
+ * (ACLs are not supported: buckets are BucketOwnerEnforced), as RGW does; GetBucketLogging
+ * answers the key format SimplePrefix when none was put.
+ */
+import type { BucketLogging, PartitionDateSource } from '../model/bucket-logging.ts';
+import { readXmlBody } from './body.ts';
+import type { S3Context } from './context.ts';
+import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+import { childText, childrenNamed, expectRoot, malformedXml, parseXml, type XmlElement } from './xml-parse.ts';
+
+const ENABLED_CHILDREN = ['TargetBucket', 'TargetPrefix', 'TargetGrants', 'TargetObjectKeyFormat'];
+
+/** The document's configuration; null: logging off. MalformedXML for anything else. */
+export function parseBucketLoggingStatus(text: string): BucketLogging | null {
+  const root = expectRoot(parseXml(text), 'BucketLoggingStatus');
+  for (const c of root.children) if (c.name !== 'LoggingEnabled') throw malformedXml(`unexpected <${c.name}> in <BucketLoggingStatus>`);
+  const enabled = childrenNamed(root, 'LoggingEnabled');
+  if (enabled.length === 0) return null;
+  if (enabled.length > 1) throw malformedXml('LoggingEnabled repeated');
+  const e = enabled[0]!;
+  for (const c of e.children) if (!ENABLED_CHILDREN.includes(c.name)) throw malformedXml(`unexpected <${c.name}> in <LoggingEnabled>`);
+  const targetBucket = childText(e, 'TargetBucket');
+  const targetPrefix = childText(e, 'TargetPrefix');
+  if (!targetBucket) throw malformedXml('LoggingEnabled needs a TargetBucket');
+  if (targetPrefix === undefined) throw malformedXml('LoggingEnabled needs a TargetPrefix');
+  return { targetBucket, targetPrefix, partitioned: keyFormat(childrenNamed(e, 'TargetObjectKeyFormat')) };
+}
+
+function keyFormat(formats: XmlElement[]): PartitionDateSource | null {
+  if (formats.length === 0) return null;
+  if (formats.length > 1) throw malformedXml('TargetObjectKeyFormat repeated');
+  const kinds = formats[0]!.children;
+  if (kinds.length !== 1 || !['SimplePrefix', 'PartitionedPrefix'].includes(kinds[0]!.name)) throw malformedXml('TargetObjectKeyFormat holds one of SimplePrefix or PartitionedPrefix');
+  const kind = kinds[0]!;
+  if (kind.name === 'SimplePrefix') {
+    if (kind.children.length) throw malformedXml('SimplePrefix is empty');
+    return null;
+  }
+  for (const c of kind.children) if (c.name !== 'PartitionDateSource') throw malformedXml(`unexpected <${c.name}> in <PartitionedPrefix>`);
+  const source = childText(kind, 'PartitionDateSource') ?? 'EventTime';
+  if (source !== 'EventTime' && source !== 'DeliveryTime') throw malformedXml('PartitionDateSource is EventTime or DeliveryTime');
+  return source;
+}
+
+export function bucketLoggingStatusXml(config: BucketLogging | null): string {
+  if (!config) return xmlDocument('BucketLoggingStatus');
+  const format = config.partitioned ? group('PartitionedPrefix', el('PartitionDateSource', config.partitioned)) : '<SimplePrefix></SimplePrefix>';
+  return xmlDocument('BucketLoggingStatus', group('LoggingEnabled', el('TargetBucket', config.targetBucket), el('TargetPrefix', config.targetPrefix), group('TargetObjectKeyFormat', format)));
+}
+
+export async function PutBucketLogging(s3: S3Context): Promise<Response> {
+  const config = parseBucketLoggingStatus(await readXmlBody(s3, { requireDigest: false }));
+  await s3.store.putBucketLogging(s3.bucket!, config);
+  return new Response(null, { status: 200 });
+}
+
+export async function GetBucketLogging(s3: S3Context): Promise<Response> {
+  return xmlResponse(bucketLoggingStatusXml(await s3.store.getBucketLogging(s3.bucket!)));
+}
