@@ -240,8 +240,12 @@ describe('access log records and their delivery', () => {
     const res = await h.send(req);
     expect(res.status).toBeGreaterThanOrEqual(400);
     await h.settle();
+    // A small body is read whole before the PUT's one catalog call, so this request ended before
+    // its bucket's catalog could say that the bucket logs: it is not logged (COMPATIBILITY.md,
+    // "What is logged"), and nothing else went wrong.
     const batch = (await h.catalog.takeAccessLog('logs', new Date(Date.now() + 3_600_001), 3_600_000))!;
     const ops = records(batch.body).map((r) => `${r.Operation} ${r.Key} ${r.HTTPStatus}`);
-    expect(ops[1]).toMatch(/^REST\.PUT\.OBJECT gone (4|5)\d\d$/); // logged with its failure, as AWS logs it
+    expect(ops.filter((o) => o.includes(' gone '))).toEqual([]);
+    expect(h.logs.filter((l) => l.outcome !== 'recorded' && l.outcome !== 'delivered')).toEqual([]);
   });
 });
