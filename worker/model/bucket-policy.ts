@@ -4,7 +4,7 @@
  * Evaluation is policy-eval.ts's, the condition operators policy-conditions.ts's.
  * Grammar (IAM JSON policy reference): an object with optional Version ("2012-10-17" or
  * "2008-10-17"), optional Id and a Statement (one object or a non-empty array). Each statement:
- * optional Sid (unique in the policy), Effect Allow or Deny, exactly one of Principal /
+ * optional Sid (a label; repeated Sids are accepted, below), Effect Allow or Deny, exactly one of Principal /
  * NotPrincipal (NotPrincipal with Deny only, as IAM requires; "*" or an object of "AWS", "CanonicalUser", "Service", "Federated" to a string or
  * strings), exactly one of Action / NotAction (a string or strings: "*" or "s3:<name>" with `*`
  * and `?`), exactly one of Resource / NotResource (ARNs of this bucket: `arn:aws:s3:::bucket` or
@@ -168,7 +168,9 @@ export function parseBucketPolicy(text: string, bucket: string): BucketPolicy {
   const list = Array.isArray(raw) ? raw : [raw];
   if (list.length === 0) throw malformedPolicy('Could not parse the policy: Statement is empty!');
   const statements = list.map((s) => parseStatement(s, bucket));
-  const sids = statements.flatMap((s) => (s.sid ? [s.sid] : []));
-  if (new Set(sids).size !== sids.length) throw malformedPolicy('Statement IDs (SID) in a single policy must be unique.');
+  // Repeated Sids are accepted: IAM requires them unique in its own policies, but S3 bucket
+  // policies holding repeated Sids exist (cloud-custodian/cloud-custodian#3609), a Sid plays no
+  // part in evaluation, and tools that write them (ceph/s3-tests' log bucket policies) would be
+  // refused for a label.
   return { statements };
 }
