@@ -97,12 +97,15 @@ export default {
       ));
     }
     const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
+    // The bucket list, read once for the jobs below that walk every bucket.
+    let listed: Promise<string[]> | undefined;
+    const bucketNames = () => (listed ??= g.catalog.listBucketRecords().then((r) => r.map((b) => b.name)));
     if (env.REPAIR_QUEUE) {
       // With a queue, the mover and the re-stripe run as chains of links (upkeep/move-chain.ts):
       // the cron starts one for each bucket with work that no chain owns.
       jobs.push(g.background.run(ctx, async () => {
         const buckets = fleetChanging
-          ? (await g.catalog.listBucketRecords()).map((b) => b.name)
+          ? await bucketNames()
           : (await g.restripeProgress()).filter((p) => !p.done).map((p) => p.bucket);
         const chains = buckets.length ? await startMoveChains(buckets, moveChainDeps(g, env)) : 0;
         if (chains) logLine({ msg: 'move-chains', started: chains, buckets: buckets.length, ms: Date.now() - started }, false);
@@ -126,7 +129,7 @@ export default {
     // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog
     // call per bucket (each may be a logging target).
     jobs.push(g.background.run(ctx, async () => {
-      const n = await g.accessLogs.sweep((await g.catalog.listBucketRecords()).map((b) => b.name));
+      const n = await g.accessLogs.sweep(await bucketNames());
       if (n) logLine({ msg: 'access log', by: 'cron', delivered: n, ms: Date.now() - started });
     }).catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true)));
     for (const job of jobs) ctx.waitUntil(job);
