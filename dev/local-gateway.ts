@@ -58,6 +58,13 @@ export interface LocalGatewayOptions {
    */
   triggers?: StartInput['triggers'];
   log?: (line: string) => void;
+  /**
+   * Asked once the gateway answers on its front (`url`), before the cron's first run: a throw
+   * refuses the start (everything is closed and startLocalGateway rethrows it). npm start checks
+   * the config's retired backends against the catalog here, so that a refused config never runs
+   * an upkeep pass (which would claim the mover's chains: dev/start.ts).
+   */
+  admit?: (url: URL) => Promise<void>;
   /** wrangler's log level: 'log' shows the Worker's console and every request, 'warn' only problems. */
   logLevel?: 'warn' | 'info' | 'log';
 }
@@ -105,6 +112,7 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   let lifecycle: LocalCron | null = null;
   try {
     front = await startFront(o.port, await usableHosts(o.hosts ?? LOOPBACK_HOSTS), { upstream: address, log });
+    if (o.admit) await o.admit(new URL(`http://127.0.0.1:${front.port}`));
     if (o.cronSeconds > 0) {
       // Both triggers of wrangler.toml each period: the journal's, then the upkeep's.
       cron = startLocalCron(async () => {

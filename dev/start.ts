@@ -32,21 +32,25 @@ try {
 }
 // A config from the environment goes to the Worker as its SHARDGATE_CONFIG var.
 const bindings = process.env.SHARDGATE_CONFIG === undefined ? undefined : { SHARDGATE_CONFIG: { type: 'plain_text' as const, value: source } };
-const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, lifecycleDaySeconds: options.lifecycleDaySeconds, watch: options.watch, logLevel: 'log', bindings }).catch((err: NodeJS.ErrnoException) => {
+/** The config's retired backends against what the catalog still records (issue 26). */
+class FleetRefused extends Error {}
+// Only the catalog knows what a backend still holds: asked once the gateway answers, before the
+// cron's first run (a refused config must not run an upkeep pass: it would claim the mover's chains).
+const admit = async (url: URL) => {
+  if (!config.backends.some((b) => b.state === 'retired')) return;
+  const status = (await (await fetch(new URL('/_shardgate/status', url))).json()) as { backends: LiveBackend[] };
+  const problems = reviewFleetAgainstLive(config, status.backends);
+  if (problems.length) throw new FleetRefused(`shardgate: the gateway config cannot be used with this state (${options.stateDir}):\n${problems.join('\n')}`);
+};
+const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, lifecycleDaySeconds: options.lifecycleDaySeconds, watch: options.watch, logLevel: 'log', bindings, admit }).catch((err: NodeJS.ErrnoException) => {
+  if (err instanceof FleetRefused) {
+    console.error(err.message);
+    process.exit(1);
+  }
   if (err.code !== 'EADDRINUSE') throw err;
   console.error(`shardgate: port ${options.port} is in use (another npm start?): stop it, or pick another port: PORT=${options.port + 1} npm start`);
   process.exit(1);
 });
-// Only the catalog knows what a backend still holds: asked once the gateway is up.
-if (config.backends.some((b) => b.state === 'retired')) {
-  const status = (await (await fetch(`http://127.0.0.1:${gateway.port}/_shardgate/status`)).json()) as { backends: LiveBackend[] };
-  const problems = reviewFleetAgainstLive(config, status.backends);
-  if (problems.length) {
-    console.error(`shardgate: the gateway config cannot be used with this state (${options.stateDir}):\n${problems.join('\n')}`);
-    await gateway.close();
-    process.exit(1);
-  }
-}
 // wrangler prints its own "Ready on" line (workerd's internal port) a moment after it is ready:
 // the banner comes after it, and says which port to use.
 await new Promise((r) => setTimeout(r, 300));

@@ -31,8 +31,14 @@ export interface MoveLink {
 
 export const isMoveLink = (body: unknown): body is MoveLink => typeof body === 'object' && body !== null && (body as MoveLink).kind === 'move';
 
-/** A chain whose last claim is older than this is taken over by the next one to claim (links take seconds). */
-export const CHAIN_STALE_MS = 10 * 60_000;
+/**
+ * A chain whose last claim is older than this is taken over by the next one to claim. A link
+ * renews its claim when it starts and before it sends the next, and runs at most one drain and
+ * one re-stripe batch (20 s deadlines each, worker/gateway.ts), so a live chain's claim is never
+ * this old; a chain lost with its isolate (a crash, a deploy; a local gateway's queue is in
+ * memory) is resumed by the first cron run after this, not left idle for long.
+ */
+export const CHAIN_STALE_MS = 2 * 60_000;
 /** Shards one link moves at most: each move is 5 to 7 subrequests, so a link stays well under the invocation's 1000 with the re-stripe's. */
 export const MOVES_PER_LINK = 60;
 /** Versions one link re-stripes at most (its backend requests are bounded as the cron's are). */
