@@ -54,6 +54,29 @@ export interface TrafficCounts {
   bytesOut: number;
 }
 
+/**
+ * Upkeep work whose backend calls are also counted apart (worker/ops/meter.ts `job`): the fleet
+ * mover (drains and rebalances) and the re-stripe. Here, beside TrafficCounts, because both the
+ * ops counters and the cost report (worker/upkeep) name them.
+ */
+export type UpkeepJob = 'move' | 'restripe';
+
+/**
+ * What one upkeep job asked of one backend, over all buckets: a part of that backend's
+ * TrafficCounts (and of its buckets' lines), counted the same way.
+ */
+export interface JobTraffic {
+  job: UpkeepJob;
+  backendId: string;
+  puts: number;
+  gets: number;
+  heads: number;
+  lists: number;
+  deletes: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
 export type BackendCallSink = (report: BackendCallReport) => void;
 
 /** Outcomes that are answers, not failures: the backend is reachable and did what it should. */

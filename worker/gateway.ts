@@ -24,7 +24,7 @@ import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type Deploymen
 import { EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
-import { trafficByBucket } from './ops/counters.ts';
+import { trafficByBucket, trafficByJob } from './ops/counters.ts';
 import { OpsFlusher } from './ops/flusher.ts';
 import { IsolateMeter } from './ops/meter.ts';
 import { durableOpsRecord } from './ops/durable-record.ts';
@@ -303,10 +303,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}), ...(b.limits ? { limits: b.limits } : {}) }));
   const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue'): Promise<DrainReport> => {
     const started = Date.now();
-    const report = await drainBatch(
+    // Its backend calls counted apart too, for the cost report's `jobs` (the collector's later
+    // deletion of the old copies is not the mover's).
+    const report = await meter.job('move', () => drainBatch(
       { catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet },
       { ...options, deadline: started + DRAIN_RUN_MS },
-    );
+    ));
     meter.event('drain_runs');
     meter.event('moved_shards', report.copied + report.rebuilt);
     meter.event('moved_bytes', report.bytes);
@@ -317,10 +319,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const settings = engineSettings(config);
   const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue'): Promise<RestripeReport> => {
     const started = Date.now();
-    const report = await restripeBatch(
+    const report = await meter.job('restripe', () => restripeBatch(
       { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
       { ...options, deadline: started + RESTRIPE_RUN_MS, maxRequests: RESTRIPE_REQUESTS_PER_RUN },
-    );
+    ));
     meter.event('restripe_runs');
     meter.event('restriped_versions', report.rewritten);
     meter.event('restriped_bytes', report.bytes);
@@ -370,7 +372,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         traffic: async () => {
           await flusher.flush();
           const snapshot = await record.snapshot(Date.now());
-          return { since: new Date(snapshot.since), counts: trafficByBucket(snapshot.totals) };
+          return { since: new Date(snapshot.since), counts: trafficByBucket(snapshot.totals), jobs: trafficByJob(snapshot.totals) };
         },
         prices: config.backendPrices,
       },

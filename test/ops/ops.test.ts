@@ -1,10 +1,11 @@
 /**
  * The ops pieces in Node, each against its contract: latency quantiles; the metered backend and
  * the isolate meter (NotFound is an answer, Unavailable makes a backend down, bytes per kind, a
- * per-request tally); the flusher (counts kept when a flush fails); the shared record's book
- * (minutes add up, totals only grow); backend health states; the Prometheus text as the official
- * client parses it, odd label values included; the request log line; who may read the operator
- * routes (open, bearer token, unsigned).
+ * per-request tally, an upkeep job's calls counted apart); the flusher (counts kept when a flush
+ * fails); the shared record's book (minutes add up, totals only grow, per-job traffic in the
+ * totals only, totals of the previous shape still load); backend health states; the Prometheus
+ * text as the official client parses it, odd label values included; the request log line; who
+ * may read the operator routes (open, bearer token, unsigned).
  */
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -21,7 +22,8 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { createOperator } from '../../worker/app/operator.ts';
 import { MemoryOpsRecord, OpsBook, MemoryBookStore } from '../../worker/ops/book.ts';
-import { addCounters, emptyCounters, trafficByBucket } from '../../worker/ops/counters.ts';
+import { addCounters, emptyCounters, trafficByBucket, trafficByJob } from '../../worker/ops/counters.ts';
+import type { OpsCounters } from '../../worker/ops/types.ts';
 import { OpsFlusher } from '../../worker/ops/flusher.ts';
 import { backendHealth } from '../../worker/ops/health.ts';
 import { bucketOf, emptyHistogram, quantile } from '../../worker/ops/histogram.ts';
@@ -97,6 +99,46 @@ describe('metered backend and isolate meter', () => {
     expect(byKey['b null']).toMatchObject({ puts: 0, gets: 0, lists: 2, bytesIn: 0, bytesOut: 0 });
   });
 
+  it('counts the calls made inside an upkeep job under the job too (in the promises it starts); calls outside are not the job\'s', async () => {
+    const meter = new IsolateMeter();
+    const a = new MeteredBackend(new MemoryBackend({ id: 'a', domain: 'd' }), (r) => meter.backendCall(r));
+    const b = new MeteredBackend(new MemoryBackend({ id: 'b', domain: 'e' }), (r) => meter.backendCall(r));
+    await a.put(shardKey('photos', 'u1', 0), new Uint8Array(400), 400); // a client's write, before
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const moved = meter.job('move', async () => {
+      await a.get(shardKey('photos', 'u1', 0), { offset: 0, length: 300 });
+      // Started here, awaited later, after a call outside the job ran meanwhile.
+      const copy = (async () => {
+        await gate;
+        await b.put(shardKey('photos', 'u1', 0), new Uint8Array(300), 300);
+      })();
+      await copy;
+      await a.list(bucketPrefix());
+      return 'done';
+    });
+    await a.head(shardKey('photos', 'u1', 0)); // a client's read while the job runs
+    release();
+    expect(await moved).toBe('done');
+    await meter.job('restripe', async () => void (await b.delete(shardKey('logs', 'u2', 1))));
+    await b.get(shardKey('photos', 'u1', 0)); // a client's read, after
+    const totals = emptyCounters();
+    addCounters(totals, meter.take()!);
+    const byJob = Object.fromEntries(trafficByJob(totals).map((t) => [`${t.job} ${t.backendId}`, t]));
+    expect(byJob).toEqual({
+      'move a': { job: 'move', backendId: 'a', puts: 0, gets: 1, heads: 0, lists: 1, deletes: 0, bytesIn: 0, bytesOut: 300 },
+      'move b': { job: 'move', backendId: 'b', puts: 1, gets: 0, heads: 0, lists: 0, deletes: 0, bytesIn: 300, bytesOut: 0 },
+      'restripe b': { job: 'restripe', backendId: 'b', puts: 0, gets: 0, heads: 0, lists: 0, deletes: 1, bytesIn: 0, bytesOut: 0 },
+    });
+    // The job's calls still count in the backend and bucket lines: a breakdown, not a subtraction.
+    const byKey = Object.fromEntries(trafficByBucket(totals).map((t) => [`${t.backendId} ${t.bucket}`, t]));
+    expect(byKey['a photos']).toMatchObject({ puts: 1, gets: 1, heads: 1, bytesIn: 400, bytesOut: 300 });
+    expect(byKey['a null']).toMatchObject({ lists: 1 });
+    expect(byKey['b photos']).toMatchObject({ puts: 1, gets: 1, bytesIn: 300, bytesOut: 300 });
+    expect(byKey['b logs']).toMatchObject({ deletes: 1 });
+    expect(totals.backends.a!.ops.head?.requests).toBe(1);
+  });
+
   it('a failed flush keeps its counts for the next one', async () => {
     const meter = new IsolateMeter();
     const sent: unknown[] = [];
@@ -134,6 +176,37 @@ describe('the shared record (OpsBook)', () => {
     expect(book.snapshot(Date.UTC(2026, 0, 1, 12, 1)).minutes).toHaveLength(1);
     book.sample({ at: now, objects: 1, bytes: 1, storedBytes: 1, degradedObjects: 0, degradedUnits: 0, missingShards: 0, unitsAtRisk: 0, unitsLost: 0, garbageQueued: 0, garbageDue: 0, reservationsExpired: 0 });
     expect(book.snapshot(now - 1).samples).toHaveLength(1);
+  });
+});
+
+describe('per-job traffic in the shared record', () => {
+  it('merges per job and backend, keeps it in the totals only, and loads totals written before jobs were counted', () => {
+    // Totals as the previous code stored them: no `jobs`.
+    const stored = JSON.parse('{"since":1000,"totals":{"backends":{"a":{"ops":{"get":{"requests":3,"errors":0,"bytes":30,"ms":3,"hist":[3,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}},"buckets":{"photos":{"a":{"requests":{"get":3},"bytesIn":0,"bytesOut":30}}},"s3":{},"s3BytesIn":0,"s3BytesOut":0,"events":{}}}') as { since: number; totals: OpsCounters };
+    expect(trafficByJob(stored.totals)).toEqual([]);
+    const store = new MemoryBookStore();
+    store.saveTotals(stored.since, stored.totals);
+    const at = Date.UTC(2026, 0, 1, 12);
+    const book = new OpsBook(store, () => at);
+    const job = { requests: { get: 2 }, bytesIn: 0, bytesOut: 20 };
+    const delta = { ...emptyCounters(), at, buckets: { photos: { a: job } }, jobs: { move: { a: job } } };
+    book.record(structuredClone(delta));
+    book.record({ ...structuredClone(delta), jobs: { restripe: { a: { requests: { put: 1 }, bytesIn: 5, bytesOut: 0 } } } });
+    const snap = book.snapshot(0);
+    expect(snap.since).toBe(1000);
+    expect(snap.totals.buckets!.photos!.a).toEqual({ requests: { get: 7 }, bytesIn: 0, bytesOut: 70 });
+    expect(trafficByJob(snap.totals)).toEqual([
+      { job: 'move', backendId: 'a', puts: 0, gets: 2, heads: 0, lists: 0, deletes: 0, bytesIn: 0, bytesOut: 20 },
+      { job: 'restripe', backendId: 'a', puts: 1, gets: 0, heads: 0, lists: 0, deletes: 0, bytesIn: 5, bytesOut: 0 },
+    ]);
+    expect(snap.minutes).toHaveLength(1);
+    expect(snap.minutes[0]!.counters.jobs).toBeUndefined();
+    expect(snap.minutes[0]!.counters.buckets).toBeUndefined();
+    // And the other way: a delta of the previous code (no `jobs`) into totals that have them.
+    const into = structuredClone(snap.totals);
+    addCounters(into, structuredClone(stored.totals));
+    expect(into.jobs).toEqual(snap.totals.jobs);
+    expect(into.buckets!.photos!.a!.bytesOut).toBe(100);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Cost accounting (issue 14): the report's arithmetic on known figures (worker/upkeep/cost.ts),
- * the stored-bytes listing (stored-bytes.ts), and the admin API's `costs` end to end in Node: the
+ * the upkeep jobs' lines (what part of it the mover and the re-stripe made, issue 26), the
+ * stored-bytes listing (stored-bytes.ts), and the admin API's `costs` end to end in Node: the
  * real gate and admin app, EcStore over memory backends behind the traffic meter (MeteredBackend,
  * counted as the ops record counts: test/support/traffic-meter.ts), an object written and read
  * through S3, then the report: bytes stored as listed, requests and egress as counted, money at
@@ -18,7 +19,7 @@ import { TrafficMeter } from '../support/traffic-meter.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { presetPrices } from '../../worker/config/price-list.ts';
-import { costReport, type CostReport } from '../../worker/upkeep/cost.ts';
+import { costReport, type CostReport, type JobTraffic, type UpkeepJob } from '../../worker/upkeep/cost.ts';
 import { measureStored } from '../../worker/upkeep/stored-bytes.ts';
 import { testS3Settings } from '../support/memory-store.ts';
 import { bucketPrefix, prefixesOf, shardKey, shelvedUnitId } from '../../worker/format/shard-key.ts';
@@ -70,6 +71,58 @@ describe('cost report', () => {
     close(logs!.cost!.total, 0.023);
     close(r.total.total, 0.16945 + 0.01536);
     expect(r.trafficSince).toBe('2026-12-01T00:00:00.000Z');
+  });
+});
+
+describe('cost report: upkeep jobs', () => {
+  it('prices what each job asked of each backend at that backend\'s prices; the backend and bucket lines stay as counted', () => {
+    const input = {
+      backends: [{ id: 'a', domain: 'aws' }, { id: 'b', domain: 'r2' }, { id: 'c', domain: 'minio' }],
+      prices: { a: AWS, b: R2, c: null },
+      stored: [{ backendId: 'a', bucket: 'bkt', bytes: GiB, shards: 3 }],
+      traffic: [
+        traffic('a', 'bkt', { gets: 3000, heads: 10, puts: 500, bytesOut: 2 * GiB }),
+        traffic('b', 'bkt', { puts: 2000, deletes: 4, bytesIn: GiB }),
+        traffic('c', 'bkt', { gets: 8, bytesOut: GiB }),
+      ],
+      trafficSince: new Date('2026-12-01T00:00:00Z'),
+      now: new Date('2026-12-01T01:00:00Z'),
+    };
+    const job = (name: UpkeepJob, backendId: string, t: Parameters<typeof traffic>[2]): JobTraffic => {
+      const { bucket: _none, ...counts } = traffic(backendId, null, t);
+      return { job: name, ...counts };
+    };
+    const jobs = [
+      job('restripe', 'b', { puts: 1000, bytesIn: GiB / 2 }),
+      job('move', 'a', { gets: 2000, heads: 10, bytesOut: GiB }),
+      job('move', 'b', { puts: 500, lists: 1, bytesIn: GiB / 4 }),
+      job('move', 'c', { gets: 4, bytesOut: GiB }),
+    ];
+    const withJobs = costReport({ ...input, jobs });
+    const without = costReport(input);
+    expect(without.jobs).toEqual([]);
+    // A breakdown, not traffic besides: the other lines do not change.
+    expect(withJobs.backends).toEqual(without.backends);
+    expect(withJobs.buckets).toEqual(without.buckets);
+    expect(withJobs.total).toEqual(without.total);
+    expect(withJobs.jobs.map((j) => j.job)).toEqual(['move', 'restripe']);
+    const [move, restripe] = withJobs.jobs;
+    expect(move!.byBackend.a!.usage).toEqual({ storedBytes: 0, shards: 0, putRequests: 0, getRequests: 2010, deleteRequests: 0, bytesIn: 0, bytesOut: GiB });
+    // a (AWS): 1 GiB out x $0.09; 2010 GET-class x $0.0004/1000.
+    close(move!.byBackend.a!.cost!.egress, 0.09);
+    close(move!.byBackend.a!.cost!.total, 0.09 + 2010 * 0.0004 / 1000);
+    expect(move!.byBackend.a!.cost!.storagePerMonth).toBe(0);
+    // b (R2): 501 PUT-class x $4.50/M, no egress fee.
+    expect(move!.byBackend.b!.usage).toMatchObject({ putRequests: 501, bytesIn: GiB / 4 });
+    close(move!.byBackend.b!.cost!.total, 501 * 0.0045 / 1000);
+    expect(move!.byBackend.c!.cost).toBeNull();
+    expect(move!.usage).toMatchObject({ getRequests: 2014, putRequests: 501, bytesOut: 2 * GiB, bytesIn: GiB / 4, storedBytes: 0 });
+    // The job's total: over its priced backends (c's egress is unpriced).
+    close(move!.cost!.total, 0.09 + 2010 * 0.0004 / 1000 + 501 * 0.0045 / 1000);
+    expect(Object.keys(restripe!.byBackend)).toEqual(['b']);
+    close(restripe!.cost!.requests, 1000 * 0.0045 / 1000);
+    // Only unpriced backends: the job's cost is null, as a bucket's would be.
+    expect(costReport({ ...input, jobs: [jobs[3]!] }).jobs[0]!.cost).toBeNull();
   });
 });
 

@@ -2,8 +2,10 @@
  * The admin API of a drain (issue 26), signed as `shardgate drain` signs it, over memory backends
  * and the product's catalog: drain-estimate prices the move (and, with rebalance=1, a rebalance
  * onto an active backend) before anything moves, drain moves
- * and answers the progress, drain-status says what is left (0 at the end), and a backend the
- * estimate does not know is refused naming the configured ones.
+ * and answers the progress, drain-status says what is left (0 at the end), a backend the
+ * estimate does not know is refused naming the configured ones, and afterwards the cost report's
+ * `jobs` says what the mover asked of each backend (run inside the meter's job, as gateway.ts
+ * runs it), to set beside the estimate.
  */
 import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +21,8 @@ import type { DrainEstimate } from '../../worker/upkeep/drain-estimate.ts';
 import type { BackendDrainProgress } from '../../worker/upkeep/drain-progress.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { TrafficMeter } from '../support/traffic-meter.ts';
+import type { CostReport } from '../../worker/upkeep/cost.ts';
 
 const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
 
@@ -40,13 +44,15 @@ describe('admin drain, drain-status, drain-estimate', () => {
 
     const config = configOf(true);
     const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state }));
-    const byId = new Map(backends.map((b) => [b.id, b]));
+    // From here on counted, as the gateway counts its backends' calls.
+    const meter = new TrafficMeter();
+    const byId = new Map(backends.map((b) => [b.id, meter.wrap(b)]));
     const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { placeOn: fleet.filter((b) => b.state === 'active').map((b) => b.id) }), settings: engineSettings(config) });
     const authenticate = makeAuthenticate(config, {});
     const admin = createAdmin({
       authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {},
-      costs: { traffic: async () => ({ since: new Date(), counts: [] }), prices: config.backendPrices },
-      drain: { fleet, run: (o) => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 }) },
+      costs: { traffic: meter.source, prices: config.backendPrices },
+      drain: { fleet, run: (o) => meter.job('move', () => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 })) },
     });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
@@ -81,6 +87,27 @@ describe('admin drain, drain-status, drain-estimate', () => {
     expect(rest.copied).toBe(estimate.shards - 5);
     const status = (await post('drain-status')).body.backends as BackendDrainProgress[];
     expect(status[0]).toMatchObject({ backend: 'm2', state: 'draining', left: { shards: 0, bytes: 0 }, moved: { shards: estimate.shards, bytes: estimate.bytes } });
+
+    // What the mover asked, measured, beside what the estimate said: the same GETs, PUTs and
+    // egress per backend; the DELETEs of the old copies are the collector's, not the mover's.
+    const costs = (await post('costs')).body as unknown as CostReport;
+    expect(costs.jobs.map((j) => j.job)).toEqual(['move']);
+    const move = costs.jobs[0]!;
+    const touched = Object.keys(estimate.byBackend).filter((id) => estimate.byBackend[id]!.usage.getRequests + estimate.byBackend[id]!.usage.putRequests > 0).sort();
+    expect(Object.keys(move.byBackend).sort()).toEqual(touched);
+    for (const id of touched) {
+      const [measured, estimated] = [move.byBackend[id]!.usage, estimate.byBackend[id]!.usage];
+      expect([measured.getRequests, measured.putRequests, measured.bytesOut, measured.bytesIn], id).toEqual([estimated.getRequests, estimated.putRequests, estimated.bytesOut, estimated.bytesIn]);
+      expect(measured.deleteRequests, id).toBe(0);
+      // Included in the backend's line, not besides it.
+      const line = costs.backends.find((b) => b.id === id)!.usage;
+      expect(line.getRequests).toBeGreaterThanOrEqual(measured.getRequests);
+      expect(line.putRequests).toBeGreaterThanOrEqual(measured.putRequests);
+    }
+    expect(move.usage.getRequests).toBe(estimate.total.gets);
+    expect(move.usage.putRequests).toBe(estimate.total.puts);
+    expect(move.usage.bytesOut).toBe(estimate.total.egressBytes);
+    expect(move.cost!.total).toBeGreaterThan(0);
     for (let i = 0; i < 30; i++) {
       const got = await store.getObject('photos', `p${i}`, { conditions: {} });
       expect(new Uint8Array(await new Response(got.body).arrayBuffer())).toEqual(new Uint8Array(70_000).fill(i));

@@ -21,7 +21,9 @@
  *   costs[?bucket=NAME][&maxPages=N]  what each backend and bucket costs (upkeep/cost.ts): bytes
  *                              stored (listed, at most N pages per backend, default 100), requests
  *                              and egress counted by every isolate since the shared record began
- *                              (ops), at the configured prices
+ *                              (ops), at the configured prices; `jobs`: the part of them the
+ *                              fleet mover and the re-stripe made, per job and backend (over all
+ *                              buckets: empty with ?bucket=)
  *   drain[?bucket=NAME][&max=N]  one mover run now, as the cron runs it (upkeep/drain.ts): up to
  *                              N (default 50) shards moved off draining and retired backends
  *   drain-status               per leaving backend: shards and bytes left, moved, rate, time remaining;
@@ -198,6 +200,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const report = costReport({
       backends: deps.backends, prices, stored: measured.stored.map(named), now: new Date(),
       traffic: counted.counts.map(named).filter((t) => bucket === undefined || t.bucket === bucket), trafficSince: counted.since,
+      // The jobs' calls are counted over all buckets: a part of one bucket's lines they are not.
+      ...(bucket === undefined && counted.jobs ? { jobs: counted.jobs } : {}),
     });
     return c.json({
       ...report,

@@ -43,7 +43,7 @@ export class OpsBook {
     addCounters(this.totals, counters);
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
     const row = this.store.getMinute(minute) ?? emptyCounters();
-    const { buckets: _perBucket, ...perMinute } = counters; // per-bucket traffic: totals only (the cost report's), not every minute
+    const { buckets: _perBucket, jobs: _perJob, ...perMinute } = counters; // per-bucket and per-job traffic: totals only (the cost report's), not every minute
     addCounters(row, perMinute);
     this.store.putMinute(minute, row);
     this.store.saveTotals(this.since, this.totals);

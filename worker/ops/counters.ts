@@ -1,9 +1,10 @@
 /**
  * Adding up OpsCounters: an isolate's counts into a minute's and into the all-time totals, the
  * minutes of a window into one. Reachability times merge by maximum (the latest wins, whichever
- * isolate saw it). `trafficByBucket` is what the cost report (upkeep/cost.ts) prices.
+ * isolate saw it). `trafficByBucket` is what the cost report (upkeep/cost.ts) prices, and
+ * `trafficByJob` the part of it the upkeep jobs made.
  */
-import type { TrafficCounts } from '../../backends/metered.ts';
+import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
 import { addHistogram, emptyHistogram } from './histogram.ts';
 import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type LatencyCounters, type OpCounters, type OpsCounters } from './types.ts';
 
@@ -25,6 +26,16 @@ export function backendOf(c: OpsCounters, id: string): BackendCounters {
 
 export function opOf(b: BackendCounters, op: BackendOpName): OpCounters {
   return (b.ops[op] ??= emptyOp());
+}
+
+export function emptyTraffic(): BucketTraffic {
+  return { requests: {}, bytesIn: 0, bytesOut: 0 };
+}
+
+function addTraffic(into: BucketTraffic, from: BucketTraffic): void {
+  for (const [op, n] of Object.entries(from.requests) as [BackendOpName, number][]) into.requests[op] = (into.requests[op] ?? 0) + n;
+  into.bytesIn += from.bytesIn;
+  into.bytesOut += from.bytesOut;
 }
 
 const later = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
@@ -58,12 +69,11 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
     }
   }
   for (const [bucket, perBackend] of Object.entries(from.buckets ?? {})) {
-    for (const [id, t] of Object.entries(perBackend)) {
-      const target = (((into.buckets ??= {})[bucket] ??= {})[id] ??= { requests: {}, bytesIn: 0, bytesOut: 0 });
-      for (const [op, n] of Object.entries(t.requests) as [BackendOpName, number][]) target.requests[op] = (target.requests[op] ?? 0) + n;
-      target.bytesIn += t.bytesIn;
-      target.bytesOut += t.bytesOut;
-    }
+    for (const [id, t] of Object.entries(perBackend)) addTraffic(((into.buckets ??= {})[bucket] ??= {})[id] ??= emptyTraffic(), t);
+  }
+  // Absent in records written before jobs were counted apart: nothing to add.
+  for (const [job, perBackend] of Object.entries(from.jobs ?? {}) as [UpkeepJob, Record<string, BucketTraffic>][]) {
+    for (const [id, t] of Object.entries(perBackend)) addTraffic(((into.jobs ??= {})[job] ??= {})[id] ??= emptyTraffic(), t);
   }
   for (const [k, n] of Object.entries(from.s3)) into.s3[k] = (into.s3[k] ?? 0) + n;
   for (const [op, l] of Object.entries(from.s3Latency ?? {})) {
@@ -99,6 +109,21 @@ export function trafficByBucket(c: OpsCounters): TrafficCounts[] {
       rest.bytesOut -= t.bytesOut;
     }
     if (BACKEND_OPS.some((op) => rest.requests[op]! > 0) || rest.bytesIn > 0 || rest.bytesOut > 0) out.push(line(id, null, rest));
+  }
+  return out;
+}
+
+/**
+ * Per upkeep job and backend, what the job asked of the backend in `c` (over all buckets): a part
+ * of that backend's lines in trafficByBucket, not traffic besides them. Empty for records written
+ * before jobs were counted apart.
+ */
+export function trafficByJob(c: OpsCounters): JobTraffic[] {
+  const out: JobTraffic[] = [];
+  for (const [job, perBackend] of Object.entries(c.jobs ?? {}) as [UpkeepJob, Record<string, BucketTraffic>][]) {
+    for (const [backendId, t] of Object.entries(perBackend)) {
+      out.push({ job, backendId, puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut });
+    }
   }
   return out;
 }

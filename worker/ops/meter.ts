@@ -3,14 +3,16 @@
  * Object; see flusher.ts): every backend call (from backends/metered.ts), every S3 request,
  * upkeep events and probe results. Counting is a few additions in memory, so nothing is written
  * per request. It also keeps a tally per request (an AsyncLocalStorage, so code deep in the
- * engine needs no parameter) for the request's log line: how many backend calls it made.
+ * engine needs no parameter) for the request's log line: how many backend calls it made. The
+ * same way, an upkeep job (`job`: the fleet mover, the re-stripe) has its backend calls counted
+ * apart as well, so the cost report can say what a drain or a re-stripe cost.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { BackendCallReport } from '../../backends/metered.ts';
+import type { BackendCallReport, UpkeepJob } from '../../backends/metered.ts';
 import { directoryOfShardKey } from '../format/shard-key.ts';
 import { bucketOf } from './histogram.ts';
-import { addCounters, backendOf, emptyCounters, emptyLatency, opOf } from './counters.ts';
-import type { EventName, OpsCounters, OpsDelta } from './types.ts';
+import { addCounters, backendOf, emptyCounters, emptyLatency, emptyTraffic, opOf } from './counters.ts';
+import type { BucketTraffic, EventName, OpsCounters, OpsDelta } from './types.ts';
 
 /** Failures that mean "the backend is not there" (not a wrong answer from a live one). */
 const DOWN_KINDS: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);
@@ -25,6 +27,7 @@ export class IsolateMeter {
   private pending: OpsCounters = emptyCounters();
   private dirty = false;
   private readonly tallies = new AsyncLocalStorage<RequestTally>();
+  private readonly jobs = new AsyncLocalStorage<UpkeepJob>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -36,6 +39,18 @@ export class IsolateMeter {
   /** Runs `fn` as one request, whose backend calls are tallied in `tally`. */
   withTally<T>(tally: RequestTally, fn: () => T): T {
     return this.tallies.run(tally, fn);
+  }
+
+  /**
+   * Runs `fn` as upkeep job `name`: every backend call made inside it (in the promises it starts
+   * too, whenever they end) is also counted under `jobs[name][backend]`, as bucket traffic is
+   * counted (requests by kind, bytes in for puts, bytes out for gets), over all buckets. The
+   * calls still count in the backend's and the bucket's lines: the job's lines are a breakdown,
+   * not a subtraction. Calls made outside (a client request running meanwhile) are not the job's.
+   * A job inside another job counts as the inner one.
+   */
+  job<T>(name: UpkeepJob, fn: () => Promise<T>): Promise<T> {
+    return this.jobs.run(name, fn);
   }
 
   backendCall(r: BackendCallReport): void {
@@ -58,12 +73,9 @@ export class IsolateMeter {
     }
     // By the key's directory: a bucket, or one of its shelves (the cost report names the bucket).
     const bucket = directoryOfShardKey(r.key);
-    if (bucket !== null) {
-      const t = (((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= { requests: {}, bytesIn: 0, bytesOut: 0 });
-      t.requests[r.op] = (t.requests[r.op] ?? 0) + 1;
-      if (r.op === 'put') t.bytesIn += r.bytes;
-      else if (r.op === 'get') t.bytesOut += r.bytes;
-    }
+    if (bucket !== null) countTraffic(((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= emptyTraffic(), r);
+    const job = this.jobs.getStore();
+    if (job !== undefined) countTraffic(((this.pending.jobs ??= {})[job] ??= {})[r.backend] ??= emptyTraffic(), r);
     const tally = this.tallies.getStore();
     if (tally) {
       tally.backendCalls++;
@@ -110,4 +122,11 @@ export class IsolateMeter {
     addCounters(this.pending, delta);
     this.dirty = true;
   }
+}
+
+/** One call into a traffic line: its kind, the bytes of a put (in) or a get (out, egress). */
+function countTraffic(t: BucketTraffic, r: BackendCallReport): void {
+  t.requests[r.op] = (t.requests[r.op] ?? 0) + 1;
+  if (r.op === 'put') t.bytesIn += r.bytes;
+  else if (r.op === 'get') t.bytesOut += r.bytes;
 }

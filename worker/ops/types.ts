@@ -4,8 +4,12 @@
  * totals, per-minute rows, per-backend reachability, data-health samples) and what it answers
  * (OpsSnapshot). Plain JSON values: they cross Durable Object RPC and are stored as JSON.
  * Counters are plain numbers on purpose: cost accounting (issue 14) prices requests by kind and
- * bytes per backend and bucket from `totals` (see `trafficByBucket` in counters.ts).
+ * bytes per backend and bucket from `totals` (see `trafficByBucket` in counters.ts), and what the
+ * upkeep jobs asked of each backend (`trafficByJob`).
  */
+import type { UpkeepJob } from '../../backends/metered.ts';
+
+export type { UpkeepJob };
 
 export const BACKEND_OPS = ['put', 'get', 'head', 'delete', 'list'] as const;
 export type BackendOpName = (typeof BACKEND_OPS)[number];
@@ -78,6 +82,12 @@ export interface OpsCounters {
   backends: Record<string, BackendCounters>;
   /** bucket -> backend -> its traffic. Kept in the totals only (minute rows leave it out). */
   buckets?: Record<string, Record<string, BucketTraffic>>;
+  /**
+   * upkeep job -> backend -> the calls made inside that job (meter.ts `job`), over all buckets:
+   * a breakdown of `backends` and `buckets`, which count the same calls too. Kept in the totals
+   * only, like `buckets`. Absent in records written before it existed.
+   */
+  jobs?: Partial<Record<UpkeepJob, Record<string, BucketTraffic>>>;
   /** S3 requests by `<operation> <status>` (e.g. "GetObject 200"). */
   s3: Record<string, number>;
   /**

@@ -12,15 +12,20 @@
  * A bucket's share of a backend's cost is its own bytes and requests at that backend's prices;
  * traffic over all buckets (listings of `sg1/`) stays with the backend only.
  * Unpriced backends report their usage with cost null, and do not count in the totals.
+ * Upkeep jobs (the fleet mover, the re-stripe) get lines of their own: what part of the backend
+ * and bucket lines they made (see CostReport `jobs`).
  */
-import type { TrafficCounts } from '../../backends/metered.ts';
+import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
 import { type BackendPrices, BYTES_PER_GB } from '../engine/index.ts';
 
-export type { TrafficCounts };
+export type { JobTraffic, TrafficCounts, UpkeepJob };
 import type { StoredBytes } from './stored-bytes.ts';
 
-/** Where the traffic counts come from, and since when they were counted. */
-export type TrafficSource = () => Promise<{ since: Date; counts: TrafficCounts[] }>;
+/**
+ * Where the traffic counts come from, and since when they were counted; `jobs`: the part of
+ * `counts` each upkeep job made (absent: none counted apart).
+ */
+export type TrafficSource = () => Promise<{ since: Date; counts: TrafficCounts[]; jobs?: JobTraffic[] }>;
 
 export interface Usage {
   storedBytes: number;
@@ -53,6 +58,18 @@ export interface CostReport {
   generatedAt: string;
   backends: (CostLine & { id: string; domain: string; prices: (BackendPrices & { source?: string }) | null })[];
   buckets: (CostLine & { bucket: string; byBackend: Record<string, CostLine> })[];
+  /**
+   * What the upkeep jobs asked of the backends since `trafficSince`, per job and per backend, at
+   * the same prices: the fleet mover's (`move`: drains and rebalances) GETs of the shards it
+   * copies or rebuilds from, PUTs of the new copies and their egress, and the re-stripe's
+   * (`restripe`). These lines are INCLUDED in the backend and bucket lines above: they say
+   * what part of them the job made, to compare with a drain estimate; do not add them to the
+   * total. Storage is not theirs (storedBytes and shards 0). A drain's DELETEs of the old copies
+   * are not the mover's: the collector deletes them after the grace period, counted per backend
+   * and bucket only (the estimate's DELETEs come back there, not here); the mover's own DELETEs
+   * are of new copies that lost a race with a client's write (move.ts).
+   */
+  jobs: (CostLine & { job: UpkeepJob; byBackend: Record<string, CostLine> })[];
   /** Over priced backends only. */
   total: Money;
 }
@@ -62,6 +79,8 @@ export interface CostInput {
   prices: Record<string, (BackendPrices & { source?: string }) | null>;
   stored: StoredBytes[];
   traffic: TrafficCounts[];
+  /** The part of `traffic` each upkeep job made (absent: no job lines). */
+  jobs?: JobTraffic[];
   trafficSince: Date;
   now: Date;
 }
@@ -85,31 +104,35 @@ export function costReport(input: CostInput): CostReport {
   }
   for (const t of input.traffic) {
     const targets = [backendUsage.get(t.backendId), t.bucket === null ? undefined : forBucket(t.bucket, t.backendId)];
-    for (const u of targets) {
-      if (!u) continue;
-      u.putRequests += t.puts + t.lists;
-      u.getRequests += t.gets + t.heads;
-      u.deleteRequests += t.deletes;
-      u.bytesIn += t.bytesIn;
-      u.bytesOut += t.bytesOut;
-    }
+    for (const u of targets) if (u) addCalls(u, t);
+  }
+  const jobUsage = new Map<UpkeepJob, Map<string, Usage>>();
+  for (const t of input.jobs ?? []) {
+    let m = jobUsage.get(t.job);
+    if (!m) jobUsage.set(t.job, (m = new Map()));
+    let u = m.get(t.backendId);
+    if (!u) m.set(t.backendId, (u = emptyUsage()));
+    addCalls(u, t);
   }
   const priceOf = (id: string) => input.prices[id] ?? null;
   const backends = input.backends.map((b) => {
     const usage = backendUsage.get(b.id)!;
     return { id: b.id, domain: b.domain, prices: priceOf(b.id), usage, cost: money(usage, priceOf(b.id)) };
   });
-  const buckets = [...bucketUsage].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, per]) => {
+  const split = (per: Map<string, Usage>) => {
     const byBackend: Record<string, CostLine> = {};
     for (const [id, usage] of per) byBackend[id] = { usage, cost: money(usage, priceOf(id)) };
     const lines = Object.values(byBackend);
-    return { bucket, byBackend, usage: sumUsage(lines.map((l) => l.usage)), cost: sumMoney(lines.map((l) => l.cost)) };
-  });
+    return { byBackend, usage: sumUsage(lines.map((l) => l.usage)), cost: sumMoney(lines.map((l) => l.cost)) };
+  };
+  const buckets = [...bucketUsage].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, per]) => ({ bucket, ...split(per) }));
+  const jobs = [...jobUsage].sort(([a], [b]) => (a < b ? -1 : 1)).map(([job, per]) => ({ job, ...split(per) }));
   return {
     trafficSince: input.trafficSince.toISOString(),
     generatedAt: input.now.toISOString(),
     backends,
     buckets,
+    jobs,
     total: sumMoney(backends.map((b) => b.cost)) ?? zero(),
   };
 }
@@ -121,6 +144,15 @@ export function money(usage: Usage, p: BackendPrices | null): Money | null {
   const egress = (usage.bytesOut / BYTES_PER_GB) * p.egressPerGB;
   const requests = (usage.putRequests * p.putPer1000 + usage.getRequests * p.getPer1000) / 1000;
   return { storagePerMonth, egress, requests, total: storagePerMonth + egress + requests };
+}
+
+/** Calls into a usage: PUT-class (puts, lists), GET-class (gets, heads), deletes, bytes. */
+function addCalls(u: Usage, t: Omit<TrafficCounts, 'backendId' | 'bucket'>): void {
+  u.putRequests += t.puts + t.lists;
+  u.getRequests += t.gets + t.heads;
+  u.deleteRequests += t.deletes;
+  u.bytesIn += t.bytesIn;
+  u.bytesOut += t.bytesOut;
 }
 
 function emptyUsage(): Usage {
