@@ -88,11 +88,11 @@ export const command: Command = {
         }
       }
     }
-    const answer = (await client.admin('drain-status')) as { backends: Progress[]; rebalance?: Rebalance[] };
+    const answer = (await client.admin('drain-status')) as { backends: Progress[]; rebalance?: Rebalance[]; measured?: Measured | null };
     const shown = answer.backends.filter((p) => !backend || p.backend === backend);
     const filling = (answer.rebalance ?? []).filter((p) => !backend || p.backend === backend);
-    if (values.json) printJson({ backends: shown, rebalance: filling });
-    else process.stdout.write((filling.length && !shown.length ? '' : progressText(shown)) + rebalanceText(filling));
+    if (values.json) printJson({ backends: shown, rebalance: filling, measured: answer.measured ?? null });
+    else process.stdout.write((filling.length && !shown.length ? '' : progressText(shown)) + rebalanceText(filling) + measuredText(answer.measured));
     return 0;
   },
 };
@@ -123,6 +123,20 @@ function rebalanceText(backends: Rebalance[]): string {
   const rows = [['rebalancing onto', 'moved onto it', 'buckets done', 'state']];
   for (const p of backends) rows.push([p.backend, `${p.moved.shards} (${bytes(p.moved.bytes)})`, `${p.bucketsFilled} of ${p.buckets}`, p.done ? 'done: "rebalance" can come off' : 'moving']);
   return table(rows) + '\n';
+}
+
+/** The mover's traffic as the cost report counts it (admin drain-status `measured`). */
+export interface Measured {
+  since: string;
+  usage: { getRequests: number; putRequests: number; deleteRequests: number; bytesOut: number };
+  cost: { total: number } | null;
+}
+
+/** One line to hold against `--estimate`: what the mover has asked so far (all drains and rebalances since the record began). */
+export function measuredText(m: Measured | null | undefined): string {
+  if (!m || m.usage.getRequests + m.usage.putRequests === 0) return '';
+  const cost = m.cost ? `, $${m.cost.total.toFixed(4)}` : '';
+  return `the mover has asked, since ${m.since}: ${m.usage.getRequests} GETs, ${m.usage.putRequests} PUTs, ${bytes(m.usage.bytesOut)} egress${cost} (the old copies' DELETEs are the collector's)\n`;
 }
 
 function estimateText(e: Estimate, what: string): string {

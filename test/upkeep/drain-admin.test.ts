@@ -11,6 +11,7 @@ import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
 import { createAdmin } from '../../worker/app/admin.ts';
+import { measuredText, type Measured } from '../../cli/commands/drain.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
@@ -108,6 +109,12 @@ describe('admin drain, drain-status, drain-estimate', () => {
     expect(move.usage.putRequests).toBe(estimate.total.puts);
     expect(move.usage.bytesOut).toBe(estimate.total.egressBytes);
     expect(move.cost!.total).toBeGreaterThan(0);
+    // drain-status carries the same line (what `shardgate drain` prints beside the progress).
+    const measured = (await post('drain-status')).body.measured as Measured & { usage: CostReport['jobs'][number]['usage'] };
+    expect(measured.usage).toEqual(move.usage);
+    expect(measured.cost!.total).toBeCloseTo(move.cost!.total, 12);
+    expect(measuredText(measured)).toContain(`${estimate.total.gets} GETs, ${estimate.total.puts} PUTs`);
+    expect(measuredText({ ...measured, usage: { getRequests: 0, putRequests: 0, deleteRequests: 0, bytesOut: 0 } })).toBe('');
     for (let i = 0; i < 30; i++) {
       const got = await store.getObject('photos', `p${i}`, { conditions: {} });
       expect(new Uint8Array(await new Response(got.body).arrayBuffer())).toEqual(new Uint8Array(70_000).fill(i));

@@ -50,7 +50,7 @@ import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
-import { costReport, type TrafficSource } from '../upkeep/cost.ts';
+import { costReport, type Money, type TrafficSource, type Usage } from '../upkeep/cost.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
 import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
@@ -222,7 +222,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.post('/drain-status', async (c) => {
     const drain = needDrain(deps);
-    return c.json({ backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)), rebalance: await rebalanceProgress(deps.catalog, drain.fleet.filter((b) => b.state === 'active' && b.rebalance)) });
+    return c.json({
+      backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)),
+      rebalance: await rebalanceProgress(deps.catalog, drain.fleet.filter((b) => b.state === 'active' && b.rebalance)),
+      measured: await measuredMoves(deps),
+    });
   });
 
   admin.post('/drain-estimate', async (c) => {
@@ -267,3 +271,17 @@ function needRestripe(deps: AdminDeps): NonNullable<AdminDeps['restripe']> {
 }
 
 const leavingOf = (fleet: FleetBackend[]) => fleet.filter((b) => b.state !== 'active');
+
+/**
+ * What the mover has asked of the backends since the ops record began: the cost report's `move`
+ * job line (GETs, PUTs, egress, priced), to hold against `drain-estimate`. Cheap: no listing of
+ * stored bytes. The DELETEs of the old copies are the collector's (counted per backend), not here.
+ * Null without cost accounting.
+ */
+async function measuredMoves(deps: AdminDeps): Promise<{ since: string; usage: Usage; cost: Money | null } | null> {
+  if (!deps.costs) return null;
+  const counted = await deps.costs.traffic();
+  const report = costReport({ backends: deps.backends, prices: deps.costs.prices, stored: [], traffic: [], jobs: counted.jobs, trafficSince: counted.since, now: new Date() });
+  const move = report.jobs.find((j) => j.job === 'move');
+  return { since: report.trafficSince, usage: move?.usage ?? { storedBytes: 0, shards: 0, putRequests: 0, getRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 }, cost: move?.cost ?? null };
+}
