@@ -104,6 +104,30 @@ describe('the mover as a chain of queue links', () => {
     expect(await s.catalog.claimMoveChain('b', 'third', Date.now(), CHAIN_STALE_MS)).toBe(false);
   });
 
+  it('a running link keeps its claim fresh, so a slow link is not taken over; once it returns it renews no more', async () => {
+    const s = await setup();
+    let clock = Date.now();
+    let competitor: boolean | undefined;
+    const deps: ChainDeps = {
+      ...s.deps, now: () => clock, renewEveryMs: 10,
+      drain: async (o) => {
+        // The batch outlasts a claim's life twice over; renewal ticks run between the jumps.
+        for (let i = 0; i < 2; i++) {
+          clock += CHAIN_STALE_MS - 1000;
+          await new Promise((r) => setTimeout(r, 60));
+        }
+        competitor = await s.catalog.claimMoveChain('b', 'other', clock, CHAIN_STALE_MS);
+        return s.deps.drain(o);
+      },
+    };
+    expect(await runMoveLink({ kind: 'move', bucket: 'b', chain: 'slow' }, deps)).toBe('continued');
+    expect(competitor).toBe(false);
+    // The link returned: nothing renews its claim any more, and it goes stale.
+    clock += CHAIN_STALE_MS + 1;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await s.catalog.claimMoveChain('b', 'other', clock, CHAIN_STALE_MS)).toBe(true);
+  });
+
   it('a link whose moves must wait (every target down) ends the chain rather than loop', async () => {
     const s = await setup();
     for (const b of s.backends) if (b.id !== 'm3') b.goOffline();

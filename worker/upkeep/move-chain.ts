@@ -33,10 +33,10 @@ export const isMoveLink = (body: unknown): body is MoveLink => typeof body === '
 
 /**
  * A chain whose last claim is older than this is taken over by the next one to claim. A link
- * renews its claim when it starts and before it sends the next, and runs at most one drain and
- * one re-stripe batch (20 s deadlines each, worker/gateway.ts), so a live chain's claim is never
- * this old; a chain lost with its isolate (a crash, a deploy; a local gateway's queue is in
- * memory) is resumed by the first cron run after this, not left idle for long.
+ * renews its claim when it starts, every CHAIN_STALE_MS / 4 while it runs (a re-stripe of one
+ * very large version can outlast its batch's deadline) and before it sends the next, so a live
+ * chain's claim is never this old; a chain lost with its isolate (a crash, a deploy; a local
+ * gateway's queue is in memory) is resumed by the first cron run after this, not left idle.
  */
 export const CHAIN_STALE_MS = 2 * 60_000;
 /** Shards one link moves at most: each move is 5 to 7 subrequests, so a link stays well under the invocation's 1000 with the re-stripe's. */
@@ -54,6 +54,8 @@ export interface ChainDeps {
   restripe: (options: { bucket: string; maxVersions: number }) => Promise<RestripeReport>;
   now?: () => number;
   newId?: () => string;
+  /** How often a running link renews its claim (default CHAIN_STALE_MS / 4; tests shorten it). */
+  renewEveryMs?: number;
 }
 
 export type LinkOutcome = 'continued' | 'ended' | 'superseded';
@@ -67,10 +69,15 @@ export async function runMoveLink(link: MoveLink, deps: ChainDeps, share = 1): P
   const now = deps.now ?? Date.now;
   const maxMoves = Math.max(1, Math.floor(MOVES_PER_LINK / share));
   const maxVersions = Math.max(1, Math.floor(VERSIONS_PER_LINK / share));
+  let renewal: ReturnType<typeof setInterval> | undefined;
   try {
     if (!(await deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS))) return 'superseded';
+    // Kept fresh while the batches run; a renewal that fails is retried at the next tick (and a
+    // chain taken over meanwhile only costs a duplicated move, which loses its compare-and-set).
+    renewal = setInterval(() => void deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS).catch(() => {}), deps.renewEveryMs ?? CHAIN_STALE_MS / 4);
     const drained = await deps.drain({ bucket: link.bucket, maxMoves });
     const restriped = await deps.restripe({ bucket: link.bucket, maxVersions });
+    clearInterval(renewal);
     const more = (drained.stopped && drained.waiting === 0) || (restriped.stopped && restriped.failed === 0);
     if (more) {
       // Renewed before the next link is sent, so the cron never finds a live chain stale.
@@ -83,6 +90,8 @@ export async function runMoveLink(link: MoveLink, deps: ChainDeps, share = 1): P
   } catch (err) {
     if (err instanceof S3Error && err.code === 'NoSuchBucket') return 'ended'; // deleted meanwhile: nothing of it to move
     throw err;
+  } finally {
+    clearInterval(renewal);
   }
 }
 
