@@ -380,13 +380,13 @@ async function drainPart(work: string): Promise<void> {
     check('0 failed reads during the drain', stats.failedReads.length === 0 && stats.reads > 0, `${stats.reads} reads, ${stats.failedReads.length} failed${stats.failedReads.length ? `: ${stats.failedReads.slice(0, 5).join('; ')}` : ''}; writes failed (not while dead): ${stats.failedWrites.length}${stats.failedWrites.length ? ` (${stats.failedWrites.slice(0, 3).join('; ')})` : ''}`);
 
     // The collector deletes the old copies after the grace delay: s3rver-3 ends empty.
-    let filesLeft = -1;
+    let left: string[] = [];
     for (const deadline = Date.now() + 600_000; Date.now() < deadline;) {
-      filesLeft = (await shardKeys(servers[3]!)).length;
-      if (filesLeft === 0) break;
+      left = await shardKeys(servers[3]!);
+      if (left.length === 0) break;
       await sleep(10_000);
     }
-    check(`${DRAINED} holds 0 shard files`, filesLeft === 0, `${filesBefore} before, ${filesLeft} after`);
+    check(`${DRAINED} holds 0 shard files`, left.length === 0, `${filesBefore} before, ${left.length} after${left.length ? ` (${left.slice(0, 3).join(', ')})` : ''}`);
 
     // The bill measured: the cost report's move lines (and the DELETEs s3rver-3 received).
     const costAfter = await gateway.admin<CostJson>('costs');
