@@ -205,7 +205,7 @@ describe('the re-stripe', () => {
     expect(await blobCount(s)).toBeLessThan(wideBlobs);
   });
 
-  it('moves three replicas to 8+3 (and the small objects a replicating policy keeps as replicas stay)', async () => {
+  it('moves three replicas to 8+3 and back (and the small objects a replicating policy keeps as replicas stay)', async () => {
     const s = setup('triple');
     await s.store.createBucket('r', { region: 'us-east-1' });
     const rand = prng(3);
@@ -220,6 +220,11 @@ describe('the re-stripe', () => {
     expect([...(await geometries(s, 'r')).values()].flat().every((g) => g === '8+3')).toBe(true);
     const wide = s.storeOf('wide');
     for (const [key, bytes] of data) expect(md5(await readBytes((await wide.getObject('r', key, { conditions: {} })).body))).toBe(md5(bytes));
+    // And back: 8+3 to three replicas.
+    await runUntilDone(s, 'triple', { maxVersions: 4 });
+    expect([...(await geometries(s, 'r')).values()].flat().every((g) => g === '1+2')).toBe(true);
+    const triple = s.storeOf('triple');
+    for (const [key, bytes] of data) expect(md5(await readBytes((await triple.getObject('r', key, { conditions: {} })).body))).toBe(md5(bytes));
   });
 
   it('loses to an overwrite, a delete or a tag change made between its read and its swap; its shards are collected at once', async () => {
