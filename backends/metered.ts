@@ -65,17 +65,7 @@ export type UpkeepJob = 'move' | 'restripe';
  * What one upkeep job asked of one backend, over all buckets: a part of that backend's
  * TrafficCounts (and of its buckets' lines), counted the same way.
  */
-export interface JobTraffic {
-  job: UpkeepJob;
-  backendId: string;
-  puts: number;
-  gets: number;
-  heads: number;
-  lists: number;
-  deletes: number;
-  bytesIn: number;
-  bytesOut: number;
-}
+export type JobTraffic = Omit<TrafficCounts, 'bucket'> & { job: UpkeepJob };
 
 export type BackendCallSink = (report: BackendCallReport) => void;
 
