@@ -50,7 +50,7 @@ import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
-import { costReport, type Money, type TrafficSource, type Usage } from '../upkeep/cost.ts';
+import { costReport, emptyUsage, type Money, type TrafficSource, type Usage } from '../upkeep/cost.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
 import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
@@ -283,5 +283,5 @@ async function measuredMoves(deps: AdminDeps): Promise<{ since: string; usage: U
   const counted = await deps.costs.traffic();
   const report = costReport({ backends: deps.backends, prices: deps.costs.prices, stored: [], traffic: [], jobs: counted.jobs, trafficSince: counted.since, now: new Date() });
   const move = report.jobs.find((j) => j.job === 'move');
-  return { since: report.trafficSince, usage: move?.usage ?? { storedBytes: 0, shards: 0, putRequests: 0, getRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 }, cost: move?.cost ?? null };
+  return { since: report.trafficSince, usage: move?.usage ?? emptyUsage(), cost: move?.cost ?? null };
 }

@@ -93,9 +93,7 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
  * all buckets, probes).
  */
 export function trafficByBucket(c: OpsCounters): TrafficCounts[] {
-  const line = (backendId: string, bucket: string | null, t: BucketTraffic): TrafficCounts => ({
-    backendId, bucket, puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut,
-  });
+  const line = (backendId: string, bucket: string | null, t: BucketTraffic): TrafficCounts => ({ backendId, bucket, ...callsOf(t) });
   const out: TrafficCounts[] = [];
   for (const [id, b] of Object.entries(c.backends)) {
     const rest: BucketTraffic = { requests: {}, bytesIn: b.ops.put?.bytes ?? 0, bytesOut: b.ops.get?.bytes ?? 0 };
@@ -122,8 +120,13 @@ export function trafficByJob(c: OpsCounters): JobTraffic[] {
   const out: JobTraffic[] = [];
   for (const [job, perBackend] of Object.entries(c.jobs ?? {}) as [UpkeepJob, Record<string, BucketTraffic>][]) {
     for (const [backendId, t] of Object.entries(perBackend)) {
-      out.push({ job, backendId, puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut });
+      out.push({ job, backendId, ...callsOf(t) });
     }
   }
   return out;
+}
+
+/** A traffic line's calls by kind and bytes, as TrafficCounts and JobTraffic carry them. */
+function callsOf(t: BucketTraffic): Omit<TrafficCounts, 'backendId' | 'bucket'> {
+  return { puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut };
 }

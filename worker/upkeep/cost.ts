@@ -88,13 +88,7 @@ export interface CostInput {
 export function costReport(input: CostInput): CostReport {
   const backendUsage = new Map<string, Usage>(input.backends.map((b) => [b.id, emptyUsage()]));
   const bucketUsage = new Map<string, Map<string, Usage>>();
-  const forBucket = (bucket: string, backendId: string) => {
-    let m = bucketUsage.get(bucket);
-    if (!m) bucketUsage.set(bucket, (m = new Map()));
-    let u = m.get(backendId);
-    if (!u) m.set(backendId, (u = emptyUsage()));
-    return u;
-  };
+  const forBucket = (bucket: string, backendId: string) => usageIn(bucketUsage, bucket, backendId);
   for (const s of input.stored) {
     for (const u of [backendUsage.get(s.backendId), forBucket(s.bucket, s.backendId)]) {
       if (!u) continue;
@@ -107,13 +101,7 @@ export function costReport(input: CostInput): CostReport {
     for (const u of targets) if (u) addCalls(u, t);
   }
   const jobUsage = new Map<UpkeepJob, Map<string, Usage>>();
-  for (const t of input.jobs ?? []) {
-    let m = jobUsage.get(t.job);
-    if (!m) jobUsage.set(t.job, (m = new Map()));
-    let u = m.get(t.backendId);
-    if (!u) m.set(t.backendId, (u = emptyUsage()));
-    addCalls(u, t);
-  }
+  for (const t of input.jobs ?? []) addCalls(usageIn(jobUsage, t.job, t.backendId), t);
   const priceOf = (id: string) => input.prices[id] ?? null;
   const backends = input.backends.map((b) => {
     const usage = backendUsage.get(b.id)!;
@@ -155,7 +143,16 @@ function addCalls(u: Usage, t: Omit<TrafficCounts, 'backendId' | 'bucket'>): voi
   u.bytesOut += t.bytesOut;
 }
 
-function emptyUsage(): Usage {
+/** `outer`'s usage for `key` at `backendId`, created empty the first time. */
+function usageIn<K>(outer: Map<K, Map<string, Usage>>, key: K, backendId: string): Usage {
+  let m = outer.get(key);
+  if (!m) outer.set(key, (m = new Map()));
+  let u = m.get(backendId);
+  if (!u) m.set(backendId, (u = emptyUsage()));
+  return u;
+}
+
+export function emptyUsage(): Usage {
   return { storedBytes: 0, shards: 0, putRequests: 0, getRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 };
 }
 
