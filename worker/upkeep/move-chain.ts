@@ -77,6 +77,8 @@ export async function runMoveLink(link: MoveLink, deps: ChainDeps, share = 1): P
     renewal = setInterval(() => void deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS).catch(() => {}), deps.renewEveryMs ?? CHAIN_STALE_MS / 4);
     const drained = await deps.drain({ bucket: link.bucket, maxMoves });
     const restriped = await deps.restripe({ bucket: link.bucket, maxVersions });
+    // Stopped here, not only in `finally`: no tick may land after endMoveChain below and claim
+    // the bucket again for a chain that has ended.
     clearInterval(renewal);
     const more = (drained.stopped && drained.waiting === 0) || (restriped.stopped && restriped.failed === 0);
     if (more) {
