@@ -19,8 +19,8 @@
  * (multipart and older versions included), 4+2, moved to 8+3 under the same client load: every
  * version reads back byte-identical and, after the grace delay, none of the old shard files is left.
  *
- * Run it from a checkout nobody edits meanwhile (a fresh clone): wrangler rebuilds the Worker when
- * a source file changes, even with --no-watch, and the writes that cuts off leave reserved files.
+ * The gateway runs with --no-watch: a snapshot of the Worker (dev/worker-bundle.ts), so editing the
+ * checkout meanwhile cannot reload it and cut off writes (which would leave reserved files).
  * usage: npm run proof:drain [-- --objects N (10000) --restripe-objects N (1000) --part drain|restripe|both]
  * Prints every figure and ends with the checks, each "ok" or "FAILED"; exit 1 when one failed.
  */

@@ -14,6 +14,7 @@ import type { unstable_startWorker } from 'wrangler';
 import { startLocalCron, type LocalCron } from './local-cron.ts';
 import { startFront, type RunningFront } from './front.ts';
 import { startDirectWorker } from './user-worker.ts';
+import { bundleWorker, snapshotWranglerToml, type WorkerBundle } from './worker-bundle.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Where `wrangler dev` keeps local state too (R2 buckets, Durable Objects, queues). */
@@ -39,7 +40,11 @@ export interface LocalGatewayOptions {
    * `cronSeconds` says, so that rules act on time in tests (ceph/s3-tests' lc_debug_interval).
    */
   lifecycleDaySeconds?: number | null;
-  /** Reload the Worker when a source file changes (npm start: yes; tests: no). */
+  /**
+   * Reload the Worker when a source file changes (npm start: yes). Off (tests, `--no-watch`), the
+   * Worker runs from a snapshot bundle (worker-bundle.ts), which edits cannot reach: wrangler's own
+   * bundler rebuilds on an edit whatever its `watch` says.
+   */
   watch?: boolean;
   /** Bindings over wrangler.toml's (tests: their own SHARDGATE_CONFIG). */
   bindings?: StartInput['bindings'];
@@ -87,8 +92,12 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   // Miniflare otherwise fetches a sample `request.cf` from the internet at every start (3 s and a
   // warning where there is none); its built-in placeholder serves a local gateway as well.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-  const { worker, proxyUrl: workerUrl, address } = await startDirectWorker({
-    config: o.config ?? join(ROOT, 'wrangler.toml'),
+  const config = o.config ?? join(ROOT, 'wrangler.toml');
+  const snapshot = o.watch ? null : snapshotWranglerToml(config);
+  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
+  const started = await startDirectWorker({
+    config: bundle ? join(bundle.dir, 'wrangler.toml') : config,
+    ...(bundle ? { entrypoint: bundle.entry } : {}),
     ...(o.env ? { env: o.env } : {}),
     // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
@@ -98,7 +107,8 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       ...o.bindings,
     },
     ...(o.triggers ? { triggers: o.triggers } : {}),
-    build: { nodejsCompatMode: 'v2' }, // quiets the bundler about node:crypto (as test/cli/gateway.ts)
+    // Unbundled from the snapshot; else wrangler's bundler (nodejsCompatMode quiets it about node:crypto).
+    build: bundle ? { bundle: false, moduleRoot: bundle.dir } : { nodejsCompatMode: 'v2' },
     dev: {
       inspector: false,
       server: { hostname: '127.0.0.1', port: 0 },
@@ -106,7 +116,20 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
       persist: o.stateDir ?? DEFAULT_STATE_DIR,
       logLevel: o.logLevel ?? 'warn',
     },
-  }, log);
+  }, log).catch(async (err) => {
+    await bundle?.dispose();
+    throw err;
+  });
+  const { proxyUrl: workerUrl, address } = started;
+  const worker = {
+    dispose: async () => {
+      try {
+        await started.worker.dispose();
+      } finally {
+        await bundle?.dispose();
+      }
+    },
+  };
   let front: RunningFront | undefined;
   let cron: LocalCron | null = null;
   let lifecycle: LocalCron | null = null;

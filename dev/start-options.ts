@@ -2,10 +2,9 @@
  * What `npm start` takes: `npm start -- --port 9000` or `PORT=9000 npm start` (the flag wins),
  * `--persist-to DIR` (state directory, as wrangler dev calls it; default .wrangler/state),
  * `--cron-seconds N` or SHARDGATE_CRON_SECONDS (period of the local collector and scrubber;
- * default 60, 0 turns it off), `--no-watch` (wrangler's watch of the config and sources off; its
- * bundler, in wrangler 4.86, still rebuilds when a bundled source file is edited, which cuts off
- * the requests in flight: a run that must not reload, as bench/drain-proof.ts, runs from a
- * checkout nobody edits meanwhile),
+ * default 60, 0 turns it off), `--no-watch` (never reload: the Worker runs from a snapshot bundle
+ * that edits to the sources cannot reach, local-gateway.ts; with watch, an edit reloads it and
+ * cuts off the requests in flight),
  * SHARDGATE_LIFECYCLE_DAY_SECONDS (a lifecycle "day" of that many seconds, for tests; the lifecycle
  * job then also runs on its own timer, every half of such a day: local-gateway.ts).
  * A bad value is an error that says what is expected, never a silent default.

@@ -1,98 +1,32 @@
 /**
  * A Worker in workerd for the tests and the benchmark, the way every harness here runs one:
- * bundled once with esbuild into a private temp dir, then handed to wrangler's
- * unstable_startWorker unbundled, inspector off, no watch, on a random loopback port. Clients
- * talk to the Worker's own workerd, past wrangler's proxy worker (startWorker says why).
- *
- * Why bundle ourselves: wrangler bundles in watch mode and rebuilds when a source file changes,
- * so another session editing a shared file mid-run would reload the Worker under the test
- * (losing in-memory state, answering 503 meanwhile). Unbundled, wrangler still watches the
- * entry's directory (whatever `dev.watch` says), so persisted state (Durable Object SQLite, R2)
- * goes to a temp dir of its own: written below the bundle, it would reload the Worker on every
- * write. The coder's .wasm imports are copied next to the bundle and stay module imports, which
- * wrangler's default rules load as CompiledWasm.
+ * bundled once into a private temp dir (dev/worker-bundle.ts: a snapshot, so another session
+ * editing a shared file mid-run cannot reload the Worker under the test), then handed to
+ * wrangler's unstable_startWorker unbundled, inspector off, no watch, on a random loopback port.
+ * Clients talk to the Worker's own workerd, past wrangler's proxy worker (startWorker says why).
+ * Persisted state (Durable Object SQLite, R2) goes to a temp dir of its own: written below the
+ * bundle, which wrangler watches, it would reload the Worker on every write.
  *
  * Callers keep their own config: which entry, which wrangler.toml (a snapshot written into the
  * bundle's dir, or a file elsewhere), which bindings, extra esbuild plugins.
  */
-import { build, type Plugin } from 'esbuild';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { unstable_startWorker } from 'wrangler';
 import { startDirectWorker, type DirectWorker } from '../../dev/user-worker.ts';
+import { bundleWorker, snapshotWranglerToml, type BundleOptions, type WorkerBundle } from '../../dev/worker-bundle.ts';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface WorkerBundle {
-  /** Private temp dir: worker.mjs, its .wasm modules, and wrangler.toml when one was given. */
-  dir: string;
-  /** The bundle, `dir`/worker.mjs. */
-  entry: string;
-  /** sha256 of the bundle: exactly which code ran. */
-  sha256: string;
-  dispose(): Promise<void>;
-}
-
-export interface BundleOptions {
-  /** Extra esbuild plugins, run before the .wasm one (what-if edits, instrumented builds). */
-  plugins?: Plugin[];
-  /** Text of a wrangler.toml to write next to the bundle (see projectWranglerToml). */
-  wranglerToml?: string;
-  /** Name prefix of the temp dir. */
-  prefix?: string;
-}
-
-/** Bundles the Worker at `entry` (an absolute path) for workerd. */
-export async function bundleWorker(entry: string, o: BundleOptions = {}): Promise<WorkerBundle> {
-  const dir = await mkdtemp(join(tmpdir(), o.prefix ?? 'shardgate-worker-'));
-  const dispose = () => rm(dir, { recursive: true, force: true });
-  try {
-    const out = join(dir, 'worker.mjs');
-    await build({
-      entryPoints: [entry],
-      outfile: out,
-      bundle: true,
-      format: 'esm',
-      platform: 'neutral',
-      target: 'es2022',
-      mainFields: ['module', 'main'],
-      conditions: ['workerd', 'worker', 'import'],
-      external: ['node:*', 'cloudflare:*'],
-      plugins: [...(o.plugins ?? []), wasmAlongside(dir)],
-      logLevel: 'error',
-    });
-    if (o.wranglerToml !== undefined) await writeFile(join(dir, 'wrangler.toml'), o.wranglerToml);
-    const sha256 = createHash('sha256').update(await readFile(out)).digest('hex');
-    return { dir, entry: out, sha256, dispose };
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-}
+export { bundleWorker, type BundleOptions, type WorkerBundle } from '../../dev/worker-bundle.ts';
 
 /** The project's wrangler.toml (bindings: R2 buckets, catalog Durable Object, repair queue) with
  *  `main` pointing at a bundle next to it: a snapshot, so edits to the file do not reach a run. */
 export function projectWranglerToml(): string {
-  return readFileSync(join(ROOT, 'wrangler.toml'), 'utf8').replace(/^main\s*=.*$/m, 'main = "worker.mjs"');
-}
-
-/** Copies the coder's .wasm imports next to the bundle and leaves them as module imports. */
-function wasmAlongside(outDir: string): Plugin {
-  return {
-    name: 'wasm-alongside',
-    setup(b) {
-      b.onResolve({ filter: /\.wasm$/ }, async (args) => {
-        const source = resolve(args.resolveDir, args.path);
-        await copyFile(source, join(outDir, basename(source)));
-        return { path: `./${basename(source)}`, external: true };
-      });
-    },
-  };
+  return snapshotWranglerToml(join(ROOT, 'wrangler.toml')).snapshot;
 }
 
 type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
