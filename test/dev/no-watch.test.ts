@@ -19,16 +19,12 @@ async function gatewayOver(name: string, watch: boolean): Promise<{ gw: LocalGat
   const root = join(dir, name);
   const entry = join(root, 'src', 'worker.ts');
   rmSync(root, { recursive: true, force: true });
-  writeFileSync(join(mkdirp(join(root, 'src')), 'worker.ts'), source('before'));
+  mkdirSync(join(root, 'src'), { recursive: true });
+  writeFileSync(entry, source('before'));
   writeFileSync(join(root, '.dev.vars'), 'GREETING="hi"\n');
   writeFileSync(join(root, 'wrangler.toml'), 'name = "no-watch"\nmain = "src/worker.ts"\ncompatibility_date = "2026-04-20"\n');
   const gw = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: join(root, 'state'), cronSeconds: 0, watch, config: join(root, 'wrangler.toml') });
   return { gw, entry };
-}
-
-function mkdirp(path: string): string {
-  mkdirSync(path, { recursive: true });
-  return path;
 }
 
 const answer = async (gw: LocalGateway) => (await fetch(gw.url)).text();

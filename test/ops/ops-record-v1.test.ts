@@ -16,8 +16,7 @@ import { SqliteStorage } from '../support/sqlite-storage.ts';
 
 const FIXTURE = new URL('../fixtures/ops-v1/', import.meta.url);
 const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURE), 'utf8'));
-const open = (storage: SqliteStorage) =>
-  new OpsObject({ storage, blockConcurrencyWhile: <T>(fn: () => Promise<T>) => fn(), waitUntil: () => {} } as unknown as DurableObjectState, {} as Cloudflare.Env);
+const open = (storage: SqliteStorage) => new OpsObject(storage.objectState(), {} as Cloudflare.Env);
 
 describe('the ops record written before per-job traffic was counted', () => {
   afterEach(() => vi.restoreAllMocks());

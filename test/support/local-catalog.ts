@@ -32,8 +32,7 @@ export class LocalCatalogNamespace {
     let found = this.instances.get(name);
     if (!found) {
       const store = storage ?? new SqliteStorage();
-      const ctx = { storage: store, blockConcurrencyWhile: <T>(fn: () => Promise<T>) => fn(), waitUntil: () => {} } as unknown as DurableObjectState;
-      found = { object: new CatalogObject(ctx, this.env as Cloudflare.Env), storage: store };
+      found = { object: new CatalogObject(store.objectState(), this.env as Cloudflare.Env), storage: store };
       this.instances.set(name, found);
     }
     return found;

@@ -55,6 +55,11 @@ export class SqliteStorage {
     return new SqliteStorage(new SQL.Database(bytes));
   }
 
+  /** A Durable Object's state over this storage, for constructing the object in process. */
+  objectState(): DurableObjectState {
+    return { storage: this, blockConcurrencyWhile: <T>(fn: () => Promise<T>) => fn(), waitUntil: () => {} } as unknown as DurableObjectState;
+  }
+
   readonly sql = {
     exec: <T = Row>(query: string, ...bindings: unknown[]): Cursor<T> => this.exec<T>(query, bindings),
     get databaseSize(): number {
