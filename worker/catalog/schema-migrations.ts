@@ -26,8 +26,13 @@
  * Version 5: server access logging's tables (sql-access-log.ts: records waiting for delivery and
  * the batches claimed), created by createSchema. Nothing of the older storage changes: an
  * instance starts with no records waiting (test/catalog/migration-v4-access-log.test.ts).
+ * Version 6 (issue 37): the ledger counts every unit and its bytes by the backends its present
+ * shards are on (placement-counts.ts), so the status can count shards on a backend that is down
+ * as missing. No table changes; like version 4's step, the counts of what is already stored are
+ * taken once from every stored version's manifest (test/catalog/migration-v5-placements.test.ts).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
+import { placementEntries } from './placement-counts.ts';
 import { redundancyEntries } from './redundancy.ts';
 import { unitsOf } from './rules.ts';
 import { JOURNAL_SCHEMA } from './sql-journal.ts';
@@ -55,6 +60,7 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   if (found < 2) toVersion2(sql, now);
   if (found < 3) toVersion3(sql);
   if (found < 4) toVersion4(sql);
+  if (found < 6) toVersion6(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
   return found;
 }
@@ -121,6 +127,17 @@ function toVersion4(sql: SqlStorage): void {
   for (const row of sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE delete_marker = 0').toArray()) {
     for (const u of unitsOf(JSON.parse(row.manifest) as ObjectManifest)) {
       for (const [name, n] of redundancyEntries(u)) counts.set(name, (counts.get(name) ?? 0) + n);
+    }
+  }
+  for (const [name, n] of counts) sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?)', name, n);
+}
+
+function toVersion6(sql: SqlStorage): void {
+  sql.exec("DELETE FROM ledger WHERE name LIKE 'placed-units:%' OR name LIKE 'placed-bytes:%'"); // a retried migration counts once
+  const counts = new Map<string, number>();
+  for (const row of sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE delete_marker = 0').toArray()) {
+    for (const u of unitsOf(JSON.parse(row.manifest) as ObjectManifest)) {
+      for (const [name, n] of placementEntries(u)) counts.set(name, (counts.get(name) ?? 0) + n);
     }
   }
   for (const [name, n] of counts) sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?)', name, n);

@@ -11,6 +11,7 @@ import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './t
 import { degradedUnitsOf, usageDelta } from './usage.ts';
 import { unitsOf } from './rules.ts';
 import { bytesAtRiskAndLost, redundancyFromLedger } from './redundancy.ts';
+import { placementsFromLedger } from './placement-counts.ts';
 
 export const LEDGER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -112,6 +113,7 @@ export class SqlLedger {
       degradedUnits: degraded.units,
       missingShards,
       redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost, ...bytesAtRiskAndLost(byPolicy), byMissing, byPolicy },
+      placements: placementsFromLedger(values),
       oldestDegradedAt: degraded.oldest,
       repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),

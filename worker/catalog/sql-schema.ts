@@ -18,6 +18,8 @@
  * bucket's instance it holds that bucket's own row, and no row means the bucket does not exist.
  * Schema 5: `access_log` and `access_log_batches`, server access log records waiting for delivery
  * (sql-access-log.ts).
+ * Schema 6: no table changes; the ledger counts units by the backends holding their shards
+ * (placement-counts.ts).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
@@ -25,7 +27,7 @@ import { ACCESS_LOG_SCHEMA } from './sql-access-log.ts';
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 export const SCHEMA = LEDGER_SCHEMA + ACCESS_LOG_SCHEMA + `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);

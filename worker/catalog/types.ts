@@ -25,6 +25,7 @@ export interface ObjectLockChange {
 }
 import type { SseRecord } from '../model/sse.ts';
 import type { BucketSettings } from '../model/bucket-settings.ts';
+import type { PlacementCount } from './placement-counts.ts';
 import type { PolicyRedundancy } from './redundancy.ts';
 import type { RestripeState, VersionAt } from './restripe-record.ts';
 export type { VersionAt } from './restripe-record.ts';
@@ -232,6 +233,9 @@ export interface BucketHealth {
     /** Every unit, whole ones too, and its bytes, per policy ("4+2") by shards left (redundancy.ts): the units sum to scrub.units. */
     byPolicy: Record<string, PolicyRedundancy>;
   };
+  /** Every unit counted by the backends its present shards are on (placement-counts.ts): what the
+   *  status counts shards on unreachable backends as missing from (ops/unreachable.ts). */
+  placements?: PlacementCount[];
   oldestDegradedAt: number | null;
   /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */
   repairStuck: number;

@@ -6,10 +6,12 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { shardLayout } from '../format/layout.ts';
+import { placementEntries } from './placement-counts.ts';
 import { redundancyEntries } from './redundancy.ts';
 
 /** Ledger entries a manifest accounts for: 'objects', 'bytes', 'inline-bytes', 'shards:<backend>', 'stored:<backend>',
- *  and per unit 'units:<k+m>:<missing>' and 'unit-bytes:<k+m>:<missing>' (redundancy.ts). */
+ *  and per unit 'units:<k+m>:<missing>' and 'unit-bytes:<k+m>:<missing>' (redundancy.ts), 'placed-units:<k+m>:<backends>'
+ *  and 'placed-bytes:<k+m>:<backends>' (placement-counts.ts). */
 export function usageOf(manifest: ObjectManifest | null | undefined): Map<string, number> {
   const out = new Map<string, number>();
   if (!manifest) return out;
@@ -21,7 +23,7 @@ export function usageOf(manifest: ObjectManifest | null | undefined): Map<string
     return out;
   }
   for (const unit of manifest.storage.units) {
-    for (const [name, n] of redundancyEntries(unit)) add(name, n);
+    for (const [name, n] of [...redundancyEntries(unit), ...placementEntries(unit)]) add(name, n);
     unit.placement.forEach((backend, i) => {
       if (unit.missing.includes(i)) return;
       add(`shards:${backend}`, 1);

@@ -88,7 +88,7 @@ export function healthChecks(o: {
     ? { name: 'redundancy', state: 'critical', detail: `data lost: ${lost} unit(s) have fewer than k shards${atRisk ? `; ${atRisk} more have exactly k` : ''}`, action: 'bring back the backends that held their shards (npx shardgate repair --list names the units); no repair can rebuild a unit below k' }
     : atRisk > 0
       ? { name: 'redundancy', state: 'warning', detail: `reads at risk: ${atRisk} unit(s) have exactly k shards left`, action: 'let repair run (npx shardgate repair runs it now; it takes these units first): one more lost shard makes them unreadable' }
-      : { name: 'redundancy', state: 'ok', detail: 'no unit recorded with k shards or fewer' });
+      : { name: 'redundancy', state: 'ok', detail: 'no unit with k shards or fewer (shards on unreachable backends count as missing)' });
   return checks;
 }
 

@@ -128,9 +128,9 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
   gauge('shardgate_repair_stuck_units', 'Degraded units whose repair failed 8 times or more in a row (still retried): look at their lastError.', d.repairStuck);
   gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
-  x.family('shardgate_units_redundancy', 'gauge', 'Units by redundancy left, from the shards recorded missing: state="at_risk": exactly k shards; state="lost": fewer than k.')
+  x.family('shardgate_units_redundancy', 'gauge', 'Units by redundancy left, counting as missing the shards recorded missing and those on a backend unreachable now (down, in maintenance, retired): state="at_risk": exactly k shards; state="lost": fewer than k.')
     .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk).sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
-  const byMissing = x.family('shardgate_units_missing_shards', 'gauge', 'Degraded units by how many shards they miss (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).');
+  const byMissing = x.family('shardgate_units_missing_shards', 'gauge', 'Units by how many shards they miss, recorded missing or on a backend unreachable now (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).');
   for (const [n, units] of Object.entries(d.redundancy.byMissing).sort(([a], [b]) => Number(a) - Number(b))) byMissing.sample('shardgate_units_missing_shards', { missing: n }, units);
   x.family('shardgate_units_redundancy_bytes', 'gauge', 'Object bytes in the units of shardgate_units_redundancy: state="at_risk": exactly k shards; state="lost": fewer than k.')
     .sample('shardgate_units_redundancy_bytes', { state: 'at_risk' }, d.redundancy.atRiskBytes).sample('shardgate_units_redundancy_bytes', { state: 'lost' }, d.redundancy.lostBytes);

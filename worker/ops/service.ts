@@ -10,10 +10,12 @@ import type { Catalog } from '../catalog/types.ts';
 import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';
+import { backendHealth } from './health.ts';
 import { probeBackends } from './probe.ts';
+import { countUnreachableAsMissing, unreachableIds } from './unreachable.ts';
 import { VERSION, isolateStartedAt } from './build-info.ts';
 import { buildStatus, type BudgetGauge, type BuildInfo, type StatusConfig, type StatusDoc } from './status.ts';
-import type { OpsCounters, OpsRecord } from './types.ts';
+import type { OpsCounters, OpsRecord, OpsSnapshot } from './types.ts';
 
 /** A status read records a data-health sample when the last one is this old (the cron: every run). */
 export const SAMPLE_EVERY_MS = 60_000;
@@ -53,7 +55,7 @@ export class OpsService {
       await flusher.flush();
       snapshot = await record.snapshot(from);
     }
-    const data = await readDataHealth(catalog, new Date());
+    const data = countUnreachableAsMissing(await readDataHealth(catalog, new Date()), this.unreachable(snapshot));
     const last = snapshot.samples.at(-1);
     if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
     const codingBudget = this.deps.codingBudget?.();
@@ -63,8 +65,15 @@ export class OpsService {
   /** The cron's part: probe every backend, record a data-health sample, flush. */
   async onCron(): Promise<void> {
     await probeBackends(this.deps.backends, this.deps.meter);
-    const data = await readDataHealth(this.deps.catalog, new Date());
+    await this.deps.flusher.flush(); // the probes, before the sample counts what they found down
+    const snapshot = await this.deps.record.snapshot(Date.now());
+    const data = countUnreachableAsMissing(await readDataHealth(this.deps.catalog, new Date()), this.unreachable(snapshot));
     await this.deps.record.sample(sampleOf(data));
     await this.deps.flusher.flush();
+  }
+
+  /** Backends whose shards cannot be read now (ops/unreachable.ts), from the shared record. */
+  private unreachable(snapshot: OpsSnapshot): Set<string> {
+    return unreachableIds(this.deps.config.backends.map((b) => backendHealth(b, snapshot.totals.backends[b.id], undefined, undefined)));
   }
 }

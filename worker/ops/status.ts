@@ -95,8 +95,9 @@ export interface StatusDoc {
     repairStuck: number;
     missingShards: number;
     /**
-     * Units with exactly k shards left (reads at risk) and fewer than k (lost), from the shards
-     * recorded missing, and their object bytes; `byPolicy`: every unit and its bytes per policy
+     * Units with exactly k shards left (reads at risk) and fewer than k (lost), counting as missing
+     * the shards recorded missing and those on a backend unreachable now (down, in maintenance or
+     * retired: ops/unreachable.ts), and their object bytes; `byPolicy`: every unit and its bytes per policy
      * ("4+2") by shards left, whole ones too, summed over the buckets (catalog/redundancy.ts).
      */
     redundancy: { atRisk: number; lost: number; atRiskBytes: number; lostBytes: number; byMissing: Record<string, number>; byPolicy: Record<string, PolicyRedundancy> };
@@ -342,7 +343,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   if (signed) {
     doc.buckets = data.buckets.map((b) => {
       const progress = restriping.get(b.bucket);
-      return { ...b, storedBytes: storedOf(b), scrubCoverage: coverageOf(b), ...(progress ? { restripeProgress: progress } : {}) };
+      const { placements: _, ...health } = b; // the counts behind the redundancy: many rows, nothing to read
+      return { ...health, storedBytes: storedOf(b), scrubCoverage: coverageOf(b), ...(progress ? { restripeProgress: progress } : {}) };
     });
   }
   return doc;

@@ -1,0 +1,106 @@
+/**
+ * Shards on backends that are down count as missing in the redundancy counts (issue 37, "operator
+ * truth"): an outside drill took 3 of 6 backends down, every 4+2 unit was unreadable, and the
+ * status, the metrics and `shardgate status` said "0 at exactly k, 0 below k" because nothing had
+ * been read yet, so the documented alert never fired. Here 4 objects are written over 6 memory
+ * backends (every unit has one shard on each), backends are then found down by the probe (the
+ * gateway's health), and the counts are read back the way an operator reads them.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { render } from '../../cli/commands/status.ts';
+import type { StatusLike } from '../../cli/gateway-client.ts';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { MeteredBackend } from '../../backends/metered.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { MemoryOpsRecord } from '../../worker/ops/book.ts';
+import { OpsFlusher } from '../../worker/ops/flusher.ts';
+import { IsolateMeter } from '../../worker/ops/meter.ts';
+import { renderMetrics } from '../../worker/ops/prometheus.ts';
+import { OpsService } from '../../worker/ops/service.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { DEV_KEY_RING } from '../support/dev-encryption.ts';
+import { parseMetrics, valueOf } from './helpers.ts';
+
+const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
+
+async function setup() {
+  const memory = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `b${i}`, domain: `z${i}` }));
+  const config = parseConfig({ backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
+  const catalog = localCatalog();
+  const meter = new IsolateMeter();
+  const backends = memory.map((b) => new MeteredBackend(b, (r) => meter.backendCall(r)));
+  const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: engineSettings(config) });
+  const record = new MemoryOpsRecord();
+  const ops = new OpsService({
+    config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
+    catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+  });
+  await store.createBucket('media', { region: 'us-east-1' });
+  for (const [key, size] of [['a', 10_000], ['b', 20_000], ['c', 30_000], ['d', 40_000]] as const) {
+    await store.putObject('media', key, stream(size), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
+  }
+  // Later than every write: the probes' failures are the backends' latest news.
+  vi.setSystemTime(Date.now() + 60_000);
+  const down = (...ids: string[]) => ids.forEach((id) => meter.probe(id, { ok: false, ms: 5000, error: 'no answer within 5000 ms' }));
+  const unitOf = async (key: string) => {
+    const m = await catalog.getManifest('media', key);
+    if (m?.storage.kind !== 'coded') throw new Error(`${key} is not coded`);
+    return m.storage.units[0]!;
+  };
+  return { catalog, ops, record, down, unitOf };
+}
+
+describe('shards on unreachable backends count as missing', () => {
+  beforeEach(() => void vi.useFakeTimers({ toFake: ['Date'] }));
+  afterEach(() => void vi.useRealTimers());
+
+  it('3 of 6 down: every unit is below k in the status, the checks, the metrics and shardgate status', async () => {
+    const { ops, down } = await setup();
+    down('b0', 'b1', 'b2');
+    const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
+    expect(doc.backends.filter((b) => b.state === 'down').map((b) => b.id)).toEqual(['b0', 'b1', 'b2']);
+    expect(doc.data.redundancy).toMatchObject({ atRisk: 0, lost: 4, lostBytes: 100_000, byMissing: { 3: 4 } });
+    expect(doc.data.redundancy.byPolicy['4+2']!.belowK).toEqual({ units: 4, bytes: 100_000 });
+    expect(doc.buckets![0]!.redundancy.lost).toBe(4);
+    expect(doc.buckets![0]).not.toHaveProperty('placements');
+    expect(doc.checks.find((c) => c.name === 'redundancy')).toMatchObject({ state: 'critical' });
+    expect(doc.series.samples.at(-1)).toMatchObject({ unitsLost: 4 }); // the plots too
+
+    const m = await parseMetrics(renderMetrics(doc, totals));
+    expect(valueOf(m, 'shardgate_units_redundancy', { state: 'lost' })).toBe(4); // the documented alert's series
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: 'below_k' })).toBe(4);
+    expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '6' })).toBe(0);
+    expect(render(doc as unknown as StatusLike)).toMatch(/at exactly k shards 0 \(0 B\), below k 4 \(97\.7 KiB\)/);
+  });
+
+  it('2 down: every unit at exactly k; a unit already missing a shard elsewhere is below k; back up: whole again', async () => {
+    const { catalog, ops, down, unitOf } = await setup();
+    const a = await unitOf('a');
+    await catalog.markMissing('media', a.unitId, [a.placement.indexOf('b5')]);
+    down('b0', 'b1');
+    let doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
+    expect(doc.data.redundancy).toMatchObject({ atRisk: 3, atRiskBytes: 90_000, lost: 1, lostBytes: 10_000 });
+    expect(doc.data.redundancy.byPolicy['4+2']!.byShardsLeft.map((s) => s.units)).toEqual([0, 0, 3]);
+
+    // The probe finds them again: only the recorded damage is left.
+    vi.setSystemTime(Date.now() + 60_000);
+    await ops.status({ signed: false, hours: 1, probe: true });
+    doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
+    expect(doc.backends.every((b) => b.state !== 'down')).toBe(true);
+    expect(doc.data.redundancy).toMatchObject({ atRisk: 0, lost: 0 });
+    expect(doc.data.redundancy.byPolicy['4+2']!.byShardsLeft.map((s) => s.units)).toEqual([3, 1, 0]);
+  });
+
+  it('the cron\'s sample counts them too', async () => {
+    const { ops, record, down } = await setup();
+    down('b3', 'b4', 'b5');
+    // The cron probes first: memory backends answer, so make those three fail their probe.
+    const cron = ops as unknown as { deps: { backends: { head: (k: string) => Promise<unknown> }[] } };
+    for (const i of [3, 4, 5]) cron.deps.backends[i]!.head = () => Promise.reject(Object.assign(new Error('down'), { name: 'BackendError', kind: 'Unavailable' }));
+    await ops.onCron();
+    const snap = await record.snapshot(0);
+    expect(snap.samples.at(-1)).toMatchObject({ unitsLost: 4 });
+  });
+});
