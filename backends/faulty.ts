@@ -3,8 +3,10 @@
 // calls, add latency, cut read bodies short, flip bits in read bodies, or serve an older version
 // of a key it saw written (a lagging replica). Faults can be switched at any time, mid-run.
 // Everything random comes from a seeded PRNG, so a test sees the same faults on every run.
-// Known gaps: no hanging call (use latency plus the caller's timeout); stale reads need
-// `recordWrites`, which keeps a copy of every blob written through the wrapper.
+// A hung backend (`hangWhen`): matching calls never answer; only a put's or a get's signal ends
+// them (as a socket that accepted the request and went silent).
+// Known gaps: stale reads need `recordWrites`, which keeps a copy of every blob written through
+// the wrapper; a hung head, delete or list never settles (they take no signal).
 
 import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
 import { bytesToStream, putBodyStream, readAll } from './streams.ts';
@@ -57,6 +59,9 @@ export class FaultyBackend implements Backend {
   private fails: FailRule[] = [];
   private rate?: { rate: number; kind: BackendErrorKind; ops: BackendOp[] };
   private delays: { ms: number; when: CallFilter }[] = [];
+  private hangs: CallFilter[] = [];
+  /** Hung calls whose signal ended them, for assertions (the caller's deadline fired). */
+  readonly abortedHangs: FaultCall[] = [];
   private bodyRules: BodyRule[] = [];
   private stale?: CallFilter;
 
@@ -100,6 +105,12 @@ export class FaultyBackend implements Backend {
     return this;
   }
 
+  /** Matching calls never answer (a hung backend); a put or get rejects with its signal's reason when it aborts. */
+  hangWhen(when: CallFilter = always): this {
+    this.hangs.push(when);
+    return this;
+  }
+
   /** Read bodies stop after `keepBytes`: silently ('end', a short read) or with 'Unavailable'. */
   truncateGets(keepBytes: number, opts: { when?: CallFilter; mode?: TruncateMode } = {}): this {
     const mode = opts.mode ?? 'end';
@@ -139,13 +150,14 @@ export class FaultyBackend implements Backend {
     this.fails = [];
     this.rate = undefined;
     this.delays = [];
+    this.hangs = [];
     this.bodyRules = [];
     this.stale = undefined;
     return this;
   }
 
   async put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
-    const call = await this.enter('put', key);
+    const call = await this.enter('put', key, opts?.signal);
     if (!this.opts.recordWrites) {
       await this.inner.put(key, body, length, opts);
     } else {
@@ -158,7 +170,7 @@ export class FaultyBackend implements Backend {
   }
 
   async get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
-    const call = await this.enter('get', key);
+    const call = await this.enter('get', key, opts?.signal);
     const stale = this.staleVersion(call);
     let result: GetResult;
     if (stale) {
@@ -213,11 +225,17 @@ export class FaultyBackend implements Backend {
     return page;
   }
 
-  private async enter(op: BackendOp, key: string): Promise<FaultCall> {
+  private async enter(op: BackendOp, key: string, signal?: AbortSignal): Promise<FaultCall> {
     const call: FaultCall = { op, key, callNo: this.calls.length + 1, opCallNo: ++this.opCounts[op] };
     this.calls.push(call);
     const delayMs = this.delays.filter((d) => d.when(call)).reduce((sum, d) => sum + d.ms, 0);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (this.hangs.some((h) => h(call))) {
+      await new Promise<never>((_, reject) => signal?.addEventListener('abort', () => {
+        this.abortedHangs.push(call);
+        reject(signal.reason);
+      }, { once: true }));
+    }
     if (this.offline) throw this.injected('Unavailable', call, 'backend offline');
     const rule = this.fails.find((f) => !f.after && f.when(call));
     if (rule) throw this.injected(rule.kind, call, 'chosen call');

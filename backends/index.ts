@@ -15,6 +15,7 @@ import type { Backend } from './types.ts';
 export * from './types.ts';
 export { FaultyBackend, type BackendOp, type CallFilter, type FaultCall, type FaultyBackendOptions } from './faulty.ts';
 export { MeteredBackend, type BackendCallReport, type BackendCallSink } from './metered.ts';
+export { DeadlineBackend, type WaitBound } from './deadline.ts';
 export { MemoryBackend } from './memory.ts';
 export { R2Backend, type R2BackendOptions } from './r2.ts';
 export { S3Backend, type S3BackendOptions } from './s3.ts';

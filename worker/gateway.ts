@@ -10,7 +10,7 @@
  */
 import { flushJournal, type JournalReport } from './upkeep/journal.ts';
 import { Hono } from 'hono';
-import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
+import { createBackend, DeadlineBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
 import { createApp } from './app/app.ts';
@@ -21,7 +21,8 @@ import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
-import { EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
+import { BackendReachability, EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
+import { deadlineOf, waitBound, withRequestDeadline } from './model/request-deadline.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket, trafficByJob } from './ops/counters.ts';
@@ -71,6 +72,8 @@ export interface Gateway {
   backends: Backend[];
   catalog: Catalog;
   units: UnitStore;
+  /** Which backends this isolate knows down (engine/reachability.ts): fed by every backend call's outcome. */
+  reachability: BackendReachability;
   store: EcStore;
   app: Hono<AppEnv>;
   background: BackgroundWork;
@@ -234,14 +237,20 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
   const backends = config.backends.map((b) => createBackend(b, env));
+  // Which backends are down (engine/reachability.ts): fed by every call's outcome below, probes
+  // included; a backend in maintenance is down from the start.
+  const reachability = new BackendReachability(new Set(config.backends.filter((b) => b.maintenance).map((b) => b.id)));
   const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
   // traffic); `backends` stays the bare ones (tests reach their fault wrappers there).
-  const metered = backends.map((b) => new MeteredBackend(b, (report) => {
+  // Every wait for a backend is bounded by the request's deadline (backends/deadline.ts).
+  const metered = backends.map((b) => new MeteredBackend(new DeadlineBackend(b, () => waitBound(config.backendWaitMs)), (report) => {
     meter.backendCall(report);
     router.backendCall(report);
+    if (report.outcome === 'Unavailable' || report.outcome === 'Timeout') reachability.report(report.backend, false);
+    else if (report.outcome !== 'Aborted' && report.outcome !== 'Throttled') reachability.report(report.backend, true);
   }));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
@@ -280,7 +289,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const units = new UnitStore(reachable, (bucket, key, unit, err) => {
     // The read goes on from other shards; the damaged one is fixed in the background.
     enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id) });
+  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id), reachability });
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
@@ -357,7 +366,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     authenticate,
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),
-    around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
+    around: (c, next) => {
+      const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, Number(c.req.header('content-length') ?? 0) || 0), answered: false };
+      return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
+    },
     accessLog: accessLogs,
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
@@ -378,5 +390,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
+  return { config, backends, catalog, units, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
 }

@@ -56,6 +56,12 @@ const common = {
   id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(), state: backendState, limits: moveLimits.optional(),
   /** Opt-in, on an active backend: the mover moves onto it the shards placement now assigns to it (upkeep/drain.ts). */
   rebalance: z.boolean().optional(),
+  /**
+   * Known down for maintenance (issue 37): never called for reads or new shards (writes place
+   * elsewhere when the policy's k+m fit on the others), its shards count as missing, and it raises
+   * no warning of its own (the status shows it in maintenance). Remove it when the backend is back.
+   */
+  maintenance: z.boolean().optional(),
 };
 
 const backend = z.discriminatedUnion('kind', [
@@ -204,6 +210,11 @@ export const configSchema = z.object({
   allowAnonymous: z.boolean().default(false),
   /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
   readHedgeMs: z.number().int().min(0).default(1000),
+  /**
+   * The longest any backend call waits for an answer or for progress (ms; backends/deadline.ts),
+   * and within an S3 request never past the request's own deadline (model/request-deadline.ts).
+   */
+  backendWaitMs: z.number().int().positive().default(10_000),
   /** Delay before superseded or orphaned shards are deleted. */
   garbageGraceSeconds: z.number().int().min(0).default(3600),
   /** Most versions one key may hold (delete markers included) before a write adding one is refused (400 InvalidRequest). */

@@ -4,7 +4,7 @@
  * the single streaming pass, and deletes what it wrote when a write does not commit. Everything
  * S3-level (conditions, catalog commits, multipart rules) is in ec-store.ts.
  */
-import type { Backend } from '../../backends/types.ts';
+import { BackendError, type Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest, ObjectChecksum } from '../model/object-store.ts';
@@ -16,6 +16,8 @@ import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed, type UnitFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
 import { placeShards } from './placement.ts';
+import type { BackendReachability } from './reachability.ts';
+import { QuorumError } from './shard-set.ts';
 import type { StoragePolicy } from './policy.ts';
 import type { PriceBook } from './prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
@@ -105,6 +107,12 @@ export interface UnitStoreOptions {
   placeOn?: readonly string[];
   /** Told when a read opens a unit with shards recorded missing (the gateway wakes its repair). */
   onDegradedRead?: (bucket: string, key: string, unit: CodedUnit) => void;
+  /**
+   * Which backends are down now (reachability.ts): writes are placed around them when enough
+   * others remain and refused at once when their placement misses the quorum; reads skip their
+   * shards and are refused at once below k. Absent: every backend is called.
+   */
+  reachability?: BackendReachability;
 }
 
 export class UnitStore {
@@ -184,6 +192,7 @@ export class UnitStore {
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
     const { plan, size } = input;
+    if (plan.mode !== 'inline') this.refuseUnreachable(input);
     const feed = new BodyFeed(input.body, input.checksum, size);
     if (plan.mode === 'inline') return this.storeInline(input, feed);
     const units: CodedUnit[] = [];
@@ -220,7 +229,8 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: this.placementOf(input.bucket, input.key, k, m), commitGate: input.commitGate,
+      // A shard placed on a backend known down is missed at once (repair writes it later), never called.
+      backends: this.writePlacement(input.bucket, input.key, k, m).map((b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b)), commitGate: input.commitGate,
       ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
   }
@@ -228,6 +238,40 @@ export class UnitStore {
   /** The backends, in shard order, a new k+m unit of `key` goes to (the same for every unit of one write). */
   placementOf(bucket: string, key: string, k: number, m: number): Backend[] {
     return placeShards(`${bucket}/${key}`, this.placeable, k, m);
+  }
+
+  /** Where a write now places `key`'s units: around backends known down when k+m others remain, else as placementOf. */
+  private writePlacement(bucket: string, key: string, k: number, m: number): Backend[] {
+    const up = this.placeable.filter((b) => !this.options.reachability?.isDown(b.id));
+    return placeShards(`${bucket}/${key}`, up.length >= k + m && up.length < this.placeable.length ? up : this.placeable, k, m);
+  }
+
+  /** A write whose placement reaches fewer backends than its quorum is refused before any call (a 503). */
+  private refuseUnreachable(input: StoreBodyInput): void {
+    const r = this.options.reachability;
+    if (!r) return;
+    const { k, m, quorum } = input.plan;
+    const placed = this.writePlacement(input.bucket, input.key, k, m);
+    const down = placed.filter((b) => r.isDown(b.id));
+    if (placed.length - down.length < quorum) {
+      throw new QuorumError(`${placed.length - down.length} of the ${placed.length} backends this write goes to are reachable (down: ${down.map((b) => b.id).join(', ')}), its write quorum is ${quorum}; refused without calling them`, []);
+    }
+  }
+
+  /**
+   * `unit` as a read sees it: shards on backends known down count as missing (never called), or a
+   * 503 at once when fewer than k shards are left on reachable backends.
+   */
+  private readable(unit: CodedUnit): CodedUnit {
+    const r = this.options.reachability;
+    if (!r) return unit;
+    const down = unit.placement.flatMap((id, i) => (!unit.missing.includes(i) && r.isDown(id) ? [i] : []));
+    if (!down.length) return unit;
+    const left = unit.placement.length - unit.missing.length - down.length;
+    if (left < unit.k) {
+      throw new QuorumError(`${left} shard(s) of a unit that needs ${unit.k} are on reachable backends (down: ${[...new Set(down.map((i) => unit.placement[i]))].join(', ')}); refused without calling them`, []);
+    }
+    return { ...unit, missing: [...unit.missing, ...down] };
   }
 
   private async storeInline(input: StoreBodyInput, feed: BodyFeed): Promise<StoredBody> {
@@ -270,7 +314,7 @@ export class UnitStore {
     const openPiece = (p: (typeof pieces)[number]) => {
       if (p.unit.missing.length) this.options.onDegradedRead?.(bucket, key, p.unit);
       const input = {
-        bucket, unit: p.unit, backends: this.byId, start: p.from, end: p.to,
+        bucket, unit: this.readable(p.unit), backends: this.byId, start: p.from, end: p.to,
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
@@ -328,8 +372,16 @@ export class UnitStore {
 
   async discard(bucket: string, units: CodedUnit[]): Promise<void> {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
-    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i))))));
+    // A backend known down is not waited for: the units' reservations bring the collector back.
+    const up = (id: string) => !this.options.reachability?.isDown(id);
+    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => (up(id) ? this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)) : undefined)))));
   }
+}
+
+/** Stands in for a backend known down in a write's placement: every call fails at once, without reaching it. */
+function knownDown(b: Backend): Backend {
+  const fail = () => Promise.reject(new BackendError(b.id, 'Unavailable', 'known down (health or maintenance): not called'));
+  return { id: b.id, domain: b.domain, put: fail, get: fail, head: fail, delete: fail, list: fail };
 }
 
 /** The catalog's record of a written unit: its object bytes and, sealed, its seal. */

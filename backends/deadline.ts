@@ -1,0 +1,97 @@
+// A Backend wrapper that bounds every wait for a backend (issue 37): a call that neither answers
+// nor makes progress within the bound its caller's context gives (`WaitBound`: the gateway derives
+// it from the request being served, see worker/model/request-deadline.ts) is aborted and rejects
+// with 'Timeout', so a hung backend costs a request that bound, not the adapter's own 30-60 s.
+// What is bounded: get, head, delete, list and retain until they answer (a get's body streams
+// afterwards at the reader's pace); a put until its answer, the bound starting again at every
+// chunk the backend takes of a ChunkSource body (the engine's uploads), so a long upload that
+// flows is never cut. The call's own signal and the bound's (the client hung up) abort it too.
+// An adapter that ignores signals (the R2 binding) is raced: the caller is answered at the bound
+// while the call ends in the background.
+
+import { isChunkSource } from './streams.ts';
+import { BackendError, type Backend, type BlobInfo, type BlobRetention, type ByteRange, type ChunkSource, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+
+/** How long a call made now may wait, and a signal that ends it earlier (absent: none). */
+export type WaitBound = () => { ms: number; signal?: AbortSignal };
+
+export class DeadlineBackend implements Backend {
+  readonly id: string;
+  readonly domain: string;
+
+  constructor(readonly inner: Backend, private readonly bound: WaitBound) {
+    this.id = inner.id;
+    this.domain = inner.domain;
+  }
+
+  put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
+    return this.bounded(opts?.signal, (signal, touch) => this.inner.put(key, isChunkSource(body) ? touching(body, touch) : body, length, { signal }));
+  }
+
+  get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
+    return this.bounded(opts?.signal, (signal) => this.inner.get(key, range, { signal }), (r) => void r.body.cancel().catch(() => {}));
+  }
+
+  head(key: string): Promise<BlobInfo> {
+    return this.bounded(undefined, () => this.inner.head(key));
+  }
+
+  delete(key: string): Promise<void> {
+    return this.bounded(undefined, () => this.inner.delete(key));
+  }
+
+  list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
+    return this.bounded(undefined, () => this.inner.list(prefix, cursor, opts));
+  }
+
+  get retain(): Backend['retain'] {
+    const inner = this.inner;
+    return inner.retain ? (key: string, retention: BlobRetention) => this.bounded(undefined, () => inner.retain!(key, retention)) : undefined;
+  }
+
+  /**
+   * Runs `call` with a signal that aborts at the bound (restarted by `touch`), the caller's
+   * signal or the bound's; resolves or rejects with the first of the call and the bound. A result
+   * the call delivers after the bound fired is given to `drop` (a get's body is cancelled).
+   */
+  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, touch: () => void) => Promise<T>, drop?: (late: T) => void): Promise<T> {
+    const { ms, signal: boundSignal } = this.bound();
+    const ctl = new AbortController();
+    const signals = [ctl.signal, ...(callerSignal ? [callerSignal] : []), ...(boundSignal ? [boundSignal] : [])];
+    const signal = signals.length === 1 ? ctl.signal : AbortSignal.any(signals);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let fired = false;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          fired = true;
+          ctl.abort(new BackendError(this.id, 'Timeout', `no answer within ${ms} ms (the request's wait bound)`));
+        }, ms);
+      };
+      if (signal.aborted) return reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      arm();
+      call(signal, arm).then(
+        (v) => (fired && drop ? drop(v) : resolve(v)),
+        (err) => reject(signal.aborted ? signal.reason : err),
+      ).finally(() => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      });
+    });
+  }
+}
+
+/** `source`, calling `touch` at every chunk the backend takes (progress restarts the bound). */
+function touching(source: ChunkSource, touch: () => void): ChunkSource {
+  return {
+    read: async () => {
+      const chunk = await source.read();
+      touch();
+      return chunk;
+    },
+    cancel: (reason) => source.cancel(reason),
+  };
+}
