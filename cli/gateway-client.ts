@@ -91,7 +91,7 @@ export interface StatusLike {
   /** Absent from gateways older than the field. */
   checks?: { name: string; state: string; detail: string; action?: string }[];
   coder: { kernel: string };
-  backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number; fleetState?: string }[];
+  backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number; fleetState?: string; maintenance?: boolean }[];
   data: {
     buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
     degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: {

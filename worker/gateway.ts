@@ -294,7 +294,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
     config: {
-      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state })),
+      backends: config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, maintenance: b.maintenance })),
       policies: config.policies,
       defaultPolicy: config.defaultPolicy,
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },

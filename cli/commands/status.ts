@@ -47,13 +47,13 @@ export function render(s: StatusLike): string {
       ['BACKEND', 'DOMAIN', 'STATE', 'P50', 'P99', 'ERRORS', 'LAST OK', 'STORED', 'SHARDS'],
       ...s.backends.map((b) => [
         // A draining or retired backend's SHARDS are what the mover has left (shardgate drain).
-        b.fleetState && b.fleetState !== 'active' ? `${b.id} (${b.fleetState})` : b.id, b.domain, b.state,
+        b.fleetState && b.fleetState !== 'active' ? `${b.id} (${b.fleetState})` : b.id, b.domain, b.maintenance ? `${b.state} (maintenance)` : b.state,
         b.recent.latencyMs.p50 === null ? '-' : `${b.recent.latencyMs.p50} ms`, b.recent.latencyMs.p99 === null ? '-' : `${b.recent.latencyMs.p99} ms`,
         percent(b.recent.errorRate), ago(b.lastOkAt, s.now), bytes(b.storedBytes), String(b.storedShards),
       ]),
     ]),
   ];
-  for (const b of s.backends) if (b.state === 'down' && b.lastError) lines.push(`  ${b.id}: ${b.lastError}`);
+  for (const b of s.backends) if (b.state === 'down' && !b.maintenance && b.lastError) lines.push(`  ${b.id}: ${b.lastError}`);
   const failing = (s.checks ?? []).filter((c) => c.state !== 'ok');
   if (failing.length) {
     lines.push('');

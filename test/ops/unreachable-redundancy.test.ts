@@ -25,7 +25,7 @@ import { parseMetrics, valueOf } from './helpers.ts';
 
 const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
 
-async function setup() {
+async function setup(maintenance: string[] = []) {
   const memory = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `b${i}`, domain: `z${i}` }));
   const config = parseConfig({ backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
   const catalog = localCatalog();
@@ -34,7 +34,7 @@ async function setup() {
   const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: engineSettings(config) });
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
+    config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain, maintenance: maintenance.includes(b.id) })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
     catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
   });
   await store.createBucket('media', { region: 'us-east-1' });
@@ -102,5 +102,21 @@ describe('shards on unreachable backends count as missing', () => {
     await ops.onCron();
     const snap = await record.snapshot(0);
     expect(snap.samples.at(-1)).toMatchObject({ unitsLost: 4 });
+  });
+
+  it('a backend in maintenance: its shards count as missing, no warning of its own, shown in the status, the metrics and shardgate status', async () => {
+    const { ops } = await setup(['b5']);
+    const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
+    expect(doc.backends.find((b) => b.id === 'b5')).toMatchObject({ maintenance: true });
+    expect(doc.data.redundancy.byPolicy['4+2']!.byShardsLeft.map((s) => s.units)).toEqual([0, 4, 0]);
+    const backendsCheck = doc.checks.find((c) => c.name === 'backends')!;
+    expect(backendsCheck.state).toBe('ok');
+    expect(backendsCheck.detail).toMatch(/in maintenance \(known down, no warning\): b5/);
+    expect(doc.checks.find((c) => c.name === 'reads:ec')).toMatchObject({ state: 'ok' }); // one down, m=2
+    expect(doc.health).toBe('ok');
+    const m = await parseMetrics(renderMetrics(doc, totals));
+    expect(valueOf(m, 'shardgate_backend_maintenance', { backend: 'b5' })).toBe(1);
+    expect(valueOf(m, 'shardgate_backend_maintenance', { backend: 'b0' })).toBe(0);
+    expect(render(doc as unknown as StatusLike)).toMatch(/^b5\s+z5\s+\S+ \(maintenance\)/m);
   });
 });

@@ -47,7 +47,7 @@ export function worstOf(checks: readonly HealthCheck[]): CheckState {
 }
 
 export function healthChecks(o: {
-  backends: readonly Pick<BackendHealth, 'id' | 'state'>[];
+  backends: readonly (Pick<BackendHealth, 'id' | 'state'> & { maintenance?: boolean })[];
   policies: Readonly<Record<string, CheckedPolicy>>;
   degradedObjects: number;
   repairStuck: number;
@@ -55,8 +55,11 @@ export function healthChecks(o: {
   unitsAtRisk?: number;
   unitsLost?: number;
 }): HealthCheck[] {
-  const down = o.backends.filter((b) => b.state === 'down');
-  const degraded = o.backends.filter((b) => b.state === 'degraded');
+  // A backend in maintenance is down for what the fleet can do (writes, reads) but raises no warning of its own.
+  const maintenance = o.backends.filter((b) => b.maintenance);
+  const down = o.backends.filter((b) => b.state === 'down' || b.maintenance);
+  const noisyDown = down.filter((b) => !b.maintenance);
+  const degraded = o.backends.filter((b) => b.state === 'degraded' && !b.maintenance);
   const reachable = o.backends.length - down.length;
   const downIds = down.map((b) => b.id).join(', ');
   const checks: HealthCheck[] = [];
@@ -71,13 +74,14 @@ export function healthChecks(o: {
         ? { name: `reads:${name}`, state: 'warning', detail: `reads of policy ${name} are at risk: ${down.length} backend(s) down, its m=${p.m}; objects with a shard on each of them have exactly k left`, action: `bring back backends (down: ${downIds}): one more lost backend makes those objects unreadable` }
         : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` });
   }
-  checks.push(down.length || degraded.length
+  const inMaintenance = maintenance.length ? `; in maintenance (known down, no warning): ${maintenance.map((b) => b.id).join(', ')}` : '';
+  checks.push(noisyDown.length || degraded.length
     ? {
       name: 'backends', state: 'warning',
-      detail: [down.length ? `down: ${downIds}` : '', degraded.length ? `degraded (failing calls): ${degraded.map((b) => b.id).join(', ')}` : ''].filter(Boolean).join('; '),
+      detail: [noisyDown.length ? `down: ${noisyDown.map((b) => b.id).join(', ')}` : '', degraded.length ? `degraded (failing calls): ${degraded.map((b) => b.id).join(', ')}` : ''].filter(Boolean).join('; ') + inMaintenance,
       action: 'check the backend (its last error: shardgate status with an admin key); reads decode around it, writes miss its shards until it is back',
     }
-    : { name: 'backends', state: 'ok', detail: 'every backend reachable and answering' });
+    : { name: 'backends', state: 'ok', detail: maintenance.length ? `every backend not in maintenance reachable and answering${inMaintenance}` : 'every backend reachable and answering' });
   checks.push(o.repairStuck > 0
     ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s); ${o.repairStuck} unit(s) stuck after 8 repair attempts`, action: 'npx shardgate repair --list --stuck says which units and why (usually a backend still down)' }
     : o.degradedObjects > 0

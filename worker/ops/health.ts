@@ -35,6 +35,8 @@ export interface BackendHealth {
   bytesRead: number;
   /** Its place in the fleet (config "state"): a draining or retired backend's stored shards are what the mover has left. */
   fleetState: 'active' | 'draining' | 'retired';
+  /** Put in maintenance by the operator (config `maintenance`): known down, never called, no warning of its own. */
+  maintenance: boolean;
   /** Shard files of committed objects on this backend, and their bytes (from the catalog). */
   storedShards: number;
   storedBytes: number;
@@ -48,7 +50,7 @@ export function windowCounters(minutes: MinuteRow[], from: number) {
 }
 
 export function backendHealth(
-  backend: { id: string; domain: string; state?: BackendHealth['fleetState'] },
+  backend: { id: string; domain: string; state?: BackendHealth['fleetState']; maintenance?: boolean },
   totals: BackendCounters | undefined,
   recent: BackendCounters | undefined,
   stored: { shards: number; bytes: number } | undefined,
@@ -86,6 +88,7 @@ export function backendHealth(
     bytesWritten: seen.ops.put?.bytes ?? 0,
     bytesRead: seen.ops.get?.bytes ?? 0,
     fleetState: backend.state ?? 'active',
+    maintenance: backend.maintenance ?? false,
     storedShards: stored?.shards ?? 0,
     storedBytes: stored?.bytes ?? 0,
   };

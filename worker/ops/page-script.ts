@@ -142,7 +142,7 @@ ${SIGNER}` + String.raw`
       var tr = el('tr', { 'data-backend': b.id, 'data-state': b.state }, [
         el('td', {}, [el('span', { cls: 'light ' + b.state, title: b.state }), el('span', { text: b.id })]),
         el('td', { text: b.domain }),
-        el('td', { cls: 'state', text: b.state + (b.probe ? (b.probe.ok ? '' : ' (probe failed)') : '') }),
+        el('td', { cls: 'state', text: b.state + (b.maintenance ? ' (maintenance)' : '') + (b.probe ? (b.probe.ok ? '' : ' (probe failed)') : '') }),
         el('td', { cls: 'num', text: ms(b.recent.latencyMs.p50) }),
         el('td', { cls: 'num', text: ms(b.recent.latencyMs.p99) }),
         el('td', { cls: 'num', text: pct(b.recent.errorRate) }),
@@ -154,7 +154,7 @@ ${SIGNER}` + String.raw`
       ]);
       tbody.appendChild(tr);
     });
-    var down = doc.backends.filter(function (b) { return b.state === 'down'; }).length;
+    var down = doc.backends.filter(function (b) { return b.state === 'down' && !b.maintenance; }).length;
     var checks = doc.checks || [];
     var noWrites = checks.filter(function (c) { return c.name.indexOf('writes:') === 0 && c.state === 'critical'; });
     $('backends-note').textContent = !down ? 'Latency: time to the first byte of reads over the last 5 minutes (any call when there were no reads).'

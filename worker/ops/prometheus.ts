@@ -71,6 +71,8 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   // Backends: reachability, traffic, latency, what they hold.
   x.family('shardgate_backend_up', 'gauge', '1 when the backend answered its latest call or probe, 0 when it could not be reached; absent before any call.');
   for (const b of doc.backends) if (b.reachable !== null) x.sample('shardgate_backend_up', { backend: b.id, domain: b.domain }, b.reachable ? 1 : 0);
+  x.family('shardgate_backend_maintenance', 'gauge', '1 when the operator put the backend in maintenance (config "maintenance": known down, never called, no warning of its own), else 0.');
+  for (const b of doc.backends) x.sample('shardgate_backend_maintenance', { backend: b.id }, b.maintenance ? 1 : 0);
   x.family('shardgate_backend_last_success_timestamp_seconds', 'gauge', 'When the backend last answered a call.');
   for (const b of doc.backends) if (b.lastOkAt !== null) x.sample('shardgate_backend_last_success_timestamp_seconds', { backend: b.id }, seconds(b.lastOkAt)!);
   x.family('shardgate_backend_last_error_timestamp_seconds', 'gauge', 'When a call to the backend last failed.');

@@ -30,7 +30,7 @@ export function upkeepRates(recent: OpsCounters, repairLeft: number, scrubLeft: 
 }
 
 export interface StatusConfig {
-  backends: { id: string; domain: string; state?: FleetEntry['state'] }[];
+  backends: { id: string; domain: string; state?: FleetEntry['state']; maintenance?: boolean }[];
   policies: Record<string, CheckedPolicy>;
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
