@@ -73,7 +73,7 @@ describe('RepairRouter with a repair queue (the catalog drives repairs)', () => 
     expect(s.calls).toEqual(['repairSoon ["a",false]', 'repairSoon ["a",false]']);
   });
 
-  it('a backend seen answering after failing makes every bucket due at once; healthy calls do nothing', async () => {
+  it('a backend seen answering after failing makes every bucket due at once, its repair backoff ended; healthy calls do nothing', async () => {
     const s = setup(true);
     s.router.backendCall(call('b3', 'ok'));
     await s.settle();
@@ -83,7 +83,7 @@ describe('RepairRouter with a repair queue (the catalog drives repairs)', () => 
     s.router.backendCall(call('b3', 'ok'));
     s.router.backendCall(call('b3', 'ok')); // already counted back
     await s.settle();
-    expect(s.calls).toEqual(['repairSoon ["a",true]', 'repairSoon ["b",true]']);
+    expect(s.calls).toEqual(['repairSoon ["a",true,"b3"]', 'repairSoon ["b",true,"b3"]']);
     expect(s.logs).toContainEqual(expect.objectContaining({ event: 'backend back', backend: 'b3' }));
   });
 

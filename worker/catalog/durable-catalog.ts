@@ -261,12 +261,12 @@ export class DurableCatalog implements Catalog {
     unwrap(await this.bucket(bucket).markMissing(bucket, unitId, shards));
   }
 
-  async repairFailed(bucket: string, unitId: string, error: string): Promise<void> {
-    unwrap(await this.bucket(bucket).repairFailed(bucket, unitId, error));
+  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = []): Promise<void> {
+    unwrap(await this.bucket(bucket).repairFailed(bucket, unitId, error, unreachable));
   }
 
-  async repairSoon(bucket: string, reset: boolean): Promise<void> {
-    unwrap(await this.bucket(bucket).repairSoon(bucket, reset));
+  async repairSoon(bucket: string, reset: boolean, backend?: string): Promise<void> {
+    unwrap(await this.bucket(bucket).repairSoon(bucket, reset, backend));
   }
 
   async removeManifest(bucket: string, key: string, conditions?: S.DeleteConditions, versionId?: string, bypassGovernance = false): Promise<S.DeleteObjectResult> {

@@ -467,20 +467,22 @@ export class CatalogObject extends DurableObject {
   }
   async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
+      const repairs = new SqlRepairs(this.sql);
+      const wroteTo = repairs.targetsOf(unitId, shards); // those backends answer again
       o.markRepaired(unitId, shards);
-      new SqlRepairs(this.sql).reset(); // progress: whatever kept the others back may be gone too
+      repairs.reset(wroteTo); // progress: whatever kept the others back may be gone too
     });
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async repairFailed(bucket: string, unitId: string, error: string): Promise<Reply<void>> {
-    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now()));
+  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = []): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now(), unreachable));
     if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
     return r;
   }
-  async repairSoon(bucket: string, reset: boolean): Promise<Reply<void>> {
+  async repairSoon(bucket: string, reset: boolean, backend?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => {
-      if (reset) new SqlRepairs(this.sql).reset();
+      if (reset) new SqlRepairs(this.sql).reset(backend ? [backend] : []);
     });
     if (!r.error) await this.wakeRepairs(reset ? Date.now() : new SqlRepairs(this.sql).nextWake(Date.now()));
     return r;

@@ -14,6 +14,13 @@
  * unit per backoff period (a canary) instead of batches: an outage costs a request every few
  * seconds, not a storm. Any success, or a backend seen healthy again (`reset`), makes every unit
  * due again at once: redundancy comes back as soon as it can, not at the next scheduled retry.
+ * Per backend (issue 37: one outage cost 1,029 failed attempts in minutes, each unit retried on
+ * its own clock and every success elsewhere making them all due again): a repair that failed
+ * because the backend its shard must be written to did not answer backs that backend off (1 s
+ * doubling to BACKEND_RETRY_MAX_MS, state row 'repair-backend:<id>'). While it is backed off no
+ * unit with a missing shard there is handed on; when its time comes one such unit goes (its
+ * canary) and the others wait for its outcome. A repair that writes there again, or the backend
+ * seen healthy (`reset(backend)`), ends its backoff and every unit is due again.
  */
 import { DEAD_LETTER_ATTEMPTS, type DegradedUnit } from './types.ts';
 
@@ -26,6 +33,17 @@ export const SENT_TIMEOUT_MS = 30_000;
 export const FAILURES_TO_THROTTLE = 3;
 /** Units handed to the queue per alarm (one sendBatch). */
 export const BATCH = 100;
+
+/** The longest a backend that does not answer is left alone by the repairs of one bucket. */
+export const BACKEND_RETRY_MAX_MS = 5 * 60_000;
+
+export function backendRetryDelay(failures: number): number {
+  return Math.min(BACKEND_RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
+}
+
+/** A backend's repair backoff: failures in a row, until when its units wait, and whether a canary is out. */
+type BackendBackoff = { failures: number; until: number; canary?: boolean };
+const BACKOFF = 'repair-backend:';
 
 export function retryDelay(attempts: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, attempts - 1));
@@ -75,13 +93,64 @@ export class SqlRepairs {
   takeDue(now: number): DegradedUnit[] {
     const throttled = this.failures >= FAILURES_TO_THROTTLE;
     if (throttled && now < this.state('repair-last-send') + retryDelay(this.failures - FAILURES_TO_THROTTLE + 1)) return [];
-    const rows = this.sql.exec<DegradedRow>(
+    const want = throttled ? 1 : BATCH;
+    const backoffs = this.backoffs();
+    const rows: DegradedRow[] = [];
+    // With backends backed off, more rows are read than sent: those waiting for one are skipped.
+    for (const r of this.sql.exec<DegradedRow>(
       'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
-      now, now - SENT_TIMEOUT_MS, throttled ? 1 : BATCH,
-    ).toArray();
+      now, now - SENT_TIMEOUT_MS, backoffs.size ? want * 10 : want,
+    ).toArray()) {
+      if (rows.length === want) break;
+      const waitUntil = backoffs.size ? this.waitFor(r, backoffs, now) : 0;
+      if (waitUntil > now) {
+        this.sql.exec('UPDATE degraded_units SET next_at = ? WHERE unit_id = ?', waitUntil, r.unit_id);
+        continue;
+      }
+      rows.push(r);
+    }
     for (const r of rows) this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE unit_id = ?', now, r.unit_id);
     if (rows.length) this.setState('repair-last-send', now);
     return rows.map(degradedUnitOf);
+  }
+
+  /**
+   * Until when the unit of row `r` waits for backed-off backends its missing shards are on (0: it
+   * goes now). A backend whose backoff ran out lets this one unit go as its canary: the others
+   * wait until the canary's outcome is reported (or SENT_TIMEOUT_MS).
+   */
+  private waitFor(r: DegradedRow, backoffs: Map<string, BackendBackoff>, now: number): number {
+    const targets = this.targetsOf(r.unit_id, JSON.parse(r.missing) as number[]).filter((id) => backoffs.has(id));
+    const waiting = targets.map((id) => backoffs.get(id)!.until).filter((until) => until > now);
+    if (waiting.length) return Math.max(...waiting);
+    for (const id of targets) {
+      const b = { ...backoffs.get(id)!, until: now + SENT_TIMEOUT_MS, canary: true };
+      backoffs.set(id, b);
+      this.setBackoff(id, b);
+    }
+    return 0;
+  }
+
+  /** The backends the shards `shards` of unit `unitId` are placed on (from its version's manifest). */
+  targetsOf(unitId: string, shards: number[]): string[] {
+    const row = this.sql.exec<{ manifest: string; ordinal: number }>(
+      'SELECT v.manifest AS manifest, u.ordinal AS ordinal FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?', unitId,
+    ).toArray()[0];
+    if (!row) return [];
+    const manifest = JSON.parse(row.manifest) as { storage?: { kind: string; units?: { placement: string[] }[] } };
+    const placement = manifest.storage?.units?.[row.ordinal]?.placement ?? [];
+    return [...new Set(shards.map((i) => placement[i]).filter((id): id is string => id !== undefined))];
+  }
+
+  /** Every backend backed off in this bucket's repairs. */
+  backoffs(): Map<string, BackendBackoff> {
+    const rows = this.sql.exec<{ name: string; value: string }>("SELECT name, value FROM state WHERE name LIKE 'repair-backend:%'").toArray();
+    return new Map(rows.map((r) => [r.name.slice(BACKOFF.length), JSON.parse(r.value) as BackendBackoff]));
+  }
+
+  private setBackoff(backend: string, b: BackendBackoff | null): void {
+    if (b) this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', BACKOFF + backend, JSON.stringify(b));
+    else this.sql.exec('DELETE FROM state WHERE name = ?', BACKOFF + backend);
   }
 
   /** Units handed on that never reached the queue: due again. */
@@ -94,8 +163,19 @@ export class SqlRepairs {
     return this.sql.exec('UPDATE degraded_units SET sent_at = 0 WHERE sent_at > 0').rowsWritten;
   }
 
-  /** A repair attempt of the unit failed: it backs off; the bucket counts a failure. */
-  failed(unitId: string, error: string, now: number): void {
+  /**
+   * A repair attempt of the unit failed: it backs off; the bucket counts a failure; each of
+   * `unreachable` (the backends its shards could not be written to) backs off too.
+   */
+  failed(unitId: string, error: string, now: number, unreachable: readonly string[] = []): void {
+    const backoffs = this.backoffs();
+    for (const id of new Set(unreachable)) {
+      const b = backoffs.get(id);
+      // Reports of units handed on together (before the backoff began) count once; a canary's counts.
+      if (b && !b.canary && now < b.until) continue;
+      const failures = (b?.failures ?? 0) + 1;
+      this.setBackoff(id, { failures, until: now + backendRetryDelay(failures) });
+    }
     const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE unit_id = ?', unitId).toArray()[0];
     if (!row) return; // repaired or gone meanwhile
     const attempts = row.attempts + 1;
@@ -103,8 +183,12 @@ export class SqlRepairs {
     this.setState('repair-failures', this.failures + 1);
   }
 
-  /** A repair succeeded or a backend is back: every unit is due now, no throttling. */
-  reset(): void {
+  /**
+   * A repair succeeded or a backend is back: every unit is due now, no throttling. `backends`:
+   * those known to answer again (a repair wrote there, or health saw them back): their backoff ends.
+   */
+  reset(backends: readonly string[] = []): void {
+    for (const id of backends) this.setBackoff(id, null);
     this.setState('repair-failures', 0);
     this.sql.exec('UPDATE degraded_units SET next_at = 0 WHERE next_at > 0');
   }

@@ -480,14 +480,14 @@ export interface UpkeepCatalog {
   claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean>;
   /** Ends `chain`'s claim on the bucket (nothing if another chain holds it). */
   endMoveChain(bucket: string, chain: string): Promise<void>;
-  /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts). */
-  repairFailed(bucket: string, unitId: string, error: string): Promise<void>;
+  /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts); `unreachable`: the backends its shards could not be written to, backed off for every unit of the bucket. */
+  repairFailed(bucket: string, unitId: string, error: string, unreachable?: string[]): Promise<void>;
   /**
    * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
    * again, a read found a degraded unit) makes every one due now; without it only an idle
    * worklist is woken.
    */
-  repairSoon(bucket: string, reset: boolean): Promise<void>;
+  repairSoon(bucket: string, reset: boolean, backend?: string): Promise<void>;
   /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Promise<DegradedUnit[]>;
   /**

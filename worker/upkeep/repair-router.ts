@@ -72,7 +72,7 @@ export class RepairRouter {
     this.deps.log({ msg: 'repair', event: 'backend back', backend: r.backend });
     this.background('wake repairs', null, async () => {
       const buckets = await this.deps.catalog.listBucketRecords();
-      await Promise.all(buckets.map((b) => this.deps.catalog.repairSoon(b.name, true)));
+      await Promise.all(buckets.map((b) => this.deps.catalog.repairSoon(b.name, true, r.backend)));
     });
   }
 

@@ -5,6 +5,7 @@
  */
 import type { Catalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/index.ts';
+import { RepairBlockedError } from './repair.ts';
 import { repairDegraded } from './repair-sweep.ts';
 
 /** Degraded units the cron repairs itself when no repair queue is bound (subrequests per run). */
@@ -30,7 +31,9 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
     try {
       await deps.repair(t); // a success takes the unit off the worklist
     } catch (err) {
-      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err)).catch((e: unknown) => {
+      // Backends that did not answer back off for the whole bucket (sql-repairs.ts), not only this unit.
+      const unreachable = err instanceof RepairBlockedError ? err.unreachable : [];
+      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable).catch((e: unknown) => {
         deps.log({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: message(e) });
       });
     }

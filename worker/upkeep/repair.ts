@@ -16,6 +16,14 @@ export interface RepairDeps {
   backends: Map<string, Backend>;
 }
 
+/** A repair that could not write some shards: `unreachable` names the backends it could not reach (the worklist backs them off). */
+export class RepairBlockedError extends Error {
+  override readonly name = 'RepairBlockedError';
+  constructor(message: string, readonly unreachable: string[]) {
+    super(message);
+  }
+}
+
 /**
  * Repairs one task: finds the unit by its id in the unit index (whatever object version holds it;
  * a unit no longer stored needs nothing), rewrites the shards that need it and records them
@@ -38,7 +46,8 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
       ...later.map((t) => `shard ${t} on ${unit.placement[t]}: backend unreachable`),
       ...result.failed.map((f) => `shard ${f.shard} on ${unit.placement[f.shard]}: ${f.error}`),
     ];
-    throw new Error(`repair of ${task.bucket}/${key} unit ${task.unitId}: ${why.join('; ')}`);
+    const unreachable = [...later.map((t) => unit.placement[t]!), ...result.failed.map((f) => unit.placement[f.shard]!)];
+    throw new RepairBlockedError(`repair of ${task.bucket}/${key} unit ${task.unitId}: ${why.join('; ')}`, [...new Set(unreachable)]);
   }
 }
 
