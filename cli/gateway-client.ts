@@ -107,7 +107,7 @@ export interface StatusLike {
   upkeep: {
     repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number;
     /** Absent from gateways older than the field. */
-    rates?: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null };
+    rates?: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; repairActiveSince?: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null; scrubActiveSince?: number | null };
   };
   /** `recent` absent from gateways older than the field. */
   s3?: { requests: number; errors: number; recent?: Record<string, { requests: number; p50Ms: number | null; p99Ms: number | null }> };

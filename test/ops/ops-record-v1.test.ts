@@ -11,6 +11,8 @@ import { MeteredBackend } from '../../backends/metered.ts';
 import { trafficByBucket, trafficByJob } from '../../worker/ops/counters.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { OpsObject } from '../../worker/ops/ops-object.ts';
+import { activeRate } from '../../worker/ops/active-rate.ts';
+import { emptyCounters } from '../../worker/ops/counters.ts';
 import { SHARD_KEY_ROOT } from '../../worker/format/shard-key.ts';
 import { SqliteStorage } from '../support/sqlite-storage.ts';
 
@@ -54,5 +56,20 @@ describe('the ops record written before per-job traffic was counted', () => {
       expect(snap.minutes.map((m) => m.at)).toEqual([...expected.minutes, at]);
       expect(snap.minutes.every((m) => m.counters.jobs === undefined)).toBe(true); // job lines: totals only
     }
+  });
+
+  it('minute rows without the first time of their events (issue 37) rate from the minute start; new ones carry it', async () => {
+    const storage = SqliteStorage.open(readFileSync(new URL('ops.sqlite', FIXTURE)));
+    const record = open(storage);
+    const old = (await record.snapshot(0)).minutes;
+    expect(old.every((m) => m.counters.eventsFirstAt === undefined)).toBe(true);
+    const first = old[0]!;
+    // The old minute's 2 probes: counted from its start, 60 s before "now".
+    expect(activeRate(old, 'probes', first.at + 60_000, 5 * 60_000)).toEqual({ perSecond: 2 / 60, since: first.at });
+    const at = expected.minutes.at(-1) + 5 * 60_000 + 42_000;
+    vi.spyOn(Date, 'now').mockReturnValue(at);
+    await record.record({ ...emptyCounters(), at, events: { repairs_done: 3 } });
+    const row = (await record.snapshot(0)).minutes.at(-1)!;
+    expect(row.counters.eventsFirstAt).toEqual({ repairs_done: at });
   });
 });

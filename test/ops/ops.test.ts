@@ -291,13 +291,36 @@ describe('request log', () => {
 });
 
 describe('upkeep rates', () => {
-  it('repair and scrub units per minute over the 5-minute window, and the time left at that rate', () => {
-    const recent = emptyCounters();
-    recent.events = { repairs_done: 50, scrub_units: 1000 };
-    expect(upkeepRates(recent, 100, 500)).toEqual({ repairUnitsPerMinute: 10, repairSecondsLeft: 600, scrubUnitsPerMinute: 200, scrubSecondsLeft: 150 });
-    expect(upkeepRates(recent, 0, 0)).toMatchObject({ repairSecondsLeft: 0, scrubSecondsLeft: 0 });
-    // Work left and nothing done: stalled, no time can be given.
-    expect(upkeepRates(emptyCounters(), 7, 3)).toEqual({ repairUnitsPerMinute: 0, repairSecondsLeft: null, scrubUnitsPerMinute: 0, scrubSecondsLeft: null });
+  const MIN = 60_000, T0 = 100 * MIN;
+  /** Minute rows as the shared record keeps them, from deltas flushed at the given times. */
+  const rowsOf = (deltas: { at: number; events: Record<string, number> }[]) => {
+    const book = new OpsBook(new MemoryBookStore(), () => T0);
+    for (const d of deltas) book.record({ ...emptyCounters(), at: d.at, events: d.events });
+    return book.snapshot(0).minutes;
+  };
+
+  it('a run of repairs: the rate from when it began, so the ETA is what the run will take (the drill: 5,015 s said, 25 s taken)', () => {
+    // Repairs began 20 s ago (flushes every 5 s, 10 units each): 40 done, 50 left, at 2 units/s.
+    const now = T0 + 4 * MIN + 30_000;
+    const minutes = rowsOf([5, 10, 15, 20].map((s) => ({ at: now - 25_000 + s * 1000, events: { repairs_done: 10 } })));
+    expect(upkeepRates(minutes, now, 50, 0)).toMatchObject({ repairUnitsPerMinute: 120, repairSecondsLeft: 25, repairActiveSince: now - 20_000 });
+    // Averaged over the 5-minute window it said 8 units/min and 375 s: 15 times too long.
+  });
+
+  it('a run spanning minutes counts from its first minute; an earlier run, apart from it, does not count', () => {
+    const now = T0 + 10 * MIN + 30_000;
+    const minutes = rowsOf([
+      { at: T0 + 6 * MIN + 10_000, events: { scrub_units: 1000 } }, // an earlier run, then a quiet minute
+      { at: T0 + 8 * MIN + 30_000, events: { scrub_units: 300 } },
+      { at: T0 + 9 * MIN + 30_000, events: { scrub_units: 600 } },
+      { at: T0 + 10 * MIN + 20_000, events: { scrub_units: 300 } },
+    ]);
+    // 1200 units over the 120 s since the run began: 10 per second.
+    expect(upkeepRates(minutes, now, 0, 600)).toMatchObject({ scrubUnitsPerMinute: 600, scrubSecondsLeft: 60, scrubActiveSince: T0 + 8 * MIN + 30_000, repairSecondsLeft: 0 });
+  });
+
+  it('nothing done in the window: no rate, no time (stalled or not started)', () => {
+    expect(upkeepRates([], T0, 7, 3)).toEqual({ repairUnitsPerMinute: 0, repairSecondsLeft: null, repairActiveSince: null, scrubUnitsPerMinute: 0, scrubSecondsLeft: null, scrubActiveSince: null });
   });
 });
 

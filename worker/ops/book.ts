@@ -45,6 +45,9 @@ export class OpsBook {
     const row = this.store.getMinute(minute) ?? emptyCounters();
     const { buckets: _perBucket, jobs: _perJob, ...perMinute } = counters; // per-bucket and per-job traffic: totals only (the cost report's), not every minute
     addCounters(row, perMinute);
+    for (const [name, n] of Object.entries(counters.events) as [keyof OpsCounters['events'], number][]) {
+      if (n > 0 && !(row.eventsFirstAt ??= {})[name]) row.eventsFirstAt[name] = at;
+    }
     this.store.putMinute(minute, row);
     this.store.saveTotals(this.since, this.totals);
     this.pruneNow();

@@ -13,20 +13,26 @@ import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } 
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
-import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
+import { activeRate } from './active-rate.ts';
+import type { DataSample, MinuteRow, OpsCounters, OpsSnapshot } from './types.ts';
 
 /** The replication the overhead is compared with: three full copies. */
 export const REPLICATION_COPIES = 3;
 
 const roundMs = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
 
-/** Repair and scrub rates over the health window, and the seconds `left` units take at them. */
-export function upkeepRates(recent: OpsCounters, repairLeft: number, scrubLeft: number): StatusDoc['upkeep']['rates'] {
-  const minutes = HEALTH_WINDOW_MS / 60_000;
-  const rate = (n: number | undefined) => Math.round(((n ?? 0) / minutes) * 10) / 10;
-  const secondsLeft = (left: number, perMinute: number) => (left === 0 ? 0 : perMinute > 0 ? Math.ceil((left / perMinute) * 60) : null);
-  const repair = rate(recent.events.repairs_done), scrub = rate(recent.events.scrub_units);
-  return { repairUnitsPerMinute: repair, repairSecondsLeft: secondsLeft(repairLeft, repair), scrubUnitsPerMinute: scrub, scrubSecondsLeft: secondsLeft(scrubLeft, scrub) };
+/**
+ * Repair and scrub rates over their current run of activity in the health window (active-rate.ts:
+ * from when the run began, not over the whole window), and the seconds `left` units take at them.
+ */
+export function upkeepRates(minutes: readonly MinuteRow[], now: number, repairLeft: number, scrubLeft: number): StatusDoc['upkeep']['rates'] {
+  const secondsLeft = (left: number, perSecond: number) => (left === 0 ? 0 : perSecond > 0 ? Math.ceil(left / perSecond) : null);
+  const perMinute = (perSecond: number) => Math.round(perSecond * 600) / 10;
+  const repair = activeRate(minutes, 'repairs_done', now, HEALTH_WINDOW_MS), scrub = activeRate(minutes, 'scrub_units', now, HEALTH_WINDOW_MS);
+  return {
+    repairUnitsPerMinute: perMinute(repair.perSecond), repairSecondsLeft: secondsLeft(repairLeft, repair.perSecond), repairActiveSince: repair.since,
+    scrubUnitsPerMinute: perMinute(scrub.perSecond), scrubSecondsLeft: secondsLeft(scrubLeft, scrub.perSecond), scrubActiveSince: scrub.since,
+  };
 }
 
 export interface StatusConfig {
@@ -133,11 +139,12 @@ export interface StatusDoc {
     repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
     lifecycleRuns: number; lifecycleExpired: number; lifecycleNoncurrentDeleted: number; lifecycleMarkersRemoved: number; lifecycleUploadsAborted: number; lifecycleFailed: number;
     /**
-     * Rates over the health window (the last 5 minutes) and the time left at that rate: the repair
-     * backlog (degraded units) and the units the current scrub passes have yet to check. Null
-     * time: work left and nothing done in the window (stalled, or not started yet).
+     * Rates over the current run of activity within the health window (the last 5 minutes; from
+     * when the run began, `…ActiveSince`, to now: active-rate.ts) and the time left at that rate:
+     * the repair backlog (degraded units) and the units the current scrub passes have yet to check.
+     * Null time: work left and nothing done in the window (stalled, or not started yet).
      */
-    rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null };
+    rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; repairActiveSince: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null; scrubActiveSince: number | null };
   };
   s3: {
     requests: number; errors: number; bytesIn: number; bytesOut: number;
@@ -316,7 +323,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       restripe: restripeSummary([...restriping.values()]),
     },
     upkeep: {
-      rates: upkeepRates(recent, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
+      rates: upkeepRates(snapshot.minutes, snapshot.now, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
       repairsQueued: ev.repairs_queued ?? 0, repairsDone: ev.repairs_done ?? 0, repairsFailed: ev.repairs_failed ?? 0, repairedShards: ev.repaired_shards ?? 0,
       scrubRuns: ev.scrub_runs ?? 0, scrubShards: ev.scrub_shards ?? 0, scrubDamaged: ev.scrub_damaged ?? 0,
       collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,

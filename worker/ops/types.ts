@@ -99,6 +99,11 @@ export interface OpsCounters {
   s3BytesIn: number;
   s3BytesOut: number;
   events: Partial<Record<EventName, number>>;
+  /**
+   * Minute rows only: when each event was first carried in this minute (the flush's time), so a
+   * rate can start where the activity did (active-rate.ts). Absent in rows written before it existed.
+   */
+  eventsFirstAt?: Partial<Record<EventName, number>>;
 }
 
 /** What an isolate sends: its counters since the last flush, taken at `at`. */
