@@ -30,6 +30,7 @@ import { OpsFlusher } from './ops/flusher.ts';
 import { IsolateMeter } from './ops/meter.ts';
 import { durableOpsRecord } from './ops/durable-record.ts';
 import type { OpsObject } from './ops/ops-object.ts';
+import { LoadBalancerHealth } from './ops/lb-health.ts';
 import { OpsService } from './ops/service.ts';
 import { logRefusal, refusingApp } from './app/refusal.ts';
 import { RepairRouter } from './upkeep/repair-router.ts';
@@ -371,7 +372,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
     },
     accessLog: accessLogs,
-    operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
+    operator: createOperator({
+      authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined,
+      health: new LoadBalancerHealth({ policies: config.policies, defaultPolicy: config.defaultPolicy, backends: units.placeable, maintenance: reachability.maintenance, reachability, meter }),
+    }),
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },

@@ -6,6 +6,9 @@
  *   GET metrics            Prometheus text (ops/prometheus.ts); signed with a SigV4 header by a
  *                          key with the admin action (model/access.ts), `Authorization: Bearer <ops.metricsTokenSecret's value>`,
  *                          or open with `ops.open`; otherwise AccessDenied
+ *   GET health             for a load balancer (ops/lb-health.ts): 200 ok/degraded, 503 when the
+ *                          default policy's writes or reads cannot succeed from here; no
+ *                          signature, no catalog read, at most one probe per backend per 15 s
  *   GET / and GET ui       the status page (ops/page.ts): one self-contained HTML page that reads
  *                          `status` (signing it in the browser once given a key)
  * A privileged read (signed, bearer or open) probes the backends when the last probe is stale;
@@ -20,6 +23,7 @@ import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import { statusPage } from '../ops/page.ts';
 import { renderMetrics } from '../ops/prometheus.ts';
+import type { LoadBalancerHealth } from '../ops/lb-health.ts';
 import type { OpsService } from '../ops/service.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 
@@ -30,6 +34,8 @@ export interface OperatorDeps {
   open: boolean;
   /** The value of the secret `ops.metricsTokenSecret` names, if any. */
   metricsToken?: string;
+  /** The load balancer's answer (absent: no /health route). */
+  health?: LoadBalancerHealth;
   /** The clock of the anonymous status cache (tests). */
   now?: () => number;
 }
@@ -99,6 +105,12 @@ export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
     if (!allowed) throw new S3Error('AccessDenied', 'metrics need a SigV4 signature by a configured access key, or the bearer token of ops.metricsTokenSecret (or ops.open in the config)');
     const { doc, totals } = await deps.ops.status({ signed: true, hours: 0.1, probe: true });
     return c.body(renderMetrics(doc, totals), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+  });
+
+  routes.get('/health', async (c) => {
+    if (!deps.health) throw new S3Error('NoSuchKey', 'no health route on this gateway');
+    const { code, body } = await deps.health.check();
+    return c.json(body, code, { 'cache-control': 'no-store' });
   });
 
   const page = (c: Context<AppEnv>) => {
