@@ -9,6 +9,11 @@
  *                              (upkeep/journal-restore.ts; journal=0: not), then from the shard
  *                              headers of later writes (upkeep/rebuild.ts)
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
+ *   scrub?bucket=NAME[&prefix=P][&after=UNIT][&mode=]  every unit of the bucket (under the prefix)
+ *                              checked, a page per call: pass `next` back as `after` until it is
+ *                              null (upkeep/scrub-selection.ts); the cron's cursor is left alone
+ *   locate?bucket=NAME&key=K[&versionId=V]  where the shards of that version are: per unit and
+ *                              shard its backend, shard key, present/missing/size (upkeep/locate.ts)
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
  *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
@@ -56,6 +61,8 @@ import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts'
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
+import { scrubSelection } from '../upkeep/scrub-selection.ts';
+import { locateObject } from '../upkeep/locate.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
@@ -139,10 +146,28 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/scrub', async (c) => {
     const mode = c.var.view.query.get('mode') ?? (deps.scrub.mode === 'off' ? 'heads' : deps.scrub.mode);
     if (mode !== 'heads' && mode !== 'verify') throw new S3Error('InvalidArgument', 'mode is heads or verify');
+    const bucket = c.var.view.query.get('bucket');
+    const prefix = c.var.view.query.get('prefix');
+    if (prefix !== null && bucket === null) throw new S3Error('InvalidArgument', 'scrub: prefix goes with bucket');
     const started = Date.now();
+    if (bucket !== null) {
+      if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+      await deps.catalog.getBucket(bucket); // NoSuchBucket
+      const report = await scrubSelection(deps.catalog, byId, { bucket, prefix: prefix ?? '', mode, after: c.var.view.query.get('after'), maxCalls: 600 }, deps.enqueueRepair);
+      deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
+      return c.json(report);
+    }
     const report = await scrubBatch(deps.catalog, byId, { mode, unitsPerRun: deps.scrub.unitsPerRun }, deps.enqueueRepair);
     deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
     return c.json(report);
+  });
+
+  admin.post('/locate', async (c) => {
+    const q = c.var.view.query;
+    const bucket = q.get('bucket'), key = q.get('key');
+    if (!bucket || key === null || key === '') throw new S3Error('InvalidArgument', 'locate needs ?bucket=NAME&key=KEY');
+    if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    return c.json(await locateObject(deps.catalog, byId, bucket, key, q.get('versionId')));
   });
 
   admin.post('/collect', async (c) => {
@@ -255,7 +280,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
   });
   return admin;
 }
