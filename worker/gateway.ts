@@ -73,6 +73,8 @@ export interface Gateway {
   backends: Backend[];
   catalog: Catalog;
   units: UnitStore;
+  /** How the scrubber's 'heads' mode checks a shard (config scrub.headsBy; local development: a 1-byte read). */
+  scrubHeadsBy: 'head' | 'tail-read';
   /** Which backends this isolate knows down (engine/reachability.ts): fed by every backend call's outcome. */
   reachability: BackendReachability;
   store: EcStore;
@@ -240,6 +242,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const backends = config.backends.map((b) => createBackend(b, env));
   // Which backends are down (engine/reachability.ts): fed by every call's outcome below, probes
   // included; a backend in maintenance is down from the start.
+  // The local R2 emulator answers HEAD from its metadata: a shard file deleted on disk would pass.
+  const scrubHeadsBy = config.scrub.headsBy ?? (mode === 'local' ? 'tail-read' : 'head');
   const reachability = new BackendReachability(new Set(config.backends.filter((b) => b.maintenance).map((b) => b.id)));
   const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
@@ -377,7 +381,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       health: new LoadBalancerHealth({ policies: config.policies, defaultPolicy: config.defaultPolicy, backends: units.placeable, maintenance: reachability.maintenance, reachability, meter }),
     }),
     admin: createAdmin({
-      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: { ...config.scrub, headsBy: scrubHeadsBy }, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
@@ -394,5 +398,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
+  return { config, backends, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
 }

@@ -90,7 +90,7 @@ export default {
     const jobs: Promise<unknown>[] = [collected, lifecycle];
     const { mode, unitsPerRun } = g.config.scrub;
     if (mode !== 'off') {
-      const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun }, g.enqueueRepair));
+      const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun, headsBy: g.scrubHeadsBy }, g.enqueueRepair));
       jobs.push(scrub.then(
         (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),

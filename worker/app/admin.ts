@@ -85,7 +85,7 @@ export interface AdminDeps {
   /** Opens sealed shard headers for a rebuild (config "encryption"); absent: sealed units are reported unrecoverable. */
   keyRing?: KeyRing;
   region: string;
-  scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number };
+  scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number; headsBy?: ScrubOptions['headsBy'] };
   enqueueRepair: (task: RepairTask) => void;
   /** One repair task done now (the queue's work, counted and logged). */
   repair: (task: RepairTask) => Promise<void>;
@@ -153,11 +153,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (bucket !== null) {
       if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
       await deps.catalog.getBucket(bucket); // NoSuchBucket
-      const report = await scrubSelection(deps.catalog, byId, { bucket, prefix: prefix ?? '', mode, after: c.var.view.query.get('after'), maxCalls: 600 }, deps.enqueueRepair);
+      const report = await scrubSelection(deps.catalog, byId, { bucket, prefix: prefix ?? '', mode, headsBy: deps.scrub.headsBy, after: c.var.view.query.get('after'), maxCalls: 600 }, deps.enqueueRepair);
       deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
       return c.json(report);
     }
-    const report = await scrubBatch(deps.catalog, byId, { mode, unitsPerRun: deps.scrub.unitsPerRun }, deps.enqueueRepair);
+    const report = await scrubBatch(deps.catalog, byId, { mode, unitsPerRun: deps.scrub.unitsPerRun, headsBy: deps.scrub.headsBy }, deps.enqueueRepair);
     deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
     return c.json(report);
   });

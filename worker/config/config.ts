@@ -247,6 +247,8 @@ export const configSchema = z.object({
    */
   scrub: z.object({
     mode: z.enum(['off', 'heads', 'verify']).default('heads'),
+    /** How 'heads' checks a shard: 'head', or 'tail-read' (a 1-byte read; absent: tail-read in local development, whose R2 emulator HEADs from metadata, else head). */
+    headsBy: z.enum(['head', 'tail-read']).optional(),
     unitsPerRun: z.number().int().min(1).max(1000).default(100),
   }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
   ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),

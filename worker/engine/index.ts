@@ -22,7 +22,7 @@ export { BackendReachability, RETRY_DOWN_AFTER_MS } from './reachability.ts';
 
 // Shard files on a backend: header and footer, a whole-file check, a size probe; the rebuild of
 // lost shards (repair).
-export { probeShardSize, readShardFile, verifyShardFile, type ShardFileInfo, type ShardState } from './shard-files.ts';
+export { probeShardSize, probeShardTail, readShardFile, verifyShardFile, type ShardFileInfo, type ShardState } from './shard-files.ts';
 export { rebuildShards, type RebuildResult } from './shard-rebuild.ts';
 // A shard file copied as stored to another backend, through the one writer (the mover).
 export { copyCalls, copyShard, type CopyCalls } from './shard-copy.ts';

@@ -66,6 +66,24 @@ export async function verifyShardFile(backend: Backend, key: string, unit: Coded
 /** A shard as checked: intact, damaged (missing, another length, rotten), or its backend not answering (or not configured). */
 export type ShardState = 'ok' | 'damaged' | 'unreachable';
 
+/**
+ * One ranged GET of a shard file's last byte, for backends whose HEAD answers from metadata
+ * alone (the local R2 emulator, miniflare: a blob file deleted on disk still HEADs with its
+ * size; its GET answers NotFound): a shard whose last byte reads is 'ok'; missing or shorter
+ * (NotFound, Corrupt), 'damaged'. One byte of egress per shard.
+ */
+export async function probeShardTail(backend: Backend | undefined, bucket: string, unit: CodedUnit, shardIndex: number): Promise<ShardState> {
+  if (!backend) return 'unreachable';
+  const len = shardLayout(unit, shardIndex).shardFileLen();
+  try {
+    const { body, size } = await backend.get(shardKey(bucket, unit.unitId, shardIndex), { offset: len - 1, length: 1 });
+    const read = await new Response(body).arrayBuffer();
+    return size === len && read.byteLength === 1 ? 'ok' : 'damaged';
+  } catch (err) {
+    return isBackendError(err) && err.transient ? 'unreachable' : 'damaged';
+  }
+}
+
 /** One HEAD: a shard at its full length is 'ok'; missing or of another length, 'damaged'. */
 export async function probeShardSize(backend: Backend | undefined, bucket: string, unit: CodedUnit, shardIndex: number): Promise<ShardState> {
   if (!backend) return 'unreachable';

@@ -32,7 +32,7 @@ const MAX_PAGES = 50;
 
 export async function scrubSelection(
   catalog: UpkeepCatalog, byId: Map<string, Backend>,
-  o: { bucket: string; prefix: string; mode: ScrubOptions['mode']; after: string | null; maxCalls: number },
+  o: { bucket: string; prefix: string; mode: ScrubOptions['mode']; headsBy?: ScrubOptions['headsBy']; after: string | null; maxCalls: number },
   enqueueRepair: (task: RepairTask) => void,
 ): Promise<SelectionScrubReport> {
   const report: SelectionScrubReport = { units: 0, shards: 0, damaged: 0, damage: [], unreachable: 0, next: null };
@@ -48,7 +48,7 @@ export async function scrubSelection(
       }
       // Out of calls: stop before this unit (every page checks at least one), resume here.
       if (report.shards > 0 && report.shards + unit.placement.length > o.maxCalls) return { ...report, next: after };
-      const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(o.bucket, unit, i, byId, o.mode))));
+      const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(o.bucket, unit, i, byId, o.mode, o.headsBy))));
       const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
       report.units++;
       report.shards += verdicts.length;

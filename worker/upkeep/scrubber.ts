@@ -15,7 +15,7 @@
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { UpkeepCatalog } from '../catalog/types.ts';
-import { MAX_OPEN_SUBREQUESTS, probeShardSize, type RepairTask, Semaphore, ShardReadError, type ShardState, verifyShardFile } from '../engine/index.ts';
+import { MAX_OPEN_SUBREQUESTS, probeShardSize, probeShardTail, type RepairTask, Semaphore, ShardReadError, type ShardState, verifyShardFile } from '../engine/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
 
@@ -23,6 +23,12 @@ export interface ScrubOptions {
   mode: 'heads' | 'verify';
   /** Units checked per bucket per run (at most; the run's shard-check budget may stop it earlier). */
   unitsPerRun: number;
+  /**
+   * How 'heads' checks a shard: a HEAD (default), or a 1-byte read of its last byte ('tail-read',
+   * config scrub.headsBy; the local default): a backend whose HEAD answers from its metadata (the
+   * local R2 emulator) says a shard deleted on disk is there.
+   */
+  headsBy?: 'head' | 'tail-read';
 }
 
 export interface ScrubReport {
@@ -50,7 +56,7 @@ export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backe
       for (const { unit, key } of page) {
         // Out of calls: stop before this unit (every run checks at least one), resume here.
         if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break walk;
-        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode))));
+        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode, options.headsBy))));
         const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
         report.shards += verdicts.length;
         report.damaged += damaged.length;
@@ -69,9 +75,9 @@ export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backe
 }
 
 /** A backend removed from the config counts as unreachable: the placement is recorded, not ours to rewrite. */
-export async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<ShardState> {
+export async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode'], headsBy: ScrubOptions['headsBy'] = 'head'): Promise<ShardState> {
   const backend = byId.get(unit.placement[i]!);
-  if (mode === 'heads' || !backend) return probeShardSize(backend, bucket, unit, i);
+  if (mode === 'heads' || !backend) return (headsBy === 'tail-read' ? probeShardTail : probeShardSize)(backend, bucket, unit, i);
   try {
     await verifyShardFile(backend, shardKey(bucket, unit.unitId, i), unit, i);
     return 'ok';
