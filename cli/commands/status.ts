@@ -75,7 +75,9 @@ export function render(s: StatusLike): string {
   const r = s.upkeep.rates;
   if (r) {
     const left = (sec: number | null, work: boolean) => (!work ? 'nothing left' : sec === null ? 'no progress in the last 5 minutes' : `about ${duration(sec)} left at that rate`);
-    lines.push(`repair ${r.repairUnitsPerMinute} units/min (${left(r.repairSecondsLeft, r.repairSecondsLeft !== 0)}); scrub ${r.scrubUnitsPerMinute} units/min (${left(r.scrubSecondsLeft, r.scrubSecondsLeft !== 0)})`);
+    // The rate of the current run of work (from when it began), not of the whole window: active-rate.ts.
+    const over = (since: number | null | undefined, left: number | null) => (since && left !== 0 ? ` over the last ${duration(Math.max(1, Math.round((s.now - since) / 1000)))}` : '');
+    lines.push(`repair ${r.repairUnitsPerMinute} units/min${over(r.repairActiveSince, r.repairSecondsLeft)} (${left(r.repairSecondsLeft, r.repairSecondsLeft !== 0)}); scrub ${r.scrubUnitsPerMinute} units/min${over(r.scrubActiveSince, r.scrubSecondsLeft)} (${left(r.scrubSecondsLeft, r.scrubSecondsLeft !== 0)})`);
   }
   const ops = Object.entries(s.s3?.recent ?? {}).sort(([, a], [, b]) => b.requests - a.requests);
   if (ops.length) {
