@@ -18,7 +18,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
   it('health of an empty bucket: nothing stored, no scrub yet; NoSuchBucket for a missing one', async () => {
     const b = await bucket();
     expect(await c().bucketHealth(b, new Date())).toEqual({
-      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {}, byPolicy: {} }, oldestDegradedAt: null, repairStuck: 0,
+      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {}, byPolicy: {} }, placements: [], oldestDegradedAt: null, repairStuck: 0,
       uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
       scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
       // The bucket's own row waits for the journal's first segment, which dumps it (sql-journal.ts).
@@ -59,6 +59,9 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(h.redundancy).toMatchObject({ atRisk: 1, lost: 1, atRiskBytes: 100, lostBytes: 100, byMissing: { 1: 1, 2: 1 } });
     // Every unit, whole ones too, by shards left: x's second unit whole (3), u1 at k (2), u2 below.
     expect(h.redundancy.byPolicy).toEqual({ '2+1': { k: 2, m: 1, byShardsLeft: [{ shardsLeft: 3, units: 1, bytes: 100 }, { shardsLeft: 2, units: 1, bytes: 100 }], belowK: { units: 1, bytes: 100 } } });
+    // The same units by the backends their present shards are on (issue 37: what a down backend takes away).
+    const placed = (hh: typeof h) => Object.fromEntries((hh.placements ?? []).map((p) => [p.on.join(','), p.units]));
+    expect(placed(h)).toEqual({ 'b0,b1,b2': 1, 'b0,b1': 1, b2: 1 });
     expect(h.oldestDegradedAt).toBe(Date.parse(manifest(b, 'x').lastModified));
     expect(h.backends.b2).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'x' unit 1 lacks shard 2
     expect(h.backends.b0).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'y' lacks 0 and 1
@@ -73,6 +76,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(h.redundancy).toMatchObject({ atRisk: 2, lost: 0, atRiskBytes: 200, lostBytes: 0, byMissing: { 1: 2 } });
     expect(h.redundancy.byPolicy['2+1']).toMatchObject({ byShardsLeft: [{ shardsLeft: 3, units: 1 }, { shardsLeft: 2, units: 2, bytes: 200 }], belowK: { units: 0, bytes: 0 } });
     expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
+    expect(placed(h)).toEqual({ 'b0,b1,b2': 1, 'b0,b1': 1, 'b0,b2': 1 }); // a repair mark moves the unit's placement too
     await c().markRepaired(b, u2.unitId, [1]);
     await c().markRepaired(b, u1.unitId, [2]);
     h = await c().bucketHealth(b, new Date());
