@@ -14,7 +14,7 @@ import { MemoryBackend } from '../../backends/memory.ts';
 import { MeteredBackend } from '../../backends/metered.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
-import { BackendReachability, RETRY_DOWN_AFTER_MS } from '../../worker/engine/reachability.ts';
+import { BackendReachability, RECHECK_AFTER_MS, RETRY_DOWN_AFTER_MS } from '../../worker/engine/reachability.ts';
 import { QuorumError } from '../../worker/engine/shard-set.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { toS3Error } from '../../worker/app/error-map.ts';
@@ -64,12 +64,30 @@ describe('a hung backend: bounded waits, then refused at once', () => {
     expect(toS3Error(second).code).toBe('ServiceUnavailable');
     expect(f.callsTo(['b0', 'b1'])).toBe(before); // no call reached the hung backends
 
-    // Back after the retry interval: the next write calls them again and succeeds.
+    // A second later, still hung: the refusal first asks them again (one probe each, bounded), then refuses.
+    f.advance(RECHECK_AFTER_MS);
+    const third = await f.put('b').catch((e) => e);
+    expect(refusedAtOnce(third), String(third)).toBe(true);
+    expect(f.faulty[0]!.calls.slice(-1)).toEqual([expect.objectContaining({ op: 'head', key: 'shardgate-probe' })]);
+    expect(f.callsTo(['b0', 'b1'])).toBe(before + 2);
+
+    // Back: the next refusal's recheck finds them answering, and the write goes through.
     f.faulty[0]!.heal();
     f.faulty[1]!.heal();
-    f.advance(RETRY_DOWN_AFTER_MS);
+    f.advance(RECHECK_AFTER_MS);
     await f.put('c');
     expect(await f.get('c')).toEqual(f.body(20_000));
+  });
+
+  it('after the retry interval a backend known down is called again without a recheck', async () => {
+    const f = fleet();
+    await f.store.createBucket('data', { region: 'us-east-1' });
+    f.reachability.report('b0', false);
+    expect(f.reachability.isDown('b0')).toBe(true);
+    f.advance(RETRY_DOWN_AFTER_MS);
+    expect(f.reachability.isDown('b0')).toBe(false);
+    await f.put('d');
+    expect(f.faulty[0]!.calls.map((c) => c.op)).toEqual(['put']);
   });
 
   it('a read: below k it fails at its bound, then is refused without a call; one hung backend is read around', async () => {

@@ -7,13 +7,25 @@
  * The engine uses it to refuse at once what cannot succeed: a write whose placement reaches fewer
  * backends than its write quorum, a read of a unit with fewer than k shards on reachable backends
  * (503, as a quorum missed after the calls); and to read around a down backend's shards without
- * calling it (unit-store.ts).
+ * calling it (unit-store.ts). Before refusing on knowledge older than RECHECK_AFTER_MS it asks the
+ * backends once more (`recheck`: one probe each, shared by every request meanwhile, waited for at
+ * most RECHECK_WAIT_MS), so a backend that is back is not refused for the rest of the window.
  */
+import { isBackendError, type Backend } from '../../backends/types.ts';
+
 export const RETRY_DOWN_AFTER_MS = 15_000;
+/** A refusal on knowledge this old asks the backends again first. */
+export const RECHECK_AFTER_MS = 1000;
+/** The longest a request waits for that recheck (a hung backend's probe goes on in the background, bounded by its wait). */
+export const RECHECK_WAIT_MS = 1000;
+/** The key a recheck HEADs: it never exists (outside the shard prefix), NotFound is the healthy answer (ops/probe.ts's too). */
+const RECHECK_KEY = 'shardgate-probe';
 
 export class BackendReachability {
   /** When each backend's latest call failed as unreachable, until a call succeeds. */
   private readonly failedAt = new Map<string, number>();
+  /** Rechecks in flight, by backend: one probe at a time each. */
+  private readonly rechecking = new Map<string, Promise<void>>();
 
   constructor(
     /** Backends in maintenance: known down, never called for reads or new shards. */
@@ -33,5 +45,34 @@ export class BackendReachability {
     if (this.maintenance.has(backendId)) return true;
     const at = this.failedAt.get(backendId);
     return at !== undefined && this.now() - at < this.retryAfterMs;
+  }
+
+  /**
+   * Asks each of `backends` known down (not in maintenance) for more than RECHECK_AFTER_MS
+   * whether it is back: one HEAD of a key that never exists, shared by every caller while it
+   * runs; waits for it at most RECHECK_WAIT_MS. Its outcome is reported like any call's.
+   */
+  async recheck(backends: readonly Backend[]): Promise<void> {
+    const stale = backends.filter((b) => !this.maintenance.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)! >= RECHECK_AFTER_MS);
+    if (!stale.length) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECHECK_WAIT_MS)));
+    try {
+      await Promise.race([Promise.all(stale.map((b) => this.probe(b))), waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private probe(b: Backend): Promise<void> {
+    let p = this.rechecking.get(b.id);
+    if (!p) {
+      p = b.head(RECHECK_KEY).then(
+        () => this.report(b.id, true),
+        (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient)),
+      ).finally(() => this.rechecking.delete(b.id));
+      this.rechecking.set(b.id, p);
+    }
+    return p;
   }
 }

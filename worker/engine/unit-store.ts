@@ -192,7 +192,7 @@ export class UnitStore {
 
   async storeBody(input: StoreBodyInput): Promise<StoredBody> {
     const { plan, size } = input;
-    if (plan.mode !== 'inline') this.refuseUnreachable(input);
+    if (plan.mode !== 'inline') await this.refuseUnreachable(input);
     const feed = new BodyFeed(input.body, input.checksum, size);
     if (plan.mode === 'inline') return this.storeInline(input, feed);
     const units: CodedUnit[] = [];
@@ -246,27 +246,41 @@ export class UnitStore {
     return placeShards(`${bucket}/${key}`, up.length >= k + m && up.length < this.placeable.length ? up : this.placeable, k, m);
   }
 
-  /** A write whose placement reaches fewer backends than its quorum is refused before any call (a 503). */
-  private refuseUnreachable(input: StoreBodyInput): void {
+  /**
+   * A write whose placement reaches fewer backends than its quorum is refused before any call (a
+   * 503), once the backends known down for a while have been asked again (reachability.ts recheck).
+   */
+  private async refuseUnreachable(input: StoreBodyInput): Promise<void> {
     const r = this.options.reachability;
     if (!r) return;
     const { k, m, quorum } = input.plan;
-    const placed = this.writePlacement(input.bucket, input.key, k, m);
-    const down = placed.filter((b) => r.isDown(b.id));
-    if (placed.length - down.length < quorum) {
+    const short = () => {
+      const placed = this.writePlacement(input.bucket, input.key, k, m);
+      const down = placed.filter((b) => r.isDown(b.id));
+      return { placed, down, refused: placed.length - down.length < quorum };
+    };
+    if (short().refused) await r.recheck(this.placeable);
+    const { placed, down, refused } = short();
+    if (refused) {
       throw new QuorumError(`${placed.length - down.length} of the ${placed.length} backends this write goes to are reachable (down: ${down.map((b) => b.id).join(', ')}), its write quorum is ${quorum}; refused without calling them`, []);
     }
   }
 
   /**
    * `unit` as a read sees it: shards on backends known down count as missing (never called), or a
-   * 503 at once when fewer than k shards are left on reachable backends.
+   * 503 at once when fewer than k shards are left on reachable backends (once the backends known
+   * down for a while have been asked again: reachability.ts recheck).
    */
-  private readable(unit: CodedUnit): CodedUnit {
+  private async readable(unit: CodedUnit): Promise<CodedUnit> {
     const r = this.options.reachability;
     if (!r) return unit;
-    const down = unit.placement.flatMap((id, i) => (!unit.missing.includes(i) && r.isDown(id) ? [i] : []));
+    const downOf = () => unit.placement.flatMap((id, i) => (!unit.missing.includes(i) && r.isDown(id) ? [i] : []));
+    let down = downOf();
     if (!down.length) return unit;
+    if (unit.placement.length - unit.missing.length - down.length < unit.k) {
+      await r.recheck(down.flatMap((i) => this.byId.get(unit.placement[i]!) ?? []));
+      down = downOf();
+    }
     const left = unit.placement.length - unit.missing.length - down.length;
     if (left < unit.k) {
       throw new QuorumError(`${left} shard(s) of a unit that needs ${unit.k} are on reachable backends (down: ${[...new Set(down.map((i) => unit.placement[i]))].join(', ')}); refused without calling them`, []);
@@ -311,10 +325,10 @@ export class UnitStore {
       if (hi >= lo) pieces.push({ unit, from: lo - offset, to: hi - offset });
       offset += unit.size;
     }
-    const openPiece = (p: (typeof pieces)[number]) => {
+    const openPiece = async (p: (typeof pieces)[number]) => {
       if (p.unit.missing.length) this.options.onDegradedRead?.(bucket, key, p.unit);
       const input = {
-        bucket, unit: this.readable(p.unit), backends: this.byId, start: p.from, end: p.to,
+        bucket, unit: await this.readable(p.unit), backends: this.byId, start: p.from, end: p.to,
         onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
         prices: this.options.prices, grow,
       };
