@@ -4,8 +4,9 @@
 // with 'Timeout', so a hung backend costs a request that bound, not the adapter's own 30-60 s.
 // What is bounded: get, head, delete, list and retain until they answer (a get's body streams
 // afterwards at the reader's pace); a put until its answer, the bound starting again at every
-// chunk the backend takes of a ChunkSource body (the engine's uploads), so a long upload that
-// flows is never cut. The call's own signal and the bound's (the client hung up) abort it too.
+// chunk the backend takes of a ChunkSource body (the engine's uploads) and paused while the
+// backend waits for the next chunk (a slow client is not the backend's wait), so a long upload
+// that flows is never cut. The call's own signal and the bound's (the client hung up) abort it too.
 // An adapter that ignores signals (the R2 binding) is raced: the caller is answered at the bound
 // while the call ends in the background.
 
@@ -25,7 +26,7 @@ export class DeadlineBackend implements Backend {
   }
 
   put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
-    return this.bounded(opts?.signal, (signal, touch) => this.inner.put(key, isChunkSource(body) ? touching(body, touch) : body, length, { signal }));
+    return this.bounded(opts?.signal, (signal, bound) => this.inner.put(key, isChunkSource(body) ? paced(body, bound) : body, length, { signal }));
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
@@ -54,7 +55,7 @@ export class DeadlineBackend implements Backend {
    * signal or the bound's; resolves or rejects with the first of the call and the bound. A result
    * the call delivers after the bound fired is given to `drop` (a get's body is cancelled).
    */
-  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, touch: () => void) => Promise<T>, drop?: (late: T) => void): Promise<T> {
+  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>, drop?: (late: T) => void): Promise<T> {
     const { ms, signal: boundSignal } = this.bound();
     const ctl = new AbortController();
     const signals = [ctl.signal, ...(callerSignal ? [callerSignal] : []), ...(boundSignal ? [boundSignal] : [])];
@@ -73,7 +74,7 @@ export class DeadlineBackend implements Backend {
       if (signal.aborted) return reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       arm();
-      call(signal, arm).then(
+      call(signal, { pause: () => clearTimeout(timer), arm }).then(
         (v) => (fired && drop ? drop(v) : resolve(v)),
         (err) => reject(signal.aborted ? signal.reason : err),
       ).finally(() => {
@@ -84,13 +85,19 @@ export class DeadlineBackend implements Backend {
   }
 }
 
-/** `source`, calling `touch` at every chunk the backend takes (progress restarts the bound). */
-function touching(source: ChunkSource, touch: () => void): ChunkSource {
+/**
+ * `source`, with the bound paused while the backend waits for a chunk (the body is late, not the
+ * backend) and started again when it has it (progress).
+ */
+function paced(source: ChunkSource, bound: { pause(): void; arm(): void }): ChunkSource {
   return {
     read: async () => {
-      const chunk = await source.read();
-      touch();
-      return chunk;
+      bound.pause();
+      try {
+        return await source.read();
+      } finally {
+        bound.arm();
+      }
     },
     cancel: (reason) => source.cancel(reason),
   };

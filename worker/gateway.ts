@@ -372,7 +372,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),
     around: (c, next) => {
-      const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, Number(c.req.header('content-length') ?? 0) || 0), answered: false };
+      const hasBody = Number(c.req.header('content-length') ?? 0) > 0 || c.req.header('transfer-encoding') !== undefined;
+      const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, hasBody), answered: false };
       return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
     },
     accessLog: accessLogs,
