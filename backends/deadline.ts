@@ -6,12 +6,17 @@
 // afterwards at the reader's pace); a put until its answer, the bound starting again at every
 // chunk the backend takes of a ChunkSource body (the engine's uploads) and paused while the
 // backend waits for the next chunk (a slow client is not the backend's wait), so a long upload
-// that flows is never cut. The call's own signal and the bound's (the client hung up) abort it too.
+// that flows is never cut; a put of bytes or a stream (journal segments, tag records) gets the
+// bound plus the time its length takes at BODY_BYTES_PER_SECOND. The call's own signal and the
+// bound's abort it too.
 // An adapter that ignores signals (the R2 binding) is raced: the caller is answered at the bound
 // while the call ends in the background.
 
 import { isChunkSource } from './streams.ts';
 import { BackendError, type Backend, type BlobInfo, type BlobRetention, type ByteRange, type ChunkSource, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+
+/** The slowest upload a whole-body put is given time for, beyond the wait itself. */
+export const BODY_BYTES_PER_SECOND = 256 * 1024;
 
 /** How long a call made now may wait, and a signal that ends it earlier (absent: none). */
 export type WaitBound = () => { ms: number; signal?: AbortSignal };
@@ -26,7 +31,9 @@ export class DeadlineBackend implements Backend {
   }
 
   put(key: string, body: PutBody, length: number, opts?: PutOptions): Promise<void> {
-    return this.bounded(opts?.signal, (signal, bound) => this.inner.put(key, isChunkSource(body) ? paced(body, bound) : body, length, { signal }));
+    const chunked = isChunkSource(body);
+    const sending = chunked ? 0 : Math.ceil((length / BODY_BYTES_PER_SECOND) * 1000);
+    return this.bounded(opts?.signal, (signal, bound) => this.inner.put(key, chunked ? paced(body, bound) : body, length, { signal }), undefined, sending);
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
@@ -55,8 +62,9 @@ export class DeadlineBackend implements Backend {
    * signal or the bound's; resolves or rejects with the first of the call and the bound. A result
    * the call delivers after the bound fired is given to `drop` (a get's body is cancelled).
    */
-  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>, drop?: (late: T) => void): Promise<T> {
-    const { ms, signal: boundSignal } = this.bound();
+  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>, drop?: (late: T) => void, extraMs = 0): Promise<T> {
+    const { ms: waitMs, signal: boundSignal } = this.bound();
+    const ms = waitMs + extraMs;
     const ctl = new AbortController();
     const signals = [ctl.signal, ...(callerSignal ? [callerSignal] : []), ...(boundSignal ? [boundSignal] : [])];
     const signal = signals.length === 1 ? ctl.signal : AbortSignal.any(signals);
