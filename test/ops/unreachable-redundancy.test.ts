@@ -22,6 +22,7 @@ import { OpsService } from '../../worker/ops/service.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { parseMetrics, valueOf } from './helpers.ts';
+import { emptyCounters } from '../../worker/ops/counters.ts';
 
 const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
 
@@ -120,3 +121,22 @@ describe('shards on unreachable backends count as missing', () => {
     expect(render(doc as unknown as StatusLike)).toMatch(/^b5\s+z5\s+\S+ \(maintenance\)/m);
   });
 });
+
+describe('recovery rates in the status and the metrics', () => {
+  beforeEach(() => void vi.useFakeTimers({ toFake: ['Date'] }));
+  afterEach(() => void vi.useRealTimers());
+
+  it('repairs begun 20 s ago at 2 units/s with 4 units left: 2 s (the window average said 8 units/min, 30 s)', async () => {
+    const { ops, record, catalog, unitOf } = await setup();
+    for (const key of ['a', 'b', 'c', 'd']) await catalog.markMissing('media', (await unitOf(key)).unitId, [0]); // a backlog of 4
+    const now = Date.now();
+    for (const s of [5, 10, 15, 20]) await record.record({ ...emptyCounters(), at: now - 25_000 + s * 1000, events: { repairs_done: 10 } });
+    const { doc, totals } = await ops.status({ signed: false, hours: 1, probe: false });
+    expect(doc.upkeep.rates).toMatchObject({ repairUnitsPerMinute: 120, repairSecondsLeft: 2, repairActiveSince: now - 20_000 });
+    const m = await parseMetrics(renderMetrics(doc, totals));
+    expect(valueOf(m, 'shardgate_repair_units_per_second')).toBe(2);
+    expect(valueOf(m, 'shardgate_repair_seconds_remaining')).toBe(2);
+    expect(render(doc as unknown as StatusLike)).toMatch(/^repair 120 units\/min over the last 20 s \(about 2 s left at that rate\)/m);
+  });
+});
+

@@ -158,6 +158,12 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_restripe_buckets', 'Buckets whose stored versions the re-stripe has yet to rewrite under their policy now.', rs?.buckets ?? 0);
   gauge('shardgate_restripe_left_units', 'Units of a geometry their bucket\'s policy no longer writes: what the re-stripe has left (three replicas counted until a pass found them small pieces).', rs?.leftUnits ?? 0);
   gauge('shardgate_restripe_left_bytes', 'Object bytes in those units.', rs?.leftBytes ?? 0);
+  // The repair and scrub rates of their current run (active-rate.ts), and the time left at them.
+  const r = doc.upkeep.rates;
+  gauge('shardgate_repair_units_per_second', 'Units repaired per second over the current run of repairs (from when it began, within the last 5 minutes).', r.repairUnitsPerMinute / 60);
+  gauge('shardgate_repair_seconds_remaining', 'Seconds the repair backlog takes at that rate (absent: work left and no progress in 5 minutes).', r.repairSecondsLeft);
+  gauge('shardgate_scrub_units_per_second', 'Units scrubbed per second over the current run of scrubbing (from when it began, within the last 5 minutes).', r.scrubUnitsPerMinute / 60);
+  gauge('shardgate_scrub_seconds_remaining', 'Seconds the current scrub passes take at that rate (absent: work left and no progress in 5 minutes).', r.scrubSecondsLeft);
   gauge('shardgate_restripe_bytes_per_second', 'The re-striping buckets\' rates summed (bytes rewritten between each one\'s first and last swap).', rs?.bytesPerSecond ?? null);
   gauge('shardgate_restripe_seconds_remaining', 'The longest time remaining among the re-striping buckets at their rates (absent: some has no rate yet).', rs?.secondsRemaining ?? null);
 
