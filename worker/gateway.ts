@@ -13,7 +13,7 @@ import { Hono } from 'hono';
 import { createBackend, DeadlineBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
-import { createApp } from './app/app.ts';
+import { createApp, OPERATOR_PREFIX } from './app/app.ts';
 import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
@@ -372,8 +372,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),
     around: (c, next) => {
-      const hasBody = Number(c.req.header('content-length') ?? 0) > 0 || c.req.header('transfer-encoding') !== undefined;
-      const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, hasBody), answered: false };
+      const s3Read = (c.req.method === 'GET' || c.req.method === 'HEAD') && !c.req.path.startsWith(OPERATOR_PREFIX);
+      const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, s3Read), answered: false };
       return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
     },
     accessLog: accessLogs,

@@ -55,7 +55,7 @@ describe('DeadlineBackend', () => {
 
   it('the bound of a call made within a request is what is left of the request, until its answer', () => {
     expect(waitBound(10_000, 5000)).toEqual({ ms: 10_000 }); // no request: the configured wait
-    const d = { at: deadlineOf(1000, 10_000, false), answered: false };
+    const d = { at: deadlineOf(1000, 10_000, true), answered: false };
     expect(d.at).toBe(11_000);
     withRequestDeadline(d, () => {
       expect(waitBound(10_000, 4000)).toEqual({ ms: 7000 });
@@ -63,8 +63,8 @@ describe('DeadlineBackend', () => {
       d.answered = true; // the response's body streams: the per-call wait alone
       expect(waitBound(10_000, 12_000)).toEqual({ ms: 10_000 });
     });
-    // A request with a body lasts as long as its client sends: its calls have the per-call wait alone.
-    const put = { at: deadlineOf(1000, 10_000, true), answered: false };
+    // Not an S3 read (a PUT lasts as long as its client sends, a copy as long as the copy): its calls have the per-call wait alone.
+    const put = { at: deadlineOf(1000, 10_000, false), answered: false };
     withRequestDeadline(put, () => expect(waitBound(10_000, 60_000)).toEqual({ ms: 10_000 }));
   });
 });

@@ -3,14 +3,14 @@
  * request-notes.ts carries its notes) so that every backend call made for it waits no longer than
  * the request can (issue 37): a hung backend then costs a request its bound, never the adapter's
  * own 30-60 s per attempt. The gateway's backend wrapper (backends/deadline.ts) reads it.
- * A request's deadline is derived from the request: a request without a body must have its
+ * A request's deadline is derived from the request: an S3 read (GET, HEAD) must have its
  * answer started within the configured wait (`backendWaitMs`) of its arrival, so all of its
- * backend calls together wait no longer than that; a request with a body (a PUT, an UploadPart)
- * lasts as long as its client takes to send it (clientIdleSeconds bounds a stalled one), so each
- * of its calls is bounded by the per-call wait alone (backends/deadline.ts: no answer, or no
- * progress while it has a chunk to take). Once the response's headers are out (`answered`), only
- * the per-call wait bounds the calls that stream its body. Work outside requests (repair, cron)
- * has no request deadline either.
+ * backend calls before the response's headers together wait no longer than that; once the headers
+ * are out (`answered`), the calls that stream its body are bounded by the per-call wait alone. Any
+ * other request (a PUT lasts as long as its client sends its body, a CopyObject as long as the
+ * copy, an operator's rebuild or drain as long as its work) has no request deadline: each of its
+ * calls is bounded by the per-call wait (backends/deadline.ts: no answer, or no progress while it
+ * has a chunk to take). Work outside requests (repair, cron) likewise.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
@@ -23,9 +23,9 @@ export interface RequestDeadline {
 
 const current = new AsyncLocalStorage<RequestDeadline>();
 
-/** The deadline of a request arriving at `arrival`, with a body or not. */
-export function deadlineOf(arrival: number, waitMs: number, hasBody: boolean): number | null {
-  return hasBody ? null : arrival + waitMs;
+/** The deadline of a request arriving at `arrival`: an S3 read's (`read`), or none. */
+export function deadlineOf(arrival: number, waitMs: number, read: boolean): number | null {
+  return read ? arrival + waitMs : null;
 }
 
 export function withRequestDeadline<T>(deadline: RequestDeadline, fn: () => T): T {
