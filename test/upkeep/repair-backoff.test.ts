@@ -3,7 +3,8 @@
  * failed repair attempts in a few minutes of one backend's outage, each unit retried on its own
  * clock and every repair that succeeded elsewhere making them all due again. Here a bucket's
  * worklist (the product's CatalogObject over SQLite) holds 20 units whose missing shard belongs
- * on b2, which is down, and 5 that can be repaired; the alarm's hand-off (takeDue) and the queue's
+ * on b2, which is down, and 5 that can be repaired, and more repairable damage comes every 10 s;
+ * the alarm's hand-off (takeDue) and the queue's
  * reports (repairFailed naming the backend, markRepaired) are driven over ten minutes of a driven
  * clock, and the attempts that reached b2 are counted. Then b2 is seen healthy again and every
  * unit waiting for it is handed on at once.
@@ -35,7 +36,9 @@ describe('repair backs off per backend', () => {
     const { catalog, repairs, waitingForB2 } = await worklist();
     let now = 1_000_000;
     let againstB2 = 0, repairedElsewhere = 0, firstBatch = 0;
-    for (const end = now + 10 * 60_000; now < end; now += 1000) {
+    for (let tick = 0, end = now + 10 * 60_000; now < end; now += 1000, tick++) {
+      // Damage elsewhere keeps coming and keeps being repaired (b0 answers): every 10 s a unit.
+      if (tick % 10 === 5) await catalog.commitManifest('b', `late/${tick}`, manifest('b', `late/${tick}`, [{ ...unit(), missing: [0] }]), {});
       const due = repairs.takeDue(now);
       for (const u of due) {
         if (waitingForB2.has(u.unitId)) {
@@ -48,12 +51,13 @@ describe('repair backs off per backend', () => {
         }
       }
     }
-    expect(repairedElsewhere).toBe(5);
     // The first hand-off goes before anything is known (every unit due); after it, 1 s doubling up
-    // to 5 min: one canary unit at 1, 3, 7, ... 511 s, about ten in ten minutes.
+    // to 5 min: one canary unit at 1, 3, 7, ... 511 s, about ten in ten minutes, however many
+    // repairs succeed elsewhere meanwhile (before: each success made all 20 due again, 1,100+ attempts).
     expect(firstBatch).toBe(20);
     expect(againstB2 - firstBatch).toBeGreaterThanOrEqual(5);
     expect(againstB2 - firstBatch).toBeLessThanOrEqual(12);
+    expect(repairedElsewhere).toBe(5 + 60);
     expect(repairs.backoffs().get('b2')).toMatchObject({ until: expect.any(Number) });
     expect(repairs.backoffs().get('b2')!.until - now).toBeLessThanOrEqual(BACKEND_RETRY_MAX_MS);
 
