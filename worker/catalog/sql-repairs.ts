@@ -34,8 +34,12 @@ export const FAILURES_TO_THROTTLE = 3;
 /** Units handed to the queue per alarm (one sendBatch). */
 export const BATCH = 100;
 
-/** The longest a backend that does not answer is left alone by the repairs of one bucket. */
-export const BACKEND_RETRY_MAX_MS = 5 * 60_000;
+/**
+ * The longest a backend that does not answer is left alone by the repairs of one bucket: short
+ * enough that a backend back is found by the next canary even when nothing else calls it (no
+ * cron, no status read), long enough that an outage costs a bucket two attempts a minute.
+ */
+export const BACKEND_RETRY_MAX_MS = 30_000;
 
 export function backendRetryDelay(failures: number): number {
   return Math.min(BACKEND_RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
