@@ -35,11 +35,13 @@ export const FAILURES_TO_THROTTLE = 3;
 export const BATCH = 100;
 
 /**
- * The longest a backend that does not answer is left alone by the repairs of one bucket: short
- * enough that a backend back is found by the next canary even when nothing else calls it (no
- * cron, no status read), long enough that an outage costs a bucket two attempts a minute.
+ * The longest a backend that does not answer is left alone by the repairs of one bucket: as short
+ * as a unit's own longest retry, so a backend back is found by the next canary as soon as before
+ * even when nothing else calls it (no cron, no status read); an outage then costs a bucket one
+ * canary (a HEAD of the missing shard) every 10 s, whatever the units waiting and the repairs
+ * succeeding elsewhere.
  */
-export const BACKEND_RETRY_MAX_MS = 30_000;
+export const BACKEND_RETRY_MAX_MS = RETRY_MAX_MS;
 
 export function backendRetryDelay(failures: number): number {
   return Math.min(BACKEND_RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
