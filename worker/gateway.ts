@@ -254,7 +254,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const metered = backends.map((b) => new MeteredBackend(new DeadlineBackend(b, () => waitBound(config.backendWaitMs)), (report) => {
     meter.backendCall(report);
     router.backendCall(report);
-    if (report.outcome === 'Unavailable' || report.outcome === 'Timeout') reachability.report(report.backend, false);
+    if (report.outcome === 'Unavailable' || report.outcome === 'Timeout') reachability.report(report.backend, false, report.outcome === 'Timeout');
     else if (report.outcome !== 'Aborted' && report.outcome !== 'Throttled') reachability.report(report.backend, true);
   }));
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();

@@ -14,7 +14,7 @@ import { MemoryBackend } from '../../backends/memory.ts';
 import { MeteredBackend } from '../../backends/metered.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
-import { BackendReachability, RECHECK_AFTER_MS, RETRY_DOWN_AFTER_MS } from '../../worker/engine/reachability.ts';
+import { BackendReachability, RECHECK_AFTER_MS, REFUSED_DOWN_MS, RETRY_DOWN_AFTER_MS } from '../../worker/engine/reachability.ts';
 import { QuorumError } from '../../worker/engine/shard-set.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { toS3Error } from '../../worker/app/error-map.ts';
@@ -29,7 +29,7 @@ function fleet(n = 6, maintenance: string[] = []) {
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `z${i}` })));
   const reachability = new BackendReachability(new Set(maintenance), () => clock);
   const backends = faulty.map((f) => new MeteredBackend(new DeadlineBackend(f, () => ({ ms: WAIT_MS })), (r) => {
-    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false);
+    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
     else if (r.outcome !== 'Aborted' && r.outcome !== 'Throttled') reachability.report(r.backend, true);
   }));
   const config = parseConfig({ backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096, writeQuorum: 5 } }, defaultPolicy: 'ec' });
@@ -79,15 +79,19 @@ describe('a hung backend: bounded waits, then refused at once', () => {
     expect(await f.get('c')).toEqual(f.body(20_000));
   });
 
-  it('after the retry interval a backend known down is called again without a recheck', async () => {
+  it('after its window a backend known down is called again: 15 s when it hung, 2 s when it refused at once', async () => {
     const f = fleet();
     await f.store.createBucket('data', { region: 'us-east-1' });
-    f.reachability.report('b0', false);
-    expect(f.reachability.isDown('b0')).toBe(true);
-    f.advance(RETRY_DOWN_AFTER_MS);
+    f.reachability.report('b0', false, true); // hung
+    f.reachability.report('b1', false); // refused at once (a restart: back within seconds)
+    f.advance(REFUSED_DOWN_MS);
+    expect([f.reachability.isDown('b0'), f.reachability.isDown('b1')]).toEqual([true, false]);
+    expect(f.reachability.failing('b1')).toBe(true); // what a health answer says until a call succeeds
+    f.advance(RETRY_DOWN_AFTER_MS - REFUSED_DOWN_MS);
     expect(f.reachability.isDown('b0')).toBe(false);
     await f.put('d');
     expect(f.faulty[0]!.calls.map((c) => c.op)).toEqual(['put']);
+    expect(f.reachability.failing('b1')).toBe(false);
   });
 
   it('a read: below k it fails at its bound, then is refused without a call; one hung backend is read around', async () => {

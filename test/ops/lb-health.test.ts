@@ -21,7 +21,7 @@ function setup(maintenance: string[] = []) {
   const meter = new IsolateMeter();
   const backends = faulty.map((f) => new MeteredBackend(f, (r) => {
     meter.backendCall(r);
-    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false);
+    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
     else if (r.outcome !== 'Aborted') reachability.report(r.backend, true);
   }));
   const health = new LoadBalancerHealth({

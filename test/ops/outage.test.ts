@@ -118,9 +118,12 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const m = await metrics();
     expect(valueOf(m, 'shardgate_backend_up', { backend: DOWN })).toBe(0);
     for (const id of BACKENDS.filter((b) => b !== DOWN)) expect(valueOf(m, 'shardgate_backend_up', { backend: id }), id).toBe(1);
-    // The first write's call failed; from then on the gateway knows it down and calls it no more
-    // (the second write misses its shard at once: engine/reachability.ts).
-    expect(valueOf(m, 'shardgate_backend_request_errors_total', { backend: DOWN, op: 'put' })).toBe(1);
+    // The first write's call failed; for the next 2 s the gateway knows it down and does not call
+    // it (a second write then misses its shard at once: engine/reachability.ts), after that it
+    // asks again: one or two failed calls, never more than the writes.
+    const failedPuts = valueOf(m, 'shardgate_backend_request_errors_total', { backend: DOWN, op: 'put' });
+    expect(failedPuts).toBeGreaterThanOrEqual(1);
+    expect(failedPuts).toBeLessThanOrEqual(2);
     expect(valueOf(m, 'shardgate_degraded_objects')).toBe(2);
     expect(valueOf(m, 'shardgate_degraded_units')).toBe(2);
     expect(valueOf(m, 'shardgate_health_status')).toBe(1);

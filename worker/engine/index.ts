@@ -18,7 +18,7 @@ export { openCodedUnit } from './sealed-read.ts';
 export type { ReadUnitInput } from './unit-reader.ts';
 export { ShardReadError } from './shard-reader.ts';
 export { QuorumError } from './shard-set.ts';
-export { BackendReachability, RETRY_DOWN_AFTER_MS } from './reachability.ts';
+export { BackendReachability, REFUSED_DOWN_MS, RETRY_DOWN_AFTER_MS } from './reachability.ts';
 
 // Shard files on a backend: header and footer, a whole-file check, a size probe; the rebuild of
 // lost shards (repair).

@@ -1,9 +1,11 @@
 /**
  * What this isolate knows of which backends are down (issue 37, "fast refusal"): a backend whose
- * latest call failed as unreachable (Unavailable, Timeout: probes included) is down for
- * `retryAfterMs`, after which calls go to it again (one may then find it back); one an operator put
- * in maintenance (config `maintenance: true`) is always down. The gateway feeds it every backend
- * call's outcome (worker/gateway.ts, the metered backends' reports).
+ * latest call failed as unreachable (probes included) is down for a while, after which calls go to
+ * it again (one may then find it back): RETRY_DOWN_AFTER_MS when it hung (Timeout: each call to it
+ * costs a request its whole wait), only REFUSED_DOWN_MS when it refused at once (Unavailable: a
+ * call costs milliseconds, and a backend that restarts is back within seconds). One an operator
+ * put in maintenance (config `maintenance: true`) is always down. The gateway feeds it every
+ * backend call's outcome (worker/gateway.ts, the metered backends' reports).
  * The engine uses it to refuse at once what cannot succeed: a write whose placement reaches fewer
  * backends than its write quorum, a read of a unit with fewer than k shards on reachable backends
  * (503, as a quorum missed after the calls); and to read around a down backend's shards without
@@ -14,6 +16,8 @@
 import { isBackendError, type Backend } from '../../backends/types.ts';
 
 export const RETRY_DOWN_AFTER_MS = 15_000;
+/** How long a backend whose latest call failed at once (connection refused, a 5xx) counts as down. */
+export const REFUSED_DOWN_MS = 2_000;
 /** A refusal on knowledge this old asks the backends again first. */
 export const RECHECK_AFTER_MS = 1000;
 /** The longest a request waits for that recheck (a hung backend's probe goes on in the background, bounded by its wait). */
@@ -22,8 +26,8 @@ export const RECHECK_WAIT_MS = 1000;
 const RECHECK_KEY = 'shardgate-probe';
 
 export class BackendReachability {
-  /** When each backend's latest call failed as unreachable, until a call succeeds. */
-  private readonly failedAt = new Map<string, number>();
+  /** When each backend's latest call failed as unreachable, and whether it hung, until a call succeeds. */
+  private readonly failedAt = new Map<string, { at: number; hung: boolean }>();
   /** Rechecks in flight, by backend: one probe at a time each. */
   private readonly rechecking = new Map<string, Promise<void>>();
 
@@ -31,20 +35,24 @@ export class BackendReachability {
     /** Backends in maintenance: known down, never called for reads or new shards. */
     readonly maintenance: ReadonlySet<string> = new Set(),
     private readonly now: () => number = () => Date.now(),
-    private readonly retryAfterMs = RETRY_DOWN_AFTER_MS,
   ) {}
 
-  /** A call to `backendId` ended: answered (`ok`, a NotFound included) or failed as unreachable. */
-  report(backendId: string, ok: boolean): void {
+  /** A call to `backendId` ended: answered (`ok`, a NotFound included) or failed as unreachable (`hung`: it timed out). */
+  report(backendId: string, ok: boolean, hung = false): void {
     if (ok) this.failedAt.delete(backendId);
-    else this.failedAt.set(backendId, this.now());
+    else this.failedAt.set(backendId, { at: this.now(), hung });
   }
 
-  /** Down now: in maintenance, or failed as unreachable less than retryAfterMs ago. */
+  /** Down now: in maintenance, or failed as unreachable less than its window ago. */
   isDown(backendId: string): boolean {
     if (this.maintenance.has(backendId)) return true;
-    const at = this.failedAt.get(backendId);
-    return at !== undefined && this.now() - at < this.retryAfterMs;
+    const f = this.failedAt.get(backendId);
+    return f !== undefined && this.now() - f.at < (f.hung ? RETRY_DOWN_AFTER_MS : REFUSED_DOWN_MS);
+  }
+
+  /** Its latest call or probe failed (or it is in maintenance), however long ago: what a health answer says. */
+  failing(backendId: string): boolean {
+    return this.maintenance.has(backendId) || this.failedAt.has(backendId);
   }
 
   /**
@@ -53,7 +61,7 @@ export class BackendReachability {
    * runs; waits for it at most RECHECK_WAIT_MS. Its outcome is reported like any call's.
    */
   async recheck(backends: readonly Backend[]): Promise<void> {
-    const stale = backends.filter((b) => !this.maintenance.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)! >= RECHECK_AFTER_MS);
+    const stale = backends.filter((b) => !this.maintenance.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS);
     if (!stale.length) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECHECK_WAIT_MS)));
@@ -69,7 +77,7 @@ export class BackendReachability {
     if (!p) {
       p = b.head(RECHECK_KEY).then(
         () => this.report(b.id, true),
-        (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient)),
+        (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
       ).finally(() => this.rechecking.delete(b.id));
       this.rechecking.set(b.id, p);
     }

@@ -34,7 +34,8 @@ export interface LbHealthDeps {
   backends: Backend[];
   /** Which backends are in maintenance. */
   maintenance: ReadonlySet<string>;
-  reachability: { isDown(backendId: string): boolean };
+  /** `failing`: the latest call or probe failed (kept until one succeeds, unlike the engine's short window for a refusal). */
+  reachability: { failing(backendId: string): boolean };
   meter: IsolateMeter;
   probeEveryMs?: number;
   now?: () => number;
@@ -59,7 +60,7 @@ export class LoadBalancerHealth {
   /** The answer from what the isolate knows now. */
   answer(): { code: 200 | 503; body: LbHealthBody } {
     const { backends, maintenance, reachability } = this.deps;
-    const reachable = backends.filter((b) => !reachability.isDown(b.id)).length;
+    const reachable = backends.filter((b) => !reachability.failing(b.id)).length;
     const policies = Object.fromEntries(Object.entries(this.deps.policies).map(([name, p]) => [name, { writes: reachable >= (p.writeQuorum ?? p.k), reads: reachable >= p.k }]));
     const main = policies[this.deps.defaultPolicy];
     const status = main && (!main.writes || !main.reads) ? 'unavailable' : reachable < backends.length ? 'degraded' : 'ok';
