@@ -57,11 +57,13 @@ export class BackendReachability {
 
   /**
    * Asks each of `backends` known down (not in maintenance) for more than RECHECK_AFTER_MS
-   * whether it is back: one HEAD of a key that never exists, shared by every caller while it
-   * runs; waits for it at most RECHECK_WAIT_MS. Its outcome is reported like any call's.
+   * whether it is back: one HEAD of a key that never exists, and waits for the probes it started
+   * at most RECHECK_WAIT_MS; a backend already being asked is not waited for again (while a hung
+   * backend's probe runs to its bound, the other requests are refused at once). Its outcome is
+   * reported like any call's.
    */
   async recheck(backends: readonly Backend[]): Promise<void> {
-    const stale = backends.filter((b) => !this.maintenance.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS);
+    const stale = backends.filter((b) => !this.maintenance.has(b.id) && !this.rechecking.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS);
     if (!stale.length) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECHECK_WAIT_MS)));
