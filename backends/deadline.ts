@@ -58,9 +58,10 @@ export class DeadlineBackend implements Backend {
   }
 
   /**
-   * Runs `call` with a signal that aborts at the bound (restarted by `touch`), the caller's
-   * signal or the bound's; resolves or rejects with the first of the call and the bound. A result
-   * the call delivers after the bound fired is given to `drop` (a get's body is cancelled).
+   * Runs `call` with a signal that aborts at the bound (paused and started again by the call's
+   * `pause`/`arm`), the caller's signal or the bound's; resolves or rejects with the first of the
+   * call and the bound. A result the call delivers after its signal aborted is given to `drop` (a
+   * get's body is cancelled: nobody reads it).
    */
   private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>, drop?: (late: T) => void, extraMs = 0): Promise<T> {
     const { ms: waitMs, signal: boundSignal } = this.bound();
@@ -69,23 +70,22 @@ export class DeadlineBackend implements Backend {
     const signals = [ctl.signal, ...(callerSignal ? [callerSignal] : []), ...(boundSignal ? [boundSignal] : [])];
     const signal = signals.length === 1 ? ctl.signal : AbortSignal.any(signals);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    let fired = false;
+    let settled = false;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(signal.reason);
       const arm = () => {
         clearTimeout(timer);
-        timer = setTimeout(() => {
-          fired = true;
-          ctl.abort(new BackendError(this.id, 'Timeout', `no answer within ${ms} ms (the request's wait bound)`));
-        }, ms);
+        if (settled) return; // a body read that ends after the answer
+        timer = setTimeout(() => ctl.abort(new BackendError(this.id, 'Timeout', `no answer within ${ms} ms (the request's wait bound)`)), ms);
       };
       if (signal.aborted) return reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       arm();
       call(signal, { pause: () => clearTimeout(timer), arm }).then(
-        (v) => (fired && drop ? drop(v) : resolve(v)),
+        (v) => (signal.aborted && drop ? drop(v) : resolve(v)),
         (err) => reject(signal.aborted ? signal.reason : err),
       ).finally(() => {
+        settled = true;
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
       });
