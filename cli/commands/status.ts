@@ -71,7 +71,7 @@ export function render(s: StatusLike): string {
     lines.push(`re-stripe: ${rs.buckets} bucket(s) moving to their policy now, ${rs.leftUnits} unit(s) (${bytes(rs.leftBytes)}) left, ${rs.rewrittenVersions} version(s) (${bytes(rs.rewrittenBytes)}) rewritten; ${rs.bytesPerSecond === null ? 'no rate yet' : `${bytes(rs.bytesPerSecond)}/s`}${rs.secondsRemaining === null ? '' : `, about ${duration(Math.ceil(rs.secondsRemaining))} left`} (shardgate restripe)`);
   }
   const short = Object.entries(d.redundancy?.byMissing ?? {}).sort(([a], [b]) => Number(a) - Number(b));
-  if (short.length) lines.push(`degraded units by shards missing: ${short.map(([n, units]) => `${n} missing ${units}`).join(', ')} (of ${d.scrub.units} units; the rest whole)`);
+  if (short.length) lines.push(`units by shards missing (recorded, or on a backend unreachable now): ${short.map(([n, units]) => `${n} missing ${units}`).join(', ')} (of ${d.scrub.units} units; the rest whole)`);
   const r = s.upkeep.rates;
   if (r) {
     const left = (sec: number | null, work: boolean) => (!work ? 'nothing left' : sec === null ? 'no progress in the last 5 minutes' : `about ${duration(sec)} left at that rate`);
