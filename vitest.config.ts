@@ -19,6 +19,8 @@ const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['
  */
 process.env.SHARDGATE_POISON_BUFFERS ??= '1';
 const POISON_SETUP = ['test/support/poison-setup.ts'];
+/** `npm run test:times` (SHARDGATE_TEST_TIMES_DIR set): where each node test file's time goes (test/support/time-probe.ts). */
+const NODE_SETUP = [...POISON_SETUP, ...(process.env.SHARDGATE_TEST_TIMES_DIR ? ['test/support/time-probe.ts'] : [])];
 
 export default defineConfig({
   test: {
@@ -33,7 +35,7 @@ export default defineConfig({
           // Includes test/engine-s3rver (six s3rver processes killed and restarted, a 1 GiB
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
           exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
-          setupFiles: POISON_SETUP,
+          setupFiles: NODE_SETUP,
           execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
