@@ -4,6 +4,9 @@
  * @cloudflare/vitest-pool-workers, the runtime the gateway ships on.
  */
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -19,11 +22,16 @@ const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['
  */
 process.env.SHARDGATE_POISON_BUFFERS ??= '1';
 const POISON_SETUP = ['test/support/poison-setup.ts'];
-/** `npm run test:times` (SHARDGATE_TEST_TIMES_DIR set): where each node test file's time goes (test/support/time-probe.ts). */
-const NODE_SETUP = [...POISON_SETUP, ...(process.env.SHARDGATE_TEST_TIMES_DIR ? ['test/support/time-probe.ts'] : [])];
+/**
+ * Every run ends with its time table (test/support/time-reporter.ts, docs/TESTING.md); the node
+ * workers measure processes and timers per file into this dir (test/support/time-probe.ts).
+ */
+process.env.SHARDGATE_TEST_TIMES_DIR ??= mkdtempSync(join(tmpdir(), 'shardgate-test-times-'));
+const NODE_SETUP = [...POISON_SETUP, 'test/support/time-probe.ts'];
 
 export default defineConfig({
   test: {
+    reporters: ['default', './test/support/time-reporter.ts'],
     projects: [
       {
         // The product's Durable Object classes run in-process in Node tests (the catalog over

@@ -1,6 +1,6 @@
 /**
- * Where a test file's time goes, measured from inside its worker (`npm run test:times`; only when
- * SHARDGATE_TEST_TIMES_DIR is set): processes it starts (workerd, s3rver, the clients) and how
+ * Where a test file's time goes, measured from inside its node worker (vitest.config.ts sets
+ * SHARDGATE_TEST_TIMES_DIR for every run): processes it starts (workerd, s3rver, the clients) and how
  * long they ran, and timers that fired after waiting 250 ms or more (sleeps, polls, grace
  * periods: time a driven clock would save). Written per file as JSON for the reporter
  * (test/support/time-reporter.ts), which adds vitest's own figures.

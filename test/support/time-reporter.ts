@@ -1,12 +1,12 @@
 /**
- * `npm run test:times`: the suite's time table (issue 38). After the run it prints the slowest
+ * The suite's time table (issue 38), printed at the end of every `npm test`. After the run it prints the slowest
  * test files, each with its share of the summed file time and where that time went: vitest's
  * import and hooks (gateways and fleets started in beforeAll), the tests themselves, processes
  * started and timers waited on (test/support/time-probe.ts, node project only), and writes the
  * whole table as JSON (SHARDGATE_TEST_TIMES_OUT, default .vitest-times.json). docs/TESTING.md
  * keeps the last table with its machine.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -39,6 +39,7 @@ export default class TimeReporter implements Reporter {
     const dir = process.env.SHARDGATE_TEST_TIMES_DIR;
     if (dir) for (const f of safeList(dir)) {
       const p = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+      rmSync(join(dir, f), { force: true }); // a watch run's next table counts afresh
       probes.set(relative(root, p.file), { spawns: p.spawns, processMs: p.processMs, timerWaitMs: p.timerWaitMs });
     }
     const rows: FileTime[] = modules.map((m) => {
