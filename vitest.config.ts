@@ -2,6 +2,11 @@
  * Two test projects: `node` runs test/**\/*.test.ts in Node (with relaxed SIMD enabled, so every
  * coder kernel is exercised), `workerd` runs test/**\/*.workerd.test.ts inside workerd through
  * @cloudflare/vitest-pool-workers, the runtime the gateway ships on.
+ *
+ * Before either, the root's global setup prints which system tools the suite uses are here (and
+ * fails the run under SHARDGATE_REQUIRE_ALL_TOOLS=1 when one is not); the tests that need a
+ * missing one are skipped, and the run ends with how many and the apt-get line that brings them
+ * back (test/support/prerequisites.ts).
  */
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +20,9 @@ const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['
 
 export default defineConfig({
   test: {
+    // The root project's: run once, whichever projects run (the projects do not inherit them).
+    globalSetup: ['test/support/prerequisites.global-setup.ts'],
+    reporters: ['default', './test/support/prerequisites-reporter.ts'],
     projects: [
       {
         // The product's Durable Object classes run in-process in Node tests (the catalog over
