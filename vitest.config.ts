@@ -33,7 +33,9 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           // Includes test/engine-s3rver (six s3rver processes killed and restarted, a 1 GiB
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
-          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
+          // test/prerequisites/fixture is run by test/prerequisites/check.test.ts alone, in a
+          // vitest of its own with a PATH of its choosing.
+          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**', ...(process.env.SHARDGATE_PREREQUISITES_FIXTURE === '1' ? [] : ['test/prerequisites/fixture/**'])],
           execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,

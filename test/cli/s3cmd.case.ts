@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, failureOf, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
+import { needs } from '../support/prerequisites.ts';
 import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-s3cmd';
@@ -21,7 +22,7 @@ const BUCKET = 'cli-s3cmd';
 const S3CMD_PART_SIZE = 15 * MiB;
 
 export function s3cmdCases(suite: CliSuite): void {
-  describe('s3cmd', () => {
+  describe('s3cmd', needs('s3cmd'), () => {
     let tool: CliTool;
     let env: NodeJS.ProcessEnv;
     let out: string;
@@ -51,7 +52,7 @@ export function s3cmdCases(suite: CliSuite): void {
       );
       await writeFile(`${configFile}-v2`, (await readFile(configFile, 'utf8')).replace('signature_v2 = False', 'signature_v2 = True'));
       env = cleanEnv(dirs.home);
-      tool = await requireTool('s3cmd', 's3cmd', ['--version'], env);
+      tool = await requireTool('s3cmd', ['--version'], env);
     });
 
     it('mb creates the bucket', async () => {

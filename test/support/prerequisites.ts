@@ -128,12 +128,20 @@ function whyNot(tool: Tool, s: ToolStatus): string | undefined {
  * Test options for a describe or it that needs these tools: `skip` where one is unavailable,
  * with the reasons in the task's meta for the closing line (prerequisites-reporter.ts).
  */
-export function needs(...ids: ToolId[]): { skip: boolean; meta: { missingTools?: Record<string, string> } } {
-  const { status } = prerequisites();
+export function needs(...ids: ToolId[]): SkipOptions {
+  return skipOptions(prerequisites(), ids);
+}
+
+export interface SkipOptions {
+  skip: boolean;
+  meta: { missingTools?: Record<string, string> };
+}
+
+/** needs(), for the given prerequisites. */
+export function skipOptions(p: Prerequisites, ids: ToolId[]): SkipOptions {
   const missing: Record<string, string> = {};
   for (const id of ids) {
-    const tool = TOOLS.find((t) => t.id === id)!;
-    const reason = whyNot(tool, status[id]);
+    const reason = whyNot(TOOLS.find((t) => t.id === id)!, p.status[id]);
     if (reason) missing[id] = reason;
   }
   return Object.keys(missing).length ? { skip: true, meta: { missingTools: missing } } : { skip: false, meta: {} };
