@@ -14,7 +14,7 @@
  * - a histogram's buckets cumulative, ending with le="+Inf" equal to its _count.
  *
  * The samples come out as the Python client gives them: a counter family's name without
- * `_total`, each sample's own name.
+ * `_total`, an untyped family's type "unknown" (OpenMetrics' word), each sample's own name.
  */
 
 export interface ParsedSample {
@@ -93,7 +93,7 @@ export function parsePrometheusText(text: string): ParsedSample[] {
   for (const family of families.values()) if (family.type === 'histogram') checkHistogram(family);
   return [...families.values()].flatMap((f) => {
     const name = f.type === 'counter' && f.name.endsWith('_total') ? f.name.slice(0, -6) : f.name;
-    return f.samples.map((s) => ({ ...s, family: name }));
+    return f.samples.map((s) => ({ ...s, family: name, type: f.type === 'untyped' ? 'unknown' : f.type }));
   });
 }
 
