@@ -127,6 +127,20 @@ export function s3cmdCases(suite: CliSuite): void {
       await s3cmd('del', `s3://${BUCKET}/acl-private`);
     });
 
+    it('modify replaces the metadata in place (CopyObject onto itself, REPLACE); the bytes stay', async () => {
+      // s3cmd signs the headers it copied from its HEAD: a Keep-Alive the local front used to send
+      // among them made every modify SignatureDoesNotMatch (issue 37).
+      const { files, observer } = suite();
+      await s3cmd('put', files.small.path, `s3://${BUCKET}/modified`);
+      await s3cmd('modify', '--add-header=x-amz-meta-colour:blue', '--mime-type=text/x-shardgate', `s3://${BUCKET}/modified`);
+      const got = await observer.getObject(BUCKET, 'modified', {});
+      expect(got.status).toBe(200);
+      expect(got.headers.get('x-amz-meta-colour')).toBe('blue');
+      expect(got.headers.get('content-type')).toBe('text/x-shardgate');
+      expectSameBytes(got.body, files.small.bytes, 'modified object');
+      await s3cmd('del', `s3://${BUCKET}/modified`);
+    });
+
     it('with signature_v2 = True (SigV2 headers): put in one PUT and multipart, ls, info and get work', async () => {
       const { files, observer } = suite();
       for (const name of ['small', 'large'] as const) await s3cmdV2('put', files[name].path, `s3://${BUCKET}/v2-${files[name].name}`);
