@@ -138,14 +138,14 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
     if (o.admit) await o.admit(new URL(`http://127.0.0.1:${front.port}`));
     if (o.cronSeconds > 0) {
       // Both triggers of wrangler.toml each period: the journal's, then the upkeep's.
-      cron = startLocalCron(async () => {
-        const journal = await runScheduled(workerUrl, '* * * * *');
-        const upkeep = await runScheduled(workerUrl);
+      cron = startLocalCron(async (signal) => {
+        const journal = await runScheduled(workerUrl, '* * * * *', signal);
+        const upkeep = await runScheduled(workerUrl, undefined, signal);
         return journal.outcome === 'ok' ? upkeep : journal;
       }, o.cronSeconds * 1000, log);
     }
     if (o.lifecycleDaySeconds) {
-      lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
+      lifecycle = startLocalCron((signal) => runScheduled(workerUrl, 'lifecycle', signal), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
     }
     const f = front;
     const c = cron;
@@ -180,9 +180,9 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
  * does not hold it ("worker not found"). The answer comes once the handler and its waitUntil
  * work have finished: 200 when they succeeded.
  */
-async function runScheduled(workerUrl: URL, cron = '*/5 * * * *'): Promise<{ outcome: string }> {
+async function runScheduled(workerUrl: URL, cron = '*/5 * * * *', signal?: AbortSignal): Promise<{ outcome: string }> {
   const url = new URL(`/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`, workerUrl);
-  const res = await fetch(url);
+  const res = await fetch(url, { signal });
   const text = await res.text();
   return { outcome: res.ok ? 'ok' : `HTTP ${res.status}: ${text.slice(0, 200)}` };
 }
