@@ -50,6 +50,8 @@ export interface LocalGatewayOptions {
   bindings?: StartInput['bindings'];
   /** The wrangler config file (default wrangler.toml; the rehearsal: wrangler.production.toml). */
   config?: string;
+  /** The Worker's source, over the config's `main` (the rehearsal of a config kept elsewhere). */
+  entry?: string;
   /** The wrangler environment (`[env.NAME]`) to run, as `wrangler deploy --env NAME` would deploy it. */
   env?: string;
   /**
@@ -94,10 +96,10 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const config = o.config ?? join(ROOT, 'wrangler.toml');
   const snapshot = o.watch ? null : snapshotWranglerToml(config);
-  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
+  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(o.entry ?? snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
   const started = await startDirectWorker({
     config: bundle ? join(bundle.dir, 'wrangler.toml') : config,
-    ...(bundle ? { entrypoint: bundle.entry } : {}),
+    ...(bundle ? { entrypoint: bundle.entry } : o.entry ? { entrypoint: o.entry } : {}),
     ...(o.env ? { env: o.env } : {}),
     // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
