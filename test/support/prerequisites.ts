@@ -147,12 +147,6 @@ export function skipOptions(p: Prerequisites, ids: ToolId[]): SkipOptions {
   return Object.keys(missing).length ? { skip: true, meta: { missingTools: missing } } : { skip: false, meta: {} };
 }
 
-/** The Debian packages that bring back every unavailable tool (missing or skipped on purpose), in TOOLS order. */
-export function missingPackages(p: Prerequisites, options: { includeOptional: boolean }): string[] {
-  const packages = TOOLS.filter((t) => p.status[t.id].state !== 'found' && (options.includeOptional || !t.optional)).map((t) => t.debianPackage);
-  return [...new Set(packages)];
-}
-
 export function installLine(packages: string[]): string {
   return `apt-get install ${packages.join(' ')}`;
 }
@@ -172,9 +166,13 @@ export function prerequisitesTable(p: Prerequisites): string {
 /** What a CI run says and fails with when a tool is unavailable; undefined when it may go on. */
 export function requireAllFailure(p: Prerequisites): string | undefined {
   if (!p.requireAll) return undefined;
-  const packages = missingPackages(p, { includeOptional: true });
-  if (!packages.length) return undefined;
-  return `${REQUIRE_ALL_VARIABLE}=1 and ${packages.length} Debian package(s) unavailable, so tests would be skipped: ${installLine(packages)}`;
+  const missing = [...new Set(TOOLS.filter((t) => p.status[t.id].state === 'missing').map((t) => t.debianPackage))];
+  const switches = [...new Set(TOOLS.map((t) => p.status[t.id]).flatMap((s) => (s.state === 'skipped' ? [s.variable] : [])))];
+  const causes = [
+    ...(missing.length ? [`${missing.length} Debian package(s) missing: ${installLine(missing)}`] : []),
+    ...(switches.length ? [`${switches.map((v) => `${v}=1`).join(' and ')} set: unset it`] : []),
+  ];
+  return causes.length ? `${REQUIRE_ALL_VARIABLE}=1 and tests would be skipped: ${causes.join('; ')}` : undefined;
 }
 
 // `node --import tsx test/support/prerequisites.ts` (npm's pretest): in CI, fails in a second
