@@ -6,7 +6,7 @@
  * whole table as JSON (SHARDGATE_TEST_TIMES_OUT, default .vitest-times.json). docs/TESTING.md
  * keeps the last table with its machine.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -35,20 +35,23 @@ export default class TimeReporter implements Reporter {
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const root = process.cwd();
-    const probes = new Map<string, { spawns: number; processMs: number; timerWaitMs: number }>();
     const dir = process.env.SHARDGATE_TEST_TIMES_DIR;
-    if (dir) for (const f of safeList(dir)) {
-      const p = JSON.parse(readFileSync(join(dir, f), 'utf8'));
-      rmSync(join(dir, f), { force: true }); // a watch run's next table counts afresh
-      probes.set(relative(root, p.file), { spawns: p.spawns, processMs: p.processMs, timerWaitMs: p.timerWaitMs });
-    }
+    /** This run's files' probes only (a vitest run inside a test shares the dir): read, then removed. */
+    const probeOf = (moduleId: string) => {
+      if (!dir) return {};
+      const path = join(dir, `${Buffer.from(moduleId).toString('base64url')}.json`);
+      if (!existsSync(path)) return {};
+      const p = JSON.parse(readFileSync(path, 'utf8'));
+      rmSync(path, { force: true });
+      return { spawns: p.spawns as number, processMs: p.processMs as number, timerWaitMs: p.timerWaitMs as number };
+    };
     const rows: FileTime[] = modules.map((m) => {
       const d = m.diagnostic();
       const tests = [...m.children.allTests()];
       const testsMs = tests.reduce((n, t) => n + (t.diagnostic()?.duration ?? 0), 0);
       const file = relative(root, m.moduleId);
       const importMs = d.collectDuration + d.setupDuration + d.environmentSetupDuration + d.prepareDuration;
-      return { file, project: m.project.name, tests: tests.length, ms: d.duration + importMs, importMs, testsMs, hooksMs: Math.max(0, d.duration - testsMs), ...probes.get(file) };
+      return { file, project: m.project.name, tests: tests.length, ms: d.duration + importMs, importMs, testsMs, hooksMs: Math.max(0, d.duration - testsMs), ...probeOf(m.moduleId) };
     }).sort((a, b) => b.ms - a.ms);
     const total = rows.reduce((n, r) => n + r.ms, 0);
     const wall = performance.now() - this.started;
@@ -61,14 +64,6 @@ export default class TimeReporter implements Reporter {
       ...rows.slice(0, 20).map((r) => `${r.file.slice(-52).padEnd(52)} ${s(r.ms).padStart(7)} ${`${((100 * r.ms) / total).toFixed(1)}%`.padStart(6)} ${s(r.importMs).padStart(7)} ${s(r.hooksMs).padStart(7)} ${s(r.testsMs).padStart(7)} ${String(r.spawns ?? '-').padStart(5)} ${s(r.processMs).padStart(7)} ${s(r.timerWaitMs).padStart(7)}`),
     ];
     console.log(lines.join('\n'));
-  }
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((f) => f.endsWith('.json'));
-  } catch {
-    return [];
   }
 }
 
