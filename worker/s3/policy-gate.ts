@@ -164,6 +164,16 @@ export interface PolicyGate {
 const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
 
 /**
+ * Whether the stored policy of `bucket` (not the request's own: one its body names, such as
+ * PutBucketLogging's target) denies this request's signer `actions` on `key` of it. One catalog
+ * call; a missing bucket has no policy (the caller answers for it).
+ */
+export async function otherBucketDenies(store: ObjectStore, f: PolicyRequestFacts, bucket: string, actions: readonly string[], key: string | null): Promise<boolean> {
+  const policy = policyOf(await unfenced(() => storedSettings(store, bucket)), bucket);
+  return policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) });
+}
+
+/**
  * One request's checks against its buckets' policies (the addressed bucket's, and a copy
  * source's), and its fence: the stamp each bucket's settings had when it was last checked.
  */
