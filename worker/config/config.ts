@@ -140,6 +140,12 @@ const s3Limits = z.object({
    * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
    */
   errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
+  /**
+   * Longest Object Lock retention a request may set (a retain-until date, a default period), in
+   * days from now (issue 37): default 36500, the 100 years AWS allows a default period. A longer
+   * one is InvalidArgument (InvalidRetentionPeriod for a default period).
+   */
+  maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
 }).strict();
 
 /**
@@ -194,7 +200,7 @@ export const configSchema = z.object({
   baseDomains: z.array(z.string().min(1)).default([]),
   /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
   maxObjectSize: z.number().int().positive().default(5 * 1024 * MiB),
-  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB }),
+  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB, maxRetentionDays: 36_500 }),
   backends: z.array(backend).min(1),
   policies: z.record(z.string(), policy),
   defaultPolicy: z.string(),

@@ -24,6 +24,8 @@ export interface S3Settings {
   maxXmlSize: number;
   /** Before an error response, read and discard at most this much unread request body (0: never); a stall of 1 s ends it (drain.ts). */
   errorDrainBytes: number;
+  /** Longest Object Lock retention a request may set, in days from now (s3.maxRetentionDays). */
+  maxRetentionDays: number;
 }
 
 export interface AuthResult {
