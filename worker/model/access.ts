@@ -28,6 +28,8 @@
  * s3/policy-gate.ts) adds those per bucket, as Deny statements that narrow a scope, never widen it.
  */
 
+import { glob } from './glob.ts';
+
 export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin', 'legal-hold', 'retention', 'bypass-governance'] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -39,12 +41,11 @@ export interface Grant {
   actions: readonly Action[];
 }
 
-/** `*` and `?` wildcards, everything else literal, anchored at both ends. */
+/** `*` and `?` wildcards, everything else literal, anchored at both ends (glob.ts: no backtracking). */
 function patternMatcher(pattern: string): (name: string) => boolean {
   if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'))).join('');
-  const re = new RegExp(`^${source}$`, 's');
-  return (name) => re.test(name);
+  const g = glob(pattern);
+  return (name) => g.matches(name);
 }
 
 interface CompiledGrant {
