@@ -155,9 +155,14 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('operation', 'PostObject');
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
-      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => c.set('auth', auth) });
+      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => {
+        c.set('auth', auth);
+        c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+      } });
     }
-    const auth = await options.authenticate(request, view);
+    const auth = await options.authenticate(request, view, c.var.scope);
+    // Whose share of the coding budget the request's leases count against (coding-budget.ts).
+    c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);

@@ -227,6 +227,11 @@ export const configSchema = z.object({
    */
   clientIdleSeconds: z.number().int().min(1).max(3600).default(20),
   /**
+   * A body that sends nothing for this long while its request holds coding budget other requests
+   * are waiting for gets RequestTimeout then, not after clientIdleSeconds (issue 37).
+   */
+  clientStalledSeconds: z.number().int().min(1).max(3600).default(5),
+  /**
    * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
    * 128 MB for all its requests), and how long a request waits for its share before it is
    * refused with 503 SlowDown (engine/coding-budget.ts).
@@ -234,7 +239,13 @@ export const configSchema = z.object({
   codingBudget: z.object({
     bytes: z.number().int().min(4 * MiB).default(48 * MiB),
     maxWaitMs: z.number().int().min(0).default(30_000),
-  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000 }),
+    /**
+     * The fraction of `bytes` one tenant (an access key; an anonymous client's address) may hold
+     * at once (issue 37): the others' requests pass a tenant at its share. 1: no limit (one
+     * tenant). A tenant holding nothing may still run one request larger than its share.
+     */
+    tenantShare: z.number().gt(0).max(1).default(0.5),
+  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000, tenantShare: 0.5 }),
   /**
    * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
    * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read

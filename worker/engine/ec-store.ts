@@ -106,8 +106,8 @@ export class EcStore implements T.ObjectStore {
     this.catalog = opts.catalog;
     this.units = opts.units;
     this.settings = opts.settings;
-    const b = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
-    this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
+    const b: NonNullable<EngineSettings['codingBudget']> = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
+    this.budget = new CodingBudget(b.bytes, b.maxWaitMs, Math.floor(b.bytes * (b.tenantShare ?? 1)));
     this.budgetBytes = b.bytes;
   }
 
