@@ -28,7 +28,7 @@ import type { Catalog, CommitResult, PartRecord, RepairMessage } from '../catalo
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
-import { checkSseRead, customerKeyOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
+import { checkSseRead, customerKeyOf, etagFor, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
 export type RepairTask = RepairMessage;
@@ -319,8 +319,8 @@ export class EcStore implements T.ObjectStore {
     const found = await this.readable(bucket, key, versionId);
     const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
     const m = found.m;
-    checkReadConditions(head, conditions);
     await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
+    checkReadConditions(head, conditions);
     return { head, parts: objectParts(m) };
   }
   async getBucketLifecycle(bucket: string): Promise<LifecycleRule[]> {
@@ -358,7 +358,7 @@ export class EcStore implements T.ObjectStore {
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
     const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
     await prepared;
-    const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -378,8 +378,9 @@ export class EcStore implements T.ObjectStore {
   /** The object's head for a read: conditions checked, the Range or part resolved. */
   private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string, expiration?: T.ObjectInfo['expiration']): Promise<T.ObjectHead> {
     const i: T.ObjectInfo = { ...info(m), ...(versionId === undefined ? {} : { versionId }), ...(expiration ? { expiration } : {}) };
-    checkReadConditions(i, o.conditions);
+    // The key first (issue 37): a condition's answer (304 or 412) tells whether a guessed ETag is right.
     await checkSseRead(m.metadata.sse, o.sse);
+    checkReadConditions(i, o.conditions);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
   }
@@ -421,8 +422,8 @@ export class EcStore implements T.ObjectStore {
    */
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const { m: source, versionId: sourceVersionId } = await this.readable(src.bucket, src.key, src.versionId);
-    checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, ...sourceMetadata } = source.metadata;
     const { objectLock: _replacedLock, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
@@ -445,7 +446,7 @@ export class EcStore implements T.ObjectStore {
         }
         return stored;
       });
-    const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, source.size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     const result = await this.commit(bucket, key, m, o.conditions);
     return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
   }
@@ -517,7 +518,7 @@ export class EcStore implements T.ObjectStore {
       throw err;
     }
     const units = (stored.storage as { units: CodedUnit[] }).units;
-    const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
+    const part: PartRecord = { partNumber, etag: etagFor(toHex(stored.md5), sse), size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
     try {
       await this.catalog.putPart(bucket, key, uploadId, part);
     } catch (err) {
@@ -574,8 +575,8 @@ export class EcStore implements T.ObjectStore {
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
     const [spec, { m: source }] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId)]);
     const customerKey = customerKeyOf(sse);
-    checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
