@@ -140,6 +140,11 @@ describe('deployment review', () => {
     expect(reviewDeployment(config, env, { B_r2a: 'shards-weur', B_r2b: 'shards-enam' }).refusals).toEqual([]);
   });
 
+  it('an access key id given twice is refused, not silently shadowed (issue 37)', () => {
+    const twice = { ...GOOD, credentials: [GOOD.credentials[0], { accessKeyId: 'ops', secretAccessKeySecret: 'OTHER_SECRET', scope: { buckets: ['*'], actions: ['read'] } }] };
+    expect(() => parseConfig(twice)).toThrow(/access key id "ops" is given twice in "credentials"/);
+  });
+
   it('keys without a scope and ops.open are warned about; an unset metrics token secret is refused', () => {
     const unscoped = review({ ...GOOD, credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET' }], ops: { open: true, metricsTokenSecret: 'METRICS_TOKEN' } });
     expect(unscoped.warnings).toEqual([expect.stringMatching(/^access key ops has no scope: it may do everything/), expect.stringMatching(/^ops.open is true/)]);

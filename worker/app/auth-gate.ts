@@ -32,6 +32,7 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
   const credentials = new Map<string, string>();
   const scopes = new Map<string, Access>();
   for (const c of config.credentials) {
+    if (scopes.has(c.accessKeyId)) throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} is given twice in credentials`); // parseConfig refuses it first
     const grants = grantsOf(c);
     scopes.set(c.accessKeyId, grants ? new Access(grants) : FULL_ACCESS);
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];

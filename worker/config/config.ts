@@ -295,6 +295,11 @@ export function parseConfig(input: unknown): GatewayConfig {
     ids.add(b.id);
     if (b.rebalance && b.state !== 'active') throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" is ${b.state} and has "rebalance": true; only an active backend can be rebalanced onto (shards move off a ${b.state} one anyway)`);
   }
+  // Two entries for one access key id: the gate kept the last one's secret and scope, silently
+  // (issue 37); whichever the operator meant, the other was not what it thought.
+  const keyIds = c.credentials.map((k) => k.accessKeyId);
+  const keyTwice = keyIds.find((id, i) => keyIds.indexOf(id) !== i);
+  if (keyTwice !== undefined) throw new ConfigError(`SHARDGATE_CONFIG: access key id "${keyTwice}" is given twice in "credentials"; each key must appear once, with its one secret and scope`);
   const policies: Record<string, StoragePolicy> = {};
   // New shards go to active backends only (draining and retired ones take none).
   const active = c.backends.filter((b) => b.state === 'active').length;
