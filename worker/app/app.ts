@@ -24,6 +24,7 @@ import { accessLogging } from './access-log.ts';
 import type { AccessLogDelivery } from '../upkeep/access-log.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
+import { refuseExposedCustomerKey } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
@@ -148,6 +149,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     checkHeaderSection(request.headers);
     if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
     const view = requestView(request, settings.baseDomains);
+    refuseExposedCustomerKey(request, view); // SSE-C keys only in headers, only over TLS (sse-transport.ts)
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);
     if (options.postForm && isPostObject(view.method, addr, view.headers)) {
