@@ -24,7 +24,7 @@ import { accessLogging } from './access-log.ts';
 import type { AccessLogDelivery } from '../upkeep/access-log.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
-import { refuseExposedCustomerKey } from './sse-transport.ts';
+import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
@@ -157,7 +157,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('operation', 'PostObject');
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
-      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => {
+      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, secureTransport: secureTransport(request), setAuth: (auth) => {
         c.set('auth', auth);
         c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
       } });

@@ -7,7 +7,8 @@
  *   query string: 400 InvalidArgument. A presigned SSE-C request signs the key's header instead
  *   (its value then travels in the request's headers, as AWS requires);
  * - a customer key over plain HTTP: 400 InvalidRequest, AWS's answer ("must be made over a secure
- *   connection"), except a loopback request (local development: `npm start`, tests).
+ *   connection"), except a loopback request (local development: `npm start`, tests). A browser
+ *   form's key field likewise (s3/post-object.ts, told `secureTransport`).
  */
 import { isLoopbackRequest } from '../config/deployment.ts';
 import { S3Error } from '../model/errors.ts';
@@ -15,12 +16,17 @@ import type { RequestView } from '../model/request.ts';
 
 const CUSTOMER_KEY = /^x-amz-(copy-source-)?server-side-encryption-customer-key$/i;
 
+/** Over TLS, or a request made on this machine. */
+export function secureTransport(request: Request): boolean {
+  return new URL(request.url).protocol !== 'http:' || isLoopbackRequest(request);
+}
+
 export function refuseExposedCustomerKey(request: Request, view: RequestView): void {
   for (const name of view.query.keys()) {
     if (CUSTOMER_KEY.test(name)) throw new S3Error('InvalidArgument', 'A customer-provided encryption key (SSE-C) may not be sent in the query string, where logs record it; send it in the x-amz-server-side-encryption-customer-key header.', { ArgumentName: name });
   }
   const inHeaders = [...request.headers.keys()].some((name) => CUSTOMER_KEY.test(name));
-  if (inHeaders && new URL(request.url).protocol === 'http:' && !isLoopbackRequest(request)) {
+  if (inHeaders && !secureTransport(request)) {
     throw new S3Error('InvalidRequest', 'Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.');
   }
 }
