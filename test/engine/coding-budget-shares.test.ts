@@ -8,6 +8,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CodingBudget, type BudgetHolder, type BudgetLease } from '../../worker/engine/coding-budget.ts';
 import { verifyingBody } from '../../worker/auth/body-stream.ts';
+import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { readBytes } from '../support/read-bytes.ts';
 
 const of = (tenant?: string): BudgetHolder => ({ label: 'PutObject', ...(tenant === undefined ? {} : { tenant }) });
 /** Settles the promise callbacks now queued (no timers involved). */
@@ -82,5 +88,27 @@ describe('a stalled body holding what others wait for', () => {
     expect(alone).toBe('pending');
     await vi.advanceTimersByTimeAsync(1_000);
     expect(alone).toMatchObject({ code: 'RequestTimeout', message: 'The request body sent nothing for 20 s.' });
+  });
+});
+
+describe('a degraded read growing its lease past its tenant share', () => {
+  it('gets the rebuilt rows it needs instead of waiting for its own lease (no SlowDown)', async () => {
+    // A wide code (8+3): its units are column units, whose degraded reads grow their lease.
+    const faulty = Array.from({ length: 11 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `z${i}` })));
+    const config = parseConfig({ backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'ec' });
+    // A share far below one read: every grow of a degraded column read is beyond it.
+    const settings = { ...engineSettings(config), codingBudget: { bytes: 64 << 20, maxWaitMs: 200, tenantShare: 0.001 } };
+    const holder: BudgetHolder = { label: 'GetObject', tenant: 'reader' };
+    const catalog = localCatalog();
+    const store = new EcStore({ catalog, units: new UnitStore(faulty, undefined, { columnParityBytes: 3 * 3 * 4096 }), settings, holder: () => holder });
+    await store.createBucket('b', { region: 'us-east-1' });
+    const data = new Uint8Array(300_000).map((_, i) => (i * 31) & 255);
+    await store.putObject('b', 'k', new Response(data).body!, { contentLength: data.length, metadata: { user: {} }, checksum: null, conditions: {} });
+    const m = (await catalog.getManifest('b', 'k'))!;
+    expect(m.storage.kind === 'coded' && m.storage.units[0]!.layout).toBe('column');
+    faulty.find((f) => f.id === (m.storage as { units: { placement: string[] }[] }).units[0]!.placement[0])!.goOffline(); // a data shard: the read rebuilds rows
+    const got = await readBytes((await store.getObject('b', 'k', { conditions: {} })).body);
+    expect(Buffer.compare(got, data)).toBe(0);
+    expect(store.codingBudget()).toMatchObject({ heldBytes: 0, waiters: 0 });
   });
 });

@@ -130,11 +130,12 @@ export class CodingBudget {
   /** Takes `bytes` for `holder` now: the one place a lease is made. */
   private grant(bytes: number, holder: BudgetHolder): BudgetLease {
     this.free -= bytes;
-    this.count(holder.tenant, bytes);
+    const tenant = holder.tenant;
+    this.count(tenant, bytes);
     const lease = new Lease(bytes, holder.label, () => {
       this.held.delete(lease);
       this.free += bytes;
-      this.count(holder.tenant, -bytes);
+      this.count(tenant, -bytes);
       this.wakeNext();
     }, (why) => {
       this.reclaimedCount++;

@@ -116,8 +116,12 @@ export class EcStore implements T.ObjectStore {
     return this.budget.snapshot();
   }
 
-  private acquire(bytes: number): Promise<BudgetLease> {
-    return this.budget.acquire(bytes, this.opts.holder?.() ?? { label: 'unattributed' });
+  /** `bytes` for the request being served; `beyondShare`: more for a request that already holds
+   *  its lease (a degraded read's rebuilt rows), which must not wait for its own lease to end. */
+  private acquire(bytes: number, beyondShare = false): Promise<BudgetLease> {
+    const holder = this.opts.holder?.() ?? { label: 'unattributed' };
+    if (!beyondShare || holder.tenant === undefined) return this.budget.acquire(bytes, holder);
+    return this.budget.acquire(bytes, { label: holder.label, ...(holder.signal ? { signal: holder.signal } : {}), adopt: (lease) => holder.adopt?.(lease) });
   }
 
   /**
@@ -134,7 +138,7 @@ export class EcStore implements T.ObjectStore {
     // more than the rest of the budget, which it could wait for forever while holding its share.
     const rest = Math.max(0, this.budgetBytes - held);
     const grow = async (bytes: number) => {
-      const extra = await this.acquire(Math.min(bytes, rest));
+      const extra = await this.acquire(Math.min(bytes, rest), true);
       return () => extra.release();
     };
     let body: ReadableStream<Uint8Array>;
