@@ -24,6 +24,7 @@ import { accessLogging } from './access-log.ts';
 import type { AccessLogDelivery } from '../upkeep/access-log.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
+import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
@@ -148,6 +149,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     checkHeaderSection(request.headers);
     if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
     const view = requestView(request, settings.baseDomains);
+    refuseExposedCustomerKey(request, view); // SSE-C keys only in headers, only over TLS (sse-transport.ts)
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);
     if (options.postForm && isPostObject(view.method, addr, view.headers)) {
@@ -155,9 +157,14 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('operation', 'PostObject');
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
-      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => c.set('auth', auth) });
+      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, secureTransport: secureTransport(request), setAuth: (auth) => {
+        c.set('auth', auth);
+        c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+      } });
     }
-    const auth = await options.authenticate(request, view);
+    const auth = await options.authenticate(request, view, c.var.scope);
+    // Whose share of the coding budget the request's leases count against (coding-budget.ts).
+    c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);

@@ -50,7 +50,7 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
  * State rows that are progress of upkeep work, not the bucket's state: they change on every
  * cron run, and a rebuilt catalog starts that work afresh.
  */
-export const TRANSIENT_STATE = ['schema-version', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
+export const TRANSIENT_STATE = ['schema-version', 'sse-c-etags', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
 
 /** Rows of a journaled table that are journaled (`row` is the trigger's NEW or OLD, or '' in a query). */
 function rowFilter(table: string, row: string): string | null {

@@ -144,8 +144,10 @@ export interface JournalEntry {
  * The catalog journal's recovery point: the oldest last-stored segment among instances with
  * changes waiting. An instance with no segment stored yet is counted but not judged late (its
  * changes' age is not known; the journal's own failures show in its runs' logs and counters).
+ * `named`: the late instances are named (a signed status); the unsigned one counts them, since
+ * an instance is named by its bucket (issue 37).
  */
-export function journalCheck(entries: readonly JournalEntry[], now: number, mode: 'local' | 'deployed' = 'deployed'): HealthCheck {
+export function journalCheck(entries: readonly JournalEntry[], now: number, mode: 'local' | 'deployed' = 'deployed', named = true): HealthCheck {
   const waiting = entries.filter((e) => e.behind && e.storedAt !== null);
   const oldest = waiting.reduce<number | null>((t, e) => (t === null || e.storedAt! < t ? e.storedAt : t), null);
   const age = oldest === null ? 0 : now - oldest;
@@ -153,9 +155,10 @@ export function journalCheck(entries: readonly JournalEntry[], now: number, mode
   const tail = fresh ? `; ${fresh} catalog instance(s) with changes not journaled yet` : '';
   if (age > JOURNAL_LATE_MS) {
     const late = waiting.filter((e) => now - e.storedAt! > JOURNAL_LATE_MS).map((e) => e.name);
+    const which = named ? late.join(', ') : `${late.length} catalog instance(s)`;
     return {
       name: 'journal', state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
-      detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${late.join(', ')})${tail}: losing the catalog now would lose them`,
+      detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${which})${tail}: losing the catalog now would lose them`,
       action: `${mode === 'local' ? LOCAL_CRON_ACTION : 'check that the cron runs (wrangler.toml [triggers])'} and the journal runs' logs (msg "journal"); shardgate journal stores them now`,
     };
   }

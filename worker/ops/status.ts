@@ -248,7 +248,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
     ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
-  checks.push(journalCheck(journals, snapshot.now, config.deployment.mode));
+  checks.push(journalCheck(journals, snapshot.now, config.deployment.mode, signed)); // unsigned: no bucket names
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
