@@ -9,6 +9,8 @@
  * gateway to loopback requests only and the refusal to every other.
  */
 import { flushJournal, type JournalReport } from './upkeep/journal.ts';
+import { detectCatalogLoss, type SegmentName } from './upkeep/catalog-loss.ts';
+import { CatalogLossGate } from './app/catalog-loss-gate.ts';
 import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
@@ -335,8 +337,21 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     return report;
   };
   const restripeStatus = () => restripeProgress(catalog, settings);
+  // Catalog loss (upkeep/catalog-loss.ts): looked for before every journal run, so the journal of
+  // a lost instance stops before it writes; writes to its bucket are refused meanwhile.
+  const lossGate = new CatalogLossGate(() => catalog.catalogLoss());
+  const lossHeaders = new Map<string, SegmentName | null>();
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
     const started = Date.now();
+    try {
+      const found = await detectCatalogLoss({ catalog, backends: reachable, ring: keyRing, headers: lossHeaders }, started);
+      lossGate.update(found.loss);
+      const lost = Object.keys(found.loss.lost).length, suspect = Object.keys(found.loss.suspect).length;
+      if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
+    } catch (err) {
+      // The journal still runs: an instance already recorded lost stays paused (flushJournal reads the record).
+      logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: String((err as Error)?.message ?? err) }, true);
+    }
     const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS });
     meter.event('journal_runs');
     meter.event('journal_segments', report.segments);
@@ -359,12 +374,14 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     settings: s3Settings(config),
     around: (c, next) => background.run(c.var.scope, () => logRequests(c, next)),
     accessLog: accessLogs,
+    catalogLoss: lossGate,
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
       authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
+      catalogLoss: lossGate,
       lifecycle: { store, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with

@@ -16,7 +16,7 @@ import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
-import type { DumpCursor, JournalImportBatch, JournalMeta, JournalStatus, JournalTake } from './types.ts';
+import type { DumpCursor, GarbageUnits, JournalImportBatch, JournalKnown, JournalMeta, JournalStatus, JournalTake } from './types.ts';
 
 export type { DumpCursor, JournalMeta, JournalStatus, JournalTake };
 
@@ -208,6 +208,18 @@ export class SqlJournal {
     if (meta.segment >= from.newest) return;
     this.save({ ...meta, segment: from.newest, generation: Math.max(meta.generation, from.generation) + 1, generationFirst: from.newest + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0, complete: null });
     for (const f of from.files) this.sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
+  }
+
+  /** The journal units this instance knows: its segment files' and those it holds for deletion (any bucket's garbage may hold JOURNAL_BUCKET units). */
+  known(): JournalKnown {
+    const units = new Set(this.files().map((u) => u.unitId));
+    for (const g of this.sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray()) {
+      const entry = JSON.parse(g.entry) as GarbageUnits;
+      if (entry.bucket !== JOURNAL_BUCKET) continue;
+      for (const u of entry.units) units.add(u.unitId);
+      for (const id of entry.unitIds ?? []) units.add(id);
+    }
+    return { unitIds: [...units], taken: this.meta().segment };
   }
 
   /** Every segment file of this instance (when the bucket is deleted, they go with it). */

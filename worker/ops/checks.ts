@@ -15,6 +15,9 @@
  * - journal: catalog changes not yet stored on the backends for longer than JOURNAL_LATE_MS (the
  *   cron stores them every minute): warning; longer than JOURNAL_CRITICAL_MS: critical. Losing
  *   the catalog now would lose that much (inline objects, versions, settings).
+ * - catalog-lost (issue 37): the backends hold a journal the catalog does not know (a bucket it
+ *   lacks, or one whose catalog is behind its journal: upkeep/catalog-loss.ts): critical, with
+ *   counts only (bucket names only through the signed admin API: shardgate rebuild --lost).
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -157,4 +160,29 @@ export function journalCheck(entries: readonly JournalEntry[], now: number): Hea
     };
   }
   return { name: 'journal', state: 'ok', detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}` };
+}
+
+/** The catalog-loss record as the check counts it (catalog/types.ts CatalogLoss). */
+export interface LossCounts {
+  /** Buckets the catalog lacks, and buckets whose catalog is behind their journal. */
+  unknown: number;
+  behind: number;
+  /** The bucket list itself is behind its journal (the whole catalog was lost). */
+  bucketList: boolean;
+  /** Buckets the catalog lacks seen once (confirmed a minute later, or gone). */
+  suspect: number;
+}
+
+/** Critical while any journal instance on the backends is ahead of the catalog: never names a bucket. */
+export function catalogLossCheck(c: LossCounts): HealthCheck {
+  const buckets = c.unknown + c.behind;
+  if (!buckets && !c.bucketList) {
+    return { name: 'catalog-lost', state: 'ok', detail: c.suspect ? `the backends hold journal segments of ${c.suspect} bucket(s) the catalog lacks: being confirmed (a deleted bucket's, being collected, look the same)` : 'the catalog knows every journal segment on the backends' };
+  }
+  const parts = [c.unknown ? `${c.unknown} bucket(s) the catalog lacks` : '', c.behind ? `${c.behind} bucket(s) whose catalog is behind it` : '', c.bucketList ? 'the bucket list (the whole catalog was lost)' : ''].filter(Boolean);
+  return {
+    name: 'catalog-lost', state: 'critical',
+    detail: `the backends hold a catalog journal newer than this catalog: ${parts.join(', ')}; writes to those buckets are refused and their journal is paused`,
+    action: 'shardgate rebuild --lost names them; shardgate rebuild --bucket NAME restores each from its journal (and merges writes made since), or shardgate rebuild --discard NAME gives that journal up',
+  };
 }

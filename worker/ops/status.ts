@@ -7,11 +7,12 @@
  */
 import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
-import type { BucketHealth } from '../catalog/types.ts';
+import type { BucketHealth, CatalogLoss } from '../catalog/types.ts';
+import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
+import { catalogLossCheck, fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry, type LossCounts } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
@@ -175,6 +176,12 @@ export function restripeSummary(progress: BucketRestripeProgress[]): StatusDoc['
   };
 }
 
+/** The catalog-loss record counted (the status names no bucket). */
+export function lossCounts(loss: CatalogLoss): LossCounts {
+  const buckets = Object.entries(loss.lost).filter(([i]) => i !== BUCKET_LIST_INSTANCE).map(([, l]) => l);
+  return { unknown: buckets.filter((l) => l.reason === 'unknown').length, behind: buckets.filter((l) => l.reason === 'behind').length, bucketList: BUCKET_LIST_INSTANCE in loss.lost, suspect: Object.keys(loss.suspect).length };
+}
+
 /** The lifecycle figures of the status, summed over the buckets the job has run in. */
 export function lifecycleSummary(buckets: Pick<BucketHealth, 'lifecycle'>[]): StatusDoc['data']['lifecycle'] {
   const ran = buckets.flatMap((b) => (b.lifecycle ? [b.lifecycle] : []));
@@ -249,6 +256,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
   checks.push(journalCheck(journals, snapshot.now));
+  if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {

@@ -7,7 +7,9 @@
  * rows, uploads in progress with their parts, what was held for deletion. The rebuild from shard
  * headers then adds only the writes newer than the journal.
  * Only into a bucket that holds no version: a journal restores a lost catalog, it never merges
- * into a live one (the catalog refuses; this says so and imports nothing).
+ * into a live one (the catalog refuses; this says so and imports nothing). `merge`: the bucket
+ * was recreated after its catalog was lost (catalog-loss.ts found it): the journal's rows go in
+ * beside what was written since, and a row written since wins (a key's current object included).
  */
 import type { Backend } from '../../backends/types.ts';
 import { replayJournal } from '../catalog/journal-replay.ts';
@@ -41,7 +43,7 @@ export interface JournalRestore {
   skipped?: string;
 }
 
-export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing): Promise<JournalRestore> {
+export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
   const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
   // Units whose header could not be read may be any instance's: named, not judged.
@@ -93,7 +95,7 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   try {
     for (let i = 0; i === 0 || i < rows.length; i += BATCH_ROWS) {
       const last = i + BATCH_ROWS >= rows.length;
-      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(last ? { finish } : {}) });
+      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(options.merge ? { merge: true } : {}), ...(last ? { finish } : {}) });
     }
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'InvalidRequest')) throw err;

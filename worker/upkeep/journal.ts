@@ -32,6 +32,8 @@ export interface JournalReport {
   failed: { instance: string; error: string }[];
   /** The run stopped at its deadline with instances not visited. */
   unfinished: boolean;
+  /** Instances not written because the backends hold a newer journal of them (catalog-loss.ts): until a rebuild or a discard. */
+  paused: number;
 }
 
 /** Subrequests one run makes at most (a Worker invocation's limit is 1,000; the list call is 1). */
@@ -42,8 +44,12 @@ export const JOURNAL_MAX_CALLS = 900;
  * run cut short by its deadline or its subrequests does not always leave the same buckets last).
  */
 export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number; maxCalls?: number }): Promise<JournalReport> {
-  const report: JournalReport = { instances: 0, segments: 0, records: 0, bytes: 0, failed: [], unfinished: false };
-  const all = await deps.catalog.journalInstances();
+  const report: JournalReport = { instances: 0, segments: 0, records: 0, bytes: 0, failed: [], unfinished: false, paused: 0 };
+  // An instance whose older journal the backends hold is not written: its new segments would hide
+  // that journal from a rebuild or a rescue (they replay the newest generation).
+  const lost = (await deps.catalog.catalogLoss()).lost;
+  const all = (await deps.catalog.journalInstances()).filter((i) => !(i in lost));
+  report.paused = Object.keys(lost).length;
   const first = Math.floor(Math.random() * all.length);
   const maxCalls = options.maxCalls ?? JOURNAL_MAX_CALLS;
   let calls = 1;
