@@ -18,7 +18,10 @@ import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { BUCKET_LIST_INSTANCE, decodeSegment, JOURNAL_BUCKET, parseSegmentKey } from '../../worker/format/journal.ts';
-import { CatalogLossGate } from '../../worker/app/catalog-loss-gate.ts';
+import { CatalogLossGate, REFRESH_MS } from '../../worker/app/catalog-loss-gate.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { allowAllGate } from '../support/allow-all-gate.ts';
+import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
 import { catalogLossCheck } from '../../worker/ops/checks.ts';
 import { lossCounts } from '../../worker/ops/status.ts';
 import { CONFIRM_MS, detectCatalogLoss } from '../../worker/upkeep/catalog-loss.ts';
@@ -185,5 +188,28 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     expect(catalogLossCheck(lossCounts(first.loss)).state).toBe('ok');
     // Still there a minute later (the collection failed for good): it is a loss, an operator decides.
     expect(Object.keys((await g.detect(t + CONFIRM_MS)).loss.lost)).toEqual(['gone']);
+  });
+});
+
+describe('the S3 front door of a gateway whose catalog is lost', () => {
+  it('answers writes to a lost bucket, CreateBucket of its name included, with InvalidBucketState; reads and other buckets go on; the record is read again after REFRESH_MS', async () => {
+    const catalog = localCatalog();
+    const { store } = memoryEcStore(catalog);
+    let clock = 1_000_000;
+    const gate = new CatalogLossGate(() => catalog.catalogLoss(), () => clock);
+    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), catalogLoss: gate });
+    await catalog.setCatalogLoss({ lost: { vault: { reason: 'unknown', newest: 7, catalogSegment: 0, foundAt: 1 } }, suspect: {} });
+    const create = await app.request('/vault', { method: 'PUT' });
+    expect(create.status).toBe(409);
+    expect(await create.text()).toMatch(/<Code>InvalidBucketState<\/Code>.*shardgate rebuild --bucket vault/s);
+    expect((await app.request('/vault/k', { method: 'PUT', body: 'x', headers: { 'content-length': '1' } })).status).toBe(409);
+    expect((await app.request('/vault/k', { method: 'DELETE' })).status).toBe(409);
+    expect((await app.request('/vault/k')).status).toBe(404); // a read: NoSuchBucket, as the catalog holds it now
+    expect((await app.request('/other', { method: 'PUT' })).status).toBe(200);
+    // Another isolate ends the loss (a rebuild): this one sees it once its copy is REFRESH_MS old.
+    await catalog.setCatalogLoss({ lost: {}, suspect: {} });
+    expect((await app.request('/vault', { method: 'PUT' })).status).toBe(409);
+    clock += REFRESH_MS;
+    expect((await app.request('/vault', { method: 'PUT' })).status).toBe(200);
   });
 });
