@@ -104,4 +104,25 @@ describe('the journal writer', () => {
     expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
     expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
   });
+
+  it('with 2 of 6 backends down a large segment is still stored, at 2+2 over the four left, and replays to the catalog', async () => {
+    const s = setup();
+    await s.catalog.insertBucket('a', 'us-east-1');
+    for (let i = 0; i < 40; i++) await s.put('a', `key-${i}-${'x'.repeat(100)}`, 10 + i);
+    s.backends[1]!.goOffline();
+    s.backends[4]!.goOffline();
+    const run = await s.run();
+    expect(run.failed).toEqual([]);
+    expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
+    const sql = s.catalog.namespace.instance('bucket:a').storage.sql;
+    const units = sql.exec<{ units: string }>('SELECT units FROM journal_files').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
+    const large = units.filter((u) => u.codec !== 'replica');
+    expect(large.length).toBeGreaterThan(0); // the segment is larger than the small-object threshold
+    for (const u of large) {
+      expect([u.k, u.m, u.missing]).toEqual([2, 2, []]);
+      expect(u.placement).not.toContain('mem-1');
+      expect(u.placement).not.toContain('mem-4');
+    }
+    expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
+  });
 });
