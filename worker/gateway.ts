@@ -10,6 +10,7 @@
  */
 import { flushJournal, type JournalReport } from './upkeep/journal.ts';
 import { detectCatalogLoss, type SegmentName } from './upkeep/catalog-loss.ts';
+import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
 import { CatalogLossGate } from './app/catalog-loss-gate.ts';
 import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
@@ -98,6 +99,8 @@ export interface Gateway {
   lifecycleDayMs: number;
   /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
   journal: (by: 'cron' | 'operator') => Promise<JournalReport>;
+  /** One run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
+  journalUpkeep: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
   /** Server access logs' delivery (upkeep/access-log.ts); the cron sweeps it. */
   accessLogs: AccessLogDelivery;
 }
@@ -361,6 +364,16 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0);
     return report;
   };
+  // The journal's segments get what data gets (upkeep/journal-upkeep.ts): scrub, repair, moves off
+  // leaving backends, re-stripe of segments written narrower while backends were down.
+  const journalUpkeepRun = async (by: 'cron' | 'operator'): Promise<JournalUpkeepReport> => {
+    const started = Date.now();
+    const mode = config.scrub.mode === 'verify' ? 'verify' : 'heads';
+    const report = await journalUpkeep({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { mode });
+    const { failed, ...counts } = report;
+    if (report.segments || failed.length) logLine({ msg: 'journal upkeep', by, mode, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, false);
+    return report;
+  };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   // Delivery runs as work of its own (no request's budget holder), kept alive by the request's waitUntil.
   const accessLogs = new AccessLogDelivery({
@@ -381,6 +394,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
+      journalUpkeep: journalUpkeepRun,
       catalogLoss: lossGate,
       lifecycle: { store, dayMs },
       costs: {
@@ -395,5 +409,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
+  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, journalUpkeep: journalUpkeepRun, accessLogs };
 }

@@ -32,6 +32,10 @@ import { scanUnits } from '../../worker/upkeep/unit-scan.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { readBytes } from '../support/read-bytes.ts';
+import { MemoryOpsRecord } from '../../worker/ops/book.ts';
+import { OpsFlusher } from '../../worker/ops/flusher.ts';
+import { IsolateMeter } from '../../worker/ops/meter.ts';
+import { OpsService } from '../../worker/ops/service.ts';
 
 const bytes = (n: number, seed: number) => new Uint8Array(n).map((_, i) => (i * 7 + seed * 13) & 0xff);
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
@@ -211,5 +215,23 @@ describe('the S3 front door of a gateway whose catalog is lost', () => {
     expect((await app.request('/vault', { method: 'PUT' })).status).toBe(409);
     clock += REFRESH_MS;
     expect((await app.request('/vault', { method: 'PUT' })).status).toBe(200);
+  });
+
+  it('the status document carries the critical catalog-lost check, with counts and no bucket name', async () => {
+    const catalog = localCatalog();
+    const backends = [new MemoryBackend({ id: 'm0', domain: 'z0' })];
+    const meter = new IsolateMeter();
+    const record = new MemoryOpsRecord();
+    const ops = new OpsService({
+      config: { backends: [{ id: 'm0', domain: 'z0' }], policies: {}, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
+      catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    });
+    await catalog.setCatalogLoss({ lost: { secret: { reason: 'unknown', newest: 3, catalogSegment: 0, foundAt: 1 }, [BUCKET_LIST_INSTANCE]: { reason: 'behind', newest: 9, catalogSegment: 1, foundAt: 1 } }, suspect: {} });
+    const { doc } = await ops.status({ signed: false, hours: 1, probe: false });
+    expect(doc.health).toBe('critical');
+    const check = doc.checks.find((c) => c.name === 'catalog-lost')!;
+    expect(check).toMatchObject({ state: 'critical' });
+    expect(check.detail).toMatch(/1 bucket\(s\) the catalog lacks, the bucket list/);
+    expect(JSON.stringify(doc)).not.toContain('secret');
   });
 });

@@ -9,6 +9,8 @@
  *                              (upkeep/journal-restore.ts; journal=0: not), then from the shard
  *                              headers of later writes (upkeep/rebuild.ts); a bucket whose catalog
  *                              was found lost (upkeep/catalog-loss.ts) is merged into and its loss ended
+ *   journal-upkeep             one run of the journal's scrub, repair, moves and re-stripe now, as the
+ *                              cron runs it (upkeep/journal-upkeep.ts)
  *   catalog-loss               the journal instances the backends hold ahead of the catalog, by name
  *   discard-journal?bucket=NAME  gives up the backends' journal of a bucket found lost
  *                              (upkeep/journal-discard.ts): its writes are accepted again
@@ -66,6 +68,7 @@ import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
+import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 import type { RestripeReport } from '../upkeep/restripe.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
@@ -95,6 +98,8 @@ export interface AdminDeps {
   restripe?: { run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>; progress: () => Promise<BucketRestripeProgress[]> };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   lifecycle?: { store: LifecycleStore; dayMs: number };
+  /** For `journal-upkeep`: one run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
+  journalUpkeep?: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
   /** Told when a rebuild or a discard ends a catalog loss (the isolate's write gate). */
   catalogLoss?: CatalogLossGate;
   /** For `journal`: one journal run (gateway.ts, upkeep/journal.ts). */
@@ -134,6 +139,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
       deps.catalogLoss?.update(await resolveCatalogLoss(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now()));
     }
     return c.json({ ...result, catalogLost: lost });
+  });
+
+  admin.post('/journal-upkeep', async (c) => {
+    if (!deps.journalUpkeep) throw new S3Error('NotImplemented', 'no catalog journal in this gateway');
+    return c.json(await deps.journalUpkeep('operator'));
   });
 
   admin.post('/catalog-loss', async (c) => c.json(await deps.catalog.catalogLoss()));
@@ -280,7 +290,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
   });
   return admin;
 }

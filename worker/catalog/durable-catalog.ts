@@ -451,6 +451,14 @@ export class DurableCatalog implements Catalog {
     await this.journalInstance(instance).journalContinueAfter(instance, from);
   }
 
+  async journalFiles(instance: string): Promise<{ segment: number; units: CodedUnit[] }[]> {
+    return await this.journalInstance(instance).journalFiles(instance);
+  }
+
+  async journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], now: Date): Promise<boolean> {
+    return await this.journalInstance(instance).journalReplaceUnits(instance, segment, before, after, now.getTime() + this.grace);
+  }
+
   async catalogLoss(): Promise<CatalogLoss> {
     return await this.registry().catalogLoss();
   }

@@ -248,6 +248,15 @@ export class CatalogObject extends DurableObject {
     this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).continueAfter(from));
   }
 
+  journalFiles(instance: string): { segment: number; units: CodedUnit[] }[] {
+    return this.journalKnown(instance) ? new SqlJournal(this.sql, instance).segmentFiles() : [];
+  }
+
+  journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], notBefore: number): boolean {
+    if (!this.journalKnown(instance)) return false;
+    return this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).replaceUnits(segment, before, after, notBefore));
+  }
+
   /** The catalog-loss record (the bucket list's instance: sql-catalog-loss.ts). */
   catalogLoss(): CatalogLoss {
     return this.schemaReady ? readCatalogLoss(this.sql) : { lost: {}, suspect: {} };

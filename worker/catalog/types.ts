@@ -611,6 +611,14 @@ export interface JournalCatalog {
   journalKnown(instance: string): Promise<JournalKnown | null>;
   /** The instance's journal goes on after `from` (a journal on the backends discarded: its files adopted, deleted once a new generation completes). */
   journalContinueAfter(instance: string, from: NonNullable<JournalImportBatch['finish']>): Promise<void>;
+  /** The instance's segment files and their units, in segment order (the journal's upkeep: journal-upkeep.ts). */
+  journalFiles(instance: string): Promise<{ segment: number; units: CodedUnit[] }[]>;
+  /**
+   * The segment's units become `after` (shards recorded missing or repaired, or the segment
+   * rewritten: units of `before` not in `after` go to the garbage) if its units are still
+   * `before` (ids, in order); false when the segment is gone or was changed meanwhile.
+   */
+  journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], now: Date): Promise<boolean>;
   /** What the backends' journal holds beyond this catalog (upkeep/catalog-loss.ts), kept in the bucket list's instance. */
   catalogLoss(): Promise<CatalogLoss>;
   /** Replaces the catalog-loss record (upkeep/catalog-loss.ts computes it; rebuild and discard clear entries). */
@@ -709,6 +717,20 @@ export interface JournalStatus {
   generation: number;
   complete: boolean;
   files: number;
+  /** The segment files' units by shards recorded present (sql-journal.ts journalRedundancy); absent from catalogs before issue 37. */
+  redundancy?: JournalRedundancy;
+}
+
+/** The journal's units counted by redundancy, from the shards recorded missing (the journal's scrub records them). */
+export interface JournalRedundancy {
+  units: number;
+  /** Exactly k shards present (one more loss loses the segment), and fewer than k (lost). */
+  atRisk: number;
+  lost: number;
+  /** Units by code ("4+2", "2+2", "1+2" for replicas of three): a code narrower than the policy's is a write made while backends were down. */
+  byCode: Record<string, number>;
+  /** Shard files per backend (a drained backend must end with none). */
+  shardsByBackend: Record<string, number>;
 }
 
 

@@ -15,6 +15,9 @@
  * - journal: catalog changes not yet stored on the backends for longer than JOURNAL_LATE_MS (the
  *   cron stores them every minute): warning; longer than JOURNAL_CRITICAL_MS: critical. Losing
  *   the catalog now would lose that much (inline objects, versions, settings).
+ * - journal-redundancy (issue 37): the journal's segment files with fewer than k shards recorded
+ *   (critical: that part of the recovery point is gone), with exactly k, or with shards still on
+ *   draining or retired backends (warning: the journal's upkeep repairs and moves them).
  * - catalog-lost (issue 37): the backends hold a journal the catalog does not know (a bucket it
  *   lacks, or one whose catalog is behind its journal: upkeep/catalog-loss.ts): critical, with
  *   counts only (bucket names only through the signed admin API: shardgate rebuild --lost).
@@ -185,4 +188,16 @@ export function catalogLossCheck(c: LossCounts): HealthCheck {
     detail: `the backends hold a catalog journal newer than this catalog: ${parts.join(', ')}; writes to those buckets are refused and their journal is paused`,
     action: 'shardgate rebuild --lost names them; shardgate rebuild --bucket NAME restores each from its journal (and merges writes made since), or shardgate rebuild --discard NAME gives that journal up',
   };
+}
+
+/** The journal's own redundancy (status.ts journalSummary). */
+export function journalRedundancyCheck(j: { units: number; atRisk: number; lost: number; shardsOnLeavingBackends: number }): HealthCheck {
+  if (j.lost > 0) {
+    return { name: 'journal-redundancy', state: 'critical', detail: `${j.lost} catalog journal unit(s) have fewer than k shards${j.atRisk ? `; ${j.atRisk} more have exactly k` : ''}: a lost catalog could not be rebuilt from them`, action: 'bring back the backends that held their shards; the journal writes a new full generation on its own (shardgate journal runs it now)' };
+  }
+  if (j.atRisk > 0 || j.shardsOnLeavingBackends > 0) {
+    const parts = [j.atRisk ? `${j.atRisk} catalog journal unit(s) have exactly k shards` : '', j.shardsOnLeavingBackends ? `${j.shardsOnLeavingBackends} journal shard file(s) on draining or retired backends` : ''].filter(Boolean);
+    return { name: 'journal-redundancy', state: 'warning', detail: parts.join('; '), action: "the journal's upkeep repairs and moves them on the cron; shardgate journal --upkeep runs it now" };
+  }
+  return { name: 'journal-redundancy', state: 'ok', detail: `${j.units} catalog journal unit(s), none below full redundancy` };
 }

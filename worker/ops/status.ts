@@ -7,12 +7,12 @@
  */
 import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
-import type { BucketHealth, CatalogLoss } from '../catalog/types.ts';
+import type { BucketHealth, CatalogLoss, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { catalogLossCheck, fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry, type LossCounts } from './checks.ts';
+import { catalogLossCheck, fleetCheck, healthChecks, journalCheck, journalRedundancyCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry, type LossCounts } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import type { DataSample, OpsCounters, OpsSnapshot } from './types.ts';
 
@@ -128,6 +128,13 @@ export interface StatusDoc {
      * their rates, and the longest time remaining among them (null: some has no rate yet).
      */
     restripe: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
+    /**
+     * The catalog journal's segment files summed over every instance (sql-journal.ts
+     * journalRedundancy): units, those with exactly k shards recorded present (`atRisk`) and
+     * fewer (`lost`), units by code ("4+2"; a narrower one was written while backends were down
+     * and is re-striped by the journal's upkeep), and shard files on draining or retired backends.
+     */
+    journal: { files: number; units: number; atRisk: number; lost: number; byCode: Record<string, number>; shardsOnLeavingBackends: number };
   };
   upkeep: {
     repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
@@ -174,6 +181,23 @@ export function restripeSummary(progress: BucketRestripeProgress[]): StatusDoc['
     bytesPerSecond: rates.length ? rates.reduce((a, b) => a + b, 0) : null,
     secondsRemaining: busy.length && remaining.every((r) => r !== null) ? Math.max(...(remaining as number[])) : null,
   };
+}
+
+/** The journal's segment files of every instance, summed (counts only). */
+export function journalSummary(statuses: (JournalStatus | null)[], leaving: Set<string>): StatusDoc['data']['journal'] {
+  const out: StatusDoc['data']['journal'] = { files: 0, units: 0, atRisk: 0, lost: 0, byCode: {}, shardsOnLeavingBackends: 0 };
+  for (const s of statuses) {
+    if (!s) continue;
+    out.files += s.files;
+    const r = s.redundancy;
+    if (!r) continue;
+    out.units += r.units;
+    out.atRisk += r.atRisk;
+    out.lost += r.lost;
+    for (const [code, n] of Object.entries(r.byCode)) out.byCode[code] = (out.byCode[code] ?? 0) + n;
+    for (const [id, n] of Object.entries(r.shardsByBackend)) if (leaving.has(id)) out.shardsOnLeavingBackends += n;
+  }
+  return out;
 }
 
 /** The catalog-loss record counted (the status names no bucket). */
@@ -257,6 +281,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
   checks.push(journalCheck(journals, snapshot.now));
   if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
+  const journalUnits = journalSummary([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)], new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)));
+  checks.push(journalRedundancyCheck(journalUnits));
   checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
@@ -321,6 +347,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       },
       lifecycle: lifecycleSummary(data.buckets),
       restripe: restripeSummary([...restriping.values()]),
+      journal: journalUnits,
     },
     upkeep: {
       rates: upkeepRates(recent, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),

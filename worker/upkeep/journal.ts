@@ -104,7 +104,8 @@ async function storeSegment(deps: JournalDeps, key: string, bytes: Uint8Array) {
   }
 }
 
-async function storeAt(deps: JournalDeps, key: string, bytes: Uint8Array, policy: StoragePolicy, placeOn?: Backend[]) {
+/** Stores a segment's bytes under `policy` (on `placeOn` only, when given); its units. */
+export async function storeAt(deps: Pick<JournalDeps, 'units'>, key: string, bytes: Uint8Array, policy: StoragePolicy, placeOn?: Backend[]) {
   const { units } = deps;
   // Planned as a part is: always on the backends, never inline (the catalog is what it outlives).
   const plan = units.plan(bytes.length, policy, true, false, await units.shelfOf(JOURNAL_BUCKET));
