@@ -13,6 +13,13 @@ import { defineConfig } from 'vitest/config';
  */
 const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd'] : [];
 
+/**
+ * Poison mode (worker/model/lent-chunks.ts) is on in the tests, in-process (setupFiles) and in
+ * the gateways they start (the env var): `SHARDGATE_POISON_BUFFERS=0 npm test` turns it off.
+ */
+process.env.SHARDGATE_POISON_BUFFERS ??= '1';
+const POISON_SETUP = ['test/support/poison-setup.ts'];
+
 export default defineConfig({
   test: {
     projects: [
@@ -26,6 +33,7 @@ export default defineConfig({
           // Includes test/engine-s3rver (six s3rver processes killed and restarted, a 1 GiB
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
           exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
+          setupFiles: POISON_SETUP,
           execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -48,6 +56,7 @@ export default defineConfig({
         test: {
           name: 'workerd',
           include: ['test/**/*.workerd.test.ts'],
+          setupFiles: POISON_SETUP,
           globalSetup: ['test/backends/s3rver.global-setup.ts'],
           testTimeout: 120_000,
         },

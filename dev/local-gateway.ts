@@ -104,6 +104,8 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
     bindings: {
       ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }),
       ...(o.lifecycleDaySeconds ? { SHARDGATE_LIFECYCLE_DAY_SECONDS: { type: 'plain_text', value: String(o.lifecycleDaySeconds) } } : {}),
+      // Poison mode (worker/model/lent-chunks.ts) when asked for: the tests do; SHARDGATE_POISON_BUFFERS=1 npm start too.
+      ...(process.env.SHARDGATE_POISON_BUFFERS === '1' ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '1' } } : {}),
       ...o.bindings,
     },
     ...(o.triggers ? { triggers: o.triggers } : {}),

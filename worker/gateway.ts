@@ -8,6 +8,7 @@
  * refused, the isolate serves the refusal (refusal.ts), or with the local-development signal the
  * gateway to loopback requests only and the refusal to every other.
  */
+import { setPoisonMode } from './model/lent-chunks.ts';
 import { flushJournal, type JournalReport } from './upkeep/journal.ts';
 import { detectCatalogLoss, type SegmentName } from './upkeep/catalog-loss.ts';
 import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
@@ -153,6 +154,9 @@ let cached: { source: string; local: boolean; startup: Startup } | undefined;
 function startup(env: Env): Startup {
   const source = env.SHARDGATE_CONFIG ?? '';
   const local = isLocalDevelopment(env);
+  // Poison mode (model/lent-chunks.ts), a debug setting of local development: the tests run with it.
+  const poison = env.SHARDGATE_POISON_BUFFERS;
+  if (local && (poison === '1' || poison === '0')) setPoisonMode(poison === '1');
   if (cached?.source === source && cached.local === local) return cached.startup;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
   const config = parseConfig(source);

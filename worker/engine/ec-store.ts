@@ -11,6 +11,7 @@
  * the catalog decides at commit what a write replaces, by the bucket's versioning state.
  * Known gaps: CopyObject copies data (no shard sharing).
  */
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 import { parseStoredLogging, type BucketLogging } from '../model/bucket-logging.ts';
 import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
@@ -125,7 +126,7 @@ export class EcStore implements T.ObjectStore {
    * budget: under `lease` when the caller holds one for it (a copy: the caller releases it), else
    * under a lease of its own, which the stream gives back when it ends, fails or is cancelled.
    */
-  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
+  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<LentStream> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end, undefined, customerKey);
     const held = storageReadBytes(storage);
     const own = lease ? undefined : await this.acquire(held);
@@ -137,7 +138,7 @@ export class EcStore implements T.ObjectStore {
       const extra = await this.acquire(Math.min(bytes, rest));
       return () => extra.release();
     };
-    let body: ReadableStream<Uint8Array>;
+    let body: LentStream;
     try {
       body = await this.units.open(bucket, key, storage, start, end, grow, customerKey);
     } catch (err) {
@@ -146,7 +147,8 @@ export class EcStore implements T.ObjectStore {
     }
     if (!own) return body;
     const reader = body.getReader();
-    return new ReadableStream<Uint8Array>({
+    // The unit stream's chunks, handed on as lent (valid until the next read).
+    return lend(new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
           const r = await reader.read();
@@ -163,7 +165,7 @@ export class EcStore implements T.ObjectStore {
         release();
         return reader.cancel(reason);
       },
-    }, { highWaterMark: 0 });
+    }, { highWaterMark: 0 }), `object ${key} under its budget lease`);
   }
 
   /**
@@ -393,7 +395,7 @@ export class EcStore implements T.ObjectStore {
     const { m, versionId, expiration } = await this.readable(bucket, key, o.versionId);
     const head = await this.readHead(m, o, versionId, expiration);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
-    if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
+    if (end < start) return { ...head, body: lend(new ReadableStream({ start: (c) => c.close() }), 'an empty part') };
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 

@@ -4,6 +4,7 @@
  * the single streaming pass, and deletes what it wrote when a write does not commit. Everything
  * S3-level (conditions, catalog commits, multipart rules) is in ec-store.ts.
  */
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 import type { Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
@@ -250,8 +251,8 @@ export class UnitStore {
    * The bytes [start, end] of object `key`; the first unit is opened before returning. `grow`:
    * more coding budget for a degraded column read's rebuilt rows, given back as each unit ends.
    */
-  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
-    if (end < start) return new ReadableStream({ start: (c) => c.close() });
+  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<LentStream> {
+    if (end < start) return lend(new ReadableStream({ start: (c) => c.close() }), 'an empty range');
     if (storage.kind === 'inline') {
       const stored = fromBase64(storage.data)!;
       if (storage.seal) {
@@ -260,7 +261,7 @@ export class UnitStore {
         return openSealed(from, dek, plainSizeOfSealed(stored.length, storage.seal.record), storage.seal.record, start, end);
       }
       const bytes = stored.subarray(start, end + 1);
-      return new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+      return lend(new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), `inline object ${key}`);
     }
     const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
     let offset = 0;
@@ -281,7 +282,8 @@ export class UnitStore {
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;
-    return new ReadableStream<Uint8Array>({
+    // Each piece's chunk is handed on as it is, lent by the piece until the next read.
+    const pieced = new ReadableStream<Uint8Array>({
       async pull(controller) {
         for (;;) {
           if (!current) {
@@ -295,6 +297,7 @@ export class UnitStore {
       },
       cancel: (reason) => current?.cancel(reason),
     }, { highWaterMark: 0 });
+    return lend(pieced, `object ${key}, ${pieces.length} units`);
   }
 
   /**

@@ -19,6 +19,7 @@ import type { CodedUnit } from '../format/manifest.ts';
 import type { KeyRing } from '../format/seal.ts';
 import { openCodedUnit } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
+import { readAll } from '../model/lent-chunks.ts';
 import { scanUnits, type ScannedUnit } from './unit-scan.ts';
 
 /** Rows one import call carries at most. */
@@ -63,14 +64,17 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
       list.sort((a, b) => (a.info.header.segment?.index ?? 0) - (b.info.header.segment?.index ?? 0));
       const count = list[0]!.info.header.segment?.count ?? 1;
       if (list.length !== count) throw new Error(`${list.length} of its ${count} units found`);
-      const chunks: Uint8Array[] = [];
+      // The units' chunks are lent (valid until the next read: a sealed record is released then,
+      // a reader's block buffer reused), so each is copied into the segment's bytes as it is read.
+      const bytes = new Uint8Array(list.reduce((n, u) => n + u.unit.size, 0));
+      let at = 0;
       for (const { unit } of list) {
         const stream = await openCodedUnit({ bucket: JOURNAL_BUCKET, unit, backends: byId, start: 0, end: unit.size - 1 }, ring);
-        for await (const c of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+        const got = await readAll(stream, `journal restore, segment ${key}`, unit.size);
+        if (got.length !== unit.size) throw new Error(`unit ${unit.unitId}: ${got.length} of its ${unit.size} bytes read`);
+        bytes.set(got, at);
+        at += unit.size;
       }
-      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-      let at = 0;
-      for (const c of chunks) (bytes.set(c, at), (at += c.length));
       const segment = decodeSegment(bytes);
       const named = parseSegmentKey(key)!;
       if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
