@@ -13,7 +13,8 @@ const HELP = `usage: shardgate journal [--upkeep] [--json] [gateway options]
 Stores every catalog instance's due journal segments on the backends now (what the cron does every
 minute): the catalog's changes, erasure-coded like data, from which \`shardgate rescue\` restores
 inline objects, versions and bucket settings if the catalog is ever lost (docs/OPERATING.md,
-"Losing the catalog"). Exit 1 when some instance's segment could not be stored.
+"Losing the catalog"). Exit 1 when some instance's segment could not be stored, or some
+instance's journal is paused because the catalog was found lost (shardgate rebuild --lost).
 
   --upkeep                   instead: one run of the journal's own upkeep, as the cron runs it:
                              its segments scrubbed, damaged shards rebuilt, segments on draining
@@ -30,6 +31,8 @@ interface JournalAnswer {
   bytes: number;
   failed: { instance: string; error: string }[];
   unfinished: boolean;
+  /** Instances not written: the backends hold a newer journal of them (the catalog was lost). */
+  paused?: number;
 }
 
 /** The admin answer of journal-upkeep (worker/upkeep/journal-upkeep.ts JournalUpkeepReport). */
@@ -59,7 +62,8 @@ export const command: Command = {
     else {
       process.stdout.write(`journal: ${r.segments} segment(s), ${r.records} record(s), ${bytes(r.bytes)} stored for ${r.instances} catalog instance(s)${r.unfinished ? ' (stopped at its time limit: run again)' : ''}\n`);
       for (const f of r.failed) process.stdout.write(`FAILED  ${f.instance}: ${f.error}\n`);
+      if (r.paused) process.stdout.write(`PAUSED  ${r.paused} catalog instance(s): the backends hold a newer journal of them (the catalog was lost); shardgate rebuild --lost names them\n`);
     }
-    return r.failed.length ? 1 : 0;
+    return r.failed.length || r.paused ? 1 : 0;
   },
 };
