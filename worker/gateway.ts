@@ -9,7 +9,7 @@
  * gateway to loopback requests only and the refusal to every other.
  */
 import { setPoisonMode } from './model/lent-chunks.ts';
-import { flushJournal, type JournalReport } from './upkeep/journal.ts';
+import { flushJournal, JOURNAL_MAX_CALLS, type JournalReport } from './upkeep/journal.ts';
 import { detectCatalogLoss, type SegmentName } from './upkeep/catalog-loss.ts';
 import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
 import { CatalogLossGate } from './app/catalog-loss-gate.ts';
@@ -350,16 +350,19 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const lossHeaders = new Map<string, SegmentName | null>();
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
     const started = Date.now();
+    let lookCalls = 0;
     try {
       const found = await detectCatalogLoss({ catalog, backends: reachable, ring: keyRing, headers: lossHeaders }, started);
       lossGate.update(found.loss);
+      lookCalls = found.calls;
       const lost = Object.keys(found.loss.lost).length, suspect = Object.keys(found.loss.suspect).length;
       if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
     } catch (err) {
       // The journal still runs: an instance already recorded lost stays paused (flushJournal reads the record).
       logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: String((err as Error)?.message ?? err) }, true);
     }
-    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS });
+    // The look and the run share the invocation's subrequests.
+    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls) });
     meter.event('journal_runs');
     meter.event('journal_segments', report.segments);
     meter.event('journal_bytes', report.bytes);

@@ -213,9 +213,9 @@ export class SqlJournal {
   /** The journal units this instance knows: its segment files' and those it holds for deletion (any bucket's garbage may hold JOURNAL_BUCKET units). */
   known(): JournalKnown {
     const units = new Set(this.files().map((u) => u.unitId));
-    for (const g of this.sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray()) {
+    // (A scan of the garbage, the journal's entries picked in SQL: run every minute, it parses only those.)
+    for (const g of this.sql.exec<{ entry: string }>("SELECT entry FROM garbage WHERE json_extract(entry, '$.bucket') = ?", JOURNAL_BUCKET).toArray()) {
       const entry = JSON.parse(g.entry) as GarbageUnits;
-      if (entry.bucket !== JOURNAL_BUCKET) continue;
       for (const u of entry.units) units.add(u.unitId);
       for (const id of entry.unitIds ?? []) units.add(id);
     }

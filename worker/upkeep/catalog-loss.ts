@@ -47,6 +47,8 @@ export interface LossReport {
   unread: number;
   /** The record after this run. */
   loss: CatalogLoss;
+  /** Subrequests the look made (list calls, header reads, catalog calls): the journal run that follows has the rest. */
+  calls: number;
 }
 
 export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders = LOSS_MAX_HEADERS): Promise<LossReport> {
@@ -62,7 +64,8 @@ export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders 
   const memo = deps.headers ?? new Map<string, SegmentName | null>();
   const listedIds = new Set<string>();
   let unknown = 0, read = 0;
-  const scan = await scanUnits(JOURNAL_BUCKET, deps.backends.map(listingOrNothing), deps.ring, (unitId) => {
+  const lists = { calls: 0 };
+  const scan = await scanUnits(JOURNAL_BUCKET, deps.backends.map((b) => listingOrNothing(b, lists)), deps.ring, (unitId) => {
     listedIds.add(unitId);
     if (known.has(unitId)) return true;
     unknown++;
@@ -92,14 +95,15 @@ export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders 
     } else loss.suspect[instance] = entry;
   }
   if (JSON.stringify(loss) !== JSON.stringify(before)) await deps.catalog.setCatalogLoss(loss);
-  return { units: listedIds.size, unknown, read: Math.min(read, maxHeaders), unread: [...listedIds].filter((id) => !known.has(id) && !memo.has(id)).length, loss };
+  const instances = taken.size + 1;
+  return { calls: lists.calls + 3 * Math.min(read, maxHeaders) + instances + 2, units: listedIds.size, unknown, read: Math.min(read, maxHeaders), unread: [...listedIds].filter((id) => !known.has(id) && !memo.has(id)).length, loss };
 }
 
 /** A backend whose listing failing lists nothing (a backend down must not stop the look for the others' segments). */
-function listingOrNothing(b: Backend): Backend {
+function listingOrNothing(b: Backend, count: { calls: number }): Backend {
   return new Proxy(b, {
     get(target, prop) {
-      if (prop === 'list') return (...args: Parameters<Backend['list']>) => target.list(...args).catch(() => ({ entries: [] }));
+      if (prop === 'list') return (...args: Parameters<Backend['list']>) => (count.calls++, target.list(...args).catch(() => ({ entries: [] })));
       const v = Reflect.get(target, prop) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
