@@ -200,6 +200,13 @@ export function journalSummary(statuses: (JournalStatus | null)[], leaving: Set<
   return out;
 }
 
+/** The journal's shard files per backend, over every instance. */
+function journalShardsByBackend(statuses: (JournalStatus | null)[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of statuses) for (const [id, n] of Object.entries(s?.redundancy?.shardsByBackend ?? {})) out.set(id, (out.get(id) ?? 0) + n);
+  return out;
+}
+
 /** The catalog-loss record counted (the status names no bucket). */
 export function lossCounts(loss: CatalogLoss): LossCounts {
   const buckets = Object.entries(loss.lost).filter(([i]) => i !== BUCKET_LIST_INSTANCE).map(([, l]) => l);
@@ -283,7 +290,12 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
   const journalUnits = journalSummary([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)], new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)));
   checks.push(journalRedundancyCheck(journalUnits));
-  checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
+  // A leaving backend is empty only once the journal's shard files are off it too (their bytes are not counted).
+  const journalShards = journalShardsByBackend([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)]);
+  checks.push(fleetCheck(config.backends.map((b) => {
+    const s = stored.get(b.id) ?? { shards: 0, bytes: 0 };
+    return { id: b.id, state: b.state ?? 'active', shards: s.shards + (journalShards.get(b.id) ?? 0), bytes: s.bytes };
+  })));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
     const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
