@@ -28,7 +28,8 @@ import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../
 import { readObject, type ReadReport } from '../rescue/read.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
 import { bucketImages, replayJournal, type BucketImage, type VersionImage } from '../../worker/catalog/journal-replay.ts';
-import { UnitStore } from '../../worker/engine/index.ts';
+import { readTagRecord, UnitStore } from '../../worker/engine/index.ts';
+import { withTags } from '../../worker/catalog/rules.ts';
 import type { ObjectMetadata } from '../../worker/model/object-store.ts';
 import { scanSources, ShardIndex } from '../rescue/scan.ts';
 
@@ -132,6 +133,17 @@ export const command: Command = {
         }
       }
       items.set(`${o.bucket}\n${o.key}`, { kind: 'planned', o, from: 'headers' });
+    }
+    // Tags set after a write are in a tag record beside its first unit (engine/tag-record.ts): the
+    // objects planned from shard headers take them (the journal's already hold the latest).
+    for (const item of items.values()) {
+      if (item.kind !== 'planned' || item.from !== 'headers' || item.o.multipart) continue;
+      const first = item.o.writes[0]?.units[0]?.unit;
+      const holders = first && scan.tagRecords.get(first.unitId);
+      if (!first || !holders) continue;
+      const dek = first.seal && ring ? await ring.open(first.seal).catch(() => undefined) : undefined;
+      const record = await readTagRecord(holders, item.o.bucket, first.unitId, dek);
+      if (record) item.o.metadata = withTags((item.o.metadata ?? { user: {} }) as ObjectMetadata, record.tags);
     }
     const list = [...items.values()].sort((a, b) => (bucketOf(a) === bucketOf(b) ? (keyOf(a) < keyOf(b) ? -1 : 1) : bucketOf(a) < bucketOf(b) ? -1 : 1));
     const total = list.reduce((n, i) => n + sizeOf(i), 0);

@@ -5,7 +5,7 @@
  * the old one's numbers (what a gateway before catalog-loss.ts did). The rescue must not drop the
  * earlier bucket as "deleted" and exit 0 (it took only the newest write of each segment key): it
  * reads both catalogs' segments, keeps the earlier bucket, says the journal mixes two catalogs
- * and exits 1. A bucket the bucket list does not hold (deleted; or hidden) is named SKIPPED with
+ * and exits 1. An object known only from its shard headers takes the tags of its tag record. A bucket the bucket list does not hold (deleted; or hidden) is named SKIPPED with
  * its object count (exit 1), and --include-unlisted writes it. Each object's user metadata and
  * tags are in the output. Without the key, the output says the journal is sealed and which key
  * id it needs, never "none found".
@@ -64,6 +64,9 @@ describe('rescue after a catalog loss whose new catalog journaled over the old',
     await next.store.createBucket('fresh', { region: 'us-east-1' });
     await put(next.store, 'fresh', 'new.bin', bytes(2000, 3), {});
     for (let i = 0; i < 3; i++) expect((await next.journal()).failed).toEqual([]);
+    // After the last segment, known only from its shard headers: its tags, changed after the write, from its tag record.
+    await put(next.store, 'fresh', 'late.bin', bytes(5000, 5), { k: 'v' });
+    await next.store.putObjectTagging('fresh', 'late.bin', [{ key: 'stage', value: 'final' }]);
 
     from = [];
     for (const b of backends) {
@@ -90,7 +93,8 @@ describe('rescue after a catalog loss whose new catalog journaled over the old',
     expect(run.code, run.stderr).toBe(1);
     const { summary, objects } = JSON.parse(run.stdout) as { summary: { journal: { bucketList: { doubts: string[] } } }; objects: Record<string, unknown>[] };
     expect(summary.journal.bucketList.doubts.join(' ')).toMatch(/found twice with different contents: two catalogs/);
-    expect(objects.filter((o) => o.status === 'ok').map((o) => `${o.bucket}/${o.key}`).sort()).toEqual(['archive/doc.txt', 'archive/photo.jpg', 'fresh/new.bin']);
+    expect(objects.filter((o) => o.status === 'ok').map((o) => `${o.bucket}/${o.key}`).sort()).toEqual(['archive/doc.txt', 'archive/photo.jpg', 'fresh/late.bin', 'fresh/new.bin']);
+    expect(objects.find((o) => o.key === 'late.bin')).toMatchObject({ from: 'headers', metadata: { contentType: 'text/x-test', user: { k: 'v' }, tags: [{ key: 'stage', value: 'final' }] } });
     for (const [key, body] of earlier) expect(md5(readFileSync(join(out, 'archive', key))), key).toBe(md5(body));
     expect(objects.find((o) => o.key === 'photo.jpg')!.metadata).toEqual({ contentType: 'text/x-test', user: { owner: 'o-photo.jpg' }, tags: [{ key: 'team', value: 'blue' }] });
     const meta = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'archive.objects.json'), 'utf8')) as { key: string; contentType: string; user: Record<string, string>; tags: unknown[] }[];
