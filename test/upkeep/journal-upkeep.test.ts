@@ -21,6 +21,7 @@ import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { OpsService } from '../../worker/ops/service.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
+import { drainProgress } from '../../worker/upkeep/drain-progress.ts';
 import { flushJournal } from '../../worker/upkeep/journal.ts';
 import { journalUpkeep } from '../../worker/upkeep/journal-upkeep.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
@@ -124,6 +125,8 @@ describe("the journal's upkeep", () => {
     const draining = new UnitStore(before.backends, undefined, { keyRing: DEV_KEY_RING, placeOn: ['mem-0', 'mem-1', 'mem-2', 'mem-3', 'mem-4'] });
     const units = await before.allUnits('a');
     expect(onIt(units)).toBeGreaterThan(0);
+    const leaving = [{ id: 'mem-5', state: 'draining' }];
+    expect((await drainProgress(before.catalog, leaving))[0]!.journalShards).toBeGreaterThan(0);
     // (5 placeable backends cannot take a 4+2 unit: each segment goes at 3+2 there — narrower than the policy until mem-5 is replaced.)
     const policy = parseConfig({ backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 3, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec!;
     const r = await journalUpkeep({ catalog: before.catalog, units: draining, policy }, { mode: 'heads', maxCalls: 10_000 });
@@ -131,6 +134,7 @@ describe("the journal's upkeep", () => {
     expect(r.failed).toEqual([]);
     expect(onIt(await before.allUnits('a'))).toBe(0);
     expect((await before.catalog.journalStatus('a'))!.redundancy!.shardsByBackend['mem-5']).toBeUndefined();
+    expect((await drainProgress(before.catalog, leaving))[0]).toMatchObject({ left: { shards: 0 }, journalShards: 0 });
     await collectGarbage(before.catalog, before.units.byId, new Date(Date.now() + 1000));
     const left = (await before.backends[5]!.list('')).entries.filter((e) => e.key.includes('/'));
     const journalUnits = new Set((await before.allUnits('a')).map((u) => u.unitId));
