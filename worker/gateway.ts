@@ -10,7 +10,7 @@
  */
 import { setPoisonMode } from './model/lent-chunks.ts';
 import { flushJournal, JOURNAL_MAX_CALLS, type JournalReport } from './upkeep/journal.ts';
-import { detectCatalogLoss, type SegmentName } from './upkeep/catalog-loss.ts';
+import { detectCatalogLoss, journalHold, type SegmentName } from './upkeep/catalog-loss.ts';
 import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
 import { CatalogLossGate } from './app/catalog-loss-gate.ts';
 import { Hono } from 'hono';
@@ -351,24 +351,27 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
     const started = Date.now();
     let lookCalls = 0;
+    let hold: string | null = null;
     try {
       const found = await detectCatalogLoss({ catalog, backends: reachable, ring: keyRing, headers: lossHeaders }, started);
       lossGate.update(found.loss);
       lookCalls = found.calls;
+      hold = journalHold(found);
       const lost = Object.keys(found.loss.lost).length, suspect = Object.keys(found.loss.suspect).length;
       if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
     } catch (err) {
-      // The journal still runs: an instance already recorded lost stays paused (flushJournal reads the record).
-      logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: String((err as Error)?.message ?? err) }, true);
+      // Not knowing whether the catalog is lost, the journal stores nothing this run (it could hide an older one).
+      hold = `catalog-loss look failed: ${String((err as Error)?.message ?? err)}`;
+      logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: hold }, true);
     }
     // The look and the run share the invocation's subrequests.
-    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls) });
+    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls), hold });
     meter.event('journal_runs');
     meter.event('journal_segments', report.segments);
     meter.event('journal_bytes', report.bytes);
     meter.event('journal_failures', report.failed.length);
     const { failed, ...counts } = report;
-    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0);
+    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0 || !!report.held);
     return report;
   };
   // The journal's segments get what data gets (upkeep/journal-upkeep.ts): scrub, repair, moves off

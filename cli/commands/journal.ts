@@ -33,6 +33,8 @@ interface JournalAnswer {
   unfinished: boolean;
   /** Instances not written: the backends hold a newer journal of them (the catalog was lost). */
   paused?: number;
+  /** Why nothing was stored this run (a catalog-loss look not finished or failed). */
+  held?: string;
 }
 
 /** The admin answer of journal-upkeep (worker/upkeep/journal-upkeep.ts JournalUpkeepReport). */
@@ -62,8 +64,9 @@ export const command: Command = {
     else {
       process.stdout.write(`journal: ${r.segments} segment(s), ${r.records} record(s), ${bytes(r.bytes)} stored for ${r.instances} catalog instance(s)${r.unfinished ? ' (stopped at its time limit: run again)' : ''}\n`);
       for (const f of r.failed) process.stdout.write(`FAILED  ${f.instance}: ${f.error}\n`);
+      if (r.held) process.stdout.write(`HELD    ${r.held}\n`);
       if (r.paused) process.stdout.write(`PAUSED  ${r.paused} catalog instance(s): the backends hold a newer journal of them (the catalog was lost); shardgate rebuild --lost names them\n`);
     }
-    return r.failed.length || r.paused ? 1 : 0;
+    return r.failed.length || r.paused || r.held ? 1 : 0;
   },
 };

@@ -24,7 +24,7 @@ import { allowAllGate } from '../support/allow-all-gate.ts';
 import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
 import { catalogLossCheck } from '../../worker/ops/checks.ts';
 import { lossCounts } from '../../worker/ops/status.ts';
-import { CONFIRM_MS, detectCatalogLoss } from '../../worker/upkeep/catalog-loss.ts';
+import { CONFIRM_MS, detectCatalogLoss, journalHold } from '../../worker/upkeep/catalog-loss.ts';
 import { discardJournal, resolveCatalogLoss } from '../../worker/upkeep/journal-discard.ts';
 import { flushJournal } from '../../worker/upkeep/journal.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
@@ -159,6 +159,33 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     expect(segments).toContain('scratch');
     expect((await now.detect()).loss).toEqual({ lost: {}, suspect: {} });
     await expect(new CatalogLossGate(() => now.catalog.catalogLoss()).check('PUT', 'scratch')).resolves.toBeUndefined();
+  });
+
+  it('reads the newest unknown units first, a few a run; while some are unread and a loss is in view, the journal stores nothing', async () => {
+    const f = fleet();
+    const old = f.over(localCatalog());
+    for (const b of ['b1', 'b2', 'b3']) {
+      await old.store.createBucket(b, { region: 'us-east-1' });
+      await old.put(b, 'k', bytes(3000, 1));
+    }
+    await old.journal();
+    const now = f.over(localCatalog());
+    await now.store.createBucket('fresh', { region: 'us-east-1' }); // a new bucket, not lost: its journal would run
+    const headers = new Map<string, { instance: string; segment: number } | null>();
+    const look = () => detectCatalogLoss({ ...now.deps, headers }, Date.now(), 1);
+    const first = await look();
+    expect(first.read).toBe(1);
+    expect(first.unread).toBe(first.unknown - 1);
+    expect(Object.keys(first.loss.lost).length + Object.keys(first.loss.suspect).length).toBe(1);
+    const hold = journalHold(first);
+    expect(hold).toMatch(/not yet read/);
+    const held = await flushJournal({ catalog: now.catalog, units: new UnitStore(f.backends, undefined, { keyRing: DEV_KEY_RING }), policy: parseConfig({ backends: f.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec! }, { deadline: Date.now() + 60_000, hold });
+    expect(held).toMatchObject({ segments: 0, held: hold });
+    let last = first;
+    for (let i = 0; i < 10 && last.unread > 0; i++) last = await look();
+    expect(last.unread).toBe(0);
+    expect(journalHold(last)).toBeNull();
+    expect(Object.keys(last.loss.lost).sort()).toEqual([BUCKET_LIST_INSTANCE, 'b1', 'b2', 'b3']);
   });
 
   it('a healthy gateway, a segment written and not yet acknowledged, a deleted bucket being collected: no loss', async () => {

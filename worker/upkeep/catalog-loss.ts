@@ -6,8 +6,10 @@
  * Cheap and bounded: the journal's shard files are listed (one list call per backend per prefix;
  * the journal holds a few segments per instance), the catalog says which journal units each
  * instance knows (its segment files and the journal units it holds for deletion) and the last
- * segment number it handed out; only units nobody knows have their header read (at most
- * `maxHeaders` per run, 3 range reads each; a header read once is not read again in this isolate). An unknown unit's header names its instance and segment number:
+ * segment number it handed out; only units nobody knows have their header read (the newest
+ * first, at most `maxHeaders` per run, 3 range reads each; a header read once is not read again
+ * in this isolate). While unknown units are left unread and a loss is in view, the caller stores
+ * no segment at all that run (gateway.ts): an instance not yet found lost must not write either. An unknown unit's header names its instance and segment number:
  * - the catalog has no such bucket: the bucket's catalog is lost ('unknown'). A deleted bucket's
  *   segments being collected look the same for a moment, so it is a suspect first, confirmed when
  *   seen again at least CONFIRM_MS later, or at once when the bucket list itself is behind;
@@ -26,7 +28,7 @@ import { scanUnits } from './unit-scan.ts';
 /** A suspect (a bucket the catalog lacks) is confirmed when seen again this much later. */
 export const CONFIRM_MS = 50_000;
 /** Headers of unknown journal units one run reads at most. */
-export const LOSS_MAX_HEADERS = 32;
+export const LOSS_MAX_HEADERS = 64;
 
 export type SegmentName = { instance: string; segment: number };
 
@@ -62,21 +64,22 @@ export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders 
   }
   // Headers read in earlier runs of this isolate: never read twice (a unit's header never changes).
   const memo = deps.headers ?? new Map<string, SegmentName | null>();
-  const listedIds = new Set<string>();
-  let unknown = 0, read = 0;
   const lists = { calls: 0 };
-  const scan = await scanUnits(JOURNAL_BUCKET, deps.backends.map((b) => listingOrNothing(b, lists)), deps.ring, (unitId) => {
-    listedIds.add(unitId);
-    if (known.has(unitId)) return true;
-    unknown++;
-    if (memo.has(unitId)) return true;
-    return read++ >= maxHeaders;
-  });
-  for (const { info, unit } of scan.units) memo.set(unit.unitId, parseSegmentKey(info.header.key));
+  const listing = deps.backends.map((b) => listingOrNothing(b, lists));
+  // First the listing alone, then the headers of the newest unknown units (ids begin with their
+  // write's time): the newest segments of an older catalog are what show it ahead of this one.
+  const listedIds = new Set((await scanUnits(JOURNAL_BUCKET, listing, deps.ring, () => true)).skipped);
+  const unknownIds = [...listedIds].filter((id) => !known.has(id));
+  const toRead = new Set(unknownIds.filter((id) => !memo.has(id)).sort((a, b) => (idTime(b) < idTime(a) ? -1 : idTime(b) > idTime(a) ? 1 : 0)).slice(0, maxHeaders));
+  const scan = toRead.size ? await scanUnits(JOURNAL_BUCKET, listing, deps.ring, (unitId) => !toRead.has(unitId)) : null;
+  for (const { info, unit } of scan?.units ?? []) memo.set(unit.unitId, parseSegmentKey(info.header.key));
+  // A header that could not be read (fewer than k shards, no complete footer): not a segment we can place.
+  for (const u of scan?.unrecoverable ?? []) memo.set(u.unitId, null);
   for (const id of memo.keys()) if (!listedIds.has(id)) memo.delete(id); // gone from the backends
+  const unknown = unknownIds.length, read = toRead.size;
   const found = new Map<string, number>();
-  for (const id of listedIds) {
-    const named = known.has(id) ? null : memo.get(id);
+  for (const id of unknownIds) {
+    const named = memo.get(id);
     if (!named) continue;
     const mine = taken.get(named.instance);
     if (mine !== undefined && named.segment <= mine) continue; // a failed write's leftover, or one being acknowledged
@@ -96,8 +99,11 @@ export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders 
   }
   if (JSON.stringify(loss) !== JSON.stringify(before)) await deps.catalog.setCatalogLoss(loss);
   const instances = taken.size + 1;
-  return { calls: lists.calls + 3 * Math.min(read, maxHeaders) + instances + 2, units: listedIds.size, unknown, read: Math.min(read, maxHeaders), unread: [...listedIds].filter((id) => !known.has(id) && !memo.has(id)).length, loss };
+  return { calls: lists.calls + 3 * read + instances + 2, units: listedIds.size, unknown, read, unread: unknownIds.filter((id) => !memo.has(id)).length, loss };
 }
+
+/** The write time a unit id begins with (a shelved id: after its shelf). */
+const idTime = (unitId: string) => unitId.slice(unitId.lastIndexOf('.') + 1, unitId.lastIndexOf('.') + 17);
 
 /** A backend whose listing failing lists nothing (a backend down must not stop the look for the others' segments). */
 function listingOrNothing(b: Backend, count: { calls: number }): Backend {
@@ -108,4 +114,14 @@ function listingOrNothing(b: Backend, count: { calls: number }): Backend {
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/**
+ * Why the journal run that follows a look must store nothing this time (null: it may run, lost
+ * instances paused): unknown journal units are left unread while a loss is in view, so some
+ * instance not yet found lost may be one, and its new segments would hide its old journal.
+ */
+export function journalHold(look: Pick<LossReport, 'unread' | 'loss'>): string | null {
+  const inView = Object.keys(look.loss.lost).length + Object.keys(look.loss.suspect).length;
+  return look.unread > 0 && inView > 0 ? `catalog loss: ${look.unread} journal unit(s) on the backends not yet read; no segment is stored until every one is` : null;
 }

@@ -37,6 +37,8 @@ export interface JournalReport {
   unfinished: boolean;
   /** Instances not written because the backends hold a newer journal of them (catalog-loss.ts): until a rebuild or a discard. */
   paused: number;
+  /** Why nothing at all was stored this run (catalog-loss.ts journalHold); absent: the run ran. */
+  held?: string;
 }
 
 /** Subrequests one run makes at most (a Worker invocation's limit is 1,000; the list call is 1). */
@@ -46,8 +48,9 @@ export const JOURNAL_MAX_CALLS = 900;
  * Stores the due segments of every instance, one instance after another from a random one (so a
  * run cut short by its deadline or its subrequests does not always leave the same buckets last).
  */
-export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number; maxCalls?: number }): Promise<JournalReport> {
+export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number; maxCalls?: number; hold?: string | null }): Promise<JournalReport> {
   const report: JournalReport = { instances: 0, segments: 0, records: 0, bytes: 0, failed: [], unfinished: false, paused: 0 };
+  if (options.hold) return { ...report, unfinished: true, held: options.hold };
   // An instance whose older journal the backends hold is not written: its new segments would hide
   // that journal from a rebuild or a rescue (they replay the newest generation).
   const lost = (await deps.catalog.catalogLoss()).lost;
