@@ -3,13 +3,14 @@
  * does not know says so. Run before every journal run (the cron's, every minute), so the journal
  * of a lost instance stops before a new catalog's segments can hide the old ones.
  *
- * Cheap and bounded: the journal's shard files are listed (one list call per backend per prefix;
- * the journal holds a few segments per instance), the catalog says which journal units each
+ * Cheap and bounded: the journal's shard files are listed (one list call per backend per prefix,
+ * twice: once before and once for the headers; the journal holds a few segments per instance), the catalog says which journal units each
  * instance knows (its segment files and the journal units it holds for deletion) and the last
  * segment number it handed out; only units nobody knows have their header read (the newest
  * first, at most `maxHeaders` per run, 3 range reads each; a header read once is not read again
  * in this isolate). While unknown units are left unread and a loss is in view, the caller stores
- * no segment at all that run (gateway.ts): an instance not yet found lost must not write either. An unknown unit's header names its instance and segment number:
+ * no segment at all that run (journalHold): an instance not yet found lost must not write either.
+ * An unknown unit's header names its instance and segment number:
  * - the catalog has no such bucket: the bucket's catalog is lost ('unknown'). A deleted bucket's
  *   segments being collected look the same for a moment, so it is a suspect first, confirmed when
  *   seen again at least CONFIRM_MS later, or at once when the bucket list itself is behind;
