@@ -93,5 +93,12 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
     expect(await refusal(s3.send(new CreateBucketCommand({ Bucket: 'photos' })))).toBe('accepted');
     expect((await cli(['journal'])).code).toBe(0);
     expect((await cli(['rebuild', '--lost'])).code).toBe(0);
+    // The journal's own upkeep through the gateway: its segments (the adopted old ones too) checked whole.
+    const upkeep = await cli(['journal', '--upkeep']);
+    expect(upkeep.stdout).toMatch(/journal upkeep: [1-9]\d* segment\(s\), [1-9]\d* unit\(s\) checked .*: 0 damaged/);
+    expect(upkeep.code, upkeep.stdout).toBe(0);
+    const doc = (await (await fetch(new URL('/_shardgate/status', gateway!.url))).json()) as { data: { journal: { units: number; atRisk: number; lost: number } } };
+    expect(doc.data.journal).toMatchObject({ atRisk: 0, lost: 0 });
+    expect(doc.data.journal.units).toBeGreaterThan(0);
   });
 });
