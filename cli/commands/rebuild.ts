@@ -98,7 +98,7 @@ function printLoss(loss: LossAnswer): void {
   for (const [name, l] of lost) {
     const what = name === BUCKET_LIST ? 'the bucket list' : `bucket ${name}`;
     const why = l.reason === 'unknown' ? 'the catalog lacks it' : `the catalog's journal ends at segment ${l.catalogSegment}`;
-    const next = name === BUCKET_LIST ? 'ends with the last bucket rebuilt or discarded' : `shardgate rebuild --bucket ${name} | --discard ${name}`;
+    const next = name === BUCKET_LIST ? `ends with the last bucket rebuilt or discarded (with none left: shardgate rebuild --discard ${BUCKET_LIST})` : `shardgate rebuild --bucket ${name} | --discard ${name}`;
     process.stdout.write(`LOST    ${what}: its journal on the backends reaches segment ${l.newest}, ${why} (found ${new Date(l.foundAt).toISOString()}); ${next}\n`);
   }
   for (const [name, s] of Object.entries(loss.suspect)) process.stdout.write(`suspect bucket ${name}: journal segments the catalog does not know, seen ${new Date(s.foundAt).toISOString()} (confirmed if still there a minute later)\n`);
