@@ -15,7 +15,7 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, decodeSegment, segmentKey, type JournalSegment } from '../../worker/format/journal.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
-import { flushJournal } from '../../worker/upkeep/journal.ts';
+import { flushJournal, narrowerCode } from '../../worker/upkeep/journal.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { readBytes } from '../support/read-bytes.ts';
@@ -124,5 +124,14 @@ describe('the journal writer', () => {
       expect(u.placement).not.toContain('mem-4');
     }
     expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
+  });
+
+  it('the narrower code: as wide as the backends answering allow, the policy\'s parity where it fits, never below one parity shard', () => {
+    const policy = parseConfig({ backends: Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, kind: 'memory', domain: `z${i}` })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec!;
+    const code = (reachable: number) => {
+      const c = narrowerCode(policy, reachable);
+      return c && `${c.k}+${c.m} q${c.writeQuorum} r${c.small.replicas}`;
+    };
+    expect([6, 5, 4, 3, 2, 1, 0].map(code)).toEqual(['4+2 q5 r3', '3+2 q4 r3', '2+2 q3 r3', '1+2 q2 r3', '1+1 q2 r2', null, null]);
   });
 });
