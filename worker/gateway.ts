@@ -17,6 +17,7 @@ import { Hono } from 'hono';
 import { createBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
+import { LocalBackendSwitch } from './app/local-backend-switch.ts';
 import { createApp } from './app/app.ts';
 import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
@@ -242,12 +243,16 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
 }
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
-  const backends = config.backends.map((b) => createBackend(b, env));
+  const built = config.backends.map((b) => createBackend(b, env));
+  // Local development only: each backend behind a switch an operator's drill flips (admin
+  // local-backend, npm run backend); a deployed gateway never has it.
+  const localSwitch = isLocalDevelopment(env) ? new LocalBackendSwitch(built) : undefined;
+  const backends: Backend[] = localSwitch?.backends ?? built;
   const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
-  // traffic); `backends` stays the bare ones (tests reach their fault wrappers there).
+  // traffic); the Gateway's `backends` stay the ones built (tests reach their fault wrappers there).
   const metered = backends.map((b) => new MeteredBackend(b, (report) => {
     meter.backendCall(report);
     router.backendCall(report);
@@ -400,7 +405,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     catalogLoss: lossGate,
     operator: createOperator({ authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined }),
     admin: createAdmin({
-      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: config.scrub, enqueueRepair, repair, upkeep, localSwitch,
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
@@ -419,5 +424,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, journalUpkeep: journalUpkeepRun, accessLogs };
+  return { config, backends: built, catalog, units, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, journalUpkeep: journalUpkeepRun, accessLogs };
 }

@@ -42,6 +42,8 @@
  *                              up to N (default 20) versions rewritten under their bucket's policy
  *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
  *                              time remaining, the pass's counts (upkeep/restripe-progress.ts)
+ *   local-backend[?id=ID&state=down|up]  local development only, from this machine: take a backend
+ *                              down or bring it back (local-backend-switch.ts); answers every switch
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -67,6 +69,7 @@ import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
+import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
@@ -104,6 +107,8 @@ export interface AdminDeps {
   catalogLoss?: CatalogLossGate;
   /** For `journal`: one journal run (gateway.ts, upkeep/journal.ts). */
   journal?: (by: 'cron' | 'operator') => Promise<JournalReport>;
+  /** For `local-backend`, in local development only (local-backend-switch.ts): each backend's down/up switch. */
+  localSwitch?: LocalBackendSwitch;
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -123,6 +128,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     c.set('view', view);
     await next();
   });
+
+  if (deps.localSwitch) admin.post('/local-backend', localBackendRoute(deps.localSwitch));
 
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
     const bucket = c.var.view.query.get('bucket');

@@ -21,6 +21,7 @@
  * the default) is taken for an idle one.
  */
 import { clientAborted, S3Error } from '../model/errors.ts';
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 
 const PIECE_BYTES = 1 << 20;
 const MIN_PIECE_BYTES = 64 << 10;
@@ -33,7 +34,7 @@ type ByobReader = ReadableStreamBYOBReader & {
 
 export type BodyStep = (piece: Uint8Array) => Uint8Array[] | Promise<Uint8Array[]>;
 
-export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS): ReadableStream<Uint8Array> {
+export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS): LentStream {
   let byob: ByobReader | null = null;
   let plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let buffer: ArrayBuffer | null = null;
@@ -76,7 +77,8 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
     if (r.value && r.value.length > 0) return r.value;
     return r.done ? null : new Uint8Array(0);
   };
-  return new ReadableStream<Uint8Array>(
+  // Its chunks are views of the one reused buffer: lent until the next read (model/lent-chunks.ts).
+  return lend(new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
@@ -104,5 +106,5 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
       cancel: (reason) => (byob ?? plain ?? raw).cancel(reason),
     },
     { highWaterMark: 0 },
-  );
+  ), 'the request body');
 }

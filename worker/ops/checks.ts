@@ -132,6 +132,9 @@ export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {
 
 /** The journal is late past this (its cron runs every minute): warning; past the second, critical. */
 export const JOURNAL_LATE_MS = 3 * 60_000;
+
+/** Where the cron comes from locally: wrangler.toml's [triggers] never fire under wrangler dev. */
+const LOCAL_CRON_ACTION = "check that the local cron runs (npm start calls the scheduled handler every --cron-seconds, 60 s by default, none with 0; its 'cron:' lines in that console say why a run failed or timed out)";
 export const JOURNAL_CRITICAL_MS = 15 * 60_000;
 
 export interface JournalEntry {
@@ -148,7 +151,7 @@ export interface JournalEntry {
  * changes waiting. An instance with no segment stored yet is counted but not judged late (its
  * changes' age is not known; the journal's own failures show in its runs' logs and counters).
  */
-export function journalCheck(entries: readonly JournalEntry[], now: number): HealthCheck {
+export function journalCheck(entries: readonly JournalEntry[], now: number, mode: 'local' | 'deployed' = 'deployed'): HealthCheck {
   const waiting = entries.filter((e) => e.behind && e.storedAt !== null);
   const oldest = waiting.reduce<number | null>((t, e) => (t === null || e.storedAt! < t ? e.storedAt : t), null);
   const age = oldest === null ? 0 : now - oldest;
@@ -159,7 +162,7 @@ export function journalCheck(entries: readonly JournalEntry[], now: number): Hea
     return {
       name: 'journal', state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
       detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${late.join(', ')})${tail}: losing the catalog now would lose them`,
-      action: 'check that the cron runs (wrangler.toml [triggers]) and the journal runs\' logs (msg "journal"); shardgate journal stores them now',
+      action: `${mode === 'local' ? LOCAL_CRON_ACTION : 'check that the cron runs (wrangler.toml [triggers])'} and the journal runs' logs (msg "journal"); shardgate journal stores them now`,
     };
   }
   return { name: 'journal', state: 'ok', detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}` };

@@ -286,7 +286,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
     ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
-  checks.push(journalCheck(journals, snapshot.now));
+  checks.push(journalCheck(journals, snapshot.now, config.deployment.mode));
   if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
   const journalUnits = journalSummary([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)], new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)));
   checks.push(journalRedundancyCheck(journalUnits));
