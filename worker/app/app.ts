@@ -35,6 +35,7 @@ import { PostObject } from '../s3/post-object.ts';
 import { splitRawUrl } from '../model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
 import { S3_HANDLERS } from '../s3/router.ts';
+import type { CatalogLossGate } from './catalog-loss-gate.ts';
 
 export const OPERATOR_PREFIX = '/_shardgate';
 
@@ -53,6 +54,8 @@ export interface AppOptions {
   around?: MiddlewareHandler<AppEnv>;
   /** Server access logs' delivery (access-log.ts); absent: no bucket's requests are logged. */
   accessLog?: AccessLogDelivery;
+  /** Refuses writes to buckets whose catalog is lost (catalog-loss-gate.ts); absent: none refused. */
+  catalogLoss?: CatalogLossGate;
 }
 
 /** S3 refuses request header sections over 8 KiB; headers the platform adds do not count. */
@@ -157,6 +160,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('operation', 'PostObject');
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
+      await options.catalogLoss?.check(view.method, addr.bucket);
       return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, secureTransport: secureTransport(request), setAuth: (auth) => {
         c.set('auth', auth);
         c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
@@ -175,6 +179,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.var.scope.label = op;
     c.set('bucket', bucket);
     c.set('key', key);
+    await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
     return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
   });

@@ -84,6 +84,8 @@ export interface StoreBodyInput {
   customerKey?: Uint8Array;
   /** The write time the shard headers record (absent: now): a re-stripe keeps the version's own (shard-set.ts). */
   createdAt?: string;
+  /** Place the units on these backends only (absent: every placeable one): the journal's narrower write while backends are down (upkeep/journal.ts). */
+  placeOn?: readonly Backend[];
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -221,7 +223,7 @@ export class UnitStore {
     const { codec, k, m, quorum } = input.plan;
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
-      backends: this.placementOf(input.bucket, input.key, k, m), commitGate: input.commitGate,
+      backends: input.placeOn ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m) : this.placementOf(input.bucket, input.key, k, m), commitGate: input.commitGate,
       ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
   }

@@ -69,7 +69,7 @@ export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backe
 }
 
 /** A backend removed from the config counts as unreachable: the placement is recorded, not ours to rewrite. */
-async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<ShardState> {
+export async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode']): Promise<ShardState> {
   const backend = byId.get(unit.placement[i]!);
   if (mode === 'heads' || !backend) return probeShardSize(backend, bucket, unit, i);
   try {
