@@ -2,8 +2,16 @@
  * Two test projects: `node` runs test/**\/*.test.ts in Node (with relaxed SIMD enabled, so every
  * coder kernel is exercised), `workerd` runs test/**\/*.workerd.test.ts inside workerd through
  * @cloudflare/vitest-pool-workers, the runtime the gateway ships on.
+ *
+ * Before either, the root's global setup prints which system tools the suite uses are here (and
+ * fails the run under SHARDGATE_REQUIRE_ALL_TOOLS=1 when one is not); the tests that need a
+ * missing one are skipped, and the run ends with how many and the apt-get line that brings them
+ * back (test/support/prerequisites.ts).
  */
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -13,8 +21,24 @@ import { defineConfig } from 'vitest/config';
  */
 const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd'] : [];
 
+/**
+ * Poison mode (worker/model/lent-chunks.ts) is on in the tests, in-process (setupFiles) and in
+ * the gateways they start (the env var): `SHARDGATE_POISON_BUFFERS=0 npm test` turns it off.
+ */
+process.env.SHARDGATE_POISON_BUFFERS ??= '1';
+const POISON_SETUP = ['test/support/poison-setup.ts'];
+/**
+ * Every run ends with its time table (test/support/time-reporter.ts, docs/TESTING.md); the node
+ * workers measure processes and timers per file into this dir (test/support/time-probe.ts).
+ */
+process.env.SHARDGATE_TEST_TIMES_DIR ??= mkdtempSync(join(tmpdir(), 'shardgate-test-times-'));
+const NODE_SETUP = [...POISON_SETUP, 'test/support/time-probe.ts'];
+
 export default defineConfig({
   test: {
+    // The root project's: run once, whichever projects run (the projects do not inherit them).
+    globalSetup: ['test/support/prerequisites.global-setup.ts'],
+    reporters: ['default', './test/support/time-reporter.ts', './test/support/prerequisites-reporter.ts'],
     projects: [
       {
         // The product's Durable Object classes run in-process in Node tests (the catalog over
@@ -25,7 +49,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           // Includes test/engine-s3rver (six s3rver processes killed and restarted, a 1 GiB
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
-          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**'],
+          // test/prerequisites/fixture is run by test/prerequisites/check.test.ts alone, in a
+          // vitest of its own with a PATH of its choosing.
+          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**', ...(process.env.SHARDGATE_PREREQUISITES_FIXTURE === '1' ? [] : ['test/prerequisites/fixture/**'])],
+          setupFiles: NODE_SETUP,
           execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -48,6 +75,7 @@ export default defineConfig({
         test: {
           name: 'workerd',
           include: ['test/**/*.workerd.test.ts'],
+          setupFiles: POISON_SETUP,
           globalSetup: ['test/backends/s3rver.global-setup.ts'],
           testTimeout: 120_000,
         },

@@ -51,10 +51,21 @@ function errorXml(code: string, message: string, resource: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${esc(message)}</Message><Resource>${esc(resource)}</Resource><RequestId>front</RequestId></Error>`;
 }
 
+/**
+ * `Connection: keep-alive` for a response on a connection that stays open. Said explicitly so that
+ * Node does not add its own `Keep-Alive: timeout=65` (it does whenever the response names no
+ * Connection): S3 never sends that hop-by-hop header, and s3cmd's `modify` copies the HEAD
+ * response's headers into the CopyObject request it signs, Keep-Alive too, which then never
+ * reaches the Worker: every `s3cmd modify` failed with SignatureDoesNotMatch.
+ */
+function keepAliveWithoutTimeout(res: http.ServerResponse): string[] {
+  return res.shouldKeepAlive ? ['Connection', 'keep-alive'] : [];
+}
+
 function answer(res: http.ServerResponse, status: number, code: string, message: string, resource: string): void {
   if (res.headersSent) return void res.destroy();
   const body = errorXml(code, message, resource);
-  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, ['Content-Type', 'application/xml', 'Content-Length', String(Buffer.byteLength(body)), ...keepAliveWithoutTimeout(res)]);
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
@@ -125,6 +136,7 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, opti
     // connection to the client closes after the answer, and the one to workerd once the answer
     // is through, so a stalled upload holds neither the pool nor workerd.
     if (!req.complete) headers.push('Connection', 'close');
+    else headers.push(...keepAliveWithoutTimeout(res));
     res.writeHead(up.statusCode ?? 502, up.statusMessage, headers);
     up.pipe(res);
     up.on('error', () => res.destroy());

@@ -50,6 +50,8 @@ export interface LocalGatewayOptions {
   bindings?: StartInput['bindings'];
   /** The wrangler config file (default wrangler.toml; the rehearsal: wrangler.production.toml). */
   config?: string;
+  /** The Worker's source, over the config's `main` (the rehearsal of a config kept elsewhere). */
+  entry?: string;
   /** The wrangler environment (`[env.NAME]`) to run, as `wrangler deploy --env NAME` would deploy it. */
   env?: string;
   /**
@@ -94,16 +96,18 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const config = o.config ?? join(ROOT, 'wrangler.toml');
   const snapshot = o.watch ? null : snapshotWranglerToml(config);
-  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
+  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(o.entry ?? snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
   const started = await startDirectWorker({
     config: bundle ? join(bundle.dir, 'wrangler.toml') : config,
-    ...(bundle ? { entrypoint: bundle.entry } : {}),
+    ...(bundle ? { entrypoint: bundle.entry } : o.entry ? { entrypoint: o.entry } : {}),
     ...(o.env ? { env: o.env } : {}),
     // The local-development signal (worker/config/deployment.ts): the development key and the all-local
     // pool work only with it. Only local tooling sets it; wrangler.toml never does.
     bindings: {
       ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }),
       ...(o.lifecycleDaySeconds ? { SHARDGATE_LIFECYCLE_DAY_SECONDS: { type: 'plain_text', value: String(o.lifecycleDaySeconds) } } : {}),
+      // Poison mode (worker/model/lent-chunks.ts) when asked for: the tests do; SHARDGATE_POISON_BUFFERS=1 npm start too.
+      ...(process.env.SHARDGATE_POISON_BUFFERS === '1' ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '1' } } : {}),
       ...o.bindings,
     },
     ...(o.triggers ? { triggers: o.triggers } : {}),
@@ -138,14 +142,14 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
     if (o.admit) await o.admit(new URL(`http://127.0.0.1:${front.port}`));
     if (o.cronSeconds > 0) {
       // Both triggers of wrangler.toml each period: the journal's, then the upkeep's.
-      cron = startLocalCron(async () => {
-        const journal = await runScheduled(workerUrl, '* * * * *');
-        const upkeep = await runScheduled(workerUrl);
+      cron = startLocalCron(async (signal) => {
+        const journal = await runScheduled(workerUrl, '* * * * *', signal);
+        const upkeep = await runScheduled(workerUrl, undefined, signal);
         return journal.outcome === 'ok' ? upkeep : journal;
       }, o.cronSeconds * 1000, log);
     }
     if (o.lifecycleDaySeconds) {
-      lifecycle = startLocalCron(() => runScheduled(workerUrl, 'lifecycle'), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
+      lifecycle = startLocalCron((signal) => runScheduled(workerUrl, 'lifecycle', signal), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);
     }
     const f = front;
     const c = cron;
@@ -180,9 +184,9 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
  * does not hold it ("worker not found"). The answer comes once the handler and its waitUntil
  * work have finished: 200 when they succeeded.
  */
-async function runScheduled(workerUrl: URL, cron = '*/5 * * * *'): Promise<{ outcome: string }> {
+async function runScheduled(workerUrl: URL, cron = '*/5 * * * *', signal?: AbortSignal): Promise<{ outcome: string }> {
   const url = new URL(`/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`, workerUrl);
-  const res = await fetch(url);
+  const res = await fetch(url, { signal });
   const text = await res.text();
   return { outcome: res.ok ? 'ok' : `HTTP ${res.status}: ${text.slice(0, 200)}` };
 }

@@ -18,18 +18,27 @@
  * buckets inside the Worker's state and cannot be stopped on their own.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
 import { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { defaultPreset } from '../worker/config/price-list.ts';
 import { ROOT, startLocalGateway, type LocalGateway } from './local-gateway.ts';
+import { snapshotWranglerToml } from './worker-bundle.ts';
 
 export interface Rehearsal {
   gateway: LocalGateway;
   /** Each client access key of the config with the secret this rehearsal gave it. */
   credentials: { accessKeyId: string; secretAccessKey: string }[];
+  /**
+   * Each encryption key id with the key this rehearsal gave its secret (base64), in the form
+   * `shardgate rescue` and `verify` read (SHARDGATE_KEYS): without them a rescue of the
+   * rehearsal's backends cannot open a sealed object.
+   */
+  encryptionKeys: Record<string, string>;
+  /** The Worker's source it runs: the config's `main`, or this checkout's when that names no file. */
+  entry: string;
   region: string;
   /** The config the Worker runs (the production one with local endpoints). */
   config: Record<string, unknown>;
@@ -90,6 +99,11 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
   const config = JSON.parse(source) as { backends: RawBackend[]; credentials?: { accessKeyId: string; secretAccessKeySecret?: string }[]; region?: string };
   o.editConfig?.(config as unknown as Record<string, unknown>);
   const s3 = config.backends.filter((b) => b.kind === 's3');
+  // A config kept outside this checkout (an operator's own repository) names a `main` relative to
+  // itself that is not there: it is rehearsed with this checkout's Worker.
+  const main = snapshotWranglerToml(configFile).entry;
+  const entry = existsSync(main) ? main : join(ROOT, 'worker/index.ts');
+  if (entry !== main) (o.log ?? console.log)(`rehearsal: ${configFile} names main ${main}, which is not there: running this checkout's Worker (${entry})`);
   const stateDir = o.stateDir ?? mkdtempSync(join(tmpdir(), 'shardgate-rehearsal-'));
   const removeState = () => {
     if (!o.stateDir) rmSync(stateDir, { recursive: true, force: true });
@@ -107,7 +121,10 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
       for (const name of [b.accessKeyIdSecret, b.secretAccessKeySecret]) if (name) secrets[name] = 'S3RVER';
     });
     // Each encryption key's secret: a fresh random key, as `openssl rand -base64 32 | wrangler secret put` would.
-    for (const k of (config as { encryption?: { keys: { secret?: string }[] } }).encryption?.keys ?? []) if (k.secret) secrets[k.secret] = randomBytes(32).toString('base64');
+    const encryptionKeys: Record<string, string> = {};
+    for (const k of (config as { encryption?: { keys: { id: string; secret?: string }[] } }).encryption?.keys ?? []) {
+      if (k.secret) encryptionKeys[k.id] = secrets[k.secret] = randomBytes(32).toString('base64');
+    }
     const credentials = (config.credentials ?? []).flatMap((c) => {
       if (!c.secretAccessKeySecret) return [];
       const secret = randomBytes(24).toString('base64url');
@@ -120,7 +137,7 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
       ...Object.entries(o.bindings ?? {}),
     ]);
     gateway = await startLocalGateway({
-      port: o.port, hosts: ['127.0.0.1'], config: configFile, env: o.env, localDevelopment: false, bindings, cronSeconds: o.cronSeconds ?? 0,
+      port: o.port, hosts: ['127.0.0.1'], config: configFile, entry, env: o.env, localDevelopment: false, bindings, cronSeconds: o.cronSeconds ?? 0,
       // The routes name the production host: wrangler dev would rewrite each request's host to
       // it, and a client signs the host it connects to (127.0.0.1 here).
       triggers: [],
@@ -129,18 +146,26 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
     const g = gateway;
     const backends = s3.map((b, i) => ({ id: b.id, domain: String(b.domain ?? ''), endpoint: servers[i]!.endpoint, server: servers[i]! }));
     return {
-      gateway: g, credentials, region: config.region ?? 'us-east-1', config: config as unknown as Record<string, unknown>, backends, stateDir,
+      gateway: g, credentials, encryptionKeys, entry, region: config.region ?? 'us-east-1', config: config as unknown as Record<string, unknown>, backends, stateDir,
       control: (command) => control(backends, command),
+      // Every step runs whatever the one before did: a workerd already gone (Ctrl-C reaches the
+      // whole process group) must not leave the backends' data and the state behind.
       close: async () => {
-        await g.close();
-        await Promise.allSettled(servers.map((s) => s.dispose()));
-        removeState();
+        try {
+          await g.close();
+        } finally {
+          await Promise.allSettled(servers.map((s) => s.dispose()));
+          removeState();
+        }
       },
     };
   } catch (err) {
-    await gateway?.close();
-    await Promise.allSettled(servers.map((s) => s.dispose()));
-    removeState();
+    try {
+      await gateway?.close();
+    } finally {
+      await Promise.allSettled(servers.map((s) => s.dispose()));
+      removeState();
+    }
     throw err;
   }
 }

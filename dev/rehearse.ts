@@ -2,9 +2,11 @@
  * `npm run rehearse [-- -c FILE] [--port N] [--cron-seconds N]`: the production config run
  * locally as a deployed gateway over s3rver backends (rehearsal.ts), until Ctrl-C or `quit`.
  * Prints the endpoint, the client key with the secret it was given (for the verification
- * commands of docs/DEPLOY.md) and every backend's port; reads operator commands from the
- * terminal to stop, start and wipe a backend (an outage rehearsed). The cron runs every
- * --cron-seconds (default 60). On exit everything it stored is removed.
+ * commands of docs/DEPLOY.md), the encryption keys it made (SHARDGATE_KEYS, so that a rescue can
+ * be rehearsed too) and every backend's port; reads operator commands from the terminal to stop,
+ * start and wipe a backend (an outage rehearsed). The cron runs every --cron-seconds (default
+ * 60). On exit (quit, Ctrl-C, SIGTERM) everything it stored is removed. -c takes a config
+ * anywhere: one whose `main` is not next to it runs this checkout's Worker.
  */
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,13 +29,23 @@ const r = await startRehearsal({ port, configFile: configFile ? resolve(configFi
 let closing: Promise<void> | undefined;
 const stop = () => {
   closing ??= r.close().then(() => process.exit(0), (err: unknown) => {
-    console.error(`rehearsal: could not stop cleanly: ${String((err as Error)?.message ?? err)}`);
+    console.error(`rehearsal: stopped, what it stored removed; the gateway did not stop cleanly: ${String((err as Error)?.message ?? err)}`);
     process.exit(1);
   });
   return closing;
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+// wrangler's Miniflare handles SIGINT and SIGTERM itself and exits the process at once, so the
+// rehearsal's own handler never ran: Ctrl-C left every s3rver's data and the Worker's state in
+// the temporary directory. The rehearsal takes both signals over: the first stops everything
+// (workerd included) and removes what it stored; a second exits at once, leaving it.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.removeAllListeners(signal);
+  process.on(signal, () => {
+    if (closing) process.exit(130);
+    console.log('stopping: removing what the rehearsal stored (press Ctrl-C again to exit at once, leaving it)');
+    void stop();
+  });
+}
 
 const endpoint = `http://127.0.0.1:${r.gateway.port}`;
 // The first key is the clients' (S3); a key named *admin* is the operator's (status, admin API).
@@ -45,6 +57,11 @@ console.log([
   key ? `export ENDPOINT=${endpoint} AWS_ACCESS_KEY_ID=${key.accessKeyId} AWS_SECRET_ACCESS_KEY=${key.secretAccessKey} AWS_DEFAULT_REGION=${r.region}` : 'no client access key with a secret in this config',
   ...(admin ? [`export ADMIN_KEY_ID=${admin.accessKeyId} ADMIN_SECRET=${admin.secretAccessKey}`] : []),
   'then the verification commands of docs/DEPLOY.md (step 10).',
+  // The encryption keys the rehearsal made, as shardgate rescue and verify read them: a rescue of
+  // these backends (docs/OPERATING.md) can then open sealed objects, as the operator's would.
+  ...(Object.keys(r.encryptionKeys).length
+    ? [`export SHARDGATE_KEYS='${JSON.stringify(r.encryptionKeys)}'   # encryption keys, for shardgate rescue / verify`]
+    : []),
   '',
   `backends (cron ${cronSeconds ? `every ${cronSeconds} s: collector, scrubber, repair sweeps` : 'off'}):`,
   await r.control('list'),

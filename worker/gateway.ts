@@ -8,11 +8,16 @@
  * refused, the isolate serves the refusal (refusal.ts), or with the local-development signal the
  * gateway to loopback requests only and the refusal to every other.
  */
-import { flushJournal, type JournalReport } from './upkeep/journal.ts';
+import { setPoisonMode } from './model/lent-chunks.ts';
+import { flushJournal, JOURNAL_MAX_CALLS, type JournalReport } from './upkeep/journal.ts';
+import { detectCatalogLoss, journalHold, type SegmentName } from './upkeep/catalog-loss.ts';
+import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
+import { CatalogLossGate } from './app/catalog-loss-gate.ts';
 import { Hono } from 'hono';
 import { createBackend, DeadlineBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
+import { LocalBackendSwitch } from './app/local-backend-switch.ts';
 import { createApp, OPERATOR_PREFIX } from './app/app.ts';
 import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
@@ -102,6 +107,8 @@ export interface Gateway {
   lifecycleDayMs: number;
   /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
   journal: (by: 'cron' | 'operator') => Promise<JournalReport>;
+  /** One run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
+  journalUpkeep: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
   /** Server access logs' delivery (upkeep/access-log.ts); the cron sweeps it. */
   accessLogs: AccessLogDelivery;
 }
@@ -154,6 +161,9 @@ let cached: { source: string; local: boolean; startup: Startup } | undefined;
 function startup(env: Env): Startup {
   const source = env.SHARDGATE_CONFIG ?? '';
   const local = isLocalDevelopment(env);
+  // Poison mode (model/lent-chunks.ts), a debug setting of local development: the tests run with it.
+  const poison = env.SHARDGATE_POISON_BUFFERS;
+  if (local && (poison === '1' || poison === '0')) setPoisonMode(poison === '1');
   if (cached?.source === source && cached.local === local) return cached.startup;
   if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
   const config = parseConfig(source);
@@ -239,7 +249,11 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
 }
 
 function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed', warnings: string[]): Gateway {
-  const backends = config.backends.map((b) => createBackend(b, env));
+  const built = config.backends.map((b) => createBackend(b, env));
+  // Local development only: each backend behind a switch an operator's drill flips (admin
+  // local-backend, npm run backend); a deployed gateway never has it.
+  const localSwitch = isLocalDevelopment(env) ? new LocalBackendSwitch(built) : undefined;
+  const backends: Backend[] = localSwitch?.backends ?? built;
   // Which backends are down (engine/reachability.ts): fed by every call's outcome below, probes
   // included; a backend in maintenance is down from the start.
   // The local R2 emulator answers HEAD from its metadata: a shard file deleted on disk would pass.
@@ -249,7 +263,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
-  // traffic); `backends` stays the bare ones (tests reach their fault wrappers there).
+  // traffic); the Gateway's `backends` stay the ones built (tests reach their fault wrappers there).
   // Every wait for a backend is bounded by the request's deadline (backends/deadline.ts).
   const metered = backends.map((b) => new MeteredBackend(new DeadlineBackend(b, () => waitBound(config.backendWaitMs)), (report) => {
     meter.backendCall(report);
@@ -349,15 +363,44 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     return report;
   };
   const restripeStatus = () => restripeProgress(catalog, settings);
+  // Catalog loss (upkeep/catalog-loss.ts): looked for before every journal run, so the journal of
+  // a lost instance stops before it writes; writes to its bucket are refused meanwhile.
+  const lossGate = new CatalogLossGate(() => catalog.catalogLoss());
+  const lossHeaders = new Map<string, SegmentName | null>();
   const journal = async (by: 'cron' | 'operator'): Promise<JournalReport> => {
     const started = Date.now();
-    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS });
+    let lookCalls = 0;
+    let hold: string | null = null;
+    try {
+      const found = await detectCatalogLoss({ catalog, backends: reachable, ring: keyRing, headers: lossHeaders }, started);
+      lossGate.update(found.loss);
+      lookCalls = found.calls;
+      hold = journalHold(found);
+      const lost = Object.keys(found.loss.lost).length, suspect = Object.keys(found.loss.suspect).length;
+      if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
+    } catch (err) {
+      // Not knowing whether the catalog is lost, the journal stores nothing this run (it could hide an older one).
+      hold = `catalog-loss look failed: ${String((err as Error)?.message ?? err)}`;
+      logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: hold }, true);
+    }
+    // The look and the run share the invocation's subrequests.
+    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls), hold });
     meter.event('journal_runs');
     meter.event('journal_segments', report.segments);
     meter.event('journal_bytes', report.bytes);
     meter.event('journal_failures', report.failed.length);
     const { failed, ...counts } = report;
-    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0);
+    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0 || !!report.held);
+    return report;
+  };
+  // The journal's segments get what data gets (upkeep/journal-upkeep.ts): scrub, repair, moves off
+  // leaving backends, re-stripe of segments written narrower while backends were down.
+  const journalUpkeepRun = async (by: 'cron' | 'operator'): Promise<JournalUpkeepReport> => {
+    const started = Date.now();
+    const mode = config.scrub.mode === 'verify' ? 'verify' : 'heads';
+    const report = await journalUpkeep({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { mode });
+    const { failed, ...counts } = report;
+    if (report.segments || failed.length) logLine({ msg: 'journal upkeep', by, mode, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, false);
     return report;
   };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
@@ -377,15 +420,18 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
     },
     accessLog: accessLogs,
+    catalogLoss: lossGate,
     operator: createOperator({
       authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined,
       health: new LoadBalancerHealth({ policies: config.policies, defaultPolicy: config.defaultPolicy, backends: units.placeable, maintenance: reachability.maintenance, reachability, meter }),
     }),
     admin: createAdmin({
-      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: { ...config.scrub, headsBy: scrubHeadsBy }, enqueueRepair, repair, upkeep,
+      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: { ...config.scrub, headsBy: scrubHeadsBy }, enqueueRepair, repair, upkeep, localSwitch,
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
+      journalUpkeep: journalUpkeepRun,
+      catalogLoss: lossGate,
       lifecycle: { store, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
@@ -399,5 +445,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, accessLogs };
+  return { config, backends: built, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, journalUpkeep: journalUpkeepRun, accessLogs };
 }

@@ -4,7 +4,7 @@
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
  * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
- * lifecycle job, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
+ * lifecycle job, the journal's upkeep, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
  * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. No logic here.
@@ -96,6 +96,10 @@ export default {
         (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
       ));
     }
+    // The journal's segments: scrubbed, repaired, moved and re-striped as data is (upkeep/journal-upkeep.ts).
+    jobs.push(g.background.run(ctx, () => g.journalUpkeep('cron')).catch(
+      (err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+    ));
     const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
     // The bucket list, read once for the jobs below that walk every bucket.
     let listed: Promise<string[]> | undefined;

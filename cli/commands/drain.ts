@@ -36,6 +36,8 @@ interface Progress {
   backend: string;
   state: string;
   left: { shards: number; bytes: number };
+  /** The catalog journal's shard files there (moved by the journal's upkeep); absent from an older gateway. */
+  journalShards?: number;
   moved: { shards: number; bytes: number };
   bytesPerSecond: number | null;
   secondsRemaining: number | null;
@@ -99,10 +101,10 @@ export const command: Command = {
 
 function progressText(backends: Progress[]): string {
   if (!backends.length) return 'every backend is active: nothing to drain\n';
-  const rows = [['backend', 'state', 'shards left', 'bytes left', 'moved', 'rate', 'remaining']];
+  const rows = [['backend', 'state', 'shards left', 'bytes left', 'journal files', 'moved', 'rate', 'remaining']];
   for (const p of backends) {
     rows.push([
-      p.backend, p.state, String(p.left.shards), bytes(p.left.bytes), `${p.moved.shards} (${bytes(p.moved.bytes)})`,
+      p.backend, p.state, String(p.left.shards), bytes(p.left.bytes), String(p.journalShards ?? '-'), `${p.moved.shards} (${bytes(p.moved.bytes)})`,
       p.bytesPerSecond === null ? '-' : `${bytes(p.bytesPerSecond)}/s`,
       p.secondsRemaining === null ? (p.left.shards ? '-' : 'done') : duration(Math.ceil(p.secondsRemaining)),
     ]);

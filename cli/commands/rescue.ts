@@ -6,8 +6,12 @@
  * m missing or damaged shards per unit decoded around) and write it under --out once its MD5
  * matches the footer's. Sealed units are read with the key ring of --key / --keys-file /
  * SHARDGATE_KEYS; those whose key is not given are listed (unit, bucket if known, key id) and
- * nothing of them is written. Exit 1 when some object could not be rescued or some sealed unit
- * could not be opened.
+ * nothing of them is written (without a key the journal cannot be told from data: the output says
+ * so and names the key ids). Buckets the journal's bucket list does not hold (deleted, or hidden
+ * by a catalog lost and started again) are never dropped silently: SKIPPED with their object
+ * count, or written with --include-unlisted. Each object's metadata and tags go to
+ * OUT/_shardgate/buckets/<bucket>.objects.json. Exit 1 when some object could not be rescued, some
+ * sealed unit could not be opened, or some bucket was skipped.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +28,9 @@ import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../
 import { readObject, type ReadReport } from '../rescue/read.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
 import { bucketImages, replayJournal, type BucketImage, type VersionImage } from '../../worker/catalog/journal-replay.ts';
-import { UnitStore } from '../../worker/engine/index.ts';
+import { readTagRecord, UnitStore } from '../../worker/engine/index.ts';
+import { withTags } from '../../worker/catalog/rules.ts';
+import type { ObjectMetadata } from '../../worker/model/object-store.ts';
 import { scanSources, ShardIndex } from '../rescue/scan.ts';
 
 const HELP = `usage: shardgate rescue (--from DIR|URL ... | --wrangler-state DIR) --out DIR [options]
@@ -41,6 +47,12 @@ id they need and not written (exit 1).
                              its name the key percent-encoded (for keys that cannot be paths)
   --versions                 also every noncurrent version the catalog journal holds, into
                              OUT/_shardgate/versions/<bucket>/<key percent-encoded>/<version id>
+  --include-unlisted         also the buckets the journal's bucket list does not hold (deleted
+                             buckets, or buckets of a catalog that was lost and started again):
+                             without it they are listed as SKIPPED and the exit code is 1
+
+Every object's metadata (content type and the other content headers, user metadata, tags) is in
+OUT/_shardgate/buckets/<bucket>.objects.json, and in --json's output.
 
 ${SOURCE_HELP}
 
@@ -64,7 +76,7 @@ export const command: Command = {
   summary: 'recover objects from the backends alone (no gateway, no catalog), verified',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...SOURCE_OPTIONS, out: { type: 'string' }, layout: { type: 'string' }, versions: { type: 'boolean' } }, strict: true });
+    const { values } = parseArgs({ args: argv, options: { ...SOURCE_OPTIONS, out: { type: 'string' }, layout: { type: 'string' }, versions: { type: 'boolean' }, 'include-unlisted': { type: 'boolean' } }, strict: true });
     if (!values.out) throw new CliError('--out DIR is required');
     const layout = (values.layout ?? 'tree') as Layout;
     if (layout !== 'tree' && layout !== 'flat') throw new CliError('--layout is tree or flat');
@@ -79,19 +91,24 @@ export const command: Command = {
 
     // The catalog journal first (rescue/journal.ts): what the catalog held, inline objects,
     // versions, part lists and bucket settings included.
-    const jplan = await planObjects(scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET), index, '', ring);
+    const jplan = await planObjects(scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET), index, '', ring, [], { everyWrite: true });
     const journal = await readJournal(jplan.objects, index, ring);
     journal.unreadable.push(...jplan.unplannable.map((u) => ({ key: u.key, reason: u.reason })));
     const images = replayJournal(journal.segments);
     const listImage = images.get(BUCKET_LIST_INSTANCE);
-    const journaled = bucketImages(images).buckets.filter((b) => values.bucket === undefined || b.name === values.bucket);
+    const imaged = bucketImages(images);
+    const wanted = (b: BucketImage) => values.bucket === undefined || b.name === values.bucket;
+    // Buckets whose own journal the bucket list does not hold: deleted, or hidden by a catalog that
+    // was lost and started again. Never dropped silently: reported (exit 1), or rescued with --include-unlisted.
+    const unlistedImages = imaged.unlistedBuckets.filter(wanted);
+    const journaled = [...imaged.buckets.filter(wanted), ...(values['include-unlisted'] ? unlistedImages : [])];
     const byName = new Map(journaled.map((b) => [b.name, b]));
 
     // Shards of units the journal does not know: writes after its last segment (or no journal).
     const unknown = scan.shards.filter((s) => s.header.bucket !== JOURNAL_BUCKET && !byName.get(s.header.bucket)?.knownUnits.has(s.header.unitId));
     const { objects: fromHeaders, unplannable, sealed } = await planObjects(unknown, index, prefix, ring, scan.locked);
     const items = new Map<string, Item>();
-    const ignored: { bucket: string; key: string; reason: string }[] = [];
+    const ignored: { bucket: string; key: string; reason: string; deletedBucket?: boolean }[] = [];
     for (const b of journaled) {
       for (const o of journalObjects(b, index, prefix, values.versions)) {
         // A noncurrent version (--versions) goes beside the tree, under its version id.
@@ -104,8 +121,8 @@ export const command: Command = {
       const b = byName.get(o.bucket);
       if (!b) {
         // A bucket the journal's bucket list does not hold: deleted, unless written after the list's last segment.
-        if (listImage && o.createdAt <= listImage.takenAt) {
-          ignored.push({ bucket: o.bucket, key: o.key, reason: `the catalog's bucket list of ${listImage.takenAt} has no bucket ${o.bucket} (deleted)` });
+        if (listImage && o.createdAt <= listImage.takenAt && !values['include-unlisted']) {
+          ignored.push({ bucket: o.bucket, key: o.key, reason: `the catalog's bucket list of ${listImage.takenAt} has no bucket ${o.bucket} (deleted, or the catalog was lost and its journal hidden)`, deletedBucket: true });
           continue;
         }
       } else {
@@ -116,6 +133,17 @@ export const command: Command = {
         }
       }
       items.set(`${o.bucket}\n${o.key}`, { kind: 'planned', o, from: 'headers' });
+    }
+    // Tags set after a write are in a tag record beside its first unit (engine/tag-record.ts): the
+    // objects planned from shard headers take them (the journal's already hold the latest).
+    for (const item of items.values()) {
+      if (item.kind !== 'planned' || item.from !== 'headers' || item.o.multipart) continue;
+      const first = item.o.writes[0]?.units[0]?.unit;
+      const holders = first && scan.tagRecords.get(first.unitId);
+      if (!first || !holders) continue;
+      const dek = first.seal && ring ? await ring.open(first.seal).catch(() => undefined) : undefined;
+      const record = await readTagRecord(holders, item.o.bucket, first.unitId, dek);
+      if (record) item.o.metadata = withTags((item.o.metadata ?? { user: {} }) as ObjectMetadata, record.tags);
     }
     const list = [...items.values()].sort((a, b) => (bucketOf(a) === bucketOf(b) ? (keyOf(a) < keyOf(b) ? -1 : 1) : bucketOf(a) < bucketOf(b) ? -1 : 1));
     const total = list.reduce((n, i) => n + sizeOf(i), 0);
@@ -129,7 +157,7 @@ export const command: Command = {
       const temp = `${path}.shardgate-rescue-${process.pid}`;
       const o = item.kind === 'planned' ? item.o : null;
       const keys = o ? [...new Set(o.writes.flatMap((w) => w.units.flatMap((u) => (u.unit.seal ? [u.unit.seal.kid] : []))))] : [];
-      const base = { bucket, key, size, path, from: item.from, ...(item.versionOf ? { versionId: shownId(item.versionOf), current: false } : {}), ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
+      const base = { bucket, key, size, path, from: item.from, ...objectMetadata(item), ...(item.versionOf ? { versionId: shownId(item.versionOf), current: false } : {}), ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
       try {
         mkdirSync(dirname(path), { recursive: true });
         const file = await open(temp, 'w');
@@ -156,6 +184,9 @@ export const command: Command = {
     const settings = journaled.map((b) => writeBucketSettings(values.out!, b, values.versions ? (v) => versionPath(values.out!, b.name, v) : null));
     progress.end();
     const failed = results.filter((r) => r.status !== 'ok');
+    const skippedBuckets = skippedBucketsOf(values['include-unlisted'] ? [] : unlistedImages, ignored.filter((i) => i.deletedBucket), prefix);
+    // Each bucket's objects with their metadata and tags (a file system keeps neither).
+    const objectFiles = writeObjectMetadata(values.out, results);
     const keysNeeded = [...new Set(sealed.map((u) => u.kid))].sort();
     const sealedReport = sealed.map(sealedEntry);
     const notWritten = journaled.reduce((n, b) => ({
@@ -172,7 +203,7 @@ export const command: Command = {
     const summary = {
       objects: list.length, rescued: results.length - failed.length, failed: failed.length, bytes: total, filesScanned: scan.files, shardsFound: scan.shards.length + scan.locked.length,
       fromJournal: list.filter((i) => i.from === 'journal').length, fromHeaders: list.filter((i) => i.from === 'headers').length, inline: list.filter((i) => i.kind === 'inline').length,
-      settings, notWritten, ignored, journal: journalSummary,
+      settings, objectFiles, notWritten, ignored, skippedBuckets, journal: journalSummary, journalSealed: !journal.segments.length && sealed.length > 0,
       badFiles: scan.bad, unplannable, sealedUnread: sealed.length, keysNeeded,
     };
     if (values.json) printJson({ summary, objects: results, sealed: sealedReport });
@@ -185,16 +216,20 @@ export const command: Command = {
       for (const u of sealedReport) process.stdout.write(`SEALED  unit ${u.unitId}${u.bucket ? ` in bucket ${u.bucket}` : ''} (${u.shards} shard(s)): ${u.reason}; not read, nothing written\n`);
       for (const b of scan.bad) process.stdout.write(`skipped ${b.source}: ${b.key}: ${b.problem}\n`);
       for (const i of ignored) process.stdout.write(`ignored ${i.bucket}/${i.key}: ${i.reason}\n`);
+      for (const b of skippedBuckets) process.stdout.write(`SKIPPED bucket ${b.bucket}: ${b.reason}; ${b.objects} object(s) not written (--include-unlisted writes them)\n`);
       for (const u of journal.unreadable) process.stdout.write(`FAILED  journal segment ${u.key}: ${u.reason} (the catalog's changes it held may be missing)\n`);
       for (const d of doubts) process.stdout.write(`DOUBT   journal: ${d}\n`);
       if (journal.segments.length) {
         process.stdout.write(`journal: ${journal.segments.length} segment(s); ${journaled.length} bucket(s) as of ${journaled.map((b) => `${b.name} ${b.takenAt}`).join(', ') || '-'}; settings in ${join(values.out, SETTINGS_DIR)}\n`);
         process.stdout.write(`journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s)${notWritten.noncurrentVersions ? ' (--versions writes them)' : ''}, ${notWritten.deleteMarkers} delete marker(s) (listed in the versions file), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`);
+      } else if (sealed.length) {
+        // Without the key nothing tells the journal's units from the data's: both are sealed under a shelf of the key.
+        process.stdout.write(`journal: sealed: none readable without the key: the catalog journal, if the gateway wrote one, is among the ${sealed.length} sealed unit(s), which need key(s) ${keysNeeded.map((k) => `"${k}"`).join(', ')} (--key ID=BASE64)\n`);
       } else process.stdout.write('journal: none found: objects from shard headers alone (inline objects, settings and part lists cannot be known)\n');
       process.stdout.write(`rescued ${summary.rescued} of ${summary.objects} object(s), ${bytes(total)}, into ${values.out} (${summary.shardsFound} shards in ${scan.files} files)\n`);
       if (sealed.length) process.stdout.write(`${sealedSummary(sealed.length, keysNeeded)}\n`);
     }
-    return failed.length || unplannable.length || sealed.length || journal.unreadable.length || doubts.length ? 1 : 0;
+    return failed.length || unplannable.length || sealed.length || journal.unreadable.length || doubts.length || skippedBuckets.length ? 1 : 0;
   },
 };
 
@@ -248,4 +283,45 @@ function writeBucketSettings(out: string, b: BucketImage, fileOf: ((v: VersionIm
   }));
   writeFileSync(join(out, SETTINGS_DIR, 'buckets', `${b.name}.versions.json`), JSON.stringify(listed, null, 1));
   return path;
+}
+
+/** The object's metadata as S3 shows it (content headers, user metadata, tags), for the output. */
+function objectMetadata(item: Item): { metadata?: { contentType?: string; contentEncoding?: string; contentDisposition?: string; contentLanguage?: string; cacheControl?: string; expires?: string; user: Record<string, string>; tags: { key: string; value: string }[] } } {
+  const m = (item.kind === 'planned' ? item.o.metadata : item.o.manifest.metadata) as ObjectMetadata | undefined;
+  if (!m || typeof m !== 'object') return {};
+  const { contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, expires } = m;
+  const headers = Object.fromEntries(Object.entries({ contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, expires }).filter(([, v]) => v !== undefined));
+  return { metadata: { ...headers, user: m.user ?? {}, tags: (m.tags ?? []).map((t) => ({ key: t.key, value: t.value })) } };
+}
+
+/**
+ * OUT/_shardgate/buckets/<bucket>.objects.json: every object written, with its file, size and
+ * metadata (content headers, user metadata, tags): what the files alone cannot keep.
+ */
+function writeObjectMetadata(out: string, results: Record<string, unknown>[]): string[] {
+  const byBucket = new Map<string, Record<string, unknown>[]>();
+  for (const r of results) if (r.status === 'ok') byBucket.set(String(r.bucket), [...(byBucket.get(String(r.bucket)) ?? []), r]);
+  const files: string[] = [];
+  for (const [bucket, list] of byBucket) {
+    const path = join(out, SETTINGS_DIR, 'buckets', `${bucket}.objects.json`);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, JSON.stringify(list.map((r) => ({ key: r.key, ...(r.versionId ? { versionId: r.versionId } : {}), file: r.path, size: r.size, ...(r.metadata ? (r.metadata as object) : {}) })), null, 1));
+    files.push(path);
+  }
+  return files;
+}
+
+/** Buckets a rescue did not write: their own journal's image, or only shard headers the bucket list says are of a deleted bucket. */
+function skippedBucketsOf(unlisted: BucketImage[], ignored: { bucket: string }[], prefix: string): { bucket: string; reason: string; objects: number; journalAsOf: string | null }[] {
+  const out = new Map<string, { bucket: string; reason: string; objects: number; journalAsOf: string | null }>();
+  for (const b of unlisted) {
+    const objects = b.versions.filter((v) => v.current && v.key.startsWith(prefix)).length;
+    out.set(b.name, { bucket: b.name, reason: `its journal (as of ${b.takenAt}) holds it, the bucket list's does not: deleted, or the catalog was lost and its journal hidden`, objects, journalAsOf: b.takenAt });
+  }
+  for (const i of ignored) {
+    const e = out.get(i.bucket) ?? { bucket: i.bucket, reason: 'the bucket list\'s journal does not hold it and its shards are older than that journal: deleted, or the catalog was lost', objects: 0, journalAsOf: null };
+    if (!out.has(i.bucket) || e.journalAsOf === null) e.objects++;
+    out.set(i.bucket, e);
+  }
+  return [...out.values()].sort((a, b) => (a.bucket < b.bucket ? -1 : 1));
 }

@@ -4,7 +4,10 @@
  * a string to it; here it is parsed with the gateway's own schema (worker/config/config.ts) and reviewed
  * as a deployed gateway reviews it at start (worker/config/deployment.ts): the development key, inline
  * secrets, local pools, failure domains. Secrets are never in the file, so every secret the
- * config names is taken as set and listed (the operator runs `wrangler secret put` for each);
+ * config names is taken as set and listed (the operator runs `wrangler secret put` for each),
+ * unless the file gives it as a plain var: that is a problem of its own (issue 37: a [vars] entry
+ * is in the file and the dashboard for anyone to read), and its value is reviewed as the gateway
+ * would see it (the development secret or key there is refused, as the deployed gateway refuses it);
  * R2 bindings are taken from the file's [[r2_buckets]] (their bucket names too: two bindings of one
  * bucket are refused). It also checks the bindings the gateway
  * needs besides its backends: the CATALOG Durable Object and its SQLite migration, the repair
@@ -67,20 +70,27 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
     if (!(err instanceof ConfigError)) throw err;
     return { problems: [...problems, err.message], warnings: [], secrets: [] };
   }
+  // Every field of the schema that names a Worker secret (the review and the gateway read the same ones).
   const secrets = [...new Set([
     ...config.credentials.flatMap((c) => (c.secretAccessKeySecret ? [c.secretAccessKeySecret] : [])),
     ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
     ...(config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])),
+    ...(config.ops.metricsTokenSecret ? [config.ops.metricsTokenSecret] : []),
   ])];
+  for (const name of secrets.filter((n) => Object.hasOwn(vars, n))) {
+    problems.push(`${name} is a plain entry of ${varsTable}, but the config names it as a secret: vars are kept in the file and shown in the dashboard. Remove it from ${varsTable} and run \`wrangler secret put ${name}\` (a Worker secret of the same name then takes its place).`);
+  }
   const keySecrets = new Set((config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])));
   // The env a deployed Worker of this file would have: its R2 bindings, its secrets (set, with a
   // value nobody would choose: the review only looks at whether they are set and not the dev one).
   const env: Record<string, unknown> = { ...vars };
   for (const b of w.r2_buckets) env[b.binding] = { put() {} };
   for (const b of w.durable_objects.bindings) if (b.class_name === 'OpsObject') env[b.name] = {};
-  for (const name of secrets) env[name] = '(set with wrangler secret put)';
+  // A secret the file gives as a var keeps its value: the gateway would read that one.
+  const standIn = secrets.filter((n) => !Object.hasOwn(vars, n));
+  for (const name of standIn) env[name] = '(set with wrangler secret put)';
   // An encryption key's secret must be base64 of 32 bytes: stand in a random one (never the dev key).
-  for (const name of keySecrets) env[name] = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+  for (const name of standIn.filter((n) => keySecrets.has(n))) env[name] = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   // A bucket name is unique within its jurisdiction: "eu" and the default are two buckets.
   const r2BucketNames = Object.fromEntries(w.r2_buckets.flatMap((b) => (b.bucket_name ? [[b.binding, b.jurisdiction ? `${b.bucket_name} (jurisdiction ${b.jurisdiction})` : b.bucket_name]] : [])));
   const review = reviewDeployment(config, env, r2BucketNames);

@@ -130,8 +130,12 @@ async function sealedUnits(locked: LockedShard[], index: ShardIndex): Promise<Se
   return out.sort((a, b) => (a.unitId < b.unitId ? -1 : 1));
 }
 
-/** Reads one complete footer per unit and groups everything into objects (`ring` unmasks sealed footers). */
-export async function planObjects(shards: FoundShard[], index: ShardIndex, prefix = '', ring?: KeyRing, locked: LockedShard[] = []): Promise<{ objects: PlannedObject[]; unplannable: Unplannable[]; sealed: SealedUnit[] }> {
+/**
+ * Reads one complete footer per unit and groups everything into objects (`ring` unmasks sealed
+ * footers). `everyWrite`: every write of a key, not only the newest (the journal's segments: two
+ * under one key are two catalogs' journals, which the replay must see to say so).
+ */
+export async function planObjects(shards: FoundShard[], index: ShardIndex, prefix = '', ring?: KeyRing, locked: LockedShard[] = [], options: { everyWrite?: boolean } = {}): Promise<{ objects: PlannedObject[]; unplannable: Unplannable[]; sealed: SealedUnit[] }> {
   const byUnit = new Map<string, Map<number, FoundShard>>();
   for (const s of shards) {
     if (!s.header.key.startsWith(prefix)) continue;
@@ -207,7 +211,7 @@ export async function planObjects(shards: FoundShard[], index: ShardIndex, prefi
   const newest = new Map<string, PlannedObject>();
   const age = (o: PlannedObject) => `${o.createdAt} ${o.writes.at(-1)!.id}`;
   for (const c of candidates) {
-    const k = `${c.bucket}\n${c.key}`;
+    const k = `${c.bucket}\n${c.key}${options.everyWrite ? `\n${c.writes.at(-1)!.id}` : ''}`;
     const prev = newest.get(k);
     if (!prev || age(prev) < age(c)) newest.set(k, c);
   }

@@ -13,7 +13,7 @@
  */
 import { HEADER_MAGIC, HEADER_PREFIX_BYTES, decodeHeader, headerLength, type ShardHeader } from '../../worker/format/shard-file.ts';
 import { JOURNAL_BUCKET } from '../../worker/format/journal.ts';
-import { SHARD_KEY_ROOT, bucketShardPrefixes, parseShardKey, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
+import { SHARD_KEY_ROOT, bucketShardPrefixes, parseShardKey, parseTagRecordKey, shardKey, type ShardKeyParts } from '../../worker/format/shard-key.ts';
 import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
 import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
@@ -56,6 +56,8 @@ export interface BadFile {
 export interface ScanResult {
   shards: FoundShard[];
   locked: LockedShard[];
+  /** Unit id -> the sources holding a tag record beside it (engine/tag-record.ts: tags set after the write), found by file name. */
+  tagRecords: Map<string, Backend[]>;
   bad: BadFile[];
   files: number;
 }
@@ -76,6 +78,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   const shards: FoundShard[] = [];
   const locked: LockedShard[] = [];
   const bad: BadFile[] = [];
+  const tagRecords = new Map<string, Backend[]>();
   let files = 0;
   // A bucket's shards: under its name, or on its shelves (one per key of the ring: format/shelf.ts).
   // The catalog journal's segments too: they say what the catalog held of the bucket (journal.ts).
@@ -87,6 +90,13 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
     for await (const file of source.walk(prefixes)) {
       onFile(++files);
       const named = parseShardKey(file.key);
+      const tagRecord = parseTagRecordKey(file.key);
+      if (tagRecord) {
+        // Read later by its canonical key, which is its name in this source (a wrangler blob, named
+        // by a hash, is not recognised: its object keeps the tags of its write).
+        tagRecords.set(tagRecord.unitId, [...(tagRecords.get(tagRecord.unitId) ?? []), source.backend]);
+        continue;
+      }
       if (!mayBelong(named)) continue;
       if (file.size < HEADER_PREFIX_BYTES) continue;
       try {
@@ -123,7 +133,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
       }
     }
   }
-  return { shards, locked, bad, files };
+  return { shards, locked, tagRecords, bad, files };
 }
 
 /**

@@ -6,7 +6,7 @@
  * SDK (test/auth/mutation/bases.ts).
  */
 import { createApp } from '../../worker/app/app.ts';
-import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import { makeAuthenticate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { AccessLogDelivery } from '../../worker/upkeep/access-log.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { sdk } from '../auth/mutation/bases.ts';
@@ -16,12 +16,12 @@ import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
 
 export const REGION = 'us-east-1';
 
-export function loggingApp(o: { rollMs?: number; logging?: boolean } = {}) {
+export function loggingApp(o: { rollMs?: number; logging?: boolean; credentials?: GateConfig['credentials'] } = {}) {
   const catalog = localCatalog();
   const parts = memoryEcStore(catalog, { maxObjectSize: 8 * 1024 * 1024, maxPartSize: 8 * 1024 * 1024 });
   const logs: Record<string, unknown>[] = [];
   const delivery = new AccessLogDelivery({ catalog, store: parts.store, rollMs: o.rollMs ?? 60_000, log: (l) => logs.push(l) });
-  const authenticate = makeAuthenticate({ credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: REGION }, {});
+  const authenticate = makeAuthenticate({ credentials: o.credentials ?? [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: REGION }, {});
   const settings = testS3Settings({ maxObjectSize: 8 * 1024 * 1024, maxPartSize: 8 * 1024 * 1024 });
   const app = createApp({ store: parts.store, authenticate, settings, ...(o.logging === false ? {} : { accessLog: delivery }) });
   const pending: Promise<unknown>[] = [];
@@ -32,7 +32,7 @@ export function loggingApp(o: { rollMs?: number; logging?: boolean } = {}) {
     return new Response(res.status === 204 || res.status === 304 || request.method === 'HEAD' ? null : body, { status: res.status, headers: res.headers });
   };
   /** Sends an SDK command as the test key (the SDK's own wire request, unsent by the SDK). */
-  const command = async (c: unknown) => send(toRequest(await sdk(c, {}))!);
+  const command = async (c: unknown, as: { accessKeyId?: string; secret?: string } = {}) => send(toRequest(await sdk(c, as))!);
   /** Waits for every waitUntil so far (and what those started). */
   const settle = async () => {
     while (pending.length) await Promise.allSettled(pending.splice(0));

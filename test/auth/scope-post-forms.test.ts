@@ -15,6 +15,7 @@
  * - refused: the store (buckets, objects, uploads, parts) exactly as before; a valid form outside
  *   the scope is AccessDenied.
  */
+import { readBytes } from '../support/read-bytes.ts';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { snapshotStore } from './helpers/store-snapshot.ts';
@@ -164,7 +165,7 @@ describe('POST forms under scopes: a mutated form never gets past its policy or 
               if (!allowed) failures.push(`${what}: let through (${res.status}), but the oracle says no`);
               else {
                 const obj = await g.store.getObject(v.bucket, v.key, { conditions: {} }).catch(() => null);
-                const body = obj ? await new Response(obj.body).text() : null;
+                const body = obj ? new TextDecoder().decode(await readBytes(obj.body)) : null; // lent chunks: copied as read
                 if (body !== v.form.file.data) failures.push(`${what}: stored ${JSON.stringify(body)} at ${v.bucket}/${v.key}`);
               }
             } else {

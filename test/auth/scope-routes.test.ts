@@ -47,8 +47,8 @@ describe('scopes beyond one operation', () => {
       const text = await (await g.send(toRequest(await sdk(new ListBucketsCommand({}), as(k)))!)).text();
       return [...text.matchAll(/<Name>([^<]+)<\/Name>/g)].map((m) => m[1]);
     };
-    expect(await names(READ_ONLY!)).toEqual(['fz', 'fz-new', 'other']);
-    expect(await names(ONE_BUCKET!)).toEqual(['fz-new']);
+    expect(await names(READ_ONLY!)).toEqual(['fz', 'fz-new', 'fz-own', 'other']);
+    expect(await names(ONE_BUCKET!)).toEqual(['fz-new', 'fz-own']);
     expect(await names(PREFIX!)).toEqual(['fz']);
   });
 

@@ -152,6 +152,31 @@ describe('SigV4 header auth', () => {
     expect(await outcome(put(signedWith('something-else')), options(rawUrl))).toBe('SignatureDoesNotMatch');
   });
 
+  it('a signed header that did not arrive is named in the mismatch, not the dot-segment hint (s3cmd modify signs Keep-Alive)', async () => {
+    // s3cmd modify copies the HEAD response's headers into the CopyObject it signs; a Keep-Alive
+    // among them is hop-by-hop, removed by any proxy on the way.
+    // (The SDKs refuse to sign it, so the signature is made by hand, as s3cmd makes it.)
+    const canonical = `PUT\n/bucket/k\n\nhost:${HOST}\nkeep-alive:timeout=65\nx-amz-content-sha256:${EMPTY}\nx-amz-copy-source:/bucket/k\nx-amz-date:20260301T101500Z\nx-amz-metadata-directive:REPLACE\n\nhost;keep-alive;x-amz-content-sha256;x-amz-copy-source;x-amz-date;x-amz-metadata-directive\n${EMPTY}`;
+    const toSign = `AWS4-HMAC-SHA256\n20260301T101500Z\n20260301/${REGION}/s3/aws4_request\n${sha256hex(canonical)}`;
+    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION)).update(toSign).digest('hex');
+    const headers = {
+      host: HOST, 'x-amz-date': '20260301T101500Z', 'x-amz-content-sha256': EMPTY, 'x-amz-copy-source': '/bucket/k', 'x-amz-metadata-directive': 'REPLACE',
+      authorization: `AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/20260301/${REGION}/s3/aws4_request, SignedHeaders=host;keep-alive;x-amz-content-sha256;x-amz-copy-source;x-amz-date;x-amz-metadata-directive, Signature=${sig}`,
+    };
+    const rawUrl = '/bucket/k';
+    const copy = (extra: Record<string, string>) => new Request(`http://${HOST}${rawUrl}`, { method: 'PUT', headers: { ...headers, ...extra } });
+    expect(await outcome(copy({ 'keep-alive': 'timeout=65' }), options(rawUrl))).toBe('ok');
+    const error = await verifyAt(copy({}), options(rawUrl)).then(() => undefined, (err: Error & { code?: string }) => err);
+    expect(error?.code).toBe('SignatureDoesNotMatch');
+    expect(error?.message).toContain('The request signs a header that did not reach the gateway: keep-alive;');
+    expect(error?.message).not.toContain("'.' or '..'");
+    // Every signed header there and still no match: the one other invisible cause is named.
+    const wrong = await signed({ secret: 'wrong' });
+    const other = await verifyAt(wrong.request, options(wrong.rawUrl)).then(() => undefined, (err: Error) => err);
+    expect(other?.message).toContain("If the key has '.' or '..' path segments");
+    expect(other?.message).not.toContain('did not reach the gateway');
+  });
+
   it('clock skew: 15 minutes by default, configurable, with AWS fields in the error', async () => {
     const { request, rawUrl } = await signed();
     const later = new Date(NOW.getTime() + 16 * 60e3);

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, failureOf, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
+import { needs } from '../support/prerequisites.ts';
 import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-awscli';
@@ -21,7 +22,7 @@ const BUCKET = 'cli-awscli';
 const AWSCLI_PART_SIZE = 8 * MiB;
 
 export function awscliCases(suite: CliSuite): void {
-  describe('awscli', () => {
+  describe('awscli', needs('awscli'), () => {
     let tool: CliTool;
     let env: NodeJS.ProcessEnv;
     let out: string;
@@ -41,7 +42,7 @@ export function awscliCases(suite: CliSuite): void {
         AWS_EC2_METADATA_DISABLED: 'true',
         AWS_PAGER: '',
       });
-      tool = await requireTool('aws', 'awscli', ['--version'], env);
+      tool = await requireTool('awscli', ['--version'], env);
     });
 
     it('s3 mb creates the bucket', async () => {

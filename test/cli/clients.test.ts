@@ -4,9 +4,9 @@
  * embedded 4+2 pool of local R2 buckets and Durable Object catalog). One gateway, with a fresh
  * state directory, for the whole file; each client works in its own bucket.
  *
- * A client that is not installed fails its tests with a message saying how to install it; set
- * SHARDGATE_SKIP_CLI=1 to skip this file on purpose. Slow on two cores: the timeouts are generous
- * and nothing is timed.
+ * A client that is not installed skips its own cases (needs(), test/support/prerequisites.ts),
+ * and the gateway is not even started when none is; SHARDGATE_SKIP_CLI=1 skips them on purpose.
+ * Slow on two cores: the timeouts are generous and nothing is timed.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,9 +19,12 @@ import { GatewayObserver, startGateway, type RunningGateway } from './gateway.ts
 import { rcloneCases } from './rclone.case.ts';
 import { s3cmdCases } from './s3cmd.case.ts';
 import { versionCases } from './versions.case.ts';
-import { SKIP_CLI } from './tools.ts';
+import { needs } from '../support/prerequisites.ts';
 
-describe.skipIf(SKIP_CLI)('command-line S3 clients against the local gateway (npm start)', { timeout: 300_000 }, () => {
+/** Each client's cases skip themselves; with no client at all, nothing is started. */
+const NO_CLIENT = needs('awscli').skip && needs('rclone').skip && needs('s3cmd').skip;
+
+describe('command-line S3 clients against the local gateway (npm start)', { timeout: 300_000, skip: NO_CLIENT }, () => {
   let sandbox: string | undefined;
   let gateway: RunningGateway | undefined;
   let ctx: CliContext;

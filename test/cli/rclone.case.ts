@@ -25,6 +25,7 @@ import { clientDirs, expectFileMatches, expectSameBytes, failureOf, FIXTURE_NAME
 import { expectedEtag, md5Hex, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
+import { needs } from '../support/prerequisites.ts';
 import { cleanEnv, requireTool, runTool, runToolForBytes, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-rclone';
@@ -56,7 +57,7 @@ function remoteSection(name: string, endpoint: URL): string {
 }
 
 export function rcloneCases(suite: CliSuite): void {
-  describe('rclone', () => {
+  describe('rclone', needs('rclone'), () => {
     let tool: CliTool;
     let env: NodeJS.ProcessEnv;
     let out: string;
@@ -71,7 +72,7 @@ export function rcloneCases(suite: CliSuite): void {
       configFile = join(dirs.home, 'rclone.conf');
       await writeFile(configFile, remoteSection(REMOTE, suite().url));
       env = cleanEnv(dirs.home);
-      tool = await requireTool('rclone', 'rclone', ['version'], env);
+      tool = await requireTool('rclone', ['version'], env);
     });
 
     it('mkdir creates the bucket', async () => {

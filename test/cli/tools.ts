@@ -1,24 +1,19 @@
 /**
- * Finding and running the real command-line S3 clients (awscli, rclone, s3cmd) that `.ci/run`
- * installs from Debian. Debian's binary in /usr/bin wins over anything earlier on PATH (a pip
- * awscli 1.x, say), so CI and a developer machine run the same client.
+ * Running the real command-line S3 clients (awscli, rclone, s3cmd) that `.ci/run` installs from
+ * Debian. test/support/prerequisites.ts finds them (Debian's /usr/bin ahead of anything earlier
+ * on PATH, a pip awscli 1.x say, so CI and a developer machine run the same client); a test that
+ * runs one declares it with needs(), which skips it, saying why, where the client is missing.
  *
  * Every client runs with a clean environment: PATH, a temporary HOME and only the variables the
  * test sets, never the caller's. An inherited AWS_CA_BUNDLE, AWS_PROFILE, proxy variable or
  * ~/.aws, ~/.s3cfg, ~/.config/rclone would otherwise change what the client does (on the machine
  * these tests were written on, AWS_CA_BUNDLE alone made rclone fail before sending a request).
- *
- * A missing client is a failure with a message saying how to install it, not a silent skip: CI
- * installs all three. SHARDGATE_SKIP_CLI=1 skips the whole file on purpose.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { toolPath, type ToolId } from '../support/prerequisites.ts';
 
 const execFileAsync = promisify(execFile);
-
-export const SKIP_CLI = process.env.SHARDGATE_SKIP_CLI === '1';
 
 export interface CliTool {
   /** Absolute path of the binary that runs. */
@@ -27,30 +22,9 @@ export interface CliTool {
   version: string;
 }
 
-/** The binary named `name`: /usr/bin first (Debian's), then PATH; undefined when absent. */
-export function locateTool(name: string): string | undefined {
-  const dirs = ['/usr/bin', ...(process.env.PATH ?? '').split(':').filter(Boolean)];
-  for (const dir of dirs) {
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** Finds a client and reads its version, or throws the message a person needs to fix it. */
-export async function requireTool(name: string, debianPackage: string, versionArgs: string[], env: NodeJS.ProcessEnv): Promise<CliTool> {
-  const path = locateTool(name);
-  if (!path) {
-    throw new Error(
-      `${name} is not installed (looked in /usr/bin and PATH). CI installs it from Debian in .ci/run ` +
-        `(apt-get install ${debianPackage}); install it, or set SHARDGATE_SKIP_CLI=1 to skip the CLI smoke tests.`,
-    );
-  }
+/** The client `id` (which the test needs()) and its version. */
+export async function requireTool(id: ToolId, versionArgs: string[], env: NodeJS.ProcessEnv): Promise<CliTool> {
+  const path = toolPath(id);
   const { stdout, stderr } = await execFileAsync(path, versionArgs, { env, timeout: 60_000 });
   return { path, version: (stdout || stderr).split('\n')[0].trim() };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientDirs, type CliSuite } from './context.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
+import { needs } from '../support/prerequisites.ts';
 import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-versions';
@@ -20,7 +21,7 @@ const body = (i: number) => `version ${i} of the ledger\n`;
 interface ListedVersion { Key: string; VersionId: string; IsLatest: boolean; Size: number }
 
 export function versionCases(suite: CliSuite): void {
-  describe('versions through awscli and rclone', () => {
+  describe('versions through awscli and rclone', needs('awscli', 'rclone'), () => {
     let aws: CliTool;
     let rclone: CliTool;
     let env: NodeJS.ProcessEnv;
@@ -42,8 +43,8 @@ export function versionCases(suite: CliSuite): void {
         AWS_ACCESS_KEY_ID: DEV_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: DEV_CREDENTIALS.secretAccessKey, AWS_DEFAULT_REGION: DEV_REGION,
         AWS_CONFIG_FILE: configFile, AWS_SHARED_CREDENTIALS_FILE: join(dirs.home, 'aws-credentials-unused'), AWS_EC2_METADATA_DISABLED: 'true', AWS_PAGER: '',
       });
-      aws = await requireTool('aws', 'awscli', ['--version'], env);
-      rclone = await requireTool('rclone', 'rclone', ['version'], env);
+      aws = await requireTool('awscli', ['--version'], env);
+      rclone = await requireTool('rclone', ['version'], env);
       const s3 = new S3Client({ endpoint: suite().url.origin, region: DEV_REGION, forcePathStyle: true, credentials: DEV_CREDENTIALS });
       try {
         await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));

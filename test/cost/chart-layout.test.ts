@@ -2,14 +2,15 @@
  * The cost chart as a browser draws it (Chromium measures every caption): no two captions
  * overlap and every one lies inside the picture, for charts whose captions are long (wide costs,
  * schemes that cannot be placed, a long title); the price list's date is printed.
- * SHARDGATE_SKIP_BROWSER=1 skips it.
+ * It needs('chromium').
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCostArgs } from '../../cli/cost/args.ts';
 import { costOf } from '../../cli/cost/model.ts';
 import { costChartSvg } from '../../cli/cost/svg.ts';
 import { PRICES_AS_OF } from '../../worker/config/price-list.ts';
-import { launchChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
+import { launchChromium, type Chromium } from '../support/chromium.ts';
+import { needs } from '../support/prerequisites.ts';
 
 interface Box { text: string; x: number; y: number; width: number; height: number }
 
@@ -18,7 +19,7 @@ function chart(argv: string[], title: string): string {
   return costChartSvg(a.schemes.map((s) => costOf(a.providers, s, a.workload)), title, PRICES_AS_OF);
 }
 
-describe.skipIf(SKIP_BROWSER)('the cost chart in Chromium', { timeout: 60_000 }, () => {
+describe('the cost chart in Chromium', { timeout: 60_000, ...needs('chromium') }, () => {
   let chrome: Chromium;
   beforeAll(async () => {
     chrome = await launchChromium();

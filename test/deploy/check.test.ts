@@ -16,6 +16,7 @@ import { run } from '../../cli/commands/check-deploy.ts';
 import { checkDeployment } from '../../cli/deploy/check.ts';
 import { reviewFleetAgainstLive, type LiveBackend } from '../../cli/deploy/live-fleet.ts';
 import type { GatewayConfig } from '../../worker/config/config.ts';
+import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
 import { ROOT } from '../support/worker.ts';
 
 const PRODUCTION = join(ROOT, 'wrangler.production.toml');
@@ -49,6 +50,25 @@ describe('check-deploy', () => {
     const lines: string[] = [];
     expect(await run(['-c', PRODUCTION], (l) => lines.push(l))).toBe(0);
     expect(lines.at(-1)).toBe(`${PRODUCTION}: fit for deployment`);
+  });
+
+  it('secrets written as plain [vars] are problems, and their values are reviewed as the gateway reads them (issue 37)', () => {
+    const plain = variant('plain-secrets', (t) => t.replace('[vars]\n', `[vars]\nSHARDGATE_APP_SECRET = "shardgate-dev-secret"\nSHARDGATE_KEY_K1 = "${DEV_KEY_VALUE}"\nAWS_FRA_SECRET = "an aws secret"\n`));
+    const problems = checkDeployment(plain).problems;
+    for (const name of ['SHARDGATE_APP_SECRET', 'SHARDGATE_KEY_K1', 'AWS_FRA_SECRET']) expect(problems).toContainEqual(expect.stringMatching(new RegExp(`^${name} is a plain entry of \\[vars\\], but the config names it as a secret`)));
+    // The deployed gateway would refuse these values: so does the check.
+    expect(problems).toContainEqual('access key example-app: the secret SHARDGATE_APP_SECRET holds the development secret; choose a secret of your own.');
+    expect(problems).toContainEqual(expect.stringMatching(/^encryption key "k1": the secret SHARDGATE_KEY_K1 holds the published development key/));
+    expect(problems).toHaveLength(5);
+  });
+
+  it('ops.metricsTokenSecret is a secret like the others: listed, not refused', () => {
+    const metrics = variant('metrics-token', (t) => t.replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },'));
+    const r = checkDeployment(metrics);
+    expect(r.problems).toEqual([]);
+    expect(r.secrets).toContain('SHARDGATE_METRICS_TOKEN');
+    const plain = variant('metrics-token-plain', (t) => t.replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },').replace('[vars]\n', '[vars]\nSHARDGATE_METRICS_TOKEN = "token"\n'));
+    expect(checkDeployment(plain).problems).toEqual([expect.stringMatching(/^SHARDGATE_METRICS_TOKEN is a plain entry of \[vars\]/)]);
   });
 
   it('the development config of wrangler.toml would be refused', async () => {

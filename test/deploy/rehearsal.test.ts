@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRehearsal, type Rehearsal } from '../../dev/rehearsal.ts';
 import { cleanEnv } from '../cli/tools.ts';
+import { needs } from '../support/prerequisites.ts';
 import { projectWranglerToml, ROOT, runWorker, type RunningWorker } from '../support/worker.ts';
 
 const run = promisify(execFile);
@@ -72,7 +73,7 @@ describe('docs/DEPLOY.md, run', () => {
     }
   });
 
-  describe('against npm run rehearse (the production config, deployed, over s3rver)', () => {
+  describe('against npm run rehearse (the production config, deployed, over s3rver)', needs('curl'), () => {
     let r: Rehearsal;
     let env: NodeJS.ProcessEnv;
     beforeAll(async () => {
@@ -86,7 +87,7 @@ describe('docs/DEPLOY.md, run', () => {
     });
     afterAll(() => r?.close());
 
-    it('step 10: the verification block passes, as written', async () => {
+    it('step 10: the verification block passes, as written', needs('awscli'), async () => {
       const { stdout, stderr } = await bash(blocks[1]!.script, env, home);
       // It wrote no awscli setting where the user's own profile is (here: the environment's
       // AWS_CONFIG_FILE), nor left its test files behind.
@@ -123,7 +124,7 @@ describe('docs/DEPLOY.md, run', () => {
     });
   });
 
-  describe('wrangler.toml\'s development config, deployed as it is', () => {
+  describe('wrangler.toml\'s development config, deployed as it is', needs('awscli'), () => {
     let worker: RunningWorker;
     beforeAll(async () => {
       // The project's wrangler.toml and bindings, and no SHARDGATE_LOCAL_DEV: what `wrangler deploy` would run.

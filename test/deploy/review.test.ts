@@ -111,6 +111,26 @@ describe('deployment review', () => {
     ]);
   });
 
+  it('one AWS bucket through its global, legacy, regional, dualstack and virtual-hosted endpoints is one place (issue 37)', () => {
+    const aws = (endpoint: string, bucket = 'shards') => ({ ...GOOD, backends: [...SIX.slice(0, 4), s3('wasabi', 'x/1', { endpoint: 'https://s3.eu-central-1.amazonaws.com', bucket: 'shards' }), s3('gcs', 'x/2', { endpoint, bucket })] });
+    for (const endpoint of ['https://s3.amazonaws.com', 'https://s3-external-1.amazonaws.com', 'https://s3-eu-central-1.amazonaws.com', 'https://s3.dualstack.eu-central-1.amazonaws.com', 'https://shards.s3.eu-central-1.amazonaws.com', 'https://shards.s3.amazonaws.com', 'https://s3.us-west-2.amazonaws.com']) {
+      expect(review(aws(endpoint)).refusals, endpoint).toEqual([expect.stringMatching(/^backends wasabi and gcs have the same AWS S3 bucket \(bucket "shards" of amazonaws\.com, however its endpoint is spelled\)/)]);
+    }
+    expect(review(aws('https://s3.amazonaws.com', 'other-shards')).refusals).toEqual([]);
+    expect(review(aws('https://s3.cn-north-1.amazonaws.com.cn')).refusals).toEqual([]); // another partition
+  });
+
+  it("an R2 bucket bound and also reached through R2's S3 endpoint is one place (issue 37)", () => {
+    const viaS3 = (endpoint: string) => ({ ...GOOD, backends: [...SIX.slice(0, 5), s3('gcs', 'x/2', { endpoint, bucket: 'shards-weur' })] });
+    const config = parseConfig(viaS3('https://0123456789abcdef.r2.cloudflarestorage.com'));
+    const env = envFor(viaS3('https://0123456789abcdef.r2.cloudflarestorage.com'));
+    expect(reviewDeployment(config, env, { B_r2a: 'shards-weur', B_r2b: 'shards-enam' }).refusals).toEqual([
+      expect.stringMatching(/^backends r2a and gcs have the same R2 bucket \(bucket_name "shards-weur", bound as B_r2a and reached through gcs's S3 endpoint\)/),
+    ]);
+    const eu = viaS3('https://0123456789abcdef.eu.r2.cloudflarestorage.com');
+    expect(reviewDeployment(parseConfig(eu), envFor(eu), { B_r2a: 'shards-weur', B_r2b: 'shards-enam' }).refusals).toEqual([]); // the EU jurisdiction's bucket is another
+  });
+
   it('two S3 backends with the same endpoint and bucket are refused, naming both and the field, however the endpoint is spelled', () => {
     const twin = (extra: object) => ({ ...GOOD, backends: [...SIX.slice(0, 5), s3('gcs', 'gcp/eu', { endpoint: 'https://aws.example.net', ...extra })] });
     const refusal = 'backends aws and gcs have the same endpoint and bucket (bucket "b" at aws.example.net:443): they store to one place, so they are one failure domain whatever their domain labels say, and losing it loses the shards of both. Give each backend a bucket of its own.';
@@ -124,6 +144,7 @@ describe('deployment review', () => {
       { region: 'eu-central-1', bucket: 'B' },
     ]) expect(review(twin(spelling)).refusals, JSON.stringify(spelling)).toEqual([expect.stringMatching(/^backends aws and gcs have the same endpoint and bucket \(bucket "b?B?" at aws\.example\.net:443\)/)]);
     // Another bucket, port or base path of the same host is another place.
+    expect(review(twin({ endpoint: 'https://b.aws.example.net' })).refusals).toEqual([expect.stringMatching(/^backends aws and gcs have the same endpoint and bucket/)]); // virtual-hosted: the bucket in the host
     for (const other of [{ bucket: 'other' }, { endpoint: 'https://aws.example.net:8443' }, { endpoint: 'https://aws.example.net/tenant-2' }]) {
       expect(review(twin(other)).refusals, JSON.stringify(other)).toEqual([]);
     }
@@ -138,6 +159,11 @@ describe('deployment review', () => {
       expect.stringMatching(/^backends r2a and r2b have the same R2 bucket \(bucket_name "shards-weur", bound as B_r2a and B_r2b\): they store to one place/),
     ]);
     expect(reviewDeployment(config, env, { B_r2a: 'shards-weur', B_r2b: 'shards-enam' }).refusals).toEqual([]);
+  });
+
+  it('an access key id given twice is refused, not silently shadowed (issue 37)', () => {
+    const twice = { ...GOOD, credentials: [GOOD.credentials[0], { accessKeyId: 'ops', secretAccessKeySecret: 'OTHER_SECRET', scope: { buckets: ['*'], actions: ['read'] } }] };
+    expect(() => parseConfig(twice)).toThrow(/access key id "ops" is given twice in "credentials"/);
   });
 
   it('keys without a scope and ops.open are warned about; an unset metrics token secret is refused', () => {

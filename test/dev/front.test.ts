@@ -114,6 +114,33 @@ describe('the front', () => {
     expect(teapot.status).toBe(418);
   });
 
+  it('answers on a kept-alive connection without a Keep-Alive header (s3cmd modify signs what a HEAD returned)', async () => {
+    // Two requests on one socket: both answers come, neither carries Keep-Alive (Node's default
+    // adds `Keep-Alive: timeout=65`), the connection stays open between them.
+    const heads = await new Promise<string[]>((resolve, reject) => {
+      const socket = net.connect(front.port, '127.0.0.1');
+      let data = '';
+      const request = (path: string) => socket.write(`HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      socket.on('data', (c: Buffer) => {
+        data += c.toString('latin1');
+        const answers = data.split('\r\n\r\n').filter(Boolean);
+        if (answers.length === 1 && data.endsWith('\r\n\r\n')) request('/cdn-cgi/x');
+        if (answers.length === 2) {
+          socket.end();
+          resolve(answers);
+        }
+      });
+      socket.on('error', reject);
+      request('/bucket/key');
+    });
+    expect(heads[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(heads[1]).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/); // the front's own answer, on the same connection
+    for (const head of heads) {
+      expect(head).toMatch(/^Connection: keep-alive$/im);
+      expect(head).not.toMatch(/^Keep-Alive:/im);
+    }
+  });
+
   it('refuses /cdn-cgi/ with an S3-shaped 403 and never forwards it', async () => {
     const count = seen.length;
     const res = await fetch(`http://127.0.0.1:${front.port}/cdn-cgi/handler/scheduled`);

@@ -28,6 +28,7 @@ import { devConfigSource, inlineCredential, readDevConfig } from '../../dev/dev-
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { raw } from '../s3/raw-http.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
+import { needs, toolPath } from '../support/prerequisites.ts';
 import { HEADER_MAGIC, decodeHeader, headerLength } from '../../worker/format/shard-file.ts';
 import { readBytes } from '../../worker/engine/coding-budget.ts';
 import { ABANDON_POINTS, abandonGet, presignedGet, settledBudget, unreadGetsAnswered } from '../support/abandon.ts';
@@ -35,13 +36,12 @@ import { ABANDON_POINTS, abandonGet, presignedGet, settledBudget, unreadGetsAnsw
 const execFileAsync = promisify(execFile);
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-/** Debian's python3 with python3-boto3 (.ci/run installs it). */
+/** Debian's python3 with python3-boto3 (.ci/run installs it; the test needs('boto3')). */
 async function boto3(script: string, args: string[]): Promise<string> {
   try {
-    return (await execFileAsync('/usr/bin/python3', ['-c', script, ...args], { timeout: 120_000 })).stdout;
+    return (await execFileAsync(toolPath('boto3'), ['-c', script, ...args], { timeout: 120_000 })).stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    if (/No module named 'boto3'/.test(e.stderr ?? '')) throw new Error('boto3 is missing: apt-get install python3-boto3 (.ci/run does)');
     throw new Error(`${e.message}\n${e.stderr ?? ''}`);
   }
 }
@@ -94,7 +94,7 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     if (state) rmSync(state, { recursive: true, force: true });
   }, 60_000);
 
-  it('boto3 with its defaults: each of 11 PUTs (Expect: 100-continue) sends its body on the 100 Continue, none waits it out', async () => {
+  it('boto3 with its defaults: each of 11 PUTs (Expect: 100-continue) sends its body on the 100 Continue, none waits it out', needs('boto3'), async () => {
     const before = gw.front.continued;
     const { continued, gave_up, body } = JSON.parse(await boto3(BOTO3_PUTS, [gw.url.origin, credential.accessKeyId, credential.secretAccessKey])) as { continued: number; gave_up: number; body: string };
     expect(gw.front.continued - before, 'PUTs that asked for 100-continue').toBe(11);

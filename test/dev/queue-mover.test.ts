@@ -16,7 +16,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { devConfigSource, inlineCredential, readDevConfig } from '../../dev/dev-config.ts';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { MOVES_PER_LINK } from '../../worker/upkeep/move-chain.ts';
-import { SKIP_CLI } from '../cli/tools.ts';
 
 const OBJECTS = 150;
 const DRAINED = 'local-5';
@@ -31,7 +30,7 @@ function config(edit: (c: { backends: { id: string; state?: string }[] }) => voi
   return JSON.stringify(c);
 }
 
-describe.skipIf(SKIP_CLI)('the mover as queue links in workerd', { timeout: 300_000 }, () => {
+describe('the mover as queue links in workerd', { timeout: 300_000 }, () => {
   const state = mkdtempSync(join(tmpdir(), 'shardgate-queue-mover-'));
   let gateway: LocalGateway | undefined;
   afterAll(async () => {

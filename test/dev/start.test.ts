@@ -1,20 +1,20 @@
 /**
  * `npm start` as a person runs it (dev/start.ts in its own process, state in a temp dir): PORT
  * picks the port, the banner names it, and the banner's copy-paste lines work as printed, run
- * by bash with Debian's awscli, boto3 and rclone (nothing else on PATH, a fresh HOME).
- * Last, a config that retires a backend still holding shards is refused at start (issue 26).
- * SHARDGATE_SKIP_CLI=1 skips it with the other command-line client tests.
+ * by bash with Debian's awscli, boto3 and rclone (only their directories and /usr/bin:/bin on
+ * PATH, a fresh HOME; that test needs() them). Last, a config that retires a backend still
+ * holding shards is refused at start (issue 26).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devConfigSource as readDevConfigSource } from '../../dev/dev-config.ts';
 import { ROOT } from '../../dev/local-gateway.ts';
-import { SKIP_CLI } from '../cli/tools.ts';
+import { needs, toolPath } from '../support/prerequisites.ts';
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -24,7 +24,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe.skipIf(SKIP_CLI)('npm start', { timeout: 180_000 }, () => {
+describe('npm start', { timeout: 180_000 }, () => {
   let child: ChildProcess | undefined;
   let output = '';
   let port: number;
@@ -62,7 +62,7 @@ describe.skipIf(SKIP_CLI)('npm start', { timeout: 180_000 }, () => {
     expect((await fetch(`http://localhost:${port}/_shardgate/status`)).status).toBe(200);
   });
 
-  it("the banner's copy-paste lines work as printed (awscli, boto3, rclone)", async () => {
+  it("the banner's copy-paste lines work as printed (awscli, boto3, rclone)", needs('awscli', 'boto3', 'rclone'), async () => {
     const banner = output.slice(output.indexOf('shardgate local gateway:'));
     const lines = banner.split('\n').filter((l) => /^(export |aws |python3 |rclone )/.test(l));
     expect(lines.length).toBeGreaterThanOrEqual(6);
@@ -70,7 +70,7 @@ describe.skipIf(SKIP_CLI)('npm start', { timeout: 180_000 }, () => {
     try {
       const { stdout } = await promisify(execFile)('/bin/bash', ['-euc', lines.join('\n')], {
         cwd: ROOT,
-        env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
+        env: { PATH: [...new Set([...(['awscli', 'boto3', 'rclone'] as const).map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':'), HOME: home, LANG: 'C.UTF-8' },
         timeout: 120_000,
       });
       expect(stdout).toMatch(/make_bucket: demo/);

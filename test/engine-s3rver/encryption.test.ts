@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3rverBackend, type S3rverProcess } from '../backends/s3rver-harness.ts';
 import { prng, randomBytes } from '../support/random.ts';
+import { needs, toolPath } from '../support/prerequisites.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { disposeServers, gatewayConfig, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 
@@ -127,7 +128,7 @@ describe('encryption through the gateway', () => {
     expect(await status(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', ...sseC(KEY_A) })))).toMatchObject({ status: 403 });
   }, 600_000);
 
-  it('boto3 (Debian\'s python3-boto3): an SSE-C round trip, single PUT and multipart (upload_fileobj), and the refusals', async () => {
+  it('boto3 (Debian\'s python3-boto3): an SSE-C round trip, single PUT and multipart (upload_fileobj), and the refusals', { ...needs('boto3'), timeout: 180_000 }, async () => {
     const script = `
 import boto3, botocore, io, os, sys
 from boto3.s3.transfer import TransferConfig
@@ -153,9 +154,9 @@ print('ok')
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
     const origin = (await gateway!.directUrl()).origin;
-    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', script, origin, 'shardgate-dev', 'shardgate-dev-secret', BUCKET], { timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', script, origin, 'shardgate-dev', 'shardgate-dev-secret', BUCKET], { timeout: 120_000 });
     expect(stdout.trim()).toBe('ok');
-  }, 180_000);
+  });
 
   it('bad SSE input is refused with S3\'s errors and stores nothing', async () => {
     const before = await shardFileCount();

@@ -149,13 +149,26 @@ export interface StartGatewayOptions {
   stateDir?: string;
   /** Extra esbuild plugins, for an instrumented build while diagnosing (the repo is not touched). */
   esbuildPlugins?: Plugin[];
+  /**
+   * false: poison mode off (worker/model/lent-chunks.ts), whatever the run asks for. For tests
+   * that measure the worker's memory: poison mode copies every chunk it lends, as production never does.
+   */
+  poison?: false;
+  /** The Worker's entry (default worker/index.ts); test/engine/fixtures/worker.ts adds its /__test/ routes. */
+  entry?: string;
 }
 
 export async function startGateway(config: object, o: StartGatewayOptions = {}): Promise<Gateway> {
   const worker = await runWorker(
-    join(ROOT, 'worker/index.ts'),
+    join(ROOT, o.entry ?? 'worker/index.ts'),
     { plugins: o.esbuildPlugins, wranglerToml: projectWranglerToml(), prefix: 'engine-s3rver-gateway-' },
-    { bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } }, persist: true, persistDir: o.stateDir, inspector: o.inspector },
+    {
+      bindings: {
+        ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
+        ...(o.poison === false ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '0' } } : {}),
+      },
+      persist: true, persistDir: o.stateDir, inspector: o.inspector,
+    },
   );
   const url = worker.proxyUrl;
   const directUrl = async () => worker.url;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDirectWorker } from '../../dev/user-worker.ts';
-import { LOCAL_DEV } from '../support/worker.ts';
+import { LOCAL_DEV, poisonBinding } from '../support/worker.ts';
 
 export const CREDENTIALS = { accessKeyId: 'shardgate-test', secretAccessKey: 'shardgate-test-secret' };
 
@@ -40,6 +40,7 @@ export async function startGateway(config: object, opts: { entrypoint?: string; 
     entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
     bindings: {
       ...LOCAL_DEV,
+      ...poisonBinding(),
       SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
       ...Object.fromEntries(Object.entries(opts.vars ?? {}).map(([k, value]) => [k, { type: 'plain_text' as const, value }])),
     },

@@ -88,6 +88,13 @@ describe('the journal check: the recovery point if the catalog were lost now', (
     expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 4 * min }, { name: 'b', behind: true, storedAt: now - 30_000 }], now)).toMatchObject({ state: 'warning', detail: expect.stringMatching(/last 4 min .*\(a\)/) });
     expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 20 * min }], now).state).toBe('critical');
   });
+  it("the warning's action names the cron that applies: wrangler.toml [triggers] deployed, npm start's timer locally", () => {
+    const late = [{ name: 'a', behind: true, storedAt: now - 5 * min }];
+    expect(journalCheck(late, now, 'deployed').action).toMatch(/^check that the cron runs \(wrangler\.toml \[triggers\]\)/);
+    const local = journalCheck(late, now, 'local').action!;
+    expect(local).toMatch(/^check that the local cron runs \(npm start calls the scheduled handler every --cron-seconds/);
+    expect(local).not.toContain('[triggers]');
+  });
   it('an instance never journaled yet is counted, not judged late', () => {
     const c = journalCheck([{ name: 'new', behind: true, storedAt: null }], now);
     expect(c.state).toBe('ok');

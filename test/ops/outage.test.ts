@@ -1,7 +1,7 @@
 /**
  * Issue 13's "done when", end to end: the real gateway in workerd (six R2 backends behind fault
  * wrappers, the catalog and ops Durable Objects); an operator takes a backend down and sees it in
- * the Prometheus metrics (parsed by the official Python client) and in `shardgate status` at the
+ * the Prometheus metrics (parsed strictly, and by the official Python client where installed) and in `shardgate status` at the
  * next read, sees the objects written meanwhile degraded, brings the backend back and watches
  * `shardgate repair` take the degraded objects to zero, in the metrics too. Along the way: who may
  * read what (unsigned status: no bucket names; unsigned metrics: refused), the scrubber and the
@@ -9,13 +9,13 @@
  * The status page in Chromium at each state of the drill (healthy, one backend down, two down
  * with writes impossible, repaired): what its rendered DOM shows, and a screenshot of each in
  * test-output/drill/ (drill-page.ts); docs/OPERATING.md's runbook follows these steps.
- * SHARDGATE_SKIP_BROWSER=1 skips the page checks only.
+ * Without Chromium (needs('chromium')) the page checks alone are skipped.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 import { parseMetrics, shardgate, signer, valueOf, type Sample } from './helpers.ts';
-import { SKIP_BROWSER } from '../support/chromium.ts';
+import { needs } from '../support/prerequisites.ts';
 import { DrillPage } from './drill-page.ts';
 
 const DOWN = 'r2-4';
@@ -82,7 +82,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_health_status')).toBe(0);
   });
 
-  it.skipIf(SKIP_BROWSER)('healthy, on the status page: ok, no check listed, every backend up, every unit whole', async () => {
+  it('healthy, on the status page: ok, no check listed, every backend up, every unit whole', needs('chromium'), async () => {
     const p = await statusPage();
     await p.refresh();
     const v = await p.view();
@@ -165,7 +165,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(table.stdout).toMatch(/^media\s+4\+2\s+5\s+5\s+732\.4 KiB$/m);
   });
 
-  it.skipIf(SKIP_BROWSER)('one down, on the status page: warning, the backend in red, every unit one shard short', async () => {
+  it('one down, on the status page: warning, the backend in red, every unit one shard short', needs('chromium'), async () => {
     const p = await statusPage();
     await p.refresh();
     const v = await p.view();
@@ -207,7 +207,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(table.stdout).toMatch(/^WARNING reads:ec: reads of policy ec are at risk/m);
   });
 
-  it.skipIf(SKIP_BROWSER)('two down, on the status page: critical, writes refused, reads at risk; the refused writes stored nothing', async () => {
+  it('two down, on the status page: critical, writes refused, reads at risk; the refused writes stored nothing', needs('chromium'), async () => {
     const p = await statusPage();
     await p.refresh();
     const v = await p.view();
@@ -244,7 +244,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect((await shardgate(['status'], cliEnv)).stdout).toMatch(/^repair [\d.]+ units\/min \(nothing left\)/m);
   });
 
-  it.skipIf(SKIP_BROWSER)('repaired, on the status page: no write, read, repair or redundancy check listed, every unit whole again', async () => {
+  it('repaired, on the status page: no write, read, repair or redundancy check listed, every unit whole again', needs('chromium'), async () => {
     const p = await statusPage();
     await p.refresh();
     const v = await p.view();

@@ -4,7 +4,7 @@
  * is younger than the window (at least 10 minutes), so a fresh incident is spread over the chart
  * rather than squashed into its right edge; the header shows the version and the isolate's
  * uptime; with writes impossible the page says so and lists the failing checks with what to do,
- * instead of promising that new writes are repaired later. SHARDGATE_SKIP_BROWSER=1 skips it.
+ * instead of promising that new writes are repaired later. It needs('chromium').
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -18,7 +18,8 @@ import { OpsService } from '../../worker/ops/service.ts';
 import type { StatusDoc } from '../../worker/ops/status.ts';
 import { healthChecks } from '../../worker/ops/checks.ts';
 import { localCatalog } from '../support/local-catalog.ts';
-import { launchChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
+import { launchChromium, type Chromium } from '../support/chromium.ts';
+import { needs } from '../support/prerequisites.ts';
 
 const MIN = 60_000;
 const ORIGIN = 'http://gateway.test';
@@ -53,7 +54,7 @@ function withData(doc: StatusDoc, hours: number, oldestAgo: number): StatusDoc {
   };
 }
 
-describe.skipIf(SKIP_BROWSER)('the status page: window, header, checks', { timeout: 60_000 }, () => {
+describe('the status page: window, header, checks', { timeout: 60_000, ...needs('chromium') }, () => {
   let chrome: Chromium;
   let page: Page;
   let serve: (hours: number) => StatusDoc;

@@ -7,20 +7,21 @@
  * browser) and checks the per-bucket scrub bars, the error of the down backend, the plots and the
  * storage overhead; and that the page's own CSP let everything run (no console errors).
  * SHARDGATE_SCREENSHOT=1 also writes the screenshot kept in docs/status-page.png.
- * SHARDGATE_SKIP_BROWSER=1 skips it, like the CORS test.
+ * It needs('chromium'), like the CORS test.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Page } from 'playwright-core';
-import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
+import { launchChromium, type Chromium } from '../support/chromium.ts';
+import { needs } from '../support/prerequisites.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 
 const DOWN = 'r2-3';
 
-describe.skipIf(SKIP_BROWSER)('the status page in Chromium, one backend down', { timeout: 180_000 }, () => {
+describe('the status page in Chromium, one backend down', { timeout: 180_000, ...needs('chromium') }, () => {
   let g: RunningGateway;
   let chrome: Chromium | undefined;
   let profile: string;
@@ -28,7 +29,6 @@ describe.skipIf(SKIP_BROWSER)('the status page in Chromium, one backend down', {
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    requireChromium();
     g = await startGateway(r2Config());
     const s3 = g.s3();
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));

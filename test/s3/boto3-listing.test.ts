@@ -10,6 +10,7 @@ import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs, toolPath } from '../support/prerequisites.ts';
 import { CREDENTIALS, s3Client, startTestWorker, type TestWorker } from './harness.ts';
 
 const SCRIPT = `
@@ -39,7 +40,7 @@ print(json.dumps(out))
 
 const KEYS = ['a/a', 'a/c', 'b', 'nl\nkey', 'ctl\tkey', 'ctl\rkey'];
 
-describe('listing through boto3 (s3-tests style)', () => {
+describe('listing through boto3 (s3-tests style)', needs('boto3'), () => {
   let worker: TestWorker;
   beforeAll(async () => {
     worker = await startTestWorker('engine');
@@ -54,10 +55,10 @@ describe('listing through boto3 (s3-tests style)', () => {
   it('echoes control-character prefixes and delimiters, empty tokens, and skips prefixes before StartAfter', async () => {
     let stdout: string;
     try {
-      ({ stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', SCRIPT, worker.url.origin, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey], { timeout: 60_000 }));
+      ({ stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', SCRIPT, worker.url.origin, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey], { timeout: 60_000 }));
     } catch (err) {
       const e = err as { stderr?: string; message: string };
-      throw new Error(/No module named 'boto3'/.test(e.stderr ?? '') ? 'boto3 is missing: apt-get install python3-boto3 (.ci/run does)' : `${e.message}\n${e.stderr}`);
+      throw new Error(`${e.message}\n${e.stderr}`);
     }
     expect(JSON.parse(stdout)).toEqual({
       'v1 prefix': ['\n', []],

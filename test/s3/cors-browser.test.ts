@@ -7,20 +7,21 @@
  * the rules do not name must be refused by the browser.
  * Chromium runs with a fresh profile and the flags this machine needs (no sandbox as root, no
  * background networking: nothing may leave the machine). .ci/run installs it (apt-get install
- * chromium); SHARDGATE_SKIP_BROWSER=1 skips this file on purpose.
+ * chromium); needs('chromium') skips this file without it.
  */
 import { CreateBucketCommand, GetObjectCommand, PutBucketCorsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext } from 'playwright-core';
-import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
+import { launchChromium, type Chromium } from '../support/chromium.ts';
+import { needs } from '../support/prerequisites.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client, startTestWorker, type TestWorker } from './harness.ts';
 
 const BUCKET = 'cors-web';
 
-describe.skipIf(SKIP_BROWSER)('CORS in Chromium: a page on another origin uses presigned URLs', { timeout: 120_000 }, () => {
+describe('CORS in Chromium: a page on another origin uses presigned URLs', { timeout: 120_000, ...needs('chromium') }, () => {
   let worker: TestWorker;
   let pages: http.Server;
   let pagePort: number;
@@ -28,7 +29,6 @@ describe.skipIf(SKIP_BROWSER)('CORS in Chromium: a page on another origin uses p
   let browser: BrowserContext;
 
   beforeAll(async () => {
-    requireChromium();
     worker = await startTestWorker('engine');
     pages = http.createServer((_, res) => res.end('<!doctype html><title>shardgate cors test</title><p>page</p>'));
     await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));

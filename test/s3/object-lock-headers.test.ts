@@ -1,6 +1,7 @@
 // The Object Lock request headers as s3/object-lock.ts reads them (AWS's errors for bad input),
-// and who may bypass GOVERNANCE retention: a key whose scope grants read, list, write and delete
-// on the whole bucket; never a prefix-limited key, never an anonymous request.
+// the gateway's maximum retention (s3.maxRetentionDays), and who may bypass GOVERNANCE
+// retention: a key whose scope grants bypass-governance on the key (issue 37: read, list, write
+// and delete on the whole bucket no longer imply it); never an anonymous request.
 
 import { describe, expect, it } from 'vitest';
 import { Access, FULL_ACCESS } from '../../worker/model/access.ts';
@@ -10,6 +11,7 @@ import { assertLockedPutDigest, readBucketLockEnabled, readBypass, readDefaultRe
 import { parseXml } from '../../worker/s3/xml-parse.ts';
 
 const future = new Date(Date.now() + 86_400_000);
+const lockHeaders = (headers: Headers, maxDays = 36_500) => readLockHeaders(headers, maxDays);
 const h = (o: Record<string, string>) => new Headers(o);
 const code = (f: () => unknown) => {
   try {
@@ -22,10 +24,10 @@ const code = (f: () => unknown) => {
 
 describe('x-amz-object-lock-* on a write', () => {
   it('reads mode, date and legal hold', () => {
-    expect(readLockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': future.toISOString(), 'x-amz-object-lock-legal-hold': 'ON' })))
+    expect(lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': future.toISOString(), 'x-amz-object-lock-legal-hold': 'ON' })))
       .toEqual({ mode: 'COMPLIANCE', retainUntil: future.toISOString(), legalHold: 'ON' });
-    expect(readLockHeaders(h({}))).toBeUndefined();
-    expect(readLockHeaders(h({ 'x-amz-object-lock-legal-hold': 'OFF' }))).toEqual({ legalHold: 'OFF' });
+    expect(lockHeaders(h({}))).toBeUndefined();
+    expect(lockHeaders(h({ 'x-amz-object-lock-legal-hold': 'OFF' }))).toEqual({ legalHold: 'OFF' });
   });
 
   it.each([
@@ -36,7 +38,7 @@ describe('x-amz-object-lock-* on a write', () => {
     [{ 'x-amz-object-lock-mode': 'GOVERNANCE', 'x-amz-object-lock-retain-until-date': '2001-01-01T00:00:00Z' }],
     [{ 'x-amz-object-lock-legal-hold': 'on' }],
   ])('%o is InvalidArgument', (headers) => {
-    expect(code(() => readLockHeaders(h(headers)))).toBe('InvalidArgument');
+    expect(code(() => lockHeaders(h(headers)))).toBe('InvalidArgument');
   });
 
   it('x-amz-bucket-object-lock-enabled is true, false or InvalidArgument', () => {
@@ -63,31 +65,43 @@ describe('a PutObject with lock headers needs a digest', () => {
 });
 
 describe('x-amz-bypass-governance-retention', () => {
-  const ctx = (access: Access | undefined, bypass = 'true') => ({ headers: h({ 'x-amz-bypass-governance-retention': bypass }), bucket: 'vault', auth: { access } }) as unknown as S3Context;
+  const ctx = (access: Access | undefined, bypass = 'true', denies = false) => ({ headers: h({ 'x-amz-bypass-governance-retention': bypass }), bucket: 'vault', key: 'a/doc', auth: { access }, policy: { deniesObject: () => denies } }) as unknown as S3Context;
   const all = ['read', 'list', 'write', 'delete'] as const;
 
-  it('applies for a key with full access to the bucket', () => {
+  it('applies for a key granted bypass-governance on the key (and the key without a scope)', () => {
     expect(readBypass(ctx(FULL_ACCESS))).toBe(true);
-    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: all }])))).toBe(true);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: ['bypass-governance'] }])))).toBe(true);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], prefixes: ['a/'], actions: ['bypass-governance'] }])))).toBe(true);
     expect(readBypass(ctx(FULL_ACCESS, 'false'))).toBe(false);
   });
 
-  it('never for a key limited to prefixes or actions, nor for an anonymous request', () => {
-    expect(readBypass(ctx(new Access([{ buckets: ['vault'], prefixes: ['a/'], actions: all }])))).toBe(false);
-    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: ['read', 'list', 'write'] }])))).toBe(false);
-    expect(readBypass(ctx(new Access([{ buckets: ['other'], actions: all }])))).toBe(false);
+  it('never without it (every other action on the whole bucket included), past a policy Deny, nor for an anonymous request', () => {
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: all }])))).toBe(false);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], actions: ['read', 'list', 'write', 'delete', 'legal-hold', 'retention'] }])))).toBe(false);
+    expect(readBypass(ctx(new Access([{ buckets: ['vault'], prefixes: ['b/'], actions: ['bypass-governance'] }])))).toBe(false);
+    expect(readBypass(ctx(new Access([{ buckets: ['other'], actions: ['bypass-governance'] }])))).toBe(false);
+    expect(readBypass(ctx(FULL_ACCESS, 'true', true))).toBe(false);
     expect(readBypass(ctx(undefined))).toBe(false);
+  });
+});
+
+describe('the maximum retention (s3.maxRetentionDays)', () => {
+  const at = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+  it('a retain-until date past it is InvalidArgument; at most it is kept', () => {
+    expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '9999-12-31T00:00:00Z' })))).toBe('InvalidArgument');
+    expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(31) }), 30))).toBe('InvalidArgument');
+    expect(lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(29) }), 30)?.mode).toBe('COMPLIANCE');
   });
 });
 
 describe('PutObjectLockConfiguration: the default retention', () => {
   const doc = (retention: string) => parseXml(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>${retention}</DefaultRetention></Rule></ObjectLockConfiguration>`);
-  const read = (retention: string) => readDefaultRetention(doc(retention));
+  const read = (retention: string, maxDays = 36_500) => readDefaultRetention(doc(retention), maxDays);
 
   it('reads a mode with Days or Years', () => {
     expect(read('<Mode>GOVERNANCE</Mode><Days>1</Days>')).toEqual({ mode: 'GOVERNANCE', days: 1 });
     expect(read('<Mode>COMPLIANCE</Mode><Years>100</Years>')).toEqual({ mode: 'COMPLIANCE', years: 100 });
-    expect(readDefaultRetention(parseXml('<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>'))).toBeNull();
+    expect(readDefaultRetention(parseXml('<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>'), 36_500)).toBeNull();
   });
 
   // RGW's code, which ceph/s3-tests expects (test_object_lock_put_obj_lock_invalid_days/_years);
@@ -97,10 +111,12 @@ describe('PutObjectLockConfiguration: the default retention', () => {
     ['Years -1', '<Mode>GOVERNANCE</Mode><Years>-1</Years>', 'Years'],
     ['Days above 36500', '<Mode>COMPLIANCE</Mode><Days>36501</Days>', 'Days'],
     ['Years above 100', '<Mode>COMPLIANCE</Mode><Years>101</Years>', 'Years'],
-  ])('%s is 400 InvalidRetentionPeriod naming the element', (_name, retention, argument) => {
+    ['Days above the maximum of 30', '<Mode>COMPLIANCE</Mode><Days>31</Days>', 'Days', 30],
+    ['Years above the maximum of 30 days', '<Mode>COMPLIANCE</Mode><Years>1</Years>', 'Years', 30],
+  ] as [string, string, string, number?][])('%s is 400 InvalidRetentionPeriod naming the element', (_name, retention, argument, maxDays) => {
     let error: S3Error | undefined;
     try {
-      read(retention);
+      read(retention, maxDays);
     } catch (e) {
       error = e as S3Error;
     }

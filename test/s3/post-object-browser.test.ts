@@ -9,7 +9,7 @@
  * - as a plain HTML form submitted with a file chosen in its file input, with
  *   success_action_redirect back to the page's origin (no CORS involved: a navigation).
  * Every stored object is read back with the JS SDK. Chromium flags as in cors-browser.test.ts;
- * SHARDGATE_SKIP_BROWSER=1 skips this file.
+ * needs('chromium') skips this file without it; the boto3 forms need('boto3') too.
  */
 import { CreateBucketCommand, GetObjectCommand, PutBucketCorsCommand } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
@@ -18,7 +18,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import type { BrowserContext } from 'playwright-core';
-import { launchChromium, requireChromium, SKIP_BROWSER, type Chromium } from '../support/chromium.ts';
+import { launchChromium, type Chromium } from '../support/chromium.ts';
+import { needs, toolPath } from '../support/prerequisites.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, s3Client, startTestWorker, type TestWorker } from './harness.ts';
 
@@ -43,15 +44,15 @@ interface Form {
 
 async function boto3Forms(endpoint: string, key: string, redirect: string): Promise<{ v2: Form; v4: Form }> {
   try {
-    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', BOTO3, endpoint, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey, key, redirect], { timeout: 60_000 });
+    const { stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', BOTO3, endpoint, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey, key, redirect], { timeout: 60_000 });
     return JSON.parse(stdout);
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(/No module named 'boto3'/.test(e.stderr ?? '') ? 'boto3 is missing: apt-get install python3-boto3 (.ci/run does)' : `${e.message}\n${e.stderr}`);
+    throw new Error(`${e.message}\n${e.stderr}`);
   }
 }
 
-describe.skipIf(SKIP_BROWSER)('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms', { timeout: 120_000 }, () => {
+describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms', { timeout: 120_000, ...needs('chromium') }, () => {
   let worker: TestWorker;
   let pages: http.Server;
   let pagePort: number;
@@ -59,7 +60,6 @@ describe.skipIf(SKIP_BROWSER)('POST Object from Chromium: boto3 and @aws-sdk/s3-
   let browser: BrowserContext;
 
   beforeAll(async () => {
-    requireChromium();
     worker = await startTestWorker('engine');
     pages = http.createServer((req, res) => {
       // fetch() follows the gateway's 303 here; after a cross-origin hop its origin is "null".
@@ -130,7 +130,7 @@ describe.skipIf(SKIP_BROWSER)('POST Object from Chromium: boto3 and @aws-sdk/s3-
     expect(r.etag).toBe(obj.etag);
   });
 
-  it('boto3 forms (SigV2 and SigV4) upload by fetch() through CORS', async () => {
+  it('boto3 forms (SigV2 and SigV4) upload by fetch() through CORS', needs('boto3'), async () => {
     const forms = await boto3Forms(worker.url.origin, 'boto3/${filename}', `http://localhost:${pagePort}/done`);
     expect(forms.v2.fields).toHaveProperty('AWSAccessKeyId');
     expect(forms.v4.fields).toHaveProperty('x-amz-signature');
@@ -151,7 +151,7 @@ describe.skipIf(SKIP_BROWSER)('POST Object from Chromium: boto3 and @aws-sdk/s3-
     }
   });
 
-  it('a plain HTML form (boto3 SigV4 fields, a chosen file) uploads and lands on success_action_redirect', async () => {
+  it('a plain HTML form (boto3 SigV4 fields, a chosen file) uploads and lands on success_action_redirect', needs('boto3'), async () => {
     const forms = await boto3Forms(worker.url.origin, 'html/${filename}', `http://localhost:${pagePort}/done`);
     const page = await browser.newPage();
     try {

@@ -1,20 +1,14 @@
 /**
- * Headless Chromium for the browser tests (Debian's /usr/bin/chromium through playwright-core):
- * one launch, one throwaway profile, the same flags everywhere. SHARDGATE_SKIP_BROWSER=1 skips
- * the tests that use it.
+ * Headless Chromium for the browser tests (Debian's chromium, found by prerequisites.ts, through
+ * playwright-core): one launch, one throwaway profile, the same flags everywhere. A test that
+ * uses it declares needs('chromium'), which skips it where Chromium is missing or
+ * SHARDGATE_SKIP_BROWSER=1.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-
-export const CHROMIUM = '/usr/bin/chromium';
-export const SKIP_BROWSER = process.env.SHARDGATE_SKIP_BROWSER === '1';
-
-/** Throws, saying how to get it, when Chromium is not installed. */
-export function requireChromium(): void {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or SHARDGATE_SKIP_BROWSER=1 to skip`);
-}
+import { toolPath } from './prerequisites.ts';
 
 export interface Chromium {
   browser: BrowserContext;
@@ -24,10 +18,10 @@ export interface Chromium {
 }
 
 export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<Chromium> {
-  requireChromium();
+  const executablePath = toolPath('chromium');
   const profile = mkdtempSync(join(tmpdir(), 'shardgate-chromium-'));
   const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     ...options,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

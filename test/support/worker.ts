@@ -32,6 +32,16 @@ export function projectWranglerToml(): string {
 type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
 
 /**
+ * Poison mode for the Worker (worker/model/lent-chunks.ts) as the test run asks for it
+ * (vitest.config.ts sets SHARDGATE_POISON_BUFFERS=1); a caller's own binding wins (memory tests
+ * turn it off: poison mode copies every chunk it lends).
+ */
+export function poisonBinding(): Record<string, { type: 'plain_text'; value: string }> {
+  const v = process.env.SHARDGATE_POISON_BUFFERS;
+  return v === '1' || v === '0' ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: v } } : {};
+}
+
+/**
  * The local-development signal of worker/config/deployment.ts as a binding: without it the gateway
  * behaves as deployed and refuses inline secrets, the development key and local pools.
  */
@@ -73,7 +83,7 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
     started = await startDirectWorker({
       config: o.config ?? join(bundle.dir, 'wrangler.toml'),
       entrypoint: bundle.entry,
-      bindings: o.bindings,
+      bindings: { ...poisonBinding(), ...o.bindings },
       build: { bundle: false, moduleRoot: bundle.dir },
       dev: {
         inspector: o.inspector ? { hostname: '127.0.0.1', port: 0 } : false,

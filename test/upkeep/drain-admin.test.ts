@@ -7,6 +7,7 @@
  * `jobs` says what the mover asked of each backend (run inside the meter's job, as gateway.ts
  * runs it), to set beside the estimate.
  */
+import { readBytes } from '../support/read-bytes.ts';
 import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
@@ -117,7 +118,7 @@ describe('admin drain, drain-status, drain-estimate', () => {
     expect(measuredText({ ...measured, usage: { getRequests: 0, putRequests: 0, deleteRequests: 0, bytesOut: 0 } })).toBe('');
     for (let i = 0; i < 30; i++) {
       const got = await store.getObject('photos', `p${i}`, { conditions: {} });
-      expect(new Uint8Array(await new Response(got.body).arrayBuffer())).toEqual(new Uint8Array(70_000).fill(i));
+      expect(await readBytes(got.body)).toEqual(new Uint8Array(70_000).fill(i));
     }
   });
 });

@@ -15,7 +15,7 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, decodeSegment, segmentKey, type JournalSegment } from '../../worker/format/journal.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
-import { flushJournal } from '../../worker/upkeep/journal.ts';
+import { flushJournal, narrowerCode } from '../../worker/upkeep/journal.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { readBytes } from '../support/read-bytes.ts';
@@ -103,5 +103,35 @@ describe('the journal writer', () => {
     expect(after.failed).toEqual([]);
     expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
     expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
+  });
+
+  it('with 2 of 6 backends down a large segment is still stored, at 2+2 over the four left, and replays to the catalog', async () => {
+    const s = setup();
+    await s.catalog.insertBucket('a', 'us-east-1');
+    for (let i = 0; i < 40; i++) await s.put('a', `key-${i}-${'x'.repeat(100)}`, 10 + i);
+    s.backends[1]!.goOffline();
+    s.backends[4]!.goOffline();
+    const run = await s.run();
+    expect(run.failed).toEqual([]);
+    expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
+    const sql = s.catalog.namespace.instance('bucket:a').storage.sql;
+    const units = sql.exec<{ units: string }>('SELECT units FROM journal_files').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
+    const large = units.filter((u) => u.codec !== 'replica');
+    expect(large.length).toBeGreaterThan(0); // the segment is larger than the small-object threshold
+    for (const u of large) {
+      expect([u.k, u.m, u.missing]).toEqual([2, 2, []]);
+      expect(u.placement).not.toContain('mem-1');
+      expect(u.placement).not.toContain('mem-4');
+    }
+    expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
+  });
+
+  it('the narrower code: as wide as the backends answering allow, the policy\'s parity where it fits, never below one parity shard', () => {
+    const policy = parseConfig({ backends: Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, kind: 'memory', domain: `z${i}` })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec!;
+    const code = (reachable: number) => {
+      const c = narrowerCode(policy, reachable);
+      return c && `${c.k}+${c.m} q${c.writeQuorum} r${c.small.replicas}`;
+    };
+    expect([6, 5, 4, 3, 2, 1, 0].map(code)).toEqual(['4+2 q5 r3', '3+2 q4 r3', '2+2 q3 r3', '1+2 q2 r3', '1+1 q2 r2', null, null]);
   });
 });

@@ -4,6 +4,7 @@
  * rewritten, restripe rewrites up to `max` versions and answers the progress, the status ends
  * done with 0 left, and `shardgate restripe` prints it as a table; a bad `max` is refused.
  */
+import { readBytes } from '../support/read-bytes.ts';
 import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
@@ -71,7 +72,7 @@ describe('admin restripe, restripe-status', () => {
     expect(progressText(after)).toMatch(/^photos\s+wide\s+0\s.*done/m);
     for (let i = 0; i < 12; i++) {
       const got = await store.getObject('photos', `p${i}`, { conditions: {} });
-      expect(new Uint8Array(await new Response(got.body).arrayBuffer())).toEqual(new Uint8Array(70_000).fill(i));
+      expect(await readBytes(got.body)).toEqual(new Uint8Array(70_000).fill(i));
     }
   });
 });

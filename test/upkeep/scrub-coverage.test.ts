@@ -18,6 +18,14 @@ import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { scrubBatch } from '../../worker/upkeep/scrubber.ts';
 
 const PER_RUN = 600;
+/**
+ * Proofs at two sizes (docs/TESTING.md): `npm test` writes a 500-part object and 2,500 small
+ * objects (6 and 25 runs of PER_RUN: a run still stops inside the object, and the lost shard still
+ * lies near the end); `npm run test:full` the issue's 2,000 parts and 10,000 objects.
+ */
+const FULL = process.env.SHARDGATE_FULL_SIZE === '1';
+const PARTS = FULL ? 2000 : 500;
+const OBJECTS = FULL ? 10_000 : 2_500;
 const body = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(7)), c.close()) });
 const put = (n: number) => ({ contentLength: n, metadata: { user: {} }, checksum: null, conditions: {} });
 
@@ -51,13 +59,13 @@ async function runsToFind(s: ReturnType<typeof setup>, bucket: string, lost: { u
 }
 
 describe('scrub coverage', () => {
-  it('a lost shard in the last part of a 2,000-part object is found within ceil(shards / per-run limit) runs', async () => {
+  it(`a lost shard in the last part of a ${PARTS}-part object is found within ceil(shards / per-run limit) runs`, async () => {
     const s = setup();
     await s.store.createBucket('big', { region: 'us-east-1' });
     await s.store.putObject('big', 'before', body(5000), put(5000)); // objects on both sides of it
     const up = await s.store.createMultipartUpload('big', 'parts', { metadata: { user: {} }, checksum: null });
     const parts = [];
-    for (let n = 1; n <= 2000; n++) {
+    for (let n = 1; n <= PARTS; n++) {
       const p = await s.store.uploadPart('big', 'parts', up.uploadId, n, body(5000), { contentLength: 5000, checksum: null }); // over the 4 KiB small-object threshold: 4+2
       parts.push({ partNumber: n, etag: p.etag });
     }
@@ -65,24 +73,24 @@ describe('scrub coverage', () => {
     await s.store.putObject('big', 'z-after', body(5000), put(5000));
     const m = (await s.catalog.getManifest('big', 'parts'))!;
     const units = (m.storage as { units: CodedUnit[] }).units;
-    expect(units).toHaveLength(2000);
+    expect(units).toHaveLength(PARTS);
     const last = units.at(-1)!;
     await s.backends.find((b) => b.id === last.placement[3])!.delete(shardKey('big', last.unitId, 3));
 
-    const shards = (2000 + 2) * 6;
+    const shards = (PARTS + 2) * 6;
     const limit = Math.ceil(shards / PER_RUN);
     const runs = await runsToFind(s, 'big', { unit: last, shard: 3 }, limit);
     expect(runs).toBeLessThanOrEqual(limit);
   });
 
-  it('a lost shard among 10,000 small objects is found within ceil(shards / per-run limit) runs', async () => {
+  it(`a lost shard among ${OBJECTS} small objects is found within ceil(shards / per-run limit) runs`, async () => {
     const s = setup();
     await s.store.createBucket('many', { region: 'us-east-1' });
-    for (let i = 0; i < 10_000; i++) await s.store.putObject('many', `k${String(i).padStart(5, '0')}`, body(5000), put(5000));
-    const m = (await s.catalog.getManifest('many', 'k09998'))!;
+    for (let i = 0; i < OBJECTS; i++) await s.store.putObject('many', `k${String(i).padStart(5, '0')}`, body(5000), put(5000));
+    const m = (await s.catalog.getManifest('many', `k${String(OBJECTS - 2).padStart(5, '0')}`))!;
     const unit = (m.storage as { units: CodedUnit[] }).units[0]!;
     await s.backends.find((b) => b.id === unit.placement[5])!.delete(shardKey('many', unit.unitId, 5));
-    const limit = Math.ceil((10_000 * 6) / PER_RUN);
+    const limit = Math.ceil((OBJECTS * 6) / PER_RUN);
     expect(await runsToFind(s, 'many', { unit, shard: 5 }, limit)).toBeLessThanOrEqual(limit);
   });
 

@@ -7,7 +7,13 @@
  * (model/bucket-name.ts), as it becomes part of every shard key:
  *   rebuild?bucket=NAME[&journal=0]  recover the bucket's catalog from its journal on the backends
  *                              (upkeep/journal-restore.ts; journal=0: not), then from the shard
- *                              headers of later writes (upkeep/rebuild.ts)
+ *                              headers of later writes (upkeep/rebuild.ts); a bucket whose catalog
+ *                              was found lost (upkeep/catalog-loss.ts) is merged into and its loss ended
+ *   journal-upkeep             one run of the journal's scrub, repair, moves and re-stripe now, as the
+ *                              cron runs it (upkeep/journal-upkeep.ts)
+ *   catalog-loss               the journal instances the backends hold ahead of the catalog, by name
+ *   discard-journal?bucket=NAME  gives up the backends' journal of a bucket found lost
+ *                              (upkeep/journal-discard.ts): its writes are accepted again
  *   scrub[?mode=heads|verify]  one scrubber pass now, as the cron runs it
  *   scrub?bucket=NAME[&prefix=P][&after=UNIT][&mode=]  every unit of the bucket (under the prefix)
  *                              checked, a page per call: pass `next` back as `after` until it is
@@ -41,6 +47,8 @@
  *                              up to N (default 20) versions rewritten under their bucket's policy
  *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
  *                              time remaining, the pass's counts (upkeep/restripe-progress.ts)
+ *   local-backend[?id=ID&state=down|up]  local development only, from this machine: take a backend
+ *                              down or bring it back (local-backend-switch.ts); answers every switch
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
  * `curl --aws-sigv4 "aws:amz:<region>:s3" --user KEY:SECRET -X POST <url>` signs such a request.
  */
@@ -59,6 +67,8 @@ import { costReport, emptyUsage, type Money, type TrafficSource, type Usage } fr
 import { measureStored } from '../upkeep/stored-bytes.ts';
 import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
+import { discardJournal, resolveCatalogLoss } from '../upkeep/journal-discard.ts';
+import type { CatalogLossGate } from './catalog-loss-gate.ts';
 import { listWorklist, repairDegraded } from '../upkeep/repair-sweep.ts';
 import { scrubBatch, type ScrubOptions } from '../upkeep/scrubber.ts';
 import { scrubSelection } from '../upkeep/scrub-selection.ts';
@@ -66,7 +76,9 @@ import { locateObject } from '../upkeep/locate.ts';
 import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
+import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
+import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 import type { RestripeReport } from '../upkeep/restripe.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
@@ -96,8 +108,14 @@ export interface AdminDeps {
   restripe?: { run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>; progress: () => Promise<BucketRestripeProgress[]> };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   lifecycle?: { store: LifecycleStore; dayMs: number };
+  /** For `journal-upkeep`: one run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
+  journalUpkeep?: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
+  /** Told when a rebuild or a discard ends a catalog loss (the isolate's write gate). */
+  catalogLoss?: CatalogLossGate;
   /** For `journal`: one journal run (gateway.ts, upkeep/journal.ts). */
   journal?: (by: 'cron' | 'operator') => Promise<JournalReport>;
+  /** For `local-backend`, in local development only (local-backend-switch.ts): each backend's down/up switch. */
+  localSwitch?: LocalBackendSwitch;
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -118,6 +136,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     await next();
   });
 
+  if (deps.localSwitch) admin.post('/local-backend', localBackendRoute(deps.localSwitch));
+
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
     const bucket = c.var.view.query.get('bucket');
     if (!bucket) throw new S3Error('InvalidArgument', 'rebuild needs ?bucket=NAME');
@@ -126,7 +146,29 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
       if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     });
     const journal = c.var.view.query.get('journal') !== '0';
-    return c.json(await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing, { journal }));
+    const lost = bucket in (await deps.catalog.catalogLoss()).lost;
+    const result = await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing, { journal, merge: lost });
+    // The loss ends once the journal of the bucket is in (its numbering now goes on after it).
+    if (lost && result.journal && result.journal.segments > 0 && !result.journal.skipped && !result.journal.unreadable.length) {
+      deps.catalogLoss?.update(await resolveCatalogLoss(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now()));
+    }
+    return c.json({ ...result, catalogLost: lost });
+  });
+
+  admin.post('/journal-upkeep', async (c) => {
+    if (!deps.journalUpkeep) throw new S3Error('NotImplemented', 'no catalog journal in this gateway');
+    return c.json(await deps.journalUpkeep('operator'));
+  });
+
+  admin.post('/catalog-loss', async (c) => c.json(await deps.catalog.catalogLoss()));
+
+  admin.post('/discard-journal', async (c) => {
+    const bucket = c.var.view.query.get('bucket');
+    if (!bucket) throw new S3Error('InvalidArgument', 'discard-journal needs ?bucket=NAME');
+    if (!((bucket in (await deps.catalog.catalogLoss()).lost))) throw new S3Error('InvalidArgument', `bucket ${bucket} is not recorded as lost (shardgate rebuild --lost lists those that are)`);
+    const report = await discardJournal(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now());
+    deps.catalogLoss?.update(report.loss);
+    return c.json(report);
   });
 
   // Key rotation: re-wraps data keys under ?to= (the active key) for up to ~20 s per call, catalog
@@ -280,7 +322,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
+    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
   });
   return admin;
 }

@@ -24,6 +24,7 @@ import { accessLogging } from './access-log.ts';
 import type { AccessLogDelivery } from '../upkeep/access-log.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { requestView } from '../model/request.ts';
+import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
@@ -34,6 +35,7 @@ import { PostObject } from '../s3/post-object.ts';
 import { splitRawUrl } from '../model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
 import { S3_HANDLERS } from '../s3/router.ts';
+import type { CatalogLossGate } from './catalog-loss-gate.ts';
 
 export const OPERATOR_PREFIX = '/_shardgate';
 
@@ -52,6 +54,8 @@ export interface AppOptions {
   around?: MiddlewareHandler<AppEnv>;
   /** Server access logs' delivery (access-log.ts); absent: no bucket's requests are logged. */
   accessLog?: AccessLogDelivery;
+  /** Refuses writes to buckets whose catalog is lost (catalog-loss-gate.ts); absent: none refused. */
+  catalogLoss?: CatalogLossGate;
 }
 
 /** S3 refuses request header sections over 8 KiB; headers the platform adds do not count. */
@@ -148,6 +152,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     checkHeaderSection(request.headers);
     if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
     const view = requestView(request, settings.baseDomains);
+    refuseExposedCustomerKey(request, view); // SSE-C keys only in headers, only over TLS (sse-transport.ts)
     const addr = parseS3Address(view);
     c.set('resource', addr.resource);
     if (options.postForm && isPostObject(view.method, addr, view.headers)) {
@@ -155,9 +160,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.set('operation', 'PostObject');
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
-      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, setAuth: (auth) => c.set('auth', auth) });
+      await options.catalogLoss?.check(view.method, addr.bucket);
+      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, secureTransport: secureTransport(request), setAuth: (auth) => {
+        c.set('auth', auth);
+        c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+      } });
     }
-    const auth = await options.authenticate(request, view);
+    const auth = await options.authenticate(request, view, c.var.scope);
+    // Whose share of the coding budget the request's leases count against (coding-budget.ts).
+    c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
@@ -168,6 +179,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.var.scope.label = op;
     c.set('bucket', bucket);
     c.set('key', key);
+    await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
     return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
   });

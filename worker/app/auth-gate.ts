@@ -23,6 +23,8 @@ export interface GateConfig {
   region: string;
   /** A body idle this long fails with RequestTimeout (default 20). */
   clientIdleSeconds?: number;
+  /** A body idle this long while its request holds budget others wait for fails with RequestTimeout (default 5). */
+  clientStalledSeconds?: number;
 }
 
 /** Each configured key's secret and scope. */
@@ -30,6 +32,7 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
   const credentials = new Map<string, string>();
   const scopes = new Map<string, Access>();
   for (const c of config.credentials) {
+    if (scopes.has(c.accessKeyId)) throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} is given twice in credentials`); // parseConfig refuses it first
     const grants = grantsOf(c);
     scopes.set(c.accessKeyId, grants ? new Access(grants) : FULL_ACCESS);
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
@@ -44,8 +47,9 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
   const { credentials, scopes } = keyTable(config, env);
   const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region, clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000 };
-  return async (request, view) => {
-    const v = await verifyRequest(request, view, options);
+  const stalledMs = (config.clientStalledSeconds ?? 5) * 1000;
+  return async (request, view, owner) => {
+    const v = await verifyRequest(request, view, owner ? { ...options, stall: { ms: stalledMs, contended: () => owner.contended() } } : options);
     return {
       body: v.body,
       decodedContentLength: v.decodedContentLength,

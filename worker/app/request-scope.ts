@@ -22,6 +22,8 @@ import type { RequestOwner } from '../s3/context.ts';
 export class RequestScope implements BudgetHolder, WaitUntil, RequestOwner {
   /** The S3 operation once known (the budget's holder label). */
   label = 'request';
+  /** The signer (or an anonymous client's address) once known: whose budget share it uses. */
+  tenant: string | undefined = undefined;
   private readonly leases = new Set<BudgetLease>();
   private streaming = false;
   private body: ReadableStream<Uint8Array> | undefined;

@@ -19,8 +19,13 @@
  * there, and they are aborted with the request). A piece is handed on once MIN_PIECE_BYTES have
  * arrived (or the body ended), so a client slower than MIN_PIECE_BYTES per `idleMs` (3 KB/s at
  * the default) is taken for an idle one.
+ * A stalled body is cut sooner when it holds what others wait for (issue 37: twelve stalled
+ * uploads of one key held the coding budget for 20 s each while another tenant's PUT waited):
+ * with `stall`, a body that sends nothing for `stall.ms` while `stall.contended()` (its request
+ * holds budget others are queued for) gets RequestTimeout then, checked every `stall.ms`.
  */
 import { clientAborted, S3Error } from '../model/errors.ts';
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 
 const PIECE_BYTES = 1 << 20;
 const MIN_PIECE_BYTES = 64 << 10;
@@ -33,7 +38,14 @@ type ByobReader = ReadableStreamBYOBReader & {
 
 export type BodyStep = (piece: Uint8Array) => Uint8Array[] | Promise<Uint8Array[]>;
 
-export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS): ReadableStream<Uint8Array> {
+/** The shorter limit of a stalled body whose request holds what others wait for. */
+export interface BodyStall {
+  ms: number;
+  /** Whether the request's holdings are wanted by others now (RequestScope.contended). */
+  contended(): boolean;
+}
+
+export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS, stall?: BodyStall): LentStream {
   let byob: ByobReader | null = null;
   let plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let buffer: ArrayBuffer | null = null;
@@ -50,11 +62,18 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
   const read = async (): Promise<Uint8Array | null> => {
     lock();
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let check: ReturnType<typeof setInterval> | undefined;
     const idle = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new S3Error('RequestTimeout', `The request body sent nothing for ${idleMs / 1000} s.`));
+      const giveUp = (why: string) => {
+        reject(new S3Error('RequestTimeout', why));
         (byob ?? plain)!.cancel('client idle').catch(() => {});
-      }, idleMs);
+      };
+      timer = setTimeout(() => giveUp(`The request body sent nothing for ${idleMs / 1000} s.`), idleMs);
+      if (stall && stall.ms < idleMs) {
+        check = setInterval(() => {
+          if (stall.contended()) giveUp(`The request body sent nothing for ${stall.ms / 1000} s while other requests waited for the memory it holds.`);
+        }, stall.ms);
+      }
     });
     try {
       return await Promise.race([readRaw(), idle]);
@@ -62,6 +81,7 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
       throw err instanceof S3Error ? err : clientAborted(err);
     } finally {
       clearTimeout(timer);
+      clearInterval(check);
     }
   };
   const readRaw = async (): Promise<Uint8Array | null> => {
@@ -76,7 +96,8 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
     if (r.value && r.value.length > 0) return r.value;
     return r.done ? null : new Uint8Array(0);
   };
-  return new ReadableStream<Uint8Array>(
+  // Its chunks are views of the one reused buffer: lent until the next read (model/lent-chunks.ts).
+  return lend(new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
@@ -104,5 +125,5 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
       cancel: (reason) => (byob ?? plain ?? raw).cancel(reason),
     },
     { highWaterMark: 0 },
-  );
+  ), 'the request body');
 }

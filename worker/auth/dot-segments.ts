@@ -42,10 +42,15 @@ export function dotSegmentError(signedPath: string): S3Error {
   );
 }
 
-/** SignatureDoesNotMatch of a request signature, with the one cause a client cannot see. */
-export function signatureMismatch(fields: Record<string, string>): S3Error {
-  const message =
-    new S3Error('SignatureDoesNotMatch').message +
-    " If the key has '.' or '..' path segments: the platform resolves them before the gateway sees the path, so the signed path is not the received one; send the key's '/' as %2F.";
-  return new S3Error('SignatureDoesNotMatch', message, fields);
+/**
+ * SignatureDoesNotMatch of a request signature, with the causes a client cannot see: signed
+ * headers that never reached the gateway (a proxy or the platform removed them: hop-by-hop
+ * headers such as Keep-Alive, which s3cmd copies from a response into the request it signs), or,
+ * when every signed header arrived, a key's `.`/`..` segments the platform resolved.
+ */
+export function signatureMismatch(fields: Record<string, string>, signedButAbsent: readonly string[] = []): S3Error {
+  const hint = signedButAbsent.length
+    ? ` The request signs ${signedButAbsent.length === 1 ? 'a header' : 'headers'} that did not reach the gateway: ${signedButAbsent.join(', ')}; a proxy on the way, or the platform, removed ${signedButAbsent.length === 1 ? 'it' : 'them'} (Connection, Keep-Alive, TE, Upgrade and the other hop-by-hop headers never reach it). Sign only headers sent end to end.`
+    : " If the key has '.' or '..' path segments: the platform resolves them before the gateway sees the path, so the signed path is not the received one; send the key's '/' as %2F.";
+  return new S3Error('SignatureDoesNotMatch', new S3Error('SignatureDoesNotMatch').message + hint, fields);
 }

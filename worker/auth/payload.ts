@@ -17,7 +17,7 @@ import { S3Error } from '../model/errors.ts';
 import { AwsChunkedDecoder, type ChunkSigning } from './aws-chunked.ts';
 import { assertChecksumValue, checksumAlgorithmOf, type ChecksumAlgorithm, type HasherFactory } from '../model/checksums.ts';
 import type { ChecksumCheck } from './checksum.ts';
-import { verifyingBody } from './body-stream.ts';
+import { verifyingBody, type BodyStall } from './body-stream.ts';
 import { plainBodySteps, verifyEmptyBody } from './plain-body.ts';
 import { UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { RequestChecksum } from './types.ts';
@@ -162,6 +162,7 @@ export function verifiedBody(
   declared: DeclaredChecksum,
   signing: ChunkSigning | null,
   idleMs?: number,
+  stall?: BodyStall,
 ): VerifiedBody {
   if (mode.kind === 'streaming') {
     if (mode.signed && !signing) {
@@ -183,7 +184,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish(), idleMs), decodedContentLength };
+    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish(), idleMs, stall), decodedContentLength };
   }
   const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {
@@ -196,5 +197,5 @@ export function verifiedBody(
     return { body: null, decodedContentLength: 0 };
   }
   const { step, finish } = plainBodySteps(checks);
-  return { body: verifyingBody(rawBody, step, finish, idleMs), decodedContentLength: contentLength };
+  return { body: verifyingBody(rawBody, step, finish, idleMs, stall), decodedContentLength: contentLength };
 }

@@ -4,6 +4,7 @@
  */
 
 import type { ChecksumAlgorithm, HasherFactory } from '../model/checksums.ts';
+import type { BodyStall } from './body-stream.ts';
 
 /** How to verify; what is verified comes from the request view (model/request.ts). */
 export interface VerifyOptions {
@@ -28,6 +29,8 @@ export interface VerifyOptions {
   maxSkewMs?: number;
   /** A body that sends nothing for this long fails with RequestTimeout (body-stream.ts). Default 20 s. */
   clientIdleMs?: number;
+  /** The shorter limit of a stalled body whose request holds what others wait for (body-stream.ts). */
+  stall?: BodyStall;
 }
 
 export type AuthType = 'sigv4-header' | 'sigv4-query' | 'sigv2-query' | 'sigv2-header' | 'anonymous';

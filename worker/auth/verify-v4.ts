@@ -252,10 +252,13 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
       if ((await matches(canonicalUri(form), headers)).ok) throw dotSegmentError(form);
     }
   }
+  // A signed header that is absent (an `expect` the platform consumed is accounted for above).
+  const lookup = headerLookup(view);
+  const absent = parts.signedHeaders.filter((name) => name !== 'expect' && lookup(name) === null);
   throw signatureMismatch({
     AWSAccessKeyId: credential.accessKeyId,
     StringToSign: first!.toSign,
     SignatureProvided: parts.provided,
     CanonicalRequest: first!.canonical,
-  });
+  }, absent);
 }

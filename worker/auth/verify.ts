@@ -74,7 +74,7 @@ export async function verifyRequest(request: Request, view: RequestView, opts: V
   const declared = declaredChecksum(headers, mode, opts.createHasher, opts.verifyChecksum ?? true);
   // The view first: it hooks the settle callback that the body stream calls at its end.
   const checksum = checksumView(declared);
-  const { body, decodedContentLength } = verifiedBody(headers, request.body, mode, declared, v4?.signing ?? null, opts.clientIdleMs);
+  const { body, decodedContentLength } = verifiedBody(headers, request.body, mode, declared, v4?.signing ?? null, opts.clientIdleMs, opts.stall);
   return {
     accessKeyId,
     authType,

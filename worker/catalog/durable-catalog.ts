@@ -27,7 +27,7 @@ import type { DefaultRetention, ObjectLockConfig } from '../model/object-lock.ts
 import type { ObjectLockChange } from './types.ts';
 import type { LifecycleRule, VersionFacts } from '../model/lifecycle.ts';
 import type { LifecycleProgress, LifecycleRun } from './types.ts';
-import type { JournalImportBatch, JournalStatus, JournalTake } from './types.ts';
+import type { CatalogLoss, JournalImportBatch, JournalKnown, JournalStatus, JournalTake } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
@@ -441,6 +441,30 @@ export class DurableCatalog implements Catalog {
 
   async journalStatus(instance: string): Promise<JournalStatus | null> {
     return await this.journalInstance(instance).journalStatus(instance);
+  }
+
+  async journalKnown(instance: string): Promise<JournalKnown | null> {
+    return await this.journalInstance(instance).journalKnown(instance);
+  }
+
+  async journalContinueAfter(instance: string, from: NonNullable<JournalImportBatch['finish']>): Promise<void> {
+    await this.journalInstance(instance).journalContinueAfter(instance, from);
+  }
+
+  async journalFiles(instance: string): Promise<{ segment: number; units: CodedUnit[] }[]> {
+    return await this.journalInstance(instance).journalFiles(instance);
+  }
+
+  async journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], now: Date): Promise<boolean> {
+    return await this.journalInstance(instance).journalReplaceUnits(instance, segment, before, after, now.getTime() + this.grace);
+  }
+
+  async catalogLoss(): Promise<CatalogLoss> {
+    return await this.registry().catalogLoss();
+  }
+
+  async setCatalogLoss(loss: CatalogLoss): Promise<void> {
+    await this.registry().setCatalogLoss(loss);
   }
 
   async deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }> {

@@ -35,8 +35,9 @@ import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
 import { importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
-import type { JournalImportBatch } from './types.ts';
-import { JOURNAL_BUCKET } from '../format/journal.ts';
+import type { CatalogLoss, JournalImportBatch, JournalKnown } from './types.ts';
+import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
+import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
 import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
@@ -219,7 +220,7 @@ export class CatalogObject extends DurableObject {
    */
   async importJournal(bucket: string, batch: JournalImportBatch): Promise<Reply<number>> {
     const r = this.inBucket(bucket, (o) => {
-      if (batch.first && this.sql.exec('SELECT 1 FROM versions LIMIT 1').toArray().length) {
+      if (batch.first && !batch.merge && this.sql.exec('SELECT 1 FROM versions LIMIT 1').toArray().length) {
         throw new S3Error('InvalidRequest', `bucket ${bucket} holds objects: a journal is imported only into a catalog that lost them`);
       }
       const n = importRows(this.sql, o.ledger, batch.rows, Date.now());
@@ -232,6 +233,38 @@ export class CatalogObject extends DurableObject {
 
   journalStatus(instance: string): JournalStatus | null {
     return this.schemaReady ? new SqlJournal(this.sql, instance).status() : null;
+  }
+
+  /** Null when the instance holds no bucket (a bucket's) or no schema yet. */
+  journalKnown(instance: string): JournalKnown | null {
+    if (!this.schemaReady) return null;
+    if (instance !== BUCKET_LIST_INSTANCE && !this.sql.exec('SELECT 1 FROM buckets WHERE name = ?', instance).toArray().length) return null;
+    return new SqlJournal(this.sql, instance).known();
+  }
+
+  /** The instance's journal goes on after a discarded one (SqlJournal.continueAfter). */
+  journalContinueAfter(instance: string, from: NonNullable<JournalImportBatch['finish']>): void {
+    this.ensureSchema();
+    this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).continueAfter(from));
+  }
+
+  journalFiles(instance: string): { segment: number; units: CodedUnit[] }[] {
+    return this.journalKnown(instance) ? new SqlJournal(this.sql, instance).segmentFiles() : [];
+  }
+
+  journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], notBefore: number): boolean {
+    if (!this.journalKnown(instance)) return false;
+    return this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).replaceUnits(segment, before, after, notBefore));
+  }
+
+  /** The catalog-loss record (the bucket list's instance: sql-catalog-loss.ts). */
+  catalogLoss(): CatalogLoss {
+    return this.schemaReady ? readCatalogLoss(this.sql) : { lost: {}, suspect: {} };
+  }
+
+  setCatalogLoss(loss: CatalogLoss): void {
+    this.ensureSchema();
+    writeCatalogLoss(this.sql, loss);
   }
 
   queueGarbage(garbage: GarbageUnits, notBefore: number): Reply<void> {

@@ -45,6 +45,16 @@ export function replayJournal(segments: JournalSegment[]): Map<string, InstanceI
     const doubts: string[] = [];
     if (!completing) doubts.push(`no complete generation found: the image holds only the rows the ${applied.length} segment(s) found name`);
     const numbers = new Set(list.map((s) => s.segment));
+    // Two different segments under one number: two catalogs wrote this instance's journal (one
+    // lost and a new one started from 1); the replay mixes them (catalog-loss.ts prevents it now).
+    const seen = new Map<number, string>();
+    const twice = new Set<number>();
+    for (const s of list) {
+      const id = `${s.generation} ${s.takenAt}`;
+      if (seen.has(s.segment) && seen.get(s.segment) !== id) twice.add(s.segment);
+      seen.set(s.segment, id);
+    }
+    if (twice.size) doubts.push(`segment(s) ${[...twice].slice(0, 5).join(', ')}${twice.size > 5 ? ', ...' : ''} found twice with different contents: two catalogs wrote this journal (a catalog lost and started again); the image mixes them`);
     for (const s of applied) {
       if (s.previous >= start && !numbers.has(s.previous)) doubts.push(`segment ${s.previous} was stored before segment ${s.segment} and is not found: changes it held may be missing`);
       if (s.schema > SCHEMA_VERSION) doubts.push(`segment ${s.segment} is in catalog schema ${s.schema}, newer than this release's ${SCHEMA_VERSION}: use the newer release`);
@@ -103,7 +113,7 @@ const rows = (image: InstanceImage, table: string) => [...(image.tables.get(tabl
  * newer than it (created after the list's last segment); each with its own instance's image. An
  * instance the list does not hold and older than it is a deleted bucket's (`unlisted`).
  */
-export function bucketImages(images: Map<string, InstanceImage>): { buckets: BucketImage[]; listed: string[]; unlisted: string[] } {
+export function bucketImages(images: Map<string, InstanceImage>): { buckets: BucketImage[]; listed: string[]; unlisted: string[]; unlistedBuckets: BucketImage[] } {
   const list = images.get(BUCKET_LIST_INSTANCE);
   const instances = [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE);
   // Without the bucket list's journal, every bucket instance found stands for a bucket.
@@ -115,7 +125,14 @@ export function bucketImages(images: Map<string, InstanceImage>): { buckets: Buc
     const own = rows(image, 'buckets').find((r) => r.name === name);
     if (own) buckets.push(bucketImage(name, own, image));
   }
-  return { buckets, listed, unlisted: instances.filter((i) => !listed.includes(i)) };
+  const unlisted = instances.filter((i) => !listed.includes(i));
+  // Instances the list does not hold: a deleted bucket's, or one the list lost (a rescue reports them, never drops them silently).
+  const unlistedBuckets = unlisted.flatMap((name) => {
+    const image = images.get(name)!;
+    const own = rows(image, 'buckets').find((r) => r.name === name);
+    return own ? [bucketImage(name, own, image)] : [];
+  });
+  return { buckets, listed, unlisted, unlistedBuckets };
 }
 
 function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage {

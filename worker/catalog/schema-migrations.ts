@@ -30,9 +30,18 @@
  * shards are on (placement-counts.ts), so the status can count shards on a backend that is down
  * as missing. No table changes; like version 4's step, the counts of what is already stored are
  * taken once from every stored version's manifest (test/catalog/migration-v5-placements.test.ts).
+ *
+ * SSE-C ETags (issue 37; a fix-up marked by its own state row `sse-c-etags`, not a schema
+ * version, since no table changes): every stored SSE-C version's ETag, the MD5 of its plaintext
+ * (or of its parts' MD5s), becomes model/sse.ts `etagFor` of it, in its manifest and in the
+ * current-version row listings read, as new writes store it. One pass over the versions holding
+ * an SSE-C record, at the instance's first start under this release
+ * (test/catalog/migration-sse-c-etags.test.ts, over storage commit 77cbe02 wrote). Parts of uploads
+ * in progress keep the ETags their clients were given (CompleteMultipartUpload names them).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { placementEntries } from './placement-counts.ts';
+import { etagFor } from '../model/sse.ts';
 import { redundancyEntries } from './redundancy.ts';
 import { unitsOf } from './rules.ts';
 import { JOURNAL_SCHEMA } from './sql-journal.ts';
@@ -62,7 +71,26 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   if (found < 4) toVersion4(sql);
   if (found < 6) toVersion6(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
+  opaqueSseCEtags(sql);
   return found;
+}
+
+const SSE_C_ETAGS_ROW = 'sse-c-etags';
+
+/** The SSE-C fix-up above: once per instance (a new instance has nothing to rewrite and is marked at once). */
+function opaqueSseCEtags(sql: SqlStorage): void {
+  if (sql.exec('SELECT 1 FROM state WHERE name = ?', SSE_C_ETAGS_ROW).toArray().length) return;
+  const rows = sql.exec<{ key: string; version_id: string; manifest: string }>("SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 AND manifest LIKE '%\"fingerprint\"%'").toArray();
+  for (const row of rows) {
+    const m = JSON.parse(row.manifest) as ObjectManifest;
+    const sse = m.metadata.sse;
+    const plain = /^"([0-9a-f]{32})(-\d+)?"$/.exec(m.etag);
+    if (sse?.kind !== 'c' || !plain) continue;
+    const etag = etagFor(plain[1]!, sse).replace(/"$/, `${plain[2] ?? ''}"`);
+    sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify({ ...m, etag }), row.key, row.version_id);
+    sql.exec('UPDATE objects SET etag = ? WHERE key = ? AND version_id = ?', etag, row.key, row.version_id);
+  }
+  sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', SSE_C_ETAGS_ROW, String(rows.length));
 }
 
 function toVersion2(sql: SqlStorage, now: number): void {

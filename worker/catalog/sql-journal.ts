@@ -16,7 +16,7 @@ import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
-import type { DumpCursor, JournalImportBatch, JournalMeta, JournalStatus, JournalTake } from './types.ts';
+import type { DumpCursor, GarbageUnits, JournalImportBatch, JournalKnown, JournalMeta, JournalRedundancy, JournalStatus, JournalTake } from './types.ts';
 
 export type { DumpCursor, JournalMeta, JournalStatus, JournalTake };
 
@@ -50,7 +50,7 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
  * State rows that are progress of upkeep work, not the bucket's state: they change on every
  * cron run, and a rebuilt catalog starts that work afresh.
  */
-export const TRANSIENT_STATE = ['schema-version', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
+export const TRANSIENT_STATE = ['schema-version', 'sse-c-etags', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
 
 /** Rows of a journaled table that are journaled (`row` is the trigger's NEW or OLD, or '' in a query). */
 function rowFilter(table: string, row: string): string | null {
@@ -210,6 +210,18 @@ export class SqlJournal {
     for (const f of from.files) this.sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
   }
 
+  /** The journal units this instance knows: its segment files' and those it holds for deletion (any bucket's garbage may hold JOURNAL_BUCKET units). */
+  known(): JournalKnown {
+    const units = new Set(this.files().map((u) => u.unitId));
+    // (A scan of the garbage, the journal's entries picked in SQL: run every minute, it parses only those.)
+    for (const g of this.sql.exec<{ entry: string }>("SELECT entry FROM garbage WHERE json_extract(entry, '$.bucket') = ?", JOURNAL_BUCKET).toArray()) {
+      const entry = JSON.parse(g.entry) as GarbageUnits;
+      for (const u of entry.units) units.add(u.unitId);
+      for (const id of entry.unitIds ?? []) units.add(id);
+    }
+    return { unitIds: [...units], taken: this.meta().segment };
+  }
+
   /** Every segment file of this instance (when the bucket is deleted, they go with it). */
   files(): CodedUnit[] {
     return this.sql.exec<{ units: string }>('SELECT units FROM journal_files ORDER BY segment').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
@@ -219,7 +231,25 @@ export class SqlJournal {
     const meta = this.meta();
     const pending = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_changes').one().n;
     const files = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_files').one().n;
-    return { pending, dumping: meta.dump !== null, acked: meta.acked, ackedTakenAt: meta.ackedTakenAt, generation: meta.generation, complete: meta.complete !== null, files };
+    return { pending, dumping: meta.dump !== null, acked: meta.acked, ackedTakenAt: meta.ackedTakenAt, generation: meta.generation, complete: meta.complete !== null, files, redundancy: journalRedundancy(this.files()) };
+  }
+
+  /** Every segment file with its units, in segment order. */
+  segmentFiles(): { segment: number; units: CodedUnit[] }[] {
+    return this.sql.exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files ORDER BY segment').toArray().map((f) => ({ segment: f.segment, units: JSON.parse(f.units) as CodedUnit[] }));
+  }
+
+  /** See JournalCatalog.journalReplaceUnits. */
+  replaceUnits(segment: number, before: string[], after: CodedUnit[], notBefore: number): boolean {
+    const row = this.sql.exec<{ units: string }>('SELECT units FROM journal_files WHERE segment = ?', segment).toArray()[0];
+    if (!row) return false;
+    const now = JSON.parse(row.units) as CodedUnit[];
+    if (JSON.stringify(now.map((u) => u.unitId)) !== JSON.stringify(before)) return false;
+    this.sql.exec('UPDATE journal_files SET units = ? WHERE segment = ?', JSON.stringify(after), segment);
+    const kept = new Set(after.map((u) => u.unitId));
+    const gone = now.filter((u) => !kept.has(u.unitId));
+    if (gone.length) queueGarbage(this.sql, { bucket: JOURNAL_BUCKET, units: gone }, notBefore);
+    return true;
   }
 
   private dumpRows(table: string, after: JournalValue[] | null, limit: number): Record<string, JournalValue>[] {
@@ -237,6 +267,22 @@ export class SqlJournal {
   }
 }
 
+
+/** The units of segment files counted by shards recorded present, code and backend. */
+export function journalRedundancy(units: CodedUnit[]): JournalRedundancy {
+  const out: JournalRedundancy = { units: units.length, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {} };
+  for (const u of units) {
+    const present = u.k + u.m - new Set(u.missing).size;
+    if (present < u.k) out.lost++;
+    else if (present === u.k && u.m > 0) out.atRisk++;
+    const code = `${u.k}+${u.m}`;
+    out.byCode[code] = (out.byCode[code] ?? 0) + 1;
+    u.placement.forEach((id, i) => {
+      if (!u.missing.includes(i)) out.shardsByBackend[id] = (out.shardsByBackend[id] ?? 0) + 1;
+    });
+  }
+  return out;
+}
 
 /** Tables an import writes, in order (versions before what points at them). */
 const IMPORT_ORDER = ['state', 'versions', 'objects', 'uploads', 'parts', 'garbage'];

@@ -611,13 +611,61 @@ export interface JournalCatalog {
   journalStatus(instance: string): Promise<JournalStatus | null>;
   /** Writes a batch of the bucket's journaled rows back (a lost catalog restored); returns the rows written. NoSuchBucket, InvalidRequest. */
   importJournal(bucket: string, batch: JournalImportBatch): Promise<number>;
+  /** The journal units the instance knows (its segment files, and journal units it holds for deletion) and the last segment number it handed out; null: no such instance. */
+  journalKnown(instance: string): Promise<JournalKnown | null>;
+  /** The instance's journal goes on after `from` (a journal on the backends discarded: its files adopted, deleted once a new generation completes). */
+  journalContinueAfter(instance: string, from: NonNullable<JournalImportBatch['finish']>): Promise<void>;
+  /** The instance's segment files and their units, in segment order (the journal's upkeep: journal-upkeep.ts). */
+  journalFiles(instance: string): Promise<{ segment: number; units: CodedUnit[] }[]>;
+  /**
+   * The segment's units become `after` (shards recorded missing or repaired, or the segment
+   * rewritten: units of `before` not in `after` go to the garbage) if its units are still
+   * `before` (ids, in order); false when the segment is gone or was changed meanwhile.
+   */
+  journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], now: Date): Promise<boolean>;
+  /** What the backends' journal holds beyond this catalog (upkeep/catalog-loss.ts), kept in the bucket list's instance. */
+  catalogLoss(): Promise<CatalogLoss>;
+  /** Replaces the catalog-loss record (upkeep/catalog-loss.ts computes it; rebuild and discard clear entries). */
+  setCatalogLoss(loss: CatalogLoss): Promise<void>;
+}
+
+/** What an instance knows of its journal on the backends (catalog-loss detection). */
+export interface JournalKnown {
+  unitIds: string[];
+  /** The last segment number handed out (a segment on the backends numbered above it is one this catalog never wrote). */
+  taken: number;
+}
+
+/**
+ * Journal instances whose segments on the backends this catalog does not know (upkeep/catalog-loss.ts):
+ * `lost`, confirmed (the catalog lacks the bucket, or its journal is behind the backends'):
+ * writes to those buckets are refused and their journal stops until an operator rebuilds or
+ * discards; `suspect`: a bucket the catalog lacks, seen once (a deleted bucket's segments being
+ * collected look the same for a moment), confirmed when seen again a minute later.
+ */
+export interface CatalogLoss {
+  lost: Record<string, LostInstance>;
+  suspect: Record<string, LostInstance>;
+}
+
+export interface LostInstance {
+  /** 'unknown': the catalog has no such bucket; 'behind': its journal numbers end below the backends'. */
+  reason: 'unknown' | 'behind';
+  /** The newest segment number found on the backends. */
+  newest: number;
+  /** The catalog's own last segment number (0: none, or no such instance). */
+  catalogSegment: number;
+  /** When it was first found (ms). */
+  foundAt: number;
 }
 
 /** One batch of a journal import (sql-journal.ts importRows, SqlJournal.continueAfter). */
 export interface JournalImportBatch {
   rows: { t: string; r: Record<string, JournalValue> }[];
-  /** The first batch: refused when the bucket holds any version. */
+  /** The first batch: refused when the bucket holds any version, unless `merge`. */
   first: boolean;
+  /** Into a bucket recreated after its catalog was lost (catalog-loss.ts): rows it already has win (they are newer). */
+  merge?: boolean;
   /** The last batch: where the imported journal ended, and its segment files (adopted). */
   finish?: { newest: number; generation: number; files: { segment: number; generation: number; units: CodedUnit[]; takenAt: number }[] };
 }
@@ -673,6 +721,20 @@ export interface JournalStatus {
   generation: number;
   complete: boolean;
   files: number;
+  /** The segment files' units by shards recorded present (sql-journal.ts journalRedundancy); absent from catalogs before issue 37. */
+  redundancy?: JournalRedundancy;
+}
+
+/** The journal's units counted by redundancy, from the shards recorded missing (the journal's scrub records them). */
+export interface JournalRedundancy {
+  units: number;
+  /** Exactly k shards present (one more loss loses the segment), and fewer than k (lost). */
+  atRisk: number;
+  lost: number;
+  /** Units by code ("4+2", "2+2", "1+2" for replicas of three): a code narrower than the policy's is a write made while backends were down. */
+  byCode: Record<string, number>;
+  /** Shard files per backend (a drained backend must end with none). */
+  shardsByBackend: Record<string, number>;
 }
 
 

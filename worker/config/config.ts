@@ -146,6 +146,12 @@ const s3Limits = z.object({
    * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
    */
   errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
+  /**
+   * Longest Object Lock retention a request may set (a retain-until date, a default period), in
+   * days from now (issue 37): default 36500, the 100 years AWS allows a default period. A longer
+   * one is InvalidArgument (InvalidRetentionPeriod for a default period).
+   */
+  maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
 }).strict();
 
 /**
@@ -200,7 +206,7 @@ export const configSchema = z.object({
   baseDomains: z.array(z.string().min(1)).default([]),
   /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
   maxObjectSize: z.number().int().positive().default(5 * 1024 * MiB),
-  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB }),
+  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB, maxRetentionDays: 36_500 }),
   backends: z.array(backend).min(1),
   policies: z.record(z.string(), policy),
   defaultPolicy: z.string(),
@@ -232,6 +238,11 @@ export const configSchema = z.object({
    */
   clientIdleSeconds: z.number().int().min(1).max(3600).default(20),
   /**
+   * A body that sends nothing for this long while its request holds coding budget other requests
+   * are waiting for gets RequestTimeout then, not after clientIdleSeconds (issue 37).
+   */
+  clientStalledSeconds: z.number().int().min(1).max(3600).default(5),
+  /**
    * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
    * 128 MB for all its requests), and how long a request waits for its share before it is
    * refused with 503 SlowDown (engine/coding-budget.ts).
@@ -239,7 +250,13 @@ export const configSchema = z.object({
   codingBudget: z.object({
     bytes: z.number().int().min(4 * MiB).default(48 * MiB),
     maxWaitMs: z.number().int().min(0).default(30_000),
-  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000 }),
+    /**
+     * The fraction of `bytes` one tenant (an access key; an anonymous client's address) may hold
+     * at once (issue 37): the others' requests pass a tenant at its share. 1: no limit (one
+     * tenant). A tenant holding nothing may still run one request larger than its share.
+     */
+    tenantShare: z.number().gt(0).max(1).default(0.5),
+  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000, tenantShare: 0.5 }),
   /**
    * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
    * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
@@ -291,6 +308,11 @@ export function parseConfig(input: unknown): GatewayConfig {
     ids.add(b.id);
     if (b.rebalance && b.state !== 'active') throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" is ${b.state} and has "rebalance": true; only an active backend can be rebalanced onto (shards move off a ${b.state} one anyway)`);
   }
+  // Two entries for one access key id: the gate kept the last one's secret and scope, silently
+  // (issue 37); whichever the operator meant, the other was not what it thought.
+  const keyIds = c.credentials.map((k) => k.accessKeyId);
+  const keyTwice = keyIds.find((id, i) => keyIds.indexOf(id) !== i);
+  if (keyTwice !== undefined) throw new ConfigError(`SHARDGATE_CONFIG: access key id "${keyTwice}" is given twice in "credentials"; each key must appear once, with its one secret and scope`);
   const policies: Record<string, StoragePolicy> = {};
   // New shards go to active backends only (draining and retired ones take none).
   const active = c.backends.filter((b) => b.state === 'active').length;

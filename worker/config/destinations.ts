@@ -10,9 +10,16 @@
  * - R2 bindings: the same binding name, or two bindings of the same R2 bucket (the bucket names
  *   come from the wrangler file's [[r2_buckets]], which `check-deploy` passes; a running Worker
  *   cannot see them).
- * Known gap: an S3 backend on R2's S3 endpoint and an R2 binding of the same bucket are not
- * matched (the binding's account is not known here); neither are two endpoint host names of one
- * provider (s3.amazonaws.com and s3.us-east-1.amazonaws.com).
+ * - Spellings of one bucket's host (issue 37): an endpoint that already names the bucket
+ *   (virtual-hosted, `<bucket>.<host>`) is the bucket at `<host>`; on AWS (`*.amazonaws.com`,
+ *   `*.amazonaws.com.cn`) every endpoint of the partition reaches the same bucket, since bucket
+ *   names are unique in a partition: the global `s3.amazonaws.com`, `s3-external-1`, regional
+ *   `s3.<region>`, legacy `s3-<region>`, `s3.dualstack.<region>`, FIPS, with the bucket in the
+ *   host or not; so an AWS destination is its partition and bucket.
+ * - R2's S3 endpoint (`<account>.r2.cloudflarestorage.com`, `<account>.eu.` for the EU
+ *   jurisdiction) and an R2 binding of a bucket of the same name and jurisdiction: refused as the
+ *   same bucket. The binding's account is not known here, so two accounts' buckets of one name are
+ *   taken for one (conservative: rename one, or bind both the same way).
  */
 
 interface Destination {
@@ -49,16 +56,42 @@ export function reviewDestinations(backends: readonly ReviewedBackend[], r2Bucke
   return refusals;
 }
 
+/** AWS S3 hosts: `[<bucket>.]s3[-<region>|.<region>|.dualstack.<region>|-external-1|-fips...].amazonaws.com[.cn]`. */
+function awsPartition(host: string): string | null {
+  const m = /^(?:.+\.)?s3(?:[.-][a-z0-9.-]+)?\.(amazonaws\.com(?:\.cn)?)$/.exec(host);
+  return m ? m[1]! : null;
+}
+
+/** R2's S3 endpoint: `<account>[.<jurisdiction>].r2.cloudflarestorage.com`; the jurisdiction, '' for the default. */
+function r2Jurisdiction(host: string): string | null {
+  const m = /^[a-z0-9]+(?:\.([a-z]+))?\.r2\.cloudflarestorage\.com$/.exec(host);
+  return m ? (m[1] ?? '') : null;
+}
+
 function destinationsOf(b: ReviewedBackend, r2BucketNames: Readonly<Record<string, string>>): Destination[] {
   if (b.kind === 's3' && 'endpoint' in b) {
-    const at = normalizedEndpoint(b.endpoint);
     const bucket = b.bucket.toLowerCase();
-    return [{ field: 'endpoint and bucket', key: `s3 ${at} ${bucket}`, shown: () => `bucket "${b.bucket}" at ${at}` }];
+    // A virtual-hosted endpoint names the bucket in its host: the same bucket at the host after it.
+    const at = normalizedEndpoint(b.endpoint).replace(new RegExp(`^${bucket.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.`), '');
+    const host = at.split(':')[0]!;
+    const out: Destination[] = [];
+    const partition = awsPartition(host);
+    if (partition !== null) out.push({ field: 'AWS S3 bucket', key: `aws ${partition} ${bucket}`, shown: () => `bucket "${b.bucket}" of ${partition}, however its endpoint is spelled` });
+    else out.push({ field: 'endpoint and bucket', key: `s3 ${at} ${bucket}`, shown: () => `bucket "${b.bucket}" at ${at}` });
+    const jurisdiction = r2Jurisdiction(host);
+    if (jurisdiction !== null) {
+      const name = jurisdiction ? `${b.bucket} (jurisdiction ${jurisdiction})` : b.bucket;
+      out.push({ field: 'R2 bucket', key: `r2-bucket ${name}`, via: `${b.id}'s S3 endpoint`, shown: (other) => `bucket_name "${name}", ${other.via!.endsWith('S3 endpoint') ? 'reached through' : 'bound as'} ${other.via} and reached through ${b.id}'s S3 endpoint` });
+    }
+    return out;
   }
   if (b.kind === 'r2' && 'binding' in b) {
     const out: Destination[] = [{ field: 'R2 binding', key: `r2-binding ${b.binding}`, shown: () => b.binding }];
     const bucket = r2BucketNames[b.binding];
-    if (bucket !== undefined) out.push({ field: 'R2 bucket', key: `r2-bucket ${bucket}`, via: b.binding, shown: (other) => `bucket_name "${bucket}", bound as ${other.via} and ${b.binding}` });
+    if (bucket !== undefined) {
+      const shown = (other: Destination) => (other.via!.endsWith('S3 endpoint') ? `bucket_name "${bucket}", reached through ${other.via} and bound as ${b.binding}` : `bucket_name "${bucket}", bound as ${other.via} and ${b.binding}`);
+      out.push({ field: 'R2 bucket', key: `r2-bucket ${bucket}`, via: b.binding, shown });
+    }
     return out;
   }
   return [];

@@ -5,6 +5,7 @@
  * stripe memory, and one body can feed several units (a segmented write) without re-chunking.
  */
 import { BodyDigest } from '../model/digest.ts';
+import { assertLive } from '../model/lent-chunks.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ChecksumRequest } from '../model/object-store.ts';
 import { BodyReader } from './body-reader.ts';
@@ -49,6 +50,7 @@ export class BodyFeed implements UnitFeed {
       if (!this.pending || this.pending.length === 0) {
         this.pending = await this.reader.next();
         if (!this.pending) throw new S3Error('IncompleteBody', `the body ended after ${this.digest.size} of ${this.size} bytes`);
+        assertLive(this.pending, 'the body feed');
         this.digest.update(this.pending);
       }
       const take = Math.min(len - filled, this.pending.length);

@@ -10,6 +10,14 @@
  * which every S3 client retries. Small inline objects do not ask.
  * A request larger than the whole budget runs alone.
  *
+ * Shares (issue 37): a holder names its tenant (the access key, or the client address of an
+ * anonymous request), and one tenant holds at most `shareBytes` at once: a tenant at its share
+ * waits for its own leases to end, while the others' requests pass it in the queue. So twelve
+ * stalled uploads of one key can no longer hold the memory another tenant's PUT needs. A tenant
+ * holding nothing may take one request larger than its share (it would never run otherwise).
+ * Holders without a tenant (jobs, tests) are not limited. Among requests not held back by their
+ * share, the order stays arrival order.
+ *
  * Ownership (the contract every caller keeps): a lease has exactly one owner, the code that
  * called `acquire`, which releases it on every way its work ends. The lease is also handed to its
  * holder (`BudgetHolder.adopt`, the request it serves) the moment it is granted, even when the
@@ -34,6 +42,8 @@ const OPEN_UPLOADS = 6;
 export interface BudgetHolder {
   /** What holds it, for the operator: the S3 operation or the job's name. */
   readonly label: string;
+  /** Whose share it counts against (an access key id, an anonymous client's address); absent: no share limit. */
+  readonly tenant?: string;
   /** Aborts when the holder is gone (its client hung up): a waiter leaves the queue at once. */
   readonly signal?: AbortSignal;
   /** Told of every lease granted to it, at the moment it is granted. */
@@ -64,11 +74,15 @@ export class CodingBudget {
   private free: number;
   private readonly waiting: { bytes: number; holder: BudgetHolder; grant: (lease: BudgetLease) => void }[] = [];
   private readonly held = new Set<Lease>();
+  /** Bytes held per tenant (only tenants holding some). */
+  private readonly tenantHeld = new Map<string, number>();
   private reclaimedCount = 0;
 
   constructor(
     private readonly bytes: number,
     private readonly maxWaitMs: number,
+    /** The most one tenant holds at once (default: the whole budget, no limit). */
+    private readonly shareBytes: number = bytes,
   ) {
     this.free = bytes;
   }
@@ -80,8 +94,23 @@ export class CodingBudget {
   async acquire(bytes: number, holder: BudgetHolder = NO_HOLDER): Promise<BudgetLease> {
     const want = Math.min(bytes, this.bytes);
     holder.signal?.throwIfAborted();
-    if (this.waiting.length === 0 && this.free >= want) return this.grant(want, holder);
+    // Nobody ahead that may go (those held back by their share do not count), and it fits.
+    if (this.waiting.every((w) => this.overShare(w.bytes, w.holder)) && this.free >= want && !this.overShare(want, holder)) return this.grant(want, holder);
     return this.wait(want, holder);
+  }
+
+  /** Whether `holder`'s tenant must wait for its own leases before taking `bytes` more. */
+  private overShare(bytes: number, holder: BudgetHolder): boolean {
+    if (holder.tenant === undefined) return false;
+    const held = this.tenantHeld.get(holder.tenant) ?? 0;
+    return held > 0 && held + bytes > this.shareBytes;
+  }
+
+  private count(tenant: string | undefined, bytes: number): void {
+    if (tenant === undefined) return;
+    const n = (this.tenantHeld.get(tenant) ?? 0) + bytes;
+    if (n > 0) this.tenantHeld.set(tenant, n);
+    else this.tenantHeld.delete(tenant);
   }
 
   snapshot(now = Date.now()): BudgetSnapshot {
@@ -101,9 +130,12 @@ export class CodingBudget {
   /** Takes `bytes` for `holder` now: the one place a lease is made. */
   private grant(bytes: number, holder: BudgetHolder): BudgetLease {
     this.free -= bytes;
+    const tenant = holder.tenant;
+    this.count(tenant, bytes);
     const lease = new Lease(bytes, holder.label, () => {
       this.held.delete(lease);
       this.free += bytes;
+      this.count(tenant, -bytes);
       this.wakeNext();
     }, (why) => {
       this.reclaimedCount++;
@@ -140,10 +172,20 @@ export class CodingBudget {
     });
   }
 
-  /** Hands freed memory to the waiters in order, granting their leases before they resume. */
+  /**
+   * Hands freed memory to the waiters in order, granting their leases before they resume. A
+   * waiter held back by its tenant's share is passed; the first that does not fit stops the
+   * round (the ones behind it wait their turn).
+   */
   private wakeNext(): void {
-    while (this.waiting.length > 0 && this.free >= this.waiting[0]!.bytes) {
-      const next = this.waiting.shift()!;
+    for (let i = 0; i < this.waiting.length; ) {
+      const next = this.waiting[i]!;
+      if (this.overShare(next.bytes, next.holder)) {
+        i++;
+        continue;
+      }
+      if (this.free < next.bytes) return;
+      this.waiting.splice(i, 1);
       next.grant(this.grant(next.bytes, next.holder));
     }
   }

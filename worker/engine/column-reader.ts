@@ -28,6 +28,7 @@
  * Known gap: no hedging on slow shards (a slow data shard is waited for: reading around it would
  * cost k requests for one).
  */
+import { ChunkMayBeHeld } from '../model/lent-chunks.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
 import { ColumnRebuild } from './column-rebuild.ts';
@@ -98,7 +99,8 @@ export class ColumnReader {
           controller.error(err);
         }
       },
-      cancel: () => this.release(),
+      // A chunk the consumer may still hold keeps its buffer out of the pool (ChunkMayBeHeld).
+      cancel: (reason) => this.release(!(reason instanceof ChunkMayBeHeld)),
     }, { highWaterMark: 0 });
   }
 
@@ -223,9 +225,10 @@ export class ColumnReader {
     return [...all.slice(0, k), ...all.slice(k).sort((a, b) => speed(a) - speed(b) || a - b)];
   }
 
-  private release(): void {
+  /** Ends every read; `recycle`: their buffers may go back to the pool (no one holds a chunk of them). */
+  private release(recycle = true): void {
     this.released = true;
-    for (const st of this.streams.values()) st.cancel();
+    for (const st of this.streams.values()) st.cancel(recycle);
     this.streams.clear();
     this.rebuild?.free();
     this.rebuild = null;

@@ -11,6 +11,7 @@
  * the catalog decides at commit what a write replaces, by the bucket's versioning state.
  * Known gaps: CopyObject copies data (no shard sharing).
  */
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 import { parseStoredLogging, type BucketLogging } from '../model/bucket-logging.ts';
 import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
@@ -28,7 +29,7 @@ import type { Catalog, CommitResult, PartRecord, RepairMessage } from '../catalo
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
-import { checkSseRead, customerKeyOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
+import { checkSseRead, customerKeyOf, etagFor, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
 export type RepairTask = RepairMessage;
@@ -106,8 +107,8 @@ export class EcStore implements T.ObjectStore {
     this.catalog = opts.catalog;
     this.units = opts.units;
     this.settings = opts.settings;
-    const b = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
-    this.budget = new CodingBudget(b.bytes, b.maxWaitMs);
+    const b: NonNullable<EngineSettings['codingBudget']> = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
+    this.budget = new CodingBudget(b.bytes, b.maxWaitMs, Math.floor(b.bytes * (b.tenantShare ?? 1)));
     this.budgetBytes = b.bytes;
   }
 
@@ -116,8 +117,12 @@ export class EcStore implements T.ObjectStore {
     return this.budget.snapshot();
   }
 
-  private acquire(bytes: number): Promise<BudgetLease> {
-    return this.budget.acquire(bytes, this.opts.holder?.() ?? { label: 'unattributed' });
+  /** `bytes` for the request being served; `beyondShare`: more for a request that already holds
+   *  its lease (a degraded read's rebuilt rows), which must not wait for its own lease to end. */
+  private acquire(bytes: number, beyondShare = false): Promise<BudgetLease> {
+    const holder = this.opts.holder?.() ?? { label: 'unattributed' };
+    if (!beyondShare || holder.tenant === undefined) return this.budget.acquire(bytes, holder);
+    return this.budget.acquire(bytes, { label: holder.label, ...(holder.signal ? { signal: holder.signal } : {}), adopt: (lease) => holder.adopt?.(lease) });
   }
 
   /**
@@ -125,7 +130,7 @@ export class EcStore implements T.ObjectStore {
    * budget: under `lease` when the caller holds one for it (a copy: the caller releases it), else
    * under a lease of its own, which the stream gives back when it ends, fails or is cancelled.
    */
-  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
+  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<LentStream> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end, undefined, customerKey);
     const held = storageReadBytes(storage);
     const own = lease ? undefined : await this.acquire(held);
@@ -134,10 +139,10 @@ export class EcStore implements T.ObjectStore {
     // more than the rest of the budget, which it could wait for forever while holding its share.
     const rest = Math.max(0, this.budgetBytes - held);
     const grow = async (bytes: number) => {
-      const extra = await this.acquire(Math.min(bytes, rest));
+      const extra = await this.acquire(Math.min(bytes, rest), true);
       return () => extra.release();
     };
-    let body: ReadableStream<Uint8Array>;
+    let body: LentStream;
     try {
       body = await this.units.open(bucket, key, storage, start, end, grow, customerKey);
     } catch (err) {
@@ -146,7 +151,8 @@ export class EcStore implements T.ObjectStore {
     }
     if (!own) return body;
     const reader = body.getReader();
-    return new ReadableStream<Uint8Array>({
+    // The unit stream's chunks, handed on as lent (valid until the next read).
+    return lend(new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
           const r = await reader.read();
@@ -163,7 +169,7 @@ export class EcStore implements T.ObjectStore {
         release();
         return reader.cancel(reason);
       },
-    }, { highWaterMark: 0 });
+    }, { highWaterMark: 0 }), `object ${key} under its budget lease`);
   }
 
   /**
@@ -319,8 +325,8 @@ export class EcStore implements T.ObjectStore {
     const found = await this.readable(bucket, key, versionId);
     const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
     const m = found.m;
-    checkReadConditions(head, conditions);
     await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
+    checkReadConditions(head, conditions);
     return { head, parts: objectParts(m) };
   }
   async getBucketLifecycle(bucket: string): Promise<LifecycleRule[]> {
@@ -358,7 +364,7 @@ export class EcStore implements T.ObjectStore {
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
     const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
     await prepared;
-    const m = this.newManifest(bucket, key, size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -378,8 +384,9 @@ export class EcStore implements T.ObjectStore {
   /** The object's head for a read: conditions checked, the Range or part resolved. */
   private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string, expiration?: T.ObjectInfo['expiration']): Promise<T.ObjectHead> {
     const i: T.ObjectInfo = { ...info(m), ...(versionId === undefined ? {} : { versionId }), ...(expiration ? { expiration } : {}) };
-    checkReadConditions(i, o.conditions);
+    // The key first (issue 37): a condition's answer (304 or 412) tells whether a guessed ETag is right.
     await checkSseRead(m.metadata.sse, o.sse);
+    checkReadConditions(i, o.conditions);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
   }
@@ -393,7 +400,7 @@ export class EcStore implements T.ObjectStore {
     const { m, versionId, expiration } = await this.readable(bucket, key, o.versionId);
     const head = await this.readHead(m, o, versionId, expiration);
     const { start, end } = head.range ?? { start: 0, end: m.size - 1 };
-    if (end < start) return { ...head, body: new ReadableStream({ start: (c) => c.close() }) }; // an empty part
+    if (end < start) return { ...head, body: lend(new ReadableStream({ start: (c) => c.close() }), 'an empty part') };
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
@@ -421,8 +428,8 @@ export class EcStore implements T.ObjectStore {
    */
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const { m: source, versionId: sourceVersionId } = await this.readable(src.bucket, src.key, src.versionId);
-    checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, ...sourceMetadata } = source.metadata;
     const { objectLock: _replacedLock, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
@@ -445,7 +452,7 @@ export class EcStore implements T.ObjectStore {
         }
         return stored;
       });
-    const m = this.newManifest(bucket, key, source.size, `"${toHex(stored.md5)}"`, metadata, stored.checksum, stored.storage);
+    const m = this.newManifest(bucket, key, source.size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     const result = await this.commit(bucket, key, m, o.conditions);
     return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
   }
@@ -517,7 +524,7 @@ export class EcStore implements T.ObjectStore {
       throw err;
     }
     const units = (stored.storage as { units: CodedUnit[] }).units;
-    const part: PartRecord = { partNumber, etag: `"${toHex(stored.md5)}"`, size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
+    const part: PartRecord = { partNumber, etag: etagFor(toHex(stored.md5), sse), size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
     try {
       await this.catalog.putPart(bucket, key, uploadId, part);
     } catch (err) {
@@ -574,8 +581,8 @@ export class EcStore implements T.ObjectStore {
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
     const [spec, { m: source }] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId)]);
     const customerKey = customerKeyOf(sse);
-    checkReadConditions(info(source), src.conditions, true);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;

@@ -32,8 +32,9 @@ export interface EngineSettings {
   writeReservationSeconds: number;
   /** Minimum size of every part but the last (S3: 5 MiB; tests lower it). */
   minPartSize?: number;
-  /** Memory the coded requests of one isolate may hold at once, and how long one may wait for it (coding-budget.ts). */
-  codingBudget?: { bytes: number; maxWaitMs: number };
+  /** Memory the coded requests of one isolate may hold at once, how long one may wait for it, and
+   *  the fraction of it one tenant may hold (coding-budget.ts; absent: 1, no limit). */
+  codingBudget?: { bytes: number; maxWaitMs: number; tenantShare?: number };
 }
 
 /** The policy of a bucket's new writes. */

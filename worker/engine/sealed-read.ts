@@ -7,6 +7,7 @@
  */
 import type { CodedUnit } from '../format/manifest.ts';
 import { SEAL_TAG_BYTES, openSeal, release, sealedSpan, storedSize, type DataKey, type KeyRing } from '../format/seal.ts';
+import { lend, noteDetached, type LentStream } from '../model/lent-chunks.ts';
 import { openUnit } from './open-unit.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
@@ -14,7 +15,7 @@ import type { ReadUnitInput } from './unit-reader.ts';
  * Bytes [input.start, input.end] of a coded unit's object data, sealed or not: a sealed unit's
  * records are read through the engine's unit readers as stored bytes (the readers never know).
  */
-export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefined, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
+export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefined, customerKey?: Uint8Array): Promise<LentStream> {
   const { unit } = input;
   if (!unit.seal) return openUnit(input);
   const dek = await openSeal(unit.seal, ring, customerKey);
@@ -25,7 +26,11 @@ export async function openCodedUnit(input: ReadUnitInput, ring: KeyRing | undefi
 /** The stored bytes [from, to] of the unit, as the engine's unit reader opens them. */
 export type OpenStored = (from: number, to: number) => Promise<ReadableStream<Uint8Array>>;
 
-export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize: number, record: number, start: number, end: number): Promise<ReadableStream<Uint8Array>> {
+/**
+ * The plaintext [start, end] of sealed stored bytes. Each record's plaintext is lent until the
+ * next read: it is released (detached, seal.ts) then.
+ */
+export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize: number, record: number, start: number, end: number): Promise<LentStream> {
   const span = sealedSpan(start, end, plainSize, record);
   const reader = (await openStored(span.from, span.to)).getReader();
   const stride = record + SEAL_TAG_BYTES;
@@ -61,7 +66,7 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
     return buffer.subarray(0, len);
   };
 
-  return new ReadableStream<Uint8Array>({
+  const plaintext = new ReadableStream<Uint8Array>({
     pull: async (controller) => {
       try {
         if (index > span.last) {
@@ -73,7 +78,7 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
             rest = r.value;
           }
         }
-        if (handed) release(handed.buffer);
+        if (handed) (noteDetached(handed.buffer, `sealed record ${index - 1} (released at the next read)`), release(handed.buffer));
         handed = null;
         const plain = (handed = await dek.openRecord(index, await nextRecord()));
         const base = index * record;
@@ -87,4 +92,5 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });
+  return lend(plaintext, `sealed records [${start}, ${end}]`);
 }

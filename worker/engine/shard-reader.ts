@@ -12,6 +12,7 @@ import type { BackendLatency } from './backend-latency.ts';
 import { blockSeed } from '../format/shard-file.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
 import { READ_POOL } from './buffer-pool.ts';
+import { noteDetached } from '../model/lent-chunks.ts';
 
 export class ShardReadError extends Error {
   override readonly name = 'ShardReadError';
@@ -41,6 +42,8 @@ export class ShardReader {
   private buffer: ArrayBuffer;
   /** A read into `buffer` is under way (the runtime may be writing into it). */
   private reading = false;
+  /** The row last read (named when a view of its block is used after the next read). */
+  private lastRow = -1;
   /** A plain reader's unread rest of its last chunk. */
   private rest: Uint8Array = new Uint8Array(0);
 
@@ -97,7 +100,9 @@ export class ShardReader {
     // The last block's views go stale now: detach them (a zero-copy move of the memory), so a
     // consumer that kept one sees an empty view, never the next block's bytes. (A BYOB read
     // below detaches them anyway; a plain reader's copy would not.)
+    const last = this.buffer;
     if (!this.byob) this.buffer = structuredClone(this.buffer, { transfer: [this.buffer] });
+    noteDetached(last, `shard reader ${this.key} (its block ${this.lastRow} detached at the next block's read)`);
     let got = 0;
     while (got < len) {
       let n: number;
@@ -137,6 +142,7 @@ export class ShardReader {
       await this.open();
       const b = this.layout.blockLen(s);
       const framed = await this.readFramed(BLOCK_CHECKSUM_BYTES + b);
+      this.lastRow = s;
       const want = new DataView(framed.buffer, framed.byteOffset).getBigUint64(0, true);
       const block = framed.subarray(BLOCK_CHECKSUM_BYTES);
       if (checksums().xxh64(block, blockSeed(this.salt, s, this.shardIndex)) !== want) {
@@ -169,7 +175,7 @@ export class ShardReader {
   recycle(): void {
     this.cancel();
     if (this.reading || this.buffer.byteLength !== BLOCK_CHECKSUM_BYTES + this.layout.blockSize) return;
-    READ_POOL.give(this.buffer);
+    READ_POOL.give(this.buffer, `shard reader ${this.key}`);
     this.buffer = new ArrayBuffer(0);
   }
 }

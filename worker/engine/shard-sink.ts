@@ -19,6 +19,7 @@
  */
 import type { Backend, ChunkSource } from '../../backends/types.ts';
 import { SINK_POOL } from './buffer-pool.ts';
+import { assertLive } from '../model/lent-chunks.ts';
 
 interface Slot {
   buffer: Uint8Array;
@@ -75,6 +76,7 @@ export class ShardSink {
     const buffer = len > this.chunkBytes ? new Uint8Array(len) : (this.free.pop() ?? this.allocate());
     let at = 0;
     for (const p of views) {
+      assertLive(p, `shard sink ${this.key}`);
       buffer.set(p, at);
       at += p.byteLength;
     }
@@ -112,7 +114,7 @@ export class ShardSink {
   private recycle(): void {
     if (this.lent?.byteLength === this.chunkBytes) this.free.push(this.lent);
     this.lent = null;
-    for (const b of this.free.splice(0)) SINK_POOL.give(b.buffer as ArrayBuffer);
+    for (const b of this.free.splice(0)) SINK_POOL.give(b.buffer as ArrayBuffer, `shard sink ${this.key}`);
   }
 
   private wake(who: 'reader' | 'writer'): void {

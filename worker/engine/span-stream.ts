@@ -129,17 +129,26 @@ export class SpanStream {
   /**
    * Ends the stream. Its buffers go to the isolate's READ_POOL: the consumer calls this only when
    * the block it holds has been consumed (the next pull of the body, or the body's end, error or
-   * cancellation), and the pump only copies into a buffer synchronously.
+   * cancellation), and the pump only copies into a buffer synchronously. `recycle` false: the
+   * consumer may still hold a block (ChunkMayBeHeld), so nothing goes to the pool.
    */
-  cancel(): void {
+  cancel(recycle = true): void {
     if (this.closed) return;
     this.closed = true;
+    if (!recycle) {
+      // A chunk of a block may still be held: the buffers are dropped, not pooled.
+      this.reader.cancel();
+      this.blocks.length = 0;
+      this.free.length = 0;
+      this.held = null;
+      return this.signal();
+    }
     this.reader.recycle();
     const buffers = [...this.free, ...this.blocks.map((b) => b.buffer as ArrayBuffer), ...(this.held ? [this.held.buffer as ArrayBuffer] : [])];
     this.blocks.length = 0;
     this.free.length = 0;
     this.held = null;
-    for (const b of buffers) if (b.byteLength === this.blockSize) READ_POOL.give(b);
+    for (const b of buffers) if (b.byteLength === this.blockSize) READ_POOL.give(b, `span stream of shard ${this.shard}`);
     this.signal();
   }
 }

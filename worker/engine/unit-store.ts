@@ -4,6 +4,7 @@
  * the single streaming pass, and deletes what it wrote when a write does not commit. Everything
  * S3-level (conditions, catalog commits, multipart rules) is in ec-store.ts.
  */
+import { lend, type LentStream } from '../model/lent-chunks.ts';
 import { BackendError, type Backend } from '../../backends/types.ts';
 import { fromBase64, toBase64 } from '../model/bytes.ts';
 import { S3Error } from '../model/errors.ts';
@@ -85,6 +86,8 @@ export interface StoreBodyInput {
   customerKey?: Uint8Array;
   /** The write time the shard headers record (absent: now): a re-stripe keeps the version's own (shard-set.ts). */
   createdAt?: string;
+  /** Place the units on these backends only (absent: every placeable one): the journal's narrower write while backends are down (upkeep/journal.ts). */
+  placeOn?: readonly Backend[];
 }
 
 export type UnhealthyHandler = (bucket: string, key: string, unit: CodedUnit, err: ShardReadError) => void;
@@ -230,7 +233,8 @@ export class UnitStore {
     return {
       bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
       // A shard placed on a backend known down is missed at once (repair writes it later), never called.
-      backends: this.writePlacement(input.bucket, input.key, k, m).map((b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b)), commitGate: input.commitGate,
+      backends: (input.placeOn ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m) : this.writePlacement(input.bucket, input.key, k, m))
+        .map((b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b)), commitGate: input.commitGate,
       ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
   }
@@ -306,8 +310,8 @@ export class UnitStore {
    * The bytes [start, end] of object `key`; the first unit is opened before returning. `grow`:
    * more coding budget for a degraded column read's rebuilt rows, given back as each unit ends.
    */
-  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<ReadableStream<Uint8Array>> {
-    if (end < start) return new ReadableStream({ start: (c) => c.close() });
+  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<LentStream> {
+    if (end < start) return lend(new ReadableStream({ start: (c) => c.close() }), 'an empty range');
     if (storage.kind === 'inline') {
       const stored = fromBase64(storage.data)!;
       if (storage.seal) {
@@ -316,7 +320,7 @@ export class UnitStore {
         return openSealed(from, dek, plainSizeOfSealed(stored.length, storage.seal.record), storage.seal.record, start, end);
       }
       const bytes = stored.subarray(start, end + 1);
-      return new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+      return lend(new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), `inline object ${key}`);
     }
     const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
     let offset = 0;
@@ -337,7 +341,8 @@ export class UnitStore {
     if (pieces.length === 1) return openPiece(pieces[0]!);
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;
-    return new ReadableStream<Uint8Array>({
+    // Each piece's chunk is handed on as it is, lent by the piece until the next read.
+    const pieced = new ReadableStream<Uint8Array>({
       async pull(controller) {
         for (;;) {
           if (!current) {
@@ -351,6 +356,7 @@ export class UnitStore {
       },
       cancel: (reason) => current?.cancel(reason),
     }, { highWaterMark: 0 });
+    return lend(pieced, `object ${key}, ${pieces.length} units`);
   }
 
   /**

@@ -9,10 +9,17 @@
  *   delete  DeleteObject, DeleteObjects (entry by entry); DeleteBucket without prefixes
  *   admin   the operator API (/_shardgate/admin/), metrics and the signed status: gateway-wide,
  *           so only in a grant for every bucket ("*") without prefixes
- * Object Lock: GetObjectRetention and GetObjectLegalHold need read, their Puts write,
- * PutObjectLockConfiguration write on the whole bucket; S3's s3:BypassGovernanceRetention has no
- * action here: a key may bypass GOVERNANCE retention when it has read, list, write and delete on
- * the whole bucket (s3/object-lock.ts readBypass).
+ *   legal-hold  PutObjectLegalHold, and the x-amz-object-lock-legal-hold header of a write
+ *               (AWS's s3:PutObjectLegalHold)
+ *   retention   PutObjectRetention, and the x-amz-object-lock-mode / -retain-until-date headers
+ *               of a write (s3:PutObjectRetention)
+ *   bypass-governance  x-amz-bypass-governance-retention is honoured on that key
+ *               (s3:BypassGovernanceRetention)
+ * Object Lock (issue 37): these three are granted only explicitly, never implied by write (a key
+ * with write could remove a legal hold and delete the version, or set COMPLIANCE retention for
+ * millennia on versions others wrote). GetObjectRetention and GetObjectLegalHold need read,
+ * PutObjectLockConfiguration write on the whole bucket; a bucket's default retention applies to
+ * any write, as on AWS.
  * A key sees, in ListBuckets, only the buckets one of its grants names. A key configured without
  * a scope may do everything (FULL_ACCESS; the deployment review warns about each such key).
  * Pure logic: the config (config.ts) builds it, the gate attaches it to the request, s3/authorize.ts
@@ -21,7 +28,9 @@
  * s3/policy-gate.ts) adds those per bucket, as Deny statements that narrow a scope, never widen it.
  */
 
-export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin'] as const;
+import { glob } from './glob.ts';
+
+export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin', 'legal-hold', 'retention', 'bypass-governance'] as const;
 export type Action = (typeof ACTIONS)[number];
 
 export interface Grant {
@@ -32,12 +41,11 @@ export interface Grant {
   actions: readonly Action[];
 }
 
-/** `*` and `?` wildcards, everything else literal, anchored at both ends. */
+/** `*` and `?` wildcards, everything else literal, anchored at both ends (glob.ts: no backtracking). */
 function patternMatcher(pattern: string): (name: string) => boolean {
   if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'))).join('');
-  const re = new RegExp(`^${source}$`, 's');
-  return (name) => re.test(name);
+  const g = glob(pattern);
+  return (name) => g.matches(name);
 }
 
 interface CompiledGrant {
@@ -88,8 +96,9 @@ export class Access {
 /** Every action on every bucket: a key without a scope, and the development key. */
 export const FULL_ACCESS = new Access([{ buckets: ['*'], actions: ACTIONS }]);
 
-/** Anonymous requests (allowAnonymous): every S3 action, never the operator's. */
-export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete'] }]);
+/** Anonymous requests (allowAnonymous): every S3 action, never the operator's, and never a
+ *  governance bypass (as before issue 37). */
+export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'legal-hold', 'retention'] }]);
 
 /** Nothing at all (fails closed where a scope is missing). */
 export const NO_ACCESS = new Access([]);

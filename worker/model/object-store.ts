@@ -14,6 +14,7 @@
  * configured, or a request that named a version).
  * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
+import type { LentStream } from './lent-chunks.ts';
 import type { BucketSettings } from './bucket-settings.ts';
 import type { BucketLogging } from './bucket-logging.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
@@ -106,9 +107,12 @@ export interface ObjectHead extends ObjectInfo {
   partChecksum?: ObjectChecksum | null;
 }
 
-/** `body` carries exactly the bytes of `range` (or the whole object when range is null). */
+/**
+ * `body` carries exactly the bytes of `range` (or the whole object when range is null). Its
+ * chunks are lent (lent-chunks.ts): valid until the next read; a consumer that keeps one copies it.
+ */
 export interface ObjectBody extends ObjectHead {
-  body: ReadableStream<Uint8Array>;
+  body: LentStream;
 }
 
 export interface PutObjectOptions {

@@ -11,6 +11,7 @@
  * Keys the gateway does not know are absent, as IAM treats keys missing from the request.
  * Policy variables (`${aws:username}`) are not substituted: they compare literally.
  */
+import { glob, type MatchMeter } from './glob.ts';
 
 /** Positive operators; each negated one maps to its positive twin. */
 const POSITIVE = new Set([
@@ -52,33 +53,12 @@ export function isConditionOperator(name: string): boolean {
 }
 
 /**
- * `*` any run, `?` one character, the rest literal; anchored. The classic two-pointer glob match,
- * at most pattern x value steps: no regular expression, so no pattern a policy's author writes
- * can make a request's key backtrack exponentially.
+ * `*` any run, `?` one character, the rest literal; anchored. Compiled once and matched in one
+ * left-to-right pass (glob.ts): no pattern a policy's author writes can make a request's key cost
+ * pattern x key steps, let alone backtrack. `meter` counts the steps.
  */
-export function wildcardMatch(pattern: string, value: string, ignoreCase = false): boolean {
-  const p = ignoreCase ? pattern.toLowerCase() : pattern;
-  const v = ignoreCase ? value.toLowerCase() : value;
-  let i = 0;
-  let j = 0;
-  let star = -1;
-  let resume = 0;
-  while (j < v.length) {
-    if (i < p.length && (p[i] === '?' || (p[i] !== '*' && p[i] === v[j]))) {
-      i++;
-      j++;
-    } else if (i < p.length && p[i] === '*') {
-      star = i++;
-      resume = j;
-    } else if (star >= 0) {
-      i = star + 1;
-      j = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (i < p.length && p[i] === '*') i++;
-  return i === p.length;
+export function wildcardMatch(pattern: string, value: string, ignoreCase = false, meter?: MatchMeter): boolean {
+  return ignoreCase ? glob(pattern.toLowerCase()).matches(value.toLowerCase(), meter) : glob(pattern).matches(value, meter);
 }
 
 function number(s: string): number | null {
@@ -122,11 +102,11 @@ function inCidr(value: string, cidr: string): boolean {
   return a.bits >> shift === n.bits >> shift;
 }
 
-function compare(base: string, value: string, wanted: string): boolean {
+function compare(base: string, value: string, wanted: string, meter: MatchMeter | undefined): boolean {
   switch (base) {
     case 'StringEquals': return value === wanted;
     case 'StringEqualsIgnoreCase': return value.toLowerCase() === wanted.toLowerCase();
-    case 'StringLike': case 'ArnLike': case 'ArnEquals': return wildcardMatch(wanted, value);
+    case 'StringLike': case 'ArnLike': case 'ArnEquals': return wildcardMatch(wanted, value, false, meter);
     case 'Bool': return value.toLowerCase() === wanted.toLowerCase();
     case 'BinaryEquals': return value === wanted;
     case 'IpAddress': return inCidr(value, wanted);
@@ -148,11 +128,11 @@ function compare(base: string, value: string, wanted: string): boolean {
 /** The request's values of a condition key (lower-case key names), or undefined when absent. */
 export type ConditionContext = (key: string) => readonly string[] | undefined;
 
-function keyHolds(op: Operator, present: readonly string[] | undefined, wanted: readonly string[]): boolean {
+function keyHolds(op: Operator, present: readonly string[] | undefined, wanted: readonly string[], meter: MatchMeter | undefined): boolean {
   const absent = present === undefined || present.length === 0;
   if (op.base === 'Null') return wanted.some((w) => (w.toLowerCase() === 'true') === absent);
   if (absent) return op.ifExists || op.qualifier === 'ForAllValues' || (op.qualifier === null && op.negated);
-  const matchesSome = (v: string) => wanted.some((w) => compare(op.base, v, w));
+  const matchesSome = (v: string) => wanted.some((w) => compare(op.base, v, w, meter));
   const ok = (v: string) => (op.negated ? !matchesSome(v) : matchesSome(v));
   if (op.qualifier === 'ForAllValues') return present.every(ok);
   if (op.qualifier === 'ForAnyValue') return present.some(ok);
@@ -160,12 +140,12 @@ function keyHolds(op: Operator, present: readonly string[] | undefined, wanted: 
 }
 
 /** Whether every operator and key of `block` holds for the request. */
-export function conditionsHold(block: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>, context: ConditionContext): boolean {
+export function conditionsHold(block: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>, context: ConditionContext, meter?: MatchMeter): boolean {
   for (const [name, keys] of Object.entries(block)) {
     const op = parseOperator(name);
     if (!op) return false; // parsing refuses these; never reached for a stored policy
     for (const [key, wanted] of Object.entries(keys)) {
-      if (!keyHolds(op, context(key.toLowerCase()), wanted)) return false;
+      if (!keyHolds(op, context(key.toLowerCase()), wanted, meter)) return false;
     }
   }
   return true;

@@ -12,6 +12,7 @@
  * is that key. Accounts, roles, canonical users and services never match: the gateway has none.
  */
 import type { BucketPolicy, Principal, PolicyStatement } from './bucket-policy.ts';
+import type { MatchMeter } from './glob.ts';
 import { conditionKeys, conditionsHold, wildcardMatch, type ConditionContext } from './policy-conditions.ts';
 
 export interface PolicyRequest {
@@ -22,6 +23,8 @@ export interface PolicyRequest {
   /** The signing access key; null for an anonymous request. */
   accessKeyId: string | null;
   context: ConditionContext;
+  /** Counts the pattern matching steps (glob.ts), when given. */
+  meter?: MatchMeter;
 }
 
 function principalMatches(p: Principal, accessKeyId: string | null): boolean {
@@ -32,11 +35,11 @@ function principalMatches(p: Principal, accessKeyId: string | null): boolean {
 
 function statementMatches(s: PolicyStatement, req: PolicyRequest): boolean {
   if (principalMatches(s.principal.value, req.accessKeyId) === s.principal.not) return false;
-  const actionMatches = (action: string) => s.action.patterns.some((p) => wildcardMatch(p, action, true));
+  const actionMatches = (action: string) => s.action.patterns.some((p) => wildcardMatch(p, action, true, req.meter));
   const action = s.action.not ? req.actions.some((a) => !actionMatches(a)) : req.actions.some(actionMatches);
   if (!action) return false;
-  if (s.resource.patterns.some((p) => wildcardMatch(p, req.resource)) === s.resource.not) return false;
-  return conditionsHold(s.condition, req.context);
+  if (s.resource.patterns.some((p) => wildcardMatch(p, req.resource, false, req.meter)) === s.resource.not) return false;
+  return conditionsHold(s.condition, req.context, req.meter);
 }
 
 /** Whether an explicit Deny statement of `policy` matches `req`. */

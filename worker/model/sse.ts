@@ -6,6 +6,11 @@
  * - SSE-C (`x-amz-server-side-encryption-customer-*`): the object's data key is wrapped under the
  *   client's key, which the gateway never stores: only a salted fingerprint (HMAC-SHA256 keyed by
  *   a random salt) to tell a wrong key (403) from a right one before any byte is read.
+ *   Its ETag is not the MD5 of its plaintext (issue 37: that told a client without the key whether
+ *   a guess of the contents was right, in listings and HEAD answers): `sseCEtag`, an HMAC of that
+ *   MD5 under the fingerprint, stable for the object and opaque without the key, as AWS's SSE-C
+ *   ETags are not MD5s either. Objects written before are rewritten once by the catalog
+ *   (schema-migrations.ts, `sse-c-etags`).
  */
 
 export type SseRequest = { kind: 's3' } | { kind: 'c'; key: Uint8Array; keyMD5: string };
@@ -13,7 +18,8 @@ export type SseRequest = { kind: 's3' } | { kind: 'c'; key: Uint8Array; keyMD5: 
 /** What an object's metadata records of how the client asked it to be encrypted. */
 export type SseRecord = { kind: 's3' } | { kind: 'c'; keyMD5: string; salt: string; fingerprint: string };
 
-import { fromBase64, timingSafeEqual, toBase64 } from './bytes.ts';
+import { createHmac } from 'node:crypto';
+import { fromBase64, toHex, timingSafeEqual, toBase64 } from './bytes.ts';
 import { S3Error } from './errors.ts';
 
 
@@ -34,6 +40,16 @@ export async function sseRecordOf(req: SseRequest | null | undefined): Promise<S
 export async function sseKeyMatches(record: Extract<SseRecord, { kind: 'c' }>, key: Uint8Array): Promise<boolean> {
   const salt = fromBase64(record.salt);
   return salt !== null && timingSafeEqual(await fingerprintOf(key, salt), record.fingerprint);
+}
+
+/**
+ * The ETag of bytes whose MD5 is `md5Hex`, quoted, as an object (or part) encrypted as `record`
+ * shows it: the MD5 itself, but for SSE-C the first 128 bits of HMAC-SHA256(fingerprint, MD5), in
+ * hex (an ETag's usual shape). Synchronous, so the catalog's migration computes the same.
+ */
+export function etagFor(md5Hex: string, record: SseRecord | null | undefined): string {
+  if (record?.kind !== 'c') return `"${md5Hex}"`;
+  return `"${createHmac('sha256', record.fingerprint).update(`sse-c etag ${md5Hex}`).digest('hex').slice(0, 32)}"`;
 }
 
 /** The customer key of a request, if it is SSE-C. */

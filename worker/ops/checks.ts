@@ -15,6 +15,12 @@
  * - journal: catalog changes not yet stored on the backends for longer than JOURNAL_LATE_MS (the
  *   cron stores them every minute): warning; longer than JOURNAL_CRITICAL_MS: critical. Losing
  *   the catalog now would lose that much (inline objects, versions, settings).
+ * - journal-redundancy (issue 37): the journal's segment files with fewer than k shards recorded
+ *   (critical: that part of the recovery point is gone), with exactly k, or with shards still on
+ *   draining or retired backends (warning: the journal's upkeep repairs and moves them).
+ * - catalog-lost (issue 37): the backends hold a journal the catalog does not know (a bucket it
+ *   lacks, or one whose catalog is behind its journal: upkeep/catalog-loss.ts): critical, with
+ *   counts only (bucket names only through the signed admin API: shardgate rebuild --lost).
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -130,6 +136,9 @@ export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {
 
 /** The journal is late past this (its cron runs every minute): warning; past the second, critical. */
 export const JOURNAL_LATE_MS = 3 * 60_000;
+
+/** Where the cron comes from locally: wrangler.toml's [triggers] never fire under wrangler dev. */
+const LOCAL_CRON_ACTION = "check that the local cron runs (npm start calls the scheduled handler every --cron-seconds, 60 s by default, none with 0; its 'cron:' lines in that console say why a run failed or timed out)";
 export const JOURNAL_CRITICAL_MS = 15 * 60_000;
 
 export interface JournalEntry {
@@ -145,8 +154,10 @@ export interface JournalEntry {
  * The catalog journal's recovery point: the oldest last-stored segment among instances with
  * changes waiting. An instance with no segment stored yet is counted but not judged late (its
  * changes' age is not known; the journal's own failures show in its runs' logs and counters).
+ * `named`: the late instances are named (a signed status); the unsigned one counts them, since
+ * an instance is named by its bucket (issue 37).
  */
-export function journalCheck(entries: readonly JournalEntry[], now: number): HealthCheck {
+export function journalCheck(entries: readonly JournalEntry[], now: number, mode: 'local' | 'deployed' = 'deployed', named = true): HealthCheck {
   const waiting = entries.filter((e) => e.behind && e.storedAt !== null);
   const oldest = waiting.reduce<number | null>((t, e) => (t === null || e.storedAt! < t ? e.storedAt : t), null);
   const age = oldest === null ? 0 : now - oldest;
@@ -154,11 +165,49 @@ export function journalCheck(entries: readonly JournalEntry[], now: number): Hea
   const tail = fresh ? `; ${fresh} catalog instance(s) with changes not journaled yet` : '';
   if (age > JOURNAL_LATE_MS) {
     const late = waiting.filter((e) => now - e.storedAt! > JOURNAL_LATE_MS).map((e) => e.name);
+    const which = named ? late.join(', ') : `${late.length} catalog instance(s)`;
     return {
       name: 'journal', state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
-      detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${late.join(', ')})${tail}: losing the catalog now would lose them`,
-      action: 'check that the cron runs (wrangler.toml [triggers]) and the journal runs\' logs (msg "journal"); shardgate journal stores them now',
+      detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${which})${tail}: losing the catalog now would lose them`,
+      action: `${mode === 'local' ? LOCAL_CRON_ACTION : 'check that the cron runs (wrangler.toml [triggers])'} and the journal runs' logs (msg "journal"); shardgate journal stores them now`,
     };
   }
   return { name: 'journal', state: 'ok', detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}` };
+}
+
+/** The catalog-loss record as the check counts it (catalog/types.ts CatalogLoss). */
+export interface LossCounts {
+  /** Buckets the catalog lacks, and buckets whose catalog is behind their journal. */
+  unknown: number;
+  behind: number;
+  /** The bucket list itself is behind its journal (the whole catalog was lost). */
+  bucketList: boolean;
+  /** Buckets the catalog lacks seen once (confirmed a minute later, or gone). */
+  suspect: number;
+}
+
+/** Critical while any journal instance on the backends is ahead of the catalog: never names a bucket. */
+export function catalogLossCheck(c: LossCounts): HealthCheck {
+  const buckets = c.unknown + c.behind;
+  if (!buckets && !c.bucketList) {
+    return { name: 'catalog-lost', state: 'ok', detail: c.suspect ? `the backends hold journal segments of ${c.suspect} bucket(s) the catalog lacks: being confirmed (a deleted bucket's, being collected, look the same)` : 'the catalog knows every journal segment on the backends' };
+  }
+  const parts = [c.unknown ? `${c.unknown} bucket(s) the catalog lacks` : '', c.behind ? `${c.behind} bucket(s) whose catalog is behind it` : '', c.bucketList ? 'the bucket list (the whole catalog was lost)' : ''].filter(Boolean);
+  return {
+    name: 'catalog-lost', state: 'critical',
+    detail: `the backends hold a catalog journal newer than this catalog: ${parts.join(', ')}; writes to those buckets are refused and their journal is paused`,
+    action: 'shardgate rebuild --lost names them; shardgate rebuild --bucket NAME restores each from its journal (and merges writes made since), or shardgate rebuild --discard NAME gives that journal up',
+  };
+}
+
+/** The journal's own redundancy (status.ts journalSummary). */
+export function journalRedundancyCheck(j: { units: number; atRisk: number; lost: number; shardsOnLeavingBackends: number }): HealthCheck {
+  if (j.lost > 0) {
+    return { name: 'journal-redundancy', state: 'critical', detail: `${j.lost} catalog journal unit(s) have fewer than k shards${j.atRisk ? `; ${j.atRisk} more have exactly k` : ''}: a lost catalog could not be rebuilt from them`, action: 'bring back the backends that held their shards; the journal writes a new full generation on its own (shardgate journal runs it now)' };
+  }
+  if (j.atRisk > 0 || j.shardsOnLeavingBackends > 0) {
+    const parts = [j.atRisk ? `${j.atRisk} catalog journal unit(s) have exactly k shards` : '', j.shardsOnLeavingBackends ? `${j.shardsOnLeavingBackends} journal shard file(s) on draining or retired backends` : ''].filter(Boolean);
+    return { name: 'journal-redundancy', state: 'warning', detail: parts.join('; '), action: "the journal's upkeep repairs and moves them on the cron; shardgate journal --upkeep runs it now" };
+  }
+  return { name: 'journal-redundancy', state: 'ok', detail: `${j.units} catalog journal unit(s), none below full redundancy` };
 }

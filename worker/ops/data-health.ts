@@ -1,11 +1,12 @@
 /**
  * Data health across the gateway: every bucket's health from the catalog (one read of its ledger
- * each, at most 6 at a time), the garbage of deleted buckets, the bucket list's journal, and their sum as a DataSample, the
+ * each, at most 6 at a time), the garbage of deleted buckets, the bucket list's journal, the
+ * catalog-loss record, and their sum as a DataSample, the
  * point the plots of degraded objects and repair backlog are drawn from.
  * Known gap: one catalog read per bucket per status; a gateway of thousands of buckets would want
  * these sums kept in one place.
  */
-import type { BucketHealth, Catalog, JournalStatus } from '../catalog/types.ts';
+import type { BucketHealth, Catalog, CatalogLoss, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { DataSample } from './types.ts';
 
@@ -15,6 +16,8 @@ export interface DataHealth {
   deletedBucketGarbage: { queued: number; due: number };
   /** The bucket list's catalog journal (each bucket's is in its BucketHealth); null before any bucket. */
   bucketListJournal?: JournalStatus | null;
+  /** Journal instances the backends hold ahead of the catalog (upkeep/catalog-loss.ts); absent: not read. */
+  catalogLoss?: CatalogLoss;
 }
 
 export async function readDataHealth(catalog: Catalog, now: Date): Promise<DataHealth> {
@@ -24,7 +27,7 @@ export async function readDataHealth(catalog: Catalog, now: Date): Promise<DataH
     const page = await Promise.all(names.slice(i, i + 6).map((name) => catalog.bucketHealth(name, now).catch(() => null)));
     buckets.push(...page.filter((h): h is BucketHealth => h !== null)); // a bucket deleted meanwhile
   }
-  return { at: now.getTime(), buckets, deletedBucketGarbage: await catalog.deletedBucketGarbage(now), bucketListJournal: await catalog.journalStatus(BUCKET_LIST_INSTANCE) };
+  return { at: now.getTime(), buckets, deletedBucketGarbage: await catalog.deletedBucketGarbage(now), bucketListJournal: await catalog.journalStatus(BUCKET_LIST_INSTANCE), catalogLoss: await catalog.catalogLoss() };
 }
 
 export function sampleOf(d: DataHealth): DataSample {

@@ -7,11 +7,12 @@
  */
 import { quantile } from './histogram.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
-import type { BucketHealth } from '../catalog/types.ts';
+import type { BucketHealth, CatalogLoss, JournalStatus } from '../catalog/types.ts';
+import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { fleetCheck, healthChecks, journalCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry } from './checks.ts';
+import { catalogLossCheck, fleetCheck, healthChecks, journalCheck, journalRedundancyCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry, type LossCounts } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import { activeRate } from './active-rate.ts';
 import type { DataSample, MinuteRow, OpsCounters, OpsSnapshot } from './types.ts';
@@ -134,6 +135,13 @@ export interface StatusDoc {
      * their rates, and the longest time remaining among them (null: some has no rate yet).
      */
     restripe: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
+    /**
+     * The catalog journal's segment files summed over every instance (sql-journal.ts
+     * journalRedundancy): units, those with exactly k shards recorded present (`atRisk`) and
+     * fewer (`lost`), units by code ("4+2"; a narrower one was written while backends were down
+     * and is re-striped by the journal's upkeep), and shard files on draining or retired backends.
+     */
+    journal: { files: number; units: number; atRisk: number; lost: number; byCode: Record<string, number>; shardsOnLeavingBackends: number };
   };
   upkeep: {
     repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
@@ -181,6 +189,36 @@ export function restripeSummary(progress: BucketRestripeProgress[]): StatusDoc['
     bytesPerSecond: rates.length ? rates.reduce((a, b) => a + b, 0) : null,
     secondsRemaining: busy.length && remaining.every((r) => r !== null) ? Math.max(...(remaining as number[])) : null,
   };
+}
+
+/** The journal's segment files of every instance, summed (counts only). */
+export function journalSummary(statuses: (JournalStatus | null)[], leaving: Set<string>): StatusDoc['data']['journal'] {
+  const out: StatusDoc['data']['journal'] = { files: 0, units: 0, atRisk: 0, lost: 0, byCode: {}, shardsOnLeavingBackends: 0 };
+  for (const s of statuses) {
+    if (!s) continue;
+    out.files += s.files;
+    const r = s.redundancy;
+    if (!r) continue;
+    out.units += r.units;
+    out.atRisk += r.atRisk;
+    out.lost += r.lost;
+    for (const [code, n] of Object.entries(r.byCode)) out.byCode[code] = (out.byCode[code] ?? 0) + n;
+    for (const [id, n] of Object.entries(r.shardsByBackend)) if (leaving.has(id)) out.shardsOnLeavingBackends += n;
+  }
+  return out;
+}
+
+/** The journal's shard files per backend, over every instance. */
+function journalShardsByBackend(statuses: (JournalStatus | null)[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of statuses) for (const [id, n] of Object.entries(s?.redundancy?.shardsByBackend ?? {})) out.set(id, (out.get(id) ?? 0) + n);
+  return out;
+}
+
+/** The catalog-loss record counted (the status names no bucket). */
+export function lossCounts(loss: CatalogLoss): LossCounts {
+  const buckets = Object.entries(loss.lost).filter(([i]) => i !== BUCKET_LIST_INSTANCE).map(([, l]) => l);
+  return { unknown: buckets.filter((l) => l.reason === 'unknown').length, behind: buckets.filter((l) => l.reason === 'behind').length, bucketList: BUCKET_LIST_INSTANCE in loss.lost, suspect: Object.keys(loss.suspect).length };
 }
 
 /** The lifecycle figures of the status, summed over the buckets the job has run in. */
@@ -256,8 +294,16 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
     ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
-  checks.push(journalCheck(journals, snapshot.now));
-  checks.push(fleetCheck(config.backends.map((b) => ({ id: b.id, state: b.state ?? 'active', ...(stored.get(b.id) ?? { shards: 0, bytes: 0 }) }))));
+  checks.push(journalCheck(journals, snapshot.now, config.deployment.mode, signed)); // unsigned: no bucket names
+  if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
+  const journalUnits = journalSummary([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)], new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)));
+  checks.push(journalRedundancyCheck(journalUnits));
+  // A leaving backend is empty only once the journal's shard files are off it too (their bytes are not counted).
+  const journalShards = journalShardsByBackend([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)]);
+  checks.push(fleetCheck(config.backends.map((b) => {
+    const s = stored.get(b.id) ?? { shards: 0, bytes: 0 };
+    return { id: b.id, state: b.state ?? 'active', shards: s.shards + (journalShards.get(b.id) ?? 0), bytes: s.bytes };
+  })));
   const health = worstOf(checks);
   const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
     const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
@@ -321,6 +367,7 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       },
       lifecycle: lifecycleSummary(data.buckets),
       restripe: restripeSummary([...restriping.values()]),
+      journal: journalUnits,
     },
     upkeep: {
       rates: upkeepRates(snapshot.minutes, snapshot.now, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),

@@ -4,7 +4,8 @@
  * runs, so a refused request reads no body and stores nothing. One row per S3 operation:
  * the action it needs and on what (an object key, the whole bucket, a listing prefix). The copy
  * source of CopyObject and UploadPartCopy needs `read` on its own bucket and key; a conditional
- * DeleteObject (delete-conditions.ts) needs `read` on its key as well.
+ * DeleteObject (delete-conditions.ts) needs `read` on its key as well; a write with
+ * x-amz-object-lock-* headers needs `retention` or `legal-hold` on its key too (lockHeaderActions).
  * Checked elsewhere, because they are not known here: each entry of DeleteObjects
  * (delete-objects.ts: an entry outside the scope is answered AccessDenied in the result, as S3
  * does), the buckets ListBuckets shows (buckets.ts), the operator routes (admin.ts, operator.ts).
@@ -79,13 +80,30 @@ const NEEDS: Record<S3Operation, Need> = {
   GetObjectLockConfiguration: { action: 'list', on: 'some' },
   PutObjectLockConfiguration: { action: 'write', on: 'bucket' },
   GetObjectRetention: { action: 'read', on: 'object' },
-  PutObjectRetention: { action: 'write', on: 'object' }, // a shortening or removal also needs bypass (object-lock.ts)
+  PutObjectRetention: { action: 'retention', on: 'object' }, // a shortening or removal also needs bypass (object-lock.ts)
   GetObjectLegalHold: { action: 'read', on: 'object' },
-  PutObjectLegalHold: { action: 'write', on: 'object' },
+  PutObjectLegalHold: { action: 'legal-hold', on: 'object' },
 };
 
 export function accessDenied(): S3Error {
   return new S3Error('AccessDenied');
+}
+
+/** Writes whose x-amz-object-lock-* headers set a version's lock. */
+const LOCKING_WRITES: ReadonlySet<S3Operation> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload']);
+
+/**
+ * The lock actions a write's headers ask for (issue 37): a retention (mode, retain-until date)
+ * needs `retention`, a legal hold `legal-hold`, as AWS's s3:PutObjectRetention and
+ * s3:PutObjectLegalHold. A header present at all counts, whatever its value (the handler refuses a
+ * bad one); `OFF` too, since on a copy or an upload it still decides the new version's hold.
+ */
+export function lockHeaderActions(op: S3Operation, headers: Headers): ('retention' | 'legal-hold')[] {
+  if (!LOCKING_WRITES.has(op)) return [];
+  const out: ('retention' | 'legal-hold')[] = [];
+  if (headers.has('x-amz-object-lock-mode') || headers.has('x-amz-object-lock-retain-until-date')) out.push('retention');
+  if (headers.has('x-amz-object-lock-legal-hold')) out.push('legal-hold');
+  return out;
 }
 
 /** Throws AccessDenied unless `access` allows `op` on `addr` (and its copy source, from `headers`). */
@@ -100,6 +118,7 @@ export function authorize(op: S3Operation, addr: S3Address, headers: Headers, ac
     : on === 'some' ? access.allowsSomeOf(action, bucket)
     : access.allowsListing(bucket, addr.query.get('prefix') ?? '');
   if (!allowed) throw accessDenied();
+  for (const lockAction of lockHeaderActions(op, headers)) if (!access.allowsObject(lockAction, bucket, addr.key!)) throw accessDenied();
   // A conditional delete's answer tells the object's ETag, time or size (delete-conditions.ts).
   if (op === 'DeleteObject' && hasDeleteConditionHeaders(headers) && !access.allowsObject('read', bucket, addr.key!)) throw accessDenied();
   if (op === 'CopyObject' || op === 'UploadPartCopy') {

@@ -10,10 +10,21 @@
  * writes are the gateway's own, never logged, so no loop). TargetGrants are accepted and not kept
  * (ACLs are not supported: buckets are BucketOwnerEnforced), as RGW does; GetBucketLogging
  * answers the key format SimplePrefix when none was put.
+ * The target is checked as a write of the signer into it (issue 37: a key could make the gateway
+ * write log objects where it may not write itself): the signer's scope must allow `write` on the
+ * target bucket under TargetPrefix (every log key starts with it), the target's bucket policy must
+ * not deny it s3:PutObject there (AccessDenied for either), and the target must not have a
+ * default Object Lock retention (InvalidTargetBucketForLogging, as AWS requires: log objects a
+ * default retention locks could never be removed by the target's owner). Delivery checks the
+ * target's policy and lock again (upkeep/access-log.ts).
  */
+import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import type { BucketLogging, PartitionDateSource } from '../model/bucket-logging.ts';
+import { S3Error } from '../model/errors.ts';
+import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
+import { otherBucketDenies } from './policy-gate.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml, type XmlElement } from './xml-parse.ts';
 
@@ -57,8 +68,29 @@ export function bucketLoggingStatusXml(config: BucketLogging | null): string {
   return xmlDocument('BucketLoggingStatus', group('LoggingEnabled', el('TargetBucket', config.targetBucket), el('TargetPrefix', config.targetPrefix), group('TargetObjectKeyFormat', format)));
 }
 
+const invalidTarget = (config: BucketLogging, message: string) => new S3Error('InvalidTargetBucketForLogging', message, { TargetBucket: config.targetBucket });
+
+/** The target as a write of the signer's into it (above); throws AccessDenied or InvalidTargetBucketForLogging. */
+async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promise<void> {
+  await s3.store.headBucket(s3.bucket!); // NoSuchBucket for the source first
+  const access = s3.auth.access ?? ANONYMOUS_ACCESS;
+  if (!access.allowsObject('write', config.targetBucket, config.targetPrefix)) throw accessDenied();
+  const facts = { op: s3.op, addr: { bucket: s3.bucket, key: s3.key, query: s3.query, resource: `/${s3.bucket}` }, headers: s3.headers, url: s3.request.url, auth: s3.auth };
+  if (await otherBucketDenies(s3.store, facts, config.targetBucket, ['s3:PutObject'], config.targetPrefix)) throw accessDenied();
+  let lock;
+  try {
+    lock = await s3.store.getObjectLockConfiguration(config.targetBucket);
+  } catch (err) {
+    if (!(err instanceof S3Error)) throw err;
+    if (err.code === 'NoSuchBucket') throw invalidTarget(config, 'The target bucket for logging does not exist');
+    return; // ObjectLockConfigurationNotFoundError: no lock
+  }
+  if (lock.rule) throw invalidTarget(config, 'The target bucket for logging must not have a default Object Lock retention period');
+}
+
 export async function PutBucketLogging(s3: S3Context): Promise<Response> {
   const config = parseBucketLoggingStatus(await readXmlBody(s3, { requireDigest: false }));
+  if (config) await assertLoggingTarget(s3, config);
   await s3.store.putBucketLogging(s3.bucket!, config);
   return new Response(null, { status: 200 });
 }

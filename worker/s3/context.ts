@@ -24,6 +24,8 @@ export interface S3Settings {
   maxXmlSize: number;
   /** Before an error response, read and discard at most this much unread request body (0: never); a stall of 1 s ends it (drain.ts). */
   errorDrainBytes: number;
+  /** Longest Object Lock retention a request may set, in days from now (s3.maxRetentionDays). */
+  maxRetentionDays: number;
 }
 
 export interface AuthResult {
@@ -52,7 +54,8 @@ export interface AuthResult {
 /** The one verification gate. It verifies `request` as `view` reads it, the view the router then
  *  reads too (model/request.ts). Throws S3Error (AccessDenied, SignatureDoesNotMatch, ...) to
  *  reject. */
-export type Authenticate = (request: Request, view: RequestView) => Promise<AuthResult>;
+/** `owner`: the request's scope (request-scope.ts), whose holdings decide when a stalled body is cut sooner. */
+export type Authenticate = (request: Request, view: RequestView, owner?: { contended(): boolean }) => Promise<AuthResult>;
 
 /** What the form gate (worker/auth-gate.ts over auth/post-policy.ts) says of a POST Object form. */
 export interface PostFormAuth {
@@ -97,6 +100,8 @@ export interface S3Context {
 export interface RequestOwner extends ResponseOwner {
   /** The S3 operation once known (who holds the budget, for the operator). */
   label: string;
+  /** The signer, or an anonymous client's address, once known: whose budget share the request uses. */
+  tenant: string | undefined;
   waitUntil(p: Promise<unknown>): void;
   /** A streamed body that will never be sent (an error answer replaced it): cancel it. */
   discardStream(reason: unknown): void;

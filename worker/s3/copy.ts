@@ -57,7 +57,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
     checksumAlgorithm,
     conditions: readWriteConditions(headers),
     sse,
-    objectLock: readLockHeaders(headers),
+    objectLock: readLockHeaders(headers, s3.settings.maxRetentionDays),
   });
   const checksum = result.checksum;
   return xmlResponse(

@@ -50,17 +50,17 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
       const access = s3.auth.access ?? ANONYMOUS_ACCESS;
       if (!access.allowsObject('delete', s3.bucket!, valid)) throw accessDenied();
       if (hasDeleteConditions(conditions) && !access.allowsObject('read', s3.bucket!, valid)) throw accessDenied();
-      if (s3.policy?.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], valid)) throw accessDenied();
       entries.push({ key: valid, ...(versionId === undefined ? {} : { versionId }), ...(hasDeleteConditions(conditions) ? { conditions } : {}) });
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
       errors.push(group('Error', el('Key', key), el('Code', err.code), el('Message', err.message)));
     }
   }
-  // The policy is asked of each entry by the store, after its first catalog call has confirmed the policy is current.
+  // The policy is asked of each entry once, by the store, after its first catalog call has
+  // confirmed the policy is current (issue 37: it was also asked here, twice the work).
   const policy = s3.policy;
   const refused = policy ? (key: string, versionId?: string) => policy.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], key) : undefined;
-  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3), ...(refused ? { refused } : {}) }) : [];
+  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3, entries.map((e) => e.key)), ...(refused ? { refused } : {}) }) : [];
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;

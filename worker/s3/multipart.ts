@@ -47,7 +47,7 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const checksum = readMultipartChecksumSpec(headers);
   const sse = readSseRequest(headers);
-  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers), checksum, sse });
+  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays), checksum, sse });
   const extra: Record<string, string> = { ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}), ...sseResponseHeaders(upload.sse) };
   return xmlResponse(xmlDocument('InitiateMultipartUploadResult', el('Bucket', s3.bucket), el('Key', s3.key), el('UploadId', upload.uploadId)), extra);
 }

@@ -13,10 +13,14 @@
  * docs/COMPATIBILITY.md "Object Lock"); a
  * RetainUntilDate in a document that is not a date is MalformedXML, in a header InvalidArgument;
  * a PutObject with lock headers needs Content-MD5 or an x-amz-checksum-* (InvalidRequest).
- * Bypass: S3 needs the s3:BypassGovernanceRetention permission. Key scopes here have no such
- * action (model/access.ts has five), so a key may bypass exactly when its scope grants read,
- * list, write and delete on the whole bucket (docs/COMPATIBILITY.md, "Object Lock"); anonymous
- * requests never do.
+ * Bypass: S3 needs the s3:BypassGovernanceRetention permission; here the key's scope must grant
+ * `bypass-governance` on the key (model/access.ts; issue 37: before, read, list, write and delete
+ * on the whole bucket implied it), and the bucket policy must not deny s3:BypassGovernanceRetention;
+ * anonymous requests never bypass. Without them the header is ignored, as S3 does (the delete of
+ * a version under GOVERNANCE is then AccessDenied).
+ * Retention dates are bounded by `s3.maxRetentionDays` (InvalidArgument past it; a default
+ * period past it is InvalidRetentionPeriod): a key with `retention` cannot lock versions for
+ * longer than the operator allows.
  */
 import { S3Error } from '../model/errors.ts';
 import { readContentMd5 } from '../model/checksums.ts';
@@ -40,14 +44,18 @@ function isoDate(value: string): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/** A retain-until date must lie in the future (InvalidArgument, as S3). */
-function futureDate(iso: string, argument: string): string {
-  if (Date.parse(iso) <= Date.now()) throw new S3Error('InvalidArgument', 'The retain until date must be in the future!', { ArgumentName: argument, ArgumentValue: iso });
+const DAY_MS = 86_400_000;
+
+/** A retain-until date must lie in the future (InvalidArgument, as S3), and at most `maxDays` ahead. */
+function futureDate(iso: string, argument: string, maxDays: number): string {
+  const t = Date.parse(iso);
+  if (t <= Date.now()) throw new S3Error('InvalidArgument', 'The retain until date must be in the future!', { ArgumentName: argument, ArgumentValue: iso });
+  if (t > Date.now() + maxDays * DAY_MS) throw new S3Error('InvalidArgument', `The retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, { ArgumentName: argument, ArgumentValue: iso });
   return iso;
 }
 
 /** The lock a write asks for with `x-amz-object-lock-mode`, `-retain-until-date` and `-legal-hold`; undefined: none. */
-export function readLockHeaders(headers: Headers): ObjectLockState | undefined {
+export function readLockHeaders(headers: Headers, maxRetentionDays: number): ObjectLockState | undefined {
   const mode = headers.get('x-amz-object-lock-mode');
   const until = headers.get('x-amz-object-lock-retain-until-date');
   const hold = headers.get('x-amz-object-lock-legal-hold');
@@ -60,7 +68,7 @@ export function readLockHeaders(headers: Headers): ObjectLockState | undefined {
     const iso = isoDate(until);
     if (iso === null) throw new S3Error('InvalidArgument', 'The retain until date must be provided in ISO 8601 format', { ArgumentName: 'x-amz-object-lock-retain-until-date', ArgumentValue: until });
     lock.mode = mode;
-    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date');
+    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', maxRetentionDays);
   }
   if (hold !== null) {
     if (hold !== 'ON' && hold !== 'OFF') throw new S3Error('InvalidArgument', "Legal Hold must be either of 'ON' or 'OFF'", { ArgumentName: 'x-amz-object-lock-legal-hold', ArgumentValue: hold });
@@ -70,9 +78,9 @@ export function readLockHeaders(headers: Headers): ObjectLockState | undefined {
 }
 
 /** `metadata` with the lock the request's headers ask for (PutObject, CreateMultipartUpload). */
-export function withLockHeaders(metadata: ObjectMetadata, headers: Headers): ObjectMetadata {
+export function withLockHeaders(metadata: ObjectMetadata, headers: Headers, maxRetentionDays: number): ObjectMetadata {
   const { objectLock: _none, ...rest } = metadata;
-  const lock = readLockHeaders(headers);
+  const lock = readLockHeaders(headers, maxRetentionDays);
   return lock ? { ...rest, objectLock: lock } : rest;
 }
 
@@ -98,11 +106,12 @@ export function lockResponseHeaders(lock: ObjectLockState | undefined): Record<s
   return out;
 }
 
-/** `x-amz-bypass-governance-retention: true` from a key allowed to bypass (the header's rule above). */
-export function readBypass(s3: S3Context): boolean {
+/** `x-amz-bypass-governance-retention: true` from a key allowed to bypass on each of `keys` (the
+ *  request's own key by default; DeleteObjects names its entries'), the rule above. */
+export function readBypass(s3: S3Context, keys: readonly string[] = [s3.key!]): boolean {
   if (s3.headers.get('x-amz-bypass-governance-retention')?.trim().toLowerCase() !== 'true') return false;
   const access = s3.auth.access;
-  return access !== undefined && (['read', 'list', 'write', 'delete'] as const).every((a) => access.allowsBucket(a, s3.bucket!));
+  return access !== undefined && keys.every((key) => access.allowsObject('bypass-governance', s3.bucket!, key) && !s3.policy?.deniesObject(['s3:BypassGovernanceRetention'], key));
 }
 
 /** CreateBucket's `x-amz-bucket-object-lock-enabled` (true/false; anything else InvalidArgument). */
@@ -114,18 +123,20 @@ export function readBucketLockEnabled(headers: Headers): boolean {
   return v === 'true';
 }
 
-function period(retention: XmlElement, name: 'Days' | 'Years', max: number): number | undefined {
+function period(retention: XmlElement, name: 'Days' | 'Years', max: number, maxDays: number): number | undefined {
   const text = childText(retention, name)?.trim();
   if (text === undefined) return undefined;
   if (!/^-?\d+$/.test(text)) throw malformedXml(`${name} is an integer`);
   const n = Number(text);
   if (n < 1) throw new S3Error('InvalidRetentionPeriod', 'Default retention period must be a positive integer value.', { ArgumentName: name, ArgumentValue: text });
   if (n > max) throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${max} ${name.toLowerCase()}.`, { ArgumentName: name, ArgumentValue: text });
+  const days = name === 'Years' ? n * 365 : n;
+  if (days > maxDays) throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${maxDays} days (this gateway's maximum retention).`, { ArgumentName: name, ArgumentValue: text });
   return n;
 }
 
 /** The Rule of an ObjectLockConfiguration document (null: none, lock enabled without a default). */
-export function readDefaultRetention(root: XmlElement): DefaultRetention | null {
+export function readDefaultRetention(root: XmlElement, maxRetentionDays: number): DefaultRetention | null {
   const rules = childrenNamed(root, 'Rule');
   if (rules.length === 0) return null;
   if (rules.length > 1) throw malformedXml('one Rule');
@@ -133,8 +144,8 @@ export function readDefaultRetention(root: XmlElement): DefaultRetention | null 
   if (retention.length !== 1) throw malformedXml('Rule with one DefaultRetention');
   const mode = childText(retention[0]!, 'Mode')?.trim();
   if (!isMode(mode)) throw malformedXml('Mode GOVERNANCE or COMPLIANCE');
-  const days = period(retention[0]!, 'Days', MAX_DAYS);
-  const years = period(retention[0]!, 'Years', MAX_YEARS);
+  const days = period(retention[0]!, 'Days', MAX_DAYS, maxRetentionDays);
+  const years = period(retention[0]!, 'Years', MAX_YEARS, maxRetentionDays);
   if ((days === undefined) === (years === undefined)) throw malformedXml('exactly one of Days and Years');
   return days !== undefined ? { mode, days } : { mode, years: years! };
 }
@@ -142,7 +153,7 @@ export function readDefaultRetention(root: XmlElement): DefaultRetention | null 
 export async function PutObjectLockConfiguration(s3: S3Context): Promise<Response> {
   const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: true })), 'ObjectLockConfiguration');
   if (childText(root, 'ObjectLockEnabled')?.trim() !== 'Enabled') throw malformedXml('ObjectLockEnabled Enabled');
-  await s3.store.putObjectLockConfiguration(s3.bucket!, readDefaultRetention(root));
+  await s3.store.putObjectLockConfiguration(s3.bucket!, readDefaultRetention(root, s3.settings.maxRetentionDays));
   return new Response(null);
 }
 
@@ -153,7 +164,7 @@ export async function GetObjectLockConfiguration(s3: S3Context): Promise<Respons
 }
 
 /** `<Retention>` with Mode and RetainUntilDate, or empty (removes the retention). */
-function readRetention(root: XmlElement): Retention | null {
+function readRetention(root: XmlElement, maxRetentionDays: number): Retention | null {
   const mode = childText(root, 'Mode')?.trim();
   const until = childText(root, 'RetainUntilDate')?.trim();
   if (mode === undefined && until === undefined) return null;
@@ -161,13 +172,13 @@ function readRetention(root: XmlElement): Retention | null {
   if (until === undefined) throw malformedXml('RetainUntilDate with Mode');
   const iso = isoDate(until);
   if (iso === null) throw malformedXml('RetainUntilDate in ISO 8601');
-  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate') };
+  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate', maxRetentionDays) };
 }
 
 export async function PutObjectRetention(s3: S3Context): Promise<Response> {
   const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: true })), 'Retention');
   const versionId = readVersionId(s3.query);
-  await s3.store.putObjectRetention(s3.bucket!, s3.key!, readRetention(root), { ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
+  await s3.store.putObjectRetention(s3.bucket!, s3.key!, readRetention(root, s3.settings.maxRetentionDays), { ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
   return new Response(null);
 }
 

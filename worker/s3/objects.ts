@@ -41,7 +41,7 @@ export function declaredLength(s3: S3Context, max: number): number {
 export async function PutObject(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const contentLength = declaredLength(s3, s3.settings.maxObjectSize);
-  const metadata = withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers);
+  const metadata = withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays);
   assertLockedPutDigest(s3, metadata);
   const options = {
     contentLength,

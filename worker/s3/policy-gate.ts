@@ -37,7 +37,7 @@
  * Condition key names are case-insensitive here, tag keys in them included.
  */
 import type { AuthResult, PolicyCheck } from './context.ts';
-import { accessDenied } from './authorize.ts';
+import { accessDenied, lockHeaderActions } from './authorize.ts';
 import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts';
 import { NO_SETTINGS, requestFence, unfenced, type BucketSettings, type SettingsFence } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
@@ -164,6 +164,16 @@ export interface PolicyGate {
 const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
 
 /**
+ * Whether the stored policy of `bucket` (not the request's own: one its body names, such as
+ * PutBucketLogging's target) denies this request's signer `actions` on `key` of it. One catalog
+ * call; a missing bucket has no policy (the caller answers for it).
+ */
+export async function otherBucketDenies(store: ObjectStore, f: PolicyRequestFacts, bucket: string, actions: readonly string[], key: string | null): Promise<boolean> {
+  const policy = policyOf(await unfenced(() => storedSettings(store, bucket)), bucket);
+  return policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) });
+}
+
+/**
  * One request's checks against its buckets' policies (the addressed bucket's, and a copy
  * source's), and its fence: the stamp each bucket's settings had when it was last checked.
  */
@@ -240,8 +250,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
  */
 export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyGate> {
   const { op, addr } = f;
-  const actions = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
-  if (actions === null) return OPEN;
+  const named = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
+  if (named === null) return OPEN;
+  // A write's lock headers are evaluated as AWS does: s3:PutObjectRetention, s3:PutObjectLegalHold.
+  const actions = [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
   const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
   const request = new RequestPolicy(store, f, actions, source);
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {

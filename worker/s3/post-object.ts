@@ -47,6 +47,8 @@ export interface PostObjectInput {
   settings: S3Settings;
   /** Tells the app what the form gate found (for its log and the drain of a refused body). */
   setAuth(auth: AuthResult): void;
+  /** Whether the form came over TLS or from this machine: an SSE-C key field needs one (app/sse-transport.ts). */
+  secureTransport: boolean;
 }
 
 /** Form fields that become PutObject's headers of the same name. */
@@ -121,6 +123,9 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
     if (tags.length) metadata.tags = tags;
   }
   const checksum = readChecksumRequest(headers, undefined);
+  if (!input.secureTransport && headers.has('x-amz-server-side-encryption-customer-key')) {
+    throw new S3Error('InvalidRequest', 'Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.');
+  }
   const sse = readSseRequest(headers); // SSE-S3 or SSE-C fields, checked as the headers of a PUT
 
   const range = auth.lengthRange;

@@ -15,6 +15,8 @@
  * Without FixedLengthStream (Node), chunks are copied into a pull stream whose cancel does the same.
  */
 
+import { assertLive, ChunkMayBeHeld } from '../model/lent-chunks.ts';
+
 /** What the response body needs of the request that owns it (RequestScope). */
 export interface ResponseOwner {
   readonly signal?: AbortSignal;
@@ -47,13 +49,20 @@ async function pump(body: ReadableStream<Uint8Array>, out: WritableStream<Uint8A
   const reader = body.getReader();
   const writer = out.getWriter();
   const gone = clientGone(owner);
+  /** The runtime holds the chunk of a write until the write settles. */
+  let writing = false;
   try {
     for (let r = await Promise.race([reader.read(), gone.promise]); !r.done; r = await Promise.race([reader.read(), gone.promise])) {
-      await Promise.race([writer.write(r.value), gone.promise, gone.idle()]);
+      assertLive(r.value, 'the response pump');
+      writing = true;
+      const written = writer.write(r.value).finally(() => (writing = false));
+      await Promise.race([written, gone.promise, gone.idle()]);
     }
     await writer.close();
   } catch (err) {
-    await reader.cancel(err).catch(() => {});
+    // A client gone or idle may leave a write unfinished, its chunk still the runtime's: the
+    // store then ends its reads without reusing their buffers (ChunkMayBeHeld), else as usual.
+    await reader.cancel(writing ? new ChunkMayBeHeld(err) : err).catch(() => {});
     await writer.abort(err).catch(() => {});
   } finally {
     gone.dispose();

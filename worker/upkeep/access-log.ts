@@ -11,10 +11,17 @@
  * time; and by the cron (`sweep`) for longer intervals.
  * Everything here is best effort for the client: it runs after the response, never throws, and
  * a failure leaves the records waiting for the next check.
+ * The target is checked again before each log object (issue 37; PutBucketLogging checked the
+ * signer's scope and the target then, s3/bucket-logging.ts): a target whose bucket policy now
+ * denies s3:PutObject to everyone ("*", as the log's writer is no key) on the log key, or that
+ * now has a default Object Lock retention, gets nothing; the batch waits (and is logged) until
+ * that changes or the logging configuration does.
  */
 import type { Catalog } from '../catalog/types.ts';
 import type { AccessLogBatch } from '../catalog/sql-access-log.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
+import { parseBucketPolicy } from '../model/bucket-policy.ts';
+import { policyDenies } from '../model/policy-eval.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { outsideRequestNotes } from '../model/request-notes.ts';
@@ -86,6 +93,11 @@ export class AccessLogDelivery {
 
   /** Writes the batch's object and acknowledges it; false when it stays claimed (retried later). */
   private async deliver(target: string, batch: AccessLogBatch): Promise<boolean> {
+    const withheld = await this.targetRefusal(target, batch.objectKey).catch((err: unknown) => `the target's settings could not be read: ${errorText(err)}`);
+    if (withheld) {
+      this.d.log({ msg: 'access log', level: 'warn', outcome: 'withheld', target, key: batch.objectKey, why: withheld });
+      return false;
+    }
     const bytes = new TextEncoder().encode(batch.body);
     try {
       await outsideRequestNotes(() => this.d.store.putObject(target, batch.objectKey, new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), {
@@ -104,6 +116,16 @@ export class AccessLogDelivery {
     }
     await this.d.catalog.accessLogDelivered(target, batch.id);
     return true;
+  }
+
+  /** Why `target` may not receive the log object `key` now (null: it may). */
+  private async targetRefusal(target: string, key: string): Promise<string | null> {
+    if ((await this.d.catalog.getObjectLock(target))?.rule) return 'the target bucket has a default Object Lock retention';
+    const text = (await this.d.catalog.getBucketSettings(target)).rows.policy;
+    if (text === null) return null;
+    const policy = parseBucketPolicy(text, target);
+    const denied = policyDenies(policy, { actions: ['s3:PutObject'], resource: `arn:aws:s3:::${target}/${key}`, accessKeyId: null, context: () => undefined });
+    return denied ? "the target bucket's policy denies s3:PutObject on the log key" : null;
   }
 
   private detach<T>(keepAlive: (p: Promise<unknown>) => void, fn: () => Promise<T>): Promise<T> {

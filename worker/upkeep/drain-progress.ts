@@ -8,7 +8,8 @@
  * Rate: bytes moved over the time between the first and the last move recorded; time remaining:
  * bytes left at that rate (null until something has moved).
  */
-import type { UpkeepCatalog, HealthCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog, HealthCatalog, JournalCatalog, JournalStatus } from '../catalog/types.ts';
+import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
 /** One bucket's row. */
 export interface DrainState {
@@ -55,6 +56,8 @@ export interface BackendDrainProgress {
   state: string;
   /** Shard files (and their stored bytes) the catalog still records on the backend. */
   left: { shards: number; bytes: number };
+  /** The catalog journal's shard files still there (journal-upkeep.ts moves them, not the mover): the backend is empty when both are 0. */
+  journalShards: number;
   moved: { shards: number; bytes: number };
   /** Bytes per second over the moves recorded; null before two moves apart in time. */
   bytesPerSecond: number | null;
@@ -65,10 +68,15 @@ export interface BackendDrainProgress {
 }
 
 /** Progress of every backend that is not active, over every bucket. */
-export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog, leaving: { id: string; state: string }[], now = new Date()): Promise<BackendDrainProgress[]> {
-  const out = new Map(leaving.map((b) => [b.id, { backend: b.id, state: b.state, left: { shards: 0, bytes: 0 }, moved: { shards: 0, bytes: 0 }, first: Infinity, last: 0, buckets: {} as Record<string, number> }]));
+export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog & Partial<Pick<JournalCatalog, 'journalStatus'>>, leaving: { id: string; state: string }[], now = new Date()): Promise<BackendDrainProgress[]> {
+  const out = new Map(leaving.map((b) => [b.id, { backend: b.id, state: b.state, left: { shards: 0, bytes: 0 }, journalShards: 0, moved: { shards: 0, bytes: 0 }, first: Infinity, last: 0, buckets: {} as Record<string, number> }]));
+  const countJournal = (status: JournalStatus | null | undefined) => {
+    for (const p of out.values()) p.journalShards += status?.redundancy?.shardsByBackend[p.backend] ?? 0;
+  };
+  countJournal(await catalog.journalStatus?.(BUCKET_LIST_INSTANCE));
   for (const { name } of await catalog.listBucketRecords()) {
     const health = await catalog.bucketHealth(name, now);
+    countJournal(health.journal);
     const state = parseDrainState(await catalog.getDrainState(name));
     for (const p of out.values()) {
       const here = health.backends[p.backend];

@@ -7,7 +7,9 @@
  * rows, uploads in progress with their parts, what was held for deletion. The rebuild from shard
  * headers then adds only the writes newer than the journal.
  * Only into a bucket that holds no version: a journal restores a lost catalog, it never merges
- * into a live one (the catalog refuses; this says so and imports nothing).
+ * into a live one (the catalog refuses; this says so and imports nothing). `merge`: the bucket
+ * was recreated after its catalog was lost (catalog-loss.ts found it): the journal's rows go in
+ * beside what was written since, and a row written since wins (a key's current object included).
  */
 import type { Backend } from '../../backends/types.ts';
 import { replayJournal } from '../catalog/journal-replay.ts';
@@ -17,6 +19,7 @@ import type { CodedUnit } from '../format/manifest.ts';
 import type { KeyRing } from '../format/seal.ts';
 import { openCodedUnit } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
+import { readAll } from '../model/lent-chunks.ts';
 import { scanUnits, type ScannedUnit } from './unit-scan.ts';
 
 /** Rows one import call carries at most. */
@@ -39,9 +42,15 @@ export interface JournalRestore {
   doubts: string[];
   /** Why nothing was imported, when nothing was. */
   skipped?: string;
+  /**
+   * Merging into a bucket recreated after its catalog was lost: keys written since, whose journal
+   * versions were not imported (the later write stands, as an overwrite; the earlier versions'
+   * shards stay on the backends, uncollected, for a rescue or a rebuild from headers).
+   */
+  keptNewer?: string[];
 }
 
-export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing): Promise<JournalRestore> {
+export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
   const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
   // Units whose header could not be read may be any instance's: named, not judged.
@@ -61,14 +70,17 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
       list.sort((a, b) => (a.info.header.segment?.index ?? 0) - (b.info.header.segment?.index ?? 0));
       const count = list[0]!.info.header.segment?.count ?? 1;
       if (list.length !== count) throw new Error(`${list.length} of its ${count} units found`);
-      const chunks: Uint8Array[] = [];
+      // The units' chunks are lent (valid until the next read: a sealed record is released then,
+      // a reader's block buffer reused), so each is copied into the segment's bytes as it is read.
+      const bytes = new Uint8Array(list.reduce((n, u) => n + u.unit.size, 0));
+      let at = 0;
       for (const { unit } of list) {
         const stream = await openCodedUnit({ bucket: JOURNAL_BUCKET, unit, backends: byId, start: 0, end: unit.size - 1 }, ring);
-        for await (const c of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+        const got = await readAll(stream, `journal restore, segment ${key}`, unit.size);
+        if (got.length !== unit.size) throw new Error(`unit ${unit.unitId}: ${got.length} of its ${unit.size} bytes read`);
+        bytes.set(got, at);
+        at += unit.size;
       }
-      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-      let at = 0;
-      for (const c of chunks) (bytes.set(c, at), (at += c.length));
       const segment = decodeSegment(bytes);
       const named = parseSegmentKey(key)!;
       if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
@@ -84,7 +96,21 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   out.doubts = image.doubts;
 
   const rows: { t: string; r: Record<string, JournalValue> }[] = [];
-  for (const [t, table] of image.tables) if (t !== 'buckets') for (const r of table.values()) rows.push({ t, r });
+  // Merging: a key written since the loss keeps only that write (two histories of one key cannot be
+  // ordered: their version sequences both start at 1).
+  const live = options.merge ? await liveKeys(catalog, bucket) : new Set<string>();
+  const keptNewer = new Set<string>();
+  for (const [t, table] of image.tables) {
+    if (t === 'buckets') continue;
+    for (const r of table.values()) {
+      if ((t === 'versions' || t === 'objects') && live.has(String(r.key))) {
+        keptNewer.add(String(r.key));
+        continue;
+      }
+      rows.push({ t, r });
+    }
+  }
+  if (keptNewer.size) out.keptNewer = [...keptNewer].sort();
   const finish = {
     newest: image.newest,
     generation: Math.max(...segments.map((s) => s.segment.generation)),
@@ -93,7 +119,7 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   try {
     for (let i = 0; i === 0 || i < rows.length; i += BATCH_ROWS) {
       const last = i + BATCH_ROWS >= rows.length;
-      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(last ? { finish } : {}) });
+      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(options.merge ? { merge: true } : {}), ...(last ? { finish } : {}) });
     }
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'InvalidRequest')) throw err;
@@ -105,4 +131,17 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   out.deleteMarkers = versions.length - out.versions;
   out.settings = rows.filter((r) => r.t === 'state').map((r) => String(r.r.name)).sort();
   return out;
+}
+
+/** Every key the bucket's catalog holds a version or marker of now. */
+async function liveKeys(catalog: Catalog, bucket: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let keyMarker: string | null = null, versionIdMarker: string | null = null;
+  for (;;) {
+    const page = await catalog.listVersions(bucket, { prefix: '', delimiter: null, keyMarker, versionIdMarker, maxKeys: 1000 });
+    for (const v of page.versions) keys.add(v.key);
+    if (!page.isTruncated) return keys;
+    keyMarker = page.nextKeyMarker;
+    versionIdMarker = page.nextVersionIdMarker;
+  }
 }

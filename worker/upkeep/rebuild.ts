@@ -52,9 +52,9 @@ interface Candidate {
   checksum: NonNullable<CodedUnit['checksum']> | null;
 }
 
-export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { journal?: boolean } = {}): Promise<RebuildResult> {
+export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { journal?: boolean; merge?: boolean } = {}): Promise<RebuildResult> {
   // The journal first: every version, delete marker, inline object, part list and setting it held.
-  const journal = options.journal ? await restoreFromJournal(bucket, backends, catalog, ring) : undefined;
+  const journal = options.journal ? await restoreFromJournal(bucket, backends, catalog, ring, { merge: options.merge }) : undefined;
   // Once it is in, a write the shard headers show and the journal did not know, newer than the
   // journal, is a write after its last segment: it becomes the key's newest version.
   const after = journal?.asOf && !journal.skipped ? journal.asOf : null;

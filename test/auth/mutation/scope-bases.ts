@@ -11,6 +11,10 @@ import {
   DeleteObjectsCommand,
   GetBucketLocationCommand,
   HeadBucketCommand,
+  PutBucketLoggingCommand,
+  PutObjectCommand,
+  PutObjectLegalHoldCommand,
+  PutObjectRetentionCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -21,7 +25,7 @@ import type { Scheme, Wire } from './wire.ts';
 
 /** What a request needs of a scope: an action on a key, on the whole bucket, on some of it, or a listing under a prefix. */
 export type Need =
-  | { action: 'read' | 'write' | 'delete'; key: string; bucket?: string }
+  | { action: 'read' | 'write' | 'delete' | 'legal-hold' | 'retention'; key: string; bucket?: string }
   | { action: 'write' | 'delete'; wholeBucket: string }
   | { action: 'list' | 'delete'; someOf: string }
   | { action: 'list'; listing: string }
@@ -38,6 +42,8 @@ export interface ScopeState {
 const header: Scheme = { kind: 'v4-header', body: 'unsigned' };
 const headerWhole: Scheme = { kind: 'v4-header', body: 'whole' };
 const B = BUCKET;
+/** A second bucket of the gateway (scoped-gateway.ts), inside the one-bucket key's pattern. */
+export const OWN = 'fz-own';
 
 export function scopeCases(s: ScopeState): Array<BaseCase & { needs: Need[] }> {
   const presignedCopy = async (as: SignAs): Promise<Wire> => {
@@ -60,6 +66,13 @@ export function scopeCases(s: ScopeState): Array<BaseCase & { needs: Need[] }> {
     { name: 'CompleteMultipartUpload inside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'dir/mpu' }], sign: (as) => sdk(new CompleteMultipartUploadCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.dirPartEtag }] } }), as) },
     { name: 'CompleteMultipartUpload outside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'mpu' }], sign: (as) => sdk(new CompleteMultipartUploadCommand({ Bucket: B, Key: 'mpu', UploadId: s.uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.mpuPartEtag }] } }), as) },
     { name: 'DeleteObjects, one entry inside and one outside the prefix', scheme: headerWhole, needs: [{ action: 'delete', someOf: B }], sign: (as) => sdk(new DeleteObjectsCommand({ Bucket: B, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }), as) },
+    // PutBucketLogging's target is a write into it (issue 37): fz-own is the one-bucket key's own bucket.
+    { name: 'PutBucketLogging, target another bucket', scheme: headerWhole, needs: [{ action: 'write', wholeBucket: OWN }, { action: 'write', key: 'logs/', bucket: B }], sign: (as) => sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: B, TargetPrefix: 'logs/' } } }), as) },
+    { name: 'PutBucketLogging, target itself', scheme: headerWhole, needs: [{ action: 'write', wholeBucket: OWN }, { action: 'write', key: 'logs/', bucket: OWN }], sign: (as) => sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: OWN, TargetPrefix: 'logs/' } } }), as) },
+    // Object Lock needs its own actions, never implied by write (issue 37).
+    { name: 'PutObjectLegalHold inside the prefix', scheme: headerWhole, needs: [{ action: 'legal-hold', key: 'dir/obj.txt' }], sign: (as) => sdk(new PutObjectLegalHoldCommand({ Bucket: B, Key: 'dir/obj.txt', LegalHold: { Status: 'OFF' } }), as) },
+    { name: 'PutObjectRetention inside the prefix', scheme: headerWhole, needs: [{ action: 'retention', key: 'dir/obj.txt' }], sign: (as) => sdk(new PutObjectRetentionCommand({ Bucket: B, Key: 'dir/obj.txt', Retention: { Mode: 'COMPLIANCE', RetainUntilDate: new Date('9999-12-31T00:00:00Z') } }), as) },
+    { name: 'PutObject with a legal hold header inside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'dir/held' }, { action: 'legal-hold', key: 'dir/held' }], sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'dir/held', Body: 'held', ObjectLockLegalHoldStatus: 'ON' }), as) },
     { name: 'HeadBucket', scheme: header, needs: [{ action: 'list', someOf: B }], sign: (as) => sdk(new HeadBucketCommand({ Bucket: B }), as) },
     { name: 'GetBucketLocation', scheme: header, needs: [{ action: 'list', someOf: B }], sign: (as) => sdk(new GetBucketLocationCommand({ Bucket: B }), as) },
   ];

@@ -2,12 +2,13 @@
  * The scoped keys of the scope suites (issue 21) and a gateway that has them: three data keys
  * (read-only; one bucket pattern `fz-*`; bucket fz under `dir/`) and an admin-only key, each with
  * the oracle's own reading of its grant (written apart from worker/model/access.ts). The gateway
- * holds bucket fz with objects obj and dir/obj.txt, and uploads mpu and dir/mpu with a part each.
+ * holds bucket fz with objects obj and dir/obj.txt, and uploads mpu and dir/mpu with a part each,
+ * and an empty bucket fz-own.
  */
 import type { Grant } from '../../../worker/model/access.ts';
 import { gateApp } from '../../support/gate-app.ts';
 import { BUCKET } from './bases.ts';
-import type { Need, ScopeState } from './scope-bases.ts';
+import { OWN, type Need, type ScopeState } from './scope-bases.ts';
 
 export const ADMIN_KEY = { accessKeyId: 'AKIDADMINONLY', secret: 'admin only secret', grant: { buckets: ['*'], actions: ['admin'] } satisfies Grant };
 
@@ -47,6 +48,7 @@ export async function scopedGateway() {
     return r;
   }, [...SCOPES, ADMIN_KEY].map((s) => ({ accessKeyId: s.accessKeyId, secretAccessKey: s.secret, scope: s.grant })));
   await g.store.createBucket(BUCKET, { region: 'us-east-1' });
+  await g.store.createBucket(OWN, { region: 'us-east-1' });
   for (const [key, text] of [['obj', 'object body'], ['dir/obj.txt', 'nested object']]) {
     await g.store.putObject(BUCKET, key, new Response(text).body!, { contentLength: text.length, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
   }
