@@ -61,6 +61,16 @@ describe('tenant shares of the coding budget', () => {
     expect(budget.snapshot().heldBytes).toBe(48);
     for (const l of leases) l.release();
   });
+
+  it('a gateway of one key (and no anonymous access) keeps the whole budget for it; two keys, or anonymous access, get shares', () => {
+    const backends = [{ id: 'm', kind: 'memory', domain: 'z' }];
+    const key = (id: string) => ({ accessKeyId: id, secretAccessKey: `${id}-secret-0123456789` });
+    const share = (o: object) => engineSettings(parseConfig({ backends, policies: { one: { codec: 'replicate', replicas: 1 } }, defaultPolicy: 'one', ...o })).codingBudget!.tenantShare;
+    expect(share({ credentials: [key('a')] })).toBe(1);
+    expect(share({ credentials: [key('a'), key('b')] })).toBe(0.5);
+    expect(share({ credentials: [key('a')], allowAnonymous: true })).toBe(0.5);
+    expect(share({ credentials: [key('a'), key('b')], codingBudget: { tenantShare: 0.25 } })).toBe(0.25);
+  });
 });
 
 describe('a stalled body holding what others wait for', () => {

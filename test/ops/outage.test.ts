@@ -280,7 +280,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const r = JSON.parse(run.stdout) as { restored: string[]; kept: string[] };
     expect(r.restored).toEqual([]);
     expect(r.kept.sort()).toEqual(['before-0', 'before-1', 'before-2', 'during-0', 'during-1']);
-    expect((await shardgate(['rebuild'], cliEnv)).stderr).toMatch(/--bucket NAME is required/);
+    expect((await shardgate(['rebuild'], cliEnv)).stderr).toMatch(/one of --bucket NAME, --lost or --discard NAME is required/);
   });
 
   it('every command has --help; a wrong option or a missing key is a usage error', async () => {

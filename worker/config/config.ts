@@ -253,7 +253,9 @@ export const configSchema = z.object({
     /**
      * The fraction of `bytes` one tenant (an access key; an anonymous client's address) may hold
      * at once (issue 37): the others' requests pass a tenant at its share. 1: no limit (one
-     * tenant). A tenant holding nothing may still run one request larger than its share.
+     * tenant). A tenant holding nothing may still run one request larger than its share. Applied
+     * only where there can be another tenant (two or more keys, or anonymous access): a gateway
+     * of one key keeps the whole budget for it (engineSettings).
      */
     tenantShare: z.number().gt(0).max(1).default(0.5),
   }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000, tenantShare: 0.5 }),
@@ -364,7 +366,8 @@ export function engineSettings(c: GatewayConfig): EngineSettings {
   return {
     policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets,
     maxObjectSize: c.maxObjectSize, maxPartSize: c.s3.maxPartSize, writeReservationSeconds: c.writeReservationSeconds,
-    codingBudget: c.codingBudget,
+    // One key and no anonymous access: one tenant, whom a share would only slow down.
+    codingBudget: { ...c.codingBudget, tenantShare: c.credentials.length + (c.allowAnonymous ? 1 : 0) > 1 ? c.codingBudget.tenantShare : 1 },
   };
 }
 
