@@ -259,6 +259,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   // The local R2 emulator answers HEAD from its metadata: a shard file deleted on disk would pass.
   const scrubHeadsBy = config.scrub.headsBy ?? (mode === 'local' ? 'tail-read' : 'head');
   const reachability = new BackendReachability(new Set(config.backends.filter((b) => b.maintenance).map((b) => b.id)));
+  if (localSwitch) localSwitch.onChange = (id, state) => reachability.report(id, state === 'up');
   const dayMs = lifecycleDayMs(env);
   const meter = new IsolateMeter();
   const upkeep = upkeepObserver(meter);

@@ -66,6 +66,11 @@ export class SwitchedBackend implements Backend {
 export class LocalBackendSwitch {
   /** The backends to use instead of the ones given: each behind its switch. */
   readonly backends: SwitchedBackend[];
+  /**
+   * Told of every flip: the gateway tells its reachability (engine/reachability.ts), so a backend
+   * taken down is refused at once and one brought back is used at once, not after its down window.
+   */
+  onChange?: (id: string, state: SwitchState) => void;
 
   constructor(plain: readonly Backend[]) {
     this.backends = plain.map((b) => new SwitchedBackend(b));
@@ -80,6 +85,7 @@ export class LocalBackendSwitch {
     const b = this.backends.find((x) => x.id === id);
     if (!b) throw new S3Error('InvalidArgument', `no backend "${id}" (have: ${this.backends.map((x) => x.id).join(', ')})`);
     b.down = state === 'down';
+    this.onChange?.(id, state);
   }
 }
 
