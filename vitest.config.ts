@@ -39,6 +39,11 @@ export default defineConfig({
     // The root project's: run once, whichever projects run (the projects do not inherit them).
     globalSetup: ['test/support/prerequisites.global-setup.ts'],
     reporters: ['default', './test/support/time-reporter.ts', './test/support/prerequisites-reporter.ts'],
+    // Two test files at a time (vitest's default on 2 cores is one): most of a file's time is
+    // spent waiting on the workerd and s3rver processes it starts, so the second core is idle
+    // otherwise. Measured on the 2-core machine (docs/TESTING.md): 21.5 min one at a time, 11.5
+    // min two at a time, the same tests failing and passing. SHARDGATE_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.SHARDGATE_TEST_WORKERS ?? 2),
     projects: [
       {
         // The product's Durable Object classes run in-process in Node tests (the catalog over

@@ -17,6 +17,7 @@
  * Also checked throughout: the gateway logs no uncaught exception or unhandled rejection.
  */
 import { RETRY_MAX_MS, SENT_TIMEOUT_MS } from '../../worker/catalog/sql-repairs.ts';
+import { RECHECK_AFTER_MS, REFUSED_DOWN_MS } from '../../worker/engine/reachability.ts';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
 import { createHash } from 'node:crypto';
@@ -47,7 +48,9 @@ let watch: UncaughtWatch;
 async function boot(): Promise<void> {
   gateway = await startGateway(config(), { stateDir, inspector: true });
   direct = await gateway.directUrl();
-  s3 = gateway.client({ endpoint: direct.origin });
+  // The SDK's own retries (5 attempts with its backoff), as clients run: a backend just restarted
+  // is refused for the second or two until the gateway rechecks it (engine/reachability.ts).
+  s3 = gateway.client({ endpoint: direct.origin, maxAttempts: 5 });
 }
 
 beforeAll(async () => {
@@ -127,9 +130,9 @@ async function expectTwoOthersDown(bucket: string, keys: string[], a: number, b:
   } finally {
     await restart(servers[a]!);
     await restart(servers[b]!);
-    // The gateway knows both down (engine/reachability.ts) and refuses writes to them without a
-    // call; once that knowledge is a second old, the next write rechecks them with one probe.
-    await new Promise((r) => setTimeout(r, 1100));
+    // The gateway knows both down (engine/reachability.ts: refused at once for REFUSED_DOWN_MS,
+    // rechecked by a probe once that knowledge is RECHECK_AFTER_MS old): past both.
+    await new Promise((r) => setTimeout(r, REFUSED_DOWN_MS + RECHECK_AFTER_MS));
   }
 }
 

@@ -26,6 +26,7 @@
  * coded traffic for ever. A waiter whose holder's signal aborts (the client hung up) leaves the
  * queue at once.
  */
+import { postponeDeadline } from '../model/request-deadline.ts';
 import type { BudgetGauge } from '../model/budget-gauge.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
@@ -96,7 +97,10 @@ export class CodingBudget {
     holder.signal?.throwIfAborted();
     // Nobody ahead that may go (those held back by their share do not count), and it fits.
     if (this.waiting.every((w) => this.overShare(w.bytes, w.holder)) && this.free >= want && !this.overShare(want, holder)) return this.grant(want, holder);
-    return this.wait(want, holder);
+    const asked = Date.now();
+    const lease = await this.wait(want, holder);
+    postponeDeadline(Date.now() - asked); // queued for memory, not for a backend (request-deadline.ts)
+    return lease;
   }
 
   /** Whether `holder`'s tenant must wait for its own leases before taking `bytes` more. */

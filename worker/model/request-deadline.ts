@@ -32,6 +32,17 @@ export function withRequestDeadline<T>(deadline: RequestDeadline, fn: () => T): 
   return current.run(deadline, fn);
 }
 
+/**
+ * Time the current request waited for the isolate's coding budget (engine/coding-budget.ts) is not
+ * a backend's wait: its deadline moves by it. (The budget bounds that wait itself: SlowDown after
+ * `maxWaitMs`.) Without this, a GET queued behind stalled downloads for 10 s got its budget with
+ * no time left for a single backend call.
+ */
+export function postponeDeadline(ms: number): void {
+  const d = current.getStore();
+  if (d && d.at !== null && !d.answered && ms > 0) d.at += ms;
+}
+
 /** How long a backend call made now may wait: `waitMs`, less when the current request's deadline is nearer. */
 export function waitBound(waitMs: number, now = Date.now()): { ms: number } {
   const d = current.getStore();
