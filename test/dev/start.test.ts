@@ -5,6 +5,7 @@
  * PATH, a fresh HOME; that test needs() them). Last, a config that retires a backend still
  * holding shards is refused at start (issue 26).
  */
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
@@ -83,7 +84,12 @@ describe('npm start', { timeout: 180_000 }, () => {
   });
 
   it('a config retiring a backend that still holds shards is refused at start, naming the count (issue 26)', async () => {
-    // The gateway above stored the banner's README.md (4+2 over six backends: a shard on each).
+    // A coded object of its own (4+2 over six backends: a shard on each), whether or not the
+    // banner's lines (which need awscli, boto3 and rclone) stored theirs.
+    const s3 = new S3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' }, maxAttempts: 1 });
+    await s3.send(new CreateBucketCommand({ Bucket: 'retire-proof' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'retire-proof', Key: 'coded', Body: new Uint8Array(100_000).fill(7) }));
+    s3.destroy();
     const exited = new Promise((r) => child!.once('exit', r));
     child!.kill('SIGTERM');
     await exited;
