@@ -1,23 +1,11 @@
 /**
- * Reads a stream to its end, copying every chunk: the gateway's bodies (the gate's verified
- * request body, the engine's object reads) reuse their buffers, so a chunk is valid only until
- * the next read. Consumers that keep chunks (like Response.arrayBuffer()) must copy them.
+ * Reads a stream to its end, copying every chunk as it is read: the gateway's bodies (the gate's
+ * verified request body, the engine's object reads) are lent streams whose chunks are valid only
+ * until the next read (worker/model/lent-chunks.ts). Consumers that keep chunks (like
+ * Response.arrayBuffer()) must copy them; this is the product's own readAll.
  */
-export async function readBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value.slice());
-    total += value.length;
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+import { readAll } from '../../worker/model/lent-chunks.ts';
+
+export function readBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return readAll(stream, 'a test reading a body');
 }
