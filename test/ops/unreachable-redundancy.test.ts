@@ -23,6 +23,7 @@ import { localCatalog } from '../support/local-catalog.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { parseMetrics, valueOf } from './helpers.ts';
 import { emptyCounters } from '../../worker/ops/counters.ts';
+import { flushJournal } from '../../worker/upkeep/journal.ts';
 
 const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
 
@@ -32,7 +33,8 @@ async function setup(maintenance: string[] = []) {
   const catalog = localCatalog();
   const meter = new IsolateMeter();
   const backends = memory.map((b) => new MeteredBackend(b, (r) => meter.backendCall(r)));
-  const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: engineSettings(config) });
+  const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
+  const store = new EcStore({ catalog, units, settings: engineSettings(config) });
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
     config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain, maintenance: maintenance.includes(b.id) })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
@@ -50,7 +52,8 @@ async function setup(maintenance: string[] = []) {
     if (m?.storage.kind !== 'coded') throw new Error(`${key} is not coded`);
     return m.storage.units[0]!;
   };
-  return { catalog, ops, record, down, unitOf };
+  const journal = () => flushJournal({ catalog, units, policy: config.policies.ec! }, { deadline: Date.now() + 60_000 });
+  return { catalog, ops, record, down, unitOf, journal };
 }
 
 describe('shards on unreachable backends count as missing', () => {
@@ -92,6 +95,32 @@ describe('shards on unreachable backends count as missing', () => {
     expect(doc.backends.every((b) => b.state !== 'down')).toBe(true);
     expect(doc.data.redundancy).toMatchObject({ atRisk: 0, lost: 0 });
     expect(doc.data.redundancy.byPolicy['4+2']!.byShardsLeft.map((s) => s.units)).toEqual([3, 1, 0]);
+  });
+
+  it("the catalog journal's units too: 2 down, the bucket's 4+2 segment at exactly k (warning); 3 down, below k (critical); all down, every unit lost", async () => {
+    const { ops, down, journal } = await setup();
+    expect((await journal()).segments).toBeGreaterThan(0);
+    vi.setSystemTime(Date.now() + 60_000); // the probes' failures below are later than the journal's writes
+    let doc = (await ops.status({ signed: true, hours: 1, probe: false })).doc;
+    // The bucket's segment (4+2, a shard on each backend) and the bucket list's (three replicas).
+    expect(doc.data.journal).toMatchObject({ units: 2, atRisk: 0, lost: 0, byCode: { '4+2': 1, '1+2': 1 } });
+    expect(doc.checks.find((c) => c.name === 'journal-redundancy')).toMatchObject({ state: 'ok' });
+
+    down('b0', 'b1');
+    doc = (await ops.status({ signed: true, hours: 1, probe: false })).doc;
+    expect(doc.buckets![0]!.journal?.redundancy).toMatchObject({ units: 1, atRisk: 1, lost: 0 });
+    expect(doc.buckets![0]!.journal?.redundancy).not.toHaveProperty('placements'); // counts only
+    expect(doc.data.journal.atRisk).toBeGreaterThanOrEqual(1);
+    expect(doc.checks.find((c) => c.name === 'journal-redundancy')).toMatchObject({ state: 'warning' });
+
+    down('b2');
+    doc = (await ops.status({ signed: true, hours: 1, probe: false })).doc;
+    expect(doc.buckets![0]!.journal?.redundancy).toMatchObject({ units: 1, atRisk: 0, lost: 1 });
+    expect(doc.checks.find((c) => c.name === 'journal-redundancy')).toMatchObject({ state: 'critical' });
+
+    down('b3', 'b4', 'b5');
+    doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
+    expect(doc.data.journal).toMatchObject({ units: 2, atRisk: 0, lost: 2 });
   });
 
   it('the cron\'s sample counts them too', async () => {

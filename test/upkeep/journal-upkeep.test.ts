@@ -179,6 +179,12 @@ describe("the journal's upkeep", () => {
     expect(journalRedundancy([unit(4, 2, []), unit(4, 2, [0, 5]), unit(4, 2, [0, 1, 2]), unit(2, 2, [1])])).toEqual({
       units: 4, atRisk: 1, lost: 1, byCode: { '4+2': 3, '2+2': 1 },
       shardsByBackend: { b0: 2, b1: 2, b2: 3, b3: 4, b4: 3, b5: 2 },
+      placements: [
+        { k: 4, m: 2, on: ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'], units: 1 },
+        { k: 4, m: 2, on: ['b1', 'b2', 'b3', 'b4'], units: 1 },
+        { k: 4, m: 2, on: ['b3', 'b4', 'b5'], units: 1 },
+        { k: 2, m: 2, on: ['b0', 'b2', 'b3'], units: 1 },
+      ],
     });
   });
 });

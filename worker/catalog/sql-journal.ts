@@ -271,7 +271,12 @@ export class SqlJournal {
 /** The units of segment files counted by shards recorded present, code and backend. */
 export function journalRedundancy(units: CodedUnit[]): JournalRedundancy {
   const out: JournalRedundancy = { units: units.length, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {} };
+  const groups = new Map<string, { k: number; m: number; on: string[]; units: number }>();
   for (const u of units) {
+    const on = u.placement.filter((_, i) => !u.missing.includes(i)).sort();
+    const group = `${u.k}+${u.m}:${on.join(',')}`;
+    const g = groups.get(group) ?? groups.set(group, { k: u.k, m: u.m, on, units: 0 }).get(group)!;
+    g.units++;
     const present = u.k + u.m - new Set(u.missing).size;
     if (present < u.k) out.lost++;
     else if (present === u.k && u.m > 0) out.atRisk++;
@@ -281,6 +286,7 @@ export function journalRedundancy(units: CodedUnit[]): JournalRedundancy {
       if (!u.missing.includes(i)) out.shardsByBackend[id] = (out.shardsByBackend[id] ?? 0) + 1;
     });
   }
+  out.placements = [...groups.values()];
   return out;
 }
 

@@ -735,6 +735,12 @@ export interface JournalRedundancy {
   byCode: Record<string, number>;
   /** Shard files per backend (a drained backend must end with none). */
   shardsByBackend: Record<string, number>;
+  /**
+   * Units grouped by code and the backends holding their present shards (sorted): what the status
+   * needs to count shards on unreachable backends as missing (ops/unreachable.ts), as it does for
+   * data units. Absent from statuses written before it existed.
+   */
+  placements?: { k: number; m: number; on: string[]; units: number }[];
 }
 
 

@@ -398,6 +398,10 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
     doc.buckets = data.buckets.map((b) => {
       const progress = restriping.get(b.bucket);
       const { placements: _, ...health } = b; // the counts behind the redundancy: many rows, nothing to read
+      if (health.journal?.redundancy?.placements) {
+        const { placements: __, ...redundancy } = health.journal.redundancy;
+        health.journal = { ...health.journal, redundancy };
+      }
       return { ...health, storedBytes: storedOf(b), scrubCoverage: coverageOf(b), ...(progress ? { restripeProgress: progress } : {}) };
     });
   }

@@ -7,8 +7,9 @@
  * shards left are its present shards minus those on an unreachable backend.
  * Unreachable: a backend health knows down (its latest call or probe failed), one an operator put
  * in maintenance (known down: its shards are not read), and a retired one (never read).
+ * The catalog journal's segment units are recounted the same way from their own placements.
  */
-import type { BucketHealth } from '../catalog/types.ts';
+import type { BucketHealth, JournalStatus } from '../catalog/types.ts';
 import { bytesAtRiskAndLost, emptyPolicy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import type { DataHealth } from './data-health.ts';
 
@@ -25,9 +26,31 @@ export function unreachableIds(backends: readonly ReachabilityOf[]): Set<string>
   return new Set(backends.filter((b) => b.state === 'down' || b.maintenance || b.fleetState === 'retired').map((b) => b.id));
 }
 
-/** A bucket's health with its redundancy recounted, shards on `unreachable` backends missing. */
+/** A bucket's health with its redundancy (and its journal's) recounted, shards on `unreachable` backends missing. */
 export function withUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet<string>): BucketHealth {
-  if (!h.placements || !h.redundancy || unreachable.size === 0) return h;
+  if (unreachable.size === 0) return h;
+  const journal = h.journal ? journalWithUnreachableMissing(h.journal, unreachable) : undefined;
+  return dataWithUnreachableMissing(journal ? { ...h, journal } : h, unreachable);
+}
+
+/**
+ * The catalog journal's segment units recounted the same way (a journal unit at exactly k while
+ * its other shards sit on down backends is one loss from leaving a lost catalog unrebuildable).
+ */
+export function journalWithUnreachableMissing(j: JournalStatus, unreachable: ReadonlySet<string>): JournalStatus {
+  const r = j.redundancy;
+  if (!r?.placements || unreachable.size === 0) return j;
+  let atRisk = 0, lost = 0;
+  for (const p of r.placements) {
+    const missing = p.k + p.m - p.on.length + p.on.filter((id) => unreachable.has(id)).length;
+    if (missing > p.m) lost += p.units;
+    else if (missing === p.m && p.m > 0) atRisk += p.units;
+  }
+  return { ...j, redundancy: { ...r, atRisk, lost } };
+}
+
+function dataWithUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet<string>): BucketHealth {
+  if (!h.placements || !h.redundancy) return h;
   const byPolicy: Record<string, PolicyRedundancy> = {};
   const byMissing: Record<string, number> = {};
   let atRisk = 0, lost = 0;
@@ -46,5 +69,7 @@ export function withUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet
 
 /** Every bucket's health of `data` recounted with shards on `unreachable` backends missing. */
 export function countUnreachableAsMissing(data: DataHealth, unreachable: ReadonlySet<string>): DataHealth {
-  return unreachable.size ? { ...data, buckets: data.buckets.map((b) => withUnreachableMissing(b, unreachable)) } : data;
+  if (!unreachable.size) return data;
+  const bucketListJournal = data.bucketListJournal ? journalWithUnreachableMissing(data.bucketListJournal, unreachable) : data.bucketListJournal;
+  return { ...data, buckets: data.buckets.map((b) => withUnreachableMissing(b, unreachable)), bucketListJournal };
 }
