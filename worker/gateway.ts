@@ -399,7 +399,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const journalUpkeepRun = async (by: 'cron' | 'operator'): Promise<JournalUpkeepReport> => {
     const started = Date.now();
     const mode = config.scrub.mode === 'verify' ? 'verify' : 'heads';
-    const report = await journalUpkeep({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { mode });
+    const report = await journalUpkeep({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { mode, headsBy: scrubHeadsBy });
     const { failed, ...counts } = report;
     if (report.segments || failed.length) logLine({ msg: 'journal upkeep', by, mode, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, false);
     return report;

@@ -64,7 +64,7 @@ export const command: Command = {
     if (!values.bucket) throw new CliError('--bucket NAME is required');
     const r = (await client.admin('rebuild', { bucket: values.bucket, ...(values['no-journal'] ? { journal: '0' } : {}) })) as {
       restored: string[]; kept: string[]; unrecoverable: { unitId: string; reason: string }[]; retired?: string[];
-      catalogLost?: boolean;
+      catalogLost?: boolean; unlisted?: string[];
       journal?: { segments: number; asOf: string | null; rows: number; versions: number; deleteMarkers: number; settings: string[]; unreadable: { id: string; reason: string }[]; doubts: string[]; skipped?: string };
     };
     if (values.json) printJson(r);
@@ -78,9 +78,10 @@ export const command: Command = {
       if (r.catalogLost) process.stdout.write(j?.asOf && !j.skipped && !j.unreadable.length ? 'catalog loss: ended for this bucket (its journal is in, merged with the writes made since); writes are accepted again\n' : 'catalog loss: NOT ended: the journal of this bucket was not imported whole (see above); writes stay refused (--discard gives it up)\n');
       process.stdout.write(`restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}, ignored ${r.retired?.length ?? 0} unit(s) of deleted or superseded versions\n`);
       for (const u of r.unrecoverable) process.stdout.write(`  ${u.unitId}: ${u.reason}\n`);
+      if (r.unlisted?.length) process.stdout.write(`not listed: ${r.unlisted.join(', ')} did not answer; restored from the other backends (a write or journal segment stored only there was not seen): once they are back, \`shardgate repair\`, and \`shardgate rebuild --bucket ${values.bucket}\` again adds what only they held\n`);
     }
-    // Something of the journal could not be read: the rebuilt catalog may lack what it held.
-    return r.journal?.unreadable.length || r.journal?.doubts.length ? 1 : 0;
+    // Something of the journal could not be read, or a backend was not listed: the rebuilt catalog may lack what it held.
+    return r.journal?.unreadable.length || r.journal?.doubts.length || r.unlisted?.length ? 1 : 0;
   },
 };
 

@@ -33,7 +33,7 @@ export interface RunningGateway {
   persistDir: string;
 }
 
-export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string; vars?: Record<string, string> } = {}): Promise<RunningGateway> {
+export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string; vars?: Record<string, string>; r2Buckets?: Record<string, string> } = {}): Promise<RunningGateway> {
   const persistDir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'shardgate-test-'));
   const { worker, address } = await startDirectWorker({
     config: 'wrangler.toml',
@@ -43,6 +43,8 @@ export async function startGateway(config: object, opts: { entrypoint?: string; 
       ...poisonBinding(),
       SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
       ...Object.fromEntries(Object.entries(opts.vars ?? {}).map(([k, value]) => [k, { type: 'plain_text' as const, value }])),
+      // R2 buckets beyond wrangler.toml's six (binding -> bucket name): a backend added to the fleet.
+      ...Object.fromEntries(Object.entries(opts.r2Buckets ?? {}).map(([k, bucket_name]) => [k, { type: 'r2_bucket' as const, bucket_name }])),
     },
     dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
   }, (line) => console.warn(line));

@@ -48,11 +48,14 @@ export interface JournalRestore {
    * shards stay on the backends, uncollected, for a rescue or a rebuild from headers).
    */
   keptNewer?: string[];
+  /** Backends whose listing did not answer (unit-scan.ts): segments were read from the others. */
+  unlisted?: string[];
 }
 
 export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
   const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
+  if (scan.unlisted.length) out.unlisted = scan.unlisted;
   // Units whose header could not be read may be any instance's: named, not judged.
   out.unreadable.push(...scan.unrecoverable.map((u) => ({ id: `unit ${u.unitId}`, reason: u.reason })));
   const writes = new Map<string, ScannedUnit[]>();

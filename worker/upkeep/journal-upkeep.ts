@@ -47,7 +47,7 @@ export interface JournalUpkeepReport {
 /** Backend calls one run makes at most. */
 export const JOURNAL_UPKEEP_MAX_CALLS = 120;
 
-export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: ScrubOptions['mode']; maxCalls?: number }): Promise<JournalUpkeepReport> {
+export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: ScrubOptions['mode']; headsBy?: ScrubOptions['headsBy']; maxCalls?: number }): Promise<JournalUpkeepReport> {
   const report: JournalUpkeepReport = { segments: 0, units: 0, shards: 0, damaged: 0, repaired: 0, moved: 0, restriped: 0, failed: [], unfinished: false };
   const maxCalls = options.maxCalls ?? JOURNAL_UPKEEP_MAX_CALLS;
   let calls = 0;
@@ -88,7 +88,10 @@ export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: Sc
           report.units++;
           report.shards += unit.k + unit.m;
           calls += unit.k + unit.m;
-          const verdicts = await Promise.all(unit.placement.map((_, i) => slots.run(() => checkShard(JOURNAL_BUCKET, unit, i, byId, options.mode))));
+          // As the data's scrub checks (scrub.headsBy): without it every 'heads' check was a HEAD,
+          // which the local R2 emulator answers from its metadata, so the operator drill's wiped
+          // disk (test/ops/operator-drill.test.ts) left the journal's shards there unseen, 0 damaged.
+          const verdicts = await Promise.all(unit.placement.map((_, i) => slots.run(() => checkShard(JOURNAL_BUCKET, unit, i, byId, options.mode, options.headsBy))));
           const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
           report.damaged += damaged.filter((i) => !unit.missing.includes(i)).length;
           let missing = [...new Set([...unit.missing.filter((i) => verdicts[i] !== 'ok'), ...damaged])].sort((a, b) => a - b);

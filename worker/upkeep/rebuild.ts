@@ -42,6 +42,12 @@ export interface RebuildResult {
   unrecoverable: { unitId: string; reason: string }[];
   /** Units found on the backends that the catalog holds for deletion or reserves: not restored. */
   retired: string[];
+  /**
+   * Backends whose listing did not answer (unit-scan.ts), for the journal or the shard headers:
+   * restored from the others (their shards recorded missing where headers were read); a write
+   * (or a journal segment) stored only on them was not seen. Absent when every backend answered.
+   */
+  unlisted?: string[];
 }
 
 
@@ -62,6 +68,8 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   const pending = new Set(await catalog.pendingUnitIds(bucket));
   const scan = await scanUnits(bucket, backends, ring, (unitId) => pending.has(unitId));
   result.retired.push(...scan.skipped);
+  const unlisted = [...new Set([...(journal?.unlisted ?? []), ...scan.unlisted])];
+  if (unlisted.length) result.unlisted = unlisted;
   result.unrecoverable.push(...scan.unrecoverable);
   const tagRecords = scan.tagRecords;
   const newest = new Map<string, Candidate>();

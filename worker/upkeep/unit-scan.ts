@@ -5,7 +5,7 @@
  * (placement where its shards were found, missing shards, digests, MD5, checksum). Units that
  * cannot be (no complete footer, a header that does not open, fewer than k shards) are reported.
  */
-import type { Backend } from '../../backends/types.ts';
+import { isBackendError, type Backend } from '../../backends/types.ts';
 import { toBase64 } from '../model/bytes.ts';
 import { encodeHeader } from '../format/shard-file.ts';
 import { maskFooterDigests, type KeyRing } from '../format/seal.ts';
@@ -29,6 +29,12 @@ export interface UnitScan {
   skipped: string[];
   /** unitId -> backends holding a tag record of it. */
   tagRecords: Map<string, Backend[]>;
+  /**
+   * Backends whose listing did not answer (down, hung, throttled): left out, so their shards count
+   * as missing. The operator drill (test/ops/operator-drill.test.ts) found `shardgate rebuild`
+   * failing whole with 503 while m backends were down, where rescue restores from the others.
+   */
+  unlisted: string[];
 }
 
 export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRing | undefined, skip: (unitId: string) => boolean = () => false): Promise<UnitScan> {
@@ -38,10 +44,19 @@ export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRi
   // The bucket's units are named by it (written before shelves) or by its shelf under a key of
   // the ring (format/shelf.ts): a unit's shelf is its header's key, so a ring that opens it names it.
   const prefixes = await bucketShardPrefixes(bucket, ring);
+  const unlisted: string[] = [];
   for (const b of backends) for (const prefix of prefixes) {
+    if (unlisted.includes(b.id)) break;
     let cursor: string | undefined;
     do {
-      const page = await b.list(prefix, cursor);
+      // A backend that does not answer is left out (named in `unlisted`): with up to m of them
+      // down every unit still has k shards on the others. Any other failure still stops the scan.
+      const page = await b.list(prefix, cursor).catch((err: unknown) => {
+        if (!(isBackendError(err) && err.transient)) throw err;
+        unlisted.push(b.id);
+        return null;
+      });
+      if (!page) break;
       for (const e of page.entries) {
         const t = parseTagRecordKey(e.key);
         if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
@@ -53,7 +68,7 @@ export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRi
       cursor = page.cursor;
     } while (cursor);
   }
-  const out: UnitScan = { units: [], unrecoverable: [], skipped: [], tagRecords };
+  const out: UnitScan = { units: [], unrecoverable: [], skipped: [], tagRecords, unlisted };
   for (const [unitId, shards] of found) {
     if (skip(unitId)) {
       out.skipped.push(unitId);
