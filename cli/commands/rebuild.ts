@@ -78,7 +78,7 @@ export const command: Command = {
       if (r.catalogLost) process.stdout.write(j?.asOf && !j.skipped && !j.unreadable.length ? 'catalog loss: ended for this bucket (its journal is in, merged with the writes made since); writes are accepted again\n' : 'catalog loss: NOT ended: the journal of this bucket was not imported whole (see above); writes stay refused (--discard gives it up)\n');
       process.stdout.write(`restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}, ignored ${r.retired?.length ?? 0} unit(s) of deleted or superseded versions\n`);
       for (const u of r.unrecoverable) process.stdout.write(`  ${u.unitId}: ${u.reason}\n`);
-      if (r.unlisted?.length) process.stdout.write(`not listed: ${r.unlisted.join(', ')} did not answer; restored from the other backends (a write or journal segment stored only there was not seen): once they are back, \`shardgate repair\`, and \`shardgate rebuild --bucket ${values.bucket}\` again adds what only they held\n`);
+      if (r.unlisted?.length) process.stdout.write(`not listed: ${r.unlisted.join(', ')} did not answer; restored from the other backends (a unit with fewer than k shards on them is listed unrecoverable): once they are back, \`shardgate repair\`, and \`shardgate rebuild --bucket ${values.bucket}\` again for what was unrecoverable\n`);
     }
     // Something of the journal could not be read, or a backend was not listed: the rebuilt catalog may lack what it held.
     return r.journal?.unreadable.length || r.journal?.doubts.length || r.unlisted?.length ? 1 : 0;
