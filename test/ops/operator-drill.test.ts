@@ -21,11 +21,15 @@
  *    and setting, and nothing deleted comes back;
  * 5. r2-2 drained (a redeploy: a seventh backend r2-6 added active, r2-2 draining, since 4+2
  *    needs six active backends): `shardgate drain --run`, the journal's upkeep, the collector;
- *    r2-2 ends with no file at all (no shard, no journal segment) and every object reads back.
+ *    r2-2 holds no shard or segment the catalog uses, and once the collector has run past the
+ *    grace delays of older garbage, no file at all; every object reads back.
  *
  * Nothing sleeps: the clocks the steps wait on are driven (the gateway's reachability by its own
- * calls, the collector's grace by the redeploy's garbageGraceSeconds 0, repairs and scrubs run
- * now by the CLI instead of waiting for the cron, which wrangler's dev server never fires here).
+ * calls, the moves' old copies by the redeploy's garbageGraceSeconds 0, older garbage by the
+ * fixture's collector run at a later time; repairs, scrubs, journal runs and moves run now by the
+ * CLI instead of waiting for the cron, which wrangler's dev server never fires here).
+ * Two defects it found are fixed with it: the journal's upkeep ignored scrub.headsBy (a wiped
+ * local disk left journal shards unseen), and rebuild failed whole while a backend was down.
  */
 import {
   CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketCorsCommand, GetBucketTaggingCommand,
