@@ -22,7 +22,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
       uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
       scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
       // The bucket's own row waits for the journal's first segment, which dumps it (sql-journal.ts).
-      journal: { pending: 1, dumping: true, acked: 0, ackedTakenAt: null, generation: 1, complete: false, files: 0, redundancy: { units: 0, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {} } },
+      journal: { pending: 1, dumping: true, acked: 0, ackedTakenAt: null, generation: 1, complete: false, files: 0, redundancy: { units: 0, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {}, placements: [] } },
     });
     await expectS3(c().bucketHealth(`${b}-none`, new Date()), 'NoSuchBucket');
     await expectS3(c().listDegradedUnits(`${b}-none`, null, 10), 'NoSuchBucket');
