@@ -85,6 +85,7 @@ describe('SHARDGATE_LOCAL_DEV=1 through each channel, with the development key i
       const review = checkDeployment(file);
       expect(review.problems, channel.name).toContainEqual(expect.stringMatching(channel.problem));
 
+      // A rehearsal per channel: the channel is the wrangler file or binding the gateway starts with.
       const r = await startRehearsal({ port: 0, configFile: file, editConfig: withDevKey, log: () => {}, ...channel.rehearsal });
       try {
         const base = `http://127.0.0.1:${r.gateway.port}`;

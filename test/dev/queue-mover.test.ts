@@ -44,6 +44,7 @@ describe('the mover as queue links in workerd', { timeout: 300_000 }, () => {
   });
 
   it('one cron run starts the chain; links drain the backend to 0 and every object reads back', async () => {
+    // Started in the test: it is restarted below on the same state with the backend draining.
     gateway = await start(config(() => {}), 0);
     let s3 = new S3Client({ endpoint: gateway.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials });
     await s3.send(new CreateBucketCommand({ Bucket: 'moves' }));

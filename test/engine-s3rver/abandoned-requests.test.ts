@@ -105,6 +105,7 @@ describe('concurrent copies under a budget that fits one', { timeout: 300_000 },
     // One 12 MiB 4+2 copy needs its read share (~2.8 MiB) and write share (~5.5 MiB): 10 MiB fits
     // one at a time. Holding read shares while waiting for write shares, two would deadlock.
     const config = { ...gatewayConfig(servers, { timeoutMs: 30_000 }), codingBudget: { bytes: 10 * MiB, maxWaitMs: 20_000, tenantShare: 1 } }; // one key: the whole budget, as before shares (issue 37)
+    // A gateway of its own: the coding budget is config, and this one fits one copy at a time.
     const gateway = await startGateway(config);
     try {
       const endpoint = (await gateway.directUrl()).origin;

@@ -47,6 +47,7 @@ const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 
 describe('re-stripe in workerd', () => {
   it('a bucket moved from three replicas to 4+2 by a redeploy is rewritten through the admin API and reads back byte for byte', async () => {
+    // Started in the test: the redeploy below restarts it on the same state with another policy.
     gateway = await startGateway(configFor('triple'), { stateDir, inspector: true });
     let s3: S3Client = gateway.client({ endpoint: (await gateway.directUrl()).origin });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));

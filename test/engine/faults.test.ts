@@ -219,6 +219,7 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     const persistDir = gw.persistDir;
     await gw.stop();
     rmSync(join(persistDir, 'v3', 'do'), { recursive: true, force: true });
+    // Started again on the same R2 state: the catalog (the Durable Objects' state) deleted under it.
     gw = await startGateway(CONFIG, { persistDir });
     await expect(get('b')).rejects.toMatchObject({ name: 'NoSuchBucket' });
     // The operator's API, signed as any S3 request (aws4fetch here; curl --aws-sigv4 works too).

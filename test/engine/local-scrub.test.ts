@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway } from './harness.ts';
 
 async function deletedFilesFound(headsBy?: 'head' | 'tail-read'): Promise<number> {
+  // One gateway per setting: scrub.headsBy is part of the config it starts with.
   const g = await startGateway(r2Config({ scrub: { mode: 'heads', unitsPerRun: 100, ...(headsBy ? { headsBy } : {}) } }));
   try {
     const s3 = g.s3();

@@ -66,6 +66,7 @@ describe('tag records: the tags as last set, beside the shards', () => {
     const persistDir = gw.persistDir;
     await gw.stop();
     rmSync(join(persistDir, 'v3', 'do'), { recursive: true, force: true });
+    // Started again on the same R2 state: the catalog (the Durable Objects' state) deleted under it.
     gw = await startGateway(CONFIG, { persistDir });
     const admin = new AwsClient({ ...CREDENTIALS, service: 's3', region: 'us-east-1' });
     const res = await admin.fetch(`${gw.url}/_shardgate/admin/rebuild?bucket=${B}`, { method: 'POST' });
