@@ -9,6 +9,7 @@
  * back (test/support/prerequisites.ts).
  */
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import LongestFirst from './test/support/sequencer.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,8 @@ export default defineConfig({
     // otherwise. Measured on the 2-core machine (docs/TESTING.md): 21.5 min one at a time, 11.5
     // min two at a time, the same tests failing and passing. SHARDGATE_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.SHARDGATE_TEST_WORKERS ?? 2),
+    // Longest files first, on a fresh clone too (test/support/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         // The product's Durable Object classes run in-process in Node tests (the catalog over
