@@ -1,11 +1,11 @@
 /**
- * Key rotation (upkeep/rotate-keys.ts) over 10,000 objects (`npm run test:full`; 2,000 in `npm test`,
- * still four batches of 500 per bucket, so the calls go on where the last stopped): every data key is re-wrapped under the
+ * Key rotation (upkeep/rotate-keys.ts) over 10,000 objects (`npm run test:full`; 2,000 in `npm test`:
+ * still batches of 500, and a first call cut short after two of them): every data key is re-wrapped under the
  * new key with no backend call at all (the backends' call counters), in bounded calls that go on
  * where the last stopped; afterwards a gateway holding only the new key reads every object. A
  * record changed between read and replace is never overwritten.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FaultyBackend, MemoryBackend } from '../../backends/index.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
@@ -46,9 +46,20 @@ describe('key rotation', () => {
     const callsBefore = backends.map((b) => b.calls.length);
     const both = KeyRing.fromBase64({ a: A, b: B }, 'b');
     await expect(rotateKeys(catalog, KeyRing.fromBase64({ a: A, b: B }, 'a'), 'b', { deadline: Date.now() + 60_000 })).rejects.toThrow(/active key/);
-    // A first call cut short at once does a batch per bucket at most; the next ones go on from there.
-    let report = await rotateKeys(catalog, both, 'b', { deadline: Date.now(), batch: 500 });
-    expect(report.done).toBe(false);
+    // A call cut short goes on where the last stopped. The clock moves one second per catalog
+    // page (Date.now, which the deadline is read against): a first call with 1.5 s does two pages
+    // of 500 in bucket one (1,000 objects and a part: not done) and nothing in bucket two.
+    let clock = Date.now();
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => clock);
+    const paged = new Proxy(catalog, { get: (c, p) => (p === 'listSealRecords' ? (...a: Parameters<typeof catalog.listSealRecords>) => ((clock += 1000), c.listSealRecords(...a)) : Reflect.get(c, p)) });
+    let report: Awaited<ReturnType<typeof rotateKeys>>;
+    try {
+      report = await rotateKeys(paged, both, 'b', { deadline: clock + 1500, batch: 500 });
+      expect(report.done).toBe(false);
+      expect(report.buckets.map((b) => [b.bucket, b.rewrapped, b.done])).toEqual([['one', 1000, false], ['two', 0, false]]);
+    } finally {
+      now.mockRestore();
+    }
     let calls = 1;
     while (!report.done) {
       report = await rotateKeys(catalog, both, 'b', { deadline: Date.now() + 60_000, batch: 500 });
