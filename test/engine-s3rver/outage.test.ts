@@ -28,6 +28,7 @@ import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
 import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 import { parseShardKey, unitPrefix } from '../../worker/format/shard-key.ts';
+import { RECHECK_AFTER_MS, REFUSED_DOWN_MS } from '../../worker/engine/reachability.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -364,6 +365,12 @@ describe('gateway over six s3rver processes, 4+2', () => {
   test('all restarted on their ports: everything readable, new PUTs succeed', async () => {
     for (const i of [...down]) await restart(servers[i]!);
     down.length = 0;
+    // The gateway knows them down (engine/reachability.ts: refused at once for REFUSED_DOWN_MS,
+    // rechecked by a probe once that knowledge is RECHECK_AFTER_MS old, a probe waited for 1 s at
+    // most): past both, each request here makes one attempt and must find them back. A client
+    // right after the restart may get one 503 (retried by every S3 SDK); once, on a loaded
+    // machine, the recheck's probe took longer than its wait and this test saw it.
+    await new Promise((r) => setTimeout(r, REFUSED_DOWN_MS + RECHECK_AFTER_MS));
     await expectAllIntact();
     const o = stored.get('o-5m')!;
     expect(await get('o-5m', 'bytes=100000-1200000')).toMatchObject({ ok: true, status: 206, sha256: createHash('sha256').update(bodySlice(o.seed, 100_000, 1_100_001)).digest('hex') });
