@@ -32,20 +32,19 @@
  * local disk left journal shards unseen), and rebuild failed whole while a backend was down.
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketCorsCommand, GetBucketTaggingCommand,
-  GetBucketVersioningCommand, GetObjectCommand, GetObjectTaggingCommand, ListObjectVersionsCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
+  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
   PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 import { devShardPrefixes, TEST_ENCRYPTION } from '../support/dev-encryption.ts';
+import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { parseMetrics, shardgate, signer, valueOf, type CliRun, type Sample } from './helpers.ts';
 
-const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const BACKENDS = ['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5'];
 const HUNG = 'r2-0', DOWN = 'r2-1', WIPED = 'r2-3', DRAINED = 'r2-2';
 const GONE = ['r2-4', 'r2-5']; // m of them, while the catalog is rebuilt
@@ -54,26 +53,6 @@ const BUCKETS = ['vault', 'history'];
 /** The drill's config: 4+2 over six local R2 buckets, sealed; backend waits bounded at 300 ms. */
 function drillConfig(overrides: Record<string, unknown> = {}) {
   return r2Config({ backendWaitMs: 300, readHedgeMs: 0, encryption: TEST_ENCRYPTION, scrub: { mode: 'heads', unitsPerRun: 1000 }, ...overrides });
-}
-
-/** What a client sees of a bucket: every version and marker in order, each version's bytes, tags and metadata; the settings. */
-async function picture(s3: S3Client, bucket: string) {
-  const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-  const versions = [];
-  for (const v of listed.Versions ?? []) {
-    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: v.Key!, VersionId: v.VersionId }));
-    const bytes = await got.Body!.transformToByteArray();
-    const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: v.Key!, VersionId: v.VersionId }));
-    versions.push({
-      key: v.Key, versionId: v.VersionId, isLatest: v.IsLatest, etag: v.ETag, size: v.Size, md5: md5(bytes),
-      metadata: got.Metadata, contentType: got.ContentType, tags: tags.TagSet?.map((t) => `${t.Key}=${t.Value}`),
-    });
-  }
-  const markers = (listed.DeleteMarkers ?? []).map((m) => ({ key: m.Key, versionId: m.VersionId, isLatest: m.IsLatest }));
-  const versioning = (await s3.send(new GetBucketVersioningCommand({ Bucket: bucket }))).Status ?? null;
-  const cors = await s3.send(new GetBucketCorsCommand({ Bucket: bucket })).then((r) => r.CORSRules, () => null);
-  const tagging = await s3.send(new GetBucketTaggingCommand({ Bucket: bucket })).then((r) => r.TagSet, () => null);
-  return { versions, markers, versioning, cors, tagging };
 }
 
 type StatusJson = {
@@ -95,7 +74,7 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
   /** Every object's bytes as written, by bucket/key[/version]; and what the operator deleted. */
   const written = new Map<string, Buffer>();
   const deleted: string[] = [];
-  let before = new Map<string, Awaited<ReturnType<typeof picture>>>();
+  let before = new Map<string, BucketPicture>();
   const timings: Record<string, number> = {};
   const t0 = Date.now();
 
@@ -279,7 +258,7 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
   });
 
   it('4. the catalog deleted with m=2 backends down: the gateway says so, shardgate rebuild restores everything', async () => {
-    for (const b of BUCKETS) before.set(b, await picture(s3, b));
+    for (const b of BUCKETS) before.set(b, await bucketPicture(s3, b));
     const journal = await cli(['journal']);
     expect(journal.code, journal.stdout + journal.stderr).toBe(0);
     await stop();
@@ -319,7 +298,7 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     expect((await cli(['rebuild', '--lost'])).code).toBe(0);
     expect(checkOf(await status(), 'catalog-lost')).toMatchObject({ state: 'ok' });
     // Every version, marker, tag, metadata and setting as before, read with two backends down.
-    for (const bucket of BUCKETS) expect(await picture(s3, bucket), bucket).toEqual(before.get(bucket));
+    for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     const vault = before.get('vault')!;
     expect(vault.versions.map((v) => v.key).sort()).toEqual(['big/upload.bin', 'docs/\u00fc & \u4f60\u597d.bin', 'during-outage.txt', 'over', 'tiny.txt']);
     for (const name of deleted) expect(vault.versions.some((v) => `vault/${v.key}` === name), `${name} came back`).toBe(false);
@@ -381,7 +360,7 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
 
     // Byte for byte, every object and every version; the pictures as before the catalog was lost.
     expect(await everyObjectReads()).toBe(9);
-    for (const bucket of BUCKETS) expect(await picture(s3, bucket), bucket).toEqual(before.get(bucket));
+    for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     lap('5-drain');
   });
 });

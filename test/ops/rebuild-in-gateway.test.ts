@@ -13,48 +13,27 @@
  * inline, multipart and noncurrent versions and settings were lost.
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketCorsCommand, GetBucketTaggingCommand,
-  GetBucketVersioningCommand, GetObjectCommand, GetObjectTaggingCommand, ListObjectVersionsCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
+  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
   PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
+import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { shardgate } from './helpers.ts';
 
-const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 const BUCKETS = ['vault', 'history'];
-
-/** What a client sees of a bucket: every version and marker in order, each version's bytes, tags and metadata. */
-async function picture(s3: S3Client, bucket: string) {
-  const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-  const versions = [];
-  for (const v of listed.Versions ?? []) {
-    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: v.Key!, VersionId: v.VersionId }));
-    const bytes = await got.Body!.transformToByteArray();
-    const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: v.Key!, VersionId: v.VersionId }));
-    versions.push({
-      key: v.Key, versionId: v.VersionId, isLatest: v.IsLatest, etag: v.ETag, size: v.Size, md5: md5(bytes),
-      metadata: got.Metadata, contentType: got.ContentType, tags: tags.TagSet?.map((t) => `${t.Key}=${t.Value}`),
-    });
-  }
-  const markers = (listed.DeleteMarkers ?? []).map((m) => ({ key: m.Key, versionId: m.VersionId, isLatest: m.IsLatest }));
-  const versioning = (await s3.send(new GetBucketVersioningCommand({ Bucket: bucket }))).Status ?? null;
-  const cors = await s3.send(new GetBucketCorsCommand({ Bucket: bucket })).then((r) => r.CORSRules, () => null);
-  const tagging = await s3.send(new GetBucketTaggingCommand({ Bucket: bucket })).then((r) => r.TagSet, () => null);
-  return { versions, markers, versioning, cors, tagging };
-}
 
 describe('the catalog lost entirely, rebuilt inside the gateway from its journal, 2 of 6 backends wiped', { timeout: 300_000 }, () => {
   let dir: string;
   let state: string;
   let gateway: LocalGateway | undefined;
   let s3: S3Client;
-  const before = new Map<string, Awaited<ReturnType<typeof picture>>>();
+  const before = new Map<string, BucketPicture>();
   const deleted: string[] = [];
 
   const client = (g: LocalGateway) => new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
@@ -94,7 +73,7 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       await put('history', 'removed', randomBytes(9000), { Tagging: 'state=old' });
       await s3.send(new DeleteObjectCommand({ Bucket: 'history', Key: 'removed' })); // a delete marker over its version
 
-      for (const b of BUCKETS) before.set(b, await picture(s3, b));
+      for (const b of BUCKETS) before.set(b, await bucketPicture(s3, b));
       const stored = await shardgate(['journal', '--endpoint', g.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
       expect(stored.code, stored.stderr).toBe(0);
     } finally {
@@ -123,7 +102,7 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       expect(r.restored, `${bucket}: nothing was written after the journal, so the headers add nothing`).toEqual([]);
       expect(run.code, bucket).toBe(0);
     }
-    for (const bucket of BUCKETS) expect(await picture(s3, bucket), bucket).toEqual(before.get(bucket));
+    for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     const vault = before.get('vault')!;
     expect(vault.versions.map((v) => v.key).sort()).toEqual(['big/upload.bin', 'docs/\u00fc & \u4f60\u597d.bin', 'large.bin', 'over', 'tiny.txt']);
     for (const name of deleted) expect(vault.versions.some((v) => `vault/${v.key}` === name), name).toBe(false);
