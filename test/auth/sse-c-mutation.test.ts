@@ -69,7 +69,7 @@ function expectedWithKey(c: Condition, etag: string, kind: string): number {
   const copy = kind === 'CopyObject' || kind === 'UploadPartCopy';
   if (c.match !== undefined && c.match !== etag) return 412;
   if (c.unmodifiedSince) return 412;
-  if (c.noneMatch !== undefined && c.noneMatch === etag) return copy ? 412 : kind === 'GetObjectAttributes' ? 304 : 304;
+  if (c.noneMatch !== undefined && c.noneMatch === etag) return copy ? 412 : 304;
   if (c.modifiedSince && c.noneMatch === undefined) return copy ? 412 : 304;
   return kind === 'ranged GET' ? 206 : 200;
 }

@@ -42,7 +42,7 @@ export function journalWithUnreachableMissing(j: JournalStatus, unreachable: Rea
   if (!r?.placements || unreachable.size === 0) return j;
   let atRisk = 0, lost = 0;
   for (const p of r.placements) {
-    const missing = p.k + p.m - p.on.length + p.on.filter((id) => unreachable.has(id)).length;
+    const missing = missingNow(p, unreachable);
     if (missing > p.m) lost += p.units;
     else if (missing === p.m && p.m > 0) atRisk += p.units;
   }
@@ -55,7 +55,7 @@ function dataWithUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet<st
   const byMissing: Record<string, number> = {};
   let atRisk = 0, lost = 0;
   for (const p of h.placements) {
-    const missing = p.k + p.m - p.on.length + p.on.filter((id) => unreachable.has(id)).length;
+    const missing = missingNow(p, unreachable);
     const ladder = (byPolicy[`${p.k}+${p.m}`] ??= emptyPolicy(p.k, p.m));
     const slot = missing > p.m ? ladder.belowK : ladder.byShardsLeft[missing]!;
     slot.units += p.units;
@@ -65,6 +65,11 @@ function dataWithUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet<st
     else if (missing === p.m && p.m > 0) atRisk += p.units;
   }
   return { ...h, redundancy: { atRisk, lost, ...bytesAtRiskAndLost(byPolicy), byMissing, byPolicy } };
+}
+
+/** A placement group's shards missing now: those recorded missing plus those on an unreachable backend. */
+function missingNow(p: { k: number; m: number; on: readonly string[] }, unreachable: ReadonlySet<string>): number {
+  return p.k + p.m - p.on.length + p.on.filter((id) => unreachable.has(id)).length;
 }
 
 /** Every bucket's health of `data` recounted with shards on `unreachable` backends missing. */
