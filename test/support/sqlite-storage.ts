@@ -112,7 +112,7 @@ export class SqliteStorage {
       this.schemaChain = chain;
       return cursor;
     }
-    if (!/^\s*SELECT\s/i.test(query)) this.schemaChain = null;
+    if (this.schemaChain !== null && !/^\s*SELECT\s/i.test(query)) this.schemaChain = null;
     return this.run<T>(query, bindings);
   }
 
