@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
-import { shardgate } from './helpers.ts';
+import { shardgate, signer } from './helpers.ts';
 
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
@@ -28,7 +28,9 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
   let cli: (args: string[]) => ReturnType<typeof shardgate>;
   const tiny = randomBytes(100), coded = randomBytes(20_000), after = randomBytes(3000);
   const client = (g: LocalGateway) => new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
-  const status = async () => (await (await fetch(new URL('/_shardgate/status', gateway!.url))).json()) as { health: string; checks: { name: string; state: string; detail: string }[] };
+  // Signed: an unsigned status is one document per isolate every 5 s (ANONYMOUS_STATUS_TTL_MS), so
+  // a check read just before the rebuild could be read again after it on a fast machine.
+  const status = async () => (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as { health: string; checks: { name: string; state: string; detail: string }[] };
   const lostCheck = async () => (await status()).checks.find((c) => c.name === 'catalog-lost');
   const refusal = (p: Promise<unknown>) => p.then(() => 'accepted', (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => `${err.$metadata?.httpStatusCode} ${err.name}`);
 
@@ -97,7 +99,7 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
     const upkeep = await cli(['journal', '--upkeep']);
     expect(upkeep.stdout).toMatch(/journal upkeep: [1-9]\d* segment\(s\), [1-9]\d* unit\(s\) checked .*: 0 damaged/);
     expect(upkeep.code, upkeep.stdout).toBe(0);
-    const doc = (await (await fetch(new URL('/_shardgate/status', gateway!.url))).json()) as { data: { journal: { units: number; atRisk: number; lost: number } } };
+    const doc = (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as { data: { journal: { units: number; atRisk: number; lost: number } } };
     expect(doc.data.journal).toMatchObject({ atRisk: 0, lost: 0 });
     expect(doc.data.journal.units).toBeGreaterThan(0);
   });
