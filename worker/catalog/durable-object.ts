@@ -24,7 +24,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Fenced, type Reply } from './rpc.ts';
-import { FENCED_METHOD_NAMES, FENCED_METHODS, type FencedMethod } from './fenced-methods.ts';
+import { operation, type OPERATIONS } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
@@ -38,6 +38,7 @@ import { importRows, SqlJournal, type JournalStatus, type JournalTake } from './
 import type { CatalogLoss, JournalImportBatch, JournalKnown } from './types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
 import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
+import type { Catalog } from './types.ts';
 import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
@@ -184,8 +185,8 @@ export class CatalogObject extends DurableObject {
     });
   }
 
-  /** Frees the storage of a retired instance (its garbage now lives in '__buckets__'). */
-  async destroyIfRetired(): Promise<void> {
+  /** Frees the storage of a retired instance (its garbage now lives in '__buckets__'); `bucket` names it (routing.ts). */
+  async destroyIfRetired(_bucket?: string): Promise<void> {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
     this.schemaReady = false;
     await this.ctx.storage.deleteAll();
@@ -294,17 +295,28 @@ export class CatalogObject extends DurableObject {
   }
 
   /**
-   * Runs `method` with `args` if the bucket's settings still have the stamp `expect` the caller's
-   * request was checked against; else does nothing and answers the settings as they are now
-   * (DurableCatalog checks the request again and repeats the call). The comparison and the start
-   * of the method are one synchronous step, and each method's checks and writes are one
-   * transaction, so no request acts on settings older than the ones its bucket holds then.
+   * The one entry point (operations.ts): runs operation `name` with `args` (as its method takes
+   * them) and answers what the method answers. With `stamp`, the operation must be a fenced one
+   * (a request's): it runs only if the bucket's request-path settings still have the stamp the
+   * caller's request was checked against; else nothing is done and the answer is the settings
+   * as they are now (Fenced: DurableCatalog checks the request again and repeats the call). The
+   * comparison and the start of the method are one synchronous step, and each method's checks
+   * and writes are one transaction, so no request acts on settings older than its bucket holds.
    */
-  async fenced(expect: string, method: FencedMethod, args: unknown[]): Promise<Fenced<unknown>> {
-    if (!FENCED_METHODS.has(method)) throw new Error(`CatalogObject.fenced: ${String(method)} is not a request-path method`);
+  async call(name: string, args: unknown[], stamp?: string): Promise<unknown> {
+    const op = operation(name);
+    if (op === undefined) throw new Error(`CatalogObject.call: no operation ${String(name)}`);
+    const method = this[name as keyof this] as (...a: unknown[]) => unknown;
+    if (stamp === undefined) return await method.apply(this, args);
+    if (!op.fenced) throw new Error(`CatalogObject.fenced: ${String(name)} is not a request-path method`);
     const now = this.requestSettings();
-    if (now.stamp !== expect) return { stale: now };
-    return { ran: await (this[method] as (...a: unknown[]) => unknown).apply(this, args) };
+    if (now.stamp !== stamp) return { stale: now } satisfies Fenced<unknown>;
+    return { ran: await method.apply(this, args) } satisfies Fenced<unknown>;
+  }
+
+  /** call() with a stamp, as gateways deployed before the operation table send it. */
+  async fenced(expect: string, method: string, args: unknown[]): Promise<Fenced<unknown>> {
+    return (await this.call(method, args, expect)) as Fenced<unknown>;
   }
 
   /** The bucket policy's document as it was put (state row 'policy'), or null. */
@@ -595,5 +607,20 @@ export class CatalogObject extends DurableObject {
   }
 }
 
-// Every fenced name is a method here (fenced-methods.ts cannot import this file: a cycle).
-FENCED_METHOD_NAMES satisfies readonly (keyof CatalogObject)[];
+// The operation table (operations.ts cannot import this file: a cycle) agrees with the methods:
+// every row is a method here; a port verb's row sends the method its arguments as it takes them
+// (the row's `wire`, else the port's own) and the method answers the port's value (in a Reply
+// unless `bare`). Composites (`own`) and internal rows are DurableCatalog's to get right.
+type Table = typeof OPERATIONS;
+type Answer<K extends keyof Table & keyof CatalogObject> = Table[K] extends { bare: true }
+  ? Awaited<ReturnType<CatalogObject[K]>>
+  : Extract<Awaited<ReturnType<CatalogObject[K]>>, { ok: unknown }>['ok'];
+type WireArgs<K extends keyof Table & keyof Catalog> = Table[K] extends { wire: (o: never, a: never) => infer W } ? W : Parameters<Catalog[K]>;
+type Disagrees<K extends keyof Table> = K extends keyof CatalogObject
+  ? Table[K] extends { own: true } | { internal: true } ? never
+  : K extends keyof Catalog
+    ? [WireArgs<K>] extends [Parameters<CatalogObject[K]>] ? [Answer<K>] extends [Awaited<ReturnType<Catalog[K]>>] ? never : `${K}: answer` : `${K}: arguments`
+    : `${K}: no port verb`
+  : `${K}: no method`;
+const agreed: [Disagrees<keyof Table>] extends [never] ? true : Disagrees<keyof Table> = true;
+void agreed;

@@ -1,0 +1,151 @@
+/**
+ * The catalog's one operation table: every operation a CatalogObject answers, by name (the name
+ * of its method, durable-object.ts), and how a gateway calls it:
+ * - `to`: the route (routing.ts): which instance its arguments name;
+ * - `fenced`: a request-path operation, which carries the settings stamp its request was checked
+ *   against (model/bucket-settings.ts) and is refused by an instance whose settings changed. Not
+ *   fenced: what cleans up or records after the fact (releaseUnits, queueGarbage, the repair
+ *   worklist, upkeep's calls), which must not be refused because a policy changed meanwhile;
+ * - `bare`: the method answers its value as is; otherwise a Reply (rpc.ts), S3 errors as data;
+ * - `wire`: the port's arguments (types.ts) as the method takes them, when they differ (a Date
+ *   sent as ms, the client's garbage grace and version cap added);
+ * - `own`: DurableCatalog writes the port verb itself (it spans calls or keeps state) and sends
+ *   this operation from there; `internal`: no port verb of that name, only such a composite uses it.
+ * CatalogObject.call dispatches by this table and DurableCatalog forwards every other port verb
+ * from it, so a new verb is written twice: its SQL (the CatalogObject method over sql-*.ts) and
+ * its row here. durable-object.ts checks that rows and methods agree (this file cannot import it:
+ * a cycle).
+ */
+import type { Route } from './routing.ts';
+import type { Catalog } from './types.ts';
+
+/** What the client adds to the port's arguments. */
+export interface WireOptions {
+  /** Milliseconds before superseded units may be deleted (rules.ts DEFAULT_GARBAGE_GRACE_MS). */
+  graceMs: number;
+  /** Versions kept per key (rules.ts DEFAULT_MAX_VERSIONS_PER_KEY). */
+  maxVersions: number;
+}
+
+export interface Operation<A = never> {
+  to: Route;
+  fenced?: true;
+  bare?: true;
+  own?: true;
+  internal?: true;
+  wire?: (o: WireOptions, args: A) => [] | unknown[];
+}
+
+/** Operations with no port verb of their name (DurableCatalog's composites send them). */
+type InternalName = 'registerBucket' | 'unregisterBucket' | 'queueOrphanGarbage' | 'initBucket' | 'retireBucket' | 'destroyIfRetired';
+
+type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
+
+export const OPERATIONS = {
+  // ---- The bucket list (routing.ts BUCKET_LIST) ----
+  listBucketRecords: { to: 'registry', bare: true },
+  registerBucket: { to: 'registry', internal: true },
+  unregisterBucket: { to: 'registry', bare: true, internal: true },
+  queueOrphanGarbage: { to: 'registry', bare: true, internal: true },
+  catalogLoss: { to: 'registry', bare: true },
+  setCatalogLoss: { to: 'registry', bare: true },
+  deletedBucketGarbage: { to: 'registry', bare: true, wire: (_, [now]) => [now.getTime()] },
+
+  // ---- A bucket's life and settings ----
+  /** From the bucket list, or (fenced) from the bucket's instance: DurableCatalog.getBucket. */
+  getBucket: { to: 'bucket', fenced: true, own: true },
+  initBucket: { to: 'bucket', bare: true, internal: true },
+  retireBucket: { to: 'bucket', fenced: true, internal: true },
+  destroyIfRetired: { to: 'bucket', bare: true, internal: true },
+  getBucketSettings: { to: 'bucket', own: true },
+  getBucketPolicy: { to: 'bucket' },
+  setBucketPolicy: { to: 'bucket', own: true },
+  getBucketCors: { to: 'bucket', fenced: true },
+  setBucketCors: { to: 'bucket', fenced: true },
+  getBucketTagging: { to: 'bucket', fenced: true },
+  setBucketTagging: { to: 'bucket', fenced: true },
+  getBucketLifecycle: { to: 'bucket', fenced: true },
+  setBucketLifecycle: { to: 'bucket', fenced: true },
+  getVersioning: { to: 'bucket', fenced: true },
+  setVersioning: { to: 'bucket', fenced: true },
+  getObjectLock: { to: 'bucket', fenced: true },
+  setObjectLock: { to: 'bucket', fenced: true },
+  getBucketLogging: { to: 'bucket' },
+  setBucketLogging: { to: 'bucket' },
+
+  // ---- Objects and multipart uploads ----
+  getManifest: { to: 'bucket', fenced: true },
+  getVersion: { to: 'bucket', fenced: true },
+  listManifests: { to: 'bucket', fenced: true },
+  listVersions: { to: 'bucket', fenced: true },
+  prepareWrite: { to: 'bucket', fenced: true, wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()] },
+  commitManifest: { to: 'bucket', fenced: true, wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
+  removeManifest: { to: 'bucket', fenced: true, wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false] },
+  setObjectTags: { to: 'bucket', fenced: true },
+  changeObjectLock: { to: 'bucket', fenced: true, wire: (_, [bucket, key, versionId, change, bypass]) => [bucket, key, versionId, change, bypass ?? false] },
+  reserveUnits: { to: 'bucket', fenced: true, wire: (_, [bucket, unitIds, expires]) => [bucket, unitIds, expires.getTime()] },
+  releaseUnits: { to: 'bucket' },
+  insertUpload: { to: 'bucket', fenced: true },
+  getUpload: { to: 'bucket', fenced: true },
+  preparePart: { to: 'bucket', fenced: true, wire: (_, [bucket, key, uploadId, unitIds, expires]) => [bucket, key, uploadId, unitIds, expires.getTime()] },
+  putPart: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId, part]) => [bucket, key, uploadId, part, o.graceMs] },
+  listPartRecords: { to: 'bucket', fenced: true },
+  commitUpload: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
+  getCompletedUpload: { to: 'bucket', fenced: true },
+  removeUpload: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId]) => [bucket, key, uploadId, o.graceMs] },
+  listUploadRecords: { to: 'bucket', fenced: true },
+
+  // ---- Garbage (DurableCatalog: into the bucket list when the bucket is gone; a sweep of every instance) ----
+  queueGarbage: { to: 'garbage', own: true, wire: (_, [garbage, notBefore]) => [garbage, notBefore.getTime()] },
+  takeDueGarbage: { to: 'sweep', bare: true, own: true },
+  pendingUnitIds: { to: 'bucket' },
+
+  // ---- Units: repair, scrub, moves, re-stripes, key rotation ----
+  getUnit: { to: 'bucket' },
+  listUnits: { to: 'bucket' },
+  markMissing: { to: 'bucket' },
+  markRepaired: { to: 'bucket' },
+  repairFailed: { to: 'bucket' },
+  repairSoon: { to: 'bucket' },
+  listDegradedUnits: { to: 'bucket' },
+  getScrubCursor: { to: 'bucket' },
+  recordScrub: { to: 'bucket' },
+  commitMove: { to: 'bucket', wire: (_, [bucket, move, notBefore]) => [bucket, move, notBefore.getTime()] },
+  getDrainState: { to: 'bucket' },
+  setDrainState: { to: 'bucket' },
+  claimMoveChain: { to: 'bucket' },
+  endMoveChain: { to: 'bucket' },
+  listVersionRecords: { to: 'bucket' },
+  commitRestripe: { to: 'bucket', wire: (_, [bucket, at, before, storage, notBefore]) => [bucket, at, before, storage, notBefore.getTime()] },
+  setRestripeState: { to: 'bucket' },
+  listSealRecords: { to: 'bucket' },
+  replaceSealRecords: { to: 'bucket' },
+  getRotationState: { to: 'bucket' },
+  setRotationState: { to: 'bucket' },
+
+  // ---- Health, lifecycle, access logs ----
+  bucketHealth: { to: 'bucket', wire: (_, [bucket, now]) => [bucket, now.getTime()] },
+  getLifecycleRun: { to: 'bucket' },
+  listKeyVersions: { to: 'bucket' },
+  setLifecycleProgress: { to: 'bucket' },
+  appendAccessLog: { to: 'bucket', wire: (_, [target, group, lines, now, rollMs]) => [target, group, lines, now.getTime(), rollMs] },
+  takeAccessLog: { to: 'bucket', wire: (_, [target, now, rollMs]) => [target, now.getTime(), rollMs] },
+  accessLogDelivered: { to: 'bucket' },
+
+  // ---- The catalog journal (sql-journal.ts): the bucket list's instance, or a bucket's ----
+  takeJournal: { to: 'journal', bare: true, wire: (_, [instance, now, maxBytes]) => [instance, now.getTime(), maxBytes] },
+  journalWritten: { to: 'journal', bare: true, wire: (o, [instance, take, units, now]) => [instance, take, units, now.getTime(), o.graceMs] },
+  importJournal: { to: 'bucket' },
+  journalStatus: { to: 'journal', bare: true },
+  journalKnown: { to: 'journal', bare: true },
+  journalContinueAfter: { to: 'journal', bare: true },
+  journalFiles: { to: 'journal', bare: true },
+  journalReplaceUnits: { to: 'journal', bare: true, wire: (o, [instance, segment, before, after, now]) => [instance, segment, before, after, now.getTime() + o.graceMs] },
+} satisfies Table;
+
+export type OperationName = keyof typeof OPERATIONS;
+
+/** The row of `name`, or undefined for a name that is none (never one of Object.prototype's). */
+export function operation(name: string): Operation<never> | undefined {
+  return Object.hasOwn(OPERATIONS, name) ? (OPERATIONS as Record<string, Operation<never>>)[name] : undefined;
+}
