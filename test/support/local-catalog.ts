@@ -46,8 +46,8 @@ export class LocalCatalogNamespace {
         return async (...args: unknown[]) => {
           const target = this.instance(name).object as unknown as Record<string, (...a: unknown[]) => unknown>;
           if (typeof target[method] !== 'function') throw new TypeError(`CatalogObject has no method ${method}`);
-          // One round trip of the operation it carries: call (operations.ts), or fenced as older gateways send it.
-          const counted = method === 'call' ? String(args[0]) : method === 'fenced' ? String(args[1]) : method;
+          // One round trip of the operation it carries: dispatch (operations.ts), or fenced as older gateways send it.
+          const counted = method === 'dispatch' ? String(args[0]) : method === 'fenced' ? String(args[1]) : method;
           this.calls.set(counted, (this.calls.get(counted) ?? 0) + 1);
           return structuredClone(await target[method]!(...structuredClone(args)));
         };

@@ -2,7 +2,7 @@
  * DurableCatalog: the Catalog over CatalogObject Durable Objects (binding CATALOG), built from
  * the operation table (operations.ts): each port verb with a row is sent to the instance its
  * route names (routing.ts: one instance per bucket plus the bucket list's), with its arguments
- * as the row turns them, through the instance's one entry point (CatalogObject.call), and its
+ * as the row turns them, through the instance's one entry point (CatalogObject.dispatch), and its
  * Reply unwrapped (rpc.ts). What is written here is only what spans calls or keeps state: bucket
  * creation and deletion (two instances, not atomic; see each for the gap), the fenced retry, the
  * isolate's view of bucket settings, garbage into a gone bucket, the garbage sweep and the
@@ -17,10 +17,9 @@
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
 import type * as S from '../model/object-store.ts';
-import type { CatalogObject } from './durable-object.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';
-import { OPERATIONS, operation, type Operation, type OperationName, type WireOptions } from './operations.ts';
+import { OPERATIONS, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
 import { instanceFor, type Route } from './routing.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
@@ -33,6 +32,12 @@ const SETTINGS_SEEN_MAX = 4096;
 /** Fenced tries of one call before the request fails (each answered with newer settings). */
 const FENCED_ATTEMPTS = 3;
 
+/** The CATALOG binding as the client uses it (a DurableObjectNamespace of CatalogObject): instances by name. */
+export interface CatalogNamespace {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): CatalogEntry;
+}
+
 /** The port verbs the table forwards (its rows neither `own` nor `internal`). */
 type ForwardedName = { [K in OperationName]: (typeof OPERATIONS)[K] extends { own: true } | { internal: true } ? never : K }[OperationName];
 type Forwarded = Pick<Catalog, ForwardedName & keyof Catalog>;
@@ -44,7 +49,7 @@ export class DurableCatalog implements Catalog {
   private readonly wire: WireOptions;
 
   constructor(
-    private readonly ns: DurableObjectNamespace<CatalogObject>,
+    private readonly ns: CatalogNamespace,
     options: CatalogOptions = {},
   ) {
     this.wire = {
@@ -88,9 +93,9 @@ export class DurableCatalog implements Catalog {
     const bucket = args[0] as string;
     const fence = op.fenced && (to ?? op.to) === 'bucket' ? requestFence.getStore() : undefined;
     let stamp = fence?.stampFor(bucket);
-    if (fence === undefined || stamp === undefined) return await stub.call(name, args);
+    if (fence === undefined || stamp === undefined) return await stub.dispatch(name, args);
     for (let attempt = 0; attempt < FENCED_ATTEMPTS; attempt++) {
-      const r = (await stub.call(name, args, stamp)) as Fenced<unknown>;
+      const r = (await stub.dispatch(name, args, stamp)) as Fenced<unknown>;
       if (r.stale === undefined) return r.ran;
       this.saw(bucket, r.stale);
       await fence.changed(bucket, r.stale);

@@ -1,14 +1,18 @@
 /**
  * CatalogObject: the Durable Object behind DurableCatalog, with SQLite storage (sql-schema.ts).
- * One instance per bucket (idFromName('bucket:' + name)) holds that bucket's objects, uploads,
- * parts and garbage; the instance named '__buckets__' holds the bucket list and the garbage of
- * deleted buckets. Methods are RPC entry points shaped like the Catalog interface. Each runs in
+ * One instance per bucket (routing.ts: idFromName('bucket:' + name)) holds that bucket's objects,
+ * uploads, parts and garbage; the instance named '__buckets__' holds the bucket list and the
+ * garbage of deleted buckets. A gateway reaches it through one entry point, dispatch(), by the
+ * operation's name (operations.ts: the one table of operations); each operation is a method
+ * here, whose name and arguments stay callable by RPC as gateways deployed before the table
+ * call them (a deploy runs old and new code side by side for a moment). Each method runs in
  * one transactionSync with no await between its checks and its writes: a Durable Object runs one
  * synchronous section at a time, so a conditional commit or a completion is atomic against every
  * other request to the bucket, and a thrown S3Error rolls the transaction back.
  * S3 errors come back as data (rpc.ts). Mutations take the garbage grace delay from the caller.
- * A request's calls may come through fenced(): run only if the bucket's request-path settings
- * (its policy) are still those the request was checked against (model/bucket-settings.ts).
+ * A request's calls may carry a settings stamp (dispatch's `stamp`; fenced() for older gateways):
+ * run only if the bucket's request-path settings (its policy) are still those the request was
+ * checked against (model/bucket-settings.ts).
  * An instance creates its tables only when a bucket (or the bucket list) is first written, so a
  * request naming a bucket that never existed leaves no storage behind.
  * Repair: a bucket's instance owns its repair worklist (sql-repairs.ts). Whenever it has
@@ -17,14 +21,14 @@
  * repairFailed). The alarm is set in the same event as the commit that recorded the damage, so a
  * crash of the gateway, a lost message or a dropped queue retry cannot lose a repair.
  * Known gap: one instance bounds a bucket's request rate; partitioning a hot bucket across
- * instances would slot in behind DurableCatalog.bucket().
+ * instances slots in behind routing.ts (issue 39).
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, type Fenced, type Reply } from './rpc.ts';
-import { operation, type OPERATIONS } from './operations.ts';
+import { operation, type CatalogEntry, type OPERATIONS } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
@@ -68,7 +72,7 @@ const LOGGING = 'logging';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
-export class CatalogObject extends DurableObject {
+export class CatalogObject extends DurableObject implements CatalogEntry {
   private schemaReady: boolean;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -303,9 +307,9 @@ export class CatalogObject extends DurableObject {
    * comparison and the start of the method are one synchronous step, and each method's checks
    * and writes are one transaction, so no request acts on settings older than its bucket holds.
    */
-  async call(name: string, args: unknown[], stamp?: string): Promise<unknown> {
+  async dispatch(name: string, args: unknown[], stamp?: string): Promise<unknown> {
     const op = operation(name);
-    if (op === undefined) throw new Error(`CatalogObject.call: no operation ${String(name)}`);
+    if (op === undefined) throw new Error(`CatalogObject.dispatch: no operation ${String(name)}`);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
     if (stamp === undefined) return await method.apply(this, args);
     if (!op.fenced) throw new Error(`CatalogObject.fenced: ${String(name)} is not a request-path method`);
@@ -314,9 +318,9 @@ export class CatalogObject extends DurableObject {
     return { ran: await method.apply(this, args) } satisfies Fenced<unknown>;
   }
 
-  /** call() with a stamp, as gateways deployed before the operation table send it. */
+  /** dispatch() with a stamp, as gateways deployed before the operation table send it. */
   async fenced(expect: string, method: string, args: unknown[]): Promise<Fenced<unknown>> {
-    return (await this.call(method, args, expect)) as Fenced<unknown>;
+    return (await this.dispatch(method, args, expect)) as Fenced<unknown>;
   }
 
   /** The bucket policy's document as it was put (state row 'policy'), or null. */
@@ -612,9 +616,10 @@ export class CatalogObject extends DurableObject {
 // (the row's `wire`, else the port's own) and the method answers the port's value (in a Reply
 // unless `bare`). Composites (`own`) and internal rows are DurableCatalog's to get right.
 type Table = typeof OPERATIONS;
+type ReplyValue<R> = [R] extends [Reply<unknown>] ? Extract<R, { ok: unknown }>['ok'] : 'not a Reply';
 type Answer<K extends keyof Table & keyof CatalogObject> = Table[K] extends { bare: true }
   ? Awaited<ReturnType<CatalogObject[K]>>
-  : Extract<Awaited<ReturnType<CatalogObject[K]>>, { ok: unknown }>['ok'];
+  : ReplyValue<Awaited<ReturnType<CatalogObject[K]>>>;
 type WireArgs<K extends keyof Table & keyof Catalog> = Table[K] extends { wire: (o: never, a: never) => infer W } ? W : Parameters<Catalog[K]>;
 type Disagrees<K extends keyof Table> = K extends keyof CatalogObject
   ? Table[K] extends { own: true } | { internal: true } ? never

@@ -10,8 +10,9 @@
  * - `wire`: the port's arguments (types.ts) as the method takes them, when they differ (a Date
  *   sent as ms, the client's garbage grace and version cap added);
  * - `own`: DurableCatalog writes the port verb itself (it spans calls or keeps state) and sends
- *   this operation from there; `internal`: no port verb of that name, only such a composite uses it.
- * CatalogObject.call dispatches by this table and DurableCatalog forwards every other port verb
+ *   this operation from there, with the method's arguments; `internal`: no port verb of that
+ *   name, only such a composite sends it.
+ * CatalogObject.dispatch runs by this table and DurableCatalog forwards every other port verb
  * from it, so a new verb is written twice: its SQL (the CatalogObject method over sql-*.ts) and
  * its row here. durable-object.ts checks that rows and methods agree (this file cannot import it:
  * a cycle).
@@ -34,6 +35,11 @@ export interface Operation<A = never> {
   own?: true;
   internal?: true;
   wire?: (o: WireOptions, args: A) => [] | unknown[];
+}
+
+/** A CatalogObject as a gateway reaches it: its one entry point (durable-object.ts dispatch). */
+export interface CatalogEntry {
+  dispatch(name: string, args: unknown[], stamp?: string): Promise<unknown>;
 }
 
 /** Operations with no port verb of their name (DurableCatalog's composites send them). */
@@ -96,7 +102,7 @@ export const OPERATIONS = {
   listUploadRecords: { to: 'bucket', fenced: true },
 
   // ---- Garbage (DurableCatalog: into the bucket list when the bucket is gone; a sweep of every instance) ----
-  queueGarbage: { to: 'garbage', own: true, wire: (_, [garbage, notBefore]) => [garbage, notBefore.getTime()] },
+  queueGarbage: { to: 'garbage', own: true },
   takeDueGarbage: { to: 'sweep', bare: true, own: true },
   pendingUnitIds: { to: 'bucket' },
 

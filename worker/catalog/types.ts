@@ -291,14 +291,30 @@ export interface LifecycleProgress {
 /**
  * The catalog's ports, one per consumer, so that each layer sees only what it uses and a catalog
  * spread over several Durable Objects per bucket (a later issue) changes implementations, not
- * ports: every call names its bucket, none assumes one instance holds it.
+ * ports: every call names its bucket, none assumes one instance holds it. Each verb is declared
+ * in one port; a port that needs another's verb picks it (`extends Pick<...>`).
  * - BucketCatalog and ObjectCatalog: the object store (engine/ec-store.ts);
- * - UpkeepCatalog: repair, scrub, collection and rebuild (upkeep/), by unit;
- * - HealthCatalog: what ops reads (ops/status.ts).
- * `Catalog` is all of them: what the composition root builds (DurableCatalog).
+ * - UpkeepCatalog: repair, scrub, moves and rebuild (upkeep/), by unit; GarbageCatalog: the collector;
+ * - HealthCatalog: what ops reads (ops/data-health.ts);
+ * - LifecycleCatalog, KeyCatalog, RestripeCatalog, JournalCatalog: those upkeep jobs.
+ * `Catalog` is all of them: what the composition root builds (DurableCatalog, whose calls the
+ * operation table describes: operations.ts).
  */
-export interface BucketCatalog {
+
+/** The bucket list, which every sweep over the buckets starts from. */
+export interface BucketList {
   listBucketRecords(): Promise<BucketInfo[]>;
+}
+
+/** The collector's verbs (upkeep/collector.ts): units whose shards are to be deleted. */
+export interface GarbageCatalog {
+  /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
+  queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
+  /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */
+  takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
+}
+
+export interface BucketCatalog extends BucketList {
   /** BucketAlreadyOwnedByYou if it exists. */
   /** `objectLock`: created with Object Lock enabled (versioning Enabled, which can then never be Suspended). */
   insertBucket(bucket: string, region: string, options?: { objectLock?: boolean }): Promise<void>;
@@ -434,8 +450,7 @@ export interface ObjectCatalog extends BucketCatalog {
   releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
 }
 
-export interface UpkeepCatalog {
-  listBucketRecords(): Promise<BucketInfo[]>;
+export interface UpkeepCatalog extends BucketList, GarbageCatalog, Pick<HealthCatalog, 'deletedBucketGarbage'> {
   /** The unit with this id among the bucket's stored object versions, or null (never, or no longer, stored). NoSuchBucket. */
   getUnit(bucket: string, unitId: string): Promise<UnitRecord | null>;
   /** The bucket's units in id order after `afterUnit` (null: from the first), at most `limit`. NoSuchBucket. */
@@ -496,12 +511,6 @@ export interface UpkeepCatalog {
    * under these ids must never become visible again.
    */
   pendingUnitIds(bucket: string): Promise<string[]>;
-  /** Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes). */
-  queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
-  /** Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included. */
-  takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]>;
-  /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
-  deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
 }
 
 /** What the lifecycle job reads of a bucket before a slice. */
@@ -515,18 +524,16 @@ export interface LifecycleRun {
 }
 
 /** What the lifecycle job reads and records (upkeep/lifecycle.ts); it deletes through the object store, as DeleteObject does. */
-export interface LifecycleCatalog {
-  listBucketRecords(): Promise<BucketInfo[]>;
+export interface LifecycleCatalog extends BucketList, Pick<ObjectCatalog, 'listUploadRecords'> {
   /** The bucket's rules, when they were set and the job's progress (LifecycleRun). NoSuchBucket. */
   getLifecycleRun(bucket: string): Promise<LifecycleRun>;
   /** Keys after `afterKey` with all their versions, newest first, about `maxVersions` versions (sql-lifecycle.ts). NoSuchBucket. */
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Promise<{ keys: { key: string; versions: VersionFacts[] }[]; atEnd: boolean }>;
-  listUploadRecords(bucket: string, options: ListUploadsOptions): Promise<ListUploadsResult>;
   setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Promise<void>;
 }
 
-export interface HealthCatalog {
-  listBucketRecords(): Promise<BucketInfo[]>;
+/** What ops reads (ops/data-health.ts): each bucket's health, the deleted buckets' garbage, the bucket list's journal, the catalog-loss record. */
+export interface HealthCatalog extends BucketList, Pick<JournalCatalog, 'journalStatus' | 'catalogLoss'> {
   /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
@@ -556,8 +563,7 @@ export interface SealRecord {
  * Key rotation (upkeep/rotate-keys.ts): the records that may hold wrapped data keys, paged, and
  * replaced only if unchanged since read. The catalog never holds a key.
  */
-export interface KeyCatalog {
-  listBucketRecords(): Promise<BucketInfo[]>;
+export interface KeyCatalog extends BucketList {
   /** Up to `limit` records after `after` (null: from the start): versions, then parts. NoSuchBucket. */
   listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Promise<SealRecord[]>;
   /** Replaces each record still equal to `before` by `after`; how many were. NoSuchBucket. */
@@ -575,15 +581,13 @@ export interface VersionRecord {
 
 /**
  * The re-stripe (upkeep/restripe.ts): stored versions paged, rewritten units reserved while they
- * are written, and one version's storage swapped by compare-and-set (sql-restripe.ts).
+ * are written, and one version's storage swapped by compare-and-set (sql-restripe.ts). What the
+ * ledger counts per unit geometry (bucketHealth's redundancy.byPolicy) is what is left to
+ * rewrite; its `restripe` is the record.
  */
-export interface RestripeCatalog {
-  listBucketRecords(): Promise<BucketInfo[]>;
-  /** What the ledger counts per unit geometry (redundancy.byPolicy) is what is left to rewrite; `restripe`: the record. NoSuchBucket. */
-  bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
+export interface RestripeCatalog extends BucketList, Pick<HealthCatalog, 'bucketHealth'>, Pick<ObjectCatalog, 'reserveUnits'> {
   /** Stored object versions (no delete markers) after `after` (null: from the first), at most `limit`. NoSuchBucket. */
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]>;
-  reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
   /**
    * Swaps the storage of the version at `at` for `storage` if its manifest is still `before`;
    * its old units are queued for deletion at `notBefore`. 'gone': the version was deleted or
@@ -599,9 +603,7 @@ export interface RestripeCatalog {
  * The catalog journal (sql-journal.ts, format/journal.ts): instances are named by bucket, and the
  * bucket list by BUCKET_LIST_INSTANCE.
  */
-export interface JournalCatalog {
-  /** Queues units whose shards must be deleted once `notBefore` has passed. */
-  queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void>;
+export interface JournalCatalog extends Pick<GarbageCatalog, 'queueGarbage'> {
   /** Every journal instance: the bucket list's, then each bucket's. */
   journalInstances(): Promise<string[]>;
   /** The instance's next segment to store, or null when nothing is due. */
@@ -744,4 +746,4 @@ export interface JournalRedundancy {
 }
 
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog & RestripeCatalog;
+export type Catalog = ObjectCatalog & UpkeepCatalog & GarbageCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog & RestripeCatalog;

@@ -25,7 +25,7 @@ import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { Catalog, CommitResult, PartRecord, RepairMessage } from '../catalog/types.ts';
+import type { CommitResult, ObjectCatalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, type EngineSettings } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
@@ -51,7 +51,7 @@ function checkPartChecksum(spec: T.MultipartChecksumSpec | null, checksum: T.Che
 }
 
 export interface EcStoreOptions {
-  catalog: Catalog;
+  catalog: ObjectCatalog;
   units: UnitStore;
   settings: EngineSettings;
   enqueueRepair?: (task: RepairTask) => void;
@@ -95,7 +95,7 @@ function info(m: ObjectManifest): T.ObjectInfo {
 }
 
 export class EcStore implements T.ObjectStore {
-  private readonly catalog: Catalog;
+  private readonly catalog: ObjectCatalog;
   private readonly units: UnitStore;
   private readonly settings: EngineSettings;
   private readonly budget: CodingBudget;

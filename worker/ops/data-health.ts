@@ -6,7 +6,7 @@
  * Known gap: one catalog read per bucket per status; a gateway of thousands of buckets would want
  * these sums kept in one place.
  */
-import type { BucketHealth, Catalog, CatalogLoss, JournalStatus } from '../catalog/types.ts';
+import type { BucketHealth, CatalogLoss, HealthCatalog, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { DataSample } from './types.ts';
 
@@ -20,7 +20,7 @@ export interface DataHealth {
   catalogLoss?: CatalogLoss;
 }
 
-export async function readDataHealth(catalog: Catalog, now: Date): Promise<DataHealth> {
+export async function readDataHealth(catalog: HealthCatalog, now: Date): Promise<DataHealth> {
   const names = (await catalog.listBucketRecords()).map((b) => b.name);
   const buckets: BucketHealth[] = [];
   for (let i = 0; i < names.length; i += 6) {

@@ -6,7 +6,7 @@
  * document. The cron probes, samples and flushes on every run.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { HealthCatalog } from '../catalog/types.ts';
 import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';
@@ -24,7 +24,7 @@ export const MAX_HOURS = 24;
 
 export interface OpsServiceDeps {
   config: StatusConfig;
-  catalog: Catalog;
+  catalog: HealthCatalog;
   /** The metered backends: probes count as traffic like any call. */
   backends: Backend[];
   meter: IsolateMeter;

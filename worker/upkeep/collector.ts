@@ -9,7 +9,7 @@
  * what it took from the catalog and did not reach goes back, due at once, for the next run.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog, GarbageUnits } from '../catalog/types.ts';
+import type { GarbageCatalog, GarbageUnits } from '../catalog/types.ts';
 import { shardKey, tagRecordKey, unitPrefix } from '../format/shard-key.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 
@@ -17,7 +17,7 @@ import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 const RETRY_MS = 60_000;
 const TAKE = 20;
 
-export async function collectGarbage(catalog: Catalog, byId: Map<string, Backend>, now = new Date(), maxCalls = 800): Promise<number> {
+export async function collectGarbage(catalog: GarbageCatalog, byId: Map<string, Backend>, now = new Date(), maxCalls = 800): Promise<number> {
   let collected = 0;
   let calls = 0;
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS); // Workers' open subrequests per invocation

@@ -8,7 +8,10 @@
  * range of it).
  * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
  */
-import { DEAD_LETTER_ATTEMPTS, type Catalog } from '../catalog/types.ts';
+import { DEAD_LETTER_ATTEMPTS, type HealthCatalog, type UpkeepCatalog } from '../catalog/types.ts';
+
+/** What a sweep of the worklists reads and reports: the upkeep port and each bucket's health. */
+export type SweepCatalog = UpkeepCatalog & Pick<HealthCatalog, 'bucketHealth'>;
 import type { RepairTask } from '../engine/index.ts';
 
 export interface RepairSweepResult {
@@ -23,7 +26,7 @@ export interface RepairSweepResult {
  * Every degraded unit of `bucket` under `prefix` in key order, a page at a time, from `after`:
  * the worklist's key order makes a prefix one range, started at the prefix itself.
  */
-async function* degradedUnder(catalog: Catalog, bucket: string, prefix: string) {
+async function* degradedUnder(catalog: SweepCatalog, bucket: string, prefix: string) {
   let from: { key: string; unitId: string } | null = prefix ? { key: prefix, unitId: '' } : null;
   for (;;) {
     const page = await catalog.listDegradedUnits(bucket, from, 100);
@@ -39,7 +42,7 @@ async function* degradedUnder(catalog: Catalog, bucket: string, prefix: string) 
   }
 }
 
-export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; prefix?: string; limit: number }): Promise<RepairSweepResult> {
+export async function repairDegraded(catalog: SweepCatalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; prefix?: string; limit: number }): Promise<RepairSweepResult> {
   const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
   const prefix = o.prefix ?? '';
   const result: RepairSweepResult = { attempted: 0, repaired: 0, failed: [], remaining: 0 };
@@ -87,7 +90,7 @@ export interface WorklistEntry {
  * `stuckOnly` keeps the units tried DEAD_LETTER_ATTEMPTS times or more, the dead letters.
  * At most `limit` entries; `truncated` when more were there.
  */
-export async function listWorklist(catalog: Catalog, o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
+export async function listWorklist(catalog: SweepCatalog, o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
   const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
   const units: WorklistEntry[] = [];
   for (const bucket of buckets) {

@@ -3,16 +3,15 @@
  * consumer, and the cron's wake-up of every bucket's worklist. The worklist itself is the
  * catalog's (catalog/sql-repairs.ts): the queue only carries it.
  */
-import type { Catalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/index.ts';
 import { RepairBlockedError } from './repair.ts';
-import { repairDegraded } from './repair-sweep.ts';
+import { repairDegraded, type SweepCatalog } from './repair-sweep.ts';
 
 /** Degraded units the cron repairs itself when no repair queue is bound (subrequests per run). */
 export const QUEUELESS_REPAIRS_PER_CRON = 50;
 
 export interface WorklistDeps {
-  catalog: Catalog;
+  catalog: SweepCatalog;
   /** Repairs one unit (counted and logged by the gateway); throws while it cannot. */
   repair: (task: RepairTask) => Promise<void>;
   log: (line: Record<string, unknown>, error?: boolean) => void;
