@@ -13,9 +13,11 @@
  *   this operation from there, with the method's arguments; `internal`: no port verb of that
  *   name, only such a composite sends it.
  * CatalogObject.dispatch runs by this table and DurableCatalog forwards every other port verb
- * from it, so a new verb is written twice: its SQL (the CatalogObject method over sql-*.ts) and
- * its row here. durable-object.ts checks that rows and methods agree (this file cannot import it:
- * a cycle).
+ * from it, so a new verb is its SQL (the CatalogObject method over sql-*.ts), its row here and
+ * its declaration in the port its consumer takes (types.ts): no forwarder, no list of fenced
+ * names. durable-object.ts checks that rows, methods and ports agree (this file cannot import
+ * it: a cycle).
+ * Known gap: the ports are still declared by hand (issue 39 wants them derived from here).
  */
 import type { Route } from './routing.ts';
 import type { Catalog } from './types.ts';

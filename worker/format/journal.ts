@@ -21,7 +21,7 @@
 /** The bucket journal segments are stored under: not a valid S3 bucket name, so never a user's. */
 export const JOURNAL_BUCKET = '.shardgate-journal';
 
-/** The instance holding the bucket list (durable-catalog.ts BUCKET_LIST) in segment keys. */
+/** The instance holding the bucket list (catalog/routing.ts BUCKET_LIST) in segment keys. */
 export const BUCKET_LIST_INSTANCE = '__buckets__';
 
 export const JOURNAL_FORMAT = 1;

@@ -17,7 +17,7 @@
  * now has a default Object Lock retention, gets nothing; the batch waits (and is logged) until
  * that changes or the logging configuration does.
  */
-import type { Catalog } from '../catalog/types.ts';
+import type { ObjectCatalog } from '../catalog/types.ts';
 import type { AccessLogBatch } from '../catalog/sql-access-log.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import { parseBucketPolicy } from '../model/bucket-policy.ts';
@@ -32,7 +32,7 @@ export const TIMER_MAX_MS = 20_000;
 const BATCHES_PER_CHECK = 8;
 
 export interface AccessLogDeps {
-  catalog: Catalog;
+  catalog: ObjectCatalog;
   store: Pick<ObjectStore, 'putObject'>;
   rollMs: number;
   log: (line: Record<string, unknown>, error?: boolean) => void;

@@ -13,7 +13,10 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { replayJournal } from '../catalog/journal-replay.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { JournalCatalog, ObjectCatalog } from '../catalog/types.ts';
+
+/** What a restore writes and reads: the journal's rows imported, the live versions listed (a merge). */
+export type RestoreCatalog = Pick<JournalCatalog, 'importJournal'> & Pick<ObjectCatalog, 'listVersions'>;
 import { decodeSegment, JOURNAL_BUCKET, parseSegmentKey, type JournalSegment, type JournalValue } from '../format/journal.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import type { KeyRing } from '../format/seal.ts';
@@ -52,7 +55,7 @@ export interface JournalRestore {
   unlisted?: string[];
 }
 
-export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
+export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: RestoreCatalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
   const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
   if (scan.unlisted.length) out.unlisted = scan.unlisted;
@@ -137,7 +140,7 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
 }
 
 /** Every key the bucket's catalog holds a version or marker of now. */
-async function liveKeys(catalog: Catalog, bucket: string): Promise<Set<string>> {
+async function liveKeys(catalog: RestoreCatalog, bucket: string): Promise<Set<string>> {
   const keys = new Set<string>();
   let keyMarker: string | null = null, versionIdMarker: string | null = null;
   for (;;) {

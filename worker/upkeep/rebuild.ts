@@ -22,9 +22,12 @@
  */
 import { createHash } from 'node:crypto';
 import { scanUnits, type OpenedInfo } from './unit-scan.ts';
-import { restoreFromJournal, type JournalRestore } from './journal-restore.ts';
+import { restoreFromJournal, type JournalRestore, type RestoreCatalog } from './journal-restore.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { ObjectCatalog, UpkeepCatalog } from '../catalog/types.ts';
+
+/** What a rebuild writes and reads: versions committed and looked up, bucket state, the ids held for deletion, a journal restored. */
+export type RebuildCatalog = ObjectCatalog & Pick<UpkeepCatalog, 'pendingUnitIds'> & RestoreCatalog;
 import { S3Error } from '../model/errors.ts';
 import { toHex } from '../model/bytes.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
@@ -58,7 +61,7 @@ interface Candidate {
   checksum: NonNullable<CodedUnit['checksum']> | null;
 }
 
-export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: Catalog, ring?: KeyRing, options: { journal?: boolean; merge?: boolean } = {}): Promise<RebuildResult> {
+export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: RebuildCatalog, ring?: KeyRing, options: { journal?: boolean; merge?: boolean } = {}): Promise<RebuildResult> {
   // The journal first: every version, delete marker, inline object, part list and setting it held.
   const journal = options.journal ? await restoreFromJournal(bucket, backends, catalog, ring, { merge: options.merge }) : undefined;
   // Once it is in, a write the shard headers show and the journal did not know, newer than the

@@ -1,0 +1,70 @@
+// The catalog's operation table (worker/catalog/operations.ts) and routing (routing.ts): the
+// request-path (fenced) operations are exactly those of the list the table replaced
+// (fenced-methods.ts, as of commit 1923651), the instance's one entry point runs only the
+// table's operations, and each route names the instance it did before the table.
+
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS, operation } from '../../worker/catalog/operations.ts';
+import { BUCKET_LIST, bucketInstance, instanceFor } from '../../worker/catalog/routing.ts';
+import { BUCKET_LIST_INSTANCE } from '../../worker/format/journal.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { manifest } from './fixtures.ts';
+
+/** fenced-methods.ts before the table. */
+const FENCED_BEFORE = [
+  'getBucket', 'retireBucket', 'getBucketCors', 'setBucketCors', 'getBucketTagging', 'setBucketTagging',
+  'setObjectTags', 'getBucketLifecycle', 'setBucketLifecycle', 'getVersioning', 'setVersioning',
+  'getObjectLock', 'setObjectLock', 'changeObjectLock', 'getVersion', 'listVersions', 'getManifest',
+  'commitManifest', 'removeManifest', 'listManifests', 'insertUpload', 'getUpload', 'putPart',
+  'listPartRecords', 'commitUpload', 'getCompletedUpload', 'removeUpload', 'listUploadRecords',
+  'prepareWrite', 'preparePart', 'reserveUnits',
+];
+
+describe('the operation table', () => {
+  it('fences exactly the request-path operations it fenced before, all routed to the bucket', () => {
+    const fenced = Object.entries(OPERATIONS).filter(([, op]) => 'fenced' in op && op.fenced).map(([name]) => name);
+    expect(fenced.sort()).toEqual([...FENCED_BEFORE].sort());
+    for (const name of fenced) expect(operation(name)?.to).toBe('bucket');
+  });
+
+  it('knows no name outside its rows (nor those of Object.prototype)', () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'dispatch', 'fenced', 'alarm', 'fetch']) expect(operation(name)).toBeUndefined();
+  });
+
+  it('routes as the client did before: the bucket list, a bucket, a garbage entry, a journal instance, the sweep', () => {
+    expect(BUCKET_LIST).toBe(BUCKET_LIST_INSTANCE);
+    expect(instanceFor('registry', ['b'])).toBe('__buckets__');
+    expect(instanceFor('bucket', ['b', 'k'])).toBe('bucket:b');
+    expect(bucketInstance('b')).toBe('bucket:b');
+    expect(instanceFor('garbage', [{ bucket: 'b', units: [] }, 0])).toBe('bucket:b');
+    expect(instanceFor('journal', [BUCKET_LIST_INSTANCE])).toBe('__buckets__');
+    expect(instanceFor('journal', ['b'])).toBe('bucket:b');
+    expect(instanceFor('sweep', [0, 10])).toBe('__buckets__');
+    expect(instanceFor('sweep', [0, 10, 'b'])).toBe('bucket:b');
+  });
+});
+
+describe("the instance's one entry point", () => {
+  it('runs an operation of the table by name and refuses any other name', async () => {
+    const catalog = localCatalog();
+    await catalog.insertBucket('b', 'auto');
+    const m = manifest('b', 'k');
+    await catalog.commitManifest('b', 'k', m, {});
+    const object = catalog.namespace.instance('bucket:b').object;
+    expect(await object.dispatch('getManifest', ['b', 'k'])).toEqual({ ok: m });
+    for (const name of ['alarm', 'constructor', 'destroyIfRetired2', 'fenced', 'dispatch']) {
+      await expect(object.dispatch(name, [])).rejects.toThrow(/no operation/);
+    }
+    await expect(object.dispatch('markMissing', ['b', 'u', [0]], '')).rejects.toThrow(/not a request-path method/);
+  });
+
+  it('counts one round trip per operation, named as before the table', async () => {
+    const catalog = localCatalog();
+    await catalog.insertBucket('b', 'auto');
+    catalog.namespace.calls.clear();
+    await catalog.commitManifest('b', 'k', manifest('b', 'k'), {});
+    await catalog.getManifest('b', 'k');
+    await catalog.listBucketRecords();
+    expect(Object.fromEntries(catalog.namespace.calls)).toEqual({ commitManifest: 1, getManifest: 1, listBucketRecords: 1 });
+  });
+});
