@@ -1,13 +1,16 @@
 // The catalog's operation table (worker/catalog/operations.ts) and routing (routing.ts): the
 // request-path (fenced) operations are exactly those of the list the table replaced
 // (fenced-methods.ts, as of commit 1923651), the instance's one entry point runs only the
-// table's operations, and each route names the instance it did before the table.
+// table's operations, each route names the instance it did before the table, and a gateway
+// reaching an instance of the previous release (no dispatch) calls it as that release expects.
 
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS, operation } from '../../worker/catalog/operations.ts';
 import { BUCKET_LIST, bucketInstance, instanceFor } from '../../worker/catalog/routing.ts';
 import { BUCKET_LIST_INSTANCE } from '../../worker/format/journal.ts';
-import { localCatalog } from '../support/local-catalog.ts';
+import { DurableCatalog, type CatalogNamespace } from '../../worker/catalog/durable-catalog.ts';
+import { requestFence, type SettingsFence } from '../../worker/model/bucket-settings.ts';
+import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
 import { manifest } from './fixtures.ts';
 
 /** fenced-methods.ts before the table. */
@@ -66,5 +69,34 @@ describe("the instance's one entry point", () => {
     await catalog.getManifest('b', 'k');
     await catalog.listBucketRecords();
     expect(Object.fromEntries(catalog.namespace.calls)).toEqual({ commitManifest: 1, getManifest: 1, listBucketRecords: 1 });
+  });
+});
+
+describe('an instance deployed before the table (a deploy runs both releases for a while)', () => {
+  it('answering that it has no dispatch, is called by method name, and fenced calls through fenced()', async () => {
+    const ns = new LocalCatalogNamespace();
+    // The stub of an older CatalogObject: every method but dispatch, which workerd refuses so.
+    const older: CatalogNamespace = {
+      idFromName: (name) => ns.idFromName(name),
+      get: (id) => {
+        const stub = ns.get(id) as unknown as Record<string, unknown>;
+        return new Proxy({}, {
+          get: (_, method: string) => method === 'dispatch'
+            ? async () => { throw new TypeError('The RPC receiver does not implement the method "dispatch".'); }
+            : stub[method],
+        }) as never;
+      },
+    };
+    const catalog = new DurableCatalog(older);
+    await catalog.insertBucket('b', 'auto');
+    const m = manifest('b', 'k');
+    await catalog.commitManifest('b', 'k', m, {});
+    expect(await catalog.getManifest('b', 'k')).toEqual(m);
+    expect((await catalog.listBucketRecords()).map((b) => b.name)).toEqual(['b']);
+    const fence: SettingsFence = { stampFor: () => '', changed: async () => {} };
+    ns.calls.clear();
+    expect(await requestFence.run(fence, () => catalog.getManifest('b', 'k'))).toEqual(m);
+    expect(Object.fromEntries(ns.calls)).toEqual({ getManifest: 1 }); // through fenced(), counted by the method it carries
+    await expect(catalog.getManifest('none', 'k')).rejects.toMatchObject({ code: 'NoSuchBucket' });
   });
 });

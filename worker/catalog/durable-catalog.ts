@@ -38,6 +38,25 @@ export interface CatalogNamespace {
   get(id: DurableObjectId): CatalogEntry;
 }
 
+/** The error of a Workers RPC stub whose object has no method of that name (workerd's wording). */
+const NO_DISPATCH = /does not implement the method\W+dispatch\b/;
+
+/**
+ * `stub.dispatch(name, args, stamp)`; on an instance still running code from before the operation
+ * table (for seconds to minutes after a deploy a new Worker can reach a Durable Object running
+ * the previous version: Cloudflare's Durable Objects known issues), the call it understood then:
+ * the method by name, or fenced(stamp, name, args).
+ */
+async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp?: string): Promise<unknown> {
+  try {
+    return await (stamp === undefined ? stub.dispatch(name, args) : stub.dispatch(name, args, stamp));
+  } catch (err) {
+    if (!NO_DISPATCH.test(String((err as Error)?.message ?? err))) throw err;
+    const older = stub as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    return await (stamp === undefined ? older[name]!(...args) : older.fenced!(stamp, name, args));
+  }
+}
+
 /** The port verbs the table forwards (its rows neither `own` nor `internal`). */
 type ForwardedName = { [K in OperationName]: (typeof OPERATIONS)[K] extends { own: true } | { internal: true } ? never : K }[OperationName];
 type Forwarded = Pick<Catalog, ForwardedName & keyof Catalog>;
@@ -93,9 +112,9 @@ export class DurableCatalog implements Catalog {
     const bucket = args[0] as string;
     const fence = op.fenced && (to ?? op.to) === 'bucket' ? requestFence.getStore() : undefined;
     let stamp = fence?.stampFor(bucket);
-    if (fence === undefined || stamp === undefined) return await stub.dispatch(name, args);
+    if (fence === undefined || stamp === undefined) return await dispatch(stub, name, args);
     for (let attempt = 0; attempt < FENCED_ATTEMPTS; attempt++) {
-      const r = (await stub.dispatch(name, args, stamp)) as Fenced<unknown>;
+      const r = (await dispatch(stub, name, args, stamp)) as Fenced<unknown>;
       if (r.stale === undefined) return r.ran;
       this.saw(bucket, r.stale);
       await fence.changed(bucket, r.stale);

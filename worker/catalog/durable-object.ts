@@ -5,7 +5,7 @@
  * garbage of deleted buckets. A gateway reaches it through one entry point, dispatch(), by the
  * operation's name (operations.ts: the one table of operations); each operation is a method
  * here, whose name and arguments stay callable by RPC as gateways deployed before the table
- * call them (a deploy runs old and new code side by side for a moment). Each method runs in
+ * call them (a deploy runs both releases side by side for seconds to minutes). Each method runs in
  * one transactionSync with no await between its checks and its writes: a Durable Object runs one
  * synchronous section at a time, so a conditional commit or a completion is atomic against every
  * other request to the bucket, and a thrown S3Error rolls the transaction back.
