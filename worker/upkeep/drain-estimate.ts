@@ -21,6 +21,7 @@ import { copyCalls, replacementBackend, type BackendPrices } from '../engine/ind
 import { money, type Money, type Usage } from './cost.ts';
 import type { FleetBackend } from './drain.ts';
 import { rebalancePick } from './rebalance-pick.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export interface DrainEstimate {
   /** The backend drained (or, for a rebalance, filled). */
@@ -86,7 +87,7 @@ async function estimateMoves(
     return u;
   };
   const out: DrainEstimate = { backend, shards: 0, bytes: 0, rebuilt: 0, noTarget: 0, byBackend: {}, total: { gets: 0, puts: 0, deletes: 0, egressBytes: 0, cost: 0 }, complete: true, unitsWalked: 0 };
-  for (const { name } of await catalog.listBucketRecords()) {
+  await forEachBucket(catalog, async (name) => {
     let cursor: string | null = null;
     for (;;) {
       const page = await catalog.listUnits(name, cursor, 200);
@@ -103,8 +104,8 @@ async function estimateMoves(
       if (!out.complete) break;
       cursor = page[page.length - 1]!.unitId;
     }
-    if (!out.complete) break;
-  }
+    return out.complete;
+  });
 
   function addMove(unit: CodedUnit, shard: number, target: string): void {
     const source = unit.placement[shard]!;

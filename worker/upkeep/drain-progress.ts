@@ -10,6 +10,7 @@
  */
 import type { UpkeepCatalog, HealthCatalog, JournalCatalog, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 /** One bucket's row. */
 export interface DrainState {
@@ -74,7 +75,7 @@ export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog & Par
     for (const p of out.values()) p.journalShards += status?.redundancy?.shardsByBackend[p.backend] ?? 0;
   };
   countJournal(await catalog.journalStatus?.(BUCKET_LIST_INSTANCE));
-  for (const { name } of await catalog.listBucketRecords()) {
+  await forEachBucket(catalog, async (name) => {
     const health = await catalog.bucketHealth(name, now);
     countJournal(health.journal);
     const state = parseDrainState(await catalog.getDrainState(name));
@@ -93,7 +94,7 @@ export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog & Par
         p.last = Math.max(p.last, m.last);
       }
     }
-  }
+  });
   return [...out.values()].map(({ first, last, ...p }) => {
     const seconds = (last - first) / 1000;
     const bytesPerSecond = seconds > 0 ? p.moved.bytes / seconds : null;
@@ -115,7 +116,7 @@ export interface BackendRebalanceProgress {
 /** Progress of every backend being rebalanced onto (`"rebalance": true`), over every bucket. */
 export async function rebalanceProgress(catalog: UpkeepCatalog, filling: { id: string }[]): Promise<BackendRebalanceProgress[]> {
   const out = filling.map((b) => ({ backend: b.id, moved: { shards: 0, bytes: 0 }, bucketsFilled: 0, buckets: 0, done: false }));
-  for (const { name } of await catalog.listBucketRecords()) {
+  await forEachBucket(catalog, async (name) => {
     const state = parseDrainState(await catalog.getDrainState(name));
     for (const p of out) {
       p.buckets++;
@@ -126,6 +127,6 @@ export async function rebalanceProgress(catalog: UpkeepCatalog, filling: { id: s
         p.moved.bytes += m.bytes;
       }
     }
-  }
+  });
   return out.map((p) => ({ ...p, done: p.bucketsFilled === p.buckets }));
 }

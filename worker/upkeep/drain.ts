@@ -22,12 +22,12 @@
 import type { Backend } from '../../backends/types.ts';
 import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardLayout } from '../format/layout.ts';
-import { S3Error } from '../model/errors.ts';
 import { replacementBackend } from '../engine/index.ts';
 import { rebalancePick } from './rebalance-pick.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
 import { parseDrainState, recordFilled, recordMoved, type DrainState } from './drain-progress.ts';
 import { Pacer, type BackendLimits } from './pacer.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 /** Requests one move makes between its source and its target (a copy's GETs and PUT, the commit's). */
 const REQUESTS_PER_MOVE = 5;
@@ -90,20 +90,9 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
   const targets = deps.fleet.filter((b) => b.state === 'active').map((b) => deps.backends.get(b.id)).filter((b): b is Backend => !!b);
   const pacer = new Pacer(deps.fleet, deps.now ?? Date.now, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
   let budget = options.maxMoves;
-  const buckets = options.bucket ? [options.bucket] : (await deps.catalog.listBucketRecords()).map((b) => b.name);
   const mayStart = () => budget > 0 && (deps.now ?? Date.now)() < options.deadline;
   const refused = new Set<string>();
-  for (const bucket of buckets) {
-    try {
-      if (!(await drainBucket(bucket))) {
-        report.stopped = true;
-        return report;
-      }
-    } catch (err) {
-      if (err instanceof S3Error && err.code === 'NoSuchBucket') continue; // deleted meanwhile: nothing of it to move
-      throw err;
-    }
-  }
+  report.stopped = !(await forEachBucket(deps.catalog, drainBucket, { only: options.bucket }));
   return report;
 
   /** One bucket from its cursor; false when the run must stop first (the cursor is kept where it stopped). */

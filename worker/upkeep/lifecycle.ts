@@ -19,6 +19,7 @@ import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../ca
 import { configurationSettled, DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 /** The cron name of a lifecycle-only run (the local timer of a short lifecycle day, dev/local-gateway.ts). */
 export const LIFECYCLE_ONLY_CRON = 'lifecycle';
@@ -66,16 +67,14 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
   const now = o.now ?? Date.now;
   const budget = { actions: o.actionsPerRun ?? 500 };
   // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
-  const names = (await catalog.listBucketRecords()).map((b) => b.name);
-  const first = names.length ? Math.floor(now() / 60_000) % names.length : 0;
-  for (const bucket of [...names.slice(first), ...names.slice(0, first)]) {
-    if (budget.actions <= 0) break;
-    const run = await catalog.getLifecycleRun(bucket).catch(() => null); // deleted meanwhile
-    if (!run?.rules?.length) continue;
+  await forEachBucket(catalog, async (bucket) => {
+    if (budget.actions <= 0) return false;
+    const run = await catalog.getLifecycleRun(bucket).catch(() => null); // unreadable now: the next run
+    if (!run?.rules?.length) return;
     // A configuration just stored is left alone until it settles (model/lifecycle.ts says why).
     if (!configurationSettled(run.setAt, now(), o.dayMs ?? DAY_MS)) {
       report.settling++;
-      continue;
+      return;
     }
     report.buckets++;
     let progress;
@@ -83,14 +82,14 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
       progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
     } catch (err) {
       report.errors.push({ bucket, message: String((err as Error)?.message ?? err) });
-      continue;
+      return;
     }
     for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) report[k] += progress.delta[k];
     if (progress.completed) {
       report.passesCompleted++;
       report.completed.push(bucket);
     }
-  }
+  }, { rotateAt: now() });
   return report;
 }
 

@@ -13,6 +13,7 @@ import { DEAD_LETTER_ATTEMPTS, type HealthCatalog, type UpkeepCatalog } from '..
 /** What a sweep of the worklists reads and reports: the upkeep port and each bucket's health. */
 export type SweepCatalog = UpkeepCatalog & Pick<HealthCatalog, 'bucketHealth'>;
 import type { RepairTask } from '../engine/index.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export interface RepairSweepResult {
   attempted: number;
@@ -43,11 +44,10 @@ async function* degradedUnder(catalog: SweepCatalog, bucket: string, prefix: str
 }
 
 export async function repairDegraded(catalog: SweepCatalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; prefix?: string; limit: number }): Promise<RepairSweepResult> {
-  const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
   const prefix = o.prefix ?? '';
   const result: RepairSweepResult = { attempted: 0, repaired: 0, failed: [], remaining: 0 };
-  for (const bucket of buckets) {
-    if (result.attempted >= o.limit) break;
+  await forEachBucket(catalog, async (bucket) => {
+    if (result.attempted >= o.limit) return false;
     // The units to try are taken first: a repair changes the worklist being paged through.
     const todo = [];
     for await (const u of degradedUnder(catalog, bucket, prefix)) {
@@ -66,11 +66,12 @@ export async function repairDegraded(catalog: SweepCatalog, repair: (task: Repai
         await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
       }
     }
-  }
-  for (const bucket of buckets) {
+  }, { only: o.bucket });
+  // What is left: in every bucket (those the limit left unswept too), or the one named.
+  await forEachBucket(catalog, async (bucket) => {
     if (!prefix) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
     else for await (const _ of degradedUnder(catalog, bucket, prefix)) result.remaining++;
-  }
+  }, { only: o.bucket });
   return result;
 }
 
@@ -91,18 +92,21 @@ export interface WorklistEntry {
  * At most `limit` entries; `truncated` when more were there.
  */
 export async function listWorklist(catalog: SweepCatalog, o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
-  const buckets = o.bucket ? [o.bucket] : (await catalog.listBucketRecords()).map((b) => b.name);
   const units: WorklistEntry[] = [];
-  for (const bucket of buckets) {
+  let truncated = false;
+  await forEachBucket(catalog, async (bucket) => {
     for await (const u of degradedUnder(catalog, bucket, o.prefix ?? '')) {
       if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
-      if (units.length === o.limit) return { units, truncated: true };
+      if (units.length === o.limit) {
+        truncated = true;
+        return false;
+      }
       units.push({
         bucket, key: u.key, unitId: u.unitId, missing: u.missing, since: new Date(u.since).toISOString(), attempts: u.attempts,
         ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
         ...(u.lastError ? { lastError: u.lastError } : {}),
       });
     }
-  }
-  return { units, truncated: false };
+  }, { only: o.bucket });
+  return { units, truncated };
 }

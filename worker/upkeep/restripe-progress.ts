@@ -6,16 +6,17 @@
 import type { HealthCatalog, RestripeCatalog } from '../catalog/types.ts';
 import { restripeProgressOf, type BucketRestripeProgress } from '../catalog/restripe-record.ts';
 import { policyFor, type EngineSettings } from '../engine/index.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export { freshState, hasWork, leftOf, noPass, parseRestripeState, targetOf, type BucketRestripeProgress, type PassCounts, type RestripeState } from '../catalog/restripe-record.ts';
 
 /** Every bucket with units left to re-stripe or a re-stripe record for its policy now. */
 export async function restripeProgress(catalog: RestripeCatalog & HealthCatalog, settings: EngineSettings, now = new Date()): Promise<BucketRestripeProgress[]> {
   const out: BucketRestripeProgress[] = [];
-  for (const { name } of await catalog.listBucketRecords()) {
+  await forEachBucket(catalog, async (name) => {
     const health = await catalog.bucketHealth(name, now);
     const p = restripeProgressOf(name, policyFor(settings, name), health.redundancy.byPolicy, health.restripe ?? null);
     if (p) out.push(p);
-  }
+  });
   return out;
 }

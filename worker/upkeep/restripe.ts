@@ -17,13 +17,13 @@
  * a subrequest limit): a version that alone needs more is counted blocked, not tried.
  * One version at a time: a run holds one version's read and write buffers (as one client copy).
  */
-import { S3Error } from '../model/errors.ts';
 import type { RestripeCatalog } from '../catalog/types.ts';
 import type { ObjectManifest } from '../format/manifest.ts';
 import { policyFor, type EngineSettings, type UnitStore } from '../engine/index.ts';
 import { freshState, hasWork, leftOf, noPass, targetOf, type RestripeState } from './restripe-progress.ts';
 import { requestsOf, restripeVersion, type RewriteOutcome } from './restripe-version.ts';
 import { Pacer, type BackendLimits, type Charge } from './pacer.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export interface RestripeDeps {
   catalog: RestripeCatalog;
@@ -83,18 +83,7 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
   const maxRequests = options.maxRequests ?? Infinity;
   let versions = options.maxVersions;
   let requests = maxRequests;
-  const buckets = options.bucket ? [options.bucket] : (await deps.catalog.listBucketRecords()).map((b) => b.name);
-  for (const bucket of buckets) {
-    try {
-      if (!(await restripeBucket(bucket))) {
-        report.stopped = true;
-        return report;
-      }
-    } catch (err) {
-      if (err instanceof S3Error && err.code === 'NoSuchBucket') continue; // deleted meanwhile: nothing of it to rewrite
-      throw err;
-    }
-  }
+  report.stopped = !(await forEachBucket(deps.catalog, restripeBucket, { only: options.bucket }));
   return report;
 
   /** One bucket from its cursor; false when the run must stop first (the cursor stays before the version not done). */

@@ -12,6 +12,7 @@
  */
 import { CUSTOMER_KID, SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
 import type { KeyCatalog, SealRecordCursor } from '../catalog/types.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export interface BucketRotation {
   bucket: string;
@@ -67,7 +68,7 @@ export async function rotateKeys(catalog: KeyCatalog, ring: KeyRing, to: string,
   if (ring.active !== to) throw new SealError(`rotate to the active key: make "${to}" encryption.active first (it is "${ring.active}"), so new writes are wrapped under it too`);
   const batch = o.batch ?? 200;
   const buckets: BucketRotation[] = [];
-  for (const { name: bucket } of await catalog.listBucketRecords()) {
+  await forEachBucket(catalog, async (bucket) => {
     const saved = await catalog.getRotationState(bucket);
     let state: BucketRotation = saved ? (JSON.parse(saved) as BucketRotation) : fresh(bucket, to);
     if (state.to !== to) state = fresh(bucket, to);
@@ -95,7 +96,7 @@ export async function rotateKeys(catalog: KeyCatalog, ring: KeyRing, to: string,
       await catalog.setRotationState(bucket, JSON.stringify(state));
     }
     buckets.push(state);
-  }
+  });
   return { to, done: buckets.every((b) => b.done), buckets };
 }
 

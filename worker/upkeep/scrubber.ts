@@ -18,6 +18,7 @@ import type { UpkeepCatalog } from '../catalog/types.ts';
 import { MAX_OPEN_SUBREQUESTS, probeShardSize, probeShardTail, type RepairTask, Semaphore, ShardReadError, type ShardState, verifyShardFile } from '../engine/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
+import { forEachBucket } from './each-bucket.ts';
 
 export interface ScrubOptions {
   mode: 'heads' | 'verify';
@@ -42,11 +43,9 @@ export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backe
   const report: ScrubReport = { units: 0, shards: 0, damaged: 0 };
   const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
   // The first bucket rotates from run to run so a large one cannot starve the others.
-  const buckets = (await catalog.listBucketRecords()).map((b) => b.name);
-  const first = buckets.length ? Math.floor(Date.now() / 60_000) % buckets.length : 0;
-  for (const bucket of [...buckets.slice(first), ...buckets.slice(0, first)]) {
-    if (report.shards >= maxCalls) break;
-    const cursor = await catalog.getScrubCursor(bucket).catch(() => null);
+  await forEachBucket(catalog, async (bucket) => {
+    if (report.shards >= maxCalls) return false;
+    const cursor = await catalog.getScrubCursor(bucket).catch(() => null); // unreadable now: from the start
     let after = cursor?.afterUnit ?? null;
     const checked: string[] = [];
     let atEnd = false;
@@ -68,9 +67,9 @@ export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backe
       // Past the bucket's last unit: the next run starts a new pass.
       atEnd = page.length < pageSize;
     }
-    if (!atEnd && after === null) continue; // nothing checked yet: the cursor stays where it was
+    if (!atEnd && after === null) return; // nothing checked yet: the cursor stays where it was
     await catalog.recordScrub(bucket, checked, atEnd ? null : { afterUnit: after! });
-  }
+  }, { rotateAt: Date.now() });
   return report;
 }
 
