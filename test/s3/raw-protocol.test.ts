@@ -78,13 +78,11 @@ describe('NotImplemented, never a wrong success', () => {
     ['PUT', '/rawp?replication', {}],
     ['PUT', '/rawp/ten?versionId=null', {}],
     ['POST', '/rawp/ten', {}],
-    ['POST', '/rawp/ten?restore', {}],
     ['POST', '/rawp', {}],
     ['PATCH', '/rawp/ten', {}],
     ['DELETE', '/', {}],
     ['PUT', '/rawp/new', { 'x-amz-server-side-encryption': 'aws:kms' }],
     ['PUT', '/rawp/new', { 'x-amz-website-redirect-location': '/elsewhere' }],
-    ['PUT', '/rawp/new', { 'x-amz-storage-class': 'GLACIER' }],
     ['PUT', '/rawp/new', { 'if-none-match': '"abc"' }],
     ['PUT', '/rawp/new', { 'x-amz-server-side-encryption-aws-kms-key-id': 'k' }],
   ] as [string, string, Record<string, string>][])('%s %s %o', async (method, path, headers) => {

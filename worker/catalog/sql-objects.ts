@@ -414,7 +414,8 @@ export class SqlObjects {
     const fetch = (lower: Bound, upper: string | null, limit: number) =>
       this.sql
         .exec<ObjectRow>(
-          `SELECT key, version_id, etag, size, last_modified, checksum FROM objects WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
+          // The class is in the version's manifest (absent: STANDARD); the current-version row has no column for it.
+          `SELECT key, version_id, etag, size, last_modified, checksum, (SELECT json_extract(v.manifest, '$.metadata.storageClass') FROM versions v WHERE v.key = o.key AND v.version_id = o.version_id) AS storage_class FROM objects o WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
           ...(upper === null ? [lower.key] : [lower.key, upper]), limit,
         )
         .toArray();

@@ -64,7 +64,7 @@ CREATE INDEX IF NOT EXISTS completed_uploads_by_time ON completed_uploads (compl
 `;
 
 export type BucketRow = { name: string; region: string; created: number };
-export type ObjectRow = { key: string; version_id: string; etag: string; size: number; last_modified: string; checksum: string | null };
+export type ObjectRow = { key: string; version_id: string; etag: string; size: number; last_modified: string; checksum: string | null; /** Read from the version's manifest by a listing (not a column). */ storage_class?: string | null };
 export type UnitRow = { unit_id: string; key: string; version_id: string; ordinal: number };
 export type UploadRow = { upload_id: string; key: string; initiated: number; checksum: string | null; metadata: string };
 export type GarbageRow = { not_before: number; entry: string };
@@ -86,6 +86,7 @@ export const objectSummary = (r: ObjectRow): ObjectSummary => ({
   etag: r.etag,
   lastModified: new Date(r.last_modified),
   checksum: r.checksum === null ? null : JSON.parse(r.checksum),
+  ...(r.storage_class ? { storageClass: r.storage_class } : {}),
 });
 
 export const uploadInfo = (r: UploadRow): UploadInfo => ({
@@ -93,6 +94,13 @@ export const uploadInfo = (r: UploadRow): UploadInfo => ({
   uploadId: r.upload_id,
   initiated: new Date(r.initiated),
   checksum: r.checksum === null ? null : JSON.parse(r.checksum),
+  ...uploadClass(r.metadata),
 });
+
+/** The upload's storage class, from its metadata (absent: STANDARD). */
+function uploadClass(metadata: string): { storageClass?: string } {
+  const storageClass = (JSON.parse(metadata) as { storageClass?: string }).storageClass;
+  return storageClass ? { storageClass } : {};
+}
 
 export const uploadRecord = (r: UploadRow): UploadRecord => ({ ...uploadInfo(r), metadata: JSON.parse(r.metadata) });

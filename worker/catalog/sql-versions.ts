@@ -30,7 +30,7 @@ function summary(row: ListedRow): ObjectVersionSummary {
     return { ...base, deleteMarker: true, lastModified: new Date(lastModified) };
   }
   const m = JSON.parse(row.manifest) as ObjectManifest;
-  return { ...base, deleteMarker: false, lastModified: new Date(m.lastModified), object: { size: m.size, etag: m.etag, checksum: m.checksum } };
+  return { ...base, deleteMarker: false, lastModified: new Date(m.lastModified), object: { size: m.size, etag: m.etag, checksum: m.checksum, ...(m.metadata.storageClass ? { storageClass: m.metadata.storageClass } : {}) } };
 }
 
 /**

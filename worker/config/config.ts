@@ -212,6 +212,14 @@ export const configSchema = z.object({
   defaultPolicy: z.string(),
   /** Bucket name -> policy name; others use defaultPolicy. */
   buckets: z.record(z.string(), z.string()).default({}),
+  /**
+   * S3 storage class -> policy name (issue 44): `x-amz-storage-class` on a write, a lifecycle
+   * transition or a copy onto itself stores the version under that policy. AWS's names
+   * (STANDARD_IA, ONEZONE_IA, INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, ...) or
+   * custom ones. STANDARD, unless mapped here, is each bucket's own policy; a class not listed
+   * is refused (InvalidStorageClass). Every class reads at once: there is no restore step.
+   */
+  storageClasses: z.record(z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'a storage class name: capital letters, digits and "_", as S3 names them (STANDARD_IA, GLACIER)'), z.string()).default({}),
   credentials: z.array(credential).default([]),
   allowAnonymous: z.boolean().default(false),
   /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
@@ -322,6 +330,9 @@ export function parseConfig(input: unknown): GatewayConfig {
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
     if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
+  for (const [cls, name] of Object.entries(c.storageClasses)) {
+    if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: storageClasses.${cls} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
+  }
   const backendPrices = Object.fromEntries(c.backends.map((b) => [b.id, resolvePrices(b)]));
   if (c.encryption) {
     const ids = c.encryption.keys.map((k) => k.id);
@@ -364,7 +375,7 @@ function resolvePrices(b: BackendSettings): PricedBackend | null {
 /** What the engine needs of the config. */
 export function engineSettings(c: GatewayConfig): EngineSettings {
   return {
-    policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets,
+    policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets, storageClasses: c.storageClasses,
     maxObjectSize: c.maxObjectSize, maxPartSize: c.s3.maxPartSize, writeReservationSeconds: c.writeReservationSeconds,
     // One key and no anonymous access: one tenant, whom a share would only slow down.
     codingBudget: { ...c.codingBudget, tenantShare: c.credentials.length + (c.allowAnonymous ? 1 : 0) > 1 ? c.codingBudget.tenantShare : 1 },

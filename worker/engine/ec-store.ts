@@ -27,7 +27,7 @@ import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CommitResult, ObjectCatalog, PartRecord, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
-import { policyFor, type EngineSettings } from './policy.ts';
+import { policyFor, policyForClass, type EngineSettings, type StoragePolicy } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 import { checkSseRead, customerKeyOf, etagFor, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
 
@@ -37,6 +37,8 @@ export type RepairTask = RepairMessage;
 /** A storage plan whose unit ids are reserved in the catalog until `commitBy` (plus a margin). */
 interface Reservation {
   plan: StoragePlan;
+  /** The policy of the version's storage class: what the write stores under. */
+  policy: StoragePolicy;
   commitBy: number;
 }
 
@@ -102,6 +104,7 @@ export class EcStore implements T.ObjectStore {
   private readonly budgetBytes: number;
   /** Checksum specs of uploads this isolate created or took parts for, by upload id (UPLOAD_SPECS_KEPT). */
   private readonly uploadSpecs = new Map<string, T.MultipartChecksumSpec | null>();
+  private readonly uploadClasses = new Map<string, string | undefined>();
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
@@ -205,15 +208,16 @@ export class EcStore implements T.ObjectStore {
    * found. The write must commit by `commitBy`, a margin before the reservation expires and the
    * collector may start deleting its shards.
    */
-  private async planWrite(bucket: string, size: number, part: boolean, forceSeal = false): Promise<Reservation & { expires: Date }> {
-    const plan = this.units.plan(size, policyFor(this.settings, bucket), part, forceSeal, await this.units.shelfOf(bucket));
+  private async planWrite(bucket: string, size: number, part: boolean, forceSeal = false, storageClass?: string): Promise<Reservation & { expires: Date }> {
+    const policy = policyForClass(this.settings, bucket, storageClass);
+    const plan = this.units.plan(size, policy, part, forceSeal, await this.units.shelfOf(bucket));
     const lifetime = this.settings.writeReservationSeconds * 1000;
     const expires = Date.now() + lifetime;
-    return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
+    return { plan, policy, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
-  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
-    const reserved = await this.planWrite(bucket, size, part);
+  private async reserve(bucket: string, size: number, part: boolean, storageClass?: string): Promise<Reservation> {
+    const reserved = await this.planWrite(bucket, size, part, false, storageClass);
     if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
     return reserved;
   }
@@ -223,6 +227,22 @@ export class EcStore implements T.ObjectStore {
     const known = this.uploadSpecs.get(uploadId);
     if (known !== undefined) return known;
     return this.rememberSpec(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).checksum);
+  }
+
+  /**
+   * The storage class of an upload (its parts are stored under its policy): remembered by the
+   * isolate that created it, else read from the catalog. No lookup when only STANDARD is configured.
+   */
+  private async uploadClass(bucket: string, key: string, uploadId: string): Promise<string | undefined> {
+    if (!Object.keys(this.settings.storageClasses ?? {}).length) return undefined;
+    if (this.uploadClasses.has(uploadId)) return this.uploadClasses.get(uploadId);
+    return this.rememberClass(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).metadata.storageClass);
+  }
+
+  private rememberClass(uploadId: string, storageClass: string | undefined): string | undefined {
+    if (this.uploadClasses.size >= UPLOAD_SPECS_KEPT) this.uploadClasses.delete(this.uploadClasses.keys().next().value!);
+    this.uploadClasses.set(uploadId, storageClass);
+    return storageClass;
   }
 
   private rememberSpec(uploadId: string, spec: T.MultipartChecksumSpec | null): T.MultipartChecksumSpec | null {
@@ -237,8 +257,7 @@ export class EcStore implements T.ObjectStore {
    */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
     // Without a reservation made beside it (a test's crash-write fixture): reserved first.
-    const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
-    const policy = policyFor(this.settings, input.bucket);
+    const { plan, commitBy, policy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part, (input.metadata as T.ObjectMetadata | undefined)?.storageClass));
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
     try {
@@ -356,9 +375,9 @@ export class EcStore implements T.ObjectStore {
     }
     const size = this.requireLength(o.contentLength, max);
     const customerKey = customerKeyOf(o.sse);
-    const sse = await this.sseRecord(bucket, o.sse);
+    const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass);
     const metadata = sse ? { ...o.metadata, sse } : o.metadata;
-    const reserved = await this.planWrite(bucket, size, false, !!customerKey);
+    const reserved = await this.planWrite(bucket, size, false, !!customerKey, o.metadata.storageClass);
     const { plan } = reserved;
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
@@ -373,8 +392,8 @@ export class EcStore implements T.ObjectStore {
    * when the bucket's policy seals it under the gateway's keys (it is then encrypted at rest with
    * AES-256 by the server, which is what SSE-S3 says, and S3 clients are told so).
    */
-  private async sseRecord(bucket: string, req: SseRequest | null | undefined): Promise<SseRecord | undefined> {
-    return (await sseRecordOf(req)) ?? (this.units.seals(policyFor(this.settings, bucket)) ? { kind: 's3' } : undefined);
+  private async sseRecord(bucket: string, req: SseRequest | null | undefined, storageClass?: string): Promise<SseRecord | undefined> {
+    return (await sseRecordOf(req)) ?? (this.units.seals(policyForClass(this.settings, bucket, storageClass)) ? { kind: 's3' } : undefined);
   }
 
   private newManifest(bucket: string, key: string, size: number, etag: string, metadata: T.ObjectMetadata, checksum: T.ObjectChecksum | null, storage: ObjectManifest['storage'], partsCount?: number): ObjectManifest {
@@ -431,14 +450,16 @@ export class EcStore implements T.ObjectStore {
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
-    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, ...sourceMetadata } = source.metadata;
-    const { objectLock: _replacedLock, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
+    // The copy's class is the request's (STANDARD when it names none), never the source's, as in S3.
+    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, storageClass: _sourceClass, ...sourceMetadata } = source.metadata;
+    const { objectLock: _replacedLock, storageClass: _replacedClass, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
-    const sse = await this.sseRecord(bucket, o.sse); // the target's own: never the source's
+    const storageClass = o.storageClass;
+    const sse = await this.sseRecord(bucket, o.sse, storageClass); // the target's own: never the source's
     const customerKey = customerKeyOf(o.sse);
-    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}), ...(o.objectLock ? { objectLock: o.objectLock } : {}) };
+    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}), ...(o.objectLock ? { objectLock: o.objectLock } : {}), ...(storageClass ? { storageClass } : {}) };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false, { source: customerKeyOf(src.sse), target: customerKey },
+    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false, { source: customerKeyOf(src.sse), target: customerKey }, storageClass,
       // An inline copy has no unit to reserve: its commit checks the conditions.
       async ({ plan, expires }) => (plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires)),
       async (body, reserved, lease, prepared) => {
@@ -503,10 +524,11 @@ export class EcStore implements T.ObjectStore {
   putBucketVersioning = (bucket: string, status: T.VersioningStatus) => this.catalog.setVersioning(bucket, status);
 
   async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo> {
-    const sse = await this.sseRecord(bucket, o.sse);
+    const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass); // an unknown class is refused here, before the upload exists
     const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, { metadata: sse ? { ...o.metadata, sse } : o.metadata, checksum: o.checksum });
     this.rememberSpec(upload.uploadId, upload.checksum);
-    return sse ? { ...upload, sse } : upload;
+    this.rememberClass(upload.uploadId, o.metadata.storageClass);
+    return { ...upload, ...(sse ? { sse } : {}), ...(o.metadata.storageClass ? { storageClass: o.metadata.storageClass } : {}) };
   }
 
 
@@ -555,7 +577,7 @@ export class EcStore implements T.ObjectStore {
     // The part is sealed under the key the request gives; whether it is the upload's is known when
     // preparePart answers (refused then, and what was sent deleted, as a mismatching checksum).
     const customerKey = customerKeyOf(o.sse);
-    const reserved = await this.planWrite(bucket, size, true, !!customerKey);
+    const reserved = await this.planWrite(bucket, size, true, !!customerKey, await this.uploadClass(bucket, key, uploadId));
     const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse);
     return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey);
   }
@@ -579,14 +601,14 @@ export class EcStore implements T.ObjectStore {
 
   /** UploadPartCopy: the source (and the upload's spec, unless known) in one round, then as UploadPart. */
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
-    const [spec, { m: source }] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId)]);
+    const [spec, { m: source }, storageClass] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId), this.uploadClass(bucket, key, uploadId)]);
     const customerKey = customerKeyOf(sse);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
-    return this.copyBody(source, start, end, bucket, true, { source: customerKeyOf(src.sse), target: customerKey },
+    return this.copyBody(source, start, end, bucket, true, { source: customerKeyOf(src.sse), target: customerKey }, storageClass,
       (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse),
       (body, reserved, lease, prepared) => this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey));
   }
@@ -601,11 +623,11 @@ export class EcStore implements T.ObjectStore {
    * however the write ends.
    */
   private async copyBody<R, P>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
-    keys: { source?: Uint8Array; target?: Uint8Array },
+    keys: { source?: Uint8Array; target?: Uint8Array }, storageClass: string | undefined,
     prepare: (reserved: Reservation & { expires: Date }) => Promise<P>,
     write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>): Promise<R> {
-    const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target);
-    const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, policyFor(this.settings, bucket).blockSize));
+    const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target, storageClass);
+    const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, reserved.policy.blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
     try {
       const prepared = prepare(reserved);
@@ -663,10 +685,10 @@ export class EcStore implements T.ObjectStore {
   abortMultipartUpload = (bucket: string, key: string, uploadId: string) => this.catalog.removeUpload(bucket, key, uploadId);
 
   async listParts(bucket: string, key: string, uploadId: string, o: { partNumberMarker: number; maxParts: number }): Promise<T.ListPartsResult> {
-    const { metadata: _m, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
+    const { metadata, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
     const page = await this.catalog.listPartRecords(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
     const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.checksum ?? null }));
-    return { upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
+    return { upload: metadata.storageClass ? { ...upload, storageClass: metadata.storageClass } : upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
   }
 
   listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploadRecords(bucket, o);

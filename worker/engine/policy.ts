@@ -3,6 +3,7 @@
  * StoragePolicy, every default resolved) and the limits a write must respect. worker/config/config.ts
  * validates the operator's JSON and produces these; the engine never reads configuration itself.
  */
+import { S3Error } from '../model/errors.ts';
 
 /** A policy with every default resolved: what a write uses. Geometry is then recorded per unit. */
 export interface StoragePolicy {
@@ -24,6 +25,11 @@ export interface EngineSettings {
   defaultPolicy: string;
   /** Bucket name -> policy name; other buckets use defaultPolicy. */
   buckets: Record<string, string>;
+  /**
+   * S3 storage class -> policy name (issue 44); absent or empty: STANDARD only. STANDARD, when not
+   * mapped, is the bucket's policy.
+   */
+  storageClasses?: Record<string, string>;
   /** Largest single PutObject body. */
   maxObjectSize: number;
   /** Largest UploadPart body. */
@@ -37,7 +43,31 @@ export interface EngineSettings {
   codingBudget?: { bytes: number; maxWaitMs: number; tenantShare?: number };
 }
 
-/** The policy of a bucket's new writes. */
+/** The policy of a bucket's new writes (of class STANDARD). */
 export function policyFor(settings: EngineSettings, bucket: string): StoragePolicy {
   return settings.policies[settings.buckets[bucket] ?? settings.defaultPolicy]!;
+}
+
+export const STANDARD = 'STANDARD';
+
+/** The storage classes a request may name: STANDARD and the configured ones. */
+export function storageClassNames(settings: Pick<EngineSettings, 'storageClasses'>): string[] {
+  return [...new Set([STANDARD, ...Object.keys(settings.storageClasses ?? {})])];
+}
+
+/** Whether `storageClass` (absent: STANDARD) is one this gateway stores. */
+export const knownStorageClass = (settings: Pick<EngineSettings, 'storageClasses'>, storageClass: string | undefined): boolean =>
+  storageClass === undefined || storageClass === STANDARD || Object.hasOwn(settings.storageClasses ?? {}, storageClass);
+
+/**
+ * The policy a version of `storageClass` (absent: STANDARD) is stored under in `bucket`: the
+ * class's configured policy, else (STANDARD unmapped) the bucket's. A class not configured is
+ * InvalidStorageClass, as S3 answers a class it does not know.
+ */
+export function policyForClass(settings: EngineSettings, bucket: string, storageClass: string | undefined): StoragePolicy {
+  const name = storageClass ?? STANDARD;
+  const map = settings.storageClasses ?? {};
+  if (Object.hasOwn(map, name)) return settings.policies[map[name]!]!;
+  if (name === STANDARD) return policyFor(settings, bucket);
+  throw new S3Error('InvalidStorageClass', undefined, { StorageClassRequested: name });
 }

@@ -37,6 +37,8 @@ const S3_ERRORS = {
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
+  InvalidStorageClass: [400, 'The storage class you specified is not valid'],
+  InvalidObjectState: [403, 'The operation is not valid for the current state of the object.'],
   // An Object Lock default retention period out of range: RGW's code (AWS documents none for it; docs/COMPATIBILITY.md).
   InvalidRetentionPeriod: [400, 'The retention period specified is not valid.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],

@@ -55,6 +55,11 @@ export interface ObjectMetadata {
   sse?: SseRecord;
   /** The version's retention and legal hold (model/object-lock.ts); absent: none. Headers on GET/HEAD. */
   objectLock?: ObjectLockState;
+  /**
+   * The version's S3 storage class (issue 44), which names the storage policy it is stored under
+   * (engine/policy.ts policyForClass); absent: STANDARD, as every version written before classes.
+   */
+  storageClass?: string;
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -174,6 +179,8 @@ export interface CopyObjectOptions {
   sse?: SseRequest | null;
   /** The target's lock from the request's headers (never the source's; the bucket default applies without one). */
   objectLock?: ObjectLockState | undefined;
+  /** The target's storage class from x-amz-storage-class (never the source's); absent: STANDARD. */
+  storageClass?: string;
 }
 
 /**
@@ -236,7 +243,7 @@ export interface ObjectVersionSummary {
   deleteMarker: boolean;
   lastModified: Date;
   /** Absent for a delete marker. */
-  object?: { size: number; etag: string; checksum: ObjectChecksum | null };
+  object?: { size: number; etag: string; checksum: ObjectChecksum | null; storageClass?: string };
 }
 
 export interface ListVersionsResult {
@@ -263,6 +270,8 @@ export interface ObjectSummary {
   etag: string;
   lastModified: Date;
   checksum: ObjectChecksum | null;
+  /** Absent: STANDARD. */
+  storageClass?: string;
 }
 
 export interface ListObjectsResult {
@@ -291,6 +300,8 @@ export interface UploadInfo {
   checksum: MultipartChecksumSpec | null;
   /** How the upload's object will be encrypted (echoed by CreateMultipartUpload). */
   sse?: SseRecord;
+  /** The upload's storage class (absent: STANDARD). */
+  storageClass?: string;
 }
 
 export interface PartInfo {

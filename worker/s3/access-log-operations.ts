@@ -60,6 +60,7 @@ const NAMES: Partial<Record<S3Operation | 'PostObject', string>> = {
   PutObjectRetention: 'REST.PUT.RETENTION',
   GetObjectLegalHold: 'REST.GET.LEGAL_HOLD',
   PutObjectLegalHold: 'REST.PUT.LEGAL_HOLD',
+  RestoreObject: 'REST.POST.RESTORE',
   CreateMultipartUpload: 'REST.POST.UPLOADS',
   UploadPart: 'REST.PUT.PART',
   UploadPartCopy: 'REST.COPY.PART',

@@ -83,6 +83,7 @@ const NEEDS: Record<S3Operation, Need> = {
   PutObjectRetention: { action: 'retention', on: 'object' }, // a shortening or removal also needs bypass (object-lock.ts)
   GetObjectLegalHold: { action: 'read', on: 'object' },
   PutObjectLegalHold: { action: 'legal-hold', on: 'object' },
+  RestoreObject: { action: 'write', on: 'object' },
 };
 
 export function accessDenied(): S3Error {

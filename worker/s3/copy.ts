@@ -46,8 +46,10 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
   const algHeader = headers.get('x-amz-checksum-algorithm');
   const checksumAlgorithm = algHeader ? parseChecksumAlgorithm(algHeader) : null;
   const sse = readSseRequest(headers);
-  // A named version copied onto its own key restores it (S3 allows it: the copy is a new version).
-  if (source.bucket === s3.bucket && source.key === s3.key && source.versionId === undefined && directive === 'COPY' && !checksumAlgorithm && !sse) {
+  // A named version copied onto its own key restores it (S3 allows it: the copy is a new version);
+  // one copied onto itself with a storage class is rewritten under that class's policy (issue 44).
+  const storageClass = headers.get('x-amz-storage-class');
+  if (source.bucket === s3.bucket && source.key === s3.key && source.versionId === undefined && directive === 'COPY' && !checksumAlgorithm && !sse && storageClass === null) {
     throw new S3Error('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
   }
   const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
@@ -58,6 +60,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
     conditions: readWriteConditions(headers),
     sse,
     objectLock: readLockHeaders(headers, s3.settings.maxRetentionDays),
+    ...(storageClass !== null && storageClass !== 'STANDARD' ? { storageClass } : {}),
   });
   const checksum = result.checksum;
   return xmlResponse(

@@ -19,9 +19,10 @@ import { sseResponseHeaders } from './sse-headers.ts';
 import { lockResponseHeaders } from './object-lock.ts';
 
 const MAX_USER_METADATA_BYTES = 2048;
+const STANDARD = 'STANDARD';
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
 
-const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse' | 'objectLock'>, string][] = [
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse' | 'objectLock' | 'storageClass'>, string][] = [
   ['contentType', 'content-type'],
   ['contentEncoding', 'content-encoding'],
   ['contentDisposition', 'content-disposition'],
@@ -42,6 +43,9 @@ export function readMetadata(headers: Headers): ObjectMetadata {
     if (codings.length) meta.contentEncoding = codings.join(', ');
     else delete meta.contentEncoding;
   }
+  // The store refuses a class it does not have (InvalidStorageClass); STANDARD is recorded as no class.
+  const storageClass = headers.get('x-amz-storage-class');
+  if (storageClass !== null && storageClass !== STANDARD) meta.storageClass = storageClass;
   let size = 0;
   for (const [name, value] of headers) {
     if (!name.startsWith('x-amz-meta-')) continue;
@@ -133,6 +137,8 @@ export function objectHeaders(obj: ObjectHead, options: { checksumMode: boolean;
   }
   for (const [name, value] of Object.entries(m.user)) h.set(`x-amz-meta-${name}`, rfc2047(utf8HeaderText(value)));
   if (m.tags?.length) h.set('x-amz-tagging-count', String(m.tags.length));
+  // Left out for STANDARD, as S3 answers.
+  if (m.storageClass !== undefined && m.storageClass !== STANDARD) h.set('x-amz-storage-class', m.storageClass);
   for (const [name, value] of Object.entries(sseResponseHeaders(m.sse))) h.set(name, value);
   for (const [name, value] of Object.entries(lockResponseHeaders(m.objectLock))) h.set(name, value);
   for (const [param, value] of options.query) {

@@ -48,7 +48,7 @@ function contentsXml(page: ListObjectsResult, enc: (s: string) => string, withOw
       o.checksum ? el('ChecksumAlgorithm', o.checksum.algorithm) + el('ChecksumType', o.checksum.type) : '',
       el('Size', o.size),
       withOwner ? ownerXml() : '',
-      el('StorageClass', 'STANDARD'),
+      el('StorageClass', o.storageClass ?? 'STANDARD'),
     ),
   );
   const prefixes = page.commonPrefixes.map((p) => group('CommonPrefixes', el('Prefix', enc(p))));

@@ -64,7 +64,7 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
       ),
     );
   }
-  if (wanted.has('StorageClass')) out.push(el('StorageClass', 'STANDARD'));
+  if (wanted.has('StorageClass')) out.push(el('StorageClass', head.metadata.storageClass ?? 'STANDARD'));
   if (wanted.has('ObjectSize')) out.push(el('ObjectSize', head.size));
   return xmlResponse(xmlDocument('GetObjectAttributesResponse', ...out), { 'Last-Modified': head.lastModified.toUTCString(), ...versionHeader(head.versionId) });
 }

@@ -35,6 +35,7 @@ export type S3Operation =
   | 'GetBucketLogging' | 'PutBucketLogging'
   | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
   | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
+  | 'RestoreObject'
   | UnconfiguredRead;
 
 const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
@@ -69,6 +70,7 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutObjectRetention: ['retention', 'versionId'],
   GetObjectLegalHold: ['legal-hold', 'versionId'],
   PutObjectLegalHold: ['legal-hold', 'versionId'],
+  RestoreObject: ['restore', 'versionId'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
   HeadBucket: [],
@@ -194,6 +196,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'POST':
         if (has('uploads')) return 'CreateMultipartUpload';
         if (has('uploadId')) return 'CompleteMultipartUpload';
+        if (has('restore')) return 'RestoreObject';
         break;
       case 'DELETE':
         if (has('tagging')) return 'DeleteObjectTagging';
@@ -222,7 +225,6 @@ export function assertSupportedHeaders(headers: Headers): void {
   for (const [name, value] of headers) {
     // Object Lock headers are read by the operations that take them (object-lock.ts).
     if (/^x-amz-(website-redirect-location|write-offset-bytes)$/.test(name)) refuse(name);
-    if (name === 'x-amz-storage-class' && value !== 'STANDARD') refuse(`${name}: ${value}`);
     if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }
   assertOwnerOnlyAclHeaders(headers);

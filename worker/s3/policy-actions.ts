@@ -62,6 +62,7 @@ const ACTIONS: Record<S3Operation, string | readonly string[] | null> = {
   PutObjectRetention: 's3:PutObjectRetention',
   GetObjectLegalHold: 's3:GetObjectLegalHold',
   PutObjectLegalHold: 's3:PutObjectLegalHold',
+  RestoreObject: 's3:RestoreObject',
   GetBucketPolicyStatus: 's3:GetBucketPolicyStatus',
   GetBucketWebsite: 's3:GetBucketWebsite',
   GetBucketReplication: 's3:GetReplicationConfiguration',

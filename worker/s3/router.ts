@@ -5,6 +5,7 @@
 import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts';
 import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
+import { RestoreObject } from './restore.ts';
 import { GetObjectLegalHold, GetObjectLockConfiguration, GetObjectRetention, PutObjectLegalHold, PutObjectLockConfiguration, PutObjectRetention } from './object-lock.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
@@ -80,6 +81,7 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   GetObjectRetention,
   PutObjectRetention,
   GetObjectLegalHold,
+  RestoreObject,
   PutObjectLegalHold,
   ...UNCONFIGURED_READ_HANDLERS,
 };

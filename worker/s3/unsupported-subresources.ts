@@ -25,7 +25,6 @@ const BUCKET: Record<string, ByMethod> = {
 
 /** Object subresources and options. */
 const OBJECT: Record<string, ByMethod> = {
-  restore: { POST: 'RestoreObject' },
   select: { POST: 'SelectObjectContent' },
   torrent: { GET: 'GetObjectTorrent' },
   // A version is read, deleted and tagged by versionId (versioning.ts); the other operations take none.

@@ -59,8 +59,8 @@ function entriesXml(page: ListVersionsResult, enc: (s: string) => string): strin
   const entries = page.versions.map((v) => {
     const head = [el('Key', enc(v.key)), el('VersionId', v.versionId), el('IsLatest', v.isLatest), el('LastModified', v.lastModified)];
     if (!v.object) return group('DeleteMarker', ...head, ownerXml());
-    const { etag, size, checksum } = v.object;
-    return group('Version', ...head, el('ETag', etag), el('Size', size), ownerXml(), el('StorageClass', 'STANDARD'), checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '');
+    const { etag, size, checksum, storageClass } = v.object;
+    return group('Version', ...head, el('ETag', etag), el('Size', size), ownerXml(), el('StorageClass', storageClass ?? 'STANDARD'), checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '');
   });
   return [...entries, ...page.commonPrefixes.map((p) => group('CommonPrefixes', el('Prefix', enc(p))))];
 }
