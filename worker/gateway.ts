@@ -26,7 +26,7 @@ import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
-import { BackendReachability, EcStore, policyFor, UnitStore, type RepairTask } from './engine/index.ts';
+import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { deadlineOf, waitBound, withRequestDeadline } from './model/request-deadline.ts';
 import { createOperator } from './app/operator.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
@@ -44,6 +44,8 @@ import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
 import { restripeBatch, type RestripeReport } from './upkeep/restripe.ts';
+import { Transitioner } from './upkeep/transition.ts';
+import type { LifecycleStore } from './upkeep/lifecycle.ts';
 import type { MoveLink } from './upkeep/move-chain.ts';
 import { restripeProgress, type BucketRestripeProgress } from './upkeep/restripe-progress.ts';
 import { AccessLogDelivery } from './upkeep/access-log.ts';
@@ -57,6 +59,10 @@ const RESTRIPE_RUN_MS = 20_000;
  * (1000 on the paid plan), shared in the cron's with the collector, scrubber and mover.
  */
 const RESTRIPE_REQUESTS_PER_RUN = 300;
+/** Lifecycle transitions one lifecycle run may rewrite, the backend requests they may ask for, and how long it may start them (upkeep/transition.ts). */
+const TRANSITION_VERSIONS_PER_RUN = 20;
+const TRANSITION_REQUESTS_PER_RUN = 200;
+const TRANSITION_RUN_MS = 20_000;
 /** How long one journal run may start segments (the cron runs it every minute). */
 const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
@@ -105,6 +111,8 @@ export interface Gateway {
   restripeProgress: () => Promise<BucketRestripeProgress[]>;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
   lifecycleDayMs: number;
+  /** What one lifecycle run acts through: the store's delete paths and a transitioner with the run's budget (upkeep/transition.ts). */
+  lifecycleStore: () => LifecycleStore;
   /** One journal run (upkeep/journal.ts): every catalog instance's due segments stored, counted and logged. */
   journal: (by: 'cron' | 'operator') => Promise<JournalReport>;
   /** One run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
@@ -320,7 +328,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
-      policyOf: (bucket) => policyFor(engineSettings(config), bucket),
+      policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
     },
     catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
@@ -346,6 +354,13 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     return report;
   };
   const settings = engineSettings(config);
+  const lifecycleStore = (): LifecycleStore => {
+    const transitioner = new Transitioner(
+      { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
+      { maxVersions: TRANSITION_VERSIONS_PER_RUN, maxRequests: TRANSITION_REQUESTS_PER_RUN, deadline: Date.now() + TRANSITION_RUN_MS },
+    );
+    return { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition: transitioner.transition };
+  };
   const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue'): Promise<RestripeReport> => {
     const started = Date.now();
     const report = await meter.job('restripe', () => restripeBatch(
@@ -433,7 +448,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       journal,
       journalUpkeep: journalUpkeepRun,
       catalogLoss: lossGate,
-      lifecycle: { store, dayMs },
+      lifecycle: { store: lifecycleStore, dayMs },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.
@@ -446,5 +461,5 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends: built, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, journal, journalUpkeep: journalUpkeepRun, accessLogs };
+  return { config, backends: built, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, lifecycleStore, journal, journalUpkeep: journalUpkeepRun, accessLogs };
 }

@@ -75,7 +75,7 @@ export default {
       ).then(() => g.flusher.flush()));
       return;
     }
-    const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.store, { dayMs: g.lifecycleDayMs })).then(
+    const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.lifecycleStore(), { dayMs: g.lifecycleDayMs })).then(
       (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),
       (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
     );

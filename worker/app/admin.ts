@@ -107,7 +107,8 @@ export interface AdminDeps {
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
   restripe?: { run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>; progress: () => Promise<BucketRestripeProgress[]> };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
-  lifecycle?: { store: LifecycleStore; dayMs: number };
+  /** `store`: one per run (a transitioner holds the run's budget), or one for all. */
+  lifecycle?: { store: LifecycleStore | (() => LifecycleStore); dayMs: number };
   /** For `journal-upkeep`: one run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
   journalUpkeep?: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
   /** Told when a rebuild or a discard ends a catalog loss (the isolate's write gate). */
@@ -222,7 +223,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/lifecycle', async (c) => {
     if (!deps.lifecycle) throw new S3Error('NotImplemented', 'no lifecycle job in this gateway');
     const started = Date.now();
-    const report = await lifecycleBatch(deps.catalog, deps.lifecycle.store, { dayMs: deps.lifecycle.dayMs });
+    const store = typeof deps.lifecycle.store === 'function' ? deps.lifecycle.store() : deps.lifecycle.store;
+    const report = await lifecycleBatch(deps.catalog, store, { dayMs: deps.lifecycle.dayMs });
     deps.upkeep?.lifecycled(report, Date.now() - started, 'operator');
     return c.json(report);
   });

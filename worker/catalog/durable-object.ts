@@ -43,7 +43,7 @@ import type { CatalogLoss, JournalImportBatch, JournalKnown } from './types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
 import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
 import type { Catalog } from './types.ts';
-import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, UnitRecord, UploadRecord } from './types.ts';
+import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, RestripeChange, UnitRecord, UploadRecord } from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
@@ -421,8 +421,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
     return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
   }
-  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number): Reply<'rewritten' | 'gone'> {
-    return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore));
+  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number, change?: RestripeChange): Reply<'rewritten' | 'gone'> {
+    return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore, change));
   }
   setRestripeState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));

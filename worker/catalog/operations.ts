@@ -124,7 +124,8 @@ export const OPERATIONS = {
   claimMoveChain: { to: 'bucket' },
   endMoveChain: { to: 'bucket' },
   listVersionRecords: { to: 'bucket' },
-  commitRestripe: { to: 'bucket', wire: (_, [bucket, at, before, storage, notBefore]) => [bucket, at, before, storage, notBefore.getTime()] },
+  // An instance of the previous release ignores `change` (a sixth argument it does not take).
+  commitRestripe: { to: 'bucket', wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change] },
   setRestripeState: { to: 'bucket' },
   listSealRecords: { to: 'bucket' },
   replaceSealRecords: { to: 'bucket' },

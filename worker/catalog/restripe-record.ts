@@ -31,6 +31,12 @@ export interface RestripePolicy {
   k: number;
   m: number;
   small: { mode: string; threshold: number; replicas: number };
+  /**
+   * The policies of the configured storage classes (issue 44), by class: a version of a class is
+   * rewritten under its class's policy, so their geometries are not left either. Absent: none
+   * configured (the target then reads as before classes).
+   */
+  classes?: Record<string, RestripePolicy>;
 }
 
 /** What one pass over a bucket's versions met. */
@@ -67,7 +73,9 @@ export const noPass = (): PassCounts => ({ scanned: 0, rewritten: 0, conflicts: 
 
 /** What a policy writes, as a re-stripe target: its name and every geometry and small-object setting. */
 export function targetOf(p: RestripePolicy): string {
-  return `${p.name}: ${p.codec} ${p.k}+${p.m}, small ${p.small.mode} <= ${p.small.threshold}${p.small.mode === 'replicate' ? ` x${p.small.replicas}` : ''}`;
+  const own = `${p.name}: ${p.codec} ${p.k}+${p.m}, small ${p.small.mode} <= ${p.small.threshold}${p.small.mode === 'replicate' ? ` x${p.small.replicas}` : ''}`;
+  const classes = Object.entries(p.classes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  return classes.length ? `${own}; ${classes.map(([c, q]) => `${c} = ${targetOf(q)}`).join('; ')}` : own;
 }
 
 /** The pass ended with nothing rewritten, lost or failed: every version it met conforms or is blocked. */
@@ -81,15 +89,17 @@ const clean = (state: RestripeState): boolean => state.last !== null && state.la
  * bucket ends clean, after which they are taken to be small pieces.
  */
 export function leftOf(byPolicy: Record<string, PolicyRedundancy>, p: RestripePolicy, state: RestripeState): { units: number; bytes: number; upperBound: boolean } {
-  const own = `${p.k}+${p.m}`, small = `1+${p.small.replicas - 1}`;
-  const countSmall = own !== small && !clean(state);
+  // Every geometry a class of the bucket writes (issue 44) is its own, as the bucket policy's.
+  const all = [p, ...Object.values(p.classes ?? {})];
+  const own = new Set(all.map((q) => `${q.k}+${q.m}`)), small = new Set(all.map((q) => `1+${q.small.replicas - 1}`));
+  const countSmall = !clean(state);
   let units = 0, bytes = 0, upperBound = false;
   for (const [shape, r] of Object.entries(byPolicy)) {
-    if (shape === own || (shape === small && !countSmall)) continue;
+    if (own.has(shape) || (small.has(shape) && !countSmall)) continue;
     for (const s of [...r.byShardsLeft, r.belowK]) {
       units += s.units;
       bytes += s.bytes;
-      if (shape === small && s.units) upperBound = true;
+      if (small.has(shape) && s.units) upperBound = true;
     }
   }
   return { units, bytes, upperBound };

@@ -9,9 +9,11 @@
  * makes the check and the swap one step.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
+import { withClass } from '../model/storage-class.ts';
 import { supersededUnits, unitsOf } from './rules.ts';
 import type { SqlObjects } from './sql-objects.ts';
-import type { VersionAt, VersionRecord } from './types.ts';
+import type { RestripeChange, VersionAt, VersionRecord } from './types.ts';
+
 
 /** Up to `limit` stored object versions after `after` (null: from the first). */
 export function listVersionRecords(sql: SqlStorage, after: VersionAt | null, limit: number): VersionRecord[] {
@@ -31,7 +33,7 @@ export function listVersionRecords(sql: SqlStorage, after: VersionAt | null, lim
  * queued for deletion now. Either way the rewrite's reservations end: its units are referenced,
  * or garbage.
  */
-export function commitRestripe(sql: SqlStorage, objects: SqlObjects, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number): 'rewritten' | 'gone' {
+export function commitRestripe(sql: SqlStorage, objects: SqlObjects, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number, change?: RestripeChange): 'rewritten' | 'gone' {
   const row = sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', at.key, at.versionId).toArray()[0];
   const fresh = storage.kind === 'coded' ? storage.units : [];
   objects.release(fresh);
@@ -42,7 +44,7 @@ export function commitRestripe(sql: SqlStorage, objects: SqlObjects, at: Version
     return 'gone';
   }
   const old = JSON.parse(before) as ObjectManifest;
-  const next: ObjectManifest = { ...old, storage };
+  const next: ObjectManifest = { ...old, storage, ...(change ? { metadata: withClass(old.metadata, change.storageClass) } : {}) };
   objects.ledger.replace(at.key, old, next);
   sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(next), at.key, at.versionId);
   sql.exec('DELETE FROM units WHERE key = ? AND version_id = ?', at.key, at.versionId);

@@ -267,6 +267,14 @@ export interface LifecycleCounts {
   uploadsAborted: number;
   /** Actions that failed (retried by a later pass); `lastError` says why. */
   failed: number;
+  /**
+   * Versions moved to another storage class (issue 44), and their object bytes rewritten; versions
+   * a transition cannot rewrite (SSE-C, COMPLIANCE-retained on a backend that enforces it).
+   * Absent in progress a release before transitions stored: 0.
+   */
+  transitioned?: number;
+  transitionedBytes?: number;
+  transitionsBlocked?: number;
 }
 
 /**
@@ -587,6 +595,11 @@ export interface VersionRecord {
  * ledger counts per unit geometry (bucketHealth's redundancy.byPolicy) is what is left to
  * rewrite; its `restripe` is the record.
  */
+/** What a rewrite changes of a version besides its storage: its storage class (null: STANDARD). */
+export interface RestripeChange {
+  storageClass: string | null;
+}
+
 export interface RestripeCatalog extends BucketList, Pick<HealthCatalog, 'bucketHealth'>, Pick<ObjectCatalog, 'reserveUnits'> {
   /** Stored object versions (no delete markers) after `after` (null: from the first), at most `limit`. NoSuchBucket. */
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Promise<VersionRecord[]>;
@@ -594,9 +607,10 @@ export interface RestripeCatalog extends BucketList, Pick<HealthCatalog, 'bucket
    * Swaps the storage of the version at `at` for `storage` if its manifest is still `before`;
    * its old units are queued for deletion at `notBefore`. 'gone': the version was deleted or
    * changed meanwhile and nothing changed but the rewrite's units, queued for deletion now.
-   * The rewrite's reservations end either way. NoSuchBucket.
+   * The rewrite's reservations end either way. `change.storageClass`: the version's storage class
+   * becomes it in the same step (a lifecycle transition, issue 44; null: STANDARD). NoSuchBucket.
    */
-  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date): Promise<'rewritten' | 'gone'>;
+  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date, change?: RestripeChange): Promise<'rewritten' | 'gone'>;
   /** Replaces the bucket's re-stripe record (state 'restripe'; restripe-record.ts; bucketHealth answers it); null removes it. */
   setRestripeState(bucket: string, value: string | null): Promise<void>;
 }

@@ -353,7 +353,13 @@ export class EcStore implements T.ObjectStore {
     if (!rules) throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket });
     return rules;
   }
-  putBucketLifecycle = (bucket: string, rules: LifecycleRule[]) => this.catalog.setBucketLifecycle(bucket, rules);
+  /** A transition to a class not configured is InvalidStorageClass, as a write naming it is. */
+  putBucketLifecycle = (bucket: string, rules: LifecycleRule[]) => {
+    for (const r of rules) {
+      for (const t of [...(r.transitions ?? []), ...(r.noncurrentVersionTransitions ?? [])]) policyForClass(this.settings, bucket, t.storageClass);
+    }
+    return this.catalog.setBucketLifecycle(bucket, rules);
+  };
   deleteBucketLifecycle = (bucket: string) => this.catalog.setBucketLifecycle(bucket, null);
   putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
   deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);

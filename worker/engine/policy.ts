@@ -50,6 +50,17 @@ export function policyFor(settings: EngineSettings, bucket: string): StoragePoli
 
 export const STANDARD = 'STANDARD';
 
+/**
+ * What the re-stripe works toward in `bucket`: its policy and, when classes are configured, the
+ * policy of each (a version is rewritten under its class's; catalog/restripe-record.ts).
+ */
+export function restripePolicyFor(settings: EngineSettings, bucket: string): StoragePolicy & { classes?: Record<string, StoragePolicy> } {
+  const own = policyFor(settings, bucket);
+  const map = settings.storageClasses ?? {};
+  if (!Object.keys(map).length) return own;
+  return { ...own, classes: Object.fromEntries(Object.entries(map).map(([c, name]) => [c, settings.policies[name]!])) };
+}
+
 /** The storage classes a request may name: STANDARD and the configured ones. */
 export function storageClassNames(settings: Pick<EngineSettings, 'storageClasses'>): string[] {
   return [...new Set([STANDARD, ...Object.keys(settings.storageClasses ?? {})])];

@@ -12,6 +12,12 @@
  *   (when its successor was written), rounded up to midnight, unless it is among the
  *   NewerNoncurrentVersions newest noncurrent versions.
  * - AbortIncompleteMultipartUpload: DaysAfterInitiation after the upload began.
+ * - Transition (issue 44): a current version moves to StorageClass at its creation plus Days
+ *   (rounded up to midnight) or on Date; NoncurrentVersionTransition: a noncurrent version
+ *   NoncurrentDays after it became noncurrent, unless among the NewerNoncurrentVersions newest.
+ *   Of the transitions due for a version, the one due last wins (30 days to STANDARD_IA, 90 to
+ *   GLACIER: GLACIER after 90); nothing is done when the version has that class already, or
+ *   when an expiration of it is due (the expiration is).
  * - Filter: prefix, tags (all must be on the version), object size bounds (strict), all of them
  *   must hold (see docs/COMPATIBILITY.md "Lifecycle" for what is accepted beyond AWS).
  * Several rules: the earliest due action wins. Disabled rules do nothing.
@@ -58,6 +64,9 @@ export interface LifecycleRule {
   expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
   noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
   abortIncompleteMultipartUpload?: { daysAfterInitiation: number };
+  /** Issue 44: each moves a current version to its storage class (Days or Date). */
+  transitions?: { days?: number; date?: string; storageClass: string }[];
+  noncurrentVersionTransitions?: { noncurrentDays: number; newerNoncurrentVersions?: number; storageClass: string }[];
 }
 
 /** The conditions of a rule's filter, flattened: every one must hold. */
@@ -88,6 +97,8 @@ export interface VersionFacts {
   tags: Tag[];
   /** An object version's ETag (quoted): the job expires a current version only while it still has it. */
   etag?: string;
+  /** An object version's storage class (absent: STANDARD). */
+  storageClass?: string;
 }
 
 const hasTag = (tags: Tag[], t: Tag) => tags.some((x) => x.key === t.key && x.value === t.value);
@@ -121,7 +132,9 @@ export type LifecycleAction =
   /** DeleteObject without a version id: a delete marker in a versioned bucket, the object gone otherwise. */
   | { kind: 'expire-current'; ruleId: string }
   /** DeleteObject of this version (a noncurrent version, or an expired object delete marker). */
-  | { kind: 'delete-version'; versionId: string; ruleId: string; marker: boolean };
+  | { kind: 'delete-version'; versionId: string; ruleId: string; marker: boolean }
+  /** Rewrite this version (current or not) under `storageClass`'s policy (issue 44). */
+  | { kind: 'transition'; versionId: string; ruleId: string; storageClass: string };
 
 /**
  * What is due now for one key, given all its versions newest first (the first is current).
@@ -136,6 +149,10 @@ export function dueActions(rules: LifecycleRule[], key: string, versions: Versio
   if (!current.deleteMarker) {
     const rule = earliest(enabled, key, current, (r) => currentDue(r, current.lastModified, dayMs), now);
     if (rule) out.push({ kind: 'expire-current', ruleId: rule });
+    else {
+      const t = latestTransition(enabled, key, current, (r) => (r.transitions ?? []).map((x) => ({ at: x.days !== undefined ? dueAt(current.lastModified, x.days, dayMs) : Date.parse(x.date!), storageClass: x.storageClass })), now);
+      if (t) out.push({ kind: 'transition', versionId: current.versionId, ruleId: t.ruleId, storageClass: t.storageClass });
+    }
   } else if (older.length === 0) {
     // An expired object delete marker: ExpiredObjectDeleteMarker removes it now; Days/Date once it is that old.
     const rule = earliest(enabled, key, current, (r) => (r.expiration?.expiredObjectDeleteMarker ? current.lastModified : currentDue(r, current.lastModified, dayMs)), now);
@@ -151,8 +168,27 @@ export function dueActions(rules: LifecycleRule[], key: string, versions: Versio
       return dueAt(successor.lastModified, n.noncurrentDays, dayMs);
     }, now);
     if (rule) out.push({ kind: 'delete-version', versionId: v.versionId, ruleId: rule, marker: v.deleteMarker });
+    else if (!v.deleteMarker) {
+      const t = latestTransition(enabled, key, v, (r) => (r.noncurrentVersionTransitions ?? [])
+        .filter((x) => rank > (x.newerNoncurrentVersions ?? 0))
+        .map((x) => ({ at: dueAt(successor.lastModified, x.noncurrentDays, dayMs), storageClass: x.storageClass })), now);
+      if (t) out.push({ kind: 'transition', versionId: v.versionId, ruleId: t.ruleId, storageClass: t.storageClass });
+    }
   });
   return out;
+}
+
+/**
+ * The transition of `v` due last by `now` among the matching rules' (the furthest one a version
+ * has reached), unless `v` has its class already: null then, or when none is due.
+ */
+function latestTransition(rules: { r: LifecycleRule; c: RuleConditions }[], key: string, v: VersionFacts, due: (r: LifecycleRule) => { at: number; storageClass: string }[], now: number): { ruleId: string; storageClass: string } | null {
+  let best: { at: number; ruleId: string; storageClass: string } | null = null;
+  for (const { r, c } of rules) {
+    if (!ruleMatches(c, key, v)) continue;
+    for (const t of due(r)) if (t.at <= now && (best === null || t.at > best.at)) best = { ...t, ruleId: r.id };
+  }
+  return best && best.storageClass !== (v.storageClass ?? 'STANDARD') ? best : null;
 }
 
 /** The id of the matching rule whose action for `v` is due earliest, if one is due by `now`. */

@@ -9,7 +9,11 @@
  * (InvalidArgument); Date ISO 8601 at midnight UTC (InvalidArgument; unparsable: MalformedXML);
  * exactly one of Days, Date, ExpiredObjectDeleteMarker in <Expiration> (MalformedXML);
  * ExpiredObjectDeleteMarker or AbortIncompleteMultipartUpload with tag filters (InvalidRequest).
- * Transitions are NotImplemented (one storage class here), after their dates are checked.
+ * Transitions (issue 44): <Transition> with exactly one of Days (0 or more) and Date, and a
+ * StorageClass; <NoncurrentVersionTransition> with NoncurrentDays (0 or more), an optional
+ * NewerNoncurrentVersions and a StorageClass (MalformedXML without one; whether the class is
+ * configured is the store's to say: InvalidStorageClass); at most one transition per class in a
+ * rule (InvalidArgument).
  * Beyond AWS (as RGW): a <Filter> may hold several of Prefix, Tag, And, ObjectSize*: all must
  * hold (docs/COMPATIBILITY.md "Lifecycle").
  */
@@ -102,17 +106,48 @@ function parseExpiration(e: XmlElement): NonNullable<LifecycleRule['expiration']
   return { expiredObjectDeleteMarker: marker === 'true' };
 }
 
-/** Transitions: dates and days checked as S3 checks them, then refused (no other storage class here). */
-function refuseTransitions(rule: XmlElement): void {
-  const transitions = [...childrenNamed(rule, 'Transition'), ...childrenNamed(rule, 'NoncurrentVersionTransition')];
-  if (!transitions.length) return;
-  for (const t of transitions) {
+/** A non-negative integer of days (a transition may be due at once: 0). */
+function days(text: string, name: string): number {
+  const t = text.trim();
+  if (!/^\d{1,9}$/.test(t)) throw malformedXml(`${name} must be a non-negative integer`);
+  return Number(t);
+}
+
+function storageClassOf(t: XmlElement): string {
+  const sc = childText(t, 'StorageClass')?.trim();
+  if (!sc) throw malformedXml(`<${t.name}> needs a StorageClass`);
+  return sc;
+}
+
+function onePerClass(classes: string[]): void {
+  if (new Set(classes).size !== classes.length) throw invalid("'StorageClass' must be different for each transition of a rule", 'StorageClass');
+}
+
+/** Transitions of current versions (Days or Date) and of noncurrent ones. */
+function parseTransitions(r: XmlElement, rule: LifecycleRule): void {
+  const current = childrenNamed(r, 'Transition').map((t) => {
+    const d = childText(t, 'Days');
     const date = childText(t, 'Date');
-    if (date !== undefined) midnightDate(date, 'Date');
-    const days = childText(t, 'Days') ?? childText(t, 'NoncurrentDays');
-    if (days !== undefined && !/^\d+$/.test(days.trim())) throw malformedXml('Days must be a non-negative integer');
-  }
-  throw new S3Error('NotImplemented', 'Lifecycle transitions are not implemented: this gateway stores every object in one storage class (STANDARD).');
+    if ((d === undefined) === (date === undefined)) throw malformedXml('Transition takes exactly one of Days and Date');
+    const storageClass = storageClassOf(t);
+    return d !== undefined ? { days: days(d, 'Days'), storageClass } : { date: midnightDate(date!, 'Date'), storageClass };
+  });
+  const noncurrent = childrenNamed(r, 'NoncurrentVersionTransition').map((t) => {
+    const d = childText(t, 'NoncurrentDays');
+    if (d === undefined) throw malformedXml('NoncurrentVersionTransition needs NoncurrentDays');
+    const out: NonNullable<LifecycleRule['noncurrentVersionTransitions']>[number] = { noncurrentDays: days(d, 'NoncurrentDays'), storageClass: storageClassOf(t) };
+    const newer = childText(t, 'NewerNoncurrentVersions');
+    if (newer !== undefined) {
+      const n = positive(newer, 'NewerNoncurrentVersions', 'NoncurrentVersionTransition action');
+      if (n > 100) throw invalid("'NewerNoncurrentVersions' must be at most 100", 'NewerNoncurrentVersions', newer.trim());
+      out.newerNoncurrentVersions = n;
+    }
+    return out;
+  });
+  onePerClass(current.map((t) => t.storageClass));
+  onePerClass(noncurrent.map((t) => t.storageClass));
+  if (current.length) rule.transitions = current;
+  if (noncurrent.length) rule.noncurrentVersionTransitions = noncurrent;
 }
 
 function parseRule(r: XmlElement): LifecycleRule {
@@ -147,11 +182,11 @@ function parseRule(r: XmlElement): LifecycleRule {
     if (days === undefined) throw malformedXml('AbortIncompleteMultipartUpload needs DaysAfterInitiation');
     rule.abortIncompleteMultipartUpload = { daysAfterInitiation: positive(days, 'DaysAfterInitiation', 'AbortIncompleteMultipartUpload action') };
   }
-  refuseTransitions(r);
+  parseTransitions(r, rule);
   const tagged = !!(rule.filter?.tag || rule.filter?.and?.tags.length);
   if (tagged && rule.expiration?.expiredObjectDeleteMarker) throw new S3Error('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with object tags');
   if (tagged && rule.abortIncompleteMultipartUpload) throw new S3Error('InvalidRequest', 'AbortIncompleteMultipartUpload cannot be specified with Tags');
-  const acts = rule.expiration || rule.noncurrentVersionExpiration || rule.abortIncompleteMultipartUpload;
+  const acts = rule.expiration || rule.noncurrentVersionExpiration || rule.abortIncompleteMultipartUpload || rule.transitions || rule.noncurrentVersionTransitions;
   if (!acts) throw new S3Error('InvalidRequest', 'At least one action needs to be specified in a rule');
   return rule;
 }
@@ -193,6 +228,8 @@ export function lifecycleConfigurationXml(rules: LifecycleRule[]): string {
       r.filter ? filterXml(r.filter) : '',
       el('Status', r.status),
       e ? group('Expiration', el('Days', e.days), el('Date', e.date), el('ExpiredObjectDeleteMarker', e.expiredObjectDeleteMarker)) : '',
+      ...(r.transitions ?? []).map((t) => group('Transition', el('Days', t.days), el('Date', t.date), el('StorageClass', t.storageClass))),
+      ...(r.noncurrentVersionTransitions ?? []).map((t) => group('NoncurrentVersionTransition', el('NoncurrentDays', t.noncurrentDays), el('NewerNoncurrentVersions', t.newerNoncurrentVersions), el('StorageClass', t.storageClass))),
       n ? group('NoncurrentVersionExpiration', el('NoncurrentDays', n.noncurrentDays), el('NewerNoncurrentVersions', n.newerNoncurrentVersions)) : '',
       r.abortIncompleteMultipartUpload ? group('AbortIncompleteMultipartUpload', el('DaysAfterInitiation', r.abortIncompleteMultipartUpload.daysAfterInitiation)) : '',
     );

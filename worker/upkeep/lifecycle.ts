@@ -11,6 +11,14 @@
  * Races: a current version is expired with If-Match on the ETag the evaluator saw, so an object
  * rewritten since is left alone (a rewrite with identical bytes is expired: same ETag, the rule
  * applied to the older write's age; the next pass judges the new one by its own).
+ * Transitions (issue 44) go through the re-striper's rewrite (`transition`, restripe-version.ts):
+ * the version is read, written again under its new class's policy, and swapped in with the new
+ * class by compare-and-set (a client's change meanwhile wins; the next pass judges again);
+ * byte-identical, same version id, ETag and Last-Modified; the old shards collected after the
+ * grace delay. The rewrites of a run are bounded by the transition's own budget (versions,
+ * backend requests, the backends' pacing, a deadline): out of it, the slice stops before the key,
+ * whose transition the next run does first. SSE-C versions and COMPLIANCE-retained ones on a
+ * backend that enforces retention are counted blocked, as the re-stripe counts them.
  * Known gap: a noncurrent version is deleted by its id, unconditionally (DeleteObject with a
  * version id checks no condition): if a client deletes its successor by id in the moment between
  * the job's read and its delete, the version deleted was current by then.
@@ -53,17 +61,31 @@ export interface LifecycleReport extends LifecycleCounts {
   errors: { bucket: string; message: string }[];
 }
 
-/** The object store's delete paths: the ones DeleteObject and AbortMultipartUpload take. */
-export type LifecycleStore = Pick<ObjectStore, 'deleteObject' | 'abortMultipartUpload'>;
+/** What a transition did: 'stopped' when the run's budget for rewrites is spent (nothing written). */
+export type TransitionOutcome =
+  | { kind: 'rewritten'; bytes: number }
+  | { kind: 'conforms' | 'gone' | 'stopped' }
+  | { kind: 'blocked'; reason: string }
+  | { kind: 'failed'; error: string };
 
-const zero = (): LifecycleCounts => ({ examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0 });
+/**
+ * The object store's delete paths (the ones DeleteObject and AbortMultipartUpload take), and the
+ * rewrite of a version (by the id S3 shows) under another storage class; without it, a due
+ * transition counts as failed.
+ */
+export type LifecycleStore = Pick<ObjectStore, 'deleteObject' | 'abortMultipartUpload'> & {
+  transition?: (bucket: string, key: string, versionId: string, storageClass: string) => Promise<TransitionOutcome>;
+};
+
+const zero = (): LifecycleCounts => ({ examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, transitioned: 0, transitionedBytes: 0, transitionsBlocked: 0 });
+const COUNTS = ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed', 'transitioned', 'transitionedBytes', 'transitionsBlocked'] as const;
 
 export function noLifecycleYet(): LifecycleProgress {
   return { cursor: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0, lastRunAt: null, current: zero(), last: null };
 }
 
 export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
-  const report: LifecycleReport = { buckets: 0, settling: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, passesCompleted: 0, completed: [], errors: [] };
+  const report: LifecycleReport = { buckets: 0, settling: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, transitioned: 0, transitionedBytes: 0, transitionsBlocked: 0, passesCompleted: 0, completed: [], errors: [] };
   const now = o.now ?? Date.now;
   const budget = { actions: o.actionsPerRun ?? 500 };
   // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
@@ -84,7 +106,7 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
       report.errors.push({ bucket, message: String((err as Error)?.message ?? err) });
       return;
     }
-    for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) report[k] += progress.delta[k];
+    for (const k of COUNTS) report[k] = (report[k] ?? 0) + (progress.delta[k] ?? 0);
     if (progress.completed) {
       report.passesCompleted++;
       report.completed.push(bucket);
@@ -99,8 +121,8 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
   const p: LifecycleProgress = structuredClone(start);
   const delta = zero();
   const count = (k: keyof LifecycleCounts, n = 1) => {
-    delta[k] += n;
-    p.current[k] += n;
+    delta[k] = (delta[k] ?? 0) + n;
+    p.current[k] = (p.current[k] ?? 0) + n;
   };
   const fail = (err: unknown) => {
     count('failed');
@@ -111,12 +133,32 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
   if (cursor.phase === 'versions') {
     const page = await catalog.listKeyVersions(bucket, cursor.afterKey, o.versionsPerRun ?? 1000);
     let stopped = false;
-    for (const { key, versions } of page.keys) {
-      const actions = dueActions(rules, key, versions, o.now(), dayMs);
-      if (actions.length && budget.actions <= 0) {
+    keys: for (const { key, versions } of page.keys) {
+      const due = dueActions(rules, key, versions, o.now(), dayMs);
+      if (due.length && budget.actions <= 0) {
         stopped = true; // out of actions for this run: this key is the next run's first
         break;
       }
+      // Transitions first: one the run has no budget left for stops the slice before the key (its
+      // deletions wait with it, so the key is never left half done).
+      for (const action of due) {
+        if (action.kind !== 'transition') continue;
+        const outcome: TransitionOutcome = store.transition
+          ? await store.transition(bucket, key, action.versionId, action.storageClass).catch((err) => ({ kind: 'failed' as const, error: String((err as Error)?.message ?? err) }))
+          : { kind: 'failed', error: `a transition to ${action.storageClass} cannot run here (no rewriter)` };
+        if (outcome.kind === 'stopped') {
+          stopped = true;
+          break keys;
+        }
+        if (outcome.kind === 'rewritten') {
+          count('transitioned');
+          count('transitionedBytes', outcome.bytes);
+        } else if (outcome.kind === 'blocked') {
+          count('transitionsBlocked');
+          p.lastError = { at: o.now(), message: `${key} ${action.versionId}: ${outcome.reason}` };
+        } else if (outcome.kind === 'failed') fail(`${key} ${action.versionId}: ${outcome.error}`);
+      }
+      const actions = due.filter((a): a is Exclude<LifecycleAction, { kind: 'transition' }> => a.kind !== 'transition');
       budget.actions -= actions.length;
       count('examined', versions.length);
       for (const action of actions) {
@@ -175,7 +217,7 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
 }
 
 /** One action through the store's delete paths. */
-async function apply(store: LifecycleStore, bucket: string, key: string, action: LifecycleAction, current: VersionFacts): Promise<void> {
+async function apply(store: LifecycleStore, bucket: string, key: string, action: Exclude<LifecycleAction, { kind: 'transition' }>, current: VersionFacts): Promise<void> {
   if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
   // The current version only if it is still the one judged (the header says why If-Match).
   else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { conditions: { ifMatch: current.etag } });

@@ -5,7 +5,7 @@
  */
 import type { HealthCatalog, RestripeCatalog } from '../catalog/types.ts';
 import { restripeProgressOf, type BucketRestripeProgress } from '../catalog/restripe-record.ts';
-import { policyFor, type EngineSettings } from '../engine/index.ts';
+import { restripePolicyFor, type EngineSettings } from '../engine/index.ts';
 import { forEachBucket } from './each-bucket.ts';
 
 export { freshState, hasWork, leftOf, noPass, parseRestripeState, targetOf, type BucketRestripeProgress, type PassCounts, type RestripeState } from '../catalog/restripe-record.ts';
@@ -15,7 +15,7 @@ export async function restripeProgress(catalog: RestripeCatalog & HealthCatalog,
   const out: BucketRestripeProgress[] = [];
   await forEachBucket(catalog, async (name) => {
     const health = await catalog.bucketHealth(name, now);
-    const p = restripeProgressOf(name, policyFor(settings, name), health.redundancy.byPolicy, health.restripe ?? null);
+    const p = restripeProgressOf(name, restripePolicyFor(settings, name), health.redundancy.byPolicy, health.restripe ?? null);
     if (p) out.push(p);
   });
   return out;

@@ -25,15 +25,21 @@ import { toHex } from '../model/bytes.ts';
 import { multipartEtag } from '../model/multipart.ts';
 import { CUSTOMER_KID } from '../format/seal.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { RestripeCatalog, VersionRecord } from '../catalog/types.ts';
+import { withClass } from '../model/storage-class.ts';
+import type { RestripeCatalog, RestripeChange, VersionRecord } from '../catalog/types.ts';
 import type { StoragePolicy, UnitStore } from '../engine/index.ts';
 import type { Charge } from './pacer.ts';
 
 export interface RewriteDeps {
   catalog: RestripeCatalog;
   units: UnitStore;
-  /** The bucket's policy now: what the version is rewritten under. */
+  /** The bucket's policy now: what the version is rewritten under (unless `policyOf` says otherwise). */
   policy: StoragePolicy;
+  /**
+   * The policy of the version's storage class (issue 44: a class names a policy); null: its
+   * class is not configured now, and it is left as it is (blocked). Absent: `policy` for all.
+   */
+  policyOf?: (m: ObjectManifest) => StoragePolicy | null;
   graceMs: number;
   /** How long the rewrite's units stay reserved (config writeReservationSeconds): an abandoned rewrite's shards are collected after. */
   writeReservationSeconds: number;
@@ -87,6 +93,7 @@ function pieceConforms(p: Piece, policy: StoragePolicy, units: UnitStore): boole
   return p.storage.kind === 'coded' && p.storage.units.every((u) => u.codec === plan.codec && u.k === plan.k && u.m === plan.m);
 }
 
+
 const sealsOf = (s: ObjectManifest['storage']) => (s.kind === 'inline' ? (s.seal ? [s.seal] : []) : s.units.flatMap((u) => (u.seal ? [u.seal] : [])));
 
 /** A planned piece: how it will be written and what it will ask of each backend. */
@@ -123,10 +130,12 @@ export const requestsOf = (charges: Map<string, Charge>): number => [...charges.
  * The version's plan: null when it conforms; 'blocked' when it cannot be rewritten; else its
  * pieces, each planned under the policy (sealed exactly when it was), with the backends' charges.
  */
-export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<RewriteDeps, 'policy' | 'units' | 'now'>): Promise<null | { blocked: string; units: number; until?: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
+export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<RewriteDeps, 'policy' | 'policyOf' | 'units' | 'now'>): Promise<null | { blocked: string; units: number; until?: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
   const pieces = piecesOf(m);
-  if (pieces.every((p) => pieceConforms(p, deps.policy, deps.units))) return null;
   const oldUnits = m.storage.kind === 'coded' ? m.storage.units : [];
+  const target = deps.policyOf ? deps.policyOf(m) : deps.policy;
+  if (target === null) return { blocked: `its storage class ${m.metadata.storageClass} is not configured (storageClasses): left as it is`, units: oldUnits.length };
+  if (pieces.every((p) => pieceConforms(p, target, deps.units))) return null;
   if (sealsOf(m.storage).some((s) => s.kid === CUSTOMER_KID)) return { blocked: 'sealed under the client\'s key (SSE-C): the gateway cannot open it', units: oldUnits.length };
   const lock = m.metadata.objectLock;
   const retaining = oldUnits.flatMap((u) => u.placement).find((id) => deps.units.byId.get(id)?.retain);
@@ -139,7 +148,7 @@ export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<
   const planned = pieces.map((piece) => {
     const sealed = sealsOf(piece.storage).length > 0;
     // A clear object stays clear: the policy's own sealing is for new writes.
-    const policy = sealed ? deps.policy : { ...deps.policy, encrypt: false };
+    const policy = sealed ? target : { ...target, encrypt: false };
     const base = deps.units.plan(piece.size, policy, !!piece.part, sealed, shelf);
     // Every shard or nothing: a rewrite never stores a version with less redundancy than asked.
     return { piece, policy, plan: { ...base, quorum: base.k + base.m } };
@@ -152,10 +161,17 @@ export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<
  * once the version is planned, with what it will ask of each backend: false stops it before
  * anything is written.
  */
-export async function restripeVersion(bucket: string, record: VersionRecord, deps: RewriteDeps, admit: (charges: Map<string, Charge>) => Promise<boolean> = async () => true): Promise<RewriteOutcome> {
-  const m = JSON.parse(record.json) as ObjectManifest;
+export async function restripeVersion(bucket: string, record: VersionRecord, deps: RewriteDeps, admit: (charges: Map<string, Charge>) => Promise<boolean> = async () => true, change?: RestripeChange): Promise<RewriteOutcome> {
+  const stored = JSON.parse(record.json) as ObjectManifest;
+  // A change of class (a lifecycle transition): planned, written (the shard headers' metadata) and committed with the new class.
+  const m: ObjectManifest = change ? { ...stored, metadata: withClass(stored.metadata, change.storageClass) } : stored;
   const planning = await planRewrite(bucket, m, deps);
-  if (planning === null) return { kind: 'conforms' };
+  if (planning === null) {
+    if (!change || (stored.metadata.storageClass ?? null) === change.storageClass) return { kind: 'conforms' };
+    // Stored as the new class's policy stores it already (two classes, one policy): only the class changes.
+    const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, stored.storage, new Date((deps.now ?? Date.now)() + deps.graceMs), change);
+    return outcome === 'rewritten' ? { kind: 'rewritten', bytes: 0 } : { kind: 'gone' };
+  }
   if ('blocked' in planning) return { kind: 'blocked', reason: planning.blocked, units: planning.units, ...(planning.until !== undefined ? { until: planning.until } : {}) };
   if (!(await admit(planning.charges))) return { kind: 'stopped' };
   const now = deps.now ?? Date.now;
@@ -197,7 +213,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
     return { kind: 'failed', error: String((err as Error)?.message ?? err) };
   }
   // A failed call here may have committed: the units are left to the reservation (released by a commit).
-  const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, storage, new Date(now() + deps.graceMs));
+  const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, storage, new Date(now() + deps.graceMs), change);
   return outcome === 'rewritten' ? { kind: 'rewritten', bytes: m.size } : { kind: 'gone' };
 }
 

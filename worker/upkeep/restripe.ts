@@ -19,7 +19,7 @@
  */
 import type { RestripeCatalog } from '../catalog/types.ts';
 import type { ObjectManifest } from '../format/manifest.ts';
-import { policyFor, type EngineSettings, type UnitStore } from '../engine/index.ts';
+import { knownStorageClass, policyForClass, restripePolicyFor, type EngineSettings, type UnitStore } from '../engine/index.ts';
 import { freshState, hasWork, leftOf, noPass, targetOf, type RestripeState } from './restripe-progress.ts';
 import { requestsOf, restripeVersion, type RewriteOutcome } from './restripe-version.ts';
 import { Pacer, type BackendLimits, type Charge } from './pacer.ts';
@@ -88,14 +88,16 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
 
   /** One bucket from its cursor; false when the run must stop first (the cursor stays before the version not done). */
   async function restripeBucket(bucket: string): Promise<boolean> {
-    const policy = policyFor(deps.settings, bucket);
+    const policy = restripePolicyFor(deps.settings, bucket);
     // One catalog call: the ledger's units per geometry, and the bucket's re-stripe record.
     const health = await deps.catalog.bucketHealth(bucket, new Date(now()));
     const target = targetOf(policy);
     const state = health.restripe?.target === target ? health.restripe : freshState(target);
     const left = leftOf(health.redundancy.byPolicy, policy, state);
     if (!hasWork(state, left, now())) return true;
-    const rewriteDeps = { catalog: deps.catalog, units: deps.units, policy, graceMs: deps.graceMs, writeReservationSeconds: deps.writeReservationSeconds, now };
+    // Each version under its storage class's policy (issue 44); a class no longer configured is left as it is.
+    const policyOf = (m: ObjectManifest) => (knownStorageClass(deps.settings, m.metadata.storageClass) ? policyForClass(deps.settings, bucket, m.metadata.storageClass) : null);
+    const rewriteDeps = { catalog: deps.catalog, units: deps.units, policy, policyOf, graceMs: deps.graceMs, writeReservationSeconds: deps.writeReservationSeconds, now };
     try {
       for (;;) {
         // A page read is a subrequest too: a bucket of many conforming versions ends a run as surely as rewrites.
