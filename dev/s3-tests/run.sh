@@ -7,7 +7,8 @@
 # The checkout needs list-versions.patch (the teardown aborts multipart uploads left behind, which
 # shardgate's DeleteBucket refuses to leave, and lists keys where ListObjectVersions is
 # NotImplemented, as before issue 25: without it one leftover fails every later test's setup) and Python with boto3, pytest and pytest-timeout (Debian: python3-boto3
-# python3-pytest python3-pytest-timeout). PORT (default 8812), STATE (a temp dir) and PYTHON may be set.
+# python3-pytest python3-pytest-timeout). PORT (default 8812), STATE (a temp dir), PYTHON and PYTEST_TIMEOUT
+# (seconds per test, default 180: the suite's test_lifecycle_noncur_transition sleeps 14 lifecycle days, 140 s) may be set.
 set -u
 suite=$(cd "$1" && pwd); out=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
@@ -21,5 +22,5 @@ trap 'kill -TERM -- -$gw 2>/dev/null; sleep 2; kill -KILL -- -$gw 2>/dev/null' E
 for _ in $(seq 1 120); do curl -s -o /dev/null "http://127.0.0.1:$port/_shardgate/status" && break; sleep 1; done
 cd "$suite"
 start=$(date +%s)
-S3TEST_CONF="$out.conf" MARKS_OUT="$out.marks.json" PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider -p marks --timeout 120 --junitxml="$out.xml" "$@" > "$out.txt" 2>&1
+S3TEST_CONF="$out.conf" MARKS_OUT="$out.marks.json" PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider -p marks --timeout "${PYTEST_TIMEOUT:-180}" --junitxml="$out.xml" "$@" > "$out.txt" 2>&1
 echo "pytest rc=$? seconds=$(( $(date +%s) - start ))" >> "$out.txt"
