@@ -101,7 +101,7 @@ describe('CatalogObject', () => {
     });
     expect(await catalog.getManifest(name, 'a')).toEqual(a);
     expect((await catalog.listManifests(name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['a', 'b']);
-    expect(await catalog.getUnit(name, u2.unitId)).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
+    expect(await catalog.getUnit(name, u2.unitId, 'b')).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
     expect(await catalog.listDegradedUnits(name, null, 10)).toEqual([expect.objectContaining({ key: 'b', unitId: u2.unitId, attempts: 3 })]);
     expect((await catalog.bucketHealth(name, new Date())).objects).toBe(counted.objects);
   });

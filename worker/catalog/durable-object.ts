@@ -20,8 +20,11 @@
  * the same binding the Worker has) and the consumer reports each outcome back (markRepaired,
  * repairFailed). The alarm is set in the same event as the commit that recorded the damage, so a
  * crash of the gateway, a lost message or a dropped queue retry cannot lose a repair.
+ * The unit verbs take the unit's key last (`_key`): the client routes by it (routing.ts); one
+ * instance holds every key of its bucket, so the instance has no use for it yet, and a gateway of
+ * the previous release sends none.
  * Known gap: one instance bounds a bucket's request rate; partitioning a hot bucket across
- * instances slots in behind routing.ts (issue 39).
+ * instances slots in behind routing.ts (issue 39, docs/PARTITIONS.md).
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
@@ -276,7 +279,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
-  releaseUnits(bucket: string, unitIds: string[]): Reply<void> {
+  releaseUnits(bucket: string, unitIds: string[], _key?: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.release(unitIds.map((unitId) => ({ unitId }))));
   }
   getBucketCors(bucket: string): Reply<CorsRule[] | null> {
@@ -450,7 +453,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       o.setState(SCRUB_POSITION, cursor === null ? null : JSON.stringify(cursor));
     });
   }
-  getUnit(bucket: string, unitId: string): Reply<UnitRecord | null> {
+  getUnit(bucket: string, unitId: string, _key?: string): Reply<UnitRecord | null> {
     return this.inBucket(bucket, (o) => o.unit(unitId));
   }
   listUnits(bucket: string, afterUnit: string | null, limit: number): Reply<UnitRecord[]> {
@@ -487,7 +490,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     });
   }
 
-  reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
+  reserveUnits(bucket: string, unitIds: string[], expires: number, _key?: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
   }
 
@@ -509,12 +512,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
-  async markMissing(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+  async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => o.markMissing(unitId, shards));
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+  async markRepaired(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
       const repairs = new SqlRepairs(this.sql);
       const wroteTo = repairs.targetsOf(unitId, shards); // those backends answer again
@@ -524,7 +527,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = []): Promise<Reply<void>> {
+  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = [], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now(), unreachable));
     if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
     return r;

@@ -212,9 +212,9 @@ export class EcStore implements T.ObjectStore {
     return { plan, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
-  private async reserve(bucket: string, size: number, part: boolean): Promise<Reservation> {
+  private async reserve(bucket: string, key: string, size: number, part: boolean): Promise<Reservation> {
     const reserved = await this.planWrite(bucket, size, part);
-    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
+    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires, key);
     return reserved;
   }
 
@@ -237,7 +237,7 @@ export class EcStore implements T.ObjectStore {
    */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
     // Without a reservation made beside it (a test's crash-write fixture): reserved first.
-    const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part));
+    const { plan, commitBy } = reserved ?? (await this.reserve(input.bucket, input.key, input.size, !!input.part));
     const policy = policyFor(this.settings, input.bucket);
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
@@ -568,7 +568,7 @@ export class EcStore implements T.ObjectStore {
         checkPartChecksum(answer.checksum, checksum);
         await checkSseRead(answer.sse ?? undefined, sse?.kind === 'c' ? sse : null, 'part');
       } catch (err) {
-        await this.catalog.releaseUnits(bucket, unitIds).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
+        await this.catalog.releaseUnits(bucket, unitIds, key).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
         throw err;
       }
       return answer.sse;

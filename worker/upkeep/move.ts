@@ -40,7 +40,7 @@ export type MoveOutcome =
 
 export async function moveShard(bucket: string, record: UnitRecord, shard: number, target: Backend, deps: MoveDeps): Promise<MoveOutcome> {
   const { unit } = record;
-  const move: ShardMove = { unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id };
+  const move: ShardMove = { key: record.key, unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id };
   const key = shardKey(bucket, unit.unitId, shard);
   const source = deps.backends.get(move.from);
   let how: 'copied' | 'rebuilt' = 'copied';

@@ -52,7 +52,7 @@ export class RepairRouter {
     if (kind === 'unavailable') return;
     if (!this.deps.queued) return this.background('repair', task.bucket, () => this.deps.repairNow(task));
     if (kind === 'write-missed') return; // recorded by its commit
-    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.unitId, task.shards));
+    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.unitId, task.shards, task.key));
   }
 
   /** A read met a unit with shards recorded missing. */

@@ -63,7 +63,7 @@ export async function repairDegraded(catalog: SweepCatalog, repair: (task: Repai
         const error = String((err as Error)?.message ?? err);
         result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
         // A failed attempt like any other: it backs off and shows on the worklist (--list).
-        await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
+        await catalog.repairFailed(bucket, u.unitId, error, [], u.key).catch(() => {});
       }
     }
   }, { only: o.bucket });

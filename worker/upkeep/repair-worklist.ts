@@ -32,7 +32,7 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
     } catch (err) {
       // Backends that did not answer back off for the whole bucket (sql-repairs.ts), not only this unit.
       const unreachable = err instanceof RepairBlockedError ? err.unreachable : [];
-      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable).catch((e: unknown) => {
+      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable, t.key).catch((e: unknown) => {
         deps.log({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: message(e) });
       });
     }

@@ -164,7 +164,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   // As a client's write: committed well before the reservation ends and the collector may take its shards.
   const commitBy = started + lifetime - Math.min(lifetime / 10, 10 * 60_000);
   const unitIds = planning.planned.flatMap((p) => p.plan.unitIds);
-  if (unitIds.length) await deps.catalog.reserveUnits(bucket, unitIds, new Date(started + lifetime));
+  if (unitIds.length) await deps.catalog.reserveUnits(bucket, unitIds, new Date(started + lifetime), record.at.key);
   const written: CodedUnit[] = [];
   let storage: ObjectManifest['storage'] = { kind: 'coded', units: written };
   try {
