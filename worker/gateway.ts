@@ -165,7 +165,7 @@ function startup(env: Env): Startup {
   const poison = env.SHARDGATE_POISON_BUFFERS;
   if (local && (poison === '1' || poison === '0')) setPoisonMode(poison === '1');
   if (cached?.source === source && cached.local === local) return cached.startup;
-  if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
+  if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and docs/CONFIGURATION.md');
   const config = parseConfig(source);
   // Reviewed wherever it runs; what it refuses is served to loopback requests only, and only with the signal.
   const review = reviewDeployment(config, env);
