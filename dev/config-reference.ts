@@ -56,7 +56,7 @@ export function docComments(source = readFileSync(join(ROOT, SCHEMA_FILE), 'utf8
       const callee = node.expression;
       const name = ts.isPropertyAccessExpression(callee) ? callee.name.text : '';
       // .default({...}) repeats the keys' values, not their schema: never a place of keys.
-      if (name === 'default') { walk(callee.expression, path); return; }
+      if (name === 'default') { walk((callee as ts.PropertyAccessExpression).expression, path); return; }
       const suffix = name === 'array' ? '[]' : name === 'record' ? '.<name>' : '';
       const args = name === 'record' ? node.arguments.slice(1) : node.arguments;
       for (const a of args) walk(a, path + suffix);

@@ -10,6 +10,7 @@
  */
 import { DEAD_LETTER_ATTEMPTS, type Catalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/index.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface RepairSweepResult {
   attempted: number;
@@ -57,7 +58,7 @@ export async function repairDegraded(catalog: Catalog, repair: (task: RepairTask
         await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
         result.repaired++;
       } catch (err) {
-        const error = String((err as Error)?.message ?? err);
+        const error = errorMessage(err);
         result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
         // A failed attempt like any other: it backs off and shows on the worklist (--list).
         await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
