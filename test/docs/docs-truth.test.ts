@@ -31,7 +31,7 @@ const topLevel = new Set(paths.filter((p) => !p.includes('.')));
 const RECORDS = new Set(['policies', 'buckets']);
 
 /** `line:problem` for each name in `file` that does not exist. */
-export function problems(file: string, body: string): string[] {
+function problems(file: string, body: string): string[] {
   const out: string[] = [];
   const at = (index: number) => body.slice(0, index).split('\n').length;
   for (const m of body.matchAll(/\bnpm (?:run(?: --silent)? )?([a-z][\w:.-]*)/g)) {
