@@ -7,7 +7,7 @@ import type { HealthCatalog, RestripeCatalog } from '../catalog/types.ts';
 import { restripeProgressOf, type BucketRestripeProgress } from '../catalog/restripe-record.ts';
 import { policyFor, type EngineSettings } from '../engine/index.ts';
 
-export { freshState, hasWork, leftOf, noPass, parseRestripeState, targetOf, type BucketRestripeProgress, type PassCounts, type RestripeState } from '../catalog/restripe-record.ts';
+export { freshState, hasWork, leftOf, noPass, targetOf, type BucketRestripeProgress, type RestripeState } from '../catalog/restripe-record.ts';
 
 /** Every bucket with units left to re-stripe or a re-stripe record for its policy now. */
 export async function restripeProgress(catalog: RestripeCatalog & HealthCatalog, settings: EngineSettings, now = new Date()): Promise<BucketRestripeProgress[]> {
