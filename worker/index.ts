@@ -7,7 +7,8 @@
  * lifecycle job, the journal's upkeep, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
  * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
- * until the config is fixed. Each run is one JSON log line. No logic here.
+ * until the config is fixed. Each run is one JSON log line. The dispatch and its per-run bounds
+ * live here; the jobs themselves in upkeep/ and ops/, what is built per isolate in gateway.ts.
  */
 import type { Hono } from 'hono';
 import type { RepairTask } from './engine/index.ts';

@@ -1,12 +1,13 @@
 /**
  * What the docs name must exist (issue 46): every npm script (`npm run X`, `npm start`, `npm
- * test`), every `shardgate` command (`npx shardgate X`, `` `shardgate X` ``; cli/commands/), and
- * every config key (the keys of the JSON config fragments, dotted paths such as
- * `codingBudget.tenantShare`) named in the README, CONTRIBUTING, SECURITY, BENCHMARKS and docs/.
- * Reads files only: no gateway, no client.
+ * test`), every `shardgate` command (`npx shardgate X`, `` `shardgate X` ``; cli/commands/), every
+ * config key (the keys of the JSON config fragments, dotted paths such as
+ * `codingBudget.tenantShare`) and every source file (a path with a folder: `engine/placement.ts`,
+ * from the root, worker/, docs/ or the doc's own folder) named in the README, CONTRIBUTING,
+ * SECURITY, BENCHMARKS and docs/. Reads files only: no gateway, no client.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rows } from '../../dev/config-reference.ts';
 import { ROOT } from '../support/worker.ts';
@@ -30,10 +31,27 @@ const topLevel = new Set(paths.filter((p) => !p.includes('.')));
 /** Objects whose keys are the operator's names (a policy's, a bucket's), not the schema's. */
 const RECORDS = new Set(['policies', 'buckets']);
 
+/**
+ * Paths the docs name that are not files of this repository: other projects' (ceph/s3-tests,
+ * xxHash), placeholders, files a command writes, and BENCHMARKS.md's history (findings name the
+ * file as it was then; each says where the fix landed).
+ */
+const NOT_OUR_FILES = [
+  /^s3tests\//, /^doc\/xxhash_spec\.md$/, /^bench\/results\/(A|B|NAME)\.json$/, /^BUCKET\//, /^\.\/keys\.json$/,
+  /^worker\/auth\/large-pieces\.ts$/, /^bench\/fixtures\/pull-body\.ts$/, /^worker\/ec\/unit-reader\.ts$/,
+];
+const PATH = /(?<![\w./-])((?:\.\.\/)?[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+\.(?:ts|mjs|cjs|js|json|sh|toml|py|md|rs|txt))(?![\w/])/g;
+
 /** `line:problem` for each name in `file` that does not exist. */
 function problems(file: string, body: string): string[] {
   const out: string[] = [];
   const at = (index: number) => body.slice(0, index).split('\n').length;
+  for (const m of body.matchAll(PATH)) {
+    const path = m[1]!;
+    if (NOT_OUR_FILES.some((r) => r.test(path))) continue;
+    const places = [path, `worker/${path}`, `docs/${path}`, `test/${path}`, `coder-wasm/${path}`, normalize(join(dirname(file), path))];
+    if (!places.some((p) => existsSync(join(ROOT, p)))) out.push(`${file}:${at(m.index!)}: file "${path}" does not exist`);
+  }
   for (const m of body.matchAll(/\bnpm (?:run(?: --silent)? )?([a-z][\w:.-]*)/g)) {
     const name = m[1]!;
     const isRun = m[0].includes(' run ');
@@ -89,10 +107,11 @@ describe('the docs name only what exists', () => {
     expect(names.has('tenantShare') && names.has('binding')).toBe(true);
     // The checker catches each kind of stale name.
     const stale = [
-      'npm run no-such-script', 'npx shardgate frobnicate', '`ops.noSuchKey`',
+      'npm run no-such-script', 'npx shardgate frobnicate', '`ops.noSuchKey`', 'see engine/no-such-file.ts',
       '```jsonc\n{ "policies": { "mine": { "k": 4, "mm": 2 } }, "scrubb": {} }\n```',
     ].join('\n');
     expect(problems('fixture.md', stale).map((p) => p.replace(/^fixture\.md:\d+: /, ''))).toEqual([
+      'file "engine/no-such-file.ts" does not exist',
       'npm script "no-such-script" is not in package.json',
       'shardgate command "frobnicate" is not in cli/commands/',
       'config key "mm" is not in the schema',

@@ -289,9 +289,9 @@ export interface LifecycleProgress {
 }
 
 /**
- * The catalog's ports, one per consumer, so that each layer sees only what it uses and a catalog
- * spread over several Durable Objects per bucket (a later issue) changes implementations, not
- * ports: every call names its bucket, none assumes one instance holds it.
+ * The catalog's ports, one per consumer, so that each layer sees only what it uses: every call
+ * names its bucket. JournalCatalog does assume one instance per bucket (its instances are named by
+ * bucket), so a catalog spread over several Durable Objects per bucket would change it too.
  * - BucketCatalog and ObjectCatalog: the object store (engine/ec-store.ts);
  * - UpkeepCatalog: repair, scrub, collection and rebuild (upkeep/), by unit;
  * - HealthCatalog: what ops reads (ops/status.ts).
