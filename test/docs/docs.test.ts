@@ -4,12 +4,15 @@
  * config key (the keys of the JSON config fragments, dotted paths such as
  * `codingBudget.tenantShare`) and every source file (a path with a folder: `engine/placement.ts`,
  * from the root, worker/, docs/ or the doc's own folder) named in the README, CONTRIBUTING,
- * SECURITY, BENCHMARKS and docs/. Reads files only: no gateway, no client.
+ * SECURITY, BENCHMARKS and docs/. And docs/CONFIG.md is what `npm run docs:config` generates from
+ * the zod schema now (dev/config-reference.ts), so a key added, removed or given a new default
+ * without regenerating fails here. Reads files only: no gateway, no client (one file: its import
+ * of the TypeScript parser and the schema is most of its time).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rows } from '../../dev/config-reference.ts';
+import { CONFIG_MD, render, rows } from '../../dev/config-reference.ts';
 import { ROOT } from '../support/worker.ts';
 
 const DOCS = ['README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'BENCHMARKS.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -125,4 +128,21 @@ describe('the docs name only what exists', () => {
       expect(problems(file, text(file))).toEqual([]);
     });
   }
+});
+
+describe('docs/CONFIG.md', () => {
+  it('is what `npm run docs:config` generates from the schema', () => {
+    const committed = readFileSync(join(ROOT, CONFIG_MD), 'utf8');
+    expect(committed === render(), `${CONFIG_MD} differs from the schema: run npm run docs:config and commit it`).toBe(true);
+  });
+
+  it('names every key the schema has, with its default and the comment above it', () => {
+    const text = render();
+    const paths = rows().map((r) => r.path);
+    for (const key of ['backends[].kind', 'backends[].binding', 'policies.<name>.small.threshold', 'codingBudget.tenantShare', 'encryption.keys[].id', 'ops.metricsTokenSecret']) {
+      expect(paths).toContain(key);
+    }
+    expect(text).toMatch(/\| `garbageGraceSeconds` \| integer \(≥ 0\) \|  \| `3600` \| Delay before superseded or orphaned shards are deleted\. \|/);
+    expect(text).toMatch(/\| `backends\[\]\.binding` \| string \(non-empty\) \| yes \|  \| \(r2 only\) \|/);
+  });
 });
