@@ -1,5 +1,6 @@
 // The behavioural contract of worker/catalog/types.ts, as one suite run against every Catalog
-// (hono's router/common.case.test.ts style): MemoryCatalog in Node, DurableCatalog in workerd.
+// (hono's router/common.case.test.ts style): the product's CatalogObject over SQLite in wasm in
+// Node (sql-node.test.ts), DurableCatalog over the real Durable Object in workerd.
 // One catalog serves the whole suite; every test works in its own fresh bucket, and garbage is
 // always filtered by bucket, because takeDueGarbage is catalog-wide.
 

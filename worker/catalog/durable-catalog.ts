@@ -23,6 +23,7 @@ import { OPERATIONS, keyOf, operation, type CatalogEntry, type Operation, type O
 import { IN_BUCKET, instanceFor, type Route } from './routing.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
+import { errorMessage } from '../model/error-message.ts';
 import type { Catalog, GarbageUnits } from './types.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
@@ -51,7 +52,7 @@ async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp
   try {
     return await (stamp === undefined ? stub.dispatch(name, args) : stub.dispatch(name, args, stamp));
   } catch (err) {
-    if (!NO_DISPATCH.test(String((err as Error)?.message ?? err))) throw err;
+    if (!NO_DISPATCH.test(errorMessage(err))) throw err;
     const older = stub as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     return await (stamp === undefined ? older[name]!(...args) : older.fenced!(stamp, name, args));
   }

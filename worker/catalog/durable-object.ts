@@ -63,6 +63,7 @@ import { SqlAccessLog, type AccessLogBatch, type AppendResult } from './sql-acce
 import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
 import type { LoggingNote } from '../model/request-notes.ts';
 import { claimChain, endChain } from './move-chain-record.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -563,7 +564,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       try {
         await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'worklist' } } satisfies RepairMessage })));
       } catch (err) {
-        console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: String((err as Error)?.message ?? err) }));
+        console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: errorMessage(err) }));
         this.ctx.storage.transactionSync(() => repairs.unsend(due));
       }
     }

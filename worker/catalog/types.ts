@@ -296,11 +296,11 @@ export interface LifecycleProgress {
 
 /**
  * The catalog's ports, one per consumer, so that each layer sees only what it uses and a catalog
- * spread over several Durable Objects per bucket (issue 39) changes implementations more than
- * ports: every call names its bucket. Known gap: the unit verbs (getUnit, markMissing, listUnits,
- * the scrub cursor) carry no key and the journal's verbs name an instance = a bucket, so those
- * still assume one instance per bucket. Each verb is declared in one port; a port that needs
- * another's verb picks it (`extends Pick<...>`).
+ * spread over several Durable Objects per bucket (issue 39, docs/PARTITIONS.md) changes
+ * implementations more than ports: every call names its bucket, and every key-scoped call its
+ * key (the unit verbs the unit's key). Known gap: the journal's verbs name an instance = a bucket,
+ * and the scrub cursor and progress rows are one per bucket. Each verb is declared in one port; a
+ * port that needs another's verb picks it (`extends Pick<...>`).
  * - BucketCatalog and ObjectCatalog: the object store (engine/ec-store.ts);
  * - UpkeepCatalog: repair, scrub, moves and rebuild (upkeep/), by unit; GarbageCatalog: the collector;
  * - HealthCatalog: what ops reads (ops/data-health.ts);

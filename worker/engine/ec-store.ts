@@ -344,7 +344,7 @@ export class EcStore implements T.ObjectStore {
    * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
    * conditions checked and the unit ids reserved, one call) runs while the shards upload, and
    * every shard's last bytes wait for its answer, so no shard is stored before its unit is
-   * reserved (an orphan is always found: README, "How it stores an object"); then the commit.
+   * reserved (an orphan is always found: docs/STORAGE.md); then the commit.
    * A refusal by prepareWrite aborts the uploads and deletes what they sent.
    */
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {

@@ -28,6 +28,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { RestripeCatalog, VersionRecord } from '../catalog/types.ts';
 import type { StoragePolicy, UnitStore } from '../engine/index.ts';
 import type { Charge } from './pacer.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface RewriteDeps {
   catalog: RestripeCatalog;
@@ -194,7 +195,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   } catch (err) {
     // Nothing references the new units: deleted now; what a delete misses, the reservation brings the collector back for.
     await deps.units.discard(bucket, written);
-    return { kind: 'failed', error: String((err as Error)?.message ?? err) };
+    return { kind: 'failed', error: errorMessage(err) };
   }
   // A failed call here may have committed: the units are left to the reservation (released by a commit).
   const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, storage, new Date(now() + deps.graceMs));
