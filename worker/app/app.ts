@@ -28,6 +28,7 @@ import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
+import { assertOwnerOnlyAclHeaders } from '../s3/acl-headers.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
 import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
@@ -181,6 +182,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
+    assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
     return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
   });
 

@@ -161,8 +161,16 @@ export class DurableCatalog implements Catalog {
     return unwrap(await this.bucket(bucket).getBucketPolicy(bucket));
   }
 
-  async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
-    this.saw(bucket, unwrap(await this.bucket(bucket).setBucketPolicy(bucket, policy)));
+  async setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Promise<void> {
+    this.saw(bucket, unwrap(await this.bucket(bucket).setBucketPolicy(bucket, policy, isPublic)));
+  }
+
+  async getBucketPublicAccessBlock(bucket: string): Promise<string | null> {
+    return unwrap(await this.bucket(bucket).getBucketPublicAccessBlock(bucket));
+  }
+
+  async setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void> {
+    this.saw(bucket, unwrap(await this.bucket(bucket).setBucketPublicAccessBlock(bucket, value)));
   }
 
   async getBucketLogging(bucket: string): Promise<string | null> {

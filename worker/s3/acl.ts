@@ -12,6 +12,8 @@
  * PutBucketAcl, GetObjectAcl, PutObjectAcl.
  */
 import { S3Error } from '../model/errors.ts';
+import { isPublicGroup, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
+import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
@@ -38,6 +40,12 @@ async function readAclRequest(s3: S3Context): Promise<void> {
   const list = childrenNamed(root, 'AccessControlList')[0];
   const grants = list ? childrenNamed(list, 'Grant') : [];
   if (grants.length === 0) throw notSupported(); // revoking the owner's own grant is not an ACL S3 allows here either
+  const publicGrant = grants.some((g) => {
+    const uri = childrenNamed(g, 'Grantee')[0] && childText(childrenNamed(g, 'Grantee')[0]!, 'URI');
+    return uri !== undefined && isPublicGroup(uri);
+  });
+  // A public ACL on a bucket whose public access block has BlockPublicAcls: 403, as S3 answers (one call, for such a body only).
+  if (publicGrant && parseStoredPublicAccessBlock((await s3.store.fetchBucketSettings(s3.bucket!)).rows['public-access-block'])?.blockPublicAcls) throw accessDenied();
   for (const grant of grants) {
     const grantee = childrenNamed(grant, 'Grantee')[0];
     const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;
