@@ -333,6 +333,19 @@ describe('PutPublicAccessBlock, GetPublicAccessBlock, DeletePublicAccessBlock', 
   });
 });
 
+describe("S3 Control's account-level public access block", () => {
+  it('GET answers "not configured" (404 NoSuchPublicAccessBlockConfiguration); PUT is NotImplemented; without x-amz-account-id it is an object path', async () => {
+    const g = await pabGateway();
+    const at = (method: string, headers: Record<string, string>) =>
+      g.send(new Request(`http://${GATE_HOST}/v20180820/configuration/publicAccessBlock`, { method, headers: { [ANONYMOUS]: '1', ...headers } }));
+    let res = await at('GET', { 'x-amz-account-id': '123456789012' });
+    expect([res.status, await errorCode(res)]).toEqual([404, 'NoSuchPublicAccessBlockConfiguration']);
+    res = await at('PUT', { 'x-amz-account-id': '123456789012', 'content-length': '0' });
+    expect([res.status, await errorCode(res)]).toEqual([501, 'NotImplemented']);
+    expect(await errorCode(await at('GET', {}))).toBe('NoSuchBucket');
+  });
+});
+
 describe('BlockPublicAcls', () => {
   it('public canned ACLs and grants are 403 AccessDenied (nothing stored) instead of 400; private ones pass', async () => {
     const g = await pabGateway();

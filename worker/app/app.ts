@@ -29,6 +29,7 @@ import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/conte
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
 import { assertOwnerOnlyAclHeaders } from '../s3/acl-headers.ts';
+import { refuseAccountPublicAccessBlock } from '../s3/account-public-access-block.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
 import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
@@ -173,6 +174,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
+    refuseAccountPublicAccessBlock(view.method, addr, headers); // S3 Control's account-level block: "not configured"
     const op = detectOperation(view.method, addr, headers);
     authorize(op, addr, headers, auth.access ?? ANONYMOUS_ACCESS);
     const { bucket, key, query } = addr;
