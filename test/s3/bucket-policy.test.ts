@@ -343,6 +343,9 @@ describe("S3 Control's account-level public access block", () => {
     res = await at('PUT', { 'x-amz-account-id': '123456789012', 'content-length': '0' });
     expect([res.status, await errorCode(res)]).toEqual([501, 'NotImplemented']);
     expect(await errorCode(await at('GET', {}))).toBe('NoSuchBucket');
+    // The address the SDKs build from an endpoint override: <account>.<endpoint host>.
+    const hosted = await g.send(new Request('http://123456789012.s3.gw.test/v20180820/configuration/publicAccessBlock', { headers: { [ANONYMOUS]: '1', 'x-amz-account-id': '123456789012' } }));
+    expect([hosted.status, await errorCode(hosted)]).toEqual([404, 'NoSuchPublicAccessBlockConfiguration']);
   });
 });
 
