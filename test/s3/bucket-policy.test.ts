@@ -205,6 +205,15 @@ describe('the gate enforces an explicit Deny', () => {
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
   });
 
+  it("s3:if-none-match (AWS's enforcement of conditional writes): a PUT or completion without the header is refused", async () => {
+    const g = await scopedGateway();
+    await putPolicy(g, policy(denyPut({ Null: { 's3:if-none-match': 'true' } })));
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'plain', Body: 'x' }))).status).toBe(403);
+    expect(await exists(g, 'plain')).toBe(false);
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'guarded', Body: 'x', IfNoneMatch: '*' }))).status).toBe(200);
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'guarded', Body: 'y', IfNoneMatch: '*' }))).status).toBe(412);
+  });
+
   it('a Deny naming one access key refuses that key only', async () => {
     const g = await scopedGateway();
     await g.store.createBucket('fz-one', { region: 'us-east-1' });

@@ -26,6 +26,8 @@
  *                       metadata-directive, grant-*, object-lock-*, storage-class, ...
  *   s3:prefix, s3:delimiter, s3:max-keys   the listing's query parameters
  *   s3:VersionId        the versionId parameter
+ *   s3:if-match, s3:if-none-match   the conditional write's header, on PutObject, CopyObject and
+ *                       CompleteMultipartUpload (AWS's keys for enforcing conditional writes)
  *   s3:RequestObjectTag/<key>, s3:RequestObjectTagKeys   the x-amz-tagging header
  *   s3:ExistingObjectTag/<key>   the addressed object's tags (read only when the policy names it)
  *   s3:signatureversion ("AWS" or "AWS4-HMAC-SHA256"), s3:authType ("REST-HEADER",
@@ -124,6 +126,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
   };
   const one = (v: string | null | undefined) => (v === null || v === undefined ? undefined : [v]);
   const listing = ['ListObjects', 'ListObjectsV2', 'ListObjectVersions', 'ListMultipartUploads'].includes(f.op);
+  const conditionalWrite = ['PutObject', 'CopyObject', 'CompleteMultipartUpload'].includes(f.op);
   return (key) => {
     if (key.startsWith('s3:x-amz-')) return one(headers.get(key.slice(3)));
     if (key.startsWith('s3:existingobjecttag/')) return one(existingTags?.get(key.slice('s3:existingobjecttag/'.length)));
@@ -131,6 +134,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
     switch (key) {
       case 's3:prefix': case 's3:delimiter': case 's3:max-keys': return listing ? one(addr.query.get(key.slice(3))) : undefined;
       case 's3:versionid': return one(addr.query.get('versionId'));
+      case 's3:if-match': case 's3:if-none-match': return conditionalWrite ? one(headers.get(key.slice(3))) : undefined;
       case 's3:requestobjecttagkeys': { const t = tagsOfRequest(); return t ? [...t.keys()] : undefined; }
       case 's3:signatureversion': return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
       case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
