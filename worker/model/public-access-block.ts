@@ -58,7 +58,7 @@ const PUBLIC_GROUPS = ['http://acs.amazonaws.com/groups/global/AllUsers', 'http:
 /** Canned ACLs that grant to AllUsers or AuthenticatedUsers. */
 const PUBLIC_CANNED = ['public-read', 'public-read-write', 'authenticated-read'];
 
-const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+export const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
 
 /** Whether a grantee URI (an `uri="..."` of a grant header, or a Grantee's `<URI>`) names a public group. */
 export function isPublicGroup(uri: string): boolean {

@@ -10,11 +10,11 @@
  * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket".
  */
 import { S3Error } from '../model/errors.ts';
-import { hasPublicAclHeaders } from '../model/public-access-block.ts';
+import { GRANT_HEADERS, hasPublicAclHeaders } from '../model/public-access-block.ts';
 import { OWNER } from './xml.ts';
 
 const OWNER_ONLY_CANNED = ['private', 'bucket-owner-full-control'];
-export const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+export { GRANT_HEADERS };
 
 export const notSupported = () => new S3Error('AccessControlListNotSupported');
 
