@@ -4,7 +4,8 @@
  * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
  * header asking for a feature we lack (website redirects, append writes, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
- * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
+ * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled; a public
+ * one only after the gate (app.ts), whose public access block check may refuse it with 403 first. Reads of
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
