@@ -142,8 +142,13 @@ export class DurableCatalog implements Catalog {
   }
 
   /** The instance answers the settings with their new stamp: this isolate sees the change at once. */
-  async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
-    this.saw(bucket, unwrap((await this.send('setBucketPolicy', [bucket, policy])) as Reply<BucketSettings>));
+  async setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketPolicy', [bucket, policy, isPublic])) as Reply<BucketSettings>));
+  }
+
+  /** As setBucketPolicy: the public access block is a request-path setting. */
+  async setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketPublicAccessBlock', [bucket, value])) as Reply<BucketSettings>));
   }
 
   private saw(bucket: string, settings: BucketSettings): BucketSettings {

@@ -62,6 +62,7 @@ import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import { SqlAccessLog, type AccessLogBatch, type AppendResult } from './sql-access-log.ts';
 import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
 import type { LoggingNote } from '../model/request-notes.ts';
+import { parseStoredPublicAccessBlock, PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
 import { claimChain, endChain } from './move-chain-record.ts';
 import { errorMessage } from '../model/error-message.ts';
 
@@ -331,10 +332,29 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   getBucketPolicy(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('policy'));
   }
-  /** Answers the settings with their new stamp (the isolate that made the change sees it at once). */
-  setBucketPolicy(bucket: string, policy: string | null): Reply<BucketSettings> {
+  /**
+   * Answers the settings with their new stamp (the isolate that made the change sees it at once).
+   * A policy the caller judged public is refused (AccessDenied) when the bucket's public access
+   * block has BlockPublicPolicy: read in the same transaction as the write, so no public access
+   * block put meanwhile can be passed by.
+   */
+  setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Reply<BucketSettings> {
     return this.inBucket(bucket, (o) => {
+      if (policy !== null && isPublic && parseStoredPublicAccessBlock(o.getState(PUBLIC_ACCESS_BLOCK_ROW))?.blockPublicPolicy) {
+        throw new S3Error('AccessDenied', 'Access Denied: the bucket\'s public access block (BlockPublicPolicy) refuses a public policy');
+      }
       o.setState('policy', policy);
+      return this.requestSettings();
+    });
+  }
+  /** The public access block's JSON (state row 'public-access-block'), or null. */
+  getBucketPublicAccessBlock(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(PUBLIC_ACCESS_BLOCK_ROW));
+  }
+  /** Replaces it (null removes it); answers the settings with their new stamp. */
+  setBucketPublicAccessBlock(bucket: string, value: string | null): Reply<BucketSettings> {
+    return this.inBucket(bucket, (o) => {
+      o.setState(PUBLIC_ACCESS_BLOCK_ROW, value);
       return this.requestSettings();
     });
   }

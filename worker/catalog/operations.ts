@@ -72,6 +72,8 @@ export const OPERATIONS = {
   getBucketSettings: { to: 'root', own: true },
   getBucketPolicy: { to: 'root' },
   setBucketPolicy: { to: 'root', own: true },
+  getBucketPublicAccessBlock: { to: 'root' },
+  setBucketPublicAccessBlock: { to: 'root', own: true },
   getBucketCors: { to: 'root', fenced: true },
   setBucketCors: { to: 'root', fenced: true },
   getBucketTagging: { to: 'root', fenced: true },

@@ -336,8 +336,16 @@ export interface BucketCatalog extends BucketList {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
   /** The bucket policy's JSON document as put (state row 'policy'), or null when it has none. NoSuchBucket if missing. */
   getBucketPolicy(bucket: string): Promise<string | null>;
-  /** Replaces the bucket policy (already validated); null removes it. NoSuchBucket if missing. */
-  setBucketPolicy(bucket: string, policy: string | null): Promise<void>;
+  /**
+   * Replaces the bucket policy (already validated); null removes it. `isPublic` (the caller's
+   * judgment, policy-eval.ts): AccessDenied when the bucket's public access block has
+   * BlockPublicPolicy, checked in the write's transaction. NoSuchBucket if missing.
+   */
+  setBucketPolicy(bucket: string, policy: string | null, isPublic?: boolean): Promise<void>;
+  /** The public access block's JSON (model/public-access-block.ts), or null. NoSuchBucket if missing. */
+  getBucketPublicAccessBlock(bucket: string): Promise<string | null>;
+  /** Replaces it; null removes it. NoSuchBucket if missing. */
+  setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void>;
   /** This isolate's view of the bucket's request-path settings (model/bucket-settings.ts): no call. */
   cachedBucketSettings(bucket: string): BucketSettings;
   /** The bucket's request-path settings as stored now (one call; the view is updated). NoSuchBucket if missing. */

@@ -21,6 +21,7 @@ import { completedChecksum, multipartEtag, selectCompletedParts } from '../model
 import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
+import { parseStoredPublicAccessBlock, storedPublicAccessBlock, type PublicAccessBlock } from '../model/public-access-block.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
@@ -293,7 +294,14 @@ export class EcStore implements T.ObjectStore {
   }
   bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
   fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
-  putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
+  putBucketPolicy = (bucket: string, policy: string, isPublic = false) => this.catalog.setBucketPolicy(bucket, policy, isPublic);
+  async getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock> {
+    const config = parseStoredPublicAccessBlock(await this.catalog.getBucketPublicAccessBlock(bucket));
+    if (!config) throw new S3Error('NoSuchPublicAccessBlockConfiguration', undefined, { BucketName: bucket });
+    return config;
+  }
+  putPublicAccessBlock = (bucket: string, config: PublicAccessBlock | null) =>
+    this.catalog.setBucketPublicAccessBlock(bucket, config === null ? null : storedPublicAccessBlock(config));
   deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   getBucketLogging = async (bucket: string) => parseStoredLogging(await this.catalog.getBucketLogging(bucket));
   async putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void> {
