@@ -65,6 +65,7 @@ type Forwarded = Pick<Catalog, ForwardedName & keyof Catalog>;
 // The forwarded verbs are DurableCatalog's methods (put on its prototype from the table below).
 export interface DurableCatalog extends Forwarded {}
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface is the forwarded verbs, which the static block below defines on the prototype from the operation table
 export class DurableCatalog implements Catalog {
   private readonly wire: WireOptions;
 
