@@ -13,12 +13,12 @@ import { S3Backend, type S3BackendOptions } from './s3.ts';
 import type { Backend } from './types.ts';
 
 export * from './types.ts';
-export { FaultyBackend, type BackendOp, type CallFilter, type FaultCall, type FaultyBackendOptions } from './faulty.ts';
-export { MeteredBackend, type BackendCallReport, type BackendCallSink } from './metered.ts';
-export { DeadlineBackend, type WaitBound } from './deadline.ts';
+export { FaultyBackend } from './faulty.ts';
+export { MeteredBackend } from './metered.ts';
+export { DeadlineBackend } from './deadline.ts';
 export { MemoryBackend } from './memory.ts';
-export { R2Backend, type R2BackendOptions } from './r2.ts';
-export { S3Backend, type S3BackendOptions } from './s3.ts';
+export { R2Backend } from './r2.ts';
+export { S3Backend } from './s3.ts';
 
 /** Faults to inject from config (local dev: e.g. run with one backend down). */
 export interface FaultConfig {

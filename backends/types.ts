@@ -91,8 +91,9 @@ export interface Backend {
   /**
    * Stores `body` under `key`, replacing any blob there. `length` is the exact byte count of the
    * body (R2 needs a known-length body, S3 a Content-Length). A body that yields more or fewer
-   * bytes rejects with kind 'Corrupt' and leaves no new blob visible (s3rver breaks this one: it
-   * keeps partial uploads). Resolves once durable.
+   * bytes rejects with kind 'Corrupt' and leaves no new blob visible (plain s3rver breaks this one:
+   * it truncates the old object as the PUT starts; the tests' s3rver, test/backends/s3rver-child.cjs,
+   * commits only a whole body, as S3, R2 and MinIO do). Resolves once durable.
    * A Uint8Array body is not retained or modified after the promise settles; a ChunkSource's
    * chunks are read one at a time (see ChunkSource).
    */
@@ -134,7 +135,11 @@ export type BackendErrorKind =
   | 'Corrupt' // bytes are not what they should be: short blob, wrong length written
   | 'PreconditionFailed'; // the backend refused a conditional request (412)
 
-/** The only error a backend throws for backend failures; the S3 layer maps kinds to S3 errors. */
+/**
+ * The only error a backend throws for backend failures. The engine and upkeep read its kind
+ * (NotFound: missing; `transient`: unreachable, try elsewhere); worker/app/error-map.ts turns one
+ * that reaches a client into 503 ServiceUnavailable (SlowDown for Throttled).
+ */
 export class BackendError extends Error {
   override readonly name = 'BackendError';
   constructor(
@@ -146,7 +151,7 @@ export class BackendError extends Error {
     super(`${backendId}: ${kind}: ${message}`, options);
   }
 
-  /** True for failures worth trying elsewhere or later (not NotFound / PreconditionFailed). */
+  /** True for failures worth trying elsewhere or later: Unavailable, Timeout, Throttled (not NotFound, Corrupt, PreconditionFailed). */
   get transient(): boolean {
     return this.kind === 'Unavailable' || this.kind === 'Timeout' || this.kind === 'Throttled';
   }

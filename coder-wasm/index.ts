@@ -19,7 +19,6 @@ import { CoderError, type CoderRuntime, type KernelName, loadRuntime, pickRuntim
 import { createChecksums, type Checksums } from './checksums.ts';
 
 export { CoderError, KERNELS, type KernelName } from './runtime.ts';
-export type { Checksums } from './checksums.ts';
 
 let defaultRuntime: CoderRuntime | undefined;
 const pinnedRuntimes = new Map<KernelName, CoderRuntime | null>();

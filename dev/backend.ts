@@ -10,6 +10,7 @@ import { AwsClient } from 'aws4fetch';
 import { pathToFileURL } from 'node:url';
 import { devConfigSource, inlineCredential, readDevConfig } from './dev-config.ts';
 import { DEFAULT_PORT } from './local-gateway.ts';
+import { errorMessage } from '../worker/model/error-message.ts';
 
 const USAGE = 'usage: npm run backend -- down ID | up ID | list [--port N]   (PORT works too)';
 
@@ -71,7 +72,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     const states = await runBackendCommand(command, credential, config.region);
     for (const [id, state] of Object.entries(states)) console.log(`${id.padEnd(16)} ${state === 'down' ? 'DOWN' : 'up'}`);
   } catch (err) {
-    console.error(String((err as Error).message ?? err));
+    console.error(errorMessage(err));
     process.exit(1);
   }
 }

@@ -13,6 +13,7 @@
  * and scrubber were silent for five minutes. A run past its bound is abandoned (its signal
  * aborts the call to workerd), logged, and the next one is timed from then.
  */
+import { errorMessage } from '../worker/model/error-message.ts';
 
 export interface ScheduledOutcome {
   outcome: string;
@@ -58,7 +59,7 @@ export function startLocalCron(
         if (r.outcome !== 'ok') log(`cron: the scheduled handler ended with '${r.outcome}' (see the Worker's log above)`);
       },
       (err: unknown) => {
-        state.lastOutcome = String((err as Error)?.message ?? err);
+        state.lastOutcome = errorMessage(err);
         if (!stopped) log(`cron: could not run the scheduled handler: ${state.lastOutcome}`);
       },
     ).finally(() => {

@@ -11,6 +11,7 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CONTROL_HELP, startRehearsal } from './rehearsal.ts';
+import { errorMessage } from '../worker/model/error-message.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -29,7 +30,7 @@ const r = await startRehearsal({ port, configFile: configFile ? resolve(configFi
 let closing: Promise<void> | undefined;
 const stop = () => {
   closing ??= r.close().then(() => process.exit(0), (err: unknown) => {
-    console.error(`rehearsal: stopped, what it stored removed; the gateway did not stop cleanly: ${String((err as Error)?.message ?? err)}`);
+    console.error(`rehearsal: stopped, what it stored removed; the gateway did not stop cleanly: ${errorMessage(err)}`);
     process.exit(1);
   });
   return closing;
@@ -73,6 +74,6 @@ console.log([
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (/^\s*(quit|exit)\s*$/.test(line)) return void stop();
-  r.control(line).then((answer) => console.log(answer), (err: unknown) => console.log(`failed: ${String((err as Error)?.message ?? err)}`));
+  r.control(line).then((answer) => console.log(answer), (err: unknown) => console.log(`failed: ${errorMessage(err)}`));
 });
 // Without a terminal (stdin closed at once, as under nohup), the rehearsal runs until a signal.

@@ -53,7 +53,7 @@ describe('RepairRouter with a repair queue (the catalog drives repairs)', () => 
     s.router.report(task({ kind: 'corrupt', by: 'read', detail: 'block checksum' }));
     s.router.report(task({ kind: 'missing', by: 'read', detail: 'NotFound' }));
     await s.settle();
-    expect(s.calls).toEqual(['markMissing ["a","u",[2]]', 'markMissing ["a","u",[2]]']);
+    expect(s.calls).toEqual(['markMissing ["a","u",[2],"k"]', 'markMissing ["a","u",[2],"k"]']); // the unit's key: where the catalog routes it
   });
 
   it('a shard whose backend did not answer is not damage', async () => {

@@ -67,6 +67,7 @@ const TRANSITION_RUN_MS = 20_000;
 const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
 import { unfenced } from './model/bucket-settings.ts';
+import { errorMessage } from './model/error-message.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -173,7 +174,7 @@ function startup(env: Env): Startup {
   const poison = env.SHARDGATE_POISON_BUFFERS;
   if (local && (poison === '1' || poison === '0')) setPoisonMode(poison === '1');
   if (cached?.source === source && cached.local === local) return cached.startup;
-  if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and the README');
+  if (!source) throw new Error('SHARDGATE_CONFIG is not set: see wrangler.toml [vars] and docs/CONFIGURATION.md');
   const config = parseConfig(source);
   // Reviewed wherever it runs; what it refuses is served to loopback requests only, and only with the signal.
   const review = reviewDeployment(config, env);
@@ -294,7 +295,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     } catch (err) {
       meter.event('repairs_failed');
       // A warning, not an error: a repair fails while a backend is still down, and is retried.
-      logLine({ msg: 'repair', level: 'warn', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: String((err as Error)?.message ?? err) });
+      logLine({ msg: 'repair', level: 'warn', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: errorMessage(err) });
       throw err;
     }
   };
@@ -396,7 +397,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
     } catch (err) {
       // Not knowing whether the catalog is lost, the journal stores nothing this run (it could hide an older one).
-      hold = `catalog-loss look failed: ${String((err as Error)?.message ?? err)}`;
+      hold = `catalog-loss look failed: ${errorMessage(err)}`;
       logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: hold }, true);
     }
     // The look and the run share the invocation's subrequests.

@@ -7,7 +7,8 @@
  * lifecycle job, the journal's upkeep, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
  * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
- * until the config is fixed. Each run is one JSON log line. No logic here.
+ * until the config is fixed. Each run is one JSON log line. The dispatch and its per-run bounds
+ * live here; the jobs themselves in upkeep/ and ops/, what is built per isolate in gateway.ts.
  */
 import type { Hono } from 'hono';
 import type { RepairTask } from './engine/index.ts';
@@ -19,6 +20,7 @@ import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
 import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 import { isMoveLink, runMoveLink, startMoveChains, type ChainDeps, type MoveLink } from './upkeep/move-chain.ts';
+import { errorMessage } from './model/error-message.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
 const DRAIN_MOVES_PER_RUN = 30;
@@ -71,13 +73,13 @@ export default {
     if (event.cron === JOURNAL_CRON) {
       // The catalog journal, alone in its invocation (its own subrequests): upkeep/journal.ts.
       ctx.waitUntil(g.background.run(ctx, () => g.journal('cron')).catch(
-        (err: unknown) => logLine({ msg: 'journal', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+        (err: unknown) => logLine({ msg: 'journal', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
       ).then(() => g.flusher.flush()));
       return;
     }
     const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.lifecycleStore(), { dayMs: g.lifecycleDayMs })).then(
       (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),
-      (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+      (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
     );
     if (event.cron === LIFECYCLE_ONLY_CRON) {
       ctx.waitUntil(lifecycle.then(() => g.flusher.flush()));
@@ -85,7 +87,7 @@ export default {
     }
     const collected = collectGarbage(g.catalog, g.units.byId).then(
       (n) => g.upkeep.collected(n, Date.now() - started, 'cron'),
-      (err: unknown) => logLine({ msg: 'collect', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+      (err: unknown) => logLine({ msg: 'collect', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
     );
     const jobs: Promise<unknown>[] = [collected, lifecycle];
     const { mode, unitsPerRun } = g.config.scrub;
@@ -93,12 +95,12 @@ export default {
       const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun, headsBy: g.scrubHeadsBy }, g.enqueueRepair));
       jobs.push(scrub.then(
         (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
-        (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+        (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
       ));
     }
     // The journal's segments: scrubbed, repaired, moved and re-striped as data is (upkeep/journal-upkeep.ts).
     jobs.push(g.background.run(ctx, () => g.journalUpkeep('cron')).catch(
-      (err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+      (err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
     ));
     const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
     // The bucket list, read once for the jobs below that walk every bucket.
@@ -114,20 +116,20 @@ export default {
         const chains = buckets.length ? await startMoveChains(buckets, moveChainDeps(g, env)) : 0;
         if (chains) logLine({ msg: 'move-chains', started: chains, buckets: buckets.length, ms: Date.now() - started }, false);
       }).catch(
-        (err: unknown) => logLine({ msg: 'move-chains', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+        (err: unknown) => logLine({ msg: 'move-chains', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
       ));
     } else {
       // Without one, the cron runs a bounded batch of each itself.
       // The mover, while any backend is draining or retired, or being rebalanced onto (upkeep/drain.ts).
       if (fleetChanging) {
         jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
-          (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+          (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
         ));
       }
       // The re-stripe, for buckets whose policy changed geometry (upkeep/restripe.ts): a few catalog
       // reads per bucket when there is nothing to rewrite.
       jobs.push(g.background.run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron')).catch(
-        (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true),
+        (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
       ));
     }
     // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog
@@ -135,11 +137,11 @@ export default {
     jobs.push(g.background.run(ctx, async () => {
       const n = await g.accessLogs.sweep(await bucketNames());
       if (n) logLine({ msg: 'access log', by: 'cron', delivered: n, ms: Date.now() - started });
-    }).catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: String((err as Error)?.message ?? err), ms: Date.now() - started }, true)));
+    }).catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)));
     for (const job of jobs) ctx.waitUntil(job);
     ctx.waitUntil(g.background.run(ctx, () => wakeWorklists({ catalog: g.catalog, repair: g.repair, log: logLine }, !!env.REPAIR_QUEUE)));
     // After the upkeep: probe every backend (a backend back wakes every worklist), record a
     // data-health sample, flush the counts.
-    ctx.waitUntil(Promise.allSettled(jobs).then(() => g.background.run(ctx, () => g.ops.onCron())).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: String((err as Error)?.message ?? err) }, true)));
+    ctx.waitUntil(Promise.allSettled(jobs).then(() => g.background.run(ctx, () => g.ops.onCron())).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: errorMessage(err) }, true)));
   },
 } satisfies ExportedHandler<Env, RepairTask | MoveLink>;

@@ -32,6 +32,7 @@ import { readTagRecord, UnitStore } from '../../worker/engine/index.ts';
 import { withTags } from '../../worker/catalog/rules.ts';
 import type { ObjectMetadata } from '../../worker/model/object-store.ts';
 import { scanSources, ShardIndex } from '../rescue/scan.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 const HELP = `usage: shardgate rescue (--from DIR|URL ... | --wrangler-state DIR) --out DIR [options]
 
@@ -176,7 +177,7 @@ export const command: Command = {
         results.push({ ...base, status: 'ok', decodedAround: [...missing, ...report.unhealthy] });
       } catch (err) {
         rmSync(temp, { force: true });
-        const message = String((err as Error)?.message ?? err);
+        const message = errorMessage(err);
         results.push({ ...base, status: 'failed', error: /EEXIST|ENOTDIR|EISDIR/.test(message) ? `${message} (a key that is also a folder of another key: try --layout flat)` : message });
       }
     }

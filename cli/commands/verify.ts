@@ -23,6 +23,7 @@ import { keyRingFrom, SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue
 import { planObjects, sealedEntry, sealedSummary, type SealedUnit } from '../rescue/plan.ts';
 import { readObject } from '../rescue/read.ts';
 import { scanSources, SEALED_BUCKET, ShardIndex } from '../rescue/scan.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 const HELP = `usage: shardgate verify (--from DIR|URL ... | --wrangler-state DIR) [options]
 
@@ -82,7 +83,7 @@ export const command: Command = {
             try {
               await verifyShardFile(index, key, u.unit, i);
             } catch (err) {
-              problems.push({ ...where, source: `${found.source.name}: ${found.sourceKey}`, problem: String((err as Error)?.message ?? err) });
+              problems.push({ ...where, source: `${found.source.name}: ${found.sourceKey}`, problem: errorMessage(err) });
               index.forget(key); // decode the object around it below
               u.unit.missing = [...new Set([...u.unit.missing, i])];
               damaged++;
@@ -97,7 +98,7 @@ export const command: Command = {
         if (report.md5Mismatches.length) throw new Error(`MD5 differs from the footer's`);
         verdicts.push({ bucket: o.bucket, key: o.key, size: o.size, state: damaged ? 'degraded' : 'intact' });
       } catch (err) {
-        verdicts.push({ bucket: o.bucket, key: o.key, size: o.size, state: 'lost', error: String((err as Error)?.message ?? err) });
+        verdicts.push({ bucket: o.bucket, key: o.key, size: o.size, state: 'lost', error: errorMessage(err) });
       }
     }
     // Sealed units whose key was not given: their shards and their decoding, over the stored bytes.
@@ -122,7 +123,7 @@ export const command: Command = {
         try {
           await verifyShardFile(index, key, unit, i);
         } catch (err) {
-          problems.push({ ...where, shard: i, backend: unit.placement[i]!, source: `${found.source.name}: ${found.sourceKey}`, problem: String((err as Error)?.message ?? err) });
+          problems.push({ ...where, shard: i, backend: unit.placement[i]!, source: `${found.source.name}: ${found.sourceKey}`, problem: errorMessage(err) });
           index.forget(key);
           unit.missing = [...new Set([...unit.missing, i])];
           damaged++;
@@ -134,7 +135,7 @@ export const command: Command = {
         await decodeStored(index, s);
         sealedVerdicts.push({ ...entry, state: damaged ? 'degraded' : 'intact' });
       } catch (err) {
-        sealedVerdicts.push({ ...entry, state: 'lost', error: String((err as Error)?.message ?? err) });
+        sealedVerdicts.push({ ...entry, state: 'lost', error: errorMessage(err) });
       }
     }
     progress.end();

@@ -16,6 +16,7 @@ import type { KeyRing } from '../../worker/format/seal.ts';
 import type { OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
 import type { BucketImage, VersionImage } from '../../worker/catalog/journal-replay.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 export interface JournalRead {
   segments: JournalSegment[];
@@ -37,7 +38,7 @@ export async function readJournal(objects: PlannedObject[], index: ShardIndex, r
       if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says ${segment.instance} segment ${segment.segment}`);
       out.segments.push(segment);
     } catch (err) {
-      out.unreadable.push({ key: o.key, reason: String((err as Error)?.message ?? err) });
+      out.unreadable.push({ key: o.key, reason: errorMessage(err) });
     }
   }
   return out;

@@ -21,6 +21,7 @@ import { encodeHeader } from '../../worker/format/shard-file.ts';
 import { maskFooterDigests, type KeyRing } from '../../worker/format/seal.ts';
 import { unitSealOf, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { SEALED_BUCKET, type FoundShard, type LockedShard, type ShardIndex } from './scan.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 export interface PlannedUnit {
   unit: CodedUnit;
@@ -159,7 +160,7 @@ export async function planObjects(shards: FoundShard[], index: ShardIndex, prefi
       try {
         footer = maskFooterDigests(footer, await (await ring!.open(info.header.seal)).footerMask());
       } catch (err) {
-        unplannable.push({ bucket: any.bucket, key: any.key, unitId, reason: String((err as Error)?.message ?? err) });
+        unplannable.push({ bucket: any.bucket, key: any.key, unitId, reason: errorMessage(err) });
         continue;
       }
     }

@@ -13,6 +13,7 @@ import { openCodedUnit, type ShardReadError } from '../../worker/engine/index.ts
 import type { KeyRing } from '../../worker/format/seal.ts';
 import type { PlannedObject, PlannedUnit } from './plan.ts';
 import type { ShardIndex } from './scan.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 export interface ReadReport {
   /** Shards the readers met missing, damaged or unreadable (decoded around). */
@@ -52,7 +53,7 @@ export async function readObject(index: ShardIndex, o: PlannedObject, ring: KeyR
     for (const u of w.units) {
       if (u.unit.size === 0) continue;
       const stream = await openUnit(index, u, ring, (e) => report.unhealthy.push({ unitId: u.unit.unitId, shard: e.shardIndex, backend: u.unit.placement[e.shardIndex]!, reason: `${e.reason}: ${e.message}` })).catch((err: unknown) => {
-        throw new RescueError(`unit ${u.unit.unitId}: ${String((err as Error)?.message ?? err)}`);
+        throw new RescueError(`unit ${u.unit.unitId}: ${errorMessage(err)}`);
       });
       try {
         for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
@@ -70,7 +71,7 @@ export async function readObject(index: ShardIndex, o: PlannedObject, ring: KeyR
           onBytes(chunk.length);
         }
       } catch (err) {
-        throw new RescueError(`unit ${u.unit.unitId}: ${String((err as Error)?.message ?? err)}`);
+        throw new RescueError(`unit ${u.unit.unitId}: ${errorMessage(err)}`);
       }
     }
     if (offset !== w.size) throw new RescueError(`write ${w.id}: ${offset} bytes read, ${w.size} expected`);

@@ -18,6 +18,7 @@ import type { HeaderSeal, KeyRing } from '../../worker/format/seal.ts';
 import { openHeader, type OpenedHeader } from '../../worker/format/sealed-header.ts';
 import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetResult, type ListPage } from '../../backends/types.ts';
 import type { ShardSource } from './sources.ts';
+import { errorMessage } from '../../worker/model/error-message.ts';
 
 export interface FoundShard {
   source: ShardSource;
@@ -122,14 +123,14 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         } catch (err) {
           if (!seal) throw err;
           // The ring has a key of that id, and it does not open this header: another key under the same id.
-          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: String((err as Error)?.message ?? err) });
+          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: errorMessage(err) });
           continue;
         }
         if (named && named.bucket !== null && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
         if (bucket !== undefined && header.bucket !== bucket && header.bucket !== JOURNAL_BUCKET) continue;
         shards.push({ source, sourceKey: file.key, size: file.size, header, raw, headerLen });
       } catch (err) {
-        bad.push({ source: source.name, key: file.key, problem: String((err as Error)?.message ?? err) });
+        bad.push({ source: source.name, key: file.key, problem: errorMessage(err) });
       }
     }
   }

@@ -70,15 +70,15 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(await c().listDegradedUnits(b, { key: 'x', unitId: u1.unitId }, 10)).toEqual([all[1]]);
     expect(await c().listDegradedUnits(b, null, 1)).toEqual([all[0]]);
 
-    await c().markRepaired(b, u2.unitId, [0]);
+    await c().markRepaired(b, u2.unitId, [0], 'y');
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 2 });
     expect(h.redundancy).toMatchObject({ atRisk: 2, lost: 0, atRiskBytes: 200, lostBytes: 0, byMissing: { 1: 2 } });
     expect(h.redundancy.byPolicy['2+1']).toMatchObject({ byShardsLeft: [{ shardsLeft: 3, units: 1 }, { shardsLeft: 2, units: 2, bytes: 200 }], belowK: { units: 0, bytes: 0 } });
     expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
     expect(placed(h)).toEqual({ 'b0,b1,b2': 1, 'b0,b1': 1, 'b0,b2': 1 }); // a repair mark moves the unit's placement too
-    await c().markRepaired(b, u2.unitId, [1]);
-    await c().markRepaired(b, u1.unitId, [2]);
+    await c().markRepaired(b, u2.unitId, [1], 'y');
+    await c().markRepaired(b, u1.unitId, [2], 'x');
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {} } });
     expect(h.redundancy.byPolicy['2+1']!.byShardsLeft.map((s) => s.units)).toEqual([3, 0]); // back to whole
@@ -105,16 +105,16 @@ export function defineHealthCases({ c, bucket }: Ctx) {
       return { ...h.redundancy, byPolicy: Object.fromEntries(Object.entries(h.redundancy.byPolicy).map(([name, p]) => [name, [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`]])) };
     };
     expect((await ladder()).byPolicy).toEqual({ '4+2': ['6:3/7000', '5:0/0', '4:0/0', '<k:0/0'], '2+1': ['3:1/100', '2:0/0', '<k:0/0'] });
-    await c().markMissing(b, w2.unitId, [0]);
-    await c().markMissing(b, w3.unitId, [1, 4]);
+    await c().markMissing(b, w2.unitId, [0], 'w');
+    await c().markMissing(b, w3.unitId, [1, 4], 'w');
     let r = await ladder();
     expect(r.byPolicy['4+2']).toEqual(['6:1/1000', '5:1/2000', '4:1/4000', '<k:0/0']);
     expect(r).toMatchObject({ atRisk: 1, atRiskBytes: 4000, lost: 0, lostBytes: 0 });
-    await c().markMissing(b, w3.unitId, [5]); // a third shard gone: below k
+    await c().markMissing(b, w3.unitId, [5], 'w'); // a third shard gone: below k
     r = await ladder();
     expect(r.byPolicy['4+2']).toEqual(['6:1/1000', '5:1/2000', '4:0/0', '<k:1/4000']);
     expect(r).toMatchObject({ atRisk: 0, atRiskBytes: 0, lost: 1, lostBytes: 4000 });
-    await c().markRepaired(b, w2.unitId, [0]);
+    await c().markRepaired(b, w2.unitId, [0], 'w');
     r = await ladder();
     expect(r.byPolicy['4+2']).toEqual(['6:2/3000', '5:0/0', '4:0/0', '<k:1/4000']);
     await c().removeManifest(b, 'w', undefined, second); // the lost version goes
@@ -127,12 +127,12 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const u = unit();
     await c().commitManifest(b, 'r', manifest(b, 'r', [u]), {});
-    await c().markMissing(b, u.unitId, [1, 99]); // 99 is no shard of the unit: ignored
-    await c().markMissing(b, 'no-such-unit', [0]); // nothing happens
+    await c().markMissing(b, u.unitId, [1, 99], 'r'); // 99 is no shard of the unit: ignored
+    await c().markMissing(b, 'no-such-unit', [0], 'r'); // nothing happens
     expect((await c().getManifest(b, 'r'))!.storage).toMatchObject({ units: [{ unitId: u.unitId, missing: [1] }] });
     let [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ key: 'r', unitId: u.unitId, missing: [1], attempts: 0 });
-    for (let i = 1; i <= 8; i++) await c().repairFailed(b, u.unitId, `backend down (${i})`);
+    for (let i = 1; i <= 8; i++) await c().repairFailed(b, u.unitId, `backend down (${i})`, [], 'r');
     [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ attempts: 8, lastError: 'backend down (8)' });
     expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(1);
@@ -140,11 +140,11 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'r', manifest(b, 'r', [{ ...u, missing: [1, 2] }]), {}); // the same unit, still degraded: keeps its record
     [d] = await c().listDegradedUnits(b, null, 10);
     expect(d).toMatchObject({ missing: [1, 2], attempts: 8 });
-    await c().markRepaired(b, u.unitId, [1, 2]);
+    await c().markRepaired(b, u.unitId, [1, 2], 'r');
     expect(await c().listDegradedUnits(b, null, 10)).toEqual([]);
     expect((await c().bucketHealth(b, new Date())).repairStuck).toBe(0);
-    await expectS3(c().markMissing(`${b}-none`, u.unitId, [0]), 'NoSuchBucket');
-    await expectS3(c().repairFailed(`${b}-none`, u.unitId, 'x'), 'NoSuchBucket');
+    await expectS3(c().markMissing(`${b}-none`, u.unitId, [0], 'r'), 'NoSuchBucket');
+    await expectS3(c().repairFailed(`${b}-none`, u.unitId, 'x', [], 'r'), 'NoSuchBucket');
     await expectS3(c().repairSoon(`${b}-none`, false), 'NoSuchBucket');
   });
 
@@ -160,10 +160,10 @@ export function defineHealthCases({ c, bucket }: Ctx) {
 
   it('counts reservations held and expired', async () => {
     const b = await bucket();
-    await c().reserveUnits(b, ['r1', 'r2'], new Date(Date.now() + 3_600_000));
-    await c().reserveUnits(b, ['r3'], new Date(Date.now() - 1000));
+    await c().reserveUnits(b, ['r1', 'r2'], new Date(Date.now() + 3_600_000), 'k');
+    await c().reserveUnits(b, ['r3'], new Date(Date.now() - 1000), 'k');
     expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 3, expired: 1 });
-    await c().releaseUnits(b, ['r1']);
+    await c().releaseUnits(b, ['r1'], 'k');
     expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 2, expired: 1 });
   });
 
@@ -191,7 +191,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
 
   it("keeps a deleted bucket's garbage countable until the collector takes it", async () => {
     const b = await bucket();
-    await c().reserveUnits(b, ['orphan'], new Date(Date.now() + 1000)); // due at later()
+    await c().reserveUnits(b, ['orphan'], new Date(Date.now() + 1000), 'k'); // due at later()
     const before = await c().deletedBucketGarbage(later());
     await c().removeBucket(b);
     const after = await c().deletedBucketGarbage(later());

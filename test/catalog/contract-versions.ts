@@ -43,7 +43,7 @@ export function defineVersionCases({ c, bucket }: Ctx) {
     expect(await c().getVersion(b, 'k', null)).toEqual({ kind: 'object', manifest: m2, versionId: m2.versionId });
     expect(await c().getVersion(b, 'k', m1.versionId)).toEqual({ kind: 'object', manifest: m1, versionId: m1.versionId });
     expect(await c().getVersion(b, 'k', 'null')).toEqual({ kind: 'none' });
-    expect((await c().getUnit(b, u1.unitId))?.versionId).toBe(m1.versionId); // upkeep still finds it
+    expect((await c().getUnit(b, u1.unitId, 'k'))?.versionId).toBe(m1.versionId); // upkeep still finds it
 
     const del = await c().removeManifest(b, 'k');
     expect(del).toEqual({ versionId: expect.any(String), deleteMarker: true });
@@ -109,7 +109,7 @@ export function defineVersionCases({ c, bucket }: Ctx) {
     await c().setVersioning(b, 'Enabled');
     const u = unit();
     await c().commitManifest(b, 'k', manifest(b, 'k', [u]), {});
-    await c().markMissing(b, u.unitId, [1]);
+    await c().markMissing(b, u.unitId, [1], 'k');
     await c().commitManifest(b, 'k', manifest(b, 'k'), {});
     expect((await c().listDegradedUnits(b, null, 10)).map((d) => d.unitId)).toEqual([u.unitId]);
     expect((await c().bucketHealth(b, new Date())).objects).toBe(2); // stored versions

@@ -1,5 +1,6 @@
 // The behavioural contract of worker/catalog/types.ts, as one suite run against every Catalog
-// (hono's router/common.case.test.ts style): MemoryCatalog in Node, DurableCatalog in workerd.
+// (hono's router/common.case.test.ts style): the product's CatalogObject over SQLite in wasm in
+// Node (sql-node.test.ts), DurableCatalog over the real Durable Object in workerd.
 // One catalog serves the whole suite; every test works in its own fresh bucket, and garbage is
 // always filtered by bucket, because takeDueGarbage is catalog-wide.
 
@@ -220,7 +221,7 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'k', manifest(b, 'k', [current]), {});
     await c().commitManifest(b, 'gone', manifest(b, 'gone', [deleted]), {});
     await c().removeManifest(b, 'gone');
-    await c().reserveUnits(b, [reserved.unitId], later());
+    await c().reserveUnits(b, [reserved.unitId], later(), 'k');
     expect((await c().pendingUnitIds(b)).sort()).toEqual(ids([old, deleted, reserved]).sort());
     await takeUnitIds(c(), b, later()); // collected: nothing of them is held any more
     expect(await c().pendingUnitIds(b)).toEqual([]);
@@ -267,12 +268,12 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const [u1, u2] = [{ ...unit(), missing: [1, 3] }, unit()];
     await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
-    await c().markRepaired(b, u1.unitId, [3]);
+    await c().markRepaired(b, u1.unitId, [3], 'k');
     const after = await c().getManifest(b, 'k');
     expect(after?.storage.kind === 'coded' && after.storage.units.map((u) => u.missing)).toEqual([[1], u2.missing]);
-    await c().markRepaired(b, unit().unitId, [1]); // a unit never stored (or overwritten): nothing to do
+    await c().markRepaired(b, unit().unitId, [1], 'k'); // a unit never stored (or overwritten): nothing to do
     expect(await c().getManifest(b, 'k')).toEqual(after);
-    await expectS3(c().markRepaired(`${b}-none`, u1.unitId, [1]), 'NoSuchBucket');
+    await expectS3(c().markRepaired(`${b}-none`, u1.unitId, [1], 'k'), 'NoSuchBucket');
   });
 
   it('indexes every unit of a stored version: by id, in id order, gone when the version is replaced or deleted', async () => {
@@ -281,27 +282,27 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const m = manifest(b, 'k', [u1, u2]);
     await c().commitManifest(b, 'k', m, {});
     await c().commitManifest(b, 'j', manifest(b, 'j', [u3]), {});
-    expect(await c().getUnit(b, u2.unitId)).toEqual({ unitId: u2.unitId, key: 'k', versionId: m.versionId, ordinal: 1, unit: u2 });
+    expect(await c().getUnit(b, u2.unitId, 'k')).toEqual({ unitId: u2.unitId, key: 'k', versionId: m.versionId, ordinal: 1, unit: u2 });
     const all = await c().listUnits(b, null, 10);
     expect(all.map((u) => u.unitId)).toEqual([u1, u2, u3].map((u) => u.unitId).sort());
     expect((await c().listUnits(b, all[0]!.unitId, 1)).map((u) => u.unitId)).toEqual([all[1]!.unitId]);
     await c().commitManifest(b, 'k', manifest(b, 'k', [unit()]), {}); // overwrite: u1 and u2 leave the index
-    expect(await c().getUnit(b, u1.unitId)).toBeNull();
+    expect(await c().getUnit(b, u1.unitId, 'k')).toBeNull();
     await c().removeManifest(b, 'j');
-    expect(await c().getUnit(b, u3.unitId)).toBeNull();
+    expect(await c().getUnit(b, u3.unitId, 'j')).toBeNull();
     expect(await c().listUnits(b, null, 10)).toHaveLength(1);
-    await expectS3(c().getUnit(`${b}-none`, u1.unitId), 'NoSuchBucket');
+    await expectS3(c().getUnit(`${b}-none`, u1.unitId, 'k'), 'NoSuchBucket');
   });
 
   it('records a unit found damaged by its id, whichever key holds it', async () => {
     const b = await bucket();
     const [u1, u2] = [unit(), unit()];
     await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
-    await c().markMissing(b, u2.unitId, [0, 2]);
+    await c().markMissing(b, u2.unitId, [0, 2], 'k');
     const m = await c().getManifest(b, 'k');
     expect(m?.storage.kind === 'coded' && m.storage.units.map((u) => u.missing)).toEqual([[], [0, 2]]);
-    expect((await c().getUnit(b, u2.unitId))?.unit.missing).toEqual([0, 2]);
-    await c().markMissing(b, unit().unitId, [1]); // not stored: nothing happens
+    expect((await c().getUnit(b, u2.unitId, 'k'))?.unit.missing).toEqual([0, 2]);
+    await c().markMissing(b, unit().unitId, [1], 'k'); // not stored: nothing happens
     expect(await c().getManifest(b, 'k')).toEqual(m);
   });
 
@@ -333,22 +334,22 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const expires = new Date(Date.now() + 5 * 60_000);
     const [committed, part, abandoned, replaced] = [unit(), unit(1), unit(), unit()];
     const refused = unit();
-    await c().reserveUnits(b, [committed, part, abandoned, replaced, refused].map((u) => u.unitId), expires);
-    await c().releaseUnits(b, [refused.unitId, unit().unitId]); // refused before any shard; an unknown id is fine
+    await c().reserveUnits(b, [committed, part, abandoned, replaced, refused].map((u) => u.unitId), expires, 'k');
+    await c().releaseUnits(b, [refused.unitId, unit().unitId], 'k'); // refused before any shard; an unknown id is fine
     await c().commitManifest(b, 'k', manifest(b, 'k', [committed]), {});
     const upload = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });
     await c().putPart(b, 'mp', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), units: [part] });
     expect(await takeReservedIds(c(), b, new Date(expires.getTime() - 1))).toEqual([]); // the write may still be running
     expect(await takeReservedIds(c(), b, expires)).toEqual(ids([abandoned, replaced]));
     expect(await takeReservedIds(c(), b, later())).toEqual([]); // taken means removed
-    await expectS3(c().reserveUnits(`${b}-none`, [unit().unitId], expires), 'NoSuchBucket');
+    await expectS3(c().reserveUnits(`${b}-none`, [unit().unitId], expires, 'k'), 'NoSuchBucket');
   });
 
   it('keeps the reservations of a deleted bucket for the collector', async () => {
     const b = await bucket();
     const u = unit();
     const expires = new Date(Date.UTC(1973, 0, 1));
-    await c().reserveUnits(b, [u.unitId], expires);
+    await c().reserveUnits(b, [u.unitId], expires, 'k');
     await c().removeBucket(b);
     expect(await takeReservedIds(c(), b, expires)).toEqual([u.unitId]);
   });

@@ -40,7 +40,7 @@ describe('CatalogObject', () => {
     const text = JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${name}/*` }] });
     await one.setBucketPolicy(name, text);
     expect(one.cachedBucketSettings(name).rows.policy).toBe(text); // the isolate that made the change
-    expect(two.cachedBucketSettings(name)).toEqual({ stamp: '', rows: { policy: null } });
+    expect(two.cachedBucketSettings(name)).toEqual({ stamp: '', rows: { policy: null, 'public-access-block': null } });
     const seen: BucketSettings[] = [];
     let stamp = '';
     const fence: SettingsFence = { stampFor: () => stamp, changed: async (_bucket, settings) => { seen.push(settings); stamp = settings.stamp; } };
@@ -101,7 +101,7 @@ describe('CatalogObject', () => {
     });
     expect(await catalog.getManifest(name, 'a')).toEqual(a);
     expect((await catalog.listManifests(name, { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['a', 'b']);
-    expect(await catalog.getUnit(name, u2.unitId)).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
+    expect(await catalog.getUnit(name, u2.unitId, 'b')).toMatchObject({ key: 'b', versionId: b.versionId, unit: { missing: [2] } });
     expect(await catalog.listDegradedUnits(name, null, 10)).toEqual([expect.objectContaining({ key: 'b', unitId: u2.unitId, attempts: 3 })]);
     expect((await catalog.bucketHealth(name, new Date())).objects).toBe(counted.objects);
   });

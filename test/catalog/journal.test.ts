@@ -96,6 +96,8 @@ describe('the catalog journal', () => {
     await catalog.setBucketTagging('plain', [{ key: 'team', value: 'blue' }]);
     const policy = JSON.stringify({ Statement: { Effect: 'Deny', Principal: '*', Action: 's3:DeleteObject', Resource: 'arn:aws:s3:::kept/*' } });
     await catalog.setBucketPolicy('kept', policy);
+    const block = { blockPublicAcls: true, ignorePublicAcls: false, blockPublicPolicy: true, restrictPublicBuckets: false };
+    await catalog.setBucketPublicAccessBlock('kept', JSON.stringify(block));
     await put('plain', 'coded', 1000); // overwrite: the old units go to the garbage
     await store.deleteObject('plain', 'tiny');
     await flush();
@@ -107,6 +109,7 @@ describe('the catalog journal', () => {
     expect(kept.settings.versioning).toBe('Enabled');
     expect(kept.settings.cors).toBeTruthy();
     expect(kept.settings.policy).toEqual(JSON.parse(policy)); // the bucket policy's state row is journaled with the rest
+    expect(kept.settings['public-access-block']).toEqual(block); // and the public access block's
     expect(kept.versions.filter((v) => v.key === 'doc').length).toBe(3);
     expect(kept.versions.find((v) => v.key === 'small' && v.deleteMarker)).toBeTruthy();
     expect(kept.versions.filter((v) => v.current).map((v) => v.key)).toEqual(['doc']);

@@ -77,7 +77,7 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
     const { catalog, store, backends } = await openFixture();
     const [d] = await catalog.listDegradedUnits('photos', null, 10);
     expect(d).toMatchObject({ key: expected.degraded.key, unitId: expected.degraded.unitId, missing: expected.degraded.missing, attempts: expected.degraded.attempts });
-    await runRepair({ bucket: 'photos', unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
+    await runRepair({ bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
     expect(await catalog.listDegradedUnits('photos', null, 10)).toEqual([]);
     expect(md5(await readBytes((await store.getObject('photos', 'degraded.bin', { conditions: {} })).body))).toBe(expected.objects['degraded.bin']!.md5);
   });

@@ -47,8 +47,8 @@ describe('a catalog written by schema 3 opens under schema 4 (redundancy per pol
 
   it('after the migration the counts move with repairs and deletes, as commits keep them', async () => {
     const { catalog } = await openFixture();
-    await catalog.markRepaired('photos', unitOf('short-two.bin').unitId, [0, 5]);
-    await catalog.markMissing('photos', unitOf('coded.bin').unitId, [2, 3, 4]); // below k
+    await catalog.markRepaired('photos', unitOf('short-two.bin').unitId, [0, 5], 'short-two.bin');
+    await catalog.markMissing('photos', unitOf('coded.bin').unitId, [2, 3, 4], 'coded.bin'); // below k
     let h = await catalog.bucketHealth('photos', new Date());
     expect(ladder(h.redundancy.byPolicy['4+2'])).toEqual(['6:5/39000', '5:1/12000', '4:0/0', '<k:1/20000']);
     await catalog.removeManifest('photos', 'coded.bin', undefined, (await catalog.getManifest('photos', 'coded.bin'))!.versionId);

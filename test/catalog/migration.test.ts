@@ -68,9 +68,9 @@ describe('a catalog written by schema 1 opens under this release', () => {
 
     const [d] = await catalog.listDegradedUnits('photos', null, 10);
     expect(d).toMatchObject({ key: expected.degraded.key, unitId: expected.degraded.unitId, missing: expected.degraded.missing, attempts: expected.degraded.attempts });
-    const found = await catalog.getUnit('photos', expected.degraded.unitId);
+    const found = await catalog.getUnit('photos', expected.degraded.unitId, expected.degraded.key);
     expect(found).toMatchObject({ key: 'degraded.bin', unitId: expected.degraded.unitId, unit: { missing: [1] } });
-    await runRepair({ bucket: 'photos', unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
+    await runRepair({ bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
     expect(await catalog.listDegradedUnits('photos', null, 10)).toEqual([]);
     expect(md5(await readAll((await store.getObject('photos', 'degraded.bin', { conditions: {} })).body))).toBe(expected.objects['degraded.bin']!.md5);
   });

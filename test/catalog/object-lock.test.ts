@@ -107,7 +107,7 @@ describe('a locked version', () => {
     m.metadata = { ...m.metadata, objectLock: { mode: 'COMPLIANCE', retainUntil: inDays(1) } };
     await c.commitManifest('vault', 'held2', m, {});
     await c.queueGarbage({ bucket: 'vault', units: [held, free] }, new Date(0));
-    await c.reserveUnits('vault', [held.unitId], new Date(0));
+    await c.reserveUnits('vault', [held.unitId], new Date(0), 'held2');
     const taken = await c.takeDueGarbage(new Date(), 100);
     expect(taken.flatMap((g) => [...g.units.map((x) => x.unitId), ...(g.unitIds ?? [])])).toEqual([free.unitId]);
   });

@@ -5,13 +5,13 @@
 // reaching an instance of the previous release (no dispatch) calls it as that release expects.
 
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS, operation } from '../../worker/catalog/operations.ts';
+import { OPERATIONS, keyOf, operation } from '../../worker/catalog/operations.ts';
 import { BUCKET_LIST, bucketInstance, instanceFor } from '../../worker/catalog/routing.ts';
 import { BUCKET_LIST_INSTANCE } from '../../worker/format/journal.ts';
 import { DurableCatalog, type CatalogNamespace } from '../../worker/catalog/durable-catalog.ts';
 import { requestFence, type SettingsFence } from '../../worker/model/bucket-settings.ts';
 import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
-import { manifest } from './fixtures.ts';
+import { manifest, unit } from './fixtures.ts';
 
 /** fenced-methods.ts before the table. */
 const FENCED_BEFORE = [
@@ -24,10 +24,10 @@ const FENCED_BEFORE = [
 ];
 
 describe('the operation table', () => {
-  it('fences exactly the request-path operations it fenced before, all routed to the bucket', () => {
+  it('fences exactly the request-path operations it fenced before, all routed inside the bucket', () => {
     const fenced = Object.entries(OPERATIONS).filter(([, op]) => 'fenced' in op && op.fenced).map(([name]) => name);
     expect(fenced.sort()).toEqual([...FENCED_BEFORE].sort());
-    for (const name of fenced) expect(operation(name)?.to).toBe('bucket');
+    for (const name of fenced) expect(['root', 'key', 'walk']).toContain(operation(name)?.to);
   });
 
   it('knows no name outside its rows (nor those of Object.prototype)', () => {
@@ -37,13 +37,57 @@ describe('the operation table', () => {
   it('routes as the client did before: the bucket list, a bucket, a garbage entry, a journal instance, the sweep', () => {
     expect(BUCKET_LIST).toBe(BUCKET_LIST_INSTANCE);
     expect(instanceFor('registry', ['b'])).toBe('__buckets__');
-    expect(instanceFor('bucket', ['b', 'k'])).toBe('bucket:b');
+    for (const scope of ['root', 'walk', 'partition', 'sum'] as const) expect(instanceFor(scope, ['b', 'k'])).toBe('bucket:b');
+    expect(instanceFor('key', ['b', 'u', [0]], 'k')).toBe('bucket:b'); // one instance per bucket: every key's
     expect(bucketInstance('b')).toBe('bucket:b');
     expect(instanceFor('garbage', [{ bucket: 'b', units: [] }, 0])).toBe('bucket:b');
     expect(instanceFor('journal', [BUCKET_LIST_INSTANCE])).toBe('__buckets__');
     expect(instanceFor('journal', ['b'])).toBe('bucket:b');
     expect(instanceFor('sweep', [0, 10])).toBe('__buckets__');
     expect(instanceFor('sweep', [0, 10, 'b'])).toBe('bucket:b');
+  });
+});
+
+/** The rows routed by one key (docs/PARTITIONS.md): everything of a key, and the unit verbs by the unit's key. */
+const KEY_SCOPED = [
+  'getManifest', 'getVersion', 'prepareWrite', 'commitManifest', 'removeManifest', 'setObjectTags', 'changeObjectLock',
+  'reserveUnits', 'releaseUnits', 'insertUpload', 'getUpload', 'preparePart', 'putPart', 'listPartRecords', 'commitUpload',
+  'getCompletedUpload', 'removeUpload', 'getUnit', 'markMissing', 'markRepaired', 'repairFailed', 'commitMove', 'commitRestripe',
+];
+
+describe('routing by scope (issue 39: the seams a partitioned bucket needs)', () => {
+  it('routes exactly the operations of one key by their key', () => {
+    const keyed = Object.entries(OPERATIONS).filter(([, op]) => op.to === 'key').map(([name]) => name);
+    expect(keyed.sort()).toEqual([...KEY_SCOPED].sort());
+  });
+
+  it("finds each key-scoped row's key among the port's arguments", () => {
+    const at = new Date(0);
+    const calls: Record<string, unknown[]> = {
+      getManifest: ['b', 'K'],
+      getUnit: ['b', 'u', 'K'],
+      markMissing: ['b', 'u', [0], 'K'],
+      markRepaired: ['b', 'u', [0], 'K'],
+      repairFailed: ['b', 'u', 'error', [], 'K'],
+      releaseUnits: ['b', ['u'], 'K'],
+      reserveUnits: ['b', ['u'], at, 'K'],
+      commitMove: ['b', { key: 'K', unitId: 'u', shard: 0, from: 'b0', to: 'b1' }, at],
+      commitRestripe: ['b', { key: 'K', versionId: 'v' }, '{}', { kind: 'inline' }, at],
+    };
+    for (const [name, args] of Object.entries(calls)) expect(keyOf(operation(name)!, args), name).toBe('K');
+  });
+
+  it('refuses to send a key-scoped call without its key, and an instance takes one from a gateway of the previous release without it', async () => {
+    const catalog = localCatalog();
+    await catalog.insertBucket('b', 'auto');
+    const u = unit();
+    await catalog.commitManifest('b', 'k', manifest('b', 'k', [u]), {});
+    const untyped = catalog as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    await expect(untyped.getUnit!('b', u.unitId)).rejects.toThrow(/getUnit was called without the key/);
+    await expect(untyped.markMissing!('b', u.unitId, [0])).rejects.toThrow(/without the key/);
+    expect(await catalog.getUnit('b', u.unitId, 'k')).toMatchObject({ key: 'k', unitId: u.unitId });
+    const object = catalog.namespace.instance('bucket:b').object;
+    expect(await object.dispatch('getUnit', ['b', u.unitId])).toMatchObject({ ok: { key: 'k' } }); // the previous release's call
   });
 });
 

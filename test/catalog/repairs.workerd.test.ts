@@ -67,7 +67,7 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
     expect(keys(r.takeDue(later + 2))).toEqual(['two-lost', 'one-lost']); // redundancy before attempts
     expect(r.nextWake(later + 2)).toBe(later + 2 + SENT_TIMEOUT_MS);
   });
-  await catalog.markRepaired(bucket, 'u-one', [0]);
-  await catalog.markRepaired(bucket, 'u-two', [0, 3]);
+  await catalog.markRepaired(bucket, 'u-one', [0], 'one-lost');
+  await catalog.markRepaired(bucket, 'u-two', [0, 3], 'two-lost');
   expect(await catalog.listDegradedUnits(bucket, null, 10)).toEqual([]);
 });

@@ -2,7 +2,7 @@
  * The figures docs/DEPLOY.md gives a person about to deploy, checked against what they measure:
  * the bundle's gzipped size as `wrangler deploy --dry-run` reports it for wrangler.production.toml
  * (step 5's `npm run check:deploy`), and how long `npm test` takes, which must be the README's
- * figure (the README's quick start is where it was measured and is kept).
+ * figure (measured as docs/TESTING.md says; the README gives it beside `npm test`).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

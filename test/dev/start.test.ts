@@ -2,12 +2,13 @@
  * `npm start` as a person runs it (dev/start.ts in its own process, state in a temp dir): PORT
  * picks the port, the banner names it, and the banner's copy-paste lines work as printed, run
  * by bash with Debian's awscli, boto3 and rclone (only their directories and /usr/bin:/bin on
- * PATH, a fresh HOME; that test needs() them). Last, a config that retires a backend still
- * holding shards is refused at start (issue 26).
+ * PATH, a fresh HOME; that test needs() them); so do the README's blocks, one per client (AWS SDK,
+ * boto3, awscli, rclone, s3cmd; restic and duplicity too in `npm run test:full`), on the same gateway. Last, a config that
+ * retires a backend still holding shards is refused at start (issue 26).
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,6 +17,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devConfigSource as readDevConfigSource } from '../../dev/dev-config.ts';
 import { ROOT } from '../../dev/local-gateway.ts';
 import { needs, toolPath } from '../support/prerequisites.ts';
+
+/**
+ * The README's blocks ("Your client against `npm start`") this run pastes, and the clients they
+ * need (the SDK's is the repo's own). restic's and duplicity's take 5-7 s each to start and run,
+ * more than the rest together: they run in `npm run test:full` (SHARDGATE_FULL_SIZE=1), once in
+ * CI, not in every `npm test`.
+ */
+const FULL = process.env.SHARDGATE_FULL_SIZE === '1';
+const README_CLIENTS = ['AWS SDK for JavaScript v3', 'boto3', 'awscli', 'rclone', 's3cmd', ...(FULL ? ['restic', 'duplicity'] : [])];
+const README_TOOLS = ['boto3', 'awscli', 'rclone', 's3cmd', ...(FULL ? (['restic', 'duplicity'] as const) : [])] as const;
+
+/** Each `**Client**` heading of the README's client section with the sh block under it. */
+function readmeClientBlocks(readme: string): { client: string; script: string }[] {
+  const start = readme.indexOf('## Your client against `npm start`');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  return [...section.matchAll(/^\*\*([^*]+)\*\*.*\n\n```sh\n([\s\S]*?)```/gm)].map((m) => ({ client: m[1]!, script: m[2]! }));
+}
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -78,6 +96,44 @@ describe('npm start', { timeout: 180_000 }, () => {
       expect(stdout).toMatch(/upload: \.\/README\.md to s3:\/\/demo\/README\.md/);
       expect(stdout).toMatch(/^1$/m); // boto3: KeyCount
       expect(stdout).toMatch(/^\s*\d+ README\.md$/m); // rclone ls
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it(`the README's client blocks work as printed, one per client, on this gateway (${FULL ? 'all seven' : 'restic and duplicity: npm run test:full'})`, needs(...README_TOOLS), async () => {
+    const all = readmeClientBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    expect(all.map((b) => b.client)).toEqual(['AWS SDK for JavaScript v3', 'boto3', 'awscli', 'rclone', 's3cmd', 'restic', 'duplicity']);
+    const blocks = all.filter((b) => README_CLIENTS.includes(b.client));
+    const home = mkdtempSync(join(tmpdir(), 'shardgate-readme-home-'));
+    const started = Date.now();
+    try {
+      // Each block uses buckets of its own, so they run side by side, each as a person pastes it:
+      // bash in the clone, a fresh HOME, only the clients' directories and /usr/bin:/bin on PATH.
+      const PATH = [...new Set([dirname(process.execPath), ...README_TOOLS.map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':');
+      const runs = await Promise.all(blocks.map(async (b) => {
+        const blockHome = join(home, b.client.replace(/\W+/g, '-'));
+        mkdirSync(blockHome);
+        const script = b.script.replaceAll('127.0.0.1:8787', `127.0.0.1:${port}`);
+        try {
+          const { stdout } = await promisify(execFile)('/bin/bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { PATH, HOME: blockHome, LANG: 'C.UTF-8' }, timeout: 120_000 });
+          return { client: b.client, stdout, error: null };
+        } catch (err) {
+          return { client: b.client, stdout: '', error: String((err as { stderr?: string }).stderr || err) };
+        }
+      }));
+      expect(runs.filter((r) => r.error)).toEqual([]);
+      const out = Object.fromEntries(runs.map((r) => [r.client, r.stdout]));
+      expect(out['AWS SDK for JavaScript v3']).toContain('hello from the SDK');
+      expect(out.boto3).toContain('hello from boto3');
+      expect(out.awscli).toMatch(/upload: \.\/README\.md to s3:\/\/demo\/README\.md/);
+      expect(out.rclone).toMatch(/^\s*\d+ docs\/README\.md$/m);
+      expect(out.s3cmd).toMatch(/s3:\/\/demo-s3cmd\/README\.md/);
+      if (FULL) {
+        expect(out.restic).toMatch(/1 snapshots/);
+        expect(out.duplicity).toMatch(/Number of contained backup sets: 1/);
+      }
+      console.log(`README client blocks: ${blocks.length} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -303,7 +303,7 @@ describe('EcStore', () => {
     // A write that never commits: reserved, stored, then the gateway "dies".
     const policy = parseConfig({ backends: s.backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { p: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'p' }).policies.p!;
     const plan = s.units.plan(data.length, policy, false);
-    await s.catalog.reserveUnits('b', plan.unitIds, new Date(Date.now() + 1000));
+    await s.catalog.reserveUnits('b', plan.unitIds, new Date(Date.now() + 1000), 'crashed');
     await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, plan, checksum: null });
     const blobs = async () => (await Promise.all(s.backends.map((x) => x.inner.list(bucketPrefix('b'))))).reduce((n, page) => n + page.entries.length, 0);
     expect(await blobs()).toBe(4 * 6);

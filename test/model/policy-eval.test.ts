@@ -146,6 +146,24 @@ describe('the helpers', () => {
     expect(policyIsPublic(policy({ ...deny(), Effect: 'Allow', Principal: { AWS: 'AKIDUSER' } }))).toBe(false);
     expect(policyIsPublic(policy(deny()))).toBe(false);
   });
+
+  it("policyIsPublic: AWS's fixed values (a wildcard principal is public unless a condition pins a listed key to fixed values)", () => {
+    const allow = (extra: Record<string, unknown>) => policy({ ...deny(), Effect: 'Allow', ...extra });
+    // A wildcard anywhere in the principal is not a fixed principal; a named account is (s3-tests' s3tenant1).
+    expect(policyIsPublic(allow({ Principal: { AWS: '*' } }))).toBe(true);
+    expect(policyIsPublic(allow({ Principal: { AWS: 'arn:aws:iam::*:root' } }))).toBe(true);
+    expect(policyIsPublic(allow({ Principal: { AWS: 'arn:aws:iam::s3tenant1:root' } }))).toBe(false);
+    // Conditions on keys AWS does not list, or not pinning (IfExists, negated, wildcard values, /0), leave it public.
+    expect(policyIsPublic(allow({ Condition: { StringLike: { 's3:prefix': 'home/' } } }))).toBe(true);
+    expect(policyIsPublic(allow({ Condition: { StringEqualsIfExists: { 'aws:SourceAccount': '111122223333' } } }))).toBe(true);
+    expect(policyIsPublic(allow({ Condition: { StringNotEquals: { 'aws:SourceAccount': '111122223333' } } }))).toBe(true);
+    expect(policyIsPublic(allow({ Condition: { StringLike: { 'aws:SourceArn': 'arn:aws:sns:*' } } }))).toBe(true);
+    expect(policyIsPublic(allow({ Condition: { IpAddress: { 'aws:SourceIp': '0.0.0.0/0' } } }))).toBe(true);
+    // Fixed values of a listed key make it non-public.
+    expect(policyIsPublic(allow({ Condition: { StringEquals: { 'aws:SourceVpce': 'vpce-1a2b3c4d' } } }))).toBe(false);
+    expect(policyIsPublic(allow({ Condition: { ArnEquals: { 'aws:SourceArn': 'arn:aws:sns:us-east-1:111122223333:t' } } }))).toBe(false);
+    expect(policyIsPublic(allow({ Condition: { IpAddress: { 'aws:SourceIp': ['192.0.2.0/24', '2001:db8::/32'] } } }))).toBe(false);
+  });
 });
 
 describe('wildcardMatch', () => {

@@ -63,10 +63,10 @@ describe('redundancy per policy, in units and bytes', () => {
     const { catalog, ops, unitOf } = await setup();
     // Damage as reads and the scrubber record it: one media unit a shard short, one at exactly k,
     // one logs unit (1+2) down to its last copy, and one below k.
-    await catalog.markMissing('media', (await unitOf('media', 'a')).unitId, [1]);
-    await catalog.markMissing('media', (await unitOf('media', 'b')).unitId, [0, 3]);
-    await catalog.markMissing('logs', (await unitOf('logs', 'x')).unitId, [0, 2]);
-    await catalog.markMissing('media', (await unitOf('media', 'c')).unitId, [0, 1, 2]);
+    await catalog.markMissing('media', (await unitOf('media', 'a')).unitId, [1], 'a');
+    await catalog.markMissing('media', (await unitOf('media', 'b')).unitId, [0, 3], 'b');
+    await catalog.markMissing('logs', (await unitOf('logs', 'x')).unitId, [0, 2], 'x');
+    await catalog.markMissing('media', (await unitOf('media', 'c')).unitId, [0, 1, 2], 'c');
 
     const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
     const media = doc.buckets!.find((b) => b.bucket === 'media')!, logs = doc.buckets!.find((b) => b.bucket === 'logs')!;
@@ -108,14 +108,14 @@ describe('redundancy per policy, in units and bytes', () => {
   it('repairs move units back up the ladder; an unsigned status carries the sums without bucket names', async () => {
     const { catalog, ops, unitOf } = await setup();
     const b = await unitOf('media', 'b');
-    await catalog.markMissing('media', b.unitId, [0, 3]);
+    await catalog.markMissing('media', b.unitId, [0, 3], 'b');
     let doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
     expect(doc.buckets).toBeUndefined();
     expect(ladder(doc.data.redundancy.byPolicy['4+2'])).toEqual(['6:3/80000', '5:0/0', '4:1/20000', '<k:0/0']);
-    await catalog.markRepaired('media', b.unitId, [0]);
+    await catalog.markRepaired('media', b.unitId, [0], 'b');
     doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
     expect(ladder(doc.data.redundancy.byPolicy['4+2'])).toEqual(['6:3/80000', '5:1/20000', '4:0/0', '<k:0/0']);
-    await catalog.markRepaired('media', b.unitId, [3]);
+    await catalog.markRepaired('media', b.unitId, [3], 'b');
     doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
     expect(ladder(doc.data.redundancy.byPolicy['4+2'])).toEqual(['6:4/100000', '5:0/0', '4:0/0', '<k:0/0']);
     expect(doc.data.redundancy).toMatchObject({ atRisk: 0, atRiskBytes: 0, lost: 0, lostBytes: 0 });

@@ -82,7 +82,7 @@ describe('shards on unreachable backends count as missing', () => {
   it('2 down: every unit at exactly k; a unit already missing a shard elsewhere is below k; back up: whole again', async () => {
     const { catalog, ops, down, unitOf } = await setup();
     const a = await unitOf('a');
-    await catalog.markMissing('media', a.unitId, [a.placement.indexOf('b5')]);
+    await catalog.markMissing('media', a.unitId, [a.placement.indexOf('b5')], 'a');
     down('b0', 'b1');
     let doc = (await ops.status({ signed: false, hours: 1, probe: false })).doc;
     expect(doc.data.redundancy).toMatchObject({ atRisk: 3, atRiskBytes: 90_000, lost: 1, lostBytes: 10_000 });
@@ -157,7 +157,7 @@ describe('recovery rates in the status and the metrics', () => {
 
   it('repairs begun 20 s ago at 2 units/s with 4 units left: 2 s (the window average said 8 units/min, 30 s)', async () => {
     const { ops, record, catalog, unitOf } = await setup();
-    for (const key of ['a', 'b', 'c', 'd']) await catalog.markMissing('media', (await unitOf(key)).unitId, [0]); // a backlog of 4
+    for (const key of ['a', 'b', 'c', 'd']) await catalog.markMissing('media', (await unitOf(key)).unitId, [0], key); // a backlog of 4
     const now = Date.now();
     for (const s of [5, 10, 15, 20]) await record.record({ ...emptyCounters(), at: now - 25_000 + s * 1000, events: { repairs_done: 10 } });
     const { doc, totals } = await ops.status({ signed: false, hours: 1, probe: false });

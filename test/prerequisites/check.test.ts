@@ -112,7 +112,7 @@ describe('what a test that needs a tool gets', () => {
     const ci = detectPrerequisites({ PATH: process.env.PATH, SHARDGATE_SKIP_BROWSER: '1', SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
     expect(requireAllFailure(ci)).toMatch(/^SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: (.*; )?SHARDGATE_SKIP_BROWSER=1 set: unset it$/);
     const bare = detectPrerequisites({ PATH: BARE_PATH, SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
-    expect(requireAllFailure(bare)).toBe('SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: 8 Debian package(s) missing: apt-get install awscli rclone s3cmd curl python3-boto3 python3-prometheus-client chromium gdb');
+    expect(requireAllFailure(bare)).toBe('SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: 10 Debian package(s) missing: apt-get install awscli rclone s3cmd restic duplicity curl python3-boto3 python3-prometheus-client chromium gdb');
     expect(requireAllFailure(detectPrerequisites({ PATH: BARE_PATH }))).toBeUndefined(); // a developer's machine goes on
   });
 
@@ -147,7 +147,7 @@ describe('a vitest run on a machine with only Node', { timeout: 120_000 }, () =>
     const r = await fixtureRun({ PATH: BARE_PATH, SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
     expect(r.code, r.output).not.toBe(0);
     expect(r.ms).toBeLessThan(10_000);
-    expect(r.output).toContain('apt-get install awscli rclone s3cmd curl python3-boto3 python3-prometheus-client chromium gdb');
+    expect(r.output).toContain('apt-get install awscli rclone s3cmd restic duplicity curl python3-boto3 python3-prometheus-client chromium gdb');
     expect(r.output).not.toMatch(/Tests +\d+ passed/);
   });
 
@@ -156,7 +156,7 @@ describe('a vitest run on a machine with only Node', { timeout: 120_000 }, () =>
     const ci = await run(check, { PATH: BARE_PATH, SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
     expect(ci.code).toBe(1);
     expect(ci.ms).toBeLessThan(10_000);
-    expect(ci.output).toContain('apt-get install awscli rclone s3cmd curl python3-boto3 python3-prometheus-client chromium gdb');
+    expect(ci.output).toContain('apt-get install awscli rclone s3cmd restic duplicity curl python3-boto3 python3-prometheus-client chromium gdb');
     const developer = await run(check, { PATH: BARE_PATH });
     expect(developer).toMatchObject({ code: 0, output: '' });
   });

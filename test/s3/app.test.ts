@@ -144,4 +144,20 @@ describe('smaller S3 behaviours', () => {
     expect(res.status).toBe(411);
     expect(await res.text()).toContain('<Code>MissingContentLength</Code>');
   });
+
+  it("RGW's allow-unordered=true: the (ordered) listing, pages by marker and start-after; with a delimiter 400 InvalidArgument", async () => {
+    const { send } = setup();
+    await send('PUT', '/unordered');
+    for (const key of ['a', 'b/1', 'b/2', 'c']) await send('PUT', `/unordered/${key}`, { body: 'x', headers: { 'content-length': '1' } });
+    const keys = async (query: string) => [...(await (await send('GET', `/unordered?allow-unordered=true&${query}`)).text()).matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]);
+    expect(await keys('max-keys=2')).toEqual(['a', 'b/1']);
+    expect(await keys('marker=b/1')).toEqual(['b/2', 'c']);
+    expect(await keys('list-type=2&start-after=b/1&prefix=b/')).toEqual(['b/2']);
+    for (const query of ['delimiter=/', 'list-type=2&delimiter=/']) {
+      const res = await send('GET', `/unordered?allow-unordered=true&${query}`);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('<Code>InvalidArgument</Code>');
+    }
+    expect((await send('GET', '/unordered?allow-unordered=false&delimiter=/')).status).toBe(200);
+  });
 });

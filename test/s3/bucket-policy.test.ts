@@ -5,18 +5,26 @@
  * deleted), for object writes with SSE conditions, reads by prefix, listings by s3:prefix,
  * existing and requested object tags, copy sources and each entry of DeleteObjects; the policy
  * operations never locked out; an Allow never widening a key's scope; who may manage a policy.
+ * Then the public access block (the second half of the file).
  */
 import {
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketPolicyCommand,
   DeleteObjectsCommand,
+  DeletePublicAccessBlockCommand,
   GetBucketPolicyCommand,
   GetBucketPolicyStatusCommand,
   GetObjectCommand,
+  GetPublicAccessBlockCommand,
   ListObjectsV2Command,
+  PutBucketAclCommand,
   PutBucketPolicyCommand,
+  PutObjectAclCommand,
   PutObjectCommand,
   PutObjectTaggingCommand,
+  PutPublicAccessBlockCommand,
+  type PublicAccessBlockConfiguration,
 } from '@aws-sdk/client-s3';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +33,8 @@ import { sdk, type SignAs } from '../auth/mutation/bases.ts';
 import { SCOPES } from '../auth/mutation/scoped-gateway.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
 import { gateApp, GATE_HOST } from '../support/gate-app.ts';
+import { ANONYMOUS_ACCESS } from '../../worker/model/access.ts';
+import type { Authenticate } from '../../worker/s3/context.ts';
 
 const BUCKET = 'fz';
 const READ_ONLY = SCOPES[0]!;
@@ -195,6 +205,15 @@ describe('the gate enforces an explicit Deny', () => {
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
   });
 
+  it("s3:if-none-match (AWS's enforcement of conditional writes): a PUT or completion without the header is refused", async () => {
+    const g = await scopedGateway();
+    await putPolicy(g, policy(denyPut({ Null: { 's3:if-none-match': 'true' } })));
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'plain', Body: 'x' }))).status).toBe(403);
+    expect(await exists(g, 'plain')).toBe(false);
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'guarded', Body: 'x', IfNoneMatch: '*' }))).status).toBe(200);
+    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'guarded', Body: 'y', IfNoneMatch: '*' }))).status).toBe(412);
+  });
+
   it('a Deny naming one access key refuses that key only', async () => {
     const g = await scopedGateway();
     await g.store.createBucket('fz-one', { region: 'us-east-1' });
@@ -236,5 +255,186 @@ describe('Allow never widens a scope', () => {
     expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'w', Body: 'x' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(403);
     expect(await exists(g, 'w')).toBe(false);
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(200);
+  });
+});
+
+// The public access block (PutPublicAccessBlock and what its four flags do here:
+// model/public-access-block.ts): Put/Get/Delete and their errors; BlockPublicAcls refusing public
+// ACLs in headers and bodies with 403 (nothing stored) where they are otherwise 400
+// AccessControlListNotSupported; BlockPublicPolicy refusing a public policy (AWS's fixed-value
+// reading) and only that; RestrictPublicBuckets refusing anonymous requests, signed ones untouched,
+// a change seen by a second isolate's gate on its next request; a Deny of
+// s3:GetBucketPublicAccessBlock applying to GetPublicAccessBlock.
+
+const ANONYMOUS = 'x-test-anonymous';
+
+/** Requests carrying ANONYMOUS are let through as anonymous ones (as allowAnonymous would). */
+const withAnonymous = (gate: Authenticate): Authenticate => async (request, view, owner) =>
+  request.headers.has(ANONYMOUS) ? { body: request.body, decodedContentLength: Number(request.headers.get('content-length') ?? 0) || null, access: ANONYMOUS_ACCESS } : gate(request, view, owner);
+
+async function pabGateway(isolateOf?: Parameters<typeof gateApp>[2]) {
+  const g = gateApp(withAnonymous, undefined, isolateOf);
+  if (!isolateOf) {
+    await g.store.createBucket(BUCKET, { region: 'us-east-1' });
+    await g.store.putObject(BUCKET, 'obj', new Response('object body').body!, { contentLength: 11, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
+  }
+  return g;
+}
+type PabGateway = Awaited<ReturnType<typeof pabGateway>>;
+
+async function pabSend(g: PabGateway, command: unknown, anonymous = false): Promise<Response> {
+  const request = toRequest(await sdk(command, {}))!;
+  if (!anonymous) return g.send(request);
+  const headers = new Headers(request.headers);
+  headers.set(ANONYMOUS, '1');
+  return g.send(new Request(request, { headers }));
+}
+
+const errorCode = async (res: Response) => /<Code>([^<]+)<\/Code>/.exec(await res.text())?.[1];
+const block = (c: PublicAccessBlockConfiguration) => new PutPublicAccessBlockCommand({ Bucket: BUCKET, PublicAccessBlockConfiguration: c });
+const stored = (g: PabGateway, key: string) => g.store.headObject(BUCKET, key, { conditions: {} }).then(() => true, () => false);
+
+function rawPut(g: PabGateway, body: string): Promise<Response> {
+  // The SDK only writes well-formed documents: a bad one is sent through the same signer by hand.
+  return sdk(new PutPublicAccessBlockCommand({ Bucket: BUCKET, PublicAccessBlockConfiguration: {} }), {}).then((wire) => {
+    const request = toRequest(wire)!;
+    const headers = new Headers(request.headers);
+    headers.set(ANONYMOUS, '1'); // unsigned: the body differs from the signed one
+    headers.delete('content-md5');
+    for (const name of [...headers.keys()]) if (name.startsWith('x-amz-checksum-') || name === 'x-amz-sdk-checksum-algorithm') headers.delete(name);
+    headers.set('content-length', String(new TextEncoder().encode(body).length));
+    return g.send(new Request(request.url, { method: 'PUT', headers, body }));
+  });
+}
+
+describe('PutPublicAccessBlock, GetPublicAccessBlock, DeletePublicAccessBlock', () => {
+  it('absent: 404 NoSuchPublicAccessBlockConfiguration; put, get (all four flags), delete (204, twice), absent again', async () => {
+    const g = await pabGateway();
+    const get = () => pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }));
+    let res = await get();
+    expect(res.status).toBe(404);
+    expect(await errorCode(res)).toBe('NoSuchPublicAccessBlockConfiguration');
+    expect((await pabSend(g, block({ BlockPublicAcls: true, BlockPublicPolicy: true }))).status).toBe(200);
+    res = await get();
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/<PublicAccessBlockConfiguration[^>]*><BlockPublicAcls>true<\/BlockPublicAcls><IgnorePublicAcls>false<\/IgnorePublicAcls><BlockPublicPolicy>true<\/BlockPublicPolicy><RestrictPublicBuckets>false<\/RestrictPublicBuckets><\/PublicAccessBlockConfiguration>/);
+    for (let i = 0; i < 2; i++) expect((await pabSend(g, new DeletePublicAccessBlockCommand({ Bucket: BUCKET }))).status).toBe(204);
+    expect(await errorCode(await get())).toBe('NoSuchPublicAccessBlockConfiguration');
+    expect(await errorCode(await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: 'missing' })))).toBe('NoSuchBucket');
+    expect(await errorCode(await pabSend(g, new PutPublicAccessBlockCommand({ Bucket: 'missing', PublicAccessBlockConfiguration: {} })))).toBe('NoSuchBucket');
+  });
+
+  it('a document that is not a PublicAccessBlockConfiguration of booleans is 400 MalformedXML, and nothing changes', async () => {
+    const g = await pabGateway();
+    for (const bad of [
+      '<PublicAccessBlockConfiguration><BlockPublicAcls>yes</BlockPublicAcls></PublicAccessBlockConfiguration>',
+      '<PublicAccessBlockConfiguration><BlockEverything>true</BlockEverything></PublicAccessBlockConfiguration>',
+      '<OwnershipControls/>',
+      '<PublicAccessBlockConfiguration><BlockPublicAcls>true',
+    ]) {
+      const res = await rawPut(g, bad);
+      expect(res.status, bad).toBe(400);
+      expect(await errorCode(res)).toBe('MalformedXML');
+    }
+    expect((await rawPut(g, '<PublicAccessBlockConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IgnorePublicAcls> TRUE </IgnorePublicAcls></PublicAccessBlockConfiguration>')).status).toBe(200);
+    expect(await (await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }))).text()).toContain('<IgnorePublicAcls>true</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy>');
+  });
+});
+
+describe("S3 Control's account-level public access block", () => {
+  it('GET answers "not configured" (404 NoSuchPublicAccessBlockConfiguration); PUT is NotImplemented; without x-amz-account-id it is an object path', async () => {
+    const g = await pabGateway();
+    const at = (method: string, headers: Record<string, string>) =>
+      g.send(new Request(`http://${GATE_HOST}/v20180820/configuration/publicAccessBlock`, { method, headers: { [ANONYMOUS]: '1', ...headers } }));
+    let res = await at('GET', { 'x-amz-account-id': '123456789012' });
+    expect([res.status, await errorCode(res)]).toEqual([404, 'NoSuchPublicAccessBlockConfiguration']);
+    res = await at('PUT', { 'x-amz-account-id': '123456789012', 'content-length': '0' });
+    expect([res.status, await errorCode(res)]).toEqual([501, 'NotImplemented']);
+    expect(await errorCode(await at('GET', {}))).toBe('NoSuchBucket');
+    // The address the SDKs build from an endpoint override: <account>.<endpoint host>.
+    const hosted = await g.send(new Request('http://123456789012.s3.gw.test/v20180820/configuration/publicAccessBlock', { headers: { [ANONYMOUS]: '1', 'x-amz-account-id': '123456789012' } }));
+    expect([hosted.status, await errorCode(hosted)]).toEqual([404, 'NoSuchPublicAccessBlockConfiguration']);
+  });
+});
+
+describe('BlockPublicAcls', () => {
+  it('public canned ACLs and grants are 403 AccessDenied (nothing stored) instead of 400; private ones pass', async () => {
+    const g = await pabGateway();
+    // Without a block: ACLs are disabled here, so a public one is AccessControlListNotSupported.
+    let res = await pabSend(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'a', Body: 'x', ACL: 'public-read' }));
+    expect([res.status, await errorCode(res)]).toEqual([400, 'AccessControlListNotSupported']);
+    await pabSend(g, block({ BlockPublicAcls: true }));
+    for (const command of [
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'a', Body: 'x', ACL: 'public-read' }),
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'a', Body: 'x', ACL: 'public-read-write' }),
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'a', Body: 'x', ACL: 'authenticated-read' }),
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'a', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }),
+      new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'a', ACL: 'public-read' }),
+      new PutBucketAclCommand({ Bucket: BUCKET, ACL: 'public-read' }),
+      new PutObjectAclCommand({ Bucket: BUCKET, Key: 'obj', ACL: 'authenticated-read' }),
+      new PutObjectAclCommand({
+        Bucket: BUCKET, Key: 'obj',
+        AccessControlPolicy: { Owner: { ID: 'shardgate' }, Grants: [{ Grantee: { Type: 'Group', URI: 'http://acs.amazonaws.com/groups/global/AllUsers' }, Permission: 'READ' }] },
+      }),
+    ]) {
+      res = await pabSend(g, command);
+      expect([res.status, await errorCode(res)], command.constructor.name).toEqual([403, 'AccessDenied']);
+    }
+    expect(await stored(g, 'a')).toBe(false);
+    // Not public: the usual answers.
+    expect((await pabSend(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'b', Body: 'x', ACL: 'private' }))).status).toBe(200);
+    res = await pabSend(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'c', Body: 'x', GrantRead: 'id="someone-else"' }));
+    expect([res.status, await errorCode(res)]).toEqual([400, 'AccessControlListNotSupported']);
+  });
+});
+
+describe('BlockPublicPolicy and GetBucketPolicyStatus', () => {
+  const statement = (extra: Record<string, unknown>) => JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*`, ...extra }] });
+  const isPublic = async (g: PabGateway) => /<IsPublic>(\w+)<\/IsPublic>/.exec(await (await pabSend(g, new GetBucketPolicyStatusCommand({ Bucket: BUCKET }))).text())?.[1];
+
+  it('a public policy is 403 and not stored; a fixed principal or a pinning condition is not public and is stored', async () => {
+    const g = await pabGateway();
+    const publicPolicy = statement({});
+    // Before the block: stored, and public; the block leaves it in place (as AWS: existing policies are untouched).
+    expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: publicPolicy }))).status).toBe(204);
+    expect(await isPublic(g)).toBe('true');
+    await pabSend(g, block({ BlockPublicPolicy: true }));
+    expect(await isPublic(g)).toBe('true');
+    const fixed = statement({ Principal: { AWS: 'arn:aws:iam::s3tenant1:root' } });
+    expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: fixed }))).status).toBe(204);
+    expect(await isPublic(g)).toBe('false');
+    for (const policy of [publicPolicy, statement({ Principal: { AWS: '*' }, Condition: { StringLike: { 's3:prefix': 'a/' } } })]) {
+      const res = await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: policy }));
+      expect([res.status, await errorCode(res)]).toEqual([403, 'AccessDenied']);
+    }
+    expect(await isPublic(g)).toBe('false'); // the fixed one is still the stored one
+    expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: statement({ Condition: { IpAddress: { 'aws:SourceIp': '192.0.2.0/24' } } }) }))).status).toBe(204);
+  });
+
+  it("a Deny of s3:GetBucketPublicAccessBlock refuses GetPublicAccessBlock (s3-tests' test_get_public_block_deny_bucket_policy)", async () => {
+    const g = await pabGateway();
+    await pabSend(g, block({ BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true }));
+    const deny = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetBucketPublicAccessBlock', Resource: `arn:aws:s3:::${BUCKET}` }] });
+    expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: deny }))).status).toBe(204);
+    expect((await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }))).status).toBe(403);
+  });
+});
+
+describe('RestrictPublicBuckets', () => {
+  it('refuses anonymous requests to the bucket (the policy operations too); signed ones pass; another isolate sees it at once', async () => {
+    const a = await pabGateway();
+    const b = await pabGateway(a);
+    expect((await pabSend(b, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), true)).status).toBe(200); // b has seen the bucket without a block
+    expect((await pabSend(a, block({ RestrictPublicBuckets: true }))).status).toBe(200);
+    for (const g of [a, b]) {
+      const res = await pabSend(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), true);
+      expect([res.status, await errorCode(res)]).toEqual([403, 'AccessDenied']);
+      expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: '{}' }), true)).status).toBe(403);
+      expect((await pabSend(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
+    }
+    // BlockPublicAcls alone does not restrict anyone.
+    await pabSend(a, block({ BlockPublicAcls: true }));
+    expect((await pabSend(b, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), true)).status).toBe(200);
   });
 });

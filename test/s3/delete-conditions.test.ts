@@ -151,3 +151,108 @@ describe('DeleteObjects with conditions', () => {
     expect(await deleteObjects('bkt', `<Object><Key>v</Key><VersionId>${v.versionId}</VersionId><Size>9</Size></Object>`)).not.toContain('<Error>');
   });
 });
+
+// Conditional writes (If-Match, If-None-Match: *) on every write path: PutObject,
+// CompleteMultipartUpload and CopyObject's destination answer 412 on a mismatch and 404 NoSuchKey
+// for If-Match on an absent key; the condition is judged where the version is installed (the
+// catalog's commit), not before the body is read: a writer whose body is still arriving loses to one
+// that committed meanwhile, and of two concurrent writers holding one ETag exactly one wins.
+describe('conditional writes: PutObject, CompleteMultipartUpload, CopyObject', () => {
+  type Cond = Record<string, string>;
+  /** [status, the new ETag (header or CompleteMultipartUploadResult's) or the error code]. */
+  const answer = async (r: Response) => {
+    const text = await r.text();
+    const etag = r.headers.get('etag') ?? /<ETag>([^<]+)<\/ETag>/.exec(text.replaceAll('&quot;', '"'))?.[1] ?? null;
+    return [r.status, r.status === 200 ? etag : /<Code>([^<]*)<\/Code>/.exec(text)?.[1]] as const;
+  };
+  const writes = () => {
+    const s = setup();
+    const putIf = async (key: string, body: string, headers: Cond = {}) =>
+      answer(await s.send('PUT', `/bkt/${key}`, { body, headers: { 'content-length': String(body.length), ...headers } }));
+    /** An upload of one part holding `body`; returns its completion, to send with conditions. */
+    const upload = async (key: string, body: string) => {
+      const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(await (await s.send('POST', `/bkt/${key}?uploads`)).text())![1]!;
+      const part = await s.send('PUT', `/bkt/${key}?partNumber=1&uploadId=${uploadId}`, { body, headers: { 'content-length': String(body.length) } });
+      expect(part.status).toBe(200);
+      const xml = `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${part.headers.get('etag')}</ETag></Part></CompleteMultipartUpload>`;
+      return async (headers: Cond = {}) => s.send('POST', `/bkt/${key}?uploadId=${uploadId}`, { body: xml, headers });
+    };
+    const current = async (key: string) => (await s.head(`/bkt/${key}`)).headers.get('etag');
+    return { ...s, putIf, upload, current };
+  };
+
+  it('PutObject: If-None-Match * on an existing key and If-Match on a mismatch are 412; If-Match on an absent key 404', async () => {
+    const { send, putIf } = writes();
+    await send('PUT', '/bkt');
+    expect(await putIf('k', 'x', { 'if-match': '*' })).toEqual([404, 'NoSuchKey']);
+    expect(await putIf('k', 'x', { 'if-match': '"abc"' })).toEqual([404, 'NoSuchKey']);
+    const [, etag] = await putIf('k', 'one', { 'if-none-match': '*' });
+    expect(await putIf('k', 'x', { 'if-none-match': '*' })).toEqual([412, 'PreconditionFailed']);
+    expect(await putIf('k', 'x', { 'if-match': '"abc"' })).toEqual([412, 'PreconditionFailed']);
+    expect((await putIf('k', 'two', { 'if-match': etag! }))[0]).toBe(200);
+    expect((await putIf('k', 'three', { 'if-match': '*' }))[0]).toBe(200);
+  });
+
+  it('CompleteMultipartUpload: the same answers, judged at completion (the parts were uploaded before)', async () => {
+    const { send, upload } = writes();
+    await send('PUT', '/bkt');
+    const first = await upload('m', 'part one');
+    expect(await answer(await first({ 'if-match': '*' }))).toEqual([404, 'NoSuchKey']);
+    const [, etag] = await answer(await first({ 'if-none-match': '*' }));
+    const second = await upload('m', 'part two');
+    expect(await answer(await second({ 'if-none-match': '*' }))).toEqual([412, 'PreconditionFailed']);
+    expect(await answer(await second({ 'if-match': '"abc"' }))).toEqual([412, 'PreconditionFailed']);
+    expect((await second({ 'if-match': etag! })).status).toBe(200);
+  });
+
+  it("CopyObject: the conditions apply to the destination (AWS's If-Match / If-None-Match on CopyObject)", async () => {
+    const { send, putIf } = writes();
+    await send('PUT', '/bkt');
+    const [, sourceEtag] = await putIf('src', 'source body');
+    const copy = async (headers: Cond) => answer(await send('PUT', '/bkt/dst', { headers: { 'x-amz-copy-source': '/bkt/src', ...headers } }));
+    expect(await copy({ 'if-match': sourceEtag! })).toEqual([404, 'NoSuchKey']);
+    expect((await copy({ 'if-none-match': '*' }))[0]).toBe(200);
+    expect(await copy({ 'if-none-match': '*' })).toEqual([412, 'PreconditionFailed']);
+    expect(await copy({ 'if-match': '"abc"' })).toEqual([412, 'PreconditionFailed']);
+    expect((await copy({ 'if-match': sourceEtag! }))[0]).toBe(200); // the copy's ETag is the source's
+  });
+
+  it('judged at the commit: a PUT whose body is still arriving loses to an If-Match writer that committed meanwhile', async () => {
+    const { send, putIf, current } = writes();
+    await send('PUT', '/bkt');
+    const [, base] = await putIf('k', 'base');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const bytes = new TextEncoder().encode('slow writer');
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        await held;
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
+    const slow = send('PUT', '/bkt/k', { body, duplex: 'half', headers: { 'content-length': String(bytes.length), 'if-match': base! } } as RequestInit);
+    await new Promise((r) => setTimeout(r, 20)); // the slow writer has passed its first check and waits for its body
+    const [status, fast] = await putIf('k', 'fast writer', { 'if-match': base! });
+    expect(status).toBe(200);
+    release();
+    expect(await answer(await slow)).toEqual([412, 'PreconditionFailed']);
+    expect(await current('k')).toBe(fast);
+  });
+
+  it('two concurrent writers with the same If-Match: exactly one wins, for PutObject and for CompleteMultipartUpload', async () => {
+    const { send, putIf, upload, current } = writes();
+    await send('PUT', '/bkt');
+    const [, base] = await putIf('k', 'base');
+    const puts = await Promise.all(['writer a', 'writer b'].map((body) => putIf('k', body, { 'if-match': base! })));
+    expect(puts.map(([s]) => s).sort()).toEqual([200, 412]);
+    expect(await current('k')).toBe(puts.find(([s]) => s === 200)![1]);
+
+    const [, mbase] = await putIf('m', 'base');
+    const completions = [await upload('m', 'upload a'), await upload('m', 'upload b')];
+    const done = await Promise.all(completions.map(async (complete) => answer(await complete({ 'if-match': mbase! }))));
+    expect(done.map(([s]) => s).sort()).toEqual([200, 412]);
+    expect(done.find(([s]) => s === 412)![1]).toBe('PreconditionFailed');
+    expect(await current('m')).toBe(done.find(([s]) => s === 200)![1]);
+  });
+});

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { S3Error } from '../../worker/model/errors.ts';
 import { detectOperation } from '../../worker/s3/operations.ts';
+import { assertOwnerOnlyAclHeaders } from '../../worker/s3/acl-headers.ts';
 import { requestView } from '../../worker/model/request.ts';
 import { effectiveHeaders, parseS3Address } from '../../worker/s3/request.ts';
 
@@ -120,6 +121,15 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     [{ 'x-amz-acl': 'authenticated-read' }],
     [{ 'x-amz-acl': 'public-read-write' }],
     [{ 'x-amz-grant-read': 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }],
+  ])('%o (public) passes detection, for the gate, and is AccessControlListNotSupported after it', (headers) => {
+    for (const [method, target] of [['PUT', '/b'], ['PUT', '/b/k'], ['POST', '/b/k?uploads'], ['PUT', '/b?acl']]) {
+      expect(() => detect(method!, target!, headers)).not.toThrow();
+      expect(() => assertOwnerOnlyAclHeaders(new Headers(headers))).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
+    }
+  });
+
+  it.each([
+    [{ 'x-amz-acl': 'log-delivery-write' }],
     [{ 'x-amz-grant-full-control': 'id="someone-else"' }],
     [{ 'x-amz-grant-full-control': 'id="shardgate", id="someone-else"' }],
   ])('%o -> AccessControlListNotSupported', (headers) => {
@@ -180,7 +190,10 @@ describe('effectiveHeaders (presigned URLs)', () => {
       ['x-amz-checksum-mode', 'ENABLED'],
       ['x-amz-meta-a', 'from-header'],
     ]);
-    expect(() => detectOperation('PUT', address(`http://h/b/k?${query}`, 'h'), merged)).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
+    // A public ACL passes detection (the gate may refuse it first: a public access block's
+    // BlockPublicAcls, 403); the app refuses it after the gate (acl-headers.ts).
+    expect(detectOperation('PUT', address(`http://h/b/k?${query}`, 'h'), merged)).toBe('PutObject');
+    expect(() => assertOwnerOnlyAclHeaders(merged)).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
   });
 
   it('leaves requests that are not presigned alone', () => {

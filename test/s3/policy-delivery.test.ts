@@ -28,7 +28,7 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { sdk } from '../auth/mutation/bases.ts';
@@ -258,14 +258,24 @@ describe('the catalog instance', () => {
     expect(settingsOf(() => DENY_ALL).rows.policy).toBe(DENY_ALL);
   });
 
+  it('the stamp of a bucket with only a policy is the one stored before the public access block row existed', () => {
+    // The previous code's stamp: the digest of [policy] (REQUEST_SETTINGS was ['policy']).
+    const before = createHash('sha256').update(JSON.stringify([DENY_ALL])).digest('base64url').slice(0, 22);
+    expect(settingsOf((name) => (name === 'policy' ? DENY_ALL : null)).stamp).toBe(before);
+    const both = settingsOf((name) => (name === 'policy' ? DENY_ALL : '{"restrictPublicBuckets":true}'));
+    expect(both.stamp).not.toBe(before);
+    expect(settingsOf((name) => (name === 'policy' ? null : '{"restrictPublicBuckets":true}')).stamp).toMatch(/^[\w-]{22}$/);
+  });
+
   it('a fenced call with a stale stamp does nothing and answers the settings; with the current one it acts', async () => {
     const { a } = await twoIsolates();
     await a.catalog.setBucketPolicy(BUCKET, DENY_LOCKED);
     const instance = a.catalog.namespace.instance(`bucket:${BUCKET}`).object;
     const stale = await instance.fenced('', 'removeManifest', [BUCKET, 'obj', undefined, 0]);
-    expect(stale).toEqual({ stale: { stamp: settingsOf(() => DENY_LOCKED).stamp, rows: { policy: DENY_LOCKED } } });
+    const policyOnly = settingsOf((name) => (name === 'policy' ? DENY_LOCKED : null));
+    expect(stale).toEqual({ stale: { stamp: policyOnly.stamp, rows: { policy: DENY_LOCKED, 'public-access-block': null } } });
     expect(await exists(a, BUCKET, 'obj')).toBe(true);
-    const ran = await instance.fenced(settingsOf(() => DENY_LOCKED).stamp, 'removeManifest', [BUCKET, 'obj', undefined, 0]);
+    const ran = await instance.fenced(policyOnly.stamp, 'removeManifest', [BUCKET, 'obj', undefined, 0]);
     expect(ran.stale).toBeUndefined();
     expect(await exists(a, BUCKET, 'obj')).toBe(false);
     await expect(instance.fenced('', 'markMissing' as never, [])).rejects.toThrow(/not a request-path method/);

@@ -25,7 +25,7 @@ declare module 'vitest' {
   }
 }
 
-export type ToolId = 'awscli' | 'rclone' | 's3cmd' | 'curl' | 'boto3' | 'prometheus-client' | 'chromium' | 'gdb';
+export type ToolId = 'awscli' | 'rclone' | 's3cmd' | 'restic' | 'duplicity' | 'curl' | 'boto3' | 'prometheus-client' | 'chromium' | 'gdb';
 
 export interface Tool {
   id: ToolId;
@@ -45,7 +45,9 @@ export interface Tool {
 export const TOOLS: readonly Tool[] = [
   { id: 'awscli', debianPackage: 'awscli', binary: 'aws', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: 'CLI smoke tests (test/cli), the npm start banner, docs/DEPLOY.md run' },
   { id: 'rclone', debianPackage: 'rclone', binary: 'rclone', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: 'CLI smoke tests (test/cli), the npm start banner' },
-  { id: 's3cmd', debianPackage: 's3cmd', binary: 's3cmd', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: 'CLI smoke tests (test/cli)' },
+  { id: 's3cmd', debianPackage: 's3cmd', binary: 's3cmd', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "CLI smoke tests (test/cli), the README's client blocks" },
+  { id: 'restic', debianPackage: 'restic', binary: 'restic', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)" },
+  { id: 'duplicity', debianPackage: 'duplicity', binary: 'duplicity', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)" },
   { id: 'curl', debianPackage: 'curl', binary: 'curl', usedFor: 'docs/DEPLOY.md run (curl --aws-sigv4)' },
   { id: 'boto3', debianPackage: 'python3-boto3', binary: 'python3', pythonModule: 'boto3', usedFor: 'boto3 tests (listing, POST forms, SSE-C, Expect), the npm start banner' },
   { id: 'prometheus-client', debianPackage: 'python3-prometheus-client', binary: 'python3', pythonModule: 'prometheus_client', usedFor: "the official parser's cross-check of /_shardgate/metrics" },

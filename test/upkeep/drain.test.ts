@@ -148,7 +148,7 @@ describe('the mover', () => {
       if ((await unitOf(s, `x${i}`)).placement.includes('m3')) key = `x${i}`;
     }
     const unit = await unitOf(s, key);
-    const record = (await s.catalog.getUnit('b', unit.unitId))!;
+    const record = (await s.catalog.getUnit('b', unit.unitId, key))!;
     const shard = unit.placement.indexOf('m3');
     const target = replacementBackend(`b/${key}`, unit.placement, shard, s.backends.filter((b) => b.id !== 'm3'), (id) => `zone-${id.slice(1)}`, 2)!;
     // The client overwrites the key after the mover read the unit, before it commits.

@@ -61,7 +61,7 @@ describe('admin locate', () => {
     await on(1).inner.delete(shardKey('photos', u.unitId, 1)); // lost
     await on(2).inner.put(shardKey('photos', u.unitId, 2), new Uint8Array(10), 10); // truncated
     on(3).goOffline();
-    await catalog.markMissing('photos', u.unitId, [1]);
+    await catalog.markMissing('photos', u.unitId, [1], '2024/a');
 
     const { status, body } = await post('locate?bucket=photos&key=2024%2Fa');
     expect(status).toBe(200);

@@ -46,7 +46,7 @@ describe('repair backs off per backend', () => {
           if (now === 1_000_000) firstBatch++;
           repairs.failed(u.unitId, 'shard 2 on b2: backend unreachable', now, ['b2']);
         } else {
-          await catalog.markRepaired('b', u.unitId, u.missing); // succeeds: b0 answers
+          await catalog.markRepaired('b', u.unitId, u.missing, u.key); // succeeds: b0 answers
           repairedElsewhere++;
         }
       }
@@ -73,7 +73,7 @@ describe('repair backs off per backend', () => {
     const [first] = [...waitingForB2];
     repairs.failed(first!, 'shard 2 on b2: backend unreachable', 1000, ['b2']);
     expect(repairs.backoffs().has('b2')).toBe(true);
-    await catalog.markRepaired('b', first!, [2]);
+    await catalog.markRepaired('b', first!, [2], 'down/0');
     expect(repairs.backoffs().has('b2')).toBe(false);
   });
 

@@ -26,7 +26,7 @@ describe('repair by bucket and prefix', () => {
     const tried: RepairTask[] = [];
     const repair = async (t: RepairTask) => {
       tried.push(t);
-      await catalog.markRepaired(t.bucket, t.unitId, t.shards);
+      await catalog.markRepaired(t.bucket, t.unitId, t.shards, t.key);
     };
     let r = await repairDegraded(catalog, repair, { bucket: 'b', prefix: 'logs/', limit: 100 });
     expect(r).toMatchObject({ attempted: 100, repaired: 100, failed: [], remaining: 30 });

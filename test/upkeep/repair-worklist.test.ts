@@ -29,7 +29,7 @@ describe('consumeRepairs', () => {
       catalog,
       repair: async (t) => {
         if (t.key === 'two') throw new Error('shard 2 on b2: backend unreachable');
-        await catalog.markRepaired(t.bucket, t.unitId, t.shards);
+        await catalog.markRepaired(t.bucket, t.unitId, t.shards, t.key);
       },
       log: () => {},
     });
@@ -65,7 +65,7 @@ describe('wakeWorklists', () => {
 
   it('without a queue: the cron repairs the worklist itself', async () => {
     const { catalog } = await degradedCatalog();
-    await wakeWorklists({ catalog, repair: (t) => catalog.markRepaired(t.bucket, t.unitId, t.shards), log: () => {} }, false);
+    await wakeWorklists({ catalog, repair: (t) => catalog.markRepaired(t.bucket, t.unitId, t.shards, t.key), log: () => {} }, false);
     expect(await catalog.listDegradedUnits('b', null, 10)).toEqual([]);
   });
 });

@@ -28,6 +28,8 @@ import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
+import { assertOwnerOnlyAclHeaders } from '../s3/acl-headers.ts';
+import { refuseAccountPublicAccessBlock } from '../s3/account-public-access-block.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
 import { detectOperation, isPostObject, refusePostObject } from '../s3/operations.ts';
@@ -172,6 +174,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
+    refuseAccountPublicAccessBlock(view.method, addr, headers); // S3 Control's account-level block: "not configured"
     const op = detectOperation(view.method, addr, headers);
     authorize(op, addr, headers, auth.access ?? ANONYMOUS_ACCESS);
     const { bucket, key, query } = addr;
@@ -181,6 +184,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
+    assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
     return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
   });
 

@@ -1,8 +1,11 @@
 /**
- * toS3Error: the one place where errors from below the S3 layer become S3 errors. Backends throw
- * BackendError, the coder CoderError, the engine QuorumError and ShardReadError; a client sees
- * 503 ServiceUnavailable (or SlowDown when a backend throttles) for anything that a retry may
- * fix, and 500 InternalError for bugs. Never wrong data, never a bare 200.
+ * toS3Error: the one place where errors from below the S3 layer become S3 errors, for app.ts's
+ * one onError and the error code of the request log and the access log. An S3Error passes as it
+ * is; the engine's QuorumError and ShardReadError (not enough storage answered) and a backend's
+ * BackendError of any kind are 503 ServiceUnavailable, SlowDown when a backend throttled;
+ * anything else, the coder's CoderError included (it fails only on a bug), is 500 InternalError.
+ * It decides an error response's status only: a failure after a response's headers were sent
+ * ends that body early (s3/response-body.ts), it never turns into wrong bytes.
  */
 import { BackendError } from '../../backends/types.ts';
 import { QuorumError, ShardReadError } from '../engine/index.ts';

@@ -9,11 +9,12 @@
  */
 import { OPERATOR_PREFIX } from './app.ts';
 import { S3Error } from '../model/errors.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 const logged = new Set<string>();
 
 export function startupFailure(request: Request, err: unknown): Response {
-  const detail = String((err as Error)?.message ?? err);
+  const detail = errorMessage(err);
   const requestId = [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
   if (!logged.has(detail)) {
     logged.add(detail);

@@ -27,8 +27,7 @@ import type { AuthType, VerifiedRequest, VerifyOptions } from './types.ts';
 import { verifyHeaderV2, verifyPresignedV2 } from './verify-v2.ts';
 import { verifyHeaderV4, verifyPresignedV4, type VerifiedV4 } from './verify-v4.ts';
 
-export type { AuthType, RequestChecksum, VerifiedRequest, VerifyOptions } from './types.ts';
-export type { ChecksumAlgorithm, Hasher, HasherFactory } from '../model/checksums.ts';
+export type { VerifiedRequest, VerifyOptions } from './types.ts';
 
 /**
  * Verifies `request` as `view` (model/request.ts) reads it: the view gives method, path, query

@@ -19,10 +19,11 @@
 import type * as S from '../model/object-store.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';
-import { OPERATIONS, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
-import { instanceFor, type Route } from './routing.ts';
+import { OPERATIONS, keyOf, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
+import { IN_BUCKET, instanceFor, type Route } from './routing.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
+import { errorMessage } from '../model/error-message.ts';
 import type { Catalog, GarbageUnits } from './types.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
@@ -51,7 +52,7 @@ async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp
   try {
     return await (stamp === undefined ? stub.dispatch(name, args) : stub.dispatch(name, args, stamp));
   } catch (err) {
-    if (!NO_DISPATCH.test(String((err as Error)?.message ?? err))) throw err;
+    if (!NO_DISPATCH.test(errorMessage(err))) throw err;
     const older = stub as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     return await (stamp === undefined ? older[name]!(...args) : older.fenced!(stamp, name, args));
   }
@@ -64,6 +65,7 @@ type Forwarded = Pick<Catalog, ForwardedName & keyof Catalog>;
 // The forwarded verbs are DurableCatalog's methods (put on its prototype from the table below).
 export interface DurableCatalog extends Forwarded {}
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface is the forwarded verbs, which the static block below defines on the prototype from the operation table
 export class DurableCatalog implements Catalog {
   private readonly wire: WireOptions;
 
@@ -94,23 +96,27 @@ export class DurableCatalog implements Catalog {
   private async verb(name: OperationName, args: unknown[]): Promise<unknown> {
     const op = operation(name)!;
     const sent = op.wire ? (op.wire as (o: WireOptions, a: unknown[]) => unknown[])(this.wire, args) : args;
-    const answer = await this.send(name, sent);
+    const answer = await this.send(name, sent, undefined, op.to === 'key' ? keyOf(op, args) : undefined);
     return op.bare ? answer : unwrap(answer as Reply<unknown>);
   }
 
   /**
    * Sends operation `name` with `args` (as the object takes them) to the instance its route
-   * names (or `to`), and answers what the object answers. A fenced operation, inside a request
+   * names (or `to`; a `key` route by `key`, the port's key: a call without it is a bug, refused
+   * here rather than sent where a split bucket would not hold the key), and answers what the
+   * object answers. A fenced operation, inside a request
    * whose fence covers the bucket, carries the stamp the request was checked against; an
    * instance holding other settings does nothing and answers them: the request is checked again
    * (AccessDenied throws) and the call repeated with the new stamp. Settings changing on every
    * try fail the request (503).
    */
-  private async send(name: OperationName, args: unknown[], to?: Route): Promise<unknown> {
+  private async send(name: OperationName, args: unknown[], to?: Route, key?: unknown): Promise<unknown> {
     const op = operation(name)!;
-    const stub = this.ns.get(this.ns.idFromName(instanceFor(to ?? op.to, args)));
+    const route = to ?? op.to;
+    if (route === 'key' && typeof key !== 'string') throw new Error(`catalog: ${name} was called without the key it is routed by`);
+    const stub = this.ns.get(this.ns.idFromName(instanceFor(route, args, key as string | undefined)));
     const bucket = args[0] as string;
-    const fence = op.fenced && (to ?? op.to) === 'bucket' ? requestFence.getStore() : undefined;
+    const fence = op.fenced && IN_BUCKET.has(route) ? requestFence.getStore() : undefined;
     let stamp = fence?.stampFor(bucket);
     if (fence === undefined || stamp === undefined) return await dispatch(stub, name, args);
     for (let attempt = 0; attempt < FENCED_ATTEMPTS; attempt++) {
@@ -137,8 +143,13 @@ export class DurableCatalog implements Catalog {
   }
 
   /** The instance answers the settings with their new stamp: this isolate sees the change at once. */
-  async setBucketPolicy(bucket: string, policy: string | null): Promise<void> {
-    this.saw(bucket, unwrap((await this.send('setBucketPolicy', [bucket, policy])) as Reply<BucketSettings>));
+  async setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketPolicy', [bucket, policy, isPublic])) as Reply<BucketSettings>));
+  }
+
+  /** As setBucketPolicy: the public access block is a request-path setting. */
+  async setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketPublicAccessBlock', [bucket, value])) as Reply<BucketSettings>));
   }
 
   private saw(bucket: string, settings: BucketSettings): BucketSettings {
@@ -169,7 +180,7 @@ export class DurableCatalog implements Catalog {
    */
   async getBucket(bucket: string): Promise<S.BucketInfo> {
     const fenced = requestFence.getStore()?.stampFor(bucket) !== undefined;
-    return unwrap((await this.send('getBucket', [bucket], fenced ? 'bucket' : 'registry')) as Reply<S.BucketInfo>);
+    return unwrap((await this.send('getBucket', [bucket], fenced ? 'root' : 'registry')) as Reply<S.BucketInfo>);
   }
 
   /**

@@ -20,8 +20,11 @@
  * the same binding the Worker has) and the consumer reports each outcome back (markRepaired,
  * repairFailed). The alarm is set in the same event as the commit that recorded the damage, so a
  * crash of the gateway, a lost message or a dropped queue retry cannot lose a repair.
+ * The unit verbs take the unit's key last (`_key`): the client routes by it (routing.ts); one
+ * instance holds every key of its bucket, so the instance has no use for it yet, and a gateway of
+ * the previous release sends none.
  * Known gap: one instance bounds a bucket's request rate; partitioning a hot bucket across
- * instances slots in behind routing.ts (issue 39).
+ * instances slots in behind routing.ts (issue 39, docs/PARTITIONS.md).
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
@@ -59,7 +62,9 @@ import type { LifecycleProgress, LifecycleRun } from './types.ts';
 import { SqlAccessLog, type AccessLogBatch, type AppendResult } from './sql-access-log.ts';
 import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
 import type { LoggingNote } from '../model/request-notes.ts';
+import { parseStoredPublicAccessBlock, PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
 import { claimChain, endChain } from './move-chain-record.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -276,7 +281,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
-  releaseUnits(bucket: string, unitIds: string[]): Reply<void> {
+  releaseUnits(bucket: string, unitIds: string[], _key?: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.release(unitIds.map((unitId) => ({ unitId }))));
   }
   getBucketCors(bucket: string): Reply<CorsRule[] | null> {
@@ -327,10 +332,29 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   getBucketPolicy(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('policy'));
   }
-  /** Answers the settings with their new stamp (the isolate that made the change sees it at once). */
-  setBucketPolicy(bucket: string, policy: string | null): Reply<BucketSettings> {
+  /**
+   * Answers the settings with their new stamp (the isolate that made the change sees it at once).
+   * A policy the caller judged public is refused (AccessDenied) when the bucket's public access
+   * block has BlockPublicPolicy: read in the same transaction as the write, so no public access
+   * block put meanwhile can be passed by.
+   */
+  setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Reply<BucketSettings> {
     return this.inBucket(bucket, (o) => {
+      if (policy !== null && isPublic && parseStoredPublicAccessBlock(o.getState(PUBLIC_ACCESS_BLOCK_ROW))?.blockPublicPolicy) {
+        throw new S3Error('AccessDenied', 'Access Denied: the bucket\'s public access block (BlockPublicPolicy) refuses a public policy');
+      }
       o.setState('policy', policy);
+      return this.requestSettings();
+    });
+  }
+  /** The public access block's JSON (state row 'public-access-block'), or null. */
+  getBucketPublicAccessBlock(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(PUBLIC_ACCESS_BLOCK_ROW));
+  }
+  /** Replaces it (null removes it); answers the settings with their new stamp. */
+  setBucketPublicAccessBlock(bucket: string, value: string | null): Reply<BucketSettings> {
+    return this.inBucket(bucket, (o) => {
+      o.setState(PUBLIC_ACCESS_BLOCK_ROW, value);
       return this.requestSettings();
     });
   }
@@ -450,7 +474,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       o.setState(SCRUB_POSITION, cursor === null ? null : JSON.stringify(cursor));
     });
   }
-  getUnit(bucket: string, unitId: string): Reply<UnitRecord | null> {
+  getUnit(bucket: string, unitId: string, _key?: string): Reply<UnitRecord | null> {
     return this.inBucket(bucket, (o) => o.unit(unitId));
   }
   listUnits(bucket: string, afterUnit: string | null, limit: number): Reply<UnitRecord[]> {
@@ -487,7 +511,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     });
   }
 
-  reserveUnits(bucket: string, unitIds: string[], expires: number): Reply<void> {
+  reserveUnits(bucket: string, unitIds: string[], expires: number, _key?: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
   }
 
@@ -509,12 +533,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
-  async markMissing(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+  async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => o.markMissing(unitId, shards));
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async markRepaired(bucket: string, unitId: string, shards: number[]): Promise<Reply<void>> {
+  async markRepaired(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
       const repairs = new SqlRepairs(this.sql);
       const wroteTo = repairs.targetsOf(unitId, shards); // those backends answer again
@@ -524,7 +548,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = []): Promise<Reply<void>> {
+  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = [], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now(), unreachable));
     if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
     return r;
@@ -560,7 +584,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       try {
         await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'worklist' } } satisfies RepairMessage })));
       } catch (err) {
-        console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: String((err as Error)?.message ?? err) }));
+        console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: errorMessage(err) }));
         this.ctx.storage.transactionSync(() => repairs.unsend(due));
       }
     }

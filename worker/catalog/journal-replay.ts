@@ -11,7 +11,6 @@
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { BUCKET_LIST_INSTANCE, type JournalSegment, type JournalValue } from '../format/journal.ts';
 import { unitsOf } from './rules.ts';
-import { JOURNALED } from './sql-journal.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
 
@@ -166,9 +165,4 @@ function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage 
   return {
     name, region: String(own.region), created: Number(own.created), settings, versions, uploads: rows(image, 'uploads').length, knownUnits, takenAt: image.takenAt, doubts: image.doubts,
   };
-}
-
-/** A row's primary key as the journal writes it (for tests comparing an image with a catalog). */
-export function journalKey(table: string, row: Row): string {
-  return JSON.stringify(JOURNALED[table]!.map((c) => row[c]));
 }

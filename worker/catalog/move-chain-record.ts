@@ -17,11 +17,6 @@ type Row = Record<string, unknown> & { chain?: ChainClaim };
 
 const parse = (row: string | null): Row => (row === null ? {} : (JSON.parse(row) as Row));
 
-/** The claim recorded in a 'drain' row, if any. */
-export function chainOf(row: string | null): ChainClaim | null {
-  return parse(row).chain ?? null;
-}
-
 /** Claims the bucket for `chain` at `now`: `owned` false (and the row unchanged) while another chain's claim is fresh. */
 export function claimChain(row: string | null, chain: string, now: number, staleMs: number): { owned: boolean; row: string | null } {
   const r = parse(row);

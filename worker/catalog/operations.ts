@@ -1,7 +1,9 @@
 /**
  * The catalog's one operation table: every operation a CatalogObject answers, by name (the name
  * of its method, durable-object.ts), and how a gateway calls it:
- * - `to`: the route (routing.ts): which instance its arguments name;
+ * - `to`: the route (routing.ts): the operation's scope (the bucket list, a bucket's root, one
+ *   key, a walk in key order, one instance's upkeep state, a sum), and so which instance its
+ *   arguments name; a `key` row routes by its key (`key`: where it is, when not the second argument);
  * - `fenced`: a request-path operation, which carries the settings stamp its request was checked
  *   against (model/bucket-settings.ts) and is refused by an instance whose settings changed. Not
  *   fenced: what cleans up or records after the fact (releaseUnits, queueGarbage, the repair
@@ -32,6 +34,8 @@ export interface WireOptions {
 
 export interface Operation<A = never> {
   to: Route;
+  /** A `key` route's key among the arguments (the port's), when it is not the second. */
+  key?: (args: A) => string;
   fenced?: true;
   bare?: true;
   own?: true;
@@ -61,90 +65,92 @@ export const OPERATIONS = {
 
   // ---- A bucket's life and settings ----
   /** From the bucket list, or (fenced) from the bucket's instance: DurableCatalog.getBucket. */
-  getBucket: { to: 'bucket', fenced: true, own: true },
-  initBucket: { to: 'bucket', bare: true, internal: true },
-  retireBucket: { to: 'bucket', fenced: true, internal: true },
-  destroyIfRetired: { to: 'bucket', bare: true, internal: true },
-  getBucketSettings: { to: 'bucket', own: true },
-  getBucketPolicy: { to: 'bucket' },
-  setBucketPolicy: { to: 'bucket', own: true },
-  getBucketCors: { to: 'bucket', fenced: true },
-  setBucketCors: { to: 'bucket', fenced: true },
-  getBucketTagging: { to: 'bucket', fenced: true },
-  setBucketTagging: { to: 'bucket', fenced: true },
-  getBucketLifecycle: { to: 'bucket', fenced: true },
-  setBucketLifecycle: { to: 'bucket', fenced: true },
-  getVersioning: { to: 'bucket', fenced: true },
-  setVersioning: { to: 'bucket', fenced: true },
-  getObjectLock: { to: 'bucket', fenced: true },
-  setObjectLock: { to: 'bucket', fenced: true },
-  getBucketLogging: { to: 'bucket' },
-  setBucketLogging: { to: 'bucket' },
+  getBucket: { to: 'root', fenced: true, own: true },
+  initBucket: { to: 'root', bare: true, internal: true },
+  retireBucket: { to: 'root', fenced: true, internal: true },
+  destroyIfRetired: { to: 'root', bare: true, internal: true },
+  getBucketSettings: { to: 'root', own: true },
+  getBucketPolicy: { to: 'root' },
+  setBucketPolicy: { to: 'root', own: true },
+  getBucketPublicAccessBlock: { to: 'root' },
+  setBucketPublicAccessBlock: { to: 'root', own: true },
+  getBucketCors: { to: 'root', fenced: true },
+  setBucketCors: { to: 'root', fenced: true },
+  getBucketTagging: { to: 'root', fenced: true },
+  setBucketTagging: { to: 'root', fenced: true },
+  getBucketLifecycle: { to: 'root', fenced: true },
+  setBucketLifecycle: { to: 'root', fenced: true },
+  getVersioning: { to: 'root', fenced: true },
+  setVersioning: { to: 'root', fenced: true },
+  getObjectLock: { to: 'root', fenced: true },
+  setObjectLock: { to: 'root', fenced: true },
+  getBucketLogging: { to: 'root' },
+  setBucketLogging: { to: 'root' },
 
   // ---- Objects and multipart uploads ----
-  getManifest: { to: 'bucket', fenced: true },
-  getVersion: { to: 'bucket', fenced: true },
-  listManifests: { to: 'bucket', fenced: true },
-  listVersions: { to: 'bucket', fenced: true },
-  prepareWrite: { to: 'bucket', fenced: true, wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()] },
-  commitManifest: { to: 'bucket', fenced: true, wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
-  removeManifest: { to: 'bucket', fenced: true, wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false] },
-  setObjectTags: { to: 'bucket', fenced: true },
-  changeObjectLock: { to: 'bucket', fenced: true, wire: (_, [bucket, key, versionId, change, bypass]) => [bucket, key, versionId, change, bypass ?? false] },
-  reserveUnits: { to: 'bucket', fenced: true, wire: (_, [bucket, unitIds, expires]) => [bucket, unitIds, expires.getTime()] },
-  releaseUnits: { to: 'bucket' },
-  insertUpload: { to: 'bucket', fenced: true },
-  getUpload: { to: 'bucket', fenced: true },
-  preparePart: { to: 'bucket', fenced: true, wire: (_, [bucket, key, uploadId, unitIds, expires]) => [bucket, key, uploadId, unitIds, expires.getTime()] },
-  putPart: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId, part]) => [bucket, key, uploadId, part, o.graceMs] },
-  listPartRecords: { to: 'bucket', fenced: true },
-  commitUpload: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
-  getCompletedUpload: { to: 'bucket', fenced: true },
-  removeUpload: { to: 'bucket', fenced: true, wire: (o, [bucket, key, uploadId]) => [bucket, key, uploadId, o.graceMs] },
-  listUploadRecords: { to: 'bucket', fenced: true },
+  getManifest: { to: 'key', fenced: true },
+  getVersion: { to: 'key', fenced: true },
+  listManifests: { to: 'walk', fenced: true },
+  listVersions: { to: 'walk', fenced: true },
+  prepareWrite: { to: 'key', fenced: true, wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()] },
+  commitManifest: { to: 'key', fenced: true, wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
+  removeManifest: { to: 'key', fenced: true, wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false] },
+  setObjectTags: { to: 'key', fenced: true },
+  changeObjectLock: { to: 'key', fenced: true, wire: (_, [bucket, key, versionId, change, bypass]) => [bucket, key, versionId, change, bypass ?? false] },
+  reserveUnits: { to: 'key', key: ([, , , key]) => key, fenced: true, wire: (_, [bucket, unitIds, expires, key]) => [bucket, unitIds, expires.getTime(), key] },
+  releaseUnits: { to: 'key', key: ([, , key]) => key },
+  insertUpload: { to: 'key', fenced: true },
+  getUpload: { to: 'key', fenced: true },
+  preparePart: { to: 'key', fenced: true, wire: (_, [bucket, key, uploadId, unitIds, expires]) => [bucket, key, uploadId, unitIds, expires.getTime()] },
+  putPart: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId, part]) => [bucket, key, uploadId, part, o.graceMs] },
+  listPartRecords: { to: 'key', fenced: true },
+  commitUpload: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
+  getCompletedUpload: { to: 'key', fenced: true },
+  removeUpload: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId]) => [bucket, key, uploadId, o.graceMs] },
+  listUploadRecords: { to: 'walk', fenced: true },
 
   // ---- Garbage (DurableCatalog: into the bucket list when the bucket is gone; a sweep of every instance) ----
   queueGarbage: { to: 'garbage', own: true },
   takeDueGarbage: { to: 'sweep', bare: true, own: true },
-  pendingUnitIds: { to: 'bucket' },
+  pendingUnitIds: { to: 'sum' },
 
   // ---- Units: repair, scrub, moves, re-stripes, key rotation ----
-  getUnit: { to: 'bucket' },
-  listUnits: { to: 'bucket' },
-  markMissing: { to: 'bucket' },
-  markRepaired: { to: 'bucket' },
-  repairFailed: { to: 'bucket' },
-  repairSoon: { to: 'bucket' },
-  listDegradedUnits: { to: 'bucket' },
-  getScrubCursor: { to: 'bucket' },
-  recordScrub: { to: 'bucket' },
-  commitMove: { to: 'bucket', wire: (_, [bucket, move, notBefore]) => [bucket, move, notBefore.getTime()] },
-  getDrainState: { to: 'bucket' },
-  setDrainState: { to: 'bucket' },
-  claimMoveChain: { to: 'bucket' },
-  endMoveChain: { to: 'bucket' },
-  listVersionRecords: { to: 'bucket' },
+  getUnit: { to: 'key', key: ([, , key]) => key },
+  listUnits: { to: 'partition' },
+  markMissing: { to: 'key', key: ([, , , key]) => key },
+  markRepaired: { to: 'key', key: ([, , , key]) => key },
+  repairFailed: { to: 'key', key: ([, , , , key]) => key },
+  repairSoon: { to: 'partition' },
+  listDegradedUnits: { to: 'walk' },
+  getScrubCursor: { to: 'partition' },
+  recordScrub: { to: 'partition' },
+  commitMove: { to: 'key', key: ([, move]) => move.key, wire: (_, [bucket, move, notBefore]) => [bucket, move, notBefore.getTime()] },
+  getDrainState: { to: 'partition' },
+  setDrainState: { to: 'partition' },
+  claimMoveChain: { to: 'partition' },
+  endMoveChain: { to: 'partition' },
+  listVersionRecords: { to: 'walk' },
   // An instance of the previous release ignores `change` (a sixth argument it does not take).
-  commitRestripe: { to: 'bucket', wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change] },
-  setRestripeState: { to: 'bucket' },
-  listSealRecords: { to: 'bucket' },
-  replaceSealRecords: { to: 'bucket' },
-  getRotationState: { to: 'bucket' },
-  setRotationState: { to: 'bucket' },
+  commitRestripe: { to: 'key', key: ([, at]) => at.key, wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change] },
+  setRestripeState: { to: 'partition' },
+  listSealRecords: { to: 'walk' },
+  replaceSealRecords: { to: 'partition' },
+  getRotationState: { to: 'partition' },
+  setRotationState: { to: 'partition' },
 
   // ---- Health, lifecycle, access logs ----
-  bucketHealth: { to: 'bucket', wire: (_, [bucket, now]) => [bucket, now.getTime()] },
-  getLifecycleRun: { to: 'bucket' },
-  listKeyVersions: { to: 'bucket' },
-  setLifecycleProgress: { to: 'bucket' },
-  appendAccessLog: { to: 'bucket', wire: (_, [target, group, lines, now, rollMs]) => [target, group, lines, now.getTime(), rollMs] },
-  takeAccessLog: { to: 'bucket', wire: (_, [target, now, rollMs]) => [target, now.getTime(), rollMs] },
-  accessLogDelivered: { to: 'bucket' },
+  bucketHealth: { to: 'sum', wire: (_, [bucket, now]) => [bucket, now.getTime()] },
+  getLifecycleRun: { to: 'root' },
+  listKeyVersions: { to: 'walk' },
+  setLifecycleProgress: { to: 'partition' },
+  appendAccessLog: { to: 'root', wire: (_, [target, group, lines, now, rollMs]) => [target, group, lines, now.getTime(), rollMs] },
+  takeAccessLog: { to: 'root', wire: (_, [target, now, rollMs]) => [target, now.getTime(), rollMs] },
+  accessLogDelivered: { to: 'root' },
 
   // ---- The catalog journal (sql-journal.ts): the bucket list's instance, or a bucket's ----
   takeJournal: { to: 'journal', bare: true, wire: (_, [instance, now, maxBytes]) => [instance, now.getTime(), maxBytes] },
   journalWritten: { to: 'journal', bare: true, wire: (o, [instance, take, units, now]) => [instance, take, units, now.getTime(), o.graceMs] },
-  importJournal: { to: 'bucket' },
+  importJournal: { to: 'root' },
   journalStatus: { to: 'journal', bare: true },
   journalKnown: { to: 'journal', bare: true },
   journalContinueAfter: { to: 'journal', bare: true },
@@ -153,6 +159,11 @@ export const OPERATIONS = {
 } satisfies Table;
 
 export type OperationName = keyof typeof OPERATIONS;
+
+/** The key a `key` row routes by: where its row says, else the second argument. */
+export function keyOf(op: Operation<never>, args: readonly unknown[]): unknown {
+  return op.key ? (op.key as (a: readonly unknown[]) => unknown)(args) : args[1];
+}
 
 /** The row of `name`, or undefined for a name that is none (never one of Object.prototype's). */
 export function operation(name: string): Operation<never> | undefined {

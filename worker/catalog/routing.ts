@@ -5,7 +5,8 @@
  * no bucket name collides with it). Each row of the operation table (operations.ts) names one of
  * the routes below; a catalog spread over several instances per bucket (issue 39's partitions)
  * changes these functions, not the table and not the ports.
- * Known gap: nothing here knows keys or unit ids yet (one instance holds a whole bucket).
+ * Key-scoped operations are routed by their key, the unit verbs too (they name the unit's key:
+ * a unit id names no partition, docs/PARTITIONS.md says why).
  */
 import type { GarbageUnits } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
@@ -24,24 +25,47 @@ export function journalInstance(instance: string): string {
 }
 
 /**
- * The routes, each the instance name for an operation's arguments (as the object takes them):
+ * The routes, each the instance name for an operation's arguments (as the object takes them).
+ * Within a bucket a route names the operation's scope (docs/PARTITIONS.md), so that a bucket
+ * spread over several instances changes these functions and nothing else; today a bucket is one
+ * instance, and every scope within it names that instance:
  * - registry: the bucket list's instance;
- * - bucket: the instance of the bucket named first;
+ * - root: the bucket's settings and life (its root instance, named first);
+ * - key: one key's versions, uploads and units: the instance holding `key` (partitionOf);
+ * - walk: a listing in key order, from the instance holding its start (across several: the client
+ *   goes on to the next, docs/PARTITIONS.md);
+ * - partition: one instance's own upkeep state (cursors, progress, worklists);
+ * - sum: a figure summed over the bucket's instances;
  * - garbage: the instance of the bucket the garbage entry (first argument) names;
  * - journal: the journal instance named first (the bucket list's, or a bucket's);
  * - sweep: takeDueGarbage(now, limit, bucket?): the bucket's instance, or without one the bucket list's.
  */
 export const ROUTES = {
   registry: () => BUCKET_LIST,
-  bucket: (args: readonly unknown[]) => bucketInstance(args[0] as string),
+  root: (args: readonly unknown[]) => bucketInstance(args[0] as string),
+  key: (args: readonly unknown[], key?: string) => partitionOf(args[0] as string, key!),
+  walk: (args: readonly unknown[]) => bucketInstance(args[0] as string),
+  partition: (args: readonly unknown[]) => bucketInstance(args[0] as string),
+  sum: (args: readonly unknown[]) => bucketInstance(args[0] as string),
   garbage: (args: readonly unknown[]) => bucketInstance((args[0] as GarbageUnits).bucket),
   journal: (args: readonly unknown[]) => journalInstance(args[0] as string),
   sweep: (args: readonly unknown[]) => (args[2] === undefined ? BUCKET_LIST : bucketInstance(args[2] as string)),
-} as const satisfies Record<string, (args: readonly unknown[]) => string>;
+} as const satisfies Record<string, (args: readonly unknown[], key?: string) => string>;
 
 export type Route = keyof typeof ROUTES;
 
-/** The instance name `route` gives for `args`. */
-export function instanceFor(route: Route, args: readonly unknown[]): string {
-  return ROUTES[route](args);
+/** The routes inside one bucket, whose request-path operations carry the bucket's settings stamp. */
+export const IN_BUCKET: ReadonlySet<Route> = new Set<Route>(['root', 'key', 'walk', 'partition', 'sum']);
+
+/**
+ * The instance holding `key` of `bucket`: today the bucket's one instance (its root). With range
+ * partitions, the partition whose range holds the key, from the root's map (docs/PARTITIONS.md).
+ */
+export function partitionOf(bucket: string, _key: string): string {
+  return bucketInstance(bucket);
+}
+
+/** The instance `route` gives for `args` (`key`: the key a key-scoped operation is routed by). */
+export function instanceFor(route: Route, args: readonly unknown[], key?: string): string {
+  return ROUTES[route](args, key);
 }

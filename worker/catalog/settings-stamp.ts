@@ -20,5 +20,9 @@ function digest(text: string): string {
 export function settingsOf(read: (name: RequestSettingName) => string | null): BucketSettings {
   const rows = Object.fromEntries(REQUEST_SETTINGS.map((name) => [name, read(name)])) as BucketSettings['rows'];
   if (REQUEST_SETTINGS.every((name) => rows[name] === null)) return NO_SETTINGS;
-  return { stamp: digest(JSON.stringify(REQUEST_SETTINGS.map((name) => rows[name]))), rows };
+  // Trailing absent rows are left out: a bucket with only a policy keeps the stamp it had before
+  // the public access block row was added (so an upgrade repeats no isolate's calls).
+  const values = REQUEST_SETTINGS.map((name) => rows[name]);
+  while (values.at(-1) === null) values.pop();
+  return { stamp: digest(JSON.stringify(values)), rows };
 }

@@ -123,6 +123,8 @@ export interface MovedShard {
 
 /** One shard's move, as the mover commits it: shard `shard` of unit `unitId` from backend `from` to `to`. */
 export interface ShardMove {
+  /** The key whose version holds the unit: where the catalog routes the move (docs/PARTITIONS.md). */
+  key: string;
   unitId: string;
   shard: number;
   from: string;
@@ -181,8 +183,12 @@ export interface RepairMessage {
   unitId: string;
   shards: number[];
   reason: RepairReason;
-  /** The object the unit belongs to, for logs only: repair finds the unit by its id. */
-  key?: string;
+  /**
+   * The key whose version holds the unit: the catalog routes the unit's verbs by it
+   * (docs/PARTITIONS.md). Every sender names it; a message without one (none is known) fails its
+   * repair and stays on the bucket's worklist, whose alarm sends it again with its key.
+   */
+  key: string;
 }
 
 /** Failed repair attempts from which a degraded unit counts as stuck (still retried): the dead letters. */
@@ -298,11 +304,11 @@ export interface LifecycleProgress {
 
 /**
  * The catalog's ports, one per consumer, so that each layer sees only what it uses and a catalog
- * spread over several Durable Objects per bucket (issue 39) changes implementations more than
- * ports: every call names its bucket. Known gap: the unit verbs (getUnit, markMissing, listUnits,
- * the scrub cursor) carry no key and the journal's verbs name an instance = a bucket, so those
- * still assume one instance per bucket. Each verb is declared in one port; a port that needs
- * another's verb picks it (`extends Pick<...>`).
+ * spread over several Durable Objects per bucket (issue 39, docs/PARTITIONS.md) changes
+ * implementations more than ports: every call names its bucket, and every key-scoped call its
+ * key (the unit verbs the unit's key). Known gap: the journal's verbs name an instance = a bucket,
+ * and the scrub cursor and progress rows are one per bucket. Each verb is declared in one port; a
+ * port that needs another's verb picks it (`extends Pick<...>`).
  * - BucketCatalog and ObjectCatalog: the object store (engine/ec-store.ts);
  * - UpkeepCatalog: repair, scrub, moves and rebuild (upkeep/), by unit; GarbageCatalog: the collector;
  * - HealthCatalog: what ops reads (ops/data-health.ts);
@@ -338,8 +344,16 @@ export interface BucketCatalog extends BucketList {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
   /** The bucket policy's JSON document as put (state row 'policy'), or null when it has none. NoSuchBucket if missing. */
   getBucketPolicy(bucket: string): Promise<string | null>;
-  /** Replaces the bucket policy (already validated); null removes it. NoSuchBucket if missing. */
-  setBucketPolicy(bucket: string, policy: string | null): Promise<void>;
+  /**
+   * Replaces the bucket policy (already validated); null removes it. `isPublic` (the caller's
+   * judgment, policy-eval.ts): AccessDenied when the bucket's public access block has
+   * BlockPublicPolicy, checked in the write's transaction. NoSuchBucket if missing.
+   */
+  setBucketPolicy(bucket: string, policy: string | null, isPublic?: boolean): Promise<void>;
+  /** The public access block's JSON (model/public-access-block.ts), or null. NoSuchBucket if missing. */
+  getBucketPublicAccessBlock(bucket: string): Promise<string | null>;
+  /** Replaces it; null removes it. NoSuchBucket if missing. */
+  setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void>;
   /** This isolate's view of the bucket's request-path settings (model/bucket-settings.ts): no call. */
   cachedBucketSettings(bucket: string): BucketSettings;
   /** The bucket's request-path settings as stored now (one call; the view is updated). NoSuchBucket if missing. */
@@ -440,9 +454,10 @@ export interface ObjectCatalog extends BucketCatalog {
    * A commit or putPart naming a unit releases its reservation; one still held at `expires` is a
    * write that never committed (a crash, a refused or abandoned upload), and takeDueGarbage hands
    * it to the collector. Reserving before any shard is stored (prepareWrite: before any shard's
-   * footer is sent) is what makes every orphan findable.
+   * footer is sent) is what makes every orphan findable. `key`: the key being written (the
+   * units are reserved where it is kept; docs/PARTITIONS.md).
    */
-  reserveUnits(bucket: string, unitIds: string[], expires: Date): Promise<void>;
+  reserveUnits(bucket: string, unitIds: string[], expires: Date, key: string): Promise<void>;
   /**
    * A PUT's one catalog call before its commit: checks `conditions` against the key's current
    * object (PreconditionFailed, NoSuchKey; NoSuchBucket), then reserves `unitIds` as
@@ -456,13 +471,18 @@ export interface ObjectCatalog extends BucketCatalog {
    * upload's checksum spec and its SSE record. Like prepareWrite, it runs while the part's shards upload.
    */
   preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart>;
-  /** Ends reservations whose write was refused before any shard was written (no-op for unknown ids). */
-  releaseUnits(bucket: string, unitIds: string[]): Promise<void>;
+  /** Ends reservations of a write of `key` refused before any shard was written (no-op for unknown ids). */
+  releaseUnits(bucket: string, unitIds: string[], key: string): Promise<void>;
 }
 
+/**
+ * The unit verbs name the unit's key last (`key`): the catalog routes them by it, as it routes the
+ * key's versions (docs/PARTITIONS.md: a unit id names no partition, and a key's partition changes
+ * with a split). A unit not stored under that key is one not stored.
+ */
 export interface UpkeepCatalog extends BucketList, GarbageCatalog, Pick<HealthCatalog, 'deletedBucketGarbage'> {
   /** The unit with this id among the bucket's stored object versions, or null (never, or no longer, stored). NoSuchBucket. */
-  getUnit(bucket: string, unitId: string): Promise<UnitRecord | null>;
+  getUnit(bucket: string, unitId: string, key: string): Promise<UnitRecord | null>;
   /** The bucket's units in id order after `afterUnit` (null: from the first), at most `limit`. NoSuchBucket. */
   listUnits(bucket: string, afterUnit: string | null, limit: number): Promise<UnitRecord[]>;
   /** Where the background scrubber stopped in this bucket, or null: the next run starts a pass. */
@@ -477,13 +497,13 @@ export interface UpkeepCatalog extends BucketList, GarbageCatalog, Pick<HealthCa
    * skip them from now on and the unit goes on the repair worklist. Nothing happens if the bucket
    * no longer stores that unit.
    */
-  markMissing(bucket: string, unitId: string, shards: number[]): Promise<void>;
+  markMissing(bucket: string, unitId: string, shards: number[], key: string): Promise<void>;
   /**
    * Takes `shards` off the `missing` list of unit `unitId`, once a repair has rewritten them, so
    * reads use them again. Nothing happens if the unit is no longer stored (its version was
    * replaced or deleted while the repair ran).
    */
-  markRepaired(bucket: string, unitId: string, shards: number[]): Promise<void>;
+  markRepaired(bucket: string, unitId: string, shards: number[], key: string): Promise<void>;
   /**
    * Commits a shard's move, compare-and-set: if the bucket still stores unit `move.unitId` with
    * shard `move.shard` on `move.from`, its placement names `move.to` instead (in every place the
@@ -506,7 +526,7 @@ export interface UpkeepCatalog extends BucketList, GarbageCatalog, Pick<HealthCa
   /** Ends `chain`'s claim on the bucket (nothing if another chain holds it). */
   endMoveChain(bucket: string, chain: string): Promise<void>;
   /** A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts); `unreachable`: the backends its shards could not be written to, backed off for every unit of the bucket. */
-  repairFailed(bucket: string, unitId: string, error: string, unreachable?: string[]): Promise<void>;
+  repairFailed(bucket: string, unitId: string, error: string, unreachable: string[], key: string): Promise<void>;
   /**
    * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
    * again, a read found a degraded unit) makes every one due now; without it only an idle

@@ -21,12 +21,12 @@ const faults = z.object({
   seed: z.number().int().optional(),
 }).strict();
 
+const price = z.number().min(0).max(1000);
 /**
  * What a backend costs (US dollars): a preset of worker/config/price-list.ts by name, or figures, each
  * overriding the `preset` (if any). Absent: the default preset of its kind or endpoint host
  * (price-list.ts `defaultPreset`), else unpriced. "none": unpriced on purpose.
  */
-const price = z.number().min(0).max(1000);
 const prices = z.union([
   z.enum([...PRESET_NAMES, 'none']),
   z.object({

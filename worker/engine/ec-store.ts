@@ -21,6 +21,7 @@ import { completedChecksum, multipartEtag, selectCompletedParts } from '../model
 import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
 import type { CorsRule } from '../model/cors.ts';
+import { parseStoredPublicAccessBlock, storedPublicAccessBlock, type PublicAccessBlock } from '../model/public-access-block.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
@@ -216,9 +217,9 @@ export class EcStore implements T.ObjectStore {
     return { plan, policy, expires: new Date(expires), commitBy: expires - Math.min(lifetime / 10, 10 * 60_000) };
   }
 
-  private async reserve(bucket: string, size: number, part: boolean, storageClass?: string): Promise<Reservation> {
+  private async reserve(bucket: string, key: string, size: number, part: boolean, storageClass?: string): Promise<Reservation> {
     const reserved = await this.planWrite(bucket, size, part, false, storageClass);
-    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires);
+    if (reserved.plan.unitIds.length) await this.catalog.reserveUnits(bucket, reserved.plan.unitIds, reserved.expires, key);
     return reserved;
   }
 
@@ -257,7 +258,7 @@ export class EcStore implements T.ObjectStore {
    */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
     // Without a reservation made beside it (a test's crash-write fixture): reserved first.
-    const { plan, commitBy, policy } = reserved ?? (await this.reserve(input.bucket, input.size, !!input.part, (input.metadata as T.ObjectMetadata | undefined)?.storageClass));
+    const { plan, commitBy, policy } = reserved ?? (await this.reserve(input.bucket, input.key, input.size, !!input.part, (input.metadata as T.ObjectMetadata | undefined)?.storageClass));
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
     try {
@@ -312,7 +313,14 @@ export class EcStore implements T.ObjectStore {
   }
   bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
   fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
-  putBucketPolicy = (bucket: string, policy: string) => this.catalog.setBucketPolicy(bucket, policy);
+  putBucketPolicy = (bucket: string, policy: string, isPublic = false) => this.catalog.setBucketPolicy(bucket, policy, isPublic);
+  async getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock> {
+    const config = parseStoredPublicAccessBlock(await this.catalog.getBucketPublicAccessBlock(bucket));
+    if (!config) throw new S3Error('NoSuchPublicAccessBlockConfiguration', undefined, { BucketName: bucket });
+    return config;
+  }
+  putPublicAccessBlock = (bucket: string, config: PublicAccessBlock | null) =>
+    this.catalog.setBucketPublicAccessBlock(bucket, config === null ? null : storedPublicAccessBlock(config));
   deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   getBucketLogging = async (bucket: string) => parseStoredLogging(await this.catalog.getBucketLogging(bucket));
   async putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void> {
@@ -369,7 +377,7 @@ export class EcStore implements T.ObjectStore {
    * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
    * conditions checked and the unit ids reserved, one call) runs while the shards upload, and
    * every shard's last bytes wait for its answer, so no shard is stored before its unit is
-   * reserved (an orphan is always found: README, "How it stores an object"); then the commit.
+   * reserved (an orphan is always found: docs/STORAGE.md); then the commit.
    * A refusal by prepareWrite aborts the uploads and deletes what they sent.
    */
   async putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, o: T.PutObjectOptions): Promise<T.PutObjectResult> {
@@ -596,7 +604,7 @@ export class EcStore implements T.ObjectStore {
         checkPartChecksum(answer.checksum, checksum);
         await checkSseRead(answer.sse ?? undefined, sse?.kind === 'c' ? sse : null, 'part');
       } catch (err) {
-        await this.catalog.releaseUnits(bucket, unitIds).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
+        await this.catalog.releaseUnits(bucket, unitIds, key).catch(() => {}); // refused: its shards are deleted, nothing stays reserved
         throw err;
       }
       return answer.sse;

@@ -15,17 +15,16 @@ export { UnitStore } from './unit-store.ts';
 // what failed when a shard could not be read; a write or read below quorum.
 export { openUnit } from './open-unit.ts';
 export { openCodedUnit } from './sealed-read.ts';
-export type { ReadUnitInput } from './unit-reader.ts';
 export { ShardReadError } from './shard-reader.ts';
 export { QuorumError } from './shard-set.ts';
-export { BackendReachability, REFUSED_DOWN_MS, RETRY_DOWN_AFTER_MS } from './reachability.ts';
+export { BackendReachability } from './reachability.ts';
 
 // Shard files on a backend: header and footer, a whole-file check, a size probe; the rebuild of
 // lost shards (repair).
 export { probeShardSize, probeShardTail, readShardFile, verifyShardFile, type ShardFileInfo, type ShardState } from './shard-files.ts';
-export { rebuildShards, type RebuildResult } from './shard-rebuild.ts';
+export { rebuildShards } from './shard-rebuild.ts';
 // A shard file copied as stored to another backend, through the one writer (the mover).
-export { copyCalls, copyShard, type CopyCalls } from './shard-copy.ts';
+export { copyCalls, copyShard } from './shard-copy.ts';
 
 // Workers' 6 open subrequests per invocation, and the semaphore that keeps within them.
 export { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';

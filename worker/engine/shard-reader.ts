@@ -13,6 +13,7 @@ import { blockSeed } from '../format/shard-file.ts';
 import { BLOCK_CHECKSUM_BYTES, type UnitLayout } from '../format/layout.ts';
 import { READ_POOL } from './buffer-pool.ts';
 import { noteDetached } from '../model/lent-chunks.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export class ShardReadError extends Error {
   override readonly name = 'ShardReadError';
@@ -91,7 +92,7 @@ export class ShardReader {
     if (err instanceof ShardReadError) return err;
     const kind = (err as { kind?: string }).kind;
     const reason = kind === 'NotFound' ? 'missing' : kind === 'Corrupt' ? 'corrupt' : 'unavailable';
-    return new ShardReadError(this.shardIndex, reason, (err as Error).message ?? String(err), { cause: err });
+    return new ShardReadError(this.shardIndex, reason, errorMessage(err), { cause: err });
   }
 
   /** Fills the first `len` bytes of the reader's buffer from the shard; returns a view of them. */

@@ -3,7 +3,8 @@
  * block rows 0..rows-1, each framed as its XXH64 (8 bytes, little-endian, seeded by
  * `blockSeed(unitSalt(unitId), row, shardIndex)`) followed by the block, then the footer, whose
  * shard digest is the XXH64 of the block checksums written. The engine's writers (ShardSet:
- * UnitWriter, ColumnWriter), the shard rebuild of repair and (later) moves all frame through it.
+ * UnitWriter, ColumnWriter), the shard rebuild of repair (engine/shard-rebuild.ts) and the mover's
+ * shard copy (engine/shard-copy.ts) all frame through it.
  *
  * Contract:
  * - Everything follows from the header: the layout (how many rows, each block's length, the

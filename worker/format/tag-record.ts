@@ -19,7 +19,7 @@ export interface TagRecord {
   setAt: string;
 }
 
-export { TAG_RECORD_NAME, tagRecordKey } from './shard-key.ts';
+export { tagRecordKey } from './shard-key.ts';
 
 const utf8 = new TextEncoder();
 

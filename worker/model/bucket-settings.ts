@@ -22,8 +22,12 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/** State rows the request path needs, delivered with the catalog's replies. */
-export const REQUEST_SETTINGS = ['policy'] as const;
+/**
+ * State rows the request path needs, delivered with the catalog's replies. Append only: the stamp
+ * leaves out trailing absent rows (settings-stamp.ts), so a row added at the end keeps the stamps
+ * of buckets that do not have it.
+ */
+export const REQUEST_SETTINGS = ['policy', 'public-access-block'] as const;
 export type RequestSettingName = (typeof REQUEST_SETTINGS)[number];
 
 export interface BucketSettings {
@@ -33,7 +37,7 @@ export interface BucketSettings {
   rows: Record<RequestSettingName, string | null>;
 }
 
-export const NO_SETTINGS: BucketSettings = Object.freeze({ stamp: '', rows: Object.freeze({ policy: null }) });
+export const NO_SETTINGS: BucketSettings = Object.freeze({ stamp: '', rows: Object.freeze({ policy: null, 'public-access-block': null }) });
 
 /** What a request promises the catalog: which settings it was checked against. */
 export interface SettingsFence {

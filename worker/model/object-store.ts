@@ -19,6 +19,7 @@ import type { BucketSettings } from './bucket-settings.ts';
 import type { BucketLogging } from './bucket-logging.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
+import type { PublicAccessBlock } from './public-access-block.ts';
 import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
@@ -382,8 +383,15 @@ export interface ObjectStore {
   bucketSettings(bucket: string): BucketSettings;
   /** The bucket's request-path settings as stored now: one call (NoSuchBucket). */
   fetchBucketSettings(bucket: string): Promise<BucketSettings>;
-  /** Replaces the bucket policy (already validated: model/bucket-policy.ts). */
-  putBucketPolicy(bucket: string, policy: string): Promise<void>;
+  /**
+   * Replaces the bucket policy (already validated: model/bucket-policy.ts). `isPublic`: AccessDenied
+   * when the bucket's public access block has BlockPublicPolicy (checked as it is stored).
+   */
+  putBucketPolicy(bucket: string, policy: string, isPublic?: boolean): Promise<void>;
+  /** The bucket's public access block: NoSuchPublicAccessBlockConfiguration when it has none (NoSuchBucket). */
+  getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock>;
+  /** Replaces it; null removes it (NoSuchBucket). */
+  putPublicAccessBlock(bucket: string, config: PublicAccessBlock | null): Promise<void>;
   deleteBucketPolicy(bucket: string): Promise<void>;
   /** The bucket's access logging, or null when off (NoSuchBucket). */
   getBucketLogging(bucket: string): Promise<BucketLogging | null>;

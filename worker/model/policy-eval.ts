@@ -53,7 +53,41 @@ export function policyMentions(policy: BucketPolicy, prefix: string): boolean {
   return policy.statements.some((s) => s.effect === 'Deny' && conditionKeys(s.condition).some((k) => k.startsWith(prefix)));
 }
 
-/** AWS's reading of "public" (GetBucketPolicyStatus): an Allow to everyone without conditions. */
+/** Condition keys whose fixed value makes a statement to everyone non-public (AWS, "The meaning of public"). */
+const PINNING_KEYS = new Set([
+  'aws:sourceip', 'aws:sourcearn', 'aws:sourcevpc', 'aws:sourcevpce', 'aws:sourceowner', 'aws:sourceaccount',
+  's3:x-amz-server-side-encryption-aws-kms-key-id', 'aws:userid',
+]);
+
+/** Operators that hold only for the values they name (no IfExists, no negation, no ForAllValues, which holds for an absent key). */
+const PINNING_OPERATOR = /^(ForAnyValue:)?(StringEquals|StringEqualsIgnoreCase|StringLike|ArnEquals|ArnLike|IpAddress)$/;
+
+/** A value with no wildcard and no policy variable; for aws:SourceIp, a CIDR narrower than everything. */
+function fixedValue(key: string, value: string): boolean {
+  if (/[*?]|\$\{/.test(value)) return false;
+  if (key === 'aws:sourceip') return !/\/0+$/.test(value.trim());
+  return value !== '';
+}
+
+/** Whether a condition block limits a statement to fixed values of one of the pinning keys. */
+function pinned(condition: PolicyStatement['condition']): boolean {
+  return Object.entries(condition).some(([operator, keys]) =>
+    PINNING_OPERATOR.test(operator) &&
+    Object.entries(keys).some(([key, values]) => PINNING_KEYS.has(key.toLowerCase()) && values.every((v) => fixedValue(key.toLowerCase(), v))));
+}
+
+/** A principal with a wildcard anywhere ("*", {"AWS": "*"}, "arn:aws:iam::*:root") is not a fixed one. */
+function principalIsOpen(p: Principal): boolean {
+  return p === '*' || Object.values(p).some((values) => values.some((v) => v.includes('*')));
+}
+
+/**
+ * AWS's reading of "public" (GetBucketPolicyStatus, BlockPublicPolicy; S3 User Guide, "The
+ * meaning of public"): an Allow whose principal is not fixed (a wildcard in it), unless a
+ * condition limits it to fixed values of aws:SourceIp (a CIDR), aws:SourceArn, aws:SourceVpc,
+ * aws:SourceVpce, aws:SourceOwner, aws:SourceAccount, s3:x-amz-server-side-encryption-aws-kms-key-id
+ * or aws:userid. Not modelled: AWS's "bad actions" distinction (any action counts here).
+ */
 export function policyIsPublic(policy: BucketPolicy): boolean {
-  return policy.statements.some((s) => s.effect === 'Allow' && !s.principal.not && principalMatches(s.principal.value, null) && Object.keys(s.condition).length === 0);
+  return policy.statements.some((s) => s.effect === 'Allow' && !s.principal.not && principalIsOpen(s.principal.value) && !pinned(s.condition));
 }

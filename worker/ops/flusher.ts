@@ -9,6 +9,7 @@
  */
 import type { IsolateMeter } from './meter.ts';
 import type { OpsDelta } from './types.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export class OpsFlusher {
   private lastFlush = 0;
@@ -41,7 +42,7 @@ export class OpsFlusher {
       await this.send(delta);
     } catch (err) {
       this.meter.restore(delta);
-      console.error(JSON.stringify({ level: 'error', msg: 'ops: could not record counters', error: String((err as Error)?.message ?? err) }));
+      console.error(JSON.stringify({ level: 'error', msg: 'ops: could not record counters', error: errorMessage(err) }));
     }
   }
 }

@@ -7,6 +7,7 @@
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { IsolateMeter } from './meter.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export const PROBE_KEY = 'shardgate-probe';
 const PROBE_TIMEOUT_MS = 5000;
@@ -21,7 +22,7 @@ export async function probeBackends(backends: Backend[], meter: IsolateMeter, no
       meter.probe(b.id, { ok: true, ms: now() - started });
     } catch (err) {
       const answered = isBackendError(err, 'NotFound');
-      meter.probe(b.id, { ok: answered, ms: now() - started, ...(answered ? {} : { error: String((err as Error)?.message ?? err).slice(0, 300) }) });
+      meter.probe(b.id, { ok: answered, ms: now() - started, ...(answered ? {} : { error: errorMessage(err).slice(0, 300) }) });
     } finally {
       clearTimeout(timer);
     }

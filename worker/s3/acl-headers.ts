@@ -3,14 +3,18 @@
  * gate reads a body): `x-amz-acl` other than `private` / `bucket-owner-full-control`, or an
  * `x-amz-grant-*` granting anything but the owner's FULL_CONTROL, is 400
  * AccessControlListNotSupported, as on an S3 bucket whose Object Ownership is "bucket owner
- * enforced". The ACL operations themselves are in acl.ts.
+ * enforced". Headers asking for a public ACL (model/public-access-block.ts) are left to the check
+ * app.ts makes after the gate, which first refuses them with 403 AccessDenied on a bucket whose
+ * public access block has BlockPublicAcls (policy-gate.ts), as S3 does. The ACL operations
+ * themselves are in acl.ts.
  * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket".
  */
 import { S3Error } from '../model/errors.ts';
+import { GRANT_HEADERS, hasPublicAclHeaders } from '../model/public-access-block.ts';
 import { OWNER } from './xml.ts';
 
 const OWNER_ONLY_CANNED = ['private', 'bucket-owner-full-control'];
-export const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+export { GRANT_HEADERS };
 
 export const notSupported = () => new S3Error('AccessControlListNotSupported');
 
@@ -21,8 +25,12 @@ function ownerOnlyGrant(name: string, value: string): boolean {
   return grantees.length > 0 && grantees.every((g) => /^id\s*=\s*"?([^"]*)"?$/i.exec(g)?.[1] === OWNER.ID);
 }
 
-/** Refuses `x-amz-acl` and `x-amz-grant-*` headers that grant anything beyond the owner's FULL_CONTROL. */
-export function assertOwnerOnlyAclHeaders(headers: Headers): void {
+/**
+ * Refuses `x-amz-acl` and `x-amz-grant-*` headers that grant anything beyond the owner's
+ * FULL_CONTROL. `deferPublic`: headers asking for a public ACL pass (the gate judges them first).
+ */
+export function assertOwnerOnlyAclHeaders(headers: Headers, deferPublic = false): void {
+  if (deferPublic && hasPublicAclHeaders(headers)) return;
   const acl = headers.get('x-amz-acl');
   if (acl !== null && !OWNER_ONLY_CANNED.includes(acl.trim())) throw notSupported();
   for (const name of GRANT_HEADERS) {

@@ -12,6 +12,8 @@
  * PutBucketAcl, GetObjectAcl, PutObjectAcl.
  */
 import { S3Error } from '../model/errors.ts';
+import { isPublicGroup, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
+import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
@@ -24,8 +26,9 @@ function aclDocument(): string {
   return xmlDocument('AccessControlPolicy', ownerXml(), group('AccessControlList', group('Grant', grantee, el('Permission', 'FULL_CONTROL'))));
 }
 
-/** A PutBucketAcl / PutObjectAcl request: the headers were checked by detection; a body must
- *  grant FULL_CONTROL to the owner only. Neither header nor body is MalformedXML, as S3 answers. */
+/** A PutBucketAcl / PutObjectAcl request: the headers were checked before the handler (app.ts); a
+ *  body must grant FULL_CONTROL to the owner only (one granting to a public group is 403 when the
+ *  bucket's public access block has BlockPublicAcls). Neither header nor body is MalformedXML, as S3 answers. */
 async function readAclRequest(s3: S3Context): Promise<void> {
   const xml = await readXmlBody(s3, { requireDigest: false });
   const byHeader = s3.headers.has('x-amz-acl') || GRANT_HEADERS.some((h) => s3.headers.has(h));
@@ -38,6 +41,13 @@ async function readAclRequest(s3: S3Context): Promise<void> {
   const list = childrenNamed(root, 'AccessControlList')[0];
   const grants = list ? childrenNamed(list, 'Grant') : [];
   if (grants.length === 0) throw notSupported(); // revoking the owner's own grant is not an ACL S3 allows here either
+  const publicGrant = grants.some((g) => {
+    const grantee = childrenNamed(g, 'Grantee')[0];
+    const uri = grantee ? childText(grantee, 'URI') : undefined;
+    return uri !== undefined && isPublicGroup(uri);
+  });
+  // A public ACL on a bucket whose public access block has BlockPublicAcls: 403, as S3 answers (one call, for such a body only).
+  if (publicGrant && parseStoredPublicAccessBlock((await s3.store.fetchBucketSettings(s3.bucket!)).rows['public-access-block'])?.blockPublicAcls) throw accessDenied();
   for (const grant of grants) {
     const grantee = childrenNamed(grant, 'Grantee')[0];
     const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;

@@ -73,6 +73,9 @@ const NEEDS: Record<S3Operation, Need> = {
   // A policy only denies (policy-gate.ts): managing it is like managing the bucket's other settings.
   GetBucketPolicy: { action: 'list', on: 'some' },
   GetBucketPolicyStatus: { action: 'list', on: 'some' },
+  GetPublicAccessBlock: { action: 'list', on: 'some' },
+  PutPublicAccessBlock: { action: 'write', on: 'bucket' },
+  DeletePublicAccessBlock: { action: 'write', on: 'bucket' },
   PutBucketPolicy: { action: 'write', on: 'bucket' },
   GetBucketLogging: { action: 'list', on: 'some' },
   PutBucketLogging: { action: 'write', on: 'bucket' },

@@ -9,8 +9,8 @@
  *   one, as AWS answers both; RGW answers the status read IsPublic false),
  *   (GetBucketEncryption is bucket-encryption.ts's: buckets here are encrypted by policy),
  *   (GetObjectLockConfiguration is object-lock.ts's), GetBucketWebsite -> NoSuchWebsiteConfiguration,
- *   GetBucketReplication -> ReplicationConfigurationNotFoundError, GetPublicAccessBlock ->
- *   NoSuchPublicAccessBlockConfiguration (GetBucketLifecycleConfiguration is lifecycle.ts's);
+ *   GetBucketReplication -> ReplicationConfigurationNotFoundError (GetPublicAccessBlock is
+ *   public-access-block.ts's, GetBucketLifecycleConfiguration lifecycle.ts's);
  *   (GetBucketLogging is bucket-logging.ts's), empty documents for
  *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
  *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
@@ -26,7 +26,6 @@ export type Answer = { error: S3ErrorCode } | { document: () => string };
 export const UNCONFIGURED_READS = {
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
-  GetPublicAccessBlock: ['publicAccessBlock', { error: 'NoSuchPublicAccessBlockConfiguration' }],
   GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
   GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],

@@ -5,7 +5,8 @@
  * Spec: S3 PutBucketPolicy (the JSON document as the body, at most 20 KB; 204; a bad document is
  * 400 MalformedPolicy; Content-MD5 optional, verified when sent), GetBucketPolicy (the document,
  * NoSuchBucketPolicy when none), DeleteBucketPolicy (204, also when there was none),
- * GetBucketPolicyStatus (IsPublic; NoSuchBucketPolicy when none).
+ * GetBucketPolicyStatus (IsPublic: the policy's own publicness, policy-eval.ts, the same judgment
+ * BlockPublicPolicy makes; NoSuchBucketPolicy when none). A public access block does not change it.
  * `x-amz-confirm-remove-self-bucket-access` is accepted and has no effect: a policy here can never
  * lock out a key allowed to manage it (policy-gate.ts exempts the three policy operations).
  */
@@ -22,8 +23,10 @@ export async function PutBucketPolicy(s3: S3Context): Promise<Response> {
     tooLarge: () => malformedPolicy('Policies must be less than 20 KB'),
     notUtf8: () => malformedPolicy('This policy contains invalid Json'),
   });
-  parseBucketPolicy(text, s3.bucket!);
-  await s3.store.putBucketPolicy(s3.bucket!, text);
+  const policy = parseBucketPolicy(text, s3.bucket!);
+  // A public policy on a bucket whose public access block has BlockPublicPolicy: 403 AccessDenied,
+  // judged by the catalog as it stores the policy.
+  await s3.store.putBucketPolicy(s3.bucket!, text, policyIsPublic(policy));
   return new Response(null, { status: 204 });
 }
 

@@ -9,6 +9,9 @@
  * V1 echoes Prefix as sent even with encoding-type=url (S3 encodes only Delimiter, Marker,
  * NextMarker and the keys and common prefixes there: botocore, which adds encoding-type=url on
  * its own, decodes exactly those, so an encoded Prefix would reach the caller as `%0A`).
+ * `allow-unordered=true` (Ceph RGW's extension, both versions): the answer may come in any order,
+ * so the ordered one is an answer; with a delimiter it is 400 InvalidArgument, as RGW answers
+ * (common prefixes need order).
  */
 import type { ListObjectsResult } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
@@ -36,6 +39,13 @@ export function listingParams(query: URLSearchParams): { url: boolean; enc: (s: 
   }
   const url = value !== null;
   return { url, enc: (s) => urlEncodeIf(url, s), prefix: query.get('prefix') ?? '', delimiter: query.get('delimiter') || null };
+}
+
+/** RGW's `allow-unordered=true` with a delimiter: InvalidArgument (alone it changes nothing here). */
+function refuseUnorderedDelimiter(query: URLSearchParams, delimiter: string | null): void {
+  if (delimiter !== null && query.get('allow-unordered')?.toLowerCase() === 'true') {
+    throw new S3Error('InvalidArgument', 'allow-unordered cannot be used with a delimiter', { ArgumentName: 'allow-unordered', ArgumentValue: 'true' });
+  }
 }
 
 function contentsXml(page: ListObjectsResult, enc: (s: string) => string, withOwner: boolean): string[] {
@@ -76,6 +86,7 @@ function decodeToken(token: string): string {
 export async function ListObjectsV2(s3: S3Context): Promise<Response> {
   const q = s3.query;
   const { url, enc, prefix, delimiter } = listingParams(q);
+  refuseUnorderedDelimiter(q, delimiter);
   const maxKeys = intParam(q, 'max-keys', 1000, 1000);
   const token = q.get('continuation-token');
   const startAfter = q.get('start-after');
@@ -104,6 +115,7 @@ export async function ListObjectsV2(s3: S3Context): Promise<Response> {
 export async function ListObjects(s3: S3Context): Promise<Response> {
   const q = s3.query;
   const { url, enc, prefix, delimiter } = listingParams(q);
+  refuseUnorderedDelimiter(q, delimiter);
   const maxKeys = intParam(q, 'max-keys', 1000, 1000);
   const marker = q.get('marker') ?? '';
   const page = await s3.store.listObjects(s3.bucket!, { prefix, delimiter, startAfter: marker || null, maxKeys });

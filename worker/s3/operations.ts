@@ -4,7 +4,8 @@
  * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
  * header asking for a feature we lack (website redirects, append writes, non-STANDARD storage class, ...) is
  * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
- * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled. Reads of
+ * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled; a public
+ * one only after the gate (app.ts), whose public access block check may refuse it with 403 first. Reads of
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
  * request asks for (`GetBucketAcl is not implemented`, unsupported-subresources.ts).
  * PostObject (a browser form upload, authenticated by a policy in the form, not by the request)
@@ -33,6 +34,7 @@ export type S3Operation =
   | 'PutBucketOwnershipControls'
   | 'GetBucketPolicy' | 'PutBucketPolicy' | 'DeleteBucketPolicy' | 'GetBucketPolicyStatus'
   | 'GetBucketLogging' | 'PutBucketLogging'
+  | 'GetPublicAccessBlock' | 'PutPublicAccessBlock' | 'DeletePublicAccessBlock'
   | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
   | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
   | 'RestoreObject'
@@ -62,6 +64,9 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   PutBucketPolicy: ['policy'],
   DeleteBucketPolicy: ['policy'],
   GetBucketPolicyStatus: ['policyStatus'],
+  GetPublicAccessBlock: ['publicAccessBlock'],
+  PutPublicAccessBlock: ['publicAccessBlock'],
+  DeletePublicAccessBlock: ['publicAccessBlock'],
   GetBucketLogging: ['logging'],
   PutBucketLogging: ['logging'],
   GetObjectLockConfiguration: ['object-lock'],
@@ -91,8 +96,8 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeleteObject: ['versionId'],
   DeleteObjects: ['delete'],
   CopyObject: [],
-  ListObjectsV2: ['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'fetch-owner'],
-  ListObjects: ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type'],
+  ListObjectsV2: ['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'fetch-owner', 'allow-unordered'],
+  ListObjects: ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'allow-unordered'],
   CreateMultipartUpload: ['uploads'],
   UploadPart: ['partNumber', 'uploadId'],
   UploadPartCopy: ['partNumber', 'uploadId'],
@@ -123,7 +128,7 @@ export function detectOperation(method: string, addr: S3Address, headers: Header
       throw new S3Error('NotImplemented', asked ? `${asked} is not implemented.` : `${op} with the '${name}' query parameter is not implemented.`);
     }
   }
-  assertSupportedHeaders(headers);
+  assertSupportedHeaders(headers, true); // a public ACL: after the gate (app.ts), which may refuse it first
   return op;
 }
 
@@ -138,6 +143,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
         if (has('policy')) return 'GetBucketPolicy';
         if (has('policyStatus')) return 'GetBucketPolicyStatus';
+        if (has('publicAccessBlock')) return 'GetPublicAccessBlock';
         if (has('logging')) return 'GetBucketLogging';
         if (has('acl')) return 'GetBucketAcl';
         if (has('object-lock')) return 'GetObjectLockConfiguration';
@@ -155,6 +161,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
       case 'HEAD': return 'HeadBucket';
       case 'PUT':
         if (has('policy')) return 'PutBucketPolicy';
+        if (has('publicAccessBlock')) return 'PutPublicAccessBlock';
         if (has('logging')) return 'PutBucketLogging';
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
@@ -168,6 +175,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         return 'CreateBucket';
       case 'DELETE':
         if (has('policy')) return 'DeleteBucketPolicy';
+        if (has('publicAccessBlock')) return 'DeletePublicAccessBlock';
         if (has('tagging')) return 'DeleteBucketTagging';
         if (has('lifecycle')) return 'DeleteBucketLifecycle';
         if (has('cors')) return 'DeleteBucketCors';
@@ -217,8 +225,8 @@ function subresourceOf(method: string, onObject: boolean, query: URLSearchParams
   return undefined;
 }
 
-/** Headers that ask for features this gateway does not have. */
-export function assertSupportedHeaders(headers: Headers): void {
+/** Headers that ask for features this gateway does not have. `deferPublicAcls`: assertOwnerOnlyAclHeaders's. */
+export function assertSupportedHeaders(headers: Headers, deferPublicAcls = false): void {
   const refuse = (name: string) => {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
@@ -227,5 +235,5 @@ export function assertSupportedHeaders(headers: Headers): void {
     if (/^x-amz-(website-redirect-location|write-offset-bytes)$/.test(name)) refuse(name);
     if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }
-  assertOwnerOnlyAclHeaders(headers);
+  assertOwnerOnlyAclHeaders(headers, deferPublicAcls);
 }

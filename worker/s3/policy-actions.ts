@@ -67,6 +67,8 @@ const ACTIONS: Record<S3Operation, string | readonly string[] | null> = {
   GetBucketWebsite: 's3:GetBucketWebsite',
   GetBucketReplication: 's3:GetReplicationConfiguration',
   GetPublicAccessBlock: 's3:GetBucketPublicAccessBlock',
+  PutPublicAccessBlock: 's3:PutBucketPublicAccessBlock',
+  DeletePublicAccessBlock: 's3:PutBucketPublicAccessBlock', // as AWS: no action of its own
   GetBucketLogging: 's3:GetBucketLogging',
   PutBucketLogging: 's3:PutBucketLogging',
   GetBucketNotificationConfiguration: 's3:GetBucketNotification',

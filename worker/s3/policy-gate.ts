@@ -26,6 +26,8 @@
  *                       metadata-directive, grant-*, object-lock-*, storage-class, ...
  *   s3:prefix, s3:delimiter, s3:max-keys   the listing's query parameters
  *   s3:VersionId        the versionId parameter
+ *   s3:if-match, s3:if-none-match   the conditional write's header, on PutObject, CopyObject and
+ *                       CompleteMultipartUpload (AWS's keys for enforcing conditional writes)
  *   s3:RequestObjectTag/<key>, s3:RequestObjectTagKeys   the x-amz-tagging header
  *   s3:ExistingObjectTag/<key>   the addressed object's tags (read only when the policy names it)
  *   s3:signatureversion ("AWS" or "AWS4-HMAC-SHA256"), s3:authType ("REST-HEADER",
@@ -34,6 +36,11 @@
  *   aws:CurrentTime, aws:EpochTime, aws:PrincipalType.
  * Also evaluated: PostObject (post-object.ts), as the PutObject it is, its fields as headers.
  * A stored policy that no longer parses fails closed (500 naming the way out).
+ * The bucket's public access block (model/public-access-block.ts) is checked here too, on every
+ * operation on a bucket, the policy operations included: RestrictPublicBuckets refuses anonymous
+ * requests (on the addressed bucket and a copy source's), BlockPublicAcls a request whose
+ * x-amz-acl / x-amz-grant-* headers ask for a public ACL (403 AccessDenied, before the 400
+ * AccessControlListNotSupported such headers get otherwise: app.ts checks them after the gate).
  * Condition key names are case-insensitive here, tag keys in them included.
  */
 import type { AuthResult, PolicyCheck } from './context.ts';
@@ -44,6 +51,7 @@ import { S3Error } from '../model/errors.ts';
 import type { CopySource, ObjectStore } from '../model/object-store.ts';
 import type { ConditionContext } from '../model/policy-conditions.ts';
 import { policyDenies, policyMentions } from '../model/policy-eval.ts';
+import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
 import type { S3Operation } from './operations.ts';
@@ -118,6 +126,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
   };
   const one = (v: string | null | undefined) => (v === null || v === undefined ? undefined : [v]);
   const listing = ['ListObjects', 'ListObjectsV2', 'ListObjectVersions', 'ListMultipartUploads'].includes(f.op);
+  const conditionalWrite = ['PutObject', 'CopyObject', 'CompleteMultipartUpload'].includes(f.op);
   return (key) => {
     if (key.startsWith('s3:x-amz-')) return one(headers.get(key.slice(3)));
     if (key.startsWith('s3:existingobjecttag/')) return one(existingTags?.get(key.slice('s3:existingobjecttag/'.length)));
@@ -125,6 +134,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
     switch (key) {
       case 's3:prefix': case 's3:delimiter': case 's3:max-keys': return listing ? one(addr.query.get(key.slice(3))) : undefined;
       case 's3:versionid': return one(addr.query.get('versionId'));
+      case 's3:if-match': case 's3:if-none-match': return conditionalWrite ? one(headers.get(key.slice(3))) : undefined;
       case 's3:requestobjecttagkeys': { const t = tagsOfRequest(); return t ? [...t.keys()] : undefined; }
       case 's3:signatureversion': return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
       case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
@@ -186,7 +196,8 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   constructor(
     private readonly store: ObjectStore,
     private readonly f: PolicyRequestFacts,
-    private readonly actions: readonly string[],
+    /** null: an operation the policy does not apply to (the policy operations); the public access block still does. */
+    private readonly actions: readonly string[] | null,
     private readonly source: CopySource | null,
   ) {
     this.context = requestContext(f, null);
@@ -202,9 +213,16 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
 
   /** Checks the request's part on `bucket` against `settings`: AccessDenied throws. */
   async check(bucket: string, settings: BucketSettings): Promise<void> {
-    const policy = policyOf(settings, bucket);
     const { op, addr } = this.f;
     const { accessKeyId } = this;
+    const block = parseStoredPublicAccessBlock(settings.rows['public-access-block']);
+    if (block?.restrictPublicBuckets && accessKeyId === null) throw accessDenied();
+    if (block?.blockPublicAcls && bucket === this.bucket && hasPublicAclHeaders(this.f.headers)) throw accessDenied();
+    if (this.actions === null) {
+      this.stamps.set(bucket, settings.stamp);
+      return;
+    }
+    const policy = policyOf(settings, bucket);
     if (this.source?.bucket === bucket && policy) {
       const sourceActions = this.source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
       if (policyDenies(policy, { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, context: requestContext(this.f, null) })) throw accessDenied();
@@ -215,7 +233,7 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
         const tags = policyMentions(policy, 's3:existingobjecttag/') ? await unfenced(() => existingTags(this.store, addr)) : null;
         this.context = requestContext(this.f, tags);
         const onBucket = addr.key === null || op === 'DeleteObjects';
-        if (op !== 'DeleteObjects' && policyDenies(policy, { actions: this.actions, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })) throw accessDenied();
+        if (op !== 'DeleteObjects' && policyDenies(policy, { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })) throw accessDenied();
       }
     }
     this.stamps.set(bucket, settings.stamp);
@@ -250,10 +268,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
  */
 export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyGate> {
   const { op, addr } = f;
-  const named = addr.bucket === null ? null : policyActions(op, addr.query.has('versionId'));
-  if (named === null) return OPEN;
+  if (addr.bucket === null || op === 'CreateBucket') return OPEN;
+  const named = policyActions(op, addr.query.has('versionId'));
   // A write's lock headers are evaluated as AWS does: s3:PutObjectRetention, s3:PutObjectLegalHold.
-  const actions = [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
+  const actions = named === null ? null : [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
   const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
   const request = new RequestPolicy(store, f, actions, source);
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {

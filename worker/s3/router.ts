@@ -9,6 +9,7 @@ import { RestoreObject } from './restore.ts';
 import { GetObjectLegalHold, GetObjectLockConfiguration, GetObjectRetention, PutObjectLegalHold, PutObjectLockConfiguration, PutObjectRetention } from './object-lock.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
+import { DeletePublicAccessBlock, GetPublicAccessBlock, PutPublicAccessBlock } from './public-access-block.ts';
 import { GetBucketLogging, PutBucketLogging } from './bucket-logging.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
@@ -74,6 +75,9 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   PutBucketPolicy,
   DeleteBucketPolicy,
   GetBucketPolicyStatus,
+  GetPublicAccessBlock,
+  PutPublicAccessBlock,
+  DeletePublicAccessBlock,
   GetBucketLogging,
   PutBucketLogging,
   GetObjectLockConfiguration,

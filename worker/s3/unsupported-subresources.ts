@@ -17,7 +17,6 @@ const BUCKET: Record<string, ByMethod> = {
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },
   ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)
-  publicAccessBlock: { PUT: 'PutPublicAccessBlock', DELETE: 'DeletePublicAccessBlock' },
   replication: { PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },
   requestPayment: { PUT: 'PutBucketRequestPayment' },
   website: { PUT: 'PutBucketWebsite', DELETE: 'DeleteBucketWebsite' },

@@ -25,6 +25,7 @@ import { policyDenies } from '../model/policy-eval.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { outsideRequestNotes } from '../model/request-notes.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** Longest roll interval timed by a request's own waitUntil. */
 export const TIMER_MAX_MS = 20_000;
@@ -40,7 +41,7 @@ export interface AccessLogDeps {
   detached?: <T>(keepAlive: (p: Promise<unknown>) => void, fn: () => Promise<T>) => Promise<T>;
 }
 
-const errorText = (err: unknown) => String((err as Error)?.message ?? err);
+const errorText = (err: unknown) => errorMessage(err);
 
 export class AccessLogDelivery {
   constructor(private readonly d: AccessLogDeps) {}

@@ -24,6 +24,7 @@ import { openCodedUnit } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
 import { readAll } from '../model/lent-chunks.ts';
 import { scanUnits, type ScannedUnit } from './unit-scan.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** Rows one import call carries at most. */
 const BATCH_ROWS = 500;
@@ -92,7 +93,7 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
       if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
       segments.push({ segment, units: list.map((u) => u.unit) });
     } catch (err) {
-      out.unreadable.push({ id: `segment ${key} (${id})`, reason: String((err as Error)?.message ?? err) });
+      out.unreadable.push({ id: `segment ${key} (${id})`, reason: errorMessage(err) });
     }
   }
   out.segments = segments.length;

@@ -22,6 +22,7 @@ import type { CodedUnit } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, rebuildShards, Semaphore, type StoragePolicy, type UnitStore } from '../engine/index.ts';
 import { storeAt } from './journal.ts';
 import { checkShard, type ScrubOptions } from './scrubber.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface JournalUpkeepDeps {
   catalog: JournalCatalog;
@@ -107,7 +108,7 @@ export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: Sc
         }
         if (changed) await deps.catalog.journalReplaceUnits(instance, file.segment, before, after, new Date());
       } catch (err) {
-        report.failed.push({ instance, segment: file.segment, error: String((err as Error)?.message ?? err) });
+        report.failed.push({ instance, segment: file.segment, error: errorMessage(err) });
       }
     }
   }

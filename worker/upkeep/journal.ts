@@ -15,6 +15,7 @@ import type { JournalCatalog } from '../catalog/types.ts';
 import { encodeSegment, JOURNAL_BUCKET, segmentKey } from '../format/journal.ts';
 import { QuorumError, type StoragePolicy, type UnitStore } from '../engine/index.ts';
 import { isBackendError, type Backend } from '../../backends/types.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** Bytes of records a segment holds at most (one larger row still goes, alone). */
 export const SEGMENT_BYTES = 4 * 1024 * 1024;
@@ -85,7 +86,7 @@ export async function flushJournal(deps: JournalDeps, options: { deadline: numbe
         report.bytes += bytes.length;
       }
     } catch (err) {
-      report.failed.push({ instance, error: String((err as Error)?.message ?? err) });
+      report.failed.push({ instance, error: errorMessage(err) });
     }
   }
   return report;

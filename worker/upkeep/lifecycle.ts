@@ -28,6 +28,7 @@ import { configurationSettled, DAY_MS, dueActions, uploadAbortDue, type Lifecycl
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { forEachBucket } from './each-bucket.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** The cron name of a lifecycle-only run (the local timer of a short lifecycle day, dev/local-gateway.ts). */
 export const LIFECYCLE_ONLY_CRON = 'lifecycle';
@@ -103,7 +104,7 @@ export async function lifecycleBatch(catalog: LifecycleCatalog, store: Lifecycle
     try {
       progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
     } catch (err) {
-      report.errors.push({ bucket, message: String((err as Error)?.message ?? err) });
+      report.errors.push({ bucket, message: errorMessage(err) });
       return;
     }
     for (const k of COUNTS) report[k] = (report[k] ?? 0) + (progress.delta[k] ?? 0);
@@ -126,7 +127,7 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
   };
   const fail = (err: unknown) => {
     count('failed');
-    p.lastError = { at: o.now(), message: String((err as Error)?.message ?? err) };
+    p.lastError = { at: o.now(), message: errorMessage(err) };
   };
   p.passStartedAt ??= o.now();
   let cursor = p.cursor ?? { phase: 'versions' as const, afterKey: null, afterUploadId: null };

@@ -20,6 +20,7 @@ import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { ShardMove, UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardKey, tagRecordKey } from '../format/shard-key.ts';
 import { copyShard, rebuildShards } from '../engine/index.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface MoveDeps {
   catalog: UpkeepCatalog;
@@ -40,7 +41,7 @@ export type MoveOutcome =
 
 export async function moveShard(bucket: string, record: UnitRecord, shard: number, target: Backend, deps: MoveDeps): Promise<MoveOutcome> {
   const { unit } = record;
-  const move: ShardMove = { unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id };
+  const move: ShardMove = { key: record.key, unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id };
   const key = shardKey(bucket, unit.unitId, shard);
   const source = deps.backends.get(move.from);
   let how: 'copied' | 'rebuilt' = 'copied';
@@ -77,7 +78,7 @@ export async function moveShard(bucket: string, record: UnitRecord, shard: numbe
 /** A failed copy may have left part of a file at the target (some backends keep partial uploads). */
 async function waiting(move: ShardMove, err: unknown, target: Backend, key: string, at: 'target' | 'sources'): Promise<MoveOutcome> {
   await target.delete(key).catch(() => {});
-  return { kind: 'waiting', move, error: String((err as Error)?.message ?? err), at };
+  return { kind: 'waiting', move, error: errorMessage(err), at };
 }
 
 /**

@@ -19,6 +19,7 @@
 import type { BackendCallReport } from '../../backends/metered.ts';
 import type { UpkeepCatalog } from '../catalog/types.ts';
 import type { RepairTask } from '../engine/index.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** Failures that mean "the backend is not there" (as the ops meter counts them). */
 const DOWN: ReadonlySet<string> = new Set(['Unavailable', 'Timeout', 'Throttled']);
@@ -52,7 +53,7 @@ export class RepairRouter {
     if (kind === 'unavailable') return;
     if (!this.deps.queued) return this.background('repair', task.bucket, () => this.deps.repairNow(task));
     if (kind === 'write-missed') return; // recorded by its commit
-    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.unitId, task.shards));
+    this.background('record damage', task.bucket, () => this.deps.catalog.markMissing(task.bucket, task.unitId, task.shards, task.key));
   }
 
   /** A read met a unit with shards recorded missing. */
@@ -86,7 +87,7 @@ export class RepairRouter {
   private background(what: string, bucket: string | null, fn: () => Promise<unknown>): void {
     // On the next turn: not inside the caller's commit or read path.
     const p = new Promise((resolve) => setTimeout(resolve, 0)).then(fn).catch((err: unknown) => {
-      this.deps.log({ msg: 'repair', level: 'warn', event: `could not ${what}`, bucket: bucket ?? undefined, error: String((err as Error)?.message ?? err) });
+      this.deps.log({ msg: 'repair', level: 'warn', event: `could not ${what}`, bucket: bucket ?? undefined, error: errorMessage(err) });
     });
     this.deps.keepAlive(p);
   }

@@ -14,6 +14,7 @@ import { DEAD_LETTER_ATTEMPTS, type HealthCatalog, type UpkeepCatalog } from '..
 export type SweepCatalog = UpkeepCatalog & Pick<HealthCatalog, 'bucketHealth'>;
 import type { RepairTask } from '../engine/index.ts';
 import { forEachBucket } from './each-bucket.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface RepairSweepResult {
   attempted: number;
@@ -60,10 +61,10 @@ export async function repairDegraded(catalog: SweepCatalog, repair: (task: Repai
         await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
         result.repaired++;
       } catch (err) {
-        const error = String((err as Error)?.message ?? err);
+        const error = errorMessage(err);
         result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
         // A failed attempt like any other: it backs off and shows on the worklist (--list).
-        await catalog.repairFailed(bucket, u.unitId, error).catch(() => {});
+        await catalog.repairFailed(bucket, u.unitId, error, [], u.key).catch(() => {});
       }
     }
   }, { only: o.bucket });

@@ -6,6 +6,7 @@
 import type { RepairTask } from '../engine/index.ts';
 import { RepairBlockedError } from './repair.ts';
 import { repairDegraded, type SweepCatalog } from './repair-sweep.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** Degraded units the cron repairs itself when no repair queue is bound (subrequests per run). */
 export const QUEUELESS_REPAIRS_PER_CRON = 50;
@@ -17,7 +18,7 @@ export interface WorklistDeps {
   log: (line: Record<string, unknown>, error?: boolean) => void;
 }
 
-const message = (err: unknown) => String((err as Error)?.message ?? err);
+const message = (err: unknown) => errorMessage(err);
 
 /**
  * Repairs each message's unit and acknowledges every message: the bucket's worklist owns retries
@@ -32,7 +33,7 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
     } catch (err) {
       // Backends that did not answer back off for the whole bucket (sql-repairs.ts), not only this unit.
       const unreachable = err instanceof RepairBlockedError ? err.unreachable : [];
-      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable).catch((e: unknown) => {
+      await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable, t.key).catch((e: unknown) => {
         deps.log({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: message(e) });
       });
     }

@@ -31,7 +31,7 @@ export class RepairBlockedError extends Error {
  * a rewrite failed.
  */
 export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<void> {
-  const found = await deps.catalog.getUnit(task.bucket, task.unitId);
+  const found = await deps.catalog.getUnit(task.bucket, task.unitId, task.key);
   if (!found) return;
   const { unit, key } = found;
   const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.kind === 'unavailable', deps.backends);
@@ -39,7 +39,7 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
   const result = now.length ? await rebuildShards(task.bucket, unit, now, deps.backends) : { repaired: [], failed: [] };
   if (result.repaired.length) await retainRebuilt(task.bucket, found, result.repaired, deps);
   const repaired = [...fine, ...result.repaired].filter((t) => unit.missing.includes(t));
-  if (repaired.length) await deps.catalog.markRepaired(task.bucket, unit.unitId, repaired);
+  if (repaired.length) await deps.catalog.markRepaired(task.bucket, unit.unitId, repaired, key);
   if (result.failed.length || later.length) {
     // Named by backend: what an operator reads on the worklist (`shardgate repair --list`).
     const why = [

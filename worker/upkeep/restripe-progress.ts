@@ -8,7 +8,7 @@ import { restripeProgressOf, type BucketRestripeProgress } from '../catalog/rest
 import { restripePolicyFor, type EngineSettings } from '../engine/index.ts';
 import { forEachBucket } from './each-bucket.ts';
 
-export { freshState, hasWork, leftOf, noPass, parseRestripeState, targetOf, type BucketRestripeProgress, type PassCounts, type RestripeState } from '../catalog/restripe-record.ts';
+export { freshState, hasWork, leftOf, noPass, targetOf, type BucketRestripeProgress, type RestripeState } from '../catalog/restripe-record.ts';
 
 /** Every bucket with units left to re-stripe or a re-stripe record for its policy now. */
 export async function restripeProgress(catalog: RestripeCatalog & HealthCatalog, settings: EngineSettings, now = new Date()): Promise<BucketRestripeProgress[]> {

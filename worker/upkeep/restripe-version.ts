@@ -29,6 +29,7 @@ import { withClass } from '../model/storage-class.ts';
 import type { RestripeCatalog, RestripeChange, VersionRecord } from '../catalog/types.ts';
 import type { StoragePolicy, UnitStore } from '../engine/index.ts';
 import type { Charge } from './pacer.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 export interface RewriteDeps {
   catalog: RestripeCatalog;
@@ -180,7 +181,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   // As a client's write: committed well before the reservation ends and the collector may take its shards.
   const commitBy = started + lifetime - Math.min(lifetime / 10, 10 * 60_000);
   const unitIds = planning.planned.flatMap((p) => p.plan.unitIds);
-  if (unitIds.length) await deps.catalog.reserveUnits(bucket, unitIds, new Date(started + lifetime));
+  if (unitIds.length) await deps.catalog.reserveUnits(bucket, unitIds, new Date(started + lifetime), record.at.key);
   const written: CodedUnit[] = [];
   let storage: ObjectManifest['storage'] = { kind: 'coded', units: written };
   try {
@@ -210,7 +211,7 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   } catch (err) {
     // Nothing references the new units: deleted now; what a delete misses, the reservation brings the collector back for.
     await deps.units.discard(bucket, written);
-    return { kind: 'failed', error: String((err as Error)?.message ?? err) };
+    return { kind: 'failed', error: errorMessage(err) };
   }
   // A failed call here may have committed: the units are left to the reservation (released by a commit).
   const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, storage, new Date(now() + deps.graceMs), change);

@@ -1,14 +1,19 @@
 /**
- * The background scrubber (run by the cron trigger with the collector): walks each bucket's
+ * The background scrubber (run by the cron trigger beside the collector, the lifecycle job and the
+ * rest of upkeep: worker/index.ts; `checkShard` also checks the catalog journal's segments,
+ * upkeep/journal-upkeep.ts): walks each bucket's
  * units in id order through the catalog's unit index, a slice per run, resuming from a cursor
  * kept in the catalog, and checks every shard of every unit, so damage on objects nobody reads is
  * found and repaired too (MinIO's background heal, in small steps). It walks units, not keys: an
  * object of thousands of parts is thousands of units, each checked whole, and every stored
  * version's units are walked, not only the current one's. Mode 'heads' asks each backend for the
- * shard's size (one cheap request per shard, no egress: finds lost and truncated shards);
+ * shard's size (one cheap request per shard, no egress: finds lost and truncated shards; a HEAD,
+ * or with `headsBy: 'tail-read'` a read of the last byte);
  * 'verify' reads every shard and checks each block's checksum and the footer digest (also finds
- * bit rot, at the cost of reading the stored bytes). Damaged shards are queued for repair; a
- * backend that does not answer is skipped (the reads and writes that meet it report it).
+ * bit rot, at the cost of reading the stored bytes). Damaged shards are reported for repair
+ * (`enqueueRepair`: the gateway's repair router puts them on the bucket's repair worklist); a
+ * backend that does not answer is skipped (the reads and writes that meet it report it). The
+ * first bucket rotates from run to run, so a large bucket cannot starve the others.
  * A run makes at most `maxCalls` shard checks (a Worker invocation has a subrequest limit); the
  * catalog records which units it checked, so coverage (units checked of units stored) is counted,
  * and a pass is complete only once the cursor has passed the last unit.

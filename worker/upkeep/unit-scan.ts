@@ -13,6 +13,7 @@ import { openHeader, unitSealOf, type OpenedHeader } from '../format/sealed-head
 import type { CodedUnit } from '../format/manifest.ts';
 import { bucketShardPrefixes, parseShardKey, parseTagRecordKey, shardKey } from '../format/shard-key.ts';
 import { readShardFile, type ShardFileInfo } from '../engine/index.ts';
+import { errorMessage } from '../model/error-message.ts';
 
 /** A shard file read, its header opened (sealed ones decrypted). */
 export type OpenedInfo = ShardFileInfo & { header: OpenedHeader };
@@ -95,7 +96,7 @@ export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRi
       h = await openHeader(raw, ring);
       if (raw.seal) footer = maskFooterDigests(footer, await (await ring!.open(raw.seal)).footerMask());
     } catch (err) {
-      out.unrecoverable.push({ unitId, reason: String((err as Error).message ?? err) });
+      out.unrecoverable.push({ unitId, reason: errorMessage(err) });
       continue;
     }
     if (h.bucket !== bucket) continue; // another bucket's unit on a shelf of the same name (a 96-bit collision)
