@@ -25,6 +25,7 @@ const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 function config(edit: (c: { backends: { id: string; state?: string }[] }) => void): string {
   const c = JSON.parse(devConfigSource());
   c.policies = { 'replicate-3': c.policies['replicate-3'] };
+  delete c.storageClasses; // they name the policies dropped here
   c.defaultPolicy = 'replicate-3';
   edit(c);
   return JSON.stringify(c);

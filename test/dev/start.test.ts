@@ -152,6 +152,7 @@ describe('npm start', { timeout: 180_000 }, () => {
     const config = JSON.parse(String(readDevConfigSource()));
     config.backends[5].state = 'retired';
     config.policies = { 'replicate-3': config.policies['replicate-3'] };
+    delete config.storageClasses; // they name the policies dropped here
     config.defaultPolicy = 'replicate-3';
     // Started again on the same state with the retiring config: the refusal is made at start.
     const again = spawn(process.execPath, ['--import', 'tsx', 'dev/start.ts', '--persist-to', join(state, 'wrangler'), '--no-watch', '--cron-seconds', '0'], {
