@@ -59,7 +59,11 @@ export default defineConfig({
           // stream: ~15-30 s on 2 cores); `npm run test:outage` runs just that folder.
           // test/prerequisites/fixture is run by test/prerequisites/check.test.ts alone, in a
           // vitest of its own with a PATH of its choosing.
-          exclude: ['test/**/*.workerd.test.ts', 'node_modules/**', ...(process.env.SHARDGATE_PREREQUISITES_FIXTURE === '1' ? [] : ['test/prerequisites/fixture/**'])],
+          exclude: [
+            'test/**/*.workerd.test.ts',
+            'node_modules/**',
+            ...(process.env.SHARDGATE_PREREQUISITES_FIXTURE === '1' ? [] : ['test/prerequisites/fixture/**']),
+          ],
           setupFiles: NODE_SETUP,
           execArgv: RELAXED_SIMD_FLAGS,
           testTimeout: 120_000,

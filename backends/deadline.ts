@@ -13,7 +13,20 @@
 // while the call ends in the background.
 
 import { isChunkSource } from './streams.ts';
-import { BackendError, type Backend, type BlobInfo, type BlobRetention, type ByteRange, type ChunkSource, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import {
+  BackendError,
+  type Backend,
+  type BlobInfo,
+  type BlobRetention,
+  type ByteRange,
+  type ChunkSource,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from './types.ts';
 
 /** The slowest upload a whole-body put is given time for, beyond the wait itself. */
 export const BODY_BYTES_PER_SECOND = 256 * 1024;
@@ -25,7 +38,10 @@ export class DeadlineBackend implements Backend {
   readonly id: string;
   readonly domain: string;
 
-  constructor(readonly inner: Backend, private readonly bound: WaitBound) {
+  constructor(
+    readonly inner: Backend,
+    private readonly bound: WaitBound,
+  ) {
     this.id = inner.id;
     this.domain = inner.domain;
   }
@@ -37,7 +53,11 @@ export class DeadlineBackend implements Backend {
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
-    return this.bounded(opts?.signal, (signal) => this.inner.get(key, range, { signal }), (r) => void r.body.cancel().catch(() => {}));
+    return this.bounded(
+      opts?.signal,
+      (signal) => this.inner.get(key, range, { signal }),
+      (r) => void r.body.cancel().catch(() => {}),
+    );
   }
 
   head(key: string): Promise<BlobInfo> {
@@ -63,7 +83,12 @@ export class DeadlineBackend implements Backend {
    * call and the bound. A result the call delivers after its signal aborted is given to `drop` (a
    * get's body is cancelled: nobody reads it).
    */
-  private bounded<T>(callerSignal: AbortSignal | undefined, call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>, drop?: (late: T) => void, extraMs = 0): Promise<T> {
+  private bounded<T>(
+    callerSignal: AbortSignal | undefined,
+    call: (signal: AbortSignal, bound: { pause(): void; arm(): void }) => Promise<T>,
+    drop?: (late: T) => void,
+    extraMs = 0,
+  ): Promise<T> {
     const { ms: waitMs, signal: boundSignal } = this.bound();
     const ms = waitMs + extraMs;
     const ctl = new AbortController();
@@ -81,14 +106,16 @@ export class DeadlineBackend implements Backend {
       if (signal.aborted) return reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       arm();
-      call(signal, { pause: () => clearTimeout(timer), arm }).then(
-        (v) => (signal.aborted && drop ? drop(v) : resolve(v)),
-        (err) => reject(signal.aborted ? signal.reason : err),
-      ).finally(() => {
-        settled = true;
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      });
+      call(signal, { pause: () => clearTimeout(timer), arm })
+        .then(
+          (v) => (signal.aborted && drop ? drop(v) : resolve(v)),
+          (err) => reject(signal.aborted ? signal.reason : err),
+        )
+        .finally(() => {
+          settled = true;
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+        });
     });
   }
 }

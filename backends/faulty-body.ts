@@ -5,12 +5,7 @@ export type TruncateMode = 'end' | 'error';
 
 /** Passes the first `keepBytes` bytes, then ends the stream ('end': a silent short read) or
  *  errors it with `error()` ('error': a connection lost mid-body). The source is cancelled. */
-export function truncateBody(
-  body: ReadableStream<Uint8Array>,
-  keepBytes: number,
-  mode: TruncateMode,
-  error: () => unknown,
-): ReadableStream<Uint8Array> {
+export function truncateBody(body: ReadableStream<Uint8Array>, keepBytes: number, mode: TruncateMode, error: () => unknown): ReadableStream<Uint8Array> {
   let passedBytes = 0;
   const cut = (ctl: TransformStreamDefaultController<Uint8Array>) => {
     if (mode === 'end') ctl.terminate();

@@ -8,7 +8,19 @@
 // Known gaps: stale reads need `recordWrites`, which keeps a copy of every blob written through
 // the wrapper; a hung head, delete or list never settles (they take no signal).
 
-import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import {
+  BackendError,
+  type Backend,
+  type BackendErrorKind,
+  type BlobInfo,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from './types.ts';
 import { bytesToStream, putBodyStream, readAll } from './streams.ts';
 import { corruptBody, truncateBody, type TruncateMode } from './faulty-body.ts';
 
@@ -30,8 +42,15 @@ export interface FaultyBackendOptions {
   recordWrites?: boolean;
 }
 
-interface FailRule { when: CallFilter; kind: BackendErrorKind; after: boolean }
-interface BodyRule { when: CallFilter; wrap: (body: ReadableStream<Uint8Array>, bodyBytes: number) => ReadableStream<Uint8Array> }
+interface FailRule {
+  when: CallFilter;
+  kind: BackendErrorKind;
+  after: boolean;
+}
+interface BodyRule {
+  when: CallFilter;
+  wrap: (body: ReadableStream<Uint8Array>, bodyBytes: number) => ReadableStream<Uint8Array>;
+}
 
 const always: CallFilter = () => true;
 
@@ -65,7 +84,10 @@ export class FaultyBackend implements Backend {
   private bodyRules: BodyRule[] = [];
   private stale?: CallFilter;
 
-  constructor(readonly inner: Backend, private readonly opts: FaultyBackendOptions = {}) {
+  constructor(
+    readonly inner: Backend,
+    private readonly opts: FaultyBackendOptions = {},
+  ) {
     this.id = inner.id;
     this.domain = inner.domain;
     this.random = seededRandom(opts.seed ?? 1);
@@ -231,10 +253,16 @@ export class FaultyBackend implements Backend {
     const delayMs = this.delays.filter((d) => d.when(call)).reduce((sum, d) => sum + d.ms, 0);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (this.hangs.some((h) => h(call))) {
-      await new Promise<never>((_, reject) => signal?.addEventListener('abort', () => {
-        this.abortedHangs.push(call);
-        reject(signal.reason);
-      }, { once: true }));
+      await new Promise<never>((_, reject) =>
+        signal?.addEventListener(
+          'abort',
+          () => {
+            this.abortedHangs.push(call);
+            reject(signal.reason);
+          },
+          { once: true },
+        ),
+      );
     }
     if (this.offline) throw this.injected('Unavailable', call, 'backend offline');
     const rule = this.fails.find((f) => !f.after && f.when(call));

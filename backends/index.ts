@@ -46,7 +46,9 @@ export interface R2BackendConfig extends BackendConfigBase {
   binding: string;
 }
 
-export interface S3BackendConfig extends BackendConfigBase, Omit<S3BackendOptions, 'id' | 'domain' | 'accessKeyId' | 'secretAccessKey' | 'sessionToken' | 'fetch'> {
+export interface S3BackendConfig
+  extends BackendConfigBase,
+    Omit<S3BackendOptions, 'id' | 'domain' | 'accessKeyId' | 'secretAccessKey' | 'sessionToken' | 'fetch'> {
   kind: 's3';
   accessKeyId?: string;
   secretAccessKey?: string;

@@ -3,7 +3,18 @@
 // (it is the reference the contract suite is first proven against).
 // Known gaps: unbounded memory; a list cursor is simply the last key returned.
 
-import { BackendError, type Backend, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import {
+  BackendError,
+  type Backend,
+  type BlobInfo,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from './types.ts';
 import { assertValidLength, assertValidRange, bytesToStream, putBodyStream, readAll, withLengthCheck } from './streams.ts';
 
 interface StoredBlob {
@@ -83,9 +94,7 @@ export class MemoryBackend implements Backend {
 
   async list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
     const limit = Math.min(Math.max(opts?.limit ?? 1000, 1), 1000);
-    const keys = [...this.blobs.keys()]
-      .filter((k) => k.startsWith(prefix) && (cursor === undefined || compareUtf8(k, cursor) > 0))
-      .sort(compareUtf8);
+    const keys = [...this.blobs.keys()].filter((k) => k.startsWith(prefix) && (cursor === undefined || compareUtf8(k, cursor) > 0)).sort(compareUtf8);
     const page = keys.slice(0, limit);
     const entries = page.map((key) => {
       const blob = this.blobs.get(key)!;

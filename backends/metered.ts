@@ -19,7 +19,19 @@
 
 import type { BackendOp } from './faulty.ts';
 import { isChunkSource } from './streams.ts';
-import { isBackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
+import {
+  isBackendError,
+  type Backend,
+  type BackendErrorKind,
+  type BlobInfo,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from './types.ts';
 
 /** One finished backend call. `outcome` 'ok' includes answers such as NotFound (the backend answered). */
 export interface BackendCallReport {
@@ -85,7 +97,13 @@ export class MeteredBackend implements Backend {
     this.domain = inner.domain;
   }
 
-  private async measure<T>(op: BackendOp, key: string, bytes: (r: T | undefined) => number, call: () => Promise<T>, cancelled: () => boolean = () => false): Promise<T> {
+  private async measure<T>(
+    op: BackendOp,
+    key: string,
+    bytes: (r: T | undefined) => number,
+    call: () => Promise<T>,
+    cancelled: () => boolean = () => false,
+  ): Promise<T> {
     const started = this.now();
     try {
       const r = await call();
@@ -111,35 +129,71 @@ export class MeteredBackend implements Backend {
     let sourceBroke = false;
     const watched: PutBody = isChunkSource(body)
       ? {
-          read: () => body.read().catch((err: unknown) => {
-            sourceBroke = true;
-            throw err;
-          }),
+          read: () =>
+            body.read().catch((err: unknown) => {
+              sourceBroke = true;
+              throw err;
+            }),
           cancel: (reason: unknown) => body.cancel(reason),
         }
       : body;
-    return this.measure('put', key, () => length, () => this.inner.put(key, watched, length, opts), () => sourceBroke || !!opts?.signal?.aborted);
+    return this.measure(
+      'put',
+      key,
+      () => length,
+      () => this.inner.put(key, watched, length, opts),
+      () => sourceBroke || !!opts?.signal?.aborted,
+    );
   }
 
   get(key: string, range?: ByteRange, opts?: GetOptions): Promise<GetResult> {
-    return this.measure('get', key, (r) => (r ? (range ? range.length : r.size) : 0), () => this.inner.get(key, range, opts), () => !!opts?.signal?.aborted);
+    return this.measure(
+      'get',
+      key,
+      (r) => (r ? (range ? range.length : r.size) : 0),
+      () => this.inner.get(key, range, opts),
+      () => !!opts?.signal?.aborted,
+    );
   }
 
   head(key: string): Promise<BlobInfo> {
-    return this.measure('head', key, () => 0, () => this.inner.head(key));
+    return this.measure(
+      'head',
+      key,
+      () => 0,
+      () => this.inner.head(key),
+    );
   }
 
   /** Forwarded when the inner backend enforces retention; counted as the PUT request it is. */
   get retain(): Backend['retain'] {
     const inner = this.inner;
-    return inner.retain ? (key, retention) => this.measure('put', key, () => 0, () => inner.retain!(key, retention)) : undefined;
+    return inner.retain
+      ? (key, retention) =>
+          this.measure(
+            'put',
+            key,
+            () => 0,
+            () => inner.retain!(key, retention),
+          )
+      : undefined;
   }
 
   delete(key: string): Promise<void> {
-    return this.measure('delete', key, () => 0, () => this.inner.delete(key));
+    return this.measure(
+      'delete',
+      key,
+      () => 0,
+      () => this.inner.delete(key),
+    );
   }
 
   list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
-    return this.measure('list', prefix, () => 0, () => this.inner.list(prefix, cursor, opts));
+    return this.measure(
+      'list',
+      prefix,
+      () => 0,
+      () => this.inner.list(prefix, cursor, opts),
+    );
   }
 }

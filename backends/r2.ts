@@ -7,8 +7,32 @@
 // Known gaps: a binding call cannot be aborted or timed out (signals are checked up front only);
 // the R2 code table below covers the codes seen in miniflare and Cloudflare's R2 error docs.
 
-import { BackendError, type Backend, type BackendErrorKind, type BlobInfo, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from './types.ts';
-import { PutBodyError, assertValidLength, assertValidRange, bytesToStream, isChunkSource, pumpChunks, putBodyStream, putWithPump, readAll, shapeBody, withLengthCheck } from './streams.ts';
+import {
+  BackendError,
+  type Backend,
+  type BackendErrorKind,
+  type BlobInfo,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from './types.ts';
+import {
+  PutBodyError,
+  assertValidLength,
+  assertValidRange,
+  bytesToStream,
+  isChunkSource,
+  pumpChunks,
+  putBodyStream,
+  putWithPump,
+  readAll,
+  shapeBody,
+  withLengthCheck,
+} from './streams.ts';
 
 export interface R2BackendOptions {
   id: string;

@@ -9,7 +9,18 @@
 import { S3Http } from './s3-http.ts';
 import { rangeAnswer } from './s3-range.ts';
 import { parseListObjectsV2 } from './s3-xml.ts';
-import { PutBodyError, assertValidLength, type BodyFailure, assertValidRange, bytesToStream, isChunkSource, pumpChunks, putBodyStream, shapeBody, withLengthCheck } from './streams.ts';
+import {
+  PutBodyError,
+  assertValidLength,
+  type BodyFailure,
+  assertValidRange,
+  bytesToStream,
+  isChunkSource,
+  pumpChunks,
+  putBodyStream,
+  shapeBody,
+  withLengthCheck,
+} from './streams.ts';
 import { createHash } from 'node:crypto';
 import type { Backend, BlobInfo, BlobRetention, ByteRange, GetOptions, GetResult, ListOptions, ListPage, PutBody, PutOptions } from './types.ts';
 
@@ -38,8 +49,7 @@ export interface S3BackendOptions {
   objectLock?: boolean;
 }
 
-const encodeSegment = (s: string) =>
-  encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+const encodeSegment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 
 export class S3Backend implements Backend {
   readonly id: string;
@@ -83,13 +93,22 @@ export class S3Backend implements Backend {
       let bodyFailure: BodyFailure | null = null;
       const stop = new AbortController();
       const signal = opts?.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-      const pumped = pumpChunks(body, sized.writable, length, () => progress.touch?.(), (e) => stop.abort(e)).catch((e: unknown) => {
+      const pumped = pumpChunks(
+        body,
+        sized.writable,
+        length,
+        () => progress.touch?.(),
+        (e) => stop.abort(e),
+      ).catch((e: unknown) => {
         if (e instanceof PutBodyError) bodyFailure = e.failure;
         throw e;
       });
       pumped.catch(() => {});
       try {
-        const ex = await this.http.send({ method: 'PUT', url, headers: { 'content-length': String(length) }, body: sized.readable, signal, progress }, (status) => status === 200);
+        const ex = await this.http.send(
+          { method: 'PUT', url, headers: { 'content-length': String(length) }, body: sized.readable, signal, progress },
+          (status) => status === 200,
+        );
         await ex.res.arrayBuffer().catch(() => {});
         ex.done();
         await pumped;
@@ -170,7 +189,10 @@ export class S3Backend implements Backend {
       `<Retention xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Mode>COMPLIANCE</Mode><RetainUntilDate>${retention.retainUntil.toISOString()}</RetainUntilDate></Retention>`,
     );
     const md5 = createHash('md5').update(body).digest('base64');
-    const ex = await this.http.send({ method: 'PUT', url: `${this.objectUrl(key)}?retention`, headers: { 'content-length': String(body.byteLength), 'content-md5': md5 }, body }, (s) => s === 200 || s === 204);
+    const ex = await this.http.send(
+      { method: 'PUT', url: `${this.objectUrl(key)}?retention`, headers: { 'content-length': String(body.byteLength), 'content-md5': md5 }, body },
+      (s) => s === 200 || s === 204,
+    );
     await ex.res.arrayBuffer().catch(() => {});
     ex.done();
   }
@@ -187,7 +209,12 @@ export class S3Backend implements Backend {
 
   async list(prefix: string, cursor?: string, opts?: ListOptions): Promise<ListPage> {
     const limit = Math.min(Math.max(opts?.limit ?? 1000, 1), 1000);
-    const query: [string, string][] = [['list-type', '2'], ['prefix', prefix], ['max-keys', String(limit)], ['encoding-type', 'url']];
+    const query: [string, string][] = [
+      ['list-type', '2'],
+      ['prefix', prefix],
+      ['max-keys', String(limit)],
+      ['encoding-type', 'url'],
+    ];
     if (cursor !== undefined) query.push(['continuation-token', cursor]);
     const url = `${this.bucketUrl}?${query.map(([k, v]) => `${k}=${encodeSegment(v)}`).join('&')}`;
     const ex = await this.http.send({ method: 'GET', url }, (s) => s === 200);

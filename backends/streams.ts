@@ -264,7 +264,13 @@ export class PutBodyError extends Error {
  * write arrives intact.) Rejects with PutBodyError when the source breaks or does not yield
  * exactly `length` bytes, else with the writable's own error; cancels the source on failure.
  */
-export async function pumpChunks(source: ChunkSource, writable: WritableStream<Uint8Array>, length: number, onChunk?: () => void, beforeAbort?: (err: unknown) => void): Promise<void> {
+export async function pumpChunks(
+  source: ChunkSource,
+  writable: WritableStream<Uint8Array>,
+  length: number,
+  onChunk?: () => void,
+  beforeAbort?: (err: unknown) => void,
+): Promise<void> {
   const writer = writable.getWriter();
   let seenBytes = 0;
   try {

@@ -12,12 +12,27 @@ import { runIsal } from './isal.ts';
 const args = new Set(process.argv.slice(2));
 const JSON_OUT = args.has('--json');
 const QUICK = args.has('--quick');
-const SHAPES: [number, number][] = QUICK ? [[4, 2]] : [[4, 2], [6, 3], [8, 3], [10, 4], [12, 4]];
+const SHAPES: [number, number][] = QUICK
+  ? [[4, 2]]
+  : [
+      [4, 2],
+      [6, 3],
+      [8, 3],
+      [10, 4],
+      [12, 4],
+    ];
 const SIZES = QUICK ? [64 * 1024] : [1024 * 1024, 64 * 1024];
 const RUNS = QUICK ? 3 : 7;
 const TARGET_SECONDS = QUICK ? 0.02 : 0.15;
 
-interface Row { kernel: string; op: string; k: number; m: number; shardBytes: number; gbps: number }
+interface Row {
+  kernel: string;
+  op: string;
+  k: number;
+  m: number;
+  shardBytes: number;
+  gbps: number;
+}
 const rows: Row[] = [];
 
 function median(xs: number[]): number {
@@ -53,7 +68,9 @@ function fill(buf: Uint8Array, seed: number) {
   let x = seed | 1;
   const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
   for (let i = 0; i < w.length; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     w[i] = x;
   }
 }
@@ -68,7 +85,8 @@ function benchKernel(kernel: KernelName) {
       record({ kernel, op: 'encode', k, m, shardBytes, gbps: measure(data, () => s.encode()) });
       s.encode();
       const lose = (n: number) => Array.from({ length: k + m }, (_, i) => i >= n);
-      const one = lose(1), all = lose(m);
+      const one = lose(1),
+        all = lose(m);
       record({ kernel, op: 'reconstruct-1', k, m, shardBytes, gbps: measure(data, () => s.reconstruct(one, { dataOnly: true })) });
       record({ kernel, op: `reconstruct-${m}`, k, m, shardBytes, gbps: measure(data, () => s.reconstruct(all, { dataOnly: true })) });
       if (!s.verify()) throw new Error(`${kernel} ${k}+${m}: reconstruct broke the stripe`);
@@ -129,13 +147,17 @@ if (!JSON_OUT) {
     });
     console.log([kernel!.padEnd(13), shape!.padEnd(5), `${+size! >> 10}K`.padStart(8), ...cells].join(' '));
   }
-  const anchor = (r: Row, kernel: string) => rows.find((x) => x.kernel === kernel && x.op === r.op && x.k === r.k && x.m === r.m && x.shardBytes === r.shardBytes);
+  const anchor = (r: Row, kernel: string) =>
+    rows.find((x) => x.kernel === kernel && x.op === r.op && x.k === r.k && x.m === r.m && x.shardBytes === r.shardBytes);
   if (rows.some((r) => r.kernel === 'isa-l')) {
     console.log('\nratio to ISA-L (same shape, size and op): to its default dispatch (the widest vectors the CPU has),');
     console.log('and to its 128-bit AVX kernel (VEX pshufb nibble tables: the width and method wasm SIMD has)');
     for (const r of rows.filter((r) => r.kernel === 'relaxed-simd' && r.k > 0)) {
       const [n, narrow] = [anchor(r, 'isa-l'), anchor(r, 'isa-l-avx128')];
-      if (n && narrow) console.log(`  relaxed-simd ${r.op} ${r.k}+${r.m} ${r.shardBytes >> 10}K: ${(r.gbps / n.gbps).toFixed(2)}x (ISA-L ${n.gbps.toFixed(2)} GB/s), ${(r.gbps / narrow.gbps).toFixed(2)}x of its 128-bit kernel (${narrow.gbps.toFixed(2)} GB/s)`);
+      if (n && narrow)
+        console.log(
+          `  relaxed-simd ${r.op} ${r.k}+${r.m} ${r.shardBytes >> 10}K: ${(r.gbps / n.gbps).toFixed(2)}x (ISA-L ${n.gbps.toFixed(2)} GB/s), ${(r.gbps / narrow.gbps).toFixed(2)}x of its 128-bit kernel (${narrow.gbps.toFixed(2)} GB/s)`,
+        );
     }
   }
   console.log('\nchecksums, GB/s (16 MiB buffer)');

@@ -24,7 +24,18 @@
  * usage: npm run proof:drain [-- --objects N (10000) --restripe-objects N (1000) --part drain|restripe|both]
  * Prints every figure and ends with the checks, each "ok" or "FAILED"; exit 1 when one failed.
  */
-import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -37,12 +48,15 @@ import type { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { prng } from '../test/support/random.ts';
 import { ROOT } from '../dev/local-gateway.ts';
 
-const { values } = parseArgs({ options: { objects: { type: 'string' }, 'restripe-objects': { type: 'string' }, part: { type: 'string' }, port: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { objects: { type: 'string' }, 'restripe-objects': { type: 'string' }, part: { type: 'string' }, port: { type: 'string' } },
+});
 const OBJECTS = Number(values.objects ?? 10_000);
 const RESTRIPE_OBJECTS = Number(values['restripe-objects'] ?? 1000);
 const PART = values.part ?? 'both';
 const PORT = Number(values.port ?? 18_787);
-const KiB = 1024, MiB = 1024 * KiB;
+const KiB = 1024,
+  MiB = 1024 * KiB;
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 const GRACE_SECONDS = 30;
 const CRON_SECONDS = 20;
@@ -61,12 +75,25 @@ const check = (name: string, ok: boolean, detail: string) => {
 
 type Config = Record<string, unknown>;
 
-function configOf(servers: S3rverProcess[], o: { states?: Record<string, string>; policies: Record<string, object>; defaultPolicy: string; buckets?: Record<string, string> }): Config {
+function configOf(
+  servers: S3rverProcess[],
+  o: { states?: Record<string, string>; policies: Record<string, object>; defaultPolicy: string; buckets?: Record<string, string> },
+): Config {
   return {
     region: 'us-east-1',
     backends: servers.map((s, i) => ({
-      id: `s3rver-${i}`, kind: 's3', domain: `local/s3rver-${i}`, endpoint: s.endpoint, bucket: 'b', region: 'us-east-1', pathStyle: true,
-      accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', timeoutMs: 10_000, retries: 1, prices: 'aws-s3-standard',
+      id: `s3rver-${i}`,
+      kind: 's3',
+      domain: `local/s3rver-${i}`,
+      endpoint: s.endpoint,
+      bucket: 'b',
+      region: 'us-east-1',
+      pathStyle: true,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      timeoutMs: 10_000,
+      retries: 1,
+      prices: 'aws-s3-standard',
       ...(o.states?.[`s3rver-${i}`] ? { state: o.states[`s3rver-${i}`] } : {}),
     })),
     policies: o.policies,
@@ -83,21 +110,51 @@ class Gateway {
   private child: ChildProcess | null = null;
   private exited: Promise<number | null> = Promise.resolve(null);
   readonly url = `http://127.0.0.1:${PORT}`;
-  constructor(private readonly stateDir: string, private readonly logFile: string) {}
+  constructor(
+    private readonly stateDir: string,
+    private readonly logFile: string,
+  ) {}
 
   /** Starts `npm start` with `config`; resolves once it answers, or with its exit code and output if it exits first. */
   async start(config: Config): Promise<{ ready: true } | { ready: false; code: number | null; output: string }> {
     const out = createWriteStream(this.logFile, { flags: 'a' });
     let output = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--no-watch', '--persist-to', this.stateDir, '--port', String(PORT), '--cron-seconds', String(CRON_SECONDS)], {
-      cwd: ROOT, detached: true, env: { ...process.env, SHARDGATE_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    for (const s of [child.stdout!, child.stderr!]) s.on('data', (d: Buffer) => { output += d.toString(); out.write(d); });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'dev/start.ts'),
+        '--no-watch',
+        '--persist-to',
+        this.stateDir,
+        '--port',
+        String(PORT),
+        '--cron-seconds',
+        String(CRON_SECONDS),
+      ],
+      {
+        cwd: ROOT,
+        detached: true,
+        env: { ...process.env, SHARDGATE_CONFIG: JSON.stringify(config) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    for (const s of [child.stdout!, child.stderr!])
+      s.on('data', (d: Buffer) => {
+        output += d.toString();
+        out.write(d);
+      });
     this.child = child;
-    this.exited = new Promise((r) => child.on('exit', (code) => { out.end(); r(code); }));
+    this.exited = new Promise((r) =>
+      child.on('exit', (code) => {
+        out.end();
+        r(code);
+      }),
+    );
     let code: number | null | undefined;
     void this.exited.then((c) => (code = c ?? -1));
-    for (const deadline = Date.now() + 180_000; Date.now() < deadline;) {
+    for (const deadline = Date.now() + 180_000; Date.now() < deadline; ) {
       if (code !== undefined) return { ready: false, code, output };
       // The banner comes once every start check passed (dev/start.ts), not when workerd first answers.
       if (output.includes(`shardgate local gateway: ${this.url}`)) return { ready: true };
@@ -109,7 +166,11 @@ class Gateway {
   /** SIGKILL to the whole group (node, wrangler, workerd): a crash, nothing flushed or closed. */
   async kill(): Promise<void> {
     if (!this.child) return;
-    try { process.kill(-this.child.pid!, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     await this.exited;
     await this.awaitPortFree();
     this.child = null;
@@ -117,7 +178,11 @@ class Gateway {
 
   async stop(): Promise<void> {
     if (!this.child) return;
-    try { process.kill(-this.child.pid!, 'SIGTERM'); } catch { /* gone */ }
+    try {
+      process.kill(-this.child.pid!, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
     const code = await Promise.race([this.exited, sleep(60_000).then(() => 'timeout' as const)]);
     if (code === 'timeout') return this.kill();
     await this.awaitPortFree();
@@ -126,7 +191,10 @@ class Gateway {
 
   private async awaitPortFree(): Promise<void> {
     for (let i = 0; i < 100; i++) {
-      const answered = await fetch(`${this.url}/_shardgate/status`, { signal: AbortSignal.timeout(1000) }).then(() => true, () => false);
+      const answered = await fetch(`${this.url}/_shardgate/status`, { signal: AbortSignal.timeout(1000) }).then(
+        () => true,
+        () => false,
+      );
       if (!answered) return;
       await sleep(200);
     }
@@ -148,7 +216,10 @@ class Gateway {
 
 // ---- objects: what was written, to check every read against ----
 
-interface Written { md5: string; size: number }
+interface Written {
+  md5: string;
+  size: number;
+}
 
 /** Sizes of the bucket: most small, a tail to 64 MiB (part of which multipart); deterministic per index. */
 function sizeOf(i: number, rand: () => number): { size: number; multipart: boolean } {
@@ -170,7 +241,9 @@ async function putObject(s3: S3Client, bucket: string, key: string, size: number
     const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
     const parts = [];
     for (let n = 1, at = 0; at < size; n++, at += PART_BYTES) {
-      const p = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, PartNumber: n, Body: body.subarray(at, Math.min(size, at + PART_BYTES)) }));
+      const p = await s3.send(
+        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, PartNumber: n, Body: body.subarray(at, Math.min(size, at + PART_BYTES)) }),
+      );
       parts.push({ PartNumber: n, ETag: p.ETag });
     }
     await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, MultipartUpload: { Parts: parts } }));
@@ -185,19 +258,29 @@ async function readMd5(s3: S3Client, bucket: string, key: string, versionId?: st
   return hash.digest('hex');
 }
 
-async function writeAll(s3: S3Client, bucket: string, count: number, seed: number, into: Map<string, Written>, concurrency = 4): Promise<{ bytes: number; seconds: number; multipart: number }> {
+async function writeAll(
+  s3: S3Client,
+  bucket: string,
+  count: number,
+  seed: number,
+  into: Map<string, Written>,
+  concurrency = 4,
+): Promise<{ bytes: number; seconds: number; multipart: number }> {
   const rand = prng(seed);
   const plan = Array.from({ length: count }, (_, i) => ({ key: `obj-${String(i).padStart(5, '0')}`, ...sizeOf(i, rand) }));
   const started = Date.now();
-  let next = 0, bytes = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < plan.length) {
-      const p = plan[next++]!;
-      into.set(p.key, await putObject(s3, bucket, p.key, p.size, p.multipart));
-      bytes += p.size;
-      if (next % 1000 === 0) log(`  written ${next} of ${count}`);
-    }
-  }));
+  let next = 0,
+    bytes = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < plan.length) {
+        const p = plan[next++]!;
+        into.set(p.key, await putObject(s3, bucket, p.key, p.size, p.multipart));
+        bytes += p.size;
+        if (next % 1000 === 0) log(`  written ${next} of ${count}`);
+      }
+    }),
+  );
   return { bytes, seconds: (Date.now() - started) / 1000, multipart: plan.filter((p) => p.multipart).length };
 }
 
@@ -223,12 +306,23 @@ function startLoad(gateway: Gateway, bucket: string, expected: Map<string, Writt
   const churn = old.filter((_, i) => i % 100 === 1);
   const fresh: string[] = [];
   const busy = new Set<string>();
-  let inflight = 0, n = 0, stopped = false;
+  let inflight = 0,
+    n = 0,
+    stopped = false;
   const pick = (from: string[]) => from[Math.floor(rand() * from.length)];
   const tick = async () => {
     if (inflight >= 16) return void stats.skipped++;
     const roll = rand();
-    const key = roll < 0.6 ? (rand() < 0.8 ? pick(old) : pick(fresh) ?? pick(old)) : roll < 0.8 ? `new-${seed}-${n++}` : rand() < 0.5 ? pick(churn) : pick(fresh) ?? pick(churn);
+    const key =
+      roll < 0.6
+        ? rand() < 0.8
+          ? pick(old)
+          : (pick(fresh) ?? pick(old))
+        : roll < 0.8
+          ? `new-${seed}-${n++}`
+          : rand() < 0.5
+            ? pick(churn)
+            : (pick(fresh) ?? pick(churn));
     if (!key || busy.has(key)) return;
     busy.add(key);
     inflight++;
@@ -287,10 +381,34 @@ function startLoad(gateway: Gateway, bucket: string, expected: Map<string, Writt
 
 // ---- part 1: the drain ----
 
-interface DrainStatus { backends: { backend: string; left: { shards: number; bytes: number }; moved: { shards: number; bytes: number }; bytesPerSecond: number | null; secondsRemaining: number | null }[] }
-interface Estimate { shards: number; bytes: number; rebuilt: number; noTarget: number; complete: boolean; total: { gets: number; puts: number; deletes: number; egressBytes: number; cost: number } }
-interface UsageJson { getRequests: number; putRequests: number; deleteRequests: number; bytesIn: number; bytesOut: number }
-interface CostJson { backends: { id: string; usage: UsageJson }[]; jobs?: { job: string; usage: UsageJson }[] }
+interface DrainStatus {
+  backends: {
+    backend: string;
+    left: { shards: number; bytes: number };
+    moved: { shards: number; bytes: number };
+    bytesPerSecond: number | null;
+    secondsRemaining: number | null;
+  }[];
+}
+interface Estimate {
+  shards: number;
+  bytes: number;
+  rebuilt: number;
+  noTarget: number;
+  complete: boolean;
+  total: { gets: number; puts: number; deletes: number; egressBytes: number; cost: number };
+}
+interface UsageJson {
+  getRequests: number;
+  putRequests: number;
+  deleteRequests: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+interface CostJson {
+  backends: { id: string; usage: UsageJson }[];
+  jobs?: { job: string; usage: UsageJson }[];
+}
 
 async function drainPart(work: string): Promise<void> {
   const N = 7;
@@ -311,15 +429,23 @@ async function drainPart(work: string): Promise<void> {
     // The bill first, before anything moves.
     const estimate = await gateway.admin<Estimate>(`drain-estimate?backend=${DRAINED}`);
     const filesBefore = (await shardKeys(servers[3]!)).length;
-    log(`estimate: ${estimate.shards} shards (${estimate.rebuilt} rebuilt, ${estimate.noTarget} without target), ${estimate.bytes} bytes; ${estimate.total.gets} GETs, ${estimate.total.puts} PUTs, ${estimate.total.deletes} DELETEs, ${estimate.total.egressBytes} bytes egress, $${estimate.total.cost.toFixed(4)}; ${DRAINED} holds ${filesBefore} shard files`);
+    log(
+      `estimate: ${estimate.shards} shards (${estimate.rebuilt} rebuilt, ${estimate.noTarget} without target), ${estimate.bytes} bytes; ${estimate.total.gets} GETs, ${estimate.total.puts} PUTs, ${estimate.total.deletes} DELETEs, ${estimate.total.egressBytes} bytes egress, $${estimate.total.cost.toFixed(4)}; ${DRAINED} holds ${filesBefore} shard files`,
+    );
     const costBefore = await gateway.admin<CostJson>('costs');
     await gateway.stop();
 
     // A config marking it retired is refused at start, naming the count.
     const refused = await gateway.start(config('retired'));
     if (refused.ready) await gateway.stop();
-    check('retired refused while shards remain', !refused.ready && refused.code === 1 && refused.output.includes(`${DRAINED} is marked "retired"`) && refused.output.includes(`${estimate.shards} shard file(s)`),
-      refused.ready ? 'it started' : `exit ${refused.code}: ${refused.output.split('\n').find((l) => l.includes('retired')) ?? refused.output.slice(-300)}`);
+    check(
+      'retired refused while shards remain',
+      !refused.ready &&
+        refused.code === 1 &&
+        refused.output.includes(`${DRAINED} is marked "retired"`) &&
+        refused.output.includes(`${estimate.shards} shard file(s)`),
+      refused.ready ? 'it started' : `exit ${refused.code}: ${refused.output.split('\n').find((l) => l.includes('retired')) ?? refused.output.slice(-300)}`,
+    );
 
     // Draining, under load; killed twice; a second backend killed for a while.
     let down = false;
@@ -334,18 +460,29 @@ async function drainPart(work: string): Promise<void> {
     const load = startLoad(gateway, BUCKET, expected, () => down, 1);
     const drainStarted = Date.now();
     const lefts: number[] = [];
-    let startLeft = -1, kills = 0, backendKilledAt = 0, backendBack = false, last: DrainStatus['backends'][number] | undefined;
+    let startLeft = -1,
+      kills = 0,
+      backendKilledAt = 0,
+      backendBack = false,
+      last: DrainStatus['backends'][number] | undefined;
     const KILLED = 5;
     for (;;) {
       await sleep(5000);
       let status: DrainStatus;
-      try { status = await gateway.admin<DrainStatus>('drain-status'); } catch { continue; }
+      try {
+        status = await gateway.admin<DrainStatus>('drain-status');
+      } catch {
+        continue;
+      }
       last = status.backends.find((b) => b.backend === DRAINED);
       if (!last) throw new Error(`drain-status names no ${DRAINED}`);
       const left = last.left.shards;
       lefts.push(left);
       if (startLeft < 0) startLeft = left;
-      if (lefts.length % 6 === 1) log(`  left ${left} shards (${(last.left.bytes / MiB).toFixed(0)} MiB), moved ${last.moved.shards}, ${last.bytesPerSecond === null ? '-' : (last.bytesPerSecond / MiB).toFixed(1)} MiB/s, ~${last.secondsRemaining === null ? '-' : Math.ceil(last.secondsRemaining / 60)} min left; clients ${load.stats.reads} reads, ${load.stats.writes} writes, ${load.stats.deletes} deletes`);
+      if (lefts.length % 6 === 1)
+        log(
+          `  left ${left} shards (${(last.left.bytes / MiB).toFixed(0)} MiB), moved ${last.moved.shards}, ${last.bytesPerSecond === null ? '-' : (last.bytesPerSecond / MiB).toFixed(1)} MiB/s, ~${last.secondsRemaining === null ? '-' : Math.ceil(last.secondsRemaining / 60)} min left; clients ${load.stats.reads} reads, ${load.stats.writes} writes, ${load.stats.deletes} deletes`,
+        );
       if (left === 0) break;
       if ((kills === 0 && left <= startLeft * 0.7) || (kills === 1 && left <= startLeft * 0.45)) {
         kills++;
@@ -373,37 +510,67 @@ async function drainPart(work: string): Promise<void> {
     const drainSeconds = (Date.now() - drainStarted) / 1000;
     await load.stop();
     const stats = load.stats;
-    log(`drain done in ${drainSeconds.toFixed(0)} s: moved ${last!.moved.shards} shards, ${last!.moved.bytes} bytes; clients ${stats.reads} reads, ${stats.writes} writes, ${stats.deletes} deletes, ${stats.skipped} ticks skipped (16 in flight), ${stats.downFailures} failed while the gateway was dead`);
+    log(
+      `drain done in ${drainSeconds.toFixed(0)} s: moved ${last!.moved.shards} shards, ${last!.moved.bytes} bytes; clients ${stats.reads} reads, ${stats.writes} writes, ${stats.deletes} deletes, ${stats.skipped} ticks skipped (16 in flight), ${stats.downFailures} failed while the gateway was dead`,
+    );
     let up = true;
     for (let i = 1; i < lefts.length; i++) if (lefts[i]! > lefts[i - 1]!) up = false;
     check('progress only goes down, to 0', up && lefts.at(-1) === 0, `${lefts.length} samples from ${lefts[0]} to ${lefts.at(-1)}`);
     check('killed twice mid-drain, resumed', kills === 2, `${kills} kills; restarts took ${downWindows.map((s) => `${s.toFixed(1)} s`).join(', ')}`);
-    check('a second backend SIGKILLed mid-drain', backendKilledAt > 0, backendKilledAt ? `s3rver-${KILLED} down ${backendBack ? 'for 90 s' : 'until the drain ended'}` : 'the drain ended first');
-    check('0 failed reads during the drain', stats.failedReads.length === 0 && stats.reads > 0, `${stats.reads} reads, ${stats.failedReads.length} failed${stats.failedReads.length ? `: ${stats.failedReads.slice(0, 5).join('; ')}` : ''}; writes failed (not while dead): ${stats.failedWrites.length}${stats.failedWrites.length ? ` (${stats.failedWrites.slice(0, 3).join('; ')})` : ''}`);
+    check(
+      'a second backend SIGKILLed mid-drain',
+      backendKilledAt > 0,
+      backendKilledAt ? `s3rver-${KILLED} down ${backendBack ? 'for 90 s' : 'until the drain ended'}` : 'the drain ended first',
+    );
+    check(
+      '0 failed reads during the drain',
+      stats.failedReads.length === 0 && stats.reads > 0,
+      `${stats.reads} reads, ${stats.failedReads.length} failed${stats.failedReads.length ? `: ${stats.failedReads.slice(0, 5).join('; ')}` : ''}; writes failed (not while dead): ${stats.failedWrites.length}${stats.failedWrites.length ? ` (${stats.failedWrites.slice(0, 3).join('; ')})` : ''}`,
+    );
 
     // The collector deletes the old copies after the grace delay: s3rver-3 ends empty.
     let left: string[] = [];
-    for (const deadline = Date.now() + 600_000; Date.now() < deadline;) {
+    for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
       left = await shardKeys(servers[3]!);
       if (left.length === 0) break;
       await sleep(10_000);
     }
-    check(`${DRAINED} holds 0 shard files`, left.length === 0, `${filesBefore} before, ${left.length} after${left.length ? ` (${left.slice(0, 3).join(', ')})` : ''}`);
+    check(
+      `${DRAINED} holds 0 shard files`,
+      left.length === 0,
+      `${filesBefore} before, ${left.length} after${left.length ? ` (${left.slice(0, 3).join(', ')})` : ''}`,
+    );
 
     // The bill measured: the cost report's move lines (and the DELETEs s3rver-3 received).
     const costAfter = await gateway.admin<CostJson>('costs');
-    const jobOf = (c: CostJson) => c.jobs?.find((j) => j.job === 'move')?.usage ?? { getRequests: 0, putRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 };
+    const jobOf = (c: CostJson) =>
+      c.jobs?.find((j) => j.job === 'move')?.usage ?? { getRequests: 0, putRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 };
     const deletesOf = (c: CostJson) => c.backends.find((b) => b.id === DRAINED)!.usage.deleteRequests;
-    const moved = jobOf(costAfter), before = jobOf(costBefore);
-    const measured = { gets: moved.getRequests - before.getRequests, puts: moved.putRequests - before.putRequests, egress: moved.bytesOut - before.bytesOut, deletes: deletesOf(costAfter) - deletesOf(costBefore) };
+    const moved = jobOf(costAfter),
+      before = jobOf(costBefore);
+    const measured = {
+      gets: moved.getRequests - before.getRequests,
+      puts: moved.putRequests - before.putRequests,
+      egress: moved.bytesOut - before.bytesOut,
+      deletes: deletesOf(costAfter) - deletesOf(costBefore),
+    };
     const ratio = (m: number, e: number) => (e === 0 ? (m === 0 ? 1 : Infinity) : m / e);
     log(`cost report (moves): ${measured.gets} GETs, ${measured.puts} PUTs, ${measured.egress} bytes egress; ${DRAINED} received ${measured.deletes} DELETEs`);
-    for (const [what, m, e] of [['GETs', measured.gets, estimate.total.gets], ['PUTs', measured.puts, estimate.total.puts], ['egress bytes', measured.egress, estimate.total.egressBytes], ['DELETEs', measured.deletes, estimate.total.deletes]] as const) {
+    for (const [what, m, e] of [
+      ['GETs', measured.gets, estimate.total.gets],
+      ['PUTs', measured.puts, estimate.total.puts],
+      ['egress bytes', measured.egress, estimate.total.egressBytes],
+      ['DELETEs', measured.deletes, estimate.total.deletes],
+    ] as const) {
       const r = ratio(m, e);
       check(`estimate within 10%: ${what}`, Math.abs(r - 1) <= 0.1, `estimated ${e}, measured ${m} (${r.toFixed(3)}x)`);
     }
     const shardsMoved = last!.moved.shards;
-    check('mover PUTs at most 1.05x the shards moved', measured.puts <= shardsMoved * 1.05, `${measured.puts} PUTs for ${shardsMoved} shards moved (${(measured.puts / shardsMoved).toFixed(3)}x)`);
+    check(
+      'mover PUTs at most 1.05x the shards moved',
+      measured.puts <= shardsMoved * 1.05,
+      `${measured.puts} PUTs for ${shardsMoved} shards moved (${(measured.puts / shardsMoved).toFixed(3)}x)`,
+    );
 
     // Every object reads back with its MD5, with s3rver-3 stopped for good.
     await gateway.stop();
@@ -416,18 +583,24 @@ async function drainPart(work: string): Promise<void> {
     const wrong: string[] = [];
     let next = 0;
     const keys = [...expected.keys()];
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < keys.length) {
-        const key = keys[next++]!;
-        try {
-          const got = await readMd5(s3, BUCKET, key);
-          if (got !== expected.get(key)!.md5) wrong.push(`${key}: MD5 differs`);
-        } catch (err) {
-          wrong.push(`${key}: ${(err as Error).message}`);
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < keys.length) {
+          const key = keys[next++]!;
+          try {
+            const got = await readMd5(s3, BUCKET, key);
+            if (got !== expected.get(key)!.md5) wrong.push(`${key}: MD5 differs`);
+          } catch (err) {
+            wrong.push(`${key}: ${(err as Error).message}`);
+          }
         }
-      }
-    }));
-    check('every object reads back with its MD5 (retired backend stopped)', wrong.length === 0, `${keys.length} objects read in ${((Date.now() - readStarted) / 1000).toFixed(0)} s, ${wrong.length} wrong${wrong.length ? `: ${wrong.slice(0, 5).join('; ')}` : ''}`);
+      }),
+    );
+    check(
+      'every object reads back with its MD5 (retired backend stopped)',
+      wrong.length === 0,
+      `${keys.length} objects read in ${((Date.now() - readStarted) / 1000).toFixed(0)} s, ${wrong.length} wrong${wrong.length ? `: ${wrong.slice(0, 5).join('; ')}` : ''}`,
+    );
     await gateway.stop();
   } finally {
     await gateway.kill();
@@ -437,7 +610,9 @@ async function drainPart(work: string): Promise<void> {
 
 // ---- part 2: the re-stripe ----
 
-interface RestripeStatus { buckets: { bucket: string; left: { units: number; bytes: number }; rewritten: { versions: number; bytes: number }; done: boolean }[] }
+interface RestripeStatus {
+  buckets: { bucket: string; left: { units: number; bytes: number }; rewritten: { versions: number; bytes: number }; done: boolean }[];
+}
 
 async function restripePart(work: string): Promise<void> {
   const N = 12;
@@ -461,14 +636,17 @@ async function restripePart(work: string): Promise<void> {
       older.set(key, expected.get(key)!);
       expected.set(key, await putObject(s3, BUCKET, key, Math.floor(Math.exp(Math.log(8 * KiB) + rand() * Math.log(256))), false));
     }
-    log(`written: ${RESTRIPE_OBJECTS} objects (${w.multipart} multipart), ${older.size} with an older version, ${(w.bytes / MiB).toFixed(0)} MiB in ${w.seconds.toFixed(0)} s`);
+    log(
+      `written: ${RESTRIPE_OBJECTS} objects (${w.multipart} multipart), ${older.size} with an older version, ${(w.bytes / MiB).toFixed(0)} MiB in ${w.seconds.toFixed(0)} s`,
+    );
     // Every version's MD5 by version id, as written before the re-stripe.
     const versionSums = new Map<string, string>(); // `${key} ${versionId}` -> md5
-    for (let keyMarker: string | undefined, vMarker: string | undefined; ;) {
+    for (let keyMarker: string | undefined, vMarker: string | undefined; ; ) {
       const page = await s3.send(new ListObjectVersionsCommand({ Bucket: BUCKET, KeyMarker: keyMarker, VersionIdMarker: vMarker }));
       for (const v of page.Versions ?? []) versionSums.set(`${v.Key} ${v.VersionId}`, v.IsLatest ? expected.get(v.Key!)!.md5 : older.get(v.Key!)!.md5);
       if (!page.IsTruncated) break;
-      keyMarker = page.NextKeyMarker; vMarker = page.NextVersionIdMarker;
+      keyMarker = page.NextKeyMarker;
+      vMarker = page.NextVersionIdMarker;
     }
     const oldFiles = new Set<string>();
     for (const [i, s] of servers.entries()) for (const k of await shardKeys(s, BUCKET)) oldFiles.add(`${i} ${k}`);
@@ -486,7 +664,10 @@ async function restripePart(work: string): Promise<void> {
       const b = status.buckets.find((x) => x.bucket === BUCKET);
       const left = b?.left.units ?? 0;
       lefts.push(left);
-      if (lefts.length % 6 === 1) log(`  left ${left} units, ${b?.rewritten.versions ?? 0} versions rewritten; clients ${load.stats.reads} reads, ${load.stats.writes} writes, ${load.stats.deletes} deletes`);
+      if (lefts.length % 6 === 1)
+        log(
+          `  left ${left} units, ${b?.rewritten.versions ?? 0} versions rewritten; clients ${load.stats.reads} reads, ${load.stats.writes} writes, ${load.stats.deletes} deletes`,
+        );
       if (!b || b.done) break;
       if (Date.now() - started > 3 * 3600_000) throw new Error('the re-stripe did not end within 3 hours');
     }
@@ -496,7 +677,11 @@ async function restripePart(work: string): Promise<void> {
     let up = true;
     for (let i = 1; i < lefts.length; i++) if (lefts[i]! > lefts[i - 1]!) up = false;
     check('re-stripe progress only goes down, to 0', up, `${lefts.length} samples from ${lefts[0]} to ${lefts.at(-1)}`);
-    check('0 failed reads during the re-stripe', stats.failedReads.length === 0 && stats.reads > 0, `${stats.reads} reads, ${stats.failedReads.length} failed${stats.failedReads.length ? `: ${stats.failedReads.slice(0, 5).join('; ')}` : ''}; ${stats.failedWrites.length} writes failed`);
+    check(
+      '0 failed reads during the re-stripe',
+      stats.failedReads.length === 0 && stats.reads > 0,
+      `${stats.reads} reads, ${stats.failedReads.length} failed${stats.failedReads.length ? `: ${stats.failedReads.slice(0, 5).join('; ')}` : ''}; ${stats.failedWrites.length} writes failed`,
+    );
 
     // Every version written before reads back byte-identical, by its version id (the load's
     // deletes only add delete markers in a versioned bucket).
@@ -510,11 +695,15 @@ async function restripePart(work: string): Promise<void> {
         wrong.push(`${kv}: ${(err as Error).message}`);
       }
     }
-    check('every version reads back byte-identical', wrong.length === 0, `${versionSums.size} versions, ${wrong.length} wrong${wrong.length ? `: ${wrong.slice(0, 5).join('; ')}` : ''}`);
+    check(
+      'every version reads back byte-identical',
+      wrong.length === 0,
+      `${versionSums.size} versions, ${wrong.length} wrong${wrong.length ? `: ${wrong.slice(0, 5).join('; ')}` : ''}`,
+    );
 
     // After the grace delay the collector deletes every old shard file.
     let remaining = -1;
-    for (const deadline = Date.now() + 600_000; Date.now() < deadline;) {
+    for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
       remaining = 0;
       for (const [i, s] of servers.entries()) for (const k of await shardKeys(s, BUCKET)) if (oldFiles.has(`${i} ${k}`)) remaining++;
       if (remaining === 0) break;

@@ -35,7 +35,6 @@ const DRAINED = 's3rver-3';
 const BUCKET = 'drain-bench';
 const GRACE_MS = 500;
 
-
 const ids = Array.from({ length: N }, (_, i) => `s3rver-${i}`);
 const servers = ids.map(() => new S3rverProcess());
 const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -44,16 +43,21 @@ async function main(): Promise<void> {
   await Promise.all(servers.map((s) => s.start()));
   try {
     const backendOf = (i: number) => s3rverBackend(servers[i]!, { id: ids[i]!, domain: `local/s3rver-${i}`, timeoutMs: 30_000 });
-    const configOf = (state: 'active' | 'draining') => parseConfig({
-      backends: ids.map((id, i) => ({ id, kind: 'memory', domain: `local/s3rver-${i}`, ...(id === DRAINED ? { state } : {}) })),
-      policies: { main: { k: 4, m: 2 } },
-      defaultPolicy: 'main',
-    });
+    const configOf = (state: 'active' | 'draining') =>
+      parseConfig({
+        backends: ids.map((id, i) => ({ id, kind: 'memory', domain: `local/s3rver-${i}`, ...(id === DRAINED ? { state } : {}) })),
+        policies: { main: { k: 4, m: 2 } },
+        defaultPolicy: 'main',
+      });
     const catalog = localCatalog({ garbageGraceMs: GRACE_MS });
     const before = configOf('active');
     const store = new EcStore({
       catalog,
-      units: new UnitStore(ids.map((_, i) => backendOf(i)), () => {}, { keyRing: DEV_KEY_RING, placeOn: ids }),
+      units: new UnitStore(
+        ids.map((_, i) => backendOf(i)),
+        () => {},
+        { keyRing: DEV_KEY_RING, placeOn: ids },
+      ),
       settings: engineSettings(before),
     });
     await store.createBucket(BUCKET, { region: 'us-east-1' });
@@ -63,7 +67,12 @@ async function main(): Promise<void> {
     for (let at = 0, i = 0; at < TOTAL; at += OBJECT, i++) {
       data[0] = i & 0xff; // a distinct object each time, without a fresh buffer per object
       const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(data), c.close()) });
-      await store.putObject(BUCKET, `obj-${String(i).padStart(5, '0')}`, body, { contentLength: OBJECT, metadata: { user: {} }, checksum: null, conditions: {} });
+      await store.putObject(BUCKET, `obj-${String(i).padStart(5, '0')}`, body, {
+        contentLength: OBJECT,
+        metadata: { user: {} },
+        checksum: null,
+        conditions: {},
+      });
     }
     const writeSeconds = (Date.now() - t0) / 1000;
 
@@ -75,7 +84,9 @@ async function main(): Promise<void> {
     const deps = { catalog, backends: new Map<string, Backend>(counted), graceMs: GRACE_MS, fleet };
     const t1 = process.hrtime.bigint();
     const cpu1 = process.cpuUsage();
-    let moved = 0, bytes = 0, runs = 0;
+    let moved = 0,
+      bytes = 0,
+      runs = 0;
     for (;;) {
       const r = await drainBatch(deps, { maxMoves: 10_000, deadline: Date.now() + 3_600_000 });
       moved += r.copied + r.rebuilt;
@@ -91,18 +102,27 @@ async function main(): Promise<void> {
     await collectGarbage(catalog, new Map<string, Backend>(counted));
 
     const sum = (f: (c: CountedBackend) => number) => [...counted.values()].reduce((n, c) => n + f(c), 0);
-    const gets = sum((c) => c.gets), puts = sum((c) => c.puts), deletes = sum((c) => c.deletes), egress = sum((c) => c.bytesOut);
+    const gets = sum((c) => c.gets),
+      puts = sum((c) => c.puts),
+      deletes = sum((c) => c.deletes),
+      egress = sum((c) => c.bytesOut);
     const gib = bytes / GiB;
     const per = (n: number) => n / gib;
     let filesLeft = 0;
-    for (let cursor: string | undefined; ;) {
+    for (let cursor: string | undefined; ; ) {
       const page = await backendOf(3).list('', cursor);
       filesLeft += page.entries.length;
       if (!(cursor = page.cursor)) break;
     }
 
-    console.log(`drain bench: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    console.log(`wrote ${TOTAL / MiB} MiB in ${TOTAL / OBJECT} objects of ${OBJECT / MiB} MiB (4+2, sealed, 7 s3rver backends) in ${fmt(writeSeconds, 1)} s; drained ${DRAINED}: ${filesLeft} files left on it after the collector`);
+    console.log(
+      `drain bench: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    console.log(
+      `wrote ${TOTAL / MiB} MiB in ${TOTAL / OBJECT} objects of ${OBJECT / MiB} MiB (4+2, sealed, 7 s3rver backends) in ${fmt(writeSeconds, 1)} s; drained ${DRAINED}: ${filesLeft} files left on it after the collector`,
+    );
     console.log('');
     console.log('| measure | estimated before | measured | ratio |');
     console.log('|---|---|---|---|');
@@ -113,19 +133,23 @@ async function main(): Promise<void> {
     console.log(`| backend DELETEs (after the grace delay) | ${estimate.total.deletes} | ${deletes} | ${fmt(deletes / Math.max(1, estimate.total.deletes))} |`);
     console.log(`| egress bytes (read from backends) | ${estimate.total.egressBytes} | ${egress} | ${fmt(egress / estimate.total.egressBytes)} |`);
     console.log('');
-    console.log(`per GiB of shard files moved: ${fmt(per(gets), 0)} GETs, ${fmt(per(puts), 0)} PUTs, ${fmt(per(deletes), 0)} DELETEs, ${fmt(per(egress) / GiB, 3)} GiB read; ` +
-      `${fmt(seconds / gib, 1)} s (${fmt(bytes / MiB / seconds, 1)} MiB/s, ${runs} mover run(s), one move at a time), gateway CPU ${fmt((cpu.user + cpu.system) / 1e6 / gib, 1)} s`);
+    console.log(
+      `per GiB of shard files moved: ${fmt(per(gets), 0)} GETs, ${fmt(per(puts), 0)} PUTs, ${fmt(per(deletes), 0)} DELETEs, ${fmt(per(egress) / GiB, 3)} GiB read; ` +
+        `${fmt(seconds / gib, 1)} s (${fmt(bytes / MiB / seconds, 1)} MiB/s, ${runs} mover run(s), one move at a time), gateway CPU ${fmt((cpu.user + cpu.system) / 1e6 / gib, 1)} s`,
+    );
     console.log('');
     // 1 TiB of shard files off a backend priced as X, onto backends priced as Y: the source pays
     // egress and GETs (DELETEs are free on every listed provider), the targets pay PUTs.
     const TiB = 1024;
-    console.log(`draining 1 TiB of shard files (at the per-GiB figures above; list prices of ${Object.keys(PRICE_PRESETS).length} presets, worker/config/price-list.ts):`);
+    console.log(
+      `draining 1 TiB of shard files (at the per-GiB figures above; list prices of ${Object.keys(PRICE_PRESETS).length} presets, worker/config/price-list.ts):`,
+    );
     console.log('');
     console.log('| provider | paid as the drained backend (egress + GETs) | paid as a target (PUTs) |');
     console.log('|---|---|---|');
     for (const [name, p] of Object.entries(PRICE_PRESETS)) {
-      const source = TiB * (per(egress) / GiB) * p.egressPerGB + (TiB * per(gets) / 1000) * p.getPer1000;
-      const target = (TiB * per(puts) / 1000) * p.putPer1000;
+      const source = TiB * (per(egress) / GiB) * p.egressPerGB + ((TiB * per(gets)) / 1000) * p.getPer1000;
+      const target = ((TiB * per(puts)) / 1000) * p.putPer1000;
       console.log(`| ${name} | $${fmt(source)} | $${fmt(target)} |`);
     }
   } finally {

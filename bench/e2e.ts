@@ -71,11 +71,21 @@ const STRICT_COUNTS = flag('--strict-counts');
 const OVERWRITES = flag('--overwrites');
 for (const w of WHAT_IF) if (!WHAT_IF_NAMES.includes(w)) throw new Error(`unknown --what-if ${w}`);
 
-const KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+const KiB = 1024,
+  MiB = 1024 * KiB,
+  GiB = 1024 * MiB;
 /** Sizes, with the number of objects per repetition (small ones in batches, for latency). */
 const SIZES: { size: number; ops: number }[] = QUICK
-  ? [{ size: 64 * KiB, ops: 6 }, { size: 1 * MiB, ops: 3 }]
-  : [{ size: 64 * KiB, ops: 30 }, { size: 1 * MiB, ops: 12 }, { size: 16 * MiB, ops: 2 }, { size: 64 * MiB, ops: 1 }];
+  ? [
+      { size: 64 * KiB, ops: 6 },
+      { size: 1 * MiB, ops: 3 },
+    ]
+  : [
+      { size: 64 * KiB, ops: 30 },
+      { size: 1 * MiB, ops: 12 },
+      { size: 16 * MiB, ops: 2 },
+      { size: 64 * MiB, ops: 1 },
+    ];
 const BIG_SIZE = Number(option('--big-mib') ?? 1024) * MiB;
 
 type SetupName = 'memory' | 's3rver';
@@ -149,7 +159,23 @@ const ZERO_CALLS = { put: 0, get: 0, head: 0, delete: 0, list: 0, failed: 0, put
  * makes every bucket's repair worklist due: listBucketRecords + repairSoon per bucket; damage
  * found by reads is recorded), not calls of the S3 requests measured.
  */
-const UPKEEP_CATALOG_CALLS = new Set(['listBucketRecords', 'repairSoon', 'markMissing', 'markRepaired', 'repairFailed', 'bucketHealth', 'takeDueGarbage', 'queueGarbage', 'listDegradedUnits', 'getScrubCursor', 'recordScrub', 'getUnit', 'listUnits', 'pendingUnitIds', 'deletedBucketGarbage']);
+const UPKEEP_CATALOG_CALLS = new Set([
+  'listBucketRecords',
+  'repairSoon',
+  'markMissing',
+  'markRepaired',
+  'repairFailed',
+  'bucketHealth',
+  'takeDueGarbage',
+  'queueGarbage',
+  'listDegradedUnits',
+  'getScrubCursor',
+  'recordScrub',
+  'getUnit',
+  'listUnits',
+  'pendingUnitIds',
+  'deletedBucketGarbage',
+]);
 
 /** Catalog calls of a phase's S3 requests (upkeep's in the background left out). */
 function catalogTotal(p: Phase): number {
@@ -172,7 +198,12 @@ function serverCpu(servers: BenchS3rver[]): number {
 }
 
 /** Runs `op` for i = 0..ops-1, one at a time, measuring everything around the batch. */
-async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | 'kind' | 'ops'>, op: (i: number) => Promise<void>, idleRss?: number): Promise<Phase> {
+async function measure(
+  ctx: Ctx,
+  meta: Pick<Phase, 'policy' | 'size' | 'rep' | 'kind' | 'ops'>,
+  op: (i: number) => Promise<void>,
+  idleRss?: number,
+): Promise<Phase> {
   const { g, servers } = ctx;
   await g.control('/__bench/reset');
   const http0 = servers.length ? await serverStats(servers) : 0;
@@ -196,7 +227,21 @@ async function measure(ctx: Ctx, meta: Pick<Phase, 'policy' | 'size' | 'rep' | '
   const calls = sumCalls(await g.control('/__bench/stats'));
   const catalog: Record<string, number> = await g.control('/__bench/catalog-stats');
   const http = servers.length ? (await serverStats(servers)) - http0 : null;
-  const phase: Phase = { setup: ctx.setup, ...meta, wallS, latMs, cpuS, backendCpuS, benchCpuS: (b.user + b.system) / 1e6, rssIdle, rssPeak, calls, http, catalog, units: 0 };
+  const phase: Phase = {
+    setup: ctx.setup,
+    ...meta,
+    wallS,
+    latMs,
+    cpuS,
+    backendCpuS,
+    benchCpuS: (b.user + b.system) / 1e6,
+    rssIdle,
+    rssPeak,
+    calls,
+    http,
+    catalog,
+    units: 0,
+  };
   emit({ type: 'phase', ...phase, latMs: undefined, p50Ms: pct(latMs, 50), p99Ms: pct(latMs, 99) });
   return phase;
 }
@@ -242,23 +287,32 @@ async function runCase(ctx: Ctx, policy: (typeof POLICIES)[number] | 'direct', s
     const name = 'direct';
     if (ctx.direct) {
       const d = ctx.direct;
-      phases.push(await measure(ctx, { policy: name, size, rep, kind: 'put', ops }, (i) => put(d.s3, d.bucket, `direct-${size}-${rep}-${i}`, size, seed + i, CLIENT_MODE)));
-      phases.push(await measure(ctx, { policy: name, size, rep, kind: 'get', ops }, async (i) => {
-        const r = await get(d.s3, d.bucket, `direct-${size}-${rep}-${i}`, verify);
-        if (verify) checks.push({ setup: ctx.setup, policy: name, size, kind: 'get', ok: r.bytes === size && r.crc === expectedCrc32(size, seed + i) });
-      }));
+      phases.push(
+        await measure(ctx, { policy: name, size, rep, kind: 'put', ops }, (i) =>
+          put(d.s3, d.bucket, `direct-${size}-${rep}-${i}`, size, seed + i, CLIENT_MODE),
+        ),
+      );
+      phases.push(
+        await measure(ctx, { policy: name, size, rep, kind: 'get', ops }, async (i) => {
+          const r = await get(d.s3, d.bucket, `direct-${size}-${rep}-${i}`, verify);
+          if (verify) checks.push({ setup: ctx.setup, policy: name, size, kind: 'get', ok: r.bytes === size && r.crc === expectedCrc32(size, seed + i) });
+        }),
+      );
     } else {
       // The floor inside workerd: the same SDK call into a sink / out of a source, no S3 work.
       phases.push(await measure(ctx, { policy: name, size, rep, kind: 'put', ops }, (i) => put(ctx.s3, '__bench', 'sink', size, seed + i, CLIENT_MODE)));
-      phases.push(await measure(ctx, { policy: name, size, rep, kind: 'get', ops }, async () => {
-        const r = await get(ctx.s3, '__bench', `source-${size}`);
-        if (r.bytes !== size) throw new Error(`source gave ${r.bytes} bytes`);
-      }));
+      phases.push(
+        await measure(ctx, { policy: name, size, rep, kind: 'get', ops }, async () => {
+          const r = await get(ctx.s3, '__bench', `source-${size}`);
+          if (r.bytes !== size) throw new Error(`source gave ${r.bytes} bytes`);
+        }),
+      );
     }
     return;
   }
   const n = BACKENDS;
-  const first = (caseNo * 3) % n, second = (first + 1 + (rep % (n - 1))) % n;
+  const first = (caseNo * 3) % n,
+    second = (first + 1 + (rep % (n - 1))) % n;
   const keys = keysPlacedOn(ctx, policy.bucket, policy.k, policy.m, `o${size}-r${rep}`, ops, first, second);
   const seed = caseNo * 100;
   const meta = { policy: policy.name, size, rep, ops };
@@ -307,9 +361,10 @@ function gatewayConfig(backends: object[]): object {
 async function withSetup<T>(bundle: Bundle, setup: SetupName, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   const servers = setup === 's3rver' ? await startS3rvers(BACKENDS + 1) : [];
   const backendServers = servers.slice(0, BACKENDS);
-  const backends = setup === 's3rver'
-    ? backendServers.map((s, i) => s3BackendConfig(s, i))
-    : Array.from({ length: BACKENDS }, (_, i) => ({ id: `mem-${i}`, kind: 'memory', domain: `memory/zone-${i}`, faults: {} }));
+  const backends =
+    setup === 's3rver'
+      ? backendServers.map((s, i) => s3BackendConfig(s, i))
+      : Array.from({ length: BACKENDS }, (_, i) => ({ id: `mem-${i}`, kind: 'memory', domain: `memory/zone-${i}`, faults: {} }));
   const config = gatewayConfig(backends);
   const g = await startGateway(bundle, config);
   try {
@@ -371,14 +426,36 @@ async function runBig(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
         const key = `big-${p.name}-${round}`;
         const seed = 7 + round;
         const base = round === 0 ? idle : undefined;
-        phases.push(await measure(fresh, { policy: p.name, size: BIG_SIZE, rep: round, kind: 'put', ops: 1 }, () => put(s3, p.bucket, key, BIG_SIZE, seed, CLIENT_MODE), base));
+        phases.push(
+          await measure(
+            fresh,
+            { policy: p.name, size: BIG_SIZE, rep: round, kind: 'put', ops: 1 },
+            () => put(s3, p.bucket, key, BIG_SIZE, seed, CLIENT_MODE),
+            base,
+          ),
+        );
         const putPhase = phases.at(-1)!;
-        phases.push(await measure(fresh, { policy: p.name, size: BIG_SIZE, rep: round, kind: 'get', ops: 1 }, async () => {
-          const r = await get(s3, p.bucket, key, true);
-          checks.push({ setup: ctx.setup, policy: p.name, size: BIG_SIZE, kind: 'get', ok: r.bytes === BIG_SIZE && r.crc === expectedCrc32(BIG_SIZE, seed) });
-        }, base));
+        phases.push(
+          await measure(
+            fresh,
+            { policy: p.name, size: BIG_SIZE, rep: round, kind: 'get', ops: 1 },
+            async () => {
+              const r = await get(s3, p.bucket, key, true);
+              checks.push({
+                setup: ctx.setup,
+                policy: p.name,
+                size: BIG_SIZE,
+                kind: 'get',
+                ok: r.bytes === BIG_SIZE && r.crc === expectedCrc32(BIG_SIZE, seed),
+              });
+            },
+            base,
+          ),
+        );
         const getPhase = phases.at(-1)!;
-        log(`  ${sizeName(BIG_SIZE)} ${p.name} ${round === 0 ? 'fresh' : 'again'}: PUT ${mbps(BIG_SIZE, putPhase.wallS)} MB/s, GET ${mbps(BIG_SIZE, getPhase.wallS)} MB/s, peak RSS above idle ${((putPhase.rssPeak - putPhase.rssIdle) / MiB).toFixed(0)} / ${((getPhase.rssPeak - getPhase.rssIdle) / MiB).toFixed(0)} MiB`);
+        log(
+          `  ${sizeName(BIG_SIZE)} ${p.name} ${round === 0 ? 'fresh' : 'again'}: PUT ${mbps(BIG_SIZE, putPhase.wallS)} MB/s, GET ${mbps(BIG_SIZE, getPhase.wallS)} MB/s, peak RSS above idle ${((putPhase.rssPeak - putPhase.rssIdle) / MiB).toFixed(0)} / ${((getPhase.rssPeak - getPhase.rssIdle) / MiB).toFixed(0)} MiB`,
+        );
       }
     } finally {
       await g.dispose();
@@ -387,7 +464,17 @@ async function runBig(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
 }
 
 // ------------------------------------------------------------------------------ concurrency
-interface ConcurrencyRow { policy: string; n: number; op: 'put' | 'get'; rssMiB: number; wallS: number; ok: number; slowDown: number; failed: number; firstError?: string }
+interface ConcurrencyRow {
+  policy: string;
+  n: number;
+  op: 'put' | 'get';
+  rssMiB: number;
+  wallS: number;
+  ok: number;
+  slowDown: number;
+  failed: number;
+  firstError?: string;
+}
 const concurrency: ConcurrencyRow[] = [];
 
 /**
@@ -416,26 +503,40 @@ async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise
         const sampler = rssSampler(g.pid);
         const t0 = performance.now();
         const ids = op === 'put' ? Array.from({ length: n }, (_, i) => i) : [...stored];
-        const results = await Promise.allSettled(ids.map(async (i) => {
-          const key = `c${n}-${i}`;
-          if (op === 'put') {
-            await put(s3, p.bucket, key, size, 1000 + i, CLIENT_MODE);
-            stored.add(i);
-          } else {
-            const r = await get(s3, p.bucket, key, true);
-            checks.push({ setup: ctx.setup, policy: p.name, size, kind: `get-x${n}`, ok: r.bytes === size && r.crc === expectedCrc32(size, 1000 + i) });
-          }
-        }));
+        const results = await Promise.allSettled(
+          ids.map(async (i) => {
+            const key = `c${n}-${i}`;
+            if (op === 'put') {
+              await put(s3, p.bucket, key, size, 1000 + i, CLIENT_MODE);
+              stored.add(i);
+            } else {
+              const r = await get(s3, p.bucket, key, true);
+              checks.push({ setup: ctx.setup, policy: p.name, size, kind: `get-x${n}`, ok: r.bytes === size && r.crc === expectedCrc32(size, 1000 + i) });
+            }
+          }),
+        );
         const wallS = (performance.now() - t0) / 1000;
         const rssMiB = (sampler.stop().peak - idle) / MiB;
         s3.destroy();
         const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
         const slowDown = errors.filter((e) => e.name === 'SlowDown').length;
         const other = errors.filter((e) => e.name !== 'SlowDown');
-        const row: ConcurrencyRow = { policy: p.name, n, op, rssMiB, wallS, ok: results.length - errors.length, slowDown, failed: other.length, ...(other[0] ? { firstError: `${other[0].name}: ${other[0].message}`.slice(0, 200) } : {}) };
+        const row: ConcurrencyRow = {
+          policy: p.name,
+          n,
+          op,
+          rssMiB,
+          wallS,
+          ok: results.length - errors.length,
+          slowDown,
+          failed: other.length,
+          ...(other[0] ? { firstError: `${other[0].name}: ${other[0].message}`.slice(0, 200) } : {}),
+        };
         concurrency.push(row);
         emit({ type: 'concurrency', ...row });
-        log(`  ${n} concurrent 4 MiB ${op.toUpperCase()}s: peak RSS above idle ${rssMiB.toFixed(0)} MiB, ${wallS.toFixed(1)} s, ${row.ok} ok, ${slowDown} SlowDown, ${other.length} failed${row.firstError ? ` (${row.firstError})` : ''}`);
+        log(
+          `  ${n} concurrent 4 MiB ${op.toUpperCase()}s: peak RSS above idle ${rssMiB.toFixed(0)} MiB, ${wallS.toFixed(1)} s, ${row.ok} ok, ${slowDown} SlowDown, ${other.length} failed${row.firstError ? ` (${row.firstError})` : ''}`,
+        );
       }
     }
   } finally {
@@ -445,7 +546,13 @@ async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise
 
 // ---------------------------------------------------------------------------------- breakdown
 /** cpu: workerd CPU seconds per GB (unit 's/GB') or CPU milliseconds per request ('ms/req'). */
-interface BreakdownRow { stage: string; what: string; cpu: number; unit: 's/GB' | 'ms/req'; rate: string }
+interface BreakdownRow {
+  stage: string;
+  what: string;
+  cpu: number;
+  unit: 's/GB' | 'ms/req';
+  rate: string;
+}
 const breakdown: BreakdownRow[] = [];
 const addBreakdown = (row: BreakdownRow) => {
   breakdown.push(row);
@@ -474,20 +581,30 @@ async function runBackendBreakdown(ctx: Ctx): Promise<void> {
   const hows: [string, string, string][] = [
     ['put', 'backend', `${kind} put: a stream of 256 KiB chunks through Backend.put`],
     ['get', 'backend', `${kind} get, drained with a default reader (what ShardReader does)`],
-    ...(ctx.setup === 's3rver' ? [
-      ['get', 'fetch-default', 'plain fetch of the same blob, default reader'],
-      ['get', 'fetch-byob', 'plain fetch of the same blob, BYOB 1 MiB reads (BodyReader)'],
-    ] as [string, string, string][] : []),
+    ...(ctx.setup === 's3rver'
+      ? ([
+          ['get', 'fetch-default', 'plain fetch of the same blob, default reader'],
+          ['get', 'fetch-byob', 'plain fetch of the same blob, BYOB 1 MiB reads (BodyReader)'],
+        ] as [string, string, string][])
+      : []),
   ];
   for (const [op, how, what] of hows) {
     let best: [number, number, number] = [Infinity, 0, 0];
     for (let r = 0; r < 2; r++) {
-      const c0 = cpuSeconds(g.pid), t0 = performance.now();
+      const c0 = cpuSeconds(g.pid),
+        t0 = performance.now();
       const out = await g.control(`/__bench/backend-io?backend=${id}&op=${op}&how=${how}&size=${size}`);
-      const cpu = ((cpuSeconds(g.pid) - c0) / size) * 1e9, rate = size / 1e6 / ((performance.now() - t0) / 1000);
+      const cpu = ((cpuSeconds(g.pid) - c0) / size) * 1e9,
+        rate = size / 1e6 / ((performance.now() - t0) / 1000);
       if (cpu < best[0]) best = [cpu, rate, out.pieces ?? 0];
     }
-    addBreakdown({ stage: `${ctx.setup}-backend-${op}-${how}`, what: `${what}${best[2] ? ` (${best[2]} reads)` : ''}`, cpu: best[0], unit: 's/GB', rate: `${best[1].toFixed(0)} MB/s` });
+    addBreakdown({
+      stage: `${ctx.setup}-backend-${op}-${how}`,
+      what: `${what}${best[2] ? ` (${best[2]} reads)` : ''}`,
+      cpu: best[0],
+      unit: 's/GB',
+      rate: `${best[1].toFixed(0)} MB/s`,
+    });
   }
   if (ctx.setup === 'memory') await g.control('/__bench/purge');
 }
@@ -496,7 +613,8 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
   await withSetup(bundle, 'memory', async (ctx) => {
     const g = ctx.g;
     const cpuOf = async (fn: () => Promise<unknown>, bytes: number): Promise<[number, number]> => {
-      const c0 = cpuSeconds(g.pid), t0 = performance.now();
+      const c0 = cpuSeconds(g.pid),
+        t0 = performance.now();
       await fn();
       return [((cpuSeconds(g.pid) - c0) / bytes) * 1e9, bytes / 1e6 / ((performance.now() - t0) / 1000)];
     };
@@ -520,16 +638,27 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
     // 2. Body ingest as the PUT path layers it: raw BYOB reads, then the gate's TransformStream.
     const size = (QUICK ? 64 : 256) * MiB;
     const piece = Buffer.alloc(MiB, 7);
-    const plain = function* () { for (let i = 0; i < size; i += MiB) yield piece; };
-    const head = Buffer.from(`${MiB.toString(16)}\r\n`), crlf = Buffer.from('\r\n'), last = Buffer.from('0\r\n\r\n');
-    const chunked = function* () { for (let i = 0; i < size; i += MiB) { yield head; yield piece; yield crlf; } yield last; };
+    const plain = function* () {
+      for (let i = 0; i < size; i += MiB) yield piece;
+    };
+    const head = Buffer.from(`${MiB.toString(16)}\r\n`),
+      crlf = Buffer.from('\r\n'),
+      last = Buffer.from('0\r\n\r\n');
+    const chunked = function* () {
+      for (let i = 0; i < size; i += MiB) {
+        yield head;
+        yield piece;
+        yield crlf;
+      }
+      yield last;
+    };
     const chunkedLen = (size / MiB) * (head.length + MiB + 2) + last.length;
     const ingest: [string, string, string, boolean][] = [
       ['ingest-raw', 'request body, BYOB 1 MiB reads (BodyReader), nothing else', '', false],
       ['ingest-md5', '... + MD5 per piece', 'md5', false],
-      ['ingest-gate', 'the gate\'s plain-body verifier (one reused 1 MiB BYOB buffer, pulled)', 'verifier', false],
+      ['ingest-gate', "the gate's plain-body verifier (one reused 1 MiB BYOB buffer, pulled)", 'verifier', false],
       ['ingest-gate-limit-md5', '... + limitBody + MD5: the unsigned PUT path before coding', 'verifier,limit,md5', false],
-      ['ingest-chunked', 'the gate\'s aws-chunked decoder (the same pulled buffer)', 'chunked', true],
+      ['ingest-chunked', "the gate's aws-chunked decoder (the same pulled buffer)", 'chunked', true],
     ];
     for (const [stage, what, layers, isChunked] of ingest) {
       const headers: Record<string, string> = isChunked
@@ -545,24 +674,45 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
     for (const mode of ['unsigned', 'sdk-default', 'signed-sha256'] as ClientMode[]) {
       const s3 = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, mode);
       for (const p of [POLICIES[0]!, REPLICATE]) {
-        const runs: [number, number][] = [], gets: [number, number][] = [];
+        const runs: [number, number][] = [],
+          gets: [number, number][] = [];
         for (let r = 0; r < 2; r++) {
           runs.push(await cpuOf(() => put(s3, p.bucket, `mode-${mode}`, csize, r, mode), csize));
           gets.push(await cpuOf(() => get(s3, p.bucket, `mode-${mode}`), csize));
           await g.control('/__bench/purge');
         }
         const best = (xs: [number, number][]) => xs.reduce((a, b) => (a[0] <= b[0] ? a : b));
-        addBreakdown({ stage: `put-${p.name}-${mode}`, what: `whole PUT ${csize / MiB} MiB, ${p.name}, client ${mode}`, cpu: best(runs)[0], unit: 's/GB', rate: `${best(runs)[1].toFixed(0)} MB/s` });
-        if (mode === 'unsigned') addBreakdown({ stage: `get-${p.name}`, what: `whole GET ${csize / MiB} MiB, ${p.name}`, cpu: best(gets)[0], unit: 's/GB', rate: `${best(gets)[1].toFixed(0)} MB/s` });
+        addBreakdown({
+          stage: `put-${p.name}-${mode}`,
+          what: `whole PUT ${csize / MiB} MiB, ${p.name}, client ${mode}`,
+          cpu: best(runs)[0],
+          unit: 's/GB',
+          rate: `${best(runs)[1].toFixed(0)} MB/s`,
+        });
+        if (mode === 'unsigned')
+          addBreakdown({
+            stage: `get-${p.name}`,
+            what: `whole GET ${csize / MiB} MiB, ${p.name}`,
+            cpu: best(gets)[0],
+            unit: 's/GB',
+            rate: `${best(gets)[1].toFixed(0)} MB/s`,
+          });
       }
     }
     await runBackendBreakdown(ctx);
     const [srcCpu, srcMbps] = await cpuOf(() => get(ctx.s3, '__bench', `source-${csize}`), csize);
-    addBreakdown({ stage: 'egress-source', what: 'GET of a generated body (no S3 work): the egress floor', cpu: srcCpu, unit: 's/GB', rate: `${srcMbps.toFixed(0)} MB/s` });
+    addBreakdown({
+      stage: 'egress-source',
+      what: 'GET of a generated body (no S3 work): the egress floor',
+      cpu: srcCpu,
+      unit: 's/GB',
+      rate: `${srcMbps.toFixed(0)} MB/s`,
+    });
     // 4. The fixed cost of one request: what a small object pays before any byte is coded.
     const N = QUICK ? 10 : 100; // CPU ticks are 10 ms: many requests per figure
     const s3 = ctx.s3;
-    const ec = POLICIES[0]!, rep = REPLICATE;
+    const ec = POLICIES[0]!,
+      rep = REPLICATE;
     await put(s3, ec.bucket, 'tiny', KiB, 1, CLIENT_MODE);
     for (const p of [ec, rep]) await put(s3, p.bucket, 'small', 64 * KiB, 1, CLIENT_MODE);
     const perRequest: [string, string, (i: number) => Promise<unknown>][] = [
@@ -591,12 +741,20 @@ async function runBreakdown(bundle: Bundle): Promise<void> {
 // ------------------------------------------------------------------------------ overwrites
 /** Overwrites per batch by size: enough that CPU ticks (10 ms) are many per figure. */
 const OVERWRITE_SIZES: { size: number; ops: number }[] = QUICK
-  ? [{ size: KiB, ops: 20 }, { size: 64 * KiB, ops: 10 }]
-  : [{ size: KiB, ops: 100 }, { size: 64 * KiB, ops: 50 }, { size: MiB, ops: 20 }];
+  ? [
+      { size: KiB, ops: 20 },
+      { size: 64 * KiB, ops: 10 },
+    ]
+  : [
+      { size: KiB, ops: 100 },
+      { size: 64 * KiB, ops: 50 },
+      { size: MiB, ops: 20 },
+    ];
 
 async function runOverwrites(ctx: Ctx): Promise<OverwriteSummary[]> {
   await createOverwriteBuckets(ctx.s3);
-  for (const { size } of OVERWRITE_SIZES) { // warm-up, not recorded
+  for (const { size } of OVERWRITE_SIZES) {
+    // warm-up, not recorded
     for (const v of ['unversioned', 'versioned'] as const) await overwriteBatch(ctx.g, ctx.s3, v, size, 3, 0, CLIENT_MODE);
   }
   const batches: OverwriteBatch[] = [];
@@ -611,17 +769,35 @@ async function runOverwrites(ctx: Ctx): Promise<OverwriteSummary[]> {
 }
 
 function overwriteTable(rows: OverwriteSummary[]): string {
-  const calls = (c: Record<string, number>) => Object.entries(c).map(([name, n]) => `${name} ${n === Math.round(n) ? n : n.toFixed(2)}`).join(', ');
+  const calls = (c: Record<string, number>) =>
+    Object.entries(c)
+      .map(([name, n]) => `${name} ${n === Math.round(n) ? n : n.toFixed(2)}`)
+      .join(', ');
   const ratio = (a: number, b: number) => (a > 0 ? `${(b / a).toFixed(2)}x` : '-');
   return markdownTable(
-    ['size', 'catalog calls/overwrite unversioned', 'versioned', 'ratio', 'p50 ms unversioned', 'versioned', 'ratio', 'workerd cpu ms unversioned', 'versioned', 'ratio'],
+    [
+      'size',
+      'catalog calls/overwrite unversioned',
+      'versioned',
+      'ratio',
+      'p50 ms unversioned',
+      'versioned',
+      'ratio',
+      'workerd cpu ms unversioned',
+      'versioned',
+      'ratio',
+    ],
     rows.map((r) => [
       sizeName(r.size),
       `${r.catalogPerOp.unversioned.toFixed(2)} (${calls(r.catalog.unversioned)})${r.catalogVaried.unversioned ? ' varied' : ''}`,
       `${r.catalogPerOp.versioned.toFixed(2)} (${calls(r.catalog.versioned)})${r.catalogVaried.versioned ? ' varied' : ''}`,
       ratio(r.catalogPerOp.unversioned, r.catalogPerOp.versioned),
-      r.p50Ms.unversioned.toFixed(1), r.p50Ms.versioned.toFixed(1), ratio(r.p50Ms.unversioned, r.p50Ms.versioned),
-      r.cpuMsPerOp.unversioned.toFixed(2), r.cpuMsPerOp.versioned.toFixed(2), ratio(r.cpuMsPerOp.unversioned, r.cpuMsPerOp.versioned),
+      r.p50Ms.unversioned.toFixed(1),
+      r.p50Ms.versioned.toFixed(1),
+      ratio(r.p50Ms.unversioned, r.p50Ms.versioned),
+      r.cpuMsPerOp.unversioned.toFixed(2),
+      r.cpuMsPerOp.versioned.toFixed(2),
+      ratio(r.cpuMsPerOp.unversioned, r.cpuMsPerOp.versioned),
     ]),
   );
 }
@@ -634,24 +810,43 @@ interface Summary {
   policy: PolicyName;
   size: number;
   samples: number;
-  putMBps: number; getMBps: number; get1MBps: number | null; get2MBps: number | null;
-  putCpu: number; getCpu: number; get1Cpu: number | null; get2Cpu: number | null;
+  putMBps: number;
+  getMBps: number;
+  get1MBps: number | null;
+  get2MBps: number | null;
+  putCpu: number;
+  getCpu: number;
+  get1Cpu: number | null;
+  get2Cpu: number | null;
   putBackendCpu: number | null;
   getBackendCpu: number | null;
-  putRssMiB: number; getRssMiB: number;
+  putRssMiB: number;
+  getRssMiB: number;
   /** Large runs only: a second PUT/GET in the same worker, above the RSS just before it. */
-  putRssAgainMiB: number | null; getRssAgainMiB: number | null;
-  putReqPerOp: number | null; getReqPerOp: number | null; get1ReqPerOp: number | null; get2ReqPerOp: number | null;
+  putRssAgainMiB: number | null;
+  getRssAgainMiB: number | null;
+  putReqPerOp: number | null;
+  getReqPerOp: number | null;
+  get1ReqPerOp: number | null;
+  get2ReqPerOp: number | null;
   /** Catalog (Durable Object) calls per PUT and per healthy GET. */
-  putCatPerOp: number | null; getCatPerOp: number | null;
-  putHttpPerOp: number | null; getHttpPerOp: number | null;
+  putCatPerOp: number | null;
+  getCatPerOp: number | null;
+  putHttpPerOp: number | null;
+  getHttpPerOp: number | null;
   writtenPerStored: number | null;
-  putP50: number; putP99: number; getP50: number; getP99: number;
+  putP50: number;
+  putP99: number;
+  getP50: number;
+  getP99: number;
 }
 
 function summarize(setup: SetupName, policy: PolicyName, size: number): Summary | null {
   const of = (kind: PhaseKind) => phases.filter((p) => p.setup === setup && p.policy === policy && p.size === size && p.kind === kind);
-  const put = of('put'), get = of('get'), g1 = of('get-1down'), g2 = of('get-2down');
+  const put = of('put'),
+    get = of('get'),
+    g1 = of('get-1down'),
+    g2 = of('get-2down');
   if (put.length === 0) return null;
   const bytes = (ps: Phase[]) => ps.reduce((n, p) => n + p.ops * p.size, 0);
   // Throughput: median over repetitions of (bytes of the batch / its wall time).
@@ -661,25 +856,42 @@ function summarize(setup: SetupName, policy: PolicyName, size: number): Summary 
   const perOp = (ps: Phase[], f: (p: Phase) => number) => (ps.length ? ps.reduce((n, p) => n + f(p), 0) / ps.reduce((n, p) => n + p.ops, 0) : null);
   const big = size === BIG_SIZE;
   const rss = (ps: Phase[]) => Math.max(...ps.filter((p) => !big || p.rep === 0).map((p) => p.rssPeak - p.rssIdle)) / MiB;
-  const rssAgain = (ps: Phase[]) => (big && ps.some((p) => p.rep === 1) ? Math.max(...ps.filter((p) => p.rep === 1).map((p) => p.rssPeak - p.rssIdle)) / MiB : null);
+  const rssAgain = (ps: Phase[]) =>
+    big && ps.some((p) => p.rep === 1) ? Math.max(...ps.filter((p) => p.rep === 1).map((p) => p.rssPeak - p.rssIdle)) / MiB : null;
   const lat = (ps: Phase[]) => ps.flatMap((p) => p.latMs);
   const isDirect = policy === 'direct';
   return {
-    setup, policy, size, samples: put.length,
-    putMBps: tput(put)!, getMBps: tput(get)!, get1MBps: tput(g1), get2MBps: tput(g2),
-    putCpu: cpu(put)!, getCpu: cpu(get)!, get1Cpu: cpu(g1), get2Cpu: cpu(g2),
+    setup,
+    policy,
+    size,
+    samples: put.length,
+    putMBps: tput(put)!,
+    getMBps: tput(get)!,
+    get1MBps: tput(g1),
+    get2MBps: tput(g2),
+    putCpu: cpu(put)!,
+    getCpu: cpu(get)!,
+    get1Cpu: cpu(g1),
+    get2Cpu: cpu(g2),
     putBackendCpu: setup === 's3rver' ? (put.reduce((n, p) => n + p.backendCpuS, 0) / bytes(put)) * 1e9 : null,
     getBackendCpu: setup === 's3rver' ? (get.reduce((n, p) => n + p.backendCpuS, 0) / bytes(get)) * 1e9 : null,
-    putRssMiB: rss(put), getRssMiB: rss(get), putRssAgainMiB: rssAgain(put), getRssAgainMiB: rssAgain(get),
+    putRssMiB: rss(put),
+    getRssMiB: rss(get),
+    putRssAgainMiB: rssAgain(put),
+    getRssAgainMiB: rssAgain(get),
     putReqPerOp: isDirect ? null : perOp(put, (p) => p.calls.put + p.calls.head + p.calls.delete + p.calls.list + p.calls.get),
     getReqPerOp: isDirect ? null : perOp(get, (p) => p.calls.get + p.calls.head + p.calls.list),
     get1ReqPerOp: isDirect ? null : perOp(g1, (p) => p.calls.get + p.calls.head + p.calls.list),
     get2ReqPerOp: isDirect ? null : perOp(g2, (p) => p.calls.get + p.calls.head + p.calls.list),
-    putCatPerOp: isDirect ? null : perOp(put, catalogTotal), getCatPerOp: isDirect ? null : perOp(get, catalogTotal),
+    putCatPerOp: isDirect ? null : perOp(put, catalogTotal),
+    getCatPerOp: isDirect ? null : perOp(get, catalogTotal),
     putHttpPerOp: setup === 's3rver' && !isDirect ? perOp(put, (p) => p.http ?? 0) : null,
     getHttpPerOp: setup === 's3rver' && !isDirect ? perOp(get, (p) => p.http ?? 0) : null,
     writtenPerStored: isDirect ? null : put.reduce((n, p) => n + p.calls.putBytes, 0) / bytes(put),
-    putP50: pct(lat(put), 50), putP99: pct(lat(put), 99), getP50: pct(lat(get), 50), getP99: pct(lat(get), 99),
+    putP50: pct(lat(put), 50),
+    putP99: pct(lat(put), 99),
+    getP50: pct(lat(get), 50),
+    getP99: pct(lat(get), 99),
   };
 }
 
@@ -688,20 +900,47 @@ const f = (v: number | null | undefined, d = 0) => (v === null || v === undefine
 
 function table(rows: Summary[], setup: SetupName): string {
   const s3 = setup === 's3rver';
-  const head = ['policy', 'size', 'reps', 'PUT MB/s', 'GET MB/s', '1-down', '2-down', 'PUT cpu s/GB', 'GET cpu s/GB', '1-down cpu',
-    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []), s3 ? 'PUT req/op [http]' : 'PUT req/op', s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d', 'catalog calls/op PUT/GET', 'wr B/B', 'PUT p50/p99 ms', 'GET p50/p99 ms', 'RSS MiB PUT/GET'];
+  const head = [
+    'policy',
+    'size',
+    'reps',
+    'PUT MB/s',
+    'GET MB/s',
+    '1-down',
+    '2-down',
+    'PUT cpu s/GB',
+    'GET cpu s/GB',
+    '1-down cpu',
+    ...(s3 ? ['s3rver cpu s/GB PUT/GET'] : []),
+    s3 ? 'PUT req/op [http]' : 'PUT req/op',
+    s3 ? 'GET req/op ok/1d/2d [http]' : 'GET req/op ok/1d/2d',
+    'catalog calls/op PUT/GET',
+    'wr B/B',
+    'PUT p50/p99 ms',
+    'GET p50/p99 ms',
+    'RSS MiB PUT/GET',
+  ];
   const n = (v: number | null) => (v === null ? '-' : Number.isInteger(Math.round(v * 10) / 10) ? v.toFixed(0) : v.toFixed(1));
   const lines = rows.map((r) => {
     const direct = r.policy === 'direct';
     return [
-      r.policy, sizeName(r.size), String(r.samples), f(r.putMBps), f(r.getMBps), f(r.get1MBps), f(r.get2MBps),
-      direct && s3 ? '-' : f(r.putCpu, 2), direct && s3 ? '-' : f(r.getCpu, 2), f(r.get1Cpu, 2),
+      r.policy,
+      sizeName(r.size),
+      String(r.samples),
+      f(r.putMBps),
+      f(r.getMBps),
+      f(r.get1MBps),
+      f(r.get2MBps),
+      direct && s3 ? '-' : f(r.putCpu, 2),
+      direct && s3 ? '-' : f(r.getCpu, 2),
+      f(r.get1Cpu, 2),
       ...(s3 ? [`${f(r.putBackendCpu, 2)}/${f(r.getBackendCpu, 2)}`] : []),
       direct ? '-' : `${n(r.putReqPerOp)}${s3 ? ` [${n(r.putHttpPerOp)}]` : ''}`,
       direct ? '-' : `${n(r.getReqPerOp)}/${n(r.get1ReqPerOp)}/${n(r.get2ReqPerOp)}${s3 ? ` [${n(r.getHttpPerOp)}]` : ''}`,
       direct ? '-' : `${n(r.putCatPerOp)}/${n(r.getCatPerOp)}`,
       f(r.writtenPerStored, 2),
-      r.size <= MiB ? `${f(r.putP50, 1)}/${f(r.putP99, 1)}` : '-', r.size <= MiB ? `${f(r.getP50, 1)}/${f(r.getP99, 1)}` : '-',
+      r.size <= MiB ? `${f(r.putP50, 1)}/${f(r.putP99, 1)}` : '-',
+      r.size <= MiB ? `${f(r.getP50, 1)}/${f(r.getP99, 1)}` : '-',
       direct && s3 ? '-' : `${f(r.putRssMiB)}/${f(r.getRssMiB)}${r.putRssAgainMiB !== null ? ` (again ${f(r.putRssAgainMiB)}/${f(r.getRssAgainMiB)})` : ''}`,
     ];
   });
@@ -715,14 +954,20 @@ function markdownTable(head: string[], lines: string[][], left = 1): string {
   return [row(head), `|${widths.map((w, i) => (i < left ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...lines.map(row)].join('\n');
 }
 
-interface Ratio { setup: string; size: string; name: string; value: number | null }
+interface Ratio {
+  setup: string;
+  size: string;
+  name: string;
+  value: number | null;
+}
 
 function ratios(all: Summary[]): Ratio[] {
   const out: Ratio[] = [];
   const by = (setup: string, policy: string, size: number) => all.find((s) => s.setup === setup && s.policy === policy && s.size === size);
   for (const setup of SETUPS) {
     for (const size of [...new Set(all.filter((s) => s.setup === setup).map((s) => s.size))]) {
-      const r3 = by(setup, 'replicate-3', size), d = by(setup, 'direct', size);
+      const r3 = by(setup, 'replicate-3', size),
+        d = by(setup, 'direct', size);
       const add = (name: string, value: number | null | undefined) => out.push({ setup, size: sizeName(size), name, value: value ?? null });
       for (const ec of EC_POLICIES.map((p) => p.name)) {
         const e = by(setup, ec, size);
@@ -779,17 +1024,36 @@ function countTargets(setup: string, p: (typeof POLICIES)[number], size: number,
   const out: Target[] = [];
   const tag = `${p.name}, ${setup} ${sizeName(size)}`;
   const column = p.k + p.m > 6 && p.name !== 'replicate-3';
-  const S = Math.min(8 * MiB, Math.floor(24 * MiB / p.m / BENCH_BLOCK) * BENCH_BLOCK);
+  const S = Math.min(8 * MiB, Math.floor((24 * MiB) / p.m / BENCH_BLOCK) * BENCH_BLOCK);
   const units = column ? Math.ceil(size / (p.k * S)) : 1;
   const oneRow = column ? Math.ceil(size / p.k) <= BENCH_BLOCK : size <= p.k * BENCH_BLOCK;
   if (p.name === 'replicate-3') {
     out.push({ target: `replicate-3 GET = 1 backend request (${tag})`, figure: `${f(r.getReqPerOp, 1)}`, met: r.getReqPerOp === 1, count: true });
   } else {
-    const one = oneRow || !column ? p.k + 1 : 2 * p.k * units, two = oneRow || !column ? p.k + 2 : 2 * p.k * units;
-    if (r.get1ReqPerOp !== null) out.push({ target: `degraded GET requests, 1 down <= ${oneRow ? 'k+1' : column ? '2k per unit' : 'k+1'} (${tag})`, figure: `${f(r.get1ReqPerOp, 1)} (bound ${one})`, met: r.get1ReqPerOp <= one, count: true });
-    if (r.get2ReqPerOp !== null) out.push({ target: `degraded GET requests, 2 down <= ${oneRow ? 'k+2' : column ? '2k per unit' : 'k+2'} (${tag})`, figure: `${f(r.get2ReqPerOp, 1)} (bound ${two})`, met: r.get2ReqPerOp <= two, count: true });
+    const one = oneRow || !column ? p.k + 1 : 2 * p.k * units,
+      two = oneRow || !column ? p.k + 2 : 2 * p.k * units;
+    if (r.get1ReqPerOp !== null)
+      out.push({
+        target: `degraded GET requests, 1 down <= ${oneRow ? 'k+1' : column ? '2k per unit' : 'k+1'} (${tag})`,
+        figure: `${f(r.get1ReqPerOp, 1)} (bound ${one})`,
+        met: r.get1ReqPerOp <= one,
+        count: true,
+      });
+    if (r.get2ReqPerOp !== null)
+      out.push({
+        target: `degraded GET requests, 2 down <= ${oneRow ? 'k+2' : column ? '2k per unit' : 'k+2'} (${tag})`,
+        figure: `${f(r.get2ReqPerOp, 1)} (bound ${two})`,
+        met: r.get2ReqPerOp <= two,
+        count: true,
+      });
   }
-  if (r.putCatPerOp !== null) out.push({ target: `PUT catalog calls <= 2, GET 1 (${tag})`, figure: `${f(r.putCatPerOp, 1)} per PUT, ${f(r.getCatPerOp, 1)} per GET`, met: r.putCatPerOp <= 2 && r.getCatPerOp === 1, count: true });
+  if (r.putCatPerOp !== null)
+    out.push({
+      target: `PUT catalog calls <= 2, GET 1 (${tag})`,
+      figure: `${f(r.putCatPerOp, 1)} per PUT, ${f(r.getCatPerOp, 1)} per GET`,
+      met: r.putCatPerOp <= 2 && r.getCatPerOp === 1,
+      count: true,
+    });
   return out;
 }
 
@@ -803,26 +1067,51 @@ function countTargets(setup: string, p: (typeof POLICIES)[number], size: number,
 function issue23Targets(all: Summary[], setup: SetupName): Target[] {
   const out: Target[] = [];
   const by = (policy: string, size: number) => all.find((s) => s.setup === setup && s.policy === policy && s.size === size);
-  for (const name of ['ec-8+3', 'ec-10+4']) for (const size of [16 * MiB, 64 * MiB]) {
-    const e = by(name, size);
-    if (!e || e.get1MBps === null) continue;
-    out.push({ target: `1-down/healthy GET MB/s >= 0.8x (${name}, ${setup} ${sizeName(size)})`, figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`, met: e.get1MBps / e.getMBps >= 0.8 });
-  }
+  for (const name of ['ec-8+3', 'ec-10+4'])
+    for (const size of [16 * MiB, 64 * MiB]) {
+      const e = by(name, size);
+      if (!e || e.get1MBps === null) continue;
+      out.push({
+        target: `1-down/healthy GET MB/s >= 0.8x (${name}, ${setup} ${sizeName(size)})`,
+        figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`,
+        met: e.get1MBps / e.getMBps >= 0.8,
+      });
+    }
   const small = SIZES[0]!.size;
-  const w = by('ec-8+3', small), n = by('ec-4+2', small), r3 = by('replicate-3', small);
-  if (w && n) out.push({ target: `8+3 ${sizeName(small)} GET p50 <= 1.3x 4+2 (${setup})`, figure: `${(w.getP50 / n.getP50).toFixed(2)}x (${w.getP50.toFixed(1)} vs ${n.getP50.toFixed(1)} ms)`, met: w.getP50 / n.getP50 <= 1.3 });
+  const w = by('ec-8+3', small),
+    n = by('ec-4+2', small),
+    r3 = by('replicate-3', small);
+  if (w && n)
+    out.push({
+      target: `8+3 ${sizeName(small)} GET p50 <= 1.3x 4+2 (${setup})`,
+      figure: `${(w.getP50 / n.getP50).toFixed(2)}x (${w.getP50.toFixed(1)} vs ${n.getP50.toFixed(1)} ms)`,
+      met: w.getP50 / n.getP50 <= 1.3,
+    });
   for (const p of EC_POLICIES) {
     const e = by(p.name, small);
-    if (e && r3) out.push({ target: `small PUT CPU/GB <= 1.2x replicate-3 (${p.name}, ${setup} ${sizeName(small)})`, figure: `${(e.putCpu / r3.putCpu).toFixed(2)}x (${e.putCpu.toFixed(1)} vs ${r3.putCpu.toFixed(1)} s/GB)`, met: e.putCpu / r3.putCpu <= 1.2 });
+    if (e && r3)
+      out.push({
+        target: `small PUT CPU/GB <= 1.2x replicate-3 (${p.name}, ${setup} ${sizeName(small)})`,
+        figure: `${(e.putCpu / r3.putCpu).toFixed(2)}x (${e.putCpu.toFixed(1)} vs ${r3.putCpu.toFixed(1)} s/GB)`,
+        met: e.putCpu / r3.putCpu <= 1.2,
+      });
   }
   const stage = (name: string) => breakdown.find((b) => b.stage === name)?.cpu;
-  const md5 = stage('md5'), ingest = stage('ingest-raw'), xxh = stage('xxh64'), egress = stage(`${setup}-backend-put-backend`);
+  const md5 = stage('md5'),
+    ingest = stage('ingest-raw'),
+    xxh = stage('xxh64'),
+    egress = stage(`${setup}-backend-put-backend`);
   const largest = SIZES[SIZES.length - 1]!.size;
   for (const p of EC_POLICIES) {
-    const e = by(p.name, largest), encode = stage(`encode-${p.k}+${p.m}`);
+    const e = by(p.name, largest),
+      encode = stage(`encode-${p.k}+${p.m}`);
     if (!e || md5 === undefined || ingest === undefined || xxh === undefined || egress === undefined || encode === undefined) continue;
     const floor = md5 + ingest + ((p.k + p.m) / p.k) * (egress + xxh) + encode;
-    out.push({ target: `large PUT CPU/GB <= 1.1x its floor (${p.name}, ${setup} ${sizeName(largest)})`, figure: `${(e.putCpu / floor).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${floor.toFixed(2)} s/GB: MD5 ${md5.toFixed(2)} + ingest ${ingest.toFixed(2)} + ${((p.k + p.m) / p.k).toFixed(2)} x (egress ${egress.toFixed(2)} + XXH64 ${xxh.toFixed(2)}) + encode ${encode.toFixed(2)})`, met: e.putCpu / floor <= 1.1 });
+    out.push({
+      target: `large PUT CPU/GB <= 1.1x its floor (${p.name}, ${setup} ${sizeName(largest)})`,
+      figure: `${(e.putCpu / floor).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${floor.toFixed(2)} s/GB: MD5 ${md5.toFixed(2)} + ingest ${ingest.toFixed(2)} + ${((p.k + p.m) / p.k).toFixed(2)} x (egress ${egress.toFixed(2)} + XXH64 ${xxh.toFixed(2)}) + encode ${encode.toFixed(2)})`,
+      met: e.putCpu / floor <= 1.1,
+    });
   }
   return out;
 }
@@ -835,37 +1124,82 @@ function targets(all: Summary[]): Target[] {
   const largest = sizes[sizes.length - 1]!;
   for (const setup of SETUPS) {
     for (const size of sizes.filter((s) => s >= MiB)) {
-      const e = by(setup, 'ec-4+2', size), r = by(setup, 'replicate-3', size);
+      const e = by(setup, 'ec-4+2', size),
+        r = by(setup, 'replicate-3', size);
       if (!e || !r) continue;
       const tag = `${setup} ${sizeName(size)}`;
-      out.push({ target: `EC 4+2 PUT CPU/GB <= 1.15x replicate-3 (${tag})`, figure: `${(e.putCpu / r.putCpu).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${r.putCpu.toFixed(2)} s/GB)`, met: e.putCpu / r.putCpu <= 1.15 });
-      if (setup === 's3rver') out.push({ target: `EC 4+2 PUT MB/s >= 1.0x replicate-3 (${tag})`, figure: `${(e.putMBps / r.putMBps).toFixed(2)}x (${e.putMBps.toFixed(0)} vs ${r.putMBps.toFixed(0)} MB/s)`, met: e.putMBps / r.putMBps >= 1.0 });
-      out.push({ target: `healthy EC 4+2 GET >= 0.9x replicate-3 (${tag})`, figure: `${(e.getMBps / r.getMBps).toFixed(2)}x (${e.getMBps.toFixed(0)} vs ${r.getMBps.toFixed(0)} MB/s)`, met: e.getMBps / r.getMBps >= 0.9 });
-      if (e.get1MBps !== null) out.push({ target: `EC 4+2 GET, one backend down >= 0.8x healthy (${tag})`, figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`, met: e.get1MBps / e.getMBps >= 0.8 });
+      out.push({
+        target: `EC 4+2 PUT CPU/GB <= 1.15x replicate-3 (${tag})`,
+        figure: `${(e.putCpu / r.putCpu).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${r.putCpu.toFixed(2)} s/GB)`,
+        met: e.putCpu / r.putCpu <= 1.15,
+      });
+      if (setup === 's3rver')
+        out.push({
+          target: `EC 4+2 PUT MB/s >= 1.0x replicate-3 (${tag})`,
+          figure: `${(e.putMBps / r.putMBps).toFixed(2)}x (${e.putMBps.toFixed(0)} vs ${r.putMBps.toFixed(0)} MB/s)`,
+          met: e.putMBps / r.putMBps >= 1.0,
+        });
+      out.push({
+        target: `healthy EC 4+2 GET >= 0.9x replicate-3 (${tag})`,
+        figure: `${(e.getMBps / r.getMBps).toFixed(2)}x (${e.getMBps.toFixed(0)} vs ${r.getMBps.toFixed(0)} MB/s)`,
+        met: e.getMBps / r.getMBps >= 0.9,
+      });
+      if (e.get1MBps !== null)
+        out.push({
+          target: `EC 4+2 GET, one backend down >= 0.8x healthy (${tag})`,
+          figure: `${(e.get1MBps / e.getMBps).toFixed(2)}x (${e.get1MBps.toFixed(0)} vs ${e.getMBps.toFixed(0)} MB/s)`,
+          met: e.get1MBps / e.getMBps >= 0.8,
+        });
     }
-    for (const p of POLICIES) for (const size of sizes) {
-      const r = by(setup, p.name, size);
-      if (r) out.push(...countTargets(setup, p, size, r));
-    }
+    for (const p of POLICIES)
+      for (const size of sizes) {
+        const r = by(setup, p.name, size);
+        if (r) out.push(...countTargets(setup, p, size, r));
+      }
     for (const p of EC_POLICIES) {
       const small = by(setup, p.name, sizes[0]!);
-      if (small) out.push({ target: `small PUT = k+m writes, healthy GET = k reads (${p.k}+${p.m}, ${setup} ${sizeName(sizes[0]!)})`, figure: `${f(small.putReqPerOp, 1)} requests per PUT, ${f(small.getReqPerOp, 1)} per GET`, met: small.putReqPerOp === p.k + p.m && small.getReqPerOp === p.k });
+      if (small)
+        out.push({
+          target: `small PUT = k+m writes, healthy GET = k reads (${p.k}+${p.m}, ${setup} ${sizeName(sizes[0]!)})`,
+          figure: `${f(small.putReqPerOp, 1)} requests per PUT, ${f(small.getReqPerOp, 1)} per GET`,
+          met: small.putReqPerOp === p.k + p.m && small.getReqPerOp === p.k,
+        });
     }
     // Issue 10: PUT CPU against MD5 alone (the ETag's floor, the breakdown's md5 stage, same
     // workerd build), GET CPU against the byte source; memory backends, the largest size.
-    const md5 = breakdown.find((b) => b.stage === 'md5'), d = by(setup, 'direct', largest);
+    const md5 = breakdown.find((b) => b.stage === 'md5'),
+      d = by(setup, 'direct', largest);
     if (setup === 'memory') {
       for (const p of EC_POLICIES) {
         const e = by(setup, p.name, largest);
         if (!e) continue;
         const tag = `${p.name}, memory ${sizeName(largest)}`;
-        if (md5) out.push({ target: `PUT CPU/GB <= 1.25x MD5 alone (${tag})`, figure: `${(e.putCpu / md5.cpu).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${md5.cpu.toFixed(2)} s/GB)`, met: e.putCpu / md5.cpu <= 1.25 });
-        if (d) out.push({ target: `GET CPU/GB <= 1.5x the direct byte-source GET (${tag})`, figure: `${(e.getCpu / d.getCpu).toFixed(2)}x (${e.getCpu.toFixed(2)} vs ${d.getCpu.toFixed(2)} s/GB)`, met: e.getCpu / d.getCpu <= 1.5 });
+        if (md5)
+          out.push({
+            target: `PUT CPU/GB <= 1.25x MD5 alone (${tag})`,
+            figure: `${(e.putCpu / md5.cpu).toFixed(2)}x (${e.putCpu.toFixed(2)} vs ${md5.cpu.toFixed(2)} s/GB)`,
+            met: e.putCpu / md5.cpu <= 1.25,
+          });
+        if (d)
+          out.push({
+            target: `GET CPU/GB <= 1.5x the direct byte-source GET (${tag})`,
+            figure: `${(e.getCpu / d.getCpu).toFixed(2)}x (${e.getCpu.toFixed(2)} vs ${d.getCpu.toFixed(2)} s/GB)`,
+            met: e.getCpu / d.getCpu <= 1.5,
+          });
       }
-      const small = by(setup, 'ec-4+2', sizes[0]!), ds = by(setup, 'direct', sizes[0]!);
+      const small = by(setup, 'ec-4+2', sizes[0]!),
+        ds = by(setup, 'direct', sizes[0]!);
       if (small && ds) {
-        out.push({ target: `small PUT within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`, figure: `${(small.putCpu / ds.putCpu).toFixed(2)}x (${small.putCpu.toFixed(1)} vs ${ds.putCpu.toFixed(1)} s/GB); p50/p99 ${small.putP50.toFixed(1)}/${small.putP99.toFixed(1)} ms vs ${ds.putP50.toFixed(1)}/${ds.putP99.toFixed(1)}`, met: small.putCpu / ds.putCpu <= 2 });
-        out.push({ target: `small GET within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`, figure: `${(small.getCpu / ds.getCpu).toFixed(2)}x (${small.getCpu.toFixed(1)} vs ${ds.getCpu.toFixed(1)} s/GB); p50/p99 ${small.getP50.toFixed(1)}/${small.getP99.toFixed(1)} ms vs ${ds.getP50.toFixed(1)}/${ds.getP99.toFixed(1)}`, met: small.getCpu / ds.getCpu <= 2 });
+        out.push({
+          target: `small PUT within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`,
+          figure: `${(small.putCpu / ds.putCpu).toFixed(2)}x (${small.putCpu.toFixed(1)} vs ${ds.putCpu.toFixed(1)} s/GB); p50/p99 ${small.putP50.toFixed(1)}/${small.putP99.toFixed(1)} ms vs ${ds.putP50.toFixed(1)}/${ds.putP99.toFixed(1)}`,
+          met: small.putCpu / ds.putCpu <= 2,
+        });
+        out.push({
+          target: `small GET within 2x of direct, CPU/GB (ec-4+2, memory ${sizeName(sizes[0]!)})`,
+          figure: `${(small.getCpu / ds.getCpu).toFixed(2)}x (${small.getCpu.toFixed(1)} vs ${ds.getCpu.toFixed(1)} s/GB); p50/p99 ${small.getP50.toFixed(1)}/${small.getP99.toFixed(1)} ms vs ${ds.getP50.toFixed(1)}/${ds.getP99.toFixed(1)}`,
+          met: small.getCpu / ds.getCpu <= 2,
+        });
       }
     }
   }
@@ -873,13 +1207,28 @@ function targets(all: Summary[]): Target[] {
     const b = by('s3rver', p.name, BIG_SIZE);
     if (!b) continue;
     const peak = Math.max(b.putRssMiB, b.getRssMiB);
-    const again = b.putRssAgainMiB !== null ? `; a second time in the same worker, above the RSS before it: PUT ${f(b.putRssAgainMiB)}, GET ${f(b.getRssAgainMiB)} MiB` : '';
-    out.push({ target: `${sizeName(BIG_SIZE)} PUT and GET peak RSS < 64 MiB above idle (${p.name}, s3rver)`, figure: `from a fresh worker's idle: PUT ${b.putRssMiB.toFixed(0)} MiB, GET ${b.getRssMiB.toFixed(0)} MiB${again}`, met: peak < 64 });
+    const again =
+      b.putRssAgainMiB !== null
+        ? `; a second time in the same worker, above the RSS before it: PUT ${f(b.putRssAgainMiB)}, GET ${f(b.getRssAgainMiB)} MiB`
+        : '';
+    out.push({
+      target: `${sizeName(BIG_SIZE)} PUT and GET peak RSS < 64 MiB above idle (${p.name}, s3rver)`,
+      figure: `from a fresh worker's idle: PUT ${b.putRssMiB.toFixed(0)} MiB, GET ${b.getRssMiB.toFixed(0)} MiB${again}`,
+      met: peak < 64,
+    });
     const perGiB = (v: number | null) => (v === null ? '-' : ((v * GiB) / BIG_SIZE).toFixed(0));
-    out.push({ target: `backend requests per GiB stored, kept low (${p.name}, ${sizeName(BIG_SIZE)} object)`, figure: `${perGiB(b.putReqPerOp)} per GiB written, ${perGiB(b.getReqPerOp)} per GiB read`, met: null });
+    out.push({
+      target: `backend requests per GiB stored, kept low (${p.name}, ${sizeName(BIG_SIZE)} object)`,
+      figure: `${perGiB(b.putReqPerOp)} per GiB written, ${perGiB(b.getReqPerOp)} per GiB read`,
+      met: null,
+    });
   }
   for (const c of concurrency.filter((x) => x.n === Math.max(...CONCURRENCY))) {
-    out.push({ target: `${c.n} concurrent 4 MiB ${c.op.toUpperCase()}s: isolate under 100 MiB above idle, none refused but by SlowDown (${c.policy}, s3rver)`, figure: `peak ${c.rssMiB.toFixed(0)} MiB above idle; ${c.ok} ok, ${c.slowDown} SlowDown, ${c.failed} other failures`, met: c.rssMiB < 100 && c.failed === 0 });
+    out.push({
+      target: `${c.n} concurrent 4 MiB ${c.op.toUpperCase()}s: isolate under 100 MiB above idle, none refused but by SlowDown (${c.policy}, s3rver)`,
+      figure: `peak ${c.rssMiB.toFixed(0)} MiB above idle; ${c.ok} ok, ${c.slowDown} SlowDown, ${c.failed} other failures`,
+      met: c.rssMiB < 100 && c.failed === 0,
+    });
   }
   return out;
 }
@@ -913,7 +1262,10 @@ function gitHead(): string {
   try {
     const head = git('rev-parse', '--short', 'HEAD');
     const paths = ['worker', 'backends', 'coder-wasm'];
-    const changed = [...git('diff', '--name-only', 'HEAD', '--', ...paths).split('\n'), ...git('ls-files', '--others', '--exclude-standard', '--', ...paths).split('\n')].filter(Boolean);
+    const changed = [
+      ...git('diff', '--name-only', 'HEAD', '--', ...paths).split('\n'),
+      ...git('ls-files', '--others', '--exclude-standard', '--', ...paths).split('\n'),
+    ].filter(Boolean);
     return changed.length ? `${head} + uncommitted ${changed.join(', ')}` : head;
   } catch {
     return 'unknown';
@@ -922,7 +1274,10 @@ function gitHead(): string {
 
 /** --replot FILE.json: redraws FILE.svg from a saved run (after a change to the chart). */
 function replot(file: string): void {
-  const saved = JSON.parse(readFileSync(file, 'utf8')) as { run: { command: string; git: string; cpu: string; cores: number; node: string }; summaries: Summary[] };
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+    run: { command: string; git: string; cpu: string; cores: number; node: string };
+    summaries: Summary[];
+  };
   const r = saved.run;
   const big = Math.max(...saved.summaries.map((x) => x.size));
   const sizes = new Set(SIZES.map((x) => x.size));
@@ -939,12 +1294,20 @@ async function main(): Promise<void> {
   const bundle = await buildBundle(WHAT_IF);
   const run = {
     command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
-    git: gitHead(), bundleSha256: bundle.sha256.slice(0, 16), whatIf: WHAT_IF, clientMode: CLIENT_MODE, reps: REPS,
-    sizes: SIZES, setups: SETUPS, ...machine,
+    git: gitHead(),
+    bundleSha256: bundle.sha256.slice(0, 16),
+    whatIf: WHAT_IF,
+    clientMode: CLIENT_MODE,
+    reps: REPS,
+    sizes: SIZES,
+    setups: SETUPS,
+    ...machine,
   };
   log(`shardgate e2e bench: ${run.command}`);
   log(`machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average at start ${machine.loadStart}`);
-  log(`code: HEAD ${run.git}, bundle sha256 ${run.bundleSha256}${WHAT_IF.length ? `, what-if ${WHAT_IF.join(',')}` : ''}; client mode ${CLIENT_MODE}; ${REPS} repetitions`);
+  log(
+    `code: HEAD ${run.git}, bundle sha256 ${run.bundleSha256}${WHAT_IF.length ? `, what-if ${WHAT_IF.join(',')}` : ''}; client mode ${CLIENT_MODE}; ${REPS} repetitions`,
+  );
   emit({ type: 'run', ...run });
   let overwrites: OverwriteSummary[] = [];
   try {
@@ -993,19 +1356,32 @@ async function main(): Promise<void> {
 
   const out: string[] = [];
   out.push(`Command: \`${run.command}\` (HEAD ${run.git}, bundle sha256 ${run.bundleSha256}${WHAT_IF.length ? `, what-if: ${WHAT_IF.join(', ')}` : ''})`);
-  out.push(`Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`);
-  out.push(`Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? " (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)" : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`);
+  out.push(
+    `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load average at start ${machine.loadStart}, at end ${loadEnd}. ${minutes.toFixed(1)} minutes.`,
+  );
+  out.push(
+    `Client: @aws-sdk/client-s3, one request at a time, expectContinueHeader false, client mode "${CLIENT_MODE}"${CLIENT_MODE === 'unsigned' ? ' (requestChecksumCalculation WHEN_REQUIRED, stream bodies: UNSIGNED-PAYLOAD, no checksum; the gateway still computes MD5 for the ETag)' : ''}. ${REPS} repetitions, interleaved; objects per repetition: ${SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}. Body CRC32 checked on every GET of the first repetition and of the 1 GiB runs: ${checks.length - bad.length}/${checks.length} correct.`,
+  );
   // --no-matrix: no matrix figures, no empty tables.
   if (summaries.length) {
     out.push('');
-    out.push('req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.');
+    out.push(
+      'req/op: backend calls the gateway made per S3 request, counted in the worker (ok/1d/2d: healthy, one data-shard backend down, two down; a call to a down backend counts, and fails at once); [http]: HTTP requests the s3rver processes served. catalog calls/op: calls of the gateway Catalog (each a Durable Object round trip) per PUT / healthy GET, counted in the worker, without the upkeep background calls (repair wake-ups when a backend comes back). wr B/B: bytes written to backends per byte stored. cpu: the workerd process (utime+stime) per GB of object. RSS: peak VmRSS of workerd above its value before the batch.',
+    );
     for (const setup of SETUPS) {
       out.push('');
-      out.push(setup === 'memory'
-        ? '### (a) memory backends (inside the worker isolate)\n\nRSS above idle includes the shards the memory backends hold. "direct" = the same SDK call into a byte sink / out of a byte source in the same workerd (no S3 work).'
-        : `### (b) ${BACKENDS} s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.`);
+      out.push(
+        setup === 'memory'
+          ? '### (a) memory backends (inside the worker isolate)\n\nRSS above idle includes the shards the memory backends hold. "direct" = the same SDK call into a byte sink / out of a byte source in the same workerd (no S3 work).'
+          : `### (b) ${BACKENDS} s3rver processes on loopback\n\n"direct" = the same SDK straight to one s3rver. s3rver cpu: all s3rver processes together, per GB of object.`,
+      );
       out.push('');
-      out.push(table(summaries.filter((s) => s.setup === setup), setup));
+      out.push(
+        table(
+          summaries.filter((s) => s.setup === setup),
+          setup,
+        ),
+      );
     }
     out.push('');
     out.push('### Ratios');
@@ -1014,27 +1390,49 @@ async function main(): Promise<void> {
     out.push('');
     out.push('### Targets (issues 5 and 10)');
     out.push('');
-    out.push(markdownTable(['target', 'figure', 'met'], ts.map((t) => [t.target, t.figure, t.met === null ? '-' : t.met ? 'yes' : 'NO']), 2));
+    out.push(
+      markdownTable(
+        ['target', 'figure', 'met'],
+        ts.map((t) => [t.target, t.figure, t.met === null ? '-' : t.met ? 'yes' : 'NO']),
+        2,
+      ),
+    );
   }
   if (concurrency.length) {
     out.push('');
     out.push(`### Concurrency (one fresh gateway, ${concurrency[0]!.policy} over the s3rvers, 4 MiB objects)`);
     out.push('');
-    out.push('n requests at once from one client with n connections; RSS: peak VmRSS of workerd above its value just before the burst (one isolate serves them all).');
+    out.push(
+      'n requests at once from one client with n connections; RSS: peak VmRSS of workerd above its value just before the burst (one isolate serves them all).',
+    );
     out.push('');
-    out.push(markdownTable(['n', 'op', 'peak RSS MiB', 'wall s', 'ok', 'SlowDown', 'failed'], concurrency.map((c) => [String(c.n), c.op.toUpperCase(), c.rssMiB.toFixed(0), c.wallS.toFixed(1), String(c.ok), String(c.slowDown), String(c.failed)]), 2));
+    out.push(
+      markdownTable(
+        ['n', 'op', 'peak RSS MiB', 'wall s', 'ok', 'SlowDown', 'failed'],
+        concurrency.map((c) => [String(c.n), c.op.toUpperCase(), c.rssMiB.toFixed(0), c.wallS.toFixed(1), String(c.ok), String(c.slowDown), String(c.failed)]),
+        2,
+      ),
+    );
   }
   if (breakdown.length) {
     out.push('');
     out.push('### Breakdown per stage (workerd CPU from /proc; a gateway over memory backends unless the stage names s3rver)');
     out.push('');
-    out.push(markdownTable(['stage', 'what', 'workerd cpu', 'rate'], breakdown.map((b) => [b.stage, b.what, `${b.cpu.toFixed(2)} ${b.unit}`, b.rate]), 2));
+    out.push(
+      markdownTable(
+        ['stage', 'what', 'workerd cpu', 'rate'],
+        breakdown.map((b) => [b.stage, b.what, `${b.cpu.toFixed(2)} ${b.unit}`, b.rate]),
+        2,
+      ),
+    );
   }
   if (overwrites.length) {
     out.push('');
     out.push(`### Overwrites: unversioned vs versioned bucket (one fresh gateway, ec-4+2 over memory backends)`);
     out.push('');
-    out.push(`The same key PUT again and again; batches (${OVERWRITE_SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}) alternate between the buckets, ${REPS} repetitions. Catalog calls per overwrite by method (the upkeep's background calls left out); ratio: versioned / unversioned. 1 KiB is stored inline (in the catalog).`);
+    out.push(
+      `The same key PUT again and again; batches (${OVERWRITE_SIZES.map((s) => `${sizeName(s.size)} x${s.ops}`).join(', ')}) alternate between the buckets, ${REPS} repetitions. Catalog calls per overwrite by method (the upkeep's background calls left out); ratio: versioned / unversioned. 1 KiB is stored inline (in the catalog).`,
+    );
     out.push('');
     out.push(overwriteTable(overwrites));
   }
@@ -1047,12 +1445,27 @@ async function main(): Promise<void> {
     const root = fileURLToPath(new URL('..', import.meta.url));
     mkdirSync(`${root}/bench/results`, { recursive: true });
     const caption = `${run.command} | ${run.git} | ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} | ${new Date().toISOString().slice(0, 16)}Z`;
-    writeFileSync(`${root}/bench/results/${LABEL}.svg`, svg(summaries.filter((s) => s.size !== BIG_SIZE), caption));
-    writeFileSync(`${root}/bench/results/${LABEL}.json`, JSON.stringify({ run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, concurrency, overwrites, checks: { total: checks.length, bad } }, null, 1) + '\n');
+    writeFileSync(
+      `${root}/bench/results/${LABEL}.svg`,
+      svg(
+        summaries.filter((s) => s.size !== BIG_SIZE),
+        caption,
+      ),
+    );
+    writeFileSync(
+      `${root}/bench/results/${LABEL}.json`,
+      JSON.stringify(
+        { run: { ...run, loadEnd, minutes }, summaries, ratios: rs, targets: ts, breakdown, concurrency, overwrites, checks: { total: checks.length, bad } },
+        null,
+        1,
+      ) + '\n',
+    );
     const md = `${root}/BENCHMARKS.md`;
     const doc = readFileSync(md, 'utf8');
-    const start = `<!-- ${LABEL}:start -->`, end = `<!-- ${LABEL}:end -->`;
-    const a = doc.indexOf(start), b = doc.indexOf(end);
+    const start = `<!-- ${LABEL}:start -->`,
+      end = `<!-- ${LABEL}:end -->`;
+    const a = doc.indexOf(start),
+      b = doc.indexOf(end);
     if (a < 0 || b < a) {
       // A run kept for its figures only (bench/ranges.ts compares several): no section of its own.
       log(`\nBENCHMARKS.md has no ${start} / ${end} markers: wrote bench/results/${LABEL}.svg and bench/results/${LABEL}.json only`);

@@ -43,7 +43,11 @@ const cases = [
 ];
 
 type Mode = { name: string; sealed: boolean; recordBytes?: number };
-const modes: Mode[] = [{ name: 'clear', sealed: false }, { name: 'sealed', sealed: true }, ...RECORDS.map((r) => ({ name: `sealed ${r / 1024} KiB`, sealed: true, recordBytes: r }))];
+const modes: Mode[] = [
+  { name: 'clear', sealed: false },
+  { name: 'sealed', sealed: true },
+  ...RECORDS.map((r) => ({ name: `sealed ${r / 1024} KiB`, sealed: true, recordBytes: r })),
+];
 
 /** Every mode's gateway runs at once and the rounds alternate between them, so a change in the machine's load falls on all modes alike. */
 const gateways: { mode: Mode; g: Awaited<ReturnType<typeof startGateway>>; pid: number; pids: number[]; s3: S3Client }[] = [];
@@ -61,7 +65,8 @@ try {
   for (const c of cases) {
     const data = new Uint8Array(c.size).map((_, i) => (i * 2654435761) >>> 24);
     const scale = c.perThousand ? 1000 / c.count : GB / (c.size * c.count);
-    for (let r = 0; r < REPS + 1; r++) { // the first round warms up (not counted)
+    for (let r = 0; r < REPS + 1; r++) {
+      // the first round warms up (not counted)
       for (const { mode, pid, s3 } of gateways) {
         let t = cpuSeconds(pid);
         for (let i = 0; i < c.count; i++) await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: `o${i}`, Body: data, ContentLength: c.size }));
@@ -87,10 +92,13 @@ for (const mode of modes.slice(1)) {
   console.log(`\n${mode.name} against clear`);
   console.log('case                     PUT clear  PUT sealed  ratio   GET clear  GET sealed  ratio   unit');
   for (const c of cases) {
-    const a = clear.get(c.name)!, b = results.get(mode.name)!.get(c.name)!;
+    const a = clear.get(c.name)!,
+      b = results.get(mode.name)!.get(c.name)!;
     const f = (x: number) => x.toFixed(c.perThousand ? 3 : 2).padStart(9);
     const q = (x: number, y: number) => `${(y / x).toFixed(2)}x`.padStart(6);
-    console.log(`${c.name.padEnd(24)} ${f(a.put)}  ${f(b.put)}  ${q(a.put, b.put)}  ${f(a.get)}  ${f(b.get)}  ${q(a.get, b.get)}   ${c.perThousand ? 'workerd CPU s / 1000 objects' : 'workerd CPU s / GB'}`);
+    console.log(
+      `${c.name.padEnd(24)} ${f(a.put)}  ${f(b.put)}  ${q(a.put, b.put)}  ${f(a.get)}  ${f(b.get)}  ${q(a.get, b.get)}   ${c.perThousand ? 'workerd CPU s / 1000 objects' : 'workerd CPU s / GB'}`,
+    );
   }
 }
 process.exit(0);

@@ -27,18 +27,24 @@ function store(sealed: boolean): EcStore {
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
     policies: { 'ec-4-2': { k: 4, m: 2 }, 'ec-8-3': { k: 8, m: 3 }, small: { k: 4, m: 2, small: { threshold: 16384, mode: 'replicate', replicas: 3 } } },
-    defaultPolicy: 'ec-4-2', buckets: { wide: 'ec-8-3', small: 'small' },
+    defaultPolicy: 'ec-4-2',
+    buckets: { wide: 'ec-8-3', small: 'small' },
   });
   const ring = sealed ? KeyRing.fromBase64({ dev: DEV_KEY_VALUE }, 'dev') : undefined;
-  return new EcStore({ catalog: localCatalog({ garbageGraceMs: 0 }), units: new UnitStore(backends, () => {}, { keyRing: ring }), settings: engineSettings(config) });
+  return new EcStore({
+    catalog: localCatalog({ garbageGraceMs: 0 }),
+    units: new UnitStore(backends, () => {}, { keyRing: ring }),
+    settings: engineSettings(config),
+  });
 }
 
-const body = (bytes: Uint8Array, chunk = 64 * 1024) => new ReadableStream<Uint8Array>({
-  start(c) {
-    for (let at = 0; at < bytes.length; at += chunk) c.enqueue(bytes.subarray(at, at + chunk));
-    c.close();
-  },
-});
+const body = (bytes: Uint8Array, chunk = 64 * 1024) =>
+  new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let at = 0; at < bytes.length; at += chunk) c.enqueue(bytes.subarray(at, at + chunk));
+      c.close();
+    },
+  });
 const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -94,5 +100,7 @@ for (const c of cases) {
   const scale = c.perThousand ? (c.size * 1000) / GB : 1; // CPU s per 1000 objects instead of per GB
   const f = (x: number) => (x * scale).toFixed(c.perThousand ? 3 : 2).padStart(9);
   const r = (a: number, b: number) => `${(b / a).toFixed(2)}x`.padStart(6);
-  console.log(`${c.name.padEnd(28)} ${f(clear.put)}  ${f(sealed.put)}  ${r(clear.put, sealed.put)}  ${f(clear.get)}  ${f(sealed.get)}  ${r(clear.get, sealed.get)}   ${c.perThousand ? 'CPU s / 1000 objects' : 'CPU s / GB'}`);
+  console.log(
+    `${c.name.padEnd(28)} ${f(clear.put)}  ${f(sealed.put)}  ${r(clear.put, sealed.put)}  ${f(clear.get)}  ${f(sealed.get)}  ${r(clear.get, sealed.get)}   ${c.perThousand ? 'CPU s / 1000 objects' : 'CPU s / GB'}`,
+  );
 }

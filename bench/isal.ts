@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-export interface IsalRow { kernel: string; op: string; k: number; m: number; shardBytes: number; gbps: number }
+export interface IsalRow {
+  kernel: string;
+  op: string;
+  k: number;
+  m: number;
+  shardBytes: number;
+  gbps: number;
+}
 
 export function runIsal(shapes: [number, number][], sizes: number[], quick: boolean): IsalRow[] {
   if (!existsSync('/usr/include/isa-l/erasure_code.h')) {
@@ -22,5 +29,8 @@ export function runIsal(shapes: [number, number][], sizes: number[], quick: bool
   execFileSync('cc', ['-O2', '-o', bin, join(HERE, 'isal-bench.c'), '-lisal']);
   const cases = sizes.flatMap((len) => shapes.flatMap(([k, m]) => [k, m, len].map(String)));
   const out = execFileSync(bin, [quick ? '3' : '7', quick ? '0.02' : '0.15', ...cases], { encoding: 'utf8' });
-  return out.trim().split('\n').map((l) => JSON.parse(l) as IsalRow);
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as IsalRow);
 }

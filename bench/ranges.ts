@@ -8,7 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 
-interface Target { target: string; figure: string; met: boolean | null; count?: boolean }
+interface Target {
+  target: string;
+  figure: string;
+  met: boolean | null;
+  count?: boolean;
+}
 interface Saved {
   run: { command: string; git: string; cpu: string; cores: number; node: string; loadStart: string; loadEnd?: string; minutes?: number };
   targets: Target[];
@@ -29,7 +34,9 @@ const out: string[] = [];
 out.push(`${runs.length} runs of \`${runs[0]!.run.command}\`:`);
 out.push('');
 for (const [i, r] of runs.entries()) {
-  out.push(`- run ${i + 1}: HEAD ${r.run.git}, ${r.run.cpu}, ${r.run.cores} cores, Node ${r.run.node}; load average at start ${r.run.loadStart}${r.run.loadEnd ? `, at end ${r.run.loadEnd}` : ''}${r.run.minutes ? `; ${r.run.minutes.toFixed(1)} minutes` : ''}; GET bodies checked ${r.checks.total - r.checks.bad.length}/${r.checks.total} correct (${r.file})`);
+  out.push(
+    `- run ${i + 1}: HEAD ${r.run.git}, ${r.run.cpu}, ${r.run.cores} cores, Node ${r.run.node}; load average at start ${r.run.loadStart}${r.run.loadEnd ? `, at end ${r.run.loadEnd}` : ''}${r.run.minutes ? `; ${r.run.minutes.toFixed(1)} minutes` : ''}; GET bodies checked ${r.checks.total - r.checks.bad.length}/${r.checks.total} correct (${r.file})`,
+  );
 }
 out.push('');
 const names = [...new Set(runs.flatMap((r) => r.targets.map((t) => t.target)))];

@@ -25,20 +25,32 @@ try {
   let minute: { held: number[]; holders: number; waiters: number } = { held: [], holders: 0, waiters: 0 };
   console.log(`soak: ${minutes} min, ${clients} clients, 10% of downloads abandoned; budget sampled every second, read at rest every minute`);
   const result = await soak({
-    client: gateway.client({ endpoint }), endpoint, credentials: DEV_CREDENTIALS, bucket: 'soak', durationMs: minutes * 60_000, roundMs: 60_000, clients, abandonShare: 0.1,
+    client: gateway.client({ endpoint }),
+    endpoint,
+    credentials: DEV_CREDENTIALS,
+    bucket: 'soak',
+    durationMs: minutes * 60_000,
+    roundMs: 60_000,
+    clients,
+    abandonShare: 0.1,
     onSample: (_atMs, b) => {
       minute.held.push(b.heldBytes);
       minute.holders = Math.max(minute.holders, b.holders);
       minute.waiters = Math.max(minute.waiters, b.waiters);
     },
     onRest: (round, b) => {
-      console.log(`minute ${round}: busy held MiB ${mib(Math.min(...minute.held))}-${mib(Math.max(...minute.held))}, holders ≤ ${minute.holders}, waiters ≤ ${minute.waiters}; at rest: held ${b.heldBytes} B, holders ${b.holders}, reclaimed ${b.reclaimed}`);
+      console.log(
+        `minute ${round}: busy held MiB ${mib(Math.min(...minute.held))}-${mib(Math.max(...minute.held))}, holders ≤ ${minute.holders}, waiters ≤ ${minute.waiters}; at rest: held ${b.heldBytes} B, holders ${b.holders}, reclaimed ${b.reclaimed}`,
+      );
       minute = { held: [], holders: 0, waiters: 0 };
     },
   });
   const total = Object.values(result.requests).reduce((a, b) => a + b, 0);
-  console.log(`requests: ${total} ${JSON.stringify(result.requests)}; failed: ${result.errors.length}${result.errors.length ? ` (first: ${result.errors[0]})` : ''}; budget samples ${result.samples.length}`);
-  const idle = (b: { heldBytes: number; holders: number; waiters: number; reclaimed: number }) => b.heldBytes === 0 && b.holders === 0 && b.waiters === 0 && b.reclaimed === 0;
+  console.log(
+    `requests: ${total} ${JSON.stringify(result.requests)}; failed: ${result.errors.length}${result.errors.length ? ` (first: ${result.errors[0]})` : ''}; budget samples ${result.samples.length}`,
+  );
+  const idle = (b: { heldBytes: number; holders: number; waiters: number; reclaimed: number }) =>
+    b.heldBytes === 0 && b.holders === 0 && b.waiters === 0 && b.reclaimed === 0;
   console.log(`at rest: ${result.atRest.filter(idle).length} of ${result.atRest.length} readings idle exactly`);
   const ok = result.atRest.every(idle) && result.errors.length === 0;
   console.log(ok ? 'verdict: no drift' : 'verdict: DRIFT or leak');

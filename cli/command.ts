@@ -16,7 +16,10 @@ export interface Command {
 /** An error the person running the command can act on: printed without a stack, exit code `code`. */
 export class CliError extends Error {
   override readonly name = 'CliError';
-  constructor(message: string, readonly code = 2) {
+  constructor(
+    message: string,
+    readonly code = 2,
+  ) {
     super(message);
   }
 }

@@ -3,7 +3,8 @@
 export function bytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return '-';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let v = n, u = 0;
+  let v = n,
+    u = 0;
   while (Math.abs(v) >= 1024 && u < units.length - 1) (v /= 1024), u++;
   return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
 }

@@ -41,7 +41,10 @@ export class GatewayClient {
     const secretAccessKey = values['secret-access-key'] ?? env.AWS_SECRET_ACCESS_KEY;
     const region = values.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
     if (accessKeyId && secretAccessKey) this.signer = new AwsClient({ accessKeyId, secretAccessKey, service: 's3', region, retries: 0 });
-    else if (requireKey) throw new CliError('no access key: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key-id and --secret-access-key); npm start prints the local ones');
+    else if (requireKey)
+      throw new CliError(
+        'no access key: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key-id and --secret-access-key); npm start prints the local ones',
+      );
     else this.signer = null;
   }
 
@@ -91,26 +94,91 @@ export interface StatusLike {
   /** Absent from gateways older than the field. */
   checks?: { name: string; state: string; detail: string; action?: string }[];
   coder: { kernel: string };
-  backends: { id: string; domain: string; state: string; lastOkAt: number | null; lastErrorAt: number | null; lastError?: string | null; recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } }; storedBytes: number; storedShards: number; fleetState?: string; maintenance?: boolean }[];
+  backends: {
+    id: string;
+    domain: string;
+    state: string;
+    lastOkAt: number | null;
+    lastErrorAt: number | null;
+    lastError?: string | null;
+    recent: { requests: number; errorRate: number | null; latencyMs: { p50: number | null; p99: number | null } };
+    storedBytes: number;
+    storedShards: number;
+    fleetState?: string;
+    maintenance?: boolean;
+  }[];
   data: {
-    buckets: number; objects: number; bytes: number; storedBytes: number; overhead: number | null; replicationOverhead: number;
-    degradedObjects: number; degradedUnits: number; missingShards: number; redundancy?: {
-      atRisk: number; lost: number; byMissing?: Record<string, number>;
+    buckets: number;
+    objects: number;
+    bytes: number;
+    storedBytes: number;
+    overhead: number | null;
+    replicationOverhead: number;
+    degradedObjects: number;
+    degradedUnits: number;
+    missingShards: number;
+    redundancy?: {
+      atRisk: number;
+      lost: number;
+      byMissing?: Record<string, number>;
       /** Absent from gateways older than the fields. */
-      atRiskBytes?: number; lostBytes?: number; byPolicy?: Record<string, PolicyRedundancy>;
-    }; repairStuck?: number; uploads: number;
-    reservations: { held: number; expired: number }; garbage: { queued: number; due: number };
-    scrub: { mode: string; checked: number; units: number; coverage: number | null; oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null; oldestPassCompletedAt: number | null };
+      atRiskBytes?: number;
+      lostBytes?: number;
+      byPolicy?: Record<string, PolicyRedundancy>;
+    };
+    repairStuck?: number;
+    uploads: number;
+    reservations: { held: number; expired: number };
+    garbage: { queued: number; due: number };
+    scrub: {
+      mode: string;
+      checked: number;
+      units: number;
+      coverage: number | null;
+      oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
+      oldestPassCompletedAt: number | null;
+    };
     /** The re-stripe (absent from gateways older than the field). */
-    restripe?: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
+    restripe?: {
+      buckets: number;
+      leftUnits: number;
+      leftBytes: number;
+      rewrittenVersions: number;
+      rewrittenBytes: number;
+      bytesPerSecond: number | null;
+      secondsRemaining: number | null;
+    };
   };
   upkeep: {
-    repairsDone: number; repairsFailed: number; scrubRuns: number; collectedUnits: number;
+    repairsDone: number;
+    repairsFailed: number;
+    scrubRuns: number;
+    collectedUnits: number;
     /** Absent from gateways older than the field. */
-    rates?: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; repairActiveSince?: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null; scrubActiveSince?: number | null };
+    rates?: {
+      repairUnitsPerMinute: number;
+      repairSecondsLeft: number | null;
+      repairActiveSince?: number | null;
+      scrubUnitsPerMinute: number;
+      scrubSecondsLeft: number | null;
+      scrubActiveSince?: number | null;
+    };
   };
   /** `recent` absent from gateways older than the field. */
   s3?: { requests: number; errors: number; recent?: Record<string, { requests: number; p50Ms: number | null; p99Ms: number | null }> };
-  isolate?: { startedAt?: number; uptimeSeconds?: number; codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number } };
-  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number; scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number }; scrubCoverage: number | null; redundancy?: { byPolicy?: Record<string, PolicyRedundancy> } }[];
+  isolate?: {
+    startedAt?: number;
+    uptimeSeconds?: number;
+    codingBudget: { capacityBytes: number; heldBytes: number; holders: number; waiters: number; oldestHeldMs: number | null; reclaimed: number };
+  };
+  buckets?: {
+    bucket: string;
+    objects: number;
+    bytes: number;
+    storedBytes: number;
+    degradedObjects: number;
+    scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number };
+    scrubCoverage: number | null;
+    redundancy?: { byPolicy?: Record<string, PolicyRedundancy> };
+  }[];
 }

@@ -14,7 +14,9 @@ import { CliError, type Command } from './command.ts';
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'commands');
 
 export async function loadCommands(): Promise<Command[]> {
-  const files = readdirSync(COMMANDS_DIR).filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')).sort();
+  const files = readdirSync(COMMANDS_DIR)
+    .filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))
+    .sort();
   const commands: Command[] = [];
   for (const file of files) {
     const mod = (await import(pathToFileURL(join(COMMANDS_DIR, file)).href)) as { command?: Command; default?: Command };
@@ -62,7 +64,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`shardgate ${name}: ${err.message}\n`);
       return err.code;
     }
-    if ((err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: string })?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    if (
+      (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      (err as { code?: string })?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
+      (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+    ) {
       process.stderr.write(`shardgate ${name}: ${(err as Error).message}\n(shardgate ${name} --help lists the options)\n`);
       return 2;
     }

@@ -42,9 +42,7 @@ export function createChecksums(rt: CoderRuntime, opts: { native?: boolean } = {
   const i64 = (v: bigint) => BigInt.asIntN(64, v);
   return {
     crc32Impl: native ? 'native' : 'wasm',
-    crc32: native
-      ? (data, prev = 0) => native(data, prev) >>> 0
-      : (data, prev = 0) => rt.staged(data, prev, (acc, p, len) => x.sg_crc32(acc, p, len) >>> 0),
+    crc32: native ? (data, prev = 0) => native(data, prev) >>> 0 : (data, prev = 0) => rt.staged(data, prev, (acc, p, len) => x.sg_crc32(acc, p, len) >>> 0),
     crc32c: (data, prev = 0) => rt.staged(data, prev, (acc, p, len) => x.sg_crc32c(acc, p, len) >>> 0),
     crc64nvme: (data, prev = 0n) => rt.staged(data, prev, (acc, p, len) => u64(x.sg_crc64nvme(i64(acc), p, len))),
     crc32Combine: (a, b, lenB) => x.sg_crc32_combine(a, b, BigInt(lenB)) >>> 0,

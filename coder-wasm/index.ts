@@ -180,7 +180,8 @@ export interface CoderOptions {
 
 /** A coder for k data + m parity shards: 1 <= k, 0 <= m, k + m <= 256. */
 export function createCoder(dataShards: number, parityShards: number, opts: CoderOptions = {}): Coder {
-  const k = dataShards, m = parityShards;
+  const k = dataShards,
+    m = parityShards;
   if (!Number.isInteger(k) || !Number.isInteger(m) || k < 1 || m < 0 || k + m > 256) {
     throw new CoderError('InvalidShape', `need 1 <= k, 0 <= m, k + m <= 256; got k=${k}, m=${m}`);
   }
@@ -340,7 +341,8 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
         alive();
         const at = sources.indexOf(source);
         if (at < 0) throw new CoderError('InvalidArgument', `shard ${source} is not a source`);
-        if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen)) throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
+        if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen))
+          throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
         if (count === 0 || len === 0) return;
         rt.bytes(coeffs, count).set(coefficients[at]!);
         x.sg_mul_add(coeffs, count, block, out + offset, shardLen, len);
@@ -386,7 +388,8 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
       if (out === 0) throw new CoderError('InvalidArgument', 'syndrome rebuilder used after free()');
     };
     const range = (offset: number, len: number) => {
-      if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen)) throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
+      if (!(offset >= 0 && len >= 0 && len <= blockLen && offset + len <= shardLen))
+        throw new CoderError('InvalidArgument', `range ${offset}+${len} outside 0..${shardLen}`);
     };
     rt.bytes(out, outSize).fill(0);
     /** c(u, p) for p in `using`, decoding `shard` from the data not unknown plus `using`. */
@@ -480,7 +483,10 @@ export function createCoder(dataShards: number, parityShards: number, opts: Code
     },
     reconstruct(shards, o = {}) {
       return withStripe(shards, (s) => {
-        s.reconstruct(shards.map((sh) => sh !== null), o);
+        s.reconstruct(
+          shards.map((sh) => sh !== null),
+          o,
+        );
         return shards.map((sh, i) => sh ?? (o.dataOnly && i >= k ? null : s.shard(i).slice())) as Uint8Array[];
       });
     },

@@ -120,7 +120,9 @@ export function xorshiftBytes(seed: number, len: number): Uint8Array {
  */
 export function selfTest(rt: CoderRuntime): string | null {
   const x = rt.exports;
-  const k = 4, m = 2, len = 1000;
+  const k = 4,
+    m = 2,
+    len = 1000;
   const coder = x.sg_coder_new(k, m);
   const base = rt.alloc((k + m) * len);
   const present = rt.alloc(k + m);

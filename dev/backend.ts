@@ -37,7 +37,11 @@ export function parseBackendCommand(argv: string[], env: Record<string, string |
 }
 
 /** Sends the command; answers each backend's switch (id -> up/down), or throws with the gateway's message. */
-export async function runBackendCommand(command: BackendCommand, credential: { accessKeyId: string; secretAccessKey: string }, region: string): Promise<Record<string, string>> {
+export async function runBackendCommand(
+  command: BackendCommand,
+  credential: { accessKeyId: string; secretAccessKey: string },
+  region: string,
+): Promise<Record<string, string>> {
   const url = new URL(`http://127.0.0.1:${command.port}/_shardgate/admin/local-backend`);
   if (command.change) {
     url.searchParams.set('id', command.change.id);

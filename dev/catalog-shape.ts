@@ -51,7 +51,10 @@ const graph = new Map<string, string[]>();
 for (const file of sources('worker/catalog')) {
   const text = readFileSync(join(root, file), 'utf8');
   const targets = [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*'(\.[^']+)'/gm)].map((m) => relative(root, resolve(root, dirname(file), m[1]!)));
-  graph.set(file, targets.filter((t) => t.startsWith('worker/catalog/') && t.endsWith('.ts')));
+  graph.set(
+    file,
+    targets.filter((t) => t.startsWith('worker/catalog/') && t.endsWith('.ts')),
+  );
 }
 const longest = new Map<string, string[]>();
 const chainFrom = (file: string): string[] => {

@@ -28,7 +28,9 @@ export function checkDevConfig(source: string): GatewayConfig {
   const bindings = new Set<string>(wranglerConfig().r2_buckets.map((b: { binding: string }) => b.binding));
   for (const b of config.backends) {
     if (b.kind === 'r2' && !bindings.has(b.binding)) {
-      throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" names R2 binding "${b.binding}", which wrangler.toml does not declare (have: ${[...bindings].join(', ')}); add it under [[r2_buckets]]`);
+      throw new ConfigError(
+        `SHARDGATE_CONFIG: backend "${b.id}" names R2 binding "${b.binding}", which wrangler.toml does not declare (have: ${[...bindings].join(', ')}); add it under [[r2_buckets]]`,
+      );
     }
   }
   return config;

@@ -29,7 +29,6 @@ import type { AddressInfo } from 'node:net';
  *  the front has answered. Transfer-Encoding / Content-Length stay: they frame the body. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
 
-
 export interface FrontOptions {
   /** Where workerd listens: requests go there (a function: asked per request, it may change on reload). */
   upstream: URL | (() => Promise<URL>);
@@ -182,7 +181,13 @@ export async function startFront(port: number, hosts: string[], options: FrontOp
     if (isRefusedDevPath(req.url ?? '')) {
       req.resume();
       options.log?.(`front: refused ${req.method} ${req.url} (a /cdn-cgi/ path)`);
-      return answer(res, 403, 'AccessDenied', 'Paths under /cdn-cgi/ belong to the platform, not to the S3 gateway: the local front refuses them (Cloudflare reserves them too).', req.url ?? '/');
+      return answer(
+        res,
+        403,
+        'AccessDenied',
+        'Paths under /cdn-cgi/ belong to the platform, not to the S3 gateway: the local front refuses them (Cloudflare reserves them too).',
+        req.url ?? '/',
+      );
     }
     void forward(req, res, options, agent);
   };
@@ -221,10 +226,15 @@ export async function startFront(port: number, hosts: string[], options: FrontOp
       return continued;
     },
     close: async () => {
-      await Promise.all(servers.map((s) => new Promise((r) => {
-        s.close(r);
-        s.closeAllConnections();
-      })));
+      await Promise.all(
+        servers.map(
+          (s) =>
+            new Promise((r) => {
+              s.close(r);
+              s.closeAllConnections();
+            }),
+        ),
+      );
       agent.destroy();
     },
   };

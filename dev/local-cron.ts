@@ -53,21 +53,23 @@ export function startLocalCron(
         reject(err);
       }, runTimeoutMs);
     });
-    running = Promise.race([runScheduled(abort.signal), timedOut]).then(
-      (r) => {
-        state.lastOutcome = r.outcome;
-        if (r.outcome !== 'ok') log(`cron: the scheduled handler ended with '${r.outcome}' (see the Worker's log above)`);
-      },
-      (err: unknown) => {
-        state.lastOutcome = errorMessage(err);
-        if (!stopped) log(`cron: could not run the scheduled handler: ${state.lastOutcome}`);
-      },
-    ).finally(() => {
-      clearTimeout(bound);
-      state.runs++;
-      running = undefined;
-      if (!stopped) timer = setTimeout(tick, everyMs);
-    });
+    running = Promise.race([runScheduled(abort.signal), timedOut])
+      .then(
+        (r) => {
+          state.lastOutcome = r.outcome;
+          if (r.outcome !== 'ok') log(`cron: the scheduled handler ended with '${r.outcome}' (see the Worker's log above)`);
+        },
+        (err: unknown) => {
+          state.lastOutcome = errorMessage(err);
+          if (!stopped) log(`cron: could not run the scheduled handler: ${state.lastOutcome}`);
+        },
+      )
+      .finally(() => {
+        clearTimeout(bound);
+        state.runs++;
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, everyMs);
+      });
   };
   tick();
   return {

@@ -96,31 +96,36 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
   const config = o.config ?? join(ROOT, 'wrangler.toml');
   const snapshot = o.watch ? null : snapshotWranglerToml(config);
-  const bundle: WorkerBundle | null = snapshot ? await bundleWorker(o.entry ?? snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' }) : null;
-  const started = await startDirectWorker({
-    config: bundle ? join(bundle.dir, 'wrangler.toml') : config,
-    ...(bundle ? { entrypoint: bundle.entry } : o.entry ? { entrypoint: o.entry } : {}),
-    ...(o.env ? { env: o.env } : {}),
-    // The local-development signal (worker/config/deployment.ts): the development key and the all-local
-    // pool work only with it. Only local tooling sets it; wrangler.toml never does.
-    bindings: {
-      ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }),
-      ...(o.lifecycleDaySeconds ? { SHARDGATE_LIFECYCLE_DAY_SECONDS: { type: 'plain_text', value: String(o.lifecycleDaySeconds) } } : {}),
-      // Poison mode (worker/model/lent-chunks.ts) when asked for: the tests do; SHARDGATE_POISON_BUFFERS=1 npm start too.
-      ...(process.env.SHARDGATE_POISON_BUFFERS === '1' ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '1' } } : {}),
-      ...o.bindings,
+  const bundle: WorkerBundle | null = snapshot
+    ? await bundleWorker(o.entry ?? snapshot.entry, { wranglerToml: snapshot.snapshot, alongside: snapshot.alongside, prefix: 'shardgate-gateway-' })
+    : null;
+  const started = await startDirectWorker(
+    {
+      config: bundle ? join(bundle.dir, 'wrangler.toml') : config,
+      ...(bundle ? { entrypoint: bundle.entry } : o.entry ? { entrypoint: o.entry } : {}),
+      ...(o.env ? { env: o.env } : {}),
+      // The local-development signal (worker/config/deployment.ts): the development key and the all-local
+      // pool work only with it. Only local tooling sets it; wrangler.toml never does.
+      bindings: {
+        ...(o.localDevelopment === false ? {} : { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } }),
+        ...(o.lifecycleDaySeconds ? { SHARDGATE_LIFECYCLE_DAY_SECONDS: { type: 'plain_text', value: String(o.lifecycleDaySeconds) } } : {}),
+        // Poison mode (worker/model/lent-chunks.ts) when asked for: the tests do; SHARDGATE_POISON_BUFFERS=1 npm start too.
+        ...(process.env.SHARDGATE_POISON_BUFFERS === '1' ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '1' } } : {}),
+        ...o.bindings,
+      },
+      ...(o.triggers ? { triggers: o.triggers } : {}),
+      // Unbundled from the snapshot; else wrangler's bundler (nodejsCompatMode quiets it about node:crypto).
+      build: bundle ? { bundle: false, moduleRoot: bundle.dir } : { nodejsCompatMode: 'v2' },
+      dev: {
+        inspector: false,
+        server: { hostname: '127.0.0.1', port: 0 },
+        watch: o.watch ?? false,
+        persist: o.stateDir ?? DEFAULT_STATE_DIR,
+        logLevel: o.logLevel ?? 'warn',
+      },
     },
-    ...(o.triggers ? { triggers: o.triggers } : {}),
-    // Unbundled from the snapshot; else wrangler's bundler (nodejsCompatMode quiets it about node:crypto).
-    build: bundle ? { bundle: false, moduleRoot: bundle.dir } : { nodejsCompatMode: 'v2' },
-    dev: {
-      inspector: false,
-      server: { hostname: '127.0.0.1', port: 0 },
-      watch: o.watch ?? false,
-      persist: o.stateDir ?? DEFAULT_STATE_DIR,
-      logLevel: o.logLevel ?? 'warn',
-    },
-  }, log).catch(async (err) => {
+    log,
+  ).catch(async (err) => {
     await bundle?.dispose();
     throw err;
   });
@@ -142,11 +147,15 @@ export async function startLocalGateway(o: LocalGatewayOptions): Promise<LocalGa
     if (o.admit) await o.admit(new URL(`http://127.0.0.1:${front.port}`));
     if (o.cronSeconds > 0) {
       // Both triggers of wrangler.toml each period: the journal's, then the upkeep's.
-      cron = startLocalCron(async (signal) => {
-        const journal = await runScheduled(workerUrl, '* * * * *', signal);
-        const upkeep = await runScheduled(workerUrl, undefined, signal);
-        return journal.outcome === 'ok' ? upkeep : journal;
-      }, o.cronSeconds * 1000, log);
+      cron = startLocalCron(
+        async (signal) => {
+          const journal = await runScheduled(workerUrl, '* * * * *', signal);
+          const upkeep = await runScheduled(workerUrl, undefined, signal);
+          return journal.outcome === 'ok' ? upkeep : journal;
+        },
+        o.cronSeconds * 1000,
+        log,
+      );
     }
     if (o.lifecycleDaySeconds) {
       lifecycle = startLocalCron((signal) => runScheduled(workerUrl, 'lifecycle', signal), Math.max(1000, (o.lifecycleDaySeconds * 1000) / 2), log);

@@ -61,7 +61,7 @@ export interface RehearsedBackend {
 
 export const CONTROL_HELP = [
   'list              the backends: id, failure domain, endpoint, running or stopped',
-  'stop ID           stop the backend\'s server (connections refused: a backend down)',
+  "stop ID           stop the backend's server (connections refused: a backend down)",
   'start ID          start it again, with what it held',
   'wipe ID           empty it and start it again (a replaced disk: every shard there is lost)',
 ].join('\n');
@@ -137,16 +137,31 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
       ...Object.entries(o.bindings ?? {}),
     ]);
     gateway = await startLocalGateway({
-      port: o.port, hosts: ['127.0.0.1'], config: configFile, entry, env: o.env, localDevelopment: false, bindings, cronSeconds: o.cronSeconds ?? 0,
+      port: o.port,
+      hosts: ['127.0.0.1'],
+      config: configFile,
+      entry,
+      env: o.env,
+      localDevelopment: false,
+      bindings,
+      cronSeconds: o.cronSeconds ?? 0,
       // The routes name the production host: wrangler dev would rewrite each request's host to
       // it, and a client signs the host it connects to (127.0.0.1 here).
       triggers: [],
-      stateDir, log: o.log,
+      stateDir,
+      log: o.log,
     });
     const g = gateway;
     const backends = s3.map((b, i) => ({ id: b.id, domain: String(b.domain ?? ''), endpoint: servers[i]!.endpoint, server: servers[i]! }));
     return {
-      gateway: g, credentials, encryptionKeys, entry, region: config.region ?? 'us-east-1', config: config as unknown as Record<string, unknown>, backends, stateDir,
+      gateway: g,
+      credentials,
+      encryptionKeys,
+      entry,
+      region: config.region ?? 'us-east-1',
+      config: config as unknown as Record<string, unknown>,
+      backends,
+      stateDir,
       control: (command) => control(backends, command),
       // Every step runs whatever the one before did: a workerd already gone (Ctrl-C reaches the
       // whole process group) must not leave the backends' data and the state behind.
@@ -173,7 +188,8 @@ export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
 /** One operator command on the rehearsal's backends (CONTROL_HELP). */
 async function control(backends: RehearsedBackend[], command: string): Promise<string> {
   const [verb = '', id] = command.trim().split(/\s+/);
-  if (verb === 'list' || verb === '') return backends.map((b) => `${b.id.padEnd(16)} ${b.domain.padEnd(24)} ${b.endpoint}  ${b.server.running ? 'running' : 'STOPPED'}`).join('\n');
+  if (verb === 'list' || verb === '')
+    return backends.map((b) => `${b.id.padEnd(16)} ${b.domain.padEnd(24)} ${b.endpoint}  ${b.server.running ? 'running' : 'STOPPED'}`).join('\n');
   if (!['stop', 'start', 'wipe'].includes(verb)) return `unknown command "${verb}"; commands:\n${CONTROL_HELP}`;
   const b = backends.find((x) => x.id === id);
   if (!b) return `no s3 backend "${id ?? ''}" (have: ${backends.map((x) => x.id).join(', ')})`;

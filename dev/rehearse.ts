@@ -29,10 +29,13 @@ if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(cro
 const r = await startRehearsal({ port, configFile: configFile ? resolve(configFile) : undefined, cronSeconds });
 let closing: Promise<void> | undefined;
 const stop = () => {
-  closing ??= r.close().then(() => process.exit(0), (err: unknown) => {
-    console.error(`rehearsal: stopped, what it stored removed; the gateway did not stop cleanly: ${errorMessage(err)}`);
-    process.exit(1);
-  });
+  closing ??= r.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(`rehearsal: stopped, what it stored removed; the gateway did not stop cleanly: ${errorMessage(err)}`);
+      process.exit(1);
+    },
+  );
   return closing;
 };
 // wrangler's Miniflare handles SIGINT and SIGTERM itself and exits the process at once, so the
@@ -52,28 +55,35 @@ const endpoint = `http://127.0.0.1:${r.gateway.port}`;
 // The first key is the clients' (S3); a key named *admin* is the operator's (status, admin API).
 const key = r.credentials[0];
 const admin = r.credentials.find((c) => /admin/.test(c.accessKeyId));
-console.log([
-  '',
-  `shardgate rehearsal of ${configFile ?? 'wrangler.production.toml'}: ${endpoint} (run as deployed; S3 backends are local s3rver processes)`,
-  key ? `export ENDPOINT=${endpoint} AWS_ACCESS_KEY_ID=${key.accessKeyId} AWS_SECRET_ACCESS_KEY=${key.secretAccessKey} AWS_DEFAULT_REGION=${r.region}` : 'no client access key with a secret in this config',
-  ...(admin ? [`export ADMIN_KEY_ID=${admin.accessKeyId} ADMIN_SECRET=${admin.secretAccessKey}`] : []),
-  'then the verification commands of docs/DEPLOY.md (step 10).',
-  // The encryption keys the rehearsal made, as shardgate rescue and verify read them: a rescue of
-  // these backends (docs/OPERATING.md) can then open sealed objects, as the operator's would.
-  ...(Object.keys(r.encryptionKeys).length
-    ? [`export SHARDGATE_KEYS='${JSON.stringify(r.encryptionKeys)}'   # encryption keys, for shardgate rescue / verify`]
-    : []),
-  '',
-  `backends (cron ${cronSeconds ? `every ${cronSeconds} s: collector, scrubber, repair sweeps` : 'off'}):`,
-  await r.control('list'),
-  '',
-  `commands (type them here):\n${CONTROL_HELP}\nquit              stop, removing everything the rehearsal stored (Ctrl-C too)`,
-  '',
-].join('\n'));
+console.log(
+  [
+    '',
+    `shardgate rehearsal of ${configFile ?? 'wrangler.production.toml'}: ${endpoint} (run as deployed; S3 backends are local s3rver processes)`,
+    key
+      ? `export ENDPOINT=${endpoint} AWS_ACCESS_KEY_ID=${key.accessKeyId} AWS_SECRET_ACCESS_KEY=${key.secretAccessKey} AWS_DEFAULT_REGION=${r.region}`
+      : 'no client access key with a secret in this config',
+    ...(admin ? [`export ADMIN_KEY_ID=${admin.accessKeyId} ADMIN_SECRET=${admin.secretAccessKey}`] : []),
+    'then the verification commands of docs/DEPLOY.md (step 10).',
+    // The encryption keys the rehearsal made, as shardgate rescue and verify read them: a rescue of
+    // these backends (docs/OPERATING.md) can then open sealed objects, as the operator's would.
+    ...(Object.keys(r.encryptionKeys).length
+      ? [`export SHARDGATE_KEYS='${JSON.stringify(r.encryptionKeys)}'   # encryption keys, for shardgate rescue / verify`]
+      : []),
+    '',
+    `backends (cron ${cronSeconds ? `every ${cronSeconds} s: collector, scrubber, repair sweeps` : 'off'}):`,
+    await r.control('list'),
+    '',
+    `commands (type them here):\n${CONTROL_HELP}\nquit              stop, removing everything the rehearsal stored (Ctrl-C too)`,
+    '',
+  ].join('\n'),
+);
 
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (/^\s*(quit|exit)\s*$/.test(line)) return void stop();
-  r.control(line).then((answer) => console.log(answer), (err: unknown) => console.log(`failed: ${errorMessage(err)}`));
+  r.control(line).then(
+    (answer) => console.log(answer),
+    (err: unknown) => console.log(`failed: ${errorMessage(err)}`),
+  );
 });
 // Without a terminal (stdin closed at once, as under nohup), the rehearsal runs until a signal.

@@ -41,7 +41,12 @@ export function parseStartOptions(argv: string[], env: Record<string, string | u
     flags.set(m[1]!, value);
   }
   const port = integer(flags.get('port') ?? env.PORT, 'port (--port or PORT)', DEFAULT_PORT, 65535);
-  const cronSeconds = integer(flags.get('cron-seconds') ?? env.SHARDGATE_CRON_SECONDS, 'cron period (--cron-seconds or SHARDGATE_CRON_SECONDS)', DEFAULT_CRON_SECONDS, 86_400);
+  const cronSeconds = integer(
+    flags.get('cron-seconds') ?? env.SHARDGATE_CRON_SECONDS,
+    'cron period (--cron-seconds or SHARDGATE_CRON_SECONDS)',
+    DEFAULT_CRON_SECONDS,
+    86_400,
+  );
   const dir = flags.get('persist-to');
   const day = env.SHARDGATE_LIFECYCLE_DAY_SECONDS;
   const lifecycleDaySeconds = day === undefined || day === '' ? null : integer(day, 'lifecycle day (SHARDGATE_LIFECYCLE_DAY_SECONDS)', 0, 86_400) || null;

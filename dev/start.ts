@@ -27,7 +27,9 @@ try {
   config = checkDevConfig(source);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
-  console.error(`shardgate: the gateway config cannot be used${process.env.SHARDGATE_CONFIG === undefined ? ' (wrangler.toml [vars] SHARDGATE_CONFIG)' : ' (SHARDGATE_CONFIG from the environment)'}:\n${err.message}`);
+  console.error(
+    `shardgate: the gateway config cannot be used${process.env.SHARDGATE_CONFIG === undefined ? ' (wrangler.toml [vars] SHARDGATE_CONFIG)' : ' (SHARDGATE_CONFIG from the environment)'}:\n${err.message}`,
+  );
   process.exit(1);
 }
 // A config from the environment goes to the Worker as its SHARDGATE_CONFIG var.
@@ -42,7 +44,16 @@ const admit = async (url: URL) => {
   const problems = reviewFleetAgainstLive(config, status.backends);
   if (problems.length) throw new FleetRefused(`shardgate: the gateway config cannot be used with this state (${options.stateDir}):\n${problems.join('\n')}`);
 };
-const gateway = await startLocalGateway({ port: options.port, stateDir: options.stateDir, cronSeconds: options.cronSeconds, lifecycleDaySeconds: options.lifecycleDaySeconds, watch: options.watch, logLevel: 'log', bindings, admit }).catch((err: NodeJS.ErrnoException) => {
+const gateway = await startLocalGateway({
+  port: options.port,
+  stateDir: options.stateDir,
+  cronSeconds: options.cronSeconds,
+  lifecycleDaySeconds: options.lifecycleDaySeconds,
+  watch: options.watch,
+  logLevel: 'log',
+  bindings,
+  admit,
+}).catch((err: NodeJS.ErrnoException) => {
   if (err instanceof FleetRefused) {
     console.error(err.message);
     process.exit(1);
@@ -54,7 +65,16 @@ const gateway = await startLocalGateway({ port: options.port, stateDir: options.
 // wrangler prints its own "Ready on" line (workerd's internal port) a moment after it is ready:
 // the banner comes after it, and says which port to use.
 await new Promise((r) => setTimeout(r, 300));
-console.log(banner({ port: gateway.port, workerPort: Number(gateway.workerUrl.port), region: config.region, credential: inlineCredential(config), stateDir: options.stateDir, cronSeconds: options.cronSeconds }));
+console.log(
+  banner({
+    port: gateway.port,
+    workerPort: Number(gateway.workerUrl.port),
+    region: config.region,
+    credential: inlineCredential(config),
+    stateDir: options.stateDir,
+    cronSeconds: options.cronSeconds,
+  }),
+);
 
 let stopping = false;
 const stop = (signal: string) => {

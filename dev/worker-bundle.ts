@@ -57,7 +57,9 @@ export async function bundleWorker(entry: string, o: BundleOptions = {}): Promis
     });
     if (o.wranglerToml !== undefined) await writeFile(join(dir, 'wrangler.toml'), o.wranglerToml);
     for (const file of o.alongside ?? []) if (existsSync(file)) await copyFile(file, join(dir, basename(file)));
-    const sha256 = createHash('sha256').update(await readFile(out)).digest('hex');
+    const sha256 = createHash('sha256')
+      .update(await readFile(out))
+      .digest('hex');
     return { dir, entry: out, sha256, dispose };
   } catch (err) {
     await dispose();
@@ -76,7 +78,11 @@ export function snapshotWranglerToml(configPath: string): { entry: string; snaps
   const main = /^main\s*=\s*"([^"]+)"/m.exec(text)?.[1];
   if (!main) throw new Error(`${configPath} names no main`);
   const at = dirname(configPath);
-  return { entry: resolve(at, main), snapshot: text.replace(/^main\s*=.*$/gm, 'main = "worker.mjs"'), alongside: ['.dev.vars', '.env'].map((f) => join(at, f)) };
+  return {
+    entry: resolve(at, main),
+    snapshot: text.replace(/^main\s*=.*$/gm, 'main = "worker.mjs"'),
+    alongside: ['.dev.vars', '.env'].map((f) => join(at, f)),
+  };
 }
 
 /** Copies the coder's .wasm imports next to the bundle and leaves them as module imports. */

@@ -28,9 +28,33 @@ const ALLOWED: Record<string, string[]> = {
   // It builds the key ring (format/seal.ts) from the config's keys and the Worker's secrets.
   'worker/config': ['worker/model', 'worker/format', 'worker/engine', 'worker/s3', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
-  'worker/app': ['worker/model', 'worker/format', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'worker/config', 'backends'],
+  'worker/app': [
+    'worker/model',
+    'worker/format',
+    'worker/auth',
+    'worker/s3',
+    'worker/catalog',
+    'worker/engine',
+    'worker/upkeep',
+    'worker/ops',
+    'worker/config',
+    'backends',
+  ],
   // The entry and the composition root at the top of worker/ compose everything.
-  'worker': ['worker/model', 'worker/format', 'worker/auth', 'worker/s3', 'worker/catalog', 'worker/engine', 'worker/upkeep', 'worker/ops', 'worker/app', 'worker/config', 'backends', 'coder-wasm'],
+  worker: [
+    'worker/model',
+    'worker/format',
+    'worker/auth',
+    'worker/s3',
+    'worker/catalog',
+    'worker/engine',
+    'worker/upkeep',
+    'worker/ops',
+    'worker/app',
+    'worker/config',
+    'backends',
+    'coder-wasm',
+  ],
   backends: [],
   'coder-wasm': [],
   // The ops command line (Node): reuses the Worker's code (format, readers, coder); nothing in
@@ -62,7 +86,10 @@ function importGraph(): Map<string, string[]> {
   for (const file of [...sources('worker'), ...sources('backends'), ...sources('coder-wasm'), ...sources('cli')]) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     const targets = [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*'(\.[^']+)'/gm)].map((m) => relative(ROOT, resolve(ROOT, dirname(file), m[1]!)));
-    graph.set(file, targets.filter((t) => t.endsWith('.ts')));
+    graph.set(
+      file,
+      targets.filter((t) => t.endsWith('.ts')),
+    );
   }
   return graph;
 }

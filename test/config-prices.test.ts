@@ -47,7 +47,12 @@ describe('backend prices', () => {
     ]);
     expect(c.backendPrices.named).toMatchObject({ storagePerGBMonth: 0.0068, egressPerGB: 0, source: 'preset wasabi' });
     expect(c.backendPrices.over).toMatchObject({ storagePerGBMonth: 0.023, egressPerGB: 0.05, source: 'preset aws-s3-standard with overrides' });
-    expect(c.backendPrices.b2free).toMatchObject({ storagePerGBMonth: 0.006, egressPerGB: 0, getPer1000: 0.0004, source: 'preset backblaze-b2 with overrides' });
+    expect(c.backendPrices.b2free).toMatchObject({
+      storagePerGBMonth: 0.006,
+      egressPerGB: 0,
+      getPer1000: 0.0004,
+      source: 'preset backblaze-b2 with overrides',
+    });
     expect(c.backendPrices.off).toBeNull();
     expect(c.backendPrices.own).toMatchObject({ storagePerGBMonth: 0.002, source: 'config' });
   });

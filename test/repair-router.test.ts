@@ -14,10 +14,12 @@ function setup(queued: boolean, failing = false) {
   const logs: Record<string, unknown>[] = [];
   const pending: Promise<unknown>[] = [];
   let now = 0;
-  const record = (name: string) => async (...args: unknown[]) => {
-    calls.push(`${name} ${JSON.stringify(args)}`);
-    if (failing) throw new Error('catalog unreachable');
-  };
+  const record =
+    (name: string) =>
+    async (...args: unknown[]) => {
+      calls.push(`${name} ${JSON.stringify(args)}`);
+      if (failing) throw new Error('catalog unreachable');
+    };
   const catalog = {
     markMissing: record('markMissing'),
     repairSoon: record('repairSoon'),
@@ -25,7 +27,8 @@ function setup(queued: boolean, failing = false) {
   } as unknown as Catalog;
   const repaired: RepairTask[] = [];
   const router = new RepairRouter({
-    catalog, queued,
+    catalog,
+    queued,
     repairNow: async (t) => void repaired.push(t),
     keepAlive: (p) => void pending.push(p),
     log: (line) => void logs.push(line),
@@ -38,7 +41,14 @@ function setup(queued: boolean, failing = false) {
 }
 
 const task = (reason: RepairTask['reason']): RepairTask => ({ bucket: 'a', key: 'k', unitId: 'u', shards: [2], reason });
-const call = (backend: string, outcome: BackendCallReport['outcome']): BackendCallReport => ({ backend, op: 'get', ms: 1, bytes: 0, key: shardKey('a', 'u', 2), outcome });
+const call = (backend: string, outcome: BackendCallReport['outcome']): BackendCallReport => ({
+  backend,
+  op: 'get',
+  ms: 1,
+  bytes: 0,
+  key: shardKey('a', 'u', 2),
+  outcome,
+});
 
 describe('RepairRouter with a repair queue (the catalog drives repairs)', () => {
   it('a write that missed shards: nothing to send, its commit recorded them', async () => {

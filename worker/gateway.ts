@@ -132,7 +132,8 @@ export function lifecycleDayMs(env: Env): number {
   const raw = env.SHARDGATE_LIFECYCLE_DAY_SECONDS;
   if (raw === undefined || raw === '' || !isLocalDevelopment(env)) return DAY_MS;
   const seconds = Number(raw);
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) throw new Error(`SHARDGATE_LIFECYCLE_DAY_SECONDS must be an integer from 1 to 86400, not '${String(raw)}'`);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400)
+    throw new Error(`SHARDGATE_LIFECYCLE_DAY_SECONDS must be an integer from 1 to 86400, not '${String(raw)}'`);
   return seconds * 1000;
 }
 
@@ -149,7 +150,8 @@ export function accessLogRollMs(env: Env): number {
   const raw = env.SHARDGATE_ACCESS_LOG_ROLL_SECONDS;
   if (raw === undefined || raw === '') return (isLocalDevelopment(env) ? ACCESS_LOG_ROLL_SECONDS.local : ACCESS_LOG_ROLL_SECONDS.deployed) * 1000;
   const seconds = Number(raw);
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) throw new Error(`SHARDGATE_ACCESS_LOG_ROLL_SECONDS must be an integer from 1 to 3600, not '${String(raw)}'`);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600)
+    throw new Error(`SHARDGATE_ACCESS_LOG_ROLL_SECONDS must be an integer from 1 to 3600, not '${String(raw)}'`);
   return seconds * 1000;
 }
 
@@ -275,12 +277,15 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   // Everything the gateway asks of a backend is counted (health, latency, the cost report's
   // traffic); the Gateway's `backends` stay the ones built (tests reach their fault wrappers there).
   // Every wait for a backend is bounded by the request's deadline (backends/deadline.ts).
-  const metered = backends.map((b) => new MeteredBackend(new DeadlineBackend(b, () => waitBound(config.backendWaitMs)), (report) => {
-    meter.backendCall(report);
-    router.backendCall(report);
-    if (report.outcome === 'Unavailable' || report.outcome === 'Timeout') reachability.report(report.backend, false, report.outcome === 'Timeout');
-    else if (report.outcome !== 'Aborted' && report.outcome !== 'Throttled') reachability.report(report.backend, true);
-  }));
+  const metered = backends.map(
+    (b) =>
+      new MeteredBackend(new DeadlineBackend(b, () => waitBound(config.backendWaitMs)), (report) => {
+        meter.backendCall(report);
+        router.backendCall(report);
+        if (report.outcome === 'Unavailable' || report.outcome === 'Timeout') reachability.report(report.backend, false, report.outcome === 'Timeout');
+        else if (report.outcome !== 'Aborted' && report.outcome !== 'Throttled') reachability.report(report.backend, true);
+      }),
+  );
   const record = env.OPS ? durableOpsRecord(env.OPS as unknown as DurableObjectNamespace<OpsObject>) : new MemoryOpsRecord();
   const flusher = new OpsFlusher(meter, (delta) => record.record(delta), config.ops.flushSeconds * 1000);
   const catalog = new DurableCatalog(env.CATALOG as never, { garbageGraceMs: config.garbageGraceSeconds * 1000, maxVersionsPerKey: config.maxVersionsPerKey });
@@ -291,18 +296,42 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       await runRepair(task, { catalog, backends: units.byId });
       meter.event('repairs_done');
       meter.event('repaired_shards', task.shards.length);
-      logLine({ msg: 'repair', outcome: 'done', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started });
+      logLine({
+        msg: 'repair',
+        outcome: 'done',
+        bucket: task.bucket,
+        key: task.key,
+        unitId: task.unitId,
+        shards: task.shards,
+        reason: task.reason,
+        ms: Date.now() - started,
+      });
     } catch (err) {
       meter.event('repairs_failed');
       // A warning, not an error: a repair fails while a backend is still down, and is retried.
-      logLine({ msg: 'repair', level: 'warn', outcome: 'failed', bucket: task.bucket, key: task.key, unitId: task.unitId, shards: task.shards, reason: task.reason, ms: Date.now() - started, error: errorMessage(err) });
+      logLine({
+        msg: 'repair',
+        level: 'warn',
+        outcome: 'failed',
+        bucket: task.bucket,
+        key: task.key,
+        unitId: task.unitId,
+        shards: task.shards,
+        reason: task.reason,
+        ms: Date.now() - started,
+        error: errorMessage(err),
+      });
       throw err;
     }
   };
   // Damage and health go to the buckets' repair worklists (repair-router.ts); the catalog's alarms
   // hand due units to the repair queue.
   const router: RepairRouter = new RepairRouter({
-    catalog, queued: !!env.REPAIR_QUEUE, repairNow: repair, keepAlive: (p) => background.keepAlive(p), log: logLine,
+    catalog,
+    queued: !!env.REPAIR_QUEUE,
+    repairNow: repair,
+    keepAlive: (p) => background.keepAlive(p),
+    log: logLine,
   });
   const enqueueRepair = (task: RepairTask) => {
     meter.event('repairs_queued');
@@ -315,10 +344,22 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   // and rebuilt elsewhere by the mover); a draining one is read but takes no new shard.
   const state = new Map(config.backends.map((b) => [b.id, b.state]));
   const reachable = metered.filter((b) => state.get(b.id) !== 'retired');
-  const units = new UnitStore(reachable, (bucket, key, unit, err) => {
-    // The read goes on from other shards; the damaged one is fixed in the background.
-    enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
-  }, { hedgeMs: config.readHedgeMs || undefined, prices: priceBook(config), onDegradedRead: (bucket) => router.degradedRead(bucket), keyRing, sealRecordBytes: config.encryption?.recordBytes, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id), reachability });
+  const units = new UnitStore(
+    reachable,
+    (bucket, key, unit, err) => {
+      // The read goes on from other shards; the damaged one is fixed in the background.
+      enqueueRepair({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read', detail: err.message } });
+    },
+    {
+      hedgeMs: config.readHedgeMs || undefined,
+      prices: priceBook(config),
+      onDegradedRead: (bucket) => router.degradedRead(bucket),
+      keyRing,
+      sealRecordBytes: config.encryption?.recordBytes,
+      placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id),
+      reachability,
+    },
+  );
   const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
@@ -331,27 +372,54 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       deployment: { mode, warnings },
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
     },
-    catalog, backends: reachable, meter, record, flusher, probeEveryMs: config.ops.probeSeconds * 1000,
+    catalog,
+    backends: reachable,
+    meter,
+    record,
+    flusher,
+    probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
-    throw new Error(`SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`);
+    throw new Error(
+      `SHARDGATE_CONFIG: ops.metricsTokenSecret names secret ${config.ops.metricsTokenSecret}, which is not set (wrangler secret put ${config.ops.metricsTokenSecret})`,
+    );
   }
-  const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}), ...(b.limits ? { limits: b.limits } : {}) }));
+  const fleet: FleetBackend[] = config.backends.map((b) => ({
+    id: b.id,
+    domain: b.domain,
+    state: b.state,
+    ...(b.rebalance ? { rebalance: true } : {}),
+    ...(b.limits ? { limits: b.limits } : {}),
+  }));
   const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue'): Promise<DrainReport> => {
     const started = Date.now();
     // Its backend calls counted apart too, for the cost report's `jobs` (the collector's later
     // deletion of the old copies is not the mover's).
-    const report = await meter.job('move', () => drainBatch(
-      { catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet },
-      { ...options, deadline: started + DRAIN_RUN_MS },
-    ));
+    const report = await meter.job('move', () =>
+      drainBatch({ catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet }, { ...options, deadline: started + DRAIN_RUN_MS }),
+    );
     meter.event('drain_runs');
     meter.event('moved_shards', report.copied + report.rebuilt);
     meter.event('moved_bytes', report.bytes);
     meter.event('move_waits', report.waiting);
-    logLine({ msg: 'drain', by, copied: report.copied, rebuilt: report.rebuilt, rebalanced: report.rebalanced, bytes: report.bytes, gone: report.gone, waiting: report.waiting, noTarget: report.noTarget, ms: Date.now() - started, ...(report.waits.length ? { firstWait: report.waits[0] } : {}) }, false);
+    logLine(
+      {
+        msg: 'drain',
+        by,
+        copied: report.copied,
+        rebuilt: report.rebuilt,
+        rebalanced: report.rebalanced,
+        bytes: report.bytes,
+        gone: report.gone,
+        waiting: report.waiting,
+        noTarget: report.noTarget,
+        ms: Date.now() - started,
+        ...(report.waits.length ? { firstWait: report.waits[0] } : {}),
+      },
+      false,
+    );
     return report;
   };
   const settings = engineSettings(config);
@@ -364,10 +432,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   };
   const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue'): Promise<RestripeReport> => {
     const started = Date.now();
-    const report = await meter.job('restripe', () => restripeBatch(
-      { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
-      { ...options, deadline: started + RESTRIPE_RUN_MS, maxRequests: RESTRIPE_REQUESTS_PER_RUN },
-    ));
+    const report = await meter.job('restripe', () =>
+      restripeBatch(
+        { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
+        { ...options, deadline: started + RESTRIPE_RUN_MS, maxRequests: RESTRIPE_REQUESTS_PER_RUN },
+      ),
+    );
     meter.event('restripe_runs');
     meter.event('restriped_versions', report.rewritten);
     meter.event('restriped_bytes', report.bytes);
@@ -393,21 +463,29 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       lossGate.update(found.loss);
       lookCalls = found.calls;
       hold = journalHold(found);
-      const lost = Object.keys(found.loss.lost).length, suspect = Object.keys(found.loss.suspect).length;
-      if (lost || suspect || found.unread) logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
+      const lost = Object.keys(found.loss.lost).length,
+        suspect = Object.keys(found.loss.suspect).length;
+      if (lost || suspect || found.unread)
+        logLine({ msg: 'catalog-loss', by, lost, suspect, units: found.units, unknown: found.unknown, read: found.read, unread: found.unread }, lost > 0);
     } catch (err) {
       // Not knowing whether the catalog is lost, the journal stores nothing this run (it could hide an older one).
       hold = `catalog-loss look failed: ${errorMessage(err)}`;
       logLine({ msg: 'catalog-loss', by, outcome: 'failed', error: hold }, true);
     }
     // The look and the run share the invocation's subrequests.
-    const report = await flushJournal({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls), hold });
+    const report = await flushJournal(
+      { catalog, units, policy: config.policies[config.defaultPolicy]! },
+      { deadline: started + JOURNAL_RUN_MS, maxCalls: Math.max(100, JOURNAL_MAX_CALLS - lookCalls), hold },
+    );
     meter.event('journal_runs');
     meter.event('journal_segments', report.segments);
     meter.event('journal_bytes', report.bytes);
     meter.event('journal_failures', report.failed.length);
     const { failed, ...counts } = report;
-    logLine({ msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, failed.length > 0 || !!report.held);
+    logLine(
+      { msg: 'journal', by, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started },
+      failed.length > 0 || !!report.held,
+    );
     return report;
   };
   // The journal's segments get what data gets (upkeep/journal-upkeep.ts): scrub, repair, moves off
@@ -417,13 +495,20 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     const mode = config.scrub.mode === 'verify' ? 'verify' : 'heads';
     const report = await journalUpkeep({ catalog, units, policy: config.policies[config.defaultPolicy]! }, { mode, headsBy: scrubHeadsBy });
     const { failed, ...counts } = report;
-    if (report.segments || failed.length) logLine({ msg: 'journal upkeep', by, mode, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started }, false);
+    if (report.segments || failed.length)
+      logLine(
+        { msg: 'journal upkeep', by, mode, ...counts, failed: failed.length, ...(failed.length ? { firstFailure: failed[0] } : {}), ms: Date.now() - started },
+        false,
+      );
     return report;
   };
   const logRequests = requestLog({ meter, flusher, log: config.ops.requestLogs });
   // Delivery runs as work of its own (no request's budget holder), kept alive by the request's waitUntil.
   const accessLogs = new AccessLogDelivery({
-    catalog, store, rollMs: accessLogRollMs(env), log: logLine,
+    catalog,
+    store,
+    rollMs: accessLogRollMs(env),
+    log: logLine,
     detached: (keepAlive, fn) => background.run({ waitUntil: keepAlive }, fn),
   });
   const app = createApp({
@@ -439,11 +524,30 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     accessLog: accessLogs,
     catalogLoss: lossGate,
     operator: createOperator({
-      authenticate, ops, open: config.ops.open, metricsToken: metricsToken as string | undefined,
-      health: new LoadBalancerHealth({ policies: config.policies, defaultPolicy: config.defaultPolicy, backends: units.placeable, maintenance: reachability.maintenance, reachability, meter }),
+      authenticate,
+      ops,
+      open: config.ops.open,
+      metricsToken: metricsToken as string | undefined,
+      health: new LoadBalancerHealth({
+        policies: config.policies,
+        defaultPolicy: config.defaultPolicy,
+        backends: units.placeable,
+        maintenance: reachability.maintenance,
+        reachability,
+        meter,
+      }),
     }),
     admin: createAdmin({
-      authenticate, catalog, backends: reachable, keyRing, region: config.region, scrub: { ...config.scrub, headsBy: scrubHeadsBy }, enqueueRepair, repair, upkeep, localSwitch,
+      authenticate,
+      catalog,
+      backends: reachable,
+      keyRing,
+      region: config.region,
+      scrub: { ...config.scrub, headsBy: scrubHeadsBy },
+      enqueueRepair,
+      repair,
+      upkeep,
+      localSwitch,
       drain: { fleet, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
@@ -462,5 +566,30 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       },
     }),
   });
-  return { config, backends: built, catalog, units, scrubHeadsBy, reachability, store, app, background, enqueueRepair, repair, meter, flusher, ops, upkeep, fleet, drain, restripe, restripeProgress: restripeStatus, lifecycleDayMs: dayMs, lifecycleStore, journal, journalUpkeep: journalUpkeepRun, accessLogs };
+  return {
+    config,
+    backends: built,
+    catalog,
+    units,
+    scrubHeadsBy,
+    reachability,
+    store,
+    app,
+    background,
+    enqueueRepair,
+    repair,
+    meter,
+    flusher,
+    ops,
+    upkeep,
+    fleet,
+    drain,
+    restripe,
+    restripeProgress: restripeStatus,
+    lifecycleDayMs: dayMs,
+    lifecycleStore,
+    journal,
+    journalUpkeep: journalUpkeepRun,
+    accessLogs,
+  };
 }

@@ -72,15 +72,20 @@ export default {
     const started = Date.now();
     if (event.cron === JOURNAL_CRON) {
       // The catalog journal, alone in its invocation (its own subrequests): upkeep/journal.ts.
-      ctx.waitUntil(g.background.run(ctx, () => g.journal('cron')).catch(
-        (err: unknown) => logLine({ msg: 'journal', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-      ).then(() => g.flusher.flush()));
+      ctx.waitUntil(
+        g.background
+          .run(ctx, () => g.journal('cron'))
+          .catch((err: unknown) => logLine({ msg: 'journal', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true))
+          .then(() => g.flusher.flush()),
+      );
       return;
     }
-    const lifecycle = g.background.run(ctx, () => lifecycleBatch(g.catalog, g.lifecycleStore(), { dayMs: g.lifecycleDayMs })).then(
-      (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),
-      (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-    );
+    const lifecycle = g.background
+      .run(ctx, () => lifecycleBatch(g.catalog, g.lifecycleStore(), { dayMs: g.lifecycleDayMs }))
+      .then(
+        (r) => g.upkeep.lifecycled(r, Date.now() - started, 'cron'),
+        (err: unknown) => logLine({ msg: 'lifecycle', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
+      );
     if (event.cron === LIFECYCLE_ONLY_CRON) {
       ctx.waitUntil(lifecycle.then(() => g.flusher.flush()));
       return;
@@ -93,15 +98,19 @@ export default {
     const { mode, unitsPerRun } = g.config.scrub;
     if (mode !== 'off') {
       const scrub = g.background.run(ctx, () => scrubBatch(g.catalog, g.units.byId, { mode, unitsPerRun, headsBy: g.scrubHeadsBy }, g.enqueueRepair));
-      jobs.push(scrub.then(
-        (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
-        (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-      ));
+      jobs.push(
+        scrub.then(
+          (r) => g.upkeep.scrubbed(r, mode, Date.now() - started, 'cron'),
+          (err: unknown) => logLine({ msg: 'scrub', mode, outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
+        ),
+      );
     }
     // The journal's segments: scrubbed, repaired, moved and re-striped as data is (upkeep/journal-upkeep.ts).
-    jobs.push(g.background.run(ctx, () => g.journalUpkeep('cron')).catch(
-      (err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-    ));
+    jobs.push(
+      g.background
+        .run(ctx, () => g.journalUpkeep('cron'))
+        .catch((err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+    );
     const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
     // The bucket list, read once for the jobs below that walk every bucket.
     let listed: Promise<string[]> | undefined;
@@ -109,39 +118,51 @@ export default {
     if (env.REPAIR_QUEUE) {
       // With a queue, the mover and the re-stripe run as chains of links (upkeep/move-chain.ts):
       // the cron starts one for each bucket with work that no chain owns.
-      jobs.push(g.background.run(ctx, async () => {
-        const buckets = fleetChanging
-          ? await bucketNames()
-          : (await g.restripeProgress()).filter((p) => !p.done).map((p) => p.bucket);
-        const chains = buckets.length ? await startMoveChains(buckets, moveChainDeps(g, env)) : 0;
-        if (chains) logLine({ msg: 'move-chains', started: chains, buckets: buckets.length, ms: Date.now() - started }, false);
-      }).catch(
-        (err: unknown) => logLine({ msg: 'move-chains', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-      ));
+      jobs.push(
+        g.background
+          .run(ctx, async () => {
+            const buckets = fleetChanging ? await bucketNames() : (await g.restripeProgress()).filter((p) => !p.done).map((p) => p.bucket);
+            const chains = buckets.length ? await startMoveChains(buckets, moveChainDeps(g, env)) : 0;
+            if (chains) logLine({ msg: 'move-chains', started: chains, buckets: buckets.length, ms: Date.now() - started }, false);
+          })
+          .catch((err: unknown) => logLine({ msg: 'move-chains', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+      );
     } else {
       // Without one, the cron runs a bounded batch of each itself.
       // The mover, while any backend is draining or retired, or being rebalanced onto (upkeep/drain.ts).
       if (fleetChanging) {
-        jobs.push(g.background.run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron')).catch(
-          (err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-        ));
+        jobs.push(
+          g.background
+            .run(ctx, () => g.drain({ maxMoves: DRAIN_MOVES_PER_RUN }, 'cron'))
+            .catch((err: unknown) => logLine({ msg: 'drain', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+        );
       }
       // The re-stripe, for buckets whose policy changed geometry (upkeep/restripe.ts): a few catalog
       // reads per bucket when there is nothing to rewrite.
-      jobs.push(g.background.run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron')).catch(
-        (err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
-      ));
+      jobs.push(
+        g.background
+          .run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron'))
+          .catch((err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+      );
     }
     // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog
     // call per bucket (each may be a logging target).
-    jobs.push(g.background.run(ctx, async () => {
-      const n = await g.accessLogs.sweep(await bucketNames());
-      if (n) logLine({ msg: 'access log', by: 'cron', delivered: n, ms: Date.now() - started });
-    }).catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)));
+    jobs.push(
+      g.background
+        .run(ctx, async () => {
+          const n = await g.accessLogs.sweep(await bucketNames());
+          if (n) logLine({ msg: 'access log', by: 'cron', delivered: n, ms: Date.now() - started });
+        })
+        .catch((err: unknown) => logLine({ msg: 'access log', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+    );
     for (const job of jobs) ctx.waitUntil(job);
     ctx.waitUntil(g.background.run(ctx, () => wakeWorklists({ catalog: g.catalog, repair: g.repair, log: logLine }, !!env.REPAIR_QUEUE)));
     // After the upkeep: probe every backend (a backend back wakes every worklist), record a
     // data-health sample, flush the counts.
-    ctx.waitUntil(Promise.allSettled(jobs).then(() => g.background.run(ctx, () => g.ops.onCron())).catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: errorMessage(err) }, true)));
+    ctx.waitUntil(
+      Promise.allSettled(jobs)
+        .then(() => g.background.run(ctx, () => g.ops.onCron()))
+        .catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: errorMessage(err) }, true)),
+    );
   },
 } satisfies ExportedHandler<Env, RepairTask | MoveLink>;

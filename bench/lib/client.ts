@@ -87,7 +87,8 @@ export async function put(s3: S3Client, bucket: string, key: string, size: numbe
 /** Drains the object; returns its length and (with `check`) its CRC32. */
 export async function get(s3: S3Client, bucket: string, key: string, check = false): Promise<{ bytes: number; crc: number }> {
   const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  let bytes = 0, crc = 0;
+  let bytes = 0,
+    crc = 0;
   for await (const chunk of res.Body as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
     if (check) crc = crc32(chunk, crc);

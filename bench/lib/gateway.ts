@@ -66,7 +66,9 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
   try {
     const origin = worker.url.origin;
     await post(`${origin}/__bench/stats`, 'GET');
-    const workerd = descendants(process.pid).filter((p) => p.comm === 'workerd' && !before.has(p.pid)).map((p) => p.pid);
+    const workerd = descendants(process.pid)
+      .filter((p) => p.comm === 'workerd' && !before.has(p.pid))
+      .map((p) => p.pid);
     // The workerd listening at the Worker's own address runs it; else (wrangler fell back to its
     // proxy's address) the last one started.
     const own = listenerOf(Number(worker.url.port), workerd);

@@ -35,8 +35,17 @@ export async function createOverwriteBuckets(s3: S3Client): Promise<void> {
  * counted (so that every measured PUT replaces something). The memory backends are purged after
  * the batch (not measured), so the isolate's memory stays flat across repetitions.
  */
-export async function overwriteBatch(g: BenchGateway, s3: S3Client, versioning: Versioning, size: number, ops: number, seed: number, mode: ClientMode): Promise<OverwriteBatch> {
-  const bucket = BUCKETS[versioning], key = `overwritten-${size}`;
+export async function overwriteBatch(
+  g: BenchGateway,
+  s3: S3Client,
+  versioning: Versioning,
+  size: number,
+  ops: number,
+  seed: number,
+  mode: ClientMode,
+): Promise<OverwriteBatch> {
+  const bucket = BUCKETS[versioning],
+    key = `overwritten-${size}`;
   await put(s3, bucket, key, size, seed, mode);
   await g.control('/__bench/reset');
   const cpu0 = cpuSeconds(g.pid);
@@ -66,7 +75,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 
 /** Calls per op by method, the upkeep's background methods left out (as the matrix does). */
 function perOp(calls: Record<string, number>, ops: number, upkeep: Set<string>): Record<string, number> {
-  return Object.fromEntries(Object.entries(calls).filter(([name]) => !upkeep.has(name)).sort().map(([name, n]) => [name, n / ops]));
+  return Object.fromEntries(
+    Object.entries(calls)
+      .filter(([name]) => !upkeep.has(name))
+      .sort()
+      .map(([name, n]) => [name, n / ops]),
+  );
 }
 
 /** One row per size. */

@@ -18,7 +18,8 @@ server.run().then((address) => {
     // Content-Length, not a 'data' listener: that would switch the request to flowing mode and
     // lose the first chunks before s3rver reads the body.
     stats.bodyBytes += Number(req.headers['content-length'] || 0);
-    const write = res.write.bind(res), end = res.end.bind(res);
+    const write = res.write.bind(res),
+      end = res.end.bind(res);
     res.write = (chunk, ...rest) => {
       if (chunk && typeof chunk !== 'function') stats.responseBytes += chunk.length;
       return write(chunk, ...rest);
@@ -30,7 +31,10 @@ server.run().then((address) => {
   });
   process.stdout.write(JSON.stringify({ port: address.port }) + '\n');
 });
-readline.createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() === 'stats') process.stdout.write(JSON.stringify(stats) + '\n');
-}).on('close', () => process.exit(0));
+readline
+  .createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    if (line.trim() === 'stats') process.stdout.write(JSON.stringify(stats) + '\n');
+  })
+  .on('close', () => process.exit(0));
 process.on('SIGTERM', () => process.exit(0));

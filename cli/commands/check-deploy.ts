@@ -40,8 +40,13 @@ export async function run(argv: string[], out: (line: string) => void = console.
     r.problems.push(...reviewFleetAgainstLive(r.config, live.backends));
   }
   if (r.config) {
-    out(`${file}: ${r.config.backends.length} backends in ${new Set(r.config.backends.map((b) => b.domain)).size} failure domains, policies ${Object.keys(r.config.policies).join(', ')}`);
-    for (const b of r.config.backends) out(`  ${b.id.padEnd(14)} ${b.kind.padEnd(3)} ${b.domain.padEnd(28)} prices: ${r.config.backendPrices[b.id]?.source ?? 'unpriced'}${b.state === 'active' ? '' : `   ${b.state}`}`);
+    out(
+      `${file}: ${r.config.backends.length} backends in ${new Set(r.config.backends.map((b) => b.domain)).size} failure domains, policies ${Object.keys(r.config.policies).join(', ')}`,
+    );
+    for (const b of r.config.backends)
+      out(
+        `  ${b.id.padEnd(14)} ${b.kind.padEnd(3)} ${b.domain.padEnd(28)} prices: ${r.config.backendPrices[b.id]?.source ?? 'unpriced'}${b.state === 'active' ? '' : `   ${b.state}`}`,
+      );
   }
   for (const w of r.warnings) out(`warning: ${w}`);
   if (r.secrets.length) out(`secrets to set (npx wrangler secret put NAME -c ${file}): ${r.secrets.join(', ')}`);

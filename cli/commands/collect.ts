@@ -26,7 +26,8 @@ export const command: Command = {
     const client = new GatewayClient(values);
     const due = values.all ? (await client.status()).data.garbage.due : 0;
     const progress = new Progress('collect', !values.json && Boolean(process.stderr.isTTY));
-    let collected = 0, passes = 0;
+    let collected = 0,
+      passes = 0;
     for (;;) {
       const r = (await client.admin('collect')) as { collected: number };
       collected += r.collected;

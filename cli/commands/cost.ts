@@ -17,7 +17,9 @@ export const help = `usage: shardgate cost [--providers LIST] [--stored GB] [--r
                       [--puts N] [--gets N] [--policies LIST] [--svg FILE | --no-svg] [--json]
 
   --providers  comma-separated, one failure domain each (default ${DEFAULTS.providers}):
-               ${Object.entries(ALIASES).map(([a, p]) => `${a} (${p})`).join(', ')},
+               ${Object.entries(ALIASES)
+                 .map(([a, p]) => `${a} (${p})`)
+                 .join(', ')},
                wasabi, any preset of worker/config/price-list.ts by name, or
                name=STORAGE:EGRESS:PUT:GET in dollars per GB-month, per GB, per 1000 PUTs, per 1000 GETs
   --stored     GB stored (default ${DEFAULTS.storedGB})

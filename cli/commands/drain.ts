@@ -49,7 +49,10 @@ interface Estimate {
   bytes: number;
   rebuilt: number;
   noTarget: number;
-  byBackend: Record<string, { usage: { getRequests: number; putRequests: number; deleteRequests: number; bytesOut: number; bytesIn: number }; cost: { total: number } | null }>;
+  byBackend: Record<
+    string,
+    { usage: { getRequests: number; putRequests: number; deleteRequests: number; bytesOut: number; bytesIn: number }; cost: { total: number } | null }
+  >;
   total: { gets: number; puts: number; deletes: number; egressBytes: number; cost: number };
   complete: boolean;
 }
@@ -60,7 +63,9 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseArgs({
-      args: argv, strict: true, allowPositionals: true,
+      args: argv,
+      strict: true,
+      allowPositionals: true,
       options: { ...GATEWAY_OPTIONS, estimate: { type: 'boolean' }, rebalance: { type: 'boolean' }, run: { type: 'boolean' }, batch: { type: 'string' } },
     });
     const client = new GatewayClient(values);
@@ -76,7 +81,15 @@ export const command: Command = {
     if (values.run) {
       let moved = 0;
       for (;;) {
-        const r = (await client.admin('drain', { max: values.batch })) as { copied: number; rebuilt: number; rebalanced: number; waiting: number; noTarget: number; waits: { error: string }[]; progress: Progress[] };
+        const r = (await client.admin('drain', { max: values.batch })) as {
+          copied: number;
+          rebuilt: number;
+          rebalanced: number;
+          waiting: number;
+          noTarget: number;
+          waits: { error: string }[];
+          progress: Progress[];
+        };
         moved += r.copied + r.rebuilt;
         const shown = r.progress.filter((p) => !backend || p.backend === backend);
         const left = shown.reduce((n, p) => n + p.left.shards, 0);
@@ -104,7 +117,12 @@ function progressText(backends: Progress[]): string {
   const rows = [['backend', 'state', 'shards left', 'bytes left', 'journal files', 'moved', 'rate', 'remaining']];
   for (const p of backends) {
     rows.push([
-      p.backend, p.state, String(p.left.shards), bytes(p.left.bytes), String(p.journalShards ?? '-'), `${p.moved.shards} (${bytes(p.moved.bytes)})`,
+      p.backend,
+      p.state,
+      String(p.left.shards),
+      bytes(p.left.bytes),
+      String(p.journalShards ?? '-'),
+      `${p.moved.shards} (${bytes(p.moved.bytes)})`,
       p.bytesPerSecond === null ? '-' : `${bytes(p.bytesPerSecond)}/s`,
       p.secondsRemaining === null ? (p.left.shards ? '-' : 'done') : duration(Math.ceil(p.secondsRemaining)),
     ]);
@@ -123,7 +141,13 @@ interface Rebalance {
 function rebalanceText(backends: Rebalance[]): string {
   if (!backends.length) return '';
   const rows = [['rebalancing onto', 'moved onto it', 'buckets done', 'state']];
-  for (const p of backends) rows.push([p.backend, `${p.moved.shards} (${bytes(p.moved.bytes)})`, `${p.bucketsFilled} of ${p.buckets}`, p.done ? 'done: "rebalance" can come off' : 'moving']);
+  for (const p of backends)
+    rows.push([
+      p.backend,
+      `${p.moved.shards} (${bytes(p.moved.bytes)})`,
+      `${p.bucketsFilled} of ${p.buckets}`,
+      p.done ? 'done: "rebalance" can come off' : 'moving',
+    ]);
   return table(rows) + '\n';
 }
 
@@ -142,9 +166,19 @@ export function measuredText(m: Measured | null | undefined): string {
 }
 
 function estimateText(e: Estimate, what: string): string {
-  const lines = [`${what} ${e.backend}: ${e.shards} shard(s), ${bytes(e.bytes)} to move (${e.rebuilt} rebuilt from other shards)${e.noTarget ? `; ${e.noTarget} have no target within the placement rules` : ''}${e.complete ? '' : ' (partial: the walk stopped early)'}`];
+  const lines = [
+    `${what} ${e.backend}: ${e.shards} shard(s), ${bytes(e.bytes)} to move (${e.rebuilt} rebuilt from other shards)${e.noTarget ? `; ${e.noTarget} have no target within the placement rules` : ''}${e.complete ? '' : ' (partial: the walk stopped early)'}`,
+  ];
   const rows = [['backend', 'GETs', 'PUTs', 'DELETEs', 'egress', 'cost (USD)']];
-  for (const [id, l] of Object.entries(e.byBackend)) rows.push([id, String(l.usage.getRequests), String(l.usage.putRequests), String(l.usage.deleteRequests), bytes(l.usage.bytesOut), l.cost ? l.cost.total.toFixed(4) : 'unpriced']);
+  for (const [id, l] of Object.entries(e.byBackend))
+    rows.push([
+      id,
+      String(l.usage.getRequests),
+      String(l.usage.putRequests),
+      String(l.usage.deleteRequests),
+      bytes(l.usage.bytesOut),
+      l.cost ? l.cost.total.toFixed(4) : 'unpriced',
+    ]);
   rows.push(['total', String(e.total.gets), String(e.total.puts), String(e.total.deletes), bytes(e.total.egressBytes), e.total.cost.toFixed(4)]);
   return [...lines, table(rows), ''].join('\n');
 }

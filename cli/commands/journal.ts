@@ -39,7 +39,13 @@ interface JournalAnswer {
 
 /** The admin answer of journal-upkeep (worker/upkeep/journal-upkeep.ts JournalUpkeepReport). */
 interface UpkeepAnswer {
-  segments: number; units: number; shards: number; damaged: number; repaired: number; moved: number; restriped: number;
+  segments: number;
+  units: number;
+  shards: number;
+  damaged: number;
+  repaired: number;
+  moved: number;
+  restriped: number;
   failed: { instance: string; segment: number; error: string }[];
   unfinished: boolean;
 }
@@ -54,7 +60,9 @@ export const command: Command = {
       const u = (await new GatewayClient(values).admin('journal-upkeep')) as UpkeepAnswer;
       if (values.json) printJson(u);
       else {
-        process.stdout.write(`journal upkeep: ${u.segments} segment(s), ${u.units} unit(s) checked (${u.shards} shards): ${u.damaged} damaged, ${u.repaired} rebuilt; ${u.moved} moved off leaving backends, ${u.restriped} re-striped to the policy's code${u.unfinished ? ' (stopped at its limit: run again)' : ''}\n`);
+        process.stdout.write(
+          `journal upkeep: ${u.segments} segment(s), ${u.units} unit(s) checked (${u.shards} shards): ${u.damaged} damaged, ${u.repaired} rebuilt; ${u.moved} moved off leaving backends, ${u.restriped} re-striped to the policy's code${u.unfinished ? ' (stopped at its limit: run again)' : ''}\n`,
+        );
         for (const f of u.failed) process.stdout.write(`FAILED  ${f.instance} segment ${f.segment}: ${f.error}\n`);
       }
       return u.failed.length ? 1 : 0;
@@ -62,10 +70,15 @@ export const command: Command = {
     const r = (await new GatewayClient(values).admin('journal')) as JournalAnswer;
     if (values.json) printJson(r);
     else {
-      process.stdout.write(`journal: ${r.segments} segment(s), ${r.records} record(s), ${bytes(r.bytes)} stored for ${r.instances} catalog instance(s)${r.unfinished ? ' (stopped at its time limit: run again)' : ''}\n`);
+      process.stdout.write(
+        `journal: ${r.segments} segment(s), ${r.records} record(s), ${bytes(r.bytes)} stored for ${r.instances} catalog instance(s)${r.unfinished ? ' (stopped at its time limit: run again)' : ''}\n`,
+      );
       for (const f of r.failed) process.stdout.write(`FAILED  ${f.instance}: ${f.error}\n`);
       if (r.held) process.stdout.write(`HELD    ${r.held}\n`);
-      if (r.paused) process.stdout.write(`PAUSED  ${r.paused} catalog instance(s): the backends hold a newer journal of them (the catalog was lost); shardgate rebuild --lost names them\n`);
+      if (r.paused)
+        process.stdout.write(
+          `PAUSED  ${r.paused} catalog instance(s): the backends hold a newer journal of them (the catalog was lost); shardgate rebuild --lost names them\n`,
+        );
     }
     return r.failed.length || r.paused || r.held ? 1 : 0;
   },

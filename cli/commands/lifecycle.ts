@@ -53,7 +53,10 @@ export const command: Command = {
       if (total.runs > 100_000) throw new CliError('the lifecycle pass does not finish: more than 100000 runs');
     }
     if (values.json) printJson(total);
-    else process.stdout.write(`lifecycle: ${total.examined} version(s) examined in ${total.runs} run(s): ${total.expired} expired, ${total.noncurrentDeleted} noncurrent deleted, ${total.markersRemoved} delete marker(s) removed, ${total.uploadsAborted} upload(s) aborted, ${total.failed} failed\n`);
+    else
+      process.stdout.write(
+        `lifecycle: ${total.examined} version(s) examined in ${total.runs} run(s): ${total.expired} expired, ${total.noncurrentDeleted} noncurrent deleted, ${total.markersRemoved} delete marker(s) removed, ${total.uploadsAborted} upload(s) aborted, ${total.failed} failed\n`,
+      );
     return total.failed > 0 ? 1 : 0;
   },
 };

@@ -17,8 +17,22 @@ export interface Location {
   size: number;
   storage: 'inline' | 'coded';
   units: {
-    unitId: string; codec: string; k: number; m: number; size: number; readable: boolean;
-    shards: { index: number; role: string; backend: string; shardKey: string; state: string; size: number | null; expectedSize: number; recordedMissing: boolean }[];
+    unitId: string;
+    codec: string;
+    k: number;
+    m: number;
+    size: number;
+    readable: boolean;
+    shards: {
+      index: number;
+      role: string;
+      backend: string;
+      shardKey: string;
+      state: string;
+      size: number | null;
+      expectedSize: number;
+      recordedMissing: boolean;
+    }[];
   }[];
   truncated: boolean;
 }
@@ -38,11 +52,32 @@ ${GATEWAY_HELP}`;
 export function locationText(l: Location): string {
   const head = `${l.bucket}/${l.key} version ${l.versionId}: ${bytes(l.size)}`;
   if (l.storage === 'inline') return `${head}, stored inline in the catalog (no shards)\n`;
-  const rows = l.units.flatMap((u) => u.shards.map((s) => [
-    u.unitId, `${s.index} (${s.role})`, s.backend, s.state + (s.recordedMissing ? ' (recorded missing)' : ''), s.size === null ? '-' : `${s.size}`, `${s.expectedSize}`, s.shardKey,
-  ]));
-  const units = l.units.map((u) => `unit ${u.unitId}: ${u.codec} ${u.k}+${u.m}, ${bytes(u.size)}, ${u.shards.filter((s) => s.state === 'present').length} of ${u.k + u.m} shards present${u.readable ? '' : ` (FEWER THAN k=${u.k}: unreadable now)`}`);
-  return [head, ...units, '', table([['UNIT', 'SHARD', 'BACKEND', 'STATE', 'SIZE', 'EXPECTED', 'SHARD KEY'], ...rows]), l.truncated ? `(first ${l.units.length} units only)` : ''].join('\n').trimEnd() + '\n';
+  const rows = l.units.flatMap((u) =>
+    u.shards.map((s) => [
+      u.unitId,
+      `${s.index} (${s.role})`,
+      s.backend,
+      s.state + (s.recordedMissing ? ' (recorded missing)' : ''),
+      s.size === null ? '-' : `${s.size}`,
+      `${s.expectedSize}`,
+      s.shardKey,
+    ]),
+  );
+  const units = l.units.map(
+    (u) =>
+      `unit ${u.unitId}: ${u.codec} ${u.k}+${u.m}, ${bytes(u.size)}, ${u.shards.filter((s) => s.state === 'present').length} of ${u.k + u.m} shards present${u.readable ? '' : ` (FEWER THAN k=${u.k}: unreadable now)`}`,
+  );
+  return (
+    [
+      head,
+      ...units,
+      '',
+      table([['UNIT', 'SHARD', 'BACKEND', 'STATE', 'SIZE', 'EXPECTED', 'SHARD KEY'], ...rows]),
+      l.truncated ? `(first ${l.units.length} units only)` : '',
+    ]
+      .join('\n')
+      .trimEnd() + '\n'
+  );
 }
 
 export const command: Command = {
@@ -50,7 +85,12 @@ export const command: Command = {
   summary: 'where the shards of an object are, and which are present',
   help: HELP,
   async run(argv) {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, 'version-id': { type: 'string' } }, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...GATEWAY_OPTIONS, 'version-id': { type: 'string' } },
+      strict: true,
+      allowPositionals: true,
+    });
     if (positionals.length !== 2) throw new CliError('locate needs BUCKET and KEY');
     const [bucket, key] = positionals as [string, string];
     const client = new GatewayClient(values);

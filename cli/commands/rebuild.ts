@@ -43,8 +43,13 @@ export const command: Command = {
   summary: "rebuild a bucket's catalog from the shard headers on the backends",
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, 'no-journal': { type: 'boolean' }, lost: { type: 'boolean' }, discard: { type: 'string' } }, strict: true });
-    if ([values.bucket !== undefined, values.lost === true, values.discard !== undefined].filter(Boolean).length !== 1) throw new CliError('one of --bucket NAME, --lost or --discard NAME is required');
+    const { values } = parseArgs({
+      args: argv,
+      options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, 'no-journal': { type: 'boolean' }, lost: { type: 'boolean' }, discard: { type: 'string' } },
+      strict: true,
+    });
+    if ([values.bucket !== undefined, values.lost === true, values.discard !== undefined].filter(Boolean).length !== 1)
+      throw new CliError('one of --bucket NAME, --lost or --discard NAME is required');
     const client = new GatewayClient(values);
     if (values.lost) {
       const loss = (await client.admin('catalog-loss')) as LossAnswer;
@@ -56,29 +61,58 @@ export const command: Command = {
       const r = (await client.admin('discard-journal', { bucket: values.discard })) as { instance: string; segments: number; loss: LossAnswer };
       if (values.json) printJson(r);
       else {
-        process.stdout.write(`discarded the journal of ${r.instance} on the backends: ${r.segments} segment(s), deleted once its new journal is complete (or after 7 days); writes to it are accepted again\n`);
+        process.stdout.write(
+          `discarded the journal of ${r.instance} on the backends: ${r.segments} segment(s), deleted once its new journal is complete (or after 7 days); writes to it are accepted again\n`,
+        );
         printLoss(r.loss);
       }
       return 0;
     }
     if (!values.bucket) throw new CliError('--bucket NAME is required');
     const r = (await client.admin('rebuild', { bucket: values.bucket, ...(values['no-journal'] ? { journal: '0' } : {}) })) as {
-      restored: string[]; kept: string[]; unrecoverable: { unitId: string; reason: string }[]; retired?: string[];
-      catalogLost?: boolean; unlisted?: string[];
-      journal?: { segments: number; asOf: string | null; rows: number; versions: number; deleteMarkers: number; settings: string[]; unreadable: { id: string; reason: string }[]; doubts: string[]; skipped?: string };
+      restored: string[];
+      kept: string[];
+      unrecoverable: { unitId: string; reason: string }[];
+      retired?: string[];
+      catalogLost?: boolean;
+      unlisted?: string[];
+      journal?: {
+        segments: number;
+        asOf: string | null;
+        rows: number;
+        versions: number;
+        deleteMarkers: number;
+        settings: string[];
+        unreadable: { id: string; reason: string }[];
+        doubts: string[];
+        skipped?: string;
+      };
     };
     if (values.json) printJson(r);
     else {
       const j = r.journal;
       if (j?.skipped) process.stdout.write(`journal: not imported: ${j.skipped}\n`);
-      else if (j?.asOf) process.stdout.write(`journal: ${j.segments} segment(s) as of ${j.asOf}: ${j.versions} version(s), ${j.deleteMarkers} delete marker(s), settings ${j.settings.join(', ') || '-'}\n`);
+      else if (j?.asOf)
+        process.stdout.write(
+          `journal: ${j.segments} segment(s) as of ${j.asOf}: ${j.versions} version(s), ${j.deleteMarkers} delete marker(s), settings ${j.settings.join(', ') || '-'}\n`,
+        );
       else if (j) process.stdout.write('journal: none found for this bucket\n');
       for (const u of j?.unreadable ?? []) process.stdout.write(`  journal ${u.id}: ${u.reason}\n`);
       for (const d of j?.doubts ?? []) process.stdout.write(`  journal doubt: ${d}\n`);
-      if (r.catalogLost) process.stdout.write(j?.asOf && !j.skipped && !j.unreadable.length ? 'catalog loss: ended for this bucket (its journal is in, merged with the writes made since); writes are accepted again\n' : 'catalog loss: NOT ended: the journal of this bucket was not imported whole (see above); writes stay refused (--discard gives it up)\n');
-      process.stdout.write(`restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}, ignored ${r.retired?.length ?? 0} unit(s) of deleted or superseded versions\n`);
+      if (r.catalogLost)
+        process.stdout.write(
+          j?.asOf && !j.skipped && !j.unreadable.length
+            ? 'catalog loss: ended for this bucket (its journal is in, merged with the writes made since); writes are accepted again\n'
+            : 'catalog loss: NOT ended: the journal of this bucket was not imported whole (see above); writes stay refused (--discard gives it up)\n',
+        );
+      process.stdout.write(
+        `restored ${r.restored.length} object(s), kept ${r.kept.length}, unrecoverable ${r.unrecoverable.length}, ignored ${r.retired?.length ?? 0} unit(s) of deleted or superseded versions\n`,
+      );
       for (const u of r.unrecoverable) process.stdout.write(`  ${u.unitId}: ${u.reason}\n`);
-      if (r.unlisted?.length) process.stdout.write(`not listed: ${r.unlisted.join(', ')} did not answer; restored from the other backends (a unit with fewer than k shards on them is listed unrecoverable): once they are back, \`shardgate repair\`, and \`shardgate rebuild --bucket ${values.bucket}\` again for what was unrecoverable\n`);
+      if (r.unlisted?.length)
+        process.stdout.write(
+          `not listed: ${r.unlisted.join(', ')} did not answer; restored from the other backends (a unit with fewer than k shards on them is listed unrecoverable): once they are back, \`shardgate repair\`, and \`shardgate rebuild --bucket ${values.bucket}\` again for what was unrecoverable\n`,
+        );
     }
     // Something of the journal could not be read, or a backend was not listed: the rebuilt catalog may lack what it held.
     return r.journal?.unreadable.length || r.journal?.doubts.length || r.unlisted?.length ? 1 : 0;
@@ -99,8 +133,16 @@ function printLoss(loss: LossAnswer): void {
   for (const [name, l] of lost) {
     const what = name === BUCKET_LIST ? 'the bucket list' : `bucket ${name}`;
     const why = l.reason === 'unknown' ? 'the catalog lacks it' : `the catalog's journal ends at segment ${l.catalogSegment}`;
-    const next = name === BUCKET_LIST ? `ends with the last bucket rebuilt or discarded (with none left: shardgate rebuild --discard ${BUCKET_LIST})` : `shardgate rebuild --bucket ${name} | --discard ${name}`;
-    process.stdout.write(`LOST    ${what}: its journal on the backends reaches segment ${l.newest}, ${why} (found ${new Date(l.foundAt).toISOString()}); ${next}\n`);
+    const next =
+      name === BUCKET_LIST
+        ? `ends with the last bucket rebuilt or discarded (with none left: shardgate rebuild --discard ${BUCKET_LIST})`
+        : `shardgate rebuild --bucket ${name} | --discard ${name}`;
+    process.stdout.write(
+      `LOST    ${what}: its journal on the backends reaches segment ${l.newest}, ${why} (found ${new Date(l.foundAt).toISOString()}); ${next}\n`,
+    );
   }
-  for (const [name, s] of Object.entries(loss.suspect)) process.stdout.write(`suspect bucket ${name}: journal segments the catalog does not know, seen ${new Date(s.foundAt).toISOString()} (confirmed if still there a minute later)\n`);
+  for (const [name, s] of Object.entries(loss.suspect))
+    process.stdout.write(
+      `suspect bucket ${name}: journal segments the catalog does not know, seen ${new Date(s.foundAt).toISOString()} (confirmed if still there a minute later)\n`,
+    );
 }

@@ -40,14 +40,23 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const { values } = parseArgs({
-      args: argv, strict: true,
-      options: { ...GATEWAY_OPTIONS, bucket: { type: 'string' }, prefix: { type: 'string' }, batch: { type: 'string' }, list: { type: 'boolean' }, stuck: { type: 'boolean' } },
+      args: argv,
+      strict: true,
+      options: {
+        ...GATEWAY_OPTIONS,
+        bucket: { type: 'string' },
+        prefix: { type: 'string' },
+        batch: { type: 'string' },
+        list: { type: 'boolean' },
+        stuck: { type: 'boolean' },
+      },
     });
     const client = new GatewayClient(values);
     if (values.stuck && !values.list) throw new CliError('--stuck goes with --list');
     if (values.list) return listWorklist(client, values.bucket, values.prefix, Boolean(values.stuck), Boolean(values.json));
     const progress = new Progress('repair', !values.json && Boolean(process.stderr.isTTY));
-    let repaired = 0, start: number | null = null;
+    let repaired = 0,
+      start: number | null = null;
     let last: SweepAnswer;
     for (;;) {
       last = (await client.admin('repair', { bucket: values.bucket, prefix: values.prefix, limit: values.batch })) as SweepAnswer;
@@ -85,7 +94,14 @@ async function listWorklist(client: GatewayClient, bucket: string | undefined, p
 /** The worklist as a table, one unit a row (what `repair --list` prints). */
 export function worklistText(answer: WorklistAnswer, stuck: boolean): string {
   if (answer.units.length === 0) return `no ${stuck ? 'stuck ' : ''}degraded units\n`;
-  const rows = answer.units.map((u) => [`${u.bucket}/${u.key}`, u.unitId, missingShards(u.missing), String(u.attempts), u.nextAttemptAt ?? 'now', u.lastError ?? '']);
+  const rows = answer.units.map((u) => [
+    `${u.bucket}/${u.key}`,
+    u.unitId,
+    missingShards(u.missing),
+    String(u.attempts),
+    u.nextAttemptAt ?? 'now',
+    u.lastError ?? '',
+  ]);
   return `${table([['object', 'unit', 'missing shards', 'attempts', 'next try', 'last error'], ...rows])}\n${answer.truncated ? '(first 1000 only)\n' : ''}`;
 }
 

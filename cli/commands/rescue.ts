@@ -77,7 +77,17 @@ export const command: Command = {
   summary: 'recover objects from the backends alone (no gateway, no catalog), verified',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...SOURCE_OPTIONS, out: { type: 'string' }, layout: { type: 'string' }, versions: { type: 'boolean' }, 'include-unlisted': { type: 'boolean' } }, strict: true });
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        ...SOURCE_OPTIONS,
+        out: { type: 'string' },
+        layout: { type: 'string' },
+        versions: { type: 'boolean' },
+        'include-unlisted': { type: 'boolean' },
+      },
+      strict: true,
+    });
     if (!values.out) throw new CliError('--out DIR is required');
     const layout = (values.layout ?? 'tree') as Layout;
     if (layout !== 'tree' && layout !== 'flat') throw new CliError('--layout is tree or flat');
@@ -92,7 +102,14 @@ export const command: Command = {
 
     // The catalog journal first (rescue/journal.ts): what the catalog held, inline objects,
     // versions, part lists and bucket settings included.
-    const jplan = await planObjects(scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET), index, '', ring, [], { everyWrite: true });
+    const jplan = await planObjects(
+      scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET),
+      index,
+      '',
+      ring,
+      [],
+      { everyWrite: true },
+    );
     const journal = await readJournal(jplan.objects, index, ring);
     journal.unreadable.push(...jplan.unplannable.map((u) => ({ key: u.key, reason: u.reason })));
     const images = replayJournal(journal.segments);
@@ -115,7 +132,10 @@ export const command: Command = {
         // A noncurrent version (--versions) goes beside the tree, under its version id.
         const version = o.version.current ? {} : { versionOf: o.version };
         const id = o.version.current ? '' : `\n${o.version.versionId}`;
-        items.set(`${b.name}\n${o.version.key}${id}`, o.kind === 'coded' ? { kind: 'planned', o: o.planned, from: 'journal', ...version } : { kind: 'inline', o, from: 'journal', ...version });
+        items.set(
+          `${b.name}\n${o.version.key}${id}`,
+          o.kind === 'coded' ? { kind: 'planned', o: o.planned, from: 'journal', ...version } : { kind: 'inline', o, from: 'journal', ...version },
+        );
       }
     }
     for (const o of fromHeaders) {
@@ -123,11 +143,20 @@ export const command: Command = {
       if (!b) {
         // A bucket the journal's bucket list does not hold: deleted, unless written after the list's last segment.
         if (listImage && o.createdAt <= listImage.takenAt && !values['include-unlisted']) {
-          ignored.push({ bucket: o.bucket, key: o.key, reason: `the catalog's bucket list of ${listImage.takenAt} has no bucket ${o.bucket} (deleted, or the catalog was lost and its journal hidden)`, deletedBucket: true });
+          ignored.push({
+            bucket: o.bucket,
+            key: o.key,
+            reason: `the catalog's bucket list of ${listImage.takenAt} has no bucket ${o.bucket} (deleted, or the catalog was lost and its journal hidden)`,
+            deletedBucket: true,
+          });
           continue;
         }
       } else {
-        const newest = b.versions.filter((v) => v.key === o.key).map((v) => v.lastModified).sort().at(-1);
+        const newest = b.versions
+          .filter((v) => v.key === o.key)
+          .map((v) => v.lastModified)
+          .sort()
+          .at(-1);
         if (newest && o.createdAt <= newest) {
           ignored.push({ bucket: o.bucket, key: o.key, reason: `a write of ${o.createdAt} the catalog never held, older than its version of ${newest}` });
           continue;
@@ -153,12 +182,25 @@ export const command: Command = {
     let done = 0;
     const results: Record<string, unknown>[] = [];
     for (const item of list) {
-      const bucket = bucketOf(item), key = keyOf(item), size = sizeOf(item);
+      const bucket = bucketOf(item),
+        key = keyOf(item),
+        size = sizeOf(item);
       const path = item.versionOf ? versionPath(values.out, bucket, item.versionOf) : outputPath(values.out, bucket, key, layout);
       const temp = `${path}.shardgate-rescue-${process.pid}`;
       const o = item.kind === 'planned' ? item.o : null;
       const keys = o ? [...new Set(o.writes.flatMap((w) => w.units.flatMap((u) => (u.unit.seal ? [u.unit.seal.kid] : []))))] : [];
-      const base = { bucket, key, size, path, from: item.from, ...objectMetadata(item), ...(item.versionOf ? { versionId: shownId(item.versionOf), current: false } : {}), ...(item.kind === 'inline' ? { inline: true } : {}), ...(o?.multipart ? { multipart: o.multipart } : {}), ...(keys.length ? { sealedUnder: keys } : {}) };
+      const base = {
+        bucket,
+        key,
+        size,
+        path,
+        from: item.from,
+        ...objectMetadata(item),
+        ...(item.versionOf ? { versionId: shownId(item.versionOf), current: false } : {}),
+        ...(item.kind === 'inline' ? { inline: true } : {}),
+        ...(o?.multipart ? { multipart: o.multipart } : {}),
+        ...(keys.length ? { sealedUnder: keys } : {}),
+      };
       try {
         mkdirSync(dirname(path), { recursive: true });
         const file = await open(temp, 'w');
@@ -173,67 +215,118 @@ export const command: Command = {
         if (report.md5Mismatches.length) throw new Error(`MD5 differs from the footer's: ${JSON.stringify(report.md5Mismatches)}`);
         renameSync(temp, path);
         // Shards no source had, then shards the readers found damaged: all decoded around.
-        const missing = o ? o.writes.flatMap((w) => w.units.flatMap((u) => u.unit.missing.map((i) => ({ unitId: u.unit.unitId, shard: i, backend: u.unit.placement[i]!, reason: 'missing' })))) : [];
+        const missing = o
+          ? o.writes.flatMap((w) =>
+              w.units.flatMap((u) => u.unit.missing.map((i) => ({ unitId: u.unit.unitId, shard: i, backend: u.unit.placement[i]!, reason: 'missing' }))),
+            )
+          : [];
         results.push({ ...base, status: 'ok', decodedAround: [...missing, ...report.unhealthy] });
       } catch (err) {
         rmSync(temp, { force: true });
         const message = errorMessage(err);
-        results.push({ ...base, status: 'failed', error: /EEXIST|ENOTDIR|EISDIR/.test(message) ? `${message} (a key that is also a folder of another key: try --layout flat)` : message });
+        results.push({
+          ...base,
+          status: 'failed',
+          error: /EEXIST|ENOTDIR|EISDIR/.test(message) ? `${message} (a key that is also a folder of another key: try --layout flat)` : message,
+        });
       }
     }
     // Each bucket's settings as the journal holds them (no object store has a place for them).
     const settings = journaled.map((b) => writeBucketSettings(values.out!, b, values.versions ? (v) => versionPath(values.out!, b.name, v) : null));
     progress.end();
     const failed = results.filter((r) => r.status !== 'ok');
-    const skippedBuckets = skippedBucketsOf(values['include-unlisted'] ? [] : unlistedImages, ignored.filter((i) => i.deletedBucket), prefix);
+    const skippedBuckets = skippedBucketsOf(
+      values['include-unlisted'] ? [] : unlistedImages,
+      ignored.filter((i) => i.deletedBucket),
+      prefix,
+    );
     // Each bucket's objects with their metadata and tags (a file system keeps neither).
     const objectFiles = writeObjectMetadata(values.out, results);
     const keysNeeded = [...new Set(sealed.map((u) => u.kid))].sort();
     const sealedReport = sealed.map(sealedEntry);
-    const notWritten = journaled.reduce((n, b) => ({
-      noncurrentVersions: n.noncurrentVersions + (values.versions ? 0 : b.versions.filter((v) => !v.current && !v.deleteMarker && v.key.startsWith(prefix)).length),
-      deleteMarkers: n.deleteMarkers + b.versions.filter((v) => v.deleteMarker && v.key.startsWith(prefix)).length,
-      uploadsInProgress: n.uploadsInProgress + b.uploads,
-    }), { noncurrentVersions: 0, deleteMarkers: 0, uploadsInProgress: 0 });
+    const notWritten = journaled.reduce(
+      (n, b) => ({
+        noncurrentVersions:
+          n.noncurrentVersions + (values.versions ? 0 : b.versions.filter((v) => !v.current && !v.deleteMarker && v.key.startsWith(prefix)).length),
+        deleteMarkers: n.deleteMarkers + b.versions.filter((v) => v.deleteMarker && v.key.startsWith(prefix)).length,
+        uploadsInProgress: n.uploadsInProgress + b.uploads,
+      }),
+      { noncurrentVersions: 0, deleteMarkers: 0, uploadsInProgress: 0 },
+    );
     const journalSummary = {
-      segments: journal.segments.length, unreadable: journal.unreadable,
+      segments: journal.segments.length,
+      unreadable: journal.unreadable,
       buckets: journaled.map((b) => ({ bucket: b.name, asOf: b.takenAt, doubts: b.doubts })),
       bucketList: listImage ? { asOf: listImage.takenAt, doubts: listImage.doubts } : null,
     };
     const doubts = [...(listImage?.doubts ?? []), ...journaled.flatMap((b) => b.doubts)];
     const summary = {
-      objects: list.length, rescued: results.length - failed.length, failed: failed.length, bytes: total, filesScanned: scan.files, shardsFound: scan.shards.length + scan.locked.length,
-      fromJournal: list.filter((i) => i.from === 'journal').length, fromHeaders: list.filter((i) => i.from === 'headers').length, inline: list.filter((i) => i.kind === 'inline').length,
-      settings, objectFiles, notWritten, ignored, skippedBuckets, journal: journalSummary, journalSealed: !journal.segments.length && sealed.length > 0,
-      badFiles: scan.bad, unplannable, sealedUnread: sealed.length, keysNeeded,
+      objects: list.length,
+      rescued: results.length - failed.length,
+      failed: failed.length,
+      bytes: total,
+      filesScanned: scan.files,
+      shardsFound: scan.shards.length + scan.locked.length,
+      fromJournal: list.filter((i) => i.from === 'journal').length,
+      fromHeaders: list.filter((i) => i.from === 'headers').length,
+      inline: list.filter((i) => i.kind === 'inline').length,
+      settings,
+      objectFiles,
+      notWritten,
+      ignored,
+      skippedBuckets,
+      journal: journalSummary,
+      journalSealed: !journal.segments.length && sealed.length > 0,
+      badFiles: scan.bad,
+      unplannable,
+      sealedUnread: sealed.length,
+      keysNeeded,
     };
     if (values.json) printJson({ summary, objects: results, sealed: sealedReport });
     else {
       for (const r of results) {
-        const around = (r.decodedAround as unknown[] | undefined)?.length ? ` (decoded around ${(r.decodedAround as unknown[]).length} missing or damaged shard(s))` : '';
-        process.stdout.write(r.status === 'ok' ? `ok      ${r.bucket}/${r.key}  ${bytes(r.size as number)}${r.inline ? '  [inline, from the journal]' : ''}${r.multipart ? (r.from === 'journal' ? '  [multipart: its parts as completed, from the journal]' : '  [multipart: every part found]') : ''}${around}\n` : `FAILED  ${r.bucket}/${r.key}: ${r.error}\n`);
+        const around = (r.decodedAround as unknown[] | undefined)?.length
+          ? ` (decoded around ${(r.decodedAround as unknown[]).length} missing or damaged shard(s))`
+          : '';
+        process.stdout.write(
+          r.status === 'ok'
+            ? `ok      ${r.bucket}/${r.key}  ${bytes(r.size as number)}${r.inline ? '  [inline, from the journal]' : ''}${r.multipart ? (r.from === 'journal' ? '  [multipart: its parts as completed, from the journal]' : '  [multipart: every part found]') : ''}${around}\n`
+            : `FAILED  ${r.bucket}/${r.key}: ${r.error}\n`,
+        );
       }
       for (const u of unplannable) process.stdout.write(`FAILED  ${u.bucket}/${u.key} (unit ${u.unitId}): ${u.reason}\n`);
-      for (const u of sealedReport) process.stdout.write(`SEALED  unit ${u.unitId}${u.bucket ? ` in bucket ${u.bucket}` : ''} (${u.shards} shard(s)): ${u.reason}; not read, nothing written\n`);
+      for (const u of sealedReport)
+        process.stdout.write(
+          `SEALED  unit ${u.unitId}${u.bucket ? ` in bucket ${u.bucket}` : ''} (${u.shards} shard(s)): ${u.reason}; not read, nothing written\n`,
+        );
       for (const b of scan.bad) process.stdout.write(`skipped ${b.source}: ${b.key}: ${b.problem}\n`);
       for (const i of ignored) process.stdout.write(`ignored ${i.bucket}/${i.key}: ${i.reason}\n`);
-      for (const b of skippedBuckets) process.stdout.write(`SKIPPED bucket ${b.bucket}: ${b.reason}; ${b.objects} object(s) not written (--include-unlisted writes them)\n`);
-      for (const u of journal.unreadable) process.stdout.write(`FAILED  journal segment ${u.key}: ${u.reason} (the catalog's changes it held may be missing)\n`);
+      for (const b of skippedBuckets)
+        process.stdout.write(`SKIPPED bucket ${b.bucket}: ${b.reason}; ${b.objects} object(s) not written (--include-unlisted writes them)\n`);
+      for (const u of journal.unreadable)
+        process.stdout.write(`FAILED  journal segment ${u.key}: ${u.reason} (the catalog's changes it held may be missing)\n`);
       for (const d of doubts) process.stdout.write(`DOUBT   journal: ${d}\n`);
       if (journal.segments.length) {
-        process.stdout.write(`journal: ${journal.segments.length} segment(s); ${journaled.length} bucket(s) as of ${journaled.map((b) => `${b.name} ${b.takenAt}`).join(', ') || '-'}; settings in ${join(values.out, SETTINGS_DIR)}\n`);
-        process.stdout.write(`journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s)${notWritten.noncurrentVersions ? ' (--versions writes them)' : ''}, ${notWritten.deleteMarkers} delete marker(s) (listed in the versions file), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`);
+        process.stdout.write(
+          `journal: ${journal.segments.length} segment(s); ${journaled.length} bucket(s) as of ${journaled.map((b) => `${b.name} ${b.takenAt}`).join(', ') || '-'}; settings in ${join(values.out, SETTINGS_DIR)}\n`,
+        );
+        process.stdout.write(
+          `journal: ${summary.fromJournal} object(s) from the journal (${summary.inline} inline), ${summary.fromHeaders} from shard headers of later writes; not written: ${notWritten.noncurrentVersions} noncurrent version(s)${notWritten.noncurrentVersions ? ' (--versions writes them)' : ''}, ${notWritten.deleteMarkers} delete marker(s) (listed in the versions file), ${notWritten.uploadsInProgress} multipart upload(s) in progress\n`,
+        );
       } else if (sealed.length) {
         // Without the key nothing tells the journal's units from the data's: both are sealed under a shelf of the key.
-        process.stdout.write(`journal: sealed: none readable without the key: the catalog journal, if the gateway wrote one, is among the ${sealed.length} sealed unit(s), which need key(s) ${keysNeeded.map((k) => `"${k}"`).join(', ')} (--key ID=BASE64)\n`);
+        process.stdout.write(
+          `journal: sealed: none readable without the key: the catalog journal, if the gateway wrote one, is among the ${sealed.length} sealed unit(s), which need key(s) ${keysNeeded.map((k) => `"${k}"`).join(', ')} (--key ID=BASE64)\n`,
+        );
       } else process.stdout.write('journal: none found: objects from shard headers alone (inline objects, settings and part lists cannot be known)\n');
-      process.stdout.write(`rescued ${summary.rescued} of ${summary.objects} object(s), ${bytes(total)}, into ${values.out} (${summary.shardsFound} shards in ${scan.files} files)\n`);
+      process.stdout.write(
+        `rescued ${summary.rescued} of ${summary.objects} object(s), ${bytes(total)}, into ${values.out} (${summary.shardsFound} shards in ${scan.files} files)\n`,
+      );
       if (sealed.length) process.stdout.write(`${sealedSummary(sealed.length, keysNeeded)}\n`);
     }
     return failed.length || unplannable.length || sealed.length || journal.unreadable.length || doubts.length || skippedBuckets.length ? 1 : 0;
   },
 };
-
 
 type InlineItem = { kind: 'inline'; o: Extract<JournalObject, { kind: 'inline' }>; from: 'journal'; versionOf?: VersionImage };
 type Item = ({ kind: 'planned'; o: PlannedObject; from: 'journal' | 'headers' } | InlineItem) & { versionOf?: VersionImage };
@@ -245,7 +338,12 @@ const sizeOf = (i: Item) => (i.kind === 'planned' ? i.o.size : i.o.manifest.size
 const SETTINGS_DIR = '_shardgate';
 
 /** An inline object's bytes, from its manifest (a sealed one opened with the ring; its MD5 checked against the ETag). */
-async function readInline(reader: UnitStore, o: InlineItem['o'], sink: (chunk: Uint8Array) => Promise<void>, onBytes: (n: number) => void): Promise<ReadReport> {
+async function readInline(
+  reader: UnitStore,
+  o: InlineItem['o'],
+  sink: (chunk: Uint8Array) => Promise<void>,
+  onBytes: (n: number) => void,
+): Promise<ReadReport> {
   const m = o.manifest;
   const stream = await reader.open(o.bucket, m.key, m.storage, 0, m.size - 1);
   const hash = createHash('md5');
@@ -275,23 +373,62 @@ function versionPath(out: string, bucket: string, v: VersionImage): string {
 function writeBucketSettings(out: string, b: BucketImage, fileOf: ((v: VersionImage) => string) | null): string {
   const path = join(out, SETTINGS_DIR, 'buckets', `${b.name}.json`);
   mkdirSync(dirname(path), { recursive: true });
-  const versions = { current: b.versions.filter((v) => v.current).length, noncurrent: b.versions.filter((v) => !v.current && !v.deleteMarker).length, deleteMarkers: b.versions.filter((v) => v.deleteMarker).length };
-  writeFileSync(path, JSON.stringify({ bucket: b.name, region: b.region, created: new Date(b.created).toISOString(), settings: b.settings, versions, uploadsInProgress: b.uploads, journalAsOf: b.takenAt, doubts: b.doubts }, null, 2));
-  const listed = [...b.versions].sort((x, y) => (x.key === y.key ? y.seq - x.seq : x.key < y.key ? -1 : 1)).map((v) => ({
-    key: v.key, versionId: shownId(v), isLatest: b.versions.every((o) => o.key !== v.key || o.seq <= v.seq), deleteMarker: v.deleteMarker, lastModified: v.lastModified,
-    ...(v.manifest ? { size: v.manifest.size, etag: v.manifest.etag } : {}),
-    ...(v.manifest && !v.current && fileOf ? { file: fileOf(v) } : {}),
-  }));
+  const versions = {
+    current: b.versions.filter((v) => v.current).length,
+    noncurrent: b.versions.filter((v) => !v.current && !v.deleteMarker).length,
+    deleteMarkers: b.versions.filter((v) => v.deleteMarker).length,
+  };
+  writeFileSync(
+    path,
+    JSON.stringify(
+      {
+        bucket: b.name,
+        region: b.region,
+        created: new Date(b.created).toISOString(),
+        settings: b.settings,
+        versions,
+        uploadsInProgress: b.uploads,
+        journalAsOf: b.takenAt,
+        doubts: b.doubts,
+      },
+      null,
+      2,
+    ),
+  );
+  const listed = [...b.versions]
+    .sort((x, y) => (x.key === y.key ? y.seq - x.seq : x.key < y.key ? -1 : 1))
+    .map((v) => ({
+      key: v.key,
+      versionId: shownId(v),
+      isLatest: b.versions.every((o) => o.key !== v.key || o.seq <= v.seq),
+      deleteMarker: v.deleteMarker,
+      lastModified: v.lastModified,
+      ...(v.manifest ? { size: v.manifest.size, etag: v.manifest.etag } : {}),
+      ...(v.manifest && !v.current && fileOf ? { file: fileOf(v) } : {}),
+    }));
   writeFileSync(join(out, SETTINGS_DIR, 'buckets', `${b.name}.versions.json`), JSON.stringify(listed, null, 1));
   return path;
 }
 
 /** The object's metadata as S3 shows it (content headers, user metadata, tags), for the output. */
-function objectMetadata(item: Item): { metadata?: { contentType?: string; contentEncoding?: string; contentDisposition?: string; contentLanguage?: string; cacheControl?: string; expires?: string; user: Record<string, string>; tags: { key: string; value: string }[] } } {
+function objectMetadata(item: Item): {
+  metadata?: {
+    contentType?: string;
+    contentEncoding?: string;
+    contentDisposition?: string;
+    contentLanguage?: string;
+    cacheControl?: string;
+    expires?: string;
+    user: Record<string, string>;
+    tags: { key: string; value: string }[];
+  };
+} {
   const m = (item.kind === 'planned' ? item.o.metadata : item.o.manifest.metadata) as ObjectMetadata | undefined;
   if (!m || typeof m !== 'object') return {};
   const { contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, expires } = m;
-  const headers = Object.fromEntries(Object.entries({ contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, expires }).filter(([, v]) => v !== undefined));
+  const headers = Object.fromEntries(
+    Object.entries({ contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, expires }).filter(([, v]) => v !== undefined),
+  );
   return { metadata: { ...headers, user: m.user ?? {}, tags: (m.tags ?? []).map((t) => ({ key: t.key, value: t.value })) } };
 }
 
@@ -306,21 +443,48 @@ function writeObjectMetadata(out: string, results: Record<string, unknown>[]): s
   for (const [bucket, list] of byBucket) {
     const path = join(out, SETTINGS_DIR, 'buckets', `${bucket}.objects.json`);
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, JSON.stringify(list.map((r) => ({ key: r.key, ...(r.versionId ? { versionId: r.versionId } : {}), file: r.path, size: r.size, ...(r.metadata ? (r.metadata as object) : {}) })), null, 1));
+    writeFileSync(
+      path,
+      JSON.stringify(
+        list.map((r) => ({
+          key: r.key,
+          ...(r.versionId ? { versionId: r.versionId } : {}),
+          file: r.path,
+          size: r.size,
+          ...(r.metadata ? (r.metadata as object) : {}),
+        })),
+        null,
+        1,
+      ),
+    );
     files.push(path);
   }
   return files;
 }
 
 /** Buckets a rescue did not write: their own journal's image, or only shard headers the bucket list says are of a deleted bucket. */
-function skippedBucketsOf(unlisted: BucketImage[], ignored: { bucket: string }[], prefix: string): { bucket: string; reason: string; objects: number; journalAsOf: string | null }[] {
+function skippedBucketsOf(
+  unlisted: BucketImage[],
+  ignored: { bucket: string }[],
+  prefix: string,
+): { bucket: string; reason: string; objects: number; journalAsOf: string | null }[] {
   const out = new Map<string, { bucket: string; reason: string; objects: number; journalAsOf: string | null }>();
   for (const b of unlisted) {
     const objects = b.versions.filter((v) => v.current && v.key.startsWith(prefix)).length;
-    out.set(b.name, { bucket: b.name, reason: `its journal (as of ${b.takenAt}) holds it, the bucket list's does not: deleted, or the catalog was lost and its journal hidden`, objects, journalAsOf: b.takenAt });
+    out.set(b.name, {
+      bucket: b.name,
+      reason: `its journal (as of ${b.takenAt}) holds it, the bucket list's does not: deleted, or the catalog was lost and its journal hidden`,
+      objects,
+      journalAsOf: b.takenAt,
+    });
   }
   for (const i of ignored) {
-    const e = out.get(i.bucket) ?? { bucket: i.bucket, reason: 'the bucket list\'s journal does not hold it and its shards are older than that journal: deleted, or the catalog was lost', objects: 0, journalAsOf: null };
+    const e = out.get(i.bucket) ?? {
+      bucket: i.bucket,
+      reason: "the bucket list's journal does not hold it and its shards are older than that journal: deleted, or the catalog was lost",
+      objects: 0,
+      journalAsOf: null,
+    };
     if (!out.has(i.bucket) || e.journalAsOf === null) e.objects++;
     out.set(i.bucket, e);
   }

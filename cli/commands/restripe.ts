@@ -26,7 +26,13 @@ batch, instead of waiting for the cron.
 
 ${GATEWAY_HELP}`;
 
-interface Counts { scanned: number; rewritten: number; conflicts: number; blocked: number; failed: number }
+interface Counts {
+  scanned: number;
+  rewritten: number;
+  conflicts: number;
+  blocked: number;
+  failed: number;
+}
 
 interface Progress {
   bucket: string;
@@ -56,7 +62,9 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseArgs({
-      args: argv, strict: true, allowPositionals: true,
+      args: argv,
+      strict: true,
+      allowPositionals: true,
       options: { ...GATEWAY_OPTIONS, run: { type: 'boolean' }, batch: { type: 'string' } },
     });
     const client = new GatewayClient(values);
@@ -70,7 +78,9 @@ export const command: Command = {
         if (!values.json) process.stderr.write(`rewritten ${rewritten}; left ${shown.reduce((n, p) => n + p.left.units, 0)} unit(s)\n`);
         if (shown.every((p) => p.done) && !r.stopped) break;
         if (r.rewritten === 0 && r.conflicts === 0 && !r.stopped) {
-          process.stdout.write(`nothing rewritten this run: ${r.failed} failed, ${r.blocked} blocked${r.problems[0] ? ` (${r.problems[0].key}: ${r.problems[0].error})` : ''}\n`);
+          process.stdout.write(
+            `nothing rewritten this run: ${r.failed} failed, ${r.blocked} blocked${r.problems[0] ? ` (${r.problems[0].key}: ${r.problems[0].error})` : ''}\n`,
+          );
           return 1;
         }
       }
@@ -88,14 +98,20 @@ export function progressText(buckets: Progress[]): string {
   const rows = [['bucket', 'policy', 'units left', 'bytes left', 'rewritten', 'rate', 'remaining', 'this pass']];
   for (const p of buckets) {
     rows.push([
-      p.bucket, p.policy, `${p.left.units}${p.left.upperBound ? ' (at most)' : ''}`, bytes(p.left.bytes), `${p.rewritten.versions} (${bytes(p.rewritten.bytes)})`,
+      p.bucket,
+      p.policy,
+      `${p.left.units}${p.left.upperBound ? ' (at most)' : ''}`,
+      bytes(p.left.bytes),
+      `${p.rewritten.versions} (${bytes(p.rewritten.bytes)})`,
       p.bytesPerSecond === null ? '-' : `${bytes(p.bytesPerSecond)}/s`,
       p.done ? 'done' : p.secondsRemaining === null ? '-' : duration(Math.ceil(p.secondsRemaining)),
       p.inPass ? `${p.pass.scanned} scanned, ${p.pass.conflicts} lost to clients, ${p.pass.failed} failed` : '-',
     ]);
   }
   const notes = buckets.flatMap((p) => [
-    ...(p.blocked ? [`${p.bucket}: ${p.blocked} version(s) cannot be re-striped by the gateway (SSE-C: the client's key is needed); they stay readable as they are`] : []),
+    ...(p.blocked
+      ? [`${p.bucket}: ${p.blocked} version(s) cannot be re-striped by the gateway (SSE-C: the client's key is needed); they stay readable as they are`]
+      : []),
     ...(p.lastError ? [`${p.bucket}: last problem ${new Date(p.lastError.at).toISOString()} ${p.lastError.key}: ${p.lastError.message}`] : []),
   ]);
   return [table(rows), ...notes, ''].join('\n');

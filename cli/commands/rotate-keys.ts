@@ -55,11 +55,16 @@ export const command: Command = {
     progress.end();
     if (values.json) printJson({ ...report, calls });
     else {
-      for (const b of report.buckets) process.stdout.write(`${b.bucket}: ${b.rewrapped} record(s) re-wrapped${b.unopenable ? `, ${b.unopenable} sealed under a key the gateway does not have` : ''}\n`);
+      for (const b of report.buckets)
+        process.stdout.write(
+          `${b.bucket}: ${b.rewrapped} record(s) re-wrapped${b.unopenable ? `, ${b.unopenable} sealed under a key the gateway does not have` : ''}\n`,
+        );
       const unopenable = report.buckets.reduce((n, b) => n + b.unopenable, 0);
-      process.stdout.write(unopenable
-        ? `done, but ${unopenable} record(s) could not be re-wrapped: keep their keys in the ring\n`
-        : `done: every data key is wrapped under "${report.to}"; other keys may be removed from encryption.keys\n`);
+      process.stdout.write(
+        unopenable
+          ? `done, but ${unopenable} record(s) could not be re-wrapped: keep their keys in the ring\n`
+          : `done: every data key is wrapped under "${report.to}"; other keys may be removed from encryption.keys\n`,
+      );
     }
     return 0;
   },

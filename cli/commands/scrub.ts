@@ -37,7 +37,11 @@ export const command: Command = {
   summary: 'check stored shards now (--all: a full pass of every bucket)',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, mode: { type: 'string' }, all: { type: 'boolean' }, bucket: { type: 'string' }, prefix: { type: 'string' } }, strict: true });
+    const { values } = parseArgs({
+      args: argv,
+      options: { ...GATEWAY_OPTIONS, mode: { type: 'string' }, all: { type: 'boolean' }, bucket: { type: 'string' }, prefix: { type: 'string' } },
+      strict: true,
+    });
     if (values.mode !== undefined && values.mode !== 'heads' && values.mode !== 'verify') throw new CliError('--mode is heads or verify');
     if (values.prefix !== undefined && values.bucket === undefined) throw new CliError('--prefix goes with --bucket');
     if (values.all && values.bucket !== undefined) throw new CliError('--all scrubs every bucket; --bucket one, whole: not both');
@@ -64,7 +68,8 @@ export const command: Command = {
     }
     progress.end();
     if (values.json) printJson(total);
-    else process.stdout.write(`scrubbed ${total.units} unit(s), ${total.shards} shard(s) in ${total.runs} run(s): ${total.damaged} damaged (queued for repair)\n`);
+    else
+      process.stdout.write(`scrubbed ${total.units} unit(s), ${total.shards} shard(s) in ${total.runs} run(s): ${total.damaged} damaged (queued for repair)\n`);
     return total.damaged > 0 ? 1 : 0;
   },
 };
@@ -93,7 +98,9 @@ async function scrubSelection(client: GatewayClient, bucket: string, prefix: str
   if (json) printJson(total);
   else {
     const where = `${bucket}${prefix ? `/${prefix}*` : ''}`;
-    process.stdout.write(`scrubbed ${where}: ${total.units} unit(s), ${total.shards} shard(s); ${total.damaged} damaged (queued for repair)${total.unreachable ? `, ${total.unreachable} on backends that did not answer (not checked)` : ''}\n`);
+    process.stdout.write(
+      `scrubbed ${where}: ${total.units} unit(s), ${total.shards} shard(s); ${total.damaged} damaged (queued for repair)${total.unreachable ? `, ${total.unreachable} on backends that did not answer (not checked)` : ''}\n`,
+    );
     for (const d of total.damage.slice(0, 50)) process.stdout.write(`  ${bucket}/${d.key} unit ${d.unitId}: shard(s) ${d.shards.join(', ')}\n`);
   }
   return total.damaged > 0 ? 1 : 0;

@@ -33,8 +33,13 @@ function shardsLeftLabel(left: string, policy: string): string {
 
 /** Units and bytes per policy by shards left: the gateway's, then each bucket's when signed. */
 export function redundancyTable(s: StatusLike): string | null {
-  const scopes: [string, Record<string, PolicyRedundancy>][] = [['(all)', s.data.redundancy?.byPolicy ?? {}], ...(s.buckets ?? []).map((b): [string, Record<string, PolicyRedundancy>] => [b.bucket, b.redundancy?.byPolicy ?? {}])];
-  const rows = scopes.flatMap(([scope, byPolicy]) => redundancyRows(byPolicy).map((r) => [scope, r.policy, shardsLeftLabel(r.shardsLeft, r.policy), String(r.units), bytes(r.bytes)]));
+  const scopes: [string, Record<string, PolicyRedundancy>][] = [
+    ['(all)', s.data.redundancy?.byPolicy ?? {}],
+    ...(s.buckets ?? []).map((b): [string, Record<string, PolicyRedundancy>] => [b.bucket, b.redundancy?.byPolicy ?? {}]),
+  ];
+  const rows = scopes.flatMap(([scope, byPolicy]) =>
+    redundancyRows(byPolicy).map((r) => [scope, r.policy, shardsLeftLabel(r.shardsLeft, r.policy), String(r.units), bytes(r.bytes)]),
+  );
   return rows.length ? table([['BUCKET', 'POLICY', 'SHARDS LEFT', 'UNITS', 'BYTES'], ...rows]) : null;
 }
 
@@ -47,9 +52,15 @@ export function render(s: StatusLike): string {
       ['BACKEND', 'DOMAIN', 'STATE', 'P50', 'P99', 'ERRORS', 'LAST OK', 'STORED', 'SHARDS'],
       ...s.backends.map((b) => [
         // A draining or retired backend's SHARDS are what the mover has left (shardgate drain).
-        b.fleetState && b.fleetState !== 'active' ? `${b.id} (${b.fleetState})` : b.id, b.domain, b.maintenance ? `${b.state} (maintenance)` : b.state,
-        b.recent.latencyMs.p50 === null ? '-' : `${b.recent.latencyMs.p50} ms`, b.recent.latencyMs.p99 === null ? '-' : `${b.recent.latencyMs.p99} ms`,
-        percent(b.recent.errorRate), ago(b.lastOkAt, s.now), bytes(b.storedBytes), String(b.storedShards),
+        b.fleetState && b.fleetState !== 'active' ? `${b.id} (${b.fleetState})` : b.id,
+        b.domain,
+        b.maintenance ? `${b.state} (maintenance)` : b.state,
+        b.recent.latencyMs.p50 === null ? '-' : `${b.recent.latencyMs.p50} ms`,
+        b.recent.latencyMs.p99 === null ? '-' : `${b.recent.latencyMs.p99} ms`,
+        percent(b.recent.errorRate),
+        ago(b.lastOkAt, s.now),
+        bytes(b.storedBytes),
+        String(b.storedShards),
       ]),
     ]),
   ];
@@ -68,33 +79,60 @@ export function render(s: StatusLike): string {
   );
   const rs = d.restripe;
   if (rs && (rs.buckets || rs.leftUnits)) {
-    lines.push(`re-stripe: ${rs.buckets} bucket(s) moving to their policy now, ${rs.leftUnits} unit(s) (${bytes(rs.leftBytes)}) left, ${rs.rewrittenVersions} version(s) (${bytes(rs.rewrittenBytes)}) rewritten; ${rs.bytesPerSecond === null ? 'no rate yet' : `${bytes(rs.bytesPerSecond)}/s`}${rs.secondsRemaining === null ? '' : `, about ${duration(Math.ceil(rs.secondsRemaining))} left`} (shardgate restripe)`);
+    lines.push(
+      `re-stripe: ${rs.buckets} bucket(s) moving to their policy now, ${rs.leftUnits} unit(s) (${bytes(rs.leftBytes)}) left, ${rs.rewrittenVersions} version(s) (${bytes(rs.rewrittenBytes)}) rewritten; ${rs.bytesPerSecond === null ? 'no rate yet' : `${bytes(rs.bytesPerSecond)}/s`}${rs.secondsRemaining === null ? '' : `, about ${duration(Math.ceil(rs.secondsRemaining))} left`} (shardgate restripe)`,
+    );
   }
   const short = Object.entries(d.redundancy?.byMissing ?? {}).sort(([a], [b]) => Number(a) - Number(b));
-  if (short.length) lines.push(`units by shards missing (recorded, or on a backend unreachable now): ${short.map(([n, units]) => `${n} missing ${units}`).join(', ')} (of ${d.scrub.units} units; the rest whole)`);
+  if (short.length)
+    lines.push(
+      `units by shards missing (recorded, or on a backend unreachable now): ${short.map(([n, units]) => `${n} missing ${units}`).join(', ')} (of ${d.scrub.units} units; the rest whole)`,
+    );
   const r = s.upkeep.rates;
   if (r) {
-    const left = (sec: number | null, work: boolean) => (!work ? 'nothing left' : sec === null ? 'no progress in the last 5 minutes' : `about ${duration(sec)} left at that rate`);
+    const left = (sec: number | null, work: boolean) =>
+      !work ? 'nothing left' : sec === null ? 'no progress in the last 5 minutes' : `about ${duration(sec)} left at that rate`;
     // The rate of the current run of work (from when it began), not of the whole window: active-rate.ts.
-    const over = (since: number | null | undefined, left: number | null) => (since && left !== 0 ? ` over the last ${duration(Math.max(1, Math.round((s.now - since) / 1000)))}` : '');
-    lines.push(`repair ${r.repairUnitsPerMinute} units/min${over(r.repairActiveSince, r.repairSecondsLeft)} (${left(r.repairSecondsLeft, r.repairSecondsLeft !== 0)}); scrub ${r.scrubUnitsPerMinute} units/min${over(r.scrubActiveSince, r.scrubSecondsLeft)} (${left(r.scrubSecondsLeft, r.scrubSecondsLeft !== 0)})`);
+    const over = (since: number | null | undefined, left: number | null) =>
+      since && left !== 0 ? ` over the last ${duration(Math.max(1, Math.round((s.now - since) / 1000)))}` : '';
+    lines.push(
+      `repair ${r.repairUnitsPerMinute} units/min${over(r.repairActiveSince, r.repairSecondsLeft)} (${left(r.repairSecondsLeft, r.repairSecondsLeft !== 0)}); scrub ${r.scrubUnitsPerMinute} units/min${over(r.scrubActiveSince, r.scrubSecondsLeft)} (${left(r.scrubSecondsLeft, r.scrubSecondsLeft !== 0)})`,
+    );
   }
   const ops = Object.entries(s.s3?.recent ?? {}).sort(([, a], [, b]) => b.requests - a.requests);
   if (ops.length) {
     const ms = (x: number | null) => (x === null ? '-' : `${x} ms`);
-    lines.push(`S3 latency, last 5 minutes, to the response headers: ${ops.slice(0, 6).map(([op, l]) => `${op} ${l.requests}x p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)}`).join('; ')}${ops.length > 6 ? `; ${ops.length - 6} more operation(s)` : ''}`);
+    lines.push(
+      `S3 latency, last 5 minutes, to the response headers: ${ops
+        .slice(0, 6)
+        .map(([op, l]) => `${op} ${l.requests}x p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)}`)
+        .join('; ')}${ops.length > 6 ? `; ${ops.length - 6} more operation(s)` : ''}`,
+    );
   }
   const cb = s.isolate?.codingBudget;
   if (cb) {
-    lines.push(`coding budget (the isolate that answered): ${bytes(cb.heldBytes)} of ${bytes(cb.capacityBytes)} held by ${cb.holders} request(s), ${cb.waiters} waiting${cb.oldestHeldMs === null ? '' : `, oldest held ${Math.round(cb.oldestHeldMs / 1000)} s`}${cb.reclaimed ? `; ${cb.reclaimed} lease(s) RECLAIMED from ended requests (a bug: see the log)` : ''}`);
+    lines.push(
+      `coding budget (the isolate that answered): ${bytes(cb.heldBytes)} of ${bytes(cb.capacityBytes)} held by ${cb.holders} request(s), ${cb.waiters} waiting${cb.oldestHeldMs === null ? '' : `, oldest held ${Math.round(cb.oldestHeldMs / 1000)} s`}${cb.reclaimed ? `; ${cb.reclaimed} lease(s) RECLAIMED from ended requests (a bug: see the log)` : ''}`,
+    );
   }
   const ladder = redundancyTable(s);
   if (ladder) lines.push('', 'redundancy: units and their bytes by shards left, per policy (k+m)', ladder);
   if (s.buckets?.length) {
-    lines.push('', table([
-      ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],
-      ...s.buckets.map((b) => [b.bucket, String(b.objects), bytes(b.bytes), bytes(b.storedBytes), String(b.degradedObjects), percent(b.scrubCoverage), ago(b.scrub.lastPassCompletedAt, s.now)]),
-    ]));
+    lines.push(
+      '',
+      table([
+        ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],
+        ...s.buckets.map((b) => [
+          b.bucket,
+          String(b.objects),
+          bytes(b.bytes),
+          bytes(b.storedBytes),
+          String(b.degradedObjects),
+          percent(b.scrubCoverage),
+          ago(b.scrub.lastPassCompletedAt, s.now),
+        ]),
+      ]),
+    );
   }
   return lines.join('\n');
 }

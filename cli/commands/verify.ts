@@ -63,9 +63,10 @@ export const command: Command = {
     const problems: ShardProblem[] = [];
     const verdicts: { bucket: string; key: string; size: number; state: 'intact' | 'degraded' | 'lost'; error?: string }[] = [];
     const progress = new Progress('verify', tty);
-    const stored = (u: { size: number; k: number; m: number; seal?: Parameters<typeof storedSize>[0]['seal'] }) => storedSize(u) * (u.k + u.m) / u.k;
-    const total = objects.reduce((n, o) => n + o.writes.reduce((m, w) => m + w.units.reduce((x, u) => x + stored(u.unit), 0), 0), 0)
-      + sealed.reduce((n, u) => n + (u.unit ? stored(u.unit) : 0), 0);
+    const stored = (u: { size: number; k: number; m: number; seal?: Parameters<typeof storedSize>[0]['seal'] }) => (storedSize(u) * (u.k + u.m)) / u.k;
+    const total =
+      objects.reduce((n, o) => n + o.writes.reduce((m, w) => m + w.units.reduce((x, u) => x + stored(u.unit), 0), 0), 0) +
+      sealed.reduce((n, u) => n + (u.unit ? stored(u.unit) : 0), 0);
     let done = 0;
     for (const o of objects) {
       let damaged = 0;
@@ -144,20 +145,32 @@ export const command: Command = {
     const lost = verdicts.filter((v) => v.state === 'lost').length + unplannable.length;
     const degraded = verdicts.filter((v) => v.state === 'degraded').length;
     const summary = {
-      objects: objects.length, intact: objects.length - degraded - (lost - unplannable.length), degraded, lost, damagedShards: problems.length, badFiles: scan.bad.length,
-      sealedUnread: sealed.length, sealedLost, keysNeeded,
+      objects: objects.length,
+      intact: objects.length - degraded - (lost - unplannable.length),
+      degraded,
+      lost,
+      damagedShards: problems.length,
+      badFiles: scan.bad.length,
+      sealedUnread: sealed.length,
+      sealedLost,
+      keysNeeded,
     };
     if (values.json) printJson({ summary, problems, objects: verdicts, unplannable, sealed: sealedVerdicts, badFiles: scan.bad });
     else {
-      for (const p of problems) process.stdout.write(`${p.bucket}/${p.key} unit ${p.unitId} shard ${p.shard} on ${p.backend}: ${p.problem}${p.source ? ` (${p.source})` : ''}\n`);
+      for (const p of problems)
+        process.stdout.write(`${p.bucket}/${p.key} unit ${p.unitId} shard ${p.shard} on ${p.backend}: ${p.problem}${p.source ? ` (${p.source})` : ''}\n`);
       for (const v of verdicts) if (v.state === 'lost') process.stdout.write(`LOST ${v.bucket}/${v.key}: ${v.error}\n`);
       for (const u of unplannable) process.stdout.write(`LOST ${u.bucket}/${u.key} (unit ${u.unitId}): ${u.reason}\n`);
       for (const v of sealedVerdicts) {
         const state = v.state === 'lost' ? `LOST (${v.error})` : v.state === 'degraded' ? 'degraded (recoverable)' : 'intact';
-        process.stdout.write(`SEALED unit ${v.unitId}${v.bucket ? ` in bucket ${v.bucket}` : ''}: ${v.reason}; shards checked block by block: ${state}; its object's MD5 not checked\n`);
+        process.stdout.write(
+          `SEALED unit ${v.unitId}${v.bucket ? ` in bucket ${v.bucket}` : ''}: ${v.reason}; shards checked block by block: ${state}; its object's MD5 not checked\n`,
+        );
       }
       for (const b of scan.bad) process.stdout.write(`bad file ${b.source}: ${b.key}: ${b.problem}\n`);
-      process.stdout.write(`${summary.objects} object(s): ${summary.intact} intact, ${degraded} degraded (recoverable), ${lost} lost; ${problems.length} missing or damaged shard(s)\n`);
+      process.stdout.write(
+        `${summary.objects} object(s): ${summary.intact} intact, ${degraded} degraded (recoverable), ${lost} lost; ${problems.length} missing or damaged shard(s)\n`,
+      );
       if (sealed.length) process.stdout.write(`${sealedSummary(sealed.length, keysNeeded)}\n`);
     }
     return lost || sealedLost ? 3 : problems.length || scan.bad.length ? 1 : 0;

@@ -16,8 +16,13 @@ export interface CostArgs {
 }
 
 export const ALIASES: Record<string, PresetName> = {
-  r2: 'cloudflare-r2', 'r2-ia': 'cloudflare-r2-ia', aws: 'aws-s3-standard', s3: 'aws-s3-standard', b2: 'backblaze-b2',
-  gcs: 'gcs-standard', minio: 'self-hosted',
+  r2: 'cloudflare-r2',
+  'r2-ia': 'cloudflare-r2-ia',
+  aws: 'aws-s3-standard',
+  s3: 'aws-s3-standard',
+  b2: 'backblaze-b2',
+  gcs: 'gcs-standard',
+  minio: 'self-hosted',
 };
 
 /** Providers at most: the average over extra-shard layouts enumerates subsets of them. */
@@ -27,7 +32,8 @@ export const DEFAULTS = { providers: 'r2,aws,b2', storedGB: 1000, readGBPerMonth
 
 export function parseCostArgs(argv: string[]): CostArgs {
   const flags = new Map<string, string>();
-  let json = false, svg: string | null = DEFAULTS.svg;
+  let json = false,
+    svg: string | null = DEFAULTS.svg;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--json') {
@@ -49,14 +55,22 @@ export function parseCostArgs(argv: string[]): CostArgs {
   if (providers.length === 0) throw new Error('--providers needs at least one provider');
   if (providers.length > MAX_PROVIDERS) throw new Error(`--providers: at most ${MAX_PROVIDERS}`);
   const schemes = flags.has('policies')
-    ? flags.get('policies')!.split(',').filter(Boolean).map((t) => parseScheme(t) ?? fail(`--policies: '${t}' is not k+m (4+2) or replicate-N`))
+    ? flags
+        .get('policies')!
+        .split(',')
+        .filter(Boolean)
+        .map((t) => parseScheme(t) ?? fail(`--policies: '${t}' is not k+m (4+2) or replicate-N`))
     : STANDARD_SCHEMES;
   const storedGB = number(flags.get('stored'), '--stored (GB stored)', DEFAULTS.storedGB);
   const readGBPerMonth = number(flags.get('read'), '--read (GB read per month)', DEFAULTS.readGBPerMonth);
   const objects = number(flags.get('objects'), '--objects (objects stored)', DEFAULTS.objects);
   const putsPerMonth = number(flags.get('puts'), '--puts (object writes per month)', DEFAULTS.putsPerMonth);
   // Object reads: given, or the read volume in objects of the average size.
-  const getsPerMonth = number(flags.get('gets'), '--gets (object reads per month)', storedGB > 0 && objects > 0 ? Math.round((readGBPerMonth * objects) / storedGB) : 0);
+  const getsPerMonth = number(
+    flags.get('gets'),
+    '--gets (object reads per month)',
+    storedGB > 0 && objects > 0 ? Math.round((readGBPerMonth * objects) / storedGB) : 0,
+  );
   return { providers, schemes, workload: { storedGB, readGBPerMonth, objects, putsPerMonth, getsPerMonth }, svg, json };
 }
 
@@ -68,7 +82,9 @@ function parseProvider(text: string): Provider {
   }
   const preset = (ALIASES[text] ?? text) as PresetName;
   if (!(preset in PRICE_PRESETS)) {
-    fail(`--providers: unknown provider '${text}': one of ${[...Object.keys(ALIASES), ...PRESET_NAMES].join(', ')}, or name=storage:egress:put:get (dollars per GB-month, per GB, per 1000 PUTs, per 1000 GETs)`);
+    fail(
+      `--providers: unknown provider '${text}': one of ${[...Object.keys(ALIASES), ...PRESET_NAMES].join(', ')}, or name=storage:egress:put:get (dollars per GB-month, per GB, per 1000 PUTs, per 1000 GETs)`,
+    );
   }
   return { name: text, prices: presetPrices(preset) };
 }

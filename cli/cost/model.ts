@@ -72,7 +72,9 @@ export const STANDARD_SCHEMES: Scheme[] = [
 
 export function costOf(providers: Provider[], scheme: Scheme, w: Workload): CostRow {
   const { k, m } = scheme;
-  const n = k + m, P = providers.length, cap = Math.max(1, m);
+  const n = k + m,
+    P = providers.length,
+    cap = Math.max(1, m);
   const worst = Array.from({ length: P }, (_, i) => Math.floor(n / P) + (i < n % P ? 1 : 0)).filter((c) => c > 0);
   const empty = { storedGB: 0, storage: 0, egress: 0, requests: 0, total: 0, survives: 0, providers: [] };
   if (worst[0]! > cap) {
@@ -88,10 +90,13 @@ export function costOf(providers: Provider[], scheme: Scheme, w: Workload): Cost
   });
   // Reads: the k cheapest shards of each object. Which providers hold the extra shard of an
   // object (k+m not divisible by P) varies from object to object: average over every choice.
-  const order = providers.map((_, i) => i).sort((a, b) => {
-    const pa = providers[a]!.prices, pb = providers[b]!.prices;
-    return pa.egressPerGB - pb.egressPerGB || pa.getPer1000 - pb.getPer1000 || a - b;
-  });
+  const order = providers
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const pa = providers[a]!.prices,
+        pb = providers[b]!.prices;
+      return pa.egressPerGB - pb.egressPerGB || pa.getPer1000 - pb.getPer1000 || a - b;
+    });
   const layouts = extraShardLayouts(P, n % P);
   for (const extra of layouts) {
     let left = k;
@@ -100,14 +105,24 @@ export function costOf(providers: Provider[], scheme: Scheme, w: Workload): Cost
       left -= taken;
       const price = providers[i]!.prices;
       rows[i]!.egress += ((w.readGBPerMonth / k) * taken * price.egressPerGB) / layouts.length;
-      rows[i]!.requests += ((w.getsPerMonth * taken * price.getPer1000) / 1000) / layouts.length;
+      rows[i]!.requests += (w.getsPerMonth * taken * price.getPer1000) / 1000 / layouts.length;
     }
   }
   const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0);
-  const storage = sum((r) => r.storage), egress = sum((r) => r.egress), requests = sum((r) => r.requests);
+  const storage = sum((r) => r.storage),
+    egress = sum((r) => r.egress),
+    requests = sum((r) => r.requests);
   return {
-    scheme, feasible: true, shardsPerProvider: worst, storedGB: sum((r) => r.storedGB),
-    storage, egress, requests, total: storage + egress + requests, survives: tolerated(worst, m), providers: rows,
+    scheme,
+    feasible: true,
+    shardsPerProvider: worst,
+    storedGB: sum((r) => r.storedGB),
+    storage,
+    egress,
+    requests,
+    total: storage + egress + requests,
+    survives: tolerated(worst, m),
+    providers: rows,
   };
 }
 

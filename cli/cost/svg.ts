@@ -64,7 +64,9 @@ export function costChartSvg(rows: CostRow[], title: string, pricesAsOf: string)
         const h = r[p.key] * scale;
         if (h <= 0) continue;
         barTop -= h;
-        body.push(`<rect x="${x}" y="${barTop.toFixed(2)}" width="${BAR}" height="${h.toFixed(2)}" fill="${p.color}"><title>${p.label}: ${dollars(r[p.key])}</title></rect>`);
+        body.push(
+          `<rect x="${x}" y="${barTop.toFixed(2)}" width="${BAR}" height="${h.toFixed(2)}" fill="${p.color}"><title>${p.label}: ${dollars(r[p.key])}</title></rect>`,
+        );
       }
       // Above the bar: the total, wrapped upwards so its last line sits just over the bar.
       const total = wrap(`${dollars(r.total)}/month`, width, 12);
@@ -84,7 +86,10 @@ export function costChartSvg(rows: CostRow[], title: string, pricesAsOf: string)
     `<line x1="${LEFT - 10}" y1="${bottom}" x2="${W - 20}" y2="${bottom}" stroke="#333"/>`,
   ];
   PARTS.forEach((p, i) => {
-    out.push(`<rect x="${LEFT + i * 110}" y="${legendY}" width="12" height="12" fill="${p.color}"/>`, `<text x="${LEFT + i * 110 + 18}" y="${legendY + 11}">${p.label}</text>`);
+    out.push(
+      `<rect x="${LEFT + i * 110}" y="${legendY}" width="12" height="12" fill="${p.color}"/>`,
+      `<text x="${LEFT + i * 110 + 18}" y="${legendY + 11}">${p.label}</text>`,
+    );
   });
   out.push(...body, text(W / 2, footerY, footer, 11, ' fill="#555"'), '</svg>');
   return out.join('\n') + '\n';

@@ -50,15 +50,24 @@ export function checkDeployment(configPath: string): DeployCheck {
 function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   const problems: string[] = [];
   const vars = w.vars as Record<string, unknown>;
-  if (LOCAL_DEV_VAR in vars) problems.push(`${LOCAL_DEV_VAR} is set in ${varsTable}: it says "local development" to the gateway. A deployed gateway still refuses the development key and local pools to every request from the network (worker/config/deployment.ts), but the variable has no place in a deployed Worker. Remove it.`);
-  if (!w.durable_objects.bindings.some((b) => b.name === 'CATALOG' && b.class_name === 'CatalogObject')) problems.push('no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.');
-  if (!w.migrations.some((m) => m.new_sqlite_classes?.includes('CatalogObject'))) problems.push('no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.');
-  if (w.durable_objects.bindings.some((b) => b.name === 'OPS' && b.class_name === 'OpsObject') && !w.migrations.some((m) => m.new_sqlite_classes?.includes('OpsObject'))) {
+  if (LOCAL_DEV_VAR in vars)
+    problems.push(
+      `${LOCAL_DEV_VAR} is set in ${varsTable}: it says "local development" to the gateway. A deployed gateway still refuses the development key and local pools to every request from the network (worker/config/deployment.ts), but the variable has no place in a deployed Worker. Remove it.`,
+    );
+  if (!w.durable_objects.bindings.some((b) => b.name === 'CATALOG' && b.class_name === 'CatalogObject'))
+    problems.push('no Durable Object binding CATALOG (class_name "CatalogObject"): the catalog lives there.');
+  if (!w.migrations.some((m) => m.new_sqlite_classes?.includes('CatalogObject')))
+    problems.push('no [[migrations]] entry with new_sqlite_classes = ["CatalogObject"]: the catalog needs SQLite storage.');
+  if (
+    w.durable_objects.bindings.some((b) => b.name === 'OPS' && b.class_name === 'OpsObject') &&
+    !w.migrations.some((m) => m.new_sqlite_classes?.includes('OpsObject'))
+  ) {
     problems.push('the OPS binding has no [[migrations]] entry with new_sqlite_classes = ["OpsObject"]: the ops record needs SQLite storage.');
   }
   const producer = w.queues.producers?.find((q) => q.binding === 'REPAIR_QUEUE');
   if (!producer) problems.push('no queue producer bound as REPAIR_QUEUE: damaged shards would be repaired inline, holding requests up.');
-  else if (!w.queues.consumers?.some((q) => q.queue === producer.queue)) problems.push(`no consumer for the repair queue ${producer.queue}: repair tasks would pile up unprocessed.`);
+  else if (!w.queues.consumers?.some((q) => q.queue === producer.queue))
+    problems.push(`no consumer for the repair queue ${producer.queue}: repair tasks would pile up unprocessed.`);
   if (!w.triggers.crons?.length) problems.push('no cron trigger ([triggers] crons): superseded shards would never be collected, nor objects scrubbed.');
 
   const source = vars.SHARDGATE_CONFIG;
@@ -71,14 +80,18 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
     return { problems: [...problems, err.message], warnings: [], secrets: [] };
   }
   // Every field of the schema that names a Worker secret (the review and the gateway read the same ones).
-  const secrets = [...new Set([
-    ...config.credentials.flatMap((c) => (c.secretAccessKeySecret ? [c.secretAccessKeySecret] : [])),
-    ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
-    ...(config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])),
-    ...(config.ops.metricsTokenSecret ? [config.ops.metricsTokenSecret] : []),
-  ])];
+  const secrets = [
+    ...new Set([
+      ...config.credentials.flatMap((c) => (c.secretAccessKeySecret ? [c.secretAccessKeySecret] : [])),
+      ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
+      ...(config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])),
+      ...(config.ops.metricsTokenSecret ? [config.ops.metricsTokenSecret] : []),
+    ]),
+  ];
   for (const name of secrets.filter((n) => Object.hasOwn(vars, n))) {
-    problems.push(`${name} is a plain entry of ${varsTable}, but the config names it as a secret: vars are kept in the file and shown in the dashboard. Remove it from ${varsTable} and run \`wrangler secret put ${name}\` (a Worker secret of the same name then takes its place).`);
+    problems.push(
+      `${name} is a plain entry of ${varsTable}, but the config names it as a secret: vars are kept in the file and shown in the dashboard. Remove it from ${varsTable} and run \`wrangler secret put ${name}\` (a Worker secret of the same name then takes its place).`,
+    );
   }
   const keySecrets = new Set((config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])));
   // The env a deployed Worker of this file would have: its R2 bindings, its secrets (set, with a
@@ -92,7 +105,9 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   // An encryption key's secret must be base64 of 32 bytes: stand in a random one (never the dev key).
   for (const name of standIn.filter((n) => keySecrets.has(n))) env[name] = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   // A bucket name is unique within its jurisdiction: "eu" and the default are two buckets.
-  const r2BucketNames = Object.fromEntries(w.r2_buckets.flatMap((b) => (b.bucket_name ? [[b.binding, b.jurisdiction ? `${b.bucket_name} (jurisdiction ${b.jurisdiction})` : b.bucket_name]] : [])));
+  const r2BucketNames = Object.fromEntries(
+    w.r2_buckets.flatMap((b) => (b.bucket_name ? [[b.binding, b.jurisdiction ? `${b.bucket_name} (jurisdiction ${b.jurisdiction})` : b.bucket_name]] : [])),
+  );
   const review = reviewDeployment(config, env, r2BucketNames);
   return { problems: [...problems, ...review.refusals], warnings: review.warnings, secrets, config };
 }

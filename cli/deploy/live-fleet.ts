@@ -27,9 +27,13 @@ export function reviewFleetAgainstLive(config: Pick<GatewayConfig, 'backends'>, 
     if (b.storedShards <= 0) continue;
     const next = config.backends.find((c) => c.id === b.id);
     if (!next) {
-      problems.push(`backend ${b.id} is not in this config, but the running gateway's catalog records ${held(b)} on it: keep it, marked "draining", until \`shardgate drain\` shows 0 left, then mark it "retired" (or remove it).`);
+      problems.push(
+        `backend ${b.id} is not in this config, but the running gateway's catalog records ${held(b)} on it: keep it, marked "draining", until \`shardgate drain\` shows 0 left, then mark it "retired" (or remove it).`,
+      );
     } else if (next.state === 'retired') {
-      problems.push(`backend ${b.id} is marked "retired", but the running gateway's catalog records ${held(b)} on it: a retired backend is never read, so those shards would count as missing. Mark it "draining" until \`shardgate drain\` shows 0 left.`);
+      problems.push(
+        `backend ${b.id} is marked "retired", but the running gateway's catalog records ${held(b)} on it: a retired backend is never read, so those shards would count as missing. Mark it "draining" until \`shardgate drain\` shows 0 left.`,
+      );
     }
   }
   return problems;

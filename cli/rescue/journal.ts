@@ -35,7 +35,8 @@ export async function readJournal(objects: PlannedObject[], index: ShardIndex, r
       const report = await readObject(index, o, ring, (c) => void chunks.push(c.slice()));
       if (report.md5Mismatches.length) throw new Error(`MD5 differs from the footer's: ${JSON.stringify(report.md5Mismatches)}`);
       const segment = decodeSegment(Buffer.concat(chunks));
-      if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says ${segment.instance} segment ${segment.segment}`);
+      if (segment.instance !== named.instance || segment.segment !== named.segment)
+        throw new Error(`its content says ${segment.instance} segment ${segment.segment}`);
       out.segments.push(segment);
     } catch (err) {
       out.unreadable.push({ key: o.key, reason: errorMessage(err) });
@@ -84,10 +85,22 @@ function plannedFromManifest(bucket: string, v: VersionImage, units: CodedUnit[]
   const writes: PlannedWrite[] = [...parts].map(([part, list]) => {
     const size = list.reduce((n, u) => n + u.size, 0);
     const md5 = m.partsCount ? (list.length === 1 && !list[0]!.seal ? list[0]!.md5 : undefined) : singleMd5;
-    return { id: `${v.versionId}${part ? `#${part}` : ''}`, units: list.map(planned), size, createdAt: v.lastModified, md5Checks: md5 ? [{ from: 0, to: size, md5 }] : [], ...(part ? { partNumber: part } : {}) };
+    return {
+      id: `${v.versionId}${part ? `#${part}` : ''}`,
+      units: list.map(planned),
+      size,
+      createdAt: v.lastModified,
+      md5Checks: md5 ? [{ from: 0, to: size, md5 }] : [],
+      ...(part ? { partNumber: part } : {}),
+    };
   });
   return {
-    bucket, key: v.key, size: m.size, createdAt: v.lastModified, metadata: m.metadata, writes,
+    bucket,
+    key: v.key,
+    size: m.size,
+    createdAt: v.lastModified,
+    metadata: m.metadata,
+    writes,
     ...(m.partsCount ? { multipart: { uploadId: '(from the journal)', parts: m.partsCount } } : {}),
   };
 }

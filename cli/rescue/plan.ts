@@ -86,12 +86,26 @@ export interface Unplannable {
   reason: string;
 }
 
-function unitOf(unitId: string, shards: Map<number, FoundShard | LockedShard>, info: ShardFileInfo, h: { size: number }, footer: ShardFileInfo['footer'], sealed: boolean): CodedUnit {
+function unitOf(
+  unitId: string,
+  shards: Map<number, FoundShard | LockedShard>,
+  info: ShardFileInfo,
+  h: { size: number },
+  footer: ShardFileInfo['footer'],
+  sealed: boolean,
+): CodedUnit {
   const raw = info.header;
   const n = raw.k + raw.m;
   const seal = sealed ? unitSealOf(raw) : undefined;
   return {
-    unitId, codec: raw.codec, size: h.size, ...(seal ? { seal } : {}), k: raw.k, m: raw.m, blockSize: raw.blockSize, ...(raw.layout === 'column' ? { layout: raw.layout } : {}),
+    unitId,
+    codec: raw.codec,
+    size: h.size,
+    ...(seal ? { seal } : {}),
+    k: raw.k,
+    m: raw.m,
+    blockSize: raw.blockSize,
+    ...(raw.layout === 'column' ? { layout: raw.layout } : {}),
     placement: raw.placement,
     // Found shards: their own (stored) header length; others are never read (they are missing).
     headerLens: Array.from({ length: n }, (_, j) => shards.get(j)?.headerLen ?? encodeHeader({ ...raw, shardIndex: j }).length),
@@ -124,7 +138,11 @@ async function sealedUnits(locked: LockedShard[], index: ShardIndex): Promise<Se
     const any = [...found.values()];
     const info = await completeFooter(index, SEALED_BUCKET, unitId, found);
     out.push({
-      unitId, kid: any[0]!.raw.seal.kid, bucket: any.find((s) => s.bucket !== null)?.bucket ?? null, reason: any[0]!.reason, found,
+      unitId,
+      kid: any[0]!.raw.seal.kid,
+      bucket: any.find((s) => s.bucket !== null)?.bucket ?? null,
+      reason: any[0]!.reason,
+      found,
       unit: info ? unitOf(unitId, found, info, info.header, info.footer, false) : null,
     });
   }
@@ -136,7 +154,14 @@ async function sealedUnits(locked: LockedShard[], index: ShardIndex): Promise<Se
  * footers). `everyWrite`: every write of a key, not only the newest (the journal's segments: two
  * under one key are two catalogs' journals, which the replay must see to say so).
  */
-export async function planObjects(shards: FoundShard[], index: ShardIndex, prefix = '', ring?: KeyRing, locked: LockedShard[] = [], options: { everyWrite?: boolean } = {}): Promise<{ objects: PlannedObject[]; unplannable: Unplannable[]; sealed: SealedUnit[] }> {
+export async function planObjects(
+  shards: FoundShard[],
+  index: ShardIndex,
+  prefix = '',
+  ring?: KeyRing,
+  locked: LockedShard[] = [],
+  options: { everyWrite?: boolean } = {},
+): Promise<{ objects: PlannedObject[]; unplannable: Unplannable[]; sealed: SealedUnit[] }> {
   const byUnit = new Map<string, Map<number, FoundShard>>();
   for (const s of shards) {
     if (!s.header.key.startsWith(prefix)) continue;
@@ -194,7 +219,8 @@ export async function planObjects(shards: FoundShard[], index: ShardIndex, prefi
   const uploads = new Map<string, (PlannedWrite & { header: OpenedHeader })[]>();
   for (const w of planned) {
     if (w.header.uploadId) uploads.set(`${w.header.bucket}\n${w.header.uploadId}`, [...(uploads.get(`${w.header.bucket}\n${w.header.uploadId}`) ?? []), w]);
-    else candidates.push({ bucket: w.header.bucket, key: w.header.key, size: w.size, createdAt: w.createdAt, metadata: w.header.metadata ?? null, writes: [w] });
+    else
+      candidates.push({ bucket: w.header.bucket, key: w.header.key, size: w.size, createdAt: w.createdAt, metadata: w.header.metadata ?? null, writes: [w] });
   }
   for (const parts of uploads.values()) {
     const byNumber = new Map<number, PlannedWrite & { header: OpenedHeader }>();
@@ -205,8 +231,16 @@ export async function planObjects(shards: FoundShard[], index: ShardIndex, prefi
     const ordered = [...byNumber.values()].sort((a, b) => a.partNumber! - b.partNumber!);
     const h = ordered[0]!.header;
     candidates.push({
-      bucket: h.bucket, key: h.key, size: ordered.reduce((n, p) => n + p.size, 0), createdAt: ordered.map((p) => p.createdAt).sort().at(-1)!,
-      metadata: null, writes: ordered, multipart: { uploadId: h.uploadId!, parts: ordered.length },
+      bucket: h.bucket,
+      key: h.key,
+      size: ordered.reduce((n, p) => n + p.size, 0),
+      createdAt: ordered
+        .map((p) => p.createdAt)
+        .sort()
+        .at(-1)!,
+      metadata: null,
+      writes: ordered,
+      multipart: { uploadId: h.uploadId!, parts: ordered.length },
     });
   }
   const newest = new Map<string, PlannedObject>();

@@ -34,7 +34,13 @@ function openUnit(index: ShardIndex, u: PlannedUnit, ring: KeyRing | undefined, 
 }
 
 /** Streams the object into `sink` (chunk by chunk); throws RescueError when its bytes cannot be had or fail an MD5. */
-export async function readObject(index: ShardIndex, o: PlannedObject, ring: KeyRing | undefined, sink: (chunk: Uint8Array) => Promise<void> | void, onBytes: (n: number) => void = () => {}): Promise<ReadReport> {
+export async function readObject(
+  index: ShardIndex,
+  o: PlannedObject,
+  ring: KeyRing | undefined,
+  sink: (chunk: Uint8Array) => Promise<void> | void,
+  onBytes: (n: number) => void = () => {},
+): Promise<ReadReport> {
   const report: ReadReport = { unhealthy: [], md5Mismatches: [] };
   for (const w of o.writes) {
     let offset = 0;
@@ -52,7 +58,9 @@ export async function readObject(index: ShardIndex, o: PlannedObject, ring: KeyR
     finishChecks(); // empty writes
     for (const u of w.units) {
       if (u.unit.size === 0) continue;
-      const stream = await openUnit(index, u, ring, (e) => report.unhealthy.push({ unitId: u.unit.unitId, shard: e.shardIndex, backend: u.unit.placement[e.shardIndex]!, reason: `${e.reason}: ${e.message}` })).catch((err: unknown) => {
+      const stream = await openUnit(index, u, ring, (e) =>
+        report.unhealthy.push({ unitId: u.unit.unitId, shard: e.shardIndex, backend: u.unit.placement[e.shardIndex]!, reason: `${e.reason}: ${e.message}` }),
+      ).catch((err: unknown) => {
         throw new RescueError(`unit ${u.unit.unitId}: ${errorMessage(err)}`);
       });
       try {

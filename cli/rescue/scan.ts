@@ -75,7 +75,12 @@ async function readBytes(backend: Backend, key: string, length: number): Promise
 }
 
 /** The shards of every source whose header verifies; `bucket` limits the scan, `ring` opens sealed headers. */
-export async function scanSources(sources: ShardSource[], bucket: string | undefined, ring?: KeyRing, onFile: (files: number) => void = () => {}): Promise<ScanResult> {
+export async function scanSources(
+  sources: ShardSource[],
+  bucket: string | undefined,
+  ring?: KeyRing,
+  onFile: (files: number) => void = () => {},
+): Promise<ScanResult> {
   const shards: FoundShard[] = [];
   const locked: LockedShard[] = [];
   const bad: BadFile[] = [];
@@ -83,7 +88,7 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
   let files = 0;
   // A bucket's shards: under its name, or on its shelves (one per key of the ring: format/shelf.ts).
   // The catalog journal's segments too: they say what the catalog held of the bucket (journal.ts).
-  const prefixes = bucket === undefined ? undefined : [...await bucketShardPrefixes(bucket, ring), ...await bucketShardPrefixes(JOURNAL_BUCKET, ring)];
+  const prefixes = bucket === undefined ? undefined : [...(await bucketShardPrefixes(bucket, ring)), ...(await bucketShardPrefixes(JOURNAL_BUCKET, ring))];
   const directories = new Set(prefixes?.map((p) => p.slice(SHARD_KEY_ROOT.length, -1)));
   /** Whether a file the walk found may be of `bucket` by its name (a directory source walks everything). */
   const mayBelong = (named: ShardKeyParts | null) => bucket === undefined || !named || directories.has(named.directory);
@@ -114,7 +119,15 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         }
         const seal = raw.seal;
         if (seal && !ring?.has(seal.kid)) {
-          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: `sealed under key "${seal.kid}", which was not given` });
+          locked.push({
+            source,
+            sourceKey: file.key,
+            size: file.size,
+            raw: raw as LockedShard['raw'],
+            headerLen,
+            bucket: named?.bucket ?? null,
+            reason: `sealed under key "${seal.kid}", which was not given`,
+          });
           continue;
         }
         let header: OpenedHeader;
@@ -123,10 +136,19 @@ export async function scanSources(sources: ShardSource[], bucket: string | undef
         } catch (err) {
           if (!seal) throw err;
           // The ring has a key of that id, and it does not open this header: another key under the same id.
-          locked.push({ source, sourceKey: file.key, size: file.size, raw: raw as LockedShard['raw'], headerLen, bucket: named?.bucket ?? null, reason: errorMessage(err) });
+          locked.push({
+            source,
+            sourceKey: file.key,
+            size: file.size,
+            raw: raw as LockedShard['raw'],
+            headerLen,
+            bucket: named?.bucket ?? null,
+            reason: errorMessage(err),
+          });
           continue;
         }
-        if (named && named.bucket !== null && named.bucket !== header.bucket) throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
+        if (named && named.bucket !== null && named.bucket !== header.bucket)
+          throw new Error(`its header says ${shardKey(header.bucket, header.unitId, header.shardIndex)}`);
         if (bucket !== undefined && header.bucket !== bucket && header.bucket !== JOURNAL_BUCKET) continue;
         shards.push({ source, sourceKey: file.key, size: file.size, header, raw, headerLen });
       } catch (err) {

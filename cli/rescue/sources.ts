@@ -31,7 +31,10 @@ export interface ShardSource {
 /** A local directory as a read-only Backend: keys are paths relative to it, with '/' separators. */
 export class DirectoryBackend implements Backend {
   readonly domain = 'local';
-  constructor(readonly id: string, readonly root: string) {}
+  constructor(
+    readonly id: string,
+    readonly root: string,
+  ) {}
 
   private path(key: string): string {
     const p = resolve(this.root, key);
@@ -52,7 +55,10 @@ export class DirectoryBackend implements Backend {
     const { size } = await this.head(key);
     if (range && range.offset + range.length > size) throw new BackendError(this.id, 'Corrupt', `${key}: range past the end (${size} bytes)`);
     if (range?.length === 0) return { size, body: new ReadableStream({ start: (c) => c.close() }) };
-    const stream = createReadStream(this.path(key), range ? { start: range.offset, end: range.offset + range.length - 1, highWaterMark: 1 << 20 } : { highWaterMark: 1 << 20 });
+    const stream = createReadStream(
+      this.path(key),
+      range ? { start: range.offset, end: range.offset + range.length - 1, highWaterMark: 1 << 20 } : { highWaterMark: 1 << 20 },
+    );
     return { size, body: Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array> };
   }
 
@@ -93,11 +99,20 @@ function s3Source(spec: string, env: NodeJS.ProcessEnv): ShardSource {
   if (!bucket || bucket.includes('/')) throw new CliError(`${spec}: name the backend bucket as the URL's path (https://host/bucket)`);
   const accessKeyId = decodeURIComponent(url.username) || env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = decodeURIComponent(url.password) || env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new CliError(`${url.host}/${bucket}: no key (put KEY:SECRET@ in the URL, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`);
+  if (!accessKeyId || !secretAccessKey)
+    throw new CliError(`${url.host}/${bucket}: no key (put KEY:SECRET@ in the URL, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`);
   const name = `${url.protocol}//${url.host}/${bucket}`;
   const backend = new S3Backend({
-    id: name, domain: url.host, endpoint: `${url.protocol}//${url.host}`, bucket, region: url.searchParams.get('region') ?? 'us-east-1',
-    pathStyle: url.searchParams.get('style') !== 'virtual', accessKeyId, secretAccessKey, retries: 2, timeoutMs: 30_000,
+    id: name,
+    domain: url.host,
+    endpoint: `${url.protocol}//${url.host}`,
+    bucket,
+    region: url.searchParams.get('region') ?? 'us-east-1',
+    pathStyle: url.searchParams.get('style') !== 'virtual',
+    accessKeyId,
+    secretAccessKey,
+    retries: 2,
+    timeoutMs: 30_000,
   });
   return {
     name,
@@ -119,7 +134,10 @@ function s3Source(spec: string, env: NodeJS.ProcessEnv): ShardSource {
 export function wranglerStateDirs(state: string): string[] {
   const r2 = [join(state, 'v3', 'r2'), join(state, 'r2'), state].find((d) => existsSync(d) && readdirSync(d).some((n) => existsSync(join(d, n, 'blobs'))));
   if (!r2) throw new CliError(`${state}: no R2 bucket directories (…/v3/r2/<bucket>/blobs) found`);
-  return readdirSync(r2).filter((n) => !n.startsWith('miniflare-') && existsSync(join(r2, n, 'blobs'))).sort().map((n) => join(r2, n));
+  return readdirSync(r2)
+    .filter((n) => !n.startsWith('miniflare-') && existsSync(join(r2, n, 'blobs')))
+    .sort()
+    .map((n) => join(r2, n));
 }
 
 export function openSources(specs: string[], env: NodeJS.ProcessEnv = process.env): ShardSource[] {

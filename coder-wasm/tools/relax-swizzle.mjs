@@ -14,14 +14,28 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 function readU(buf, pos) {
-  let result = 0n, shift = 0n, b;
-  do { b = buf[pos++]; result |= BigInt(b & 0x7f) << shift; shift += 7n; } while (b & 0x80);
+  let result = 0n,
+    shift = 0n,
+    b;
+  do {
+    b = buf[pos++];
+    result |= BigInt(b & 0x7f) << shift;
+    shift += 7n;
+  } while (b & 0x80);
   return [Number(result), pos];
 }
-const skipLeb = (buf, pos) => { while (buf[pos++] & 0x80); return pos; };
+const skipLeb = (buf, pos) => {
+  while (buf[pos++] & 0x80);
+  return pos;
+};
 function encodeU(n) {
   const out = [];
-  do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n);
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
   return out;
 }
 
@@ -36,12 +50,17 @@ function step(b, pos) {
   if ([0x00, 0x01, 0x05, 0x0b, 0x0f, 0x1a, 0x1b, 0xd1].includes(op) || (op >= 0x45 && op <= 0xc4)) return [pos, false];
   if (op === 0x0c || op === 0x0d || op === 0x10 || op === 0xd2 || (op >= 0x20 && op <= 0x26)) return [skipLeb(b, pos), false];
   if (op === 0x0e) {
-    let n; [n, pos] = readU(b, pos);
+    let n;
+    [n, pos] = readU(b, pos);
     for (let i = 0; i <= n; i++) pos = skipLeb(b, pos);
     return [pos, false];
   }
   if (op === 0x11) return [skipLeb(b, skipLeb(b, pos)), false];
-  if (op === 0x1c) { let n; [n, pos] = readU(b, pos); return [pos + n, false]; }
+  if (op === 0x1c) {
+    let n;
+    [n, pos] = readU(b, pos);
+    return [pos + n, false];
+  }
   if (op >= 0x28 && op <= 0x3e) return [skipLeb(b, skipLeb(b, pos)), false];
   if (op === 0x3f || op === 0x40) return [skipLeb(b, pos), false];
   if (op === 0x41 || op === 0x42) return [skipLeb(b, pos), false];
@@ -49,7 +68,8 @@ function step(b, pos) {
   if (op === 0x44) return [pos + 8, false];
   if (op === 0xd0) return [pos + 1, false];
   if (op === 0xfc) {
-    let sub; [sub, pos] = readU(b, pos);
+    let sub;
+    [sub, pos] = readU(b, pos);
     if (sub <= 7) return [pos, false];
     const immediates = { 8: 2, 9: 1, 10: 2, 11: 1, 12: 2, 13: 1, 14: 2, 15: 1, 16: 1, 17: 1 }[sub];
     if (immediates === undefined) throw new Error(`unknown 0xfc ${sub} at ${pos}`);
@@ -57,7 +77,8 @@ function step(b, pos) {
     return [pos, false];
   }
   if (op === 0xfd) {
-    let sub; [sub, pos] = readU(b, pos);
+    let sub;
+    [sub, pos] = readU(b, pos);
     if (sub <= 11 || sub === 92 || sub === 93) return [skipLeb(b, skipLeb(b, pos)), false]; // memarg
     if (sub === 12 || sub === 13) return [pos + 16, false]; // v128.const, i8x16.shuffle
     if (sub >= 21 && sub <= 34) return [pos + 1, false]; // lane index
@@ -69,14 +90,18 @@ function step(b, pos) {
 }
 
 function relaxBody(body) {
-  let pos = 0, n;
+  let pos = 0,
+    n;
   [n, pos] = readU(body, pos); // local declarations
   for (let i = 0; i < n; i++) pos = skipLeb(body, pos) + 1;
   const out = [...body.subarray(0, pos)];
   let count = 0;
   while (pos < body.length) {
     const [next, isSwizzle] = step(body, pos);
-    if (isSwizzle) { out.push(0xfd, 0x80, 0x02); count++; } else out.push(...body.subarray(pos, next));
+    if (isSwizzle) {
+      out.push(0xfd, 0x80, 0x02);
+      count++;
+    } else out.push(...body.subarray(pos, next));
     pos = next;
   }
   if (pos !== body.length) throw new Error('instruction overran its function body');
@@ -86,13 +111,18 @@ function relaxBody(body) {
 export function relaxSwizzles(wasm) {
   if (wasm.readUInt32LE(0) !== 0x6d736100) throw new Error('not a wasm module');
   const out = [...wasm.subarray(0, 8)];
-  let pos = 8, total = 0;
+  let pos = 8,
+    total = 0;
   while (pos < wasm.length) {
     const id = wasm[pos];
     let size, start;
     [size, start] = readU(wasm, pos + 1);
     const end = start + size;
-    if (id !== 10) { out.push(...wasm.subarray(pos, end)); pos = end; continue; }
+    if (id !== 10) {
+      out.push(...wasm.subarray(pos, end));
+      pos = end;
+      continue;
+    }
     let n, p;
     [n, p] = readU(wasm, start);
     const section = [...encodeU(n)];

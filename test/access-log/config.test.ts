@@ -10,7 +10,8 @@ import { S3Error } from '../../worker/model/errors.ts';
 import { TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
 import { loggingApp, REGION } from './harness.ts';
 
-const doc = (inner: string) => `<?xml version="1.0" encoding="UTF-8"?><BucketLoggingStatus xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${inner}</BucketLoggingStatus>`;
+const doc = (inner: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?><BucketLoggingStatus xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${inner}</BucketLoggingStatus>`;
 const codeOf = (text: string) => /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
 
 describe('BucketLoggingStatus', () => {
@@ -27,10 +28,24 @@ describe('BucketLoggingStatus', () => {
     expect(bucketLoggingStatusXml(null)).toContain('<BucketLoggingStatus xmlns=');
     expect(bucketLoggingStatusXml(null)).not.toContain('LoggingEnabled');
     // SimplePrefix is the default, and a PartitionedPrefix without a date source is EventTime (AWS's default).
-    expect(parseBucketLoggingStatus(doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled>'))).toEqual({ targetBucket: 'l', targetPrefix: 'x', partitioned: null });
-    expect(parseBucketLoggingStatus(doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><PartitionedPrefix/></TargetObjectKeyFormat></LoggingEnabled>'))).toEqual({ targetBucket: 'l', targetPrefix: 'x', partitioned: 'EventTime' });
+    expect(parseBucketLoggingStatus(doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled>'))).toEqual({
+      targetBucket: 'l',
+      targetPrefix: 'x',
+      partitioned: null,
+    });
+    expect(
+      parseBucketLoggingStatus(
+        doc(
+          '<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><PartitionedPrefix/></TargetObjectKeyFormat></LoggingEnabled>',
+        ),
+      ),
+    ).toEqual({ targetBucket: 'l', targetPrefix: 'x', partitioned: 'EventTime' });
     // TargetGrants are accepted and not kept (no ACLs here).
-    expect(parseBucketLoggingStatus(doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetGrants><Grant/></TargetGrants><TargetPrefix>x</TargetPrefix></LoggingEnabled>'))).toEqual({ targetBucket: 'l', targetPrefix: 'x', partitioned: null });
+    expect(
+      parseBucketLoggingStatus(
+        doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetGrants><Grant/></TargetGrants><TargetPrefix>x</TargetPrefix></LoggingEnabled>'),
+      ),
+    ).toEqual({ targetBucket: 'l', targetPrefix: 'x', partitioned: null });
   });
 
   it('refuses what is not a logging status as MalformedXML', () => {
@@ -40,9 +55,15 @@ describe('BucketLoggingStatus', () => {
       doc('<LoggingEnabled><TargetPrefix>x</TargetPrefix></LoggingEnabled>'),
       doc('<LoggingEnabled><TargetBucket>l</TargetBucket></LoggingEnabled>'),
       doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><Other/></LoggingEnabled>'),
-      doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><SimplePrefix/><PartitionedPrefix/></TargetObjectKeyFormat></LoggingEnabled>'),
-      doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><PartitionedPrefix><PartitionDateSource>Never</PartitionDateSource></PartitionedPrefix></TargetObjectKeyFormat></LoggingEnabled>'),
-      doc('<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled><LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled>'),
+      doc(
+        '<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><SimplePrefix/><PartitionedPrefix/></TargetObjectKeyFormat></LoggingEnabled>',
+      ),
+      doc(
+        '<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix><TargetObjectKeyFormat><PartitionedPrefix><PartitionDateSource>Never</PartitionDateSource></PartitionedPrefix></TargetObjectKeyFormat></LoggingEnabled>',
+      ),
+      doc(
+        '<LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled><LoggingEnabled><TargetBucket>l</TargetBucket><TargetPrefix>x</TargetPrefix></LoggingEnabled>',
+      ),
     ]) {
       let code: string | undefined;
       try {
@@ -62,7 +83,9 @@ describe('PutBucketLogging and GetBucketLogging through the front door', () => {
     await g.store.createBucket('logs', { region: REGION });
     let res = await g.command(new GetBucketLoggingCommand({ Bucket: 'src' }));
     expect(res.status).toBe(200);
-    res = await g.command(new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'log/' } } }));
+    res = await g.command(
+      new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'log/' } } }),
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse((await g.catalog.getBucketLogging('src'))!)).toEqual({ targetBucket: 'logs', targetPrefix: 'log/', partitioned: null });
     expect(TRANSIENT_STATE).not.toContain('logging'); // the state row is journaled (restores and rescue keep it)
@@ -79,18 +102,28 @@ describe('PutBucketLogging and GetBucketLogging through the front door', () => {
   it('InvalidTargetBucketForLogging for a target that is not here; NoSuchBucket for a missing source; MalformedXML', async () => {
     const g = loggingApp();
     await g.store.createBucket('src', { region: REGION });
-    let res = await g.command(new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'nowhere', TargetPrefix: 'log/' } } }));
+    let res = await g.command(
+      new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'nowhere', TargetPrefix: 'log/' } } }),
+    );
     expect(res.status).toBe(400);
     expect(codeOf(await res.text())).toBe('InvalidTargetBucketForLogging');
     expect(await g.catalog.getBucketLogging('src')).toBeNull();
-    const raw = await g.store.putBucketLogging('src', { targetBucket: 'nowhere', targetPrefix: '', partitioned: null }).then(() => null, (e: S3Error) => e.code);
+    const raw = await g.store.putBucketLogging('src', { targetBucket: 'nowhere', targetPrefix: '', partitioned: null }).then(
+      () => null,
+      (e: S3Error) => e.code,
+    );
     expect(raw).toBe('InvalidTargetBucketForLogging');
-    res = await g.command(new PutBucketLoggingCommand({ Bucket: 'missing', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'src', TargetPrefix: 'log/' } } }));
+    res = await g.command(
+      new PutBucketLoggingCommand({ Bucket: 'missing', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'src', TargetPrefix: 'log/' } } }),
+    );
     expect(res.status).toBe(404);
     expect(codeOf(await res.text())).toBe('NoSuchBucket');
     res = await g.send(new Request('http://x/src?logging', { method: 'PUT' }));
     expect(res.status).toBe(403); // unsigned: refused at the gate, never parsed
-    const bad = await g.store.putBucketLogging('missing', null).then(() => null, (e: S3Error) => e.code);
+    const bad = await g.store.putBucketLogging('missing', null).then(
+      () => null,
+      (e: S3Error) => e.code,
+    );
     expect(bad).toBe('NoSuchBucket');
   });
 });

@@ -32,7 +32,9 @@ type App = ReturnType<typeof loggingApp>;
 async function setup(o: { rollMs?: number } = {}) {
   const g = loggingApp({ rollMs: o.rollMs ?? 40 });
   for (const b of ['src', 'logs', 'other']) await g.store.createBucket(b, { region: REGION });
-  const res = await g.command(new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'log/' } } }));
+  const res = await g.command(
+    new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'log/' } } }),
+  );
   expect(res.status).toBe(200);
   return g;
 }
@@ -108,9 +110,30 @@ describe('access log records and their delivery', () => {
 
   it('the record format survives hostile header values (quotes, brackets, backslashes, control characters)', () => {
     const line = formatAccessLogRecord({
-      bucket: 'b', time: new Date(0), remoteIp: null, requester: null, requestId: 'R', operation: 'REST.GET.OBJECT', key: 'k"\\[]\' \n',
-      method: 'GET', uri: '/b/k"[x]\\?a b', status: 200, errorCode: null, bytesSent: 0, objectSize: null, totalMs: 1, turnAroundMs: 1,
-      referer: 'say "hi" [now] \\ \u0001', userAgent: '', versionId: null, hostId: null, sigVersion: null, cipherSuite: null, authType: null, host: 'h o"st', tlsVersion: null,
+      bucket: 'b',
+      time: new Date(0),
+      remoteIp: null,
+      requester: null,
+      requestId: 'R',
+      operation: 'REST.GET.OBJECT',
+      key: 'k"\\[]\' \n',
+      method: 'GET',
+      uri: '/b/k"[x]\\?a b',
+      status: 200,
+      errorCode: null,
+      bytesSent: 0,
+      objectSize: null,
+      totalMs: 1,
+      turnAroundMs: 1,
+      referer: 'say "hi" [now] \\ \u0001',
+      userAgent: '',
+      versionId: null,
+      hostId: null,
+      sigVersion: null,
+      cipherSuite: null,
+      authType: null,
+      host: 'h o"st',
+      tlsVersion: null,
     });
     const r = parseRecord(line);
     expect(r.Key).toBe('k%22%5C%5B%5D%27%20%0A');
@@ -139,7 +162,13 @@ describe('access log records and their delivery', () => {
     const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(await created.text())![1]!;
     const part = await g.command(new UploadPartCommand({ Bucket: 'src', Key: 'mp', UploadId: uploadId, PartNumber: 1, Body: 'part' }));
     const etag = part.headers.get('etag')!;
-    expect((await g.command(new CompleteMultipartUploadCommand({ Bucket: 'src', Key: 'mp', UploadId: uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: etag }] } }))).status).toBe(200);
+    expect(
+      (
+        await g.command(
+          new CompleteMultipartUploadCommand({ Bucket: 'src', Key: 'mp', UploadId: uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: etag }] } }),
+        )
+      ).status,
+    ).toBe(200);
     await g.settle();
     expect(await rollNow(g)).toBe(1);
     const ops = records((await logObjects(g))[0]!.body).map((r) => `${r.Operation} ${r.Key}`);
@@ -186,7 +215,12 @@ describe('access log records and their delivery', () => {
     expect(batch.body.split('\n').filter(Boolean).length).toBe(2);
     expect(await g.catalog.takeAccessLog('logs', new Date(later + 1000), 3_600_000)).toBeNull(); // claimed: nobody else takes it
     const bytes = new TextEncoder().encode(batch.body);
-    await g.store.putObject('logs', batch.objectKey, new Response(bytes).body!, { contentLength: bytes.length, metadata: { user: {} }, checksum: null, conditions: { ifNoneMatch: '*' } });
+    await g.store.putObject('logs', batch.objectKey, new Response(bytes).body!, {
+      contentLength: bytes.length,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: { ifNoneMatch: '*' },
+    });
     // A request after the claim is not in that batch.
     await g.command(new GetObjectCommand({ Bucket: 'src', Key: 'k' }));
     await g.settle();

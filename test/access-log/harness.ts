@@ -21,7 +21,10 @@ export function loggingApp(o: { rollMs?: number; logging?: boolean; credentials?
   const parts = memoryEcStore(catalog, { maxObjectSize: 8 * 1024 * 1024, maxPartSize: 8 * 1024 * 1024 });
   const logs: Record<string, unknown>[] = [];
   const delivery = new AccessLogDelivery({ catalog, store: parts.store, rollMs: o.rollMs ?? 60_000, log: (l) => logs.push(l) });
-  const authenticate = makeAuthenticate({ credentials: o.credentials ?? [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: REGION }, {});
+  const authenticate = makeAuthenticate(
+    { credentials: o.credentials ?? [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: REGION },
+    {},
+  );
   const settings = testS3Settings({ maxObjectSize: 8 * 1024 * 1024, maxPartSize: 8 * 1024 * 1024 });
   const app = createApp({ store: parts.store, authenticate, settings, ...(o.logging === false ? {} : { accessLog: delivery }) });
   const pending: Promise<unknown>[] = [];
@@ -81,7 +84,34 @@ export function suiteFields(record: string): string[] {
   return out;
 }
 
-export const FIELD_NAMES = ['BucketOwner', 'BucketName', 'RequestDateTime', 'RemoteIP', 'Requester', 'RequestID', 'Operation', 'Key', 'RequestURI', 'HTTPStatus', 'ErrorCode', 'BytesSent', 'ObjectSize', 'TotalTime', 'TurnAroundTime', 'Referrer', 'UserAgent', 'VersionID', 'HostID', 'SigVersion', 'CipherSuite', 'AuthType', 'HostHeader', 'TLSVersion', 'AccessPointARN', 'ACLRequired'] as const;
+export const FIELD_NAMES = [
+  'BucketOwner',
+  'BucketName',
+  'RequestDateTime',
+  'RemoteIP',
+  'Requester',
+  'RequestID',
+  'Operation',
+  'Key',
+  'RequestURI',
+  'HTTPStatus',
+  'ErrorCode',
+  'BytesSent',
+  'ObjectSize',
+  'TotalTime',
+  'TurnAroundTime',
+  'Referrer',
+  'UserAgent',
+  'VersionID',
+  'HostID',
+  'SigVersion',
+  'CipherSuite',
+  'AuthType',
+  'HostHeader',
+  'TLSVersion',
+  'AccessPointARN',
+  'ACLRequired',
+] as const;
 
 export function parseRecord(record: string): Record<(typeof FIELD_NAMES)[number], string> {
   const f = suiteFields(record);

@@ -17,7 +17,11 @@ const TENANT = { accessKeyId: 'AKIDTENANTA', secret: 'tenant a secret' };
 const BOTH = { accessKeyId: 'AKIDBOTH', secret: 'both secret' };
 const PREFIXED = { accessKeyId: 'AKIDPREFIXED', secret: 'prefixed secret' };
 const codeOf = (text: string) => /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
-const denyPut = (bucket: string, principal: unknown = '*') => JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Deny', Principal: principal, Action: 's3:PutObject', Resource: `arn:aws:s3:::${bucket}/*` }] });
+const denyPut = (bucket: string, principal: unknown = '*') =>
+  JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Deny', Principal: principal, Action: 's3:PutObject', Resource: `arn:aws:s3:::${bucket}/*` }],
+  });
 
 async function setup() {
   const g = loggingApp({
@@ -25,7 +29,14 @@ async function setup() {
     credentials: [
       { accessKeyId: TENANT.accessKeyId, secretAccessKey: TENANT.secret, scope: { buckets: ['a-*'], actions: ['read', 'list', 'write', 'delete'] } },
       { accessKeyId: BOTH.accessKeyId, secretAccessKey: BOTH.secret, scope: { buckets: ['a-*', 'b-*'], actions: ['read', 'list', 'write', 'delete'] } },
-      { accessKeyId: PREFIXED.accessKeyId, secretAccessKey: PREFIXED.secret, scope: [{ buckets: ['a-src'], actions: ['write'] }, { buckets: ['a-logs'], prefixes: ['logs/'], actions: ['write'] }] },
+      {
+        accessKeyId: PREFIXED.accessKeyId,
+        secretAccessKey: PREFIXED.secret,
+        scope: [
+          { buckets: ['a-src'], actions: ['write'] },
+          { buckets: ['a-logs'], prefixes: ['logs/'], actions: ['write'] },
+        ],
+      },
     ],
   });
   await g.store.createBucket('a-src', { region: REGION });
@@ -71,7 +82,7 @@ describe('PutBucketLogging checks its target', () => {
     expect(await g.catalog.getBucketLogging('a-src')).toBeNull();
   });
 
-  it("delivery writes nothing into a target whose policy or lock came to forbid it, and delivers once that is lifted", async () => {
+  it('delivery writes nothing into a target whose policy or lock came to forbid it, and delivers once that is lifted', async () => {
     const { g, enable } = await setup();
     expect((await enable(BOTH, 'b-victim')).status).toBe(200);
     expect((await g.command(new PutObjectCommand({ Bucket: 'a-src', Key: 'k', Body: 'x' }), BOTH)).status).toBe(200);

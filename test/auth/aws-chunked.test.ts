@@ -102,7 +102,12 @@ describe("AWS's published examples", () => {
     expect(body.length).toBe(66824);
     const run = (b: Uint8Array, pieces: number[]) =>
       verifyAt(
-        new Request('https://s3.amazonaws.com/examplebucket/chunkObject.txt', { method: 'PUT', headers, body: streamOf(b, pieces), duplex: 'half' } as RequestInit),
+        new Request('https://s3.amazonaws.com/examplebucket/chunkObject.txt', {
+          method: 'PUT',
+          headers,
+          body: streamOf(b, pieces),
+          duplex: 'half',
+        } as RequestInit),
         {
           rawUrl: '/examplebucket/chunkObject.txt',
           credentials: new Map([[DOC_KEY, DOC_SECRET]]),
@@ -137,7 +142,12 @@ describe("AWS's published examples", () => {
         body: streamOf(docBody(TRAILER_CHUNK_SIGS, docTrailer), [1000]),
         duplex: 'half',
       } as RequestInit),
-      { rawUrl: '/examplebucket/chunkObject.txt', credentials: new Map([[DOC_KEY, DOC_SECRET]]), now: new Date('2013-05-24T00:00:00Z'), createHasher: testCreateHasher },
+      {
+        rawUrl: '/examplebucket/chunkObject.txt',
+        credentials: new Map([[DOC_KEY, DOC_SECRET]]),
+        now: new Date('2013-05-24T00:00:00Z'),
+        createHasher: testCreateHasher,
+      },
     );
     expect(verified.checksum).toMatchObject({ algorithm: 'CRC32C', location: 'trailer', expectedBase64: null });
     expect((await readAll(verified.body!)).bytes).toEqual(DOC_DATA);
@@ -147,7 +157,12 @@ describe("AWS's published examples", () => {
   it('STREAMING-UNSIGNED-PAYLOAD-TRAILER as documented, ending `==\\n\\r\\n\\r\\n`', async () => {
     const data = fill(17408, 'a');
     const body = concat([
-      enc('2000\r\n'), fill(8192, 'a'), enc('\r\n2000\r\n'), fill(8192, 'a'), enc('\r\n400\r\n'), fill(1024, 'a'),
+      enc('2000\r\n'),
+      fill(8192, 'a'),
+      enc('\r\n2000\r\n'),
+      fill(8192, 'a'),
+      enc('\r\n400\r\n'),
+      fill(1024, 'a'),
       enc('\r\n0\r\nx-amz-checksum-crc32:s3SFCQ==\n\r\n\r\n'),
     ]);
     expect(checksumOf('CRC32', data)).toBe('s3SFCQ==');
@@ -229,7 +244,11 @@ async function fixture(mode: Mode, data: Uint8Array, sizes: number[], alg: Check
 describe('any split of the input gives the same output', () => {
   const data = seededBytes(200_000, 7);
   it.each(MODES)('%s: random chunk sizes, random input splits', async (mode) => {
-    for (const [sizes, label] of [[[65536], '64 KiB'], [[1048576], '1 MiB'], [[1, 2, 3, 8191, 100_000], 'odd sizes']] as const) {
+    for (const [sizes, label] of [
+      [[65536], '64 KiB'],
+      [[1048576], '1 MiB'],
+      [[1, 2, 3, 8191, 100_000], 'odd sizes'],
+    ] as const) {
       const f = await fixture(mode, data, [...sizes]);
       const expected = sha256hex(data);
       for (const split of [[1 << 20], [1], [17], [65535, 65537], randomSplit(f.body.length, 11, 30_000), randomSplit(f.body.length, 12, 300)]) {

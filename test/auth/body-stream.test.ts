@@ -68,9 +68,16 @@ describe('verifyingBody: idle clients', () => {
         cancelled = true;
       },
     });
-    const err = await drain(verifyingBody(raw, () => {
-      throw new S3Error('BadDigest');
-    }, () => {}, 1000)).catch((e: unknown) => e);
+    const err = await drain(
+      verifyingBody(
+        raw,
+        () => {
+          throw new S3Error('BadDigest');
+        },
+        () => {},
+        1000,
+      ),
+    ).catch((e: unknown) => e);
     expect((err as S3Error).code).toBe('BadDigest');
     expect(cancelled).toBe(true);
   });

@@ -42,7 +42,10 @@ async function freshGateway() {
     return result;
   });
   await g.store.createBucket(BUCKET, { region: 'us-east-1' });
-  for (const [key, text] of [['obj', 'object body'], ['dir/obj.txt', 'nested object']]) {
+  for (const [key, text] of [
+    ['obj', 'object body'],
+    ['dir/obj.txt', 'nested object'],
+  ]) {
     const body = new Response(text).body!;
     await g.store.putObject(BUCKET, key, body, { contentLength: text.length, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
   }
@@ -81,7 +84,8 @@ async function run(index: number, tally: Tally): Promise<void> {
   if (first.status >= 400) return void tally.failures.push(`${seedOf}: the request as signed was refused (${first.status} ${first.text.slice(0, 300)})`);
 
   const variants: Array<Mutation & { mustRefuse: boolean }> = mutations(original, prng(SEED + index), g.uploadId).map((m) => ({ ...m, mustRefuse: false }));
-  for (const [label, as] of RESIGNED.filter(([, as]) => !(as.region && base.scheme.kind.startsWith('v2-')))) variants.push({ label: `re-signed: ${label}`, wire: await base.sign(as), mustRefuse: true });
+  for (const [label, as] of RESIGNED.filter(([, as]) => !(as.region && base.scheme.kind.startsWith('v2-'))))
+    variants.push({ label: `re-signed: ${label}`, wire: await base.sign(as), mustRefuse: true });
 
   let before = await snapshot(g.catalog);
   for (const v of variants) {
@@ -115,7 +119,10 @@ describe('the gate under one-element mutations', () => {
     const tally: Tally = { failures: [], cases: 0, different: 0, sameRequest: 0, unsendable: 0, codes: new Map() };
     const bases = baseCases({ uploadId: '' }).length;
     for (let i = 0; i < bases; i++) await run(i, tally);
-    const codes = [...tally.codes].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ');
+    const codes = [...tally.codes]
+      .sort((a, b) => b[1] - a[1])
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ');
     console.log(
       `gate mutation suite: ${bases} base requests, ${tally.cases} mutated requests (${tally.different} asked for something else and had to be refused, ${tally.sameRequest} asked for what was signed; ${tally.unsendable} unsendable) in ${Date.now() - started} ms; answers: ${codes}`,
     );

@@ -52,7 +52,12 @@ describe('the gate in workerd', () => {
     const { signingKey } = await import('../../worker/auth/sigv4.ts');
     const decoder = new AwsChunkedDecoder({
       decodedContentLength: data.length,
-      signing: { key: await signingKey(FIXTURE_SECRET, '20261129', 'us-east-1', 's3'), datetime, scope: '20261129/us-east-1/s3/aws4_request', seedSignature: seed },
+      signing: {
+        key: await signingKey(FIXTURE_SECRET, '20261129', 'us-east-1', 's3'),
+        datetime,
+        scope: '20261129/us-east-1/s3/aws4_request',
+        seedSignature: seed,
+      },
       trailer: true,
       trailerNames: ['x-amz-checksum-crc32'],
       checksum: { algorithm: 'CRC32', hasher: testCreateHasher('CRC32'), expectedBase64: null },

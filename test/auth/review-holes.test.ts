@@ -29,7 +29,16 @@ function request(url: string, init: { method?: string; body?: string; headers?: 
 }
 
 async function signedV4(method: string, url: string, init: { body?: string; headers?: Record<string, string>; region?: string } = {}): Promise<Request> {
-  const signer = new AwsV4Signer({ method, url, headers: init.headers, body: init.body, accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, service: 's3', region: init.region ?? 'us-east-1' });
+  const signer = new AwsV4Signer({
+    method,
+    url,
+    headers: init.headers,
+    body: init.body,
+    accessKeyId: ACCESS_KEY,
+    secretAccessKey: SECRET,
+    service: 's3',
+    region: init.region ?? 'us-east-1',
+  });
   const s = await signer.sign();
   return request(s.url.toString(), { method: s.method, headers: s.headers, body: init.body });
 }
@@ -60,7 +69,9 @@ async function setup() {
 }
 
 const uploadsOf = async (g: Awaited<ReturnType<typeof setup>>) =>
-  (await g.catalog.listUploadRecords('holes', { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 100 })).uploads.map((u) => u.uploadId);
+  (await g.catalog.listUploadRecords('holes', { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 100 })).uploads.map(
+    (u) => u.uploadId,
+  );
 
 describe('hole 1: SigV2 URLs cover percent-encoded parameter names', () => {
   it('GetObject + %72esponse-content-type: 403, not an HTML response', async () => {
@@ -113,7 +124,14 @@ describe('hole 2: a presigned SigV4 URL that pins the body hash is held to it', 
   it('x-amz-content-sha256: UNSIGNED-PAYLOAD does not unpin it', async () => {
     const g = await setup();
     const presigned = await smithySigner().presign(
-      { method: 'PUT', protocol: 'http:', hostname: GATE_HOST, path: '/holes/pinned', query: {}, headers: { host: GATE_HOST, 'x-amz-content-sha256': sha256('good') } },
+      {
+        method: 'PUT',
+        protocol: 'http:',
+        hostname: GATE_HOST,
+        path: '/holes/pinned',
+        query: {},
+        headers: { host: GATE_HOST, 'x-amz-content-sha256': sha256('good') },
+      },
       { expiresIn: 300 },
     );
     const url = `${BASE}/holes/pinned?${wireQuery(Object.entries(presigned.query as Record<string, string>))}`;
@@ -130,7 +148,8 @@ describe('hole 3: with baseDomains, a SigV2 virtual-hosted URL is bound to its b
   // Config(signature_version='s3', s3={'addressing_style': 'virtual'})).generate_presigned_url(
   // 'get_object', Params={'Bucket': 'vhost-a', 'Key': 'dir/obj.txt'}, ...) with this file's key.
   const BOTOCORE_GET = 'http://vhost-a.s3.gw.test/dir/obj.txt?AWSAccessKeyId=AKIDTESTSIGNERS&Signature=1DaI%2BEI%2BaBGJcoRmW0GKIhFdl%2BM%3D&Expires=4102444800';
-  const BOTOCORE_LIST = 'http://vhost-a.s3.gw.test/?prefix=dir%2F&encoding-type=url&AWSAccessKeyId=AKIDTESTSIGNERS&Signature=Odv2nJS7nzDH4vPvWoaaUiQieTM%3D&Expires=4102444800';
+  const BOTOCORE_LIST =
+    'http://vhost-a.s3.gw.test/?prefix=dir%2F&encoding-type=url&AWSAccessKeyId=AKIDTESTSIGNERS&Signature=Odv2nJS7nzDH4vPvWoaaUiQieTM%3D&Expires=4102444800';
 
   async function twoBuckets() {
     const g = gateApp();
@@ -226,7 +245,10 @@ describe('bad input that got 500', () => {
 
   it('a response-* override outside ISO-8859-1 is InvalidArgument, as AWS answers; Latin-1 passes', async () => {
     const g = await setup();
-    const disposition = (name: string) => getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj', ResponseContentDisposition: `attachment; filename="${name}"` }), { expiresIn: 60 });
+    const disposition = (name: string) =>
+      getSignedUrl(sdkClient(), new GetObjectCommand({ Bucket: 'holes', Key: 'obj', ResponseContentDisposition: `attachment; filename="${name}"` }), {
+        expiresIn: 60,
+      });
     const euro = await g.send(new Request(await disposition('€.txt')));
     expect([euro.status, await codeOf(euro)]).toEqual([400, 'InvalidArgument']);
     const latin = await g.send(new Request(await disposition('café.txt')));
@@ -268,7 +290,10 @@ describe('bad input that got 500', () => {
 describe("issue 12's gate items", () => {
   it('an expired presigned PUT is AccessDenied at once, its body not read (Expect: 100-continue)', async () => {
     const g = await setup();
-    const url = await getSignedUrl(sdkClient(), new PutObjectCommand({ Bucket: 'holes', Key: 'late' }), { expiresIn: 1, signingDate: new Date(Date.now() - 3600e3) } as never);
+    const url = await getSignedUrl(sdkClient(), new PutObjectCommand({ Bucket: 'holes', Key: 'late' }), {
+      expiresIn: 1,
+      signingDate: new Date(Date.now() - 3600e3),
+    } as never);
     let pulls = 0;
     // A client waiting for 100 Continue: its body does not come until it is told to send it.
     const body = new ReadableStream<Uint8Array>(

@@ -93,7 +93,9 @@ describe('scoped keys under one-element mutations', () => {
       const g = await scopedGateway();
       const count = allCases(g.state).length;
       for (let i = 0; i < count; i++) await runCase(scope, i, tally);
-      console.log(`scope suite, ${scope.name}: ${count} base requests, ${tally.variants} requests (${tally.letThrough} let through, ${tally.refusedAsSigned} bases refused as signed)`);
+      console.log(
+        `scope suite, ${scope.name}: ${count} base requests, ${tally.variants} requests (${tally.letThrough} let through, ${tally.refusedAsSigned} bases refused as signed)`,
+      );
       expect(tally.failures.slice(0, 40), `${tally.failures.length} failures`).toEqual([]);
       expect(tally.variants).toBeGreaterThan(100);
       expect(tally.refusedAsSigned).toBeGreaterThan(5);

@@ -33,9 +33,21 @@ const DAY = 86_400_000;
 const codeOf = (text: string) => /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? 'none';
 
 async function lockedSetup() {
-  const g = gateApp(undefined, KEYS.map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: [VAULT], actions: k.actions } })));
+  const g = gateApp(
+    undefined,
+    KEYS.map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: [VAULT], actions: k.actions } })),
+  );
   await g.store.createBucket(VAULT, { region: 'us-east-1', objectLock: true });
-  const put = async (k: string, objectLock?: object) => (await g.store.putObject(VAULT, k, new Response('locked body').body!, { contentLength: 11, contentMD5: null, metadata: { user: {}, ...(objectLock ? { objectLock } : {}) }, checksum: null, conditions: {} })).versionId!;
+  const put = async (k: string, objectLock?: object) =>
+    (
+      await g.store.putObject(VAULT, k, new Response('locked body').body!, {
+        contentLength: 11,
+        contentMD5: null,
+        metadata: { user: {}, ...(objectLock ? { objectLock } : {}) },
+        checksum: null,
+        conditions: {},
+      })
+    ).versionId!;
   const send = async (command: unknown, as: (typeof KEYS)[number]) => {
     const res = await g.send(toRequest(await sdk(command, as))!);
     return { status: res.status, code: codeOf(await res.text()) };
@@ -47,17 +59,22 @@ describe('Object Lock actions in key scopes', () => {
   it('a legal hold is removed only with legal-hold; write alone cannot remove it and delete the version', async () => {
     const { g, put, send } = await lockedSetup();
     const versionId = await put('held', { legalHold: 'ON' });
-    expect(await send(new PutObjectLegalHoldCommand({ Bucket: VAULT, Key: 'held', VersionId: versionId, LegalHold: { Status: 'OFF' } }), WRITER)).toMatchObject({ status: 403, code: 'AccessDenied' });
+    expect(await send(new PutObjectLegalHoldCommand({ Bucket: VAULT, Key: 'held', VersionId: versionId, LegalHold: { Status: 'OFF' } }), WRITER)).toMatchObject(
+      { status: 403, code: 'AccessDenied' },
+    );
     expect(await send(new DeleteObjectCommand({ Bucket: VAULT, Key: 'held', VersionId: versionId }), WRITER)).toMatchObject({ status: 403 });
-    expect((await g.store.getObjectLegalHold(VAULT, 'held', versionId))).toBe('ON');
-    expect((await send(new PutObjectLegalHoldCommand({ Bucket: VAULT, Key: 'held', VersionId: versionId, LegalHold: { Status: 'OFF' } }), HOLDER)).status).toBe(200);
+    expect(await g.store.getObjectLegalHold(VAULT, 'held', versionId)).toBe('ON');
+    expect((await send(new PutObjectLegalHoldCommand({ Bucket: VAULT, Key: 'held', VersionId: versionId, LegalHold: { Status: 'OFF' } }), HOLDER)).status).toBe(
+      200,
+    );
     expect(await g.store.getObjectLegalHold(VAULT, 'held', versionId)).toBe('OFF');
   });
 
   it('retention is set only with retention, and never past the maximum (year 9999 refused)', async () => {
     const { g, put, send } = await lockedSetup();
     const versionId = await put('theirs');
-    const retention = (until: Date) => new PutObjectRetentionCommand({ Bucket: VAULT, Key: 'theirs', VersionId: versionId, Retention: { Mode: 'COMPLIANCE', RetainUntilDate: until } });
+    const retention = (until: Date) =>
+      new PutObjectRetentionCommand({ Bucket: VAULT, Key: 'theirs', VersionId: versionId, Retention: { Mode: 'COMPLIANCE', RetainUntilDate: until } });
     expect(await send(retention(new Date(Date.now() + 2 * DAY)), WRITER)).toMatchObject({ status: 403, code: 'AccessDenied' });
     expect(await send(retention(new Date('9999-12-31T00:00:00Z')), HOLDER)).toMatchObject({ status: 400, code: 'InvalidArgument' });
     await expect(g.store.getObjectRetention(VAULT, 'theirs', versionId)).rejects.toMatchObject({ code: 'NoSuchObjectLockConfiguration' });
@@ -71,8 +88,14 @@ describe('Object Lock actions in key scopes', () => {
     const retained = { ObjectLockMode: 'COMPLIANCE' as const, ObjectLockRetainUntilDate: until };
     const held = { ObjectLockLegalHoldStatus: 'ON' as const };
     for (const lock of [retained, held]) {
-      expect(await send(new PutObjectCommand({ Bucket: VAULT, Key: 'new', Body: 'x', ...lock }), WRITER), JSON.stringify(lock)).toMatchObject({ status: 403, code: 'AccessDenied' });
-      expect(await send(new CopyObjectCommand({ Bucket: VAULT, Key: 'copy', CopySource: `${VAULT}/source`, ...lock }), WRITER)).toMatchObject({ status: 403, code: 'AccessDenied' });
+      expect(await send(new PutObjectCommand({ Bucket: VAULT, Key: 'new', Body: 'x', ...lock }), WRITER), JSON.stringify(lock)).toMatchObject({
+        status: 403,
+        code: 'AccessDenied',
+      });
+      expect(await send(new CopyObjectCommand({ Bucket: VAULT, Key: 'copy', CopySource: `${VAULT}/source`, ...lock }), WRITER)).toMatchObject({
+        status: 403,
+        code: 'AccessDenied',
+      });
       expect(await send(new CreateMultipartUploadCommand({ Bucket: VAULT, Key: 'mpu', ...lock }), WRITER)).toMatchObject({ status: 403, code: 'AccessDenied' });
       expect((await send(new PutObjectCommand({ Bucket: VAULT, Key: 'new', Body: 'x', ...lock }), HOLDER)).status).toBe(200);
     }
@@ -88,11 +111,18 @@ describe('Object Lock actions in key scopes', () => {
     const del = (k: string, v: string) => new DeleteObjectCommand({ Bucket: VAULT, Key: k, VersionId: v, BypassGovernanceRetention: true });
     expect(await send(del('gov', v1), WRITER)).toMatchObject({ status: 403, code: 'AccessDenied' });
     const batch = async (as: (typeof KEYS)[number]) => {
-      const res = await g.send(toRequest(await sdk(new DeleteObjectsCommand({ Bucket: VAULT, BypassGovernanceRetention: true, Delete: { Objects: [{ Key: 'gov2', VersionId: v2 }] } }), as))!);
+      const res = await g.send(
+        toRequest(
+          await sdk(new DeleteObjectsCommand({ Bucket: VAULT, BypassGovernanceRetention: true, Delete: { Objects: [{ Key: 'gov2', VersionId: v2 }] } }), as),
+        )!,
+      );
       return res.text();
     };
     expect(await batch(WRITER)).toContain('<Code>AccessDenied</Code>');
-    await g.store.putBucketPolicy(VAULT, JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:BypassGovernanceRetention', Resource: `arn:aws:s3:::${VAULT}/gov` }] }));
+    await g.store.putBucketPolicy(
+      VAULT,
+      JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:BypassGovernanceRetention', Resource: `arn:aws:s3:::${VAULT}/gov` }] }),
+    );
     expect(await send(del('gov', v1), BYPASSER)).toMatchObject({ status: 403, code: 'AccessDenied' });
     await g.store.deleteBucketPolicy(VAULT);
     expect((await send(del('gov', v1), BYPASSER)).status).toBe(204);

@@ -36,33 +36,66 @@ interface Form {
 }
 
 function policyOf(bucket: string, extra: unknown[] = []): string {
-  return Buffer.from(JSON.stringify({ expiration: EXPIRES, conditions: [{ bucket }, ['starts-with', '$key', ''], ['content-length-range', 0, 64], ['starts-with', '$x-amz-meta-m', ''], ...extra] })).toString('base64');
+  return Buffer.from(
+    JSON.stringify({
+      expiration: EXPIRES,
+      conditions: [{ bucket }, ['starts-with', '$key', ''], ['content-length-range', 0, 64], ['starts-with', '$x-amz-meta-m', ''], ...extra],
+    }),
+  ).toString('base64');
 }
 
 function signingKey(secret: string, day: string, region: string): Buffer {
-  let key = createHmac('sha256', 'AWS4' + secret).update(day).digest();
+  let key = createHmac('sha256', 'AWS4' + secret)
+    .update(day)
+    .digest();
   for (const part of [region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
   return key;
 }
 
 /** A signed form for `key` in `bucket`, by `who`. */
-function signedForm(who: { accessKeyId: string; secret: string }, scheme: Scheme, bucket: string, key: string, opts: { region?: string; day?: string } = {}): Form {
+function signedForm(
+  who: { accessKeyId: string; secret: string },
+  scheme: Scheme,
+  bucket: string,
+  key: string,
+  opts: { region?: string; day?: string } = {},
+): Form {
   const region = opts.region ?? 'us-east-1';
   const day = opts.day ?? DAY;
   if (scheme === 'v4') {
     const credential = `${who.accessKeyId}/${day}/${region}/s3/aws4_request`;
-    const policy = policyOf(bucket, [{ 'x-amz-algorithm': 'AWS4-HMAC-SHA256' }, { 'x-amz-credential': credential }, { 'x-amz-date': `${day}${DATE.slice(8)}` }]);
-    const signature = createHmac('sha256', signingKey(who.secret, day, region)).update(policy).digest('hex');
+    const policy = policyOf(bucket, [
+      { 'x-amz-algorithm': 'AWS4-HMAC-SHA256' },
+      { 'x-amz-credential': credential },
+      { 'x-amz-date': `${day}${DATE.slice(8)}` },
+    ]);
+    const signature = createHmac('sha256', signingKey(who.secret, day, region))
+      .update(policy)
+      .digest('hex');
     return {
       url: `http://${HOST}/${bucket}`,
-      fields: [['key', key], ['x-amz-meta-m', 'v'], ['x-amz-algorithm', 'AWS4-HMAC-SHA256'], ['x-amz-credential', credential], ['x-amz-date', `${day}${DATE.slice(8)}`], ['policy', policy], ['x-amz-signature', signature]],
+      fields: [
+        ['key', key],
+        ['x-amz-meta-m', 'v'],
+        ['x-amz-algorithm', 'AWS4-HMAC-SHA256'],
+        ['x-amz-credential', credential],
+        ['x-amz-date', `${day}${DATE.slice(8)}`],
+        ['policy', policy],
+        ['x-amz-signature', signature],
+      ],
       file: { name: 'up.txt', data: 'form body' },
     };
   }
   const policy = policyOf(bucket);
   return {
     url: `http://${HOST}/${bucket}`,
-    fields: [['key', key], ['x-amz-meta-m', 'v'], ['AWSAccessKeyId', who.accessKeyId], ['policy', policy], ['signature', createHmac('sha1', who.secret).update(policy).digest('base64')]],
+    fields: [
+      ['key', key],
+      ['x-amz-meta-m', 'v'],
+      ['AWSAccessKeyId', who.accessKeyId],
+      ['policy', policy],
+      ['signature', createHmac('sha1', who.secret).update(policy).digest('base64')],
+    ],
     file: { name: 'up.txt', data: 'form body' },
   };
 }
@@ -117,25 +150,56 @@ function variants(scope: TestScope, scheme: Scheme, bucket: string, key: string)
     { name: 'the key field twice', form: { ...base, fields: [...base.fields, ['key', 'dir/again']] }, valid: false, bucket, key },
     { name: 'no key field', form: { ...base, fields: base.fields.filter(([k]) => k !== 'key') }, valid: false, bucket, key },
     { name: 'a file over content-length-range', form: { ...base, file: { name: 'up.txt', data: 'x'.repeat(65) } }, valid: false, bucket, key },
-    { name: 'the key from the file name', form: { ...setField(base, 'key', 'dir/${filename}'), file: { name: 'chosen.txt', data: 'form body' } }, valid: true, bucket, key: 'dir/chosen.txt' },
-    { name: 'a file name with a path (basename only)', form: { ...setField(base, 'key', '${filename}'), file: { name: 'dir/../obj', data: 'form body' } }, valid: true, bucket, key: 'obj' },
+    {
+      name: 'the key from the file name',
+      form: { ...setField(base, 'key', 'dir/${filename}'), file: { name: 'chosen.txt', data: 'form body' } },
+      valid: true,
+      bucket,
+      key: 'dir/chosen.txt',
+    },
+    {
+      name: 'a file name with a path (basename only)',
+      form: { ...setField(base, 'key', '${filename}'), file: { name: 'dir/../obj', data: 'form body' } },
+      valid: true,
+      bucket,
+      key: 'obj',
+    },
   ];
-  for (const k of ['obj', 'dir/obj.txt', 'dir/new', 'other/new', 'dirx']) out.push({ name: `key changed to ${k}`, form: setField(base, 'key', k), valid: true, bucket, key: k });
+  for (const k of ['obj', 'dir/obj.txt', 'dir/new', 'other/new', 'dirx'])
+    out.push({ name: `key changed to ${k}`, form: setField(base, 'key', k), valid: true, bucket, key: k });
   if (scheme === 'v4') {
     const credential = field(base, 'x-amz-credential')!;
     out.push(
-      { name: 'credential of another key', form: setField(base, 'x-amz-credential', credential.replace(scope.accessKeyId, otherScope.accessKeyId)), valid: false, bucket, key },
+      {
+        name: 'credential of another key',
+        form: setField(base, 'x-amz-credential', credential.replace(scope.accessKeyId, otherScope.accessKeyId)),
+        valid: false,
+        bucket,
+        key,
+      },
       { name: 'credential region changed', form: setField(base, 'x-amz-credential', credential.replace('us-east-1', 'eu-west-1')), valid: false, bucket, key },
       { name: 'signed for another region', form: signedForm(who, 'v4', bucket, key, { region: 'eu-west-1' }), valid: false, bucket, key },
       { name: 'x-amz-date of another day', form: setField(base, 'x-amz-date', '20200101T000000Z'), valid: false, bucket, key },
-      { name: 'SigV2 fields added', form: { ...base, fields: [...base.fields, ['AWSAccessKeyId', scope.accessKeyId], ['signature', 'AAAA']] }, valid: false, bucket, key },
+      {
+        name: 'SigV2 fields added',
+        form: { ...base, fields: [...base.fields, ['AWSAccessKeyId', scope.accessKeyId], ['signature', 'AAAA']] },
+        valid: false,
+        bucket,
+        key,
+      },
       { name: 'algorithm changed', form: setField(base, 'x-amz-algorithm', 'AWS4-HMAC-SHA512'), valid: false, bucket, key },
     );
   } else {
     out.push(
       { name: 'access key of another key', form: setField(base, 'AWSAccessKeyId', otherScope.accessKeyId), valid: false, bucket, key },
       { name: 'signature removed', form: { ...base, fields: base.fields.filter(([k]) => k !== 'signature') }, valid: false, bucket, key },
-      { name: 'a policy signed by another key', form: signedForm({ accessKeyId: scope.accessKeyId, secret: otherScope.secret }, 'v2', bucket, key), valid: false, bucket, key },
+      {
+        name: 'a policy signed by another key',
+        form: signedForm({ accessKeyId: scope.accessKeyId, secret: otherScope.secret }, 'v2', bucket, key),
+        valid: false,
+        bucket,
+        key,
+      },
     );
   }
   return out;
@@ -148,7 +212,11 @@ describe('POST forms under scopes: a mutated form never gets past its policy or 
       let count = 0;
       let stored = 0;
       for (const scheme of ['v4', 'v2'] as const) {
-        for (const [bucket, key] of [[BUCKET, 'dir/form.txt'], [BUCKET, 'form.txt'], [OTHER_BUCKET, 'dir/form.txt']] as const) {
+        for (const [bucket, key] of [
+          [BUCKET, 'dir/form.txt'],
+          [BUCKET, 'form.txt'],
+          [OTHER_BUCKET, 'dir/form.txt'],
+        ] as const) {
           for (const v of variants(scope, scheme, bucket, key)) {
             const g = await scopedGateway();
             await g.store.createBucket(OTHER_BUCKET, { region: 'us-east-1' });

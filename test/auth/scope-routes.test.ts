@@ -31,7 +31,9 @@ async function sign(k: { accessKeyId: string; secret: string }, method: string, 
 describe('scopes beyond one operation', () => {
   it('DeleteObjects: an entry outside the prefix is AccessDenied and kept, the one inside is deleted', async () => {
     const g = await scopedGateway();
-    const res = await g.send(toRequest(await sdk(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }), as(PREFIX!)))!);
+    const res = await g.send(
+      toRequest(await sdk(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }), as(PREFIX!)))!,
+    );
     const text = await res.text();
     expect(res.status).toBe(200);
     expect(text).toMatch(/<Deleted><Key>dir\/obj.txt<\/Key><\/Deleted>/);
@@ -62,7 +64,13 @@ describe('scopes beyond one operation', () => {
     }
     expect((await g.send(await sign(ADMIN_KEY, 'POST', url))).status).toBe(200);
     expect((await g.send(await sign(ADMIN_KEY, 'POST', url, true))).status).toBe(403);
-    const v2 = sigv2Target({ method: 'POST', path: '/_shardgate/admin/collect', expires: 4102444800, secret: ADMIN_KEY.secret, accessKeyId: ADMIN_KEY.accessKeyId });
+    const v2 = sigv2Target({
+      method: 'POST',
+      path: '/_shardgate/admin/collect',
+      expires: 4102444800,
+      secret: ADMIN_KEY.secret,
+      accessKeyId: ADMIN_KEY.accessKeyId,
+    });
     expect((await g.send(new Request(`http://${HOST}${v2}`, { method: 'POST' }))).status).toBe(403);
   });
 
@@ -95,7 +103,14 @@ describe('the anonymous status', () => {
     let calls = 0;
     let clock = 1_000_000;
     const ops = { status: async ({ signed }: { signed: boolean }) => ({ doc: { signed, n: ++calls }, totals: {} }) } as unknown as OpsService;
-    const authenticate = makeAuthenticate({ credentials: [{ accessKeyId: ADMIN_KEY.accessKeyId, secretAccessKey: ADMIN_KEY.secret, scope: ADMIN_KEY.grant }], allowAnonymous: false, region: 'us-east-1' }, {});
+    const authenticate = makeAuthenticate(
+      {
+        credentials: [{ accessKeyId: ADMIN_KEY.accessKeyId, secretAccessKey: ADMIN_KEY.secret, scope: ADMIN_KEY.grant }],
+        allowAnonymous: false,
+        region: 'us-east-1',
+      },
+      {},
+    );
     const app = new Hono<AppEnv>();
     app.route('/_shardgate', createOperator({ authenticate, ops, open: false, now: () => clock }));
     const get = async (r: Request) => (await app.fetch(r)).json() as Promise<{ n: number }>;
@@ -117,7 +132,12 @@ describe('the scope schema', () => {
   const withScope = (scope: unknown) => parseConfig({ ...base, credentials: [{ accessKeyId: 'k', secretAccessKey: 's', scope }] });
   it('takes one grant or a list; admin only for every bucket without prefixes', () => {
     expect(() => withScope({ buckets: ['logs-*'], prefixes: ['a/'], actions: ['read'] })).not.toThrow();
-    expect(() => withScope([{ buckets: ['*'], actions: ['admin'] }, { buckets: ['x'], actions: ['write'] }])).not.toThrow();
+    expect(() =>
+      withScope([
+        { buckets: ['*'], actions: ['admin'] },
+        { buckets: ['x'], actions: ['write'] },
+      ]),
+    ).not.toThrow();
     expect(() => withScope({ buckets: ['x'], actions: ['admin'] })).toThrow(/admin is gateway-wide/);
     expect(() => withScope({ buckets: ['*'], prefixes: ['a/'], actions: ['admin'] })).toThrow(/admin is gateway-wide/);
     expect(() => withScope({ buckets: ['*'], actions: ['own'] })).toThrow(/actions/);

@@ -194,16 +194,24 @@ describe('canonical query', () => {
   });
 
   it('sorts a name given twice by value (the request view refuses that before signing)', () => {
-    expect(canonicalQuery([['b', '2'], ['a', '1'], ['a', '0']])).toBe('a=0&a=1&b=2');
+    expect(
+      canonicalQuery([
+        ['b', '2'],
+        ['a', '1'],
+        ['a', '0'],
+      ]),
+    ).toBe('a=0&a=1&b=2');
     expect(() => parseQuery('b=2&a=1&a=0')).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
   });
 
   it('drops exactly the excluded parameter', () => {
     // (The request view refuses a name given twice in any case; canonicalQuery itself is exact.)
-    const params = [['X-Amz-Signature', 'abc'], ['x-amz-signature', 'def'], ['a', '1']] as const;
-    expect(canonicalQuery(params, 'X-Amz-Signature')).toBe(
-      'a=1&x-amz-signature=def',
-    );
+    const params = [
+      ['X-Amz-Signature', 'abc'],
+      ['x-amz-signature', 'def'],
+      ['a', '1'],
+    ] as const;
+    expect(canonicalQuery(params, 'X-Amz-Signature')).toBe('a=1&x-amz-signature=def');
   });
 });
 
@@ -223,7 +231,10 @@ describe('signing key cache', () => {
     expect(signingKey('t', '20260101', 'us-east-1', 's3')).not.toBe(a);
     const toSign = 'x';
     expect(await signature(await a, toSign)).toBe(
-      await signature(await crypto.subtle.importKey('raw', await deriveSigningKey('s', '20260101', 'us-east-1', 's3'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']), toSign),
+      await signature(
+        await crypto.subtle.importKey('raw', await deriveSigningKey('s', '20260101', 'us-east-1', 's3'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']),
+        toSign,
+      ),
     );
   });
 });
@@ -246,15 +257,37 @@ interface Case {
 const CASES: Case[] = [
   { name: 'plain key', key: 'photos/cat.jpg', query: [['x-id', 'GetObject']] },
   { name: 'spaces', key: 'my photos/a b  c.jpg', query: [['prefix', 'a b']] },
-  { name: 'plus', key: 'a+b/c+d', query: [['prefix', 'x+y'], ['delimiter', '+']] },
+  {
+    name: 'plus',
+    key: 'a+b/c+d',
+    query: [
+      ['prefix', 'x+y'],
+      ['delimiter', '+'],
+    ],
+  },
   { name: 'percent', key: '100%/50%25 off', query: [['prefix', '100%']] },
   { name: 'unicode', key: 'ünïcødé/日本語/😀.txt', query: [['prefix', 'ü/日本']] },
   { name: 'double slashes', key: 'a//b///c/', query: [] },
   { name: 'reserved characters', key: "q'uote!(x)*;,:@=&$#?[]", query: [['marker', "=&?#+ '"]] },
   { name: 'value-less flags', key: 'mpu.bin', query: [['uploads', null]] },
-  { name: 'empty-valued flags', key: 'mpu.bin', query: [['uploads', ''], ['x-id', 'CreateMultipartUpload']] },
+  {
+    name: 'empty-valued flags',
+    key: 'mpu.bin',
+    query: [
+      ['uploads', ''],
+      ['x-id', 'CreateMultipartUpload'],
+    ],
+  },
   { name: 'delete flag on the bucket', key: '', query: [['delete', '']] },
-  { name: 'upload part', key: 'big.bin', query: [['partNumber', '3'], ['uploadId', 'a+b/c=='], ['x-id', 'UploadPart']] },
+  {
+    name: 'upload part',
+    key: 'big.bin',
+    query: [
+      ['partNumber', '3'],
+      ['uploadId', 'a+b/c=='],
+      ['x-id', 'UploadPart'],
+    ],
+  },
   { name: 'dot segments', key: 'a/./b/../c', query: [], dotSegments: true },
 ];
 
@@ -334,9 +367,7 @@ describe('cross-check with @smithy/signature-v4', () => {
     expect(canonicalQuery(parseQuery(wireQuery(c.query)))).toBe(getCanonicalQuery(request));
     const theirs = getCanonicalHeaders(request);
     const names = Object.keys(theirs).sort();
-    expect(canonicalHeaders(names, (n) => request.headers[n as keyof typeof request.headers] ?? null)).toBe(
-      names.map((n) => `${n}:${theirs[n]}\n`).join(''),
-    );
+    expect(canonicalHeaders(names, (n) => request.headers[n as keyof typeof request.headers] ?? null)).toBe(names.map((n) => `${n}:${theirs[n]}\n`).join(''));
 
     const signed = await smithySigner().sign(request, { signingDate: NOW });
     const rawUrl = target(c);
@@ -345,9 +376,9 @@ describe('cross-check with @smithy/signature-v4', () => {
 
     // Signed by another secret: refused.
     const forged = await smithySigner('not the secret').sign(request, { signingDate: NOW });
-    await expect(
-      verifyAt(new Request('http://' + HOST + rawUrl, { headers: forged.headers }), gateOpts(rawUrl)),
-    ).rejects.toMatchObject({ code: 'SignatureDoesNotMatch' });
+    await expect(verifyAt(new Request('http://' + HOST + rawUrl, { headers: forged.headers }), gateOpts(rawUrl))).rejects.toMatchObject({
+      code: 'SignatureDoesNotMatch',
+    });
   });
 
   it.each(CASES.map((c) => [c.name, c] as const))('%s: presigned is accepted until it expires', async (_, c) => {

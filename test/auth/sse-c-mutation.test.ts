@@ -52,7 +52,8 @@ const KEY_VARIANTS: Record<string, KeyHeaders> = {
 
 type Condition = { name: string; match?: string; noneMatch?: string; modifiedSince?: Date; unmodifiedSince?: Date };
 function conditions(etag: string): Condition[] {
-  const past = new Date(Date.now() - 86400e3), future = new Date(Date.now() + 86400e3);
+  const past = new Date(Date.now() - 86400e3),
+    future = new Date(Date.now() + 86400e3);
   return [
     { name: 'none' },
     { name: 'If-Match the plaintext MD5', match: `"${PLAIN_MD5}"` },
@@ -75,12 +76,63 @@ function expectedWithKey(c: Condition, etag: string, kind: string): number {
 }
 
 const READS: Record<string, (k: KeyHeaders, c: Condition, uploadId: string) => unknown> = {
-  HEAD: (k, c) => withKeyHeaders((i) => new HeadObjectCommand(i as never), { Bucket: B, Key: 's', ...sse(k), IfMatch: c.match, IfNoneMatch: c.noneMatch, IfModifiedSince: c.modifiedSince, IfUnmodifiedSince: c.unmodifiedSince }),
-  GET: (k, c) => withKeyHeaders((i) => new GetObjectCommand(i as never), { Bucket: B, Key: 's', ...sse(k), IfMatch: c.match, IfNoneMatch: c.noneMatch, IfModifiedSince: c.modifiedSince, IfUnmodifiedSince: c.unmodifiedSince }),
-  'ranged GET': (k, c) => withKeyHeaders((i) => new GetObjectCommand(i as never), { Bucket: B, Key: 's', Range: 'bytes=4-9', ...sse(k), IfMatch: c.match, IfNoneMatch: c.noneMatch, IfModifiedSince: c.modifiedSince, IfUnmodifiedSince: c.unmodifiedSince }),
-  GetObjectAttributes: (k, c) => withKeyHeaders((i) => new GetObjectAttributesCommand(i as never), { Bucket: B, Key: 's', ObjectAttributes: ['ETag', 'ObjectSize', 'Checksum'], ...sse(k) }),
-  CopyObject: (k, c) => withKeyHeaders((i) => new CopyObjectCommand(i as never), { Bucket: B, Key: 'copy', CopySource: `${B}/s`, ...copySse(k), CopySourceIfMatch: c.match, CopySourceIfNoneMatch: c.noneMatch, CopySourceIfModifiedSince: c.modifiedSince, CopySourceIfUnmodifiedSince: c.unmodifiedSince }),
-  UploadPartCopy: (k, c, uploadId) => withKeyHeaders((i) => new UploadPartCopyCommand(i as never), { Bucket: B, Key: 'mpu', UploadId: uploadId, PartNumber: 1, CopySource: `${B}/s`, ...copySse(k), CopySourceIfMatch: c.match, CopySourceIfNoneMatch: c.noneMatch, CopySourceIfModifiedSince: c.modifiedSince, CopySourceIfUnmodifiedSince: c.unmodifiedSince }),
+  HEAD: (k, c) =>
+    withKeyHeaders((i) => new HeadObjectCommand(i as never), {
+      Bucket: B,
+      Key: 's',
+      ...sse(k),
+      IfMatch: c.match,
+      IfNoneMatch: c.noneMatch,
+      IfModifiedSince: c.modifiedSince,
+      IfUnmodifiedSince: c.unmodifiedSince,
+    }),
+  GET: (k, c) =>
+    withKeyHeaders((i) => new GetObjectCommand(i as never), {
+      Bucket: B,
+      Key: 's',
+      ...sse(k),
+      IfMatch: c.match,
+      IfNoneMatch: c.noneMatch,
+      IfModifiedSince: c.modifiedSince,
+      IfUnmodifiedSince: c.unmodifiedSince,
+    }),
+  'ranged GET': (k, c) =>
+    withKeyHeaders((i) => new GetObjectCommand(i as never), {
+      Bucket: B,
+      Key: 's',
+      Range: 'bytes=4-9',
+      ...sse(k),
+      IfMatch: c.match,
+      IfNoneMatch: c.noneMatch,
+      IfModifiedSince: c.modifiedSince,
+      IfUnmodifiedSince: c.unmodifiedSince,
+    }),
+  GetObjectAttributes: (k, c) =>
+    withKeyHeaders((i) => new GetObjectAttributesCommand(i as never), { Bucket: B, Key: 's', ObjectAttributes: ['ETag', 'ObjectSize', 'Checksum'], ...sse(k) }),
+  CopyObject: (k, c) =>
+    withKeyHeaders((i) => new CopyObjectCommand(i as never), {
+      Bucket: B,
+      Key: 'copy',
+      CopySource: `${B}/s`,
+      ...copySse(k),
+      CopySourceIfMatch: c.match,
+      CopySourceIfNoneMatch: c.noneMatch,
+      CopySourceIfModifiedSince: c.modifiedSince,
+      CopySourceIfUnmodifiedSince: c.unmodifiedSince,
+    }),
+  UploadPartCopy: (k, c, uploadId) =>
+    withKeyHeaders((i) => new UploadPartCopyCommand(i as never), {
+      Bucket: B,
+      Key: 'mpu',
+      UploadId: uploadId,
+      PartNumber: 1,
+      CopySource: `${B}/s`,
+      ...copySse(k),
+      CopySourceIfMatch: c.match,
+      CopySourceIfNoneMatch: c.noneMatch,
+      CopySourceIfModifiedSince: c.modifiedSince,
+      CopySourceIfUnmodifiedSince: c.unmodifiedSince,
+    }),
 };
 
 // The headers are set exactly as the variant says, just before signing: the SDK's own SSE-C step
@@ -94,19 +146,22 @@ function withKeyHeaders<C>(make: (input: Record<string, unknown>) => C, input: R
   const command = make(rest) as Command;
   if (sseHeaders) {
     const { prefix, k } = sseHeaders;
-    command.middlewareStack.add((next: (a: { request: { headers: Record<string, string> } }) => unknown) => (args: { request: { headers: Record<string, string> } }) => {
-      if (prefix.startsWith('x-amz-copy-source')) {
-        // The copy's destination is SSE-C under the right key: nothing it shows may be an MD5 either.
-        const right = KEY_VARIANTS.right!;
-        args.request.headers['x-amz-server-side-encryption-customer-algorithm'] = right.algorithm!;
-        args.request.headers['x-amz-server-side-encryption-customer-key'] = right.key!;
-        args.request.headers['x-amz-server-side-encryption-customer-key-md5'] = right.keyMD5!;
-      }
-      if (k.algorithm !== undefined) args.request.headers[`${prefix}algorithm`] = k.algorithm;
-      if (k.key !== undefined) args.request.headers[`${prefix}key`] = k.key;
-      if (k.keyMD5 !== undefined) args.request.headers[`${prefix}key-md5`] = k.keyMD5;
-      return next(args);
-    }, { step: 'build', priority: 'low', name: 'sseCustomerHeadersAsGiven' });
+    command.middlewareStack.add(
+      (next: (a: { request: { headers: Record<string, string> } }) => unknown) => (args: { request: { headers: Record<string, string> } }) => {
+        if (prefix.startsWith('x-amz-copy-source')) {
+          // The copy's destination is SSE-C under the right key: nothing it shows may be an MD5 either.
+          const right = KEY_VARIANTS.right!;
+          args.request.headers['x-amz-server-side-encryption-customer-algorithm'] = right.algorithm!;
+          args.request.headers['x-amz-server-side-encryption-customer-key'] = right.key!;
+          args.request.headers['x-amz-server-side-encryption-customer-key-md5'] = right.keyMD5!;
+        }
+        if (k.algorithm !== undefined) args.request.headers[`${prefix}algorithm`] = k.algorithm;
+        if (k.key !== undefined) args.request.headers[`${prefix}key`] = k.key;
+        if (k.keyMD5 !== undefined) args.request.headers[`${prefix}key-md5`] = k.keyMD5;
+        return next(args);
+      },
+      { step: 'build', priority: 'low', name: 'sseCustomerHeadersAsGiven' },
+    );
   }
   return command as C;
 }
@@ -120,7 +175,12 @@ describe('SSE-C under one-element changes of the customer key and the conditions
       // Over TLS, as an SSE-C key must travel (sse-transport.ts): the scheme is not signed.
       const res = await g.send(new Request(plain.url.replace(/^http:/, 'https:'), plain));
       const text = await res.text();
-      return { status: res.status, code: /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? null, text, headers: [...res.headers].map(([n, v]) => `${n}: ${v}`).join('\n') };
+      return {
+        status: res.status,
+        code: /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? null,
+        text,
+        headers: [...res.headers].map(([n, v]) => `${n}: ${v}`).join('\n'),
+      };
     };
     const put = await send(withKeyHeaders((i) => new PutObjectCommand(i as never), { Bucket: B, Key: 's', Body: BODY, ...sse(KEY_VARIANTS.right!) }));
     expect(put.status).toBe(200);

@@ -113,7 +113,9 @@ describe('SigV4 header auth', () => {
     const date = 'Sun, 01 Mar 2026 10:15:00 GMT';
     const canonical = `GET\n/bucket/k\n\ndate:${date}\nhost:${HOST}\nx-amz-content-sha256:${EMPTY}\n\ndate;host;x-amz-content-sha256\n${EMPTY}`;
     const toSign = `AWS4-HMAC-SHA256\n20260301T101500Z\n20260301/${REGION}/s3/aws4_request\n${sha256hex(canonical)}`;
-    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION)).update(toSign).digest('hex');
+    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION))
+      .update(toSign)
+      .digest('hex');
     const headers = {
       host: HOST,
       date,
@@ -123,9 +125,7 @@ describe('SigV4 header auth', () => {
     const request = () => new Request(`http://${HOST}/bucket/k`, { headers });
     expect(await outcome(request(), options('/bucket/k'))).toBe('ok');
     expect(await outcome(request(), options('/bucket/k', { now: new Date(NOW.getTime() + 20 * 60e3) }))).toBe('RequestTimeTooSkewed');
-    expect(await outcome(new Request(`http://${HOST}/bucket/k`, { headers: { ...headers, date: 'yesterday' } }), options('/bucket/k'))).toBe(
-      'AccessDenied',
-    );
+    expect(await outcome(new Request(`http://${HOST}/bucket/k`, { headers: { ...headers, date: 'yesterday' } }), options('/bucket/k'))).toBe('AccessDenied');
   });
 
   it('a signed Expect the platform consumed is taken as 100-continue (aws-sdk-go v1 retries sign it)', async () => {
@@ -134,7 +134,9 @@ describe('SigV4 header auth', () => {
     const signedWith = (expectValue: string) => {
       const canonical = `PUT\n/bucket/k\npartNumber=2&uploadId=u\nexpect:${expectValue}\nhost:${HOST}\nx-amz-content-sha256:${EMPTY}\nx-amz-date:20260301T101500Z\n\nexpect;host;x-amz-content-sha256;x-amz-date\n${EMPTY}`;
       const toSign = `AWS4-HMAC-SHA256\n20260301T101500Z\n20260301/${REGION}/s3/aws4_request\n${sha256hex(canonical)}`;
-      const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION)).update(toSign).digest('hex');
+      const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION))
+        .update(toSign)
+        .digest('hex');
       return {
         host: HOST,
         'x-amz-date': '20260301T101500Z',
@@ -158,21 +160,33 @@ describe('SigV4 header auth', () => {
     // (The SDKs refuse to sign it, so the signature is made by hand, as s3cmd makes it.)
     const canonical = `PUT\n/bucket/k\n\nhost:${HOST}\nkeep-alive:timeout=65\nx-amz-content-sha256:${EMPTY}\nx-amz-copy-source:/bucket/k\nx-amz-date:20260301T101500Z\nx-amz-metadata-directive:REPLACE\n\nhost;keep-alive;x-amz-content-sha256;x-amz-copy-source;x-amz-date;x-amz-metadata-directive\n${EMPTY}`;
     const toSign = `AWS4-HMAC-SHA256\n20260301T101500Z\n20260301/${REGION}/s3/aws4_request\n${sha256hex(canonical)}`;
-    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION)).update(toSign).digest('hex');
+    const sig = createHmac('sha256', nodeSigningKey(SECRET, '20260301', REGION))
+      .update(toSign)
+      .digest('hex');
     const headers = {
-      host: HOST, 'x-amz-date': '20260301T101500Z', 'x-amz-content-sha256': EMPTY, 'x-amz-copy-source': '/bucket/k', 'x-amz-metadata-directive': 'REPLACE',
+      host: HOST,
+      'x-amz-date': '20260301T101500Z',
+      'x-amz-content-sha256': EMPTY,
+      'x-amz-copy-source': '/bucket/k',
+      'x-amz-metadata-directive': 'REPLACE',
       authorization: `AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/20260301/${REGION}/s3/aws4_request, SignedHeaders=host;keep-alive;x-amz-content-sha256;x-amz-copy-source;x-amz-date;x-amz-metadata-directive, Signature=${sig}`,
     };
     const rawUrl = '/bucket/k';
     const copy = (extra: Record<string, string>) => new Request(`http://${HOST}${rawUrl}`, { method: 'PUT', headers: { ...headers, ...extra } });
     expect(await outcome(copy({ 'keep-alive': 'timeout=65' }), options(rawUrl))).toBe('ok');
-    const error = await verifyAt(copy({}), options(rawUrl)).then(() => undefined, (err: Error & { code?: string }) => err);
+    const error = await verifyAt(copy({}), options(rawUrl)).then(
+      () => undefined,
+      (err: Error & { code?: string }) => err,
+    );
     expect(error?.code).toBe('SignatureDoesNotMatch');
     expect(error?.message).toContain('The request signs a header that did not reach the gateway: keep-alive;');
     expect(error?.message).not.toContain("'.' or '..'");
     // Every signed header there and still no match: the one other invisible cause is named.
     const wrong = await signed({ secret: 'wrong' });
-    const other = await verifyAt(wrong.request, options(wrong.rawUrl)).then(() => undefined, (err: Error) => err);
+    const other = await verifyAt(wrong.request, options(wrong.rawUrl)).then(
+      () => undefined,
+      (err: Error) => err,
+    );
     expect(other?.message).toContain("If the key has '.' or '..' path segments");
     expect(other?.message).not.toContain('did not reach the gateway');
   });
@@ -228,7 +242,11 @@ describe('SigV4 header auth', () => {
     const { request, rawUrl } = await signed({ secret: 'wrong' });
     await expect(verifyAt(request, options(rawUrl))).rejects.toMatchObject({
       code: 'SignatureDoesNotMatch',
-      fields: { AWSAccessKeyId: ACCESS_KEY, CanonicalRequest: expect.stringContaining('GET\n/bucket/object.txt\n'), StringToSign: expect.stringContaining('AWS4-HMAC-SHA256\n20260301T101500Z\n') },
+      fields: {
+        AWSAccessKeyId: ACCESS_KEY,
+        CanonicalRequest: expect.stringContaining('GET\n/bucket/object.txt\n'),
+        StringToSign: expect.stringContaining('AWS4-HMAC-SHA256\n20260301T101500Z\n'),
+      },
     });
   });
 
@@ -245,9 +263,7 @@ describe('SigV4 header auth', () => {
     // An integrity-only header may be added unsigned: it is verified, not trusted.
     const crc = checksumOf('CRC32', 'data');
     expect(await outcome(withHeaders(request, { 'x-amz-checksum-crc32': crc }, new TextEncoder().encode('data')), options(rawUrl))).toBe('ok');
-    expect(await outcome(withHeaders(request, { 'x-amz-checksum-crc32': 'AAAAAA==' }, new TextEncoder().encode('data')), options(rawUrl))).toBe(
-      'BadDigest',
-    );
+    expect(await outcome(withHeaders(request, { 'x-amz-checksum-crc32': 'AAAAAA==' }, new TextEncoder().encode('data')), options(rawUrl))).toBe('BadDigest');
   });
 
   it('x-amz-content-sha256: required with a body, optional without; values are checked', async () => {
@@ -260,17 +276,16 @@ describe('SigV4 header auth', () => {
       uriEscapePath: false,
       applyChecksum: false,
     });
-    const bare = await generic.sign({ method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: {}, headers: { host: HOST } }, { signingDate: NOW });
+    const bare = await generic.sign(
+      { method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: {}, headers: { host: HOST } },
+      { signingDate: NOW },
+    );
     expect(bare.headers['x-amz-content-sha256']).toBeUndefined();
     expect(await outcome(new Request(`http://${HOST}/bucket/k`, { headers: bare.headers }), options('/bucket/k'))).toBe('ok');
     const { request, rawUrl } = await signed({ body: 'data' });
-    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': null }, new TextEncoder().encode('data')), options(rawUrl))).toBe(
-      'InvalidRequest',
-    );
+    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': null }, new TextEncoder().encode('data')), options(rawUrl))).toBe('InvalidRequest');
     expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': 'NOT-A-HASH' }), options(rawUrl))).toBe('InvalidArgument');
-    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': 'STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD' }), options(rawUrl))).toBe(
-      'NotImplemented',
-    );
+    expect(await outcome(withHeaders(request, { 'x-amz-content-sha256': 'STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD' }), options(rawUrl))).toBe('NotImplemented');
   });
 });
 
@@ -279,7 +294,9 @@ describe('which scheme', () => {
     const { request, rawUrl } = await signed();
     expect(await outcome(request, options(rawUrl + '?X-Amz-Signature=' + '0'.repeat(64)))).toBe('InvalidArgument');
     expect(await outcome(request, options(rawUrl + '?AWSAccessKeyId=x&Signature=y&Expires=1'))).toBe('InvalidArgument');
-    expect(await outcome(withHeaders(request, { authorization: 'AWS AKID:c2lnbmF0dXJl', 'x-amz-date': null, date: NOW.toUTCString() }), options(rawUrl))).toBe('InvalidAccessKeyId');
+    expect(await outcome(withHeaders(request, { authorization: 'AWS AKID:c2lnbmF0dXJl', 'x-amz-date': null, date: NOW.toUTCString() }), options(rawUrl))).toBe(
+      'InvalidAccessKeyId',
+    );
     expect(await outcome(withHeaders(request, { authorization: 'AWS4-ECDSA-P256-SHA256 Credential=x' }), options(rawUrl))).toBe('NotImplemented');
     expect(await outcome(withHeaders(request, { authorization: 'Bearer token' }), options(rawUrl))).toBe('InvalidArgument');
   });
@@ -290,7 +307,12 @@ describe('which scheme', () => {
     const v = await verifyAt(anon, options('/bucket/k', { allowAnonymous: true }));
     expect(v).toMatchObject({ accessKeyId: null, authType: 'anonymous', body: null });
     const put = () =>
-      new Request(`http://${HOST}/bucket/k`, { method: 'PUT', headers: { 'x-amz-content-sha256': sha256hex('abc') }, body: streamOf(new TextEncoder().encode('abd')), duplex: 'half' } as RequestInit);
+      new Request(`http://${HOST}/bucket/k`, {
+        method: 'PUT',
+        headers: { 'x-amz-content-sha256': sha256hex('abc') },
+        body: streamOf(new TextEncoder().encode('abd')),
+        duplex: 'half',
+      } as RequestInit);
     expect(await outcome(put(), options('/bucket/k', { allowAnonymous: true }))).toBe('XAmzContentSHA256Mismatch');
   });
 });
@@ -316,7 +338,10 @@ describe('payload and checksums', () => {
     await readAll(v.body!);
     expect(await v.checksum!.declared).toBe(crc);
 
-    const bad = await signed({ body: 'payload', headers: { 'x-amz-checksum-crc32': checksumOf('CRC32', 'other'), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    const bad = await signed({
+      body: 'payload',
+      headers: { 'x-amz-checksum-crc32': checksumOf('CRC32', 'other'), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
     const w = await verifyAt(bad.request, options(bad.rawUrl));
     await expect(readAll(w.body!)).rejects.toMatchObject({ code: 'BadDigest' });
     expect(await w.checksum!.declared).toBeNull();
@@ -400,7 +425,14 @@ describe('payload and checksums', () => {
   it('a presigned PUT may carry an aws-chunked unsigned-trailer body', async () => {
     const data = new TextEncoder().encode('via presigned url');
     const presigned = await smithySigner().presign(
-      { method: 'PUT', protocol: 'http:', hostname: HOST, path: '/bucket/p.txt', query: {}, headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } },
+      {
+        method: 'PUT',
+        protocol: 'http:',
+        hostname: HOST,
+        path: '/bucket/p.txt',
+        query: {},
+        headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
+      },
       { signingDate: NOW, expiresIn: 60 },
     );
     const rawUrl = '/bucket/p.txt?' + wireQuery(Object.entries(presigned.query as Record<string, string>));
@@ -452,7 +484,9 @@ describe('SigV2 presigned URLs', () => {
     expect(canonicalizedResource('/b/k', parseQuery('uploads'))).toBe('/b/k?uploads');
     expect(canonicalizedResource('/b/k', parseQuery('uploads='))).toBe('/b/k?uploads=');
     expect(canonicalizedResource('/b/', parseQuery('delete&prefix=x'))).toBe('/b/?delete');
-    expect(canonicalizedResource('/b/k', parseQuery('response-content-type=text%2Fplain&versionId=3'))).toBe('/b/k?response-content-type=text/plain&versionId=3');
+    expect(canonicalizedResource('/b/k', parseQuery('response-content-type=text%2Fplain&versionId=3'))).toBe(
+      '/b/k?response-content-type=text/plain&versionId=3',
+    );
     expect(canonicalizedResource('/k', [], 'bucket')).toBe('/bucket/k');
   });
 
@@ -511,7 +545,8 @@ describe('SigV2 header auth (Authorization: AWS key:signature)', () => {
   it('a request to a bucket alone may be signed over /bucket or /bucket/ (botocore signs the latter); a key never gains a slash', async () => {
     const date = NOW.toUTCString();
     const sign = (resource: string) => `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(`PUT\n\n\n${date}\n${resource}`).digest('base64')}`;
-    const put = (rawUrl: string, resource: string) => outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: { date, authorization: sign(resource) } }), options(rawUrl));
+    const put = (rawUrl: string, resource: string) =>
+      outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: { date, authorization: sign(resource) } }), options(rawUrl));
     expect(await put('/bucket', '/bucket/')).toBe('ok');
     expect(await put('/bucket', '/bucket')).toBe('ok');
     expect(await put('/bucket/', '/bucket')).toBe('ok');
@@ -525,7 +560,10 @@ describe('SigV2 header auth (Authorization: AWS key:signature)', () => {
     const authorization = `AWS ${ACCESS_KEY}:${createHmac('sha1', SECRET).update(toSign).digest('base64')}`;
     const headers = { date, authorization, 'content-md5': 'nAHUNOqZ4j6dkbQ5W2aO4g==', 'content-type': 'text/plain', 'x-amz-meta-a': '1' };
     const put = (rawUrl: string, h: Record<string, string>) =>
-      outcome(new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: h, body: streamOf(new TextEncoder().encode('x')), duplex: 'half' } as RequestInit), options(rawUrl));
+      outcome(
+        new Request('http://' + HOST + rawUrl, { method: 'PUT', headers: h, body: streamOf(new TextEncoder().encode('x')), duplex: 'half' } as RequestInit),
+        options(rawUrl),
+      );
     expect(await put('/bucket/k?tagging', headers)).toBe('ok');
     expect(await put('/bucket/k?acl', headers)).toBe('SignatureDoesNotMatch');
     expect(await put('/bucket/k?tagging&x-id=PutObjectTagging', headers)).toBe('ok');
@@ -539,7 +577,14 @@ describe('SigV4 presigned URLs', () => {
   async function presign(expiresIn: number, over: { secret?: string } = {}) {
     const presigned = await smithySigner(over.secret).presign(
       // As @aws-sdk/s3-request-presigner does: the payload of a presigned URL is UNSIGNED-PAYLOAD.
-      { method: 'GET', protocol: 'http:', hostname: HOST, path: '/bucket/k', query: { 'x-id': 'GetObject' }, headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } },
+      {
+        method: 'GET',
+        protocol: 'http:',
+        hostname: HOST,
+        path: '/bucket/k',
+        query: { 'x-id': 'GetObject' },
+        headers: { host: HOST, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
+      },
       { signingDate: NOW, expiresIn },
     );
     return '/bucket/k?' + wireQuery(Object.entries(presigned.query as Record<string, string>));
@@ -576,7 +621,10 @@ describe('SigV4 presigned URLs', () => {
 
   it('a negative X-Amz-Expires says so', async () => {
     const url = (await presign(60)).replace(/X-Amz-Expires=\d+/, 'X-Amz-Expires=-5');
-    await expect(verifyAt(new Request('http://' + HOST + url), options(url))).rejects.toMatchObject({ code: 'AuthorizationQueryParametersError', message: 'X-Amz-Expires must be non-negative' });
+    await expect(verifyAt(new Request('http://' + HOST + url), options(url))).rejects.toMatchObject({
+      code: 'AuthorizationQueryParametersError',
+      message: 'X-Amz-Expires must be non-negative',
+    });
   });
 
   it('the payload line is UNSIGNED-PAYLOAD, as on AWS: a URL signed over the empty digest fails', async () => {

@@ -75,16 +75,13 @@ describe('captured fixtures', () => {
     if (isChunked(w)) expect(verified.contentEncoding).toBeNull();
   });
 
-  it.each(all.filter((w) => w.body.length > 200).map((w) => [w.name, w] as const))(
-    '%s decodes the same whatever the split of its body',
-    async (_, w) => {
-      const expected = sha256hex(payloadOf(w));
-      for (const pieces of [[1, 2, 3, 5, 7, 11, 13, 4096], [65535], [1048577], [w.body.length]]) {
-        const verified = await verifyAt(toRequest(w, { pieces }), opts(w));
-        expect(sha256hex(await bodyOf(verified))).toBe(expected);
-      }
-    },
-  );
+  it.each(all.filter((w) => w.body.length > 200).map((w) => [w.name, w] as const))('%s decodes the same whatever the split of its body', async (_, w) => {
+    const expected = sha256hex(payloadOf(w));
+    for (const pieces of [[1, 2, 3, 5, 7, 11, 13, 4096], [65535], [1048577], [w.body.length]]) {
+      const verified = await verifyAt(toRequest(w, { pieces }), opts(w));
+      expect(sha256hex(await bodyOf(verified))).toBe(expected);
+    }
+  });
 });
 
 describe('tampered fixtures fail', () => {
@@ -113,8 +110,7 @@ describe('tampered fixtures fail', () => {
   it.each(signedHeaderAuth.map((w) => [w.name, w] as const))('%s: a changed signed header -> SignatureDoesNotMatch', async (_, w) => {
     const signed = /SignedHeaders=([^,]+)/.exec(header(w, 'authorization')!)![1].split(';');
     // A header whose value only the signature protects (not one whose change fails earlier).
-    const name = signed.find((h) => !['host', 'x-amz-date', 'x-amz-content-sha256', 'content-length', 'x-amz-decoded-content-length'].includes(h))
-      ?? 'host';
+    const name = signed.find((h) => !['host', 'x-amz-date', 'x-amz-content-sha256', 'content-length', 'x-amz-decoded-content-length'].includes(h)) ?? 'host';
     const value = header(w, name)!;
     // Keep the value well-formed (Content-MD5 stays base64 of 16 bytes), only different.
     const changed = name === 'host' ? value.replace(/\d$/, (d) => String((Number(d) + 1) % 10)) : (value[0] === 'A' ? 'B' : 'A') + value.slice(1);
@@ -194,9 +190,7 @@ describe('tampered fixtures fail', () => {
     expect(await outcome(toRequest(w, { body: garbage }), opts(w))).toBe('InvalidRequest');
     const declared = Number(header(w, 'x-amz-decoded-content-length'));
     // The header is signed: a different value fails the signature...
-    expect(await outcome(toRequest(w, { headers: { 'x-amz-decoded-content-length': String(declared + 1) } }), opts(w))).toBe(
-      'SignatureDoesNotMatch',
-    );
+    expect(await outcome(toRequest(w, { headers: { 'x-amz-decoded-content-length': String(declared + 1) } }), opts(w))).toBe('SignatureDoesNotMatch');
   });
 
   it.each(all.filter((w) => !isChunked(w) && w.body.length > 0 && header(w, 'content-length')).map((w) => [w.name, w] as const))(

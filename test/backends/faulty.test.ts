@@ -35,7 +35,12 @@ describe('FaultyBackend offline', () => {
     const outcomes: string[] = [];
     for (let i = 0; i < 5; i++) {
       if (i === 2) faulty.goOffline();
-      outcomes.push(await faulty.put(`k${i}`, pattern(1), 1).then(() => 'ok', (e: { kind: string }) => e.kind));
+      outcomes.push(
+        await faulty.put(`k${i}`, pattern(1), 1).then(
+          () => 'ok',
+          (e: { kind: string }) => e.kind,
+        ),
+      );
     }
     expect(outcomes).toEqual(['ok', 'ok', 'Unavailable', 'Unavailable', 'Unavailable']);
   });
@@ -46,7 +51,13 @@ describe('FaultyBackend chosen failures', () => {
     const { inner, faulty } = setup();
     faulty.failWhen(FaultyBackend.nth('put', 2), 'Timeout');
     const outcomes = [];
-    for (let i = 1; i <= 3; i++) outcomes.push(await faulty.put(`k${i}`, pattern(1), 1).then(() => 'ok', (e: { kind: string }) => e.kind));
+    for (let i = 1; i <= 3; i++)
+      outcomes.push(
+        await faulty.put(`k${i}`, pattern(1), 1).then(
+          () => 'ok',
+          (e: { kind: string }) => e.kind,
+        ),
+      );
     expect(outcomes).toEqual(['ok', 'Timeout', 'ok']);
     await expectKind(inner.head('k2'), 'NotFound');
   });
@@ -89,7 +100,13 @@ describe('FaultyBackend failures at a rate', () => {
     await faulty.put('k', pattern(1), 1);
     faulty.failAtRate(rate, { kind: 'Throttled', ops });
     const out: string[] = [];
-    for (let i = 0; i < 200; i++) out.push(await faulty.head('k').then(() => '.', () => 'x'));
+    for (let i = 0; i < 200; i++)
+      out.push(
+        await faulty.head('k').then(
+          () => '.',
+          () => 'x',
+        ),
+      );
     return out.join('');
   }
 
@@ -211,7 +228,14 @@ describe('FaultyBackend heal', () => {
     const { faulty } = setup({ recordWrites: true });
     await faulty.put('k', pattern(10), 10);
     await faulty.put('k', pattern(10, 9), 10);
-    faulty.goOffline().failAtRate(1).failWhen(() => true).truncateGets(1).flipBitsOnGet().serveStale().delayWhen(1);
+    faulty
+      .goOffline()
+      .failAtRate(1)
+      .failWhen(() => true)
+      .truncateGets(1)
+      .flipBitsOnGet()
+      .serveStale()
+      .delayWhen(1);
     faulty.heal();
     expect(faulty.offline).toBe(false);
     expect(await readAll((await faulty.get('k')).body)).toEqual(pattern(10, 9));

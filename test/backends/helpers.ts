@@ -60,7 +60,10 @@ export function chunked(bytes: Uint8Array, chunkSizes: number[] = [1000, 7, 6553
 }
 
 export async function expectKind(promise: Promise<unknown>, kind: BackendErrorKind, backendId?: string): Promise<void> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(isBackendError(err), `expected BackendError ${kind}, got ${String(err)}`).toBe(true);
   expect((err as { kind: string }).kind).toBe(kind);
   if (backendId !== undefined) expect((err as { backendId: string }).backendId).toBe(backendId);

@@ -21,7 +21,9 @@ describe('R2Backend in workerd', () => {
   });
 
   it('refuses a plain stream of unknown length at the binding (why the wrapper exists)', async () => {
-    const err = await bucket().put('raw/unknown-length', chunked(pattern(10))).catch((e: unknown) => e);
+    const err = await bucket()
+      .put('raw/unknown-length', chunked(pattern(10)))
+      .catch((e: unknown) => e);
     expect(String(err)).toMatch(/known length/);
   });
 

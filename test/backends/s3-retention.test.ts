@@ -6,7 +6,16 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { S3Backend, type S3BackendOptions } from '../../backends/s3.ts';
 
-const base: S3BackendOptions = { id: 's3-a', domain: 'd', endpoint: 'https://s3.example.test', bucket: 'shards', region: 'eu-west-3', accessKeyId: 'AKID', secretAccessKey: 'secret', retries: 0 };
+const base: S3BackendOptions = {
+  id: 's3-a',
+  domain: 'd',
+  endpoint: 'https://s3.example.test',
+  bucket: 'shards',
+  region: 'eu-west-3',
+  accessKeyId: 'AKID',
+  secretAccessKey: 'secret',
+  retries: 0,
+};
 
 describe('S3Backend.retain', () => {
   it('is absent unless the backend is configured objectLock', () => {

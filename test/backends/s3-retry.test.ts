@@ -100,7 +100,17 @@ describe('S3Backend against misbehaving sockets', () => {
     });
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    return new S3Backend({ id: 'raw', domain: 'test', endpoint: `http://127.0.0.1:${port}`, bucket: 'b', region: 'us-east-1', accessKeyId: 'AK', secretAccessKey: 'SK', timeoutMs: 300, retries: 0 });
+    return new S3Backend({
+      id: 'raw',
+      domain: 'test',
+      endpoint: `http://127.0.0.1:${port}`,
+      bucket: 'b',
+      region: 'us-east-1',
+      accessKeyId: 'AK',
+      secretAccessKey: 'SK',
+      timeoutMs: 300,
+      retries: 0,
+    });
   }
   const head = (len: number) => `HTTP/1.1 200 OK\r\nContent-Length: ${len}\r\nLast-Modified: Wed, 01 Jan 2025 00:00:00 GMT\r\n\r\n`;
 

@@ -34,15 +34,27 @@ async function expectedSignature(req: Request): Promise<{ got: string; want: str
   const headers: Record<string, string> = {};
   for (const name of signedHeaders) headers[name] = name === 'host' ? url.host : req.headers.get(name)!;
   const amzDate = headers['x-amz-date'];
-  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 's3', region: 'eu-west-3', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret/key+x' }, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
+  const signingDate = new Date(
+    `${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`,
+  );
+  const signer = new SignatureV4({
+    service: 's3',
+    region: 'eu-west-3',
+    credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret/key+x' },
+    sha256: NodeSha256,
+    uriEscapePath: false,
+    applyChecksum: false,
+  });
   const signed = await signer.sign(
     {
       method: req.method,
       protocol: url.protocol,
       hostname: url.hostname,
       port: Number(url.port) || undefined,
-      path: url.pathname.split('/').map((seg) => strictEncode(decodeURIComponent(seg))).join('/'),
+      path: url.pathname
+        .split('/')
+        .map((seg) => strictEncode(decodeURIComponent(seg)))
+        .join('/'),
       query: Object.fromEntries(url.searchParams),
       headers,
     },
@@ -69,7 +81,17 @@ function capturing() {
 }
 
 describe('S3Backend request signing', () => {
-  const keys = ['plain/key', 'with space', 'ü/ñ/日本語', 'emoji 😀', 'a+b=c&d?e#f', '100%25 sure', "tilde~star*(paren)!quote'", 'semi;colon,comma:colon@at$', 'trailing/'];
+  const keys = [
+    'plain/key',
+    'with space',
+    'ü/ñ/日本語',
+    'emoji 😀',
+    'a+b=c&d?e#f',
+    '100%25 sure',
+    "tilde~star*(paren)!quote'",
+    'semi;colon,comma:colon@at$',
+    'trailing/',
+  ];
   for (const key of keys) {
     it(`signs a GET of ${JSON.stringify(key)} as S3 would check it`, async () => {
       const { backend, requests } = capturing();

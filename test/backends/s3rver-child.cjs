@@ -48,7 +48,13 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
 };
 
 const [port, directory, buckets = 'b'] = process.argv.slice(2);
-const server = new S3rver({ port: Number(port), address: '127.0.0.1', silent: true, directory, configureBuckets: buckets.split(',').map((name) => ({ name })) });
+const server = new S3rver({
+  port: Number(port),
+  address: '127.0.0.1',
+  silent: true,
+  directory,
+  configureBuckets: buckets.split(',').map((name) => ({ name })),
+});
 server.run().then((address) => process.stdout.write(JSON.stringify({ port: address.port }) + '\n'));
 process.on('SIGTERM', () => process.exit(0));
 // Never outlive the test process: its end closes our stdin.

@@ -50,7 +50,7 @@ export class S3rverProcess {
   /** Waits until a ListBuckets answers 200, each try on a connection of its own (a kept-alive
    *  one would outlive a later kill of the server in this process's pool). */
   private async answering(deadline: number): Promise<void> {
-    for (let last = '';;) {
+    for (let last = ''; ; ) {
       last = await new Promise<string>((resolve) => {
         const req = get({ host: '127.0.0.1', port: this.port, path: '/', agent: false, timeout: 2000 }, (res) => {
           res.resume().once('end', () => resolve(String(res.statusCode)));

@@ -9,7 +9,9 @@ import type { Ctx } from './contract.ts';
 import { expectS3, manifest, unit } from './fixtures.ts';
 
 const versionsOf = async (ctx: Ctx, b: string) =>
-  (await ctx.c().listVersions(b, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 })).versions.map((v) => `${v.versionId}${v.deleteMarker ? ':marker' : ''}`);
+  (await ctx.c().listVersions(b, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 })).versions.map(
+    (v) => `${v.versionId}${v.deleteMarker ? ':marker' : ''}`,
+  );
 
 /** A manifest of `size` bytes (one unit) modified at `at`. */
 function sized(b: string, key: string, etag: string, size: number, at: Date): ObjectManifest {
@@ -41,7 +43,7 @@ export function defineDeleteConditionCases(ctx: Ctx) {
     expect(await c().removeManifest(b, 'k', { ifMatch: '*' }, v3)).toEqual({ versionId: v3 });
   });
 
-  it('a delete marker named holds no condition; without a version the conditions are the current object\'s', async () => {
+  it("a delete marker named holds no condition; without a version the conditions are the current object's", async () => {
     const b = await bucket();
     await c().setVersioning(b, 'Enabled');
     const m = sized(b, 'k', '"e1"', 3, at);

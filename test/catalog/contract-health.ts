@@ -18,11 +18,33 @@ export function defineHealthCases({ c, bucket }: Ctx) {
   it('health of an empty bucket: nothing stored, no scrub yet; NoSuchBucket for a missing one', async () => {
     const b = await bucket();
     expect(await c().bucketHealth(b, new Date())).toEqual({
-      bucket: b, objects: 0, bytes: 0, inlineBytes: 0, backends: {}, degradedObjects: 0, degradedUnits: 0, missingShards: 0, redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {}, byPolicy: {} }, placements: [], oldestDegradedAt: null, repairStuck: 0,
-      uploads: 0, reservations: { held: 0, expired: 0 }, garbage: { queued: 0, due: 0 },
+      bucket: b,
+      objects: 0,
+      bytes: 0,
+      inlineBytes: 0,
+      backends: {},
+      degradedObjects: 0,
+      degradedUnits: 0,
+      missingShards: 0,
+      redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {}, byPolicy: {} },
+      placements: [],
+      oldestDegradedAt: null,
+      repairStuck: 0,
+      uploads: 0,
+      reservations: { held: 0, expired: 0 },
+      garbage: { queued: 0, due: 0 },
       scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
       // The bucket's own row waits for the journal's first segment, which dumps it (sql-journal.ts).
-      journal: { pending: 1, dumping: true, acked: 0, ackedTakenAt: null, generation: 1, complete: false, files: 0, redundancy: { units: 0, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {}, placements: [] } },
+      journal: {
+        pending: 1,
+        dumping: true,
+        acked: 0,
+        ackedTakenAt: null,
+        generation: 1,
+        complete: false,
+        files: 0,
+        redundancy: { units: 0, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {}, placements: [] },
+      },
     });
     await expectS3(c().bucketHealth(`${b}-none`, new Date()), 'NoSuchBucket');
     await expectS3(c().listDegradedUnits(`${b}-none`, null, 10), 'NoSuchBucket');
@@ -34,7 +56,11 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'i', inlineManifest(b, 'i'), {});
     let h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ objects: 2, bytes: 202, inlineBytes: 2 });
-    expect(h.backends).toEqual({ b0: { shards: 2, bytes: 2 * SHARD_BYTES }, b1: { shards: 2, bytes: 2 * SHARD_BYTES }, b2: { shards: 2, bytes: 2 * SHARD_BYTES } });
+    expect(h.backends).toEqual({
+      b0: { shards: 2, bytes: 2 * SHARD_BYTES },
+      b1: { shards: 2, bytes: 2 * SHARD_BYTES },
+      b2: { shards: 2, bytes: 2 * SHARD_BYTES },
+    });
     await c().commitManifest(b, 'a', manifest(b, 'a', [unit()]), {}); // overwrite: one unit now
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ objects: 2, bytes: 102 });
@@ -58,7 +84,17 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     // k=2, m=1: u1 (one missing) has exactly k shards, u2 (two missing) fewer.
     expect(h.redundancy).toMatchObject({ atRisk: 1, lost: 1, atRiskBytes: 100, lostBytes: 100, byMissing: { 1: 1, 2: 1 } });
     // Every unit, whole ones too, by shards left: x's second unit whole (3), u1 at k (2), u2 below.
-    expect(h.redundancy.byPolicy).toEqual({ '2+1': { k: 2, m: 1, byShardsLeft: [{ shardsLeft: 3, units: 1, bytes: 100 }, { shardsLeft: 2, units: 1, bytes: 100 }], belowK: { units: 1, bytes: 100 } } });
+    expect(h.redundancy.byPolicy).toEqual({
+      '2+1': {
+        k: 2,
+        m: 1,
+        byShardsLeft: [
+          { shardsLeft: 3, units: 1, bytes: 100 },
+          { shardsLeft: 2, units: 1, bytes: 100 },
+        ],
+        belowK: { units: 1, bytes: 100 },
+      },
+    });
     // The same units by the backends their present shards are on (issue 37: what a down backend takes away).
     const placed = (hh: typeof h) => Object.fromEntries((hh.placements ?? []).map((p) => [p.on.join(','), p.units]));
     expect(placed(h)).toEqual({ 'b0,b1,b2': 1, 'b0,b1': 1, b2: 1 });
@@ -66,7 +102,10 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect(h.backends.b2).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'x' unit 1 lacks shard 2
     expect(h.backends.b0).toEqual({ shards: 2, bytes: 2 * SHARD_BYTES }); // 'y' lacks 0 and 1
     const all = await c().listDegradedUnits(b, null, 10);
-    expect(all.map((d) => [d.key, d.unitId, d.missing])).toEqual([['x', u1.unitId, [2]], ['y', u2.unitId, [0, 1]]]);
+    expect(all.map((d) => [d.key, d.unitId, d.missing])).toEqual([
+      ['x', u1.unitId, [2]],
+      ['y', u2.unitId, [0, 1]],
+    ]);
     expect(await c().listDegradedUnits(b, { key: 'x', unitId: u1.unitId }, 10)).toEqual([all[1]]);
     expect(await c().listDegradedUnits(b, null, 1)).toEqual([all[0]]);
 
@@ -74,15 +113,31 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     h = await c().bucketHealth(b, new Date());
     expect(h).toMatchObject({ degradedObjects: 2, degradedUnits: 2, missingShards: 2 });
     expect(h.redundancy).toMatchObject({ atRisk: 2, lost: 0, atRiskBytes: 200, lostBytes: 0, byMissing: { 1: 2 } });
-    expect(h.redundancy.byPolicy['2+1']).toMatchObject({ byShardsLeft: [{ shardsLeft: 3, units: 1 }, { shardsLeft: 2, units: 2, bytes: 200 }], belowK: { units: 0, bytes: 0 } });
+    expect(h.redundancy.byPolicy['2+1']).toMatchObject({
+      byShardsLeft: [
+        { shardsLeft: 3, units: 1 },
+        { shardsLeft: 2, units: 2, bytes: 200 },
+      ],
+      belowK: { units: 0, bytes: 0 },
+    });
     expect(h.backends.b0).toEqual({ shards: 3, bytes: 3 * SHARD_BYTES });
     expect(placed(h)).toEqual({ 'b0,b1,b2': 1, 'b0,b1': 1, 'b0,b2': 1 }); // a repair mark moves the unit's placement too
     await c().markRepaired(b, u2.unitId, [1], 'y');
     await c().markRepaired(b, u1.unitId, [2], 'x');
     h = await c().bucketHealth(b, new Date());
-    expect(h).toMatchObject({ degradedObjects: 0, degradedUnits: 0, missingShards: 0, oldestDegradedAt: null, redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {} } });
+    expect(h).toMatchObject({
+      degradedObjects: 0,
+      degradedUnits: 0,
+      missingShards: 0,
+      oldestDegradedAt: null,
+      redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {} },
+    });
     expect(h.redundancy.byPolicy['2+1']!.byShardsLeft.map((s) => s.units)).toEqual([3, 0]); // back to whole
-    expect(h.backends).toEqual({ b0: { shards: 3, bytes: 3 * SHARD_BYTES }, b1: { shards: 3, bytes: 3 * SHARD_BYTES }, b2: { shards: 3, bytes: 3 * SHARD_BYTES } });
+    expect(h.backends).toEqual({
+      b0: { shards: 3, bytes: 3 * SHARD_BYTES },
+      b1: { shards: 3, bytes: 3 * SHARD_BYTES },
+      b2: { shards: 3, bytes: 3 * SHARD_BYTES },
+    });
 
     await c().commitManifest(b, 'z', manifest(b, 'z', [{ ...unit(), missing: [1] }]), {});
     await c().removeManifest(b, 'z'); // a deleted object is no longer degraded
@@ -91,8 +146,19 @@ export function defineHealthCases({ c, bucket }: Ctx) {
 
   it('counts units and bytes per policy by shards left, whole ones too, through versions, damage, repair and deletes; they sum to the units stored', async () => {
     const b = await bucket();
-    const wide = (size: number, missing: number[] = []) => ({ ...unit(), size, k: 4, m: 2, placement: ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'], headerLens: Array(6).fill(90), shardDigests: Array(6).fill('00'), missing });
-    const w1 = wide(1000), w2 = wide(2000), w3 = wide(4000);
+    const wide = (size: number, missing: number[] = []) => ({
+      ...unit(),
+      size,
+      k: 4,
+      m: 2,
+      placement: ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'],
+      headerLens: Array(6).fill(90),
+      shardDigests: Array(6).fill('00'),
+      missing,
+    });
+    const w1 = wide(1000),
+      w2 = wide(2000),
+      w3 = wide(4000);
     await c().setVersioning(b, 'Enabled');
     await c().commitManifest(b, 'w', manifest(b, 'w', [w1, w2]), {});
     const { versionId: second } = await c().commitManifest(b, 'w', manifest(b, 'w', [w3]), {}); // a second version: the first one's units stay stored
@@ -100,9 +166,19 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     await c().commitManifest(b, 'i', inlineManifest(b, 'i'), {}); // inline: no unit
     const ladder = async () => {
       const h = await c().bucketHealth(b, new Date());
-      const units = Object.values(h.redundancy.byPolicy).flatMap((p) => [...p.byShardsLeft.map((s) => s.units), p.belowK.units]).reduce((x, y) => x + y, 0);
+      const units = Object.values(h.redundancy.byPolicy)
+        .flatMap((p) => [...p.byShardsLeft.map((s) => s.units), p.belowK.units])
+        .reduce((x, y) => x + y, 0);
       expect(units, 'every unit in one state').toBe(h.scrub.units);
-      return { ...h.redundancy, byPolicy: Object.fromEntries(Object.entries(h.redundancy.byPolicy).map(([name, p]) => [name, [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`]])) };
+      return {
+        ...h.redundancy,
+        byPolicy: Object.fromEntries(
+          Object.entries(h.redundancy.byPolicy).map(([name, p]) => [
+            name,
+            [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`],
+          ]),
+        ),
+      };
     };
     expect((await ladder()).byPolicy).toEqual({ '4+2': ['6:3/7000', '5:0/0', '4:0/0', '<k:0/0'], '2+1': ['3:1/100', '2:0/0', '<k:0/0'] });
     await c().markMissing(b, w2.unitId, [0], 'w');
@@ -167,7 +243,7 @@ export function defineHealthCases({ c, bucket }: Ctx) {
     expect((await c().bucketHealth(b, new Date())).reservations).toEqual({ held: 2, expired: 1 });
   });
 
-  it("follows the scrubber: units checked in the current pass, then a completed pass, then new units unchecked", async () => {
+  it('follows the scrubber: units checked in the current pass, then a completed pass, then new units unchecked', async () => {
     const b = await bucket();
     for (const k of ['a', 'b']) await c().commitManifest(b, k, manifest(b, k, [unit(), unit()]), {});
     const ids = (await c().listUnits(b, null, 10)).map((u) => u.unitId);

@@ -19,7 +19,10 @@ export function defineListingCases({ c, bucket }: Ctx) {
 
   async function page(b: string, o: Partial<ListObjectsOptions>) {
     const r = await c().listManifests(b, { prefix: '', delimiter: null, startAfter: null, maxKeys: 1000, ...o });
-    const entries: Entry[] = [...r.objects.map((x) => ({ kind: 'key' as const, name: x.key })), ...r.commonPrefixes.map((p) => ({ kind: 'prefix' as const, name: p }))];
+    const entries: Entry[] = [
+      ...r.objects.map((x) => ({ kind: 'key' as const, name: x.key })),
+      ...r.commonPrefixes.map((p) => ({ kind: 'prefix' as const, name: p })),
+    ];
     // A common prefix sorts where its first key would, so name order is listing order.
     return { ...r, entries: entries.sort((x, y) => byUtf8(x.name, y.name)) };
   }
@@ -103,13 +106,28 @@ export function defineListingCases({ c, bucket }: Ctx) {
     expect((await page(b, { delimiter: '/', startAfter: 'a/d/e' })).entries.map((e) => e.name)).toEqual(['a0', 'b/', 'c']);
     expect((await page(b, { prefix: 'a/', delimiter: '/', startAfter: 'a/c' })).entries.map((e) => e.name)).toEqual(['a/d/']);
     expect((await page(b, { prefix: 'a/', delimiter: '/', startAfter: 'a/d/a' })).entries).toEqual([]);
-    expect((await page(b, { startAfter: 'a/b' })).objects.map((o) => o.key), 'without a delimiter: keys after it').toEqual(['a/c', 'a/d/e', 'a0', 'b/1', 'c']);
+    expect(
+      (await page(b, { startAfter: 'a/b' })).objects.map((o) => o.key),
+      'without a delimiter: keys after it',
+    ).toEqual(['a/c', 'a/d/e', 'a0', 'b/1', 'c']);
   });
 
   it('orders keys by UTF-8 bytes: astral characters after U+FFFD', async () => {
     const keys = ['\u{1F600}', '\uFFFD', 'z', 'é', 'a', '\u{1F600}/x', '\u{1F600}/y', '\uD7FF/1', '\uE000', '\u{10FFFF}', '\u{10FFFF}\u{10FFFF}'];
     const b = await withKeys(keys);
-    expect((await page(b, {})).objects.map((o) => o.key)).toEqual(['a', 'z', 'é', '\uD7FF/1', '\uE000', '\uFFFD', '\u{1F600}', '\u{1F600}/x', '\u{1F600}/y', '\u{10FFFF}', '\u{10FFFF}\u{10FFFF}']);
+    expect((await page(b, {})).objects.map((o) => o.key)).toEqual([
+      'a',
+      'z',
+      'é',
+      '\uD7FF/1',
+      '\uE000',
+      '\uFFFD',
+      '\u{1F600}',
+      '\u{1F600}/x',
+      '\u{1F600}/y',
+      '\u{10FFFF}',
+      '\u{10FFFF}\u{10FFFF}',
+    ]);
     expect(await pageThrough(b, { delimiter: '/' }, 2)).toEqual(modelListing(keys, '', '/'));
     expect((await page(b, { prefix: '\u{1F600}', delimiter: '/' })).entries.map((e) => e.name)).toEqual(['\u{1F600}', '\u{1F600}/']);
     expect((await page(b, { prefix: '\uD7FF' })).objects.map((o) => o.key)).toEqual(['\uD7FF/1']);

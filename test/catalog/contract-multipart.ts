@@ -33,7 +33,7 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     await expectS3(c().removeUpload(b, 'photos/x.png', 'no-such-id'), 'NoSuchUpload');
   });
 
-  it('preparePart answers the upload\'s checksum spec and SSE record and reserves the ids; a missing upload reserves nothing', async () => {
+  it("preparePart answers the upload's checksum spec and SSE record and reserves the ids; a missing upload reserves nothing", async () => {
     const b = await bucket();
     const checksum = { algorithm: 'CRC32C' as const, type: 'COMPOSITE' as const };
     const sse = { kind: 'c' as const, keyMD5: 'md5', salt: 'salt', fingerprint: 'fp' };
@@ -90,7 +90,13 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     expect(await c().getCompletedUpload(b, 'k', uploadId)).toBeNull(); // not completed yet
     const done = { ...manifest(b, 'k', [p1.units[0]!], '"abc-1"'), partsCount: 1 };
     await c().commitUpload(b, 'k', uploadId, done, {});
-    expect(await c().getCompletedUpload(b, 'k', uploadId)).toEqual({ key: 'k', etag: '"abc-1"', checksum: done.checksum, size: done.size, lastModified: done.lastModified });
+    expect(await c().getCompletedUpload(b, 'k', uploadId)).toEqual({
+      key: 'k',
+      etag: '"abc-1"',
+      checksum: done.checksum,
+      size: done.size,
+      lastModified: done.lastModified,
+    });
     expect(await c().getCompletedUpload(b, 'other', uploadId)).toBeNull();
     expect(await c().getCompletedUpload(b, 'k', 'no-such-id')).toBeNull();
     await c().commitManifest(b, 'k', manifest(b, 'k', [unit()], '"overwritten"'), {});
@@ -128,7 +134,8 @@ export function defineMultipartCases({ c, bucket }: Ctx) {
     const b = await bucket();
     const made: { key: string; uploadId: string }[] = [];
     for (const key of ['b', 'a/1', 'c', 'a/2', 'b', 'a/1', '\u{1F600}', '\uFFFD']) made.push(await c().insertUpload(b, key, noOptions));
-    const list = (o: Partial<ListUploadsOptions>) => c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 1000, ...o });
+    const list = (o: Partial<ListUploadsOptions>) =>
+      c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 1000, ...o });
     const all = await list({});
     expect(all.uploads.map((u) => u.key)).toEqual(['a/1', 'a/1', 'a/2', 'b', 'b', 'c', '\uFFFD', '\u{1F600}']);
     expect(all.isTruncated).toBe(false);

@@ -9,9 +9,17 @@ import type { Ctx } from './contract.ts';
 import { later } from './contract.ts';
 import { expectS3, ids, manifest, takeUnitIds, unit } from './fixtures.ts';
 
-const all = (o: Partial<ListVersionsOptions> = {}): ListVersionsOptions => ({ prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000, ...o });
+const all = (o: Partial<ListVersionsOptions> = {}): ListVersionsOptions => ({
+  prefix: '',
+  delimiter: null,
+  keyMarker: null,
+  versionIdMarker: null,
+  maxKeys: 1000,
+  ...o,
+});
 const brief = (v: ObjectVersionSummary) => `${v.key}@${v.versionId}${v.deleteMarker ? ':marker' : ''}${v.isLatest ? ':latest' : ''}`;
-const current = async (c: Catalog, b: string, key: string) => (await c.listManifests(b, { prefix: key, delimiter: null, startAfter: null, maxKeys: 1 })).objects.map((o) => o.etag);
+const current = async (c: Catalog, b: string, key: string) =>
+  (await c.listManifests(b, { prefix: key, delimiter: null, startAfter: null, maxKeys: 1 })).objects.map((o) => o.etag);
 
 export function defineVersionCases({ c, bucket }: Ctx) {
   it('a bucket never versioned: no version ids, one null version per key, the replaced one queued', async () => {

@@ -97,10 +97,19 @@ function defineBucketCases({ c, bucket }: Ctx) {
     await expectS3(c().listUploadRecords(b, { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 }), 'NoSuchBucket');
   });
 
-  it('stores, replaces and removes a bucket\'s CORS rules', async () => {
+  it("stores, replaces and removes a bucket's CORS rules", async () => {
     const b = await bucket();
     expect(await c().getBucketCors(b)).toBeNull();
-    const rules = [{ id: 'web', allowedOrigins: ['https://*.example'], allowedMethods: ['GET' as const, 'PUT' as const], allowedHeaders: ['*'], exposeHeaders: ['ETag'], maxAgeSeconds: 60 }];
+    const rules = [
+      {
+        id: 'web',
+        allowedOrigins: ['https://*.example'],
+        allowedMethods: ['GET' as const, 'PUT' as const],
+        allowedHeaders: ['*'],
+        exposeHeaders: ['ETag'],
+        maxAgeSeconds: 60,
+      },
+    ];
     await c().setBucketCors(b, rules);
     expect(await c().getBucketCors(b)).toEqual(rules);
     await c().setBucketCors(b, [{ allowedOrigins: ['*'], allowedMethods: ['HEAD'], allowedHeaders: [], exposeHeaders: [] }]);
@@ -180,7 +189,10 @@ function defineObjectCases({ c, bucket }: Ctx) {
   it('lets exactly one of two concurrent If-None-Match * commits win', async () => {
     const b = await bucket();
     const [m1, m2] = [manifest(b, 'race'), manifest(b, 'race')];
-    const results = await Promise.allSettled([c().commitManifest(b, 'race', m1, { ifNoneMatch: '*' }), c().commitManifest(b, 'race', m2, { ifNoneMatch: '*' })]);
+    const results = await Promise.allSettled([
+      c().commitManifest(b, 'race', m1, { ifNoneMatch: '*' }),
+      c().commitManifest(b, 'race', m2, { ifNoneMatch: '*' }),
+    ]);
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [[m1, m2][i]] : []));
     expect(won).toHaveLength(1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -264,7 +276,7 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     expect(await c().takeDueGarbage(due, 10)).toEqual([]);
   });
 
-  it('takes repaired shards off a unit\'s missing list, by unit id, and ignores units no longer stored', async () => {
+  it("takes repaired shards off a unit's missing list, by unit id, and ignores units no longer stored", async () => {
     const b = await bucket();
     const [u1, u2] = [{ ...unit(), missing: [1, 3] }, unit()];
     await c().commitManifest(b, 'k', manifest(b, 'k', [u1, u2]), {});
@@ -306,7 +318,7 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     expect(await c().getManifest(b, 'k')).toEqual(m);
   });
 
-  it('keeps the scrubber\'s cursor per bucket, and counts coverage in units checked', async () => {
+  it("keeps the scrubber's cursor per bucket, and counts coverage in units checked", async () => {
     const [b1, b2] = [await bucket(), await bucket()];
     const units = [unit(), unit(), unit()];
     await c().commitManifest(b1, 'k', manifest(b1, 'k', units), {});
@@ -334,7 +346,12 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const expires = new Date(Date.now() + 5 * 60_000);
     const [committed, part, abandoned, replaced] = [unit(), unit(1), unit(), unit()];
     const refused = unit();
-    await c().reserveUnits(b, [committed, part, abandoned, replaced, refused].map((u) => u.unitId), expires, 'k');
+    await c().reserveUnits(
+      b,
+      [committed, part, abandoned, replaced, refused].map((u) => u.unitId),
+      expires,
+      'k',
+    );
     await c().releaseUnits(b, [refused.unitId, unit().unitId], 'k'); // refused before any shard; an unknown id is fine
     await c().commitManifest(b, 'k', manifest(b, 'k', [committed]), {});
     const upload = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });

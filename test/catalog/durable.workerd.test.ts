@@ -43,13 +43,24 @@ describe('CatalogObject', () => {
     expect(two.cachedBucketSettings(name)).toEqual({ stamp: '', rows: { policy: null, 'public-access-block': null } });
     const seen: BucketSettings[] = [];
     let stamp = '';
-    const fence: SettingsFence = { stampFor: () => stamp, changed: async (_bucket, settings) => { seen.push(settings); stamp = settings.stamp; } };
+    const fence: SettingsFence = {
+      stampFor: () => stamp,
+      changed: async (_bucket, settings) => {
+        seen.push(settings);
+        stamp = settings.stamp;
+      },
+    };
     const found = await requestFence.run(fence, () => two.getVersion(name, 'k', null));
     expect(found.kind).toBe('object');
     expect(seen.map((s) => s.rows.policy)).toEqual([text]);
     expect(two.cachedBucketSettings(name).stamp).toBe(stamp);
     // A request refusing what it is handed: the delete is never done.
-    const refusing: SettingsFence = { stampFor: () => '', changed: async () => { throw new S3Error('AccessDenied'); } };
+    const refusing: SettingsFence = {
+      stampFor: () => '',
+      changed: async () => {
+        throw new S3Error('AccessDenied');
+      },
+    };
     await expect(requestFence.run(refusing, () => two.removeManifest(name, 'k'))).rejects.toMatchObject({ code: 'AccessDenied' });
     expect((await one.getVersion(name, 'k', null)).kind).toBe('object');
     // Deleted: the empty stamp again, and a request checked against none acts at once.
@@ -76,7 +87,8 @@ describe('CatalogObject', () => {
     const name = `v1-${Date.now().toString(36)}`;
     await catalog.insertBucket(name, 'auto');
     const [u1, u2] = [unit(), { ...unit(), missing: [2] }];
-    const a = manifest(name, 'a', [u1]), b = manifest(name, 'b', [u2]);
+    const a = manifest(name, 'a', [u1]),
+      b = manifest(name, 'b', [u2]);
     await catalog.commitManifest(name, 'a', a, {});
     await catalog.commitManifest(name, 'b', b, {});
     const counted = await catalog.bucketHealth(name, new Date());
@@ -92,7 +104,10 @@ describe('CatalogObject', () => {
       sql.exec(`CREATE TABLE degraded_units (key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
         spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
         sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT, PRIMARY KEY (key, unit_id)) WITHOUT ROWID`);
-      for (const [key, m] of [['a', a], ['b', b]] as const) {
+      for (const [key, m] of [
+        ['a', a],
+        ['b', b],
+      ] as const) {
         sql.exec('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)', key, m.etag, m.size, m.lastModified, JSON.stringify(m.checksum), JSON.stringify(m));
       }
       sql.exec('INSERT INTO degraded_units (key, unit_id, missing, since, spare, attempts) VALUES (?, ?, ?, ?, 0, 3)', 'b', u2.unitId, '[2]', 1);
@@ -133,6 +148,9 @@ describe('CatalogObject', () => {
     const next = manifest(name, 'a');
     await catalog.commitManifest(name, 'a', next, {});
     const listed = await catalog.listVersions(name, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 10 });
-    expect(listed.versions.map((v) => [v.versionId, v.isLatest])).toEqual([[next.versionId, true], ['null', false]]);
+    expect(listed.versions.map((v) => [v.versionId, v.isLatest])).toEqual([
+      [next.versionId, true],
+      ['null', false],
+    ]);
   });
 });

@@ -59,13 +59,19 @@ export async function expectS3(p: Promise<unknown>, code: S3ErrorCode): Promise<
 /** Takes every entry due at `now` and returns the unit ids queued for `bucket`, sorted. */
 export async function takeUnitIds(c: Catalog, bucket: string, now: Date): Promise<string[]> {
   const taken = await c.takeDueGarbage(now, 100_000);
-  return taken.filter((g) => g.bucket === bucket).flatMap((g) => g.units.map((u) => u.unitId)).sort();
+  return taken
+    .filter((g) => g.bucket === bucket)
+    .flatMap((g) => g.units.map((u) => u.unitId))
+    .sort();
 }
 
 /** Takes due garbage and returns the expired reservations (unit ids) of `bucket`. */
 export async function takeReservedIds(c: Catalog, bucket: string, now: Date): Promise<string[]> {
   const taken = await c.takeDueGarbage(now, 100_000);
-  return taken.filter((g) => g.bucket === bucket).flatMap((g) => g.unitIds ?? []).sort();
+  return taken
+    .filter((g) => g.bucket === bucket)
+    .flatMap((g) => g.unitIds ?? [])
+    .sort();
 }
 
 export const ids = (units: CodedUnit[]) => units.map((u) => u.unitId).sort();

@@ -24,12 +24,31 @@ function setup() {
   const { store } = memoryEcStore(catalog, { sealed: false });
   const put = async (bucket: string, key: string, n: number, seed = 1) => {
     const b = body(n, seed);
-    return store.putObject(bucket, key, b.stream, { contentLength: b.size, metadata: { user: {}, contentType: 'application/x-test' }, checksum: null, conditions: {} } as never);
+    return store.putObject(bucket, key, b.stream, {
+      contentLength: b.size,
+      metadata: { user: {}, contentType: 'application/x-test' },
+      checksum: null,
+      conditions: {},
+    } as never);
   };
   /** What each stored segment was, as the backends would hold it (bytes decoded again). */
   const stored: JournalSegment[] = [];
   let fakeUnit = 0;
-  const unitFor = (): CodedUnit[] => [{ unitId: `journal-${++fakeUnit}`, codec: 'replica', size: 1, k: 1, m: 0, blockSize: 1, placement: ['mem-0'], headerLens: [1], shardDigests: [], missing: [], md5: '' }];
+  const unitFor = (): CodedUnit[] => [
+    {
+      unitId: `journal-${++fakeUnit}`,
+      codec: 'replica',
+      size: 1,
+      k: 1,
+      m: 0,
+      blockSize: 1,
+      placement: ['mem-0'],
+      headerLens: [1],
+      shardDigests: [],
+      missing: [],
+      md5: '',
+    },
+  ];
   /** One journal run as upkeep/journal.ts makes it, the store step replaced by keeping the segment's bytes. */
   const flush = async (maxBytes = 4 << 20, onTake?: (take: JournalTake) => Promise<void>) => {
     for (const instance of await catalog.journalInstances()) {
@@ -75,7 +94,10 @@ describe('the catalog journal', () => {
     await catalog.insertBucket('b', 'us-east-1');
     await put('b', 'k', 10);
     const sql = catalog.namespace.instance('bucket:b').storage.sql;
-    const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").toArray().map((r) => r.name);
+    const tables = sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .toArray()
+      .map((r) => r.name);
     for (const t of tables) expect(t in JOURNALED || t in NOT_JOURNALED, `table ${t} is in neither JOURNALED nor NOT_JOURNALED`).toBe(true);
     expect(Object.keys(JOURNALED).filter((t) => !tables.includes(t))).toEqual([]);
   });
@@ -87,12 +109,19 @@ describe('the catalog journal', () => {
     await put('plain', 'tiny', 100); // inline
     await put('plain', 'coded', 300_000);
     await flush();
-    expect(stored.filter((s) => s.completes).map((s) => s.instance).sort()).toEqual([BUCKET_LIST_INSTANCE, 'plain', 'kept'].sort());
+    expect(
+      stored
+        .filter((s) => s.completes)
+        .map((s) => s.instance)
+        .sort(),
+    ).toEqual([BUCKET_LIST_INSTANCE, 'plain', 'kept'].sort());
     await catalog.setVersioning('kept', 'Enabled');
     for (let i = 0; i < 3; i++) await put('kept', 'doc', 200_000 + i, i);
     await put('kept', 'small', 50);
     await store.deleteObject('kept', 'small');
-    await catalog.setBucketCors('kept', [{ allowedOrigins: ['https://a.example'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [], maxAgeSeconds: null } as never]);
+    await catalog.setBucketCors('kept', [
+      { allowedOrigins: ['https://a.example'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [], maxAgeSeconds: null } as never,
+    ]);
     await catalog.setBucketTagging('plain', [{ key: 'team', value: 'blue' }]);
     const policy = JSON.stringify({ Statement: { Effect: 'Deny', Principal: '*', Action: 's3:DeleteObject', Resource: 'arn:aws:s3:::kept/*' } });
     await catalog.setBucketPolicy('kept', policy);
@@ -116,7 +145,10 @@ describe('the catalog journal', () => {
     const plain = buckets[1]!;
     expect(plain.versions.filter((v) => v.current).map((v) => [v.key, v.manifest!.size])).toEqual([['coded', 1000]]);
     // The overwritten units are known (held for deletion): a rescue never brings them back.
-    const garbageUnits = (catalog.namespace.instance('bucket:plain').storage.sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray())
+    const garbageUnits = catalog.namespace
+      .instance('bucket:plain')
+      .storage.sql.exec<{ entry: string }>('SELECT entry FROM garbage')
+      .toArray()
       .flatMap((r) => (JSON.parse(r.entry) as GarbageUnits).units.map((u) => u.unitId));
     expect(garbageUnits.length).toBeGreaterThan(0);
     for (const id of garbageUnits) expect(plain.knownUnits.has(id)).toBe(true);
@@ -160,13 +192,20 @@ describe('the catalog journal', () => {
     expect(imageOf('b')).toEqual(tablesOf('b'));
     // Only the segments of the newest complete generation on remain; the rest are garbage of the journal's bucket.
     const sql = catalog.namespace.instance('bucket:b').storage.sql;
-    const garbage = sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray().map((r) => JSON.parse(r.entry) as GarbageUnits).filter((g) => g.bucket === JOURNAL_BUCKET);
+    const garbage = sql
+      .exec<{ entry: string }>('SELECT entry FROM garbage')
+      .toArray()
+      .map((r) => JSON.parse(r.entry) as GarbageUnits)
+      .filter((g) => g.bucket === JOURNAL_BUCKET);
     expect(garbage.flatMap((g) => g.units).length).toBeGreaterThan(0);
-    const kept = sql.exec<{ segment: number }>('SELECT segment FROM journal_files ORDER BY segment').toArray().map((r) => r.segment);
+    const kept = sql
+      .exec<{ segment: number }>('SELECT segment FROM journal_files ORDER BY segment')
+      .toArray()
+      .map((r) => r.segment);
     expect(Math.min(...kept)).toBe(image.newest - image.applied + 1);
   });
 
-  it('a deleted bucket leaves the bucket list, and its segments go to the garbage with it; one created after the list\'s last segment is there', async () => {
+  it("a deleted bucket leaves the bucket list, and its segments go to the garbage with it; one created after the list's last segment is there", async () => {
     const { catalog, put, store, flush, stored } = setup();
     await catalog.insertBucket('gone', 'us-east-1');
     await put('gone', 'x', 10);
@@ -186,7 +225,11 @@ describe('the catalog journal', () => {
       await catalog.journalWritten('late', take, [], new Date());
     }
     expect(bucketImages(replayJournal(stored)).buckets.map((b) => b.name)).toEqual(['late']);
-    const orphan = catalog.namespace.instance(BUCKET_LIST_INSTANCE).storage.sql.exec<{ entry: string }>('SELECT entry FROM garbage').toArray().map((r) => JSON.parse(r.entry) as GarbageUnits);
+    const orphan = catalog.namespace
+      .instance(BUCKET_LIST_INSTANCE)
+      .storage.sql.exec<{ entry: string }>('SELECT entry FROM garbage')
+      .toArray()
+      .map((r) => JSON.parse(r.entry) as GarbageUnits);
     expect(orphan.some((g) => g.bucket === JOURNAL_BUCKET && g.units.length > 0)).toBe(true);
   });
 });

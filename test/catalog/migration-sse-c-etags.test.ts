@@ -29,7 +29,11 @@ describe('SSE-C ETags written by the release before', () => {
   it('the fixture really shows plaintext MD5s; the fix-up runs once', () => {
     expect(expected.objects['coded-secret']!.etag).toBe(`"${expected.objects['coded-secret']!.md5}"`);
     const old = SqliteStorage.open(readFileSync(new URL('bucket-vault.sqlite', FIXTURE)));
-    const etags = () => old.sql.exec<{ etag: string }>('SELECT etag FROM objects ORDER BY key').toArray().map((r) => r.etag);
+    const etags = () =>
+      old.sql
+        .exec<{ etag: string }>('SELECT etag FROM objects ORDER BY key')
+        .toArray()
+        .map((r) => r.etag);
     const before = etags();
     old.transactionSync(() => migrate(old.sql));
     const after = etags();
@@ -40,7 +44,9 @@ describe('SSE-C ETags written by the release before', () => {
 
   it('become opaque in listings and heads, read back with the key, and serve conditions', async () => {
     const { store } = await openCatalogFixture(FIXTURE, ['__buckets__', 'bucket:vault'], POLICY);
-    const listed = new Map((await store.listObjects('vault', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => [o.key, o.etag]));
+    const listed = new Map(
+      (await store.listObjects('vault', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => [o.key, o.etag]),
+    );
     for (const [key, want] of Object.entries(expected.objects)) {
       const etag = listed.get(key)!;
       if (!want.sseC) {

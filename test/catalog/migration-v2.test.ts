@@ -33,7 +33,10 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
   it('the fixture really is schema 2: versions without commit order or null marks', () => {
     const old = SqliteStorage.open(readFileSync(new URL('bucket-photos.sqlite', FIXTURE)));
     expect(schemaVersion(old.sql)).toBe(2);
-    const columns = old.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('versions')").toArray().map((r) => r.name);
+    const columns = old.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('versions')")
+      .toArray()
+      .map((r) => r.name);
     expect(columns).toContain('delete_marker');
     expect(columns).not.toContain('seq');
   });
@@ -52,7 +55,11 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
     }
     expect((await store.headObject('photos', 'tagged.bin', { conditions: {} })).metadata.tags).toEqual([{ key: 'team', value: 'blue' }]);
     const versions = await store.listObjectVersions('photos', ALL);
-    expect(versions.versions.map((v) => [v.key, v.versionId, v.isLatest, v.deleteMarker])).toEqual(Object.keys(expected.objects).sort().map((k) => [k, 'null', true, false]));
+    expect(versions.versions.map((v) => [v.key, v.versionId, v.isLatest, v.deleteMarker])).toEqual(
+      Object.keys(expected.objects)
+        .sort()
+        .map((k) => [k, 'null', true, false]),
+    );
   });
 
   it('Enabled keeps the migrated version and its shards under a new one; Suspended replaces it', async () => {
@@ -63,21 +70,34 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
     const put = await store.putObject('photos', 'coded.bin', body('new'), { contentLength: 3, metadata: { user: {} }, checksum: null, conditions: {} });
     expect(put.versionId).toMatch(/^[0-9a-f]{28}$/);
     expect(new Set(await catalog.pendingUnitIds('photos'))).toEqual(pending); // nothing of the old version queued
-    expect(md5(await readBytes((await store.getObject('photos', 'coded.bin', { conditions: {}, versionId: 'null' })).body))).toBe(expected.objects['coded.bin']!.md5);
+    expect(md5(await readBytes((await store.getObject('photos', 'coded.bin', { conditions: {}, versionId: 'null' })).body))).toBe(
+      expected.objects['coded.bin']!.md5,
+    );
     await store.putBucketVersioning('photos', 'Suspended');
     await store.putObject('photos', 'coded.bin', body('newer'), { contentLength: 5, metadata: { user: {} }, checksum: null, conditions: {} });
     const now = await catalog.pendingUnitIds('photos');
     expect(migratedUnits.kind).toBe('coded');
     for (const u of migratedUnits.kind === 'coded' ? migratedUnits.units : []) expect(now).toContain(u.unitId);
     const versions = (await store.listObjectVersions('photos', { ...ALL, prefix: 'coded.bin' })).versions;
-    expect(versions.map((v) => [v.versionId, v.isLatest])).toEqual([['null', true], [put.versionId, false]]);
+    expect(versions.map((v) => [v.versionId, v.isLatest])).toEqual([
+      ['null', true],
+      [put.versionId, false],
+    ]);
   });
 
   it('the degraded unit is still on the worklist by its id and repairs', async () => {
     const { catalog, store, backends } = await openFixture();
     const [d] = await catalog.listDegradedUnits('photos', null, 10);
-    expect(d).toMatchObject({ key: expected.degraded.key, unitId: expected.degraded.unitId, missing: expected.degraded.missing, attempts: expected.degraded.attempts });
-    await runRepair({ bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
+    expect(d).toMatchObject({
+      key: expected.degraded.key,
+      unitId: expected.degraded.unitId,
+      missing: expected.degraded.missing,
+      attempts: expected.degraded.attempts,
+    });
+    await runRepair(
+      { bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } },
+      { catalog, backends: new Map(backends.map((b) => [b.id, b])) },
+    );
     expect(await catalog.listDegradedUnits('photos', null, 10)).toEqual([]);
     expect(md5(await readBytes((await store.getObject('photos', 'degraded.bin', { conditions: {} })).body))).toBe(expected.objects['degraded.bin']!.md5);
   });

@@ -65,7 +65,11 @@ describe('a catalog written by schema 3 opens under this release and its journal
         return take;
       },
     });
-    const policy = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: POLICY }, defaultPolicy: 'ec' }).policies.ec!;
+    const policy = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: POLICY },
+      defaultPolicy: 'ec',
+    }).policies.ec!;
     const report = await flushJournal({ catalog: spied, units, policy }, { deadline: Date.now() + 60_000 });
     expect(report).toMatchObject({ instances: 3, failed: [] });
     expect(report.segments).toBe(segments.length);
@@ -74,7 +78,11 @@ describe('a catalog written by schema 3 opens under this release and its journal
     const stored = storages.get('bucket:history')!.sql.exec<{ units: string }>('SELECT units FROM journal_files').toArray();
     expect(stored.length).toBeGreaterThan(0);
     const keys = (await Promise.all(backends.map(async (b) => (await b.list('')).entries.map((e) => e.key)))).flat();
-    for (const u of stored.flatMap((r) => JSON.parse(r.units) as { unitId: string }[])) expect(keys.some((k) => k.includes(u.unitId.split('.').at(-1)!)), u.unitId).toBe(true);
+    for (const u of stored.flatMap((r) => JSON.parse(r.units) as { unitId: string }[]))
+      expect(
+        keys.some((k) => k.includes(u.unitId.split('.').at(-1)!)),
+        u.unitId,
+      ).toBe(true);
 
     // The replay is the catalog's journaled tables, row for row.
     const images = replayJournal(segments);
@@ -82,8 +90,13 @@ describe('a catalog written by schema 3 opens under this release and its journal
       const sql = storages.get(name)!.sql;
       const image = images.get(name === BUCKET_LIST_INSTANCE ? name : name.slice('bucket:'.length))!;
       for (const [table, pk] of Object.entries(JOURNALED)) {
-        const rows = sql.exec(`SELECT * FROM ${table} ORDER BY ${pk.join(', ')}`).toArray().filter((r) => table !== 'state' || !TRANSIENT_STATE.includes(String(r.name)));
-        const replayed = [...(image.tables.get(table)?.values() ?? [])].sort((a, b) => (JSON.stringify(pk.map((c) => a[c])) < JSON.stringify(pk.map((c) => b[c])) ? -1 : 1));
+        const rows = sql
+          .exec(`SELECT * FROM ${table} ORDER BY ${pk.join(', ')}`)
+          .toArray()
+          .filter((r) => table !== 'state' || !TRANSIENT_STATE.includes(String(r.name)));
+        const replayed = [...(image.tables.get(table)?.values() ?? [])].sort((a, b) =>
+          JSON.stringify(pk.map((c) => a[c])) < JSON.stringify(pk.map((c) => b[c])) ? -1 : 1,
+        );
         expect(replayed.length, `${name} ${table}`).toBe(rows.length);
         expect(new Set(replayed.map((r) => JSON.stringify(r))), `${name} ${table}`).toEqual(new Set(rows.map((r) => JSON.stringify(r))));
       }
@@ -97,7 +110,12 @@ describe('a catalog written by schema 3 opens under this release and its journal
     expect(history.settings.lifecycle).toMatchObject([{ id: 'old' }]);
     expect(history.versions.filter((v) => !v.deleteMarker).length).toBe(Object.keys(expected.history).length);
     expect(history.versions.filter((v) => v.deleteMarker).map((v) => v.key)).toEqual(['removed']);
-    expect(photos.versions.filter((v) => v.current).map((v) => v.key).sort()).toEqual(Object.keys(expected.objects).sort());
+    expect(
+      photos.versions
+        .filter((v) => v.current)
+        .map((v) => v.key)
+        .sort(),
+    ).toEqual(Object.keys(expected.objects).sort());
     expect(photos.versions.find((v) => v.key === 'inline.txt')!.manifest!.storage.kind).toBe('inline');
     expect(JOURNAL_BUCKET.startsWith('.')).toBe(true); // never a name S3 accepts for a bucket
   });

@@ -21,7 +21,8 @@ const INSTANCES = ['__buckets__', 'bucket:photos'];
 const openFixture = () => openCatalogFixture(FIXTURE, INSTANCES, { k: 4, m: 2, blockSize: 4096, small: { threshold: 256, mode: 'inline' } });
 
 /** A policy's ladder as "shards left:units/bytes", whole first, then below k. */
-const ladder = (p: PolicyRedundancy | undefined) => (p ? [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`] : null);
+const ladder = (p: PolicyRedundancy | undefined) =>
+  p ? [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`] : null;
 const unitOf = (key: string) => expected.units.find((u) => u.key === key)!;
 
 describe('a catalog written by schema 3 opens under schema 4 (redundancy per policy in the ledger)', () => {
@@ -31,8 +32,13 @@ describe('a catalog written by schema 3 opens under schema 4 (redundancy per pol
     expect(old.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE name LIKE 'unit%'").one().n).toBe(0);
     // Seven units of 4+2: coded 20000, two.bin's two versions 8000 and 9000, multi.bin's parts 6000 and 1000, short-one 12000 (one shard missing), short-two 15000 (two).
     expect(expected.units.map((u) => [u.key, u.size, `${u.k}+${u.m}`, u.missing.length]).sort()).toEqual([
-      ['coded.bin', 20000, '4+2', 0], ['multi.bin', 1000, '4+2', 0], ['multi.bin', 6000, '4+2', 0], ['short-one.bin', 12000, '4+2', 1],
-      ['short-two.bin', 15000, '4+2', 2], ['two.bin', 8000, '4+2', 0], ['two.bin', 9000, '4+2', 0],
+      ['coded.bin', 20000, '4+2', 0],
+      ['multi.bin', 1000, '4+2', 0],
+      ['multi.bin', 6000, '4+2', 0],
+      ['short-one.bin', 12000, '4+2', 1],
+      ['short-two.bin', 15000, '4+2', 2],
+      ['two.bin', 8000, '4+2', 0],
+      ['two.bin', 9000, '4+2', 0],
     ]);
   });
 

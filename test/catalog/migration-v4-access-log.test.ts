@@ -21,7 +21,11 @@ const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURE), 'utf
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const INSTANCES = ['__buckets__', 'bucket:site', 'bucket:logs'];
 const POLICY = { k: 4, m: 2, blockSize: 4096, small: { threshold: 256, mode: 'inline' } };
-const tables = (s: SqliteStorage) => s.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'access_log%' ORDER BY name").toArray().map((r) => r.name);
+const tables = (s: SqliteStorage) =>
+  s.sql
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'access_log%' ORDER BY name")
+    .toArray()
+    .map((r) => r.name);
 
 describe('a catalog written by schema 4 opens under schema 5 (server access logging)', () => {
   it('the fixture really is schema 4, without the access log tables', () => {
@@ -48,7 +52,13 @@ describe('a catalog written by schema 4 opens under schema 5 (server access logg
     const take = (await catalog.takeJournal('site', new Date(), 1 << 20))!;
     expect(take.segment.records.some((r) => JSON.stringify(r).includes('"logging"'))).toBe(true); // the setting is journaled
     expect(take.segment.segment).toBe(before.acked + 1); // numbered on from the old release's segments
-    const append = await catalog.appendAccessLog('logs', { stem: 'from-site/', partitioned: null }, [{ at: Date.now() - 10, line: 'a record' }], new Date(), 3_600_000);
+    const append = await catalog.appendAccessLog(
+      'logs',
+      { stem: 'from-site/', partitioned: null },
+      [{ at: Date.now() - 10, line: 'a record' }],
+      new Date(),
+      3_600_000,
+    );
     expect(append).toMatchObject({ dropped: 0, first: true, batch: null });
     const delivery = new AccessLogDelivery({ catalog, store, rollMs: 0, log: () => {} });
     expect(await delivery.deliverDue('logs')).toBe(1);

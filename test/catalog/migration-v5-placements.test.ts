@@ -52,7 +52,12 @@ describe('a catalog written by schema 5 opens under schema 6 (units counted by p
 
     // A delete of an old object and a new write keep the counts (no negative leftovers).
     await store.deleteObject('media', 'a.bin', {});
-    await store.putObject('media', 'd.bin', new Blob([new Uint8Array(5000)]).stream(), { contentLength: 5000, metadata: { user: {} }, checksum: null, conditions: {} });
+    await store.putObject('media', 'd.bin', new Blob([new Uint8Array(5000)]).stream(), {
+      contentLength: 5000,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
     h = await catalog.bucketHealth('media', new Date());
     expect(byOn(h)).toEqual({ [ALL.join(',')]: '2/25000', [ALL.slice(0, 5).join(',')]: '1/30000' });
   });

@@ -35,14 +35,20 @@ describe('a catalog written by schema 1 opens under this release', () => {
   it('the fixture really is schema 1: objects keyed by key with the manifest inline', () => {
     const old = SqliteStorage.open(readFileSync(new URL('bucket-photos.sqlite', FIXTURE)));
     expect(schemaVersion(old.sql)).toBe(1);
-    const columns = old.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('objects')").toArray().map((r) => r.name);
+    const columns = old.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('objects')")
+      .toArray()
+      .map((r) => r.name);
     expect(columns).toContain('manifest');
     expect(columns).not.toContain('version_id');
   });
 
   it('every object is listed and reads back byte for byte', async () => {
     const { catalog, store } = await openFixture();
-    expect((await catalog.listBucketRecords()).map((b) => [b.name, b.region])).toEqual([['empty', 'eu-west-1'], ['photos', 'us-east-1']]);
+    expect((await catalog.listBucketRecords()).map((b) => [b.name, b.region])).toEqual([
+      ['empty', 'eu-west-1'],
+      ['photos', 'us-east-1'],
+    ]);
     const listed = await store.listObjects('photos', { prefix: '', delimiter: null, startAfter: null, maxKeys: 1000 });
     expect(listed.objects.map((o) => o.key).sort()).toEqual(Object.keys(expected.objects).sort());
     for (const o of listed.objects) expect(o.size, o.key).toBe(expected.objects[o.key]!.size);
@@ -62,15 +68,29 @@ describe('a catalog written by schema 1 opens under this release', () => {
     const uploads = await store.listMultipartUploads('photos', { prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null, maxUploads: 10 });
     expect(uploads.uploads.map((u) => [u.key, u.uploadId])).toEqual([[expected.pendingUpload.key, expected.pendingUpload.uploadId]]);
     const parts = await store.listParts('photos', 'pending.bin', expected.pendingUpload.uploadId, { partNumberMarker: 0, maxParts: 10 });
-    await store.completeMultipartUpload('photos', 'pending.bin', expected.pendingUpload.uploadId, parts.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
+    await store.completeMultipartUpload(
+      'photos',
+      'pending.bin',
+      expected.pendingUpload.uploadId,
+      parts.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
     const body = await readAll((await store.getObject('photos', 'pending.bin', { conditions: {} })).body);
     expect(md5(body)).toBe(expected.pendingUpload.part1.md5);
 
     const [d] = await catalog.listDegradedUnits('photos', null, 10);
-    expect(d).toMatchObject({ key: expected.degraded.key, unitId: expected.degraded.unitId, missing: expected.degraded.missing, attempts: expected.degraded.attempts });
+    expect(d).toMatchObject({
+      key: expected.degraded.key,
+      unitId: expected.degraded.unitId,
+      missing: expected.degraded.missing,
+      attempts: expected.degraded.attempts,
+    });
     const found = await catalog.getUnit('photos', expected.degraded.unitId, expected.degraded.key);
     expect(found).toMatchObject({ key: 'degraded.bin', unitId: expected.degraded.unitId, unit: { missing: [1] } });
-    await runRepair({ bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } }, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
+    await runRepair(
+      { bucket: 'photos', key: expected.degraded.key, unitId: expected.degraded.unitId, shards: [1], reason: { kind: 'worklist' } },
+      { catalog, backends: new Map(backends.map((b) => [b.id, b])) },
+    );
     expect(await catalog.listDegradedUnits('photos', null, 10)).toEqual([]);
     expect(md5(await readAll((await store.getObject('photos', 'degraded.bin', { conditions: {} })).body))).toBe(expected.objects['degraded.bin']!.md5);
   });

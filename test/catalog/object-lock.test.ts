@@ -114,7 +114,8 @@ describe('a locked version', () => {
 
   it('GOVERNANCE: removed only with bypass; a legal hold blocks even that, until it is OFF', async () => {
     const c = await lockedBucket('vault');
-    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil: inDays(1), legalHold: 'ON' }), {})).versionId!;
+    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'GOVERNANCE', retainUntil: inDays(1), legalHold: 'ON' }), {}))
+      .versionId!;
     await expectS3(c.removeManifest('vault', 'k', undefined, id, true), 'AccessDenied');
     await c.changeObjectLock('vault', 'k', id, { legalHold: 'OFF' });
     await expectS3(c.removeManifest('vault', 'k', undefined, id), 'AccessDenied');
@@ -142,7 +143,9 @@ describe('a locked version', () => {
 
   it('an expired retention no longer holds', async () => {
     const c = await lockedBucket('vault');
-    const id = (await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: new Date(Date.now() - 1000).toISOString() }), {})).versionId!;
+    const id = (
+      await c.commitManifest('vault', 'k', lockedManifest('vault', 'k', { mode: 'COMPLIANCE', retainUntil: new Date(Date.now() - 1000).toISOString() }), {})
+    ).versionId!;
     expect(await c.removeManifest('vault', 'k', undefined, id)).toEqual({ versionId: id });
   });
 });

@@ -15,23 +15,51 @@ import { manifest, unit } from './fixtures.ts';
 
 /** fenced-methods.ts before the table. */
 const FENCED_BEFORE = [
-  'getBucket', 'retireBucket', 'getBucketCors', 'setBucketCors', 'getBucketTagging', 'setBucketTagging',
-  'setObjectTags', 'getBucketLifecycle', 'setBucketLifecycle', 'getVersioning', 'setVersioning',
-  'getObjectLock', 'setObjectLock', 'changeObjectLock', 'getVersion', 'listVersions', 'getManifest',
-  'commitManifest', 'removeManifest', 'listManifests', 'insertUpload', 'getUpload', 'putPart',
-  'listPartRecords', 'commitUpload', 'getCompletedUpload', 'removeUpload', 'listUploadRecords',
-  'prepareWrite', 'preparePart', 'reserveUnits',
+  'getBucket',
+  'retireBucket',
+  'getBucketCors',
+  'setBucketCors',
+  'getBucketTagging',
+  'setBucketTagging',
+  'setObjectTags',
+  'getBucketLifecycle',
+  'setBucketLifecycle',
+  'getVersioning',
+  'setVersioning',
+  'getObjectLock',
+  'setObjectLock',
+  'changeObjectLock',
+  'getVersion',
+  'listVersions',
+  'getManifest',
+  'commitManifest',
+  'removeManifest',
+  'listManifests',
+  'insertUpload',
+  'getUpload',
+  'putPart',
+  'listPartRecords',
+  'commitUpload',
+  'getCompletedUpload',
+  'removeUpload',
+  'listUploadRecords',
+  'prepareWrite',
+  'preparePart',
+  'reserveUnits',
 ];
 
 describe('the operation table', () => {
   it('fences exactly the request-path operations it fenced before, all routed inside the bucket', () => {
-    const fenced = Object.entries(OPERATIONS).filter(([, op]) => 'fenced' in op && op.fenced).map(([name]) => name);
+    const fenced = Object.entries(OPERATIONS)
+      .filter(([, op]) => 'fenced' in op && op.fenced)
+      .map(([name]) => name);
     expect(fenced.sort()).toEqual([...FENCED_BEFORE].sort());
     for (const name of fenced) expect(['root', 'key', 'walk']).toContain(operation(name)?.to);
   });
 
   it('knows no name outside its rows (nor those of Object.prototype)', () => {
-    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'dispatch', 'fenced', 'alarm', 'fetch']) expect(operation(name)).toBeUndefined();
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'dispatch', 'fenced', 'alarm', 'fetch'])
+      expect(operation(name)).toBeUndefined();
   });
 
   it('routes as the client did before: the bucket list, a bucket, a garbage entry, a journal instance, the sweep', () => {
@@ -50,14 +78,36 @@ describe('the operation table', () => {
 
 /** The rows routed by one key (docs/PARTITIONS.md): everything of a key, and the unit verbs by the unit's key. */
 const KEY_SCOPED = [
-  'getManifest', 'getVersion', 'prepareWrite', 'commitManifest', 'removeManifest', 'setObjectTags', 'changeObjectLock',
-  'reserveUnits', 'releaseUnits', 'insertUpload', 'getUpload', 'preparePart', 'putPart', 'listPartRecords', 'commitUpload',
-  'getCompletedUpload', 'removeUpload', 'getUnit', 'markMissing', 'markRepaired', 'repairFailed', 'commitMove', 'commitRestripe',
+  'getManifest',
+  'getVersion',
+  'prepareWrite',
+  'commitManifest',
+  'removeManifest',
+  'setObjectTags',
+  'changeObjectLock',
+  'reserveUnits',
+  'releaseUnits',
+  'insertUpload',
+  'getUpload',
+  'preparePart',
+  'putPart',
+  'listPartRecords',
+  'commitUpload',
+  'getCompletedUpload',
+  'removeUpload',
+  'getUnit',
+  'markMissing',
+  'markRepaired',
+  'repairFailed',
+  'commitMove',
+  'commitRestripe',
 ];
 
 describe('routing by scope (issue 39: the seams a partitioned bucket needs)', () => {
   it('routes exactly the operations of one key by their key', () => {
-    const keyed = Object.entries(OPERATIONS).filter(([, op]) => op.to === 'key').map(([name]) => name);
+    const keyed = Object.entries(OPERATIONS)
+      .filter(([, op]) => op.to === 'key')
+      .map(([name]) => name);
     expect(keyed.sort()).toEqual([...KEY_SCOPED].sort());
   });
 
@@ -124,11 +174,17 @@ describe('an instance deployed before the table (a deploy runs both releases for
       idFromName: (name) => ns.idFromName(name),
       get: (id) => {
         const stub = ns.get(id) as unknown as Record<string, unknown>;
-        return new Proxy({}, {
-          get: (_, method: string) => method === 'dispatch'
-            ? async () => { throw new TypeError('The RPC receiver does not implement the method "dispatch".'); }
-            : stub[method],
-        }) as never;
+        return new Proxy(
+          {},
+          {
+            get: (_, method: string) =>
+              method === 'dispatch'
+                ? async () => {
+                    throw new TypeError('The RPC receiver does not implement the method "dispatch".');
+                  }
+                : stub[method],
+          },
+        ) as never;
       },
     };
     const catalog = new DurableCatalog(older);

@@ -57,7 +57,9 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
     expect(r.takeDue(later + retryDelay(1))).toHaveLength(1);
 
     // Never dropped: the attempts and the last error are kept, and the unit stays listed.
-    const row = state.storage.sql.exec<{ attempts: number; last_error: string }>("SELECT attempts, last_error FROM degraded_units WHERE key = 'two-lost'").one();
+    const row = state.storage.sql
+      .exec<{ attempts: number; last_error: string }>("SELECT attempts, last_error FROM degraded_units WHERE key = 'two-lost'")
+      .one();
     expect(row).toEqual({ attempts: 2, last_error: 'backend b3 unreachable' });
 
     // A backend back (or any success): no throttle, every unit due now.

@@ -55,7 +55,10 @@ describe('listRanges against listPage', () => {
       const maxKeys = rand(6);
       for (let pages = 0; pages < 40; pages++) {
         const opts = { prefix, delimiter, startAfter, maxKeys };
-        const want = listPage(rows.map((r) => [r.key, r] as [string, { key: string }]), opts);
+        const want = listPage(
+          rows.map((r) => [r.key, r] as [string, { key: string }]),
+          opts,
+        );
         const got = listRanges(sortedRowsFetch(rows), afterKey, { prefix, delimiter, start: startBound(prefix, delimiter, startAfter), maxEntries: maxKeys });
         expect(got, JSON.stringify(opts)).toEqual(want);
         seen.truncated += Number(want.isTruncated);

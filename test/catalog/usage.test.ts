@@ -10,10 +10,21 @@ describe('catalog usage', () => {
     // Two whole units of policy 2+1 go, one missing a shard comes: the redundancy counts move too,
     // and the counts by placement (the backends holding the present shards, sorted).
     expect(delta).toEqual({
-      bytes: -100, 'shards:b0': -1, 'stored:b0': -237, 'shards:b1': -2, 'stored:b1': -474, 'shards:b2': -1, 'stored:b2': -237,
-      'units:2+1:0': -2, 'unit-bytes:2+1:0': -200, 'units:2+1:1': 1, 'unit-bytes:2+1:1': 100,
-      'placed-units:2+1:["b0","b1","b2"]': -2, 'placed-bytes:2+1:["b0","b1","b2"]': -200,
-      'placed-units:2+1:["b0","b2"]': 1, 'placed-bytes:2+1:["b0","b2"]': 100,
+      bytes: -100,
+      'shards:b0': -1,
+      'stored:b0': -237,
+      'shards:b1': -2,
+      'stored:b1': -474,
+      'shards:b2': -1,
+      'stored:b2': -237,
+      'units:2+1:0': -2,
+      'unit-bytes:2+1:0': -200,
+      'units:2+1:1': 1,
+      'unit-bytes:2+1:1': 100,
+      'placed-units:2+1:["b0","b1","b2"]': -2,
+      'placed-bytes:2+1:["b0","b1","b2"]': -200,
+      'placed-units:2+1:["b0","b2"]': 1,
+      'placed-bytes:2+1:["b0","b2"]': 100,
     });
   });
 });

@@ -18,7 +18,11 @@ describe('per-key version cap', () => {
     await store.putBucketVersioning('b', 'Enabled');
     const write = (key: string, size = 10_000) => store.putObject('b', key, stream(new Uint8Array(size)), put(size));
     for (let i = 0; i < 3; i++) await write('k');
-    await expect(write('k')).rejects.toMatchObject({ code: 'InvalidRequest', status: 400, message: expect.stringMatching(/already has 3 versions.*maxVersionsPerKey/) });
+    await expect(write('k')).rejects.toMatchObject({
+      code: 'InvalidRequest',
+      status: 400,
+      message: expect.stringMatching(/already has 3 versions.*maxVersionsPerKey/),
+    });
     await expect(write('k', 10)).rejects.toMatchObject({ code: 'InvalidRequest' }); // inline: refused at its commit
     await write('other'); // another key is not affected
     expect((await store.deleteObject('b', 'k')).deleteMarker).toBe(true); // a fourth version: a marker is never refused

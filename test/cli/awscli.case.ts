@@ -82,7 +82,8 @@ export function awscliCases(suite: CliSuite): void {
 
     it('SSE-C: s3 cp --sse-c up (one PUT and multipart) and down with the key; without it or with another key the download is refused', async () => {
       const { files } = suite();
-      const key = join(out, 'sse-c.key'), other = join(out, 'sse-c-other.key');
+      const key = join(out, 'sse-c.key'),
+        other = join(out, 'sse-c-other.key');
       await writeFile(key, Buffer.from(Array.from({ length: 32 }, (_, i) => 200 - i)));
       await writeFile(other, Buffer.from(Array.from({ length: 32 }, (_, i) => i)));
       for (const name of ['small', 'large'] as const) {
@@ -92,7 +93,9 @@ export function awscliCases(suite: CliSuite): void {
         await aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${key}`, target, dest);
         await expectFileMatches(dest, files[name]);
         expect(await failureOf(aws('s3', 'cp', '--no-progress', target, join(out, 'no-key')))).toMatch(/\(400\)|Bad Request|InvalidRequest/);
-        expect(await failureOf(aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${other}`, target, join(out, 'other-key')))).toMatch(/\(403\)|Forbidden|AccessDenied/);
+        expect(
+          await failureOf(aws('s3', 'cp', '--no-progress', '--sse-c', 'AES256', '--sse-c-key', `fileb://${other}`, target, join(out, 'other-key'))),
+        ).toMatch(/\(403\)|Forbidden|AccessDenied/);
       }
       await aws('s3', 'rm', '--recursive', `s3://${BUCKET}/sse-c/`);
     });
@@ -128,7 +131,9 @@ export function awscliCases(suite: CliSuite): void {
       const { files, observer } = suite();
       await aws('s3', 'cp', '--no-progress', '--acl', 'private', files.small.path, `s3://${BUCKET}/acl-private`);
       expect((await observer.headObject(BUCKET, 'acl-private')).etag).toBe(expectedEtag(files.small.bytes));
-      expect(await failureOf(aws('s3', 'cp', '--no-progress', '--acl', 'public-read', files.small.path, `s3://${BUCKET}/acl-public`))).toMatch(/\(AccessControlListNotSupported\)/);
+      expect(await failureOf(aws('s3', 'cp', '--no-progress', '--acl', 'public-read', files.small.path, `s3://${BUCKET}/acl-public`))).toMatch(
+        /\(AccessControlListNotSupported\)/,
+      );
       expect((await observer.headObject(BUCKET, 'acl-public')).status).toBe(404);
       const acl = JSON.parse((await aws('s3api', 'get-object-acl', '--bucket', BUCKET, '--key', 'acl-private')).stdout) as { Grants: { Permission: string }[] };
       expect(acl.Grants.map((g) => g.Permission)).toEqual(['FULL_CONTROL']);
@@ -137,7 +142,10 @@ export function awscliCases(suite: CliSuite): void {
 
     it('s3api put-object-tagging, get-object-tagging and delete-object-tagging round-trip the tag set', async () => {
       const key = suite().files.large.name;
-      const tagSet = [{ Key: 'env', Value: 'test' }, { Key: 'team', Value: 'a b+c' }];
+      const tagSet = [
+        { Key: 'env', Value: 'test' },
+        { Key: 'team', Value: 'a b+c' },
+      ];
       await aws('s3api', 'put-object-tagging', '--bucket', BUCKET, '--key', key, '--tagging', JSON.stringify({ TagSet: tagSet }));
       expect(JSON.parse((await aws('s3api', 'get-object-tagging', '--bucket', BUCKET, '--key', key)).stdout).TagSet).toEqual(tagSet);
       await aws('s3api', 'delete-object-tagging', '--bucket', BUCKET, '--key', key);
@@ -146,14 +154,33 @@ export function awscliCases(suite: CliSuite): void {
 
     it('s3api get-object-attributes reports the multipart object: ETag, size, storage class, its 8 MiB parts', async () => {
       const { large } = suite().files;
-      const { stdout } = await aws('s3api', 'get-object-attributes', '--bucket', BUCKET, '--key', large.name, '--object-attributes', 'ETag', 'ObjectSize', 'StorageClass', 'ObjectParts');
-      const attrs = JSON.parse(stdout) as { ETag: string; ObjectSize: number; StorageClass: string; ObjectParts: { TotalPartsCount: number; Parts: { PartNumber: number; Size: number }[] } };
+      const { stdout } = await aws(
+        's3api',
+        'get-object-attributes',
+        '--bucket',
+        BUCKET,
+        '--key',
+        large.name,
+        '--object-attributes',
+        'ETag',
+        'ObjectSize',
+        'StorageClass',
+        'ObjectParts',
+      );
+      const attrs = JSON.parse(stdout) as {
+        ETag: string;
+        ObjectSize: number;
+        StorageClass: string;
+        ObjectParts: { TotalPartsCount: number; Parts: { PartNumber: number; Size: number }[] };
+      };
       const parts = Math.ceil(large.bytes.length / AWSCLI_PART_SIZE);
       expect(attrs.ETag).toBe(expectedEtag(large.bytes, AWSCLI_PART_SIZE).replace(/"/g, ''));
       expect(attrs.ObjectSize).toBe(large.bytes.length);
       expect(attrs.StorageClass).toBe('STANDARD');
       expect(attrs.ObjectParts.TotalPartsCount).toBe(parts);
-      expect(attrs.ObjectParts.Parts.map((p) => p.Size)).toEqual(Array.from({ length: parts }, (_, i) => Math.min(AWSCLI_PART_SIZE, large.bytes.length - i * AWSCLI_PART_SIZE)));
+      expect(attrs.ObjectParts.Parts.map((p) => p.Size)).toEqual(
+        Array.from({ length: parts }, (_, i) => Math.min(AWSCLI_PART_SIZE, large.bytes.length - i * AWSCLI_PART_SIZE)),
+      );
     });
 
     it('every s3api bucket configuration read answers as S3 does for an unconfigured bucket, never 501', async () => {
@@ -176,7 +203,9 @@ export function awscliCases(suite: CliSuite): void {
         return stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : {};
       };
       // Sealed by its policy (the development key): the SSE-S3 default, as AWS buckets since 2023.
-      expect(await read('get-bucket-encryption')).toMatchObject({ ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } });
+      expect(await read('get-bucket-encryption')).toMatchObject({
+        ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      });
       expect(await read('get-bucket-ownership-controls')).toEqual({ OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } });
       expect(await read('get-bucket-request-payment')).toEqual({ Payer: 'BucketOwner' });
       for (const command of ['get-bucket-logging', 'get-bucket-notification-configuration', 'get-bucket-accelerate-configuration', 'get-bucket-versioning']) {

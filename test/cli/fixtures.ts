@@ -47,7 +47,11 @@ export function expectedEtag(bytes: Uint8Array, partSize?: number): string {
   if (partSize === undefined) return `"${md5Hex(bytes)}"`;
   const partDigests: Buffer[] = [];
   for (let offset = 0; offset < bytes.length; offset += partSize) {
-    partDigests.push(createHash('md5').update(bytes.subarray(offset, offset + partSize)).digest());
+    partDigests.push(
+      createHash('md5')
+        .update(bytes.subarray(offset, offset + partSize))
+        .digest(),
+    );
   }
   return `"${md5Hex(Buffer.concat(partDigests))}-${partDigests.length}"`;
 }

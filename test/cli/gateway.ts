@@ -122,7 +122,12 @@ function nativeStack(pid: string): Promise<string> {
       const frames = String(stdout ?? '')
         .split('\n')
         .filter((l) => /^#\d+/.test(l))
-        .map((l) => l.replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ').replace(/\s*\(.*$/, '').slice(0, 100));
+        .map((l) =>
+          l
+            .replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ')
+            .replace(/\s*\(.*$/, '')
+            .slice(0, 100),
+        );
       resolve(frames.length ? frames.join(' | ') : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
     });
   });

@@ -30,7 +30,14 @@ export async function startRefusingProxy(upstream: URL, refuse: (method: string,
       res.end(SLOW_DOWN);
       return;
     }
-    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: target, headers: forwardable(req.rawHeaders), setHost: false });
+    const up = http.request({
+      host: upstream.hostname,
+      port: upstream.port,
+      method: req.method,
+      path: target,
+      headers: forwardable(req.rawHeaders),
+      setHost: false,
+    });
     up.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, forwardable(answer.rawHeaders, ['transfer-encoding']));
       answer.pipe(res);

@@ -18,7 +18,12 @@ const KEY = 'ledger.txt';
 const VERSIONS = 1000;
 const body = (i: number) => `version ${i} of the ledger\n`;
 
-interface ListedVersion { Key: string; VersionId: string; IsLatest: boolean; Size: number }
+interface ListedVersion {
+  Key: string;
+  VersionId: string;
+  IsLatest: boolean;
+  Size: number;
+}
 
 export function versionCases(suite: CliSuite): void {
   describe('versions through awscli and rclone', needs('awscli', 'rclone'), () => {
@@ -37,11 +42,29 @@ export function versionCases(suite: CliSuite): void {
       const configFile = join(dirs.home, 'aws-config');
       await writeFile(configFile, `[default]\nregion = ${DEV_REGION}\noutput = json\ns3 =\n  addressing_style = path\n`);
       rcloneConfig = join(dirs.home, 'rclone.conf');
-      await writeFile(rcloneConfig, ['[gw]', 'type = s3', 'provider = Other', 'env_auth = false', `access_key_id = ${DEV_CREDENTIALS.accessKeyId}`,
-        `secret_access_key = ${DEV_CREDENTIALS.secretAccessKey}`, `region = ${DEV_REGION}`, `endpoint = ${suite().url.origin}`, 'force_path_style = true', ''].join('\n'));
+      await writeFile(
+        rcloneConfig,
+        [
+          '[gw]',
+          'type = s3',
+          'provider = Other',
+          'env_auth = false',
+          `access_key_id = ${DEV_CREDENTIALS.accessKeyId}`,
+          `secret_access_key = ${DEV_CREDENTIALS.secretAccessKey}`,
+          `region = ${DEV_REGION}`,
+          `endpoint = ${suite().url.origin}`,
+          'force_path_style = true',
+          '',
+        ].join('\n'),
+      );
       env = cleanEnv(dirs.home, {
-        AWS_ACCESS_KEY_ID: DEV_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: DEV_CREDENTIALS.secretAccessKey, AWS_DEFAULT_REGION: DEV_REGION,
-        AWS_CONFIG_FILE: configFile, AWS_SHARED_CREDENTIALS_FILE: join(dirs.home, 'aws-credentials-unused'), AWS_EC2_METADATA_DISABLED: 'true', AWS_PAGER: '',
+        AWS_ACCESS_KEY_ID: DEV_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: DEV_CREDENTIALS.secretAccessKey,
+        AWS_DEFAULT_REGION: DEV_REGION,
+        AWS_CONFIG_FILE: configFile,
+        AWS_SHARED_CREDENTIALS_FILE: join(dirs.home, 'aws-credentials-unused'),
+        AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_PAGER: '',
       });
       aws = await requireTool('awscli', ['--version'], env);
       rclone = await requireTool('rclone', ['version'], env);
@@ -86,7 +109,10 @@ export function versionCases(suite: CliSuite): void {
 
     it('rclone --s3-versions lists every version, the plain listing only the current one', async () => {
       const common = ['--config', rcloneConfig, '--retries', '1', '--low-level-retries', '2'];
-      const all = JSON.parse((await runTool(rclone, [...common, 'lsjson', '--s3-versions', `gw:${BUCKET}`], env, out)).stdout) as { Name: string; Size: number }[];
+      const all = JSON.parse((await runTool(rclone, [...common, 'lsjson', '--s3-versions', `gw:${BUCKET}`], env, out)).stdout) as {
+        Name: string;
+        Size: number;
+      }[];
       expect(all.length).toBe(VERSIONS + 1);
       expect(all.filter((e) => e.Name === KEY).length).toBe(1); // the current one keeps its name; the others carry their time
       const current = JSON.parse((await runTool(rclone, [...common, 'lsjson', `gw:${BUCKET}`], env, out)).stdout) as { Name: string; Size: number }[];

@@ -49,7 +49,8 @@ describe.each(KERNELS.map((k) => [k]))('checksums in the %s build', (kernel) => 
 
   it('chain and combine like one pass over the concatenation', () => {
     const rand = prng(12);
-    const a = randomBytes(rand, 5000), b = randomBytes(rand, 3333);
+    const a = randomBytes(rand, 5000),
+      b = randomBytes(rand, 3333);
     const ab = new Uint8Array([...a, ...b]);
     expect(c.crc32(b, c.crc32(a))).toBe(c.crc32(ab));
     expect(c.crc32c(b, c.crc32c(a))).toBe(c.crc32c(ab));

@@ -92,7 +92,15 @@ describe('scalar vs SIMD differential', () => {
 
   it('agree on every length 1..96 and on random shapes and lengths', () => {
     const rand = prng(42);
-    const shapes: [number, number][] = [[1, 1], [4, 2], [6, 3], [8, 3], [10, 4], [12, 4], [3, 5]];
+    const shapes: [number, number][] = [
+      [1, 1],
+      [4, 2],
+      [6, 3],
+      [8, 3],
+      [10, 4],
+      [12, 4],
+      [3, 5],
+    ];
     for (let i = 0; i < 12; i++) shapes.push([1 + Math.floor(rand() * 24), Math.floor(rand() * 9)]);
     const lengths = [...Array(96).keys()].map((i) => i + 1).concat([127, 128, 129, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 65539]);
     for (const [k, m] of shapes) {
@@ -116,7 +124,11 @@ describe('scalar vs SIMD differential', () => {
 
   it('scalar agrees with an independent TypeScript encoder', () => {
     const rand = prng(7);
-    for (const [k, m, len] of [[4, 2, 77], [10, 4, 33], [17, 3, 5]] as const) {
+    for (const [k, m, len] of [
+      [4, 2, 77],
+      [10, 4, 33],
+      [17, 3, 5],
+    ] as const) {
       const data = Array.from({ length: k }, () => randomBytes(rand, len));
       const shards = [...data, ...Array.from({ length: m }, () => new Uint8Array(len))];
       createCoder(k, m, { kernel: 'scalar' }).encode(shards);

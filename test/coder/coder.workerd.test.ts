@@ -41,7 +41,10 @@ describe('coder in workerd', () => {
 
   it('rebuilds every pattern of up to 2 lost shards for 4+2 and 6+2', () => {
     const rand = prng(5);
-    for (const [k, m] of [[4, 2], [6, 2]]) {
+    for (const [k, m] of [
+      [4, 2],
+      [6, 2],
+    ]) {
       const coder = createCoder(k, m);
       const shards = Array.from({ length: k + m }, (_, i) => (i < k ? randomBytes(rand, 4099) : new Uint8Array(4099)));
       coder.encode(shards);

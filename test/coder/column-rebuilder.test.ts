@@ -28,7 +28,10 @@ describe.each(KERNELS.map((k) => [k]))('%s kernel', (kernel: KernelName) => {
       stripe.encode();
       const shards = [...Array(n).keys()].map((i) => stripe.shard(i).slice());
       // Sources: every shard not lost, the last ones first (parity before data), k of them.
-      const sources = [...Array(n).keys()].filter((i) => !(lost as readonly number[]).includes(i)).reverse().slice(0, k);
+      const sources = [...Array(n).keys()]
+        .filter((i) => !(lost as readonly number[]).includes(i))
+        .reverse()
+        .slice(0, k);
       const rb = coder.columnRebuilder(sources, lost, len, block);
       // Blocks in a shuffled order across sources and offsets.
       const pieces = sources.flatMap((s) => Array.from({ length: Math.ceil(len / block) }, (_, j) => [s, j * block] as const));

@@ -13,7 +13,7 @@ import { VECTOR_CASES } from './cases.ts';
 const FIXTURES = new URL('../fixtures/rs-cauchy/', import.meta.url).pathname;
 
 describe.each(KERNELS.map((k) => [k]))('%s kernel', (kernel: KernelName) => {
-  it('gives the ISA-L vectors\' parity, data shard by data shard', () => {
+  it("gives the ISA-L vectors' parity, data shard by data shard", () => {
     for (const v of VECTOR_CASES) {
       const file = readFileSync(FIXTURES + v.file);
       const data = xorshiftBytes(v.seed, v.k * v.len);
@@ -32,9 +32,14 @@ describe.each(KERNELS.map((k) => [k]))('%s kernel', (kernel: KernelName) => {
     }
   });
 
-  it('any shard order and any block split give encode\'s parity; reset starts over', () => {
+  it("any shard order and any block split give encode's parity; reset starts over", () => {
     const rand = prng(kernel.length);
-    for (const [k, m, len, block] of [[4, 2, 1000, 64], [8, 3, 70_001, 4096], [10, 4, 5000, 4999], [16, 4, 33, 7]] as const) {
+    for (const [k, m, len, block] of [
+      [4, 2, 1000, 64],
+      [8, 3, 70_001, 4096],
+      [10, 4, 5000, 4999],
+      [16, 4, 33, 7],
+    ] as const) {
       const data = randomBytes(rand, k * len);
       const coder = createCoder(k, m, { kernel });
       const stripe = coder.stripe(len);

@@ -69,7 +69,14 @@ describe('shardgate cost: known answers', () => {
 
   it('a provider of your own, and a scheme that loses durability to its spread', () => {
     // 10+4 over 6: three shards on two providers, two on four. Losing the two fullest costs 6 > 4.
-    const [ec104] = rows(['--providers', 'dc1=0.004:0:0:0,dc2=0.004:0:0:0,dc3=0.004:0:0:0,dc4=0.004:0:0:0,dc5=0.004:0:0:0,dc6=0.004:0:0:0', '--stored', '1000', '--policies', '10+4']);
+    const [ec104] = rows([
+      '--providers',
+      'dc1=0.004:0:0:0,dc2=0.004:0:0:0,dc3=0.004:0:0:0,dc4=0.004:0:0:0,dc5=0.004:0:0:0,dc6=0.004:0:0:0',
+      '--stored',
+      '1000',
+      '--policies',
+      '10+4',
+    ]);
     expect(ec104).toMatchObject({ feasible: true, shardsPerProvider: [3, 3, 2, 2, 2, 2], survives: 1, storedGB: 1400 });
     close(ec104!.storage, 1400 * 0.004);
     close(ec104!.egress, 0);
@@ -127,7 +134,11 @@ describe('shardgate cost: the command', () => {
 
   it('the chart of schemes that all fit: one bar segment per cost, tallest for the dearest', () => {
     const a = parseCostArgs(['--providers', 'r2,aws,b2,wasabi,gcs,r2', '--no-svg']);
-    const svg = costChartSvg(a.schemes.map((s) => costOf(a.providers, s, a.workload)), 'six & <more>', PRICES_AS_OF);
+    const svg = costChartSvg(
+      a.schemes.map((s) => costOf(a.providers, s, a.workload)),
+      'six & <more>',
+      PRICES_AS_OF,
+    );
     expectWellFormed(svg);
     expect(svg).toContain('<title>six &amp; &lt;more&gt;</title>');
     expect(svg.match(/<rect x="\d+" y="[\d.]+" width="80"/g)!.length).toBeGreaterThanOrEqual(8); // storage + egress (+ requests) for 4 schemes

@@ -12,11 +12,21 @@ import { PRICES_AS_OF } from '../../worker/config/price-list.ts';
 import { launchChromium, type Chromium } from '../support/chromium.ts';
 import { needs } from '../support/prerequisites.ts';
 
-interface Box { text: string; x: number; y: number; width: number; height: number }
+interface Box {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
 
 function chart(argv: string[], title: string): string {
   const a = parseCostArgs([...argv, '--no-svg']);
-  return costChartSvg(a.schemes.map((s) => costOf(a.providers, s, a.workload)), title, PRICES_AS_OF);
+  return costChartSvg(
+    a.schemes.map((s) => costOf(a.providers, s, a.workload)),
+    title,
+    PRICES_AS_OF,
+  );
 }
 
 describe('the cost chart in Chromium', { timeout: 60_000, ...needs('chromium') }, () => {
@@ -32,10 +42,12 @@ describe('the cost chart in Chromium', { timeout: 60_000, ...needs('chromium') }
     try {
       await page.setContent(`<!doctype html><body style="margin:0">${svg}</body>`);
       type Measured = { getBBox(): { x: number; y: number; width: number; height: number }; textContent: string | null };
-      const boxes = await page.$$eval('svg text', (texts) => texts.map((t) => {
-        const b = (t as unknown as Measured).getBBox();
-        return { text: t.textContent ?? '', x: b.x, y: b.y, width: b.width, height: b.height };
-      }));
+      const boxes = await page.$$eval('svg text', (texts) =>
+        texts.map((t) => {
+          const b = (t as unknown as Measured).getBBox();
+          return { text: t.textContent ?? '', x: b.x, y: b.y, width: b.width, height: b.height };
+        }),
+      );
       const size = await page.$eval('svg', (root) => {
         const { width, height } = (root as unknown as { viewBox: { baseVal: { width: number; height: number } } }).viewBox.baseVal;
         return { width, height }; // an SVGRect does not cross to Node: its numbers do
@@ -51,9 +63,16 @@ describe('the cost chart in Chromium', { timeout: 60_000, ...needs('chromium') }
   const overlap = (a: Box, b: Box) => a.x < b.x + b.width + GAP && b.x < a.x + a.width + GAP && a.y < b.y + b.height + GAP && b.y < a.y + a.height + GAP;
 
   for (const [name, argv, title] of [
-    ['three providers: two schemes not placeable', ['--providers', 'r2,aws,b2', '--stored', '1000', '--read', '100'], '1000 GB stored, 100 GB read/month on r2, aws, b2'],
-    ['six providers, large costs, a long title', ['--providers', 'r2,aws,b2,wasabi,gcs,r2', '--stored', '9000000', '--read', '4000000', '--policies', 'replicate-3,4+2,8+3,10+4,2+1'],
-      '9000000 GB stored, 4000000 GB read/month on r2, aws-s3-standard, b2, wasabi, gcs-standard, r2 and a title that goes on'],
+    [
+      'three providers: two schemes not placeable',
+      ['--providers', 'r2,aws,b2', '--stored', '1000', '--read', '100'],
+      '1000 GB stored, 100 GB read/month on r2, aws, b2',
+    ],
+    [
+      'six providers, large costs, a long title',
+      ['--providers', 'r2,aws,b2,wasabi,gcs,r2', '--stored', '9000000', '--read', '4000000', '--policies', 'replicate-3,4+2,8+3,10+4,2+1'],
+      '9000000 GB stored, 4000000 GB read/month on r2, aws-s3-standard, b2, wasabi, gcs-standard, r2 and a title that goes on',
+    ],
   ] as const) {
     it(`${name}: no caption overlaps another, all inside the picture, the price date printed`, async () => {
       const svg = chart([...argv], title);
@@ -65,7 +84,12 @@ describe('the cost chart in Chromium', { timeout: 60_000, ...needs('chromium') }
         expect(b.x + b.width, b.text).toBeLessThanOrEqual(width);
         expect(b.y + b.height, b.text).toBeLessThanOrEqual(height);
       }
-      const clashes = boxes.flatMap((a, i) => boxes.slice(i + 1).filter((b) => overlap(a, b)).map((b) => `"${a.text}" / "${b.text}"`));
+      const clashes = boxes.flatMap((a, i) =>
+        boxes
+          .slice(i + 1)
+          .filter((b) => overlap(a, b))
+          .map((b) => `"${a.text}" / "${b.text}"`),
+      );
       expect(clashes).toEqual([]);
       expect(boxes.map((b) => b.text)).toContainEqual(expect.stringContaining(`List prices as of ${PRICES_AS_OF}`));
     });

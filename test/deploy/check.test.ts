@@ -45,7 +45,19 @@ describe('check-deploy', () => {
     const r = checkDeployment(PRODUCTION);
     expect(r.problems).toEqual([]);
     expect(r.warnings).toEqual([]);
-    expect(r.secrets).toEqual(['SHARDGATE_APP_SECRET', 'SHARDGATE_ADMIN_SECRET', 'AWS_FRA_KEY_ID', 'AWS_FRA_SECRET', 'B2_AMS_KEY_ID', 'B2_AMS_SECRET', 'WASABI_KEY_ID', 'WASABI_SECRET', 'GCS_HMAC_KEY_ID', 'GCS_HMAC_SECRET', 'SHARDGATE_KEY_K1']);
+    expect(r.secrets).toEqual([
+      'SHARDGATE_APP_SECRET',
+      'SHARDGATE_ADMIN_SECRET',
+      'AWS_FRA_KEY_ID',
+      'AWS_FRA_SECRET',
+      'B2_AMS_KEY_ID',
+      'B2_AMS_SECRET',
+      'WASABI_KEY_ID',
+      'WASABI_SECRET',
+      'GCS_HMAC_KEY_ID',
+      'GCS_HMAC_SECRET',
+      'SHARDGATE_KEY_K1',
+    ]);
     expect(new Set(r.config!.backends.map((b) => b.domain)).size).toBe(6);
     const lines: string[] = [];
     expect(await run(['-c', PRODUCTION], (l) => lines.push(l))).toBe(0);
@@ -53,9 +65,12 @@ describe('check-deploy', () => {
   });
 
   it('secrets written as plain [vars] are problems, and their values are reviewed as the gateway reads them (issue 37)', () => {
-    const plain = variant('plain-secrets', (t) => t.replace('[vars]\n', `[vars]\nSHARDGATE_APP_SECRET = "shardgate-dev-secret"\nSHARDGATE_KEY_K1 = "${DEV_KEY_VALUE}"\nAWS_FRA_SECRET = "an aws secret"\n`));
+    const plain = variant('plain-secrets', (t) =>
+      t.replace('[vars]\n', `[vars]\nSHARDGATE_APP_SECRET = "shardgate-dev-secret"\nSHARDGATE_KEY_K1 = "${DEV_KEY_VALUE}"\nAWS_FRA_SECRET = "an aws secret"\n`),
+    );
     const problems = checkDeployment(plain).problems;
-    for (const name of ['SHARDGATE_APP_SECRET', 'SHARDGATE_KEY_K1', 'AWS_FRA_SECRET']) expect(problems).toContainEqual(expect.stringMatching(new RegExp(`^${name} is a plain entry of \\[vars\\], but the config names it as a secret`)));
+    for (const name of ['SHARDGATE_APP_SECRET', 'SHARDGATE_KEY_K1', 'AWS_FRA_SECRET'])
+      expect(problems).toContainEqual(expect.stringMatching(new RegExp(`^${name} is a plain entry of \\[vars\\], but the config names it as a secret`)));
     // The deployed gateway would refuse these values: so does the check.
     expect(problems).toContainEqual('access key example-app: the secret SHARDGATE_APP_SECRET holds the development secret; choose a secret of your own.');
     expect(problems).toContainEqual(expect.stringMatching(/^encryption key "k1": the secret SHARDGATE_KEY_K1 holds the published development key/));
@@ -63,25 +78,39 @@ describe('check-deploy', () => {
   });
 
   it('ops.metricsTokenSecret is a secret like the others: listed, not refused', () => {
-    const metrics = variant('metrics-token', (t) => t.replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },'));
+    const metrics = variant('metrics-token', (t) =>
+      t.replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },'),
+    );
     const r = checkDeployment(metrics);
     expect(r.problems).toEqual([]);
     expect(r.secrets).toContain('SHARDGATE_METRICS_TOKEN');
-    const plain = variant('metrics-token-plain', (t) => t.replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },').replace('[vars]\n', '[vars]\nSHARDGATE_METRICS_TOKEN = "token"\n'));
+    const plain = variant('metrics-token-plain', (t) =>
+      t
+        .replace('"defaultPolicy": "ec-4-2",', '"defaultPolicy": "ec-4-2",\n  "ops": { "metricsTokenSecret": "SHARDGATE_METRICS_TOKEN" },')
+        .replace('[vars]\n', '[vars]\nSHARDGATE_METRICS_TOKEN = "token"\n'),
+    );
     expect(checkDeployment(plain).problems).toEqual([expect.stringMatching(/^SHARDGATE_METRICS_TOKEN is a plain entry of \[vars\]/)]);
   });
 
   it('the development config of wrangler.toml would be refused', async () => {
     const lines: string[] = [];
     expect(await run(['-c', join(ROOT, 'wrangler.toml')], (l) => lines.push(l))).toBe(1);
-    expect(lines).toContain('problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.');
+    expect(lines).toContain(
+      'problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.',
+    );
     expect(lines.at(-1)).toMatch(/wrangler\.toml: 8 problem\(s\): a deployed gateway would refuse to start$/);
   });
 
   it('two R2 bindings of one bucket are a problem naming both backends; the same name in another jurisdiction is another bucket', () => {
     const same = variant('same-r2-bucket', (t) => t.replace('bucket_name = "example-shardgate-enam"', 'bucket_name = "example-shardgate-weur"'));
-    expect(checkDeployment(same).problems).toEqual([expect.stringMatching(/^backends r2-weur and r2-enam have the same R2 bucket \(bucket_name "example-shardgate-weur", bound as SHARD_R2_WEUR and SHARD_R2_ENAM\)/)]);
-    const eu = variant('eu-r2-bucket', (t) => t.replace('bucket_name = "example-shardgate-enam"', 'bucket_name = "example-shardgate-weur"\njurisdiction = "eu"'));
+    expect(checkDeployment(same).problems).toEqual([
+      expect.stringMatching(
+        /^backends r2-weur and r2-enam have the same R2 bucket \(bucket_name "example-shardgate-weur", bound as SHARD_R2_WEUR and SHARD_R2_ENAM\)/,
+      ),
+    ]);
+    const eu = variant('eu-r2-bucket', (t) =>
+      t.replace('bucket_name = "example-shardgate-enam"', 'bucket_name = "example-shardgate-weur"\njurisdiction = "eu"'),
+    );
     expect(checkDeployment(eu).problems).toEqual([]);
   });
 
@@ -111,25 +140,37 @@ describe('check-deploy', () => {
     expect(checkDeployment(noBinding).problems).toEqual([]);
     expect(checkDeployment(noBinding).warnings).toEqual([expect.stringMatching(/^no OPS Durable Object binding/)]);
     const noMigration = variant('no-ops-migration', (t) => t.replace('[[migrations]]\ntag = "v2"\nnew_sqlite_classes = ["OpsObject"]\n', ''));
-    expect(checkDeployment(noMigration).problems).toEqual(['the OPS binding has no [[migrations]] entry with new_sqlite_classes = ["OpsObject"]: the ops record needs SQLite storage.']);
+    expect(checkDeployment(noMigration).problems).toEqual([
+      'the OPS binding has no [[migrations]] entry with new_sqlite_classes = ["OpsObject"]: the ops record needs SQLite storage.',
+    ]);
   });
 
-  it('SHARDGATE_CONFIG is parsed with the gateway\'s own schema', () => {
+  it("SHARDGATE_CONFIG is parsed with the gateway's own schema", () => {
     const typo = variant('typo', (t) => t.replace('"defaultPolicy": "ec-4-2"', '"defaultPolicy": "ec-4-2", "readHedgeMS": 100'));
     expect(checkDeployment(typo).problems).toEqual([expect.stringContaining('SHARDGATE_CONFIG is invalid:\n  (root): Unrecognized key: "readHedgeMS"')]);
     const unbound = variant('unbound', (t) => t.replace('binding = "SHARD_R2_ENAM"', 'binding = "SHARD_R2_OTHER"'));
-    expect(checkDeployment(unbound).problems).toEqual([expect.stringMatching(/^backend r2-enam names the R2 binding SHARD_R2_ENAM, which this Worker does not have/)]);
-    const inline = variant('inline', (t) => t.replace('"secretAccessKeySecret": "SHARDGATE_ADMIN_SECRET"', '"secretAccessKey": "correct horse battery staple"'));
+    expect(checkDeployment(unbound).problems).toEqual([
+      expect.stringMatching(/^backend r2-enam names the R2 binding SHARD_R2_ENAM, which this Worker does not have/),
+    ]);
+    const inline = variant('inline', (t) =>
+      t.replace('"secretAccessKeySecret": "SHARDGATE_ADMIN_SECRET"', '"secretAccessKey": "correct horse battery staple"'),
+    );
     expect(checkDeployment(inline).problems).toEqual([expect.stringMatching(/^access key example-admin has its secretAccessKey inline/)]);
   });
 });
 
 describe('check-deploy --endpoint: the config against what the running gateway records (issue 26)', () => {
   const live = (id: string, storedShards: number, storedBytes = storedShards * 1000): LiveBackend => ({ id, storedShards, storedBytes });
-  const config = (...backends: [string, 'active' | 'draining' | 'retired'][]) => ({ backends: backends.map(([id, state]) => ({ id, state })) }) as unknown as Pick<GatewayConfig, 'backends'>;
+  const config = (...backends: [string, 'active' | 'draining' | 'retired'][]) =>
+    ({ backends: backends.map(([id, state]) => ({ id, state })) }) as unknown as Pick<GatewayConfig, 'backends'>;
 
   it('a retired backend still holding shards is refused, naming the count; an empty one, a draining one and an active one are not', () => {
-    const problems = reviewFleetAgainstLive(config(['a', 'active'], ['b', 'retired'], ['c', 'retired'], ['d', 'draining']), [live('a', 9), live('b', 3, 3072), live('c', 0), live('d', 5)]);
+    const problems = reviewFleetAgainstLive(config(['a', 'active'], ['b', 'retired'], ['c', 'retired'], ['d', 'draining']), [
+      live('a', 9),
+      live('b', 3, 3072),
+      live('c', 0),
+      live('d', 5),
+    ]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain('backend b is marked "retired"');
     expect(problems[0]).toContain('3 shard file(s), 3072 bytes');
@@ -155,7 +196,9 @@ describe('check-deploy --endpoint: the config against what the running gateway r
       const lines: string[] = [];
       expect(await run(['-c', PRODUCTION, '--endpoint', endpoint], (l) => lines.push(l))).toBe(1);
       expect(paths[0]).toMatch(/^\/_shardgate\/status/);
-      expect(lines.filter((l) => l.startsWith('problem:'))).toEqual([expect.stringContaining('backend old-minio is not in this config, but the running gateway\'s catalog records 7 shard file(s)')]);
+      expect(lines.filter((l) => l.startsWith('problem:'))).toEqual([
+        expect.stringContaining("backend old-minio is not in this config, but the running gateway's catalog records 7 shard file(s)"),
+      ]);
       reply.backends.pop();
       lines.length = 0;
       expect(await run(['-c', PRODUCTION, '--endpoint', endpoint], (l) => lines.push(l))).toBe(0);

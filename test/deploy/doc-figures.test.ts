@@ -20,9 +20,16 @@ describe("docs/DEPLOY.md's figures", { timeout: 120_000 }, () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it("the bundle size is the dry run's, within 10%", async () => {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '-c', 'wrangler.production.toml', '--outdir', out], {
-      cwd: ROOT, timeout: 110_000, maxBuffer: 16 << 20, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '-c', 'wrangler.production.toml', '--outdir', out],
+      {
+        cwd: ROOT,
+        timeout: 110_000,
+        maxBuffer: 16 << 20,
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+      },
+    );
     const measured = Number(/Total Upload: [\d.]+ KiB \/ gzip: ([\d.]+) KiB/.exec(stdout + stderr)?.[1]);
     expect(measured, stdout + stderr).toBeGreaterThan(0);
     const documented = Number(/the bundle, about (\d+) KiB gzipped/.exec(DEPLOY_MD)?.[1]);

@@ -66,14 +66,42 @@ interface Channel {
 }
 
 const CHANNELS: Channel[] = [
-  { name: 'a [vars] entry', file: () => variant('vars', (t) => t.replace('[vars]\n', '[vars]\nSHARDGATE_LOCAL_DEV = "1"\n')), rehearsal: {}, problem: /^SHARDGATE_LOCAL_DEV is set in \[vars\]/ },
-  { name: 'an [env.staging.vars] entry', file: () => variant('env', stagingSection), rehearsal: { env: 'staging' }, problem: /^\[env\.staging\] SHARDGATE_LOCAL_DEV is set in \[env\.staging\.vars\]/ },
-  { name: 'a Worker secret', file: () => variant('secret', devKeyInFile), rehearsal: { bindings: { SHARDGATE_LOCAL_DEV: { type: 'secret_text', value: '1' } } }, problem: /access key shardgate-dev is the development key/ },
-  { name: 'wrangler deploy --var', file: () => variant('var', devKeyInFile), rehearsal: { bindings: { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } } }, problem: /access key shardgate-dev is the development key/ },
+  {
+    name: 'a [vars] entry',
+    file: () => variant('vars', (t) => t.replace('[vars]\n', '[vars]\nSHARDGATE_LOCAL_DEV = "1"\n')),
+    rehearsal: {},
+    problem: /^SHARDGATE_LOCAL_DEV is set in \[vars\]/,
+  },
+  {
+    name: 'an [env.staging.vars] entry',
+    file: () => variant('env', stagingSection),
+    rehearsal: { env: 'staging' },
+    problem: /^\[env\.staging\] SHARDGATE_LOCAL_DEV is set in \[env\.staging\.vars\]/,
+  },
+  {
+    name: 'a Worker secret',
+    file: () => variant('secret', devKeyInFile),
+    rehearsal: { bindings: { SHARDGATE_LOCAL_DEV: { type: 'secret_text', value: '1' } } },
+    problem: /access key shardgate-dev is the development key/,
+  },
+  {
+    name: 'wrangler deploy --var',
+    file: () => variant('var', devKeyInFile),
+    rehearsal: { bindings: { SHARDGATE_LOCAL_DEV: { type: 'plain_text', value: '1' } } },
+    problem: /access key shardgate-dev is the development key/,
+  },
 ];
 
 async function signed(url: string, method: string, headers: Record<string, string> = {}): Promise<Request> {
-  const signer = new AwsV4Signer({ url, method, headers, accessKeyId: DEV.accessKeyId, secretAccessKey: DEV.secretAccessKey, service: 's3', region: 'us-east-1' });
+  const signer = new AwsV4Signer({
+    url,
+    method,
+    headers,
+    accessKeyId: DEV.accessKeyId,
+    secretAccessKey: DEV.secretAccessKey,
+    service: 's3',
+    region: 'us-east-1',
+  });
   const s = await signer.sign();
   return new Request(s.url, { method: s.method, headers: s.headers });
 }
@@ -90,7 +118,11 @@ describe('SHARDGATE_LOCAL_DEV=1 through each channel, with the development key i
       try {
         const base = `http://127.0.0.1:${r.gateway.port}`;
         // As the edge delivers a request: refused, whatever the key.
-        for (const [method, path] of [['GET', '/'], ['PUT', '/dev-bucket'], ['POST', '/_shardgate/admin/collect']]) {
+        for (const [method, path] of [
+          ['GET', '/'],
+          ['PUT', '/dev-bucket'],
+          ['POST', '/_shardgate/admin/collect'],
+        ]) {
           const res = await fetch(await signed(`${base}${path}`, method!, EDGE));
           const text = await res.text();
           expect(res.status, `${method} ${path}`).toBe(403);

@@ -34,7 +34,14 @@ describe('key policies', () => {
 
   it('the S3 backend asks a bucket for exactly ListBucket, GetObject, PutObject, DeleteObject', async () => {
     const b = new S3Backend({
-      id: 's', domain: 'd', endpoint: server.endpoint, bucket: 'b', region: 'us-east-1', pathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER',
+      id: 's',
+      domain: 'd',
+      endpoint: server.endpoint,
+      bucket: 'b',
+      region: 'us-east-1',
+      pathStyle: true,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
       fetch: (req) => (seen.add(actionOf(req)), fetch(req)),
     });
     const body = new Uint8Array(100_000).map((_, i) => i);

@@ -17,12 +17,13 @@ import { parseConfig } from '../../worker/config/config.ts';
 import { logRefusal, refusalMessage } from '../../worker/app/refusal.ts';
 
 const bucketBinding = { put() {}, get() {}, head() {}, delete() {}, list() {} };
-const devEnv = (extra: Record<string, unknown> = {}) => ({
-  SHARDGATE_CONFIG: devConfigSource(),
-  CATALOG: {},
-  ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`SHARD_${i}`, bucketBinding])),
-  ...extra,
-}) as never;
+const devEnv = (extra: Record<string, unknown> = {}) =>
+  ({
+    SHARDGATE_CONFIG: devConfigSource(),
+    CATALOG: {},
+    ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`SHARD_${i}`, bucketBinding])),
+    ...extra,
+  }) as never;
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 const dev = new AwsClient({ ...DEV_CREDENTIAL, service: 's3', region: 'us-east-1', retries: 0 });
 
@@ -40,7 +41,9 @@ describe('a deployed gateway with the development config', () => {
     expect(res.status).toBe(403);
     const body = await res.text();
     expect(body).toContain('<Code>AccessDenied</Code>');
-    expect(body).toContain("its configuration is not fit for a deployed worker (8 problems, listed in the Worker&apos;s log: wrangler tail). The development key works only in local development (npm start).");
+    expect(body).toContain(
+      'its configuration is not fit for a deployed worker (8 problems, listed in the Worker&apos;s log: wrangler tail). The development key works only in local development (npm start).',
+    );
     expect(res.headers.get('x-amz-request-id')).toMatch(/^[0-9A-F]{16}$/);
     const log = errors.join('\n');
     expect(log).toContain('shardgate: REFUSING every request: the configuration is not fit for a deployed worker:');
@@ -101,7 +104,11 @@ describe('SHARDGATE_LOCAL_DEV=1 on a deployed gateway (as a var, a secret or an 
       expect(res.status, url).toBe(403);
       expect(await res.text(), url).toContain('shardgate refuses every request');
     }
-    const admin = await fetchOf(await dev.sign('https://shardgate.acct.workers.dev/_shardgate/admin/collect', { method: 'POST', headers: edge }) as never, env, ctx);
+    const admin = await fetchOf(
+      (await dev.sign('https://shardgate.acct.workers.dev/_shardgate/admin/collect', { method: 'POST', headers: edge })) as never,
+      env,
+      ctx,
+    );
     expect(admin.status).toBe(403);
     const status = await fetchOf(new Request('https://shardgate.acct.workers.dev/_shardgate/status', { headers: edge }) as never, env, ctx);
     expect(await status.json()).toMatchObject({ refused: true });
@@ -111,8 +118,17 @@ describe('SHARDGATE_LOCAL_DEV=1 on a deployed gateway (as a var, a secret or an 
 describe('the refusal says only what concerns its problems', () => {
   // A config fit for deployment but for one secret nobody set: nothing about local development.
   const config = parseConfig({
-    backends: Array.from({ length: 6 }, (_, i) => ({ id: `s${i}`, kind: 's3', domain: `provider/${i}`, endpoint: `https://s${i}.example.net`, bucket: 'shards', accessKeyId: 'AKID', secretAccessKeySecret: `S${i}_SECRET` })),
-    policies: { ec: { k: 4, m: 2 } }, defaultPolicy: 'ec',
+    backends: Array.from({ length: 6 }, (_, i) => ({
+      id: `s${i}`,
+      kind: 's3',
+      domain: `provider/${i}`,
+      endpoint: `https://s${i}.example.net`,
+      bucket: 'shards',
+      accessKeyId: 'AKID',
+      secretAccessKeySecret: `S${i}_SECRET`,
+    })),
+    policies: { ec: { k: 4, m: 2 } },
+    defaultPolicy: 'ec',
     credentials: [{ accessKeyId: 'ops', secretAccessKeySecret: 'OPS_SECRET', scope: { buckets: ['*'], actions: ['read', 'admin'] } }],
   });
   const secrets = Object.fromEntries([...Array.from({ length: 6 }, (_, i) => `S${i}_SECRET`), 'OPS_SECRET'].map((n) => [n, `value of ${n}`]));
@@ -121,7 +137,9 @@ describe('the refusal says only what concerns its problems', () => {
     const { S3_SECRET: _, ...unset } = secrets;
     const review = reviewDeployment(config, { OPS: {}, ...unset });
     expect(review.refusals).toEqual(['backend s3 names the secret S3_SECRET for its secret key, which is not set: run `wrangler secret put S3_SECRET`.']);
-    expect(refusalMessage(review)).toBe("shardgate refuses every request: its configuration is not fit for a deployed worker (1 problem, listed in the Worker's log: wrangler tail).");
+    expect(refusalMessage(review)).toBe(
+      "shardgate refuses every request: its configuration is not fit for a deployed worker (1 problem, listed in the Worker's log: wrangler tail).",
+    );
     const errors: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errors.push(a.join(' ')));
     logRefusal(review);
@@ -131,6 +149,8 @@ describe('the refusal says only what concerns its problems', () => {
   it('the development secret on a key of its own: the sentence about the development key is said', () => {
     const review = reviewDeployment(config, { OPS: {}, ...secrets, OPS_SECRET: DEV_CREDENTIAL.secretAccessKey });
     expect(review.refusals).toEqual([expect.stringContaining('the secret OPS_SECRET holds the development secret')]);
-    expect(refusalMessage(review)).toMatch(/\(1 problem, listed in the Worker's log: wrangler tail\)\. The development key works only in local development \(npm start\)\.$/);
+    expect(refusalMessage(review)).toMatch(
+      /\(1 problem, listed in the Worker's log: wrangler tail\)\. The development key works only in local development \(npm start\)\.$/,
+    );
   });
 });

@@ -18,7 +18,9 @@ const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 /** Files under `dir`, recursively. */
 function files(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => e.name);
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => e.name);
 }
 
 async function readBack(): Promise<string> {
@@ -30,7 +32,9 @@ beforeAll(async () => {
   r = await startRehearsal({ port: 0, cronSeconds: 2, log: () => {} });
   const key = r.credentials[0]!;
   s3 = new S3Client({
-    endpoint: `http://127.0.0.1:${r.gateway.port}`, region: r.region, forcePathStyle: true,
+    endpoint: `http://127.0.0.1:${r.gateway.port}`,
+    region: r.region,
+    forcePathStyle: true,
     credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
   });
   await s3.send(new CreateBucketCommand({ Bucket: 'drill' }));

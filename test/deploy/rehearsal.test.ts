@@ -24,7 +24,10 @@ const DEPLOY_MD = readFileSync(join(ROOT, 'docs/DEPLOY.md'), 'utf8');
 
 /** The shell blocks that follow a `<!-- run by test/deploy/rehearsal.test.ts ... -->` marker, in order. */
 function markedBlocks(): { marker: string; script: string }[] {
-  return [...DEPLOY_MD.matchAll(/<!-- (run by test\/deploy\/rehearsal\.test\.ts[^>]*) -->\n```sh\n([\s\S]*?)```/g)].map((m) => ({ marker: m[1]!, script: m[2]! }));
+  return [...DEPLOY_MD.matchAll(/<!-- (run by test\/deploy\/rehearsal\.test\.ts[^>]*) -->\n```sh\n([\s\S]*?)```/g)].map((m) => ({
+    marker: m[1]!,
+    script: m[2]!,
+  }));
 }
 
 async function bash(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<{ stdout: string; stderr: string }> {
@@ -81,8 +84,12 @@ describe('docs/DEPLOY.md, run', () => {
       const key = r.credentials[0]!;
       const admin = r.credentials.find((c) => c.accessKeyId === 'example-admin')!;
       env = clientEnv(home, {
-        ENDPOINT: `http://127.0.0.1:${r.gateway.port}`, AWS_ACCESS_KEY_ID: key.accessKeyId, AWS_SECRET_ACCESS_KEY: key.secretAccessKey, AWS_DEFAULT_REGION: r.region,
-        ADMIN_KEY_ID: admin.accessKeyId, ADMIN_SECRET: admin.secretAccessKey,
+        ENDPOINT: `http://127.0.0.1:${r.gateway.port}`,
+        AWS_ACCESS_KEY_ID: key.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: key.secretAccessKey,
+        AWS_DEFAULT_REGION: r.region,
+        ADMIN_KEY_ID: admin.accessKeyId,
+        ADMIN_SECRET: admin.secretAccessKey,
       });
     });
     afterAll(() => r?.close());
@@ -96,7 +103,14 @@ describe('docs/DEPLOY.md, run', () => {
       expect(existsSync(join(home, 'big.bin'))).toBe(false);
       const status = JSON.parse(stdout.split('\n')[0]!);
       expect(status.deployment.mode).toBe('deployed');
-      expect(status.backends.map((b: { domain: string }) => b.domain)).toEqual(['cloudflare/r2-weur', 'cloudflare/r2-enam', 'aws/eu-central-1', 'backblaze/eu-central-003', 'wasabi/eu-central-1', 'gcp/europe-west4']);
+      expect(status.backends.map((b: { domain: string }) => b.domain)).toEqual([
+        'cloudflare/r2-weur',
+        'cloudflare/r2-enam',
+        'aws/eu-central-1',
+        'backblaze/eu-central-003',
+        'wasabi/eu-central-1',
+        'gcp/europe-west4',
+      ]);
       expect(status.deployment.warnings.every((w: string) => /talks to http:\/\/127\.0\.0\.1:\d+ without TLS/.test(w))).toBe(true);
       expect(stdout).toMatch(/^make_bucket: verify-\d+$/m);
       expect(stdout).toMatch(/^\S+ \S+ +70000000 big\.bin$/m);
@@ -124,7 +138,7 @@ describe('docs/DEPLOY.md, run', () => {
     });
   });
 
-  describe('wrangler.toml\'s development config, deployed as it is', needs('awscli'), () => {
+  describe("wrangler.toml's development config, deployed as it is", needs('awscli'), () => {
     let worker: RunningWorker;
     beforeAll(async () => {
       // The project's wrangler.toml and bindings, and no SHARDGATE_LOCAL_DEV: what `wrangler deploy` would run.
@@ -134,9 +148,14 @@ describe('docs/DEPLOY.md, run', () => {
 
     it('refuses awscli signing with the development key, saying why', async () => {
       const env = clientEnv(home, { AWS_ACCESS_KEY_ID: 'shardgate-dev', AWS_SECRET_ACCESS_KEY: 'shardgate-dev-secret', AWS_DEFAULT_REGION: 'us-east-1' });
-      const failed = await run('aws', ['--endpoint-url', worker.url.origin, 's3', 'ls'], { env, cwd: home }).then(() => null, (e: { stderr: string }) => e);
+      const failed = await run('aws', ['--endpoint-url', worker.url.origin, 's3', 'ls'], { env, cwd: home }).then(
+        () => null,
+        (e: { stderr: string }) => e,
+      );
       expect(failed, 'aws s3 ls must fail').not.toBeNull();
-      expect(failed!.stderr).toContain('An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (8 problems');
+      expect(failed!.stderr).toContain(
+        'An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (8 problems',
+      );
       const status = await (await fetch(new URL('/_shardgate/status', worker.url))).json();
       expect(status).toMatchObject({ refused: true, problems: 8 });
     });

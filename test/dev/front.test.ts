@@ -33,7 +33,12 @@ describe('the front', () => {
       req.on('end', () => {
         seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() });
         const text = `<ok>${Buffer.concat(chunks).length}</ok>`;
-        res.writeHead(req.url === '/teapot' ? 418 : 200, { 'x-amz-request-id': 'R1', etag: '"abc"', 'content-type': 'application/xml', 'content-length': text.length });
+        res.writeHead(req.url === '/teapot' ? 418 : 200, {
+          'x-amz-request-id': 'R1',
+          etag: '"abc"',
+          'content-type': 'application/xml',
+          'content-length': text.length,
+        });
         res.end(req.method === 'HEAD' ? undefined : text);
       });
     });
@@ -81,11 +86,14 @@ describe('the front', () => {
 
   it.each(['200', '', 'hundred-continue'])('ignores Expect: %j as S3 does (no 417), and forwards the request without it', async (value) => {
     const res = await new Promise<http.IncomingMessage & { text: string }>((resolve, reject) => {
-      const req = http.request({ port: front.port, host: '127.0.0.1', path: '/bucket/expect', method: 'PUT', headers: { expect: value, 'content-length': 3 } }, (r) => {
-        let text = '';
-        r.on('data', (c) => (text += c));
-        r.on('end', () => resolve(Object.assign(r, { text })));
-      });
+      const req = http.request(
+        { port: front.port, host: '127.0.0.1', path: '/bucket/expect', method: 'PUT', headers: { expect: value, 'content-length': 3 } },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => (text += c));
+          r.on('end', () => resolve(Object.assign(r, { text })));
+        },
+      );
       req.on('error', reject);
       req.end('bar');
     });
@@ -97,11 +105,14 @@ describe('the front', () => {
   it('passes the request target byte for byte and the answer unchanged', async () => {
     const path = '/b/a//b%2Fc+d%20e?list-type=2&prefix=%0A&x=a+b';
     const res = await new Promise<http.IncomingMessage & { text: string }>((resolve, reject) => {
-      const req = http.request({ port: front.port, host: '127.0.0.1', path, method: 'POST', headers: { 'x-amz-meta-a': 'é', 'content-type': 'text/plain' } }, (r) => {
-        let text = '';
-        r.on('data', (c) => (text += c));
-        r.on('end', () => resolve(Object.assign(r, { text })));
-      });
+      const req = http.request(
+        { port: front.port, host: '127.0.0.1', path, method: 'POST', headers: { 'x-amz-meta-a': 'é', 'content-type': 'text/plain' } },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => (text += c));
+          r.on('end', () => resolve(Object.assign(r, { text })));
+        },
+      );
       req.on('error', reject);
       req.end('body!');
     });
@@ -165,7 +176,7 @@ describe('the front', () => {
   });
 });
 
-describe('the front\'s connections to workerd', () => {
+describe("the front's connections to workerd", () => {
   it('opens one per request and closes it after the answer (never reused), asking for the address per request', async () => {
     // workerd closes pooled connections on its own terms; a request sent on one it had just
     // closed failed (ECONNRESET, socket hang up: a 503 to the client). This stand-in keeps
@@ -196,7 +207,11 @@ describe('the front\'s connections to workerd', () => {
       expect(await put()).toBe('<ok/>');
       expect(await get()).toBe('<ok/>');
       await new Promise((r) => setTimeout(r, 200));
-      expect({ opened: opened.length, closed: closed.length, asked }, 'back to back: a connection each, each closed').toEqual({ opened: 3, closed: 3, asked: 3 });
+      expect({ opened: opened.length, closed: closed.length, asked }, 'back to back: a connection each, each closed').toEqual({
+        opened: 3,
+        closed: 3,
+        asked: 3,
+      });
     } finally {
       await front.close();
       server.closeAllConnections();
@@ -205,7 +220,7 @@ describe('the front\'s connections to workerd', () => {
   });
 });
 
-describe('the front\'s check (isRefusedDevPath)', () => {
+describe("the front's check (isRefusedDevPath)", () => {
   it.each([
     ['/cdn-cgi/handler/scheduled', true],
     ['/cdn-cgi', true],

@@ -13,10 +13,14 @@ describe('the local cron', () => {
   it('abandons a run that hangs after its bound, aborting the call and saying so, and runs again a period later', async () => {
     const signals: AbortSignal[] = [];
     const lines: string[] = [];
-    const cron = startLocalCron((signal) => {
-      signals.push(signal);
-      return new Promise<ScheduledOutcome>(() => {}); // workerd never answers
-    }, 60_000, (l) => lines.push(l));
+    const cron = startLocalCron(
+      (signal) => {
+        signals.push(signal);
+        return new Promise<ScheduledOutcome>(() => {}); // workerd never answers
+      },
+      60_000,
+      (l) => lines.push(l),
+    );
     expect(signals).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(59_999);
     expect(cron.runs).toBe(0);

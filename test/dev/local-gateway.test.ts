@@ -72,7 +72,10 @@ print(json.dumps(dict(seen, body=body.decode())))
 function watchContinues(): { count: () => number; stop: () => void } {
   let count = 0;
   const onSocket = (message: unknown) => {
-    (message as { socket: Socket }).socket.on('data', (chunk: Buffer) => void (count += chunk.toString('latin1').split('HTTP/1.1 100 Continue\r\n').length - 1));
+    (message as { socket: Socket }).socket.on(
+      'data',
+      (chunk: Buffer) => void (count += chunk.toString('latin1').split('HTTP/1.1 100 Continue\r\n').length - 1),
+    );
   };
   dc.subscribe('net.client.socket', onSocket);
   return { count: () => count, stop: () => dc.unsubscribe('net.client.socket', onSocket) };
@@ -87,7 +90,12 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     state = mkdtempSync(join(tmpdir(), 'shardgate-local-'));
     // The development config of wrangler.toml, with superseded shards collectable at once.
     const config = { ...JSON.parse(devConfigSource()), garbageGraceSeconds: 0 };
-    gw = await startLocalGateway({ port: 0, stateDir: state, cronSeconds: 1, bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } } });
+    gw = await startLocalGateway({
+      port: 0,
+      stateDir: state,
+      cronSeconds: 1,
+      bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+    });
   }, 120_000);
   afterAll(async () => {
     await gw?.close();
@@ -96,7 +104,11 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
 
   it('boto3 with its defaults: each of 11 PUTs (Expect: 100-continue) sends its body on the 100 Continue, none waits it out', needs('boto3'), async () => {
     const before = gw.front.continued;
-    const { continued, gave_up, body } = JSON.parse(await boto3(BOTO3_PUTS, [gw.url.origin, credential.accessKeyId, credential.secretAccessKey])) as { continued: number; gave_up: number; body: string };
+    const { continued, gave_up, body } = JSON.parse(await boto3(BOTO3_PUTS, [gw.url.origin, credential.accessKeyId, credential.secretAccessKey])) as {
+      continued: number;
+      gave_up: number;
+      body: string;
+    };
     expect(gw.front.continued - before, 'PUTs that asked for 100-continue').toBe(11);
     expect({ continued, gave_up }, 'PUTs that sent their body on the 100 Continue / after giving up waiting').toEqual({ continued: 11, gave_up: 0 });
     expect(body, 'a key that needs the raw path (space, +, %2F) through the front').toBe('raw path');
@@ -121,7 +133,14 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
   });
 
   it('refuses /cdn-cgi/ paths however spelled; workerd itself would have run the cron', async () => {
-    for (const path of ['/cdn-cgi/handler/scheduled', '/CDN-CGI/handler/scheduled?cron=x', '/x/../cdn-cgi/handler/scheduled', '/%63dn-cgi/handler/scheduled', '/cdn-cgi/mf/scheduled', '/cdn-cgi']) {
+    for (const path of [
+      '/cdn-cgi/handler/scheduled',
+      '/CDN-CGI/handler/scheduled?cron=x',
+      '/x/../cdn-cgi/handler/scheduled',
+      '/%63dn-cgi/handler/scheduled',
+      '/cdn-cgi/mf/scheduled',
+      '/cdn-cgi',
+    ]) {
       const res = await raw(gw.url, { path });
       expect({ path, status: res.status }).toEqual({ path, status: 403 });
       expect(res.text).toContain('<Code>AccessDenied</Code>');
@@ -130,7 +149,7 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     expect(direct.status, 'wrangler answers the path itself on its own port').toBe(200);
   });
 
-  it('the front sends requests to the Worker\'s own workerd, not through wrangler\'s proxy worker', async () => {
+  it("the front sends requests to the Worker's own workerd, not through wrangler's proxy worker", async () => {
     // The proxy worker's connection pool raced workerd's 5 s idle close: about one request in
     // ten arriving 5 s after the previous one got a plain-text 500 "Network connection lost".
     const upstream = await gw.upstream();
@@ -147,14 +166,17 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     // catalog journal's segments are shard files too, written by the same cron, on its own shelf).
     const shelf = `${await DEV_KEY_RING.shelf('cron')}.`;
     // (A blob deleted or half written while this reads it is not counted.)
-    const blobs = () => readdirSync(join(state, 'v3', 'r2'), { recursive: true, encoding: 'utf8' }).filter((p) => /shardgate-local-\d\/blobs\/./.test(p)).filter((p) => {
-      try {
-        const head = readFileSync(join(state, 'v3', 'r2', p)).subarray(0, 8192);
-        return HEADER_MAGIC.every((b, i) => head[i] === b) && decodeHeader(head.subarray(0, headerLength(head))).unitId.startsWith(shelf);
-      } catch {
-        return false;
-      }
-    }).length;
+    const blobs = () =>
+      readdirSync(join(state, 'v3', 'r2'), { recursive: true, encoding: 'utf8' })
+        .filter((p) => /shardgate-local-\d\/blobs\/./.test(p))
+        .filter((p) => {
+          try {
+            const head = readFileSync(join(state, 'v3', 'r2', p)).subarray(0, 8192);
+            return HEADER_MAGIC.every((b, i) => head[i] === b) && decodeHeader(head.subarray(0, headerLength(head))).unitId.startsWith(shelf);
+          } catch {
+            return false;
+          }
+        }).length;
     const before = blobs();
     await client.send(new PutObjectCommand({ Bucket: 'cron', Key: 'coded', Body: new Uint8Array(300_000).fill(1) }));
     expect(blobs() - before, 'six shard files of a 4+2 object').toBe(6);
@@ -172,7 +194,9 @@ describe('the local gateway (npm start)', { timeout: 180_000 }, () => {
     await client.send(new PutObjectCommand({ Bucket: 'hangups', Key: 'big', Body: new Uint8Array(12 * 1024 * 1024).map((_, i) => (i * 13) & 0xff) }));
     const url = await presignedGet(client, 'hangups', 'big');
     for (let wave = 0; wave < 4; wave++) {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => abandonGet(url, ABANDON_POINTS[i % 4]!, { midBytes: (1 + ((wave * 20 + i) % 10)) * 1024 * 1024 })));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => abandonGet(url, ABANDON_POINTS[i % 4]!, { midBytes: (1 + ((wave * 20 + i) % 10)) * 1024 * 1024 })),
+      );
     }
     const idle = await settledBudget(gw.url.origin, credential);
     expect(idle, 'the coding budget after 80 hang-ups').toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });

@@ -24,7 +24,14 @@ async function gatewayOver(name: string, watch: boolean): Promise<{ gw: LocalGat
   writeFileSync(join(root, '.dev.vars'), 'GREETING="hi"\n');
   writeFileSync(join(root, 'wrangler.toml'), 'name = "no-watch"\nmain = "src/worker.ts"\ncompatibility_date = "2026-04-20"\n');
   // One per test: watch is a start option, and each test edits the source of its own Worker.
-  const gw = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: join(root, 'state'), cronSeconds: 0, watch, config: join(root, 'wrangler.toml') });
+  const gw = await startLocalGateway({
+    port: 0,
+    hosts: ['127.0.0.1'],
+    stateDir: join(root, 'state'),
+    cronSeconds: 0,
+    watch,
+    config: join(root, 'wrangler.toml'),
+  });
   return { gw, entry };
 }
 

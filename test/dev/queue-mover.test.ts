@@ -39,14 +39,22 @@ describe('the mover as queue links in workerd', { timeout: 300_000 }, () => {
     rmSync(state, { recursive: true, force: true });
   });
   const credentials = inlineCredential(readDevConfig())!;
-  const start = (source: string, cronSeconds: number) => startLocalGateway({
-    port: 0, stateDir: state, cronSeconds, watch: false, logLevel: 'warn',
-    bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: source } },
-  });
+  const start = (source: string, cronSeconds: number) =>
+    startLocalGateway({
+      port: 0,
+      stateDir: state,
+      cronSeconds,
+      watch: false,
+      logLevel: 'warn',
+      bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: source } },
+    });
 
   it('one cron run starts the chain; links drain the backend to 0 and every object reads back', async () => {
     // Started in the test: it is restarted below on the same state with the backend draining.
-    gateway = await start(config(() => {}), 0);
+    gateway = await start(
+      config(() => {}),
+      0,
+    );
     let s3 = new S3Client({ endpoint: gateway.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials });
     await s3.send(new CreateBucketCommand({ Bucket: 'moves' }));
     const sums = new Map<string, string>();
@@ -59,7 +67,10 @@ describe('the mover as queue links in workerd', { timeout: 300_000 }, () => {
     await gateway.close();
 
     // Restarted with the backend draining; the local cron runs once at start, then not for an hour.
-    gateway = await start(config((c) => (c.backends.find((b) => b.id === DRAINED)!.state = 'draining')), 3600);
+    gateway = await start(
+      config((c) => (c.backends.find((b) => b.id === DRAINED)!.state = 'draining')),
+      3600,
+    );
     const admin = new AwsClient({ ...credentials, service: 's3', region: 'us-east-1', retries: 0 });
     const left = async () => {
       const res = await admin.fetch(new URL('/_shardgate/admin/drain-status', gateway!.url).toString(), { method: 'POST' });

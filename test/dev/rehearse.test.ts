@@ -49,9 +49,11 @@ describe('npm run rehearse', { timeout: 180_000 }, () => {
     rmSync(sandbox, { recursive: true, force: true });
   });
 
-  it('-c takes a config outside the project, run with this checkout\'s Worker', () => {
+  it("-c takes a config outside the project, run with this checkout's Worker", () => {
     expect(output).toContain(`shardgate rehearsal of ${elsewhere}: http://127.0.0.1:`);
-    expect(output).toContain(`rehearsal: ${elsewhere} names main ${join(sandbox, 'ops-repo', 'worker/index.ts')}, which is not there: running this checkout's Worker (${join(ROOT, 'worker/index.ts')})`);
+    expect(output).toContain(
+      `rehearsal: ${elsewhere} names main ${join(sandbox, 'ops-repo', 'worker/index.ts')}, which is not there: running this checkout's Worker (${join(ROOT, 'worker/index.ts')})`,
+    );
   });
 
   it('prints the encryption keys it made, as SHARDGATE_KEYS for shardgate rescue and verify', () => {

@@ -40,7 +40,13 @@ describe('the local gateway under stalled and malformed requests', { timeout: 18
 
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'shardgate-stall-'));
-    gw = await startLocalGateway({ port: 0, stateDir: state, cronSeconds: 0, watch: false, bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: devConfigSource() } } });
+    gw = await startLocalGateway({
+      port: 0,
+      stateDir: state,
+      cronSeconds: 0,
+      watch: false,
+      bindings: { SHARDGATE_CONFIG: { type: 'plain_text', value: devConfigSource() } },
+    });
   }, 120_000);
   afterAll(async () => {
     await gw?.close();
@@ -50,7 +56,11 @@ describe('the local gateway under stalled and malformed requests', { timeout: 18
   it('64 stalled anonymous uploads are each refused at once, and a signed GET is answered while they stay open', async () => {
     const port = Number(gw.url.port);
     const uploads = Array.from({ length: 64 }, (_, i) =>
-      stalled(port, `PUT /bucket/stalled-${i} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 1048576\r\nContent-Type: application/octet-stream\r\n\r\n`, 'only a few bytes'),
+      stalled(
+        port,
+        `PUT /bucket/stalled-${i} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 1048576\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        'only a few bytes',
+      ),
     );
     try {
       const answers = await Promise.all(uploads.map((u) => u.answer));

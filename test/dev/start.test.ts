@@ -89,7 +89,11 @@ describe('npm start', { timeout: 180_000 }, () => {
     try {
       const { stdout } = await promisify(execFile)('/bin/bash', ['-euc', lines.join('\n')], {
         cwd: ROOT,
-        env: { PATH: [...new Set([...(['awscli', 'boto3', 'rclone'] as const).map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':'), HOME: home, LANG: 'C.UTF-8' },
+        env: {
+          PATH: [...new Set([...(['awscli', 'boto3', 'rclone'] as const).map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':'),
+          HOME: home,
+          LANG: 'C.UTF-8',
+        },
         timeout: 120_000,
       });
       expect(stdout).toMatch(/make_bucket: demo/);
@@ -101,48 +105,64 @@ describe('npm start', { timeout: 180_000 }, () => {
     }
   });
 
-  it(`the README's client blocks work as printed, one per client, on this gateway (${FULL ? 'all seven' : 'restic and duplicity: npm run test:full'})`, needs(...README_TOOLS), async () => {
-    const all = readmeClientBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-    expect(all.map((b) => b.client)).toEqual(['AWS SDK for JavaScript v3', 'boto3', 'awscli', 'rclone', 's3cmd', 'restic', 'duplicity']);
-    const blocks = all.filter((b) => README_CLIENTS.includes(b.client));
-    const home = mkdtempSync(join(tmpdir(), 'shardgate-readme-home-'));
-    const started = Date.now();
-    try {
-      // Each block uses buckets of its own, so they run side by side, each as a person pastes it:
-      // bash in the clone, a fresh HOME, only the clients' directories and /usr/bin:/bin on PATH.
-      const PATH = [...new Set([dirname(process.execPath), ...README_TOOLS.map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':');
-      const runs = await Promise.all(blocks.map(async (b) => {
-        const blockHome = join(home, b.client.replace(/\W+/g, '-'));
-        mkdirSync(blockHome);
-        const script = b.script.replaceAll('127.0.0.1:8787', `127.0.0.1:${port}`);
-        try {
-          const { stdout } = await promisify(execFile)('/bin/bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { PATH, HOME: blockHome, LANG: 'C.UTF-8' }, timeout: 120_000 });
-          return { client: b.client, stdout, error: null };
-        } catch (err) {
-          return { client: b.client, stdout: '', error: String((err as { stderr?: string }).stderr || err) };
+  it(
+    `the README's client blocks work as printed, one per client, on this gateway (${FULL ? 'all seven' : 'restic and duplicity: npm run test:full'})`,
+    needs(...README_TOOLS),
+    async () => {
+      const all = readmeClientBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+      expect(all.map((b) => b.client)).toEqual(['AWS SDK for JavaScript v3', 'boto3', 'awscli', 'rclone', 's3cmd', 'restic', 'duplicity']);
+      const blocks = all.filter((b) => README_CLIENTS.includes(b.client));
+      const home = mkdtempSync(join(tmpdir(), 'shardgate-readme-home-'));
+      const started = Date.now();
+      try {
+        // Each block uses buckets of its own, so they run side by side, each as a person pastes it:
+        // bash in the clone, a fresh HOME, only the clients' directories and /usr/bin:/bin on PATH.
+        const PATH = [...new Set([dirname(process.execPath), ...README_TOOLS.map((t) => dirname(toolPath(t))), '/usr/bin', '/bin'])].join(':');
+        const runs = await Promise.all(
+          blocks.map(async (b) => {
+            const blockHome = join(home, b.client.replace(/\W+/g, '-'));
+            mkdirSync(blockHome);
+            const script = b.script.replaceAll('127.0.0.1:8787', `127.0.0.1:${port}`);
+            try {
+              const { stdout } = await promisify(execFile)('/bin/bash', ['-euo', 'pipefail', '-c', script], {
+                cwd: ROOT,
+                env: { PATH, HOME: blockHome, LANG: 'C.UTF-8' },
+                timeout: 120_000,
+              });
+              return { client: b.client, stdout, error: null };
+            } catch (err) {
+              return { client: b.client, stdout: '', error: String((err as { stderr?: string }).stderr || err) };
+            }
+          }),
+        );
+        expect(runs.filter((r) => r.error)).toEqual([]);
+        const out = Object.fromEntries(runs.map((r) => [r.client, r.stdout]));
+        expect(out['AWS SDK for JavaScript v3']).toContain('hello from the SDK');
+        expect(out.boto3).toContain('hello from boto3');
+        expect(out.awscli).toMatch(/upload: \.\/README\.md to s3:\/\/demo\/README\.md/);
+        expect(out.rclone).toMatch(/^\s*\d+ docs\/README\.md$/m);
+        expect(out.s3cmd).toMatch(/s3:\/\/demo-s3cmd\/README\.md/);
+        if (FULL) {
+          expect(out.restic).toMatch(/1 snapshots/);
+          expect(out.duplicity).toMatch(/Number of contained backup sets: 1/);
         }
-      }));
-      expect(runs.filter((r) => r.error)).toEqual([]);
-      const out = Object.fromEntries(runs.map((r) => [r.client, r.stdout]));
-      expect(out['AWS SDK for JavaScript v3']).toContain('hello from the SDK');
-      expect(out.boto3).toContain('hello from boto3');
-      expect(out.awscli).toMatch(/upload: \.\/README\.md to s3:\/\/demo\/README\.md/);
-      expect(out.rclone).toMatch(/^\s*\d+ docs\/README\.md$/m);
-      expect(out.s3cmd).toMatch(/s3:\/\/demo-s3cmd\/README\.md/);
-      if (FULL) {
-        expect(out.restic).toMatch(/1 snapshots/);
-        expect(out.duplicity).toMatch(/Number of contained backup sets: 1/);
+        console.log(`README client blocks: ${blocks.length} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
       }
-      console.log(`README client blocks: ${blocks.length} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it('a config retiring a backend that still holds shards is refused at start, naming the count (issue 26)', async () => {
     // A coded object of its own (4+2 over six backends: a shard on each), whether or not the
     // banner's lines (which need awscli, boto3 and rclone) stored theirs.
-    const s3 = new S3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' }, maxAttempts: 1 });
+    const s3 = new S3Client({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' },
+      maxAttempts: 1,
+    });
     await s3.send(new CreateBucketCommand({ Bucket: 'retire-proof' }));
     await s3.send(new PutObjectCommand({ Bucket: 'retire-proof', Key: 'coded', Body: new Uint8Array(100_000).fill(7) }));
     s3.destroy();

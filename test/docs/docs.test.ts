@@ -15,13 +15,25 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_MD, render, rows } from '../../dev/config-reference.ts';
 import { ROOT } from '../support/worker.ts';
 
-const DOCS = ['README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'BENCHMARKS.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'SECURITY.md',
+  'BENCHMARKS.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const text = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 /** npm's own commands that a doc may name after `npm`. */
 const NPM_BUILTINS = new Set(['install', 'ci', 'view', 'run', 'exec']);
 const scripts = new Set(Object.keys(JSON.parse(text('package.json')).scripts as Record<string, string>));
-const commands = new Set(readdirSync(join(ROOT, 'cli/commands')).flatMap((f) => [...text(`cli/commands/${f}`).matchAll(/^(?:\s*name: |export const name = )'([a-z-]+)'/gm)].map((m) => m[1]!)));
+const commands = new Set(
+  readdirSync(join(ROOT, 'cli/commands')).flatMap((f) =>
+    [...text(`cli/commands/${f}`).matchAll(/^(?:\s*name: |export const name = )'([a-z-]+)'/gm)].map((m) => m[1]!),
+  ),
+);
 /** `shardgate X` phrases that are not commands: the data key's AAD, `shardgate dek v1 <kid>` (docs/FORMAT.md). */
 const NOT_COMMANDS = new Set(['dek']);
 /** Dotted names in the docs that are fields of the status document, not config paths, though their first part is a config key. */
@@ -40,8 +52,14 @@ const RECORDS = new Set(['policies', 'buckets']);
  * file as it was then; each says where the fix landed).
  */
 const NOT_OUR_FILES = [
-  /^s3tests\//, /^doc\/xxhash_spec\.md$/, /^bench\/results\/(A|B|NAME)\.json$/, /^BUCKET\//, /^\.\/keys\.json$/,
-  /^worker\/auth\/large-pieces\.ts$/, /^bench\/fixtures\/pull-body\.ts$/, /^worker\/ec\/unit-reader\.ts$/,
+  /^s3tests\//,
+  /^doc\/xxhash_spec\.md$/,
+  /^bench\/results\/(A|B|NAME)\.json$/,
+  /^BUCKET\//,
+  /^\.\/keys\.json$/,
+  /^worker\/auth\/large-pieces\.ts$/,
+  /^bench\/fixtures\/pull-body\.ts$/,
+  /^worker\/ec\/unit-reader\.ts$/,
 ];
 const PATH = /(?<![\w./-])((?:\.\.\/)?[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+\.(?:ts|mjs|cjs|js|json|sh|toml|py|md|rs|txt))(?![\w/])/g;
 
@@ -94,7 +112,7 @@ function jsonKeys(block: string): { name: string; line: number; record: boolean 
       keys.push({ name: t[1], line: src.slice(0, t.index).split('\n').length, record });
       lastKey = t[1];
     } else if (t[3]) {
-      stack.push(t[3] === '{' ? lastKey : stack.at(-1) ?? null);
+      stack.push(t[3] === '{' ? lastKey : (stack.at(-1) ?? null));
       lastKey = null;
     } else if (t[4]) {
       stack.pop();
@@ -110,7 +128,10 @@ describe('the docs name only what exists', () => {
     expect(names.has('tenantShare') && names.has('binding')).toBe(true);
     // The checker catches each kind of stale name.
     const stale = [
-      'npm run no-such-script', 'npx shardgate frobnicate', '`ops.noSuchKey`', 'see engine/no-such-file.ts',
+      'npm run no-such-script',
+      'npx shardgate frobnicate',
+      '`ops.noSuchKey`',
+      'see engine/no-such-file.ts',
       '```jsonc\n{ "policies": { "mine": { "k": 4, "mm": 2 } }, "scrubb": {} }\n```',
     ].join('\n');
     expect(problems('fixture.md', stale).map((p) => p.replace(/^fixture\.md:\d+: /, ''))).toEqual([
@@ -139,7 +160,14 @@ describe('docs/CONFIG.md', () => {
   it('names every key the schema has, with its default and the comment above it', () => {
     const text = render();
     const paths = rows().map((r) => r.path);
-    for (const key of ['backends[].kind', 'backends[].binding', 'policies.<name>.small.threshold', 'codingBudget.tenantShare', 'encryption.keys[].id', 'ops.metricsTokenSecret']) {
+    for (const key of [
+      'backends[].kind',
+      'backends[].binding',
+      'policies.<name>.small.threshold',
+      'codingBudget.tenantShare',
+      'encryption.keys[].id',
+      'ops.metricsTokenSecret',
+    ]) {
       expect(paths).toContain(key);
     }
     expect(text).toMatch(/\| `garbageGraceSeconds` \| integer \(≥ 0\) \|  \| `3600` \| Delay before superseded or orphaned shards are deleted\. \|/);

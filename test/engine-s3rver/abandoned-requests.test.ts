@@ -15,7 +15,14 @@
  * the promises of a request whose client is gone unless something keeps it alive), and two
  * copies holding their read shares could wait on each other until SlowDown.
  */
-import { CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, PutObjectCommand, UploadPartCopyCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  PutObjectCommand,
+  UploadPartCopyCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
@@ -76,9 +83,21 @@ describe('abandoned downloads and copies', { timeout: 600_000 }, () => {
 
     const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'hangups', Key: 'assembled' }));
     await inWaves(50, 10, async (i) => {
-      const url = i % 2 === 0
-        ? await getSignedUrl(s3, new CopyObjectCommand({ Bucket: 'hangups', Key: `copy-${i}`, CopySource: 'hangups/source' }), { expiresIn: 3600 })
-        : await getSignedUrl(s3, new UploadPartCopyCommand({ Bucket: 'hangups', Key: 'assembled', UploadId, PartNumber: 1 + (i % 5), CopySource: 'hangups/source', CopySourceRange: i % 3 ? 'bytes=0-5242879' : undefined }), { expiresIn: 3600 });
+      const url =
+        i % 2 === 0
+          ? await getSignedUrl(s3, new CopyObjectCommand({ Bucket: 'hangups', Key: `copy-${i}`, CopySource: 'hangups/source' }), { expiresIn: 3600 })
+          : await getSignedUrl(
+              s3,
+              new UploadPartCopyCommand({
+                Bucket: 'hangups',
+                Key: 'assembled',
+                UploadId,
+                PartNumber: 1 + (i % 5),
+                CopySource: 'hangups/source',
+                CopySourceRange: i % 3 ? 'bytes=0-5242879' : undefined,
+              }),
+              { expiresIn: 3600 },
+            );
       await abandonPresigned(url, 'PUT', i % 5 === 0 ? 0 : 5 + ((i * 37) % 150));
     });
 
@@ -115,9 +134,13 @@ describe('concurrent copies under a budget that fits one', { timeout: 300_000 },
       await s3.send(new PutObjectCommand({ Bucket: 'copies', Key: 'b', Body: bodyBytes('b', 12 * MiB) }));
       // Four at once: three read shares alone would leave too little for any write share.
       for (let round = 0; round < 3; round++) {
-        const results = await Promise.allSettled(['a', 'b', 'a', 'b'].map((src, i) =>
-          s3.send(new CopyObjectCommand({ Bucket: 'copies', Key: `copy-${round}-${i}`, CopySource: `copies/${src}` }))));
-        expect(results.map((r) => r.status), `round ${round}`).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+        const results = await Promise.allSettled(
+          ['a', 'b', 'a', 'b'].map((src, i) => s3.send(new CopyObjectCommand({ Bucket: 'copies', Key: `copy-${round}-${i}`, CopySource: `copies/${src}` }))),
+        );
+        expect(
+          results.map((r) => r.status),
+          `round ${round}`,
+        ).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
       }
       expect(await settledBudget(endpoint, DEV_CREDENTIALS, 10_000)).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
     } finally {

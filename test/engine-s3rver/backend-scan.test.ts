@@ -11,7 +11,13 @@
  * (the plaintext is random, so a 4-byte match is rare and each is compared in full).
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, UploadPartCommand, type S3Client,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,7 +76,8 @@ class NeedleIndex {
     for (let i = 0; i + 4 <= len; i++) {
       const list = this.first.get(hay.readUInt32LE(i));
       if (!list) continue;
-      for (const n of list) if (i + n.bytes.length <= len && hay.compare(n.bytes, 0, n.bytes.length, i, i + n.bytes.length) === 0) found.push(`${n.what} at ${i}`);
+      for (const n of list)
+        if (i + n.bytes.length <= len && hay.compare(n.bytes, 0, n.bytes.length, i, i + n.bytes.length) === 0) found.push(`${n.what} at ${i}`);
     }
     return found;
   }
@@ -83,7 +90,9 @@ class NeedleIndex {
  */
 function sizes(rand: () => number): number[] {
   const logUniform = (lo: number, hi: number) => Math.floor(Math.exp(Math.log(lo) + rand() * (Math.log(hi) - Math.log(lo))));
-  return Array.from({ length: OBJECTS }, (_, i) => (i === 0 ? 0 : i === 1 ? MAX_SIZE : OBJECTS < 100 && i % 3 === 0 && i <= 9 ? logUniform(PART + 1, MAX_SIZE) : logUniform(1, MAX_SIZE)));
+  return Array.from({ length: OBJECTS }, (_, i) =>
+    i === 0 ? 0 : i === 1 ? MAX_SIZE : OBJECTS < 100 && i % 3 === 0 && i <= 9 ? logUniform(PART + 1, MAX_SIZE) : logUniform(1, MAX_SIZE),
+  );
 }
 
 describe('a full scan of the backends after 100 random objects', () => {
@@ -94,7 +103,8 @@ describe('a full scan of the backends after 100 random objects', () => {
     const written: Written[] = [];
     for (const [i, size] of sizes(rand).entries()) {
       const bucket = BUCKETS[i % BUCKETS.length]!;
-      const key = `patient-${i}-confidential-name/scan-${i}.bin`, marker = `diagnosis-value-${i}-distinctive`;
+      const key = `patient-${i}-confidential-name/scan-${i}.bin`,
+        marker = `diagnosis-value-${i}-distinctive`;
       const data = Buffer.from(randomBytes(rand, size));
       // Multipart: every object of two parts or more whose index is a multiple of 3.
       const multipart = size > PART && i % 3 === 0;
@@ -102,7 +112,9 @@ describe('a full scan of the backends after 100 random objects', () => {
         const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, Metadata: { marker } }));
         const Parts = [];
         for (let at = 0, n = 1; at < size; at += PART, n++) {
-          const part = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, PartNumber: n, Body: data.subarray(at, at + PART) }));
+          const part = await s3.send(
+            new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, PartNumber: n, Body: data.subarray(at, at + PART) }),
+          );
           Parts.push({ ETag: part.ETag!, PartNumber: n });
         }
         await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: up.UploadId, MultipartUpload: { Parts } }));
@@ -120,7 +132,8 @@ describe('a full scan of the backends after 100 random objects', () => {
     expect(written.filter((w) => w.multipart).length).toBeGreaterThanOrEqual(3);
     expect(written.some((w) => w.size === 0) && written.some((w) => w.size === MAX_SIZE)).toBe(true);
 
-    let files = 0, bytes = 0;
+    let files = 0,
+      bytes = 0;
     const problems: string[] = [];
     for (const server of servers) {
       const backend = s3rverBackend(server);

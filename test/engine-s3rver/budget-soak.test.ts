@@ -25,10 +25,21 @@ afterAll(async () => {
 
 test('20 s of mixed traffic, 10% of downloads abandoned: no failure, the budget idle exactly at rest after every round', async () => {
   const endpoint = (await gateway!.directUrl()).origin;
-  const result = await soak({ client: gateway!.client({ endpoint }), endpoint, credentials: DEV_CREDENTIALS, bucket: 'soak', durationMs: 20_000, roundMs: 5_000, clients: 8, abandonShare: 0.1, sampleMs: 500 });
+  const result = await soak({
+    client: gateway!.client({ endpoint }),
+    endpoint,
+    credentials: DEV_CREDENTIALS,
+    bucket: 'soak',
+    durationMs: 20_000,
+    roundMs: 5_000,
+    clients: 8,
+    abandonShare: 0.1,
+    sampleMs: 500,
+  });
   expect(result.errors, 'failed requests').toEqual([]);
   expect(result.requests['GetObject abandoned'] ?? 0, 'abandoned downloads').toBeGreaterThan(5);
   expect(result.samples.length, 'budget samples').toBeGreaterThan(10);
   expect(result.atRest.length, 'rounds').toBeGreaterThanOrEqual(4);
-  for (const [i, rest] of result.atRest.entries()) expect(rest, `the budget at rest after round ${i + 1}`).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
+  for (const [i, rest] of result.atRest.entries())
+    expect(rest, `the budget at rest after round ${i + 1}`).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0, reclaimed: 0 });
 }, 300_000);

@@ -74,7 +74,9 @@ test(`${COUNT} concurrent ${SIZE / MiB} MiB PUTs, then GETs: all succeed, worker
   await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'warm', Body: bodyBytes('warm', SIZE) }));
   await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'warm' }))).Body!.transformToByteArray();
   await Promise.all(Array.from({ length: COUNT }, (_, i) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `small-${i}`, Body: bodyBytes('s', 2048) }))));
-  await Promise.all(Array.from({ length: COUNT }, async (_, i) => (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `small-${i}` }))).Body!.transformToByteArray()));
+  await Promise.all(
+    Array.from({ length: COUNT }, async (_, i) => (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `small-${i}` }))).Body!.transformToByteArray()),
+  );
   await new Promise((r) => setTimeout(r, 1000));
   const idle = rssBytes(gw)!;
 
@@ -89,18 +91,29 @@ test(`${COUNT} concurrent ${SIZE / MiB} MiB PUTs, then GETs: all succeed, worker
   s3.destroy();
   s3 = clientForPhase();
   sampler = rssSampler(gw, 50);
-  const gets = await Promise.allSettled(keys.map(async (k) => {
-    const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: k }));
-    const h = createHash('md5');
-    for await (const chunk of res.Body as AsyncIterable<Uint8Array>) h.update(chunk);
-    return h.digest('hex');
-  }));
+  const gets = await Promise.allSettled(
+    keys.map(async (k) => {
+      const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: k }));
+      const h = createHash('md5');
+      for await (const chunk of res.Body as AsyncIterable<Uint8Array>) h.update(chunk);
+      return h.digest('hex');
+    }),
+  );
   const getPeak = sampler.stop().peak;
-  const getFailures = gets.flatMap((r, i) => (r.status === 'rejected' ? [`${keys[i]}: ${(r.reason as Error).name} ${(r.reason as Error).message}`] : r.value !== digests.get(keys[i]!) ? [`${keys[i]}: wrong bytes`] : []));
+  const getFailures = gets.flatMap((r, i) =>
+    r.status === 'rejected'
+      ? [`${keys[i]}: ${(r.reason as Error).name} ${(r.reason as Error).message}`]
+      : r.value !== digests.get(keys[i]!)
+        ? [`${keys[i]}: wrong bytes`]
+        : [],
+  );
   expect(getFailures, 'every GET succeeds with the right bytes').toEqual([]);
 
   const mib = (n: number) => Math.round((n / MiB) * 10) / 10;
-  console.log('concurrency figures', JSON.stringify({ count: COUNT, sizeMiB: SIZE / MiB, idleMiB: mib(idle), putGrowthMiB: mib(putPeak - idle), getGrowthMiB: mib(getPeak - idle) }));
+  console.log(
+    'concurrency figures',
+    JSON.stringify({ count: COUNT, sizeMiB: SIZE / MiB, idleMiB: mib(idle), putGrowthMiB: mib(putPeak - idle), getGrowthMiB: mib(getPeak - idle) }),
+  );
   expect(putPeak - idle, 'workerd RSS growth during the PUTs').toBeLessThan(MAX_GROWTH_BYTES);
   expect(getPeak - idle, 'workerd RSS growth during the GETs').toBeLessThan(MAX_GROWTH_BYTES);
 }, 900_000);

@@ -9,8 +9,15 @@
  * of the refusals stores a shard file or returns a byte.
  */
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
-  PutObjectCommand, UploadPartCommand, type S3Client,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +38,10 @@ let s3: S3Client;
 
 beforeAll(async () => {
   servers = await startServers(6);
-  gateway = await startGateway({ ...gatewayConfig(servers, { timeoutMs: 30_000, policies: { 'ec-4-2': { k: 4, m: 2, blockSize: 65536 } } }), maxObjectSize: 64 * MiB });
+  gateway = await startGateway({
+    ...gatewayConfig(servers, { timeoutMs: 30_000, policies: { 'ec-4-2': { k: 4, m: 2, blockSize: 65536 } } }),
+    maxObjectSize: 64 * MiB,
+  });
   s3 = gateway.client({ endpoint: (await gateway.directUrl()).origin });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
 }, 180_000);
@@ -67,7 +77,8 @@ describe('encryption through the gateway', () => {
   it('objects of every size, SSE-S3, SSE-C, multipart and copies read back; every read of an SSE-C object needs its key', async () => {
     for (const [i, size] of [0, 1, 13, 4096, 4097, 100_000, 1_000_000, 9 * MiB].entries()) {
       const data = Buffer.from(randomBytes(rand, size));
-      const key = `secret-object-name-${i}`, marker = `distinctive-metadata-value-${i}`;
+      const key = `secret-object-name-${i}`,
+        marker = `distinctive-metadata-value-${i}`;
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: data, Metadata: { marker } }));
       written.push({ key, data, marker });
     }
@@ -105,13 +116,24 @@ describe('encryption through the gateway', () => {
     const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, Metadata: { marker: 'distinctive-multipart' }, ...sseC(KEY_A) }));
     const parts = [Buffer.from(randomBytes(rand, 5 * MiB)), Buffer.from(randomBytes(rand, 123_457))];
     const etags: string[] = [];
-    for (const [i, p] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: i + 1, Body: p, ...sseC(KEY_A) }))).ETag!);
-    expect(await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1] })))).toMatchObject({ status: 400 });
+    for (const [i, p] of parts.entries())
+      etags.push(
+        (await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: i + 1, Body: p, ...sseC(KEY_A) }))).ETag!,
+      );
+    expect(await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1] })))).toMatchObject({
+      status: 400,
+    });
     // Another key than the upload's is bad input for a part (400, as AWS and RGW answer).
-    expect(await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1], ...sseC(KEY_B) })))).toMatchObject({ status: 400, code: 'InvalidArgument' });
+    expect(
+      await status(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, PartNumber: 3, Body: parts[1], ...sseC(KEY_B) }))),
+    ).toMatchObject({ status: 400, code: 'InvalidArgument' });
     // Complete: the key is optional, as on AWS; another key than the upload's is refused (400).
     const completeParts = { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) };
-    expect(await status(s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: completeParts, ...sseC(KEY_B) })))).toMatchObject({ status: 400, code: 'InvalidArgument' });
+    expect(
+      await status(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: completeParts, ...sseC(KEY_B) })),
+      ),
+    ).toMatchObject({ status: 400, code: 'InvalidArgument' });
     await s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: mpKey, UploadId: up.UploadId, MultipartUpload: completeParts }));
     const whole = Buffer.concat(parts);
     expect((await body(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: mpKey, ...sseC(KEY_A) })))).equals(whole)).toBe(true);
@@ -119,16 +141,28 @@ describe('encryption through the gateway', () => {
     written.push({ key: mpKey, data: whole, marker: 'distinctive-multipart' });
 
     // Copy: an SSE-C source needs its key (x-amz-copy-source-…); the target is encrypted as asked.
-    expect(await status(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', CopySource: `${BUCKET}/${mpKey}` })))).toMatchObject({ status: 400 });
-    await s3.send(new CopyObjectCommand({
-      Bucket: BUCKET, Key: 'secret-copy', CopySource: `${BUCKET}/${mpKey}`,
-      CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY_A.toString('base64'), CopySourceSSECustomerKeyMD5: md5(KEY_A), ...sseC(KEY_B),
-    }));
+    expect(await status(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', CopySource: `${BUCKET}/${mpKey}` })))).toMatchObject({
+      status: 400,
+    });
+    await s3.send(
+      new CopyObjectCommand({
+        Bucket: BUCKET,
+        Key: 'secret-copy',
+        CopySource: `${BUCKET}/${mpKey}`,
+        CopySourceSSECustomerAlgorithm: 'AES256',
+        CopySourceSSECustomerKey: KEY_A.toString('base64'),
+        CopySourceSSECustomerKeyMD5: md5(KEY_A),
+        ...sseC(KEY_B),
+      }),
+    );
     expect((await body(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', ...sseC(KEY_B) })))).equals(whole)).toBe(true);
     expect(await status(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'secret-copy', ...sseC(KEY_A) })))).toMatchObject({ status: 403 });
   }, 600_000);
 
-  it('boto3 (Debian\'s python3-boto3): an SSE-C round trip, single PUT and multipart (upload_fileobj), and the refusals', { ...needs('boto3'), timeout: 180_000 }, async () => {
+  it("boto3 (Debian's python3-boto3): an SSE-C round trip, single PUT and multipart (upload_fileobj), and the refusals", {
+    ...needs('boto3'),
+    timeout: 180_000,
+  }, async () => {
     const script = `
 import boto3, botocore, io, os, sys
 from boto3.s3.transfer import TransferConfig
@@ -154,34 +188,44 @@ print('ok')
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
     const origin = (await gateway!.directUrl()).origin;
-    const { stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', script, origin, 'shardgate-dev', 'shardgate-dev-secret', BUCKET], { timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', script, origin, 'shardgate-dev', 'shardgate-dev-secret', BUCKET], {
+      timeout: 120_000,
+    });
     expect(stdout.trim()).toBe('ok');
   });
 
-  it('bad SSE input is refused with S3\'s errors and stores nothing', async () => {
+  it("bad SSE input is refused with S3's errors and stores nothing", async () => {
     const before = await shardFileCount();
     const data = Buffer.from(randomBytes(rand, 200_000));
     async function fetchPut(headers: Record<string, string>) {
       // The SDK refuses some of these itself: sent through it with the headers overridden.
       const c = gateway!.client({ endpoint: (await gateway!.directUrl()).origin });
-      c.middlewareStack.add((next) => async (args) => {
-        const req = args.request as { headers: Record<string, string> };
-        for (const [k, v] of Object.entries(headers)) {
-          if (v === '') delete req.headers[k];
-          else req.headers[k] = v;
-        }
-        return next(args);
-      }, { step: 'build', priority: 'low' });
+      c.middlewareStack.add(
+        (next) => async (args) => {
+          const req = args.request as { headers: Record<string, string> };
+          for (const [k, v] of Object.entries(headers)) {
+            if (v === '') delete req.headers[k];
+            else req.headers[k] = v;
+          }
+          return next(args);
+        },
+        { step: 'build', priority: 'low' },
+      );
       return status(c.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'refused', Body: data })));
     }
-    const ALG = 'x-amz-server-side-encryption-customer-algorithm', KEY = 'x-amz-server-side-encryption-customer-key', KMD5 = 'x-amz-server-side-encryption-customer-key-md5';
+    const ALG = 'x-amz-server-side-encryption-customer-algorithm',
+      KEY = 'x-amz-server-side-encryption-customer-key',
+      KMD5 = 'x-amz-server-side-encryption-customer-key-md5';
     const short = Buffer.alloc(16, 7);
     expect(await fetchPut({ [ALG]: 'AES256', [KEY]: short.toString('base64'), [KMD5]: md5(short) })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await fetchPut({ [ALG]: 'AES256', [KEY]: KEY_A.toString('base64'), [KMD5]: md5(KEY_B) })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await fetchPut({ [ALG]: 'AES256', [KEY]: KEY_A.toString('base64') })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await fetchPut({ [ALG]: 'AES256' })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await fetchPut({ [KEY]: KEY_A.toString('base64'), [KMD5]: md5(KEY_A) })).toMatchObject({ status: 400, code: 'InvalidArgument' });
-    expect(await fetchPut({ [ALG]: 'DES', [KEY]: KEY_A.toString('base64'), [KMD5]: md5(KEY_A) })).toMatchObject({ status: 400, code: 'InvalidEncryptionAlgorithmError' });
+    expect(await fetchPut({ [ALG]: 'DES', [KEY]: KEY_A.toString('base64'), [KMD5]: md5(KEY_A) })).toMatchObject({
+      status: 400,
+      code: 'InvalidEncryptionAlgorithmError',
+    });
     expect(await fetchPut({ 'x-amz-server-side-encryption': 'aws:kms' })).toMatchObject({ status: 501, code: 'NotImplemented' });
     expect(await fetchPut({ 'x-amz-server-side-encryption': 'AES128' })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await shardFileCount(), 'shard files after refused PUTs').toBe(before);

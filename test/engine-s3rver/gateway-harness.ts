@@ -164,10 +164,13 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
     { plugins: o.esbuildPlugins, wranglerToml: projectWranglerToml(), prefix: 'engine-s3rver-gateway-' },
     {
       bindings: {
-        ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
+        ...LOCAL_DEV,
+        SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
         ...(o.poison === false ? { SHARDGATE_POISON_BUFFERS: { type: 'plain_text', value: '0' } } : {}),
       },
-      persist: true, persistDir: o.stateDir, inspector: o.inspector,
+      persist: true,
+      persistDir: o.stateDir,
+      inspector: o.inspector,
     },
   );
   const url = worker.proxyUrl;

@@ -11,8 +11,18 @@
  * credentials fails.
  */
 import {
-  CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, GetObjectLegalHoldCommand, GetObjectRetentionCommand,
-  HeadObjectCommand, ListObjectVersionsCommand, PutObjectCommand, PutObjectLegalHoldCommand, PutObjectRetentionCommand, type S3Client,
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  GetObjectLegalHoldCommand,
+  GetObjectRetentionCommand,
+  HeadObjectCommand,
+  ListObjectVersionsCommand,
+  PutObjectCommand,
+  PutObjectLegalHoldCommand,
+  PutObjectRetentionCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { GatewayClient } from '../../cli/gateway-client.ts';
@@ -55,7 +65,9 @@ test('a COMPLIANCE-locked version survives every way of deleting it, collect and
   await s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: true }));
   const retainUntil = new Date(Math.ceil((Date.now() + 86_400_000) / 1000) * 1000);
   const v1 = bodyBytes('locked-v1', MiB);
-  const put = await s3.send(new PutObjectCommand({ Bucket, Key: 'doc', Body: v1, ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: retainUntil, ChecksumAlgorithm: 'CRC32' }));
+  const put = await s3.send(
+    new PutObjectCommand({ Bucket, Key: 'doc', Body: v1, ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: retainUntil, ChecksumAlgorithm: 'CRC32' }),
+  );
   const id = put.VersionId!;
   const unitsAfterPut = (await shardKeys(servers[0]!, Bucket)).length;
   expect(unitsAfterPut, 'a shard of the locked version on backend 0').toBeGreaterThan(0);
@@ -72,8 +84,12 @@ test('a COMPLIANCE-locked version survives every way of deleting it, collect and
 
   // Retention cannot be shortened nor turned into GOVERNANCE, bypass or not.
   const shorter = { Mode: 'COMPLIANCE' as const, RetainUntilDate: new Date(retainUntil.getTime() - 3_600_000) };
-  await expect(s3.send(new PutObjectRetentionCommand({ Bucket, Key: 'doc', VersionId: id, Retention: shorter, BypassGovernanceRetention: true }))).rejects.toMatchObject(denied);
-  await expect(s3.send(new PutObjectRetentionCommand({ Bucket, Key: 'doc', VersionId: id, Retention: { Mode: 'GOVERNANCE', RetainUntilDate: retainUntil } }))).rejects.toMatchObject(denied);
+  await expect(
+    s3.send(new PutObjectRetentionCommand({ Bucket, Key: 'doc', VersionId: id, Retention: shorter, BypassGovernanceRetention: true })),
+  ).rejects.toMatchObject(denied);
+  await expect(
+    s3.send(new PutObjectRetentionCommand({ Bucket, Key: 'doc', VersionId: id, Retention: { Mode: 'GOVERNANCE', RetainUntilDate: retainUntil } })),
+  ).rejects.toMatchObject(denied);
 
   // No delete by version id, with bypass or not, alone or in a DeleteObjects.
   await expect(s3.send(new DeleteObjectCommand({ Bucket, Key: 'doc', VersionId: id }))).rejects.toMatchObject(denied);
@@ -101,12 +117,21 @@ test('a COMPLIANCE-locked version survives every way of deleting it, collect and
   expect((await shardKeys(servers[0]!, Bucket)).length, 'shard files on backend 0 after collection').toBeGreaterThanOrEqual(unitsAfterPut);
 }, 120_000);
 
-test('a backend with Object Lock retains the shards of a COMPLIANCE version: the gateway\'s own credentials cannot delete them', async () => {
+test("a backend with Object Lock retains the shards of a COMPLIANCE version: the gateway's own credentials cannot delete them", async () => {
   const Bucket = 'retained';
   await s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: true }));
   const retainUntil = new Date(Math.ceil((Date.now() + 2 * 86_400_000) / 1000) * 1000);
   const before = new Set(double!.retained.keys());
-  await s3.send(new PutObjectCommand({ Bucket, Key: 'doc', Body: bodyBytes('retained', MiB), ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: retainUntil, ChecksumAlgorithm: 'CRC32' }));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: 'doc',
+      Body: bodyBytes('retained', MiB),
+      ObjectLockMode: 'COMPLIANCE',
+      ObjectLockRetainUntilDate: retainUntil,
+      ChecksumAlgorithm: 'CRC32',
+    }),
+  );
   const mine = [...double!.retained.entries()].filter(([path]) => !before.has(path));
   expect(mine.length, 'shards of the version on backend 0 given a retention').toBeGreaterThan(0);
   for (const [, until] of mine) expect(until).toEqual(retainUntil);
@@ -122,14 +147,32 @@ test('a backend with Object Lock retains the shards of a COMPLIANCE version: the
 
   // A GOVERNANCE version is not mirrored (a bypass would strand its shards at the backend).
   const count = double!.retained.size;
-  await s3.send(new PutObjectCommand({ Bucket, Key: 'gov', Body: bodyBytes('gov', MiB), ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: retainUntil, ChecksumAlgorithm: 'CRC32' }));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: 'gov',
+      Body: bodyBytes('gov', MiB),
+      ObjectLockMode: 'GOVERNANCE',
+      ObjectLockRetainUntilDate: retainUntil,
+      ChecksumAlgorithm: 'CRC32',
+    }),
+  );
   expect(double!.retained.size).toBe(count);
 }, 60_000);
 
 test('GOVERNANCE: deleted by version id only with x-amz-bypass-governance-retention', async () => {
   const Bucket = 'governed';
   await s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: true }));
-  const put = await s3.send(new PutObjectCommand({ Bucket, Key: 'doc', Body: 'abc', ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000), ChecksumAlgorithm: 'CRC32' }));
+  const put = await s3.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: 'doc',
+      Body: 'abc',
+      ObjectLockMode: 'GOVERNANCE',
+      ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000),
+      ChecksumAlgorithm: 'CRC32',
+    }),
+  );
   await expect(s3.send(new DeleteObjectCommand({ Bucket, Key: 'doc', VersionId: put.VersionId }))).rejects.toMatchObject(denied);
   const done = await s3.send(new DeleteObjectCommand({ Bucket, Key: 'doc', VersionId: put.VersionId, BypassGovernanceRetention: true }));
   expect(done.VersionId).toBe(put.VersionId);

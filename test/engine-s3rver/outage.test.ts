@@ -11,14 +11,7 @@
  * request, a plain-text 503), which would hide what the gateway does. One test checks the proxy
  * path on purpose. SHARDGATE_ENGINE_TEST_VIA=proxy sends everything through worker.url.
  */
-import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,7 +80,11 @@ function failure(err: unknown): Outcome {
 /** What a GET of a stored object must give. */
 function expectIntact(key: string, got: Outcome) {
   const o = stored.get(key)!;
-  expect(got, `GET ${key} with ${JSON.stringify(down)} down${got.ok ? '' : `: ${got.code}: ${got.message}`}`).toMatchObject({ ok: true, bytes: o.size, sha256: sha256Of(o.seed, o.size) });
+  expect(got, `GET ${key} with ${JSON.stringify(down)} down${got.ok ? '' : `: ${got.code}: ${got.message}`}`).toMatchObject({
+    ok: true,
+    bytes: o.size,
+    sha256: sha256Of(o.seed, o.size),
+  });
 }
 
 async function expectAllIntact() {
@@ -182,7 +179,9 @@ describe('gateway over six s3rver processes, 4+2', () => {
   afterEach(async (ctx) => {
     if (workerGone || (await gateway!.alive())) return;
     workerGone = ctx.task.name;
-    throw new Error(`the gateway's workerd process stopped answering during "${ctx.task.name}" (wrangler logs it under ~/.config/.wrangler/logs; seen: "Received signal #11: Segmentation fault")`);
+    throw new Error(
+      `the gateway's workerd process stopped answering during "${ctx.task.name}" (wrangler logs it under ~/.config/.wrangler/logs; seen: "Received signal #11: Segmentation fault")`,
+    );
   });
 
   test('all up: objects of 64 KiB, 1 MiB and 5 MiB round-trip', async () => {
@@ -273,10 +272,28 @@ describe('gateway over six s3rver processes, 4+2', () => {
     const o = stored.get('o-5m')!;
     // Bytes 100000..1200000: parts of stripes 0..4, including the killed holder's data shard.
     const range = await get('o-5m', 'bytes=100000-1200000');
-    expect(range).toMatchObject({ ok: true, status: 206, bytes: 1_100_001, sha256: createHash('sha256').update(bodySlice(o.seed, 100_000, 1_100_001)).digest('hex') });
+    expect(range).toMatchObject({
+      ok: true,
+      status: 206,
+      bytes: 1_100_001,
+      sha256: createHash('sha256')
+        .update(bodySlice(o.seed, 100_000, 1_100_001))
+        .digest('hex'),
+    });
     const tail = await get('o-5m', 'bytes=-70000');
-    expect(tail).toMatchObject({ ok: true, status: 206, bytes: 70_000, sha256: createHash('sha256').update(bodySlice(o.seed, 5 * MiB - 70_000, 70_000)).digest('hex') });
-    for (const [key, size] of [['one-down-64k', 64 * KiB], ['one-down-1m', MiB], ['one-down-5m', 5 * MiB]] as const) {
+    expect(tail).toMatchObject({
+      ok: true,
+      status: 206,
+      bytes: 70_000,
+      sha256: createHash('sha256')
+        .update(bodySlice(o.seed, 5 * MiB - 70_000, 70_000))
+        .digest('hex'),
+    });
+    for (const [key, size] of [
+      ['one-down-64k', 64 * KiB],
+      ['one-down-1m', MiB],
+      ['one-down-5m', 5 * MiB],
+    ] as const) {
       expect(await put(key, size)).toEqual({ ok: true });
       expectIntact(key, await get(key));
     }
@@ -288,7 +305,13 @@ describe('gateway over six s3rver processes, 4+2', () => {
     await expectAllIntact();
     const o = stored.get('o-5m')!;
     const range = await get('o-5m', 'bytes=100000-1200000');
-    expect(range).toMatchObject({ ok: true, bytes: 1_100_001, sha256: createHash('sha256').update(bodySlice(o.seed, 100_000, 1_100_001)).digest('hex') });
+    expect(range).toMatchObject({
+      ok: true,
+      bytes: 1_100_001,
+      sha256: createHash('sha256')
+        .update(bodySlice(o.seed, 100_000, 1_100_001))
+        .digest('hex'),
+    });
 
     const live = servers.filter((_, i) => !down.includes(i));
     /** Runs a PUT that must fail; returns the shard keys it left on the live backends. */
@@ -300,7 +323,9 @@ describe('gateway over six s3rver processes, 4+2', () => {
       // With the size on disk. s3rver-child.cjs commits an upload only once its whole body has
       // arrived (as S3 does), so a key listed here is a shard PUT that completed and was not removed.
       return after.flatMap((keys, i) =>
-        keys.filter((k) => !before.has(k)).map((k) => `${k} (${fileSize(join(live[i]!.directory, 'b', `${k}._S3rver_object`))} bytes on s3rver-${servers.indexOf(live[i]!)})`),
+        keys
+          .filter((k) => !before.has(k))
+          .map((k) => `${k} (${fileSize(join(live[i]!.directory, 'b', `${k}._S3rver_object`))} bytes on s3rver-${servers.indexOf(live[i]!)})`),
       );
     };
     const leftovers: Record<string, string[]> = {};
@@ -373,8 +398,18 @@ describe('gateway over six s3rver processes, 4+2', () => {
     await new Promise((r) => setTimeout(r, REFUSED_DOWN_MS + RECHECK_AFTER_MS));
     await expectAllIntact();
     const o = stored.get('o-5m')!;
-    expect(await get('o-5m', 'bytes=100000-1200000')).toMatchObject({ ok: true, status: 206, sha256: createHash('sha256').update(bodySlice(o.seed, 100_000, 1_100_001)).digest('hex') });
-    for (const [key, size] of [['back-64k', 64 * KiB], ['back-5m', 5 * MiB], ['two-down-new', MiB]] as const) {
+    expect(await get('o-5m', 'bytes=100000-1200000')).toMatchObject({
+      ok: true,
+      status: 206,
+      sha256: createHash('sha256')
+        .update(bodySlice(o.seed, 100_000, 1_100_001))
+        .digest('hex'),
+    });
+    for (const [key, size] of [
+      ['back-64k', 64 * KiB],
+      ['back-5m', 5 * MiB],
+      ['two-down-new', MiB],
+    ] as const) {
       expect(await put(key, size)).toEqual({ ok: true });
       expectIntact(key, await get(key));
     }

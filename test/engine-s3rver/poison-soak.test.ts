@@ -12,8 +12,15 @@
  *   no body holds a run of poison, and the isolate's poison tally caught nothing.
  */
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, PutBucketVersioningCommand,
-  PutObjectCommand, UploadPartCopyCommand, type S3Client,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  UploadPartCopyCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,13 +48,30 @@ async function control(path: string): Promise<Record<string, unknown>> {
 beforeAll(async () => {
   servers = Array.from({ length: 6 }, () => new S3rverProcess(['b', 'c']));
   await Promise.all(servers.map((s) => s.start()));
-  const backends = servers.flatMap((s, i) => ['b', 'c'].map((bucket) => ({
-    id: `s3rver-${i}${bucket}`, kind: 's3', domain: `local/s3rver-${i}${bucket}`, endpoint: s.endpoint, bucket, region: 'us-east-1', pathStyle: true,
-    accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', timeoutMs: 30_000, retries: 0,
-  })));
+  const backends = servers.flatMap((s, i) =>
+    ['b', 'c'].map((bucket) => ({
+      id: `s3rver-${i}${bucket}`,
+      kind: 's3',
+      domain: `local/s3rver-${i}${bucket}`,
+      endpoint: s.endpoint,
+      bucket,
+      region: 'us-east-1',
+      pathStyle: true,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      timeoutMs: 30_000,
+      retries: 0,
+    })),
+  );
   const config = {
-    region: 'us-east-1', backends, credentials: [{ ...DEV_CREDENTIALS }], garbageGraceSeconds: 3600, encryption: TEST_ENCRYPTION,
-    policies: { 'ec-4-2': { k: 4, m: 2 }, 'ec-8-3': { k: 8, m: 3 } }, defaultPolicy: 'ec-4-2', buckets: { wide: 'ec-8-3' },
+    region: 'us-east-1',
+    backends,
+    credentials: [{ ...DEV_CREDENTIALS }],
+    garbageGraceSeconds: 3600,
+    encryption: TEST_ENCRYPTION,
+    policies: { 'ec-4-2': { k: 4, m: 2 }, 'ec-8-3': { k: 8, m: 3 } },
+    defaultPolicy: 'ec-4-2',
+    buckets: { wide: 'ec-8-3' },
   };
   gateway = await startGateway(config, { entry: 'test/engine/fixtures/worker.ts' });
   origin = (await gateway.directUrl()).origin;
@@ -68,7 +92,7 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
     expect(await control('/__test/poison')).toMatchObject({ on: true });
   });
 
-  it('a consumer holding every chunk of a 64 MiB read: keep() gives the object\'s bytes while other reads recycle the pool; lent chunks held fail, naming their lender', async () => {
+  it("a consumer holding every chunk of a 64 MiB read: keep() gives the object's bytes while other reads recycle the pool; lent chunks held fail, naming their lender", async () => {
     const big = randomBytes(prng(47), 64 * MiB);
     await s3.send(new PutObjectCommand({ Bucket: 'wide', Key: 'big', Body: big }));
     const small = randomBytes(prng(48), 3 * MiB + 5);
@@ -89,7 +113,9 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
 
     const raw = await control('/__test/hold?bucket=wide&key=big&mode=raw');
     expect(raw.md5).toBeUndefined();
-    expect(raw.error).toMatch(/^ChunkOwnershipError: the holding consumer, reading what it held: a chunk was used after .+ \(chunk \d+, taken back at the consumer's next read\) let it go/);
+    expect(raw.error).toMatch(
+      /^ChunkOwnershipError: the holding consumer, reading what it held: a chunk was used after .+ \(chunk \d+, taken back at the consumer's next read\) let it go/,
+    );
   });
 
   it('mixed PUT, GET, ranged GET, copy, part copy, restore and abandoned downloads: every body right, no poison served, nothing caught', async () => {
@@ -105,7 +131,8 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
     const count = (op: string) => (counts[op] = (counts[op] ?? 0) + 1);
     const check = (what: string, got: Uint8Array, want: Uint8Array) => {
       poisonRuns += countPoisonRuns(got);
-      if (got.length !== want.length || md5(got) !== md5(want)) failures.push(`${what}: ${got.length} bytes, md5 ${md5(got)}; want ${want.length}, ${md5(want)}`);
+      if (got.length !== want.length || md5(got) !== md5(want))
+        failures.push(`${what}: ${got.length} bytes, md5 ${md5(got)}; want ${want.length}, ${md5(want)}`);
     };
     const put = async (bucket: string, key: string, bytes: Uint8Array) => {
       const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
@@ -149,7 +176,9 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
             if (key === to) continue; // S3 refuses a copy onto itself that changes nothing
             count('CopyObject');
             const source = current.get(name)!;
-            const { VersionId } = (await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(key)}` }))) as { VersionId?: string };
+            const { VersionId } = (await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(key)}` }))) as {
+              VersionId?: string;
+            };
             current.set(`${bucket}/${to}`, source);
             versions.set(`${bucket}/${to}`, [...(versions.get(`${bucket}/${to}`) ?? []), { id: VersionId!, bytes: source }]);
           } else if (pick < 0.78) {
@@ -159,11 +188,23 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
             const to = `parts-${id}`;
             const half = Math.floor(source.length / 2);
             const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: to }));
-            const ranges = [[0, half - 1], [half, source.length - 1]] as const;
+            const ranges = [
+              [0, half - 1],
+              [half, source.length - 1],
+            ] as const;
             const parts = [];
             // Every part but the last must be 5 MiB or more: one part copies the whole source, one a range of it.
             for (const [i, range] of [[0, source.length - 1], ranges[1]].entries()) {
-              const r = await s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: to, UploadId, PartNumber: i + 1, CopySource: `${bucket}/${encodeURIComponent(key)}`, CopySourceRange: `bytes=${range[0]}-${range[1]}` }));
+              const r = await s3.send(
+                new UploadPartCopyCommand({
+                  Bucket: bucket,
+                  Key: to,
+                  UploadId,
+                  PartNumber: i + 1,
+                  CopySource: `${bucket}/${encodeURIComponent(key)}`,
+                  CopySourceRange: `bytes=${range[0]}-${range[1]}`,
+                }),
+              );
               parts.push({ PartNumber: i + 1, ETag: r.CopyPartResult!.ETag! });
             }
             if (source.length < 5 * MiB) {
@@ -184,7 +225,9 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
             if (history.length < 2 || name.includes('/seed-')) continue;
             count('restore');
             const old = history[Math.floor(random() * (history.length - 1))]!;
-            const { VersionId } = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key)}?versionId=${old.id}` }));
+            const { VersionId } = await s3.send(
+              new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key)}?versionId=${old.id}` }),
+            );
             current.set(name, old.bytes);
             history.push({ id: VersionId!, bytes: old.bytes });
             const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -192,7 +235,9 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
           } else {
             count('GetObject abandoned');
             const size = current.get(name)!.length;
-            await abandonGet(await presignedGet(s3, bucket, key), ABANDON_POINTS[Math.floor(random() * ABANDON_POINTS.length)]!, { midBytes: Math.floor(random() * size) });
+            await abandonGet(await presignedGet(s3, bucket, key), ABANDON_POINTS[Math.floor(random() * ABANDON_POINTS.length)]!, {
+              midBytes: Math.floor(random() * size),
+            });
           }
         } catch (err) {
           failures.push(`client ${id} op ${n}: ${(err as Error).name}: ${(err as Error).message}`);
@@ -210,7 +255,8 @@ describe('poison mode in workerd', { timeout: 300_000 }, () => {
     }
     expect(failures).toEqual([]);
     expect(poisonRuns, 'runs of poison in bodies served').toBe(0);
-    for (const op of ['PutObject', 'GetObject', 'GetObject ranged', 'CopyObject', 'restore', 'GetObject abandoned']) expect(counts[op] ?? 0, op).toBeGreaterThan(0);
+    for (const op of ['PutObject', 'GetObject', 'GetObject ranged', 'CopyObject', 'restore', 'GetObject abandoned'])
+      expect(counts[op] ?? 0, op).toBeGreaterThan(0);
     const tally = await control('/__test/poison');
     expect(tally).toMatchObject({ on: true, caught: caughtBefore });
     expect(tally.loans as number, 'chunks lent and taken back').toBeGreaterThan(1000);

@@ -65,7 +65,12 @@ async function post(fields: Record<string, string>, file: Uint8Array, tail?: str
 
 function v2Form(key: string, expiration: string): Record<string, string> {
   const policy = Buffer.from(JSON.stringify({ expiration, conditions: [{ bucket: BUCKET }, ['starts-with', '$key', '']] })).toString('base64');
-  return { key, AWSAccessKeyId: DEV_CREDENTIALS.accessKeyId, policy, signature: createHmac('sha1', DEV_CREDENTIALS.secretAccessKey).update(policy).digest('base64') };
+  return {
+    key,
+    AWSAccessKeyId: DEV_CREDENTIALS.accessKeyId,
+    policy,
+    signature: createHmac('sha1', DEV_CREDENTIALS.secretAccessKey).update(policy).digest('base64'),
+  };
 }
 
 /** Shard files of every bucket on the six backends. */
@@ -76,8 +81,18 @@ async function allShards(): Promise<number> {
 test('100 oversized, expired or broken posts store no object and leave no shard file', async () => {
   const tally = new Map<string, number>();
   const count = (what: string) => tally.set(what, (tally.get(what) ?? 0) + 1);
-  const limited = await createPresignedPost(s3 as never, { Bucket: BUCKET, Key: 'big/${filename}', Conditions: [['content-length-range', 0, 64 * 1024]], Expires: 600 });
-  const open = await createPresignedPost(s3 as never, { Bucket: BUCKET, Key: 'broken/${filename}', Conditions: [['content-length-range', 0, 8 * MiB]], Expires: 600 });
+  const limited = await createPresignedPost(s3 as never, {
+    Bucket: BUCKET,
+    Key: 'big/${filename}',
+    Conditions: [['content-length-range', 0, 64 * 1024]],
+    Expires: 600,
+  });
+  const open = await createPresignedPost(s3 as never, {
+    Bucket: BUCKET,
+    Key: 'broken/${filename}',
+    Conditions: [['content-length-range', 0, 8 * MiB]],
+    Expires: 600,
+  });
   for (let i = 0; i < 100; i++) {
     if (i < 40) {
       const r = await post(limited.fields, bodyBytes(`over-${i}`, i % 2 ? 2 * MiB : 100 * 1024));
@@ -104,7 +119,12 @@ test('100 oversized, expired or broken posts store no object and leave no shard 
 });
 
 test('a 12 MiB file posted through the stream reads back byte for byte', async () => {
-  const form = await createPresignedPost(s3 as never, { Bucket: BUCKET, Key: 'large/${filename}', Conditions: [['content-length-range', 0, 16 * MiB]], Expires: 600 });
+  const form = await createPresignedPost(s3 as never, {
+    Bucket: BUCKET,
+    Key: 'large/${filename}',
+    Conditions: [['content-length-range', 0, 16 * MiB]],
+    Expires: 600,
+  });
   const data = bodyBytes('large form', 12 * MiB);
   expect((await post(form.fields, data)).status).toBe(204);
   const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'large/upload.bin' }));

@@ -5,7 +5,15 @@
  * still on the backends (the collector waits out its grace delay first). Before, the deleted
  * object came back: HEAD 200, and once the collector removed its shards, GET 503 for ever.
  */
-import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { GatewayClient } from '../../cli/gateway-client.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';

@@ -104,14 +104,16 @@ async function timeToFullRedundancy(backend: number, bucket: string, count: numb
 async function readAll(bucket: string, keys: string[]): Promise<string[]> {
   const wrong: string[] = [];
   for (let i = 0; i < keys.length; i += 8) {
-    await Promise.all(keys.slice(i, i + 8).map(async (k) => {
-      try {
-        const got = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: k }))).Body!.transformToByteArray();
-        if (createHash('sha256').update(got).digest('hex') !== createHash('sha256').update(bodyBytes(k, SIZE)).digest('hex')) wrong.push(`${k}: wrong bytes`);
-      } catch (err) {
-        wrong.push(`${k}: ${(err as Error).name} ${(err as Error).message}`);
-      }
-    }));
+    await Promise.all(
+      keys.slice(i, i + 8).map(async (k) => {
+        try {
+          const got = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: k }))).Body!.transformToByteArray();
+          if (createHash('sha256').update(got).digest('hex') !== createHash('sha256').update(bodyBytes(k, SIZE)).digest('hex')) wrong.push(`${k}: wrong bytes`);
+        } catch (err) {
+          wrong.push(`${k}: ${(err as Error).name} ${(err as Error).message}`);
+        }
+      }),
+    );
   }
   return wrong;
 }
@@ -125,7 +127,9 @@ async function expectTwoOthersDown(bucket: string, keys: string[], a: number, b:
   await killHard(servers[b]!);
   try {
     expect(await readAll(bucket, keys)).toEqual([]);
-    const refused = await Promise.allSettled([0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))));
+    const refused = await Promise.allSettled(
+      [0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))),
+    );
     for (const r of refused) expect(r.status === 'rejected' && (r.reason as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(503);
   } finally {
     await restart(servers[a]!);
@@ -185,7 +189,9 @@ describe('redundancy comes back without the scrubber', { timeout: 600_000 }, () 
       expect(await readAll(bucket, keys)).toEqual([]);
       // Two down is below the write quorum (k+1): refused with a 503, and (last test) nothing
       // about it goes unhandled.
-      const refused = await Promise.allSettled([0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))));
+      const refused = await Promise.allSettled(
+        [0, 1, 2, 3].map((i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `refused-${i}`, Body: bodyBytes(`refused-${i}`, SIZE) }))),
+      );
       for (const r of refused) expect(r.status === 'rejected' && (r.reason as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(503);
     } finally {
       await restart(servers[4]!);

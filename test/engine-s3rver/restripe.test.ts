@@ -24,11 +24,12 @@ const BUCKET = 'moving';
 let servers: S3rverProcess[] = [];
 let gateway: Gateway | undefined;
 const stateDir = mkdtempSync(join(tmpdir(), 'shardgate-restripe-state-'));
-const configFor = (policy: 'triple' | 'ec') => gatewayConfig(servers, {
-  timeoutMs: 10_000,
-  policies: { triple: { codec: 'replicate', replicas: 3, blockSize: 64 * KiB }, ec: { k: 4, m: 2, blockSize: 64 * KiB } },
-  buckets: { [BUCKET]: policy },
-});
+const configFor = (policy: 'triple' | 'ec') =>
+  gatewayConfig(servers, {
+    timeoutMs: 10_000,
+    policies: { triple: { codec: 'replicate', replicas: 3, blockSize: 64 * KiB }, ec: { k: 4, m: 2, blockSize: 64 * KiB } },
+    buckets: { [BUCKET]: policy },
+  });
 let watch: UncaughtWatch;
 
 beforeAll(async () => {
@@ -89,7 +90,9 @@ describe('re-stripe in workerd', () => {
       const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
       expect(md5(await got.Body!.transformToByteArray()), key).toBe(sum);
     }
-    const status = (await (await fetch(new URL('/_shardgate/status', direct))).json()) as { data: { restripe: { leftUnits: number; rewrittenVersions: number }; redundancy: { byPolicy: Record<string, unknown> } } };
+    const status = (await (await fetch(new URL('/_shardgate/status', direct))).json()) as {
+      data: { restripe: { leftUnits: number; rewrittenVersions: number }; redundancy: { byPolicy: Record<string, unknown> } };
+    };
     expect(status.data.restripe).toMatchObject({ leftUnits: 0, rewrittenVersions: 20 });
     expect(Object.keys(status.data.redundancy.byPolicy)).toEqual(['4+2']);
     expect(watch.lines).toEqual([]);

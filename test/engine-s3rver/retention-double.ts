@@ -40,7 +40,8 @@ export async function startRetentionDouble(upstream: URL): Promise<RetentionDoub
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
-        if (req.headers['content-md5'] !== createHash('md5').update(body).digest('base64')) return answer(res, 400, error('InvalidRequest', 'Content-MD5 required'));
+        if (req.headers['content-md5'] !== createHash('md5').update(body).digest('base64'))
+          return answer(res, 400, error('InvalidRequest', 'Content-MD5 required'));
         const text = body.toString('utf8');
         const until = new Date(/<RetainUntilDate>([^<]+)<\/RetainUntilDate>/.exec(text)?.[1] ?? 'x');
         if (!/<Mode>COMPLIANCE<\/Mode>/.test(text) || Number.isNaN(until.getTime())) return answer(res, 400, error('MalformedXML', 'bad retention'));
@@ -57,7 +58,14 @@ export async function startRetentionDouble(upstream: URL): Promise<RetentionDoub
       req.resume();
       return answer(res, 403, error('AccessDenied', 'Access Denied because object protected by object lock.'));
     }
-    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: forwardable(req.rawHeaders), setHost: false });
+    const up = http.request({
+      host: upstream.hostname,
+      port: upstream.port,
+      method: req.method,
+      path: req.url,
+      headers: forwardable(req.rawHeaders),
+      setHost: false,
+    });
     up.on('response', (a) => {
       res.writeHead(a.statusCode ?? 502, forwardable(a.rawHeaders, ['transfer-encoding']));
       a.pipe(res);

@@ -11,7 +11,14 @@
  * stalled requests go over a bare socket (signed by aws4fetch, UNSIGNED-PAYLOAD, as a browser or
  * curl would send them): the SDKs cannot be made to stop mid-body.
  */
-import { CreateBucketCommand, CreateMultipartUploadCommand, HeadObjectCommand, ListPartsCommand, AbortMultipartUploadCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  ListPartsCommand,
+  AbortMultipartUploadCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
@@ -36,7 +43,11 @@ beforeAll(async () => {
   watch = watchUncaught();
   servers = await startServers(8);
   const policies = { 'ec-4-2': { k: 4, m: 2 }, 'ec-5-3': { k: 5, m: 3 } };
-  const config = { ...gatewayConfig(servers, { timeoutMs: 2000, policies, buckets: { [WIDE]: 'ec-5-3' } }), clientIdleSeconds: IDLE_SECONDS, garbageGraceSeconds: 0 };
+  const config = {
+    ...gatewayConfig(servers, { timeoutMs: 2000, policies, buckets: { [WIDE]: 'ec-5-3' } }),
+    clientIdleSeconds: IDLE_SECONDS,
+    garbageGraceSeconds: 0,
+  };
   gateway = await startGateway(config, { inspector: true });
   direct = await gateway.directUrl();
   s3 = gateway.client({ endpoint: direct.origin });
@@ -59,7 +70,10 @@ interface Stalled {
  *  (the socket stays open); resolves with the gateway's answer. */
 async function stalledPut(path: string, declared: number, sent: number): Promise<Stalled> {
   const url = new URL(path, direct);
-  const signed = await signer.sign(url.toString(), { method: 'PUT', headers: { 'content-length': String(declared), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+  const signed = await signer.sign(url.toString(), {
+    method: 'PUT',
+    headers: { 'content-length': String(declared), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+  });
   let head = `PUT ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
   signed.headers.forEach((value, name) => {
     if (name !== 'host') head += `${name}: ${value}\r\n`;
@@ -72,7 +86,10 @@ async function stalledPut(path: string, declared: number, sent: number): Promise
 }
 
 async function collect(): Promise<void> {
-  const res = await signer.fetch(new URL('/_shardgate/admin/collect', direct).toString(), { method: 'POST', headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+  const res = await signer.fetch(new URL('/_shardgate/admin/collect', direct).toString(), {
+    method: 'POST',
+    headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+  });
   expect(res.status).toBe(200);
   await res.arrayBuffer();
 }

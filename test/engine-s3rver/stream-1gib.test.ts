@@ -78,70 +78,74 @@ function sample(pid: number): Sampler {
 const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
 const rate = (bytes: number, ms: number) => `${(bytes / MiB / (ms / 1000)).toFixed(1)} MiB/s`;
 
-test.each(Object.keys(POLICIES))(`%s: PUT and GET of ${SIZE} bytes stream through the gateway with bounded memory`, async (policy) => {
-  const BUCKET = bucketOf(policy);
-  await freshGateway(policy);
-  // Which workerd runs the gateway: the proxy is the one listening on worker.url.
-  const pids = workerdPids();
-  const proxy = listenerOf(Number(gateway!.url.port), pids);
-  const workers = pids.filter((p) => p !== proxy);
-  expect(workers, `workerd processes below this one: ${pids}, proxy ${proxy}`).toHaveLength(1);
-  const gw = workers[0]!;
+test.each(Object.keys(POLICIES))(
+  `%s: PUT and GET of ${SIZE} bytes stream through the gateway with bounded memory`,
+  async (policy) => {
+    const BUCKET = bucketOf(policy);
+    await freshGateway(policy);
+    // Which workerd runs the gateway: the proxy is the one listening on worker.url.
+    const pids = workerdPids();
+    const proxy = listenerOf(Number(gateway!.url.port), pids);
+    const workers = pids.filter((p) => p !== proxy);
+    expect(workers, `workerd processes below this one: ${pids}, proxy ${proxy}`).toHaveLength(1);
+    const gw = workers[0]!;
 
-  // Warm-up: the isolate, the coder's wasm and every backend connection are in place.
-  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'warm-up', Body: bodyBytes('warm', 3 * MiB) }));
-  const warm = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'warm-up' }));
-  await warm.Body!.transformToByteArray();
-  await new Promise((r) => setTimeout(r, 1000));
-  const idle = { gateway: rssBytes(gw)!, proxy: proxy ? rssBytes(proxy)! : 0 };
+    // Warm-up: the isolate, the coder's wasm and every backend connection are in place.
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'warm-up', Body: bodyBytes('warm', 3 * MiB) }));
+    const warm = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'warm-up' }));
+    await warm.Body!.transformToByteArray();
+    await new Promise((r) => setTimeout(r, 1000));
+    const idle = { gateway: rssBytes(gw)!, proxy: proxy ? rssBytes(proxy)! : 0 };
 
-  const gwSampler = sample(gw);
-  const proxySampler = proxy ? sample(proxy) : undefined;
+    const gwSampler = sample(gw);
+    const proxySampler = proxy ? sample(proxy) : undefined;
 
-  const body = bodyStream('one-gib', SIZE);
-  let t = performance.now();
-  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big', Body: body.stream, ContentLength: SIZE }));
-  const putMs = performance.now() - t;
-  expect(body.produced()).toBe(SIZE);
-  const putPeak = await gwSampler.stop();
-  const sentSha256 = body.digest();
+    const body = bodyStream('one-gib', SIZE);
+    let t = performance.now();
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big', Body: body.stream, ContentLength: SIZE }));
+    const putMs = performance.now() - t;
+    expect(body.produced()).toBe(SIZE);
+    const putPeak = await gwSampler.stop();
+    const sentSha256 = body.digest();
 
-  const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'big' }));
-  expect(head.ContentLength).toBe(SIZE);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'big' }));
+    expect(head.ContentLength).toBe(SIZE);
 
-  const getSampler = sample(gw);
-  t = performance.now();
-  const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'big' }));
-  const h = createHash('sha256');
-  let received = 0;
-  for await (const chunk of res.Body as AsyncIterable<Uint8Array>) {
-    h.update(chunk);
-    received += chunk.length;
-  }
-  const getMs = performance.now() - t;
-  const getPeak = await getSampler.stop();
-  const proxyPeak = await proxySampler?.stop();
+    const getSampler = sample(gw);
+    t = performance.now();
+    const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'big' }));
+    const h = createHash('sha256');
+    let received = 0;
+    for await (const chunk of res.Body as AsyncIterable<Uint8Array>) {
+      h.update(chunk);
+      received += chunk.length;
+    }
+    const getMs = performance.now() - t;
+    const getPeak = await getSampler.stop();
+    const proxyPeak = await proxySampler?.stop();
 
-  const report = {
-    bytes: SIZE,
-    put: { ms: Math.round(putMs), rate: rate(SIZE, putMs) },
-    get: { ms: Math.round(getMs), rate: rate(SIZE, getMs) },
-    gatewayWorkerd: {
-      pid: gw,
-      idle: mib(idle.gateway),
-      peakDuringPut: mib(putPeak.peak),
-      peakDuringGet: mib(getPeak.peak),
-      putTraceMiB: putPeak.trace,
-      getTraceMiB: getPeak.trace,
-      growth: mib(Math.max(putPeak.peak, getPeak.peak) - idle.gateway),
-      samples: putPeak.samples + getPeak.samples,
-    },
-    proxyWorkerd: proxy ? { pid: proxy, idle: mib(idle.proxy), peak: mib(proxyPeak!.peak), growth: mib(proxyPeak!.peak - idle.proxy) } : null,
-  };
-  console.log(`stream-1gib figures ${policy}`, JSON.stringify(report, null, 2));
+    const report = {
+      bytes: SIZE,
+      put: { ms: Math.round(putMs), rate: rate(SIZE, putMs) },
+      get: { ms: Math.round(getMs), rate: rate(SIZE, getMs) },
+      gatewayWorkerd: {
+        pid: gw,
+        idle: mib(idle.gateway),
+        peakDuringPut: mib(putPeak.peak),
+        peakDuringGet: mib(getPeak.peak),
+        putTraceMiB: putPeak.trace,
+        getTraceMiB: getPeak.trace,
+        growth: mib(Math.max(putPeak.peak, getPeak.peak) - idle.gateway),
+        samples: putPeak.samples + getPeak.samples,
+      },
+      proxyWorkerd: proxy ? { pid: proxy, idle: mib(idle.proxy), peak: mib(proxyPeak!.peak), growth: mib(proxyPeak!.peak - idle.proxy) } : null,
+    };
+    console.log(`stream-1gib figures ${policy}`, JSON.stringify(report, null, 2));
 
-  expect(received).toBe(SIZE);
-  expect(h.digest('hex'), 'sha256 of the GET body').toBe(sentSha256);
-  expect(putPeak.peak - idle.gateway, `gateway workerd RSS growth during the PUT (idle ${mib(idle.gateway)})`).toBeLessThan(MAX_GROWTH_BYTES);
-  expect(getPeak.peak - idle.gateway, `gateway workerd RSS growth during the GET (idle ${mib(idle.gateway)})`).toBeLessThan(MAX_GROWTH_BYTES);
-}, 1_800_000);
+    expect(received).toBe(SIZE);
+    expect(h.digest('hex'), 'sha256 of the GET body').toBe(sentSha256);
+    expect(putPeak.peak - idle.gateway, `gateway workerd RSS growth during the PUT (idle ${mib(idle.gateway)})`).toBeLessThan(MAX_GROWTH_BYTES);
+    expect(getPeak.peak - idle.gateway, `gateway workerd RSS growth during the GET (idle ${mib(idle.gateway)})`).toBeLessThan(MAX_GROWTH_BYTES);
+  },
+  1_800_000,
+);

@@ -19,8 +19,17 @@
  *   units (4+2 over six: one shard of each unit on each).
  */
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  ListMultipartUploadsCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, UploadPartCommand, type S3Client,
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
 import { createHash } from 'node:crypto';
@@ -96,7 +105,10 @@ afterAll(async () => {
 
 /** One write as its client saw it: acknowledged with a version id, or failed (with the HTTP status, if one came). */
 /** `sentAt`..`doneAt`: from the request sent to the answer (or the failure) seen; a commit happens in between. */
-type Attempt = { key: Key; n: number; sentAt: number; doneAt: number } & ({ acked: true; versionId: string } | { acked: false; status: number | undefined; error: string });
+type Attempt = { key: Key; n: number; sentAt: number; doneAt: number } & (
+  | { acked: true; versionId: string }
+  | { acked: false; status: number | undefined; error: string }
+);
 
 const attempts: Attempt[] = [];
 /** The next attempt number of each key, shared by the key's writers: every attempt's body is distinct. */
@@ -147,7 +159,8 @@ function reordered(listed: Attempt[]): string[] {
   const out: string[] = [];
   listed.forEach((newer, i) => {
     for (const older of listed.slice(i + 1)) {
-      if (newer.doneAt < older.sentAt) out.push(`attempt ${newer.n} (answered at ${newer.doneAt}) listed newer than attempt ${older.n} (sent at ${older.sentAt})`);
+      if (newer.doneAt < older.sentAt)
+        out.push(`attempt ${newer.n} (answered at ${newer.doneAt}) listed newer than attempt ${older.n} (sent at ${older.sentAt})`);
     }
   });
   return out;
@@ -165,7 +178,13 @@ async function acksPerKey(more: number): Promise<void> {
 }
 
 /** A signed GET of the status page: the bucket's health as the catalog's ledger has it. */
-async function bucketHealth(): Promise<{ backends: Record<string, { shards: number }>; degradedUnits: number; reservations: { held: number }; garbage: { queued: number }; uploads: number }> {
+async function bucketHealth(): Promise<{
+  backends: Record<string, { shards: number }>;
+  degradedUnits: number;
+  reservations: { held: number };
+  garbage: { queued: number };
+  uploads: number;
+}> {
   const signer = new AwsClient({ ...DEV_CREDENTIALS, service: 's3', region: 'us-east-1', retries: 0 });
   const res = await signer.fetch(new URL('/_shardgate/status', endpoint).toString(), { headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
   expect(res.status).toBe(200);
@@ -214,12 +233,17 @@ test('versioned overwrites under backend kills and gateway kills: no version los
   // A multipart upload with a part stored and no completion: the gateway dies under it, and its
   // client aborts it at the end (its part's shards must then go).
   const { UploadId: heldUpload } = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'held-multipart' }));
-  await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'held-multipart', UploadId: heldUpload, PartNumber: 1, Body: bodyBytes('held-multipart@0', PART) }));
+  await s3.send(
+    new UploadPartCommand({ Bucket: BUCKET, Key: 'held-multipart', UploadId: heldUpload, PartNumber: 1, Body: bodyBytes('held-multipart@0', PART) }),
+  );
   // The gateway killed while an upload is half sent (and whatever the writers have in flight).
   let reached!: () => void;
   const atGate = new Promise<void>((r) => (reached = r));
   const held = bodyStream('held@0', MiB, { pauseAt: MiB / 2, reached, resume: new Promise<void>(() => {}) });
-  const heldPut = s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'held', Body: held.stream, ContentLength: MiB })).then(() => 'acknowledged', (e: Error) => e.name);
+  const heldPut = s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'held', Body: held.stream, ContentLength: MiB })).then(
+    () => 'acknowledged',
+    (e: Error) => e.name,
+  );
   await atGate;
   await new Promise((r) => setTimeout(r, 200)); // the first half's shards on their way to the backends
   await killGateway();
@@ -238,7 +262,10 @@ test('versioned overwrites under backend kills and gateway kills: no version los
 
   // Every listed version, identified by its bytes: which attempt of its key wrote it.
   const listed = await listedVersions();
-  expect(listed.filter((v) => v.key.startsWith('held')), 'the half-sent PUT and the aborted upload left no version').toEqual([]);
+  expect(
+    listed.filter((v) => v.key.startsWith('held')),
+    'the half-sent PUT and the aborted upload left no version',
+  ).toEqual([]);
   const problems: string[] = [];
   const lostAnswers: string[] = [];
   for (const key of Object.keys(KEYS) as Key[]) {
@@ -261,40 +288,63 @@ test('versioned overwrites under backend kills and gateway kills: no version los
     expect(acked.length, `acknowledged overwrites of ${key}`).toBeGreaterThanOrEqual(8);
   }
   expect(problems).toEqual([]);
-  expect(attempts.some((a) => !a.acked && a.status === 503), 'writes were refused below quorum').toBe(true);
-  expect(attempts.some((a) => !a.acked && a.status === undefined), 'writes were cut off by a gateway kill').toBe(true);
+  expect(
+    attempts.some((a) => !a.acked && a.status === 503),
+    'writes were refused below quorum',
+  ).toBe(true);
+  expect(
+    attempts.some((a) => !a.acked && a.status === undefined),
+    'writes were cut off by a gateway kill',
+  ).toBe(true);
 
   // No orphan: wait out the killed writes' reservations and the repairs of the shards the killed
   // backends missed, then collect until nothing is left to collect.
   await new Promise((r) => setTimeout(r, Math.max(0, lastKilledAt + RESERVATION_SECONDS * 1000 + 1000 - Date.now())));
   const admin = new GatewayClient({ endpoint, 'access-key-id': DEV_CREDENTIALS.accessKeyId, 'secret-access-key': DEV_CREDENTIALS.secretAccessKey }, {});
-  const shardFiles = async () => Promise.all(servers.map(async (s) => (await shardKeys(s, BUCKET)).map((k) => parseShardKey(k)?.unitId ?? `not a shard: ${k}`)));
+  const shardFiles = async () =>
+    Promise.all(servers.map(async (s) => (await shardKeys(s, BUCKET)).map((k) => parseShardKey(k)?.unitId ?? `not a shard: ${k}`)));
   let health = await bucketHealth();
   const beforeCollect = (await shardFiles()).map((units, i) => units.length - (health.backends[`s3rver-${i}`]?.shards ?? 0));
   // The aborted upload's part is still on every backend: the count below sees what no version accounts for.
-  expect(beforeCollect.every((n) => n >= 1), `shard files beyond the ledger before collection: ${beforeCollect}`).toBe(true);
+  expect(
+    beforeCollect.every((n) => n >= 1),
+    `shard files beyond the ledger before collection: ${beforeCollect}`,
+  ).toBe(true);
   for (let i = 0; i < 120 && (health.degradedUnits > 0 || health.reservations.held > 0 || health.garbage.queued > 0); i++) {
     await admin.admin('collect', {});
     await new Promise((r) => setTimeout(r, 500));
     health = await bucketHealth();
   }
-  expect({ degraded: health.degradedUnits, reservations: health.reservations.held, garbage: health.garbage.queued, uploads: health.uploads }).toEqual({ degraded: 0, reservations: 0, garbage: 0, uploads: 0 });
+  expect({ degraded: health.degradedUnits, reservations: health.reservations.held, garbage: health.garbage.queued, uploads: health.uploads }).toEqual({
+    degraded: 0,
+    reservations: 0,
+    garbage: 0,
+    uploads: 0,
+  });
   const onDisk = await shardFiles();
   // Every shard of every stored unit is on its backend (a full scrub pass, shard sizes asked of
   // the backends, finds none missing), so equal counts below mean no file that no version accounts for.
-  for (let checked = 0; checked < onDisk[0]!.length;) {
+  for (let checked = 0; checked < onDisk[0]!.length; ) {
     const r = (await admin.admin('scrub', { mode: 'heads' })) as { units: number; damaged: number };
     expect(r.damaged, 'shards of stored versions the scrubber found missing or damaged').toBe(0);
     expect(r.units, 'a scrub run checks some units').toBeGreaterThan(0);
     checked += r.units;
   }
-  expect(onDisk.map((units) => units.length), 'shard files per backend: as many as the ledger counts for the stored versions').toEqual(
-    servers.map((_, i) => health.backends[`s3rver-${i}`]?.shards ?? 0),
-  );
+  expect(
+    onDisk.map((units) => units.length),
+    'shard files per backend: as many as the ledger counts for the stored versions',
+  ).toEqual(servers.map((_, i) => health.backends[`s3rver-${i}`]?.shards ?? 0));
   for (const units of onDisk.slice(1)) expect(new Set(units), 'every backend holds a shard of the same units').toEqual(new Set(onDisk[0]));
-  console.log('versioning chaos', JSON.stringify({
-    attempts: attempts.length, acknowledged: attempts.filter((a) => a.acked).length, refused: attempts.filter((a) => !a.acked && a.status !== undefined).length,
-    cutOff: attempts.filter((a) => !a.acked && a.status === undefined).length, storedUnacknowledged: lostAnswers, units: onDisk[0]!.length,
-    shardFilesBeyondTheLedgerBeforeCollection: beforeCollect,
-  }));
+  console.log(
+    'versioning chaos',
+    JSON.stringify({
+      attempts: attempts.length,
+      acknowledged: attempts.filter((a) => a.acked).length,
+      refused: attempts.filter((a) => !a.acked && a.status !== undefined).length,
+      cutOff: attempts.filter((a) => !a.acked && a.status === undefined).length,
+      storedUnacknowledged: lostAnswers,
+      units: onDisk[0]!.length,
+      shardFilesBeyondTheLedgerBeforeCollection: beforeCollect,
+    }),
+  );
 }, 240_000);

@@ -65,7 +65,8 @@ describe('tenant shares of the coding budget', () => {
   it('a gateway of one key (and no anonymous access) keeps the whole budget for it; two keys, or anonymous access, get shares', () => {
     const backends = [{ id: 'm', kind: 'memory', domain: 'z' }];
     const key = (id: string) => ({ accessKeyId: id, secretAccessKey: `${id}-secret-0123456789` });
-    const share = (o: object) => engineSettings(parseConfig({ backends, policies: { one: { codec: 'replicate', replicas: 1 } }, defaultPolicy: 'one', ...o })).codingBudget!.tenantShare;
+    const share = (o: object) =>
+      engineSettings(parseConfig({ backends, policies: { one: { codec: 'replicate', replicas: 1 } }, defaultPolicy: 'one', ...o })).codingBudget!.tenantShare;
     expect(share({ credentials: [key('a')] })).toBe(1);
     expect(share({ credentials: [key('a'), key('b')] })).toBe(0.5);
     expect(share({ credentials: [key('a')], allowAnonymous: true })).toBe(0.5);
@@ -78,14 +79,25 @@ describe('a stalled body holding what others wait for', () => {
 
   const stalledBody = (contended: () => boolean) => {
     const raw = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) }); // sends nothing, ever
-    return verifyingBody(raw, (piece) => [piece], () => {}, 20_000, { ms: 5_000, contended }).getReader().read();
+    return verifyingBody(
+      raw,
+      (piece) => [piece],
+      () => {},
+      20_000,
+      { ms: 5_000, contended },
+    )
+      .getReader()
+      .read();
   };
 
   it('is cut after the stall limit while others wait, after the idle limit otherwise', async () => {
     vi.useFakeTimers();
     let contended = false;
     let outcome: unknown = 'pending';
-    stalledBody(() => contended).then(() => (outcome = 'read'), (err) => (outcome = err));
+    stalledBody(() => contended).then(
+      () => (outcome = 'read'),
+      (err) => (outcome = err),
+    );
     await vi.advanceTimersByTimeAsync(10_000);
     expect(outcome).toBe('pending'); // nobody waits: the idle limit still applies
     contended = true;
@@ -93,7 +105,10 @@ describe('a stalled body holding what others wait for', () => {
     expect(outcome).toMatchObject({ code: 'RequestTimeout', message: expect.stringContaining('while other requests waited') });
 
     let alone: unknown = 'pending';
-    stalledBody(() => false).then(() => (alone = 'read'), (err) => (alone = err));
+    stalledBody(() => false).then(
+      () => (alone = 'read'),
+      (err) => (alone = err),
+    );
     await vi.advanceTimersByTimeAsync(19_000);
     expect(alone).toBe('pending');
     await vi.advanceTimersByTimeAsync(1_000);
@@ -105,7 +120,11 @@ describe('a degraded read growing its lease past its tenant share', () => {
   it('gets the rebuilt rows it needs instead of waiting for its own lease (no SlowDown)', async () => {
     // A wide code (8+3): its units are column units, whose degraded reads grow their lease.
     const faulty = Array.from({ length: 11 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `z${i}` })));
-    const config = parseConfig({ backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 8, m: 3, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    });
     // A share far below one read: every grow of a degraded column read is beyond it.
     const settings = { ...engineSettings(config), codingBudget: { bytes: 64 << 20, maxWaitMs: 200, tenantShare: 0.001 } };
     const holder: BudgetHolder = { label: 'GetObject', tenant: 'reader' };

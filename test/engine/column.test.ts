@@ -31,7 +31,11 @@ function setup(n: number, columnParityBytes = 3 * 3 * B) {
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `c${i}`, domain: `z${i}` })));
   const probe = new SubrequestProbe();
   const bad: ShardReadError[] = [];
-  const units = new UnitStore(faulty.map((f) => probe.wrap(f)), (_b, _k, _u, e) => bad.push(e), { columnParityBytes });
+  const units = new UnitStore(
+    faulty.map((f) => probe.wrap(f)),
+    (_b, _k, _u, e) => bad.push(e),
+    { columnParityBytes },
+  );
   return { faulty, probe, bad, units };
 }
 
@@ -52,19 +56,33 @@ async function bytesOf(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
 
 async function store(s: ReturnType<typeof setup>, p: StoragePolicy, data: Uint8Array, key = 'obj') {
   const plan = s.units.plan(data.length, p, false);
-  const stored = await s.units.storeBody({ bucket: 'bkt', key, body: streamOf(data), size: data.length, policy: p, plan, checksum: { algorithm: 'CRC32', expected: null } });
+  const stored = await s.units.storeBody({
+    bucket: 'bkt',
+    key,
+    body: streamOf(data),
+    size: data.length,
+    policy: p,
+    plan,
+    checksum: { algorithm: 'CRC32', expected: null },
+  });
   if (stored.storage.kind !== 'coded') throw new Error('not coded');
   return { ...stored, units: stored.storage.units };
 }
 
-const read = async (s: ReturnType<typeof setup>, units: CodedUnit[], start: number, end: number) => bytesOf(await s.units.open('bkt', 'obj', { kind: 'coded', units }, start, end));
+const read = async (s: ReturnType<typeof setup>, units: CodedUnit[], start: number, end: number) =>
+  bytesOf(await s.units.open('bkt', 'obj', { kind: 'coded', units }, start, end));
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 
 describe('column units', () => {
   const rand = prng(31);
 
-  it.each([[4, 3], [8, 3], [10, 4], [16, 4]])('%i+%i: round-trips around block, shard and unit boundaries, whole and in ranges, within 6 open requests', async (k, m) => {
-    const S = Math.floor(3 * 3 * B / m / B) * B || B; // the shard length the plan picks
+  it.each([
+    [4, 3],
+    [8, 3],
+    [10, 4],
+    [16, 4],
+  ])('%i+%i: round-trips around block, shard and unit boundaries, whole and in ranges, within 6 open requests', async (k, m) => {
+    const S = Math.floor((3 * 3 * B) / m / B) * B || B; // the shard length the plan picks
     for (const size of [1, B - 1, B + 1, k * B - 1, k * S, k * S + 1, Math.floor(3.5 * k * S)]) {
       const s = setup(k + m);
       const data = randomBytes(rand, size);
@@ -72,9 +90,13 @@ describe('column units', () => {
       expect(Buffer.from(got).toString('hex')).toBe(md5(data));
       expect(units.every((u) => u.layout === 'column' && u.missing.length === 0)).toBe(true);
       expect(units.length).toBe(Math.max(1, Math.ceil(size / (k * S))));
-      expect(units.at(-1)!.md5, 'the last unit carries the write\'s MD5').toBe(md5(data));
+      expect(units.at(-1)!.md5, "the last unit carries the write's MD5").toBe(md5(data));
       expect(Buffer.compare(await read(s, units, 0, size - 1), data), `${k}+${m} size ${size}`).toBe(0);
-      for (const [a, b] of [[0, 0], [size - 1, size - 1], [Math.floor(size / 3), Math.floor((2 * size) / 3)]]) {
+      for (const [a, b] of [
+        [0, 0],
+        [size - 1, size - 1],
+        [Math.floor(size / 3), Math.floor((2 * size) / 3)],
+      ]) {
         expect(Buffer.compare(await read(s, units, a!, b!), data.subarray(a!, b! + 1)), `${k}+${m} size ${size} range ${a}-${b}`).toBe(0);
       }
       expect(s.probe.violations).toEqual([]);
@@ -91,10 +113,16 @@ describe('column units', () => {
     expect(Buffer.compare(await read(s, units, 0, data.length - 1), data)).toBe(0);
     expect(s.probe.peak, 'the shard being sent and the ones read ahead (span-stream.ts)').toBe(1 + COLUMN_READ_AHEAD);
     const parity = units.flatMap((u) => u.placement.slice(8));
-    expect(s.faulty.filter((f) => parity.includes(f.id) && !units.some((u) => u.placement.slice(0, 8).includes(f.id))).length, 'placement puts parity on its own backends here').toBeGreaterThan(0);
+    expect(
+      s.faulty.filter((f) => parity.includes(f.id) && !units.some((u) => u.placement.slice(0, 8).includes(f.id))).length,
+      'placement puts parity on its own backends here',
+    ).toBeGreaterThan(0);
     for (const u of units) {
       for (const id of u.placement.slice(8)) {
-        expect(s.faulty.find((f) => f.id === id)!.calls.some((c) => c.op === 'get' && c.key.startsWith(unitPrefix('bkt', u.unitId))), `parity of ${u.unitId} on ${id}`).toBe(false);
+        expect(
+          s.faulty.find((f) => f.id === id)!.calls.some((c) => c.op === 'get' && c.key.startsWith(unitPrefix('bkt', u.unitId))),
+          `parity of ${u.unitId} on ${id}`,
+        ).toBe(false);
       }
     }
   });
@@ -139,9 +167,25 @@ describe('column units', () => {
     const s = setup(11);
     const data = randomBytes(rand, 8 * 10 * B);
     const p = policy(8, 3);
-    const short = s.units.storeBody({ bucket: 'bkt', key: 'o', body: streamOf(data.subarray(1)), size: data.length, policy: p, plan: s.units.plan(data.length, p, false), checksum: null });
+    const short = s.units.storeBody({
+      bucket: 'bkt',
+      key: 'o',
+      body: streamOf(data.subarray(1)),
+      size: data.length,
+      policy: p,
+      plan: s.units.plan(data.length, p, false),
+      checksum: null,
+    });
     await expect(short).rejects.toMatchObject({ code: 'IncompleteBody' });
-    const long = s.units.storeBody({ bucket: 'bkt', key: 'o', body: streamOf(data), size: data.length - 1, policy: p, plan: s.units.plan(data.length - 1, p, false), checksum: null });
+    const long = s.units.storeBody({
+      bucket: 'bkt',
+      key: 'o',
+      body: streamOf(data),
+      size: data.length - 1,
+      policy: p,
+      plan: s.units.plan(data.length - 1, p, false),
+      checksum: null,
+    });
     await expect(long).rejects.toMatchObject({ code: 'IncompleteBody' });
     for (const f of s.faulty) expect((await f.inner.list('')).entries).toEqual([]);
   });

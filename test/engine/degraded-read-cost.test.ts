@@ -34,7 +34,11 @@ function policy(k: number, m: number): StoragePolicy {
 function setup(n: number, m: number) {
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `c${i}`, domain: `z${i}` })));
   const probe = new SubrequestProbe();
-  const units = new UnitStore(faulty.map((f) => probe.wrap(f)), () => {}, { columnParityBytes: m * 16 * B });
+  const units = new UnitStore(
+    faulty.map((f) => probe.wrap(f)),
+    () => {},
+    { columnParityBytes: m * 16 * B },
+  );
   return { faulty, probe, units };
 }
 type Setup = ReturnType<typeof setup>;
@@ -59,7 +63,9 @@ async function store(s: Setup, p: StoragePolicy, data: Uint8Array): Promise<Code
 
 /** GETs of shards of `unit` since the calls were last cleared, per shard index. */
 function getsPerShard(s: Setup, unit: CodedUnit): number[] {
-  return unit.placement.map((id, i) => s.faulty.find((f) => f.id === id)!.calls.filter((c) => c.op === 'get' && c.key === shardKey('bkt', unit.unitId, i)).length);
+  return unit.placement.map(
+    (id, i) => s.faulty.find((f) => f.id === id)!.calls.filter((c) => c.op === 'get' && c.key === shardKey('bkt', unit.unitId, i)).length,
+  );
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -68,7 +74,12 @@ const backendOf = (s: Setup, unit: CodedUnit, i: number) => s.faulty.find((f) =>
 describe('degraded reads: backend requests', () => {
   const rand = prng(23);
 
-  it.each([[8, 3], [10, 4], [12, 4], [16, 4]])('%i+%i column unit, one or two shards down, unrecorded: at most 2k GETs, each shard opened at most twice', async (k, m) => {
+  it.each([
+    [8, 3],
+    [10, 4],
+    [12, 4],
+    [16, 4],
+  ])('%i+%i column unit, one or two shards down, unrecorded: at most 2k GETs, each shard opened at most twice', async (k, m) => {
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 16 * B + 5 * B + 77); // a full unit of 16 rows, then a short one
     const units = await store(s, policy(k, m), data);
@@ -76,7 +87,10 @@ describe('degraded reads: backend requests', () => {
     // The parity a rebuild takes first is the one answering fastest: each case makes its downed
     // parity (if any) rank first, so the rebuild finds it down rather than avoiding it.
     const cases: [number[], number][] = [
-      [[0], 2 * k], [[Math.floor(k / 2)], 2 * k], [[k - 1], 2 * k], [[k + 1], k],
+      [[0], 2 * k],
+      [[Math.floor(k / 2)], 2 * k],
+      [[k - 1], 2 * k],
+      [[k + 1], k],
       [[1, k - 2], 2 * k], // two data shards: the second fails as a source of the first's rebuild
       [[0, k], 2 * k], // a data shard and the parity the rebuild takes first
       [[0, k - 1], 2 * k],
@@ -89,11 +103,17 @@ describe('degraded reads: backend requests', () => {
       down.forEach((i) => backendOf(s, u, i).goOffline());
       s.faulty.forEach((f) => f.calls.splice(0));
       s.probe.peak = 0;
-      expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units }, 0, data.length - 1)), data), `${k}+${m} down ${down}`).toBe(0);
+      expect(
+        Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units }, 0, data.length - 1)), data),
+        `${k}+${m} down ${down}`,
+      ).toBe(0);
       for (const unit of units) {
         const gets = getsPerShard(s, unit);
-        if (unit === u && down.some((i) => i < k)) for (const i of down) expect(gets[i], `${k}+${m} down ${down}: shard ${i} was asked (and found down)`).toBe(1);
-        expect(sum(gets), `${k}+${m} down ${down}: GETs of ${unit === u ? 'the 16-row' : 'the short'} unit ${gets}`).toBeLessThanOrEqual(unit === u ? most : 2 * k);
+        if (unit === u && down.some((i) => i < k))
+          for (const i of down) expect(gets[i], `${k}+${m} down ${down}: shard ${i} was asked (and found down)`).toBe(1);
+        expect(sum(gets), `${k}+${m} down ${down}: GETs of ${unit === u ? 'the 16-row' : 'the short'} unit ${gets}`).toBeLessThanOrEqual(
+          unit === u ? most : 2 * k,
+        );
         expect(Math.max(...gets), 'no shard is opened more than twice (own bytes + rebuild source)').toBeLessThanOrEqual(2);
       }
       expect(s.probe.violations).toEqual([]);
@@ -103,7 +123,8 @@ describe('degraded reads: backend requests', () => {
   });
 
   it('a source failing mid-pass costs one more parity read, not the pass: its rows before come from its own read', async () => {
-    const k = 8, m = 3;
+    const k = 8,
+      m = 3;
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 16 * B);
     const [unit] = await store(s, policy(k, m), data);
@@ -121,12 +142,17 @@ describe('degraded reads: backend requests', () => {
   });
 
   it('a column unit whose lost shards are recorded missing is rebuilt in one pass of k sources, for every range', async () => {
-    const k = 8, m = 3;
+    const k = 8,
+      m = 3;
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 16 * B);
     const [unit] = await store(s, policy(k, m), data);
     const recorded: CodedUnit = { ...unit!, missing: [2, 5] };
-    for (const [a, b] of [[0, data.length - 1], [2 * 16 * B + 100, 6 * 16 * B - 1], [5 * 16 * B + 7, 5 * 16 * B + 9]] as const) {
+    for (const [a, b] of [
+      [0, data.length - 1],
+      [2 * 16 * B + 100, 6 * 16 * B - 1],
+      [5 * 16 * B + 7, 5 * 16 * B + 9],
+    ] as const) {
       s.faulty.forEach((f) => f.calls.splice(0));
       expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [recorded] }, a, b)), data.subarray(a, b + 1))).toBe(0);
       const gets = getsPerShard(s, recorded);
@@ -135,13 +161,23 @@ describe('degraded reads: backend requests', () => {
     }
   });
 
-  it.each([[8, 3], [10, 4], [16, 4]])('%i+%i single-row unit (a small object): k GETs healthy, k+1 with one data shard down, k+2 with two', async (k, m) => {
+  it.each([
+    [8, 3],
+    [10, 4],
+    [16, 4],
+  ])('%i+%i single-row unit (a small object): k GETs healthy, k+1 with one data shard down, k+2 with two', async (k, m) => {
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 1000 + 3); // one row: 1001 bytes per data shard
     const [unit] = await store(s, policy(k, m), data);
     // A data shard and a parity shard down: the parity taken instead of the data shard may be the
     // down one (parity is ranked by measured latency), so k+2 at most, as with two down.
-    for (const [down, most] of [[[], k], [[3], k + 1], [[0, k - 1], k + 2], [[k], k], [[1, k + 1], k + 2]] as const) {
+    for (const [down, most] of [
+      [[], k],
+      [[3], k + 1],
+      [[0, k - 1], k + 2],
+      [[k], k],
+      [[1, k + 1], k + 2],
+    ] as const) {
       down.forEach((i) => backendOf(s, unit!, i).goOffline());
       s.faulty.forEach((f) => f.calls.splice(0));
       s.probe.peak = 0;
@@ -158,7 +194,11 @@ describe('degraded reads: backend requests', () => {
     const s = setup(6, 2);
     const data = randomBytes(rand, 4 * 1000);
     const [unit] = await store(s, policy(4, 2), data);
-    for (const [down, most] of [[[], 4], [[1], 5], [[0, 3], 6]] as const) {
+    for (const [down, most] of [
+      [[], 4],
+      [[1], 5],
+      [[0, 3], 6],
+    ] as const) {
       down.forEach((i) => backendOf(s, unit!, i).goOffline());
       s.faulty.forEach((f) => f.calls.splice(0));
       expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
@@ -168,12 +208,14 @@ describe('degraded reads: backend requests', () => {
   });
 
   it('a degraded read cancelled mid-body gives back the budget it grew by and leaves no request open', async () => {
-    const k = 8, m = 3;
+    const k = 8,
+      m = 3;
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 16 * B);
     const [unit] = await store(s, policy(k, m), data);
     backendOf(s, unit!, 0).goOffline();
-    let held = 0, grants = 0;
+    let held = 0,
+      grants = 0;
     const grow = async (bytes: number) => {
       held += bytes;
       grants++;
@@ -194,7 +236,10 @@ describe('degraded reads: backend requests', () => {
     expect(s.probe.open, 'no request left open').toBe(0);
   });
 
-  it.each([[8, 3], [16, 4]])('%i+%i healthy column read: the shard it sends and the next ones stream at once, k GETs', async (k, m) => {
+  it.each([
+    [8, 3],
+    [16, 4],
+  ])('%i+%i healthy column read: the shard it sends and the next ones stream at once, k GETs', async (k, m) => {
     const s = setup(k + m, m);
     const data = randomBytes(rand, k * 16 * B);
     const [unit] = await store(s, policy(k, m), data);
@@ -208,7 +253,12 @@ describe('degraded reads: backend requests', () => {
     // A range inside one shard opens that shard only.
     s.faulty.forEach((f) => f.calls.splice(0));
     s.probe.peak = 0;
-    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 3 * 16 * B + 5, 4 * 16 * B - 1)), data.subarray(3 * 16 * B + 5, 4 * 16 * B))).toBe(0);
+    expect(
+      Buffer.compare(
+        await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 3 * 16 * B + 5, 4 * 16 * B - 1)),
+        data.subarray(3 * 16 * B + 5, 4 * 16 * B),
+      ),
+    ).toBe(0);
     expect(sum(getsPerShard(s, unit!))).toBe(1);
     expect(s.probe.peak).toBe(1);
   });

@@ -78,7 +78,11 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
   beforeAll(async () => {
     gw = await startGateway(CONFIG);
     await s3().send(new CreateBucketCommand({ Bucket: B }));
-    for (const [key, size] of [['a', 300_000], ['b', 1_000_000], ['c', 200_000]] as const) {
+    for (const [key, size] of [
+      ['a', 300_000],
+      ['b', 1_000_000],
+      ['c', 200_000],
+    ] as const) {
       const body = bytes(size, size);
       objects.set(key, body);
       await put(key, body);
@@ -149,7 +153,12 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     // once failed waiting for a repair that only a read could have asked for. So the reads are
     // judged on their bytes (what a read reports is unit-tested in unit.test.ts, timing-free),
     // and the repairs are asked for by a scrubber pass, which checks every shard.
-    const damage = [['a', 0, 'flip'], ['b', 2, 'truncate'], ['b', 4, 'delete'], ['c', 3, 'stale&from=a']] as const;
+    const damage = [
+      ['a', 0, 'flip'],
+      ['b', 2, 'truncate'],
+      ['b', 4, 'delete'],
+      ['c', 3, 'stale&from=a'],
+    ] as const;
     for (const [key, shard, how] of damage) {
       await gw.control(`/__test/damage?bucket=${B}&key=${key}&shard=${shard}&how=${how}`);
       expect((await scrub(key))[shard]!.ok, `${key} shard ${shard} damaged by ${how}`).toBe(false);
@@ -187,7 +196,11 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     for (const key of ['cold-1', 'cold-2']) await put(key, bytes(250_000, key.length));
     await gw.control(`/__test/damage?bucket=${B}&key=cold-1&shard=1&how=flip`);
     await gw.control(`/__test/damage?bucket=${B}&key=cold-2&shard=5&how=delete`);
-    for (const key of ['cold-1', 'cold-2']) expect((await scrub(key)).every((x) => x.ok), key).toBe(false);
+    for (const key of ['cold-1', 'cold-2'])
+      expect(
+        (await scrub(key)).every((x) => x.ok),
+        key,
+      ).toBe(false);
     await gw.control('/__test/cron');
     for (const key of ['cold-1', 'cold-2']) await waitUntilScrubbed(key);
   });
@@ -196,7 +209,9 @@ describe('engine fault table (SDK over the R2 simulation)', () => {
     const units = async () => ((await gw.control(`/__test/units?bucket=${B}`)) as { units: Record<string, number> }).units;
     const referenced = async () => new Set(((await gw.control(`/__test/referenced?bucket=${B}`)) as { unitIds: string[] }).unitIds);
     // A gateway dying between its last shard and the commit, and a write refused below quorum.
-    const { unitIds: [crashed] } = (await gw.control(`/__test/crash-write?bucket=${B}&key=b&size=400000`)) as { unitIds: string[] };
+    const {
+      unitIds: [crashed],
+    } = (await gw.control(`/__test/crash-write?bucket=${B}&key=b&size=400000`)) as { unitIds: string[] };
     expect((await units())[crashed!]).toBe(6);
     expect(sha(await get('b')), 'the old version stays readable').toBe(sha(objects.get('b')!));
     const { placement: ids } = await placement('a');

@@ -33,28 +33,41 @@ export interface RunningGateway {
   persistDir: string;
 }
 
-export async function startGateway(config: object, opts: { entrypoint?: string; persistDir?: string; vars?: Record<string, string>; r2Buckets?: Record<string, string> } = {}): Promise<RunningGateway> {
+export async function startGateway(
+  config: object,
+  opts: { entrypoint?: string; persistDir?: string; vars?: Record<string, string>; r2Buckets?: Record<string, string> } = {},
+): Promise<RunningGateway> {
   const persistDir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'shardgate-test-'));
-  const { worker, address } = await startDirectWorker({
-    config: 'wrangler.toml',
-    entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
-    bindings: {
-      ...LOCAL_DEV,
-      ...poisonBinding(),
-      SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
-      ...Object.fromEntries(Object.entries(opts.vars ?? {}).map(([k, value]) => [k, { type: 'plain_text' as const, value }])),
-      // R2 buckets beyond wrangler.toml's six (binding -> bucket name): a backend added to the fleet.
-      ...Object.fromEntries(Object.entries(opts.r2Buckets ?? {}).map(([k, bucket_name]) => [k, { type: 'r2_bucket' as const, bucket_name }])),
+  const { worker, address } = await startDirectWorker(
+    {
+      config: 'wrangler.toml',
+      entrypoint: opts.entrypoint ?? 'test/engine/fixtures/worker.ts',
+      bindings: {
+        ...LOCAL_DEV,
+        ...poisonBinding(),
+        SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) },
+        ...Object.fromEntries(Object.entries(opts.vars ?? {}).map(([k, value]) => [k, { type: 'plain_text' as const, value }])),
+        // R2 buckets beyond wrangler.toml's six (binding -> bucket name): a backend added to the fleet.
+        ...Object.fromEntries(Object.entries(opts.r2Buckets ?? {}).map(([k, bucket_name]) => [k, { type: 'r2_bucket' as const, bucket_name }])),
+      },
+      dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
     },
-    dev: { inspector: false, server: { hostname: '127.0.0.1', port: 0 }, persist: persistDir, watch: false, logLevel: 'warn' },
-  }, (line) => console.warn(line));
+    (line) => console.warn(line),
+  );
   const url = (await address()).origin;
   return {
     url,
     persistDir,
     s3: (extra = {}) =>
-      new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { ...CREDENTIALS }, // a copy: the SDK annotates the object it is given
-       expectContinueHeader: false, maxAttempts: 1, ...extra }),
+      new S3Client({
+        endpoint: url,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { ...CREDENTIALS }, // a copy: the SDK annotates the object it is given
+        expectContinueHeader: false,
+        maxAttempts: 1,
+        ...extra,
+      }),
     async control(path: string) {
       const r = await fetch(url + path, { method: 'POST' });
       const text = await r.text();

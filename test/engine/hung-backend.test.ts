@@ -28,15 +28,23 @@ function fleet(n = 6, maintenance: string[] = []) {
   let clock = 1_000_000;
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `z${i}` })));
   const reachability = new BackendReachability(new Set(maintenance), () => clock);
-  const backends = faulty.map((f) => new MeteredBackend(new DeadlineBackend(f, () => ({ ms: WAIT_MS })), (r) => {
-    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
-    else if (r.outcome !== 'Aborted' && r.outcome !== 'Throttled') reachability.report(r.backend, true);
-  }));
-  const config = parseConfig({ backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096, writeQuorum: 5 } }, defaultPolicy: 'ec' });
+  const backends = faulty.map(
+    (f) =>
+      new MeteredBackend(new DeadlineBackend(f, () => ({ ms: WAIT_MS })), (r) => {
+        if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
+        else if (r.outcome !== 'Aborted' && r.outcome !== 'Throttled') reachability.report(r.backend, true);
+      }),
+  );
+  const config = parseConfig({
+    backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 4096, writeQuorum: 5 } },
+    defaultPolicy: 'ec',
+  });
   const catalog = localCatalog();
   const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING, reachability }), settings: engineSettings(config) });
   const body = (n: number) => new Uint8Array(n).map((_, i) => (i * 7) % 251);
-  const put = (key: string, size = 20_000) => store.putObject('data', key, new Blob([body(size)]).stream(), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
+  const put = (key: string, size = 20_000) =>
+    store.putObject('data', key, new Blob([body(size)]).stream(), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
   const get = async (key: string) => readBytes((await store.getObject('data', key, { conditions: {} })).body);
   const callsTo = (ids: string[]) => faulty.filter((f) => ids.includes(f.id)).reduce((n, f) => n + f.calls.length, 0);
   return { faulty, reachability, catalog, store, put, get, body, callsTo, advance: (ms: number) => void (clock += ms) };

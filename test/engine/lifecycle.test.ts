@@ -9,9 +9,21 @@
  * (PutObject, CopyObject, CompleteMultipartUpload), as S3 sends it.
  */
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, HeadObjectCommand,
-  ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand, PutBucketVersioningCommand,
-  PutObjectCommand, UploadPartCommand, type LifecycleRule,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetBucketLifecycleConfigurationCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectVersionsCommand,
+  ListObjectsV2Command,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type LifecycleRule,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { r2Config, removeDir, startGateway, type RunningGateway } from './harness.ts';
@@ -30,7 +42,8 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
     const r = await s3().send(new ListObjectVersionsCommand({ Bucket, Prefix }));
     return { versions: (r.Versions ?? []).map((v) => v.VersionId), markers: (r.DeleteMarkers ?? []).length };
   };
-  const rules = (Bucket: string, Rules: LifecycleRule[]) => s3().send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));
+  const rules = (Bucket: string, Rules: LifecycleRule[]) =>
+    s3().send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));
   let ncVersions: string[] = [];
   const written: Record<string, string | undefined> = {};
 
@@ -55,7 +68,9 @@ describe('lifecycle rules, run by the cron with a 5-second day', () => {
     written.copy = (await s3().send(new CopyObjectCommand({ Bucket: PLAIN, Key: 'old/copy', CopySource: `${PLAIN}/keep/a` }))).Expiration;
     const { UploadId } = await s3().send(new CreateMultipartUploadCommand({ Bucket: PLAIN, Key: 'old/mp' }));
     const part = await s3().send(new UploadPartCommand({ Bucket: PLAIN, Key: 'old/mp', UploadId, PartNumber: 1, Body: new Uint8Array(10) }));
-    const completed = await s3().send(new CompleteMultipartUploadCommand({ Bucket: PLAIN, Key: 'old/mp', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag! }] } }));
+    const completed = await s3().send(
+      new CompleteMultipartUploadCommand({ Bucket: PLAIN, Key: 'old/mp', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag! }] } }),
+    );
     written.complete = completed.Expiration;
     await put(PLAIN, 'big/large', 100_000); // coded 4+2
     await s3().send(new CreateMultipartUploadCommand({ Bucket: PLAIN, Key: 'up/x' }));

@@ -17,7 +17,11 @@ describe('recheck', () => {
     const r = new BackendReachability(new Set(), () => clock);
     let answer: ((ok: boolean) => void) | undefined;
     let heads = 0;
-    const hung = { id: 'h', domain: 'z', head: () => (heads++, new Promise((resolve, reject) => (answer = (ok) => (ok ? resolve({}) : reject(new BackendError('h', 'Timeout', 'no answer')))))) } as unknown as Backend;
+    const hung = {
+      id: 'h',
+      domain: 'z',
+      head: () => (heads++, new Promise((resolve, reject) => (answer = (ok) => (ok ? resolve({}) : reject(new BackendError('h', 'Timeout', 'no answer')))))),
+    } as unknown as Backend;
     r.report('h', false, true);
     await r.recheck([hung]); // knowledge fresh: no probe
     expect(heads).toBe(0);

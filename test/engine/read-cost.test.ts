@@ -30,14 +30,28 @@ const B2 = presetPrices('backblaze-b2'); // egress $0.01/GB
 
 function cluster(n: number) {
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `d${i}` })));
-  const c = { faulty, log: [] as string[], probe: new SubrequestProbe(), traffic: new TrafficMeter(), metered: [] as Backend[], map: new Map<string, Backend>() };
+  const c = {
+    faulty,
+    log: [] as string[],
+    probe: new SubrequestProbe(),
+    traffic: new TrafficMeter(),
+    metered: [] as Backend[],
+    map: new Map<string, Backend>(),
+  };
   rewire(c);
   return c;
 }
 type Cluster = ReturnType<typeof cluster>;
 
 /** Fresh counters: each backend behind a GET log, the traffic meter and the subrequest probe. */
-function rewire(c: { faulty: FaultyBackend[]; log: string[]; probe: SubrequestProbe; traffic: TrafficMeter; metered: Backend[]; map: Map<string, Backend> }): void {
+function rewire(c: {
+  faulty: FaultyBackend[];
+  log: string[];
+  probe: SubrequestProbe;
+  traffic: TrafficMeter;
+  metered: Backend[];
+  map: Map<string, Backend>;
+}): void {
   c.log.splice(0);
   c.faulty.forEach((f) => f.calls.splice(0));
   c.traffic = new TrafficMeter();
@@ -94,10 +108,20 @@ describe('striped units: cost-aware reads', () => {
   beforeEach(() => void (latency = new BackendLatency()));
 
   async function put(c: Cluster, data: Uint8Array, o: { k?: number; m?: number; codec?: 'replica' } = {}): Promise<CodedUnit> {
-    const k = o.k ?? 4, m = o.m ?? 2;
+    const k = o.k ?? 4,
+      m = o.m ?? 2;
     const { unit } = await writeUnit({
-      bucket: 'bkt', key: 'obj', unitId: 'u1', codec: o.codec ?? 'rs-cauchy-gf8', k, m, blockSize: B, writeQuorum: k + m,
-      backends: c.metered, feed: new BodyFeed(streamOf(data), null, data.length), size: data.length,
+      bucket: 'bkt',
+      key: 'obj',
+      unitId: 'u1',
+      codec: o.codec ?? 'rs-cauchy-gf8',
+      k,
+      m,
+      blockSize: B,
+      writeQuorum: k + m,
+      backends: c.metered,
+      feed: new BodyFeed(streamOf(data), null, data.length),
+      size: data.length,
     });
     reset(c);
     return unit;
@@ -121,7 +145,12 @@ describe('striped units: cost-aware reads', () => {
     expect(Buffer.compare(await get(c, unit, prices), data)).toBe(0);
     const priced = { gets: c.faulty.map((f) => f.calls.filter((x) => x.op === 'get').length), dollars: measuredCost(c, prices) };
     expect(priced.gets, 'with prices: no byte from AWS').toEqual([0, 0, 1, 1, 1, 1]);
-    expect(c.traffic.snapshot().filter((t) => t.backendId < 'b2').reduce((s, t) => s + t.bytesOut, 0)).toBe(0);
+    expect(
+      c.traffic
+        .snapshot()
+        .filter((t) => t.backendId < 'b2')
+        .reduce((s, t) => s + t.bytesOut, 0),
+    ).toBe(0);
     expect(priced.dollars).toBeLessThan(unpriced.dollars / 2);
   });
 
@@ -146,7 +175,12 @@ describe('striped units: cost-aware reads', () => {
       const data = randomBytes(rand, 4 * B * 5 + 7);
       const unit = await put(c, data);
       const prices = book(same, same, same, same, same, same);
-      for (const [start, end, down] of [[0, data.length - 1, -1], [B + 3, 3 * B], [0, data.length - 1, 1], [100, 9 * B, 4]] as const) {
+      for (const [start, end, down] of [
+        [0, data.length - 1, -1],
+        [B + 3, 3 * B],
+        [0, data.length - 1, 1],
+        [100, 9 * B, 4],
+      ] as const) {
         if (down !== undefined && down >= 0) c.faulty[down]!.goOffline();
         // b4 has answered slowly: a degraded read takes parity b5 first, priced or not.
         reset(c);
@@ -198,7 +232,15 @@ describe('striped units: cost-aware reads', () => {
 
 describe('column units: cost-aware reads', () => {
   const rand = prng(15);
-  const policy: StoragePolicy = { name: 'ec-8-3', codec: 'rs-cauchy-gf8', k: 8, m: 3, writeQuorum: 11, blockSize: B, small: { threshold: 0, mode: 'replicate', replicas: 3 } };
+  const policy: StoragePolicy = {
+    name: 'ec-8-3',
+    codec: 'rs-cauchy-gf8',
+    k: 8,
+    m: 3,
+    writeQuorum: 11,
+    blockSize: B,
+    small: { threshold: 0, mode: 'replicate', replicas: 3 },
+  };
 
   async function store(c: Cluster, data: Uint8Array): Promise<CodedUnit[]> {
     const units = new UnitStore(c.metered, () => {}, { columnParityBytes: 3 * 16 * B });
@@ -229,7 +271,10 @@ describe('column units: cost-aware reads', () => {
 
     reset(c);
     expect(Buffer.compare(await read(c, units, prices, 0, data.length - 1), data)).toBe(0);
-    expect(c.faulty.find((f) => f.id === placement[3])!.calls.some((x) => x.op === 'get'), 'nothing read from AWS').toBe(false);
+    expect(
+      c.faulty.find((f) => f.id === placement[3])!.calls.some((x) => x.op === 'get'),
+      'nothing read from AWS',
+    ).toBe(false);
     expect(measuredCost(c, prices)).toBeLessThan(unpriced);
     expect(c.probe.violations).toEqual([]);
   });
@@ -239,7 +284,10 @@ describe('column units: cost-aware reads', () => {
     const data = randomBytes(rand, 8 * 5 * B + 999);
     const units = await store(c, data);
     const prices = new Map(c.faulty.map((f) => [f.id, AWS]));
-    for (const [start, end] of [[0, data.length - 1], [3 * B + 1, 17 * B]]) {
+    for (const [start, end] of [
+      [0, data.length - 1],
+      [3 * B + 1, 17 * B],
+    ]) {
       reset(c);
       expect(Buffer.compare(await read(c, units, undefined, start!, end!), data.subarray(start!, end! + 1))).toBe(0);
       const without = gets(c);

@@ -13,7 +13,15 @@ import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 
 const B = 4096;
-const replicate3: StoragePolicy = { name: 'replicate-3', codec: 'replica', k: 1, m: 2, writeQuorum: 2, blockSize: B, small: { threshold: 0, mode: 'replicate', replicas: 3 } };
+const replicate3: StoragePolicy = {
+  name: 'replicate-3',
+  codec: 'replica',
+  k: 1,
+  m: 2,
+  writeQuorum: 2,
+  blockSize: B,
+  small: { threshold: 0, mode: 'replicate', replicas: 3 },
+};
 
 function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   let off = 0;
@@ -39,13 +47,19 @@ describe('replicated reads', () => {
     for (let round = 0; round < 4; round++) {
       faulty.forEach((f) => f.calls.splice(0));
       expect(Buffer.compare(await readBytes(await units.open('bkt', 'obj', stored.storage, 0, data.length - 1)), data)).toBe(0);
-      expect(gets().reduce((a, b) => a + b, 0), `read ${round}: ${gets()}`).toBe(1);
+      expect(
+        gets().reduce((a, b) => a + b, 0),
+        `read ${round}: ${gets()}`,
+      ).toBe(1);
     }
     const used = gets().indexOf(1);
     faulty[used]!.goOffline();
     faulty.forEach((f) => f.calls.splice(0));
     expect(Buffer.compare(await readBytes(await units.open('bkt', 'obj', stored.storage, 0, data.length - 1)), data)).toBe(0);
-    expect(gets().reduce((a, b) => a + b, 0), 'the failed replica, then one other for every row').toBe(2);
+    expect(
+      gets().reduce((a, b) => a + b, 0),
+      'the failed replica, then one other for every row',
+    ).toBe(2);
   });
 
   it('an untried backend ranks as the median of the known ones, just ahead of one at that median', () => {

@@ -21,7 +21,12 @@ const KEY_A = btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => i
 const KEY_B = btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => 200 - i)));
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 const BUCKET = 'secret-bucket-name';
-const put = (size: number, user: Record<string, string> = {}) => ({ contentLength: size, metadata: { user, contentType: 'application/x-test' }, checksum: null, conditions: {} });
+const put = (size: number, user: Record<string, string> = {}) => ({
+  contentLength: size,
+  metadata: { user, contentType: 'application/x-test' },
+  checksum: null,
+  conditions: {},
+});
 
 /** Ranged GETs every backend was asked for (bytes fetched). */
 const fetched: { key: string; length: number }[] = [];
@@ -36,7 +41,12 @@ function setup(ring: KeyRing | undefined, columnParityBytes?: number) {
   const backends = Array.from({ length: 11 }, (_, i) => new FaultyBackend(new SpyBackend({ id: `m${i}`, domain: `zone-${i}` })));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { main: { k: 4, m: 2, blockSize: 16384 }, wide: { k: 8, m: 3, blockSize: 16384 }, copies: { codec: 'replicate', replicas: 3, blockSize: 16384 }, clear: { k: 4, m: 2, encrypt: false } },
+    policies: {
+      main: { k: 4, m: 2, blockSize: 16384 },
+      wide: { k: 8, m: 3, blockSize: 16384 },
+      copies: { codec: 'replicate', replicas: 3, blockSize: 16384 },
+      clear: { k: 4, m: 2, encrypt: false },
+    },
     defaultPolicy: 'main',
     buckets: { wide: 'wide', copies: 'copies', clear: 'clear' },
   });
@@ -89,10 +99,20 @@ describe('sealed objects', () => {
     await s.store.putObject('wide', 'segmented-private-key', stream(big), put(big.length, { marker: 'distinctive-segmented' }));
     objects.push({ bucket: 'wide', key: 'segmented-private-key', data: big, user: { marker: 'distinctive-segmented' } });
     const parts = [randomBytes(rand, 6000), randomBytes(rand, 70_001)];
-    const up = await s.store.createMultipartUpload(BUCKET, 'multipart-private-key', { metadata: { user: { marker: 'distinctive-multipart' } }, checksum: null });
+    const up = await s.store.createMultipartUpload(BUCKET, 'multipart-private-key', {
+      metadata: { user: { marker: 'distinctive-multipart' } },
+      checksum: null,
+    });
     const infos = [];
-    for (const [i, p] of parts.entries()) infos.push(await s.store.uploadPart(BUCKET, 'multipart-private-key', up.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null }));
-    await s.store.completeMultipartUpload(BUCKET, 'multipart-private-key', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
+    for (const [i, p] of parts.entries())
+      infos.push(await s.store.uploadPart(BUCKET, 'multipart-private-key', up.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null }));
+    await s.store.completeMultipartUpload(
+      BUCKET,
+      'multipart-private-key',
+      up.uploadId,
+      infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
     const mp = new Uint8Array(6000 + 70_001);
     mp.set(parts[0]!);
     mp.set(parts[1]!, 6000);
@@ -104,7 +124,13 @@ describe('sealed objects', () => {
       expect(got.metadata.user).toEqual(o.user);
       const n = o.data.length;
       if (n < 2) continue;
-      for (const [start, end] of [[0, 0], [n - 1, n - 1], [Math.floor(n / 2), n - 1], [Math.max(0, SEAL_RECORD_BYTES - 3), Math.min(n - 1, SEAL_RECORD_BYTES + 3)], [1, Math.min(n - 1, 2 * SEAL_RECORD_BYTES + 17)]] as const) {
+      for (const [start, end] of [
+        [0, 0],
+        [n - 1, n - 1],
+        [Math.floor(n / 2), n - 1],
+        [Math.max(0, SEAL_RECORD_BYTES - 3), Math.min(n - 1, SEAL_RECORD_BYTES + 3)],
+        [1, Math.min(n - 1, 2 * SEAL_RECORD_BYTES + 17)],
+      ] as const) {
         if (start > end) continue;
         const r = await s.store.getObject(o.bucket, o.key, { conditions: {}, range: { start, end } });
         expect(Buffer.from(await readBytes(r.body)).equals(Buffer.from(o.data.subarray(start, end + 1))), `${o.bucket}/${o.key} ${start}-${end}`).toBe(true);
@@ -131,7 +157,11 @@ describe('sealed objects', () => {
   it('a bucket holds clear and sealed objects; a policy may opt out; a gateway without the key cannot read sealed ones', async () => {
     const clearStore = setup(undefined);
     // The same backends and catalog, written first without a key ring (objects before encryption).
-    const before = new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends, () => {}), settings: (s.store as unknown as { settings: never }).settings });
+    const before = new EcStore({
+      catalog: s.catalog,
+      units: new UnitStore(s.backends, () => {}),
+      settings: (s.store as unknown as { settings: never }).settings,
+    });
     void clearStore;
     const old = randomBytes(rand, 50_000);
     await before.putObject(BUCKET, 'written-before', stream(old), put(old.length));
@@ -144,7 +174,10 @@ describe('sealed objects', () => {
     const plain = enc('clear-policy-plaintext-marker-0123456789'.repeat(200)); // above the inline threshold
     await s.store.putObject('clear', 'clear-key', stream(plain), put(plain.length));
     const files = await storedFiles(s.backends as FaultyBackend[]);
-    expect(files.some((f) => contains(f.bytes, plain.subarray(0, 41))), 'a policy with encrypt: false stores in the clear').toBe(true);
+    expect(
+      files.some((f) => contains(f.bytes, plain.subarray(0, 41))),
+      'a policy with encrypt: false stores in the clear',
+    ).toBe(true);
   });
 
   it('a changed stored byte fails the read (or is read around), never returns other bytes', async () => {
@@ -218,7 +251,10 @@ describe('sealed objects', () => {
       const r = await counting.store.getObject(BUCKET, 'large', { conditions: {}, range: { start: at, end: at } });
       expect([...(await readBytes(r.body))]).toEqual([data[at]]);
       // One record (256 KiB + 16 stored) lies in at most 5 rows of 4 x 16 KiB blocks.
-      expect(fetched.reduce((n, c) => n + c.length, 0), `stored bytes fetched for byte ${at}`).toBeLessThanOrEqual(5 * 4 * (16384 + 8));
+      expect(
+        fetched.reduce((n, c) => n + c.length, 0),
+        `stored bytes fetched for byte ${at}`,
+      ).toBeLessThanOrEqual(5 * 4 * (16384 + 8));
     }
     const whole = await counting.store.getObject(BUCKET, 'large', { conditions: {} });
     expect(Buffer.from(await readBytes(whole.body)).equals(Buffer.from(data))).toBe(true);
@@ -231,7 +267,8 @@ describe('sealed objects', () => {
     expect(rewrapped.kid).toBe('b');
     expect(rewrapped.wrapped).not.toBe(seal.wrapped);
     const onlyB = KeyRing.fromBase64({ b: KEY_B }, 'b');
-    const dekA = await ring.open(seal), dekB = await onlyB.open(rewrapped);
+    const dekA = await ring.open(seal),
+      dekB = await onlyB.open(rewrapped);
     const sealed = await dekA.sealRecord(7, enc('same data key'));
     expect(new TextDecoder().decode(await dekB.openRecord(7, sealed))).toBe('same data key');
     await expect(dekB.openRecord(8, sealed)).rejects.toThrow(/authentication tag/);

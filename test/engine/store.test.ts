@@ -18,7 +18,13 @@ import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { devShardPrefixes } from '../support/dev-encryption.ts';
 
-const put = (size: number, extra = {}) => ({ contentLength: size, metadata: { user: { a: '1' }, contentType: 'application/x-test' }, checksum: null, conditions: {}, ...extra });
+const put = (size: number, extra = {}) => ({
+  contentLength: size,
+  metadata: { user: { a: '1' }, contentType: 'application/x-test' },
+  checksum: null,
+  conditions: {},
+  ...extra,
+});
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 async function bytes(s: ReadableStream<Uint8Array>) {
   return readBytes(s);
@@ -34,7 +40,9 @@ function setup(policy: object = { k: 4, m: 2, blockSize: 4096 }, extra: object =
     ...extra,
   });
   const repairs: RepairTask[] = [];
-  const units = new UnitStore(backends, (bucket, key, unit, err) => repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read' } }));
+  const units = new UnitStore(backends, (bucket, key, unit, err) =>
+    repairs.push({ bucket, key, unitId: unit.unitId, shards: [err.shardIndex], reason: { kind: err.reason, by: 'read' } }),
+  );
   const catalog = localCatalog({ garbageGraceMs: 0 });
   const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 }, enqueueRepair: (t) => repairs.push(t) });
   return { backends, catalog, store, repairs, units };
@@ -59,7 +67,10 @@ describe('EcStore', () => {
     expect(r.etag).toMatch(/^"[0-9a-f]{32}"$/);
     await s.store.putObject('replicated', 'copy', stream(data), put(data.length));
     expect(count()).toBe(9);
-    for (const [bucket, key] of [['b', 'ec'], ['replicated', 'copy']] as const) {
+    for (const [bucket, key] of [
+      ['b', 'ec'],
+      ['replicated', 'copy'],
+    ] as const) {
       const got = await s.store.getObject(bucket, key, { conditions: {} });
       expect(Buffer.compare(await bytes(got.body), data)).toBe(0);
       expect(got.metadata).toEqual({ user: { a: '1' }, contentType: 'application/x-test' });
@@ -82,13 +93,16 @@ describe('EcStore', () => {
   });
 
   it('overwrites commit a new version and queue the old shards as garbage', async () => {
-    const a = randomBytes(rand, 20_000), b = randomBytes(rand, 30_000);
+    const a = randomBytes(rand, 20_000),
+      b = randomBytes(rand, 30_000);
     await s.store.putObject('b', 'k', stream(a), put(a.length));
     await s.store.putObject('b', 'k', stream(b), put(b.length));
     expect(Buffer.compare(await bytes((await s.store.getObject('b', 'k', { conditions: {} })).body), b)).toBe(0);
     const garbage = await s.catalog.takeDueGarbage(new Date(Date.now() + 1000), 10);
     expect(garbage.flatMap((g) => g.units).length).toBe(1);
-    await expect(s.store.putObject('b', 'k', stream(a), put(a.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    await expect(s.store.putObject('b', 'k', stream(a), put(a.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({
+      code: 'PreconditionFailed',
+    });
   });
 
   it('refuses a write below quorum with no visible change, and a bad Content-MD5 with BadDigest', async () => {
@@ -98,7 +112,9 @@ describe('EcStore', () => {
     await expect(s.store.putObject('b', 'k', stream(data), put(data.length))).rejects.toMatchObject({ name: 'QuorumError' });
     await expect(s.store.headObject('b', 'k', { conditions: {} })).rejects.toMatchObject({ code: 'NoSuchKey' });
     s.backends.forEach((b) => b.goOnline());
-    await expect(s.store.putObject('b', 'k', stream(data), put(data.length, { contentMD5: 'AAAAAAAAAAAAAAAAAAAAAA==' }))).rejects.toMatchObject({ code: 'BadDigest' });
+    await expect(s.store.putObject('b', 'k', stream(data), put(data.length, { contentMD5: 'AAAAAAAAAAAAAAAAAAAAAA==' }))).rejects.toMatchObject({
+      code: 'BadDigest',
+    });
     for (const b of s.backends) expect((await b.list(bucketPrefix())).entries).toEqual([]);
   });
 
@@ -106,8 +122,15 @@ describe('EcStore', () => {
     const up = await s.store.createMultipartUpload('b', 'mp', { metadata: { user: {} }, checksum: { algorithm: 'CRC32', type: 'FULL_OBJECT' } });
     const parts = [randomBytes(rand, 6000), randomBytes(rand, 7000), randomBytes(rand, 100)];
     const infos = [];
-    for (const [i, p] of parts.entries()) infos.push(await s.store.uploadPart('b', 'mp', up.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null }));
-    const done = await s.store.completeMultipartUpload('b', 'mp', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
+    for (const [i, p] of parts.entries())
+      infos.push(await s.store.uploadPart('b', 'mp', up.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null }));
+    const done = await s.store.completeMultipartUpload(
+      'b',
+      'mp',
+      up.uploadId,
+      infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
     expect(done.etag).toMatch(/-3"$/);
     expect(done.checksum?.type).toBe('FULL_OBJECT');
     const all = Buffer.concat(parts);
@@ -125,7 +148,17 @@ describe('EcStore', () => {
     await fresh.insertBucket('b', 'us-east-1');
     const result = await rebuildCatalog('b', s.backends, fresh);
     expect(result.restored.sort()).toEqual(['dir/one', 'two']);
-    const store2 = new EcStore({ catalog: fresh, units: s.units, settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })) });
+    const store2 = new EcStore({
+      catalog: fresh,
+      units: s.units,
+      settings: engineSettings(
+        parseConfig({
+          backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { main: { k: 4, m: 2 } },
+          defaultPolicy: 'main',
+        }),
+      ),
+    });
     const one = await store2.getObject('b', 'dir/one', { conditions: {} });
     expect(Buffer.compare(await bytes(one.body), data)).toBe(0);
     expect(one.metadata).toEqual({ user: { a: '1' }, contentType: 'application/x-test' });
@@ -146,7 +179,7 @@ describe('EcStore', () => {
     expect(result.unrecoverable).toEqual([{ unitId: unit.unitId, reason: 'only 3 of the 4 shards needed remain' }]);
   });
 
-  it('versioning: the collector keeps noncurrent versions\' shards, takes a removed version\'s; a rebuild never resurrects a key under a delete marker', async () => {
+  it("versioning: the collector keeps noncurrent versions' shards, takes a removed version's; a rebuild never resurrects a key under a delete marker", async () => {
     await s.store.putBucketVersioning('b', 'Enabled');
     const [old, cur] = [randomBytes(rand, 30_000), randomBytes(rand, 20_000)];
     const v1 = (await s.store.putObject('b', 'k', stream(old), put(old.length))).versionId!;
@@ -190,31 +223,42 @@ describe('EcStore', () => {
   });
 
   it('a wide 8+3 policy never has more than 6 backend calls in flight, and segments big bodies', async () => {
-    let inFlight = 0, peak = 0;
+    let inFlight = 0,
+      peak = 0;
     const probe = (b: MemoryBackend): Backend => {
-      const track = <T>(p: () => Promise<T>) => async () => {
-        peak = Math.max(peak, ++inFlight);
-        try {
-          return await p();
-        } finally {
-          inFlight--;
-        }
-      };
+      const track =
+        <T>(p: () => Promise<T>) =>
+        async () => {
+          peak = Math.max(peak, ++inFlight);
+          try {
+            return await p();
+          } finally {
+            inFlight--;
+          }
+        };
       return {
-        id: b.id, domain: b.domain,
+        id: b.id,
+        domain: b.domain,
         put: (k, body, len, o) => track(() => b.put(k, body, len, o))(),
-        get: (k, r, o) => track(async () => {
-          const res = await b.get(k, r, o);
-          // The call stays in flight until its body is drained, as a fetch does.
-          const data = new Uint8Array(await new Response(res.body).arrayBuffer());
-          return { size: res.size, body: new ReadableStream({ start: (c) => (c.enqueue(data), c.close()) }) };
-        })(),
-        head: (k) => b.head(k), delete: (k) => b.delete(k), list: (p, c, o) => b.list(p, c, o),
+        get: (k, r, o) =>
+          track(async () => {
+            const res = await b.get(k, r, o);
+            // The call stays in flight until its body is drained, as a fetch does.
+            const data = new Uint8Array(await new Response(res.body).arrayBuffer());
+            return { size: res.size, body: new ReadableStream({ start: (c) => (c.enqueue(data), c.close()) }) };
+          })(),
+        head: (k) => b.head(k),
+        delete: (k) => b.delete(k),
+        list: (p, c, o) => b.list(p, c, o),
       };
     };
     const raw = Array.from({ length: 11 }, (_, i) => new MemoryBackend({ id: `w${i}`, domain: `z${i}` }));
     const backends = raw.map(probe);
-    const config = parseConfig({ backends: raw.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { wide: { k: 8, m: 3, blockSize: 4096 } }, defaultPolicy: 'wide' });
+    const config = parseConfig({
+      backends: raw.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { wide: { k: 8, m: 3, blockSize: 4096 } },
+      defaultPolicy: 'wide',
+    });
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { columnParityBytes: 3 * 12288 }), settings: engineSettings(config) });
     await store.createBucket('w', { region: 'us-east-1' });
@@ -266,7 +310,8 @@ describe('EcStore', () => {
     const [a, b, c] = [await unitOf('a'), await unitOf('b'), await unitOf('c')];
     const backendOf = (unit: typeof a, i: number) => s.backends.find((x) => x.id === unit.placement[i])!.inner;
     await backendOf(a, 1).delete(shardKey('b', a.unitId, 1));
-    const stored = async (unit: typeof a, i: number) => new Uint8Array(await new Response((await backendOf(unit, i).get(shardKey('b', unit.unitId, i))).body).arrayBuffer());
+    const stored = async (unit: typeof a, i: number) =>
+      new Uint8Array(await new Response((await backendOf(unit, i).get(shardKey('b', unit.unitId, i))).body).arrayBuffer());
     const short = await stored(b, 4);
     await backendOf(b, 4).put(shardKey('b', b.unitId, 4), short.subarray(0, short.length - 10), short.length - 10);
     const rotten = await stored(c, 2);
@@ -281,11 +326,18 @@ describe('EcStore', () => {
     expect(await s.catalog.getScrubCursor('b')).toEqual({ afterUnit: b.unitId });
     expect(await run('heads')).toMatchObject({ units: 1, damaged: 0 }); // c: same size, heads cannot see rot
     expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the next run starts over
-    expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]]]);
+    expect(repairs.map((r) => [r.key, r.shards])).toEqual([
+      ['a', [1]],
+      ['b', [4]],
+    ]);
     repairs.length = 0;
     await run('verify');
     await run('verify');
-    expect(repairs.map((r) => [r.key, r.shards])).toEqual([['a', [1]], ['b', [4]], ['c', [2]]]);
+    expect(repairs.map((r) => [r.key, r.shards])).toEqual([
+      ['a', [1]],
+      ['b', [4]],
+      ['c', [2]],
+    ]);
     expect(repairs.every((r) => r.reason.kind === 'corrupt' && r.reason.by === 'scrubber')).toBe(true);
     // A call budget stops the run after the unit that reached it; the cursor resumes there.
     expect(await s.catalog.getScrubCursor('b')).toBeNull(); // the verify pass completed
@@ -301,7 +353,11 @@ describe('EcStore', () => {
       await s.store.deleteObject('b', key); // grace 0: due at once
     }
     // A write that never commits: reserved, stored, then the gateway "dies".
-    const policy = parseConfig({ backends: s.backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { p: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'p' }).policies.p!;
+    const policy = parseConfig({
+      backends: s.backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })),
+      policies: { p: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'p',
+    }).policies.p!;
     const plan = s.units.plan(data.length, policy, false);
     await s.catalog.reserveUnits('b', plan.unitIds, new Date(Date.now() + 1000), 'crashed');
     await s.units.storeBody({ bucket: 'b', key: 'crashed', body: stream(data), size: data.length, policy, plan, checksum: null });
@@ -318,7 +374,9 @@ describe('EcStore', () => {
   it('a PUT or part refused before any shard (conditions, no such upload) leaves no reservation behind', async () => {
     const data = randomBytes(rand, 30_000);
     await s.store.putObject('b', 'cond', stream(data), put(data.length));
-    await expect(s.store.putObject('b', 'cond', stream(data), put(data.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    await expect(s.store.putObject('b', 'cond', stream(data), put(data.length, { conditions: { ifNoneMatch: '*' } }))).rejects.toMatchObject({
+      code: 'PreconditionFailed',
+    });
     await expect(s.store.uploadPart('b', 'cond', 'no-such-upload', 1, stream(data), put(data.length))).rejects.toMatchObject({ code: 'NoSuchUpload' });
     const later = await s.catalog.takeDueGarbage(new Date(Date.now() + 3 * 86400_000), 100);
     expect(later.flatMap((g) => g.unitIds ?? [])).toEqual([]);

@@ -22,7 +22,8 @@ describe('tag records: the tags as last set, beside the shards', () => {
   let gw: RunningGateway;
   const s3 = () => gw.s3();
   const tagSet = async (key: string) => (await s3().send(new GetObjectTaggingCommand({ Bucket: B, Key: key }))).TagSet?.map((t) => `${t.Key}=${t.Value}`) ?? [];
-  const putTags = (key: string, tags: Record<string, string>) => s3().send(new PutObjectTaggingCommand({ Bucket: B, Key: key, Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) } }));
+  const putTags = (key: string, tags: Record<string, string>) =>
+    s3().send(new PutObjectTaggingCommand({ Bucket: B, Key: key, Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) } }));
   const placement = async (key: string) => (await gw.control(`/__test/placement?bucket=${B}&key=${key}`)) as { unitId: string; placement: string[] };
   /** Blobs per unit id on all backends: shards, and tag records. */
   const blobs = async () => ((await gw.control(`/__test/units?bucket=${B}`)) as { units: Record<string, number> }).units;
@@ -61,7 +62,7 @@ describe('tag records: the tags as last set, beside the shards', () => {
     await putTags('changed', { v: '2', who: 'ops' });
   });
 
-  it('a catalog lost entirely and rebuilt from the backends has the tags as last set, not the write\'s', async () => {
+  it("a catalog lost entirely and rebuilt from the backends has the tags as last set, not the write's", async () => {
     const overwrittenUnit = (await placement('overwritten')).unitId;
     const persistDir = gw.persistDir;
     await gw.stop();
@@ -79,7 +80,7 @@ describe('tag records: the tags as last set, beside the shards', () => {
     expect((await placement('overwritten')).unitId).toBe(overwrittenUnit);
   });
 
-  it('the collector deletes a record with its unit\'s shards, after a rebuild too: nothing is left', async () => {
+  it("the collector deletes a record with its unit's shards, after a rebuild too: nothing is left", async () => {
     const old = (await placement('overwritten')).unitId;
     await s3().send(new PutObjectCommand({ Bucket: B, Key: 'overwritten', Body: body(9) }));
     expect((await blobs())[old], 'the superseded unit waits out its grace delay').toBe(12);

@@ -47,10 +47,20 @@ async function readAll(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
 }
 
 async function put(backends: Backend[], data: Uint8Array, opts: { k?: number; m?: number; quorum?: number; codec?: 'replica'; unitId?: string } = {}) {
-  const k = opts.k ?? 4, m = opts.m ?? 2;
+  const k = opts.k ?? 4,
+    m = opts.m ?? 2;
   return writeUnit({
-    bucket: 'bkt', key: 'obj', unitId: opts.unitId ?? 'u1', codec: opts.codec ?? 'rs-cauchy-gf8', k, m, blockSize: BLOCK,
-    writeQuorum: opts.quorum ?? k + 1, backends, feed: new BodyFeed(streamOf(data), null, data.length), size: data.length,
+    bucket: 'bkt',
+    key: 'obj',
+    unitId: opts.unitId ?? 'u1',
+    codec: opts.codec ?? 'rs-cauchy-gf8',
+    k,
+    m,
+    blockSize: BLOCK,
+    writeQuorum: opts.quorum ?? k + 1,
+    backends,
+    feed: new BodyFeed(streamOf(data), null, data.length),
+    size: data.length,
   });
 }
 
@@ -73,7 +83,11 @@ describe('writeUnit / readUnit', () => {
       expect(unit.md5).toBe(createHash('md5').update(data).digest('hex'));
       expect(unit.missing).toEqual([]);
       expect(Buffer.compare(await get(unit, map), data), `size ${size}`).toBe(0);
-      for (const [a, b] of [[0, 0], [size - 1, size - 1], [Math.floor(size / 3), Math.floor((2 * size) / 3)]]) {
+      for (const [a, b] of [
+        [0, 0],
+        [size - 1, size - 1],
+        [Math.floor(size / 3), Math.floor((2 * size) / 3)],
+      ]) {
         expect(Buffer.compare(await get(unit, map, a!, b!), data.subarray(a!, b! + 1)), `size ${size} range ${a}-${b}`).toBe(0);
       }
     }
@@ -91,7 +105,7 @@ describe('writeUnit / readUnit', () => {
     expect(faulty.map((f) => f.calls.filter((c) => c.op === 'get').length)).toEqual([1, 1, 1, 1, 0, 0]);
   });
 
-  it('a degraded read keeps the healthy data shards\' reads and adds one parity shard: k+1 requests', async () => {
+  it("a degraded read keeps the healthy data shards' reads and adds one parity shard: k+1 requests", async () => {
     const { faulty, map } = cluster(6);
     const data = randomBytes(rand, 4 * BLOCK * 5);
     const { unit } = await put(faulty, data);
@@ -134,7 +148,10 @@ describe('writeUnit / readUnit', () => {
     faulty[2]!.truncateGets(100);
     const bad: ShardReadError[] = [];
     expect(Buffer.compare(await get(unit, map, 0, data.length - 1, bad), data)).toBe(0);
-    expect(bad.map((e) => [e.shardIndex, e.reason]).sort()).toEqual([[1, 'corrupt'], [2, 'corrupt']]);
+    expect(bad.map((e) => [e.shardIndex, e.reason]).sort()).toEqual([
+      [1, 'corrupt'],
+      [2, 'corrupt'],
+    ]);
   });
 
   it('refuses with QuorumError when more than m shards are gone, never returning wrong bytes', async () => {
@@ -167,13 +184,31 @@ describe('writeUnit / readUnit', () => {
     const { faulty } = cluster(6);
     const data = randomBytes(rand, 20_000);
     const short = writeUnit({
-      bucket: 'bkt', key: 'obj', unitId: 'u2', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
-      backends: faulty, feed: new BodyFeed(streamOf(data.subarray(0, 19_000)), null, 20_000), size: 20_000,
+      bucket: 'bkt',
+      key: 'obj',
+      unitId: 'u2',
+      codec: 'rs-cauchy-gf8',
+      k: 4,
+      m: 2,
+      blockSize: BLOCK,
+      writeQuorum: 5,
+      backends: faulty,
+      feed: new BodyFeed(streamOf(data.subarray(0, 19_000)), null, 20_000),
+      size: 20_000,
     });
     await expect(short).rejects.toMatchObject({ code: 'IncompleteBody' });
     const long = writeUnit({
-      bucket: 'bkt', key: 'obj', unitId: 'u3', codec: 'rs-cauchy-gf8', k: 4, m: 2, blockSize: BLOCK, writeQuorum: 5,
-      backends: faulty, feed: new BodyFeed(streamOf(data), null, 19_000), size: 19_000,
+      bucket: 'bkt',
+      key: 'obj',
+      unitId: 'u3',
+      codec: 'rs-cauchy-gf8',
+      k: 4,
+      m: 2,
+      blockSize: BLOCK,
+      writeQuorum: 5,
+      backends: faulty,
+      feed: new BodyFeed(streamOf(data), null, 19_000),
+      size: 19_000,
     });
     await expect(long).rejects.toMatchObject({ code: 'IncompleteBody' });
     for (const f of faulty) expect((await f.list('')).entries).toEqual([]);
@@ -225,7 +260,8 @@ describe('writeUnit / readUnit', () => {
       const result = await rebuildShards('bkt', unit, lost, map);
       expect(result.repaired.sort()).toEqual(lost);
       faulty.forEach((f) => f.heal());
-      for (const i of lost) expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);
+      for (const i of lost)
+        expect(Buffer.compare(await readAll((await faulty[i]!.get(shardKey('bkt', 'u1', i))).body), original[i]!), `${codec} shard ${i}`).toBe(0);
     }
   });
 
@@ -242,7 +278,8 @@ describe('writeUnit / readUnit', () => {
 
   it('a stale or misdirected shard (bytes of another unit under this key) is caught and routed around', async () => {
     const { faulty, map } = cluster(6);
-    const a = randomBytes(rand, 4 * BLOCK + 50), b = randomBytes(rand, 4 * BLOCK + 50);
+    const a = randomBytes(rand, 4 * BLOCK + 50),
+      b = randomBytes(rand, 4 * BLOCK + 50);
     const { unit } = await put(faulty, a, { unitId: 'u1' });
     await put(faulty, b, { unitId: 'u2' });
     const other = await readAll((await faulty[0]!.get(shardKey('bkt', 'u2', 0))).body);

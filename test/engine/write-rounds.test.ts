@@ -96,7 +96,7 @@ describe('small writes: catalog calls and rounds', () => {
     expect((await stored(s.backends)).length).toBe(6);
   });
 
-  it('a refused prepareWrite is the PUT\'s error and leaves no shard and no reservation', async () => {
+  it("a refused prepareWrite is the PUT's error and leaves no shard and no reservation", async () => {
     const s = await setup({ k: 4, m: 2, blockSize: 4096 });
     const data = randomBytes(rand, 20_000);
     await s.store.putObject('b', 'k', stream(data), put(data.length));
@@ -138,7 +138,7 @@ describe('small writes: catalog calls and rounds', () => {
     s.calls.clear();
     const p1 = await s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length));
     expect(Object.fromEntries(s.calls), 'spec known to this isolate (it created the upload)').toEqual({ preparePart: 1, putPart: 1 });
-    expect(p1.checksum?.algorithm, 'the upload\'s algorithm, computed while streaming').toBe('CRC32');
+    expect(p1.checksum?.algorithm, "the upload's algorithm, computed while streaming").toBe('CRC32');
     // Another isolate (a fresh EcStore over the same catalog and backends).
     const isolate = () => new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends), settings: s.settings });
     const other = isolate();
@@ -150,7 +150,13 @@ describe('small writes: catalog calls and rounds', () => {
     const p3 = await third.uploadPart('b', 'k', uploadId, 3, stream(data), part(data.length));
     expect(Object.fromEntries(s.calls), 'no checksum, upload unseen: its spec first').toEqual({ getUpload: 1, preparePart: 1, putPart: 1 });
     expect(p3.checksum?.algorithm).toBe('CRC32');
-    await s.store.completeMultipartUpload('b', 'k', uploadId, [1, 2, 3].map((n) => ({ partNumber: n, etag: n === 1 ? p1.etag : p3.etag })), { conditions: {} });
+    await s.store.completeMultipartUpload(
+      'b',
+      'k',
+      uploadId,
+      [1, 2, 3].map((n) => ({ partNumber: n, etag: n === 1 ? p1.etag : p3.etag })),
+      { conditions: {} },
+    );
     const whole = Buffer.concat([data, data, data]);
     expect(Buffer.compare(await readBytes((await s.store.getObject('b', 'k', { conditions: {} })).body), whole)).toBe(0);
   });
@@ -173,8 +179,12 @@ describe('small writes: catalog calls and rounds', () => {
     const s = await setup({ k: 4, m: 2, blockSize: 4096 });
     const { uploadId } = await s.store.createMultipartUpload('b', 'k', { metadata: { user: {} }, checksum: { algorithm: 'SHA256', type: 'COMPOSITE' } });
     const data = randomBytes(rand, 20_000);
-    await expect(s.store.uploadPart('b', 'k', 'no-such-upload', 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }))).rejects.toMatchObject({ code: 'NoSuchUpload' });
-    await expect(s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }))).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await expect(
+      s.store.uploadPart('b', 'k', 'no-such-upload', 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null })),
+    ).rejects.toMatchObject({ code: 'NoSuchUpload' });
+    await expect(s.store.uploadPart('b', 'k', uploadId, 1, stream(data), part(data.length, { algorithm: 'CRC32', expected: null }))).rejects.toMatchObject({
+      code: 'InvalidRequest',
+    });
     expect(await stored(s.backends)).toEqual([]);
     expect((await s.catalog.bucketHealth('b', new Date())).reservations.held, 'nothing stays reserved').toBe(0);
   });

@@ -18,17 +18,33 @@ function memorySink(): ChunkSink & { bytes(): Uint8Array } {
 }
 
 const header = (over: Partial<ShardHeader> = {}): ShardHeader => ({
-  format: 1, codec: 'rs-cauchy-gf8', bucket: 'b', key: 'k', unitId: '00000000000000001234567890ab', size: 10_000, k: 4, m: 2, blockSize: 1024,
-  shardIndex: 5, placement: ['a', 'b', 'c', 'd', 'e', 'f'], createdAt: '2026-01-01T00:00:00.000Z', ...over,
+  format: 1,
+  codec: 'rs-cauchy-gf8',
+  bucket: 'b',
+  key: 'k',
+  unitId: '00000000000000001234567890ab',
+  size: 10_000,
+  k: 4,
+  m: 2,
+  blockSize: 1024,
+  shardIndex: 5,
+  placement: ['a', 'b', 'c', 'd', 'e', 'f'],
+  createdAt: '2026-01-01T00:00:00.000Z',
+  ...over,
 });
 
 describe('ShardFileWriter', () => {
-  it('frames a whole file: the layout\'s length, readable by the codec, each block checksummed in its place', async () => {
+  it("frames a whole file: the layout's length, readable by the codec, each block checksummed in its place", async () => {
     for (const h of [header(), header({ layout: 'column', shardIndex: 1 }), header({ size: 0 })]) {
       const out = memorySink();
       const file = new ShardFileWriter(h, out);
       const blocks = Array.from({ length: file.layout.stripes }, (_, j) => new Uint8Array(file.layout.blockLen(j)).fill(j + 1));
-      for (const [j, block] of blocks.entries()) await file.block(j, (seed) => checksums().xxh64(block, seed), () => block);
+      for (const [j, block] of blocks.entries())
+        await file.block(
+          j,
+          (seed) => checksums().xxh64(block, seed),
+          () => block,
+        );
       const digests = Array.from({ length: 6 }, (_, i) => (i === h.shardIndex ? file.digest() : 7n));
       await file.writeFooter({ md5: new Uint8Array(16).fill(9), checksum: null, shardDigests: digests });
       const bytes = out.bytes();

@@ -4,13 +4,31 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../worker/format/ids.ts';
-import { bucketPrefix, bucketsByDirectory, directoryOfShardKey, parseShardKey, parseTagRecordKey, prefixesOf, shardKey, shelfDirectory, shelfOfUnitId, shelfPrefix, shelvedUnitId, tagRecordKey, unitPrefix } from '../../worker/format/shard-key.ts';
+import {
+  bucketPrefix,
+  bucketsByDirectory,
+  directoryOfShardKey,
+  parseShardKey,
+  parseTagRecordKey,
+  prefixesOf,
+  shardKey,
+  shelfDirectory,
+  shelfOfUnitId,
+  shelfPrefix,
+  shelvedUnitId,
+  tagRecordKey,
+  unitPrefix,
+} from '../../worker/format/shard-key.ts';
 import { KeyRing } from '../../worker/format/seal.ts';
 
 describe('shard keys', () => {
   it('parses what it builds', () => {
     const unitId = newId();
-    for (const [bucket, i] of [['photos', 0], ['my.bucket-1', 5], ['b', 19]] as const) {
+    for (const [bucket, i] of [
+      ['photos', 0],
+      ['my.bucket-1', 5],
+      ['b', 19],
+    ] as const) {
       const key = shardKey(bucket, unitId, i);
       expect(parseShardKey(key)).toEqual({ bucket, directory: bucket, unitId, shardIndex: i });
       expect(directoryOfShardKey(key)).toBe(bucket);
@@ -34,7 +52,7 @@ describe('shard keys', () => {
     expect(directoryOfShardKey('sg1/b')).toBeNull();
   });
 
-  it('a tag record sits under its unit\'s prefix, is no shard, and parses back to its unit', () => {
+  it("a tag record sits under its unit's prefix, is no shard, and parses back to its unit", () => {
     const unitId = newId();
     const key = tagRecordKey('photos', unitId);
     expect(key).toBe(`sg1/photos/${unitId}/tags`);
@@ -47,8 +65,9 @@ describe('shard keys', () => {
     }
   });
 
-  it('a shelved unit\'s keys name its shelf, never its bucket, and parse back to its id', () => {
-    const shelf = 'a1b2c3d4e5f6a7b8c9d0e1f2', id = newId();
+  it("a shelved unit's keys name its shelf, never its bucket, and parse back to its id", () => {
+    const shelf = 'a1b2c3d4e5f6a7b8c9d0e1f2',
+      id = newId();
     const unitId = shelvedUnitId(shelf, id);
     expect(shelfOfUnitId(unitId)).toBe(shelf);
     expect(shelfOfUnitId(id)).toBeNull();
@@ -68,8 +87,9 @@ describe('shard keys', () => {
     for (const key of [`sg1/_/${id}/0`, `sg1/_${shelf}/a.b/0`, `sg1/photos/a.b/0`, `sg1/_a.b/${id}/0`]) expect(parseShardKey(key), key).toBeNull();
   });
 
-  it('a bucket\'s shelves are keyed: the same under one key, different under another, and named back by the ring', async () => {
-    const k1 = new Uint8Array(32).fill(1), k2 = new Uint8Array(32).fill(2);
+  it("a bucket's shelves are keyed: the same under one key, different under another, and named back by the ring", async () => {
+    const k1 = new Uint8Array(32).fill(1),
+      k2 = new Uint8Array(32).fill(2);
     const ring = new KeyRing({ k1, k2 }, 'k1');
     const s1 = await ring.shelf('photos');
     expect(s1).toMatch(/^[0-9a-f]{24}$/);

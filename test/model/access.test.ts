@@ -28,7 +28,10 @@ describe('Access', () => {
   });
 
   it('grants add up; admin only from a grant for every bucket without prefixes; ListBuckets ignores admin-only grants', () => {
-    const a = new Access([{ buckets: ['x'], actions: ['read'] }, { buckets: ['*'], actions: ['admin'] }]);
+    const a = new Access([
+      { buckets: ['x'], actions: ['read'] },
+      { buckets: ['*'], actions: ['admin'] },
+    ]);
     expect(a.admin).toBe(true);
     expect(a.seesBucket('x')).toBe(true);
     expect(a.seesBucket('y')).toBe(false);

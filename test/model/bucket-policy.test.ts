@@ -27,7 +27,13 @@ describe('parseBucketPolicy: accepted documents', () => {
     const p = parseBucketPolicy(
       doc([
         deny({ Sid: 'one', Principal: { AWS: ['*', 'AKIDEXAMPLE'] } }),
-        { Sid: 'two', Effect: 'Deny', NotPrincipal: { AWS: 'arn:aws:iam::1:user/x' }, NotAction: ['s3:Get*', 's3:List?ucket'], NotResource: [`arn:aws:s3:::${B}`, '*'] },
+        {
+          Sid: 'two',
+          Effect: 'Deny',
+          NotPrincipal: { AWS: 'arn:aws:iam::1:user/x' },
+          NotAction: ['s3:Get*', 's3:List?ucket'],
+          NotResource: [`arn:aws:s3:::${B}`, '*'],
+        },
       ]),
       B,
     );
@@ -49,7 +55,17 @@ describe('parseBucketPolicy: accepted documents', () => {
 
   it('conditions: operators with IfExists, ForAnyValue / ForAllValues, numbers and booleans as values', () => {
     const p = parseBucketPolicy(
-      doc(deny({ Condition: { StringNotEqualsIfExists: { 's3:x-amz-acl': ['private'] }, 'ForAllValues:StringLike': { 's3:RequestObjectTagKeys': 'a*' }, NumericGreaterThan: { 's3:max-keys': 10 }, Bool: { 'aws:SecureTransport': false }, Null: { 's3:x-amz-server-side-encryption': 'true' } } })),
+      doc(
+        deny({
+          Condition: {
+            StringNotEqualsIfExists: { 's3:x-amz-acl': ['private'] },
+            'ForAllValues:StringLike': { 's3:RequestObjectTagKeys': 'a*' },
+            NumericGreaterThan: { 's3:max-keys': 10 },
+            Bool: { 'aws:SecureTransport': false },
+            Null: { 's3:x-amz-server-side-encryption': 'true' },
+          },
+        }),
+      ),
       B,
     );
     expect(p.statements[0]!.condition).toEqual({

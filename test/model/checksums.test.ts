@@ -36,7 +36,8 @@ describe('S3 checksum hashers', () => {
 
   it('combine part CRCs into the full-object CRC', () => {
     const rand = prng(3);
-    const a = randomBytes(rand, 70_000), b = randomBytes(rand, 12_345);
+    const a = randomBytes(rand, 70_000),
+      b = randomBytes(rand, 12_345);
     for (const alg of ['CRC32', 'CRC32C', 'CRC64NVME'] as const) {
       const d = (x: Uint8Array) => {
         const h = createHasher(alg);

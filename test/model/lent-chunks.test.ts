@@ -13,13 +13,16 @@ afterEach(() => setPoisonMode(wasOn));
 function reusing(chunks: number, size: number): ReadableStream<Uint8Array> {
   const buffer = new Uint8Array(size);
   let n = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (n === chunks) return c.close();
-      buffer.fill(++n);
-      c.enqueue(buffer);
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(c) {
+        if (n === chunks) return c.close();
+        buffer.fill(++n);
+        c.enqueue(buffer);
+      },
     },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 async function collectWithoutCopy(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
@@ -27,12 +30,12 @@ async function collectWithoutCopy(stream: ReadableStream<Uint8Array>): Promise<U
   for await (const c of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
-  for (const c of chunks) (out.set(c, at), (at += c.length));
+  for (const c of chunks) out.set(c, at), (at += c.length);
   return out;
 }
 
 describe('lent streams', () => {
-  test('poison mode: keeping chunks without a copy fails loudly (today\'s bug made deterministic)', async () => {
+  test("poison mode: keeping chunks without a copy fails loudly (today's bug made deterministic)", async () => {
     setPoisonMode(true);
     await expect(collectWithoutCopy(lend(reusing(3, 32), 'unit u1'))).rejects.toThrow(/detached/);
   });
@@ -46,7 +49,7 @@ describe('lent streams', () => {
     expect(() => keep(first, 'a late consumer')).toThrow(/a late consumer: .*unit u1 \[0, 95\] \(chunk 1, taken back at the consumer's next read\)/);
   });
 
-  test('poison mode: the last chunk is taken back at the stream\'s end and at cancel', async () => {
+  test("poison mode: the last chunk is taken back at the stream's end and at cancel", async () => {
     setPoisonMode(true);
     const reader = lend(reusing(1, 32), 'u').getReader();
     const only = (await reader.read()).value!;

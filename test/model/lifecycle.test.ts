@@ -5,10 +5,28 @@
  * several rules (the earliest due wins), Disabled rules, uploads, and the x-amz-expiration value.
  */
 import { describe, expect, it } from 'vitest';
-import { configurationSettled, configurationSettleMs, DAY_MS, dueActions, dueAt, expirationHeader, objectExpiration, uploadAbortDue, type LifecycleRule, type VersionFacts } from '../../worker/model/lifecycle.ts';
+import {
+  configurationSettled,
+  configurationSettleMs,
+  DAY_MS,
+  dueActions,
+  dueAt,
+  expirationHeader,
+  objectExpiration,
+  uploadAbortDue,
+  type LifecycleRule,
+  type VersionFacts,
+} from '../../worker/model/lifecycle.ts';
 
 const T0 = Date.parse('2026-01-01T10:30:00Z');
-const v = (id: string, at: number, o: Partial<VersionFacts> = {}): VersionFacts => ({ versionId: id, deleteMarker: false, lastModified: at, size: 100, tags: [], ...o });
+const v = (id: string, at: number, o: Partial<VersionFacts> = {}): VersionFacts => ({
+  versionId: id,
+  deleteMarker: false,
+  lastModified: at,
+  size: 100,
+  tags: [],
+  ...o,
+});
 const marker = (id: string, at: number): VersionFacts => v(id, at, { deleteMarker: true, size: 0 });
 const rule = (r: Partial<LifecycleRule>): LifecycleRule => ({ id: 'r', status: 'Enabled', filter: {}, ...r });
 
@@ -41,7 +59,11 @@ describe('current versions', () => {
     expect(dueActions([{ ...days1, status: 'Disabled' }], 'logs/a', [v('a', T0)], T0 + 10 * DAY_MS, DAY_MS)).toEqual([]);
   });
   it('size bounds are strict and all conditions must hold', () => {
-    const r = rule({ id: 's', filter: { and: { prefix: 'p/', tags: [{ key: 't', value: '1' }], objectSizeGreaterThan: 100, objectSizeLessThan: 1000 } }, expiration: { days: 1 } });
+    const r = rule({
+      id: 's',
+      filter: { and: { prefix: 'p/', tags: [{ key: 't', value: '1' }], objectSizeGreaterThan: 100, objectSizeLessThan: 1000 } },
+      expiration: { days: 1 },
+    });
     const later = T0 + 5 * DAY_MS;
     const tagged = [{ key: 't', value: '1' }];
     expect(dueActions([r], 'p/x', [v('a', T0, { size: 500, tags: tagged })], later, DAY_MS)).toHaveLength(1);
@@ -63,8 +85,13 @@ describe('noncurrent versions', () => {
     const r = rule({ id: 'nc', noncurrentVersionExpiration: { noncurrentDays: 2 } });
     // a became noncurrent at T0+2d (10:30) -> due 2026-01-06T00:00; b at T0+3d -> due 2026-01-07T00:00.
     expect(dueActions([r], 'k', versions, Date.parse('2026-01-05T23:59:59Z'), DAY_MS)).toEqual([]);
-    expect(dueActions([r], 'k', versions, Date.parse('2026-01-06T00:00:00Z'), DAY_MS)).toEqual([{ kind: 'delete-version', versionId: 'a', ruleId: 'nc', marker: false }]);
-    expect(dueActions([r], 'k', versions, Date.parse('2026-01-07T00:00:00Z'), DAY_MS).map((a) => a.kind === 'delete-version' && a.versionId)).toEqual(['b', 'a']);
+    expect(dueActions([r], 'k', versions, Date.parse('2026-01-06T00:00:00Z'), DAY_MS)).toEqual([
+      { kind: 'delete-version', versionId: 'a', ruleId: 'nc', marker: false },
+    ]);
+    expect(dueActions([r], 'k', versions, Date.parse('2026-01-07T00:00:00Z'), DAY_MS).map((a) => a.kind === 'delete-version' && a.versionId)).toEqual([
+      'b',
+      'a',
+    ]);
   });
   it('keep the NewerNoncurrentVersions newest', () => {
     const r = rule({ id: 'nc', noncurrentVersionExpiration: { noncurrentDays: 1, newerNoncurrentVersions: 1 } });
@@ -108,7 +135,11 @@ describe('uploads', () => {
 
 describe('x-amz-expiration', () => {
   it('names the earliest Days/Date rule, in real days, as S3 writes the header', () => {
-    const rules = [rule({ id: 'late', expiration: { days: 30 } }), rule({ id: 'soon "quoted"', expiration: { days: 1 } }), rule({ id: 'nc', noncurrentVersionExpiration: { noncurrentDays: 1 } })];
+    const rules = [
+      rule({ id: 'late', expiration: { days: 30 } }),
+      rule({ id: 'soon "quoted"', expiration: { days: 1 } }),
+      rule({ id: 'nc', noncurrentVersionExpiration: { noncurrentDays: 1 } }),
+    ];
     const e = objectExpiration(rules, 'k', { lastModified: T0, size: 1, tags: [] })!;
     expect(e).toEqual({ date: Date.parse('2026-01-03T00:00:00Z'), ruleId: 'soon "quoted"' });
     expect(expirationHeader(e)).toBe('expiry-date="Sat, 03 Jan 2026 00:00:00 GMT", rule-id="soon \\"quoted\\""');

@@ -43,7 +43,18 @@ describe('listPage', () => {
   it('groups keys into common prefixes that share the max-keys budget', () => {
     const sorted = [...keys].sort(compareKeys).map((k) => [k, k] as [string, string]);
     const page = listPage(sorted, { prefix: '', delimiter: '/', startAfter: null, maxKeys: 1000 });
-    expect(page.entries.map((e) => (e.kind === 'key' ? e.key : `P:${e.prefix}`))).toEqual(['a', 'P:a/', 'a0', 'P:b/', 'c-d-e', 'c-d-f', 'c-e', 'z', 'P:é/', 'P:\u{1F600}/']);
+    expect(page.entries.map((e) => (e.kind === 'key' ? e.key : `P:${e.prefix}`))).toEqual([
+      'a',
+      'P:a/',
+      'a0',
+      'P:b/',
+      'c-d-e',
+      'c-d-f',
+      'c-e',
+      'z',
+      'P:é/',
+      'P:\u{1F600}/',
+    ]);
     expect(listPage(sorted, { prefix: '', delimiter: '/', startAfter: null, maxKeys: 0 })).toEqual({ entries: [], isTruncated: false, lastEntry: null });
   });
 

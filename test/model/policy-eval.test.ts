@@ -70,7 +70,8 @@ describe('policyDenies: statements', () => {
 });
 
 describe('conditions', () => {
-  const holds = (block: Record<string, Record<string, string[]>>, values: Record<string, string | string[]> = {}) => conditionsHold(block, request(values).context);
+  const holds = (block: Record<string, Record<string, string[]>>, values: Record<string, string | string[]> = {}) =>
+    conditionsHold(block, request(values).context);
 
   it('Null: "true" when the key is absent, "false" when present', () => {
     const key = 's3:x-amz-server-side-encryption';
@@ -137,7 +138,9 @@ describe('the helpers', () => {
   it('policyMentions sees a condition key of a Deny statement only', () => {
     const tagDeny = policy(deny({ Condition: { StringEquals: { 's3:ExistingObjectTag/Team': 'red' } } }));
     expect(policyMentions(tagDeny, 's3:existingobjecttag/')).toBe(true);
-    expect(policyMentions(policy({ ...deny({ Condition: { StringEquals: { 's3:ExistingObjectTag/Team': 'red' } } }), Effect: 'Allow' }), 's3:existingobjecttag/')).toBe(false);
+    expect(
+      policyMentions(policy({ ...deny({ Condition: { StringEquals: { 's3:ExistingObjectTag/Team': 'red' } } }), Effect: 'Allow' }), 's3:existingobjecttag/'),
+    ).toBe(false);
   });
 
   it('policyIsPublic: an Allow to everyone without conditions', () => {
@@ -169,9 +172,23 @@ describe('the helpers', () => {
 describe('wildcardMatch', () => {
   it('* any run (empty too), ? exactly one character, the rest literal, anchored at both ends', () => {
     const cases: [string, string, boolean][] = [
-      ['a*', 'a', true], ['a*', 'abc', true], ['*c', 'abc', true], ['a*c', 'ac', true], ['a*c', 'abxc', true], ['a*c', 'abcd', false],
-      ['a?c', 'abc', true], ['a?c', 'ac', false], ['*', '', true], ['', '', true], ['', 'a', false], ['a.c', 'abc', false],
-      ['*a*b', 'xaxxb', true], ['*a*b', 'xaxxbx', false], ['a**b', 'ab', true], ['home/*/x', 'home/ann/x', true], ['home/*/x', 'home/ann/y', false],
+      ['a*', 'a', true],
+      ['a*', 'abc', true],
+      ['*c', 'abc', true],
+      ['a*c', 'ac', true],
+      ['a*c', 'abxc', true],
+      ['a*c', 'abcd', false],
+      ['a?c', 'abc', true],
+      ['a?c', 'ac', false],
+      ['*', '', true],
+      ['', '', true],
+      ['', 'a', false],
+      ['a.c', 'abc', false],
+      ['*a*b', 'xaxxb', true],
+      ['*a*b', 'xaxxbx', false],
+      ['a**b', 'ab', true],
+      ['home/*/x', 'home/ann/x', true],
+      ['home/*/x', 'home/ann/y', false],
     ];
     for (const [pattern, value, expected] of cases) expect(wildcardMatch(pattern, value), `${pattern} ~ ${value}`).toBe(expected);
     expect(wildcardMatch('S3:Get*', 's3:getobject', true)).toBe(true);

@@ -4,7 +4,13 @@
  * recovery tests compare it before a catalog loss and after the rebuild.
  */
 import {
-  GetBucketCorsCommand, GetBucketTaggingCommand, GetBucketVersioningCommand, GetObjectCommand, GetObjectTaggingCommand, ListObjectVersionsCommand, type S3Client,
+  GetBucketCorsCommand,
+  GetBucketTaggingCommand,
+  GetBucketVersioningCommand,
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  ListObjectVersionsCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 
@@ -18,14 +24,27 @@ export async function bucketPicture(s3: S3Client, bucket: string) {
     const bytes = await got.Body!.transformToByteArray();
     const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: v.Key!, VersionId: v.VersionId }));
     versions.push({
-      key: v.Key, versionId: v.VersionId, isLatest: v.IsLatest, etag: v.ETag, size: v.Size, md5: md5(bytes),
-      metadata: got.Metadata, contentType: got.ContentType, tags: tags.TagSet?.map((t) => `${t.Key}=${t.Value}`),
+      key: v.Key,
+      versionId: v.VersionId,
+      isLatest: v.IsLatest,
+      etag: v.ETag,
+      size: v.Size,
+      md5: md5(bytes),
+      metadata: got.Metadata,
+      contentType: got.ContentType,
+      tags: tags.TagSet?.map((t) => `${t.Key}=${t.Value}`),
     });
   }
   const markers = (listed.DeleteMarkers ?? []).map((m) => ({ key: m.Key, versionId: m.VersionId, isLatest: m.IsLatest }));
   const versioning = (await s3.send(new GetBucketVersioningCommand({ Bucket: bucket }))).Status ?? null;
-  const cors = await s3.send(new GetBucketCorsCommand({ Bucket: bucket })).then((r) => r.CORSRules, () => null);
-  const tagging = await s3.send(new GetBucketTaggingCommand({ Bucket: bucket })).then((r) => r.TagSet, () => null);
+  const cors = await s3.send(new GetBucketCorsCommand({ Bucket: bucket })).then(
+    (r) => r.CORSRules,
+    () => null,
+  );
+  const tagging = await s3.send(new GetBucketTaggingCommand({ Bucket: bucket })).then(
+    (r) => r.TagSet,
+    () => null,
+  );
   return { versions, markers, versioning, cors, tagging };
 }
 

@@ -26,8 +26,21 @@ async function status(build?: () => BuildInfo) {
   const record = new MemoryOpsRecord();
   const backends = [new MeteredBackend(new MemoryBackend({ id: 'm', domain: 'd' }), (r) => meter.backendCall(r))];
   const ops = new OpsService({
-    config: { backends: [{ id: 'm', domain: 'd' }], policies: { p: { codec: 'rs', k: 1, m: 0 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog: localCatalog(), backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000, build,
+    config: {
+      backends: [{ id: 'm', domain: 'd' }],
+      policies: { p: { codec: 'rs', k: 1, m: 0 } },
+      defaultPolicy: 'p',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog: localCatalog(),
+    backends,
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
+    build,
   });
   return ops.status({ signed: false, hours: 1, probe: false });
 }
@@ -52,8 +65,12 @@ describe('version and uptime', () => {
   });
 
   it('shardgate status says the version and how long the answering isolate has run', () => {
-    expect(buildLine({ version: '0.1.0', isolate: { uptimeSeconds: 150, codingBudget: undefined as never } })).toBe('version 0.1.0, up 3 min (the isolate that answered)');
-    expect(buildLine({ version: '0.1.0', isolate: { uptimeSeconds: 3 * 86400, codingBudget: undefined as never } })).toBe('version 0.1.0, up 3 days (the isolate that answered)');
+    expect(buildLine({ version: '0.1.0', isolate: { uptimeSeconds: 150, codingBudget: undefined as never } })).toBe(
+      'version 0.1.0, up 3 min (the isolate that answered)',
+    );
+    expect(buildLine({ version: '0.1.0', isolate: { uptimeSeconds: 3 * 86400, codingBudget: undefined as never } })).toBe(
+      'version 0.1.0, up 3 days (the isolate that answered)',
+    );
     expect(buildLine({})).toBe('version unknown'); // a gateway from before the field
   });
 });

@@ -26,13 +26,24 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
   let gateway: LocalGateway | undefined;
   let s3: S3Client;
   let cli: (args: string[]) => ReturnType<typeof shardgate>;
-  const tiny = randomBytes(100), coded = randomBytes(20_000), after = randomBytes(3000);
-  const client = (g: LocalGateway) => new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
+  const tiny = randomBytes(100),
+    coded = randomBytes(20_000),
+    after = randomBytes(3000);
+  const client = (g: LocalGateway) =>
+    new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
   // Signed: an unsigned status is one document per isolate every 5 s (ANONYMOUS_STATUS_TTL_MS), so
   // a check read just before the rebuild could be read again after it on a fast machine.
-  const status = async () => (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as { health: string; checks: { name: string; state: string; detail: string }[] };
+  const status = async () =>
+    (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as {
+      health: string;
+      checks: { name: string; state: string; detail: string }[];
+    };
   const lostCheck = async () => (await status()).checks.find((c) => c.name === 'catalog-lost');
-  const refusal = (p: Promise<unknown>) => p.then(() => 'accepted', (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => `${err.$metadata?.httpStatusCode} ${err.name}`);
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => 'accepted',
+      (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => `${err.$metadata?.httpStatusCode} ${err.name}`,
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-loss-'));
@@ -43,7 +54,15 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
       for (const b of ['vault', 'photos']) await c.send(new CreateBucketCommand({ Bucket: b }));
       await c.send(new PutObjectCommand({ Bucket: 'vault', Key: 'tiny.txt', Body: tiny })); // inline: only the journal holds it
       await c.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: coded }));
-      const run = await shardgate(['journal', '--endpoint', g.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
+      const run = await shardgate([
+        'journal',
+        '--endpoint',
+        g.url.toString(),
+        '--access-key-id',
+        CREDENTIALS.accessKeyId,
+        '--secret-access-key',
+        CREDENTIALS.secretAccessKey,
+      ]);
       expect(run.code, run.stdout + run.stderr).toBe(0);
     } finally {
       await g.close();
@@ -51,7 +70,16 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
     rmSync(join(state, 'v3', 'do'), { recursive: true, force: true }); // the catalog, every instance
     gateway = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: state, cronSeconds: 0 });
     s3 = client(gateway);
-    cli = (args) => shardgate([...args, '--endpoint', gateway!.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
+    cli = (args) =>
+      shardgate([
+        ...args,
+        '--endpoint',
+        gateway!.url.toString(),
+        '--access-key-id',
+        CREDENTIALS.accessKeyId,
+        '--secret-access-key',
+        CREDENTIALS.secretAccessKey,
+      ]);
   }, 240_000);
 
   afterAll(async () => {
@@ -99,7 +127,9 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
     const upkeep = await cli(['journal', '--upkeep']);
     expect(upkeep.stdout).toMatch(/journal upkeep: [1-9]\d* segment\(s\), [1-9]\d* unit\(s\) checked .*: 0 damaged/);
     expect(upkeep.code, upkeep.stdout).toBe(0);
-    const doc = (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as { data: { journal: { units: number; atRisk: number; lost: number } } };
+    const doc = (await (await signer(CREDENTIALS).fetch(new URL('/_shardgate/status', gateway!.url).toString())).json()) as {
+      data: { journal: { units: number; atRisk: number; lost: number } };
+    };
     expect(doc.data.journal).toMatchObject({ atRisk: 0, lost: 0 });
     expect(doc.data.journal.units).toBeGreaterThan(0);
   });

@@ -18,8 +18,13 @@ const BAD = { ...r2Config(), readHedgeMs: -5 };
 describe('npm start with an invalid config', () => {
   it('stops with the message naming the field, before starting anything', async () => {
     const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'dev/start.ts', '--port', '0', '--no-watch', '--cron-seconds', '0'], {
-      cwd: ROOT, env: { ...process.env, SHARDGATE_CONFIG: JSON.stringify(BAD) }, timeout: 60_000,
-    }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }));
+      cwd: ROOT,
+      env: { ...process.env, SHARDGATE_CONFIG: JSON.stringify(BAD) },
+      timeout: 60_000,
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/SHARDGATE_CONFIG is invalid:\n\s+readHedgeMs: Too small/);
     expect(run.stderr).not.toMatch(/^\s+at /m); // a message, not a stack trace
@@ -45,9 +50,14 @@ describe('a deployed gateway with an invalid config', { timeout: 120_000 }, () =
     const id = res.headers.get('x-amz-request-id');
     expect(id).toMatch(/^[0-9A-F]{16}$/);
     const xml = await res.text();
-    expect(xml).toContain(`<Code>InternalError</Code><Message>shardgate cannot start: its configuration is broken (the reason is in the Worker&apos;s log with request id ${id}).</Message>`);
+    expect(xml).toContain(
+      `<Code>InternalError</Code><Message>shardgate cannot start: its configuration is broken (the reason is in the Worker&apos;s log with request id ${id}).</Message>`,
+    );
     expect(xml).not.toMatch(/readHedgeMs|SHARDGATE_CONFIG/);
-    const err = await g.s3().send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: 'x' })).catch((e: unknown) => e as { name: string; message: string });
+    const err = await g
+      .s3()
+      .send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: 'x' }))
+      .catch((e: unknown) => e as { name: string; message: string });
     expect(err).toMatchObject({ name: 'InternalError' });
     expect((err as { message: string }).message).not.toContain('readHedgeMs');
   });
@@ -55,7 +65,7 @@ describe('a deployed gateway with an invalid config', { timeout: 120_000 }, () =
   it('answers the operator routes with JSON, as generic', async () => {
     const res = await fetch(`${g.url}/_shardgate/status`);
     expect(res.status).toBe(500);
-    const doc = await res.json() as { code: string; message: string; requestId: string };
+    const doc = (await res.json()) as { code: string; message: string; requestId: string };
     expect(doc).toMatchObject({ code: 'InternalError', requestId: res.headers.get('x-amz-request-id') });
     expect(doc.message).not.toContain('readHedgeMs');
   });

@@ -28,7 +28,11 @@ export interface PageView {
 }
 
 export class DrillPage {
-  private constructor(private readonly chrome: Chromium, readonly page: Page, readonly errors: string[]) {}
+  private constructor(
+    private readonly chrome: Chromium,
+    readonly page: Page,
+    readonly errors: string[],
+  ) {}
 
   static async open(url: string, credentials: { accessKeyId: string; secretAccessKey: string }): Promise<DrillPage> {
     const chrome = await launchChromium({ viewport: { width: 1280, height: 1200 } });
@@ -51,18 +55,24 @@ export class DrillPage {
   async refresh(): Promise<void> {
     const before = Number(await this.page.$eval('body', (b) => b.dataset.rendered));
     await this.page.dispatchEvent('#hours', 'change');
-    await this.page.waitForFunction((n) => Number((globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.rendered) > n, before);
+    await this.page.waitForFunction(
+      (n) => Number((globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.rendered) > n,
+      before,
+    );
   }
 
   async view(): Promise<PageView> {
     const p = this.page;
-    const pairs = (selector: string, key: string, value: string) => p.$$eval(selector, (els, [k, v]) => els.map((e) => [e.getAttribute(k!) ?? '', e.getAttribute(v!) ?? '']), [key, value]);
+    const pairs = (selector: string, key: string, value: string) =>
+      p.$$eval(selector, (els, [k, v]) => els.map((e) => [e.getAttribute(k!) ?? '', e.getAttribute(v!) ?? '']), [key, value]);
     return {
       health: (await p.$eval('#health', (e) => e.textContent)) ?? '',
       checks: Object.fromEntries(await pairs('#checks li', 'data-check', 'data-state')),
       backends: Object.fromEntries(await pairs('#backends tbody tr', 'data-backend', 'data-state')),
       redundancy: await p.$$eval('#redundancy tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent).join(' | '))),
-      cards: Object.fromEntries(await p.$$eval('[data-card]', (els) => els.map((e) => [e.getAttribute('data-card') ?? '', e.querySelector('.v')?.textContent ?? '']))),
+      cards: Object.fromEntries(
+        await p.$$eval('[data-card]', (els) => els.map((e) => [e.getAttribute('data-card') ?? '', e.querySelector('.v')?.textContent ?? ''])),
+      ),
       note: (await p.$eval('#backends-note', (e) => e.textContent)) ?? '',
     };
   }

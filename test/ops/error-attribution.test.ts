@@ -59,9 +59,7 @@ describe('errors are attributed to whoever caused them', () => {
     const healthy = health.filter((h) => h.id !== 'b1' && h.id !== 'b4');
     // The healthy backends were really written to (and cancelled): the test exercises the path.
     for (const h of healthy) expect(h.requests.put, h.id).toBeGreaterThan(0);
-    expect(healthy.map((h) => [h.id, h.state, h.errors, h.lastError, h.lastErrorKind])).toEqual(
-      healthy.map((h) => [h.id, 'up', 0, null, null]),
-    );
+    expect(healthy.map((h) => [h.id, h.state, h.errors, h.lastError, h.lastErrorKind])).toEqual(healthy.map((h) => [h.id, 'up', 0, null, null]));
     for (const down of health.filter((h) => h.id === 'b1' || h.id === 'b4')) {
       expect([down.state, down.lastErrorKind]).toEqual(['down', 'Unavailable']);
     }
@@ -74,7 +72,10 @@ describe('errors are attributed to whoever caused them', () => {
     gone.abort(new Error('write quorum missed'));
     await expect(b.put('k', new Uint8Array(4), 4, { signal: gone.signal })).rejects.toThrow();
     await expect(b.get('k', undefined, { signal: gone.signal })).rejects.toThrow();
-    expect(reports.map((r) => [r.op, r.outcome])).toEqual([['put', 'Aborted'], ['get', 'Aborted']]);
+    expect(reports.map((r) => [r.op, r.outcome])).toEqual([
+      ['put', 'Aborted'],
+      ['get', 'Aborted'],
+    ]);
   });
 
   it("a put whose body the caller breaks is 'Aborted'; a backend's own failure is still its error", async () => {
@@ -92,6 +93,9 @@ describe('errors are attributed to whoever caused them', () => {
     await expect(b.put('k', breaking, 8)).rejects.toThrow(/stopped this upload/);
     faulty.failWhen(() => true, 'Unavailable');
     await expect(b.put('k', new Uint8Array(4), 4)).rejects.toThrow(BackendError);
-    expect(reports.map((r) => [r.op, r.outcome])).toEqual([['put', 'Aborted'], ['put', 'Unavailable']]);
+    expect(reports.map((r) => [r.op, r.outcome])).toEqual([
+      ['put', 'Aborted'],
+      ['put', 'Unavailable'],
+    ]);
   });
 });

@@ -20,11 +20,12 @@ import { localCatalog } from '../support/local-catalog.ts';
 import { parseMetrics, valueOf } from './helpers.ts';
 
 const EC = { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } };
-const six = (down: number) => Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, state: i < down ? 'down' as const : 'up' as const }));
+const six = (down: number) => Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, state: i < down ? ('down' as const) : ('up' as const) }));
 
 describe('health checks', () => {
   it('states by how many of 6 backends are down, for 4+2 with write quorum 5', () => {
-    const states = (down: number) => Object.fromEntries(healthChecks({ backends: six(down), policies: EC, degradedObjects: 0, repairStuck: 0 }).map((c) => [c.name, c.state]));
+    const states = (down: number) =>
+      Object.fromEntries(healthChecks({ backends: six(down), policies: EC, degradedObjects: 0, repairStuck: 0 }).map((c) => [c.name, c.state]));
     expect(states(0)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'ok', repairs: 'ok', redundancy: 'ok' });
     expect(states(1)).toEqual({ 'writes:ec': 'ok', 'reads:ec': 'ok', backends: 'warning', repairs: 'ok', redundancy: 'ok' });
     // Two down = m: every unit with a shard on both has exactly k left.
@@ -33,7 +34,8 @@ describe('health checks', () => {
   });
 
   it('redundancy from the shards recorded missing: exactly k is reads at risk, below k is data lost', () => {
-    const check = (unitsAtRisk: number, unitsLost: number) => healthChecks({ backends: six(0), policies: EC, degradedObjects: 1, repairStuck: 0, unitsAtRisk, unitsLost }).find((c) => c.name === 'redundancy')!;
+    const check = (unitsAtRisk: number, unitsLost: number) =>
+      healthChecks({ backends: six(0), policies: EC, degradedObjects: 1, repairStuck: 0, unitsAtRisk, unitsLost }).find((c) => c.name === 'redundancy')!;
     expect(check(0, 0).state).toBe('ok');
     expect(check(3, 0)).toMatchObject({ state: 'warning', detail: 'reads at risk: 3 unit(s) have exactly k shards left' });
     expect(check(3, 2)).toMatchObject({ state: 'critical', detail: 'data lost: 2 unit(s) have fewer than k shards; 3 more have exactly k' });
@@ -57,8 +59,20 @@ describe('health checks', () => {
     faulty[1]!.goOffline();
     const backends = faulty.map((b) => new MeteredBackend(b, (r) => meter.backendCall(r)));
     const ops = new OpsService({
-      config: { backends: faulty.map((b) => ({ id: b.id, domain: b.domain })), policies: EC, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-      catalog: localCatalog(), backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+      config: {
+        backends: faulty.map((b) => ({ id: b.id, domain: b.domain })),
+        policies: EC,
+        defaultPolicy: 'ec',
+        coder: { kernel: 'scalar', crc32: 'js' },
+        scrubMode: 'heads',
+        deployment: { mode: 'local', warnings: [] },
+      },
+      catalog: localCatalog(),
+      backends,
+      meter,
+      record,
+      flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+      probeEveryMs: 30_000,
     });
     const { doc, totals } = await ops.status({ signed: false, hours: 1, probe: true }); // the probe finds two down
     expect(doc.health).toBe('critical');
@@ -70,7 +84,9 @@ describe('health checks', () => {
     expect(valueOf(samples, 'shardgate_units_redundancy', { state: 'lost' })).toBe(0);
     expect(valueOf(samples, 'shardgate_health_check', { check: 'backends' })).toBe(1);
     const text = render(doc as unknown as StatusLike);
-    expect(text).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5\n  what to do: bring back backends/m);
+    expect(text).toMatch(
+      /^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5\n  what to do: bring back backends/m,
+    );
     expect(text).toMatch(/^WARNING reads:ec: reads of policy ec are at risk: 2 backend\(s\) down/m);
     expect(text).not.toMatch(/^\w+ redundancy/m); // ok checks are not listed
   });
@@ -80,12 +96,26 @@ describe('the journal check: the recovery point if the catalog were lost now', (
   const now = Date.parse('2026-12-02T12:00:00Z');
   const min = 60_000;
   it('ok while changes are stored within minutes, with the recovery point', () => {
-    const c = journalCheck([{ name: 'a', behind: true, storedAt: now - 50_000 }, { name: 'b', behind: false, storedAt: now - 60 * min }], now);
+    const c = journalCheck(
+      [
+        { name: 'a', behind: true, storedAt: now - 50_000 },
+        { name: 'b', behind: false, storedAt: now - 60 * min },
+      ],
+      now,
+    );
     expect(c).toMatchObject({ name: 'journal', state: 'ok' });
     expect(c.detail).toMatch(/recovery point 50 s/);
   });
   it('a warning past 3 minutes, critical past 15, naming the instances behind', () => {
-    expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 4 * min }, { name: 'b', behind: true, storedAt: now - 30_000 }], now)).toMatchObject({ state: 'warning', detail: expect.stringMatching(/last 4 min .*\(a\)/) });
+    expect(
+      journalCheck(
+        [
+          { name: 'a', behind: true, storedAt: now - 4 * min },
+          { name: 'b', behind: true, storedAt: now - 30_000 },
+        ],
+        now,
+      ),
+    ).toMatchObject({ state: 'warning', detail: expect.stringMatching(/last 4 min .*\(a\)/) });
     expect(journalCheck([{ name: 'a', behind: true, storedAt: now - 20 * min }], now).state).toBe('critical');
   });
   it("the warning's action names the cron that applies: wrangler.toml [triggers] deployed, npm start's timer locally", () => {

@@ -63,7 +63,8 @@ print(json.dumps(out))
 export async function parseMetricsWithPython(python: string, text: string): Promise<ParsedSample[]> {
   const child = execFile(python, ['-c', PARSE], { maxBuffer: 64 * 1024 * 1024 });
   const out = new Promise<string>((resolve, reject) => {
-    let stdout = '', stderr = '';
+    let stdout = '',
+      stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`the Prometheus client refused the metrics: ${stderr}`))));
@@ -83,7 +84,8 @@ export async function parseMetrics(text: string): Promise<ParsedSample[]> {
   if (python.state === 'found') {
     const official = await parseMetricsWithPython(python.path, text);
     const differences = sampleDifferences(samples, official);
-    if (differences.length) throw new Error(`the strict parser and the Prometheus client read the metrics differently:\n${differences.slice(0, 10).join('\n')}`);
+    if (differences.length)
+      throw new Error(`the strict parser and the Prometheus client read the metrics differently:\n${differences.slice(0, 10).join('\n')}`);
   }
   return samples;
 }

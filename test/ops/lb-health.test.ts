@@ -19,19 +19,35 @@ function setup(maintenance: string[] = []) {
   const faulty = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `b${i}`, domain: `z${i}` })));
   const reachability = new BackendReachability(new Set(maintenance), () => clock);
   const meter = new IsolateMeter();
-  const backends = faulty.map((f) => new MeteredBackend(f, (r) => {
-    meter.backendCall(r);
-    if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
-    else if (r.outcome !== 'Aborted') reachability.report(r.backend, true);
-  }));
+  const backends = faulty.map(
+    (f) =>
+      new MeteredBackend(f, (r) => {
+        meter.backendCall(r);
+        if (r.outcome === 'Unavailable' || r.outcome === 'Timeout') reachability.report(r.backend, false, r.outcome === 'Timeout');
+        else if (r.outcome !== 'Aborted') reachability.report(r.backend, true);
+      }),
+  );
   const health = new LoadBalancerHealth({
-    policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 }, wide: { codec: 'rs', k: 2, m: 1 } }, defaultPolicy: 'ec',
-    backends, maintenance: reachability.maintenance, reachability, meter, probeEveryMs: 15_000, now: () => clock,
+    policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 }, wide: { codec: 'rs', k: 2, m: 1 } },
+    defaultPolicy: 'ec',
+    backends,
+    maintenance: reachability.maintenance,
+    reachability,
+    meter,
+    probeEveryMs: 15_000,
+    now: () => clock,
   });
-  const routes = createOperator({ authenticate: async () => { throw new Error('not asked'); }, ops: {} as OpsService, open: false, health });
+  const routes = createOperator({
+    authenticate: async () => {
+      throw new Error('not asked');
+    },
+    ops: {} as OpsService,
+    open: false,
+    health,
+  });
   const ask = async () => {
     const r = await routes.request('/health');
-    return { code: r.status, body: await r.json() as { status: string; reachable: number; policies: Record<string, { writes: boolean }> } };
+    return { code: r.status, body: (await r.json()) as { status: string; reachable: number; policies: Record<string, { writes: boolean }> } };
   };
   const probes = () => faulty.reduce((n, f) => n + f.calls.filter((c) => c.op === 'head').length, 0);
   return { faulty, ask, probes, advance: (ms: number) => void (clock += ms) };
@@ -49,7 +65,10 @@ describe('the load balancer health route', () => {
     expect(s.probes()).toBe(6);
     s.advance(15_000);
     const down = await s.ask();
-    expect(down).toMatchObject({ code: 503, body: { status: 'unavailable', reachable: 4, policies: { ec: { writes: false, reads: true }, wide: { writes: true } } } });
+    expect(down).toMatchObject({
+      code: 503,
+      body: { status: 'unavailable', reachable: 4, policies: { ec: { writes: false, reads: true }, wide: { writes: true } } },
+    });
     expect(JSON.stringify(down.body)).not.toMatch(/b0|b1/); // names no backend
 
     s.faulty[0]!.goOnline();

@@ -8,9 +8,19 @@ const counts = (expired: number, failed = 0) => ({ examined: 10, expired, noncur
 describe('lifecycle in the status', () => {
   it('sums the last passes, counts passes in progress, and dates the oldest last pass', () => {
     const a = { ...noLifecycleYet(), lastPassCompletedAt: 1000, lastRunAt: 5000, passes: 2, last: counts(4) };
-    const b = { ...noLifecycleYet(), cursor: { phase: 'versions' as const, afterKey: 'k', afterUploadId: null }, lastPassCompletedAt: 3000, lastRunAt: 6000, passes: 1, last: counts(1, 2) };
+    const b = {
+      ...noLifecycleYet(),
+      cursor: { phase: 'versions' as const, afterKey: 'k', afterUploadId: null },
+      lastPassCompletedAt: 3000,
+      lastRunAt: 6000,
+      passes: 1,
+      last: counts(1, 2),
+    };
     expect(lifecycleSummary([{ lifecycle: a }, { lifecycle: b }, {}])).toEqual({
-      buckets: 2, inProgress: 1, oldestPassCompletedAt: 1000, lastRunAt: 6000,
+      buckets: 2,
+      inProgress: 1,
+      oldestPassCompletedAt: 1000,
+      lastRunAt: 6000,
       lastPasses: { examined: 20, expired: 5, noncurrentDeleted: 2, markersRemoved: 4, uploadsAborted: 6, failed: 2 },
     });
   });

@@ -32,8 +32,17 @@
  * local disk left journal shards unseen), and rebuild failed whole while a backend was down.
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
-  PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutBucketCorsCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -46,7 +55,10 @@ import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { parseMetrics, shardgate, signer, valueOf, type CliRun, type Sample } from './helpers.ts';
 
 const BACKENDS = ['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5'];
-const HUNG = 'r2-0', DOWN = 'r2-1', WIPED = 'r2-3', DRAINED = 'r2-2';
+const HUNG = 'r2-0',
+  DOWN = 'r2-1',
+  WIPED = 'r2-3',
+  DRAINED = 'r2-2';
 const GONE = ['r2-4', 'r2-5']; // m of them, while the catalog is rebuilt
 const BUCKETS = ['vault', 'history'];
 
@@ -60,14 +72,17 @@ type StatusJson = {
   checks: { name: string; state: string; detail: string }[];
   backends: { id: string; state: string; lastErrorKind: string | null; lastError?: string | null; fleetState: string; storedShards: number }[];
   data: {
-    objects: number; degradedObjects: number;
+    objects: number;
+    degradedObjects: number;
     redundancy: { atRisk: number; lost: number; byPolicy: Record<string, { units: Record<string, number> } & Record<string, unknown>> };
     journal: { files: number; units: number; atRisk: number; lost: number; byCode: Record<string, number>; shardsOnLeavingBackends: number };
     garbage: { queued: number; due: number };
   };
 };
 
-describe('the operator drill, in workerd: quorum loss with a hung backend, a wiped disk, the catalog lost with m backends down, a drain', { timeout: 300_000 }, () => {
+describe('the operator drill, in workerd: quorum loss with a hung backend, a wiped disk, the catalog lost with m backends down, a drain', {
+  timeout: 300_000,
+}, () => {
   const persistDir = mkdtempSync(join(tmpdir(), 'shardgate-drill-'));
   let g: RunningGateway | undefined;
   let s3: S3Client;
@@ -87,7 +102,8 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     await g!.stop();
     g = undefined;
   };
-  const cli = (args: string[]): Promise<CliRun> => shardgate(args, { SHARDGATE_ENDPOINT: g!.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey });
+  const cli = (args: string[]): Promise<CliRun> =>
+    shardgate(args, { SHARDGATE_ENDPOINT: g!.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey });
   const cliJson = async <T>(args: string[], code = 0): Promise<T> => {
     const run = await cli([...args, '--json']);
     expect(run.code, `shardgate ${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(code);
@@ -99,8 +115,13 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
   const metrics = async () => parseMetrics(await (await signer(CREDENTIALS).fetch(`${g!.url}/_shardgate/metrics`)).text());
   const fault = (backend: string, action: string) => g!.control(`/__test/fault?backend=${backend}&action=${action}`);
   const files = async (backend: string) => ((await g!.control(`/__test/files?backend=${backend}`)) as { keys: string[] }).keys;
-  const outcome = (p: Promise<unknown>) => p.then(() => 'accepted', (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => `${err.$metadata?.httpStatusCode} ${err.name}`);
-  const read = async (bucket: string, key: string, versionId?: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }))).Body!.transformToByteArray());
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => 'accepted',
+      (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => `${err.$metadata?.httpStatusCode} ${err.name}`,
+    );
+  const read = async (bucket: string, key: string, versionId?: string) =>
+    Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }))).Body!.transformToByteArray());
   const put = async (bucket: string, key: string, body: Buffer, extra: { Metadata?: Record<string, string>; Tagging?: string; ContentType?: string } = {}) => {
     const r = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ...extra }));
     written.set(r.VersionId ? `${bucket}/${key}#${r.VersionId}` : `${bucket}/${key}`, body);
@@ -119,7 +140,20 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     return n;
   };
   /** Units on the top rung of their policy's ladder (4+2: 6 shards left; a small part's 1+2: 3). */
-  const wholeUnits = (m: Sample[]) => m.filter((s) => s.name === 'shardgate_policy_units' && s.labels.shards_left === String(s.labels.policy!.split('+').map(Number).reduce((a, b) => a + b))).reduce((n, s) => n + s.value, 0);
+  const wholeUnits = (m: Sample[]) =>
+    m
+      .filter(
+        (s) =>
+          s.name === 'shardgate_policy_units' &&
+          s.labels.shards_left ===
+            String(
+              s.labels
+                .policy!.split('+')
+                .map(Number)
+                .reduce((a, b) => a + b),
+            ),
+      )
+      .reduce((n, s) => n + s.value, 0);
   const lap = (name: string) => {
     timings[name] = Date.now() - t0 - Object.values(timings).reduce((a, b) => a + b, 0);
   };
@@ -140,7 +174,10 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     await put('vault', 'docs/\u00fc & \u4f60\u597d.bin', randomBytes(70_000), { Metadata: { project: 'x' } }); // coded
     await put('vault', 'over', randomBytes(300_000));
     await put('vault', 'over', randomBytes(200)); // a coded object overwritten by an inline one
-    for (const [key, size] of [['gone', 90_000], ['gone-tiny', 10]] as const) {
+    for (const [key, size] of [
+      ['gone', 90_000],
+      ['gone-tiny', 10],
+    ] as const) {
       await put('vault', key, randomBytes(size));
       await s3.send(new DeleteObjectCommand({ Bucket: 'vault', Key: key }));
       written.delete(`vault/${key}`);
@@ -150,10 +187,23 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'vault', Key: key, Metadata: { parts: 'two' } }));
     const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1234)];
     const etags: string[] = [];
-    for (const [i, p] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
-    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'vault', Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
+    for (const [i, p] of parts.entries())
+      etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: 'vault',
+        Key: key,
+        UploadId,
+        MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+      }),
+    );
     written.set(`vault/${key}`, Buffer.concat(parts));
-    await s3.send(new PutBucketCorsCommand({ Bucket: 'vault', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] } }));
+    await s3.send(
+      new PutBucketCorsCommand({
+        Bucket: 'vault',
+        CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] },
+      }),
+    );
     await s3.send(new PutBucketTaggingCommand({ Bucket: 'vault', Tagging: { TagSet: [{ Key: 'team', Value: 'blue' }] } }));
 
     await s3.send(new CreateBucketCommand({ Bucket: 'history' }));
@@ -182,13 +232,18 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     const refusals: number[] = [];
     for (let i = 0; i < 4; i++) {
       const began = Date.now();
-      expect(await outcome(s3.send(new PutObjectCommand({ Bucket: 'vault', Key: `refused-${i}`, Body: randomBytes(50_000) }))), `write ${i}`).toBe('503 ServiceUnavailable');
+      expect(await outcome(s3.send(new PutObjectCommand({ Bucket: 'vault', Key: `refused-${i}`, Body: randomBytes(50_000) }))), `write ${i}`).toBe(
+        '503 ServiceUnavailable',
+      );
       refusals.push(Date.now() - began);
     }
     // The first meets the hung backend and waits its bound (300 ms); the next ones are refused on
     // what the gateway knows (at most a 1 s recheck). Bounded, not the 60-120 s the drill found.
     for (const ms of refusals) expect(ms, `refusals took ${refusals.join(', ')} ms`).toBeLessThan(5000);
-    expect(refusals.slice(1).reduce((a, b) => a + b, 0), `refusals took ${refusals.join(', ')} ms`).toBeLessThan(6000);
+    expect(
+      refusals.slice(1).reduce((a, b) => a + b, 0),
+      `refusals took ${refusals.join(', ')} ms`,
+    ).toBeLessThan(6000);
     // An inline object lives in the catalog: still written.
     await put('vault', 'during-outage.txt', randomBytes(300), { Metadata: { written: 'during the outage' } });
     // Reads: 4 of 6 reachable is k; every object decodes around the hung and the down one.
@@ -286,7 +341,11 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     for (const bucket of BUCKETS) {
       const run = await cli(['rebuild', '--bucket', bucket, '--json']);
       expect(run.stderr, bucket).toBe('');
-      const r = JSON.parse(run.stdout) as { restored: string[]; unlisted?: string[]; journal: { unreadable: unknown[]; doubts: string[]; asOf: string | null; skipped?: string } };
+      const r = JSON.parse(run.stdout) as {
+        restored: string[];
+        unlisted?: string[];
+        journal: { unreadable: unknown[]; doubts: string[]; asOf: string | null; skipped?: string };
+      };
       expect(r.unlisted, bucket).toEqual(GONE);
       expect(r.journal.unreadable, `${bucket}: journal segments that could not be read`).toEqual([]);
       expect(r.journal.doubts, bucket).toEqual([]);
@@ -301,7 +360,11 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     const vault = before.get('vault')!;
     expect(vault.versions.map((v) => v.key).sort()).toEqual(['big/upload.bin', 'docs/\u00fc & \u4f60\u597d.bin', 'during-outage.txt', 'over', 'tiny.txt']);
-    for (const name of deleted) expect(vault.versions.some((v) => `vault/${v.key}` === name), `${name} came back`).toBe(false);
+    for (const name of deleted)
+      expect(
+        vault.versions.some((v) => `vault/${v.key}` === name),
+        `${name} came back`,
+      ).toBe(false);
     expect(before.get('history')!.versions).toHaveLength(4);
     expect(before.get('history')!.markers).toHaveLength(1);
     expect(await everyObjectReads()).toBe(9);
@@ -333,7 +396,9 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     const collect = await cliJson<{ collected: number }>(['collect', '--all']); // the old copies (this config's grace: 0)
     expect(collect.collected).toBeGreaterThan(0);
 
-    const drain = await cliJson<{ backends: { backend: string; left: { shards: number; bytes: number }; moved: { shards: number }; journalShards?: number }[] }>(['drain']);
+    const drain = await cliJson<{
+      backends: { backend: string; left: { shards: number; bytes: number }; moved: { shards: number }; journalShards?: number }[];
+    }>(['drain']);
     const mine = drain.backends.find((b) => b.backend === DRAINED)!;
     expect(mine.left).toEqual({ shards: 0, bytes: 0 });
     expect(mine.moved.shards).toBeGreaterThan(0);

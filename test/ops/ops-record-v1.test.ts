@@ -39,7 +39,11 @@ describe('the ops record written before per-job traffic was counted', () => {
     const at = expected.minutes.at(-1) + 5 * 60_000;
     vi.spyOn(Date, 'now').mockReturnValue(at); // the record drops minute rows a day old: by its clock
     const meter = new IsolateMeter(() => at);
-    const backend = new MeteredBackend(new MemoryBackend({ id: 'mem-0', domain: 'zone-0' }), (r) => meter.backendCall(r), () => at);
+    const backend = new MeteredBackend(
+      new MemoryBackend({ id: 'mem-0', domain: 'zone-0' }),
+      (r) => meter.backendCall(r),
+      () => at,
+    );
     const shardKey = `${SHARD_KEY_ROOT}${dir}/moved-shard`;
     await meter.job('move', async () => {
       await backend.put(shardKey, new Uint8Array(100), 100);
@@ -49,9 +53,17 @@ describe('the ops record written before per-job traffic was counted', () => {
 
     for (const snap of [await record.snapshot(0), await open(SqliteStorage.open(storage.export())).snapshot(0)]) {
       expect(snap.since).toBe(expected.since);
-      expect(trafficByJob(snap.totals)).toEqual([{ job: 'move', backendId: 'mem-0', puts: 1, gets: 1, heads: 0, lists: 0, deletes: 0, bytesIn: 100, bytesOut: 100 }]);
+      expect(trafficByJob(snap.totals)).toEqual([
+        { job: 'move', backendId: 'mem-0', puts: 1, gets: 1, heads: 0, lists: 0, deletes: 0, bytesIn: 100, bytesOut: 100 },
+      ]);
       const old = expected.trafficByBucket.find((t: { backendId: string; bucket: string | null }) => t.backendId === 'mem-0' && t.bucket === dir);
-      expect(trafficByBucket(snap.totals).find((t) => t.backendId === 'mem-0' && t.bucket === dir)).toEqual({ ...old, puts: old.puts + 1, gets: old.gets + 1, bytesIn: old.bytesIn + 100, bytesOut: old.bytesOut + 100 });
+      expect(trafficByBucket(snap.totals).find((t) => t.backendId === 'mem-0' && t.bucket === dir)).toEqual({
+        ...old,
+        puts: old.puts + 1,
+        gets: old.gets + 1,
+        bytesIn: old.bytesIn + 100,
+        bytesOut: old.bytesOut + 100,
+      });
       expect(snap.totals.backends['mem-0']!.ops.put!.requests).toBe(expected.totals.backends['mem-0'].ops.put.requests + 1);
       expect(snap.minutes.map((m) => m.at)).toEqual([...expected.minutes, at]);
       expect(snap.minutes.every((m) => m.counters.jobs === undefined)).toBe(true); // job lines: totals only

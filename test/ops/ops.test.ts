@@ -60,7 +60,11 @@ describe('metered backend and isolate meter', () => {
     let now = 1000;
     const meter = new IsolateMeter(() => now);
     const faulty = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'd' }));
-    const b = new MeteredBackend(faulty, (r) => meter.backendCall(r), () => now);
+    const b = new MeteredBackend(
+      faulty,
+      (r) => meter.backendCall(r),
+      () => now,
+    );
     const tally = { backendCalls: 0, backendErrors: 0 };
     await meter.withTally(tally, async () => {
       await b.put('k', new Uint8Array(100), 100);
@@ -73,7 +77,9 @@ describe('metered backend and isolate meter', () => {
     const d = meter.take()!;
     expect(d.at).toBe(2000);
     const c = d.backends.b!;
-    expect([c.ops.put?.requests, c.ops.put?.bytes, c.ops.get?.requests, c.ops.get?.bytes, c.ops.get?.errors, c.ops.head?.errors]).toEqual([1, 100, 2, 20, 1, 0]);
+    expect([c.ops.put?.requests, c.ops.put?.bytes, c.ops.get?.requests, c.ops.get?.bytes, c.ops.get?.errors, c.ops.head?.errors]).toEqual([
+      1, 100, 2, 20, 1, 0,
+    ]);
     expect(c).toMatchObject({ lastOkAt: 1000, lastDownAt: 2000, lastErrorAt: 2000, lastErrorKind: 'Unavailable' });
     expect(tally).toEqual({ backendCalls: 3, backendErrors: 0 }); // the offline call was outside the tally
     // Keys that are no shard keys belong to no bucket.
@@ -99,7 +105,7 @@ describe('metered backend and isolate meter', () => {
     expect(byKey['b null']).toMatchObject({ puts: 0, gets: 0, lists: 2, bytesIn: 0, bytesOut: 0 });
   });
 
-  it('counts the calls made inside an upkeep job under the job too (in the promises it starts); calls outside are not the job\'s', async () => {
+  it("counts the calls made inside an upkeep job under the job too (in the promises it starts); calls outside are not the job's", async () => {
     const meter = new IsolateMeter();
     const a = new MeteredBackend(new MemoryBackend({ id: 'a', domain: 'd' }), (r) => meter.backendCall(r));
     const b = new MeteredBackend(new MemoryBackend({ id: 'b', domain: 'e' }), (r) => meter.backendCall(r));
@@ -143,10 +149,14 @@ describe('metered backend and isolate meter', () => {
     const meter = new IsolateMeter();
     const sent: unknown[] = [];
     let fail = true;
-    const flusher = new OpsFlusher(meter, async (d) => {
-      if (fail) throw new Error('record unreachable');
-      sent.push(d);
-    }, 5000);
+    const flusher = new OpsFlusher(
+      meter,
+      async (d) => {
+        if (fail) throw new Error('record unreachable');
+        sent.push(d);
+      },
+      5000,
+    );
     vi.spyOn(console, 'error').mockImplementation(() => {});
     meter.event('repairs_done', 2);
     await flusher.flush();
@@ -170,11 +180,27 @@ describe('the shared record (OpsBook)', () => {
     book.record(delta(now + 61_000, 4));
     now += 120_000;
     const all = book.snapshot(0);
-    expect(all.minutes.map((m) => [m.at - Date.UTC(2026, 0, 1, 12), m.counters.s3['GetObject 200']])).toEqual([[0, 3], [60_000, 4]]);
+    expect(all.minutes.map((m) => [m.at - Date.UTC(2026, 0, 1, 12), m.counters.s3['GetObject 200']])).toEqual([
+      [0, 3],
+      [60_000, 4],
+    ]);
     expect(all.totals.s3['GetObject 200']).toBe(7);
     expect(all.totals.s3BytesOut).toBe(70);
     expect(book.snapshot(Date.UTC(2026, 0, 1, 12, 1)).minutes).toHaveLength(1);
-    book.sample({ at: now, objects: 1, bytes: 1, storedBytes: 1, degradedObjects: 0, degradedUnits: 0, missingShards: 0, unitsAtRisk: 0, unitsLost: 0, garbageQueued: 0, garbageDue: 0, reservationsExpired: 0 });
+    book.sample({
+      at: now,
+      objects: 1,
+      bytes: 1,
+      storedBytes: 1,
+      degradedObjects: 0,
+      degradedUnits: 0,
+      missingShards: 0,
+      unitsAtRisk: 0,
+      unitsLost: 0,
+      garbageQueued: 0,
+      garbageDue: 0,
+      reservationsExpired: 0,
+    });
     expect(book.snapshot(now - 1).samples).toHaveLength(1);
   });
 });
@@ -182,7 +208,9 @@ describe('the shared record (OpsBook)', () => {
 describe('per-job traffic in the shared record', () => {
   it('merges per job and backend, keeps it in the totals only, and loads totals written before jobs were counted', () => {
     // Totals as the previous code stored them: no `jobs`.
-    const stored = JSON.parse('{"since":1000,"totals":{"backends":{"a":{"ops":{"get":{"requests":3,"errors":0,"bytes":30,"ms":3,"hist":[3,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}},"buckets":{"photos":{"a":{"requests":{"get":3},"bytesIn":0,"bytesOut":30}}},"s3":{},"s3BytesIn":0,"s3BytesOut":0,"events":{}}}') as { since: number; totals: OpsCounters };
+    const stored = JSON.parse(
+      '{"since":1000,"totals":{"backends":{"a":{"ops":{"get":{"requests":3,"errors":0,"bytes":30,"ms":3,"hist":[3,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}},"buckets":{"photos":{"a":{"requests":{"get":3},"bytesIn":0,"bytesOut":30}}},"s3":{},"s3BytesIn":0,"s3BytesOut":0,"events":{}}}',
+    ) as { since: number; totals: OpsCounters };
     expect(trafficByJob(stored.totals)).toEqual([]);
     const store = new MemoryBookStore();
     store.saveTotals(stored.since, stored.totals);
@@ -225,8 +253,20 @@ describe('backend health', () => {
 async function statusOf(backends: MeteredBackend[], meter: IsolateMeter, catalog = localCatalog()) {
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: backends.map((x) => ({ id: x.id, domain: x.domain })), policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    config: {
+      backends: backends.map((x) => ({ id: x.id, domain: x.domain })),
+      policies: { p: { codec: 'rs-cauchy-gf8', k: 1, m: 1 } },
+      defaultPolicy: 'p',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog,
+    backends,
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
   });
   return { ops, ...(await ops.status({ signed: true, hours: 1, probe: true })) };
 }
@@ -235,7 +275,10 @@ describe('Prometheus text', () => {
   it('is accepted by the official client, label values escaped, one family per name', async () => {
     const meter = new IsolateMeter();
     const odd = 'we"ird\\id\nx';
-    const backends = [new MeteredBackend(new MemoryBackend({ id: odd, domain: 'd' }), (r) => meter.backendCall(r)), new MeteredBackend(new MemoryBackend({ id: 'plain', domain: 'd' }), (r) => meter.backendCall(r))];
+    const backends = [
+      new MeteredBackend(new MemoryBackend({ id: odd, domain: 'd' }), (r) => meter.backendCall(r)),
+      new MeteredBackend(new MemoryBackend({ id: 'plain', domain: 'd' }), (r) => meter.backendCall(r)),
+    ];
     await backends[1]!.put('k', new Uint8Array(7), 7);
     const catalog = localCatalog();
     await catalog.insertBucket('b1', 'us-east-1');
@@ -246,7 +289,10 @@ describe('Prometheus text', () => {
     expect(valueOf(samples, 'shardgate_backend_requests_total', { backend: 'plain', op: 'put' })).toBe(1);
     expect(valueOf(samples, 'shardgate_backend_requests_total', { backend: odd, op: 'head' })).toBe(1); // the probe
     expect(valueOf(samples, 'shardgate_bucket_objects', { bucket: 'b1' })).toBe(0);
-    const types = text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]);
+    const types = text
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE '))
+      .map((l) => l.split(' ')[2]);
     expect(new Set(types).size).toBe(types.length);
     for (const t of types) expect(t).toMatch(/^shardgate_[a-z0-9_]+$/);
     for (const l of text.split('\n').filter((x) => x.startsWith('# TYPE ') && x.endsWith(' counter'))) expect(l.split(' ')[2]).toMatch(/_total$/);
@@ -257,7 +303,11 @@ describe('request log', () => {
   it('one JSON line per request: operation, bucket, key, status, bytes, backend calls', async () => {
     const meter = new IsolateMeter();
     const backends = Array.from({ length: 6 }, (_, i) => new MeteredBackend(new MemoryBackend({ id: `m${i}`, domain: `z${i}` }), (r) => meter.backendCall(r)));
-    const config = parseConfig({ backends: backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })), policies: { ec: { k: 4, m: 2, blockSize: 65536 } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: backends.map((x) => ({ id: x.id, kind: 'memory', domain: x.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 65536 } },
+      defaultPolicy: 'ec',
+    });
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     const record = new MemoryOpsRecord();
@@ -291,7 +341,8 @@ describe('request log', () => {
 });
 
 describe('upkeep rates', () => {
-  const MIN = 60_000, T0 = 100 * MIN;
+  const MIN = 60_000,
+    T0 = 100 * MIN;
   /** Minute rows as the shared record keeps them, from deltas flushed at the given times. */
   const rowsOf = (deltas: { at: number; events: Record<string, number> }[]) => {
     const book = new OpsBook(new MemoryBookStore(), () => T0);
@@ -316,11 +367,23 @@ describe('upkeep rates', () => {
       { at: T0 + 10 * MIN + 20_000, events: { scrub_units: 300 } },
     ]);
     // 1200 units over the 120 s since the run began: 10 per second.
-    expect(upkeepRates(minutes, now, 0, 600)).toMatchObject({ scrubUnitsPerMinute: 600, scrubSecondsLeft: 60, scrubActiveSince: T0 + 8 * MIN + 30_000, repairSecondsLeft: 0 });
+    expect(upkeepRates(minutes, now, 0, 600)).toMatchObject({
+      scrubUnitsPerMinute: 600,
+      scrubSecondsLeft: 60,
+      scrubActiveSince: T0 + 8 * MIN + 30_000,
+      repairSecondsLeft: 0,
+    });
   });
 
   it('nothing done in the window: no rate, no time (stalled or not started)', () => {
-    expect(upkeepRates([], T0, 7, 3)).toEqual({ repairUnitsPerMinute: 0, repairSecondsLeft: null, repairActiveSince: null, scrubUnitsPerMinute: 0, scrubSecondsLeft: null, scrubActiveSince: null });
+    expect(upkeepRates([], T0, 7, 3)).toEqual({
+      repairUnitsPerMinute: 0,
+      repairSecondsLeft: null,
+      repairActiveSince: null,
+      scrubUnitsPerMinute: 0,
+      scrubSecondsLeft: null,
+      scrubActiveSince: null,
+    });
   });
 });
 
@@ -340,7 +403,9 @@ describe('S3 latency', () => {
     expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_bucket', { operation: 'GetObject', le: '0.005' })).toBe(3);
     expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_bucket', { operation: 'GetObject', le: '+Inf' })).toBe(4);
     expect(valueOf(samples, 'shardgate_s3_request_duration_seconds_count', { operation: 'PutObject' })).toBe(1);
-    expect(render(doc as unknown as StatusLike)).toMatch(/^S3 latency, last 5 minutes, to the response headers: GetObject 4x p50 [\d.]+ ms p99 [\d.]+ ms; PutObject 1x/m);
+    expect(render(doc as unknown as StatusLike)).toMatch(
+      /^S3 latency, last 5 minutes, to the response headers: GetObject 4x p50 [\d.]+ ms p99 [\d.]+ ms; PutObject 1x/m,
+    );
   });
 });
 

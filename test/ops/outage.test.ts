@@ -28,9 +28,13 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
   /** The page, opened and signed in at its first use: one browser for the whole drill. */
   const statusPage = async () => (drill ??= await DrillPage.open(g.url, CREDENTIALS));
   /** The redundancy table's rows of policy 4+2, gateway-wide then bucket media, as the page shows them. */
-  const ladderRows = (whole: string, short: string, atK = '0 | 0 B') => ['all buckets', 'media'].flatMap((scope) => [
-    `${scope} | 4+2 | 6 (whole) | ${whole}`, `${scope} | 4+2 | 5 | ${short}`, `${scope} | 4+2 | 4 (exactly k) | ${atK}`, `${scope} | 4+2 | below k (lost) | 0 | 0 B`,
-  ]);
+  const ladderRows = (whole: string, short: string, atK = '0 | 0 B') =>
+    ['all buckets', 'media'].flatMap((scope) => [
+      `${scope} | 4+2 | 6 (whole) | ${whole}`,
+      `${scope} | 4+2 | 5 | ${short}`,
+      `${scope} | 4+2 | 4 (exactly k) | ${atK}`,
+      `${scope} | 4+2 | below k (lost) | 0 | 0 B`,
+    ]);
 
   beforeAll(async () => {
     g = await startGateway(r2Config());
@@ -71,7 +75,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     for (const id of BACKENDS) {
       expect(valueOf(m, 'shardgate_backend_up', { backend: id }), id).toBe(1);
       expect(valueOf(m, 'shardgate_backend_requests_total', { backend: id, op: 'put' }), id).toBe(3);
-      expect(valueOf(m, 'shardgate_backend_written_bytes_total', { backend: id }), id).toBeGreaterThan(3 * 150_000 / 4);
+      expect(valueOf(m, 'shardgate_backend_written_bytes_total', { backend: id }), id).toBeGreaterThan((3 * 150_000) / 4);
       expect(valueOf(m, 'shardgate_backend_request_duration_seconds_count', { backend: id, op: 'put' }), id).toBe(3);
       expect(valueOf(m, 'shardgate_backend_request_duration_seconds_bucket', { backend: id, op: 'put', le: '+Inf' }), id).toBe(3);
     }
@@ -105,7 +109,7 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(text).not.toContain('media');
     expect(JSON.parse(text)).toMatchObject({ signed: false, data: { objects: 3 } });
     expect(JSON.parse(text).buckets).toBeUndefined();
-    const signed = await (await signer(CREDENTIALS).fetch(`${g.url}/_shardgate/status`)).json() as { signed: boolean; buckets: { bucket: string }[] };
+    const signed = (await (await signer(CREDENTIALS).fetch(`${g.url}/_shardgate/status`)).json()) as { signed: boolean; buckets: { bucket: string }[] };
     expect(signed.signed).toBe(true);
     expect(signed.buckets.map((b) => b.bucket)).toEqual(['media']);
   });
@@ -130,7 +134,11 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
 
     const status = await shardgate(['status', '--json'], cliEnv);
     expect(status.code).toBe(0);
-    const doc = JSON.parse(status.stdout) as { health: string; backends: { id: string; state: string; lastError: string }[]; data: { degradedObjects: number } };
+    const doc = JSON.parse(status.stdout) as {
+      health: string;
+      backends: { id: string; state: string; lastError: string }[];
+      data: { degradedObjects: number };
+    };
     expect(doc.health).toBe('warning');
     expect(doc.backends.find((b) => b.id === DOWN)).toMatchObject({ state: 'down', lastError: expect.stringMatching(/Unavailable/) });
     expect(doc.data.degradedObjects).toBe(2);
@@ -184,16 +192,24 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const s3 = g.s3({ maxAttempts: 1 });
     let refused = 0;
     for (let i = 0; i < 30; i++) {
-      await s3.send(new PutObjectCommand({ Bucket: 'media', Key: `refused-${i}`, Body: new Uint8Array(150_000).fill(i) })).catch((err: { $metadata?: { httpStatusCode?: number } }) => {
-        expect(err.$metadata?.httpStatusCode).toBe(503);
-        refused++;
-      });
+      await s3
+        .send(new PutObjectCommand({ Bucket: 'media', Key: `refused-${i}`, Body: new Uint8Array(150_000).fill(i) }))
+        .catch((err: { $metadata?: { httpStatusCode?: number } }) => {
+          expect(err.$metadata?.httpStatusCode).toBe(503);
+          refused++;
+        });
     }
     expect(refused).toBe(30);
     // An inline object (4 KiB and less) lives in the catalog: written even now.
     await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'inline', Body: new Uint8Array(100).fill(7) }));
-    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'media', Key: 'before-1' }))).Body!.transformToByteArray()).toEqual(new Uint8Array(150_000).fill(1));
-    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { health: string; checks: { name: string; state: string }[]; backends: { id: string; state: string }[] };
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'media', Key: 'before-1' }))).Body!.transformToByteArray()).toEqual(
+      new Uint8Array(150_000).fill(1),
+    );
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as {
+      health: string;
+      checks: { name: string; state: string }[];
+      backends: { id: string; state: string }[];
+    };
     expect(doc.health).toBe('critical');
     const states = Object.fromEntries(doc.checks.map((c) => [c.name, c.state]));
     // Every unit has a shard on each down backend: all five at exactly k (issue 37: counted, not only said by reads:ec).
@@ -201,7 +217,8 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     for (const b of doc.backends) expect(b.state, b.id).toBe(b.id === DOWN || b.id === SECOND ? 'down' : 'up');
     const m = await metrics();
     expect(valueOf(m, 'shardgate_health_check', { check: 'writes:ec' })).toBe(2);
-    for (const id of BACKENDS.filter((b) => b !== DOWN && b !== SECOND)) expect(valueOf(m, 'shardgate_backend_request_errors_total', { backend: id, op: 'put' }), id).toBe(0);
+    for (const id of BACKENDS.filter((b) => b !== DOWN && b !== SECOND))
+      expect(valueOf(m, 'shardgate_backend_request_errors_total', { backend: id, op: 'put' }), id).toBe(0);
     const table = await shardgate(['status'], cliEnv);
     expect(table.stdout).toMatch(/^CRITICAL writes:ec: writes of policy ec are impossible: 4 backend\(s\) reachable, its write quorum is 5$/m);
     expect(table.stdout).toMatch(/^WARNING reads:ec: reads of policy ec are at risk/m);
@@ -238,7 +255,9 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '6' })).toBe(5); // back to whole
     expect(valueOf(m, 'shardgate_policy_units', { policy: '4+2', shards_left: '5' })).toBe(0);
     // The repairs' rate over the last 5 minutes, and nothing left.
-    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { upkeep: { rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null } } };
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as {
+      upkeep: { rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null } };
+    };
     expect(doc.upkeep.rates.repairUnitsPerMinute).toBeGreaterThan(0);
     expect(doc.upkeep.rates.repairSecondsLeft).toBe(0);
     expect((await shardgate(['status'], cliEnv)).stdout).toMatch(/^repair [\d.]+ units\/min \(nothing left\)/m);
@@ -264,7 +283,10 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
     const collect = await shardgate(['collect', '--all', '--json'], cliEnv);
     expect(collect.code).toBe(0);
     expect(JSON.parse(collect.stdout)).toMatchObject({ collected: 0 });
-    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as { data: { scrub: { coverage: number; units: number; checked: number; oldestPassCompletedAt: number | null } }; buckets: { scrub: { passes: number } }[] };
+    const doc = JSON.parse((await shardgate(['status', '--json'], cliEnv)).stdout) as {
+      data: { scrub: { coverage: number; units: number; checked: number; oldestPassCompletedAt: number | null } };
+      buckets: { scrub: { passes: number } }[];
+    };
     expect(doc.data.scrub).toMatchObject({ coverage: 1, units: 5, checked: 5 });
     expect(doc.data.scrub.oldestPassCompletedAt).not.toBeNull();
     expect(doc.buckets[0]!.scrub.passes).toBeGreaterThanOrEqual(1);

@@ -40,8 +40,20 @@ async function gatewayMetrics(): Promise<string> {
   await backends[0]!.put('k', new TextEncoder().encode('shard'), 5);
   await (await backends[0]!.get('k')).body.cancel();
   const ops = new OpsService({
-    config: { backends: [{ id: 'm', domain: 'd' }], policies: { p: { codec: 'rs', k: 1, m: 0 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog: localCatalog(), backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    config: {
+      backends: [{ id: 'm', domain: 'd' }],
+      policies: { p: { codec: 'rs', k: 1, m: 0 } },
+      defaultPolicy: 'p',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog: localCatalog(),
+    backends,
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
   });
   const { doc, totals } = await ops.status({ signed: false, hours: 1, probe: false });
   return renderMetrics(doc, totals);

@@ -13,8 +13,16 @@
  * inline, multipart and noncurrent versions and settings were lost.
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
-  PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  PutBucketCorsCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,7 +44,8 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
   const before = new Map<string, BucketPicture>();
   const deleted: string[] = [];
 
-  const client = (g: LocalGateway) => new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
+  const client = (g: LocalGateway) =>
+    new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-rebuild-'));
@@ -62,9 +71,22 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'vault', Key: key, Metadata: { parts: 'two' } }));
       const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1234)];
       const etags: string[] = [];
-      for (const [i, p] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
-      await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'vault', Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
-      await s3.send(new PutBucketCorsCommand({ Bucket: 'vault', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] } }));
+      for (const [i, p] of parts.entries())
+        etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
+      await s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'vault',
+          Key: key,
+          UploadId,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
+      );
+      await s3.send(
+        new PutBucketCorsCommand({
+          Bucket: 'vault',
+          CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] },
+        }),
+      );
       await s3.send(new PutBucketTaggingCommand({ Bucket: 'vault', Tagging: { TagSet: [{ Key: 'team', Value: 'blue' }] } }));
 
       await s3.send(new CreateBucketCommand({ Bucket: 'history' }));
@@ -74,7 +96,15 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       await s3.send(new DeleteObjectCommand({ Bucket: 'history', Key: 'removed' })); // a delete marker over its version
 
       for (const b of BUCKETS) before.set(b, await bucketPicture(s3, b));
-      const stored = await shardgate(['journal', '--endpoint', g.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
+      const stored = await shardgate([
+        'journal',
+        '--endpoint',
+        g.url.toString(),
+        '--access-key-id',
+        CREDENTIALS.accessKeyId,
+        '--secret-access-key',
+        CREDENTIALS.secretAccessKey,
+      ]);
       expect(stored.code, stored.stderr).toBe(0);
     } finally {
       await g.close();
@@ -92,7 +122,18 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
 
   it('shardgate rebuild restores each bucket from the journal: every version, marker, tag, metadata and setting; nothing deleted comes back', async () => {
     for (const bucket of BUCKETS) {
-      const run = await shardgate(['rebuild', '--bucket', bucket, '--json', '--endpoint', gateway!.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
+      const run = await shardgate([
+        'rebuild',
+        '--bucket',
+        bucket,
+        '--json',
+        '--endpoint',
+        gateway!.url.toString(),
+        '--access-key-id',
+        CREDENTIALS.accessKeyId,
+        '--secret-access-key',
+        CREDENTIALS.secretAccessKey,
+      ]);
       expect(run.stderr, bucket).toBe('');
       const r = JSON.parse(run.stdout) as { restored: string[]; journal: { unreadable: unknown[]; doubts: string[]; asOf: string | null; skipped?: string } };
       expect(r.journal.unreadable, `${bucket}: journal segments that could not be read`).toEqual([]);
@@ -105,7 +146,11 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
     for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     const vault = before.get('vault')!;
     expect(vault.versions.map((v) => v.key).sort()).toEqual(['big/upload.bin', 'docs/\u00fc & \u4f60\u597d.bin', 'large.bin', 'over', 'tiny.txt']);
-    for (const name of deleted) expect(vault.versions.some((v) => `vault/${v.key}` === name), name).toBe(false);
+    for (const name of deleted)
+      expect(
+        vault.versions.some((v) => `vault/${v.key}` === name),
+        name,
+      ).toBe(false);
     expect(before.get('history')!.versions).toHaveLength(4);
     expect(before.get('history')!.markers).toHaveLength(1);
   });

@@ -26,7 +26,8 @@ import { parseMetrics, valueOf } from './helpers.ts';
 
 const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
 /** A policy's ladder as "shards left:units/bytes", whole first, then below k. */
-const ladder = (p: PolicyRedundancy | undefined) => (p ? [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`] : null);
+const ladder = (p: PolicyRedundancy | undefined) =>
+  p ? [...p.byShardsLeft.map((s) => `${s.shardsLeft}:${s.units}/${s.bytes}`), `<k:${p.belowK.units}/${p.belowK.bytes}`] : null;
 
 async function setup() {
   const memory = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `b${i}`, domain: `z${i}` }));
@@ -42,14 +43,37 @@ async function setup() {
   const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: engineSettings(config) });
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 }, three: { codec: 'replica', k: 1, m: 2 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    config: {
+      backends: memory.map((b) => ({ id: b.id, domain: b.domain })),
+      policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 }, three: { codec: 'replica', k: 1, m: 2 } },
+      defaultPolicy: 'ec',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog,
+    backends,
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
   });
-  const put = (bucket: string, key: string, size: number) => store.putObject(bucket, key, stream(size), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
+  const put = (bucket: string, key: string, size: number) =>
+    store.putObject(bucket, key, stream(size), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
   // media (4+2): a 10000, b 20000, c 30000, d 40000 bytes, one unit each; logs (three copies): x 5000, y 7000.
   for (const bucket of ['media', 'logs']) await store.createBucket(bucket, { region: 'us-east-1' });
-  for (const [key, size] of [['a', 10_000], ['b', 20_000], ['c', 30_000], ['d', 40_000]] as const) await put('media', key, size);
-  for (const [key, size] of [['x', 5_000], ['y', 7_000]] as const) await put('logs', key, size);
+  for (const [key, size] of [
+    ['a', 10_000],
+    ['b', 20_000],
+    ['c', 30_000],
+    ['d', 40_000],
+  ] as const)
+    await put('media', key, size);
+  for (const [key, size] of [
+    ['x', 5_000],
+    ['y', 7_000],
+  ] as const)
+    await put('logs', key, size);
   const unitOf = async (bucket: string, key: string) => {
     const m = await catalog.getManifest(bucket, key);
     if (m?.storage.kind !== 'coded') throw new Error(`${key} is not coded`);
@@ -69,11 +93,14 @@ describe('redundancy per policy, in units and bytes', () => {
     await catalog.markMissing('media', (await unitOf('media', 'c')).unitId, [0, 1, 2], 'c');
 
     const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
-    const media = doc.buckets!.find((b) => b.bucket === 'media')!, logs = doc.buckets!.find((b) => b.bucket === 'logs')!;
+    const media = doc.buckets!.find((b) => b.bucket === 'media')!,
+      logs = doc.buckets!.find((b) => b.bucket === 'logs')!;
     expect(ladder(media.redundancy.byPolicy['4+2'])).toEqual(['6:1/40000', '5:1/10000', '4:1/20000', '<k:1/30000']);
     expect(ladder(logs.redundancy.byPolicy['1+2'])).toEqual(['3:1/7000', '2:0/0', '1:1/5000', '<k:0/0']);
     for (const b of [media, logs]) {
-      const units = Object.values(b.redundancy.byPolicy).flatMap((p) => [...p.byShardsLeft.map((s) => s.units), p.belowK.units]).reduce((x, y) => x + y, 0);
+      const units = Object.values(b.redundancy.byPolicy)
+        .flatMap((p) => [...p.byShardsLeft.map((s) => s.units), p.belowK.units])
+        .reduce((x, y) => x + y, 0);
       expect(units, b.bucket).toBe(b.scrub.units); // whole units included: the ladder sums to the units stored
     }
     const d = doc.data.redundancy;

@@ -12,13 +12,25 @@ describe('repair --list', () => {
   });
 
   it('prints one row per unit under a "missing shards" column', () => {
-    const text = worklistText({
-      units: [
-        { bucket: 'media', key: 'a.jpg', unitId: 'u1', missing: [0], since: '2026-12-02T00:00:00Z', attempts: 3, nextAttemptAt: '2026-12-02T00:01:00Z', lastError: 'b0: Unavailable' },
-        { bucket: 'media', key: 'b.jpg', unitId: 'u2', missing: [2, 5], since: '2026-12-02T00:00:00Z', attempts: 0 },
-      ],
-      truncated: false,
-    }, false);
+    const text = worklistText(
+      {
+        units: [
+          {
+            bucket: 'media',
+            key: 'a.jpg',
+            unitId: 'u1',
+            missing: [0],
+            since: '2026-12-02T00:00:00Z',
+            attempts: 3,
+            nextAttemptAt: '2026-12-02T00:01:00Z',
+            lastError: 'b0: Unavailable',
+          },
+          { bucket: 'media', key: 'b.jpg', unitId: 'u2', missing: [2, 5], since: '2026-12-02T00:00:00Z', attempts: 0 },
+        ],
+        truncated: false,
+      },
+      false,
+    );
     const [header, first, second] = text.trimEnd().split('\n');
     expect(header).toMatch(/^object\s+unit\s+missing shards\s+attempts\s+next try\s+last error$/);
     expect(first).toMatch(/^media\/a\.jpg\s+u1\s+1 \(#0\)\s+3\s+2026-12-02T00:01:00Z\s+b0: Unavailable$/);

@@ -34,19 +34,31 @@ const DEV_KEY = ['--key', `dev=${DEV_KEY_VALUE}`];
 describe('rescue after a catalog loss whose new catalog journaled over the old', { timeout: 120_000 }, () => {
   let dir: string;
   let from: string[];
-  const earlier = new Map([['doc.txt', bytes(3000, 1)], ['photo.jpg', bytes(40_000, 2)]]);
+  const earlier = new Map([
+    ['doc.txt', bytes(3000, 1)],
+    ['photo.jpg', bytes(40_000, 2)],
+  ]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-rescue-loss-'));
     const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` }));
-    const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
+      defaultPolicy: 'ec',
+    });
     const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
     const gateway = (catalog: Catalog) => ({
       store: new EcStore({ catalog, units, settings: engineSettings(config) }),
       journal: () => flushJournal({ catalog, units, policy: config.policies.ec! }, { deadline: Date.now() + 60_000 }),
     });
     const put = (store: EcStore, bucket: string, key: string, body: Uint8Array, user: Record<string, string>) =>
-      store.putObject(bucket, key, new ReadableStream({ start: (c) => (c.enqueue(body), c.close()) }), { contentLength: body.length, metadata: { user, contentType: 'text/x-test' }, checksum: null, conditions: {} });
+      store.putObject(bucket, key, new ReadableStream({ start: (c) => (c.enqueue(body), c.close()) }), {
+        contentLength: body.length,
+        metadata: { user, contentType: 'text/x-test' },
+        checksum: null,
+        conditions: {},
+      });
 
     const old = gateway(localCatalog());
     await old.store.createBucket('archive', { region: 'us-east-1' });
@@ -87,17 +99,34 @@ describe('rescue after a catalog loss whose new catalog journaled over the old',
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps the earlier bucket, says the journal mixes two catalogs (exit 1), writes each object\'s metadata and tags', async () => {
+  it("keeps the earlier bucket, says the journal mixes two catalogs (exit 1), writes each object's metadata and tags", async () => {
     const out = join(dir, 'out-1');
     const run = await shardgate(['rescue', ...from, '--out', out, ...DEV_KEY, '--json']);
     expect(run.code, run.stderr).toBe(1);
     const { summary, objects } = JSON.parse(run.stdout) as { summary: { journal: { bucketList: { doubts: string[] } } }; objects: Record<string, unknown>[] };
     expect(summary.journal.bucketList.doubts.join(' ')).toMatch(/found twice with different contents: two catalogs/);
-    expect(objects.filter((o) => o.status === 'ok').map((o) => `${o.bucket}/${o.key}`).sort()).toEqual(['archive/doc.txt', 'archive/photo.jpg', 'fresh/late.bin', 'fresh/new.bin']);
-    expect(objects.find((o) => o.key === 'late.bin')).toMatchObject({ from: 'headers', metadata: { contentType: 'text/x-test', user: { k: 'v' }, tags: [{ key: 'stage', value: 'final' }] } });
+    expect(
+      objects
+        .filter((o) => o.status === 'ok')
+        .map((o) => `${o.bucket}/${o.key}`)
+        .sort(),
+    ).toEqual(['archive/doc.txt', 'archive/photo.jpg', 'fresh/late.bin', 'fresh/new.bin']);
+    expect(objects.find((o) => o.key === 'late.bin')).toMatchObject({
+      from: 'headers',
+      metadata: { contentType: 'text/x-test', user: { k: 'v' }, tags: [{ key: 'stage', value: 'final' }] },
+    });
     for (const [key, body] of earlier) expect(md5(readFileSync(join(out, 'archive', key))), key).toBe(md5(body));
-    expect(objects.find((o) => o.key === 'photo.jpg')!.metadata).toEqual({ contentType: 'text/x-test', user: { owner: 'o-photo.jpg' }, tags: [{ key: 'team', value: 'blue' }] });
-    const meta = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'archive.objects.json'), 'utf8')) as { key: string; contentType: string; user: Record<string, string>; tags: unknown[] }[];
+    expect(objects.find((o) => o.key === 'photo.jpg')!.metadata).toEqual({
+      contentType: 'text/x-test',
+      user: { owner: 'o-photo.jpg' },
+      tags: [{ key: 'team', value: 'blue' }],
+    });
+    const meta = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'archive.objects.json'), 'utf8')) as {
+      key: string;
+      contentType: string;
+      user: Record<string, string>;
+      tags: unknown[];
+    }[];
     expect(meta.map((m) => [m.key, m.contentType, m.user, m.tags])).toEqual([
       ['doc.txt', 'text/x-test', { owner: 'o-doc.txt' }, []],
       ['photo.jpg', 'text/x-test', { owner: 'o-photo.jpg' }, [{ key: 'team', value: 'blue' }]],

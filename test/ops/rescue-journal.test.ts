@@ -9,8 +9,16 @@
  * bucket's settings; and say what it did not write.
  */
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, PutBucketCorsCommand, PutBucketTaggingCommand,
-  PutBucketVersioningCommand, PutObjectCommand, S3Client, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  PutBucketCorsCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -67,12 +75,25 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
       const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'vault', Key: key }));
       const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1234)];
       const etags: string[] = [];
-      for (const [i, p] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
+      for (const [i, p] of parts.entries())
+        etags.push((await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
       // A part uploaded twice: only the one chosen at completion is the object's.
       await s3.send(new UploadPartCommand({ Bucket: 'vault', Key: key, UploadId, PartNumber: 3, Body: randomBytes(777) }));
-      await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'vault', Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
+      await s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'vault',
+          Key: key,
+          UploadId,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
+      );
       expected.set(`vault/${key}`, Buffer.concat(parts));
-      await s3.send(new PutBucketCorsCommand({ Bucket: 'vault', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] } }));
+      await s3.send(
+        new PutBucketCorsCommand({
+          Bucket: 'vault',
+          CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'] }] },
+        }),
+      );
       await s3.send(new PutBucketTaggingCommand({ Bucket: 'vault', Tagging: { TagSet: [{ Key: 'team', Value: 'blue' }] } }));
 
       await s3.send(new CreateBucketCommand({ Bucket: 'history' }));
@@ -82,7 +103,15 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
       await del('history', 'removed'); // a delete marker: the version stays, the key is gone
 
       // The journal reaches the backends, as the cron stores it every minute.
-      journalRun = await shardgate(['journal', '--endpoint', g.url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey]);
+      journalRun = await shardgate([
+        'journal',
+        '--endpoint',
+        g.url.toString(),
+        '--access-key-id',
+        CREDENTIALS.accessKeyId,
+        '--secret-access-key',
+        CREDENTIALS.secretAccessKey,
+      ]);
 
       // Written after the journal's last segment: the coded one is on the backends with its
       // header; the inline one was only in the lost catalog (inside the recovery point).
@@ -105,12 +134,20 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     expect(journalRun.code).toBe(0);
   });
 
-  it('restores every object byte for byte, inline ones included, nothing deleted, and each bucket\'s settings', async () => {
+  it("restores every object byte for byte, inline ones included, nothing deleted, and each bucket's settings", async () => {
     const out = join(dir, 'out');
     const run = await shardgate(['rescue', ...DEV_KEY, '--wrangler-state', state, '--out', out, '--json']);
     expect(run.stderr).toBe('');
     const report = JSON.parse(run.stdout) as {
-      summary: Record<string, unknown> & { objects: number; rescued: number; fromJournal: number; fromHeaders: number; inline: number; notWritten: Record<string, number>; journal: { unreadable: unknown[]; buckets: { bucket: string; doubts: string[] }[] } };
+      summary: Record<string, unknown> & {
+        objects: number;
+        rescued: number;
+        fromJournal: number;
+        fromHeaders: number;
+        inline: number;
+        notWritten: Record<string, number>;
+        journal: { unreadable: unknown[]; buckets: { bucket: string; doubts: string[] }[] };
+      };
       objects: { bucket: string; key: string; status: string; from: string; inline?: boolean; error?: string }[];
     };
     expect(report.objects.filter((o) => o.status !== 'ok')).toEqual([]);
@@ -123,9 +160,17 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     }
     for (const name of absent) expect(existsSync(join(out, ...name.split('/'))), `${name} must not come back`).toBe(false);
     expect(report.objects.find((o) => o.key === 'after.bin')?.from).toBe('headers');
-    expect(report.objects.filter((o) => o.inline).map((o) => o.key).sort()).toEqual(['doc', 'edge-4k', 'over', 'tiny.txt'].filter((k) => (expected.get(`vault/${k}`) ?? expected.get(`history/${k}`))!.length <= 4096).sort());
+    expect(
+      report.objects
+        .filter((o) => o.inline)
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual(['doc', 'edge-4k', 'over', 'tiny.txt'].filter((k) => (expected.get(`vault/${k}`) ?? expected.get(`history/${k}`))!.length <= 4096).sort());
     expect(report.summary.journal.unreadable).toEqual([]);
-    expect(report.summary.journal.buckets.map((b) => [b.bucket, b.doubts])).toEqual([['history', []], ['vault', []]]);
+    expect(report.summary.journal.buckets.map((b) => [b.bucket, b.doubts])).toEqual([
+      ['history', []],
+      ['vault', []],
+    ]);
     // history/doc: 2 noncurrent versions; history/removed: its version under the marker.
     expect(report.summary.notWritten).toMatchObject({ noncurrentVersions: 3, deleteMarkers: 1, uploadsInProgress: 0 });
 
@@ -137,7 +182,7 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     expect(history.versions).toEqual({ current: 1, noncurrent: 3, deleteMarkers: 1 });
   });
 
-  it('--bucket still reads the journal: that bucket\'s inline objects come back, no other bucket\'s', async () => {
+  it("--bucket still reads the journal: that bucket's inline objects come back, no other bucket's", async () => {
     const out = join(dir, 'one-bucket');
     const run = await shardgate(['rescue', ...DEV_KEY, '--wrangler-state', state, '--out', out, '--bucket', 'vault']);
     expect(run.code).toBe(0);
@@ -150,11 +195,20 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     const out = join(dir, 'versions');
     const run = await shardgate(['rescue', ...DEV_KEY, '--wrangler-state', state, '--out', out, '--bucket', 'history', '--versions', '--json']);
     expect(run.code).toBe(0);
-    const listed = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'history.versions.json'), 'utf8')) as { key: string; versionId: string; isLatest: boolean; deleteMarker: boolean; file?: string }[];
+    const listed = JSON.parse(readFileSync(join(out, '_shardgate', 'buckets', 'history.versions.json'), 'utf8')) as {
+      key: string;
+      versionId: string;
+      isLatest: boolean;
+      deleteMarker: boolean;
+      file?: string;
+    }[];
     const ids = [...versions.keys()];
     // doc: three versions, newest first; removed: its marker (latest), then its version.
     expect(listed.filter((v) => v.key === 'doc').map((v) => v.versionId)).toEqual(ids.filter((id) => versions.get(id)!.key === 'doc').reverse());
-    expect(listed.filter((v) => v.key === 'removed').map((v) => [v.deleteMarker, v.isLatest])).toEqual([[true, true], [false, false]]);
+    expect(listed.filter((v) => v.key === 'removed').map((v) => [v.deleteMarker, v.isLatest])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
     for (const v of listed.filter((x) => x.file)) {
       const want = versions.get(v.versionId)!;
       expect({ id: v.versionId, md5: md5(readFileSync(v.file!)) }).toEqual({ id: v.versionId, md5: md5(want.bytes) });

@@ -13,7 +13,14 @@
  * it the sealed units are listed with the key id they need and nothing of them is written; verify
  * checks their blocks either way.
  */
-import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,8 +61,16 @@ async function storeObjects(s3: S3Client, bucket: string): Promise<Map<string, U
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
   const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1234)];
   const etags: string[] = [];
-  for (const [i, p] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
-  await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
+  for (const [i, p] of parts.entries())
+    etags.push((await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: i + 1, Body: p }))).ETag!);
+  await s3.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: bucket,
+      Key: key,
+      UploadId,
+      MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+    }),
+  );
   stored.set(key, Buffer.concat(parts));
   return stored;
 }
@@ -79,7 +94,13 @@ describe('rescue from a wrangler state directory: no gateway, no catalog, 2 of 6
     state = join(dir, 'state');
     const g = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: state, cronSeconds: 0 });
     try {
-      const s3 = new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' }, maxAttempts: 1 });
+      const s3 = new S3Client({
+        endpoint: g.url.toString(),
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' },
+        maxAttempts: 1,
+      });
       stored = await storeObjects(s3, 'vault');
     } finally {
       await g.close();
@@ -97,7 +118,10 @@ describe('rescue from a wrangler state directory: no gateway, no catalog, 2 of 6
     const run = await shardgate(['rescue', ...DEV_KEY, '--wrangler-state', state, '--out', out, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout) as { summary: { objects: number; rescued: number }; objects: { key: string; status: string; decodedAround: unknown[]; multipart?: unknown }[] };
+    const report = JSON.parse(run.stdout) as {
+      summary: { objects: number; rescued: number };
+      objects: { key: string; status: string; decodedAround: unknown[]; multipart?: unknown }[];
+    };
     expect(report.summary).toMatchObject({ objects: stored.size, rescued: stored.size });
     expect(report.objects.every((o) => o.status === 'ok' && o.decodedAround.length > 0)).toBe(true); // every object lost shards
     expect(report.objects.find((o) => o.key === 'big/upload.bin')?.multipart).toMatchObject({ parts: 2 });
@@ -115,10 +139,12 @@ describe('rescue from a wrangler state directory: no gateway, no catalog, 2 of 6
     // Flip one byte inside a block of the current 'over' shard on local-0 (not its header). Its
     // header is sealed (no key in it): the one unit of 400,000 bytes is known by its stored size.
     const blobs = join(state, 'v3', 'r2', 'shardgate-local-0', 'blobs');
-    const file = readdirSync(blobs).map((f) => join(blobs, f)).find((f) => {
-      const head = readFileSync(f).subarray(0, 2048).toString('latin1');
-      return head.includes(`"size":${sealedSize(400_000, SEAL_RECORD_BYTES)},`) && !head.includes('"segment"');
-    })!;
+    const file = readdirSync(blobs)
+      .map((f) => join(blobs, f))
+      .find((f) => {
+        const head = readFileSync(f).subarray(0, 2048).toString('latin1');
+        return head.includes(`"size":${sealedSize(400_000, SEAL_RECORD_BYTES)},`) && !head.includes('"segment"');
+      })!;
     expect(file, "the 'over' shard on local-0").toBeDefined();
     const bytes = readFileSync(file);
     bytes[bytes.length - 5000]! ^= 0x40;
@@ -214,7 +240,12 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const body = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
     const put = async (bucket: string, key: string, size: number) => {
       const data = seeded(rand, size);
-      await store.putObject(bucket, key, body(data), { contentLength: size, metadata: { user: {}, contentType: 'application/octet-stream' }, checksum: null, conditions: {} });
+      await store.putObject(bucket, key, body(data), {
+        contentLength: size,
+        metadata: { user: {}, contentType: 'application/octet-stream' },
+        checksum: null,
+        conditions: {},
+      });
       stored.get(bucket)!.set(key, data);
     };
     for (const b of ['vault', 'wide', 'clear']) {
@@ -229,8 +260,15 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const parts = [seeded(rand, 6000), seeded(rand, 70_001)];
     const up = await store.createMultipartUpload('vault', 'multi/part.bin', { metadata: { user: {} }, checksum: null });
     const infos = [];
-    for (const [i, p] of parts.entries()) infos.push(await store.uploadPart('vault', 'multi/part.bin', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: null }));
-    await store.completeMultipartUpload('vault', 'multi/part.bin', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
+    for (const [i, p] of parts.entries())
+      infos.push(await store.uploadPart('vault', 'multi/part.bin', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: null }));
+    await store.completeMultipartUpload(
+      'vault',
+      'multi/part.bin',
+      up.uploadId,
+      infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
     stored.get('vault')!.set('multi/part.bin', Buffer.concat(parts));
     objectCount = [...stored.values()].reduce((n, m) => n + m.size, 0);
 
@@ -265,7 +303,10 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const run = await shardgate(['rescue', ...from, '--key', `a=${KEY_A}`, '--out', out, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout) as { summary: Record<string, unknown>; objects: { bucket: string; key: string; status: string; sealedUnder?: string[]; multipart?: unknown; decodedAround: unknown[] }[] };
+    const report = JSON.parse(run.stdout) as {
+      summary: Record<string, unknown>;
+      objects: { bucket: string; key: string; status: string; sealedUnder?: string[]; multipart?: unknown; decodedAround: unknown[] }[];
+    };
     expect(report.summary).toMatchObject({ objects: objectCount, rescued: objectCount, failed: 0, sealedUnread: 0, keysNeeded: [] });
     for (const o of report.objects) expect(o.sealedUnder, `${o.bucket}/${o.key}`).toEqual(o.bucket === 'clear' ? undefined : ['a']);
     expect(report.objects.find((o) => o.key === 'multi/part.bin')?.multipart).toMatchObject({ parts: 2 });
@@ -278,14 +319,18 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const run = await shardgate(['rescue', ...from, '--out', out, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
-    const report = JSON.parse(run.stdout) as { summary: Record<string, unknown>; objects: { bucket: string; status: string }[]; sealed: { unitId: string; kid: string; bucket: string | null; shards: number; reason: string }[] };
+    const report = JSON.parse(run.stdout) as {
+      summary: Record<string, unknown>;
+      objects: { bucket: string; status: string }[];
+      sealed: { unitId: string; kid: string; bucket: string | null; shards: number; reason: string }[];
+    };
     expect(report.summary).toMatchObject({ objects: 1, rescued: 1, sealedUnread: sealedUnits.size, keysNeeded: ['a'] });
     expect(report.objects.map((o) => o.bucket)).toEqual(['clear']);
     expect(new Set(report.sealed.map((u) => u.unitId))).toEqual(sealedUnits);
     for (const u of report.sealed) {
       expect(u.kid).toBe('a');
       expect(u.reason).toMatch(/key "a"/);
-      expect(u.bucket, 'a shelved unit\'s file name names no bucket').toBeNull();
+      expect(u.bucket, "a shelved unit's file name names no bucket").toBeNull();
     }
     expectNoneSealed(out);
     expectAll(out, ['clear']);
@@ -321,7 +366,11 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
 
     const bare = await shardgate(['verify', ...from, '--json']);
     expect(bare.code).toBe(1);
-    const r2 = JSON.parse(bare.stdout) as { summary: Record<string, unknown>; problems: { unitId: string; backend: string; problem: string }[]; sealed: { unitId: string; kid: string; state: string }[] };
+    const r2 = JSON.parse(bare.stdout) as {
+      summary: Record<string, unknown>;
+      problems: { unitId: string; backend: string; problem: string }[];
+      sealed: { unitId: string; kid: string; state: string }[];
+    };
     expect(r2.summary).toMatchObject({ objects: 1, lost: 0, sealedUnread: sealedUnits.size, sealedLost: 0, keysNeeded: ['a'] });
     expect(r2.sealed.every((u) => u.kid === 'a' && u.state === 'degraded')).toBe(true);
     expect(r2.problems.every((p) => GONE.includes(p.backend) && p.problem === 'missing')).toBe(true);
@@ -338,7 +387,9 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const damaged = await shardgate(['verify', ...from]);
     expect(damaged.code).toBe(1);
     expect(damaged.stdout).toMatch(new RegExp(`^\\(bucket unknown\\)/\\(sealed: key "a"\\) unit ${damagedUnit} shard \\d+ on m0: .*checksum`, 'm'));
-    expect(damaged.stdout).toMatch(new RegExp(`^SEALED unit ${damagedUnit}: sealed under key "a", which was not given; shards checked block by block: degraded \\(recoverable\\)`, 'm'));
+    expect(damaged.stdout).toMatch(
+      new RegExp(`^SEALED unit ${damagedUnit}: sealed under key "a", which was not given; shards checked block by block: degraded \\(recoverable\\)`, 'm'),
+    );
     const out = join(dir, 'out-damaged');
     const run = await shardgate(['rescue', ...from, '--key', `a=${KEY_A}`, '--out', out]);
     expect(run.code).toBe(0);

@@ -27,27 +27,39 @@ const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.
 describe('re-stripe progress in the status, the metrics and shardgate status', () => {
   it('shows units and bytes left, what was rewritten, and 0 left once done', async () => {
     const memory = Array.from({ length: 11 }, (_, i) => new MemoryBackend({ id: `b${i}`, domain: `z${i}` }));
-    const configOf = (policy: string) => parseConfig({
-      backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-      policies: { old: { k: 4, m: 2, blockSize: 4096 }, wide: { k: 8, m: 3, blockSize: 4096 } },
-      defaultPolicy: 'old',
-      buckets: { media: policy },
-    });
+    const configOf = (policy: string) =>
+      parseConfig({
+        backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+        policies: { old: { k: 4, m: 2, blockSize: 4096 }, wide: { k: 8, m: 3, blockSize: 4096 } },
+        defaultPolicy: 'old',
+        buckets: { media: policy },
+      });
     const catalog = localCatalog();
     const units = new UnitStore(memory);
     const writer = new EcStore({ catalog, units, settings: engineSettings(configOf('old')) });
     for (const bucket of ['media', 'other']) await writer.createBucket(bucket, { region: 'us-east-1' });
-    for (let i = 0; i < 6; i++) await writer.putObject('media', `k${i}`, stream(10_000), { contentLength: 10_000, metadata: { user: {} }, checksum: null, conditions: {} });
+    for (let i = 0; i < 6; i++)
+      await writer.putObject('media', `k${i}`, stream(10_000), { contentLength: 10_000, metadata: { user: {} }, checksum: null, conditions: {} });
     await writer.putObject('other', 'o', stream(9_000), { contentLength: 9_000, metadata: { user: {} }, checksum: null, conditions: {} });
     const settings = engineSettings(configOf('wide'));
     const meter = new IsolateMeter();
     const record = new MemoryOpsRecord();
     const ops = new OpsService({
       config: {
-        backends: memory.map((b) => ({ id: b.id, domain: b.domain })), policies: { old: { codec: 'rs', k: 4, m: 2 }, wide: { codec: 'rs', k: 8, m: 3 } }, defaultPolicy: 'old',
-        coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] }, policyOf: (b) => policyFor(settings, b),
+        backends: memory.map((b) => ({ id: b.id, domain: b.domain })),
+        policies: { old: { codec: 'rs', k: 4, m: 2 }, wide: { codec: 'rs', k: 8, m: 3 } },
+        defaultPolicy: 'old',
+        coder: { kernel: 'scalar', crc32: 'js' },
+        scrubMode: 'heads',
+        deployment: { mode: 'local', warnings: [] },
+        policyOf: (b) => policyFor(settings, b),
       },
-      catalog, backends: memory, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+      catalog,
+      backends: memory,
+      meter,
+      record,
+      flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+      probeEveryMs: 30_000,
     });
     const deps = { catalog, units, settings, graceMs: 0, writeReservationSeconds: 3600, fleet: [] };
     expect(await restripeBatch(deps, { maxVersions: 3, deadline: Date.now() + 30_000 })).toMatchObject({ rewritten: 3, stopped: true });

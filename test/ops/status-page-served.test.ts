@@ -29,9 +29,20 @@ async function baseDoc(): Promise<StatusDoc> {
   const meter = new IsolateMeter();
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: [{ id: 'm', domain: 'd' }], policies: { p: { codec: 'rs', k: 1, m: 0 } }, defaultPolicy: 'p', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog: localCatalog(), backends: [new MeteredBackend(new MemoryBackend({ id: 'm', domain: 'd' }), (r) => meter.backendCall(r))], meter, record,
-    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    config: {
+      backends: [{ id: 'm', domain: 'd' }],
+      policies: { p: { codec: 'rs', k: 1, m: 0 } },
+      defaultPolicy: 'p',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog: localCatalog(),
+    backends: [new MeteredBackend(new MemoryBackend({ id: 'm', domain: 'd' }), (r) => meter.backendCall(r))],
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
   });
   return (await ops.status({ signed: false, hours: 1, probe: false })).doc;
 }
@@ -41,15 +52,32 @@ function withData(doc: StatusDoc, hours: number, oldestAgo: number): StatusDoc {
   const now = doc.now;
   const at = (ago: number) => Math.floor((now - ago) / MIN) * MIN;
   const sample = { ...doc.series.samples.at(-1)! };
-  const minute = { at: 0, s3Requests: 5, s3Errors: 0, s3BytesIn: 1000, s3BytesOut: 0, backendBytesWritten: 0, backendBytesRead: 0, backendErrors: 0, repairsDone: 0, repairsFailed: 0 };
+  const minute = {
+    at: 0,
+    s3Requests: 5,
+    s3Errors: 0,
+    s3BytesIn: 1000,
+    s3BytesOut: 0,
+    backendBytesWritten: 0,
+    backendBytesRead: 0,
+    backendErrors: 0,
+    repairsDone: 0,
+    repairsFailed: 0,
+  };
   return {
     ...doc,
     isolate: { ...doc.isolate, startedAt: now - 150_000, uptimeSeconds: 150 },
     series: {
       ...doc.series,
       from: now - hours * 60 * MIN,
-      minutes: [{ ...minute, at: at(oldestAgo) }, { ...minute, at: at(0) }],
-      samples: [{ ...sample, at: now - oldestAgo }, { ...sample, at: now }],
+      minutes: [
+        { ...minute, at: at(oldestAgo) },
+        { ...minute, at: at(0) },
+      ],
+      samples: [
+        { ...sample, at: now - oldestAgo },
+        { ...sample, at: now },
+      ],
     },
   };
 }
@@ -74,7 +102,9 @@ describe('the status page: window, header, checks', { timeout: 60_000, ...needs(
 
   async function open(): Promise<{ chartFrom: number; build: string; hours: string }> {
     await page.goto(`${ORIGIN}/_shardgate/`);
-    await page.waitForFunction(() => (globalThis as unknown as { document: { body: { dataset: { rendered?: string } } } }).document.body.dataset.rendered === '1');
+    await page.waitForFunction(
+      () => (globalThis as unknown as { document: { body: { dataset: { rendered?: string } } } }).document.body.dataset.rendered === '1',
+    );
     return {
       chartFrom: Number(await page.$eval('body', (b) => b.dataset.chartFrom)),
       build: (await page.$eval('#build', (e) => e.textContent)) ?? '',
@@ -108,7 +138,7 @@ describe('the status page: window, header, checks', { timeout: 60_000, ...needs(
   it('two of six backends down under 4+2: writes are said to be refused, with what to do; one down: the usual note', async () => {
     const doc = await baseDoc();
     const withDown = (down: number): StatusDoc => {
-      const backends = Array.from({ length: 6 }, (_, i) => ({ ...doc.backends[0]!, id: `b${i}`, state: i < down ? 'down' as const : 'up' as const }));
+      const backends = Array.from({ length: 6 }, (_, i) => ({ ...doc.backends[0]!, id: `b${i}`, state: i < down ? ('down' as const) : ('up' as const) }));
       const policies = { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } };
       const checks = healthChecks({ backends, policies, degradedObjects: 0, repairStuck: 0 });
       return { ...withData(doc, 1, 5 * MIN), backends, policies, checks, health: 'critical' };
@@ -118,7 +148,9 @@ describe('the status page: window, header, checks', { timeout: 60_000, ...needs(
     const note = await page.$eval('#backends-note', (e) => e.textContent);
     expect(note).toBe('2 backend(s) down: reads decode around them where they can; writes of ec are refused (too few backends for the write quorum).');
     expect(note).not.toContain('repaired when they return');
-    const listed = await page.$$eval('#checks li', (lis) => lis.map((li) => [li.getAttribute('data-check'), li.getAttribute('data-state'), li.querySelector('.action')?.textContent ?? '']));
+    const listed = await page.$$eval('#checks li', (lis) =>
+      lis.map((li) => [li.getAttribute('data-check'), li.getAttribute('data-state'), li.querySelector('.action')?.textContent ?? '']),
+    );
     expect(listed).toEqual([
       ['writes:ec', 'critical', expect.stringMatching(/^what to do: bring back backends \(down: b0, b1\)/)],
       ['reads:ec', 'warning', expect.stringMatching(/^what to do: bring back backends \(down: b0, b1\): one more lost backend/)],
@@ -126,7 +158,9 @@ describe('the status page: window, header, checks', { timeout: 60_000, ...needs(
     ]);
     serve = () => withDown(1);
     await open();
-    expect(await page.$eval('#backends-note', (e) => e.textContent)).toBe('1 backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.');
+    expect(await page.$eval('#backends-note', (e) => e.textContent)).toBe(
+      '1 backend(s) down: reads decode around them; new writes miss their shards and are repaired when they return.',
+    );
   });
 
   it('data older than the window: the charts span the window', async () => {

@@ -55,7 +55,14 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     }
   }, 60_000);
 
-  const rows = () => page.$$eval('#backends tbody tr', (trs) => trs.map((tr) => ({ id: tr.getAttribute('data-backend'), state: tr.getAttribute('data-state'), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })));
+  const rows = () =>
+    page.$$eval('#backends tbody tr', (trs) =>
+      trs.map((tr) => ({
+        id: tr.getAttribute('data-backend'),
+        state: tr.getAttribute('data-state'),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+      })),
+    );
   const cardValue = (name: string) => page.$eval(`[data-card="${name}"] .v`, (e) => e.textContent);
 
   it('without a key: the down backend in red, the degraded objects, one overall scrub bar, no bucket names', async () => {
@@ -67,7 +74,12 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     expect(backends.map((b) => b.id)).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
     expect(backends.find((b) => b.id === DOWN)!.state).toBe('down');
     expect(backends.filter((b) => b.id !== DOWN).every((b) => b.state === 'up' || b.state === 'degraded')).toBe(true);
-    expect(await page.$eval(`tr[data-backend="${DOWN}"] .light`, (e) => (globalThis as unknown as { getComputedStyle(x: unknown): { backgroundColor: string } }).getComputedStyle(e).backgroundColor)).toBe('rgb(198, 40, 40)');
+    expect(
+      await page.$eval(
+        `tr[data-backend="${DOWN}"] .light`,
+        (e) => (globalThis as unknown as { getComputedStyle(x: unknown): { backgroundColor: string } }).getComputedStyle(e).backgroundColor,
+      ),
+    ).toBe('rgb(198, 40, 40)');
     expect(await page.$eval('#health', (e) => e.textContent)).toBe('warning');
     expect(await cardValue('degraded')).toBe('3');
     expect(await cardValue('objects')).toBe('9');
@@ -105,12 +117,14 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
 
   it('keeps no secret where an HTML object served from the same origin could read it, and such an object runs no script (issue 21)', async () => {
     expect(await page.$eval('body', (b) => b.dataset.signed)).toBe('true');
-    const stores = () => page.evaluate(() => {
-      const w = globalThis as unknown as { sessionStorage: { length: number }; localStorage: { length: number } };
-      return [w.sessionStorage.length, w.localStorage.length];
-    });
+    const stores = () =>
+      page.evaluate(() => {
+        const w = globalThis as unknown as { sessionStorage: { length: number }; localStorage: { length: number } };
+        return [w.sessionStorage.length, w.localStorage.length];
+      });
     expect(await stores()).toEqual([0, 0]); // signed in, and nothing kept in the origin's storage
-    const html = '<!doctype html><title>x</title><script>document.title = "stolen:" + JSON.stringify({ s: Object.assign({}, sessionStorage), l: Object.assign({}, localStorage) });</script>';
+    const html =
+      '<!doctype html><title>x</title><script>document.title = "stolen:" + JSON.stringify({ s: Object.assign({}, sessionStorage), l: Object.assign({}, localStorage) });</script>';
     await g.s3().send(new PutObjectCommand({ Bucket: 'photos', Key: 'steal.html', Body: html, ContentType: 'text/html' }));
     const url = await getSignedUrl(g.s3(), new GetObjectCommand({ Bucket: 'photos', Key: 'steal.html' }), { expiresIn: 300 });
     const res = await page.goto(url); // the same tab, the same origin as the status page
@@ -118,12 +132,14 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     // Sandboxed (s3/served-object.ts): an opaque origin, and its script never ran.
     expect(await page.title()).toBe('x');
     expect(await page.evaluate(() => (globalThis as unknown as { origin: string }).origin)).toBe('null');
-    expect(await page.evaluate(() => {
-      try {
-        return JSON.stringify((globalThis as unknown as { sessionStorage: object }).sessionStorage);
-      } catch (err) {
-        return (err as Error).name;
-      }
-    })).toBe('SecurityError');
+    expect(
+      await page.evaluate(() => {
+        try {
+          return JSON.stringify((globalThis as unknown as { sessionStorage: object }).sessionStorage);
+        } catch (err) {
+          return (err as Error).name;
+        }
+      }),
+    ).toBe('SecurityError');
   });
 });

@@ -21,8 +21,16 @@ describe('the unsigned status document', () => {
     // Changes waiting since a segment stored 20 minutes ago: the journal check is critical.
     bucket.journal = { pending: 3, dumping: false, acked: 1, ackedTakenAt: now - 20 * 60_000, generation: 1, complete: true, files: 1 };
     const snapshot = { ...(await new MemoryOpsRecord().snapshot(now - 3_600_000)), now };
-    const config = { backends: [], policies: {}, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } } as const;
-    const doc = (signed: boolean) => buildStatus({ config: config as never, snapshot, data, signed, from: now - 3_600_000, build: { version: 'test', isolateStartedAt: now } });
+    const config = {
+      backends: [],
+      policies: {},
+      defaultPolicy: 'ec',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    } as const;
+    const doc = (signed: boolean) =>
+      buildStatus({ config: config as never, snapshot, data, signed, from: now - 3_600_000, build: { version: 'test', isolateStartedAt: now } });
     const unsigned = doc(false);
     expect(unsigned.checks.find((c) => c.name === 'journal')).toMatchObject({ state: 'critical', detail: expect.stringContaining('1 catalog instance(s)') });
     expect(JSON.stringify(unsigned)).not.toContain(SECRET);

@@ -29,7 +29,11 @@ const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.
 
 async function setup(maintenance: string[] = []) {
   const memory = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `b${i}`, domain: `z${i}` }));
-  const config = parseConfig({ backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
+  const config = parseConfig({
+    backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+    defaultPolicy: 'ec',
+  });
   const catalog = localCatalog();
   const meter = new IsolateMeter();
   const backends = memory.map((b) => new MeteredBackend(b, (r) => meter.backendCall(r)));
@@ -37,11 +41,28 @@ async function setup(maintenance: string[] = []) {
   const store = new EcStore({ catalog, units, settings: engineSettings(config) });
   const record = new MemoryOpsRecord();
   const ops = new OpsService({
-    config: { backends: memory.map((b) => ({ id: b.id, domain: b.domain, maintenance: maintenance.includes(b.id) })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-    catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+    config: {
+      backends: memory.map((b) => ({ id: b.id, domain: b.domain, maintenance: maintenance.includes(b.id) })),
+      policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } },
+      defaultPolicy: 'ec',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+    },
+    catalog,
+    backends,
+    meter,
+    record,
+    flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+    probeEveryMs: 30_000,
   });
   await store.createBucket('media', { region: 'us-east-1' });
-  for (const [key, size] of [['a', 10_000], ['b', 20_000], ['c', 30_000], ['d', 40_000]] as const) {
+  for (const [key, size] of [
+    ['a', 10_000],
+    ['b', 20_000],
+    ['c', 30_000],
+    ['d', 40_000],
+  ] as const) {
     await store.putObject('media', key, stream(size), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
   }
   // Later than every write: the probes' failures are the backends' latest news.
@@ -123,12 +144,13 @@ describe('shards on unreachable backends count as missing', () => {
     expect(doc.data.journal).toMatchObject({ units: 2, atRisk: 0, lost: 2 });
   });
 
-  it('the cron\'s sample counts them too', async () => {
+  it("the cron's sample counts them too", async () => {
     const { ops, record, down } = await setup();
     down('b3', 'b4', 'b5');
     // The cron probes first: memory backends answer, so make those three fail their probe.
     const cron = ops as unknown as { deps: { backends: { head: (k: string) => Promise<unknown> }[] } };
-    for (const i of [3, 4, 5]) cron.deps.backends[i]!.head = () => Promise.reject(Object.assign(new Error('down'), { name: 'BackendError', kind: 'Unavailable' }));
+    for (const i of [3, 4, 5])
+      cron.deps.backends[i]!.head = () => Promise.reject(Object.assign(new Error('down'), { name: 'BackendError', kind: 'Unavailable' }));
     await ops.onCron();
     const snap = await record.snapshot(0);
     expect(snap.samples.at(-1)).toMatchObject({ unitsLost: 4 });
@@ -168,4 +190,3 @@ describe('recovery rates in the status and the metrics', () => {
     expect(render(doc as unknown as StatusLike)).toMatch(/^repair 120 units\/min over the last 20 s \(about 2 s left at that rate\)/m);
   });
 });
-

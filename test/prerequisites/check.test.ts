@@ -41,16 +41,25 @@ interface Run {
 function run(args: string[], env: Record<string, string>): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: ROOT, env: { HOME: sandbox, LANG: 'C.UTF-8', ...env }, timeout: 120_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
-      resolve({ code, output: stdout + stderr, ms: Date.now() - started });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd: ROOT, env: { HOME: sandbox, LANG: 'C.UTF-8', ...env }, timeout: 120_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
+        resolve({ code, output: stdout + stderr, ms: Date.now() - started });
+      },
+    );
   });
 }
 
 /** vitest over the fixture folder alone, as `npm test` runs vitest (this repository's config). */
 const fixtureRun = (env: Record<string, string>) =>
-  run([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'node', 'test/prerequisites/fixture'], { SHARDGATE_PREREQUISITES_FIXTURE: '1', NO_COLOR: '1', ...env });
+  run([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'node', 'test/prerequisites/fixture'], {
+    SHARDGATE_PREREQUISITES_FIXTURE: '1',
+    NO_COLOR: '1',
+    ...env,
+  });
 
 describe('detecting the tools', () => {
   it('on a PATH without them (and a python3 without boto3 and prometheus_client) reports each missing', () => {
@@ -112,7 +121,9 @@ describe('what a test that needs a tool gets', () => {
     const ci = detectPrerequisites({ PATH: process.env.PATH, SHARDGATE_SKIP_BROWSER: '1', SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
     expect(requireAllFailure(ci)).toMatch(/^SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: (.*; )?SHARDGATE_SKIP_BROWSER=1 set: unset it$/);
     const bare = detectPrerequisites({ PATH: BARE_PATH, SHARDGATE_REQUIRE_ALL_TOOLS: '1' });
-    expect(requireAllFailure(bare)).toBe('SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: 10 Debian package(s) missing: apt-get install awscli rclone s3cmd restic duplicity curl python3-boto3 python3-prometheus-client chromium gdb');
+    expect(requireAllFailure(bare)).toBe(
+      'SHARDGATE_REQUIRE_ALL_TOOLS=1 and tests would be skipped: 10 Debian package(s) missing: apt-get install awscli rclone s3cmd restic duplicity curl python3-boto3 python3-prometheus-client chromium gdb',
+    );
     expect(requireAllFailure(detectPrerequisites({ PATH: BARE_PATH }))).toBeUndefined(); // a developer's machine goes on
   });
 
@@ -140,7 +151,9 @@ describe('a vitest run on a machine with only Node', { timeout: 120_000 }, () =>
     expect(r.output).toContain('  needs awscli: missing (apt-get install awscli): test/prerequisites/fixture/needs-tools.test.ts');
     expect(r.output).toContain('  needs chromium: missing (apt-get install chromium): test/prerequisites/fixture/needs-tools.test.ts');
     const lines = r.output.trimEnd().split('\n');
-    expect(lines.at(-1)).toBe('3 test(s) skipped for want of system tools; to run them: apt-get install awscli python3-boto3 python3-prometheus-client chromium');
+    expect(lines.at(-1)).toBe(
+      '3 test(s) skipped for want of system tools; to run them: apt-get install awscli python3-boto3 python3-prometheus-client chromium',
+    );
   });
 
   it('with SHARDGATE_REQUIRE_ALL_TOOLS=1 (CI) fails before any test, within 10 s, naming the packages', async () => {

@@ -16,7 +16,11 @@ const BASE = 'http://gw.test';
 
 function setup(options: { store?: ObjectStore; authenticate?: Authenticate; maxObjectSize?: number } = {}) {
   const store = options.store ?? memoryEcStore(localCatalog()).store;
-  const app = createApp({ store, authenticate: options.authenticate ?? allowAllGate, settings: testS3Settings({ maxObjectSize: options.maxObjectSize ?? 1024 }) });
+  const app = createApp({
+    store,
+    authenticate: options.authenticate ?? allowAllGate,
+    settings: testS3Settings({ maxObjectSize: options.maxObjectSize ?? 1024 }),
+  });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   return { app, store, send };
 }
@@ -66,7 +70,9 @@ describe('app contracts', () => {
     const app = createApp({ store: memoryEcStore(localCatalog()).store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
     const res = await app.request(`${BASE}/bucket-c/big`, { method: 'PUT' });
     expect(res.status).toBe(400);
-    expect(await res.text()).toContain('<Code>EntityTooLarge</Code><Message>Your proposed upload exceeds the maximum allowed object size.</Message><ProposedSize>5000</ProposedSize><MaxSizeAllowed>1024</MaxSizeAllowed>');
+    expect(await res.text()).toContain(
+      '<Code>EntityTooLarge</Code><Message>Your proposed upload exceeds the maximum allowed object size.</Message><ProposedSize>5000</ProposedSize><MaxSizeAllowed>1024</MaxSizeAllowed>',
+    );
     expect(state.pulls).toBeLessThanOrEqual(1); // at most the stream's own initial pull: nothing consumed
   });
 
@@ -91,7 +97,9 @@ describe('app contracts', () => {
     const res = await send('GET', '/');
     expect(res.status).toBe(500);
     const text = await res.text();
-    expect(text).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>InternalError<\/Code><Message>We encountered an internal error. Please try again.<\/Message><Resource>\/<\/Resource><RequestId>[0-9A-F]{16}<\/RequestId><\/Error>$/);
+    expect(text).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>InternalError<\/Code><Message>We encountered an internal error. Please try again.<\/Message><Resource>\/<\/Resource><RequestId>[0-9A-F]{16}<\/RequestId><\/Error>$/,
+    );
     expect(text).not.toContain('boom');
     const head = await send('HEAD', '/some-bucket/k');
     expect(head.status).toBe(500);
@@ -127,7 +135,10 @@ describe('smaller S3 behaviours', () => {
     const { send, store } = setup();
     await send('PUT', '/meta');
     const utf8AsBytes = (s: string) => String.fromCharCode(...new TextEncoder().encode(s)); // how the platform hands header bytes over
-    const put = await send('PUT', '/meta/k', { body: 'x', headers: { 'content-length': '1', 'x-amz-meta-city': utf8AsBytes('Zürich €'), 'x-amz-meta-plain': 'ascii ok', 'x-amz-meta-latin1': '\u00ff\u00fe' } });
+    const put = await send('PUT', '/meta/k', {
+      body: 'x',
+      headers: { 'content-length': '1', 'x-amz-meta-city': utf8AsBytes('Zürich €'), 'x-amz-meta-plain': 'ascii ok', 'x-amz-meta-latin1': '\u00ff\u00fe' },
+    });
     expect(put.status).toBe(200);
     expect((await store.headObject('meta', 'k', { conditions: {} })).metadata.user).toEqual({ city: 'Zürich €', plain: 'ascii ok', latin1: '\u00ff\u00fe' });
     const head = await send('HEAD', '/meta/k');
@@ -149,7 +160,8 @@ describe('smaller S3 behaviours', () => {
     const { send } = setup();
     await send('PUT', '/unordered');
     for (const key of ['a', 'b/1', 'b/2', 'c']) await send('PUT', `/unordered/${key}`, { body: 'x', headers: { 'content-length': '1' } });
-    const keys = async (query: string) => [...(await (await send('GET', `/unordered?allow-unordered=true&${query}`)).text()).matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]);
+    const keys = async (query: string) =>
+      [...(await (await send('GET', `/unordered?allow-unordered=true&${query}`)).text()).matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]);
     expect(await keys('max-keys=2')).toEqual(['a', 'b/1']);
     expect(await keys('marker=b/1')).toEqual(['b/2', 'c']);
     expect(await keys('list-type=2&start-after=b/1&prefix=b/')).toEqual(['b/2']);

@@ -55,7 +55,9 @@ describe('listing through boto3 (s3-tests style)', needs('boto3'), () => {
   it('echoes control-character prefixes and delimiters, empty tokens, and skips prefixes before StartAfter', async () => {
     let stdout: string;
     try {
-      ({ stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', SCRIPT, worker.url.origin, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey], { timeout: 60_000 }));
+      ({ stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', SCRIPT, worker.url.origin, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey], {
+        timeout: 60_000,
+      }));
     } catch (err) {
       const e = err as { stderr?: string; message: string };
       throw new Error(`${e.message}\n${e.stderr}`);

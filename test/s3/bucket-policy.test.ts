@@ -42,10 +42,22 @@ const ONE_BUCKET = SCOPES[1]!;
 
 /** The all-powerful test key and two scoped ones; bucket fz with objects obj and dir/obj.txt. */
 async function scopedGateway() {
-  const g = gateApp(undefined, [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, ...[READ_ONLY, ONE_BUCKET].map((s) => ({ accessKeyId: s.accessKeyId, secretAccessKey: s.secret, scope: s.grant }))]);
+  const g = gateApp(undefined, [
+    { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+    ...[READ_ONLY, ONE_BUCKET].map((s) => ({ accessKeyId: s.accessKeyId, secretAccessKey: s.secret, scope: s.grant })),
+  ]);
   await g.store.createBucket(BUCKET, { region: 'us-east-1' });
-  for (const [key, text] of [['obj', 'object body'], ['dir/obj.txt', 'nested object']] as const) {
-    await g.store.putObject(BUCKET, key, new Response(text).body!, { contentLength: text.length, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
+  for (const [key, text] of [
+    ['obj', 'object body'],
+    ['dir/obj.txt', 'nested object'],
+  ] as const) {
+    await g.store.putObject(BUCKET, key, new Response(text).body!, {
+      contentLength: text.length,
+      contentMD5: null,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
   }
   return g;
 }
@@ -62,7 +74,13 @@ function policy(...statements: Record<string, unknown>[]): string {
   return JSON.stringify({ Version: '2012-10-17', Statement: statements });
 }
 
-const denyPut = (condition: Record<string, unknown>) => ({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 's3:PutObject', Resource: `arn:aws:s3:::${BUCKET}/*`, Condition: condition });
+const denyPut = (condition: Record<string, unknown>) => ({
+  Effect: 'Deny',
+  Principal: { AWS: '*' },
+  Action: 's3:PutObject',
+  Resource: `arn:aws:s3:::${BUCKET}/*`,
+  Condition: condition,
+});
 
 async function putPolicy(g: Gateway, text: string): Promise<void> {
   const res = await send(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: text }));
@@ -70,7 +88,10 @@ async function putPolicy(g: Gateway, text: string): Promise<void> {
 }
 
 async function exists(g: Gateway, key: string): Promise<boolean> {
-  return g.store.headObject(BUCKET, key, { conditions: {} }).then(() => true, () => false);
+  return g.store.headObject(BUCKET, key, { conditions: {} }).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe('PutBucketPolicy, GetBucketPolicy, DeleteBucketPolicy, GetBucketPolicyStatus', () => {
@@ -113,11 +134,16 @@ describe('PutBucketPolicy, GetBucketPolicy, DeleteBucketPolicy, GetBucketPolicyS
 
   it('managing a policy needs write on the whole bucket; reading it, list', async () => {
     const g = await scopedGateway();
-    const res = await send(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: policy(denyPut({})) }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret });
+    const res = await send(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: policy(denyPut({})) }), {
+      accessKeyId: READ_ONLY.accessKeyId,
+      secret: READ_ONLY.secret,
+    });
     expect(res.status).toBe(403);
     expect(await send(g, new GetBucketPolicyCommand({ Bucket: BUCKET })).then((r) => r.status)).toBe(404);
     expect((await send(g, new GetBucketPolicyCommand({ Bucket: BUCKET }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(404);
-    expect((await send(g, new DeleteBucketPolicyCommand({ Bucket: BUCKET }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(403);
+    expect((await send(g, new DeleteBucketPolicyCommand({ Bucket: BUCKET }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -146,9 +172,7 @@ describe('the gate enforces an explicit Deny', () => {
 
   it('a Deny of s3:GetObject under a prefix refuses reads there only; DeleteObjects entries one by one', async () => {
     const g = await scopedGateway();
-    await putPolicy(g, policy(
-      { Effect: 'Deny', Principal: '*', Action: ['s3:GetObject', 's3:DeleteObject'], Resource: `arn:aws:s3:::${BUCKET}/dir/*` },
-    ));
+    await putPolicy(g, policy({ Effect: 'Deny', Principal: '*', Action: ['s3:GetObject', 's3:DeleteObject'], Resource: `arn:aws:s3:::${BUCKET}/dir/*` }));
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'dir/obj.txt' }))).status).toBe(403);
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(200);
     const res = await send(g, new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }));
@@ -161,10 +185,13 @@ describe('the gate enforces an explicit Deny', () => {
 
   it('s3:prefix on ListBucket; the copy source against its own bucket policy', async () => {
     const g = await scopedGateway();
-    await putPolicy(g, policy(
-      { Effect: 'Deny', Principal: '*', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${BUCKET}`, Condition: { StringNotLike: { 's3:prefix': 'dir/*' } } },
-      { Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/obj` },
-    ));
+    await putPolicy(
+      g,
+      policy(
+        { Effect: 'Deny', Principal: '*', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${BUCKET}`, Condition: { StringNotLike: { 's3:prefix': 'dir/*' } } },
+        { Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/obj` },
+      ),
+    );
     expect((await send(g, new ListObjectsV2Command({ Bucket: BUCKET }))).status).toBe(403);
     expect((await send(g, new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'dir/' }))).status).toBe(200);
     const copy = await send(g, new CopyObjectCommand({ Bucket: BUCKET, Key: 'copied', CopySource: `${BUCKET}/obj` }));
@@ -175,11 +202,22 @@ describe('the gate enforces an explicit Deny', () => {
 
   it('s3:ExistingObjectTag and s3:RequestObjectTag', async () => {
     const g = await scopedGateway();
-    expect((await send(g, new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'obj', Tagging: { TagSet: [{ Key: 'class', Value: 'secret' }] } }))).status).toBe(200);
-    await putPolicy(g, policy(
-      { Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*`, Condition: { StringEquals: { 's3:ExistingObjectTag/class': 'secret' } } },
-      denyPut({ StringEquals: { 's3:RequestObjectTag/class': 'secret' } }),
-    ));
+    expect((await send(g, new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'obj', Tagging: { TagSet: [{ Key: 'class', Value: 'secret' }] } }))).status).toBe(
+      200,
+    );
+    await putPolicy(
+      g,
+      policy(
+        {
+          Effect: 'Deny',
+          Principal: '*',
+          Action: 's3:GetObject',
+          Resource: `arn:aws:s3:::${BUCKET}/*`,
+          Condition: { StringEquals: { 's3:ExistingObjectTag/class': 'secret' } },
+        },
+        denyPut({ StringEquals: { 's3:RequestObjectTag/class': 'secret' } }),
+      ),
+    );
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }))).status).toBe(403);
     expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'dir/obj.txt' }))).status).toBe(200);
     expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'new', Body: 'x', Tagging: 'class=secret' }))).status).toBe(403);
@@ -217,9 +255,19 @@ describe('the gate enforces an explicit Deny', () => {
   it('a Deny naming one access key refuses that key only', async () => {
     const g = await scopedGateway();
     await g.store.createBucket('fz-one', { region: 'us-east-1' });
-    const text = JSON.stringify({ Statement: { Effect: 'Deny', Principal: { AWS: `arn:aws:iam::000000000000:user/${ONE_BUCKET.accessKeyId}` }, Action: 's3:PutObject', Resource: 'arn:aws:s3:::fz-one/*' } });
+    const text = JSON.stringify({
+      Statement: {
+        Effect: 'Deny',
+        Principal: { AWS: `arn:aws:iam::000000000000:user/${ONE_BUCKET.accessKeyId}` },
+        Action: 's3:PutObject',
+        Resource: 'arn:aws:s3:::fz-one/*',
+      },
+    });
     expect((await send(g, new PutBucketPolicyCommand({ Bucket: 'fz-one', Policy: text }))).status).toBe(204);
-    expect((await send(g, new PutObjectCommand({ Bucket: 'fz-one', Key: 'a', Body: 'x' }), { accessKeyId: ONE_BUCKET.accessKeyId, secret: ONE_BUCKET.secret })).status).toBe(403);
+    expect(
+      (await send(g, new PutObjectCommand({ Bucket: 'fz-one', Key: 'a', Body: 'x' }), { accessKeyId: ONE_BUCKET.accessKeyId, secret: ONE_BUCKET.secret }))
+        .status,
+    ).toBe(403);
     expect((await send(g, new PutObjectCommand({ Bucket: 'fz-one', Key: 'a', Body: 'x' }))).status).toBe(200);
   });
 });
@@ -230,7 +278,13 @@ describe('browser form uploads (PostObject)', () => {
     const conditions = [{ bucket: BUCKET }, ...Object.entries(fields).map(([k, v]) => ({ [k]: v }))];
     const encoded = Buffer.from(JSON.stringify({ expiration: new Date(Date.now() + 3600_000).toISOString(), conditions })).toString('base64');
     const fd = new FormData();
-    for (const [k, v] of Object.entries({ ...fields, AWSAccessKeyId: ACCESS_KEY, policy: encoded, signature: createHmac('sha1', SECRET).update(encoded).digest('base64') })) fd.append(k, v);
+    for (const [k, v] of Object.entries({
+      ...fields,
+      AWSAccessKeyId: ACCESS_KEY,
+      policy: encoded,
+      signature: createHmac('sha1', SECRET).update(encoded).digest('base64'),
+    }))
+      fd.append(k, v);
     fd.append('file', new Blob(['form data']), 'f.txt');
     return new Request(`http://${GATE_HOST}/${BUCKET}`, { method: 'POST', body: fd });
   }
@@ -252,9 +306,13 @@ describe('Allow never widens a scope', () => {
   it('an Allow of s3:* to everyone does not let a read-only key write', async () => {
     const g = await scopedGateway();
     await putPolicy(g, policy({ Effect: 'Allow', Principal: '*', Action: 's3:*', Resource: [`arn:aws:s3:::${BUCKET}`, `arn:aws:s3:::${BUCKET}/*`] }));
-    expect((await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'w', Body: 'x' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(403);
+    expect(
+      (await send(g, new PutObjectCommand({ Bucket: BUCKET, Key: 'w', Body: 'x' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status,
+    ).toBe(403);
     expect(await exists(g, 'w')).toBe(false);
-    expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(200);
+    expect((await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }), { accessKeyId: READ_ONLY.accessKeyId, secret: READ_ONLY.secret })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -269,14 +327,24 @@ describe('Allow never widens a scope', () => {
 const ANONYMOUS = 'x-test-anonymous';
 
 /** Requests carrying ANONYMOUS are let through as anonymous ones (as allowAnonymous would). */
-const withAnonymous = (gate: Authenticate): Authenticate => async (request, view, owner) =>
-  request.headers.has(ANONYMOUS) ? { body: request.body, decodedContentLength: Number(request.headers.get('content-length') ?? 0) || null, access: ANONYMOUS_ACCESS } : gate(request, view, owner);
+const withAnonymous =
+  (gate: Authenticate): Authenticate =>
+  async (request, view, owner) =>
+    request.headers.has(ANONYMOUS)
+      ? { body: request.body, decodedContentLength: Number(request.headers.get('content-length') ?? 0) || null, access: ANONYMOUS_ACCESS }
+      : gate(request, view, owner);
 
 async function pabGateway(isolateOf?: Parameters<typeof gateApp>[2]) {
   const g = gateApp(withAnonymous, undefined, isolateOf);
   if (!isolateOf) {
     await g.store.createBucket(BUCKET, { region: 'us-east-1' });
-    await g.store.putObject(BUCKET, 'obj', new Response('object body').body!, { contentLength: 11, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
+    await g.store.putObject(BUCKET, 'obj', new Response('object body').body!, {
+      contentLength: 11,
+      contentMD5: null,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
   }
   return g;
 }
@@ -292,7 +360,11 @@ async function pabSend(g: PabGateway, command: unknown, anonymous = false): Prom
 
 const errorCode = async (res: Response) => /<Code>([^<]+)<\/Code>/.exec(await res.text())?.[1];
 const block = (c: PublicAccessBlockConfiguration) => new PutPublicAccessBlockCommand({ Bucket: BUCKET, PublicAccessBlockConfiguration: c });
-const stored = (g: PabGateway, key: string) => g.store.headObject(BUCKET, key, { conditions: {} }).then(() => true, () => false);
+const stored = (g: PabGateway, key: string) =>
+  g.store.headObject(BUCKET, key, { conditions: {} }).then(
+    () => true,
+    () => false,
+  );
 
 function rawPut(g: PabGateway, body: string): Promise<Response> {
   // The SDK only writes well-formed documents: a bad one is sent through the same signer by hand.
@@ -318,7 +390,9 @@ describe('PutPublicAccessBlock, GetPublicAccessBlock, DeletePublicAccessBlock', 
     res = await get();
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toMatch(/<PublicAccessBlockConfiguration[^>]*><BlockPublicAcls>true<\/BlockPublicAcls><IgnorePublicAcls>false<\/IgnorePublicAcls><BlockPublicPolicy>true<\/BlockPublicPolicy><RestrictPublicBuckets>false<\/RestrictPublicBuckets><\/PublicAccessBlockConfiguration>/);
+    expect(text).toMatch(
+      /<PublicAccessBlockConfiguration[^>]*><BlockPublicAcls>true<\/BlockPublicAcls><IgnorePublicAcls>false<\/IgnorePublicAcls><BlockPublicPolicy>true<\/BlockPublicPolicy><RestrictPublicBuckets>false<\/RestrictPublicBuckets><\/PublicAccessBlockConfiguration>/,
+    );
     for (let i = 0; i < 2; i++) expect((await pabSend(g, new DeletePublicAccessBlockCommand({ Bucket: BUCKET }))).status).toBe(204);
     expect(await errorCode(await get())).toBe('NoSuchPublicAccessBlockConfiguration');
     expect(await errorCode(await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: 'missing' })))).toBe('NoSuchBucket');
@@ -337,8 +411,17 @@ describe('PutPublicAccessBlock, GetPublicAccessBlock, DeletePublicAccessBlock', 
       expect(res.status, bad).toBe(400);
       expect(await errorCode(res)).toBe('MalformedXML');
     }
-    expect((await rawPut(g, '<PublicAccessBlockConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IgnorePublicAcls> TRUE </IgnorePublicAcls></PublicAccessBlockConfiguration>')).status).toBe(200);
-    expect(await (await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }))).text()).toContain('<IgnorePublicAcls>true</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy>');
+    expect(
+      (
+        await rawPut(
+          g,
+          '<PublicAccessBlockConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IgnorePublicAcls> TRUE </IgnorePublicAcls></PublicAccessBlockConfiguration>',
+        )
+      ).status,
+    ).toBe(200);
+    expect(await (await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }))).text()).toContain(
+      '<IgnorePublicAcls>true</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy>',
+    );
   });
 });
 
@@ -353,7 +436,11 @@ describe("S3 Control's account-level public access block", () => {
     expect([res.status, await errorCode(res)]).toEqual([501, 'NotImplemented']);
     expect(await errorCode(await at('GET', {}))).toBe('NoSuchBucket');
     // The address the SDKs build from an endpoint override: <account>.<endpoint host>.
-    const hosted = await g.send(new Request('http://123456789012.s3.gw.test/v20180820/configuration/publicAccessBlock', { headers: { [ANONYMOUS]: '1', 'x-amz-account-id': '123456789012' } }));
+    const hosted = await g.send(
+      new Request('http://123456789012.s3.gw.test/v20180820/configuration/publicAccessBlock', {
+        headers: { [ANONYMOUS]: '1', 'x-amz-account-id': '123456789012' },
+      }),
+    );
     expect([hosted.status, await errorCode(hosted)]).toEqual([404, 'NoSuchPublicAccessBlockConfiguration']);
   });
 });
@@ -374,8 +461,12 @@ describe('BlockPublicAcls', () => {
       new PutBucketAclCommand({ Bucket: BUCKET, ACL: 'public-read' }),
       new PutObjectAclCommand({ Bucket: BUCKET, Key: 'obj', ACL: 'authenticated-read' }),
       new PutObjectAclCommand({
-        Bucket: BUCKET, Key: 'obj',
-        AccessControlPolicy: { Owner: { ID: 'shardgate' }, Grants: [{ Grantee: { Type: 'Group', URI: 'http://acs.amazonaws.com/groups/global/AllUsers' }, Permission: 'READ' }] },
+        Bucket: BUCKET,
+        Key: 'obj',
+        AccessControlPolicy: {
+          Owner: { ID: 'shardgate' },
+          Grants: [{ Grantee: { Type: 'Group', URI: 'http://acs.amazonaws.com/groups/global/AllUsers' }, Permission: 'READ' }],
+        },
       }),
     ]) {
       res = await pabSend(g, command);
@@ -390,8 +481,13 @@ describe('BlockPublicAcls', () => {
 });
 
 describe('BlockPublicPolicy and GetBucketPolicyStatus', () => {
-  const statement = (extra: Record<string, unknown>) => JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*`, ...extra }] });
-  const isPublic = async (g: PabGateway) => /<IsPublic>(\w+)<\/IsPublic>/.exec(await (await pabSend(g, new GetBucketPolicyStatusCommand({ Bucket: BUCKET }))).text())?.[1];
+  const statement = (extra: Record<string, unknown>) =>
+    JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*`, ...extra }],
+    });
+  const isPublic = async (g: PabGateway) =>
+    /<IsPublic>(\w+)<\/IsPublic>/.exec(await (await pabSend(g, new GetBucketPolicyStatusCommand({ Bucket: BUCKET }))).text())?.[1];
 
   it('a public policy is 403 and not stored; a fixed principal or a pinning condition is not public and is stored', async () => {
     const g = await pabGateway();
@@ -409,13 +505,19 @@ describe('BlockPublicPolicy and GetBucketPolicyStatus', () => {
       expect([res.status, await errorCode(res)]).toEqual([403, 'AccessDenied']);
     }
     expect(await isPublic(g)).toBe('false'); // the fixed one is still the stored one
-    expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: statement({ Condition: { IpAddress: { 'aws:SourceIp': '192.0.2.0/24' } } }) }))).status).toBe(204);
+    expect(
+      (await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: statement({ Condition: { IpAddress: { 'aws:SourceIp': '192.0.2.0/24' } } }) })))
+        .status,
+    ).toBe(204);
   });
 
   it("a Deny of s3:GetBucketPublicAccessBlock refuses GetPublicAccessBlock (s3-tests' test_get_public_block_deny_bucket_policy)", async () => {
     const g = await pabGateway();
     await pabSend(g, block({ BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true }));
-    const deny = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetBucketPublicAccessBlock', Resource: `arn:aws:s3:::${BUCKET}` }] });
+    const deny = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetBucketPublicAccessBlock', Resource: `arn:aws:s3:::${BUCKET}` }],
+    });
     expect((await pabSend(g, new PutBucketPolicyCommand({ Bucket: BUCKET, Policy: deny }))).status).toBe(204);
     expect((await pabSend(g, new GetPublicAccessBlockCommand({ Bucket: BUCKET }))).status).toBe(403);
   });

@@ -52,9 +52,17 @@ describe('only a verifying gate', () => {
     // 100 Continue that workerd never sends, waited with it (for ever, with this socket).
     const url = worker().url;
     const client = s3Client(url);
-    const expired = new URL(await getSignedUrl(client, new PutObjectCommand({ Bucket: 'gate-only', Key: 'late' }), { expiresIn: 1, signingDate: new Date(Date.now() - 3600e3) } as never));
+    const expired = new URL(
+      await getSignedUrl(client, new PutObjectCommand({ Bucket: 'gate-only', Key: 'late' }), {
+        expiresIn: 1,
+        signingDate: new Date(Date.now() - 3600e3),
+      } as never),
+    );
     const head = `PUT ${expired.pathname}${expired.search} HTTP/1.1\r\nHost: ${url.host}\r\nExpect: 100-continue\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n`;
-    const res = await Promise.race([rawSocket(url, head), new Promise<{ status: number; response: string }>((r) => setTimeout(() => r({ status: 0, response: 'no answer in 5 s' }), 5000))]);
+    const res = await Promise.race([
+      rawSocket(url, head),
+      new Promise<{ status: number; response: string }>((r) => setTimeout(() => r({ status: 0, response: 'no answer in 5 s' }), 5000)),
+    ]);
     expect(res.status, res.response).toBe(403);
     expect(res.response).toContain('<Code>AccessDenied</Code>');
     // The gateway is still answering.

@@ -38,7 +38,17 @@ describe('CORS in Chromium: a page on another origin uses presigned URLs', { tim
     await client.send(
       new PutBucketCorsCommand({
         Bucket: BUCKET,
-        CORSConfiguration: { CORSRules: [{ AllowedOrigins: [`http://localhost:${pagePort}`], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 }] },
+        CORSConfiguration: {
+          CORSRules: [
+            {
+              AllowedOrigins: [`http://localhost:${pagePort}`],
+              AllowedMethods: ['GET', 'PUT'],
+              AllowedHeaders: ['*'],
+              ExposeHeaders: ['ETag'],
+              MaxAgeSeconds: 60,
+            },
+          ],
+        },
       }),
     );
     chrome = await launchChromium();
@@ -64,18 +74,21 @@ describe('CORS in Chromium: a page on another origin uses presigned URLs', { tim
     const page = await browser.newPage();
     try {
       await page.goto(`${origin}/`);
-      return await page.evaluate(async ({ urls, body }) => {
-        const out: Record<string, unknown> = {};
-        try {
-          const put = await fetch(urls.put, { method: 'PUT', body, headers: { 'content-type': 'text/plain' } });
-          Object.assign(out, { putStatus: put.status, putEtag: put.headers.get('etag') });
-          const get = await fetch(urls.get);
-          Object.assign(out, { getStatus: get.status, getBody: await get.text(), getEtag: get.headers.get('etag') });
-        } catch (err) {
-          out.error = String(err);
-        }
-        return out;
-      }, { urls, body });
+      return await page.evaluate(
+        async ({ urls, body }) => {
+          const out: Record<string, unknown> = {};
+          try {
+            const put = await fetch(urls.put, { method: 'PUT', body, headers: { 'content-type': 'text/plain' } });
+            Object.assign(out, { putStatus: put.status, putEtag: put.headers.get('etag') });
+            const get = await fetch(urls.get);
+            Object.assign(out, { getStatus: get.status, getBody: await get.text(), getEtag: get.headers.get('etag') });
+          } catch (err) {
+            out.error = String(err);
+          }
+          return out;
+        },
+        { urls, body },
+      );
     } finally {
       await page.close();
     }

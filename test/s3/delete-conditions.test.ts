@@ -51,13 +51,19 @@ describe('DeleteObject with conditions', () => {
     const { etag, versionId } = await put('/bkt/k', 'hello');
     const lastModified = (await head(`/bkt/k?versionId=${versionId}`)).headers.get('last-modified')!;
     await put('/bkt/k', 'newer'); // the one named is not current
-    for (const headers of [{ 'if-match': '"bad"' }, { 'x-amz-if-match-size': '6' }, { 'x-amz-if-match-last-modified-time': 'Thu, 01 Jan 2015 00:00:00 GMT' }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'if-match': '"bad"' },
+      { 'x-amz-if-match-size': '6' },
+      { 'x-amz-if-match-last-modified-time': 'Thu, 01 Jan 2015 00:00:00 GMT' },
+    ] as Record<string, string>[]) {
       const r = await send('DELETE', `/bkt/k?versionId=${versionId}`, { headers });
       expect(r.status).toBe(412);
       expect(await code(r)).toBe('PreconditionFailed');
       expect((await head(`/bkt/k?versionId=${versionId}`)).status).toBe(200);
     }
-    const ok = await send('DELETE', `/bkt/k?versionId=${versionId}`, { headers: { 'if-match': etag, 'x-amz-if-match-size': '5', 'x-amz-if-match-last-modified-time': lastModified } });
+    const ok = await send('DELETE', `/bkt/k?versionId=${versionId}`, {
+      headers: { 'if-match': etag, 'x-amz-if-match-size': '5', 'x-amz-if-match-last-modified-time': lastModified },
+    });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('x-amz-delete-marker')).toBeNull();
     expect((await head(`/bkt/k?versionId=${versionId}`)).status).toBe(404);
@@ -81,7 +87,12 @@ describe('DeleteObject with conditions', () => {
     const { send, put, head } = setup();
     expect((await send('PUT', '/bkt')).status).toBe(200);
     await put('/bkt/k', 'x');
-    for (const headers of [{ 'x-amz-if-match-size': '-1' }, { 'x-amz-if-match-size': '1.5' }, { 'x-amz-if-match-last-modified-time': 'yesterday' }, { 'x-amz-if-match-last-modified-time': '2015' }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'x-amz-if-match-size': '-1' },
+      { 'x-amz-if-match-size': '1.5' },
+      { 'x-amz-if-match-last-modified-time': 'yesterday' },
+      { 'x-amz-if-match-last-modified-time': '2015' },
+    ] as Record<string, string>[]) {
       const r = await send('DELETE', '/bkt/k', { headers });
       expect(r.status).toBe(400);
       expect(await code(r)).toBe('InvalidArgument');
@@ -103,7 +114,10 @@ describe('DeleteObject with conditions', () => {
   });
 
   it('needs read on the key as well as delete', async () => {
-    const access = new Access([{ buckets: ['bkt'], actions: ['write', 'delete'] }, { buckets: ['bkt'], prefixes: ['seen/'], actions: ['read'] }]);
+    const access = new Access([
+      { buckets: ['bkt'], actions: ['write', 'delete'] },
+      { buckets: ['bkt'], prefixes: ['seen/'], actions: ['read'] },
+    ]);
     const { catalog, send, put, head, deleteObjects } = setup(async (request, ...rest) => ({ ...(await allowAllGate(request, ...rest)), access }));
     expect((await send('PUT', '/bkt')).status).toBe(200);
     await put('/bkt/blind/k', 'x');
@@ -121,21 +135,24 @@ describe('DeleteObject with conditions', () => {
 });
 
 describe('DeleteObjects with conditions', () => {
-  it('checks each entry on its own: mismatches are that key\'s PreconditionFailed, the others are deleted', async () => {
+  it("checks each entry on its own: mismatches are that key's PreconditionFailed, the others are deleted", async () => {
     const { put, head, versioned, deleteObjects } = setup();
     await versioned('bkt');
     const a = await put('/bkt/a', 'aaaa');
     const v = await put('/bkt/v', 'vv');
     await put('/bkt/v', 'vvv'); // `v`'s first version is not current
     const lm = new Date((await head('/bkt/a')).headers.get('last-modified')!).toISOString();
-    const xml = await deleteObjects('bkt', [
-      `<Object><Key>a</Key><ETag>${a.etag}</ETag><Size>4</Size><LastModifiedTime>${lm}</LastModifiedTime></Object>`,
-      `<Object><Key>v</Key><VersionId>${v.versionId}</VersionId><Size>3</Size></Object>`,
-      `<Object><Key>v</Key><VersionId>${v.versionId}</VersionId><ETag>"bad"</ETag></Object>`,
-      `<Object><Key>none</Key><ETag>*</ETag></Object>`,
-      `<Object><Key>a</Key><Size>-4</Size></Object>`,
-      `<Object><Key>v</Key><LastModifiedTime>2015-01-01T00:00:00Z</LastModifiedTime></Object>`,
-    ].join(''));
+    const xml = await deleteObjects(
+      'bkt',
+      [
+        `<Object><Key>a</Key><ETag>${a.etag}</ETag><Size>4</Size><LastModifiedTime>${lm}</LastModifiedTime></Object>`,
+        `<Object><Key>v</Key><VersionId>${v.versionId}</VersionId><Size>3</Size></Object>`,
+        `<Object><Key>v</Key><VersionId>${v.versionId}</VersionId><ETag>"bad"</ETag></Object>`,
+        `<Object><Key>none</Key><ETag>*</ETag></Object>`,
+        `<Object><Key>a</Key><Size>-4</Size></Object>`,
+        `<Object><Key>v</Key><LastModifiedTime>2015-01-01T00:00:00Z</LastModifiedTime></Object>`,
+      ].join(''),
+    );
     const deleted = [...xml.matchAll(/<Deleted>(.*?)<\/Deleted>/g)].map((m) => m[1]);
     const errors = [...xml.matchAll(/<Error>.*?<Key>(.*?)<\/Key>.*?<Code>(.*?)<\/Code>.*?<\/Error>/g)].map((m) => `${m[1]}:${m[2]}`);
     expect(deleted).toHaveLength(1);

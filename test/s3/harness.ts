@@ -44,11 +44,23 @@ export async function startTestWorker(gate: Gate): Promise<TestWorker> {
   // The engine needs the project's bindings (R2 buckets, catalog Durable Object, repair queue).
   const engine = gate.startsWith('engine');
   const entry = fixture(engine ? 'worker-engine.ts' : 'worker-sigv4.ts');
-  return runWorker(entry, { prefix: 'shardgate-s3-' }, {
-    config: engine ? join(ROOT, 'wrangler.toml') : fixture('wrangler.toml'),
-    bindings: engine ? { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }) } } : undefined,
-    persist: engine,
-  });
+  return runWorker(
+    entry,
+    { prefix: 'shardgate-s3-' },
+    {
+      config: engine ? join(ROOT, 'wrangler.toml') : fixture('wrangler.toml'),
+      bindings: engine
+        ? {
+            ...LOCAL_DEV,
+            SHARDGATE_CONFIG: {
+              type: 'plain_text',
+              value: JSON.stringify({ ...ENGINE_CONFIG, credentials: [{ ...CREDENTIALS }], allowAnonymous: gate === 'engine-anonymous' }),
+            },
+          }
+        : undefined,
+      persist: engine,
+    },
+  );
 }
 
 export function s3Client(url: URL, extra: Partial<S3ClientConfig> = {}): S3Client {

@@ -24,8 +24,11 @@ const code = (f: () => unknown) => {
 
 describe('x-amz-object-lock-* on a write', () => {
   it('reads mode, date and legal hold', () => {
-    expect(lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': future.toISOString(), 'x-amz-object-lock-legal-hold': 'ON' })))
-      .toEqual({ mode: 'COMPLIANCE', retainUntil: future.toISOString(), legalHold: 'ON' });
+    expect(
+      lockHeaders(
+        h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': future.toISOString(), 'x-amz-object-lock-legal-hold': 'ON' }),
+      ),
+    ).toEqual({ mode: 'COMPLIANCE', retainUntil: future.toISOString(), legalHold: 'ON' });
     expect(lockHeaders(h({}))).toBeUndefined();
     expect(lockHeaders(h({ 'x-amz-object-lock-legal-hold': 'OFF' }))).toEqual({ legalHold: 'OFF' });
   });
@@ -65,7 +68,14 @@ describe('a PutObject with lock headers needs a digest', () => {
 });
 
 describe('x-amz-bypass-governance-retention', () => {
-  const ctx = (access: Access | undefined, bypass = 'true', denies = false) => ({ headers: h({ 'x-amz-bypass-governance-retention': bypass }), bucket: 'vault', key: 'a/doc', auth: { access }, policy: { deniesObject: () => denies } }) as unknown as S3Context;
+  const ctx = (access: Access | undefined, bypass = 'true', denies = false) =>
+    ({
+      headers: h({ 'x-amz-bypass-governance-retention': bypass }),
+      bucket: 'vault',
+      key: 'a/doc',
+      auth: { access },
+      policy: { deniesObject: () => denies },
+    }) as unknown as S3Context;
   const all = ['read', 'list', 'write', 'delete'] as const;
 
   it('applies for a key granted bypass-governance on the key (and the key without a scope)', () => {
@@ -88,20 +98,27 @@ describe('x-amz-bypass-governance-retention', () => {
 describe('the maximum retention (s3.maxRetentionDays)', () => {
   const at = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
   it('a retain-until date past it is InvalidArgument; at most it is kept', () => {
-    expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '9999-12-31T00:00:00Z' })))).toBe('InvalidArgument');
+    expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '9999-12-31T00:00:00Z' })))).toBe(
+      'InvalidArgument',
+    );
     expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(31) }), 30))).toBe('InvalidArgument');
     expect(lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(29) }), 30)?.mode).toBe('COMPLIANCE');
   });
 });
 
 describe('PutObjectLockConfiguration: the default retention', () => {
-  const doc = (retention: string) => parseXml(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>${retention}</DefaultRetention></Rule></ObjectLockConfiguration>`);
+  const doc = (retention: string) =>
+    parseXml(
+      `<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>${retention}</DefaultRetention></Rule></ObjectLockConfiguration>`,
+    );
   const read = (retention: string, maxDays = 36_500) => readDefaultRetention(doc(retention), maxDays);
 
   it('reads a mode with Days or Years', () => {
     expect(read('<Mode>GOVERNANCE</Mode><Days>1</Days>')).toEqual({ mode: 'GOVERNANCE', days: 1 });
     expect(read('<Mode>COMPLIANCE</Mode><Years>100</Years>')).toEqual({ mode: 'COMPLIANCE', years: 100 });
-    expect(readDefaultRetention(parseXml('<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>'), 36_500)).toBeNull();
+    expect(
+      readDefaultRetention(parseXml('<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>'), 36_500),
+    ).toBeNull();
   });
 
   // RGW's code, which ceph/s3-tests expects (test_object_lock_put_obj_lock_invalid_days/_years);

@@ -122,7 +122,12 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     [{ 'x-amz-acl': 'public-read-write' }],
     [{ 'x-amz-grant-read': 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }],
   ])('%o (public) passes detection, for the gate, and is AccessControlListNotSupported after it', (headers) => {
-    for (const [method, target] of [['PUT', '/b'], ['PUT', '/b/k'], ['POST', '/b/k?uploads'], ['PUT', '/b?acl']]) {
+    for (const [method, target] of [
+      ['PUT', '/b'],
+      ['PUT', '/b/k'],
+      ['POST', '/b/k?uploads'],
+      ['PUT', '/b?acl'],
+    ]) {
       expect(() => detect(method!, target!, headers)).not.toThrow();
       expect(() => assertOwnerOnlyAclHeaders(new Headers(headers))).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
     }
@@ -133,15 +138,23 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     [{ 'x-amz-grant-full-control': 'id="someone-else"' }],
     [{ 'x-amz-grant-full-control': 'id="shardgate", id="someone-else"' }],
   ])('%o -> AccessControlListNotSupported', (headers) => {
-    for (const [method, target] of [['PUT', '/b'], ['PUT', '/b/k'], ['POST', '/b/k?uploads'], ['PUT', '/b?acl']]) {
+    for (const [method, target] of [
+      ['PUT', '/b'],
+      ['PUT', '/b/k'],
+      ['POST', '/b/k?uploads'],
+      ['PUT', '/b?acl'],
+    ]) {
       expect(() => detect(method!, target!, headers)).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
     }
   });
 
-  it.each([[{ 'x-amz-acl': 'private' }], [{ 'x-amz-acl': 'bucket-owner-full-control' }], [{ 'x-amz-grant-full-control': 'id="shardgate"' }]])('%o is accepted', (headers) => {
-    expect(detect('PUT', '/b/k', headers)).toBe('PutObject');
-    expect(detect('PUT', '/b', headers)).toBe('CreateBucket');
-  });
+  it.each([[{ 'x-amz-acl': 'private' }], [{ 'x-amz-acl': 'bucket-owner-full-control' }], [{ 'x-amz-grant-full-control': 'id="shardgate"' }]])(
+    '%o is accepted',
+    (headers) => {
+      expect(detect('PUT', '/b/k', headers)).toBe('PutObject');
+      expect(detect('PUT', '/b', headers)).toBe('CreateBucket');
+    },
+  );
 });
 
 describe('parseS3Address', () => {

@@ -47,7 +47,13 @@ async function twoIsolates() {
   const b = gateApp(undefined, undefined, a);
   await a.store.createBucket(BUCKET, { region: 'us-east-1' });
   await a.store.createBucket(OTHER, { region: 'us-east-1' });
-  await a.store.putObject(BUCKET, 'obj', new Response('object body').body!, { contentLength: 11, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
+  await a.store.putObject(BUCKET, 'obj', new Response('object body').body!, {
+    contentLength: 11,
+    contentMD5: null,
+    metadata: { user: {} },
+    checksum: null,
+    conditions: {},
+  });
   return { a, b };
 }
 
@@ -75,7 +81,10 @@ async function putPolicy(g: Gateway, text: string): Promise<void> {
 }
 
 async function exists(g: Gateway, bucket: string, key: string): Promise<boolean> {
-  return g.store.headObject(bucket, key, { conditions: {} }).then(() => true, () => false);
+  return g.store.headObject(bucket, key, { conditions: {} }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Blobs on the backends (shards of coded objects). */
@@ -156,7 +165,7 @@ describe('a Deny put in one isolate refuses the next request in another', () => 
     return { a, b, calls: counted(a) };
   }
 
-  it('PUT, inline and coded: refused, nothing stored (a coded one\'s shards deleted)', async () => {
+  it("PUT, inline and coded: refused, nothing stored (a coded one's shards deleted)", async () => {
     const { a } = await denied();
     const before = await blobs(a);
     await expectDenied(await send(a, new PutObjectCommand({ Bucket: BUCKET, Key: 'small', Body: 'x' })));
@@ -216,14 +225,24 @@ describe('a Deny put in one isolate refuses the next request in another', () => 
     expect((await a.store.listParts(BUCKET, 'mp', upload.uploadId, { partNumberMarker: 0, maxParts: 10 })).parts).toEqual([]);
     const { a: a2 } = await denied();
     await expectDenied(await send(a2, new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'mp2' })));
-    expect((await a2.store.listMultipartUploads(BUCKET, { maxUploads: 10, prefix: "", delimiter: null, keyMarker: null, uploadIdMarker: null })).uploads).toEqual([]);
+    expect(
+      (await a2.store.listMultipartUploads(BUCKET, { maxUploads: 10, prefix: '', delimiter: null, keyMarker: null, uploadIdMarker: null })).uploads,
+    ).toEqual([]);
   });
 
   it('PostObject: refused, nothing stored', async () => {
     const { a } = await denied();
-    const encoded = Buffer.from(JSON.stringify({ expiration: new Date(Date.now() + 3600_000).toISOString(), conditions: [{ bucket: BUCKET }, { key: 'posted' }] })).toString('base64');
+    const encoded = Buffer.from(
+      JSON.stringify({ expiration: new Date(Date.now() + 3600_000).toISOString(), conditions: [{ bucket: BUCKET }, { key: 'posted' }] }),
+    ).toString('base64');
     const fd = new FormData();
-    for (const [k, v] of Object.entries({ key: 'posted', AWSAccessKeyId: ACCESS_KEY, policy: encoded, signature: createHmac('sha1', SECRET).update(encoded).digest('base64') })) fd.append(k, v);
+    for (const [k, v] of Object.entries({
+      key: 'posted',
+      AWSAccessKeyId: ACCESS_KEY,
+      policy: encoded,
+      signature: createHmac('sha1', SECRET).update(encoded).digest('base64'),
+    }))
+      fd.append(k, v);
     fd.append('file', new Blob(['form data']), 'f.txt');
     await expectDenied(await a.send(new Request(`http://${GATE_HOST}/${BUCKET}`, { method: 'POST', body: fd })));
     expect(await exists(a, BUCKET, 'posted')).toBe(false);
@@ -260,7 +279,10 @@ describe('the catalog instance', () => {
 
   it('the stamp of a bucket with only a policy is the one stored before the public access block row existed', () => {
     // The previous code's stamp: the digest of [policy] (REQUEST_SETTINGS was ['policy']).
-    const before = createHash('sha256').update(JSON.stringify([DENY_ALL])).digest('base64url').slice(0, 22);
+    const before = createHash('sha256')
+      .update(JSON.stringify([DENY_ALL]))
+      .digest('base64url')
+      .slice(0, 22);
     expect(settingsOf((name) => (name === 'policy' ? DENY_ALL : null)).stamp).toBe(before);
     const both = settingsOf((name) => (name === 'policy' ? DENY_ALL : '{"restrictPublicBuckets":true}'));
     expect(both.stamp).not.toBe(before);

@@ -45,9 +45,12 @@ describe('glob patterns', () => {
   it('agree with a reference matcher on every small pattern and value', () => {
     const alphabet = ['a', 'b', '?', '*'];
     const patterns: string[] = [''];
-    for (let len = 1; len <= 4; len++) for (let n = 0; n < alphabet.length ** len; n++) patterns.push(Array.from({ length: len }, (_, i) => alphabet[Math.floor(n / alphabet.length ** i) % alphabet.length]).join(''));
+    for (let len = 1; len <= 4; len++)
+      for (let n = 0; n < alphabet.length ** len; n++)
+        patterns.push(Array.from({ length: len }, (_, i) => alphabet[Math.floor(n / alphabet.length ** i) % alphabet.length]).join(''));
     const values: string[] = [''];
-    for (let len = 1; len <= 6; len++) for (let n = 0; n < 2 ** len; n++) values.push(Array.from({ length: len }, (_, i) => ((n >> i) & 1 ? 'b' : 'a')).join(''));
+    for (let len = 1; len <= 6; len++)
+      for (let n = 0; n < 2 ** len; n++) values.push(Array.from({ length: len }, (_, i) => ((n >> i) & 1 ? 'b' : 'a')).join(''));
     const wrong = patterns.flatMap((p) => values.filter((v) => glob(p).matches(v) !== reference(p, v)).map((v) => `${p} ~ ${v}`));
     expect(wrong).toEqual([]);
     expect(glob('a?c*x?z').matches('a-c/long/x-z')).toBe(true);
@@ -61,7 +64,13 @@ describe('glob patterns', () => {
   ])('%s: steps bounded by (pattern + value) x words, not pattern x value', (_name, pattern, value) => {
     const { matched, steps: n } = steps(pattern, value);
     expect(matched).toBe(false);
-    const longestWild = Math.max(0, ...pattern.split('*').filter((s) => s.includes('?')).map((s) => s.length));
+    const longestWild = Math.max(
+      0,
+      ...pattern
+        .split('*')
+        .filter((s) => s.includes('?'))
+        .map((s) => s.length),
+    );
     const words = Math.max(1, Math.ceil(longestWild / 32));
     expect(n).toBeLessThanOrEqual(2 * (pattern.length + value.length) * words);
     expect(n).toBeLessThan((pattern.length * value.length) / 50); // what the previous matcher needed, with room to spare
@@ -78,7 +87,9 @@ describe('a policy of long patterns', () => {
   const bucket = 'pics';
   // 18 KiB of patterns: resources and StringLike conditions that almost match long keys.
   const statements = Array.from({ length: 6 }, (_, i) => ({
-    Effect: 'Deny', Principal: '*', Action: ['s3:DeleteObject', `s3:*${'e'.repeat(200)}*`],
+    Effect: 'Deny',
+    Principal: '*',
+    Action: ['s3:DeleteObject', `s3:*${'e'.repeat(200)}*`],
     Resource: `arn:aws:s3:::${bucket}/*${'k'.repeat(1200)}${i}`,
     Condition: { StringLike: { 'aws:UserAgent': [`*${'u'.repeat(1500)}x`] } },
   }));
@@ -87,7 +98,13 @@ describe('a policy of long patterns', () => {
 
   it('costs steps linear in the policy and the key per evaluation', () => {
     const meter: MatchMeter = { steps: 0 };
-    const denied = policyDenies(policy, { actions: ['s3:DeleteObject'], resource: `arn:aws:s3:::${bucket}/${key}`, accessKeyId: 'AKID', context: (k) => (k === 'aws:useragent' ? ['u'.repeat(8000)] : undefined), meter });
+    const denied = policyDenies(policy, {
+      actions: ['s3:DeleteObject'],
+      resource: `arn:aws:s3:::${bucket}/${key}`,
+      accessKeyId: 'AKID',
+      context: (k) => (k === 'aws:useragent' ? ['u'.repeat(8000)] : undefined),
+      meter,
+    });
     expect(denied).toBe(false);
     const policyChars = JSON.stringify(statements).length;
     expect(meter.steps).toBeLessThanOrEqual(2 * 6 * (policyChars / 6 + key.length + 8000 + 64));
@@ -101,7 +118,12 @@ describe('a policy of long patterns', () => {
     const bytes = new TextEncoder().encode(xml);
     const asked: string[] = [];
     const s3 = {
-      op: 'DeleteObjects', bucket, key: null, query: new URLSearchParams('delete'), store, settings: testS3Settings(),
+      op: 'DeleteObjects',
+      bucket,
+      key: null,
+      query: new URLSearchParams('delete'),
+      store,
+      settings: testS3Settings(),
       headers: new Headers({ 'content-md5': createHash('md5').update(bytes).digest('base64') }),
       auth: { body: new Response(bytes).body, decodedContentLength: bytes.length },
       policy: { deniesObject: (_actions: readonly string[], k: string) => (asked.push(k), false) },

@@ -44,7 +44,11 @@ interface Form {
 
 async function boto3Forms(endpoint: string, key: string, redirect: string): Promise<{ v2: Form; v4: Form }> {
   try {
-    const { stdout } = await promisify(execFile)(toolPath('boto3'), ['-c', BOTO3, endpoint, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey, key, redirect], { timeout: 60_000 });
+    const { stdout } = await promisify(execFile)(
+      toolPath('boto3'),
+      ['-c', BOTO3, endpoint, CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey, key, redirect],
+      { timeout: 60_000 },
+    );
     return JSON.parse(stdout);
   } catch (err) {
     const e = err as { stderr?: string; message: string };
@@ -74,7 +78,17 @@ describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms'
     await client.send(
       new PutBucketCorsCommand({
         Bucket: BUCKET,
-        CORSConfiguration: { CORSRules: [{ AllowedOrigins: [`http://localhost:${pagePort}`], AllowedMethods: ['POST', 'GET'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag', 'Location'], MaxAgeSeconds: 60 }] },
+        CORSConfiguration: {
+          CORSRules: [
+            {
+              AllowedOrigins: [`http://localhost:${pagePort}`],
+              AllowedMethods: ['POST', 'GET'],
+              AllowedHeaders: ['*'],
+              ExposeHeaders: ['ETag', 'Location'],
+              MaxAgeSeconds: 60,
+            },
+          ],
+        },
       }),
     );
     chrome = await launchChromium();
@@ -97,17 +111,20 @@ describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms'
     const page = await browser.newPage();
     try {
       await page.goto(`${origin}/`);
-      return await page.evaluate(async ({ form, file }) => {
-        const fd = new FormData();
-        for (const [k, v] of Object.entries(form.fields)) fd.append(k, v);
-        fd.append('file', new File([file.text], file.name, { type: file.type }));
-        try {
-          const res = await fetch(form.url, { method: 'POST', body: fd });
-          return { status: res.status, etag: res.headers.get('etag'), location: res.headers.get('location'), body: await res.text() };
-        } catch (err) {
-          return { error: String(err) };
-        }
-      }, { form, file });
+      return await page.evaluate(
+        async ({ form, file }) => {
+          const fd = new FormData();
+          for (const [k, v] of Object.entries(form.fields)) fd.append(k, v);
+          fd.append('file', new File([file.text], file.name, { type: file.type }));
+          try {
+            const res = await fetch(form.url, { method: 'POST', body: fd });
+            return { status: res.status, etag: res.headers.get('etag'), location: res.headers.get('location'), body: await res.text() };
+          } catch (err) {
+            return { error: String(err) };
+          }
+        },
+        { form, file },
+      );
     } finally {
       await page.close();
     }
@@ -117,7 +134,11 @@ describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms'
     const post = await createPresignedPost(s3Client(worker.url) as never, {
       Bucket: BUCKET,
       Key: 'sdk/${filename}',
-      Conditions: [['content-length-range', 1, 10_000], ['starts-with', '$Content-Type', 'text/'], ['eq', '$success_action_status', '201']],
+      Conditions: [
+        ['content-length-range', 1, 10_000],
+        ['starts-with', '$Content-Type', 'text/'],
+        ['eq', '$success_action_status', '201'],
+      ],
       Fields: { 'Content-Type': 'text/plain', success_action_status: '201' },
       Expires: 600,
     });
@@ -138,7 +159,11 @@ describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms'
       // Without the redirect field the answer is 204, readable by the page.
       const { success_action_redirect: _, ...fields } = form.fields;
       void _;
-      const blocked = await postFromPage(`http://localhost:${pagePort}`, { url: form.url, fields }, { name: `${scheme}.txt`, text: scheme, type: 'text/plain' });
+      const blocked = await postFromPage(
+        `http://localhost:${pagePort}`,
+        { url: form.url, fields },
+        { name: `${scheme}.txt`, text: scheme, type: 'text/plain' },
+      );
       // The policy names success_action_redirect: a form without it is refused, and the page can read why.
       expect(blocked.status, scheme).toBe(403);
       expect(blocked.body).toContain('Invalid according to Policy');
@@ -172,7 +197,10 @@ describe('POST Object from Chromium: boto3 and @aws-sdk/s3-presigned-post forms'
         document.body.appendChild(f);
       }, forms.v4);
       await page.setInputFiles('input[type=file]', { name: 'chosen.txt', mimeType: 'text/plain', buffer: Buffer.from('chosen in a file input') });
-      await Promise.all([page.waitForURL(/\/done\?/), page.evaluate(() => (globalThis as unknown as { document: { forms: { submit(): void }[] } }).document.forms[0]!.submit())]);
+      await Promise.all([
+        page.waitForURL(/\/done\?/),
+        page.evaluate(() => (globalThis as unknown as { document: { forms: { submit(): void }[] } }).document.forms[0]!.submit()),
+      ]);
       const landedAt = new URL(page.url());
       expect(Object.fromEntries(landedAt.searchParams)).toMatchObject({ bucket: BUCKET, key: 'html/chosen.txt' });
       const obj = await stored('html/chosen.txt');

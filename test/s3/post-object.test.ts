@@ -14,7 +14,11 @@ import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { gateApp, GATE_HOST } from '../support/gate-app.ts';
 
 const BUCKET = 'forms';
-const PREFIX_KEY = { accessKeyId: 'AKIDPOSTPREFIX', secretAccessKey: 'prefix form secret', scope: { buckets: [BUCKET], prefixes: ['uploads/'], actions: ['write' as const] } };
+const PREFIX_KEY = {
+  accessKeyId: 'AKIDPOSTPREFIX',
+  secretAccessKey: 'prefix form secret',
+  scope: { buckets: [BUCKET], prefixes: ['uploads/'], actions: ['write' as const] },
+};
 const READ_KEY = { accessKeyId: 'AKIDPOSTREAD', secretAccessKey: 'read form secret', scope: { buckets: ['*'], actions: ['read' as const, 'list' as const] } };
 
 async function gateway() {
@@ -39,7 +43,12 @@ async function gateway() {
 type Fields = Record<string, string>;
 
 /** The form as a browser sends it: fields in order, then the file. */
-async function formRequest(url: string, fields: Fields, file: { name?: string; data: Uint8Array | string; type?: string }, opts: { tail?: string } = {}): Promise<Request> {
+async function formRequest(
+  url: string,
+  fields: Fields,
+  file: { name?: string; data: Uint8Array | string; type?: string },
+  opts: { tail?: string } = {},
+): Promise<Request> {
   const fd = new FormData();
   for (const [k, v] of Object.entries(fields)) fd.append(k, v);
   fd.append('file', new Blob([file.data], { type: file.type ?? 'application/octet-stream' }), file.name ?? 'blob');
@@ -79,7 +88,11 @@ describe('POST Object: forms that upload', () => {
     const post = await createPresignedPost(sdkClient() as never, {
       Bucket: BUCKET,
       Key: 'photos/${filename}',
-      Conditions: [['starts-with', '$Content-Type', 'image/'], ['content-length-range', 1, 1000], ['starts-with', '$x-amz-meta-owner', '']],
+      Conditions: [
+        ['starts-with', '$Content-Type', 'image/'],
+        ['content-length-range', 1, 1000],
+        ['starts-with', '$x-amz-meta-owner', ''],
+      ],
       Fields: { 'Content-Type': 'image/png', 'x-amz-meta-owner': 'ana' },
       Expires: 600,
     });
@@ -121,7 +134,9 @@ describe('POST Object: forms that upload', () => {
     const data = new Uint8Array(SMALL_REST + 300_000).map((_, i) => (i * 7) & 255);
     const policy = { expiration: inAnHour(), conditions: [{ BuCkEt: BUCKET }, ['StArTs-WiTh', '$KeY', 'big'], ['content-length-range', 0, 1024 * 1024]] };
     const form = v2Form(policy, { KeY: 'big.bin' });
-    const res = await g.send(await formRequest(url, { kEy: form.KeY!, AWSAccessKeyId: form.AWSAccessKeyId!, Policy: form.policy!, SIGNATURE: form.signature! }, { data }));
+    const res = await g.send(
+      await formRequest(url, { kEy: form.KeY!, AWSAccessKeyId: form.AWSAccessKeyId!, Policy: form.policy!, SIGNATURE: form.signature! }, { data }),
+    );
     expect(res.status).toBe(204);
     const obj = await g.store.getObject(BUCKET, 'big.bin', { conditions: {} });
     const got: number[] = [];
@@ -149,37 +164,167 @@ describe('POST Object: forms that upload', () => {
 describe('POST Object: refusals store nothing', () => {
   const policy = (extra: unknown[] = [], expiration = inAnHour()) => ({ expiration, conditions: [{ bucket: BUCKET }, ['starts-with', '$key', ''], ...extra] });
   /** A form with SSE-C fields whose key MD5 does not match the key. */
-  const sseCForm = () => v2Form(policy([['starts-with', '$x-amz-server-side-encryption-customer-algorithm', ''], ['starts-with', '$x-amz-server-side-encryption-customer-key', ''], ['starts-with', '$x-amz-server-side-encryption-customer-key-md5', '']]), { key: 'x', 'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-server-side-encryption-customer-key': btoa('k'.repeat(32)), 'x-amz-server-side-encryption-customer-key-md5': btoa('0123456789abcdef') });
+  const sseCForm = () =>
+    v2Form(
+      policy([
+        ['starts-with', '$x-amz-server-side-encryption-customer-algorithm', ''],
+        ['starts-with', '$x-amz-server-side-encryption-customer-key', ''],
+        ['starts-with', '$x-amz-server-side-encryption-customer-key-md5', ''],
+      ]),
+      {
+        key: 'x',
+        'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+        'x-amz-server-side-encryption-customer-key': btoa('k'.repeat(32)),
+        'x-amz-server-side-encryption-customer-key-md5': btoa('0123456789abcdef'),
+      },
+    );
   const cases: [string, () => Promise<Request>, number, string, RegExp?][] = [
-    ['expired policy', async () => formRequest(url, v2Form(policy([], '2020-01-01T00:00:00Z'), { key: 'x' }), { data: 'x' }), 403, 'AccessDenied', /Policy expired/],
+    [
+      'expired policy',
+      async () => formRequest(url, v2Form(policy([], '2020-01-01T00:00:00Z'), { key: 'x' }), { data: 'x' }),
+      403,
+      'AccessDenied',
+      /Policy expired/,
+    ],
     ['bad signature', async () => formRequest(url, { ...v2Form(policy(), { key: 'x' }), signature: 'AAAA' }, { data: 'x' }), 403, 'SignatureDoesNotMatch'],
-    ['unknown access key', async () => formRequest(url, v2Form(policy(), { key: 'x' }, { id: 'AKIDNOBODY', secret: SECRET }), { data: 'x' }), 403, 'InvalidAccessKeyId'],
-    ['a condition fails', async () => formRequest(url, v2Form(policy([['eq', '$x-amz-meta-a', 'b']]), { key: 'x', 'x-amz-meta-a': 'c' }), { data: 'x' }), 403, 'AccessDenied', /Policy Condition failed/],
-    ['a field no condition names', async () => formRequest(url, v2Form(policy(), { key: 'x', 'x-amz-meta-a': 'c' }), { data: 'x' }), 403, 'AccessDenied', /Extra input fields: x-amz-meta-a/],
-    ['no bucket condition', async () => formRequest(url, v2Form({ expiration: inAnHour(), conditions: [['starts-with', '$key', '']] }, { key: 'x' }), { data: 'x' }), 403, 'AccessDenied', /Extra input fields: bucket/],
+    [
+      'unknown access key',
+      async () => formRequest(url, v2Form(policy(), { key: 'x' }, { id: 'AKIDNOBODY', secret: SECRET }), { data: 'x' }),
+      403,
+      'InvalidAccessKeyId',
+    ],
+    [
+      'a condition fails',
+      async () => formRequest(url, v2Form(policy([['eq', '$x-amz-meta-a', 'b']]), { key: 'x', 'x-amz-meta-a': 'c' }), { data: 'x' }),
+      403,
+      'AccessDenied',
+      /Policy Condition failed/,
+    ],
+    [
+      'a field no condition names',
+      async () => formRequest(url, v2Form(policy(), { key: 'x', 'x-amz-meta-a': 'c' }), { data: 'x' }),
+      403,
+      'AccessDenied',
+      /Extra input fields: x-amz-meta-a/,
+    ],
+    [
+      'no bucket condition',
+      async () => formRequest(url, v2Form({ expiration: inAnHour(), conditions: [['starts-with', '$key', '']] }, { key: 'x' }), { data: 'x' }),
+      403,
+      'AccessDenied',
+      /Extra input fields: bucket/,
+    ],
     ['no key field', async () => formRequest(url, v2Form(policy(), {}), { data: 'x' }), 400, 'InvalidArgument'],
     ['no signature', async () => formRequest(url, (({ signature, ...f }) => f)(v2Form(policy(), { key: 'x' })), { data: 'x' }), 400, 'InvalidArgument'],
     ['no expiration', async () => formRequest(url, v2Form({ conditions: [] }, { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
     ['no conditions', async () => formRequest(url, v2Form({ expiration: inAnHour() }, { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
-    ['a bad expiration', async () => formRequest(url, v2Form({ expiration: '2030-01-01 00:00:00', conditions: [] }, { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
-    ['an empty condition', async () => formRequest(url, v2Form({ expiration: inAnHour(), conditions: [{}] }, { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
-    ['a one-number content-length-range', async () => formRequest(url, v2Form(policy([['content-length-range', 0]]), { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
-    ['a negative content-length-range', async () => formRequest(url, v2Form(policy([['content-length-range', -1, 0]]), { key: 'x' }), { data: 'x' }), 400, 'InvalidPolicyDocument'],
-    ['too large for content-length-range', async () => formRequest(url, v2Form(policy([['content-length-range', 0, 2]]), { key: 'x' }), { data: 'xyz' }), 400, 'EntityTooLarge'],
-    ['too small for content-length-range', async () => formRequest(url, v2Form(policy([['content-length-range', 512, 1000]]), { key: 'x' }), { data: 'xyz' }), 400, 'EntityTooSmall'],
-    ['larger than the gateway maximum', async () => formRequest(url, v2Form(policy(), { key: 'x' }), { data: new Uint8Array(1024 * 1024 + 1) }), 400, 'EntityTooLarge'],
-    ['a policy for another bucket', async () => formRequest(url, v2Form({ expiration: inAnHour(), conditions: [{ bucket: 'other' }, ['starts-with', '$key', '']] }, { key: 'x', bucket: 'other' }), { data: 'x' }), 403, 'AccessDenied'],
-    ['a public ACL', async () => formRequest(url, v2Form(policy([{ acl: 'public-read' }]), { key: 'x', acl: 'public-read' }), { data: 'x' }), 400, 'AccessControlListNotSupported'],
-    ['SSE-KMS asked for (no KMS here)', async () => formRequest(url, v2Form(policy([{ 'x-amz-server-side-encryption': 'aws:kms' }]), { key: 'x', 'x-amz-server-side-encryption': 'aws:kms' }), { data: 'x' }), 501, 'NotImplemented'],
+    [
+      'a bad expiration',
+      async () => formRequest(url, v2Form({ expiration: '2030-01-01 00:00:00', conditions: [] }, { key: 'x' }), { data: 'x' }),
+      400,
+      'InvalidPolicyDocument',
+    ],
+    [
+      'an empty condition',
+      async () => formRequest(url, v2Form({ expiration: inAnHour(), conditions: [{}] }, { key: 'x' }), { data: 'x' }),
+      400,
+      'InvalidPolicyDocument',
+    ],
+    [
+      'a one-number content-length-range',
+      async () => formRequest(url, v2Form(policy([['content-length-range', 0]]), { key: 'x' }), { data: 'x' }),
+      400,
+      'InvalidPolicyDocument',
+    ],
+    [
+      'a negative content-length-range',
+      async () => formRequest(url, v2Form(policy([['content-length-range', -1, 0]]), { key: 'x' }), { data: 'x' }),
+      400,
+      'InvalidPolicyDocument',
+    ],
+    [
+      'too large for content-length-range',
+      async () => formRequest(url, v2Form(policy([['content-length-range', 0, 2]]), { key: 'x' }), { data: 'xyz' }),
+      400,
+      'EntityTooLarge',
+    ],
+    [
+      'too small for content-length-range',
+      async () => formRequest(url, v2Form(policy([['content-length-range', 512, 1000]]), { key: 'x' }), { data: 'xyz' }),
+      400,
+      'EntityTooSmall',
+    ],
+    [
+      'larger than the gateway maximum',
+      async () => formRequest(url, v2Form(policy(), { key: 'x' }), { data: new Uint8Array(1024 * 1024 + 1) }),
+      400,
+      'EntityTooLarge',
+    ],
+    [
+      'a policy for another bucket',
+      async () =>
+        formRequest(url, v2Form({ expiration: inAnHour(), conditions: [{ bucket: 'other' }, ['starts-with', '$key', '']] }, { key: 'x', bucket: 'other' }), {
+          data: 'x',
+        }),
+      403,
+      'AccessDenied',
+    ],
+    [
+      'a public ACL',
+      async () => formRequest(url, v2Form(policy([{ acl: 'public-read' }]), { key: 'x', acl: 'public-read' }), { data: 'x' }),
+      400,
+      'AccessControlListNotSupported',
+    ],
+    [
+      'SSE-KMS asked for (no KMS here)',
+      async () =>
+        formRequest(url, v2Form(policy([{ 'x-amz-server-side-encryption': 'aws:kms' }]), { key: 'x', 'x-amz-server-side-encryption': 'aws:kms' }), {
+          data: 'x',
+        }),
+      501,
+      'NotImplemented',
+    ],
     ['an SSE-C key whose MD5 does not match', async () => formRequest(url.replace(/^http:/, 'https:'), sseCForm(), { data: 'x' }), 400, 'InvalidArgument'],
     // An SSE-C key over plain HTTP (not from this machine) is refused first (issue 37).
     ['an SSE-C key over plain HTTP', async () => formRequest(url, sseCForm(), { data: 'x' }), 400, 'InvalidRequest'],
     ['an anonymous form (no anonymous access)', async () => formRequest(url, { key: 'x' }, { data: 'x' }), 403, 'AccessDenied'],
-    ['fields over 20 KiB before the file', async () => formRequest(url, v2Form(policy([['starts-with', '$x-ignore-pad', '']]), { key: 'x', 'x-ignore-pad': 'p'.repeat(MAX_PRE_DATA) }), { data: 'x' }), 400, 'MaxPostPreDataLengthExceededError'],
-    ['the prefix key outside its prefix', async () => formRequest(url, v2Form(policy(), { key: 'elsewhere/x' }, { id: PREFIX_KEY.accessKeyId, secret: PREFIX_KEY.secretAccessKey }), { data: 'x' }), 403, 'AccessDenied'],
-    ['a read-only key', async () => formRequest(url, v2Form(policy(), { key: 'uploads/x' }, { id: READ_KEY.accessKeyId, secret: READ_KEY.secretAccessKey }), { data: 'x' }), 403, 'AccessDenied'],
-    ['a large file without the closing boundary', async () => formRequest(url, v2Form(policy(), { key: 'x' }), { data: new Uint8Array(SMALL_REST + 1000) }, { tail: '--BOUNDARY--' }), 400, 'MalformedPOSTRequest'],
-    ['a large file followed by another field', async () => formRequest(url, v2Form(policy(), { key: 'x' }), { data: new Uint8Array(SMALL_REST + 1000) }, { tail: '--BOUNDARY\r\nContent-Disposition: form-data; name="late"\r\n\r\nv\r\n--BOUNDARY--\r\n' }), 400, 'MalformedPOSTRequest'],
+    [
+      'fields over 20 KiB before the file',
+      async () =>
+        formRequest(url, v2Form(policy([['starts-with', '$x-ignore-pad', '']]), { key: 'x', 'x-ignore-pad': 'p'.repeat(MAX_PRE_DATA) }), { data: 'x' }),
+      400,
+      'MaxPostPreDataLengthExceededError',
+    ],
+    [
+      'the prefix key outside its prefix',
+      async () => formRequest(url, v2Form(policy(), { key: 'elsewhere/x' }, { id: PREFIX_KEY.accessKeyId, secret: PREFIX_KEY.secretAccessKey }), { data: 'x' }),
+      403,
+      'AccessDenied',
+    ],
+    [
+      'a read-only key',
+      async () => formRequest(url, v2Form(policy(), { key: 'uploads/x' }, { id: READ_KEY.accessKeyId, secret: READ_KEY.secretAccessKey }), { data: 'x' }),
+      403,
+      'AccessDenied',
+    ],
+    [
+      'a large file without the closing boundary',
+      async () => formRequest(url, v2Form(policy(), { key: 'x' }), { data: new Uint8Array(SMALL_REST + 1000) }, { tail: '--BOUNDARY--' }),
+      400,
+      'MalformedPOSTRequest',
+    ],
+    [
+      'a large file followed by another field',
+      async () =>
+        formRequest(
+          url,
+          v2Form(policy(), { key: 'x' }),
+          { data: new Uint8Array(SMALL_REST + 1000) },
+          { tail: '--BOUNDARY\r\nContent-Disposition: form-data; name="late"\r\n\r\nv\r\n--BOUNDARY--\r\n' },
+        ),
+      400,
+      'MalformedPOSTRequest',
+    ],
   ];
   for (const [name, make, status, code, message] of cases) {
     it(name, async () => {
@@ -197,14 +342,26 @@ describe('POST Object: refusals store nothing', () => {
 
   it('the prefix key uploads inside its prefix', async () => {
     const g = await gateway();
-    const res = await g.send(await formRequest(url, v2Form(policy(), { key: 'uploads/${filename}' }, { id: PREFIX_KEY.accessKeyId, secret: PREFIX_KEY.secretAccessKey }), { name: 'in.txt', data: 'in' }));
+    const res = await g.send(
+      await formRequest(url, v2Form(policy(), { key: 'uploads/${filename}' }, { id: PREFIX_KEY.accessKeyId, secret: PREFIX_KEY.secretAccessKey }), {
+        name: 'in.txt',
+        data: 'in',
+      }),
+    );
     expect(res.status).toBe(204);
     expect(await g.objects()).toEqual(['uploads/in.txt']);
   });
 
   it('a small form whose file is not last: later fields are ignored, as S3 ignores them', async () => {
     const g = await gateway();
-    const res = await g.send(await formRequest(url, v2Form(policy(), { key: 'x' }), { data: 'small' }, { tail: '--BOUNDARY\r\nContent-Disposition: form-data; name="late"\r\n\r\nv\r\n--BOUNDARY--' }));
+    const res = await g.send(
+      await formRequest(
+        url,
+        v2Form(policy(), { key: 'x' }),
+        { data: 'small' },
+        { tail: '--BOUNDARY\r\nContent-Disposition: form-data; name="late"\r\n\r\nv\r\n--BOUNDARY--' },
+      ),
+    );
     expect(res.status).toBe(204);
     expect(new TextDecoder().decode(await readBytes((await g.store.getObject(BUCKET, 'x', { conditions: {} })).body))).toBe('small');
   });

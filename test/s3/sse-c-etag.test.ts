@@ -26,7 +26,11 @@ import { toRequest } from '../auth/mutation/wire.ts';
 const B = 'vault';
 const KEY = Buffer.alloc(32, 7);
 const OTHER = Buffer.alloc(32, 9);
-const sseC = (key: Buffer) => ({ SSECustomerAlgorithm: 'AES256', SSECustomerKey: key.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(key).digest('base64') });
+const sseC = (key: Buffer) => ({
+  SSECustomerAlgorithm: 'AES256',
+  SSECustomerKey: key.toString('base64'),
+  SSECustomerKeyMD5: createHash('md5').update(key).digest('base64'),
+});
 const md5 = (b: string | Uint8Array) => createHash('md5').update(b).digest('hex');
 const BODY = 'the secret contents, guessable';
 
@@ -82,7 +86,15 @@ describe('SSE-C ETags', () => {
     expect(p1.status).toBe(200);
     expect(p1.etag).toMatch(/^"[0-9a-f]{32}"$/);
     expect(p1.etag).not.toBe(`"${md5(part)}"`);
-    const done = await send(new CompleteMultipartUploadCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.etag! }] }, ...sseC(KEY) }));
+    const done = await send(
+      new CompleteMultipartUploadCommand({
+        Bucket: B,
+        Key: 'mpu',
+        UploadId: uploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.etag! }] },
+        ...sseC(KEY),
+      }),
+    );
     expect([done.status, done.text]).toEqual([200, expect.anything()]);
     expect(done.text).not.toContain(md5(Buffer.from(md5(part), 'hex')));
     expect((await send(new HeadObjectCommand({ Bucket: B, Key: 'mpu', ...sseC(KEY) }))).etag).toMatch(/^"[0-9a-f]{32}-1"$/);

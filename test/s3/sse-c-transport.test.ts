@@ -39,8 +39,17 @@ describe('SSE-C keys travel only in headers over TLS', () => {
   it('a presigned URL carrying the key in its query is refused, even over TLS', async () => {
     const g = gateApp();
     await g.store.createBucket(B, { region: 'us-east-1' });
-    const client = new S3Client({ endpoint: 'https://gw.test', forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET } });
-    const hoistableHeaders = new Set(['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key', 'x-amz-server-side-encryption-customer-key-md5']);
+    const client = new S3Client({
+      endpoint: 'https://gw.test',
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+    });
+    const hoistableHeaders = new Set([
+      'x-amz-server-side-encryption-customer-algorithm',
+      'x-amz-server-side-encryption-customer-key',
+      'x-amz-server-side-encryption-customer-key-md5',
+    ]);
     const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: B, Key: 's', ...sseC }), { expiresIn: 300, hoistableHeaders });
     expect(url).toMatch(/x-amz-server-side-encryption-customer-key=/i);
     const res = await g.send(new Request(url));

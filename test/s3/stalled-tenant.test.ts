@@ -31,12 +31,28 @@ const SIZE = 1 << 20;
 
 function gateway() {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: BLOCK } }, defaultPolicy: 'ec' });
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: BLOCK } },
+    defaultPolicy: 'ec',
+  });
   const perWrite = writeBytes({ mode: 'row', k: 4, m: 2 } as never, BLOCK);
   const background = new BackgroundWork();
   // Twelve writes' worth: without shares, twelve stalls take it all.
-  const store = new EcStore({ catalog: localCatalog(), units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: { ...engineSettings(config), codingBudget: { bytes: 12 * perWrite, maxWaitMs: 5_000, tenantShare: 0.5 } }, holder: () => background.holder() });
-  const authenticate = makeAuthenticate({ credentials: [A, B].map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: ['*'], actions: ['write'] as const } })), allowAnonymous: false, region: 'us-east-1' }, {});
+  const store = new EcStore({
+    catalog: localCatalog(),
+    units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }),
+    settings: { ...engineSettings(config), codingBudget: { bytes: 12 * perWrite, maxWaitMs: 5_000, tenantShare: 0.5 } },
+    holder: () => background.holder(),
+  });
+  const authenticate = makeAuthenticate(
+    {
+      credentials: [A, B].map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: ['*'], actions: ['write'] as const } })),
+      allowAnonymous: false,
+      region: 'us-east-1',
+    },
+    {},
+  );
   const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 8 * SIZE }), around: (c, next) => background.run(c.var.scope, next) });
   return { store, app };
 }

@@ -36,7 +36,11 @@ export function classConfig(backends: { id: string; domain: string }[]) {
 function setup() {
   const backends = Array.from({ length: 12 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` }));
   const catalog = localCatalog();
-  const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }), settings: { ...engineSettings(classConfig(backends)), minPartSize: 5000 } });
+  const store = new EcStore({
+    catalog,
+    units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }),
+    settings: { ...engineSettings(classConfig(backends)), minPartSize: 5000 },
+  });
   const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings({ maxObjectSize: 1 << 20 }) });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   /** The k+m of each unit of the current version. */
@@ -47,10 +51,13 @@ function setup() {
   return { send, geometry, catalog };
 }
 
-const put = (body: Uint8Array, cls?: string): RequestInit => ({ body, headers: { 'content-length': String(body.length), ...(cls ? { 'x-amz-storage-class': cls } : {}) } });
+const put = (body: Uint8Array, cls?: string): RequestInit => ({
+  body,
+  headers: { 'content-length': String(body.length), ...(cls ? { 'x-amz-storage-class': cls } : {}) },
+});
 
 describe('storage classes', () => {
-  it('PutObject stores the version under its class\'s policy; GET and HEAD answer the class, none for STANDARD', async () => {
+  it("PutObject stores the version under its class's policy; GET and HEAD answer the class, none for STANDARD", async () => {
     const { send, geometry } = setup();
     expect((await send('PUT', '/bkt')).status).toBe(200);
     const bytes = randomBytes(20_000, 1);
@@ -83,7 +90,7 @@ describe('storage classes', () => {
     expect(await mp.text()).toContain('InvalidStorageClass');
   });
 
-  it('listings, ListObjectVersions and GetObjectAttributes report each version\'s class', async () => {
+  it("listings, ListObjectVersions and GetObjectAttributes report each version's class", async () => {
     const { send } = setup();
     await send('PUT', '/bkt');
     await send('PUT', '/bkt/a', put(randomBytes(100, 3), 'GLACIER'));
@@ -98,7 +105,7 @@ describe('storage classes', () => {
     expect(attrs).toContain('<StorageClass>GLACIER</StorageClass>');
   });
 
-  it('a multipart upload\'s class: its parts are stored under it, ListParts and ListMultipartUploads report it, the object has it', async () => {
+  it("a multipart upload's class: its parts are stored under it, ListParts and ListMultipartUploads report it, the object has it", async () => {
     const { send, geometry } = setup();
     await send('PUT', '/bkt');
     const created = await (await send('POST', '/bkt/mp?uploads', { headers: { 'x-amz-storage-class': 'STANDARD_IA' } })).text();
@@ -116,7 +123,7 @@ describe('storage classes', () => {
     expect(new Uint8Array(await get.arrayBuffer())).toEqual(new Uint8Array([...parts[0]!, ...parts[1]!]));
   });
 
-  it('CopyObject: the copy takes the request\'s class (STANDARD without one); onto itself with a class it is rewritten under that class\'s policy', async () => {
+  it("CopyObject: the copy takes the request's class (STANDARD without one); onto itself with a class it is rewritten under that class's policy", async () => {
     const { send, geometry } = setup();
     await send('PUT', '/bkt');
     const bytes = randomBytes(30_000, 7);

@@ -5,7 +5,9 @@ import { childText, childrenNamed, parseXml } from '../../worker/s3/xml-parse.ts
 
 describe('parseXml', () => {
   it('reads elements, text, references, CDATA; strips namespace prefixes; skips comments and PIs', () => {
-    const root = parseXml('\uFEFF<?xml version="1.0"?>\r\n<!-- x --><a:Delete xmlns:a="urn:x" b=\'1\'><a:Object><Key>x &amp; &#x41;&#66; <![CDATA[<raw>]]></Key></a:Object><?pi?><Quiet>true</Quiet><Empty/></a:Delete>');
+    const root = parseXml(
+      '\uFEFF<?xml version="1.0"?>\r\n<!-- x --><a:Delete xmlns:a="urn:x" b=\'1\'><a:Object><Key>x &amp; &#x41;&#66; <![CDATA[<raw>]]></Key></a:Object><?pi?><Quiet>true</Quiet><Empty/></a:Delete>',
+    );
     expect(root.name).toBe('Delete');
     expect(childrenNamed(root, 'Object')).toHaveLength(1);
     expect(childText(childrenNamed(root, 'Object')[0], 'Key')).toBe('x & AB <raw>');

@@ -27,7 +27,7 @@ export function abandonGet(url: string, at: AbandonAt, o: { range?: string; midB
     let received = 0;
     const done = () => resolve(received);
     const req = http.get(url, { agent: false, headers: o.range ? { range: o.range } : {} }, (res) => {
-      if (at === 'headers') return req.destroy(), done();
+      if (at === 'headers') return (req.destroy(), done());
       const stopAt = at === '1KiB' ? 1024 : (o.midBytes ?? 1 << 20);
       res.on('data', (d: Buffer) => {
         received += d.length;
@@ -96,15 +96,21 @@ export async function settledBudget(endpoint: string, credentials: Credentials, 
 export async function unreadGetsAnswered(url: string, max: number, headersMs = 10_000): Promise<number> {
   const open: http.ClientRequest[] = [];
   try {
-    const answered = await Promise.all(Array.from({ length: max }, () => new Promise<boolean>((resolve) => {
-      const req = http.get(url, { agent: false }, (res) => {
-        res.pause();
-        resolve(res.statusCode === 200);
-      });
-      open.push(req);
-      req.on('error', () => resolve(false));
-      setTimeout(() => resolve(false), headersMs);
-    })));
+    const answered = await Promise.all(
+      Array.from(
+        { length: max },
+        () =>
+          new Promise<boolean>((resolve) => {
+            const req = http.get(url, { agent: false }, (res) => {
+              res.pause();
+              resolve(res.statusCode === 200);
+            });
+            open.push(req);
+            req.on('error', () => resolve(false));
+            setTimeout(() => resolve(false), headersMs);
+          }),
+      ),
+    );
     return answered.filter(Boolean).length;
   } finally {
     for (const r of open) r.destroy();

@@ -26,11 +26,16 @@ export async function openCatalogFixture(fixture: URL, instances: readonly strin
   const catalog = localCatalog({}, namespace);
   const shards = JSON.parse(readFileSync(new URL('shards.json', fixture), 'utf8')) as Record<string, Record<string, string>>;
   const backends = Object.keys(shards).map((id, i) => new MemoryBackend({ id, domain: `zone-${i}` }));
-  for (const b of backends) for (const [key, b64] of Object.entries(shards[b.id]!)) {
-    const bytes = Buffer.from(b64, 'base64');
-    await b.put(key, new Uint8Array(bytes), bytes.length);
-  }
-  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: policy }, defaultPolicy: 'ec' });
+  for (const b of backends)
+    for (const [key, b64] of Object.entries(shards[b.id]!)) {
+      const bytes = Buffer.from(b64, 'base64');
+      await b.put(key, new Uint8Array(bytes), bytes.length);
+    }
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: policy },
+    defaultPolicy: 'ec',
+  });
   const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
   const store = new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 } });
   return { catalog, store, backends, units, storages };

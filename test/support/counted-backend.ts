@@ -8,13 +8,24 @@
 import type { Backend, BlobInfo, GetResult, ListPage, PutBody } from '../../backends/types.ts';
 
 export class CountedBackend implements Backend {
-  gets = 0; puts = 0; putsRefused = 0; deletes = 0; heads = 0; lists = 0; bytesOut = 0; bytesIn = 0;
+  gets = 0;
+  puts = 0;
+  putsRefused = 0;
+  deletes = 0;
+  heads = 0;
+  lists = 0;
+  bytesOut = 0;
+  bytesIn = 0;
   hangNextPut = false;
 
   constructor(readonly inner: Backend) {}
 
-  get id() { return this.inner.id; }
-  get domain() { return this.inner.domain; }
+  get id() {
+    return this.inner.id;
+  }
+  get domain() {
+    return this.inner.domain;
+  }
 
   async put(key: string, body: PutBody, length: number): Promise<void> {
     this.puts++;
@@ -36,7 +47,16 @@ export class CountedBackend implements Backend {
     return r;
   }
 
-  head(key: string): Promise<BlobInfo> { this.heads++; return this.inner.head(key); }
-  delete(key: string): Promise<void> { this.deletes++; return this.inner.delete(key); }
-  list(prefix: string, cursor?: string): Promise<ListPage> { this.lists++; return this.inner.list(prefix, cursor); }
+  head(key: string): Promise<BlobInfo> {
+    this.heads++;
+    return this.inner.head(key);
+  }
+  delete(key: string): Promise<void> {
+    this.deletes++;
+    return this.inner.delete(key);
+  }
+  list(prefix: string, cursor?: string): Promise<ListPage> {
+    this.lists++;
+    return this.inner.list(prefix, cursor);
+  }
 }

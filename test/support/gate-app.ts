@@ -29,7 +29,10 @@ export function gateApp(
   isolateOf?: { catalog: { namespace: LocalCatalogNamespace }; backends: Backend[] },
 ) {
   const catalog = localCatalog({}, isolateOf?.catalog.namespace);
-  const parts = { ...memoryEcStore(catalog, { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, ...(isolateOf ? { backends: isolateOf.backends } : {}) }), catalog };
+  const parts = {
+    ...memoryEcStore(catalog, { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, ...(isolateOf ? { backends: isolateOf.backends } : {}) }),
+    catalog,
+  };
   const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,

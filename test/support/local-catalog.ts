@@ -40,25 +40,30 @@ export class LocalCatalogNamespace {
 
   get(id: DurableObjectId): DurableObjectStub<CatalogObject> {
     const name = id.name!;
-    return new Proxy({}, {
-      get: (_, method: string) => {
-        if (method === 'then') return undefined; // not a thenable
-        return async (...args: unknown[]) => {
-          const target = this.instance(name).object as unknown as Record<string, (...a: unknown[]) => unknown>;
-          if (typeof target[method] !== 'function') throw new TypeError(`CatalogObject has no method ${method}`);
-          // One round trip of the operation it carries: dispatch (operations.ts), or fenced as older gateways send it.
-          const counted = method === 'dispatch' ? String(args[0]) : method === 'fenced' ? String(args[1]) : method;
-          this.calls.set(counted, (this.calls.get(counted) ?? 0) + 1);
-          return structuredClone(await target[method]!(...structuredClone(args)));
-        };
+    return new Proxy(
+      {},
+      {
+        get: (_, method: string) => {
+          if (method === 'then') return undefined; // not a thenable
+          return async (...args: unknown[]) => {
+            const target = this.instance(name).object as unknown as Record<string, (...a: unknown[]) => unknown>;
+            if (typeof target[method] !== 'function') throw new TypeError(`CatalogObject has no method ${method}`);
+            // One round trip of the operation it carries: dispatch (operations.ts), or fenced as older gateways send it.
+            const counted = method === 'dispatch' ? String(args[0]) : method === 'fenced' ? String(args[1]) : method;
+            this.calls.set(counted, (this.calls.get(counted) ?? 0) + 1);
+            return structuredClone(await target[method]!(...structuredClone(args)));
+          };
+        },
       },
-    }) as DurableObjectStub<CatalogObject>;
+    ) as DurableObjectStub<CatalogObject>;
   }
 }
 
 /** A whole catalog (bucket list and buckets) in this process; `namespace` reaches its instances. */
 export function localCatalog(options: CatalogOptions = {}, namespace = new LocalCatalogNamespace()): DurableCatalog & { namespace: LocalCatalogNamespace } {
-  const catalog = new DurableCatalog(namespace as unknown as DurableObjectNamespace<CatalogObject>, options) as DurableCatalog & { namespace: LocalCatalogNamespace };
+  const catalog = new DurableCatalog(namespace as unknown as DurableObjectNamespace<CatalogObject>, options) as DurableCatalog & {
+    namespace: LocalCatalogNamespace;
+  };
   catalog.namespace = namespace;
   return catalog;
 }

@@ -23,7 +23,10 @@ export interface MemoryStoreParts {
 /** The development key ring of the local default config: the S3 suites run sealed, as `npm start` does. */
 export { DEV_KEY_RING };
 
-export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean; backends?: Backend[] } = {}): MemoryStoreParts {
+export function memoryEcStore(
+  catalog: Catalog,
+  options: { maxObjectSize?: number; maxPartSize?: number; sealed?: boolean; backends?: Backend[] } = {},
+): MemoryStoreParts {
   // `backends`: another store's (two isolates of one gateway).
   const backends = options.backends ?? Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
   const config = parseConfig({
@@ -33,11 +36,18 @@ export function memoryEcStore(catalog: Catalog, options: { maxObjectSize?: numbe
     maxObjectSize: options.maxObjectSize,
     s3: { maxPartSize: options.maxPartSize },
   });
-  const store = new EcStore({ catalog, units: new UnitStore(backends, undefined, { keyRing: options.sealed === false ? undefined : DEV_KEY_RING }), settings: engineSettings(config) });
+  const store = new EcStore({
+    catalog,
+    units: new UnitStore(backends, undefined, { keyRing: options.sealed === false ? undefined : DEV_KEY_RING }),
+    settings: engineSettings(config),
+  });
   return { store, catalog, backends };
 }
 
 /** Front-door settings with the defaults filled in. */
 export function testS3Settings(overrides: Partial<S3Settings> = {}): S3Settings {
-  return { ...s3Settings(parseConfig({ backends: [{ id: 'x', kind: 'memory', domain: 'x' }], policies: { p: { k: 1, m: 0 } }, defaultPolicy: 'p' })), ...overrides };
+  return {
+    ...s3Settings(parseConfig({ backends: [{ id: 'x', kind: 'memory', domain: 'x' }], policies: { p: { k: 1, m: 0 } }, defaultPolicy: 'p' })),
+    ...overrides,
+  };
 }

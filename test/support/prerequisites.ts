@@ -43,24 +43,63 @@ export interface Tool {
 }
 
 export const TOOLS: readonly Tool[] = [
-  { id: 'awscli', debianPackage: 'awscli', binary: 'aws', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: 'CLI smoke tests (test/cli), the npm start banner, docs/DEPLOY.md run' },
+  {
+    id: 'awscli',
+    debianPackage: 'awscli',
+    binary: 'aws',
+    skipVariable: 'SHARDGATE_SKIP_CLI',
+    usedFor: 'CLI smoke tests (test/cli), the npm start banner, docs/DEPLOY.md run',
+  },
   { id: 'rclone', debianPackage: 'rclone', binary: 'rclone', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: 'CLI smoke tests (test/cli), the npm start banner' },
-  { id: 's3cmd', debianPackage: 's3cmd', binary: 's3cmd', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "CLI smoke tests (test/cli), the README's client blocks" },
-  { id: 'restic', debianPackage: 'restic', binary: 'restic', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)" },
-  { id: 'duplicity', debianPackage: 'duplicity', binary: 'duplicity', skipVariable: 'SHARDGATE_SKIP_CLI', usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)" },
+  {
+    id: 's3cmd',
+    debianPackage: 's3cmd',
+    binary: 's3cmd',
+    skipVariable: 'SHARDGATE_SKIP_CLI',
+    usedFor: "CLI smoke tests (test/cli), the README's client blocks",
+  },
+  {
+    id: 'restic',
+    debianPackage: 'restic',
+    binary: 'restic',
+    skipVariable: 'SHARDGATE_SKIP_CLI',
+    usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)",
+  },
+  {
+    id: 'duplicity',
+    debianPackage: 'duplicity',
+    binary: 'duplicity',
+    skipVariable: 'SHARDGATE_SKIP_CLI',
+    usedFor: "the README's block for it (npm run test:full: test/dev/start.test.ts)",
+  },
   { id: 'curl', debianPackage: 'curl', binary: 'curl', usedFor: 'docs/DEPLOY.md run (curl --aws-sigv4)' },
-  { id: 'boto3', debianPackage: 'python3-boto3', binary: 'python3', pythonModule: 'boto3', usedFor: 'boto3 tests (listing, POST forms, SSE-C, Expect), the npm start banner' },
-  { id: 'prometheus-client', debianPackage: 'python3-prometheus-client', binary: 'python3', pythonModule: 'prometheus_client', usedFor: "the official parser's cross-check of /_shardgate/metrics" },
-  { id: 'chromium', debianPackage: 'chromium', binary: 'chromium', skipVariable: 'SHARDGATE_SKIP_BROWSER', usedFor: 'CORS, POST form, status page and cost chart tests in a browser' },
+  {
+    id: 'boto3',
+    debianPackage: 'python3-boto3',
+    binary: 'python3',
+    pythonModule: 'boto3',
+    usedFor: 'boto3 tests (listing, POST forms, SSE-C, Expect), the npm start banner',
+  },
+  {
+    id: 'prometheus-client',
+    debianPackage: 'python3-prometheus-client',
+    binary: 'python3',
+    pythonModule: 'prometheus_client',
+    usedFor: "the official parser's cross-check of /_shardgate/metrics",
+  },
+  {
+    id: 'chromium',
+    debianPackage: 'chromium',
+    binary: 'chromium',
+    skipVariable: 'SHARDGATE_SKIP_BROWSER',
+    usedFor: 'CORS, POST form, status page and cost chart tests in a browser',
+  },
   { id: 'gdb', debianPackage: 'gdb', binary: 'gdb', optional: true, usedFor: "a wedged workerd's stack in test/cli's failure message (no test needs it)" },
 ];
 
 export const REQUIRE_ALL_VARIABLE = 'SHARDGATE_REQUIRE_ALL_TOOLS';
 
-export type ToolStatus =
-  | { state: 'found'; path: string }
-  | { state: 'missing' }
-  | { state: 'skipped'; variable: string };
+export type ToolStatus = { state: 'found'; path: string } | { state: 'missing' } | { state: 'skipped'; variable: string };
 
 export interface Prerequisites {
   status: Record<ToolId, ToolStatus>;
@@ -94,7 +133,12 @@ function importableModules(python: string, modules: string[]): Set<string> {
 /** Looks for every tool (a few file checks and one python3 run) in the given environment. */
 export function detectPrerequisites(env: NodeJS.ProcessEnv = process.env): Prerequisites {
   const python = locateBinary('python3', env.PATH ?? '');
-  const modules = python ? importableModules(python, TOOLS.flatMap((t) => (t.pythonModule ? [t.pythonModule] : []))) : new Set<string>();
+  const modules = python
+    ? importableModules(
+        python,
+        TOOLS.flatMap((t) => (t.pythonModule ? [t.pythonModule] : [])),
+      )
+    : new Set<string>();
   const status = {} as Record<ToolId, ToolStatus>;
   for (const tool of TOOLS) {
     const path = locateBinary(tool.binary, env.PATH ?? '');

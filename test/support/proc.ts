@@ -89,7 +89,9 @@ export function descendants(root: number): ProcInfo[] {
 
 /** The workerd processes below `root` (this process by default). */
 export function workerdPids(root = process.pid): number[] {
-  return descendants(root).filter((p) => p.comm === 'workerd').map((p) => p.pid);
+  return descendants(root)
+    .filter((p) => p.comm === 'workerd')
+    .map((p) => p.pid);
 }
 
 /** TCP ports (IPv4/IPv6) on which `pid` listens. */

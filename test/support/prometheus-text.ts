@@ -29,7 +29,13 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const FLOAT = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|Inf|NaN)$/;
 const TYPES = ['counter', 'gauge', 'histogram', 'summary', 'untyped'];
-const SUFFIXES: Record<string, string[]> = { counter: [''], gauge: [''], untyped: [''], summary: ['', '_sum', '_count'], histogram: ['_bucket', '_sum', '_count'] };
+const SUFFIXES: Record<string, string[]> = {
+  counter: [''],
+  gauge: [''],
+  untyped: [''],
+  summary: ['', '_sum', '_count'],
+  histogram: ['_bucket', '_sum', '_count'],
+};
 
 interface Family {
   name: string;

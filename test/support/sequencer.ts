@@ -24,7 +24,8 @@ export default class LongestFirst extends BaseSequencer {
       const group = a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder;
       if (group !== 0) return group;
       if (a.project.name !== b.project.name) return a.project.name < b.project.name ? -1 : 1;
-      const da = duration(a), db = duration(b);
+      const da = duration(a),
+        db = duration(b);
       return da === db ? 0 : da > db ? -1 : 1;
     });
   }

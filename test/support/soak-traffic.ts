@@ -58,11 +58,14 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
   const until = started + o.durationMs;
   const samples: SoakResult['samples'] = [];
   const sampler = setInterval(() => {
-    void codingBudget(o.endpoint, o.credentials).then((b) => {
-      const atMs = Date.now() - started;
-      samples.push({ atMs, heldBytes: b.heldBytes, holders: b.holders, waiters: b.waiters });
-      o.onSample?.(atMs, b);
-    }, () => {});
+    void codingBudget(o.endpoint, o.credentials).then(
+      (b) => {
+        const atMs = Date.now() - started;
+        samples.push({ atMs, heldBytes: b.heldBytes, holders: b.holders, waiters: b.waiters });
+        o.onSample?.(atMs, b);
+      },
+      () => {},
+    );
   }, o.sampleMs ?? 1000);
 
   const loop = async (id: number, random: () => number, roundEnd: number) => {
@@ -81,7 +84,7 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
             await abandonGet(url, ABANDON_POINTS[Math.floor(random() * 4)]!, { midBytes: Math.floor(random() * SIZES[size]!) });
           } else if (random() < 0.3) {
             count('GetObject ranged');
-            const start = Math.floor(random() * SIZES[size]! / 2);
+            const start = Math.floor((random() * SIZES[size]!) / 2);
             const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `seed-${size}`, Range: `bytes=${start}-${start + 65_535}` }));
             await r.Body!.transformToByteArray();
           } else {

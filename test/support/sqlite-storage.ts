@@ -33,7 +33,9 @@ class Cursor<T> implements Iterable<T> {
   }
   raw(): IterableIterator<SqlValue[]> {
     const cols = this.columnNames;
-    return this.toArray().map((r) => cols.map((c) => (r as Row)[c]!))[Symbol.iterator]();
+    return this.toArray()
+      .map((r) => cols.map((c) => (r as Row)[c]!))
+      [Symbol.iterator]();
   }
   [Symbol.iterator](): Iterator<T> {
     return this;
@@ -64,7 +66,7 @@ export class SqliteStorage {
   private schemaChain: string | null;
 
   constructor(private db: Database = new SQL.Database()) {
-    this.schemaChain = db.exec("SELECT 1 FROM sqlite_master LIMIT 1").length ? null : '';
+    this.schemaChain = db.exec('SELECT 1 FROM sqlite_master LIMIT 1').length ? null : '';
   }
 
   /**

@@ -54,25 +54,28 @@ export class SubrequestProbe {
           throw err;
         }
         const reader = res.body.getReader();
-        const body = new ReadableStream<Uint8Array>({
-          async pull(c) {
-            try {
-              const r = await reader.read();
-              if (r.done) {
+        const body = new ReadableStream<Uint8Array>(
+          {
+            async pull(c) {
+              try {
+                const r = await reader.read();
+                if (r.done) {
+                  leave();
+                  return c.close();
+                }
+                c.enqueue(r.value);
+              } catch (err) {
                 leave();
-                return c.close();
+                c.error(err);
               }
-              c.enqueue(r.value);
-            } catch (err) {
+            },
+            cancel(reason) {
               leave();
-              c.error(err);
-            }
+              return reader.cancel(reason);
+            },
           },
-          cancel(reason) {
-            leave();
-            return reader.cancel(reason);
-          },
-        }, { highWaterMark: 0 });
+          { highWaterMark: 0 },
+        );
         return { size: res.size, body };
       },
     };

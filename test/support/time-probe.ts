@@ -12,7 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 
 const dir = process.env.SHARDGATE_TEST_TIMES_DIR;
-interface Probe { spawns: number; processMs: number; timerWaitMs: number }
+interface Probe {
+  spawns: number;
+  processMs: number;
+  timerWaitMs: number;
+}
 const PROBE = Symbol.for('shardgate.time-probe');
 type Patched = typeof globalThis & { [PROBE]?: Probe };
 
@@ -32,10 +36,14 @@ if (dir) {
     const setTimeoutBefore = globalThis.setTimeout;
     globalThis.setTimeout = function patchedSetTimeout(fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) {
       if (typeof fn !== 'function' || !ms || ms < 250) return setTimeoutBefore(fn, ms, ...rest);
-      return setTimeoutBefore((...a: unknown[]) => {
-        probe.timerWaitMs += ms;
-        fn(...a);
-      }, ms, ...rest);
+      return setTimeoutBefore(
+        (...a: unknown[]) => {
+          probe.timerWaitMs += ms;
+          fn(...a);
+        },
+        ms,
+        ...rest,
+      );
     } as typeof setTimeout;
   }
   let at: Probe;
@@ -44,8 +52,14 @@ if (dir) {
     const now = g[PROBE]!;
     const file = expect.getState().testPath ?? 'unknown';
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${Buffer.from(file).toString('base64url')}.json`), JSON.stringify({
-      file, spawns: now.spawns - at.spawns, processMs: now.processMs - at.processMs, timerWaitMs: now.timerWaitMs - at.timerWaitMs,
-    }));
+    writeFileSync(
+      join(dir, `${Buffer.from(file).toString('base64url')}.json`),
+      JSON.stringify({
+        file,
+        spawns: now.spawns - at.spawns,
+        processMs: now.processMs - at.processMs,
+        timerWaitMs: now.timerWaitMs - at.timerWaitMs,
+      }),
+    );
   });
 }

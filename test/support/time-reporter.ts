@@ -45,14 +45,25 @@ export default class TimeReporter implements Reporter {
       rmSync(path, { force: true });
       return { spawns: p.spawns as number, processMs: p.processMs as number, timerWaitMs: p.timerWaitMs as number };
     };
-    const rows: FileTime[] = modules.map((m) => {
-      const d = m.diagnostic();
-      const tests = [...m.children.allTests()];
-      const testsMs = tests.reduce((n, t) => n + (t.diagnostic()?.duration ?? 0), 0);
-      const file = relative(root, m.moduleId);
-      const importMs = d.collectDuration + d.setupDuration + d.environmentSetupDuration + d.prepareDuration;
-      return { file, project: m.project.name, tests: tests.length, ms: d.duration + importMs, importMs, testsMs, hooksMs: Math.max(0, d.duration - testsMs), ...probeOf(m.moduleId) };
-    }).sort((a, b) => b.ms - a.ms);
+    const rows: FileTime[] = modules
+      .map((m) => {
+        const d = m.diagnostic();
+        const tests = [...m.children.allTests()];
+        const testsMs = tests.reduce((n, t) => n + (t.diagnostic()?.duration ?? 0), 0);
+        const file = relative(root, m.moduleId);
+        const importMs = d.collectDuration + d.setupDuration + d.environmentSetupDuration + d.prepareDuration;
+        return {
+          file,
+          project: m.project.name,
+          tests: tests.length,
+          ms: d.duration + importMs,
+          importMs,
+          testsMs,
+          hooksMs: Math.max(0, d.duration - testsMs),
+          ...probeOf(m.moduleId),
+        };
+      })
+      .sort((a, b) => b.ms - a.ms);
     const total = rows.reduce((n, r) => n + r.ms, 0);
     const wall = performance.now() - this.started;
     const out = process.env.SHARDGATE_TEST_TIMES_OUT ?? '.vitest-times.json';
@@ -61,7 +72,12 @@ export default class TimeReporter implements Reporter {
     const lines = [
       `\nTest time table: wall ${s(wall)} s for ${rows.length} files (file times summed: ${s(total)} s; ${machine()}); all rows in ${out}`,
       `${'file'.padEnd(52)} ${'s'.padStart(7)} ${'share'.padStart(6)} ${'import'.padStart(7)} ${'hooks'.padStart(7)} ${'tests'.padStart(7)} ${'procs'.padStart(5)} ${'proc s'.padStart(7)} ${'timer s'.padStart(7)}`,
-      ...rows.slice(0, 20).map((r) => `${r.file.slice(-52).padEnd(52)} ${s(r.ms).padStart(7)} ${`${((100 * r.ms) / total).toFixed(1)}%`.padStart(6)} ${s(r.importMs).padStart(7)} ${s(r.hooksMs).padStart(7)} ${s(r.testsMs).padStart(7)} ${String(r.spawns ?? '-').padStart(5)} ${s(r.processMs).padStart(7)} ${s(r.timerWaitMs).padStart(7)}`),
+      ...rows
+        .slice(0, 20)
+        .map(
+          (r) =>
+            `${r.file.slice(-52).padEnd(52)} ${s(r.ms).padStart(7)} ${`${((100 * r.ms) / total).toFixed(1)}%`.padStart(6)} ${s(r.importMs).padStart(7)} ${s(r.hooksMs).padStart(7)} ${s(r.testsMs).padStart(7)} ${String(r.spawns ?? '-').padStart(5)} ${s(r.processMs).padStart(7)} ${s(r.timerWaitMs).padStart(7)}`,
+        ),
     ];
     console.log(lines.join('\n'));
   }

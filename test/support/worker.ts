@@ -80,19 +80,22 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
     // Clients talk to the Worker's own workerd: wrangler's proxy worker pools its connection to
     // it, that pool races workerd's 5 s idle close (a plain-text 500), and test clients do not
     // retry (dev/user-worker.ts).
-    started = await startDirectWorker({
-      config: o.config ?? join(bundle.dir, 'wrangler.toml'),
-      entrypoint: bundle.entry,
-      bindings: { ...poisonBinding(), ...o.bindings },
-      build: { bundle: false, moduleRoot: bundle.dir },
-      dev: {
-        inspector: o.inspector ? { hostname: '127.0.0.1', port: 0 } : false,
-        server: { hostname: '127.0.0.1', port: 0 },
-        watch: false,
-        persist: persist ?? false,
-        logLevel: 'warn',
+    started = await startDirectWorker(
+      {
+        config: o.config ?? join(bundle.dir, 'wrangler.toml'),
+        entrypoint: bundle.entry,
+        bindings: { ...poisonBinding(), ...o.bindings },
+        build: { bundle: false, moduleRoot: bundle.dir },
+        dev: {
+          inspector: o.inspector ? { hostname: '127.0.0.1', port: 0 } : false,
+          server: { hostname: '127.0.0.1', port: 0 },
+          watch: false,
+          persist: persist ?? false,
+          logLevel: 'warn',
+        },
       },
-    }, (line) => console.warn(line));
+      (line) => console.warn(line),
+    );
     const { worker, proxyUrl } = started;
     const url = await started.address();
     const inspectorUrl = o.inspector ? await worker.inspectorUrl : undefined;

@@ -25,7 +25,11 @@ describe("the previous release's journal under this release's loss look and jour
     expect(found.units).toBeGreaterThan(0); // the old release's segments, listed
     expect(found.unknown).toBe(0);
     expect(found.loss).toEqual({ lost: {}, suspect: {} });
-    const policy = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: POLICY }, defaultPolicy: 'ec' }).policies.ec!;
+    const policy = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: POLICY },
+      defaultPolicy: 'ec',
+    }).policies.ec!;
     const upkeep = await journalUpkeep({ catalog, units, policy }, { mode: 'verify', maxCalls: 10_000 });
     expect(upkeep).toMatchObject({ damaged: 0, repaired: 0, moved: 0, restriped: 0, failed: [] });
     expect(upkeep.units).toBeGreaterThan(0);

@@ -42,14 +42,25 @@ const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) =>
 
 function fleet() {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } }, defaultPolicy: 'ec' });
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
+    defaultPolicy: 'ec',
+  });
   const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
   const policy = config.policies.ec!;
   const over = (catalog: Catalog) => {
     const store = new EcStore({ catalog, units, settings: engineSettings(config) });
     return {
-      catalog, store,
-      put: (bucket: string, key: string, body: Uint8Array) => store.putObject(bucket, key, stream(body), { contentLength: body.length, metadata: { user: {}, contentType: 'application/x-test' }, checksum: null, conditions: {} }),
+      catalog,
+      store,
+      put: (bucket: string, key: string, body: Uint8Array) =>
+        store.putObject(bucket, key, stream(body), {
+          contentLength: body.length,
+          metadata: { user: {}, contentType: 'application/x-test' },
+          checksum: null,
+          conditions: {},
+        }),
       get: async (bucket: string, key: string) => readBytes((await store.getObject(bucket, key, { conditions: {} })).body),
       journal: () => flushJournal({ catalog, units, policy }, { deadline: Date.now() + 60_000 }),
       detect: (now = Date.now()) => detectCatalogLoss({ catalog, backends, ring: DEV_KEY_RING }, now),
@@ -66,7 +77,15 @@ function fleet() {
       const key = scan.units.find((u) => u.unit.unitId === unit.unitId)!.info.header.key;
       segments.push(decodeSegment(await readBytes(await reader.open(JOURNAL_BUCKET, key, { kind: 'coded', units: [unit] }, 0, unit.size - 1))));
     }
-    return Object.fromEntries(bucketImages(replayJournal(segments)).buckets.map((b) => [b.name, b.versions.filter((v) => v.current).map((v) => v.key).sort()]));
+    return Object.fromEntries(
+      bucketImages(replayJournal(segments)).buckets.map((b) => [
+        b.name,
+        b.versions
+          .filter((v) => v.current)
+          .map((v) => v.key)
+          .sort(),
+      ]),
+    );
   };
   return { backends, over, journalOnBackends };
 }
@@ -110,7 +129,12 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     // Writes to the lost buckets are refused (CreateBucket of a lost name too), reads and other buckets are not;
     // a gate of a new isolate (a restart) reads the record from the catalog.
     const gate = new CatalogLossGate(() => now.catalog.catalogLoss());
-    for (const [method, bucket] of [['PUT', 'vault'], ['DELETE', 'vault'], ['POST', 'vault'], ['PUT', 'photos']] as const) {
+    for (const [method, bucket] of [
+      ['PUT', 'vault'],
+      ['DELETE', 'vault'],
+      ['POST', 'vault'],
+      ['PUT', 'photos'],
+    ] as const) {
       await expect(gate.check(method, bucket)).rejects.toMatchObject({ code: 'InvalidBucketState' });
     }
     await expect(gate.check('GET', 'vault')).resolves.toBeUndefined();
@@ -143,7 +167,7 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     expect(await f.journalOnBackends()).toEqual({ photos: ['cat.jpg'], vault: ['after-loss', 'big', 'tiny'] });
   });
 
-  it('a discard gives up a lost bucket\'s journal: its writes are accepted again, its segments kept for a while', async () => {
+  it("a discard gives up a lost bucket's journal: its writes are accepted again, its segments kept for a while", async () => {
     const f = fleet();
     const old = f.over(localCatalog());
     await old.store.createBucket('scratch', { region: 'us-east-1' });
@@ -179,7 +203,18 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     expect(Object.keys(first.loss.lost).length + Object.keys(first.loss.suspect).length).toBe(1);
     const hold = journalHold(first);
     expect(hold).toMatch(/not yet read/);
-    const held = await flushJournal({ catalog: now.catalog, units: new UnitStore(f.backends, undefined, { keyRing: DEV_KEY_RING }), policy: parseConfig({ backends: f.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec! }, { deadline: Date.now() + 60_000, hold });
+    const held = await flushJournal(
+      {
+        catalog: now.catalog,
+        units: new UnitStore(f.backends, undefined, { keyRing: DEV_KEY_RING }),
+        policy: parseConfig({
+          backends: f.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'ec',
+        }).policies.ec!,
+      },
+      { deadline: Date.now() + 60_000, hold },
+    );
     expect(held).toMatchObject({ segments: 0, held: hold });
     let last = first;
     for (let i = 0; i < 10 && last.unread > 0; i++) last = await look();
@@ -201,12 +236,24 @@ describe('a lost catalog is found, refuses writes, and ends only by a rebuild or
     let during: Awaited<ReturnType<typeof g.detect>> | undefined;
     const watching = new Proxy(g.catalog, {
       get(target, prop) {
-        if (prop === 'journalWritten') return async (...args: Parameters<Catalog['journalWritten']>) => ((during = await g.detect()), target.journalWritten(...args));
+        if (prop === 'journalWritten')
+          return async (...args: Parameters<Catalog['journalWritten']>) => ((during = await g.detect()), target.journalWritten(...args));
         const v = Reflect.get(target, prop) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
     });
-    await flushJournal({ catalog: watching, units: new UnitStore(f.backends, undefined, { keyRing: DEV_KEY_RING }), policy: parseConfig({ backends: f.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec! }, { deadline: Date.now() + 60_000 });
+    await flushJournal(
+      {
+        catalog: watching,
+        units: new UnitStore(f.backends, undefined, { keyRing: DEV_KEY_RING }),
+        policy: parseConfig({
+          backends: f.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'ec',
+        }).policies.ec!,
+      },
+      { deadline: Date.now() + 60_000 },
+    );
     expect(during?.unknown).toBeGreaterThan(0);
     expect(during?.loss).toEqual({ lost: {}, suspect: {} });
 
@@ -232,7 +279,10 @@ describe('the S3 front door of a gateway whose catalog is lost', () => {
     const catalog = localCatalog();
     const { store } = memoryEcStore(catalog);
     let clock = 1_000_000;
-    const gate = new CatalogLossGate(() => catalog.catalogLoss(), () => clock);
+    const gate = new CatalogLossGate(
+      () => catalog.catalogLoss(),
+      () => clock,
+    );
     const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), catalogLoss: gate });
     await catalog.setCatalogLoss({ lost: { vault: { reason: 'unknown', newest: 7, catalogSegment: 0, foundAt: 1 } }, suspect: {} });
     const create = await app.request('/vault', { method: 'PUT' });
@@ -255,10 +305,28 @@ describe('the S3 front door of a gateway whose catalog is lost', () => {
     const meter = new IsolateMeter();
     const record = new MemoryOpsRecord();
     const ops = new OpsService({
-      config: { backends: [{ id: 'm0', domain: 'z0' }], policies: {}, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-      catalog, backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+      config: {
+        backends: [{ id: 'm0', domain: 'z0' }],
+        policies: {},
+        defaultPolicy: 'ec',
+        coder: { kernel: 'scalar', crc32: 'js' },
+        scrubMode: 'heads',
+        deployment: { mode: 'local', warnings: [] },
+      },
+      catalog,
+      backends,
+      meter,
+      record,
+      flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+      probeEveryMs: 30_000,
     });
-    await catalog.setCatalogLoss({ lost: { secret: { reason: 'unknown', newest: 3, catalogSegment: 0, foundAt: 1 }, [BUCKET_LIST_INSTANCE]: { reason: 'behind', newest: 9, catalogSegment: 1, foundAt: 1 } }, suspect: {} });
+    await catalog.setCatalogLoss({
+      lost: {
+        secret: { reason: 'unknown', newest: 3, catalogSegment: 0, foundAt: 1 },
+        [BUCKET_LIST_INSTANCE]: { reason: 'behind', newest: 9, catalogSegment: 1, foundAt: 1 },
+      },
+      suspect: {},
+    });
     const { doc } = await ops.status({ signed: false, hours: 1, probe: false });
     expect(doc.health).toBe('critical');
     const check = doc.checks.find((c) => c.name === 'catalog-lost')!;

@@ -28,13 +28,20 @@ const GiB = 1024 ** 3;
 const AWS = presetPrices('aws-s3-standard');
 const R2 = presetPrices('cloudflare-r2');
 const close = (got: number | undefined, want: number) => expect(got).toBeCloseTo(want, 12);
-const traffic = (backendId: string, bucket: string | null, t: Partial<Record<'puts' | 'gets' | 'heads' | 'lists' | 'deletes' | 'bytesIn' | 'bytesOut', number>>) =>
-  ({ backendId, bucket, puts: 0, gets: 0, heads: 0, lists: 0, deletes: 0, bytesIn: 0, bytesOut: 0, ...t });
+const traffic = (
+  backendId: string,
+  bucket: string | null,
+  t: Partial<Record<'puts' | 'gets' | 'heads' | 'lists' | 'deletes' | 'bytesIn' | 'bytesOut', number>>,
+) => ({ backendId, bucket, puts: 0, gets: 0, heads: 0, lists: 0, deletes: 0, bytesIn: 0, bytesOut: 0, ...t });
 
 describe('cost report', () => {
   it('known answers: storage per month, egress and requests per backend and per bucket; unpriced backends apart', () => {
     const r = costReport({
-      backends: [{ id: 'a', domain: 'aws' }, { id: 'b', domain: 'r2' }, { id: 'c', domain: 'minio' }],
+      backends: [
+        { id: 'a', domain: 'aws' },
+        { id: 'b', domain: 'r2' },
+        { id: 'c', domain: 'minio' },
+      ],
       prices: { a: AWS, b: R2, c: null },
       stored: [
         { backendId: 'a', bucket: 'bkt', bytes: 2 * GiB, shards: 10 },
@@ -75,9 +82,13 @@ describe('cost report', () => {
 });
 
 describe('cost report: upkeep jobs', () => {
-  it('prices what each job asked of each backend at that backend\'s prices; the backend and bucket lines stay as counted', () => {
+  it("prices what each job asked of each backend at that backend's prices; the backend and bucket lines stay as counted", () => {
     const input = {
-      backends: [{ id: 'a', domain: 'aws' }, { id: 'b', domain: 'r2' }, { id: 'c', domain: 'minio' }],
+      backends: [
+        { id: 'a', domain: 'aws' },
+        { id: 'b', domain: 'r2' },
+        { id: 'c', domain: 'minio' },
+      ],
       prices: { a: AWS, b: R2, c: null },
       stored: [{ backendId: 'a', bucket: 'bkt', bytes: GiB, shards: 3 }],
       traffic: [
@@ -110,17 +121,17 @@ describe('cost report: upkeep jobs', () => {
     expect(move!.byBackend.a!.usage).toEqual({ storedBytes: 0, shards: 0, putRequests: 0, getRequests: 2010, deleteRequests: 0, bytesIn: 0, bytesOut: GiB });
     // a (AWS): 1 GiB out x $0.09; 2010 GET-class x $0.0004/1000.
     close(move!.byBackend.a!.cost!.egress, 0.09);
-    close(move!.byBackend.a!.cost!.total, 0.09 + 2010 * 0.0004 / 1000);
+    close(move!.byBackend.a!.cost!.total, 0.09 + (2010 * 0.0004) / 1000);
     expect(move!.byBackend.a!.cost!.storagePerMonth).toBe(0);
     // b (R2): 501 PUT-class x $4.50/M, no egress fee.
     expect(move!.byBackend.b!.usage).toMatchObject({ putRequests: 501, bytesIn: GiB / 4 });
-    close(move!.byBackend.b!.cost!.total, 501 * 0.0045 / 1000);
+    close(move!.byBackend.b!.cost!.total, (501 * 0.0045) / 1000);
     expect(move!.byBackend.c!.cost).toBeNull();
     expect(move!.usage).toMatchObject({ getRequests: 2014, putRequests: 501, bytesOut: 2 * GiB, bytesIn: GiB / 4, storedBytes: 0 });
     // The job's total: over its priced backends (c's egress is unpriced).
-    close(move!.cost!.total, 0.09 + 2010 * 0.0004 / 1000 + 501 * 0.0045 / 1000);
+    close(move!.cost!.total, 0.09 + (2010 * 0.0004) / 1000 + (501 * 0.0045) / 1000);
     expect(Object.keys(restripe!.byBackend)).toEqual(['b']);
-    close(restripe!.cost!.requests, 1000 * 0.0045 / 1000);
+    close(restripe!.cost!.requests, (1000 * 0.0045) / 1000);
     // Only unpriced backends: the job's cost is null, as a bucket's would be.
     expect(costReport({ ...input, jobs: [jobs[3]!] }).jobs[0]!.cost).toBeNull();
   });
@@ -128,7 +139,8 @@ describe('cost report: upkeep jobs', () => {
 
 describe('stored bytes', () => {
   it('lists shard keys per backend and bucket, within a page budget, and reports a backend that fails', async () => {
-    const a = new MemoryBackend({ id: 'a', domain: 'x' }), b = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'y' }));
+    const a = new MemoryBackend({ id: 'a', domain: 'x' }),
+      b = new FaultyBackend(new MemoryBackend({ id: 'b', domain: 'y' }));
     for (let i = 0; i < 5; i++) await a.put(shardKey('one', `u${i}`, 0), new Uint8Array(100 + i), 100 + i);
     await a.put(shardKey('two', 'u9', 3), new Uint8Array(7), 7);
     await a.put(shardKey('two', shelvedUnitId('ab12', 'u7'), 0), new Uint8Array(3), 3); // listed by its shelf
@@ -142,7 +154,9 @@ describe('stored bytes', () => {
       { backendId: 'b', bucket: 'one', bytes: 50, shards: 1 },
     ]);
     expect(all.complete).toEqual({ a: true, b: true });
-    expect((await measureStored([a], { prefixes: [bucketPrefix('two')], maxPagesPerBackend: 10 })).stored).toEqual([{ backendId: 'a', bucket: 'two', bytes: 7, shards: 1 }]);
+    expect((await measureStored([a], { prefixes: [bucketPrefix('two')], maxPagesPerBackend: 10 })).stored).toEqual([
+      { backendId: 'a', bucket: 'two', bytes: 7, shards: 1 },
+    ]);
     expect((await measureStored([a], { prefixes: prefixesOf('two', ['ab12']), maxPagesPerBackend: 10 })).stored).toEqual([
       { backendId: 'a', bucket: 'two', bytes: 7, shards: 1 },
       { backendId: 'a', bucket: '_ab12', bytes: 3, shards: 1 },
@@ -170,7 +184,16 @@ describe('admin costs', () => {
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     const authenticate = makeAuthenticate(config, {});
-    const admin = createAdmin({ authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {}, costs: { traffic: meter.source, prices: config.backendPrices } });
+    const admin = createAdmin({
+      authenticate,
+      catalog,
+      backends,
+      region: 'us-east-1',
+      scrub: { mode: 'heads', unitsPerRun: 10 },
+      enqueueRepair: () => {},
+      repair: async () => {},
+      costs: { traffic: meter.source, prices: config.backendPrices },
+    });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const send = async (url: string, init: RequestInit = {}) => {
@@ -203,13 +226,27 @@ describe('admin costs', () => {
     const gets = report.backends.map((b) => b.usage.getRequests);
     expect(gets.reduce((s, n) => s + n, 0)).toBe(4);
     for (const b of report.backends) {
-      const expected = b.prices ? (b.usage.storedBytes / 1024 ** 3) * b.prices.storagePerGBMonth + (b.usage.bytesOut / 1024 ** 3) * b.prices.egressPerGB + (b.usage.putRequests * b.prices.putPer1000 + b.usage.getRequests * b.prices.getPer1000) / 1000 : null;
+      const expected = b.prices
+        ? (b.usage.storedBytes / 1024 ** 3) * b.prices.storagePerGBMonth +
+          (b.usage.bytesOut / 1024 ** 3) * b.prices.egressPerGB +
+          (b.usage.putRequests * b.prices.putPer1000 + b.usage.getRequests * b.prices.getPer1000) / 1000
+        : null;
       if (expected === null) expect(b.cost, `${b.id} is unpriced`).toBeNull();
       else close(b.cost!.total, expected);
     }
-    expect(report.backends.map((b) => b.prices?.source ?? null)).toEqual(['preset aws-s3-standard', 'preset aws-s3-standard', 'preset cloudflare-r2', 'preset cloudflare-r2', 'preset cloudflare-r2', null]);
+    expect(report.backends.map((b) => b.prices?.source ?? null)).toEqual([
+      'preset aws-s3-standard',
+      'preset aws-s3-standard',
+      'preset cloudflare-r2',
+      'preset cloudflare-r2',
+      'preset cloudflare-r2',
+      null,
+    ]);
     expect(report.buckets.map((b) => b.bucket)).toEqual(['photos']);
-    close(report.total.total, report.backends.reduce((s, b) => s + (b.cost?.total ?? 0), 0));
+    close(
+      report.total.total,
+      report.backends.reduce((s, b) => s + (b.cost?.total ?? 0), 0),
+    );
   });
 
   it('?bucket= narrows the report; a bad bucket name or page budget is refused', async () => {

@@ -31,30 +31,56 @@ const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
 describe('admin drain, drain-status, drain-estimate', () => {
   it('prices the drain first, moves on request, and reports what is left', async () => {
     const backends = Array.from({ length: 7 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `d${i}` }));
-    const configOf = (draining: boolean) => parseConfig({
-      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, prices: 'aws-s3-standard', ...(draining && b.id === 'm2' ? { state: 'draining' } : {}) })),
-      policies: { ec: { k: 4, m: 2, blockSize: 65536, small: { threshold: 0 } } },
-      defaultPolicy: 'ec',
-      credentials: [KEY],
-    });
+    const configOf = (draining: boolean) =>
+      parseConfig({
+        backends: backends.map((b) => ({
+          id: b.id,
+          kind: 'memory',
+          domain: b.domain,
+          prices: 'aws-s3-standard',
+          ...(draining && b.id === 'm2' ? { state: 'draining' } : {}),
+        })),
+        policies: { ec: { k: 4, m: 2, blockSize: 65536, small: { threshold: 0 } } },
+        defaultPolicy: 'ec',
+        credentials: [KEY],
+      });
     const catalog = localCatalog({ garbageGraceMs: 0 });
     // Written while all seven were active.
     const before = configOf(false);
     const writer = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(before) });
     await writer.createBucket('photos', { region: 'us-east-1' });
-    for (let i = 0; i < 30; i++) await writer.putObject('photos', `p${i}`, new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(70_000).fill(i)), c.close()) }), { contentLength: 70_000, metadata: { user: {} }, checksum: null, conditions: {} });
+    for (let i = 0; i < 30; i++)
+      await writer.putObject('photos', `p${i}`, new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(70_000).fill(i)), c.close()) }), {
+        contentLength: 70_000,
+        metadata: { user: {} },
+        checksum: null,
+        conditions: {},
+      });
 
     const config = configOf(true);
     const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state }));
     // From here on counted, as the gateway counts its backends' calls.
     const meter = new TrafficMeter();
     const byId = new Map(backends.map((b) => [b.id, meter.wrap(b)]));
-    const store = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { placeOn: fleet.filter((b) => b.state === 'active').map((b) => b.id) }), settings: engineSettings(config) });
+    const store = new EcStore({
+      catalog,
+      units: new UnitStore(backends, () => {}, { placeOn: fleet.filter((b) => b.state === 'active').map((b) => b.id) }),
+      settings: engineSettings(config),
+    });
     const authenticate = makeAuthenticate(config, {});
     const admin = createAdmin({
-      authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {},
+      authenticate,
+      catalog,
+      backends,
+      region: 'us-east-1',
+      scrub: { mode: 'heads', unitsPerRun: 10 },
+      enqueueRepair: () => {},
+      repair: async () => {},
       costs: { traffic: meter.source, prices: config.backendPrices },
-      drain: { fleet, run: (o) => meter.job('move', () => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 })) },
+      drain: {
+        fleet,
+        run: (o) => meter.job('move', () => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 })),
+      },
     });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
@@ -88,18 +114,30 @@ describe('admin drain, drain-status, drain-estimate', () => {
     const rest = (await post('drain?max=1000')).body as { copied: number; progress: BackendDrainProgress[] };
     expect(rest.copied).toBe(estimate.shards - 5);
     const status = (await post('drain-status')).body.backends as BackendDrainProgress[];
-    expect(status[0]).toMatchObject({ backend: 'm2', state: 'draining', left: { shards: 0, bytes: 0 }, moved: { shards: estimate.shards, bytes: estimate.bytes } });
+    expect(status[0]).toMatchObject({
+      backend: 'm2',
+      state: 'draining',
+      left: { shards: 0, bytes: 0 },
+      moved: { shards: estimate.shards, bytes: estimate.bytes },
+    });
 
     // What the mover asked, measured, beside what the estimate said: the same GETs, PUTs and
     // egress per backend; the DELETEs of the old copies are the collector's, not the mover's.
     const costs = (await post('costs')).body as unknown as CostReport;
     expect(costs.jobs.map((j) => j.job)).toEqual(['move']);
     const move = costs.jobs[0]!;
-    const touched = Object.keys(estimate.byBackend).filter((id) => estimate.byBackend[id]!.usage.getRequests + estimate.byBackend[id]!.usage.putRequests > 0).sort();
+    const touched = Object.keys(estimate.byBackend)
+      .filter((id) => estimate.byBackend[id]!.usage.getRequests + estimate.byBackend[id]!.usage.putRequests > 0)
+      .sort();
     expect(Object.keys(move.byBackend).sort()).toEqual(touched);
     for (const id of touched) {
       const [measured, estimated] = [move.byBackend[id]!.usage, estimate.byBackend[id]!.usage];
-      expect([measured.getRequests, measured.putRequests, measured.bytesOut, measured.bytesIn], id).toEqual([estimated.getRequests, estimated.putRequests, estimated.bytesOut, estimated.bytesIn]);
+      expect([measured.getRequests, measured.putRequests, measured.bytesOut, measured.bytesIn], id).toEqual([
+        estimated.getRequests,
+        estimated.putRequests,
+        estimated.bytesOut,
+        estimated.bytesIn,
+      ]);
       expect(measured.deleteRequests, id).toBe(0);
       // Included in the backend's line, not besides it.
       const line = costs.backends.find((b) => b.id === id)!.usage;

@@ -38,7 +38,6 @@ const BUCKET = 'drain-proof';
 const GRACE_MS = 2000;
 const KiB = 1024;
 
-
 let servers: S3rverProcess[] = [];
 const ids = Array.from({ length: N }, (_, i) => `s3rver-${i}`);
 const backendOf = (i: number) => s3rverBackend(servers[i]!, { id: ids[i]!, domain: `local/s3rver-${i}`, timeoutMs: 3000, retries: 0 });
@@ -70,7 +69,11 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     // Before: all seven active.
     const before = configOf('active');
     const storeOf = (config: ReturnType<typeof configOf>) => {
-      const units = new UnitStore(ids.map((_, i) => backendOf(i)), () => {}, { keyRing: DEV_KEY_RING, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id) });
+      const units = new UnitStore(
+        ids.map((_, i) => backendOf(i)),
+        () => {},
+        { keyRing: DEV_KEY_RING, placeOn: config.backends.filter((b) => b.state === 'active').map((b) => b.id) },
+      );
       return new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 100 * KiB } });
     };
     const first = storeOf(before);
@@ -89,7 +92,13 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
           const p = await first.uploadPart(BUCKET, key, up.uploadId, n, body(piece), { contentLength: piece.length, checksum: null });
           parts.push({ partNumber: n, etag: p.etag, piece });
         }
-        await first.completeMultipartUpload(BUCKET, key, up.uploadId, parts.map(({ partNumber, etag }) => ({ partNumber, etag })), { conditions: {} });
+        await first.completeMultipartUpload(
+          BUCKET,
+          key,
+          up.uploadId,
+          parts.map(({ partNumber, etag }) => ({ partNumber, etag })),
+          { conditions: {} },
+        );
         const whole = Buffer.concat(parts.map((p) => p.piece));
         expected.set(key, md5(whole));
       } else {
@@ -104,14 +113,20 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     const leaving = fleet.filter((b) => b.state !== 'active');
 
     // The bill first.
-    const estimate = await estimateDrain(catalog, DRAINED, fleet, Object.fromEntries(ids.map((id) => [id, { storagePerGBMonth: 0.015, egressPerGB: 0.09, putPer1000: 0.005, getPer1000: 0.0004 }])));
+    const estimate = await estimateDrain(
+      catalog,
+      DRAINED,
+      fleet,
+      Object.fromEntries(ids.map((id) => [id, { storagePerGBMonth: 0.015, egressPerGB: 0.09, putPer1000: 0.005, getPer1000: 0.0004 }])),
+    );
     const startLeft = (await drainProgress(catalog, leaving))[0]!.left;
     expect(estimate.shards).toBe(startLeft.shards);
     expect(estimate.shards).toBeGreaterThan(30);
     expect(estimate.noTarget).toBe(0);
 
     // A retired config while shards remain: named, with the count.
-    const retiredCheck = async () => fleetCheck((await drainProgress(catalog, [{ id: DRAINED, state: 'retired' }])).map((p) => ({ id: p.backend, state: 'retired' as const, ...p.left })));
+    const retiredCheck = async () =>
+      fleetCheck((await drainProgress(catalog, [{ id: DRAINED, state: 'retired' }])).map((p) => ({ id: p.backend, state: 'retired' as const, ...p.left })));
     const retiredNow = await retiredCheck();
     expect(retiredNow.state).toBe('critical');
     expect(retiredNow.detail).toContain(`${DRAINED}: ${startLeft.shards} shard file(s)`);
@@ -120,7 +135,9 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     // overwrites and deletes of a few old keys, one operation per key at a time.
     let stop = false;
     const failedReads: string[] = [];
-    let reads = 0, writes = 0, deletes = 0;
+    let reads = 0,
+      writes = 0,
+      deletes = 0;
     const busy = new Set<string>();
     const churn = ['obj-01', 'obj-02', 'obj-05'];
     const client = async (seed: number) => {
@@ -167,7 +184,10 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     const totals = { copied: 0, rebuilt: 0, gone: 0, waiting: 0 };
     const add = (r: DrainReport) => {
       reports.push(r);
-      totals.copied += r.copied; totals.rebuilt += r.rebuilt; totals.gone += r.gone; totals.waiting += r.waiting;
+      totals.copied += r.copied;
+      totals.rebuilt += r.rebuilt;
+      totals.gone += r.gone;
+      totals.waiting += r.waiting;
     };
     const progress = async () => lefts.push((await drainProgress(catalog, leaving))[0]!.left.shards);
 
@@ -186,12 +206,22 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     // A second backend stops, one that some remaining moves go to: reads go on, those moves wait
     // (one attempt a run), the others go on.
     const pending = new Map<string, number>();
-    for (let after: string | null = null; ;) {
+    for (let after: string | null = null; ; ) {
       const page = await catalog.listUnits(BUCKET, after, 500);
       if (!page.length) break;
       for (const r of page) {
         const shard = r.unit.placement.indexOf(DRAINED);
-        const to = shard < 0 ? null : replacementBackend(`${BUCKET}/${r.key}`, r.unit.placement, shard, fleet.filter((b) => b.state === 'active'), (id) => fleet.find((b) => b.id === id)?.domain, r.unit.m);
+        const to =
+          shard < 0
+            ? null
+            : replacementBackend(
+                `${BUCKET}/${r.key}`,
+                r.unit.placement,
+                shard,
+                fleet.filter((b) => b.state === 'active'),
+                (id) => fleet.find((b) => b.id === id)?.domain,
+                r.unit.m,
+              );
         if (to) pending.set(to.id, (pending.get(to.id) ?? 0) + 1);
       }
       after = page.at(-1)!.unitId;
@@ -236,7 +266,7 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
     await collectGarbage(catalog, new Map<string, Backend>(ids.map((id, i) => [id, backendOf(i)])));
     expect(await listAll(backendOf(3), '')).toEqual([]);
     // No unit of the bucket names it any more; every object reads back with its MD5 (the drained backend now unreachable for good).
-    for (let after: string | null = null; ;) {
+    for (let after: string | null = null; ; ) {
       const page = await catalog.listUnits(BUCKET, after, 500);
       if (!page.length) break;
       for (const r of page) expect(r.unit.placement).not.toContain(DRAINED);
@@ -252,12 +282,19 @@ describe('draining a backend over seven s3rver backends (4+2)', () => {
 
     // The bill: PUTs at most 1.05x the shards moved, the estimate within 10% of what the mover asked.
     const moved = totals.copied + totals.rebuilt;
-    const puts = sum((c) => c.puts), refused = sum((c) => c.putsRefused), gets = sum((c) => c.gets), egress = sum((c) => c.bytesOut);
+    const puts = sum((c) => c.puts),
+      refused = sum((c) => c.putsRefused),
+      gets = sum((c) => c.gets),
+      egress = sum((c) => c.bytesOut);
     const rest = { gets: gets - atRestart.gets, puts: puts - atRestart.puts, egress: egress - atRestart.egress };
-    console.log(`drain, after the restart: ${late.shards} shards estimated: ${late.total.gets} GETs, ${late.total.puts} PUTs, ${late.total.egressBytes} bytes; measured ${rest.gets} GETs, ${rest.puts} PUTs, ${rest.egress} bytes`);
-    console.log(`drain: ${moved} shards moved (${totals.copied} copied, ${totals.rebuilt} rebuilt), ${totals.gone} lost to client writes, ${totals.waiting} waits; ` +
-      `${puts} PUTs (${refused} refused by the stopped backend; ${((puts - refused) / moved).toFixed(3)}x stored), ${gets} GETs, ${egress} bytes read; estimate ${estimate.total.puts} PUTs, ${estimate.total.gets} GETs, ${estimate.total.egressBytes} bytes, $${estimate.total.cost.toFixed(6)}; ` +
-      `progress ${lefts.join(' ')}; clients ${reads} reads, ${writes} writes, ${deletes} deletes`);
+    console.log(
+      `drain, after the restart: ${late.shards} shards estimated: ${late.total.gets} GETs, ${late.total.puts} PUTs, ${late.total.egressBytes} bytes; measured ${rest.gets} GETs, ${rest.puts} PUTs, ${rest.egress} bytes`,
+    );
+    console.log(
+      `drain: ${moved} shards moved (${totals.copied} copied, ${totals.rebuilt} rebuilt), ${totals.gone} lost to client writes, ${totals.waiting} waits; ` +
+        `${puts} PUTs (${refused} refused by the stopped backend; ${((puts - refused) / moved).toFixed(3)}x stored), ${gets} GETs, ${egress} bytes read; estimate ${estimate.total.puts} PUTs, ${estimate.total.gets} GETs, ${estimate.total.egressBytes} bytes, $${estimate.total.cost.toFixed(6)}; ` +
+        `progress ${lefts.join(' ')}; clients ${reads} reads, ${writes} writes, ${deletes} deletes`,
+    );
     expect(puts - refused).toBeLessThanOrEqual(Math.floor(moved * 1.05));
     // Whole drain, killed mover and stopped backend included: requests within 10% of the first
     // estimate (egress is printed: each failed attempt's block read counts whole, as the cost

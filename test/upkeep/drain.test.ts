@@ -76,7 +76,17 @@ describe('the mover', () => {
     }
     const s = setup({ m3: 'draining' }); // for its fleet: the backends and catalog are before's
     const units = new UnitStore(before.backends, () => {}, { keyRing: DEV_KEY_RING, placeOn: before.backends.filter((b) => b.id !== 'm3').map((b) => b.id) });
-    const store = new EcStore({ catalog: before.catalog, units, settings: engineSettings(parseConfig({ backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+    const store = new EcStore({
+      catalog: before.catalog,
+      units,
+      settings: engineSettings(
+        parseConfig({
+          backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'main',
+        }),
+      ),
+    });
     const byId = new Map<string, Backend>(before.backends.map((b) => [b.id, b]));
     const deps = { catalog: before.catalog, backends: byId, graceMs: GRACE, fleet: s.fleet };
     for (let i = 0; i < 10; i++) await store.putObject('b', `new${i}`, body(new Uint8Array(6000).fill(i)), put(6000));
@@ -86,7 +96,7 @@ describe('the mover', () => {
     }
     const units3: { key: string; unit: CodedUnit; shard: number; file: Uint8Array }[] = [];
     for (const key of data.keys()) {
-      const unit = (((await before.catalog.getManifest('b', key))!).storage as { units: CodedUnit[] }).units[0]!;
+      const unit = ((await before.catalog.getManifest('b', key))!.storage as { units: CodedUnit[] }).units[0]!;
       const shard = unit.placement.indexOf('m3');
       if (shard >= 0) units3.push({ key, unit, shard, file: await fileOf(before.backends[3]!, shardKey('b', unit.unitId, shard)) });
     }
@@ -101,7 +111,7 @@ describe('the mover', () => {
     expect(progress.left.shards).toBe(0);
     expect(progress.moved.shards).toBe(units3.length);
     for (const u of units3) {
-      const now = (((await before.catalog.getManifest('b', u.key))!).storage as { units: CodedUnit[] }).units[0]!;
+      const now = ((await before.catalog.getManifest('b', u.key))!.storage as { units: CodedUnit[] }).units[0]!;
       const target = now.placement[u.shard]!;
       expect(target).not.toBe('m3');
       // The other shards stayed where they were; the copy is the stored file, byte for byte.
@@ -115,8 +125,22 @@ describe('the mover', () => {
     expect((await before.backends[3]!.list('')).entries).toEqual([]);
     // Every object reads back without m3.
     byId.delete('m3');
-    const without = new UnitStore(before.backends.filter((b) => b.id !== 'm3'), () => {}, { keyRing: DEV_KEY_RING });
-    const readStore = new EcStore({ catalog: before.catalog, units: without, settings: engineSettings(parseConfig({ backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+    const without = new UnitStore(
+      before.backends.filter((b) => b.id !== 'm3'),
+      () => {},
+      { keyRing: DEV_KEY_RING },
+    );
+    const readStore = new EcStore({
+      catalog: before.catalog,
+      units: without,
+      settings: engineSettings(
+        parseConfig({
+          backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'main',
+        }),
+      ),
+    });
     for (const [key, bytes] of data) {
       const got = await readBytes((await readStore.getObject('b', key, { conditions: {} })).body);
       expect(Buffer.from(got).equals(Buffer.from(bytes)), key).toBe(true);
@@ -128,10 +152,15 @@ describe('the mover', () => {
     // (its header still names where it was written).
     const fresh = localCatalog({ garbageGraceMs: GRACE });
     await fresh.insertBucket('b', 'us-east-1');
-    const rebuilt = await rebuildCatalog('b', before.backends.filter((b) => b.id !== 'm3'), fresh, DEV_KEY_RING);
+    const rebuilt = await rebuildCatalog(
+      'b',
+      before.backends.filter((b) => b.id !== 'm3'),
+      fresh,
+      DEV_KEY_RING,
+    );
     expect(rebuilt.restored.length).toBe(30);
     for (const u of units3) {
-      const now = (((await fresh.getManifest('b', u.key))!).storage as { units: CodedUnit[] }).units[0]!;
+      const now = ((await fresh.getManifest('b', u.key))!.storage as { units: CodedUnit[] }).units[0]!;
       expect(now.placement).not.toContain('m3');
       expect(now.missing).toEqual([]);
     }
@@ -141,7 +170,17 @@ describe('the mover', () => {
     const s = setup({ m3: 'draining' });
     await s.store.createBucket('b', { region: 'us-east-1' });
     // Written before m3 drained: place on all seven (a store without placeOn).
-    const all = new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }), settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+    const all = new EcStore({
+      catalog: s.catalog,
+      units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }),
+      settings: engineSettings(
+        parseConfig({
+          backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'main',
+        }),
+      ),
+    });
     let key = '';
     for (let i = 0; !key; i++) {
       await all.putObject('b', `x${i}`, body(new Uint8Array(9000).fill(1)), put(9000));
@@ -150,12 +189,25 @@ describe('the mover', () => {
     const unit = await unitOf(s, key);
     const record = (await s.catalog.getUnit('b', unit.unitId, key))!;
     const shard = unit.placement.indexOf('m3');
-    const target = replacementBackend(`b/${key}`, unit.placement, shard, s.backends.filter((b) => b.id !== 'm3'), (id) => `zone-${id.slice(1)}`, 2)!;
+    const target = replacementBackend(
+      `b/${key}`,
+      unit.placement,
+      shard,
+      s.backends.filter((b) => b.id !== 'm3'),
+      (id) => `zone-${id.slice(1)}`,
+      2,
+    )!;
     // The client overwrites the key after the mover read the unit, before it commits.
-    const racing = { ...s.deps, catalog: { ...s.catalog, commitMove: async (...a: Parameters<typeof s.catalog.commitMove>) => {
-      await s.store.putObject('b', key, body(new Uint8Array(9000).fill(2)), put(9000));
-      return s.catalog.commitMove(...a);
-    } } as typeof s.catalog };
+    const racing = {
+      ...s.deps,
+      catalog: {
+        ...s.catalog,
+        commitMove: async (...a: Parameters<typeof s.catalog.commitMove>) => {
+          await s.store.putObject('b', key, body(new Uint8Array(9000).fill(2)), put(9000));
+          return s.catalog.commitMove(...a);
+        },
+      } as typeof s.catalog,
+    };
     const outcome = await moveShard('b', record, shard, target, racing);
     expect(outcome.kind).toBe('gone');
     await expect(target.head(shardKey('b', unit.unitId, shard))).rejects.toThrow(/NotFound/);
@@ -166,7 +218,17 @@ describe('the mover', () => {
     for (const state of ['draining', 'retired'] as const) {
       const s = setup({ m3: state });
       await s.store.createBucket('b', { region: 'us-east-1' });
-      const all = new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }), settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+      const all = new EcStore({
+        catalog: s.catalog,
+        units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }),
+        settings: engineSettings(
+          parseConfig({
+            backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+            policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+            defaultPolicy: 'main',
+          }),
+        ),
+      });
       const data = new Map<string, Uint8Array>();
       for (let i = 0; i < 12; i++) {
         const bytes = randomBytes(prng(i), 7000 + i);
@@ -196,7 +258,17 @@ describe('the mover', () => {
   it('a move whose target is offline waits (nothing committed, nothing left there) and completes once it is back', async () => {
     const s = setup({ m3: 'draining' });
     await s.store.createBucket('b', { region: 'us-east-1' });
-    const all = new EcStore({ catalog: s.catalog, units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }), settings: engineSettings(parseConfig({ backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' })) });
+    const all = new EcStore({
+      catalog: s.catalog,
+      units: new UnitStore(s.backends, () => {}, { keyRing: DEV_KEY_RING }),
+      settings: engineSettings(
+        parseConfig({
+          backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+          policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+          defaultPolicy: 'main',
+        }),
+      ),
+    });
     let key = '';
     for (let i = 0; !key; i++) {
       await all.putObject('b', `z${i}`, body(new Uint8Array(20000).fill(3)), put(20000));
@@ -204,7 +276,14 @@ describe('the mover', () => {
     }
     const unit = await unitOf(s, key);
     const shard = unit.placement.indexOf('m3');
-    const target = replacementBackend(`b/${key}`, unit.placement, shard, s.backends.filter((b) => b.id !== 'm3'), (id) => `zone-${id.slice(1)}`, 2)!;
+    const target = replacementBackend(
+      `b/${key}`,
+      unit.placement,
+      shard,
+      s.backends.filter((b) => b.id !== 'm3'),
+      (id) => `zone-${id.slice(1)}`,
+      2,
+    )!;
     const offline = new FaultyBackend(target);
     offline.goOffline();
     const deps = { ...s.deps, backends: new Map([...s.byId, [target.id, offline as Backend]]) };
@@ -222,7 +301,7 @@ describe('the mover', () => {
 
   it('keeps failure domains: a free domain first, never more than m in one, else no target', () => {
     const b = (id: string, domain: string) => ({ id, domain });
-    const dom = (id: string) => ({ a: 'd1', b: 'd2', c: 'd3', d: 'd4', e: 'd5', f: 'd6', g: 'd1', h: 'd2' } as Record<string, string>)[id];
+    const dom = (id: string) => (({ a: 'd1', b: 'd2', c: 'd3', d: 'd4', e: 'd5', f: 'd6', g: 'd1', h: 'd2' }) as Record<string, string>)[id];
     // Shard 5 on f (leaving): g shares d1 with a, h shares d2 with b, x is a new domain.
     const placement = ['a', 'b', 'c', 'd', 'e', 'f'];
     expect(replacementBackend('n', placement, 5, [b('g', 'd1'), b('h', 'd2'), b('x', 'd9')], (id) => dom(id) ?? 'd9', 2)!.id).toBe('x');
@@ -241,7 +320,9 @@ describe('rebalancing onto a new backend ("rebalance": true)', () => {
     const six = all.slice(0, 6);
     const policies = { main: { k: 4, m: 2, blockSize: 4096 } };
     const catalog = localCatalog({ garbageGraceMs: GRACE });
-    const settings = engineSettings(parseConfig({ backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies, defaultPolicy: 'main' }));
+    const settings = engineSettings(
+      parseConfig({ backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies, defaultPolicy: 'main' }),
+    );
     const store = new EcStore({ catalog, units: new UnitStore(six, () => {}, { keyRing: DEV_KEY_RING }), settings });
     await store.createBucket('b', { region: 'us-east-1' });
     const rand = prng(11);
@@ -259,13 +340,22 @@ describe('rebalancing onto a new backend ("rebalance": true)', () => {
     expect(gaining.length).toBeGreaterThan(3);
     expect(gaining.length).toBeLessThan(data.size);
 
-    const config = parseConfig({ backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, ...(b.id === 'm6' ? { rebalance: true } : {}) })), policies, defaultPolicy: 'main' });
+    const config = parseConfig({
+      backends: all.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, ...(b.id === 'm6' ? { rebalance: true } : {}) })),
+      policies,
+      defaultPolicy: 'main',
+    });
     const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state, ...(b.rebalance ? { rebalance: true } : {}) }));
     const byId = new Map<string, Backend>(all.map((b) => [b.id, b]));
     const deps = { catalog, backends: byId, graceMs: GRACE, fleet };
     // The bill first: the estimate walks the same picks (rebalance-pick.ts) before anything moves.
     const estimate = await estimateRebalance(catalog, 'm6', fleet, {});
-    expect({ shards: estimate.shards, rebuilt: estimate.rebuilt, noTarget: estimate.noTarget, complete: estimate.complete }).toEqual({ shards: gaining.length, rebuilt: 0, noTarget: 0, complete: true });
+    expect({ shards: estimate.shards, rebuilt: estimate.rebuilt, noTarget: estimate.noTarget, complete: estimate.complete }).toEqual({
+      shards: gaining.length,
+      rebuilt: 0,
+      noTarget: 0,
+      complete: true,
+    });
     expect({ puts: estimate.total.puts, deletes: estimate.total.deletes }).toEqual({ puts: gaining.length, deletes: gaining.length });
     expect(estimate.byBackend.m6!.usage.putRequests).toBe(gaining.length);
     // Two runs of 10 moves, then the rest: resumable like a drain.
@@ -312,8 +402,15 @@ describe('rebalancing onto a new backend ("rebalance": true)', () => {
   });
 
   it('is refused on a backend that is not active', () => {
-    const backends = Array.from({ length: 7 }, (_, i) => ({ id: `m${i}`, kind: 'memory', domain: `zone-${i}`, ...(i === 6 ? { state: 'draining', rebalance: true } : {}) }));
-    expect(() => parseConfig({ backends, policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })).toThrow(/backend "m6" is draining and has "rebalance": true/);
+    const backends = Array.from({ length: 7 }, (_, i) => ({
+      id: `m${i}`,
+      kind: 'memory',
+      domain: `zone-${i}`,
+      ...(i === 6 ? { state: 'draining', rebalance: true } : {}),
+    }));
+    expect(() => parseConfig({ backends, policies: { main: { k: 4, m: 2 } }, defaultPolicy: 'main' })).toThrow(
+      /backend "m6" is draining and has "rebalance": true/,
+    );
   });
 });
 
@@ -324,12 +421,22 @@ describe('backend states in the config', () => {
 
   it('defaults to active, takes draining and retired, refuses anything else naming the field', () => {
     expect(parseConfig(config()).backends.every((b) => b.state === 'active')).toBe(true);
-    expect(parseConfig(config({ 1: 'draining' })).backends.map((b) => b.state)).toEqual(['active', 'draining', 'active', 'active', 'active', 'active', 'active']);
+    expect(parseConfig(config({ 1: 'draining' })).backends.map((b) => b.state)).toEqual([
+      'active',
+      'draining',
+      'active',
+      'active',
+      'active',
+      'active',
+      'active',
+    ]);
     expect(parseConfig(config({ 2: 'retired' })).backends[2]!.state).toBe('retired');
     expect(() => parseConfig(config({ 1: 'leaving' }))).toThrow(/backends\.1\.state/);
   });
 
   it('refuses a policy that the active backends alone cannot place, saying why', () => {
-    expect(() => parseConfig(config({ 0: 'draining', 1: 'retired' }))).toThrow(/needs 6 backends.*only 5 are active \(2 draining or retired take no new shards\)/);
+    expect(() => parseConfig(config({ 0: 'draining', 1: 'retired' }))).toThrow(
+      /needs 6 backends.*only 5 are active \(2 draining or retired take no new shards\)/,
+    );
   });
 });

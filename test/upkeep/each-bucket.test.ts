@@ -29,15 +29,31 @@ describe('forEachBucket', () => {
   });
 
   it('ends the walk with any other error', async () => {
-    await expect(forEachBucket(lister(['a', 'b']), async () => { throw new Error('catalog down'); })).rejects.toThrow('catalog down');
+    await expect(
+      forEachBucket(lister(['a', 'b']), async () => {
+        throw new Error('catalog down');
+      }),
+    ).rejects.toThrow('catalog down');
   });
 
   it('walks a named bucket without listing, and tells when it does not exist', async () => {
-    const never = { listBucketRecords: async () => { throw new Error('listed'); } };
+    const never = {
+      listBucketRecords: async () => {
+        throw new Error('listed');
+      },
+    };
     const seen: string[] = [];
     expect(await forEachBucket(never, async (b) => void seen.push(b), { only: 'x' })).toBe(true);
     expect(seen).toEqual(['x']);
-    await expect(forEachBucket(never, async (b) => { throw gone(b); }, { only: 'nope' })).rejects.toMatchObject({ code: 'NoSuchBucket' });
+    await expect(
+      forEachBucket(
+        never,
+        async (b) => {
+          throw gone(b);
+        },
+        { only: 'nope' },
+      ),
+    ).rejects.toMatchObject({ code: 'NoSuchBucket' });
   });
 
   it('starts at the bucket the minute names and wraps', async () => {
@@ -57,10 +73,17 @@ describe('forEachBucket', () => {
       ...lister(['kept', 'deleted']),
       bucketHealth: async (bucket: string) => {
         if (bucket === 'deleted') throw gone(bucket);
-        return { redundancy: { byPolicy: { '4+2': { k: 4, m: 2, byShardsLeft: [{ shardsLeft: 6, units: 3, bytes: 300 }], belowK: { units: 0, bytes: 0 } } } }, restripe: null };
+        return {
+          redundancy: { byPolicy: { '4+2': { k: 4, m: 2, byShardsLeft: [{ shardsLeft: 6, units: 3, bytes: 300 }], belowK: { units: 0, bytes: 0 } } } },
+          restripe: null,
+        };
       },
     };
-    const settings = { policies: { wide: { name: 'wide', codec: 'rs', k: 8, m: 3, small: { mode: 'inline', threshold: 0, replicas: 3 } } }, buckets: {}, defaultPolicy: 'wide' };
+    const settings = {
+      policies: { wide: { name: 'wide', codec: 'rs', k: 8, m: 3, small: { mode: 'inline', threshold: 0, replicas: 3 } } },
+      buckets: {},
+      defaultPolicy: 'wide',
+    };
     const out = await restripeProgress(catalog as never, settings as never);
     expect(out.map((p) => [p.bucket, p.left.units])).toEqual([['kept', 3]]);
   });

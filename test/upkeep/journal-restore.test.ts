@@ -27,13 +27,24 @@ const ALL = { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: nul
 describe('a lost catalog rebuilt from its journal, then from later shard headers', () => {
   it('every version, marker, inline and multipart object and setting comes back; later writes are newest', async () => {
     const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-    const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
+      defaultPolicy: 'ec',
+    });
     const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
     const storeOver = (catalog: Catalog) => new EcStore({ catalog, units, settings: { ...engineSettings(config), minPartSize: 5000 } });
     const before = localCatalog();
     const store = storeOver(before);
     const put = async (bucket: string, key: string, body: Uint8Array) =>
-      (await store.putObject(bucket, key, stream(body), { contentLength: body.length, metadata: { user: { k: key }, contentType: 'application/x-test' }, checksum: null, conditions: {} })).versionId;
+      (
+        await store.putObject(bucket, key, stream(body), {
+          contentLength: body.length,
+          metadata: { user: { k: key }, contentType: 'application/x-test' },
+          checksum: null,
+          conditions: {},
+        })
+      ).versionId;
 
     await store.createBucket('vault', { region: 'us-east-1' });
     await put('vault', 'tiny', bytes(100, 1)); // inline
@@ -43,7 +54,11 @@ describe('a lost catalog rebuilt from its journal, then from later shard headers
     const mp = await store.createMultipartUpload('vault', 'mp', { metadata: { user: {} }, checksum: null });
     const parts = [bytes(6_000, 4), bytes(1_000, 5)];
     const etags = [];
-    for (const [i, p] of parts.entries()) etags.push({ partNumber: i + 1, etag: (await store.uploadPart('vault', 'mp', mp.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null })).etag });
+    for (const [i, p] of parts.entries())
+      etags.push({
+        partNumber: i + 1,
+        etag: (await store.uploadPart('vault', 'mp', mp.uploadId, i + 1, stream(p), { contentLength: p.length, checksum: null })).etag,
+      });
     await store.uploadPart('vault', 'mp', mp.uploadId, 3, stream(bytes(5_500, 6)), { contentLength: 5_500, checksum: null }); // left out of the completion
     await store.completeMultipartUpload('vault', 'mp', mp.uploadId, etags, { conditions: {} });
     await store.putBucketCors('vault', [{ allowedOrigins: ['https://a.example'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [] }]);
@@ -79,8 +94,13 @@ describe('a lost catalog rebuilt from its journal, then from later shard headers
       expect(r.journal!.asOf, bucket).not.toBeNull();
       expect(r.journal!.skipped, bucket).toBeUndefined();
     }
-    const read = async (bucket: string, key: string, versionId?: string) => readBytes((await again.getObject(bucket, key, { conditions: {}, ...(versionId ? { versionId } : {}) })).body);
-    expect((await again.listObjects('vault', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key)).toEqual(['big', 'mp', 'tiny']);
+    const read = async (bucket: string, key: string, versionId?: string) =>
+      readBytes((await again.getObject(bucket, key, { conditions: {}, ...(versionId ? { versionId } : {}) })).body);
+    expect((await again.listObjects('vault', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key)).toEqual([
+      'big',
+      'mp',
+      'tiny',
+    ]);
     expect(await read('vault', 'tiny')).toEqual(bytes(100, 1));
     expect(await read('vault', 'big')).toEqual(newerBig);
     expect(await read('vault', 'mp')).toEqual(new Uint8Array([...parts[0]!, ...parts[1]!]));

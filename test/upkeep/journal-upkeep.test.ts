@@ -31,7 +31,11 @@ import { readBytes } from '../support/read-bytes.ts';
 function setup(placeOn?: string[]) {
   const catalog = localCatalog({ garbageGraceMs: 0 });
   const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` })));
-  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+    defaultPolicy: 'ec',
+  });
   const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING, ...(placeOn ? { placeOn } : {}) });
   const store = new EcStore({ catalog, units, settings: engineSettings(config) });
   const policy = config.policies.ec!;
@@ -39,7 +43,12 @@ function setup(placeOn?: string[]) {
     await catalog.insertBucket(bucket, 'us-east-1');
     for (let i = 0; i < n; i++) {
       const b = new Uint8Array(10 + i).fill(i);
-      await store.putObject(bucket, `key-${i}-${'x'.repeat(120)}`, new ReadableStream({ start: (c) => (c.enqueue(b), c.close()) }), { contentLength: b.length, metadata: { user: {} }, checksum: null, conditions: {} });
+      await store.putObject(bucket, `key-${i}-${'x'.repeat(120)}`, new ReadableStream({ start: (c) => (c.enqueue(b), c.close()) }), {
+        contentLength: b.length,
+        metadata: { user: {} },
+        checksum: null,
+        conditions: {},
+      });
     }
   };
   const journal = () => flushJournal({ catalog, units, policy }, { deadline: Date.now() + 60_000 });
@@ -51,7 +60,9 @@ function setup(placeOn?: string[]) {
     const out: JournalSegment[] = [];
     for (const f of await files(instance)) {
       const size = f.units.reduce((n, u) => n + u.size, 0);
-      out.push(decodeSegment(await readBytes(await reader.open(JOURNAL_BUCKET, segmentKey(instance, f.segment), { kind: 'coded', units: f.units }, 0, size - 1))));
+      out.push(
+        decodeSegment(await readBytes(await reader.open(JOURNAL_BUCKET, segmentKey(instance, f.segment), { kind: 'coded', units: f.units }, 0, size - 1))),
+      );
     }
     return out;
   };
@@ -61,7 +72,11 @@ function setup(placeOn?: string[]) {
     const image = replayJournal(await stored(instance)).get(instance)!;
     const sql = catalog.namespace.instance(`bucket:${instance}`).storage.sql;
     for (const [t, pk] of Object.entries(JOURNALED)) {
-      const rows = sql.exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`).toArray().filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name))).map((r) => JSON.stringify(r));
+      const rows = sql
+        .exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`)
+        .toArray()
+        .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name)))
+        .map((r) => JSON.stringify(r));
       expect(new Set([...(image.tables.get(t)?.values() ?? [])].map((r) => JSON.stringify(r))), t).toEqual(new Set(rows));
     }
   };
@@ -128,7 +143,11 @@ describe("the journal's upkeep", () => {
     const leaving = [{ id: 'mem-5', state: 'draining' }];
     expect((await drainProgress(before.catalog, leaving))[0]!.journalShards).toBeGreaterThan(0);
     // (5 placeable backends cannot take a 4+2 unit: each segment goes at 3+2 there — narrower than the policy until mem-5 is replaced.)
-    const policy = parseConfig({ backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 3, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec!;
+    const policy = parseConfig({
+      backends: before.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 3, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    }).policies.ec!;
     const r = await journalUpkeep({ catalog: before.catalog, units: draining, policy }, { mode: 'heads', maxCalls: 10_000 });
     expect(r.moved + r.restriped).toBeGreaterThan(0);
     expect(r.failed).toEqual([]);
@@ -150,8 +169,20 @@ describe("the journal's upkeep", () => {
       const meter = new IsolateMeter();
       const record = new MemoryOpsRecord();
       const ops = new OpsService({
-        config: { backends: s.backends.map((b) => ({ id: b.id, domain: b.domain, ...(state[b.id] ? { state: state[b.id] } : {}) })), policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } }, defaultPolicy: 'ec', coder: { kernel: 'scalar', crc32: 'js' }, scrubMode: 'heads', deployment: { mode: 'local', warnings: [] } },
-        catalog: s.catalog, backends: s.backends, meter, record, flusher: new OpsFlusher(meter, (d) => record.record(d), 5000), probeEveryMs: 30_000,
+        config: {
+          backends: s.backends.map((b) => ({ id: b.id, domain: b.domain, ...(state[b.id] ? { state: state[b.id] } : {}) })),
+          policies: { ec: { codec: 'rs', k: 4, m: 2, writeQuorum: 5 } },
+          defaultPolicy: 'ec',
+          coder: { kernel: 'scalar', crc32: 'js' },
+          scrubMode: 'heads',
+          deployment: { mode: 'local', warnings: [] },
+        },
+        catalog: s.catalog,
+        backends: s.backends,
+        meter,
+        record,
+        flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+        probeEveryMs: 30_000,
       });
       return (await ops.status({ signed: false, hours: 1, probe: false })).doc;
     };
@@ -163,7 +194,13 @@ describe("the journal's upkeep", () => {
     const [file] = await s.files('a');
     const unit = file!.units.find((u) => u.codec !== 'replica') ?? file!.units[0]!;
     const lose = [0, 1].slice(0, unit.m);
-    await s.catalog.journalReplaceUnits('a', file!.segment, file!.units.map((u) => u.unitId), file!.units.map((u) => (u === unit ? { ...u, missing: lose } : u)), new Date());
+    await s.catalog.journalReplaceUnits(
+      'a',
+      file!.segment,
+      file!.units.map((u) => u.unitId),
+      file!.units.map((u) => (u === unit ? { ...u, missing: lose } : u)),
+      new Date(),
+    );
     doc = await statusOf({ 'mem-5': 'draining' });
     expect(doc.data.journal.atRisk).toBe(1);
     expect(doc.data.journal.shardsOnLeavingBackends).toBeGreaterThan(0);
@@ -175,9 +212,25 @@ describe("the journal's upkeep", () => {
   });
 
   it('counts units at exactly k and below k from the shards recorded missing', () => {
-    const unit = (k: number, m: number, missing: number[]): CodedUnit => ({ unitId: `u${k}${m}${missing.join('')}`, codec: 'rs-cauchy-gf8', size: 1, k, m, blockSize: 1, placement: Array.from({ length: k + m }, (_, i) => `b${i}`), headerLens: [], shardDigests: [], missing, md5: '', checksum: null });
+    const unit = (k: number, m: number, missing: number[]): CodedUnit => ({
+      unitId: `u${k}${m}${missing.join('')}`,
+      codec: 'rs-cauchy-gf8',
+      size: 1,
+      k,
+      m,
+      blockSize: 1,
+      placement: Array.from({ length: k + m }, (_, i) => `b${i}`),
+      headerLens: [],
+      shardDigests: [],
+      missing,
+      md5: '',
+      checksum: null,
+    });
     expect(journalRedundancy([unit(4, 2, []), unit(4, 2, [0, 5]), unit(4, 2, [0, 1, 2]), unit(2, 2, [1])])).toEqual({
-      units: 4, atRisk: 1, lost: 1, byCode: { '4+2': 3, '2+2': 1 },
+      units: 4,
+      atRisk: 1,
+      lost: 1,
+      byCode: { '4+2': 3, '2+2': 1 },
       shardsByBackend: { b0: 2, b1: 2, b2: 3, b3: 4, b4: 3, b5: 2 },
       placements: [
         { k: 4, m: 2, on: ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'], units: 1 },

@@ -23,13 +23,22 @@ import { readBytes } from '../support/read-bytes.ts';
 function setup() {
   const catalog = localCatalog();
   const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` })));
-  const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 65536 } }, defaultPolicy: 'ec' });
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 65536 } },
+    defaultPolicy: 'ec',
+  });
   const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
   const store = new EcStore({ catalog, units, settings: engineSettings(config) });
   const policy = config.policies.ec!;
   const put = (bucket: string, key: string, n: number) => {
     const b = new Uint8Array(n).fill(n & 0xff);
-    return store.putObject(bucket, key, new ReadableStream({ start: (c) => (c.enqueue(b), c.close()) }), { contentLength: n, metadata: { user: {}, contentType: 'application/x-test' }, checksum: null, conditions: {} } as never);
+    return store.putObject(bucket, key, new ReadableStream({ start: (c) => (c.enqueue(b), c.close()) }), {
+      contentLength: n,
+      metadata: { user: {}, contentType: 'application/x-test' },
+      checksum: null,
+      conditions: {},
+    } as never);
   };
   const run = (maxCalls?: number) => flushJournal({ catalog, units, policy }, { deadline: Date.now() + 60_000, maxCalls });
   /** Every stored segment, read back from the backends through the unit store (as a rescue reads it). */
@@ -49,8 +58,18 @@ function setup() {
   };
   const tables = (instance: string) => {
     const sql = catalog.namespace.instance(instance === BUCKET_LIST_INSTANCE ? instance : `bucket:${instance}`).storage.sql;
-    return Object.fromEntries(Object.entries(JOURNALED).map(([t, pk]) => [t, new Set(sql.exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`).toArray()
-      .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name))).map((r) => JSON.stringify(r)))]));
+    return Object.fromEntries(
+      Object.entries(JOURNALED).map(([t, pk]) => [
+        t,
+        new Set(
+          sql
+            .exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`)
+            .toArray()
+            .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name)))
+            .map((r) => JSON.stringify(r)),
+        ),
+      ]),
+    );
   };
   const replayed = (segments: JournalSegment[], instance: string) => {
     const image = replayJournal(segments).get(instance)!;
@@ -115,7 +134,10 @@ describe('the journal writer', () => {
     expect(run.failed).toEqual([]);
     expect((await s.catalog.journalStatus('a'))!.pending).toBe(0);
     const sql = s.catalog.namespace.instance('bucket:a').storage.sql;
-    const units = sql.exec<{ units: string }>('SELECT units FROM journal_files').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
+    const units = sql
+      .exec<{ units: string }>('SELECT units FROM journal_files')
+      .toArray()
+      .flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
     const large = units.filter((u) => u.codec !== 'replica');
     expect(large.length).toBeGreaterThan(0); // the segment is larger than the small-object threshold
     for (const u of large) {
@@ -126,8 +148,12 @@ describe('the journal writer', () => {
     expect(s.replayed(await s.storedSegments(), 'a')).toEqual(s.tables('a'));
   });
 
-  it('the narrower code: as wide as the backends answering allow, the policy\'s parity where it fits, never below one parity shard', () => {
-    const policy = parseConfig({ backends: Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, kind: 'memory', domain: `z${i}` })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' }).policies.ec!;
+  it("the narrower code: as wide as the backends answering allow, the policy's parity where it fits, never below one parity shard", () => {
+    const policy = parseConfig({
+      backends: Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, kind: 'memory', domain: `z${i}` })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    }).policies.ec!;
     const code = (reachable: number) => {
       const c = narrowerCode(policy, reachable);
       return c && `${c.k}+${c.m} q${c.writeQuorum} r${c.small.replicas}`;

@@ -30,7 +30,10 @@ const expireAll: LifecycleRule[] = [{ id: 'all', status: 'Enabled', filter: {}, 
 
 describe('lifecycle job', () => {
   it('walks a bucket in bounded slices, never cutting a key, and records each pass', async () => {
-    const { catalog, store, write } = await setup([{ id: 'nc', status: 'Enabled', filter: { prefix: 'k' }, noncurrentVersionExpiration: { noncurrentDays: 1 } }], true);
+    const { catalog, store, write } = await setup(
+      [{ id: 'nc', status: 'Enabled', filter: { prefix: 'k' }, noncurrentVersionExpiration: { noncurrentDays: 1 } }],
+      true,
+    );
     for (const key of ['k1', 'k2', 'k3']) for (let i = 0; i < 3; i++) await write('b', key);
     await write('untouched', 'k1');
     const runs = [];
@@ -43,7 +46,10 @@ describe('lifecycle job', () => {
     expect(runs.map((r) => r.examined)).toEqual([3, 3, 3]); // the third slice sees no key after its own: the pass completes
     expect(runs.reduce((n, r) => n + r.noncurrentDeleted, 0)).toBe(6);
     expect(runs.every((r) => r.buckets === 1)).toBe(true); // 'untouched' has no rules
-    for (const key of ['k1', 'k2', 'k3']) expect((await store.listObjectVersions('b', { prefix: key, delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 100 })).versions).toHaveLength(1);
+    for (const key of ['k1', 'k2', 'k3'])
+      expect(
+        (await store.listObjectVersions('b', { prefix: key, delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 100 })).versions,
+      ).toHaveLength(1);
     const { progress } = await catalog.getLifecycleRun('b');
     expect(progress).toMatchObject({ cursor: null, passes: 1, last: { examined: 9, noncurrentDeleted: 6, failed: 0 }, current: { examined: 0 } });
     expect(progress!.lastPassCompletedAt).toBeGreaterThanOrEqual(progress!.lastPassStartedAt!);

@@ -53,14 +53,21 @@ async function setup(rules: LifecycleRule[], versioned = false) {
   const deps = { catalog, units, settings, graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] };
   /** One lifecycle run at `days` lifecycle days from now, with a fresh transition budget. */
   const run = (days: number, budget: Partial<TransitionBudget> = {}) => {
-    const lc: LifecycleStore = { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition: new Transitioner(deps, { maxVersions: 100, maxRequests: 10_000, deadline: Date.now() + 60_000, ...budget }).transition };
+    const lc: LifecycleStore = {
+      deleteObject: store.deleteObject,
+      abortMultipartUpload: store.abortMultipartUpload,
+      transition: new Transitioner(deps, { maxVersions: 100, maxRequests: 10_000, deadline: Date.now() + 60_000, ...budget }).transition,
+    };
     return lifecycleBatch(catalog, lc, { dayMs: DAY, now: () => Date.now() + days * DAY });
   };
   const geometry = async (key: string, versionId?: string) => {
     const found = await catalog.getVersion('bkt', key, versionId ?? null);
     if (found.kind !== 'object') throw new Error(`${key}: ${found.kind}`);
     const m = found.manifest;
-    return { cls: m.metadata.storageClass ?? 'STANDARD', shape: m.storage.kind === 'coded' ? [...new Set(m.storage.units.map((u) => `${u.k}+${u.m}`))].join() : 'inline' };
+    return {
+      cls: m.metadata.storageClass ?? 'STANDARD',
+      shape: m.storage.kind === 'coded' ? [...new Set(m.storage.units.map((u) => `${u.k}+${u.m}`))].join() : 'inline',
+    };
   };
   const blobs = async () => {
     let n = 0;
@@ -72,15 +79,36 @@ async function setup(rules: LifecycleRule[], versioned = false) {
 
 describe('lifecycle transitions', () => {
   it('moves current versions to each class when due, byte-identical, and collects the old shards', async () => {
-    const s = await setup([{ id: 'tiers', status: 'Enabled', filter: { prefix: 'cold/' }, transitions: [{ days: 1, storageClass: 'STANDARD_IA' }, { days: 3, storageClass: 'GLACIER' }] }]);
-    const a = randomBytes(prng(1), 30_000), b = randomBytes(prng(2), 9000);
+    const s = await setup([
+      {
+        id: 'tiers',
+        status: 'Enabled',
+        filter: { prefix: 'cold/' },
+        transitions: [
+          { days: 1, storageClass: 'STANDARD_IA' },
+          { days: 3, storageClass: 'GLACIER' },
+        ],
+      },
+    ]);
+    const a = randomBytes(prng(1), 30_000),
+      b = randomBytes(prng(2), 9000);
     await s.store.putObject('bkt', 'cold/a', body(a), put(a.length));
     await s.store.putObject('bkt', 'hot/b', body(b), put(b.length));
     const upload = await s.store.createMultipartUpload('bkt', 'cold/mp', { metadata: { user: {} }, checksum: null });
-    const p1 = randomBytes(prng(3), 6000), p2 = randomBytes(prng(4), 5000);
+    const p1 = randomBytes(prng(3), 6000),
+      p2 = randomBytes(prng(4), 5000);
     const e1 = await s.store.uploadPart('bkt', 'cold/mp', upload.uploadId, 1, body(p1), { contentLength: p1.length, checksum: null });
     const e2 = await s.store.uploadPart('bkt', 'cold/mp', upload.uploadId, 2, body(p2), { contentLength: p2.length, checksum: null });
-    await s.store.completeMultipartUpload('bkt', 'cold/mp', upload.uploadId, [{ partNumber: 1, etag: e1.etag }, { partNumber: 2, etag: e2.etag }], { conditions: {} });
+    await s.store.completeMultipartUpload(
+      'bkt',
+      'cold/mp',
+      upload.uploadId,
+      [
+        { partNumber: 1, etag: e1.etag },
+        { partNumber: 2, etag: e2.etag },
+      ],
+      { conditions: {} },
+    );
     const before = await s.store.headObject('bkt', 'cold/a', { conditions: {} });
 
     expect(await s.run(0.5)).toMatchObject({ transitioned: 0 }); // not due yet
@@ -91,11 +119,19 @@ describe('lifecycle transitions', () => {
     expect(await s.geometry('hot/b')).toEqual({ cls: 'STANDARD', shape: '4+2' });
     const after = await s.store.getObject('bkt', 'cold/a', { conditions: {} });
     expect(await readBytes(after.body)).toEqual(a);
-    expect({ etag: after.etag, lastModified: after.lastModified, cls: after.metadata.storageClass }).toEqual({ etag: before.etag, lastModified: before.lastModified, cls: 'STANDARD_IA' });
+    expect({ etag: after.etag, lastModified: after.lastModified, cls: after.metadata.storageClass }).toEqual({
+      etag: before.etag,
+      lastModified: before.lastModified,
+      cls: 'STANDARD_IA',
+    });
     expect(await readBytes((await s.store.getObject('bkt', 'cold/mp', { conditions: {}, partNumber: 2 })).body)).toEqual(p2);
     // Listed with its class.
     const listed = await s.store.listObjects('bkt', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 });
-    expect(listed.objects.map((o) => [o.key, o.storageClass ?? 'STANDARD'])).toEqual([['cold/a', 'STANDARD_IA'], ['cold/mp', 'STANDARD_IA'], ['hot/b', 'STANDARD']]);
+    expect(listed.objects.map((o) => [o.key, o.storageClass ?? 'STANDARD'])).toEqual([
+      ['cold/a', 'STANDARD_IA'],
+      ['cold/mp', 'STANDARD_IA'],
+      ['hot/b', 'STANDARD'],
+    ]);
     // A second run at the same time has nothing to do.
     expect(await s.run(2)).toMatchObject({ transitioned: 0 });
 
@@ -114,7 +150,17 @@ describe('lifecycle transitions', () => {
   });
 
   it('moves noncurrent versions NoncurrentDays after they became noncurrent, keeping the NewerNoncurrentVersions newest', async () => {
-    const s = await setup([{ id: 'nc', status: 'Enabled', filter: {}, noncurrentVersionTransitions: [{ noncurrentDays: 1, newerNoncurrentVersions: 1, storageClass: 'STANDARD_IA' }] }], true);
+    const s = await setup(
+      [
+        {
+          id: 'nc',
+          status: 'Enabled',
+          filter: {},
+          noncurrentVersionTransitions: [{ noncurrentDays: 1, newerNoncurrentVersions: 1, storageClass: 'STANDARD_IA' }],
+        },
+      ],
+      true,
+    );
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const v = randomBytes(prng(10 + i), 8000);
@@ -143,7 +189,8 @@ describe('lifecycle transitions', () => {
 
   it('an SSE-C version is blocked and stays as it was; the re-stripe leaves moved versions in their class', async () => {
     const s = await setup([{ id: 'all', status: 'Enabled', filter: {}, transitions: [{ days: 1, storageClass: 'STANDARD_IA' }] }]);
-    const secret = randomBytes(prng(20), 9000), open = randomBytes(prng(21), 9000);
+    const secret = randomBytes(prng(20), 9000),
+      open = randomBytes(prng(21), 9000);
     await s.store.putObject('bkt', 'secret', body(secret), put(secret.length, { sse: SSE_C }));
     await s.store.putObject('bkt', 'open', body(open), put(open.length));
     expect(await s.run(2)).toMatchObject({ transitioned: 1, transitionsBlocked: 1, failed: 0 });
@@ -163,7 +210,9 @@ describe('versions written by the release before storage classes (test/fixtures/
     const { catalog, backends, units } = await openCatalogFixture(FIXTURE, ['__buckets__', 'bucket:vault'], POLICY);
     const config = parseConfig({
       backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-      policies: { ec: POLICY, narrow: { k: 2, m: 1, blockSize: 4096 } }, defaultPolicy: 'ec', storageClasses: { STANDARD_IA: 'narrow' },
+      policies: { ec: POLICY, narrow: { k: 2, m: 1, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+      storageClasses: { STANDARD_IA: 'narrow' },
     });
     const settings = engineSettings(config);
     const store = new EcStore({ catalog, units, settings });
@@ -171,9 +220,15 @@ describe('versions written by the release before storage classes (test/fixtures/
     expect(listed.objects.length).toBeGreaterThan(0);
     expect(listed.objects.every((o) => o.storageClass === undefined)).toBe(true);
     expect((await store.headObject('vault', 'plain', { conditions: {} })).metadata.storageClass).toBeUndefined();
-    await store.putBucketLifecycle('vault', [{ id: 'ia', status: 'Enabled', filter: { prefix: 'plain' }, transitions: [{ days: 0, storageClass: 'STANDARD_IA' }] }]);
+    await store.putBucketLifecycle('vault', [
+      { id: 'ia', status: 'Enabled', filter: { prefix: 'plain' }, transitions: [{ days: 0, storageClass: 'STANDARD_IA' }] },
+    ]);
     const deps = { catalog, units, settings, graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] };
-    const lc: LifecycleStore = { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition: new Transitioner(deps, { maxVersions: 10, maxRequests: 1000, deadline: Date.now() + 60_000 }).transition };
+    const lc: LifecycleStore = {
+      deleteObject: store.deleteObject,
+      abortMultipartUpload: store.abortMultipartUpload,
+      transition: new Transitioner(deps, { maxVersions: 10, maxRequests: 1000, deadline: Date.now() + 60_000 }).transition,
+    };
     expect(await lifecycleBatch(catalog, lc, { dayMs: DAY, now: () => Date.now() + DAY })).toMatchObject({ transitioned: 1, failed: 0 });
     const m = await catalog.getManifest('vault', 'plain');
     expect(m!.metadata.storageClass).toBe('STANDARD_IA');

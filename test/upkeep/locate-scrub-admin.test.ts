@@ -28,17 +28,33 @@ async function setup() {
   const faulty = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `d${i}` })));
   const config = parseConfig({
     backends: faulty.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 100 } } }, defaultPolicy: 'ec', credentials: [KEY],
+    policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 100 } } },
+    defaultPolicy: 'ec',
+    credentials: [KEY],
   });
   const catalog = localCatalog();
   const store = new EcStore({ catalog, units: new UnitStore(faulty), settings: engineSettings(config) });
   await store.createBucket('photos', { region: 'us-east-1' });
-  const put = (key: string, size: number) => store.putObject('photos', key, new Blob([new Uint8Array(size).fill(7)]).stream(), { contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
+  const put = (key: string, size: number) =>
+    store.putObject('photos', key, new Blob([new Uint8Array(size).fill(7)]).stream(), {
+      contentLength: size,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
   for (const key of ['2024/a', '2024/b', '2024/c', '2025/a', '2025/b']) await put(key, 9000);
   await put('tiny', 10); // inline
   const queued: RepairTask[] = [];
   const authenticate = makeAuthenticate(config, {});
-  const admin = createAdmin({ authenticate, catalog, backends: faulty, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: (t) => void queued.push(t), repair: async () => {} });
+  const admin = createAdmin({
+    authenticate,
+    catalog,
+    backends: faulty,
+    region: 'us-east-1',
+    scrub: { mode: 'heads', unitsPerRun: 10 },
+    enqueueRepair: (t) => void queued.push(t),
+    repair: async () => {},
+  });
   const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
   const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
   const post = async (path: string) => {

@@ -15,7 +15,15 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
 import { drainProgress } from '../../worker/upkeep/drain-progress.ts';
-import { CHAIN_STALE_MS, MOVES_PER_LINK, runMoveLink, startMoveChains, type ChainDeps, type LinkOutcome, type MoveLink } from '../../worker/upkeep/move-chain.ts';
+import {
+  CHAIN_STALE_MS,
+  MOVES_PER_LINK,
+  runMoveLink,
+  startMoveChains,
+  type ChainDeps,
+  type LinkOutcome,
+  type MoveLink,
+} from '../../worker/upkeep/move-chain.ts';
 import { restripeBatch } from '../../worker/upkeep/restripe.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
@@ -25,17 +33,23 @@ const OBJECTS = 200;
 /** Seven backends, every object written while all were active; then m3 drains. */
 async function setup() {
   const backends = Array.from({ length: 7 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` })));
-  const configOf = (draining: boolean) => parseConfig({
-    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, ...(draining && b.id === 'm3' ? { state: 'draining' } : {}) })),
-    policies: { main: { k: 4, m: 2, blockSize: 4096, small: { threshold: 0 } } },
-    defaultPolicy: 'main',
-  });
+  const configOf = (draining: boolean) =>
+    parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, ...(draining && b.id === 'm3' ? { state: 'draining' } : {}) })),
+      policies: { main: { k: 4, m: 2, blockSize: 4096, small: { threshold: 0 } } },
+      defaultPolicy: 'main',
+    });
   const catalog = localCatalog({ garbageGraceMs: 1000 });
   const writer = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING }), settings: engineSettings(configOf(false)) });
   await writer.createBucket('b', { region: 'us-east-1' });
   for (let i = 0; i < OBJECTS; i++) {
     const bytes = new Uint8Array(3000 + i).fill(i);
-    await writer.putObject('b', `k${i}`, new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), { contentLength: bytes.length, metadata: { user: {} }, checksum: null, conditions: {} });
+    await writer.putObject('b', `k${i}`, new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), {
+      contentLength: bytes.length,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
   }
   const config = configOf(true);
   const fleet: FleetBackend[] = config.backends.map((b) => ({ id: b.id, domain: b.domain, state: b.state }));
@@ -47,7 +61,11 @@ async function setup() {
     catalog,
     send: async (link) => void queue.push(link),
     drain: (o) => drainBatch({ catalog, backends: byId, graceMs: 1000, fleet }, { ...o, deadline: Date.now() + 60_000 }),
-    restripe: (o) => restripeBatch({ catalog, units, settings: engineSettings(config), graceMs: 1000, writeReservationSeconds: 60, fleet }, { ...o, deadline: Date.now() + 60_000 }),
+    restripe: (o) =>
+      restripeBatch(
+        { catalog, units, settings: engineSettings(config), graceMs: 1000, writeReservationSeconds: 60, fleet },
+        { ...o, deadline: Date.now() + 60_000 },
+      ),
     newId: () => `chain-${++ids}`,
   };
   const left = async () => (await drainProgress(catalog, [{ id: 'm3', state: 'draining' }]))[0]!.left.shards;
@@ -81,7 +99,7 @@ describe('the mover as a chain of queue links', () => {
     expect(await s.catalog.claimMoveChain('b', 'another', Date.now(), CHAIN_STALE_MS)).toBe(true);
   });
 
-  it('links delivered in one batch split one link\'s budget (one invocation\'s subrequests)', async () => {
+  it("links delivered in one batch split one link's budget (one invocation's subrequests)", async () => {
     const s = await setup();
     const before = await s.left();
     await startMoveChains(['b'], s.deps);
@@ -109,7 +127,9 @@ describe('the mover as a chain of queue links', () => {
     let clock = Date.now();
     let competitor: boolean | undefined;
     const deps: ChainDeps = {
-      ...s.deps, now: () => clock, renewEveryMs: 10,
+      ...s.deps,
+      now: () => clock,
+      renewEveryMs: 10,
       drain: async (o) => {
         // The batch outlasts a claim's life twice over; renewal ticks run between the jumps.
         for (let i = 0; i < 2; i++) {

@@ -35,7 +35,9 @@ describe('repair backs off per backend', () => {
   it('ten minutes of b2 down: one canary at a time reaches it, not every unit at every retry; back up: all go at once', async () => {
     const { catalog, repairs, waitingForB2 } = await worklist();
     let now = 1_000_000;
-    let againstB2 = 0, repairedElsewhere = 0, firstBatch = 0;
+    let againstB2 = 0,
+      repairedElsewhere = 0,
+      firstBatch = 0;
     for (let tick = 0, end = now + 10 * 60_000; now < end; now += 1000, tick++) {
       // Damage elsewhere keeps coming and keeps being repaired (b0 answers): every 10 s a unit.
       if (tick % 10 === 5) await catalog.commitManifest('b', `late/${tick}`, manifest('b', `late/${tick}`, [{ ...unit(), missing: [0] }]), {});
@@ -65,7 +67,12 @@ describe('repair backs off per backend', () => {
     // b2 answers again (the router reports a backend back): its backoff ends, every unit is due now.
     await catalog.repairSoon('b', true, 'b2');
     expect(repairs.backoffs().has('b2')).toBe(false);
-    expect(repairs.takeDue(now).map((u) => u.unitId).sort()).toEqual([...waitingForB2].sort());
+    expect(
+      repairs
+        .takeDue(now)
+        .map((u) => u.unitId)
+        .sort(),
+    ).toEqual([...waitingForB2].sort());
   });
 
   it('a repair that wrote to a backed-off backend ends its backoff too', async () => {
@@ -81,7 +88,13 @@ describe('repair backs off per backend', () => {
     const { catalog, repairs, waitingForB2 } = await worklist();
     const [first] = [...waitingForB2];
     const body = { bucket: 'b', key: 'down/0', unitId: first!, shards: [2], reason: { kind: 'worklist' as const } };
-    await consumeRepairs([{ body, ack: () => {} }], { catalog, repair: async () => { throw new RepairBlockedError('shard 2 on b2: backend unreachable', ['b2']); }, log: () => {} });
+    await consumeRepairs([{ body, ack: () => {} }], {
+      catalog,
+      repair: async () => {
+        throw new RepairBlockedError('shard 2 on b2: backend unreachable', ['b2']);
+      },
+      log: () => {},
+    });
     expect(repairs.backoffs().get('b2')).toMatchObject({ failures: 1 });
   });
 });

@@ -26,13 +26,23 @@ const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) =>
 describe('repair and backend retention', () => {
   it("a rebuilt shard of a COMPLIANCE-locked version is retained until the version's date; an unlocked one is not", async () => {
     const backends = Array.from({ length: 6 }, (_, i) => new RetainingBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-    const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    });
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     await store.createBucket('vault', { region: 'us-east-1', objectLock: true });
     const retainUntil = new Date(Date.now() + 86_400_000).toISOString();
     const body = new Uint8Array(20_000).fill(7);
-    const put = (key: string, objectLock?: object) => store.putObject('vault', key, stream(body), { contentLength: body.length, metadata: { user: {}, ...(objectLock ? { objectLock } : {}) }, checksum: null, conditions: {} } as never);
+    const put = (key: string, objectLock?: object) =>
+      store.putObject('vault', key, stream(body), {
+        contentLength: body.length,
+        metadata: { user: {}, ...(objectLock ? { objectLock } : {}) },
+        checksum: null,
+        conditions: {},
+      } as never);
     await put('locked', { mode: 'COMPLIANCE', retainUntil });
     await put('plain');
     for (const key of ['locked', 'plain']) {
@@ -44,7 +54,10 @@ describe('repair and backend retention', () => {
       // The shard is lost (the backend wiped: retention does not survive that), then rebuilt.
       await backend.delete(sk);
       backend.retained.clear();
-      await runRepair({ bucket: 'vault', key, unitId: unit.unitId, shards: [1], reason: { kind: 'missing', by: 'scrub' } } as never, { catalog, backends: new Map(backends.map((b) => [b.id, b])) });
+      await runRepair({ bucket: 'vault', key, unitId: unit.unitId, shards: [1], reason: { kind: 'missing', by: 'scrub' } } as never, {
+        catalog,
+        backends: new Map(backends.map((b) => [b.id, b])),
+      });
       expect(await backend.head(sk), `${key}: shard rebuilt`).not.toBeNull();
       if (key === 'locked') expect(backend.retained.get(sk)?.toISOString()).toBe(retainUntil);
       else expect(backend.retained.size).toBe(0);

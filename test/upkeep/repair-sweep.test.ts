@@ -45,7 +45,13 @@ describe('repair by bucket and prefix', () => {
 
   it('a failed repair stays listed and is counted as remaining', async () => {
     const catalog = await degradedBucket();
-    const r = await repairDegraded(catalog, async () => { throw new Error('backend b1 is down'); }, { bucket: 'b', prefix: 'log', limit: 3 });
+    const r = await repairDegraded(
+      catalog,
+      async () => {
+        throw new Error('backend b1 is down');
+      },
+      { bucket: 'b', prefix: 'log', limit: 3 },
+    );
     expect(r).toMatchObject({ attempted: 3, repaired: 0, remaining: 133 });
     expect(r.failed.map((f) => f.key)).toEqual(['log', 'logs', 'logs/000']);
     const list = await listWorklist(catalog, { bucket: 'b', prefix: 'log', limit: 1000, stuckOnly: false });
@@ -58,7 +64,8 @@ describe('repair by bucket and prefix', () => {
     const list = await listWorklist(catalog, { prefix: 'logs/', limit: 1000, stuckOnly: false });
     expect(list.truncated).toBe(false);
     expect(list.units.map((u) => `${u.bucket}/${u.key}`)).toEqual([
-      ...Array.from({ length: 130 }, (_, i) => `b/logs/${String(i).padStart(3, '0')}`), 'other/logs/x',
+      ...Array.from({ length: 130 }, (_, i) => `b/logs/${String(i).padStart(3, '0')}`),
+      'other/logs/x',
     ]);
     expect((await listWorklist(catalog, { bucket: 'b', prefix: 'logs/', limit: 10, stuckOnly: false })).truncated).toBe(true);
     expect((await listWorklist(catalog, { bucket: 'b', limit: 1000, stuckOnly: false })).units.length).toBe(135);

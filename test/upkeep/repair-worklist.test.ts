@@ -14,7 +14,8 @@ const task = (key: string, unitId: string): RepairTask => ({ bucket: 'b', key, u
 async function degradedCatalog() {
   const catalog = localCatalog();
   await catalog.insertBucket('b', 'auto');
-  const u1 = { ...unit(), missing: [1] }, u2 = { ...unit(), missing: [2] };
+  const u1 = { ...unit(), missing: [1] },
+    u2 = { ...unit(), missing: [2] };
   await catalog.commitManifest('b', 'one', manifest('b', 'one', [u1]), {});
   await catalog.commitManifest('b', 'two', manifest('b', 'two', [u2]), {});
   return { catalog, u1, u2 };
@@ -46,7 +47,13 @@ describe('consumeRepairs', () => {
     catalog.repairFailed = async () => {
       throw new Error('catalog unreachable');
     };
-    await consumeRepairs([{ body: task('one', u1.unitId), ack: () => void acked++ }], { catalog, repair: async () => { throw new Error('down'); }, log: (l) => void logs.push(l) });
+    await consumeRepairs([{ body: task('one', u1.unitId), ack: () => void acked++ }], {
+      catalog,
+      repair: async () => {
+        throw new Error('down');
+      },
+      log: (l) => void logs.push(l),
+    });
     expect(acked).toBe(1);
     expect(logs).toEqual([expect.objectContaining({ event: 'could not record a failed repair', error: 'catalog unreachable' })]);
   });

@@ -25,25 +25,38 @@ const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
 describe('admin restripe, restripe-status', () => {
   it('reports what is left, rewrites on request, and ends done', async () => {
     const backends = Array.from({ length: 11 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `d${i}` }));
-    const configOf = (policy: string) => parseConfig({
-      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-      policies: { old: { k: 4, m: 2, blockSize: 65536 }, wide: { k: 8, m: 3, blockSize: 65536 } },
-      defaultPolicy: 'old',
-      buckets: { photos: policy },
-      credentials: [KEY],
-    });
+    const configOf = (policy: string) =>
+      parseConfig({
+        backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+        policies: { old: { k: 4, m: 2, blockSize: 65536 }, wide: { k: 8, m: 3, blockSize: 65536 } },
+        defaultPolicy: 'old',
+        buckets: { photos: policy },
+        credentials: [KEY],
+      });
     const catalog = localCatalog({ garbageGraceMs: 0 });
     const units = new UnitStore(backends);
     const writer = new EcStore({ catalog, units, settings: engineSettings(configOf('old')) });
     await writer.createBucket('photos', { region: 'us-east-1' });
-    for (let i = 0; i < 12; i++) await writer.putObject('photos', `p${i}`, new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(70_000).fill(i)), c.close()) }), { contentLength: 70_000, metadata: { user: {} }, checksum: null, conditions: {} });
+    for (let i = 0; i < 12; i++)
+      await writer.putObject('photos', `p${i}`, new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(70_000).fill(i)), c.close()) }), {
+        contentLength: 70_000,
+        metadata: { user: {} },
+        checksum: null,
+        conditions: {},
+      });
 
     const config = configOf('wide');
     const settings = engineSettings(config);
     const store = new EcStore({ catalog, units, settings });
     const authenticate = makeAuthenticate(config, {});
     const admin = createAdmin({
-      authenticate, catalog, backends, region: 'us-east-1', scrub: { mode: 'heads', unitsPerRun: 10 }, enqueueRepair: () => {}, repair: async () => {},
+      authenticate,
+      catalog,
+      backends,
+      region: 'us-east-1',
+      scrub: { mode: 'heads', unitsPerRun: 10 },
+      enqueueRepair: () => {},
+      repair: async () => {},
       restripe: {
         run: (o) => restripeBatch({ catalog, units, settings, graceMs: 0, writeReservationSeconds: 3600, fleet: [] }, { ...o, deadline: Date.now() + 30_000 }),
         progress: () => restripeProgress(catalog, settings),

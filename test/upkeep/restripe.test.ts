@@ -38,16 +38,25 @@ const SSE_C: SseRequest = { kind: 'c', key: customerKey, keyMD5: toBase64(create
 
 function setup(policyOfB: string = 'old') {
   const backends = Array.from({ length: 12 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` })));
-  const configOf = (policy: string) => parseConfig({
-    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { old: { k: 4, m: 2, blockSize: 4096 }, wide: { k: 8, m: 3, blockSize: 4096 }, triple: { codec: 'replicate', replicas: 3, blockSize: 4096 } },
-    defaultPolicy: policy,
-  });
+  const configOf = (policy: string) =>
+    parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { old: { k: 4, m: 2, blockSize: 4096 }, wide: { k: 8, m: 3, blockSize: 4096 }, triple: { codec: 'replicate', replicas: 3, blockSize: 4096 } },
+      defaultPolicy: policy,
+    });
   const catalog = localCatalog({ garbageGraceMs: GRACE });
   const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
   const byId = new Map<string, Backend>(backends.map((b) => [b.id, b]));
   const storeOf = (policy: string) => new EcStore({ catalog, units, settings: { ...engineSettings(configOf(policy)), minPartSize: 5000 } });
-  const depsOf = (policy: string, extra: object = {}) => ({ catalog, units, settings: engineSettings(configOf(policy)), graceMs: GRACE, writeReservationSeconds: 3600, fleet: [], ...extra });
+  const depsOf = (policy: string, extra: object = {}) => ({
+    catalog,
+    units,
+    settings: engineSettings(configOf(policy)),
+    graceMs: GRACE,
+    writeReservationSeconds: 3600,
+    fleet: [],
+    ...extra,
+  });
   return { backends, catalog, units, byId, storeOf, depsOf, store: storeOf(policyOfB) };
 }
 
@@ -55,13 +64,13 @@ type S = ReturnType<typeof setup>;
 
 async function blobCount(s: S): Promise<number> {
   let n = 0;
-  for (const b of s.backends) n += (await b.inner.list("")).entries.length;
+  for (const b of s.backends) n += (await b.inner.list('')).entries.length;
   return n;
 }
 
 async function geometries(s: S, bucket: string): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  for (let after: string | null = null; ;) {
+  for (let after: string | null = null; ; ) {
     const page = await s.catalog.listUnits(bucket, after, 500);
     if (!page.length) return out;
     for (const r of page) out.set(`${r.key}@${r.versionId}`, [...(out.get(`${r.key}@${r.versionId}`) ?? []), `${r.unit.k}+${r.unit.m}`]);
@@ -76,10 +85,20 @@ async function runUntilDone(s: S, policy: string, options: { maxVersions: number
     reports.push(r);
     if (!r.stopped && (await restripeProgress(s.catalog, s.depsOf(policy).settings)).every((p) => p.done)) return reports;
   }
-  throw new Error(`the re-stripe did not finish in 50 runs: ${JSON.stringify(reports.slice(-2))} ${JSON.stringify(await restripeProgress(s.catalog, s.depsOf(policy).settings))}`);
+  throw new Error(
+    `the re-stripe did not finish in 50 runs: ${JSON.stringify(reports.slice(-2))} ${JSON.stringify(await restripeProgress(s.catalog, s.depsOf(policy).settings))}`,
+  );
 }
 
-interface Expected { bucket: string; key: string; versionId?: string; data: Uint8Array; head: { etag: string; lastModified: Date; partsCount?: number }; sse?: SseRequest; parts?: Uint8Array[] }
+interface Expected {
+  bucket: string;
+  key: string;
+  versionId?: string;
+  data: Uint8Array;
+  head: { etag: string; lastModified: Date; partsCount?: number };
+  sse?: SseRequest;
+  parts?: Uint8Array[];
+}
 
 async function readBack(store: EcStore, e: Expected): Promise<void> {
   const got = await store.getObject(e.bucket, e.key, { conditions: {}, ...(e.versionId ? { versionId: e.versionId } : {}), ...(e.sse ? { sse: e.sse } : {}) });
@@ -123,8 +142,21 @@ describe('the re-stripe', () => {
     const up = await old.createMultipartUpload('b', 'multi', { metadata: { user: { a: '1' } }, checksum: { algorithm: 'CRC32', type: 'COMPOSITE' } });
     const parts = [randomBytes(rand, 6000), randomBytes(rand, 7001), randomBytes(rand, 2500)];
     const infos = [];
-    for (const [i, p] of parts.entries()) infos.push(await old.uploadPart('b', 'multi', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: { algorithm: 'CRC32', expected: null } }));
-    const done = await old.completeMultipartUpload('b', 'multi', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag, ...(p.checksum ? { checksum: { algorithm: p.checksum.algorithm, value: p.checksum.value } } : {}) })), { conditions: {} });
+    for (const [i, p] of parts.entries())
+      infos.push(
+        await old.uploadPart('b', 'multi', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: { algorithm: 'CRC32', expected: null } }),
+      );
+    const done = await old.completeMultipartUpload(
+      'b',
+      'multi',
+      up.uploadId,
+      infos.map((p) => ({
+        partNumber: p.partNumber,
+        etag: p.etag,
+        ...(p.checksum ? { checksum: { algorithm: p.checksum.algorithm, value: p.checksum.value } } : {}),
+      })),
+      { conditions: {} },
+    );
     await remember('b', 'multi', new Uint8Array(Buffer.concat(parts)), done.versionId, { parts });
     const secret = randomBytes(rand, 20000);
     const sv = (await old.putObject('b', 'secret', body(secret), put(secret.length, { sse: SSE_C }))).versionId;
@@ -133,13 +165,17 @@ describe('the re-stripe', () => {
     await old.createBucket('locked', { region: 'us-east-1', objectLock: true });
     const kept = randomBytes(rand, 25000);
     const until = new Date(Date.now() + 86_400_000).toISOString();
-    const kv = (await old.putObject('locked', 'kept', body(kept), put(kept.length, { metadata: { user: {}, objectLock: { mode: 'COMPLIANCE', retainUntil: until } } }))).versionId;
+    const kv = (
+      await old.putObject('locked', 'kept', body(kept), put(kept.length, { metadata: { user: {}, objectLock: { mode: 'COMPLIANCE', retainUntil: until } } }))
+    ).versionId;
     await remember('locked', 'kept', kept, kv);
     const held = randomBytes(rand, 15000);
     const hv = (await old.putObject('locked', 'held', body(held), put(held.length, { metadata: { user: {}, objectLock: { legalHold: 'ON' } } }))).versionId;
     await remember('locked', 'held', held, hv);
     const versionJson = new Map<string, ObjectManifest>();
-    for (const bucket of ['b', 'locked']) for (const r of await s.catalog.listVersionRecords(bucket, null, 100)) versionJson.set(`${bucket}/${r.at.key}@${r.at.versionId}`, JSON.parse(r.json) as ObjectManifest);
+    for (const bucket of ['b', 'locked'])
+      for (const r of await s.catalog.listVersionRecords(bucket, null, 100))
+        versionJson.set(`${bucket}/${r.at.key}@${r.at.versionId}`, JSON.parse(r.json) as ObjectManifest);
     const blobsBefore = await blobCount(s);
 
     // Before: everything is 4+2 (tiny is inline), and the progress says how much is left.
@@ -156,7 +192,10 @@ describe('the re-stripe', () => {
     // The policy changes to 8+3: run by run, 2 versions at most each.
     const reports = await runUntilDone(s, 'wide', { maxVersions: 2 });
     expect(reports.length).toBeGreaterThan(3);
-    const total = reports.reduce((t, r) => ({ rewritten: t.rewritten + r.rewritten, blocked: t.blocked + r.blocked, failed: t.failed + r.failed, conflicts: t.conflicts + r.conflicts }), { rewritten: 0, blocked: 0, failed: 0, conflicts: 0 });
+    const total = reports.reduce(
+      (t, r) => ({ rewritten: t.rewritten + r.rewritten, blocked: t.blocked + r.blocked, failed: t.failed + r.failed, conflicts: t.conflicts + r.conflicts }),
+      { rewritten: 0, blocked: 0, failed: 0, conflicts: 0 },
+    );
     expect(total).toMatchObject({ rewritten: 8, failed: 0, conflicts: 0 });
     expect(total.blocked).toBeGreaterThanOrEqual(1);
     expect(reports.flatMap((r) => r.problems).find((p) => p.key === 'secret')?.error).toMatch(/SSE-C/);
@@ -230,7 +269,8 @@ describe('the re-stripe', () => {
   it('loses to an overwrite, a delete or a tag change made between its read and its swap; its shards are collected at once', async () => {
     const s = setup('old');
     await s.store.createBucket('u', { region: 'us-east-1' });
-    const first = new Uint8Array(20000).fill(1), second = new Uint8Array(21000).fill(2);
+    const first = new Uint8Array(20000).fill(1),
+      second = new Uint8Array(21000).fill(2);
     await s.store.putObject('u', 'k', body(first), put(first.length));
     const [stale] = await s.catalog.listVersionRecords('u', null, 10);
     // A client overwrites the (null) version: the version the re-stripe read is gone.
@@ -291,7 +331,7 @@ describe('the re-stripe', () => {
     expect([...(await geometries(s, 'f')).values()].flat()).toEqual(['8+3']);
   });
 
-  it('paces rewrites by the backends\' limits and stops at the deadline rather than wait past it', async () => {
+  it("paces rewrites by the backends' limits and stops at the deadline rather than wait past it", async () => {
     const s = setup('old');
     await s.store.createBucket('p', { region: 'us-east-1' });
     for (let i = 0; i < 4; i++) await s.store.putObject('p', `k${i}`, body(new Uint8Array(40000).fill(i)), put(40000));
@@ -299,7 +339,14 @@ describe('the re-stripe', () => {
     const waits: number[] = [];
     // 10 KB/s on every backend: a 40 KB object asks each of its backends for about 10 KB (read or write): ~1 s each.
     const fleet = s.backends.map((b) => ({ id: b.id, limits: { bytesPerSecond: 10_000 } }));
-    const deps = s.depsOf('wide', { fleet, now: () => t, sleep: async (ms: number) => { waits.push(ms); t += ms; } });
+    const deps = s.depsOf('wide', {
+      fleet,
+      now: () => t,
+      sleep: async (ms: number) => {
+        waits.push(ms);
+        t += ms;
+      },
+    });
     const r = await restripeBatch(deps, { maxVersions: 10, deadline: t + 2500 });
     expect(r.stopped).toBe(true);
     expect(r.rewritten).toBeGreaterThanOrEqual(1);
@@ -319,7 +366,9 @@ describe('the re-stripe', () => {
     await s.store.createBucket('l', { region: 'us-east-1', objectLock: true });
     const until = new Date(Date.now() + 86_400_000).toISOString();
     const data = randomBytes(prng(9), 30000);
-    const v = (await s.store.putObject('l', 'k', body(data), put(data.length, { metadata: { user: {}, objectLock: { mode: 'COMPLIANCE', retainUntil: until } } }))).versionId!;
+    const v = (
+      await s.store.putObject('l', 'k', body(data), put(data.length, { metadata: { user: {}, objectLock: { mode: 'COMPLIANCE', retainUntil: until } } }))
+    ).versionId!;
     expect(retained.length).toBe(6); // the write mirrored the retention onto its shards
     const r = await restripeBatch(s.depsOf('wide'), { maxVersions: 10, deadline: Date.now() + 60_000 });
     expect(r).toMatchObject({ rewritten: 0, blocked: 1 });
@@ -345,11 +394,17 @@ describe('the re-stripe', () => {
     }
     // The gateway dies in its third rewrite: from the 23rd shard written on, no PUT ever settles.
     let puts = 0;
-    const dying = s.backends.map((b): Backend => ({
-      id: b.id, domain: b.domain,
-      put: (key, bytes, length, opts) => (++puts > 22 ? new Promise<void>(() => {}) : b.put(key, bytes, length, opts)),
-      get: (key, range) => b.get(key, range), head: (key) => b.head(key), delete: (key) => b.delete(key), list: (prefix, cursor) => b.list(prefix, cursor),
-    }));
+    const dying = s.backends.map(
+      (b): Backend => ({
+        id: b.id,
+        domain: b.domain,
+        put: (key, bytes, length, opts) => (++puts > 22 ? new Promise<void>(() => {}) : b.put(key, bytes, length, opts)),
+        get: (key, range) => b.get(key, range),
+        head: (key) => b.head(key),
+        delete: (key) => b.delete(key),
+        list: (prefix, cursor) => b.list(prefix, cursor),
+      }),
+    );
     const killed = new UnitStore(dying, () => {}, { keyRing: DEV_KEY_RING });
     void restripeBatch({ ...s.depsOf('wide'), units: killed }, { maxVersions: 10, deadline: Date.now() + 60_000 });
     await new Promise((r) => setTimeout(r, 300));

@@ -17,7 +17,8 @@ import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 
 const key = (seed: number) => btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => (i * 7 + seed) & 255)));
-const A = key(1), B = key(2);
+const A = key(1),
+  B = key(2);
 const OBJECTS = process.env.SHARDGATE_FULL_SIZE === '1' ? 10_000 : 2_000;
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 const put = (size: number) => ({ contentLength: size, metadata: { user: {} }, checksum: null, conditions: {} });
@@ -25,9 +26,14 @@ const put = (size: number) => ({ contentLength: size, metadata: { user: {} }, ch
 describe('key rotation', () => {
   it(`re-wraps ${OBJECTS} objects under a new key with no backend call; the old key can then go`, async () => {
     const backends = Array.from({ length: 6 }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` })));
-    const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { main: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'main' });
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { main: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'main',
+    });
     const catalog = localCatalog({ garbageGraceMs: 0 });
-    const store = (ring: KeyRing) => new EcStore({ catalog, units: new UnitStore(backends, () => {}, { keyRing: ring }), settings: { ...engineSettings(config), minPartSize: 5000 } });
+    const store = (ring: KeyRing) =>
+      new EcStore({ catalog, units: new UnitStore(backends, () => {}, { keyRing: ring }), settings: { ...engineSettings(config), minPartSize: 5000 } });
     const before = store(KeyRing.fromBase64({ a: A }, 'a'));
     const rand = prng(7);
     const objects = new Map<string, Uint8Array>();
@@ -51,12 +57,18 @@ describe('key rotation', () => {
     // of 500 in bucket one (1,000 objects and a part: not done) and nothing in bucket two.
     let clock = Date.now();
     const now = vi.spyOn(Date, 'now').mockImplementation(() => clock);
-    const paged = new Proxy(catalog, { get: (c, p) => (p === 'listSealRecords' ? (...a: Parameters<typeof catalog.listSealRecords>) => ((clock += 1000), c.listSealRecords(...a)) : Reflect.get(c, p)) });
+    const paged = new Proxy(catalog, {
+      get: (c, p) =>
+        p === 'listSealRecords' ? (...a: Parameters<typeof catalog.listSealRecords>) => ((clock += 1000), c.listSealRecords(...a)) : Reflect.get(c, p),
+    });
     let report: Awaited<ReturnType<typeof rotateKeys>>;
     try {
       report = await rotateKeys(paged, both, 'b', { deadline: clock + 1500, batch: 500 });
       expect(report.done).toBe(false);
-      expect(report.buckets.map((b) => [b.bucket, b.rewrapped, b.done])).toEqual([['one', 1000, false], ['two', 0, false]]);
+      expect(report.buckets.map((b) => [b.bucket, b.rewrapped, b.done])).toEqual([
+        ['one', 1000, false],
+        ['two', 0, false],
+      ]);
     } finally {
       now.mockRestore();
     }
@@ -68,7 +80,10 @@ describe('key rotation', () => {
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(report.buckets.reduce((n, b) => n + b.rewrapped, 0)).toBe(OBJECTS + 1);
     expect(report.buckets.every((b) => b.unopenable === 0 && b.conflicts === 0)).toBe(true);
-    expect(backends.map((b) => b.calls.length), 'backend calls during the rotation').toEqual(callsBefore);
+    expect(
+      backends.map((b) => b.calls.length),
+      'backend calls during the rotation',
+    ).toEqual(callsBefore);
     // Again: nothing left to do.
     const again = await rotateKeys(catalog, both, 'b', { deadline: Date.now() + 60_000 });
     expect(again.done).toBe(true);
@@ -83,14 +98,22 @@ describe('key rotation', () => {
     expect(done.etag).toMatch(/-1"$/);
     expect(Buffer.from(await readBytes((await after.getObject('one', 'open-upload', { conditions: {} })).body)).equals(Buffer.from(part))).toBe(true);
     // The old key alone no longer opens anything.
-    await expect(store(KeyRing.fromBase64({ a: A }, 'a')).getObject('one', 'k1', { conditions: {} }).then((r) => readBytes(r.body))).rejects.toThrow(/not in the key ring/);
+    await expect(
+      store(KeyRing.fromBase64({ a: A }, 'a'))
+        .getObject('one', 'k1', { conditions: {} })
+        .then((r) => readBytes(r.body)),
+    ).rejects.toThrow(/not in the key ring/);
   }, 300_000);
 
   it('never overwrites a record changed since it was read', async () => {
     const catalog = localCatalog({ garbageGraceMs: 0 });
     const backends = [new MemoryBackend({ id: 'm0', domain: 'z0' })];
     const config = parseConfig({ backends: [{ id: 'm0', kind: 'memory', domain: 'z0' }], policies: { one: { k: 1, m: 0 } }, defaultPolicy: 'one' });
-    const s = new EcStore({ catalog, units: new UnitStore(backends, () => {}, { keyRing: KeyRing.fromBase64({ a: A }, 'a') }), settings: engineSettings(config) });
+    const s = new EcStore({
+      catalog,
+      units: new UnitStore(backends, () => {}, { keyRing: KeyRing.fromBase64({ a: A }, 'a') }),
+      settings: engineSettings(config),
+    });
     await s.createBucket('b', { region: 'us-east-1' });
     await s.putObject('b', 'x', stream(new Uint8Array([1, 2, 3])), put(3));
     const [record] = await catalog.listSealRecords('b', null, 10);

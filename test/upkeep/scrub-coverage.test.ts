@@ -93,5 +93,4 @@ describe('scrub coverage', () => {
     const limit = Math.ceil((OBJECTS * 6) / PER_RUN);
     expect(await runsToFind(s, 'many', { unit, shard: 5 }, limit)).toBeLessThanOrEqual(limit);
   });
-
 });

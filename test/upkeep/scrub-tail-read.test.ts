@@ -37,19 +37,34 @@ class MetadataHeadBackend extends MemoryBackend {
 describe('heads scrub over an emulator that HEADs from metadata', () => {
   it('a HEAD finds nothing; a 1-byte tail read finds the deleted shard file and queues its repair', async () => {
     const backends = Array.from({ length: 6 }, (_, i) => new MetadataHeadBackend({ id: `r${i}`, domain: `z${i}` }));
-    const config = parseConfig({ backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })), policies: { ec: { k: 4, m: 2, blockSize: 4096 } }, defaultPolicy: 'ec' });
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    });
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     await store.createBucket('b', { region: 'us-east-1' });
-    await store.putObject('b', 'k', new Blob([new Uint8Array(9000).fill(3)]).stream(), { contentLength: 9000, metadata: { user: {} }, checksum: null, conditions: {} });
+    await store.putObject('b', 'k', new Blob([new Uint8Array(9000).fill(3)]).stream(), {
+      contentLength: 9000,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
     const m = await catalog.getManifest('b', 'k');
     const unit = m!.storage.kind === 'coded' ? m!.storage.units[0]! : null;
     await backends.find((b) => b.id === unit!.placement[2])!.deleteFileOnly(shardKey('b', unit!.unitId, 2));
     const byId = new Map(backends.map((b) => [b.id, b]));
 
     const queued: RepairTask[] = [];
-    expect(await scrubBatch(catalog, byId, { mode: 'heads', unitsPerRun: 10, headsBy: 'head' }, (t) => void queued.push(t))).toMatchObject({ units: 1, damaged: 0 });
-    expect(await scrubBatch(catalog, byId, { mode: 'heads', unitsPerRun: 10, headsBy: 'tail-read' }, (t) => void queued.push(t))).toMatchObject({ units: 1, damaged: 1 });
+    expect(await scrubBatch(catalog, byId, { mode: 'heads', unitsPerRun: 10, headsBy: 'head' }, (t) => void queued.push(t))).toMatchObject({
+      units: 1,
+      damaged: 0,
+    });
+    expect(await scrubBatch(catalog, byId, { mode: 'heads', unitsPerRun: 10, headsBy: 'tail-read' }, (t) => void queued.push(t))).toMatchObject({
+      units: 1,
+      damaged: 1,
+    });
     expect(queued).toEqual([expect.objectContaining({ key: 'k', shards: [2] })]);
   });
 });

@@ -63,7 +63,14 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
   const cf = (req as { cf?: { tlsCipher?: string; tlsVersion?: string } }).cf;
   const length = Number(res.headers.get('content-length') ?? '') || null;
   const range = /\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
-  const objectSize = req.method === 'GET' || req.method === 'HEAD' ? (range ? Number(range[1]) : length) : op === 'PutObject' || op === 'UploadPart' || op === 'PostObject' ? (auth?.decodedContentLength ?? null) : null;
+  const objectSize =
+    req.method === 'GET' || req.method === 'HEAD'
+      ? range
+        ? Number(range[1])
+        : length
+      : op === 'PutObject' || op === 'UploadPart' || op === 'PostObject'
+        ? (auth?.decodedContentLength ?? null)
+        : null;
   const base: AccessLogFields = {
     bucket,
     time: new Date(started),
@@ -95,7 +102,18 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
   if (own) {
     out.push({ note: own, line: formatAccessLogRecord(base) });
     for (const d of op === 'DeleteObjects' ? notes.deleted : []) {
-      out.push({ note: own, line: formatAccessLogRecord({ ...base, operation: DELETE_ENTRY_OPERATION, key: d.key, versionId: d.versionId, status: d.status, errorCode: d.error, bytesSent: null }) });
+      out.push({
+        note: own,
+        line: formatAccessLogRecord({
+          ...base,
+          operation: DELETE_ENTRY_OPERATION,
+          key: d.key,
+          versionId: d.versionId,
+          status: d.status,
+          errorCode: d.error,
+          bytesSent: null,
+        }),
+      });
     }
   }
   if ((op === 'CopyObject' || op === 'UploadPartCopy') && req.headers.has('x-amz-copy-source')) {
@@ -107,7 +125,18 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
     }
     const theirs = source ? notes.logging.get(source.bucket) : undefined;
     if (source && theirs) {
-      out.push({ note: theirs, line: formatAccessLogRecord({ ...base, bucket: source.bucket, operation: copySourceOperation(op), key: source.key, versionId: source.versionId ?? res.headers.get('x-amz-copy-source-version-id'), bytesSent: null, objectSize: null }) });
+      out.push({
+        note: theirs,
+        line: formatAccessLogRecord({
+          ...base,
+          bucket: source.bucket,
+          operation: copySourceOperation(op),
+          key: source.key,
+          versionId: source.versionId ?? res.headers.get('x-amz-copy-source-version-id'),
+          bytesSent: null,
+          objectSize: null,
+        }),
+      });
     }
   }
   return out;

@@ -105,7 +105,10 @@ export interface AdminDeps {
   /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
   drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
-  restripe?: { run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>; progress: () => Promise<BucketRestripeProgress[]> };
+  restripe?: {
+    run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
+    progress: () => Promise<BucketRestripeProgress[]>;
+  };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   /** `store`: one per run (a transitioner holds the run's budget), or one for all. */
   lifecycle?: { store: LifecycleStore | (() => LifecycleStore); dayMs: number };
@@ -131,7 +134,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const auth = await deps.authenticate(c.req.raw, view);
     if (!auth.accessKeyId) throw new S3Error('AccessDenied', 'the admin API needs a signed request');
     // A presigned URL could be replayed by whoever sees it for up to 7 days; SigV2 does not sign `bucket=`.
-    if (auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'the admin API accepts SigV4 Authorization headers only (no presigned URLs, no SigV2)');
+    if (auth.signature !== 'sigv4-header')
+      throw new S3Error('AccessDenied', 'the admin API accepts SigV4 Authorization headers only (no presigned URLs, no SigV2)');
     if (!auth.access?.admin) throw new S3Error('AccessDenied', 'the admin API needs a key whose scope has the admin action');
     c.set('view', view);
     await next();
@@ -166,7 +170,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/discard-journal', async (c) => {
     const bucket = c.var.view.query.get('bucket');
     if (!bucket) throw new S3Error('InvalidArgument', 'discard-journal needs ?bucket=NAME');
-    if (!((bucket in (await deps.catalog.catalogLoss()).lost))) throw new S3Error('InvalidArgument', `bucket ${bucket} is not recorded as lost (shardgate rebuild --lost lists those that are)`);
+    if (!(bucket in (await deps.catalog.catalogLoss()).lost))
+      throw new S3Error('InvalidArgument', `bucket ${bucket} is not recorded as lost (shardgate rebuild --lost lists those that are)`);
     const report = await discardJournal(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now());
     deps.catalogLoss?.update(report.loss);
     return c.json(report);
@@ -196,7 +201,12 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (bucket !== null) {
       if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
       await deps.catalog.getBucket(bucket); // NoSuchBucket
-      const report = await scrubSelection(deps.catalog, byId, { bucket, prefix: prefix ?? '', mode, headsBy: deps.scrub.headsBy, after: c.var.view.query.get('after'), maxCalls: 600 }, deps.enqueueRepair);
+      const report = await scrubSelection(
+        deps.catalog,
+        byId,
+        { bucket, prefix: prefix ?? '', mode, headsBy: deps.scrub.headsBy, after: c.var.view.query.get('after'), maxCalls: 600 },
+        deps.enqueueRepair,
+      );
       deps.upkeep?.scrubbed(report, mode, Date.now() - started, 'operator');
       return c.json(report);
     }
@@ -207,7 +217,8 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   admin.post('/locate', async (c) => {
     const q = c.var.view.query;
-    const bucket = q.get('bucket'), key = q.get('key');
+    const bucket = q.get('bucket'),
+      key = q.get('key');
     if (!bucket || key === null || key === '') throw new S3Error('InvalidArgument', 'locate needs ?bucket=NAME&key=KEY');
     if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     return c.json(await locateObject(deps.catalog, byId, bucket, key, q.get('versionId')));
@@ -261,14 +272,21 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const maxPages = Number(q.get('maxPages') ?? 100);
     if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1000) throw new S3Error('InvalidArgument', 'maxPages is an integer from 1 to 1000');
     // Shard keys name a bucket or one of its shelves (format/shard-key.ts): the report names buckets.
-    const names = await bucketsByDirectory((await deps.catalog.listBucketRecords()).map((b) => b.name), deps.keyRing);
+    const names = await bucketsByDirectory(
+      (await deps.catalog.listBucketRecords()).map((b) => b.name),
+      deps.keyRing,
+    );
     const prefixes = bucket === undefined ? undefined : await bucketShardPrefixes(bucket, deps.keyRing);
     const measured = await measureStored(deps.backends, { prefixes, maxPagesPerBackend: maxPages });
     const counted = await traffic();
     const named = <T extends { bucket: string | null }>(x: T): T => ({ ...x, bucket: x.bucket === null ? null : (names.get(x.bucket) ?? x.bucket) });
     const report = costReport({
-      backends: deps.backends, prices, stored: measured.stored.map(named), now: new Date(),
-      traffic: counted.counts.map(named).filter((t) => bucket === undefined || t.bucket === bucket), trafficSince: counted.since,
+      backends: deps.backends,
+      prices,
+      stored: measured.stored.map(named),
+      now: new Date(),
+      traffic: counted.counts.map(named).filter((t) => bucket === undefined || t.bucket === bucket),
+      trafficSince: counted.since,
       // The jobs' calls are counted over all buckets: a part of one bucket's lines they are not.
       ...(bucket === undefined && counted.jobs ? { jobs: counted.jobs } : {}),
     });
@@ -293,7 +311,10 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const drain = needDrain(deps);
     return c.json({
       backends: await drainProgress(deps.catalog, leavingOf(drain.fleet)),
-      rebalance: await rebalanceProgress(deps.catalog, drain.fleet.filter((b) => b.state === 'active' && b.rebalance)),
+      rebalance: await rebalanceProgress(
+        deps.catalog,
+        drain.fleet.filter((b) => b.state === 'active' && b.rebalance),
+      ),
       measured: await measuredMoves(deps),
     });
   });
@@ -301,9 +322,11 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/drain-estimate', async (c) => {
     const drain = needDrain(deps);
     const backend = c.var.view.query.get('backend');
-    if (!backend || !drain.fleet.some((b) => b.id === backend)) throw new S3Error('InvalidArgument', `drain-estimate needs ?backend=ID, one of ${drain.fleet.map((b) => b.id).join(', ')}`);
+    if (!backend || !drain.fleet.some((b) => b.id === backend))
+      throw new S3Error('InvalidArgument', `drain-estimate needs ?backend=ID, one of ${drain.fleet.map((b) => b.id).join(', ')}`);
     if (c.var.view.query.get('rebalance') === '1') {
-      if (drain.fleet.find((b) => b.id === backend)!.state !== 'active') throw new S3Error('InvalidArgument', `a rebalance moves shards onto an active backend; ${backend} is not active`);
+      if (drain.fleet.find((b) => b.id === backend)!.state !== 'active')
+        throw new S3Error('InvalidArgument', `a rebalance moves shards onto an active backend; ${backend} is not active`);
       return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
     }
     return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
@@ -324,7 +347,10 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   admin.all('*', (c) => {
-    throw new S3Error('InvalidRequest', `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`);
+    throw new S3Error(
+      'InvalidRequest',
+      `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`,
+    );
   });
   return admin;
 }
@@ -350,7 +376,15 @@ const leavingOf = (fleet: FleetBackend[]) => fleet.filter((b) => b.state !== 'ac
 async function measuredMoves(deps: AdminDeps): Promise<{ since: string; usage: Usage; cost: Money | null } | null> {
   if (!deps.costs) return null;
   const counted = await deps.costs.traffic();
-  const report = costReport({ backends: deps.backends, prices: deps.costs.prices, stored: [], traffic: [], jobs: counted.jobs, trafficSince: counted.since, now: new Date() });
+  const report = costReport({
+    backends: deps.backends,
+    prices: deps.costs.prices,
+    stored: [],
+    traffic: [],
+    jobs: counted.jobs,
+    trafficSince: counted.since,
+    now: new Date(),
+  });
   const move = report.jobs.find((j) => j.job === 'move');
   return { since: report.trafficSince, usage: move?.usage ?? emptyUsage(), cost: move?.cost ?? null };
 }

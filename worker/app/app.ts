@@ -79,7 +79,6 @@ export function clientAcceptEncoding(request: Request): string {
   return typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (request.headers.get('accept-encoding') ?? '');
 }
 
-
 /**
  * A client that sent `Expect: 100-continue` sends its body only once told to (workerd does not
  * answer 100-continue itself; the local front and Cloudflare's edge do): when nothing read the
@@ -100,7 +99,12 @@ function executionContext(c: Context<AppEnv>): ExecutionContext | undefined {
 
 function randomId(bytes: number, hex: boolean): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
-  return hex ? [...b].map((x) => x.toString(16).padStart(2, '0')).join('').toUpperCase() : btoa(String.fromCharCode(...b));
+  return hex
+    ? [...b]
+        .map((x) => x.toString(16).padStart(2, '0'))
+        .join('')
+        .toUpperCase()
+    : btoa(String.fromCharCode(...b));
 }
 
 export function createApp(options: AppOptions): Hono<AppEnv> {
@@ -163,10 +167,19 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
       await options.catalogLoss?.check(view.method, addr.bucket);
-      return PostObject({ request, addr, hostBucket: view.hostBucket, gate: options.postForm, store: options.store, settings, secureTransport: secureTransport(request), setAuth: (auth) => {
-        c.set('auth', auth);
-        c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
-      } });
+      return PostObject({
+        request,
+        addr,
+        hostBucket: view.hostBucket,
+        gate: options.postForm,
+        store: options.store,
+        settings,
+        secureTransport: secureTransport(request),
+        setAuth: (auth) => {
+          c.set('auth', auth);
+          c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+        },
+      });
     }
     const auth = await options.authenticate(request, view, c.var.scope);
     // Whose share of the coding budget the request's leases count against (coding-budget.ts).
@@ -185,7 +198,22 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
     assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
-    return gate.run(() => S3_HANDLERS[op]({ op, request, headers, bucket, key, query, auth, store: options.store, settings, requestId: c.var.requestId, scope: c.var.scope, policy: gate.check }));
+    return gate.run(() =>
+      S3_HANDLERS[op]({
+        op,
+        request,
+        headers,
+        bucket,
+        key,
+        query,
+        auth,
+        store: options.store,
+        settings,
+        requestId: c.var.requestId,
+        scope: c.var.scope,
+        policy: gate.check,
+      }),
+    );
   });
 
   app.onError(async (err, c) => {
@@ -198,7 +226,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, drainBytes);
     if (c.var.auth?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
-    else if (isClientAbort(error)) console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
+    else if (isClientAbort(error))
+      console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {
       return c.json({ code: error.code, message: error.message }, error.status as 400);
     }

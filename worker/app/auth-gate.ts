@@ -37,7 +37,9 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
     scopes.set(c.accessKeyId, grants ? new Access(grants) : FULL_ACCESS);
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
     if (typeof secret !== 'string' || !secret) {
-      throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} names secret ${c.secretAccessKeySecret}, which is not set (wrangler secret put ${c.secretAccessKeySecret})`);
+      throw new Error(
+        `SHARDGATE_CONFIG: access key ${c.accessKeyId} names secret ${c.secretAccessKeySecret}, which is not set (wrangler secret put ${c.secretAccessKeySecret})`,
+      );
     }
     credentials.set(c.accessKeyId, secret);
   }
@@ -46,7 +48,14 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
 
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
   const { credentials, scopes } = keyTable(config, env);
-  const options = { credentials, createHasher, verifyChecksum: false, allowAnonymous: config.allowAnonymous, region: config.region, clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000 };
+  const options = {
+    credentials,
+    createHasher,
+    verifyChecksum: false,
+    allowAnonymous: config.allowAnonymous,
+    region: config.region,
+    clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000,
+  };
   const stalledMs = (config.clientStalledSeconds ?? 5) * 1000;
   return async (request, view, owner) => {
     const v = await verifyRequest(request, view, owner ? { ...options, stall: { ms: stalledMs, contended: () => owner.contended() } } : options);
@@ -75,7 +84,11 @@ export function makePostFormGate(config: GateConfig, env: Record<string, unknown
     body(request) {
       if (!request.body) return null;
       const declared = request.headers.get('content-length');
-      const { step, finish } = plainBodySteps({ contentLength: declared !== null && /^\d+$/.test(declared) ? Number(declared) : null, sha256Hex: null, checksum: null });
+      const { step, finish } = plainBodySteps({
+        contentLength: declared !== null && /^\d+$/.test(declared) ? Number(declared) : null,
+        sha256Hex: null,
+        checksum: null,
+      });
       return verifyingBody(request.body, step, finish, idleMs);
     },
     async verify(fields) {

@@ -19,7 +19,10 @@ export class CatalogLossGate {
   private readAt = -Infinity;
   private reading: Promise<void> | null = null;
 
-  constructor(private readonly read: () => Promise<CatalogLoss>, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly read: () => Promise<CatalogLoss>,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** The record as just read or written (the detector, a rebuild, a discard). */
   update(loss: CatalogLoss): void {
@@ -30,9 +33,16 @@ export class CatalogLossGate {
   /** Throws InvalidBucketState for a write to a bucket whose catalog is lost. */
   async check(method: string, bucket: string | null | undefined): Promise<void> {
     if (!bucket || method === 'GET' || method === 'HEAD') return;
-    if (this.clock() - this.readAt >= REFRESH_MS) await (this.reading ??= this.read().then((l) => this.update(l)).finally(() => (this.reading = null)));
+    if (this.clock() - this.readAt >= REFRESH_MS)
+      await (this.reading ??= this.read()
+        .then((l) => this.update(l))
+        .finally(() => (this.reading = null)));
     if (this.lost.has(bucket)) {
-      throw new S3Error('InvalidBucketState', `the catalog of bucket ${bucket} is behind its journal on the backends (the catalog was lost): writes are refused until an operator runs shardgate rebuild --bucket ${bucket} (or discards that journal: shardgate rebuild --discard ${bucket})`, { BucketName: bucket });
+      throw new S3Error(
+        'InvalidBucketState',
+        `the catalog of bucket ${bucket} is behind its journal on the backends (the catalog was lost): writes are refused until an operator runs shardgate rebuild --bucket ${bucket} (or discards that journal: shardgate rebuild --discard ${bucket})`,
+        { BucketName: bucket },
+      );
     }
   }
 }

@@ -12,7 +12,19 @@
  * restart) brings every backend back up.
  */
 import type { Context } from 'hono';
-import { BackendError, type Backend, type BlobInfo, type BlobRetention, type ByteRange, type GetOptions, type GetResult, type ListOptions, type ListPage, type PutBody, type PutOptions } from '../../backends/types.ts';
+import {
+  BackendError,
+  type Backend,
+  type BlobInfo,
+  type BlobRetention,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type PutBody,
+  type PutOptions,
+} from '../../backends/types.ts';
 import { isLoopbackRequest } from '../config/deployment.ts';
 import { S3Error } from '../model/errors.ts';
 import type { AppEnv } from '../s3/context.ts';
@@ -96,7 +108,8 @@ export function localBackendRoute(localSwitch: LocalBackendSwitch) {
     const id = c.var.view.query.get('id');
     const state = c.var.view.query.get('state');
     if (id !== null || state !== null) {
-      if (!id || (state !== 'up' && state !== 'down')) throw new S3Error('InvalidArgument', 'local-backend takes ?id=ID&state=down or ?id=ID&state=up (or neither, to list)');
+      if (!id || (state !== 'up' && state !== 'down'))
+        throw new S3Error('InvalidArgument', 'local-backend takes ?id=ID&state=down or ?id=ID&state=up (or neither, to list)');
       localSwitch.set(id, state);
       console.log(JSON.stringify({ msg: 'local-backend', id, state }));
     }

@@ -52,17 +52,20 @@ async function isSignedByAdmin(c: Context<AppEnv>, authenticate: Authenticate): 
   const request = c.req.raw;
   const query = new URL(request.url).searchParams;
   const authorization = request.headers.get('authorization') ?? '';
-  if (!/^AWS/i.test(authorization) && ![...query.keys()].some((k) => /^(x-amz-(signature|credential|algorithm)|signature|awsaccesskeyid)$/i.test(k))) return false;
+  if (!/^AWS/i.test(authorization) && ![...query.keys()].some((k) => /^(x-amz-(signature|credential|algorithm)|signature|awsaccesskeyid)$/i.test(k)))
+    return false;
   const auth = await authenticate(request, requestView(request));
   if (!auth.accessKeyId) return false;
-  if (auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'the operator routes accept SigV4 Authorization headers only (no presigned URLs, no SigV2)');
+  if (auth.signature !== 'sigv4-header')
+    throw new S3Error('AccessDenied', 'the operator routes accept SigV4 Authorization headers only (no presigned URLs, no SigV2)');
   if (!auth.access?.admin) throw new S3Error('AccessDenied', 'the status details and metrics need a key whose scope has the admin action');
   return true;
 }
 
 /** Constant-time string comparison (the token is a secret). */
 function sameSecret(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a), y = new TextEncoder().encode(b);
+  const x = new TextEncoder().encode(a),
+    y = new TextEncoder().encode(b);
   let diff = x.length ^ y.length;
   for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
   return diff === 0;
@@ -101,8 +104,15 @@ export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
 
   routes.get('/metrics', async (c) => {
     const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-    const allowed = deps.open || (bearer !== undefined && deps.metricsToken !== undefined && sameSecret(bearer, deps.metricsToken)) || (bearer === undefined && (await isSignedByAdmin(c, deps.authenticate)));
-    if (!allowed) throw new S3Error('AccessDenied', 'metrics need a SigV4 signature by a configured access key, or the bearer token of ops.metricsTokenSecret (or ops.open in the config)');
+    const allowed =
+      deps.open ||
+      (bearer !== undefined && deps.metricsToken !== undefined && sameSecret(bearer, deps.metricsToken)) ||
+      (bearer === undefined && (await isSignedByAdmin(c, deps.authenticate)));
+    if (!allowed)
+      throw new S3Error(
+        'AccessDenied',
+        'metrics need a SigV4 signature by a configured access key, or the bearer token of ops.metricsTokenSecret (or ops.open in the config)',
+      );
     const { doc, totals } = await deps.ops.status({ signed: true, hours: 0.1, probe: true });
     return c.body(renderMetrics(doc, totals), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
   });

@@ -32,7 +32,9 @@ export function refusingApp(review: DeploymentReview, config: Pick<GatewayConfig
   const admin = new Hono<AppEnv>();
   admin.all('*', refuse);
   const operator = new Hono<AppEnv>();
-  operator.get('/status', (c) => c.json({ service: 'shardgate', refused: true, message, problems: review.refusals.length, warnings: review.warnings.length }, 503));
+  operator.get('/status', (c) =>
+    c.json({ service: 'shardgate', refused: true, message, problems: review.refusals.length, warnings: review.warnings.length }, 503),
+  );
   operator.all('*', refuse);
   return createApp({
     store,
@@ -56,5 +58,7 @@ export function refusalMessage(review: DeploymentReview): string {
 
 export function logRefusal(review: DeploymentReview): void {
   const localHint = review.localOnly ? '\n  (local development sets SHARDGATE_LOCAL_DEV=1: npm start does; see docs/DEPLOY.md)' : '';
-  console.error(`shardgate: REFUSING every request: the configuration is not fit for a deployed worker:\n${review.refusals.map((r) => `  - ${r}`).join('\n')}${localHint}`);
+  console.error(
+    `shardgate: REFUSING every request: the configuration is not fit for a deployed worker:\n${review.refusals.map((r) => `  - ${r}`).join('\n')}${localHint}`,
+  );
 }

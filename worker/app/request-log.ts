@@ -28,7 +28,9 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
     await o.meter.withTally(tally, next);
     const path = new URL(c.req.url).pathname;
     const operator = path === OPERATOR_PREFIX || path.startsWith(OPERATOR_PREFIX + '/');
-    const operation = operator ? `shardgate:${path.slice(OPERATOR_PREFIX.length + 1) || 'page'}` : (c.var.operation ?? (c.req.method === 'OPTIONS' ? 'PreflightRequest' : 'Unknown'));
+    const operation = operator
+      ? `shardgate:${path.slice(OPERATOR_PREFIX.length + 1) || 'page'}`
+      : (c.var.operation ?? (c.req.method === 'OPTIONS' ? 'PreflightRequest' : 'Unknown'));
     const status = c.res.status;
     const bytesIn = c.var.auth?.decodedContentLength ?? (Number(c.req.header('content-length') ?? 0) || 0);
     const bytesOut = c.req.method === 'HEAD' ? 0 : Number(c.res.headers.get('content-length') ?? 0) || 0;
@@ -36,9 +38,19 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
     if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms);
     if (o.log) {
       const line: Record<string, unknown> = {
-        msg: 'request', requestId: c.var.requestId, operation, method: c.req.method, bucket: c.var.bucket ?? undefined, key: c.var.key ?? undefined,
-        status, error: c.error ? toS3Error(c.error).code : undefined, bytesIn, bytesOut, ms,
-        backendCalls: tally.backendCalls, backendErrors: tally.backendErrors || undefined,
+        msg: 'request',
+        requestId: c.var.requestId,
+        operation,
+        method: c.req.method,
+        bucket: c.var.bucket ?? undefined,
+        key: c.var.key ?? undefined,
+        status,
+        error: c.error ? toS3Error(c.error).code : undefined,
+        bytesIn,
+        bytesOut,
+        ms,
+        backendCalls: tally.backendCalls,
+        backendErrors: tally.backendErrors || undefined,
       };
       // console.error only for what may be a bug (500): a 503 during an outage is expected.
       (status === 500 ? console.error : console.log)(JSON.stringify(line));

@@ -23,7 +23,12 @@ export function secureTransport(request: Request): boolean {
 
 export function refuseExposedCustomerKey(request: Request, view: RequestView): void {
   for (const name of view.query.keys()) {
-    if (CUSTOMER_KEY.test(name)) throw new S3Error('InvalidArgument', 'A customer-provided encryption key (SSE-C) may not be sent in the query string, where logs record it; send it in the x-amz-server-side-encryption-customer-key header.', { ArgumentName: name });
+    if (CUSTOMER_KEY.test(name))
+      throw new S3Error(
+        'InvalidArgument',
+        'A customer-provided encryption key (SSE-C) may not be sent in the query string, where logs record it; send it in the x-amz-server-side-encryption-customer-key header.',
+        { ArgumentName: name },
+      );
   }
   const inHeaders = [...request.headers.keys()].some((name) => CUSTOMER_KEY.test(name));
   if (inHeaders && !secureTransport(request)) {

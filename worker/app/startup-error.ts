@@ -15,14 +15,20 @@ const logged = new Set<string>();
 
 export function startupFailure(request: Request, err: unknown): Response {
   const detail = errorMessage(err);
-  const requestId = [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
+  const requestId = [...crypto.getRandomValues(new Uint8Array(8))]
+    .map((b) => b.toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase();
   if (!logged.has(detail)) {
     logged.add(detail);
     console.error(JSON.stringify({ level: 'error', msg: 'shardgate cannot start', requestId, error: detail }));
   } else {
     console.error(JSON.stringify({ level: 'error', msg: 'shardgate cannot start (logged before)', requestId }));
   }
-  const error = new S3Error('InternalError', `shardgate cannot start: its configuration is broken (the reason is in the Worker's log with request id ${requestId}).`);
+  const error = new S3Error(
+    'InternalError',
+    `shardgate cannot start: its configuration is broken (the reason is in the Worker's log with request id ${requestId}).`,
+  );
   const headers = { 'x-amz-request-id': requestId, 'cache-control': 'no-store' };
   const path = new URL(request.url).pathname;
   if (path === OPERATOR_PREFIX || path.startsWith(OPERATOR_PREFIX + '/')) {

@@ -45,7 +45,13 @@ export interface BodyStall {
   contended(): boolean;
 }
 
-export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, finish: () => void | Promise<void>, idleMs = DEFAULT_CLIENT_IDLE_MS, stall?: BodyStall): LentStream {
+export function verifyingBody(
+  raw: ReadableStream<Uint8Array>,
+  step: BodyStep,
+  finish: () => void | Promise<void>,
+  idleMs = DEFAULT_CLIENT_IDLE_MS,
+  stall?: BodyStall,
+): LentStream {
   let byob: ByobReader | null = null;
   let plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let buffer: ArrayBuffer | null = null;
@@ -91,39 +97,43 @@ export function verifyingBody(raw: ReadableStream<Uint8Array>, step: BodyStep, f
     }
     buffer ??= new ArrayBuffer(PIECE_BYTES); // at the first read: a request still waiting holds none
     const view = new Uint8Array(buffer);
-    const r: { done: boolean; value?: Uint8Array } = typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(MIN_PIECE_BYTES, view) : await byob!.read(view);
+    const r: { done: boolean; value?: Uint8Array } =
+      typeof byob!.readAtLeast === 'function' ? await byob!.readAtLeast(MIN_PIECE_BYTES, view) : await byob!.read(view);
     if (r.value) buffer = r.value.buffer as ArrayBuffer; // the same memory, handed back
     if (r.value && r.value.length > 0) return r.value;
     return r.done ? null : new Uint8Array(0);
   };
   // Its chunks are views of the one reused buffer: lent until the next read (model/lent-chunks.ts).
-  return lend(new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          for (;;) {
-            const piece = await read();
-            if (piece === null) {
-              // Unlocked at its end, so the platform sees a consumed body (workerd otherwise logs
-              // "Failed to drain the unused request body" when the response goes out).
-              (byob ?? plain)!.releaseLock();
-              await finish();
-              controller.close();
+  return lend(
+    new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          try {
+            for (;;) {
+              const piece = await read();
+              if (piece === null) {
+                // Unlocked at its end, so the platform sees a consumed body (workerd otherwise logs
+                // "Failed to drain the unused request body" when the response goes out).
+                (byob ?? plain)!.releaseLock();
+                await finish();
+                controller.close();
+                return;
+              }
+              const out = await step(piece);
+              if (out.length === 0) continue;
+              for (const chunk of out) controller.enqueue(chunk);
               return;
             }
-            const out = await step(piece);
-            if (out.length === 0) continue;
-            for (const chunk of out) controller.enqueue(chunk);
-            return;
+          } catch (err) {
+            // A failed check: the rest of the body is not wanted (and a locked body cannot be drained).
+            (byob ?? plain)?.cancel(err).catch(() => {});
+            throw err;
           }
-        } catch (err) {
-          // A failed check: the rest of the body is not wanted (and a locked body cannot be drained).
-          (byob ?? plain)?.cancel(err).catch(() => {});
-          throw err;
-        }
+        },
+        cancel: (reason) => (byob ?? plain ?? raw).cancel(reason),
       },
-      cancel: (reason) => (byob ?? plain ?? raw).cancel(reason),
-    },
-    { highWaterMark: 0 },
-  ), 'the request body');
+      { highWaterMark: 0 },
+    ),
+    'the request body',
+  );
 }

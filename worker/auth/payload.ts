@@ -22,10 +22,7 @@ import { plainBodySteps, verifyEmptyBody } from './plain-body.ts';
 import { UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { RequestChecksum } from './types.ts';
 
-export type PayloadMode =
-  | { kind: 'sha256'; hex: string }
-  | { kind: 'unsigned' }
-  | { kind: 'streaming'; signed: boolean; trailer: boolean };
+export type PayloadMode = { kind: 'sha256'; hex: string } | { kind: 'unsigned' } | { kind: 'streaming'; signed: boolean; trailer: boolean };
 
 /** Classifies an x-amz-content-sha256 value; InvalidArgument for anything else. */
 export function payloadMode(value: string): PayloadMode {
@@ -184,7 +181,16 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
-    return { body: verifyingBody(rawBody, (piece) => decoder.push(piece), () => decoder.finish(), idleMs, stall), decodedContentLength };
+    return {
+      body: verifyingBody(
+        rawBody,
+        (piece) => decoder.push(piece),
+        () => decoder.finish(),
+        idleMs,
+        stall,
+      ),
+      decodedContentLength,
+    };
   }
   const contentLength = parseLength(headers.get('content-length'), 'Content-Length');
   const checks = {

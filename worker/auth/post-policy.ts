@@ -51,16 +51,18 @@ export interface PostPolicyOptions {
   now?: Date;
 }
 
-type Condition =
-  | { op: 'eq' | 'starts-with'; field: string; value: string; text: string }
-  | { op: 'content-length-range'; min: number; max: number };
+type Condition = { op: 'eq' | 'starts-with'; field: string; value: string; text: string } | { op: 'content-length-range'; min: number; max: number };
 
 /** Fields that need no condition (S3's list, and our x-amz-checksum-* choice). */
 const UNCONDITIONED = /^(policy|signature|x-amz-signature|awsaccesskeyid|file|x-ignore-.*|x-amz-checksum-.*)$/;
 
 const invalidPolicy = (why: string) => new S3Error('InvalidPolicyDocument', `Invalid Policy: ${why}`);
 const notAllowed = (why: string) => new S3Error('AccessDenied', `Invalid according to Policy: ${why}`);
-const missingField = (name: string) => new S3Error('InvalidArgument', `Bucket POST must contain a field named '${name}'.  If it is specified, please check the order of the fields.`, { ArgumentName: name, ArgumentValue: '' });
+const missingField = (name: string) =>
+  new S3Error('InvalidArgument', `Bucket POST must contain a field named '${name}'.  If it is specified, please check the order of the fields.`, {
+    ArgumentName: name,
+    ArgumentValue: '',
+  });
 
 /** `2026-12-01T20:00:00Z` or `2026-12-01T20:00:00.000Z` (ISO 8601, UTC), as S3 accepts; null otherwise. */
 export function parseExpiration(text: unknown): Date | null {
@@ -111,7 +113,8 @@ export function parsePolicy(policyBase64: string): { expiration: Date; condition
     }
     if (typeof c === 'object' && c !== null) {
       const entries = Object.entries(c);
-      if (entries.length !== 1 || typeof entries[0]![1] !== 'string') throw invalidPolicy('Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.');
+      if (entries.length !== 1 || typeof entries[0]![1] !== 'string')
+        throw invalidPolicy('Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.');
       const [field, value] = entries[0] as [string, string];
       return { op: 'eq', field: field.replace(/^\$/, '').toLowerCase(), value, text: JSON.stringify(['eq', '$' + field, value]) };
     }
@@ -156,7 +159,10 @@ export async function verifyPostForm(fields: ReadonlyMap<string, string>, opts: 
   const policy = get('policy');
   const v4 = ['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature'].some((n) => fields.has(n));
   const v2 = fields.has('awsaccesskeyid') || fields.has('signature');
-  if (v4 && v2) throw new S3Error('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm or the AWSAccessKeyId form field should be specified', { ArgumentName: 'x-amz-algorithm' });
+  if (v4 && v2)
+    throw new S3Error('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm or the AWSAccessKeyId form field should be specified', {
+      ArgumentName: 'x-amz-algorithm',
+    });
   if (!v4 && !v2) {
     if (policy !== undefined) throw missingField(fields.has('x-amz-signature') ? 'x-amz-algorithm' : 'AWSAccessKeyId');
     if (!opts.allowAnonymous) throw new S3Error('AccessDenied');
@@ -168,7 +174,11 @@ export async function verifyPostForm(fields: ReadonlyMap<string, string>, opts: 
   let provided: string;
   if (v4) {
     for (const name of ['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature', 'policy']) if (!fields.has(name)) throw missingField(name);
-    if (get('x-amz-algorithm') !== ALGORITHM) throw new S3Error('InvalidArgument', `Invalid algorithm: ${get('x-amz-algorithm')}; expecting ${ALGORITHM}`, { ArgumentName: 'x-amz-algorithm', ArgumentValue: get('x-amz-algorithm')! });
+    if (get('x-amz-algorithm') !== ALGORITHM)
+      throw new S3Error('InvalidArgument', `Invalid algorithm: ${get('x-amz-algorithm')}; expecting ${ALGORITHM}`, {
+        ArgumentName: 'x-amz-algorithm',
+        ArgumentValue: get('x-amz-algorithm')!,
+      });
     const credential = (() => {
       try {
         return parseCredential(get('x-amz-credential')!, 'AuthorizationQueryParametersError');
@@ -179,9 +189,13 @@ export async function verifyPostForm(fields: ReadonlyMap<string, string>, opts: 
     const date = get('x-amz-date')!;
     if (!parseAmzDate(date)) throw new S3Error('InvalidArgument', `Invalid x-amz-date: ${date}`, { ArgumentName: 'x-amz-date', ArgumentValue: date });
     if (opts.region !== undefined && credential.region !== opts.region) {
-      throw new S3Error('InvalidArgument', `The region '${credential.region}' is wrong; expecting '${opts.region}'`, { ArgumentName: 'x-amz-credential', Region: opts.region });
+      throw new S3Error('InvalidArgument', `The region '${credential.region}' is wrong; expecting '${opts.region}'`, {
+        ArgumentName: 'x-amz-credential',
+        Region: opts.region,
+      });
     }
-    if (credential.date !== date.slice(0, 8)) throw new S3Error('InvalidArgument', 'Invalid credential date. Date is not the same as x-amz-date.', { ArgumentName: 'x-amz-credential' });
+    if (credential.date !== date.slice(0, 8))
+      throw new S3Error('InvalidArgument', 'Invalid credential date. Date is not the same as x-amz-date.', { ArgumentName: 'x-amz-credential' });
     accessKeyId = credential.accessKeyId;
     secret = secretFor(opts.credentials, accessKeyId);
     provided = get('x-amz-signature')!.trim().toLowerCase();

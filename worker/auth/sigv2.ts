@@ -22,12 +22,41 @@ import type { QueryParam } from '../model/request.ts';
 
 /** Query parameters that name a sub-resource and so are part of the signed resource (botocore's list). */
 export const SUBRESOURCES: ReadonlySet<string> = new Set([
-  'accelerate', 'acl', 'analytics', 'cors', 'defaultObjectAcl', 'delete', 'inventory', 'lifecycle',
-  'location', 'logging', 'metrics', 'notification', 'object-lock', 'partNumber', 'policy',
-  'replication', 'requestPayment', 'restore', 'select', 'select-type', 'storageClass', 'tagging',
-  'torrent', 'uploadId', 'uploads', 'versionId', 'versioning', 'versions', 'website',
-  'response-cache-control', 'response-content-disposition', 'response-content-encoding',
-  'response-content-language', 'response-content-type', 'response-expires',
+  'accelerate',
+  'acl',
+  'analytics',
+  'cors',
+  'defaultObjectAcl',
+  'delete',
+  'inventory',
+  'lifecycle',
+  'location',
+  'logging',
+  'metrics',
+  'notification',
+  'object-lock',
+  'partNumber',
+  'policy',
+  'replication',
+  'requestPayment',
+  'restore',
+  'select',
+  'select-type',
+  'storageClass',
+  'tagging',
+  'torrent',
+  'uploadId',
+  'uploads',
+  'versionId',
+  'versioning',
+  'versions',
+  'website',
+  'response-cache-control',
+  'response-content-disposition',
+  'response-content-encoding',
+  'response-content-language',
+  'response-content-type',
+  'response-expires',
 ]);
 
 /**
@@ -55,14 +84,7 @@ export function canonicalizedAmzHeaders(headers: Headers): string {
   return amz.sort().join('');
 }
 
-export function stringToSignV2(
-  method: string,
-  contentMd5: string,
-  contentType: string,
-  expires: string,
-  amzHeaders: string,
-  resource: string,
-): string {
+export function stringToSignV2(method: string, contentMd5: string, contentType: string, expires: string, amzHeaders: string, resource: string): string {
   return `${method}\n${contentMd5}\n${contentType}\n${expires}\n${amzHeaders}${resource}`;
 }
 

@@ -147,14 +147,46 @@ export function sigv4Steps() {
   }
 
   return {
-    ALGORITHM, UNSIGNED_PAYLOAD, EMPTY_SHA256, uriEncodeBytes, uriEncode, canonicalQuery, canonicalHeaderValue, canonicalHeaders, canonicalRequest,
-    credentialScope, sha256Hex, stringToSign, chunkStringToSign, canonicalTrailer, trailerStringToSign, deriveSigningKey, importSigningKey, signature,
+    ALGORITHM,
+    UNSIGNED_PAYLOAD,
+    EMPTY_SHA256,
+    uriEncodeBytes,
+    uriEncode,
+    canonicalQuery,
+    canonicalHeaderValue,
+    canonicalHeaders,
+    canonicalRequest,
+    credentialScope,
+    sha256Hex,
+    stringToSign,
+    chunkStringToSign,
+    canonicalTrailer,
+    trailerStringToSign,
+    deriveSigningKey,
+    importSigningKey,
+    signature,
   };
 }
 
 export const {
-  ALGORITHM, UNSIGNED_PAYLOAD, EMPTY_SHA256, uriEncodeBytes, uriEncode, canonicalQuery, canonicalHeaderValue, canonicalHeaders, canonicalRequest,
-  credentialScope, sha256Hex, stringToSign, chunkStringToSign, canonicalTrailer, trailerStringToSign, deriveSigningKey, importSigningKey, signature,
+  ALGORITHM,
+  UNSIGNED_PAYLOAD,
+  EMPTY_SHA256,
+  uriEncodeBytes,
+  uriEncode,
+  canonicalQuery,
+  canonicalHeaderValue,
+  canonicalHeaders,
+  canonicalRequest,
+  credentialScope,
+  sha256Hex,
+  stringToSign,
+  chunkStringToSign,
+  canonicalTrailer,
+  trailerStringToSign,
+  deriveSigningKey,
+  importSigningKey,
+  signature,
 } = sigv4Steps();
 
 /**

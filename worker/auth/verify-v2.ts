@@ -27,13 +27,25 @@ const OWN_PARAMS = new Set(['AWSAccessKeyId', 'Signature', 'Expires']);
 
 /** Unsigned query parameters that select within what a listing URL grants anyway. */
 const LISTING_OPTIONS = new Set([
-  'prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'list-type', 'continuation-token', 'start-after',
-  'fetch-owner', 'max-buckets', 'bucket-region', 'key-marker', 'upload-id-marker', 'max-uploads', 'max-parts',
+  'prefix',
+  'delimiter',
+  'marker',
+  'max-keys',
+  'encoding-type',
+  'list-type',
+  'continuation-token',
+  'start-after',
+  'fetch-owner',
+  'max-buckets',
+  'bucket-region',
+  'key-marker',
+  'upload-id-marker',
+  'max-uploads',
+  'max-parts',
   'part-number-marker',
 ]);
 
-const isUnsignedButInert = (name: string) =>
-  LISTING_OPTIONS.has(name) || name === 'x-id' || /^(x-amz-|content-type$|content-md5$)/i.test(name);
+const isUnsignedButInert = (name: string) => LISTING_OPTIONS.has(name) || name === 'x-id' || /^(x-amz-|content-type$|content-md5$)/i.test(name);
 
 /** Refuses query parameters a SigV2 signature does not cover, unless they are inert. */
 function assertCoveredParams(view: RequestView): void {
@@ -117,7 +129,11 @@ const MAX_SKEW_MS = 15 * 60 * 1000;
 export async function verifyHeaderV2(view: RequestView, opts: VerifyOptions): Promise<string> {
   const authorization = view.headers.get('authorization')!.trim();
   const m = /^AWS\s+([^:\s]+):(\S+)$/.exec(authorization);
-  if (!m) throw new S3Error('InvalidArgument', 'AWS authorization header is invalid.  Expected AwsAccessKeyId:signature', { ArgumentName: 'Authorization', ArgumentValue: authorization });
+  if (!m)
+    throw new S3Error('InvalidArgument', 'AWS authorization header is invalid.  Expected AwsAccessKeyId:signature', {
+      ArgumentName: 'Authorization',
+      ArgumentValue: authorization,
+    });
   const [, accessKeyId, provided] = m as unknown as [string, string, string];
   const amzDate = view.headers.get('x-amz-date');
   const date = view.headers.get('date');
@@ -127,7 +143,11 @@ export async function verifyHeaderV2(view: RequestView, opts: VerifyOptions): Pr
   if (Number.isNaN(time) || time < 0) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
   const now = opts.now ?? new Date();
   if (Math.abs(now.getTime() - time) > MAX_SKEW_MS) {
-    throw new S3Error('RequestTimeTooSkewed', undefined, { RequestTime: sent!, ServerTime: now.toISOString(), MaxAllowedSkewMilliseconds: String(MAX_SKEW_MS) });
+    throw new S3Error('RequestTimeTooSkewed', undefined, {
+      RequestTime: sent!,
+      ServerTime: now.toISOString(),
+      MaxAllowedSkewMilliseconds: String(MAX_SKEW_MS),
+    });
   }
   const secret = secretFor(opts.credentials, accessKeyId);
   assertCoveredParams(view);

@@ -25,17 +25,7 @@ import type { ChunkSigning } from './aws-chunked.ts';
 import { assertScope, parseAuthorizationV4, parseCredential, secretFor, type CredentialScope } from './credential.ts';
 import type { QueryParam, RequestView } from '../model/request.ts';
 import { dotSegmentError, dotSegmentForms, signatureMismatch } from './dot-segments.ts';
-import {
-  ALGORITHM,
-  canonicalHeaders,
-  canonicalQuery,
-  canonicalRequest,
-  canonicalUri,
-  signature,
-  signingKey,
-  stringToSign,
-  UNSIGNED_PAYLOAD,
-} from './sigv4.ts';
+import { ALGORITHM, canonicalHeaders, canonicalQuery, canonicalRequest, canonicalUri, signature, signingKey, stringToSign, UNSIGNED_PAYLOAD } from './sigv4.ts';
 import type { VerifyOptions } from './types.ts';
 
 export const MAX_PRESIGNED_EXPIRES_S = 604800;
@@ -255,10 +245,13 @@ async function verifySignature(parts: SignedParts): Promise<CryptoKey> {
   // A signed header that is absent (an `expect` the platform consumed is accounted for above).
   const lookup = headerLookup(view);
   const absent = parts.signedHeaders.filter((name) => name !== 'expect' && lookup(name) === null);
-  throw signatureMismatch({
-    AWSAccessKeyId: credential.accessKeyId,
-    StringToSign: first!.toSign,
-    SignatureProvided: parts.provided,
-    CanonicalRequest: first!.canonical,
-  }, absent);
+  throw signatureMismatch(
+    {
+      AWSAccessKeyId: credential.accessKeyId,
+      StringToSign: first!.toSign,
+      SignatureProvided: parts.provided,
+      CanonicalRequest: first!.canonical,
+    },
+    absent,
+  );
 }

@@ -46,7 +46,19 @@ import type { CatalogLoss, JournalImportBatch, JournalKnown } from './types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
 import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
 import type { Catalog } from './types.ts';
-import type { BucketHealth, CommitResult, ScrubCursor, CompletedUpload, DegradedUnit, GarbageUnits, PartRecord, RepairMessage, RestripeChange, UnitRecord, UploadRecord } from './types.ts';
+import type {
+  BucketHealth,
+  CommitResult,
+  ScrubCursor,
+  CompletedUpload,
+  DegradedUnit,
+  GarbageUnits,
+  PartRecord,
+  RepairMessage,
+  RestripeChange,
+  UnitRecord,
+  UploadRecord,
+} from './types.ts';
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
@@ -127,7 +139,13 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** The bucket's access logging, for the reply's envelope (rpc.ts): one local read, no call. */
   private loggingNote(bucket: string): LoggingNote | undefined {
     if (!this.schemaReady) return undefined;
-    const row = this.sql.exec<{ value: string; region: string }>("SELECT s.value AS value, b.region AS region FROM state s JOIN buckets b ON b.name = ? WHERE s.name = ?", bucket, LOGGING).toArray()[0];
+    const row = this.sql
+      .exec<{ value: string; region: string }>(
+        'SELECT s.value AS value, b.region AS region FROM state s JOIN buckets b ON b.name = ? WHERE s.name = ?',
+        bucket,
+        LOGGING,
+      )
+      .toArray()[0];
     const config = row ? parseStoredLogging(row.value) : null;
     return config ? { bucket, region: row!.region, config } : undefined;
   }
@@ -189,7 +207,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
       // The instance's journal segments go with it (the bucket list's journal records the deletion).
       const journal = new SqlJournal(this.sql, bucket).files();
-      const files = journal.length ? [{ not_before: Date.now(), entry: JSON.stringify({ bucket: JOURNAL_BUCKET, units: journal } satisfies GarbageUnits) }] : [];
+      const files = journal.length
+        ? [{ not_before: Date.now(), entry: JSON.stringify({ bucket: JOURNAL_BUCKET, units: journal } satisfies GarbageUnits) }]
+        : [];
       return [...allGarbage(this.sql, bucket), ...files];
     });
   }
@@ -341,7 +361,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Reply<BucketSettings> {
     return this.inBucket(bucket, (o) => {
       if (policy !== null && isPublic && parseStoredPublicAccessBlock(o.getState(PUBLIC_ACCESS_BLOCK_ROW))?.blockPublicPolicy) {
-        throw new S3Error('AccessDenied', 'Access Denied: the bucket\'s public access block (BlockPublicPolicy) refuses a public policy');
+        throw new S3Error('AccessDenied', "Access Denied: the bucket's public access block (BlockPublicPolicy) refuses a public policy");
       }
       o.setState('policy', policy);
       return this.requestSettings();
@@ -445,7 +465,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
     return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
   }
-  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number, change?: RestripeChange): Reply<'rewritten' | 'gone'> {
+  commitRestripe(
+    bucket: string,
+    at: VersionAt,
+    before: string,
+    storage: ObjectManifest['storage'],
+    notBefore: number,
+    change?: RestripeChange,
+  ): Reply<'rewritten' | 'gone'> {
     return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore, change));
   }
   setRestripeState(bucket: string, value: string | null): Reply<void> {
@@ -486,7 +513,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
-      return { ...o.ledger.health(bucket, now), ...(lifecycle ? { lifecycle } : {}), journal, ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}) };
+      return {
+        ...o.ledger.health(bucket, now),
+        ...(lifecycle ? { lifecycle } : {}),
+        journal,
+        ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),
+      };
     });
   }
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {
@@ -582,7 +614,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const due = this.ctx.storage.transactionSync(() => repairs.takeDue(Date.now()));
     if (due.length) {
       try {
-        await queue.sendBatch(due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'worklist' } } satisfies RepairMessage })));
+        await queue.sendBatch(
+          due.map((u) => ({ body: { bucket: name, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'worklist' } } satisfies RepairMessage })),
+        );
       } catch (err) {
         console.error(JSON.stringify({ level: 'error', msg: 'catalog: could not queue repairs', bucket: name, units: due.length, error: errorMessage(err) }));
         this.ctx.storage.transactionSync(() => repairs.unsend(due));
@@ -594,7 +628,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a
    *  condition, never read as none. */
-  removeManifest(bucket: string, key: string, conditions: S.DeleteConditions | string | undefined, grace: Grace, versionId?: string, bypassGovernance = false): Reply<S.DeleteObjectResult> {
+  removeManifest(
+    bucket: string,
+    key: string,
+    conditions: S.DeleteConditions | string | undefined,
+    grace: Grace,
+    versionId?: string,
+    bypassGovernance = false,
+  ): Reply<S.DeleteObjectResult> {
     const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
     return this.inBucket(bucket, (o) => o.delete(key, checked, grace, versionId, bypassGovernance));
   }
@@ -619,7 +660,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
-  async commitUpload(bucket: string, key: string, uploadId: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
+  async commitUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    manifest: ObjectManifest,
+    conditions: CatalogWriteConditions,
+    grace: Grace,
+  ): Promise<Reply<CommitResult>> {
     const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
@@ -646,10 +694,15 @@ type Answer<K extends keyof Table & keyof CatalogObject> = Table[K] extends { ba
   : ReplyValue<Awaited<ReturnType<CatalogObject[K]>>>;
 type WireArgs<K extends keyof Table & keyof Catalog> = Table[K] extends { wire: (o: never, a: never) => infer W } ? W : Parameters<Catalog[K]>;
 type Disagrees<K extends keyof Table> = K extends keyof CatalogObject
-  ? Table[K] extends { own: true } | { internal: true } ? never
-  : K extends keyof Catalog
-    ? [WireArgs<K>] extends [Parameters<CatalogObject[K]>] ? [Answer<K>] extends [Awaited<ReturnType<Catalog[K]>>] ? never : `${K}: answer` : `${K}: arguments`
-    : `${K}: no port verb`
+  ? Table[K] extends { own: true } | { internal: true }
+    ? never
+    : K extends keyof Catalog
+      ? [WireArgs<K>] extends [Parameters<CatalogObject[K]>]
+        ? [Answer<K>] extends [Awaited<ReturnType<Catalog[K]>>]
+          ? never
+          : `${K}: answer`
+        : `${K}: arguments`
+      : `${K}: no port verb`
   : `${K}: no method`;
 const agreed: [Disagrees<keyof Table>] extends [never] ? true : Disagrees<keyof Table> = true;
 void agreed;

@@ -53,10 +53,15 @@ export function replayJournal(segments: JournalSegment[]): Map<string, InstanceI
       if (seen.has(s.segment) && seen.get(s.segment) !== id) twice.add(s.segment);
       seen.set(s.segment, id);
     }
-    if (twice.size) doubts.push(`segment(s) ${[...twice].slice(0, 5).join(', ')}${twice.size > 5 ? ', ...' : ''} found twice with different contents: two catalogs wrote this journal (a catalog lost and started again); the image mixes them`);
+    if (twice.size)
+      doubts.push(
+        `segment(s) ${[...twice].slice(0, 5).join(', ')}${twice.size > 5 ? ', ...' : ''} found twice with different contents: two catalogs wrote this journal (a catalog lost and started again); the image mixes them`,
+      );
     for (const s of applied) {
-      if (s.previous >= start && !numbers.has(s.previous)) doubts.push(`segment ${s.previous} was stored before segment ${s.segment} and is not found: changes it held may be missing`);
-      if (s.schema > SCHEMA_VERSION) doubts.push(`segment ${s.segment} is in catalog schema ${s.schema}, newer than this release's ${SCHEMA_VERSION}: use the newer release`);
+      if (s.previous >= start && !numbers.has(s.previous))
+        doubts.push(`segment ${s.previous} was stored before segment ${s.segment} and is not found: changes it held may be missing`);
+      if (s.schema > SCHEMA_VERSION)
+        doubts.push(`segment ${s.segment} is in catalog schema ${s.schema}, newer than this release's ${SCHEMA_VERSION}: use the newer release`);
     }
     const tables = new Map<string, Map<string, Row>>();
     for (const s of applied) {
@@ -112,7 +117,12 @@ const rows = (image: InstanceImage, table: string) => [...(image.tables.get(tabl
  * newer than it (created after the list's last segment); each with its own instance's image. An
  * instance the list does not hold and older than it is a deleted bucket's (`unlisted`).
  */
-export function bucketImages(images: Map<string, InstanceImage>): { buckets: BucketImage[]; listed: string[]; unlisted: string[]; unlistedBuckets: BucketImage[] } {
+export function bucketImages(images: Map<string, InstanceImage>): {
+  buckets: BucketImage[];
+  listed: string[];
+  unlisted: string[];
+  unlistedBuckets: BucketImage[];
+} {
   const list = images.get(BUCKET_LIST_INSTANCE);
   const instances = [...images.keys()].filter((i) => i !== BUCKET_LIST_INSTANCE);
   // Without the bucket list's journal, every bucket instance found stands for a bucket.
@@ -151,7 +161,16 @@ function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage 
     const parsed = JSON.parse(String(r.manifest)) as ObjectManifest | { lastModified: string };
     const manifest = deleteMarker ? null : (parsed as ObjectManifest);
     if (manifest) for (const u of unitsOf(manifest)) knownUnits.add(u.unitId);
-    return { key: String(r.key), versionId: String(r.version_id), nullVersion: Number(r.null_version) === 1, seq: Number(r.seq), deleteMarker, manifest, lastModified: parsed.lastModified, current: current.get(String(r.key)) === String(r.version_id) };
+    return {
+      key: String(r.key),
+      versionId: String(r.version_id),
+      nullVersion: Number(r.null_version) === 1,
+      seq: Number(r.seq),
+      deleteMarker,
+      manifest,
+      lastModified: parsed.lastModified,
+      current: current.get(String(r.key)) === String(r.version_id),
+    };
   });
   for (const r of rows(image, 'parts')) {
     const record = JSON.parse(String(r.record)) as { units?: CodedUnit[] };
@@ -163,6 +182,14 @@ function bucketImage(name: string, own: Row, image: InstanceImage): BucketImage 
     for (const id of entry.unitIds ?? []) knownUnits.add(id);
   }
   return {
-    name, region: String(own.region), created: Number(own.created), settings, versions, uploads: rows(image, 'uploads').length, knownUnits, takenAt: image.takenAt, doubts: image.doubts,
+    name,
+    region: String(own.region),
+    created: Number(own.created),
+    settings,
+    versions,
+    uploads: rows(image, 'uploads').length,
+    knownUnits,
+    takenAt: image.takenAt,
+    doubts: image.doubts,
   };
 }

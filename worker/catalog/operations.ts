@@ -92,9 +92,21 @@ export const OPERATIONS = {
   getVersion: { to: 'key', fenced: true },
   listManifests: { to: 'walk', fenced: true },
   listVersions: { to: 'walk', fenced: true },
-  prepareWrite: { to: 'key', fenced: true, wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()] },
-  commitManifest: { to: 'key', fenced: true, wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
-  removeManifest: { to: 'key', fenced: true, wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false] },
+  prepareWrite: {
+    to: 'key',
+    fenced: true,
+    wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()],
+  },
+  commitManifest: {
+    to: 'key',
+    fenced: true,
+    wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs],
+  },
+  removeManifest: {
+    to: 'key',
+    fenced: true,
+    wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false],
+  },
   setObjectTags: { to: 'key', fenced: true },
   changeObjectLock: { to: 'key', fenced: true, wire: (_, [bucket, key, versionId, change, bypass]) => [bucket, key, versionId, change, bypass ?? false] },
   reserveUnits: { to: 'key', key: ([, , , key]) => key, fenced: true, wire: (_, [bucket, unitIds, expires, key]) => [bucket, unitIds, expires.getTime(), key] },
@@ -104,7 +116,11 @@ export const OPERATIONS = {
   preparePart: { to: 'key', fenced: true, wire: (_, [bucket, key, uploadId, unitIds, expires]) => [bucket, key, uploadId, unitIds, expires.getTime()] },
   putPart: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId, part]) => [bucket, key, uploadId, part, o.graceMs] },
   listPartRecords: { to: 'key', fenced: true },
-  commitUpload: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs] },
+  commitUpload: {
+    to: 'key',
+    fenced: true,
+    wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs],
+  },
   getCompletedUpload: { to: 'key', fenced: true },
   removeUpload: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId]) => [bucket, key, uploadId, o.graceMs] },
   listUploadRecords: { to: 'walk', fenced: true },
@@ -131,7 +147,11 @@ export const OPERATIONS = {
   endMoveChain: { to: 'partition' },
   listVersionRecords: { to: 'walk' },
   // An instance of the previous release ignores `change` (a sixth argument it does not take).
-  commitRestripe: { to: 'key', key: ([, at]) => at.key, wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change] },
+  commitRestripe: {
+    to: 'key',
+    key: ([, at]) => at.key,
+    wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change],
+  },
   setRestripeState: { to: 'partition' },
   listSealRecords: { to: 'walk' },
   replaceSealRecords: { to: 'partition' },
@@ -155,7 +175,11 @@ export const OPERATIONS = {
   journalKnown: { to: 'journal', bare: true },
   journalContinueAfter: { to: 'journal', bare: true },
   journalFiles: { to: 'journal', bare: true },
-  journalReplaceUnits: { to: 'journal', bare: true, wire: (o, [instance, segment, before, after, now]) => [instance, segment, before, after, now.getTime() + o.graceMs] },
+  journalReplaceUnits: {
+    to: 'journal',
+    bare: true,
+    wire: (o, [instance, segment, before, after, now]) => [instance, segment, before, after, now.getTime() + o.graceMs],
+  },
 } satisfies Table;
 
 export type OperationName = keyof typeof OPERATIONS;

@@ -28,7 +28,10 @@ const BYTES = 'placed-bytes:';
 export function placementEntries(u: Pick<CodedUnit, 'k' | 'm' | 'size' | 'missing' | 'placement'>): [string, number][] {
   const on = u.placement.filter((_, i) => !u.missing.includes(i)).sort();
   const at = `${policyName(u)}:${JSON.stringify(on)}`;
-  return [[UNITS + at, 1], [BYTES + at, u.size]];
+  return [
+    [UNITS + at, 1],
+    [BYTES + at, u.size],
+  ];
 }
 
 /** The placements from the ledger's entries (name -> value); entries of other kinds are ignored. */

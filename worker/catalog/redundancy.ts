@@ -33,7 +33,10 @@ const BYTES = 'unit-bytes:';
 /** The ledger entries a stored unit accounts for: one unit, and its bytes, under its policy and shards missing. */
 export function redundancyEntries(u: Pick<CodedUnit, 'k' | 'm' | 'size' | 'missing'>): [string, number][] {
   const at = `${policyName(u)}:${u.missing.length}`;
-  return [[UNITS + at, 1], [BYTES + at, u.size]];
+  return [
+    [UNITS + at, 1],
+    [BYTES + at, u.size],
+  ];
 }
 
 /** An empty ladder for policy k+m. */
@@ -90,8 +93,10 @@ export interface RedundancyRow extends UnitsAndBytes {
 
 /** The ladders as rows, policies by name, each from whole down to below k: what tables and metrics list. */
 export function redundancyRows(byPolicy: Record<string, PolicyRedundancy>): RedundancyRow[] {
-  return Object.entries(byPolicy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([policy, p]) => [
-    ...p.byShardsLeft.map((s) => ({ policy, shardsLeft: String(s.shardsLeft), units: s.units, bytes: s.bytes })),
-    { policy, shardsLeft: 'below_k', ...p.belowK },
-  ]);
+  return Object.entries(byPolicy)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([policy, p]) => [
+      ...p.byShardsLeft.map((s) => ({ policy, shardsLeft: String(s.shardsLeft), units: s.units, bytes: s.bytes })),
+      { policy, shardsLeft: 'below_k', ...p.belowK },
+    ]);
 }

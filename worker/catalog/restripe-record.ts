@@ -88,12 +88,19 @@ const clean = (state: RestripeState): boolean => state.last !== null && state.la
  * never inline). So units of that geometry count as left (`upperBound`) until a pass over the
  * bucket ends clean, after which they are taken to be small pieces.
  */
-export function leftOf(byPolicy: Record<string, PolicyRedundancy>, p: RestripePolicy, state: RestripeState): { units: number; bytes: number; upperBound: boolean } {
+export function leftOf(
+  byPolicy: Record<string, PolicyRedundancy>,
+  p: RestripePolicy,
+  state: RestripeState,
+): { units: number; bytes: number; upperBound: boolean } {
   // Every geometry a class of the bucket writes (issue 44) is its own, as the bucket policy's.
   const all = [p, ...Object.values(p.classes ?? {})];
-  const own = new Set(all.map((q) => `${q.k}+${q.m}`)), small = new Set(all.map((q) => `1+${q.small.replicas - 1}`));
+  const own = new Set(all.map((q) => `${q.k}+${q.m}`)),
+    small = new Set(all.map((q) => `1+${q.small.replicas - 1}`));
   const countSmall = !clean(state);
-  let units = 0, bytes = 0, upperBound = false;
+  let units = 0,
+    bytes = 0,
+    upperBound = false;
   for (const [shape, r] of Object.entries(byPolicy)) {
     if (own.has(shape) || (small.has(shape) && !countSmall)) continue;
     for (const s of [...r.byShardsLeft, r.belowK]) {
@@ -151,7 +158,13 @@ export interface BucketRestripeProgress {
  * One bucket's progress toward `policy`, from its ledger's units per geometry and its record
  * (null: none); null when there is nothing to show (no unit left, nothing rewritten toward it).
  */
-export function restripeProgressOf(bucket: string, policy: RestripePolicy, byPolicy: Record<string, PolicyRedundancy>, record: RestripeState | null, now = Date.now()): BucketRestripeProgress | null {
+export function restripeProgressOf(
+  bucket: string,
+  policy: RestripePolicy,
+  byPolicy: Record<string, PolicyRedundancy>,
+  record: RestripeState | null,
+  now = Date.now(),
+): BucketRestripeProgress | null {
   const target = targetOf(policy);
   const state = record && record.target === target ? record : freshState(target);
   const left = leftOf(byPolicy, policy, state);
@@ -160,10 +173,19 @@ export function restripeProgressOf(bucket: string, policy: RestripePolicy, byPol
   const seconds = r ? (r.last - r.first) / 1000 : 0;
   const bytesPerSecond = r && seconds > 0 ? r.bytes / seconds : null;
   return {
-    bucket, policy: policy.name, target, left,
+    bucket,
+    policy: policy.name,
+    target,
+    left,
     rewritten: { versions: r?.versions ?? 0, bytes: r?.bytes ?? 0 },
-    bytesPerSecond, secondsRemaining: bytesPerSecond ? left.bytes / bytesPerSecond : null,
-    passes: state.passes, inPass: state.cursor !== null, pass: state.pass, last: state.last,
-    blocked: state.last?.blocked ?? 0, done: !hasWork(state, left, now), lastError: state.lastError,
+    bytesPerSecond,
+    secondsRemaining: bytesPerSecond ? left.bytes / bytesPerSecond : null,
+    passes: state.passes,
+    inPass: state.cursor !== null,
+    pass: state.pass,
+    last: state.last,
+    blocked: state.last?.blocked ?? 0,
+    done: !hasWork(state, left, now),
+    lastError: state.lastError,
   };
 }

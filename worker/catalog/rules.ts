@@ -35,7 +35,11 @@ export type CatalogWriteConditions = WriteConditions & { maxVersions?: number };
  * the lifecycle job and by a key's version listing). 400 InvalidRequest, saying what to do.
  */
 export function tooManyVersions(key: string, max: number): S3Error {
-  return new S3Error('InvalidRequest', `Key '${key}' already has ${max} versions, the most this gateway keeps per key (config maxVersionsPerKey): delete noncurrent versions, or let a lifecycle NoncurrentVersionExpiration rule delete them, before writing more.`, { Key: key });
+  return new S3Error(
+    'InvalidRequest',
+    `Key '${key}' already has ${max} versions, the most this gateway keeps per key (config maxVersionsPerKey): delete noncurrent versions, or let a lifecycle NoncurrentVersionExpiration rule delete them, before writing more.`,
+    { Key: key },
+  );
 }
 
 /** The coded units an object's bytes live in (none for inline objects). */

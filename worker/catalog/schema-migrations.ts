@@ -51,7 +51,7 @@ const VERSION_ROW = 'schema-version';
 
 /** The schema version of storage that has tables (1 before versions were recorded). */
 export function schemaVersion(sql: SqlStorage): number {
-  const row = sql.exec<{ value: string }>("SELECT value FROM state WHERE name = ?", VERSION_ROW).toArray()[0];
+  const row = sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', VERSION_ROW).toArray()[0];
   return row ? Number(row.value) : 1;
 }
 
@@ -80,7 +80,11 @@ const SSE_C_ETAGS_ROW = 'sse-c-etags';
 /** The SSE-C fix-up above: once per instance (a new instance has nothing to rewrite and is marked at once). */
 function opaqueSseCEtags(sql: SqlStorage): void {
   if (sql.exec('SELECT 1 FROM state WHERE name = ?', SSE_C_ETAGS_ROW).toArray().length) return;
-  const rows = sql.exec<{ key: string; version_id: string; manifest: string }>("SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 AND manifest LIKE '%\"fingerprint\"%'").toArray();
+  const rows = sql
+    .exec<{ key: string; version_id: string; manifest: string }>(
+      'SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 AND manifest LIKE \'%"fingerprint"%\'',
+    )
+    .toArray();
   for (const row of rows) {
     const m = JSON.parse(row.manifest) as ObjectManifest;
     const sse = m.metadata.sse;
@@ -109,11 +113,27 @@ function toVersion2(sql: SqlStorage, now: number): void {
   type V1Object = { key: string; etag: string; size: number; last_modified: string; checksum: string | null; manifest: string };
   for (const row of sql.exec<V1Object>('SELECT * FROM objects').toArray()) {
     const manifest = JSON.parse(row.manifest) as ObjectManifest;
-    sql.exec('INSERT INTO objects_v2 (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)', row.key, manifest.versionId, row.etag, row.size, row.last_modified, row.checksum);
+    sql.exec(
+      'INSERT INTO objects_v2 (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)',
+      row.key,
+      manifest.versionId,
+      row.etag,
+      row.size,
+      row.last_modified,
+      row.checksum,
+    );
     sql.exec('INSERT INTO versions (key, version_id, delete_marker, manifest) VALUES (?, ?, 0, ?)', row.key, manifest.versionId, row.manifest);
     const created = Date.parse(manifest.lastModified) || now;
     unitsOf(manifest).forEach((u, i) => {
-      sql.exec('INSERT INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)', u.unitId, row.key, manifest.versionId, i, u.k + u.m, created);
+      sql.exec(
+        'INSERT INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)',
+        u.unitId,
+        row.key,
+        manifest.versionId,
+        i,
+        u.k + u.m,
+        created,
+      );
     });
   }
   sql.exec('DROP TABLE objects');
@@ -137,7 +157,12 @@ function toVersion2(sql: SqlStorage, now: number): void {
   const progress = sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'scrub-progress'").toArray()[0];
   if (progress) {
     const p = JSON.parse(progress.value) as { lastPassStartedAt?: number | null; lastPassCompletedAt?: number | null; passes?: number };
-    const kept = { passStartedAt: null, lastPassStartedAt: p.lastPassStartedAt ?? null, lastPassCompletedAt: p.lastPassCompletedAt ?? null, passes: p.passes ?? 0 };
+    const kept = {
+      passStartedAt: null,
+      lastPassStartedAt: p.lastPassStartedAt ?? null,
+      lastPassCompletedAt: p.lastPassCompletedAt ?? null,
+      passes: p.passes ?? 0,
+    };
     sql.exec("UPDATE state SET value = ? WHERE name = 'scrub-progress'", JSON.stringify(kept));
   }
 }

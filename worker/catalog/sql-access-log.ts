@@ -45,7 +45,11 @@ export interface AppendResult {
   batch: AccessLogBatch | null;
 }
 
-const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
+const randomId = () =>
+  [...crypto.getRandomValues(new Uint8Array(8))]
+    .map((b) => b.toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase();
 
 export class SqlAccessLog {
   constructor(private readonly sql: SqlStorage) {}
@@ -61,7 +65,12 @@ export class SqlAccessLog {
 
   /** A batch to deliver: one whose claim expired, else the oldest group's if its oldest record is `rollMs` old. */
   take(now: number, rollMs: number): AccessLogBatch | null {
-    const stale = this.sql.exec<{ id: string; object_key: string }>('SELECT id, object_key FROM access_log_batches WHERE claimed_at <= ? ORDER BY claimed_at LIMIT 1', now - CLAIM_MS).toArray()[0];
+    const stale = this.sql
+      .exec<{ id: string; object_key: string }>(
+        'SELECT id, object_key FROM access_log_batches WHERE claimed_at <= ? ORDER BY claimed_at LIMIT 1',
+        now - CLAIM_MS,
+      )
+      .toArray()[0];
     if (stale) {
       this.sql.exec('UPDATE access_log_batches SET claimed_at = ? WHERE id = ?', now, stale.id);
       return this.batch(stale.id, stale.object_key);
@@ -72,7 +81,9 @@ export class SqlAccessLog {
     const objectKey = logObjectKey(JSON.parse(oldest.grp) as LogGroup, now, oldest.at, id);
     this.sql.exec(
       'UPDATE access_log SET batch = ? WHERE seq IN (SELECT seq FROM access_log WHERE batch IS NULL AND grp = ? ORDER BY seq LIMIT ?)',
-      id, oldest.grp, BATCH_LINES,
+      id,
+      oldest.grp,
+      BATCH_LINES,
     );
     this.sql.exec('INSERT INTO access_log_batches (id, grp, object_key, claimed_at) VALUES (?, ?, ?, ?)', id, oldest.grp, objectKey, now);
     return this.batch(id, objectKey);
@@ -91,7 +102,9 @@ export class SqlAccessLog {
 
   /** Records waiting, and when the oldest unclaimed one was made (null: none). */
   pending(): { records: number; oldestAt: number | null } {
-    const r = this.sql.exec<{ n: number; oldest: number | null }>('SELECT COUNT(*) AS n, MIN(CASE WHEN batch IS NULL THEN at END) AS oldest FROM access_log').one();
+    const r = this.sql
+      .exec<{ n: number; oldest: number | null }>('SELECT COUNT(*) AS n, MIN(CASE WHEN batch IS NULL THEN at END) AS oldest FROM access_log')
+      .one();
     return { records: r.n, oldestAt: r.oldest };
   }
 }

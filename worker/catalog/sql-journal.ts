@@ -50,7 +50,18 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
  * State rows that are progress of upkeep work, not the bucket's state: they change on every
  * cron run, and a rebuilt catalog starts that work afresh.
  */
-export const TRANSIENT_STATE = ['schema-version', 'sse-c-etags', 'scrub-cursor', 'scrub-position', 'scrub-progress', 'repair-failures', 'repair-last-send', 'lifecycle-progress', 'drain', 'key-rotation'];
+export const TRANSIENT_STATE = [
+  'schema-version',
+  'sse-c-etags',
+  'scrub-cursor',
+  'scrub-position',
+  'scrub-progress',
+  'repair-failures',
+  'repair-last-send',
+  'lifecycle-progress',
+  'drain',
+  'key-rotation',
+];
 
 /** Rows of a journaled table that are journaled (`row` is the trigger's NEW or OLD, or '' in a query). */
 function rowFilter(table: string, row: string): string | null {
@@ -72,15 +83,24 @@ CREATE TRIGGER IF NOT EXISTS journal_${table}_update AFTER UPDATE ON ${table}${w
 }
 
 /** The journal's tables and the triggers of every journaled table (after those tables exist). */
-export const JOURNAL_SCHEMA = `
+export const JOURNAL_SCHEMA =
+  `
 CREATE TABLE IF NOT EXISTS journal_changes (id INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, pk TEXT NOT NULL, UNIQUE (tbl, pk));
 CREATE TABLE IF NOT EXISTS journal_files (segment INTEGER PRIMARY KEY, generation INTEGER NOT NULL, units TEXT NOT NULL, taken_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS journal_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 ` + Object.keys(JOURNALED).map(triggers).join('\n');
 
 const FRESH: JournalMeta = {
-  segment: 0, generation: 1, generationFirst: 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0,
-  acked: 0, ackedTakenAt: null, complete: null,
+  segment: 0,
+  generation: 1,
+  generationFirst: 1,
+  dump: { table: 0, after: null },
+  segmentsInGeneration: 0,
+  recordsInGeneration: 0,
+  dumpedRows: 0,
+  acked: 0,
+  ackedTakenAt: null,
+  complete: null,
 };
 
 /** A generation ends (a new dump starts) once its changes outweigh its dump, after at least this many segments. */
@@ -109,7 +129,14 @@ export class SqlJournal {
   take(now: number, maxBytes: number): JournalTake | null {
     const meta = this.meta();
     if (!meta.dump && meta.segmentsInGeneration >= GENERATION_MIN_SEGMENTS && meta.recordsInGeneration >= 2 * meta.dumpedRows) {
-      Object.assign(meta, { generation: meta.generation + 1, generationFirst: meta.segment + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0 });
+      Object.assign(meta, {
+        generation: meta.generation + 1,
+        generationFirst: meta.segment + 1,
+        dump: { table: 0, after: null },
+        segmentsInGeneration: 0,
+        recordsInGeneration: 0,
+        dumpedRows: 0,
+      });
     }
     const records: JournalRecord[] = [];
     let bytes = 0;
@@ -154,8 +181,16 @@ export class SqlJournal {
     this.save(meta);
     return {
       segment: {
-        format: JOURNAL_FORMAT, schema: SCHEMA_VERSION, instance: this.instance, segment: meta.segment, generation: meta.generation,
-        generationFirst: meta.generationFirst, completes: dumpAfter === 'done', previous: meta.acked, takenAt: new Date(now).toISOString(), records,
+        format: JOURNAL_FORMAT,
+        schema: SCHEMA_VERSION,
+        instance: this.instance,
+        segment: meta.segment,
+        generation: meta.generation,
+        generationFirst: meta.generationFirst,
+        completes: dumpAfter === 'done',
+        previous: meta.acked,
+        takenAt: new Date(now).toISOString(),
+        records,
       },
       upTo,
       dumpFrom: meta.dump,
@@ -172,7 +207,13 @@ export class SqlJournal {
   written(take: JournalTake, units: CodedUnit[], now: number, graceMs: number): void {
     const s = take.segment;
     if (take.upTo > 0) this.sql.exec('DELETE FROM journal_changes WHERE id <= ?', take.upTo);
-    this.sql.exec('INSERT OR REPLACE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', s.segment, s.generation, JSON.stringify(units), Date.parse(s.takenAt));
+    this.sql.exec(
+      'INSERT OR REPLACE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)',
+      s.segment,
+      s.generation,
+      JSON.stringify(units),
+      Date.parse(s.takenAt),
+    );
     const meta = this.meta();
     if (s.segment > meta.acked) Object.assign(meta, { acked: s.segment, ackedTakenAt: Date.parse(s.takenAt) });
     if (s.generation === meta.generation) {
@@ -190,7 +231,9 @@ export class SqlJournal {
     }
     this.save(meta);
     if (meta.complete) {
-      const old = this.sql.exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files WHERE segment < ?', meta.complete.first).toArray();
+      const old = this.sql
+        .exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files WHERE segment < ?', meta.complete.first)
+        .toArray();
       if (old.length) {
         queueGarbage(this.sql, { bucket: JOURNAL_BUCKET, units: old.flatMap((f) => JSON.parse(f.units) as CodedUnit[]) }, now + graceMs);
         this.sql.exec('DELETE FROM journal_files WHERE segment < ?', meta.complete.first);
@@ -206,8 +249,25 @@ export class SqlJournal {
   continueAfter(from: NonNullable<JournalImportBatch['finish']>): void {
     const meta = this.meta();
     if (meta.segment >= from.newest) return;
-    this.save({ ...meta, segment: from.newest, generation: Math.max(meta.generation, from.generation) + 1, generationFirst: from.newest + 1, dump: { table: 0, after: null }, segmentsInGeneration: 0, recordsInGeneration: 0, dumpedRows: 0, complete: null });
-    for (const f of from.files) this.sql.exec('INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)', f.segment, f.generation, JSON.stringify(f.units), f.takenAt);
+    this.save({
+      ...meta,
+      segment: from.newest,
+      generation: Math.max(meta.generation, from.generation) + 1,
+      generationFirst: from.newest + 1,
+      dump: { table: 0, after: null },
+      segmentsInGeneration: 0,
+      recordsInGeneration: 0,
+      dumpedRows: 0,
+      complete: null,
+    });
+    for (const f of from.files)
+      this.sql.exec(
+        'INSERT OR IGNORE INTO journal_files (segment, generation, units, taken_at) VALUES (?, ?, ?, ?)',
+        f.segment,
+        f.generation,
+        JSON.stringify(f.units),
+        f.takenAt,
+      );
   }
 
   /** The journal units this instance knows: its segment files' and those it holds for deletion (any bucket's garbage may hold JOURNAL_BUCKET units). */
@@ -224,19 +284,34 @@ export class SqlJournal {
 
   /** Every segment file of this instance (when the bucket is deleted, they go with it). */
   files(): CodedUnit[] {
-    return this.sql.exec<{ units: string }>('SELECT units FROM journal_files ORDER BY segment').toArray().flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
+    return this.sql
+      .exec<{ units: string }>('SELECT units FROM journal_files ORDER BY segment')
+      .toArray()
+      .flatMap((f) => JSON.parse(f.units) as CodedUnit[]);
   }
 
   status(): JournalStatus {
     const meta = this.meta();
     const pending = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_changes').one().n;
     const files = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM journal_files').one().n;
-    return { pending, dumping: meta.dump !== null, acked: meta.acked, ackedTakenAt: meta.ackedTakenAt, generation: meta.generation, complete: meta.complete !== null, files, redundancy: journalRedundancy(this.files()) };
+    return {
+      pending,
+      dumping: meta.dump !== null,
+      acked: meta.acked,
+      ackedTakenAt: meta.ackedTakenAt,
+      generation: meta.generation,
+      complete: meta.complete !== null,
+      files,
+      redundancy: journalRedundancy(this.files()),
+    };
   }
 
   /** Every segment file with its units, in segment order. */
   segmentFiles(): { segment: number; units: CodedUnit[] }[] {
-    return this.sql.exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files ORDER BY segment').toArray().map((f) => ({ segment: f.segment, units: JSON.parse(f.units) as CodedUnit[] }));
+    return this.sql
+      .exec<{ segment: number; units: string }>('SELECT segment, units FROM journal_files ORDER BY segment')
+      .toArray()
+      .map((f) => ({ segment: f.segment, units: JSON.parse(f.units) as CodedUnit[] }));
   }
 
   /** See JournalCatalog.journalReplaceUnits. */
@@ -255,10 +330,13 @@ export class SqlJournal {
   private dumpRows(table: string, after: JournalValue[] | null, limit: number): Record<string, JournalValue>[] {
     const pk = JOURNALED[table]!;
     const where = [rowFilter(table, ''), after ? `(${pk.join(', ')}) > (${pk.map(() => '?').join(', ')})` : null].filter(Boolean);
-    return this.sql.exec<Record<string, JournalValue>>(
-      `SELECT * FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${pk.join(', ')} LIMIT ?`,
-      ...(after ?? []), limit,
-    ).toArray();
+    return this.sql
+      .exec<Record<string, JournalValue>>(
+        `SELECT * FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${pk.join(', ')} LIMIT ?`,
+        ...(after ?? []),
+        limit,
+      )
+      .toArray();
   }
 
   private row(table: string, k: JournalValue[]): Record<string, JournalValue> | null {
@@ -266,7 +344,6 @@ export class SqlJournal {
     return this.sql.exec<Record<string, JournalValue>>(`SELECT * FROM ${table} WHERE ${pk.map((c) => `${c} = ?`).join(' AND ')}`, ...k).toArray()[0] ?? null;
   }
 }
-
 
 /** The units of segment files counted by shards recorded present, code and backend. */
 export function journalRedundancy(units: CodedUnit[]): JournalRedundancy {
@@ -300,7 +377,12 @@ const IMPORT_ORDER = ['state', 'versions', 'objects', 'uploads', 'parts', 'garba
  * commit builds it. Rows the instance already has are left alone. The bucket's own row is the
  * caller's (initBucket); rows of other tables are refused.
  */
-export function importRows(sql: SqlStorage, ledger: { replace(key: string, before: null, after: ObjectManifest): void }, rows: { t: string; r: Record<string, JournalValue> }[], now: number): number {
+export function importRows(
+  sql: SqlStorage,
+  ledger: { replace(key: string, before: null, after: ObjectManifest): void },
+  rows: { t: string; r: Record<string, JournalValue> }[],
+  now: number,
+): number {
   let written = 0;
   for (const { t, r } of [...rows].sort((a, b) => IMPORT_ORDER.indexOf(a.t) - IMPORT_ORDER.indexOf(b.t))) {
     if (!IMPORT_ORDER.includes(t)) throw new Error(`journal import: table ${t} is not imported`);
@@ -312,7 +394,15 @@ export function importRows(sql: SqlStorage, ledger: { replace(key: string, befor
     if (t === 'versions' && Number(r.delete_marker) !== 1) {
       const manifest = JSON.parse(String(r.manifest)) as ObjectManifest;
       unitsOf(manifest).forEach((u, i) => {
-        sql.exec('INSERT OR IGNORE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)', u.unitId, String(r.key), manifest.versionId, i, u.k + u.m, now);
+        sql.exec(
+          'INSERT OR IGNORE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)',
+          u.unitId,
+          String(r.key),
+          manifest.versionId,
+          i,
+          u.k + u.m,
+          now,
+        );
       });
       ledger.replace(String(r.key), null, manifest);
     }

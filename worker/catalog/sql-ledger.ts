@@ -41,7 +41,9 @@ export class SqlLedger {
     type Kept = { unit_id: string; since: number; attempts: number; next_at: number; sent_at: number; last_error: string | null };
     const kept = new Map<string, Kept>();
     for (const u of [...unitsOf(before), ...unitsOf(after)]) {
-      const row = this.sql.exec<Kept>('SELECT unit_id, since, attempts, next_at, sent_at, last_error FROM degraded_units WHERE unit_id = ?', u.unitId).toArray()[0];
+      const row = this.sql
+        .exec<Kept>('SELECT unit_id, since, attempts, next_at, sent_at, last_error FROM degraded_units WHERE unit_id = ?', u.unitId)
+        .toArray()[0];
       if (row) kept.set(row.unit_id, row);
       this.sql.exec('DELETE FROM degraded_units WHERE unit_id = ?', u.unitId);
     }
@@ -50,7 +52,15 @@ export class SqlLedger {
       const k = kept.get(u.unitId);
       this.sql.exec(
         'INSERT INTO degraded_units (key, unit_id, missing, since, spare, attempts, next_at, sent_at, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        key, u.unitId, JSON.stringify(u.missing), k?.since ?? committed, u.spare, k?.attempts ?? 0, k?.next_at ?? 0, k?.sent_at ?? 0, k?.last_error ?? null,
+        key,
+        u.unitId,
+        JSON.stringify(u.missing),
+        k?.since ?? committed,
+        u.spare,
+        k?.attempts ?? 0,
+        k?.next_at ?? 0,
+        k?.sent_at ?? 0,
+        k?.last_error ?? null,
       );
     }
   }
@@ -64,12 +74,17 @@ export class SqlLedger {
   scrubProgress(): ScrubProgress {
     const p = this.passes();
     const since = p.passStartedAt ?? p.lastPassStartedAt;
-    const count = this.sql.exec<{ units: number; checked: number }>(
-      'SELECT COUNT(*) AS units, COALESCE(SUM(checked_at >= ? AND checked_at > 0), 0) AS checked FROM units', since ?? Number.MAX_SAFE_INTEGER,
-    ).one();
-    const oldest = this.sql.exec<{ unit_id: string; key: string; at: number }>(
-      'SELECT unit_id, key, CASE WHEN checked_at > 0 THEN checked_at ELSE created_at END AS at FROM units ORDER BY at, unit_id LIMIT 1',
-    ).toArray()[0];
+    const count = this.sql
+      .exec<{ units: number; checked: number }>(
+        'SELECT COUNT(*) AS units, COALESCE(SUM(checked_at >= ? AND checked_at > 0), 0) AS checked FROM units',
+        since ?? Number.MAX_SAFE_INTEGER,
+      )
+      .one();
+    const oldest = this.sql
+      .exec<{ unit_id: string; key: string; at: number }>(
+        'SELECT unit_id, key, CASE WHEN checked_at > 0 THEN checked_at ELSE created_at END AS at FROM units ORDER BY at, unit_id LIMIT 1',
+      )
+      .toArray()[0];
     return { ...p, units: count.units, checked: count.checked, oldestUnchecked: oldest ? { unitId: oldest.unit_id, key: oldest.key, since: oldest.at } : null };
   }
 
@@ -79,7 +94,12 @@ export class SqlLedger {
   }
 
   health(bucket: string, now: number): BucketHealth {
-    const values = new Map(this.sql.exec<{ name: string; value: number }>('SELECT name, value FROM ledger').toArray().map((r) => [r.name, r.value]));
+    const values = new Map(
+      this.sql
+        .exec<{ name: string; value: number }>('SELECT name, value FROM ledger')
+        .toArray()
+        .map((r) => [r.name, r.value]),
+    );
     const backends: BucketHealth['backends'] = {};
     for (const [name, value] of values) {
       const m = /^(shards|stored):(.*)$/.exec(name);
@@ -88,12 +108,14 @@ export class SqlLedger {
       if (m[1] === 'shards') b.shards = value;
       else b.bytes = value;
     }
-    const degraded = this.sql.exec<{ units: number; objects: number; oldest: number | null }>(
-      'SELECT COUNT(*) AS units, COUNT(DISTINCT key) AS objects, MIN(since) AS oldest FROM degraded_units',
-    ).one();
-    const redundancy = this.sql.exec<{ atRisk: number; lost: number }>(
-      'SELECT COALESCE(SUM(spare = 0), 0) AS atRisk, COALESCE(SUM(spare < 0), 0) AS lost FROM degraded_units',
-    ).one();
+    const degraded = this.sql
+      .exec<{ units: number; objects: number; oldest: number | null }>(
+        'SELECT COUNT(*) AS units, COUNT(DISTINCT key) AS objects, MIN(since) AS oldest FROM degraded_units',
+      )
+      .one();
+    const redundancy = this.sql
+      .exec<{ atRisk: number; lost: number }>('SELECT COALESCE(SUM(spare = 0), 0) AS atRisk, COALESCE(SUM(spare < 0), 0) AS lost FROM degraded_units')
+      .one();
     let missingShards = 0;
     const byMissing: Record<string, number> = {};
     for (const r of this.sql.exec<{ missing: string }>('SELECT missing FROM degraded_units').toArray()) {
@@ -126,7 +148,15 @@ export class SqlLedger {
   /** Degraded units in (key, unit id) order after `after`. */
   degraded(after: { key: string; unitId: string } | null, limit: number): DegradedUnit[] {
     const rows = after
-      ? this.sql.exec<DegradedRow>('SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?', after.key, after.key, after.unitId, limit).toArray()
+      ? this.sql
+          .exec<DegradedRow>(
+            'SELECT * FROM degraded_units WHERE key > ? OR (key = ? AND unit_id > ?) ORDER BY key, unit_id LIMIT ?',
+            after.key,
+            after.key,
+            after.unitId,
+            limit,
+          )
+          .toArray()
       : this.sql.exec<DegradedRow>('SELECT * FROM degraded_units ORDER BY key, unit_id LIMIT ?', limit).toArray();
     return rows.map(degradedUnitOf);
   }

@@ -34,7 +34,15 @@ function facts(row: VersionRow): VersionFacts {
     return { versionId, deleteMarker: true, lastModified: Date.parse(lastModified), size: 0, tags: [] };
   }
   const m = JSON.parse(row.manifest) as ObjectManifest;
-  return { versionId, deleteMarker: false, lastModified: Date.parse(m.lastModified), size: m.size, tags: m.metadata.tags ?? [], etag: m.etag, ...(m.metadata.storageClass ? { storageClass: m.metadata.storageClass } : {}) };
+  return {
+    versionId,
+    deleteMarker: false,
+    lastModified: Date.parse(m.lastModified),
+    size: m.size,
+    tags: m.metadata.tags ?? [],
+    etag: m.etag,
+    ...(m.metadata.storageClass ? { storageClass: m.metadata.storageClass } : {}),
+  };
 }
 
 /**

@@ -31,7 +31,11 @@ export class SqlMultipart {
     const record: UploadRecord = { key, uploadId: newUploadId(), initiated: new Date(), checksum: options.checksum, metadata: options.metadata };
     this.sql.exec(
       'INSERT INTO uploads (upload_id, key, initiated, checksum, metadata) VALUES (?, ?, ?, ?, ?)',
-      record.uploadId, key, record.initiated.getTime(), record.checksum ? JSON.stringify(record.checksum) : null, JSON.stringify(record.metadata),
+      record.uploadId,
+      key,
+      record.initiated.getTime(),
+      record.checksum ? JSON.stringify(record.checksum) : null,
+      JSON.stringify(record.metadata),
     );
     return record;
   }
@@ -41,7 +45,11 @@ export class SqlMultipart {
     const row = this.sql.exec<{ record: string }>('SELECT record FROM parts WHERE upload_id = ? AND part_number = ?', uploadId, part.partNumber).toArray()[0];
     const replaced: PartRecord | undefined = row && (JSON.parse(row.record) as PartRecord);
     const kept = new Set(part.units.map((u) => u.unitId));
-    if (replaced) this.objects.queueGarbage(replaced.units.filter((u) => !kept.has(u.unitId)), Date.now() + graceMs);
+    if (replaced)
+      this.objects.queueGarbage(
+        replaced.units.filter((u) => !kept.has(u.unitId)),
+        Date.now() + graceMs,
+      );
     this.objects.release(part.units);
     this.sql.exec('INSERT OR REPLACE INTO parts (upload_id, part_number, record) VALUES (?, ?, ?)', uploadId, part.partNumber, JSON.stringify(part));
   }
@@ -59,20 +67,34 @@ export class SqlMultipart {
     this.end(uploadId);
     const now = Date.now();
     this.sql.exec('DELETE FROM completed_uploads WHERE completed < ?', now - COMPLETED_UPLOAD_MEMORY_MS);
-    this.sql.exec('INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)', uploadId, now, JSON.stringify(completedUpload(manifest, result)));
+    this.sql.exec(
+      'INSERT OR REPLACE INTO completed_uploads (upload_id, completed, result) VALUES (?, ?, ?)',
+      uploadId,
+      now,
+      JSON.stringify(completedUpload(manifest, result)),
+    );
     return result;
   }
 
   /** A completion remembered for COMPLETED_UPLOAD_MEMORY_MS, or null. */
   completed(key: string, uploadId: string): CompletedUpload | null {
-    const row = this.sql.exec<{ result: string }>('SELECT result FROM completed_uploads WHERE upload_id = ? AND completed >= ?', uploadId, Date.now() - COMPLETED_UPLOAD_MEMORY_MS).toArray()[0];
+    const row = this.sql
+      .exec<{ result: string }>(
+        'SELECT result FROM completed_uploads WHERE upload_id = ? AND completed >= ?',
+        uploadId,
+        Date.now() - COMPLETED_UPLOAD_MEMORY_MS,
+      )
+      .toArray()[0];
     const result: CompletedUpload | null = row ? JSON.parse(row.result) : null;
     return result?.key === key ? result : null;
   }
 
   abort(key: string, uploadId: string, graceMs: number): void {
     this.get(key, uploadId);
-    this.objects.queueGarbage(this.parts(uploadId, 0, -1).flatMap((p) => p.units), Date.now() + graceMs);
+    this.objects.queueGarbage(
+      this.parts(uploadId, 0, -1).flatMap((p) => p.units),
+      Date.now() + graceMs,
+    );
     this.end(uploadId);
   }
 
@@ -82,7 +104,10 @@ export class SqlMultipart {
       const after = lower.afterId !== undefined;
       const where = after ? '(key, upload_id) > (?, ?)' + (upper === null ? '' : ' AND key < ?') : rangeWhere('key', lower, upper);
       const args = [lower.key, ...(after ? [lower.afterId!] : []), ...(upper === null ? [] : [upper])];
-      return this.sql.exec<UploadRow>(`SELECT * FROM uploads WHERE ${where} ORDER BY key, upload_id LIMIT ?`, ...args, limit).toArray().map(uploadInfo);
+      return this.sql
+        .exec<UploadRow>(`SELECT * FROM uploads WHERE ${where} ORDER BY key, upload_id LIMIT ?`, ...args, limit)
+        .toArray()
+        .map(uploadInfo);
     };
     const start = startBound(prefix, delimiter, keyMarker, uploadIdMarker);
     return uploadsResult(listRanges(fetch, afterUpload, { prefix, delimiter, start, maxEntries: maxUploads }));

@@ -16,11 +16,39 @@ import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
 import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
 import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
-import type { DeleteConditions, DeleteObjectResult, ListObjectsOptions, ListObjectsResult, ListVersionsOptions, ListVersionsResult, VersioningStatus, WriteConditions } from '../model/object-store.ts';
+import type {
+  DeleteConditions,
+  DeleteObjectResult,
+  ListObjectsOptions,
+  ListObjectsResult,
+  ListVersionsOptions,
+  ListVersionsResult,
+  VersioningStatus,
+  WriteConditions,
+} from '../model/object-store.ts';
 import { newId } from '../format/ids.ts';
-import { assertRemovable, assertRetentionChange, compactLock, lockRefusal, withDefaultRetention, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type Retention } from '../model/object-lock.ts';
+import {
+  assertRemovable,
+  assertRetentionChange,
+  compactLock,
+  lockRefusal,
+  withDefaultRetention,
+  type DefaultRetention,
+  type LegalHoldStatus,
+  type ObjectLockConfig,
+  type Retention,
+} from '../model/object-lock.ts';
 import { afterKey, listRanges, objectsResult, startBound, type Bound } from './range-list.ts';
-import { supersededUnits, tooManyVersions, unitsOf, withMissing, withMovedShard, withRepaired, withTagsRecorded, type CatalogWriteConditions } from './rules.ts';
+import {
+  supersededUnits,
+  tooManyVersions,
+  unitsOf,
+  withMissing,
+  withMovedShard,
+  withRepaired,
+  withTagsRecorded,
+  type CatalogWriteConditions,
+} from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
 import type { CommitResult, GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
@@ -54,15 +82,17 @@ export class SqlObjects {
 
   /** The manifest of the key's current version, or null. */
   get(key: string): ObjectManifest | null {
-    const row = this.sql.exec<{ manifest: string }>(
-      'SELECT v.manifest FROM objects o JOIN versions v ON v.key = o.key AND v.version_id = o.version_id WHERE o.key = ?', key,
-    ).toArray()[0];
+    const row = this.sql
+      .exec<{ manifest: string }>('SELECT v.manifest FROM objects o JOIN versions v ON v.key = o.key AND v.version_id = o.version_id WHERE o.key = ?', key)
+      .toArray()[0];
     return row ? JSON.parse(row.manifest) : null;
   }
 
   /** The manifest of one stored version, or null. */
   version(key: string, versionId: string): ObjectManifest | null {
-    const row = this.sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', key, versionId).toArray()[0];
+    const row = this.sql
+      .exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', key, versionId)
+      .toArray()[0];
     return row ? JSON.parse(row.manifest) : null;
   }
 
@@ -73,7 +103,8 @@ export class SqlObjects {
 
   /** S3 refuses to suspend versioning on a lock-enabled bucket (InvalidBucketState). */
   setVersioning(status: VersioningStatus): void {
-    if (status !== 'Enabled' && this.objectLock()) throw new S3Error('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
+    if (status !== 'Enabled' && this.objectLock())
+      throw new S3Error('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
     this.setState(VERSIONING, status);
   }
 
@@ -110,7 +141,10 @@ export class SqlObjects {
   changeObjectLock(key: string, versionId: string | undefined, change: { retention?: Retention | null; legalHold?: LegalHoldStatus }, bypass: boolean): void {
     if (!this.objectLock()) throw missingLockConfiguration();
     const found = this.lookup(key, versionId ?? null);
-    if (found.kind !== 'object') throw versionId === undefined ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    if (found.kind !== 'object')
+      throw versionId === undefined
+        ? new S3Error('NoSuchKey', undefined, { Key: key })
+        : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
     const { manifest } = found;
     const { objectLock: lock, ...rest } = manifest.metadata;
     let next = { ...lock };
@@ -156,7 +190,8 @@ export class SqlObjects {
     checkWriteConditions(previous ? { etag: previous.etag, lastModified: new Date(previous.lastModified) } : undefined, conditions, key);
     const manifest = this.withBucketLock(written);
     const replaced = status === 'Enabled' ? undefined : this.versionRow(key, 'null');
-    if (conditions.maxVersions !== undefined && this.versionCount(key) - (replaced ? 1 : 0) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
+    if (conditions.maxVersions !== undefined && this.versionCount(key) - (replaced ? 1 : 0) >= conditions.maxVersions)
+      throw tooManyVersions(key, conditions.maxVersions);
     const replacedManifest = replaced && !replaced.delete_marker ? (JSON.parse(replaced.manifest) as ObjectManifest) : null;
     // A locked version is never overwritten in place (only a lock-enabled bucket has locked versions,
     // and it stays Enabled, so this guards storage that broke that rule).
@@ -204,7 +239,12 @@ export class SqlObjects {
     const r = objectRow(key, manifest);
     this.sql.exec(
       'INSERT OR REPLACE INTO objects (key, version_id, etag, size, last_modified, checksum) VALUES (?, ?, ?, ?, ?, ?)',
-      r.key, r.version_id, r.etag, r.size, r.last_modified, r.checksum,
+      r.key,
+      r.version_id,
+      r.etag,
+      r.size,
+      r.last_modified,
+      r.checksum,
     );
   }
 
@@ -216,13 +256,22 @@ export class SqlObjects {
   private storeVersion(key: string, manifest: ObjectManifest, nullVersion: boolean): void {
     this.sql.exec(
       'INSERT OR REPLACE INTO versions (key, version_id, delete_marker, manifest, seq, null_version) VALUES (?, ?, 0, ?, ?, ?)',
-      key, manifest.versionId, JSON.stringify(manifest), this.nextSeq(key), nullVersion ? 1 : 0,
+      key,
+      manifest.versionId,
+      JSON.stringify(manifest),
+      this.nextSeq(key),
+      nullVersion ? 1 : 0,
     );
     const now = Date.now();
     unitsOf(manifest).forEach((u, i) => {
       this.sql.exec(
         'INSERT OR REPLACE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)',
-        u.unitId, key, manifest.versionId, i, u.k + u.m, now,
+        u.unitId,
+        key,
+        manifest.versionId,
+        i,
+        u.k + u.m,
+        now,
       );
     });
   }
@@ -231,7 +280,11 @@ export class SqlObjects {
     const marker = { versionId: newId(), lastModified: new Date().toISOString() };
     this.sql.exec(
       'INSERT INTO versions (key, version_id, delete_marker, manifest, seq, null_version) VALUES (?, ?, 1, ?, ?, ?)',
-      key, marker.versionId, JSON.stringify({ lastModified: marker.lastModified }), this.nextSeq(key), nullVersion ? 1 : 0,
+      key,
+      marker.versionId,
+      JSON.stringify({ lastModified: marker.lastModified }),
+      this.nextSeq(key),
+      nullVersion ? 1 : 0,
     );
     return marker;
   }
@@ -256,7 +309,8 @@ export class SqlObjects {
     const shown = shownVersionId(row);
     if (row.delete_marker) return { kind: 'marker', versionId: shown, lastModified: (JSON.parse(row.manifest) as { lastModified: string }).lastModified };
     const manifest = JSON.parse(row.manifest) as ObjectManifest;
-    const found: VersionLookup = versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
+    const found: VersionLookup =
+      versionId !== null || this.versioning() !== null ? { kind: 'object', manifest, versionId: shown } : { kind: 'object', manifest };
     // A read of the current version learns when a rule will expire it (x-amz-expiration), in the same transaction.
     const expiration = versionId === null ? this.expiration(key, manifest) : null;
     return expiration ? { ...found, expiration } : found;
@@ -272,7 +326,10 @@ export class SqlObjects {
     const found = versionId === undefined ? null : this.lookup(key, versionId);
     if (found?.kind === 'marker') throw new S3Error('MethodNotAllowed', undefined, { ResourceType: 'DeleteMarker' });
     const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
-    if (!manifest) throw versionId === undefined ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    if (!manifest)
+      throw versionId === undefined
+        ? new S3Error('NoSuchKey', undefined, { Key: key })
+        : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
     const unit = withTagsRecorded(manifest, tags);
     this.rewrite(key, manifest);
     return unit;
@@ -281,7 +338,7 @@ export class SqlObjects {
   /** The unit index's entry for `unitId`, with the unit as its version's manifest records it; null if not stored. */
   unit(unitId: string): UnitRecord | null {
     const row = this.unitRow(unitId);
-    return row ? this.unitRecords([row])[0] ?? null : null;
+    return row ? (this.unitRecords([row])[0] ?? null) : null;
   }
 
   private unitRow(unitId: string): UnitRow | undefined {
@@ -290,9 +347,10 @@ export class SqlObjects {
 
   /** Units in id order after `afterUnit` (null: from the first), at most `limit`. */
   units(afterUnit: string | null, limit: number): UnitRecord[] {
-    const rows = afterUnit === null
-      ? this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units ORDER BY unit_id LIMIT ?', limit).toArray()
-      : this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id > ? ORDER BY unit_id LIMIT ?', afterUnit, limit).toArray();
+    const rows =
+      afterUnit === null
+        ? this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units ORDER BY unit_id LIMIT ?', limit).toArray()
+        : this.sql.exec<UnitRow>('SELECT unit_id, key, version_id, ordinal FROM units WHERE unit_id > ? ORDER BY unit_id LIMIT ?', afterUnit, limit).toArray();
     return this.unitRecords(rows);
   }
 
@@ -416,7 +474,8 @@ export class SqlObjects {
         .exec<ObjectRow>(
           // The class is in the version's manifest (absent: STANDARD); the current-version row has no column for it.
           `SELECT key, version_id, etag, size, last_modified, checksum, (SELECT json_extract(v.manifest, '$.metadata.storageClass') FROM versions v WHERE v.key = o.key AND v.version_id = o.version_id) AS storage_class FROM objects o WHERE ${rangeWhere('key', lower, upper)} ORDER BY key LIMIT ?`,
-          ...(upper === null ? [lower.key] : [lower.key, upper]), limit,
+          ...(upper === null ? [lower.key] : [lower.key, upper]),
+          limit,
         )
         .toArray();
     const page = listRanges(fetch, afterKey, { prefix, delimiter, start: startBound(prefix, delimiter, startAfter), maxEntries: maxKeys });
@@ -455,7 +514,8 @@ export class SqlObjects {
   prepare(key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): void {
     const current = this.get(key);
     checkWriteConditions(current ? { etag: current.etag, lastModified: new Date(current.lastModified) } : undefined, conditions, key);
-    if (conditions.maxVersions !== undefined && this.versioning() === 'Enabled' && this.versionCount(key) >= conditions.maxVersions) throw tooManyVersions(key, conditions.maxVersions);
+    if (conditions.maxVersions !== undefined && this.versioning() === 'Enabled' && this.versionCount(key) >= conditions.maxVersions)
+      throw tooManyVersions(key, conditions.maxVersions);
     this.reserve(unitIds, expires);
   }
 
@@ -479,9 +539,13 @@ export function queueGarbage(sql: SqlStorage, entry: GarbageUnits, notBefore: nu
  * one bucket). Entries that could not be collected come back through queueGarbage.
  */
 export function takeDueGarbage(sql: SqlStorage, now: number, limit: number, bucket: string | undefined): GarbageUnits[] {
-  const rows = sql.exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit).toArray();
+  const rows = sql
+    .exec<{ id: number; entry: string }>('SELECT id, entry FROM garbage WHERE not_before <= ? ORDER BY not_before, id LIMIT ?', now, limit)
+    .toArray();
   for (const r of rows) sql.exec('DELETE FROM garbage WHERE id = ?', r.id);
-  const taken: GarbageUnits[] = rows.map((r) => withoutLocked(sql, JSON.parse(r.entry) as GarbageUnits, now)).filter((e) => e.units.length + (e.unitIds?.length ?? 0) + (e.shards?.length ?? 0) > 0);
+  const taken: GarbageUnits[] = rows
+    .map((r) => withoutLocked(sql, JSON.parse(r.entry) as GarbageUnits, now))
+    .filter((e) => e.units.length + (e.unitIds?.length ?? 0) + (e.shards?.length ?? 0) > 0);
   if (bucket === undefined || taken.length >= limit) return taken;
   const expired = sql.exec<{ unit_id: string }>('SELECT unit_id FROM reservations WHERE expires <= ? ORDER BY expires LIMIT ?', now, limit).toArray();
   for (const r of expired) sql.exec('DELETE FROM reservations WHERE unit_id = ?', r.unit_id);
@@ -496,9 +560,9 @@ export function takeDueGarbage(sql: SqlStorage, now: number, limit: number, buck
  * the last guard between a locked version and the deletion of its shards.
  */
 export function lockedUnit(sql: SqlStorage, unitId: string, now: number): boolean {
-  const row = sql.exec<{ manifest: string }>(
-    'SELECT v.manifest FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?', unitId,
-  ).toArray()[0];
+  const row = sql
+    .exec<{ manifest: string }>('SELECT v.manifest FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?', unitId)
+    .toArray()[0];
   return row !== undefined && lockRefusal((JSON.parse(row.manifest) as ObjectManifest).metadata.objectLock, false, now) !== null;
 }
 

@@ -70,8 +70,13 @@ export type DegradedRow = {
 
 export function degradedUnitOf(r: DegradedRow): DegradedUnit {
   return {
-    key: r.key, unitId: r.unit_id, missing: JSON.parse(r.missing) as number[], since: r.since,
-    attempts: r.attempts, ...(r.next_at ? { nextAttemptAt: r.next_at } : {}), ...(r.last_error ? { lastError: r.last_error } : {}),
+    key: r.key,
+    unitId: r.unit_id,
+    missing: JSON.parse(r.missing) as number[],
+    since: r.since,
+    attempts: r.attempts,
+    ...(r.next_at ? { nextAttemptAt: r.next_at } : {}),
+    ...(r.last_error ? { lastError: r.last_error } : {}),
   };
 }
 
@@ -103,10 +108,14 @@ export class SqlRepairs {
     const backoffs = this.backoffs();
     const rows: DegradedRow[] = [];
     // With backends backed off, more rows are read than sent: those waiting for one are skipped.
-    for (const r of this.sql.exec<DegradedRow>(
-      'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
-      now, now - SENT_TIMEOUT_MS, backoffs.size ? want * 10 : want,
-    ).toArray()) {
+    for (const r of this.sql
+      .exec<DegradedRow>(
+        'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
+        now,
+        now - SENT_TIMEOUT_MS,
+        backoffs.size ? want * 10 : want,
+      )
+      .toArray()) {
       if (rows.length === want) break;
       const waitUntil = backoffs.size ? this.waitFor(r, backoffs, now) : 0;
       if (waitUntil > now) {
@@ -139,9 +148,12 @@ export class SqlRepairs {
 
   /** The backends the shards `shards` of unit `unitId` are placed on (from its version's manifest). */
   targetsOf(unitId: string, shards: number[]): string[] {
-    const row = this.sql.exec<{ manifest: string; ordinal: number }>(
-      'SELECT v.manifest AS manifest, u.ordinal AS ordinal FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?', unitId,
-    ).toArray()[0];
+    const row = this.sql
+      .exec<{ manifest: string; ordinal: number }>(
+        'SELECT v.manifest AS manifest, u.ordinal AS ordinal FROM units u JOIN versions v ON v.key = u.key AND v.version_id = u.version_id WHERE u.unit_id = ?',
+        unitId,
+      )
+      .toArray()[0];
     if (!row) return [];
     const manifest = JSON.parse(row.manifest) as { storage?: { kind: string; units?: { placement: string[] }[] } };
     const placement = manifest.storage?.units?.[row.ordinal]?.placement ?? [];
@@ -185,7 +197,13 @@ export class SqlRepairs {
     const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE unit_id = ?', unitId).toArray()[0];
     if (!row) return; // repaired or gone meanwhile
     const attempts = row.attempts + 1;
-    this.sql.exec('UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE unit_id = ?', attempts, now + retryDelay(attempts), error.slice(0, 500), unitId);
+    this.sql.exec(
+      'UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE unit_id = ?',
+      attempts,
+      now + retryDelay(attempts),
+      error.slice(0, 500),
+      unitId,
+    );
     this.setState('repair-failures', this.failures + 1);
   }
 
@@ -204,7 +222,9 @@ export class SqlRepairs {
    * throttled, else when the first unit is due (handed-on units: when their report is overdue).
    */
   nextWake(now: number): number | null {
-    const first = this.sql.exec<{ at: number | null }>('SELECT MIN(MAX(next_at, CASE WHEN sent_at > 0 THEN sent_at + ? ELSE 0 END)) AS at FROM degraded_units', SENT_TIMEOUT_MS).one().at;
+    const first = this.sql
+      .exec<{ at: number | null }>('SELECT MIN(MAX(next_at, CASE WHEN sent_at > 0 THEN sent_at + ? ELSE 0 END)) AS at FROM degraded_units', SENT_TIMEOUT_MS)
+      .one().at;
     if (first === null) return null;
     const failures = this.failures;
     const canary = failures >= FAILURES_TO_THROTTLE ? this.state('repair-last-send') + retryDelay(failures - FAILURES_TO_THROTTLE + 1) : 0;

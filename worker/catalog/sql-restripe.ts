@@ -14,15 +14,16 @@ import { supersededUnits, unitsOf } from './rules.ts';
 import type { SqlObjects } from './sql-objects.ts';
 import type { RestripeChange, VersionAt, VersionRecord } from './types.ts';
 
-
 /** Up to `limit` stored object versions after `after` (null: from the first). */
 export function listVersionRecords(sql: SqlStorage, after: VersionAt | null, limit: number): VersionRecord[] {
-  const rows = sql.exec<{ key: string; version_id: string; manifest: string }>(
-    after
-      ? 'SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 AND (key > ? OR (key = ? AND version_id > ?)) ORDER BY key, version_id LIMIT ?'
-      : 'SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 ORDER BY key, version_id LIMIT ?',
-    ...(after ? [after.key, after.key, after.versionId, limit] : [limit]),
-  ).toArray();
+  const rows = sql
+    .exec<{ key: string; version_id: string; manifest: string }>(
+      after
+        ? 'SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 AND (key > ? OR (key = ? AND version_id > ?)) ORDER BY key, version_id LIMIT ?'
+        : 'SELECT key, version_id, manifest FROM versions WHERE delete_marker = 0 ORDER BY key, version_id LIMIT ?',
+      ...(after ? [after.key, after.key, after.versionId, limit] : [limit]),
+    )
+    .toArray();
   return rows.map((r) => ({ at: { key: r.key, versionId: r.version_id }, json: r.manifest }));
 }
 
@@ -33,14 +34,29 @@ export function listVersionRecords(sql: SqlStorage, after: VersionAt | null, lim
  * queued for deletion now. Either way the rewrite's reservations end: its units are referenced,
  * or garbage.
  */
-export function commitRestripe(sql: SqlStorage, objects: SqlObjects, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: number, change?: RestripeChange): 'rewritten' | 'gone' {
-  const row = sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', at.key, at.versionId).toArray()[0];
+export function commitRestripe(
+  sql: SqlStorage,
+  objects: SqlObjects,
+  at: VersionAt,
+  before: string,
+  storage: ObjectManifest['storage'],
+  notBefore: number,
+  change?: RestripeChange,
+): 'rewritten' | 'gone' {
+  const row = sql
+    .exec<{ manifest: string }>('SELECT manifest FROM versions WHERE key = ? AND version_id = ? AND delete_marker = 0', at.key, at.versionId)
+    .toArray()[0];
   const fresh = storage.kind === 'coded' ? storage.units : [];
   objects.release(fresh);
   if (!row || row.manifest !== before) {
     // Never a unit the version referenced when read or references now: a rewrite shares none, and must not delete one if it ever did.
-    const referenced = new Set([...unitsOf(JSON.parse(before) as ObjectManifest), ...unitsOf(row ? (JSON.parse(row.manifest) as ObjectManifest) : null)].map((u) => u.unitId));
-    objects.queueGarbage(fresh.filter((u) => !referenced.has(u.unitId)), Date.now());
+    const referenced = new Set(
+      [...unitsOf(JSON.parse(before) as ObjectManifest), ...unitsOf(row ? (JSON.parse(row.manifest) as ObjectManifest) : null)].map((u) => u.unitId),
+    );
+    objects.queueGarbage(
+      fresh.filter((u) => !referenced.has(u.unitId)),
+      Date.now(),
+    );
     return 'gone';
   }
   const old = JSON.parse(before) as ObjectManifest;
@@ -52,7 +68,12 @@ export function commitRestripe(sql: SqlStorage, objects: SqlObjects, at: Version
   unitsOf(next).forEach((u, i) => {
     sql.exec(
       'INSERT OR REPLACE INTO units (unit_id, key, version_id, ordinal, shards, created_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, 0)',
-      u.unitId, at.key, at.versionId, i, u.k + u.m, now,
+      u.unitId,
+      at.key,
+      at.versionId,
+      i,
+      u.k + u.m,
+      now,
     );
   });
   objects.queueGarbage(supersededUnits(old, next), notBefore);

@@ -29,7 +29,10 @@ import type { UploadRecord } from './types.ts';
 
 export const SCHEMA_VERSION = 6;
 
-export const SCHEMA = LEDGER_SCHEMA + ACCESS_LOG_SCHEMA + `
+export const SCHEMA =
+  LEDGER_SCHEMA +
+  ACCESS_LOG_SCHEMA +
+  `
 CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, region TEXT NOT NULL, created INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
   key TEXT PRIMARY KEY, version_id TEXT NOT NULL, etag TEXT NOT NULL, size INTEGER NOT NULL, last_modified TEXT NOT NULL,
@@ -64,7 +67,15 @@ CREATE INDEX IF NOT EXISTS completed_uploads_by_time ON completed_uploads (compl
 `;
 
 export type BucketRow = { name: string; region: string; created: number };
-export type ObjectRow = { key: string; version_id: string; etag: string; size: number; last_modified: string; checksum: string | null; /** Read from the version's manifest by a listing (not a column). */ storage_class?: string | null };
+export type ObjectRow = {
+  key: string;
+  version_id: string;
+  etag: string;
+  size: number;
+  last_modified: string;
+  checksum: string | null /** Read from the version's manifest by a listing (not a column). */;
+  storage_class?: string | null;
+};
 export type UnitRow = { unit_id: string; key: string; version_id: string; ordinal: number };
 export type UploadRow = { upload_id: string; key: string; initiated: number; checksum: string | null; metadata: string };
 export type GarbageRow = { not_before: number; entry: string };

@@ -30,7 +30,12 @@ function summary(row: ListedRow): ObjectVersionSummary {
     return { ...base, deleteMarker: true, lastModified: new Date(lastModified) };
   }
   const m = JSON.parse(row.manifest) as ObjectManifest;
-  return { ...base, deleteMarker: false, lastModified: new Date(m.lastModified), object: { size: m.size, etag: m.etag, checksum: m.checksum, ...(m.metadata.storageClass ? { storageClass: m.metadata.storageClass } : {}) } };
+  return {
+    ...base,
+    deleteMarker: false,
+    lastModified: new Date(m.lastModified),
+    object: { size: m.size, etag: m.etag, checksum: m.checksum, ...(m.metadata.storageClass ? { storageClass: m.metadata.storageClass } : {}) },
+  };
 }
 
 /**
@@ -44,15 +49,25 @@ export function listVersionRows(sql: SqlStorage, options: ListVersionsOptions, a
     const below = upper === null ? '' : ' AND key < ?';
     const tail = upper === null ? [] : [upper];
     if (lower.afterId !== undefined) {
-      return sql.exec<ListedRow>(
-        `SELECT ${cols} FROM versions v WHERE ((key = ? AND seq < ?) OR key > ?)${below} ORDER BY key, seq DESC LIMIT ?`,
-        lower.key, Number(lower.afterId), lower.key, ...tail, limit,
-      ).toArray();
+      return sql
+        .exec<ListedRow>(
+          `SELECT ${cols} FROM versions v WHERE ((key = ? AND seq < ?) OR key > ?)${below} ORDER BY key, seq DESC LIMIT ?`,
+          lower.key,
+          Number(lower.afterId),
+          lower.key,
+          ...tail,
+          limit,
+        )
+        .toArray();
     }
-    return sql.exec<ListedRow>(
-      `SELECT ${cols} FROM versions v WHERE key ${lower.inclusive ? '>=' : '>'} ?${below} ORDER BY key, seq DESC LIMIT ?`,
-      lower.key, ...tail, limit,
-    ).toArray();
+    return sql
+      .exec<ListedRow>(
+        `SELECT ${cols} FROM versions v WHERE key ${lower.inclusive ? '>=' : '>'} ?${below} ORDER BY key, seq DESC LIMIT ?`,
+        lower.key,
+        ...tail,
+        limit,
+      )
+      .toArray();
   };
   const after = (row: ListedRow): Bound => ({ key: row.key, inclusive: false, afterId: String(row.seq) });
   const page = listRanges(fetch, after, { prefix, delimiter, start: startBound(prefix, delimiter, keyMarker, afterSeq), maxEntries: maxKeys });

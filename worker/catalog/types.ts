@@ -231,9 +231,11 @@ export interface BucketHealth {
    * yet recorded missing are not in these counts (the health checks add what a down backend means).
    */
   redundancy: {
-    atRisk: number; lost: number;
+    atRisk: number;
+    lost: number;
     /** Object bytes in the `atRisk` and the `lost` units. */
-    atRiskBytes: number; lostBytes: number;
+    atRiskBytes: number;
+    lostBytes: number;
     /** Degraded units by how many shards they miss ("1": one short of k+m, ...); the rest of the bucket's units are whole. */
     byMissing: Record<string, number>;
     /** Every unit, whole ones too, and its bytes, per policy ("4+2") by shards left (redundancy.ts): the units sum to scrub.units. */
@@ -435,7 +437,13 @@ export interface ObjectCatalog extends BucketCatalog {
   /** Records a part (replacing the same part number, whose unit is queued for deletion). NoSuchUpload. */
   putPart(bucket: string, key: string, uploadId: string, part: PartRecord): Promise<void>;
   /** Parts in ascending part number, after `partNumberMarker`, at most `maxParts`. NoSuchUpload. */
-  listPartRecords(bucket: string, key: string, uploadId: string, partNumberMarker: number, maxParts: number): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
+  listPartRecords(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumberMarker: number,
+    maxParts: number,
+  ): Promise<{ parts: PartRecord[]; isTruncated: boolean }>;
   /**
    * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
    * `manifest`, ends the upload and remembers its result (getCompletedUpload) for
@@ -630,7 +638,14 @@ export interface RestripeCatalog extends BucketList, Pick<HealthCatalog, 'bucket
    * The rewrite's reservations end either way. `change.storageClass`: the version's storage class
    * becomes it in the same step (a lifecycle transition, issue 44; null: STANDARD). NoSuchBucket.
    */
-  commitRestripe(bucket: string, at: VersionAt, before: string, storage: ObjectManifest['storage'], notBefore: Date, change?: RestripeChange): Promise<'rewritten' | 'gone'>;
+  commitRestripe(
+    bucket: string,
+    at: VersionAt,
+    before: string,
+    storage: ObjectManifest['storage'],
+    notBefore: Date,
+    change?: RestripeChange,
+  ): Promise<'rewritten' | 'gone'>;
   /** Replaces the bucket's re-stripe record (state 'restripe'; restripe-record.ts; bucketHealth answers it); null removes it. */
   setRestripeState(bucket: string, value: string | null): Promise<void>;
 }
@@ -708,7 +723,6 @@ export interface JournalImportBatch {
   finish?: { newest: number; generation: number; files: { segment: number; generation: number; units: CodedUnit[]; takenAt: number }[] };
 }
 
-
 // ---- The catalog journal's records (sql-journal.ts) ----
 
 /** Where a generation's dump has got to: the next table (index into JOURNALED) and the last key dumped of it. */
@@ -780,6 +794,5 @@ export interface JournalRedundancy {
    */
   placements?: { k: number; m: number; on: string[]; units: number }[];
 }
-
 
 export type Catalog = ObjectCatalog & UpkeepCatalog & GarbageCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog & RestripeCatalog;

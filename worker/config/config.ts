@@ -14,12 +14,14 @@ import type { S3Settings } from '../s3/context.ts';
 
 const MiB = 1024 * 1024;
 
-const faults = z.object({
-  offline: z.boolean().optional(),
-  failRate: z.number().min(0).max(1).optional(),
-  latencyMs: z.number().int().min(0).optional(),
-  seed: z.number().int().optional(),
-}).strict();
+const faults = z
+  .object({
+    offline: z.boolean().optional(),
+    failRate: z.number().min(0).max(1).optional(),
+    latencyMs: z.number().int().min(0).optional(),
+    seed: z.number().int().optional(),
+  })
+  .strict();
 
 const price = z.number().min(0).max(1000);
 /**
@@ -29,10 +31,15 @@ const price = z.number().min(0).max(1000);
  */
 const prices = z.union([
   z.enum([...PRESET_NAMES, 'none']),
-  z.object({
-    preset: z.enum(PRESET_NAMES).optional(),
-    storagePerGBMonth: price.optional(), egressPerGB: price.optional(), putPer1000: price.optional(), getPer1000: price.optional(),
-  }).strict(),
+  z
+    .object({
+      preset: z.enum(PRESET_NAMES).optional(),
+      storagePerGBMonth: price.optional(),
+      egressPerGB: price.optional(),
+      putPer1000: price.optional(),
+      getPer1000: price.optional(),
+    })
+    .strict(),
 ]);
 
 /**
@@ -47,13 +54,20 @@ export type BackendState = (typeof BACKEND_STATES)[number];
 const backendState = z.enum(BACKEND_STATES).default('active');
 
 /** What the mover may spend on one backend (reads from it plus writes to it) per second; absent: unlimited. */
-const moveLimits = z.object({
-  bytesPerSecond: z.number().int().positive().optional(),
-  requestsPerSecond: z.number().positive().optional(),
-}).strict();
+const moveLimits = z
+  .object({
+    bytesPerSecond: z.number().int().positive().optional(),
+    requestsPerSecond: z.number().positive().optional(),
+  })
+  .strict();
 
 const common = {
-  id: z.string().min(1), domain: z.string().min(1), faults: faults.optional(), prices: prices.optional(), state: backendState, limits: moveLimits.optional(),
+  id: z.string().min(1),
+  domain: z.string().min(1),
+  faults: faults.optional(),
+  prices: prices.optional(),
+  state: backendState,
+  limits: moveLimits.optional(),
   /** Opt-in, on an active backend: the mover moves onto it the shards placement now assigns to it (upkeep/drain.ts). */
   rebalance: z.boolean().optional(),
   /**
@@ -67,68 +81,99 @@ const common = {
 const backend = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('memory'), ...common }).strict(),
   z.object({ kind: z.literal('r2'), ...common, binding: z.string().min(1) }).strict(),
-  z.object({
-    kind: z.literal('s3'), ...common,
-    endpoint: z.string().url(), bucket: z.string().min(1), region: z.string().default('us-east-1'),
-    pathStyle: z.boolean().optional(), timeoutMs: z.number().int().positive().optional(),
-    /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
-    retries: z.number().int().min(0).optional(),
-    retryBaseMs: z.number().int().min(0).optional(),
-    accessKeyId: z.string().optional(), secretAccessKey: z.string().optional(),
-    accessKeyIdSecret: z.string().optional(), secretAccessKeySecret: z.string().optional(),
-    /** The bucket has S3 Object Lock enabled: shards of COMPLIANCE-locked versions are retained by the backend too (docs/OPERATING.md). */
-    objectLock: z.boolean().optional(),
-  }).strict(),
+  z
+    .object({
+      kind: z.literal('s3'),
+      ...common,
+      endpoint: z.string().url(),
+      bucket: z.string().min(1),
+      region: z.string().default('us-east-1'),
+      pathStyle: z.boolean().optional(),
+      timeoutMs: z.number().int().positive().optional(),
+      /** Retries of 5xx/throttled requests (network errors and timeouts fail at once). */
+      retries: z.number().int().min(0).optional(),
+      retryBaseMs: z.number().int().min(0).optional(),
+      accessKeyId: z.string().optional(),
+      secretAccessKey: z.string().optional(),
+      accessKeyIdSecret: z.string().optional(),
+      secretAccessKeySecret: z.string().optional(),
+      /** The bucket has S3 Object Lock enabled: shards of COMPLIANCE-locked versions are retained by the backend too (docs/OPERATING.md). */
+      objectLock: z.boolean().optional(),
+    })
+    .strict(),
 ]);
 
 /** A backend as the config describes it (inferred from the schema; backends/ builds it). */
 export type BackendSettings = z.output<typeof backend>;
 
-const policy = z.object({
-  /** 'rs': k data + m parity shards. 'replicate': `replicas` full copies (the baseline). */
-  codec: z.enum(['rs', 'replicate']).default('rs'),
-  k: z.number().int().min(1).max(255).optional(),
-  m: z.number().int().min(0).max(255).optional(),
-  replicas: z.number().int().min(1).max(16).optional(),
-  writeQuorum: z.number().int().min(1).optional(),
-  /** Bytes of each shard per stripe; a stripe holds k of them. */
-  blockSize: z.number().int().min(4096).max(8 * MiB).default(256 * 1024),
-  /**
-   * Seal (encrypt) new objects under this policy when the gateway has an active key
-   * (`encryption`); false: store them in the clear. Objects keep how they were written.
-   */
-  encrypt: z.boolean().default(true),
-  /** Objects up to this size skip coding: stored inline in the catalog (≤ 128 KiB) or replicated. */
-  small: z.object({
-    threshold: z.number().int().min(0).default(4096),
-    mode: z.enum(['inline', 'replicate']).default('inline'),
-    replicas: z.number().int().min(1).max(16).default(3),
-  }).strict().default({ threshold: 4096, mode: 'inline', replicas: 3 }),
-}).strict();
+const policy = z
+  .object({
+    /** 'rs': k data + m parity shards. 'replicate': `replicas` full copies (the baseline). */
+    codec: z.enum(['rs', 'replicate']).default('rs'),
+    k: z.number().int().min(1).max(255).optional(),
+    m: z.number().int().min(0).max(255).optional(),
+    replicas: z.number().int().min(1).max(16).optional(),
+    writeQuorum: z.number().int().min(1).optional(),
+    /** Bytes of each shard per stripe; a stripe holds k of them. */
+    blockSize: z
+      .number()
+      .int()
+      .min(4096)
+      .max(8 * MiB)
+      .default(256 * 1024),
+    /**
+     * Seal (encrypt) new objects under this policy when the gateway has an active key
+     * (`encryption`); false: store them in the clear. Objects keep how they were written.
+     */
+    encrypt: z.boolean().default(true),
+    /** Objects up to this size skip coding: stored inline in the catalog (≤ 128 KiB) or replicated. */
+    small: z
+      .object({
+        threshold: z.number().int().min(0).default(4096),
+        mode: z.enum(['inline', 'replicate']).default('inline'),
+        replicas: z.number().int().min(1).max(16).default(3),
+      })
+      .strict()
+      .default({ threshold: 4096, mode: 'inline', replicas: 3 }),
+  })
+  .strict();
 
 /** One grant of a key's scope (model/access.ts says what each action allows). */
-const grant = z.object({
-  /** Bucket names or patterns (`*`, `?`): ["photos"], ["logs-*"], ["*"]. */
-  buckets: z.array(z.string().min(1).regex(/^[a-z0-9.*?-]+$/, 'a bucket name or a pattern of one with * and ?')).min(1),
-  /** Key prefixes the grant is limited to; absent: every key. */
-  prefixes: z.array(z.string().min(1)).min(1).optional(),
-  actions: z.array(z.enum(ACTIONS)).min(1),
-}).strict().refine(
-  (g) => !g.actions.includes('admin') || (g.buckets.includes('*') && !g.prefixes),
-  'admin is gateway-wide (rebuild, repair, costs of every bucket): give it in a grant with "buckets": ["*"] and no prefixes',
-);
+const grant = z
+  .object({
+    /** Bucket names or patterns (`*`, `?`): ["photos"], ["logs-*"], ["*"]. */
+    buckets: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(/^[a-z0-9.*?-]+$/, 'a bucket name or a pattern of one with * and ?'),
+      )
+      .min(1),
+    /** Key prefixes the grant is limited to; absent: every key. */
+    prefixes: z.array(z.string().min(1)).min(1).optional(),
+    actions: z.array(z.enum(ACTIONS)).min(1),
+  })
+  .strict()
+  .refine(
+    (g) => !g.actions.includes('admin') || (g.buckets.includes('*') && !g.prefixes),
+    'admin is gateway-wide (rebuild, repair, costs of every bucket): give it in a grant with "buckets": ["*"] and no prefixes',
+  );
 
-const credential = z.object({
-  accessKeyId: z.string().min(1),
-  secretAccessKey: z.string().min(1).optional(),
-  /** Env name of a Worker secret holding the secret key. */
-  secretAccessKeySecret: z.string().min(1).optional(),
-  /**
-   * What the key may do: one grant or a list. Absent: everything, the operator API included
-   * (the deployment review warns about such a key).
-   */
-  scope: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(grant).min(1)).optional(),
-}).strict().refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
+const credential = z
+  .object({
+    accessKeyId: z.string().min(1),
+    secretAccessKey: z.string().min(1).optional(),
+    /** Env name of a Worker secret holding the secret key. */
+    secretAccessKeySecret: z.string().min(1).optional(),
+    /**
+     * What the key may do: one grant or a list. Absent: everything, the operator API included
+     * (the deployment review warns about such a key).
+     */
+    scope: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(grant).min(1)).optional(),
+  })
+  .strict()
+  .refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
 
 /** A configured key's scope as grants (one grant may be given bare); null: no scope given (every action). */
 export function grantsOf(c: { scope?: Grant | readonly Grant[] }): readonly Grant[] | null {
@@ -136,47 +181,63 @@ export function grantsOf(c: { scope?: Grant | readonly Grant[] }): readonly Gran
 }
 
 /** Limits of the S3 front door beyond the object size. Defaults follow AWS. */
-const s3Limits = z.object({
-  /** Largest UploadPart body in bytes (AWS: 5 GiB). */
-  maxPartSize: z.number().int().positive().default(5 * 1024 * MiB),
-  /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
-  maxXmlSize: z.number().int().positive().default(4 * MiB),
-  /**
-   * Before an error response, read and discard at most this much unread request body (0: never),
-   * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
-   */
-  errorDrainBytes: z.number().int().nonnegative().default(64 * MiB),
-  /**
-   * Longest Object Lock retention a request may set (a retain-until date, a default period), in
-   * days from now (issue 37): default 36500, the 100 years AWS allows a default period. A longer
-   * one is InvalidArgument (InvalidRetentionPeriod for a default period).
-   */
-  maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
-}).strict();
+const s3Limits = z
+  .object({
+    /** Largest UploadPart body in bytes (AWS: 5 GiB). */
+    maxPartSize: z
+      .number()
+      .int()
+      .positive()
+      .default(5 * 1024 * MiB),
+    /** Largest request XML document (DeleteObjects, CompleteMultipartUpload) in bytes. */
+    maxXmlSize: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * MiB),
+    /**
+     * Before an error response, read and discard at most this much unread request body (0: never),
+     * so the client reads its error; a body idle for 1 s is given up and cancelled (s3/drain.ts).
+     */
+    errorDrainBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64 * MiB),
+    /**
+     * Longest Object Lock retention a request may set (a retain-until date, a default period), in
+     * days from now (issue 37): default 36500, the 100 years AWS allows a default period. A longer
+     * one is InvalidArgument (InvalidRetentionPeriod for a default period).
+     */
+    maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
+  })
+  .strict();
 
 /**
  * Operating the gateway (worker/ops/, worker/app/operator.ts): who may read the health it reports,
  * how often isolates share what they counted, and the per-request log line.
  */
-const opsSettings = z.object({
-  /**
-   * true: /_shardgate/metrics and the whole /_shardgate/status answer unsigned requests (for a
-   * gateway reachable only from a private network). false: both need a SigV4 signature by a
-   * configured access key, like the admin API; an unsigned status read sees health only.
-   */
-  open: z.boolean().default(false),
-  /**
-   * Env name of a Worker secret: `Authorization: Bearer <its value>` may read /_shardgate/metrics
-   * too (Prometheus cannot sign SigV4 on a scrape).
-   */
-  metricsTokenSecret: z.string().min(1).optional(),
-  /** A signed status or metrics read probes every backend when the last probe is older than this; the cron probes on every run. */
-  probeSeconds: z.number().int().min(5).max(3600).default(30),
-  /** Each isolate sends what it counted to the shared record (a Durable Object) at most this often. */
-  flushSeconds: z.number().int().min(1).max(60).default(5),
-  /** One JSON log line per request (repairs, scrubber and collector runs are always logged). */
-  requestLogs: z.boolean().default(true),
-}).strict();
+const opsSettings = z
+  .object({
+    /**
+     * true: /_shardgate/metrics and the whole /_shardgate/status answer unsigned requests (for a
+     * gateway reachable only from a private network). false: both need a SigV4 signature by a
+     * configured access key, like the admin API; an unsigned status read sees health only.
+     */
+    open: z.boolean().default(false),
+    /**
+     * Env name of a Worker secret: `Authorization: Bearer <its value>` may read /_shardgate/metrics
+     * too (Prometheus cannot sign SigV4 on a scrape).
+     */
+    metricsTokenSecret: z.string().min(1).optional(),
+    /** A signed status or metrics read probes every backend when the last probe is older than this; the cron probes on every run. */
+    probeSeconds: z.number().int().min(5).max(3600).default(30),
+    /** Each isolate sends what it counted to the shared record (a Durable Object) at most this often. */
+    flushSeconds: z.number().int().min(1).max(60).default(5),
+    /** One JSON log line per request (repairs, scrubber and collector runs are always logged). */
+    requestLogs: z.boolean().default(true),
+  })
+  .strict();
 
 /**
  * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
@@ -184,103 +245,147 @@ const opsSettings = z.object({
  * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
  * others only open what they wrapped, until a rotation re-wraps it (admin `rotate-keys`).
  */
-const encryptionSettings = z.object({
-  keys: z.array(z.object({
-    id: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
-    secret: z.string().min(1).optional(),
-    value: z.string().min(1).optional(),
-  }).strict().refine((k) => (k.secret === undefined) !== (k.value === undefined), 'give "secret" (the name of a Worker secret) or, locally, "value"')).min(1),
-  active: z.string().min(1).nullable(),
-  /**
-   * Plaintext bytes per sealed record of new objects, a power of two from 4 KiB to 4 MiB; absent:
-   * 64 KiB below 4 MiB bodies, 256 KiB from there (format/seal.ts sealRecordBytes). Each object
-   * records its own, so changing it never affects what is stored.
-   */
-  recordBytes: z.number().int().min(4096).max(4 * MiB).refine((n) => (n & (n - 1)) === 0, 'a power of two').optional(),
-}).strict();
-
-export const configSchema = z.object({
-  /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
-  region: z.string().min(1).default('us-east-1'),
-  /** Virtual-hosted-style base domains (`<bucket>.<domain>`); other hosts are path-style. */
-  baseDomains: z.array(z.string().min(1)).default([]),
-  /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
-  maxObjectSize: z.number().int().positive().default(5 * 1024 * MiB),
-  s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB, maxRetentionDays: 36_500 }),
-  backends: z.array(backend).min(1),
-  policies: z.record(z.string(), policy),
-  defaultPolicy: z.string(),
-  /** Bucket name -> policy name; others use defaultPolicy. */
-  buckets: z.record(z.string(), z.string()).default({}),
-  /**
-   * S3 storage class -> policy name (issue 44): `x-amz-storage-class` on a write, a lifecycle
-   * transition or a copy onto itself stores the version under that policy. AWS's names
-   * (STANDARD_IA, ONEZONE_IA, INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, ...) or
-   * custom ones. STANDARD, unless mapped here, is each bucket's own policy; a class not listed
-   * is refused (InvalidStorageClass). Every class reads at once: there is no restore step.
-   */
-  storageClasses: z.record(z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'a storage class name: capital letters, digits and "_", as S3 names them (STANDARD_IA, GLACIER)'), z.string()).default({}),
-  credentials: z.array(credential).default([]),
-  allowAnonymous: z.boolean().default(false),
-  /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
-  readHedgeMs: z.number().int().min(0).default(1000),
-  /**
-   * The longest any backend call waits for an answer or for progress (ms; backends/deadline.ts),
-   * and within an S3 request never past the request's own deadline (model/request-deadline.ts).
-   */
-  backendWaitMs: z.number().int().positive().default(10_000),
-  /** Delay before superseded or orphaned shards are deleted. */
-  garbageGraceSeconds: z.number().int().min(0).default(3600),
-  /** Most versions one key may hold (delete markers included) before a write adding one is refused (400 InvalidRequest). */
-  maxVersionsPerKey: z.number().int().min(1).max(1_000_000).default(10_000),
-  /**
-   * Longest a write may take from its first shard to its commit. Unit ids are reserved in the
-   * catalog before any shard is stored; a reservation still held this long after is an orphan
-   * (a crash, a refused or abandoned upload) and its shards are collected. A write that would
-   * commit later than this is refused (RequestTimeout) instead: its shards may be going.
-   */
-  writeReservationSeconds: z.number().int().min(1).default(24 * 3600),
-  /**
-   * A client whose body sends nothing for this long gets 400 RequestTimeout, as S3 answers (about
-   * 20 s there); its upload is aborted and its shards collected (auth/body-stream.ts).
-   */
-  clientIdleSeconds: z.number().int().min(1).max(3600).default(20),
-  /**
-   * A body that sends nothing for this long while its request holds coding budget other requests
-   * are waiting for gets RequestTimeout then, not after clientIdleSeconds (issue 37).
-   */
-  clientStalledSeconds: z.number().int().min(1).max(3600).default(5),
-  /**
-   * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
-   * 128 MB for all its requests), and how long a request waits for its share before it is
-   * refused with 503 SlowDown (engine/coding-budget.ts).
-   */
-  codingBudget: z.object({
-    bytes: z.number().int().min(4 * MiB).default(48 * MiB),
-    maxWaitMs: z.number().int().min(0).default(30_000),
+const encryptionSettings = z
+  .object({
+    keys: z
+      .array(
+        z
+          .object({
+            id: z
+              .string()
+              .min(1)
+              .max(64)
+              .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
+            secret: z.string().min(1).optional(),
+            value: z.string().min(1).optional(),
+          })
+          .strict()
+          .refine((k) => (k.secret === undefined) !== (k.value === undefined), 'give "secret" (the name of a Worker secret) or, locally, "value"'),
+      )
+      .min(1),
+    active: z.string().min(1).nullable(),
     /**
-     * The fraction of `bytes` one tenant (an access key; an anonymous client's address) may hold
-     * at once (issue 37): the others' requests pass a tenant at its share. 1: no limit (one
-     * tenant). A tenant holding nothing may still run one request larger than its share. Applied
-     * only where there can be another tenant (two or more keys, or anonymous access): a gateway
-     * of one key keeps the whole budget for it (engineSettings).
+     * Plaintext bytes per sealed record of new objects, a power of two from 4 KiB to 4 MiB; absent:
+     * 64 KiB below 4 MiB bodies, 256 KiB from there (format/seal.ts sealRecordBytes). Each object
+     * records its own, so changing it never affects what is stored.
      */
-    tenantShare: z.number().gt(0).max(1).default(0.5),
-  }).strict().default({ bytes: 48 * MiB, maxWaitMs: 30_000, tenantShare: 0.5 }),
-  /**
-   * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
-   * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
-   * of the stored bytes, which is egress on paid backends), 'off'. `unitsPerRun` per bucket.
-   */
-  scrub: z.object({
-    mode: z.enum(['off', 'heads', 'verify']).default('heads'),
-    /** How 'heads' checks a shard: 'head', or 'tail-read' (a 1-byte read; absent: tail-read in local development, whose R2 emulator HEADs from metadata, else head). */
-    headsBy: z.enum(['head', 'tail-read']).optional(),
-    unitsPerRun: z.number().int().min(1).max(1000).default(100),
-  }).strict().default({ mode: 'heads', unitsPerRun: 100 }),
-  ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
-  encryption: encryptionSettings.optional(),
-}).strict();
+    recordBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .max(4 * MiB)
+      .refine((n) => (n & (n - 1)) === 0, 'a power of two')
+      .optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
+    region: z.string().min(1).default('us-east-1'),
+    /** Virtual-hosted-style base domains (`<bucket>.<domain>`); other hosts are path-style. */
+    baseDomains: z.array(z.string().min(1)).default([]),
+    /** Largest single PutObject body (AWS: 5 GiB; Cloudflare plans cap request bodies lower). */
+    maxObjectSize: z
+      .number()
+      .int()
+      .positive()
+      .default(5 * 1024 * MiB),
+    s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB, maxRetentionDays: 36_500 }),
+    backends: z.array(backend).min(1),
+    policies: z.record(z.string(), policy),
+    defaultPolicy: z.string(),
+    /** Bucket name -> policy name; others use defaultPolicy. */
+    buckets: z.record(z.string(), z.string()).default({}),
+    /**
+     * S3 storage class -> policy name (issue 44): `x-amz-storage-class` on a write, a lifecycle
+     * transition or a copy onto itself stores the version under that policy. AWS's names
+     * (STANDARD_IA, ONEZONE_IA, INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, ...) or
+     * custom ones. STANDARD, unless mapped here, is each bucket's own policy; a class not listed
+     * is refused (InvalidStorageClass). Every class reads at once: there is no restore step.
+     */
+    storageClasses: z
+      .record(
+        z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'a storage class name: capital letters, digits and "_", as S3 names them (STANDARD_IA, GLACIER)'),
+        z.string(),
+      )
+      .default({}),
+    credentials: z.array(credential).default([]),
+    allowAnonymous: z.boolean().default(false),
+    /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
+    readHedgeMs: z.number().int().min(0).default(1000),
+    /**
+     * The longest any backend call waits for an answer or for progress (ms; backends/deadline.ts),
+     * and within an S3 request never past the request's own deadline (model/request-deadline.ts).
+     */
+    backendWaitMs: z.number().int().positive().default(10_000),
+    /** Delay before superseded or orphaned shards are deleted. */
+    garbageGraceSeconds: z.number().int().min(0).default(3600),
+    /** Most versions one key may hold (delete markers included) before a write adding one is refused (400 InvalidRequest). */
+    maxVersionsPerKey: z.number().int().min(1).max(1_000_000).default(10_000),
+    /**
+     * Longest a write may take from its first shard to its commit. Unit ids are reserved in the
+     * catalog before any shard is stored; a reservation still held this long after is an orphan
+     * (a crash, a refused or abandoned upload) and its shards are collected. A write that would
+     * commit later than this is refused (RequestTimeout) instead: its shards may be going.
+     */
+    writeReservationSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(24 * 3600),
+    /**
+     * A client whose body sends nothing for this long gets 400 RequestTimeout, as S3 answers (about
+     * 20 s there); its upload is aborted and its shards collected (auth/body-stream.ts).
+     */
+    clientIdleSeconds: z.number().int().min(1).max(3600).default(20),
+    /**
+     * A body that sends nothing for this long while its request holds coding budget other requests
+     * are waiting for gets RequestTimeout then, not after clientIdleSeconds (issue 37).
+     */
+    clientStalledSeconds: z.number().int().min(1).max(3600).default(5),
+    /**
+     * Memory the coded reads and writes of one isolate may hold at once (a Worker isolate has
+     * 128 MB for all its requests), and how long a request waits for its share before it is
+     * refused with 503 SlowDown (engine/coding-budget.ts).
+     */
+    codingBudget: z
+      .object({
+        bytes: z
+          .number()
+          .int()
+          .min(4 * MiB)
+          .default(48 * MiB),
+        maxWaitMs: z.number().int().min(0).default(30_000),
+        /**
+         * The fraction of `bytes` one tenant (an access key; an anonymous client's address) may hold
+         * at once (issue 37): the others' requests pass a tenant at its share. 1: no limit (one
+         * tenant). A tenant holding nothing may still run one request larger than its share. Applied
+         * only where there can be another tenant (two or more keys, or anonymous access): a gateway
+         * of one key keeps the whole budget for it (engineSettings).
+         */
+        tenantShare: z.number().gt(0).max(1).default(0.5),
+      })
+      .strict()
+      .default({ bytes: 48 * MiB, maxWaitMs: 30_000, tenantShare: 0.5 }),
+    /**
+     * The background scrubber, run with the cron: 'heads' checks each shard's size (cheap, finds
+     * lost and truncated shards), 'verify' reads and checks every block (finds bit rot; costs a read
+     * of the stored bytes, which is egress on paid backends), 'off'. `unitsPerRun` per bucket.
+     */
+    scrub: z
+      .object({
+        mode: z.enum(['off', 'heads', 'verify']).default('heads'),
+        /** How 'heads' checks a shard: 'head', or 'tail-read' (a 1-byte read; absent: tail-read in local development, whose R2 emulator HEADs from metadata, else head). */
+        headsBy: z.enum(['head', 'tail-read']).optional(),
+        unitsPerRun: z.number().int().min(1).max(1000).default(100),
+      })
+      .strict()
+      .default({ mode: 'heads', unitsPerRun: 100 }),
+    ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
+    encryption: encryptionSettings.optional(),
+  })
+  .strict();
 
 export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'policies'> {
   policies: Record<string, StoragePolicy>;
@@ -316,29 +421,41 @@ export function parseConfig(input: unknown): GatewayConfig {
   for (const b of c.backends) {
     if (ids.has(b.id)) throw new ConfigError(`SHARDGATE_CONFIG: backend id "${b.id}" is used twice; ids must be unique (they are recorded in manifests)`);
     ids.add(b.id);
-    if (b.rebalance && b.state !== 'active') throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" is ${b.state} and has "rebalance": true; only an active backend can be rebalanced onto (shards move off a ${b.state} one anyway)`);
+    if (b.rebalance && b.state !== 'active')
+      throw new ConfigError(
+        `SHARDGATE_CONFIG: backend "${b.id}" is ${b.state} and has "rebalance": true; only an active backend can be rebalanced onto (shards move off a ${b.state} one anyway)`,
+      );
   }
   // Two entries for one access key id: the gate kept the last one's secret and scope, silently
   // (issue 37); whichever the operator meant, the other was not what it thought.
   const keyIds = c.credentials.map((k) => k.accessKeyId);
   const keyTwice = keyIds.find((id, i) => keyIds.indexOf(id) !== i);
-  if (keyTwice !== undefined) throw new ConfigError(`SHARDGATE_CONFIG: access key id "${keyTwice}" is given twice in "credentials"; each key must appear once, with its one secret and scope`);
+  if (keyTwice !== undefined)
+    throw new ConfigError(
+      `SHARDGATE_CONFIG: access key id "${keyTwice}" is given twice in "credentials"; each key must appear once, with its one secret and scope`,
+    );
   const policies: Record<string, StoragePolicy> = {};
   // New shards go to active backends only (draining and retired ones take none).
   const active = c.backends.filter((b) => b.state === 'active').length;
   for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, active, c.backends.length);
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
-    if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
+    if (!policies[name])
+      throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
   }
   for (const [cls, name] of Object.entries(c.storageClasses)) {
-    if (!policies[name]) throw new ConfigError(`SHARDGATE_CONFIG: storageClasses.${cls} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
+    if (!policies[name])
+      throw new ConfigError(
+        `SHARDGATE_CONFIG: storageClasses.${cls} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`,
+      );
   }
   const backendPrices = Object.fromEntries(c.backends.map((b) => [b.id, resolvePrices(b)]));
   if (c.encryption) {
     const ids = c.encryption.keys.map((k) => k.id);
     const twice = ids.find((id, i) => ids.indexOf(id) !== i);
-    if (twice) throw new ConfigError(`SHARDGATE_CONFIG: encryption key id "${twice}" is used twice; ids must be unique (they are recorded with every sealed object)`);
-    if (c.encryption.active !== null && !ids.includes(c.encryption.active)) throw new ConfigError(`SHARDGATE_CONFIG: encryption.active is "${c.encryption.active}", which is not among encryption.keys (have: ${ids.join(', ')})`);
+    if (twice)
+      throw new ConfigError(`SHARDGATE_CONFIG: encryption key id "${twice}" is used twice; ids must be unique (they are recorded with every sealed object)`);
+    if (c.encryption.active !== null && !ids.includes(c.encryption.active))
+      throw new ConfigError(`SHARDGATE_CONFIG: encryption.active is "${c.encryption.active}", which is not among encryption.keys (have: ${ids.join(', ')})`);
   }
   return { ...c, policies, backendPrices };
 }
@@ -357,7 +474,8 @@ function resolvePrices(b: BackendSettings): PricedBackend | null {
   if (declared === 'none') return null;
   if (typeof declared === 'string') return { ...presetPrices(declared), source: `preset ${declared}` };
   const fallback: PresetName | null = defaultPreset(b);
-  if (!declared) return fallback ? { ...presetPrices(fallback), source: `preset ${fallback} (default for ${b.kind === 'r2' ? 'kind r2' : 'its endpoint'})` } : null;
+  if (!declared)
+    return fallback ? { ...presetPrices(fallback), source: `preset ${fallback} (default for ${b.kind === 'r2' ? 'kind r2' : 'its endpoint'})` } : null;
   // Figures override the named preset, else the backend's default one (`{"egressPerGB": 0}` on a
   // B2 endpoint: B2's prices with free egress).
   const { preset, ...figures } = declared;
@@ -365,7 +483,9 @@ function resolvePrices(b: BackendSettings): PricedBackend | null {
   const fields = ['storagePerGBMonth', 'egressPerGB', 'putPer1000', 'getPer1000'] as const;
   const missing = fields.filter((f) => figures[f] === undefined && !basis);
   if (missing.length) {
-    throw new ConfigError(`SHARDGATE_CONFIG: backend "${b.id}" prices: give ${missing.join(', ')}, or a "preset" to take them from (${PRESET_NAMES.join(', ')})`);
+    throw new ConfigError(
+      `SHARDGATE_CONFIG: backend "${b.id}" prices: give ${missing.join(', ')}, or a "preset" to take them from (${PRESET_NAMES.join(', ')})`,
+    );
   }
   const base = basis ? presetPrices(basis) : undefined;
   const out = Object.fromEntries(fields.map((f) => [f, figures[f] ?? base![f]])) as unknown as BackendPrices;
@@ -375,8 +495,13 @@ function resolvePrices(b: BackendSettings): PricedBackend | null {
 /** What the engine needs of the config. */
 export function engineSettings(c: GatewayConfig): EngineSettings {
   return {
-    policies: c.policies, defaultPolicy: c.defaultPolicy, buckets: c.buckets, storageClasses: c.storageClasses,
-    maxObjectSize: c.maxObjectSize, maxPartSize: c.s3.maxPartSize, writeReservationSeconds: c.writeReservationSeconds,
+    policies: c.policies,
+    defaultPolicy: c.defaultPolicy,
+    buckets: c.buckets,
+    storageClasses: c.storageClasses,
+    maxObjectSize: c.maxObjectSize,
+    maxPartSize: c.s3.maxPartSize,
+    writeReservationSeconds: c.writeReservationSeconds,
     // One key and no anonymous access: one tenant, whom a share would only slow down.
     codingBudget: { ...c.codingBudget, tenantShare: c.credentials.length + (c.allowAnonymous ? 1 : 0) > 1 ? c.codingBudget.tenantShare : 1 },
   };
@@ -400,11 +525,14 @@ function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: n
   if (k + m > 256) throw new ConfigError(`${where}: k + m must be at most 256`);
   if (k + m > backendCount) {
     const others = configured - backendCount;
-    throw new ConfigError(`${where}: needs ${k + m} backends (one per shard), only ${backendCount} ${others ? `are active (${others} draining or retired take no new shards)` : 'configured'}`);
+    throw new ConfigError(
+      `${where}: needs ${k + m} backends (one per shard), only ${backendCount} ${others ? `are active (${others} draining or retired take no new shards)` : 'configured'}`,
+    );
   }
   const quorum = p.writeQuorum ?? (codec === 'replica' ? Math.floor((k + m) / 2) + 1 : Math.min(k + m, k + 1));
   if (quorum < k || quorum > k + m) throw new ConfigError(`${where}: writeQuorum ${quorum} must be between k=${k} and k+m=${k + m}`);
-  if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE) throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);
+  if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE)
+    throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);
   if (p.blockSize % 16 !== 0) throw new ConfigError(`${where}: blockSize must be a multiple of 16`);
   return { name, codec, k, m, writeQuorum: quorum, blockSize: p.blockSize, small: p.small, encrypt: p.encrypt };
 }

@@ -99,20 +99,35 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     if (c.accessKeyId === DEV_CREDENTIAL.accessKeyId) {
       devKey = true;
       refusals.push(`${who} is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.`);
-    } else if (c.secretAccessKey !== undefined) refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: a deployed gateway takes secrets only from Worker secrets. Write "secretAccessKeySecret": "NAME" instead and run ${put('NAME')}.`);
-    else if (!isSet(c.secretAccessKeySecret)) refusals.push(`${who} names the secret ${c.secretAccessKeySecret}, which is not set: run ${put(c.secretAccessKeySecret!)}.`);
+    } else if (c.secretAccessKey !== undefined)
+      refusals.push(
+        `${who} has its secretAccessKey inline in SHARDGATE_CONFIG: a deployed gateway takes secrets only from Worker secrets. Write "secretAccessKeySecret": "NAME" instead and run ${put('NAME')}.`,
+      );
+    else if (!isSet(c.secretAccessKeySecret))
+      refusals.push(`${who} names the secret ${c.secretAccessKeySecret}, which is not set: run ${put(c.secretAccessKeySecret!)}.`);
     else if (env[c.secretAccessKeySecret!] === DEV_CREDENTIAL.secretAccessKey) {
       devKey = true;
       refusals.push(`${who}: the secret ${c.secretAccessKeySecret} holds the development secret; choose a secret of your own.`);
     } else usable++;
   }
   for (const c of config.credentials) {
-    if (c.scope === undefined && c.accessKeyId !== DEV_CREDENTIAL.accessKeyId) warnings.push(`access key ${c.accessKeyId} has no scope: it may do everything, on every bucket, the operator API included. Give it a "scope" (docs/DEPLOY.md, "Access keys").`);
+    if (c.scope === undefined && c.accessKeyId !== DEV_CREDENTIAL.accessKeyId)
+      warnings.push(
+        `access key ${c.accessKeyId} has no scope: it may do everything, on every bucket, the operator API included. Give it a "scope" (docs/DEPLOY.md, "Access keys").`,
+      );
   }
-  if (config.ops.open) warnings.push('ops.open is true: /_shardgate/metrics and the whole /_shardgate/status (bucket names, error messages) answer anyone who can reach the gateway. Keep it for a gateway reachable only from a private network.');
-  if (config.ops.metricsTokenSecret && !isSet(config.ops.metricsTokenSecret)) refusals.push(`ops.metricsTokenSecret names the secret ${config.ops.metricsTokenSecret}, which is not set: run ${put(config.ops.metricsTokenSecret)}.`);
-  if (config.credentials.length === 0 && !config.allowAnonymous) refusals.push('no access key is configured: add "credentials": [{ "accessKeyId": "...", "secretAccessKeySecret": "NAME" }] and run `wrangler secret put NAME`.');
-  if (config.allowAnonymous) warnings.push(`allowAnonymous is true: anyone can read and write every bucket without a key${usable ? '' : ' (and no access key is configured)'}.`);
+  if (config.ops.open)
+    warnings.push(
+      'ops.open is true: /_shardgate/metrics and the whole /_shardgate/status (bucket names, error messages) answer anyone who can reach the gateway. Keep it for a gateway reachable only from a private network.',
+    );
+  if (config.ops.metricsTokenSecret && !isSet(config.ops.metricsTokenSecret))
+    refusals.push(`ops.metricsTokenSecret names the secret ${config.ops.metricsTokenSecret}, which is not set: run ${put(config.ops.metricsTokenSecret)}.`);
+  if (config.credentials.length === 0 && !config.allowAnonymous)
+    refusals.push(
+      'no access key is configured: add "credentials": [{ "accessKeyId": "...", "secretAccessKeySecret": "NAME" }] and run `wrangler secret put NAME`.',
+    );
+  if (config.allowAnonymous)
+    warnings.push(`allowAnonymous is true: anyone can read and write every bucket without a key${usable ? '' : ' (and no access key is configured)'}.`);
 
   for (const b of config.backends) {
     const who = `backend ${b.id}`;
@@ -122,38 +137,62 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     }
     if (b.domain === 'local' || b.domain.startsWith('local/')) {
       localPool = true;
-      refusals.push(`${who} is in failure domain ${b.domain}: "local/" domains are the local development pool (wrangler.toml's default config). Label each backend with its real provider/region/account.`);
+      refusals.push(
+        `${who} is in failure domain ${b.domain}: "local/" domains are the local development pool (wrangler.toml's default config). Label each backend with its real provider/region/account.`,
+      );
     }
     if (b.faults) warnings.push(`${who} has injected faults configured (faults): meant for local testing.`);
     if (b.kind === 'r2' && typeof (env[b.binding] as { put?: unknown } | undefined)?.put !== 'function') {
-      refusals.push(`${who} names the R2 binding ${b.binding}, which this Worker does not have: add it under [[r2_buckets]] (in [env.production] too) and redeploy.`);
+      refusals.push(
+        `${who} names the R2 binding ${b.binding}, which this Worker does not have: add it under [[r2_buckets]] (in [env.production] too) and redeploy.`,
+      );
     }
     if (b.kind !== 's3') continue;
-    if (b.secretAccessKey !== undefined) refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: write "secretAccessKeySecret": "NAME" and run ${put('NAME')}.`);
-    else if (!isSet(b.secretAccessKeySecret)) refusals.push(`${who} names the secret ${b.secretAccessKeySecret ?? '(none)'} for its secret key, which is not set: ${b.secretAccessKeySecret ? `run ${put(b.secretAccessKeySecret)}` : 'give "secretAccessKeySecret"'}.`);
-    if (b.accessKeyId === undefined && !isSet(b.accessKeyIdSecret)) refusals.push(`${who} has no access key id: give "accessKeyIdSecret" (and run ${put(b.accessKeyIdSecret ?? 'NAME')}) or "accessKeyId".`);
-    if (b.endpoint.startsWith('http://')) warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
+    if (b.secretAccessKey !== undefined)
+      refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: write "secretAccessKeySecret": "NAME" and run ${put('NAME')}.`);
+    else if (!isSet(b.secretAccessKeySecret))
+      refusals.push(
+        `${who} names the secret ${b.secretAccessKeySecret ?? '(none)'} for its secret key, which is not set: ${b.secretAccessKeySecret ? `run ${put(b.secretAccessKeySecret)}` : 'give "secretAccessKeySecret"'}.`,
+      );
+    if (b.accessKeyId === undefined && !isSet(b.accessKeyIdSecret))
+      refusals.push(`${who} has no access key id: give "accessKeyIdSecret" (and run ${put(b.accessKeyIdSecret ?? 'NAME')}) or "accessKeyId".`);
+    if (b.endpoint.startsWith('http://'))
+      warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
   }
   refusals.push(...reviewDestinations(config.backends, r2BucketNames));
 
   for (const k of config.encryption?.keys ?? []) {
-    if (k.value !== undefined) refusals.push(`encryption key "${k.id}" is inline in SHARDGATE_CONFIG ("value"): a deployed gateway takes keys only from Worker secrets. Write "secret": "NAME" and run ${put('NAME')} with base64 of 32 random bytes.`);
+    if (k.value !== undefined)
+      refusals.push(
+        `encryption key "${k.id}" is inline in SHARDGATE_CONFIG ("value"): a deployed gateway takes keys only from Worker secrets. Write "secret": "NAME" and run ${put('NAME')} with base64 of 32 random bytes.`,
+      );
     else if (env[k.secret!] === DEV_KEY_VALUE) {
       devKey = true;
       refusals.push(`encryption key "${k.id}": the secret ${k.secret} holds the published development key; make your own (openssl rand -base64 32).`);
     }
   }
   refusals.push(...keyValues(config, env).problems);
-  if (!config.encryption) warnings.push('no "encryption" section: objects are stored in the clear on the backends (contents, and bucket and key names in shard headers). Add a key: "encryption": { "keys": [{ "id": "k1", "secret": "SHARDGATE_KEY_K1" }], "active": "k1" }.');
+  if (!config.encryption)
+    warnings.push(
+      'no "encryption" section: objects are stored in the clear on the backends (contents, and bucket and key names in shard headers). Add a key: "encryption": { "keys": [{ "id": "k1", "secret": "SHARDGATE_KEY_K1" }], "active": "k1" }.',
+    );
   else if (config.encryption.active === null) warnings.push('encryption.active is null: new objects are stored in the clear.');
 
-  if (!env.OPS) warnings.push('no OPS Durable Object binding (class_name "OpsObject", a new_sqlite_classes migration): status, metrics and the cost report show only the counts of the isolate that answers.');
+  if (!env.OPS)
+    warnings.push(
+      'no OPS Durable Object binding (class_name "OpsObject", a new_sqlite_classes migration): status, metrics and the cost report show only the counts of the isolate that answers.',
+    );
 
   // Placement only ever uses active backends: their domains are what new objects get.
-  const domains = reviewFailureDomains(config.backends.filter((b) => b.state === 'active'), config.policies);
+  const domains = reviewFailureDomains(
+    config.backends.filter((b) => b.state === 'active'),
+    config.policies,
+  );
   const leaving = config.backends.filter((b) => b.state !== 'active');
   if (leaving.length) {
-    warnings.push(`backend(s) ${leaving.map((b) => `${b.id} (${b.state})`).join(', ')} take no new shards. A draining backend's shards are moved off by the cron's mover (shardgate drain --estimate ${leaving[0]!.id} for the bill first); a retired one is never read, and the status reports it critical while the catalog records shards there (docs/OPERATING.md, "Changing the fleet").`);
+    warnings.push(
+      `backend(s) ${leaving.map((b) => `${b.id} (${b.state})`).join(', ')} take no new shards. A draining backend's shards are moved off by the cron's mover (shardgate drain --estimate ${leaving[0]!.id} for the bill first); a retired one is never read, and the status reports it critical while the catalog records shards there (docs/OPERATING.md, "Changing the fleet").`,
+    );
   }
   const review: DeploymentReview = { refusals: [...refusals, ...domains.refusals], warnings: [...warnings, ...domains.warnings] };
   if (devKey) review.devKey = true;

@@ -49,7 +49,9 @@ export function reviewDestinations(backends: readonly ReviewedBackend[], r2Bucke
         seen.set(d.key, { id: b.id, d });
         continue;
       }
-      refusals.push(`backends ${first.id} and ${b.id} have the same ${d.field} (${d.shown(first.d)}): they store to one place, so they are one failure domain whatever their domain labels say, and losing it loses the shards of both. Give each backend a bucket of its own.`);
+      refusals.push(
+        `backends ${first.id} and ${b.id} have the same ${d.field} (${d.shown(first.d)}): they store to one place, so they are one failure domain whatever their domain labels say, and losing it loses the shards of both. Give each backend a bucket of its own.`,
+      );
       break; // one refusal per backend is enough to name the pair
     }
   }
@@ -76,12 +78,23 @@ function destinationsOf(b: ReviewedBackend, r2BucketNames: Readonly<Record<strin
     const host = at.split(':')[0]!;
     const out: Destination[] = [];
     const partition = awsPartition(host);
-    if (partition !== null) out.push({ field: 'AWS S3 bucket', key: `aws ${partition} ${bucket}`, shown: () => `bucket "${b.bucket}" of ${partition}, however its endpoint is spelled` });
+    if (partition !== null)
+      out.push({
+        field: 'AWS S3 bucket',
+        key: `aws ${partition} ${bucket}`,
+        shown: () => `bucket "${b.bucket}" of ${partition}, however its endpoint is spelled`,
+      });
     else out.push({ field: 'endpoint and bucket', key: `s3 ${at} ${bucket}`, shown: () => `bucket "${b.bucket}" at ${at}` });
     const jurisdiction = r2Jurisdiction(host);
     if (jurisdiction !== null) {
       const name = jurisdiction ? `${b.bucket} (jurisdiction ${jurisdiction})` : b.bucket;
-      out.push({ field: 'R2 bucket', key: `r2-bucket ${name}`, via: `${b.id}'s S3 endpoint`, shown: (other) => `bucket_name "${name}", ${other.via!.endsWith('S3 endpoint') ? 'reached through' : 'bound as'} ${other.via} and reached through ${b.id}'s S3 endpoint` });
+      out.push({
+        field: 'R2 bucket',
+        key: `r2-bucket ${name}`,
+        via: `${b.id}'s S3 endpoint`,
+        shown: (other) =>
+          `bucket_name "${name}", ${other.via!.endsWith('S3 endpoint') ? 'reached through' : 'bound as'} ${other.via} and reached through ${b.id}'s S3 endpoint`,
+      });
     }
     return out;
   }
@@ -89,7 +102,10 @@ function destinationsOf(b: ReviewedBackend, r2BucketNames: Readonly<Record<strin
     const out: Destination[] = [{ field: 'R2 binding', key: `r2-binding ${b.binding}`, shown: () => b.binding }];
     const bucket = r2BucketNames[b.binding];
     if (bucket !== undefined) {
-      const shown = (other: Destination) => (other.via!.endsWith('S3 endpoint') ? `bucket_name "${bucket}", reached through ${other.via} and bound as ${b.binding}` : `bucket_name "${bucket}", bound as ${other.via} and ${b.binding}`);
+      const shown = (other: Destination) =>
+        other.via!.endsWith('S3 endpoint')
+          ? `bucket_name "${bucket}", reached through ${other.via} and bound as ${b.binding}`
+          : `bucket_name "${bucket}", bound as ${other.via} and ${b.binding}`;
       out.push({ field: 'R2 bucket', key: `r2-bucket ${bucket}`, via: b.binding, shown });
     }
     return out;

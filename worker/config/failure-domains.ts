@@ -25,27 +25,37 @@ interface Geometry {
   m: number;
 }
 
-export function reviewFailureDomains(backends: readonly { id: string; kind: string; domain: string }[], policies: Record<string, StoragePolicy>): DomainFindings {
+export function reviewFailureDomains(
+  backends: readonly { id: string; kind: string; domain: string }[],
+  policies: Record<string, StoragePolicy>,
+): DomainFindings {
   const out: DomainFindings = { refusals: [], warnings: [] };
   const perDomain = new Map<string, number>();
   for (const b of backends) perDomain.set(b.domain, (perDomain.get(b.domain) ?? 0) + 1);
   const domainList = [...perDomain].map(([d, n]) => `${d} (${n} backend${n > 1 ? 's' : ''})`).join(', ');
   const r2 = backends.filter((b) => b.kind === 'r2');
   for (const g of geometries(policies)) {
-    const n = g.k + g.m, cap = Math.max(1, g.m);
+    const n = g.k + g.m,
+      cap = Math.max(1, g.m);
     if (placeableShards(backends, g.m) < n) {
-      out.refusals.push(perDomain.size === 1
-        ? `${g.label}: all ${backends.length} backends are in one failure domain, ${[...perDomain.keys()][0]}: losing it loses every object, and placement puts at most ${cap} of the ${n} shards in one domain, so every write would fail. Give backends in other domains (provider/region/account).`
-        : `${g.label} needs its ${n} shards spread at most ${cap} per failure domain, more than these domains can hold: ${domainList}. Every write would fail, and more than m=${g.m} shards would share a domain. Add backends in other domains or lower k+m.`);
+      out.refusals.push(
+        perDomain.size === 1
+          ? `${g.label}: all ${backends.length} backends are in one failure domain, ${[...perDomain.keys()][0]}: losing it loses every object, and placement puts at most ${cap} of the ${n} shards in one domain, so every write would fail. Give backends in other domains (provider/region/account).`
+          : `${g.label} needs its ${n} shards spread at most ${cap} per failure domain, more than these domains can hold: ${domainList}. Every write would fail, and more than m=${g.m} shards would share a domain. Add backends in other domains or lower k+m.`,
+      );
       continue;
     }
     const spread = spreadOver([...perDomain.values()], n, cap);
     if (spread[0]! > 1) {
-      out.warnings.push(`${g.label}: ${n} shards over ${perDomain.size} failure domains (${domainList}): up to ${spread[0]} shards of an object share a domain, so it survives the loss of ${tolerated(spread, g.m)} domain(s), not ${g.m}.`);
+      out.warnings.push(
+        `${g.label}: ${n} shards over ${perDomain.size} failure domains (${domainList}): up to ${spread[0]} shards of an object share a domain, so it survives the loss of ${tolerated(spread, g.m)} domain(s), not ${g.m}.`,
+      );
     }
     const onR2 = Math.min(n, placeableShards(r2, g.m));
     if (onR2 > g.m && g.m > 0) {
-      out.warnings.push(`${g.label}: up to ${onR2} of its ${n} shards can land on R2 bindings (${r2.map((b) => b.id).join(', ')}), which all live in this Worker's one Cloudflare account: an account-wide failure (suspension, billing, a bucket deleted by mistake) would lose more than m=${g.m}. Use at most ${g.m} R2 buckets here, or give them one domain label (such as "cloudflare/ACCOUNT") so that placement keeps at most ${Math.max(1, g.m)} shards there.`);
+      out.warnings.push(
+        `${g.label}: up to ${onR2} of its ${n} shards can land on R2 bindings (${r2.map((b) => b.id).join(', ')}), which all live in this Worker's one Cloudflare account: an account-wide failure (suspension, billing, a bucket deleted by mistake) would lose more than m=${g.m}. Use at most ${g.m} R2 buckets here, or give them one domain label (such as "cloudflare/ACCOUNT") so that placement keeps at most ${Math.max(1, g.m)} shards there.`,
+      );
     }
     if (g.m === 0) out.warnings.push(`${g.label}: m=0, no shard may be lost: any backend failure makes its objects unreadable.`);
   }
@@ -56,7 +66,8 @@ function geometries(policies: Record<string, StoragePolicy>): Geometry[] {
   const out: Geometry[] = [];
   for (const p of Object.values(policies)) {
     out.push({ label: `policy "${p.name}" (${p.codec === 'replica' ? `${p.k + p.m} replicas` : `${p.k}+${p.m}`})`, k: p.k, m: p.m });
-    if (p.small.mode === 'replicate' && p.small.threshold > 0) out.push({ label: `policy "${p.name}" small objects (${p.small.replicas} replicas)`, k: 1, m: p.small.replicas - 1 });
+    if (p.small.mode === 'replicate' && p.small.threshold > 0)
+      out.push({ label: `policy "${p.name}" small objects (${p.small.replicas} replicas)`, k: 1, m: p.small.replicas - 1 });
   }
   return out;
 }
@@ -67,7 +78,7 @@ function spreadOver(backendsPerDomain: number[], n: number, cap: number): number
   let placed = 0;
   for (let round = 0; placed < n && round < n; round++) {
     for (let d = 0; d < used.length && placed < n; d++) {
-      if (used[d]! <= round && used[d]! < Math.min(cap, backendsPerDomain[d]!)) (used[d]!++, placed++);
+      if (used[d]! <= round && used[d]! < Math.min(cap, backendsPerDomain[d]!)) used[d]!++, placed++;
     }
   }
   return used.filter((u) => u > 0).sort((a, b) => b - a);
@@ -78,7 +89,8 @@ function spreadOver(backendsPerDomain: number[], n: number, cap: number): number
  * domains in that order, how many go before more than m shards of an object are lost.
  */
 export function tolerated(spread: number[], m: number): number {
-  let lost = 0, f = 0;
+  let lost = 0,
+    f = 0;
   for (const s of spread) {
     if (lost + s > m) break;
     lost += s;

@@ -17,11 +17,14 @@ export function keyValues(config: Pick<GatewayConfig, 'encryption'>, env: Record
   for (const k of config.encryption?.keys ?? []) {
     const value = k.value ?? (typeof env[k.secret!] === 'string' ? (env[k.secret!] as string) : undefined);
     if (!value) {
-      problems.push(`encryption key "${k.id}" names the secret ${k.secret}, which is not set: run \`wrangler secret put ${k.secret}\` with base64 of 32 random bytes (openssl rand -base64 32).`);
+      problems.push(
+        `encryption key "${k.id}" names the secret ${k.secret}, which is not set: run \`wrangler secret put ${k.secret}\` with base64 of 32 random bytes (openssl rand -base64 32).`,
+      );
       continue;
     }
     const bytes = fromBase64(value.trim())?.length;
-    if (bytes !== 32) problems.push(`encryption key "${k.id}" is not base64 of 32 bytes${k.secret ? ` (secret ${k.secret})` : ''}: make one with openssl rand -base64 32.`);
+    if (bytes !== 32)
+      problems.push(`encryption key "${k.id}" is not base64 of 32 bytes${k.secret ? ` (secret ${k.secret})` : ''}: make one with openssl rand -base64 32.`);
     else values[k.id] = value;
   }
   return { values, problems };

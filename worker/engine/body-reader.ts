@@ -33,9 +33,7 @@ export class BodyReader {
     }
     const reader = this.byob!;
     const view = new Uint8Array(this.buffer!);
-    const r: { done: boolean; value?: Uint8Array } = reader.readAtLeast
-      ? await reader.readAtLeast(PIECE_BYTES, view)
-      : await reader.read(view);
+    const r: { done: boolean; value?: Uint8Array } = reader.readAtLeast ? await reader.readAtLeast(PIECE_BYTES, view) : await reader.read(view);
     if (r.value) this.buffer = r.value.buffer as ArrayBuffer;
     if (!r.value || r.value.length === 0) return r.done ? null : new Uint8Array(0);
     return r.value;

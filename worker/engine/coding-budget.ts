@@ -136,15 +136,21 @@ export class CodingBudget {
     this.free -= bytes;
     const tenant = holder.tenant;
     this.count(tenant, bytes);
-    const lease = new Lease(bytes, holder.label, () => {
-      this.held.delete(lease);
-      this.free += bytes;
-      this.count(tenant, -bytes);
-      this.wakeNext();
-    }, (why) => {
-      this.reclaimedCount++;
-      console.error(JSON.stringify({ msg: 'coding budget reclaimed', level: 'error', holder: lease.holder, bytes, heldMs: Date.now() - lease.since, why }));
-    }, () => this.waiting.length > 0);
+    const lease = new Lease(
+      bytes,
+      holder.label,
+      () => {
+        this.held.delete(lease);
+        this.free += bytes;
+        this.count(tenant, -bytes);
+        this.wakeNext();
+      },
+      (why) => {
+        this.reclaimedCount++;
+        console.error(JSON.stringify({ msg: 'coding budget reclaimed', level: 'error', holder: lease.holder, bytes, heldMs: Date.now() - lease.since, why }));
+      },
+      () => this.waiting.length > 0,
+    );
     this.held.add(lease);
     holder.adopt?.(lease);
     return lease;
@@ -170,7 +176,10 @@ export class CodingBudget {
           resolve(lease);
         },
       };
-      const timer = setTimeout(() => leave(new S3Error('SlowDown', `This gateway is busy (coded requests waited ${this.maxWaitMs} ms for memory); retry.`)), this.maxWaitMs);
+      const timer = setTimeout(
+        () => leave(new S3Error('SlowDown', `This gateway is busy (coded requests waited ${this.maxWaitMs} ms for memory); retry.`)),
+        this.maxWaitMs,
+      );
       holder.signal?.addEventListener('abort', onAbort);
       this.waiting.push(entry);
     });

@@ -41,7 +41,6 @@ import { COLUMN_READ_AHEAD, SpanStream } from './span-stream.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
-
 export class ColumnReader {
   private readonly unit: CodedUnit;
   private readonly layout: UnitLayout;
@@ -62,46 +61,55 @@ export class ColumnReader {
     this.layout = shardLayout(this.unit, 0);
     this.bad = new Set(this.unit.missing);
     this.salt = unitSalt(this.unit.unitId);
-    const S = this.layout.stripeData, B = this.unit.blockSize;
+    const S = this.layout.stripeData,
+      B = this.unit.blockSize;
     this.spans = [];
     for (let i = 0; i < this.unit.k; i++) {
-      const lo = Math.max(input.start, i * S) - i * S, hi = Math.min(input.end + 1, (i + 1) * S, this.layout.size) - i * S;
+      const lo = Math.max(input.start, i * S) - i * S,
+        hi = Math.min(input.end + 1, (i + 1) * S, this.layout.size) - i * S;
       if (hi > lo) this.spans.push({ shard: i, lo, hi, from: Math.floor(lo / B), to: Math.floor((hi - 1) / B) });
     }
     this.row = this.spans[0]?.from ?? 0;
     const rowsBytes = (s: Span) => (s.to - s.from + 1) * B;
-    this.costPlan = planColumnRead({ unit: this.unit, prices: input.prices, latency: input.latency, bad: this.bad }, this.spans.map((s) => ({ shard: s.shard, bytes: rowsBytes(s) })));
+    this.costPlan = planColumnRead(
+      { unit: this.unit, prices: input.prices, latency: input.latency, bad: this.bad },
+      this.spans.map((s) => ({ shard: s.shard, bytes: rowsBytes(s) })),
+    );
   }
 
   async open(): Promise<ReadableStream<Uint8Array>> {
     let first: Uint8Array[];
     try {
-      first = this.layout.stripes === 1
-        ? await readSingleRow({ ...this.input, spans: this.spans, bad: this.bad, avoid: this.costPlan?.avoid, preference: this.preference() })
-        : await this.next();
+      first =
+        this.layout.stripes === 1
+          ? await readSingleRow({ ...this.input, spans: this.spans, bad: this.bad, avoid: this.costPlan?.avoid, preference: this.preference() })
+          : await this.next();
     } catch (err) {
       this.release();
       throw err;
     }
     if (this.layout.stripes === 1) this.span = this.spans.length; // every chunk is in `first`
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          const chunks = first.length ? first : await this.next();
-          first = [];
-          if (chunks.length === 0) {
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          try {
+            const chunks = first.length ? first : await this.next();
+            first = [];
+            if (chunks.length === 0) {
+              this.release();
+              return controller.close();
+            }
+            for (const c of chunks) controller.enqueue(c);
+          } catch (err) {
             this.release();
-            return controller.close();
+            controller.error(err);
           }
-          for (const c of chunks) controller.enqueue(c);
-        } catch (err) {
-          this.release();
-          controller.error(err);
-        }
+        },
+        // A chunk the consumer may still hold keeps its buffer out of the pool (ChunkMayBeHeld).
+        cancel: (reason) => this.release(!(reason instanceof ChunkMayBeHeld)),
       },
-      // A chunk the consumer may still hold keeps its buffer out of the pool (ChunkMayBeHeld).
-      cancel: (reason) => this.release(!(reason instanceof ChunkMayBeHeld)),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   }
 
   /** The requested bytes of the next row of the current span; [] at the end. */
@@ -118,7 +126,8 @@ export class ColumnReader {
       }
       const j = this.row;
       const B = this.unit.blockSize;
-      const lo = Math.max(span.lo, j * B) - j * B, hi = Math.min(span.hi, (j + 1) * B) - j * B;
+      const lo = Math.max(span.lo, j * B) - j * B,
+        hi = Math.min(span.hi, (j + 1) * B) - j * B;
       let out: Uint8Array[] | null = null;
       // A row a rebuild has (a shard that failed as its source, or one it chose to solve) is
       // taken from it; the shard's rows before it, if any, are read as usual.
@@ -161,7 +170,16 @@ export class ColumnReader {
       const b = this.input.backends.get(this.unit.placement[span.shard]!);
       if (!b) return null;
       const from = at === this.span ? this.row : span.from;
-      const reader = new ShardReader(span.shard, b, shardKey(this.input.bucket, this.unit.unitId, span.shard), shardLayout(this.unit, span.shard), from, span.to, this.salt, this.input.latency);
+      const reader = new ShardReader(
+        span.shard,
+        b,
+        shardKey(this.input.bucket, this.unit.unitId, span.shard),
+        shardLayout(this.unit, span.shard),
+        from,
+        span.to,
+        this.salt,
+        this.input.latency,
+      );
       stream = new SpanStream(span.shard, reader, from, span.to, this.unit.blockSize);
       this.streams.set(at, stream);
     }
@@ -201,10 +219,16 @@ export class ColumnReader {
       const rowsOf = (s: Span, from = s.from) => ({ shard: s.shard, from, to: s.to });
       const rest = this.spans.slice(this.span + 1);
       const rebuild = new ColumnRebuild({
-        bucket: this.input.bucket, unit: this.unit, backends: this.input.backends, bad: this.bad,
+        bucket: this.input.bucket,
+        unit: this.unit,
+        backends: this.input.backends,
+        bad: this.bad,
         targets: [rowsOf(span, j), ...rest.filter((s) => this.lost(s.shard)).map((s) => rowsOf(s))],
         later: rest.filter((s) => !this.lost(s.shard)).map((s) => rowsOf(s)),
-        preference: this.preference(), onUnhealthy: this.input.onUnhealthy, latency: this.input.latency, grow: this.input.grow,
+        preference: this.preference(),
+        onUnhealthy: this.input.onUnhealthy,
+        latency: this.input.latency,
+        grow: this.input.grow,
         // The streams open ahead stay open: the rebuild has the other slots, and their shards'
         // own reads are under way (not worth solving instead).
         maxOpen: MAX_OPEN_SUBREQUESTS - this.streams.size,

@@ -222,40 +222,41 @@ export class ColumnRebuild {
       tasks.push(read(spare, j, true));
     };
 
-    const read = (i: number, from: number, first = false): Promise<void> => slots.run(async () => {
-      if (lost || this.closed || skip.has(i)) return answered(i);
-      started.add(i);
-      const b = this.input.backends.get(unit.placement[i]!);
-      if (!b) {
-        failedAt(i, from, new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`));
-        return answered(i);
-      }
-      const reader = new ShardReader(i, b, shardKey(bucket, unit.unitId, i), shardLayout(unit, i), from, this.lastRow, salt, this.input.latency);
-      this.readers.add(reader);
-      let j = from;
-      try {
-        for (; j <= this.lastRow; j++) {
-          const block = await reader.readBlock(j);
-          if (j === from) {
-            answered(i);
-            await gate;
-          }
-          if (lost || this.closed) return;
-          const sr = this.syndromes!;
-          sr.block().set(block);
-          const at = (j - this.firstRow) * this.blockSize;
-          if (i < k) sr.addData(i, at, block.length);
-          else sr.addParity(i, at, block.length);
+    const read = (i: number, from: number, first = false): Promise<void> =>
+      slots.run(async () => {
+        if (lost || this.closed || skip.has(i)) return answered(i);
+        started.add(i);
+        const b = this.input.backends.get(unit.placement[i]!);
+        if (!b) {
+          failedAt(i, from, new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`));
+          return answered(i);
         }
-      } catch (err) {
-        if (!(err instanceof ShardReadError)) throw err;
-        if (!lost && !this.closed) failedAt(i, j, err);
-        answered(i);
-      } finally {
-        reader.cancel();
-        this.readers.delete(reader);
-      }
-    }, first);
+        const reader = new ShardReader(i, b, shardKey(bucket, unit.unitId, i), shardLayout(unit, i), from, this.lastRow, salt, this.input.latency);
+        this.readers.add(reader);
+        let j = from;
+        try {
+          for (; j <= this.lastRow; j++) {
+            const block = await reader.readBlock(j);
+            if (j === from) {
+              answered(i);
+              await gate;
+            }
+            if (lost || this.closed) return;
+            const sr = this.syndromes!;
+            sr.block().set(block);
+            const at = (j - this.firstRow) * this.blockSize;
+            if (i < k) sr.addData(i, at, block.length);
+            else sr.addParity(i, at, block.length);
+          }
+        } catch (err) {
+          if (!(err instanceof ShardReadError)) throw err;
+          if (!lost && !this.closed) failedAt(i, j, err);
+          answered(i);
+        } finally {
+          reader.cancel();
+          this.readers.delete(reader);
+        }
+      }, first);
 
     /**
      * Every gated parity has answered: each one down is replaced, and pays for itself by making
@@ -266,7 +267,9 @@ export class ColumnRebuild {
       try {
         const downParities = parities.filter((p) => this.failed.has(p)).length;
         for (let n = 0; n < downParities; n++) {
-          const x = [...dataSources].reverse().find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && !this.input.opened?.has(i) && this.input.later?.some((t) => t.shard === i));
+          const x = [...dataSources]
+            .reverse()
+            .find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && !this.input.opened?.has(i) && this.input.later?.some((t) => t.shard === i));
           if (x === undefined) break;
           skip.add(x);
           this.unknownFrom.set(x, this.firstRow);
@@ -309,7 +312,10 @@ export class ColumnRebuild {
 
   /** Unknown data shards at row j, and the syndromes complete there (as many as needed, if there are). */
   private plan(j: number): { unknowns: number[]; using: number[] } {
-    const unknowns = [...this.unknownFrom].filter(([, r]) => r <= j).map(([d]) => d).sort((a, b) => a - b);
+    const unknowns = [...this.unknownFrom]
+      .filter(([, r]) => r <= j)
+      .map(([d]) => d)
+      .sort((a, b) => a - b);
     const using = this.syndromes!.parities.filter((p) => {
       const r = this.parityRows.get(p);
       return r !== undefined && r.from <= j && j < r.to;

@@ -108,9 +108,7 @@ export class ColumnWriter {
       const group = Array.from({ length: Math.min(MAX_OPEN_SUBREQUESTS - 1, m - first) }, (_, g) => first + g);
       for (let j = 0; j < layout.stripes; j++) {
         const len = layout.blockLen(j);
-        await Promise.all(
-          group.map((r) => files[k + r]!.writeBlock(j, () => this.parity.parity(r).subarray(j * blockSize, j * blockSize + len))),
-        );
+        await Promise.all(group.map((r) => files[k + r]!.writeBlock(j, () => this.parity.parity(r).subarray(j * blockSize, j * blockSize + len))));
       }
       for (const r of group) this.shards.finishShard(k + r, complete);
       await Promise.all(group.map((r) => this.shards.sink(k + r).done));

@@ -49,7 +49,10 @@ const UPLOAD_SPECS_KEPT = 1000;
 /** A part whose checksum disagrees with its upload's. */
 function checkPartChecksum(spec: T.MultipartChecksumSpec | null, checksum: T.ChecksumRequest | null | undefined): void {
   if (spec && checksum && checksum.algorithm !== spec.algorithm) {
-    throw new S3Error('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${checksum.algorithm.toLowerCase()}`);
+    throw new S3Error(
+      'InvalidRequest',
+      `Checksum Type mismatch occurred, expected checksum Type: ${spec.algorithm.toLowerCase()}, actual checksum Type: ${checksum.algorithm.toLowerCase()}`,
+    );
   }
 }
 
@@ -94,7 +97,15 @@ function partSizes(m: ObjectManifest): number[] {
 const DEFAULT_CODING_BUDGET = { bytes: 48 * 1024 * 1024, maxWaitMs: 30_000 };
 
 function info(m: ObjectManifest): T.ObjectInfo {
-  return { key: m.key, size: m.size, etag: m.etag, lastModified: new Date(m.lastModified), metadata: m.metadata, checksum: m.checksum, partsCount: m.partsCount };
+  return {
+    key: m.key,
+    size: m.size,
+    etag: m.etag,
+    lastModified: new Date(m.lastModified),
+    metadata: m.metadata,
+    checksum: m.checksum,
+    partsCount: m.partsCount,
+  };
 }
 
 export class EcStore implements T.ObjectStore {
@@ -134,7 +145,15 @@ export class EcStore implements T.ObjectStore {
    * budget: under `lease` when the caller holds one for it (a copy: the caller releases it), else
    * under a lease of its own, which the stream gives back when it ends, fails or is cancelled.
    */
-  private async openBody(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, lease?: BudgetLease, customerKey?: Uint8Array): Promise<LentStream> {
+  private async openBody(
+    bucket: string,
+    key: string,
+    storage: ObjectManifest['storage'],
+    start: number,
+    end: number,
+    lease?: BudgetLease,
+    customerKey?: Uint8Array,
+  ): Promise<LentStream> {
     if (storage.kind === 'inline') return this.units.open(bucket, key, storage, start, end, undefined, customerKey);
     const held = storageReadBytes(storage);
     const own = lease ? undefined : await this.acquire(held);
@@ -156,24 +175,30 @@ export class EcStore implements T.ObjectStore {
     if (!own) return body;
     const reader = body.getReader();
     // The unit stream's chunks, handed on as lent (valid until the next read).
-    return lend(new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const r = await reader.read();
-          if (r.done) {
+    return lend(
+      new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            try {
+              const r = await reader.read();
+              if (r.done) {
+                release();
+                controller.close();
+              } else controller.enqueue(r.value);
+            } catch (err) {
+              release();
+              controller.error(err);
+            }
+          },
+          cancel(reason) {
             release();
-            controller.close();
-          } else controller.enqueue(r.value);
-        } catch (err) {
-          release();
-          controller.error(err);
-        }
-      },
-      cancel(reason) {
-        release();
-        return reader.cancel(reason);
-      },
-    }, { highWaterMark: 0 }), `object ${key} under its budget lease`);
+            return reader.cancel(reason);
+          },
+        },
+        { highWaterMark: 0 },
+      ),
+      `object ${key} under its budget lease`,
+    );
   }
 
   /**
@@ -182,9 +207,18 @@ export class EcStore implements T.ObjectStore {
    * x-amz-delete-marker (and its version id), as S3 answers; a key with no version at all is
    * NoSuchKey with `x-amz-delete-marker: false`.
    */
-  private async readable(bucket: string, key: string, versionId?: string): Promise<{ m: ObjectManifest; versionId?: string; expiration?: T.ObjectInfo['expiration'] }> {
+  private async readable(
+    bucket: string,
+    key: string,
+    versionId?: string,
+  ): Promise<{ m: ObjectManifest; versionId?: string; expiration?: T.ObjectInfo['expiration'] }> {
     const found = await this.catalog.getVersion(bucket, key, versionId ?? null);
-    if (found.kind === 'object') return { m: found.manifest, ...(found.versionId === undefined ? {} : { versionId: found.versionId }), ...(found.expiration ? { expiration: found.expiration } : {}) };
+    if (found.kind === 'object')
+      return {
+        m: found.manifest,
+        ...(found.versionId === undefined ? {} : { versionId: found.versionId }),
+        ...(found.expiration ? { expiration: found.expiration } : {}),
+      };
     if (found.kind === 'marker') {
       const headers = { 'x-amz-delete-marker': 'true', 'x-amz-version-id': found.versionId, 'Last-Modified': new Date(found.lastModified).toUTCString() };
       if (versionId === undefined) throw new S3Error('NoSuchKey', undefined, { Key: key }).withHeaders(headers);
@@ -258,7 +292,8 @@ export class EcStore implements T.ObjectStore {
    */
   private async store(input: Omit<StoreBodyInput, 'policy' | 'plan'>, reserved?: Reservation, lease?: BudgetLease): Promise<StoredBody> {
     // Without a reservation made beside it (a test's crash-write fixture): reserved first.
-    const { plan, commitBy, policy } = reserved ?? (await this.reserve(input.bucket, input.key, input.size, !!input.part, (input.metadata as T.ObjectMetadata | undefined)?.storageClass));
+    const { plan, commitBy, policy } =
+      reserved ?? (await this.reserve(input.bucket, input.key, input.size, !!input.part, (input.metadata as T.ObjectMetadata | undefined)?.storageClass));
     const own = lease || plan.mode === 'inline' ? undefined : await this.acquire(writeBytes(plan, policy.blockSize));
     let stored: StoredBody;
     try {
@@ -274,7 +309,13 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** Commits, or deletes the freshly written shards when the commit is refused. */
-  private async commit(bucket: string, key: string, m: ObjectManifest, conditions: T.WriteConditions, run?: () => Promise<CommitResult>): Promise<T.PutObjectResult> {
+  private async commit(
+    bucket: string,
+    key: string,
+    m: ObjectManifest,
+    conditions: T.WriteConditions,
+    run?: () => Promise<CommitResult>,
+  ): Promise<T.PutObjectResult> {
     let committed: CommitResult;
     try {
       committed = await (run ? run() : this.catalog.commitManifest(bucket, key, m, conditions));
@@ -288,11 +329,19 @@ export class EcStore implements T.ObjectStore {
       }
     }
     await this.retainShards(bucket, m);
-    return { etag: m.etag, checksum: m.checksum, size: m.size, lastModified: new Date(m.lastModified), ...(m.metadata.sse ? { sse: m.metadata.sse } : {}), ...committed };
+    return {
+      etag: m.etag,
+      checksum: m.checksum,
+      size: m.size,
+      lastModified: new Date(m.lastModified),
+      ...(m.metadata.sse ? { sse: m.metadata.sse } : {}),
+      ...committed,
+    };
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
-  createBucket = (bucket: string, o: { region: string; objectLock?: boolean }) => this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false });
+  createBucket = (bucket: string, o: { region: string; objectLock?: boolean }) =>
+    this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false });
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
   async bucketEncrypted(bucket: string): Promise<boolean> {
     await this.catalog.getBucket(bucket); // NoSuchBucket first
@@ -329,7 +378,8 @@ export class EcStore implements T.ObjectStore {
       try {
         await this.catalog.getBucket(config.targetBucket);
       } catch (err) {
-        if (err instanceof S3Error && err.code === 'NoSuchBucket') throw new S3Error('InvalidTargetBucketForLogging', 'The target bucket for logging does not exist', { TargetBucket: config.targetBucket });
+        if (err instanceof S3Error && err.code === 'NoSuchBucket')
+          throw new S3Error('InvalidTargetBucketForLogging', 'The target bucket for logging does not exist', { TargetBucket: config.targetBucket });
         throw err;
       }
     }
@@ -348,7 +398,13 @@ export class EcStore implements T.ObjectStore {
     if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
   }
 
-  async headObjectParts(bucket: string, key: string, conditions: T.ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+  async headObjectParts(
+    bucket: string,
+    key: string,
+    conditions: T.ReadConditions,
+    sse?: SseRequest | null,
+    versionId?: string,
+  ): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
     const found = await this.readable(bucket, key, versionId);
     const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
     const m = found.m;
@@ -395,7 +451,10 @@ export class EcStore implements T.ObjectStore {
     const { plan } = reserved;
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
+    const stored = await this.store(
+      { bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey },
+      reserved,
+    );
     await prepared;
     const m = this.newManifest(bucket, key, size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     return this.commit(bucket, key, m, o.conditions);
@@ -410,7 +469,16 @@ export class EcStore implements T.ObjectStore {
     return (await sseRecordOf(req)) ?? (this.units.seals(policyForClass(this.settings, bucket, storageClass)) ? { kind: 's3' } : undefined);
   }
 
-  private newManifest(bucket: string, key: string, size: number, etag: string, metadata: T.ObjectMetadata, checksum: T.ObjectChecksum | null, storage: ObjectManifest['storage'], partsCount?: number): ObjectManifest {
+  private newManifest(
+    bucket: string,
+    key: string,
+    size: number,
+    etag: string,
+    metadata: T.ObjectMetadata,
+    checksum: T.ObjectChecksum | null,
+    storage: ObjectManifest['storage'],
+    partsCount?: number,
+  ): ObjectManifest {
     return { format: 1, bucket, key, versionId: newId(), size, etag, lastModified: new Date().toISOString(), metadata, checksum, storage, partsCount };
   }
 
@@ -437,9 +505,14 @@ export class EcStore implements T.ObjectStore {
     return { ...head, body: await this.openBody(bucket, key, m.storage, start, end, undefined, customerKeyOf(o.sse)) };
   }
 
-  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> => this.catalog.removeManifest(bucket, key, o.conditions, o.versionId, o.bypassGovernance ?? false);
+  deleteObject = (bucket: string, key: string, o: T.DeleteObjectOptions = {}): Promise<T.DeleteObjectResult> =>
+    this.catalog.removeManifest(bucket, key, o.conditions, o.versionId, o.bypassGovernance ?? false);
 
-  async deleteObjects(bucket: string, objects: T.DeleteObjectsRequestEntry[], o: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean } = {}): Promise<T.DeleteObjectsEntry[]> {
+  async deleteObjects(
+    bucket: string,
+    objects: T.DeleteObjectsRequestEntry[],
+    o: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean } = {},
+  ): Promise<T.DeleteObjectsEntry[]> {
     await this.catalog.getBucket(bucket);
     const out: T.DeleteObjectsEntry[] = [];
     for (const { key, versionId, conditions } of objects) {
@@ -466,19 +539,40 @@ export class EcStore implements T.ObjectStore {
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     // The copy's class is the request's (STANDARD when it names none), never the source's, as in S3.
     const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, storageClass: _sourceClass, ...sourceMetadata } = source.metadata;
-    const { objectLock: _replacedLock, storageClass: _replacedClass, ...base }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
+    const {
+      objectLock: _replacedLock,
+      storageClass: _replacedClass,
+      ...base
+    }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
     const storageClass = o.storageClass;
     const sse = await this.sseRecord(bucket, o.sse, storageClass); // the target's own: never the source's
     const customerKey = customerKeyOf(o.sse);
-    const metadata = { ...base, ...(tags.length ? { tags } : {}), ...(sse ? { sse } : {}), ...(o.objectLock ? { objectLock: o.objectLock } : {}), ...(storageClass ? { storageClass } : {}) };
+    const metadata = {
+      ...base,
+      ...(tags.length ? { tags } : {}),
+      ...(sse ? { sse } : {}),
+      ...(o.objectLock ? { objectLock: o.objectLock } : {}),
+      ...(storageClass ? { storageClass } : {}),
+    };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
-    const stored = await this.copyBody(source, 0, source.size - 1, bucket, false, { source: customerKeyOf(src.sse), target: customerKey }, storageClass,
+    const stored = await this.copyBody(
+      source,
+      0,
+      source.size - 1,
+      bucket,
+      false,
+      { source: customerKeyOf(src.sse), target: customerKey },
+      storageClass,
       // An inline copy has no unit to reserve: its commit checks the conditions.
       async ({ plan, expires }) => (plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires)),
       async (body, reserved, lease, prepared) => {
         prepared.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
-        const stored = await this.store({ bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared, customerKey }, reserved, lease);
+        const stored = await this.store(
+          { bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared, customerKey },
+          reserved,
+          lease,
+        );
         try {
           await prepared;
         } catch (err) {
@@ -486,7 +580,8 @@ export class EcStore implements T.ObjectStore {
           throw err;
         }
         return stored;
-      });
+      },
+    );
     const m = this.newManifest(bucket, key, source.size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     const result = await this.commit(bucket, key, m, o.conditions);
     return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
@@ -523,35 +618,61 @@ export class EcStore implements T.ObjectStore {
     const lock = m.metadata.objectLock;
     if (lock?.mode !== 'COMPLIANCE' || !lock.retainUntil || m.storage.kind !== 'coded') return;
     const failed = await this.units.retain(bucket, m.storage.units, new Date(lock.retainUntil));
-    if (failed) console.error(JSON.stringify({ level: 'error', msg: 'object lock: shards not retained by their backends', bucket, key: m.key, versionId: m.versionId, failed }));
+    if (failed)
+      console.error(
+        JSON.stringify({ level: 'error', msg: 'object lock: shards not retained by their backends', bucket, key: m.key, versionId: m.versionId, failed }),
+      );
   }
   async getObjectLegalHold(bucket: string, key: string, versionId?: string): Promise<LegalHoldStatus> {
     const status = (await this.lockOf(bucket, key, versionId))?.legalHold;
     if (!status) throw new S3Error('NoSuchObjectLockConfiguration');
     return status;
   }
-  putObjectLegalHold = (bucket: string, key: string, legalHold: LegalHoldStatus, versionId?: string) => this.catalog.changeObjectLock(bucket, key, versionId, { legalHold });
+  putObjectLegalHold = (bucket: string, key: string, legalHold: LegalHoldStatus, versionId?: string) =>
+    this.catalog.changeObjectLock(bucket, key, versionId, { legalHold });
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
   listObjectVersions = (bucket: string, o: T.ListVersionsOptions) => this.catalog.listVersions(bucket, o);
   getBucketVersioning = (bucket: string) => this.catalog.getVersioning(bucket);
   putBucketVersioning = (bucket: string, status: T.VersioningStatus) => this.catalog.setVersioning(bucket, status);
 
-  async createMultipartUpload(bucket: string, key: string, o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<T.UploadInfo> {
+  async createMultipartUpload(
+    bucket: string,
+    key: string,
+    o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null },
+  ): Promise<T.UploadInfo> {
     const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass); // an unknown class is refused here, before the upload exists
-    const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, { metadata: sse ? { ...o.metadata, sse } : o.metadata, checksum: o.checksum });
+    const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, {
+      metadata: sse ? { ...o.metadata, sse } : o.metadata,
+      checksum: o.checksum,
+    });
     this.rememberSpec(upload.uploadId, upload.checksum);
     this.rememberClass(upload.uploadId, o.metadata.storageClass);
     return { ...upload, ...(sse ? { sse } : {}), ...(o.metadata.storageClass ? { storageClass: o.metadata.storageClass } : {}) };
   }
 
-
-
   /** Stores a part (under `prepared`: the reservation's catalog call, which its shards wait for) and records it. */
-  private async storePart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, size: number, checksum: T.ChecksumRequest | null, contentMD5: string | null | undefined, reserved: Reservation, lease: BudgetLease | undefined, prepared: Promise<SseRecord | null>, customerKey?: Uint8Array): Promise<T.PartInfo> {
+  private async storePart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    size: number,
+    checksum: T.ChecksumRequest | null,
+    contentMD5: string | null | undefined,
+    reserved: Reservation,
+    lease: BudgetLease | undefined,
+    prepared: Promise<SseRecord | null>,
+    customerKey?: Uint8Array,
+  ): Promise<T.PartInfo> {
     const commitGate = prepared.then(() => {});
     commitGate.catch(() => {}); // awaited by the shards' uploads, refused or not: never unhandled
-    const stored = await this.store({ bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey }, reserved, lease);
+    const stored = await this.store(
+      { bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey },
+      reserved,
+      lease,
+    );
     let sse: SseRecord | null;
     try {
       sse = await prepared;
@@ -560,7 +681,14 @@ export class EcStore implements T.ObjectStore {
       throw err;
     }
     const units = (stored.storage as { units: CodedUnit[] }).units;
-    const part: PartRecord = { partNumber, etag: etagFor(toHex(stored.md5), sse), size, lastModified: new Date().toISOString(), units, checksum: stored.checksum };
+    const part: PartRecord = {
+      partNumber,
+      etag: etagFor(toHex(stored.md5), sse),
+      size,
+      lastModified: new Date().toISOString(),
+      units,
+      checksum: stored.checksum,
+    };
     try {
       await this.catalog.putPart(bucket, key, uploadId, part);
     } catch (err) {
@@ -582,7 +710,14 @@ export class EcStore implements T.ObjectStore {
    * round. A part whose checksum disagrees with the upload's is refused once preparePart answers,
    * and what it sent is deleted.
    */
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>): Promise<T.PartInfo> {
+  async uploadPart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    o: Omit<T.PutObjectOptions, 'metadata' | 'conditions'>,
+  ): Promise<T.PartInfo> {
     const max = this.settings.maxPartSize;
     if (o.contentLength == null || o.contentLength > max) await this.catalog.getUpload(bucket, key, uploadId); // NoSuchUpload first, as before
     const size = this.requireLength(o.contentLength, max);
@@ -597,7 +732,15 @@ export class EcStore implements T.ObjectStore {
   }
 
   /** preparePart, its spec remembered and checked against the part's checksum (settles once; never unhandled). */
-  private preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, checksum: T.ChecksumRequest | null, sse: SseRequest | null | undefined): Promise<SseRecord | null> {
+  private preparePart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    unitIds: string[],
+    expires: Date,
+    checksum: T.ChecksumRequest | null,
+    sse: SseRequest | null | undefined,
+  ): Promise<SseRecord | null> {
     const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (answer) => {
       this.rememberSpec(uploadId, answer.checksum);
       try {
@@ -615,16 +758,29 @@ export class EcStore implements T.ObjectStore {
 
   /** UploadPartCopy: the source (and the upload's spec, unless known) in one round, then as UploadPart. */
   async uploadPartCopy(src: T.CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<T.PartInfo> {
-    const [spec, { m: source }, storageClass] = await Promise.all([this.uploadSpec(bucket, key, uploadId), this.readable(src.bucket, src.key, src.versionId), this.uploadClass(bucket, key, uploadId)]);
+    const [spec, { m: source }, storageClass] = await Promise.all([
+      this.uploadSpec(bucket, key, uploadId),
+      this.readable(src.bucket, src.key, src.versionId),
+      this.uploadClass(bucket, key, uploadId),
+    ]);
     const customerKey = customerKeyOf(sse);
     await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
     const checksum = spec ? { algorithm: spec.algorithm, expected: null } : null;
-    return this.copyBody(source, start, end, bucket, true, { source: customerKeyOf(src.sse), target: customerKey }, storageClass,
+    return this.copyBody(
+      source,
+      start,
+      end,
+      bucket,
+      true,
+      { source: customerKeyOf(src.sse), target: customerKey },
+      storageClass,
       (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse),
-      (body, reserved, lease, prepared) => this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey));
+      (body, reserved, lease, prepared) =>
+        this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey),
+    );
   }
 
   /**
@@ -636,10 +792,17 @@ export class EcStore implements T.ObjectStore {
    * refused SlowDown leaves nothing behind. The lease and the source body are given back here,
    * however the write ends.
    */
-  private async copyBody<R, P>(source: ObjectManifest, start: number, end: number, bucket: string, part: boolean,
-    keys: { source?: Uint8Array; target?: Uint8Array }, storageClass: string | undefined,
+  private async copyBody<R, P>(
+    source: ObjectManifest,
+    start: number,
+    end: number,
+    bucket: string,
+    part: boolean,
+    keys: { source?: Uint8Array; target?: Uint8Array },
+    storageClass: string | undefined,
     prepare: (reserved: Reservation & { expires: Date }) => Promise<P>,
-    write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>): Promise<R> {
+    write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>,
+  ): Promise<R> {
     const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target, storageClass);
     const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, reserved.policy.blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
@@ -670,18 +833,37 @@ export class EcStore implements T.ObjectStore {
    * or two Completes racing) answers the first completion's result, as S3 does, for as long as
    * the catalog remembers it (COMPLETED_UPLOAD_MEMORY_MS); the parts list is not compared again.
    */
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
+  async completeMultipartUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: T.CompletedPart[],
+    o: T.CompleteMultipartOptions,
+  ): Promise<T.PutObjectResult> {
     try {
       return await this.completeOnce(bucket, key, uploadId, parts, o);
     } catch (err) {
       if (!(err instanceof S3Error && err.code === 'NoSuchUpload')) throw err;
       const done = await this.catalog.getCompletedUpload(bucket, key, uploadId);
       if (!done) throw err;
-      return { etag: done.etag, checksum: done.checksum, size: done.size, lastModified: new Date(done.lastModified), ...(done.versionId === undefined ? {} : { versionId: done.versionId }), ...(done.expiration ? { expiration: done.expiration } : {}) };
+      return {
+        etag: done.etag,
+        checksum: done.checksum,
+        size: done.size,
+        lastModified: new Date(done.lastModified),
+        ...(done.versionId === undefined ? {} : { versionId: done.versionId }),
+        ...(done.expiration ? { expiration: done.expiration } : {}),
+      };
     }
   }
 
-  private async completeOnce(bucket: string, key: string, uploadId: string, parts: T.CompletedPart[], o: T.CompleteMultipartOptions): Promise<T.PutObjectResult> {
+  private async completeOnce(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: T.CompletedPart[],
+    o: T.CompleteMultipartOptions,
+  ): Promise<T.PutObjectResult> {
     const upload = await this.catalog.getUpload(bucket, key, uploadId);
     if (o.sse) await checkSseRead(upload.metadata.sse, o.sse, 'part');
     const current = await this.catalog.getManifest(bucket, key);
@@ -701,8 +883,19 @@ export class EcStore implements T.ObjectStore {
   async listParts(bucket: string, key: string, uploadId: string, o: { partNumberMarker: number; maxParts: number }): Promise<T.ListPartsResult> {
     const { metadata, ...upload } = await this.catalog.getUpload(bucket, key, uploadId);
     const page = await this.catalog.listPartRecords(bucket, key, uploadId, o.partNumberMarker, o.maxParts);
-    const parts = page.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, lastModified: new Date(p.lastModified), checksum: p.checksum ?? null }));
-    return { upload: metadata.storageClass ? { ...upload, storageClass: metadata.storageClass } : upload, parts, isTruncated: page.isTruncated, nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null };
+    const parts = page.parts.map((p) => ({
+      partNumber: p.partNumber,
+      etag: p.etag,
+      size: p.size,
+      lastModified: new Date(p.lastModified),
+      checksum: p.checksum ?? null,
+    }));
+    return {
+      upload: metadata.storageClass ? { ...upload, storageClass: metadata.storageClass } : upload,
+      parts,
+      isTruncated: page.isTruncated,
+      nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null,
+    };
   }
 
   listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploadRecords(bucket, o);

@@ -30,7 +30,16 @@ export { copyCalls, copyShard } from './shard-copy.ts';
 export { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 
 // Policies and how many shards failure domains can place (the config's review), prices.
-export { knownStorageClass, policyFor, policyForClass, restripePolicyFor, STANDARD, storageClassNames, type EngineSettings, type StoragePolicy } from './policy.ts';
+export {
+  knownStorageClass,
+  policyFor,
+  policyForClass,
+  restripePolicyFor,
+  STANDARD,
+  storageClassNames,
+  type EngineSettings,
+  type StoragePolicy,
+} from './policy.ts';
 export { placeableShards, placeShards, replacementBackend } from './placement.ts';
 export { BYTES_PER_GB, type BackendPrices } from './prices.ts';
 

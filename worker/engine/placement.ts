@@ -41,7 +41,9 @@ export function placeShards<B extends Pick<Backend, 'id' | 'domain'>>(name: stri
     }
   }
   if (chosen.length < n) {
-    throw new PlacementError(`cannot place ${n} shards with at most ${Math.max(1, m)} per failure domain over domains ${[...new Set(backends.map((b) => b.domain))].join(', ')}`);
+    throw new PlacementError(
+      `cannot place ${n} shards with at most ${Math.max(1, m)} per failure domain over domains ${[...new Set(backends.map((b) => b.domain))].join(', ')}`,
+    );
   }
   return chosen;
 }
@@ -66,7 +68,14 @@ export function placeableShards(backends: readonly { domain: string }[], m: numb
  * none of the unit's other shards is preferred; one that would then hold more than max(1, m) is
  * never chosen. Null: no candidate keeps the rules (the drain waits for another backend).
  */
-export function replacementBackend<B extends Pick<Backend, 'id' | 'domain'>>(name: string, placement: readonly string[], shard: number, candidates: readonly B[], domainOf: (id: string) => string | undefined, m: number): B | null {
+export function replacementBackend<B extends Pick<Backend, 'id' | 'domain'>>(
+  name: string,
+  placement: readonly string[],
+  shard: number,
+  candidates: readonly B[],
+  domainOf: (id: string) => string | undefined,
+  m: number,
+): B | null {
   const perDomain = new Map<string, number>();
   placement.forEach((id, i) => {
     if (i === shard) return;

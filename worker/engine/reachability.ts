@@ -63,7 +63,9 @@ export class BackendReachability {
    * reported like any call's.
    */
   async recheck(backends: readonly Backend[]): Promise<void> {
-    const stale = backends.filter((b) => !this.maintenance.has(b.id) && !this.rechecking.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS);
+    const stale = backends.filter(
+      (b) => !this.maintenance.has(b.id) && !this.rechecking.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS,
+    );
     if (!stale.length) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECHECK_WAIT_MS)));
@@ -77,10 +79,13 @@ export class BackendReachability {
   private probe(b: Backend): Promise<void> {
     let p = this.rechecking.get(b.id);
     if (!p) {
-      p = b.head(RECHECK_KEY).then(
-        () => this.report(b.id, true),
-        (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
-      ).finally(() => this.rechecking.delete(b.id));
+      p = b
+        .head(RECHECK_KEY)
+        .then(
+          () => this.report(b.id, true),
+          (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
+        )
+        .finally(() => this.rechecking.delete(b.id));
       this.rechecking.set(b.id, p);
     }
     return p;

@@ -72,14 +72,19 @@ export class RowDecoder {
     this.lastAsked = j;
     const loaded = new Set<number>();
     for (;;) {
-      const chosen = this.preference().filter((i) => !this.o.bad.has(i)).slice(0, need);
-      if (chosen.length < need) throw new QuorumError(`only ${this.n - this.o.bad.size} of ${this.n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
+      const chosen = this.preference()
+        .filter((i) => !this.o.bad.has(i))
+        .slice(0, need);
+      if (chosen.length < need)
+        throw new QuorumError(`only ${this.n - this.o.bad.size} of ${this.n} shards of unit ${unit.unitId} are readable; ${need} needed`, []);
       const results = await Promise.allSettled(
-        chosen.filter((i) => !loaded.has(i)).map(async (i) => {
-          const block = await this.readerFor(i, j).readBlock(j);
-          stripe.shard(replica ? 0 : i).set(block);
-          loaded.add(i);
-        }),
+        chosen
+          .filter((i) => !loaded.has(i))
+          .map(async (i) => {
+            const block = await this.readerFor(i, j).readBlock(j);
+            stripe.shard(replica ? 0 : i).set(block);
+            loaded.add(i);
+          }),
       );
       let failed = false;
       for (const r of results) {
@@ -92,7 +97,11 @@ export class RowDecoder {
         this.o.onUnhealthy?.(r.reason);
       }
       if (failed) continue;
-      if (!replica) stripe.reconstruct([...Array(this.n).keys()].map((i) => chosen.includes(i)), { len: this.layouts[0]!.blockLen(j), dataOnly });
+      if (!replica)
+        stripe.reconstruct(
+          [...Array(this.n).keys()].map((i) => chosen.includes(i)),
+          { len: this.layouts[0]!.blockLen(j), dataOnly },
+        );
       return chosen;
     }
   }

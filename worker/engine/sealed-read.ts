@@ -66,31 +66,35 @@ export async function openSealed(openStored: OpenStored, dek: DataKey, plainSize
     return buffer.subarray(0, len);
   };
 
-  const plaintext = new ReadableStream<Uint8Array>({
-    pull: async (controller) => {
-      try {
-        if (index > span.last) {
-          // Read the unit stream to its end: that is where its reader gives back what it holds.
-          for (;;) {
-            if (rest.length) throw new Error('sealed unit: stored bytes go on past the last record');
-            const r = await reader.read();
-            if (r.done) return controller.close();
-            rest = r.value;
+  const plaintext = new ReadableStream<Uint8Array>(
+    {
+      pull: async (controller) => {
+        try {
+          if (index > span.last) {
+            // Read the unit stream to its end: that is where its reader gives back what it holds.
+            for (;;) {
+              if (rest.length) throw new Error('sealed unit: stored bytes go on past the last record');
+              const r = await reader.read();
+              if (r.done) return controller.close();
+              rest = r.value;
+            }
           }
+          if (handed) noteDetached(handed.buffer, `sealed record ${index - 1} (released at the next read)`), release(handed.buffer);
+          handed = null;
+          const plain = (handed = await dek.openRecord(index, await nextRecord()));
+          const base = index * record;
+          const lo = Math.max(start, base) - base,
+            hi = Math.min(end, base + plain.length - 1) - base;
+          index++;
+          controller.enqueue(plain.subarray(lo, hi + 1));
+        } catch (err) {
+          await reader.cancel(err).catch(() => {});
+          throw err;
         }
-        if (handed) (noteDetached(handed.buffer, `sealed record ${index - 1} (released at the next read)`), release(handed.buffer));
-        handed = null;
-        const plain = (handed = await dek.openRecord(index, await nextRecord()));
-        const base = index * record;
-        const lo = Math.max(start, base) - base, hi = Math.min(end, base + plain.length - 1) - base;
-        index++;
-        controller.enqueue(plain.subarray(lo, hi + 1));
-      } catch (err) {
-        await reader.cancel(err).catch(() => {});
-        throw err;
-      }
+      },
+      cancel: (reason) => reader.cancel(reason),
     },
-    cancel: (reason) => reader.cancel(reason),
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return lend(plaintext, `sealed records [${start}, ${end}]`);
 }

@@ -68,7 +68,11 @@ export async function copyShard(bucket: string, unit: CodedUnit, shard: number, 
       if (!sink.ok) throw sink.failure;
       const block = await reader!.readBlock(s);
       // The reader checked this XXH64 against the stored one; the writer records it for the digest.
-      await file.block(s, (seed) => checksums().xxh64(block, seed), () => block);
+      await file.block(
+        s,
+        (seed) => checksums().xxh64(block, seed),
+        () => block,
+      );
     }
     await file.writeFooter(info.footer);
     if (!(await sink.close())) throw sink.failure;

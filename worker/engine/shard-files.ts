@@ -5,7 +5,16 @@
  * recover manifests from the backends alone) and the scrubber.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import { HEADER_PREFIX_BYTES, ShardFormatError, decodeFooter, decodeHeader, headerLength, unitSalt, type ShardFooter, type ShardHeader } from '../format/shard-file.ts';
+import {
+  HEADER_PREFIX_BYTES,
+  ShardFormatError,
+  decodeFooter,
+  decodeHeader,
+  headerLength,
+  unitSalt,
+  type ShardFooter,
+  type ShardHeader,
+} from '../format/shard-file.ts';
 import { shardLayout, UnitLayout } from '../format/layout.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';

@@ -62,12 +62,20 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
     let sink: ShardSink | null = null;
     const file = new ShardFileWriter({ ...header, shardIndex: t }, { write: (parts) => sink!.write(parts) });
     if (file.headerBytes.length !== unit.headerLens[t]) throw new Error(`unit ${unit.unitId}: rebuilt header of shard ${t} has another length`);
-    sink = new ShardSink(t, backend, shardKey(bucket, unit.unitId, t), file.fileLen, abort.signal, BLOCK_CHECKSUM_BYTES + unit.blockSize, (upload) => slots.run(upload));
+    sink = new ShardSink(t, backend, shardKey(bucket, unit.unitId, t), file.fileLen, abort.signal, BLOCK_CHECKSUM_BYTES + unit.blockSize, (upload) =>
+      slots.run(upload),
+    );
     return { file, sink };
   });
   const rows = files[0]!.file.layout.stripes;
   const decoder = new RowDecoder({
-    bucket, unit, backends, bad, lastRow: rows - 1, slots, reservedSlots: targets.length,
+    bucket,
+    unit,
+    backends,
+    bad,
+    lastRow: rows - 1,
+    slots,
+    reservedSlots: targets.length,
     rowsPerRound: Math.max(1, Math.floor(ROUND_BYTES / (unit.k * unit.blockSize))),
   });
   const coder = createCoder(unit.k, replica ? 0 : unit.m);
@@ -78,10 +86,16 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
     for (let s = 0; s < rows; s++) {
       await decoder.decodeRow(s, stripe, false);
       const len = files[0]!.file.layout.blockLen(s);
-      await Promise.all(files.map(({ file }) => {
-        const src = replica ? 0 : file.shardIndex;
-        return file.block(s, (seed) => stripe.xxh64(src, 0, len, seed), () => stripe.shard(src).subarray(0, len));
-      }));
+      await Promise.all(
+        files.map(({ file }) => {
+          const src = replica ? 0 : file.shardIndex;
+          return file.block(
+            s,
+            (seed) => stripe.xxh64(src, 0, len, seed),
+            () => stripe.shard(src).subarray(0, len),
+          );
+        }),
+      );
     }
     for (const { file, sink } of files) {
       if (file.digest() !== footer.shardDigests[file.shardIndex]) sink.abort(new Error(`shard ${file.shardIndex}: rebuilt digest differs from the footer's`));
@@ -104,7 +118,12 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
 }
 
 /** A good shard's header, and a complete footer, read from the shards not being rebuilt. */
-async function sourceFiles(bucket: string, unit: CodedUnit, bad: Set<number>, backendOf: (i: number) => Backend): Promise<{ header: ShardHeader; footer: ShardFooter }> {
+async function sourceFiles(
+  bucket: string,
+  unit: CodedUnit,
+  bad: Set<number>,
+  backendOf: (i: number) => Backend,
+): Promise<{ header: ShardHeader; footer: ShardFooter }> {
   let header: ShardHeader | null = null;
   // Complete footers first: the last data shard and the parity shards, then the others.
   const order = [...Array(unit.k + unit.m).keys()].sort((a, b) => Number(b >= unit.k - 1) - Number(a >= unit.k - 1));

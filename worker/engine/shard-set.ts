@@ -75,7 +75,10 @@ export class ShardSet {
   /** Why the commit gate refused the write, once it has. */
   private gateError: unknown = null;
 
-  constructor(readonly g: UnitGeometry, readonly layoutKind: UnitLayoutKind) {
+  constructor(
+    readonly g: UnitGeometry,
+    readonly layoutKind: UnitLayoutKind,
+  ) {
     g.commitGate?.catch((err: unknown) => {
       this.gateError = err;
       for (const s of this.sinks) s?.abort(err);
@@ -90,8 +93,37 @@ export class ShardSet {
     // Headers differ only by the shard index (so their lengths, by its digits): each file has its own layout.
     this.files = g.backends.map((_, i) => {
       const header: ShardHeader = g.seal
-        ? { format: 1, codec: g.codec, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...(g.headerExtra?.segment ? { segment: g.headerExtra.segment } : {}), seal: g.seal }
-        : { format: 1, codec: g.codec, bucket: g.bucket, key: g.key, unitId: g.unitId, size, k, m, blockSize, ...layout, shardIndex: i, placement, createdAt, ...g.headerExtra };
+        ? {
+            format: 1,
+            codec: g.codec,
+            unitId: g.unitId,
+            size,
+            k,
+            m,
+            blockSize,
+            ...layout,
+            shardIndex: i,
+            placement,
+            createdAt,
+            ...(g.headerExtra?.segment ? { segment: g.headerExtra.segment } : {}),
+            seal: g.seal,
+          }
+        : {
+            format: 1,
+            codec: g.codec,
+            bucket: g.bucket,
+            key: g.key,
+            unitId: g.unitId,
+            size,
+            k,
+            m,
+            blockSize,
+            ...layout,
+            shardIndex: i,
+            placement,
+            createdAt,
+            ...g.headerExtra,
+          };
       return new ShardFileWriter(header, { write: (parts) => this.sink(i).write(parts) });
     });
   }
@@ -105,7 +137,9 @@ export class ShardSet {
     let s = this.sinks[i];
     if (!s) {
       const key = shardKey(this.g.bucket, this.g.unitId, i);
-      s = new ShardSink(i, this.g.backends[i]!, key, this.files[i]!.fileLen, this.abort.signal, BLOCK_CHECKSUM_BYTES + this.g.blockSize, (upload) => this.slots.run(upload));
+      s = new ShardSink(i, this.g.backends[i]!, key, this.files[i]!.fileLen, this.abort.signal, BLOCK_CHECKSUM_BYTES + this.g.blockSize, (upload) =>
+        this.slots.run(upload),
+      );
       this.sinks[i] = s;
     }
     return s;
@@ -138,7 +172,10 @@ export class ShardSet {
     const sink = this.sink(i);
     const gate = this.g.commitGate;
     const footer = () => file.writeFooter(complete);
-    void (gate ? gate.then(footer, () => {}) : footer()).then(() => sink.close(), (err: unknown) => sink.abort(err));
+    void (gate ? gate.then(footer, () => {}) : footer()).then(
+      () => sink.close(),
+      (err: unknown) => sink.abort(err),
+    );
   }
 
   /** Waits for every upload; QuorumError below the write quorum. Returns which shards were stored. */
@@ -153,7 +190,12 @@ export class ShardSet {
   record(complete: ShardFooter, written: boolean[], md5: Uint8Array | null): CodedUnit {
     const { unitId, codec, size, k, m, blockSize } = this.g;
     return {
-      unitId, codec, size, k, m, blockSize,
+      unitId,
+      codec,
+      size,
+      k,
+      m,
+      blockSize,
       ...(this.layoutKind === 'column' ? { layout: 'column' as const } : {}),
       placement: this.g.backends.map((b) => b.id),
       headerLens: this.files.map((f) => f.headerBytes.length),
@@ -177,6 +219,9 @@ export class ShardSet {
 
   private quorumFailure(): QuorumError {
     const failed = this.sinks.filter((s) => s && !s.ok) as ShardSink[];
-    return new QuorumError(`only ${this.n - failed.length} of ${this.n} shards were written; the write quorum is ${this.g.writeQuorum}`, failed.map((s) => s.failure));
+    return new QuorumError(
+      `only ${this.n - failed.length} of ${this.n} shards were written; the write quorum is ${this.g.writeQuorum}`,
+      failed.map((s) => s.failure),
+    );
   }
 }

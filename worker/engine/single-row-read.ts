@@ -46,20 +46,21 @@ export async function readSingleRow(input: SingleRowInput): Promise<Uint8Array[]
   const salt = unitSalt(unit.unitId);
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const blocks = new Map<number, Uint8Array>();
-  const fetch = (i: number) => slots.run(async () => {
-    const b = input.backends.get(unit.placement[i]!);
-    const reader = b ? new ShardReader(i, b, shardKey(input.bucket, unit.unitId, i), shardLayout(unit, i), 0, 0, salt, input.latency) : null;
-    try {
-      if (!reader) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
-      blocks.set(i, await reader.readBlock(0));
-    } catch (err) {
-      if (!(err instanceof ShardReadError)) throw err;
-      bad.add(i);
-      input.onUnhealthy?.(err);
-    } finally {
-      reader?.cancel();
-    }
-  });
+  const fetch = (i: number) =>
+    slots.run(async () => {
+      const b = input.backends.get(unit.placement[i]!);
+      const reader = b ? new ShardReader(i, b, shardKey(input.bucket, unit.unitId, i), shardLayout(unit, i), 0, 0, salt, input.latency) : null;
+      try {
+        if (!reader) throw new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`);
+        blocks.set(i, await reader.readBlock(0));
+      } catch (err) {
+        if (!(err instanceof ShardReadError)) throw err;
+        bad.add(i);
+        input.onUnhealthy?.(err);
+      } finally {
+        reader?.cancel();
+      }
+    });
   const wanted = spans.map((s) => s.shard);
   const lost = (i: number) => bad.has(i) || (avoid?.has(i) ?? false);
   await Promise.all(wanted.filter((i) => !lost(i)).map(fetch));
@@ -68,7 +69,10 @@ export async function readSingleRow(input: SingleRowInput): Promise<Uint8Array[]
     if (missing.length === 0 || blocks.size >= k) break;
     const unread = (i: number) => !bad.has(i) && !blocks.has(i) && !missing.includes(i);
     // Shards the plan avoids come last: only when nothing else is left.
-    const more = [...input.preference.filter((i) => unread(i) && !avoid?.has(i)), ...input.preference.filter((i) => unread(i) && avoid?.has(i))].slice(0, k - blocks.size);
+    const more = [...input.preference.filter((i) => unread(i) && !avoid?.has(i)), ...input.preference.filter((i) => unread(i) && avoid?.has(i))].slice(
+      0,
+      k - blocks.size,
+    );
     if (more.length < k - blocks.size) {
       throw new QuorumError(`only ${blocks.size + more.length} of ${k + m} shards of unit ${unit.unitId} are readable; ${k} needed`, []);
     }
@@ -89,7 +93,10 @@ async function rebuild(input: SingleRowInput, blocks: Map<number, Uint8Array>, m
   try {
     const sources = [...blocks.keys()].slice(0, k);
     for (const i of sources) stripe.shard(i).set(blocks.get(i)!);
-    stripe.reconstruct([...Array(k + m).keys()].map((i) => sources.includes(i)), { dataOnly: true });
+    stripe.reconstruct(
+      [...Array(k + m).keys()].map((i) => sources.includes(i)),
+      { dataOnly: true },
+    );
     for (const i of missing) blocks.set(i, stripe.shard(i).slice());
   } finally {
     stripe.free();

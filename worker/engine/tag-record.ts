@@ -39,7 +39,10 @@ export async function writeTagRecord(byId: Map<string, Backend>, unit: CodedUnit
   );
   const stored = results.filter((r) => r.status === 'fulfilled').length;
   if (stored < tagRecordQuorum(unit)) {
-    throw new S3Error('ServiceUnavailable', `The tags were set but stored beside the object's data on only ${stored} of ${unit.placement.length} backends; send the request again.`);
+    throw new S3Error(
+      'ServiceUnavailable',
+      `The tags were set but stored beside the object's data on only ${stored} of ${unit.placement.length} backends; send the request again.`,
+    );
   }
 }
 

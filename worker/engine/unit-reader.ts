@@ -100,7 +100,8 @@ export class UnitReader {
     this.layouts = unit.headerLens.map((_, i) => shardLayout(unit, i));
     this.layout = this.layouts[0]!;
     ({ first: this.first, last: this.last } = this.layout.stripeRange(start, end));
-    if (this.n > MAX_OPEN_SUBREQUESTS && !this.replica) throw new TypeError(`unit ${unit.unitId}: a striped unit has at most ${MAX_OPEN_SUBREQUESTS} shards (wide codes are column units)`);
+    if (this.n > MAX_OPEN_SUBREQUESTS && !this.replica)
+      throw new TypeError(`unit ${unit.unitId}: a striped unit has at most ${MAX_OPEN_SUBREQUESTS} shards (wide codes are column units)`);
     this.backends = input.backends;
     this.salt = unitSalt(unit.unitId);
     this.bad = new Set(unit.missing);
@@ -119,25 +120,28 @@ export class UnitReader {
       this.release();
       throw err;
     }
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          if (s > this.last) {
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          try {
+            if (s > this.last) {
+              this.release();
+              controller.close();
+              return;
+            }
+            if (chunks.length === 0) chunks = await this.row(s);
+            for (const c of chunks) controller.enqueue(c);
+            chunks = [];
+            s++;
+          } catch (err) {
             this.release();
-            controller.close();
-            return;
+            controller.error(err);
           }
-          if (chunks.length === 0) chunks = await this.row(s);
-          for (const c of chunks) controller.enqueue(c);
-          chunks = [];
-          s++;
-        } catch (err) {
-          this.release();
-          controller.error(err);
-        }
+        },
+        cancel: () => this.release(),
       },
-      cancel: () => this.release(),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   }
 
   /** Row s's requested bytes: its data blocks as they are, or decoded from k verified blocks. */
@@ -163,8 +167,17 @@ export class UnitReader {
         if (needed.some((i) => this.bad.has(i))) target = Math.max(target, this.need);
         this.ensure(s, blocks, target);
         const inFlight = this.inFlight(s, blocks);
-        if (inFlight.length === 0) throw new QuorumError(`only ${this.n - this.bad.size} of ${this.n} shards of unit ${this.unit.unitId} are readable; ${this.need} needed`, []);
-        const next = await Promise.race([...inFlight.map(([i, l]) => l.block!.then((v) => ({ i, v }), (e: unknown) => ({ i, e }))), ...(hedged ? [] : [hedge!])]);
+        if (inFlight.length === 0)
+          throw new QuorumError(`only ${this.n - this.bad.size} of ${this.n} shards of unit ${this.unit.unitId} are readable; ${this.need} needed`, []);
+        const next = await Promise.race([
+          ...inFlight.map(([i, l]) =>
+            l.block!.then(
+              (v) => ({ i, v }),
+              (e: unknown) => ({ i, e }),
+            ),
+          ),
+          ...(hedged ? [] : [hedge!]),
+        ]);
         if (next === 'hedge') {
           hedged = true;
           const late = planned ? this.inFlight(s, blocks).length : needed.filter((i) => !blocks.has(i) && !this.bad.has(i)).length;
@@ -287,14 +300,18 @@ export class UnitReader {
       this.stripe ??= this.coder.stripe(this.unit.blockSize);
       const sources = [...blocks.keys()].filter((i) => !this.bad.has(i)).slice(0, this.unit.k);
       for (const i of sources) this.stripe.shard(i).set(blocks.get(i)!);
-      this.stripe.reconstruct([...Array(this.n).keys()].map((i) => sources.includes(i)), { dataOnly: true, len: b });
+      this.stripe.reconstruct(
+        [...Array(this.n).keys()].map((i) => sources.includes(i)),
+        { dataOnly: true, len: b },
+      );
       this.decodedOut ??= new Uint8Array(this.unit.k * this.unit.blockSize);
       for (let i = 0; i < this.unit.k; i++) this.decodedOut.set(this.stripe.shard(i).subarray(0, b), i * b);
     }
     const out: Uint8Array[] = [];
     for (let i = 0; i < this.unit.k; i++) {
       const span = this.layout.dataSpan(s, i);
-      const lo = Math.max(from, span.offset) - span.offset, hi = Math.min(to, span.offset + span.length) - span.offset;
+      const lo = Math.max(from, span.offset) - span.offset,
+        hi = Math.min(to, span.offset + span.length) - span.offset;
       if (hi <= lo) continue;
       out.push(decode && !this.replica ? this.decodedOut!.subarray(i * b + lo, i * b + hi) : data(i).subarray(lo, hi));
     }

@@ -25,7 +25,20 @@ import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { openCodedUnit, openSealed } from './sealed-read.ts';
 import { SealingFeed } from './sealing-feed.ts';
-import { CUSTOMER_KID, SEAL_TAG_BYTES, SealError, customerSeal, openSeal, plainSizeOfSealed, sealRecordBytes, sealedSize, type HeaderSeal, type KeyRing, type SealedIdentity, type UnitSeal } from '../format/seal.ts';
+import {
+  CUSTOMER_KID,
+  SEAL_TAG_BYTES,
+  SealError,
+  customerSeal,
+  openSeal,
+  plainSizeOfSealed,
+  sealRecordBytes,
+  sealedSize,
+  type HeaderSeal,
+  type KeyRing,
+  type SealedIdentity,
+  type UnitSeal,
+} from '../format/seal.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { writeUnit } from './unit-writer.ts';
 import { writeTagRecord } from './tag-record.ts';
@@ -182,7 +195,12 @@ export class UnitStore {
    * body sealed under a fresh data key, with the stored size and, for shard files (`identity`
    * given), the header seal and footer mask to write.
    */
-  private async unitFeed(input: StoreBodyInput, feed: BodyFeed, size: number, identity: Omit<SealedIdentity, 'size'> | null): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
+  private async unitFeed(
+    input: StoreBodyInput,
+    feed: BodyFeed,
+    size: number,
+    identity: Omit<SealedIdentity, 'size'> | null,
+  ): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
     const record = input.plan.sealRecord ?? sealRecordBytes(input.size, this.options.sealRecordBytes);
     const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey, record) : await this.ring().newSeal(record);
@@ -203,18 +221,33 @@ export class UnitStore {
       const identity = { bucket: input.bucket, key: input.key, ...input.part, ...(input.metadata !== undefined ? { metadata: input.metadata } : {}) };
       if (plan.mode === 'striped') {
         const u = await this.unitFeed(input, feed, size, identity);
-        const { unit } = await writeUnit({ ...this.geometry(input), unitId: plan.unitIds[0]!, size: u.stored, feed: u.feed, headerExtra: { ...input.part, metadata: input.metadata }, seal: u.headerSeal, footerMask: u.footerMask });
+        const { unit } = await writeUnit({
+          ...this.geometry(input),
+          unitId: plan.unitIds[0]!,
+          size: u.stored,
+          feed: u.feed,
+          headerExtra: { ...input.part, metadata: input.metadata },
+          seal: u.headerSeal,
+          footerMask: u.footerMask,
+        });
         units.push(sealedRecord(unit, size, u.seal));
       } else {
         const unitBytes = plan.unitPlainBytes!;
-        const count = plan.unitIds.length, writeId = plan.unitIds[0]!;
+        const count = plan.unitIds.length,
+          writeId = plan.unitIds[0]!;
         for (let index = 0; index < count; index++) {
           const segment = count > 1 ? { segment: { writeId, index, count, objectSize: size } } : {};
           const plain = Math.min(unitBytes, size - index * unitBytes);
           const u = await this.unitFeed(input, feed, plain, identity);
           const { unit } = await writeColumn({
-            ...this.geometry(input), unitId: plan.unitIds[index]!, size: u.stored, feed: u.feed, last: index === count - 1,
-            headerExtra: { ...input.part, metadata: input.metadata, ...segment }, seal: u.headerSeal, footerMask: u.footerMask,
+            ...this.geometry(input),
+            unitId: plan.unitIds[index]!,
+            size: u.stored,
+            feed: u.feed,
+            last: index === count - 1,
+            headerExtra: { ...input.part, metadata: input.metadata, ...segment },
+            seal: u.headerSeal,
+            footerMask: u.footerMask,
           });
           units.push(sealedRecord(unit, plain, u.seal));
         }
@@ -231,10 +264,18 @@ export class UnitStore {
   private geometry(input: StoreBodyInput) {
     const { codec, k, m, quorum } = input.plan;
     return {
-      bucket: input.bucket, key: input.key, codec, k, m, blockSize: input.policy.blockSize, writeQuorum: quorum,
+      bucket: input.bucket,
+      key: input.key,
+      codec,
+      k,
+      m,
+      blockSize: input.policy.blockSize,
+      writeQuorum: quorum,
       // A shard placed on a backend known down is missed at once (repair writes it later), never called.
-      backends: (input.placeOn ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m) : this.writePlacement(input.bucket, input.key, k, m))
-        .map((b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b)), commitGate: input.commitGate,
+      backends: (input.placeOn ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m) : this.writePlacement(input.bucket, input.key, k, m)).map(
+        (b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b),
+      ),
+      commitGate: input.commitGate,
       ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
   }
@@ -266,7 +307,10 @@ export class UnitStore {
     if (short().refused) await r.recheck(this.placeable);
     const { placed, down, refused } = short();
     if (refused) {
-      throw new QuorumError(`${placed.length - down.length} of the ${placed.length} backends this write goes to are reachable (down: ${down.map((b) => b.id).join(', ')}), its write quorum is ${quorum}; refused without calling them`, []);
+      throw new QuorumError(
+        `${placed.length - down.length} of the ${placed.length} backends this write goes to are reachable (down: ${down.map((b) => b.id).join(', ')}), its write quorum is ${quorum}; refused without calling them`,
+        [],
+      );
     }
   }
 
@@ -287,7 +331,10 @@ export class UnitStore {
     }
     const left = unit.placement.length - unit.missing.length - down.length;
     if (left < unit.k) {
-      throw new QuorumError(`${left} shard(s) of a unit that needs ${unit.k} are on reachable backends (down: ${[...new Set(down.map((i) => unit.placement[i]))].join(', ')}); refused without calling them`, []);
+      throw new QuorumError(
+        `${left} shard(s) of a unit that needs ${unit.k} are on reachable backends (down: ${[...new Set(down.map((i) => unit.placement[i]))].join(', ')}); refused without calling them`,
+        [],
+      );
     }
     return { ...unit, missing: [...unit.missing, ...down] };
   }
@@ -310,13 +357,22 @@ export class UnitStore {
    * The bytes [start, end] of object `key`; the first unit is opened before returning. `grow`:
    * more coding budget for a degraded column read's rebuilt rows, given back as each unit ends.
    */
-  async open(bucket: string, key: string, storage: ObjectManifest['storage'], start: number, end: number, grow?: GrowBudget, customerKey?: Uint8Array): Promise<LentStream> {
+  async open(
+    bucket: string,
+    key: string,
+    storage: ObjectManifest['storage'],
+    start: number,
+    end: number,
+    grow?: GrowBudget,
+    customerKey?: Uint8Array,
+  ): Promise<LentStream> {
     if (end < start) return lend(new ReadableStream({ start: (c) => c.close() }), 'an empty range');
     if (storage.kind === 'inline') {
       const stored = fromBase64(storage.data)!;
       if (storage.seal) {
         const dek = await openSeal(storage.seal, this.options.keyRing, customerKey);
-        const from = (a: number, b: number) => Promise.resolve(new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(stored.subarray(a, b + 1)), c.close()) }));
+        const from = (a: number, b: number) =>
+          Promise.resolve(new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(stored.subarray(a, b + 1)), c.close()) }));
         return openSealed(from, dek, plainSizeOfSealed(stored.length, storage.seal.record), storage.seal.record, start, end);
       }
       const bytes = stored.subarray(start, end + 1);
@@ -325,16 +381,24 @@ export class UnitStore {
     const pieces: { unit: CodedUnit; from: number; to: number }[] = [];
     let offset = 0;
     for (const unit of storage.units) {
-      const lo = Math.max(start, offset), hi = Math.min(end, offset + unit.size - 1);
+      const lo = Math.max(start, offset),
+        hi = Math.min(end, offset + unit.size - 1);
       if (hi >= lo) pieces.push({ unit, from: lo - offset, to: hi - offset });
       offset += unit.size;
     }
     const openPiece = async (p: (typeof pieces)[number]) => {
       if (p.unit.missing.length) this.options.onDegradedRead?.(bucket, key, p.unit);
       const input = {
-        bucket, unit: await this.readable(p.unit), backends: this.byId, start: p.from, end: p.to,
-        onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e), hedgeMs: this.options.hedgeMs, latency: this.latency,
-        prices: this.options.prices, grow,
+        bucket,
+        unit: await this.readable(p.unit),
+        backends: this.byId,
+        start: p.from,
+        end: p.to,
+        onUnhealthy: (e: ShardReadError) => this.onUnhealthy(bucket, key, p.unit, e),
+        hedgeMs: this.options.hedgeMs,
+        latency: this.latency,
+        prices: this.options.prices,
+        grow,
       };
       return openCodedUnit(input, this.options.keyRing, customerKey);
     };
@@ -342,20 +406,23 @@ export class UnitStore {
     let current: ReadableStreamDefaultReader<Uint8Array> | null = (await openPiece(pieces[0]!)).getReader();
     let next = 1;
     // Each piece's chunk is handed on as it is, lent by the piece until the next read.
-    const pieced = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        for (;;) {
-          if (!current) {
-            if (next >= pieces.length) return controller.close();
-            current = (await openPiece(pieces[next++]!)).getReader();
+    const pieced = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          for (;;) {
+            if (!current) {
+              if (next >= pieces.length) return controller.close();
+              current = (await openPiece(pieces[next++]!)).getReader();
+            }
+            const r = await current.read();
+            if (!r.done) return controller.enqueue(r.value);
+            current = null;
           }
-          const r = await current.read();
-          if (!r.done) return controller.enqueue(r.value);
-          current = null;
-        }
+        },
+        cancel: (reason) => current?.cancel(reason),
       },
-      cancel: (reason) => current?.cancel(reason),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     return lend(pieced, `object ${key}, ${pieces.length} units`);
   }
 
@@ -394,7 +461,9 @@ export class UnitStore {
     const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
     // A backend known down is not waited for: the units' reservations bring the collector back.
     const up = (id: string) => !this.options.reachability?.isDown(id);
-    await Promise.allSettled(units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => (up(id) ? this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)) : undefined)))));
+    await Promise.allSettled(
+      units.flatMap((u) => u.placement.map((id, i) => slots.run(async () => (up(id) ? this.byId.get(id)?.delete(shardKey(bucket, u.unitId, i)) : undefined)))),
+    );
   }
 }
 

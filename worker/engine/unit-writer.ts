@@ -102,10 +102,16 @@ export class UnitWriter {
     // Each block is framed with its checksum, seeded by stripe and shard index (a replica's
     // blocks are the same bytes, each with its own checksum). The sinks copy the block out of
     // stripe memory; the stripe is refilled only after all did.
-    await Promise.all(this.shards.files.map((file, i) => {
-      const src = this.replica ? 0 : i;
-      return file.block(s, (seed) => stripe.xxh64(src, 0, b, seed), () => stripe.shard(src).subarray(0, b));
-    }));
+    await Promise.all(
+      this.shards.files.map((file, i) => {
+        const src = this.replica ? 0 : i;
+        return file.block(
+          s,
+          (seed) => stripe.xxh64(src, 0, b, seed),
+          () => stripe.shard(src).subarray(0, b),
+        );
+      }),
+    );
   }
 }
 

@@ -84,6 +84,7 @@ export function decodeSegment(bytes: Uint8Array): JournalSegment {
   for (const field of ['schema', 'segment', 'generation', 'generationFirst', 'previous'] as const) {
     if (!Number.isSafeInteger(s[field])) throw new Error(`journal segment without a valid ${field}`);
   }
-  if (typeof s.instance !== 'string' || !Array.isArray(s.records) || Number.isNaN(Date.parse(s.takenAt))) throw new Error('journal segment without instance, records or takenAt');
+  if (typeof s.instance !== 'string' || !Array.isArray(s.records) || Number.isNaN(Date.parse(s.takenAt)))
+    throw new Error('journal segment without instance, records or takenAt');
   return s;
 }

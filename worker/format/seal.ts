@@ -96,7 +96,8 @@ export function sealedSize(plain: number, record: number): number {
 /** Plaintext bytes of `stored` sealed bytes in records of `record` (the inverse of sealedSize). */
 export function plainSizeOfSealed(stored: number, record: number): number {
   const stride = record + SEAL_TAG_BYTES;
-  const full = Math.floor(stored / stride), rest = stored - full * stride;
+  const full = Math.floor(stored / stride),
+    rest = stored - full * stride;
   return full * record + Math.max(0, rest - SEAL_TAG_BYTES);
 }
 
@@ -107,7 +108,8 @@ export function storedSize(unit: { size: number; seal?: UnitSeal }): number {
 
 /** Records holding plaintext bytes [start, end] and the stored bytes they occupy. */
 export function sealedSpan(start: number, end: number, plain: number, record: number): { first: number; last: number; from: number; to: number } {
-  const first = Math.floor(start / record), last = Math.floor(end / record);
+  const first = Math.floor(start / record),
+    last = Math.floor(end / record);
   const stride = record + SEAL_TAG_BYTES;
   return { first, last, from: first * stride, to: Math.min(sealedSize(plain, record), (last + 1) * stride) - 1 };
 }
@@ -289,21 +291,30 @@ export class KeyRing {
   private readonly nameKeys = new Map<string, Promise<CryptoKey>>();
   private readonly shelves = new Map<string, Promise<string>>();
 
-  constructor(raw: Record<string, Uint8Array>, readonly active: string | null) {
+  constructor(
+    raw: Record<string, Uint8Array>,
+    readonly active: string | null,
+  ) {
     for (const [kid, bytes] of Object.entries(raw)) {
       if (bytes.length !== 32) throw new SealError(`key "${kid}" is ${bytes.length} bytes; a key-encryption key is 32 bytes (base64 of 32 random bytes)`);
       this.keys.set(kid, bytes);
     }
-    if (active !== null && !this.keys.has(active)) throw new SealError(`the active key "${active}" is not in the key ring (have: ${[...this.keys.keys()].join(', ') || 'none'})`);
+    if (active !== null && !this.keys.has(active))
+      throw new SealError(`the active key "${active}" is not in the key ring (have: ${[...this.keys.keys()].join(', ') || 'none'})`);
   }
 
   /** A ring from base64 keys by id (the config's form). */
   static fromBase64(keys: Record<string, string>, active: string | null): KeyRing {
-    return new KeyRing(Object.fromEntries(Object.entries(keys).map(([kid, v]) => {
-      const bytes = fromBase64(v.trim());
-      if (!bytes) throw new SealError(`key "${kid}" is not base64 (make one with openssl rand -base64 32)`);
-      return [kid, bytes];
-    })), active);
+    return new KeyRing(
+      Object.fromEntries(
+        Object.entries(keys).map(([kid, v]) => {
+          const bytes = fromBase64(v.trim());
+          if (!bytes) throw new SealError(`key "${kid}" is not base64 (make one with openssl rand -base64 32)`);
+          return [kid, bytes];
+        }),
+      ),
+      active,
+    );
   }
 
   has(kid: string): boolean {

@@ -18,7 +18,15 @@ export async function openHeader(h: ShardHeader, ring: KeyRing | null | undefine
   if (!ring) throw new Error(`unit ${h.unitId} is sealed (key "${h.seal.kid}"): give the key ring to read it`);
   const identity = await (await ring.open(h.seal)).openIdentity(h.seal.meta);
   const { bucket, key, size, uploadId, partNumber, metadata } = identity;
-  return { ...h, bucket, key, size, ...(uploadId !== undefined ? { uploadId } : {}), ...(partNumber !== undefined ? { partNumber } : {}), ...(metadata !== undefined ? { metadata } : {}) };
+  return {
+    ...h,
+    bucket,
+    key,
+    size,
+    ...(uploadId !== undefined ? { uploadId } : {}),
+    ...(partNumber !== undefined ? { partNumber } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
+  };
 }
 
 /** The unit seal of a sealed header (what a catalog record keeps). */

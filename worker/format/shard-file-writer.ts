@@ -65,7 +65,8 @@ export class ShardFileWriter {
 
   /** Records row `row`'s block checksum: `hash(seed)` is the block's XXH64 under `seed`. Rows in order. */
   hashBlock(row: number, hash: (seed: bigint) => bigint): bigint {
-    if (row !== this.blockSums.length || row >= this.layout.stripes) throw new ShardFormatError(`shard ${this.shardIndex}: row ${row} hashed out of order (${this.blockSums.length} of ${this.layout.stripes} hashed)`);
+    if (row !== this.blockSums.length || row >= this.layout.stripes)
+      throw new ShardFormatError(`shard ${this.shardIndex}: row ${row} hashed out of order (${this.blockSums.length} of ${this.layout.stripes} hashed)`);
     const sum = hash(blockSeed(this.salt, row, this.shardIndex));
     this.blockSums.push(sum);
     return sum;
@@ -73,7 +74,8 @@ export class ShardFileWriter {
 
   /** Queues row `row`, hashed before: its checksum, then `bytes()` (exactly the row's block length). */
   writeBlock(row: number, bytes: () => Uint8Array): Promise<void> {
-    if (row !== this.rowsWritten || row >= this.blockSums.length) throw new ShardFormatError(`shard ${this.shardIndex}: row ${row} written out of order or before it was hashed`);
+    if (row !== this.rowsWritten || row >= this.blockSums.length)
+      throw new ShardFormatError(`shard ${this.shardIndex}: row ${row} written out of order or before it was hashed`);
     this.rowsWritten++;
     if (!this.headerQueued) void this.writeHeader();
     const sum = checksumBytes(this.blockSums[row]!);
@@ -103,8 +105,10 @@ export class ShardFileWriter {
    */
   writeFooter(complete: ShardFooter): Promise<void> {
     if (this.finished) throw new ShardFormatError(`shard ${this.shardIndex}: footer written twice`);
-    if (this.rowsWritten !== this.layout.stripes) throw new ShardFormatError(`shard ${this.shardIndex}: footer after ${this.rowsWritten} of ${this.layout.stripes} rows`);
-    if (complete.shardDigests[this.shardIndex] !== this.digest()) throw new ShardFormatError(`shard ${this.shardIndex}: the footer's digest is not the digest of the blocks written`);
+    if (this.rowsWritten !== this.layout.stripes)
+      throw new ShardFormatError(`shard ${this.shardIndex}: footer after ${this.rowsWritten} of ${this.layout.stripes} rows`);
+    if (complete.shardDigests[this.shardIndex] !== this.digest())
+      throw new ShardFormatError(`shard ${this.shardIndex}: the footer's digest is not the digest of the blocks written`);
     this.finished = true;
     if (!this.headerQueued) void this.writeHeader();
     const bytes = encodeFooter(footerOfShard(complete, this.header, this.shardIndex));

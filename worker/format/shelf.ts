@@ -22,7 +22,13 @@ const INFO = new TextEncoder().encode('shardgate shelf names');
 /** The name key of one KEK (HMAC-SHA-256, derived once per KEK). */
 export async function shelfNameKey(kek: Uint8Array): Promise<CryptoKey> {
   const base = await crypto.subtle.importKey('raw', kek, 'HKDF', false, ['deriveKey']);
-  return crypto.subtle.deriveKey({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: INFO }, base, { name: 'HMAC', hash: 'SHA-256', length: 256 }, false, ['sign']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: INFO },
+    base,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign'],
+  );
 }
 
 /** The shelf of `bucket` under a name key. */

@@ -64,7 +64,8 @@ function decodePlainTagRecord(bytes: Uint8Array): TagRecord | null {
   try {
     const r = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)) as Partial<TagRecord>;
     const tagsOk = Array.isArray(r.tags) && r.tags.every((t) => t && typeof t.key === 'string' && typeof t.value === 'string');
-    if (r.format !== 1 || typeof r.bucket !== 'string' || typeof r.key !== 'string' || typeof r.unitId !== 'string' || !tagsOk || typeof r.setAt !== 'string') return null;
+    if (r.format !== 1 || typeof r.bucket !== 'string' || typeof r.key !== 'string' || typeof r.unitId !== 'string' || !tagsOk || typeof r.setAt !== 'string')
+      return null;
     return r as TagRecord;
   } catch {
     return null;

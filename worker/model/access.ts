@@ -64,7 +64,7 @@ export class Access {
       const matchers = g.buckets.map(patternMatcher);
       return { bucket: (name) => matchers.some((m) => m(name)), prefixes: g.prefixes ?? [], actions: new Set(g.actions) };
     });
-    this.admin = grants.some((g) => g.actions.includes('admin') && g.buckets.includes('*') && !(g.prefixes?.length));
+    this.admin = grants.some((g) => g.actions.includes('admin') && g.buckets.includes('*') && !g.prefixes?.length);
   }
 
   /** `action` on object `key` of `bucket`. */

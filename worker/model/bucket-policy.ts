@@ -62,7 +62,8 @@ function strings(value: unknown, field: string): string[] {
 /** Condition values may be strings, numbers or booleans (IAM writes them as strings). */
 function conditionValues(value: unknown, field: string): string[] {
   const list = Array.isArray(value) ? value : [value];
-  if (list.length === 0 || !list.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) throw malformedPolicy(`Invalid Condition value for ${field}`);
+  if (list.length === 0 || !list.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
+    throw malformedPolicy(`Invalid Condition value for ${field}`);
   return list.map(String);
 }
 
@@ -161,7 +162,8 @@ export function parseBucketPolicy(text: string, bucket: string): BucketPolicy {
   }
   if (!isObject(doc)) throw malformedPolicy("Policies must be valid JSON and the first byte must be '{'");
   for (const field of Object.keys(doc)) if (!POLICY_FIELDS.has(field)) throw malformedPolicy(`Unknown field ${field}`);
-  if (doc.Version !== undefined && doc.Version !== '2012-10-17' && doc.Version !== '2008-10-17') throw malformedPolicy('The policy must contain a valid version string');
+  if (doc.Version !== undefined && doc.Version !== '2012-10-17' && doc.Version !== '2008-10-17')
+    throw malformedPolicy('The policy must contain a valid version string');
   if (doc.Id !== undefined && typeof doc.Id !== 'string') throw malformedPolicy('Invalid Id: expected a string');
   const raw = doc.Statement;
   if (raw === undefined) throw malformedPolicy('Missing required field Statement');

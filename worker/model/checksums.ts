@@ -36,7 +36,11 @@ export function checksumAlgorithmOf(headerName: string): ChecksumAlgorithm | und
 /** An algorithm name as a client spells it (any case); InvalidRequest for anything else. */
 export function parseChecksumAlgorithm(value: string): ChecksumAlgorithm {
   const alg = CHECKSUM_ALGORITHMS.find((a) => a === value.toUpperCase());
-  if (!alg) throw new S3Error('InvalidRequest', `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`);
+  if (!alg)
+    throw new S3Error(
+      'InvalidRequest',
+      `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`,
+    );
   return alg;
 }
 
@@ -46,7 +50,12 @@ export function parseChecksumAlgorithm(value: string): ChecksumAlgorithm {
  * (CompleteMultipartUpload's part checksums). A composite value's "-N" suffix is accepted when
  * `allowParts`. Returns the value.
  */
-export function assertChecksumValue(algorithm: ChecksumAlgorithm, value: string, where: 'header' | 'trailer' | 'document' = 'header', allowParts = false): string {
+export function assertChecksumValue(
+  algorithm: ChecksumAlgorithm,
+  value: string,
+  where: 'header' | 'trailer' | 'document' = 'header',
+  allowParts = false,
+): string {
   const digest = allowParts ? value.replace(/-\d+$/, '') : value;
   if (fromBase64(digest)?.length !== CHECKSUM_BYTES[algorithm]) {
     const name = checksumHeaderName(algorithm);

@@ -25,7 +25,10 @@ export function etagMatches(header: string, etag: string): boolean {
 }
 
 function normalizeEtag(tag: string): string {
-  return tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  return tag
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
 }
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -88,8 +91,10 @@ export function checkDeleteConditions(target: DeleteTarget | undefined, cond: De
     throw new S3Error('NoSuchKey', undefined, { Key: key });
   }
   const failed = (condition: string) => new S3Error('PreconditionFailed', undefined, { Condition: condition });
-  if (target.kind === 'marker') throw failed(cond.ifMatch !== undefined ? 'If-Match' : cond.lastModifiedTime !== undefined ? 'x-amz-if-match-last-modified-time' : 'x-amz-if-match-size');
+  if (target.kind === 'marker')
+    throw failed(cond.ifMatch !== undefined ? 'If-Match' : cond.lastModifiedTime !== undefined ? 'x-amz-if-match-last-modified-time' : 'x-amz-if-match-size');
   if (cond.ifMatch !== undefined && !etagMatches(cond.ifMatch, target.etag)) throw failed('If-Match');
-  if (cond.lastModifiedTime !== undefined && seconds(target.lastModified) !== Math.floor(cond.lastModifiedTime / 1000)) throw failed('x-amz-if-match-last-modified-time');
+  if (cond.lastModifiedTime !== undefined && seconds(target.lastModified) !== Math.floor(cond.lastModifiedTime / 1000))
+    throw failed('x-amz-if-match-last-modified-time');
   if (cond.size !== undefined && target.size !== cond.size) throw failed('x-amz-if-match-size');
 }

@@ -13,7 +13,10 @@ const S3_ERRORS = {
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
   AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
   AccessControlListNotSupported: [400, 'The bucket does not allow ACLs'],
-  AccessForbidden: [403, 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource\'s CORS spec.'],
+  AccessForbidden: [
+    403,
+    "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.",
+  ],
   BadDigest: [400, 'The Content-MD5 or checksum value that you specified did not match what the server received.'],
   BucketAlreadyExists: [409, 'The requested bucket name is not available.'],
   BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
@@ -32,7 +35,10 @@ const S3_ERRORS = {
   InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
   IncorrectNumberOfFilesInPostRequest: [400, 'POST requires exactly one file upload per request.'],
   InvalidPolicyDocument: [400, 'The content of the form does not meet the conditions specified in the policy document.'],
-  InvalidPart: [400, 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.'],
+  InvalidPart: [
+    400,
+    "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
+  ],
   InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. Parts must be ordered by part number.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
@@ -42,12 +48,15 @@ const S3_ERRORS = {
   // An Object Lock default retention period out of range: RGW's code (AWS documents none for it; docs/COMPATIBILITY.md).
   InvalidRetentionPeriod: [400, 'The retention period specified is not valid.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],
-  InvalidTargetBucketForLogging: [400, 'The target bucket for logging does not exist, is not owned by you, or does not have the appropriate grants for the log-delivery group.'],
+  InvalidTargetBucketForLogging: [
+    400,
+    'The target bucket for logging does not exist, is not owned by you, or does not have the appropriate grants for the log-delivery group.',
+  ],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],
   MalformedTrailerError: [400, 'The request contained trailing data that was not well-formed or did not conform to our published schema.'],
   MalformedXML: [400, 'The XML you provided was not well-formed or did not validate against our published schema.'],
-  MalformedPolicy: [400, 'Policies must be valid JSON and the first byte must be \'{\''],
+  MalformedPolicy: [400, "Policies must be valid JSON and the first byte must be '{'"],
   MalformedPOSTRequest: [400, 'The body of your POST request is not well-formed multipart/form-data.'],
   MaxPostPreDataLengthExceededError: [400, 'Your POST request fields preceding the upload file were too large.'],
   MetadataTooLarge: [400, 'Your metadata headers exceed the maximum allowed metadata size.'],
@@ -77,7 +86,7 @@ const S3_ERRORS = {
   SignatureDoesNotMatch: [403, 'The request signature we calculated does not match the signature you provided. Check your key and signing method.'],
   SlowDown: [503, 'Please reduce your request rate.'],
   UnexpectedContent: [400, 'This request does not support content'],
-  XAmzContentSHA256Mismatch: [400, 'The provided \'x-amz-content-sha256\' header does not match what was computed.'],
+  XAmzContentSHA256Mismatch: [400, "The provided 'x-amz-content-sha256' header does not match what was computed."],
   ConditionalRequestConflict: [409, 'The conditional request cannot succeed due to a conflicting operation against this resource.'],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -160,37 +160,40 @@ export function lend(stream: ReadableStream<Uint8Array>, owner: string): LentStr
     poisonStats.revoked++;
     loan = null;
   };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      takeBack("the consumer's next read");
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await reader.read();
-      } catch (err) {
-        takeBack("the stream's failure");
-        controller.error(err);
-        return;
-      }
-      if (r.done) {
-        takeBack("the stream's end");
-        return controller.close();
-      }
-      assertLive(r.value, `${owner}, handing chunk ${count + 1} on`);
-      // A loan of a lent stream under this one: its own stream takes it back at the next read.
-      if (liveLoans.has(r.value.buffer)) return controller.enqueue(r.value);
-      loan = r.value.slice();
-      liveLoans.add(loan.buffer);
-      count++;
-      poisonStats.loans++;
-      controller.enqueue(loan);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        takeBack("the consumer's next read");
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (err) {
+          takeBack("the stream's failure");
+          controller.error(err);
+          return;
+        }
+        if (r.done) {
+          takeBack("the stream's end");
+          return controller.close();
+        }
+        assertLive(r.value, `${owner}, handing chunk ${count + 1} on`);
+        // A loan of a lent stream under this one: its own stream takes it back at the next read.
+        if (liveLoans.has(r.value.buffer)) return controller.enqueue(r.value);
+        loan = r.value.slice();
+        liveLoans.add(loan.buffer);
+        count++;
+        poisonStats.loans++;
+        controller.enqueue(loan);
+      },
+      async cancel(reason) {
+        // A loan the runtime may still be writing out is left alone (and to the collector).
+        if (reason instanceof ChunkMayBeHeld) loan = null;
+        else takeBack("the stream's cancellation");
+        await reader.cancel(reason);
+      },
     },
-    async cancel(reason) {
-      // A loan the runtime may still be writing out is left alone (and to the collector).
-      if (reason instanceof ChunkMayBeHeld) loan = null;
-      else takeBack("the stream's cancellation");
-      await reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 }) as LentStream;
+    { highWaterMark: 0 },
+  ) as LentStream;
 }
 
 /** A copy of `chunk` the caller owns (a lent chunk kept past the next read must be one). */

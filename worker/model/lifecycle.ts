@@ -150,28 +150,57 @@ export function dueActions(rules: LifecycleRule[], key: string, versions: Versio
     const rule = earliest(enabled, key, current, (r) => currentDue(r, current.lastModified, dayMs), now);
     if (rule) out.push({ kind: 'expire-current', ruleId: rule });
     else {
-      const t = latestTransition(enabled, key, current, (r) => (r.transitions ?? []).map((x) => ({ at: x.days !== undefined ? dueAt(current.lastModified, x.days, dayMs) : Date.parse(x.date!), storageClass: x.storageClass })), now);
+      const t = latestTransition(
+        enabled,
+        key,
+        current,
+        (r) =>
+          (r.transitions ?? []).map((x) => ({
+            at: x.days !== undefined ? dueAt(current.lastModified, x.days, dayMs) : Date.parse(x.date!),
+            storageClass: x.storageClass,
+          })),
+        now,
+      );
       if (t) out.push({ kind: 'transition', versionId: current.versionId, ruleId: t.ruleId, storageClass: t.storageClass });
     }
   } else if (older.length === 0) {
     // An expired object delete marker: ExpiredObjectDeleteMarker removes it now; Days/Date once it is that old.
-    const rule = earliest(enabled, key, current, (r) => (r.expiration?.expiredObjectDeleteMarker ? current.lastModified : currentDue(r, current.lastModified, dayMs)), now);
+    const rule = earliest(
+      enabled,
+      key,
+      current,
+      (r) => (r.expiration?.expiredObjectDeleteMarker ? current.lastModified : currentDue(r, current.lastModified, dayMs)),
+      now,
+    );
     if (rule) out.push({ kind: 'delete-version', versionId: current.versionId, ruleId: rule, marker: true });
   }
   // Noncurrent versions: version i became noncurrent when version i-1 (its successor) was written.
   older.forEach((v, i) => {
     const successor = versions[i]!;
     const rank = i + 1; // 1: the newest noncurrent version
-    const rule = earliest(enabled, key, v, (r) => {
-      const n = r.noncurrentVersionExpiration;
-      if (!n || rank <= (n.newerNoncurrentVersions ?? 0)) return null;
-      return dueAt(successor.lastModified, n.noncurrentDays, dayMs);
-    }, now);
+    const rule = earliest(
+      enabled,
+      key,
+      v,
+      (r) => {
+        const n = r.noncurrentVersionExpiration;
+        if (!n || rank <= (n.newerNoncurrentVersions ?? 0)) return null;
+        return dueAt(successor.lastModified, n.noncurrentDays, dayMs);
+      },
+      now,
+    );
     if (rule) out.push({ kind: 'delete-version', versionId: v.versionId, ruleId: rule, marker: v.deleteMarker });
     else if (!v.deleteMarker) {
-      const t = latestTransition(enabled, key, v, (r) => (r.noncurrentVersionTransitions ?? [])
-        .filter((x) => rank > (x.newerNoncurrentVersions ?? 0))
-        .map((x) => ({ at: dueAt(successor.lastModified, x.noncurrentDays, dayMs), storageClass: x.storageClass })), now);
+      const t = latestTransition(
+        enabled,
+        key,
+        v,
+        (r) =>
+          (r.noncurrentVersionTransitions ?? [])
+            .filter((x) => rank > (x.newerNoncurrentVersions ?? 0))
+            .map((x) => ({ at: dueAt(successor.lastModified, x.noncurrentDays, dayMs), storageClass: x.storageClass })),
+        now,
+      );
       if (t) out.push({ kind: 'transition', versionId: v.versionId, ruleId: t.ruleId, storageClass: t.storageClass });
     }
   });
@@ -182,7 +211,13 @@ export function dueActions(rules: LifecycleRule[], key: string, versions: Versio
  * The transition of `v` due last by `now` among the matching rules' (the furthest one a version
  * has reached), unless `v` has its class already: null then, or when none is due.
  */
-function latestTransition(rules: { r: LifecycleRule; c: RuleConditions }[], key: string, v: VersionFacts, due: (r: LifecycleRule) => { at: number; storageClass: string }[], now: number): { ruleId: string; storageClass: string } | null {
+function latestTransition(
+  rules: { r: LifecycleRule; c: RuleConditions }[],
+  key: string,
+  v: VersionFacts,
+  due: (r: LifecycleRule) => { at: number; storageClass: string }[],
+  now: number,
+): { ruleId: string; storageClass: string } | null {
   let best: { at: number; ruleId: string; storageClass: string } | null = null;
   for (const { r, c } of rules) {
     if (!ruleMatches(c, key, v)) continue;
@@ -192,7 +227,13 @@ function latestTransition(rules: { r: LifecycleRule; c: RuleConditions }[], key:
 }
 
 /** The id of the matching rule whose action for `v` is due earliest, if one is due by `now`. */
-function earliest(rules: { r: LifecycleRule; c: RuleConditions }[], key: string, v: VersionFacts, due: (r: LifecycleRule) => number | null, now: number): string | null {
+function earliest(
+  rules: { r: LifecycleRule; c: RuleConditions }[],
+  key: string,
+  v: VersionFacts,
+  due: (r: LifecycleRule) => number | null,
+  now: number,
+): string | null {
   let best: { at: number; id: string } | null = null;
   for (const { r, c } of rules) {
     if (!ruleMatches(c, key, v)) continue;

@@ -36,7 +36,12 @@ export interface StoredPart {
  * to answer InvalidPartOrder. Accepting it is safe: the object is made of a part the client sent
  * and named.)
  */
-export function selectCompletedParts<P extends StoredPart>(requested: CompletedPart[], stored: Map<number, P>, uploadId: string, minPartSize = MIN_PART_SIZE): P[] {
+export function selectCompletedParts<P extends StoredPart>(
+  requested: CompletedPart[],
+  stored: Map<number, P>,
+  uploadId: string,
+  minPartSize = MIN_PART_SIZE,
+): P[] {
   if (requested.length === 0) throw new S3Error('MalformedXML');
   const chosen: P[] = [];
   for (let i = 0; i < requested.length; ) {
@@ -46,7 +51,8 @@ export function selectCompletedParts<P extends StoredPart>(requested: CompletedP
     while (j < requested.length && requested[j]!.partNumber === n) j++;
     const named = requested.slice(i, j);
     const s = stored.get(n);
-    const names = (p: CompletedPart) => !!s && etagMatches(p.etag, s.etag) && !(p.checksum && s.checksum?.algorithm === p.checksum.algorithm && s.checksum.value !== p.checksum.value);
+    const names = (p: CompletedPart) =>
+      !!s && etagMatches(p.etag, s.etag) && !(p.checksum && s.checksum?.algorithm === p.checksum.algorithm && s.checksum.value !== p.checksum.value);
     if (!named.some(names)) {
       const last = named[named.length - 1]!;
       throw new S3Error('InvalidPart', undefined, { UploadId: uploadId, PartNumber: String(n), ETag: last.etag });
@@ -56,7 +62,12 @@ export function selectCompletedParts<P extends StoredPart>(requested: CompletedP
   }
   for (const p of chosen.slice(0, -1)) {
     if (p.size < minPartSize) {
-      throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(p.size), MinSizeAllowed: String(minPartSize), PartNumber: String(p.partNumber), ETag: p.etag });
+      throw new S3Error('EntityTooSmall', undefined, {
+        ProposedSize: String(p.size),
+        MinSizeAllowed: String(minPartSize),
+        PartNumber: String(p.partNumber),
+        ETag: p.etag,
+      });
     }
   }
   return chosen;
@@ -73,15 +84,26 @@ export function multipartEtag(partEtags: string[]): string {
  * one; BadDigest when the client's expected value differs: its digest, or a "-N" suffix that is not
  * the composite value's own (a FULL_OBJECT value has none).
  */
-export function completedChecksum(spec: MultipartChecksumSpec | null, parts: StoredPart[], expected?: { algorithm: string; value: string } | null): ObjectChecksum | null {
-  const checksum = spec && parts.every((p) => p.checksum?.algorithm === spec.algorithm)
-    ? combinePartChecksums(spec, parts.map((p) => ({ value: p.checksum!.value, size: p.size })))
-    : null;
+export function completedChecksum(
+  spec: MultipartChecksumSpec | null,
+  parts: StoredPart[],
+  expected?: { algorithm: string; value: string } | null,
+): ObjectChecksum | null {
+  const checksum =
+    spec && parts.every((p) => p.checksum?.algorithm === spec.algorithm)
+      ? combinePartChecksums(
+          spec,
+          parts.map((p) => ({ value: p.checksum!.value, size: p.size })),
+        )
+      : null;
   const bare = (v: string) => v.replace(/-\d+$/, '');
   const suffix = (v: string) => /-\d+$/.exec(v)?.[0];
   // The composite form S3 returns ("<base64>-N") must name the right part count; the bare digest is accepted too.
   const suffixDiffers = (e: string, c: string) => suffix(e) !== undefined && suffix(e) !== suffix(c);
-  if (expected && (!checksum || expected.algorithm !== checksum.algorithm || bare(expected.value) !== bare(checksum.value) || suffixDiffers(expected.value, checksum.value))) {
+  if (
+    expected &&
+    (!checksum || expected.algorithm !== checksum.algorithm || bare(expected.value) !== bare(checksum.value) || suffixDiffers(expected.value, checksum.value))
+  ) {
     throw badDigest(expected.algorithm as ObjectChecksum['algorithm']);
   }
   return checksum;

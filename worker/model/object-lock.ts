@@ -76,7 +76,10 @@ export function assertRetentionChange(lock: ObjectLockState | undefined, next: R
   const extends_ = next !== null && next.mode === current.mode && Date.parse(next.retainUntil) >= Date.parse(current.retainUntil);
   if (extends_) return;
   if (current.mode === 'GOVERNANCE' && bypass) return;
-  throw new S3Error('AccessDenied', `Access Denied because object protected by object lock (${current.mode} retention until ${current.retainUntil} can only be extended${current.mode === 'GOVERNANCE' ? ' without x-amz-bypass-governance-retention' : ''}).`);
+  throw new S3Error(
+    'AccessDenied',
+    `Access Denied because object protected by object lock (${current.mode} retention until ${current.retainUntil} can only be extended${current.mode === 'GOVERNANCE' ? ' without x-amz-bypass-governance-retention' : ''}).`,
+  );
 }
 
 /** The retain-until date a default rule gives a version written at `now`. */

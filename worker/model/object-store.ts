@@ -416,7 +416,13 @@ export interface ObjectStore {
   headObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectHead>;
   getObject(bucket: string, key: string, options: GetObjectOptions): Promise<ObjectBody>;
   /** The object's head and, for a multipart object, its parts (null otherwise); never opens data. */
-  headObjectParts(bucket: string, key: string, conditions: ReadConditions, sse?: SseRequest | null, versionId?: string): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
+  headObjectParts(
+    bucket: string,
+    key: string,
+    conditions: ReadConditions,
+    sse?: SseRequest | null,
+    versionId?: string,
+  ): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
   /** Replaces the tags of the object (or of one version of it: NoSuchVersion); already validated, [] removes them. NoSuchKey. */
   putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
   /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise.
@@ -427,7 +433,11 @@ export interface ObjectStore {
    * `refused`: asked of each entry just before it is deleted (after the bucket's first catalog
    * call, so a bucket policy is current: s3/policy-gate.ts); true gives the entry AccessDenied.
    */
-  deleteObjects(bucket: string, objects: DeleteObjectsRequestEntry[], options?: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean }): Promise<DeleteObjectsEntry[]>;
+  deleteObjects(
+    bucket: string,
+    objects: DeleteObjectsRequestEntry[],
+    options?: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean },
+  ): Promise<DeleteObjectsEntry[]>;
   /** The bucket's Object Lock configuration: ObjectLockConfigurationNotFoundError when lock is not enabled. */
   getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig>;
   /** Sets the default retention (null: none); enables lock on a versioning-Enabled bucket, else InvalidBucketState. */
@@ -446,8 +456,19 @@ export interface ObjectStore {
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 
   // Multipart
-  createMultipartUpload(bucket: string, key: string, options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null; sse?: SseRequest | null }): Promise<UploadInfo>;
-  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, options: Omit<PutObjectOptions, 'metadata' | 'conditions'>): Promise<PartInfo>;
+  createMultipartUpload(
+    bucket: string,
+    key: string,
+    options: { metadata: ObjectMetadata; checksum: MultipartChecksumSpec | null; sse?: SseRequest | null },
+  ): Promise<UploadInfo>;
+  uploadPart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: Omit<PutObjectOptions, 'metadata' | 'conditions'>,
+  ): Promise<PartInfo>;
   uploadPartCopy(source: CopySource, bucket: string, key: string, uploadId: string, partNumber: number, sse?: SseRequest | null): Promise<PartInfo>;
   /** Parts ascending (InvalidPartOrder), known with matching ETag (InvalidPart), all but the last
    *  at least the minimum part size (EntityTooSmall). ETag = "hex(md5(concat part md5s))-N".

@@ -15,13 +15,34 @@ import { glob, type MatchMeter } from './glob.ts';
 
 /** Positive operators; each negated one maps to its positive twin. */
 const POSITIVE = new Set([
-  'StringEquals', 'StringEqualsIgnoreCase', 'StringLike', 'NumericEquals', 'NumericLessThan', 'NumericLessThanEquals',
-  'NumericGreaterThan', 'NumericGreaterThanEquals', 'DateEquals', 'DateLessThan', 'DateLessThanEquals', 'DateGreaterThan',
-  'DateGreaterThanEquals', 'Bool', 'BinaryEquals', 'IpAddress', 'ArnEquals', 'ArnLike',
+  'StringEquals',
+  'StringEqualsIgnoreCase',
+  'StringLike',
+  'NumericEquals',
+  'NumericLessThan',
+  'NumericLessThanEquals',
+  'NumericGreaterThan',
+  'NumericGreaterThanEquals',
+  'DateEquals',
+  'DateLessThan',
+  'DateLessThanEquals',
+  'DateGreaterThan',
+  'DateGreaterThanEquals',
+  'Bool',
+  'BinaryEquals',
+  'IpAddress',
+  'ArnEquals',
+  'ArnLike',
 ]);
 const NEGATED: Record<string, string> = {
-  StringNotEquals: 'StringEquals', StringNotEqualsIgnoreCase: 'StringEqualsIgnoreCase', StringNotLike: 'StringLike',
-  NumericNotEquals: 'NumericEquals', DateNotEquals: 'DateEquals', NotIpAddress: 'IpAddress', ArnNotEquals: 'ArnEquals', ArnNotLike: 'ArnLike',
+  StringNotEquals: 'StringEquals',
+  StringNotEqualsIgnoreCase: 'StringEqualsIgnoreCase',
+  StringNotLike: 'StringLike',
+  NumericNotEquals: 'NumericEquals',
+  DateNotEquals: 'DateEquals',
+  NotIpAddress: 'IpAddress',
+  ArnNotEquals: 'ArnEquals',
+  ArnNotLike: 'ArnLike',
 };
 
 interface Operator {
@@ -104,23 +125,36 @@ function inCidr(value: string, cidr: string): boolean {
 
 function compare(base: string, value: string, wanted: string, meter: MatchMeter | undefined): boolean {
   switch (base) {
-    case 'StringEquals': return value === wanted;
-    case 'StringEqualsIgnoreCase': return value.toLowerCase() === wanted.toLowerCase();
-    case 'StringLike': case 'ArnLike': case 'ArnEquals': return wildcardMatch(wanted, value, false, meter);
-    case 'Bool': return value.toLowerCase() === wanted.toLowerCase();
-    case 'BinaryEquals': return value === wanted;
-    case 'IpAddress': return inCidr(value, wanted);
+    case 'StringEquals':
+      return value === wanted;
+    case 'StringEqualsIgnoreCase':
+      return value.toLowerCase() === wanted.toLowerCase();
+    case 'StringLike':
+    case 'ArnLike':
+    case 'ArnEquals':
+      return wildcardMatch(wanted, value, false, meter);
+    case 'Bool':
+      return value.toLowerCase() === wanted.toLowerCase();
+    case 'BinaryEquals':
+      return value === wanted;
+    case 'IpAddress':
+      return inCidr(value, wanted);
   }
   const numeric = base.startsWith('Numeric');
   const a = numeric ? number(value) : date(value);
   const b = numeric ? number(wanted) : date(wanted);
   if (a === null || b === null) return false;
   switch (base.replace(/^(Numeric|Date)/, '')) {
-    case 'Equals': return a === b;
-    case 'LessThan': return a < b;
-    case 'LessThanEquals': return a <= b;
-    case 'GreaterThan': return a > b;
-    case 'GreaterThanEquals': return a >= b;
+    case 'Equals':
+      return a === b;
+    case 'LessThan':
+      return a < b;
+    case 'LessThanEquals':
+      return a <= b;
+    case 'GreaterThan':
+      return a > b;
+    case 'GreaterThanEquals':
+      return a >= b;
   }
   return false;
 }
@@ -140,7 +174,11 @@ function keyHolds(op: Operator, present: readonly string[] | undefined, wanted: 
 }
 
 /** Whether every operator and key of `block` holds for the request. */
-export function conditionsHold(block: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>, context: ConditionContext, meter?: MatchMeter): boolean {
+export function conditionsHold(
+  block: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>,
+  context: ConditionContext,
+  meter?: MatchMeter,
+): boolean {
   for (const [name, keys] of Object.entries(block)) {
     const op = parseOperator(name);
     if (!op) return false; // parsing refuses these; never reached for a stored policy

@@ -30,7 +30,8 @@ export interface PolicyRequest {
 function principalMatches(p: Principal, accessKeyId: string | null): boolean {
   if (p === '*') return true;
   return Object.values(p).some((values) =>
-    values.some((v) => v === '*' || (accessKeyId !== null && (v === accessKeyId || v.endsWith(`:user/${accessKeyId}`)))));
+    values.some((v) => v === '*' || (accessKeyId !== null && (v === accessKeyId || v.endsWith(`:user/${accessKeyId}`)))),
+  );
 }
 
 function statementMatches(s: PolicyStatement, req: PolicyRequest): boolean {
@@ -55,8 +56,14 @@ export function policyMentions(policy: BucketPolicy, prefix: string): boolean {
 
 /** Condition keys whose fixed value makes a statement to everyone non-public (AWS, "The meaning of public"). */
 const PINNING_KEYS = new Set([
-  'aws:sourceip', 'aws:sourcearn', 'aws:sourcevpc', 'aws:sourcevpce', 'aws:sourceowner', 'aws:sourceaccount',
-  's3:x-amz-server-side-encryption-aws-kms-key-id', 'aws:userid',
+  'aws:sourceip',
+  'aws:sourcearn',
+  'aws:sourcevpc',
+  'aws:sourcevpce',
+  'aws:sourceowner',
+  'aws:sourceaccount',
+  's3:x-amz-server-side-encryption-aws-kms-key-id',
+  'aws:userid',
 ]);
 
 /** Operators that hold only for the values they name (no IfExists, no negation, no ForAllValues, which holds for an absent key). */
@@ -71,9 +78,11 @@ function fixedValue(key: string, value: string): boolean {
 
 /** Whether a condition block limits a statement to fixed values of one of the pinning keys. */
 function pinned(condition: PolicyStatement['condition']): boolean {
-  return Object.entries(condition).some(([operator, keys]) =>
-    PINNING_OPERATOR.test(operator) &&
-    Object.entries(keys).some(([key, values]) => PINNING_KEYS.has(key.toLowerCase()) && values.every((v) => fixedValue(key.toLowerCase(), v))));
+  return Object.entries(condition).some(
+    ([operator, keys]) =>
+      PINNING_OPERATOR.test(operator) &&
+      Object.entries(keys).some(([key, values]) => PINNING_KEYS.has(key.toLowerCase()) && values.every((v) => fixedValue(key.toLowerCase(), v))),
+  );
 }
 
 /** A principal with a wildcard anywhere ("*", {"AWS": "*"}, "arn:aws:iam::*:root") is not a fixed one. */

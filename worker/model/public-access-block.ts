@@ -62,7 +62,10 @@ export const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-gr
 
 /** Whether a grantee URI (an `uri="..."` of a grant header, or a Grantee's `<URI>`) names a public group. */
 export function isPublicGroup(uri: string): boolean {
-  const u = uri.trim().replace(/^"|"$/g, '').replace(/^https:/i, 'http:');
+  const u = uri
+    .trim()
+    .replace(/^"|"$/g, '')
+    .replace(/^https:/i, 'http:');
   return PUBLIC_GROUPS.includes(u);
 }
 

@@ -54,10 +54,14 @@ export function parseCopySourceRange(header: string | null): ResolvedRange | nul
   const start = m ? Number(m[1]) : NaN;
   const end = m ? Number(m[2]) : NaN;
   if (!m || !Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) {
-    throw new S3Error('InvalidArgument', 'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy', {
-      ArgumentName: 'x-amz-copy-source-range',
-      ArgumentValue: header,
-    });
+    throw new S3Error(
+      'InvalidArgument',
+      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy',
+      {
+        ArgumentName: 'x-amz-copy-source-range',
+        ArgumentValue: header,
+      },
+    );
   }
   return { start, end };
 }

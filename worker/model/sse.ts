@@ -22,7 +22,6 @@ import { createHmac } from 'node:crypto';
 import { fromBase64, toHex, timingSafeEqual, toBase64 } from './bytes.ts';
 import { S3Error } from './errors.ts';
 
-
 async function fingerprintOf(key: Uint8Array, salt: Uint8Array): Promise<string> {
   const hmac = await crypto.subtle.importKey('raw', salt, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   return toBase64(await crypto.subtle.sign('HMAC', hmac, key));
@@ -63,16 +62,29 @@ export function customerKeyOf(req: SseRequest | null | undefined): Uint8Array | 
  * with another key 403 AccessDenied (as AWS answers; RGW answers 400); a key for an object that
  * has none is 400 InvalidRequest.
  */
-export async function checkSseRead(record: SseRecord | undefined, req: SseRequest | null | undefined, of: 'object' | 'copy-source' | 'part' = 'object'): Promise<void> {
+export async function checkSseRead(
+  record: SseRecord | undefined,
+  req: SseRequest | null | undefined,
+  of: 'object' | 'copy-source' | 'part' = 'object',
+): Promise<void> {
   const what = of === 'copy-source' ? 'The copy source' : of === 'part' ? 'The multipart upload' : 'The object';
   if (record?.kind === 'c') {
-    if (req?.kind !== 'c') throw new S3Error('InvalidRequest', `${what} was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.`);
+    if (req?.kind !== 'c')
+      throw new S3Error(
+        'InvalidRequest',
+        `${what} was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.`,
+      );
     if (!(await sseKeyMatches(record, req.key))) {
       // A part with another key than its upload's is bad input (400, as AWS and RGW answer); a read with another key is denied (403, AWS).
-      if (of === 'part') throw new S3Error('InvalidArgument', 'The provided customer key does not match the one the multipart upload was initiated with (SSE-C).');
+      if (of === 'part')
+        throw new S3Error('InvalidArgument', 'The provided customer key does not match the one the multipart upload was initiated with (SSE-C).');
       throw new S3Error('AccessDenied', `${what} was encrypted with another customer key (SSE-C) than the one given.`);
     }
     return;
   }
-  if (req?.kind === 'c') throw new S3Error('InvalidRequest', `The encryption parameters are not applicable to this object (${what.toLowerCase()} is not encrypted with a customer key).`);
+  if (req?.kind === 'c')
+    throw new S3Error(
+      'InvalidRequest',
+      `The encryption parameters are not applicable to this object (${what.toLowerCase()} is not encrypted with a customer key).`,
+    );
 }

@@ -49,7 +49,11 @@ export function parseTaggingHeader(value: string): Tag[] {
       try {
         return decodeURIComponent(s.replace(/\+/g, ' '));
       } catch {
-        throw new S3Error('InvalidArgument', 'The header x-amz-tagging shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.', { ArgumentName: 'x-amz-tagging', ArgumentValue: value });
+        throw new S3Error(
+          'InvalidArgument',
+          'The header x-amz-tagging shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.',
+          { ArgumentName: 'x-amz-tagging', ArgumentValue: value },
+        );
       }
     };
     tags.push(eq < 0 ? { key: decode(pair), value: '' } : { key: decode(pair.slice(0, eq)), value: decode(pair.slice(eq + 1)) });

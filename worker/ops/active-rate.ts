@@ -22,7 +22,9 @@ export interface ActiveRate {
 
 export function activeRate(minutes: readonly MinuteRow[], name: EventName, now: number, windowMs: number): ActiveRate {
   const rows = minutes.filter((m) => m.at + MINUTE_MS > now - windowMs).sort((a, b) => b.at - a.at);
-  let count = 0, since: number | null = null, expect: number | null = null;
+  let count = 0,
+    since: number | null = null,
+    expect: number | null = null;
   for (const m of rows) {
     const n = m.counters.events[name] ?? 0;
     if (n === 0) {

@@ -98,7 +98,10 @@ export class MemoryBookStore implements BookStore {
     this.minutes.set(at, structuredClone(counters));
   }
   minutesSince(at: number): MinuteRow[] {
-    return [...this.minutes].filter(([m]) => m >= at).sort((a, b) => a[0] - b[0]).map(([m, c]) => ({ at: m, counters: structuredClone(c) }));
+    return [...this.minutes]
+      .filter(([m]) => m >= at)
+      .sort((a, b) => a[0] - b[0])
+      .map(([m, c]) => ({ at: m, counters: structuredClone(c) }));
   }
   putSample(sample: DataSample) {
     this.samples = [...this.samples.filter((s) => s.at !== sample.at), { ...sample }].sort((a, b) => a.at - b.at);

@@ -71,34 +71,91 @@ export function healthChecks(o: {
   const checks: HealthCheck[] = [];
   for (const [name, p] of Object.entries(o.policies)) {
     const quorum = p.writeQuorum ?? p.k;
-    checks.push(reachable < quorum
-      ? { name: `writes:${name}`, state: 'critical', detail: `writes of policy ${name} are impossible: ${reachable} backend(s) reachable, its write quorum is ${quorum}`, action: `bring back backends (down: ${downIds}): every write of ${name} is refused until ${quorum} are reachable` }
-      : { name: `writes:${name}`, state: 'ok', detail: `${reachable} backend(s) reachable for a write quorum of ${quorum}` });
-    checks.push(down.length > p.m
-      ? { name: `reads:${name}`, state: 'critical', detail: `${down.length} backend(s) down, more than policy ${name}'s m=${p.m}: objects with more than ${p.m} shards there cannot be read`, action: `bring back backends (down: ${downIds}); no repair can run until then` }
-      : down.length === p.m && p.m > 0
-        ? { name: `reads:${name}`, state: 'warning', detail: `reads of policy ${name} are at risk: ${down.length} backend(s) down, its m=${p.m}; objects with a shard on each of them have exactly k left`, action: `bring back backends (down: ${downIds}): one more lost backend makes those objects unreadable` }
-        : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` });
+    checks.push(
+      reachable < quorum
+        ? {
+            name: `writes:${name}`,
+            state: 'critical',
+            detail: `writes of policy ${name} are impossible: ${reachable} backend(s) reachable, its write quorum is ${quorum}`,
+            action: `bring back backends (down: ${downIds}): every write of ${name} is refused until ${quorum} are reachable`,
+          }
+        : { name: `writes:${name}`, state: 'ok', detail: `${reachable} backend(s) reachable for a write quorum of ${quorum}` },
+    );
+    checks.push(
+      down.length > p.m
+        ? {
+            name: `reads:${name}`,
+            state: 'critical',
+            detail: `${down.length} backend(s) down, more than policy ${name}'s m=${p.m}: objects with more than ${p.m} shards there cannot be read`,
+            action: `bring back backends (down: ${downIds}); no repair can run until then`,
+          }
+        : down.length === p.m && p.m > 0
+          ? {
+              name: `reads:${name}`,
+              state: 'warning',
+              detail: `reads of policy ${name} are at risk: ${down.length} backend(s) down, its m=${p.m}; objects with a shard on each of them have exactly k left`,
+              action: `bring back backends (down: ${downIds}): one more lost backend makes those objects unreadable`,
+            }
+          : { name: `reads:${name}`, state: 'ok', detail: `${down.length} backend(s) down, policy ${name} tolerates ${p.m}` },
+    );
   }
   const inMaintenance = maintenance.length ? `; in maintenance (known down, no warning): ${maintenance.map((b) => b.id).join(', ')}` : '';
-  checks.push(noisyDown.length || degraded.length
-    ? {
-      name: 'backends', state: 'warning',
-      detail: [noisyDown.length ? `down: ${noisyDown.map((b) => b.id).join(', ')}` : '', degraded.length ? `degraded (failing calls): ${degraded.map((b) => b.id).join(', ')}` : ''].filter(Boolean).join('; ') + inMaintenance,
-      action: 'check the backend (its last error: shardgate status with an admin key); reads decode around it, writes miss its shards until it is back',
-    }
-    : { name: 'backends', state: 'ok', detail: maintenance.length ? `every backend not in maintenance reachable and answering${inMaintenance}` : 'every backend reachable and answering' });
-  checks.push(o.repairStuck > 0
-    ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s); ${o.repairStuck} unit(s) stuck after 8 repair attempts`, action: 'npx shardgate repair --list --stuck says which units and why (usually a backend still down)' }
-    : o.degradedObjects > 0
-      ? { name: 'repairs', state: 'warning', detail: `${o.degradedObjects} degraded object(s) waiting for repair`, action: 'repairs run on their own once the backends answer; npx shardgate repair runs them now' }
-      : { name: 'repairs', state: 'ok', detail: 'no degraded objects' });
-  const atRisk = o.unitsAtRisk ?? 0, lost = o.unitsLost ?? 0;
-  checks.push(lost > 0
-    ? { name: 'redundancy', state: 'critical', detail: `data lost: ${lost} unit(s) have fewer than k shards${atRisk ? `; ${atRisk} more have exactly k` : ''}`, action: 'bring back the backends that held their shards (npx shardgate repair --list names the units); no repair can rebuild a unit below k' }
-    : atRisk > 0
-      ? { name: 'redundancy', state: 'warning', detail: `reads at risk: ${atRisk} unit(s) have exactly k shards left`, action: 'let repair run (npx shardgate repair runs it now; it takes these units first): one more lost shard makes them unreadable' }
-      : { name: 'redundancy', state: 'ok', detail: 'no unit with k shards or fewer (shards on unreachable backends count as missing)' });
+  checks.push(
+    noisyDown.length || degraded.length
+      ? {
+          name: 'backends',
+          state: 'warning',
+          detail:
+            [
+              noisyDown.length ? `down: ${noisyDown.map((b) => b.id).join(', ')}` : '',
+              degraded.length ? `degraded (failing calls): ${degraded.map((b) => b.id).join(', ')}` : '',
+            ]
+              .filter(Boolean)
+              .join('; ') + inMaintenance,
+          action: 'check the backend (its last error: shardgate status with an admin key); reads decode around it, writes miss its shards until it is back',
+        }
+      : {
+          name: 'backends',
+          state: 'ok',
+          detail: maintenance.length ? `every backend not in maintenance reachable and answering${inMaintenance}` : 'every backend reachable and answering',
+        },
+  );
+  checks.push(
+    o.repairStuck > 0
+      ? {
+          name: 'repairs',
+          state: 'warning',
+          detail: `${o.degradedObjects} degraded object(s); ${o.repairStuck} unit(s) stuck after 8 repair attempts`,
+          action: 'npx shardgate repair --list --stuck says which units and why (usually a backend still down)',
+        }
+      : o.degradedObjects > 0
+        ? {
+            name: 'repairs',
+            state: 'warning',
+            detail: `${o.degradedObjects} degraded object(s) waiting for repair`,
+            action: 'repairs run on their own once the backends answer; npx shardgate repair runs them now',
+          }
+        : { name: 'repairs', state: 'ok', detail: 'no degraded objects' },
+  );
+  const atRisk = o.unitsAtRisk ?? 0,
+    lost = o.unitsLost ?? 0;
+  checks.push(
+    lost > 0
+      ? {
+          name: 'redundancy',
+          state: 'critical',
+          detail: `data lost: ${lost} unit(s) have fewer than k shards${atRisk ? `; ${atRisk} more have exactly k` : ''}`,
+          action: 'bring back the backends that held their shards (npx shardgate repair --list names the units); no repair can rebuild a unit below k',
+        }
+      : atRisk > 0
+        ? {
+            name: 'redundancy',
+            state: 'warning',
+            detail: `reads at risk: ${atRisk} unit(s) have exactly k shards left`,
+            action: 'let repair run (npx shardgate repair runs it now; it takes these units first): one more lost shard makes them unreadable',
+          }
+        : { name: 'redundancy', state: 'ok', detail: 'no unit with k shards or fewer (shards on unreachable backends count as missing)' },
+  );
   return checks;
 }
 
@@ -123,22 +180,34 @@ export function fleetCheck(backends: readonly FleetEntry[]): HealthCheck {
   const leftOn = (b: FleetEntry) => `${b.id}: ${b.shards} shard file(s), ${b.bytes} bytes`;
   if (retired.length) {
     return {
-      name: 'fleet', state: 'critical',
+      name: 'fleet',
+      state: 'critical',
       detail: `retired backend(s) still hold shards the catalog records: ${retired.map(leftOn).join('; ')}`,
       action: `mark ${retired.map((b) => b.id).join(', ')} "draining" again until shardgate drain shows 0 left (a retired backend is never read: those shards count as missing)`,
     };
   }
   const busy = draining.filter((b) => b.shards > 0);
-  if (busy.length) return { name: 'fleet', state: 'warning', detail: `draining: ${busy.map(leftOn).join('; ')}`, action: 'the cron moves them off; shardgate drain shows progress, rate and time remaining' };
+  if (busy.length)
+    return {
+      name: 'fleet',
+      state: 'warning',
+      detail: `draining: ${busy.map(leftOn).join('; ')}`,
+      action: 'the cron moves them off; shardgate drain shows progress, rate and time remaining',
+    };
   const done = [...draining, ...backends.filter((b) => b.state === 'retired')];
-  return { name: 'fleet', state: 'ok', detail: done.length ? `no shards left on ${done.map((b) => `${b.id} (${b.state})`).join(', ')}` : 'every backend active' };
+  return {
+    name: 'fleet',
+    state: 'ok',
+    detail: done.length ? `no shards left on ${done.map((b) => `${b.id} (${b.state})`).join(', ')}` : 'every backend active',
+  };
 }
 
 /** The journal is late past this (its cron runs every minute): warning; past the second, critical. */
 export const JOURNAL_LATE_MS = 3 * 60_000;
 
 /** Where the cron comes from locally: wrangler.toml's [triggers] never fire under wrangler dev. */
-const LOCAL_CRON_ACTION = "check that the local cron runs (npm start calls the scheduled handler every --cron-seconds, 60 s by default, none with 0; its 'cron:' lines in that console say why a run failed or timed out)";
+const LOCAL_CRON_ACTION =
+  "check that the local cron runs (npm start calls the scheduled handler every --cron-seconds, 60 s by default, none with 0; its 'cron:' lines in that console say why a run failed or timed out)";
 export const JOURNAL_CRITICAL_MS = 15 * 60_000;
 
 export interface JournalEntry {
@@ -167,12 +236,17 @@ export function journalCheck(entries: readonly JournalEntry[], now: number, mode
     const late = waiting.filter((e) => now - e.storedAt! > JOURNAL_LATE_MS).map((e) => e.name);
     const which = named ? late.join(', ') : `${late.length} catalog instance(s)`;
     return {
-      name: 'journal', state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
+      name: 'journal',
+      state: age > JOURNAL_CRITICAL_MS ? 'critical' : 'warning',
       detail: `catalog changes of the last ${Math.round(age / 60_000)} min are not on the backends (${which})${tail}: losing the catalog now would lose them`,
       action: `${mode === 'local' ? LOCAL_CRON_ACTION : 'check that the cron runs (wrangler.toml [triggers])'} and the journal runs' logs (msg "journal"); shardgate journal stores them now`,
     };
   }
-  return { name: 'journal', state: 'ok', detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}` };
+  return {
+    name: 'journal',
+    state: 'ok',
+    detail: `catalog journal on the backends${oldest === null ? '' : ` (recovery point ${Math.round(age / 1000)} s)`}${tail}`,
+  };
 }
 
 /** The catalog-loss record as the check counts it (catalog/types.ts CatalogLoss). */
@@ -190,24 +264,49 @@ export interface LossCounts {
 export function catalogLossCheck(c: LossCounts): HealthCheck {
   const buckets = c.unknown + c.behind;
   if (!buckets && !c.bucketList) {
-    return { name: 'catalog-lost', state: 'ok', detail: c.suspect ? `the backends hold journal segments of ${c.suspect} bucket(s) the catalog lacks: being confirmed (a deleted bucket's, being collected, look the same)` : 'the catalog knows every journal segment on the backends' };
+    return {
+      name: 'catalog-lost',
+      state: 'ok',
+      detail: c.suspect
+        ? `the backends hold journal segments of ${c.suspect} bucket(s) the catalog lacks: being confirmed (a deleted bucket's, being collected, look the same)`
+        : 'the catalog knows every journal segment on the backends',
+    };
   }
-  const parts = [c.unknown ? `${c.unknown} bucket(s) the catalog lacks` : '', c.behind ? `${c.behind} bucket(s) whose catalog is behind it` : '', c.bucketList ? 'the bucket list (the whole catalog was lost)' : ''].filter(Boolean);
+  const parts = [
+    c.unknown ? `${c.unknown} bucket(s) the catalog lacks` : '',
+    c.behind ? `${c.behind} bucket(s) whose catalog is behind it` : '',
+    c.bucketList ? 'the bucket list (the whole catalog was lost)' : '',
+  ].filter(Boolean);
   return {
-    name: 'catalog-lost', state: 'critical',
+    name: 'catalog-lost',
+    state: 'critical',
     detail: `the backends hold a catalog journal newer than this catalog: ${parts.join(', ')}; writes to those buckets are refused and their journal is paused`,
-    action: 'shardgate rebuild --lost names them; shardgate rebuild --bucket NAME restores each from its journal (and merges writes made since), or shardgate rebuild --discard NAME gives that journal up',
+    action:
+      'shardgate rebuild --lost names them; shardgate rebuild --bucket NAME restores each from its journal (and merges writes made since), or shardgate rebuild --discard NAME gives that journal up',
   };
 }
 
 /** The journal's own redundancy (status.ts journalSummary). */
 export function journalRedundancyCheck(j: { units: number; atRisk: number; lost: number; shardsOnLeavingBackends: number }): HealthCheck {
   if (j.lost > 0) {
-    return { name: 'journal-redundancy', state: 'critical', detail: `${j.lost} catalog journal unit(s) have fewer than k shards${j.atRisk ? `; ${j.atRisk} more have exactly k` : ''}: a lost catalog could not be rebuilt from them`, action: 'bring back the backends that held their shards; the journal writes a new full generation on its own (shardgate journal runs it now)' };
+    return {
+      name: 'journal-redundancy',
+      state: 'critical',
+      detail: `${j.lost} catalog journal unit(s) have fewer than k shards${j.atRisk ? `; ${j.atRisk} more have exactly k` : ''}: a lost catalog could not be rebuilt from them`,
+      action: 'bring back the backends that held their shards; the journal writes a new full generation on its own (shardgate journal runs it now)',
+    };
   }
   if (j.atRisk > 0 || j.shardsOnLeavingBackends > 0) {
-    const parts = [j.atRisk ? `${j.atRisk} catalog journal unit(s) have exactly k shards` : '', j.shardsOnLeavingBackends ? `${j.shardsOnLeavingBackends} journal shard file(s) on draining or retired backends` : ''].filter(Boolean);
-    return { name: 'journal-redundancy', state: 'warning', detail: parts.join('; '), action: "the journal's upkeep repairs and moves them on the cron; shardgate journal --upkeep runs it now" };
+    const parts = [
+      j.atRisk ? `${j.atRisk} catalog journal unit(s) have exactly k shards` : '',
+      j.shardsOnLeavingBackends ? `${j.shardsOnLeavingBackends} journal shard file(s) on draining or retired backends` : '',
+    ].filter(Boolean);
+    return {
+      name: 'journal-redundancy',
+      state: 'warning',
+      detail: parts.join('; '),
+      action: "the journal's upkeep repairs and moves them on the cron; shardgate journal --upkeep runs it now",
+    };
   }
   return { name: 'journal-redundancy', state: 'ok', detail: `${j.units} catalog journal unit(s), none below full redundancy` };
 }

@@ -6,7 +6,16 @@
  */
 import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
 import { addHistogram, emptyHistogram } from './histogram.ts';
-import { BACKEND_OPS, type BackendCounters, type BackendOpName, type BackendSeen, type BucketTraffic, type LatencyCounters, type OpCounters, type OpsCounters } from './types.ts';
+import {
+  BACKEND_OPS,
+  type BackendCounters,
+  type BackendOpName,
+  type BackendSeen,
+  type BucketTraffic,
+  type LatencyCounters,
+  type OpCounters,
+  type OpsCounters,
+} from './types.ts';
 
 export function emptyCounters(): OpsCounters {
   return { backends: {}, s3: {}, s3BytesIn: 0, s3BytesOut: 0, events: {} };
@@ -69,11 +78,11 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
     }
   }
   for (const [bucket, perBackend] of Object.entries(from.buckets ?? {})) {
-    for (const [id, t] of Object.entries(perBackend)) addTraffic(((into.buckets ??= {})[bucket] ??= {})[id] ??= emptyTraffic(), t);
+    for (const [id, t] of Object.entries(perBackend)) addTraffic((((into.buckets ??= {})[bucket] ??= {})[id] ??= emptyTraffic()), t);
   }
   // Absent in records written before jobs were counted apart: nothing to add.
   for (const [job, perBackend] of Object.entries(from.jobs ?? {}) as [UpkeepJob, Record<string, BucketTraffic>][]) {
-    for (const [id, t] of Object.entries(perBackend)) addTraffic(((into.jobs ??= {})[job] ??= {})[id] ??= emptyTraffic(), t);
+    for (const [id, t] of Object.entries(perBackend)) addTraffic((((into.jobs ??= {})[job] ??= {})[id] ??= emptyTraffic()), t);
   }
   for (const [k, n] of Object.entries(from.s3)) into.s3[k] = (into.s3[k] ?? 0) + n;
   for (const [op, l] of Object.entries(from.s3Latency ?? {})) {
@@ -128,5 +137,13 @@ export function trafficByJob(c: OpsCounters): JobTraffic[] {
 
 /** A traffic line's calls by kind and bytes, as TrafficCounts and JobTraffic carry them. */
 function callsOf(t: BucketTraffic): Omit<TrafficCounts, 'backendId' | 'bucket'> {
-  return { puts: t.requests.put ?? 0, gets: t.requests.get ?? 0, heads: t.requests.head ?? 0, lists: t.requests.list ?? 0, deletes: t.requests.delete ?? 0, bytesIn: t.bytesIn, bytesOut: t.bytesOut };
+  return {
+    puts: t.requests.put ?? 0,
+    gets: t.requests.get ?? 0,
+    heads: t.requests.head ?? 0,
+    lists: t.requests.list ?? 0,
+    deletes: t.requests.delete ?? 0,
+    bytesIn: t.bytesIn,
+    bytesOut: t.bytesOut,
+  };
 }

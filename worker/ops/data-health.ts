@@ -27,7 +27,13 @@ export async function readDataHealth(catalog: HealthCatalog, now: Date): Promise
     const page = await Promise.all(names.slice(i, i + 6).map((name) => catalog.bucketHealth(name, now).catch(() => null)));
     buckets.push(...page.filter((h): h is BucketHealth => h !== null)); // a bucket deleted meanwhile
   }
-  return { at: now.getTime(), buckets, deletedBucketGarbage: await catalog.deletedBucketGarbage(now), bucketListJournal: await catalog.journalStatus(BUCKET_LIST_INSTANCE), catalogLoss: await catalog.catalogLoss() };
+  return {
+    at: now.getTime(),
+    buckets,
+    deletedBucketGarbage: await catalog.deletedBucketGarbage(now),
+    bucketListJournal: await catalog.journalStatus(BUCKET_LIST_INSTANCE),
+    catalogLoss: await catalog.catalogLoss(),
+  };
 }
 
 export function sampleOf(d: DataHealth): DataSample {

@@ -26,9 +26,11 @@ export class OpsFlusher {
   schedule(waitUntil: (p: Promise<unknown>) => void): void {
     if (!this.meter.hasPending || this.scheduled) return;
     const wait = Math.max(0, this.lastFlush + this.everyMs - this.now());
-    const p = new Promise((r) => setTimeout(r, wait)).then(() => this.flush()).finally(() => {
-      this.scheduled = null;
-    });
+    const p = new Promise((r) => setTimeout(r, wait))
+      .then(() => this.flush())
+      .finally(() => {
+        this.scheduled = null;
+      });
     this.scheduled = p;
     waitUntil(p);
   }

@@ -27,7 +27,13 @@ export interface BackendHealth {
   lastError?: string | null;
   probe: { at: number; ok: boolean; ms: number } | null;
   /** Calls over the last HEALTH_WINDOW_MS. */
-  recent: { requests: number; errors: number; errorRate: number | null; latencyMs: { p50: number | null; p90: number | null; p99: number | null }; latencyOf: BackendOpName | 'all' | null };
+  recent: {
+    requests: number;
+    errors: number;
+    errorRate: number | null;
+    latencyMs: { p50: number | null; p90: number | null; p99: number | null };
+    latencyOf: BackendOpName | 'all' | null;
+  };
   /** All-time counts (since the record started): requests by kind, bytes written and read. */
   requests: Record<BackendOpName, number>;
   errors: number;
@@ -59,7 +65,8 @@ export function backendHealth(
   const okAt = Math.max(seen.lastOkAt ?? -1, seen.probe?.ok ? seen.probe.at : -1);
   const downAt = Math.max(seen.lastDownAt ?? -1, seen.probe && !seen.probe.ok ? seen.probe.at : -1);
   const reachable = okAt < 0 && downAt < 0 ? null : okAt >= downAt;
-  let requests = 0, errors = 0;
+  let requests = 0,
+    errors = 0;
   for (const op of BACKEND_OPS) {
     requests += recent?.ops[op]?.requests ?? 0;
     errors += recent?.ops[op]?.errors ?? 0;
@@ -82,7 +89,13 @@ export function backendHealth(
     lastErrorKind: seen.lastErrorKind ?? null,
     lastError: seen.lastError ?? null,
     probe: seen.probe ? { at: seen.probe.at, ok: seen.probe.ok, ms: seen.probe.ms } : null,
-    recent: { requests, errors, errorRate, latencyMs: { p50: round(quantile(hist, 0.5)), p90: round(quantile(hist, 0.9)), p99: round(quantile(hist, 0.99)) }, latencyOf },
+    recent: {
+      requests,
+      errors,
+      errorRate,
+      latencyMs: { p50: round(quantile(hist, 0.5)), p90: round(quantile(hist, 0.9)), p99: round(quantile(hist, 0.99)) },
+      latencyOf,
+    },
     requests: Object.fromEntries(BACKEND_OPS.map((op) => [op, seen.ops[op]?.requests ?? 0])) as Record<BackendOpName, number>,
     errors: BACKEND_OPS.reduce((n, op) => n + (seen.ops[op]?.errors ?? 0), 0),
     bytesWritten: seen.ops.put?.bytes ?? 0,

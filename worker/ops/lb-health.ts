@@ -51,7 +51,10 @@ export class LoadBalancerHealth {
     const now = (this.deps.now ?? Date.now)();
     if (now - this.lastProbe >= (this.deps.probeEveryMs ?? LB_PROBE_EVERY_MS)) {
       this.lastProbe = now;
-      this.probing ??= probeBackends(this.deps.backends.filter((b) => !this.deps.maintenance.has(b.id)), this.deps.meter).finally(() => void (this.probing = null));
+      this.probing ??= probeBackends(
+        this.deps.backends.filter((b) => !this.deps.maintenance.has(b.id)),
+        this.deps.meter,
+      ).finally(() => void (this.probing = null));
     }
     if (this.probing) await this.probing;
     return this.answer();
@@ -61,7 +64,9 @@ export class LoadBalancerHealth {
   answer(): { code: 200 | 503; body: LbHealthBody } {
     const { backends, maintenance, reachability } = this.deps;
     const reachable = backends.filter((b) => !reachability.failing(b.id)).length;
-    const policies = Object.fromEntries(Object.entries(this.deps.policies).map(([name, p]) => [name, { writes: reachable >= (p.writeQuorum ?? p.k), reads: reachable >= p.k }]));
+    const policies = Object.fromEntries(
+      Object.entries(this.deps.policies).map(([name, p]) => [name, { writes: reachable >= (p.writeQuorum ?? p.k), reads: reachable >= p.k }]),
+    );
     const main = policies[this.deps.defaultPolicy];
     const status = main && (!main.writes || !main.reads) ? 'unavailable' : reachable < backends.length ? 'degraded' : 'ok';
     return { code: status === 'unavailable' ? 503 : 200, body: { status, backends: backends.length, reachable, maintenance: maintenance.size, policies } };

@@ -73,9 +73,9 @@ export class IsolateMeter {
     }
     // By the key's directory: a bucket, or one of its shelves (the cost report names the bucket).
     const bucket = directoryOfShardKey(r.key);
-    if (bucket !== null) countTraffic(((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= emptyTraffic(), r);
+    if (bucket !== null) countTraffic((((this.pending.buckets ??= {})[bucket] ??= {})[r.backend] ??= emptyTraffic()), r);
     const job = this.jobs.getStore();
-    if (job !== undefined) countTraffic(((this.pending.jobs ??= {})[job] ??= {})[r.backend] ??= emptyTraffic(), r);
+    if (job !== undefined) countTraffic((((this.pending.jobs ??= {})[job] ??= {})[r.backend] ??= emptyTraffic()), r);
     const tally = this.tallies.getStore();
     if (tally) {
       tally.backendCalls++;

@@ -37,13 +37,19 @@ class SqlBookStore implements BookStore {
     this.sql.exec('INSERT OR REPLACE INTO minutes (at, data) VALUES (?, ?)', at, JSON.stringify(counters));
   }
   minutesSince(at: number): MinuteRow[] {
-    return this.sql.exec<{ at: number; data: string }>('SELECT at, data FROM minutes WHERE at >= ? ORDER BY at', at).toArray().map((r) => ({ at: r.at, counters: JSON.parse(r.data) }));
+    return this.sql
+      .exec<{ at: number; data: string }>('SELECT at, data FROM minutes WHERE at >= ? ORDER BY at', at)
+      .toArray()
+      .map((r) => ({ at: r.at, counters: JSON.parse(r.data) }));
   }
   putSample(s: DataSample) {
     this.sql.exec('INSERT OR REPLACE INTO samples (at, data) VALUES (?, ?)', s.at, JSON.stringify(s));
   }
   samplesSince(at: number): DataSample[] {
-    return this.sql.exec<{ data: string }>('SELECT data FROM samples WHERE at >= ? ORDER BY at', at).toArray().map((r) => JSON.parse(r.data));
+    return this.sql
+      .exec<{ data: string }>('SELECT data FROM samples WHERE at >= ? ORDER BY at', at)
+      .toArray()
+      .map((r) => JSON.parse(r.data));
   }
   prune(before: number) {
     this.sql.exec('DELETE FROM minutes WHERE at < ?', before);

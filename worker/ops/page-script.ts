@@ -17,10 +17,12 @@ const SIGNER = `  var __name = function (fn) { return fn; };
   var sigv4 = (${String(sigv4Steps)})();
 `;
 
-export const PAGE_SCRIPT = `
+export const PAGE_SCRIPT =
+  `
 (function () {
   'use strict';
-${SIGNER}` + String.raw`
+${SIGNER}` +
+  String.raw`
   var $ = function (id) { return document.getElementById(id); };
   var SVG = 'http://www.w3.org/2000/svg';
   var renders = 0;

@@ -13,18 +13,22 @@ export const PROBE_KEY = 'shardgate-probe';
 const PROBE_TIMEOUT_MS = 5000;
 
 export async function probeBackends(backends: Backend[], meter: IsolateMeter, now: () => number = () => Date.now()): Promise<void> {
-  await Promise.all(backends.map(async (b) => {
-    const started = now();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS)));
-    try {
-      await Promise.race([b.head(PROBE_KEY), timeout]);
-      meter.probe(b.id, { ok: true, ms: now() - started });
-    } catch (err) {
-      const answered = isBackendError(err, 'NotFound');
-      meter.probe(b.id, { ok: answered, ms: now() - started, ...(answered ? {} : { error: errorMessage(err).slice(0, 300) }) });
-    } finally {
-      clearTimeout(timer);
-    }
-  }));
+  await Promise.all(
+    backends.map(async (b) => {
+      const started = now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS)),
+      );
+      try {
+        await Promise.race([b.head(PROBE_KEY), timeout]);
+        meter.probe(b.id, { ok: true, ms: now() - started });
+      } catch (err) {
+        const answered = isBackendError(err, 'NotFound');
+        meter.probe(b.id, { ok: answered, ms: now() - started, ...(answered ? {} : { error: errorMessage(err).slice(0, 300) }) });
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
 }

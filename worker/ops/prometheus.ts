@@ -35,7 +35,9 @@ class Exposition {
   }
 
   sample(name: string, labels: Labels, value: number): this {
-    const l = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',');
+    const l = Object.entries(labels)
+      .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+      .join(',');
     this.lines.push(`${name}${l ? `{${l}}` : ''} ${formatValue(value)}`);
     return this;
   }
@@ -50,33 +52,85 @@ const seconds = (ms: number | null | undefined) => (ms === null || ms === undefi
 export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   const x = new Exposition();
   x.family('shardgate_info', 'gauge', 'Constant 1, labelled with the coder kernel in use.').sample('shardgate_info', { kernel: doc.coder.kernel }, 1);
-  x.family('shardgate_build_info', 'gauge', 'Constant 1, labelled with the version of the gateway answering (package.json at build).').sample('shardgate_build_info', { version: doc.version }, 1);
-  x.family('shardgate_isolate_start_time_seconds', 'gauge', 'When the isolate that answered started serving (each isolate has its own; time() minus this is its uptime).').sample('shardgate_isolate_start_time_seconds', {}, doc.isolate.startedAt / 1000);
-  x.family('shardgate_counters_start_time_seconds', 'gauge', 'When the shared record began counting (the counters below count from then).').sample('shardgate_counters_start_time_seconds', {}, doc.since / 1000);
-  x.family('shardgate_health_status', 'gauge', 'Overall health, the worst check: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (writes impossible, or more backends down than a policy tolerates).')
-    .sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);
-  x.family('shardgate_health_check', 'gauge', 'Each named health check: 0 ok, 1 warning, 2 critical (writes:POLICY critical: fewer backends reachable than its write quorum).');
+  x.family('shardgate_build_info', 'gauge', 'Constant 1, labelled with the version of the gateway answering (package.json at build).').sample(
+    'shardgate_build_info',
+    { version: doc.version },
+    1,
+  );
+  x.family(
+    'shardgate_isolate_start_time_seconds',
+    'gauge',
+    'When the isolate that answered started serving (each isolate has its own; time() minus this is its uptime).',
+  ).sample('shardgate_isolate_start_time_seconds', {}, doc.isolate.startedAt / 1000);
+  x.family('shardgate_counters_start_time_seconds', 'gauge', 'When the shared record began counting (the counters below count from then).').sample(
+    'shardgate_counters_start_time_seconds',
+    {},
+    doc.since / 1000,
+  );
+  x.family(
+    'shardgate_health_status',
+    'gauge',
+    'Overall health, the worst check: 0 ok, 1 warning (a backend down or degraded, or degraded objects), 2 critical (writes impossible, or more backends down than a policy tolerates).',
+  ).sample('shardgate_health_status', {}, { ok: 0, warning: 1, critical: 2 }[doc.health]);
+  x.family(
+    'shardgate_health_check',
+    'gauge',
+    'Each named health check: 0 ok, 1 warning, 2 critical (writes:POLICY critical: fewer backends reachable than its write quorum).',
+  );
   for (const c of doc.checks) x.sample('shardgate_health_check', { check: c.name }, { ok: 0, warning: 1, critical: 2 }[c.state]);
 
   // The answering isolate's coding budget (each isolate has its own): held, holders, waiters.
   const budget = doc.isolate.codingBudget;
-  x.family('shardgate_coding_budget_capacity_bytes', 'gauge', "Coding memory this isolate's coded requests may hold at once (codingBudget.bytes).").sample('shardgate_coding_budget_capacity_bytes', {}, budget.capacityBytes);
-  x.family('shardgate_coding_budget_held_bytes', 'gauge', 'Coding memory held by requests of this isolate now; 0 when idle.').sample('shardgate_coding_budget_held_bytes', {}, budget.heldBytes);
-  x.family('shardgate_coding_budget_holders', 'gauge', 'Requests of this isolate holding coding memory now.').sample('shardgate_coding_budget_holders', {}, budget.holders);
-  x.family('shardgate_coding_budget_waiters', 'gauge', 'Requests of this isolate waiting for coding memory now.').sample('shardgate_coding_budget_waiters', {}, budget.waiters);
-  x.family('shardgate_coding_budget_waiting_bytes', 'gauge', 'Coding memory the waiting requests of this isolate ask for.').sample('shardgate_coding_budget_waiting_bytes', {}, budget.waitingBytes);
-  x.family('shardgate_coding_budget_oldest_hold_seconds', 'gauge', 'Age of the oldest coding memory lease of this isolate; 0 when none is held.').sample('shardgate_coding_budget_oldest_hold_seconds', {}, (budget.oldestHeldMs ?? 0) / 1000);
-  x.family('shardgate_coding_budget_reclaimed_total', 'counter', 'Leases this isolate reclaimed from requests that ended without giving them back (each one a bug, logged as an error).').sample('shardgate_coding_budget_reclaimed_total', {}, budget.reclaimed);
+  x.family('shardgate_coding_budget_capacity_bytes', 'gauge', "Coding memory this isolate's coded requests may hold at once (codingBudget.bytes).").sample(
+    'shardgate_coding_budget_capacity_bytes',
+    {},
+    budget.capacityBytes,
+  );
+  x.family('shardgate_coding_budget_held_bytes', 'gauge', 'Coding memory held by requests of this isolate now; 0 when idle.').sample(
+    'shardgate_coding_budget_held_bytes',
+    {},
+    budget.heldBytes,
+  );
+  x.family('shardgate_coding_budget_holders', 'gauge', 'Requests of this isolate holding coding memory now.').sample(
+    'shardgate_coding_budget_holders',
+    {},
+    budget.holders,
+  );
+  x.family('shardgate_coding_budget_waiters', 'gauge', 'Requests of this isolate waiting for coding memory now.').sample(
+    'shardgate_coding_budget_waiters',
+    {},
+    budget.waiters,
+  );
+  x.family('shardgate_coding_budget_waiting_bytes', 'gauge', 'Coding memory the waiting requests of this isolate ask for.').sample(
+    'shardgate_coding_budget_waiting_bytes',
+    {},
+    budget.waitingBytes,
+  );
+  x.family('shardgate_coding_budget_oldest_hold_seconds', 'gauge', 'Age of the oldest coding memory lease of this isolate; 0 when none is held.').sample(
+    'shardgate_coding_budget_oldest_hold_seconds',
+    {},
+    (budget.oldestHeldMs ?? 0) / 1000,
+  );
+  x.family(
+    'shardgate_coding_budget_reclaimed_total',
+    'counter',
+    'Leases this isolate reclaimed from requests that ended without giving them back (each one a bug, logged as an error).',
+  ).sample('shardgate_coding_budget_reclaimed_total', {}, budget.reclaimed);
 
   // Backends: reachability, traffic, latency, what they hold.
   x.family('shardgate_backend_up', 'gauge', '1 when the backend answered its latest call or probe, 0 when it could not be reached; absent before any call.');
   for (const b of doc.backends) if (b.reachable !== null) x.sample('shardgate_backend_up', { backend: b.id, domain: b.domain }, b.reachable ? 1 : 0);
-  x.family('shardgate_backend_maintenance', 'gauge', '1 when the operator put the backend in maintenance (config "maintenance": known down, never called, no warning of its own), else 0.');
+  x.family(
+    'shardgate_backend_maintenance',
+    'gauge',
+    '1 when the operator put the backend in maintenance (config "maintenance": known down, never called, no warning of its own), else 0.',
+  );
   for (const b of doc.backends) x.sample('shardgate_backend_maintenance', { backend: b.id }, b.maintenance ? 1 : 0);
   x.family('shardgate_backend_last_success_timestamp_seconds', 'gauge', 'When the backend last answered a call.');
   for (const b of doc.backends) if (b.lastOkAt !== null) x.sample('shardgate_backend_last_success_timestamp_seconds', { backend: b.id }, seconds(b.lastOkAt)!);
   x.family('shardgate_backend_last_error_timestamp_seconds', 'gauge', 'When a call to the backend last failed.');
-  for (const b of doc.backends) if (b.lastErrorAt !== null) x.sample('shardgate_backend_last_error_timestamp_seconds', { backend: b.id }, seconds(b.lastErrorAt)!);
+  for (const b of doc.backends)
+    if (b.lastErrorAt !== null) x.sample('shardgate_backend_last_error_timestamp_seconds', { backend: b.id }, seconds(b.lastErrorAt)!);
   x.family('shardgate_backend_probe_success', 'gauge', '1 when the latest probe (a HEAD of a missing key) was answered, else 0.');
   for (const b of doc.backends) if (b.probe) x.sample('shardgate_backend_probe_success', { backend: b.id }, b.probe.ok ? 1 : 0);
   x.family('shardgate_backend_probe_timestamp_seconds', 'gauge', 'When the backend was last probed.');
@@ -84,9 +138,11 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
 
   const ids = doc.backends.map((b) => b.id);
   x.family('shardgate_backend_requests_total', 'counter', 'Calls made to the backend, by operation (put, get, head, delete, list).');
-  for (const id of ids) for (const op of BACKEND_OPS) x.sample('shardgate_backend_requests_total', { backend: id, op }, totals.backends[id]?.ops[op]?.requests ?? 0);
+  for (const id of ids)
+    for (const op of BACKEND_OPS) x.sample('shardgate_backend_requests_total', { backend: id, op }, totals.backends[id]?.ops[op]?.requests ?? 0);
   x.family('shardgate_backend_request_errors_total', 'counter', 'Calls to the backend that failed (a NotFound answer is not a failure), by operation.');
-  for (const id of ids) for (const op of BACKEND_OPS) x.sample('shardgate_backend_request_errors_total', { backend: id, op }, totals.backends[id]?.ops[op]?.errors ?? 0);
+  for (const id of ids)
+    for (const op of BACKEND_OPS) x.sample('shardgate_backend_request_errors_total', { backend: id, op }, totals.backends[id]?.ops[op]?.errors ?? 0);
   x.family('shardgate_backend_written_bytes_total', 'counter', 'Bytes sent to the backend in shard writes.');
   for (const id of ids) x.sample('shardgate_backend_written_bytes_total', { backend: id }, totals.backends[id]?.ops.put?.bytes ?? 0);
   x.family('shardgate_backend_read_bytes_total', 'counter', 'Bytes asked of the backend in reads (egress on providers that charge for it).');
@@ -111,7 +167,7 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   x.family('shardgate_backend_shards', 'gauge', 'Shard files of committed objects on the backend.');
   for (const b of doc.backends) x.sample('shardgate_backend_shards', { backend: b.id }, b.storedShards);
   // A draining or retired backend's shards (above) are what the mover has left to move.
-  x.family('shardgate_backend_state', 'gauge', '1 for the backend\'s configured state (active, draining, retired).');
+  x.family('shardgate_backend_state', 'gauge', "1 for the backend's configured state (active, draining, retired).");
   for (const b of doc.backends) x.sample('shardgate_backend_state', { backend: b.id, state: b.fleetState }, 1);
 
   // Data health, gateway-wide.
@@ -130,42 +186,99 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
   gauge('shardgate_repair_stuck_units', 'Degraded units whose repair failed 8 times or more in a row (still retried): look at their lastError.', d.repairStuck);
   gauge('shardgate_missing_shards', 'Shards missing from committed objects.', d.missingShards);
-  x.family('shardgate_units_redundancy', 'gauge', 'Units by redundancy left, counting as missing the shards recorded missing and those on a backend unreachable now (down, in maintenance, retired): state="at_risk": exactly k shards; state="lost": fewer than k.')
-    .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk).sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
-  const byMissing = x.family('shardgate_units_missing_shards', 'gauge', 'Units by how many shards they miss, recorded missing or on a backend unreachable now (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).');
-  for (const [n, units] of Object.entries(d.redundancy.byMissing).sort(([a], [b]) => Number(a) - Number(b))) byMissing.sample('shardgate_units_missing_shards', { missing: n }, units);
-  x.family('shardgate_units_redundancy_bytes', 'gauge', 'Object bytes in the units of shardgate_units_redundancy: state="at_risk": exactly k shards; state="lost": fewer than k.')
-    .sample('shardgate_units_redundancy_bytes', { state: 'at_risk' }, d.redundancy.atRiskBytes).sample('shardgate_units_redundancy_bytes', { state: 'lost' }, d.redundancy.lostBytes);
+  x.family(
+    'shardgate_units_redundancy',
+    'gauge',
+    'Units by redundancy left, counting as missing the shards recorded missing and those on a backend unreachable now (down, in maintenance, retired): state="at_risk": exactly k shards; state="lost": fewer than k.',
+  )
+    .sample('shardgate_units_redundancy', { state: 'at_risk' }, d.redundancy.atRisk)
+    .sample('shardgate_units_redundancy', { state: 'lost' }, d.redundancy.lost);
+  const byMissing = x.family(
+    'shardgate_units_missing_shards',
+    'gauge',
+    'Units by how many shards they miss, recorded missing or on a backend unreachable now (missing="1": one short of k+m); every other unit is whole (shardgate_scrub_units counts all).',
+  );
+  for (const [n, units] of Object.entries(d.redundancy.byMissing).sort(([a], [b]) => Number(a) - Number(b)))
+    byMissing.sample('shardgate_units_missing_shards', { missing: n }, units);
+  x.family(
+    'shardgate_units_redundancy_bytes',
+    'gauge',
+    'Object bytes in the units of shardgate_units_redundancy: state="at_risk": exactly k shards; state="lost": fewer than k.',
+  )
+    .sample('shardgate_units_redundancy_bytes', { state: 'at_risk' }, d.redundancy.atRiskBytes)
+    .sample('shardgate_units_redundancy_bytes', { state: 'lost' }, d.redundancy.lostBytes);
   // The ladder per policy (k+m), whole units too, every state listed (zeros included): sums to shardgate_scrub_units.
   const ladder = redundancyRows(d.redundancy.byPolicy);
-  x.family('shardgate_policy_units', 'gauge', 'Units of every stored object version by policy (k+m) and shards left (k+m: whole ... k: one more loss loses them; below_k: lost).');
+  x.family(
+    'shardgate_policy_units',
+    'gauge',
+    'Units of every stored object version by policy (k+m) and shards left (k+m: whole ... k: one more loss loses them; below_k: lost).',
+  );
   for (const r of ladder) x.sample('shardgate_policy_units', { policy: r.policy, shards_left: r.shardsLeft }, r.units);
   x.family('shardgate_policy_unit_bytes', 'gauge', 'Object bytes in those units, by policy (k+m) and shards left.');
   for (const r of ladder) x.sample('shardgate_policy_unit_bytes', { policy: r.policy, shards_left: r.shardsLeft }, r.bytes);
   gauge('shardgate_oldest_degraded_timestamp_seconds', 'When the oldest write still degraded committed.', seconds(d.oldestDegradedAt));
   gauge('shardgate_multipart_uploads', 'Multipart uploads in progress.', d.uploads);
   x.family('shardgate_reservations', 'gauge', 'Unit ids reserved by writes in flight; state="expired": orphans the collector has yet to take.')
-    .sample('shardgate_reservations', { state: 'held' }, d.reservations.held).sample('shardgate_reservations', { state: 'expired' }, d.reservations.expired);
+    .sample('shardgate_reservations', { state: 'held' }, d.reservations.held)
+    .sample('shardgate_reservations', { state: 'expired' }, d.reservations.expired);
   x.family('shardgate_garbage_units', 'gauge', 'Units waiting for the collector; state="due": past their grace delay (its backlog).')
-    .sample('shardgate_garbage_units', { state: 'queued' }, d.garbage.queued).sample('shardgate_garbage_units', { state: 'due' }, d.garbage.due);
+    .sample('shardgate_garbage_units', { state: 'queued' }, d.garbage.queued)
+    .sample('shardgate_garbage_units', { state: 'due' }, d.garbage.due);
   gauge('shardgate_scrub_units', 'Units of every stored object version (what a scrub pass must check).', d.scrub.units);
   gauge('shardgate_scrub_checked_units', 'Units checked whole in the current scrub passes (between passes: the last complete ones).', d.scrub.checked);
   gauge('shardgate_scrub_coverage_ratio', 'Units checked of units stored, in the current scrub passes.', d.scrub.coverage);
-  gauge('shardgate_scrub_oldest_unchecked_timestamp_seconds', 'Since when the unit that has gone longest without a check has waited (its last check, or its write).', seconds(d.scrub.oldestUnchecked?.since ?? null));
-  gauge('shardgate_scrub_oldest_pass_completed_timestamp_seconds', 'The oldest of every bucket\'s last complete scrub pass (absent while a bucket has none).', seconds(d.scrub.oldestPassCompletedAt));
+  gauge(
+    'shardgate_scrub_oldest_unchecked_timestamp_seconds',
+    'Since when the unit that has gone longest without a check has waited (its last check, or its write).',
+    seconds(d.scrub.oldestUnchecked?.since ?? null),
+  );
+  gauge(
+    'shardgate_scrub_oldest_pass_completed_timestamp_seconds',
+    "The oldest of every bucket's last complete scrub pass (absent while a bucket has none).",
+    seconds(d.scrub.oldestPassCompletedAt),
+  );
 
   const rs = d.restripe;
   gauge('shardgate_restripe_buckets', 'Buckets whose stored versions the re-stripe has yet to rewrite under their policy now.', rs?.buckets ?? 0);
-  gauge('shardgate_restripe_left_units', 'Units of a geometry their bucket\'s policy no longer writes: what the re-stripe has left (three replicas counted until a pass found them small pieces).', rs?.leftUnits ?? 0);
+  gauge(
+    'shardgate_restripe_left_units',
+    "Units of a geometry their bucket's policy no longer writes: what the re-stripe has left (three replicas counted until a pass found them small pieces).",
+    rs?.leftUnits ?? 0,
+  );
   gauge('shardgate_restripe_left_bytes', 'Object bytes in those units.', rs?.leftBytes ?? 0);
   // The repair and scrub rates of their current run (active-rate.ts), and the time left at them.
   const r = doc.upkeep.rates;
-  gauge('shardgate_repair_units_per_second', 'Units repaired per second over the current run of repairs (from when it began, within the last 5 minutes).', r.repairUnitsPerMinute / 60);
-  gauge('shardgate_repair_seconds_remaining', 'Seconds the repair backlog takes at that rate (absent: work left and no progress in 5 minutes).', r.repairSecondsLeft);
-  gauge('shardgate_scrub_units_per_second', 'Units scrubbed per second over the current run of scrubbing (from when it began, within the last 5 minutes).', r.scrubUnitsPerMinute / 60);
-  gauge('shardgate_scrub_seconds_remaining', 'Seconds the current scrub passes take at that rate (absent: work left and no progress in 5 minutes).', r.scrubSecondsLeft);
-  gauge('shardgate_restripe_bytes_per_second', 'The re-striping buckets\' rates summed (bytes rewritten between each one\'s first and last swap).', rs?.bytesPerSecond ?? null);
-  gauge('shardgate_restripe_seconds_remaining', 'The longest time remaining among the re-striping buckets at their rates (absent: some has no rate yet).', rs?.secondsRemaining ?? null);
+  gauge(
+    'shardgate_repair_units_per_second',
+    'Units repaired per second over the current run of repairs (from when it began, within the last 5 minutes).',
+    r.repairUnitsPerMinute / 60,
+  );
+  gauge(
+    'shardgate_repair_seconds_remaining',
+    'Seconds the repair backlog takes at that rate (absent: work left and no progress in 5 minutes).',
+    r.repairSecondsLeft,
+  );
+  gauge(
+    'shardgate_scrub_units_per_second',
+    'Units scrubbed per second over the current run of scrubbing (from when it began, within the last 5 minutes).',
+    r.scrubUnitsPerMinute / 60,
+  );
+  gauge(
+    'shardgate_scrub_seconds_remaining',
+    'Seconds the current scrub passes take at that rate (absent: work left and no progress in 5 minutes).',
+    r.scrubSecondsLeft,
+  );
+  gauge(
+    'shardgate_restripe_bytes_per_second',
+    "The re-striping buckets' rates summed (bytes rewritten between each one's first and last swap).",
+    rs?.bytesPerSecond ?? null,
+  );
+  gauge(
+    'shardgate_restripe_seconds_remaining',
+    'The longest time remaining among the re-striping buckets at their rates (absent: some has no rate yet).',
+    rs?.secondsRemaining ?? null,
+  );
 
   if (doc.buckets) {
     const perBucket: [string, 'gauge' | 'counter', string, (b: NonNullable<StatusDoc['buckets']>[number]) => number | null][] = [
@@ -175,16 +288,46 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
       ['shardgate_bucket_degraded_objects', 'gauge', 'Objects of the bucket with shards missing.', (b) => b.degradedObjects],
       ['shardgate_bucket_degraded_units', 'gauge', 'Units of the bucket with shards missing.', (b) => b.degradedUnits],
       ['shardgate_bucket_multipart_uploads', 'gauge', 'Multipart uploads in progress in the bucket.', (b) => b.uploads],
-      ['shardgate_bucket_scrub_units', 'gauge', 'Units of the bucket\'s stored object versions.', (b) => b.scrub.units],
-      ['shardgate_bucket_scrub_checked_units', 'gauge', 'Units of the bucket checked whole in the scrubber\'s current pass (between passes: the last).', (b) => b.scrub.checked],
+      ['shardgate_bucket_scrub_units', 'gauge', "Units of the bucket's stored object versions.", (b) => b.scrub.units],
+      [
+        'shardgate_bucket_scrub_checked_units',
+        'gauge',
+        "Units of the bucket checked whole in the scrubber's current pass (between passes: the last).",
+        (b) => b.scrub.checked,
+      ],
       ['shardgate_bucket_scrub_coverage_ratio', 'gauge', 'Units checked of units stored in the bucket, current scrub pass.', (b) => b.scrubCoverage],
-      ['shardgate_bucket_scrub_oldest_unchecked_timestamp_seconds', 'gauge', 'Since when the bucket\'s longest-unchecked unit has waited.', (b) => seconds(b.scrub.oldestUnchecked?.since ?? null)],
-      ['shardgate_bucket_scrub_last_pass_completed_timestamp_seconds', 'gauge', 'When the scrubber last completed a pass of the bucket.', (b) => seconds(b.scrub.lastPassCompletedAt)],
+      [
+        'shardgate_bucket_scrub_oldest_unchecked_timestamp_seconds',
+        'gauge',
+        "Since when the bucket's longest-unchecked unit has waited.",
+        (b) => seconds(b.scrub.oldestUnchecked?.since ?? null),
+      ],
+      [
+        'shardgate_bucket_scrub_last_pass_completed_timestamp_seconds',
+        'gauge',
+        'When the scrubber last completed a pass of the bucket.',
+        (b) => seconds(b.scrub.lastPassCompletedAt),
+      ],
       ['shardgate_bucket_scrub_passes_total', 'counter', 'Complete scrub passes of the bucket.', (b) => b.scrub.passes],
-      ['shardgate_bucket_restripe_left_units', 'gauge', 'Units of the bucket the re-stripe has left to rewrite under its policy now (only buckets with a re-stripe).', (b) => b.restripeProgress?.left.units ?? null],
+      [
+        'shardgate_bucket_restripe_left_units',
+        'gauge',
+        'Units of the bucket the re-stripe has left to rewrite under its policy now (only buckets with a re-stripe).',
+        (b) => b.restripeProgress?.left.units ?? null,
+      ],
       ['shardgate_bucket_restripe_left_bytes', 'gauge', 'Object bytes in those units.', (b) => b.restripeProgress?.left.bytes ?? null],
-      ['shardgate_bucket_restripe_bytes_per_second', 'gauge', 'The bucket\'s re-stripe rate: bytes rewritten between its first and last swap.', (b) => b.restripeProgress?.bytesPerSecond ?? null],
-      ['shardgate_bucket_restripe_seconds_remaining', 'gauge', 'Time until the bucket\'s units left are rewritten at that rate.', (b) => b.restripeProgress?.secondsRemaining ?? null],
+      [
+        'shardgate_bucket_restripe_bytes_per_second',
+        'gauge',
+        "The bucket's re-stripe rate: bytes rewritten between its first and last swap.",
+        (b) => b.restripeProgress?.bytesPerSecond ?? null,
+      ],
+      [
+        'shardgate_bucket_restripe_seconds_remaining',
+        'gauge',
+        "Time until the bucket's units left are rewritten at that rate.",
+        (b) => b.restripeProgress?.secondsRemaining ?? null,
+      ],
     ];
     for (const [name, type, help, f] of perBucket) {
       x.family(name, type, help);
@@ -196,9 +339,11 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     // A family's samples must follow its header: one pass per family.
     const ladders = doc.buckets.map((b) => ({ bucket: b.bucket, rows: redundancyRows(b.redundancy?.byPolicy ?? {}) }));
     x.family('shardgate_bucket_policy_units', 'gauge', 'Units of the bucket by policy (k+m) and shards left (below_k: lost).');
-    for (const l of ladders) for (const r of l.rows) x.sample('shardgate_bucket_policy_units', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.units);
+    for (const l of ladders)
+      for (const r of l.rows) x.sample('shardgate_bucket_policy_units', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.units);
     x.family('shardgate_bucket_policy_unit_bytes', 'gauge', 'Object bytes in those units of the bucket, by policy and shards left.');
-    for (const l of ladders) for (const r of l.rows) x.sample('shardgate_bucket_policy_unit_bytes', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.bytes);
+    for (const l of ladders)
+      for (const r of l.rows) x.sample('shardgate_bucket_policy_unit_bytes', { bucket: l.bucket, policy: r.policy, shards_left: r.shardsLeft }, r.bytes);
   }
 
   // Upkeep and the front door.
@@ -206,7 +351,8 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   const counter = (name: string, help: string, value: number) => x.family(name, 'counter', help).sample(name, {}, value);
   counter('shardgate_repairs_queued_total', 'Repairs asked for (by reads, writes that missed shards, the scrubber).', ev.repairs_queued ?? 0);
   x.family('shardgate_repairs_total', 'counter', 'Repair attempts, by result (failed ones are retried).')
-    .sample('shardgate_repairs_total', { result: 'done' }, ev.repairs_done ?? 0).sample('shardgate_repairs_total', { result: 'failed' }, ev.repairs_failed ?? 0);
+    .sample('shardgate_repairs_total', { result: 'done' }, ev.repairs_done ?? 0)
+    .sample('shardgate_repairs_total', { result: 'failed' }, ev.repairs_failed ?? 0);
   counter('shardgate_repaired_shards_total', 'Shards rewritten or confirmed by repairs.', ev.repaired_shards ?? 0);
   counter('shardgate_scrub_runs_total', 'Scrubber runs.', ev.scrub_runs ?? 0);
   counter('shardgate_scrub_checked_units_total', 'Units checked whole (every shard) by the scrubber.', ev.scrub_units ?? 0);
@@ -219,14 +365,26 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   counter('shardgate_moved_bytes_total', 'Shard-file bytes the mover committed on another backend.', ev.moved_bytes ?? 0);
   counter('shardgate_move_waits_total', 'Moves put off for later (target down, too few shards to rebuild).', ev.move_waits ?? 0);
   counter('shardgate_restripe_runs_total', 'Re-stripe runs (upkeep/restripe.ts; most find nothing to rewrite).', ev.restripe_runs ?? 0);
-  counter('shardgate_restriped_versions_total', 'Object versions rewritten under their bucket\'s policy now and swapped in.', ev.restriped_versions ?? 0);
+  counter('shardgate_restriped_versions_total', "Object versions rewritten under their bucket's policy now and swapped in.", ev.restriped_versions ?? 0);
   counter('shardgate_restriped_bytes_total', 'Object bytes of the versions rewritten by the re-stripe.', ev.restriped_bytes ?? 0);
-  counter('shardgate_restripe_conflicts_total', 'Re-stripe swaps lost to a client\'s overwrite, delete or change of the version (the rewrite is deleted; tried again later).', ev.restripe_conflicts ?? 0);
-  counter('shardgate_restripe_failures_total', 'Re-stripe rewrites that failed (a backend refused, a check failed; tried again by a later pass).', ev.restripe_failures ?? 0);
+  counter(
+    'shardgate_restripe_conflicts_total',
+    "Re-stripe swaps lost to a client's overwrite, delete or change of the version (the rewrite is deleted; tried again later).",
+    ev.restripe_conflicts ?? 0,
+  );
+  counter(
+    'shardgate_restripe_failures_total',
+    'Re-stripe rewrites that failed (a backend refused, a check failed; tried again by a later pass).',
+    ev.restripe_failures ?? 0,
+  );
   counter('shardgate_journal_runs_total', 'Catalog journal runs (every minute).', ev.journal_runs ?? 0);
   counter('shardgate_journal_segments_total', 'Catalog journal segments stored on the backends.', ev.journal_segments ?? 0);
   counter('shardgate_journal_bytes_total', 'Bytes of catalog journal segments stored (before coding).', ev.journal_bytes ?? 0);
-  counter('shardgate_journal_failures_total', 'Catalog instances whose journal segment could not be stored in a run (tried again next run).', ev.journal_failures ?? 0);
+  counter(
+    'shardgate_journal_failures_total',
+    'Catalog instances whose journal segment could not be stored in a run (tried again next run).',
+    ev.journal_failures ?? 0,
+  );
   counter('shardgate_lifecycle_runs_total', 'Lifecycle job runs.', ev.lifecycle_runs ?? 0);
   counter('shardgate_lifecycle_examined_versions_total', 'Object versions and delete markers the lifecycle job looked at.', ev.lifecycle_examined ?? 0);
   x.family('shardgate_lifecycle_actions_total', 'counter', 'What lifecycle rules did, by action (failed: refused or failed, retried by a later pass).')
@@ -240,7 +398,11 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     const at = k.lastIndexOf(' ');
     x.sample('shardgate_s3_requests_total', { operation: k.slice(0, at), code: k.slice(at + 1) }, n);
   }
-  x.family('shardgate_s3_request_duration_seconds', 'histogram', 'Time until the gateway answered an S3 request with its response headers (a streamed body goes on after), by operation.');
+  x.family(
+    'shardgate_s3_request_duration_seconds',
+    'histogram',
+    'Time until the gateway answered an S3 request with its response headers (a streamed body goes on after), by operation.',
+  );
   for (const [op, l] of Object.entries(totals.s3Latency ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     let cumulative = 0;
     LATENCY_BUCKETS_MS.forEach((edge, i) => {

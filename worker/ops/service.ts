@@ -59,7 +59,10 @@ export class OpsService {
     const last = snapshot.samples.at(-1);
     if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
     const codingBudget = this.deps.codingBudget?.();
-    return { doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from, codingBudget, build: (this.deps.build ?? thisBuild)() }), totals: snapshot.totals };
+    return {
+      doc: buildStatus({ config: this.deps.config, snapshot, data, signed: o.signed, from, codingBudget, build: (this.deps.build ?? thisBuild)() }),
+      totals: snapshot.totals,
+    };
   }
 
   /** The cron's part: probe every backend, record a data-health sample, flush. */

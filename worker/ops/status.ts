@@ -12,7 +12,19 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
-import { catalogLossCheck, fleetCheck, healthChecks, journalCheck, journalRedundancyCheck, worstOf, type CheckedPolicy, type FleetEntry, type HealthCheck, type JournalEntry, type LossCounts } from './checks.ts';
+import {
+  catalogLossCheck,
+  fleetCheck,
+  healthChecks,
+  journalCheck,
+  journalRedundancyCheck,
+  worstOf,
+  type CheckedPolicy,
+  type FleetEntry,
+  type HealthCheck,
+  type JournalEntry,
+  type LossCounts,
+} from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import { activeRate } from './active-rate.ts';
 import type { DataSample, MinuteRow, OpsCounters, OpsSnapshot } from './types.ts';
@@ -29,10 +41,15 @@ const roundMs = (x: number | null) => (x === null ? null : Math.round(x * 10) / 
 export function upkeepRates(minutes: readonly MinuteRow[], now: number, repairLeft: number, scrubLeft: number): StatusDoc['upkeep']['rates'] {
   const secondsLeft = (left: number, perSecond: number) => (left === 0 ? 0 : perSecond > 0 ? Math.ceil(left / perSecond) : null);
   const perMinute = (perSecond: number) => Math.round(perSecond * 600) / 10;
-  const repair = activeRate(minutes, 'repairs_done', now, HEALTH_WINDOW_MS), scrub = activeRate(minutes, 'scrub_units', now, HEALTH_WINDOW_MS);
+  const repair = activeRate(minutes, 'repairs_done', now, HEALTH_WINDOW_MS),
+    scrub = activeRate(minutes, 'scrub_units', now, HEALTH_WINDOW_MS);
   return {
-    repairUnitsPerMinute: perMinute(repair.perSecond), repairSecondsLeft: secondsLeft(repairLeft, repair.perSecond), repairActiveSince: repair.since,
-    scrubUnitsPerMinute: perMinute(scrub.perSecond), scrubSecondsLeft: secondsLeft(scrubLeft, scrub.perSecond), scrubActiveSince: scrub.since,
+    repairUnitsPerMinute: perMinute(repair.perSecond),
+    repairSecondsLeft: secondsLeft(repairLeft, repair.perSecond),
+    repairActiveSince: repair.since,
+    scrubUnitsPerMinute: perMinute(scrub.perSecond),
+    scrubSecondsLeft: secondsLeft(scrubLeft, scrub.perSecond),
+    scrubActiveSince: scrub.since,
   };
 }
 
@@ -107,7 +124,14 @@ export interface StatusDoc {
      * retired: ops/unreachable.ts), and their object bytes; `byPolicy`: every unit and its bytes per policy
      * ("4+2") by shards left, whole ones too, summed over the buckets (catalog/redundancy.ts).
      */
-    redundancy: { atRisk: number; lost: number; atRiskBytes: number; lostBytes: number; byMissing: Record<string, number>; byPolicy: Record<string, PolicyRedundancy> };
+    redundancy: {
+      atRisk: number;
+      lost: number;
+      atRiskBytes: number;
+      lostBytes: number;
+      byMissing: Record<string, number>;
+      byPolicy: Record<string, PolicyRedundancy>;
+    };
     oldestDegradedAt: number | null;
     uploads: number;
     reservations: { held: number; expired: number };
@@ -118,23 +142,41 @@ export interface StatusDoc {
      * longest without a check, and since when (its last check, or its write).
      */
     scrub: {
-      mode: string; checked: number; units: number; coverage: number | null;
+      mode: string;
+      checked: number;
+      units: number;
+      coverage: number | null;
       /** Which unit (bucket, key, unit id) only in a signed (or open) status: it names them. */
       oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
-      oldestPassCompletedAt: number | null; passes: number;
+      oldestPassCompletedAt: number | null;
+      passes: number;
     };
     /**
      * The lifecycle job over the buckets it has run in (upkeep/lifecycle.ts): `buckets` with a
      * pass in progress or done, the oldest of their last complete passes (null while any has none),
      * and what the last complete passes did.
      */
-    lifecycle: { buckets: number; inProgress: number; oldestPassCompletedAt: number | null; lastRunAt: number | null; lastPasses: { examined: number; expired: number; noncurrentDeleted: number; markersRemoved: number; uploadsAborted: number; failed: number } };
+    lifecycle: {
+      buckets: number;
+      inProgress: number;
+      oldestPassCompletedAt: number | null;
+      lastRunAt: number | null;
+      lastPasses: { examined: number; expired: number; noncurrentDeleted: number; markersRemoved: number; uploadsAborted: number; failed: number };
+    };
     /**
      * The re-stripe over the buckets whose stored versions are not all as their policy says
      * (`buckets`: those not done): units and bytes left, versions and bytes rewritten, the sum of
      * their rates, and the longest time remaining among them (null: some has no rate yet).
      */
-    restripe: { buckets: number; leftUnits: number; leftBytes: number; rewrittenVersions: number; rewrittenBytes: number; bytesPerSecond: number | null; secondsRemaining: number | null };
+    restripe: {
+      buckets: number;
+      leftUnits: number;
+      leftBytes: number;
+      rewrittenVersions: number;
+      rewrittenBytes: number;
+      bytesPerSecond: number | null;
+      secondsRemaining: number | null;
+    };
     /**
      * The catalog journal's segment files summed over every instance (sql-journal.ts
      * journalRedundancy): units, those with exactly k shards recorded present (`atRisk`) and
@@ -144,18 +186,41 @@ export interface StatusDoc {
     journal: { files: number; units: number; atRisk: number; lost: number; byCode: Record<string, number>; shardsOnLeavingBackends: number };
   };
   upkeep: {
-    repairsQueued: number; repairsDone: number; repairsFailed: number; repairedShards: number; scrubRuns: number; scrubShards: number; scrubDamaged: number; collectorRuns: number; collectedUnits: number;
-    lifecycleRuns: number; lifecycleExpired: number; lifecycleNoncurrentDeleted: number; lifecycleMarkersRemoved: number; lifecycleUploadsAborted: number; lifecycleFailed: number;
+    repairsQueued: number;
+    repairsDone: number;
+    repairsFailed: number;
+    repairedShards: number;
+    scrubRuns: number;
+    scrubShards: number;
+    scrubDamaged: number;
+    collectorRuns: number;
+    collectedUnits: number;
+    lifecycleRuns: number;
+    lifecycleExpired: number;
+    lifecycleNoncurrentDeleted: number;
+    lifecycleMarkersRemoved: number;
+    lifecycleUploadsAborted: number;
+    lifecycleFailed: number;
     /**
      * Rates over the current run of activity within the health window (the last 5 minutes; from
      * when the run began, `…ActiveSince`, to now: active-rate.ts) and the time left at that rate:
      * the repair backlog (degraded units) and the units the current scrub passes have yet to check.
      * Null time: work left and nothing done in the window (stalled, or not started yet).
      */
-    rates: { repairUnitsPerMinute: number; repairSecondsLeft: number | null; repairActiveSince: number | null; scrubUnitsPerMinute: number; scrubSecondsLeft: number | null; scrubActiveSince: number | null };
+    rates: {
+      repairUnitsPerMinute: number;
+      repairSecondsLeft: number | null;
+      repairActiveSince: number | null;
+      scrubUnitsPerMinute: number;
+      scrubSecondsLeft: number | null;
+      scrubActiveSince: number | null;
+    };
   };
   s3: {
-    requests: number; errors: number; bytesIn: number; bytesOut: number;
+    requests: number;
+    errors: number;
+    bytesIn: number;
+    bytesOut: number;
     /** Per operation over the health window (the last 5 minutes): requests and ms to the response headers. */
     recent: Record<string, { requests: number; p50Ms: number | null; p99Ms: number | null }>;
   };
@@ -217,8 +282,15 @@ function journalShardsByBackend(statuses: (JournalStatus | null)[]): Map<string,
 
 /** The catalog-loss record counted (the status names no bucket). */
 export function lossCounts(loss: CatalogLoss): LossCounts {
-  const buckets = Object.entries(loss.lost).filter(([i]) => i !== BUCKET_LIST_INSTANCE).map(([, l]) => l);
-  return { unknown: buckets.filter((l) => l.reason === 'unknown').length, behind: buckets.filter((l) => l.reason === 'behind').length, bucketList: BUCKET_LIST_INSTANCE in loss.lost, suspect: Object.keys(loss.suspect).length };
+  const buckets = Object.entries(loss.lost)
+    .filter(([i]) => i !== BUCKET_LIST_INSTANCE)
+    .map(([, l]) => l);
+  return {
+    unknown: buckets.filter((l) => l.reason === 'unknown').length,
+    behind: buckets.filter((l) => l.reason === 'behind').length,
+    bucketList: BUCKET_LIST_INSTANCE in loss.lost,
+    suspect: Object.keys(loss.suspect).length,
+  };
 }
 
 /** The lifecycle figures of the status, summed over the buckets the job has run in. */
@@ -240,7 +312,11 @@ const storedOf = (b: BucketHealth) => Object.values(b.backends).reduce((n, x) =>
 const coverageOf = (b: BucketHealth) => (b.scrub.units ? b.scrub.checked / b.scrub.units : null);
 
 function minutePoint(at: number, c: OpsCounters): MinutePoint {
-  let s3Requests = 0, s3Errors = 0, written = 0, read = 0, backendErrors = 0;
+  let s3Requests = 0,
+    s3Errors = 0,
+    written = 0,
+    read = 0,
+    backendErrors = 0;
   for (const [k, n] of Object.entries(c.s3)) {
     s3Requests += n;
     if (Number(k.split(' ').pop()) >= 500) s3Errors += n;
@@ -251,8 +327,16 @@ function minutePoint(at: number, c: OpsCounters): MinutePoint {
     for (const o of Object.values(b.ops)) backendErrors += o?.errors ?? 0;
   }
   return {
-    at, s3Requests, s3Errors, s3BytesIn: c.s3BytesIn, s3BytesOut: c.s3BytesOut, backendBytesWritten: written, backendBytesRead: read, backendErrors,
-    repairsDone: c.events.repairs_done ?? 0, repairsFailed: c.events.repairs_failed ?? 0,
+    at,
+    s3Requests,
+    s3Errors,
+    s3BytesIn: c.s3BytesIn,
+    s3BytesOut: c.s3BytesOut,
+    backendBytesWritten: written,
+    backendBytesRead: read,
+    backendErrors,
+    repairsDone: c.events.repairs_done ?? 0,
+    repairsFailed: c.events.repairs_failed ?? 0,
   };
 }
 
@@ -267,7 +351,15 @@ export interface BuildInfo {
   isolateStartedAt: number;
 }
 
-export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; data: DataHealth; signed: boolean; from: number; build: BuildInfo; codingBudget?: BudgetGauge }): StatusDoc {
+export function buildStatus(o: {
+  config: StatusConfig;
+  snapshot: OpsSnapshot;
+  data: DataHealth;
+  signed: boolean;
+  from: number;
+  build: BuildInfo;
+  codingBudget?: BudgetGauge;
+}): StatusDoc {
   const { config, snapshot, data, signed } = o;
   const codingBudget = o.codingBudget ?? IDLE_BUDGET;
   const stored = new Map<string, { shards: number; bytes: number }>();
@@ -289,28 +381,47 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
   const scrubbed = data.buckets.filter((b) => b.objects > 0);
   // Like the other redundancy reads here, a health without the per-policy counts counts as none.
   const byPolicy = sumRedundancy(data.buckets.map((b) => b.redundancy?.byPolicy ?? {}));
-  const checks = healthChecks({ backends, policies: config.policies, degradedObjects: sample.degradedObjects, repairStuck: sum((b) => b.repairStuck ?? 0), unitsAtRisk: sample.unitsAtRisk, unitsLost: sample.unitsLost });
+  const checks = healthChecks({
+    backends,
+    policies: config.policies,
+    degradedObjects: sample.degradedObjects,
+    repairStuck: sum((b) => b.repairStuck ?? 0),
+    unitsAtRisk: sample.unitsAtRisk,
+    unitsLost: sample.unitsLost,
+  });
   const journals: JournalEntry[] = [
     ...(data.bucketListJournal ? [{ name: '(bucket list)', status: data.bucketListJournal }] : []),
     ...data.buckets.flatMap((b) => (b.journal ? [{ name: b.bucket, status: b.journal }] : [])),
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
   checks.push(journalCheck(journals, snapshot.now, config.deployment.mode, signed)); // unsigned: no bucket names
   if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
-  const journalUnits = journalSummary([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)], new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)));
+  const journalUnits = journalSummary(
+    [data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)],
+    new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)),
+  );
   checks.push(journalRedundancyCheck(journalUnits));
   // A leaving backend is empty only once the journal's shard files are off it too (their bytes are not counted).
   const journalShards = journalShardsByBackend([data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)]);
-  checks.push(fleetCheck(config.backends.map((b) => {
-    const s = stored.get(b.id) ?? { shards: 0, bytes: 0 };
-    return { id: b.id, state: b.state ?? 'active', shards: s.shards + (journalShards.get(b.id) ?? 0), bytes: s.bytes };
-  })));
+  checks.push(
+    fleetCheck(
+      config.backends.map((b) => {
+        const s = stored.get(b.id) ?? { shards: 0, bytes: 0 };
+        return { id: b.id, state: b.state ?? 'active', shards: s.shards + (journalShards.get(b.id) ?? 0), bytes: s.bytes };
+      }),
+    ),
+  );
   const health = worstOf(checks);
-  const restriping = new Map(config.policyOf ? data.buckets.flatMap((b) => {
-    const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
-    return p ? [[b.bucket, p] as const] : [];
-  }) : []);
+  const restriping = new Map(
+    config.policyOf
+      ? data.buckets.flatMap((b) => {
+          const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
+          return p ? [[b.bucket, p] as const] : [];
+        })
+      : [],
+  );
   const ev = snapshot.totals.events;
-  let s3Requests = 0, s3Errors = 0;
+  let s3Requests = 0,
+    s3Errors = 0;
   for (const [k, n] of Object.entries(snapshot.totals.s3)) {
     s3Requests += n;
     if (Number(k.split(' ').pop()) >= 500) s3Errors += n;
@@ -341,7 +452,8 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       repairStuck: sum((b) => b.repairStuck ?? 0),
       missingShards: sample.missingShards,
       redundancy: {
-        atRisk: sample.unitsAtRisk, lost: sample.unitsLost,
+        atRisk: sample.unitsAtRisk,
+        lost: sample.unitsLost,
         ...bytesAtRiskAndLost(byPolicy),
         byPolicy,
         byMissing: data.buckets.reduce<Record<string, number>>((out, b) => {
@@ -349,7 +461,10 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
           return out;
         }, {}),
       },
-      oldestDegradedAt: data.buckets.reduce<number | null>((t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t), null),
+      oldestDegradedAt: data.buckets.reduce<number | null>(
+        (t, b) => (b.oldestDegradedAt !== null && (t === null || b.oldestDegradedAt < t) ? b.oldestDegradedAt : t),
+        null,
+      ),
       uploads: sum((b) => b.uploads),
       reservations: { held: sum((b) => b.reservations.held), expired: sample.reservationsExpired },
       garbage: { queued: sample.garbageQueued, due: sample.garbageDue },
@@ -358,11 +473,16 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
         checked: sum((b) => b.scrub.checked),
         units: sum((b) => b.scrub.units),
         coverage: sum((b) => b.scrub.units) ? sum((b) => b.scrub.checked) / sum((b) => b.scrub.units) : null,
-        oldestUnchecked: ((o) => (o && !signed ? { since: o.since } : o))(data.buckets.reduce<StatusDoc['data']['scrub']['oldestUnchecked']>((o, b) => {
-          const u = b.scrub.oldestUnchecked;
-          return u && (o === null || u.since < o.since) ? { bucket: b.bucket, ...u } : o;
-        }, null)),
-        oldestPassCompletedAt: scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null) ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!)) : null,
+        oldestUnchecked: ((o) => (o && !signed ? { since: o.since } : o))(
+          data.buckets.reduce<StatusDoc['data']['scrub']['oldestUnchecked']>((o, b) => {
+            const u = b.scrub.oldestUnchecked;
+            return u && (o === null || u.since < o.since) ? { bucket: b.bucket, ...u } : o;
+          }, null),
+        ),
+        oldestPassCompletedAt:
+          scrubbed.length && scrubbed.every((b) => b.scrub.lastPassCompletedAt !== null)
+            ? Math.min(...scrubbed.map((b) => b.scrub.lastPassCompletedAt!))
+            : null,
         passes: sum((b) => b.scrub.passes),
       },
       lifecycle: lifecycleSummary(data.buckets),
@@ -370,16 +490,38 @@ export function buildStatus(o: { config: StatusConfig; snapshot: OpsSnapshot; da
       journal: journalUnits,
     },
     upkeep: {
-      rates: upkeepRates(snapshot.minutes, snapshot.now, sample.degradedUnits, sum((b) => Math.max(0, b.scrub.units - b.scrub.checked))),
-      repairsQueued: ev.repairs_queued ?? 0, repairsDone: ev.repairs_done ?? 0, repairsFailed: ev.repairs_failed ?? 0, repairedShards: ev.repaired_shards ?? 0,
-      scrubRuns: ev.scrub_runs ?? 0, scrubShards: ev.scrub_shards ?? 0, scrubDamaged: ev.scrub_damaged ?? 0,
-      collectorRuns: ev.collector_runs ?? 0, collectedUnits: ev.collected_units ?? 0,
-      lifecycleRuns: ev.lifecycle_runs ?? 0, lifecycleExpired: ev.lifecycle_expired ?? 0, lifecycleNoncurrentDeleted: ev.lifecycle_noncurrent_deleted ?? 0,
-      lifecycleMarkersRemoved: ev.lifecycle_markers_removed ?? 0, lifecycleUploadsAborted: ev.lifecycle_uploads_aborted ?? 0, lifecycleFailed: ev.lifecycle_failed ?? 0,
+      rates: upkeepRates(
+        snapshot.minutes,
+        snapshot.now,
+        sample.degradedUnits,
+        sum((b) => Math.max(0, b.scrub.units - b.scrub.checked)),
+      ),
+      repairsQueued: ev.repairs_queued ?? 0,
+      repairsDone: ev.repairs_done ?? 0,
+      repairsFailed: ev.repairs_failed ?? 0,
+      repairedShards: ev.repaired_shards ?? 0,
+      scrubRuns: ev.scrub_runs ?? 0,
+      scrubShards: ev.scrub_shards ?? 0,
+      scrubDamaged: ev.scrub_damaged ?? 0,
+      collectorRuns: ev.collector_runs ?? 0,
+      collectedUnits: ev.collected_units ?? 0,
+      lifecycleRuns: ev.lifecycle_runs ?? 0,
+      lifecycleExpired: ev.lifecycle_expired ?? 0,
+      lifecycleNoncurrentDeleted: ev.lifecycle_noncurrent_deleted ?? 0,
+      lifecycleMarkersRemoved: ev.lifecycle_markers_removed ?? 0,
+      lifecycleUploadsAborted: ev.lifecycle_uploads_aborted ?? 0,
+      lifecycleFailed: ev.lifecycle_failed ?? 0,
     },
     s3: {
-      requests: s3Requests, errors: s3Errors, bytesIn: snapshot.totals.s3BytesIn, bytesOut: snapshot.totals.s3BytesOut,
-      recent: Object.fromEntries(Object.entries(recent.s3Latency ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([op, l]) => [op, { requests: l.count, p50Ms: roundMs(quantile(l.hist, 0.5)), p99Ms: roundMs(quantile(l.hist, 0.99)) }])),
+      requests: s3Requests,
+      errors: s3Errors,
+      bytesIn: snapshot.totals.s3BytesIn,
+      bytesOut: snapshot.totals.s3BytesOut,
+      recent: Object.fromEntries(
+        Object.entries(recent.s3Latency ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([op, l]) => [op, { requests: l.count, p50Ms: roundMs(quantile(l.hist, 0.5)), p99Ms: roundMs(quantile(l.hist, 0.99)) }]),
+      ),
     },
     isolate: {
       startedAt: o.build.isolateStartedAt,

@@ -40,7 +40,8 @@ export function withUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet
 export function journalWithUnreachableMissing(j: JournalStatus, unreachable: ReadonlySet<string>): JournalStatus {
   const r = j.redundancy;
   if (!r?.placements || unreachable.size === 0) return j;
-  let atRisk = 0, lost = 0;
+  let atRisk = 0,
+    lost = 0;
   for (const p of r.placements) {
     const missing = missingNow(p, unreachable);
     if (missing > p.m) lost += p.units;
@@ -53,7 +54,8 @@ function dataWithUnreachableMissing(h: BucketHealth, unreachable: ReadonlySet<st
   if (!h.placements || !h.redundancy) return h;
   const byPolicy: Record<string, PolicyRedundancy> = {};
   const byMissing: Record<string, number> = {};
-  let atRisk = 0, lost = 0;
+  let atRisk = 0,
+    lost = 0;
   for (const p of h.placements) {
     const missing = missingNow(p, unreachable);
     const ladder = (byPolicy[`${p.k}+${p.m}`] ??= emptyPolicy(p.k, p.m));

@@ -23,7 +23,14 @@ export function refuseAccountPublicAccessBlock(method: string, addr: S3Address, 
   const pathStyle = `${addr.bucket}/${addr.key}` === PATH;
   const hosted = addr.bucket === account && addr.key === PATH;
   if (!pathStyle && !hosted) return;
-  if (method === 'GET') throw new S3Error('NoSuchPublicAccessBlockConfiguration', 'The public access block configuration was not found (the gateway has no account-level settings)');
+  if (method === 'GET')
+    throw new S3Error(
+      'NoSuchPublicAccessBlockConfiguration',
+      'The public access block configuration was not found (the gateway has no account-level settings)',
+    );
   const op = method === 'PUT' ? 'PutPublicAccessBlock' : method === 'DELETE' ? 'DeletePublicAccessBlock' : `${method} on the account's public access block`;
-  throw new S3Error('NotImplemented', `${op} (account level, S3 Control) is not implemented: the gateway has no account-level settings; use the bucket's public access block.`);
+  throw new S3Error(
+    'NotImplemented',
+    `${op} (account level, S3 Control) is not implemented: the gateway has no account-level settings; use the bucket's public access block.`,
+  );
 }

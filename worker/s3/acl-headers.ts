@@ -21,7 +21,10 @@ export const notSupported = () => new S3Error('AccessControlListNotSupported');
 /** `id="..."` grantees of a grant header, all the owner's (FULL_CONTROL only). */
 function ownerOnlyGrant(name: string, value: string): boolean {
   if (name !== 'x-amz-grant-full-control') return false;
-  const grantees = value.split(',').map((g) => g.trim()).filter(Boolean);
+  const grantees = value
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
   return grantees.length > 0 && grantees.every((g) => /^id\s*=\s*"?([^"]*)"?$/i.exec(g)?.[1] === OWNER.ID);
 }
 

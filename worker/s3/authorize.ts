@@ -117,10 +117,13 @@ export function authorize(op: S3Operation, addr: S3Address, headers: Headers, ac
   const bucket = addr.bucket!;
   const { action, on } = need;
   const allowed =
-    on === 'object' ? access.allowsObject(action, bucket, addr.key!)
-    : on === 'bucket' ? access.allowsBucket(action, bucket)
-    : on === 'some' ? access.allowsSomeOf(action, bucket)
-    : access.allowsListing(bucket, addr.query.get('prefix') ?? '');
+    on === 'object'
+      ? access.allowsObject(action, bucket, addr.key!)
+      : on === 'bucket'
+        ? access.allowsBucket(action, bucket)
+        : on === 'some'
+          ? access.allowsSomeOf(action, bucket)
+          : access.allowsListing(bucket, addr.query.get('prefix') ?? '');
   if (!allowed) throw accessDenied();
   for (const lockAction of lockHeaderActions(op, headers)) if (!access.allowsObject(lockAction, bucket, addr.key!)) throw accessDenied();
   // A conditional delete's answer tells the object's ETag, time or size (delete-conditions.ts).

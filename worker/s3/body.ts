@@ -14,7 +14,12 @@ import { limitBody } from './request.ts';
 import { malformedXml } from './xml-parse.ts';
 
 export async function readXmlBody(s3: S3Context, options: { requireDigest: boolean }): Promise<string> {
-  return readSmallBody(s3, { digest: options.requireDigest ? 'required' : 'never', max: s3.settings.maxXmlSize, tooLarge: () => malformedXml('document too large'), notUtf8: () => malformedXml('not UTF-8') });
+  return readSmallBody(s3, {
+    digest: options.requireDigest ? 'required' : 'never',
+    max: s3.settings.maxXmlSize,
+    tooLarge: () => malformedXml('document too large'),
+    notUtf8: () => malformedXml('not UTF-8'),
+  });
 }
 
 /**

@@ -29,7 +29,10 @@ export const UNCONFIGURED_READS = {
   GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
   GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],
-  GetBucketOwnershipControls: ['ownershipControls', { document: () => xmlDocument('OwnershipControls', group('Rule', el('ObjectOwnership', 'BucketOwnerEnforced'))) }],
+  GetBucketOwnershipControls: [
+    'ownershipControls',
+    { document: () => xmlDocument('OwnershipControls', group('Rule', el('ObjectOwnership', 'BucketOwnerEnforced'))) },
+  ],
 } as const satisfies Record<string, readonly [string, Answer]>;
 
 export type UnconfiguredRead = keyof typeof UNCONFIGURED_READS;

@@ -34,7 +34,8 @@ export function parseCorsConfiguration(xml: string): CorsRule[] {
     const allowedOrigins = texts(r, 'AllowedOrigin');
     if (allowedMethods.length === 0 || allowedOrigins.length === 0) throw malformedXml('a CORSRule needs AllowedMethod and AllowedOrigin');
     for (const m of allowedMethods) {
-      if (!(CORS_METHODS as readonly string[]).includes(m)) throw new S3Error('InvalidRequest', `Found unsupported HTTP method in CORS config. Unsupported method is ${m}`);
+      if (!(CORS_METHODS as readonly string[]).includes(m))
+        throw new S3Error('InvalidRequest', `Found unsupported HTTP method in CORS config. Unsupported method is ${m}`);
     }
     const allowedHeaders = texts(r, 'AllowedHeader');
     oneWildcard(allowedOrigins, 'AllowedOrigin');

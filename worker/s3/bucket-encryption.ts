@@ -16,7 +16,12 @@ import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './
 
 export async function GetBucketEncryption(s3: S3Context): Promise<Response> {
   if (!(await s3.store.bucketEncrypted(s3.bucket!))) throw new S3Error('ServerSideEncryptionConfigurationNotFoundError', undefined, { BucketName: s3.bucket! });
-  return xmlResponse(xmlDocument('ServerSideEncryptionConfiguration', group('Rule', group('ApplyServerSideEncryptionByDefault', el('SSEAlgorithm', 'AES256')) + el('BucketKeyEnabled', 'false'))));
+  return xmlResponse(
+    xmlDocument(
+      'ServerSideEncryptionConfiguration',
+      group('Rule', group('ApplyServerSideEncryptionByDefault', el('SSEAlgorithm', 'AES256')) + el('BucketKeyEnabled', 'false')),
+    ),
+  );
 }
 
 export async function PutBucketEncryption(s3: S3Context): Promise<Response> {
@@ -25,10 +30,14 @@ export async function PutBucketEncryption(s3: S3Context): Promise<Response> {
   const apply = childrenNamed(rules[0]!, 'ApplyServerSideEncryptionByDefault')[0];
   const algorithm = apply ? childText(apply, 'SSEAlgorithm') : undefined;
   if (algorithm === undefined) throw malformedXml('ApplyServerSideEncryptionByDefault with an SSEAlgorithm');
-  if (algorithm === 'aws:kms' || algorithm === 'aws:kms:dsse') throw new S3Error('NotImplemented', `Default encryption with ${algorithm} is not implemented: this gateway has no KMS (AES256 is its default).`);
+  if (algorithm === 'aws:kms' || algorithm === 'aws:kms:dsse')
+    throw new S3Error('NotImplemented', `Default encryption with ${algorithm} is not implemented: this gateway has no KMS (AES256 is its default).`);
   if (algorithm !== 'AES256') throw malformedXml('SSEAlgorithm AES256, aws:kms or aws:kms:dsse');
   if (!(await s3.store.bucketEncrypted(s3.bucket!))) {
-    throw new S3Error('NotImplemented', 'This bucket\'s storage policy stores objects in the clear; encryption is set per policy in the gateway\'s config ("encrypt": true, with an encryption key).');
+    throw new S3Error(
+      'NotImplemented',
+      'This bucket\'s storage policy stores objects in the clear; encryption is set per policy in the gateway\'s config ("encrypt": true, with an encryption key).',
+    );
   }
   return new Response(null, { status: 200 });
 }

@@ -50,7 +50,8 @@ function keyFormat(formats: XmlElement[]): PartitionDateSource | null {
   if (formats.length === 0) return null;
   if (formats.length > 1) throw malformedXml('TargetObjectKeyFormat repeated');
   const kinds = formats[0]!.children;
-  if (kinds.length !== 1 || !['SimplePrefix', 'PartitionedPrefix'].includes(kinds[0]!.name)) throw malformedXml('TargetObjectKeyFormat holds one of SimplePrefix or PartitionedPrefix');
+  if (kinds.length !== 1 || !['SimplePrefix', 'PartitionedPrefix'].includes(kinds[0]!.name))
+    throw malformedXml('TargetObjectKeyFormat holds one of SimplePrefix or PartitionedPrefix');
   const kind = kinds[0]!;
   if (kind.name === 'SimplePrefix') {
     if (kind.children.length) throw malformedXml('SimplePrefix is empty');
@@ -65,7 +66,10 @@ function keyFormat(formats: XmlElement[]): PartitionDateSource | null {
 export function bucketLoggingStatusXml(config: BucketLogging | null): string {
   if (!config) return xmlDocument('BucketLoggingStatus');
   const format = config.partitioned ? group('PartitionedPrefix', el('PartitionDateSource', config.partitioned)) : '<SimplePrefix></SimplePrefix>';
-  return xmlDocument('BucketLoggingStatus', group('LoggingEnabled', el('TargetBucket', config.targetBucket), el('TargetPrefix', config.targetPrefix), group('TargetObjectKeyFormat', format)));
+  return xmlDocument(
+    'BucketLoggingStatus',
+    group('LoggingEnabled', el('TargetBucket', config.targetBucket), el('TargetPrefix', config.targetPrefix), group('TargetObjectKeyFormat', format)),
+  );
 }
 
 const invalidTarget = (config: BucketLogging, message: string) => new S3Error('InvalidTargetBucketForLogging', message, { TargetBucket: config.targetBucket });
@@ -75,7 +79,13 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
   await s3.store.headBucket(s3.bucket!); // NoSuchBucket for the source first
   const access = s3.auth.access ?? ANONYMOUS_ACCESS;
   if (!access.allowsObject('write', config.targetBucket, config.targetPrefix)) throw accessDenied();
-  const facts = { op: s3.op, addr: { bucket: s3.bucket, key: s3.key, query: s3.query, resource: `/${s3.bucket}` }, headers: s3.headers, url: s3.request.url, auth: s3.auth };
+  const facts = {
+    op: s3.op,
+    addr: { bucket: s3.bucket, key: s3.key, query: s3.query, resource: `/${s3.bucket}` },
+    headers: s3.headers,
+    url: s3.request.url,
+    auth: s3.auth,
+  };
   if (await otherBucketDenies(s3.store, facts, config.targetBucket, ['s3:PutObject'], config.targetPrefix)) throw accessDenied();
   let lock;
   try {

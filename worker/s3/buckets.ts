@@ -24,7 +24,9 @@ export async function ListBuckets(s3: S3Context): Promise<Response> {
   const region = s3.query.get('bucket-region');
   const max = intParam(s3.query, 'max-buckets', 10_000, 10_000);
   const access = s3.auth.access ?? ANONYMOUS_ACCESS;
-  const all = (await s3.store.listBuckets()).filter((b) => access.seesBucket(b.name) && b.name.startsWith(prefix) && b.name > after && (!region || b.region === region));
+  const all = (await s3.store.listBuckets()).filter(
+    (b) => access.seesBucket(b.name) && b.name.startsWith(prefix) && b.name > after && (!region || b.region === region),
+  );
   const page = all.slice(0, max);
   const truncated = all.length > page.length;
   const buckets = page.map((b) => group('Bucket', el('Name', b.name), el('CreationDate', b.creationDate), el('BucketRegion', b.region)));
@@ -47,7 +49,10 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     const constraint = childText(expectRoot(parseXml(xml), 'CreateBucketConfiguration'), 'LocationConstraint')?.trim() ?? '';
     const region = s3.settings.region;
     if (constraint !== region && !(constraint === '' && region === 'us-east-1')) {
-      throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, { ArgumentName: 'LocationConstraint', ArgumentValue: constraint });
+      throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, {
+        ArgumentName: 'LocationConstraint',
+        ArgumentValue: constraint,
+      });
     }
   }
   try {
@@ -72,5 +77,7 @@ export async function DeleteBucket(s3: S3Context): Promise<Response> {
 export async function GetBucketLocation(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
   const region = info.region === 'us-east-1' ? '' : info.region;
-  return xmlResponse(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${region}</LocationConstraint>`);
+  return xmlResponse(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${region}</LocationConstraint>`,
+  );
 }

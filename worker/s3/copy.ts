@@ -25,7 +25,10 @@ export function readCopySource(headers: Headers): CopySource {
   const versionId = q >= 0 ? readVersionId(new URLSearchParams(raw.slice(q + 1))) : undefined;
   const slash = path.indexOf('/');
   if (slash <= 0 || slash === path.length - 1) {
-    throw new S3Error('InvalidArgument', 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey', { ArgumentName: 'x-amz-copy-source', ArgumentValue: raw });
+    throw new S3Error('InvalidArgument', 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey', {
+      ArgumentName: 'x-amz-copy-source',
+      ArgumentValue: raw,
+    });
   }
   return {
     bucket: percentDecode(path.slice(0, slash)),
@@ -49,8 +52,19 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
   // A named version copied onto its own key restores it (S3 allows it: the copy is a new version);
   // one copied onto itself with a storage class is rewritten under that class's policy (issue 44).
   const storageClass = headers.get('x-amz-storage-class');
-  if (source.bucket === s3.bucket && source.key === s3.key && source.versionId === undefined && directive === 'COPY' && !checksumAlgorithm && !sse && storageClass === null) {
-    throw new S3Error('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
+  if (
+    source.bucket === s3.bucket &&
+    source.key === s3.key &&
+    source.versionId === undefined &&
+    directive === 'COPY' &&
+    !checksumAlgorithm &&
+    !sse &&
+    storageClass === null
+  ) {
+    throw new S3Error(
+      'InvalidRequest',
+      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+    );
   }
   const result = await s3.store.copyObject(source, s3.bucket!, s3.key!, {
     metadataDirective: directive,
@@ -70,6 +84,11 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
       el('LastModified', result.lastModified),
       checksum ? el('ChecksumType', checksum.type) + el(checksumElement(checksum.algorithm), checksum.value) : '',
     ),
-    { ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expirationHeaders(result.expiration), ...(result.sourceVersionId === undefined ? {} : { 'x-amz-copy-source-version-id': result.sourceVersionId }) },
+    {
+      ...sseResponseHeaders(result.sse),
+      ...versionHeader(result.versionId),
+      ...expirationHeaders(result.expiration),
+      ...(result.sourceVersionId === undefined ? {} : { 'x-amz-copy-source-version-id': result.sourceVersionId }),
+    },
   );
 }

@@ -17,7 +17,10 @@ import type { S3Settings } from './context.ts';
 import { parseS3Address } from './request.ts';
 
 function requestedHeaders(headers: Headers): string[] {
-  return (headers.get('access-control-request-headers') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return (headers.get('access-control-request-headers') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 /** Rules of the bucket `request` addresses, or null (no bucket, unparseable address, no rules). */

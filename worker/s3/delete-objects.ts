@@ -59,8 +59,19 @@ export async function DeleteObjects(s3: S3Context): Promise<Response> {
   // The policy is asked of each entry once, by the store, after its first catalog call has
   // confirmed the policy is current (issue 37: it was also asked here, twice the work).
   const policy = s3.policy;
-  const refused = policy ? (key: string, versionId?: string) => policy.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], key) : undefined;
-  const results = entries.length ? await s3.store.deleteObjects(s3.bucket!, entries, { bypassGovernance: readBypass(s3, entries.map((e) => e.key)), ...(refused ? { refused } : {}) }) : [];
+  const refused = policy
+    ? (key: string, versionId?: string) =>
+        policy.deniesObject(versionId === undefined ? ['s3:DeleteObject'] : ['s3:DeleteObject', 's3:DeleteObjectVersion'], key)
+    : undefined;
+  const results = entries.length
+    ? await s3.store.deleteObjects(s3.bucket!, entries, {
+        bypassGovernance: readBypass(
+          s3,
+          entries.map((e) => e.key),
+        ),
+        ...(refused ? { refused } : {}),
+      })
+    : [];
   const deleted: string[] = [];
   results.forEach((r, i) => {
     const versionId = entries[i]!.versionId;

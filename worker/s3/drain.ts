@@ -11,14 +11,20 @@
  */
 export const DRAIN_IDLE_MS = 1_000;
 
-export async function drainRequestBody(body: ReadableStream<Uint8Array> | null, declaredLength: number | null, maxBytes: number, idleMs = DRAIN_IDLE_MS): Promise<void> {
+export async function drainRequestBody(
+  body: ReadableStream<Uint8Array> | null,
+  declaredLength: number | null,
+  maxBytes: number,
+  idleMs = DRAIN_IDLE_MS,
+): Promise<void> {
   if (!body || body.locked) return;
   const reader = body.getReader();
   let seen = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = () => new Promise<'idle'>((resolve) => {
-    timer = setTimeout(() => resolve('idle'), idleMs);
-  });
+  const idle = () =>
+    new Promise<'idle'>((resolve) => {
+      timer = setTimeout(() => resolve('idle'), idleMs);
+    });
   try {
     if (maxBytes > 0 && (declaredLength === null || declaredLength <= maxBytes)) {
       while (seen <= maxBytes) {

@@ -168,7 +168,8 @@ async function parse(r: SourceReader, boundary: string, contentLength: number | 
   for (;;) {
     // After a boundary: `--` (the end) or CRLF and a part.
     while (r.buf.length < 2 && (await r.fill()));
-    if (r.buf[0] === 45 && r.buf[1] === 45) throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: '0' });
+    if (r.buf[0] === 45 && r.buf[1] === 45)
+      throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: '0' });
     await until(CRLF, 'a boundary line'); // transport padding, then CRLF
     const head = new TextDecoder().decode(await until(enc.encode('\r\n\r\n'), 'the headers of a part'));
     const headers = new Map<string, string>();
@@ -192,7 +193,12 @@ async function parse(r: SourceReader, boundary: string, contentLength: number | 
   }
 }
 
-async function fileOf(r: SourceReader, delimiter: Uint8Array, contentLength: number | null, part: { filename: string; contentType: string | null }): Promise<FormFile> {
+async function fileOf(
+  r: SourceReader,
+  delimiter: Uint8Array,
+  contentLength: number | null,
+  part: { filename: string; contentType: string | null },
+): Promise<FormFile> {
   const closing = concatBytes([delimiter, enc.encode('--\r\n')]);
   const rest = contentLength === null ? null : contentLength - r.consumed;
   if (rest === null || rest <= SMALL_REST) {

@@ -39,7 +39,10 @@ export function readMetadata(headers: Headers): ObjectMetadata {
   }
   if (meta.contentEncoding !== undefined) {
     // aws-chunked is the transfer framing (decoded by the gate), not a property of the object.
-    const codings = meta.contentEncoding.split(',').map((c) => c.trim()).filter((c) => c && c.toLowerCase() !== 'aws-chunked');
+    const codings = meta.contentEncoding
+      .split(',')
+      .map((c) => c.trim())
+      .filter((c) => c && c.toLowerCase() !== 'aws-chunked');
     if (codings.length) meta.contentEncoding = codings.join(', ');
     else delete meta.contentEncoding;
   }

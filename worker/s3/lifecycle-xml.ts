@@ -91,7 +91,8 @@ function parseFilter(f: XmlElement): LifecycleFilter {
   if (new Set(tags.map((t) => t.key)).size !== tags.length) throw invalid('Duplicate Tag Keys are not allowed');
   const gts = [out.objectSizeGreaterThan, out.and?.objectSizeGreaterThan].filter((n) => n !== undefined);
   const lts = [out.objectSizeLessThan, out.and?.objectSizeLessThan].filter((n) => n !== undefined);
-  if (gts.length && lts.length && Math.max(...gts) >= Math.min(...lts)) throw invalid('ObjectSizeGreaterThan must be less than ObjectSizeLessThan', 'ObjectSizeGreaterThan');
+  if (gts.length && lts.length && Math.max(...gts) >= Math.min(...lts))
+    throw invalid('ObjectSizeGreaterThan must be less than ObjectSizeLessThan', 'ObjectSizeGreaterThan');
   return out;
 }
 
@@ -99,7 +100,8 @@ function parseExpiration(e: XmlElement): NonNullable<LifecycleRule['expiration']
   const days = childText(e, 'Days');
   const date = childText(e, 'Date');
   const marker = childText(e, 'ExpiredObjectDeleteMarker')?.trim();
-  if ([days, date, marker].filter((x) => x !== undefined).length !== 1) throw malformedXml('Expiration takes exactly one of Days, Date and ExpiredObjectDeleteMarker');
+  if ([days, date, marker].filter((x) => x !== undefined).length !== 1)
+    throw malformedXml('Expiration takes exactly one of Days, Date and ExpiredObjectDeleteMarker');
   if (days !== undefined) return { days: positive(days, 'Days', 'Expiration action') };
   if (date !== undefined) return { date: midnightDate(date, 'Date') };
   if (marker !== 'true' && marker !== 'false') throw malformedXml('ExpiredObjectDeleteMarker is true or false');
@@ -135,7 +137,10 @@ function parseTransitions(r: XmlElement, rule: LifecycleRule): void {
   const noncurrent = childrenNamed(r, 'NoncurrentVersionTransition').map((t) => {
     const d = childText(t, 'NoncurrentDays');
     if (d === undefined) throw malformedXml('NoncurrentVersionTransition needs NoncurrentDays');
-    const out: NonNullable<LifecycleRule['noncurrentVersionTransitions']>[number] = { noncurrentDays: days(d, 'NoncurrentDays'), storageClass: storageClassOf(t) };
+    const out: NonNullable<LifecycleRule['noncurrentVersionTransitions']>[number] = {
+      noncurrentDays: days(d, 'NoncurrentDays'),
+      storageClass: storageClassOf(t),
+    };
     const newer = childText(t, 'NewerNoncurrentVersions');
     if (newer !== undefined) {
       const n = positive(newer, 'NewerNoncurrentVersions', 'NoncurrentVersionTransition action');
@@ -184,9 +189,11 @@ function parseRule(r: XmlElement): LifecycleRule {
   }
   parseTransitions(r, rule);
   const tagged = !!(rule.filter?.tag || rule.filter?.and?.tags.length);
-  if (tagged && rule.expiration?.expiredObjectDeleteMarker) throw new S3Error('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with object tags');
+  if (tagged && rule.expiration?.expiredObjectDeleteMarker)
+    throw new S3Error('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with object tags');
   if (tagged && rule.abortIncompleteMultipartUpload) throw new S3Error('InvalidRequest', 'AbortIncompleteMultipartUpload cannot be specified with Tags');
-  const acts = rule.expiration || rule.noncurrentVersionExpiration || rule.abortIncompleteMultipartUpload || rule.transitions || rule.noncurrentVersionTransitions;
+  const acts =
+    rule.expiration || rule.noncurrentVersionExpiration || rule.abortIncompleteMultipartUpload || rule.transitions || rule.noncurrentVersionTransitions;
   if (!acts) throw new S3Error('InvalidRequest', 'At least one action needs to be specified in a rule');
   return rule;
 }
@@ -213,7 +220,15 @@ function filterXml(f: LifecycleFilter): string {
     f.tag ? tagXml(f.tag) : '',
     el('ObjectSizeGreaterThan', f.objectSizeGreaterThan),
     el('ObjectSizeLessThan', f.objectSizeLessThan),
-    a ? group('And', el('Prefix', a.prefix), ...a.tags.map(tagXml), el('ObjectSizeGreaterThan', a.objectSizeGreaterThan), el('ObjectSizeLessThan', a.objectSizeLessThan)) : '',
+    a
+      ? group(
+          'And',
+          el('Prefix', a.prefix),
+          ...a.tags.map(tagXml),
+          el('ObjectSizeGreaterThan', a.objectSizeGreaterThan),
+          el('ObjectSizeLessThan', a.objectSizeLessThan),
+        )
+      : '',
   );
 }
 
@@ -229,9 +244,18 @@ export function lifecycleConfigurationXml(rules: LifecycleRule[]): string {
       el('Status', r.status),
       e ? group('Expiration', el('Days', e.days), el('Date', e.date), el('ExpiredObjectDeleteMarker', e.expiredObjectDeleteMarker)) : '',
       ...(r.transitions ?? []).map((t) => group('Transition', el('Days', t.days), el('Date', t.date), el('StorageClass', t.storageClass))),
-      ...(r.noncurrentVersionTransitions ?? []).map((t) => group('NoncurrentVersionTransition', el('NoncurrentDays', t.noncurrentDays), el('NewerNoncurrentVersions', t.newerNoncurrentVersions), el('StorageClass', t.storageClass))),
+      ...(r.noncurrentVersionTransitions ?? []).map((t) =>
+        group(
+          'NoncurrentVersionTransition',
+          el('NoncurrentDays', t.noncurrentDays),
+          el('NewerNoncurrentVersions', t.newerNoncurrentVersions),
+          el('StorageClass', t.storageClass),
+        ),
+      ),
       n ? group('NoncurrentVersionExpiration', el('NoncurrentDays', n.noncurrentDays), el('NewerNoncurrentVersions', n.newerNoncurrentVersions)) : '',
-      r.abortIncompleteMultipartUpload ? group('AbortIncompleteMultipartUpload', el('DaysAfterInitiation', r.abortIncompleteMultipartUpload.daysAfterInitiation)) : '',
+      r.abortIncompleteMultipartUpload
+        ? group('AbortIncompleteMultipartUpload', el('DaysAfterInitiation', r.abortIncompleteMultipartUpload.daysAfterInitiation))
+        : '',
     );
   };
   return xmlDocument('LifecycleConfiguration', ...rules.map(rule));

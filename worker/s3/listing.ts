@@ -69,7 +69,10 @@ const TOKEN_PREFIX = 'sg1:';
 
 function encodeToken(resumeAfter: string): string {
   const bytes = new TextEncoder().encode(TOKEN_PREFIX + resumeAfter);
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 function decodeToken(token: string): string {

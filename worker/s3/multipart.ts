@@ -32,7 +32,10 @@ function partNumber(query: URLSearchParams): number {
   const raw = query.get('partNumber') ?? '';
   const n = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= MAX_PARTS)) {
-    throw new S3Error('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PARTS}, inclusive`, { ArgumentName: 'partNumber', ArgumentValue: raw });
+    throw new S3Error('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PARTS}, inclusive`, {
+      ArgumentName: 'partNumber',
+      ArgumentValue: raw,
+    });
   }
   return n;
 }
@@ -47,8 +50,15 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const checksum = readMultipartChecksumSpec(headers);
   const sse = readSseRequest(headers);
-  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, { metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays), checksum, sse });
-  const extra: Record<string, string> = { ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}), ...sseResponseHeaders(upload.sse) };
+  const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, {
+    metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays),
+    checksum,
+    sse,
+  });
+  const extra: Record<string, string> = {
+    ...(checksum ? { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type } : {}),
+    ...sseResponseHeaders(upload.sse),
+  };
   return xmlResponse(xmlDocument('InitiateMultipartUploadResult', el('Bucket', s3.bucket), el('Key', s3.key), el('UploadId', upload.uploadId)), extra);
 }
 

@@ -22,10 +22,15 @@ type Attribute = (typeof ATTRIBUTES)[number];
 const MAX_PARTS = 1000;
 
 function readAttributes(headers: Headers): Set<Attribute> {
-  const names = (headers.get('x-amz-object-attributes') ?? '').split(',').map((a) => a.trim()).filter(Boolean);
-  if (names.length === 0) throw new S3Error('InvalidRequest', 'The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty');
+  const names = (headers.get('x-amz-object-attributes') ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw new S3Error('InvalidRequest', 'The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty');
   for (const n of names) {
-    if (!(ATTRIBUTES as readonly string[]).includes(n)) throw new S3Error('InvalidArgument', 'Invalid attribute name specified.', { ArgumentName: 'x-amz-object-attributes', ArgumentValue: n });
+    if (!(ATTRIBUTES as readonly string[]).includes(n))
+      throw new S3Error('InvalidArgument', 'Invalid attribute name specified.', { ArgumentName: 'x-amz-object-attributes', ArgumentValue: n });
   }
   return new Set(names as Attribute[]);
 }
@@ -33,7 +38,8 @@ function readAttributes(headers: Headers): Set<Attribute> {
 function headerInt(headers: Headers, name: string, fallback: number): number {
   const raw = headers.get(name);
   if (raw === null || raw.trim() === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw.trim())) throw new S3Error('InvalidArgument', `Provided ${name} not an integer or within integer range`, { ArgumentName: name, ArgumentValue: raw });
+  if (!/^\d{1,9}$/.test(raw.trim()))
+    throw new S3Error('InvalidArgument', `Provided ${name} not an integer or within integer range`, { ArgumentName: name, ArgumentValue: raw });
   return Number(raw.trim());
 }
 
@@ -44,7 +50,13 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
   const wanted = readAttributes(headers);
   const maxParts = Math.min(headerInt(headers, 'x-amz-max-parts', MAX_PARTS), MAX_PARTS);
   const marker = headerInt(headers, 'x-amz-part-number-marker', 0);
-  const { head, parts } = await s3.store.headObjectParts(s3.bucket!, s3.key!, readReadConditions(headers), readCustomerKeyHeaders(headers), readVersionId(s3.query));
+  const { head, parts } = await s3.store.headObjectParts(
+    s3.bucket!,
+    s3.key!,
+    readReadConditions(headers),
+    readCustomerKeyHeaders(headers),
+    readVersionId(s3.query),
+  );
   const out: string[] = [];
   if (wanted.has('ETag')) out.push(el('ETag', head.etag.replace(/"/g, '')));
   if (wanted.has('Checksum') && head.checksum) out.push(group('Checksum', checksumValue(head.checksum), el('ChecksumType', head.checksum.type)));
@@ -66,5 +78,8 @@ export async function GetObjectAttributes(s3: S3Context): Promise<Response> {
   }
   if (wanted.has('StorageClass')) out.push(el('StorageClass', head.metadata.storageClass ?? 'STANDARD'));
   if (wanted.has('ObjectSize')) out.push(el('ObjectSize', head.size));
-  return xmlResponse(xmlDocument('GetObjectAttributesResponse', ...out), { 'Last-Modified': head.lastModified.toUTCString(), ...versionHeader(head.versionId) });
+  return xmlResponse(xmlDocument('GetObjectAttributesResponse', ...out), {
+    'Last-Modified': head.lastModified.toUTCString(),
+    ...versionHeader(head.versionId),
+  });
 }

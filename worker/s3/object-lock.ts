@@ -24,7 +24,14 @@
  */
 import { S3Error } from '../model/errors.ts';
 import { readContentMd5 } from '../model/checksums.ts';
-import { RETENTION_MODES, type DefaultRetention, type LegalHoldStatus, type ObjectLockState, type Retention, type RetentionMode } from '../model/object-lock.ts';
+import {
+  RETENTION_MODES,
+  type DefaultRetention,
+  type LegalHoldStatus,
+  type ObjectLockState,
+  type Retention,
+  type RetentionMode,
+} from '../model/object-lock.ts';
 import type { ObjectMetadata } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
 import { readChecksumRequest } from './checksum-headers.ts';
@@ -50,7 +57,11 @@ const DAY_MS = 86_400_000;
 function futureDate(iso: string, argument: string, maxDays: number): string {
   const t = Date.parse(iso);
   if (t <= Date.now()) throw new S3Error('InvalidArgument', 'The retain until date must be in the future!', { ArgumentName: argument, ArgumentValue: iso });
-  if (t > Date.now() + maxDays * DAY_MS) throw new S3Error('InvalidArgument', `The retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, { ArgumentName: argument, ArgumentValue: iso });
+  if (t > Date.now() + maxDays * DAY_MS)
+    throw new S3Error('InvalidArgument', `The retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, {
+      ArgumentName: argument,
+      ArgumentValue: iso,
+    });
   return iso;
 }
 
@@ -61,17 +72,24 @@ export function readLockHeaders(headers: Headers, maxRetentionDays: number): Obj
   const hold = headers.get('x-amz-object-lock-legal-hold');
   const lock: ObjectLockState = {};
   if ((mode === null) !== (until === null)) {
-    throw new S3Error('InvalidArgument', 'x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied', { ArgumentName: mode === null ? 'x-amz-object-lock-mode' : 'x-amz-object-lock-retain-until-date' });
+    throw new S3Error('InvalidArgument', 'x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied', {
+      ArgumentName: mode === null ? 'x-amz-object-lock-mode' : 'x-amz-object-lock-retain-until-date',
+    });
   }
   if (mode !== null && until !== null) {
     if (!isMode(mode)) throw new S3Error('InvalidArgument', 'Unknown wormMode directive.', { ArgumentName: 'x-amz-object-lock-mode', ArgumentValue: mode });
     const iso = isoDate(until);
-    if (iso === null) throw new S3Error('InvalidArgument', 'The retain until date must be provided in ISO 8601 format', { ArgumentName: 'x-amz-object-lock-retain-until-date', ArgumentValue: until });
+    if (iso === null)
+      throw new S3Error('InvalidArgument', 'The retain until date must be provided in ISO 8601 format', {
+        ArgumentName: 'x-amz-object-lock-retain-until-date',
+        ArgumentValue: until,
+      });
     lock.mode = mode;
     lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', maxRetentionDays);
   }
   if (hold !== null) {
-    if (hold !== 'ON' && hold !== 'OFF') throw new S3Error('InvalidArgument', "Legal Hold must be either of 'ON' or 'OFF'", { ArgumentName: 'x-amz-object-lock-legal-hold', ArgumentValue: hold });
+    if (hold !== 'ON' && hold !== 'OFF')
+      throw new S3Error('InvalidArgument', "Legal Hold must be either of 'ON' or 'OFF'", { ArgumentName: 'x-amz-object-lock-legal-hold', ArgumentValue: hold });
     lock.legalHold = hold;
   }
   return lock.mode || lock.legalHold ? lock : undefined;
@@ -111,7 +129,10 @@ export function lockResponseHeaders(lock: ObjectLockState | undefined): Record<s
 export function readBypass(s3: S3Context, keys: readonly string[] = [s3.key!]): boolean {
   if (s3.headers.get('x-amz-bypass-governance-retention')?.trim().toLowerCase() !== 'true') return false;
   const access = s3.auth.access;
-  return access !== undefined && keys.every((key) => access.allowsObject('bypass-governance', s3.bucket!, key) && !s3.policy?.deniesObject(['s3:BypassGovernanceRetention'], key));
+  return (
+    access !== undefined &&
+    keys.every((key) => access.allowsObject('bypass-governance', s3.bucket!, key) && !s3.policy?.deniesObject(['s3:BypassGovernanceRetention'], key))
+  );
 }
 
 /** CreateBucket's `x-amz-bucket-object-lock-enabled` (true/false; anything else InvalidArgument). */
@@ -119,7 +140,11 @@ export function readBucketLockEnabled(headers: Headers): boolean {
   const value = headers.get('x-amz-bucket-object-lock-enabled');
   if (value === null) return false;
   const v = value.trim().toLowerCase();
-  if (v !== 'true' && v !== 'false') throw new S3Error('InvalidArgument', 'Invalid x-amz-bucket-object-lock-enabled value', { ArgumentName: 'x-amz-bucket-object-lock-enabled', ArgumentValue: value });
+  if (v !== 'true' && v !== 'false')
+    throw new S3Error('InvalidArgument', 'Invalid x-amz-bucket-object-lock-enabled value', {
+      ArgumentName: 'x-amz-bucket-object-lock-enabled',
+      ArgumentValue: value,
+    });
   return v === 'true';
 }
 
@@ -128,10 +153,19 @@ function period(retention: XmlElement, name: 'Days' | 'Years', max: number, maxD
   if (text === undefined) return undefined;
   if (!/^-?\d+$/.test(text)) throw malformedXml(`${name} is an integer`);
   const n = Number(text);
-  if (n < 1) throw new S3Error('InvalidRetentionPeriod', 'Default retention period must be a positive integer value.', { ArgumentName: name, ArgumentValue: text });
-  if (n > max) throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${max} ${name.toLowerCase()}.`, { ArgumentName: name, ArgumentValue: text });
+  if (n < 1)
+    throw new S3Error('InvalidRetentionPeriod', 'Default retention period must be a positive integer value.', { ArgumentName: name, ArgumentValue: text });
+  if (n > max)
+    throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${max} ${name.toLowerCase()}.`, {
+      ArgumentName: name,
+      ArgumentValue: text,
+    });
   const days = name === 'Years' ? n * 365 : n;
-  if (days > maxDays) throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${maxDays} days (this gateway's maximum retention).`, { ArgumentName: name, ArgumentValue: text });
+  if (days > maxDays)
+    throw new S3Error('InvalidRetentionPeriod', `Default retention period must be at most ${maxDays} days (this gateway's maximum retention).`, {
+      ArgumentName: name,
+      ArgumentValue: text,
+    });
   return n;
 }
 
@@ -160,7 +194,13 @@ export async function PutObjectLockConfiguration(s3: S3Context): Promise<Respons
 export async function GetObjectLockConfiguration(s3: S3Context): Promise<Response> {
   const { rule } = await s3.store.getObjectLockConfiguration(s3.bucket!);
   const period = rule ? (rule.days !== undefined ? el('Days', rule.days) : el('Years', rule.years!)) : '';
-  return xmlResponse(xmlDocument('ObjectLockConfiguration', el('ObjectLockEnabled', 'Enabled'), rule ? group('Rule', group('DefaultRetention', el('Mode', rule.mode), period)) : ''));
+  return xmlResponse(
+    xmlDocument(
+      'ObjectLockConfiguration',
+      el('ObjectLockEnabled', 'Enabled'),
+      rule ? group('Rule', group('DefaultRetention', el('Mode', rule.mode), period)) : '',
+    ),
+  );
 }
 
 /** `<Retention>` with Mode and RetainUntilDate, or empty (removes the retention). */
@@ -178,7 +218,10 @@ function readRetention(root: XmlElement, maxRetentionDays: number): Retention | 
 export async function PutObjectRetention(s3: S3Context): Promise<Response> {
   const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: true })), 'Retention');
   const versionId = readVersionId(s3.query);
-  await s3.store.putObjectRetention(s3.bucket!, s3.key!, readRetention(root, s3.settings.maxRetentionDays), { ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
+  await s3.store.putObjectRetention(s3.bucket!, s3.key!, readRetention(root, s3.settings.maxRetentionDays), {
+    ...(versionId === undefined ? {} : { versionId }),
+    bypassGovernance: readBypass(s3),
+  });
   return new Response(null);
 }
 

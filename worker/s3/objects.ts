@@ -54,7 +54,15 @@ export async function PutObject(s3: S3Context): Promise<Response> {
   const body = limitBody(s3.auth.body, s3.settings.maxObjectSize);
   // x-amz-expiration comes from the commit itself (the catalog judges the rules there): no call more.
   const result = await s3.store.putObject(s3.bucket!, s3.key!, body, options);
-  return new Response(null, { headers: { ETag: result.etag, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse), ...versionHeader(result.versionId), ...expirationHeaders(result.expiration) } });
+  return new Response(null, {
+    headers: {
+      ETag: result.etag,
+      ...checksumResponseHeaders(result.checksum),
+      ...sseResponseHeaders(result.sse),
+      ...versionHeader(result.versionId),
+      ...expirationHeaders(result.expiration),
+    },
+  });
 }
 
 function readOptions(s3: S3Context) {
@@ -70,10 +78,18 @@ function readOptions(s3: S3Context) {
   }
   // SSE-S3 and SSE-KMS are named on writes only; a read that names them is refused, as S3 does.
   if (headers.has('x-amz-server-side-encryption')) {
-    throw new S3Error('InvalidArgument', 'The x-amz-server-side-encryption header is not supported for this operation.', { ArgumentName: 'x-amz-server-side-encryption' });
+    throw new S3Error('InvalidArgument', 'The x-amz-server-side-encryption header is not supported for this operation.', {
+      ArgumentName: 'x-amz-server-side-encryption',
+    });
   }
   const versionId = readVersionId(s3.query);
-  return { range: parseRange(headers.get('range')), partNumber, conditions: readReadConditions(headers), sse: readCustomerKeyHeaders(headers), ...(versionId === undefined ? {} : { versionId }) };
+  return {
+    range: parseRange(headers.get('range')),
+    partNumber,
+    conditions: readReadConditions(headers),
+    sse: readCustomerKeyHeaders(headers),
+    ...(versionId === undefined ? {} : { versionId }),
+  };
 }
 
 /** Response headers of a read, with the parts count when a part was asked for. */
@@ -107,7 +123,11 @@ export async function GetObject(s3: S3Context): Promise<Response> {
 export async function DeleteObject(s3: S3Context): Promise<Response> {
   const conditions = readDeleteConditions(s3.headers);
   const versionId = readVersionId(s3.query);
-  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, { conditions, ...(versionId === undefined ? {} : { versionId }), bypassGovernance: readBypass(s3) });
+  const result = await s3.store.deleteObject(s3.bucket!, s3.key!, {
+    conditions,
+    ...(versionId === undefined ? {} : { versionId }),
+    bypassGovernance: readBypass(s3),
+  });
   const headers = { ...versionHeader(result.versionId), ...(result.deleteMarker ? { 'x-amz-delete-marker': 'true' } : {}) };
   return new Response(null, { status: 204, headers });
 }

@@ -20,27 +20,76 @@ import { assertOwnerOnlyAclHeaders } from './acl-headers.ts';
 import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 
 export type S3Operation =
-  | 'ListBuckets' | 'CreateBucket' | 'HeadBucket' | 'DeleteBucket' | 'GetBucketLocation'
-  | 'GetBucketVersioning' | 'PutBucketVersioning' | 'ListObjectVersions' | 'GetBucketCors' | 'PutBucketCors' | 'DeleteBucketCors'
-  | 'GetBucketEncryption' | 'PutBucketEncryption' | 'DeleteBucketEncryption'
-  | 'PutObject' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'DeleteObjects' | 'CopyObject'
-  | 'ListObjectsV2' | 'ListObjects'
-  | 'CreateMultipartUpload' | 'UploadPart' | 'UploadPartCopy' | 'CompleteMultipartUpload'
-  | 'AbortMultipartUpload' | 'ListParts' | 'ListMultipartUploads'
-  | 'GetBucketAcl' | 'PutBucketAcl' | 'GetObjectAcl' | 'PutObjectAcl'
-  | 'GetBucketTagging' | 'PutBucketTagging' | 'DeleteBucketTagging'
-  | 'GetBucketLifecycleConfiguration' | 'PutBucketLifecycleConfiguration' | 'DeleteBucketLifecycle'
-  | 'GetObjectTagging' | 'PutObjectTagging' | 'DeleteObjectTagging' | 'GetObjectAttributes'
+  | 'ListBuckets'
+  | 'CreateBucket'
+  | 'HeadBucket'
+  | 'DeleteBucket'
+  | 'GetBucketLocation'
+  | 'GetBucketVersioning'
+  | 'PutBucketVersioning'
+  | 'ListObjectVersions'
+  | 'GetBucketCors'
+  | 'PutBucketCors'
+  | 'DeleteBucketCors'
+  | 'GetBucketEncryption'
+  | 'PutBucketEncryption'
+  | 'DeleteBucketEncryption'
+  | 'PutObject'
+  | 'GetObject'
+  | 'HeadObject'
+  | 'DeleteObject'
+  | 'DeleteObjects'
+  | 'CopyObject'
+  | 'ListObjectsV2'
+  | 'ListObjects'
+  | 'CreateMultipartUpload'
+  | 'UploadPart'
+  | 'UploadPartCopy'
+  | 'CompleteMultipartUpload'
+  | 'AbortMultipartUpload'
+  | 'ListParts'
+  | 'ListMultipartUploads'
+  | 'GetBucketAcl'
+  | 'PutBucketAcl'
+  | 'GetObjectAcl'
+  | 'PutObjectAcl'
+  | 'GetBucketTagging'
+  | 'PutBucketTagging'
+  | 'DeleteBucketTagging'
+  | 'GetBucketLifecycleConfiguration'
+  | 'PutBucketLifecycleConfiguration'
+  | 'DeleteBucketLifecycle'
+  | 'GetObjectTagging'
+  | 'PutObjectTagging'
+  | 'DeleteObjectTagging'
+  | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
-  | 'GetBucketPolicy' | 'PutBucketPolicy' | 'DeleteBucketPolicy' | 'GetBucketPolicyStatus'
-  | 'GetBucketLogging' | 'PutBucketLogging'
-  | 'GetPublicAccessBlock' | 'PutPublicAccessBlock' | 'DeletePublicAccessBlock'
-  | 'GetObjectLockConfiguration' | 'PutObjectLockConfiguration'
-  | 'GetObjectRetention' | 'PutObjectRetention' | 'GetObjectLegalHold' | 'PutObjectLegalHold'
+  | 'GetBucketPolicy'
+  | 'PutBucketPolicy'
+  | 'DeleteBucketPolicy'
+  | 'GetBucketPolicyStatus'
+  | 'GetBucketLogging'
+  | 'PutBucketLogging'
+  | 'GetPublicAccessBlock'
+  | 'PutPublicAccessBlock'
+  | 'DeletePublicAccessBlock'
+  | 'GetObjectLockConfiguration'
+  | 'PutObjectLockConfiguration'
+  | 'GetObjectRetention'
+  | 'PutObjectRetention'
+  | 'GetObjectLegalHold'
+  | 'PutObjectLegalHold'
   | 'RestoreObject'
   | UnconfiguredRead;
 
-const RESPONSE_OVERRIDES = ['response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding'];
+const RESPONSE_OVERRIDES = [
+  'response-content-type',
+  'response-content-language',
+  'response-expires',
+  'response-cache-control',
+  'response-content-disposition',
+  'response-content-encoding',
+];
 
 /** Query parameters each operation understands (besides x-id and presigned-URL parameters). */
 const PARAMS: Record<S3Operation, readonly string[]> = {
@@ -158,7 +207,8 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (!has('list-type')) return 'ListObjects';
         if (query.get('list-type') === '2') return 'ListObjectsV2';
         throw new S3Error('InvalidArgument', 'Invalid list-type', { ArgumentName: 'list-type', ArgumentValue: query.get('list-type')! });
-      case 'HEAD': return 'HeadBucket';
+      case 'HEAD':
+        return 'HeadBucket';
       case 'PUT':
         if (has('policy')) return 'PutBucketPolicy';
         if (has('publicAccessBlock')) return 'PutPublicAccessBlock';
@@ -182,11 +232,13 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('encryption')) return 'DeleteBucketEncryption';
         if (subresourceOf(method, false, query)) break;
         return 'DeleteBucket';
-      case 'POST': if (has('delete')) return 'DeleteObjects';
+      case 'POST':
+        if (has('delete')) return 'DeleteObjects';
     }
   } else {
     switch (method) {
-      case 'HEAD': return 'HeadObject';
+      case 'HEAD':
+        return 'HeadObject';
       case 'GET':
         if (has('acl')) return 'GetObjectAcl';
         if (has('tagging')) return 'GetObjectTagging';
@@ -213,7 +265,10 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
   }
   const asked = subresourceOf(method, key !== null, query);
   if (asked) throw new S3Error('NotImplemented', `${asked} is not implemented.`);
-  throw new S3Error('NotImplemented', `${method} ${bucket === null ? 'on the service' : key === null ? 'on a bucket' : 'on an object'} with these parameters is not implemented.`);
+  throw new S3Error(
+    'NotImplemented',
+    `${method} ${bucket === null ? 'on the service' : key === null ? 'on a bucket' : 'on an object'} with these parameters is not implemented.`,
+  );
 }
 
 /** The unimplemented operation a subresource parameter of the query asks for, if any. */

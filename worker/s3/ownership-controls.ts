@@ -23,7 +23,10 @@ export async function PutBucketOwnershipControls(s3: S3Context): Promise<Respons
   const setting = childText(rules[0]!, 'ObjectOwnership')?.trim();
   if (!setting || !SETTINGS.includes(setting)) throw malformedXml('ObjectOwnership BucketOwnerEnforced, BucketOwnerPreferred or ObjectWriter');
   if (setting !== 'BucketOwnerEnforced') {
-    throw new S3Error('NotImplemented', `Object Ownership ${setting} is not implemented: buckets here are BucketOwnerEnforced (ACLs disabled), the only setting.`);
+    throw new S3Error(
+      'NotImplemented',
+      `Object Ownership ${setting} is not implemented: buckets here are BucketOwnerEnforced (ACLs disabled), the only setting.`,
+    );
   }
   return new Response(null);
 }

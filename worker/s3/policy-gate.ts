@@ -85,7 +85,10 @@ function policyOf(settings: BucketSettings, bucket: string): BucketPolicy | null
     // Accepted when it was put, refused now (a stricter parser since): fail closed, and say how
     // to get out; the policy operations are never evaluated, so replacing it always works.
     if (err instanceof S3Error && err.code === 'MalformedPolicy') {
-      throw new S3Error('InternalError', `The policy stored for bucket ${bucket} no longer parses (${err.message}); replace it (PutBucketPolicy) or delete it (DeleteBucketPolicy).`);
+      throw new S3Error(
+        'InternalError',
+        `The policy stored for bucket ${bucket} no longer parses (${err.message}); replace it (PutBucketPolicy) or delete it (DeleteBucketPolicy).`,
+      );
     }
     throw err;
   }
@@ -132,19 +135,39 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
     if (key.startsWith('s3:existingobjecttag/')) return one(existingTags?.get(key.slice('s3:existingobjecttag/'.length)));
     if (key.startsWith('s3:requestobjecttag/')) return one(tagsOfRequest()?.get(key.slice('s3:requestobjecttag/'.length)));
     switch (key) {
-      case 's3:prefix': case 's3:delimiter': case 's3:max-keys': return listing ? one(addr.query.get(key.slice(3))) : undefined;
-      case 's3:versionid': return one(addr.query.get('versionId'));
-      case 's3:if-match': case 's3:if-none-match': return conditionalWrite ? one(headers.get(key.slice(3))) : undefined;
-      case 's3:requestobjecttagkeys': { const t = tagsOfRequest(); return t ? [...t.keys()] : undefined; }
-      case 's3:signatureversion': return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
-      case 's3:authtype': return auth.signature === undefined ? undefined : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
-      case 'aws:securetransport': return [String(new URL(f.url).protocol === 'https:')];
-      case 'aws:sourceip': return one(headers.get('cf-connecting-ip'));
-      case 'aws:useragent': return one(headers.get('user-agent'));
-      case 'aws:referer': return one(headers.get('referer'));
-      case 'aws:currenttime': return [new Date().toISOString()];
-      case 'aws:epochtime': return [String(Math.floor(Date.now() / 1000))];
-      case 'aws:principaltype': return [auth.accessKeyId === undefined ? 'Anonymous' : 'User'];
+      case 's3:prefix':
+      case 's3:delimiter':
+      case 's3:max-keys':
+        return listing ? one(addr.query.get(key.slice(3))) : undefined;
+      case 's3:versionid':
+        return one(addr.query.get('versionId'));
+      case 's3:if-match':
+      case 's3:if-none-match':
+        return conditionalWrite ? one(headers.get(key.slice(3))) : undefined;
+      case 's3:requestobjecttagkeys': {
+        const t = tagsOfRequest();
+        return t ? [...t.keys()] : undefined;
+      }
+      case 's3:signatureversion':
+        return auth.signature === undefined ? undefined : [auth.signature.startsWith('sigv2') ? 'AWS' : 'AWS4-HMAC-SHA256'];
+      case 's3:authtype':
+        return auth.signature === undefined
+          ? undefined
+          : [auth.signature.endsWith('-post') ? 'POST' : auth.signature.endsWith('-query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
+      case 'aws:securetransport':
+        return [String(new URL(f.url).protocol === 'https:')];
+      case 'aws:sourceip':
+        return one(headers.get('cf-connecting-ip'));
+      case 'aws:useragent':
+        return one(headers.get('user-agent'));
+      case 'aws:referer':
+        return one(headers.get('referer'));
+      case 'aws:currenttime':
+        return [new Date().toISOString()];
+      case 'aws:epochtime':
+        return [String(Math.floor(Date.now() / 1000))];
+      case 'aws:principaltype':
+        return [auth.accessKeyId === undefined ? 'Anonymous' : 'User'];
     }
     return undefined;
   };
@@ -178,9 +201,17 @@ const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
  * PutBucketLogging's target) denies this request's signer `actions` on `key` of it. One catalog
  * call; a missing bucket has no policy (the caller answers for it).
  */
-export async function otherBucketDenies(store: ObjectStore, f: PolicyRequestFacts, bucket: string, actions: readonly string[], key: string | null): Promise<boolean> {
+export async function otherBucketDenies(
+  store: ObjectStore,
+  f: PolicyRequestFacts,
+  bucket: string,
+  actions: readonly string[],
+  key: string | null,
+): Promise<boolean> {
   const policy = policyOf(await unfenced(() => storedSettings(store, bucket)), bucket);
-  return policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) });
+  return (
+    policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) })
+  );
 }
 
 /**
@@ -225,7 +256,8 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     const policy = policyOf(settings, bucket);
     if (this.source?.bucket === bucket && policy) {
       const sourceActions = this.source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
-      if (policyDenies(policy, { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, context: requestContext(this.f, null) })) throw accessDenied();
+      if (policyDenies(policy, { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, context: requestContext(this.f, null) }))
+        throw accessDenied();
     }
     if (bucket === this.bucket) {
       this.policy = policy;
@@ -233,7 +265,11 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
         const tags = policyMentions(policy, 's3:existingobjecttag/') ? await unfenced(() => existingTags(this.store, addr)) : null;
         this.context = requestContext(this.f, tags);
         const onBucket = addr.key === null || op === 'DeleteObjects';
-        if (op !== 'DeleteObjects' && policyDenies(policy, { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })) throw accessDenied();
+        if (
+          op !== 'DeleteObjects' &&
+          policyDenies(policy, { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })
+        )
+          throw accessDenied();
       }
     }
     this.stamps.set(bucket, settings.stamp);
@@ -248,7 +284,9 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   }
 
   deniesObject(actions: readonly string[], key: string): boolean {
-    return this.policy !== null && policyDenies(this.policy, { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, context: this.context });
+    return (
+      this.policy !== null && policyDenies(this.policy, { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, context: this.context })
+    );
   }
 
   /** The handler under the fence; calls after it has answered (work it left running) are not fenced. */
@@ -271,7 +309,8 @@ export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFa
   if (addr.bucket === null || op === 'CreateBucket') return OPEN;
   const named = policyActions(op, addr.query.has('versionId'));
   // A write's lock headers are evaluated as AWS does: s3:PutObjectRetention, s3:PutObjectLegalHold.
-  const actions = named === null ? null : [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
+  const actions =
+    named === null ? null : [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
   const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
   const request = new RequestPolicy(store, f, actions, source);
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {

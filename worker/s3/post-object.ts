@@ -52,7 +52,8 @@ export interface PostObjectInput {
 }
 
 /** Form fields that become PutObject's headers of the same name. */
-const HEADER_FIELDS = /^(content-type|cache-control|content-disposition|content-encoding|content-language|expires|x-amz-meta-.+|x-amz-checksum-.+|x-amz-storage-class|x-amz-server-side-encryption.*|x-amz-website-redirect-location|x-amz-object-lock-.+|x-amz-grant-.+)$/;
+const HEADER_FIELDS =
+  /^(content-type|cache-control|content-disposition|content-encoding|content-language|expires|x-amz-meta-.+|x-amz-checksum-.+|x-amz-storage-class|x-amz-server-side-encryption.*|x-amz-website-redirect-location|x-amz-object-lock-.+|x-amz-grant-.+)$/;
 
 /** A field value as a header value: its UTF-8 bytes one character each (as headers arrive), no line breaks. */
 function headerValue(name: string, value: string): string {
@@ -99,7 +100,10 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
 
   const template = fields.get('key');
   if (template === undefined) {
-    throw new S3Error('InvalidArgument', "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.", { ArgumentName: 'key', ArgumentValue: '' });
+    throw new S3Error('InvalidArgument', "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.", {
+      ArgumentName: 'key',
+      ArgumentValue: '',
+    });
   }
   const key = template.split('${filename}').join(file.filename);
   if (key === '') throw new S3Error('InvalidArgument', 'User key must have a length greater than 0.', { ArgumentName: 'key', ArgumentValue: '' });
@@ -114,7 +118,13 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
 
   const headers = fieldHeaders(fields);
   // The bucket policy, as for the PutObject this form is (its fields as the request's headers).
-  const policyGate = await enforceBucketPolicy(store, { op: 'PutObject', addr: { ...addr, key }, headers, url: request.url, auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access } });
+  const policyGate = await enforceBucketPolicy(store, {
+    op: 'PutObject',
+    addr: { ...addr, key },
+    headers,
+    url: request.url,
+    auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access },
+  });
   assertSupportedHeaders(headers);
   const metadata = readMetadata(headers);
   const tagging = fields.get('tagging');
@@ -135,13 +145,20 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
   if (range && file.size < range.min) throw new S3Error('EntityTooSmall', undefined, { ProposedSize: String(file.size), MinSizeAllowed: String(range.min) });
 
   // Under the policy's fence: a policy changed since this isolate saw it is checked again before the store acts.
-  const result = await policyGate.run(() => store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse }));
+  const result = await policyGate.run(() =>
+    store.putObject(bucket, key, limitBody(file.body, max), { contentLength: file.size, contentMD5: null, metadata, checksum, conditions: {}, sse }),
+  );
 
   const location = objectUrl(request, addr, input.hostBucket, key);
   const answer = { ETag: result.etag, Location: location, ...checksumResponseHeaders(result.checksum), ...sseResponseHeaders(result.sse) };
   const redirect = redirectTarget(fields.get('success_action_redirect') ?? fields.get('redirect'));
   if (redirect) {
-    for (const [name, value] of [['bucket', bucket], ['key', key], ['etag', result.etag]]) redirect.searchParams.append(name!, value!);
+    for (const [name, value] of [
+      ['bucket', bucket],
+      ['key', key],
+      ['etag', result.etag],
+    ])
+      redirect.searchParams.append(name!, value!);
     // AWS writes the quotes of the ETag as %22 (URLSearchParams does too).
     return new Response(null, { status: 303, headers: { ...answer, Location: redirect.toString() } });
   }

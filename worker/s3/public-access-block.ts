@@ -31,7 +31,12 @@ export function parsePublicAccessBlock(xml: string): PublicAccessBlock {
 
 export async function PutPublicAccessBlock(s3: S3Context): Promise<Response> {
   await s3.store.headBucket(s3.bucket!); // NoSuchBucket first
-  const xml = await readSmallBody(s3, { digest: 'if-present', max: s3.settings.maxXmlSize, tooLarge: () => malformedXml('document too large'), notUtf8: () => malformedXml('not UTF-8') });
+  const xml = await readSmallBody(s3, {
+    digest: 'if-present',
+    max: s3.settings.maxXmlSize,
+    tooLarge: () => malformedXml('document too large'),
+    notUtf8: () => malformedXml('not UTF-8'),
+  });
   await s3.store.putPublicAccessBlock(s3.bucket!, parsePublicAccessBlock(xml));
   return new Response(null);
 }

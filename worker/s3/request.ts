@@ -97,7 +97,11 @@ export function validateKey(key: string): string {
   }
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(key) || /\p{Cs}/u.test(key)) {
-    throw new S3Error('InvalidArgument', 'Object key contains a character that XML 1.0 cannot carry (a control character other than TAB, LF and CR, or U+FFFE/U+FFFF), so no listing could return it.', { ArgumentName: 'key' });
+    throw new S3Error(
+      'InvalidArgument',
+      'Object key contains a character that XML 1.0 cannot carry (a control character other than TAB, LF and CR, or U+FFFE/U+FFFF), so no listing could return it.',
+      { ArgumentName: 'key' },
+    );
   }
   return key;
 }

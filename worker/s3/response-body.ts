@@ -106,24 +106,27 @@ function copyingBody(body: ReadableStream<Uint8Array>, owner: ResponseOwner): Re
   const reader = body.getReader();
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
-  const copy = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const r = await reader.read();
-        if (r.done) {
-          controller.close();
+  const copy = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const r = await reader.read();
+          if (r.done) {
+            controller.close();
+            finish();
+          } else controller.enqueue(r.value.slice());
+        } catch (err) {
+          controller.error(err);
           finish();
-        } else controller.enqueue(r.value.slice());
-      } catch (err) {
-        controller.error(err);
+        }
+      },
+      async cancel(reason) {
+        await reader.cancel(reason).catch(() => {});
         finish();
-      }
+      },
     },
-    async cancel(reason) {
-      await reader.cancel(reason).catch(() => {});
-      finish();
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   owner.stream(finished, copy);
   return copy;
 }

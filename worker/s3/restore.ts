@@ -13,5 +13,7 @@ import { readVersionId } from './versioning.ts';
 export async function RestoreObject(s3: S3Context): Promise<Response> {
   const versionId = readVersionId(s3.query);
   const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) });
-  throw new S3Error('InvalidObjectState', "Restore is not allowed for the object's current storage class.", { StorageClass: head.metadata.storageClass ?? 'STANDARD' });
+  throw new S3Error('InvalidObjectState', "Restore is not allowed for the object's current storage class.", {
+    StorageClass: head.metadata.storageClass ?? 'STANDARD',
+  });
 }

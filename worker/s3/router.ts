@@ -6,7 +6,14 @@ import { GetBucketAcl, GetObjectAcl, PutBucketAcl, PutObjectAcl } from './acl.ts
 import { UNCONFIGURED_READ_HANDLERS } from './unconfigured-reads.ts';
 import { GetObjectAttributes } from './object-attributes.ts';
 import { RestoreObject } from './restore.ts';
-import { GetObjectLegalHold, GetObjectLockConfiguration, GetObjectRetention, PutObjectLegalHold, PutObjectLockConfiguration, PutObjectRetention } from './object-lock.ts';
+import {
+  GetObjectLegalHold,
+  GetObjectLockConfiguration,
+  GetObjectRetention,
+  PutObjectLegalHold,
+  PutObjectLockConfiguration,
+  PutObjectRetention,
+} from './object-lock.ts';
 import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
 import { DeletePublicAccessBlock, GetPublicAccessBlock, PutPublicAccessBlock } from './public-access-block.ts';

@@ -33,7 +33,8 @@ export function withHeaderTags(metadata: ObjectMetadata, headers: Headers): Obje
 export function readTaggingDirective(headers: Headers): 'COPY' | Tag[] {
   const directive = (headers.get('x-amz-tagging-directive') ?? 'COPY').toUpperCase();
   if (directive === 'COPY') return 'COPY';
-  if (directive !== 'REPLACE') throw new S3Error('InvalidArgument', 'Unknown tagging directive.', { ArgumentName: 'x-amz-tagging-directive', ArgumentValue: directive });
+  if (directive !== 'REPLACE')
+    throw new S3Error('InvalidArgument', 'Unknown tagging directive.', { ArgumentName: 'x-amz-tagging-directive', ArgumentValue: directive });
   return parseTaggingHeader(headers.get('x-amz-tagging') ?? '');
 }
 
@@ -76,8 +77,11 @@ async function setObjectTags(s3: S3Context, tags: Tag[], method: 'PUT' | 'DELETE
     await s3.store.putObjectTagging(s3.bucket!, s3.key!, tags, versionId);
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'MethodNotAllowed' && versionId !== undefined)) throw err;
-    throw new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: 'DeleteMarker' })
-      .withHeaders({ 'x-amz-delete-marker': 'true', 'x-amz-version-id': versionId, Allow: 'DELETE' });
+    throw new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: 'DeleteMarker' }).withHeaders({
+      'x-amz-delete-marker': 'true',
+      'x-amz-version-id': versionId,
+      Allow: 'DELETE',
+    });
   }
   return versionId;
 }

@@ -15,6 +15,7 @@ function handler(answer: Answer): S3Handler {
   };
 }
 
-export const UNCONFIGURED_READ_HANDLERS = Object.fromEntries(
-  Object.entries(UNCONFIGURED_READS).map(([op, [, answer]]) => [op, handler(answer)]),
-) as Record<UnconfiguredRead, S3Handler>;
+export const UNCONFIGURED_READ_HANDLERS = Object.fromEntries(Object.entries(UNCONFIGURED_READS).map(([op, [, answer]]) => [op, handler(answer)])) as Record<
+  UnconfiguredRead,
+  S3Handler
+>;

@@ -12,7 +12,11 @@ type ByMethod = Partial<Record<'GET' | 'PUT' | 'DELETE' | 'POST' | 'HEAD', strin
 const BUCKET: Record<string, ByMethod> = {
   accelerate: { PUT: 'PutBucketAccelerateConfiguration' },
   analytics: { GET: 'GetBucketAnalyticsConfiguration', PUT: 'PutBucketAnalyticsConfiguration', DELETE: 'DeleteBucketAnalyticsConfiguration' },
-  'intelligent-tiering': { GET: 'GetBucketIntelligentTieringConfiguration', PUT: 'PutBucketIntelligentTieringConfiguration', DELETE: 'DeleteBucketIntelligentTieringConfiguration' },
+  'intelligent-tiering': {
+    GET: 'GetBucketIntelligentTieringConfiguration',
+    PUT: 'PutBucketIntelligentTieringConfiguration',
+    DELETE: 'DeleteBucketIntelligentTieringConfiguration',
+  },
   inventory: { GET: 'GetBucketInventoryConfiguration', PUT: 'PutBucketInventoryConfiguration', DELETE: 'DeleteBucketInventoryConfiguration' },
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
   notification: { PUT: 'PutBucketNotificationConfiguration' },

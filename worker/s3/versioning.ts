@@ -60,7 +60,15 @@ function entriesXml(page: ListVersionsResult, enc: (s: string) => string): strin
     const head = [el('Key', enc(v.key)), el('VersionId', v.versionId), el('IsLatest', v.isLatest), el('LastModified', v.lastModified)];
     if (!v.object) return group('DeleteMarker', ...head, ownerXml());
     const { etag, size, checksum, storageClass } = v.object;
-    return group('Version', ...head, el('ETag', etag), el('Size', size), ownerXml(), el('StorageClass', storageClass ?? 'STANDARD'), checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '');
+    return group(
+      'Version',
+      ...head,
+      el('ETag', etag),
+      el('Size', size),
+      ownerXml(),
+      el('StorageClass', storageClass ?? 'STANDARD'),
+      checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '',
+    );
   });
   return [...entries, ...page.commonPrefixes.map((p) => group('CommonPrefixes', el('Prefix', enc(p))))];
 }
@@ -72,7 +80,10 @@ export async function ListObjectVersions(s3: S3Context): Promise<Response> {
   const keyMarker = q.get('key-marker') || null;
   const rawVersionMarker = q.get('version-id-marker') || null;
   if (rawVersionMarker !== null && keyMarker === null) {
-    throw new S3Error('InvalidArgument', 'A version-id marker cannot be specified without a key marker.', { ArgumentName: 'version-id-marker', ArgumentValue: rawVersionMarker });
+    throw new S3Error('InvalidArgument', 'A version-id marker cannot be specified without a key marker.', {
+      ArgumentName: 'version-id-marker',
+      ArgumentValue: rawVersionMarker,
+    });
   }
   const versionIdMarker = rawVersionMarker === null ? null : checkVersionId(rawVersionMarker, 'version-id-marker');
   const page = await s3.store.listObjectVersions(s3.bucket!, { prefix, delimiter, keyMarker, versionIdMarker, maxKeys });

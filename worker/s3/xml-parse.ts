@@ -20,7 +20,8 @@ const NAME = /[A-Za-z_][A-Za-z0-9._:-]*/y;
 // eslint-disable-next-line no-control-regex
 const BAD_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 
-const malformed = (why: string) => new S3Error('MalformedXML', `The XML you provided was not well-formed or did not validate against our published schema (${why}).`);
+const malformed = (why: string) =>
+  new S3Error('MalformedXML', `The XML you provided was not well-formed or did not validate against our published schema (${why}).`);
 
 export function parseXml(input: string): XmlElement {
   const s = input.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');

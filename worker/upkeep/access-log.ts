@@ -55,13 +55,16 @@ export class AccessLogDelivery {
     await this.detach(keepAlive, async () => {
       try {
         const r = await this.d.catalog.appendAccessLog(target, group, lines, new Date(), this.d.rollMs);
-        if (r.dropped) this.d.log({ msg: 'access log', level: 'warn', outcome: 'dropped', target, records: r.dropped, why: 'too many records waiting for delivery' });
+        if (r.dropped)
+          this.d.log({ msg: 'access log', level: 'warn', outcome: 'dropped', target, records: r.dropped, why: 'too many records waiting for delivery' });
         if (r.batch) await this.deliver(target, r.batch);
         if (r.first && this.d.rollMs <= TIMER_MAX_MS) {
-          keepAlive(this.detach(keepAlive, async () => {
-            await new Promise((resolve) => setTimeout(resolve, this.d.rollMs + 100));
-            await this.deliverDue(target);
-          }));
+          keepAlive(
+            this.detach(keepAlive, async () => {
+              await new Promise((resolve) => setTimeout(resolve, this.d.rollMs + 100));
+              await this.deliverDue(target);
+            }),
+          );
         }
       } catch (err) {
         // The target bucket is gone (NoSuchBucket) or the catalog is unreachable: nothing to tell the client.
@@ -80,7 +83,8 @@ export class AccessLogDelivery {
         n++;
       }
     } catch (err) {
-      if (!(err instanceof S3Error && err.code === 'NoSuchBucket')) this.d.log({ msg: 'access log', level: 'warn', outcome: 'check failed', target, error: errorText(err) });
+      if (!(err instanceof S3Error && err.code === 'NoSuchBucket'))
+        this.d.log({ msg: 'access log', level: 'warn', outcome: 'check failed', target, error: errorText(err) });
     }
     return n;
   }
@@ -101,12 +105,14 @@ export class AccessLogDelivery {
     }
     const bytes = new TextEncoder().encode(batch.body);
     try {
-      await outsideRequestNotes(() => this.d.store.putObject(target, batch.objectKey, new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), {
-        contentLength: bytes.length,
-        metadata: { user: {}, contentType: 'text/plain' },
-        checksum: null,
-        conditions: { ifNoneMatch: '*' },
-      }));
+      await outsideRequestNotes(() =>
+        this.d.store.putObject(target, batch.objectKey, new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), {
+          contentLength: bytes.length,
+          metadata: { user: {}, contentType: 'text/plain' },
+          checksum: null,
+          conditions: { ifNoneMatch: '*' },
+        }),
+      );
     } catch (err) {
       // 412/409: an earlier delivery of this very batch wrote it (the claim fixed the key).
       const written = err instanceof S3Error && (err.code === 'PreconditionFailed' || err.code === 'ConditionalRequestConflict');

@@ -71,13 +71,19 @@ export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders 
   // write's time): the newest segments of an older catalog are what show it ahead of this one.
   const listedIds = new Set((await scanUnits(JOURNAL_BUCKET, listing, deps.ring, () => true)).skipped);
   const unknownIds = [...listedIds].filter((id) => !known.has(id));
-  const toRead = new Set(unknownIds.filter((id) => !memo.has(id)).sort((a, b) => (idTime(b) < idTime(a) ? -1 : idTime(b) > idTime(a) ? 1 : 0)).slice(0, maxHeaders));
+  const toRead = new Set(
+    unknownIds
+      .filter((id) => !memo.has(id))
+      .sort((a, b) => (idTime(b) < idTime(a) ? -1 : idTime(b) > idTime(a) ? 1 : 0))
+      .slice(0, maxHeaders),
+  );
   const scan = toRead.size ? await scanUnits(JOURNAL_BUCKET, listing, deps.ring, (unitId) => !toRead.has(unitId)) : null;
   for (const { info, unit } of scan?.units ?? []) memo.set(unit.unitId, parseSegmentKey(info.header.key));
   // A header that could not be read (fewer than k shards, no complete footer): not a segment we can place.
   for (const u of scan?.unrecoverable ?? []) memo.set(u.unitId, null);
   for (const id of memo.keys()) if (!listedIds.has(id)) memo.delete(id); // gone from the backends
-  const unknown = unknownIds.length, read = toRead.size;
+  const unknown = unknownIds.length,
+    read = toRead.size;
   const found = new Map<string, number>();
   for (const id of unknownIds) {
     const named = memo.get(id);
@@ -124,5 +130,7 @@ function listingOrNothing(b: Backend, count: { calls: number }): Backend {
  */
 export function journalHold(look: Pick<LossReport, 'unread' | 'loss'>): string | null {
   const inView = Object.keys(look.loss.lost).length + Object.keys(look.loss.suspect).length;
-  return look.unread > 0 && inView > 0 ? `catalog loss: ${look.unread} journal unit(s) on the backends not yet read; no segment is stored until every one is` : null;
+  return look.unread > 0 && inView > 0
+    ? `catalog loss: ${look.unread} journal unit(s) on the backends not yet read; no segment is stored until every one is`
+    : null;
 }

@@ -43,11 +43,14 @@ export async function collectGarbage(catalog: GarbageCatalog, byId: Map<string, 
       const keysOn = (j: number) => [shardKey(item.bucket, unit!.unitId, j), ...(unit!.tagRecord ? [tagRecordKey(item.bucket, unit!.unitId)] : [])];
       // A moved shard's old copy; a backend no longer reachable (retired) is left alone.
       const results = moved
-        ? await Promise.allSettled([shardKey(item.bucket, moved.unitId, moved.shard), ...(moved.tagRecord ? [tagRecordKey(item.bucket, moved.unitId)] : [])]
-          .map((key) => slots.run(async () => (await byId.get(moved.backend)?.delete(key), 1))))
+        ? await Promise.allSettled(
+            [shardKey(item.bucket, moved.unitId, moved.shard), ...(moved.tagRecord ? [tagRecordKey(item.bucket, moved.unitId)] : [])].map((key) =>
+              slots.run(async () => (await byId.get(moved.backend)?.delete(key), 1)),
+            ),
+          )
         : unit
-        ? await Promise.allSettled(unit.placement.flatMap((id, j) => keysOn(j).map((key) => slots.run(async () => (await byId.get(id)?.delete(key), 1)))))
-        : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, unitPrefix(item.bucket, item.unitIds![0]!), slots)));
+          ? await Promise.allSettled(unit.placement.flatMap((id, j) => keysOn(j).map((key) => slots.run(async () => (await byId.get(id)?.delete(key), 1)))))
+          : await Promise.allSettled([...byId.values()].map((b) => deleteUnder(b, unitPrefix(item.bucket, item.unitIds![0]!), slots)));
       calls += results.reduce((n, r) => n + (r.status === 'fulfilled' ? (r.value ?? 1) : 1), 0);
       if (results.some((r) => r.status === 'rejected')) await catalog.queueGarbage(item, later);
       else collected++;

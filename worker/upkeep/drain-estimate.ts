@@ -43,7 +43,11 @@ export interface DrainEstimate {
 }
 
 export async function estimateDrain(
-  catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits = 1_000_000,
+  catalog: UpkeepCatalog,
+  backend: string,
+  fleet: FleetBackend[],
+  prices: Record<string, BackendPrices | null>,
+  maxUnits = 1_000_000,
 ): Promise<DrainEstimate> {
   const domains = new Map(fleet.map((b) => [b.id, b.domain]));
   // The estimate answers "what if this backend were drained", whatever its state now.
@@ -62,7 +66,11 @@ export async function estimateDrain(
  * first, most often onto the backend placement now ranks in, and the drain's estimate prices it.
  */
 export async function estimateRebalance(
-  catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits = 1_000_000,
+  catalog: UpkeepCatalog,
+  backend: string,
+  fleet: FleetBackend[],
+  prices: Record<string, BackendPrices | null>,
+  maxUnits = 1_000_000,
 ): Promise<DrainEstimate> {
   const domains = new Map(fleet.map((b) => [b.id, b.domain]));
   const active = fleet.filter((b) => b.state === 'active').map((b) => ({ id: b.id, domain: b.domain }));
@@ -76,7 +84,11 @@ export async function estimateRebalance(
 
 /** Walks every unit; `choose` names the shard a move takes from it and where to, if any. */
 async function estimateMoves(
-  catalog: UpkeepCatalog, backend: string, fleet: FleetBackend[], prices: Record<string, BackendPrices | null>, maxUnits: number,
+  catalog: UpkeepCatalog,
+  backend: string,
+  fleet: FleetBackend[],
+  prices: Record<string, BackendPrices | null>,
+  maxUnits: number,
   choose: (unit: CodedUnit, name: string) => { shard: number; target: string } | 'noTarget' | null,
 ): Promise<DrainEstimate> {
   const retired = new Set(fleet.filter((b) => b.state === 'retired').map((b) => b.id));
@@ -86,7 +98,17 @@ async function estimateMoves(
     if (!u) usage.set(id, (u = { storedBytes: 0, shards: 0, putRequests: 0, getRequests: 0, deleteRequests: 0, bytesIn: 0, bytesOut: 0 }));
     return u;
   };
-  const out: DrainEstimate = { backend, shards: 0, bytes: 0, rebuilt: 0, noTarget: 0, byBackend: {}, total: { gets: 0, puts: 0, deletes: 0, egressBytes: 0, cost: 0 }, complete: true, unitsWalked: 0 };
+  const out: DrainEstimate = {
+    backend,
+    shards: 0,
+    bytes: 0,
+    rebuilt: 0,
+    noTarget: 0,
+    byBackend: {},
+    total: { gets: 0, puts: 0, deletes: 0, egressBytes: 0, cost: 0 },
+    complete: true,
+    unitsWalked: 0,
+  };
   await forEachBucket(catalog, async (name) => {
     let cursor: string | null = null;
     for (;;) {
@@ -115,7 +137,10 @@ async function estimateMoves(
     const calls = copyCalls(unit, shard);
     if (unit.missing.includes(shard) || retired.has(source)) {
       out.rebuilt++;
-      const sources = unit.placement.map((id, i) => ({ id, i })).filter(({ id, i }) => i !== shard && !unit.missing.includes(i) && !retired.has(id)).slice(0, unit.k);
+      const sources = unit.placement
+        .map((id, i) => ({ id, i }))
+        .filter(({ id, i }) => i !== shard && !unit.missing.includes(i) && !retired.has(id))
+        .slice(0, unit.k);
       sources.forEach(({ id, i }, n) => {
         const len = shardLayout(unit, i).shardFileLen();
         at(id).getRequests += 1 + (n === 0 ? 3 : 0);

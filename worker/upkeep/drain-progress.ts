@@ -69,8 +69,26 @@ export interface BackendDrainProgress {
 }
 
 /** Progress of every backend that is not active, over every bucket. */
-export async function drainProgress(catalog: UpkeepCatalog & HealthCatalog & Partial<Pick<JournalCatalog, 'journalStatus'>>, leaving: { id: string; state: string }[], now = new Date()): Promise<BackendDrainProgress[]> {
-  const out = new Map(leaving.map((b) => [b.id, { backend: b.id, state: b.state, left: { shards: 0, bytes: 0 }, journalShards: 0, moved: { shards: 0, bytes: 0 }, first: Infinity, last: 0, buckets: {} as Record<string, number> }]));
+export async function drainProgress(
+  catalog: UpkeepCatalog & HealthCatalog & Partial<Pick<JournalCatalog, 'journalStatus'>>,
+  leaving: { id: string; state: string }[],
+  now = new Date(),
+): Promise<BackendDrainProgress[]> {
+  const out = new Map(
+    leaving.map((b) => [
+      b.id,
+      {
+        backend: b.id,
+        state: b.state,
+        left: { shards: 0, bytes: 0 },
+        journalShards: 0,
+        moved: { shards: 0, bytes: 0 },
+        first: Infinity,
+        last: 0,
+        buckets: {} as Record<string, number>,
+      },
+    ]),
+  );
   const countJournal = (status: JournalStatus | null | undefined) => {
     for (const p of out.values()) p.journalShards += status?.redundancy?.shardsByBackend[p.backend] ?? 0;
   };

@@ -82,12 +82,26 @@ const PAGE = 50;
 const WAITS_SHOWN = 20;
 
 export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promise<DrainReport> {
-  const report: DrainReport = { copied: 0, rebuilt: 0, bytes: 0, gone: 0, waiting: 0, waits: [], noTarget: 0, rebalanced: 0, passesCompleted: 0, stopped: false };
+  const report: DrainReport = {
+    copied: 0,
+    rebuilt: 0,
+    bytes: 0,
+    gone: 0,
+    waiting: 0,
+    waits: [],
+    noTarget: 0,
+    rebalanced: 0,
+    passesCompleted: 0,
+    stopped: false,
+  };
   const leaving = new Set(deps.fleet.filter((b) => b.state !== 'active').map((b) => b.id));
   const filling = deps.fleet.filter((b) => b.state === 'active' && b.rebalance).map((b) => b.id);
   if (leaving.size === 0 && filling.length === 0) return report;
   const domains = new Map(deps.fleet.map((b) => [b.id, b.domain]));
-  const targets = deps.fleet.filter((b) => b.state === 'active').map((b) => deps.backends.get(b.id)).filter((b): b is Backend => !!b);
+  const targets = deps.fleet
+    .filter((b) => b.state === 'active')
+    .map((b) => deps.backends.get(b.id))
+    .filter((b): b is Backend => !!b);
   const pacer = new Pacer(deps.fleet, deps.now ?? Date.now, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
   let budget = options.maxMoves;
   const mayStart = () => budget > 0 && (deps.now ?? Date.now)() < options.deadline;
@@ -117,8 +131,16 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
           return true;
         }
         for (const record of page) {
-          if (leaving.size && !(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
-          if (toFill.length && !(await fillUnit(bucket, record, toFill, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))) return false;
+          if (
+            leaving.size &&
+            !(await drainUnit(bucket, record, leaving, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))
+          )
+            return false;
+          if (
+            toFill.length &&
+            !(await fillUnit(bucket, record, toFill, targets, domains, deps, pacer, state, report, options.deadline, mayStart, () => budget--, refused))
+          )
+            return false;
           state.cursor = record.unitId;
         }
       }
@@ -130,8 +152,19 @@ export async function drainBatch(deps: DrainDeps, options: DrainOptions): Promis
 
 /** Moves the unit's shards off leaving backends; false when the run must stop first (the unit is then not done). */
 async function drainUnit(
-  bucket: string, record: UnitRecord, leaving: Set<string>, targets: Backend[], domains: Map<string, string>,
-  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void, refused: Set<string>,
+  bucket: string,
+  record: UnitRecord,
+  leaving: Set<string>,
+  targets: Backend[],
+  domains: Map<string, string>,
+  deps: DrainDeps,
+  pacer: Pacer,
+  state: DrainState,
+  report: DrainReport,
+  deadline: number,
+  mayStart: () => boolean,
+  spend: () => void,
+  refused: Set<string>,
 ): Promise<boolean> {
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   for (let shard = 0; shard < unit.placement.length; shard++) {
@@ -145,13 +178,23 @@ async function drainUnit(
     // that is down costs one attempt a run, not one per shard.
     if (refused.has(target.id)) {
       report.waiting++;
-      if (report.waits.length < WAITS_SHOWN) report.waits.push({ unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id, error: 'the target refused a write earlier in this run' });
+      if (report.waits.length < WAITS_SHOWN)
+        report.waits.push({ unitId: unit.unitId, shard, from: unit.placement[shard]!, to: target.id, error: 'the target refused a write earlier in this run' });
       continue;
     }
     if (!mayStart()) return false;
     const bytes = shardLayout(unit, shard).shardFileLen();
     const charge = { bytes, requests: REQUESTS_PER_MOVE };
-    if (!(await pacer.admit(new Map([[unit.placement[shard]!, charge], [target.id, charge]]), deadline))) return false;
+    if (
+      !(await pacer.admit(
+        new Map([
+          [unit.placement[shard]!, charge],
+          [target.id, charge],
+        ]),
+        deadline,
+      ))
+    )
+      return false;
     spend();
     const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, shard, target, deps);
     if (outcome.kind === 'moved') {
@@ -179,8 +222,19 @@ async function drainUnit(
  * take within the rules, is left as it is.
  */
 async function fillUnit(
-  bucket: string, record: UnitRecord, filling: string[], targets: Backend[], domains: Map<string, string>,
-  deps: DrainDeps, pacer: Pacer, state: DrainState, report: DrainReport, deadline: number, mayStart: () => boolean, spend: () => void, refused: Set<string>,
+  bucket: string,
+  record: UnitRecord,
+  filling: string[],
+  targets: Backend[],
+  domains: Map<string, string>,
+  deps: DrainDeps,
+  pacer: Pacer,
+  state: DrainState,
+  report: DrainReport,
+  deadline: number,
+  mayStart: () => boolean,
+  spend: () => void,
+  refused: Set<string>,
 ): Promise<boolean> {
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   const name = `${bucket}/${record.key}`;
@@ -191,13 +245,23 @@ async function fillUnit(
     state.passFills++; // a move onto it is due: this pass does not find it full
     if (refused.has(id)) {
       report.waiting++;
-      if (report.waits.length < WAITS_SHOWN) report.waits.push({ unitId: unit.unitId, shard: pick.shard, from: pick.from, to: id, error: 'the target refused a write earlier in this run' });
+      if (report.waits.length < WAITS_SHOWN)
+        report.waits.push({ unitId: unit.unitId, shard: pick.shard, from: pick.from, to: id, error: 'the target refused a write earlier in this run' });
       continue;
     }
     if (!mayStart()) return false;
     const bytes = shardLayout(unit, pick.shard).shardFileLen();
     const charge = { bytes, requests: REQUESTS_PER_MOVE };
-    if (!(await pacer.admit(new Map([[pick.from, charge], [id, charge]]), deadline))) return false;
+    if (
+      !(await pacer.admit(
+        new Map([
+          [pick.from, charge],
+          [id, charge],
+        ]),
+        deadline,
+      ))
+    )
+      return false;
     spend();
     const outcome: MoveOutcome = await moveShard(bucket, { ...record, unit }, pick.shard, target, deps);
     if (outcome.kind === 'moved') {
@@ -217,4 +281,3 @@ async function fillUnit(
   }
   return true;
 }
-

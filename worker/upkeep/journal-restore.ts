@@ -56,7 +56,13 @@ export interface JournalRestore {
   unlisted?: string[];
 }
 
-export async function restoreFromJournal(bucket: string, backends: Backend[], catalog: RestoreCatalog, ring?: KeyRing, options: { merge?: boolean } = {}): Promise<JournalRestore> {
+export async function restoreFromJournal(
+  bucket: string,
+  backends: Backend[],
+  catalog: RestoreCatalog,
+  ring?: KeyRing,
+  options: { merge?: boolean } = {},
+): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
   const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
   if (scan.unlisted.length) out.unlisted = scan.unlisted;
@@ -90,7 +96,8 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
       }
       const segment = decodeSegment(bytes);
       const named = parseSegmentKey(key)!;
-      if (segment.instance !== named.instance || segment.segment !== named.segment) throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
+      if (segment.instance !== named.instance || segment.segment !== named.segment)
+        throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
       segments.push({ segment, units: list.map((u) => u.unit) });
     } catch (err) {
       out.unreadable.push({ id: `segment ${key} (${id})`, reason: errorMessage(err) });
@@ -126,7 +133,12 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   try {
     for (let i = 0; i === 0 || i < rows.length; i += BATCH_ROWS) {
       const last = i + BATCH_ROWS >= rows.length;
-      out.rows += await catalog.importJournal(bucket, { rows: rows.slice(i, i + BATCH_ROWS), first: i === 0, ...(options.merge ? { merge: true } : {}), ...(last ? { finish } : {}) });
+      out.rows += await catalog.importJournal(bucket, {
+        rows: rows.slice(i, i + BATCH_ROWS),
+        first: i === 0,
+        ...(options.merge ? { merge: true } : {}),
+        ...(last ? { finish } : {}),
+      });
     }
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'InvalidRequest')) throw err;
@@ -136,14 +148,18 @@ export async function restoreFromJournal(bucket: string, backends: Backend[], ca
   const versions = rows.filter((r) => r.t === 'versions');
   out.versions = versions.filter((r) => Number(r.r.delete_marker) !== 1).length;
   out.deleteMarkers = versions.length - out.versions;
-  out.settings = rows.filter((r) => r.t === 'state').map((r) => String(r.r.name)).sort();
+  out.settings = rows
+    .filter((r) => r.t === 'state')
+    .map((r) => String(r.r.name))
+    .sort();
   return out;
 }
 
 /** Every key the bucket's catalog holds a version or marker of now. */
 async function liveKeys(catalog: RestoreCatalog, bucket: string): Promise<Set<string>> {
   const keys = new Set<string>();
-  let keyMarker: string | null = null, versionIdMarker: string | null = null;
+  let keyMarker: string | null = null,
+    versionIdMarker: string | null = null;
   for (;;) {
     const page = await catalog.listVersions(bucket, { prefix: '', delimiter: null, keyMarker, versionIdMarker, maxKeys: 1000 });
     for (const v of page.versions) keys.add(v.key);

@@ -48,7 +48,10 @@ export interface JournalUpkeepReport {
 /** Backend calls one run makes at most. */
 export const JOURNAL_UPKEEP_MAX_CALLS = 120;
 
-export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: ScrubOptions['mode']; headsBy?: ScrubOptions['headsBy']; maxCalls?: number }): Promise<JournalUpkeepReport> {
+export async function journalUpkeep(
+  deps: JournalUpkeepDeps,
+  options: { mode: ScrubOptions['mode']; headsBy?: ScrubOptions['headsBy']; maxCalls?: number },
+): Promise<JournalUpkeepReport> {
   const report: JournalUpkeepReport = { segments: 0, units: 0, shards: 0, damaged: 0, repaired: 0, moved: 0, restriped: 0, failed: [], unfinished: false };
   const maxCalls = options.maxCalls ?? JOURNAL_UPKEEP_MAX_CALLS;
   let calls = 0;
@@ -92,7 +95,9 @@ export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: Sc
           // As the data's scrub checks (scrub.headsBy): without it every 'heads' check was a HEAD,
           // which the local R2 emulator answers from its metadata, so the operator drill's wiped
           // disk (test/ops/operator-drill.test.ts) left the journal's shards there unseen, 0 damaged.
-          const verdicts = await Promise.all(unit.placement.map((_, i) => slots.run(() => checkShard(JOURNAL_BUCKET, unit, i, byId, options.mode, options.headsBy))));
+          const verdicts = await Promise.all(
+            unit.placement.map((_, i) => slots.run(() => checkShard(JOURNAL_BUCKET, unit, i, byId, options.mode, options.headsBy))),
+          );
           const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
           report.damaged += damaged.filter((i) => !unit.missing.includes(i)).length;
           let missing = [...new Set([...unit.missing.filter((i) => verdicts[i] !== 'ok'), ...damaged])].sort((a, b) => a - b);
@@ -101,7 +106,8 @@ export async function journalUpkeep(deps: JournalUpkeepDeps, options: { mode: Sc
             const result = await rebuildShards(JOURNAL_BUCKET, { ...unit, missing }, damaged, byId);
             report.repaired += result.repaired.length;
             missing = missing.filter((i) => !result.repaired.includes(i));
-            for (const f of result.failed) report.failed.push({ instance, segment: file.segment, error: `shard ${f.shard} on ${unit.placement[f.shard]}: ${f.error}` });
+            for (const f of result.failed)
+              report.failed.push({ instance, segment: file.segment, error: `shard ${f.shard} on ${unit.placement[f.shard]}: ${f.error}` });
           }
           if (JSON.stringify(missing) !== JSON.stringify(unit.missing)) changed = true;
           after.push({ ...unit, missing });

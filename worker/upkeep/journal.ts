@@ -49,7 +49,10 @@ export const JOURNAL_MAX_CALLS = 900;
  * Stores the due segments of every instance, one instance after another from a random one (so a
  * run cut short by its deadline or its subrequests does not always leave the same buckets last).
  */
-export async function flushJournal(deps: JournalDeps, options: { deadline: number; segmentBytes?: number; maxCalls?: number; hold?: string | null }): Promise<JournalReport> {
+export async function flushJournal(
+  deps: JournalDeps,
+  options: { deadline: number; segmentBytes?: number; maxCalls?: number; hold?: string | null },
+): Promise<JournalReport> {
   const report: JournalReport = { instances: 0, segments: 0, records: 0, bytes: 0, failed: [], unfinished: false, paused: 0 };
   if (options.hold) return { ...report, unfinished: true, held: options.hold };
   // An instance whose older journal the backends hold is not written: its new segments would hide
@@ -114,7 +117,16 @@ export async function storeAt(deps: Pick<JournalDeps, 'units'>, key: string, byt
   // Planned as a part is: always on the backends, never inline (the catalog is what it outlives).
   const plan = units.plan(bytes.length, policy, true, false, await units.shelfOf(JOURNAL_BUCKET));
   const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bytes), c.close()) });
-  const stored = await units.storeBody({ bucket: JOURNAL_BUCKET, key, body, size: bytes.length, policy, plan, checksum: null, ...(placeOn ? { placeOn } : {}) });
+  const stored = await units.storeBody({
+    bucket: JOURNAL_BUCKET,
+    key,
+    body,
+    size: bytes.length,
+    policy,
+    plan,
+    checksum: null,
+    ...(placeOn ? { placeOn } : {}),
+  });
   if (stored.storage.kind !== 'coded') throw new Error('a journal segment was planned inline');
   return stored.storage.units;
 }

@@ -78,46 +78,93 @@ export type LifecycleStore = Pick<ObjectStore, 'deleteObject' | 'abortMultipartU
   transition?: (bucket: string, key: string, versionId: string, storageClass: string) => Promise<TransitionOutcome>;
 };
 
-const zero = (): LifecycleCounts => ({ examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, transitioned: 0, transitionedBytes: 0, transitionsBlocked: 0 });
-const COUNTS = ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed', 'transitioned', 'transitionedBytes', 'transitionsBlocked'] as const;
+const zero = (): LifecycleCounts => ({
+  examined: 0,
+  expired: 0,
+  noncurrentDeleted: 0,
+  markersRemoved: 0,
+  uploadsAborted: 0,
+  failed: 0,
+  transitioned: 0,
+  transitionedBytes: 0,
+  transitionsBlocked: 0,
+});
+const COUNTS = [
+  'examined',
+  'expired',
+  'noncurrentDeleted',
+  'markersRemoved',
+  'uploadsAborted',
+  'failed',
+  'transitioned',
+  'transitionedBytes',
+  'transitionsBlocked',
+] as const;
 
 export function noLifecycleYet(): LifecycleProgress {
   return { cursor: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0, lastRunAt: null, current: zero(), last: null };
 }
 
 export async function lifecycleBatch(catalog: LifecycleCatalog, store: LifecycleStore, o: LifecycleOptions = {}): Promise<LifecycleReport> {
-  const report: LifecycleReport = { buckets: 0, settling: 0, examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, transitioned: 0, transitionedBytes: 0, transitionsBlocked: 0, passesCompleted: 0, completed: [], errors: [] };
+  const report: LifecycleReport = {
+    buckets: 0,
+    settling: 0,
+    examined: 0,
+    expired: 0,
+    noncurrentDeleted: 0,
+    markersRemoved: 0,
+    uploadsAborted: 0,
+    failed: 0,
+    transitioned: 0,
+    transitionedBytes: 0,
+    transitionsBlocked: 0,
+    passesCompleted: 0,
+    completed: [],
+    errors: [],
+  };
   const now = o.now ?? Date.now;
   const budget = { actions: o.actionsPerRun ?? 500 };
   // The first bucket rotates from run to run (as the scrubber's) so that one with much to do cannot starve the others.
-  await forEachBucket(catalog, async (bucket) => {
-    if (budget.actions <= 0) return false;
-    const run = await catalog.getLifecycleRun(bucket).catch(() => null); // unreadable now: the next run
-    if (!run?.rules?.length) return;
-    // A configuration just stored is left alone until it settles (model/lifecycle.ts says why).
-    if (!configurationSettled(run.setAt, now(), o.dayMs ?? DAY_MS)) {
-      report.settling++;
-      return;
-    }
-    report.buckets++;
-    let progress;
-    try {
-      progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
-    } catch (err) {
-      report.errors.push({ bucket, message: errorMessage(err) });
-      return;
-    }
-    for (const k of COUNTS) report[k] = (report[k] ?? 0) + (progress.delta[k] ?? 0);
-    if (progress.completed) {
-      report.passesCompleted++;
-      report.completed.push(bucket);
-    }
-  }, { rotateAt: now() });
+  await forEachBucket(
+    catalog,
+    async (bucket) => {
+      if (budget.actions <= 0) return false;
+      const run = await catalog.getLifecycleRun(bucket).catch(() => null); // unreadable now: the next run
+      if (!run?.rules?.length) return;
+      // A configuration just stored is left alone until it settles (model/lifecycle.ts says why).
+      if (!configurationSettled(run.setAt, now(), o.dayMs ?? DAY_MS)) {
+        report.settling++;
+        return;
+      }
+      report.buckets++;
+      let progress;
+      try {
+        progress = await bucketSlice(catalog, store, bucket, run.rules, run.progress ?? noLifecycleYet(), { ...o, now }, budget);
+      } catch (err) {
+        report.errors.push({ bucket, message: errorMessage(err) });
+        return;
+      }
+      for (const k of COUNTS) report[k] = (report[k] ?? 0) + (progress.delta[k] ?? 0);
+      if (progress.completed) {
+        report.passesCompleted++;
+        report.completed.push(bucket);
+      }
+    },
+    { rotateAt: now() },
+  );
   return report;
 }
 
 /** One slice of `bucket`'s pass: up to `versionsPerRun` versions, then (once past the last key) up to `uploadsPerRun` uploads. */
-async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, bucket: string, rules: LifecycleRule[], start: LifecycleProgress, o: LifecycleOptions & { now: () => number }, budget: { actions: number }): Promise<{ delta: LifecycleCounts; completed: boolean }> {
+async function bucketSlice(
+  catalog: LifecycleCatalog,
+  store: LifecycleStore,
+  bucket: string,
+  rules: LifecycleRule[],
+  start: LifecycleProgress,
+  o: LifecycleOptions & { now: () => number },
+  budget: { actions: number },
+): Promise<{ delta: LifecycleCounts; completed: boolean }> {
   const dayMs = o.dayMs ?? DAY_MS;
   const p: LifecycleProgress = structuredClone(start);
   const delta = zero();
@@ -145,7 +192,9 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
       for (const action of due) {
         if (action.kind !== 'transition') continue;
         const outcome: TransitionOutcome = store.transition
-          ? await store.transition(bucket, key, action.versionId, action.storageClass).catch((err) => ({ kind: 'failed' as const, error: String((err as Error)?.message ?? err) }))
+          ? await store
+              .transition(bucket, key, action.versionId, action.storageClass)
+              .catch((err) => ({ kind: 'failed' as const, error: String((err as Error)?.message ?? err) }))
           : { kind: 'failed', error: `a transition to ${action.storageClass} cannot run here (no rewriter)` };
         if (outcome.kind === 'stopped') {
           stopped = true;
@@ -165,7 +214,13 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
       for (const action of actions) {
         try {
           await apply(store, bucket, key, action, versions[0]!);
-          count(action.kind === 'expire-current' ? 'expired' : action.marker && action.versionId === versions[0]!.versionId ? 'markersRemoved' : 'noncurrentDeleted');
+          count(
+            action.kind === 'expire-current'
+              ? 'expired'
+              : action.marker && action.versionId === versions[0]!.versionId
+                ? 'markersRemoved'
+                : 'noncurrentDeleted',
+          );
         } catch (err) {
           // Rewritten or deleted since it was judged: nothing to do now (the next pass judges what is there).
           if (!(action.kind === 'expire-current' && err instanceof S3Error && (err.code === 'PreconditionFailed' || err.code === 'NoSuchKey'))) fail(err);
@@ -180,7 +235,13 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
     const wantsUploads = rules.some((r) => r.status === 'Enabled' && r.abortIncompleteMultipartUpload);
     const limit = o.uploadsPerRun ?? 1000;
     const page = wantsUploads
-      ? await catalog.listUploadRecords(bucket, { prefix: '', delimiter: null, keyMarker: cursor.afterKey, uploadIdMarker: cursor.afterUploadId, maxUploads: limit })
+      ? await catalog.listUploadRecords(bucket, {
+          prefix: '',
+          delimiter: null,
+          keyMarker: cursor.afterKey,
+          uploadIdMarker: cursor.afterUploadId,
+          maxUploads: limit,
+        })
       : { uploads: [], isTruncated: false };
     let stopped = false;
     for (const u of page.uploads) {
@@ -218,7 +279,13 @@ async function bucketSlice(catalog: LifecycleCatalog, store: LifecycleStore, buc
 }
 
 /** One action through the store's delete paths. */
-async function apply(store: LifecycleStore, bucket: string, key: string, action: Exclude<LifecycleAction, { kind: 'transition' }>, current: VersionFacts): Promise<void> {
+async function apply(
+  store: LifecycleStore,
+  bucket: string,
+  key: string,
+  action: Exclude<LifecycleAction, { kind: 'transition' }>,
+  current: VersionFacts,
+): Promise<void> {
   if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
   // The current version only if it is still the one judged (the header says why If-Match).
   else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { conditions: { ifMatch: current.etag } });

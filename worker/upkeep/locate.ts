@@ -45,30 +45,56 @@ export interface Location {
   truncated: boolean;
 }
 
-export async function locateObject(catalog: Pick<ObjectCatalog, 'getVersion'>, byId: ReadonlyMap<string, Backend>, bucket: string, key: string, versionId: string | null): Promise<Location> {
+export async function locateObject(
+  catalog: Pick<ObjectCatalog, 'getVersion'>,
+  byId: ReadonlyMap<string, Backend>,
+  bucket: string,
+  key: string,
+  versionId: string | null,
+): Promise<Location> {
   const found = await catalog.getVersion(bucket, key, versionId);
   if (found.kind === 'marker') throw new S3Error('MethodNotAllowed', 'that version is a delete marker: it has no shards', { ResourceType: 'DeleteMarker' });
-  if (found.kind === 'none') throw versionId === null ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+  if (found.kind === 'none')
+    throw versionId === null ? new S3Error('NoSuchKey', undefined, { Key: key }) : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
   const m = found.manifest;
   const base = { bucket, key, versionId: found.versionId ?? m.versionId, size: m.size };
   if (m.storage.kind !== 'coded') return { ...base, storage: 'inline', units: [], truncated: false };
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   const units = m.storage.units.slice(0, MAX_LOCATED_UNITS);
-  const located = await Promise.all(units.map(async (unit) => {
-    const shards = await Promise.all(unit.placement.map(async (backendId, i): Promise<LocatedShard> => {
-      const at = shardKey(bucket, unit.unitId, i);
-      const expectedSize = shardLayout(unit, i).shardFileLen();
-      const shard = { index: i, role: i < unit.k ? 'data' as const : 'parity' as const, backend: backendId, shardKey: at, expectedSize, recordedMissing: unit.missing.includes(i) };
-      const backend = byId.get(backendId);
-      if (!backend) return { ...shard, state: 'unreachable', size: null };
-      try {
-        const { size } = await slots.run(() => backend.head(at));
-        return { ...shard, state: size === expectedSize ? 'present' : 'wrong-size', size };
-      } catch (err) {
-        return { ...shard, state: isBackendError(err, 'NotFound') ? 'missing' : 'unreachable', size: null };
-      }
-    }));
-    return { unitId: unit.unitId, codec: unit.codec, k: unit.k, m: unit.m, size: unit.size, shards, readable: shards.filter((s) => s.state === 'present').length >= unit.k };
-  }));
+  const located = await Promise.all(
+    units.map(async (unit) => {
+      const shards = await Promise.all(
+        unit.placement.map(async (backendId, i): Promise<LocatedShard> => {
+          const at = shardKey(bucket, unit.unitId, i);
+          const expectedSize = shardLayout(unit, i).shardFileLen();
+          const shard = {
+            index: i,
+            role: i < unit.k ? ('data' as const) : ('parity' as const),
+            backend: backendId,
+            shardKey: at,
+            expectedSize,
+            recordedMissing: unit.missing.includes(i),
+          };
+          const backend = byId.get(backendId);
+          if (!backend) return { ...shard, state: 'unreachable', size: null };
+          try {
+            const { size } = await slots.run(() => backend.head(at));
+            return { ...shard, state: size === expectedSize ? 'present' : 'wrong-size', size };
+          } catch (err) {
+            return { ...shard, state: isBackendError(err, 'NotFound') ? 'missing' : 'unreachable', size: null };
+          }
+        }),
+      );
+      return {
+        unitId: unit.unitId,
+        codec: unit.codec,
+        k: unit.k,
+        m: unit.m,
+        size: unit.size,
+        shards,
+        readable: shards.filter((s) => s.state === 'present').length >= unit.k,
+      };
+    }),
+  );
   return { ...base, storage: 'coded', units: located, truncated: m.storage.units.length > units.length };
 }

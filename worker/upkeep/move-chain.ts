@@ -74,7 +74,10 @@ export async function runMoveLink(link: MoveLink, deps: ChainDeps, share = 1): P
     if (!(await deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS))) return 'superseded';
     // Kept fresh while the batches run; a renewal that fails is retried at the next tick (and a
     // chain taken over meanwhile only costs a duplicated move, which loses its compare-and-set).
-    renewal = setInterval(() => void deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS).catch(() => {}), deps.renewEveryMs ?? CHAIN_STALE_MS / 4);
+    renewal = setInterval(
+      () => void deps.catalog.claimMoveChain(link.bucket, link.chain, now(), CHAIN_STALE_MS).catch(() => {}),
+      deps.renewEveryMs ?? CHAIN_STALE_MS / 4,
+    );
     const drained = await deps.drain({ bucket: link.bucket, maxMoves });
     const restriped = await deps.restripe({ bucket: link.bucket, maxVersions });
     // Stopped here, not only in `finally`: no tick may land after endMoveChain below and claim

@@ -37,7 +37,7 @@ export type MoveOutcome =
   /** The unit or its placement changed meanwhile: nothing to move any more (the copy is gone). */
   | { kind: 'gone'; move: ShardMove }
   /** Not now: the target refused, or too few shards are readable to rebuild; tried again later. */
-  | { kind: 'waiting'; move: ShardMove; error: string; /** 'target': the target refused the write. */ at: 'target' | 'sources' };
+  | { kind: 'waiting'; move: ShardMove; error: string /** 'target': the target refused the write. */; at: 'target' | 'sources' };
 
 export async function moveShard(bucket: string, record: UnitRecord, shard: number, target: Backend, deps: MoveDeps): Promise<MoveOutcome> {
   const { unit } = record;

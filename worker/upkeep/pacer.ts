@@ -24,7 +24,11 @@ export class Pacer {
   private readonly used = new Map<string, Charge>();
   private readonly limits: Map<string, BackendLimits>;
 
-  constructor(fleet: { id: string; limits?: BackendLimits }[], private readonly now: () => number, private readonly sleep: (ms: number) => Promise<void>) {
+  constructor(
+    fleet: { id: string; limits?: BackendLimits }[],
+    private readonly now: () => number,
+    private readonly sleep: (ms: number) => Promise<void>,
+  ) {
     this.started = now();
     this.limits = new Map(fleet.filter((b) => b.limits).map((b) => [b.id, b.limits!]));
   }

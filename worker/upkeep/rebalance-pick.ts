@@ -12,7 +12,11 @@ import type { CodedUnit } from '../format/manifest.ts';
 import { placeShards, replacementBackend } from '../engine/index.ts';
 
 export function rebalancePick(
-  name: string, unit: Pick<CodedUnit, 'placement' | 'm'>, id: string, active: readonly Pick<Backend, 'id' | 'domain'>[], domainOf: (id: string) => string | undefined,
+  name: string,
+  unit: Pick<CodedUnit, 'placement' | 'm'>,
+  id: string,
+  active: readonly Pick<Backend, 'id' | 'domain'>[],
+  domainOf: (id: string) => string | undefined,
 ): { shard: number; from: string } | null {
   const n = unit.placement.length;
   if (active.length < n || unit.placement.includes(id)) return null;

@@ -53,7 +53,6 @@ export interface RebuildResult {
   unlisted?: string[];
 }
 
-
 interface Candidate {
   info: OpenedInfo;
   units: CodedUnit[];
@@ -61,7 +60,13 @@ interface Candidate {
   checksum: NonNullable<CodedUnit['checksum']> | null;
 }
 
-export async function rebuildCatalog(bucket: string, backends: Backend[], catalog: RebuildCatalog, ring?: KeyRing, options: { journal?: boolean; merge?: boolean } = {}): Promise<RebuildResult> {
+export async function rebuildCatalog(
+  bucket: string,
+  backends: Backend[],
+  catalog: RebuildCatalog,
+  ring?: KeyRing,
+  options: { journal?: boolean; merge?: boolean } = {},
+): Promise<RebuildResult> {
   // The journal first: every version, delete marker, inline object, part list and setting it held.
   const journal = options.journal ? await restoreFromJournal(bucket, backends, catalog, ring, { merge: options.merge }) : undefined;
   // Once it is in, a write the shard headers show and the journal did not know, newer than the
@@ -94,7 +99,10 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     const count = parts[0]!.info.header.segment!.count;
     parts.sort((a, b) => a.info.header.segment!.index - b.info.header.segment!.index);
     if (parts.length !== count || parts.some((p, i) => p.info.header.segment!.index !== i)) {
-      result.unrecoverable.push({ unitId: writeId, reason: `segmented write: ${parts.length} of ${count} segments found${result.retired.length ? ' (units held for deletion are not counted)' : ''}` });
+      result.unrecoverable.push({
+        unitId: writeId,
+        reason: `segmented write: ${parts.length} of ${count} segments found${result.retired.length ? ' (units held for deletion are not counted)' : ''}`,
+      });
       continue;
     }
     const last = parts[count - 1]!;
@@ -126,11 +134,22 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
     if (record) metadata = withTags(metadata, record.tags);
     if (holders) units[0]!.tagRecord = true; // the collector deletes the record with the unit
     const manifest: ObjectManifest = {
-      format: 1, bucket, key, versionId: newId(Date.parse(info.header.createdAt)), size, etag,
-      lastModified: info.header.createdAt, metadata, checksum, storage: { kind: 'coded', units },
+      format: 1,
+      bucket,
+      key,
+      versionId: newId(Date.parse(info.header.createdAt)),
+      size,
+      etag,
+      lastModified: info.header.createdAt,
+      metadata,
+      checksum,
+      storage: { kind: 'coded', units },
     };
     const current = await catalog.getVersion(bucket, key, null);
-    const newer = after !== null && info.header.createdAt > after && !(current.kind === 'object' && current.manifest.storage.kind === 'coded' && current.manifest.storage.units.some((u) => u.unitId === units[0]!.unitId));
+    const newer =
+      after !== null &&
+      info.header.createdAt > after &&
+      !(current.kind === 'object' && current.manifest.storage.kind === 'coded' && current.manifest.storage.units.some((u) => u.unitId === units[0]!.unitId));
     // A key whose newest version is a delete marker is not lost: committing would resurrect it.
     if (current.kind === 'marker' && !newer) {
       result.kept.push(key);
@@ -153,5 +172,3 @@ export async function rebuildCatalog(bucket: string, backends: Backend[], catalo
   }
   return result;
 }
-
-

@@ -44,35 +44,47 @@ async function* degradedUnder(catalog: SweepCatalog, bucket: string, prefix: str
   }
 }
 
-export async function repairDegraded(catalog: SweepCatalog, repair: (task: RepairTask) => Promise<void>, o: { bucket?: string; prefix?: string; limit: number }): Promise<RepairSweepResult> {
+export async function repairDegraded(
+  catalog: SweepCatalog,
+  repair: (task: RepairTask) => Promise<void>,
+  o: { bucket?: string; prefix?: string; limit: number },
+): Promise<RepairSweepResult> {
   const prefix = o.prefix ?? '';
   const result: RepairSweepResult = { attempted: 0, repaired: 0, failed: [], remaining: 0 };
-  await forEachBucket(catalog, async (bucket) => {
-    if (result.attempted >= o.limit) return false;
-    // The units to try are taken first: a repair changes the worklist being paged through.
-    const todo = [];
-    for await (const u of degradedUnder(catalog, bucket, prefix)) {
-      todo.push(u);
-      if (result.attempted + todo.length >= o.limit) break;
-    }
-    for (const u of todo) {
-      result.attempted++;
-      try {
-        await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
-        result.repaired++;
-      } catch (err) {
-        const error = errorMessage(err);
-        result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
-        // A failed attempt like any other: it backs off and shows on the worklist (--list).
-        await catalog.repairFailed(bucket, u.unitId, error, [], u.key).catch(() => {});
+  await forEachBucket(
+    catalog,
+    async (bucket) => {
+      if (result.attempted >= o.limit) return false;
+      // The units to try are taken first: a repair changes the worklist being paged through.
+      const todo = [];
+      for await (const u of degradedUnder(catalog, bucket, prefix)) {
+        todo.push(u);
+        if (result.attempted + todo.length >= o.limit) break;
       }
-    }
-  }, { only: o.bucket });
+      for (const u of todo) {
+        result.attempted++;
+        try {
+          await repair({ bucket, key: u.key, unitId: u.unitId, shards: u.missing, reason: { kind: 'operator' } });
+          result.repaired++;
+        } catch (err) {
+          const error = errorMessage(err);
+          result.failed.push({ bucket, key: u.key, unitId: u.unitId, error });
+          // A failed attempt like any other: it backs off and shows on the worklist (--list).
+          await catalog.repairFailed(bucket, u.unitId, error, [], u.key).catch(() => {});
+        }
+      }
+    },
+    { only: o.bucket },
+  );
   // What is left: in every bucket (those the limit left unswept too), or the one named.
-  await forEachBucket(catalog, async (bucket) => {
-    if (!prefix) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
-    else for await (const _ of degradedUnder(catalog, bucket, prefix)) result.remaining++;
-  }, { only: o.bucket });
+  await forEachBucket(
+    catalog,
+    async (bucket) => {
+      if (!prefix) result.remaining += (await catalog.bucketHealth(bucket, new Date())).degradedUnits;
+      else for await (const _ of degradedUnder(catalog, bucket, prefix)) result.remaining++;
+    },
+    { only: o.bucket },
+  );
   return result;
 }
 
@@ -92,22 +104,34 @@ export interface WorklistEntry {
  * `stuckOnly` keeps the units tried DEAD_LETTER_ATTEMPTS times or more, the dead letters.
  * At most `limit` entries; `truncated` when more were there.
  */
-export async function listWorklist(catalog: SweepCatalog, o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean }): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
+export async function listWorklist(
+  catalog: SweepCatalog,
+  o: { bucket?: string; prefix?: string; limit: number; stuckOnly: boolean },
+): Promise<{ units: WorklistEntry[]; truncated: boolean }> {
   const units: WorklistEntry[] = [];
   let truncated = false;
-  await forEachBucket(catalog, async (bucket) => {
-    for await (const u of degradedUnder(catalog, bucket, o.prefix ?? '')) {
-      if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
-      if (units.length === o.limit) {
-        truncated = true;
-        return false;
+  await forEachBucket(
+    catalog,
+    async (bucket) => {
+      for await (const u of degradedUnder(catalog, bucket, o.prefix ?? '')) {
+        if (o.stuckOnly && u.attempts < DEAD_LETTER_ATTEMPTS) continue;
+        if (units.length === o.limit) {
+          truncated = true;
+          return false;
+        }
+        units.push({
+          bucket,
+          key: u.key,
+          unitId: u.unitId,
+          missing: u.missing,
+          since: new Date(u.since).toISOString(),
+          attempts: u.attempts,
+          ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
+          ...(u.lastError ? { lastError: u.lastError } : {}),
+        });
       }
-      units.push({
-        bucket, key: u.key, unitId: u.unitId, missing: u.missing, since: new Date(u.since).toISOString(), attempts: u.attempts,
-        ...(u.nextAttemptAt ? { nextAttemptAt: new Date(u.nextAttemptAt).toISOString() } : {}),
-        ...(u.lastError ? { lastError: u.lastError } : {}),
-      });
-    }
-  }, { only: o.bucket });
+    },
+    { only: o.bucket },
+  );
   return { units, truncated };
 }

@@ -34,7 +34,15 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
       // Backends that did not answer back off for the whole bucket (sql-repairs.ts), not only this unit.
       const unreachable = err instanceof RepairBlockedError ? err.unreachable : [];
       await deps.catalog.repairFailed(t.bucket, t.unitId, message(err), unreachable, t.key).catch((e: unknown) => {
-        deps.log({ msg: 'repair', level: 'warn', event: 'could not record a failed repair', bucket: t.bucket, key: t.key, unitId: t.unitId, error: message(e) });
+        deps.log({
+          msg: 'repair',
+          level: 'warn',
+          event: 'could not record a failed repair',
+          bucket: t.bucket,
+          key: t.key,
+          unitId: t.unitId,
+          error: message(e),
+        });
       });
     }
     msg.ack();
@@ -49,12 +57,19 @@ export async function consumeRepairs(messages: readonly { body: RepairTask; ack(
 export async function wakeWorklists(deps: WorklistDeps, queued: boolean): Promise<void> {
   const jobs: Promise<unknown>[] = [];
   if (!queued) {
-    jobs.push(repairDegraded(deps.catalog, deps.repair, { limit: QUEUELESS_REPAIRS_PER_CRON }).catch((err: unknown) => {
-      deps.log({ msg: 'repair', level: 'warn', event: 'cron repair pass failed', error: message(err) });
-    }));
+    jobs.push(
+      repairDegraded(deps.catalog, deps.repair, { limit: QUEUELESS_REPAIRS_PER_CRON }).catch((err: unknown) => {
+        deps.log({ msg: 'repair', level: 'warn', event: 'cron repair pass failed', error: message(err) });
+      }),
+    );
   }
-  jobs.push(deps.catalog.listBucketRecords().then((buckets) => Promise.all(buckets.map((b) => deps.catalog.repairSoon(b.name, false)))).catch((err: unknown) => {
-    deps.log({ msg: 'repair', level: 'warn', event: 'could not wake the repair worklists', error: message(err) });
-  }));
+  jobs.push(
+    deps.catalog
+      .listBucketRecords()
+      .then((buckets) => Promise.all(buckets.map((b) => deps.catalog.repairSoon(b.name, false))))
+      .catch((err: unknown) => {
+        deps.log({ msg: 'repair', level: 'warn', event: 'could not wake the repair worklists', error: message(err) });
+      }),
+  );
   await Promise.all(jobs);
 }

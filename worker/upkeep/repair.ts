@@ -19,7 +19,10 @@ export interface RepairDeps {
 /** A repair that could not write some shards: `unreachable` names the backends it could not reach (the worklist backs them off). */
 export class RepairBlockedError extends Error {
   override readonly name = 'RepairBlockedError';
-  constructor(message: string, readonly unreachable: string[]) {
+  constructor(
+    message: string,
+    readonly unreachable: string[],
+  ) {
     super(message);
   }
 }
@@ -58,14 +61,23 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
  * good copy); a shard whose backend still does not answer waits (`later`). Missing, short or
  * rotten shards are rewritten.
  */
-export async function triageTargets(bucket: string, unit: CodedUnit, targets: number[], transient: boolean, backends: Map<string, Backend>): Promise<{ now: number[]; later: number[] }> {
-  const now: number[] = [], later: number[] = [];
+export async function triageTargets(
+  bucket: string,
+  unit: CodedUnit,
+  targets: number[],
+  transient: boolean,
+  backends: Map<string, Backend>,
+): Promise<{ now: number[]; later: number[] }> {
+  const now: number[] = [],
+    later: number[] = [];
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
-  await Promise.all(targets.map(async (t) => {
-    const state = await slots.run(() => probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t));
-    if (state === 'unreachable') later.push(t);
-    else if (state === 'damaged' || !transient) now.push(t);
-  }));
+  await Promise.all(
+    targets.map(async (t) => {
+      const state = await slots.run(() => probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t));
+      if (state === 'unreachable') later.push(t);
+      else if (state === 'damaged' || !transient) now.push(t);
+    }),
+  );
   return { now: now.sort((a, b) => a - b), later: later.sort((a, b) => a - b) };
 }
 
@@ -84,5 +96,15 @@ async function retainRebuilt(bucket: string, found: UnitRecord, shards: number[]
   const retainUntil = new Date(lock.retainUntil);
   const results = await Promise.allSettled(targets.map((t) => t.backend!.retain!(shardKey(bucket, found.unit.unitId, t.i), { retainUntil })));
   const failed = results.filter((r) => r.status === 'rejected').length;
-  if (failed) console.error(JSON.stringify({ level: 'error', msg: 'object lock: repaired shards not retained by their backends', bucket, key: found.key, unitId: found.unit.unitId, failed }));
+  if (failed)
+    console.error(
+      JSON.stringify({
+        level: 'error',
+        msg: 'object lock: repaired shards not retained by their backends',
+        bucket,
+        key: found.key,
+        unitId: found.unit.unitId,
+        failed,
+      }),
+    );
 }

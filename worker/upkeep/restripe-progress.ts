@@ -11,7 +11,11 @@ import { forEachBucket } from './each-bucket.ts';
 export { freshState, hasWork, leftOf, noPass, targetOf, type BucketRestripeProgress, type RestripeState } from '../catalog/restripe-record.ts';
 
 /** Every bucket with units left to re-stripe or a re-stripe record for its policy now. */
-export async function restripeProgress(catalog: RestripeCatalog & HealthCatalog, settings: EngineSettings, now = new Date()): Promise<BucketRestripeProgress[]> {
+export async function restripeProgress(
+  catalog: RestripeCatalog & HealthCatalog,
+  settings: EngineSettings,
+  now = new Date(),
+): Promise<BucketRestripeProgress[]> {
   const out: BucketRestripeProgress[] = [];
   await forEachBucket(catalog, async (name) => {
     const health = await catalog.bucketHealth(name, now);

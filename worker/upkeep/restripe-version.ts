@@ -55,7 +55,7 @@ export type RewriteOutcome =
   /** The version changed or went meanwhile: a client's write won (the rewrite is garbage). */
   | { kind: 'gone' }
   /** Cannot be re-striped by the gateway (SSE-C); `units`: its units, which stay under the old geometry. */
-  | { kind: 'blocked'; reason: string; units: number; /** When it may become rewritable (ms), if ever by itself. */ until?: number }
+  | { kind: 'blocked'; reason: string; units: number /** When it may become rewritable (ms), if ever by itself. */; until?: number }
   /** Not now (a backend refused, a check failed); tried again by a later pass. */
   | { kind: 'failed'; error: string }
   /** The run's pacing or deadline stopped it before anything was written. */
@@ -81,7 +81,12 @@ export function piecesOf(m: ObjectManifest): Piece[] {
       last.size += u.size;
     } else {
       const units = [u];
-      pieces.push({ storage: { kind: 'coded', units }, units, size: u.size, part: { partNumber: number, ...(u.checksum !== undefined ? { checksum: u.checksum } : {}) } });
+      pieces.push({
+        storage: { kind: 'coded', units },
+        units,
+        size: u.size,
+        part: { partNumber: number, ...(u.checksum !== undefined ? { checksum: u.checksum } : {}) },
+      });
     }
   });
   return pieces.map(({ units: _u, ...p }) => p);
@@ -93,7 +98,6 @@ function pieceConforms(p: Piece, policy: StoragePolicy, units: UnitStore): boole
   if (plan.mode === 'inline') return p.storage.kind === 'inline';
   return p.storage.kind === 'coded' && p.storage.units.every((u) => u.codec === plan.codec && u.k === plan.k && u.m === plan.m);
 }
-
 
 const sealsOf = (s: ObjectManifest['storage']) => (s.kind === 'inline' ? (s.seal ? [s.seal] : []) : s.units.flatMap((u) => (u.seal ? [u.seal] : [])));
 
@@ -131,19 +135,29 @@ export const requestsOf = (charges: Map<string, Charge>): number => [...charges.
  * The version's plan: null when it conforms; 'blocked' when it cannot be rewritten; else its
  * pieces, each planned under the policy (sealed exactly when it was), with the backends' charges.
  */
-export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<RewriteDeps, 'policy' | 'policyOf' | 'units' | 'now'>): Promise<null | { blocked: string; units: number; until?: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
+export async function planRewrite(
+  bucket: string,
+  m: ObjectManifest,
+  deps: Pick<RewriteDeps, 'policy' | 'policyOf' | 'units' | 'now'>,
+): Promise<null | { blocked: string; units: number; until?: number } | { planned: Planned[]; charges: Map<string, Charge> }> {
   const pieces = piecesOf(m);
   const oldUnits = m.storage.kind === 'coded' ? m.storage.units : [];
   const target = deps.policyOf ? deps.policyOf(m) : deps.policy;
-  if (target === null) return { blocked: `its storage class ${m.metadata.storageClass} is not configured (storageClasses): left as it is`, units: oldUnits.length };
+  if (target === null)
+    return { blocked: `its storage class ${m.metadata.storageClass} is not configured (storageClasses): left as it is`, units: oldUnits.length };
   if (pieces.every((p) => pieceConforms(p, target, deps.units))) return null;
-  if (sealsOf(m.storage).some((s) => s.kid === CUSTOMER_KID)) return { blocked: 'sealed under the client\'s key (SSE-C): the gateway cannot open it', units: oldUnits.length };
+  if (sealsOf(m.storage).some((s) => s.kid === CUSTOMER_KID))
+    return { blocked: "sealed under the client's key (SSE-C): the gateway cannot open it", units: oldUnits.length };
   const lock = m.metadata.objectLock;
   const retaining = oldUnits.flatMap((u) => u.placement).find((id) => deps.units.byId.get(id)?.retain);
   if (lock?.mode === 'COMPLIANCE' && lock.retainUntil && Date.parse(lock.retainUntil) > (deps.now ?? Date.now)() && retaining) {
     // Its shards on a backend that enforces retention could not be deleted until it ends: the
     // collector would retry them for as long. Re-striped once the retention is over.
-    return { blocked: `COMPLIANCE-retained until ${lock.retainUntil} on backend ${retaining}, which enforces it: re-striped once the retention ends`, units: oldUnits.length, until: Date.parse(lock.retainUntil) };
+    return {
+      blocked: `COMPLIANCE-retained until ${lock.retainUntil} on backend ${retaining}, which enforces it: re-striped once the retention ends`,
+      units: oldUnits.length,
+      until: Date.parse(lock.retainUntil),
+    };
   }
   const shelf = await deps.units.shelfOf(bucket);
   const planned = pieces.map((piece) => {
@@ -162,7 +176,13 @@ export async function planRewrite(bucket: string, m: ObjectManifest, deps: Pick<
  * once the version is planned, with what it will ask of each backend: false stops it before
  * anything is written.
  */
-export async function restripeVersion(bucket: string, record: VersionRecord, deps: RewriteDeps, admit: (charges: Map<string, Charge>) => Promise<boolean> = async () => true, change?: RestripeChange): Promise<RewriteOutcome> {
+export async function restripeVersion(
+  bucket: string,
+  record: VersionRecord,
+  deps: RewriteDeps,
+  admit: (charges: Map<string, Charge>) => Promise<boolean> = async () => true,
+  change?: RestripeChange,
+): Promise<RewriteOutcome> {
   const stored = JSON.parse(record.json) as ObjectManifest;
   // A change of class (a lifecycle transition): planned, written (the shard headers' metadata) and committed with the new class.
   const m: ObjectManifest = change ? { ...stored, metadata: withClass(stored.metadata, change.storageClass) } : stored;
@@ -170,10 +190,18 @@ export async function restripeVersion(bucket: string, record: VersionRecord, dep
   if (planning === null) {
     if (!change || (stored.metadata.storageClass ?? null) === change.storageClass) return { kind: 'conforms' };
     // Stored as the new class's policy stores it already (two classes, one policy): only the class changes.
-    const outcome = await deps.catalog.commitRestripe(bucket, record.at, record.json, stored.storage, new Date((deps.now ?? Date.now)() + deps.graceMs), change);
+    const outcome = await deps.catalog.commitRestripe(
+      bucket,
+      record.at,
+      record.json,
+      stored.storage,
+      new Date((deps.now ?? Date.now)() + deps.graceMs),
+      change,
+    );
     return outcome === 'rewritten' ? { kind: 'rewritten', bytes: 0 } : { kind: 'gone' };
   }
-  if ('blocked' in planning) return { kind: 'blocked', reason: planning.blocked, units: planning.units, ...(planning.until !== undefined ? { until: planning.until } : {}) };
+  if ('blocked' in planning)
+    return { kind: 'blocked', reason: planning.blocked, units: planning.units, ...(planning.until !== undefined ? { until: planning.until } : {}) };
   if (!(await admit(planning.charges))) return { kind: 'stopped' };
   const now = deps.now ?? Date.now;
   const lifetime = deps.writeReservationSeconds * 1000;
@@ -225,7 +253,12 @@ async function writePiece(bucket: string, m: ObjectManifest, piece: Piece, plan:
   const known = piece.part ? piece.part.checksum : m.checksum?.type === 'FULL_OBJECT' ? m.checksum : null;
   try {
     const stored = await units.storeBody({
-      bucket, key: m.key, body, size: piece.size, policy, plan,
+      bucket,
+      key: m.key,
+      body,
+      size: piece.size,
+      policy,
+      plan,
       checksum: known ? { algorithm: known.algorithm, expected: known.value } : null,
       // A part's header names an upload; the original's id is not kept, the version's stands in.
       ...(piece.part ? { part: { uploadId: m.versionId, partNumber: piece.part.partNumber } } : { metadata: m.metadata }),
@@ -246,5 +279,6 @@ function checkEtag(m: ObjectManifest, md5s: string[]): void {
     if (/^"[0-9a-f]{32}"$/.test(m.etag) && m.etag !== `"${md5s[0]}"`) throw new Error(`the bytes read do not match the ETag ${m.etag}`);
     return;
   }
-  if (/^"[0-9a-f]{32}-\d+"$/.test(m.etag) && multipartEtag(md5s.map((h) => `"${h}"`)) !== m.etag) throw new Error(`the parts read do not match the ETag ${m.etag}`);
+  if (/^"[0-9a-f]{32}-\d+"$/.test(m.etag) && multipartEtag(md5s.map((h) => `"${h}"`)) !== m.etag)
+    throw new Error(`the parts read do not match the ETag ${m.etag}`);
 }

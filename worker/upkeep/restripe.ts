@@ -96,8 +96,17 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
     const left = leftOf(health.redundancy.byPolicy, policy, state);
     if (!hasWork(state, left, now())) return true;
     // Each version under its storage class's policy (issue 44); a class no longer configured is left as it is.
-    const policyOf = (m: ObjectManifest) => (knownStorageClass(deps.settings, m.metadata.storageClass) ? policyForClass(deps.settings, bucket, m.metadata.storageClass) : null);
-    const rewriteDeps = { catalog: deps.catalog, units: deps.units, policy, policyOf, graceMs: deps.graceMs, writeReservationSeconds: deps.writeReservationSeconds, now };
+    const policyOf = (m: ObjectManifest) =>
+      knownStorageClass(deps.settings, m.metadata.storageClass) ? policyForClass(deps.settings, bucket, m.metadata.storageClass) : null;
+    const rewriteDeps = {
+      catalog: deps.catalog,
+      units: deps.units,
+      policy,
+      policyOf,
+      graceMs: deps.graceMs,
+      writeReservationSeconds: deps.writeReservationSeconds,
+      now,
+    };
     try {
       for (;;) {
         // A page read is a subrequest too: a bucket of many conforming versions ends a run as surely as rewrites.
@@ -128,7 +137,18 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
           };
           const outcome = await restripeVersion(bucket, record, rewriteDeps, admit);
           if (outcome.kind === 'stopped' && !tooLarge) return false;
-          count(bucket, record.at, state, tooLarge ? { kind: 'blocked', reason: `needs about ${tooLarge} backend requests, more than one run may make (${maxRequests})`, units: unitCount(record.json) } : outcome);
+          count(
+            bucket,
+            record.at,
+            state,
+            tooLarge
+              ? {
+                  kind: 'blocked',
+                  reason: `needs about ${tooLarge} backend requests, more than one run may make (${maxRequests})`,
+                  units: unitCount(record.json),
+                }
+              : outcome,
+          );
           state.cursor = record.at;
         }
       }

@@ -65,7 +65,8 @@ async function rewrapIn(value: unknown, ring: KeyRing, to: string, count: { chan
  */
 export async function rotateKeys(catalog: KeyCatalog, ring: KeyRing, to: string, o: { deadline: number; batch?: number }): Promise<RotationReport> {
   if (!ring.has(to)) throw new SealError(`key "${to}" is not in the key ring (have: ${ring.ids().join(', ') || 'none'})`);
-  if (ring.active !== to) throw new SealError(`rotate to the active key: make "${to}" encryption.active first (it is "${ring.active}"), so new writes are wrapped under it too`);
+  if (ring.active !== to)
+    throw new SealError(`rotate to the active key: make "${to}" encryption.active first (it is "${ring.active}"), so new writes are wrapped under it too`);
   const batch = o.batch ?? 200;
   const buckets: BucketRotation[] = [];
   await forEachBucket(catalog, async (bucket) => {

@@ -31,7 +31,8 @@ const PAGE = 100;
 const MAX_PAGES = 50;
 
 export async function scrubSelection(
-  catalog: UpkeepCatalog, byId: Map<string, Backend>,
+  catalog: UpkeepCatalog,
+  byId: Map<string, Backend>,
   o: { bucket: string; prefix: string; mode: ScrubOptions['mode']; headsBy?: ScrubOptions['headsBy']; after: string | null; maxCalls: number },
   enqueueRepair: (task: RepairTask) => void,
 ): Promise<SelectionScrubReport> {
@@ -56,7 +57,13 @@ export async function scrubSelection(
       if (damaged.length) {
         report.damaged += damaged.length;
         report.damage.push({ key, unitId: unit.unitId, shards: damaged });
-        enqueueRepair({ bucket: o.bucket, key, unitId: unit.unitId, shards: damaged, reason: { kind: 'corrupt', by: 'scrubber', detail: `${o.mode} (operator, prefix ${JSON.stringify(o.prefix)})` } });
+        enqueueRepair({
+          bucket: o.bucket,
+          key,
+          unitId: unit.unitId,
+          shards: damaged,
+          reason: { kind: 'corrupt', by: 'scrubber', detail: `${o.mode} (operator, prefix ${JSON.stringify(o.prefix)})` },
+        });
       }
       after = unit.unitId;
     }

@@ -20,7 +20,16 @@
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
 import type { UpkeepCatalog } from '../catalog/types.ts';
-import { MAX_OPEN_SUBREQUESTS, probeShardSize, probeShardTail, type RepairTask, Semaphore, ShardReadError, type ShardState, verifyShardFile } from '../engine/index.ts';
+import {
+  MAX_OPEN_SUBREQUESTS,
+  probeShardSize,
+  probeShardTail,
+  type RepairTask,
+  Semaphore,
+  ShardReadError,
+  type ShardState,
+  verifyShardFile,
+} from '../engine/index.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardKey } from '../format/shard-key.ts';
 import { forEachBucket } from './each-bucket.ts';
@@ -44,42 +53,60 @@ export interface ScrubReport {
   damaged: number;
 }
 
-export async function scrubBatch(catalog: UpkeepCatalog, byId: Map<string, Backend>, options: ScrubOptions, enqueueRepair: (task: RepairTask) => void, maxCalls = 600): Promise<ScrubReport> {
+export async function scrubBatch(
+  catalog: UpkeepCatalog,
+  byId: Map<string, Backend>,
+  options: ScrubOptions,
+  enqueueRepair: (task: RepairTask) => void,
+  maxCalls = 600,
+): Promise<ScrubReport> {
   const report: ScrubReport = { units: 0, shards: 0, damaged: 0 };
   const sem = new Semaphore(MAX_OPEN_SUBREQUESTS);
   // The first bucket rotates from run to run so a large one cannot starve the others.
-  await forEachBucket(catalog, async (bucket) => {
-    if (report.shards >= maxCalls) return false;
-    const cursor = await catalog.getScrubCursor(bucket).catch(() => null); // unreadable now: from the start
-    let after = cursor?.afterUnit ?? null;
-    const checked: string[] = [];
-    let atEnd = false;
-    const pageSize = Math.max(1, options.unitsPerRun);
-    walk: {
-      const page = await catalog.listUnits(bucket, after, pageSize);
-      for (const { unit, key } of page) {
-        // Out of calls: stop before this unit (every run checks at least one), resume here.
-        if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break walk;
-        const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode, options.headsBy))));
-        const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
-        report.shards += verdicts.length;
-        report.damaged += damaged.length;
-        report.units++;
-        if (damaged.length) enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: { kind: 'corrupt', by: 'scrubber', detail: options.mode } });
-        checked.push(unit.unitId);
-        after = unit.unitId;
+  await forEachBucket(
+    catalog,
+    async (bucket) => {
+      if (report.shards >= maxCalls) return false;
+      const cursor = await catalog.getScrubCursor(bucket).catch(() => null); // unreadable now: from the start
+      let after = cursor?.afterUnit ?? null;
+      const checked: string[] = [];
+      let atEnd = false;
+      const pageSize = Math.max(1, options.unitsPerRun);
+      walk: {
+        const page = await catalog.listUnits(bucket, after, pageSize);
+        for (const { unit, key } of page) {
+          // Out of calls: stop before this unit (every run checks at least one), resume here.
+          if (report.shards > 0 && report.shards + unit.placement.length > maxCalls) break walk;
+          const verdicts = await Promise.all(unit.placement.map((_, i) => sem.run(() => checkShard(bucket, unit, i, byId, options.mode, options.headsBy))));
+          const damaged = verdicts.flatMap((v, i) => (v === 'damaged' ? [i] : []));
+          report.shards += verdicts.length;
+          report.damaged += damaged.length;
+          report.units++;
+          if (damaged.length)
+            enqueueRepair({ bucket, key, unitId: unit.unitId, shards: damaged, reason: { kind: 'corrupt', by: 'scrubber', detail: options.mode } });
+          checked.push(unit.unitId);
+          after = unit.unitId;
+        }
+        // Past the bucket's last unit: the next run starts a new pass.
+        atEnd = page.length < pageSize;
       }
-      // Past the bucket's last unit: the next run starts a new pass.
-      atEnd = page.length < pageSize;
-    }
-    if (!atEnd && after === null) return; // nothing checked yet: the cursor stays where it was
-    await catalog.recordScrub(bucket, checked, atEnd ? null : { afterUnit: after! });
-  }, { rotateAt: Date.now() });
+      if (!atEnd && after === null) return; // nothing checked yet: the cursor stays where it was
+      await catalog.recordScrub(bucket, checked, atEnd ? null : { afterUnit: after! });
+    },
+    { rotateAt: Date.now() },
+  );
   return report;
 }
 
 /** A backend removed from the config counts as unreachable: the placement is recorded, not ours to rewrite. */
-export async function checkShard(bucket: string, unit: CodedUnit, i: number, byId: Map<string, Backend>, mode: ScrubOptions['mode'], headsBy: ScrubOptions['headsBy'] = 'head'): Promise<ShardState> {
+export async function checkShard(
+  bucket: string,
+  unit: CodedUnit,
+  i: number,
+  byId: Map<string, Backend>,
+  mode: ScrubOptions['mode'],
+  headsBy: ScrubOptions['headsBy'] = 'head',
+): Promise<ShardState> {
   const backend = byId.get(unit.placement[i]!);
   if (mode === 'heads' || !backend) return (headsBy === 'tail-read' ? probeShardTail : probeShardSize)(backend, bucket, unit, i);
   try {

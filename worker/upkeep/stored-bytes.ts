@@ -38,34 +38,38 @@ export async function measureStored(backends: Backend[], o: { prefixes?: string[
   const complete: Record<string, boolean> = {};
   const errors: Record<string, string> = {};
   let pages = 0;
-  await Promise.all(backends.map((b) => slots.run(async () => {
-    let cursor: string | undefined;
-    let n = 0;
-    complete[b.id] = false;
-    // A backend that does not answer is reported, not fatal: the others are still worth seeing.
-    try {
-      for (const prefix of prefixes) {
-        do {
-          const page = await b.list(prefix, cursor);
-          pages++;
-          n++;
-          for (const e of page.entries) {
-            const directory = directoryOfShardKey(e.key);
-            if (!directory) continue;
-            const id = `${b.id}\n${directory}`;
-            let s = stored.get(id);
-            if (!s) stored.set(id, (s = { backendId: b.id, bucket: directory, bytes: 0, shards: 0 }));
-            s.bytes += e.size;
-            s.shards++;
+  await Promise.all(
+    backends.map((b) =>
+      slots.run(async () => {
+        let cursor: string | undefined;
+        let n = 0;
+        complete[b.id] = false;
+        // A backend that does not answer is reported, not fatal: the others are still worth seeing.
+        try {
+          for (const prefix of prefixes) {
+            do {
+              const page = await b.list(prefix, cursor);
+              pages++;
+              n++;
+              for (const e of page.entries) {
+                const directory = directoryOfShardKey(e.key);
+                if (!directory) continue;
+                const id = `${b.id}\n${directory}`;
+                let s = stored.get(id);
+                if (!s) stored.set(id, (s = { backendId: b.id, bucket: directory, bytes: 0, shards: 0 }));
+                s.bytes += e.size;
+                s.shards++;
+              }
+              cursor = page.cursor;
+            } while (cursor && n < o.maxPagesPerBackend);
+            if (cursor) break; // out of pages: this backend's figures are a lower bound
           }
-          cursor = page.cursor;
-        } while (cursor && n < o.maxPagesPerBackend);
-        if (cursor) break; // out of pages: this backend's figures are a lower bound
-      }
-      complete[b.id] = cursor === undefined;
-    } catch (err) {
-      errors[b.id] = (err as Error).message;
-    }
-  })));
+          complete[b.id] = cursor === undefined;
+        } catch (err) {
+          errors[b.id] = (err as Error).message;
+        }
+      }),
+    ),
+  );
   return { stored: [...stored.values()], complete, pages, errors };
 }

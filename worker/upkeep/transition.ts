@@ -46,7 +46,10 @@ export class Transitioner {
   private readonly pacer: Pacer;
   private readonly now: () => number;
 
-  constructor(private readonly deps: TransitionDeps, private readonly budget: TransitionBudget) {
+  constructor(
+    private readonly deps: TransitionDeps,
+    private readonly budget: TransitionBudget,
+  ) {
     this.versions = budget.maxVersions;
     this.requests = budget.maxRequests;
     this.now = deps.now ?? Date.now;
@@ -55,7 +58,8 @@ export class Transitioner {
 
   /** Moves the version `versionId` (as S3 shows it) of `key` to `storageClass`. */
   transition = async (bucket: string, key: string, versionId: string, storageClass: string): Promise<TransitionOutcome> => {
-    if (!knownStorageClass(this.deps.settings, storageClass)) return { kind: 'blocked', reason: `storage class ${storageClass} is not configured (storageClasses)` };
+    if (!knownStorageClass(this.deps.settings, storageClass))
+      return { kind: 'blocked', reason: `storage class ${storageClass} is not configured (storageClasses)` };
     if (this.versions <= 0 || this.requests < CATALOG_CALLS || this.now() >= this.budget.deadline) return { kind: 'stopped' };
     this.requests--;
     const found = await this.deps.catalog.getVersion(bucket, key, versionId);
@@ -74,10 +78,24 @@ export class Transitioner {
       this.versions--;
       return true;
     };
-    const outcome = await restripeVersion(bucket, record, {
-      catalog: this.deps.catalog, units: this.deps.units, policy, graceMs: this.deps.graceMs, writeReservationSeconds: this.deps.writeReservationSeconds, now: this.now,
-    }, admit, { storageClass: storageClass === STANDARD ? null : storageClass });
-    if (outcome.kind === 'stopped') return tooLarge ? { kind: 'blocked', reason: `needs about ${tooLarge} backend requests, more than one run may make (${this.budget.maxRequests})` } : { kind: 'stopped' };
+    const outcome = await restripeVersion(
+      bucket,
+      record,
+      {
+        catalog: this.deps.catalog,
+        units: this.deps.units,
+        policy,
+        graceMs: this.deps.graceMs,
+        writeReservationSeconds: this.deps.writeReservationSeconds,
+        now: this.now,
+      },
+      admit,
+      { storageClass: storageClass === STANDARD ? null : storageClass },
+    );
+    if (outcome.kind === 'stopped')
+      return tooLarge
+        ? { kind: 'blocked', reason: `needs about ${tooLarge} backend requests, more than one run may make (${this.budget.maxRequests})` }
+        : { kind: 'stopped' };
     if (outcome.kind === 'blocked') return { kind: 'blocked', reason: outcome.reason };
     return outcome;
   };

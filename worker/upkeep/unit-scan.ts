@@ -38,7 +38,12 @@ export interface UnitScan {
   unlisted: string[];
 }
 
-export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRing | undefined, skip: (unitId: string) => boolean = () => false): Promise<UnitScan> {
+export async function scanUnits(
+  bucket: string,
+  backends: Backend[],
+  ring: KeyRing | undefined,
+  skip: (unitId: string) => boolean = () => false,
+): Promise<UnitScan> {
   // unitId -> shard index -> backend holding it
   const found = new Map<string, Map<number, Backend>>();
   const tagRecords = new Map<string, Backend[]>();
@@ -46,29 +51,30 @@ export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRi
   // the ring (format/shelf.ts): a unit's shelf is its header's key, so a ring that opens it names it.
   const prefixes = await bucketShardPrefixes(bucket, ring);
   const unlisted: string[] = [];
-  for (const b of backends) for (const prefix of prefixes) {
-    if (unlisted.includes(b.id)) break;
-    let cursor: string | undefined;
-    do {
-      // A backend that does not answer is left out (named in `unlisted`): with up to m of them
-      // down every unit still has k shards on the others. Any other failure still stops the scan.
-      const page = await b.list(prefix, cursor).catch((err: unknown) => {
-        if (!(isBackendError(err) && err.transient)) throw err;
-        unlisted.push(b.id);
-        return null;
-      });
-      if (!page) break;
-      for (const e of page.entries) {
-        const t = parseTagRecordKey(e.key);
-        if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
-        const key = parseShardKey(e.key);
-        if (!key) continue;
-        if (!found.has(key.unitId)) found.set(key.unitId, new Map());
-        found.get(key.unitId)!.set(key.shardIndex, b);
-      }
-      cursor = page.cursor;
-    } while (cursor);
-  }
+  for (const b of backends)
+    for (const prefix of prefixes) {
+      if (unlisted.includes(b.id)) break;
+      let cursor: string | undefined;
+      do {
+        // A backend that does not answer is left out (named in `unlisted`): with up to m of them
+        // down every unit still has k shards on the others. Any other failure still stops the scan.
+        const page = await b.list(prefix, cursor).catch((err: unknown) => {
+          if (!(isBackendError(err) && err.transient)) throw err;
+          unlisted.push(b.id);
+          return null;
+        });
+        if (!page) break;
+        for (const e of page.entries) {
+          const t = parseTagRecordKey(e.key);
+          if (t) tagRecords.set(t.unitId, [...(tagRecords.get(t.unitId) ?? []), b]);
+          const key = parseShardKey(e.key);
+          if (!key) continue;
+          if (!found.has(key.unitId)) found.set(key.unitId, new Map());
+          found.get(key.unitId)!.set(key.shardIndex, b);
+        }
+        cursor = page.cursor;
+      } while (cursor);
+    }
   const out: UnitScan = { units: [], unrecoverable: [], skipped: [], tagRecords, unlisted };
   for (const [unitId, shards] of found) {
     if (skip(unitId)) {
@@ -114,7 +120,15 @@ export async function scanUnits(bucket: string, backends: Backend[], ring: KeyRi
     // was written, and the mover (upkeep/drain.ts) may have moved shards since (FORMAT.md).
     const placement = h.placement.map((id, j) => shards.get(j)?.id ?? id);
     const unit: CodedUnit = {
-      unitId, codec: h.codec, size: h.size, ...(seal ? { seal } : {}), k: h.k, m: h.m, blockSize: h.blockSize, ...(h.layout === 'column' ? { layout: h.layout } : {}), placement,
+      unitId,
+      codec: h.codec,
+      size: h.size,
+      ...(seal ? { seal } : {}),
+      k: h.k,
+      m: h.m,
+      blockSize: h.blockSize,
+      ...(h.layout === 'column' ? { layout: h.layout } : {}),
+      placement,
       headerLens: Array.from({ length: n }, (_, j) => encodeHeader({ ...raw, shardIndex: j }).length),
       shardDigests: footer.shardDigests.map((d) => d.toString(16).padStart(16, '0')),
       missing: [...Array(n).keys()].filter((j) => !shards.has(j)),

@@ -11,7 +11,9 @@ export const sha256hex = (data: Uint8Array | string): string => createHash('sha2
 
 /** kSigning with node:crypto (independent of worker/auth/sigv4.ts). */
 export function nodeSigningKey(secret: string, date: string, region: string, service = 's3'): Uint8Array {
-  let key: Uint8Array = createHmac('sha256', 'AWS4' + secret).update(date).digest();
+  let key: Uint8Array = createHmac('sha256', 'AWS4' + secret)
+    .update(date)
+    .digest();
   for (const part of [region, service, 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
   return key;
 }

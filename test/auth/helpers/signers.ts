@@ -59,7 +59,14 @@ export function smithySigner(secret = SECRET, accessKeyId = ACCESS_KEY, region =
   });
 }
 
-export function aws4fetchSigner(init: { method: string; url: string; headers?: Record<string, string>; body?: string; datetime: string; signQuery?: boolean }): AwsV4Signer {
+export function aws4fetchSigner(init: {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  datetime: string;
+  signQuery?: boolean;
+}): AwsV4Signer {
   return new AwsV4Signer({
     ...init,
     accessKeyId: ACCESS_KEY,
@@ -71,11 +78,41 @@ export function aws4fetchSigner(init: { method: string; url: string; headers?: R
 
 /** botocore's HmacV1 sub-resources (QSAOfInterest): the query names a SigV2 signature covers. */
 const SIGV2_SUBRESOURCES = new Set([
-  'accelerate', 'acl', 'analytics', 'cors', 'defaultObjectAcl', 'delete', 'inventory', 'lifecycle', 'location', 'logging',
-  'metrics', 'notification', 'object-lock', 'partNumber', 'policy', 'replication', 'requestPayment', 'restore', 'select',
-  'select-type', 'storageClass', 'tagging', 'torrent', 'uploadId', 'uploads', 'versionId', 'versioning', 'versions',
-  'website', 'response-cache-control', 'response-content-disposition', 'response-content-encoding',
-  'response-content-language', 'response-content-type', 'response-expires',
+  'accelerate',
+  'acl',
+  'analytics',
+  'cors',
+  'defaultObjectAcl',
+  'delete',
+  'inventory',
+  'lifecycle',
+  'location',
+  'logging',
+  'metrics',
+  'notification',
+  'object-lock',
+  'partNumber',
+  'policy',
+  'replication',
+  'requestPayment',
+  'restore',
+  'select',
+  'select-type',
+  'storageClass',
+  'tagging',
+  'torrent',
+  'uploadId',
+  'uploads',
+  'versionId',
+  'versioning',
+  'versions',
+  'website',
+  'response-cache-control',
+  'response-content-disposition',
+  'response-content-encoding',
+  'response-content-language',
+  'response-content-type',
+  'response-expires',
 ]);
 
 export interface SigV2Init {
@@ -132,5 +169,7 @@ function sigv2Signature(init: SigV2Init, dateSlot: string): string {
     .sort((a, b) => (a.split('=')[0] < b.split('=')[0] ? -1 : a.split('=')[0] > b.split('=')[0] ? 1 : 0));
   const resource = (init.authPath ?? init.path) + (sub.length ? '?' + sub.join('&') : '');
   const toSign = `${init.method}\n${header('content-md5')}\n${header('content-type')}\n${dateSlot}\n${amz}${resource}`;
-  return createHmac('sha1', init.secret ?? SECRET).update(toSign).digest('base64');
+  return createHmac('sha1', init.secret ?? SECRET)
+    .update(toSign)
+    .digest('base64');
 }

@@ -84,5 +84,9 @@ export function fill(n: number, char: string): Uint8Array {
 
 /** The decoder run over `source` as the gate runs it (worker/auth/body-stream.ts). */
 export function decodeStream(source: ReadableStream<Uint8Array>, decoder: AwsChunkedDecoder): ReadableStream<Uint8Array> {
-  return verifyingBody(source, (piece) => decoder.push(piece), () => decoder.finish());
+  return verifyingBody(
+    source,
+    (piece) => decoder.push(piece),
+    () => decoder.finish(),
+  );
 }

@@ -21,10 +21,7 @@
  * Files are loaded with Vite's `?raw` import so the tests need no filesystem at run time.
  */
 
-const FILES = import.meta.glob('../../fixtures/wire/*/*.txt', { query: '?raw', import: 'default', eager: true }) as Record<
-  string,
-  string
->;
+const FILES = import.meta.glob('../../fixtures/wire/*/*.txt', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 
 export const FIXTURE_ACCESS_KEY = 'AKIDEXAMPLE';
 export const FIXTURE_SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
@@ -175,10 +172,7 @@ export function header(w: WireRequest, name: string): string | undefined {
  * The captured request as a Fetch Request, body streamed in the given piece sizes.
  * Headers may be overridden (value) or removed (null).
  */
-export function toRequest(
-  w: WireRequest,
-  opts: { body?: Uint8Array; pieces?: number[]; headers?: Record<string, string | null> } = {},
-): Request {
+export function toRequest(w: WireRequest, opts: { body?: Uint8Array; pieces?: number[]; headers?: Record<string, string | null> } = {}): Request {
   const headers = new Headers();
   for (const [n, v] of w.headers) headers.append(n, v);
   for (const [n, v] of Object.entries(opts.headers ?? {})) {

@@ -68,7 +68,9 @@ const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).
 const bytes = (s: string) => new TextEncoder().encode(s);
 
 class Captured extends Error {
-  constructor(readonly request: { method: string; hostname: string; path: string; query: Record<string, string>; headers: Record<string, string>; body?: unknown }) {
+  constructor(
+    readonly request: { method: string; hostname: string; path: string; query: Record<string, string>; headers: Record<string, string>; body?: unknown },
+  ) {
     super('captured');
   }
 }
@@ -106,7 +108,8 @@ export async function sdk(command: unknown, as: SignAs, o: { virtualHosted?: boo
     const r = err.request;
     const body = await collect(r.body);
     const headers = Object.entries(r.headers).filter(([n]) => n !== 'transfer-encoding');
-    const plain = body !== null && !headers.some(([n]) => n === 'content-length') && !headers.some(([n, v]) => n === 'content-encoding' && v.includes('aws-chunked'));
+    const plain =
+      body !== null && !headers.some(([n]) => n === 'content-length') && !headers.some(([n, v]) => n === 'content-encoding' && v.includes('aws-chunked'));
     if (plain) headers.push(['content-length', String(body.length)]);
     const query = wireQuery(Object.entries(r.query));
     return { method: r.method, target: r.path + (query ? '?' + query : ''), headers, body };
@@ -145,12 +148,18 @@ async function aws4(method: string, url: string, as: SignAs, o: { body?: string;
     service: 's3',
     region: as.region ?? 'us-east-1',
     signQuery: o.signQuery,
-    datetime: signingDate(as).toISOString().replace(/[:-]|\.\d{3}/g, ''),
+    datetime: signingDate(as)
+      .toISOString()
+      .replace(/[:-]|\.\d{3}/g, ''),
   });
   const signed = await signer.sign();
-  return wire(signed.url, method, [...signed.headers].filter(([n]) => n !== 'host'), o.body);
+  return wire(
+    signed.url,
+    method,
+    [...signed.headers].filter(([n]) => n !== 'host'),
+    o.body,
+  );
 }
-
 
 /** aws-chunked bodies with every chunk signed (and the trailer, with `trailer`), by smithy + the test encoder. */
 async function signedChunks(as: SignAs, trailer: boolean): Promise<Wire> {
@@ -189,7 +198,12 @@ async function pinnedPresign(as: SignAs): Promise<Wire> {
 const FAR = 4102444800;
 
 /** A SigV2 presigned request (expired when signed with a skew). */
-function v2(method: string, path: string, as: SignAs, o: { query?: string; headers?: Record<string, string>; body?: string; host?: string; authPath?: string } = {}): Wire {
+function v2(
+  method: string,
+  path: string,
+  as: SignAs,
+  o: { query?: string; headers?: Record<string, string>; body?: string; host?: string; authPath?: string } = {},
+): Wire {
   const target = sigv2Target({
     method,
     path,
@@ -205,10 +219,24 @@ function v2(method: string, path: string, as: SignAs, o: { query?: string; heade
 
 /** A SigV2 header-signed request (Authorization: AWS key:sig); `amzDate`: the time in x-amz-date,
  *  the Date slot empty (s3cmd), else in the Date header (boto2, botocore). */
-function v2h(method: string, path: string, as: SignAs, o: { query?: string; headers?: Record<string, string>; body?: string; host?: string; authPath?: string; amzDate?: boolean } = {}): Wire {
+function v2h(
+  method: string,
+  path: string,
+  as: SignAs,
+  o: { query?: string; headers?: Record<string, string>; body?: string; host?: string; authPath?: string; amzDate?: boolean } = {},
+): Wire {
   const time = new Date(Date.now() + (as.skewMs ?? 0)).toUTCString();
   const headers: Record<string, string> = { ...(o.headers ?? {}), ...(o.amzDate ? { 'x-amz-date': time } : { date: time }) };
-  const authorization = sigv2Authorization({ method, path, authPath: o.authPath, query: o.query, headers, date: o.amzDate ? '' : time, secret: as.secret, accessKeyId: as.accessKeyId });
+  const authorization = sigv2Authorization({
+    method,
+    path,
+    authPath: o.authPath,
+    query: o.query,
+    headers,
+    date: o.amzDate ? '' : time,
+    secret: as.secret,
+    accessKeyId: as.accessKeyId,
+  });
   const target = o.query ? `${path}?${o.query}` : path;
   return wire(new URL(`http://${o.host ?? HOST}${target}`), method, [...Object.entries(headers), ['authorization', authorization]], o.body);
 }
@@ -224,10 +252,27 @@ export function baseCases(state: State): BaseCase[] {
   const B = BUCKET;
   const vhost = `${B}.${BASE_DOMAIN}`;
   return [
-    { name: 'sdk PutObject (body digest, CRC32 header, metadata)', scheme: headerWhole, sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'dir/new obj.txt', Body: 'fuzzed body', ContentType: 'text/plain', Metadata: { a: 'one two' } }), as) },
-    { name: 'sdk PutObject (WHEN_REQUIRED: digest only)', scheme: headerWhole, sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'plain', Body: 'plain body' }), as, { whenRequired: true }) },
-    { name: 'sdk PutObject stream (aws-chunked, unsigned trailer)', scheme: header, sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'streamed', Body: Readable.from([Buffer.from('streamed body')]), ContentLength: 13 }), as) },
-    { name: 'sdk GetObject (overrides, range)', scheme: header, sign: (as) => sdk(new GetObjectCommand({ Bucket: B, Key: 'obj', ResponseContentType: 'text/x-signed', Range: 'bytes=0-3' }), as) },
+    {
+      name: 'sdk PutObject (body digest, CRC32 header, metadata)',
+      scheme: headerWhole,
+      sign: (as) =>
+        sdk(new PutObjectCommand({ Bucket: B, Key: 'dir/new obj.txt', Body: 'fuzzed body', ContentType: 'text/plain', Metadata: { a: 'one two' } }), as),
+    },
+    {
+      name: 'sdk PutObject (WHEN_REQUIRED: digest only)',
+      scheme: headerWhole,
+      sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'plain', Body: 'plain body' }), as, { whenRequired: true }),
+    },
+    {
+      name: 'sdk PutObject stream (aws-chunked, unsigned trailer)',
+      scheme: header,
+      sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'streamed', Body: Readable.from([Buffer.from('streamed body')]), ContentLength: 13 }), as),
+    },
+    {
+      name: 'sdk GetObject (overrides, range)',
+      scheme: header,
+      sign: (as) => sdk(new GetObjectCommand({ Bucket: B, Key: 'obj', ResponseContentType: 'text/x-signed', Range: 'bytes=0-3' }), as),
+    },
     { name: 'sdk HeadObject', scheme: header, sign: (as) => sdk(new HeadObjectCommand({ Bucket: B, Key: 'obj' }), as) },
     { name: 'sdk DeleteObject', scheme: header, sign: (as) => sdk(new DeleteObjectCommand({ Bucket: B, Key: 'obj' }), as) },
     { name: 'sdk ListObjectsV2', scheme: header, sign: (as) => sdk(new ListObjectsV2Command({ Bucket: B, Prefix: 'd', Delimiter: '/' }), as) },
@@ -235,38 +280,113 @@ export function baseCases(state: State): BaseCase[] {
     { name: 'sdk ListBuckets', scheme: header, sign: (as) => sdk(new ListBucketsCommand({}), as) },
     { name: 'sdk CreateBucket', scheme: headerWhole, sign: (as) => sdk(new CreateBucketCommand({ Bucket: 'fz-new' }), as) },
     { name: 'sdk CreateMultipartUpload', scheme: header, sign: (as) => sdk(new CreateMultipartUploadCommand({ Bucket: B, Key: 'mpu2' }), as) },
-    { name: 'sdk UploadPart', scheme: headerWhole, sign: (as) => sdk(new UploadPartCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId, PartNumber: 1, Body: 'part one' }), as) },
+    {
+      name: 'sdk UploadPart',
+      scheme: headerWhole,
+      sign: (as) => sdk(new UploadPartCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId, PartNumber: 1, Body: 'part one' }), as),
+    },
     { name: 'sdk ListParts', scheme: header, sign: (as) => sdk(new ListPartsCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId }), as) },
     { name: 'sdk ListMultipartUploads', scheme: header, sign: (as) => sdk(new ListMultipartUploadsCommand({ Bucket: B }), as) },
     { name: 'sdk AbortMultipartUpload', scheme: header, sign: (as) => sdk(new AbortMultipartUploadCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId }), as) },
     { name: 'sdk CopyObject', scheme: header, sign: (as) => sdk(new CopyObjectCommand({ Bucket: B, Key: 'copy', CopySource: `${B}/obj` }), as) },
     { name: 'sdk DeleteObjects', scheme: headerWhole, sign: (as) => sdk(new DeleteObjectsCommand({ Bucket: B, Delete: { Objects: [{ Key: 'dir/a' }] } }), as) },
     { name: 'sdk GetObject, virtual-hosted', scheme: header, sign: (as) => sdk(new GetObjectCommand({ Bucket: B, Key: 'obj' }), as, { virtualHosted: true }) },
-    { name: 'sdk PutObject, virtual-hosted', scheme: headerWhole, sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'vh', Body: 'vhost body' }), as, { virtualHosted: true }) },
-    { name: 'presigned GetObject (overrides)', scheme: query, sign: (as) => presigned(new GetObjectCommand({ Bucket: B, Key: 'obj', ResponseContentType: 'text/x-signed', ResponseContentDisposition: 'inline' }), as) },
-    { name: 'presigned PutObject (hoisted metadata)', scheme: query, sign: (as) => presigned(new PutObjectCommand({ Bucket: B, Key: 'presigned', Metadata: { via: 'url' } }), as, 'presigned body') },
-    { name: 'presigned DeleteObject', scheme: query, sign: async (as) => ({ ...(await presigned(new DeleteObjectCommand({ Bucket: B, Key: 'obj' }), as)), method: 'DELETE' }) },
+    {
+      name: 'sdk PutObject, virtual-hosted',
+      scheme: headerWhole,
+      sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'vh', Body: 'vhost body' }), as, { virtualHosted: true }),
+    },
+    {
+      name: 'presigned GetObject (overrides)',
+      scheme: query,
+      sign: (as) => presigned(new GetObjectCommand({ Bucket: B, Key: 'obj', ResponseContentType: 'text/x-signed', ResponseContentDisposition: 'inline' }), as),
+    },
+    {
+      name: 'presigned PutObject (hoisted metadata)',
+      scheme: query,
+      sign: (as) => presigned(new PutObjectCommand({ Bucket: B, Key: 'presigned', Metadata: { via: 'url' } }), as, 'presigned body'),
+    },
+    {
+      name: 'presigned DeleteObject',
+      scheme: query,
+      sign: async (as) => ({ ...(await presigned(new DeleteObjectCommand({ Bucket: B, Key: 'obj' }), as)), method: 'DELETE' }),
+    },
     { name: 'presigned ListObjectsV2', scheme: query, sign: (as) => presigned(new ListObjectsV2Command({ Bucket: B, Prefix: 'dir/' }), as) },
-    { name: 'presigned UploadPart', scheme: query, sign: (as) => presigned(new UploadPartCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId, PartNumber: 2 }), as, 'part two') },
-    { name: 'presigned GetObject, virtual-hosted', scheme: query, sign: (as) => presigned(new GetObjectCommand({ Bucket: B, Key: 'dir/obj.txt' }), as, undefined, { virtualHosted: true }) },
+    {
+      name: 'presigned UploadPart',
+      scheme: query,
+      sign: (as) => presigned(new UploadPartCommand({ Bucket: B, Key: 'mpu', UploadId: uploadId, PartNumber: 2 }), as, 'part two'),
+    },
+    {
+      name: 'presigned GetObject, virtual-hosted',
+      scheme: query,
+      sign: (as) => presigned(new GetObjectCommand({ Bucket: B, Key: 'dir/obj.txt' }), as, undefined, { virtualHosted: true }),
+    },
     { name: 'smithy aws-chunked, signed chunks', scheme: { kind: 'v4-header', body: 'chunked' }, sign: (as) => signedChunks(as, false) },
     { name: 'smithy aws-chunked, signed chunks and trailer', scheme: { kind: 'v4-header', body: 'chunked-trailer' }, sign: (as) => signedChunks(as, true) },
     { name: 'smithy presigned PUT pinning its SHA-256', scheme: { kind: 'v4-query', body: 'whole' }, sign: pinnedPresign },
     { name: 'aws4fetch ListObjectsV2', scheme: header, sign: (as) => aws4('GET', `http://${HOST}/${B}?list-type=2&prefix=dir%2F&max-keys=5`, as) },
-    { name: 'aws4fetch PutObject (body digest)', scheme: headerWhole, sign: (as) => aws4('PUT', `http://${HOST}/${B}/a4f`, as, { body: 'aws4fetch body', headers: { 'x-amz-meta-signer': 'aws4fetch' } }) },
-    { name: 'aws4fetch AbortMultipartUpload', scheme: header, sign: (as) => aws4('DELETE', `http://${HOST}/${B}/mpu?uploadId=${encodeURIComponent(uploadId)}`, as) },
-    { name: 'aws4fetch presigned GetObject', scheme: query, sign: (as) => aws4('GET', `http://${HOST}/${B}/obj?response-cache-control=no-store`, as, { signQuery: true }) },
+    {
+      name: 'aws4fetch PutObject (body digest)',
+      scheme: headerWhole,
+      sign: (as) => aws4('PUT', `http://${HOST}/${B}/a4f`, as, { body: 'aws4fetch body', headers: { 'x-amz-meta-signer': 'aws4fetch' } }),
+    },
+    {
+      name: 'aws4fetch AbortMultipartUpload',
+      scheme: header,
+      sign: (as) => aws4('DELETE', `http://${HOST}/${B}/mpu?uploadId=${encodeURIComponent(uploadId)}`, as),
+    },
+    {
+      name: 'aws4fetch presigned GetObject',
+      scheme: query,
+      sign: (as) => aws4('GET', `http://${HOST}/${B}/obj?response-cache-control=no-store`, as, { signQuery: true }),
+    },
     { name: 'SigV2 GetObject (override)', scheme: v2q, sign: async (as) => v2('GET', `/${B}/obj`, as, { query: 'response-content-type=text%2Fx-signed' }) },
-    { name: 'SigV2 PutObject (type, metadata)', scheme: v2q, sign: async (as) => v2('PUT', `/${B}/v2put`, as, { headers: { 'content-type': 'text/plain', 'x-amz-meta-a': 'one' }, body: 'sigv2 body' }) },
+    {
+      name: 'SigV2 PutObject (type, metadata)',
+      scheme: v2q,
+      sign: async (as) => v2('PUT', `/${B}/v2put`, as, { headers: { 'content-type': 'text/plain', 'x-amz-meta-a': 'one' }, body: 'sigv2 body' }),
+    },
     { name: 'SigV2 DeleteObject', scheme: v2q, sign: async (as) => v2('DELETE', `/${B}/obj`, as) },
     { name: 'SigV2 ListObjects (unsigned prefix)', scheme: v2q, sign: async (as) => v2('GET', `/${B}`, as, { query: 'prefix=dir%2F' }) },
-    { name: 'SigV2 UploadPart', scheme: v2q, sign: async (as) => v2('PUT', `/${B}/mpu`, as, { query: `partNumber=3&uploadId=${encodeURIComponent(uploadId)}`, headers: { 'content-type': 'application/octet-stream' }, body: 'part three' }) },
+    {
+      name: 'SigV2 UploadPart',
+      scheme: v2q,
+      sign: async (as) =>
+        v2('PUT', `/${B}/mpu`, as, {
+          query: `partNumber=3&uploadId=${encodeURIComponent(uploadId)}`,
+          headers: { 'content-type': 'application/octet-stream' },
+          body: 'part three',
+        }),
+    },
     { name: 'SigV2 GetObject, virtual-hosted', scheme: v2q, sign: async (as) => v2('GET', '/dir/obj.txt', as, { host: vhost, authPath: `/${B}/dir/obj.txt` }) },
-    { name: 'SigV2 header GetObject (override)', scheme: v2hd, sign: async (as) => v2h('GET', `/${B}/obj`, as, { query: 'response-content-type=text%2Fx-signed' }) },
-    { name: 'SigV2 header PutObject (type, metadata, x-amz-date)', scheme: v2hd, sign: async (as) => v2h('PUT', `/${B}/v2hput`, as, { headers: { 'content-type': 'text/plain', 'x-amz-meta-a': 'one' }, body: 'sigv2 header body', amzDate: true }) },
+    {
+      name: 'SigV2 header GetObject (override)',
+      scheme: v2hd,
+      sign: async (as) => v2h('GET', `/${B}/obj`, as, { query: 'response-content-type=text%2Fx-signed' }),
+    },
+    {
+      name: 'SigV2 header PutObject (type, metadata, x-amz-date)',
+      scheme: v2hd,
+      sign: async (as) =>
+        v2h('PUT', `/${B}/v2hput`, as, { headers: { 'content-type': 'text/plain', 'x-amz-meta-a': 'one' }, body: 'sigv2 header body', amzDate: true }),
+    },
     { name: 'SigV2 header DeleteObject', scheme: v2hd, sign: async (as) => v2h('DELETE', `/${B}/obj`, as) },
     { name: 'SigV2 header ListObjects (unsigned prefix)', scheme: v2hd, sign: async (as) => v2h('GET', `/${B}`, as, { query: 'prefix=dir%2F' }) },
-    { name: 'SigV2 header PutObjectTagging', scheme: v2hd, sign: async (as) => v2h('PUT', `/${B}/obj`, as, { query: 'tagging', headers: { 'content-type': 'application/xml' }, body: '<Tagging><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tagging>' }) },
-    { name: 'SigV2 header GetObject, virtual-hosted', scheme: v2hd, sign: async (as) => v2h('GET', '/dir/obj.txt', as, { host: vhost, authPath: `/${B}/dir/obj.txt` }) },
+    {
+      name: 'SigV2 header PutObjectTagging',
+      scheme: v2hd,
+      sign: async (as) =>
+        v2h('PUT', `/${B}/obj`, as, {
+          query: 'tagging',
+          headers: { 'content-type': 'application/xml' },
+          body: '<Tagging><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tagging>',
+        }),
+    },
+    {
+      name: 'SigV2 header GetObject, virtual-hosted',
+      scheme: v2hd,
+      sign: async (as) => v2h('GET', '/dir/obj.txt', as, { host: vhost, authPath: `/${B}/dir/obj.txt` }),
+    },
   ];
 }

@@ -113,7 +113,10 @@ export function mutations(w: Wire, rand: () => number, uploadId: string): Mutati
     const value = eq < 0 ? null : piece.slice(eq + 1);
     const replace = (label: string, next: string[]) => setTarget(`query ${name}: ${label}`, path, next);
     const at = (p: string) => query.map((q, j) => (j === i ? p : q));
-    replace('dropped', query.filter((_, j) => j !== i));
+    replace(
+      'dropped',
+      query.filter((_, j) => j !== i),
+    );
     replace('value changed', at(value === null ? `${name}=x` : `${name}=${value}x`));
     if (value) replace('value emptied', at(`${name}=`));
     if (value === null) replace('flag given =', at(`${name}=`));
@@ -172,7 +175,11 @@ export function mutations(w: Wire, rand: () => number, uploadId: string): Mutati
     const text = new TextDecoder('latin1').decode(body);
     const replaceText = (label: string, from: RegExp, to: (m: string) => string) => {
       const m = from.exec(text);
-      if (m) withBody(label, Uint8Array.from(text.slice(0, m.index) + to(m[0]) + text.slice(m.index + m[0].length), (c) => c.charCodeAt(0)));
+      if (m)
+        withBody(
+          label,
+          Uint8Array.from(text.slice(0, m.index) + to(m[0]) + text.slice(m.index + m[0].length), (c) => c.charCodeAt(0)),
+        );
     };
     replaceText('chunk signature digit', /chunk-signature=[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'));
     replaceText('chunk data byte', /\r\n[^\r\n0-9a-f]/, (m) => m.slice(0, 2) + (m[2] === 'x' ? 'y' : 'x'));

@@ -47,9 +47,27 @@ export const OWN = 'fz-own';
 
 export function scopeCases(s: ScopeState): Array<BaseCase & { needs: Need[] }> {
   const presignedCopy = async (as: SignAs): Promise<Wire> => {
-    const client = new S3Client({ endpoint: `http://${HOST}`, forcePathStyle: true, region: as.region ?? 'us-east-1', credentials: { accessKeyId: as.accessKeyId!, secretAccessKey: as.secret! } });
-    const url = new URL(await getSignedUrl(client, new CopyObjectCommand({ Bucket: B, Key: 'dir/pcopy', CopySource: `${B}/obj` }), { expiresIn: 300, signingDate: new Date(Date.now() + (as.skewMs ?? 0)) }));
-    return { method: 'PUT', target: url.pathname + url.search, headers: [['host', url.host], ['content-length', '0']], body: new Uint8Array(0) };
+    const client = new S3Client({
+      endpoint: `http://${HOST}`,
+      forcePathStyle: true,
+      region: as.region ?? 'us-east-1',
+      credentials: { accessKeyId: as.accessKeyId!, secretAccessKey: as.secret! },
+    });
+    const url = new URL(
+      await getSignedUrl(client, new CopyObjectCommand({ Bucket: B, Key: 'dir/pcopy', CopySource: `${B}/obj` }), {
+        expiresIn: 300,
+        signingDate: new Date(Date.now() + (as.skewMs ?? 0)),
+      }),
+    );
+    return {
+      method: 'PUT',
+      target: url.pathname + url.search,
+      headers: [
+        ['host', url.host],
+        ['content-length', '0'],
+      ],
+      body: new Uint8Array(0),
+    };
   };
   const v2Copy = (as: SignAs): Wire => {
     const headers = { 'x-amz-copy-source': `/${B}/obj` };
@@ -57,22 +75,146 @@ export function scopeCases(s: ScopeState): Array<BaseCase & { needs: Need[] }> {
     return { method: 'PUT', target, headers: [['host', HOST], ...Object.entries(headers), ['content-length', '0']], body: new Uint8Array(0) };
   };
   return [
-    { name: 'CopyObject, source outside the prefix', scheme: header, needs: [{ action: 'write', key: 'dir/copy' }, { action: 'read', key: 'obj' }], sign: (as) => sdk(new CopyObjectCommand({ Bucket: B, Key: 'dir/copy', CopySource: `${B}/obj` }), as) },
-    { name: 'CopyObject, source inside the prefix', scheme: header, needs: [{ action: 'write', key: 'dir/copy' }, { action: 'read', key: 'dir/obj.txt' }], sign: (as) => sdk(new CopyObjectCommand({ Bucket: B, Key: 'dir/copy', CopySource: `${B}/dir/obj.txt` }), as) },
-    { name: 'presigned CopyObject, source outside the prefix', scheme: { kind: 'v4-query', body: 'unsigned' }, needs: [{ action: 'write', key: 'dir/pcopy' }, { action: 'read', key: 'obj' }], sign: presignedCopy },
-    { name: 'SigV2 CopyObject, source outside the prefix', scheme: { kind: 'v2-query', body: 'unsigned' }, needs: [{ action: 'write', key: 'dir/v2copy' }, { action: 'read', key: 'obj' }], sign: async (as) => v2Copy(as) },
-    { name: 'UploadPartCopy, source outside the prefix', scheme: header, needs: [{ action: 'write', key: 'dir/mpu' }, { action: 'read', key: 'obj' }], sign: (as) => sdk(new UploadPartCopyCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, PartNumber: 2, CopySource: `${B}/obj` }), as) },
-    { name: 'UploadPartCopy, source inside the prefix', scheme: header, needs: [{ action: 'write', key: 'dir/mpu' }, { action: 'read', key: 'dir/obj.txt' }], sign: (as) => sdk(new UploadPartCopyCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, PartNumber: 2, CopySource: `${B}/dir/obj.txt` }), as) },
-    { name: 'CompleteMultipartUpload inside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'dir/mpu' }], sign: (as) => sdk(new CompleteMultipartUploadCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.dirPartEtag }] } }), as) },
-    { name: 'CompleteMultipartUpload outside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'mpu' }], sign: (as) => sdk(new CompleteMultipartUploadCommand({ Bucket: B, Key: 'mpu', UploadId: s.uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.mpuPartEtag }] } }), as) },
-    { name: 'DeleteObjects, one entry inside and one outside the prefix', scheme: headerWhole, needs: [{ action: 'delete', someOf: B }], sign: (as) => sdk(new DeleteObjectsCommand({ Bucket: B, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }), as) },
+    {
+      name: 'CopyObject, source outside the prefix',
+      scheme: header,
+      needs: [
+        { action: 'write', key: 'dir/copy' },
+        { action: 'read', key: 'obj' },
+      ],
+      sign: (as) => sdk(new CopyObjectCommand({ Bucket: B, Key: 'dir/copy', CopySource: `${B}/obj` }), as),
+    },
+    {
+      name: 'CopyObject, source inside the prefix',
+      scheme: header,
+      needs: [
+        { action: 'write', key: 'dir/copy' },
+        { action: 'read', key: 'dir/obj.txt' },
+      ],
+      sign: (as) => sdk(new CopyObjectCommand({ Bucket: B, Key: 'dir/copy', CopySource: `${B}/dir/obj.txt` }), as),
+    },
+    {
+      name: 'presigned CopyObject, source outside the prefix',
+      scheme: { kind: 'v4-query', body: 'unsigned' },
+      needs: [
+        { action: 'write', key: 'dir/pcopy' },
+        { action: 'read', key: 'obj' },
+      ],
+      sign: presignedCopy,
+    },
+    {
+      name: 'SigV2 CopyObject, source outside the prefix',
+      scheme: { kind: 'v2-query', body: 'unsigned' },
+      needs: [
+        { action: 'write', key: 'dir/v2copy' },
+        { action: 'read', key: 'obj' },
+      ],
+      sign: async (as) => v2Copy(as),
+    },
+    {
+      name: 'UploadPartCopy, source outside the prefix',
+      scheme: header,
+      needs: [
+        { action: 'write', key: 'dir/mpu' },
+        { action: 'read', key: 'obj' },
+      ],
+      sign: (as) => sdk(new UploadPartCopyCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, PartNumber: 2, CopySource: `${B}/obj` }), as),
+    },
+    {
+      name: 'UploadPartCopy, source inside the prefix',
+      scheme: header,
+      needs: [
+        { action: 'write', key: 'dir/mpu' },
+        { action: 'read', key: 'dir/obj.txt' },
+      ],
+      sign: (as) => sdk(new UploadPartCopyCommand({ Bucket: B, Key: 'dir/mpu', UploadId: s.dirUploadId, PartNumber: 2, CopySource: `${B}/dir/obj.txt` }), as),
+    },
+    {
+      name: 'CompleteMultipartUpload inside the prefix',
+      scheme: headerWhole,
+      needs: [{ action: 'write', key: 'dir/mpu' }],
+      sign: (as) =>
+        sdk(
+          new CompleteMultipartUploadCommand({
+            Bucket: B,
+            Key: 'dir/mpu',
+            UploadId: s.dirUploadId,
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.dirPartEtag }] },
+          }),
+          as,
+        ),
+    },
+    {
+      name: 'CompleteMultipartUpload outside the prefix',
+      scheme: headerWhole,
+      needs: [{ action: 'write', key: 'mpu' }],
+      sign: (as) =>
+        sdk(
+          new CompleteMultipartUploadCommand({
+            Bucket: B,
+            Key: 'mpu',
+            UploadId: s.uploadId,
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s.mpuPartEtag }] },
+          }),
+          as,
+        ),
+    },
+    {
+      name: 'DeleteObjects, one entry inside and one outside the prefix',
+      scheme: headerWhole,
+      needs: [{ action: 'delete', someOf: B }],
+      sign: (as) => sdk(new DeleteObjectsCommand({ Bucket: B, Delete: { Objects: [{ Key: 'dir/obj.txt' }, { Key: 'obj' }] } }), as),
+    },
     // PutBucketLogging's target is a write into it (issue 37): fz-own is the one-bucket key's own bucket.
-    { name: 'PutBucketLogging, target another bucket', scheme: headerWhole, needs: [{ action: 'write', wholeBucket: OWN }, { action: 'write', key: 'logs/', bucket: B }], sign: (as) => sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: B, TargetPrefix: 'logs/' } } }), as) },
-    { name: 'PutBucketLogging, target itself', scheme: headerWhole, needs: [{ action: 'write', wholeBucket: OWN }, { action: 'write', key: 'logs/', bucket: OWN }], sign: (as) => sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: OWN, TargetPrefix: 'logs/' } } }), as) },
+    {
+      name: 'PutBucketLogging, target another bucket',
+      scheme: headerWhole,
+      needs: [
+        { action: 'write', wholeBucket: OWN },
+        { action: 'write', key: 'logs/', bucket: B },
+      ],
+      sign: (as) => sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: B, TargetPrefix: 'logs/' } } }), as),
+    },
+    {
+      name: 'PutBucketLogging, target itself',
+      scheme: headerWhole,
+      needs: [
+        { action: 'write', wholeBucket: OWN },
+        { action: 'write', key: 'logs/', bucket: OWN },
+      ],
+      sign: (as) =>
+        sdk(new PutBucketLoggingCommand({ Bucket: OWN, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: OWN, TargetPrefix: 'logs/' } } }), as),
+    },
     // Object Lock needs its own actions, never implied by write (issue 37).
-    { name: 'PutObjectLegalHold inside the prefix', scheme: headerWhole, needs: [{ action: 'legal-hold', key: 'dir/obj.txt' }], sign: (as) => sdk(new PutObjectLegalHoldCommand({ Bucket: B, Key: 'dir/obj.txt', LegalHold: { Status: 'OFF' } }), as) },
-    { name: 'PutObjectRetention inside the prefix', scheme: headerWhole, needs: [{ action: 'retention', key: 'dir/obj.txt' }], sign: (as) => sdk(new PutObjectRetentionCommand({ Bucket: B, Key: 'dir/obj.txt', Retention: { Mode: 'COMPLIANCE', RetainUntilDate: new Date('9999-12-31T00:00:00Z') } }), as) },
-    { name: 'PutObject with a legal hold header inside the prefix', scheme: headerWhole, needs: [{ action: 'write', key: 'dir/held' }, { action: 'legal-hold', key: 'dir/held' }], sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'dir/held', Body: 'held', ObjectLockLegalHoldStatus: 'ON' }), as) },
+    {
+      name: 'PutObjectLegalHold inside the prefix',
+      scheme: headerWhole,
+      needs: [{ action: 'legal-hold', key: 'dir/obj.txt' }],
+      sign: (as) => sdk(new PutObjectLegalHoldCommand({ Bucket: B, Key: 'dir/obj.txt', LegalHold: { Status: 'OFF' } }), as),
+    },
+    {
+      name: 'PutObjectRetention inside the prefix',
+      scheme: headerWhole,
+      needs: [{ action: 'retention', key: 'dir/obj.txt' }],
+      sign: (as) =>
+        sdk(
+          new PutObjectRetentionCommand({
+            Bucket: B,
+            Key: 'dir/obj.txt',
+            Retention: { Mode: 'COMPLIANCE', RetainUntilDate: new Date('9999-12-31T00:00:00Z') },
+          }),
+          as,
+        ),
+    },
+    {
+      name: 'PutObject with a legal hold header inside the prefix',
+      scheme: headerWhole,
+      needs: [
+        { action: 'write', key: 'dir/held' },
+        { action: 'legal-hold', key: 'dir/held' },
+      ],
+      sign: (as) => sdk(new PutObjectCommand({ Bucket: B, Key: 'dir/held', Body: 'held', ObjectLockLegalHoldStatus: 'ON' }), as),
+    },
     { name: 'HeadBucket', scheme: header, needs: [{ action: 'list', someOf: B }], sign: (as) => sdk(new HeadBucketCommand({ Bucket: B }), as) },
     { name: 'GetBucketLocation', scheme: header, needs: [{ action: 'list', someOf: B }], sign: (as) => sdk(new GetBucketLocationCommand({ Bucket: B }), as) },
   ];
@@ -95,7 +237,10 @@ export const BASE_NEEDS: Record<string, Need[]> = {
   'sdk ListParts': [{ action: 'write', key: 'mpu' }],
   'sdk ListMultipartUploads': [{ action: 'list', listing: '' }],
   'sdk AbortMultipartUpload': [{ action: 'write', key: 'mpu' }],
-  'sdk CopyObject': [{ action: 'write', key: 'copy' }, { action: 'read', key: 'obj' }],
+  'sdk CopyObject': [
+    { action: 'write', key: 'copy' },
+    { action: 'read', key: 'obj' },
+  ],
   'sdk DeleteObjects': [{ action: 'delete', someOf: B }],
   'sdk GetObject, virtual-hosted': [{ action: 'read', key: 'obj' }],
   'sdk PutObject, virtual-hosted': [{ action: 'write', key: 'vh' }],

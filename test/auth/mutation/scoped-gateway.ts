@@ -24,9 +24,33 @@ export interface TestScope {
 }
 
 export const SCOPES: TestScope[] = [
-  { name: 'read-only key', accessKeyId: 'AKIDREADONLY', secret: 'read only secret', grant: { buckets: ['*'], actions: ['read', 'list'] }, bucketOk: () => true, prefixes: null, actions: new Set(['read', 'list']) },
-  { name: 'one-bucket key (fz-*)', accessKeyId: 'AKIDONEBUCKET', secret: 'one bucket secret', grant: { buckets: ['fz-*'], actions: ['read', 'list', 'write', 'delete'] }, bucketOk: (b) => b.startsWith('fz-'), prefixes: null, actions: new Set(['read', 'list', 'write', 'delete']) },
-  { name: 'prefix key (fz, dir/)', accessKeyId: 'AKIDPREFIX', secret: 'prefix secret', grant: { buckets: ['fz'], prefixes: ['dir/'], actions: ['read', 'list', 'write', 'delete'] }, bucketOk: (b) => b === 'fz', prefixes: ['dir/'], actions: new Set(['read', 'list', 'write', 'delete']) },
+  {
+    name: 'read-only key',
+    accessKeyId: 'AKIDREADONLY',
+    secret: 'read only secret',
+    grant: { buckets: ['*'], actions: ['read', 'list'] },
+    bucketOk: () => true,
+    prefixes: null,
+    actions: new Set(['read', 'list']),
+  },
+  {
+    name: 'one-bucket key (fz-*)',
+    accessKeyId: 'AKIDONEBUCKET',
+    secret: 'one bucket secret',
+    grant: { buckets: ['fz-*'], actions: ['read', 'list', 'write', 'delete'] },
+    bucketOk: (b) => b.startsWith('fz-'),
+    prefixes: null,
+    actions: new Set(['read', 'list', 'write', 'delete']),
+  },
+  {
+    name: 'prefix key (fz, dir/)',
+    accessKeyId: 'AKIDPREFIX',
+    secret: 'prefix secret',
+    grant: { buckets: ['fz'], prefixes: ['dir/'], actions: ['read', 'list', 'write', 'delete'] },
+    bucketOk: (b) => b === 'fz',
+    prefixes: ['dir/'],
+    actions: new Set(['read', 'list', 'write', 'delete']),
+  },
 ];
 
 export function oracleAllows(s: TestScope, need: Need): boolean {
@@ -42,15 +66,27 @@ export function oracleAllows(s: TestScope, need: Need): boolean {
 /** A gateway with the scoped keys: bucket fz, objects obj and dir/obj.txt, uploads mpu and dir/mpu with a part each. */
 export async function scopedGateway() {
   const trace = { gatePassed: false };
-  const g = gateApp((gate) => async (request, view) => {
-    const r = await gate(request, view);
-    trace.gatePassed = true;
-    return r;
-  }, [...SCOPES, ADMIN_KEY].map((s) => ({ accessKeyId: s.accessKeyId, secretAccessKey: s.secret, scope: s.grant })));
+  const g = gateApp(
+    (gate) => async (request, view) => {
+      const r = await gate(request, view);
+      trace.gatePassed = true;
+      return r;
+    },
+    [...SCOPES, ADMIN_KEY].map((s) => ({ accessKeyId: s.accessKeyId, secretAccessKey: s.secret, scope: s.grant })),
+  );
   await g.store.createBucket(BUCKET, { region: 'us-east-1' });
   await g.store.createBucket(OWN, { region: 'us-east-1' });
-  for (const [key, text] of [['obj', 'object body'], ['dir/obj.txt', 'nested object']]) {
-    await g.store.putObject(BUCKET, key, new Response(text).body!, { contentLength: text.length, contentMD5: null, metadata: { user: {} }, checksum: null, conditions: {} });
+  for (const [key, text] of [
+    ['obj', 'object body'],
+    ['dir/obj.txt', 'nested object'],
+  ]) {
+    await g.store.putObject(BUCKET, key, new Response(text).body!, {
+      contentLength: text.length,
+      contentMD5: null,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
   }
   const part = async (key: string, uploadId: string) =>
     (await g.store.uploadPart(BUCKET, key, uploadId, 1, new Response('part one').body!, { contentLength: 8, contentMD5: null, checksum: null })).etag;

@@ -40,7 +40,8 @@ export interface Scheme {
 const BASE_DOMAIN = 's3.gw.test';
 
 const INTEGRITY_ONLY = /^x-amz-(content-sha256|date|decoded-content-length|trailer|sdk-checksum-algorithm|checksum-.*|user-agent)$/;
-const V2_INERT = /^(prefix|delimiter|marker|max-keys|encoding-type|list-type|continuation-token|start-after|fetch-owner|max-buckets|bucket-region|key-marker|upload-id-marker|max-uploads|max-parts|part-number-marker|x-id|content-type|content-md5|x-amz-.*)$/i;
+const V2_INERT =
+  /^(prefix|delimiter|marker|max-keys|encoding-type|list-type|continuation-token|start-after|fetch-owner|max-buckets|bucket-region|key-marker|upload-id-marker|max-uploads|max-parts|part-number-marker|x-id|content-type|content-md5|x-amz-.*)$/i;
 
 export const header = (w: Wire, name: string) => w.headers.find(([n]) => n.toLowerCase() === name)?.[1];
 
@@ -59,7 +60,10 @@ export function toRequest(w: Wire): Request | null {
 export function signedHeaderNames(base: Wire, scheme: Scheme): string[] {
   if (scheme.kind === 'v2-query') return ['content-md5', 'content-type'];
   if (scheme.kind === 'v2-header') return ['content-md5', 'content-type', 'date'];
-  const list = scheme.kind === 'v4-header' ? /SignedHeaders=([^,\s]+)/.exec(header(base, 'authorization') ?? '')?.[1] : new URLSearchParams(base.target.split('?')[1] ?? '').get('X-Amz-SignedHeaders');
+  const list =
+    scheme.kind === 'v4-header'
+      ? /SignedHeaders=([^,\s]+)/.exec(header(base, 'authorization') ?? '')?.[1]
+      : new URLSearchParams(base.target.split('?')[1] ?? '').get('X-Amz-SignedHeaders');
   return (list ?? '').split(';').map((h) => h.toLowerCase());
 }
 
@@ -75,10 +79,22 @@ export function fingerprint(request: Request, body: Uint8Array | null, scheme: S
   });
   // Path-style `/bucket/` and `/bucket` name the same bucket (no key), as the router reads them: SigV2 accepts
   // either signed form (botocore signs `/bucket/`).
-  const virtualHosted = (request.headers.get('host') ?? url.host).toLowerCase().replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN);
+  const virtualHosted = (request.headers.get('host') ?? url.host)
+    .toLowerCase()
+    .replace(/:\d+$/, '')
+    .endsWith('.' + BASE_DOMAIN);
   if (!virtualHosted && path.length === 3 && path[2] === '') path.pop();
   const query = [...new URLSearchParams(url.search)]
-    .filter(([n]) => !(scheme.kind === 'v4-query' ? n === 'X-Amz-Signature' : scheme.kind === 'v2-query' ? n === 'Signature' || V2_INERT.test(n) : scheme.kind === 'v2-header' ? V2_INERT.test(n) : false))
+    .filter(
+      ([n]) =>
+        !(scheme.kind === 'v4-query'
+          ? n === 'X-Amz-Signature'
+          : scheme.kind === 'v2-query'
+            ? n === 'Signature' || V2_INERT.test(n)
+            : scheme.kind === 'v2-header'
+              ? V2_INERT.test(n)
+              : false),
+    )
     .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   const headers: Array<[string, string]> = [];
   request.headers.forEach((value, name) => {
@@ -87,7 +103,8 @@ export function fingerprint(request: Request, body: Uint8Array | null, scheme: S
     if (covered) headers.push([name, value.trim().replace(/\s+/g, ' ')]);
   });
   let host = (request.headers.get('host') ?? url.host).toLowerCase();
-  if (scheme.kind === 'v2-query' || scheme.kind === 'v2-header') host = host.replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN) ? `bucket ${host.replace(/:\d+$/, '').slice(0, -BASE_DOMAIN.length - 1)}` : 'path-style';
+  if (scheme.kind === 'v2-query' || scheme.kind === 'v2-header')
+    host = host.replace(/:\d+$/, '').endsWith('.' + BASE_DOMAIN) ? `bucket ${host.replace(/:\d+$/, '').slice(0, -BASE_DOMAIN.length - 1)}` : 'path-style';
   return JSON.stringify({ method: request.method, host, path, query, headers: headers.sort(), body: signedBody(body, scheme) });
 }
 

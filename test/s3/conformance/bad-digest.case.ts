@@ -28,7 +28,12 @@ export function badDigestCases(suite: Suite, mode: ChecksumMode): void {
     });
 
     it('PutObject: wrong and malformed x-amz-checksum-sha256 / -crc32 are BadDigest, nothing stored', async () => {
-      for (const sums of [{ ChecksumSHA256: 'bad' }, { ChecksumSHA256: sha256B64(new Uint8Array([1])) }, { ChecksumCRC32: 'AAAA' }, { ChecksumCRC32: crc32B64(new Uint8Array([1])) }]) {
+      for (const sums of [
+        { ChecksumSHA256: 'bad' },
+        { ChecksumSHA256: sha256B64(new Uint8Array([1])) },
+        { ChecksumCRC32: 'AAAA' },
+        { ChecksumCRC32: crc32B64(new Uint8Array([1])) },
+      ]) {
         await expectS3Error(client().send(new PutObjectCommand({ Bucket: bucket, Key: 'put', Body: body, ...sums })), 'BadDigest', 400);
       }
       await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'put' })), 'NotFound', 404);
@@ -43,15 +48,35 @@ export function badDigestCases(suite: Suite, mode: ChecksumMode): void {
     });
 
     it('CompleteMultipartUpload: a malformed or wrong whole-object checksum is BadDigest; the upload stays open', async () => {
-      const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'complete', ChecksumAlgorithm: 'CRC32', ChecksumType: 'FULL_OBJECT' }));
-      const p = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'complete', UploadId, PartNumber: 1, Body: body, ChecksumCRC32: crc32B64(body) }));
+      const { UploadId } = await client().send(
+        new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'complete', ChecksumAlgorithm: 'CRC32', ChecksumType: 'FULL_OBJECT' }),
+      );
+      const p = await client().send(
+        new UploadPartCommand({ Bucket: bucket, Key: 'complete', UploadId, PartNumber: 1, Body: body, ChecksumCRC32: crc32B64(body) }),
+      );
       const parts = [{ PartNumber: 1, ETag: p.ETag, ChecksumCRC32: p.ChecksumCRC32 }];
       for (const ChecksumCRC32 of ['bad', crc32B64(new Uint8Array([1]))]) {
-        const complete = new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'complete', UploadId, MultipartUpload: { Parts: parts }, ChecksumCRC32, ChecksumType: 'FULL_OBJECT' });
+        const complete = new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: 'complete',
+          UploadId,
+          MultipartUpload: { Parts: parts },
+          ChecksumCRC32,
+          ChecksumType: 'FULL_OBJECT',
+        });
         await expectS3Error(client().send(complete), 'BadDigest', 400);
       }
       await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'complete' })), 'NotFound', 404);
-      const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'complete', UploadId, MultipartUpload: { Parts: parts }, ChecksumCRC32: crc32B64(body), ChecksumType: 'FULL_OBJECT' }));
+      const done = await client().send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: 'complete',
+          UploadId,
+          MultipartUpload: { Parts: parts },
+          ChecksumCRC32: crc32B64(body),
+          ChecksumType: 'FULL_OBJECT',
+        }),
+      );
       if (done.ChecksumCRC32 !== crc32B64(body)) throw new Error(`completed with ${done.ChecksumCRC32}`);
     });
   });

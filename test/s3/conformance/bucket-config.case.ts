@@ -36,14 +36,29 @@ export function bucketConfigCases(suite: Suite, mode: ChecksumMode): void {
     it('PutBucketCors, GetBucketCors, DeleteBucketCors', async () => {
       await expectS3Error(client().send(new GetBucketCorsCommand({ Bucket: bucket })), 'NoSuchCORSConfiguration', 404);
       const CORSRules = [
-        { ID: 'app', AllowedOrigins: ['https://app.example', 'https://*.example.org'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 },
+        {
+          ID: 'app',
+          AllowedOrigins: ['https://app.example', 'https://*.example.org'],
+          AllowedMethods: ['GET', 'PUT'],
+          AllowedHeaders: ['*'],
+          ExposeHeaders: ['ETag'],
+          MaxAgeSeconds: 600,
+        },
         { AllowedOrigins: ['*'], AllowedMethods: ['HEAD'] },
       ];
       await client().send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules } }));
       const got = await client().send(new GetBucketCorsCommand({ Bucket: bucket }));
       expect(got.CORSRules).toEqual([CORSRules[0], { AllowedOrigins: ['*'], AllowedMethods: ['HEAD'] }]);
-      await expectS3Error(client().send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['PATCH'] }] } })), 'InvalidRequest', 400);
-      await expectS3Error(client().send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*://*'], AllowedMethods: ['GET'] }] } })), 'InvalidRequest', 400);
+      await expectS3Error(
+        client().send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['PATCH'] }] } })),
+        'InvalidRequest',
+        400,
+      );
+      await expectS3Error(
+        client().send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*://*'], AllowedMethods: ['GET'] }] } })),
+        'InvalidRequest',
+        400,
+      );
       expect((await client().send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules).toHaveLength(2);
       const deleted = await client().send(new DeleteBucketCorsCommand({ Bucket: bucket }));
       expect(deleted.$metadata.httpStatusCode).toBe(204);

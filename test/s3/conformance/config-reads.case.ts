@@ -82,27 +82,40 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
     });
 
     it('the Put side of what is not supported stays NotImplemented', async () => {
-      await expectS3Error(client().send(new PutBucketWebsiteCommand({ Bucket: bucket, WebsiteConfiguration: { IndexDocument: { Suffix: 'index.html' } } })), 'NotImplemented', 501);
+      await expectS3Error(
+        client().send(new PutBucketWebsiteCommand({ Bucket: bucket, WebsiteConfiguration: { IndexDocument: { Suffix: 'index.html' } } })),
+        'NotImplemented',
+        501,
+      );
     });
 
     it('PutBucketOwnershipControls: BucketOwnerEnforced (the only setting) succeeds; the settings that enable ACLs and the delete are NotImplemented', async () => {
       const put = (b: string, ObjectOwnership: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter') =>
         client().send(new PutBucketOwnershipControlsCommand({ Bucket: b, OwnershipControls: { Rules: [{ ObjectOwnership }] } }));
       expect((await put(bucket, 'BucketOwnerEnforced')).$metadata.httpStatusCode).toBe(200);
-      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([
+        { ObjectOwnership: 'BucketOwnerEnforced' },
+      ]);
       for (const setting of ['BucketOwnerPreferred', 'ObjectWriter'] as const) {
         const err = await expectS3Error(put(bucket, setting), 'NotImplemented', 501);
         expect((err as unknown as Error).message).toContain(setting);
       }
       await expectS3Error(client().send(new DeleteBucketOwnershipControlsCommand({ Bucket: bucket })), 'NotImplemented', 501);
       await expectS3Error(put(missing, 'BucketOwnerEnforced'), 'NoSuchBucket', 404);
-      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+      expect((await client().send(new GetBucketOwnershipControlsCommand({ Bucket: bucket }))).OwnershipControls?.Rules).toEqual([
+        { ObjectOwnership: 'BucketOwnerEnforced' },
+      ]);
     });
 
     it('GetBucketAcl / GetObjectAcl: the owner with FULL_CONTROL, nothing else', async () => {
-      for (const acl of [await client().send(new GetBucketAclCommand({ Bucket: bucket })), await client().send(new GetObjectAclCommand({ Bucket: bucket, Key: 'obj' }))]) {
+      for (const acl of [
+        await client().send(new GetBucketAclCommand({ Bucket: bucket })),
+        await client().send(new GetObjectAclCommand({ Bucket: bucket, Key: 'obj' })),
+      ]) {
         expect(acl.Owner?.ID).toBeTruthy();
-        expect(acl.Grants).toEqual([{ Grantee: { Type: 'CanonicalUser', ID: acl.Owner!.ID, DisplayName: acl.Owner!.DisplayName }, Permission: 'FULL_CONTROL' }]);
+        expect(acl.Grants).toEqual([
+          { Grantee: { Type: 'CanonicalUser', ID: acl.Owner!.ID, DisplayName: acl.Owner!.DisplayName }, Permission: 'FULL_CONTROL' },
+        ]);
       }
       await expectS3Error(client().send(new GetObjectAclCommand({ Bucket: bucket, Key: 'nope' })), 'NoSuchKey', 404);
     });
@@ -116,15 +129,28 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
       }
       await client().send(new PutBucketAclCommand({ Bucket: bucket, ACL: 'private' }));
       const owner = (await client().send(new GetBucketAclCommand({ Bucket: bucket }))).Owner!;
-      await client().send(new PutBucketAclCommand({ Bucket: bucket, AccessControlPolicy: { Owner: owner, Grants: [{ Grantee: { Type: 'CanonicalUser', ID: owner.ID }, Permission: 'FULL_CONTROL' }] } }));
+      await client().send(
+        new PutBucketAclCommand({
+          Bucket: bucket,
+          AccessControlPolicy: { Owner: owner, Grants: [{ Grantee: { Type: 'CanonicalUser', ID: owner.ID }, Permission: 'FULL_CONTROL' }] },
+        }),
+      );
 
       const refused = 'AccessControlListNotSupported';
       await expectS3Error(client().send(new PutObjectCommand({ Bucket: bucket, Key: 'public', Body: 'x', ACL: 'public-read' })), refused, 400);
       await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'public' })), 'NotFound', 404);
-      await expectS3Error(client().send(new CopyObjectCommand({ Bucket: bucket, Key: 'public', CopySource: `${bucket}/obj`, ACL: 'authenticated-read' })), refused, 400);
+      await expectS3Error(
+        client().send(new CopyObjectCommand({ Bucket: bucket, Key: 'public', CopySource: `${bucket}/obj`, ACL: 'authenticated-read' })),
+        refused,
+        400,
+      );
       await expectS3Error(client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'public', ACL: 'public-read-write' })), refused, 400);
       await expectS3Error(client().send(new CreateBucketCommand({ Bucket: `${bucket}-public`, ACL: 'public-read' })), refused, 400);
-      await expectS3Error(client().send(new PutObjectCommand({ Bucket: bucket, Key: 'public', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })), refused, 400);
+      await expectS3Error(
+        client().send(new PutObjectCommand({ Bucket: bucket, Key: 'public', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })),
+        refused,
+        400,
+      );
       await expectS3Error(client().send(new PutBucketAclCommand({ Bucket: bucket, ACL: 'public-read' })), refused, 400);
       await expectS3Error(client().send(new PutObjectAclCommand({ Bucket: bucket, Key: 'obj', ACL: 'public-read' })), refused, 400);
       const everyone = { Grantee: { Type: 'Group' as const, URI: 'http://acs.amazonaws.com/groups/global/AllUsers' }, Permission: 'READ' as const };

@@ -31,16 +31,35 @@ export function multipartRetryCases(suite: Suite, mode: ChecksumMode): void {
     it('CompleteMultipartUpload repeated after success answers 200 with the same ETag', async () => {
       const body = new TextEncoder().encode('one part, completed twice');
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'twice', ChecksumAlgorithm: 'CRC32' }));
-      const p = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'twice', UploadId, PartNumber: 1, Body: body, ChecksumCRC32: crc32B64(body) }));
+      const p = await client().send(
+        new UploadPartCommand({ Bucket: bucket, Key: 'twice', UploadId, PartNumber: 1, Body: body, ChecksumCRC32: crc32B64(body) }),
+      );
       const complete = () =>
-        client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'twice', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p.ETag, ChecksumCRC32: p.ChecksumCRC32 }] } }));
+        client().send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: 'twice',
+            UploadId,
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p.ETag, ChecksumCRC32: p.ChecksumCRC32 }] },
+          }),
+        );
       const first = await complete();
       const again = await complete();
       expect(again.$metadata.httpStatusCode).toBe(200);
-      expect({ etag: again.ETag, crc: again.ChecksumCRC32, key: again.Key, bucket: again.Bucket }).toEqual({ etag: first.ETag, crc: first.ChecksumCRC32, key: 'twice', bucket });
+      expect({ etag: again.ETag, crc: again.ChecksumCRC32, key: again.Key, bucket: again.Bucket }).toEqual({
+        etag: first.ETag,
+        crc: first.ChecksumCRC32,
+        key: 'twice',
+        bucket,
+      });
       await expectS3Error(client().send(new ListPartsCommand({ Bucket: bucket, Key: 'twice', UploadId })), 'NoSuchUpload', 404);
       // Another key, or an id that never existed, is still NoSuchUpload.
-      const other = new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'not-twice', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p.ETag }] } });
+      const other = new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: 'not-twice',
+        UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p.ETag }] },
+      });
       await expectS3Error(client().send(other), 'NoSuchUpload', 404);
       const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'twice' }));
       expect(Buffer.from(await bytesOf(got.Body)).toString()).toBe('one part, completed twice');
@@ -58,7 +77,9 @@ export function multipartRetryCases(suite: Suite, mode: ChecksumMode): void {
         await held;
         yield a.subarray(50_000);
       }
-      const partA = client().send(new UploadPartCommand({ Bucket: bucket, Key: 'race', UploadId, PartNumber: 1, Body: Readable.from(slowA()), ContentLength: a.length }));
+      const partA = client().send(
+        new UploadPartCommand({ Bucket: bucket, Key: 'race', UploadId, PartNumber: 1, Body: Readable.from(slowA()), ContentLength: a.length }),
+      );
       const partB = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'race', UploadId, PartNumber: 1, Body: b }));
       release();
       const etagA = (await partA).ETag!;
@@ -68,7 +89,10 @@ export function multipartRetryCases(suite: Suite, mode: ChecksumMode): void {
       const complete = (Parts: { PartNumber: number; ETag: string }[]) =>
         client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'race', UploadId, MultipartUpload: { Parts } }));
       await expectS3Error(complete([{ PartNumber: 1, ETag: partB.ETag! }]), 'InvalidPart', 400);
-      const done = await complete([{ PartNumber: 1, ETag: partB.ETag! }, { PartNumber: 1, ETag: etagA }]);
+      const done = await complete([
+        { PartNumber: 1, ETag: partB.ETag! },
+        { PartNumber: 1, ETag: etagA },
+      ]);
       expect(done.ETag).toMatch(/-1"$/);
       const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'race' }));
       expect(md5Hex(await bytesOf(got.Body))).toBe(md5Hex(a));

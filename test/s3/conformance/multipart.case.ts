@@ -57,8 +57,13 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
       const parts = await uploadParts(client(), bucket, 'mp/basic', id, [big, tail]);
       expect(parts[0].ETag).toBe(`"${md5Hex(big)}"`);
       const listed = await client().send(new ListPartsCommand({ Bucket: bucket, Key: 'mp/basic', UploadId: id }));
-      expect(listed.Parts?.map((p) => [p.PartNumber, p.Size, p.ETag])).toEqual([[1, big.length, parts[0].ETag], [2, tail.length, parts[1].ETag]]);
-      const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/basic', UploadId: id, MultipartUpload: { Parts: parts } }));
+      expect(listed.Parts?.map((p) => [p.PartNumber, p.Size, p.ETag])).toEqual([
+        [1, big.length, parts[0].ETag],
+        [2, tail.length, parts[1].ETag],
+      ]);
+      const done = await client().send(
+        new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/basic', UploadId: id, MultipartUpload: { Parts: parts } }),
+      );
       expect(done.ETag).toBe(multipartEtag([big, tail]));
       expect(done.Key).toBe('mp/basic');
       const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'mp/basic' }));
@@ -83,13 +88,18 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
     it('part rules: EntityTooSmall, InvalidPart, InvalidPartOrder, part number range', async () => {
       const id = await create('mp/rules');
       const small = await uploadParts(client(), bucket, 'mp/rules', id, [tail, tail]);
-      const complete = (parts: CompletedPart[]) => client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/rules', UploadId: id, MultipartUpload: { Parts: parts } }));
+      const complete = (parts: CompletedPart[]) =>
+        client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/rules', UploadId: id, MultipartUpload: { Parts: parts } }));
       await expectS3Error(complete(small), 'EntityTooSmall', 400);
       await expectS3Error(complete([{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }]), 'InvalidPart', 400);
       await expectS3Error(complete([{ PartNumber: 3, ETag: small[0].ETag }]), 'InvalidPart', 400);
       await expectS3Error(complete([small[1], small[0]]), 'InvalidPartOrder', 400);
       for (const n of [0, 10001]) {
-        await expectS3Error(client().send(new UploadPartCommand({ Bucket: bucket, Key: 'mp/rules', UploadId: id, PartNumber: n, Body: tail })), 'InvalidArgument', 400);
+        await expectS3Error(
+          client().send(new UploadPartCommand({ Bucket: bucket, Key: 'mp/rules', UploadId: id, PartNumber: n, Body: tail })),
+          'InvalidArgument',
+          400,
+        );
       }
       const single = await complete([small[0]]);
       expect(single.ETag).toBe(multipartEtag([tail]));
@@ -97,7 +107,13 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
 
     it('NoSuchUpload for unknown upload ids; Abort removes an upload', async () => {
       await expectS3Error(client().send(new UploadPartCommand({ Bucket: bucket, Key: 'k', UploadId: 'nope', PartNumber: 1, Body: tail })), 'NoSuchUpload', 404);
-      await expectS3Error(client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'k', UploadId: 'nope', MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"x"' }] } })), 'NoSuchUpload', 404);
+      await expectS3Error(
+        client().send(
+          new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'k', UploadId: 'nope', MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"x"' }] } }),
+        ),
+        'NoSuchUpload',
+        404,
+      );
       await expectS3Error(client().send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: 'k', UploadId: 'nope' })), 'NoSuchUpload', 404);
       const id = await create('mp/aborted');
       await uploadParts(client(), bucket, 'mp/aborted', id, [tail]);
@@ -113,7 +129,9 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
       expect(first.Parts?.map((p) => p.PartNumber)).toEqual([1, 2]);
       expect(first.IsTruncated).toBe(true);
       expect(first.NextPartNumberMarker).toBe('2');
-      const second = await client().send(new ListPartsCommand({ Bucket: bucket, Key: 'mp/paged', UploadId: id, MaxParts: 2, PartNumberMarker: first.NextPartNumberMarker }));
+      const second = await client().send(
+        new ListPartsCommand({ Bucket: bucket, Key: 'mp/paged', UploadId: id, MaxParts: 2, PartNumberMarker: first.NextPartNumberMarker }),
+      );
       expect(second.Parts?.map((p) => p.PartNumber)).toEqual([3]);
       expect(second.IsTruncated).toBe(false);
       await client().send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: 'mp/paged', UploadId: id }));
@@ -148,14 +166,28 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
       const id = await create('mp/copied');
       const source = `${bucket}/${encodeURIComponent('mp/copy source')}`;
       const p1 = await client().send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'mp/copied', UploadId: id, PartNumber: 1, CopySource: source }));
-      const p2 = await client().send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'mp/copied', UploadId: id, PartNumber: 2, CopySource: source, CopySourceRange: 'bytes=10-109' }));
+      const p2 = await client().send(
+        new UploadPartCopyCommand({ Bucket: bucket, Key: 'mp/copied', UploadId: id, PartNumber: 2, CopySource: source, CopySourceRange: 'bytes=10-109' }),
+      );
       expect(p1.CopyPartResult?.ETag).toBe(`"${md5Hex(big)}"`);
       await expectS3Error(
-        client().send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'mp/copied', UploadId: id, PartNumber: 3, CopySource: source, CopySourceRange: `bytes=0-${big.length}` })),
+        client().send(
+          new UploadPartCopyCommand({
+            Bucket: bucket,
+            Key: 'mp/copied',
+            UploadId: id,
+            PartNumber: 3,
+            CopySource: source,
+            CopySourceRange: `bytes=0-${big.length}`,
+          }),
+        ),
         'InvalidRange',
         416,
       );
-      const parts = [{ PartNumber: 1, ETag: p1.CopyPartResult?.ETag }, { PartNumber: 2, ETag: p2.CopyPartResult?.ETag }];
+      const parts = [
+        { PartNumber: 1, ETag: p1.CopyPartResult?.ETag },
+        { PartNumber: 2, ETag: p2.CopyPartResult?.ETag },
+      ];
       await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/copied', UploadId: id, MultipartUpload: { Parts: parts } }));
       const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'mp/copied' }));
       expect(Buffer.from(await bytesOf(got.Body)).equals(Buffer.concat([big, big.subarray(10, 110)]))).toBe(true);
@@ -177,7 +209,9 @@ export function multipartCases(suite: Suite, mode: ChecksumMode): void {
       const id = await create('mp/composite', { ChecksumAlgorithm: 'CRC32' });
       const parts = await uploadParts(client(), bucket, 'mp/composite', id, [big, tail], { ChecksumAlgorithm: 'CRC32' });
       expect(parts.map((p) => p.ChecksumCRC32)).toEqual([crc32B64(big), crc32B64(tail)]);
-      const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/composite', UploadId: id, MultipartUpload: { Parts: parts } }));
+      const done = await client().send(
+        new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp/composite', UploadId: id, MultipartUpload: { Parts: parts } }),
+      );
       const expected = `${crc32B64(Buffer.concat(parts.map((p) => Buffer.from(p.ChecksumCRC32!, 'base64'))))}-2`;
       expect(done.ChecksumCRC32).toBe(expected);
       expect(done.ChecksumType).toBe('COMPOSITE');

@@ -22,7 +22,8 @@ const ALL = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as
 export function objectAttributeCases(suite: Suite, mode: ChecksumMode): void {
   const bucket = bucketName(mode, 'attributes');
   const client = () => suite().client;
-  const attributes = (Key: string, extra: object = {}) => client().send(new GetObjectAttributesCommand({ Bucket: bucket, Key, ObjectAttributes: [...ALL], ...extra }));
+  const attributes = (Key: string, extra: object = {}) =>
+    client().send(new GetObjectAttributesCommand({ Bucket: bucket, Key, ObjectAttributes: [...ALL], ...extra }));
 
   describe('GetObjectAttributes and composite checksums', () => {
     const parts = [randomBytes(5 * MiB, 31), randomBytes(5 * MiB, 32), randomBytes(1000, 33)];
@@ -52,13 +53,16 @@ export function objectAttributeCases(suite: Suite, mode: ChecksumMode): void {
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi', ChecksumAlgorithm: 'CRC32' }));
       done = [];
       for (const [i, body] of parts.entries()) {
-        const r = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: i + 1, Body: body, ChecksumAlgorithm: 'CRC32' }));
+        const r = await client().send(
+          new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: i + 1, Body: body, ChecksumAlgorithm: 'CRC32' }),
+        );
         expect(r.ChecksumCRC32).toBe(crc32B64(body));
         done.push({ PartNumber: i + 1, ETag: r.ETag, ChecksumCRC32: r.ChecksumCRC32 });
       }
       const raw = Buffer.concat(parts.map((p) => Buffer.from(crc32B64(p), 'base64')));
       composite = `${crc32B64(raw)}-3`;
-      const complete = (ChecksumCRC32: string) => client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, ChecksumCRC32, MultipartUpload: { Parts: done } }));
+      const complete = (ChecksumCRC32: string) =>
+        client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, ChecksumCRC32, MultipartUpload: { Parts: done } }));
       await expectS3Error(complete(`${crc32B64(raw)}-2`), 'BadDigest', 400);
       await expectS3Error(complete(`${crc32B64(new Uint8Array(1))}-3`), 'BadDigest', 400);
       const r = await complete(composite);

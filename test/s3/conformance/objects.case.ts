@@ -104,7 +104,7 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
 
     it('keys with spaces, +, %, unicode, // and leading / round-trip and list exactly', async () => {
       const { client } = suite();
-      const keys = ['a b', 'a+b', '100%', '%2F', 'é/ü/日本語', '😀 emoji', 'a//b', '/leading', 'trailing/', 'q?x=1&y#z', "quote'\"<>", '~!@$^*()[]{}|;:,'];
+      const keys = ['a b', 'a+b', '100%', '%2F', 'é/ü/日本語', '😀 emoji', 'a//b', '/leading', 'trailing/', 'q?x=1&y#z', 'quote\'"<>', '~!@$^*()[]{}|;:,'];
       for (const key of keys) await client.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: key }));
       for (const key of keys) {
         const got = await client.send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
@@ -134,7 +134,9 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
     it('DeleteObjects deletes many (missing keys count as deleted), Quiet lists nothing', async () => {
       const { client } = suite();
       for (const k of ['d1', 'd2', 'sp ace']) await client.send(new PutObjectCommand({ Bucket: bucket(), Key: k, Body: k }));
-      const res = await client.send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: [{ Key: 'd1' }, { Key: 'sp ace' }, { Key: 'never-was' }] } }));
+      const res = await client.send(
+        new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: [{ Key: 'd1' }, { Key: 'sp ace' }, { Key: 'never-was' }] } }),
+      );
       expect(res.Deleted?.map((d) => d.Key).sort()).toEqual(['d1', 'never-was', 'sp ace']);
       expect(res.Errors ?? []).toEqual([]);
       const quiet = await client.send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: [{ Key: 'd2' }], Quiet: true } }));
@@ -144,7 +146,9 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
 
     it('CopyObject copies data and metadata (COPY) or replaces metadata (REPLACE)', async () => {
       const { client } = suite();
-      const put = await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'src file', Body: 'copy me', ContentType: 'text/x-src', Metadata: { origin: 'src' } }));
+      const put = await client.send(
+        new PutObjectCommand({ Bucket: bucket(), Key: 'src file', Body: 'copy me', ContentType: 'text/x-src', Metadata: { origin: 'src' } }),
+      );
       const source = `${bucket()}/${encodeURIComponent('src file')}`;
       const copied = await client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'dst/é', CopySource: source }));
       expect(copied.CopyObjectResult?.ETag).toBe(put.ETag);
@@ -152,7 +156,16 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
       expect(await a.Body!.transformToString()).toBe('copy me');
       expect(a.ContentType).toBe('text/x-src');
       expect(a.Metadata).toEqual({ origin: 'src' });
-      await client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'dst2', CopySource: source, MetadataDirective: 'REPLACE', ContentType: 'text/x-new', Metadata: { origin: 'new' } }));
+      await client.send(
+        new CopyObjectCommand({
+          Bucket: bucket(),
+          Key: 'dst2',
+          CopySource: source,
+          MetadataDirective: 'REPLACE',
+          ContentType: 'text/x-new',
+          Metadata: { origin: 'new' },
+        }),
+      );
       const b = await client.send(new HeadObjectCommand({ Bucket: bucket(), Key: 'dst2' }));
       expect(b.ContentType).toBe('text/x-new');
       expect(b.Metadata).toEqual({ origin: 'new' });
@@ -162,11 +175,21 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
       const { client } = suite();
       await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'self', Body: 'x' }));
       await expectS3Error(client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'self', CopySource: `${bucket()}/self` })), 'InvalidRequest', 400);
-      await client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'self', CopySource: `${bucket()}/self`, MetadataDirective: 'REPLACE', Metadata: { touched: 'yes' } }));
+      await client.send(
+        new CopyObjectCommand({ Bucket: bucket(), Key: 'self', CopySource: `${bucket()}/self`, MetadataDirective: 'REPLACE', Metadata: { touched: 'yes' } }),
+      );
       expect((await client.send(new HeadObjectCommand({ Bucket: bucket(), Key: 'self' }))).Metadata).toEqual({ touched: 'yes' });
       await expectS3Error(client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'x', CopySource: `${bucket()}/absent` })), 'NoSuchKey', 404);
-      await expectS3Error(client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'x', CopySource: `${bucket()}/self`, CopySourceIfMatch: '"nope"' })), 'PreconditionFailed', 412);
-      await expectS3Error(client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'x', CopySource: `${bucket()}/self`, CopySourceIfNoneMatch: '*' })), 'PreconditionFailed', 412);
+      await expectS3Error(
+        client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'x', CopySource: `${bucket()}/self`, CopySourceIfMatch: '"nope"' })),
+        'PreconditionFailed',
+        412,
+      );
+      await expectS3Error(
+        client.send(new CopyObjectCommand({ Bucket: bucket(), Key: 'x', CopySource: `${bucket()}/self`, CopySourceIfNoneMatch: '*' })),
+        'PreconditionFailed',
+        412,
+      );
     });
 
     it('presigned GET and PUT URLs work (signatures checked only by the real gate)', async () => {

@@ -55,7 +55,11 @@ export function partReadCases(suite: Suite, mode: ChecksumMode): void {
     it('HeadObject PartNumber N reports the part without a body', async () => {
       const r = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'three', PartNumber: 2 }));
       expect(r.$metadata.httpStatusCode).toBe(206);
-      expect({ length: r.ContentLength, parts: r.PartsCount, range: r.ContentRange }).toEqual({ length: parts[1].length, parts: 3, range: `bytes ${5 * MiB}-${10 * MiB + 16}/${whole.length}` });
+      expect({ length: r.ContentLength, parts: r.PartsCount, range: r.ContentRange }).toEqual({
+        length: parts[1].length,
+        parts: 3,
+        range: `bytes ${5 * MiB}-${10 * MiB + 16}/${whole.length}`,
+      });
     });
 
     it('an object uploaded in one piece has one part; past the last part is 416 InvalidPartNumber', async () => {
@@ -66,7 +70,7 @@ export function partReadCases(suite: Suite, mode: ChecksumMode): void {
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'three', PartNumber: 4 })), 'InvalidPartNumber', 416);
     });
 
-    it('with checksum mode: the part\'s own checksum and the object\'s type (COMPOSITE, FULL_OBJECT, one piece); a Range none', async () => {
+    it("with checksum mode: the part's own checksum and the object's type (COMPOSITE, FULL_OBJECT, one piece); a Range none", async () => {
       const pieces = [randomBytes(5 * MiB, 41), randomBytes(1000, 42)];
       for (const type of ['COMPOSITE', 'FULL_OBJECT'] as const) {
         const Key = `crc32-${type}`;

@@ -22,7 +22,8 @@ import {
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bucketName, expectS3Error, type ChecksumMode, type Suite } from './context.ts';
 
-const tagSet = (n: number, key = (i: number) => `k${i}`, value = (i: number) => `v${i}`) => Array.from({ length: n }, (_, i) => ({ Key: key(i), Value: value(i) }));
+const tagSet = (n: number, key = (i: number) => `k${i}`, value = (i: number) => `v${i}`) =>
+  Array.from({ length: n }, (_, i) => ({ Key: key(i), Value: value(i) }));
 
 export function taggingCases(suite: Suite, mode: ChecksumMode): void {
   const bucket = bucketName(mode, 'tagging');
@@ -36,7 +37,11 @@ export function taggingCases(suite: Suite, mode: ChecksumMode): void {
 
     it('PutObject with x-amz-tagging; GET/HEAD report the count; Put replaces, Delete empties', async () => {
       await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'a', Body: 'data', Tagging: 'z=1&b=two%20words&empty' }));
-      expect(await tagsOf('a')).toEqual([{ Key: 'b', Value: 'two words' }, { Key: 'empty', Value: '' }, { Key: 'z', Value: '1' }]);
+      expect(await tagsOf('a')).toEqual([
+        { Key: 'b', Value: 'two words' },
+        { Key: 'empty', Value: '' },
+        { Key: 'z', Value: '1' },
+      ]);
       expect((await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'a' }))).TagCount).toBe(3);
       const got = await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'a' }));
       expect(got.TagCount).toBe(3);
@@ -56,13 +61,48 @@ export function taggingCases(suite: Suite, mode: ChecksumMode): void {
 
     it('limits: 10 tags, key 128 and value 256 characters, unique keys, no aws: prefix; each InvalidTag, nothing changed', async () => {
       await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'lim', Body: 'x', Tagging: 'keep=1' }));
-      await client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'lim', Tagging: { TagSet: tagSet(10, (i) => `${i}`.padStart(128, 'k'), () => 'v'.repeat(256)) } }));
+      await client().send(
+        new PutObjectTaggingCommand({
+          Bucket: bucket,
+          Key: 'lim',
+          Tagging: {
+            TagSet: tagSet(
+              10,
+              (i) => `${i}`.padStart(128, 'k'),
+              () => 'v'.repeat(256),
+            ),
+          },
+        }),
+      );
       expect(await tagsOf('lim')).toHaveLength(10);
-      for (const TagSet of [tagSet(11), tagSet(1, () => 'k'.repeat(129)), tagSet(1, undefined, () => 'v'.repeat(257)), [{ Key: 'd', Value: '1' }, { Key: 'd', Value: '2' }], [{ Key: 'aws:x', Value: '1' }], [{ Key: 'bad<', Value: '1' }]]) {
+      for (const TagSet of [
+        tagSet(11),
+        tagSet(1, () => 'k'.repeat(129)),
+        tagSet(1, undefined, () => 'v'.repeat(257)),
+        [
+          { Key: 'd', Value: '1' },
+          { Key: 'd', Value: '2' },
+        ],
+        [{ Key: 'aws:x', Value: '1' }],
+        [{ Key: 'bad<', Value: '1' }],
+      ]) {
         await expectS3Error(client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'lim', Tagging: { TagSet } })), 'InvalidTag', 400);
       }
       expect(await tagsOf('lim')).toHaveLength(10);
-      await expectS3Error(client().send(new PutObjectCommand({ Bucket: bucket, Key: 'lim2', Body: 'x', Tagging: tagSet(11).map((t) => `${t.Key}=${t.Value}`).join('&') })), 'InvalidTag', 400);
+      await expectS3Error(
+        client().send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: 'lim2',
+            Body: 'x',
+            Tagging: tagSet(11)
+              .map((t) => `${t.Key}=${t.Value}`)
+              .join('&'),
+          }),
+        ),
+        'InvalidTag',
+        400,
+      );
       await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'lim2' })), 'NotFound', 404);
     });
 
@@ -72,17 +112,38 @@ export function taggingCases(suite: Suite, mode: ChecksumMode): void {
       expect(await tagsOf('c1')).toEqual([{ Key: 'from', Value: 'source' }]);
       await client().send(new CopyObjectCommand({ Bucket: bucket, Key: 'c2', CopySource: `${bucket}/src`, TaggingDirective: 'REPLACE', Tagging: 'new=tag' }));
       expect(await tagsOf('c2')).toEqual([{ Key: 'new', Value: 'tag' }]);
-      await client().send(new CopyObjectCommand({ Bucket: bucket, Key: 'c3', CopySource: `${bucket}/src`, TaggingDirective: 'REPLACE', MetadataDirective: 'REPLACE', ContentType: 'text/x' }));
+      await client().send(
+        new CopyObjectCommand({
+          Bucket: bucket,
+          Key: 'c3',
+          CopySource: `${bucket}/src`,
+          TaggingDirective: 'REPLACE',
+          MetadataDirective: 'REPLACE',
+          ContentType: 'text/x',
+        }),
+      );
       expect(await tagsOf('c3')).toEqual([]);
-      await client().send(new CopyObjectCommand({ Bucket: bucket, Key: 'c4', CopySource: `${bucket}/src`, MetadataDirective: 'REPLACE', ContentType: 'text/x' }));
+      await client().send(
+        new CopyObjectCommand({ Bucket: bucket, Key: 'c4', CopySource: `${bucket}/src`, MetadataDirective: 'REPLACE', ContentType: 'text/x' }),
+      );
       expect(await tagsOf('c4')).toEqual([{ Key: 'from', Value: 'source' }]);
     });
 
     it('CreateMultipartUpload with x-amz-tagging: the completed object has the tags', async () => {
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', Tagging: 'Hello=World&foo=bar' }));
       const part = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 1, Body: 'part' }));
-      await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] } }));
-      expect(await tagsOf('mpu')).toEqual([{ Key: 'Hello', Value: 'World' }, { Key: 'foo', Value: 'bar' }]);
+      await client().send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: 'mpu',
+          UploadId,
+          MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] },
+        }),
+      );
+      expect(await tagsOf('mpu')).toEqual([
+        { Key: 'Hello', Value: 'World' },
+        { Key: 'foo', Value: 'bar' },
+      ]);
     });
 
     it('bucket tags: NoSuchTagSet until set, 50 at most, Delete 204', async () => {

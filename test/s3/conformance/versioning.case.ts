@@ -33,7 +33,8 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
   const bucket = bucketName(mode, 'versioning');
   const client = () => suite().client;
   const put = async (Key: string, Body: string) => (await client().send(new PutObjectCommand({ Bucket: bucket, Key, Body }))).VersionId;
-  const text = async (Key: string, VersionId?: string) => (await client().send(new GetObjectCommand({ Bucket: bucket, Key, VersionId }))).Body!.transformToString();
+  const text = async (Key: string, VersionId?: string) =>
+    (await client().send(new GetObjectCommand({ Bucket: bucket, Key, VersionId }))).Body!.transformToString();
   /** Versions (in the server's order: newest first) and delete markers, as [id, IsLatest]. */
   const versionsOf = async (Prefix: string) => {
     const r = await client().send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix }));
@@ -61,7 +62,15 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const head = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'k', VersionId: v1 }));
       expect([head.VersionId, head.ContentLength]).toEqual([v1, 3]);
       expect((await client().send(new GetObjectCommand({ Bucket: bucket, Key: 'k' }))).VersionId).toBe(v2);
-      expect(await versionsOf('k')).toEqual({ versions: [[v2, true], [v1, false], ['null', false]], markers: [], sizes: [3, 3, 4] });
+      expect(await versionsOf('k')).toEqual({
+        versions: [
+          [v2, true],
+          [v1, false],
+          ['null', false],
+        ],
+        markers: [],
+        sizes: [3, 3, 4],
+      });
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'k', VersionId: '0'.repeat(28) })), 'NoSuchVersion', 404);
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'k', VersionId: 'not-a-version' })), 'InvalidArgument', 400);
     });
@@ -71,9 +80,14 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const del = await client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'dm' }));
       expect(del.DeleteMarker).toBe(true);
       expect(del.VersionId).toMatch(/^[0-9a-f]{28}$/);
-      const miss = (await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'dm' })), 'NoSuchKey', 404)) as { DeleteMarker?: boolean; $response?: { headers: Record<string, string> } };
+      const miss = (await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'dm' })), 'NoSuchKey', 404)) as {
+        DeleteMarker?: boolean;
+        $response?: { headers: Record<string, string> };
+      };
       expect(miss.$response?.headers['x-amz-delete-marker']).toBe('true');
-      const headMiss = (await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'dm' })), 'NotFound', 404)) as { $response?: { headers: Record<string, string> } };
+      const headMiss = (await expectS3Error(client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'dm' })), 'NotFound', 404)) as {
+        $response?: { headers: Record<string, string> };
+      };
       expect(headMiss.$response?.headers['x-amz-version-id']).toBe(del.VersionId);
       await expectS3Error(client().send(new GetObjectCommand({ Bucket: bucket, Key: 'dm', VersionId: del.VersionId })), 'MethodNotAllowed', 405);
       expect((await client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'dm' }))).Contents).toBeUndefined();
@@ -92,7 +106,11 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const marker = (await client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'tm' }))).VersionId;
       const TagSet = [{ Key: 'team', Value: 'blue' }];
       const refusals = [
-        await expectS3Error(client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker, Tagging: { TagSet } })), 'MethodNotAllowed', 405),
+        await expectS3Error(
+          client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker, Tagging: { TagSet } })),
+          'MethodNotAllowed',
+          405,
+        ),
         await expectS3Error(client().send(new DeleteObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker })), 'MethodNotAllowed', 405),
         await expectS3Error(client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'tm', VersionId: marker })), 'MethodNotAllowed', 405),
       ] as { $response?: { headers: Record<string, string> } }[];
@@ -117,11 +135,22 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
     it('CompleteMultipartUpload and tagging by version', async () => {
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mp' }));
       const part = await client().send(new UploadPartCommand({ Bucket: bucket, Key: 'mp', UploadId, PartNumber: 1, Body: 'part' }));
-      const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] } }));
+      const done = await client().send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: 'mp',
+          UploadId,
+          MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] },
+        }),
+      );
       expect(done.VersionId).toMatch(/^[0-9a-f]{28}$/);
       await put('mp', 'newer');
-      await client().send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'mp', VersionId: done.VersionId, Tagging: { TagSet: [{ Key: 'v', Value: 'first' }] } }));
-      expect((await client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'mp', VersionId: done.VersionId }))).TagSet).toEqual([{ Key: 'v', Value: 'first' }]);
+      await client().send(
+        new PutObjectTaggingCommand({ Bucket: bucket, Key: 'mp', VersionId: done.VersionId, Tagging: { TagSet: [{ Key: 'v', Value: 'first' }] } }),
+      );
+      expect((await client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'mp', VersionId: done.VersionId }))).TagSet).toEqual([
+        { Key: 'v', Value: 'first' },
+      ]);
       expect((await client().send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'mp' }))).TagSet).toEqual([]);
     });
 
@@ -135,8 +164,13 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       for (const body of ['n1', 'n2']) expect((await client().send(new PutObjectCommand({ Bucket: b, Key: 'k', Body: body }))).VersionId).toBeUndefined(); // the null version: no header, as S3
       expect((await client().send(new HeadObjectCommand({ Bucket: b, Key: 'k' }))).VersionId).toBe('null');
       const listed = await client().send(new ListObjectVersionsCommand({ Bucket: b }));
-      expect(listed.Versions?.map((v) => [v.VersionId, v.IsLatest])).toEqual([['null', true], [kept, false]]);
-      const r = await client().send(new DeleteObjectsCommand({ Bucket: b, Delete: { Objects: [{ Key: 'k', VersionId: 'null' }, { Key: 'k', VersionId: kept }, { Key: 'other' }] } }));
+      expect(listed.Versions?.map((v) => [v.VersionId, v.IsLatest])).toEqual([
+        ['null', true],
+        [kept, false],
+      ]);
+      const r = await client().send(
+        new DeleteObjectsCommand({ Bucket: b, Delete: { Objects: [{ Key: 'k', VersionId: 'null' }, { Key: 'k', VersionId: kept }, { Key: 'other' }] } }),
+      );
       const byVersion = Object.fromEntries((r.Deleted ?? []).map((d) => [d.VersionId ?? d.Key!, d]));
       expect(byVersion.null).toMatchObject({ Key: 'k', VersionId: 'null' });
       expect(byVersion[kept]).toMatchObject({ Key: 'k', VersionId: kept });
@@ -150,7 +184,8 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const v1 = await put('cd', 'four');
       const head = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'cd', VersionId: v1 }));
       await put('cd', 'newer');
-      const del = (o: { IfMatch?: string; IfMatchLastModifiedTime?: Date; IfMatchSize?: number; VersionId?: string }) => client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'cd', ...o }));
+      const del = (o: { IfMatch?: string; IfMatchLastModifiedTime?: Date; IfMatchSize?: number; VersionId?: string }) =>
+        client().send(new DeleteObjectCommand({ Bucket: bucket, Key: 'cd', ...o }));
       await expectS3Error(del({ VersionId: v1, IfMatch: '"0123"' }), 'PreconditionFailed', 412);
       await expectS3Error(del({ VersionId: v1, IfMatchSize: 5 }), 'PreconditionFailed', 412);
       await expectS3Error(del({ VersionId: v1, IfMatchLastModifiedTime: new Date(Date.UTC(2015, 0, 1)) }), 'PreconditionFailed', 412);
@@ -166,19 +201,37 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       const a = await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'cd-a', Body: 'aa' }));
       const b = await client().send(new PutObjectCommand({ Bucket: bucket, Key: 'cd-b', Body: 'bbb' }));
       const bHead = await client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'cd-b' }));
-      const r = await client().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [
-        { Key: 'cd-a', VersionId: a.VersionId, ETag: '"0123"' },
-        { Key: 'cd-b', VersionId: b.VersionId, ETag: b.ETag, Size: 3, LastModifiedTime: bHead.LastModified },
-        { Key: 'cd-a', Size: 9 },
-      ] } }));
+      const r = await client().send(
+        new DeleteObjectsCommand({
+          Bucket: bucket,
+          Delete: {
+            Objects: [
+              { Key: 'cd-a', VersionId: a.VersionId, ETag: '"0123"' },
+              { Key: 'cd-b', VersionId: b.VersionId, ETag: b.ETag, Size: 3, LastModifiedTime: bHead.LastModified },
+              { Key: 'cd-a', Size: 9 },
+            ],
+          },
+        }),
+      );
       expect((r.Deleted ?? []).map((d) => [d.Key, d.VersionId])).toEqual([['cd-b', b.VersionId]]);
-      expect((r.Errors ?? []).map((e) => [e.Key, e.Code])).toEqual([['cd-a', 'PreconditionFailed'], ['cd-a', 'PreconditionFailed']]);
+      expect((r.Errors ?? []).map((e) => [e.Key, e.Code])).toEqual([
+        ['cd-a', 'PreconditionFailed'],
+        ['cd-a', 'PreconditionFailed'],
+      ]);
       expect(await text('cd-a', a.VersionId)).toBe('aa');
     });
 
     it('MfaDelete Enabled and an unknown Status are refused', async () => {
-      await expectS3Error(client().send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled', MFADelete: 'Enabled' } })), 'NotImplemented', 501);
-      await expectS3Error(client().send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'On' as 'Enabled' } })), 'MalformedXML', 400);
+      await expectS3Error(
+        client().send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled', MFADelete: 'Enabled' } })),
+        'NotImplemented',
+        501,
+      );
+      await expectS3Error(
+        client().send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'On' as 'Enabled' } })),
+        'MalformedXML',
+        400,
+      );
       expect((await client().send(new GetBucketVersioningCommand({ Bucket: bucket }))).Status).toBe('Enabled');
     });
 
@@ -189,7 +242,15 @@ export function versioningCases(suite: Suite, mode: ChecksumMode): void {
       let page: ListObjectVersionsCommandOutput | undefined;
       let pages = 0;
       do {
-        page = await client().send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: 'many', MaxKeys: 300, KeyMarker: page?.NextKeyMarker, VersionIdMarker: page?.NextVersionIdMarker }));
+        page = await client().send(
+          new ListObjectVersionsCommand({
+            Bucket: bucket,
+            Prefix: 'many',
+            MaxKeys: 300,
+            KeyMarker: page?.NextKeyMarker,
+            VersionIdMarker: page?.NextVersionIdMarker,
+          }),
+        );
         seen.push(...(page.Versions ?? []).map((v) => v.VersionId!));
         pages++;
       } while (page.IsTruncated);
