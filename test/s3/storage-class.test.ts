@@ -24,7 +24,7 @@ const randomBytes = (n: number, seed: number) => fill(prng(seed), n);
 
 const BASE = 'http://gw.test';
 
-export function classConfig(backends: { id: string; domain: string }[]) {
+function classConfig(backends: { id: string; domain: string }[]) {
   return parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
     policies: { hot: { k: 4, m: 2, blockSize: 4096 }, cold: { k: 8, m: 3, blockSize: 4096 } },
