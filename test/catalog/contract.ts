@@ -23,18 +23,31 @@ export interface Ctx {
   c: () => Catalog;
   /** A bucket of its own for one test (created). */
   bucket: () => Promise<string>;
+  /** The buckets of this run are split into partitions (what only that changes is said where asked). */
+  split: boolean;
 }
 
-export function runCatalogContract(name: string, makeCatalog: (options: CatalogOptions) => Catalog | Promise<Catalog>): void {
+/**
+ * `split`: every bucket of the suite is cut into partitions at these keys as soon as it is made
+ * (Catalog.splitBucketStatically), so the same cases hold a partitioned catalog to the contract;
+ * `skip`: cases (by name) that variant does not run, each with its reason where it is called.
+ */
+export function runCatalogContract(
+  name: string,
+  makeCatalog: (options: CatalogOptions) => Catalog | Promise<Catalog>,
+  variant: { split?: string[]; skip?: ReadonlySet<string> } = {},
+): void {
   describe(`Catalog contract: ${name}`, () => {
     let catalog: Catalog;
     const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     let n = 0;
     const ctx: Ctx = {
       c: () => catalog,
+      split: variant.split !== undefined,
       bucket: async () => {
         const b = `cat-${run}-${++n}`;
         await catalog.insertBucket(b, 'auto');
+        if (variant.split) await catalog.splitBucketStatically(b, variant.split);
         return b;
       },
     };
@@ -348,10 +361,11 @@ function defineGarbageCases({ c, bucket }: Ctx) {
     const refused = unit();
     await c().reserveUnits(
       b,
-      [committed, part, abandoned, replaced, refused].map((u) => u.unitId),
+      [committed, abandoned, replaced, refused].map((u) => u.unitId),
       expires,
       'k',
     );
+    await c().reserveUnits(b, [part.unitId], expires, 'mp'); // reserved under the key it is written to
     await c().releaseUnits(b, [refused.unitId, unit().unitId], 'k'); // refused before any shard; an unknown id is fine
     await c().commitManifest(b, 'k', manifest(b, 'k', [committed]), {});
     const upload = await c().insertUpload(b, 'mp', { metadata: { user: {} }, checksum: null });

@@ -21,7 +21,12 @@ export class LocalCatalogNamespace {
   /** Round trips to the instances, by method name (what the bench counts as catalog calls). */
   readonly calls = new Map<string, number>();
 
-  constructor(private readonly env: Record<string, unknown> = {}) {}
+  private readonly env: Record<string, unknown>;
+  // Instances reach each other as Durable Objects do, through their own binding (a split bucket's
+  // root pushes its settings to its partitions: worker/catalog/partition-mirror.ts).
+  constructor(env: Record<string, unknown> = {}) {
+    this.env = { CATALOG: this, ...env };
+  }
 
   idFromName(name: string): DurableObjectId {
     return { name, toString: () => name, equals: (o: DurableObjectId) => o.name === name } as DurableObjectId;

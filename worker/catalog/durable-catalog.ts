@@ -20,11 +20,14 @@ import type * as S from '../model/object-store.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';
 import { OPERATIONS, keyOf, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
-import { IN_BUCKET, instanceFor, type Route } from './routing.ts';
+import { bucketInstance, IN_BUCKET, instanceFor, type Route } from './routing.ts';
+import { isMoved, onePartition, ownedRange, ownerOf, type Moved, type PartitionMap } from './partition-map.ts';
+import { isSpread, SPREAD, walkPartitions, WALKS, type WalkName } from './partition-walk.ts';
+import { sumHealth } from './health-sum.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
-import type { Catalog, GarbageUnits } from './types.ts';
+import type { BucketHealth, Catalog, GarbageUnits, UnitRecord } from './types.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -32,6 +35,8 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 const SETTINGS_SEEN_MAX = 4096;
 /** Fenced tries of one call before the request fails (each answered with newer settings). */
 const FENCED_ATTEMPTS = 3;
+/** Tries of one call answered Moved (each after reading the map again) before the request fails. */
+const MOVED_ATTEMPTS = 4;
 
 /** The CATALOG binding as the client uses it (a DurableObjectNamespace of CatalogObject): instances by name. */
 export interface CatalogNamespace {
@@ -48,8 +53,9 @@ const NO_DISPATCH = /does not implement the method\W+dispatch\b/;
  * the previous version: Cloudflare's Durable Objects known issues), the call it understood then:
  * the method by name, or fenced(stamp, name, args).
  */
-async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp?: string): Promise<unknown> {
+async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp?: string, via?: Via): Promise<unknown> {
   try {
+    if (via !== undefined) return await stub.dispatch(name, args, stamp, via);
     return await (stamp === undefined ? stub.dispatch(name, args) : stub.dispatch(name, args, stamp));
   } catch (err) {
     if (!NO_DISPATCH.test(errorMessage(err))) throw err;
@@ -57,6 +63,9 @@ async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp
     return await (stamp === undefined ? older[name]!(...args) : older.fenced!(stamp, name, args));
   }
 }
+
+/** How a call inside a split bucket was routed: the map's epoch, and the key it was routed by. */
+type Via = { key?: string; epoch: number };
 
 /** The port verbs the table forwards (its rows neither `own` nor `internal`). */
 type ForwardedName = { [K in OperationName]: (typeof OPERATIONS)[K] extends { own: true } | { internal: true } ? never : K }[OperationName];
@@ -96,37 +105,136 @@ export class DurableCatalog implements Catalog {
   private async verb(name: OperationName, args: unknown[]): Promise<unknown> {
     const op = operation(name)!;
     const sent = op.wire ? (op.wire as (o: WireOptions, a: unknown[]) => unknown[])(this.wire, args) : args;
+    if (op.to === 'walk' || op.to === 'sum' || isSpread(name)) return await this.across(name, sent);
     const answer = await this.send(name, sent, undefined, op.to === 'key' ? keyOf(op, args) : undefined);
     return op.bare ? answer : unwrap(answer as Reply<unknown>);
   }
 
   /**
    * Sends operation `name` with `args` (as the object takes them) to the instance its route
-   * names (or `to`; a `key` route by `key`, the port's key: a call without it is a bug, refused
-   * here rather than sent where a split bucket would not hold the key), and answers what the
-   * object answers. A fenced operation, inside a request
-   * whose fence covers the bucket, carries the stamp the request was checked against; an
-   * instance holding other settings does nothing and answers them: the request is checked again
-   * (AccessDenied throws) and the call repeated with the new stamp. Settings changing on every
-   * try fail the request (503).
+   * names (or `to`); a `key` route goes to the partition holding `key` by this isolate's map of
+   * the bucket (a call without its key is a bug, refused here rather than sent where a split
+   * bucket would not hold the key), and an instance that no longer holds it answers Moved: the map
+   * is read again from the root and the call repeated.
    */
   private async send(name: OperationName, args: unknown[], to?: Route, key?: unknown): Promise<unknown> {
     const op = operation(name)!;
     const route = to ?? op.to;
-    if (route === 'key' && typeof key !== 'string') throw new Error(`catalog: ${name} was called without the key it is routed by`);
-    const stub = this.ns.get(this.ns.idFromName(instanceFor(route, args, key as string | undefined)));
+    if (route !== 'key') return await this.call(instanceFor(route, args), name, args, undefined, route);
+    if (typeof key !== 'string') throw new Error(`catalog: ${name} was called without the key it is routed by`);
+    const bucket = args[0] as string;
+    for (let attempt = 0; ; attempt++) {
+      const map = this.mapOf(bucket);
+      const answer = await this.call(ownerOf(map, key), name, args, { key, epoch: map.epoch });
+      if (!isMoved(answer)) return answer;
+      await this.movedOn(bucket, attempt);
+    }
+  }
+
+  /**
+   * One call to `instance`. A fenced operation, inside a request whose fence covers the bucket,
+   * carries the stamp the request was checked against; an instance holding other settings does
+   * nothing and answers them: the request is checked again (AccessDenied throws) and the call
+   * repeated with the new stamp. Settings changing on every try fail the request (503). A Moved
+   * answer is the caller's.
+   */
+  private async call(instance: string, name: OperationName, args: unknown[], via?: Via, route: Route = operation(name)!.to): Promise<unknown> {
+    const op = operation(name)!;
+    const stub = this.ns.get(this.ns.idFromName(instance));
     const bucket = args[0] as string;
     const fence = op.fenced && IN_BUCKET.has(route) ? requestFence.getStore() : undefined;
     let stamp = fence?.stampFor(bucket);
-    if (fence === undefined || stamp === undefined) return await dispatch(stub, name, args);
+    if (fence === undefined || stamp === undefined) return await dispatch(stub, name, args, undefined, via);
     for (let attempt = 0; attempt < FENCED_ATTEMPTS; attempt++) {
-      const r = (await dispatch(stub, name, args, stamp)) as Fenced<unknown>;
+      const r = (await dispatch(stub, name, args, stamp, via)) as Fenced<unknown> | Moved;
+      if (isMoved(r)) return r;
       if (r.stale === undefined) return r.ran;
       this.saw(bucket, r.stale);
       await fence.changed(bucket, r.stale);
       stamp = fence.stampFor(bucket) ?? r.stale.stamp;
     }
     throw new S3Error('ServiceUnavailable', `The settings of bucket ${bucket} changed during the request; please retry.`);
+  }
+
+  // ---- Partitions (docs/PARTITIONS.md) ----
+
+  /** The partition maps this isolate last saw, by bucket (absent: one partition, the root). Bounded. */
+  private readonly maps = new Map<string, PartitionMap>();
+
+  private mapOf(bucket: string): PartitionMap {
+    return this.maps.get(bucket) ?? onePartition(bucketInstance(bucket));
+  }
+
+  /** A call was answered Moved: the map again from the root, or 503 once MOVED_ATTEMPTS are spent. */
+  private async movedOn(bucket: string, attempt: number): Promise<void> {
+    if (attempt + 1 >= MOVED_ATTEMPTS) {
+      throw new S3Error('ServiceUnavailable', `The partitions of bucket ${bucket} changed during the request; please retry.`);
+    }
+    await this.getPartitionMap(bucket);
+  }
+
+  async getPartitionMap(bucket: string): Promise<PartitionMap> {
+    const map = unwrap((await this.call(bucketInstance(bucket), 'getPartitionMap', [bucket])) as Reply<PartitionMap>);
+    this.maps.delete(bucket);
+    if (map.ranges.length > 1) {
+      if (this.maps.size >= SETTINGS_SEEN_MAX) this.maps.delete(this.maps.keys().next().value!);
+      this.maps.set(bucket, map);
+    }
+    return map;
+  }
+
+  /** Plan at the root, make each partition, commit at the root (partition-map.ts); a retry resumes the plan. */
+  async splitBucketStatically(bucket: string, boundaries: string[]): Promise<PartitionMap> {
+    const root = bucketInstance(bucket);
+    const plan = unwrap(
+      (await this.call(root, 'planStaticSplit', [bucket, boundaries])) as Reply<{ map: PartitionMap; region: string; created: number; mirror: unknown }>,
+    );
+    for (let i = 1; i < plan.map.ranges.length; i++) {
+      await this.call(plan.map.ranges[i]!.instance, 'initPartition', [bucket, plan.region, plan.created, ownedRange(plan.map, i), plan.mirror]);
+    }
+    unwrap((await this.call(root, 'commitStaticSplit', [bucket])) as Reply<PartitionMap>);
+    return await this.getPartitionMap(bucket);
+  }
+
+  /**
+   * A `walk` (a listing in key order) or a `sum` (a figure of every partition) over the bucket's
+   * partitions, by this isolate's map; a Moved answer anywhere starts it again on the new map.
+   */
+  private async across(name: OperationName, args: unknown[]): Promise<unknown> {
+    const op = operation(name)!;
+    const bucket = args[0] as string;
+    for (let attempt = 0; ; attempt++) {
+      const map = this.mapOf(bucket);
+      const answer =
+        map.ranges.length === 1
+          ? await this.call(map.ranges[0]!.instance, name, args, { epoch: map.epoch })
+          : op.to === 'sum' || isSpread(name)
+            ? await this.sum(name, args, map)
+            : await walkPartitions(WALKS[name as WalkName], args, map, (instance, a, via) => this.call(instance, name, a, via));
+      if (!isMoved(answer)) return op.bare ? answer : unwrap(answer as Reply<unknown>);
+      await this.movedOn(bucket, attempt);
+    }
+  }
+
+  private async sum(name: OperationName, args: unknown[], map: PartitionMap): Promise<unknown> {
+    const to = isSpread(name) && SPREAD[name] === 'root' ? map.ranges.slice(0, 1) : map.ranges;
+    const answers = await Promise.all(to.map((r) => this.call(r.instance, name, args, { epoch: map.epoch })));
+    const moved = answers.find(isMoved);
+    if (moved) return moved;
+    const values = answers.map((a) => unwrap(a as Reply<unknown>));
+    if (name === 'bucketHealth') return { ok: sumHealth(values as [BucketHealth, ...BucketHealth[]]) };
+    if (name === 'pendingUnitIds') return { ok: (values as string[][]).flat() };
+    if (name === 'listUnits') {
+      const limit = args[2] as number;
+      return {
+        ok: (values as UnitRecord[][])
+          .flat()
+          .sort((a, b) => (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0))
+          .slice(0, limit),
+      };
+    }
+    if (isSpread(name)) return { ok: values[0] };
+    throw new Error(`catalog: no sum for ${name}`);
   }
 
   /** The request-path settings this isolate last saw, by bucket (absent: none). Bounded. */
@@ -193,9 +301,30 @@ export class DurableCatalog implements Catalog {
    */
   async removeBucket(bucket: string): Promise<void> {
     unwrap((await this.send('getBucket', [bucket], 'registry')) as Reply<S.BucketInfo>);
-    const garbage = unwrap((await this.send('retireBucket', [bucket])) as Reply<GarbageRow[]>);
+    const map = await this.getPartitionMap(bucket);
+    const parts = map.ranges.slice(1).map((r) => r.instance);
+    const garbage: GarbageRow[] = [];
+    if (parts.length) {
+      // A split bucket: its partitions refuse writes while each is asked whether it is empty,
+      // so no write slips in between the checks (partition-mirror.ts RETIRING).
+      const root = bucketInstance(bucket);
+      unwrap((await this.call(root, 'setRetiring', [bucket, true])) as Reply<void>);
+      try {
+        for (const instance of [root, ...parts]) {
+          if (unwrap((await this.call(instance, 'holdsObjects', [bucket])) as Reply<boolean>))
+            throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+        }
+      } catch (err) {
+        unwrap((await this.call(root, 'setRetiring', [bucket, false])) as Reply<void>);
+        throw err;
+      }
+      for (const instance of parts) garbage.push(...unwrap((await this.call(instance, 'retireBucket', [bucket])) as Reply<GarbageRow[]>));
+    }
+    garbage.push(...unwrap((await this.send('retireBucket', [bucket])) as Reply<GarbageRow[]>));
     await this.send('unregisterBucket', [bucket, garbage]);
+    for (const instance of parts) await this.call(instance, 'destroyIfRetired', [bucket]);
     await this.send('destroyIfRetired', [bucket]);
+    this.maps.delete(bucket);
   }
 
   /** Into the bucket's instance; if the bucket is gone, into the bucket list's (the units still exist). */
@@ -212,6 +341,12 @@ export class DurableCatalog implements Catalog {
     for (const b of await this.listBucketRecords()) {
       if (taken.length >= limit) break;
       taken.push(...((await this.send('takeDueGarbage', [now.getTime(), limit - taken.length, b.name])) as GarbageUnits[]));
+      // A split bucket's partitions queue the garbage of their own commits.
+      const map = this.maps.get(b.name) ?? (await this.getPartitionMap(b.name).catch(() => undefined));
+      for (const r of map?.ranges.slice(1) ?? []) {
+        if (taken.length >= limit) break;
+        taken.push(...((await this.call(r.instance, 'takeDueGarbage', [now.getTime(), limit - taken.length, b.name], undefined, 'sweep')) as GarbageUnits[]));
+      }
     }
     return taken;
   }

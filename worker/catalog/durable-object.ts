@@ -76,6 +76,21 @@ import { parseStoredLogging, type LogGroup } from '../model/bucket-logging.ts';
 import type { LoggingNote } from '../model/request-notes.ts';
 import { parseStoredPublicAccessBlock, PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
 import { claimChain, endChain } from './move-chain-record.ts';
+import {
+  onePartition,
+  owns,
+  ownedRange,
+  parsePartitionMap,
+  PARTITION_MAP,
+  PARTITION_RANGE,
+  splitAt,
+  type Moved,
+  type OwnedRange,
+  type PartitionMap,
+} from './partition-map.ts';
+import { bucketInstance, partitionInstance } from './routing.ts';
+import { isSpread } from './partition-walk.ts';
+import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
@@ -86,6 +101,13 @@ const DRAIN_PROGRESS = 'drain';
 const RESTRIPE_PROGRESS = 'restripe';
 /** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
 const LOGGING = 'logging';
+
+/** Before the alarm pushes a settings copy again that did not reach every partition. */
+const MIRROR_RETRY_MS = 1_000;
+/** Root: a static split planned, not yet committed (JSON PartitionMap). */
+const SPLIT_PLAN = 'partition-plan';
+/** Root: the next partition id (ids are never reused). */
+const NEXT_PARTITION = 'partition-next-id';
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -187,6 +209,178 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     queueGarbage(this.sql, garbage, notBefore);
   }
 
+  // ---- Partitions (docs/PARTITIONS.md; partition-map.ts, partition-mirror.ts) ----
+
+  private owned: OwnedRange | null | undefined;
+
+  /** This instance's range, or null when it owns its bucket whole (a bucket that never split). */
+  private ownedRange(): OwnedRange | null {
+    if (this.owned === undefined) {
+      const row = this.stateRow(PARTITION_RANGE);
+      this.owned = row === null ? null : (JSON.parse(row) as OwnedRange);
+    }
+    return this.owned;
+  }
+
+  private stateRow(name: string): string | null {
+    if (!this.schemaReady) return null;
+    return this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
+  }
+
+  private writeState(name: string, value: string | null): void {
+    if (value === null) this.sql.exec('DELETE FROM state WHERE name = ?', name);
+    else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
+  }
+
+  /**
+   * Moved when the caller routed by a map older than this instance's range, or by a key outside
+   * it; a bucket being deleted (RETIRING) refuses its key-scoped calls meanwhile. Checked in the
+   * same synchronous step that starts the operation, so a stale map costs a retry, never a wrong answer.
+   */
+  private movedFor(route: { key?: string; epoch: number }): Moved | Reply<never> | undefined {
+    const owned = this.ownedRange();
+    if (owned === null) return undefined;
+    if (route.epoch < owned.epoch || (route.key !== undefined && !owns(owned, route.key))) return { moved: owned.epoch };
+    if (this.stateRow(RETIRING) !== null) {
+      return { error: { code: 'OperationAborted', message: 'The bucket is being deleted; try again.', fields: {} } };
+    }
+    return undefined;
+  }
+
+  /** The root's map when its bucket is split, else null. */
+  private splitMap(): PartitionMap | null {
+    const row = this.stateRow(PARTITION_MAP);
+    return row === null ? null : parsePartitionMap(row);
+  }
+
+  /** The bucket's partition map (its root's): one partition unless it was split. */
+  getPartitionMap(bucket: string): Reply<PartitionMap> {
+    return this.inBucket(bucket, () => this.splitMap() ?? onePartition(bucketInstance(bucket)));
+  }
+
+  /**
+   * A root-scoped operation of a split bucket's root: when it changed a mirrored setting, the new
+   * copy goes to every partition before the operation answers (partition-mirror.ts).
+   */
+  private async mirrored(bucket: string, run: () => Promise<unknown>): Promise<unknown> {
+    const before = mirrorRows((name) => this.stateRow(name));
+    const answer = await run();
+    if (this.splitMap() === null) return answer; // the bucket was deleted meanwhile
+    const after = mirrorRows((name) => this.stateRow(name));
+    if (!sameRows(before, after)) {
+      const generation = Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1;
+      this.ctx.storage.transactionSync(() => {
+        this.writeState(MIRROR_GENERATION, String(generation));
+        this.writeState(MIRROR_PENDING, String(generation));
+      });
+      await this.pushMirror(bucket);
+    }
+    return answer;
+  }
+
+  /** Sends the current copy to every partition; on failure the alarm tries again (and the caller sees the error). */
+  private async pushMirror(bucket: string): Promise<void> {
+    const map = this.splitMap();
+    const pending = this.stateRow(MIRROR_PENDING);
+    if (map === null || pending === null) return;
+    const mirror: Mirror = { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
+    try {
+      await Promise.all(map.ranges.slice(1).map((r) => this.peer(r.instance).dispatch('adoptMirror', [bucket, mirror])));
+    } catch (err) {
+      await this.ctx.storage.setAlarm(Date.now() + MIRROR_RETRY_MS);
+      throw err;
+    }
+    this.ctx.storage.transactionSync(() => {
+      if (this.stateRow(MIRROR_PENDING) === String(mirror.generation)) this.writeState(MIRROR_PENDING, null);
+    });
+  }
+
+  private peer(instance: string): CatalogEntry {
+    const ns = (this.env as { CATALOG: DurableObjectNamespace }).CATALOG;
+    return ns.get(ns.idFromName(instance)) as unknown as CatalogEntry;
+  }
+
+  /** A partition takes the root's copy of the mirrored settings, unless it holds a newer one. */
+  adoptMirror(bucket: string, mirror: Mirror): Reply<void> {
+    return this.inBucket(bucket, () => {
+      if (Number(this.stateRow(MIRROR_GENERATION) ?? 0) >= mirror.generation) return;
+      for (const [name, value] of Object.entries(mirror.rows)) this.writeState(name, value);
+      this.writeState(MIRROR_GENERATION, String(mirror.generation));
+    });
+  }
+
+  /**
+   * Step 1 of a static split (an empty bucket that never split cut at `boundaries`, for tests and
+   * operators until on-line splits land): the map it will commit, kept in a plan row so a retry
+   * makes the same partitions, and what each partition is created with.
+   */
+  planStaticSplit(bucket: string, boundaries: string[]): Reply<{ map: PartitionMap; region: string; created: number; mirror: Mirror }> {
+    return this.inBucket(bucket, (o) => {
+      const row = this.bucketRow(bucket)!;
+      const mirror: Mirror = { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
+      const planned = this.stateRow(SPLIT_PLAN);
+      if (planned !== null) return { map: parsePartitionMap(planned), region: row.region, created: row.created, mirror };
+      if (this.splitMap() !== null) throw new S3Error('InvalidRequest', `bucket ${bucket} is split already`);
+      if (o.hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', 'Only an empty bucket is split statically.', { BucketName: bucket });
+      const first = Number(this.stateRow(NEXT_PARTITION) ?? 1);
+      let map: PartitionMap;
+      try {
+        // Named by the bucket's creation too: a bucket deleted and made again never meets a
+        // partition of its predecessor, even one whose storage a crash left behind.
+        map = splitAt(onePartition(bucketInstance(bucket)), boundaries, (i) => partitionInstance(bucket, `${row.created}.${first + i}`));
+      } catch (err) {
+        throw new S3Error('InvalidArgument', errorMessage(err));
+      }
+      this.writeState(NEXT_PARTITION, String(first + boundaries.length));
+      this.writeState(SPLIT_PLAN, JSON.stringify(map));
+      return { map, region: row.region, created: row.created, mirror };
+    });
+  }
+
+  /** Step 2: a partition's instance made, owning `range`, with the root's settings copy. Idempotent. */
+  initPartition(bucket: string, region: string, created: number, range: OwnedRange, mirror: Mirror): void {
+    this.ensureSchema();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', bucket, region, created);
+      this.writeState(PARTITION_RANGE, JSON.stringify(range));
+      for (const [name, value] of Object.entries(mirror.rows)) this.writeState(name, value);
+      this.writeState(MIRROR_GENERATION, String(mirror.generation));
+    });
+    this.owned = range;
+  }
+
+  /** Step 3: the root commits the planned map, if its bucket is still empty; settings changed meanwhile are pushed. */
+  async commitStaticSplit(bucket: string): Promise<Reply<PartitionMap>> {
+    const r = this.inBucket(bucket, (o) => {
+      const planned = this.stateRow(SPLIT_PLAN);
+      const done = this.splitMap();
+      if (planned === null && done !== null) return done;
+      if (planned === null) throw new S3Error('InvalidRequest', `no split of ${bucket} is planned`);
+      this.writeState(SPLIT_PLAN, null);
+      if (o.hasObjectsOrUploads())
+        throw new S3Error('BucketNotEmpty', 'The bucket took writes while it was being split; nothing was split.', { BucketName: bucket });
+      const map = parsePartitionMap(planned);
+      this.writeState(PARTITION_MAP, planned);
+      this.writeState(PARTITION_RANGE, JSON.stringify(ownedRange(map, 0)));
+      this.writeState(MIRROR_GENERATION, String(Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1));
+      this.writeState(MIRROR_PENDING, this.stateRow(MIRROR_GENERATION));
+      this.owned = ownedRange(map, 0);
+      return map;
+    });
+    if (!r.error) await this.pushMirror(bucket);
+    return r;
+  }
+
+  /** Marks (true) or unmarks the bucket as being deleted; pushed to every partition before it answers. */
+  setRetiring(bucket: string, on: boolean): Reply<void> {
+    return this.inBucket(bucket, () => this.writeState(RETIRING, on ? String(Date.now()) : null));
+  }
+
+  /** Whether this instance holds any version or upload (a split bucket's deletion asks each). */
+  holdsObjects(bucket: string): Reply<boolean> {
+    return this.inBucket(bucket, (o) => o.hasObjectsOrUploads());
+  }
+
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
 
   /** `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled). */
@@ -218,6 +412,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   async destroyIfRetired(_bucket?: string): Promise<void> {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
     this.schemaReady = false;
+    this.owned = undefined;
     await this.ctx.storage.deleteAll();
   }
 
@@ -332,12 +527,24 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * comparison and the start of the method are one synchronous step, and each method's checks
    * and writes are one transaction, so no request acts on settings older than its bucket holds.
    */
-  async dispatch(name: string, args: unknown[], stamp?: string): Promise<unknown> {
+  async dispatch(name: string, args: unknown[], stamp?: string, route?: { key?: string; epoch: number }): Promise<unknown> {
     const op = operation(name);
     if (op === undefined) throw new Error(`CatalogObject.dispatch: no operation ${String(name)}`);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
+    const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
+    if (moved) return moved;
+    if (!op.internal && !isSpread(name) && (op.to === 'partition' || name === 'listSealRecords') && this.ownedRange() !== null) {
+      // Upkeep's per-partition state lands with docs/PARTITIONS.md slice 5: until then a split
+      // bucket refuses it rather than answering for one partition as if for the bucket.
+      return { error: { code: 'NotImplemented', message: `${name} over a split bucket is not built yet (docs/PARTITIONS.md slice 5)`, fields: {} } };
+    }
+    if (op.to === 'root' && this.splitMap() !== null) return await this.mirrored(args[0] as string, () => this.run(op.fenced, method, args, stamp));
+    return await this.run(op.fenced, method, args, stamp);
+  }
+
+  private async run(fenced: true | undefined, method: (...a: unknown[]) => unknown, args: unknown[], stamp?: string): Promise<unknown> {
     if (stamp === undefined) return await method.apply(this, args);
-    if (!op.fenced) throw new Error(`CatalogObject.fenced: ${String(name)} is not a request-path method`);
+    if (!fenced) throw new Error(`CatalogObject.fenced: ${String(method.name)} is not a request-path method`);
     const now = this.requestSettings();
     if (now.stamp !== stamp) return { stale: now } satisfies Fenced<unknown>;
     return { ran: await method.apply(this, args) } satisfies Fenced<unknown>;
@@ -606,6 +813,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
   override async alarm(): Promise<void> {
+    const bucketName = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray()[0]?.name : undefined;
+    if (bucketName !== undefined && this.stateRow(MIRROR_PENDING) !== null) await this.pushMirror(bucketName);
     const queue = this.repairQueue;
     const bucket = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray() : [];
     if (!queue || bucket.length !== 1) return; // the bucket list's instance holds no objects

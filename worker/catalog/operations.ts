@@ -45,11 +45,24 @@ export interface Operation<A = never> {
 
 /** A CatalogObject as a gateway reaches it: its one entry point (durable-object.ts dispatch). */
 export interface CatalogEntry {
-  dispatch(name: string, args: unknown[], stamp?: string): Promise<unknown>;
+  /** `route`: how a call inside a split bucket was routed (partition-map.ts: Moved when stale). */
+  dispatch(name: string, args: unknown[], stamp?: string, route?: { key?: string; epoch: number }): Promise<unknown>;
 }
 
 /** Operations with no port verb of their name (DurableCatalog's composites send them). */
-type InternalName = 'registerBucket' | 'unregisterBucket' | 'queueOrphanGarbage' | 'initBucket' | 'retireBucket' | 'destroyIfRetired';
+type InternalName =
+  | 'registerBucket'
+  | 'unregisterBucket'
+  | 'queueOrphanGarbage'
+  | 'initBucket'
+  | 'retireBucket'
+  | 'destroyIfRetired'
+  | 'planStaticSplit'
+  | 'initPartition'
+  | 'commitStaticSplit'
+  | 'adoptMirror'
+  | 'setRetiring'
+  | 'holdsObjects';
 
 type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
 
@@ -86,6 +99,18 @@ export const OPERATIONS = {
   setObjectLock: { to: 'root', fenced: true },
   getBucketLogging: { to: 'root' },
   setBucketLogging: { to: 'root' },
+
+  // ---- Partitions (docs/PARTITIONS.md): the root's map, a static split, the settings copy ----
+  getPartitionMap: { to: 'root', own: true },
+  planStaticSplit: { to: 'root', internal: true },
+  /** Sent to a named partition (DurableCatalog.splitBucketStatically). */
+  initPartition: { to: 'partition', bare: true, internal: true },
+  commitStaticSplit: { to: 'root', internal: true },
+  /** The root sends it to each partition (durable-object.ts pushMirror). */
+  adoptMirror: { to: 'partition', internal: true },
+  setRetiring: { to: 'root', internal: true },
+  /** Sent to each partition of a split bucket being deleted (DurableCatalog.removeBucket). */
+  holdsObjects: { to: 'partition', internal: true },
 
   // ---- Objects and multipart uploads ----
   getManifest: { to: 'key', fenced: true },

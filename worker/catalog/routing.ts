@@ -10,6 +10,7 @@
  */
 import type { GarbageUnits } from './types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
+import { ownerOf, type PartitionMap } from './partition-map.ts';
 
 /** The instance holding the bucket list (and the garbage and journal of deleted buckets). */
 export const BUCKET_LIST = BUCKET_LIST_INSTANCE;
@@ -17,6 +18,11 @@ export const BUCKET_LIST = BUCKET_LIST_INSTANCE;
 /** The instance name of a bucket's catalog. */
 export function bucketInstance(bucket: string): string {
   return 'bucket:' + bucket;
+}
+
+/** The instance name of partition `id` of a bucket (ids are never reused: partition-map.ts). */
+export function partitionInstance(bucket: string, id: string): string {
+  return 'part:' + bucket + '/' + id;
 }
 
 /** A journal instance (format/journal.ts: BUCKET_LIST_INSTANCE, or a bucket's name) as an instance name. */
@@ -58,11 +64,11 @@ export type Route = keyof typeof ROUTES;
 export const IN_BUCKET: ReadonlySet<Route> = new Set<Route>(['root', 'key', 'walk', 'partition', 'sum']);
 
 /**
- * The instance holding `key` of `bucket`: today the bucket's one instance (its root). With range
- * partitions, the partition whose range holds the key, from the root's map (docs/PARTITIONS.md).
+ * The instance holding `key` of `bucket` by `map` (the root's, as an isolate last saw it); without
+ * one, the bucket's root, which owns every key until the bucket is split (docs/PARTITIONS.md).
  */
-export function partitionOf(bucket: string, _key: string): string {
-  return bucketInstance(bucket);
+export function partitionOf(bucket: string, key: string, map?: PartitionMap): string {
+  return map ? ownerOf(map, key) : bucketInstance(bucket);
 }
 
 /** The instance `route` gives for `args` (`key`: the key a key-scoped operation is routed by). */

@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
@@ -795,4 +796,24 @@ export interface JournalRedundancy {
   placements?: { k: number; m: number; on: string[]; units: number }[];
 }
 
-export type Catalog = ObjectCatalog & UpkeepCatalog & GarbageCatalog & HealthCatalog & KeyCatalog & LifecycleCatalog & JournalCatalog & RestripeCatalog;
+/** A bucket's partitions (docs/PARTITIONS.md). */
+export interface PartitionCatalog {
+  /** The bucket's partition map (one partition until it is split). NoSuchBucket. */
+  getPartitionMap(bucket: string): Promise<PartitionMap>;
+  /**
+   * Cuts an empty bucket that never split into ranges at `boundaries` (each a new partition's
+   * first key); BucketNotEmpty if it holds anything. Until on-line splits land, for tests and
+   * operators who know a bucket's key space before they fill it. Idempotent.
+   */
+  splitBucketStatically(bucket: string, boundaries: string[]): Promise<PartitionMap>;
+}
+
+export type Catalog = PartitionCatalog &
+  ObjectCatalog &
+  UpkeepCatalog &
+  GarbageCatalog &
+  HealthCatalog &
+  KeyCatalog &
+  LifecycleCatalog &
+  JournalCatalog &
+  RestripeCatalog;

@@ -21,6 +21,7 @@ const S3_ERRORS = {
   BucketAlreadyExists: [409, 'The requested bucket name is not available.'],
   BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
   BucketNotEmpty: [409, 'The bucket you tried to delete is not empty.'],
+  OperationAborted: [409, 'A conflicting conditional operation is currently in progress against this resource. Try again.'],
   BadRequest: [400, 'Bad Request'],
   EntityTooLarge: [400, 'Your proposed upload exceeds the maximum allowed object size.'],
   EntityTooSmall: [400, 'Your proposed upload is smaller than the minimum allowed object size.'],

@@ -1,0 +1,89 @@
+/**
+ * A split bucket's health (the `sum` scope, docs/PARTITIONS.md): each partition counts what it
+ * holds, the client adds them up. Counts add; the oldest of "oldest" figures is taken; a scrub
+ * pass of the bucket is as far as its slowest partition's; the root's own records (lifecycle,
+ * journal, re-stripe: upkeep state that stays in the root until upkeep runs per partition) are the
+ * root's.
+ */
+import type { BucketHealth, ScrubProgress } from './types.ts';
+import type { PlacementCount } from './placement-counts.ts';
+
+function addRecords<T>(a: Record<string, T>, b: Record<string, T>, add: (x: T, y: T) => T): Record<string, T> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = k in out ? add(out[k]!, v) : v;
+  return out;
+}
+
+function addNumbers<T extends Record<string, unknown>>(a: T, b: T): T {
+  const out = { ...a } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(b)) {
+    const x = out[k];
+    if (typeof v === 'number' && typeof x === 'number') out[k] = x + v;
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out[k] = addNumbers((x ?? {}) as Record<string, unknown>, v as Record<string, unknown>);
+    else if (x === undefined) out[k] = v;
+  }
+  return out as T;
+}
+
+function minOf(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
+function sumScrub(a: ScrubProgress, b: ScrubProgress): ScrubProgress {
+  const older =
+    a.oldestUnchecked === null
+      ? b.oldestUnchecked
+      : b.oldestUnchecked === null || a.oldestUnchecked.since <= b.oldestUnchecked.since
+        ? a.oldestUnchecked
+        : b.oldestUnchecked;
+  return {
+    units: a.units + b.units,
+    checked: a.checked + b.checked,
+    oldestUnchecked: older,
+    passStartedAt: minOf(a.passStartedAt, b.passStartedAt),
+    lastPassStartedAt: minOf(a.lastPassStartedAt, b.lastPassStartedAt),
+    lastPassCompletedAt: minOf(a.lastPassCompletedAt, b.lastPassCompletedAt),
+    passes: Math.min(a.passes, b.passes),
+  };
+}
+
+function samePlacement(a: PlacementCount, b: PlacementCount): boolean {
+  return a.k === b.k && a.m === b.m && a.on.length === b.on.length && a.on.every((x, i) => x === b.on[i]);
+}
+
+function sumPlacements(a: PlacementCount[] | undefined, b: PlacementCount[] | undefined): PlacementCount[] | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  const out = a.map((p) => ({ ...p }));
+  for (const p of b) {
+    const same = out.find((q) => samePlacement(q, p));
+    if (same) [same.units, same.bytes] = [same.units + p.units, same.bytes + p.bytes];
+    else out.push({ ...p });
+  }
+  return out;
+}
+
+/** The bucket's health from its partitions', the root's first. */
+export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): BucketHealth {
+  let out = root;
+  for (const h of rest) {
+    out = {
+      ...out,
+      objects: out.objects + h.objects,
+      bytes: out.bytes + h.bytes,
+      inlineBytes: out.inlineBytes + h.inlineBytes,
+      backends: addRecords(out.backends, h.backends, (x, y) => ({ shards: x.shards + y.shards, bytes: x.bytes + y.bytes })),
+      degradedObjects: out.degradedObjects + h.degradedObjects,
+      degradedUnits: out.degradedUnits + h.degradedUnits,
+      missingShards: out.missingShards + h.missingShards,
+      redundancy: addNumbers(out.redundancy, h.redundancy),
+      placements: sumPlacements(out.placements, h.placements),
+      oldestDegradedAt: minOf(out.oldestDegradedAt, h.oldestDegradedAt),
+      repairStuck: out.repairStuck + h.repairStuck,
+      uploads: out.uploads + h.uploads,
+      reservations: addNumbers(out.reservations, h.reservations),
+      garbage: addNumbers(out.garbage, h.garbage),
+      scrub: sumScrub(out.scrub, h.scrub),
+    };
+  }
+  return out;
+}
