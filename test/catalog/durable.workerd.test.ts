@@ -23,6 +23,23 @@ function namespace(): DurableObjectNamespace<CatalogObject> {
 runCatalogContract('durable object (workerd)', (options) => new DurableCatalog(namespace(), options));
 
 describe('CatalogObject', () => {
+  it('a split bucket in workerd: the root pushes its settings to its partitions over the binding, keys land in their partition', async () => {
+    const c = new DurableCatalog(namespace());
+    const name = `split-${Date.now().toString(36)}`;
+    await c.insertBucket(name, 'auto');
+    const map = await c.splitBucketStatically(name, ['h', 'p']);
+    await c.setVersioning(name, 'Enabled'); // reaches the partitions by the root's own call to them
+    for (const key of ['a', 'k', 'z']) {
+      await c.commitManifest(name, key, manifest(name, key), {});
+      await c.commitManifest(name, key, manifest(name, key), {});
+    }
+    const listed = await c.listVersions(name, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 100 });
+    expect(listed.versions.map((v) => v.key)).toEqual(['a', 'a', 'k', 'k', 'z', 'z']);
+    const upper = namespace().get(namespace().idFromName(map.ranges[2]!.instance));
+    expect(await upper.dispatch('getManifest', [name, 'a'], undefined, { key: 'a', epoch: map.epoch })).toEqual({ moved: map.epoch });
+    for (const key of ['a', 'k', 'z']) while (await c.getManifest(name, key)) await c.removeManifest(name, key);
+  });
+
   it('returns S3 errors as data across RPC, so the client rethrows S3Error with its fields', async () => {
     const stub = namespace().get(namespace().idFromName('bucket:never-created'));
     const r = await stub.getManifest('never-created', 'k');

@@ -175,11 +175,9 @@ export class DurableCatalog implements Catalog {
 
   async getPartitionMap(bucket: string): Promise<PartitionMap> {
     const map = unwrap((await this.call(bucketInstance(bucket), 'getPartitionMap', [bucket])) as Reply<PartitionMap>);
-    this.maps.delete(bucket);
-    if (map.ranges.length > 1) {
-      if (this.maps.size >= SETTINGS_SEEN_MAX) this.maps.delete(this.maps.keys().next().value!);
-      this.maps.set(bucket, map);
-    }
+    this.maps.delete(bucket); // re-inserted last: the oldest goes first when full
+    if (this.maps.size >= SETTINGS_SEEN_MAX) this.maps.delete(this.maps.keys().next().value!);
+    this.maps.set(bucket, map);
     return map;
   }
 
@@ -206,7 +204,7 @@ export class DurableCatalog implements Catalog {
     for (let attempt = 0; ; attempt++) {
       const map = this.mapOf(bucket);
       const answer =
-        map.ranges.length === 1
+        map.ranges.length === 1 || (op.to === 'walk' && !Object.hasOwn(WALKS, name))
           ? await this.call(map.ranges[0]!.instance, name, args, { epoch: map.epoch })
           : op.to === 'sum' || isSpread(name)
             ? await this.sum(name, args, map)

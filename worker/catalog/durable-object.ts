@@ -90,6 +90,7 @@ import {
 } from './partition-map.ts';
 import { bucketInstance, partitionInstance } from './routing.ts';
 import { isSpread } from './partition-walk.ts';
+import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
 
@@ -320,7 +321,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const mirror: Mirror = { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
       const planned = this.stateRow(SPLIT_PLAN);
       if (planned !== null) return { map: parsePartitionMap(planned), region: row.region, created: row.created, mirror };
-      if (this.splitMap() !== null) throw new S3Error('InvalidRequest', `bucket ${bucket} is split already`);
+      const done = this.splitMap();
+      if (done !== null) {
+        const same = done.ranges.length === boundaries.length + 1 && [...boundaries].sort(compareKeys).every((b, i) => done.ranges[i + 1]!.low === b);
+        if (!same) throw new S3Error('InvalidRequest', `bucket ${bucket} is split already`);
+        return { map: done, region: row.region, created: row.created, mirror }; // a retry of a split that was done
+      }
       if (o.hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', 'Only an empty bucket is split statically.', { BucketName: bucket });
       const first = Number(this.stateRow(NEXT_PARTITION) ?? 1);
       let map: PartitionMap;
