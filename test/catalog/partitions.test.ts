@@ -166,12 +166,27 @@ describe('a split bucket', () => {
     expect(again.ranges.slice(1).map((r) => r.instance)).not.toEqual(expect.arrayContaining(map.ranges.slice(1).map((r) => r.instance)));
   });
 
-  it('refuses the upkeep that is not spread over partitions yet, rather than answering for one partition', async () => {
+  it("walks key rotation's records partition by partition and replaces each where it lives, resuming from a cursor", async () => {
     const c = localCatalog();
-    await c.insertBucket('upkeep', 'auto');
-    await c.splitBucketStatically('upkeep', ['m']);
-    await expectS3(c.getDrainState('upkeep'), 'NotImplemented');
-    await expectS3(c.listSealRecords('upkeep', null, 10), 'NotImplemented');
-    expect(await c.getScrubCursor('upkeep')).toBeNull(); // spread: the root's cursor is the bucket's
+    await c.insertBucket('seals', 'auto');
+    await c.splitBucketStatically('seals', ['h', 'p']);
+    for (const key of ['a', 'b', 'k', 'q', 'z']) await c.commitManifest('seals', key, manifest('seals', key), {});
+    const upload = await c.insertUpload('seals', 'r', { metadata: { user: {} }, checksum: null });
+    await c.putPart('seals', 'r', upload.uploadId, { partNumber: 1, etag: '"e"', size: 1, lastModified: new Date().toISOString(), units: [] });
+    const seen: string[] = [];
+    let cursor = null;
+    for (let page = 0; page < 10; page++) {
+      const records = await c.listSealRecords('seals', cursor, 2);
+      seen.push(...records.map((r) => `${r.at.kind}:${r.at.a}`));
+      const items = records.map((r) => ({ at: r.at, before: r.json, after: r.json.replace('"format":1', '"format":1,"rotated":true') }));
+      expect(await c.replaceSealRecords('seals', items)).toBe(items.length);
+      if (records.length < 2) break;
+      cursor = records.at(-1)!.at;
+    }
+    expect(seen).toEqual(['version:a', 'version:b', 'version:k', 'version:q', 'version:z', `part:${upload.uploadId}`]); // 'r' lives with 'q' and 'z'
+    for (const key of ['a', 'k', 'z']) expect(await c.getManifest('seals', key)).toMatchObject({ rotated: true });
+    // The progress of upkeep jobs is the root's, one record per job.
+    await c.setDrainState('seals', '{"x":1}');
+    expect(await c.getDrainState('seals')).toBe('{"x":1}');
   });
 });

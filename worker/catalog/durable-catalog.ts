@@ -22,12 +22,12 @@ import { unwrap, type Fenced, type Reply } from './rpc.ts';
 import { OPERATIONS, keyOf, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
 import { bucketInstance, IN_BUCKET, instanceFor, type Route } from './routing.ts';
 import { isMoved, onePartition, ownedRange, ownerOf, type Moved, type PartitionMap } from './partition-map.ts';
-import { isSpread, SPREAD, walkPartitions, WALKS, type WalkName } from './partition-walk.ts';
+import { isSpread, sealOwner, SPREAD, walkPartitions, walkSeals, WALKS, type WalkName } from './partition-walk.ts';
 import { sumHealth } from './health-sum.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
-import type { BucketHealth, Catalog, GarbageUnits, UnitRecord } from './types.ts';
+import type { BucketHealth, Catalog, GarbageUnits, SealRecordCursor, UnitRecord } from './types.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -105,7 +105,7 @@ export class DurableCatalog implements Catalog {
   private async verb(name: OperationName, args: unknown[]): Promise<unknown> {
     const op = operation(name)!;
     const sent = op.wire ? (op.wire as (o: WireOptions, a: unknown[]) => unknown[])(this.wire, args) : args;
-    if (op.to === 'walk' || op.to === 'sum' || isSpread(name)) return await this.across(name, sent);
+    if (op.to === 'walk' || op.to === 'sum' || isSpread(name) || name === 'listSealRecords') return await this.across(name, sent);
     const answer = await this.send(name, sent, undefined, op.to === 'key' ? keyOf(op, args) : undefined);
     return op.bare ? answer : unwrap(answer as Reply<unknown>);
   }
@@ -204,14 +204,32 @@ export class DurableCatalog implements Catalog {
     for (let attempt = 0; ; attempt++) {
       const map = this.mapOf(bucket);
       const answer =
-        map.ranges.length === 1 || (op.to === 'walk' && !Object.hasOwn(WALKS, name))
+        map.ranges.length === 1
           ? await this.call(map.ranges[0]!.instance, name, args, { epoch: map.epoch })
-          : op.to === 'sum' || isSpread(name)
-            ? await this.sum(name, args, map)
-            : await walkPartitions(WALKS[name as WalkName], args, map, (instance, a, via) => this.call(instance, name, a, via));
+          : name === 'listSealRecords'
+            ? await walkSeals(args, map, (instance, a, via) => this.call(instance, name, a, via))
+            : name === 'replaceSealRecords'
+              ? await this.replaceSeals(args, map)
+              : op.to === 'sum' || isSpread(name)
+                ? await this.sum(name, args, map)
+                : await walkPartitions(WALKS[name as WalkName], args, map, (instance, a, via) => this.call(instance, name, a, via));
       if (!isMoved(answer)) return op.bare ? answer : unwrap(answer as Reply<unknown>);
       await this.movedOn(bucket, attempt);
     }
+  }
+
+  /** Each replacement to the partition holding its record; the count replaced, summed. */
+  private async replaceSeals(args: unknown[], map: PartitionMap): Promise<unknown> {
+    const [bucket, items] = args as [string, { at: SealRecordCursor }[]];
+    const byPartition = new Map<number, typeof items>();
+    for (const item of items) byPartition.set(sealOwner(map, item.at), [...(byPartition.get(sealOwner(map, item.at)) ?? []), item]);
+    let replaced = 0;
+    for (const [i, part] of byPartition) {
+      const answer = await this.call(map.ranges[i]!.instance, 'replaceSealRecords', [bucket, part], { epoch: map.epoch });
+      if (isMoved(answer)) return answer;
+      replaced += unwrap(answer as Reply<number>);
+    }
+    return { ok: replaced };
   }
 
   private async sum(name: OperationName, args: unknown[], map: PartitionMap): Promise<unknown> {

@@ -89,7 +89,6 @@ import {
   type PartitionMap,
 } from './partition-map.ts';
 import { bucketInstance, partitionInstance } from './routing.ts';
-import { isSpread } from './partition-walk.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
@@ -539,11 +538,6 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
     const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
     if (moved) return moved;
-    if (!op.internal && !isSpread(name) && (op.to === 'partition' || name === 'listSealRecords') && this.ownedRange() !== null) {
-      // Upkeep's per-partition state lands with docs/PARTITIONS.md slice 5: until then a split
-      // bucket refuses it rather than answering for one partition as if for the bucket.
-      return { error: { code: 'NotImplemented', message: `${name} over a split bucket is not built yet (docs/PARTITIONS.md slice 5)`, fields: {} } };
-    }
     if (op.to === 'root' && this.splitMap() !== null) return await this.mirrored(args[0] as string, () => this.run(op.fenced, method, args, stamp));
     return await this.run(op.fenced, method, args, stamp);
   }

@@ -7,6 +7,7 @@
  */
 import type { BucketHealth, ScrubProgress } from './types.ts';
 import type { PlacementCount } from './placement-counts.ts';
+import type { PolicyRedundancy } from './redundancy.ts';
 
 function addRecords<T>(a: Record<string, T>, b: Record<string, T>, add: (x: T, y: T) => T): Record<string, T> {
   const out = { ...a };
@@ -23,6 +24,33 @@ function addNumbers<T extends Record<string, unknown>>(a: T, b: T): T {
     else if (x === undefined) out[k] = v;
   }
   return out as T;
+}
+
+/** One policy's ladder from two partitions: the same rungs (by shards left), units and bytes added. */
+function sumPolicy(a: PolicyRedundancy, b: PolicyRedundancy): PolicyRedundancy {
+  const rungs = new Map(a.byShardsLeft.map((r) => [r.shardsLeft, { ...r }]));
+  for (const r of b.byShardsLeft) {
+    const same = rungs.get(r.shardsLeft);
+    if (same) [same.units, same.bytes] = [same.units + r.units, same.bytes + r.bytes];
+    else rungs.set(r.shardsLeft, { ...r });
+  }
+  return {
+    k: a.k,
+    m: a.m,
+    byShardsLeft: [...rungs.values()].sort((x, y) => y.shardsLeft - x.shardsLeft),
+    belowK: { units: a.belowK.units + b.belowK.units, bytes: a.belowK.bytes + b.belowK.bytes },
+  };
+}
+
+function sumRedundancy(a: BucketHealth['redundancy'], b: BucketHealth['redundancy']): BucketHealth['redundancy'] {
+  return {
+    atRisk: a.atRisk + b.atRisk,
+    lost: a.lost + b.lost,
+    atRiskBytes: a.atRiskBytes + b.atRiskBytes,
+    lostBytes: a.lostBytes + b.lostBytes,
+    byMissing: addRecords(a.byMissing, b.byMissing, (x, y) => x + y),
+    byPolicy: addRecords(a.byPolicy, b.byPolicy, sumPolicy),
+  };
 }
 
 function minOf(a: number | null, b: number | null): number | null {
@@ -75,7 +103,7 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
       degradedObjects: out.degradedObjects + h.degradedObjects,
       degradedUnits: out.degradedUnits + h.degradedUnits,
       missingShards: out.missingShards + h.missingShards,
-      redundancy: addNumbers(out.redundancy, h.redundancy),
+      redundancy: sumRedundancy(out.redundancy, h.redundancy),
       placements: sumPlacements(out.placements, h.placements),
       oldestDegradedAt: minOf(out.oldestDegradedAt, h.oldestDegradedAt),
       repairStuck: out.repairStuck + h.repairStuck,

@@ -11,7 +11,7 @@ import { compareKeys } from '../model/listing.ts';
 import type * as S from '../model/object-store.ts';
 import { rangeIndexOf, isMoved, type Moved, type PartitionMap } from './partition-map.ts';
 import type { Reply } from './rpc.ts';
-import type { DegradedUnit, VersionAt, VersionRecord } from './types.ts';
+import type { DegradedUnit, SealRecord, SealRecordCursor, VersionAt, VersionRecord } from './types.ts';
 import type { KeyVersions } from './sql-lifecycle.ts';
 
 /** How one listing is walked: its arguments after the bucket, and its answer. */
@@ -138,6 +138,7 @@ const keyVersions: Walk<{ after: { key: string } | null; limit: number }, { keys
   join: (a, b) => ({ keys: [...a.keys, ...b.keys], atEnd: b.atEnd }),
   truncated: (r) => !r.atEnd,
   markTruncated: (r) => ({ ...r, atEnd: false }),
+  lookahead: true,
 };
 
 /**
@@ -203,12 +204,40 @@ export async function walkPartitions(row: WalkRow | undefined, args: unknown[], 
 }
 
 /**
+ * Key rotation's records (sql-seals.ts) partition by partition: a partition's versions by (key,
+ * version id), then its parts by (upload id, part number). The cursor names the partition by its
+ * low key (`low`), so a run resumes there; if the map changed meanwhile, the partition now holding
+ * `low` is read again from its start: a record may be visited twice (its replacement is a
+ * compare-and-set, so twice is harmless), never skipped.
+ */
+export async function walkSeals(args: unknown[], map: PartitionMap, call: WalkCall): Promise<Reply<SealRecord[]> | Moved> {
+  const [bucket, after, limit] = args as [string, SealRecordCursor | null, number];
+  const out: SealRecord[] = [];
+  for (let i = rangeIndexOf(map, after?.low ?? ''); i < map.ranges.length && out.length < limit; i++) {
+    const low = map.ranges[i]!.low;
+    const from = after && (after.low ?? '') === low && out.length === 0 ? { kind: after.kind, a: after.a, b: after.b } : null;
+    const answer = (await call(map.ranges[i]!.instance, [bucket, from, limit - out.length], { key: low, epoch: map.epoch })) as Reply<SealRecord[]> | Moved;
+    if (isMoved(answer) || answer.error) return answer;
+    out.push(...answer.ok.map((r) => ({ ...r, at: { ...r.at, low } })));
+  }
+  return { ok: out };
+}
+
+/** The partition holding a key rotation record: a version's by its key, a part's by its cursor's partition. */
+export function sealOwner(map: PartitionMap, at: SealRecordCursor): number {
+  return rangeIndexOf(map, at.kind === 'version' ? at.a : (at.low ?? ''));
+}
+
+/**
  * Upkeep operations already spread over a split bucket's partitions (the rest of the `partition`
  * scope waits for docs/PARTITIONS.md slice 5, and a split bucket refuses it meanwhile):
  * - `all`: sent to every partition (the scrubber's record and cursor: each partition marks the
  *   units it holds and keeps the same cursor, so the root's cursor is the bucket's; a repair wake-up);
- * - `merge`: units in id order, merged from every partition's first `limit` after the cursor.
+ * - `merge`: units in id order, merged from every partition's first `limit` after the cursor;
+ * - `byItem`: each item to the partition holding it (key rotation's compare-and-set replacements).
+ * The progress records of drain, re-stripe, rotation and lifecycle stay in the root, one per
+ * job and bucket: their cursors are keys or unit ids, read across partitions by the walks above.
  */
-export const SPREAD = { recordScrub: 'all', repairSoon: 'all', listUnits: 'merge', getScrubCursor: 'root' } as const;
+export const SPREAD = { recordScrub: 'all', repairSoon: 'all', listUnits: 'merge', getScrubCursor: 'root', replaceSealRecords: 'byItem' } as const;
 export type SpreadName = keyof typeof SPREAD;
 export const isSpread = (name: string): name is SpreadName => Object.hasOwn(SPREAD, name);

@@ -590,6 +590,8 @@ export interface SealRecordCursor {
   kind: 'version' | 'part';
   a: string;
   b: string;
+  /** In a split bucket: the low key of the partition the record is in (partition-walk.ts walkSeals). */
+  low?: string;
 }
 
 /** One such record as stored (JSON: an ObjectManifest or a multipart PartRecord). */
