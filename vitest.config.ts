@@ -45,6 +45,7 @@ const SPLIT_SUITES = [
   'test/upkeep/lifecycle-job.test.ts',
   'test/upkeep/lifecycle-transition.test.ts',
   'test/upkeep/repair-sweep.test.ts',
+  'test/upkeep/journal-restore.test.ts',
   'test/s3/app.test.ts',
   'test/s3/delete-conditions.test.ts',
   'test/s3/storage-class.test.ts',
@@ -93,8 +94,8 @@ export default defineConfig({
         // partitions as it is made (test/support/local-catalog.ts SHARDGATE_TEST_SPLIT;
         // docs/PARTITIONS.md): the engine, upkeep and status over a partitioned catalog give the
         // same answers. Not here: tests that read one instance's rows directly or count a
-        // bucket's calls, repair backoff (kept per partition: one canary per partition) and the
-        // journal and rescue (a journal per partition is not built yet: docs/PARTITIONS.md).
+        // bucket's calls or journal instances, and repair backoff (kept per partition: one canary
+        // per partition).
         resolve: { alias: { 'cloudflare:workers': fileURLToPath(new URL('./test/support/cloudflare-workers.ts', import.meta.url)) } },
         test: {
           name: 'split',

@@ -65,13 +65,18 @@ export class LocalCatalogNamespace {
 }
 
 /** A whole catalog (bucket list and buckets) in this process; `namespace` reaches its instances. */
-export function localCatalog(options: CatalogOptions = {}, namespace = new LocalCatalogNamespace()): DurableCatalog & { namespace: LocalCatalogNamespace } {
+export function localCatalog(
+  options: CatalogOptions = {},
+  namespace = new LocalCatalogNamespace(),
+  /** `split: false`: buckets stay one partition even in the `split` project (a rebuild makes them so). */
+  hooks: { split?: false } = {},
+): DurableCatalog & { namespace: LocalCatalogNamespace } {
   const catalog = new DurableCatalog(namespace as unknown as DurableObjectNamespace<CatalogObject>, options) as DurableCatalog & {
     namespace: LocalCatalogNamespace;
   };
   catalog.namespace = namespace;
   const split = process.env.SHARDGATE_TEST_SPLIT;
-  if (split) {
+  if (split && hooks.split !== false) {
     // The `split` test project (vitest.config.ts): every bucket is cut into partitions as it is
     // made, so suites written for one-partition buckets hold a split catalog to the same answers.
     const boundaries = split === '1' ? DEFAULT_SPLIT : split.split(',');

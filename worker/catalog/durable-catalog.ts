@@ -20,7 +20,7 @@ import type * as S from '../model/object-store.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';
 import { OPERATIONS, keyOf, operation, type CatalogEntry, type Operation, type OperationName, type WireOptions } from './operations.ts';
-import { bucketInstance, IN_BUCKET, instanceFor, type Route } from './routing.ts';
+import { bucketInstance, IN_BUCKET, instanceFor, partitionJournal, type Route } from './routing.ts';
 import { isMoved, onePartition, ownedRange, ownerOf, type Moved, type PartitionMap } from './partition-map.ts';
 import { isSpread, sealOwner, SPREAD, walkPartitions, walkSeals, WALKS, type WalkName } from './partition-walk.ts';
 import { sumHealth } from './health-sum.ts';
@@ -367,7 +367,14 @@ export class DurableCatalog implements Catalog {
     return taken;
   }
 
+  /** The bucket list's, then each bucket's (its root's) and its partitions' (docs/PARTITIONS.md). */
   async journalInstances(): Promise<string[]> {
-    return [BUCKET_LIST_INSTANCE, ...(await this.listBucketRecords()).map((b) => b.name)];
+    const out = [BUCKET_LIST_INSTANCE];
+    for (const b of await this.listBucketRecords()) {
+      out.push(b.name);
+      const map = this.maps.get(b.name) ?? (await this.getPartitionMap(b.name).catch(() => undefined));
+      for (const r of map?.ranges.slice(1) ?? []) out.push(partitionJournal(r.instance));
+    }
+    return out;
   }
 }

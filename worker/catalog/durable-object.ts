@@ -88,7 +88,7 @@ import {
   type OwnedRange,
   type PartitionMap,
 } from './partition-map.ts';
-import { bucketInstance, partitionInstance } from './routing.ts';
+import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
@@ -450,6 +450,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    */
   async importJournal(bucket: string, batch: JournalImportBatch): Promise<Reply<number>> {
     const r = this.inBucket(bucket, (o) => {
+      if (batch.first && this.ownedRange() !== null) {
+        throw new S3Error('InvalidRequest', `bucket ${bucket} is split into partitions: a journal is imported only into a bucket of one partition`);
+      }
       if (batch.first && !batch.merge && this.sql.exec('SELECT 1 FROM versions LIMIT 1').toArray().length) {
         throw new S3Error('InvalidRequest', `bucket ${bucket} holds objects: a journal is imported only into a catalog that lost them`);
       }
@@ -468,7 +471,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** Null when the instance holds no bucket (a bucket's) or no schema yet. */
   journalKnown(instance: string): JournalKnown | null {
     if (!this.schemaReady) return null;
-    if (instance !== BUCKET_LIST_INSTANCE && !this.sql.exec('SELECT 1 FROM buckets WHERE name = ?', instance).toArray().length) return null;
+    if (instance !== BUCKET_LIST_INSTANCE && !this.sql.exec('SELECT 1 FROM buckets WHERE name = ?', journalBucket(instance)).toArray().length) return null;
     return new SqlJournal(this.sql, instance).known();
   }
 

@@ -76,6 +76,57 @@ export function replayJournal(segments: JournalSegment[]): Map<string, InstanceI
     const last = applied.at(-1)!;
     images.set(instance, { instance, tables, newest: last.segment, takenAt: last.takenAt, applied: applied.length, complete: Boolean(completing), doubts });
   }
+  return foldPartitions(images);
+}
+
+/** State rows of a split bucket's partitions that only its live catalog uses (partition-map.ts, partition-mirror.ts). */
+const PARTITION_STATE = new Set(['partition-map', 'partition-range', 'partition-plan', 'partition-next-id', 'mirror-generation', 'mirror-pending', 'retiring']);
+
+/**
+ * A split bucket's partitions (journal instances `<bucket>/<id>`, docs/PARTITIONS.md) folded into
+ * their bucket's image: their versions, uploads, parts and garbage join the root's, their copies
+ * of the settings are left for the root's own, and the partition map goes, so an image (and a
+ * rescue made from it) is the bucket as one partition. A partition whose root's journal was not
+ * found stands as its bucket's image, with a doubt saying so.
+ */
+function foldPartitions(images: Map<string, InstanceImage>): Map<string, InstanceImage> {
+  for (const [instance, part] of [...images]) {
+    if (!instance.includes('/')) continue;
+    images.delete(instance);
+    const bucket = instance.split('/')[0]!;
+    let root = images.get(bucket);
+    if (!root) {
+      root = {
+        ...part,
+        instance: bucket,
+        tables: new Map(),
+        doubts: [...part.doubts, `the journal of partition ${instance} was found without its bucket's own: settings are missing`],
+      };
+      images.set(bucket, root);
+      for (const [t, rows] of part.tables) if (t === 'buckets' || t === 'state') root.tables.set(t, new Map(rows));
+    }
+    for (const [t, rows] of part.tables) {
+      if (t === 'buckets' || t === 'state') continue;
+      const into = root.tables.get(t) ?? new Map<string, Row>();
+      root.tables.set(t, into);
+      // Keys of versions, objects, uploads and parts are the partition's alone; garbage rows are
+      // numbered per instance, so a partition's take the next free numbers of the root's.
+      let next = t === 'garbage' ? Math.max(0, ...[...into.values()].map((r) => Number(r.id))) + 1 : 0;
+      for (const [k, r] of rows) {
+        if (t !== 'garbage') into.set(k, r);
+        else {
+          const id = next++;
+          into.set(JSON.stringify([id]), { ...r, id });
+        }
+      }
+    }
+    root.complete &&= part.complete;
+    root.doubts.push(...part.doubts.map((d) => `partition ${instance}: ${d}`));
+  }
+  for (const image of images.values()) {
+    const state = image.tables.get('state');
+    for (const [k, r] of state ?? []) if (PARTITION_STATE.has(String(r.name))) state!.delete(k);
+  }
   return images;
 }
 

@@ -22,13 +22,29 @@ export function bucketInstance(bucket: string): string {
 
 /** The instance name of partition `id` of a bucket (ids are never reused: partition-map.ts). */
 export function partitionInstance(bucket: string, id: string): string {
-  return 'part:' + bucket + '/' + id;
+  return PARTITION_PREFIX + bucket + '/' + id;
 }
 
-/** A journal instance (format/journal.ts: BUCKET_LIST_INSTANCE, or a bucket's name) as an instance name. */
+/**
+ * A journal instance (format/journal.ts: BUCKET_LIST_INSTANCE, a bucket's name, or a partition's
+ * `<bucket>/<id>`: bucket names hold no '/') as an instance name.
+ */
 export function journalInstance(instance: string): string {
-  return instance === BUCKET_LIST_INSTANCE ? BUCKET_LIST : bucketInstance(instance);
+  if (instance === BUCKET_LIST_INSTANCE) return BUCKET_LIST;
+  return instance.includes('/') ? PARTITION_PREFIX + instance : bucketInstance(instance);
 }
+
+/** The journal instance of a partition's instance name (`part:<bucket>/<id>` -> `<bucket>/<id>`). */
+export function partitionJournal(instance: string): string {
+  return instance.slice(PARTITION_PREFIX.length);
+}
+
+/** The bucket a journal instance belongs to (a partition's: the part before its '/'). */
+export function journalBucket(instance: string): string {
+  return instance.split('/')[0]!;
+}
+
+const PARTITION_PREFIX = 'part:';
 
 /**
  * The routes, each the instance name for an operation's arguments (as the object takes them).

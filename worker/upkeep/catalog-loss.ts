@@ -57,7 +57,7 @@ export interface LossReport {
 export async function detectCatalogLoss(deps: LossDeps, now: number, maxHeaders = LOSS_MAX_HEADERS): Promise<LossReport> {
   const known = new Set<string>();
   const taken = new Map<string, number>();
-  for (const instance of [BUCKET_LIST_INSTANCE, ...(await deps.catalog.listBucketRecords()).map((b) => b.name)]) {
+  for (const instance of await deps.catalog.journalInstances()) {
     const k = await deps.catalog.journalKnown(instance);
     if (!k) continue; // deleted meanwhile
     for (const id of k.unitIds) known.add(id);

@@ -56,6 +56,9 @@ export interface JournalRestore {
   unlisted?: string[];
 }
 
+/** How long a restored split bucket's partition segments stay on the backends before the collector takes them. */
+const PARTITION_SEGMENTS_KEPT_MS = 7 * 86_400_000;
+
 export async function restoreFromJournal(
   bucket: string,
   backends: Backend[],
@@ -71,7 +74,8 @@ export async function restoreFromJournal(
   const writes = new Map<string, ScannedUnit[]>();
   for (const u of scan.units) {
     const named = parseSegmentKey(u.info.header.key);
-    if (!named || named.instance !== bucket) continue;
+    // The bucket's own journal and its partitions' (`<bucket>/<id>`): restored as one partition.
+    if (!named || (named.instance !== bucket && !named.instance.startsWith(`${bucket}/`))) continue;
     const id = u.info.header.segment?.writeId ?? u.unit.unitId;
     writes.set(id, [...(writes.get(id) ?? []), u]);
   }
@@ -125,10 +129,22 @@ export async function restoreFromJournal(
     }
   }
   if (keptNewer.size) out.keptNewer = [...keptNewer].sort();
+  // A split bucket's partitions' segments: their rows are in the image, their files go to the
+  // restored bucket's garbage (after PARTITION_SEGMENTS_KEPT_MS, so a restore can be redone meanwhile).
+  const partitionSegments = segments.filter((s) => s.segment.instance !== bucket);
+  let garbageId = Math.max(0, ...rows.filter((x) => x.t === 'garbage').map((x) => Number(x.r.id))) + 1;
+  for (const s of partitionSegments) {
+    rows.push({
+      t: 'garbage',
+      r: { id: garbageId++, not_before: Date.now() + PARTITION_SEGMENTS_KEPT_MS, entry: JSON.stringify({ bucket: JOURNAL_BUCKET, units: s.units }) },
+    });
+  }
+  // The bucket's journal goes on after its own segments (the restored bucket is one partition).
+  const own = segments.filter((s) => s.segment.instance === bucket);
   const finish = {
     newest: image.newest,
-    generation: Math.max(...segments.map((s) => s.segment.generation)),
-    files: segments.map((s) => ({ segment: s.segment.segment, generation: s.segment.generation, units: s.units, takenAt: Date.parse(s.segment.takenAt) })),
+    generation: Math.max(...(own.length ? own : segments).map((s) => s.segment.generation)),
+    files: own.map((s) => ({ segment: s.segment.segment, generation: s.segment.generation, units: s.units, takenAt: Date.parse(s.segment.takenAt) })),
   };
   try {
     for (let i = 0; i === 0 || i < rows.length; i += BATCH_ROWS) {
