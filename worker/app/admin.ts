@@ -20,6 +20,9 @@
  *                              null (upkeep/scrub-selection.ts); the cron's cursor is left alone
  *   locate?bucket=NAME&key=K[&versionId=V]  where the shards of that version are: per unit and
  *                              shard its backend, shard key, present/missing/size (upkeep/locate.ts)
+ *   partitions?bucket=NAME[&at=JSON]  the bucket's partition map (docs/PARTITIONS.md); with `at`, a
+ *                              JSON array of keys, an empty bucket that never split is cut into
+ *                              partitions there (a static split: BucketNotEmpty otherwise; idempotent)
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
  *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
@@ -124,6 +127,22 @@ export interface AdminDeps {
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
 
+/** Partitions a static split makes at most (the root's map is read by every isolate that meets the bucket). */
+const MAX_STATIC_PARTITIONS = 64;
+
+/** `at`: a JSON array of keys (a key may hold any character a query parameter can carry). */
+function boundariesOf(at: string | null): string[] {
+  if (at === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(at);
+  } catch {
+    parsed = null;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((k) => typeof k === 'string')) throw new S3Error('InvalidArgument', 'partitions: `at` is a JSON array of keys');
+  return parsed as string[];
+}
+
 export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   const admin = new Hono<AppEnv>();
   const byId = new Map(deps.backends.map((b) => [b.id, b]));
@@ -222,6 +241,16 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (!bucket || key === null || key === '') throw new S3Error('InvalidArgument', 'locate needs ?bucket=NAME&key=KEY');
     if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     return c.json(await locateObject(deps.catalog, byId, bucket, key, q.get('versionId')));
+  });
+
+  admin.post('/partitions', async (c) => {
+    const q = c.var.view.query;
+    const bucket = q.get('bucket');
+    if (!bucket) throw new S3Error('InvalidArgument', 'partitions needs ?bucket=NAME[&at=JSON array of keys]');
+    if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const at = boundariesOf(q.get('at'));
+    if (at.length > MAX_STATIC_PARTITIONS - 1) throw new S3Error('InvalidArgument', `at most ${MAX_STATIC_PARTITIONS} partitions are made at once`);
+    return c.json(at.length ? await deps.catalog.splitBucketStatically(bucket, at) : await deps.catalog.getPartitionMap(bucket));
   });
 
   admin.post('/collect', async (c) => {
