@@ -2,19 +2,27 @@
  * `shardgate lifecycle`: runs the lifecycle job now (POST /_shardgate/admin/lifecycle): one slice
  * of every bucket with lifecycle rules, or with --all slices until every such bucket has
  * completed a pass since the command started.
+ * `shardgate lifecycle --estimate BUCKET [--days N,...]`: the bill of the bucket's transitions
+ * before they run (POST /_shardgate/admin/lifecycle-estimate, upkeep/transition-estimate.ts).
  */
 import { parseArgs } from 'node:util';
 import { CliError, type Command } from '../command.ts';
-import { printJson } from '../format.ts';
+import { bytes, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
 
 const HELP = `usage: shardgate lifecycle [--all] [--json] [gateway options]
+       shardgate lifecycle --estimate BUCKET [--days N[,M...]] [--json] [gateway options]
 
 Applies the buckets' lifecycle rules now, as the cron does, from where the job stopped in each
 bucket: expires current versions, deletes noncurrent versions and expired delete markers, aborts
 incomplete multipart uploads, each through the same delete paths as a client's DeleteObject.
 
   --all                      go on until every bucket with rules has ended a pass
+  --estimate BUCKET          moves nothing: the bill of BUCKET's transition rules, now and (--days)
+                             N, M... lifecycle days from now: versions and bytes each rule moves,
+                             GETs, PUTs, DELETEs and egress per backend at the configured prices,
+                             and the monthly storage bill's change once moved
+  --days N[,M...]            with --estimate: the later horizons, in days (default 30)
 
 ${GATEWAY_HELP}`;
 
@@ -36,8 +44,22 @@ export const command: Command = {
   summary: 'apply lifecycle rules now (--all: a full pass of every bucket with rules)',
   help: HELP,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { ...GATEWAY_OPTIONS, all: { type: 'boolean' } }, strict: true });
+    const { values } = parseArgs({
+      args: argv,
+      options: { ...GATEWAY_OPTIONS, all: { type: 'boolean' }, estimate: { type: 'string' }, days: { type: 'string' } },
+      strict: true,
+    });
     const client = new GatewayClient(values);
+    if (values.days !== undefined && values.estimate === undefined) throw new CliError('--days goes with --estimate BUCKET');
+    if (values.estimate !== undefined) {
+      if (values.all) throw new CliError('--estimate moves nothing: it does not go with --all');
+      const days = values.days ?? '30';
+      if (!/^\d+(,\d+)*$/.test(days)) throw new CliError(`--days: whole numbers of days separated by commas, not '${days}'`);
+      const e = (await client.admin('lifecycle-estimate', { bucket: values.estimate, days })) as Estimate;
+      if (values.json) printJson(e);
+      else process.stdout.write(estimateText(e));
+      return 0;
+    }
     const total = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, runs: 0 };
     const completed = new Set<string>();
     for (;;) {
@@ -60,3 +82,85 @@ export const command: Command = {
     return total.failed > 0 ? 1 : 0;
   },
 };
+
+interface Horizon {
+  afterDays: number;
+  at: string;
+  rules: { ruleId: string; storageClass: string; versions: number; bytes: number }[];
+  versions: number;
+  bytes: number;
+  reclassed: number;
+  blocked: number;
+  byBackend: Record<
+    string,
+    {
+      usage: { getRequests: number; putRequests: number; deleteRequests: number; bytesIn: number; bytesOut: number };
+      storedDelta: number;
+      cost: { total: number } | null;
+    }
+  >;
+  total: { gets: number; puts: number; deletes: number; egressBytes: number; ingressBytes: number; cost: number };
+  storagePerMonthChange: number;
+}
+
+interface Estimate {
+  bucket: string;
+  horizons: Horizon[];
+  versionsWalked: number;
+  complete: boolean;
+  unpriced: string[];
+  measured: { since: string; usage: { getRequests: number; putRequests: number; bytesOut: number }; cost: { total: number } | null } | null;
+}
+
+const signed = (n: number) => `${n < 0 ? '-' : '+'}$${Math.abs(n).toFixed(4)}`;
+const signedBytes = (n: number) => `${n < 0 ? '-' : '+'}${bytes(Math.abs(n))}`;
+
+/** The estimate as text: per horizon, what each rule moves, then the requests per backend and their price. */
+export function estimateText(e: Estimate): string {
+  const out: string[] = [
+    `lifecycle transitions of ${e.bucket}: ${e.versionsWalked} version(s) walked${e.complete ? '' : ' (partial: the walk stopped at its limit)'}`,
+  ];
+  for (const h of e.horizons) {
+    out.push('');
+    const when = h.afterDays === 0 ? 'due now' : `due by ${h.afterDays} day(s) from now (${h.at.slice(0, 10)}), if nothing runs before`;
+    out.push(
+      `${when}: ${h.versions} version(s), ${bytes(h.bytes)}${h.reclassed ? ` (${h.reclassed} only change class)` : ''}${h.blocked ? `; ${h.blocked} blocked (SSE-C, retention, class not configured)` : ''}`,
+    );
+    if (!h.versions) continue;
+    const rules = [['rule', 'to class', 'versions', 'bytes']];
+    for (const r of h.rules) rules.push([r.ruleId || '(no id)', r.storageClass, String(r.versions), bytes(r.bytes)]);
+    out.push(table(rules));
+    const rows = [['backend', 'GETs', 'PUTs', 'DELETEs', 'egress', 'written', 'stored after', 'move cost (USD)']];
+    for (const [id, l] of Object.entries(h.byBackend))
+      rows.push([
+        id,
+        String(l.usage.getRequests),
+        String(l.usage.putRequests),
+        String(l.usage.deleteRequests),
+        bytes(l.usage.bytesOut),
+        bytes(l.usage.bytesIn),
+        signedBytes(l.storedDelta),
+        l.cost ? l.cost.total.toFixed(4) : 'unpriced',
+      ]);
+    rows.push([
+      'total',
+      String(h.total.gets),
+      String(h.total.puts),
+      String(h.total.deletes),
+      bytes(h.total.egressBytes),
+      bytes(h.total.ingressBytes),
+      '',
+      h.total.cost.toFixed(4),
+    ]);
+    out.push(table(rows));
+    out.push(`storage bill once moved: ${signed(h.storagePerMonthChange)} per month`);
+  }
+  if (e.unpriced.length) out.push('', `unpriced backends (counted, not priced): ${e.unpriced.join(', ')}`);
+  const m = e.measured;
+  if (m && m.usage.getRequests + m.usage.putRequests > 0)
+    out.push(
+      '',
+      `transitions so far, since ${m.since}: ${m.usage.getRequests} GETs, ${m.usage.putRequests} PUTs, ${bytes(m.usage.bytesOut)} egress${m.cost ? `, $${m.cost.total.toFixed(4)}` : ''} (the old shards' DELETEs are the collector's)`,
+    );
+  return `${out.join('\n')}\n`;
+}
