@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { PRICES_AS_OF } from '../../worker/config/price-list.ts';
 import { ALIASES, DEFAULTS, parseCostArgs } from '../cost/args.ts';
-import { compareTransition, transitionTable } from '../cost/lifecycle.ts';
+import { compareTransition, transitionTable, type TransitionComparison } from '../cost/lifecycle.ts';
 import { costOf } from '../cost/model.ts';
 import { costChartSvg } from '../cost/svg.ts';
 import { costTable } from '../cost/table.ts';
@@ -55,7 +55,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return 2;
   }
   if (args.transition) {
-    let c;
+    let c: TransitionComparison;
     try {
       c = compareTransition(args.transition, args.workload);
     } catch (err) {
