@@ -181,6 +181,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_object_bytes', 'Bytes of object data stored (as clients sent them).', d.bytes);
   gauge('shardgate_inline_bytes', 'Of which stored inline in the catalog.', d.inlineBytes);
   gauge('shardgate_stored_bytes', 'Bytes of shard files on all backends.', d.storedBytes);
+  // Per storage class (issue 44), from the buckets' ledgers: versions, their bytes, their shard files.
+  const classes = Object.entries(d.classes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  x.family('shardgate_class_objects', 'gauge', 'Object versions stored, per storage class.');
+  for (const [c, u] of classes) x.sample('shardgate_class_objects', { class: c }, u.objects);
+  x.family('shardgate_class_object_bytes', 'gauge', 'Bytes of object data stored, per storage class.');
+  for (const [c, u] of classes) x.sample('shardgate_class_object_bytes', { class: c }, u.bytes);
+  x.family('shardgate_class_stored_bytes', 'gauge', "Bytes of shard files on the backends, per storage class (its policy's overhead included).");
+  for (const [c, u] of classes) x.sample('shardgate_class_stored_bytes', { class: c }, u.storedBytes);
   gauge('shardgate_storage_overhead_ratio', 'Stored bytes per byte of object data on the backends (three replicas: 3).', d.overhead);
   gauge('shardgate_degraded_objects', 'Objects with shards missing (missed by a write; repair restores them).', d.degradedObjects);
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);

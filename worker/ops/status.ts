@@ -10,6 +10,7 @@ import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth, CatalogLoss, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
+import { sumClasses, type ClassUsage } from '../catalog/usage.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
@@ -112,6 +113,12 @@ export interface StatusDoc {
     storedBytes: number;
     /** Stored bytes per byte of data on the backends; null when nothing is stored. */
     overhead: number | null;
+    /**
+     * Per storage class (issue 44): versions, their object bytes and their shard files' stored
+     * bytes, summed over the buckets from their ledgers (catalog/usage.ts classesFromLedger: the
+     * health read the status makes anyway, no call of its own).
+     */
+    classes: ClassUsage;
     replicationOverhead: number;
     degradedObjects: number;
     degradedUnits: number;
@@ -446,6 +453,7 @@ export function buildStatus(o: {
       inlineBytes: sum((b) => b.inlineBytes),
       storedBytes: sample.storedBytes,
       overhead: onBackends > 0 ? sample.storedBytes / onBackends : null,
+      classes: sumClasses(data.buckets.map((b) => b.classes ?? {})),
       replicationOverhead: REPLICATION_COPIES,
       degradedObjects: sample.degradedObjects,
       degradedUnits: sample.degradedUnits,
