@@ -15,7 +15,8 @@ const HELP = `usage: shardgate lifecycle [--all] [--json] [gateway options]
 
 Applies the buckets' lifecycle rules now, as the cron does, from where the job stopped in each
 bucket: expires current versions, deletes noncurrent versions and expired delete markers, aborts
-incomplete multipart uploads, each through the same delete paths as a client's DeleteObject.
+incomplete multipart uploads, each through the same delete paths as a client's DeleteObject, and
+moves versions to their rules' storage classes (a bounded number of rewrites per run).
 
   --all                      go on until every bucket with rules has ended a pass
   --estimate BUCKET          moves nothing: the bill of BUCKET's transition rules, now and (--days)
@@ -34,6 +35,10 @@ interface LifecycleAnswer {
   markersRemoved: number;
   uploadsAborted: number;
   failed: number;
+  /** Absent from a gateway older than transitions. */
+  transitioned?: number;
+  transitionedBytes?: number;
+  transitionsBlocked?: number;
   passesCompleted: number;
   completed: string[];
   errors: { bucket: string; message: string }[];
@@ -60,11 +65,33 @@ export const command: Command = {
       else process.stdout.write(estimateText(e));
       return 0;
     }
-    const total = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0, runs: 0 };
+    const total = {
+      examined: 0,
+      expired: 0,
+      noncurrentDeleted: 0,
+      markersRemoved: 0,
+      uploadsAborted: 0,
+      transitioned: 0,
+      transitionedBytes: 0,
+      transitionsBlocked: 0,
+      failed: 0,
+      runs: 0,
+    };
     const completed = new Set<string>();
     for (;;) {
       const r = (await client.admin('lifecycle')) as LifecycleAnswer;
-      for (const k of ['examined', 'expired', 'noncurrentDeleted', 'markersRemoved', 'uploadsAborted', 'failed'] as const) total[k] += r[k];
+      for (const k of [
+        'examined',
+        'expired',
+        'noncurrentDeleted',
+        'markersRemoved',
+        'uploadsAborted',
+        'transitioned',
+        'transitionedBytes',
+        'transitionsBlocked',
+        'failed',
+      ] as const)
+        total[k] += r[k] ?? 0;
       total.runs++;
       for (const e of r.errors) process.stderr.write(`lifecycle: bucket ${e.bucket}: ${e.message}\n`);
       total.failed += r.errors.length;
@@ -77,7 +104,7 @@ export const command: Command = {
     if (values.json) printJson(total);
     else
       process.stdout.write(
-        `lifecycle: ${total.examined} version(s) examined in ${total.runs} run(s): ${total.expired} expired, ${total.noncurrentDeleted} noncurrent deleted, ${total.markersRemoved} delete marker(s) removed, ${total.uploadsAborted} upload(s) aborted, ${total.failed} failed\n`,
+        `lifecycle: ${total.examined} version(s) examined in ${total.runs} run(s): ${total.expired} expired, ${total.noncurrentDeleted} noncurrent deleted, ${total.markersRemoved} delete marker(s) removed, ${total.uploadsAborted} upload(s) aborted, ${total.transitioned} transitioned (${bytes(total.transitionedBytes)}; ${total.transitionsBlocked} blocked), ${total.failed} failed\n`,
       );
     return total.failed > 0 ? 1 : 0;
   },
