@@ -99,6 +99,8 @@ describe(`a transition of ${VERSIONS} versions after one short day`, () => {
       afterDays: [2],
       dayMs: DAY,
       now,
+      // Small pages at the small size, so the walk crosses page boundaries there too (keys of 10 versions, pages of 7).
+      ...(VERSIONS < 500 ? { pageSize: 7 } : {}),
     });
     expect(estimate).toMatchObject({ versionsWalked: VERSIONS, complete: true, unpriced: [] });
     const [due0, due2] = estimate.horizons;

@@ -77,6 +77,8 @@ export interface TransitionEstimateInput {
   /** Rules to price instead of the bucket's own (absent: the bucket's). */
   rules?: LifecycleRule[];
   maxVersions?: number;
+  /** Versions per catalog page (default 500; tests make it small to cross page boundaries). */
+  pageSize?: number;
 }
 
 /** What moving one version asks of the backends. */
@@ -102,11 +104,12 @@ export async function estimateTransitions(input: TransitionEstimateInput): Promi
     unpriced: [],
   };
   const max = input.maxVersions ?? 1_000_000;
-  const records = recordStream(catalog, bucket);
+  const pageSize = input.pageSize ?? PAGE;
+  const records = recordStream(catalog, bucket, pageSize);
   const priced = new Map<string, MoveCalls>();
   let after: string | null = null;
   walk: for (;;) {
-    const page = await catalog.listKeyVersions(bucket, after, PAGE);
+    const page = await catalog.listKeyVersions(bucket, after, pageSize);
     for (const { key, versions } of page.keys) {
       if (out.versionsWalked + versions.length > max && out.versionsWalked > 0) {
         out.complete = false;
@@ -212,7 +215,7 @@ function manifestFor(manifests: ObjectManifest[], versions: { versionId: string 
  * The bucket's stored versions in key order (listVersionRecords), read a page at a time as the
  * key walk reaches them: `of(key)` answers that key's manifests; keys must be asked in order.
  */
-function recordStream(catalog: Pick<RestripeCatalog, 'listVersionRecords'>, bucket: string) {
+function recordStream(catalog: Pick<RestripeCatalog, 'listVersionRecords'>, bucket: string, pageSize: number) {
   let buffer: { key: string; json: string }[] = [];
   let cursor: { key: string; versionId: string } | null = null;
   let atEnd = false;
@@ -223,8 +226,8 @@ function recordStream(catalog: Pick<RestripeCatalog, 'listVersionRecords'>, buck
         while (buffer.length && buffer[0]!.key < key) buffer.shift();
         while (buffer.length && buffer[0]!.key === key) found.push(JSON.parse(buffer.shift()!.json) as ObjectManifest);
         if (buffer.length || atEnd) return found;
-        const page = await catalog.listVersionRecords(bucket, cursor, PAGE);
-        if (page.length < PAGE) atEnd = true;
+        const page = await catalog.listVersionRecords(bucket, cursor, pageSize);
+        if (page.length < pageSize) atEnd = true;
         if (page.length) cursor = page[page.length - 1]!.at;
         buffer = page.map((r) => ({ key: r.at.key, json: r.json }));
       }
