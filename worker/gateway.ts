@@ -232,7 +232,7 @@ export function logLine(line: Record<string, unknown>, error = false): void {
   (error ? console.error : console.log)(JSON.stringify(line));
 }
 
-function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
+export function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
   return {
     scrubbed(r, mode, ms, by) {
       meter.event('scrub_runs');
@@ -254,6 +254,9 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('lifecycle_markers_removed', r.markersRemoved);
       meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
       meter.event('lifecycle_failed', r.failed);
+      meter.event('lifecycle_transitioned', r.transitioned ?? 0);
+      meter.event('lifecycle_transitioned_bytes', r.transitionedBytes ?? 0);
+      meter.event('lifecycle_transitions_blocked', r.transitionsBlocked ?? 0);
       const { completed: _names, ...counts } = r;
       logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0 || r.errors.length > 0);
     },

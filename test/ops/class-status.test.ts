@@ -20,6 +20,7 @@ import { OpsFlusher } from '../../worker/ops/flusher.ts';
 import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
 import { OpsService } from '../../worker/ops/service.ts';
+import { upkeepObserver } from '../../worker/gateway.ts';
 import { lifecycleBatch } from '../../worker/upkeep/lifecycle.ts';
 import { Transitioner } from '../../worker/upkeep/transition.ts';
 import { localCatalog } from '../support/local-catalog.ts';
@@ -63,16 +64,18 @@ describe('bytes per storage class in the status, the metrics and shardgate statu
     ]);
     const deps = { catalog, units, settings, graceMs: 0, writeReservationSeconds: 3600, fleet: [] };
     const transition = new Transitioner(deps, { maxVersions: 10, maxRequests: 1000, deadline: Date.now() + 60_000 }).transition;
-    expect(
-      await lifecycleBatch(
-        catalog,
-        { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition },
-        { dayMs: DAY, now: () => Date.now() + 2 * DAY },
-      ),
-    ).toMatchObject({ transitioned: 1, failed: 0 });
+    const report = await lifecycleBatch(
+      catalog,
+      { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition },
+      { dayMs: DAY, now: () => Date.now() + 2 * DAY },
+    );
+    expect(report).toMatchObject({ transitioned: 1, transitionedBytes: 20_000, failed: 0 });
 
     const meter = new IsolateMeter();
+    // The run counted as the gateway counts it (gateway.ts upkeepObserver).
+    upkeepObserver(meter).lifecycled(report, 5, 'operator');
     const record = new MemoryOpsRecord();
+    const flusher = new OpsFlusher(meter, (d) => record.record(d), 5000);
     const ops = new OpsService({
       config: {
         backends: memory.map((b) => ({ id: b.id, domain: b.domain })),
@@ -86,10 +89,12 @@ describe('bytes per storage class in the status, the metrics and shardgate statu
       backends: memory,
       meter,
       record,
-      flusher: new OpsFlusher(meter, (d) => record.record(d), 5000),
+      flusher,
       probeEveryMs: 30_000,
     });
+    await flusher.flush();
     const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
+    expect(doc.upkeep).toMatchObject({ lifecycleTransitioned: 1, lifecycleTransitionedBytes: 20_000, lifecycleTransitionsBlocked: 0 });
     const classes = doc.data.classes;
     expect(Object.keys(classes).sort()).toEqual(['STANDARD', 'STANDARD_IA']);
     expect(classes.STANDARD).toMatchObject({ objects: 3, bytes: 10_000 + 12_000 + 100 });
@@ -110,6 +115,8 @@ describe('bytes per storage class in the status, the metrics and shardgate statu
     expect(valueOf(m, 'shardgate_class_objects', { class: 'STANDARD_IA' })).toBe(3);
     expect(valueOf(m, 'shardgate_class_object_bytes', { class: 'STANDARD' })).toBe(22_100);
     expect(valueOf(m, 'shardgate_class_stored_bytes', { class: 'STANDARD_IA' })).toBe(classes.STANDARD_IA!.storedBytes);
+    expect(valueOf(m, 'shardgate_lifecycle_actions_total', { action: 'transition' })).toBe(1);
+    expect(valueOf(m, 'shardgate_lifecycle_transitioned_bytes_total')).toBe(20_000);
     expect(render(doc as unknown as StatusLike)).toMatch(/by storage class: STANDARD 3 version\(s\), .* \(stored .*\); STANDARD_IA 3 version\(s\)/);
 
     // Storage whose classed versions were stored before the ledger counted classes: counted once when it opens.

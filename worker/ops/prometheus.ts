@@ -400,7 +400,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     .sample('shardgate_lifecycle_actions_total', { action: 'delete_noncurrent' }, ev.lifecycle_noncurrent_deleted ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'remove_delete_marker' }, ev.lifecycle_markers_removed ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'abort_upload' }, ev.lifecycle_uploads_aborted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'transition' }, ev.lifecycle_transitioned ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'transition_blocked' }, ev.lifecycle_transitions_blocked ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'failed' }, ev.lifecycle_failed ?? 0);
+  counter(
+    'shardgate_lifecycle_transitioned_bytes_total',
+    "Object bytes of the versions lifecycle transitions rewrote under their new storage class's policy.",
+    ev.lifecycle_transitioned_bytes ?? 0,
+  );
   x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');
