@@ -565,8 +565,18 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       lifecycle: {
         store: lifecycleStore,
         dayMs,
-        estimate: (bucket, afterDays) =>
-          estimateTransitions({ catalog, units, settings, bucket, prices: config.backendPrices, afterDays, dayMs, now: Date.now() }),
+        estimate: (bucket, afterDays, rules) =>
+          estimateTransitions({
+            catalog,
+            units,
+            settings,
+            bucket,
+            prices: config.backendPrices,
+            afterDays,
+            dayMs,
+            now: Date.now(),
+            ...(rules ? { rules } : {}),
+          }),
       },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with

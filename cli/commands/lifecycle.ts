@@ -5,13 +5,14 @@
  * `shardgate lifecycle --estimate BUCKET [--days N,...]`: the bill of the bucket's transitions
  * before they run (POST /_shardgate/admin/lifecycle-estimate, upkeep/transition-estimate.ts).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CliError, type Command } from '../command.ts';
 import { bytes, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
 
 const HELP = `usage: shardgate lifecycle [--all] [--json] [gateway options]
-       shardgate lifecycle --estimate BUCKET [--days N[,M...]] [--json] [gateway options]
+       shardgate lifecycle --estimate BUCKET [--days N[,M...]] [--rules FILE] [--json] [gateway options]
 
 Applies the buckets' lifecycle rules now, as the cron does, from where the job stopped in each
 bucket: expires current versions, deletes noncurrent versions and expired delete markers, aborts
@@ -24,6 +25,10 @@ moves versions to their rules' storage classes (a bounded number of rewrites per
                              GETs, PUTs, DELETEs and egress per backend at the configured prices,
                              and the monthly storage bill's change once moved
   --days N[,M...]            with --estimate: the later horizons, in days (default 30)
+  --rules FILE               with --estimate: price these rules instead of the bucket's, before
+                             setting them (a LifecycleConfiguration XML document, as
+                             PutBucketLifecycleConfiguration takes; a rule whose Days have passed
+                             already moves data at the first run after it is set)
 
 ${GATEWAY_HELP}`;
 
@@ -51,16 +56,18 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseArgs({
       args: argv,
-      options: { ...GATEWAY_OPTIONS, all: { type: 'boolean' }, estimate: { type: 'string' }, days: { type: 'string' } },
+      options: { ...GATEWAY_OPTIONS, all: { type: 'boolean' }, estimate: { type: 'string' }, days: { type: 'string' }, rules: { type: 'string' } },
       strict: true,
     });
     const client = new GatewayClient(values);
-    if (values.days !== undefined && values.estimate === undefined) throw new CliError('--days goes with --estimate BUCKET');
+    if ((values.days !== undefined || values.rules !== undefined) && values.estimate === undefined)
+      throw new CliError(`--${values.days !== undefined ? 'days' : 'rules'} goes with --estimate BUCKET`);
     if (values.estimate !== undefined) {
       if (values.all) throw new CliError('--estimate moves nothing: it does not go with --all');
       const days = values.days ?? '30';
       if (!/^\d+(,\d+)*$/.test(days)) throw new CliError(`--days: whole numbers of days separated by commas, not '${days}'`);
-      const e = (await client.admin('lifecycle-estimate', { bucket: values.estimate, days })) as Estimate;
+      const rules = values.rules === undefined ? undefined : readRules(values.rules);
+      const e = (await client.admin('lifecycle-estimate', { bucket: values.estimate, days, rules })) as Estimate;
       if (values.json) printJson(e);
       else process.stdout.write(estimateText(e));
       return 0;
@@ -130,8 +137,21 @@ interface Horizon {
   storagePerMonthChange: number;
 }
 
+/** A LifecycleConfiguration document from a file; it travels in the signed query string, so it is kept short. */
+function readRules(file: string): string {
+  let xml: string;
+  try {
+    xml = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`--rules: cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (xml.length > 6000) throw new CliError(`--rules: ${file} is ${xml.length} characters; at most 6000 go in a request's query`);
+  return xml;
+}
+
 interface Estimate {
   bucket: string;
+  rules?: 'stored' | 'given';
   horizons: Horizon[];
   versionsWalked: number;
   complete: boolean;
@@ -145,7 +165,7 @@ const signedBytes = (n: number) => `${n < 0 ? '-' : '+'}${bytes(Math.abs(n))}`;
 /** The estimate as text: per horizon, what each rule moves, then the requests per backend and their price. */
 export function estimateText(e: Estimate): string {
   const out: string[] = [
-    `lifecycle transitions of ${e.bucket}: ${e.versionsWalked} version(s) walked${e.complete ? '' : ' (partial: the walk stopped at its limit)'}`,
+    `lifecycle transitions of ${e.bucket}${e.rules === 'given' ? ' under the rules given (not set)' : ''}: ${e.versionsWalked} version(s) walked${e.complete ? '' : ' (partial: the walk stopped at its limit)'}`,
   ];
   for (const h of e.horizons) {
     out.push('');

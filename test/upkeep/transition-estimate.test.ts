@@ -93,8 +93,18 @@ describe('admin lifecycle-estimate', () => {
       lifecycle: {
         store: { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload },
         dayMs: DAY,
-        estimate: (bucket, afterDays) =>
-          estimateTransitions({ catalog, units, settings, bucket, prices: config.backendPrices, afterDays, dayMs: DAY, now: Date.now() }),
+        estimate: (bucket, afterDays, rules) =>
+          estimateTransitions({
+            catalog,
+            units,
+            settings,
+            bucket,
+            prices: config.backendPrices,
+            afterDays,
+            dayMs: DAY,
+            now: Date.now(),
+            ...(rules ? { rules } : {}),
+          }),
       },
     });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
@@ -167,6 +177,21 @@ describe('admin lifecycle-estimate', () => {
     };
     expect(after.measured.usage).toMatchObject({ getRequests: five.total.gets, putRequests: five.total.puts });
     expect(after.horizons[1]).toMatchObject({ versions: 0, blocked: 1 });
+
+    // Rules not set yet, priced before they are: everything to GLACIER at once (Days 0).
+    const rule = (cls: string) =>
+      `<LifecycleConfiguration><Rule><ID>all</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status><Transition><Days>0</Days><StorageClass>${cls}</StorageClass></Transition></Rule></LifecycleConfiguration>`;
+    const given = (await post(`lifecycle-estimate?bucket=bkt&rules=${encodeURIComponent(rule('GLACIER'))}`)).body as unknown as TransitionEstimate;
+    expect(given).toMatchObject({ rules: 'given', versionsWalked: 10 });
+    // Now: the 7 on STANDARD_IA, hot/0 and same/0 on the bucket's policy move to 5+1; cold/secret stays (SSE-C); arch/ is GLACIER already.
+    expect(given.horizons[0]).toMatchObject({ afterDays: 0, versions: 6, reclassed: 0, blocked: 1 });
+    expect(given.horizons[0]!.rules).toEqual([{ ruleId: 'all', storageClass: 'GLACIER', versions: 6, bytes: coldBytes + sizes['same/0']! + sizes['hot/0']! }]);
+    expect(estimateText({ ...given, measured: null } as never)).toContain('under the rules given (not set)');
+    expect((await catalog.getLifecycleRun('bkt')).rules?.map((r) => r.id)).toEqual(['ia', 'archive', 'same']); // nothing set
+    expect((await post(`lifecycle-estimate?bucket=bkt&rules=${encodeURIComponent(rule('DEEP_ARCHIVE'))}`)).body).toMatchObject({ code: 'InvalidStorageClass' });
+    expect((await post(`lifecycle-estimate?bucket=bkt&rules=${encodeURIComponent('<LifecycleConfiguration><Rule>')}`)).body).toMatchObject({
+      code: 'MalformedXML',
+    });
 
     // Refused: no bucket, a bad bucket name, bad days, an unknown bucket.
     expect((await post('lifecycle-estimate')).body).toMatchObject({ code: 'InvalidArgument' });

@@ -22,11 +22,13 @@
  *                              shard its backend, shard key, present/missing/size (upkeep/locate.ts)
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
- *   lifecycle-estimate?bucket=NAME[&days=N,M...]  the bill of the bucket's transitions before they run
+ *   lifecycle-estimate?bucket=NAME[&days=N,M...][&rules=XML]  the bill of the bucket's transitions before they run
  *                              (upkeep/transition-estimate.ts): versions and bytes each rule moves now and
  *                              N, M... lifecycle days from now, GETs, PUTs, DELETEs, egress per backend at
- *                              the configured prices, the monthly storage change; `measured`: the
- *                              cost report's `transition` job line so far
+ *                              the configured prices, the monthly storage change; `rules`: a
+ *                              LifecycleConfiguration document to price instead of the stored
+ *                              rules, before it is set; `measured`: the cost report's `transition`
+ *                              job line so far
  *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
  *                              catalog instance's due segments stored on the backends
  *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
@@ -87,6 +89,8 @@ import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 import type { RestripeReport } from '../upkeep/restripe.ts';
 import type { TransitionEstimate } from '../upkeep/transition-estimate.ts';
+import type { LifecycleRule } from '../model/lifecycle.ts';
+import { parseLifecycleConfiguration } from '../s3/lifecycle-xml.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -121,7 +125,7 @@ export interface AdminDeps {
   lifecycle?: {
     store: LifecycleStore | (() => LifecycleStore);
     dayMs: number;
-    estimate?: (bucket: string, afterDays: number[]) => Promise<TransitionEstimate>;
+    estimate?: (bucket: string, afterDays: number[], rules?: LifecycleRule[]) => Promise<TransitionEstimate>;
   };
   /** For `journal-upkeep`: one run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
   journalUpkeep?: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
@@ -260,7 +264,10 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const days = (c.var.view.query.get('days') ?? '').split(',').filter(Boolean).map(Number);
     if (days.length > 10 || days.some((d) => !Number.isInteger(d) || d < 0 || d > 36_500))
       throw new S3Error('InvalidArgument', 'days is up to 10 comma-separated whole numbers of days from 0 to 36500');
-    return c.json({ ...(await estimate(bucket, days)), measured: await measuredJob(deps, 'transition') });
+    // Rules not set yet, priced before they are (the document PutBucketLifecycleConfiguration takes).
+    const xml = c.var.view.query.get('rules');
+    const rules = xml === null ? undefined : parseLifecycleConfiguration(xml);
+    return c.json({ ...(await estimate(bucket, days, rules)), measured: await measuredJob(deps, 'transition') });
   });
 
   admin.post('/journal', async (c) => {

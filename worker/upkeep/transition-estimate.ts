@@ -55,6 +55,8 @@ export interface HorizonEstimate {
 
 export interface TransitionEstimate {
   bucket: string;
+  /** Whose rules were priced: the bucket's stored ones, or rules given to price before they are set. */
+  rules: 'stored' | 'given';
   generatedAt: string;
   horizons: HorizonEstimate[];
   /** Versions walked; false when the walk stopped at its limit (the figures cover only those). */
@@ -74,7 +76,7 @@ export interface TransitionEstimateInput {
   afterDays: number[];
   dayMs: number;
   now: number;
-  /** Rules to price instead of the bucket's own (absent: the bucket's). */
+  /** Rules to price instead of the bucket's own, before they are set (absent: the bucket's). Their classes must be configured (InvalidStorageClass). */
   rules?: LifecycleRule[];
   maxVersions?: number;
   /** Versions per catalog page (default 500; tests make it small to cross page boundaries). */
@@ -92,11 +94,16 @@ const PAGE = 500;
 
 export async function estimateTransitions(input: TransitionEstimateInput): Promise<TransitionEstimate> {
   const { catalog, bucket } = input;
-  const rules = input.rules ?? (await catalog.getLifecycleRun(bucket)).rules ?? [];
+  // The bucket must exist either way (NoSuchBucket); rules given are held to what a PUT of them would be.
+  const stored = (await catalog.getLifecycleRun(bucket)).rules ?? [];
+  for (const r of input.rules ?? [])
+    for (const t of [...(r.transitions ?? []), ...(r.noncurrentVersionTransitions ?? [])]) policyForClass(input.settings, bucket, t.storageClass);
+  const rules = input.rules ?? stored;
   const horizons = [...new Set([0, ...input.afterDays])].sort((a, b) => a - b).map((afterDays) => emptyHorizon(afterDays, input.now + afterDays * input.dayMs));
   const perRule = horizons.map(() => new Map<string, { ruleId: string; storageClass: string; versions: number; bytes: number }>());
   const out: TransitionEstimate = {
     bucket,
+    rules: input.rules ? 'given' : 'stored',
     generatedAt: new Date(input.now).toISOString(),
     horizons,
     versionsWalked: 0,
