@@ -59,7 +59,7 @@ export const command: Command = {
       options: { ...GATEWAY_OPTIONS, all: { type: 'boolean' }, estimate: { type: 'string' }, days: { type: 'string' }, rules: { type: 'string' } },
       strict: true,
     });
-    const client = new GatewayClient(values);
+    // What cannot be meant is refused before the gateway (or its credentials) is looked for.
     if ((values.days !== undefined || values.rules !== undefined) && values.estimate === undefined)
       throw new CliError(`--${values.days !== undefined ? 'days' : 'rules'} goes with --estimate BUCKET`);
     if (values.estimate !== undefined) {
@@ -67,7 +67,7 @@ export const command: Command = {
       const days = values.days ?? '30';
       if (!/^\d+(,\d+)*$/.test(days)) throw new CliError(`--days: whole numbers of days separated by commas, not '${days}'`);
       const rules = values.rules === undefined ? undefined : readRules(values.rules);
-      const e = (await client.admin('lifecycle-estimate', { bucket: values.estimate, days, rules })) as Estimate;
+      const e = (await new GatewayClient(values).admin('lifecycle-estimate', { bucket: values.estimate, days, rules })) as Estimate;
       if (values.json) printJson(e);
       else process.stdout.write(estimateText(e));
       return 0;
@@ -84,6 +84,7 @@ export const command: Command = {
       failed: 0,
       runs: 0,
     };
+    const client = new GatewayClient(values);
     const completed = new Set<string>();
     for (;;) {
       const r = (await client.admin('lifecycle')) as LifecycleAnswer;

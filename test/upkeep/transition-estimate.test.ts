@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { AwsClient } from 'aws4fetch';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
-import { estimateText } from '../../cli/commands/lifecycle.ts';
+import { command as lifecycle, estimateText } from '../../cli/commands/lifecycle.ts';
 import { createAdmin } from '../../worker/app/admin.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
@@ -199,5 +199,13 @@ describe('admin lifecycle-estimate', () => {
     expect((await post('lifecycle-estimate?bucket=bkt&days=x')).body).toMatchObject({ code: 'InvalidArgument' });
     expect((await post('lifecycle-estimate?bucket=bkt&days=-1')).body).toMatchObject({ code: 'InvalidArgument' });
     expect((await post('lifecycle-estimate?bucket=nope')).body).toMatchObject({ code: 'NoSuchBucket' });
+  });
+
+  it('shardgate lifecycle refuses what it cannot mean before calling the gateway', async () => {
+    await expect(lifecycle.run(['--days', '30'])).rejects.toThrow(/--days goes with --estimate BUCKET/);
+    await expect(lifecycle.run(['--rules', 'x.xml'])).rejects.toThrow(/--rules goes with --estimate BUCKET/);
+    await expect(lifecycle.run(['--estimate', 'bkt', '--all'])).rejects.toThrow(/does not go with --all/);
+    await expect(lifecycle.run(['--estimate', 'bkt', '--days', '30,x'])).rejects.toThrow(/whole numbers of days/);
+    await expect(lifecycle.run(['--estimate', 'bkt', '--rules', '/nonexistent/rules.xml'])).rejects.toThrow(/cannot read/);
   });
 });
