@@ -264,7 +264,7 @@ async function callsOf(input: TransitionEstimateInput, stored: ObjectManifest, s
     if (piece.storage.kind === 'coded') for (const u of piece.storage.units) readCalls(u, at);
     if (plan.mode === 'inline') continue;
     // The write: every shard of every new unit.
-    const placement = input.units.placementOf(input.bucket, m.key, plan.k, plan.m);
+    const placement = input.units.placementOf(input.bucket, m.key, plan.k, plan.m, piecePolicy);
     const sizes = unitSizes(piece.size, plan);
     for (const size of sizes) {
       const storedBytes = plan.sealed ? sealedSize(size, plan.sealRecord!) : size;
