@@ -397,12 +397,14 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     ...(b.rebalance ? { rebalance: true } : {}),
     ...(b.limits ? { limits: b.limits } : {}),
   }));
+  // The policies' pools (config `backends`): the mover keeps a pooled unit's shards in its pool (upkeep/pools.ts).
+  const pools = Object.values(config.policies).flatMap((p) => (p.backends ? [p.backends] : []));
   const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue'): Promise<DrainReport> => {
     const started = Date.now();
     // Its backend calls counted apart too, for the cost report's `jobs` (the collector's later
     // deletion of the old copies is not the mover's).
     const report = await meter.job('move', () =>
-      drainBatch({ catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet }, { ...options, deadline: started + DRAIN_RUN_MS }),
+      drainBatch({ catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet, pools }, { ...options, deadline: started + DRAIN_RUN_MS }),
     );
     meter.event('drain_runs');
     meter.event('moved_shards', report.copied + report.rebuilt);
@@ -557,7 +559,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       repair,
       upkeep,
       localSwitch,
-      drain: { fleet, run: drain },
+      drain: { fleet, pools, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
       journalUpkeep: journalUpkeepRun,

@@ -5,7 +5,8 @@
  * providers. The estimate says the move reads from the premium pool and writes to the cheap one
  * only; the transition rewrites every version onto the cheap pool (a version that has the cheap
  * code but sits on premium backends does not conform), byte-identical, and once collected the
- * premium backends hold none of it. The config refuses a pool naming an unknown backend, one
+ * premium backends hold none of it. A drain keeps a pooled unit in its pool (its estimate too),
+ * waiting when the pool has no spare. The config refuses a pool naming an unknown backend, one
  * twice, or one too small for the code.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,8 @@ import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
+import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
+import { estimateDrain } from '../../worker/upkeep/drain-estimate.ts';
 import { lifecycleBatch } from '../../worker/upkeep/lifecycle.ts';
 import { estimateTransitions } from '../../worker/upkeep/transition-estimate.ts';
 import { Transitioner } from '../../worker/upkeep/transition.ts';
@@ -110,5 +113,58 @@ describe('a storage class on a pool of cheaper backends', () => {
     expect(() => configOf(six, { premium: ok, cheap: { ...ok, backends: ['m0', 'm1'] } })).toThrow(
       /needs 3 backends \(one per shard\), only 2 configured in its pool/,
     );
+  });
+
+  it('a drain keeps a pooled unit in its pool: the estimate and the mover pick targets inside it, or none', async () => {
+    // Nine backends; the bucket's 4+2 policy has a pool of seven (m0-m6): a drained pool backend's
+    // shards go to the pool's spare, never to m7 or m8; once the pool has no spare, they wait.
+    const memory = Array.from({ length: 9 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` }));
+    const POOL = ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+    const config = parseConfig({
+      backends: memory.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { premium: { k: 4, m: 2, blockSize: 4096, backends: POOL } },
+      defaultPolicy: 'premium',
+    });
+    const settings = engineSettings(config);
+    const catalog = localCatalog({ garbageGraceMs: 0 });
+    const store = new EcStore({ catalog, units: new UnitStore(memory), settings });
+    await store.createBucket('bkt', { region: 'us-east-1' });
+    for (let i = 0; i < 12; i++)
+      await store.putObject('bkt', `k${i}`, body(randomBytes(prng(90 + i), 9000)), {
+        contentLength: 9000,
+        metadata: { user: {} },
+        checksum: null,
+        conditions: {},
+      });
+    const pools = Object.values(config.policies).flatMap((p) => (p.backends ? [p.backends] : []));
+    const fleetWith = (draining: string[]): FleetBackend[] =>
+      memory.map((b) => ({ id: b.id, domain: b.domain, state: draining.includes(b.id) ? ('draining' as const) : ('active' as const) }));
+    const byId = new Map<string, Backend>(memory.map((b) => [b.id, b]));
+    const placements = async () => (await catalog.listUnits('bkt', null, 100)).map((r) => r.unit.placement);
+    const onM0 = (await placements()).filter((p) => p.includes('m0')).length;
+    expect(onM0).toBeGreaterThan(0);
+
+    const estimate = await estimateDrain(catalog, 'm0', fleetWith(['m0']), {}, undefined, pools);
+    expect(estimate).toMatchObject({ shards: onM0, noTarget: 0 });
+    expect(Object.keys(estimate.byBackend).some((id) => id === 'm7' || id === 'm8')).toBe(false);
+    const moved = await drainBatch({ catalog, backends: byId, graceMs: 0, fleet: fleetWith(['m0']), pools }, { maxMoves: 100, deadline: Date.now() + 60_000 });
+    expect(moved).toMatchObject({ copied: onM0, noTarget: 0 });
+    for (const p of await placements())
+      expect(
+        p.every((id) => POOL.includes(id) && id !== 'm0'),
+        p.join(),
+      ).toBe(true);
+
+    // m1 drained too: the pool's five others hold every unit already; no target inside, none taken outside.
+    const onM1 = (await placements()).filter((p) => p.includes('m1')).length;
+    expect(await estimateDrain(catalog, 'm1', fleetWith(['m0', 'm1']), {}, undefined, pools)).toMatchObject({ shards: 0, noTarget: onM1 });
+    const waited = await drainBatch(
+      { catalog, backends: byId, graceMs: 0, fleet: fleetWith(['m0', 'm1']), pools },
+      { maxMoves: 100, deadline: Date.now() + 60_000 },
+    );
+    expect(waited).toMatchObject({ copied: 0, noTarget: onM1 });
+    for (const p of await placements()) expect(p.some((id) => id === 'm7' || id === 'm8')).toBe(false);
+    // Without pools (as before them), the same drain would have left the pool.
+    expect((await estimateDrain(catalog, 'm1', fleetWith(['m0', 'm1']), {})).shards).toBe(onM1);
   });
 });

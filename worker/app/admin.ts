@@ -113,7 +113,12 @@ export interface AdminDeps {
   repair: (task: RepairTask) => Promise<void>;
   upkeep?: UpkeepObserver;
   /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
-  drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
+  /** `pools`: the policies' pools of backends, which the estimate keeps pooled units in (upkeep/pools.ts). */
+  drain?: {
+    fleet: FleetBackend[];
+    pools?: string[][];
+    run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
+  };
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
   restripe?: {
     run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
@@ -357,9 +362,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (c.var.view.query.get('rebalance') === '1') {
       if (drain.fleet.find((b) => b.id === backend)!.state !== 'active')
         throw new S3Error('InvalidArgument', `a rebalance moves shards onto an active backend; ${backend} is not active`);
-      return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+      return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}, undefined, drain.pools));
     }
-    return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+    return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}, undefined, drain.pools));
   });
 
   admin.post('/restripe', async (c) => {
