@@ -141,6 +141,21 @@ describe('admin lifecycle-estimate', () => {
     expect(two.storagePerMonthChange).toBeLessThan(0);
     expect(five.storagePerMonthChange).toBeLessThan(two.storagePerMonthChange);
     expect(e.measured?.usage.getRequests).toBe(0);
+    // A walk cut at its limit says so, and covers the versions it walked (the first keys: arch/).
+    const partial = await estimateTransitions({
+      catalog,
+      units,
+      settings,
+      bucket: 'bkt',
+      prices: {},
+      afterDays: [5],
+      dayMs: DAY,
+      now: Date.now(),
+      maxVersions: 3,
+    });
+    expect(partial).toMatchObject({ versionsWalked: 3, complete: false });
+    expect(partial.horizons[1]).toMatchObject({ versions: 3, bytes: archBytes });
+    expect(partial.unpriced.length).toBeGreaterThan(0);
     const text = estimateText(e as never);
     expect(text).toContain('due now: 0 version(s)');
     expect(text).toMatch(/due by 5 day\(s\) from now .*: 8 version\(s\).*\(1 only change class\); 1 blocked/);

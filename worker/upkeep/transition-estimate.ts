@@ -17,8 +17,9 @@
  * priced, as the job will not move them. Assumes every move succeeds at the first try (a move
  * retried, or lost to a client's write, costs again); a wide (column) unit's read may open more
  * than one GET per shard; a tag record or a COMPLIANCE mirror adds a few requests not counted.
- * Catalog calls: one listKeyVersions page and one listVersionRecords page per few hundred
- * versions (the manifests, walked in the same key order), nothing per version.
+ * Catalog calls: one listKeyVersions page and one listVersionRecords page per 500 versions (the
+ * manifests, walked in the same key order), nothing per version; at most 200,000 versions walked
+ * (`complete: false` past them). Memory: one page of each and one key's versions.
  */
 import type { LifecycleCatalog, RestripeCatalog } from '../catalog/types.ts';
 import { BLOCK_CHECKSUM_BYTES, shardLayout, UnitLayout } from '../format/layout.ts';
@@ -91,6 +92,11 @@ interface MoveCalls {
 }
 
 const PAGE = 500;
+/**
+ * Versions one estimate walks at most: two catalog pages per 500, so about 800 calls, within an
+ * invocation's subrequests. Past it the answer says `complete: false` and covers those walked.
+ */
+const MAX_VERSIONS = 200_000;
 
 export async function estimateTransitions(input: TransitionEstimateInput): Promise<TransitionEstimate> {
   const { catalog, bucket } = input;
@@ -110,10 +116,9 @@ export async function estimateTransitions(input: TransitionEstimateInput): Promi
     complete: true,
     unpriced: [],
   };
-  const max = input.maxVersions ?? 1_000_000;
+  const max = input.maxVersions ?? MAX_VERSIONS;
   const pageSize = input.pageSize ?? PAGE;
   const records = recordStream(catalog, bucket, pageSize);
-  const priced = new Map<string, MoveCalls>();
   let after: string | null = null;
   walk: for (;;) {
     const page = await catalog.listKeyVersions(bucket, after, pageSize);
@@ -125,6 +130,8 @@ export async function estimateTransitions(input: TransitionEstimateInput): Promi
       out.versionsWalked += versions.length;
       const manifests = await records.of(key);
       const due: { n: number; m: ObjectManifest; ruleId: string; storageClass: string }[] = [];
+      // A version due at several horizons is priced once; per key, so memory stays one key's.
+      const priced = new Map<string, MoveCalls>();
       horizons.forEach((h, n) => {
         for (const action of dueActions(rules, key, versions, Date.parse(h.at), input.dayMs)) {
           if (action.kind !== 'transition') continue;
@@ -133,7 +140,6 @@ export async function estimateTransitions(input: TransitionEstimateInput): Promi
         }
       });
       for (const d of due) {
-        // A version due at several horizons is priced once.
         const id = `${d.m.versionId}\n${d.storageClass}`;
         let calls = priced.get(id);
         if (!calls) priced.set(id, (calls = await callsOf(input, d.m, d.storageClass)));
