@@ -6,7 +6,8 @@
  * only; the transition rewrites every version onto the cheap pool (a version that has the cheap
  * code but sits on premium backends does not conform), byte-identical, and once collected the
  * premium backends hold none of it. A drain keeps a pooled unit in its pool (its estimate too),
- * waiting when the pool has no spare. The config refuses a pool naming an unknown backend, one
+ * waiting when the pool has no spare; a pool changed is re-striped (what lies outside it counts as
+ * left). The config refuses a pool naming an unknown backend, one
  * twice, or one too small for the code.
  */
 import { describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { collectGarbage } from '../../worker/upkeep/collector.ts';
+import { restripeBatch } from '../../worker/upkeep/restripe.ts';
+import { restripeProgress } from '../../worker/upkeep/restripe-progress.ts';
 import { drainBatch, type FleetBackend } from '../../worker/upkeep/drain.ts';
 import { estimateDrain } from '../../worker/upkeep/drain-estimate.ts';
 import { lifecycleBatch } from '../../worker/upkeep/lifecycle.ts';
@@ -166,5 +169,39 @@ describe('a storage class on a pool of cheaper backends', () => {
     for (const p of await placements()) expect(p.some((id) => id === 'm7' || id === 'm8')).toBe(false);
     // Without pools (as before them), the same drain would have left the pool.
     expect((await estimateDrain(catalog, 'm1', fleetWith(['m0', 'm1']), {})).shards).toBe(onM1);
+  });
+
+  it("a policy's pool changed: the re-stripe counts what is outside it as left and moves it in", async () => {
+    const memory = Array.from({ length: 12 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `zone-${i}` }));
+    const settingsOn = (pool: string[]) =>
+      engineSettings(configOf(memory, { premium: { k: 4, m: 2, blockSize: 4096, backends: pool }, cheap: { k: 4, m: 2, blockSize: 4096, backends: CHEAP } }));
+    const catalog = localCatalog({ garbageGraceMs: 0 });
+    const units = new UnitStore(memory, () => {}, { keyRing: DEV_KEY_RING });
+    const before = new EcStore({ catalog, units, settings: settingsOn(PREMIUM) });
+    await before.createBucket('bkt', { region: 'us-east-1' });
+    const data = new Map<string, Uint8Array>();
+    for (let i = 0; i < 6; i++) {
+      const bytes = randomBytes(prng(120 + i), 10_000 + i * 1000);
+      data.set(`k${i}`, bytes);
+      await before.putObject('bkt', `k${i}`, body(bytes), { contentLength: bytes.length, metadata: { user: {} }, checksum: null, conditions: {} });
+    }
+    const settings = settingsOn(['m0', 'm1', 'm2', 'm6', 'm7', 'm8']); // half the premium pool swapped for other backends
+    const deps = { catalog, units, settings, graceMs: 0, writeReservationSeconds: 3600, fleet: [] };
+    const [progress] = await restripeProgress(catalog, settings);
+    expect(progress).toMatchObject({ bucket: 'bkt', left: { units: 6 }, done: false });
+    expect(progress!.target).toMatch(/ on m0,m1,m2,m6,m7,m8/);
+    expect(await restripeBatch(deps, { maxVersions: 100, deadline: Date.now() + 60_000 })).toMatchObject({ rewritten: 6, failed: 0 });
+    expect((await restripeProgress(catalog, settings))[0]).toMatchObject({ left: { units: 0 }, done: true });
+    const store = new EcStore({ catalog, units, settings });
+    for (const [key, bytes] of data) {
+      const m = await catalog.getManifest('bkt', key);
+      if (m!.storage.kind !== 'coded') throw new Error('coded expected');
+      for (const u of m!.storage.units)
+        expect(
+          u.placement.every((id) => ['m0', 'm1', 'm2', 'm6', 'm7', 'm8'].includes(id)),
+          key,
+        ).toBe(true);
+      expect(await readBytes((await store.getObject('bkt', key, { conditions: {} })).body), key).toEqual(bytes);
+    }
   });
 });

@@ -434,7 +434,14 @@ export function buildStatus(o: {
   const restriping = new Map(
     config.policyOf
       ? data.buckets.flatMap((b) => {
-          const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
+          const p = restripeProgressOf(
+            b.bucket,
+            config.policyOf!(b.bucket),
+            b.redundancy?.byPolicy ?? {},
+            b.restripe ?? null,
+            snapshot.now,
+            b.placements ?? [],
+          );
           return p ? [[b.bucket, p] as const] : [];
         })
       : [],
