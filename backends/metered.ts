@@ -68,10 +68,11 @@ export interface TrafficCounts {
 
 /**
  * Upkeep work whose backend calls are also counted apart (worker/ops/meter.ts `job`): the fleet
- * mover (drains and rebalances) and the re-stripe. Here, beside TrafficCounts, because both the
+ * mover (drains and rebalances), the re-stripe and the lifecycle's transitions (their rewrites
+ * under another storage class). Here, beside TrafficCounts, because both the
  * ops counters and the cost report (worker/upkeep) name them.
  */
-export type UpkeepJob = 'move' | 'restripe';
+export type UpkeepJob = 'move' | 'restripe' | 'transition';
 
 /**
  * What one upkeep job asked of one backend, over all buckets: a part of that backend's

@@ -138,6 +138,8 @@ export interface StatusLike {
       oldestUnchecked: { bucket?: string; key?: string; unitId?: string; since: number } | null;
       oldestPassCompletedAt: number | null;
     };
+    /** Versions, object bytes and stored bytes per storage class (absent from gateways older than the field). */
+    classes?: Record<string, { objects: number; bytes: number; storedBytes: number }>;
     /** The re-stripe (absent from gateways older than the field). */
     restripe?: {
       buckets: number;

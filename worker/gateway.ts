@@ -44,6 +44,7 @@ import type { AppEnv } from './s3/context.ts';
 import { runRepair } from './upkeep/repair.ts';
 import { drainBatch, type DrainReport, type FleetBackend } from './upkeep/drain.ts';
 import { restripeBatch, type RestripeReport } from './upkeep/restripe.ts';
+import { estimateTransitions } from './upkeep/transition-estimate.ts';
 import { Transitioner } from './upkeep/transition.ts';
 import type { LifecycleStore } from './upkeep/lifecycle.ts';
 import type { MoveLink } from './upkeep/move-chain.ts';
@@ -231,7 +232,7 @@ export function logLine(line: Record<string, unknown>, error = false): void {
   (error ? console.error : console.log)(JSON.stringify(line));
 }
 
-function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
+export function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
   return {
     scrubbed(r, mode, ms, by) {
       meter.event('scrub_runs');
@@ -253,6 +254,9 @@ function upkeepObserver(meter: IsolateMeter): UpkeepObserver {
       meter.event('lifecycle_markers_removed', r.markersRemoved);
       meter.event('lifecycle_uploads_aborted', r.uploadsAborted);
       meter.event('lifecycle_failed', r.failed);
+      meter.event('lifecycle_transitioned', r.transitioned ?? 0);
+      meter.event('lifecycle_transitioned_bytes', r.transitionedBytes ?? 0);
+      meter.event('lifecycle_transitions_blocked', r.transitionsBlocked ?? 0);
       const { completed: _names, ...counts } = r;
       logLine({ msg: 'lifecycle', by, ...counts, ms }, r.failed > 0 || r.errors.length > 0);
     },
@@ -393,12 +397,14 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     ...(b.rebalance ? { rebalance: true } : {}),
     ...(b.limits ? { limits: b.limits } : {}),
   }));
+  // The policies' pools (config `backends`): the mover keeps a pooled unit's shards in its pool (upkeep/pools.ts).
+  const pools = Object.values(config.policies).flatMap((p) => (p.backends ? [p.backends] : []));
   const drain = async (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator' | 'queue'): Promise<DrainReport> => {
     const started = Date.now();
     // Its backend calls counted apart too, for the cost report's `jobs` (the collector's later
     // deletion of the old copies is not the mover's).
     const report = await meter.job('move', () =>
-      drainBatch({ catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet }, { ...options, deadline: started + DRAIN_RUN_MS }),
+      drainBatch({ catalog, backends: units.byId, graceMs: config.garbageGraceSeconds * 1000, fleet, pools }, { ...options, deadline: started + DRAIN_RUN_MS }),
     );
     meter.event('drain_runs');
     meter.event('moved_shards', report.copied + report.rebuilt);
@@ -428,7 +434,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       { catalog, units, settings, graceMs: config.garbageGraceSeconds * 1000, writeReservationSeconds: config.writeReservationSeconds, fleet },
       { maxVersions: TRANSITION_VERSIONS_PER_RUN, maxRequests: TRANSITION_REQUESTS_PER_RUN, deadline: Date.now() + TRANSITION_RUN_MS },
     );
-    return { deleteObject: store.deleteObject, abortMultipartUpload: store.abortMultipartUpload, transition: transitioner.transition };
+    // Its backend calls counted apart, for the cost report's `transition` job line (to hold against `lifecycle --estimate`).
+    return {
+      deleteObject: store.deleteObject,
+      abortMultipartUpload: store.abortMultipartUpload,
+      transition: (bucket, key, versionId, storageClass) => meter.job('transition', () => transitioner.transition(bucket, key, versionId, storageClass)),
+    };
   };
   const restripe = async (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue'): Promise<RestripeReport> => {
     const started = Date.now();
@@ -548,12 +559,27 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       repair,
       upkeep,
       localSwitch,
-      drain: { fleet, run: drain },
+      drain: { fleet, pools, run: drain },
       restripe: { run: restripe, progress: restripeStatus },
       journal,
       journalUpkeep: journalUpkeepRun,
       catalogLoss: lossGate,
-      lifecycle: { store: lifecycleStore, dayMs },
+      lifecycle: {
+        store: lifecycleStore,
+        dayMs,
+        estimate: (bucket, afterDays, rules) =>
+          estimateTransitions({
+            catalog,
+            units,
+            settings,
+            bucket,
+            prices: config.backendPrices,
+            afterDays,
+            dayMs,
+            now: Date.now(),
+            ...(rules ? { rules } : {}),
+          }),
+      },
       costs: {
         // Traffic from the shared record (every isolate's counts since the record began), with
         // this isolate's latest counts flushed first.

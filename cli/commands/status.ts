@@ -77,6 +77,10 @@ export function render(s: StatusLike): string {
     `collector backlog ${d.garbage.due} due of ${d.garbage.queued} queued; reservations ${d.reservations.held} held, ${d.reservations.expired} orphaned; uploads in progress ${d.uploads}`,
     `scrub (${d.scrub.mode}): ${d.scrub.checked} of ${d.scrub.units} units checked in the current passes (${percent(d.scrub.coverage)}); oldest unchecked ${d.scrub.oldestUnchecked ? `${d.scrub.oldestUnchecked.key === undefined ? '' : `${d.scrub.oldestUnchecked.bucket}/${d.scrub.oldestUnchecked.key} `}since ${ago(d.scrub.oldestUnchecked.since, s.now)}` : '-'}; oldest complete pass ${ago(d.scrub.oldestPassCompletedAt, s.now)}`,
   );
+  // Per storage class (issue 44); absent from an older gateway's status.
+  const classes = Object.entries(d.classes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (classes.length > 1 || (classes.length === 1 && classes[0]![0] !== 'STANDARD'))
+    lines.push(`by storage class: ${classes.map(([c, u]) => `${c} ${u.objects} version(s), ${bytes(u.bytes)} (stored ${bytes(u.storedBytes)})`).join('; ')}`);
   const rs = d.restripe;
   if (rs && (rs.buckets || rs.leftUnits)) {
     lines.push(

@@ -5,11 +5,14 @@
  */
 import { PRESET_NAMES, PRICE_PRESETS, presetPrices, type PresetName } from '../../worker/config/price-list.ts';
 import { parseScheme, STANDARD_SCHEMES, type Provider, type Scheme, type Workload } from './model.ts';
+import type { TransitionPlan } from './lifecycle.ts';
 
 export interface CostArgs {
   providers: Provider[];
   schemes: Scheme[];
   workload: Workload;
+  /** --transition: the hot class (the one scheme of --policies) against moving to a cold one (cli/cost/lifecycle.ts). */
+  transition: TransitionPlan | null;
   /** Where the SVG chart goes; null: none. */
   svg: string | null;
   json: boolean;
@@ -28,7 +31,16 @@ export const ALIASES: Record<string, PresetName> = {
 /** Providers at most: the average over extra-shard layouts enumerates subsets of them. */
 const MAX_PROVIDERS = 16;
 
-export const DEFAULTS = { providers: 'r2,aws,b2', storedGB: 1000, readGBPerMonth: 100, objects: 100_000, putsPerMonth: 0, svg: 'shardgate-cost.svg' };
+export const DEFAULTS = {
+  providers: 'r2,aws,b2',
+  storedGB: 1000,
+  readGBPerMonth: 100,
+  objects: 100_000,
+  putsPerMonth: 0,
+  svg: 'shardgate-cost.svg',
+  hotScheme: '4+2',
+  months: 12,
+};
 
 export function parseCostArgs(argv: string[]): CostArgs {
   const flags = new Map<string, string>();
@@ -44,7 +56,7 @@ export function parseCostArgs(argv: string[]): CostArgs {
       svg = null;
       continue;
     }
-    const m = /^--(providers|policies|stored|read|objects|puts|gets|svg)(?:=(.*))?$/.exec(a);
+    const m = /^--(providers|policies|stored|read|objects|puts|gets|svg|transition|after|cold-providers|months)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unknown argument '${a}'`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
@@ -71,7 +83,32 @@ export function parseCostArgs(argv: string[]): CostArgs {
     '--gets (object reads per month)',
     storedGB > 0 && objects > 0 ? Math.round((readGBPerMonth * objects) / storedGB) : 0,
   );
-  return { providers, schemes, workload: { storedGB, readGBPerMonth, objects, putsPerMonth, getsPerMonth }, svg, json };
+  const workload = { storedGB, readGBPerMonth, objects, putsPerMonth, getsPerMonth };
+  const transitionOnly = ['after', 'cold-providers', 'months'].filter((f) => flags.has(f));
+  if (!flags.has('transition')) {
+    if (transitionOnly.length) throw new Error(`--${transitionOnly[0]} goes with --transition SCHEME`);
+    return { providers, schemes, workload, transition: null, svg, json };
+  }
+  // One hot class against one cold class: --policies names the hot one (default 4+2).
+  const hot = flags.has('policies') ? schemes : [parseScheme(DEFAULTS.hotScheme)!];
+  if (hot.length !== 1) throw new Error('--transition compares one class with another: --policies names one scheme (the hot class)');
+  const coldScheme = parseScheme(flags.get('transition')!) ?? fail(`--transition: '${flags.get('transition')}' is not k+m (12+4) or replicate-N`);
+  if (!flags.has('after')) throw new Error('--transition needs --after DAYS (when the lifecycle rule moves the data)');
+  const afterDays = number(flags.get('after'), '--after (days)', 0);
+  if (!Number.isInteger(afterDays)) throw new Error('--after (days) must be a whole number of days');
+  const months = number(flags.get('months'), '--months (the horizon)', DEFAULTS.months);
+  if (!Number.isInteger(months) || months < 1) throw new Error('--months (the horizon) must be a whole number of months, at least 1');
+  const coldProviders = flags.has('cold-providers') ? flags.get('cold-providers')!.split(',').filter(Boolean).map(parseProvider) : providers;
+  if (coldProviders.length === 0) throw new Error('--cold-providers needs at least one provider');
+  if (coldProviders.length > MAX_PROVIDERS) throw new Error(`--cold-providers: at most ${MAX_PROVIDERS}`);
+  return {
+    providers,
+    schemes: hot,
+    workload,
+    transition: { hot: { scheme: hot[0]!, providers }, cold: { scheme: coldScheme, providers: coldProviders }, afterDays, months },
+    svg,
+    json,
+  };
 }
 
 function parseProvider(text: string): Provider {

@@ -28,6 +28,7 @@ export function defineHealthCases({ c, bucket, split }: Ctx) {
       missingShards: 0,
       redundancy: { atRisk: 0, lost: 0, atRiskBytes: 0, lostBytes: 0, byMissing: {}, byPolicy: {} },
       placements: [],
+      classes: {},
       oldestDegradedAt: null,
       repairStuck: 0,
       uploads: 0,

@@ -128,6 +128,20 @@ describe('deployment review', () => {
     ]);
   });
 
+  it("failure domains of a policy with a pool are its pool's: the domains its shards get", () => {
+    // 2+1 on the three S3 providers: three domains, fine; 2+1 on the two R2 buckets and AWS with R2 in one domain: refused.
+    const pooled = { ...GOOD, policies: { ec: { k: 4, m: 2 }, cheap: { k: 2, m: 1, backends: ['aws', 'b2', 'wasabi'] } } };
+    expect(review(pooled).refusals).toEqual([]);
+    const oneAccount = {
+      ...pooled,
+      backends: SIX.map((b) => (b.kind === 'r2' ? { ...b, domain: 'cloudflare/acct' } : b)),
+      policies: { ec: { k: 4, m: 2 }, cheap: { k: 2, m: 1, backends: ['r2a', 'r2b', 'aws'] } },
+    };
+    expect(review(oneAccount).refusals).toEqual([
+      'policy "cheap" (2+1) needs its 3 shards spread at most 1 per failure domain, more than these domains can hold: cloudflare/acct (2 backends), aws/fra (1 backend). Every write would fail, and more than m=1 shards would share a domain. Add backends in other domains or lower k+m.',
+    ]);
+  });
+
   it('failure domains: shared domains, R2 in one account, m = 0 and small replicas are warned about', () => {
     const three = { ...GOOD, backends: SIX.map((b, i) => ({ ...b, domain: ['a', 'b', 'c'][i % 3] })) };
     expect(review(three).warnings).toEqual([

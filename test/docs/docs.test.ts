@@ -43,8 +43,8 @@ const STATUS_FIELDS = new Set(['scrub.units', 's3.recent']);
 const paths = rows().map((r) => r.path.replace(/\[\]/g, ''));
 const names = new Set(paths.map((p) => p.split('.').at(-1)!));
 const topLevel = new Set(paths.filter((p) => !p.includes('.')));
-/** Objects whose keys are the operator's names (a policy's, a bucket's), not the schema's. */
-const RECORDS = new Set(['policies', 'buckets']);
+/** Objects whose keys are the operator's names (a policy's, a bucket's, a storage class's), not the schema's. */
+const RECORDS = new Set(['policies', 'buckets', 'storageClasses']);
 
 /**
  * Paths the docs name that are not files of this repository: other projects' (ceph/s3-tests,

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { lifecycleSummary } from '../../worker/ops/status.ts';
 import { noLifecycleYet } from '../../worker/upkeep/lifecycle.ts';
 
-const counts = (expired: number, failed = 0) => ({ examined: 10, expired, noncurrentDeleted: 1, markersRemoved: 2, uploadsAborted: 3, failed });
+const counts = (expired: number, failed = 0) => ({
+  examined: 10,
+  expired,
+  noncurrentDeleted: 1,
+  markersRemoved: 2,
+  uploadsAborted: 3,
+  transitioned: 4,
+  transitionedBytes: 4000,
+  failed,
+});
 
 describe('lifecycle in the status', () => {
   it('sums the last passes, counts passes in progress, and dates the oldest last pass', () => {
@@ -21,7 +30,7 @@ describe('lifecycle in the status', () => {
       inProgress: 1,
       oldestPassCompletedAt: 1000,
       lastRunAt: 6000,
-      lastPasses: { examined: 20, expired: 5, noncurrentDeleted: 2, markersRemoved: 4, uploadsAborted: 6, failed: 2 },
+      lastPasses: { examined: 20, expired: 5, noncurrentDeleted: 2, markersRemoved: 4, uploadsAborted: 6, transitioned: 8, transitionedBytes: 8000, failed: 2 },
     });
   });
   it('has no oldest pass while a bucket has not completed one', () => {

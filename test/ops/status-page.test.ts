@@ -5,7 +5,8 @@
  * backend is down and objects written meanwhile are degraded. It checks what the page shows
  * without a key (health only), then signs in through the page's form (SigV4 computed in the
  * browser) and checks the per-bucket scrub bars, the error of the down backend, the plots and the
- * storage overhead; and that the page's own CSP let everything run (no console errors).
+ * storage overhead, the bytes per storage class; and that the page's own CSP let everything run
+ * (no console errors).
  * SHARDGATE_SCREENSHOT=1 also writes the screenshot kept in docs/status-page.png.
  * It needs('chromium'), like the CORS test.
  */
@@ -29,13 +30,15 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    g = await startGateway(r2Config());
+    // STANDARD_IA names the same 4+2 policy: a class card on the page, nothing else changed.
+    g = await startGateway(r2Config({ storageClasses: { STANDARD_IA: 'ec' } }));
     const s3 = g.s3();
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
     await s3.send(new CreateBucketCommand({ Bucket: 'logs' }));
     const body = (n: number) => new Uint8Array(200_000 + n).fill(n);
     for (let i = 0; i < 4; i++) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `2024/img-${i}.jpg`, Body: body(i) }));
-    for (let i = 0; i < 2; i++) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: `app-${i}.log`, Body: body(10 + i) }));
+    for (let i = 0; i < 2; i++)
+      await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: `app-${i}.log`, Body: body(10 + i), ...(i === 1 ? { StorageClass: 'STANDARD_IA' } : {}) }));
     await g.control('/__test/cron'); // a scrub pass of both buckets, a probe, a data-health sample
     await g.control(`/__test/fault?backend=${DOWN}&action=offline`);
     for (let i = 4; i < 7; i++) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `2024/img-${i}.jpg`, Body: body(i) }));
@@ -108,6 +111,11 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     expect(overhead).toBeGreaterThan(1.3); // 4+2 stores 1.5x, less the shards the down backend missed
     expect(overhead).toBeLessThan(1.6);
     expect(await page.$$eval('#storage [data-storage]', (els) => els.length)).toBe(6);
+    // Bytes per storage class (issue 44): one card per class once some version is not STANDARD.
+    const classCard = (c: string) => page.$eval(`[data-card="class-${c}"] .k`, (e) => e.textContent);
+    expect(await classCard('STANDARD')).toMatch(/^class STANDARD: 8 version\(s\), .* on the backends$/);
+    expect(await classCard('STANDARD_IA')).toMatch(/^class STANDARD_IA: 1 version\(s\), .* on the backends$/);
+    expect(await cardValue('class-STANDARD_IA')).toBe('195.3 KiB'); // 200,011 bytes
     const shot = join(profile, 'status-page.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect([...readFileSync(shot).subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');

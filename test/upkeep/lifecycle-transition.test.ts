@@ -6,7 +6,9 @@
  * version under its new class's policy, byte-identical, with its version id, ETag and
  * Last-Modified, and the old shards are collected after the grace delay; a run's transition
  * budget ends the run before a key, which the next run takes first; SSE-C versions are counted
- * blocked and stay as they were; the re-stripe leaves moved versions where their class put them.
+ * blocked and stay as they were; the re-stripe leaves moved versions where their class put them; a
+ * gateway killed mid-transition leaves the version in flight as it was, and the next run moves
+ * only what is left (no version written twice), the killed rewrite's shards collected.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -185,6 +187,68 @@ describe('lifecycle transitions', () => {
     expect(await s.run(2, { maxVersions: 2 })).toMatchObject({ transitioned: 1, passesCompleted: 1 });
     for (const key of ['a', 'b', 'c']) expect(await s.geometry(key)).toEqual({ cls: 'GLACIER', shape: '10+2' });
     expect((await s.catalog.getLifecycleRun('bkt')).progress?.last).toMatchObject({ transitioned: 3, failed: 0 });
+  });
+
+  it('a gateway killed mid-transition: the next run redoes only the version in flight, and the killed rewrite is collected', async () => {
+    const s = await setup([{ id: 'all', status: 'Enabled', filter: {}, transitions: [{ days: 1, storageClass: 'STANDARD_IA' }] }]);
+    const data = new Map<string, Uint8Array>();
+    for (let i = 0; i < 5; i++) {
+      const bytes = randomBytes(prng(60 + i), 12_000 + i * 2000);
+      data.set(`k${i}`, bytes);
+      await s.store.putObject('bkt', `k${i}`, body(bytes), put(bytes.length));
+    }
+    // The gateway dies in its third transition: from the 26th shard written on (8+3: 11 a version), no PUT ever settles.
+    let puts = 0;
+    const around = (count: (key: string) => Promise<void> | null) =>
+      [...s.byId.values()].map(
+        (b): Backend => ({
+          id: b.id,
+          domain: b.domain,
+          put: (key, bytes, length, opts) => count(key) ?? b.put(key, bytes, length, opts),
+          get: (key, range) => b.get(key, range),
+          head: (key) => b.head(key),
+          delete: (key) => b.delete(key),
+          list: (prefix, cursor) => b.list(prefix, cursor),
+        }),
+      );
+    const dying = new UnitStore(
+      around(() => (++puts > 25 ? new Promise<void>(() => {}) : null)),
+      () => {},
+      { keyRing: DEV_KEY_RING },
+    );
+    const runAt = () => Date.now() + 2 * DAY;
+    const killed = new Transitioner({ ...s.deps, units: dying }, { maxVersions: 100, maxRequests: 10_000, deadline: Date.now() + 60_000 });
+    void lifecycleBatch(
+      s.catalog,
+      { deleteObject: s.store.deleteObject, abortMultipartUpload: s.store.abortMultipartUpload, transition: killed.transition },
+      { dayMs: DAY, now: runAt },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(puts).toBeGreaterThan(25);
+    const classes = async () => Promise.all([...data.keys()].map(async (k) => (await s.geometry(k)).cls));
+    expect(await classes()).toEqual(['STANDARD_IA', 'STANDARD_IA', 'STANDARD', 'STANDARD', 'STANDARD']);
+    for (const [key, bytes] of data) expect(await readBytes((await s.store.getObject('bkt', key, { conditions: {} })).body), key).toEqual(bytes);
+    // A new gateway: its run moves the three left, each written once (3 x 11 shards), none of the two moved again.
+    let resumedPuts = 0;
+    const counted = new UnitStore(
+      around(() => (resumedPuts++, null)),
+      () => {},
+      { keyRing: DEV_KEY_RING },
+    );
+    const fresh = new Transitioner({ ...s.deps, units: counted }, { maxVersions: 100, maxRequests: 10_000, deadline: Date.now() + 60_000 });
+    const resumed = await lifecycleBatch(
+      s.catalog,
+      { deleteObject: s.store.deleteObject, abortMultipartUpload: s.store.abortMultipartUpload, transition: fresh.transition },
+      { dayMs: DAY, now: runAt },
+    );
+    expect(resumed).toMatchObject({ transitioned: 3, failed: 0, passesCompleted: 1 });
+    expect(resumedPuts).toBe(3 * 11);
+    expect(await classes()).toEqual(Array(5).fill('STANDARD_IA'));
+    expect((await s.catalog.bucketHealth('bkt', new Date())).reservations.held).toBe(1); // the killed rewrite's
+    // Past the grace delay and the killed rewrite's reservation: the backends hold exactly the current shards.
+    await collectGarbage(s.catalog, s.byId, new Date(Date.now() + 2 * 3600_000));
+    expect(await s.blobs()).toBe(5 * 11);
+    for (const [key, bytes] of data) expect(await readBytes((await s.store.getObject('bkt', key, { conditions: {} })).body), key).toEqual(bytes);
   });
 
   it('an SSE-C version is blocked and stays as it was; the re-stripe leaves moved versions in their class', async () => {

@@ -25,6 +25,13 @@
  *                              partitions there (a static split: BucketNotEmpty otherwise; idempotent)
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
+ *   lifecycle-estimate?bucket=NAME[&days=N,M...][&rules=XML]  the bill of the bucket's transitions before they run
+ *                              (upkeep/transition-estimate.ts): versions and bytes each rule moves now and
+ *                              N, M... lifecycle days from now, GETs, PUTs, DELETEs, egress per backend at
+ *                              the configured prices, the monthly storage change; `rules`: a
+ *                              LifecycleConfiguration document to price instead of the stored
+ *                              rules, before it is set; `measured`: the cost report's `transition`
+ *                              job line so far
  *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
  *                              catalog instance's due segments stored on the backends
  *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
@@ -36,7 +43,7 @@
  *                              stored (listed, at most N pages per backend, default 100), requests
  *                              and egress counted by every isolate since the shared record began
  *                              (ops), at the configured prices; `jobs`: the part of them the
- *                              fleet mover and the re-stripe made, per job and backend (over all
+ *                              fleet mover, the re-stripe and the transitions made, per job and backend (over all
  *                              buckets: empty with ?bucket=)
  *   drain[?bucket=NAME][&max=N]  one mover run now, as the cron runs it (upkeep/drain.ts): up to
  *                              N (default 50) shards moved off draining and retired backends
@@ -66,7 +73,7 @@ import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { collectGarbage } from '../upkeep/collector.ts';
-import { costReport, emptyUsage, type Money, type TrafficSource, type Usage } from '../upkeep/cost.ts';
+import { costReport, emptyUsage, type Money, type TrafficSource, type UpkeepJob, type Usage } from '../upkeep/cost.ts';
 import { measureStored } from '../upkeep/stored-bytes.ts';
 import { bucketShardPrefixes, bucketsByDirectory } from '../format/shard-key.ts';
 import { rebuildCatalog } from '../upkeep/rebuild.ts';
@@ -84,6 +91,9 @@ import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
 import type { RestripeReport } from '../upkeep/restripe.ts';
+import type { TransitionEstimate } from '../upkeep/transition-estimate.ts';
+import type { LifecycleRule } from '../model/lifecycle.ts';
+import { parseLifecycleConfiguration } from '../s3/lifecycle-xml.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -106,7 +116,12 @@ export interface AdminDeps {
   repair: (task: RepairTask) => Promise<void>;
   upkeep?: UpkeepObserver;
   /** For `drain`, `drain-status` and `drain-estimate`: the fleet as configured, and one mover run (gateway.ts). */
-  drain?: { fleet: FleetBackend[]; run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport> };
+  /** `pools`: the policies' pools of backends, which the estimate keeps pooled units in (upkeep/pools.ts). */
+  drain?: {
+    fleet: FleetBackend[];
+    pools?: string[][];
+    run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
+  };
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
   restripe?: {
     run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
@@ -114,7 +129,12 @@ export interface AdminDeps {
   };
   /** For `lifecycle`: the store whose delete paths expirations take, and the length of a lifecycle day. */
   /** `store`: one per run (a transitioner holds the run's budget), or one for all. */
-  lifecycle?: { store: LifecycleStore | (() => LifecycleStore); dayMs: number };
+  /** `estimate`: for `lifecycle-estimate`, the bill of a bucket's transitions now and `afterDays` lifecycle days on. */
+  lifecycle?: {
+    store: LifecycleStore | (() => LifecycleStore);
+    dayMs: number;
+    estimate?: (bucket: string, afterDays: number[], rules?: LifecycleRule[]) => Promise<TransitionEstimate>;
+  };
   /** For `journal-upkeep`: one run of the journal's scrub, repair, moves and re-stripe (upkeep/journal-upkeep.ts). */
   journalUpkeep?: (by: 'cron' | 'operator') => Promise<JournalUpkeepReport>;
   /** Told when a rebuild or a discard ends a catalog loss (the isolate's write gate). */
@@ -269,6 +289,21 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json(report);
   });
 
+  admin.post('/lifecycle-estimate', async (c) => {
+    const estimate = deps.lifecycle?.estimate;
+    if (!estimate) throw new S3Error('NotImplemented', 'no lifecycle estimate in this gateway');
+    const bucket = c.var.view.query.get('bucket');
+    if (!bucket) throw new S3Error('InvalidArgument', 'lifecycle-estimate needs ?bucket=NAME');
+    if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
+    const days = (c.var.view.query.get('days') ?? '').split(',').filter(Boolean).map(Number);
+    if (days.length > 10 || days.some((d) => !Number.isInteger(d) || d < 0 || d > 36_500))
+      throw new S3Error('InvalidArgument', 'days is up to 10 comma-separated whole numbers of days from 0 to 36500');
+    // Rules not set yet, priced before they are (the document PutBucketLifecycleConfiguration takes).
+    const xml = c.var.view.query.get('rules');
+    const rules = xml === null ? undefined : parseLifecycleConfiguration(xml);
+    return c.json({ ...(await estimate(bucket, days, rules)), measured: await measuredJob(deps, 'transition') });
+  });
+
   admin.post('/journal', async (c) => {
     if (!deps.journal) throw new S3Error('NotImplemented', 'no catalog journal in this gateway');
     return c.json(await deps.journal('operator'));
@@ -356,9 +391,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (c.var.view.query.get('rebalance') === '1') {
       if (drain.fleet.find((b) => b.id === backend)!.state !== 'active')
         throw new S3Error('InvalidArgument', `a rebalance moves shards onto an active backend; ${backend} is not active`);
-      return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+      return c.json(await estimateRebalance(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}, undefined, drain.pools));
     }
-    return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}));
+    return c.json(await estimateDrain(deps.catalog, backend, drain.fleet, deps.costs?.prices ?? {}, undefined, drain.pools));
   });
 
   admin.post('/restripe', async (c) => {
@@ -378,7 +413,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.all('*', (c) => {
     throw new S3Error(
       'InvalidRequest',
-      `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`,
+      `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, lifecycle-estimate, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`,
     );
   });
   return admin;
@@ -403,6 +438,11 @@ const leavingOf = (fleet: FleetBackend[]) => fleet.filter((b) => b.state !== 'ac
  * Null without cost accounting.
  */
 async function measuredMoves(deps: AdminDeps): Promise<{ since: string; usage: Usage; cost: Money | null } | null> {
+  return measuredJob(deps, 'move');
+}
+
+/** What upkeep job `job` has asked of the backends since the ops record began (its cost report line); null without cost accounting. */
+async function measuredJob(deps: AdminDeps, job: UpkeepJob): Promise<{ since: string; usage: Usage; cost: Money | null } | null> {
   if (!deps.costs) return null;
   const counted = await deps.costs.traffic();
   const report = costReport({
@@ -414,6 +454,6 @@ async function measuredMoves(deps: AdminDeps): Promise<{ since: string; usage: U
     trafficSince: counted.since,
     now: new Date(),
   });
-  const move = report.jobs.find((j) => j.job === 'move');
-  return { since: report.trafficSince, usage: move?.usage ?? emptyUsage(), cost: move?.cost ?? null };
+  const line = report.jobs.find((j) => j.job === job);
+  return { since: report.trafficSince, usage: line?.usage ?? emptyUsage(), cost: line?.cost ?? null };
 }

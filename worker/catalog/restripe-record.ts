@@ -17,6 +17,7 @@
  * left at that rate.
  */
 import type { PolicyRedundancy } from './redundancy.ts';
+import type { PlacementCount } from './placement-counts.ts';
 
 /** A stored object version's place in its bucket's (key, version id) order; `versionId` is the catalog's own id (never 'null'). */
 export interface VersionAt {
@@ -31,6 +32,8 @@ export interface RestripePolicy {
   k: number;
   m: number;
   small: { mode: string; threshold: number; replicas: number };
+  /** Its pool of backends (config `backends`); absent: any backend. */
+  backends?: string[];
   /**
    * The policies of the configured storage classes (issue 44), by class: a version of a class is
    * rewritten under its class's policy, so their geometries are not left either. Absent: none
@@ -73,7 +76,7 @@ export const noPass = (): PassCounts => ({ scanned: 0, rewritten: 0, conflicts: 
 
 /** What a policy writes, as a re-stripe target: its name and every geometry and small-object setting. */
 export function targetOf(p: RestripePolicy): string {
-  const own = `${p.name}: ${p.codec} ${p.k}+${p.m}, small ${p.small.mode} <= ${p.small.threshold}${p.small.mode === 'replicate' ? ` x${p.small.replicas}` : ''}`;
+  const own = `${p.name}: ${p.codec} ${p.k}+${p.m}, small ${p.small.mode} <= ${p.small.threshold}${p.small.mode === 'replicate' ? ` x${p.small.replicas}` : ''}${p.backends ? ` on ${p.backends.join(',')}` : ''}`;
   const classes = Object.entries(p.classes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
   return classes.length ? `${own}; ${classes.map(([c, q]) => `${c} = ${targetOf(q)}`).join('; ')}` : own;
 }
@@ -92,6 +95,7 @@ export function leftOf(
   byPolicy: Record<string, PolicyRedundancy>,
   p: RestripePolicy,
   state: RestripeState,
+  placements: readonly PlacementCount[] = [],
 ): { units: number; bytes: number; upperBound: boolean } {
   // Every geometry a class of the bucket writes (issue 44) is its own, as the bucket policy's.
   const all = [p, ...Object.values(p.classes ?? {})];
@@ -108,6 +112,15 @@ export function leftOf(
       bytes += s.bytes;
       if (small.has(shape) && s.units) upperBound = true;
     }
+  }
+  // Units of an own geometry outside the pool of every policy that writes it (a pool changed, or
+  // a class's pool): the ledger counts units by the backends they are on (placement-counts.ts).
+  for (const pc of placements) {
+    const writers = all.filter((q) => q.k === pc.k && q.m === pc.m);
+    if (!writers.length || writers.some((q) => !q.backends)) continue; // another geometry (above), or a pool-less policy's
+    if (writers.some((q) => pc.on.every((id) => q.backends!.includes(id)))) continue;
+    units += pc.units;
+    bytes += pc.bytes;
   }
   return { units, bytes, upperBound };
 }
@@ -164,10 +177,11 @@ export function restripeProgressOf(
   byPolicy: Record<string, PolicyRedundancy>,
   record: RestripeState | null,
   now = Date.now(),
+  placements: readonly PlacementCount[] = [],
 ): BucketRestripeProgress | null {
   const target = targetOf(policy);
   const state = record && record.target === target ? record : freshState(target);
-  const left = leftOf(byPolicy, policy, state);
+  const left = leftOf(byPolicy, policy, state, placements);
   if (left.units === 0 && state.rewritten === null) return null;
   const r = state.rewritten;
   const seconds = r ? (r.last - r.first) / 1000 : 0;

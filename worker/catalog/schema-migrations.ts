@@ -38,12 +38,20 @@
  * an SSE-C record, at the instance's first start under this release
  * (test/catalog/migration-sse-c-etags.test.ts, over storage commit 77cbe02 wrote). Parts of uploads
  * in progress keep the ETags their clients were given (CompleteMultipartUpload names them).
+ *
+ * Class counts (issue 44; a fix-up marked by its state row `class-counts`): the ledger counts the
+ * versions, bytes and stored bytes of each storage class other than STANDARD (usage.ts), so the
+ * status shows bytes per class without a scan. Versions stored before the counts (classed ones
+ * written by a release with classes but without the counts) are counted once from their
+ * manifests at the instance's first start under this release (a new instance's first restart
+ * counts again what its commits counted: the same figures).
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { placementEntries } from './placement-counts.ts';
 import { etagFor } from '../model/sse.ts';
 import { redundancyEntries } from './redundancy.ts';
 import { unitsOf } from './rules.ts';
+import { classEntries } from './usage.ts';
 import { JOURNAL_SCHEMA } from './sql-journal.ts';
 import { SCHEMA, SCHEMA_VERSION } from './sql-schema.ts';
 
@@ -72,10 +80,23 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   if (found < 6) toVersion6(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
   opaqueSseCEtags(sql);
+  countClasses(sql);
   return found;
 }
 
 const SSE_C_ETAGS_ROW = 'sse-c-etags';
+const CLASS_COUNTS_ROW = 'class-counts';
+
+/** The class counts above: once per instance. */
+function countClasses(sql: SqlStorage): void {
+  if (sql.exec('SELECT 1 FROM state WHERE name = ?', CLASS_COUNTS_ROW).toArray().length) return;
+  sql.exec("DELETE FROM ledger WHERE name LIKE 'class-%'"); // a retried fix-up counts once
+  const counts = new Map<string, number>();
+  const rows = sql.exec<{ manifest: string }>('SELECT manifest FROM versions WHERE delete_marker = 0 AND manifest LIKE \'%"storageClass"%\'').toArray();
+  for (const row of rows) for (const [name, n] of classEntries(JSON.parse(row.manifest) as ObjectManifest)) counts.set(name, (counts.get(name) ?? 0) + n);
+  for (const [name, n] of counts) sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?)', name, n);
+  sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', CLASS_COUNTS_ROW, String(rows.length));
+}
 
 /** The SSE-C fix-up above: once per instance (a new instance has nothing to rewrite and is marked at once). */
 function opaqueSseCEtags(sql: SqlStorage): void {

@@ -8,7 +8,7 @@ import type { ObjectManifest } from '../format/manifest.ts';
 import { advanceScrub, noScrubYet, type PassTimes } from './scrub-progress.ts';
 import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
 import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
-import { degradedUnitsOf, usageDelta } from './usage.ts';
+import { classesFromLedger, degradedUnitsOf, usageDelta } from './usage.ts';
 import { unitsOf } from './rules.ts';
 import { bytesAtRiskAndLost, redundancyFromLedger } from './redundancy.ts';
 import { placementsFromLedger } from './placement-counts.ts';
@@ -136,6 +136,7 @@ export class SqlLedger {
       missingShards,
       redundancy: { atRisk: redundancy.atRisk, lost: redundancy.lost, ...bytesAtRiskAndLost(byPolicy), byMissing, byPolicy },
       placements: placementsFromLedger(values),
+      classes: classesFromLedger(values),
       oldestDegradedAt: degraded.oldest,
       repairStuck: count('SELECT COUNT(*) AS n FROM degraded_units WHERE attempts >= ?', DEAD_LETTER_ATTEMPTS),
       uploads: count('SELECT COUNT(*) AS n FROM uploads'),

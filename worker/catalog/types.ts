@@ -17,6 +17,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { LifecycleRule, ObjectExpiration, VersionFacts } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { ClassUsage } from './usage.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, Retention } from '../model/object-lock.ts';
 
 /** A change of a version's lock: its retention (null: removed) and/or its legal hold. */
@@ -245,6 +246,8 @@ export interface BucketHealth {
   /** Every unit counted by the backends its present shards are on (placement-counts.ts): what the
    *  status counts shards on unreachable backends as missing from (ops/unreachable.ts). */
   placements?: PlacementCount[];
+  /** Objects (versions), bytes and stored bytes per storage class (usage.ts classesFromLedger); absent from an older release. */
+  classes?: ClassUsage;
   oldestDegradedAt: number | null;
   /** Degraded units whose repair failed DEAD_LETTER_ATTEMPTS times or more (the dead letters: still retried). */
   repairStuck: number;

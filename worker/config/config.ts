@@ -114,6 +114,12 @@ const policy = z
     m: z.number().int().min(0).max(255).optional(),
     replicas: z.number().int().min(1).max(16).optional(),
     writeQuorum: z.number().int().min(1).optional(),
+    /**
+     * The backends (ids) this policy's shards go to, its pool: a storage class mapped to a
+     * policy of cheaper backends moves data onto them (issue 44). Absent: every active backend.
+     * At most max(1, m) shards of a unit on one failure domain, as everywhere.
+     */
+    backends: z.array(z.string().min(1)).min(1).optional(),
     /** Bytes of each shard per stripe; a stripe holds k of them. */
     blockSize: z
       .number()
@@ -436,8 +442,9 @@ export function parseConfig(input: unknown): GatewayConfig {
     );
   const policies: Record<string, StoragePolicy> = {};
   // New shards go to active backends only (draining and retired ones take none).
-  const active = c.backends.filter((b) => b.state === 'active').length;
-  for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, active, c.backends.length);
+  const active = c.backends.filter((b) => b.state === 'active').map((b) => b.id);
+  const configured = c.backends.map((b) => b.id);
+  for (const [name, p] of Object.entries(c.policies)) policies[name] = resolvePolicy(name, p, active, configured);
   for (const [bucket, name] of Object.entries({ '(defaultPolicy)': c.defaultPolicy, ...c.buckets })) {
     if (!policies[name])
       throw new ConfigError(`SHARDGATE_CONFIG: ${bucket} names policy "${name}", which is not under "policies" (have: ${Object.keys(policies).join(', ')})`);
@@ -512,8 +519,16 @@ export function s3Settings(c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'ma
   return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3 };
 }
 
-function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: number, configured: number): StoragePolicy {
+function resolvePolicy(name: string, p: z.output<typeof policy>, activeIds: string[], configuredIds: string[]): StoragePolicy {
   const where = `SHARDGATE_CONFIG: policy "${name}"`;
+  // A pool: its own backends, each configured, once.
+  const unknown = (p.backends ?? []).find((id) => !configuredIds.includes(id));
+  if (unknown !== undefined) throw new ConfigError(`${where}: backends names "${unknown}", which is not under "backends" (have: ${configuredIds.join(', ')})`);
+  const twice = (p.backends ?? []).find((id, i, all) => all.indexOf(id) !== i);
+  if (twice !== undefined) throw new ConfigError(`${where}: backends names "${twice}" twice`);
+  const inPool = (id: string) => !p.backends || p.backends.includes(id);
+  const backendCount = activeIds.filter(inPool).length;
+  const configured = configuredIds.filter(inPool).length;
   let k: number, m: number, codec: StoragePolicy['codec'];
   if (p.codec === 'replicate') {
     const n = p.replicas ?? 3;
@@ -526,7 +541,7 @@ function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: n
   if (k + m > backendCount) {
     const others = configured - backendCount;
     throw new ConfigError(
-      `${where}: needs ${k + m} backends (one per shard), only ${backendCount} ${others ? `are active (${others} draining or retired take no new shards)` : 'configured'}`,
+      `${where}: needs ${k + m} backends (one per shard), only ${backendCount} ${others ? `are active (${others} draining or retired take no new shards)` : 'configured'}${p.backends ? ' in its pool ("backends")' : ''}`,
     );
   }
   const quorum = p.writeQuorum ?? (codec === 'replica' ? Math.floor((k + m) / 2) + 1 : Math.min(k + m, k + 1));
@@ -534,7 +549,17 @@ function resolvePolicy(name: string, p: z.output<typeof policy>, backendCount: n
   if (p.small.mode === 'inline' && p.small.threshold > MAX_INLINE)
     throw new ConfigError(`${where}: small.threshold over ${MAX_INLINE} bytes cannot be inline; use mode "replicate"`);
   if (p.blockSize % 16 !== 0) throw new ConfigError(`${where}: blockSize must be a multiple of 16`);
-  return { name, codec, k, m, writeQuorum: quorum, blockSize: p.blockSize, small: p.small, encrypt: p.encrypt };
+  return {
+    name,
+    codec,
+    k,
+    m,
+    writeQuorum: quorum,
+    blockSize: p.blockSize,
+    small: p.small,
+    encrypt: p.encrypt,
+    ...(p.backends ? { backends: p.backends } : {}),
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -8,7 +8,8 @@
  * - Warned: a domain that must hold several shards of an object (fewer domains than shards: the
  *   pool survives fewer domain losses than m); more than m shards able to land on R2 bindings,
  *   which all live in the Worker's one Cloudflare account; m = 0 (no shard may be lost).
- * Small objects stored as replicas are reviewed as a policy of their own.
+ * Small objects stored as replicas are reviewed as a policy of their own. A policy with a pool
+ * (`backends`) is reviewed over its pool's backends only: those are the domains its shards get.
  * Known gap: a domain label is the operator's word: two labels on one provider account are
  * taken as independent (except R2 bindings, which are one account by construction).
  */
@@ -23,18 +24,19 @@ interface Geometry {
   label: string;
   k: number;
   m: number;
+  /** The policy's pool (absent: every backend reviewed). */
+  pool?: string[];
 }
 
-export function reviewFailureDomains(
-  backends: readonly { id: string; kind: string; domain: string }[],
-  policies: Record<string, StoragePolicy>,
-): DomainFindings {
+export function reviewFailureDomains(all: readonly { id: string; kind: string; domain: string }[], policies: Record<string, StoragePolicy>): DomainFindings {
   const out: DomainFindings = { refusals: [], warnings: [] };
-  const perDomain = new Map<string, number>();
-  for (const b of backends) perDomain.set(b.domain, (perDomain.get(b.domain) ?? 0) + 1);
-  const domainList = [...perDomain].map(([d, n]) => `${d} (${n} backend${n > 1 ? 's' : ''})`).join(', ');
-  const r2 = backends.filter((b) => b.kind === 'r2');
   for (const g of geometries(policies)) {
+    const pool = g.pool;
+    const backends = pool ? all.filter((b) => pool.includes(b.id)) : all;
+    const perDomain = new Map<string, number>();
+    for (const b of backends) perDomain.set(b.domain, (perDomain.get(b.domain) ?? 0) + 1);
+    const domainList = [...perDomain].map(([d, n]) => `${d} (${n} backend${n > 1 ? 's' : ''})`).join(', ');
+    const r2 = backends.filter((b) => b.kind === 'r2');
     const n = g.k + g.m,
       cap = Math.max(1, g.m);
     if (placeableShards(backends, g.m) < n) {
@@ -65,9 +67,10 @@ export function reviewFailureDomains(
 function geometries(policies: Record<string, StoragePolicy>): Geometry[] {
   const out: Geometry[] = [];
   for (const p of Object.values(policies)) {
-    out.push({ label: `policy "${p.name}" (${p.codec === 'replica' ? `${p.k + p.m} replicas` : `${p.k}+${p.m}`})`, k: p.k, m: p.m });
+    const pool = p.backends ? { pool: p.backends } : {};
+    out.push({ label: `policy "${p.name}" (${p.codec === 'replica' ? `${p.k + p.m} replicas` : `${p.k}+${p.m}`})`, k: p.k, m: p.m, ...pool });
     if (p.small.mode === 'replicate' && p.small.threshold > 0)
-      out.push({ label: `policy "${p.name}" small objects (${p.small.replicas} replicas)`, k: 1, m: p.small.replicas - 1 });
+      out.push({ label: `policy "${p.name}" small objects (${p.small.replicas} replicas)`, k: 1, m: p.small.replicas - 1, ...pool });
   }
   return out;
 }

@@ -18,6 +18,8 @@ export interface StoragePolicy {
   small: { threshold: number; mode: 'inline' | 'replicate'; replicas: number };
   /** Seal new objects when the gateway has an active key (absent: true). */
   encrypt?: boolean;
+  /** The backends (ids) its shards go to (config `backends`: a pool); absent: every placeable backend. */
+  backends?: string[];
 }
 
 export interface EngineSettings {

@@ -272,23 +272,31 @@ export class UnitStore {
       blockSize: input.policy.blockSize,
       writeQuorum: quorum,
       // A shard placed on a backend known down is missed at once (repair writes it later), never called.
-      backends: (input.placeOn ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m) : this.writePlacement(input.bucket, input.key, k, m)).map(
-        (b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b),
-      ),
+      backends: (input.placeOn
+        ? placeShards(`${input.bucket}/${input.key}`, input.placeOn, k, m)
+        : this.writePlacement(input.bucket, input.key, k, m, input.policy)
+      ).map((b) => (this.options.reachability?.isDown(b.id) ? knownDown(b) : b)),
       commitGate: input.commitGate,
       ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     };
   }
 
   /** The backends, in shard order, a new k+m unit of `key` goes to (the same for every unit of one write). */
-  placementOf(bucket: string, key: string, k: number, m: number): Backend[] {
-    return placeShards(`${bucket}/${key}`, this.placeable, k, m);
+  placementOf(bucket: string, key: string, k: number, m: number, policy?: Pick<StoragePolicy, 'backends'>): Backend[] {
+    return placeShards(`${bucket}/${key}`, this.poolOf(policy), k, m);
+  }
+
+  /** The placeable backends of `policy`'s pool (config `backends`); all of them without one. */
+  private poolOf(policy?: Pick<StoragePolicy, 'backends'>): Backend[] {
+    const pool = policy?.backends;
+    return pool ? this.placeable.filter((b) => pool.includes(b.id)) : this.placeable;
   }
 
   /** Where a write now places `key`'s units: around backends known down when k+m others remain, else as placementOf. */
-  private writePlacement(bucket: string, key: string, k: number, m: number): Backend[] {
-    const up = this.placeable.filter((b) => !this.options.reachability?.isDown(b.id));
-    return placeShards(`${bucket}/${key}`, up.length >= k + m && up.length < this.placeable.length ? up : this.placeable, k, m);
+  private writePlacement(bucket: string, key: string, k: number, m: number, policy?: Pick<StoragePolicy, 'backends'>): Backend[] {
+    const placeable = this.poolOf(policy);
+    const up = placeable.filter((b) => !this.options.reachability?.isDown(b.id));
+    return placeShards(`${bucket}/${key}`, up.length >= k + m && up.length < placeable.length ? up : placeable, k, m);
   }
 
   /**
@@ -300,7 +308,7 @@ export class UnitStore {
     if (!r) return;
     const { k, m, quorum } = input.plan;
     const short = () => {
-      const placed = this.writePlacement(input.bucket, input.key, k, m);
+      const placed = this.writePlacement(input.bucket, input.key, k, m, input.policy);
       const down = placed.filter((b) => r.isDown(b.id));
       return { placed, down, refused: placed.length - down.length < quorum };
     };

@@ -197,7 +197,16 @@ ${SIGNER}` +
       d.restripe && (d.restripe.buckets || d.restripe.leftUnits) ? card('re-stripe: units left in ' + d.restripe.buckets + ' bucket(s), ' + bytes(d.restripe.leftBytes) + (d.restripe.bytesPerSecond === null ? '' : '; ' + bytes(d.restripe.bytesPerSecond) + '/s') + (d.restripe.secondsRemaining === null ? '' : ', ~' + Math.ceil(d.restripe.secondsRemaining / 60) + ' min left') + ')',
         String(d.restripe.leftUnits), false, 'restripe') : null,
       card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
-    ].forEach(function (x) { if (x) c.appendChild(x); });
+    ].concat(classCards(d.classes || {})).forEach(function (x) { if (x) c.appendChild(x); });
+  }
+  /** Bytes per storage class, once some version is of a class other than STANDARD. */
+  function classCards(classes) {
+    var names = Object.keys(classes).sort();
+    if (!names.length || (names.length === 1 && names[0] === 'STANDARD')) return [];
+    return names.map(function (n) {
+      var x = classes[n];
+      return card('class ' + n + ': ' + x.objects + ' version(s), ' + bytes(x.storedBytes) + ' on the backends', bytes(x.bytes), false, 'class-' + n);
+    });
   }
 
   /** One line chart: series of [t, v] points over [from, to]. */

@@ -181,6 +181,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
   gauge('shardgate_object_bytes', 'Bytes of object data stored (as clients sent them).', d.bytes);
   gauge('shardgate_inline_bytes', 'Of which stored inline in the catalog.', d.inlineBytes);
   gauge('shardgate_stored_bytes', 'Bytes of shard files on all backends.', d.storedBytes);
+  // Per storage class (issue 44), from the buckets' ledgers: versions, their bytes, their shard files.
+  const classes = Object.entries(d.classes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  x.family('shardgate_class_objects', 'gauge', 'Object versions stored, per storage class.');
+  for (const [c, u] of classes) x.sample('shardgate_class_objects', { class: c }, u.objects);
+  x.family('shardgate_class_object_bytes', 'gauge', 'Bytes of object data stored, per storage class.');
+  for (const [c, u] of classes) x.sample('shardgate_class_object_bytes', { class: c }, u.bytes);
+  x.family('shardgate_class_stored_bytes', 'gauge', "Bytes of shard files on the backends, per storage class (its policy's overhead included).");
+  for (const [c, u] of classes) x.sample('shardgate_class_stored_bytes', { class: c }, u.storedBytes);
   gauge('shardgate_storage_overhead_ratio', 'Stored bytes per byte of object data on the backends (three replicas: 3).', d.overhead);
   gauge('shardgate_degraded_objects', 'Objects with shards missing (missed by a write; repair restores them).', d.degradedObjects);
   gauge('shardgate_degraded_units', 'Units with shards missing: the repair backlog.', d.degradedUnits);
@@ -392,7 +400,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     .sample('shardgate_lifecycle_actions_total', { action: 'delete_noncurrent' }, ev.lifecycle_noncurrent_deleted ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'remove_delete_marker' }, ev.lifecycle_markers_removed ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'abort_upload' }, ev.lifecycle_uploads_aborted ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'transition' }, ev.lifecycle_transitioned ?? 0)
+    .sample('shardgate_lifecycle_actions_total', { action: 'transition_blocked' }, ev.lifecycle_transitions_blocked ?? 0)
     .sample('shardgate_lifecycle_actions_total', { action: 'failed' }, ev.lifecycle_failed ?? 0);
+  counter(
+    'shardgate_lifecycle_transitioned_bytes_total',
+    "Object bytes of the versions lifecycle transitions rewrote under their new storage class's policy.",
+    ev.lifecycle_transitioned_bytes ?? 0,
+  );
   x.family('shardgate_s3_requests_total', 'counter', 'S3 requests answered, by operation and HTTP status.');
   for (const [k, n] of Object.entries(totals.s3).sort()) {
     const at = k.lastIndexOf(' ');

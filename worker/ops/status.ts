@@ -10,6 +10,7 @@ import type { BudgetGauge } from '../model/budget-gauge.ts';
 import type { BucketHealth, CatalogLoss, JournalStatus } from '../catalog/types.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
+import { sumClasses, type ClassUsage } from '../catalog/usage.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
@@ -112,6 +113,12 @@ export interface StatusDoc {
     storedBytes: number;
     /** Stored bytes per byte of data on the backends; null when nothing is stored. */
     overhead: number | null;
+    /**
+     * Per storage class (issue 44): versions, their object bytes and their shard files' stored
+     * bytes, summed over the buckets from their ledgers (catalog/usage.ts classesFromLedger: the
+     * health read the status makes anyway, no call of its own).
+     */
+    classes: ClassUsage;
     replicationOverhead: number;
     degradedObjects: number;
     degradedUnits: number;
@@ -161,7 +168,16 @@ export interface StatusDoc {
       inProgress: number;
       oldestPassCompletedAt: number | null;
       lastRunAt: number | null;
-      lastPasses: { examined: number; expired: number; noncurrentDeleted: number; markersRemoved: number; uploadsAborted: number; failed: number };
+      lastPasses: {
+        examined: number;
+        expired: number;
+        noncurrentDeleted: number;
+        markersRemoved: number;
+        uploadsAborted: number;
+        transitioned: number;
+        transitionedBytes: number;
+        failed: number;
+      };
     };
     /**
      * The re-stripe over the buckets whose stored versions are not all as their policy says
@@ -201,6 +217,10 @@ export interface StatusDoc {
     lifecycleMarkersRemoved: number;
     lifecycleUploadsAborted: number;
     lifecycleFailed: number;
+    /** Versions moved to another storage class, their bytes, and those that could not be (SSE-C, retention). */
+    lifecycleTransitioned: number;
+    lifecycleTransitionedBytes: number;
+    lifecycleTransitionsBlocked: number;
     /**
      * Rates over the current run of activity within the health window (the last 5 minutes; from
      * when the run began, `…ActiveSince`, to now: active-rate.ts) and the time left at that rate:
@@ -296,7 +316,7 @@ export function lossCounts(loss: CatalogLoss): LossCounts {
 /** The lifecycle figures of the status, summed over the buckets the job has run in. */
 export function lifecycleSummary(buckets: Pick<BucketHealth, 'lifecycle'>[]): StatusDoc['data']['lifecycle'] {
   const ran = buckets.flatMap((b) => (b.lifecycle ? [b.lifecycle] : []));
-  const lastPasses = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, failed: 0 };
+  const lastPasses = { examined: 0, expired: 0, noncurrentDeleted: 0, markersRemoved: 0, uploadsAborted: 0, transitioned: 0, transitionedBytes: 0, failed: 0 };
   for (const p of ran) for (const k of Object.keys(lastPasses) as (keyof typeof lastPasses)[]) lastPasses[k] += p.last?.[k] ?? 0;
   return {
     buckets: ran.length,
@@ -414,7 +434,14 @@ export function buildStatus(o: {
   const restriping = new Map(
     config.policyOf
       ? data.buckets.flatMap((b) => {
-          const p = restripeProgressOf(b.bucket, config.policyOf!(b.bucket), b.redundancy?.byPolicy ?? {}, b.restripe ?? null, snapshot.now);
+          const p = restripeProgressOf(
+            b.bucket,
+            config.policyOf!(b.bucket),
+            b.redundancy?.byPolicy ?? {},
+            b.restripe ?? null,
+            snapshot.now,
+            b.placements ?? [],
+          );
           return p ? [[b.bucket, p] as const] : [];
         })
       : [],
@@ -446,6 +473,7 @@ export function buildStatus(o: {
       inlineBytes: sum((b) => b.inlineBytes),
       storedBytes: sample.storedBytes,
       overhead: onBackends > 0 ? sample.storedBytes / onBackends : null,
+      classes: sumClasses(data.buckets.map((b) => b.classes ?? {})),
       replicationOverhead: REPLICATION_COPIES,
       degradedObjects: sample.degradedObjects,
       degradedUnits: sample.degradedUnits,
@@ -511,6 +539,9 @@ export function buildStatus(o: {
       lifecycleMarkersRemoved: ev.lifecycle_markers_removed ?? 0,
       lifecycleUploadsAborted: ev.lifecycle_uploads_aborted ?? 0,
       lifecycleFailed: ev.lifecycle_failed ?? 0,
+      lifecycleTransitioned: ev.lifecycle_transitioned ?? 0,
+      lifecycleTransitionedBytes: ev.lifecycle_transitioned_bytes ?? 0,
+      lifecycleTransitionsBlocked: ev.lifecycle_transitions_blocked ?? 0,
     },
     s3: {
       requests: s3Requests,

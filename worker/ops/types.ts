@@ -88,6 +88,9 @@ export const EVENT_NAMES = [
   'lifecycle_markers_removed',
   'lifecycle_uploads_aborted',
   'lifecycle_failed',
+  'lifecycle_transitioned',
+  'lifecycle_transitioned_bytes',
+  'lifecycle_transitions_blocked',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

@@ -12,7 +12,7 @@
  * A bucket's share of a backend's cost is its own bytes and requests at that backend's prices;
  * traffic over all buckets (listings of `sg1/`) stays with the backend only.
  * Unpriced backends report their usage with cost null, and do not count in the totals.
- * Upkeep jobs (the fleet mover, the re-stripe) get lines of their own: what part of the backend
+ * Upkeep jobs (the fleet mover, the re-stripe, the lifecycle's transitions) get lines of their own: what part of the backend
  * and bucket lines they made (see CostReport `jobs`).
  */
 import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
@@ -62,7 +62,7 @@ export interface CostReport {
    * What the upkeep jobs asked of the backends since `trafficSince`, per job and per backend, at
    * the same prices: the fleet mover's (`move`: drains and rebalances) GETs of the shards it
    * copies or rebuilds from, PUTs of the new copies and their egress, and the re-stripe's
-   * (`restripe`). These lines are INCLUDED in the backend and bucket lines above: they say
+   * (`restripe`) and the lifecycle transitions' rewrites (`transition`). These lines are INCLUDED in the backend and bucket lines above: they say
    * what part of them the job made, to compare with a drain estimate; do not add them to the
    * total. Storage is not theirs (storedBytes and shards 0). A drain's DELETEs of the old copies
    * are not the mover's: the collector deletes them after the grace period, counted per backend

@@ -21,6 +21,7 @@ import { copyCalls, replacementBackend, type BackendPrices } from '../engine/ind
 import { money, type Money, type Usage } from './cost.ts';
 import type { FleetBackend } from './drain.ts';
 import { rebalancePick } from './rebalance-pick.ts';
+import { unitPool, withinPool } from './pools.ts';
 import { forEachBucket } from './each-bucket.ts';
 
 export interface DrainEstimate {
@@ -48,6 +49,7 @@ export async function estimateDrain(
   fleet: FleetBackend[],
   prices: Record<string, BackendPrices | null>,
   maxUnits = 1_000_000,
+  pools: string[][] = [],
 ): Promise<DrainEstimate> {
   const domains = new Map(fleet.map((b) => [b.id, b.domain]));
   // The estimate answers "what if this backend were drained", whatever its state now.
@@ -55,7 +57,14 @@ export async function estimateDrain(
   return estimateMoves(catalog, backend, fleet, prices, maxUnits, (unit, name) => {
     const shard = unit.placement.indexOf(backend);
     if (shard < 0) return null;
-    const target = replacementBackend(name, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
+    const target = replacementBackend(
+      name,
+      unit.placement,
+      shard,
+      withinPool(targets, unitPool(unit.placement, shard, pools)),
+      (id) => domains.get(id),
+      unit.m,
+    );
     return target ? { shard, target: target.id } : 'noTarget';
   });
 }
@@ -71,13 +80,14 @@ export async function estimateRebalance(
   fleet: FleetBackend[],
   prices: Record<string, BackendPrices | null>,
   maxUnits = 1_000_000,
+  pools: string[][] = [],
 ): Promise<DrainEstimate> {
   const domains = new Map(fleet.map((b) => [b.id, b.domain]));
   const active = fleet.filter((b) => b.state === 'active').map((b) => ({ id: b.id, domain: b.domain }));
   const leaving = new Set(fleet.filter((b) => b.state !== 'active').map((b) => b.id));
   return estimateMoves(catalog, backend, fleet, prices, maxUnits, (unit, name) => {
     if (unit.placement.some((id) => leaving.has(id))) return null;
-    const pick = rebalancePick(name, unit, backend, active, (id) => domains.get(id));
+    const pick = rebalancePick(name, unit, backend, active, (id) => domains.get(id), pools);
     return pick ? { shard: pick.shard, target: backend } : null;
   });
 }

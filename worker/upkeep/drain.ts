@@ -23,6 +23,7 @@ import type { Backend } from '../../backends/types.ts';
 import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
 import { shardLayout } from '../format/layout.ts';
 import { replacementBackend } from '../engine/index.ts';
+import { unitPool, withinPool } from './pools.ts';
 import { rebalancePick } from './rebalance-pick.ts';
 import { moveShard, type MoveDeps, type MoveOutcome } from './move.ts';
 import { parseDrainState, recordFilled, recordMoved, type DrainState } from './drain-progress.ts';
@@ -45,6 +46,8 @@ export interface FleetBackend {
 export interface DrainDeps extends MoveDeps {
   /** Every configured backend, leaving ones included (their domains count until moved). */
   fleet: FleetBackend[];
+  /** The policies' pools (config `backends`): a pooled unit's shards move within its pool (pools.ts). */
+  pools?: string[][];
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -169,7 +172,8 @@ async function drainUnit(
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   for (let shard = 0; shard < unit.placement.length; shard++) {
     if (!leaving.has(unit.placement[shard]!)) continue;
-    const target = replacementBackend(`${bucket}/${record.key}`, unit.placement, shard, targets, (id) => domains.get(id), unit.m);
+    const inPool = withinPool(targets, unitPool(unit.placement, shard, deps.pools ?? []));
+    const target = replacementBackend(`${bucket}/${record.key}`, unit.placement, shard, inPool, (id) => domains.get(id), unit.m);
     if (!target) {
       report.noTarget++;
       continue;
@@ -239,7 +243,7 @@ async function fillUnit(
   const unit = { ...record.unit, placement: [...record.unit.placement] };
   const name = `${bucket}/${record.key}`;
   for (const id of filling) {
-    const pick = rebalancePick(name, unit, id, targets, (b) => domains.get(b));
+    const pick = rebalancePick(name, unit, id, targets, (b) => domains.get(b), deps.pools);
     const target = targets.find((b) => b.id === id);
     if (!pick || !target) continue;
     state.passFills++; // a move onto it is due: this pass does not find it full

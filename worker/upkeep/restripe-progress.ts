@@ -19,7 +19,14 @@ export async function restripeProgress(
   const out: BucketRestripeProgress[] = [];
   await forEachBucket(catalog, async (name) => {
     const health = await catalog.bucketHealth(name, now);
-    const p = restripeProgressOf(name, restripePolicyFor(settings, name), health.redundancy.byPolicy, health.restripe ?? null);
+    const p = restripeProgressOf(
+      name,
+      restripePolicyFor(settings, name),
+      health.redundancy.byPolicy,
+      health.restripe ?? null,
+      now.getTime(),
+      health.placements ?? [],
+    );
     if (p) out.push(p);
   });
   return out;

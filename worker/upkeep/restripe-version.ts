@@ -92,11 +92,16 @@ export function piecesOf(m: ObjectManifest): Piece[] {
   return pieces.map(({ units: _u, ...p }) => p);
 }
 
-/** Whether the piece is stored as `policy` would store it now: inline or not, and each unit's codec and k+m. */
+/**
+ * Whether the piece is stored as `policy` would store it now: inline or not, each unit's codec and
+ * k+m, and, for a policy with a pool of backends (config `backends`), every present shard in it.
+ */
 function pieceConforms(p: Piece, policy: StoragePolicy, units: UnitStore): boolean {
   const plan = units.plan(p.size, policy, !!p.part);
   if (plan.mode === 'inline') return p.storage.kind === 'inline';
-  return p.storage.kind === 'coded' && p.storage.units.every((u) => u.codec === plan.codec && u.k === plan.k && u.m === plan.m);
+  const pool = policy.backends;
+  const inPool = (u: CodedUnit) => !pool || u.placement.every((id, i) => u.missing.includes(i) || pool.includes(id));
+  return p.storage.kind === 'coded' && p.storage.units.every((u) => u.codec === plan.codec && u.k === plan.k && u.m === plan.m && inPool(u));
 }
 
 const sealsOf = (s: ObjectManifest['storage']) => (s.kind === 'inline' ? (s.seal ? [s.seal] : []) : s.units.flatMap((u) => (u.seal ? [u.seal] : [])));
@@ -119,11 +124,12 @@ export function chargesOf(bucket: string, key: string, planned: Planned[], units
     const c = charges.get(id) ?? { bytes: 0, requests: 0 };
     charges.set(id, { bytes: c.bytes + bytes, requests: c.requests + 1 });
   };
-  for (const { piece, plan } of planned) {
+  for (const { piece, plan, policy } of planned) {
     if (piece.storage.kind === 'coded') for (const u of piece.storage.units) for (const id of u.placement.slice(0, u.k)) add(id, Math.ceil(u.size / u.k));
     if (plan.mode === 'inline') continue;
     const perUnit = piece.size / plan.unitIds.length;
-    for (let n = 0; n < plan.unitIds.length; n++) for (const b of units.placementOf(bucket, key, plan.k, plan.m)) add(b.id, Math.ceil(perUnit / plan.k));
+    for (let n = 0; n < plan.unitIds.length; n++)
+      for (const b of units.placementOf(bucket, key, plan.k, plan.m, policy)) add(b.id, Math.ceil(perUnit / plan.k));
   }
   return charges;
 }

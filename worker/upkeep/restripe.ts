@@ -93,7 +93,7 @@ export async function restripeBatch(deps: RestripeDeps, options: RestripeOptions
     const health = await deps.catalog.bucketHealth(bucket, new Date(now()));
     const target = targetOf(policy);
     const state = health.restripe?.target === target ? health.restripe : freshState(target);
-    const left = leftOf(health.redundancy.byPolicy, policy, state);
+    const left = leftOf(health.redundancy.byPolicy, policy, state, health.placements ?? []);
     if (!hasWork(state, left, now())) return true;
     // Each version under its storage class's policy (issue 44); a class no longer configured is left as it is.
     const policyOf = (m: ObjectManifest) =>
