@@ -1,7 +1,7 @@
 /**
  * A split bucket's health (the `sum` scope, docs/PARTITIONS.md): each partition counts what it
  * holds, the client adds them up. Counts add; the oldest of "oldest" figures is taken; a scrub
- * pass of the bucket is as far as its slowest partition's; the root's own records (lifecycle,
+ * pass of the bucket is as far as its slowest partition's; bytes per storage class add; the root's own records (lifecycle,
  * journal, re-stripe: upkeep state that stays in the root until upkeep runs per partition) are the
  * root's.
  */
@@ -111,6 +111,15 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
       reservations: addNumbers(out.reservations, h.reservations),
       garbage: addNumbers(out.garbage, h.garbage),
       scrub: sumScrub(out.scrub, h.scrub),
+      ...(out.classes || h.classes
+        ? {
+            classes: addRecords(out.classes ?? {}, h.classes ?? {}, (x, y) => ({
+              objects: x.objects + y.objects,
+              bytes: x.bytes + y.bytes,
+              storedBytes: x.storedBytes + y.storedBytes,
+            })),
+          }
+        : {}),
     };
   }
   return out;
