@@ -44,6 +44,7 @@ const SPLIT_SUITES = [
   'test/upkeep/rotate-keys.test.ts',
   'test/upkeep/lifecycle-job.test.ts',
   'test/upkeep/lifecycle-transition.test.ts',
+  'test/upkeep/transition-proof.test.ts',
   'test/upkeep/repair-sweep.test.ts',
   'test/upkeep/journal-restore.test.ts',
   'test/s3/app.test.ts',
