@@ -1,0 +1,282 @@
+/**
+ * One object: what HeadObject says of it (size, type, ETag, checksums, encryption, user metadata,
+ * Object Lock), its tags, a share link (a presigned GET URL with the expiry the user picks, at most
+ * S3's 7 days), and its versions and delete markers, any older version of which can be downloaded,
+ * restored (copied over the current one: a new version, the old ones kept) or deleted for good.
+ */
+import { h, fill, uid } from './dom.ts';
+import { bytes, errorText, when } from './format.ts';
+import { breadcrumbs, download } from './objects.ts';
+import { go } from './route.ts';
+import type { VersionEntry, VersionPage } from './s3.ts';
+import type { Session } from './session.ts';
+
+/** Headers shown as the object's properties, in this order. */
+const PROPERTIES: [string, string][] = [
+  ['content-type', 'Content type'],
+  ['etag', 'ETag'],
+  ['last-modified', 'Last modified'],
+  ['x-amz-version-id', 'Version ID'],
+  ['x-amz-storage-class', 'Storage class'],
+  ['x-amz-checksum-crc32', 'Checksum CRC32'],
+  ['x-amz-checksum-crc32c', 'Checksum CRC32C'],
+  ['x-amz-checksum-crc64nvme', 'Checksum CRC64NVME'],
+  ['x-amz-checksum-sha1', 'Checksum SHA-1'],
+  ['x-amz-checksum-sha256', 'Checksum SHA-256'],
+  ['x-amz-checksum-type', 'Checksum type'],
+  ['x-amz-server-side-encryption', 'Server-side encryption'],
+  ['x-amz-server-side-encryption-customer-algorithm', 'Customer-key encryption (SSE-C)'],
+  ['x-amz-object-lock-mode', 'Object Lock mode'],
+  ['x-amz-object-lock-retain-until-date', 'Retained until'],
+  ['x-amz-object-lock-legal-hold', 'Legal hold'],
+  ['cache-control', 'Cache-Control'],
+  ['content-disposition', 'Content-Disposition'],
+  ['content-encoding', 'Content-Encoding'],
+  ['content-language', 'Content-Language'],
+  ['expires', 'Expires'],
+  ['x-amz-website-redirect-location', 'Redirect'],
+];
+
+const EXPIRIES: [number, string][] = [
+  [15 * 60, '15 minutes'],
+  [3600, '1 hour'],
+  [24 * 3600, '1 day'],
+  [7 * 24 * 3600, '7 days (the most S3 allows)'],
+];
+
+function properties(head: Headers, bucket: string, key: string): HTMLElement {
+  const rows: HTMLElement[] = [
+    h('dt', {}, 'Size'),
+    h('dd', { 'data-prop': 'size' }, `${bytes(Number(head.get('content-length')))} (${head.get('content-length')} bytes)`),
+  ];
+  for (const [name, label] of PROPERTIES) {
+    const v = head.get(name);
+    // `identity` is the gateway keeping the platform from compressing the answer (app.ts), not the object's.
+    if (v !== null && !(name === 'content-encoding' && v === 'identity'))
+      rows.push(h('dt', {}, label), h('dd', { 'data-prop': name }, name === 'last-modified' ? when(new Date(v).toISOString()) : v));
+  }
+  if (head.get('x-amz-server-side-encryption') === null && head.get('x-amz-server-side-encryption-customer-algorithm') === null)
+    rows.push(h('dt', {}, 'Server-side encryption'), h('dd', { 'data-prop': 'encryption' }, 'none reported'));
+  const meta: HTMLElement[] = [];
+  head.forEach((v, k) => {
+    if (k.startsWith('x-amz-meta-')) meta.push(h('dt', {}, k.slice('x-amz-meta-'.length)), h('dd', {}, v));
+  });
+  return h(
+    'section',
+    { 'aria-labelledby': 'props-title' },
+    h('h3', { id: 'props-title' }, 'Properties'),
+    h('dl', { className: 'props', 'aria-label': `Properties of ${bucket}/${key}` }, rows),
+    h('h3', { id: 'meta-title' }, 'User metadata'),
+    meta.length ? h('dl', { className: 'props', 'aria-labelledby': 'meta-title' }, meta) : h('p', {}, 'None.'),
+  );
+}
+
+function shareBox(s: Session, bucket: string, key: string): HTMLElement {
+  const select = h(
+    'select',
+    { id: uid('expiry') },
+    EXPIRIES.map(([sec, label]) => h('option', { value: sec, selected: sec === 3600 }, label)),
+  );
+  const out = h('input', { id: uid('share-url'), readonly: true, className: 'share-url', 'aria-label': 'Share link', hidden: true });
+  const note = h('p', { className: 'hint', role: 'status' });
+  return h(
+    'section',
+    { 'aria-labelledby': 'share-title' },
+    h('h3', { id: 'share-title' }, 'Share link'),
+    h('p', { className: 'hint' }, 'A presigned URL: anyone holding it may download this object until it expires, with the rights of your key.'),
+    h('label', { for: select.id }, 'Expires after'),
+    select,
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: async () => {
+          const seconds = Number(select.value);
+          out.value = await s.s3.presignGet(bucket, key, seconds);
+          out.hidden = false;
+          out.select();
+          note.textContent = `Valid until ${when(new Date(Date.now() + seconds * 1000).toISOString())}.`;
+          try {
+            await navigator.clipboard.writeText(out.value);
+            note.textContent += ' Copied to the clipboard.';
+          } catch {}
+        },
+      },
+      'Create link',
+    ),
+    out,
+    note,
+  );
+}
+
+function versionsBox(s: Session, bucket: string, key: string, refresh: () => void): HTMLElement {
+  const table = h('table', { className: 'list versions', 'aria-labelledby': 'versions-title' });
+  const problem = h('p', { className: 'error', role: 'alert' });
+  const more = h('button', { type: 'button', hidden: true }, 'More versions');
+  let next: VersionPage['next'] = null;
+  const shown: VersionEntry[] = [];
+
+  const row = (v: VersionEntry) =>
+    h(
+      'tr',
+      { 'data-version': v.versionId, className: v.deleteMarker ? 'marker' : '' },
+      h('td', { className: 'mono' }, v.versionId),
+      h('td', {}, when(v.modified)),
+      h('td', { className: 'num' }, v.deleteMarker ? '' : bytes(v.size)),
+      h('td', {}, v.deleteMarker ? 'delete marker' : 'version', v.isLatest ? ' (current)' : ''),
+      h(
+        'td',
+        {},
+        !v.deleteMarker &&
+          h(
+            'button',
+            { type: 'button', 'aria-label': `Download version ${v.versionId}`, onclick: () => void download(s, bucket, key, v.versionId) },
+            'Download',
+          ),
+        !v.deleteMarker &&
+          !v.isLatest &&
+          h(
+            'button',
+            {
+              type: 'button',
+              'aria-label': `Restore version ${v.versionId}`,
+              onclick: async () => {
+                if (!confirm(`Copy version ${v.versionId} over the current one? The current version is kept as an older one.`)) return;
+                try {
+                  await s.s3.restoreVersion(bucket, key, v.versionId);
+                  refresh();
+                } catch (err) {
+                  fill(problem, errorText(err));
+                }
+              },
+            },
+            'Restore',
+          ),
+        h(
+          'button',
+          {
+            type: 'button',
+            className: 'danger',
+            'aria-label': `Delete version ${v.versionId} for good`,
+            onclick: async () => {
+              if (!confirm(`Delete version ${v.versionId} for good? This cannot be undone.`)) return;
+              try {
+                const failed = await s.s3.deleteObjects(bucket, [{ key, versionId: v.versionId }]);
+                if (failed.length) fill(problem, `${failed[0]!.code}: ${failed[0]!.message}`);
+                else refresh();
+              } catch (err) {
+                fill(problem, errorText(err));
+              }
+            },
+          },
+          'Delete',
+        ),
+      ),
+    );
+
+  const load = async () => {
+    try {
+      // Versions of `key` only: the listing by prefix also holds longer keys, and pages may end mid-way.
+      const page = await s.s3.listVersions(bucket, key, next ?? undefined);
+      shown.push(...page.versions.filter((v) => v.key === key));
+      next = page.next && page.next.keyMarker === key ? page.next : null;
+      more.hidden = !next;
+      fill(
+        table,
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Version ID', 'Last modified', 'Size', 'Kind', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          shown.length ? shown.map(row) : h('tr', {}, h('td', { colspan: 5 }, 'No version (the bucket was never versioned, or the key is gone).')),
+        ),
+      );
+    } catch (err) {
+      fill(problem, errorText(err));
+    }
+  };
+  more.addEventListener('click', () => void load());
+  void load();
+  return h('section', { 'aria-labelledby': 'versions-title' }, h('h3', { id: 'versions-title' }, 'Versions'), problem, table, more);
+}
+
+export async function objectView(s: Session, bucket: string, key: string): Promise<HTMLElement> {
+  const prefix = key.slice(0, key.lastIndexOf('/') + 1);
+  const view = h('section', { className: 'object-view', 'aria-labelledby': 'object-title' });
+  const refresh = async () => {
+    const problem = h('p', { className: 'error', role: 'alert' });
+    let head: Headers | null = null;
+    let tags: [string, string][] | null = null;
+    try {
+      head = await s.s3.headObject(bucket, key);
+    } catch (err) {
+      fill(problem, `${errorText(err)} (the key may have no current version: see its versions below)`);
+    }
+    if (head) tags = await s.s3.getTags(bucket, key).catch(() => null);
+    fill(
+      view,
+      breadcrumbs(bucket, prefix, key.slice(prefix.length)),
+      h('h2', { id: 'object-title' }, key),
+      problem,
+      head &&
+        h(
+          'div',
+          { className: 'toolbar', role: 'toolbar', 'aria-label': 'Object' },
+          h('button', { type: 'button', onclick: () => void download(s, bucket, key) }, 'Download'),
+          h(
+            'button',
+            {
+              type: 'button',
+              className: 'danger',
+              onclick: async () => {
+                if (!confirm(`Delete ${key}? In a versioned bucket this adds a delete marker.`)) return;
+                try {
+                  const failed = await s.s3.deleteObjects(bucket, [{ key }]);
+                  if (failed.length) fill(problem, `${failed[0]!.code}: ${failed[0]!.message}`);
+                  else go('objects', { bucket, prefix });
+                } catch (err) {
+                  fill(problem, errorText(err));
+                }
+              },
+            },
+            'Delete',
+          ),
+        ),
+      h(
+        'div',
+        { className: 'columns' },
+        head && properties(head, bucket, key),
+        h(
+          'div',
+          {},
+          head &&
+            h(
+              'section',
+              { 'aria-labelledby': 'tags-title' },
+              h('h3', { id: 'tags-title' }, 'Tags'),
+              tags === null
+                ? h('p', {}, 'Not readable with this key.')
+                : tags.length
+                  ? h(
+                      'dl',
+                      { className: 'props', 'aria-labelledby': 'tags-title' },
+                      tags.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+                    )
+                  : h('p', {}, 'None.'),
+            ),
+          head && shareBox(s, bucket, key),
+        ),
+      ),
+      versionsBox(s, bucket, key, () => void refresh()),
+    );
+  };
+  await refresh();
+  return view;
+}

@@ -1,0 +1,330 @@
+/**
+ * A bucket's objects: the keys under a prefix as folders (delimiter "/") and files, with
+ * breadcrumbs; a filter by key prefix inside the folder (S3's own prefix, so it searches the whole
+ * bucket, not just the page shown); pages of S3's continuation tokens, forwards and back, so a
+ * bucket of any size is browsed a page at a time; sortable columns (the page shown: S3 lists in
+ * key order, so sorting the whole of a large bucket would mean reading all of it); download,
+ * delete of many at once, upload by picker or drag and drop.
+ */
+import { h, fill, uid } from './dom.ts';
+import { bytes, errorText, when } from './format.ts';
+import { href } from './route.ts';
+import type { ObjectEntry, ObjectPage } from './s3.ts';
+import type { Session } from './session.ts';
+import { uploads } from './upload.ts';
+
+type Column = 'name' | 'size' | 'modified';
+
+export function breadcrumbs(bucket: string, prefix: string, last?: string): HTMLElement {
+  const parts = prefix.split('/').filter((p, i, all) => p || i < all.length - 1);
+  const crumbs: HTMLElement[] = [h('li', {}, h('a', { href: '#/buckets' }, 'Buckets')), h('li', {}, h('a', { href: href('objects', { bucket }) }, bucket))];
+  let at = '';
+  for (const p of parts) {
+    at += `${p}/`;
+    crumbs.push(h('li', {}, h('a', { href: href('objects', { bucket, prefix: at }) }, p || '(empty)')));
+  }
+  if (last !== undefined) crumbs.push(h('li', {}, h('span', { 'aria-current': 'page' }, last)));
+  else crumbs.at(-1)!.querySelector('a')!.setAttribute('aria-current', 'page');
+  return h('nav', { 'aria-label': 'Breadcrumb', className: 'crumbs' }, h('ol', {}, crumbs));
+}
+
+/** A download by presigned URL (the browser fetches the object itself, at its own pace). */
+export async function download(s: Session, bucket: string, key: string, versionId?: string): Promise<void> {
+  const url = await s.s3.presignGet(bucket, key, 300, { versionId, attachment: key.split('/').pop() || key });
+  const a = h('a', { href: url, download: '' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+export async function objectsView(s: Session, bucket: string, prefix: string): Promise<HTMLElement> {
+  let filter = '';
+  let pageSize = 200;
+  let tokens: (string | null)[] = [null];
+  let pageIndex = 0;
+  let page: ObjectPage = { folders: [], objects: [], nextToken: null };
+  let sort: { column: Column; ascending: boolean } = { column: 'name', ascending: true };
+  const selected = new Set<string>();
+
+  const status = h('p', { className: 'status', role: 'status', id: uid('objects-status') });
+  const problem = h('p', { className: 'error', role: 'alert' });
+  const table = h('table', { className: 'list objects', 'aria-labelledby': 'objects-title', 'aria-describedby': status.id });
+  const pager = h('nav', { className: 'pager', 'aria-label': 'Pages' });
+  const deleteButton = h('button', { type: 'button', disabled: true, onclick: () => void deleteSelected() }, 'Delete selected');
+
+  async function load(): Promise<void> {
+    fill(problem, '');
+    status.textContent = 'Loading…';
+    table.setAttribute('aria-busy', 'true');
+    try {
+      page = await s.s3.listObjects(bucket, { prefix: prefix + filter, delimiter: '/', token: tokens[pageIndex], maxKeys: pageSize });
+      if (page.nextToken) tokens[pageIndex + 1] = page.nextToken;
+      else tokens = tokens.slice(0, pageIndex + 1);
+      selected.clear();
+      draw();
+    } catch (err) {
+      status.textContent = '';
+      fill(problem, errorText(err));
+      fill(table);
+      fill(pager);
+    } finally {
+      table.removeAttribute('aria-busy');
+    }
+  }
+
+  const restart = () => {
+    tokens = [null];
+    pageIndex = 0;
+    return load();
+  };
+
+  function sortedObjects(): ObjectEntry[] {
+    const dir = sort.ascending ? 1 : -1;
+    const by: Record<Column, (a: ObjectEntry, b: ObjectEntry) => number> = {
+      name: (a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      size: (a, b) => a.size - b.size,
+      modified: (a, b) => a.modified.localeCompare(b.modified),
+    };
+    return [...page.objects].sort((a, b) => dir * by[sort.column](a, b) || by.name(a, b));
+  }
+
+  function header(column: Column, label: string, numeric = false): HTMLElement {
+    const active = sort.column === column;
+    return h(
+      'th',
+      { scope: 'col', className: numeric ? 'num' : '', 'aria-sort': active ? (sort.ascending ? 'ascending' : 'descending') : 'none' },
+      h(
+        'button',
+        {
+          type: 'button',
+          className: 'sort',
+          onclick: () => {
+            sort = { column, ascending: active ? !sort.ascending : true };
+            draw();
+            table.querySelector<HTMLButtonElement>(`th[data-column="${column}"] button`)?.focus();
+          },
+        },
+        label,
+        active && h('span', { 'aria-hidden': 'true' }, sort.ascending ? ' ▲' : ' ▼'),
+      ),
+    );
+  }
+
+  function draw(): void {
+    const shown = page.folders.length + page.objects.length;
+    status.textContent = `Page ${pageIndex + 1}: ${page.folders.length} folder(s), ${page.objects.length} object(s)${page.nextToken ? ', more on the next page' : ''}.`;
+    deleteButton.disabled = true;
+    const rows: HTMLElement[] = [];
+    const foldersSorted = [...page.folders].sort((a, b) => (sort.column === 'name' && !sort.ascending ? (a < b ? 1 : -1) : a < b ? -1 : 1));
+    for (const f of foldersSorted) {
+      const name = f.slice(prefix.length);
+      rows.push(
+        h(
+          'tr',
+          { className: 'folder' },
+          h('td', {}),
+          h('td', {}, h('a', { href: href('objects', { bucket, prefix: f }), className: 'folder-link' }, name)),
+          h('td', { className: 'num' }, ''),
+          h('td', {}, ''),
+          h('td', {}, 'folder'),
+          h('td', {}),
+        ),
+      );
+    }
+    for (const o of sortedObjects()) {
+      const name = o.key.slice(prefix.length);
+      const box = h('input', {
+        type: 'checkbox',
+        'aria-label': `Select ${name}`,
+        onchange: () => {
+          if (box.checked) selected.add(o.key);
+          else selected.delete(o.key);
+          deleteButton.disabled = selected.size === 0;
+          deleteButton.textContent = selected.size ? `Delete selected (${selected.size})` : 'Delete selected';
+        },
+      });
+      rows.push(
+        h(
+          'tr',
+          { 'data-key': o.key },
+          h('td', {}, box),
+          h('td', {}, h('a', { href: href('object', { bucket, key: o.key }) }, name || '(this prefix)')),
+          h('td', { className: 'num', title: `${o.size} bytes` }, bytes(o.size)),
+          h('td', {}, when(o.modified)),
+          h('td', {}, o.storageClass),
+          h('td', {}, h('button', { type: 'button', 'aria-label': `Download ${name}`, onclick: () => void download(s, bucket, o.key) }, 'Download')),
+        ),
+      );
+    }
+    const all = h('input', {
+      type: 'checkbox',
+      'aria-label': 'Select every object on this page',
+      onchange: () => {
+        for (const b of table.querySelectorAll<HTMLInputElement>('tbody input[type=checkbox]')) {
+          b.checked = all.checked;
+          b.dispatchEvent(new Event('change'));
+        }
+      },
+    });
+    fill(
+      table,
+      h('caption', { className: 'visually-hidden' }, `Objects in ${bucket}/${prefix}`),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, all),
+          withColumn(header('name', 'Name'), 'name'),
+          withColumn(header('size', 'Size', true), 'size'),
+          withColumn(header('modified', 'Last modified'), 'modified'),
+          h('th', { scope: 'col' }, 'Class'),
+          h('th', { scope: 'col' }, h('span', { className: 'visually-hidden' }, 'Actions')),
+        ),
+      ),
+      h('tbody', {}, shown ? rows : h('tr', {}, h('td', { colspan: 6, className: 'empty' }, filter ? 'No key starts with that.' : 'Empty.'))),
+    );
+    fill(
+      pager,
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: pageIndex === 0,
+          onclick: () => {
+            pageIndex--;
+            void load();
+          },
+        },
+        '‹ Previous page',
+      ),
+      h('span', { className: 'page-number' }, `Page ${pageIndex + 1}`),
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: !page.nextToken,
+          onclick: () => {
+            pageIndex++;
+            void load();
+          },
+        },
+        'Next page ›',
+      ),
+    );
+  }
+
+  function withColumn(th: HTMLElement, column: Column): HTMLElement {
+    th.dataset.column = column;
+    return th;
+  }
+
+  async function deleteSelected(): Promise<void> {
+    const keys = [...selected];
+    if (!keys.length || !confirm(`Delete ${keys.length} object(s)? In a versioned bucket this adds delete markers; otherwise the data is gone.`)) return;
+    deleteButton.disabled = true;
+    try {
+      const failed = await s.s3.deleteObjects(
+        bucket,
+        keys.map((key) => ({ key })),
+      );
+      await load();
+      if (failed.length) fill(problem, `${failed.length} not deleted: ${failed.map((f) => `${f.key} (${f.code}: ${f.message})`).join('; ')}`);
+      else status.textContent = `${keys.length} object(s) deleted. ${status.textContent}`;
+    } catch (err) {
+      fill(problem, errorText(err));
+    }
+  }
+
+  const search = h('input', { id: uid('filter'), type: 'search', placeholder: 'name starts with…', spellcheck: 'false', autocomplete: 'off' });
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      filter = search.value;
+      void restart();
+    }, 250);
+  });
+  const sizeSelect = h(
+    'select',
+    {
+      id: uid('page-size'),
+      onchange: () => {
+        pageSize = Number(sizeSelect.value);
+        void restart();
+      },
+    },
+    [50, 200, 1000].map((n) => h('option', { value: n, selected: n === pageSize }, String(n))),
+  );
+  const picker = h('input', {
+    id: uid('upload'),
+    type: 'file',
+    multiple: true,
+    className: 'visually-hidden',
+    onchange: () => {
+      if (picker.files?.length) uploads.add(bucket, prefix, [...picker.files]);
+      picker.value = '';
+    },
+  });
+
+  const view = h(
+    'section',
+    { className: 'objects-view', 'aria-labelledby': 'objects-title' },
+    breadcrumbs(bucket, prefix),
+    h('h2', { id: 'objects-title' }, prefix ? `${bucket}/${prefix}` : bucket),
+    h(
+      'div',
+      { className: 'toolbar', role: 'toolbar', 'aria-label': 'Objects' },
+      h(
+        'form',
+        {
+          role: 'search',
+          onsubmit: (e: SubmitEvent) => {
+            e.preventDefault();
+            clearTimeout(typing);
+            filter = search.value;
+            void restart();
+          },
+        },
+        h('label', { for: search.id }, 'Filter by prefix'),
+        search,
+      ),
+      h('label', { for: sizeSelect.id }, 'Per page'),
+      sizeSelect,
+      picker,
+      h('label', { for: picker.id, className: 'button' }, 'Upload files'),
+      deleteButton,
+      h('button', { type: 'button', onclick: () => void load() }, 'Refresh'),
+      h('a', { href: href('settings', { bucket }), className: 'button' }, 'Bucket settings'),
+    ),
+    h('p', { className: 'drop-hint' }, 'Drop files anywhere on this list to upload them here.'),
+    problem,
+    status,
+    table,
+    pager,
+  );
+  view.addEventListener('dragover', (e) => {
+    if (!e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    view.classList.add('dropping');
+  });
+  view.addEventListener('dragleave', (e) => {
+    if (e.target === view) view.classList.remove('dropping');
+  });
+  view.addEventListener('drop', (e) => {
+    e.preventDefault();
+    view.classList.remove('dropping');
+    // Files only: a dropped folder is an entry that is not a file (uploading folders is not built).
+    const files = [...(e.dataTransfer?.items ?? [])]
+      .filter((i) => i.kind === 'file' && i.webkitGetAsEntry()?.isFile !== false)
+      .map((i) => i.getAsFile())
+      .filter((f): f is File => f !== null);
+    if (files.length) uploads.add(bucket, prefix, files);
+  });
+  uploads.onStored = (b, key) => {
+    if (b === bucket && key.startsWith(prefix) && view.isConnected) void load();
+  };
+  await load();
+  return view;
+}
