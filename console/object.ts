@@ -1,6 +1,6 @@
 /**
  * One object: what HeadObject says of it (size, type, ETag, checksums, encryption, user metadata,
- * Object Lock), its tags, a share link (a presigned GET URL with the expiry the user picks, at most
+ * Object Lock), its tags, copy and rename (up to S3's 5 GiB for one CopyObject), a share link (a presigned GET URL with the expiry the user picks, at most
  * S3's 7 days), and its versions and delete markers, any older version of which can be downloaded,
  * restored (copied over the current one: a new version, the old ones kept) or deleted for good.
  */
@@ -105,6 +105,51 @@ function shareBox(s: Session, bucket: string, key: string): HTMLElement {
       'Create link',
     ),
     out,
+    note,
+  );
+}
+
+/** Copy to another key (or bucket), or rename: a copy, then a delete of the source (S3 has no rename). */
+function copyBox(s: Session, bucket: string, key: string, problem: HTMLElement): HTMLElement {
+  const targetBucket = h('input', { id: uid('copy-bucket'), value: bucket, spellcheck: 'false', required: true });
+  const targetKey = h('input', { id: uid('copy-key'), value: key, spellcheck: 'false', required: true, className: 'wide' });
+  const note = h('p', { className: 'hint', role: 'status' });
+  const run = async (rename: boolean) => {
+    const to = { bucket: targetBucket.value.trim(), key: targetKey.value };
+    fill(problem, '');
+    if (!to.bucket || !to.key) return void (note.textContent = 'Give a bucket and a key.');
+    if (to.bucket === bucket && to.key === key) return void (note.textContent = 'That is this object: give another key.');
+    try {
+      if ((await s.s3.exists(to.bucket, to.key)) && !confirm(`${to.bucket}/${to.key} exists: replace it?`)) return;
+      await s.s3.copyObject({ bucket, key }, to);
+      if (rename) {
+        const failed = await s.s3.deleteObjects(bucket, [{ key }]);
+        if (failed.length) return void fill(problem, `Copied, but the source was not deleted: ${failed[0]!.code}: ${failed[0]!.message}`);
+        return go('object', to);
+      }
+      note.textContent = `Copied to ${to.bucket}/${to.key}.`;
+    } catch (err) {
+      fill(problem, errorText(err));
+    }
+  };
+  return h(
+    'section',
+    { 'aria-labelledby': 'copy-title' },
+    h('h3', { id: 'copy-title' }, 'Copy or rename'),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('label', { for: targetBucket.id }, 'To bucket'),
+      targetBucket,
+      h('label', { for: targetKey.id }, 'key'),
+      targetKey,
+    ),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('button', { type: 'button', onclick: () => void run(false) }, 'Copy'),
+      h('button', { type: 'button', onclick: () => void run(true) }, 'Rename'),
+    ),
     note,
   );
 }
@@ -272,6 +317,7 @@ export async function objectView(s: Session, bucket: string, key: string): Promi
                   : h('p', {}, 'None.'),
             ),
           head && shareBox(s, bucket, key),
+          head && copyBox(s, bucket, key, problem),
         ),
       ),
       versionsBox(s, bucket, key, () => void refresh()),

@@ -255,11 +255,30 @@ export class S3 {
     return failed;
   }
 
-  /** Copies `versionId` of `key` over the key's current version (a new version, metadata and tags copied). */
-  async restoreVersion(bucket: string, key: string, versionId: string): Promise<string | null> {
-    const source = `/${encodeURIComponent(bucket)}/${encodeKey(key)}?versionId=${encodeURIComponent(versionId)}`;
-    const res = await this.request('PUT', this.url(bucket, key), { headers: { 'x-amz-copy-source': source, 'x-amz-metadata-directive': 'COPY' } });
+  /** CopyObject (up to S3's 5 GiB): metadata and tags copied; answers the new version's id, if any. */
+  async copyObject(from: { bucket: string; key: string; versionId?: string }, to: { bucket: string; key: string }): Promise<string | null> {
+    const source = `/${encodeURIComponent(from.bucket)}/${encodeKey(from.key)}${from.versionId ? `?versionId=${encodeURIComponent(from.versionId)}` : ''}`;
+    const res = await this.request('PUT', this.url(to.bucket, to.key), { headers: { 'x-amz-copy-source': source, 'x-amz-metadata-directive': 'COPY' } });
+    // S3 may answer 200 with an error document once the copy has started.
+    const text = await res.text();
+    if (text.includes('<Error>')) throw errorFromText(text, 200);
     return res.headers.get('x-amz-version-id');
+  }
+
+  /** Copies `versionId` of `key` over the key's current version (a new version, metadata and tags copied). */
+  restoreVersion(bucket: string, key: string, versionId: string): Promise<string | null> {
+    return this.copyObject({ bucket, key, versionId }, { bucket, key });
+  }
+
+  /** Whether `key` has a current version (HeadObject: 404 is no, any other refusal is thrown). */
+  async exists(bucket: string, key: string): Promise<boolean> {
+    try {
+      await this.request('HEAD', this.url(bucket, key));
+      return true;
+    } catch (err) {
+      if (err instanceof S3RequestError && err.status === 404) return false;
+      throw err;
+    }
   }
 
   /** A presigned GET URL valid for `seconds` (at most 7 days, as S3). */

@@ -9,7 +9,7 @@ import { errorText } from './format.ts';
 import { breadcrumbs } from './objects.ts';
 import { S3RequestError, type BucketDocument } from './s3.ts';
 import type { Session } from './session.ts';
-import { childText, parseXml, xmlProblem } from './xml.ts';
+import { childText, parseXml, prettyXml, xmlProblem } from './xml.ts';
 
 function versioningBox(s: Session, bucket: string, current: string | null, problem?: string): HTMLElement {
   const status = current === null ? '' : childText(parseXml(current).documentElement, 'Status');
@@ -68,6 +68,14 @@ function check(which: BucketDocument, text: string): string | null {
   return root === expected ? null : `the document's root element must be ${expected}, not ${root}`;
 }
 
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 const TITLES: Record<Exclude<BucketDocument, 'versioning'>, string> = {
   lifecycle: 'Lifecycle rules',
   cors: 'CORS rules',
@@ -77,7 +85,7 @@ const TITLES: Record<Exclude<BucketDocument, 'versioning'>, string> = {
 function documentBox(s: Session, bucket: string, which: Exclude<BucketDocument, 'versioning'>, current: string | null, readProblem?: string): HTMLElement {
   const id = uid(which);
   const area = h('textarea', { id, rows: 10, spellcheck: 'false', className: 'doc', 'data-document': which });
-  area.value = current ?? '';
+  area.value = current === null ? '' : which === 'policy' ? prettyJson(current) : prettyXml(current);
   const note = h('p', { role: 'status', className: 'hint' }, readProblem ?? (current === null ? 'None set.' : ''));
   const save = async () => {
     const problem = check(which, area.value);
@@ -138,9 +146,11 @@ function expirationForm(area: HTMLTextAreaElement): HTMLElement {
           if (!Number.isInteger(n) || n < 1) return days.focus();
           const rule = `<Rule><ID>expire-${esc(prefix.value) || 'all'}-${n}d</ID><Filter><Prefix>${esc(prefix.value)}</Prefix></Filter><Status>Enabled</Status><Expiration><Days>${n}</Days></Expiration></Rule>`;
           const text = area.value.trim();
-          area.value = text.includes('</LifecycleConfiguration>')
-            ? text.replace('</LifecycleConfiguration>', `${rule}</LifecycleConfiguration>`)
-            : `<?xml version="1.0" encoding="UTF-8"?><LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${rule}</LifecycleConfiguration>`;
+          area.value = prettyXml(
+            text.includes('</LifecycleConfiguration>')
+              ? text.replace('</LifecycleConfiguration>', `${rule}</LifecycleConfiguration>`)
+              : `<?xml version="1.0" encoding="UTF-8"?><LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${rule}</LifecycleConfiguration>`,
+          );
         },
       },
       'Add rule',

@@ -16,6 +16,7 @@ import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
   ListPartsCommand,
   PutBucketVersioningCommand,
@@ -274,6 +275,56 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(sha(await got.Body!.transformToByteArray())).toBe(sha(big));
     expect(got.ETag).toMatch(/-3"$/);
     expect(await page.evaluate(() => localStorage.getItem('shardgate.console.uploads'))).toBeNull();
+  });
+
+  it('pauses and resumes a multipart upload; a cancelled one leaves no upload and no object behind', async () => {
+    await open(`#/objects?bucket=${BUCKET}&prefix=uploads/`);
+    await page.getByRole('heading', { name: `${BUCKET}/uploads/` }).waitFor();
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    const cdp = await chrome.browser.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 8 * MiB });
+    const uploadsOf = async (key: string) =>
+      ((await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: key }))).Uploads ?? []).filter((u) => u.Key === key);
+    try {
+      const paused = randomBytes(17 * MiB);
+      await page.getByLabel('Upload files').setInputFiles({ name: 'paused.bin', mimeType: 'application/octet-stream', buffer: paused });
+      const row = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/paused.bin` });
+      await row.getByRole('button', { name: `Pause ${BUCKET}/uploads/paused.bin` }).click();
+      await row.and(page.locator('[data-state="paused"]')).waitFor();
+      expect(await uploadsOf('uploads/paused.bin')).toHaveLength(1); // kept on the gateway while paused
+      await row.getByRole('button', { name: `Resume ${BUCKET}/uploads/paused.bin` }).click();
+      await row.and(page.locator('[data-state="done"]')).waitFor();
+      const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/paused.bin' }));
+      expect(sha(await got.Body!.transformToByteArray())).toBe(sha(paused));
+
+      await page.getByLabel('Upload files').setInputFiles({ name: 'cancelled.bin', mimeType: 'application/octet-stream', buffer: randomBytes(17 * MiB) });
+      const gone = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/cancelled.bin` });
+      await gone.getByRole('button', { name: `Pause ${BUCKET}/uploads/cancelled.bin` }).waitFor(); // the multipart upload exists
+      await gone.getByRole('button', { name: `Cancel ${BUCKET}/uploads/cancelled.bin` }).click();
+      await gone.and(page.locator('[data-state="cancelled"]')).waitFor();
+      await expect.poll(() => uploadsOf('uploads/cancelled.bin')).toEqual([]);
+      await expect(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/cancelled.bin' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+      expect(await page.evaluate(() => localStorage.getItem('shardgate.console.uploads'))).toBeNull();
+    } finally {
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await cdp.detach();
+    }
+  });
+
+  it('copies and renames an object (a copy, then a delete of the source)', async () => {
+    await open(`#/object?bucket=${BUCKET}&key=many/sub/inner.txt`);
+    await page.getByRole('heading', { name: 'many/sub/inner.txt', exact: true }).waitFor();
+    await page.getByLabel('key', { exact: true }).fill('copies/inner.txt');
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Copy or rename' }).getByRole('status').textContent()).toBe(`Copied to ${BUCKET}/copies/inner.txt.`);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'copies/inner.txt' }))).Body!.transformToString()).toBe('inside a folder');
+    await open(`#/object?bucket=${BUCKET}&key=copies/inner.txt`);
+    await page.getByRole('heading', { name: 'copies/inner.txt', exact: true }).waitFor();
+    await page.getByLabel('key', { exact: true }).fill('copies/renamed.txt');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('heading', { name: 'copies/renamed.txt', exact: true }).waitFor();
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'copies/renamed.txt' }))).Body!.transformToString()).toBe('inside a folder');
+    await expect(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'copies/inner.txt' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
   });
 
   it('an object: properties, metadata, tags, a share link fetched from outside the browser', async () => {
