@@ -10,6 +10,7 @@ import { bucketsView } from './buckets.ts';
 import { objectsView } from './objects.ts';
 import { objectView } from './object.ts';
 import { settingsView } from './settings.ts';
+import { healthView } from './health.ts';
 import { currentPlace } from './route.ts';
 import { uploads } from './upload.ts';
 import { rememberedKey, session, signIn, signOut, type Session } from './session.ts';
@@ -21,6 +22,7 @@ function header(s: Session | null): HTMLElement {
     'header',
     { className: 'top' },
     h('h1', {}, h('a', { href: '#/buckets' }, 'shardgate'), ' console'),
+    s && h('nav', { 'aria-label': 'Console' }, h('a', { href: '#/buckets' }, 'Buckets'), s.admin && h('a', { href: '#/health' }, 'Health')),
     h('span', { className: 'spacer' }),
     s &&
       h(
@@ -110,7 +112,9 @@ async function render(): Promise<void> {
           ? objectView(s, place.bucket, place.key)
           : place.view === 'settings' && place.bucket
             ? settingsView(s, place.bucket)
-            : bucketsView(s);
+            : place.view === 'health' && s.admin
+              ? healthView(s)
+              : bucketsView(s);
     if (turn === rendering) fill(main, await view);
   } catch (err) {
     if (turn === rendering) fill(main, h('p', { className: 'error', role: 'alert' }, errorText(err)));

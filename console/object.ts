@@ -136,14 +136,7 @@ function copyBox(s: Session, bucket: string, key: string, problem: HTMLElement):
     'section',
     { 'aria-labelledby': 'copy-title' },
     h('h3', { id: 'copy-title' }, 'Copy or rename'),
-    h(
-      'div',
-      { className: 'toolbar' },
-      h('label', { for: targetBucket.id }, 'To bucket'),
-      targetBucket,
-      h('label', { for: targetKey.id }, 'key'),
-      targetKey,
-    ),
+    h('div', { className: 'toolbar' }, h('label', { for: targetBucket.id }, 'To bucket'), targetBucket, h('label', { for: targetKey.id }, 'key'), targetKey),
     h(
       'div',
       { className: 'toolbar' },

@@ -268,6 +268,53 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     },
   });
 
+  const unfinished = h('details', { className: 'unfinished' }, h('summary', {}, 'Unfinished multipart uploads here'));
+  const unfinishedList = h('div');
+  unfinished.append(unfinishedList);
+  const listUnfinished = async () => {
+    try {
+      const list = await s.s3.listMultipartUploads(bucket, prefix);
+      fill(
+        unfinishedList,
+        list.length
+          ? h(
+              'ul',
+              {},
+              list.map((u) =>
+                h(
+                  'li',
+                  {},
+                  `${u.key.slice(prefix.length)} (started ${when(u.initiated)}) `,
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      'aria-label': `Abort the upload of ${u.key}`,
+                      onclick: async () => {
+                        try {
+                          await s.s3.abortMultipart(bucket, u.key, u.uploadId);
+                          await listUnfinished();
+                        } catch (err) {
+                          fill(problem, errorText(err));
+                        }
+                      },
+                    },
+                    'Abort',
+                  ),
+                ),
+              ),
+            )
+          : h('p', { className: 'hint' }, 'None: no upload was left unfinished under this prefix.'),
+        h('p', { className: 'hint' }, 'Their parts take space until they are completed or aborted (a lifecycle rule can abort them after some days).'),
+      );
+    } catch (err) {
+      fill(unfinishedList, h('p', { className: 'error' }, errorText(err)));
+    }
+  };
+  unfinished.addEventListener('toggle', () => {
+    if (unfinished.open) void listUnfinished();
+  });
+
   const view = h(
     'section',
     { className: 'objects-view', 'aria-labelledby': 'objects-title' },
@@ -303,6 +350,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     status,
     table,
     pager,
+    unfinished,
   );
   view.addEventListener('dragover', (e) => {
     if (!e.dataTransfer?.types.includes('Files')) return;

@@ -2,7 +2,7 @@
  * Where the console is: the URL's fragment, `#/<view>?<params>` (bucket, prefix, key). The
  * fragment is never sent to the server and never holds a secret; reloads and the back button work.
  */
-export type View = 'buckets' | 'objects' | 'object' | 'settings';
+export type View = 'buckets' | 'objects' | 'object' | 'settings' | 'health';
 
 export interface Place {
   view: View;
@@ -13,7 +13,7 @@ export interface Place {
 
 export function currentPlace(): Place {
   const m = /^#\/(\w+)(?:\?(.*))?$/.exec(location.hash);
-  const view = (['buckets', 'objects', 'object', 'settings'] as const).find((v) => v === m?.[1]) ?? 'buckets';
+  const view = (['buckets', 'objects', 'object', 'settings', 'health'] as const).find((v) => v === m?.[1]) ?? 'buckets';
   const q = new URLSearchParams(m?.[2] ?? '');
   return { view, bucket: q.get('bucket') ?? '', prefix: q.get('prefix') ?? '', key: q.get('key') ?? '' };
 }

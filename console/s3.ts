@@ -327,6 +327,12 @@ export class S3 {
     return textOf(parseXml(await res.text()), 'UploadId') ?? '';
   }
 
+  /** The first 1,000 multipart uploads under `prefix` not yet completed or aborted. */
+  async listMultipartUploads(bucket: string, prefix: string): Promise<{ key: string; uploadId: string; initiated: string }[]> {
+    const root = parseXml(await (await this.request('GET', this.url(bucket, undefined, { uploads: '', prefix }))).text()).documentElement;
+    return childrenNamed(root, 'Upload').map((u) => ({ key: childText(u, 'Key'), uploadId: childText(u, 'UploadId'), initiated: childText(u, 'Initiated') }));
+  }
+
   async listParts(bucket: string, key: string, uploadId: string): Promise<Part[]> {
     const parts: Part[] = [];
     let marker = '';

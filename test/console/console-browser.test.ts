@@ -140,6 +140,16 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(errors).toEqual([]); // no CSP violation, no script error
   });
 
+  it('an admin key sees the gateway health: checks, backends, buckets', async () => {
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('heading', { name: /^Gateway health/ }).waitFor();
+    const backends = page.getByRole('table', { name: 'Backends' });
+    expect(await backends.locator('tbody tr td:first-child').allTextContents()).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
+    expect(['ok', 'warning', 'critical']).toContain(await page.locator('[data-health]').getAttribute('data-health'));
+    await page.getByRole('table', { name: 'Buckets' }).getByRole('link', { name: BUCKET }).waitFor();
+    await shot('health');
+  });
+
   it('a wrong secret is refused with S3 own error', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Access key ID').fill(ROOT_KEY.accessKeyId);
@@ -292,6 +302,8 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
       await row.getByRole('button', { name: `Pause ${BUCKET}/uploads/paused.bin` }).click();
       await row.and(page.locator('[data-state="paused"]')).waitFor();
       expect(await uploadsOf('uploads/paused.bin')).toHaveLength(1); // kept on the gateway while paused
+      await page.getByText('Unfinished multipart uploads here').click(); // a <details>: listed when opened
+      await page.getByRole('button', { name: `Abort the upload of uploads/paused.bin` }).waitFor();
       await row.getByRole('button', { name: `Resume ${BUCKET}/uploads/paused.bin` }).click();
       await row.and(page.locator('[data-state="done"]')).waitFor();
       const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/paused.bin' }));
@@ -316,7 +328,9 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await page.getByRole('heading', { name: 'many/sub/inner.txt', exact: true }).waitFor();
     await page.getByLabel('key', { exact: true }).fill('copies/inner.txt');
     await page.getByRole('button', { name: 'Copy', exact: true }).click();
-    await expect.poll(() => page.getByRole('region', { name: 'Copy or rename' }).getByRole('status').textContent()).toBe(`Copied to ${BUCKET}/copies/inner.txt.`);
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Copy or rename' }).getByRole('status').textContent())
+      .toBe(`Copied to ${BUCKET}/copies/inner.txt.`);
     expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'copies/inner.txt' }))).Body!.transformToString()).toBe('inside a folder');
     await open(`#/object?bucket=${BUCKET}&key=copies/inner.txt`);
     await page.getByRole('heading', { name: 'copies/inner.txt', exact: true }).waitFor();
@@ -405,6 +419,7 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
   it('a key scoped to team-a/ sees and changes only that prefix; remembered on purpose, it survives a reload', async () => {
     await signIn(SCOPED_KEY, { remember: true });
     expect(await page.getByTestId('who').textContent()).toBe(`Signed in as ${SCOPED_KEY.accessKeyId} (scoped)`);
+    expect(await page.getByRole('link', { name: 'Health' }).count()).toBe(0); // not an admin: no health screen
     await page.getByRole('link', { name: `${BUCKET}/team-a/` }).click();
     await page.locator('table.objects tbody tr[data-key]').first().waitFor();
     const keys = await page.locator('table.objects tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => (r as unknown as PageElement).dataset.key));

@@ -16,17 +16,18 @@ export const SCOPED_KEY = {
   scope: [{ buckets: ['shared'], prefixes: ['team-a/'], actions: ['read', 'list', 'write', 'delete'] }],
 };
 
-export function consoleConfig(): object {
-  return { ...ENGINE_CONFIG, credentials: [ROOT_KEY, SCOPED_KEY] };
+export function consoleConfig(extra: object = {}): object {
+  return { ...ENGINE_CONFIG, credentials: [ROOT_KEY, SCOPED_KEY], ...extra };
 }
 
-export async function startConsoleGateway(): Promise<RunningWorker> {
+/** `extra`: config keys that replace the suite's (a larger maxObjectSize for the full-size proof). */
+export async function startConsoleGateway(extra: object = {}): Promise<RunningWorker> {
   return runWorker(
     fileURLToPath(new URL('../s3/fixtures/worker-engine.ts', import.meta.url)),
     { prefix: 'shardgate-console-' },
     {
       config: join(ROOT, 'wrangler.toml'),
-      bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(consoleConfig()) } },
+      bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(consoleConfig(extra)) } },
       persist: true,
     },
   );
