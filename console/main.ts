@@ -94,7 +94,8 @@ function signInView(problem?: string): HTMLElement {
 
 let rendering = 0;
 
-async function render(): Promise<void> {
+/** Draws the screen the fragment names; `moved`: the user went there, so the focus goes to its heading (as a page load would put it at the top). */
+async function render(moved = false): Promise<void> {
   const turn = ++rendering;
   const s = session();
   const main = h('main', { id: 'main' });
@@ -121,11 +122,13 @@ async function render(): Promise<void> {
   }
   if (turn === rendering) {
     document.body.dataset.view = place.view;
-    main.querySelector<HTMLElement>('h2')?.setAttribute('tabindex', '-1');
+    const heading = main.querySelector<HTMLElement>('h2');
+    heading?.setAttribute('tabindex', '-1');
+    if (moved) heading?.focus();
   }
 }
 
-window.addEventListener('hashchange', () => void render());
+window.addEventListener('hashchange', () => void render(true));
 
 async function boot(): Promise<void> {
   const remembered = rememberedKey();

@@ -65,8 +65,8 @@ export interface Part {
   size: number;
 }
 
-/** Bucket settings the console reads and writes as documents. */
-export type BucketDocument = 'versioning' | 'lifecycle' | 'cors' | 'policy';
+/** Bucket settings the console reads and writes as documents (their query flag). */
+export type BucketDocument = 'versioning' | 'lifecycle' | 'cors' | 'policy' | 'encryption' | 'object-lock' | 'logging' | 'tagging';
 
 const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
 
@@ -318,7 +318,7 @@ export class S3 {
     });
   }
 
-  async deleteDocument(bucket: string, which: Exclude<BucketDocument, 'versioning'>): Promise<void> {
+  async deleteDocument(bucket: string, which: BucketDocument): Promise<void> {
     await this.request('DELETE', this.url(bucket, undefined, { [which]: '' }));
   }
 

@@ -1,8 +1,9 @@
 /**
  * A bucket's settings, each read from S3 and written back as S3's own document: versioning (a
- * choice), lifecycle rules and CORS (XML, with a form that writes a simple expiration rule), the
- * bucket policy (JSON). Each document is checked before it is sent (well-formed XML, valid JSON);
- * what S3 then refuses is shown with S3's own code and message.
+ * choice); lifecycle rules (XML, with a form that adds a simple expiration rule), CORS, the bucket
+ * policy (JSON), default encryption, Object Lock defaults, access logging and the bucket's tags.
+ * Each document is checked before it is sent (well-formed XML with the right root element, JSON
+ * with a Statement list); what S3 then refuses is shown with S3's own code and message.
  */
 import { h, fill, uid } from './dom.ts';
 import { errorText } from './format.ts';
@@ -52,8 +53,37 @@ function versioningBox(s: Session, bucket: string, current: string | null, probl
   return form;
 }
 
-function check(which: BucketDocument, text: string): string | null {
-  if (which === 'policy') {
+/** The documents of the settings screen beyond versioning, in S3's own format. */
+type EditableDocument = Exclude<BucketDocument, 'versioning'>;
+
+interface DocumentKind {
+  title: string;
+  /** The XML document's root element; absent: JSON (the policy). */
+  root?: string;
+  /** S3 has a Delete call for it. */
+  removable: boolean;
+  /** How to switch it off when S3 has no Delete call. */
+  offHint?: string;
+}
+
+const DOCUMENTS: Record<EditableDocument, DocumentKind> = {
+  lifecycle: { title: 'Lifecycle rules', root: 'LifecycleConfiguration', removable: true },
+  cors: { title: 'CORS rules', root: 'CORSConfiguration', removable: true },
+  policy: { title: 'Bucket policy', removable: true },
+  encryption: { title: 'Default encryption', root: 'ServerSideEncryptionConfiguration', removable: true },
+  'object-lock': {
+    title: 'Object Lock defaults',
+    root: 'ObjectLockConfiguration',
+    removable: false,
+    offHint: 'Object Lock cannot be switched off once on (as on S3).',
+  },
+  logging: { title: 'Access logging', root: 'BucketLoggingStatus', removable: false, offHint: 'To stop logging, save an empty <BucketLoggingStatus/>.' },
+  tagging: { title: 'Bucket tags', root: 'Tagging', removable: true },
+};
+
+function check(which: EditableDocument, text: string): string | null {
+  const root = DOCUMENTS[which].root;
+  if (!root) {
     try {
       const p = JSON.parse(text);
       return p && typeof p === 'object' && Array.isArray(p.Statement) ? null : 'a policy is a JSON object with a Statement list';
@@ -63,9 +93,8 @@ function check(which: BucketDocument, text: string): string | null {
   }
   const problem = xmlProblem(text);
   if (problem) return `not well-formed XML: ${problem}`;
-  const root = parseXml(text).documentElement.localName;
-  const expected = which === 'lifecycle' ? 'LifecycleConfiguration' : 'CORSConfiguration';
-  return root === expected ? null : `the document's root element must be ${expected}, not ${root}`;
+  const found = parseXml(text).documentElement.localName;
+  return found === root ? null : `the document's root element must be ${root}, not ${found}`;
 }
 
 function prettyJson(text: string): string {
@@ -76,16 +105,11 @@ function prettyJson(text: string): string {
   }
 }
 
-const TITLES: Record<Exclude<BucketDocument, 'versioning'>, string> = {
-  lifecycle: 'Lifecycle rules',
-  cors: 'CORS rules',
-  policy: 'Bucket policy',
-};
-
-function documentBox(s: Session, bucket: string, which: Exclude<BucketDocument, 'versioning'>, current: string | null, readProblem?: string): HTMLElement {
+function documentBox(s: Session, bucket: string, which: EditableDocument, current: string | null, readProblem?: string): HTMLElement {
+  const kind = DOCUMENTS[which];
   const id = uid(which);
-  const area = h('textarea', { id, rows: 10, spellcheck: 'false', className: 'doc', 'data-document': which });
-  area.value = current === null ? '' : which === 'policy' ? prettyJson(current) : prettyXml(current);
+  const area = h('textarea', { id, rows: 8, spellcheck: 'false', className: 'doc', 'data-document': which });
+  area.value = current === null ? '' : kind.root ? prettyXml(current) : prettyJson(current);
   const note = h('p', { role: 'status', className: 'hint' }, readProblem ?? (current === null ? 'None set.' : ''));
   const save = async () => {
     const problem = check(which, area.value);
@@ -98,7 +122,7 @@ function documentBox(s: Session, bucket: string, which: Exclude<BucketDocument, 
     }
   };
   const remove = async () => {
-    if (!confirm(`Remove the ${TITLES[which].toLowerCase()} of ${bucket}?`)) return;
+    if (!confirm(`Remove the ${kind.title.toLowerCase()} of ${bucket}?`)) return;
     try {
       await s.s3.deleteDocument(bucket, which);
       area.value = '';
@@ -110,15 +134,16 @@ function documentBox(s: Session, bucket: string, which: Exclude<BucketDocument, 
   return h(
     'section',
     { 'aria-labelledby': `${id}-title`, className: 'document' },
-    h('h3', { id: `${id}-title` }, TITLES[which]),
-    h('label', { for: id }, which === 'policy' ? 'Policy (JSON)' : `${TITLES[which]} (S3's XML)`),
+    h('h3', { id: `${id}-title` }, kind.title),
+    h('label', { for: id }, kind.root ? `${kind.title} (S3's XML)` : `${kind.title} (JSON)`),
     area,
     which === 'lifecycle' && expirationForm(area),
     h(
       'div',
       { className: 'toolbar' },
       h('button', { type: 'button', onclick: () => void save() }, 'Save'),
-      h('button', { type: 'button', onclick: () => void remove() }, 'Remove'),
+      kind.removable && h('button', { type: 'button', onclick: () => void remove() }, 'Remove'),
+      kind.offHint && h('span', { className: 'hint' }, kind.offHint),
     ),
     note,
   );
@@ -170,16 +195,15 @@ async function read(s: Session, bucket: string, which: BucketDocument): Promise<
 }
 
 export async function settingsView(s: Session, bucket: string): Promise<HTMLElement> {
-  const [versioning, lifecycle, cors, policy] = await Promise.all((['versioning', 'lifecycle', 'cors', 'policy'] as const).map((w) => read(s, bucket, w)));
+  const editable = Object.keys(DOCUMENTS) as EditableDocument[];
+  const [versioning, ...documents] = await Promise.all((['versioning', ...editable] as const).map((w) => read(s, bucket, w)));
   const view = h('section', { className: 'settings-view', 'aria-labelledby': 'settings-title' });
   fill(
     view,
     breadcrumbs(bucket, '', 'settings'),
     h('h2', { id: 'settings-title' }, `Settings of ${bucket}`),
     versioningBox(s, bucket, versioning.text, versioning.problem),
-    documentBox(s, bucket, 'lifecycle', lifecycle.text, lifecycle.problem),
-    documentBox(s, bucket, 'cors', cors.text, cors.problem),
-    documentBox(s, bucket, 'policy', policy.text, policy.problem),
+    editable.map((which, i) => documentBox(s, bucket, which, documents[i]!.text, documents[i]!.problem)),
   );
   return view;
 }

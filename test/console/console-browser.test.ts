@@ -15,6 +15,7 @@
 import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketTaggingCommand,
   GetObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
@@ -163,6 +164,8 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await open(`#/objects?bucket=${BUCKET}`);
     await page.getByRole('link', { name: 'many/', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Page 1' }).waitFor();
+    // Moving to a folder puts the focus on its heading, as a page load would.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('objects-title');
     expect(await page.getByRole('status').filter({ hasText: 'Page 1' }).textContent()).toBe('Page 1: 0 folder(s), 200 object(s), more on the next page.');
     const names = () => page.locator('table.objects tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => (r as unknown as PageElement).dataset.key));
     expect((await names()).slice(0, 2)).toEqual(['many/k-000', 'many/k-001']);
@@ -414,6 +417,13 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await expect.poll(() => lifecycle.getByRole('status').textContent()).toMatch(/^Refused: (InvalidArgument|MalformedXML): /);
     const still = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: BUCKET }));
     expect(still.Rules?.[0]?.ID).toBe('expire-logs/-30d');
+    // Default encryption as the gateway reports it (its policy seals); bucket tags written and read back.
+    expect(await page.getByRole('textbox', { name: "Default encryption (S3's XML)" }).inputValue()).toContain('<SSEAlgorithm>AES256</SSEAlgorithm>');
+    const tags = page.locator('section.document', { has: page.getByRole('heading', { name: 'Bucket tags' }) });
+    await tags.getByRole('textbox').fill('<Tagging><TagSet><Tag><Key>team</Key><Value>storage</Value></Tag></TagSet></Tagging>');
+    await tags.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => tags.getByRole('status').textContent()).toBe('Saved.');
+    expect((await s3.send(new GetBucketTaggingCommand({ Bucket: BUCKET }))).TagSet).toEqual([{ Key: 'team', Value: 'storage' }]);
   });
 
   it('a key scoped to team-a/ sees and changes only that prefix; remembered on purpose, it survives a reload', async () => {
