@@ -1,6 +1,7 @@
 /**
  * One object: what HeadObject says of it (size, type, ETag, checksums, encryption, user metadata,
- * Object Lock), its tags, copy and rename (up to S3's 5 GiB for one CopyObject), a share link (a presigned GET URL with the expiry the user picks, at most
+ * Object Lock), its tags (edited here), legal hold and retention (changed here in a bucket with
+ * Object Lock, where the key may), copy and rename (up to S3's 5 GiB for one CopyObject), a share link (a presigned GET URL with the expiry the user picks, at most
  * S3's 7 days), and its versions and delete markers, any older version of which can be downloaded,
  * restored (copied over the current one: a new version, the old ones kept) or deleted for good.
  */
@@ -105,6 +106,136 @@ function shareBox(s: Session, bucket: string, key: string): HTMLElement {
       'Create link',
     ),
     out,
+    note,
+  );
+}
+
+/** S3's limits on an object's tags. */
+const MAX_TAGS = 10;
+
+function tagsEditor(s: Session, bucket: string, key: string, tags: [string, string][] | null): HTMLElement {
+  const section = h('section', { 'aria-labelledby': 'tags-title' }, h('h3', { id: 'tags-title' }, 'Tags'));
+  if (tags === null) {
+    section.append(h('p', {}, 'Not readable with this key.'));
+    return section;
+  }
+  const rows = h('div', { className: 'tag-rows' });
+  const note = h('p', { className: 'hint', role: 'status' });
+  const addRow = (k = '', v = '') => {
+    const n = rows.children.length + 1;
+    const keyInput = h('input', { 'aria-label': `Tag ${n} key`, value: k, maxlength: 128, className: 'tag-key', spellcheck: 'false' });
+    const valueInput = h('input', { 'aria-label': `Tag ${n} value`, value: v, maxlength: 256, className: 'tag-value', spellcheck: 'false' });
+    const row: HTMLElement = h(
+      'div',
+      { className: 'toolbar' },
+      keyInput,
+      valueInput,
+      h('button', { type: 'button', 'aria-label': `Remove tag ${n}`, onclick: () => row.remove() }, 'Remove'),
+    );
+    rows.append(row);
+  };
+  for (const [k, v] of tags) addRow(k, v);
+  const read = (): [string, string][] =>
+    [...rows.children].map((r) => [(r.querySelector('.tag-key') as HTMLInputElement).value.trim(), (r.querySelector('.tag-value') as HTMLInputElement).value]);
+  const save = async () => {
+    const list = read().filter(([k, v]) => k || v);
+    const keys = list.map(([k]) => k);
+    const problem =
+      list.length > MAX_TAGS
+        ? `at most ${MAX_TAGS} tags`
+        : keys.some((k) => !k)
+          ? 'every tag needs a key'
+          : new Set(keys).size !== keys.length
+            ? 'two tags have the same key'
+            : null;
+    if (problem) return void (note.textContent = `Not sent: ${problem}.`);
+    try {
+      await s.s3.putTags(bucket, key, list);
+      note.textContent = list.length ? 'Saved.' : 'Saved: no tags.';
+    } catch (err) {
+      note.textContent = `Refused: ${errorText(err)}`;
+    }
+  };
+  section.append(
+    rows,
+    h(
+      'div',
+      { className: 'toolbar' },
+      h(
+        'button',
+        { type: 'button', onclick: () => (rows.children.length < MAX_TAGS ? addRow() : void (note.textContent = `At most ${MAX_TAGS} tags.`)) },
+        'Add tag',
+      ),
+      h('button', { type: 'button', onclick: () => void save() }, 'Save tags'),
+    ),
+    note,
+  );
+  return section;
+}
+
+/** Legal hold and retention of the current version, in a bucket with Object Lock (changes need the key's legal-hold / retention actions). */
+function lockBox(s: Session, bucket: string, key: string, head: Headers, refresh: () => void): HTMLElement {
+  const note = h('p', { className: 'hint', role: 'status' });
+  const hold = head.get('x-amz-object-lock-legal-hold') === 'ON';
+  const versionId = head.get('x-amz-version-id') ?? undefined;
+  const mode = h(
+    'select',
+    { id: uid('lock-mode') },
+    ['GOVERNANCE', 'COMPLIANCE'].map((m) => h('option', { value: m, selected: head.get('x-amz-object-lock-mode') === m }, m)),
+  );
+  const until = h('input', { id: uid('lock-until'), type: 'date', required: true });
+  const current = head.get('x-amz-object-lock-retain-until-date');
+  if (current) until.value = current.slice(0, 10);
+  const bypass = h('input', { id: uid('lock-bypass'), type: 'checkbox' });
+  const act = async (what: () => Promise<void>, done: string) => {
+    try {
+      await what();
+      note.textContent = done;
+      refresh();
+    } catch (err) {
+      note.textContent = `Refused: ${errorText(err)}`;
+    }
+  };
+  return h(
+    'section',
+    { 'aria-labelledby': 'lock-title' },
+    h('h3', { id: 'lock-title' }, 'Object Lock'),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('span', {}, `Legal hold: ${hold ? 'on' : 'off'}`),
+      h(
+        'button',
+        { type: 'button', onclick: () => void act(() => s.s3.putLegalHold(bucket, key, !hold, versionId), hold ? 'Legal hold lifted.' : 'Legal hold set.') },
+        hold ? 'Lift legal hold' : 'Set legal hold',
+      ),
+    ),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('label', { for: mode.id }, 'Retention'),
+      mode,
+      h('label', { for: until.id }, 'until'),
+      until,
+      bypass,
+      h('label', { for: bypass.id }, 'bypass governance'),
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: () => {
+            const date = new Date(`${until.value}T00:00:00Z`);
+            if (!until.value || Number.isNaN(date.getTime()) || date.getTime() <= Date.now())
+              return void (note.textContent = 'Not sent: pick a date in the future.');
+            void act(
+              () => s.s3.putRetention(bucket, key, mode.value as 'GOVERNANCE' | 'COMPLIANCE', date, { versionId, bypass: bypass.checked }),
+              'Retention saved.',
+            );
+          },
+        },
+        'Save retention',
+      ),
+    ),
     note,
   );
 }
@@ -258,6 +389,9 @@ export async function objectView(s: Session, bucket: string, key: string): Promi
       fill(problem, `${errorText(err)} (the key may have no current version: see its versions below)`);
     }
     if (head) tags = await s.s3.getTags(bucket, key).catch(() => null);
+    // Object Lock controls only where the bucket has it (its configuration says Enabled).
+    const lock = head ? await s.s3.getDocument(bucket, 'object-lock').catch(() => null) : null;
+    const lockEnabled = lock !== null && /<ObjectLockEnabled>Enabled<\/ObjectLockEnabled>/.test(lock);
     fill(
       view,
       breadcrumbs(bucket, prefix, key.slice(prefix.length)),
@@ -294,21 +428,8 @@ export async function objectView(s: Session, bucket: string, key: string): Promi
         h(
           'div',
           {},
-          head &&
-            h(
-              'section',
-              { 'aria-labelledby': 'tags-title' },
-              h('h3', { id: 'tags-title' }, 'Tags'),
-              tags === null
-                ? h('p', {}, 'Not readable with this key.')
-                : tags.length
-                  ? h(
-                      'dl',
-                      { className: 'props', 'aria-labelledby': 'tags-title' },
-                      tags.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
-                    )
-                  : h('p', {}, 'None.'),
-            ),
+          head && tagsEditor(s, bucket, key, tags),
+          head && lockEnabled && lockBox(s, bucket, key, head, () => void refresh()),
           head && shareBox(s, bucket, key),
           head && copyBox(s, bucket, key, problem),
         ),

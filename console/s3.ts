@@ -68,6 +68,8 @@ export interface Part {
 /** Bucket settings the console reads and writes as documents (their query flag). */
 export type BucketDocument = 'versioning' | 'lifecycle' | 'cors' | 'policy' | 'encryption' | 'object-lock' | 'logging' | 'tagging';
 
+const xmlText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
 const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
 
 async function sha256(body: string): Promise<{ hex: string; base64: string }> {
@@ -232,6 +234,39 @@ export class S3 {
     if (versionId) q.versionId = versionId;
     const doc = parseXml(await (await this.request('GET', this.url(bucket, key, q))).text());
     return childrenNamed(doc.documentElement, 'TagSet', 'Tag').map((t) => [childText(t, 'Key'), childText(t, 'Value')]);
+  }
+
+  /** Replaces the object's tags (PutObjectTagging; none: DeleteObjectTagging). */
+  async putTags(bucket: string, key: string, tags: [string, string][]): Promise<void> {
+    if (!tags.length) return void (await this.request('DELETE', this.url(bucket, key, { tagging: '' })));
+    const body = `<?xml version="1.0" encoding="UTF-8"?><Tagging><TagSet>${tags
+      .map(([k, v]) => `<Tag><Key>${xmlText(k)}</Key><Value>${xmlText(v)}</Value></Tag>`)
+      .join('')}</TagSet></Tagging>`;
+    await this.request('PUT', this.url(bucket, key, { tagging: '' }), { body, digest: true, headers: { 'content-type': 'application/xml' } });
+  }
+
+  /** Sets or lifts the legal hold of the current version (PutObjectLegalHold). */
+  async putLegalHold(bucket: string, key: string, on: boolean, versionId?: string): Promise<void> {
+    const q: Record<string, string> = { 'legal-hold': '' };
+    if (versionId) q.versionId = versionId;
+    const body = `<?xml version="1.0" encoding="UTF-8"?><LegalHold><Status>${on ? 'ON' : 'OFF'}</Status></LegalHold>`;
+    await this.request('PUT', this.url(bucket, key, q), { body, digest: true, headers: { 'content-type': 'application/xml' } });
+  }
+
+  /** Sets the retention of the current version (PutObjectRetention); `bypass`: x-amz-bypass-governance-retention. */
+  async putRetention(
+    bucket: string,
+    key: string,
+    mode: 'GOVERNANCE' | 'COMPLIANCE',
+    until: Date,
+    o: { versionId?: string; bypass?: boolean } = {},
+  ): Promise<void> {
+    const q: Record<string, string> = { retention: '' };
+    if (o.versionId) q.versionId = o.versionId;
+    const body = `<?xml version="1.0" encoding="UTF-8"?><Retention><Mode>${mode}</Mode><RetainUntilDate>${until.toISOString()}</RetainUntilDate></Retention>`;
+    const headers: Record<string, string> = { 'content-type': 'application/xml' };
+    if (o.bypass) headers['x-amz-bypass-governance-retention'] = 'true';
+    await this.request('PUT', this.url(bucket, key, q), { body, digest: true, headers });
   }
 
   /** DeleteObjects (at most 1000 a call); answers the keys S3 refused, with its error. */

@@ -16,6 +16,9 @@ import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketTaggingCommand,
+  GetObjectLegalHoldCommand,
+  GetObjectRetentionCommand,
+  GetObjectTaggingCommand,
   GetObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
@@ -353,8 +356,23 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.locator('dd[data-prop="size"]').textContent()).toBe('14 B (14 bytes)');
     expect(await page.locator('dd[data-prop="x-amz-version-id"]').textContent()).toMatch(/\S/);
     expect(await page.locator('dd[data-prop="content-encoding"]').count()).toBe(0); // the transport's gzip is not the object's
-    expect(await props.allTextContents()).toContain('atlas');
     expect(await props.allTextContents()).toContain('ops');
+    // Tags: shown in the editor, one edited and one added, read back with the AWS SDK.
+    expect(await page.getByLabel('Tag 1 key').inputValue()).toBe('project');
+    expect(await page.getByLabel('Tag 1 value').inputValue()).toBe('atlas');
+    await page.getByLabel('Tag 1 value').fill('atlas-2');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    await page.getByLabel('Tag 2 key').fill('stage');
+    await page.getByLabel('Tag 2 value').fill('prod');
+    await page.getByRole('button', { name: 'Save tags' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Tags' }).getByRole('status').textContent()).toBe('Saved.');
+    expect((await s3.send(new GetObjectTaggingCommand({ Bucket: BUCKET, Key: 'doc.txt' }))).TagSet).toEqual([
+      { Key: 'project', Value: 'atlas-2' },
+      { Key: 'stage', Value: 'prod' },
+    ]);
+    await page.getByLabel('Tag 2 key').fill('project');
+    await page.getByRole('button', { name: 'Save tags' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Tags' }).getByRole('status').textContent()).toBe('Not sent: two tags have the same key.');
     await page.getByLabel('Expires after').selectOption({ label: '15 minutes' });
     await page.getByRole('button', { name: 'Create link' }).click();
     const link = await page.getByRole('textbox', { name: 'Share link' }).inputValue();
@@ -378,6 +396,30 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(got.Metadata).toEqual({ owner: 'ops' });
     const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: BUCKET, Prefix: 'doc.txt' }));
     expect(listed.Versions?.length).toBe(3);
+  });
+
+  it('Object Lock: sets a legal hold and a retention where the bucket has Object Lock', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'locked', ObjectLockEnabledForBucket: true }));
+    await s3.send(new PutObjectCommand({ Bucket: 'locked', Key: 'held.txt', Body: 'keep me' }));
+    await open('#/object?bucket=locked&key=held.txt');
+    const lock = page.getByRole('region', { name: 'Object Lock' });
+    await lock.getByRole('button', { name: 'Set legal hold' }).click();
+    await lock.getByRole('button', { name: 'Lift legal hold' }).waitFor();
+    expect((await s3.send(new GetObjectLegalHoldCommand({ Bucket: 'locked', Key: 'held.txt' }))).LegalHold?.Status).toBe('ON');
+    const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Retention').selectOption('GOVERNANCE');
+    await page.getByLabel('until').fill(day);
+    await page.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(() => page.locator('dd[data-prop="x-amz-object-lock-mode"]').textContent()).toBe('GOVERNANCE');
+    const retention = (await s3.send(new GetObjectRetentionCommand({ Bucket: 'locked', Key: 'held.txt' }))).Retention;
+    expect(retention?.Mode).toBe('GOVERNANCE');
+    expect(retention?.RetainUntilDate?.toISOString()).toBe(`${day}T00:00:00.000Z`);
+    await shot('object-lock', false);
+    // A bucket without Object Lock offers no such controls.
+    await open(`#/object?bucket=${BUCKET}&key=team-a/file-0.txt`);
+    await page.getByRole('heading', { name: 'team-a/file-0.txt', exact: true }).waitFor();
+    await page.getByRole('region', { name: 'Share link' }).waitFor();
+    expect(await page.getByRole('region', { name: 'Object Lock' }).count()).toBe(0);
   });
 
   it('deletes several objects at once (delete markers in a versioned bucket)', async () => {
