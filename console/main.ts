@@ -38,6 +38,7 @@ function header(s: Session | null): HTMLElement {
         {
           type: 'button',
           onclick: () => {
+            uploads.stopAll();
             signOut();
             render();
           },

@@ -90,6 +90,20 @@ export class Uploads {
     }
   }
 
+  /**
+   * The user signs out: the key is gone, so nothing more can be sent. Multipart uploads are paused
+   * (their stored parts stay, resumable once signed in again); single PUTs are cancelled.
+   */
+  stopAll(): void {
+    for (const job of this.jobs) {
+      if (job.state !== 'uploading') continue;
+      job.state = job.resumable ? 'paused' : 'cancelled';
+      job.message = 'stopped by signing out';
+      job.controller.abort();
+      this.draw(job);
+    }
+  }
+
   /** Drops the rows of uploads that ended (stored or cancelled); the panel hides when none is left. */
   clearFinished(): void {
     for (let i = this.jobs.length - 1; i >= 0; i--) {
