@@ -135,6 +135,7 @@ function tagsEditor(s: Session, bucket: string, key: string, tags: [string, stri
     rows.append(row);
   };
   for (const [k, v] of tags) addRow(k, v);
+  if (!tags.length) note.textContent = 'No tags.';
   const read = (): [string, string][] =>
     [...rows.children].map((r) => [(r.querySelector('.tag-key') as HTMLInputElement).value.trim(), (r.querySelector('.tag-value') as HTMLInputElement).value]);
   const save = async () => {
@@ -217,8 +218,7 @@ function lockBox(s: Session, bucket: string, key: string, head: Headers, refresh
       mode,
       h('label', { for: until.id }, 'until'),
       until,
-      bypass,
-      h('label', { for: bypass.id }, 'bypass governance'),
+      h('span', { className: 'check' }, bypass, h('label', { for: bypass.id }, 'bypass governance')),
       h(
         'button',
         {

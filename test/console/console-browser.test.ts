@@ -57,6 +57,12 @@ declare const location: { hash: string; href: string };
 declare const localStorage: { getItem(key: string): string | null };
 declare const sessionStorage: object;
 declare const window: { seen: number[] };
+declare class DataTransfer {
+  items: { add(file: File): void };
+}
+declare class File {
+  constructor(parts: string[], name: string, options: { type: string });
+}
 declare const MutationObserver: new (
   callback: (records: { target: { localName?: string; value?: number; max?: number } }[]) => void,
 ) => { observe(target: unknown, options: object): void };
@@ -248,6 +254,18 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(sha(await stored.Body!.transformToByteArray())).toBe(sha(small));
     expect(stored.ContentType).toBe('application/octet-stream');
     await page.locator('tr[data-key="uploads/small.bin"]').waitFor(); // the listing shows it
+    // Drag and drop: files dropped on the list upload into the folder shown.
+    const dropped = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['dropped on the list'], 'dropped.txt', { type: 'text/plain' }));
+      return dt;
+    });
+    await page.locator('section.objects-view').dispatchEvent('dragover', { dataTransfer: dropped });
+    await page.locator('section.objects-view').dispatchEvent('drop', { dataTransfer: dropped });
+    await page.locator('.upload-list li[data-state="done"]', { hasText: `${BUCKET}/uploads/dropped.txt` }).waitFor();
+    const droppedObject = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/dropped.txt' }));
+    expect(await droppedObject.Body!.transformToString()).toBe('dropped on the list');
+    expect(droppedObject.ContentType).toBe('text/plain');
     await shot('upload');
 
     // 20 MiB: three parts of 8 MiB. The network drops part 3 each time (three attempts): the upload
