@@ -100,11 +100,13 @@ async function render(moved = false): Promise<void> {
   const turn = ++rendering;
   const s = session();
   const main = h('main', { id: 'main' });
-  fill(app, header(s), uploads.panel, main);
   if (!s) {
+    fill(app, header(s), main);
     fill(main, signInView());
     return;
   }
+  uploads.restore(s.accessKeyId);
+  fill(app, header(s), uploads.panel, main);
   const place = currentPlace();
   try {
     const view =

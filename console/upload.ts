@@ -5,7 +5,8 @@
  * stored stay), resumed, or cancelled (AbortMultipartUpload: nothing is left behind). Its upload id,
  * bucket, key and the file's name, size and date are kept in localStorage (no secret: every request
  * on it is still signed) so that after a reload the user picks the same file again and only the
- * missing parts are sent (ListParts says which are stored).
+ * missing parts are sent (ListParts says which are stored). They are offered again only to the key
+ * that started them.
  * The panel lives outside the views, so uploads go on while the user browses.
  */
 import { h, fill } from './dom.ts';
@@ -20,6 +21,8 @@ const PART_ATTEMPTS = 3;
 const STORED = 'shardgate.console.uploads';
 
 interface Resumable {
+  /** Whose upload: after a reload it is offered to that key only. */
+  accessKeyId: string;
   bucket: string;
   key: string;
   uploadId: string;
@@ -79,7 +82,11 @@ export class Uploads {
       ),
       this.list,
     );
-    for (const r of stored()) this.addInterrupted(r);
+  }
+
+  /** After a sign-in: offers this key's uploads that a reload interrupted (once each). */
+  restore(accessKeyId: string): void {
+    for (const r of stored()) if (r.accessKeyId === accessKeyId && !this.jobs.some((j) => j.resumable?.uploadId === r.uploadId)) this.addInterrupted(r);
   }
 
   /** Uploads `files` under `prefix` of `bucket`. */
@@ -91,17 +98,15 @@ export class Uploads {
   }
 
   /**
-   * The user signs out: the key is gone, so nothing more can be sent. Multipart uploads are paused
-   * (their stored parts stay, resumable once signed in again); single PUTs are cancelled.
+   * The user signs out: the key is gone, so nothing more can be sent. Uploads in flight stop; a
+   * multipart upload's stored parts and its record stay (the same key resumes it after signing in
+   * again, picking the file), a single PUT is simply not stored.
    */
   stopAll(): void {
-    for (const job of this.jobs) {
-      if (job.state !== 'uploading') continue;
-      job.state = job.resumable ? 'paused' : 'cancelled';
-      job.message = 'stopped by signing out';
-      job.controller.abort();
-      this.draw(job);
-    }
+    for (const job of this.jobs) if (job.state === 'uploading') job.controller.abort();
+    // The next key to sign in here sees none of these rows; a stored upload is offered again to its own key.
+    for (const job of this.jobs) job.state = 'cancelled';
+    this.clearFinished();
   }
 
   /** Drops the rows of uploads that ended (stored or cancelled); the panel hides when none is left. */
@@ -244,7 +249,16 @@ export class Uploads {
     if (!job.resumable) {
       const partSize = Math.max(PART_SIZE, Math.ceil(file.size / 10_000 / MiB) * MiB);
       const uploadId = await s.s3.createMultipart(job.bucket, job.key, file.type || 'application/octet-stream');
-      job.resumable = { bucket: job.bucket, key: job.key, uploadId, name: file.name, size: file.size, lastModified: file.lastModified, partSize };
+      job.resumable = {
+        accessKeyId: s.accessKeyId,
+        bucket: job.bucket,
+        key: job.key,
+        uploadId,
+        name: file.name,
+        size: file.size,
+        lastModified: file.lastModified,
+        partSize,
+      };
       keep(job.resumable);
       this.draw(job);
     }

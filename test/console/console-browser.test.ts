@@ -54,7 +54,7 @@ interface PageElement {
 }
 declare const document: { activeElement: PageElement | null; cookie: string; body: unknown; querySelectorAll(selector: string): Iterable<PageElement> };
 declare const location: { hash: string; href: string };
-declare const localStorage: { getItem(key: string): string | null };
+declare const localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
 declare const sessionStorage: object;
 declare const window: { seen: number[] };
 declare class DataTransfer {
@@ -484,6 +484,28 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await tags.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => tags.getByRole('status').textContent()).toBe('Saved.');
     expect((await s3.send(new GetBucketTaggingCommand({ Bucket: BUCKET }))).TagSet).toEqual([{ Key: 'team', Value: 'storage' }]);
+  });
+
+  it('an upload interrupted by a reload is offered again to the key that started it only', async () => {
+    const record = {
+      accessKeyId: ROOT_KEY.accessKeyId,
+      bucket: BUCKET,
+      key: 'uploads/left.bin',
+      uploadId: 'left-behind',
+      name: 'left.bin',
+      size: 1,
+      lastModified: 0,
+      partSize: 8,
+    };
+    await page.evaluate((r) => localStorage.setItem('shardgate.console.uploads', JSON.stringify([r])), record);
+    await signIn(SCOPED_KEY);
+    await page.getByRole('link', { name: `${BUCKET}/team-a/` }).waitFor();
+    expect(await page.locator('.upload-list li', { hasText: 'uploads/left.bin' }).count()).toBe(0);
+    await signIn(ROOT_KEY);
+    const row = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/left.bin` });
+    expect(await row.getAttribute('data-state')).toBe('interrupted');
+    await row.getByRole('button', { name: `Cancel ${BUCKET}/uploads/left.bin` }).click(); // its upload id is unknown to the gateway: forgotten all the same
+    await expect.poll(() => page.evaluate(() => localStorage.getItem('shardgate.console.uploads'))).toBeNull();
   });
 
   it('a key scoped to team-a/ sees and changes only that prefix; remembered on purpose, it survives a reload', async () => {
