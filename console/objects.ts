@@ -4,7 +4,8 @@
  * bucket, not just the page shown); pages of S3's continuation tokens, forwards and back, so a
  * bucket of any size is browsed a page at a time; sortable columns (the page shown: S3 lists in
  * key order, so sorting the whole of a large bucket would mean reading all of it); download,
- * delete of many at once, upload by picker or drag and drop.
+ * delete of many objects and folders at once (a folder: every key under it, up to MAX_FOLDER_KEYS),
+ * upload by picker or drag and drop.
  */
 import { h, fill, uid } from './dom.ts';
 import { bytes, errorText, when } from './format.ts';
@@ -14,6 +15,9 @@ import type { Session } from './session.ts';
 import { uploads } from './upload.ts';
 
 type Column = 'name' | 'size' | 'modified';
+
+/** The most keys a delete of folders lists and deletes from the browser. */
+const MAX_FOLDER_KEYS = 100_000;
 
 export function breadcrumbs(bucket: string, prefix: string, last?: string): HTMLElement {
   const parts = prefix.split('/').filter((p, i, all) => p || i < all.length - 1);
@@ -45,6 +49,8 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
   let page: ObjectPage = { folders: [], objects: [], nextToken: null };
   let sort: { column: Column; ascending: boolean } = { column: 'name', ascending: true };
   const selected = new Set<string>();
+  /** Folders selected: deleting one deletes every key under it. */
+  const selectedFolders = new Set<string>();
 
   const status = h('p', { className: 'status', role: 'status', id: uid('objects-status') });
   const problem = h('p', { className: 'error', role: 'alert' });
@@ -61,6 +67,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       if (page.nextToken) tokens[pageIndex + 1] = page.nextToken;
       else tokens = tokens.slice(0, pageIndex + 1);
       selected.clear();
+      selectedFolders.clear();
       draw();
     } catch (err) {
       status.textContent = '';
@@ -118,11 +125,20 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     const foldersSorted = [...page.folders].sort((a, b) => (sort.column === 'name' && !sort.ascending ? (a < b ? 1 : -1) : a < b ? -1 : 1));
     for (const f of foldersSorted) {
       const name = f.slice(prefix.length);
+      const folderBox = h('input', {
+        type: 'checkbox',
+        'aria-label': `Select folder ${name}`,
+        onchange: () => {
+          if (folderBox.checked) selectedFolders.add(f);
+          else selectedFolders.delete(f);
+          selectionChanged();
+        },
+      });
       rows.push(
         h(
           'tr',
-          { className: 'folder' },
-          h('td', {}),
+          { className: 'folder', 'data-folder': f },
+          h('td', {}, folderBox),
           h('td', {}, h('a', { href: href('objects', { bucket, prefix: f }), className: 'folder-link' }, name)),
           h('td', { className: 'num' }, ''),
           h('td', {}, ''),
@@ -139,8 +155,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
         onchange: () => {
           if (box.checked) selected.add(o.key);
           else selected.delete(o.key);
-          deleteButton.disabled = selected.size === 0;
-          deleteButton.textContent = selected.size ? `Delete selected (${selected.size})` : 'Delete selected';
+          selectionChanged();
         },
       });
       rows.push(
@@ -220,10 +235,45 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     return th;
   }
 
+  function selectionChanged(): void {
+    const n = selected.size + selectedFolders.size;
+    deleteButton.disabled = n === 0;
+    deleteButton.textContent = n ? `Delete selected (${n})` : 'Delete selected';
+  }
+
+  /** Every key under the selected folders (a listing without delimiter), at most MAX_FOLDER_KEYS. */
+  async function keysUnderFolders(): Promise<string[] | null> {
+    const keys: string[] = [];
+    for (const folder of selectedFolders) {
+      let token: string | null = null;
+      do {
+        const p: ObjectPage = await s.s3.listObjects(bucket, { prefix: folder, token, maxKeys: 1000 });
+        keys.push(...p.objects.map((o) => o.key));
+        if (keys.length > MAX_FOLDER_KEYS) return null;
+        token = p.nextToken;
+        status.textContent = `Counting the keys of the selected folders: ${keys.length}…`;
+      } while (token);
+    }
+    return keys;
+  }
+
   async function deleteSelected(): Promise<void> {
-    const keys = [...selected];
-    if (!keys.length || !confirm(`Delete ${keys.length} object(s)? In a versioned bucket this adds delete markers; otherwise the data is gone.`)) return;
     deleteButton.disabled = true;
+    let keys = [...selected];
+    try {
+      const inFolders = await keysUnderFolders();
+      if (inFolders === null) {
+        fill(problem, `The selected folders hold more than ${MAX_FOLDER_KEYS} keys: delete them with a lifecycle rule or the CLI.`);
+        return selectionChanged();
+      }
+      keys = [...new Set([...keys, ...inFolders])];
+    } catch (err) {
+      fill(problem, errorText(err));
+      return selectionChanged();
+    }
+    const folders = selectedFolders.size ? ` (${selectedFolders.size} folder(s) with everything in them)` : '';
+    if (!keys.length || !confirm(`Delete ${keys.length} object(s)${folders}? In a versioned bucket this adds delete markers; otherwise the data is gone.`))
+      return selectionChanged();
     try {
       const failed = await s.s3.deleteObjects(
         bucket,

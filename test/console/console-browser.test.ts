@@ -22,6 +22,7 @@ import {
   GetObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
+  ListObjectsV2Command,
   ListPartsCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
@@ -440,7 +441,7 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.getByRole('region', { name: 'Object Lock' }).count()).toBe(0);
   });
 
-  it('deletes several objects at once (delete markers in a versioned bucket)', async () => {
+  it('deletes several objects, and a folder with everything in it, at once (delete markers in a versioned bucket)', async () => {
     await open(`#/objects?bucket=${BUCKET}&prefix=team-b/`);
     await page.getByLabel('Select file-0.txt').check();
     await page.getByLabel('Select file-1.txt').check();
@@ -448,6 +449,14 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await expect.poll(() => page.locator('table.objects tbody tr[data-key]').count()).toBe(1);
     await expect(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-0.txt' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
     expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-2.txt' }))).Body!.transformToString()).toBe('team-b 2');
+    // A folder: every key under it, nested ones too.
+    for (const key of ['trash/a.txt', 'trash/b.txt', 'trash/deep/c.txt']) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: key }));
+    await open(`#/objects?bucket=${BUCKET}`);
+    await page.getByLabel('Select folder trash/').check();
+    await page.getByRole('button', { name: 'Delete selected (1)' }).click();
+    await page.locator('tr[data-folder="trash/"]').waitFor({ state: 'detached' });
+    expect((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'trash/' }))).KeyCount).toBe(0);
+    expect(await page.locator('tr[data-folder="team-b/"]').count()).toBe(1);
   });
 
   it('bucket settings: a lifecycle rule written by the form reads back with the AWS SDK; a refused one shows S3 own error', async () => {
