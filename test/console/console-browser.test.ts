@@ -30,7 +30,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -375,6 +375,12 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.locator('dd[data-prop="size"]').textContent()).toBe('14 B (14 bytes)');
     expect(await page.locator('dd[data-prop="x-amz-version-id"]').textContent()).toMatch(/\S/);
     expect(await page.locator('dd[data-prop="content-encoding"]').count()).toBe(0); // the transport's gzip is not the object's
+    expect(await page.locator('dd[data-prop="x-amz-checksum-crc32"]').textContent()).toMatch(/^[A-Za-z0-9+/]{6}==$/); // the SDK's checksum, stored
+    expect(await page.locator('dd[data-prop="x-amz-server-side-encryption"]').textContent()).toBe('AES256');
+    // Download: an attachment named after the key, with the object's bytes.
+    const [downloaded] = await Promise.all([page.waitForEvent('download'), page.getByRole('toolbar', { name: 'Object' }).getByRole('button', { name: 'Download' }).click()]);
+    expect(downloaded.suggestedFilename()).toBe('doc.txt');
+    expect(readFileSync((await downloaded.path())!, 'utf8')).toBe('second version');
     expect(await props.allTextContents()).toContain('ops');
     // Tags: shown in the editor, one edited and one added, read back with the AWS SDK.
     expect(await page.getByLabel('Tag 1 key').inputValue()).toBe('project');
