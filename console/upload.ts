@@ -18,6 +18,8 @@ export const MULTIPART_FROM = 16 * MiB;
 const PART_SIZE = 8 * MiB;
 const PARALLEL_PARTS = 3;
 const PART_ATTEMPTS = 3;
+/** Files sent at once; the others wait their turn (a drop of a thousand files opens three uploads, not a thousand). */
+const PARALLEL_FILES = 3;
 const STORED = 'shardgate.console.uploads';
 
 interface Resumable {
@@ -32,7 +34,7 @@ interface Resumable {
   partSize: number;
 }
 
-type State = 'uploading' | 'paused' | 'done' | 'failed' | 'cancelled' | 'interrupted';
+type State = 'queued' | 'uploading' | 'paused' | 'done' | 'failed' | 'cancelled' | 'interrupted';
 
 interface Job {
   bucket: string;
@@ -89,11 +91,21 @@ export class Uploads {
     for (const r of stored()) if (r.accessKeyId === accessKeyId && !this.jobs.some((j) => j.resumable?.uploadId === r.uploadId)) this.addInterrupted(r);
   }
 
-  /** Uploads `files` under `prefix` of `bucket`. */
+  /** Uploads `files` under `prefix` of `bucket`, PARALLEL_FILES at a time. */
   add(bucket: string, prefix: string, files: Iterable<File>): void {
     for (const file of files) {
       const job = this.newJob(bucket, prefix + file.name, file, file.size);
-      void this.run(job);
+      job.state = 'queued';
+      this.draw(job);
+    }
+    this.pump();
+  }
+
+  /** Starts queued uploads while fewer than PARALLEL_FILES are sending. */
+  private pump(): void {
+    for (const job of this.jobs) {
+      if (this.jobs.filter((j) => j.state === 'uploading').length >= PARALLEL_FILES) return;
+      if (job.state === 'queued') void this.run(job);
     }
   }
 
@@ -166,7 +178,7 @@ export class Uploads {
         button('Resume…', () => picker.click()),
       );
     }
-    if (job.state === 'uploading' || job.state === 'paused' || job.state === 'interrupted' || job.state === 'failed')
+    if (job.state === 'queued' || job.state === 'uploading' || job.state === 'paused' || job.state === 'interrupted' || job.state === 'failed')
       buttons.push(button(job.state === 'failed' ? 'Discard' : 'Cancel', () => void this.cancel(job)));
     const done = job.state === 'done';
     fill(
@@ -217,7 +229,7 @@ export class Uploads {
 
   private async run(job: Job): Promise<void> {
     const s = this.session();
-    if (!s || !job.file) return;
+    if (!s || !job.file || job.state === 'cancelled') return;
     job.state = 'uploading';
     job.message = '';
     job.controller = new AbortController();
@@ -241,6 +253,8 @@ export class Uploads {
       job.state = 'failed';
       job.message = errorText(err);
       this.draw(job);
+    } finally {
+      this.pump();
     }
   }
 

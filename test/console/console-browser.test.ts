@@ -321,6 +321,16 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     const uploadsOf = async (key: string) =>
       ((await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: key }))).Uploads ?? []).filter((u) => u.Key === key);
     try {
+      // Four files at once: three are sent, the fourth waits its turn.
+      const four = [0, 1, 2, 3].map((i) => ({ name: `batch-${i}.bin`, mimeType: 'application/octet-stream', buffer: randomBytes(4 * MiB) }));
+      await page.getByLabel('Upload files').setInputFiles(four);
+      const batchState = (i: number) => page.locator('.upload-list li', { hasText: `uploads/batch-${i}.bin` }).getAttribute('data-state');
+      expect(await batchState(3)).toBe('queued');
+      expect(await Promise.all([0, 1, 2].map(batchState))).toEqual(['uploading', 'uploading', 'uploading']);
+      for (const i of [0, 1, 2, 3]) await page.locator('.upload-list li[data-state="done"]', { hasText: `uploads/batch-${i}.bin` }).waitFor();
+      const batch3 = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/batch-3.bin' }));
+      expect(sha(await batch3.Body!.transformToByteArray())).toBe(sha(four[3]!.buffer));
+
       const paused = randomBytes(17 * MiB);
       await page.getByLabel('Upload files').setInputFiles({ name: 'paused.bin', mimeType: 'application/octet-stream', buffer: paused });
       const row = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/paused.bin` });
@@ -378,7 +388,10 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.locator('dd[data-prop="x-amz-checksum-crc32"]').textContent()).toMatch(/^[A-Za-z0-9+/]{6}==$/); // the SDK's checksum, stored
     expect(await page.locator('dd[data-prop="x-amz-server-side-encryption"]').textContent()).toBe('AES256');
     // Download: an attachment named after the key, with the object's bytes.
-    const [downloaded] = await Promise.all([page.waitForEvent('download'), page.getByRole('toolbar', { name: 'Object' }).getByRole('button', { name: 'Download' }).click()]);
+    const [downloaded] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('toolbar', { name: 'Object' }).getByRole('button', { name: 'Download' }).click(),
+    ]);
     expect(downloaded.suggestedFilename()).toBe('doc.txt');
     expect(readFileSync((await downloaded.path())!, 'utf8')).toBe('second version');
     expect(await props.allTextContents()).toContain('ops');
