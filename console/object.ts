@@ -386,7 +386,7 @@ export async function objectView(s: Session, bucket: string, key: string): Promi
     try {
       head = await s.s3.headObject(bucket, key);
     } catch (err) {
-      fill(problem, `${errorText(err)} (the key may have no current version: see its versions below)`);
+      fill(problem, `${errorText(err)} (its versions, if any, are below: restore one to bring it back)`);
     }
     if (head) tags = await s.s3.getTags(bucket, key).catch(() => null);
     // Object Lock controls only where the bucket has it (its configuration says Enabled).

@@ -10,7 +10,7 @@
 import { h, fill, uid } from './dom.ts';
 import { bytes, errorText, when } from './format.ts';
 import { href } from './route.ts';
-import type { ObjectEntry, ObjectPage } from './s3.ts';
+import type { ObjectEntry, ObjectPage, VersionPage } from './s3.ts';
 import type { Session } from './session.ts';
 import { uploads } from './upload.ts';
 
@@ -60,6 +60,10 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
 
   /** Listings answered out of order (a filter typed fast) keep only the latest. */
   let loads = 0;
+  /** Versions mode: every version and delete marker under the folder, deleted keys included (to restore them). */
+  let showVersions = false;
+  let versionMarkers: VersionPage['next'][] = [null];
+  let versionPage: VersionPage = { versions: [], folders: [], next: null };
 
   async function load(): Promise<void> {
     const turn = ++loads;
@@ -67,6 +71,14 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     status.textContent = 'Loading…';
     table.setAttribute('aria-busy', 'true');
     try {
+      if (showVersions) {
+        const answer = await s.s3.listVersions(bucket, prefix + filter, versionMarkers[pageIndex], { delimiter: '/', maxKeys: pageSize });
+        if (turn !== loads) return;
+        versionPage = answer;
+        if (answer.next) versionMarkers[pageIndex + 1] = answer.next;
+        else versionMarkers = versionMarkers.slice(0, pageIndex + 1);
+        return drawVersions();
+      }
       const answer = await s.s3.listObjects(bucket, { prefix: prefix + filter, delimiter: '/', token: tokens[pageIndex], maxKeys: pageSize });
       if (turn !== loads) return;
       page = answer;
@@ -88,9 +100,88 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
 
   const restart = () => {
     tokens = [null];
+    versionMarkers = [null];
     pageIndex = 0;
     return load();
   };
+
+  /** The pager under the table: S3's continuation, forwards and back. */
+  function drawPager(hasNext: boolean): void {
+    fill(
+      pager,
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: pageIndex === 0,
+          onclick: () => {
+            pageIndex--;
+            void load();
+          },
+        },
+        '‹ Previous page',
+      ),
+      h('span', { className: 'page-number' }, `Page ${pageIndex + 1}`),
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: !hasNext,
+          onclick: () => {
+            pageIndex++;
+            void load();
+          },
+        },
+        'Next page ›',
+      ),
+    );
+  }
+
+  /** Versions mode: one row per version or delete marker, newest first per key, each key linking to its page (restore there). */
+  function drawVersions(): void {
+    const v = versionPage;
+    status.textContent = `Page ${pageIndex + 1}: ${v.folders.length} folder(s), ${v.versions.length} version(s) and delete marker(s)${v.next ? ', more on the next page' : ''}.`;
+    deleteButton.disabled = true;
+    const rows: HTMLElement[] = [
+      ...v.folders.map((f) =>
+        h(
+          'tr',
+          { className: 'folder', 'data-folder': f },
+          h('td', {}, h('a', { href: href('objects', { bucket, prefix: f }), className: 'folder-link' }, f.slice(prefix.length))),
+          h('td', {}),
+          h('td', { className: 'num' }),
+          h('td', {}),
+          h('td', {}, 'folder'),
+        ),
+      ),
+      ...v.versions.map((e) =>
+        h(
+          'tr',
+          { 'data-key': e.key, 'data-version': e.versionId, className: e.deleteMarker ? 'marker' : '' },
+          h('td', {}, h('a', { href: href('object', { bucket, key: e.key }) }, e.key.slice(prefix.length))),
+          h('td', { className: 'mono' }, e.versionId),
+          h('td', { className: 'num' }, e.deleteMarker ? '' : bytes(e.size)),
+          h('td', {}, when(e.modified)),
+          h('td', {}, e.deleteMarker ? 'delete marker' : 'version', e.isLatest ? ' (current)' : ''),
+        ),
+      ),
+    ];
+    fill(
+      table,
+      h('caption', { className: 'visually-hidden' }, `Versions in ${bucket}/${prefix}`),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Name', 'Version ID', 'Size', 'Last modified', 'Kind'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, className: 'empty' }, 'No version here.'))),
+    );
+    drawPager(v.next !== null);
+  }
 
   function sortedObjects(): ObjectEntry[] {
     const dir = sort.ascending ? 1 : -1;
@@ -208,34 +299,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       ),
       h('tbody', {}, shown ? rows : h('tr', {}, h('td', { colspan: 6, className: 'empty' }, filter ? 'No key starts with that.' : 'Empty.'))),
     );
-    fill(
-      pager,
-      h(
-        'button',
-        {
-          type: 'button',
-          disabled: pageIndex === 0,
-          onclick: () => {
-            pageIndex--;
-            void load();
-          },
-        },
-        '‹ Previous page',
-      ),
-      h('span', { className: 'page-number' }, `Page ${pageIndex + 1}`),
-      h(
-        'button',
-        {
-          type: 'button',
-          disabled: !page.nextToken,
-          onclick: () => {
-            pageIndex++;
-            void load();
-          },
-        },
-        'Next page ›',
-      ),
-    );
+    drawPager(page.nextToken !== null);
     // How long the page took to build and lay out (the layout is forced here, once: the browser does
     // it right after anyway); test/console/console-full.test.ts reports it apart from the listing's time.
     table.getBoundingClientRect();
@@ -299,6 +363,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     }
   }
 
+  const versionsToggle = uid('show-versions');
   const search = h('input', { id: uid('filter'), type: 'search', placeholder: 'name starts with…', spellcheck: 'false', autocomplete: 'off' });
   let typing: ReturnType<typeof setTimeout> | undefined;
   search.addEventListener('input', () => {
@@ -405,6 +470,19 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       h('label', { for: picker.id, className: 'button' }, 'Upload files'),
       deleteButton,
       h('button', { type: 'button', onclick: () => void load() }, 'Refresh'),
+      h(
+        'span',
+        { className: 'check' },
+        h('input', {
+          id: versionsToggle,
+          type: 'checkbox',
+          onchange: (e: Event) => {
+            showVersions = (e.target as HTMLInputElement).checked;
+            void restart();
+          },
+        }),
+        h('label', { for: versionsToggle }, 'Show versions and deleted objects'),
+      ),
       h('a', { href: href('settings', { bucket }), className: 'button' }, 'Bucket settings'),
     ),
     h('p', { className: 'drop-hint' }, 'Drop files anywhere on this list to upload them here.'),

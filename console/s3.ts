@@ -56,6 +56,8 @@ export interface VersionEntry {
 
 export interface VersionPage {
   versions: VersionEntry[];
+  /** Common prefixes, when listed with a delimiter. */
+  folders: string[];
   next: { keyMarker: string; versionIdMarker: string } | null;
 }
 
@@ -83,6 +85,9 @@ async function sha256(body: string): Promise<{ hex: string; base64: string }> {
 /** S3's XML error, the operator routes' JSON one, or the status line. */
 export async function errorOf(res: Response): Promise<S3RequestError> {
   const text = await res.text().catch(() => '');
+  // A HEAD answer has no body: S3 says what it can in headers.
+  if (!text && res.status === 404 && res.headers.get('x-amz-delete-marker') === 'true')
+    return new S3RequestError('NoSuchKey', 'the current version is a delete marker: the object was deleted', 404);
   return errorFromText(text, res.status, res.statusText);
 }
 
@@ -196,8 +201,9 @@ export class S3 {
     };
   }
 
-  async listVersions(bucket: string, prefix: string, after?: VersionPage['next']): Promise<VersionPage> {
-    const q: Record<string, string> = { versions: '', prefix, 'max-keys': '200' };
+  async listVersions(bucket: string, prefix: string, after?: VersionPage['next'], o: { delimiter?: string; maxKeys?: number } = {}): Promise<VersionPage> {
+    const q: Record<string, string> = { versions: '', prefix, 'max-keys': String(o.maxKeys ?? 200) };
+    if (o.delimiter) q.delimiter = o.delimiter;
     if (after) {
       q['key-marker'] = after.keyMarker;
       q['version-id-marker'] = after.versionIdMarker;
@@ -220,6 +226,7 @@ export class S3 {
     const truncated = childText(root, 'IsTruncated') === 'true';
     return {
       versions,
+      folders: childrenNamed(root, 'CommonPrefixes').map((p) => childText(p, 'Prefix')),
       next: truncated ? { keyMarker: childText(root, 'NextKeyMarker'), versionIdMarker: childText(root, 'NextVersionIdMarker') } : null,
     };
   }

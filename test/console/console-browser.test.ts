@@ -468,6 +468,18 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await expect.poll(() => page.locator('table.objects tbody tr[data-key]').count()).toBe(1);
     await expect(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-0.txt' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
     expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-2.txt' }))).Body!.transformToString()).toBe('team-b 2');
+    // Deleted objects are found with their versions, and restored from their page.
+    await page.getByLabel('Show versions and deleted objects').check();
+    const marker = page.locator('tr[data-key="team-b/file-0.txt"].marker');
+    await marker.waitFor();
+    expect(await marker.textContent()).toContain('delete marker (current)');
+    expect(await page.locator('tr[data-key="team-b/file-0.txt"]').count()).toBe(2); // the marker and the version under it
+    await marker.getByRole('link', { name: 'file-0.txt' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^NoSuchKey: the current version is a delete marker/);
+    const older = page.getByRole('table', { name: 'Versions' }).locator('tbody tr:not(.marker)');
+    await older.getByRole('button', { name: /^Restore version / }).click();
+    await page.getByRole('region', { name: 'Properties' }).waitFor();
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-0.txt' }))).Body!.transformToString()).toBe('team-b 0');
     // A folder: every key under it, nested ones too.
     for (const key of ['trash/a.txt', 'trash/b.txt', 'trash/deep/c.txt']) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: key }));
     await open(`#/objects?bucket=${BUCKET}`);
