@@ -75,6 +75,9 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
         const answer = await s.s3.listVersions(bucket, prefix + filter, versionMarkers[pageIndex], { delimiter: '/', maxKeys: pageSize });
         if (turn !== loads) return;
         versionPage = answer;
+        selected.clear();
+        selectedFolders.clear();
+        selectionChanged();
         if (answer.next) versionMarkers[pageIndex + 1] = answer.next;
         else versionMarkers = versionMarkers.slice(0, pageIndex + 1);
         return drawVersions();
@@ -86,6 +89,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       else tokens = tokens.slice(0, pageIndex + 1);
       selected.clear();
       selectedFolders.clear();
+      selectionChanged();
       draw();
     } catch (err) {
       if (turn !== loads) return;
@@ -141,7 +145,6 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
   function drawVersions(): void {
     const v = versionPage;
     status.textContent = `Page ${pageIndex + 1}: ${v.folders.length} folder(s), ${v.versions.length} version(s) and delete marker(s)${v.next ? ', more on the next page' : ''}.`;
-    deleteButton.disabled = true;
     const rows: HTMLElement[] = [
       ...v.folders.map((f) =>
         h(
@@ -219,13 +222,13 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     const started = performance.now();
     const shown = page.folders.length + page.objects.length;
     status.textContent = `Page ${pageIndex + 1}: ${page.folders.length} folder(s), ${page.objects.length} object(s)${page.nextToken ? ', more on the next page' : ''}.`;
-    deleteButton.disabled = true;
     const rows: HTMLElement[] = [];
     const foldersSorted = [...page.folders].sort((a, b) => (sort.column === 'name' && !sort.ascending ? (a < b ? 1 : -1) : a < b ? -1 : 1));
     for (const f of foldersSorted) {
       const name = f.slice(prefix.length);
       const folderBox = h('input', {
         type: 'checkbox',
+        checked: selectedFolders.has(f), // kept across a re-sort
         'aria-label': `Select folder ${name}`,
         onchange: () => {
           if (folderBox.checked) selectedFolders.add(f);
@@ -250,6 +253,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       const name = o.key.slice(prefix.length);
       const box = h('input', {
         type: 'checkbox',
+        checked: selected.has(o.key), // kept across a re-sort
         'aria-label': `Select ${name}`,
         onchange: () => {
           if (box.checked) selected.add(o.key);

@@ -464,6 +464,10 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await open(`#/objects?bucket=${BUCKET}&prefix=team-b/`);
     await page.getByLabel('Select file-0.txt').check();
     await page.getByLabel('Select file-1.txt').check();
+    await page.getByRole('button', { name: 'Size' }).click(); // a re-sort keeps the selection, shown
+    expect(await page.getByLabel('Select file-0.txt').isChecked()).toBe(true);
+    expect(await page.getByLabel('Select file-1.txt').isChecked()).toBe(true);
+    expect(await page.getByLabel('Select file-2.txt').isChecked()).toBe(false);
     await page.getByRole('button', { name: 'Delete selected (2)' }).click();
     await expect.poll(() => page.locator('table.objects tbody tr[data-key]').count()).toBe(1);
     await expect(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'team-b/file-0.txt' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
@@ -474,6 +478,8 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await marker.waitFor();
     expect(await marker.textContent()).toContain('delete marker (current)');
     expect(await page.locator('tr[data-key="team-b/file-0.txt"]').count()).toBe(2); // the marker and the version under it
+    expect(await page.getByRole('button', { name: /^Delete selected/ }).textContent()).toBe('Delete selected');
+    await shot('deleted-objects', false);
     await marker.getByRole('link', { name: 'file-0.txt' }).click();
     await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^NoSuchKey: the current version is a delete marker/);
     const older = page.getByRole('table', { name: 'Versions' }).locator('tbody tr:not(.marker)');
