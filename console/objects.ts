@@ -10,8 +10,8 @@
 import { h, fill, uid } from './dom.ts';
 import { bytes, errorText, when } from './format.ts';
 import { href } from './route.ts';
-import type { ObjectEntry, ObjectPage, VersionPage } from './s3.ts';
-import type { Session } from './session.ts';
+import { S3RequestError, type ObjectEntry, type ObjectPage, type VersionPage } from './s3.ts';
+import { startingPoints, type Session } from './session.ts';
 import { uploads } from './upload.ts';
 
 type Column = 'name' | 'size' | 'modified';
@@ -54,6 +54,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
 
   const status = h('p', { className: 'status', role: 'status', id: uid('objects-status') });
   const problem = h('p', { className: 'error', role: 'alert' });
+  const scopeHint = h('p', { className: 'hint' });
   const table = h('table', { className: 'list objects', 'aria-labelledby': 'objects-title', 'aria-describedby': status.id });
   const pager = h('nav', { className: 'pager', 'aria-label': 'Pages' });
   const deleteButton = h('button', { type: 'button', disabled: true, onclick: () => void deleteSelected() }, 'Delete selected');
@@ -68,6 +69,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
   async function load(): Promise<void> {
     const turn = ++loads;
     fill(problem, '');
+    fill(scopeHint);
     status.textContent = 'Loading…';
     table.setAttribute('aria-busy', 'true');
     try {
@@ -95,6 +97,14 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
       if (turn !== loads) return;
       status.textContent = '';
       fill(problem, errorText(err));
+      // A key scoped to prefixes may not list here, but may list there: say where.
+      const elsewhere = startingPoints(s).filter((p) => p.bucket === bucket && p.prefix && p.prefix !== prefix);
+      if (err instanceof S3RequestError && err.code === 'AccessDenied' && elsewhere.length)
+        fill(
+          scopeHint,
+          'Your key may list: ',
+          elsewhere.flatMap((p, i) => [i ? ', ' : '', h('a', { href: href('objects', { bucket, prefix: p.prefix }) }, `${bucket}/${p.prefix}`)]),
+        );
       fill(table);
       fill(pager);
     } finally {
@@ -491,6 +501,7 @@ export async function objectsView(s: Session, bucket: string, prefix: string): P
     ),
     h('p', { className: 'drop-hint' }, 'Drop files anywhere on this list to upload them here.'),
     problem,
+    scopeHint,
     status,
     table,
     pager,
