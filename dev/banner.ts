@@ -28,6 +28,7 @@ export function banner(b: BannerInput): string {
     '',
     `shardgate local gateway: ${endpoint}  (also http://localhost:${b.port}; path-style; region ${b.region})`,
     `state: ${state} (npm run reset clears it) · ${cron} · status: ${endpoint}/_shardgate/status`,
+    `web console: ${endpoint}/_shardgate/console (sign in with an access key: docs/CONSOLE.md)`,
     `(workerd listens on ${b.workerPort} behind the front: use ${b.port}; workerd alone stalls clients on Expect: 100-continue)`,
   ];
   if (!b.credential) {

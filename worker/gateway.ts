@@ -29,6 +29,7 @@ import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type Deploymen
 import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { deadlineOf, waitBound, withRequestDeadline } from './model/request-deadline.ts';
 import { createOperator } from './app/operator.ts';
+import { createConsole } from './app/console.ts';
 import { MemoryOpsRecord } from './ops/book.ts';
 import { trafficByBucket, trafficByJob } from './ops/counters.ts';
 import { OpsFlusher } from './ops/flusher.ts';
@@ -548,6 +549,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         meter,
       }),
     }),
+    console: config.webConsole.enabled ? createConsole({ authenticate, region: config.region }) : undefined,
     admin: createAdmin({
       authenticate,
       catalog,

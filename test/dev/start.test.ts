@@ -79,6 +79,13 @@ describe('npm start', { timeout: 180_000 }, () => {
     expect(output).toContain(`shardgate local gateway: http://127.0.0.1:${port} `);
     expect((await fetch(`http://127.0.0.1:${port}/_shardgate/status`)).status).toBe(200);
     expect((await fetch(`http://localhost:${port}/_shardgate/status`)).status).toBe(200);
+    // The web console, through the local front as a browser reaches it.
+    expect(output).toContain(`web console: http://127.0.0.1:${port}/_shardgate/console `);
+    const page = await fetch(`http://127.0.0.1:${port}/_shardgate/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = /src="([^"]+\.js)"/.exec(await page.text())![1]!;
+    expect((await fetch(`http://127.0.0.1:${port}${script}`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
   });
 
   it("the banner's copy-paste lines work as printed (awscli, boto3, rclone)", needs('awscli', 'boto3', 'rclone'), async () => {

@@ -64,6 +64,17 @@ function rawProtocolSuite(gate: Gate): void {
         expect(ok.body.length).toBe(0);
       });
 
+      it('HEAD of a text object for a client accepting gzip: no Content-Encoding the object does not have (the runtime would label it gzip)', async () => {
+        expect((await raw(url, { method: 'PUT', path: '/rawp/plain.txt', body: 'plain text', headers: { 'content-type': 'text/plain' } })).status).toBe(200);
+        const head = await raw(url, { method: 'HEAD', path: '/rawp/plain.txt', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+        expect(head.status).toBe(200);
+        expect(head.headers['content-encoding']).toBe('identity');
+        expect(head.headers['content-length']).toBe('10');
+        const get = await raw(url, { path: '/rawp/plain.txt', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+        expect(get.headers['content-encoding']).toBe('identity');
+        expect(get.text).toBe('plain text');
+      });
+
       it('304 Not Modified has no body and carries the ETag', async () => {
         const res = await raw(url, { path: '/rawp/ten', headers: { 'if-none-match': '"781e5e245d69b566979b86e28d23f2c7"' } });
         expect(res.status).toBe(304);

@@ -1,6 +1,6 @@
 /**
- * The gateway's Hono app: request ids on every response; `/_shardgate/status` and the operator's
- * `/_shardgate/admin/*` sub-app (paths no bucket can have: bucket names cannot contain "_");
+ * The gateway's Hono app: request ids on every response; `/_shardgate/status`, the web console
+ * (`/_shardgate/console`) and the operator's `/_shardgate/admin/*` sub-app (paths no bucket can have: bucket names cannot contain "_");
  * everything else is S3: authentication gate -> operation detection -> handler. ONE onError
  * renders every failure: S3Error (and whatever error-map.ts turns into one) as AWS's XML for S3
  * requests, as JSON `{code, message}` for the operator's routes.
@@ -50,6 +50,8 @@ export interface AppOptions {
   settings: S3Settings;
   /** The operator's read-only routes (status, metrics, page), mounted at /_shardgate (operator.ts); absent: none. */
   operator?: Hono<AppEnv>;
+  /** The web console, mounted at /_shardgate/console (console.ts); absent: none (`webConsole.enabled` false). */
+  console?: Hono<AppEnv>;
   /** The operator's API, mounted at /_shardgate/admin (admin.ts); absent: none. */
   admin?: Hono<AppEnv>;
   /** Runs around every request (the gateway keeps background work alive with it). */
@@ -130,8 +132,13 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.res.headers.set('x-amz-id-2', randomId(24, false));
     // S3 bodies are byte-exact with their Content-Length; stop the platform from gzipping them
     // for clients that accept compression (Cloudflare does for text-like types, and so does
-    // wrangler dev). A stored Content-Encoding is returned as it is.
-    if (c.res.body && !c.res.headers.has('content-encoding') && /\b(gzip|br|deflate|zstd)\b/i.test(clientAcceptEncoding(c.req.raw))) {
+    // wrangler dev). A stored Content-Encoding is returned as it is. HEAD too: workerd labels a
+    // bodiless HEAD answer gzip otherwise, as if the object were stored so (the console shows it).
+    if (
+      (c.res.body || c.req.raw.method === 'HEAD') &&
+      !c.res.headers.has('content-encoding') &&
+      /\b(gzip|br|deflate|zstd)\b/i.test(clientAcceptEncoding(c.req.raw))
+    ) {
       c.res.headers.set('content-encoding', 'identity');
     }
   });
@@ -143,11 +150,12 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   });
 
   if (options.admin) app.route(`${OPERATOR_PREFIX}/admin`, options.admin);
+  if (options.console) app.route(`${OPERATOR_PREFIX}/console`, options.console);
   if (options.operator) {
     app.route(OPERATOR_PREFIX, options.operator);
     app.get(`${OPERATOR_PREFIX}/`, (c) => c.redirect(`${OPERATOR_PREFIX}/ui`, 302)); // the page, whose links are relative to /_shardgate/
   }
-  if (options.operator || options.admin) {
+  if (options.operator || options.admin || options.console) {
     app.all(`${OPERATOR_PREFIX}/*`, (c) => {
       throw new S3Error('InvalidRequest', `no operator route ${c.req.method} ${new URL(c.req.url).pathname}`);
     });

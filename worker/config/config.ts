@@ -246,6 +246,17 @@ const opsSettings = z
   .strict();
 
 /**
+ * The web console at /_shardgate/console (worker/app/console.ts, docs/CONSOLE.md): a page that signs
+ * S3 requests in the browser with a key the user types, so it can do exactly what that key may.
+ */
+const consoleSettings = z
+  .object({
+    /** false: no console route (its paths answer like any unknown operator path); the S3 API and the status page are unchanged. */
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+
+/**
  * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
  * base64, held in a Worker secret named by `secret` (or, for local development only, inline as
  * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
@@ -389,6 +400,7 @@ export const configSchema = z
       .strict()
       .default({ mode: 'heads', unitsPerRun: 100 }),
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
+    webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),
   })
   .strict();

@@ -55,12 +55,15 @@ interface CompiledGrant {
 }
 
 export class Access {
-  private readonly grants: CompiledGrant[];
+  private readonly compiled: CompiledGrant[];
+  /** The grants as configured (the console shows a key its own scope: app/console.ts). */
+  readonly grants: readonly Grant[];
   /** Whether the key may use the operator API, metrics and the signed status. */
   readonly admin: boolean;
 
   constructor(grants: readonly Grant[]) {
-    this.grants = grants.map((g) => {
+    this.grants = grants;
+    this.compiled = grants.map((g) => {
       const matchers = g.buckets.map(patternMatcher);
       return { bucket: (name) => matchers.some((m) => m(name)), prefixes: g.prefixes ?? [], actions: new Set(g.actions) };
     });
@@ -69,27 +72,27 @@ export class Access {
 
   /** `action` on object `key` of `bucket`. */
   allowsObject(action: Action, bucket: string, key: string): boolean {
-    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => key.startsWith(p))));
+    return this.compiled.some((g) => g.actions.has(action) && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => key.startsWith(p))));
   }
 
   /** `action` on the whole bucket (a grant without prefixes). */
   allowsBucket(action: Action, bucket: string): boolean {
-    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket) && g.prefixes.length === 0);
+    return this.compiled.some((g) => g.actions.has(action) && g.bucket(bucket) && g.prefixes.length === 0);
   }
 
   /** `action` on some keys of the bucket at least (prefixes or not). */
   allowsSomeOf(action: Action, bucket: string): boolean {
-    return this.grants.some((g) => g.actions.has(action) && g.bucket(bucket));
+    return this.compiled.some((g) => g.actions.has(action) && g.bucket(bucket));
   }
 
   /** Listing `bucket` under `prefix`: every key it can show must lie inside one grant's prefixes. */
   allowsListing(bucket: string, prefix: string): boolean {
-    return this.grants.some((g) => g.actions.has('list') && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => prefix.startsWith(p))));
+    return this.compiled.some((g) => g.actions.has('list') && g.bucket(bucket) && (g.prefixes.length === 0 || g.prefixes.some((p) => prefix.startsWith(p))));
   }
 
   /** Whether ListBuckets shows `bucket` to this key. */
   seesBucket(bucket: string): boolean {
-    return this.grants.some((g) => [...g.actions].some((a) => a !== 'admin') && g.bucket(bucket));
+    return this.compiled.some((g) => [...g.actions].some((a) => a !== 'admin') && g.bucket(bucket));
   }
 }
 
