@@ -126,6 +126,21 @@ describe('a split bucket', () => {
     expect(await root.getManifest('stale', 'x')).toEqual({ ok: null });
   });
 
+  it("a collector whose map is stale takes the garbage of the bucket's partitions: the root answers Moved, taking nothing", async () => {
+    const first = localCatalog({ garbageGraceMs: 0 });
+    const other = localCatalog({ garbageGraceMs: 0 }, first.namespace);
+    await first.insertBucket('sweep', 'auto');
+    expect((await other.getPartitionMap('sweep')).ranges).toHaveLength(1); // cached: one partition
+    await first.splitBucketStatically('sweep', ['m']);
+    const old = manifest('sweep', 'x');
+    await first.commitManifest('sweep', 'x', old, {});
+    await first.commitManifest('sweep', 'x', manifest('sweep', 'x'), {}); // the first one's unit queued in the partition
+    const taken = await other.takeDueGarbage(new Date(Date.now() + 1000), 100);
+    const ids = taken.filter((g) => g.bucket === 'sweep').flatMap((g) => g.units.map((u) => u.unitId));
+    expect(ids).toEqual(old.storage.kind === 'coded' ? old.storage.units.map((u) => u.unitId) : []);
+    expect(ids.length).toBeGreaterThan(0);
+  });
+
   it('copies settings to every partition: versioning decides commits there, a policy fences requests there', async () => {
     const c = localCatalog();
     await c.insertBucket('mirror', 'auto');

@@ -355,14 +355,33 @@ export class DurableCatalog implements Catalog {
     if (limit <= 0) return [];
     const taken = (await this.send('takeDueGarbage', [now.getTime(), limit])) as GarbageUnits[];
     for (const b of await this.listBucketRecords()) {
-      if (taken.length >= limit) break;
-      taken.push(...((await this.send('takeDueGarbage', [now.getTime(), limit - taken.length, b.name])) as GarbageUnits[]));
-      // A split bucket's partitions queue the garbage of their own commits.
-      const map = this.maps.get(b.name) ?? (await this.getPartitionMap(b.name).catch(() => undefined));
-      for (const r of map?.ranges.slice(1) ?? []) {
-        if (taken.length >= limit) break;
-        taken.push(...((await this.call(r.instance, 'takeDueGarbage', [now.getTime(), limit - taken.length, b.name], undefined, 'sweep')) as GarbageUnits[]));
+      // The bucket's root, then its partitions (each queues the garbage of its own commits), by
+      // this isolate's map: the root answers Moved (taking nothing) when its bucket was split
+      // since, and the take is repeated over the new map.
+      for (let attempt = 0; taken.length < limit; attempt++) {
+        const map = this.mapOf(b.name);
+        const got: GarbageUnits[] = [];
+        let moved = false;
+        for (const r of map.ranges) {
+          if (taken.length + got.length >= limit) break;
+          const answer = await this.call(
+            r.instance,
+            'takeDueGarbage',
+            [now.getTime(), limit - taken.length - got.length, b.name],
+            { epoch: map.epoch },
+            'sweep',
+          );
+          if (isMoved(answer)) {
+            moved = true;
+            break;
+          }
+          got.push(...(answer as GarbageUnits[]));
+        }
+        taken.push(...got);
+        if (!moved || attempt + 1 >= MOVED_ATTEMPTS) break;
+        await this.getPartitionMap(b.name).catch(() => undefined);
       }
+      if (taken.length >= limit) break;
     }
     return taken;
   }
@@ -372,7 +391,8 @@ export class DurableCatalog implements Catalog {
     const out = [BUCKET_LIST_INSTANCE];
     for (const b of await this.listBucketRecords()) {
       out.push(b.name);
-      const map = this.maps.get(b.name) ?? (await this.getPartitionMap(b.name).catch(() => undefined));
+      // Read from the root each run (upkeep, not a request): a cached map could miss a partition.
+      const map = await this.getPartitionMap(b.name).catch(() => undefined);
       for (const r of map?.ranges.slice(1) ?? []) out.push(partitionJournal(r.instance));
     }
     return out;
