@@ -38,6 +38,13 @@ const FENCED_ATTEMPTS = 3;
 /** Tries of one call answered Moved (each after reading the map again) before the request fails. */
 const MOVED_ATTEMPTS = 4;
 
+/** Sets `key` in `map` as its newest entry; the oldest goes when SETTINGS_SEEN_MAX are held (a Map keeps insertion order). */
+function keepNewest<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= SETTINGS_SEEN_MAX) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
 /** The CATALOG binding as the client uses it (a DurableObjectNamespace of CatalogObject): instances by name. */
 export interface CatalogNamespace {
   idFromName(name: string): DurableObjectId;
@@ -175,9 +182,7 @@ export class DurableCatalog implements Catalog {
 
   async getPartitionMap(bucket: string): Promise<PartitionMap> {
     const map = unwrap((await this.call(bucketInstance(bucket), 'getPartitionMap', [bucket])) as Reply<PartitionMap>);
-    this.maps.delete(bucket); // re-inserted last: the oldest goes first when full
-    if (this.maps.size >= SETTINGS_SEEN_MAX) this.maps.delete(this.maps.keys().next().value!);
-    this.maps.set(bucket, map);
+    keepNewest(this.maps, bucket, map);
     return map;
   }
 
@@ -277,11 +282,8 @@ export class DurableCatalog implements Catalog {
   }
 
   private saw(bucket: string, settings: BucketSettings): BucketSettings {
-    this.seen.delete(bucket); // re-inserted last: the oldest goes first when full
-    if (settings.stamp !== '') {
-      if (this.seen.size >= SETTINGS_SEEN_MAX) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(bucket, settings);
-    }
+    if (settings.stamp !== '') keepNewest(this.seen, bucket, settings);
+    else this.seen.delete(bucket);
     return settings;
   }
 

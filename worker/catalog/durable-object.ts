@@ -37,7 +37,7 @@ import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
-import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
+import { allGarbage, queueGarbage, readState, SqlObjects, takeDueGarbage, writeState } from './sql-objects.ts';
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
@@ -223,13 +223,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   private stateRow(name: string): string | null {
-    if (!this.schemaReady) return null;
-    return this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
+    return this.schemaReady ? readState(this.sql, name) : null;
   }
 
   private writeState(name: string, value: string | null): void {
-    if (value === null) this.sql.exec('DELETE FROM state WHERE name = ?', name);
-    else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
+    writeState(this.sql, name, value);
+  }
+
+  /** The settings copy a partition is given, as this root holds it now (partition-mirror.ts). */
+  private currentMirror(): Mirror {
+    return { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
   }
 
   /**
@@ -283,7 +286,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const map = this.splitMap();
     const pending = this.stateRow(MIRROR_PENDING);
     if (map === null || pending === null) return;
-    const mirror: Mirror = { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
+    const mirror = this.currentMirror();
     try {
       await Promise.all(map.ranges.slice(1).map((r) => this.peer(r.instance).dispatch('adoptMirror', [bucket, mirror])));
     } catch (err) {
@@ -317,7 +320,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   planStaticSplit(bucket: string, boundaries: string[]): Reply<{ map: PartitionMap; region: string; created: number; mirror: Mirror }> {
     return this.inBucket(bucket, (o) => {
       const row = this.bucketRow(bucket)!;
-      const mirror: Mirror = { generation: Number(this.stateRow(MIRROR_GENERATION) ?? 0), rows: mirrorRows((name) => this.stateRow(name)) };
+      const mirror = this.currentMirror();
       const planned = this.stateRow(SPLIT_PLAN);
       if (planned !== null) return { map: parsePartitionMap(planned), region: row.region, created: row.created, mirror };
       const done = this.splitMap();
@@ -523,7 +526,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   private requestSettings(): BucketSettings {
     if (!this.schemaReady) return NO_SETTINGS;
-    return settingsOf((name) => this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null);
+    return settingsOf((name) => readState(this.sql, name));
   }
 
   /**
@@ -541,7 +544,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
     const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
     if (moved) return moved;
-    if (op.to === 'root' && this.splitMap() !== null) return await this.mirrored(args[0] as string, () => this.run(op.fenced, method, args, stamp));
+    // The cached range, not the map's row: no read per root call of a bucket that never split.
+    if (op.to === 'root' && this.ownedRange() !== null) return await this.mirrored(args[0] as string, () => this.run(op.fenced, method, args, stamp));
     return await this.run(op.fenced, method, args, stamp);
   }
 

@@ -493,12 +493,11 @@ export class SqlObjects {
 
   /** A small named value of the bucket's own bookkeeping (the scrubber's cursor, CORS, tags). */
   getState(name: string): string | null {
-    return this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
+    return readState(this.sql, name);
   }
 
   setState(name: string, value: string | null): void {
-    if (value === null) this.sql.exec('DELETE FROM state WHERE name = ?', name);
-    else this.sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
+    writeState(this.sql, name, value);
   }
 
   /** Stored versions of `key`, delete markers included. */
@@ -582,4 +581,15 @@ export function allGarbage(sql: SqlStorage, bucket: string): GarbageRow[] {
   const reserved = sql.exec<{ unit_id: string; expires: number }>('SELECT unit_id, expires FROM reservations ORDER BY expires').toArray();
   const entry = (ids: string[]): string => JSON.stringify({ bucket, units: [], unitIds: ids } satisfies GarbageUnits);
   return [...rows, ...reserved.map((r) => ({ not_before: r.expires, entry: entry([r.unit_id]) }))];
+}
+
+/** A state row's value (null: absent). */
+export function readState(sql: SqlStorage, name: string): string | null {
+  return sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
+}
+
+/** Sets a state row (null removes it). */
+export function writeState(sql: SqlStorage, name: string, value: string | null): void {
+  if (value === null) sql.exec('DELETE FROM state WHERE name = ?', name);
+  else sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
 }
