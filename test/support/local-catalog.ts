@@ -43,6 +43,16 @@ export class LocalCatalogNamespace {
     return found;
   }
 
+  /**
+   * The instance as a process restart leaves it (a crash, or workerd evicting it): a new
+   * CatalogObject over the same storage, nothing of the old one's memory kept.
+   */
+  restart(name: string): void {
+    const found = this.instances.get(name);
+    if (!found) throw new Error(`no instance ${name}`);
+    this.instances.set(name, { object: new CatalogObject(found.storage.objectState(), this.env as Cloudflare.Env), storage: found.storage });
+  }
+
   get(id: DurableObjectId): DurableObjectStub<CatalogObject> {
     const name = id.name!;
     return new Proxy(

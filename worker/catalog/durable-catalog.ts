@@ -28,6 +28,7 @@ import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { BucketHealth, Catalog, GarbageUnits, SealRecordCursor, UnitRecord } from './types.ts';
+import type { SplitStop } from './sql-split.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -197,6 +198,12 @@ export class DurableCatalog implements Catalog {
     }
     unwrap((await this.call(root, 'commitStaticSplit', [bucket])) as Reply<PartitionMap>);
     return await this.getPartitionMap(bucket);
+  }
+
+  async splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {
+    const map = unwrap((await this.send('splitPartition', [bucket, key, at, stopAfter], undefined, key)) as Reply<PartitionMap | null>);
+    if (map !== null) keepNewest(this.maps, bucket, map);
+    return map;
   }
 
   /**

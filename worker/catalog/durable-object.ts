@@ -30,7 +30,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
-import { reply, type Fenced, type Reply } from './rpc.ts';
+import { reply, unwrap, type Fenced, type Reply } from './rpc.ts';
 import { operation, type CatalogEntry, type OPERATIONS } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
@@ -92,6 +92,26 @@ import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
+import {
+  ackChanges,
+  dropRange,
+  keysAfter,
+  medianKey,
+  peekChanges,
+  pendingChanges,
+  readSplit,
+  replaceKeys,
+  rowsOfKeys,
+  startChangeLog,
+  stopChangeLog,
+  unkeyedReservations,
+  writeSplit,
+  type KeyRows,
+  type SplitChange,
+  type SplitState,
+  type SplitStop,
+} from './sql-split.ts';
+import { SqlLedger } from './sql-ledger.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -108,6 +128,20 @@ const MIRROR_RETRY_MS = 1_000;
 const SPLIT_PLAN = 'partition-plan';
 /** Root: the next partition id (ids are never reused). */
 const NEXT_PARTITION = 'partition-next-id';
+/** Keys per page a split copies (each with all its rows). */
+const SPLIT_PAGE_KEYS = 200;
+/** Catch-up pages before the fence goes up whatever the log's length (writes outrunning the copy wait at the fence). */
+const SPLIT_CATCH_UP_ROUNDS = 50;
+/** The alarm looks at a split this often, and resumes it when its driver is gone. */
+const SPLIT_WATCHDOG_MS = 30_000;
+
+/** A new partition as the root names it (allocatePartition). */
+interface NewPartition {
+  instance: string;
+  region: string;
+  created: number;
+  mirror: Mirror;
+}
 
 type Grace = number; // milliseconds before superseded units may be deleted
 
@@ -389,6 +423,256 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, (o) => o.hasObjectsOrUploads());
   }
 
+  // ---- Partitions: on-line split (sql-split.ts; docs/PARTITIONS.md "Splits on line") ----
+
+  /** The split this instance drives (one at a time); a second caller waits for it. */
+  private splitRun: Promise<Reply<PartitionMap | null>> | null = null;
+  /** While a split commits: key calls of the upper half wait here (milliseconds), then find the new owner. */
+  private fence: { at: string; high: string | null; done: Promise<void> } | null = null;
+
+  /** The stored split state, cached (undefined: not read since this instance started). */
+  private split: SplitState | null | undefined;
+
+  private splitState(): SplitState | null {
+    if (this.split === undefined) this.split = this.schemaReady ? readSplit(this.sql) : null;
+    return this.split;
+  }
+
+  /** Stores the split state (inside a transaction) and keeps the cache; the cache is reread if the transaction fails. */
+  private saveSplit(state: SplitState | null): void {
+    this.split = undefined;
+    writeSplit(this.sql, state);
+  }
+
+  /**
+   * Splits the partition holding `key` at `at` (absent: its median key) while it goes on
+   * answering: Q is made and filled in pages, the keys changed meanwhile are copied again, upper-half
+   * calls wait for milliseconds while the last changes go over and the root commits the new map,
+   * then this partition drops the upper half. Resumable from any point (the state is stored, and
+   * the alarm resumes a split whose driver died); before the commit phase a failure leaves this
+   * partition authoritative, after it the split only goes forward. `stopAfter` ('page', 'fence',
+   * 'commit') abandons the driver at that point as a crash would (tests); the answer is then null.
+   */
+  async splitPartition(bucket: string, _key: string, at?: string, stopAfter?: SplitStop): Promise<Reply<PartitionMap | null>> {
+    if (this.splitRun) return await this.splitRun;
+    this.splitRun = this.driveSplit(bucket, at, stopAfter).finally(() => {
+      this.splitRun = null;
+    });
+    return await this.splitRun;
+  }
+
+  private async driveSplit(bucket: string, at: string | undefined, stopAfter: SplitStop | undefined): Promise<Reply<PartitionMap | null>> {
+    try {
+      let state = this.splitState();
+      if (state !== null && at !== undefined && state.at !== at)
+        throw new S3Error('OperationAborted', `partition is already splitting at ${JSON.stringify(state.at)}`);
+      state ??= await this.beginSplit(bucket, at);
+      await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
+      if (state.phase === 'copying') {
+        for (;;) {
+          const keys = keysAfter(this.sql, state.at, state.high, state.copied, SPLIT_PAGE_KEYS);
+          if (!keys.length) break;
+          await this.sendRows(state, rowsOfKeys(this.sql, keys));
+          state = { ...state, copied: keys.at(-1)! };
+          const saved = state;
+          this.ctx.storage.transactionSync(() => this.saveSplit(saved));
+          if (stopAfter === 'page') return { ok: null };
+        }
+        // Catch up until the log is short; the rest goes over behind the fence.
+        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++) await this.sendChanges(state);
+        state = { ...state, phase: 'committing' };
+        const saved = state;
+        this.ctx.storage.transactionSync(() => this.saveSplit(saved));
+      }
+      return { ok: await this.commitSplit(state, stopAfter) };
+    } catch (err) {
+      if (err instanceof S3Error) return { error: { code: err.code, message: err.message, fields: { ...err.fields } } };
+      throw err;
+    }
+  }
+
+  /** Q's name from the root, Q made with this range's upper half and the settings copy, the change log started. */
+  private async beginSplit(bucket: string, at: string | undefined): Promise<SplitState> {
+    const owned = this.ownedRange() ?? { low: '', high: null, epoch: 0 };
+    const chosen = unwrap(
+      this.inBucket(bucket, () => {
+        const key = at ?? medianKey(this.sql, owned.low, owned.high);
+        if (key === null) throw new S3Error('InvalidRequest', 'The partition holds fewer than two keys: nothing to split.');
+        if (key === owned.low || !owns(owned, key))
+          throw new S3Error('InvalidArgument', `A split key must fall inside the partition, above its first key: ${JSON.stringify(key)}`);
+        if (unkeyedReservations(this.sql) > 0) {
+          throw new S3Error('SlowDown', 'Writes of an earlier release are in flight in this partition; the split can start once they end (minutes).');
+        }
+        return key;
+      }),
+    );
+    const root = owned.low === '' ? null : this.peer(bucketInstance(bucket)); // the root keeps the lowest range
+    const made = unwrap(root ? ((await root.dispatch('allocatePartition', [bucket])) as Reply<NewPartition>) : this.allocatePartition(bucket));
+    await this.peer(made.instance).dispatch('initPartition', [
+      bucket,
+      made.region,
+      made.created,
+      { low: chosen, high: owned.high, epoch: owned.epoch },
+      made.mirror,
+    ]);
+    const state: SplitState = { bucket, at: chosen, low: owned.low, high: owned.high, to: made.instance, copied: null, phase: 'copying', started: Date.now() };
+    this.ctx.storage.transactionSync(() => {
+      if (readSplit(this.sql) !== null) throw new Error('catalog: two splits of one partition'); // splitRun keeps one driver
+      startChangeLog(this.sql, chosen);
+      this.saveSplit(state);
+    });
+    return state;
+  }
+
+  private async sendRows(state: SplitState, batch: KeyRows[]): Promise<void> {
+    unwrap((await this.peer(state.to).dispatch('receiveSplitRows', [state.bucket, batch])) as Reply<void>);
+  }
+
+  /** One page of the change log copied again; its entries cleared unless changed again meanwhile. */
+  private async sendChanges(state: SplitState): Promise<number> {
+    const changes = peekChanges(this.sql, SPLIT_PAGE_KEYS);
+    if (!changes.length) return 0;
+    await this.sendRows(
+      state,
+      rowsOfKeys(
+        this.sql,
+        changes.map((c) => c.key),
+      ),
+    );
+    this.ctx.storage.transactionSync(() => ackChanges(this.sql, changes));
+    return changes.length;
+  }
+
+  /** The fence, the last changes, the root's commit, then the upper half dropped (in the commit's step when this is the root). */
+  private async commitSplit(state: SplitState, stopAfter: SplitStop | undefined): Promise<PartitionMap | null> {
+    let open!: () => void;
+    this.fence = { at: state.at, high: state.high, done: new Promise<void>((r) => (open = r)) };
+    try {
+      while ((await this.sendChanges(state)) > 0);
+      if (stopAfter === 'fence') return null;
+      const change: SplitChange = { low: state.low, at: state.at, high: state.high, to: state.to };
+      let map: PartitionMap;
+      if (state.low === '') {
+        map = await this.commitSplitAtRoot(state.bucket, change, (m) => this.narrow(state, m));
+      } else {
+        map = unwrap((await this.peer(bucketInstance(state.bucket)).dispatch('commitPartitionSplit', [state.bucket, change])) as Reply<PartitionMap>);
+        if (stopAfter === 'commit') return null;
+        this.ctx.storage.transactionSync(() => this.narrow(state, map));
+      }
+      await this.peer(state.to)
+        .dispatch('splitCommitted', [state.bucket])
+        .catch(() => undefined);
+      return map;
+    } finally {
+      this.fence = null;
+      open();
+    }
+  }
+
+  /** This partition owns the lower half at the new map's epoch; the upper half's rows go (synchronous, in a transaction). */
+  private narrow(state: SplitState, map: PartitionMap): void {
+    const i = map.ranges.findIndex((r) => r.low === state.low);
+    const range = ownedRange(map, i);
+    // Changes logged since the last page went over were made behind the fence by calls no map
+    // routes (the alarm handing repairs on: hints, found again); a routed call waited at the fence.
+    this.writeState(PARTITION_RANGE, JSON.stringify(range));
+    dropRange(this.sql, new SqlLedger(this.sql), state.at, state.high);
+    stopChangeLog(this.sql);
+    this.saveSplit(null);
+    this.owned = range;
+  }
+
+  /**
+   * Root: the map gains Q's range at the next epoch, once Q holds the settings copy as the root
+   * holds it now (a setting changed while the copy travelled sends it again). `then` runs in the
+   * same transaction (the root splitting itself narrows there). Idempotent: a split committed
+   * already answers the map.
+   */
+  private async commitSplitAtRoot(bucket: string, change: SplitChange, then?: (map: PartitionMap) => void): Promise<PartitionMap> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const generation = Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1;
+      this.ctx.storage.transactionSync(() => this.writeState(MIRROR_GENERATION, String(generation)));
+      const mirror = this.currentMirror();
+      unwrap((await this.peer(change.to).dispatch('adoptMirror', [bucket, mirror])) as Reply<void>);
+      const map = unwrap(
+        this.inBucket(bucket, () => {
+          if (!sameRows(mirror.rows, this.currentMirror().rows)) return null; // changed meanwhile: again
+          if (this.stateRow(RETIRING) !== null) throw new S3Error('OperationAborted', 'The bucket is being deleted.');
+          const now = this.splitMap() ?? onePartition(bucketInstance(bucket));
+          if (now.ranges.some((r) => r.instance === change.to)) return now; // a retry of a commit that was made
+          const i = now.ranges.findIndex((r) => r.low === change.low);
+          const next = now.ranges[i + 1]?.low ?? null;
+          if (i < 0 || next !== change.high) throw new S3Error('OperationAborted', 'The partition changed while it was being split.');
+          const out: PartitionMap = {
+            epoch: now.epoch + 1,
+            ranges: [...now.ranges.slice(0, i + 1), { low: change.at, instance: change.to }, ...now.ranges.slice(i + 1)],
+          };
+          this.writeState(PARTITION_MAP, JSON.stringify(out));
+          then?.(out);
+          return out;
+        }),
+      );
+      if (map !== null) return map;
+    }
+    throw new S3Error('SlowDown', 'The bucket settings changed on every try of a split; try again.');
+  }
+
+  /** Root: the commit of a split driven by another partition. */
+  async commitPartitionSplit(bucket: string, change: SplitChange): Promise<Reply<PartitionMap>> {
+    try {
+      return { ok: await this.commitSplitAtRoot(bucket, change) };
+    } catch (err) {
+      if (err instanceof S3Error) return { error: { code: err.code, message: err.message, fields: { ...err.fields } } };
+      throw err;
+    }
+  }
+
+  /** Root: a new partition's name (ids never reused), with what it is created with. */
+  allocatePartition(bucket: string): Reply<NewPartition> {
+    return this.inBucket(bucket, () => {
+      const row = this.bucketRow(bucket)!;
+      const id = Number(this.stateRow(NEXT_PARTITION) ?? 1);
+      this.writeState(NEXT_PARTITION, String(id + 1));
+      return { instance: partitionInstance(bucket, `${row.created}.${id}`), region: row.region, created: row.created, mirror: this.currentMirror() };
+    });
+  }
+
+  /** Q: rows of keys copied from the splitting partition replace what it has of them. */
+  receiveSplitRows(bucket: string, batch: KeyRows[]): Reply<void> {
+    return this.inBucket(bucket, () => replaceKeys(this.sql, new SqlLedger(this.sql), batch));
+  }
+
+  /** Q: the map names it now; its repair worklist (copied with the rows) wakes. */
+  async splitCommitted(bucket: string): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => undefined);
+    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    return r;
+  }
+
+  /**
+   * Before a routed call runs: when it falls in the upper half of a split committing here (a walk
+   * or a sum: whatever its start), it waits for the commit (a split left committing by a crash is
+   * driven on first), then is checked against the range as it is then.
+   */
+  private async atFence(key: string | undefined): Promise<void> {
+    // A walk or a sum (no key) reads the upper half too: it waits as well, or a listing by an old map could miss a write Q took.
+    const inUpper = (f: { at: string; high: string | null }) =>
+      key === undefined || (compareKeys(key, f.at) >= 0 && (f.high === null || compareKeys(key, f.high) < 0));
+    if (this.fence === null && this.splitRun === null) {
+      const state = this.splitState();
+      if (state === null || state.phase !== 'committing' || !inUpper(state)) return;
+      void this.splitPartition(state.bucket, state.at, state.at).catch(() => undefined);
+    }
+    const fence = this.fence;
+    if (fence !== null && inUpper(fence)) await fence.done;
+  }
+
+  /** Sets the alarm to `at` unless it is set earlier. */
+  private async wakeAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
 
   /** `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled). */
@@ -542,6 +826,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const op = operation(name);
     if (op === undefined) throw new Error(`CatalogObject.dispatch: no operation ${String(name)}`);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
+    if (route && op.to !== 'root' && op.to !== 'registry' && (this.fence !== null || this.splitRun === null))
+      await this.atFence(op.to === 'key' ? route.key : undefined);
     const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
     if (moved) return moved;
     // The cached range, not the map's row: no read per root call of a bucket that never split.
@@ -752,13 +1038,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<PreparedPart> {
     return this.inBucket(bucket, (o, mp) => {
       const { checksum, metadata } = mp.get(key, uploadId);
-      o.reserve(unitIds, expires);
+      o.reserve(unitIds, expires, key);
       return { checksum, sse: metadata.sse ?? null };
     });
   }
 
-  reserveUnits(bucket: string, unitIds: string[], expires: number, _key?: string): Reply<void> {
-    return this.inBucket(bucket, (o) => o.reserve(unitIds, expires));
+  /** `key` absent: sent by a gateway of an earlier release (an on-line split waits for such reservations to end). */
+  reserveUnits(bucket: string, unitIds: string[], expires: number, key?: string): Reply<void> {
+    return this.inBucket(bucket, (o) => o.reserve(unitIds, expires, key ?? null));
   }
 
   /** The bucket list's instance holds no reservations: only a bucket's own instance names one bucket. */
@@ -820,6 +1107,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
   override async alarm(): Promise<void> {
+    const split = this.splitState();
+    if (split !== null) {
+      // A split whose driver died (a crash, a lost caller) goes on from its stored state.
+      if (this.splitRun === null) void this.splitPartition(split.bucket, split.at, split.at).catch(() => undefined);
+      await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
+    }
     const bucketName = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray()[0]?.name : undefined;
     if (bucketName !== undefined && this.stateRow(MIRROR_PENDING) !== null) await this.pushMirror(bucketName);
     const queue = this.repairQueue;

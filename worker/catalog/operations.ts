@@ -62,7 +62,11 @@ type InternalName =
   | 'commitStaticSplit'
   | 'adoptMirror'
   | 'setRetiring'
-  | 'holdsObjects';
+  | 'holdsObjects'
+  | 'allocatePartition'
+  | 'commitPartitionSplit'
+  | 'receiveSplitRows'
+  | 'splitCommitted';
 
 type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
 
@@ -111,6 +115,13 @@ export const OPERATIONS = {
   setRetiring: { to: 'root', internal: true },
   /** Sent to each partition of a split bucket being deleted (DurableCatalog.removeBucket). */
   holdsObjects: { to: 'partition', internal: true },
+  /** To the partition holding the key (an on-line split: durable-object.ts splitPartition). */
+  splitPartition: { to: 'key', own: true },
+  /** The splitting partition sends these: to the root, then to the new partition. */
+  allocatePartition: { to: 'root', internal: true },
+  commitPartitionSplit: { to: 'root', internal: true },
+  receiveSplitRows: { to: 'partition', internal: true },
+  splitCommitted: { to: 'partition', internal: true },
 
   // ---- Objects and multipart uploads ----
   getManifest: { to: 'key', fenced: true },

@@ -30,6 +30,10 @@
  * shards are on (placement-counts.ts), so the status can count shards on a backend that is down
  * as missing. No table changes; like version 4's step, the counts of what is already stored are
  * taken once from every stored version's manifest (test/catalog/migration-v5-placements.test.ts).
+ * Version 7 (issue 39): `reservations` gains `key`, the key of the write that reserved the unit, so
+ * an on-line split moves a write in flight with its key (sql-split.ts). Rows written before have
+ * none: a split waits until they are committed or expired (minutes), and nothing else reads the
+ * column (test/catalog/migration-v6-reservations.test.ts).
  *
  * SSE-C ETags (issue 37; a fix-up marked by its own state row `sse-c-etags`, not a schema
  * version, since no table changes): every stored SSE-C version's ETag, the MD5 of its plaintext
@@ -78,6 +82,7 @@ export function migrate(sql: SqlStorage, now = Date.now()): number {
   if (found < 3) toVersion3(sql);
   if (found < 4) toVersion4(sql);
   if (found < 6) toVersion6(sql);
+  if (found < 7) toVersion7(sql);
   createSchema(sql); // idempotent: tables and indexes of the current version
   opaqueSseCEtags(sql);
   countClasses(sql);
@@ -204,6 +209,11 @@ function toVersion4(sql: SqlStorage): void {
     }
   }
   for (const [name, n] of counts) sql.exec('INSERT INTO ledger (name, value) VALUES (?, ?)', name, n);
+}
+
+function toVersion7(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('reservations')").toArray();
+  if (!columns.some((c) => c.name === 'key')) sql.exec('ALTER TABLE reservations ADD COLUMN key TEXT');
 }
 
 function toVersion6(sql: SqlStorage): void {

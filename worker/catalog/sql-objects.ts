@@ -515,11 +515,12 @@ export class SqlObjects {
     checkWriteConditions(current ? { etag: current.etag, lastModified: new Date(current.lastModified) } : undefined, conditions, key);
     if (conditions.maxVersions !== undefined && this.versioning() === 'Enabled' && this.versionCount(key) >= conditions.maxVersions)
       throw tooManyVersions(key, conditions.maxVersions);
-    this.reserve(unitIds, expires);
+    this.reserve(unitIds, expires, key);
   }
 
-  reserve(unitIds: string[], expires: number): void {
-    for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires) VALUES (?, ?)', id, expires);
+  /** `key`: the write's (an on-line split moves the reservation with it; sql-split.ts). */
+  reserve(unitIds: string[], expires: number, key: string | null): void {
+    for (const id of unitIds) this.sql.exec('INSERT OR REPLACE INTO reservations (unit_id, expires, key) VALUES (?, ?, ?)', id, expires, key);
   }
 
   /** The units are referenced now (or were never written): their reservations end. */

@@ -20,6 +20,8 @@
  * (sql-access-log.ts).
  * Schema 6: no table changes; the ledger counts units by the backends holding their shards
  * (placement-counts.ts).
+ * Schema 7: `reservations.key`, the key of the write in flight that reserved the unit, so an
+ * on-line split moves a reservation with its key (sql-split.ts); rows of older releases have none.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
@@ -27,7 +29,7 @@ import { ACCESS_LOG_SCHEMA } from './sql-access-log.ts';
 import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 export const SCHEMA =
   LEDGER_SCHEMA +
@@ -59,7 +61,7 @@ CREATE TABLE IF NOT EXISTS parts (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS garbage (id INTEGER PRIMARY KEY, not_before INTEGER NOT NULL, entry TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS garbage_due ON garbage (not_before, id);
-CREATE TABLE IF NOT EXISTS reservations (unit_id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reservations (unit_id TEXT PRIMARY KEY, expires INTEGER NOT NULL, key TEXT) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS reservations_due ON reservations (expires);
 CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS completed_uploads (upload_id TEXT PRIMARY KEY, completed INTEGER NOT NULL, result TEXT NOT NULL);

@@ -10,6 +10,7 @@
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
 import type { PartitionMap } from './partition-map.ts';
+import type { SplitStop } from './sql-split.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
@@ -811,6 +812,13 @@ export interface PartitionCatalog {
    * operators who know a bucket's key space before they fill it. Idempotent.
    */
   splitBucketStatically(bucket: string, boundaries: string[]): Promise<PartitionMap>;
+  /**
+   * Splits the partition holding `key` at `at` (absent: at its median key) while it goes on
+   * answering (docs/PARTITIONS.md "Splits on line"), and answers the new map. InvalidRequest when
+   * the partition holds fewer than two keys; SlowDown while writes of an earlier release are in
+   * flight there. `stopAfter` (tests) abandons the split where a crash would: null is answered.
+   */
+  splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null>;
 }
 
 export type Catalog = PartitionCatalog &

@@ -1,0 +1,203 @@
+// On-line splits of a partition (docs/PARTITIONS.md "Splits on line", issue 39 slice 4): a
+// partition cut in two while writes go on, with the driver stopped where a crash would stop it
+// and the instance restarted, in Node over the product's SQL (test/support/local-catalog.ts).
+
+import { describe, expect, it } from 'vitest';
+import type { ObjectManifest } from '../../worker/format/manifest.ts';
+import type { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
+import { localCatalog, type LocalCatalogNamespace } from '../support/local-catalog.ts';
+import { byUtf8, expectS3, manifest } from './fixtures.ts';
+import { prng } from '../support/random.ts';
+
+type Local = DurableCatalog & { namespace: LocalCatalogNamespace };
+
+const keyAt = (i: number) => `k/${String(i).padStart(4, '0')}`;
+
+/** What a bucket must hold: key -> its current manifest (null: deleted). */
+type Model = Map<string, ObjectManifest | null>;
+
+async function fill(c: Local, bucket: string, n: number, model: Model): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const m = manifest(bucket, keyAt(i));
+    await c.commitManifest(bucket, keyAt(i), m, {});
+    model.set(keyAt(i), m);
+  }
+}
+
+/** Every key reads as the model says, the listing is the model's, health counts the model's objects, and no key lives twice. */
+async function expectHolds(c: Local, bucket: string, model: Model, label = '', versions?: number): Promise<void> {
+  for (const [key, m] of model) expect(await c.getManifest(bucket, key), `${label} ${key}`).toEqual(m);
+  const listed: string[] = [];
+  for (let after: string | null = null; ; ) {
+    const page = await c.listManifests(bucket, { prefix: '', delimiter: null, startAfter: after, maxKeys: 37 });
+    listed.push(...page.objects.map((o) => o.key));
+    if (!page.isTruncated) break;
+    after = page.lastEntry;
+  }
+  const live = [...model].filter(([, m]) => m !== null).map(([k]) => k);
+  expect(listed, label).toEqual(live.sort(byUtf8));
+  const health = await c.bucketHealth(bucket, new Date());
+  expect(health.objects, label).toBe(versions ?? live.length); // the ledger counts every stored version
+  // Each partition holds exactly its range's keys: nothing left behind, nothing copied twice.
+  const map = await c.getPartitionMap(bucket);
+  const held = new Map<string, string>();
+  for (const [i, r] of map.ranges.entries()) {
+    const sql = c.namespace.instance(r.instance).storage.sql;
+    for (const { key } of sql.exec<{ key: string }>('SELECT DISTINCT key FROM versions').toArray()) {
+      expect(held.get(key), `${label} ${key} in two partitions`).toBeUndefined();
+      held.set(key, r.instance);
+      expect(key >= r.low && (i + 1 === map.ranges.length || key < map.ranges[i + 1]!.low), `${label} ${key} outside ${r.instance}`).toBe(true);
+    }
+  }
+}
+
+describe('an on-line split', () => {
+  it('cuts a filled bucket at its median: every key, version, upload, part and count goes where its key now lives', async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    await c.insertBucket('b', 'auto');
+    await c.setVersioning('b', 'Enabled');
+    const model: Model = new Map();
+    await fill(c, 'b', 120, model);
+    for (let i = 0; i < 120; i += 10) {
+      const m = manifest('b', keyAt(i));
+      await c.commitManifest('b', keyAt(i), m, {}); // a second version
+      model.set(keyAt(i), m);
+    }
+    const upload = await c.insertUpload('b', keyAt(100), { metadata: { user: {} }, checksum: null });
+    await c.putPart('b', keyAt(100), upload.uploadId, { partNumber: 1, etag: '"e"', size: 5, lastModified: new Date().toISOString(), units: [] } as never);
+    const before = await c.bucketHealth('b', new Date());
+    const versionsBefore = await c.listVersions('b', { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 });
+
+    const map = (await c.splitPartition('b', keyAt(0)))!;
+    expect(map).toMatchObject({ epoch: 1, ranges: [{ low: '' }, { low: keyAt(60) }] });
+    await expectHolds(c, 'b', model, '', 132);
+    const after = await c.bucketHealth('b', new Date());
+    expect({ objects: after.objects, bytes: after.bytes, units: after.scrub.units }).toEqual({
+      objects: before.objects,
+      bytes: before.bytes,
+      units: before.scrub.units,
+    });
+    const versionsAfter = await c.listVersions('b', { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 });
+    expect(versionsAfter.versions.map((v) => [v.key, v.versionId])).toEqual(versionsBefore.versions.map((v) => [v.key, v.versionId]));
+    expect((await c.listPartRecords('b', keyAt(100), upload.uploadId, 0, 10)).parts).toHaveLength(1);
+    // The new partition's ledger is its rows' (a count taken afresh agrees), and the root's too.
+    for (const r of map.ranges) {
+      const sql = c.namespace.instance(r.instance).storage.sql;
+      const counted = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM versions WHERE delete_marker = 0').one().n;
+      expect(sql.exec<{ value: number }>("SELECT value FROM ledger WHERE name = 'objects'").one().value).toBe(counted);
+    }
+    // Split again, in the new partition (not the root): the root commits the third range.
+    const again = (await c.splitPartition('b', keyAt(119), keyAt(90)))!;
+    expect(again.ranges.map((r) => r.low)).toEqual(['', keyAt(60), keyAt(90)]);
+    await expectHolds(c, 'b', model, '', 132);
+    await expectS3(c.splitPartition('b', keyAt(119), keyAt(90)), 'InvalidArgument'); // the partition's first key
+  });
+
+  it('loses, duplicates and resurrects nothing while writes, overwrites and deletes go on during it', async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    const other = localCatalog({}, c.namespace, { split: false }); // a second isolate, its map left stale
+    await c.insertBucket('busy', 'auto');
+    const model: Model = new Map();
+    await fill(c, 'busy', 800, model);
+    const next = prng(4);
+    let done = false;
+    const traffic = async (who: Local) => {
+      for (let n = 0; !done || n < 20; n++) {
+        const key = keyAt((next() * 880) | 0);
+        if (next() < 0.3) {
+          await who.removeManifest('busy', key);
+          if (model.has(key)) model.set(key, null);
+        } else {
+          const m = manifest('busy', key);
+          await who.commitManifest('busy', key, m, {});
+          model.set(key, m);
+        }
+      }
+    };
+    const writers = Array.from({ length: 8 }, (_, i) => traffic(i % 2 ? other : c));
+    const counted = () => ['commitManifest', 'removeManifest'].reduce((n, m) => n + (c.namespace.calls.get(m) ?? 0), 0);
+    const before = counted();
+    const map = await c.splitPartition('busy', keyAt(0));
+    const second = await c.splitPartition('busy', keyAt(799));
+    done = true;
+    expect(counted() - before).toBeGreaterThan(30); // or the race proves little
+    await Promise.all(writers);
+    expect(map!.ranges).toHaveLength(2);
+    expect(second!.ranges).toHaveLength(3);
+    await expectHolds(c, 'busy', model);
+    await expectHolds(other, 'busy', model, 'stale isolate');
+  });
+
+  it('has exactly one winner of a conditional create racing across the commit', async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    await c.insertBucket('race', 'auto');
+    const model: Model = new Map();
+    await fill(c, 'race', 60, model);
+    const racers = Array.from({ length: 8 }, (_, i) =>
+      localCatalog({}, c.namespace, { split: false }).commitManifest('race', 'k/9999', manifest('race', `k/9999-${i}`), { ifNoneMatch: '*' }),
+    );
+    const [settled] = await Promise.all([Promise.allSettled(racers), c.splitPartition('race', keyAt(0), 'k/5')]);
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    expect(settled.filter((s) => s.status === 'rejected').every((s) => (s as PromiseRejectedResult).reason.code === 'PreconditionFailed')).toBe(true);
+  });
+
+  for (const stop of ['page', 'fence', 'commit'] as const) {
+    it(`resumes after a crash at "${stop}": the old owner answers until the commit, the split completes once driven again`, async () => {
+      const c = localCatalog({}, undefined, { split: false });
+      await c.insertBucket('crash', 'auto');
+      const model: Model = new Map();
+      await fill(c, 'crash', 500, model);
+      // 'commit' is a crash between the root's commit and the splitting partition's narrowing:
+      // only a partition other than the root has that gap (the root commits and narrows in one step).
+      let from = 'bucket:crash';
+      if (stop === 'commit') {
+        const first = (await c.splitPartition('crash', keyAt(0), keyAt(100)))!;
+        from = first.ranges[1]!.instance;
+      }
+      expect(await c.splitPartition('crash', keyAt(499), keyAt(300), stop)).toBeNull();
+      c.namespace.restart(from);
+      const stale = localCatalog({}, c.namespace, { split: false }); // an isolate that read no map since
+      await stale.getPartitionMap('crash');
+      // Writes meanwhile, below and above the split key, by isolates with the map before the crash.
+      for (const i of [5, 150, 350, 480, 510]) {
+        const m = manifest('crash', keyAt(i));
+        await stale.commitManifest('crash', keyAt(i), m, {});
+        model.set(keyAt(i), m);
+      }
+      await stale.removeManifest('crash', keyAt(400));
+      model.set(keyAt(400), null);
+      await expectHolds(stale, 'crash', model, `after the crash at ${stop}`);
+      // Driven again: by the call (a split left committing drives itself) or by the alarm.
+      await c.namespace.instance(from).object.alarm();
+      const map = await c.splitPartition('crash', keyAt(499), keyAt(300)).catch((e: { code?: string }) => e.code);
+      if (typeof map === 'string') expect(map).toBe('InvalidArgument'); // done already: 300 is now a partition's first key
+      const final = await c.getPartitionMap('crash');
+      expect(final.ranges.map((r) => r.low)).toEqual(stop === 'commit' ? ['', keyAt(100), keyAt(300)] : ['', keyAt(300)]);
+      await expectHolds(c, 'crash', model, `resumed after ${stop}`);
+      await expectHolds(stale, 'crash', model, `stale isolate after ${stop}`);
+      // No split state or change log is left behind.
+      for (const r of final.ranges) {
+        const sql = c.namespace.instance(r.instance).storage.sql;
+        expect(sql.exec("SELECT name FROM sqlite_master WHERE name LIKE 'split_%'").toArray()).toEqual([]);
+      }
+    });
+  }
+
+  it('moves a write in flight with its key: its reservation is released where it commits, never collected', async () => {
+    const c = localCatalog({ garbageGraceMs: 0 }, undefined, { split: false });
+    await c.insertBucket('flight', 'auto');
+    const model: Model = new Map();
+    await fill(c, 'flight', 40, model);
+    const m = manifest('flight', 'k/9000');
+    const expires = new Date(Date.now() + 60_000);
+    await c.prepareWrite('flight', 'k/9000', {}, m.storage.kind === 'coded' ? m.storage.units.map((u) => u.unitId) : [], expires);
+    await c.splitPartition('flight', keyAt(0), 'k/5');
+    await c.commitManifest('flight', 'k/9000', m, {}); // in the new partition, where the reservation went
+    model.set('k/9000', m);
+    await expectHolds(c, 'flight', model);
+    // Long after the reservation's expiry nothing of the committed write is collected.
+    const taken = await c.takeDueGarbage(new Date(Date.now() + 3_600_000), 1000);
+    const unitIds = new Set(taken.flatMap((g) => [...g.units.map((u) => u.unitId), ...(g.unitIds ?? [])]));
+    for (const u of m.storage.kind === 'coded' ? m.storage.units : []) expect(unitIds.has(u.unitId)).toBe(false);
+  });
+});
