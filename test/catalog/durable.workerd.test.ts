@@ -40,6 +40,31 @@ describe('CatalogObject', () => {
     for (const key of ['a', 'k', 'z']) while (await c.getManifest(name, key)) await c.removeManifest(name, key);
   });
 
+  it('an on-line split in workerd: the change log (triggers), the copy between objects, the commit at the root, writes going on meanwhile', async () => {
+    const c = new DurableCatalog(namespace());
+    const other = new DurableCatalog(namespace()); // another isolate: its map left stale
+    const name = `online-${Date.now().toString(36)}`;
+    await c.insertBucket(name, 'auto');
+    await c.setVersioning(name, 'Enabled');
+    const keys = Array.from({ length: 60 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+    for (const key of keys) await c.commitManifest(name, key, manifest(name, key), {});
+    const writes = keys.filter((_, i) => i % 3 === 0).map((key) => other.commitManifest(name, key, manifest(name, key), {}));
+    const map = (await c.splitPartition(name, 'k000'))!;
+    await Promise.all(writes);
+    expect(map.ranges.map((r) => r.low)).toEqual(['', 'k030']);
+    const listed = await other.listVersions(name, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 });
+    expect(listed.versions).toHaveLength(80);
+    expect((await c.bucketHealth(name, new Date())).objects).toBe(80);
+    const upper = namespace().get(namespace().idFromName(map.ranges[1]!.instance));
+    const root = namespace().get(namespace().idFromName(map.ranges[0]!.instance));
+    expect(await root.dispatch('getManifest', [name, 'k040'], undefined, { key: 'k040', epoch: map.epoch })).toEqual({ moved: map.epoch });
+    expect(await upper.dispatch('getManifest', [name, 'k040'], undefined, { key: 'k040', epoch: map.epoch })).toMatchObject({ ok: { key: 'k040' } });
+    await runInDurableObject(root, (_o, state) => {
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM versions WHERE key >= 'k030'").one().n).toBe(0);
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name LIKE 'split_%'").toArray()).toEqual([]);
+    });
+  });
+
   it('returns S3 errors as data across RPC, so the client rethrows S3Error with its fields', async () => {
     const stub = namespace().get(namespace().idFromName('bucket:never-created'));
     const r = await stub.getManifest('never-created', 'k');

@@ -101,6 +101,7 @@ const KEY_SCOPED = [
   'repairFailed',
   'commitMove',
   'commitRestripe',
+  'splitPartition', // the partition holding the key splits (partition-split.test.ts)
 ];
 
 describe('routing by scope (issue 39: the seams a partitioned bucket needs)', () => {
@@ -123,6 +124,7 @@ describe('routing by scope (issue 39: the seams a partitioned bucket needs)', ()
       reserveUnits: ['b', ['u'], at, 'K'],
       commitMove: ['b', { key: 'K', unitId: 'u', shard: 0, from: 'b0', to: 'b1' }, at],
       commitRestripe: ['b', { key: 'K', versionId: 'v' }, '{}', { kind: 'inline' }, at],
+      splitPartition: ['b', 'K', 'm'],
     };
     for (const [name, args] of Object.entries(calls)) expect(keyOf(operation(name)!, args), name).toBe('K');
   });
