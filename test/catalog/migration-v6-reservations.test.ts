@@ -23,7 +23,11 @@ const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURE), 'utf
 };
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const POLICY = { k: 4, m: 2, blockSize: 4096, small: { threshold: 256, mode: 'inline' } };
-const columns = (s: SqliteStorage) => s.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('reservations')").toArray().map((c) => c.name);
+const columns = (s: SqliteStorage) =>
+  s.sql
+    .exec<{ name: string }>("SELECT name FROM pragma_table_info('reservations')")
+    .toArray()
+    .map((c) => c.name);
 
 describe('a catalog written by schema 6 opens under schema 7 (reservations keep their key)', () => {
   it('the fixture really is schema 6 with keyless reservations; the step adds the column once', () => {

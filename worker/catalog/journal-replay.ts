@@ -11,6 +11,8 @@
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { BUCKET_LIST_INSTANCE, type JournalSegment, type JournalValue } from '../format/journal.ts';
 import { unitsOf } from './rules.ts';
+import { ownerOf, parsePartitionMap, PARTITION_MAP } from './partition-map.ts';
+import { bucketInstance, partitionJournal } from './routing.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
 import type { GarbageUnits } from './types.ts';
 
@@ -88,46 +90,97 @@ const PARTITION_STATE = new Set(['partition-map', 'partition-range', 'partition-
  * of the settings are left for the root's own, and the partition map goes, so an image (and a
  * rescue made from it) is the bucket as one partition. A partition whose root's journal was not
  * found stands as its bucket's image, with a doubt saying so.
+ * Splits on line: a key's rows may be in two images at once (copied to the new partition before
+ * the old one's deletion of them reached its journal, or the other way round). The root's map
+ * decides: a key's rows come from the image of the partition the map names, and another image's
+ * rows of that key count only when that partition's image is missing or its dump incomplete (then
+ * what the splitting partition last journaled is the best there is, and a doubt says so). So a
+ * key deleted in its new partition is never brought back from the old one's journal.
  */
 function foldPartitions(images: Map<string, InstanceImage>): Map<string, InstanceImage> {
-  for (const [instance, part] of [...images]) {
-    if (!instance.includes('/')) continue;
-    images.delete(instance);
+  const groups = new Map<string, InstanceImage[]>();
+  for (const [instance, image] of images) {
+    if (instance === BUCKET_LIST_INSTANCE) continue;
     const bucket = instance.split('/')[0]!;
-    let root = images.get(bucket);
-    if (!root) {
-      root = {
-        ...part,
-        instance: bucket,
-        tables: new Map(),
-        doubts: [...part.doubts, `the journal of partition ${instance} was found without its bucket's own: settings are missing`],
-      };
-      images.set(bucket, root);
-      for (const [t, rows] of part.tables) if (t === 'buckets' || t === 'state') root.tables.set(t, new Map(rows));
-    }
-    for (const [t, rows] of part.tables) {
-      if (t === 'buckets' || t === 'state') continue;
-      const into = root.tables.get(t) ?? new Map<string, Row>();
-      root.tables.set(t, into);
-      // Keys of versions, objects, uploads and parts are the partition's alone; garbage rows are
-      // numbered per instance, so a partition's take the next free numbers of the root's.
-      let next = t === 'garbage' ? Math.max(0, ...[...into.values()].map((r) => Number(r.id))) + 1 : 0;
-      for (const [k, r] of rows) {
-        if (t !== 'garbage') into.set(k, r);
-        else {
-          const id = next++;
-          into.set(JSON.stringify([id]), { ...r, id });
-        }
-      }
-    }
-    root.complete &&= part.complete;
-    root.doubts.push(...part.doubts.map((d) => `partition ${instance}: ${d}`));
+    groups.set(bucket, [...(groups.get(bucket) ?? []), image]);
+  }
+  for (const [bucket, members] of groups) {
+    if (members.length === 1 && members[0]!.instance === bucket) continue; // a bucket never split
+    for (const m of members) images.delete(m.instance);
+    images.set(bucket, foldBucket(bucket, members));
   }
   for (const image of images.values()) {
     const state = image.tables.get('state');
     for (const [k, r] of state ?? []) if (PARTITION_STATE.has(String(r.name))) state!.delete(k);
   }
   return images;
+}
+
+function foldBucket(bucket: string, members: InstanceImage[]): InstanceImage {
+  const found = members.find((m) => m.instance === bucket);
+  const root: InstanceImage = found
+    ? { ...found, tables: new Map(), doubts: [...found.doubts] }
+    : {
+        ...members[0]!,
+        instance: bucket,
+        tables: new Map(),
+        doubts: [`the journal of partition ${members[0]!.instance} was found without its bucket's own: settings are missing`],
+      };
+  const settingsFrom = found ?? members[0]!;
+  for (const [t, rows] of settingsFrom.tables) if (t === 'buckets' || t === 'state') root.tables.set(t, new Map(rows));
+  const mapRow = found ? [...(found.tables.get('state')?.values() ?? [])].find((r) => r.name === PARTITION_MAP) : undefined;
+  const map = mapRow ? parsePartitionMap(String(mapRow.value)) : null;
+  const byJournal = new Map(members.map((m) => [m.instance, m]));
+  /** The image whose rows of `key` count alone (null: every image's, as no image is sure). */
+  const ownerOfKey = (key: string): InstanceImage | null => {
+    if (map === null) return null;
+    const owner = byJournal.get(journalOfPartition(ownerOf(map, key), bucket));
+    return owner?.complete ? owner : null;
+  };
+  const ownerMissing = new Set<string>();
+  for (const m of [...members].sort((a, b) => (a.instance === bucket ? -1 : b.instance === bucket ? 1 : 0))) {
+    const uploads = m.tables.get('uploads');
+    const keyOfRow = (t: string, r: Row): string | null =>
+      t === 'versions' || t === 'objects' || t === 'uploads'
+        ? String(r.key)
+        : t === 'parts'
+          ? ((uploads?.get(JSON.stringify([r.upload_id]))?.key as string | undefined) ?? null)
+          : null;
+    for (const [t, rows] of m.tables) {
+      if (t === 'buckets' || t === 'state') continue;
+      const into = root.tables.get(t) ?? new Map<string, Row>();
+      root.tables.set(t, into);
+      // Garbage rows are numbered per instance: a partition's take the next free numbers of the root's.
+      let next = t === 'garbage' ? Math.max(0, ...[...into.values()].map((r) => Number(r.id))) + 1 : 0;
+      for (const [k, r] of rows) {
+        if (t === 'garbage') {
+          const id = next++;
+          into.set(JSON.stringify([id]), { ...r, id });
+          continue;
+        }
+        const key = keyOfRow(t, r);
+        const owner = key === null ? null : ownerOfKey(key);
+        if (owner !== null && owner !== m) continue; // the partition the map names holds this key's truth
+        if (owner === null && key !== null && map !== null && m.instance !== journalOfPartition(ownerOf(map, key), bucket)) ownerMissing.add(key);
+        into.set(k, r);
+      }
+    }
+    if (m !== found) {
+      root.complete &&= m.complete;
+      root.doubts.push(...m.doubts.map((d) => `partition ${m.instance}: ${d}`));
+    }
+  }
+  if (ownerMissing.size) {
+    root.doubts.push(
+      `${ownerMissing.size} keys were taken from the journal of a partition they had left, as the journal of the partition holding them was missing or incomplete`,
+    );
+  }
+  return root;
+}
+
+/** A partition's instance name as its journal is named (the root's: the bucket). */
+function journalOfPartition(instance: string, bucket: string): string {
+  return instance === bucketInstance(bucket) ? bucket : partitionJournal(instance);
 }
 
 export interface VersionImage {
