@@ -13,6 +13,8 @@ import { prng } from '../support/random.ts';
 const SPLIT = ['a/', 'b', 'd', 'k', 'k/', 'm', 'x'];
 
 runCatalogContract('sql in node, buckets split in 8 partitions', (options) => localCatalog(options), { split: SPLIT });
+// Splits on line between any two calls: after every third write the partition holding its key splits at its median.
+runCatalogContract('sql in node, partitions split on line every 3 writes', (options) => localCatalog(options, undefined, { split: false, splitEvery: 3 }));
 
 const alphabet = ['a', 'b', '/', '-', 'é', '\uFFFD', '\u{1F600}'];
 
@@ -203,5 +205,14 @@ describe('a split bucket', () => {
     // The progress of upkeep jobs is the root's, one record per job.
     await c.setDrainState('seals', '{"x":1}');
     expect(await c.getDrainState('seals')).toBe('{"x":1}');
+  });
+});
+
+describe('the contract split on line', () => {
+  it('really splits: a bucket written through the hook ends in several partitions', async () => {
+    const c = localCatalog({}, undefined, { split: false, splitEvery: 3 });
+    await c.insertBucket('grows', 'auto');
+    for (let i = 0; i < 30; i++) await c.commitManifest('grows', `k${i}`, manifest('grows', `k${i}`), {});
+    expect((await c.getPartitionMap('grows')).ranges.length).toBeGreaterThanOrEqual(4);
   });
 });

@@ -78,8 +78,12 @@ export class LocalCatalogNamespace {
 export function localCatalog(
   options: CatalogOptions = {},
   namespace = new LocalCatalogNamespace(),
-  /** `split: false`: buckets stay one partition even in the `split` project (a rebuild makes them so). */
-  hooks: { split?: false } = {},
+  /**
+   * `split: false`: buckets stay one partition even in the `split` project (a rebuild makes them so).
+   * `splitEvery`: after every n-th write (whatever its answer), the partition holding its key is
+   * split on line at its median (Catalog.splitPartition), so suites meet splits between any two calls.
+   */
+  hooks: { split?: false; splitEvery?: number } = {},
 ): DurableCatalog & { namespace: LocalCatalogNamespace } {
   const catalog = new DurableCatalog(namespace as unknown as DurableObjectNamespace<CatalogObject>, options) as DurableCatalog & {
     namespace: LocalCatalogNamespace;
@@ -96,7 +100,35 @@ export function localCatalog(
       await catalog.splitBucketStatically(bucket, boundaries);
     };
   }
+  // The `split` project also splits partitions on line every few writes (SHARDGATE_TEST_SPLIT_EVERY).
+  const every = hooks.splitEvery ?? (hooks.split !== false ? Number(process.env.SHARDGATE_TEST_SPLIT_EVERY ?? 0) : 0);
+  if (every > 0) splitOnLine(catalog, every);
   return catalog;
+}
+
+const WRITES = ['commitManifest', 'removeManifest', 'insertUpload', 'putPart', 'commitUpload', 'removeUpload'] as const;
+
+function splitOnLine(catalog: DurableCatalog & { namespace: LocalCatalogNamespace }, every: number): void {
+  let writes = 0;
+  for (const name of WRITES) {
+    const write = (catalog[name] as (...a: unknown[]) => Promise<unknown>).bind(catalog);
+    (catalog as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      try {
+        return await write(...args);
+      } finally {
+        if (++writes % every === 0) {
+          // The harness's splits are not the suite's calls: tests counting catalog calls see none of them.
+          const counted = new Map(catalog.namespace.calls);
+          // Too few keys, or a split point at a partition's first key: nothing to split, as it would be in a gateway.
+          await catalog.splitPartition(args[0] as string, args[1] as string).catch((e: { code?: string }) => {
+            if (!['InvalidRequest', 'InvalidArgument', 'NoSuchBucket'].includes(String(e.code))) throw e;
+          });
+          catalog.namespace.calls.clear();
+          for (const [k, v] of counted) catalog.namespace.calls.set(k, v);
+        }
+      }
+    };
+  }
 }
 
 /** Boundaries cutting through the keys tests use most ('a/..', 'big', 'file-1', 'k', 'obj', 'photos/..', 'x'). */
