@@ -562,6 +562,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       upkeep,
       localSwitch,
       drain: { fleet, pools, run: drain },
+      partitions: config.partitions,
       restripe: { run: restripe, progress: restripeStatus },
       journal,
       journalUpkeep: journalUpkeepRun,

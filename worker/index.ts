@@ -20,6 +20,10 @@ import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
 import { scrubBatch } from './upkeep/scrubber.ts';
 import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 import { isMoveLink, runMoveLink, startMoveChains, type ChainDeps, type MoveLink } from './upkeep/move-chain.ts';
+import { splitDuePartitions } from './upkeep/split-partitions.ts';
+
+/** How long a cron run may spend splitting partitions (a split of millions of rows takes longer: it resumes from its own alarm). */
+const PARTITION_SPLIT_BUDGET_MS = 60_000;
 import { errorMessage } from './model/error-message.ts';
 
 /** Shards one cron run moves at most (each 5 to 7 subrequests; the collector and the scrubber share the invocation's 1000). */
@@ -110,6 +114,17 @@ export default {
       g.background
         .run(ctx, () => g.journalUpkeep('cron'))
         .catch((err: unknown) => logLine({ msg: 'journal upkeep', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+    );
+    // Catalog partitions over their split thresholds split on line (upkeep/split-partitions.ts).
+    jobs.push(
+      g.background
+        .run(ctx, () => splitDuePartitions(g.catalog, g.config.partitions, { deadline: started + PARTITION_SPLIT_BUDGET_MS }))
+        .then(
+          (r) => {
+            if (r.split.length || r.failed.length || r.warned) logLine({ msg: 'partitions', ...r, ms: Date.now() - started }, r.failed.length > 0);
+          },
+          (err: unknown) => logLine({ msg: 'partitions', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
+        ),
     );
     const fleetChanging = g.fleet.some((b) => b.state !== 'active' || b.rebalance);
     // The bucket list, read once for the jobs below that walk every bucket.

@@ -16,41 +16,51 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { splitDuePartitions, type PartitionAssessment, type SplitThresholds } from '../../worker/upkeep/split-partitions.ts';
 
 const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
 
+function gateway(partitions?: SplitThresholds) {
+  const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `d${i}` }));
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 100 } } },
+    defaultPolicy: 'ec',
+    credentials: [KEY],
+  });
+  const catalog = localCatalog({}, undefined, { split: false });
+  const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
+  const authenticate = makeAuthenticate(config, {});
+  const admin = createAdmin({
+    authenticate,
+    catalog,
+    backends,
+    region: 'us-east-1',
+    scrub: { mode: 'heads', unitsPerRun: 10 },
+    enqueueRepair: () => {},
+    repair: async () => {},
+    ...(partitions ? { partitions } : {}),
+  });
+  const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+  const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
+  const call = async (path: string, init: RequestInit = {}) => {
+    const length: Record<string, string> = typeof init.body === 'string' ? { 'content-length': String(new TextEncoder().encode(init.body).length) } : {};
+    return app.fetch(await client.sign(`http://gw.test/${path}`, { ...init, headers: { ...length } }));
+  };
+  const admin_ = async (query: string) => {
+    const res = await call(`_shardgate/admin/partitions?${query}`, { method: 'POST' });
+    return {
+      status: res.status,
+      body: (await res.json()) as { ranges?: { low: string }[]; epoch?: number; code?: string; partitions?: PartitionAssessment[] },
+    };
+  };
+
+  return { store, call, admin_, catalog };
+}
+
 describe('a bucket split by the operator, used through S3', () => {
   it('refuses a bucket holding anything; then reads, lists, versions and deletes across the boundaries', async () => {
-    const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `m${i}`, domain: `d${i}` }));
-    const config = parseConfig({
-      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 100 } } },
-      defaultPolicy: 'ec',
-      credentials: [KEY],
-    });
-    const catalog = localCatalog({}, undefined, { split: false });
-    const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
-    const authenticate = makeAuthenticate(config, {});
-    const admin = createAdmin({
-      authenticate,
-      catalog,
-      backends,
-      region: 'us-east-1',
-      scrub: { mode: 'heads', unitsPerRun: 10 },
-      enqueueRepair: () => {},
-      repair: async () => {},
-    });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
-    const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
-    const call = async (path: string, init: RequestInit = {}) => {
-      const length: Record<string, string> = typeof init.body === 'string' ? { 'content-length': String(new TextEncoder().encode(init.body).length) } : {};
-      return app.fetch(await client.sign(`http://gw.test/${path}`, { ...init, headers: { ...length } }));
-    };
-    const admin_ = async (query: string) => {
-      const res = await call(`_shardgate/admin/partitions?${query}`, { method: 'POST' });
-      return { status: res.status, body: (await res.json()) as { ranges?: { low: string }[]; epoch?: number; code?: string } };
-    };
-
+    const { store, call, admin_ } = gateway();
     await store.createBucket('docs', { region: 'us-east-1' });
     expect((await call('docs/a', { method: 'PUT', body: 'x' })).status).toBe(200);
     expect(await admin_(`bucket=docs&at=${encodeURIComponent('["m"]')}`)).toMatchObject({ status: 409, body: { code: 'BucketNotEmpty' } });
@@ -58,7 +68,7 @@ describe('a bucket split by the operator, used through S3', () => {
     const split = await admin_(`bucket=docs&at=${encodeURIComponent(JSON.stringify(['2024/06', 'm']))}`);
     expect(split.status, JSON.stringify(split.body)).toBe(200);
     expect(split.body.ranges!.map((r) => r.low)).toEqual(['', '2024/06', 'm']);
-    expect((await admin_('bucket=docs')).body).toEqual(split.body);
+    expect((await admin_('bucket=docs')).body).toMatchObject(split.body);
 
     const bodies = new Map<string, string>();
     for (const key of ['2024/01/a', '2024/05/b', '2024/06/c', '2024/07/d', 'k', 'm', 'z/1']) {
@@ -89,5 +99,43 @@ describe('a bucket split by the operator, used through S3', () => {
     const versions = await (await call('docs?versions&prefix=z%2F')).text();
     expect([...versions.matchAll(/<Version>/g)]).toHaveLength(2);
     expect((await call('docs', { method: 'DELETE' })).status).toBe(409);
+  });
+
+  it('splits a filled bucket on line through the API and by the cron past its thresholds; S3 sees one bucket throughout', async () => {
+    const thresholds: SplitThresholds = { autoSplit: true, splitRows: 40, splitBytes: 1024 ** 3, warnFraction: 0.5 };
+    const { store, call, admin_, catalog } = gateway(thresholds);
+    await store.createBucket('live', { region: 'us-east-1' });
+    const keys = Array.from({ length: 60 }, (_, i) => `logs/${String(i).padStart(3, '0')}`);
+    for (const key of keys) expect((await call(`live/${key}`, { method: 'PUT', body: `${key} `.repeat(40) })).status).toBe(200);
+    const before = await admin_('bucket=live');
+    expect(before.body.partitions!.map((p) => [p.low, p.versions, p.verdict])).toEqual([['', 60, 'split']]);
+    // The operator splits at a key of their choosing; writes and reads go on.
+    const split = await admin_(`bucket=live&split=logs%2F000&splitAt=${encodeURIComponent('logs/045')}`);
+    expect(split.status, JSON.stringify(split.body)).toBe(200);
+    expect(split.body.partitions!.map((p) => [p.low, p.versions, p.verdict])).toEqual([
+      ['', 45, 'split'],
+      ['logs/045', 15, 'ok'],
+    ]);
+    // The cron splits what is still over (the root's 45 at its median), and leaves the rest.
+    const report = await splitDuePartitions(catalog, thresholds, { deadline: Date.now() + 60_000 });
+    expect(report).toMatchObject({ split: [{ bucket: 'live', low: '', at: 'logs/022' }], failed: [] });
+    const after = await admin_('bucket=live');
+    expect(after.body.partitions!.map((p) => [p.low, p.versions])).toEqual([
+      ['', 22],
+      ['logs/022', 23],
+      ['logs/045', 15],
+    ]);
+    expect(after.body.partitions!.map((p) => p.verdict)).toEqual(['warn', 'warn', 'ok']);
+    for (const key of keys) expect(await (await call(`live/${key}`)).text(), key).toBe(`${key} `.repeat(40));
+    const paged: string[] = [];
+    let token = '';
+    for (let page = 0; page < 20; page++) {
+      const xml = await (await call(`live?list-type=2&max-keys=7${token ? `&continuation-token=${encodeURIComponent(token)}` : ''}`)).text();
+      paged.push(...[...xml.matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]!));
+      token = /<NextContinuationToken>([^<]+)</.exec(xml)?.[1] ?? '';
+      if (!token) break;
+    }
+    expect(paged).toEqual(keys);
+    expect(await admin_('bucket=live&split=nope&splitAt=logs%2F045')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
   });
 });

@@ -20,9 +20,12 @@
  *                              null (upkeep/scrub-selection.ts); the cron's cursor is left alone
  *   locate?bucket=NAME&key=K[&versionId=V]  where the shards of that version are: per unit and
  *                              shard its backend, shard key, present/missing/size (upkeep/locate.ts)
- *   partitions?bucket=NAME[&at=JSON]  the bucket's partition map (docs/PARTITIONS.md); with `at`, a
+ *   partitions?bucket=NAME[&at=JSON]  the bucket's partition map (docs/PARTITIONS.md) and each
+ *                              partition's figures against the split thresholds; with `at`, a
  *                              JSON array of keys, an empty bucket that never split is cut into
  *                              partitions there (a static split: BucketNotEmpty otherwise; idempotent)
+ *   partitions?bucket=NAME&split=KEY[&splitAt=K]  an on-line split of the partition holding KEY, at
+ *                              K (absent: its median key), then the same answer
  *   collect                    one garbage-collector pass now
  *   lifecycle                  one slice of the lifecycle job now, as the cron runs it (upkeep/lifecycle.ts)
  *   lifecycle-estimate?bucket=NAME[&days=N,M...][&rules=XML]  the bill of the bucket's transitions before they run
@@ -94,6 +97,9 @@ import type { RestripeReport } from '../upkeep/restripe.ts';
 import type { TransitionEstimate } from '../upkeep/transition-estimate.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { parseLifecycleConfiguration } from '../s3/lifecycle-xml.ts';
+import { assess, type SplitThresholds } from '../upkeep/split-partitions.ts';
+
+const DEFAULT_THRESHOLDS: SplitThresholds = { autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, warnFraction: 0.8 };
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -122,6 +128,8 @@ export interface AdminDeps {
     pools?: string[][];
     run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
   };
+  /** For `partitions`: the split thresholds (config `partitions`); absent: the defaults'. */
+  partitions?: SplitThresholds;
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
   restripe?: {
     run: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator') => Promise<RestripeReport>;
@@ -270,7 +278,13 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     const at = boundariesOf(q.get('at'));
     if (at.length > MAX_STATIC_PARTITIONS - 1) throw new S3Error('InvalidArgument', `at most ${MAX_STATIC_PARTITIONS} partitions are made at once`);
-    return c.json(at.length ? await deps.catalog.splitBucketStatically(bucket, at) : await deps.catalog.getPartitionMap(bucket));
+    if (at.length) return c.json(await deps.catalog.splitBucketStatically(bucket, at));
+    // An on-line split: of the partition holding `split`, at `splitAt` (absent: its median key).
+    const split = q.get('split');
+    if (split !== null) await deps.catalog.splitPartition(bucket, split, q.get('splitAt') ?? undefined);
+    const thresholds = deps.partitions ?? DEFAULT_THRESHOLDS;
+    const map = await deps.catalog.getPartitionMap(bucket);
+    return c.json({ ...map, thresholds, partitions: (await deps.catalog.partitionsOf(bucket)).map((p) => assess(p, thresholds)) });
   });
 
   admin.post('/collect', async (c) => {

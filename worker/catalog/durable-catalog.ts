@@ -27,8 +27,8 @@ import { sumHealth } from './health-sum.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
-import type { BucketHealth, Catalog, GarbageUnits, SealRecordCursor, UnitRecord } from './types.ts';
-import type { SplitStop } from './sql-split.ts';
+import type { BucketHealth, Catalog, GarbageUnits, PartitionFigures, SealRecordCursor, UnitRecord } from './types.ts';
+import type { PartitionStats, SplitStop } from './sql-split.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 
@@ -198,6 +198,18 @@ export class DurableCatalog implements Catalog {
     }
     unwrap((await this.call(root, 'commitStaticSplit', [bucket])) as Reply<PartitionMap>);
     return await this.getPartitionMap(bucket);
+  }
+
+  async partitionsOf(bucket: string): Promise<PartitionFigures[]> {
+    const map = await this.getPartitionMap(bucket);
+    return await Promise.all(
+      map.ranges.map(async (r, i) => ({
+        instance: r.instance,
+        low: r.low,
+        high: map.ranges[i + 1]?.low ?? null,
+        ...unwrap((await this.call(r.instance, 'partitionStats', [bucket])) as Reply<PartitionStats>),
+      })),
+    );
   }
 
   async splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {

@@ -107,6 +107,7 @@ import {
   unkeyedReservations,
   writeSplit,
   type KeyRows,
+  type PartitionStats,
   type SplitChange,
   type SplitState,
   type SplitStop,
@@ -665,6 +666,19 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     }
     const fence = this.fence;
     if (fence !== null && inUpper(fence)) await fence.done;
+  }
+
+  /** What the split thresholds are compared with (config `partitions`): read from the ledger and the database, no scan. */
+  partitionStats(bucket: string): Reply<PartitionStats> {
+    return this.inBucket(bucket, () => {
+      const ledger = (name: string) => this.sql.exec<{ value: number }>('SELECT value FROM ledger WHERE name = ?', name).toArray()[0]?.value ?? 0;
+      return {
+        versions: ledger('objects'),
+        bytes: ledger('bytes'),
+        databaseBytes: this.sql.databaseSize,
+        splitting: this.splitState()?.phase ?? null,
+      };
+    });
   }
 
   /** Sets the alarm to `at` unless it is set earlier. */

@@ -66,7 +66,8 @@ type InternalName =
   | 'allocatePartition'
   | 'commitPartitionSplit'
   | 'receiveSplitRows'
-  | 'splitCommitted';
+  | 'splitCommitted'
+  | 'partitionStats';
 
 type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
 
@@ -122,6 +123,8 @@ export const OPERATIONS = {
   commitPartitionSplit: { to: 'root', internal: true },
   receiveSplitRows: { to: 'partition', internal: true },
   splitCommitted: { to: 'partition', internal: true },
+  /** To each partition (DurableCatalog.partitionsOf). */
+  partitionStats: { to: 'partition', internal: true },
 
   // ---- Objects and multipart uploads ----
   getManifest: { to: 'key', fenced: true },

@@ -35,6 +35,18 @@ export interface SplitState {
   started: number;
 }
 
+/** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
+export interface PartitionStats {
+  /** Stored versions (delete markers not counted), from the ledger. */
+  versions: number;
+  /** Their bytes. */
+  bytes: number;
+  /** The instance's SQLite database (a Durable Object holds at most 10 GB). */
+  databaseBytes: number;
+  /** A split in progress: its phase. */
+  splitting: 'copying' | 'committing' | null;
+}
+
 /** Where a test abandons a split's driver, as a crash there would. */
 export type SplitStop = 'page' | 'fence' | 'commit';
 

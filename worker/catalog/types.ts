@@ -10,7 +10,7 @@
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
 import type { PartitionMap } from './partition-map.ts';
-import type { SplitStop } from './sql-split.ts';
+import type { PartitionStats, SplitStop } from './sql-split.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
@@ -819,6 +819,16 @@ export interface PartitionCatalog {
    * flight there. `stopAfter` (tests) abandons the split where a crash would: null is answered.
    */
   splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null>;
+  /** Each partition of the bucket with its range and figures (what the split thresholds are compared with). */
+  partitionsOf(bucket: string): Promise<PartitionFigures[]>;
+}
+
+/** One partition of a bucket as the status shows it. */
+export interface PartitionFigures extends PartitionStats {
+  instance: string;
+  low: string;
+  /** The next partition's low (null: to the end). */
+  high: string | null;
 }
 
 export type Catalog = PartitionCatalog &

@@ -399,6 +399,25 @@ export const configSchema = z
       })
       .strict()
       .default({ mode: 'heads', unitsPerRun: 100 }),
+    /**
+     * When a bucket's catalog partition splits on line (docs/PARTITIONS.md): the cron splits a
+     * partition at its median key once it holds more than `splitRows` stored versions or its SQLite
+     * database exceeds `splitBytes` (a Durable Object holds at most 10 GB); the status warns at
+     * `warnFraction` of either. `autoSplit: false` leaves splits to the operator (`shardgate partitions`).
+     */
+    partitions: z
+      .object({
+        autoSplit: z.boolean().default(true),
+        splitRows: z.number().int().min(2).default(5_000_000),
+        splitBytes: z
+          .number()
+          .int()
+          .min(1)
+          .default(4 * 1024 ** 3),
+        warnFraction: z.number().min(0.1).max(1).default(0.8),
+      })
+      .strict()
+      .default({ autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, warnFraction: 0.8 }),
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),

@@ -1,0 +1,87 @@
+/**
+ * `shardgate partitions BUCKET [--split KEY [--at K]]`: a bucket's catalog partitions (POST
+ * /_shardgate/admin/partitions, docs/PARTITIONS.md): each partition's key range, stored versions
+ * and database size against the split thresholds (config `partitions`), and whether it is
+ * splitting; with --split, the partition holding KEY is split on line first (at K, or its median
+ * key). Exit 1 when a partition is over a threshold (the cron splits it; one that cannot split, a
+ * single key's versions, stays over it).
+ */
+import { parseArgs } from 'node:util';
+import { CliError, type Command } from '../command.ts';
+import { bytes, printJson, table } from '../format.ts';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
+
+/** The admin API's answer (worker/app/admin.ts partitions; worker/upkeep/split-partitions.ts). */
+export interface Partitions {
+  epoch: number;
+  thresholds: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number };
+  partitions: {
+    instance: string;
+    low: string;
+    high: string | null;
+    versions: number;
+    bytes: number;
+    databaseBytes: number;
+    splitting: string | null;
+    rowsFraction: number;
+    bytesFraction: number;
+    verdict: 'ok' | 'warn' | 'split';
+  }[];
+}
+
+const HELP = `usage: shardgate partitions BUCKET [--split KEY [--at K]] [--json] [gateway options]
+
+Prints the bucket's catalog partitions: each one's key range, its stored versions and catalog
+database size against the split thresholds (config "partitions"), and a verdict: ok, warn (past
+warnFraction of a threshold) or split (over one: the cron splits it on line). Exit 1 when a
+partition is over a threshold.
+
+  --split KEY                first split on line the partition holding KEY (the bucket keeps answering)
+  --at K                     ... at K (default: that partition's median key)
+
+${GATEWAY_HELP}`;
+
+const pct = (f: number) => `${(f * 100).toFixed(f < 0.01 ? 2 : 0)}%`;
+const range = (p: Partitions['partitions'][number]) => `[${JSON.stringify(p.low)}, ${p.high === null ? 'end' : JSON.stringify(p.high)})`;
+
+export function partitionsText(bucket: string, r: Partitions): string {
+  const t = r.thresholds;
+  const rows = r.partitions.map((p) => [
+    range(p),
+    `${p.versions}`,
+    `${pct(p.rowsFraction)}`,
+    bytes(p.databaseBytes),
+    `${pct(p.bytesFraction)}`,
+    p.splitting ?? '-',
+    p.verdict,
+  ]);
+  return (
+    [
+      `${bucket}: ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'} (map epoch ${r.epoch}); split at ${t.splitRows} versions or ${bytes(t.splitBytes)} of catalog, warn at ${pct(t.warnFraction)}${t.autoSplit ? '' : ' (automatic splits off)'}`,
+      '',
+      table([['RANGE', 'VERSIONS', 'OF ROWS', 'CATALOG', 'OF BYTES', 'SPLITTING', 'VERDICT'], ...rows]),
+    ].join('\n') + '\n'
+  );
+}
+
+export const command: Command = {
+  name: 'partitions',
+  summary: "a bucket's catalog partitions against the split thresholds; split one on line",
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...GATEWAY_OPTIONS, split: { type: 'string' }, at: { type: 'string' } },
+      strict: true,
+      allowPositionals: true,
+    });
+    if (positionals.length !== 1) throw new CliError('partitions needs BUCKET');
+    if (values.at !== undefined && values.split === undefined) throw new CliError('--at needs --split KEY');
+    const bucket = positionals[0]!;
+    const client = new GatewayClient(values);
+    const r = (await client.admin('partitions', { bucket, split: values.split, splitAt: values.at })) as Partitions;
+    if (values.json) printJson(r);
+    else process.stdout.write(partitionsText(bucket, r));
+    return r.partitions.some((p) => p.verdict === 'split') ? 1 : 0;
+  },
+};

@@ -1,0 +1,79 @@
+/**
+ * Partitions against their split thresholds (config `partitions`, docs/PARTITIONS.md "Splits on
+ * line"): what the status shows of each bucket's partitions, and the cron's job that splits a
+ * partition over a threshold at its median key (Catalog.splitPartition, on line: the bucket keeps
+ * answering). A bucket that never split is one partition, its root; it is measured the same way.
+ * Request rate is not a threshold yet: a Durable Object's own figures are not readable from it
+ * (docs/PARTITIONS.md says what is measured instead).
+ */
+import type { Catalog, PartitionFigures } from '../catalog/types.ts';
+import { S3Error } from '../model/errors.ts';
+import { errorMessage } from '../model/error-message.ts';
+import { forEachBucket } from './each-bucket.ts';
+
+export interface SplitThresholds {
+  autoSplit: boolean;
+  splitRows: number;
+  splitBytes: number;
+  warnFraction: number;
+}
+
+/** A partition's figures as fractions of the thresholds, and what they call for. */
+export interface PartitionAssessment extends PartitionFigures {
+  /** Stored versions over `splitRows`, database bytes over `splitBytes` (1: at the threshold). */
+  rowsFraction: number;
+  bytesFraction: number;
+  /** 'split': over a threshold (the cron splits it); 'warn': past warnFraction of one; 'ok'. */
+  verdict: 'ok' | 'warn' | 'split';
+}
+
+export function assess(p: PartitionFigures, t: SplitThresholds): PartitionAssessment {
+  const rowsFraction = p.versions / t.splitRows;
+  const bytesFraction = p.databaseBytes / t.splitBytes;
+  const worst = Math.max(rowsFraction, bytesFraction);
+  return { ...p, rowsFraction, bytesFraction, verdict: worst >= 1 ? 'split' : worst >= t.warnFraction ? 'warn' : 'ok' };
+}
+
+export interface SplitReport {
+  buckets: number;
+  partitions: number;
+  split: { bucket: string; low: string; at: string }[];
+  failed: { bucket: string; low: string; error: string }[];
+  /** Partitions past warnFraction of a threshold (not yet over it). */
+  warned: number;
+  unfinished: boolean;
+}
+
+/**
+ * Splits each partition over a threshold, at most `maxSplits` a run (a split copies half a
+ * partition: each is minutes for millions of rows), until `deadline`.
+ */
+export async function splitDuePartitions(
+  catalog: Pick<Catalog, 'listBucketRecords' | 'partitionsOf' | 'splitPartition'>,
+  t: SplitThresholds,
+  o: { deadline: number; maxSplits?: number },
+): Promise<SplitReport> {
+  const report: SplitReport = { buckets: 0, partitions: 0, split: [], failed: [], warned: 0, unfinished: false };
+  const maxSplits = o.maxSplits ?? 2;
+  const whole = await forEachBucket(catalog, async (bucket) => {
+    if (Date.now() >= o.deadline || report.split.length >= maxSplits) return false;
+    report.buckets++;
+    const partitions = (await catalog.partitionsOf(bucket).catch(() => [])).map((p) => assess(p, t));
+    report.partitions += partitions.length;
+    for (const p of partitions) {
+      if (p.verdict === 'warn') report.warned++;
+      if (p.verdict !== 'split' || p.splitting === 'committing' || !t.autoSplit) continue;
+      if (report.split.length >= maxSplits) return false;
+      try {
+        const map = await catalog.splitPartition(bucket, p.low);
+        const made = map?.ranges.find((r) => r.low > p.low && (p.high === null || r.low < p.high));
+        if (made) report.split.push({ bucket, low: p.low, at: made.low });
+      } catch (err) {
+        // Fewer than two keys (one huge key's versions) cannot be split: the status keeps warning.
+        if (!(err instanceof S3Error && err.code === 'InvalidRequest')) report.failed.push({ bucket, low: p.low, error: errorMessage(err) });
+      }
+    }
+  });
+  report.unfinished = !whole;
+  return report;
+}
