@@ -375,6 +375,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       coder: { kernel: activeKernel(), crc32: checksums().crc32Impl },
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
+      partitions: config.partitions,
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
     },
     catalog,

@@ -47,7 +47,14 @@ export function defineHealthCases({ c, bucket, split }: Ctx) {
         files: 0,
         redundancy: { units: 0, atRisk: 0, lost: 0, byCode: {}, shardsByBackend: {}, placements: [] },
       },
+      // Each partition's range and figures (one, the root, unless the bucket is split).
+      partitions: expect.any(Array),
     });
+    const parts = (await c().bucketHealth(b, new Date())).partitions!;
+    expect(parts[0]).toMatchObject({ low: '', versions: 0, bytes: 0, splitting: null });
+    expect(parts.at(-1)!.high).toBeNull();
+    if (!split) expect(parts).toHaveLength(1);
+    for (const [i, p] of parts.entries()) if (i > 0) expect(p.low).toBe(parts[i - 1]!.high);
     await expectS3(c().bucketHealth(`${b}-none`, new Date()), 'NoSuchBucket');
     await expectS3(c().listDegradedUnits(`${b}-none`, null, 10), 'NoSuchBucket');
   });

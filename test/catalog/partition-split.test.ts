@@ -72,6 +72,11 @@ describe('an on-line split', () => {
     expect(map).toMatchObject({ epoch: 1, ranges: [{ low: '' }, { low: keyAt(60) }] });
     await expectHolds(c, 'b', model, '', 132);
     const after = await c.bucketHealth('b', new Date());
+    // The health lists each partition's range and figures, in key order.
+    expect(after.partitions!.map((p) => [p.low, p.high, p.versions])).toEqual([
+      ['', keyAt(60), 66],
+      [keyAt(60), null, 66],
+    ]);
     expect({ objects: after.objects, bytes: after.bytes, units: after.scrub.units }).toEqual({
       objects: before.objects,
       bytes: before.bytes,

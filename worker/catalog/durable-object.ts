@@ -107,6 +107,7 @@ import {
   unkeyedReservations,
   writeSplit,
   type KeyRows,
+  type PartitionShare,
   type PartitionStats,
   type SplitChange,
   type SplitState,
@@ -671,14 +672,23 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** What the split thresholds are compared with (config `partitions`): read from the ledger and the database, no scan. */
   partitionStats(bucket: string): Reply<PartitionStats> {
     return this.inBucket(bucket, () => {
-      const ledger = (name: string) => this.sql.exec<{ value: number }>('SELECT value FROM ledger WHERE name = ?', name).toArray()[0]?.value ?? 0;
-      return {
-        versions: ledger('objects'),
-        bytes: ledger('bytes'),
-        databaseBytes: this.sql.databaseSize,
-        splitting: this.splitState()?.phase ?? null,
-      };
+      const { low: _l, high: _h, ...stats } = this.partitionShare();
+      return stats;
     });
+  }
+
+  /** This partition's range and figures (in its bucket's health: health-sum.ts lists every partition's). */
+  private partitionShare(): PartitionShare {
+    const ledger = (name: string) => this.sql.exec<{ value: number }>('SELECT value FROM ledger WHERE name = ?', name).toArray()[0]?.value ?? 0;
+    const owned = this.ownedRange();
+    return {
+      low: owned?.low ?? '',
+      high: owned?.high ?? null,
+      versions: ledger('objects'),
+      bytes: ledger('bytes'),
+      databaseBytes: this.sql.databaseSize,
+      splitting: this.splitState()?.phase ?? null,
+    };
   }
 
   /** Sets the alarm to `at` unless it is set earlier. */
@@ -1029,6 +1039,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const restripe = o.getState(RESTRIPE_PROGRESS);
       return {
         ...o.ledger.health(bucket, now),
+        partitions: [this.partitionShare()],
         ...(lifecycle ? { lifecycle } : {}),
         journal,
         ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),

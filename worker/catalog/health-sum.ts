@@ -111,6 +111,7 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
       reservations: addNumbers(out.reservations, h.reservations),
       garbage: addNumbers(out.garbage, h.garbage),
       scrub: sumScrub(out.scrub, h.scrub),
+      ...(out.partitions || h.partitions ? { partitions: [...(out.partitions ?? []), ...(h.partitions ?? [])] } : {}),
       ...(out.classes || h.classes
         ? {
             classes: addRecords(out.classes ?? {}, h.classes ?? {}, (x, y) => ({

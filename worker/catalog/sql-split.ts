@@ -47,6 +47,13 @@ export interface PartitionStats {
   splitting: 'copying' | 'committing' | null;
 }
 
+/** A partition's range with its figures, as its bucket's health lists them. */
+export interface PartitionShare extends PartitionStats {
+  low: string;
+  /** The next partition's low (null: to the end). */
+  high: string | null;
+}
+
 /** Where a test abandons a split's driver, as a crash there would. */
 export type SplitStop = 'page' | 'fence' | 'commit';
 

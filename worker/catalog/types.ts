@@ -10,7 +10,7 @@
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
 import type { PartitionMap } from './partition-map.ts';
-import type { PartitionStats, SplitStop } from './sql-split.ts';
+import type { PartitionShare, PartitionStats, SplitStop } from './sql-split.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
@@ -216,6 +216,8 @@ export interface DegradedUnit {
 /** What a bucket holds and how healthy it is, kept up to date by every commit (issue 13). */
 export interface BucketHealth {
   bucket: string;
+  /** Each partition's range and figures, in key order (one for a bucket that never split; absent: an older instance). */
+  partitions?: PartitionShare[];
   objects: number;
   /** Bytes of object data, as clients stored them. */
   bytes: number;

@@ -21,6 +21,10 @@
  * - catalog-lost (issue 37): the backends hold a journal the catalog does not know (a bucket it
  *   lacks, or one whose catalog is behind its journal: upkeep/catalog-loss.ts): critical, with
  *   counts only (bucket names only through the signed admin API: shardgate rebuild --lost).
+ * - partitions (issue 39): a bucket's catalog partition past warnFraction of a split threshold
+ *   (config `partitions`): warning (the cron splits one over a threshold on line; one that cannot
+ *   split, a single key's versions, stays). A partition's database past 80% of the 10 GB a Durable
+ *   Object holds: critical, whatever the thresholds (writes there fail at the limit).
  * "Reachable" is every backend not known down (a backend never called yet counts as reachable:
  * its first call tells).
  */
@@ -309,4 +313,40 @@ export function journalRedundancyCheck(j: { units: number; atRisk: number; lost:
     };
   }
   return { name: 'journal-redundancy', state: 'ok', detail: `${j.units} catalog journal unit(s), none below full redundancy` };
+}
+
+/** A Durable Object holds at most this much SQLite (Cloudflare's published limit, paid plan). */
+export const DURABLE_OBJECT_BYTES = 10 * 1024 ** 3;
+
+export function partitionCheck(
+  buckets: readonly { bucket: string; partitions?: readonly { versions: number; databaseBytes: number }[] }[],
+  t: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number },
+  named: boolean,
+): HealthCheck {
+  const fraction = (p: { versions: number; databaseBytes: number }) => Math.max(p.versions / t.splitRows, p.databaseBytes / t.splitBytes);
+  const all = buckets.flatMap((b) => (b.partitions ?? []).map((p) => ({ bucket: b.bucket, p })));
+  const full = all.filter(({ p }) => p.databaseBytes >= 0.8 * DURABLE_OBJECT_BYTES);
+  const over = all.filter(({ p }) => fraction(p) >= 1);
+  const near = all.filter(({ p }) => fraction(p) >= t.warnFraction && fraction(p) < 1);
+  const names = (xs: typeof all) => (named ? ` (${[...new Set(xs.map((x) => x.bucket))].join(', ')})` : '');
+  const split = buckets.filter((b) => (b.partitions?.length ?? 0) > 1).length;
+  const base = `${all.length} catalog partitions in ${buckets.length} buckets (${split} split)`;
+  if (full.length) {
+    return {
+      name: 'partitions',
+      state: 'critical',
+      detail: `${full.length} partitions hold over 80% of the 10 GB a Durable Object can${names(full)}`,
+      action: 'split them now: shardgate partitions BUCKET --split KEY (writes there fail at the limit)',
+    };
+  }
+  if (!over.length && !near.length)
+    return { name: 'partitions', state: 'ok', detail: `${base}, each under ${Math.round(t.warnFraction * 100)}% of the split thresholds` };
+  return {
+    name: 'partitions',
+    state: 'warning',
+    detail: `${base}: ${over.length} over a split threshold, ${near.length} past ${Math.round(t.warnFraction * 100)}% of one${names([...over, ...near])}`,
+    action: t.autoSplit
+      ? 'the cron splits those over a threshold on line; shardgate partitions BUCKET shows each'
+      : 'automatic splits are off (config partitions.autoSplit): shardgate partitions BUCKET --split KEY',
+  };
 }

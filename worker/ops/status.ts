@@ -15,6 +15,7 @@ import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } 
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
   catalogLossCheck,
+  partitionCheck,
   fleetCheck,
   healthChecks,
   journalCheck,
@@ -60,6 +61,8 @@ export interface StatusConfig {
   defaultPolicy: string;
   coder: { kernel: string; crc32: string };
   scrubMode: string;
+  /** The catalog partitions' split thresholds (config `partitions`); absent: no partitions check. */
+  partitions?: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number };
   /** Local development or deployed, and what the deployment review warned of (worker/config/deployment.ts). */
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
   /** The policy the config gives a bucket now (its re-stripe's target); absent: no re-stripe shown. */
@@ -415,6 +418,7 @@ export function buildStatus(o: {
   ].map(({ name, status }) => ({ name, behind: status.pending > 0 || status.dumping, storedAt: status.ackedTakenAt }));
   checks.push(journalCheck(journals, snapshot.now, config.deployment.mode, signed)); // unsigned: no bucket names
   if (data.catalogLoss) checks.push(catalogLossCheck(lossCounts(data.catalogLoss)));
+  if (config.partitions) checks.push(partitionCheck(data.buckets, config.partitions, signed));
   const journalUnits = journalSummary(
     [data.bucketListJournal ?? null, ...data.buckets.map((b) => b.journal ?? null)],
     new Set(config.backends.filter((b) => b.state === 'draining' || b.state === 'retired').map((b) => b.id)),
