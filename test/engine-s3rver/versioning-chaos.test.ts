@@ -6,6 +6,8 @@
  * one stripe, many stripes, and a two-part multipart upload), every body distinct, while backends are killed (one: writes still
  * succeed; two: below the write quorum, refused) and restarted, and the gateway is killed twice
  * in the middle of PUTs (once with an upload held half-sent) and started again.
+ * The bucket is split into 4 catalog partitions when made, and one of them split again on line
+ * while the writers write (issue 39).
  * Then, checked against what the clients saw:
  * - every acknowledged version is listed by ListObjectVersions, under the id it was given, in
  *   commit order (never newer than a version whose write began after its own was answered), and
@@ -95,7 +97,13 @@ beforeAll(async () => {
   await boot();
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await s3.send(new PutBucketVersioningCommand({ Bucket: BUCKET, VersioningConfiguration: { Status: 'Enabled' } }));
+  // The bucket over 4 catalog partitions (issue 39), the keys spread over them; one more is split
+  // off on line in the middle of the chaos (below).
+  const split = (await operator().admin('partitions', { bucket: BUCKET, at: JSON.stringify(['multi', 'one', 'tiny']) })) as { ranges: unknown[] };
+  expect(split.ranges).toHaveLength(4);
 }, 180_000);
+
+const operator = () => new GatewayClient({ endpoint, 'access-key-id': DEV_CREDENTIALS.accessKeyId, 'secret-access-key': DEV_CREDENTIALS.secretAccessKey }, {});
 
 afterAll(async () => {
   await gateway?.dispose().catch(() => {});
@@ -245,6 +253,10 @@ test('versioned overwrites under backend kills and gateway kills: no version los
     (e: Error) => e.name,
   );
   await atGate;
+  // An on-line split while the writers write and an upload is half sent: 'multi-stripe' and
+  // 'multipart' go to partitions of their own.
+  const online = (await operator().admin('partitions', { bucket: BUCKET, split: 'multipart', splitAt: 'multipart' })) as { partitions: { low: string }[] };
+  expect(online.partitions.map((p) => p.low)).toEqual(['', 'multi', 'multipart', 'one', 'tiny']);
   await new Promise((r) => setTimeout(r, 200)); // the first half's shards on their way to the backends
   await killGateway();
   expect(await heldPut, 'the held PUT cannot have been acknowledged').not.toBe('acknowledged');
