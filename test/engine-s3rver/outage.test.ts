@@ -19,6 +19,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { settledBudget } from '../support/abandon.ts';
 import type { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { bodyBytes, bodySlice, bodyStream, sha256Of } from './bytes.ts';
+import { GatewayClient } from '../../cli/gateway-client.ts';
 import { DEV_CREDENTIALS, disposeServers, gatewayConfig, killHard, restart, shardKeys, startGateway, startServers, type Gateway } from './gateway-harness.ts';
 import { parseShardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { RECHECK_AFTER_MS, REFUSED_DOWN_MS } from '../../worker/engine/reachability.ts';
@@ -155,6 +156,12 @@ async function allUnits(): Promise<Set<string>> {
   return units;
 }
 
+const operator = async () =>
+  new GatewayClient(
+    { endpoint: (await gateway!.directUrl()).origin, 'access-key-id': DEV_CREDENTIALS.accessKeyId, 'secret-access-key': DEV_CREDENTIALS.secretAccessKey },
+    {},
+  );
+
 describe('gateway over six s3rver processes, 4+2', () => {
   beforeAll(async () => {
     servers = await startServers(6);
@@ -162,6 +169,12 @@ describe('gateway over six s3rver processes, 4+2', () => {
     const endpoint = process.env.SHARDGATE_ENGINE_TEST_VIA === 'proxy' ? gateway.url : await gateway.directUrl();
     s3 = gateway.client({ endpoint: endpoint.origin });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }), opts());
+    // The bucket over 5 catalog partitions (issue 39): each step's keys in a partition of their
+    // own; one more split off on line while a backend is killed (below).
+    const split = (await (await operator()).admin('partitions', { bucket: BUCKET, at: JSON.stringify(['lane-b', 'o-', 'one', 'two']) })) as {
+      ranges: unknown[];
+    };
+    expect(split.ranges).toHaveLength(5);
   }, 180_000);
 
   afterAll(async () => {
@@ -251,6 +264,9 @@ describe('gateway over six s3rver processes, 4+2', () => {
       heldBytes += r.value.length;
     }
     const heldPutResult = await heldPut;
+    // Split on line while the lanes write and read with a backend just killed: lane-a's keys leave the first partition.
+    const online = (await (await operator()).admin('partitions', { bucket: BUCKET, split: 'lane-a-0', splitAt: 'lane' })) as { partitions: { low: string }[] };
+    expect(online.partitions.map((p) => p.low)).toEqual(['', 'lane', 'lane-b', 'o-', 'one', 'two']);
     while (afterKill < 4) await progressed();
     stop = true;
     await Promise.all(lanes);
