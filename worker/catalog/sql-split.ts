@@ -12,6 +12,8 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { SqlLedger } from './sql-ledger.ts';
+
+export type { PartitionShare, PartitionStats, SplitStop } from './types.ts';
 import { readState, writeState } from './sql-objects.ts';
 
 /** State row of P while it splits (JSON SplitState). */
@@ -34,28 +36,6 @@ export interface SplitState {
   phase: 'copying' | 'committing';
   started: number;
 }
-
-/** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
-export interface PartitionStats {
-  /** Stored versions (delete markers not counted), from the ledger. */
-  versions: number;
-  /** Their bytes. */
-  bytes: number;
-  /** The instance's SQLite database (a Durable Object holds at most 10 GB). */
-  databaseBytes: number;
-  /** A split in progress: its phase. */
-  splitting: 'copying' | 'committing' | null;
-}
-
-/** A partition's range with its figures, as its bucket's health lists them. */
-export interface PartitionShare extends PartitionStats {
-  low: string;
-  /** The next partition's low (null: to the end). */
-  high: string | null;
-}
-
-/** Where a test abandons a split's driver, as a crash there would. */
-export type SplitStop = 'page' | 'fence' | 'commit';
 
 /** What the root commits: the range starting at `low` (up to `high`) splits at `at`, the upper part to `to`. */
 export interface SplitChange {

@@ -10,7 +10,6 @@
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
 import type { PartitionMap } from './partition-map.ts';
-import type { PartitionShare, PartitionStats, SplitStop } from './sql-split.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
 import type { JournalSegment, JournalValue } from '../format/journal.ts';
@@ -842,3 +841,25 @@ export type Catalog = PartitionCatalog &
   LifecycleCatalog &
   JournalCatalog &
   RestripeCatalog;
+
+/** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
+export interface PartitionStats {
+  /** Stored versions (delete markers not counted), from the ledger. */
+  versions: number;
+  /** Their bytes. */
+  bytes: number;
+  /** The instance's SQLite database (a Durable Object holds at most 10 GB). */
+  databaseBytes: number;
+  /** A split in progress: its phase. */
+  splitting: 'copying' | 'committing' | null;
+}
+
+/** A partition's range with its figures, as its bucket's health lists them. */
+export interface PartitionShare extends PartitionStats {
+  low: string;
+  /** The next partition's low (null: to the end). */
+  high: string | null;
+}
+
+/** Where a test abandons a split's driver, as a crash there would. */
+export type SplitStop = 'page' | 'fence' | 'commit';
