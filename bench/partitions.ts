@@ -110,9 +110,16 @@ async function main(): Promise<void> {
       }
     }
     const rate = (ps: Phase[]) => ps.reduce((a, p) => a + p.ops, 0) / ps.reduce((a, p) => a + p.seconds, 0);
-    const cpuMs = (ps: Phase[]) => (1000 * ps.reduce((a, p) => a + p.cpuS, 0)) / Math.max(1, ps.reduce((a, p) => a + p.ops, 0));
+    const cpuMs = (ps: Phase[]) =>
+      (1000 * ps.reduce((a, p) => a + p.cpuS, 0)) /
+      Math.max(
+        1,
+        ps.reduce((a, p) => a + p.ops, 0),
+      );
     const base = results.get(1)!;
-    console.log(`\nmachine: ${cpuModel()}, ${cpus().length} cores, load ${loadAverage()}; ${CLIENTS} clients, ${SIZE}-byte objects, ${ROUNDS} rounds of ${SECONDS} s`);
+    console.log(
+      `\nmachine: ${cpuModel()}, ${cpus().length} cores, load ${loadAverage()}; ${CLIENTS} clients, ${SIZE}-byte objects, ${ROUNDS} rounds of ${SECONDS} s`,
+    );
     console.log('partitions | PUT/s  (x1)   p50 ms  p99 ms  CPU ms/op | GET/s  (x1)   p50 ms  p99 ms  CPU ms/op | errors');
     for (const n of COUNTS) {
       const r = results.get(n)!;

@@ -8,6 +8,7 @@ import type { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
 import { localCatalog, type LocalCatalogNamespace } from '../support/local-catalog.ts';
 import { byUtf8, expectS3, manifest } from './fixtures.ts';
 import { prng } from '../support/random.ts';
+import { rowsOfKeys } from '../../worker/catalog/sql-split.ts';
 
 type Local = DurableCatalog & { namespace: LocalCatalogNamespace };
 
@@ -204,5 +205,19 @@ describe('an on-line split', () => {
     const taken = await c.takeDueGarbage(new Date(Date.now() + 3_600_000), 1000);
     const unitIds = new Set(taken.flatMap((g) => [...g.units.map((u) => u.unitId), ...(g.unitIds ?? [])]));
     for (const u of m.storage.kind === 'coded' ? m.storage.units : []) expect(unitIds.has(u.unitId)).toBe(false);
+  });
+
+  it("copies a page within its byte budget, at least one key's rows whatever their size", async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    await c.insertBucket('pages', 'auto');
+    const model: Model = new Map();
+    await fill(c, 'pages', 5, model);
+    const sql = c.namespace.instance('bucket:pages').storage.sql;
+    const keys = [keyAt(0), keyAt(1), keyAt(2)];
+    expect(rowsOfKeys(sql, keys, 1).map((k) => k.key)).toEqual([keyAt(0)]);
+    const one = rowsOfKeys(sql, [keyAt(0)])[0]!;
+    const size = one.rows.reduce((n, { r }) => n + Object.values(r).reduce<number>((m, v) => m + (typeof v === 'string' ? v.length : 8), 0), 0);
+    expect(rowsOfKeys(sql, keys, size + 1).map((k) => k.key)).toEqual([keyAt(0), keyAt(1)]);
+    expect(rowsOfKeys(sql, keys).map((k) => k.key)).toEqual(keys);
   });
 });

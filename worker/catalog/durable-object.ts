@@ -130,8 +130,10 @@ const MIRROR_RETRY_MS = 1_000;
 const SPLIT_PLAN = 'partition-plan';
 /** Root: the next partition id (ids are never reused). */
 const NEXT_PARTITION = 'partition-next-id';
-/** Keys per page a split copies (each with all its rows). */
+/** Keys per page a split copies (each with all its rows)... */
 const SPLIT_PAGE_KEYS = 200;
+/** ... and bytes of rows per page (at least one key's, whatever its size: a key's rows move together), so memory stays bounded. */
+const SPLIT_PAGE_BYTES = 4 * 1024 * 1024;
 /** Catch-up pages before the fence goes up whatever the log's length (writes outrunning the copy wait at the fence). */
 const SPLIT_CATCH_UP_ROUNDS = 50;
 /** The alarm looks at a split this often, and resumes it when its driver is gone. */
@@ -474,8 +476,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         for (;;) {
           const keys = keysAfter(this.sql, state.at, state.high, state.copied, SPLIT_PAGE_KEYS);
           if (!keys.length) break;
-          await this.sendRows(state, rowsOfKeys(this.sql, keys));
-          state = { ...state, copied: keys.at(-1)! };
+          const rows = rowsOfKeys(this.sql, keys, SPLIT_PAGE_BYTES);
+          await this.sendRows(state, rows);
+          state = { ...state, copied: rows.at(-1)!.key };
           const saved = state;
           this.ctx.storage.transactionSync(() => this.saveSplit(saved));
           if (stopAfter === 'page') return { ok: null };
@@ -534,15 +537,15 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   private async sendChanges(state: SplitState): Promise<number> {
     const changes = peekChanges(this.sql, SPLIT_PAGE_KEYS);
     if (!changes.length) return 0;
-    await this.sendRows(
-      state,
-      rowsOfKeys(
-        this.sql,
-        changes.map((c) => c.key),
-      ),
+    const rows = rowsOfKeys(
+      this.sql,
+      changes.map((c) => c.key),
+      SPLIT_PAGE_BYTES,
     );
-    this.ctx.storage.transactionSync(() => ackChanges(this.sql, changes));
-    return changes.length;
+    await this.sendRows(state, rows);
+    const sent = changes.slice(0, rows.length);
+    this.ctx.storage.transactionSync(() => ackChanges(this.sql, sent));
+    return sent.length;
   }
 
   /** The fence, the last changes, the root's commit, then the upper half dropped (in the commit's step when this is the root). */
@@ -656,17 +659,17 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * or a sum: whatever its start), it waits for the commit (a split left committing by a crash is
    * driven on first), then is checked against the range as it is then.
    */
-  private async atFence(key: string | undefined): Promise<void> {
+  private fenceFor(key: string | undefined): Promise<void> | null {
     // A walk or a sum (no key) reads the upper half too: it waits as well, or a listing by an old map could miss a write Q took.
     const inUpper = (f: { at: string; high: string | null }) =>
       key === undefined || (compareKeys(key, f.at) >= 0 && (f.high === null || compareKeys(key, f.high) < 0));
     if (this.fence === null && this.splitRun === null) {
       const state = this.splitState();
-      if (state === null || state.phase !== 'committing' || !inUpper(state)) return;
+      if (state === null || state.phase !== 'committing' || !inUpper(state)) return null;
       void this.splitPartition(state.bucket, state.at, state.at).catch(() => undefined);
     }
     const fence = this.fence;
-    if (fence !== null && inUpper(fence)) await fence.done;
+    return fence !== null && inUpper(fence) ? fence.done : null;
   }
 
   /** What the split thresholds are compared with (config `partitions`): read from the ledger and the database, no scan. */
@@ -850,8 +853,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const op = operation(name);
     if (op === undefined) throw new Error(`CatalogObject.dispatch: no operation ${String(name)}`);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
-    if (route && op.to !== 'root' && op.to !== 'registry' && (this.fence !== null || this.splitRun === null))
-      await this.atFence(op.to === 'key' ? route.key : undefined);
+    // Nothing to wait for is the common case: no await then, so the check below and the method stay one step with the call's arrival.
+    const fence =
+      route && op.to !== 'root' && op.to !== 'registry' && (this.fence !== null || this.splitRun === null)
+        ? this.fenceFor(op.to === 'key' ? route.key : undefined)
+        : null;
+    if (fence !== null) await fence;
     const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
     if (moved) return moved;
     // The cached range, not the map's row: no read per root call of a bucket that never split.

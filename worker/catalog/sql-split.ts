@@ -134,15 +134,24 @@ export function keysAfter(sql: SqlStorage, from: string, high: string | null, af
     .map((r) => r.key);
 }
 
-/** Every row of each of `keys` (none for a key that holds nothing now: Q then drops what it has of it). */
-export function rowsOfKeys(sql: SqlStorage, keys: string[]): KeyRows[] {
-  return keys.map((key) => {
+/**
+ * Every row of the first of `keys`, in order, until their rows pass `maxBytes` (at least the
+ * first key's, whatever its size); none for a key that holds nothing now (Q then drops what it
+ * has of it). The caller goes on after the last key answered.
+ */
+export function rowsOfKeys(sql: SqlStorage, keys: string[], maxBytes = Number.POSITIVE_INFINITY): KeyRows[] {
+  const out: KeyRows[] = [];
+  let bytes = 0;
+  for (const key of keys) {
+    if (out.length > 0 && bytes >= maxBytes) break;
     const rows: KeyRows['rows'] = [];
     for (const t of KEYED) for (const r of sql.exec(`SELECT * FROM ${t} WHERE key = ?`, key)) rows.push({ t, r });
     for (const r of sql.exec('SELECT p.* FROM parts p JOIN uploads u ON u.upload_id = p.upload_id WHERE u.key = ?', key)) rows.push({ t: 'parts', r });
     for (const r of sql.exec("SELECT * FROM completed_uploads WHERE json_extract(result, '$.key') = ?", key)) rows.push({ t: 'completed_uploads', r });
-    return { key, rows };
-  });
+    for (const { r } of rows) for (const v of Object.values(r)) bytes += typeof v === 'string' ? v.length : 8;
+    out.push({ key, rows });
+  }
+  return out;
 }
 
 /** Deletes every row of `key`, its stored versions taken off the ledger. */
