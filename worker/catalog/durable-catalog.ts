@@ -24,6 +24,7 @@ import { bucketInstance, IN_BUCKET, instanceFor, partitionJournal, type Route } 
 import { isMoved, onePartition, ownedRange, ownerOf, type Moved, type PartitionMap } from './partition-map.ts';
 import { isSpread, sealOwner, SPREAD, walkPartitions, walkSeals, WALKS, type WalkName } from './partition-walk.ts';
 import { sumHealth } from './health-sum.ts';
+import { sumUsage, type BucketUsage } from './quota.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
@@ -244,6 +245,7 @@ export class DurableCatalog implements Catalog {
     if (moved) return moved;
     const values = answers.map((a) => unwrap(a as Reply<unknown>));
     if (name === 'bucketHealth') return { ok: sumHealth(values as [BucketHealth, ...BucketHealth[]]) };
+    if (name === 'bucketUsage') return { ok: sumUsage(values as [BucketUsage, ...BucketUsage[]]) };
     if (name === 'pendingUnitIds') return { ok: (values as string[][]).flat() };
     if (name === 'listUnits') {
       const limit = args[2] as number;

@@ -92,6 +92,8 @@ import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
+import { completionGrowth, enforceQuota, instanceUsage, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
+import type { BucketUsage, StoredQuota } from './quota.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -519,6 +521,17 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
   }
+  // ---- Quota and usage (quota.ts, sql-quota.ts) ----
+  getBucketQuota(bucket: string): Reply<StoredQuota | null> {
+    return this.inBucket(bucket, () => readQuota(this.sql));
+  }
+  setBucketQuota(bucket: string, quota: StoredQuota | null): Reply<void> {
+    return this.inBucket(bucket, () => writeQuota(this.sql, quota));
+  }
+  bucketUsage(bucket: string): Reply<BucketUsage> {
+    return this.inBucket(bucket, () => instanceUsage(this.sql, this.quotaRange()));
+  }
+
   /** The bucket's request-path settings and their stamp (model/bucket-settings.ts). */
   getBucketSettings(bucket: string): Reply<BucketSettings> {
     return this.inBucket(bucket, () => this.requestSettings());
@@ -745,13 +758,23 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
-  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): Reply<void> {
-    return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
+  /** `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway. */
+  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number, size?: number): Reply<void> {
+    return this.inBucket(bucket, (o) => {
+      o.prepare(key, conditions, unitIds, expires);
+      if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, size));
+    });
   }
 
-  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<PreparedPart> {
+  /** This instance's range for its quota share: null when it owns its bucket whole. */
+  private quotaRange(): string | null {
+    return this.ownedRange()?.low ?? null;
+  }
+
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number, size?: number): Reply<PreparedPart> {
     return this.inBucket(bucket, (o, mp) => {
       const { checksum, metadata } = mp.get(key, uploadId);
+      if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => ({ bytes: size, objects: 0 }));
       o.reserve(unitIds, expires);
       return { checksum, sse: metadata.sse ?? null };
     });
@@ -775,7 +798,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
   async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+    const r = this.inBucket(bucket, (o) => {
+      // An inline write's first call, a coded one's second (a write racing it may have used the room meanwhile).
+      if (!conditions.restoring) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, manifest.size));
+      return o.commit(key, manifest, conditions, grace);
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
@@ -884,7 +911,10 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     conditions: CatalogWriteConditions,
     grace: Grace,
   ): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+    const r = this.inBucket(bucket, (o, mp) => {
+      enforceQuota(this.sql, bucket, this.quotaRange(), () => completionGrowth(this.sql, o, key, uploadId, manifest.size));
+      return mp.complete(key, uploadId, manifest, conditions, grace);
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
