@@ -376,6 +376,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       scrubMode: config.scrub.mode,
       deployment: { mode, warnings },
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
+      storagePrices: Object.fromEntries(Object.entries(config.backendPrices).map(([id, p]) => [id, p?.storagePerGBMonth ?? null])),
     },
     catalog,
     backends: reachable,

@@ -10,6 +10,7 @@ import type { Catalog } from '../../worker/catalog/types.ts';
 import { defineDeleteConditionCases } from './contract-delete-conditions.ts';
 import { defineExpirationCases } from './contract-expiration.ts';
 import { defineHealthCases } from './contract-health.ts';
+import { defineQuotaCases } from './contract-quota.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
 import { defineVersionCases } from './contract-versions.ts';
@@ -61,6 +62,7 @@ export function runCatalogContract(
     defineListingCases(ctx);
     defineMultipartCases(ctx);
     defineHealthCases(ctx);
+    defineQuotaCases(ctx);
     defineVersionCases(ctx);
     defineExpirationCases(ctx);
     defineDeleteConditionCases(ctx);

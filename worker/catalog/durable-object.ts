@@ -92,7 +92,7 @@ import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
-import { completionGrowth, enforceQuota, instanceUsage, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
+import { completionGrowth, enforceQuota, healthUsage, instanceUsage, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
@@ -745,6 +745,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         ...(lifecycle ? { lifecycle } : {}),
         journal,
         ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),
+        ...healthUsage(this.sql),
       };
     });
   }

@@ -9,6 +9,7 @@
 import type { ObjectManifest } from '../format/manifest.ts';
 import { readState, writeState } from './sql-objects.ts';
 import type { SqlObjects } from './sql-objects.ts';
+import type { BucketHealth } from './types.ts';
 import { checkQuota, limitsFor, parseStoredQuota, QUOTA_ROW, type BucketUsage, type QuotaFigures, type StoredQuota } from './quota.ts';
 
 export function readQuota(sql: SqlStorage): StoredQuota | null {
@@ -95,5 +96,18 @@ export function instanceUsage(sql: SqlStorage, low: string | null): BucketUsage 
     backends,
     quota: readQuota(sql),
     ...(low === null ? {} : { partitions: [{ low, bytes: bytes + multipartBytes, objects }] }),
+  };
+}
+
+/** What bucketHealth adds of the quota (catalog/types.ts BucketHealth): versions, delete markers, parts in flight, and the quota with what it counts. */
+export function healthUsage(sql: SqlStorage): Pick<BucketHealth, 'versions' | 'deleteMarkers' | 'multipartBytes' | 'quota'> {
+  const v = sql.exec<{ versions: number; markers: number }>('SELECT COUNT(*) AS versions, COALESCE(SUM(delete_marker), 0) AS markers FROM versions').one();
+  const quota = readQuota(sql);
+  const used = quotaFigures(sql);
+  return {
+    versions: v.versions,
+    deleteMarkers: v.markers,
+    multipartBytes: used.bytes - ledgerValue(sql, 'bytes'),
+    ...(quota ? { quota: { bytes: quota.bytes, objects: quota.objects, usedBytes: used.bytes, usedObjects: used.objects } } : {}),
   };
 }

@@ -265,6 +265,13 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
+  /** Every version row, delete markers included, and the delete markers (absent from an older release). */
+  versions?: number;
+  deleteMarkers?: number;
+  /** Bytes of the parts of multipart uploads in flight (absent from an older release). */
+  multipartBytes?: number;
+  /** The bucket's quota (quota.ts) and what it counts now; absent: no quota. */
+  quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
 }
 
 /** What a lifecycle pass did (counts). */
