@@ -242,5 +242,16 @@ describe('bucket quotas in a split bucket (docs/QUOTAS.md: shares)', () => {
     await refused(s.store.putObject('sp', 'a3', stream(bytes(1)), put(1)), 'bytes');
     await s.store.putObject('sp', 'z2', stream(bytes(5_000)), put(5_000));
     expect((await s.catalog.bucketUsage('sp')).bytes).toBe(100_000);
+    // While the shares are being cut (growth stopped first: quota-set.ts), a growing write is told
+    // to retry (503 SlowDown, which SDKs retry) and stores nothing; a delete passes.
+    await setQuota(s.catalog, 'sp', { bytes: 200_000, objects: null }, Date.now());
+    await s.catalog.setBucketQuota('sp', { bytes: 200_000, objects: null, setAt: Date.now(), shares: {} });
+    const frozen = await shardFiles(s.backends);
+    await expect(s.store.putObject('sp', 'z3', stream(bytes(10)), put(10))).rejects.toMatchObject({ code: 'SlowDown', status: 503 });
+    expect(await shardFiles(s.backends)).toEqual(frozen);
+    await s.store.deleteObject('sp', 'z2');
+    const cut = await rebalanceQuota(s.catalog, 'sp', Date.now());
+    expect(cut?.shares).toEqual({ '': { bytes: 45_000 + 52_500, objects: null }, m: { bytes: 50_000 + 52_500, objects: null } });
+    await s.store.putObject('sp', 'z3', stream(bytes(10)), put(10));
   });
 });

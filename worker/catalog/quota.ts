@@ -122,7 +122,9 @@ export function quotaShares(quota: BucketQuota, parts: { low: string; bytes: num
 
 /** The limits one instance enforces: its share in a split bucket, else the quota. */
 export function limitsFor(quota: StoredQuota, low: string | null): QuotaShare {
-  if (low !== null && quota.shares) return quota.shares[low] ?? { bytes: 0, objects: 0 }; // a range the shares do not know: no growth until they are cut again
+  // A range the shares do not know (while they are being cut: quota-set.ts; or a partition made
+  // after): no growth of a limited figure until they are cut again.
+  if (low !== null && quota.shares) return quota.shares[low] ?? { bytes: quota.bytes === null ? null : 0, objects: quota.objects === null ? null : 0 };
   return { bytes: quota.bytes, objects: quota.objects };
 }
 

@@ -7,6 +7,7 @@
  * the sizes of the parts of the uploads in flight.
  */
 import type { ObjectManifest } from '../format/manifest.ts';
+import { S3Error } from '../model/errors.ts';
 import { readState, writeState } from './sql-objects.ts';
 import type { SqlObjects } from './sql-objects.ts';
 import type { BucketHealth } from './types.ts';
@@ -64,6 +65,10 @@ export function enforceQuota(sql: SqlStorage, bucket: string, low: string | null
   if (quota === null) return;
   const growth = grow();
   if (growth.bytes <= 0 && growth.objects <= 0) return;
+  if (low !== null && quota.shares !== undefined && !Object.hasOwn(quota.shares, low))
+    // The shares are being cut (quota-set.ts: growth stopped, usage read, shares set): a moment.
+    // 503 SlowDown, which every SDK retries, rather than a refusal that reads as final.
+    throw new S3Error('SlowDown', `The quota of bucket ${bucket} is being shared out again among its partitions; please retry.`);
   checkQuota(bucket, limitsFor(quota, low), quotaFigures(sql), growth, low !== null && quota.shares !== undefined);
 }
 
