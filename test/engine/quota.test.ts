@@ -215,6 +215,21 @@ describe('bucket quotas', () => {
 });
 
 describe('bucket quotas in a split bucket (docs/QUOTAS.md: shares)', () => {
+  it('a quota set before a split is cut into shares by the split: the partitions never hold it whole each', async () => {
+    const s = await setup();
+    await s.store.createBucket('early', { region: 'us-east-1' });
+    await setQuota(s.catalog, 'early', { bytes: 60_000, objects: null }, Date.now());
+    await s.catalog.splitBucketStatically('early', ['m']);
+    expect((await s.catalog.getBucketQuota('early'))?.shares).toEqual({ '': { bytes: 30_000, objects: null }, m: { bytes: 30_000, objects: null } });
+    await s.store.putObject('early', 'a', stream(bytes(30_000)), put(30_000));
+    await s.store.putObject('early', 'z', stream(bytes(30_000)), put(30_000));
+    await refused(s.store.putObject('early', 'b', stream(bytes(1)), put(1)), 'bytes');
+    await refused(s.store.putObject('early', 'y', stream(bytes(1)), put(1)), 'bytes');
+    // A quota without shares in a split bucket (as the copy is until the split cuts them): growth waits.
+    await s.catalog.setBucketQuota('early', { bytes: 1_000_000, objects: null, setAt: Date.now() });
+    await expect(s.store.putObject('early', 'b', stream(bytes(1)), put(1))).rejects.toMatchObject({ code: 'SlowDown' });
+  });
+
   it('each partition within its share, the bucket never above the quota; a rebalance cuts the shares again', async () => {
     const s = await setup();
     await s.store.createBucket('sp', { region: 'us-east-1' });

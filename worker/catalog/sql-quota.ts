@@ -65,11 +65,13 @@ export function enforceQuota(sql: SqlStorage, bucket: string, low: string | null
   if (quota === null) return;
   const growth = grow();
   if (growth.bytes <= 0 && growth.objects <= 0) return;
-  if (low !== null && quota.shares !== undefined && !Object.hasOwn(quota.shares, low))
+  // Split, and no share for this range: the shares are being cut, or the quota was set before the
+  // split and its shares are yet to be cut (DurableCatalog.splitBucketStatically cuts them).
+  if (low !== null && (quota.shares === undefined || !Object.hasOwn(quota.shares, low)))
     // The shares are being cut (quota-set.ts: growth stopped, usage read, shares set): a moment.
     // 503 SlowDown, which every SDK retries, rather than a refusal that reads as final.
     throw new S3Error('SlowDown', `The quota of bucket ${bucket} is being shared out again among its partitions; please retry.`);
-  checkQuota(bucket, limitsFor(quota, low), quotaFigures(sql), growth, low !== null && quota.shares !== undefined);
+  checkQuota(bucket, limitsFor(quota, low), quotaFigures(sql), growth, low !== null);
 }
 
 /** This instance's usage in detail (`low`: its range when the bucket is split). */
