@@ -63,15 +63,18 @@ export function completionGrowth(sql: SqlStorage, objects: SqlObjects, key: stri
 export function enforceQuota(sql: SqlStorage, bucket: string, low: string | null, grow: () => QuotaFigures): void {
   const quota = readQuota(sql);
   if (quota === null) return;
+  // Only a limited figure's growth is checked (an objects-only quota never sums the parts).
   const growth = grow();
-  if (growth.bytes <= 0 && growth.objects <= 0) return;
+  const grows = (figure: 'bytes' | 'objects') => quota[figure] !== null && growth[figure] > 0;
+  if (!grows('bytes') && !grows('objects')) return;
   // Split, and no share for this range: the shares are being cut, or the quota was set before the
   // split and its shares are yet to be cut (DurableCatalog.splitBucketStatically cuts them).
   if (low !== null && (quota.shares === undefined || !Object.hasOwn(quota.shares, low)))
     // The shares are being cut (quota-set.ts: growth stopped, usage read, shares set): a moment.
     // 503 SlowDown, which every SDK retries, rather than a refusal that reads as final.
     throw new S3Error('SlowDown', `The quota of bucket ${bucket} is being shared out again among its partitions; please retry.`);
-  checkQuota(bucket, limitsFor(quota, low), quotaFigures(sql), growth, low !== null);
+  const used = grows('bytes') ? quotaFigures(sql) : { bytes: 0, objects: ledgerValue(sql, 'objects') };
+  checkQuota(bucket, limitsFor(quota, low), used, { bytes: grows('bytes') ? growth.bytes : 0, objects: growth.objects }, low !== null);
 }
 
 /** This instance's usage in detail (`low`: its range when the bucket is split). */
