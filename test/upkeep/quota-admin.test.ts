@@ -17,7 +17,7 @@ import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
 import { TrafficMeter } from '../support/traffic-meter.ts';
-import { quotaText, parseSize, type BucketUsageReport } from '../../cli/commands/quota.ts';
+import { command as quotaCommand, quotaText, parseSize, type BucketUsageReport } from '../../cli/commands/quota.ts';
 import { quotaCell } from '../../cli/commands/status.ts';
 
 const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
@@ -105,5 +105,7 @@ describe('admin quota and usage', () => {
     expect(parseSize('500MiB', '--bytes')).toBe(String(500 * 2 ** 20));
     expect(parseSize('2GB', '--bytes')).toBe('2000000000');
     expect(() => parseSize('2 parsecs', '--bytes')).toThrow(/KiB/);
+    await expect(quotaCommand.run([])).rejects.toThrow(/needs BUCKET/);
+    await expect(quotaCommand.run(['bkt', '--clear', '--bytes', '1'])).rejects.toThrow(/not several/);
   });
 });
