@@ -3,14 +3,16 @@
  * over every version, objects, versions, delete markers, multipart uploads in flight, bytes on the
  * backends), its quota and how much of it is used, the backend traffic counted for it and an
  * estimated monthly cost. It reads and sets them through the admin API (`POST
- * /_shardgate/admin/quota`), which only a key with the admin action may call: a key without it
- * is told so and shown nothing (the gateway would refuse it the figures).
+ * /_shardgate/admin/quota`), which only a key with the admin action may call. Any other key reads
+ * the figures read-only from the console's own `GET /_shardgate/console/usage` when its scope
+ * may list the whole bucket and the bucket has no policy (app/quota-routes.ts says why); else it
+ * is shown the gateway's refusal.
  * A limit is typed as bytes with an optional unit (500MiB, 2GB, 1TiB) or a count; empty: no limit.
  * Each is checked before anything is sent; what the gateway then refuses is shown with its error.
  */
 import { h, uid } from './dom.ts';
 import { bytes, errorText } from './format.ts';
-import type { Session } from './session.ts';
+import { config, type Session } from './session.ts';
 
 interface UsageReport {
   bytes: number;
@@ -50,8 +52,6 @@ async function quotaCall(s: Session, bucket: string, query: Record<string, strin
 
 function figures(r: UsageReport): HTMLElement {
   const row = (label: string, value: string, name: string) => [h('dt', {}, label), h('dd', { 'data-usage': name }, value)];
-  const share = (used: number, limit: number | null | undefined, show: (n: number) => string) =>
-    limit === null || limit === undefined ? `${show(used)} (no limit)` : `${show(used)} of ${show(limit)} (${limit ? Math.round((used / limit) * 100) : 100}%)`;
   return h(
     'dl',
     { className: 'props usage' },
@@ -72,16 +72,42 @@ function figures(r: UsageReport): HTMLElement {
   );
 }
 
+/** A key without the admin action: the figures read-only, if the gateway gives them to it (console.ts `usage`). */
+async function readOnly(s: Session, bucket: string, box: HTMLElement): Promise<HTMLElement> {
+  const url = new URL(`${config.base}/usage`, s.s3.origin);
+  url.searchParams.set('bucket', bucket);
+  try {
+    const r = (await (await s.s3.request('GET', url)).json()) as UsageReport;
+    const row = (label: string, value: string, name: string) => [h('dt', {}, label), h('dd', { 'data-usage': name }, value)];
+    box.append(
+      h(
+        'dl',
+        { className: 'props usage' },
+        row('Quota: bytes', share(r.quotaUsed.bytes, r.quota?.bytes, bytes), 'quota-bytes'),
+        row('Quota: objects', share(r.quotaUsed.objects, r.quota?.objects, String), 'quota-objects'),
+        row('Bytes stored (every version)', bytes(r.bytes), 'bytes'),
+        row('Multipart uploads in flight', `${r.uploads} (${bytes(r.multipartBytes)})`, 'multipart'),
+        row('Objects (versions holding data)', `${r.objects} (${r.currentObjects} current)`, 'objects'),
+        row('Versions, delete markers', `${r.versions}, ${r.deleteMarkers}`, 'versions'),
+      ),
+      h('p', { className: 'hint' }, 'Read-only: a key with the admin action sets the quota.'),
+    );
+  } catch (err) {
+    box.append(h('p', { className: 'hint', 'data-usage-refused': '' }, `Not shown to this key: ${errorText(err)}`));
+  }
+  return box;
+}
+
+const share = (used: number, limit: number | null | undefined, show: (n: number) => string) =>
+  limit === null || limit === undefined ? `${show(used)} (no limit)` : `${show(used)} of ${show(limit)} (${limit ? Math.round((used / limit) * 100) : 100}%)`;
+
 export async function usageBox(s: Session, bucket: string): Promise<HTMLElement> {
   const box = h(
     'section',
     { className: 'document', 'aria-labelledby': 'usage-title', 'data-panel': 'usage' },
     h('h3', { id: 'usage-title' }, 'Usage and quota'),
   );
-  if (!s.admin) {
-    box.append(h('p', { className: 'hint' }, 'Usage and quotas are shown to keys with the admin action (the gateway gives the figures to those only).'));
-    return box;
-  }
+  if (!s.admin) return readOnly(s, bucket, box);
   const note = h('p', { role: 'status', className: 'hint', 'data-quota-note': '' });
   const shown = h('div', {});
   const bytesInput = h('input', { id: uid('quota-bytes'), spellcheck: 'false', placeholder: 'no limit', 'data-quota': 'bytes' });

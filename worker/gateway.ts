@@ -550,7 +550,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         meter,
       }),
     }),
-    console: config.webConsole.enabled ? createConsole({ authenticate, region: config.region }) : undefined,
+    console: config.webConsole.enabled ? createConsole({ authenticate, region: config.region, catalog }) : undefined,
     admin: createAdmin({
       authenticate,
       catalog,

@@ -614,7 +614,9 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.getByTestId('who').textContent()).toBe(`Signed in as ${SCOPED_KEY.accessKeyId} (scoped)`);
     expect(await page.getByRole('link', { name: 'Health' }).count()).toBe(0); // not an admin: no health screen
     await open(`#/settings?bucket=${BUCKET}`);
-    await expect.poll(() => page.locator('[data-panel="usage"]').textContent()).toContain('shown to keys with the admin action'); // no figures, no form
+    // The usage of the whole bucket is not this prefix-scoped key's to read: the gateway's refusal, no figures, no form.
+    await expect.poll(() => page.locator('[data-usage-refused]').textContent()).toMatch(/^Not shown to this key: AccessDenied: .*list the whole bucket/);
+    expect(await page.locator('[data-panel="usage"] [data-usage]').count()).toBe(0);
     expect(await page.locator('[data-panel="usage"] form').count()).toBe(0);
     await open('#/buckets');
     await page.getByRole('link', { name: `${BUCKET}/team-a/` }).click();

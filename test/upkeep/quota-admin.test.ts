@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
 import { createAdmin } from '../../worker/app/admin.ts';
 import { createApp } from '../../worker/app/app.ts';
+import { createConsole } from '../../worker/app/console.ts';
 import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
@@ -21,6 +22,12 @@ import { command as quotaCommand, quotaText, parseSize, type BucketUsageReport }
 import { quotaCell } from '../../cli/commands/status.ts';
 
 const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
+const READER = { accessKeyId: 'reader', secretAccessKey: 'reader-secret-for-tests', scope: { buckets: ['bkt'], actions: ['list' as const, 'read' as const] } };
+const PREFIXED = {
+  accessKeyId: 'prefixed',
+  secretAccessKey: 'prefixed-secret-for-tests',
+  scope: { buckets: ['bkt'], prefixes: ['team/'], actions: ['list' as const, 'read' as const] },
+};
 
 describe('admin quota and usage', () => {
   it('sets, changes and clears a quota that the next S3 write obeys; reports usage and cost', async () => {
@@ -29,7 +36,7 @@ describe('admin quota and usage', () => {
       backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, prices: 'aws-s3-standard' })),
       policies: { ec: { k: 4, m: 2, blockSize: 65536, small: { threshold: 0 } } },
       defaultPolicy: 'ec',
-      credentials: [KEY],
+      credentials: [KEY, READER, PREFIXED],
     });
     const catalog = localCatalog({ garbageGraceMs: 0 });
     const meter = new TrafficMeter();
@@ -45,7 +52,7 @@ describe('admin quota and usage', () => {
       repair: async () => {},
       costs: { traffic: meter.source, prices: config.backendPrices },
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const app = createApp({ store, authenticate, settings: testS3Settings(), admin, console: createConsole({ authenticate, region: 'us-east-1', catalog }) });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const post = async (path: string) => {
       const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));
@@ -93,6 +100,38 @@ describe('admin quota and usage', () => {
     expect(cleared.body.quota).toBeNull();
     expect((await s3('PUT', 'bkt/three', new Uint8Array(10).fill(3))).status).toBe(200);
     expect((await post('quota?bucket=nope')).body).toMatchObject({ code: 'NoSuchBucket' });
+
+    // Read-only in the console for a key that may list the whole bucket; refused to one scoped to a prefix, and unsigned.
+    const usageAs = async (key: { accessKeyId: string; secretAccessKey: string } | null) => {
+      const u = 'http://gw.test/_shardgate/console/usage?bucket=bkt';
+      const res = await app.fetch(key ? await new AwsClient({ ...key, service: 's3', region: 'us-east-1', retries: 0 }).sign(u) : new Request(u));
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    await post('quota?bucket=bkt&objects=10');
+    const read = await usageAs(READER);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({
+      bucket: 'bkt',
+      bytes: 50_010,
+      objects: 3,
+      versions: 4,
+      deleteMarkers: 1,
+      currentObjects: 2,
+      uploads: 0,
+      multipartBytes: 0,
+      quota: { bytes: null, objects: 10 },
+      quotaUsed: { bytes: 50_010, objects: 3 },
+    });
+    expect(await usageAs(PREFIXED)).toMatchObject({ status: 403, body: { code: 'AccessDenied' } });
+    expect(await usageAs(null)).toMatchObject({ status: 403 });
+    // A bucket with a policy: admin keys only (the route does not evaluate its Deny statements).
+    await store.putBucketPolicy(
+      'bkt',
+      JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::bkt/secret/*' }] }),
+    );
+    expect(await usageAs(READER)).toMatchObject({ status: 403, body: { message: expect.stringContaining('bucket policy') } });
+    expect((await usageAs(KEY)).status).toBe(200);
+    await store.deleteBucketPolicy('bkt');
 
     // The CLI's words for it.
     await post('quota?bucket=bkt&bytes=100000&objects=10');

@@ -20,6 +20,9 @@ import type { AppEnv } from '../s3/context.ts';
 import type { BackendPrices } from '../engine/index.ts';
 import type { TrafficSource } from '../upkeep/cost.ts';
 import { bucketUsageReport, type BucketUsageReport } from '../upkeep/bucket-usage.ts';
+import { requestView } from '../model/request.ts';
+import type { Authenticate } from '../s3/context.ts';
+import type { Context } from 'hono';
 
 export interface QuotaRouteDeps {
   catalog: Catalog;
@@ -74,4 +77,56 @@ export function quotaRoutes(admin: Hono<AppEnv>, deps: QuotaRouteDeps): void {
     const bucket = c.var.view.query.has('bucket') ? bucketParam(c.var.view.query, 'usage') : undefined;
     return c.json({ buckets: await usageReports(deps, bucket) });
   });
+}
+
+/** What a key that is not an admin's reads of a bucket's usage (no backends, traffic, prices or shares). */
+export interface ReadOnlyUsage {
+  bucket: string;
+  bytes: number;
+  objects: number;
+  versions: number;
+  deleteMarkers: number;
+  currentObjects: number;
+  uploads: number;
+  multipartBytes: number;
+  quota: { bytes: number | null; objects: number | null } | null;
+  quotaUsed: { bytes: number; objects: number };
+}
+
+/**
+ * The console's `GET /_shardgate/console/usage?bucket=NAME` (console.ts): a bucket's usage and
+ * quota, read-only, for a key signed with a SigV4 Authorization header whose scope has the list
+ * action on the whole bucket (it could count all of it by listing its versions and uploads
+ * anyway). A key scoped to prefixes is refused (the figures are the whole bucket's), and so is
+ * every key but an admin's when the bucket has a policy: its Deny statements are evaluated by the
+ * S3 gate for S3 operations, and this is none, so the route does not guess what they would say.
+ */
+export function consoleUsageRoute(deps: { authenticate: Authenticate; catalog: Pick<Catalog, 'bucketUsage' | 'getBucketPolicy'> }) {
+  return async (c: Context<AppEnv>) => {
+    const request = c.req.raw;
+    if (!/^AWS4-HMAC-SHA256 /.test(request.headers.get('authorization') ?? ''))
+      throw new S3Error('AccessDenied', 'usage answers a request signed with a SigV4 Authorization header');
+    const view = requestView(request);
+    const auth = await deps.authenticate(request, view);
+    if (!auth.accessKeyId || !auth.access || auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'usage needs a signed request');
+    const bucket = bucketParam(view.query, 'usage');
+    if (!auth.access.allowsBucket('list', bucket))
+      throw new S3Error('AccessDenied', "a bucket's usage is shown to keys that may list the whole bucket (or to admin keys, in the admin API)");
+    if (!auth.access.admin && (await deps.catalog.getBucketPolicy(bucket)) !== null)
+      throw new S3Error('AccessDenied', 'this bucket has a bucket policy: its usage is shown to admin keys only');
+    const u = await deps.catalog.bucketUsage(bucket);
+    const out: ReadOnlyUsage = {
+      bucket,
+      bytes: u.bytes,
+      objects: u.objects,
+      versions: u.versions,
+      deleteMarkers: u.deleteMarkers,
+      currentObjects: u.currentObjects,
+      uploads: u.uploads,
+      multipartBytes: u.multipartBytes,
+      quota: u.quota && { bytes: u.quota.bytes, objects: u.quota.objects },
+      quotaUsed: { bytes: u.bytes + u.multipartBytes, objects: u.objects },
+    };
+    return c.json(out, 200, { 'cache-control': 'no-store' });
+  };
 }
