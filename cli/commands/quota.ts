@@ -18,6 +18,8 @@ export interface BucketUsageReport extends BucketUsage {
   quotaRatio: { bytes: number | null; objects: number | null };
   traffic: { since: string; requests: number; putRequests: number; getRequests: number; deleteRequests: number; egressBytes: number } | null;
   cost: { storagePerMonth: number; egress: number; requests: number; total: number; unpricedBackends: string[] } | null;
+  /** Absent from an older gateway. */
+  rebalanceAdvised?: boolean;
 }
 
 const HELP = `usage: shardgate quota BUCKET [--bytes N|none] [--objects N|none] [--clear] [--rebalance] [--json] [gateway options]
@@ -70,6 +72,10 @@ export function quotaText(r: BucketUsageReport): string {
           q.shares?.[p.low]?.objects == null ? '-' : String(q.shares[p.low]!.objects),
         ]),
       ]),
+    );
+  if (r.rebalanceAdvised)
+    lines.push(
+      "  advice   a partition has used 90% of its share while the bucket has room: writes there will be refused early; 'shardgate quota BUCKET --rebalance' shares the room out again",
     );
   if (r.traffic)
     lines.push(

@@ -24,6 +24,7 @@ import { S3Error } from '../../worker/model/errors.ts';
 import { prng, randomBytes } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { manifest, unit } from '../catalog/fixtures.ts';
+import { rebalanceAdvised } from '../../worker/upkeep/bucket-usage.ts';
 
 const put = (size: number, conditions = {}) => ({ contentLength: size, metadata: { user: {} }, checksum: null, conditions });
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
@@ -250,6 +251,17 @@ describe('bucket quotas in a split bucket (docs/QUOTAS.md: shares)', () => {
       { low: '', bytes: 40_000, objects: 1 },
       { low: 'm', bytes: 50_000, objects: 1 },
     ]);
+    expect(rebalanceAdvised(usage), "the range below 'm' is full, the bucket at 90%: not advised").toBe(false);
+    expect(
+      rebalanceAdvised({
+        ...usage,
+        bytes: 80_000,
+        partitions: [
+          { low: '', bytes: 30_000, objects: 1 },
+          { low: 'm', bytes: 50_000, objects: 1 },
+        ],
+      }),
+    ).toBe(true);
     // Rebalanced: the 10,000 left split evenly over the two ranges.
     const again = await rebalanceQuota(s.catalog, 'sp', Date.now());
     expect(again?.shares).toEqual({ '': { bytes: 45_000, objects: null }, m: { bytes: 55_000, objects: null } });

@@ -23,6 +23,27 @@ export interface BucketUsageReport extends BucketUsage {
   traffic: { since: string; requests: number; putRequests: number; getRequests: number; deleteRequests: number; bytesIn: number; egressBytes: number } | null;
   /** At the configured prices; null when no backend holding the bucket is priced. */
   cost: (Money & { unpricedBackends: string[] }) | null;
+  /**
+   * A split bucket (docs/QUOTAS.md, shares): some partition has used 90% of its share of a figure
+   * while the bucket has used less than 90% of the quota, so writes there will be refused early:
+   * `shardgate quota BUCKET --rebalance` cuts the shares again.
+   */
+  rebalanceAdvised: boolean;
+}
+
+/** Whether a split bucket's shares are worth cutting again (see BucketUsageReport.rebalanceAdvised). */
+export function rebalanceAdvised(usage: BucketUsage): boolean {
+  const q = usage.quota;
+  if (!q?.shares || !usage.partitions) return false;
+  const used = { bytes: usage.bytes + usage.multipartBytes, objects: usage.objects };
+  return (['bytes', 'objects'] as const).some((f) => {
+    const limit = q[f];
+    if (limit === null || used[f] >= 0.9 * limit) return false;
+    return usage.partitions!.some((p) => {
+      const share = q.shares?.[p.low]?.[f];
+      return share !== null && share !== undefined && p[f] >= 0.9 * share;
+    });
+  });
 }
 
 export function bucketUsageReport(
@@ -77,5 +98,6 @@ export function bucketUsageReport(
       egressBytes: sum((u) => u.bytesOut),
     },
     cost,
+    rebalanceAdvised: rebalanceAdvised(usage),
   };
 }
