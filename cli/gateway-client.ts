@@ -182,5 +182,11 @@ export interface StatusLike {
     scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number };
     scrubCoverage: number | null;
     redundancy?: { byPolicy?: Record<string, PolicyRedundancy> };
+    /** Absent from gateways older than quotas (issue 45). */
+    versions?: number;
+    deleteMarkers?: number;
+    multipartBytes?: number;
+    quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
+    monthlyStorageCost?: number | null;
   }[];
 }

@@ -1,7 +1,7 @@
 /**
  * The gateway's health for admin keys: the signed status document the status page reads
  * (`GET /_shardgate/status`, which needs the admin action): the checks with what to do, the
- * backends, the data and its redundancy, and each bucket's size. A key without admin is refused
+ * backends, the data and its redundancy, and each bucket's size, versions, quota used and a month's storage cost. A key without admin is refused
  * by the gateway, and the console does not offer the screen to it.
  */
 import { h } from './dom.ts';
@@ -32,7 +32,26 @@ interface Status {
     redundancy: { atRisk: number; lost: number };
     uploads: number;
   };
-  buckets?: { bucket: string; objects: number; bytes: number; storedBytes: number; degradedObjects: number }[];
+  buckets?: {
+    bucket: string;
+    objects: number;
+    bytes: number;
+    storedBytes: number;
+    degradedObjects: number;
+    versions?: number;
+    quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
+    monthlyStorageCost?: number | null;
+  }[];
+}
+
+/** The larger share of a quota's limits in use, "62 % of 1.00 GiB"; empty without a quota (docs/QUOTAS.md). */
+function quotaUsed(q: NonNullable<Status['buckets']>[number]['quota']): string {
+  if (!q) return '';
+  const parts = [
+    q.bytes === null ? null : `${q.bytes ? Math.round((q.usedBytes / q.bytes) * 100) : 100} % of ${bytes(q.bytes)}`,
+    q.objects === null ? null : `${q.objects ? Math.round((q.usedObjects / q.objects) * 100) : 100} % of ${q.objects} objects`,
+  ];
+  return parts.filter(Boolean).join(', ');
 }
 
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? '' : `${Math.round(v)} ms`);
@@ -122,7 +141,7 @@ export async function healthView(s: Session): Promise<HTMLElement> {
             h(
               'tr',
               {},
-              ['Bucket', 'Objects', 'Data', 'On backends', 'Degraded'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Bucket', 'Objects', 'Versions', 'Data', 'On backends', 'Quota used', '$ a month', 'Degraded'].map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
           h(
@@ -134,8 +153,11 @@ export async function healthView(s: Session): Promise<HTMLElement> {
                 {},
                 h('td', {}, h('a', { href: href('objects', { bucket: b.bucket }) }, b.bucket)),
                 h('td', { className: 'num' }, String(b.objects)),
+                h('td', { className: 'num' }, b.versions === undefined ? '' : String(b.versions)),
                 h('td', { className: 'num' }, bytes(b.bytes)),
                 h('td', { className: 'num' }, bytes(b.storedBytes)),
+                h('td', { className: 'num', 'data-quota-used': b.bucket }, quotaUsed(b.quota)),
+                h('td', { className: 'num' }, b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : b.monthlyStorageCost.toFixed(2)),
                 h('td', { className: 'num' }, String(b.degradedObjects)),
               ),
             ),

@@ -1,5 +1,5 @@
 /**
- * A bucket's settings, each read from S3 and written back as S3's own document: versioning (a
+ * A bucket's settings: its usage and quota first (usage.ts, admin keys), then each setting read from S3 and written back as S3's own document: versioning (a
  * choice); lifecycle rules (XML, with a form that adds a simple expiration rule), CORS, the bucket
  * policy (JSON), default encryption, Object Lock defaults, access logging and the bucket's tags.
  * Each document is checked before it is sent (well-formed XML with the right root element, JSON
@@ -11,6 +11,7 @@ import { breadcrumbs } from './objects.ts';
 import { S3RequestError, type BucketDocument } from './s3.ts';
 import type { Session } from './session.ts';
 import { childText, parseXml, prettyXml, xmlProblem } from './xml.ts';
+import { usageBox } from './usage.ts';
 
 function versioningBox(s: Session, bucket: string, current: string | null, problem?: string): HTMLElement {
   const status = current === null ? '' : childText(parseXml(current).documentElement, 'Status');
@@ -196,12 +197,16 @@ async function read(s: Session, bucket: string, which: BucketDocument): Promise<
 
 export async function settingsView(s: Session, bucket: string): Promise<HTMLElement> {
   const editable = Object.keys(DOCUMENTS) as EditableDocument[];
-  const [versioning, ...documents] = await Promise.all((['versioning', ...editable] as const).map((w) => read(s, bucket, w)));
+  const [usage, [versioning, ...documents]] = await Promise.all([
+    usageBox(s, bucket),
+    Promise.all((['versioning', ...editable] as const).map((w) => read(s, bucket, w))),
+  ]);
   const view = h('section', { className: 'settings-view', 'aria-labelledby': 'settings-title' });
   fill(
     view,
     breadcrumbs(bucket, '', 'settings'),
     h('h2', { id: 'settings-title' }, `Settings of ${bucket}`),
+    usage,
     versioningBox(s, bucket, versioning.text, versioning.problem),
     editable.map((which, i) => documentBox(s, bucket, which, documents[i]!.text, documents[i]!.problem)),
   );

@@ -377,6 +377,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       deployment: { mode, warnings },
       partitions: config.partitions,
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
+      storagePrices: Object.fromEntries(Object.entries(config.backendPrices).map(([id, p]) => [id, p?.storagePerGBMonth ?? null])),
     },
     catalog,
     backends: reachable,
@@ -550,7 +551,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         meter,
       }),
     }),
-    console: config.webConsole.enabled ? createConsole({ authenticate, region: config.region }) : undefined,
+    console: config.webConsole.enabled ? createConsole({ authenticate, region: config.region, catalog }) : undefined,
     admin: createAdmin({
       authenticate,
       catalog,

@@ -43,6 +43,18 @@ export function redundancyTable(s: StatusLike): string | null {
   return rows.length ? table([['BUCKET', 'POLICY', 'SHARDS LEFT', 'UNITS', 'BYTES'], ...rows]) : null;
 }
 
+/** "3.2 MiB of 10.0 MiB (32%), 4 of 100 objects", or "-" without a quota (docs/QUOTAS.md). */
+export function quotaCell(q: NonNullable<StatusLike['buckets']>[number]['quota']): string {
+  if (!q) return '-';
+  const part = (used: string, limit: string, ratio: number) => `${used} of ${limit} (${Math.round(ratio * 100)}%)`;
+  return [
+    q.bytes === null ? null : part(bytes(q.usedBytes), bytes(q.bytes), q.bytes ? q.usedBytes / q.bytes : 1),
+    q.objects === null ? null : part(`${q.usedObjects}`, `${q.objects} objects`, q.objects ? q.usedObjects / q.objects : 1),
+  ]
+    .filter((x) => x !== null)
+    .join(', ');
+}
+
 export function render(s: StatusLike): string {
   const d = s.data;
   const lines = [
@@ -125,12 +137,15 @@ export function render(s: StatusLike): string {
     lines.push(
       '',
       table([
-        ['BUCKET', 'OBJECTS', 'BYTES', 'STORED', 'DEGRADED', 'SCRUB', 'LAST PASS'],
+        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'DEGRADED', 'SCRUB', 'LAST PASS'],
         ...s.buckets.map((b) => [
           b.bucket,
           String(b.objects),
-          bytes(b.bytes),
+          b.versions === undefined ? '-' : `${b.versions} (${b.deleteMarkers ?? 0} markers)`,
+          bytes(b.bytes) + (b.multipartBytes ? ` +${bytes(b.multipartBytes)} parts` : ''),
           bytes(b.storedBytes),
+          quotaCell(b.quota),
+          b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '-' : b.monthlyStorageCost.toFixed(2),
           String(b.degradedObjects),
           percent(b.scrubCoverage),
           ago(b.scrub.lastPassCompletedAt, s.now),

@@ -35,6 +35,10 @@ export function defineHealthCases({ c, bucket, split }: Ctx) {
       reservations: { held: 0, expired: 0 },
       garbage: { queued: 0, due: 0 },
       scrub: { units: 0, checked: 0, oldestUnchecked: null, passStartedAt: null, lastPassStartedAt: null, lastPassCompletedAt: null, passes: 0 },
+      // Quota figures (catalog/quota.ts): no quota, so none of it.
+      versions: 0,
+      deleteMarkers: 0,
+      multipartBytes: 0,
       // The bucket's own row waits for the journal's first segment, which dumps it (sql-journal.ts);
       // a split bucket's root journals its partition map and its own range too.
       journal: {

@@ -10,6 +10,7 @@ import type { Catalog } from '../../worker/catalog/types.ts';
 import { defineDeleteConditionCases } from './contract-delete-conditions.ts';
 import { defineExpirationCases } from './contract-expiration.ts';
 import { defineHealthCases } from './contract-health.ts';
+import { defineQuotaCases } from './contract-quota.ts';
 import { defineListingCases } from './contract-listing.ts';
 import { defineMultipartCases } from './contract-multipart.ts';
 import { defineVersionCases } from './contract-versions.ts';
@@ -25,17 +26,19 @@ export interface Ctx {
   bucket: () => Promise<string>;
   /** The buckets of this run are split into partitions (what only that changes is said where asked). */
   split: boolean;
+  /** Partitions split on line as the cases run (their layout is not known in advance). */
+  online: boolean;
 }
 
 /**
  * `split`: every bucket of the suite is cut into partitions at these keys as soon as it is made
  * (Catalog.splitBucketStatically), so the same cases hold a partitioned catalog to the contract;
- * `skip`: cases (by name) that variant does not run, each with its reason where it is called.
+ * `online`: partitions split on line as the cases run (a case whose figures assume a layout skips).
  */
 export function runCatalogContract(
   name: string,
   makeCatalog: (options: CatalogOptions) => Catalog | Promise<Catalog>,
-  variant: { split?: string[]; skip?: ReadonlySet<string> } = {},
+  variant: { split?: string[]; online?: true } = {},
 ): void {
   describe(`Catalog contract: ${name}`, () => {
     let catalog: Catalog;
@@ -44,6 +47,7 @@ export function runCatalogContract(
     const ctx: Ctx = {
       c: () => catalog,
       split: variant.split !== undefined,
+      online: variant.online === true,
       bucket: async () => {
         const b = `cat-${run}-${++n}`;
         await catalog.insertBucket(b, 'auto');
@@ -61,6 +65,7 @@ export function runCatalogContract(
     defineListingCases(ctx);
     defineMultipartCases(ctx);
     defineHealthCases(ctx);
+    defineQuotaCases(ctx);
     defineVersionCases(ctx);
     defineExpirationCases(ctx);
     defineDeleteConditionCases(ctx);

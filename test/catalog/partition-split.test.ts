@@ -9,6 +9,7 @@ import { localCatalog, type LocalCatalogNamespace } from '../support/local-catal
 import { byUtf8, expectS3, manifest } from './fixtures.ts';
 import { prng } from '../support/random.ts';
 import { rowsOfKeys } from '../../worker/catalog/sql-split.ts';
+import { setQuota } from '../../worker/catalog/quota-set.ts';
 
 type Local = DurableCatalog & { namespace: LocalCatalogNamespace };
 
@@ -219,5 +220,43 @@ describe('an on-line split', () => {
     const size = one.rows.reduce((n, { r }) => n + Object.values(r).reduce<number>((m, v) => m + (typeof v === 'string' ? v.length : 8), 0), 0);
     expect(rowsOfKeys(sql, keys, size + 1).map((k) => k.key)).toEqual([keyAt(0), keyAt(1)]);
     expect(rowsOfKeys(sql, keys).map((k) => k.key)).toEqual(keys);
+  });
+
+  it("cuts the splitting partition's quota share in two: the shares still add up to the quota, both sides may grow, the bucket never passes it", async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    await c.insertBucket('quota', 'auto');
+    await setQuota(c, 'quota', { bytes: null, objects: 100 }, Date.now());
+    const model: Model = new Map();
+    await fill(c, 'quota', 60, model);
+    const map = (await c.splitPartition('quota', keyAt(0)))!;
+    expect(map.ranges.map((r) => r.low)).toEqual(['', keyAt(30)]);
+    // 60 stored, 30 moved, 40 of headroom: the new partition 30 + 20, the root the other 50.
+    expect((await c.getBucketQuota('quota'))!.shares).toEqual({ '': { bytes: null, objects: 50 }, [keyAt(30)]: { bytes: null, objects: 50 } });
+    const upper = c.namespace.instance(map.ranges[1]!.instance).storage.sql;
+    expect(JSON.parse(upper.exec<{ value: string }>("SELECT value FROM state WHERE name = 'quota'").one().value).shares[keyAt(30)]).toEqual({
+      bytes: null,
+      objects: 50,
+    });
+    let stored = 60;
+    for (const [prefix, room] of [
+      ['k/9', 20],
+      ['a/', 20],
+    ] as const) {
+      for (let i = 0; i < room; i++) await c.commitManifest('quota', `${prefix}${i}`, manifest('quota', `${prefix}${i}`), {});
+      stored += room;
+      await expectS3(c.commitManifest('quota', `${prefix}over`, manifest('quota', `${prefix}over`), {}), 'QuotaExceeded');
+    }
+    expect(stored).toBe(100);
+    expect((await c.bucketHealth('quota', new Date())).objects).toBe(100);
+    // The new partition splits in turn (driven there, committed at the root): no headroom left, each side keeps what it holds.
+    const again = (await c.splitPartition('quota', keyAt(30)))!;
+    const third = again.ranges[2]!;
+    const shares = (await c.getBucketQuota('quota'))!.shares!;
+    expect(Object.values(shares).reduce((n, x) => n + x.objects!, 0)).toBe(100);
+    const own = (r: { instance: string }) =>
+      JSON.parse(c.namespace.instance(r.instance).storage.sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'quota'").one().value).shares;
+    expect(own(again.ranges[1]!)[keyAt(30)]).toEqual(shares[keyAt(30)]); // the splitting partition took its smaller share from the commit's answer
+    expect(own(third)[third.low]).toEqual(shares[third.low]);
+    await expectS3(c.commitManifest('quota', 'k/new', manifest('quota', 'k/new'), {}), 'QuotaExceeded');
   });
 });

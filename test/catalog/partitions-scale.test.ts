@@ -63,14 +63,24 @@ describe.skipIf(!RUN)(`a bucket of ${N} keys split on line into 16+ partitions`,
           truncated: want.isTruncated,
         });
         // A split between pages, somewhere in the key space.
-        if (rand(4) === 0) await c.splitPartition('big', sorted[rand(sorted.length)]!).catch((e: { code?: string }) => expect(['InvalidArgument', 'InvalidRequest']).toContain(e.code));
+        if (rand(4) === 0)
+          await c
+            .splitPartition('big', sorted[rand(sorted.length)]!)
+            .catch((e: { code?: string }) => expect(['InvalidArgument', 'InvalidRequest']).toContain(e.code));
         if (!got.isTruncated) break;
         [after, model] = [got.lastEntry, want.lastEntry];
       }
       // ListObjectVersions: one page of each kind of start compared with the model's keys.
       const versions = await c.listVersions('big', { prefix, delimiter: null, keyMarker: marker, versionIdMarker: null, maxKeys });
-      const expected = modelListing(sorted.filter((k) => marker === null || k > marker), prefix, null).slice(0, maxKeys);
-      expect(versions.versions.map((v) => v.key), `versions ${label}`).toEqual(expected.map((e) => e.name));
+      const expected = modelListing(
+        sorted.filter((k) => marker === null || k > marker),
+        prefix,
+        null,
+      ).slice(0, maxKeys);
+      expect(
+        versions.versions.map((v) => v.key),
+        `versions ${label}`,
+      ).toEqual(expected.map((e) => e.name));
     }
   }, 3_600_000);
 });

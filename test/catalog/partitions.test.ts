@@ -14,7 +14,9 @@ const SPLIT = ['a/', 'b', 'd', 'k', 'k/', 'm', 'x'];
 
 runCatalogContract('sql in node, buckets split in 8 partitions', (options) => localCatalog(options), { split: SPLIT });
 // Splits on line between any two calls: after every third write the partition holding its key splits at its median.
-runCatalogContract('sql in node, partitions split on line every 3 writes', (options) => localCatalog(options, undefined, { split: false, splitEvery: 3 }));
+runCatalogContract('sql in node, partitions split on line every 3 writes', (options) => localCatalog(options, undefined, { split: false, splitEvery: 3 }), {
+  online: true,
+});
 
 const alphabet = ['a', 'b', '/', '-', 'é', '\uFFFD', '\u{1F600}'];
 

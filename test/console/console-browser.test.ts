@@ -543,6 +543,50 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect((await s3.send(new GetBucketTaggingCommand({ Bucket: BUCKET }))).TagSet).toEqual([{ Key: 'team', Value: 'storage' }]);
   });
 
+  it('usage and quota: an admin key sets a quota in the console, a write past it is refused and its error shown', async () => {
+    const bucket = 'quota-demo';
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'first.bin', Body: randomBytes(1000) }));
+    await open(`#/settings?bucket=${bucket}`);
+    await page.getByRole('heading', { name: `Settings of ${bucket}` }).waitFor();
+    const panel = page.locator('[data-panel="usage"]');
+    await expect.poll(() => panel.locator('[data-usage="quota-bytes"]').textContent()).toBe('1000 B (no limit)');
+    expect(await panel.locator('[data-usage="objects"]').textContent()).toBe('1 (1 current)');
+    // Checked before it is sent.
+    await panel.getByLabel('Bytes (e.g. 500MiB)').fill('12 parsecs');
+    await panel.getByRole('button', { name: 'Save quota' }).click();
+    await expect.poll(() => panel.getByRole('status').textContent()).toMatch(/^Not sent: bytes is a number/);
+    await panel.getByLabel('Bytes (e.g. 500MiB)').fill('2KB');
+    await panel.getByLabel('Objects').fill('10');
+    await panel.getByRole('button', { name: 'Save quota' }).click();
+    await expect.poll(() => panel.getByRole('status').textContent()).toMatch(/^Saved/);
+    expect(await panel.locator('[data-usage="quota-bytes"]').textContent()).toBe('1000 B of 1.95 KiB (50%)');
+    expect(await panel.locator('[data-usage="quota-objects"]').textContent()).toBe('1 of 10 (10%)');
+    // The next write anywhere obeys it: the SDK's, and the console's own upload, whose error is shown.
+    await expect(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.bin', Body: randomBytes(1500) }))).rejects.toMatchObject({
+      name: 'QuotaExceeded',
+      $metadata: { httpStatusCode: 403 },
+    });
+    await open(`#/objects?bucket=${bucket}&prefix=`);
+    await page.locator('tr[data-key="first.bin"]').waitFor();
+    await page.getByLabel('Upload files').setInputFiles({ name: 'past.bin', mimeType: 'application/octet-stream', buffer: randomBytes(1500) });
+    const failed = page.locator('.upload-list li[data-state="failed"]', { hasText: `${bucket}/past.bin` });
+    await failed.waitFor();
+    expect(await failed.textContent()).toContain('QuotaExceeded');
+    await shot('quota-refused');
+    await expect(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'past.bin' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+    // The health screen shows each bucket's share of its quota.
+    await open('#/health');
+    await expect.poll(() => page.locator(`[data-quota-used="${bucket}"]`).textContent()).toBe('50 % of 1.95 KiB, 10 % of 10 objects');
+    // Removed: writes pass again.
+    await open(`#/settings?bucket=${bucket}`);
+    await expect.poll(() => panel.locator('[data-usage="quota-bytes"]').textContent()).toBe('1000 B of 1.95 KiB (50%)');
+    await shot('quota');
+    await panel.getByRole('button', { name: 'Remove quota' }).click();
+    await expect.poll(() => panel.getByRole('status').textContent()).toBe('Removed: no quota.');
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.bin', Body: randomBytes(1500) }));
+  });
+
   it('an upload interrupted by a reload is offered again to the key that started it only', async () => {
     const record = {
       accessKeyId: ROOT_KEY.accessKeyId,
@@ -569,6 +613,12 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await signIn(SCOPED_KEY, { remember: true });
     expect(await page.getByTestId('who').textContent()).toBe(`Signed in as ${SCOPED_KEY.accessKeyId} (scoped)`);
     expect(await page.getByRole('link', { name: 'Health' }).count()).toBe(0); // not an admin: no health screen
+    await open(`#/settings?bucket=${BUCKET}`);
+    // The usage of the whole bucket is not this prefix-scoped key's to read: the gateway's refusal, no figures, no form.
+    await expect.poll(() => page.locator('[data-usage-refused]').textContent()).toMatch(/^Not shown to this key: AccessDenied: .*list the whole bucket/);
+    expect(await page.locator('[data-panel="usage"] [data-usage]').count()).toBe(0);
+    expect(await page.locator('[data-panel="usage"] form').count()).toBe(0);
+    await open('#/buckets');
     await page.getByRole('link', { name: `${BUCKET}/team-a/` }).click();
     await page.locator('table.objects tbody tr[data-key]').first().waitFor();
     const keys = await page.locator('table.objects tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => (r as unknown as PageElement).dataset.key));

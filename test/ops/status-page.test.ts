@@ -87,6 +87,7 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     expect(await cardValue('degraded')).toBe('3');
     expect(await cardValue('objects')).toBe('9');
     expect(await page.$$eval('#scrub [data-bucket]', (bars) => bars.map((b) => b.getAttribute('data-bucket')))).toEqual(['*']);
+    expect(await page.$eval('#usage', (e) => e.textContent)).toBe('sign in to see the buckets');
     expect(await page.content()).not.toContain('photos'); // bucket names only when signed
   });
 
@@ -111,6 +112,15 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
     expect(overhead).toBeGreaterThan(1.3); // 4+2 stores 1.5x, less the shards the down backend missed
     expect(overhead).toBeLessThan(1.6);
     expect(await page.$$eval('#storage [data-storage]', (els) => els.length)).toBe(6);
+    // Usage per bucket (issue 45): every version's bytes and the objects, no quota bar without a quota.
+    const usage = await page.$$eval('#usage [data-usage]', (els) =>
+      els.map((e) => ({ bucket: e.getAttribute('data-usage'), ratio: e.getAttribute('data-quota-ratio'), text: e.textContent })),
+    );
+    expect(usage.map((u) => [u.bucket, u.ratio])).toEqual([
+      ['logs', ''],
+      ['photos', ''],
+    ]);
+    expect(usage[1]!.text).toMatch(/^photos[\d.]+ \w+ · \d+ objects · \d+ versions, 0 markers/);
     // Bytes per storage class (issue 44): one card per class once some version is not STANDARD.
     const classCard = (c: string) => page.$eval(`[data-card="class-${c}"] .k`, (e) => e.textContent);
     expect(await classCard('STANDARD')).toMatch(/^class STANDARD: 8 version\(s\), .* on the backends$/);

@@ -161,6 +161,22 @@ describe('POST Object: forms that upload', () => {
   });
 });
 
+describe('POST Object: a bucket quota (docs/QUOTAS.md)', () => {
+  it('a form past the quota is refused 403 QuotaExceeded and stores nothing; within it, it uploads', async () => {
+    const g = await gateway();
+    await g.catalog.setBucketQuota(BUCKET, { bytes: 30_000, objects: null, setAt: Date.now() });
+    const form = () => v2Form({ expiration: inAnHour(), conditions: [{ bucket: BUCKET }, ['starts-with', '$key', '']] }, { key: 'big.bin' });
+    const before = await g.shardFiles();
+    const res = await g.send(await formRequest(url, form(), { data: new Uint8Array(30_001) }));
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('<Code>QuotaExceeded</Code>');
+    expect(await g.shardFiles()).toBe(before);
+    expect(await g.objects()).toEqual([]);
+    expect((await g.send(await formRequest(url, form(), { data: new Uint8Array(30_000) }))).status).toBe(204);
+    expect(await g.objects()).toEqual(['big.bin']);
+  });
+});
+
 describe('POST Object: refusals store nothing', () => {
   const policy = (extra: unknown[] = [], expiration = inAnHour()) => ({ expiration, conditions: [{ bucket: BUCKET }, ['starts-with', '$key', ''], ...extra] });
   /** A form with SSE-C fields whose key MD5 does not match the key. */

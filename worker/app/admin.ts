@@ -60,6 +60,10 @@
  *                              up to N (default 20) versions rewritten under their bucket's policy
  *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
  *                              time remaining, the pass's counts (upkeep/restripe-progress.ts)
+ *   quota?bucket=NAME[&bytes=N][&objects=N][&clear=1][&rebalance=1]  the bucket's quota and usage;
+ *                              sets or clears it (quota-routes.ts, docs/QUOTAS.md)
+ *   usage[?bucket=NAME]        bytes, objects, versions, delete markers, multipart bytes, backend
+ *                              traffic and estimated monthly cost per bucket (upkeep/bucket-usage.ts)
  *   local-backend[?id=ID&state=down|up]  local development only, from this machine: take a backend
  *                              down or bring it back (local-backend-switch.ts); answers every switch
  * Answers are JSON; errors go through the app's one onError (JSON for operator routes).
@@ -90,6 +94,7 @@ import type { DrainReport, FleetBackend } from '../upkeep/drain.ts';
 import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
+import { quotaRoutes } from './quota-routes.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
@@ -189,6 +194,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   });
 
   if (deps.localSwitch) admin.post('/local-backend', localBackendRoute(deps.localSwitch));
+  quotaRoutes(admin, deps); // quota and usage (quota-routes.ts)
 
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
     const bucket = c.var.view.query.get('bucket');

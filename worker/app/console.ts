@@ -9,6 +9,8 @@
  *                              a SigV4 Authorization header by any configured key (the console
  *                              starts a key scoped to prefixes at those prefixes, which it could not
  *                              list its way to)
+ *   GET /usage?bucket=NAME     a bucket's usage and quota, read-only, for a key that may list the
+ *                              whole bucket (quota-routes.ts consoleUsageRoute; docs/QUOTAS.md)
  * The page holds no data and no secret: everything it shows it reads from the S3 API of this same
  * origin, signing each request in the browser with the key the user typed (aws4fetch), so it can
  * do exactly what that key may and nothing more. The Content-Security-Policy allows scripts,
@@ -20,6 +22,8 @@ import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { CONSOLE_ASSETS } from './console/assets.gen.ts';
+import { consoleUsageRoute } from './quota-routes.ts';
+import type { Catalog } from '../catalog/types.ts';
 
 export const CONSOLE_PATH = '/_shardgate/console';
 
@@ -27,6 +31,8 @@ export interface ConsoleDeps {
   authenticate: Authenticate;
   /** The gateway's region: the page signs with it. */
   region: string;
+  /** For `usage` (quota-routes.ts consoleUsageRoute); absent: no such route. */
+  catalog?: Pick<Catalog, 'bucketUsage' | 'getBucketPolicy'>;
 }
 
 /** Only this origin, no inline code, no framing, no form posts, no referrer (a presigned URL on the page stays on the page). */
@@ -97,5 +103,6 @@ export function createConsole(deps: ConsoleDeps): Hono<AppEnv> {
     if (!auth.accessKeyId || !auth.access || auth.signature !== 'sigv4-header') throw new S3Error('AccessDenied', 'whoami needs a signed request');
     return c.json({ accessKeyId: auth.accessKeyId, admin: auth.access.admin, grants: auth.access.grants }, 200, { 'cache-control': 'no-store' });
   });
+  if (deps.catalog) routes.get('/usage', consoleUsageRoute({ authenticate: deps.authenticate, catalog: deps.catalog }));
   return routes;
 }

@@ -24,6 +24,8 @@ import { bucketInstance, IN_BUCKET, instanceFor, partitionJournal, type Route } 
 import { isMoved, onePartition, ownedRange, ownerOf, type Moved, type PartitionMap } from './partition-map.ts';
 import { isSpread, sealOwner, SPREAD, walkPartitions, walkSeals, WALKS, type WalkName } from './partition-walk.ts';
 import { sumHealth } from './health-sum.ts';
+import { sumUsage, type BucketUsage } from './quota.ts';
+import { rebalanceQuota } from './quota-set.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
@@ -197,7 +199,10 @@ export class DurableCatalog implements Catalog {
       await this.call(plan.map.ranges[i]!.instance, 'initPartition', [bucket, plan.region, plan.created, ownedRange(plan.map, i), plan.mirror]);
     }
     unwrap((await this.call(root, 'commitStaticSplit', [bucket])) as Reply<PartitionMap>);
-    return await this.getPartitionMap(bucket);
+    const map = await this.getPartitionMap(bucket);
+    // A quota set before the split is cut into the partitions' shares (quota.ts); until then they refuse growth.
+    await rebalanceQuota(this, bucket, Date.now());
+    return map;
   }
 
   async partitionsOf(bucket: string): Promise<PartitionFigures[]> {
@@ -263,6 +268,7 @@ export class DurableCatalog implements Catalog {
     if (moved) return moved;
     const values = answers.map((a) => unwrap(a as Reply<unknown>));
     if (name === 'bucketHealth') return { ok: sumHealth(values as [BucketHealth, ...BucketHealth[]]) };
+    if (name === 'bucketUsage') return { ok: sumUsage(values as [BucketUsage, ...BucketUsage[]]) };
     if (name === 'pendingUnitIds') return { ok: (values as string[][]).flat() };
     if (name === 'listUnits') {
       const limit = args[2] as number;

@@ -114,6 +114,8 @@ import {
   type SplitStop,
 } from './sql-split.ts';
 import { SqlLedger } from './sql-ledger.ts';
+import { completionGrowth, enforceQuota, healthUsage, instanceUsage, quotaFigures, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
+import type { BucketUsage, StoredQuota } from './quota.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -138,6 +140,12 @@ const SPLIT_PAGE_BYTES = 4 * 1024 * 1024;
 const SPLIT_CATCH_UP_ROUNDS = 50;
 /** The alarm looks at a split this often, and resumes it when its driver is gone. */
 const SPLIT_WATCHDOG_MS = 30_000;
+
+/** The root's answer to a split's commit: the map, and the settings copy as the commit left it. */
+interface Committed {
+  map: PartitionMap;
+  mirror: Mirror;
+}
 
 /** A new partition as the root names it (allocatePartition). */
 interface NewPartition {
@@ -343,11 +351,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** A partition takes the root's copy of the mirrored settings, unless it holds a newer one. */
   adoptMirror(bucket: string, mirror: Mirror): Reply<void> {
-    return this.inBucket(bucket, () => {
-      if (Number(this.stateRow(MIRROR_GENERATION) ?? 0) >= mirror.generation) return;
-      for (const [name, value] of Object.entries(mirror.rows)) this.writeState(name, value);
-      this.writeState(MIRROR_GENERATION, String(mirror.generation));
-    });
+    return this.inBucket(bucket, () => this.takeMirror(mirror));
   }
 
   /**
@@ -555,14 +559,27 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     try {
       while ((await this.sendChanges(state)) > 0);
       if (stopAfter === 'fence') return null;
-      const change: SplitChange = { low: state.low, at: state.at, high: state.high, to: state.to };
+      // The quota's figures (quota.ts) on both sides of the split key, so the root can cut this partition's share in two.
+      const moved = unwrap((await this.peer(state.to).dispatch('bucketUsage', [state.bucket])) as Reply<BucketUsage>);
+      const change: SplitChange = {
+        low: state.low,
+        at: state.at,
+        high: state.high,
+        to: state.to,
+        quota: { used: quotaFigures(this.sql), moved: { bytes: moved.bytes + moved.multipartBytes, objects: moved.objects } },
+      };
       let map: PartitionMap;
       if (state.low === '') {
-        map = await this.commitSplitAtRoot(state.bucket, change, (m) => this.narrow(state, m));
+        map = (await this.commitSplitAtRoot(state.bucket, change, (m) => this.narrow(state, m))).map;
       } else {
-        map = unwrap((await this.peer(bucketInstance(state.bucket)).dispatch('commitPartitionSplit', [state.bucket, change])) as Reply<PartitionMap>);
+        const done = unwrap((await this.peer(bucketInstance(state.bucket)).dispatch('commitPartitionSplit', [state.bucket, change])) as Reply<Committed>);
         if (stopAfter === 'commit') return null;
-        this.ctx.storage.transactionSync(() => this.narrow(state, map));
+        map = done.map;
+        this.ctx.storage.transactionSync(() => {
+          this.narrow(state, map);
+          // This partition's smaller share of the quota (and any setting changed since its copy) from the root's answer.
+          this.takeMirror(done.mirror);
+        });
       }
       await this.peer(state.to)
         .dispatch('splitCommitted', [state.bucket])
@@ -593,10 +610,13 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * same transaction (the root splitting itself narrows there). Idempotent: a split committed
    * already answers the map.
    */
-  private async commitSplitAtRoot(bucket: string, change: SplitChange, then?: (map: PartitionMap) => void): Promise<PartitionMap> {
+  private async commitSplitAtRoot(bucket: string, change: SplitChange, then?: (map: PartitionMap) => void): Promise<Committed> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const generation = Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1;
-      this.ctx.storage.transactionSync(() => this.writeState(MIRROR_GENERATION, String(generation)));
+      this.ctx.storage.transactionSync(() => {
+        this.writeState(MIRROR_GENERATION, String(generation));
+        if (change.quota) this.cutQuotaShare(change, change.quota);
+      });
       const mirror = this.currentMirror();
       unwrap((await this.peer(change.to).dispatch('adoptMirror', [bucket, mirror])) as Reply<void>);
       const map = unwrap(
@@ -617,13 +637,41 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
           return out;
         }),
       );
-      if (map !== null) return map;
+      if (map !== null) return { map, mirror };
     }
     throw new S3Error('SlowDown', 'The bucket settings changed on every try of a split; try again.');
   }
 
+  /**
+   * Root: the splitting partition's share of the quota (quota.ts) cut in two: the new partition
+   * gets what moved to it and half the headroom left, the splitting one the rest, so the shares
+   * still add up to the quota. A bucket that never split has no shares yet: the quota is the
+   * root's share. Done once per split (a retried commit finds the new share there).
+   */
+  private cutQuotaShare(change: SplitChange, figures: NonNullable<SplitChange['quota']>): void {
+    const q = readQuota(this.sql);
+    if (q === null || q.shares?.[change.at]) return;
+    const base = q.shares ? q.shares[change.low] : { bytes: q.bytes, objects: q.objects };
+    if (!base) return; // a share not cut yet (quota-set.ts): the new partition waits for the next cut, as the splitting one does
+    const cut = (limit: number | null, used: number, moved: number): [number | null, number | null] => {
+      if (limit === null) return [null, null];
+      const upper = moved + Math.floor(Math.max(0, limit - used) / 2);
+      return [limit - upper, upper];
+    };
+    const [pb, qb] = cut(base.bytes, figures.used.bytes, figures.moved.bytes);
+    const [po, qo] = cut(base.objects, figures.used.objects, figures.moved.objects);
+    writeQuota(this.sql, { ...q, shares: { ...(q.shares ?? {}), [change.low]: { bytes: pb, objects: po }, [change.at]: { bytes: qb, objects: qo } } });
+  }
+
+  /** A settings copy from the root taken inside the caller's transaction, unless this instance holds a newer one. */
+  private takeMirror(mirror: Mirror): void {
+    if (Number(this.stateRow(MIRROR_GENERATION) ?? 0) >= mirror.generation) return;
+    for (const [name, value] of Object.entries(mirror.rows)) this.writeState(name, value);
+    this.writeState(MIRROR_GENERATION, String(mirror.generation));
+  }
+
   /** Root: the commit of a split driven by another partition. */
-  async commitPartitionSplit(bucket: string, change: SplitChange): Promise<Reply<PartitionMap>> {
+  async commitPartitionSplit(bucket: string, change: SplitChange): Promise<Reply<Committed>> {
     try {
       return { ok: await this.commitSplitAtRoot(bucket, change) };
     } catch (err) {
@@ -830,6 +878,17 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
   }
+  // ---- Quota and usage (quota.ts, sql-quota.ts) ----
+  getBucketQuota(bucket: string): Reply<StoredQuota | null> {
+    return this.inBucket(bucket, () => readQuota(this.sql));
+  }
+  setBucketQuota(bucket: string, quota: StoredQuota | null): Reply<void> {
+    return this.inBucket(bucket, () => writeQuota(this.sql, quota));
+  }
+  bucketUsage(bucket: string): Reply<BucketUsage> {
+    return this.inBucket(bucket, () => instanceUsage(this.sql, this.quotaRange()));
+  }
+
   /** The bucket's request-path settings and their stamp (model/bucket-settings.ts). */
   getBucketSettings(bucket: string): Reply<BucketSettings> {
     return this.inBucket(bucket, () => this.requestSettings());
@@ -1050,6 +1109,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         ...(lifecycle ? { lifecycle } : {}),
         journal,
         ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),
+        ...healthUsage(this.sql),
       };
     });
   }
@@ -1063,13 +1123,23 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
-  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): Reply<void> {
-    return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
+  /** `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway. */
+  prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number, size?: number): Reply<void> {
+    return this.inBucket(bucket, (o) => {
+      o.prepare(key, conditions, unitIds, expires);
+      if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, size));
+    });
   }
 
-  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<PreparedPart> {
+  /** This instance's range for its quota share: null when it owns its bucket whole. */
+  private quotaRange(): string | null {
+    return this.ownedRange()?.low ?? null;
+  }
+
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number, size?: number): Reply<PreparedPart> {
     return this.inBucket(bucket, (o, mp) => {
       const { checksum, metadata } = mp.get(key, uploadId);
+      if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => ({ bytes: size, objects: 0 }));
       o.reserve(unitIds, expires, key);
       return { checksum, sse: metadata.sse ?? null };
     });
@@ -1094,7 +1164,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
   async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+    const r = this.inBucket(bucket, (o) => {
+      // An inline write's first call, a coded one's second (a write racing it may have used the room meanwhile).
+      if (!conditions.restoring) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, manifest.size));
+      return o.commit(key, manifest, conditions, grace);
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }
@@ -1209,7 +1283,10 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     conditions: CatalogWriteConditions,
     grace: Grace,
   ): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+    const r = this.inBucket(bucket, (o, mp) => {
+      enforceQuota(this.sql, bucket, this.quotaRange(), () => completionGrowth(this.sql, o, key, uploadId, manifest.size));
+      return mp.complete(key, uploadId, manifest, conditions, grace);
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
     return r;
   }

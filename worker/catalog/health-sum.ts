@@ -112,6 +112,7 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
       garbage: addNumbers(out.garbage, h.garbage),
       scrub: sumScrub(out.scrub, h.scrub),
       ...(out.partitions || h.partitions ? { partitions: [...(out.partitions ?? []), ...(h.partitions ?? [])] } : {}),
+      ...sumQuotaUsage(out, h),
       ...(out.classes || h.classes
         ? {
             classes: addRecords(out.classes ?? {}, h.classes ?? {}, (x, y) => ({
@@ -123,5 +124,18 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
         : {}),
     };
   }
+  return out;
+}
+
+/** Versions, markers and parts in flight add; the quota is the root's, what it counts adds. */
+function sumQuotaUsage(a: BucketHealth, b: BucketHealth): Pick<BucketHealth, 'versions' | 'deleteMarkers' | 'multipartBytes' | 'quota'> {
+  const add = (x: number | undefined, y: number | undefined) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  const out: Pick<BucketHealth, 'versions' | 'deleteMarkers' | 'multipartBytes' | 'quota'> = {};
+  for (const k of ['versions', 'deleteMarkers', 'multipartBytes'] as const) {
+    const v = add(a[k], b[k]);
+    if (v !== undefined) out[k] = v;
+  }
+  if (a.quota)
+    out.quota = { ...a.quota, usedBytes: a.quota.usedBytes + (b.quota?.usedBytes ?? 0), usedObjects: a.quota.usedObjects + (b.quota?.usedObjects ?? 0) };
   return out;
 }

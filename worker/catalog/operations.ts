@@ -104,6 +104,10 @@ export const OPERATIONS = {
   setObjectLock: { to: 'root', fenced: true },
   getBucketLogging: { to: 'root' },
   setBucketLogging: { to: 'root' },
+  /** Quota and usage (quota.ts): the quota is a root setting copied to partitions; usage is summed. */
+  getBucketQuota: { to: 'root' },
+  setBucketQuota: { to: 'root' },
+  bucketUsage: { to: 'sum' },
 
   // ---- Partitions (docs/PARTITIONS.md): the root's map, a static split, the settings copy ----
   getPartitionMap: { to: 'root', own: true },
@@ -134,7 +138,15 @@ export const OPERATIONS = {
   prepareWrite: {
     to: 'key',
     fenced: true,
-    wire: (o, [bucket, key, conditions, unitIds, expires]) => [bucket, key, { ...conditions, maxVersions: o.maxVersions }, unitIds, expires.getTime()],
+    // An instance of the previous release ignores `size` (a sixth argument it does not take): no quota there.
+    wire: (o, [bucket, key, conditions, unitIds, expires, size]) => [
+      bucket,
+      key,
+      { ...conditions, maxVersions: o.maxVersions },
+      unitIds,
+      expires.getTime(),
+      size,
+    ],
   },
   commitManifest: {
     to: 'key',
@@ -152,7 +164,11 @@ export const OPERATIONS = {
   releaseUnits: { to: 'key', key: ([, , key]) => key },
   insertUpload: { to: 'key', fenced: true },
   getUpload: { to: 'key', fenced: true },
-  preparePart: { to: 'key', fenced: true, wire: (_, [bucket, key, uploadId, unitIds, expires]) => [bucket, key, uploadId, unitIds, expires.getTime()] },
+  preparePart: {
+    to: 'key',
+    fenced: true,
+    wire: (_, [bucket, key, uploadId, unitIds, expires, size]) => [bucket, key, uploadId, unitIds, expires.getTime(), size],
+  },
   putPart: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId, part]) => [bucket, key, uploadId, part, o.graceMs] },
   listPartRecords: { to: 'key', fenced: true },
   commitUpload: {

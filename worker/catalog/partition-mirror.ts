@@ -1,7 +1,7 @@
 /**
  * The bucket settings a split bucket's partitions hold a copy of (docs/PARTITIONS.md). The root
  * owns every setting; a partition needs some of them inside its own transactions: versioning and
- * object lock decide what a commit writes, the policy and public access block are the stamp a
+ * object lock decide what a commit writes, the quota (with each partition's share: quota.ts) what it may add, the policy and public access block are the stamp a
  * request is fenced by, logging rides on replies, lifecycle is read by upkeep where the versions
  * are. The root pushes them to each partition after every change, numbered by a generation
  * (a partition ignores a push older than the one it holds, so two pushes racing cannot leave an
@@ -15,11 +15,22 @@
  */
 import { LIFECYCLE, LIFECYCLE_SET_AT } from './sql-lifecycle.ts';
 import { PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
+import { QUOTA_ROW } from './quota.ts';
 
 /** State row: set while a split bucket is being deleted (its value: when it started, ms). */
 export const RETIRING = 'retiring';
 /** State rows copied from the root to every partition. */
-export const MIRRORED_STATE = ['versioning', 'object-lock', 'policy', PUBLIC_ACCESS_BLOCK_ROW, 'logging', LIFECYCLE, LIFECYCLE_SET_AT, RETIRING] as const;
+export const MIRRORED_STATE = [
+  'versioning',
+  'object-lock',
+  'policy',
+  PUBLIC_ACCESS_BLOCK_ROW,
+  'logging',
+  LIFECYCLE,
+  LIFECYCLE_SET_AT,
+  RETIRING,
+  QUOTA_ROW,
+] as const;
 /** Root and partitions: the generation of the copy (a number). */
 export const MIRROR_GENERATION = 'mirror-generation';
 /** Root: a push not known to have reached every partition (its generation). */

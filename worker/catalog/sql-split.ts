@@ -12,6 +12,7 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { SqlLedger } from './sql-ledger.ts';
+import type { QuotaFigures } from './quota.ts';
 
 export type { PartitionShare, PartitionStats, SplitStop } from './types.ts';
 import { readState, writeState } from './sql-objects.ts';
@@ -43,6 +44,8 @@ export interface SplitChange {
   at: string;
   high: string | null;
   to: string;
+  /** The quota's figures (quota.ts) of the splitting partition before the split, and of what moved. */
+  quota?: { used: QuotaFigures; moved: QuotaFigures };
 }
 
 export function readSplit(sql: SqlStorage): SplitState | null {

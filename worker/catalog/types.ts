@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { BucketUsage, StoredQuota } from './quota.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
@@ -266,6 +267,13 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
+  /** Every version row, delete markers included, and the delete markers (absent from an older release). */
+  versions?: number;
+  deleteMarkers?: number;
+  /** Bytes of the parts of multipart uploads in flight (absent from an older release). */
+  multipartBytes?: number;
+  /** The bucket's quota (quota.ts) and what it counts now; absent: no quota. */
+  quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
 }
 
 /** What a lifecycle pass did (counts). */
@@ -477,14 +485,16 @@ export interface ObjectCatalog extends BucketCatalog {
    * object (PreconditionFailed, NoSuchKey; NoSuchBucket), then reserves `unitIds` as
    * reserveUnits does, atomically; a refused write reserves nothing. The writer withholds every
    * shard's last bytes until this has answered, so no shard is stored unreserved (ec-store.ts).
+   * `size`, the body's declared length, is checked against the bucket's quota in the same step
+   * (QuotaExceeded: catalog/quota.ts), so a write past the quota stores nothing.
    */
-  prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date): Promise<void>;
+  prepareWrite(bucket: string, key: string, conditions: WriteConditions, unitIds: string[], expires: Date, size?: number): Promise<void>;
   /**
    * An UploadPart's one catalog call before putPart: the upload must exist (NoSuchUpload;
    * NoSuchBucket), then `unitIds` are reserved as reserveUnits does, atomically; answers the
    * upload's checksum spec and its SSE record. Like prepareWrite, it runs while the part's shards upload.
    */
-  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date): Promise<PreparedPart>;
+  preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: Date, size?: number): Promise<PreparedPart>;
   /** Ends reservations of a write of `key` refused before any shard was written (no-op for unknown ids). */
   releaseUnits(bucket: string, unitIds: string[], key: string): Promise<void>;
 }
@@ -804,6 +814,16 @@ export interface JournalRedundancy {
 }
 
 /** A bucket's partitions (docs/PARTITIONS.md). */
+/** Bucket quotas and usage (catalog/quota.ts, docs/QUOTAS.md): the admin API's and the status's. */
+export interface QuotaCatalog {
+  /** The bucket's quota as stored (its root's), or null. NoSuchBucket. */
+  getBucketQuota(bucket: string): Promise<StoredQuota | null>;
+  /** Replaces it (null: no quota); copied to every partition of a split bucket before it answers. Use quota.ts setQuota, which cuts the shares. */
+  setBucketQuota(bucket: string, quota: StoredQuota | null): Promise<void>;
+  /** Usage over every version and partition (one instance per partition; a count of the versions of each). NoSuchBucket. */
+  bucketUsage(bucket: string): Promise<BucketUsage>;
+}
+
 export interface PartitionCatalog {
   /** The bucket's partition map (one partition until it is split). NoSuchBucket. */
   getPartitionMap(bucket: string): Promise<PartitionMap>;
@@ -833,6 +853,7 @@ export interface PartitionFigures extends PartitionStats {
 }
 
 export type Catalog = PartitionCatalog &
+  QuotaCatalog &
   ObjectCatalog &
   UpkeepCatalog &
   GarbageCatalog &

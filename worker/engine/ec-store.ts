@@ -449,7 +449,8 @@ export class EcStore implements T.ObjectStore {
     const metadata = sse ? { ...o.metadata, sse } : o.metadata;
     const reserved = await this.planWrite(bucket, size, false, !!customerKey, o.metadata.storageClass);
     const { plan } = reserved;
-    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires);
+    // The declared length goes with it: the bucket's quota is checked in the same call (catalog/quota.ts); an inline write's commit checks it.
+    const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires, size);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
     const stored = await this.store(
       { bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey },
@@ -565,7 +566,8 @@ export class EcStore implements T.ObjectStore {
       { source: customerKeyOf(src.sse), target: customerKey },
       storageClass,
       // An inline copy has no unit to reserve: its commit checks the conditions.
-      async ({ plan, expires }) => (plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires)),
+      async ({ plan, expires }) =>
+        plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, expires, source.size),
       async (body, reserved, lease, prepared) => {
         prepared.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
         const stored = await this.store(
@@ -727,7 +729,7 @@ export class EcStore implements T.ObjectStore {
     // preparePart answers (refused then, and what was sent deleted, as a mismatching checksum).
     const customerKey = customerKeyOf(o.sse);
     const reserved = await this.planWrite(bucket, size, true, !!customerKey, await this.uploadClass(bucket, key, uploadId));
-    const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse);
+    const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse, size);
     return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey);
   }
 
@@ -740,8 +742,10 @@ export class EcStore implements T.ObjectStore {
     expires: Date,
     checksum: T.ChecksumRequest | null,
     sse: SseRequest | null | undefined,
+    size: number,
   ): Promise<SseRecord | null> {
-    const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires).then(async (answer) => {
+    // The part's length goes with it: the bucket's quota counts parts in flight (catalog/quota.ts).
+    const prepared = this.catalog.preparePart(bucket, key, uploadId, unitIds, expires, size).then(async (answer) => {
       this.rememberSpec(uploadId, answer.checksum);
       try {
         checkPartChecksum(answer.checksum, checksum);
@@ -777,7 +781,7 @@ export class EcStore implements T.ObjectStore {
       true,
       { source: customerKeyOf(src.sse), target: customerKey },
       storageClass,
-      (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse),
+      (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse, end - start + 1),
       (body, reserved, lease, prepared) =>
         this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey),
     );

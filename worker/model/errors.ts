@@ -86,6 +86,8 @@ const S3_ERRORS = {
   ServiceUnavailable: [503, 'Reduce your request rate.'],
   SignatureDoesNotMatch: [403, 'The request signature we calculated does not match the signature you provided. Check your key and signing method.'],
   SlowDown: [503, 'Please reduce your request rate.'],
+  // Not AWS's (S3 has no bucket quota): Ceph RGW's answer to a write past a bucket quota (docs/QUOTAS.md).
+  QuotaExceeded: [403, 'The bucket quota would be exceeded by this write.'],
   UnexpectedContent: [400, 'This request does not support content'],
   XAmzContentSHA256Mismatch: [400, "The provided 'x-amz-content-sha256' header does not match what was computed."],
   ConditionalRequestConflict: [409, 'The conditional request cannot succeed due to a conflicting operation against this resource.'],

@@ -76,6 +76,8 @@ export interface ReadConditions {
 export interface WriteConditions {
   ifMatch?: string;
   ifNoneMatch?: '*';
+  /** Not a client's: a catalog rebuild's commit of what the backends already hold, which no bucket quota refuses (docs/QUOTAS.md). */
+  restoring?: true;
 }
 
 /** A requested range as parsed; the store resolves it against the size (416 InvalidRange). */

@@ -129,6 +129,7 @@ ${SIGNER}` +
     renderCards(doc);
     renderCharts(doc);
     renderScrub(doc, now);
+    renderUsage(doc);
     renderStorage(doc);
     renderRedundancy(doc);
     renders++;
@@ -298,6 +299,24 @@ ${SIGNER}` +
     }
     var sc = doc.data.scrub;
     $('scrub-note').textContent = 'Mode ' + sc.mode + '. A bar counts the units checked whole in the current pass (between passes: the last one) of all units stored; units written since are unchecked. Oldest unchecked: ' + (sc.oldestUnchecked ? (sc.oldestUnchecked.key === undefined ? '' : sc.oldestUnchecked.bucket + '/' + sc.oldestUnchecked.key + ' ') + 'since ' + ago(sc.oldestUnchecked.since, now) : '-') + '; last complete pass (oldest of all buckets): ' + ago(sc.oldestPassCompletedAt, now) + '.';
+  }
+
+  /** Each bucket's usage, and its quota as a bar when it has one (catalog/quota.ts); signed views only. */
+  function renderUsage(doc) {
+    var box = $('usage');
+    box.textContent = '';
+    if (!doc.buckets) { box.appendChild(el('p', { cls: 'note', text: 'sign in to see the buckets' })); return; }
+    if (!doc.buckets.length) { box.appendChild(el('p', { cls: 'note', text: 'no buckets yet' })); return; }
+    doc.buckets.forEach(function (b) {
+      var q = b.quota, used = q ? q.usedBytes : b.bytes + (b.multipartBytes || 0);
+      var limit = q && q.bytes !== null ? q.bytes : null;
+      var what = bytes(used) + (limit === null ? '' : ' of ' + bytes(limit)) +
+        (q && q.objects !== null ? ' \u00b7 ' + q.usedObjects + ' of ' + q.objects + ' objects' : ' \u00b7 ' + b.objects + ' objects') +
+        (b.versions === undefined ? '' : ' \u00b7 ' + b.versions + ' versions, ' + b.deleteMarkers + ' markers') +
+        (b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : ' \u00b7 ~$' + b.monthlyStorageCost.toFixed(2) + '/month');
+      var ratio = limit === null ? 0 : limit === 0 ? 1 : used / limit;
+      box.appendChild(barRow(b.bucket, ratio, what, { 'data-usage': b.bucket, 'data-quota-ratio': limit === null ? '' : ratio.toFixed(3) }, ratio >= 1 ? 'full' : ''));
+    });
   }
 
   function renderStorage(doc) {

@@ -43,6 +43,7 @@ tr[data-state="down"] td { background: #fdf1f1; }
 .bar { position: relative; height: 18px; background: #eceff3; border-radius: 4px; overflow: hidden; }
 .bar > span { position: absolute; left: 0; top: 0; bottom: 0; background: var(--accent); }
 .bar.rep > span { background: #9aa3ad; }
+.bar.full > span { background: #c62828; }
 .barrow { display: grid; grid-template-columns: 140px 1fr 150px; gap: 10px; align-items: center; margin: 6px 0; font-size: 13px; }
 .barrow .label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .barrow .what { color: var(--muted); font-size: 12px; text-align: right; font-variant-numeric: tabular-nums; }
@@ -84,6 +85,7 @@ const BODY = `
   <section><h2>Repairs and errors per minute</h2><svg class="chart" id="chart-repairs" role="img" aria-label="repairs per minute"></svg>
     <div class="legend"><span><i class="c-ok"></i>repairs done</span><span><i class="c-bad"></i>repairs failed</span><span><i class="c-warn"></i>backend errors</span></div></section>
   <section><h2>Scrub progress</h2><div id="scrub"></div><p class="note" id="scrub-note"></p></section>
+  <section><h2>Bucket usage and quotas</h2><div id="usage"></div><p class="note">Per bucket (signed in): bytes over every version and the parts of uploads in flight, against its bytes quota when it has one (a bar); versions, delete markers, and a month of its shard files at the backends' storage prices. Quotas: docs/QUOTAS.md.</p></section>
   <section><h2>Redundancy by shards left</h2>
     <table id="redundancy"><thead><tr><th>bucket</th><th>policy</th><th>shards left</th><th class="num">units</th><th class="num">bytes</th></tr></thead><tbody></tbody></table>
     <p class="note">Every stored unit by the shards it still has (k+m: whole; k: one more loss loses it; below k: its objects cannot be read), and the object bytes in them. Repair brings units back up to whole.</p></section>

@@ -67,6 +67,8 @@ export interface StatusConfig {
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
   /** The policy the config gives a bucket now (its re-stripe's target); absent: no re-stripe shown. */
   policyOf?: (bucket: string) => RestripePolicy;
+  /** Each backend's storage price (US dollars per GB of 2^30 bytes a month; null: unpriced), for the buckets' estimated monthly cost. */
+  storagePrices?: Record<string, number | null>;
 }
 
 export interface BucketStatus extends BucketHealth {
@@ -74,6 +76,23 @@ export interface BucketStatus extends BucketHealth {
   scrubCoverage: number | null;
   /** The bucket's re-stripe toward its policy now (catalog/restripe-record.ts), when it has one. */
   restripeProgress?: BucketRestripeProgress;
+  /**
+   * A month of the bucket's shard files at the size they have now, at each backend's storage price
+   * (US dollars); null when none of its backends is priced. Traffic is in the admin API's usage
+   * report (`shardgate quota`), which reads the shared record's counts.
+   */
+  monthlyStorageCost?: number | null;
+}
+
+/** A month of `b`'s shard files at `prices` (per GB of 2^30 bytes); null when no backend holding them is priced. */
+export function monthlyStorageCost(b: Pick<BucketHealth, 'backends'>, prices: Record<string, number | null> | undefined): number | null {
+  let total: number | null = null;
+  for (const [id, x] of Object.entries(b.backends)) {
+    const p = prices?.[id];
+    if (p === null || p === undefined) continue;
+    total = (total ?? 0) + (x.bytes / 1024 ** 3) * p;
+  }
+  return total;
 }
 
 /** One minute of traffic and upkeep, for the plots. */
@@ -579,7 +598,13 @@ export function buildStatus(o: {
         const { placements: __, ...redundancy } = health.journal.redundancy;
         health.journal = { ...health.journal, redundancy };
       }
-      return { ...health, storedBytes: storedOf(b), scrubCoverage: coverageOf(b), ...(progress ? { restripeProgress: progress } : {}) };
+      return {
+        ...health,
+        storedBytes: storedOf(b),
+        scrubCoverage: coverageOf(b),
+        ...(progress ? { restripeProgress: progress } : {}),
+        ...(config.storagePrices ? { monthlyStorageCost: monthlyStorageCost(b, config.storagePrices) } : {}),
+      };
     });
   }
   return doc;
