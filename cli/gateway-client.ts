@@ -188,5 +188,7 @@ export interface StatusLike {
     multipartBytes?: number;
     quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
     monthlyStorageCost?: number | null;
+    /** Each catalog partition (absent from gateways older than on-line splits, issue 39). */
+    partitions?: { low: string; versions: number; databaseBytes: number; splitting: string | null }[];
   }[];
 }

@@ -44,6 +44,14 @@ export function redundancyTable(s: StatusLike): string | null {
 }
 
 /** "3.2 MiB of 10.0 MiB (32%), 4 of 100 objects", or "-" without a quota (docs/QUOTAS.md). */
+/** A bucket's catalog partitions: how many, the largest's versions and catalog size, a split in progress (shardgate partitions BUCKET: each one). */
+export function partitionsCell(p: NonNullable<StatusLike['buckets']>[number]['partitions']): string {
+  if (!p?.length) return '-';
+  const largest = p.reduce((a, b) => (b.versions > a.versions ? b : a));
+  const splitting = p.filter((x) => x.splitting !== null).length;
+  return `${p.length} (largest ${largest.versions} versions, ${bytes(largest.databaseBytes)})${splitting ? `, ${splitting} splitting` : ''}`;
+}
+
 export function quotaCell(q: NonNullable<StatusLike['buckets']>[number]['quota']): string {
   if (!q) return '-';
   const part = (used: string, limit: string, ratio: number) => `${used} of ${limit} (${Math.round(ratio * 100)}%)`;
@@ -137,7 +145,7 @@ export function render(s: StatusLike): string {
     lines.push(
       '',
       table([
-        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'DEGRADED', 'SCRUB', 'LAST PASS'],
+        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'DEGRADED', 'SCRUB', 'LAST PASS', 'PARTITIONS'],
         ...s.buckets.map((b) => [
           b.bucket,
           String(b.objects),
@@ -149,6 +157,7 @@ export function render(s: StatusLike): string {
           String(b.degradedObjects),
           percent(b.scrubCoverage),
           ago(b.scrub.lastPassCompletedAt, s.now),
+          partitionsCell(b.partitions),
         ]),
       ]),
     );
