@@ -188,6 +188,8 @@ export interface StatusLike {
     multipartBytes?: number;
     quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
     monthlyStorageCost?: number | null;
+    /** The clients' requests naming the bucket and their bytes (absent from older gateways). */
+    clientTraffic?: { requests: number; bytesIn: number; bytesOut: number };
     /** Each catalog partition (absent from gateways older than on-line splits, issue 39). */
     partitions?: { low: string; versions: number; databaseBytes: number; splitting: string | null }[];
   }[];

@@ -27,6 +27,7 @@ interface UsageReport {
   quota: { bytes: number | null; objects: number | null; setAt: number; shares?: Record<string, unknown> } | null;
   quotaUsed: { bytes: number; objects: number };
   traffic: { since: string; requests: number; egressBytes: number } | null;
+  clientTraffic?: { since: string; requests: number; bytesIn: number; egressBytes: number } | null;
   cost: { storagePerMonth: number; egress: number; requests: number; unpricedBackends: string[] } | null;
 }
 
@@ -62,6 +63,12 @@ function figures(r: UsageReport): HTMLElement {
     row('Objects (versions holding data)', `${r.objects} (${r.currentObjects} current)`, 'objects'),
     row('Versions, delete markers', `${r.versions}, ${r.deleteMarkers}`, 'versions'),
     row('On the backends', `${bytes(r.storedBytes)} of shard files, ${bytes(r.inlineBytes)} inline`, 'stored'),
+    r.clientTraffic &&
+      row(
+        'Requests from clients',
+        `${r.clientTraffic.requests} requests, ${bytes(r.clientTraffic.bytesIn)} in, ${bytes(r.clientTraffic.egressBytes)} egress since ${r.clientTraffic.since}`,
+        'clients',
+      ),
     r.traffic && row('Backend traffic', `${r.traffic.requests} requests, ${bytes(r.traffic.egressBytes)} egress since ${r.traffic.since}`, 'traffic'),
     r.cost &&
       row(

@@ -591,7 +591,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         traffic: async () => {
           await flusher.flush();
           const snapshot = await record.snapshot(Date.now());
-          return { since: new Date(snapshot.since), counts: trafficByBucket(snapshot.totals), jobs: trafficByJob(snapshot.totals) };
+          return {
+            since: new Date(snapshot.since),
+            counts: trafficByBucket(snapshot.totals),
+            jobs: trafficByJob(snapshot.totals),
+            clients: snapshot.totals.clients ?? {},
+          };
         },
         prices: config.backendPrices,
       },

@@ -145,7 +145,7 @@ export function render(s: StatusLike): string {
     lines.push(
       '',
       table([
-        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'DEGRADED', 'SCRUB', 'LAST PASS', 'PARTITIONS'],
+        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'REQUESTS', 'EGRESS', 'DEGRADED', 'SCRUB', 'LAST PASS', 'PARTITIONS'],
         ...s.buckets.map((b) => [
           b.bucket,
           String(b.objects),
@@ -154,6 +154,8 @@ export function render(s: StatusLike): string {
           bytes(b.storedBytes),
           quotaCell(b.quota),
           b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '-' : b.monthlyStorageCost.toFixed(2),
+          b.clientTraffic ? String(b.clientTraffic.requests) : '-',
+          b.clientTraffic ? bytes(b.clientTraffic.bytesOut) : '-',
           String(b.degradedObjects),
           percent(b.scrubCoverage),
           ago(b.scrub.lastPassCompletedAt, s.now),

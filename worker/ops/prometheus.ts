@@ -319,6 +319,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         "A month of the bucket's shard files at their size now, at the backends' storage prices (only priced backends).",
         (b) => b.monthlyStorageCost ?? null,
       ],
+      ['shardgate_bucket_client_requests_total', 'counter', 'S3 requests from clients naming the bucket.', (b) => b.clientTraffic?.requests ?? null],
+      ['shardgate_bucket_client_received_bytes_total', 'counter', 'Request body bytes clients sent to the bucket.', (b) => b.clientTraffic?.bytesIn ?? null],
+      [
+        'shardgate_bucket_egress_bytes_total',
+        'counter',
+        'Response body bytes sent to clients from the bucket (egress).',
+        (b) => b.clientTraffic?.bytesOut ?? null,
+      ],
       ['shardgate_bucket_scrub_units', 'gauge', "Units of the bucket's stored object versions.", (b) => b.scrub.units],
       [
         'shardgate_bucket_scrub_checked_units',
