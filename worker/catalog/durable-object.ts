@@ -92,6 +92,12 @@ import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
+import type { EventOrigin } from '../model/event-origin.ts';
+import { checkRules, destinationOf, parseStoredNotification, type NotificationRule } from '../model/notification.ts';
+import { notificationsOf } from '../config/notifications.ts';
+import { creationEvent, NOTIFICATION, removalEvent, SqlOutbox, type DestinationEvents, type EventEntry } from './sql-outbox.ts';
+import type { ChangeFacts } from './event-record.ts';
+import { deliverOutbox, type DeliveryOptions } from '../upkeep/event-delivery.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -618,8 +624,27 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
-  setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Reply<CodedUnit | null> {
-    return this.inBucket(bucket, (o) => o.setTags(key, tags, versionId));
+  async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string, origin?: EventOrigin): Promise<Reply<CodedUnit | null>> {
+    let events = 0;
+    const r = this.inBucket(bucket, (o) => {
+      const unit = o.setTags(key, tags, versionId);
+      const found = o.lookup(key, versionId ?? null);
+      const manifest = found.kind === 'object' ? found.manifest : null;
+      const event = origin?.op === 'DeleteObjectTagging' ? 's3:ObjectTagging:Delete' : 's3:ObjectTagging:Put';
+      events = this.announce(
+        bucket,
+        {
+          event,
+          key,
+          ...(manifest ? { size: manifest.size, etag: manifest.etag } : {}),
+          ...(found.kind === 'object' && found.versionId !== undefined ? { versionId: found.versionId } : {}),
+        },
+        origin,
+      );
+      return unit;
+    });
+    if (!r.error && events) await this.wakeEvents(Date.now());
+    return r;
   }
   getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
     return this.inBucket(bucket, (o) => o.lifecycle());
@@ -746,7 +771,10 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number): Reply<void> {
-    return this.inBucket(bucket, (o) => o.prepare(key, conditions, unitIds, expires));
+    return this.inBucket(bucket, (o) => {
+      new SqlOutbox(this.sql).assertRoom(notificationsOf(this.env as { SHARDGATE_CONFIG?: string })); // strict mode: SlowDown before any shard is sent
+      o.prepare(key, conditions, unitIds, expires);
+    });
   }
 
   preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number): Reply<PreparedPart> {
@@ -766,6 +794,69 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit, bucket)) : [];
   }
 
+  // ---- Event notifications (sql-outbox.ts, upkeep/event-delivery.ts, docs/NOTIFICATIONS.md) ----
+
+  /** The bucket's notification rules (JSON NotificationRule[]), or null. */
+  getBucketNotification(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(NOTIFICATION));
+  }
+
+  /**
+   * Replaces the rules (null: none), their ARNs checked against the gateway's destinations (AWS's
+   * InvalidArgument), and queues the s3:TestEvent AWS sends each destination, in one transaction.
+   */
+  async setBucketNotification(bucket: string, value: string | null, requestId = ''): Promise<Reply<void>> {
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    let events = 0;
+    const r = this.inBucket(bucket, (o) => {
+      const rules = parseStoredNotification(value);
+      if (rules) checkRules(rules, (name) => Object.hasOwn(settings.destinations, name));
+      o.setState(NOTIFICATION, rules ? JSON.stringify(rules) : null);
+      if (rules) events = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
+    });
+    if (!r.error && events) await this.wakeEvents(Date.now());
+    return r;
+  }
+
+  /** This partition's delivery figures per destination. */
+  eventStatus(bucket: string, now: number): Reply<DestinationEvents[]> {
+    return this.inBucket(bucket, () => new SqlOutbox(this.sql).status(now));
+  }
+
+  /** This partition's newest events, newest first. */
+  listEvents(bucket: string, limit: number): Reply<EventEntry[]> {
+    return this.inBucket(bucket, () => new SqlOutbox(this.sql).recent(Math.max(1, Math.min(limit, 1000))));
+  }
+
+  /** The change's event rows, in the caller's transaction (0: no rule matched). */
+  private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number {
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    const region = this.bucketRow(bucket)?.region ?? '';
+    return new SqlOutbox(this.sql).announce(change, { bucket, region, epoch: this.ownedRange()?.epoch ?? 0, origin, now: Date.now() }, settings);
+  }
+
+  /** What an ObjectCreated event says of the committed version. */
+  private created(key: string, manifest: ObjectManifest, done: CommitResult): Omit<ChangeFacts, 'event'> {
+    return { key, size: manifest.size, etag: manifest.etag, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
+  }
+
+  /**
+   * Sends this partition's due events (upkeep/event-delivery.ts); answers when the next are due.
+   * The alarm runs it; tests call it with their clock.
+   */
+  async deliverEvents(now: number, options: DeliveryOptions = {}): Promise<number | null> {
+    if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length !== 1) return null;
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    const atomic = <T>(fn: () => T): T => this.ctx.storage.transactionSync(fn);
+    return await deliverOutbox(new SqlOutbox(this.sql), settings, this.env as unknown as Record<string, unknown>, now, atomic, options);
+  }
+
+  /** Sets the alarm to `at` unless it is set earlier. */
+  private async wakeEvents(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
   // ---- Objects and multipart uploads of the bucket ----
 
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
@@ -774,9 +865,22 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (o) => o.commit(key, manifest, conditions, grace));
+  async commitManifest(
+    bucket: string,
+    key: string,
+    manifest: ObjectManifest,
+    conditions: CatalogWriteConditions,
+    grace: Grace,
+    origin?: EventOrigin,
+  ): Promise<Reply<CommitResult>> {
+    let events = 0;
+    const r = this.inBucket(bucket, (o) => {
+      const done = o.commit(key, manifest, conditions, grace);
+      events = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
+      return done;
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && events) await this.wakeEvents(Date.now());
     return r;
   }
   async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
@@ -818,8 +922,18 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return (this.env as { REPAIR_QUEUE?: Queue<RepairMessage> }).REPAIR_QUEUE;
   }
 
-  /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
+  /** The repair worklist's and the settings copy's run, then the event outbox's (whatever the first did). */
   override async alarm(): Promise<void> {
+    try {
+      await this.repairAlarm();
+    } finally {
+      const next = await this.deliverEvents(Date.now());
+      if (next !== null) await this.wakeEvents(Math.max(next, Date.now()));
+    }
+  }
+
+  /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
+  private async repairAlarm(): Promise<void> {
     const bucketName = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray()[0]?.name : undefined;
     if (bucketName !== undefined && this.stateRow(MIRROR_PENDING) !== null) await this.pushMirror(bucketName);
     const queue = this.repairQueue;
@@ -844,16 +958,30 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a
    *  condition, never read as none. */
-  removeManifest(
+  async removeManifest(
     bucket: string,
     key: string,
     conditions: S.DeleteConditions | string | undefined,
     grace: Grace,
     versionId?: string,
     bypassGovernance = false,
-  ): Reply<S.DeleteObjectResult> {
+    origin?: EventOrigin,
+  ): Promise<Reply<S.DeleteObjectResult>> {
     const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
-    return this.inBucket(bucket, (o) => o.delete(key, checked, grace, versionId, bypassGovernance));
+    let events = 0;
+    const r = this.inBucket(bucket, (o) => {
+      const existed = o.lookup(key, versionId ?? null).kind !== 'none';
+      const done = o.delete(key, checked, grace, versionId, bypassGovernance);
+      // A delete that removed nothing and made no marker changed nothing: no event.
+      const marker = done.deleteMarker === true && versionId === undefined;
+      if (existed || marker) {
+        const change: ChangeFacts = { event: removalEvent(marker, origin), key, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
+        events = this.announce(bucket, change, origin);
+      }
+      return done;
+    });
+    if (!r.error && events) await this.wakeEvents(Date.now());
+    return r;
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
@@ -883,9 +1011,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     manifest: ObjectManifest,
     conditions: CatalogWriteConditions,
     grace: Grace,
+    origin?: EventOrigin,
   ): Promise<Reply<CommitResult>> {
-    const r = this.inBucket(bucket, (_, mp) => mp.complete(key, uploadId, manifest, conditions, grace));
+    let events = 0;
+    const r = this.inBucket(bucket, (_, mp) => {
+      const done = mp.complete(key, uploadId, manifest, conditions, grace);
+      events = this.announce(bucket, { event: creationEvent(origin, true), ...this.created(key, manifest, done) }, origin);
+      return done;
+    });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && events) await this.wakeEvents(Date.now());
     return r;
   }
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {

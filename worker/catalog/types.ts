@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { DestinationEvents, EventEntry } from './sql-outbox.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
@@ -368,6 +369,10 @@ export interface BucketCatalog extends BucketList {
   getBucketLogging(bucket: string): Promise<string | null>;
   /** Replaces it (already validated); null turns logging off. NoSuchBucket if missing. */
   setBucketLogging(bucket: string, value: string | null): Promise<void>;
+  /** The bucket's notification rules (JSON of model/notification.ts NotificationRule[]), or null. NoSuchBucket if missing. */
+  getBucketNotification(bucket: string): Promise<string | null>;
+  /** Replaces them (null: none), their ARNs checked against the gateway's destinations; queues an s3:TestEvent per destination. */
+  setBucketNotification(bucket: string, value: string | null): Promise<void>;
   /**
    * Access log records into the TARGET bucket's instance (sql-access-log.ts), with a batch due now
    * claimed for the caller to deliver. NoSuchBucket when the target is gone.
@@ -580,6 +585,10 @@ export interface HealthCatalog extends BucketList, Pick<JournalCatalog, 'journal
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
+  /** Event delivery figures per destination (catalog/sql-outbox.ts), summed over the bucket's partitions. NoSuchBucket. */
+  eventStatus(bucket: string, now: Date): Promise<DestinationEvents[]>;
+  /** The bucket's newest events and their delivery state, newest first, at most `limit`. NoSuchBucket. */
+  listEvents(bucket: string, limit: number): Promise<EventEntry[]>;
 }
 
 /** What preparePart answers of the upload: its checksum spec and how the client asked it encrypted. */

@@ -11,6 +11,7 @@ import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/ind
 import { ACTIONS, type Grant } from '../model/access.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
+import { DEFAULT_NOTIFICATIONS, notificationSettings } from './notifications.ts';
 
 const MiB = 1024 * 1024;
 
@@ -402,6 +403,8 @@ export const configSchema = z
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),
+    /** Bucket event notifications (config/notifications.ts, docs/NOTIFICATIONS.md): destinations, the outbox bound, retries. */
+    notifications: notificationSettings.default(DEFAULT_NOTIFICATIONS),
   })
   .strict();
 
