@@ -110,10 +110,10 @@ async function serve(fetch: (r: Request) => Promise<Response>): Promise<{ url: s
 }
 
 /**
- * The gateway with destination `hook` (the receiver, signed with HOOK_SECRET) and `q` (a Queue
- * binding that records its batches), plus `notifications` settings over those.
+ * The gateway with destination `hook` (the receiver, signed with HOOK_SECRET; `hook` adds to its
+ * settings) and `q` (a Queue binding that records its batches), plus `notifications` settings.
  */
-export async function eventGateway(notifications: Record<string, unknown> = {}) {
+export async function eventGateway(notifications: Record<string, unknown> = {}, hook: Record<string, unknown> = {}) {
   const receiver = await new WebhookReceiver().start();
   const queued: unknown[] = [];
   const queue = {
@@ -126,7 +126,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}) 
   };
   const config = {
     notifications: {
-      destinations: { hook: { webhook: receiver.url, secret: 'HOOK_SECRET' }, q: { queue: 'EVENTS' } },
+      destinations: { hook: { webhook: receiver.url, secret: 'HOOK_SECRET', ...hook }, q: { queue: 'EVENTS' } },
       ...notifications,
     },
   };
