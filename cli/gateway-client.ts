@@ -182,5 +182,39 @@ export interface StatusLike {
     scrub: { checked: number; units: number; lastPassCompletedAt: number | null; passStartedAt: number | null; passes: number };
     scrubCoverage: number | null;
     redundancy?: { byPolicy?: Record<string, PolicyRedundancy> };
+    /** Event notification delivery per destination (absent: none queued; a gateway older than them). */
+    events?: EventDestinationLike[];
   }[];
 }
+
+/** One destination's event delivery figures (worker/catalog/sql-outbox.ts DestinationEvents). */
+export interface EventDestinationLike {
+  destination: string;
+  backlog: number;
+  queued: number;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  dropped: number;
+  oldestUndeliveredMs: number | null;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+}
+
+/** The event notification table: one row per bucket and destination (`shardgate status`, `shardgate events`). */
+export function eventRows(buckets: { bucket: string; events?: EventDestinationLike[] }[]): string[][] {
+  return buckets.flatMap((b) =>
+    (b.events ?? []).map((d) => [
+      b.bucket,
+      d.destination,
+      String(d.backlog),
+      String(d.delivered),
+      String(d.retried),
+      String(d.deadLettered),
+      String(d.dropped),
+      d.oldestUndeliveredMs === null ? '-' : `${Math.round(d.oldestUndeliveredMs / 1000)} s`,
+      d.lastError ?? '',
+    ]),
+  );
+}
+export const EVENT_HEADER = ['BUCKET', 'DESTINATION', 'WAITING', 'DELIVERED', 'RETRIED', 'DEAD', 'DROPPED', 'OLDEST WAITING', 'LAST ERROR'];

@@ -10,6 +10,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdmin } from '../../worker/app/admin.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
@@ -137,7 +138,16 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
   const authenticate = makeAuthenticate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const settings = testS3Settings({ maxObjectSize: 8 * MiB, maxPartSize: 8 * MiB });
-  const app = createApp({ store, authenticate, postForm, settings });
+  const admin = createAdmin({
+    authenticate,
+    catalog,
+    backends,
+    region: 'us-east-1',
+    scrub: { mode: 'heads', unitsPerRun: 10 },
+    enqueueRepair: () => {},
+    repair: async () => {},
+  });
+  const app = createApp({ store, authenticate, postForm, settings, admin });
   const front = await serve(async (r) => app.fetch(r));
   const client = new S3Client({
     endpoint: front.url,
@@ -156,6 +166,8 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
   return {
     receiver,
     queued,
+    /** The front door's origin (S3 and /_shardgate/admin). */
+    endpoint: front.url,
     namespace,
     catalog,
     store,

@@ -752,7 +752,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
+      const events = new SqlOutbox(this.sql).status(now);
       return {
+        ...(events.length ? { events } : {}),
         ...o.ledger.health(bucket, now),
         ...(lifecycle ? { lifecycle } : {}),
         journal,

@@ -265,6 +265,8 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
+  /** Event notification delivery per destination (catalog/sql-outbox.ts); absent: the bucket never queued an event. */
+  events?: DestinationEvents[];
 }
 
 /** What a lifecycle pass did (counts). */
