@@ -11,7 +11,6 @@ import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/ind
 import { ACTIONS, type Grant } from '../model/access.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
-import { DEFAULT_NOTIFICATIONS, notificationSettings } from './notifications.ts';
 
 const MiB = 1024 * 1024;
 
@@ -297,6 +296,66 @@ const encryptionSettings = z
   })
   .strict();
 
+const destinationName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"');
+
+/** A Cloudflare Queue producer binding: each event one message, `{ Records: [...] }` as AWS sends to SQS. */
+const queueDestination = z
+  .object({
+    /** The producer binding's name in the wrangler file ([[queues.producers]] binding). */
+    queue: z.string().min(1),
+  })
+  .strict();
+
+/** An HTTP endpoint: each event one POST, signed `x-shardgate-signature: sha256=<hex HMAC-SHA256 of the body>`. */
+const webhookDestination = z
+  .object({
+    /** https://...; http:// only for loopback hosts in local development (the deployment review refuses others). */
+    webhook: z.string().url(),
+    /** Env name of the Worker secret that signs each POST (absent: unsigned, refused by the deployment review). */
+    secret: z.string().min(1).optional(),
+    /** Local development only: the signing secret inline (the deployment review refuses it). */
+    secretValue: z.string().min(1).optional(),
+    /** Also send the CloudEvents 1.0 binary-mode headers (ce-specversion, ce-type, ce-source, ce-id, ce-time, ce-subject). */
+    cloudEvents: z.boolean().default(false),
+  })
+  .strict();
+
+/**
+ * Bucket event notifications (docs/NOTIFICATIONS.md; config/notifications.ts reads this section in
+ * the catalog's Durable Object and reviews it for deployment).
+ */
+export const notificationSettings = z
+  .object({
+    /**
+     * Name -> { "queue": "BINDING" } (a Queue producer binding) or { "webhook": "https://...", "secret":
+     * "SECRET_NAME", "cloudEvents": false } (POSTs signed with that Worker secret; locally "secretValue"
+     * inline). A rule's ARN names one by its last ":" segment (arn:shardgate:sqs:::NAME).
+     */
+    destinations: z.record(destinationName, z.union([queueDestination, webhookDestination])).default({}),
+    /**
+     * Undelivered events one partition of a bucket holds at most (a bucket of one partition: per
+     * bucket). Beyond it `whenFull` decides.
+     */
+    outboxLimit: z.number().int().min(10).max(1_000_000).default(10_000),
+    /** 'drop-oldest': writes succeed, the oldest undelivered events are dropped and counted; 'refuse': writes answer 503 SlowDown, nothing stored. */
+    whenFull: z.enum(['drop-oldest', 'refuse']).default('drop-oldest'),
+    /** Longest one delivery (a POST, a queue send) may take before it counts as failed (ms). */
+    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+    /** Deliveries tried before an event is dead-lettered (kept, counted, shown by `shardgate events`). */
+    maxAttempts: z.number().int().min(1).max(100).default(12),
+    /** First retry delay (ms); doubled after each failure up to `maxBackoffMs`. */
+    backoffMs: z.number().int().min(10).max(3_600_000).default(1000),
+    /** Longest retry delay (ms). */
+    maxBackoffMs: z.number().int().min(10).max(86_400_000).default(600_000),
+    /** Events one alarm run sends per destination at most (the memory one run holds). */
+    batchSize: z.number().int().min(1).max(100).default(50),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
@@ -404,7 +463,7 @@ export const configSchema = z
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),
     /** Bucket event notifications (config/notifications.ts, docs/NOTIFICATIONS.md): destinations, the outbox bound, retries. */
-    notifications: notificationSettings.default(DEFAULT_NOTIFICATIONS),
+    notifications: notificationSettings.default(notificationSettings.parse({})),
   })
   .strict();
 
