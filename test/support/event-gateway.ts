@@ -14,6 +14,7 @@ import { createAdmin } from '../../worker/app/admin.ts';
 import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
+import type { Backend } from '../../backends/index.ts';
 import { localCatalog, LocalCatalogNamespace } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
@@ -43,10 +44,16 @@ export interface EventRecord {
   };
 }
 
-/** A webhook endpoint: 'ok' answers 200, 'fail' 503, 'hang' never answers (until closed). */
+/**
+ * A webhook endpoint: 'ok' answers 200, 'fail' 503, 'hang' never answers (until closed): it got
+ * the event, but the gateway never learns so. `failRate`: in 'ok' mode, that share of requests
+ * answer 503 instead (drawn from `random`).
+ */
 export class WebhookReceiver {
   readonly received: Received[] = [];
   mode: 'ok' | 'fail' | 'hang' = 'ok';
+  failRate = 0;
+  random: () => number = Math.random;
   /** Called when a request arrived (after its body was read), whatever the mode. */
   onRequest: (() => void) | undefined;
   private readonly hung: ServerResponse[] = [];
@@ -63,13 +70,14 @@ export class WebhookReceiver {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = Buffer.concat(await req.toArray()).toString('utf8');
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    if (this.mode === 'ok') this.received.push({ headers, body, json: JSON.parse(body) });
+    const fails = this.mode === 'fail' || (this.mode === 'ok' && this.failRate > 0 && this.random() < this.failRate);
+    if (!fails) this.received.push({ headers, body, json: JSON.parse(body) });
     this.onRequest?.();
     if (this.mode === 'hang') {
       this.hung.push(res);
       return;
     }
-    res.writeHead(this.mode === 'ok' ? 200 : 503).end();
+    res.writeHead(fails ? 503 : 200).end();
   }
 
   /** The object events received (the s3:TestEvent messages left out). */
@@ -114,7 +122,7 @@ async function serve(fetch: (r: Request) => Promise<Response>): Promise<{ url: s
  * The gateway with destination `hook` (the receiver, signed with HOOK_SECRET; `hook` adds to its
  * settings) and `q` (a Queue binding that records its batches), plus `notifications` settings.
  */
-export async function eventGateway(notifications: Record<string, unknown> = {}, hook: Record<string, unknown> = {}) {
+export async function eventGateway(notifications: Record<string, unknown> = {}, hook: Record<string, unknown> = {}, backends?: Backend[]) {
   const receiver = await new WebhookReceiver().start();
   const queued: unknown[] = [];
   const queue = {
@@ -133,7 +141,8 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
   };
   const namespace = new LocalCatalogNamespace({ SHARDGATE_CONFIG: JSON.stringify(config), HOOK_SECRET, EVENTS: queue });
   const catalog = localCatalog({}, namespace);
-  const { store, backends } = memoryEcStore(catalog, { maxObjectSize: 8 * MiB, maxPartSize: 8 * MiB });
+  const parts = memoryEcStore(catalog, { maxObjectSize: 8 * MiB, maxPartSize: 8 * MiB, ...(backends ? { backends } : {}) });
+  const store = parts.store;
   const credentials = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }];
   const authenticate = makeAuthenticate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
@@ -141,7 +150,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
   const admin = createAdmin({
     authenticate,
     catalog,
-    backends,
+    backends: parts.backends,
     region: 'us-east-1',
     scrub: { mode: 'heads', unitsPerRun: 10 },
     enqueueRepair: () => {},
@@ -171,7 +180,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
     namespace,
     catalog,
     store,
-    backends,
+    backends: parts.backends,
     client,
     deliver,
     async close() {
