@@ -217,6 +217,26 @@ describe('bucket event notifications, as Ceph RGW tests them', () => {
     expect((await received(bucket)).map((r) => r.s3.object.key)).toEqual(['img/a.jpg', 'img/sub/d.jpg']);
   });
 
+  it('a PUT with a matching rule costs the catalog the calls a PUT without one does (2: prepare and commit)', async () => {
+    const plain = `ev-${++n}`;
+    await g.client.send(new CreateBucketCommand({ Bucket: plain }));
+    const announcing = await announcingBucket(['s3:ObjectCreated:*']);
+    const callsOf = async (bucket: string, size: number) => {
+      await g.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'warm', Body: new Uint8Array(size) })); // settings seen by this isolate
+      const before = new Map(g.namespace.calls);
+      await g.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'counted', Body: new Uint8Array(size).fill(1) }));
+      return Object.fromEntries([...g.namespace.calls].filter(([op, n]) => n !== (before.get(op) ?? 0)).map(([op, n]) => [op, n - (before.get(op) ?? 0)]));
+    };
+    // Coded (on the backends): prepare, then commit; inline (in the catalog): the commit alone.
+    const coded = await callsOf(plain, 20_000);
+    expect(coded).toEqual({ prepareWrite: 1, commitManifest: 1 });
+    expect(await callsOf(announcing, 20_000)).toEqual(coded);
+    const inline = await callsOf(plain, 100);
+    expect(inline).toEqual({ commitManifest: 1 });
+    expect(await callsOf(announcing, 100)).toEqual(inline);
+    expect((await received(announcing)).map((r) => r.s3.object.key)).toEqual(['warm', 'counted', 'warm', 'counted']);
+  });
+
   it('a refused write yields no event: a failed condition, a missing upload', async () => {
     const bucket = await announcingBucket();
     await g.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'x' }));
