@@ -6,9 +6,11 @@
  * partition's alarm and records each outcome here.
  * - One row per (event, matching rule): AWS sends each matching configuration its own message.
  *   The row keeps its body as sent, so every retry sends the same bytes and the same event id.
- * - The sequencer: per partition, the hex of the partition map's epoch then a counter kept in a
- *   state row, so it increases for a key across a split (the key's new partition has a higher
- *   epoch). Compared as strings of equal length, as AWS's.
+ * - The sequencer: per partition, the hex of the partition map's epoch then a counter of its own
+ *   table (not a state row: the catalog journal would record it on every event), so it increases
+ *   for a key across a split (the key's new partition has a higher epoch). The counter never
+ *   goes below the clock (ms x 1000), so a catalog rebuilt from its journal, which starts it
+ *   afresh, still numbers above what was sent before. Compared as strings of equal length, as AWS's.
  * - Bounded: at most `outboxLimit` undelivered rows per partition. When a change would go past it,
  *   'drop-oldest' deletes the oldest undelivered rows (counted as dropped per destination),
  *   'refuse' throws SlowDown so the change's transaction rolls back and nothing is stored.
@@ -23,12 +25,10 @@ import type { EventOrigin } from '../model/event-origin.ts';
 import type { NotificationSettings } from '../config/notifications.ts';
 import { newId } from '../format/ids.ts';
 import { eventBody, s3EventRecord, testEventBody, type ChangeFacts } from './event-record.ts';
-import { readState, writeState } from './sql-objects.ts';
+import { readState } from './sql-objects.ts';
 
 /** State row of the bucket's notification rules (JSON NotificationRule[]); mirrored to partitions. */
 export const NOTIFICATION = 'notification';
-/** State row of this partition's event counter. */
-const SEQUENCER = 'event-sequencer';
 
 const DELIVERED_KEPT = 200;
 const DEAD_KEPT = 1000;
@@ -96,6 +96,7 @@ const SCHEMA = [
     last_error TEXT
   )`,
   'CREATE INDEX IF NOT EXISTS event_outbox_due ON event_outbox (state, destination, id)',
+  'CREATE TABLE IF NOT EXISTS event_sequencer (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)',
   `CREATE TABLE IF NOT EXISTS event_destinations (
     destination TEXT PRIMARY KEY,
     queued INTEGER NOT NULL DEFAULT 0,
@@ -160,7 +161,7 @@ export class SqlOutbox {
     if (matched.length === 0) return 0;
     this.ensureTables();
     this.makeRoom(matched.length, settings);
-    const sequencer = this.nextSequencer(c.epoch);
+    const sequencer = this.nextSequencer(c.epoch, c.now);
     for (const rule of matched) {
       const record = s3EventRecord(change, { ...c, sequencer, configurationId: rule.id, time: c.now });
       this.insert(destinationOf(rule.arn)!, change.event, change.key, sequencer, eventBody(record), c.now);
@@ -174,7 +175,7 @@ export class SqlOutbox {
     if (destinations.length === 0) return 0;
     this.ensureTables();
     this.makeRoom(destinations.length, settings);
-    const sequencer = this.nextSequencer(epoch);
+    const sequencer = this.nextSequencer(epoch, now);
     for (const d of destinations) this.insert(d, 's3:TestEvent', '', sequencer, testEventBody(bucket, now, requestId), now);
     return destinations.length;
   }
@@ -210,11 +211,12 @@ export class SqlOutbox {
     }
   }
 
-  /** The next sequencer: the epoch (8 hex digits) then the counter (12), upper case as AWS's. */
-  private nextSequencer(epoch: number): string {
-    const n = Number(readState(this.sql, SEQUENCER) ?? 0) + 1;
-    writeState(this.sql, SEQUENCER, String(n));
-    return (epoch.toString(16).padStart(8, '0') + n.toString(16).padStart(12, '0')).toUpperCase();
+  /** The next sequencer: the epoch (6 hex digits) then the counter (14), upper case as AWS's. */
+  private nextSequencer(epoch: number, now: number): string {
+    const last = this.sql.exec<{ n: number }>('SELECT n FROM event_sequencer WHERE id = 1').toArray()[0]?.n ?? 0;
+    const n = Math.max(last + 1, now * 1000);
+    this.sql.exec('INSERT OR REPLACE INTO event_sequencer (id, n) VALUES (1, ?)', n);
+    return (epoch.toString(16).padStart(6, '0') + n.toString(16).padStart(14, '0')).toUpperCase();
   }
 
   /** Destinations with undelivered rows whose backoff has passed at `now`, each with its first `limit` rows in order. */
