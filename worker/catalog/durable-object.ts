@@ -625,13 +625,13 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
   async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string, origin?: EventOrigin): Promise<Reply<CodedUnit | null>> {
-    let events = 0;
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       const unit = o.setTags(key, tags, versionId);
       const found = o.lookup(key, versionId ?? null);
       const manifest = found.kind === 'object' ? found.manifest : null;
       const event = origin?.op === 'DeleteObjectTagging' ? 's3:ObjectTagging:Delete' : 's3:ObjectTagging:Put';
-      events = this.announce(
+      due = this.announce(
         bucket,
         {
           event,
@@ -643,7 +643,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       );
       return unit;
     });
-    if (!r.error && events) await this.wakeEvents(Date.now());
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
@@ -809,14 +809,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    */
   async setBucketNotification(bucket: string, value: string | null, requestId = ''): Promise<Reply<void>> {
     const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
-    let events = 0;
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       const rules = parseStoredNotification(value);
       if (rules) checkRules(rules, (name) => Object.hasOwn(settings.destinations, name));
       o.setState(NOTIFICATION, rules ? JSON.stringify(rules) : null);
-      if (rules) events = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
+      if (rules) due = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
     });
-    if (!r.error && events) await this.wakeEvents(Date.now());
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
 
@@ -830,8 +830,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, () => new SqlOutbox(this.sql).recent(Math.max(1, Math.min(limit, 1000))));
   }
 
-  /** The change's event rows, in the caller's transaction (0: no rule matched). */
-  private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number {
+  /** The change's event rows, in the caller's transaction; when their delivery is due (null: no rule matched). */
+  private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number | null {
     const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
     const region = this.bucketRow(bucket)?.region ?? '';
     return new SqlOutbox(this.sql).announce(change, { bucket, region, epoch: this.ownedRange()?.epoch ?? 0, origin, now: Date.now() }, settings);
@@ -875,14 +875,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     grace: Grace,
     origin?: EventOrigin,
   ): Promise<Reply<CommitResult>> {
-    let events = 0;
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       const done = o.commit(key, manifest, conditions, grace);
-      events = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
+      due = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
       return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
-    if (!r.error && events) await this.wakeEvents(Date.now());
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
@@ -970,7 +970,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     origin?: EventOrigin,
   ): Promise<Reply<S.DeleteObjectResult>> {
     const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
-    let events = 0;
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       const existed = o.lookup(key, versionId ?? null).kind !== 'none';
       const done = o.delete(key, checked, grace, versionId, bypassGovernance);
@@ -978,11 +978,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const marker = done.deleteMarker === true && versionId === undefined;
       if (existed || marker) {
         const change: ChangeFacts = { event: removalEvent(marker, origin), key, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
-        events = this.announce(bucket, change, origin);
+        due = this.announce(bucket, change, origin);
       }
       return done;
     });
-    if (!r.error && events) await this.wakeEvents(Date.now());
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
@@ -1015,14 +1015,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     grace: Grace,
     origin?: EventOrigin,
   ): Promise<Reply<CommitResult>> {
-    let events = 0;
+    let due: number | null = null;
     const r = this.inBucket(bucket, (_, mp) => {
       const done = mp.complete(key, uploadId, manifest, conditions, grace);
-      events = this.announce(bucket, { event: creationEvent(origin, true), ...this.created(key, manifest, done) }, origin);
+      due = this.announce(bucket, { event: creationEvent(origin, true), ...this.created(key, manifest, done) }, origin);
       return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
-    if (!r.error && events) await this.wakeEvents(Date.now());
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {

@@ -125,7 +125,20 @@ export class SqlOutbox {
   }
 
   private ensureTables(): void {
-    for (const s of SCHEMA) this.sql.exec(s);
+    if (!this.hasTables()) for (const s of SCHEMA) this.sql.exec(s);
+  }
+
+  /**
+   * When the rows just written to `destinations` are due: now, or after the backoff of a
+   * destination that is failing (so a commit never wakes the alarm for nothing).
+   */
+  private dueAt(destinations: string[], now: number): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const d of destinations) {
+      const next = this.sql.exec<{ next_at: number }>('SELECT next_at FROM event_destinations WHERE destination = ?', d).toArray()[0]?.next_at ?? 0;
+      at = Math.min(at, Math.max(now, next));
+    }
+    return at;
   }
 
   /** The bucket's rules as this partition holds them (null: none). */
@@ -147,18 +160,18 @@ export class SqlOutbox {
   }
 
   /**
-   * The change's event rows, in the caller's transaction: one per rule it matches. Answers how
-   * many rows were written (0: no rule matched, nothing written, nothing read but the rules).
+   * The change's event rows, in the caller's transaction: one per rule it matches. Answers when
+   * they are due for delivery (null: no rule matched, nothing written, nothing read but the rules).
    */
   announce(
     change: ChangeFacts,
     c: { bucket: string; region: string; epoch: number; origin: EventOrigin | undefined; now: number },
     settings: NotificationSettings,
-  ): number {
+  ): number | null {
     const rules = this.rules();
-    if (rules === null) return 0;
+    if (rules === null) return null;
     const matched = matchingRules(rules, change.event, change.key);
-    if (matched.length === 0) return 0;
+    if (matched.length === 0) return null;
     this.ensureTables();
     this.makeRoom(matched.length, settings);
     const sequencer = this.nextSequencer(c.epoch, c.now);
@@ -166,18 +179,28 @@ export class SqlOutbox {
       const record = s3EventRecord(change, { ...c, sequencer, configurationId: rule.id, time: c.now });
       this.insert(destinationOf(rule.arn)!, change.event, change.key, sequencer, eventBody(record), c.now);
     }
-    return matched.length;
+    return this.dueAt(
+      matched.map((r) => destinationOf(r.arn)!),
+      c.now,
+    );
   }
 
   /** The s3:TestEvent each destination of a new configuration receives (one per destination), in the caller's transaction. */
-  announceTest(bucket: string, rules: readonly NotificationRule[], epoch: number, now: number, requestId: string, settings: NotificationSettings): number {
+  announceTest(
+    bucket: string,
+    rules: readonly NotificationRule[],
+    epoch: number,
+    now: number,
+    requestId: string,
+    settings: NotificationSettings,
+  ): number | null {
     const destinations = [...new Set(rules.map((r) => destinationOf(r.arn)!))];
-    if (destinations.length === 0) return 0;
+    if (destinations.length === 0) return null;
     this.ensureTables();
     this.makeRoom(destinations.length, settings);
     const sequencer = this.nextSequencer(epoch, now);
     for (const d of destinations) this.insert(d, 's3:TestEvent', '', sequencer, testEventBody(bucket, now, requestId), now);
-    return destinations.length;
+    return this.dueAt(destinations, now);
   }
 
   private insert(destination: string, eventName: string, key: string, sequencer: string, body: string, now: number): void {

@@ -28,11 +28,22 @@ export interface DeliveryOptions {
 
 const encoder = new TextEncoder();
 
+/** Imported signing keys by secret: one per destination (bounded by the config). */
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+
 /** Hex of HMAC-SHA256(secret, body). */
 export async function signature(secret: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(body)));
-  return Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
+  let key = signingKeys.get(secret);
+  if (!key) {
+    if (signingKeys.size >= 64) signingKeys.clear(); // secrets rotated many times: start over
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    signingKeys.set(secret, key);
+  }
+  return hexOf(await crypto.subtle.sign('HMAC', await key, encoder.encode(body)));
+}
+
+function hexOf(mac: ArrayBuffer): string {
+  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** The sender of a destination as the config declares it (undefined: not declared any more, or its binding or secret is missing). */
