@@ -1,5 +1,5 @@
 /**
- * Delivery of bucket events (upkeep/event-delivery.ts over catalog/sql-outbox.ts), driven by the
+ * Delivery of bucket events (worker/catalog/event-delivery.ts over sql-outbox.ts), driven by the
  * test's clock (the alarm is not fired here): a webhook down then up receives every event, in
  * order per key, after backoffs that double; a destination that hangs is cut off by its signal
  * while writes go on; a gateway killed mid-delivery (a new instance over the same storage)

@@ -16,7 +16,8 @@
  * whose settings changed answers them instead of acting (model/bucket-settings.ts, `send`).
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
-import { newestEvents, sumEventStatus, type DestinationEvents, type EventEntry } from './sql-outbox.ts';
+import { newestEvents, sumEventStatus } from './sql-outbox.ts';
+import type { DestinationEvents, EventEntry } from './types.ts';
 import type * as S from '../model/object-store.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';

@@ -94,10 +94,11 @@ import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type
 import { errorMessage } from '../model/error-message.ts';
 import type { EventOrigin } from '../model/event-origin.ts';
 import { checkRules, destinationOf, parseStoredNotification, type NotificationRule } from '../model/notification.ts';
-import { notificationsOf } from '../config/notifications.ts';
-import { creationEvent, NOTIFICATION, removalEvent, SqlOutbox, type DestinationEvents, type EventEntry } from './sql-outbox.ts';
+import { notificationsOf } from '../model/notification-settings.ts';
+import { creationEvent, NOTIFICATION, removalEvent, SqlOutbox } from './sql-outbox.ts';
+import type { DestinationEvents, EventEntry } from './types.ts';
 import type { ChangeFacts } from './event-record.ts';
-import { deliverOutbox, type DeliveryOptions } from '../upkeep/event-delivery.ts';
+import { deliverOutbox, type DeliveryOptions } from './event-delivery.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -796,7 +797,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit, bucket)) : [];
   }
 
-  // ---- Event notifications (sql-outbox.ts, upkeep/event-delivery.ts, docs/NOTIFICATIONS.md) ----
+  // ---- Event notifications (sql-outbox.ts, event-delivery.ts, docs/NOTIFICATIONS.md) ----
 
   /** The bucket's notification rules (JSON NotificationRule[]), or null. */
   getBucketNotification(bucket: string): Reply<string | null> {
@@ -843,7 +844,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /**
-   * Sends this partition's due events (upkeep/event-delivery.ts); answers when the next are due.
+   * Sends this partition's due events (event-delivery.ts); answers when the next are due.
    * The alarm runs it; tests call it with their clock.
    */
   async deliverEvents(now: number, options: DeliveryOptions = {}): Promise<number | null> {

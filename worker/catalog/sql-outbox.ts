@@ -2,7 +2,7 @@
  * The transactional outbox of bucket event notifications (docs/NOTIFICATIONS.md), in the SQLite
  * storage of the partition that holds the key: `announce` runs inside the transaction that
  * commits a change (durable-object.ts), so a committed change always has its event rows and a
- * refused or rolled-back one never has. Delivery (upkeep/event-delivery.ts) reads the rows from the
+ * refused or rolled-back one never has. Delivery (event-delivery.ts) reads the rows from the
  * partition's alarm and records each outcome here.
  * - One row per (event, matching rule): AWS sends each matching configuration its own message.
  *   The row keeps its body as sent, so every retry sends the same bytes and the same event id.
@@ -22,18 +22,17 @@
 import { S3Error } from '../model/errors.ts';
 import { matchingRules, destinationOf, parseStoredNotification, type EventName, type NotificationRule } from '../model/notification.ts';
 import type { EventOrigin } from '../model/event-origin.ts';
-import type { NotificationSettings } from '../config/notifications.ts';
+import type { NotificationSettings } from '../model/notification-settings.ts';
 import { newId } from '../format/ids.ts';
 import { eventBody, s3EventRecord, testEventBody, type ChangeFacts } from './event-record.ts';
 import { readState } from './sql-objects.ts';
+import type { DestinationEvents, EventEntry, OutboxState } from './types.ts';
 
 /** State row of the bucket's notification rules (JSON NotificationRule[]); mirrored to partitions. */
 export const NOTIFICATION = 'notification';
 
 const DELIVERED_KEPT = 200;
 const DEAD_KEPT = 1000;
-
-export type OutboxState = 'queued' | 'delivered' | 'dead';
 
 /** One delivery due: what the sender needs. */
 export type OutboxRow = {
@@ -47,38 +46,6 @@ export type OutboxRow = {
   created: number;
   attempts: number;
 };
-
-/** One destination's figures in one partition (summed over partitions by the client). */
-export interface DestinationEvents {
-  destination: string;
-  /** Undelivered now. */
-  backlog: number;
-  /** Ever queued, delivered, retried (failed attempts), dead-lettered, dropped (outbox full). */
-  queued: number;
-  delivered: number;
-  retried: number;
-  deadLettered: number;
-  dropped: number;
-  /** Age of the oldest undelivered event (ms), null when none waits. */
-  oldestUndeliveredMs: number | null;
-  lastError: string | null;
-  /** When the next attempt may run (ms), null when nothing waits. */
-  nextAttemptAt: number | null;
-}
-
-/** One row as `shardgate events` shows it. */
-export interface EventEntry {
-  eventId: string;
-  destination: string;
-  eventName: string;
-  key: string;
-  sequencer: string;
-  created: number;
-  state: OutboxState;
-  attempts: number;
-  doneAt: number | null;
-  lastError: string | null;
-}
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS event_outbox (

@@ -9,7 +9,6 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
-import type { DestinationEvents, EventEntry } from './sql-outbox.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import type { AccessLogBatch, AppendResult } from './sql-access-log.ts';
@@ -833,3 +832,38 @@ export type Catalog = PartitionCatalog &
   LifecycleCatalog &
   JournalCatalog &
   RestripeCatalog;
+
+/** An event's delivery state (sql-outbox.ts). */
+export type OutboxState = 'queued' | 'delivered' | 'dead';
+
+/** One destination's figures in one partition (summed over partitions by the client). */
+export interface DestinationEvents {
+  destination: string;
+  /** Undelivered now. */
+  backlog: number;
+  /** Ever queued, delivered, retried (failed attempts), dead-lettered, dropped (outbox full). */
+  queued: number;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  dropped: number;
+  /** Age of the oldest undelivered event (ms), null when none waits. */
+  oldestUndeliveredMs: number | null;
+  lastError: string | null;
+  /** When the next attempt may run (ms), null when nothing waits. */
+  nextAttemptAt: number | null;
+}
+
+/** One row as `shardgate events` shows it. */
+export interface EventEntry {
+  eventId: string;
+  destination: string;
+  eventName: string;
+  key: string;
+  sequencer: string;
+  created: number;
+  state: OutboxState;
+  attempts: number;
+  doneAt: number | null;
+  lastError: string | null;
+}

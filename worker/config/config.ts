@@ -11,6 +11,7 @@ import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/ind
 import { ACTIONS, type Grant } from '../model/access.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
+import { NOTIFICATION_DEFAULTS, type NotificationSettings } from '../model/notification-settings.ts';
 
 const MiB = 1024 * 1024;
 
@@ -325,8 +326,8 @@ const webhookDestination = z
   .strict();
 
 /**
- * Bucket event notifications (docs/NOTIFICATIONS.md; config/notifications.ts reads this section in
- * the catalog's Durable Object and reviews it for deployment).
+ * Bucket event notifications (docs/NOTIFICATIONS.md; the catalog's Durable Object reads this
+ * section through model/notification-settings.ts, config/notifications.ts reviews it for deployment).
  */
 export const notificationSettings = z
   .object({
@@ -340,21 +341,24 @@ export const notificationSettings = z
      * Undelivered events one partition of a bucket holds at most (a bucket of one partition: per
      * bucket). Beyond it `whenFull` decides.
      */
-    outboxLimit: z.number().int().min(10).max(1_000_000).default(10_000),
+    outboxLimit: z.number().int().min(10).max(1_000_000).default(NOTIFICATION_DEFAULTS.outboxLimit),
     /** 'drop-oldest': writes succeed, the oldest undelivered events are dropped and counted; 'refuse': writes answer 503 SlowDown, nothing stored. */
-    whenFull: z.enum(['drop-oldest', 'refuse']).default('drop-oldest'),
+    whenFull: z.enum(['drop-oldest', 'refuse']).default(NOTIFICATION_DEFAULTS.whenFull),
     /** Longest one delivery (a POST, a queue send) may take before it counts as failed (ms). */
-    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+    timeoutMs: z.number().int().min(100).max(60_000).default(NOTIFICATION_DEFAULTS.timeoutMs),
     /** Deliveries tried before an event is dead-lettered (kept, counted, shown by `shardgate events`). */
-    maxAttempts: z.number().int().min(1).max(100).default(12),
+    maxAttempts: z.number().int().min(1).max(100).default(NOTIFICATION_DEFAULTS.maxAttempts),
     /** First retry delay (ms); doubled after each failure up to `maxBackoffMs`. */
-    backoffMs: z.number().int().min(10).max(3_600_000).default(1000),
+    backoffMs: z.number().int().min(10).max(3_600_000).default(NOTIFICATION_DEFAULTS.backoffMs),
     /** Longest retry delay (ms). */
-    maxBackoffMs: z.number().int().min(10).max(86_400_000).default(600_000),
+    maxBackoffMs: z.number().int().min(10).max(86_400_000).default(NOTIFICATION_DEFAULTS.maxBackoffMs),
     /** Events one alarm run sends per destination at most (the memory one run holds). */
-    batchSize: z.number().int().min(1).max(100).default(50),
+    batchSize: z.number().int().min(1).max(100).default(NOTIFICATION_DEFAULTS.batchSize),
   })
   .strict();
+// What the schema accepts is what the catalog reads (model/notification-settings.ts).
+const _notificationsRead = (s: z.output<typeof notificationSettings>): NotificationSettings => s;
+void _notificationsRead;
 
 export const configSchema = z
   .object({
@@ -463,7 +467,7 @@ export const configSchema = z
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),
     /** Bucket event notifications (config/notifications.ts, docs/NOTIFICATIONS.md): destinations, the outbox bound, retries. */
-    notifications: notificationSettings.default(notificationSettings.parse({})),
+    notifications: notificationSettings.default({ ...NOTIFICATION_DEFAULTS, destinations: {} }),
   })
   .strict();
 

@@ -1,37 +1,9 @@
 /**
- * The `notifications` section of SHARDGATE_CONFIG (docs/NOTIFICATIONS.md): the destinations a
- * bucket's notification rules may name (by the last `:` segment of their ARN, as MinIO names its
- * targets), the bound of each partition's outbox and what a full one does, and delivery's
- * timeouts and retries (its schema: config.ts `notificationSettings`). Read by the catalog's Durable Object too (it stores the rules, checks
- * their ARNs and delivers from its alarm), which parses only this section, once per config text.
+ * The deployment review of event notification destinations (docs/NOTIFICATIONS.md; the section's
+ * schema is config.ts `notificationSettings`, the catalog reads it through
+ * model/notification-settings.ts).
  */
-import { notificationSettings } from './config.ts';
-import type { z } from 'zod';
-
-export type NotificationSettings = z.output<typeof notificationSettings>;
-export type EventDestination = NotificationSettings['destinations'][string];
-
-let cached: { text: string | undefined; settings: NotificationSettings } | undefined;
-
-/**
- * The section as the catalog reads it from its env (the same SHARDGATE_CONFIG the gateway has):
- * defaults when absent; an invalid section reads as no destinations (the gateway itself refuses
- * to start with it, so nothing is delivered anywhere unintended).
- */
-export function notificationsOf(env: { SHARDGATE_CONFIG?: string }): NotificationSettings {
-  const text = env.SHARDGATE_CONFIG;
-  if (cached && cached.text === text) return cached.settings;
-  let settings = notificationSettings.parse({});
-  try {
-    const raw = text ? (JSON.parse(text) as { notifications?: unknown }).notifications : undefined;
-    const r = notificationSettings.safeParse(raw ?? {});
-    if (r.success) settings = r.data;
-  } catch {
-    // not JSON: the gateway refuses it with the reason
-  }
-  cached = { text, settings };
-  return settings;
-}
+import type { NotificationSettings } from '../model/notification-settings.ts';
 
 const LOOPBACK_OR_PRIVATE =
   /^(([a-z0-9-]+\.)*localhost|127(\.\d{1,3}){3}|10(\.\d{1,3}){3}|192\.168(\.\d{1,3}){2}|172\.(1[6-9]|2\d|3[01])(\.\d{1,3}){2}|169\.254(\.\d{1,3}){2}|\[::1\]|\[f[cd][0-9a-f:]*\])$/i;

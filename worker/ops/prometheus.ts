@@ -6,7 +6,7 @@
  * run from the shared record's start (`shardgate_counters_start_time_seconds`), so `rate()`
  * works across isolates and restarts of the Worker.
  */
-import type { DestinationEvents } from '../catalog/sql-outbox.ts';
+import type { DestinationEvents } from '../catalog/types.ts';
 import { BACKEND_OPS, LATENCY_BUCKETS_MS, type OpsCounters } from './types.ts';
 import type { StatusDoc } from './status.ts';
 import { redundancyRows } from '../catalog/redundancy.ts';

@@ -1,6 +1,6 @@
 /**
  * PutBucketNotificationConfiguration and GetBucketNotificationConfiguration (model/notification.ts;
- * the outbox and its delivery: catalog/sql-outbox.ts, upkeep/event-delivery.ts; docs/NOTIFICATIONS.md).
+ * the outbox and its delivery: catalog/sql-outbox.ts, catalog/event-delivery.ts; docs/NOTIFICATIONS.md).
  * Spec: S3 PutBucketNotificationConfiguration: a NotificationConfiguration of
  * TopicConfiguration, QueueConfiguration and CloudFunctionConfiguration elements, each with an
  * optional Id (S3 makes one up when absent), its ARN (Topic, Queue, CloudFunction), one or more
@@ -10,7 +10,6 @@
  * The ARNs are checked against the gateway's destinations by the catalog, in the transaction that
  * stores the rules and queues the s3:TestEvent each destination of the new rules receives.
  */
-import { newId } from '../format/ids.ts';
 import type { NotificationRule, RuleKind } from '../model/notification.ts';
 import { S3Error } from '../model/errors.ts';
 import { readXmlBody } from './body.ts';
@@ -45,7 +44,7 @@ function parseRule(e: XmlElement, { kind, arn: arnElement }: { kind: RuleKind; a
   const arn = childText(e, arnElement);
   if (!arn) throw malformedXml(`<${e.name}> needs a <${arnElement}>`);
   const events = childrenNamed(e, 'Event').map((x) => x.text.trim());
-  const id = childText(e, 'Id')?.trim() || newId();
+  const id = childText(e, 'Id')?.trim() || crypto.randomUUID(); // S3 makes one up too
   const rule: NotificationRule = { id, kind, arn: arn.trim(), events };
   const filters = childrenNamed(e, 'Filter');
   if (filters.length > 1) throw malformedXml('<Filter> repeated');

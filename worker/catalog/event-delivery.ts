@@ -13,9 +13,9 @@
  *   rows of one batch in memory; destinations are sent to side by side, so one never holds
  *   another back, and client requests never wait on any (the alarm is not in their path).
  */
-import type { NotificationSettings, EventDestination } from '../config/notifications.ts';
+import type { EventDestination, NotificationSettings } from '../model/notification-settings.ts';
 import { errorMessage } from '../model/error-message.ts';
-import type { OutboxRow, SqlOutbox } from '../catalog/sql-outbox.ts';
+import type { OutboxRow, SqlOutbox } from './sql-outbox.ts';
 
 /** Sends one destination's rows in order; answers how many were acknowledged, and the error that stopped it. */
 export type Sender = (rows: OutboxRow[], signal: AbortSignal) => Promise<{ sent: number; error?: string }>;
