@@ -102,6 +102,35 @@ describe('bucket event notifications, as Ceph RGW tests them', () => {
     expect(await received(bucket, created.length + deleted.length)).toEqual([]);
   });
 
+  it('a bucket split into partitions: each announces its own keys, from the rules copied to it, with its own sequencer', async () => {
+    const bucket = `ev-${++n}`;
+    await g.client.send(new CreateBucketCommand({ Bucket: bucket }));
+    if ((await g.catalog.getPartitionMap(bucket)).ranges.length === 1) await g.catalog.splitBucketStatically(bucket, ['m']);
+    const map = await g.catalog.getPartitionMap(bucket);
+    expect(map.ranges.length).toBeGreaterThan(1);
+    const home = (key: string) => [...map.ranges].reverse().find((r) => r.low <= key)!.instance;
+    expect(home('apple')).not.toBe(home('zebra'));
+    await g.client.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: bucket,
+        NotificationConfiguration: { TopicConfigurations: [{ Id: 'split', TopicArn: HOOK, Events: ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'] }] },
+      }),
+    );
+    for (const key of ['apple', 'zebra', 'apple', 'zebra']) await g.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
+    await g.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'zebra' }));
+    const events = await received(bucket);
+    const of = (key: string) => events.filter((r) => r.s3.object.key === key);
+    expect(of('apple').map((r) => r.eventName)).toEqual(['ObjectCreated:Put', 'ObjectCreated:Put']);
+    expect(of('zebra').map((r) => r.eventName)).toEqual(['ObjectCreated:Put', 'ObjectCreated:Put', 'ObjectRemoved:Delete']);
+    for (const key of ['apple', 'zebra']) {
+      const seq = of(key).map((r) => r.s3.object.sequencer);
+      expect(seq.every((s, i) => i === 0 || s > seq[i - 1]!)).toBe(true);
+    }
+    // Two partitions, two outboxes: the status sums them.
+    const [hook] = await g.catalog.eventStatus(bucket, new Date());
+    expect(hook).toMatchObject({ destination: 'hook', delivered: 6, backlog: 0 }); // 5 events and the test event
+  });
+
   it('a key is URL-encoded as AWS encodes it (space as +, / kept)', async () => {
     const bucket = await announcingBucket();
     const key = 'dir/a file+name=é?.txt';

@@ -629,6 +629,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       const unit = o.setTags(key, tags, versionId);
+      if (!this.announcing()) return unit; // no rules: no read of its own
       const found = o.lookup(key, versionId ?? null);
       const manifest = found.kind === 'object' ? found.manifest : null;
       const event = origin?.op === 'DeleteObjectTagging' ? 's3:ObjectTagging:Delete' : 's3:ObjectTagging:Put';
@@ -831,6 +832,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(bucket, () => new SqlOutbox(this.sql).recent(Math.max(1, Math.min(limit, 1000))));
   }
 
+  /** Whether the bucket has notification rules (one state row read, in the caller's transaction). */
+  private announcing(): boolean {
+    return new SqlOutbox(this.sql).rules() !== null;
+  }
+
   /** The change's event rows, in the caller's transaction; when their delivery is due (null: no rule matched). */
   private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number | null {
     const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
@@ -973,11 +979,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
     let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
-      const existed = o.lookup(key, versionId ?? null).kind !== 'none';
+      const announcing = this.announcing(); // no rules: no read of its own
+      const existed = announcing && o.lookup(key, versionId ?? null).kind !== 'none';
       const done = o.delete(key, checked, grace, versionId, bypassGovernance);
       // A delete that removed nothing and made no marker changed nothing: no event.
       const marker = done.deleteMarker === true && versionId === undefined;
-      if (existed || marker) {
+      if (announcing && (existed || marker)) {
         const change: ChangeFacts = { event: removalEvent(marker, origin), key, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
         due = this.announce(bucket, change, origin);
       }
