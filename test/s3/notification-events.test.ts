@@ -20,7 +20,7 @@ import {
   PutBucketVersioningCommand,
   PutObjectCommand,
   PutObjectTaggingCommand,
-  S3ServiceException,
+  type S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';

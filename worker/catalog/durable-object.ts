@@ -93,7 +93,7 @@ import { compareKeys } from '../model/listing.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { EventOrigin } from '../model/event-origin.ts';
-import { checkRules, destinationOf, parseStoredNotification, type NotificationRule } from '../model/notification.ts';
+import { checkRules, parseStoredNotification } from '../model/notification.ts';
 import { notificationsOf } from '../model/notification-settings.ts';
 import { creationEvent, NOTIFICATION, removalEvent, SqlOutbox } from './sql-outbox.ts';
 import type { DestinationEvents, EventEntry } from './types.ts';
