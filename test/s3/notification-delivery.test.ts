@@ -7,7 +7,13 @@
  * outbox bound, dropping the oldest (counted) or refusing writes with 503 SlowDown before anything
  * is stored; a Queue destination and CloudEvents headers; the counts per destination.
  */
-import { CreateBucketCommand, HeadObjectCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  HeadObjectCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventGateway, HOOK_SECRET } from '../support/event-gateway.ts';
