@@ -9,6 +9,8 @@
  */
 import {
   CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
   HeadObjectCommand,
   PutBucketNotificationConfigurationCommand,
   PutObjectCommand,
@@ -142,6 +144,20 @@ describe('event delivery', () => {
     const [entry] = await g.catalog.listEvents('killed', 1);
     expect(after.map((r) => r.headers['x-shardgate-event-id'])).toEqual([entry!.eventId, entry!.eventId]);
     expect(entry!.state).toBe('delivered');
+  });
+
+  it('a bucket is not deleted while its events wait (its outbox would go with it); once delivered, it is', async () => {
+    const g = await gateway();
+    await announcing(g, 'leaving');
+    g.receiver.mode = 'fail';
+    await put(g, 'leaving', 'k', 'x');
+    await g.client.send(new DeleteObjectCommand({ Bucket: 'leaving', Key: 'k' }));
+    const refusal = await g.client.send(new DeleteBucketCommand({ Bucket: 'leaving' })).catch((err: S3ServiceException) => err);
+    expect(refusal).toMatchObject({ name: 'OperationAborted', $metadata: { httpStatusCode: 409 } });
+    g.receiver.mode = 'ok';
+    await g.deliver(Date.now() + 3_600_000);
+    await g.client.send(new DeleteBucketCommand({ Bucket: 'leaving' }));
+    expect(g.receiver.records().map((r) => r.eventName)).toEqual(['ObjectCreated:Put', 'ObjectRemoved:Delete']);
   });
 
   it('dead-letters an event after maxAttempts and goes on with the next', async () => {

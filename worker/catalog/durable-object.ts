@@ -393,7 +393,24 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Whether this instance holds any version or upload (a split bucket's deletion asks each). */
   holdsObjects(bucket: string): Reply<boolean> {
-    return this.inBucket(bucket, (o) => o.hasObjectsOrUploads());
+    return this.inBucket(bucket, (o) => {
+      this.assertEventsDelivered(bucket);
+      return o.hasObjectsOrUploads();
+    });
+  }
+
+  /**
+   * A bucket is not deleted while events of its changes wait for delivery (its outbox goes with
+   * it): OperationAborted until they are delivered or dead-lettered (docs/NOTIFICATIONS.md).
+   */
+  private assertEventsDelivered(bucket: string): void {
+    const waiting = new SqlOutbox(this.sql).backlog();
+    if (waiting > 0)
+      throw new S3Error(
+        'OperationAborted',
+        `${waiting} event(s) of this bucket are waiting for delivery to their destinations; delete it once they are delivered (shardgate events ${bucket}).`,
+        { BucketName: bucket },
+      );
   }
 
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
@@ -413,6 +430,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!this.schemaReady) return { ok: [] };
     return this.atomic(() => {
       if (new SqlObjects(this.sql, bucket).hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+      this.assertEventsDelivered(bucket);
       this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
       // The instance's journal segments go with it (the bucket list's journal records the deletion).
       const journal = new SqlJournal(this.sql, bucket).files();

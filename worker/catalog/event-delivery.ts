@@ -71,7 +71,8 @@ export function senderFor(destination: EventDestination | undefined, env: Record
       if (secret) headers['x-shardgate-signature'] = `sha256=${await signature(secret, r.body)}`;
       if (destination.cloudEvents) Object.assign(headers, cloudEventHeaders(r));
       try {
-        const res = await send(destination.webhook, { method: 'POST', headers, body: r.body, signal });
+        // A redirect is not followed (it would send the event where the config does not say): it fails.
+        const res = await send(destination.webhook, { method: 'POST', headers, body: r.body, signal, redirect: 'manual' });
         await res.body?.cancel(); // nothing of the answer is kept but its status
         if (res.status < 200 || res.status > 299) return { sent: i, error: `HTTP ${res.status}` };
       } catch (err) {
