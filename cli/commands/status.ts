@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import { ago, bytes, duration, percent, printJson, table } from '../format.ts';
-import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
+import { EVENT_HEADER, eventRows, GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
 import { redundancyRows, type PolicyRedundancy } from '../../worker/catalog/redundancy.ts';
 
 const HELP = `usage: shardgate status [--hours N] [--json] [gateway options]
@@ -163,6 +163,9 @@ export function render(s: StatusLike): string {
         ]),
       ]),
     );
+    const events = eventRows(s.buckets);
+    if (events.length)
+      lines.push('', 'event notifications per bucket and destination (shardgate events BUCKET: the last events)', table([EVENT_HEADER, ...events]));
   }
   return lines.join('\n');
 }
