@@ -327,7 +327,8 @@ ${SIGNER}` +
       var what = bytes(used) + (limit === null ? '' : ' of ' + bytes(limit)) +
         (q && q.objects !== null ? ' \u00b7 ' + q.usedObjects + ' of ' + q.objects + ' objects' : ' \u00b7 ' + b.objects + ' objects') +
         (b.versions === undefined ? '' : ' \u00b7 ' + b.versions + ' versions, ' + b.deleteMarkers + ' markers') +
-        (b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : ' \u00b7 ~$' + b.monthlyStorageCost.toFixed(2) + '/month');
+        (b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : ' \u00b7 ~$' + b.monthlyStorageCost.toFixed(2) + '/month') +
+        (b.clientTraffic ? ' \u00b7 ' + b.clientTraffic.requests + ' requests, ' + bytes(b.clientTraffic.bytesOut) + ' egress' : '');
       var ratio = limit === null ? 0 : limit === 0 ? 1 : used / limit;
       box.appendChild(barRow(b.bucket, ratio, what, { 'data-usage': b.bucket, 'data-quota-ratio': limit === null ? '' : ratio.toFixed(3) }, ratio >= 1 ? 'full' : ''));
     });
