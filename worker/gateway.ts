@@ -564,6 +564,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       upkeep,
       localSwitch,
       drain: { fleet, pools, run: drain },
+      policyOf: (bucket: string) => restripePolicyFor(engineSettings(config), bucket),
       partitions: config.partitions,
       restripe: { run: restripe, progress: restripeStatus },
       journal,

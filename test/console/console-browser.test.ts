@@ -567,6 +567,9 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     const panel = page.locator('[data-panel="usage"]');
     await expect.poll(() => panel.locator('[data-usage="quota-bytes"]').textContent()).toBe('1000 B (no limit)');
     expect(await panel.locator('[data-usage="objects"]').textContent()).toBe('1 (1 current)');
+    // The bucket's storage policy and its data's redundancy (units by shards left), from the admin API.
+    expect(await panel.locator('[data-usage="policy"]').textContent()).toMatch(/^[\w+-]+: [\w-]+ \d+\+\d+/);
+    expect(await panel.locator('[data-usage="redundancy"]').textContent()).toMatch(/with \d+|no coded units/);
     // Checked before it is sent.
     await panel.getByLabel('Bytes (e.g. 500MiB)').fill('12 parsecs');
     await panel.getByRole('button', { name: 'Save quota' }).click();

@@ -99,6 +99,7 @@ import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
+import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
@@ -137,6 +138,8 @@ export interface AdminDeps {
     pools?: string[][];
     run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
   };
+  /** For `usage`: the storage policy the config gives a bucket (absent: the report names none). */
+  policyOf?: (bucket: string) => RestripePolicy;
   /** For `partitions`: the split thresholds (config `partitions`); absent: the defaults'. */
   partitions?: SplitThresholds;
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */

@@ -11,6 +11,8 @@
  * responses cost no egress on Cloudflare).
  */
 import type { BucketUsage } from '../catalog/quota.ts';
+import type { RestripePolicy } from '../catalog/restripe-record.ts';
+import type { PolicyRedundancy } from '../catalog/redundancy.ts';
 import type { ClientTraffic } from '../ops/types.ts';
 import { emptyUsage, money, type Money, type TrafficCounts, type Usage } from './cost.ts';
 import type { BackendPrices } from '../engine/index.ts';
@@ -36,6 +38,9 @@ export interface BucketUsageReport extends BucketUsage {
    * `shardgate quota BUCKET --rebalance` cuts the shares again.
    */
   rebalanceAdvised: boolean;
+  /** The storage policy the config gives the bucket, and its data's units by shards left per k+m (the admin route adds them). */
+  policy?: RestripePolicy | null;
+  redundancy?: Record<string, PolicyRedundancy>;
 }
 
 /** Whether a split bucket's shares are worth cutting again (see BucketUsageReport.rebalanceAdvised). */
