@@ -6,6 +6,8 @@
  * one stripe, many stripes, and a two-part multipart upload), every body distinct, while backends are killed (one: writes still
  * succeed; two: below the write quorum, refused) and restarted, and the gateway is killed twice
  * in the middle of PUTs (once with an upload held half-sent) and started again.
+ * Every version the bucket stores is announced to a webhook (at least once), nothing else is, and
+ * each key's events follow its commit order by sequencer (issue 40).
  * The bucket is split into 4 catalog partitions when made, and one of them split again on line
  * while the writers write (issue 39).
  * Then, checked against what the clients saw:
@@ -28,6 +30,7 @@ import {
   GetObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
+  PutBucketNotificationConfigurationCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
   UploadPartCommand,
@@ -36,6 +39,8 @@ import {
 import { AwsClient } from 'aws4fetch';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -74,9 +79,35 @@ let up: Promise<void> = Promise.resolve();
 /** When the gateway was last killed: the reservations of the writes it cut off expire by then + RESERVATION_SECONDS. */
 let lastKilledAt = 0;
 
+/**
+ * Event notifications (issue 40) under the same chaos: a webhook in this process receives every
+ * event the gateway delivers (at least once: a kill mid-delivery may send one again).
+ */
+const received: { key: string; versionId: string; sequencer: string; eventName: string; eventId: string }[] = [];
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      Records?: { eventName: string; s3: { object: { key: string; versionId?: string; sequencer: string } } }[];
+    };
+    for (const r of body.Records ?? [])
+      received.push({
+        key: decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')),
+        versionId: r.s3.object.versionId ?? '',
+        sequencer: r.s3.object.sequencer,
+        eventName: r.eventName,
+        eventId: String(req.headers['x-shardgate-event-id'] ?? ''),
+      });
+    res.writeHead(200).end();
+  });
+});
+let receiverPort = 0;
+
 async function boot(): Promise<void> {
   const config = gatewayConfig(servers, { blockSize: 64 * KiB, timeoutMs: 3000 });
-  gateway = await startGateway({ ...config, garbageGraceSeconds: 0, writeReservationSeconds: RESERVATION_SECONDS }, { stateDir });
+  const notifications = { destinations: { chaos: { webhook: `http://127.0.0.1:${receiverPort}/events`, secretValue: 'chaos-secret' } } };
+  gateway = await startGateway({ ...config, notifications, garbageGraceSeconds: 0, writeReservationSeconds: RESERVATION_SECONDS }, { stateDir });
   endpoint = (await gateway.directUrl()).origin;
   s3 = gateway.client({ endpoint });
 }
@@ -93,10 +124,18 @@ async function killGateway(): Promise<void> {
 }
 
 beforeAll(async () => {
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  receiverPort = (receiver.address() as AddressInfo).port;
   servers = await startServers(6);
   await boot();
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await s3.send(new PutBucketVersioningCommand({ Bucket: BUCKET, VersioningConfiguration: { Status: 'Enabled' } }));
+  await s3.send(
+    new PutBucketNotificationConfigurationCommand({
+      Bucket: BUCKET,
+      NotificationConfiguration: { QueueConfigurations: [{ Id: 'all', QueueArn: 'arn:shardgate:sqs:::chaos', Events: ['s3:ObjectCreated:*'] }] },
+    }),
+  );
   // The bucket over 4 catalog partitions (issue 39), the keys spread over them; one more is split
   // off on line in the middle of the chaos (below).
   const split = (await operator().admin('partitions', { bucket: BUCKET, at: JSON.stringify(['multi', 'one', 'tiny']) })) as { ranges: unknown[] };
@@ -106,6 +145,7 @@ beforeAll(async () => {
 const operator = () => new GatewayClient({ endpoint, 'access-key-id': DEV_CREDENTIALS.accessKeyId, 'secret-access-key': DEV_CREDENTIALS.secretAccessKey }, {});
 
 afterAll(async () => {
+  receiver.close();
   await gateway?.dispose().catch(() => {});
   await disposeServers(servers);
   rmSync(stateDir, { recursive: true, force: true });
@@ -300,6 +340,32 @@ test('versioned overwrites under backend kills and gateway kills: no version los
     expect(acked.length, `acknowledged overwrites of ${key}`).toBeGreaterThanOrEqual(8);
   }
   expect(problems).toEqual([]);
+
+  // Every stored version announced, nothing else: each listed version has an ObjectCreated event
+  // with its version id (at least once), no event names a version that is not stored (a refused
+  // or lost write), and each key's distinct events, by sequencer, follow its versions' commit order.
+  const listedIds = new Set(listed.map((v) => `${v.key} ${v.versionId}`));
+  const announced = () => new Set(received.filter((e) => e.eventName.startsWith('ObjectCreated')).map((e) => `${e.key} ${e.versionId}`));
+  for (let i = 0; i < 240 && [...listedIds].some((id) => !announced().has(id)); i++) await new Promise((r) => setTimeout(r, 250));
+  const events = received.filter((e) => e.eventName.startsWith('ObjectCreated') && e.key !== 'held-multipart');
+  expect(
+    [...listedIds].filter((id) => !announced().has(id)),
+    'stored versions never announced',
+  ).toEqual([]);
+  expect(
+    events.filter((e) => !listedIds.has(`${e.key} ${e.versionId}`)).map((e) => `${e.key} ${e.versionId}`),
+    'events of versions not stored',
+  ).toEqual([]);
+  for (const key of Object.keys(KEYS)) {
+    const newestFirst = listed.filter((v) => v.key === key).map((v) => v.versionId);
+    const bySequencer = [...new Map(events.filter((e) => e.key === key).map((e) => [e.versionId, e.sequencer])).entries()].sort((a, b) =>
+      a[1] < b[1] ? -1 : 1,
+    );
+    expect(
+      bySequencer.map(([v]) => v),
+      `${key}: events in sequencer order are its versions in commit order`,
+    ).toEqual([...newestFirst].reverse());
+  }
   expect(
     attempts.some((a) => !a.acked && a.status === 503),
     'writes were refused below quorum',
@@ -355,6 +421,8 @@ test('versioned overwrites under backend kills and gateway kills: no version los
       refused: attempts.filter((a) => !a.acked && a.status !== undefined).length,
       cutOff: attempts.filter((a) => !a.acked && a.status === undefined).length,
       storedUnacknowledged: lostAnswers,
+      events: received.length,
+      redelivered: received.length - new Set(received.map((e) => e.eventId)).size,
       units: onDisk[0]!.length,
       shardFilesBeyondTheLedgerBeforeCollection: beforeCollect,
     }),
