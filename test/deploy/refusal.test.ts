@@ -42,7 +42,7 @@ describe('a deployed gateway with the development config', () => {
     const body = await res.text();
     expect(body).toContain('<Code>AccessDenied</Code>');
     expect(body).toContain(
-      'its configuration is not fit for a deployed worker (8 problems, listed in the Worker&apos;s log: wrangler tail). The development key works only in local development (npm start).',
+      'its configuration is not fit for a deployed worker (12 problems, listed in the Worker&apos;s log: wrangler tail). The development key works only in local development (npm start).',
     );
     expect(res.headers.get('x-amz-request-id')).toMatch(/^[0-9A-F]{16}$/);
     const log = errors.join('\n');
@@ -65,8 +65,8 @@ describe('a deployed gateway with the development config', () => {
     }
     const status = await fetchOf(new Request('http://gateway.example/_shardgate/status') as never, devEnv(), ctx);
     expect(status.status).toBe(503); // alive, but serving nothing: a health check must see it failing
-    expect(await status.json()).toMatchObject({ service: 'shardgate', refused: true, problems: 8 });
-    expect(() => gatewayFor(devEnv())).toThrow('shardgate refuses to run: 8 configuration problem(s)');
+    expect(await status.json()).toMatchObject({ service: 'shardgate', refused: true, problems: 12 });
+    expect(() => gatewayFor(devEnv())).toThrow('shardgate refuses to run: 12 configuration problem(s)');
   });
 
   it('with SHARDGATE_LOCAL_DEV=1 the same config builds the local gateway, served to loopback requests only', async () => {

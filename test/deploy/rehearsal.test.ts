@@ -154,10 +154,10 @@ describe('docs/DEPLOY.md, run', () => {
       );
       expect(failed, 'aws s3 ls must fail').not.toBeNull();
       expect(failed!.stderr).toContain(
-        'An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (8 problems',
+        'An error occurred (AccessDenied) when calling the ListBuckets operation: shardgate refuses every request: its configuration is not fit for a deployed worker (11 problems',
       );
       const status = await (await fetch(new URL('/_shardgate/status', worker.url))).json();
-      expect(status).toMatchObject({ refused: true, problems: 8 });
+      expect(status).toMatchObject({ refused: true, problems: 11 });
     });
   });
 });

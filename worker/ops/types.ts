@@ -7,6 +7,8 @@
  * bytes per backend and bucket from `totals` (see `trafficByBucket` in counters.ts), and what the
  * upkeep jobs asked of each backend (`trafficByJob`).
  */
+import type { ClientTraffic } from '../model/client-traffic.ts';
+export type { ClientTraffic };
 import type { UpkeepJob } from '../../backends/metered.ts';
 
 export type { UpkeepJob };
@@ -101,13 +103,6 @@ export interface BucketTraffic {
   /** Bytes sent in puts. */
   bytesIn: number;
   /** Bytes asked for in gets that were answered (egress). */
-  bytesOut: number;
-}
-
-/** One bucket's S3 requests from clients: how many, request body bytes, response body bytes (egress). */
-export interface ClientTraffic {
-  requests: number;
-  bytesIn: number;
   bytesOut: number;
 }
 

@@ -13,7 +13,7 @@
 import type { BucketUsage } from '../catalog/quota.ts';
 import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { PolicyRedundancy } from '../catalog/redundancy.ts';
-import type { ClientTraffic } from '../ops/types.ts';
+import type { ClientTraffic } from '../model/client-traffic.ts';
 import { emptyUsage, money, type Money, type TrafficCounts, type Usage } from './cost.ts';
 import type { BackendPrices } from '../engine/index.ts';
 

@@ -16,7 +16,7 @@
  * and bucket lines they made (see CostReport `jobs`).
  */
 import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
-import type { ClientTraffic } from '../ops/types.ts';
+import type { ClientTraffic } from '../model/client-traffic.ts';
 import { type BackendPrices, BYTES_PER_GB } from '../engine/index.ts';
 
 export type { JobTraffic, TrafficCounts, UpkeepJob };
