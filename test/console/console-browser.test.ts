@@ -30,6 +30,7 @@ import {
   PutObjectTaggingCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -431,6 +432,8 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     const res = await fetch(link);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('second version');
+    // As the issue asks: the link fetched with curl, as a person would paste it.
+    expect(execFileSync('curl', ['-sS', '--fail', link], { encoding: 'utf8' })).toBe('second version');
   });
 
   it('restores an older version: copied over the current one, every version kept', async () => {
@@ -521,6 +524,20 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await shot('settings');
     const read = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: BUCKET }));
     expect(read.Rules).toMatchObject([{ ID: 'expire-logs/-30d', Filter: { Prefix: 'logs/' }, Status: 'Enabled', Expiration: { Days: 30 } }]);
+    // And with awscli, as the issue asks.
+    const cli = JSON.parse(
+      execFileSync('aws', ['s3api', 'get-bucket-lifecycle-configuration', '--bucket', BUCKET, '--endpoint-url', gateway.url.origin, '--output', 'json'], {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          AWS_ACCESS_KEY_ID: ROOT_KEY.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: ROOT_KEY.secretAccessKey,
+          AWS_DEFAULT_REGION: 'us-east-1',
+          AWS_EC2_METADATA_DISABLED: 'true',
+        },
+      }),
+    ) as { Rules: { ID: string; Expiration: { Days: number } }[] };
+    expect(cli.Rules.map((r) => [r.ID, r.Expiration.Days])).toEqual([['expire-logs/-30d', 30]]);
     // Checked before it is sent: not XML.
     await lifecycle.getByRole('textbox', { name: "Lifecycle rules (S3's XML)" }).fill('<LifecycleConfiguration><Rule>');
     await lifecycle.getByRole('button', { name: 'Save' }).click();
