@@ -1,0 +1,181 @@
+/**
+ * Issue 41, first slice: a bucket with a source answers reads of objects it does not hold as the
+ * source does (compared with the source's own answers), adopts an object on its first full GET
+ * (then serves it after the source lost it), makes one source read of concurrent misses, keeps a
+ * deleted key deleted and lets a PUT win.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { putSource, putSourceMultipart, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
+
+let h: AdoptionHarness;
+const bytes = (n: number) => new Uint8Array(randomBytes(n));
+
+beforeAll(async () => {
+  h = await startAdoptionHarness();
+}, 30_000);
+afterAll(async () => {
+  await h?.settled();
+  await h?.dispose();
+});
+
+/** The parts of an answer a client sees, body as hex digest-free bytes. */
+async function answer(res: Response) {
+  const body = new Uint8Array(await res.arrayBuffer());
+  const headers: Record<string, string | null> = {};
+  for (const name of [
+    'etag',
+    'last-modified',
+    'content-type',
+    'content-length',
+    'content-range',
+    'content-encoding',
+    'content-disposition',
+    'cache-control',
+    'x-amz-meta-owner',
+    'x-amz-meta-note',
+  ])
+    headers[name] = res.headers.get(name);
+  return { status: res.status, headers, body: Buffer.from(body).toString('base64') };
+}
+
+describe('read-through of objects not yet adopted', () => {
+  const key = 'docs/report one+%.bin';
+  const body = bytes(300_000);
+  const headers = { 'content-type': 'application/x-report', 'x-amz-meta-owner': 'ada', 'cache-control': 'max-age=60', 'content-disposition': 'attachment' };
+  let etag: string;
+  beforeAll(async () => {
+    etag = await putSource(h, key, body, headers);
+  });
+
+  it.each([
+    ['HEAD', { method: 'HEAD' }],
+    ['a range', { headers: { range: 'bytes=1000-70999' } }],
+    ['a suffix range', { headers: { range: 'bytes=-500' } }],
+    ['an open range', { headers: { range: 'bytes=299000-' } }],
+    ['If-None-Match of its ETag', { headers: { 'if-none-match': '"placeholder"' } }],
+    ['If-Match of another ETag', { headers: { 'if-match': '"0123456789abcdef0123456789abcdef"' } }],
+    ['If-Modified-Since in the future', { headers: { 'if-modified-since': new Date(Date.now() + 86_400_000).toUTCString() } }],
+    ['If-Unmodified-Since in the past', { headers: { 'if-unmodified-since': new Date(0).toUTCString() } }],
+  ] as const)('%s: the gateway answers as the source does, and adopts nothing', async (_, init) => {
+    const resolved = JSON.parse(JSON.stringify(init).replace('"placeholder"', etag.replace(/"/g, '\\"')));
+    const direct = await answer(await h.source(key, resolved));
+    const through = await answer(await h.gateway(key, resolved));
+    expect(through).toEqual(direct);
+    expect([200, 206, 304, 412]).toContain(direct.status);
+    await h.settled();
+    expect(h.adoption.adopted).toBe(0);
+  });
+
+  it('a key the source does not have is 404 NoSuchKey, and the 404 is believed until the clock passes its time', async () => {
+    const missing = await h.gateway('docs/not-there');
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toContain('<Code>NoSuchKey</Code>');
+    await putSource(h, 'docs/not-there', bytes(10));
+    const before = h.client.sent.get;
+    expect((await h.gateway('docs/not-there')).status).toBe(404);
+    expect(h.client.sent.get).toBe(before);
+    h.clock.now += 6000;
+    const later = await h.gateway('docs/not-there');
+    expect(later.status).toBe(200);
+    await later.arrayBuffer();
+    await h.settled();
+  });
+});
+
+describe('adopt on read', () => {
+  it('a full GET streams the source bytes and adopts them; with the source object gone, the shards answer the same', async () => {
+    const key = 'adopt/plain é.txt';
+    const body = bytes(200_000);
+    const etag = await putSource(h, key, body, { 'content-type': 'text/plain', 'x-amz-meta-note': 'kept' });
+    const direct = await answer(await h.source(key));
+    const first = await answer(await h.gateway(key));
+    expect(first).toEqual(direct);
+    await h.settled();
+    expect((await h.source(key, { method: 'DELETE' })).status).toBe(204);
+    const gets = h.client.sent.get;
+    const later = await answer(await h.gateway(key));
+    expect(later).toEqual(direct);
+    expect(later.headers.etag).toBe(etag);
+    expect(h.client.sent.get).toBe(gets);
+    const ranged = await answer(await h.gateway(key, { headers: { range: 'bytes=5-9' } }));
+    expect(ranged.body).toBe(Buffer.from(body.subarray(5, 10)).toString('base64'));
+  });
+
+  it('a multipart object keeps its multipart ETag when adopted', async () => {
+    const key = 'adopt/multi.bin';
+    const body = bytes(11 * 1024 * 1024);
+    const etag = await putSourceMultipart(h, key, body, 5 * 1024 * 1024, { 'content-type': 'application/zip' });
+    expect(etag).toMatch(/-3"$/);
+    const direct = await answer(await h.source(key));
+    expect(await answer(await h.gateway(key))).toEqual(direct);
+    await h.settled();
+    await h.source(key, { method: 'DELETE' });
+    const later = await answer(await h.gateway(key));
+    expect(later.headers.etag).toBe(etag);
+    expect(later.body).toBe(direct.body);
+  }, 30_000);
+
+  it('concurrent full GETs of one key make one source GET, and every client gets the bytes', async () => {
+    const key = 'adopt/popular';
+    const body = bytes(150_000);
+    await putSource(h, key, body);
+    const gets = h.client.sent.get;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => h.gateway(key).then(answer)));
+    await h.settled();
+    expect(h.client.sent.get - gets).toBe(1);
+    for (const a of answers) expect(a.body).toBe(Buffer.from(body).toString('base64'));
+  });
+
+  it('HEAD never adopts', async () => {
+    const key = 'adopt/head-only';
+    await putSource(h, key, bytes(1000));
+    const adopted = h.adoption.adopted;
+    expect((await h.gateway(key, { method: 'HEAD' })).status).toBe(200);
+    await h.settled();
+    expect(h.adoption.adopted).toBe(adopted);
+  });
+});
+
+describe('writes win', () => {
+  it('a DELETE of a key only the source holds: it never reappears, in this isolate or another', async () => {
+    const key = 'gone/secret plan';
+    await putSource(h, key, bytes(500));
+    expect((await h.gateway(key, { method: 'DELETE' })).status).toBe(204);
+    for (const send of [h.gateway, h.isolate().send]) {
+      expect((await send(key)).status).toBe(404);
+      expect((await send(key, { method: 'HEAD' })).status).toBe(404);
+      const listing = await (await send('', { query: 'list-type=2&prefix=gone%2F' })).text();
+      expect(listing).not.toContain('secret plan');
+    }
+    // A later PUT through the gateway replaces the tombstone.
+    const fresh = bytes(64);
+    expect((await h.gateway(key, { method: 'PUT', body: fresh, headers: { 'content-length': '64' } })).status).toBe(200);
+    expect(Buffer.from(await (await h.gateway(key)).arrayBuffer())).toEqual(Buffer.from(fresh));
+    // Deleted again: gone again, though the source still holds it.
+    await h.gateway(key, { method: 'DELETE' });
+    expect((await h.gateway(key)).status).toBe(404);
+    expect((await h.source(key, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('a PUT over a source object wins, and the source is never written', async () => {
+    const key = 'won/over';
+    const old = bytes(700);
+    const oldEtag = await putSource(h, key, old);
+    const mine = bytes(900);
+    const put = await h.gateway(key, { method: 'PUT', body: mine, headers: { 'content-length': '900' } });
+    expect(put.status).toBe(200);
+    const got = await h.gateway(key);
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(Buffer.from(mine));
+    const src = await h.source(key);
+    expect(src.headers.get('etag')).toBe(oldEtag);
+    expect(Buffer.from(await src.arrayBuffer())).toEqual(Buffer.from(old));
+  });
+
+  it('tombstones are not keys: reads and writes of the reserved prefix are refused', async () => {
+    await h.gateway('x/y', { method: 'DELETE' });
+    expect((await h.gateway('.shardgate-adopt/tombstone/x/y')).status).toBe(404);
+    const put = await h.gateway('.shardgate-adopt/tombstone/z', { method: 'PUT', body: 'a', headers: { 'content-length': '1' } });
+    expect(put.status).toBe(403);
+  });
+});

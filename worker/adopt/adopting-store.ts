@@ -1,0 +1,281 @@
+/**
+ * The object store of a gateway whose buckets may have a source (issue 41, docs/ADOPTION.md):
+ * the engine's store with read-through, adopt on read and "writes win" layered on, for the
+ * buckets the config gives a source; every other bucket and verb goes straight through.
+ * - GET/HEAD of a key the catalog does not hold and no tombstone hides answer from the source
+ *   as the source answers (source-object.ts); a 404 is remembered briefly (NotFoundCache).
+ * - A full GET (no range, part or condition) of such a key streams to the client while the same
+ *   bytes go through the ordinary put path, with the source's ETag and Last-Modified
+ *   (PutObjectOptions.adopted); the commit only happens when the key is still absent, so a write
+ *   made meanwhile wins. Concurrent full GETs of the key share that one source read: the others
+ *   wait for the adoption and read the shards (single flight, per isolate).
+ * - DELETE writes a tombstone (tombstones.ts) before it removes what the catalog holds, so the
+ *   source never shows the key again; PUT needs nothing (the catalog's object wins).
+ * - ListObjects merges both sides (merged-listing.ts).
+ */
+import { S3Error } from '../model/errors.ts';
+import { lend } from '../model/lent-chunks.ts';
+import type * as T from '../model/object-store.ts';
+import { mergedListing } from './merged-listing.ts';
+import { pairedStreams } from './paired-streams.ts';
+import type { SourceClient } from './source-client.ts';
+import { forwardedHeaders, headOf } from './source-object.ts';
+import { Tombstones, isReserved } from './tombstones.ts';
+
+export interface AdoptionOptions {
+  /** Bucket -> its source. */
+  sources: ReadonlyMap<string, SourceClient>;
+  /** Keeps an adoption alive past the response (the request's waitUntil). */
+  keepAlive: (work: Promise<unknown>) => void;
+  /** How long a source 404 is believed (ms), and how many are remembered per isolate. */
+  notFoundMs?: number;
+  notFoundEntries?: number;
+  now?: () => number;
+  log?: (fields: Record<string, unknown>) => void;
+}
+
+/** What an adoption came to: 'adopted' (the shards hold it), 'missing' (the source has no such key), 'dropped'. */
+type Flight = Promise<'adopted' | 'missing' | 'dropped'>;
+
+/** Source 404s by bucket and key, each believed for `ttl` ms; the oldest forgotten past `max`. */
+export class NotFoundCache {
+  private readonly seen = new Map<string, number>();
+  constructor(
+    private readonly ttl: number,
+    private readonly max: number,
+    private readonly now: () => number,
+  ) {}
+  has(bucket: string, key: string): boolean {
+    const id = `${bucket}/${key}`;
+    const until = this.seen.get(id);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.seen.delete(id);
+    return false;
+  }
+  add(bucket: string, key: string): void {
+    const id = `${bucket}/${key}`;
+    this.seen.delete(id);
+    this.seen.set(id, this.now() + this.ttl);
+    while (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value!);
+  }
+  forget(bucket: string, key: string): void {
+    this.seen.delete(`${bucket}/${key}`);
+  }
+}
+
+export class Adoption {
+  readonly tombstones: Tombstones;
+  readonly notFound: NotFoundCache;
+  private readonly flights = new Map<string, Flight>();
+  /** Adoptions committed by this isolate (tests and logs). */
+  adopted = 0;
+
+  constructor(
+    private readonly inner: T.ObjectStore,
+    private readonly o: AdoptionOptions,
+  ) {
+    this.tombstones = new Tombstones(inner);
+    this.notFound = new NotFoundCache(o.notFoundMs ?? 5000, o.notFoundEntries ?? 4096, o.now ?? Date.now);
+  }
+
+  /** The store clients see: the inner one with the adoption verbs in place of its own. */
+  store(): T.ObjectStore {
+    const own: Partial<T.ObjectStore> = {
+      getObject: (b, k, opts) => this.getObject(b, k, opts),
+      headObject: (b, k, opts) => this.headObject(b, k, opts),
+      putObject: (b, k, body, opts) => (this.o.sources.has(b) ? this.refuseReserved(k) : undefined, this.inner.putObject(b, k, body, opts)),
+      deleteObject: (b, k, opts) => this.deleteObject(b, k, opts),
+      deleteObjects: (b, entries, opts) => this.deleteObjects(b, entries, opts),
+      listObjects: (b, opts) => this.listObjects(b, opts),
+      listObjectVersions: (b, opts) => this.listObjectVersions(b, opts),
+    };
+    const inner = this.inner;
+    return new Proxy(inner, {
+      get(target, prop) {
+        if (prop in own) return own[prop as keyof T.ObjectStore];
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  private refuseReserved(key: string): void {
+    if (isReserved(key)) throw new S3Error('AccessDenied', 'keys under .shardgate-adopt/ are reserved in a bucket with a source');
+  }
+
+  /** The source of `bucket` when a read of `key` may fall through to it. */
+  private sourceFor(bucket: string, o: { versionId?: string }): SourceClient | undefined {
+    return o.versionId === undefined ? this.o.sources.get(bucket) : undefined;
+  }
+
+  /** The catalog's answer, or null when it holds no current object of the key (NoSuchKey). */
+  private async own<R>(read: () => Promise<R>): Promise<R | null> {
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof S3Error && err.code === 'NoSuchKey') return null;
+      throw err;
+    }
+  }
+
+  /** Whether the source may be asked for `key`: not reserved, not tombstoned, no fresh 404 remembered. */
+  private async askSource(bucket: string, key: string): Promise<boolean> {
+    if (isReserved(key) || this.notFound.has(bucket, key)) return false;
+    return !(await this.tombstones.has(bucket, key));
+  }
+
+  async headObject(bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectHead> {
+    const source = this.sourceFor(bucket, opts);
+    if (!source) return this.inner.headObject(bucket, key, opts);
+    if (isReserved(key)) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    const held = await this.own(() => this.inner.headObject(bucket, key, opts));
+    if (held) return held;
+    if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    const answer = await source.head(key, forwardedHeaders(opts), opts.partNumber);
+    if (answer.status === 404) this.notFound.add(bucket, key);
+    return headOf(key, answer.status, answer.headers, opts.partNumber);
+  }
+
+  async getObject(bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {
+    const source = this.sourceFor(bucket, opts);
+    if (!source) return this.inner.getObject(bucket, key, opts);
+    if (isReserved(key)) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    const held = await this.own(() => this.inner.getObject(bucket, key, opts));
+    if (held) return held;
+    const full = !opts.range && !opts.partNumber && !opts.sse && Object.values(opts.conditions).every((v) => v === undefined);
+    const id = `${bucket}/${key}`;
+    const flight = full ? this.flights.get(id) : undefined;
+    if (flight) {
+      // Another request of this isolate is reading the key from the source: wait for its adoption.
+      const outcome = await flight;
+      if (outcome === 'missing') throw new S3Error('NoSuchKey', undefined, { Key: key });
+      if (outcome === 'adopted') {
+        const adopted = await this.own(() => this.inner.getObject(bucket, key, opts));
+        if (adopted) return adopted;
+      }
+    }
+    if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
+    if (!full) return this.readThrough(source, bucket, key, opts);
+    let settle!: (outcome: Awaited<Flight>) => void;
+    const mine: Flight = new Promise((resolve) => (settle = resolve));
+    if (this.flights.has(id)) return this.getObject(bucket, key, opts); // lost a race to open the flight
+    this.flights.set(id, mine);
+    const land = (outcome: Awaited<Flight>) => {
+      if (this.flights.get(id) === mine) this.flights.delete(id);
+      settle(outcome);
+    };
+    try {
+      return await this.adoptOnRead(source, bucket, key, land);
+    } catch (err) {
+      land(err instanceof S3Error && err.code === 'NoSuchKey' ? 'missing' : 'dropped');
+      throw err;
+    }
+  }
+
+  /** A read answered by the source, nothing adopted (a range, a part, a condition, an SSE-C key). */
+  private async readThrough(source: SourceClient, bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {
+    const answer = await source.get(key, forwardedHeaders(opts), opts.partNumber);
+    if (answer.status === 404) this.notFound.add(bucket, key);
+    const head = headOf(key, answer.status, answer.headers, opts.partNumber);
+    return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
+  }
+
+  /**
+   * The first full GET of a key only the source holds: the client's body and the adoption's
+   * write read one source stream (paired-streams.ts). `land` is told how it ended.
+   */
+  private async adoptOnRead(
+    source: SourceClient,
+    bucket: string,
+    key: string,
+    land: (outcome: 'adopted' | 'missing' | 'dropped') => void,
+  ): Promise<T.ObjectBody> {
+    const answer = await source.get(key, {}, null);
+    if (answer.status === 404) this.notFound.add(bucket, key);
+    const head = headOf(key, answer.status, answer.headers);
+    if (!answer.body || answer.status !== 200) {
+      land('dropped');
+      return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
+    }
+    const [client, adoption] = pairedStreams(answer.body);
+    const write = this.inner
+      .putObject(bucket, key, adoption, {
+        contentLength: head.size,
+        metadata: head.metadata,
+        checksum: null,
+        // A write made through shardgate meanwhile wins: the adoption then commits nothing.
+        conditions: { ifNoneMatch: '*' },
+        adopted: { etag: head.etag, lastModified: head.lastModified },
+      })
+      .then(async (result) => {
+        await this.undoIfDeleted(bucket, key, result);
+        this.adopted++;
+        this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
+        land('adopted');
+      })
+      .catch(async (err) => {
+        await adoption.cancel(err).catch(() => {});
+        this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
+        land('dropped');
+      });
+    this.o.keepAlive(write);
+    return { ...head, body: lend(client, `source ${bucket}/${key}`) };
+  }
+
+  /**
+   * A DELETE that came while the adoption was being written has left a tombstone: the adopted
+   * version it may have missed is removed now (only that version: its date is the source's).
+   */
+  private async undoIfDeleted(bucket: string, key: string, result: T.PutObjectResult): Promise<void> {
+    if (!(await this.tombstones.has(bucket, key))) return;
+    await this.inner
+      .deleteObject(bucket, key, {
+        conditions: { ifMatch: result.etag, lastModifiedTime: result.lastModified.getTime() },
+        ...(result.versionId ? { versionId: result.versionId } : {}),
+      })
+      .catch(() => {});
+    throw new Error('deleted through shardgate while it was adopted');
+  }
+
+  async deleteObject(bucket: string, key: string, opts?: T.DeleteObjectOptions): Promise<T.DeleteObjectResult> {
+    if (!this.o.sources.has(bucket) || opts?.versionId !== undefined) return this.inner.deleteObject(bucket, key, opts);
+    this.refuseReserved(key);
+    const conditional = opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined);
+    // Tombstone first, then the catalog: at no moment may the source show the key again.
+    if (!conditional) await this.tombstones.record(bucket, key);
+    const result = await this.inner.deleteObject(bucket, key, opts);
+    if (conditional) await this.tombstones.record(bucket, key);
+    this.notFound.forget(bucket, key);
+    return result;
+  }
+
+  async deleteObjects(
+    bucket: string,
+    entries: T.DeleteObjectsRequestEntry[],
+    opts?: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean },
+  ): Promise<T.DeleteObjectsEntry[]> {
+    if (!this.o.sources.has(bucket)) return this.inner.deleteObjects(bucket, entries, opts);
+    // After the deletes (an entry refused, by policy or its conditions, must leave the source's
+    // object visible): a read between the two may still see the source (docs/ADOPTION.md).
+    const results = await this.inner.deleteObjects(bucket, entries, opts);
+    for (const r of results) {
+      if (r.error || isReserved(r.key) || entries.some((e) => e.key === r.key && e.versionId !== undefined)) continue;
+      await this.tombstones.record(bucket, r.key);
+      this.notFound.forget(bucket, r.key);
+    }
+    return results;
+  }
+
+  listObjects(bucket: string, opts: T.ListObjectsOptions): Promise<T.ListObjectsResult> {
+    const source = this.o.sources.get(bucket);
+    return source ? mergedListing(this.inner, source, this.tombstones, bucket, opts) : this.inner.listObjects(bucket, opts);
+  }
+
+  /** The catalog's versions, tombstones left out (source objects have no versions here). */
+  async listObjectVersions(bucket: string, opts: T.ListVersionsOptions): Promise<T.ListVersionsResult> {
+    const page = await this.inner.listObjectVersions(bucket, opts);
+    if (!this.o.sources.has(bucket)) return page;
+    return { ...page, versions: page.versions.filter((v) => !isReserved(v.key)), commonPrefixes: page.commonPrefixes.filter((p) => !isReserved(p)) };
+  }
+}
