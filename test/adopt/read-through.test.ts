@@ -127,6 +127,37 @@ describe('adopt on read', () => {
     for (const a of answers) expect(a.body).toBe(Buffer.from(body).toString('base64'));
   });
 
+  it('a client gone after its first bytes: the key is then served whole or not at all, never in part', async () => {
+    const key = 'adopt/abandoned';
+    const body = bytes(3 * 1024 * 1024);
+    await putSource(h, key, body);
+    const res = await h.gateway(key);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel('client went away');
+    await h.settled();
+    await h.source(key, { method: 'DELETE' });
+    const later = await h.gateway(key);
+    if (later.status === 200) expect(Buffer.from(await later.arrayBuffer()).equals(Buffer.from(body))).toBe(true);
+    else expect(later.status).toBe(404);
+  });
+
+  it('a PUT while the object is being adopted wins; so does a DELETE', async () => {
+    for (const write of ['PUT', 'DELETE'] as const) {
+      const key = `adopt/raced-${write}`;
+      await putSource(h, key, bytes(2 * 1024 * 1024));
+      const reading = await h.gateway(key); // its adoption advances only as this client reads
+      const mine = bytes(100);
+      const done = await h.gateway(key, write === 'PUT' ? { method: 'PUT', body: mine, headers: { 'content-length': '100' } } : { method: 'DELETE' });
+      expect(done.status).toBe(write === 'PUT' ? 200 : 204);
+      await reading.arrayBuffer();
+      await h.settled();
+      const later = await h.gateway(key);
+      if (write === 'PUT') expect(Buffer.from(await later.arrayBuffer())).toEqual(Buffer.from(mine));
+      else expect(later.status).toBe(404);
+    }
+  });
+
   it('HEAD never adopts', async () => {
     const key = 'adopt/head-only';
     await putSource(h, key, bytes(1000));

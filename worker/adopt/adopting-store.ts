@@ -198,7 +198,7 @@ export class Adoption {
       land('dropped');
       return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
     }
-    const [client, adoption] = pairedStreams(answer.body);
+    const [client, adoption, dropAdoption] = pairedStreams(answer.body);
     const write = this.inner
       .putObject(bucket, key, adoption, {
         contentLength: head.size,
@@ -215,7 +215,8 @@ export class Adoption {
         land('adopted');
       })
       .catch(async (err) => {
-        await adoption.cancel(err).catch(() => {});
+        // Refused before or while reading (a write that won, a quota): the client must not wait on it.
+        await dropAdoption(err);
         this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
         land('dropped');
       });

@@ -8,7 +8,9 @@
  * The adoption's branch gets its own copy of each chunk: the client's response may still hold
  * the chunk it was given when the write path is done with it, and neither may see the other's use.
  */
-export function pairedStreams(source: ReadableStream<Uint8Array>): [client: ReadableStream<Uint8Array>, adoption: ReadableStream<Uint8Array>] {
+export function pairedStreams(
+  source: ReadableStream<Uint8Array>,
+): [client: ReadableStream<Uint8Array>, adoption: ReadableStream<Uint8Array>, dropAdoption: (reason: unknown) => Promise<void>] {
   const reader = source.getReader();
   const controllers: (ReadableStreamDefaultController<Uint8Array> | null)[] = [null, null];
   const live = [true, true];
@@ -57,21 +59,38 @@ export function pairedStreams(source: ReadableStream<Uint8Array>): [client: Read
           controllers[i] = controller;
         },
         pull: () => demand(i),
-        cancel: async (reason) => {
-          live[i] = false;
-          wanting[i] = false;
-          if (!live[0] && !live[1]) {
-            ended = true;
-            await reader.cancel(reason).catch(() => {});
-            for (const wake of waiters.splice(0)) wake();
-            return;
-          }
-          // The other branch may be waiting on this one's demand.
-          const other = 1 - i;
-          if (wanting[other] && !reading && !ended) void step();
-        },
+        cancel: (reason) => leave(i, reason),
       },
       { highWaterMark: 0 },
     );
-  return [branch(0), branch(1)];
+
+  /** Branch `i` reads no more (cancelled by its reader, or dropped while a reader still holds it). */
+  const leave = async (i: number, reason: unknown): Promise<void> => {
+    if (!live[i]) return;
+    live[i] = false;
+    wanting[i] = false;
+    if (!live[0] && !live[1]) {
+      ended = true;
+      await reader.cancel(reason).catch(() => {});
+      for (const wake of waiters.splice(0)) wake();
+      return;
+    }
+    // The other branch may be waiting on this one's demand.
+    const other = 1 - i;
+    if (wanting[other] && !reading && !ended) void step();
+  };
+  const client = branch(0);
+  const adoption = branch(1);
+  /** The adoption is given up (its write refused, perhaps before it read a byte): the client reads on alone. */
+  const dropAdoption = async (reason: unknown) => {
+    if (!live[1]) return;
+    const controller = controllers[1]!;
+    await leave(1, reason);
+    try {
+      controller.error(reason);
+    } catch {
+      // already closed or errored
+    }
+  };
+  return [client, adoption, dropAdoption];
 }
