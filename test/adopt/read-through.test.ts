@@ -210,3 +210,43 @@ describe('writes win', () => {
     expect(put.status).toBe(403);
   });
 });
+
+describe('attributes and a source that is down', () => {
+  it('GetObjectAttributes of an object not yet adopted: the source ETag and size', async () => {
+    const key = 'attrs/one';
+    const etag = await putSource(h, key, bytes(4321));
+    const res = await h.gateway(key, { query: 'attributes=', headers: { 'x-amz-object-attributes': 'ETag,ObjectSize' } });
+    const xml = await res.text();
+    expect(res.status).toBe(200);
+    expect(xml).toContain(`<ETag>${etag.replace(/"/g, '')}</ETag>`);
+    expect(xml).toContain('<ObjectSize>4321</ObjectSize>');
+  });
+
+  it('the source down: objects not adopted answer 503 SlowDown (never 404), adopted ones are served; back up, all read again', async () => {
+    const adoptedKey = 'down/adopted';
+    const adoptedBody = bytes(5000);
+    await putSource(h, adoptedKey, adoptedBody);
+    await (await h.gateway(adoptedKey)).arrayBuffer();
+    await h.settled();
+    const waitingKey = 'down/not-yet';
+    const waitingBody = bytes(3000);
+    await putSource(h, waitingKey, waitingBody);
+    await h.server.stop();
+    try {
+      for (const init of [{}, { method: 'HEAD' }, { headers: { range: 'bytes=0-9' } }]) {
+        const res = await h.gateway(waitingKey, init);
+        expect(res.status).toBe(503);
+        if (!('method' in init)) expect(await res.text()).toContain('<Code>SlowDown</Code>');
+      }
+      expect((await h.gateway('', { query: 'list-type=2' })).status).toBe(503);
+      const served = await h.gateway(adoptedKey);
+      expect(served.status).toBe(200);
+      expect(Buffer.from(await served.arrayBuffer())).toEqual(Buffer.from(adoptedBody));
+    } finally {
+      await h.server.start();
+    }
+    const back = await h.gateway(waitingKey);
+    expect(Buffer.from(await back.arrayBuffer())).toEqual(Buffer.from(waitingBody));
+    await h.settled();
+  }, 30_000);
+});

@@ -13,6 +13,7 @@
  *   source never shows the key again; PUT needs nothing (the catalog's object wins).
  * - ListObjects merges both sides (merged-listing.ts).
  */
+import { BackendError } from '../../backends/types.ts';
 import { S3Error } from '../model/errors.ts';
 import { lend } from '../model/lent-chunks.ts';
 import type * as T from '../model/object-store.ts';
@@ -89,6 +90,7 @@ export class Adoption {
       deleteObjects: (b, entries, opts) => this.deleteObjects(b, entries, opts),
       listObjects: (b, opts) => this.listObjects(b, opts),
       listObjectVersions: (b, opts) => this.listObjectVersions(b, opts),
+      headObjectParts: (b, k, c, sse, v) => this.headObjectParts(b, k, c, sse, v),
     };
     const inner = this.inner;
     return new Proxy(inner, {
@@ -132,7 +134,7 @@ export class Adoption {
     const held = await this.own(() => this.inner.headObject(bucket, key, opts));
     if (held) return held;
     if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    const answer = await source.head(key, forwardedHeaders(opts), opts.partNumber);
+    const answer = await unreachable(() => source.head(key, forwardedHeaders(opts), opts.partNumber));
     if (answer.status === 404) this.notFound.add(bucket, key);
     return headOf(key, answer.status, answer.headers, opts.partNumber);
   }
@@ -175,7 +177,7 @@ export class Adoption {
 
   /** A read answered by the source, nothing adopted (a range, a part, a condition, an SSE-C key). */
   private async readThrough(source: SourceClient, bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {
-    const answer = await source.get(key, forwardedHeaders(opts), opts.partNumber);
+    const answer = await unreachable(() => source.get(key, forwardedHeaders(opts), opts.partNumber));
     if (answer.status === 404) this.notFound.add(bucket, key);
     const head = headOf(key, answer.status, answer.headers, opts.partNumber);
     return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
@@ -191,7 +193,7 @@ export class Adoption {
     key: string,
     land: (outcome: 'adopted' | 'missing' | 'dropped') => void,
   ): Promise<T.ObjectBody> {
-    const answer = await source.get(key, {}, null);
+    const answer = await unreachable(() => source.get(key, {}, null));
     if (answer.status === 404) this.notFound.add(bucket, key);
     const head = headOf(key, answer.status, answer.headers);
     if (!answer.body || answer.status !== 200) {
@@ -270,7 +272,24 @@ export class Adoption {
 
   listObjects(bucket: string, opts: T.ListObjectsOptions): Promise<T.ListObjectsResult> {
     const source = this.o.sources.get(bucket);
-    return source ? mergedListing(this.inner, source, this.tombstones, bucket, opts) : this.inner.listObjects(bucket, opts);
+    return source ? unreachable(() => mergedListing(this.inner, source, this.tombstones, bucket, opts)) : this.inner.listObjects(bucket, opts);
+  }
+
+  /** GetObjectAttributes of an object only the source holds: its head from a source HEAD; its parts are not known (null). */
+  async headObjectParts(
+    bucket: string,
+    key: string,
+    conditions: T.ReadConditions,
+    sse?: T.GetObjectOptions['sse'],
+    versionId?: string,
+  ): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
+    const source = this.sourceFor(bucket, { ...(versionId === undefined ? {} : { versionId }) });
+    const own = () => this.inner.headObjectParts(bucket, key, conditions, sse, versionId);
+    if (!source) return own();
+    const held = await this.own(own);
+    if (held) return held;
+    const { range: _range, ...head } = await this.headObject(bucket, key, { conditions, ...(sse ? { sse } : {}) });
+    return { head, parts: null };
   }
 
   /** The catalog's versions, tombstones left out (source objects have no versions here). */
@@ -278,5 +297,19 @@ export class Adoption {
     const page = await this.inner.listObjectVersions(bucket, opts);
     if (!this.o.sources.has(bucket)) return page;
     return { ...page, versions: page.versions.filter((v) => !isReserved(v.key)), commonPrefixes: page.commonPrefixes.filter((p) => !isReserved(p)) };
+  }
+}
+
+/**
+ * A source that does not answer (down, slow past its timeout, refusing our credentials): 503
+ * SlowDown, never a 404 for an object that may exist nor wrong bytes (issue 41). Objects already
+ * adopted are read from the shards and never reach here.
+ */
+async function unreachable<R>(call: () => Promise<R>): Promise<R> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof BackendError) throw new S3Error('SlowDown', `The source bucket did not answer (${err.kind}); retry later.`, {}, { cause: err });
+    throw err;
   }
 }
