@@ -531,7 +531,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const adoption = sources.size
     ? new Adoption(store, {
         sources,
-        keepAlive: (p) => background.keepAlive(p),
+        detach: (work) => background.detached(work),
         notFoundMs: Math.min(...Object.values(config.sources).map((s) => s.notFoundMs)),
         log: logLine,
       })

@@ -69,7 +69,15 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
       secretAccessKey: 'S3RVER',
       timeoutMs: 5000,
     });
-    const adoption = new Adoption(parts.store, { sources: new Map([[BUCKET, client]]), keepAlive: (p) => work.push(p), now: () => clock.now });
+    const adoption = new Adoption(parts.store, {
+      sources: new Map([[BUCKET, client]]),
+      detach: (fn) => {
+        const p = fn();
+        work.push(p);
+        return p;
+      },
+      now: () => clock.now,
+    });
     const app = createApp({ store: adoption.store(), authenticate, postForm, settings });
     const send = async (key: string, init: RequestInit & { query?: string } = {}) =>
       app.fetch(await gatewaySigner.sign(`http://gw.test/${BUCKET}/${enc(key)}${init.query ? `?${init.query}` : ''}`, init));

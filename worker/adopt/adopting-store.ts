@@ -26,8 +26,11 @@ import { Tombstones, isReserved } from './tombstones.ts';
 export interface AdoptionOptions {
   /** Bucket -> its source. */
   sources: ReadonlyMap<string, SourceClient>;
-  /** Keeps an adoption alive past the response (the request's waitUntil). */
-  keepAlive: (work: Promise<unknown>) => void;
+  /**
+   * Runs an adoption's write as work of its own, kept alive past the response (the request's
+   * waitUntil) and holding none of the request's budget: it may end after the response does.
+   */
+  detach: (work: () => Promise<void>) => Promise<void>;
   /** How long a source 404 is believed (ms), and how many are remembered per isolate. */
   notFoundMs?: number;
   notFoundEntries?: number;
@@ -201,28 +204,29 @@ export class Adoption {
       return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
     }
     const [client, adoption, dropAdoption] = pairedStreams(answer.body);
-    const write = this.inner
-      .putObject(bucket, key, adoption, {
-        contentLength: head.size,
-        metadata: head.metadata,
-        checksum: null,
-        // A write made through shardgate meanwhile wins: the adoption then commits nothing.
-        conditions: { ifNoneMatch: '*' },
-        adopted: { etag: head.etag, lastModified: head.lastModified },
-      })
-      .then(async (result) => {
-        await this.undoIfDeleted(bucket, key, result);
-        this.adopted++;
-        this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
-        land('adopted');
-      })
-      .catch(async (err) => {
-        // Refused before or while reading (a write that won, a quota): the client must not wait on it.
-        await dropAdoption(err);
-        this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
-        land('dropped');
-      });
-    this.o.keepAlive(write);
+    void this.o.detach(() =>
+      this.inner
+        .putObject(bucket, key, adoption, {
+          contentLength: head.size,
+          metadata: head.metadata,
+          checksum: null,
+          // A write made through shardgate meanwhile wins: the adoption then commits nothing.
+          conditions: { ifNoneMatch: '*' },
+          adopted: { etag: head.etag, lastModified: head.lastModified },
+        })
+        .then(async (result) => {
+          await this.undoIfDeleted(bucket, key, result);
+          this.adopted++;
+          this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
+          land('adopted');
+        })
+        .catch(async (err) => {
+          // Refused before or while reading (a write that won, a quota): the client must not wait on it.
+          await dropAdoption(err);
+          this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
+          land('dropped');
+        }),
+    );
     return { ...head, body: lend(client, `source ${bucket}/${key}`) };
   }
 
