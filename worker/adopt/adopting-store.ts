@@ -161,21 +161,74 @@ export class Adoption {
       }
     }
     if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    if (!full) return this.readThrough(source, bucket, key, opts);
-    let settle!: (outcome: Awaited<Flight>) => void;
-    const mine: Flight = new Promise((resolve) => (settle = resolve));
-    if (this.flights.has(id)) return this.getObject(bucket, key, opts); // lost a race to open the flight
-    this.flights.set(id, mine);
-    const land = (outcome: Awaited<Flight>) => {
-      if (this.flights.get(id) === mine) this.flights.delete(id);
-      settle(outcome);
-    };
+    if (!full) {
+      const read = await this.readThrough(source, bucket, key, opts);
+      // A range, a part or a condition read from the source: the object is adopted in the background.
+      if (!opts.sse) this.scheduleAdoption(source, bucket, key);
+      return read;
+    }
+    const land = this.openFlight(id);
+    if (!land) return this.getObject(bucket, key, opts); // lost a race to open the flight
     try {
       return await this.adoptOnRead(source, bucket, key, land);
     } catch (err) {
       land(err instanceof S3Error && err.code === 'NoSuchKey' ? 'missing' : 'dropped');
       throw err;
     }
+  }
+
+  /** Opens the key's flight (null when one is open): the function that tells how it ended. */
+  private openFlight(id: string): ((outcome: Awaited<Flight>) => void) | null {
+    if (this.flights.has(id)) return null;
+    let settle!: (outcome: Awaited<Flight>) => void;
+    const mine: Flight = new Promise((resolve) => (settle = resolve));
+    this.flights.set(id, mine);
+    return (outcome) => {
+      if (this.flights.get(id) === mine) this.flights.delete(id);
+      settle(outcome);
+    };
+  }
+
+  /**
+   * The adoption of a key read in part: one source read of its own, in the background, unless a
+   * flight of the key is open (its own adoption, or a full GET's).
+   */
+  private scheduleAdoption(source: SourceClient, bucket: string, key: string): void {
+    const land = this.openFlight(`${bucket}/${key}`);
+    if (!land) return;
+    void this.o.detach(async () => {
+      try {
+        const answer = await source.get(key, {}, null);
+        if (answer.status === 404) this.notFound.add(bucket, key);
+        if (answer.status !== 200 || !answer.body) {
+          await answer.body?.cancel().catch(() => {});
+          return land(answer.status === 404 ? 'missing' : 'dropped');
+        }
+        await this.write(bucket, key, headOf(key, answer.status, answer.headers), answer.body);
+        land('adopted');
+      } catch (err) {
+        this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
+        land('dropped');
+      }
+    });
+  }
+
+  /**
+   * The adoption's write: the ordinary put path with the source's ETag and date, committed only
+   * while the key is absent (a write made through shardgate meanwhile wins), and undone when a
+   * delete came meanwhile.
+   */
+  private async write(bucket: string, key: string, head: T.ObjectHead, body: ReadableStream<Uint8Array>): Promise<void> {
+    const result = await this.inner.putObject(bucket, key, body, {
+      contentLength: head.size,
+      metadata: head.metadata,
+      checksum: null,
+      conditions: { ifNoneMatch: '*' },
+      adopted: { etag: head.etag, lastModified: head.lastModified },
+    });
+    await this.undoIfDeleted(bucket, key, result);
+    this.adopted++;
+    this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
   }
 
   /** A read answered by the source, nothing adopted (a range, a part, a condition, an SSE-C key). */
@@ -205,21 +258,8 @@ export class Adoption {
     }
     const [client, adoption, dropAdoption] = pairedStreams(answer.body);
     void this.o.detach(() =>
-      this.inner
-        .putObject(bucket, key, adoption, {
-          contentLength: head.size,
-          metadata: head.metadata,
-          checksum: null,
-          // A write made through shardgate meanwhile wins: the adoption then commits nothing.
-          conditions: { ifNoneMatch: '*' },
-          adopted: { etag: head.etag, lastModified: head.lastModified },
-        })
-        .then(async (result) => {
-          await this.undoIfDeleted(bucket, key, result);
-          this.adopted++;
-          this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
-          land('adopted');
-        })
+      this.write(bucket, key, head, adoption)
+        .then(() => land('adopted'))
         .catch(async (err) => {
           // Refused before or while reading (a write that won, a quota): the client must not wait on it.
           await dropAdoption(err);
