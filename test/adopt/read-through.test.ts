@@ -260,9 +260,18 @@ describe('attributes and a source that is down', () => {
       const served = await h.gateway(adoptedKey);
       expect(served.status).toBe(200);
       expect(Buffer.from(await served.arrayBuffer())).toEqual(Buffer.from(adoptedBody));
+      // Failures in a row open the breaker: then no read waits on the source until it has cooled.
+      for (let i = 0; i < 3; i++) await (await h.gateway(waitingKey, { method: 'HEAD' })).arrayBuffer();
+      const sent = { ...h.client.sent };
+      const refused = await h.gateway(waitingKey);
+      expect(refused.status).toBe(503);
+      expect(await refused.text()).toContain('not answering');
+      expect(h.client.sent).toEqual(sent);
     } finally {
       await h.server.start();
     }
+    expect((await h.gateway(waitingKey)).status).toBe(503); // still open: the clock has not moved
+    h.clock.now += 11_000;
     const back = await h.gateway(waitingKey);
     expect(Buffer.from(await back.arrayBuffer())).toEqual(Buffer.from(waitingBody));
     await h.settled();

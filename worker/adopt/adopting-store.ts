@@ -17,6 +17,7 @@ import { BackendError } from '../../backends/types.ts';
 import { S3Error } from '../model/errors.ts';
 import { lend } from '../model/lent-chunks.ts';
 import type * as T from '../model/object-store.ts';
+import { SourceBreaker } from './breaker.ts';
 import { mergedListing } from './merged-listing.ts';
 import { pairedStreams } from './paired-streams.ts';
 import type { SourceClient } from './source-client.ts';
@@ -74,6 +75,7 @@ export class Adoption {
   private readonly flights = new Map<string, Flight>();
   /** Adoptions committed by this isolate (tests and logs). */
   adopted = 0;
+  private readonly breakers = new Map<SourceClient, SourceBreaker>();
 
   constructor(
     private readonly inner: T.ObjectStore,
@@ -81,6 +83,30 @@ export class Adoption {
   ) {
     this.tombstones = new Tombstones(inner);
     this.notFound = new NotFoundCache(o.notFoundMs ?? 5000, o.notFoundEntries ?? 4096, o.now ?? Date.now);
+  }
+
+  /**
+   * A call to `source` as a client's read needs it. A source that does not answer (down, slow past
+   * its timeout, refusing our credentials) is 503 SlowDown, never a 404 for an object that may
+   * exist nor wrong bytes (issue 41); after several such failures in a row its breaker answers
+   * that at once for a while (breaker.ts). Objects already adopted never reach here.
+   */
+  private async unreachable<R>(source: SourceClient, call: () => Promise<R>): Promise<R> {
+    let breaker = this.breakers.get(source);
+    if (!breaker) this.breakers.set(source, (breaker = new SourceBreaker(this.o.now ?? Date.now)));
+    if (!breaker.allow()) throw new S3Error('SlowDown', 'The source bucket is not answering; retry later.');
+    try {
+      const result = await call();
+      breaker.succeeded();
+      return result;
+    } catch (err) {
+      if (!(err instanceof BackendError)) {
+        breaker.succeeded(); // not the source failing to answer (a trial must end either way)
+        throw err;
+      }
+      breaker.failed();
+      throw new S3Error('SlowDown', `The source bucket did not answer (${err.kind}); retry later.`, {}, { cause: err });
+    }
   }
 
   /** The store clients see: the inner one with the adoption verbs in place of its own. */
@@ -137,7 +163,7 @@ export class Adoption {
     const held = await this.own(() => this.inner.headObject(bucket, key, opts));
     if (held) return held;
     if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
-    const answer = await unreachable(() => source.head(key, forwardedHeaders(opts), opts.partNumber));
+    const answer = await this.unreachable(source, () => source.head(key, forwardedHeaders(opts), opts.partNumber));
     if (answer.status === 404) this.notFound.add(bucket, key);
     return headOf(key, answer.status, answer.headers, opts.partNumber);
   }
@@ -233,7 +259,7 @@ export class Adoption {
 
   /** A read answered by the source, nothing adopted (a range, a part, a condition, an SSE-C key). */
   private async readThrough(source: SourceClient, bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {
-    const answer = await unreachable(() => source.get(key, forwardedHeaders(opts), opts.partNumber));
+    const answer = await this.unreachable(source, () => source.get(key, forwardedHeaders(opts), opts.partNumber));
     if (answer.status === 404) this.notFound.add(bucket, key);
     const head = headOf(key, answer.status, answer.headers, opts.partNumber);
     return { ...head, body: lend(answer.body ?? new Blob([]).stream(), `source ${bucket}/${key}`) };
@@ -249,7 +275,7 @@ export class Adoption {
     key: string,
     land: (outcome: 'adopted' | 'missing' | 'dropped') => void,
   ): Promise<T.ObjectBody> {
-    const answer = await unreachable(() => source.get(key, {}, null));
+    const answer = await this.unreachable(source, () => source.get(key, {}, null));
     if (answer.status === 404) this.notFound.add(bucket, key);
     const head = headOf(key, answer.status, answer.headers);
     if (!answer.body || answer.status !== 200) {
@@ -316,7 +342,7 @@ export class Adoption {
 
   listObjects(bucket: string, opts: T.ListObjectsOptions): Promise<T.ListObjectsResult> {
     const source = this.o.sources.get(bucket);
-    return source ? unreachable(() => mergedListing(this.inner, source, this.tombstones, bucket, opts)) : this.inner.listObjects(bucket, opts);
+    return source ? this.unreachable(source, () => mergedListing(this.inner, source, this.tombstones, bucket, opts)) : this.inner.listObjects(bucket, opts);
   }
 
   /** GetObjectAttributes of an object only the source holds: its head from a source HEAD; its parts are not known (null). */
@@ -341,19 +367,5 @@ export class Adoption {
     const page = await this.inner.listObjectVersions(bucket, opts);
     if (!this.o.sources.has(bucket)) return page;
     return { ...page, versions: page.versions.filter((v) => !isReserved(v.key)), commonPrefixes: page.commonPrefixes.filter((p) => !isReserved(p)) };
-  }
-}
-
-/**
- * A source that does not answer (down, slow past its timeout, refusing our credentials): 503
- * SlowDown, never a 404 for an object that may exist nor wrong bytes (issue 41). Objects already
- * adopted are read from the shards and never reach here.
- */
-async function unreachable<R>(call: () => Promise<R>): Promise<R> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof BackendError) throw new S3Error('SlowDown', `The source bucket did not answer (${err.kind}); retry later.`, {}, { cause: err });
-    throw err;
   }
 }
