@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../worker/config/config.ts';
 import { reviewDeployment } from '../../worker/config/deployment.ts';
 import { sourceClients } from '../../worker/adopt/index.ts';
+import { devConfigSource } from '../../dev/dev-config.ts';
+import { gatewayFor } from '../../worker/gateway.ts';
 
 const base = {
   backends: [{ id: 'm', kind: 'memory', domain: 'local/m' }],
@@ -50,5 +52,23 @@ describe('sources in the config', () => {
     const clients = sourceClients(c.sources, { SRC_KEY: 'id', SRC_SECRET: 'secret' });
     expect(clients.get('photos')?.settings).toMatchObject({ bucket: 'old-photos', accessKeyId: 'id', secretAccessKey: 'secret', region: 'eu-west-1' });
     expect(() => sourceClients(c.sources, { SRC_KEY: 'id' })).toThrow(/source of bucket "photos": no secretAccessKey .*SRC_SECRET/);
+  });
+});
+
+describe('the gateway with a source', () => {
+  const bucketBinding = { put() {}, get() {}, head() {}, delete() {}, list() {} };
+  const envWith = (sources: object, extra: Record<string, unknown> = {}) =>
+    ({
+      SHARDGATE_CONFIG: JSON.stringify({ ...JSON.parse(devConfigSource()), sources }),
+      SHARDGATE_LOCAL_DEV: '1',
+      CATALOG: {},
+      ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`SHARD_${i}`, bucketBinding])),
+      ...extra,
+    }) as never;
+
+  it('builds with its source clients from the secrets, and refuses to build without them', () => {
+    // Without the secrets first: an isolate keeps the gateway its config built.
+    expect(() => gatewayFor(envWith({ photos: source }))).toThrow(/source of bucket "photos"/);
+    expect(gatewayFor(envWith({ photos: source }, { SRC_KEY: 'id', SRC_SECRET: 'secret' })).config.sources.photos?.bucket).toBe('old-photos');
   });
 });
