@@ -8,7 +8,9 @@
  *   bytes go through the ordinary put path, with the source's ETag and Last-Modified
  *   (PutObjectOptions.adopted); the commit only happens when the key is still absent, so a write
  *   made meanwhile wins. Concurrent full GETs of the key share that one source read: the others
- *   wait for the adoption and read the shards (single flight, per isolate).
+ *   wait for the adoption and read the shards (single flight, per isolate). A ranged, part or
+ *   conditional GET reads through and schedules a background adoption under the same flight.
+ * - A source that does not answer is 503 SlowDown, behind a breaker (breaker.ts).
  * - DELETE writes a tombstone (tombstones.ts) before it removes what the catalog holds, so the
  *   source never shows the key again; PUT needs nothing (the catalog's object wins).
  * - ListObjects merges both sides (merged-listing.ts).
