@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { putSource, putSourceMultipart, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
 
 let h: AdoptionHarness;
@@ -133,6 +135,23 @@ describe('adopt on read', () => {
     expect(later.headers?.etag).toBe(etag);
     expect(later.body).toBe(direct.body);
   }, 30_000);
+
+  it('a plain-MD5 ETag the bytes do not match: the client gets what the source sends, nothing is adopted', async () => {
+    const key = 'adopt/lying-etag';
+    const body = bytes(100_000);
+    await putSource(h, key, body);
+    // The source's record of the ETag no longer matches its bytes (a damaged or rewritten object).
+    const wrong = '0123456789abcdef0123456789abcdef';
+    writeFileSync(join(h.server.directory, 'src', 'adopt', 'lying-etag._S3rver_object.md5'), wrong);
+    const adopted = h.adoption.adopted;
+    const res = await h.gateway(key);
+    expect(res.headers.get('etag')).toBe(`"${wrong}"`);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from(body));
+    await h.settled();
+    expect(h.adoption.adopted).toBe(adopted);
+    await h.source(key, { method: 'DELETE' });
+    expect((await h.gateway(key)).status).toBe(404);
+  });
 
   it('concurrent full GETs of one key make one source GET, and every client gets the bytes', async () => {
     const key = 'adopt/popular';
