@@ -136,6 +136,18 @@ describe('adopt on read', () => {
     expect(later.body).toBe(direct.body);
   }, 30_000);
 
+  it("the source's tags are set on the adopted object", async () => {
+    const key = 'adopt/tagged';
+    await putSource(h, key, bytes(2000));
+    const tagging = '<Tagging><TagSet><Tag><Key>team</Key><Value>blue</Value></Tag><Tag><Key>a</Key><Value>1</Value></Tag></TagSet></Tagging>';
+    expect((await h.source(key, { method: 'PUT', query: 'tagging=', body: tagging })).status).toBe(200);
+    await (await h.gateway(key)).arrayBuffer();
+    await h.settled();
+    await h.source(key, { method: 'DELETE' });
+    const xml = await (await h.gateway(key, { query: 'tagging=' })).text();
+    expect([...xml.matchAll(/<Key>([^<]*)<\/Key><Value>([^<]*)<\/Value>/g)].map((m) => `${m[1]}=${m[2]}`)).toEqual(['a=1', 'team=blue']);
+  });
+
   it('a plain-MD5 ETag the bytes do not match: the client gets what the source sends, nothing is adopted', async () => {
     const key = 'adopt/lying-etag';
     const body = bytes(100_000);

@@ -232,7 +232,7 @@ export class Adoption {
           await answer.body?.cancel().catch(() => {});
           return land(answer.status === 404 ? 'missing' : 'dropped');
         }
-        await this.write(bucket, key, headOf(key, answer.status, answer.headers), answer.body);
+        await this.write(bucket, key, headOf(key, answer.status, answer.headers), answer.body, source, answer.headers.get('x-amz-tagging-count'));
         land('adopted');
       } catch (err) {
         this.o.log?.({ msg: 'adoption dropped', bucket, key, error: err instanceof Error ? err.message : String(err) });
@@ -246,7 +246,22 @@ export class Adoption {
    * while the key is absent (a write made through shardgate meanwhile wins), and undone when a
    * delete came meanwhile.
    */
-  private async write(bucket: string, key: string, head: T.ObjectHead, body: ReadableStream<Uint8Array>): Promise<void> {
+  private async write(
+    bucket: string,
+    key: string,
+    head: T.ObjectHead,
+    body: ReadableStream<Uint8Array>,
+    source: SourceClient,
+    count: string | null,
+  ): Promise<void> {
+    // Asked while the body flows; a source that says it has no tags (x-amz-tagging-count absent on AWS means none, but not every server sends it) is not asked.
+    const tags =
+      count === '0'
+        ? null
+        : source.tags(key).catch((err) => {
+            this.o.log?.({ msg: 'adopted without its tags', bucket, key, error: err instanceof Error ? err.message : String(err) });
+            return [];
+          });
     const result = await this.inner.putObject(bucket, key, body, {
       contentLength: head.size,
       metadata: head.metadata,
@@ -255,6 +270,11 @@ export class Adoption {
       adopted: { etag: head.etag, lastModified: head.lastModified },
     });
     await this.undoIfDeleted(bucket, key, result);
+    // The source's tags, set on the adopted version (not in the same commit: a read in between sees none).
+    if (tags) {
+      const set = await tags;
+      if (set.length) await this.inner.putObjectTagging(bucket, key, set, result.versionId);
+    }
     this.adopted++;
     this.o.log?.({ msg: 'adopted', bucket, key, size: head.size, etag: head.etag });
   }
@@ -286,7 +306,7 @@ export class Adoption {
     }
     const [client, adoption, dropAdoption] = pairedStreams(answer.body);
     void this.o.detach(() =>
-      this.write(bucket, key, head, adoption)
+      this.write(bucket, key, head, adoption, source, answer.headers.get('x-amz-tagging-count'))
         .then(() => land('adopted'))
         .catch(async (err) => {
           // Refused before or while reading (a write that won, a quota): the client must not wait on it.

@@ -62,7 +62,7 @@ export class SourceClient {
   private readonly http: S3Http;
   private readonly bucketUrl: string;
   /** Source requests sent, by verb (tests and the single-flight proof count them). */
-  readonly sent = { get: 0, head: 0, list: 0 };
+  readonly sent = { get: 0, head: 0, list: 0, tagging: 0 };
 
   constructor(readonly settings: SourceSettings) {
     this.http = new S3Http({
@@ -135,6 +135,24 @@ export class SourceClient {
     const ex = await this.http.send({ method: 'HEAD', url: this.objectUrl(key, partNumber ? `partNumber=${partNumber}` : undefined), headers }, answered);
     ex.done();
     return { status: ex.res.status, headers: ex.res.headers, body: null, release: () => {} };
+  }
+
+  /** The object's tags (GetObjectTagging), sorted by key; [] when it has none or the source keeps none. */
+  async tags(key: string): Promise<{ key: string; value: string }[]> {
+    this.sent.tagging++;
+    const ex = await this.http.send({ method: 'GET', url: this.objectUrl(key, 'tagging') }, (s) => s === 200 || s === 404 || s === 501);
+    let xml: string;
+    try {
+      xml = await ex.res.text();
+    } catch (err) {
+      throw ex.mapError(err);
+    } finally {
+      ex.done();
+    }
+    if (ex.res.status !== 200) return [];
+    return blocks(xml, 'Tag')
+      .map((t) => ({ key: leafText(t, 'Key') ?? '', value: leafText(t, 'Value') ?? '' }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   /** One ListObjectsV2 page (encoding-type url asked, decoded only when the source echoes it). */
