@@ -27,7 +27,11 @@ export interface AdoptionHarness {
   /** Signed requests to bucket "b" through the gateway. */
   gateway: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
   /** A new isolate of the gateway: same catalog and backends, its own caches and flights. */
-  isolate: () => { adoption: Adoption; client: SourceClient; send: (key: string, init?: RequestInit & { query?: string }) => Promise<Response> };
+  isolate: (options?: { flightWaitMs?: number }) => {
+    adoption: Adoption;
+    client: SourceClient;
+    send: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
+  };
   adoption: Adoption;
   client: SourceClient;
   /** Settles every adoption started so far. */
@@ -60,7 +64,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const settings = testS3Settings({ maxObjectSize: 64 * 1024 * 1024 });
 
-  const isolate = () => {
+  const isolate = (options: { flightWaitMs?: number } = {}) => {
     const client = new SourceClient({
       endpoint: server.endpoint,
       bucket: SOURCE_BUCKET,
@@ -77,6 +81,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
         return p;
       },
       now: () => clock.now,
+      ...options,
     });
     const app = createApp({ store: adoption.store(), authenticate, postForm, settings });
     const send = async (key: string, init: RequestInit & { query?: string } = {}) =>

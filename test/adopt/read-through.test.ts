@@ -207,6 +207,20 @@ describe('adopt on read', () => {
     }
   });
 
+  it("a read waiting on another reader's adoption past flightWaitMs reads the source itself", async () => {
+    const key = 'adopt/slow-first-reader';
+    const body = bytes(2 * 1024 * 1024);
+    await putSource(h, key, body);
+    const other = h.isolate({ flightWaitMs: 0 });
+    const gets = other.client.sent.get;
+    const first = await other.send(key); // its client reads nothing yet: the adoption waits on it
+    const second = await other.send(key);
+    expect(Buffer.from(await second.arrayBuffer()).equals(Buffer.from(body))).toBe(true);
+    expect(other.client.sent.get - gets).toBe(2);
+    expect(Buffer.from(await first.arrayBuffer()).equals(Buffer.from(body))).toBe(true);
+    await h.settled();
+  });
+
   it('HEAD never adopts', async () => {
     const key = 'adopt/head-only';
     await putSource(h, key, bytes(1000));

@@ -34,6 +34,8 @@ export interface AdoptionOptions {
    * waitUntil) and holding none of the request's budget: it may end after the response does.
    */
   detach: (work: () => Promise<void>) => Promise<void>;
+  /** How long a read waits for another request's adoption of its key before reading the source itself (ms; default 10 s). */
+  flightWaitMs?: number;
   /** How long a source 404 is believed (ms), and how many are remembered per isolate. */
   notFoundMs?: number;
   notFoundEntries?: number;
@@ -180,8 +182,18 @@ export class Adoption {
     const id = `${bucket}/${key}`;
     const flight = full ? this.flights.get(id) : undefined;
     if (flight) {
-      // Another request of this isolate is reading the key from the source: wait for its adoption.
-      const outcome = await flight;
+      // Another request of this isolate is reading the key from the source: wait for its adoption,
+      // which goes at its client's pace; past `flightWaitMs`, read the source alone (no adoption).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const outcome = await Promise.race([
+        flight,
+        new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.o.flightWaitMs ?? 10_000))),
+      ]);
+      clearTimeout(timer);
+      if (outcome === 'late') {
+        if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
+        return this.readThrough(source, bucket, key, opts);
+      }
       if (outcome === 'missing') throw new S3Error('NoSuchKey', undefined, { Key: key });
       if (outcome === 'adopted') {
         const adopted = await this.own(() => this.inner.getObject(bucket, key, opts));
