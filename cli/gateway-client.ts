@@ -188,5 +188,43 @@ export interface StatusLike {
     multipartBytes?: number;
     quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
     monthlyStorageCost?: number | null;
+    /** The clients' requests naming the bucket and their bytes (absent from older gateways). */
+    clientTraffic?: { requests: number; bytesIn: number; bytesOut: number };
+    /** Each catalog partition (absent from gateways older than on-line splits, issue 39). */
+    partitions?: { low: string; versions: number; databaseBytes: number; splitting: string | null }[];
+    /** Event notification delivery per destination (absent: none queued; a gateway older than them). */
+    events?: EventDestinationLike[];
   }[];
 }
+
+/** One destination's event delivery figures (worker/catalog/sql-outbox.ts DestinationEvents). */
+export interface EventDestinationLike {
+  destination: string;
+  backlog: number;
+  queued: number;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  dropped: number;
+  oldestUndeliveredMs: number | null;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+}
+
+/** The event notification table: one row per bucket and destination (`shardgate status`, `shardgate events`). */
+export function eventRows(buckets: { bucket: string; events?: EventDestinationLike[] }[]): string[][] {
+  return buckets.flatMap((b) =>
+    (b.events ?? []).map((d) => [
+      b.bucket,
+      d.destination,
+      String(d.backlog),
+      String(d.delivered),
+      String(d.retried),
+      String(d.deadLettered),
+      String(d.dropped),
+      d.oldestUndeliveredMs === null ? '-' : `${Math.round(d.oldestUndeliveredMs / 1000)} s`,
+      d.lastError ?? '',
+    ]),
+  );
+}
+export const EVENT_HEADER = ['BUCKET', 'DESTINATION', 'WAITING', 'DELIVERED', 'RETRIED', 'DEAD', 'DROPPED', 'OLDEST WAITING', 'LAST ERROR'];

@@ -68,7 +68,7 @@ export interface Part {
 }
 
 /** Bucket settings the console reads and writes as documents (their query flag). */
-export type BucketDocument = 'versioning' | 'lifecycle' | 'cors' | 'policy' | 'encryption' | 'object-lock' | 'logging' | 'tagging';
+export type BucketDocument = 'versioning' | 'lifecycle' | 'cors' | 'policy' | 'encryption' | 'object-lock' | 'logging' | 'tagging' | 'notification';
 
 const xmlText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 

@@ -80,6 +80,13 @@ const DOCUMENTS: Record<EditableDocument, DocumentKind> = {
   },
   logging: { title: 'Access logging', root: 'BucketLoggingStatus', removable: false, offHint: 'To stop logging, save an empty <BucketLoggingStatus/>.' },
   tagging: { title: 'Bucket tags', root: 'Tagging', removable: true },
+  // Event notifications (docs/NOTIFICATIONS.md): S3 has no Delete call for them.
+  notification: {
+    title: 'Event notifications',
+    root: 'NotificationConfiguration',
+    removable: false,
+    offHint: 'To stop every notification, save an empty <NotificationConfiguration/>.',
+  },
 };
 
 function check(which: EditableDocument, text: string): string | null {

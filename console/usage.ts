@@ -25,8 +25,12 @@ interface UsageReport {
   uploads: number;
   multipartBytes: number;
   quota: { bytes: number | null; objects: number | null; setAt: number; shares?: Record<string, unknown> } | null;
+  /** The storage policy the config gives the bucket, and its data's units by shards left per k+m (admin keys only). */
+  policy?: { name: string; codec: string; k: number; m: number; small: { mode: string; threshold: number; replicas: number }; backends?: string[] } | null;
+  redundancy?: Record<string, { k: number; m: number; byShardsLeft: { shardsLeft: number; units: number }[]; belowK: { units: number } }>;
   quotaUsed: { bytes: number; objects: number };
   traffic: { since: string; requests: number; egressBytes: number } | null;
+  clientTraffic?: { since: string; requests: number; bytesIn: number; egressBytes: number } | null;
   cost: { storagePerMonth: number; egress: number; requests: number; unpricedBackends: string[] } | null;
 }
 
@@ -62,6 +66,29 @@ function figures(r: UsageReport): HTMLElement {
     row('Objects (versions holding data)', `${r.objects} (${r.currentObjects} current)`, 'objects'),
     row('Versions, delete markers', `${r.versions}, ${r.deleteMarkers}`, 'versions'),
     row('On the backends', `${bytes(r.storedBytes)} of shard files, ${bytes(r.inlineBytes)} inline`, 'stored'),
+    r.policy &&
+      row(
+        'Storage policy',
+        `${r.policy.name}: ${r.policy.codec} ${r.policy.k}+${r.policy.m}${r.policy.backends ? ` over ${r.policy.backends.join(', ')}` : ''}; objects under ${bytes(r.policy.small.threshold)} ${r.policy.small.mode === 'inline' ? 'inline' : `in ${r.policy.small.replicas} replicas`}`,
+        'policy',
+      ),
+    r.redundancy &&
+      row(
+        'Redundancy (units by shards left)',
+        Object.entries(r.redundancy)
+          .map(
+            ([name, p]) =>
+              `${name}: ${p.byShardsLeft.map((s) => `${s.units} with ${s.shardsLeft}`).join(', ')}${p.belowK.units ? `, ${p.belowK.units} UNREADABLE` : ''}`,
+          )
+          .join('; ') || 'no coded units',
+        'redundancy',
+      ),
+    r.clientTraffic &&
+      row(
+        'Requests from clients',
+        `${r.clientTraffic.requests} requests, ${bytes(r.clientTraffic.bytesIn)} in, ${bytes(r.clientTraffic.egressBytes)} egress since ${r.clientTraffic.since}`,
+        'clients',
+      ),
     r.traffic && row('Backend traffic', `${r.traffic.requests} requests, ${bytes(r.traffic.egressBytes)} egress since ${r.traffic.since}`, 'traffic'),
     r.cost &&
       row(

@@ -575,6 +575,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       upkeep,
       localSwitch,
       drain: { fleet, pools, run: drain },
+      policyOf: (bucket: string) => restripePolicyFor(engineSettings(config), bucket),
       partitions: config.partitions,
       restripe: { run: restripe, progress: restripeStatus },
       journal,
@@ -602,7 +603,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         traffic: async () => {
           await flusher.flush();
           const snapshot = await record.snapshot(Date.now());
-          return { since: new Date(snapshot.since), counts: trafficByBucket(snapshot.totals), jobs: trafficByJob(snapshot.totals) };
+          return {
+            since: new Date(snapshot.since),
+            counts: trafficByBucket(snapshot.totals),
+            jobs: trafficByJob(snapshot.totals),
+            clients: snapshot.totals.clients ?? {},
+          };
         },
         prices: config.backendPrices,
       },

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import { ago, bytes, duration, percent, printJson, table } from '../format.ts';
-import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
+import { EVENT_HEADER, eventRows, GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient, type StatusLike } from '../gateway-client.ts';
 import { redundancyRows, type PolicyRedundancy } from '../../worker/catalog/redundancy.ts';
 
 const HELP = `usage: shardgate status [--hours N] [--json] [gateway options]
@@ -44,6 +44,14 @@ export function redundancyTable(s: StatusLike): string | null {
 }
 
 /** "3.2 MiB of 10.0 MiB (32%), 4 of 100 objects", or "-" without a quota (docs/QUOTAS.md). */
+/** A bucket's catalog partitions: how many, the largest's versions and catalog size, a split in progress (shardgate partitions BUCKET: each one). */
+export function partitionsCell(p: NonNullable<StatusLike['buckets']>[number]['partitions']): string {
+  if (!p?.length) return '-';
+  const largest = p.reduce((a, b) => (b.versions > a.versions ? b : a));
+  const splitting = p.filter((x) => x.splitting !== null).length;
+  return `${p.length} (largest ${largest.versions} versions, ${bytes(largest.databaseBytes)})${splitting ? `, ${splitting} splitting` : ''}`;
+}
+
 export function quotaCell(q: NonNullable<StatusLike['buckets']>[number]['quota']): string {
   if (!q) return '-';
   const part = (used: string, limit: string, ratio: number) => `${used} of ${limit} (${Math.round(ratio * 100)}%)`;
@@ -137,7 +145,7 @@ export function render(s: StatusLike): string {
     lines.push(
       '',
       table([
-        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'DEGRADED', 'SCRUB', 'LAST PASS'],
+        ['BUCKET', 'OBJECTS', 'VERSIONS', 'BYTES', 'STORED', 'QUOTA', '$/MONTH', 'REQUESTS', 'EGRESS', 'DEGRADED', 'SCRUB', 'LAST PASS', 'PARTITIONS'],
         ...s.buckets.map((b) => [
           b.bucket,
           String(b.objects),
@@ -146,12 +154,18 @@ export function render(s: StatusLike): string {
           bytes(b.storedBytes),
           quotaCell(b.quota),
           b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '-' : b.monthlyStorageCost.toFixed(2),
+          b.clientTraffic ? String(b.clientTraffic.requests) : '-',
+          b.clientTraffic ? bytes(b.clientTraffic.bytesOut) : '-',
           String(b.degradedObjects),
           percent(b.scrubCoverage),
           ago(b.scrub.lastPassCompletedAt, s.now),
+          partitionsCell(b.partitions),
         ]),
       ]),
     );
+    const events = eventRows(s.buckets);
+    if (events.length)
+      lines.push('', 'event notifications per bucket and destination (shardgate events BUCKET: the last events)', table([EVENT_HEADER, ...events]));
   }
   return lines.join('\n');
 }

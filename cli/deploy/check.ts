@@ -99,6 +99,8 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
   const env: Record<string, unknown> = { ...vars };
   for (const b of w.r2_buckets) env[b.binding] = { put() {} };
   for (const b of w.durable_objects.bindings) if (b.class_name === 'OpsObject') env[b.name] = {};
+  // Queue producers: the Queue destinations of event notifications name them (config/notifications.ts).
+  for (const q of w.queues.producers ?? []) env[q.binding] = { send() {}, sendBatch() {} };
   // A secret the file gives as a var keeps its value: the gateway would read that one.
   const standIn = secrets.filter((n) => !Object.hasOwn(vars, n));
   for (const name of standIn) env[name] = '(set with wrangler secret put)';

@@ -73,6 +73,11 @@ describe('an on-line split', () => {
     const map = (await c.splitPartition('b', keyAt(0)))!;
     expect(map).toMatchObject({ epoch: 1, ranges: [{ low: '' }, { low: keyAt(60) }] });
     await expectHolds(c, 'b', model, '', 132);
+    // Both halves hold their range at the new epoch (what a partition numbers its events by: sql-outbox.ts).
+    for (const r of map.ranges) {
+      const row = c.namespace.instance(r.instance).storage.sql.exec<{ value: string }>("SELECT value FROM state WHERE name = 'partition-range'").one();
+      expect(JSON.parse(row.value).epoch, r.instance).toBe(1);
+    }
     const after = await c.bucketHealth('b', new Date());
     // The health lists each partition's range and figures, in key order.
     expect(after.partitions!.map((p) => [p.low, p.high, p.versions])).toEqual([

@@ -16,6 +16,7 @@ import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketTaggingCommand,
+  GetBucketNotificationConfigurationCommand,
   GetObjectLegalHoldCommand,
   GetObjectRetentionCommand,
   GetObjectTaggingCommand,
@@ -541,6 +542,20 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await tags.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => tags.getByRole('status').textContent()).toBe('Saved.');
     expect((await s3.send(new GetBucketTaggingCommand({ Bucket: BUCKET }))).TagSet).toEqual([{ Key: 'team', Value: 'storage' }]);
+    // Event notifications (issue 40): a rule naming a destination the gateway does not declare is
+    // refused with S3's own error; an empty configuration is saved and read back by the SDK.
+    const events = page.locator('section.document', { has: page.getByRole('heading', { name: 'Event notifications' }) });
+    await events
+      .getByRole('textbox')
+      .fill(
+        '<NotificationConfiguration><QueueConfiguration><Id>n</Id><Queue>arn:aws:sqs:us-east-1:000000000000:nowhere</Queue><Event>s3:ObjectCreated:*</Event></QueueConfiguration></NotificationConfiguration>',
+      );
+    await events.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => events.getByRole('status').textContent()).toMatch(/^Refused: InvalidArgument: /);
+    await events.getByRole('textbox').fill('<NotificationConfiguration/>');
+    await events.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => events.getByRole('status').textContent()).toBe('Saved.');
+    expect((await s3.send(new GetBucketNotificationConfigurationCommand({ Bucket: BUCKET }))).QueueConfigurations ?? []).toEqual([]);
   });
 
   it('usage and quota: an admin key sets a quota in the console, a write past it is refused and its error shown', async () => {
@@ -552,6 +567,9 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     const panel = page.locator('[data-panel="usage"]');
     await expect.poll(() => panel.locator('[data-usage="quota-bytes"]').textContent()).toBe('1000 B (no limit)');
     expect(await panel.locator('[data-usage="objects"]').textContent()).toBe('1 (1 current)');
+    // The bucket's storage policy and its data's redundancy (units by shards left), from the admin API.
+    expect(await panel.locator('[data-usage="policy"]').textContent()).toMatch(/^[\w+-]+: [\w-]+ \d+\+\d+/);
+    expect(await panel.locator('[data-usage="redundancy"]').textContent()).toMatch(/with \d+|no coded units/);
     // Checked before it is sent.
     await panel.getByLabel('Bytes (e.g. 500MiB)').fill('12 parsecs');
     await panel.getByRole('button', { name: 'Save quota' }).click();

@@ -98,7 +98,9 @@ describe('check-deploy', () => {
     expect(lines).toContain(
       'problem: access key shardgate-dev is the development key, which everyone knows: it works only in local development (npm start). Configure your own key.',
     );
-    expect(lines.at(-1)).toMatch(/wrangler\.toml: 8 problem\(s\): a deployed gateway would refuse to start$/);
+    // npm start's local webhook (issue 40): plain http, to a loopback address, with its secret inline.
+    expect(lines.filter((l) => l.startsWith('problem: notifications.destinations.local-webhook'))).toHaveLength(3);
+    expect(lines.at(-1)).toMatch(/wrangler\.toml: 11 problem\(s\): a deployed gateway would refuse to start$/);
   });
 
   it('two R2 bindings of one bucket are a problem naming both backends; the same name in another jurisdiction is another bucket', () => {

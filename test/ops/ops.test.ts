@@ -337,6 +337,16 @@ describe('request log', () => {
     expect(latency.GetObject!.ms).toBe((lines[2]!.ms as number) + (lines[3]!.ms as number));
     expect(latency.GetObject!.hist.reduce((a, b) => a + b, 0)).toBe(2);
     expect(latency.PutObject!.hist[bucketOf(lines[1]!.ms as number)]).toBe(1);
+    // Usage per bucket (issue 45): the clients' requests naming it and their bytes, in and out.
+    const notFound = lines[3]!.bytesOut as number;
+    expect(totals.clients).toEqual({ logs: { requests: 4, bytesIn: 10_000, bytesOut: 10_000 + notFound } });
+    await app.request('/other/x', { method: 'PUT', body: new Uint8Array(7), headers: { 'content-length': '7' } });
+    await flusher.flush();
+    expect((await record.snapshot(0)).totals.clients?.other).toEqual({ requests: 1, bytesIn: 7, bytesOut: expect.any(Number) });
+    // Per minute rows leave it out (the totals keep it), as per-bucket backend traffic.
+    const minutes = (await record.snapshot(0)).minutes;
+    expect(minutes.length).toBeGreaterThan(0);
+    expect(minutes.every((m) => !('clients' in m.counters))).toBe(true);
   });
 });
 

@@ -2,6 +2,9 @@
 // the split thresholds (config `partitions`) and the 10 GB a Durable Object holds.
 import { describe, expect, it } from 'vitest';
 import { DURABLE_OBJECT_BYTES, partitionCheck } from '../../worker/ops/checks.ts';
+import { partitionsCell } from '../../cli/commands/status.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { manifest } from '../catalog/fixtures.ts';
 
 const T = { autoSplit: true, splitRows: 1000, splitBytes: 1_000_000, warnFraction: 0.8 };
 const part = (versions: number, databaseBytes = 1000) => ({ versions, databaseBytes });
@@ -35,5 +38,18 @@ describe('the partitions check', () => {
   it("is critical near the platform's 10 GB, whatever the thresholds", () => {
     const c = partitionCheck([{ bucket: 'huge', partitions: [part(1, 0.85 * DURABLE_OBJECT_BYTES)] }], { ...T, splitBytes: 100 * DURABLE_OBJECT_BYTES }, true);
     expect(c).toMatchObject({ state: 'critical', detail: expect.stringContaining('(huge)') });
+  });
+});
+
+describe("shardgate status's partitions column", () => {
+  it("shows a split bucket's partitions from its health: how many, the largest, a split in progress", async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    await c.insertBucket('cells', 'auto');
+    for (let i = 0; i < 9; i++) await c.commitManifest('cells', `k${i}`, manifest('cells', `k${i}`), {});
+    expect(partitionsCell((await c.bucketHealth('cells', new Date())).partitions)).toMatch(/^1 \(largest 9 versions, /);
+    await c.splitPartition('cells', 'k0', 'k3');
+    const cell = partitionsCell((await c.bucketHealth('cells', new Date())).partitions);
+    expect(cell).toMatch(/^2 \(largest 6 versions, [\d.]+ \w+\)$/);
+    expect(partitionsCell(undefined)).toBe('-');
   });
 });

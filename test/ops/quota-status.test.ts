@@ -19,6 +19,10 @@ import { IsolateMeter } from '../../worker/ops/meter.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
 import { OpsService } from '../../worker/ops/service.ts';
 import { localCatalog } from '../support/local-catalog.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { requestLog } from '../../worker/app/request-log.ts';
+import { allowAllGate } from '../support/allow-all-gate.ts';
+import { testS3Settings } from '../support/memory-store.ts';
 import { parseMetrics, valueOf } from './helpers.ts';
 
 const stream = (n: number) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(n).fill(n % 251)), c.close()) });
@@ -66,6 +70,11 @@ describe('bucket usage and quotas in the status, the metrics and shardgate statu
       flusher,
       probeEveryMs: 30_000,
     });
+    // Clients' requests through the S3 front door, counted per bucket (requests, bytes in, egress).
+    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), around: requestLog({ meter, flusher, log: false }) });
+    expect((await (await app.request('/plain/p')).arrayBuffer()).byteLength).toBe(5_000);
+    expect((await app.request('/plain/p', { method: 'HEAD' })).status).toBe(200);
+    await flusher.flush();
     const { doc, totals } = await ops.status({ signed: true, hours: 1, probe: false });
     const media = doc.buckets!.find((b) => b.bucket === 'media')!;
     const plain = doc.buckets!.find((b) => b.bucket === 'plain')!;
@@ -80,6 +89,8 @@ describe('bucket usage and quotas in the status, the metrics and shardgate statu
     expect(media.monthlyStorageCost).toBeCloseTo((media.storedBytes / 1024 ** 3) * price, 12);
     expect(plain).toMatchObject({ versions: 1, deleteMarkers: 0, multipartBytes: 0 });
     expect(plain.quota).toBeUndefined();
+    expect(plain.clientTraffic).toEqual({ requests: 2, bytesIn: 0, bytesOut: 5_000 });
+    expect(media.clientTraffic).toEqual({ requests: 0, bytesIn: 0, bytesOut: 0 });
 
     const m = await parseMetrics(renderMetrics(doc, totals));
     expect(valueOf(m, 'shardgate_bucket_versions', { bucket: 'media' })).toBe(3);
@@ -91,8 +102,30 @@ describe('bucket usage and quotas in the status, the metrics and shardgate statu
     expect(valueOf(m, 'shardgate_bucket_quota_used_objects', { bucket: 'media' })).toBe(2);
     expect(valueOf(m, 'shardgate_bucket_quota_bytes', { bucket: 'plain' })).toBeUndefined();
     expect(valueOf(m, 'shardgate_bucket_storage_cost_monthly_dollars', { bucket: 'plain' })).toBeCloseTo(plain.monthlyStorageCost!, 12);
+    expect(valueOf(m, 'shardgate_bucket_client_requests_total', { bucket: 'plain' })).toBe(2);
+    expect(valueOf(m, 'shardgate_bucket_egress_bytes_total', { bucket: 'plain' })).toBe(5_000);
 
     const text = render(doc as unknown as StatusLike);
     expect(text).toMatch(/media +2 +3 \(1 markers\) +21\.5 KiB \+6\.8 KiB parts .* 28\.3 KiB of 56\.6 KiB \(50%\), 2 of 100 objects \(2%\)/);
+    expect(text).toMatch(/plain +1 +1 \(0 markers\) .* 2 +4\.9 KiB +0 /); // REQUESTS, EGRESS, then DEGRADED
+  });
+});
+
+describe('the usage report', () => {
+  it("carries the clients' requests and egress for the bucket from the traffic source, zero for a bucket nobody asked", async () => {
+    const { bucketUsageReport } = await import('../../worker/upkeep/bucket-usage.ts');
+    const catalog = localCatalog();
+    await catalog.insertBucket('seen', 'auto');
+    await catalog.insertBucket('quiet', 'auto');
+    const since = new Date(1_000);
+    const traffic = { since, counts: [], clients: { seen: { requests: 3, bytesIn: 10, bytesOut: 4_000 } } };
+    expect(bucketUsageReport('seen', await catalog.bucketUsage('seen'), {}, traffic).clientTraffic).toEqual({
+      since: since.toISOString(),
+      requests: 3,
+      bytesIn: 10,
+      egressBytes: 4_000,
+    });
+    expect(bucketUsageReport('quiet', await catalog.bucketUsage('quiet'), {}, traffic).clientTraffic).toMatchObject({ requests: 0, egressBytes: 0 });
+    expect(bucketUsageReport('quiet', await catalog.bucketUsage('quiet'), {}, null).clientTraffic).toBeNull();
   });
 });

@@ -121,6 +121,8 @@ describe('the status page in Chromium, one backend down', { timeout: 180_000, ..
       ['photos', ''],
     ]);
     expect(usage[1]!.text).toMatch(/^photos[\d.]+ \w+ · \d+ objects · \d+ versions, 0 markers/);
+    // And the clients' requests naming the bucket with their egress (the PUTs and GETs above).
+    expect(Number(/ · (\d+) requests, [\d.]+ \w+ egress$/.exec(usage[1]!.text ?? '')?.[1])).toBeGreaterThan(0);
     // Bytes per storage class (issue 44): one card per class once some version is not STANDARD.
     const classCard = (c: string) => page.$eval(`[data-card="class-${c}"] .k`, (e) => e.textContent);
     expect(await classCard('STANDARD')).toMatch(/^class STANDARD: 8 version\(s\), .* on the backends$/);

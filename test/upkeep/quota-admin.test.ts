@@ -14,6 +14,8 @@ import { createConsole } from '../../worker/app/console.ts';
 import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
+import { restripePolicyFor } from '../../worker/engine/index.ts';
+import type { BucketUsageReport as UsageReport } from '../../worker/upkeep/bucket-usage.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
@@ -51,6 +53,7 @@ describe('admin quota and usage', () => {
       enqueueRepair: () => {},
       repair: async () => {},
       costs: { traffic: meter.source, prices: config.backendPrices },
+      policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
     });
     const app = createApp({ store, authenticate, settings: testS3Settings(), admin, console: createConsole({ authenticate, region: 'us-east-1', catalog }) });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
@@ -92,8 +95,14 @@ describe('admin quota and usage', () => {
 
     // Deletes pass over the quota; a delete marker is neither bytes nor an object.
     expect((await s3('DELETE', 'bkt/one')).status).toBe(204);
-    const usage = (await post('usage?bucket=bkt')).body as unknown as { buckets: BucketUsageReport[] };
+    const usage = (await post('usage?bucket=bkt')).body as unknown as { buckets: UsageReport[] };
     expect(usage.buckets[0]).toMatchObject({ objects: 2, versions: 3, deleteMarkers: 1, currentObjects: 1, bytes: 50_000 });
+    // Its storage policy and its data's redundancy (issue 45's bucket settings), as the console shows them.
+    const p = config.policies[config.defaultPolicy]!;
+    expect(usage.buckets[0]!.policy).toMatchObject({ name: config.defaultPolicy, k: p.k, m: p.m });
+    const whole = usage.buckets[0]!.redundancy![`${p.k}+${p.m}`]!.byShardsLeft[0]!;
+    expect(whole).toMatchObject({ shardsLeft: p.k + p.m });
+    expect(whole.units).toBeGreaterThan(0);
     expect((await s3('PUT', 'bkt/three', new Uint8Array(10).fill(3))).status).toBe(403);
 
     const cleared = await post('quota?bucket=bkt&clear=1');

@@ -35,6 +35,10 @@
  *                              LifecycleConfiguration document to price instead of the stored
  *                              rules, before it is set; `measured`: the cost report's `transition`
  *                              job line so far
+ *   events?bucket=NAME[&limit=N]  the bucket's event notifications (docs/NOTIFICATIONS.md): per
+ *                              destination queued, delivered, retried, dead-lettered, dropped, the
+ *                              oldest undelivered event's age; and its newest N (default 20) events
+ *                              with their delivery state (catalog/sql-outbox.ts)
  *   journal                    one journal run now, as the cron runs it (upkeep/journal.ts): every
  *                              catalog instance's due segments stored on the backends
  *   repair[?bucket=NAME][&prefix=P][&limit=N]  repair now up to N (default 20) units recorded degraded
@@ -95,6 +99,7 @@ import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
+import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
 import { lifecycleBatch, type LifecycleReport, type LifecycleStore } from '../upkeep/lifecycle.ts';
@@ -133,6 +138,8 @@ export interface AdminDeps {
     pools?: string[][];
     run: (options: { bucket?: string; maxMoves: number }, by: 'cron' | 'operator') => Promise<DrainReport>;
   };
+  /** For `usage`: the storage policy the config gives a bucket (absent: the report names none). */
+  policyOf?: (bucket: string) => RestripePolicy;
   /** For `partitions`: the split thresholds (config `partitions`); absent: the defaults'. */
   partitions?: SplitThresholds;
   /** For `restripe` and `restripe-status`: one re-stripe run, and every bucket's progress (gateway.ts). */
@@ -322,6 +329,17 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     const xml = c.var.view.query.get('rules');
     const rules = xml === null ? undefined : parseLifecycleConfiguration(xml);
     return c.json({ ...(await estimate(bucket, days, rules)), measured: await measuredJob(deps, 'transition') });
+  });
+
+  admin.post('/events', async (c) => {
+    const q = c.var.view.query;
+    const bucket = q.get('bucket');
+    if (bucket === null || !isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket ?? '' });
+    const limit = Number(q.get('limit') ?? 20);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new S3Error('InvalidArgument', 'limit is an integer from 1 to 1000');
+    const now = new Date();
+    const [destinations, events] = await Promise.all([deps.catalog.eventStatus(bucket, now), deps.catalog.listEvents(bucket, limit)]);
+    return c.json({ bucket, at: now.getTime(), destinations, events });
   });
 
   admin.post('/journal', async (c) => {

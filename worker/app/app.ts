@@ -38,6 +38,7 @@ import { splitRawUrl } from '../model/raw-url.ts';
 import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
 import { S3_HANDLERS } from '../s3/router.ts';
 import type { CatalogLossGate } from './catalog-loss-gate.ts';
+import { withEventOrigin } from '../model/event-origin.ts';
 
 export const OPERATOR_PREFIX = '/_shardgate';
 
@@ -109,6 +110,9 @@ function randomId(bytes: number, hex: boolean): string {
     : btoa(String.fromCharCode(...b));
 }
 
+/** The client's address as Cloudflare states it (requestParameters.sourceIPAddress of an event). */
+const clientAddress = (request: Request): string => request.headers.get('cf-connecting-ip') ?? '127.0.0.1';
+
 export function createApp(options: AppOptions): Hono<AppEnv> {
   const { settings } = options;
   const app = new Hono<AppEnv>();
@@ -175,19 +179,24 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       c.var.scope.label = 'PostObject';
       c.set('bucket', addr.bucket);
       await options.catalogLoss?.check(view.method, addr.bucket);
-      return PostObject({
-        request,
-        addr,
-        hostBucket: view.hostBucket,
-        gate: options.postForm,
-        store: options.store,
-        settings,
-        secureTransport: secureTransport(request),
-        setAuth: (auth) => {
-          c.set('auth', auth);
-          c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
-        },
-      });
+      const origin = { op: 'PostObject', principal: 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
+      const gate = options.postForm;
+      return withEventOrigin(origin, () =>
+        PostObject({
+          request,
+          addr,
+          hostBucket: view.hostBucket,
+          gate,
+          store: options.store,
+          settings,
+          secureTransport: secureTransport(request),
+          setAuth: (auth) => {
+            c.set('auth', auth);
+            c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+            origin.principal = auth.accessKeyId ?? 'anonymous';
+          },
+        }),
+      );
     }
     const auth = await options.authenticate(request, view, c.var.scope);
     // Whose share of the coding budget the request's leases count against (coding-budget.ts).
@@ -206,21 +215,24 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     await options.catalogLoss?.check(view.method, bucket);
     const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
     assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
+    const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
     return gate.run(() =>
-      S3_HANDLERS[op]({
-        op,
-        request,
-        headers,
-        bucket,
-        key,
-        query,
-        auth,
-        store: options.store,
-        settings,
-        requestId: c.var.requestId,
-        scope: c.var.scope,
-        policy: gate.check,
-      }),
+      withEventOrigin(origin, () =>
+        S3_HANDLERS[op]({
+          op,
+          request,
+          headers,
+          bucket,
+          key,
+          query,
+          auth,
+          store: options.store,
+          settings,
+          requestId: c.var.requestId,
+          scope: c.var.scope,
+          policy: gate.check,
+        }),
+      ),
     );
   });
 

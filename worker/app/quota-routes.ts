@@ -20,6 +20,7 @@ import type { AppEnv } from '../s3/context.ts';
 import type { BackendPrices } from '../engine/index.ts';
 import type { TrafficSource } from '../upkeep/cost.ts';
 import { bucketUsageReport, type BucketUsageReport } from '../upkeep/bucket-usage.ts';
+import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import { requestView } from '../model/request.ts';
 import type { Authenticate } from '../s3/context.ts';
 import type { Context } from 'hono';
@@ -28,6 +29,8 @@ export interface QuotaRouteDeps {
   catalog: Catalog;
   /** Prices and the traffic counted (absent: the report has no cost and no traffic). */
   costs?: { traffic: TrafficSource; prices: Record<string, BackendPrices | null> };
+  /** The storage policy the config gives a bucket (absent: the report names none). */
+  policyOf?: (bucket: string) => RestripePolicy;
 }
 
 function bucketParam(q: URLSearchParams, route: string): string {
@@ -44,7 +47,10 @@ export async function usageReports(deps: QuotaRouteDeps, bucket?: string): Promi
   const out: BucketUsageReport[] = [];
   for (const name of names) {
     try {
-      out.push(bucketUsageReport(name, await deps.catalog.bucketUsage(name), deps.costs?.prices ?? {}, traffic));
+      const report = bucketUsageReport(name, await deps.catalog.bucketUsage(name), deps.costs?.prices ?? {}, traffic);
+      // The bucket's storage policy and its data's redundancy (units by shards left), as the status shows them.
+      const health = await deps.catalog.bucketHealth(name, new Date());
+      out.push({ ...report, policy: deps.policyOf?.(name) ?? null, redundancy: health.redundancy.byPolicy });
     } catch (err) {
       // A bucket deleted between the listing and its turn is left out; one named is NoSuchBucket.
       if (bucket !== undefined || !(err instanceof S3Error && err.code === 'NoSuchBucket')) throw err;

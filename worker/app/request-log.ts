@@ -35,7 +35,7 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
     const bytesIn = c.var.auth?.decodedContentLength ?? (Number(c.req.header('content-length') ?? 0) || 0);
     const bytesOut = c.req.method === 'HEAD' ? 0 : Number(c.res.headers.get('content-length') ?? 0) || 0;
     const ms = Date.now() - started;
-    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms);
+    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms, c.var.bucket ?? undefined);
     if (o.log) {
       const line: Record<string, unknown> = {
         msg: 'request',

@@ -16,6 +16,8 @@
  * whose settings changed answers them instead of acting (model/bucket-settings.ts, `send`).
  * Known gap: takeDueGarbage visits every bucket's instance in turn (one RPC per bucket).
  */
+import { newestEvents, sumEventStatus } from './sql-outbox.ts';
+import type { DestinationEvents, EventEntry } from './types.ts';
 import type * as S from '../model/object-store.ts';
 import { DEFAULT_GARBAGE_GRACE_MS, DEFAULT_MAX_VERSIONS_PER_KEY, type CatalogOptions } from './rules.ts';
 import { unwrap, type Fenced, type Reply } from './rpc.ts';
@@ -270,6 +272,8 @@ export class DurableCatalog implements Catalog {
     if (name === 'bucketHealth') return { ok: sumHealth(values as [BucketHealth, ...BucketHealth[]]) };
     if (name === 'bucketUsage') return { ok: sumUsage(values as [BucketUsage, ...BucketUsage[]]) };
     if (name === 'pendingUnitIds') return { ok: (values as string[][]).flat() };
+    if (name === 'eventStatus') return { ok: sumEventStatus(values as DestinationEvents[][]) };
+    if (name === 'listEvents') return { ok: newestEvents(values as EventEntry[][], args[1] as number) };
     if (name === 'listUnits') {
       const limit = args[2] as number;
       return {

@@ -116,6 +116,13 @@ import {
 import { SqlLedger } from './sql-ledger.ts';
 import { completionGrowth, enforceQuota, healthUsage, instanceUsage, quotaFigures, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
+import type { EventOrigin } from '../model/event-origin.ts';
+import { checkRules, parseStoredNotification } from '../model/notification.ts';
+import { notificationsOf } from '../model/notification-settings.ts';
+import { creationEvent, NOTIFICATION, removalEvent, SqlOutbox } from './sql-outbox.ts';
+import type { DestinationEvents, EventEntry } from './types.ts';
+import type { ChangeFacts } from './event-record.ts';
+import { deliverOutbox, type DeliveryOptions } from './event-delivery.ts';
 
 /** State row of a bucket's key rotation progress (upkeep/rotate-keys.ts). */
 const KEY_ROTATION = 'key-rotation';
@@ -428,7 +435,24 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Whether this instance holds any version or upload (a split bucket's deletion asks each). */
   holdsObjects(bucket: string): Reply<boolean> {
-    return this.inBucket(bucket, (o) => o.hasObjectsOrUploads());
+    return this.inBucket(bucket, (o) => {
+      this.assertEventsDelivered(bucket);
+      return o.hasObjectsOrUploads();
+    });
+  }
+
+  /**
+   * A bucket is not deleted while events of its changes wait for delivery (its outbox goes with
+   * it): OperationAborted until they are delivered or dead-lettered (docs/NOTIFICATIONS.md).
+   */
+  private assertEventsDelivered(bucket: string): void {
+    const waiting = new SqlOutbox(this.sql).backlog();
+    if (waiting > 0)
+      throw new S3Error(
+        'OperationAborted',
+        `${waiting} event(s) of this bucket are waiting for delivery to their destinations; delete it once they are delivered (shardgate events ${bucket}).`,
+        { BucketName: bucket },
+      );
   }
 
   // ---- Partitions: on-line split (sql-split.ts; docs/PARTITIONS.md "Splits on line") ----
@@ -611,6 +635,13 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * already answers the map.
    */
   private async commitSplitAtRoot(bucket: string, change: SplitChange, then?: (map: PartitionMap) => void): Promise<Committed> {
+    // The new partition's range at the epoch the map will have (or a later one's): what it numbers
+    // its events by (sql-outbox.ts), so a key's sequencers go on rising across the split.
+    // (Not on a retry of a commit that was made: the map's epoch is the new partition's own then.)
+    const before = this.splitMap();
+    if (!before?.ranges.some((r) => r.instance === change.to)) {
+      unwrap((await this.peer(change.to).dispatch('raisePartitionEpoch', [bucket, (before?.epoch ?? 0) + 1])) as Reply<void>);
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       const generation = Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1;
       this.ctx.storage.transactionSync(() => {
@@ -690,6 +721,17 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     });
   }
 
+  /** Q, before the root commits it: its range at the epoch the map is about to have (no map routes to it yet). */
+  raisePartitionEpoch(bucket: string, epoch: number): Reply<void> {
+    return this.inBucket(bucket, () => {
+      const range = this.ownedRange();
+      if (range === null || range.epoch >= epoch) return;
+      const raised = { ...range, epoch };
+      this.writeState(PARTITION_RANGE, JSON.stringify(raised));
+      this.owned = raised;
+    });
+  }
+
   /** Q: rows of keys copied from the splitting partition replace what it has of them. */
   receiveSplitRows(bucket: string, batch: KeyRows[]): Reply<void> {
     return this.inBucket(bucket, () => replaceKeys(this.sql, new SqlLedger(this.sql), batch));
@@ -765,6 +807,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!this.schemaReady) return { ok: [] };
     return this.atomic(() => {
       if (new SqlObjects(this.sql, bucket).hasObjectsOrUploads()) throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket });
+      this.assertEventsDelivered(bucket);
       this.sql.exec('DELETE FROM buckets WHERE name = ?', bucket);
       // The instance's journal segments go with it (the bucket list's journal records the deletion).
       const journal = new SqlJournal(this.sql, bucket).files();
@@ -994,8 +1037,28 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
-  setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string): Reply<CodedUnit | null> {
-    return this.inBucket(bucket, (o) => o.setTags(key, tags, versionId));
+  async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string, origin?: EventOrigin): Promise<Reply<CodedUnit | null>> {
+    let due: number | null = null;
+    const r = this.inBucket(bucket, (o) => {
+      const unit = o.setTags(key, tags, versionId);
+      if (!this.announcing()) return unit; // no rules: no read of its own
+      const found = o.lookup(key, versionId ?? null);
+      const manifest = found.kind === 'object' ? found.manifest : null;
+      const event = origin?.op === 'DeleteObjectTagging' ? 's3:ObjectTagging:Delete' : 's3:ObjectTagging:Put';
+      due = this.announce(
+        bucket,
+        {
+          event,
+          key,
+          ...(manifest ? { size: manifest.size, etag: manifest.etag } : {}),
+          ...(found.kind === 'object' && found.versionId !== undefined ? { versionId: found.versionId } : {}),
+        },
+        origin,
+      );
+      return unit;
+    });
+    if (!r.error && due !== null) await this.wakeEvents(due);
+    return r;
   }
   getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
     return this.inBucket(bucket, (o) => o.lifecycle());
@@ -1103,7 +1166,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
+      const events = new SqlOutbox(this.sql).status(now);
       return {
+        ...(events.length ? { events } : {}),
         ...o.ledger.health(bucket, now),
         partitions: [this.partitionShare()],
         ...(lifecycle ? { lifecycle } : {}),
@@ -1126,6 +1191,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway. */
   prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number, size?: number): Reply<void> {
     return this.inBucket(bucket, (o) => {
+      new SqlOutbox(this.sql).assertRoom(notificationsOf(this.env as { SHARDGATE_CONFIG?: string })); // strict mode: SlowDown before any shard is sent
       o.prepare(key, conditions, unitIds, expires);
       if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, size));
     });
@@ -1155,6 +1221,74 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.schemaReady ? this.ctx.storage.transactionSync(() => takeDueGarbage(this.sql, now, limit, bucket)) : [];
   }
 
+  // ---- Event notifications (sql-outbox.ts, event-delivery.ts, docs/NOTIFICATIONS.md) ----
+
+  /** The bucket's notification rules (JSON NotificationRule[]), or null. */
+  getBucketNotification(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(NOTIFICATION));
+  }
+
+  /**
+   * Replaces the rules (null: none), their ARNs checked against the gateway's destinations (AWS's
+   * InvalidArgument), and queues the s3:TestEvent AWS sends each destination, in one transaction.
+   */
+  async setBucketNotification(bucket: string, value: string | null, requestId = ''): Promise<Reply<void>> {
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    let due: number | null = null;
+    const r = this.inBucket(bucket, (o) => {
+      const rules = parseStoredNotification(value);
+      if (rules) checkRules(rules, (name) => Object.hasOwn(settings.destinations, name));
+      o.setState(NOTIFICATION, rules ? JSON.stringify(rules) : null);
+      if (rules) due = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
+    });
+    if (!r.error && due !== null) await this.wakeEvents(due);
+    return r;
+  }
+
+  /** This partition's delivery figures per destination. */
+  eventStatus(bucket: string, now: number): Reply<DestinationEvents[]> {
+    return this.inBucket(bucket, () => new SqlOutbox(this.sql).status(now));
+  }
+
+  /** This partition's newest events, newest first. */
+  listEvents(bucket: string, limit: number): Reply<EventEntry[]> {
+    return this.inBucket(bucket, () => new SqlOutbox(this.sql).recent(Math.max(1, Math.min(limit, 1000))));
+  }
+
+  /** Whether the bucket has notification rules (one state row read, in the caller's transaction). */
+  private announcing(): boolean {
+    return new SqlOutbox(this.sql).rules() !== null;
+  }
+
+  /** The change's event rows, in the caller's transaction; when their delivery is due (null: no rule matched). */
+  private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number | null {
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    const region = this.bucketRow(bucket)?.region ?? '';
+    return new SqlOutbox(this.sql).announce(change, { bucket, region, epoch: this.ownedRange()?.epoch ?? 0, origin, now: Date.now() }, settings);
+  }
+
+  /** What an ObjectCreated event says of the committed version. */
+  private created(key: string, manifest: ObjectManifest, done: CommitResult): Omit<ChangeFacts, 'event'> {
+    return { key, size: manifest.size, etag: manifest.etag, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
+  }
+
+  /**
+   * Sends this partition's due events (event-delivery.ts); answers when the next are due.
+   * The alarm runs it; tests call it with their clock.
+   */
+  async deliverEvents(now: number, options: DeliveryOptions = {}): Promise<number | null> {
+    if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length !== 1) return null;
+    const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
+    const atomic = <T>(fn: () => T): T => this.ctx.storage.transactionSync(fn);
+    return await deliverOutbox(new SqlOutbox(this.sql), settings, this.env as unknown as Record<string, unknown>, now, atomic, options);
+  }
+
+  /** Sets the alarm to `at` unless it is set earlier. */
+  private async wakeEvents(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
   // ---- Objects and multipart uploads of the bucket ----
 
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
@@ -1163,13 +1297,24 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
-  async commitManifest(bucket: string, key: string, manifest: ObjectManifest, conditions: CatalogWriteConditions, grace: Grace): Promise<Reply<CommitResult>> {
+  async commitManifest(
+    bucket: string,
+    key: string,
+    manifest: ObjectManifest,
+    conditions: CatalogWriteConditions,
+    grace: Grace,
+    origin?: EventOrigin,
+  ): Promise<Reply<CommitResult>> {
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
       // An inline write's first call, a coded one's second (a write racing it may have used the room meanwhile).
       if (!conditions.restoring) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, manifest.size));
-      return o.commit(key, manifest, conditions, grace);
+      const done = o.commit(key, manifest, conditions, grace);
+      due = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
+      return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
@@ -1211,7 +1356,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return (this.env as { REPAIR_QUEUE?: Queue<RepairMessage> }).REPAIR_QUEUE;
   }
 
-  /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
+  /** The repair worklist's and the settings copy's run, then the event outbox's (whatever the first did). */
   override async alarm(): Promise<void> {
     const split = this.splitState();
     if (split !== null) {
@@ -1219,6 +1364,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       if (this.splitRun === null) void this.splitPartition(split.bucket, split.at, split.at).catch(() => undefined);
       await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
     }
+    try {
+      await this.repairAlarm();
+    } finally {
+      const next = await this.deliverEvents(Date.now());
+      if (next !== null) await this.wakeEvents(Math.max(next, Date.now()));
+    }
+  }
+
+  /** Hands the due units of the worklist to the repair queue, then sets the next wake-up. */
+  private async repairAlarm(): Promise<void> {
     const bucketName = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray()[0]?.name : undefined;
     if (bucketName !== undefined && this.stateRow(MIRROR_PENDING) !== null) await this.pushMirror(bucketName);
     const queue = this.repairQueue;
@@ -1243,16 +1398,31 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a
    *  condition, never read as none. */
-  removeManifest(
+  async removeManifest(
     bucket: string,
     key: string,
     conditions: S.DeleteConditions | string | undefined,
     grace: Grace,
     versionId?: string,
     bypassGovernance = false,
-  ): Reply<S.DeleteObjectResult> {
+    origin?: EventOrigin,
+  ): Promise<Reply<S.DeleteObjectResult>> {
     const checked = typeof conditions === 'string' ? { ifMatch: conditions } : conditions;
-    return this.inBucket(bucket, (o) => o.delete(key, checked, grace, versionId, bypassGovernance));
+    let due: number | null = null;
+    const r = this.inBucket(bucket, (o) => {
+      const announcing = this.announcing(); // no rules: no read of its own
+      const existed = announcing && o.lookup(key, versionId ?? null).kind !== 'none';
+      const done = o.delete(key, checked, grace, versionId, bypassGovernance);
+      // A delete that removed nothing and made no marker changed nothing: no event.
+      const marker = done.deleteMarker === true && versionId === undefined;
+      if (announcing && (existed || marker)) {
+        const change: ChangeFacts = { event: removalEvent(marker, origin), key, ...(done.versionId !== undefined ? { versionId: done.versionId } : {}) };
+        due = this.announce(bucket, change, origin);
+      }
+      return done;
+    });
+    if (!r.error && due !== null) await this.wakeEvents(due);
+    return r;
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
@@ -1282,12 +1452,17 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     manifest: ObjectManifest,
     conditions: CatalogWriteConditions,
     grace: Grace,
+    origin?: EventOrigin,
   ): Promise<Reply<CommitResult>> {
+    let due: number | null = null;
     const r = this.inBucket(bucket, (o, mp) => {
       enforceQuota(this.sql, bucket, this.quotaRange(), () => completionGrowth(this.sql, o, key, uploadId, manifest.size));
-      return mp.complete(key, uploadId, manifest, conditions, grace);
+      const done = mp.complete(key, uploadId, manifest, conditions, grace);
+      due = this.announce(bucket, { event: creationEvent(origin, true), ...this.created(key, manifest, done) }, origin);
+      return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && due !== null) await this.wakeEvents(due);
     return r;
   }
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {

@@ -6,6 +6,7 @@
  * root's.
  */
 import type { BucketHealth, ScrubProgress } from './types.ts';
+import { sumEventStatus } from './sql-outbox.ts';
 import type { PlacementCount } from './placement-counts.ts';
 import type { PolicyRedundancy } from './redundancy.ts';
 
@@ -113,6 +114,7 @@ export function sumHealth([root, ...rest]: [BucketHealth, ...BucketHealth[]]): B
       scrub: sumScrub(out.scrub, h.scrub),
       ...(out.partitions || h.partitions ? { partitions: [...(out.partitions ?? []), ...(h.partitions ?? [])] } : {}),
       ...sumQuotaUsage(out, h),
+      ...(out.events || h.events ? { events: sumEventStatus([out.events ?? [], h.events ?? []]) } : {}),
       ...(out.classes || h.classes
         ? {
             classes: addRecords(out.classes ?? {}, h.classes ?? {}, (x, y) => ({

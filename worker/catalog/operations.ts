@@ -23,6 +23,7 @@
  */
 import type { Route } from './routing.ts';
 import type { Catalog } from './types.ts';
+import { eventOrigin } from '../model/event-origin.ts';
 
 /** What the client adds to the port's arguments. */
 export interface WireOptions {
@@ -67,6 +68,7 @@ type InternalName =
   | 'commitPartitionSplit'
   | 'receiveSplitRows'
   | 'splitCommitted'
+  | 'raisePartitionEpoch'
   | 'partitionStats';
 
 type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
@@ -108,6 +110,9 @@ export const OPERATIONS = {
   getBucketQuota: { to: 'root' },
   setBucketQuota: { to: 'root' },
   bucketUsage: { to: 'sum' },
+  getBucketNotification: { to: 'root' },
+  /** Stores the rules and queues the s3:TestEvent (durable-object.ts setBucketNotification). */
+  setBucketNotification: { to: 'root', wire: (_, [bucket, value]) => [bucket, value, eventOrigin()?.requestId ?? ''] },
 
   // ---- Partitions (docs/PARTITIONS.md): the root's map, a static split, the settings copy ----
   getPartitionMap: { to: 'root', own: true },
@@ -127,6 +132,7 @@ export const OPERATIONS = {
   commitPartitionSplit: { to: 'root', internal: true },
   receiveSplitRows: { to: 'partition', internal: true },
   splitCommitted: { to: 'partition', internal: true },
+  raisePartitionEpoch: { to: 'partition', internal: true },
   /** To each partition (DurableCatalog.partitionsOf). */
   partitionStats: { to: 'partition', internal: true },
 
@@ -151,14 +157,15 @@ export const OPERATIONS = {
   commitManifest: {
     to: 'key',
     fenced: true,
-    wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs],
+    // The request's event origin (model/event-origin.ts): the commit writes its event in the same transaction.
+    wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs, eventOrigin()],
   },
   removeManifest: {
     to: 'key',
     fenced: true,
-    wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false],
+    wire: (o, [bucket, key, conditions, versionId, bypass]) => [bucket, key, conditions, o.graceMs, versionId, bypass ?? false, eventOrigin()],
   },
-  setObjectTags: { to: 'key', fenced: true },
+  setObjectTags: { to: 'key', fenced: true, wire: (_, [bucket, key, tags, versionId]) => [bucket, key, tags, versionId, eventOrigin()] },
   changeObjectLock: { to: 'key', fenced: true, wire: (_, [bucket, key, versionId, change, bypass]) => [bucket, key, versionId, change, bypass ?? false] },
   reserveUnits: { to: 'key', key: ([, , , key]) => key, fenced: true, wire: (_, [bucket, unitIds, expires, key]) => [bucket, unitIds, expires.getTime(), key] },
   releaseUnits: { to: 'key', key: ([, , key]) => key },
@@ -174,7 +181,15 @@ export const OPERATIONS = {
   commitUpload: {
     to: 'key',
     fenced: true,
-    wire: (o, [bucket, key, uploadId, manifest, conditions]) => [bucket, key, uploadId, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs],
+    wire: (o, [bucket, key, uploadId, manifest, conditions]) => [
+      bucket,
+      key,
+      uploadId,
+      manifest,
+      { ...conditions, maxVersions: o.maxVersions },
+      o.graceMs,
+      eventOrigin(),
+    ],
   },
   getCompletedUpload: { to: 'key', fenced: true },
   removeUpload: { to: 'key', fenced: true, wire: (o, [bucket, key, uploadId]) => [bucket, key, uploadId, o.graceMs] },
@@ -221,6 +236,9 @@ export const OPERATIONS = {
   appendAccessLog: { to: 'root', wire: (_, [target, group, lines, now, rollMs]) => [target, group, lines, now.getTime(), rollMs] },
   takeAccessLog: { to: 'root', wire: (_, [target, now, rollMs]) => [target, now.getTime(), rollMs] },
   accessLogDelivered: { to: 'root' },
+  /** Event delivery figures and the newest events, summed over the partitions (durable-catalog.ts sum). */
+  eventStatus: { to: 'sum', wire: (_, [bucket, now]) => [bucket, now.getTime()] },
+  listEvents: { to: 'sum' },
 
   // ---- The catalog journal (sql-journal.ts): the bucket list's instance, or a bucket's ----
   takeJournal: { to: 'journal', bare: true, wire: (_, [instance, now, maxBytes]) => [instance, now.getTime(), maxBytes] },

@@ -3,7 +3,7 @@
  * owns every setting; a partition needs some of them inside its own transactions: versioning and
  * object lock decide what a commit writes, the quota (with each partition's share: quota.ts) what it may add, the policy and public access block are the stamp a
  * request is fenced by, logging rides on replies, lifecycle is read by upkeep where the versions
- * are. The root pushes them to each partition after every change, numbered by a generation
+ * are, the notification rules are matched where a change commits. The root pushes them to each partition after every change, numbered by a generation
  * (a partition ignores a push older than the one it holds, so two pushes racing cannot leave an
  * older copy), with a pending row written before the push and cleared after: a push cut short
  * (an instance restarted, a partition unreachable) is redone by the root's alarm, so a copy is
@@ -20,6 +20,7 @@ import { QUOTA_ROW } from './quota.ts';
 /** State row: set while a split bucket is being deleted (its value: when it started, ms). */
 export const RETIRING = 'retiring';
 /** State rows copied from the root to every partition. */
+// 'notification': the event rules (sql-outbox.ts NOTIFICATION), matched where the change commits.
 export const MIRRORED_STATE = [
   'versioning',
   'object-lock',
@@ -30,6 +31,7 @@ export const MIRRORED_STATE = [
   LIFECYCLE_SET_AT,
   RETIRING,
   QUOTA_ROW,
+  'notification',
 ] as const;
 /** Root and partitions: the generation of the copy (a number). */
 export const MIRROR_GENERATION = 'mirror-generation';

@@ -44,6 +44,9 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
   journal_meta: "the journal's own progress",
   access_log: 'server access log records waiting minutes for delivery: a rebuilt catalog loses at most those not yet delivered',
   access_log_batches: 'claims of access log batches being delivered (they go with their records)',
+  event_outbox: 'bucket events waiting for delivery (sql-outbox.ts): a rebuilt catalog restores the changes, not their undelivered events',
+  event_destinations: "event delivery counts and backoff per destination: a rebuilt catalog's start at zero",
+  event_sequencer: "the partition's event counter: never below the clock, so it needs no journal",
 };
 
 /**

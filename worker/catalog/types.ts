@@ -274,6 +274,8 @@ export interface BucketHealth {
   multipartBytes?: number;
   /** The bucket's quota (quota.ts) and what it counts now; absent: no quota. */
   quota?: { bytes: number | null; objects: number | null; usedBytes: number; usedObjects: number };
+  /** Event notification delivery per destination (catalog/sql-outbox.ts); absent: the bucket never queued an event. */
+  events?: DestinationEvents[];
 }
 
 /** What a lifecycle pass did (counts). */
@@ -378,6 +380,10 @@ export interface BucketCatalog extends BucketList {
   getBucketLogging(bucket: string): Promise<string | null>;
   /** Replaces it (already validated); null turns logging off. NoSuchBucket if missing. */
   setBucketLogging(bucket: string, value: string | null): Promise<void>;
+  /** The bucket's notification rules (JSON of model/notification.ts NotificationRule[]), or null. NoSuchBucket if missing. */
+  getBucketNotification(bucket: string): Promise<string | null>;
+  /** Replaces them (null: none), their ARNs checked against the gateway's destinations; queues an s3:TestEvent per destination. */
+  setBucketNotification(bucket: string, value: string | null): Promise<void>;
   /**
    * Access log records into the TARGET bucket's instance (sql-access-log.ts), with a batch due now
    * claimed for the caller to deliver. NoSuchBucket when the target is gone.
@@ -592,6 +598,10 @@ export interface HealthCatalog extends BucketList, Pick<JournalCatalog, 'journal
   bucketHealth(bucket: string, now: Date): Promise<BucketHealth>;
   /** Garbage of buckets already deleted (units still on the backends): queued, and due at `now`. */
   deletedBucketGarbage(now: Date): Promise<{ queued: number; due: number }>;
+  /** Event delivery figures per destination (catalog/sql-outbox.ts), summed over the bucket's partitions. NoSuchBucket. */
+  eventStatus(bucket: string, now: Date): Promise<DestinationEvents[]>;
+  /** The bucket's newest events and their delivery state, newest first, at most `limit`. NoSuchBucket. */
+  listEvents(bucket: string, limit: number): Promise<EventEntry[]>;
 }
 
 /** What preparePart answers of the upload: its checksum spec and how the client asked it encrypted. */
@@ -884,3 +894,37 @@ export interface PartitionShare extends PartitionStats {
 
 /** Where a test abandons a split's driver, as a crash there would. */
 export type SplitStop = 'page' | 'fence' | 'commit';
+/** An event's delivery state (sql-outbox.ts). */
+export type OutboxState = 'queued' | 'delivered' | 'dead';
+
+/** One destination's figures in one partition (summed over partitions by the client). */
+export interface DestinationEvents {
+  destination: string;
+  /** Undelivered now. */
+  backlog: number;
+  /** Ever queued, delivered, retried (failed attempts), dead-lettered, dropped (outbox full). */
+  queued: number;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  dropped: number;
+  /** Age of the oldest undelivered event (ms), null when none waits. */
+  oldestUndeliveredMs: number | null;
+  lastError: string | null;
+  /** When the next attempt may run (ms), null when nothing waits. */
+  nextAttemptAt: number | null;
+}
+
+/** One row as `shardgate events` shows it. */
+export interface EventEntry {
+  eventId: string;
+  destination: string;
+  eventName: string;
+  key: string;
+  sequencer: string;
+  created: number;
+  state: OutboxState;
+  attempts: number;
+  doneAt: number | null;
+  lastError: string | null;
+}

@@ -11,6 +11,7 @@ import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/ind
 import { ACTIONS, type Grant } from '../model/access.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
+import { NOTIFICATION_DEFAULTS, type NotificationSettings } from '../model/notification-settings.ts';
 
 const MiB = 1024 * 1024;
 
@@ -324,6 +325,69 @@ const source = z
 /** A bucket's source as the config describes it. */
 export type SourceConfig = z.output<typeof source>;
 
+const destinationName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"');
+
+/** A Cloudflare Queue producer binding: each event one message, `{ Records: [...] }` as AWS sends to SQS. */
+const queueDestination = z
+  .object({
+    /** The producer binding's name in the wrangler file ([[queues.producers]] binding). */
+    queue: z.string().min(1),
+  })
+  .strict();
+
+/** An HTTP endpoint: each event one POST, signed `x-shardgate-signature: sha256=<hex HMAC-SHA256 of the body>`. */
+const webhookDestination = z
+  .object({
+    /** https://...; http:// only for loopback hosts in local development (the deployment review refuses others). */
+    webhook: z.string().url(),
+    /** Env name of the Worker secret that signs each POST (absent: unsigned, refused by the deployment review). */
+    secret: z.string().min(1).optional(),
+    /** Local development only: the signing secret inline (the deployment review refuses it). */
+    secretValue: z.string().min(1).optional(),
+    /** Also send the CloudEvents 1.0 binary-mode headers (ce-specversion, ce-type, ce-source, ce-id, ce-time, ce-subject). */
+    cloudEvents: z.boolean().default(false),
+  })
+  .strict();
+
+/**
+ * Bucket event notifications (docs/NOTIFICATIONS.md; the catalog's Durable Object reads this
+ * section through model/notification-settings.ts, config/notifications.ts reviews it for deployment).
+ */
+export const notificationSettings = z
+  .object({
+    /**
+     * Name -> { "queue": "BINDING" } (a Queue producer binding) or { "webhook": "https://...", "secret":
+     * "SECRET_NAME", "cloudEvents": false } (POSTs signed with that Worker secret; locally "secretValue"
+     * inline). A rule's ARN names one by its last ":" segment (arn:shardgate:sqs:::NAME).
+     */
+    destinations: z.record(destinationName, z.union([queueDestination, webhookDestination])).default({}),
+    /**
+     * Undelivered events one partition of a bucket holds at most (a bucket of one partition: per
+     * bucket). Beyond it `whenFull` decides.
+     */
+    outboxLimit: z.number().int().min(10).max(1_000_000).default(NOTIFICATION_DEFAULTS.outboxLimit),
+    /** 'drop-oldest': writes succeed, the oldest undelivered events are dropped and counted; 'refuse': writes answer 503 SlowDown, nothing stored. */
+    whenFull: z.enum(['drop-oldest', 'refuse']).default(NOTIFICATION_DEFAULTS.whenFull),
+    /** Longest one delivery (a POST, a queue send) may take before it counts as failed (ms). */
+    timeoutMs: z.number().int().min(100).max(60_000).default(NOTIFICATION_DEFAULTS.timeoutMs),
+    /** Deliveries tried before an event is dead-lettered (kept, counted, shown by `shardgate events`). */
+    maxAttempts: z.number().int().min(1).max(100).default(NOTIFICATION_DEFAULTS.maxAttempts),
+    /** First retry delay (ms); doubled after each failure up to `maxBackoffMs`. */
+    backoffMs: z.number().int().min(10).max(3_600_000).default(NOTIFICATION_DEFAULTS.backoffMs),
+    /** Longest retry delay (ms). */
+    maxBackoffMs: z.number().int().min(10).max(86_400_000).default(NOTIFICATION_DEFAULTS.maxBackoffMs),
+    /** Events one alarm run sends per destination at most (the memory one run holds). */
+    batchSize: z.number().int().min(1).max(100).default(NOTIFICATION_DEFAULTS.batchSize),
+  })
+  .strict();
+// What the schema accepts is what the catalog reads (model/notification-settings.ts).
+const _notificationsRead = (s: z.output<typeof notificationSettings>): NotificationSettings => s;
+void _notificationsRead;
+
 export const configSchema = z
   .object({
     /** Region reported by GetBucketLocation / HeadBucket, accepted as LocationConstraint. */
@@ -451,6 +515,8 @@ export const configSchema = z
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),
+    /** Bucket event notifications (config/notifications.ts, docs/NOTIFICATIONS.md): destinations, the outbox bound, retries. */
+    notifications: notificationSettings.default({ ...NOTIFICATION_DEFAULTS, destinations: {} }),
   })
   .strict();
 

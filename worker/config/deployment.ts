@@ -37,7 +37,10 @@
  * - memory backends or `local/` failure domains (the local development pool);
  * - failure domains that cannot hold a policy (failure-domains.ts);
  * - two backends that store to the same place: one endpoint and bucket, one R2 binding or R2
- *   bucket (destinations.ts).
+ *   bucket (destinations.ts);
+ * - an event notification webhook over http, to a loopback or private address, to the gateway's
+ *   own hosts, or with an inline or missing signing secret; a Queue binding it does not have
+ *   (notifications.ts).
  * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
  * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
@@ -45,6 +48,7 @@ import { DEV_KEY_VALUE, keyValues } from './key-ring.ts';
 import type { GatewayConfig } from './config.ts';
 import { reviewDestinations } from './destinations.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
+import { reviewNotifications } from './notifications.ts';
 
 export const LOCAL_DEV_VAR = 'SHARDGATE_LOCAL_DEV';
 /** The development key of wrangler.toml's default config: public, so local only. */
@@ -207,7 +211,13 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
       `backend(s) ${leaving.map((b) => `${b.id} (${b.state})`).join(', ')} take no new shards. A draining backend's shards are moved off by the cron's mover (shardgate drain --estimate ${leaving[0]!.id} for the bill first); a retired one is never read, and the status reports it critical while the catalog records shards there (docs/OPERATING.md, "Changing the fleet").`,
     );
   }
-  const review: DeploymentReview = { refusals: [...refusals, ...domains.refusals], warnings: [...warnings, ...domains.warnings] };
+  // Event notification destinations (config/notifications.ts): the gateway's own hosts are its base domains.
+  const events = reviewNotifications(config.notifications, env, config.baseDomains);
+  if (events.localOnly) localPool = true;
+  const review: DeploymentReview = {
+    refusals: [...refusals, ...domains.refusals, ...events.refusals],
+    warnings: [...warnings, ...domains.warnings, ...events.warnings],
+  };
   if (devKey) review.devKey = true;
   if (devKey || localPool) review.localOnly = true;
   return review;

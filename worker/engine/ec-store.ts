@@ -13,6 +13,7 @@
  */
 import { lend, type LentStream } from '../model/lent-chunks.ts';
 import { parseStoredLogging, type BucketLogging } from '../model/bucket-logging.ts';
+import { parseStoredNotification, type NotificationRule } from '../model/notification.ts';
 import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
 import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
@@ -385,6 +386,9 @@ export class EcStore implements T.ObjectStore {
     }
     await this.catalog.setBucketLogging(bucket, config === null ? null : JSON.stringify(config));
   }
+  getBucketNotification = async (bucket: string) => parseStoredNotification(await this.catalog.getBucketNotification(bucket));
+  putBucketNotification = (bucket: string, rules: NotificationRule[] | null) =>
+    this.catalog.setBucketNotification(bucket, rules === null ? null : JSON.stringify(rules));
   async getBucketTagging(bucket: string): Promise<Tag[]> {
     const tags = await this.catalog.getBucketTagging(bucket);
     if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });

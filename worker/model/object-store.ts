@@ -17,6 +17,7 @@
 import type { LentStream } from './lent-chunks.ts';
 import type { BucketSettings } from './bucket-settings.ts';
 import type { BucketLogging } from './bucket-logging.ts';
+import type { NotificationRule } from './notification.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
 import type { CorsRule } from './cors.ts';
 import type { PublicAccessBlock } from './public-access-block.ts';
@@ -408,6 +409,10 @@ export interface ObjectStore {
    * (InvalidTargetBucketForLogging). NoSuchBucket for the source.
    */
   putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void>;
+  /** The bucket's event notification rules, or null when none (NoSuchBucket). */
+  getBucketNotification(bucket: string): Promise<NotificationRule[] | null>;
+  /** Replaces them (null: none); InvalidArgument for an unknown destination, event or overlapping rules. Queues an s3:TestEvent per destination. */
+  putBucketNotification(bucket: string, rules: NotificationRule[] | null): Promise<void>;
   /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
   getBucketTagging(bucket: string): Promise<Tag[]>;
   /** Replaces the bucket's tags; [] removes them. */

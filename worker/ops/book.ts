@@ -43,7 +43,7 @@ export class OpsBook {
     addCounters(this.totals, counters);
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
     const row = this.store.getMinute(minute) ?? emptyCounters();
-    const { buckets: _perBucket, jobs: _perJob, ...perMinute } = counters; // per-bucket and per-job traffic: totals only (the cost report's), not every minute
+    const { buckets: _perBucket, jobs: _perJob, clients: _perClient, ...perMinute } = counters; // per-bucket and per-job traffic: totals only (the cost report's), not every minute
     addCounters(row, perMinute);
     for (const [name, n] of Object.entries(counters.events) as [keyof OpsCounters['events'], number][]) {
       if (n > 0 && !(row.eventsFirstAt ??= {})[name]) row.eventsFirstAt[name] = at;

@@ -77,6 +77,12 @@ export function addCounters(into: OpsCounters, from: OpsCounters): void {
       addHistogram(t.hist, o.hist);
     }
   }
+  for (const [bucket, t] of Object.entries(from.clients ?? {})) {
+    const into_ = ((into.clients ??= {})[bucket] ??= { requests: 0, bytesIn: 0, bytesOut: 0 });
+    into_.requests += t.requests;
+    into_.bytesIn += t.bytesIn;
+    into_.bytesOut += t.bytesOut;
+  }
   for (const [bucket, perBackend] of Object.entries(from.buckets ?? {})) {
     for (const [id, t] of Object.entries(perBackend)) addTraffic((((into.buckets ??= {})[bucket] ??= {})[id] ??= emptyTraffic()), t);
   }

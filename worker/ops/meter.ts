@@ -90,8 +90,14 @@ export class IsolateMeter {
     this.event('probes');
   }
 
-  /** An S3 request answered: `ms` to its response headers. */
-  s3Request(operation: string, status: number, bytesIn: number, bytesOut: number, ms: number): void {
+  /** An S3 request answered: `ms` to its response headers; `bucket`: the bucket it named (usage per bucket). */
+  s3Request(operation: string, status: number, bytesIn: number, bytesOut: number, ms: number, bucket?: string): void {
+    if (bucket) {
+      const t = ((this.pending.clients ??= {})[bucket] ??= { requests: 0, bytesIn: 0, bytesOut: 0 });
+      t.requests++;
+      t.bytesIn += bytesIn;
+      t.bytesOut += bytesOut;
+    }
     const k = `${operation} ${status}`;
     this.pending.s3[k] = (this.pending.s3[k] ?? 0) + 1;
     const l = ((this.pending.s3Latency ??= {})[operation] ??= emptyLatency());

@@ -198,7 +198,21 @@ ${SIGNER}` +
       d.restripe && (d.restripe.buckets || d.restripe.leftUnits) ? card('re-stripe: units left in ' + d.restripe.buckets + ' bucket(s), ' + bytes(d.restripe.leftBytes) + (d.restripe.bytesPerSecond === null ? '' : '; ' + bytes(d.restripe.bytesPerSecond) + '/s') + (d.restripe.secondsRemaining === null ? '' : ', ~' + Math.ceil(d.restripe.secondsRemaining / 60) + ' min left') + ')',
         String(d.restripe.leftUnits), false, 'restripe') : null,
       card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
-    ].concat(classCards(d.classes || {})).forEach(function (x) { if (x) c.appendChild(x); });
+    ].concat(classCards(d.classes || {}), eventCards(doc.buckets || [])).forEach(function (x) { if (x) c.appendChild(x); });
+  }
+  /** Event notifications (signed view), once some bucket queued an event: summed over buckets and destinations. */
+  function eventCards(buckets) {
+    var t = { backlog: 0, delivered: 0, retried: 0, dead: 0, dropped: 0, oldest: null }, any = false;
+    buckets.forEach(function (b) {
+      (b.events || []).forEach(function (e) {
+        any = true;
+        t.backlog += e.backlog; t.delivered += e.delivered; t.retried += e.retried; t.dead += e.deadLettered; t.dropped += e.dropped;
+        if (e.oldestUndeliveredMs !== null && (t.oldest === null || e.oldestUndeliveredMs > t.oldest)) t.oldest = e.oldestUndeliveredMs;
+      });
+    });
+    if (!any) return [];
+    return [card('events waiting (delivered ' + t.delivered + ', retried ' + t.retried + ', dead ' + t.dead + ', dropped ' + t.dropped + (t.oldest === null ? '' : '; oldest ' + Math.round(t.oldest / 1000) + ' s') + ')',
+      String(t.backlog), t.dead > 0 || t.dropped > 0, 'events')];
   }
   /** Bytes per storage class, once some version is of a class other than STANDARD. */
   function classCards(classes) {
@@ -313,7 +327,8 @@ ${SIGNER}` +
       var what = bytes(used) + (limit === null ? '' : ' of ' + bytes(limit)) +
         (q && q.objects !== null ? ' \u00b7 ' + q.usedObjects + ' of ' + q.objects + ' objects' : ' \u00b7 ' + b.objects + ' objects') +
         (b.versions === undefined ? '' : ' \u00b7 ' + b.versions + ' versions, ' + b.deleteMarkers + ' markers') +
-        (b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : ' \u00b7 ~$' + b.monthlyStorageCost.toFixed(2) + '/month');
+        (b.monthlyStorageCost === undefined || b.monthlyStorageCost === null ? '' : ' \u00b7 ~$' + b.monthlyStorageCost.toFixed(2) + '/month') +
+        (b.clientTraffic ? ' \u00b7 ' + b.clientTraffic.requests + ' requests, ' + bytes(b.clientTraffic.bytesOut) + ' egress' : '');
       var ratio = limit === null ? 0 : limit === 0 ? 1 : used / limit;
       box.appendChild(barRow(b.bucket, ratio, what, { 'data-usage': b.bucket, 'data-quota-ratio': limit === null ? '' : ratio.toFixed(3) }, ratio >= 1 ? 'full' : ''));
     });

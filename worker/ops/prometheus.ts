@@ -6,6 +6,7 @@
  * run from the shared record's start (`shardgate_counters_start_time_seconds`), so `rate()`
  * works across isolates and restarts of the Worker.
  */
+import type { DestinationEvents } from '../catalog/types.ts';
 import { BACKEND_OPS, LATENCY_BUCKETS_MS, type OpsCounters } from './types.ts';
 import type { StatusDoc } from './status.ts';
 import { redundancyRows } from '../catalog/redundancy.ts';
@@ -319,6 +320,14 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         "A month of the bucket's shard files at their size now, at the backends' storage prices (only priced backends).",
         (b) => b.monthlyStorageCost ?? null,
       ],
+      ['shardgate_bucket_client_requests_total', 'counter', 'S3 requests from clients naming the bucket.', (b) => b.clientTraffic?.requests ?? null],
+      ['shardgate_bucket_client_received_bytes_total', 'counter', 'Request body bytes clients sent to the bucket.', (b) => b.clientTraffic?.bytesIn ?? null],
+      [
+        'shardgate_bucket_egress_bytes_total',
+        'counter',
+        'Response body bytes sent to clients from the bucket (egress).',
+        (b) => b.clientTraffic?.bytesOut ?? null,
+      ],
       ['shardgate_bucket_scrub_units', 'gauge', "Units of the bucket's stored object versions.", (b) => b.scrub.units],
       [
         'shardgate_bucket_scrub_checked_units',
@@ -366,6 +375,39 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         const v = f(b);
         if (v !== null) x.sample(name, { bucket: b.bucket }, v);
       }
+    }
+    // Event notifications per bucket and destination (catalog/sql-outbox.ts, docs/NOTIFICATIONS.md).
+    const eventFamilies: [string, 'gauge' | 'counter', string, (d: DestinationEvents) => number | null][] = [
+      ['shardgate_bucket_events_backlog', 'gauge', 'Events of the bucket waiting for delivery to the destination.', (d) => d.backlog],
+      ['shardgate_bucket_events_queued_total', 'counter', 'Events of the bucket queued for the destination.', (d) => d.queued],
+      ['shardgate_bucket_events_delivered_total', 'counter', 'Events the destination acknowledged.', (d) => d.delivered],
+      ['shardgate_bucket_events_retried_total', 'counter', 'Failed delivery attempts, retried after a backoff.', (d) => d.retried],
+      [
+        'shardgate_bucket_events_dead_lettered_total',
+        'counter',
+        'Events given up after notifications.maxAttempts (kept as dead letters).',
+        (d) => d.deadLettered,
+      ],
+      [
+        'shardgate_bucket_events_dropped_total',
+        'counter',
+        'Events dropped undelivered because the outbox was full (notifications.whenFull drop-oldest).',
+        (d) => d.dropped,
+      ],
+      [
+        'shardgate_bucket_events_oldest_undelivered_seconds',
+        'gauge',
+        'Age of the oldest event waiting for the destination (absent: none waits).',
+        (d) => (d.oldestUndeliveredMs === null ? null : d.oldestUndeliveredMs / 1000),
+      ],
+    ];
+    for (const [name, type, help, f] of eventFamilies) {
+      x.family(name, type, help);
+      for (const b of doc.buckets)
+        for (const d of b.events ?? []) {
+          const v = f(d);
+          if (v !== null) x.sample(name, { bucket: b.bucket, destination: d.destination }, v);
+        }
     }
     // A family's samples must follow its header: one pass per family.
     const ladders = doc.buckets.map((b) => ({ bucket: b.bucket, rows: redundancyRows(b.redundancy?.byPolicy ?? {}) }));

@@ -29,7 +29,7 @@ import {
 } from './checks.ts';
 import { sampleOf, type DataHealth } from './data-health.ts';
 import { activeRate } from './active-rate.ts';
-import type { DataSample, MinuteRow, OpsCounters, OpsSnapshot } from './types.ts';
+import type { ClientTraffic, DataSample, MinuteRow, OpsCounters, OpsSnapshot } from './types.ts';
 
 /** The replication the overhead is compared with: three full copies. */
 export const REPLICATION_COPIES = 3;
@@ -74,6 +74,8 @@ export interface StatusConfig {
 export interface BucketStatus extends BucketHealth {
   storedBytes: number;
   scrubCoverage: number | null;
+  /** The clients' S3 requests naming the bucket and their body bytes since the record began (`since`). */
+  clientTraffic?: ClientTraffic;
   /** The bucket's re-stripe toward its policy now (catalog/restripe-record.ts), when it has one. */
   restripeProgress?: BucketRestripeProgress;
   /**
@@ -602,6 +604,7 @@ export function buildStatus(o: {
         ...health,
         storedBytes: storedOf(b),
         scrubCoverage: coverageOf(b),
+        clientTraffic: snapshot.totals.clients?.[b.bucket] ?? { requests: 0, bytesIn: 0, bytesOut: 0 },
         ...(progress ? { restripeProgress: progress } : {}),
         ...(config.storagePrices ? { monthlyStorageCost: monthlyStorageCost(b, config.storagePrices) } : {}),
       };

@@ -104,6 +104,13 @@ export interface BucketTraffic {
   bytesOut: number;
 }
 
+/** One bucket's S3 requests from clients: how many, request body bytes, response body bytes (egress). */
+export interface ClientTraffic {
+  requests: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
 /** Counters over some time: an isolate's since its last flush, a minute's, or all time. */
 export interface OpsCounters {
   backends: Record<string, BackendCounters>;
@@ -115,6 +122,12 @@ export interface OpsCounters {
    * only, like `buckets`. Absent in records written before it existed.
    */
   jobs?: Partial<Record<UpkeepJob, Record<string, BucketTraffic>>>;
+  /**
+   * bucket -> the clients' S3 requests naming it and their body bytes in and out (egress to
+   * clients): usage per bucket (issue 45). Kept in the totals only, like `buckets`. Absent in
+   * records written before it existed.
+   */
+  clients?: Record<string, ClientTraffic>;
   /** S3 requests by `<operation> <status>` (e.g. "GetObject 200"). */
   s3: Record<string, number>;
   /**

@@ -79,6 +79,8 @@ const NEEDS: Record<S3Operation, Need> = {
   PutBucketPolicy: { action: 'write', on: 'bucket' },
   GetBucketLogging: { action: 'list', on: 'some' },
   PutBucketLogging: { action: 'write', on: 'bucket' },
+  GetBucketNotificationConfiguration: { action: 'list', on: 'some' },
+  PutBucketNotificationConfiguration: { action: 'write', on: 'bucket' },
   DeleteBucketPolicy: { action: 'write', on: 'bucket' },
   GetObjectLockConfiguration: { action: 'list', on: 'some' },
   PutObjectLockConfiguration: { action: 'write', on: 'bucket' },

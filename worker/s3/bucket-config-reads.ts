@@ -12,7 +12,7 @@
  *   GetBucketReplication -> ReplicationConfigurationNotFoundError (GetPublicAccessBlock is
  *   public-access-block.ts's, GetBucketLifecycleConfiguration lifecycle.ts's);
  *   (GetBucketLogging is bucket-logging.ts's), empty documents for
- *   GetBucketNotificationConfiguration, GetBucketAccelerateConfiguration; GetBucketRequestPayment
+ *   (GetBucketNotificationConfiguration is bucket-notification.ts's), GetBucketAccelerateConfiguration; GetBucketRequestPayment
  *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
  * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
  * are made from this table in unconfigured-reads.ts (this file is read by operations.ts).
@@ -26,7 +26,6 @@ export type Answer = { error: S3ErrorCode } | { document: () => string };
 export const UNCONFIGURED_READS = {
   GetBucketWebsite: ['website', { error: 'NoSuchWebsiteConfiguration' }],
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
-  GetBucketNotificationConfiguration: ['notification', { document: () => xmlDocument('NotificationConfiguration') }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
   GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],
   GetBucketOwnershipControls: [

@@ -70,6 +70,8 @@ export type S3Operation =
   | 'GetBucketPolicyStatus'
   | 'GetBucketLogging'
   | 'PutBucketLogging'
+  | 'GetBucketNotificationConfiguration'
+  | 'PutBucketNotificationConfiguration'
   | 'GetPublicAccessBlock'
   | 'PutPublicAccessBlock'
   | 'DeletePublicAccessBlock'
@@ -118,6 +120,8 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeletePublicAccessBlock: ['publicAccessBlock'],
   GetBucketLogging: ['logging'],
   PutBucketLogging: ['logging'],
+  GetBucketNotificationConfiguration: ['notification'],
+  PutBucketNotificationConfiguration: ['notification'],
   GetObjectLockConfiguration: ['object-lock'],
   PutObjectLockConfiguration: ['object-lock'],
   GetObjectRetention: ['retention', 'versionId'],
@@ -194,6 +198,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('policyStatus')) return 'GetBucketPolicyStatus';
         if (has('publicAccessBlock')) return 'GetPublicAccessBlock';
         if (has('logging')) return 'GetBucketLogging';
+        if (has('notification')) return 'GetBucketNotificationConfiguration';
         if (has('acl')) return 'GetBucketAcl';
         if (has('object-lock')) return 'GetObjectLockConfiguration';
         if (has('tagging')) return 'GetBucketTagging';
@@ -213,6 +218,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('policy')) return 'PutBucketPolicy';
         if (has('publicAccessBlock')) return 'PutPublicAccessBlock';
         if (has('logging')) return 'PutBucketLogging';
+        if (has('notification')) return 'PutBucketNotificationConfiguration';
         if (has('acl')) return 'PutBucketAcl';
         if (has('tagging')) return 'PutBucketTagging';
         if (has('lifecycle')) return 'PutBucketLifecycleConfiguration';

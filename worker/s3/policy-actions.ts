@@ -71,6 +71,7 @@ const ACTIONS: Record<S3Operation, string | readonly string[] | null> = {
   DeletePublicAccessBlock: 's3:PutBucketPublicAccessBlock', // as AWS: no action of its own
   GetBucketLogging: 's3:GetBucketLogging',
   PutBucketLogging: 's3:PutBucketLogging',
+  PutBucketNotificationConfiguration: 's3:PutBucketNotification',
   GetBucketNotificationConfiguration: 's3:GetBucketNotification',
   GetBucketAccelerateConfiguration: 's3:GetAccelerateConfiguration',
   GetBucketRequestPayment: 's3:GetBucketRequestPayment',

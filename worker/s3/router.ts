@@ -18,6 +18,7 @@ import { PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
 import { DeletePublicAccessBlock, GetPublicAccessBlock, PutPublicAccessBlock } from './public-access-block.ts';
 import { GetBucketLogging, PutBucketLogging } from './bucket-logging.ts';
+import { GetBucketNotificationConfiguration, PutBucketNotificationConfiguration } from './bucket-notification.ts';
 import { DeleteBucketTagging, DeleteObjectTagging, GetBucketTagging, GetObjectTagging, PutBucketTagging, PutObjectTagging } from './tagging.ts';
 import { DeleteBucketCors, GetBucketCors, PutBucketCors } from './bucket-cors.ts';
 import { DeleteBucketEncryption, GetBucketEncryption, PutBucketEncryption } from './bucket-encryption.ts';
@@ -87,6 +88,8 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   DeletePublicAccessBlock,
   GetBucketLogging,
   PutBucketLogging,
+  GetBucketNotificationConfiguration,
+  PutBucketNotificationConfiguration,
   GetObjectLockConfiguration,
   PutObjectLockConfiguration,
   GetObjectRetention,

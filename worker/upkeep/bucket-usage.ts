@@ -6,10 +6,14 @@
  * began: the same counts as the cost report's), and an estimated monthly cost: a month at the
  * bytes stored now at each backend's storage price, plus the traffic counted so far at its
  * prices. Pure: no I/O.
- * Not counted per bucket: the clients' own requests and the bytes sent to clients (the gateway's
- * meter counts backend calls per bucket, and client requests per operation over all buckets).
+ * And the clients' own requests naming the bucket with their bytes in and out (egress to clients),
+ * counted by the gateway's meter per bucket since the same moment (not priced: a Worker's
+ * responses cost no egress on Cloudflare).
  */
 import type { BucketUsage } from '../catalog/quota.ts';
+import type { RestripePolicy } from '../catalog/restripe-record.ts';
+import type { PolicyRedundancy } from '../catalog/redundancy.ts';
+import type { ClientTraffic } from '../ops/types.ts';
 import { emptyUsage, money, type Money, type TrafficCounts, type Usage } from './cost.ts';
 import type { BackendPrices } from '../engine/index.ts';
 
@@ -19,6 +23,11 @@ export interface BucketUsageReport extends BucketUsage {
   quotaUsed: { bytes: number; objects: number };
   /** The share of each limit used (null: not limited), 0..1 (above 1: over the quota). */
   quotaRatio: { bytes: number | null; objects: number | null };
+  /**
+   * The clients' S3 requests naming the bucket and their body bytes, in (uploads) and out (egress
+   * to clients), since the same moment (null: not counted in this gateway).
+   */
+  clientTraffic: { since: string; requests: number; bytesIn: number; egressBytes: number } | null;
   /** Backend calls and bytes counted for the bucket since `trafficSince` (null: not counted in this gateway). */
   traffic: { since: string; requests: number; putRequests: number; getRequests: number; deleteRequests: number; bytesIn: number; egressBytes: number } | null;
   /** At the configured prices; null when no backend holding the bucket is priced. */
@@ -29,6 +38,9 @@ export interface BucketUsageReport extends BucketUsage {
    * `shardgate quota BUCKET --rebalance` cuts the shares again.
    */
   rebalanceAdvised: boolean;
+  /** The storage policy the config gives the bucket, and its data's units by shards left per k+m (the admin route adds them). */
+  policy?: RestripePolicy | null;
+  redundancy?: Record<string, PolicyRedundancy>;
 }
 
 /** Whether a split bucket's shares are worth cutting again (see BucketUsageReport.rebalanceAdvised). */
@@ -50,7 +62,7 @@ export function bucketUsageReport(
   bucket: string,
   usage: BucketUsage,
   prices: Record<string, BackendPrices | null>,
-  traffic: { since: Date; counts: TrafficCounts[] } | null,
+  traffic: { since: Date; counts: TrafficCounts[]; clients?: Record<string, ClientTraffic> } | null,
 ): BucketUsageReport {
   const quotaUsed = { bytes: usage.bytes + usage.multipartBytes, objects: usage.objects };
   const ratio = (limit: number | null | undefined, used: number) =>
@@ -96,6 +108,12 @@ export function bucketUsageReport(
       deleteRequests: sum((u) => u.deleteRequests),
       bytesIn: sum((u) => u.bytesIn),
       egressBytes: sum((u) => u.bytesOut),
+    },
+    clientTraffic: traffic && {
+      since: traffic.since.toISOString(),
+      requests: traffic.clients?.[bucket]?.requests ?? 0,
+      bytesIn: traffic.clients?.[bucket]?.bytesIn ?? 0,
+      egressBytes: traffic.clients?.[bucket]?.bytesOut ?? 0,
     },
     cost,
     rebalanceAdvised: rebalanceAdvised(usage),

@@ -16,6 +16,7 @@
  * and bucket lines they made (see CostReport `jobs`).
  */
 import type { JobTraffic, TrafficCounts, UpkeepJob } from '../../backends/metered.ts';
+import type { ClientTraffic } from '../ops/types.ts';
 import { type BackendPrices, BYTES_PER_GB } from '../engine/index.ts';
 
 export type { JobTraffic, TrafficCounts, UpkeepJob };
@@ -25,7 +26,7 @@ import type { StoredBytes } from './stored-bytes.ts';
  * Where the traffic counts come from, and since when they were counted; `jobs`: the part of
  * `counts` each upkeep job made (absent: none counted apart).
  */
-export type TrafficSource = () => Promise<{ since: Date; counts: TrafficCounts[]; jobs?: JobTraffic[] }>;
+export type TrafficSource = () => Promise<{ since: Date; counts: TrafficCounts[]; jobs?: JobTraffic[]; clients?: Record<string, ClientTraffic> }>;
 
 export interface Usage {
   storedBytes: number;

@@ -23,6 +23,7 @@
  * version id checks no condition): if a client deletes its successor by id in the moment between
  * the job's read and its delete, the version deleted was current by then.
  */
+import { LIFECYCLE_PRINCIPAL, withEventOrigin } from '../model/event-origin.ts';
 import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
 import { configurationSettled, DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
 import { S3Error } from '../model/errors.ts';
@@ -286,7 +287,11 @@ async function apply(
   action: Exclude<LifecycleAction, { kind: 'transition' }>,
   current: VersionFacts,
 ): Promise<void> {
-  if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
-  // The current version only if it is still the one judged (the header says why If-Match).
-  else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { conditions: { ifMatch: current.etag } });
+  // Announced as s3:LifecycleExpiration:* (catalog/sql-outbox.ts), by the principal AWS names for its own expirations.
+  const origin = { op: 'LifecycleExpiration', principal: LIFECYCLE_PRINCIPAL, sourceIp: '', requestId: '' };
+  await withEventOrigin(origin, async () => {
+    if (action.kind === 'delete-version') await store.deleteObject(bucket, key, { versionId: action.versionId });
+    // The current version only if it is still the one judged (the header says why If-Match).
+    else await store.deleteObject(bucket, key, current.etag === undefined ? {} : { conditions: { ifMatch: current.etag } });
+  });
 }

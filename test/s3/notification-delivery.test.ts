@@ -1,0 +1,246 @@
+/**
+ * Delivery of bucket events (worker/catalog/event-delivery.ts over sql-outbox.ts), driven by the
+ * test's clock (the alarm is not fired here): a webhook down then up receives every event, in
+ * order per key, after backoffs that double; a destination that hangs is cut off by its signal
+ * while writes go on; a gateway killed mid-delivery (a new instance over the same storage)
+ * delivers again, with the same event id (at least once); dead letters after maxAttempts; the
+ * outbox bound, dropping the oldest (counted) or refusing writes with 503 SlowDown before anything
+ * is stored; a Queue destination and CloudEvents headers; the counts per destination.
+ */
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { createHmac } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventGateway, HOOK_SECRET } from '../support/event-gateway.ts';
+
+type Gateway = Awaited<ReturnType<typeof eventGateway>>;
+const open: Gateway[] = [];
+afterEach(async () => {
+  for (const g of open.splice(0)) await g.close();
+});
+
+async function gateway(settings: Record<string, unknown> = {}, hook: Record<string, unknown> = {}): Promise<Gateway> {
+  const g = await eventGateway(settings, hook);
+  open.push(g);
+  return g;
+}
+
+async function announcing(g: Gateway, bucket: string, arn = 'arn:aws:sqs:us-east-1:1:hook'): Promise<void> {
+  await g.client.send(new CreateBucketCommand({ Bucket: bucket }));
+  await g.client.send(
+    new PutBucketNotificationConfigurationCommand({
+      Bucket: bucket,
+      NotificationConfiguration: { QueueConfigurations: [{ Id: 'all', QueueArn: arn, Events: ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'] }] },
+    }),
+  );
+}
+
+const put = (g: Gateway, bucket: string, key: string, body: string) => g.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+const statusOf = async (g: Gateway, bucket: string, now = Date.now()) =>
+  (await g.catalog.eventStatus(bucket, new Date(now))).find((d) => d.destination === 'hook')!;
+
+describe('event delivery', () => {
+  it('a webhook down then up receives every event, in order per key, after doubling backoffs; counts say so', async () => {
+    const g = await gateway({ backoffMs: 1000, maxBackoffMs: 8000, maxAttempts: 100 });
+    await announcing(g, 'down');
+    g.receiver.mode = 'fail';
+    const writes: [string, string][] = [];
+    for (let round = 0; round < 4; round++) for (const key of ['a', 'b', 'c']) writes.push([key, `${key}-${round}`]);
+    for (const [key, body] of writes) await put(g, 'down', key, body);
+    const t0 = Date.now();
+    let now = t0;
+    // Down: each run tries the head of the line once; the next try waits 1 s, 2 s, 4 s, 8 s, 8 s.
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await g.deliver(now, { rounds: 1 });
+      const s = await statusOf(g, 'down', now);
+      waits.push(s.nextAttemptAt! - now);
+      await g.deliver(now + waits[i]! - 1, { rounds: 1 }); // not due yet: nothing is tried
+      now += waits[i]!;
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 8000]);
+    const down = await statusOf(g, 'down', now);
+    expect(down).toMatchObject({ backlog: 13, queued: 13, delivered: 0, retried: 5, deadLettered: 0, dropped: 0, lastError: 'HTTP 503' });
+    expect(down.oldestUndeliveredMs).toBeGreaterThanOrEqual(now - t0);
+    expect(g.receiver.received).toEqual([]);
+    // Up again: everything arrives, in commit order, each signed, each key's events in order.
+    g.receiver.mode = 'ok';
+    await g.deliver(now);
+    const records = g.receiver.records();
+    expect(records.map((r) => r.s3.object.key)).toEqual(writes.map(([key]) => key));
+    for (const key of ['a', 'b', 'c']) {
+      const seq = records.filter((r) => r.s3.object.key === key).map((r) => r.s3.object.sequencer);
+      expect(seq.every((s, i) => i === 0 || s > seq[i - 1]!)).toBe(true);
+    }
+    for (const r of g.receiver.received)
+      expect(r.headers['x-shardgate-signature']).toBe(`sha256=${createHmac('sha256', HOOK_SECRET).update(r.body).digest('hex')}`);
+    expect(await statusOf(g, 'down', now)).toMatchObject({ backlog: 0, queued: 13, delivered: 13, retried: 5, oldestUndeliveredMs: null, lastError: null });
+    const events = await g.catalog.listEvents('down', 3);
+    expect(events.map((e) => [e.key, e.state])).toEqual([
+      ['c', 'delivered'],
+      ['b', 'delivered'],
+      ['a', 'delivered'],
+    ]);
+  });
+
+  it('a destination that hangs is cut off by its signal; writes go on meanwhile; the event comes again later', async () => {
+    const g = await gateway();
+    await announcing(g, 'hang');
+    await g.deliver(Date.now()); // the test event
+    g.receiver.mode = 'hang';
+    await put(g, 'hang', 'k1', 'one');
+    const cut = new AbortController();
+    const arrived = new Promise<void>((resolve) => (g.receiver.onRequest = resolve));
+    const delivery = g.deliver(Date.now(), { signal: cut.signal, rounds: 1 });
+    await arrived;
+    // The destination holds the POST: a client write is not held by it.
+    await put(g, 'hang', 'k2', 'two');
+    cut.abort();
+    await delivery;
+    expect(await statusOf(g, 'hang')).toMatchObject({ backlog: 2, retried: 1, lastError: 'timed out' });
+    g.receiver.mode = 'ok';
+    g.receiver.onRequest = undefined;
+    await g.deliver(Date.now() + 60_000);
+    // k1 reached the hung receiver once and again after: the same event id both times.
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(['k1', 'k1', 'k2']);
+    const [first, again] = g.receiver.received.filter((r) => r.json.Records?.[0]?.s3.object.key === 'k1');
+    expect(again!.headers['x-shardgate-event-id']).toBe(first!.headers['x-shardgate-event-id']);
+  });
+
+  it('a gateway killed mid-delivery delivers again on restart, with the same event id (at least once)', async () => {
+    const g = await gateway();
+    await announcing(g, 'killed');
+    await g.deliver(Date.now());
+    const before = g.receiver.received.length;
+    await put(g, 'killed', 'k', 'x');
+    // The receiver takes the POST and answers nothing; the instance is killed meanwhile.
+    g.receiver.mode = 'hang';
+    const kill = new AbortController();
+    const got: string[] = [];
+    const arrived = new Promise<void>((resolve) => (g.receiver.onRequest = resolve));
+    const delivery = g.deliver(Date.now(), { signal: kill.signal, rounds: 1 }).catch(() => {});
+    await arrived;
+    const instanceName = [...g.namespace.instances.keys()].find((k) => k.includes('killed'))!;
+    const { storage } = g.namespace.instances.get(instanceName)!;
+    g.namespace.instances.delete(instanceName);
+    kill.abort();
+    await delivery;
+    // A new instance over the same storage: whatever the old one learned after the POST is lost.
+    g.namespace.instance(instanceName, storage);
+    g.receiver.mode = 'ok';
+    g.receiver.onRequest = () => got.push('again');
+    await g.deliver(Date.now() + 60_000);
+    const after = g.receiver.received.slice(before);
+    // Received before the kill (the gateway never heard back) and again after the restart.
+    expect(after.map((r) => r.json.Records?.[0]?.s3.object.key)).toEqual(['k', 'k']);
+    expect(got).toEqual(['again']);
+    const [entry] = await g.catalog.listEvents('killed', 1);
+    expect(after.map((r) => r.headers['x-shardgate-event-id'])).toEqual([entry!.eventId, entry!.eventId]);
+    expect(entry!.state).toBe('delivered');
+  });
+
+  it('a bucket is not deleted while its events wait (its outbox would go with it); once delivered, it is', async () => {
+    const g = await gateway();
+    await announcing(g, 'leaving');
+    g.receiver.mode = 'fail';
+    await put(g, 'leaving', 'k', 'x');
+    await g.client.send(new DeleteObjectCommand({ Bucket: 'leaving', Key: 'k' }));
+    const refusal = await g.client.send(new DeleteBucketCommand({ Bucket: 'leaving' })).catch((err: S3ServiceException) => err);
+    expect(refusal).toMatchObject({ name: 'OperationAborted', $metadata: { httpStatusCode: 409 } });
+    g.receiver.mode = 'ok';
+    await g.deliver(Date.now() + 3_600_000);
+    await g.client.send(new DeleteBucketCommand({ Bucket: 'leaving' }));
+    expect(g.receiver.records().map((r) => r.eventName)).toEqual(['ObjectCreated:Put', 'ObjectRemoved:Delete']);
+  });
+
+  it('dead-letters an event after maxAttempts and goes on with the next', async () => {
+    const g = await gateway({ maxAttempts: 3, backoffMs: 100 });
+    await announcing(g, 'dead');
+    await g.deliver(Date.now());
+    g.receiver.mode = 'fail';
+    await put(g, 'dead', 'doomed', 'x');
+    let now = Date.now();
+    for (let i = 0; i < 3; i++) {
+      await g.deliver(now, { rounds: 1 });
+      now += 10_000;
+    }
+    expect(await statusOf(g, 'dead', now)).toMatchObject({ backlog: 0, retried: 2, deadLettered: 1 });
+    const [entry] = await g.catalog.listEvents('dead', 1);
+    expect(entry).toMatchObject({ key: 'doomed', state: 'dead', attempts: 3, lastError: 'HTTP 503' });
+    g.receiver.mode = 'ok';
+    await put(g, 'dead', 'next', 'x');
+    await g.deliver(now);
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(['next']);
+  });
+
+  it('a full outbox drops its oldest events by default and counts them; writes succeed', async () => {
+    const g = await gateway({ outboxLimit: 10 });
+    await announcing(g, 'full');
+    await g.deliver(Date.now());
+    g.receiver.mode = 'fail';
+    for (let i = 0; i < 15; i++) await put(g, 'full', `k${String(i).padStart(2, '0')}`, 'x');
+    expect(await statusOf(g, 'full')).toMatchObject({ backlog: 10, dropped: 5, queued: 16 });
+    g.receiver.mode = 'ok';
+    await g.deliver(Date.now() + 3_600_000);
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(Array.from({ length: 10 }, (_, i) => `k${String(i + 5).padStart(2, '0')}`));
+  });
+
+  it('strict mode: a full outbox answers 503 SlowDown and stores nothing; room again, writes go on', async () => {
+    const g = await gateway({ outboxLimit: 10, whenFull: 'refuse' });
+    await announcing(g, 'strict');
+    await g.deliver(Date.now());
+    g.receiver.mode = 'fail';
+    for (let i = 0; i < 10; i++) await put(g, 'strict', `k${i}`, 'x');
+    let refusal: S3ServiceException | undefined;
+    try {
+      await put(g, 'strict', 'refused', 'x');
+    } catch (err) {
+      refusal = err as S3ServiceException;
+    }
+    expect(refusal?.name).toBe('SlowDown');
+    expect(refusal?.$metadata.httpStatusCode).toBe(503);
+    await expect(g.client.send(new HeadObjectCommand({ Bucket: 'strict', Key: 'refused' }))).rejects.toThrow();
+    expect(await statusOf(g, 'strict')).toMatchObject({ backlog: 10, dropped: 0 });
+    g.receiver.mode = 'ok';
+    await g.deliver(Date.now() + 3_600_000);
+    await put(g, 'strict', 'accepted', 'x');
+    await g.deliver(Date.now() + 3_600_000);
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i}`), 'accepted']);
+  });
+
+  it('a Queue destination gets each event as one message of AWS Records; a CloudEvents webhook gets the ce- headers', async () => {
+    const g = await gateway();
+    await announcing(g, 'queued', 'arn:aws:sqs:us-east-1:1:q');
+    await put(g, 'queued', 'k', 'hello');
+    await g.deliver(Date.now());
+    expect(g.queued).toEqual([
+      expect.objectContaining({ Event: 's3:TestEvent', Bucket: 'queued' }),
+      {
+        Records: [
+          expect.objectContaining({ eventName: 'ObjectCreated:Put', s3: expect.objectContaining({ object: expect.objectContaining({ key: 'k', size: 5 }) }) }),
+        ],
+      },
+    ]);
+    expect(await g.catalog.eventStatus('queued', new Date())).toEqual([expect.objectContaining({ destination: 'q', delivered: 2, backlog: 0 })]);
+    const ce = await gateway({}, { cloudEvents: true });
+    await announcing(ce, 'cloud');
+    await put(ce, 'cloud', 'dir/k', 'x');
+    await ce.deliver(Date.now());
+    const [, created] = ce.receiver.received;
+    expect(created!.headers).toMatchObject({
+      'ce-specversion': '1.0',
+      'ce-type': 'com.amazonaws.s3.ObjectCreated.Put',
+      'ce-source': 'shardgate/cloud',
+      'ce-subject': 'dir/k',
+      'ce-id': created!.headers['x-shardgate-event-id'],
+    });
+    expect(created!.json.Records?.[0]?.eventName).toBe('ObjectCreated:Put'); // the body stays AWS's
+  });
+});
