@@ -5,7 +5,7 @@
  * deleted key deleted and lets a PUT win.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { putSource, putSourceMultipart, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
@@ -267,10 +267,17 @@ describe('writes win', () => {
   });
 
   it('tombstones are not keys: reads and writes of the reserved prefix are refused', async () => {
+    await putSource(h, 'x/y', bytes(10));
     await h.gateway('x/y', { method: 'DELETE' });
     expect((await h.gateway('.shardgate-adopt/tombstone/x/y')).status).toBe(404);
     const put = await h.gateway('.shardgate-adopt/tombstone/z', { method: 'PUT', body: 'a', headers: { 'content-length': '1' } });
     expect(put.status).toBe(403);
+    expect((await h.gateway('.shardgate-adopt/tombstone/x/y', { method: 'DELETE' })).status).toBe(403);
+    const batch = '<Delete><Object><Key>.shardgate-adopt/tombstone/x/y</Key></Object></Delete>';
+    const md5 = createHash('md5').update(batch).digest('base64');
+    const multi = await h.gateway('', { method: 'POST', query: 'delete=', body: batch, headers: { 'content-md5': md5 } });
+    expect(await multi.text()).toContain('<Code>AccessDenied</Code>');
+    expect((await h.gateway('x/y')).status).toBe(404); // the tombstone held
   });
 });
 

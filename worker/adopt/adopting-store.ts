@@ -346,8 +346,9 @@ export class Adoption {
   }
 
   async deleteObject(bucket: string, key: string, opts?: T.DeleteObjectOptions): Promise<T.DeleteObjectResult> {
-    if (!this.o.sources.has(bucket) || opts?.versionId !== undefined) return this.inner.deleteObject(bucket, key, opts);
+    if (!this.o.sources.has(bucket)) return this.inner.deleteObject(bucket, key, opts);
     this.refuseReserved(key);
+    if (opts?.versionId !== undefined) return this.inner.deleteObject(bucket, key, opts);
     const conditional = opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined);
     // Tombstone first, then the catalog: at no moment may the source show the key again.
     if (!conditional) await this.tombstones.record(bucket, key);
@@ -365,7 +366,24 @@ export class Adoption {
     if (!this.o.sources.has(bucket)) return this.inner.deleteObjects(bucket, entries, opts);
     // After the deletes (an entry refused, by policy or its conditions, must leave the source's
     // object visible): a read between the two may still see the source (docs/ADOPTION.md).
-    const results = await this.inner.deleteObjects(bucket, entries, opts);
+    // A tombstone is not a client's to delete (its key would come back from the source).
+    const refused = entries
+      .filter((e) => isReserved(e.key))
+      .map(
+        (e): T.DeleteObjectsEntry => ({
+          key: e.key,
+          ...(e.versionId === undefined ? {} : { versionId: e.versionId }),
+          error: { code: 'AccessDenied', message: 'Access Denied' },
+        }),
+      );
+    const results = [
+      ...(await this.inner.deleteObjects(
+        bucket,
+        entries.filter((e) => !isReserved(e.key)),
+        opts,
+      )),
+      ...refused,
+    ];
     for (const r of results) {
       if (r.error || isReserved(r.key) || entries.some((e) => e.key === r.key && e.versionId !== undefined)) continue;
       await this.tombstones.record(bucket, r.key);
