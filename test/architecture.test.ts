@@ -27,6 +27,9 @@ const ALLOWED: Record<string, string[]> = {
   // The configuration: one schema, the deployment review, the price list.
   // It builds the key ring (format/seal.ts) from the config's keys and the Worker's secrets.
   'worker/config': ['worker/model', 'worker/format', 'worker/engine', 'worker/s3', 'backends'],
+  // Adoption of an existing bucket (issue 41): a store layered on the ObjectStore contract, and
+  // the source bucket's client, signed as the S3 backend signs.
+  'worker/adopt': ['worker/model', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
   'worker/app': [
     'worker/model',
@@ -42,6 +45,7 @@ const ALLOWED: Record<string, string[]> = {
   ],
   // The entry and the composition root at the top of worker/ compose everything.
   worker: [
+    'worker/adopt',
     'worker/model',
     'worker/format',
     'worker/auth',

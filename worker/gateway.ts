@@ -70,6 +70,7 @@ const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
 import { unfenced } from './model/bucket-settings.ts';
 import { errorMessage } from './model/error-message.ts';
+import { Adoption, sourceClients } from './adopt/index.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -525,8 +526,18 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     log: logLine,
     detached: (keepAlive, fn) => background.run({ waitUntil: keepAlive }, fn),
   });
+  // Buckets with a source (issue 41): clients see the adopting store; upkeep and delivery, the engine's.
+  const sources = sourceClients(config.sources, env as Record<string, unknown>);
+  const adoption = sources.size
+    ? new Adoption(store, {
+        sources,
+        detach: (work) => background.detached(work),
+        notFoundMs: Math.min(...Object.values(config.sources).map((s) => s.notFoundMs)),
+        log: logLine,
+      })
+    : undefined;
   const app = createApp({
-    store,
+    store: adoption ? adoption.store() : store,
     authenticate,
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),

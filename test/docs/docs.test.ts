@@ -44,7 +44,7 @@ const paths = rows().map((r) => r.path.replace(/\[\]/g, ''));
 const names = new Set(paths.map((p) => p.split('.').at(-1)!));
 const topLevel = new Set(paths.filter((p) => !p.includes('.')));
 /** Objects whose keys are the operator's names (a policy's, a bucket's, a storage class's), not the schema's. */
-const RECORDS = new Set(['policies', 'buckets', 'storageClasses']);
+const RECORDS = new Set(['policies', 'buckets', 'storageClasses', 'sources']);
 
 /**
  * Paths the docs name that are not files of this repository: other projects' (ceph/s3-tests,
@@ -92,7 +92,7 @@ function problems(file: string, body: string): string[] {
     const path = m[1]!;
     const first = path.split('.')[0]!;
     if (!topLevel.has(first) || STATUS_FIELDS.has(path) || /\.(ts|md|json|toml|js|mjs|com|net|org)$/.test(path)) continue; // files, host names
-    const generic = path.replace(/^(policies|buckets)\.[^.]+/, '$1.<name>');
+    const generic = path.replace(/^(policies|buckets|sources)\.[^.]+/, '$1.<name>');
     if (!paths.includes(generic)) out.push(`${file}:${at(m.index!)}: config path "${path}" is not in the schema`);
   }
   return out;

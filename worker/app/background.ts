@@ -26,6 +26,17 @@ export class BackgroundWork {
     return ctx && 'label' in ctx ? ctx : undefined;
   }
 
+  /**
+   * Runs `fn` as work of its own, holding no request's coding budget (the request may end first:
+   * its scope would reclaim a lease still held), kept alive by the current request (if any).
+   */
+  detached<T>(fn: () => Promise<T>): Promise<T> {
+    const ctx = this.current.getStore();
+    const work = this.current.run({ waitUntil: (p) => ctx?.waitUntil(p) }, fn);
+    ctx?.waitUntil(work);
+    return work;
+  }
+
   /** Keeps `p` alive until it settles, as part of the current request (if any). */
   keepAlive(p: Promise<unknown>): void {
     this.current.getStore()?.waitUntil(p);

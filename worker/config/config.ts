@@ -297,6 +297,34 @@ const encryptionSettings = z
   })
   .strict();
 
+/**
+ * The existing bucket a bucket adopts (issue 41, docs/ADOPTION.md): objects shardgate does not
+ * hold yet are read from it, as it answers, and adopted on their first full read. Never written.
+ * Credentials: `accessKeyIdSecret` and `secretAccessKeySecret` name Worker secrets
+ * (`wrangler secret put`); `accessKeyId` and `secretAccessKey` inline, for local development.
+ */
+const source = z
+  .object({
+    endpoint: z.string().url(),
+    bucket: z.string().min(1),
+    region: z.string().default('us-east-1'),
+    pathStyle: z.boolean().optional(),
+    accessKeyId: z.string().min(1).optional(),
+    secretAccessKey: z.string().min(1).optional(),
+    accessKeyIdSecret: z.string().min(1).optional(),
+    secretAccessKeySecret: z.string().min(1).optional(),
+    /** Per source request: the longest wait for an answer or for the next bytes of a body (ms). */
+    timeoutMs: z.number().int().positive().default(30_000),
+    /** How long a 404 from the source is believed per isolate (ms) before the source is asked again. */
+    notFoundMs: z.number().int().min(0).default(5000),
+  })
+  .strict()
+  .refine((s) => s.accessKeyId || s.accessKeyIdSecret, 'give accessKeyId or accessKeyIdSecret')
+  .refine((s) => s.secretAccessKey || s.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
+
+/** A bucket's source as the config describes it. */
+export type SourceConfig = z.output<typeof source>;
+
 const destinationName = z
   .string()
   .min(1)
@@ -378,6 +406,8 @@ export const configSchema = z
     defaultPolicy: z.string(),
     /** Bucket name -> policy name; others use defaultPolicy. */
     buckets: z.record(z.string(), z.string()).default({}),
+    /** Bucket name -> the existing S3-compatible bucket it adopts (docs/ADOPTION.md). */
+    sources: z.record(z.string(), source).default({}),
     /**
      * S3 storage class -> policy name (issue 44): `x-amz-storage-class` on a write, a lifecycle
      * transition or a copy onto itself stores the version under that policy. AWS's names

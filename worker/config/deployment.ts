@@ -164,6 +164,19 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
       warnings.push(`${who} talks to ${b.endpoint} without TLS: shard bytes and signed requests cross the network in the clear.`);
   }
   refusals.push(...reviewDestinations(config.backends, r2BucketNames));
+  // A bucket's source (issue 41, docs/ADOPTION.md): its keys are secrets as a backend's are.
+  // Known gap: whether the source answers (credentials, endpoint) is not probed at start.
+  for (const [bucket, s] of Object.entries(config.sources)) {
+    const who = `the source of bucket "${bucket}"`;
+    if (s.secretAccessKey !== undefined)
+      refusals.push(`${who} has its secretAccessKey inline in SHARDGATE_CONFIG: write "secretAccessKeySecret": "NAME" and run ${put('NAME')}.`);
+    else if (!isSet(s.secretAccessKeySecret))
+      refusals.push(`${who} names the secret ${s.secretAccessKeySecret} for its secret key, which is not set: run ${put(s.secretAccessKeySecret!)}.`);
+    if (s.accessKeyId === undefined && !isSet(s.accessKeyIdSecret))
+      refusals.push(`${who} names the secret ${s.accessKeyIdSecret} for its access key id, which is not set: run ${put(s.accessKeyIdSecret!)}.`);
+    if (s.endpoint.startsWith('http://'))
+      warnings.push(`${who} is read from ${s.endpoint} without TLS: object bytes and signed requests cross the network in the clear.`);
+  }
 
   for (const k of config.encryption?.keys ?? []) {
     if (k.value !== undefined)

@@ -456,12 +456,15 @@ export class EcStore implements T.ObjectStore {
     // The declared length goes with it: the bucket's quota is checked in the same call (catalog/quota.ts); an inline write's commit checks it.
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires, size);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
-    const stored = await this.store(
-      { bucket, key, body, size, checksum: o.checksum, contentMD5: o.contentMD5, metadata, commitGate: prepared, customerKey },
-      reserved,
-    );
+    const contentMD5 = o.contentMD5 ?? (o.adopted ? adoptedMd5(o.adopted.etag) : null);
+    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
     await prepared;
     const m = this.newManifest(bucket, key, size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
+    if (o.adopted) {
+      // The source's ETag and date, as clients of the source knew them (docs/ADOPTION.md).
+      m.etag = o.adopted.etag;
+      m.lastModified = o.adopted.lastModified.toISOString();
+    }
     return this.commit(bucket, key, m, o.conditions);
   }
 
@@ -907,4 +910,13 @@ export class EcStore implements T.ObjectStore {
   }
 
   listMultipartUploads = (bucket: string, o: T.ListUploadsOptions) => this.catalog.listUploadRecords(bucket, o);
+}
+
+/** The Content-MD5 (base64) a plain-MD5 source ETag promises, or null (a multipart or an SSE-KMS ETag promises none). */
+function adoptedMd5(etag: string): string | null {
+  const hex = /^"?([0-9a-f]{32})"?$/i.exec(etag)?.[1];
+  if (!hex) return null;
+  const bytes = new Uint8Array(16);
+  for (let i = 0; i < 16; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return btoa(String.fromCharCode(...bytes));
 }

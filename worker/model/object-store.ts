@@ -132,6 +132,12 @@ export interface PutObjectOptions {
   conditions: WriteConditions;
   /** SSE-S3 or SSE-C as the request asks (s3/sse-headers.ts). */
   sse?: SseRequest | null;
+  /**
+   * Never a client's: the adoption of an object from a bucket's source (worker/adopt,
+   * docs/ADOPTION.md) keeps the source's ETag (a multipart one too) and Last-Modified. A plain
+   * MD5 ETag is checked against the bytes (BadDigest, nothing committed), as Content-MD5 is.
+   */
+  adopted?: { etag: string; lastModified: Date };
 }
 
 export interface PutObjectResult {
