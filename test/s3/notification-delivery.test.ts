@@ -47,6 +47,15 @@ const statusOf = async (g: Gateway, bucket: string, now = Date.now()) =>
   (await g.catalog.eventStatus(bucket, new Date(now))).find((d) => d.destination === 'hook')!;
 
 describe('event delivery', () => {
+  it("never announces the gateway's own keys (an adopted bucket's tombstones: model/reserved-keys.ts)", async () => {
+    const g = await gateway();
+    await announcing(g, 'reserved');
+    await put(g, 'reserved', '.shardgate-adopt/tombstone/gone', '');
+    await put(g, 'reserved', 'kept', 'x');
+    const events = await g.catalog.listEvents('reserved', 10);
+    expect(events.map((e) => e.key).filter((k) => k !== '')).toEqual(['kept']); // '' is the configuration's s3:TestEvent
+  });
+
   it('a webhook down then up receives every event, in order per key, after doubling backoffs; counts say so', async () => {
     const g = await gateway({ backoffMs: 1000, maxBackoffMs: 8000, maxAttempts: 100 });
     await announcing(g, 'down');

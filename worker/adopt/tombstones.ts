@@ -11,7 +11,9 @@
 import type { ObjectStore } from '../model/object-store.ts';
 import { S3Error } from '../model/errors.ts';
 
-export const TOMBSTONE_PREFIX = '.shardgate-adopt/tombstone/';
+import { RESERVED_PREFIX } from '../model/reserved-keys.ts';
+
+export const TOMBSTONE_PREFIX = `${RESERVED_PREFIX}tombstone/`;
 
 export const tombstoneKey = (key: string) => TOMBSTONE_PREFIX + key;
 export const isReserved = (key: string) => key.startsWith(TOMBSTONE_PREFIX);

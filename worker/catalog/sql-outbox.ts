@@ -19,6 +19,7 @@
  * The tables are made by the first event (a bucket that never configured notifications has none:
  * no migration, nothing read on its writes but the one state row of its rules).
  */
+import { isReservedKey } from '../model/reserved-keys.ts';
 import { S3Error } from '../model/errors.ts';
 import { matchingRules, destinationOf, parseStoredNotification, type EventName, type NotificationRule } from '../model/notification.ts';
 import type { EventOrigin } from '../model/event-origin.ts';
@@ -136,7 +137,7 @@ export class SqlOutbox {
     settings: NotificationSettings,
   ): number | null {
     const rules = this.rules();
-    if (rules === null) return null;
+    if (rules === null || isReservedKey(change.key)) return null; // the gateway's own keys (an adopted bucket's tombstones) are never announced
     const matched = matchingRules(rules, change.event, change.key);
     if (matched.length === 0) return null;
     this.ensureTables();
