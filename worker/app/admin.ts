@@ -107,9 +107,8 @@ import type { RestripeReport } from '../upkeep/restripe.ts';
 import type { TransitionEstimate } from '../upkeep/transition-estimate.ts';
 import type { LifecycleRule } from '../model/lifecycle.ts';
 import { parseLifecycleConfiguration } from '../s3/lifecycle-xml.ts';
-import { assess, type SplitThresholds } from '../upkeep/split-partitions.ts';
-
-const DEFAULT_THRESHOLDS: SplitThresholds = { autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, warnFraction: 0.8 };
+import { assess } from '../upkeep/split-partitions.ts';
+import { SPLIT_DEFAULTS, type SplitThresholds } from '../model/split-thresholds.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
@@ -295,7 +294,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     // An on-line split: of the partition holding `split`, at `splitAt` (absent: its median key).
     const split = q.get('split');
     if (split !== null) await deps.catalog.splitPartition(bucket, split, q.get('splitAt') ?? undefined);
-    const thresholds = deps.partitions ?? DEFAULT_THRESHOLDS;
+    const thresholds = deps.partitions ?? SPLIT_DEFAULTS;
     const map = await deps.catalog.getPartitionMap(bucket);
     return c.json({ ...map, thresholds, partitions: (await deps.catalog.partitionsOf(bucket)).map((p) => assess(p, thresholds)) });
   });

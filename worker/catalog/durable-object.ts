@@ -30,7 +30,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
-import { reply, unwrap, type Fenced, type Reply } from './rpc.ts';
+import { reply, replyAsync, unwrap, type Fenced, type Reply } from './rpc.ts';
 import { operation, type CatalogEntry, type OPERATIONS } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
@@ -493,8 +493,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return await this.splitRun;
   }
 
-  private async driveSplit(bucket: string, at: string | undefined, stopAfter: SplitStop | undefined): Promise<Reply<PartitionMap | null>> {
-    try {
+  private driveSplit(bucket: string, at: string | undefined, stopAfter: SplitStop | undefined): Promise<Reply<PartitionMap | null>> {
+    return replyAsync(async () => {
       let state = this.splitState();
       if (state !== null && at !== undefined && state.at !== at)
         throw new S3Error('OperationAborted', `partition is already splitting at ${JSON.stringify(state.at)}`);
@@ -509,7 +509,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
           state = { ...state, copied: rows.at(-1)!.key };
           const saved = state;
           this.ctx.storage.transactionSync(() => this.saveSplit(saved));
-          if (stopAfter === 'page') return { ok: null };
+          if (stopAfter === 'page') return null;
         }
         // Catch up until the log is short; the rest goes over behind the fence.
         for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++) await this.sendChanges(state);
@@ -517,11 +517,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         const saved = state;
         this.ctx.storage.transactionSync(() => this.saveSplit(saved));
       }
-      return { ok: await this.commitSplit(state, stopAfter) };
-    } catch (err) {
-      if (err instanceof S3Error) return { error: { code: err.code, message: err.message, fields: { ...err.fields } } };
-      throw err;
-    }
+      return await this.commitSplit(state, stopAfter);
+    });
   }
 
   /** Q's name from the root, Q made with this range's upper half and the settings copy, the change log started. */
@@ -702,13 +699,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /** Root: the commit of a split driven by another partition. */
-  async commitPartitionSplit(bucket: string, change: SplitChange): Promise<Reply<Committed>> {
-    try {
-      return { ok: await this.commitSplitAtRoot(bucket, change) };
-    } catch (err) {
-      if (err instanceof S3Error) return { error: { code: err.code, message: err.message, fields: { ...err.fields } } };
-      throw err;
-    }
+  commitPartitionSplit(bucket: string, change: SplitChange): Promise<Reply<Committed>> {
+    return replyAsync(() => this.commitSplitAtRoot(bucket, change));
   }
 
   /** Root: a new partition's name (ids never reused), with what it is created with. */
@@ -784,7 +776,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     };
   }
 
-  /** Sets the alarm to `at` unless it is set earlier. */
+  /** Sets the alarm to `at` unless it is set earlier: one alarm serves repairs, splits and events. */
   private async wakeAt(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
@@ -1057,7 +1049,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       );
       return unit;
     });
-    if (!r.error && due !== null) await this.wakeEvents(due);
+    if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
   getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
@@ -1241,7 +1233,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       o.setState(NOTIFICATION, rules ? JSON.stringify(rules) : null);
       if (rules) due = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
     });
-    if (!r.error && due !== null) await this.wakeEvents(due);
+    if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
 
@@ -1284,11 +1276,6 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /** Sets the alarm to `at` unless it is set earlier. */
-  private async wakeEvents(at: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
-  }
-
   // ---- Objects and multipart uploads of the bucket ----
 
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
@@ -1314,7 +1301,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
-    if (!r.error && due !== null) await this.wakeEvents(due);
+    if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
   async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
@@ -1347,9 +1334,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Sets the alarm to `at` unless it is set earlier (null: nothing to wake for). */
   private async wakeRepairs(at: number | null): Promise<void> {
-    if (at === null || !this.repairQueue) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (at !== null && this.repairQueue) await this.wakeAt(at);
   }
 
   private get repairQueue(): Queue<RepairMessage> | undefined {
@@ -1368,7 +1353,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       await this.repairAlarm();
     } finally {
       const next = await this.deliverEvents(Date.now());
-      if (next !== null) await this.wakeEvents(Math.max(next, Date.now()));
+      if (next !== null) await this.wakeAt(Math.max(next, Date.now()));
     }
   }
 
@@ -1421,7 +1406,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       }
       return done;
     });
-    if (!r.error && due !== null) await this.wakeEvents(due);
+    if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
@@ -1462,7 +1447,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return done;
     });
     if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
-    if (!r.error && due !== null) await this.wakeEvents(due);
+    if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {

@@ -25,8 +25,22 @@ export function reply<T>(fn: () => T): Reply<T> {
   try {
     return { ok: fn() };
   } catch (e) {
-    if (e instanceof S3Error) return { error: { code: e.code, message: e.message, fields: { ...e.fields } } };
-    throw e;
+    return errorReply(e);
+  }
+}
+
+/** A thrown S3Error as `{ error }`; anything else thrown on (a bug or an outage). */
+function errorReply(e: unknown): { error: ErrorData } {
+  if (e instanceof S3Error) return { error: { code: e.code, message: e.message, fields: { ...e.fields } } };
+  throw e;
+}
+
+/** reply() of an asynchronous `fn` (a method that awaits other objects between its steps). */
+export async function replyAsync<T>(fn: () => Promise<T>): Promise<Reply<T>> {
+  try {
+    return { ok: await fn() };
+  } catch (e) {
+    return errorReply(e);
   }
 }
 

@@ -5,6 +5,7 @@
  * `wrangler secret put`. The layers below never read configuration: `engineSettings()` and
  * `s3Settings()` hand each the part it needs, already typed.
  */
+import { SPLIT_DEFAULTS } from '../model/split-thresholds.ts';
 import { z } from 'zod';
 import type { BackendConfig } from '../../backends/index.ts';
 import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/index.ts';
@@ -501,17 +502,13 @@ export const configSchema = z
      */
     partitions: z
       .object({
-        autoSplit: z.boolean().default(true),
-        splitRows: z.number().int().min(2).default(5_000_000),
-        splitBytes: z
-          .number()
-          .int()
-          .min(1)
-          .default(4 * 1024 ** 3),
-        warnFraction: z.number().min(0.1).max(1).default(0.8),
+        autoSplit: z.boolean().default(SPLIT_DEFAULTS.autoSplit),
+        splitRows: z.number().int().min(2).default(SPLIT_DEFAULTS.splitRows),
+        splitBytes: z.number().int().min(1).default(SPLIT_DEFAULTS.splitBytes),
+        warnFraction: z.number().min(0.1).max(1).default(SPLIT_DEFAULTS.warnFraction),
       })
       .strict()
-      .default({ autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, warnFraction: 0.8 }),
+      .default(SPLIT_DEFAULTS),
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),

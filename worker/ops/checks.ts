@@ -29,6 +29,7 @@
  * its first call tells).
  */
 import type { BackendHealth } from './health.ts';
+import { splitFraction, type SplitThresholds } from '../model/split-thresholds.ts';
 
 export type CheckState = 'ok' | 'warning' | 'critical';
 
@@ -320,10 +321,10 @@ export const DURABLE_OBJECT_BYTES = 10 * 1024 ** 3;
 
 export function partitionCheck(
   buckets: readonly { bucket: string; partitions?: readonly { versions: number; databaseBytes: number }[] }[],
-  t: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number },
+  t: SplitThresholds,
   named: boolean,
 ): HealthCheck {
-  const fraction = (p: { versions: number; databaseBytes: number }) => Math.max(p.versions / t.splitRows, p.databaseBytes / t.splitBytes);
+  const fraction = (p: { versions: number; databaseBytes: number }) => splitFraction(p, t);
   const all = buckets.flatMap((b) => (b.partitions ?? []).map((p) => ({ bucket: b.bucket, p })));
   const full = all.filter(({ p }) => p.databaseBytes >= 0.8 * DURABLE_OBJECT_BYTES);
   const over = all.filter(({ p }) => fraction(p) >= 1);

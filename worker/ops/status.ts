@@ -12,6 +12,7 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { sumClasses, type ClassUsage } from '../catalog/usage.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
+import type { SplitThresholds } from '../model/split-thresholds.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
   catalogLossCheck,
@@ -62,7 +63,7 @@ export interface StatusConfig {
   coder: { kernel: string; crc32: string };
   scrubMode: string;
   /** The catalog partitions' split thresholds (config `partitions`); absent: no partitions check. */
-  partitions?: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number };
+  partitions?: SplitThresholds;
   /** Local development or deployed, and what the deployment review warned of (worker/config/deployment.ts). */
   deployment: { mode: 'local' | 'deployed'; warnings: string[] };
   /** The policy the config gives a bucket now (its re-stripe's target); absent: no re-stripe shown. */

@@ -10,13 +10,9 @@ import type { Catalog, PartitionFigures } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
 import { forEachBucket } from './each-bucket.ts';
+import { splitFraction, type SplitThresholds } from '../model/split-thresholds.ts';
 
-export interface SplitThresholds {
-  autoSplit: boolean;
-  splitRows: number;
-  splitBytes: number;
-  warnFraction: number;
-}
+export type { SplitThresholds };
 
 /** A partition's figures as fractions of the thresholds, and what they call for. */
 export interface PartitionAssessment extends PartitionFigures {
@@ -30,7 +26,7 @@ export interface PartitionAssessment extends PartitionFigures {
 export function assess(p: PartitionFigures, t: SplitThresholds): PartitionAssessment {
   const rowsFraction = p.versions / t.splitRows;
   const bytesFraction = p.databaseBytes / t.splitBytes;
-  const worst = Math.max(rowsFraction, bytesFraction);
+  const worst = splitFraction(p, t);
   return { ...p, rowsFraction, bytesFraction, verdict: worst >= 1 ? 'split' : worst >= t.warnFraction ? 'warn' : 'ok' };
 }
 
