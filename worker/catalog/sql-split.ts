@@ -18,7 +18,7 @@ export type { PartitionShare, PartitionStats, SplitStop } from './types.ts';
 import { readState, writeState } from './sql-objects.ts';
 
 /** State row of P while it splits (JSON SplitState). */
-export const SPLIT_STATE = 'partition-split';
+const SPLIT_STATE = 'partition-split';
 /** State row the change log's triggers read: the split key, as a plain string. */
 const SPLIT_AT = 'partition-split-at';
 
@@ -174,19 +174,18 @@ export function replaceKeys(sql: SqlStorage, ledger: SqlLedger, batch: KeyRows[]
     const ordered = [...rows].sort((a, b) => ORDER.indexOf(a.t) - ORDER.indexOf(b.t));
     for (const { t, r } of ordered) {
       if (!ORDER.includes(t)) throw new Error(`split: table ${t} is not moved`);
-      if (t === 'degraded_units') continue; // below: after the ledger's own rows
-      const columns = Object.keys(r);
-      sql.exec(`INSERT OR REPLACE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]!));
+      if (t !== 'degraded_units') insertRow(sql, t, r); // repair rows below: after the ledger's own
     }
     for (const { t, r } of ordered)
       if (t === 'versions' && Number(r.delete_marker) !== 1) ledger.replace(key, null, JSON.parse(String(r.manifest)) as ObjectManifest);
     sql.exec('DELETE FROM degraded_units WHERE key = ?', key); // the ledger wrote them afresh: the copies keep attempts and backoff
-    for (const { t, r } of ordered) {
-      if (t !== 'degraded_units') continue;
-      const columns = Object.keys(r);
-      sql.exec(`INSERT OR REPLACE INTO degraded_units (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]!));
-    }
+    for (const { t, r } of ordered) if (t === 'degraded_units') insertRow(sql, t, r);
   }
+}
+
+function insertRow(sql: SqlStorage, table: string, r: Record<string, SqlStorageValue>): void {
+  const columns = Object.keys(r);
+  sql.exec(`INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]!));
 }
 
 const ORDER = ['versions', 'objects', 'units', 'uploads', 'parts', 'reservations', 'completed_uploads', 'degraded_units'];
