@@ -14,7 +14,7 @@ import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.
 /** The admin API's answer (worker/app/admin.ts partitions; worker/upkeep/split-partitions.ts). */
 export interface Partitions {
   epoch: number;
-  thresholds: { autoSplit: boolean; splitRows: number; splitBytes: number; warnFraction: number };
+  thresholds: { autoSplit: boolean; splitRows: number; splitBytes: number; splitRequestRate: number; warnFraction: number };
   partitions: {
     instance: string;
     low: string;
@@ -23,16 +23,18 @@ export interface Partitions {
     bytes: number;
     databaseBytes: number;
     splitting: string | null;
+    requestsPerSecond: number;
     rowsFraction: number;
     bytesFraction: number;
+    rateFraction: number;
     verdict: 'ok' | 'warn' | 'split';
   }[];
 }
 
 const HELP = `usage: shardgate partitions BUCKET [--split KEY [--at K]] [--json] [gateway options]
 
-Prints the bucket's catalog partitions: each one's key range, its stored versions and catalog
-database size against the split thresholds (config "partitions"), and a verdict: ok, warn (past
+Prints the bucket's catalog partitions: each one's key range, its stored versions, catalog
+database size and calls a second (its 5-minute mean) against the split thresholds (config "partitions"), and a verdict: ok, warn (past
 warnFraction of a threshold) or split (over one: the cron splits it on line). Exit 1 when a
 partition is over a threshold.
 
@@ -52,14 +54,16 @@ export function partitionsText(bucket: string, r: Partitions): string {
     `${pct(p.rowsFraction)}`,
     bytes(p.databaseBytes),
     `${pct(p.bytesFraction)}`,
+    p.requestsPerSecond.toFixed(p.requestsPerSecond < 10 ? 1 : 0),
+    `${pct(p.rateFraction)}`,
     p.splitting ?? '-',
     p.verdict,
   ]);
   return (
     [
-      `${bucket}: ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'} (map epoch ${r.epoch}); split at ${t.splitRows} versions or ${bytes(t.splitBytes)} of catalog, warn at ${pct(t.warnFraction)}${t.autoSplit ? '' : ' (automatic splits off)'}`,
+      `${bucket}: ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'} (map epoch ${r.epoch}); split at ${t.splitRows} versions, ${bytes(t.splitBytes)} of catalog or ${t.splitRequestRate} calls/s (5-minute mean), warn at ${pct(t.warnFraction)}${t.autoSplit ? '' : ' (automatic splits off)'}`,
       '',
-      table([['RANGE', 'VERSIONS', 'OF ROWS', 'CATALOG', 'OF BYTES', 'SPLITTING', 'VERDICT'], ...rows]),
+      table([['RANGE', 'VERSIONS', 'OF ROWS', 'CATALOG', 'OF BYTES', 'CALLS/S', 'OF RATE', 'SPLITTING', 'VERDICT'], ...rows]),
     ].join('\n') + '\n'
   );
 }

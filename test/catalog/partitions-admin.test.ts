@@ -6,7 +6,7 @@
  * byte, versioned, and deleted, and the bucket deleted once empty.
  */
 import { AwsClient } from 'aws4fetch';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { createAdmin } from '../../worker/app/admin.ts';
 import { createApp } from '../../worker/app/app.ts';
@@ -102,7 +102,7 @@ describe('a bucket split by the operator, used through S3', () => {
   });
 
   it('splits a filled bucket on line through the API and by the cron past its thresholds; S3 sees one bucket throughout', async () => {
-    const thresholds: SplitThresholds = { autoSplit: true, splitRows: 40, splitBytes: 1024 ** 3, warnFraction: 0.5 };
+    const thresholds: SplitThresholds = { autoSplit: true, splitRows: 40, splitBytes: 1024 ** 3, splitRequestRate: 1e9, warnFraction: 0.5 };
     const { store, call, admin_, catalog } = gateway(thresholds);
     await store.createBucket('live', { region: 'us-east-1' });
     const keys = Array.from({ length: 60 }, (_, i) => `logs/${String(i).padStart(3, '0')}`);
@@ -137,5 +137,43 @@ describe('a bucket split by the operator, used through S3', () => {
     }
     expect(paged).toEqual(keys);
     expect(await admin_('bucket=live&split=nope&splitAt=logs%2F045')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+  });
+
+  it("splits a busy partition at the key that halves its calls, not at its rows' median; a burst does not", async () => {
+    // The partition counts the calls it answers over 5 minutes (model/request-rate.ts): the clock is driven.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-12-05T00:00:00Z') });
+    try {
+      const thresholds: SplitThresholds = { autoSplit: true, splitRows: 1e9, splitBytes: 1024 ** 4, splitRequestRate: 1, warnFraction: 0.5 };
+      const { store, call, admin_, catalog } = gateway(thresholds);
+      await store.createBucket('busy', { region: 'us-east-1' });
+      const keys = Array.from({ length: 60 }, (_, i) => `hot/${String(i).padStart(3, '0')}`);
+      for (const key of keys) expect((await call(`busy/${key}`, { method: 'PUT', body: key })).status).toBe(200);
+      // A burst: 120 PUT calls and more in a second is under 1 call a second over 5 minutes.
+      expect((await splitDuePartitions(catalog, thresholds, { deadline: Date.now() + 60_000 })).split).toEqual([]);
+      // Then 5 minutes of reads of the upper third only: 20 a step, a step every 10 s.
+      for (let step = 0; step < 30; step++) {
+        vi.advanceTimersByTime(10_000);
+        for (let i = 0; i < 20; i++) expect((await call(`busy/${keys[40 + i]}`)).status).toBe(200);
+      }
+      const busy = (await admin_('bucket=busy')).body.partitions!;
+      expect(busy).toHaveLength(1);
+      expect(busy[0]!.requestsPerSecond).toBeGreaterThan(1.9); // 600 reads in 300 s, and the admin's own calls
+      expect(busy[0]!.rowsFraction).toBeLessThan(0.001);
+      expect(busy[0]!.verdict).toBe('split');
+      const report = await splitDuePartitions(catalog, thresholds, { deadline: Date.now() + 60_000 });
+      expect(report.split).toHaveLength(1);
+      const at = report.split[0]!.at;
+      expect(report.split[0]).toMatchObject({ bucket: 'busy', low: '', for: 'rate' });
+      // The reads fell on hot/040..059: the cut is among them, not at the rows' median (hot/030).
+      expect(at > 'hot/045' && at < 'hot/055', at).toBe(true);
+      const after = (await admin_('bucket=busy')).body.partitions!;
+      expect(after.map((p) => [p.low, p.versions])).toEqual([
+        ['', keys.indexOf(at)],
+        [at, 60 - keys.indexOf(at)],
+      ]);
+      for (const key of keys) expect(await (await call(`busy/${key}`)).text(), key).toBe(key);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

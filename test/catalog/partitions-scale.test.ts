@@ -31,7 +31,7 @@ describe.skipIf(!RUN)(`a bucket of ${N} keys split on line into 16+ partitions`,
     const started = Date.now();
     for (const key of keys) await c.commitManifest('big', key, inlineManifest('big', key), {});
     const filled = Date.now() - started;
-    const thresholds = { autoSplit: true, splitRows: Math.ceil(N / 16), splitBytes: 1024 ** 4, warnFraction: 0.8 };
+    const thresholds = { autoSplit: true, splitRows: Math.ceil(N / 16), splitBytes: 1024 ** 4, splitRequestRate: 1e9, warnFraction: 0.8 };
     let splits = 0;
     for (let run = 0; run < 40; run++) {
       const r = await splitDuePartitions(c, thresholds, { deadline: Date.now() + 600_000, maxSplits: 64 });

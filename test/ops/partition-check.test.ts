@@ -5,8 +5,9 @@ import { DURABLE_OBJECT_BYTES, partitionCheck } from '../../worker/ops/checks.ts
 import { partitionsCell } from '../../cli/commands/status.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { manifest } from '../catalog/fixtures.ts';
+import { RequestRate } from '../../worker/model/request-rate.ts';
 
-const T = { autoSplit: true, splitRows: 1000, splitBytes: 1_000_000, warnFraction: 0.8 };
+const T = { autoSplit: true, splitRows: 1000, splitBytes: 1_000_000, splitRequestRate: 100, warnFraction: 0.8 };
 const part = (versions: number, databaseBytes = 1000) => ({ versions, databaseBytes });
 
 describe('the partitions check', () => {
@@ -35,6 +36,12 @@ describe('the partitions check', () => {
     expect(partitionCheck(buckets, { ...T, autoSplit: false }, true).action).toMatch(/automatic splits are off/);
   });
 
+  it('counts a busy partition against the request rate threshold', () => {
+    const busy = [{ bucket: 'busy', partitions: [{ ...part(1), requestsPerSecond: 85 }] }];
+    expect(partitionCheck(busy, T, true)).toMatchObject({ state: 'warning', detail: expect.stringContaining('1 past 80% of one (busy)') });
+    expect(partitionCheck([{ bucket: 'calm', partitions: [{ ...part(1), requestsPerSecond: 5 }] }], T, true).state).toBe('ok');
+  });
+
   it("is critical near the platform's 10 GB, whatever the thresholds", () => {
     const c = partitionCheck([{ bucket: 'huge', partitions: [part(1, 0.85 * DURABLE_OBJECT_BYTES)] }], { ...T, splitBytes: 100 * DURABLE_OBJECT_BYTES }, true);
     expect(c).toMatchObject({ state: 'critical', detail: expect.stringContaining('(huge)') });
@@ -51,5 +58,29 @@ describe("shardgate status's partitions column", () => {
     const cell = partitionsCell((await c.bucketHealth('cells', new Date())).partitions);
     expect(cell).toMatch(/^2 \(largest 6 versions, [\d.]+ \w+\)$/);
     expect(partitionsCell(undefined)).toBe('-');
+  });
+});
+
+describe("a partition's request rate (model/request-rate.ts)", () => {
+  it('is the mean over the last 5 minutes, idle time included; old calls fall out of the window', () => {
+    const r = new RequestRate();
+    const t0 = 1_000_000_000;
+    for (let i = 0; i < 300; i++) r.count(t0 + i * 1000); // one a second for 5 minutes
+    expect(r.perSecond(t0 + 299_000)).toBeCloseTo(1, 1);
+    expect(r.perSecond(t0 + 299_000 + 150_000)).toBeCloseTo(0.5, 1); // half the window idle since
+    expect(r.perSecond(t0 + 299_000 + 310_000)).toBe(0);
+    for (let i = 0; i < 600; i++) r.count(t0 + 700_000); // a burst of 600 in one instant: 2 a second over the window
+    expect(r.perSecond(t0 + 700_000)).toBe(2);
+  });
+
+  it("halves the recent key-addressed calls inside the partition's range; too few keys give none", () => {
+    const r = new RequestRate();
+    for (let i = 0; i < 10; i++) r.count(0, `k${i}`);
+    expect(r.hotMedian('', null)).toBeNull();
+    for (let i = 0; i < 1000; i++) r.count(0, `k${String(i % 100).padStart(2, '0')}`); // only the last 512 are kept
+    const m = r.hotMedian('', null)!;
+    expect(m >= 'k40' && m <= 'k60', m).toBe(true);
+    expect(r.hotMedian('k97', null)).toBeNull(); // about 10 calls of the sample fall above k97: too few
+    expect(r.hotMedian('', 'k50')! < 'k50').toBe(true);
   });
 });

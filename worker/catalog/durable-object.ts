@@ -90,6 +90,7 @@ import {
 } from './partition-map.ts';
 import { bucketInstance, journalBucket, partitionInstance } from './routing.ts';
 import { compareKeys } from '../model/listing.ts';
+import { RequestRate } from '../model/request-rate.ts';
 import { mirrorRows, sameRows, MIRROR_GENERATION, MIRROR_PENDING, RETIRING, type Mirror } from './partition-mirror.ts';
 import { errorMessage } from '../model/error-message.ts';
 import {
@@ -166,6 +167,8 @@ type Grace = number; // milliseconds before superseded units may be deleted
 
 export class CatalogObject extends DurableObject implements CatalogEntry {
   private schemaReady: boolean;
+  /** The calls this object answers (a split for rate: upkeep/split-partitions.ts). */
+  private readonly traffic = new RequestRate();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -773,6 +776,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       bytes: ledger('bytes'),
       databaseBytes: this.sql.databaseSize,
       splitting: this.splitState()?.phase ?? null,
+      requestsPerSecond: this.traffic.perSecond(Date.now()),
+      hotMedian: this.traffic.hotMedian(owned?.low ?? '', owned?.high ?? null),
     };
   }
 
@@ -946,6 +951,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   async dispatch(name: string, args: unknown[], stamp?: string, route?: { key?: string; epoch: number }): Promise<unknown> {
     const op = operation(name);
     if (op === undefined) throw new Error(`CatalogObject.dispatch: no operation ${String(name)}`);
+    this.traffic.count(Date.now(), op.to === 'key' ? (route?.key ?? (op.key ? op.key(args as never) : (args[1] as string))) : undefined);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
     // Nothing to wait for is the common case: no await then, so the check below and the method stay one step with the call's arrival.
     const fence =

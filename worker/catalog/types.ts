@@ -883,6 +883,10 @@ export interface PartitionStats {
   databaseBytes: number;
   /** A split in progress: its phase. */
   splitting: 'copying' | 'committing' | null;
+  /** Calls the instance answered a second, over the last 5 minutes (model/request-rate.ts); 0 after it was evicted. */
+  requestsPerSecond: number;
+  /** The key that halves its recent key-addressed calls, where a split for rate cuts (null: too few seen). */
+  hotMedian: string | null;
 }
 
 /** A partition's range with its figures, as its bucket's health lists them. */

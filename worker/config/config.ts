@@ -497,14 +497,16 @@ export const configSchema = z
     /**
      * When a bucket's catalog partition splits on line (docs/PARTITIONS.md): the cron splits a
      * partition at its median key once it holds more than `splitRows` stored versions or its SQLite
-     * database exceeds `splitBytes` (a Durable Object holds at most 10 GB); the status warns at
-     * `warnFraction` of either. `autoSplit: false` leaves splits to the operator (`shardgate partitions`).
+     * database exceeds `splitBytes` (a Durable Object holds at most 10 GB), or at the key that
+     * halves its traffic once it answers more than `splitRequestRate` calls a second averaged over
+     * 5 minutes; the status warns at `warnFraction` of any. `autoSplit: false` leaves splits to the operator (`shardgate partitions`).
      */
     partitions: z
       .object({
         autoSplit: z.boolean().default(SPLIT_DEFAULTS.autoSplit),
         splitRows: z.number().int().min(2).default(SPLIT_DEFAULTS.splitRows),
         splitBytes: z.number().int().min(1).default(SPLIT_DEFAULTS.splitBytes),
+        splitRequestRate: z.number().min(0.01).default(SPLIT_DEFAULTS.splitRequestRate),
         warnFraction: z.number().min(0.1).max(1).default(SPLIT_DEFAULTS.warnFraction),
       })
       .strict()

@@ -9,14 +9,28 @@ export interface SplitThresholds {
   splitRows: number;
   /** Bytes of SQLite a partition may hold before it splits (a Durable Object holds at most 10 GB). */
   splitBytes: number;
+  /**
+   * Calls a second a partition may answer, averaged over 5 minutes (model/request-rate.ts),
+   * before it splits at the key that halves its traffic. A Durable Object is one thread:
+   * Cloudflare documents a soft limit of 1,000 requests a second, and about 400 write
+   * transactions a second were measured (docs/PARTITIONS.md).
+   */
+  splitRequestRate: number;
   /** The status warns past this fraction of either threshold. */
   warnFraction: number;
 }
 
 /** The config's defaults (worker/config/config.ts). */
-export const SPLIT_DEFAULTS: SplitThresholds = { autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, warnFraction: 0.8 };
+export const SPLIT_DEFAULTS: SplitThresholds = { autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, splitRequestRate: 500, warnFraction: 0.8 };
 
-/** How far a partition is toward splitting: the larger of its two fractions (1: at a threshold). */
-export function splitFraction(p: { versions: number; databaseBytes: number }, t: SplitThresholds): number {
-  return Math.max(p.versions / t.splitRows, p.databaseBytes / t.splitBytes);
+/** What a partition is measured by: its stored versions, its database and its calls a second (absent: not measured, 0). */
+export interface SplitMeasures {
+  versions: number;
+  databaseBytes: number;
+  requestsPerSecond?: number;
+}
+
+/** How far a partition is toward splitting: the largest of its fractions (1: at a threshold). */
+export function splitFraction(p: SplitMeasures, t: SplitThresholds): number {
+  return Math.max(p.versions / t.splitRows, p.databaseBytes / t.splitBytes, (p.requestsPerSecond ?? 0) / t.splitRequestRate);
 }

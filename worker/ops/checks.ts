@@ -29,7 +29,7 @@
  * its first call tells).
  */
 import type { BackendHealth } from './health.ts';
-import { splitFraction, type SplitThresholds } from '../model/split-thresholds.ts';
+import { splitFraction, type SplitMeasures, type SplitThresholds } from '../model/split-thresholds.ts';
 
 export type CheckState = 'ok' | 'warning' | 'critical';
 
@@ -319,12 +319,8 @@ export function journalRedundancyCheck(j: { units: number; atRisk: number; lost:
 /** A Durable Object holds at most this much SQLite (Cloudflare's published limit, paid plan). */
 export const DURABLE_OBJECT_BYTES = 10 * 1024 ** 3;
 
-export function partitionCheck(
-  buckets: readonly { bucket: string; partitions?: readonly { versions: number; databaseBytes: number }[] }[],
-  t: SplitThresholds,
-  named: boolean,
-): HealthCheck {
-  const fraction = (p: { versions: number; databaseBytes: number }) => splitFraction(p, t);
+export function partitionCheck(buckets: readonly { bucket: string; partitions?: readonly SplitMeasures[] }[], t: SplitThresholds, named: boolean): HealthCheck {
+  const fraction = (p: SplitMeasures) => splitFraction(p, t);
   const all = buckets.flatMap((b) => (b.partitions ?? []).map((p) => ({ bucket: b.bucket, p })));
   const full = all.filter(({ p }) => p.databaseBytes >= 0.8 * DURABLE_OBJECT_BYTES);
   const over = all.filter(({ p }) => fraction(p) >= 1);

@@ -1,10 +1,10 @@
 /**
  * Partitions against their split thresholds (config `partitions`, docs/PARTITIONS.md "Splits on
  * line"): what the status shows of each bucket's partitions, and the cron's job that splits a
- * partition over a threshold at its median key (Catalog.splitPartition, on line: the bucket keeps
- * answering). A bucket that never split is one partition, its root; it is measured the same way.
- * Request rate is not a threshold yet: a Durable Object's own figures are not readable from it
- * (docs/PARTITIONS.md says what is measured instead).
+ * partition over a threshold (Catalog.splitPartition, on line: the bucket keeps answering): at its
+ * median key when it is too big, at the key that halves its recent calls when it is too busy
+ * (model/request-rate.ts: each partition counts the calls it answers). A bucket that never split
+ * is one partition, its root; it is measured the same way.
  */
 import type { Catalog, PartitionFigures } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
@@ -16,9 +16,10 @@ export type { SplitThresholds };
 
 /** A partition's figures as fractions of the thresholds, and what they call for. */
 export interface PartitionAssessment extends PartitionFigures {
-  /** Stored versions over `splitRows`, database bytes over `splitBytes` (1: at the threshold). */
+  /** Stored versions over `splitRows`, database bytes over `splitBytes`, calls a second over `splitRequestRate` (1: at the threshold). */
   rowsFraction: number;
   bytesFraction: number;
+  rateFraction: number;
   /** 'split': over a threshold (the cron splits it); 'warn': past warnFraction of one; 'ok'. */
   verdict: 'ok' | 'warn' | 'split';
 }
@@ -26,14 +27,16 @@ export interface PartitionAssessment extends PartitionFigures {
 export function assess(p: PartitionFigures, t: SplitThresholds): PartitionAssessment {
   const rowsFraction = p.versions / t.splitRows;
   const bytesFraction = p.databaseBytes / t.splitBytes;
+  const rateFraction = p.requestsPerSecond / t.splitRequestRate;
   const worst = splitFraction(p, t);
-  return { ...p, rowsFraction, bytesFraction, verdict: worst >= 1 ? 'split' : worst >= t.warnFraction ? 'warn' : 'ok' };
+  return { ...p, rowsFraction, bytesFraction, rateFraction, verdict: worst >= 1 ? 'split' : worst >= t.warnFraction ? 'warn' : 'ok' };
 }
 
 export interface SplitReport {
   buckets: number;
   partitions: number;
-  split: { bucket: string; low: string; at: string }[];
+  /** `for`: what the split relieves (a partition over both is split for its size, at its median key). */
+  split: { bucket: string; low: string; at: string; for: 'size' | 'rate' }[];
   failed: { bucket: string; low: string; error: string }[];
   /** Partitions past warnFraction of a threshold (not yet over it). */
   warned: number;
@@ -60,10 +63,13 @@ export async function splitDuePartitions(
       if (p.verdict === 'warn') report.warned++;
       if (p.verdict !== 'split' || p.splitting === 'committing' || !t.autoSplit) continue;
       if (report.split.length >= maxSplits) return false;
+      // Too busy but not too big: cut where the traffic halves (its rows' median may leave the hot keys on one side).
+      const forRate = p.rowsFraction < 1 && p.bytesFraction < 1;
+      if (forRate && p.hotMedian === null) continue; // its calls name no key (walks, sums): a split would not share them
       try {
-        const map = await catalog.splitPartition(bucket, p.low);
+        const map = await catalog.splitPartition(bucket, p.low, forRate ? p.hotMedian! : undefined);
         const made = map?.ranges.find((r) => r.low > p.low && (p.high === null || r.low < p.high));
-        if (made) report.split.push({ bucket, low: p.low, at: made.low });
+        if (made) report.split.push({ bucket, low: p.low, at: made.low, for: forRate ? 'rate' : 'size' });
       } catch (err) {
         // Fewer than two keys (one huge key's versions) cannot be split: the status keeps warning.
         if (!(err instanceof S3Error && err.code === 'InvalidRequest')) report.failed.push({ bucket, low: p.low, error: errorMessage(err) });
