@@ -9,13 +9,20 @@ import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
 import type { CatalogObject } from '../../worker/catalog/durable-object.ts';
 import { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
-import { FAILURES_TO_THROTTLE, RETRY_FIRST_MS, RETRY_MAX_MS, SENT_TIMEOUT_MS, SqlRepairs, retryDelay } from '../../worker/catalog/sql-repairs.ts';
+import { FAILURES_TO_THROTTLE, SqlRepairs, retryDelay } from '../../worker/catalog/sql-repairs.ts';
+import { REPAIR_TIMING_DEFAULTS, type RepairTiming } from '../../worker/model/repair-timing.ts';
 import { manifest, unit } from './fixtures.ts';
 
 const ns = () => (env as unknown as { CATALOG: DurableObjectNamespace<CatalogObject> }).CATALOG;
 
-it('worklist order, hand-on, backoff, throttling and reset', async () => {
-  const bucket = `worklist-${Date.now().toString(36)}`;
+/** The defaults, and a config's own timing (`repairs`), which every rule follows. */
+const TIMINGS: [string, RepairTiming][] = [
+  ['the default timing', REPAIR_TIMING_DEFAULTS],
+  ["a config's timing", { retryFirstMs: 50, retryMaxMs: 300, resendAfterMs: 700 }],
+];
+
+it.each(TIMINGS)('worklist order, hand-on, backoff, throttling and reset (%s)', async (name, t) => {
+  const bucket = `worklist-${name.length}-${Date.now().toString(36)}`;
   const catalog = new DurableCatalog(ns());
   await catalog.insertBucket(bucket, 'auto');
   const wide = { ...unit(), k: 2, m: 2, placement: ['b0', 'b1', 'b2', 'b3'], headerLens: [90, 90, 90, 90], shardDigests: ['00', '11', '22', '33'] };
@@ -26,35 +33,35 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
 
   await runInDurableObject(ns().get(ns().idFromName(`bucket:${bucket}`)), async (_obj, state) => {
     await state.storage.deleteAlarm(); // this test is the clock: the real alarm must not take units meanwhile
-    const r = new SqlRepairs(state.storage.sql);
+    const r = new SqlRepairs(state.storage.sql, t);
     const keys = (units: { key: string }[]) => units.map((u) => u.key);
     const t0 = 1_000_000_000_000;
 
     expect(keys(r.takeDue(t0))).toEqual(['two-lost', 'one-lost']); // least spare first
     expect(r.takeDue(t0 + 1)).toEqual([]); // handed on, not reported yet
-    expect(r.nextWake(t0)).toBe(t0 + SENT_TIMEOUT_MS);
-    expect(keys(r.takeDue(t0 + SENT_TIMEOUT_MS))).toEqual(['two-lost', 'one-lost']); // the report is overdue: again
+    expect(r.nextWake(t0)).toBe(t0 + t.resendAfterMs);
+    expect(keys(r.takeDue(t0 + t.resendAfterMs))).toEqual(['two-lost', 'one-lost']); // the report is overdue: again
 
     // A failure backs that unit off; the other one, with fewer attempts, goes first from now on.
-    const t1 = t0 + SENT_TIMEOUT_MS + 10;
+    const t1 = t0 + t.resendAfterMs + 10;
     r.failed('u-two', 'backend b3 unreachable', t1);
     r.unsend([{ unitId: 'u-one' }]);
     expect(keys(r.takeDue(t1))).toEqual(['one-lost']);
-    expect(keys(r.takeDue(t1 + RETRY_FIRST_MS))).toEqual(['two-lost']);
-    r.failed('u-one', 'x', t1 + RETRY_FIRST_MS);
+    expect(keys(r.takeDue(t1 + t.retryFirstMs))).toEqual(['two-lost']);
+    r.failed('u-one', 'x', t1 + t.retryFirstMs);
     expect(r.failures).toBe(2);
 
     // From FAILURES_TO_THROTTLE failures in a row: one canary per backoff period.
-    const t2 = t1 + RETRY_FIRST_MS + 1;
+    const t2 = t1 + t.retryFirstMs + 1;
     r.failed('u-two', 'backend b3 unreachable', t2);
     expect(r.failures).toBe(FAILURES_TO_THROTTLE);
-    const later = t2 + RETRY_MAX_MS;
+    const later = t2 + t.retryMaxMs;
     const canary = r.takeDue(later);
     expect(canary).toHaveLength(1);
     expect(r.takeDue(later + 1)).toEqual([]); // throttled: the next only after the canary period
     r.unsend(canary);
-    expect(r.takeDue(later + retryDelay(1) - 1)).toEqual([]);
-    expect(r.takeDue(later + retryDelay(1))).toHaveLength(1);
+    expect(r.takeDue(later + retryDelay(1, t) - 1)).toEqual([]);
+    expect(r.takeDue(later + retryDelay(1, t))).toHaveLength(1);
 
     // Never dropped: the attempts and the last error are kept, and the unit stays listed.
     const row = state.storage.sql
@@ -67,7 +74,7 @@ it('worklist order, hand-on, backoff, throttling and reset', async () => {
     r.reset();
     expect(r.failures).toBe(0);
     expect(keys(r.takeDue(later + 2))).toEqual(['two-lost', 'one-lost']); // redundancy before attempts
-    expect(r.nextWake(later + 2)).toBe(later + 2 + SENT_TIMEOUT_MS);
+    expect(r.nextWake(later + 2)).toBe(later + 2 + t.resendAfterMs);
   });
   await catalog.markRepaired(bucket, 'u-one', [0], 'one-lost');
   await catalog.markRepaired(bucket, 'u-two', [0, 3], 'two-lost');

@@ -7,16 +7,17 @@
  * - One backend killed, 100 objects written (each acknowledged with 5 of 6 shards), the backend
  *   back: every missed shard is on its disk within the deadline, and then any two other
  *   backends may die and every object still reads byte for byte.
- * - The same after a 40 s outage (the worklist keeps retrying, throttled, and never drops one):
- *   past the 10 s cap of the retry backoff and the 30 s after which a sent task is sent again
- *   (catalog/sql-repairs.ts); it was 100 s, which waited through the same states twice more.
+ * - The same after an outage past the cap of the retry backoff and the time after which a sent
+ *   task is sent again (catalog/sql-repairs.ts): the worklist keeps retrying, throttled, and
+ *   never drops one. The config's `repairs` timing is cut to a fifth here (2 s cap, 6 s resend),
+ *   so those states are reached in 8 s instead of the defaults' 40 (model/repair-timing.ts).
  * - The same when the gateway is killed (SIGKILL) with the repairs pending and started again on
  *   its state: nothing in an isolate's memory or a queue message is needed.
  * Time to full redundancy is printed (`redundancy figures`) for the closing note; the deadline
  * is a hang detector, not the goal (30 s for 100 objects).
  * Also checked throughout: the gateway logs no uncaught exception or unhandled rejection.
  */
-import { RETRY_MAX_MS, SENT_TIMEOUT_MS } from '../../worker/catalog/sql-repairs.ts';
+import type { RepairTiming } from '../../worker/model/repair-timing.ts';
 import { RECHECK_AFTER_MS, REFUSED_DOWN_MS } from '../../worker/engine/reachability.ts';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
@@ -40,7 +41,12 @@ let gateway: Gateway | undefined;
 let s3: S3Client;
 let direct: URL;
 const stateDir = mkdtempSync(join(tmpdir(), 'shardgate-redundancy-state-'));
-const config = () => gatewayConfig(servers, { timeoutMs: 2000, policies: { 'ec-4-2': { k: 4, m: 2, blockSize: 64 * KiB, small: { threshold: 0 } } } });
+/** The defaults (1 s doubling to 10 s, resent after 30 s) cut to a fifth. */
+const TIMING: RepairTiming = { retryFirstMs: 200, retryMaxMs: 2000, resendAfterMs: 6000 };
+const config = () => ({
+  ...gatewayConfig(servers, { timeoutMs: 2000, policies: { 'ec-4-2': { k: 4, m: 2, blockSize: 64 * KiB, small: { threshold: 0 } } } }),
+  repairs: TIMING,
+});
 const figures: Record<string, unknown>[] = [];
 
 let watch: UncaughtWatch;
@@ -154,18 +160,18 @@ describe('redundancy comes back without the scrubber', { timeout: 600_000 }, () 
     await expectTwoOthersDown(bucket, keys, 1, 2);
   });
 
-  test('after a 40 s outage (past the retry cap and the resend timeout): the worklist kept retrying and nothing was dropped', async () => {
+  test('after an outage past the retry cap and the resend timeout: the worklist kept retrying and nothing was dropped', async () => {
     const bucket = 'outage-long';
     const keys = Array.from({ length: 20 }, (_, i) => `long-${i}`);
     await killHard(servers[4]!);
     await writeAll(bucket, keys);
     expect((await status()).data.degradedUnits).toBe(20);
-    await new Promise((r) => setTimeout(r, RETRY_MAX_MS + SENT_TIMEOUT_MS)); // 40 s: every retry state reached
+    await new Promise((r) => setTimeout(r, TIMING.retryMaxMs + TIMING.resendAfterMs)); // every retry state reached
     const s = await status();
     expect(s.data.degradedUnits).toBe(20); // still there: retried, not dropped, not wrongly marked done
     await restart(servers[4]!);
     const ms = await timeToFullRedundancy(4, bucket, keys.length);
-    figures.push({ case: '20 objects, 40 s outage', msToFullRedundancy: ms });
+    figures.push({ case: `20 objects, ${(TIMING.retryMaxMs + TIMING.resendAfterMs) / 1000} s outage`, msToFullRedundancy: ms });
     await expectTwoOthersDown(bucket, keys, 0, 1);
   });
 

@@ -265,6 +265,17 @@ describe('writeUnit / readUnit', () => {
     }
   });
 
+  it('a repair that finds fewer than k readable shards fails before it opens any upload', async () => {
+    const { faulty, map } = cluster(6);
+    const { unit } = await put(faulty, randomBytes(rand, 4 * BLOCK * 2 + 7));
+    for (const i of [1, 2]) await faulty[i]!.inner.delete(shardKey('bkt', unit.unitId, i));
+    faulty[3]!.goOffline(); // 3 of 6 readable, 4 needed
+    const putsBefore = faulty.map((f) => f.calls.filter((c) => c.op === 'put').length);
+    await expect(rebuildShards('bkt', unit, [1, 2], map)).rejects.toThrow(/only 3 of 6 shards .* are readable; 4 needed/);
+    // No upload was started and aborted mid-body (workerd logs each such abort as an uncaught rejection).
+    expect(faulty.map((f) => f.calls.filter((c) => c.op === 'put').length)).toEqual(putsBefore);
+  });
+
   it('repair triage: an unreachable shard that is back intact is left alone; one still unreachable waits', async () => {
     const { faulty, map } = cluster(6);
     const { unit } = await put(faulty, randomBytes(rand, 4 * BLOCK * 2 + 99));

@@ -35,7 +35,8 @@ import { operation, type CatalogEntry, type OPERATIONS } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
-import { RETRY_FIRST_MS, SqlRepairs } from './sql-repairs.ts';
+import { SqlRepairs } from './sql-repairs.ts';
+import { repairTimingOf, type RepairTiming } from '../model/repair-timing.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, readState, SqlObjects, takeDueGarbage, writeState } from './sql-objects.ts';
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
@@ -178,9 +179,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       this.ctx.storage.transactionSync(() => migrate(this.sql));
       // Locally (npm start, tests: the env var worker/config/deployment.ts reads) the repair queue lives
       // in the process's memory, so a new instance may mean the units handed on went with the
-      // last process: hand them on again now rather than after SENT_TIMEOUT_MS. Cloudflare's
+      // last process: hand them on again now rather than after the resend time. Cloudflare's
       // Queues are durable; there the timeout alone covers a lost message.
-      if ((env as { SHARDGATE_LOCAL_DEV?: string }).SHARDGATE_LOCAL_DEV === '1' && new SqlRepairs(this.sql).unsendAll() > 0) {
+      if ((env as { SHARDGATE_LOCAL_DEV?: string }).SHARDGATE_LOCAL_DEV === '1' && this.repairList().unsendAll() > 0) {
         void ctx.blockConcurrencyWhile(() => this.wakeRepairs(Date.now()));
       }
     }
@@ -188,6 +189,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   private get sql(): SqlStorage {
     return this.ctx.storage.sql;
+  }
+
+  /** The config's `repairs` timing (model/repair-timing.ts). */
+  private repairTiming(): RepairTiming {
+    return repairTimingOf(this.env as { SHARDGATE_CONFIG?: string });
+  }
+
+  /** The bucket's repair worklist, with the config's timing. */
+  private repairList(): SqlRepairs {
+    return new SqlRepairs(this.sql, this.repairTiming());
   }
 
   private ensureSchema(): void {
@@ -735,7 +746,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** Q: the map names it now; its repair worklist (copied with the rows) wakes. */
   async splitCommitted(bucket: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => undefined);
-    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
     return r;
   }
 
@@ -862,7 +873,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       if (batch.finish) new SqlJournal(this.sql, bucket).continueAfter(batch.finish);
       return n;
     });
-    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
     return r;
   }
 
@@ -1306,7 +1317,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       due = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
       return done;
     });
-    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + this.repairTiming().retryFirstMs);
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
@@ -1317,7 +1328,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
   async markRepaired(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
-      const repairs = new SqlRepairs(this.sql);
+      const repairs = this.repairList();
       const wroteTo = repairs.targetsOf(unitId, shards); // those backends answer again
       o.markRepaired(unitId, shards);
       repairs.reset(wroteTo); // progress: whatever kept the others back may be gone too
@@ -1326,15 +1337,15 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return r;
   }
   async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = [], _key?: string): Promise<Reply<void>> {
-    const r = this.inBucket(bucket, () => new SqlRepairs(this.sql).failed(unitId, error, Date.now(), unreachable));
-    if (!r.error) await this.wakeRepairs(new SqlRepairs(this.sql).nextWake(Date.now()));
+    const r = this.inBucket(bucket, () => this.repairList().failed(unitId, error, Date.now(), unreachable));
+    if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
     return r;
   }
   async repairSoon(bucket: string, reset: boolean, backend?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => {
-      if (reset) new SqlRepairs(this.sql).reset(backend ? [backend] : []);
+      if (reset) this.repairList().reset(backend ? [backend] : []);
     });
-    if (!r.error) await this.wakeRepairs(reset ? Date.now() : new SqlRepairs(this.sql).nextWake(Date.now()));
+    if (!r.error) await this.wakeRepairs(reset ? Date.now() : this.repairList().nextWake(Date.now()));
     return r;
   }
 
@@ -1371,7 +1382,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const bucket = this.schemaReady ? this.sql.exec<{ name: string }>('SELECT name FROM buckets').toArray() : [];
     if (!queue || bucket.length !== 1) return; // the bucket list's instance holds no objects
     const name = bucket[0]!.name;
-    const repairs = new SqlRepairs(this.sql);
+    const repairs = this.repairList();
     const due = this.ctx.storage.transactionSync(() => repairs.takeDue(Date.now()));
     if (due.length) {
       try {
@@ -1384,7 +1395,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       }
     }
     const next = repairs.nextWake(Date.now());
-    if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + RETRY_FIRST_MS : next);
+    if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + this.repairTiming().retryFirstMs : next);
   }
   /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a
@@ -1452,7 +1463,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       due = this.announce(bucket, { event: creationEvent(origin, true), ...this.created(key, manifest, done) }, origin);
       return done;
     });
-    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + RETRY_FIRST_MS);
+    if (!r.error && degradedUnitsOf(manifest).length) await this.wakeRepairs(Date.now() + this.repairTiming().retryFirstMs);
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }

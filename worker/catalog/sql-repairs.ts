@@ -8,7 +8,7 @@
  * Order: least redundancy left first (`spare` = m minus the shards missing: a unit at k+0 before
  * one at k+1), then the fewest attempts (a unit that cannot be repaired yet does not hold up the
  * others), then the oldest.
- * Retries back off per unit (1 s doubling to RETRY_MAX_MS) and never stop while the unit is
+ * Retries back off per unit (1 s doubling to 10 s: the config's `repairs`, model/repair-timing.ts) and never stop while the unit is
  * degraded; from DEAD_LETTER_ATTEMPTS on it is counted as stuck (status, metrics) and still tried.
  * After FAILURES_TO_THROTTLE failures in a row with no success between them, the bucket sends one
  * unit per backoff period (a canary) instead of batches: an outage costs a request every few
@@ -17,19 +17,21 @@
  * Per backend (issue 37: one outage cost 1,029 failed attempts in minutes, each unit retried on
  * its own clock and every success elsewhere making them all due again): a repair that failed
  * because the backend its shard must be written to did not answer backs that backend off (1 s
- * doubling to BACKEND_RETRY_MAX_MS, state row 'repair-backend:<id>'). While it is backed off no
+ * doubling to the same cap, state row 'repair-backend:<id>'). While it is backed off no
  * unit with a missing shard there is handed on; when its time comes one such unit goes (its
  * canary) and the others wait for its outcome. A repair that writes there again, or the backend
  * seen healthy (`reset(backend)`), ends its backoff and every unit is due again.
  */
 import { DEAD_LETTER_ATTEMPTS, type DegradedUnit } from './types.ts';
+import { REPAIR_TIMING_DEFAULTS, type RepairTiming } from '../model/repair-timing.ts';
 
 export { DEAD_LETTER_ATTEMPTS };
 
-export const RETRY_FIRST_MS = 1000;
-export const RETRY_MAX_MS = 10_000;
+/** The defaults' figures (model/repair-timing.ts), for what must not wait on a config. */
+export const RETRY_FIRST_MS = REPAIR_TIMING_DEFAULTS.retryFirstMs;
+export const RETRY_MAX_MS = REPAIR_TIMING_DEFAULTS.retryMaxMs;
 /** A unit handed to the queue and not reported back within this is handed on again. */
-export const SENT_TIMEOUT_MS = 30_000;
+export const SENT_TIMEOUT_MS = REPAIR_TIMING_DEFAULTS.resendAfterMs;
 export const FAILURES_TO_THROTTLE = 3;
 /** Units handed to the queue per alarm (one sendBatch). */
 export const BATCH = 100;
@@ -43,17 +45,14 @@ export const BATCH = 100;
  */
 export const BACKEND_RETRY_MAX_MS = RETRY_MAX_MS;
 
-export function backendRetryDelay(failures: number): number {
-  return Math.min(BACKEND_RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
+/** The wait before try number `attempts` + 1 (a unit's, or a backend's after `attempts` failures): doubling to the cap. */
+export function retryDelay(attempts: number, t: RepairTiming = REPAIR_TIMING_DEFAULTS): number {
+  return Math.min(t.retryMaxMs, t.retryFirstMs * 2 ** Math.max(0, attempts - 1));
 }
 
 /** A backend's repair backoff: failures in a row, until when its units wait, and whether a canary is out. */
 type BackendBackoff = { failures: number; until: number; canary?: boolean };
 const BACKOFF = 'repair-backend:';
-
-export function retryDelay(attempts: number): number {
-  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, attempts - 1));
-}
 
 /** A row of `degraded_units`. */
 export type DegradedRow = {
@@ -81,7 +80,10 @@ export function degradedUnitOf(r: DegradedRow): DegradedUnit {
 }
 
 export class SqlRepairs {
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly timing: RepairTiming = REPAIR_TIMING_DEFAULTS,
+  ) {}
 
   private state(name: string): number {
     return Number(this.sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? 0);
@@ -103,7 +105,7 @@ export class SqlRepairs {
   /** Units due at `now`, in worklist order, marked as handed on. At most one while throttled. */
   takeDue(now: number): DegradedUnit[] {
     const throttled = this.failures >= FAILURES_TO_THROTTLE;
-    if (throttled && now < this.state('repair-last-send') + retryDelay(this.failures - FAILURES_TO_THROTTLE + 1)) return [];
+    if (throttled && now < this.state('repair-last-send') + retryDelay(this.failures - FAILURES_TO_THROTTLE + 1, this.timing)) return [];
     const want = throttled ? 1 : BATCH;
     const backoffs = this.backoffs();
     const rows: DegradedRow[] = [];
@@ -112,7 +114,7 @@ export class SqlRepairs {
       .exec<DegradedRow>(
         'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
         now,
-        now - SENT_TIMEOUT_MS,
+        now - this.timing.resendAfterMs,
         backoffs.size ? want * 10 : want,
       )
       .toArray()) {
@@ -132,14 +134,14 @@ export class SqlRepairs {
   /**
    * Until when the unit of row `r` waits for backed-off backends its missing shards are on (0: it
    * goes now). A backend whose backoff ran out lets this one unit go as its canary: the others
-   * wait until the canary's outcome is reported (or SENT_TIMEOUT_MS).
+   * wait until the canary's outcome is reported (or the resend time).
    */
   private waitFor(r: DegradedRow, backoffs: Map<string, BackendBackoff>, now: number): number {
     const targets = this.targetsOf(r.unit_id, JSON.parse(r.missing) as number[]).filter((id) => backoffs.has(id));
     const waiting = targets.map((id) => backoffs.get(id)!.until).filter((until) => until > now);
     if (waiting.length) return Math.max(...waiting);
     for (const id of targets) {
-      const b = { ...backoffs.get(id)!, until: now + SENT_TIMEOUT_MS, canary: true };
+      const b = { ...backoffs.get(id)!, until: now + this.timing.resendAfterMs, canary: true };
       backoffs.set(id, b);
       this.setBackoff(id, b);
     }
@@ -192,7 +194,7 @@ export class SqlRepairs {
       // Reports of units handed on together (before the backoff began) count once; a canary's counts.
       if (b && !b.canary && now < b.until) continue;
       const failures = (b?.failures ?? 0) + 1;
-      this.setBackoff(id, { failures, until: now + backendRetryDelay(failures) });
+      this.setBackoff(id, { failures, until: now + retryDelay(failures, this.timing) });
     }
     const row = this.sql.exec<{ attempts: number }>('SELECT attempts FROM degraded_units WHERE unit_id = ?', unitId).toArray()[0];
     if (!row) return; // repaired or gone meanwhile
@@ -200,7 +202,7 @@ export class SqlRepairs {
     this.sql.exec(
       'UPDATE degraded_units SET attempts = ?, next_at = ?, sent_at = 0, last_error = ? WHERE unit_id = ?',
       attempts,
-      now + retryDelay(attempts),
+      now + retryDelay(attempts, this.timing),
       error.slice(0, 500),
       unitId,
     );
@@ -223,11 +225,14 @@ export class SqlRepairs {
    */
   nextWake(now: number): number | null {
     const first = this.sql
-      .exec<{ at: number | null }>('SELECT MIN(MAX(next_at, CASE WHEN sent_at > 0 THEN sent_at + ? ELSE 0 END)) AS at FROM degraded_units', SENT_TIMEOUT_MS)
+      .exec<{ at: number | null }>(
+        'SELECT MIN(MAX(next_at, CASE WHEN sent_at > 0 THEN sent_at + ? ELSE 0 END)) AS at FROM degraded_units',
+        this.timing.resendAfterMs,
+      )
       .one().at;
     if (first === null) return null;
     const failures = this.failures;
-    const canary = failures >= FAILURES_TO_THROTTLE ? this.state('repair-last-send') + retryDelay(failures - FAILURES_TO_THROTTLE + 1) : 0;
+    const canary = failures >= FAILURES_TO_THROTTLE ? this.state('repair-last-send') + retryDelay(failures - FAILURES_TO_THROTTLE + 1, this.timing) : 0;
     return Math.max(now, first, canary);
   }
 

@@ -5,6 +5,7 @@
  * `wrangler secret put`. The layers below never read configuration: `engineSettings()` and
  * `s3Settings()` hand each the part it needs, already typed.
  */
+import { REPAIR_TIMING_DEFAULTS } from '../model/repair-timing.ts';
 import { SPLIT_DEFAULTS } from '../model/split-thresholds.ts';
 import { z } from 'zod';
 import type { BackendConfig } from '../../backends/index.ts';
@@ -511,6 +512,22 @@ export const configSchema = z
       })
       .strict()
       .default(SPLIT_DEFAULTS),
+    /**
+     * How a bucket's repair worklist retries (catalog/sql-repairs.ts, model/repair-timing.ts): a
+     * unit's first retry after `retryFirstMs`, doubling to `retryMaxMs` (also the longest a
+     * backend that does not answer is left alone), and a unit handed to the repair queue but not
+     * reported back within `resendAfterMs` handed on again. The defaults suit backends whose
+     * outages last seconds to hours.
+     */
+    repairs: z
+      .object({
+        retryFirstMs: z.number().int().min(10).max(600_000).default(REPAIR_TIMING_DEFAULTS.retryFirstMs),
+        retryMaxMs: z.number().int().min(10).max(3_600_000).default(REPAIR_TIMING_DEFAULTS.retryMaxMs),
+        resendAfterMs: z.number().int().min(100).max(3_600_000).default(REPAIR_TIMING_DEFAULTS.resendAfterMs),
+      })
+      .strict()
+      .refine((r) => r.retryFirstMs <= r.retryMaxMs, { message: 'repairs.retryFirstMs must not exceed retryMaxMs' })
+      .default(REPAIR_TIMING_DEFAULTS),
     ops: opsSettings.default({ open: false, probeSeconds: 30, flushSeconds: 5, requestLogs: true }),
     webConsole: consoleSettings.default({ enabled: true }),
     encryption: encryptionSettings.optional(),

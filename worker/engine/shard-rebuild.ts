@@ -82,9 +82,12 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
   const stripe = coder.stripe(unit.blockSize);
   const sinks = files.map((f) => f.sink);
   try {
-    await Promise.all(files.map(({ file }) => file.writeHeader()));
     for (let s = 0; s < rows; s++) {
       await decoder.decodeRow(s, stripe, false);
+      // The uploads open at their first write: only once the first row could be decoded, so a
+      // repair that finds fewer than k readable shards (a backend down, another slow) opens none.
+      // (An upload aborted mid-body makes workerd log an uncaught rejection: one per failed try.)
+      if (s === 0) await Promise.all(files.map(({ file }) => file.writeHeader()));
       const len = files[0]!.file.layout.blockLen(s);
       await Promise.all(
         files.map(({ file }) => {
@@ -97,6 +100,7 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
         }),
       );
     }
+    if (rows === 0) await Promise.all(files.map(({ file }) => file.writeHeader()));
     for (const { file, sink } of files) {
       if (file.digest() !== footer.shardDigests[file.shardIndex]) sink.abort(new Error(`shard ${file.shardIndex}: rebuilt digest differs from the footer's`));
       else await file.writeFooter(footer);
@@ -109,6 +113,7 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
   } catch (err) {
     abort.abort(err);
     sinks.forEach((s) => s.abort(err));
+    await Promise.allSettled(sinks.map((s) => s.done));
     throw err;
   } finally {
     decoder.release();
