@@ -7,8 +7,8 @@
  */
 import type { BucketHealth, ScrubProgress } from './types.ts';
 import { sumEventStatus } from './sql-outbox.ts';
-import type { PlacementCount } from './placement-counts.ts';
-import type { PolicyRedundancy } from './redundancy.ts';
+import type { PlacementCount } from './ledger-figures.ts';
+import type { PolicyRedundancy } from './ledger-figures.ts';
 
 function addRecords<T>(a: Record<string, T>, b: Record<string, T>, add: (x: T, y: T) => T): Record<string, T> {
   const out = { ...a };

@@ -10,16 +10,9 @@
  * many backends (n backends, k+m shards: up to C(n, k+m) sets) a bucket holds that many rows.
  */
 import type { CodedUnit } from '../format/manifest.ts';
-import { policyName } from './redundancy.ts';
+import { policyName, type PlacementCount } from './ledger-figures.ts';
 
-/** Units of one policy whose present shards lie on `on` (backend ids, sorted, one per shard). */
-export interface PlacementCount {
-  k: number;
-  m: number;
-  on: string[];
-  units: number;
-  bytes: number;
-}
+export type { PlacementCount };
 
 const UNITS = 'placed-units:';
 const BYTES = 'placed-bytes:';

@@ -7,25 +7,9 @@
  * the units of every policy and state sum to the bucket's units.
  */
 import type { CodedUnit } from '../format/manifest.ts';
+import { policyName, type PolicyRedundancy, type UnitsAndBytes } from './ledger-figures.ts';
 
-export interface UnitsAndBytes {
-  units: number;
-  /** Bytes of object data in those units (as clients stored them). */
-  bytes: number;
-}
-
-/** One policy's units by shards left. */
-export interface PolicyRedundancy {
-  k: number;
-  m: number;
-  /** From whole (k+m shards left) down to exactly k: m+1 entries, zeros included. */
-  byShardsLeft: (UnitsAndBytes & { shardsLeft: number })[];
-  /** Fewer than k shards left: their objects cannot be read. */
-  belowK: UnitsAndBytes;
-}
-
-/** A unit's policy as the counts name it: its geometry, "k+m". */
-export const policyName = (u: Pick<CodedUnit, 'k' | 'm'>): string => `${u.k}+${u.m}`;
+export { policyName, type PolicyRedundancy, type UnitsAndBytes };
 
 const UNITS = 'units:';
 const BYTES = 'unit-bytes:';

@@ -16,8 +16,8 @@
  * Rate: bytes rewritten over the time between the first and the last swap; time remaining: bytes
  * left at that rate.
  */
-import type { PolicyRedundancy } from './redundancy.ts';
-import type { PlacementCount } from './placement-counts.ts';
+import type { PolicyRedundancy } from './ledger-figures.ts';
+import type { PlacementCount } from './ledger-figures.ts';
 
 /** A stored object version's place in its bucket's (key, version id) order; `versionId` is the catalog's own id (never 'null'). */
 export interface VersionAt {

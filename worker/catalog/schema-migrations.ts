@@ -56,7 +56,7 @@ import { etagFor } from '../model/sse.ts';
 import { redundancyEntries } from './redundancy.ts';
 import { unitsOf } from './rules.ts';
 import { classEntries } from './usage.ts';
-import { JOURNAL_SCHEMA } from './sql-journal.ts';
+import { JOURNAL_SCHEMA } from './journal-schema.ts';
 import { SCHEMA, SCHEMA_VERSION } from './sql-schema.ts';
 
 const VERSION_ROW = 'schema-version';

@@ -4,7 +4,31 @@
  * checked is kept per unit (units.checked_at, sql-ledger.ts counts them), so coverage is counted,
  * never estimated. The catalog applies this when the scrubber records a run.
  */
-import type { ScrubCursor, ScrubProgress } from './types.ts';
+/** Where the background scrubber stopped in a bucket: after unit `afterUnit` (units in id order). */
+export interface ScrubCursor {
+  afterUnit: string;
+}
+
+/**
+ * How far the background scrubber has come through a bucket, in units (times in ms since the
+ * epoch). A unit counts as checked once every one of its shards was checked in the pass in
+ * progress (between passes: in the last complete one); units written since are not, so coverage
+ * never reads 100% while any unit waits for its first check.
+ */
+export interface ScrubProgress {
+  /** Units of the bucket's stored object versions now. */
+  units: number;
+  /** Of which checked in the current pass (between passes: in the last complete pass). */
+  checked: number;
+  /** The unit that has gone longest without a check (never checked: since it was written); null with no units. */
+  oldestUnchecked: { unitId: string; key: string; since: number } | null;
+  /** When the current pass started; null before the first and between passes. */
+  passStartedAt: number | null;
+  /** The last complete pass: every unit the bucket held at its start was checked in between. */
+  lastPassStartedAt: number | null;
+  lastPassCompletedAt: number | null;
+  passes: number;
+}
 
 /** The state row holding the cursor (JSON ScrubCursor). */
 export const SCRUB_POSITION = 'scrub-position';

@@ -6,24 +6,36 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { advanceScrub, noScrubYet, type PassTimes } from './scrub-progress.ts';
-import { DEAD_LETTER_ATTEMPTS, degradedUnitOf, type DegradedRow } from './sql-repairs.ts';
-import type { BucketHealth, DegradedUnit, ScrubCursor, ScrubProgress } from './types.ts';
+import { DEAD_LETTER_ATTEMPTS, type BucketHealth, type DegradedUnit, type ScrubCursor, type ScrubProgress } from './types.ts';
 import { classesFromLedger, degradedUnitsOf, usageDelta } from './usage.ts';
 import { unitsOf } from './rules.ts';
 import { bytesAtRiskAndLost, redundancyFromLedger } from './redundancy.ts';
 import { placementsFromLedger } from './placement-counts.ts';
 
-export const LEDGER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS degraded_units (
-  key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
-  spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
-  sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT,
-  PRIMARY KEY (unit_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS degraded_by_key ON degraded_units (key, unit_id);
-CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, since);
-`;
+/** A row of `degraded_units`. */
+export type DegradedRow = {
+  key: string;
+  unit_id: string;
+  missing: string;
+  since: number;
+  spare: number;
+  attempts: number;
+  next_at: number;
+  sent_at: number;
+  last_error: string | null;
+};
+
+export function degradedUnitOf(r: DegradedRow): DegradedUnit {
+  return {
+    key: r.key,
+    unitId: r.unit_id,
+    missing: JSON.parse(r.missing) as number[],
+    since: r.since,
+    attempts: r.attempts,
+    ...(r.next_at ? { nextAttemptAt: r.next_at } : {}),
+    ...(r.last_error ? { lastError: r.last_error } : {}),
+  };
+}
 
 export class SqlLedger {
   constructor(private readonly sql: SqlStorage) {}

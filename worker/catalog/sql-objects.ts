@@ -50,6 +50,7 @@ import {
   type CatalogWriteConditions,
 } from './rules.ts';
 import { SqlLedger } from './sql-ledger.ts';
+import { readState, writeState } from './sql-state.ts';
 import { objectRow, objectSummary, type GarbageRow, type ObjectRow, type UnitRow } from './sql-schema.ts';
 import type { CommitResult, GarbageUnits, MovedShard, ShardMove, UnitRecord, VersionLookup } from './types.ts';
 import { listVersionRows, NULL_VERSION, shownVersionId, type VersionRow } from './sql-versions.ts';
@@ -582,15 +583,4 @@ export function allGarbage(sql: SqlStorage, bucket: string): GarbageRow[] {
   const reserved = sql.exec<{ unit_id: string; expires: number }>('SELECT unit_id, expires FROM reservations ORDER BY expires').toArray();
   const entry = (ids: string[]): string => JSON.stringify({ bucket, units: [], unitIds: ids } satisfies GarbageUnits);
   return [...rows, ...reserved.map((r) => ({ not_before: r.expires, entry: entry([r.unit_id]) }))];
-}
-
-/** A state row's value (null: absent). */
-export function readState(sql: SqlStorage, name: string): string | null {
-  return sql.exec<{ value: string }>('SELECT value FROM state WHERE name = ?', name).toArray()[0]?.value ?? null;
-}
-
-/** Sets a state row (null removes it). */
-export function writeState(sql: SqlStorage, name: string, value: string | null): void {
-  if (value === null) sql.exec('DELETE FROM state WHERE name = ?', name);
-  else sql.exec('INSERT OR REPLACE INTO state (name, value) VALUES (?, ?)', name, value);
 }

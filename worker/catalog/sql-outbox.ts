@@ -26,7 +26,7 @@ import type { EventOrigin } from '../model/event-origin.ts';
 import type { NotificationSettings } from '../model/notification-settings.ts';
 import { newId } from '../format/ids.ts';
 import { eventBody, s3EventRecord, testEventBody, type ChangeFacts } from './event-record.ts';
-import { readState } from './sql-objects.ts';
+import { readState } from './sql-state.ts';
 import type { DestinationEvents, EventEntry, OutboxState } from './types.ts';
 
 /** State row of the bucket's notification rules (JSON NotificationRule[]); mirrored to partitions. */

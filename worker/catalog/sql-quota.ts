@@ -8,7 +8,7 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
-import { readState, writeState } from './sql-objects.ts';
+import { readState, writeState } from './sql-state.ts';
 import type { SqlObjects } from './sql-objects.ts';
 import type { BucketHealth } from './types.ts';
 import { checkQuota, limitsFor, parseStoredQuota, QUOTA_ROW, type BucketUsage, type QuotaFigures, type StoredQuota } from './quota.ts';

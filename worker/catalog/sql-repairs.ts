@@ -23,6 +23,7 @@
  * seen healthy (`reset(backend)`), ends its backoff and every unit is due again.
  */
 import { DEAD_LETTER_ATTEMPTS, type DegradedUnit } from './types.ts';
+import { degradedUnitOf, type DegradedRow } from './sql-ledger.ts';
 import { REPAIR_TIMING_DEFAULTS, type RepairTiming } from '../model/repair-timing.ts';
 
 export { DEAD_LETTER_ATTEMPTS };
@@ -53,31 +54,6 @@ export function retryDelay(attempts: number, t: RepairTiming = REPAIR_TIMING_DEF
 /** A backend's repair backoff: failures in a row, until when its units wait, and whether a canary is out. */
 type BackendBackoff = { failures: number; until: number; canary?: boolean };
 const BACKOFF = 'repair-backend:';
-
-/** A row of `degraded_units`. */
-export type DegradedRow = {
-  key: string;
-  unit_id: string;
-  missing: string;
-  since: number;
-  spare: number;
-  attempts: number;
-  next_at: number;
-  sent_at: number;
-  last_error: string | null;
-};
-
-export function degradedUnitOf(r: DegradedRow): DegradedUnit {
-  return {
-    key: r.key,
-    unitId: r.unit_id,
-    missing: JSON.parse(r.missing) as number[],
-    since: r.since,
-    attempts: r.attempts,
-    ...(r.next_at ? { nextAttemptAt: r.next_at } : {}),
-    ...(r.last_error ? { lastError: r.last_error } : {}),
-  };
-}
 
 export class SqlRepairs {
   constructor(

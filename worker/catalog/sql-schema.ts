@@ -26,10 +26,22 @@
 import type { ObjectManifest } from '../format/manifest.ts';
 import type { BucketInfo, ObjectSummary, UploadInfo } from '../model/object-store.ts';
 import { ACCESS_LOG_SCHEMA } from './sql-access-log.ts';
-import { LEDGER_SCHEMA } from './sql-ledger.ts';
 import type { UploadRecord } from './types.ts';
 
 export const SCHEMA_VERSION = 7;
+
+/** The ledger's counts and the repair worklist (sql-ledger.ts keeps both inside every commit). */
+const LEDGER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ledger (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS degraded_units (
+  key TEXT NOT NULL, unit_id TEXT NOT NULL, missing TEXT NOT NULL, since INTEGER NOT NULL,
+  spare INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0,
+  sent_at INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+  PRIMARY KEY (unit_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS degraded_by_key ON degraded_units (key, unit_id);
+CREATE INDEX IF NOT EXISTS degraded_order ON degraded_units (spare, attempts, since);
+`;
 
 export const SCHEMA =
   LEDGER_SCHEMA +

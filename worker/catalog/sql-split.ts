@@ -15,7 +15,7 @@ import type { SqlLedger } from './sql-ledger.ts';
 import type { QuotaFigures } from './quota.ts';
 
 export type { PartitionShare, PartitionStats, SplitStop } from './types.ts';
-import { readState, writeState } from './sql-objects.ts';
+import { readState, writeState } from './sql-state.ts';
 
 /** State row of P while it splits (JSON SplitState). */
 const SPLIT_STATE = 'partition-split';

@@ -18,7 +18,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CorsRule } from '../model/cors.ts';
 import type { LifecycleRule, ObjectExpiration, VersionFacts } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
-import type { ClassUsage } from './usage.ts';
+import type { ClassUsage } from './ledger-figures.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, Retention } from '../model/object-lock.ts';
 
 /** A change of a version's lock: its retention (null: removed) and/or its legal hold. */
@@ -28,9 +28,11 @@ export interface ObjectLockChange {
 }
 import type { SseRecord } from '../model/sse.ts';
 import type { BucketSettings } from '../model/bucket-settings.ts';
-import type { PlacementCount } from './placement-counts.ts';
-import type { PolicyRedundancy } from './redundancy.ts';
+import type { PlacementCount } from './ledger-figures.ts';
+import type { PolicyRedundancy } from './ledger-figures.ts';
 import type { RestripeState, VersionAt } from './restripe-record.ts';
+import type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
+export type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
 export type { VersionAt } from './restripe-record.ts';
 import type {
   BucketInfo,
@@ -132,32 +134,6 @@ export interface ShardMove {
   shard: number;
   from: string;
   to: string;
-}
-
-/** Where the background scrubber stopped in a bucket: after unit `afterUnit` (units in id order). */
-export interface ScrubCursor {
-  afterUnit: string;
-}
-
-/**
- * How far the background scrubber has come through a bucket, in units (times in ms since the
- * epoch). A unit counts as checked once every one of its shards was checked in the pass in
- * progress (between passes: in the last complete one); units written since are not, so coverage
- * never reads 100% while any unit waits for its first check.
- */
-export interface ScrubProgress {
-  /** Units of the bucket's stored object versions now. */
-  units: number;
-  /** Of which checked in the current pass (between passes: in the last complete pass). */
-  checked: number;
-  /** The unit that has gone longest without a check (never checked: since it was written); null with no units. */
-  oldestUnchecked: { unitId: string; key: string; since: number } | null;
-  /** When the current pass started; null before the first and between passes. */
-  passStartedAt: number | null;
-  /** The last complete pass: every unit the bucket held at its start was checked in between. */
-  lastPassStartedAt: number | null;
-  lastPassCompletedAt: number | null;
-  passes: number;
 }
 
 /** A coded unit of a stored object version, as the unit index finds it. */

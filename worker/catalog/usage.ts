@@ -6,6 +6,7 @@
  */
 import type { ObjectManifest } from '../format/manifest.ts';
 import { shardLayout } from '../format/layout.ts';
+import type { ClassUsage } from './ledger-figures.ts';
 import { placementEntries } from './placement-counts.ts';
 import { redundancyEntries } from './redundancy.ts';
 
@@ -45,9 +46,6 @@ export function usageOf(manifest: ObjectManifest | null | undefined): Map<string
 export function classEntries(manifest: ObjectManifest): [string, number][] {
   return [...usageOf(manifest)].filter(([name]) => name.startsWith('class-'));
 }
-
-/** Objects, their bytes and their shard files' stored bytes, per storage class. */
-export type ClassUsage = Record<string, { objects: number; bytes: number; storedBytes: number }>;
 
 /**
  * Per storage class, from a bucket's ledger values: the counted classes, and STANDARD as what the
@@ -98,3 +96,5 @@ export function degradedUnitsOf(manifest: ObjectManifest | null | undefined): { 
   // spare: how many more shards the unit can lose (replicas: copies beyond the first).
   return manifest.storage.units.filter((u) => u.missing.length > 0).map((u) => ({ unitId: u.unitId, missing: [...u.missing], spare: u.m - u.missing.length }));
 }
+
+export type { ClassUsage };
