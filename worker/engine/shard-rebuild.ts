@@ -113,7 +113,8 @@ export async function rebuildShards(bucket: string, unit: CodedUnit, targets: nu
   } catch (err) {
     abort.abort(err);
     sinks.forEach((s) => s.abort(err));
-    await Promise.allSettled(sinks.map((s) => s.done));
+    // The sinks are not awaited: the failure is reported at once, and each upload ends on its own
+    // (the signal above). Awaiting them here was tried: one repair never ended under a loaded run.
     throw err;
   } finally {
     decoder.release();
