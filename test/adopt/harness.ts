@@ -12,6 +12,8 @@ import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate } from '../../worker/app/auth-gate.ts';
 import { Adoption } from '../../worker/adopt/adopting-store.ts';
 import { SourceClient } from '../../worker/adopt/source-client.ts';
+import type { Catalog } from '../../worker/catalog/types.ts';
+import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { localCatalog } from '../support/local-catalog.ts';
@@ -34,6 +36,9 @@ export interface AdoptionHarness {
   };
   adoption: Adoption;
   client: SourceClient;
+  /** The product's catalog and the engine's store under the adopting one (no read-through). */
+  catalog: Catalog;
+  inner: ObjectStore;
   /** Settles every adoption started so far. */
   settled: () => Promise<void>;
   clock: { now: number };
@@ -81,6 +86,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
         return p;
       },
       now: () => clock.now,
+      states: catalog,
       ...options,
     });
     const app = createApp({ store: adoption.store(), authenticate, postForm, settings });
@@ -96,6 +102,8 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
     isolate,
     adoption: first.adoption,
     client: first.client,
+    catalog,
+    inner: parts.store,
     settled: async () => {
       while (work.length) await Promise.allSettled(work.splice(0));
     },

@@ -130,6 +130,8 @@ const KEY_ROTATION = 'key-rotation';
 const DRAIN_PROGRESS = 'drain';
 /** State row of a bucket's re-stripe progress (upkeep/restripe-progress.ts). */
 const RESTRIPE_PROGRESS = 'restripe';
+/** State row of an adopted bucket's backfill (worker/adopt/backfill-record.ts). */
+const ADOPT_PROGRESS = 'adopt';
 /** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
 const LOGGING = 'logging';
 
@@ -1122,6 +1124,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
   setRestripeState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));
+  }
+  getAdoptState(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(ADOPT_PROGRESS));
+  }
+  setAdoptState(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(ADOPT_PROGRESS, value));
   }
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));

@@ -871,7 +871,16 @@ export type Catalog = PartitionCatalog &
   KeyCatalog &
   LifecycleCatalog &
   JournalCatalog &
-  RestripeCatalog;
+  RestripeCatalog &
+  AdoptCatalog;
+
+/** An adopted bucket's backfill record (worker/adopt/backfill-record.ts), a row of its catalog `state` table ('adopt'). */
+export interface AdoptCatalog {
+  /** The record as stored, or null when no backfill was ever started. NoSuchBucket. */
+  getAdoptState(bucket: string): Promise<string | null>;
+  /** Replaces the record; null removes it. NoSuchBucket. */
+  setAdoptState(bucket: string, value: string | null): Promise<void>;
+}
 
 /** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
 export interface PartitionStats {
