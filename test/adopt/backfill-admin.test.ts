@@ -1,0 +1,110 @@
+/**
+ * Issue 41: the backfill through the operator's API (worker/app/admin.ts `adopt*`, signed as the
+ * CLI signs), over an s3rver source: the estimate's figures, a start and its progress, a pause that
+ * holds the walk, a detach refused (409, the reason) then allowed once the pass is complete, and
+ * the answers for a bucket without a source.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AwsClient } from 'aws4fetch';
+import { randomBytes } from 'node:crypto';
+import { BackfillService } from '../../worker/adopt/backfill-service.ts';
+import { createAdmin } from '../../worker/app/admin.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import { parseConfig, sourcePrices } from '../../worker/config/config.ts';
+import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
+import { testS3Settings } from '../support/memory-store.ts';
+import { BUCKET, putSource, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
+
+let h: AdoptionHarness;
+let admin: (action: string, query?: string) => Promise<{ status: number; body: Record<string, unknown> }>;
+const sizes = [10, 2000, 70_000, 123_456, 1, 5000, 80_000];
+
+beforeAll(async () => {
+  h = await startAdoptionHarness();
+  for (const [i, n] of sizes.entries()) await putSource(h, `k ${i}+%`, new Uint8Array(randomBytes(n)));
+  const policy = parseConfig({
+    backends: Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, kind: 'memory', domain: `z${i}` })),
+    policies: { ec: { k: 4, m: 2, blockSize: 65536 } },
+    defaultPolicy: 'ec',
+  }).policies.ec!;
+  const service = new BackfillService({
+    catalog: h.catalog,
+    inner: h.inner,
+    adoption: h.adoption,
+    sources: new Map([[BUCKET, h.client]]),
+    prices: () => sourcePrices({ endpoint: h.server.endpoint, prices: 'backblaze-b2' }),
+    policy: () => policy,
+    storagePrices: () => [0.015],
+    now: () => h.clock.now,
+  });
+  const authenticate = makeAuthenticate(
+    { credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }], allowAnonymous: false, region: 'us-east-1' },
+    {},
+  );
+  const app = createApp({
+    store: h.adoption.store(),
+    authenticate,
+    settings: testS3Settings(),
+    admin: createAdmin({
+      authenticate,
+      catalog: h.catalog,
+      backends: [],
+      region: 'us-east-1',
+      scrub: { mode: 'heads', unitsPerRun: 10 },
+      enqueueRepair: () => {},
+      repair: async () => {},
+      adopt: service,
+    }),
+  });
+  const signer = new AwsClient({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, service: 's3', region: 'us-east-1', retries: 0 });
+  admin = async (action, query = '') => {
+    const res = await app.fetch(await signer.sign(`http://gw.test/_shardgate/admin/${action}?${query}`, { method: 'POST' }));
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+}, 30_000);
+afterAll(async () => {
+  await h?.settled();
+  await h?.dispose();
+});
+
+describe('the backfill through the admin API', () => {
+  it('adopt-estimate: the source totals at its prices, no GET', async () => {
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const { status, body } = await admin('adopt-estimate', `bucket=${BUCKET}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ objects: 7, bytes: total, next: null, requests: { gets: 7, lists: 1 } });
+    expect((body.egress as { cost: number }).cost).toBeCloseTo((total / 1024 ** 3) * 0.01 + (7 / 1000) * 0.0004, 12);
+    expect(h.client.sent.get).toBe(0);
+  });
+
+  it('adopt starts the walk; adopt-pause holds it; adopt-status shows the progress; detach waits for a complete pass', async () => {
+    const started = await admin('adopt', `bucket=${BUCKET}&max=3`);
+    expect(started.status).toBe(200);
+    expect(started.body).toMatchObject({ report: { adopted: 3, stopped: true }, progress: { phase: 'walking', complete: false, pass: { adopted: 3 } } });
+    const refused = await admin('adopt-detach', `bucket=${BUCKET}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'DetachRefused', detached: false });
+    expect(refused.body.message).toMatch(/no pass over the source has ended yet \(this one has walked 3 object/);
+    expect((await admin('adopt-pause', `bucket=${BUCKET}`)).body).toMatchObject({ phase: 'paused' });
+    const service = (await admin('adopt-status', `bucket=${BUCKET}`)).body as { buckets: { phase: string; bytesLeft: number }[] };
+    expect(service.buckets[0]).toMatchObject({ phase: 'paused' });
+    // The estimate's total is what "left" is read against: the bytes of the 4 keys not yet walked.
+    const walked = sizes.slice(0, 3).reduce((a, b) => a + b, 0); // "k 0+%", "k 1+%", "k 2+%" in key order
+    expect(service.buckets[0]!.bytesLeft).toBe(sizes.reduce((a, b) => a + b, 0) - walked);
+    // Resumed: the rest, then detach is allowed.
+    const rest = await admin('adopt', `bucket=${BUCKET}&max=100`);
+    expect(rest.body).toMatchObject({ report: { adopted: 4, passesCompleted: 1 }, progress: { complete: true, phase: 'waiting', totals: { adopted: 7 } } });
+    const status = (await admin('adopt-status')).body as { buckets: { bucket: string; totals: { egressBytes: number } }[] };
+    expect(status.buckets.map((b) => b.bucket)).toEqual([BUCKET]);
+    expect(status.buckets[0]!.totals.egressBytes).toBe(sizes.reduce((a, b) => a + b, 0));
+    const detached = await admin('adopt-detach', `bucket=${BUCKET}`);
+    expect(detached).toMatchObject({ status: 200, body: { detached: true, forced: false, progress: { phase: 'detached', complete: true } } });
+  });
+
+  it('a bucket without a source, or none named, is refused', async () => {
+    expect(await admin('adopt', 'bucket=other')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+    expect(await admin('adopt-estimate')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+    expect(await admin('adopt-detach', 'bucket=Not_Valid')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+  });
+});
