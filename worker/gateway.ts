@@ -381,6 +381,9 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       partitions: config.partitions,
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
       storagePrices: Object.fromEntries(Object.entries(config.backendPrices).map(([id, p]) => [id, p?.storagePerGBMonth ?? null])),
+      adoptSources: Object.fromEntries(
+        Object.entries(config.sources).map(([bucket, s]) => [bucket, { source: `${s.endpoint}/${s.bucket}`, prices: sourcePrices(s) }]),
+      ),
     },
     catalog,
     backends: reachable,

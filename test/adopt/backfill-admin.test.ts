@@ -14,6 +14,11 @@ import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { parseConfig, sourcePrices } from '../../worker/config/config.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { MemoryOpsRecord } from '../../worker/ops/book.ts';
+import { readDataHealth } from '../../worker/ops/data-health.ts';
+import { buildStatus } from '../../worker/ops/status.ts';
+import { renderMetrics } from '../../worker/ops/prometheus.ts';
+import { estimateText, progressText } from '../../cli/commands/adopt.ts';
 import { BUCKET, putSource, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
 
 let h: AdoptionHarness;
@@ -100,6 +105,43 @@ describe('the backfill through the admin API', () => {
     expect(status.buckets[0]!.totals.egressBytes).toBe(sizes.reduce((a, b) => a + b, 0));
     const detached = await admin('adopt-detach', `bucket=${BUCKET}`);
     expect(detached).toMatchObject({ status: 200, body: { detached: true, forced: false, progress: { phase: 'detached', complete: true } } });
+  });
+
+  it("the status page's bucket rows, its summary, the metrics and the CLI's text show the progress", async () => {
+    const now = h.clock.now;
+    const data = await readDataHealth(h.catalog, new Date(now));
+    const snapshot = { ...(await new MemoryOpsRecord().snapshot(now - 3_600_000)), now };
+    const prices = sourcePrices({ endpoint: h.server.endpoint, prices: 'backblaze-b2' });
+    const config = {
+      backends: [],
+      policies: {},
+      defaultPolicy: 'ec',
+      coder: { kernel: 'scalar', crc32: 'js' },
+      scrubMode: 'heads',
+      deployment: { mode: 'local', warnings: [] },
+      adoptSources: { [BUCKET]: { source: `${h.server.endpoint}/src`, prices } },
+    };
+    const doc = buildStatus({
+      config: config as never,
+      snapshot,
+      data,
+      signed: true,
+      from: now - 3_600_000,
+      build: { version: 'test', isolateStartedAt: now },
+    });
+    const total = sizes.reduce((a, b) => a + b, 0);
+    expect(doc.data.adopt).toMatchObject({ buckets: 1, complete: 1, detached: 1, adoptedObjects: 7, adoptedBytes: total, egressBytes: total });
+    expect(doc.buckets!.find((b) => b.bucket === BUCKET)!.adoptProgress).toMatchObject({ phase: 'detached', complete: true, totals: { adopted: 7 } });
+    const metrics = renderMetrics(doc, snapshot.totals);
+    expect(metrics).toContain('shardgate_adopt_objects 7\n');
+    expect(metrics).toContain(`shardgate_adopt_egress_bytes ${total}\n`);
+    expect(metrics).toContain(`shardgate_bucket_adopt_complete{bucket="${BUCKET}"} 1\n`);
+    const text = progressText([(await admin('adopt-status')).body.buckets as never][0]);
+    expect(text).toMatch(/detached\s+yes/);
+    expect(text).toContain('last pass: 7 listed, 7 adopted, 0 adopted again'); // the first run's 3 and the second's 4
+    const estimate = estimateText(BUCKET, (await admin('adopt-estimate', `bucket=${BUCKET}`)).body as never);
+    expect(estimate).toContain('objects        7 (0 multipart');
+    expect(estimate).toContain('source reads   7 GET, 1 LIST');
   });
 
   it('a bucket without a source, or none named, is refused', async () => {

@@ -62,6 +62,7 @@ import type {
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
+import type { BackfillState } from '../adopt/backfill-record.ts';
 import type { RestripeState } from './restripe-record.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionLookup, VersionRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
@@ -1166,6 +1167,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
+      const adopt = o.getState(ADOPT_PROGRESS);
       const events = new SqlOutbox(this.sql).status(now);
       return {
         ...(events.length ? { events } : {}),
@@ -1174,6 +1176,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         ...(lifecycle ? { lifecycle } : {}),
         journal,
         ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),
+        ...(adopt ? { adopt: JSON.parse(adopt) as BackfillState } : {}),
         ...healthUsage(this.sql),
       };
     });

@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { BackfillState } from '../adopt/backfill-record.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
@@ -267,6 +268,8 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
+  /** An adopted bucket's backfill record (state row 'adopt'; adopt/backfill-record.ts), absent: none. */
+  adopt?: BackfillState;
   /** Every version row, delete markers included, and the delete markers (absent from an older release). */
   versions?: number;
   deleteMarkers?: number;
