@@ -71,6 +71,7 @@ import { DAY_MS } from './model/lifecycle.ts';
 import { unfenced } from './model/bucket-settings.ts';
 import { errorMessage } from './model/error-message.ts';
 import { Adoption, BackfillService, sourceClients } from './adopt/index.ts';
+import { SourceProbe } from './adopt/source-probe.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -392,6 +393,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     flusher,
     probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
+    // The adopted buckets' sources, probed with the first status read and each cron run (adopt/source-probe.ts).
+    sourceWarnings: () => sourceProbe?.warnings() ?? Promise.resolve([]),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
@@ -541,6 +544,9 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         log: logLine,
         states: catalog,
       })
+    : undefined;
+  const sourceProbe = adoption
+    ? new SourceProbe(sources, { detached: (bucket) => adoption.isDetached(bucket), log: (fields, error) => logLine(fields, error) })
     : undefined;
   // Their backfill (adopt/backfill.ts): the cron's runs, the admin API's `adopt*`, the status page.
   const backfill = adoption
