@@ -280,6 +280,47 @@ describe('backfill', () => {
     held.delete(racy!);
   });
 
+  it('a source that stops answering ends the run at its checkpoint; back up, the walk goes on from there', async () => {
+    const keys = (await seed('f', 6)).sort();
+    const s = service(h);
+    const first = await s.start(BUCKET, { maxObjects: 2, ms: 60_000 });
+    expect(first.report).toMatchObject({ adopted: 2, stopped: true });
+    const cursor = first.progress.cursor;
+    await h.server.stop();
+    try {
+      const down = await s.run(BUCKET, { maxObjects: 10, ms: 60_000 });
+      expect(down).toMatchObject({ adopted: 0, failed: 0, stopped: true });
+      // Its first request, the listing from the checkpoint, got no answer: nothing done, nothing lost.
+      expect(down.problems[0]!.key).toBe(cursor);
+      expect(down.problems[0]!.error).toMatch(/source:src/);
+      const p = await s.progressOf(BUCKET);
+      expect(p.cursor).toBe(cursor);
+      expect(p.lastError?.key).toBe(cursor);
+    } finally {
+      await h.server.start();
+    }
+    // Down between the listing and the next GET: that key is not done, the checkpoint stays before it.
+    const list = h.client.list.bind(h.client);
+    h.client.list = async (r) => {
+      const page = await list(r);
+      await h.server.stop();
+      return page;
+    };
+    try {
+      const down = await s.run(BUCKET, { maxObjects: 10, ms: 60_000 });
+      expect(down).toMatchObject({ adopted: 0, failed: 0, stopped: true });
+      expect(down.problems[0]!.key).toBe(keys[2]);
+      expect((await s.progressOf(BUCKET)).cursor).toBe(cursor);
+    } finally {
+      h.client.list = list;
+      await h.server.start();
+    }
+    const back = await s.run(BUCKET, { maxObjects: 100, ms: 60_000 });
+    expect(back).toMatchObject({ adopted: 4, passesCompleted: 1, failed: 0 });
+    expect((await s.progressOf(BUCKET)).complete).toBe(true);
+    for (const k of keys) expect(await gatewayBytes(k)).toBe(digest(held.get(k)!));
+  }, 30_000);
+
   it('once complete the source may be detached; after it the source is never read', async () => {
     const s = service(h);
     const answer = await s.detach(BUCKET, false);

@@ -104,13 +104,16 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
       if (requests < 1 || now() >= o.deadline) return stop();
       requests--;
       state.totals.lists++;
-      const page = await deps.source.list({
-        prefix: '',
-        delimiter: null,
-        startAfter: state.cursor,
-        continuationToken: null,
-        maxKeys: o.pageSize ?? 1000,
-      });
+      let page: Awaited<ReturnType<SourceClient['list']>>;
+      try {
+        page = await deps.source.list({ prefix: '', delimiter: null, startAfter: state.cursor, continuationToken: null, maxKeys: o.pageSize ?? 1000 });
+      } catch (err) {
+        if (!(err instanceof BackendError)) throw err;
+        // The source stopped answering: the next run lists from the same checkpoint.
+        state.lastError = { at: now(), key: state.cursor ?? '', message: errorMessage(err) };
+        report.problems.push({ key: state.cursor ?? '', error: errorMessage(err) });
+        return stop();
+      }
       const first = page.objects[0]?.key;
       const held = first === undefined ? null : catalogFrom(deps.inner, o.bucket, state.cursor);
       const tombs = first === undefined ? null : tombstonesFrom(deps.adoption.tombstones, o.bucket, state.cursor);
