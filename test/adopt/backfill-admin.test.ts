@@ -18,6 +18,7 @@ import { MemoryOpsRecord } from '../../worker/ops/book.ts';
 import { readDataHealth } from '../../worker/ops/data-health.ts';
 import { buildStatus } from '../../worker/ops/status.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
+import { adoptCheck } from '../../worker/ops/checks.ts';
 import { estimateText, progressText } from '../../cli/commands/adopt.ts';
 import { BUCKET, putSource, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
 
@@ -132,6 +133,11 @@ describe('the backfill through the admin API', () => {
     const total = sizes.reduce((a, b) => a + b, 0);
     expect(doc.data.adopt).toMatchObject({ buckets: 1, complete: 1, detached: 1, adoptedObjects: 7, adoptedBytes: total, egressBytes: total });
     expect(doc.buckets!.find((b) => b.bucket === BUCKET)!.adoptProgress).toMatchObject({ phase: 'detached', complete: true, totals: { adopted: 7 } });
+    expect(doc.checks.find((c) => c.name === 'adoption')).toEqual({
+      name: 'adoption',
+      state: 'ok',
+      detail: `1 bucket(s) with a source: 0 moved in, source still attached; 0 not yet complete; 1 detached (${BUCKET})`,
+    });
     const metrics = renderMetrics(doc, snapshot.totals);
     expect(metrics).toContain('shardgate_adopt_objects 7\n');
     expect(metrics).toContain(`shardgate_adopt_egress_bytes ${total}\n`);
@@ -142,6 +148,21 @@ describe('the backfill through the admin API', () => {
     const estimate = estimateText(BUCKET, (await admin('adopt-estimate', `bucket=${BUCKET}`)).body as never);
     expect(estimate).toContain('objects        7 (0 multipart');
     expect(estimate).toContain('source reads   7 GET, 1 LIST');
+  });
+
+  it('the adoption check: a warning when the last pass had failures; bucket names only when signed', () => {
+    const rows = [
+      { bucket: 'photos', phase: 'waiting', complete: true, last: { failed: 0 } },
+      { bucket: 'logs-archive', phase: 'walking', complete: false, last: { failed: 2 } },
+    ];
+    const signed = adoptCheck(rows, true);
+    expect(signed).toMatchObject({ state: 'warning', action: expect.stringContaining('shardgate adopt --status') });
+    expect(signed.detail).toBe(
+      '2 bucket(s) with a source: 1 moved in, source still attached (photos); 1 not yet complete (logs-archive); 0 detached; objects failed to adopt in the last pass (logs-archive)',
+    );
+    const unsigned = adoptCheck(rows, false);
+    expect(unsigned.state).toBe('warning');
+    expect(unsigned.detail).not.toMatch(/photos|logs-archive/);
   });
 
   it('a bucket without a source, or none named, is refused', async () => {

@@ -65,7 +65,12 @@ describe('the source probe', () => {
     const warnings = await probe.warnings();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^the source of bucket "logs" \(.*\/src\) refuses the credentials/);
-    expect(logged.map((l) => [l.bucket, l.ok]).sort().reverse()).toEqual([
+    expect(
+      logged
+        .map((l) => [l.bucket, l.ok])
+        .sort()
+        .reverse(),
+    ).toEqual([
       ['photos', true],
       ['logs', false],
     ]);

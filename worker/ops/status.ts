@@ -17,6 +17,7 @@ import type { PricedBackend } from '../config/config.ts';
 import type { SplitThresholds } from '../model/split-thresholds.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
+  adoptCheck,
   catalogLossCheck,
   partitionCheck,
   fleetCheck,
@@ -497,6 +498,14 @@ export function buildStatus(o: {
       }),
     ),
   );
+  const adopting = new Map(
+    Object.entries(config.adoptSources ?? {}).map(([bucket, s]) => [
+      bucket,
+      adoptProgressOf(bucket, s.source, data.buckets.find((b) => b.bucket === bucket)?.adopt ?? null, s.prices, snapshot.now),
+    ]),
+  );
+  // The adopted buckets' moves (issue 41): complete or not, failures in the last pass.
+  if (adopting.size) checks.push(adoptCheck([...adopting.values()], signed));
   const health = worstOf(checks);
   const restriping = new Map(
     config.policyOf
@@ -512,12 +521,6 @@ export function buildStatus(o: {
           return p ? [[b.bucket, p] as const] : [];
         })
       : [],
-  );
-  const adopting = new Map(
-    Object.entries(config.adoptSources ?? {}).map(([bucket, s]) => [
-      bucket,
-      adoptProgressOf(bucket, s.source, data.buckets.find((b) => b.bucket === bucket)?.adopt ?? null, s.prices, snapshot.now),
-    ]),
   );
   const ev = snapshot.totals.events;
   let s3Requests = 0,
