@@ -19,10 +19,15 @@ import { readDataHealth } from '../../worker/ops/data-health.ts';
 import { buildStatus } from '../../worker/ops/status.ts';
 import { renderMetrics } from '../../worker/ops/prometheus.ts';
 import { adoptCheck } from '../../worker/ops/checks.ts';
-import { estimateText, progressText } from '../../cli/commands/adopt.ts';
+import { command as adoptCommand, estimateText, progressText } from '../../cli/commands/adopt.ts';
+import { createServer, type Server } from 'node:http';
 import { BUCKET, putSource, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
 
 let h: AdoptionHarness;
+let firstEstimate: Record<string, unknown>;
+/** The gateway over HTTP (for the CLI): a small node:http to fetch bridge. */
+let server: Server;
+let endpoint = '';
 let admin: (action: string, query?: string) => Promise<{ status: number; body: Record<string, unknown> }>;
 const sizes = [10, 2000, 70_000, 123_456, 1, 5000, 80_000];
 
@@ -63,6 +68,15 @@ beforeAll(async () => {
       adopt: service,
     }),
   });
+  server = createServer(async (req, res) => {
+    const answer = await app.fetch(
+      new Request(`http://${req.headers.host}${req.url}`, { method: req.method!, headers: req.headers as Record<string, string> }),
+    );
+    res.writeHead(answer.status, Object.fromEntries(answer.headers));
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const signer = new AwsClient({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, service: 's3', region: 'us-east-1', retries: 0 });
   admin = async (action, query = '') => {
     const res = await app.fetch(await signer.sign(`http://gw.test/_shardgate/admin/${action}?${query}`, { method: 'POST' }));
@@ -70,6 +84,7 @@ beforeAll(async () => {
   };
 }, 30_000);
 afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
   await h?.settled();
   await h?.dispose();
 });
@@ -79,9 +94,32 @@ describe('the backfill through the admin API', () => {
     const total = sizes.reduce((a, b) => a + b, 0);
     const { status, body } = await admin('adopt-estimate', `bucket=${BUCKET}`);
     expect(status).toBe(200);
+    firstEstimate = body;
     expect(body).toMatchObject({ objects: 7, bytes: total, next: null, requests: { gets: 7, lists: 1 } });
     expect((body.egress as { cost: number }).cost).toBeCloseTo((total / 1024 ** 3) * 0.01 + (7 / 1000) * 0.0004, 12);
     expect(h.client.sent.get).toBe(0);
+  });
+
+  it('shardgate adopt, over HTTP: --estimate and --status print the figures', async () => {
+    const run = async (...argv: string[]) => {
+      const out: string[] = [];
+      const write = process.stdout.write.bind(process.stdout);
+      process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+      try {
+        const code = await adoptCommand.run([...argv, '--endpoint', endpoint, '--access-key-id', ACCESS_KEY, '--secret-access-key', SECRET]);
+        return { code, out: out.join('') };
+      } finally {
+        process.stdout.write = write;
+      }
+    };
+    const estimate = await run(BUCKET, '--estimate');
+    expect(estimate.code).toBe(0);
+    expect(estimate.out).toContain(`objects        7 (0 multipart, largest ${(123_456 / 1024).toFixed(1)} KiB)`);
+    expect(estimate.out).toMatch(/source egress .* at \$0\.01\/GB \(preset backblaze-b2\)/);
+    const status = await run('--status', '--json');
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.out)).toMatchObject({ buckets: [{ bucket: BUCKET, phase: 'not started', complete: false }] });
+    await expect(run()).rejects.toThrow(/name the bucket/);
   });
 
   it('adopt starts the walk; adopt-pause holds it; adopt-status shows the progress; detach waits for a complete pass', async () => {
@@ -145,7 +183,7 @@ describe('the backfill through the admin API', () => {
     const text = progressText([(await admin('adopt-status')).body.buckets as never][0]);
     expect(text).toMatch(/detached\s+yes/);
     expect(text).toContain('last pass: 7 listed, 7 adopted, 0 adopted again'); // the first run's 3 and the second's 4
-    const estimate = estimateText(BUCKET, (await admin('adopt-estimate', `bucket=${BUCKET}`)).body as never);
+    const estimate = estimateText(BUCKET, firstEstimate as never);
     expect(estimate).toContain('objects        7 (0 multipart');
     expect(estimate).toContain('source reads   7 GET, 1 LIST');
   });
@@ -163,6 +201,12 @@ describe('the backfill through the admin API', () => {
     const unsigned = adoptCheck(rows, false);
     expect(unsigned.state).toBe('warning');
     expect(unsigned.detail).not.toMatch(/photos|logs-archive/);
+  });
+
+  it('after detach the estimate is refused (the source is never read)', async () => {
+    const lists = h.client.sent.list;
+    expect(await admin('adopt-estimate', `bucket=${BUCKET}`)).toMatchObject({ status: 400, body: { code: 'InvalidRequest' } });
+    expect(h.client.sent.list).toBe(lists);
   });
 
   it('a bucket without a source, or none named, is refused', async () => {

@@ -125,6 +125,7 @@ export class BackfillService {
    */
   async estimate(bucket: string, after: string | null, maxPages: number, pageSize?: number): Promise<AdoptionEstimate> {
     const source = this.sourceOf(bucket);
+    if (await this.d.adoption.isDetached(bucket)) throw new S3Error('InvalidRequest', `the source of bucket "${bucket}" is detached: it is never read again`);
     const policy = this.d.policy(bucket);
     const e = await estimateAdoption({
       bucket,
