@@ -95,8 +95,8 @@ describe('the backfill through the admin API', () => {
     const { status, body } = await admin('adopt-estimate', `bucket=${BUCKET}`);
     expect(status).toBe(200);
     firstEstimate = body;
-    expect(body).toMatchObject({ objects: 7, bytes: total, next: null, requests: { gets: 7, lists: 1 } });
-    expect((body.egress as { cost: number }).cost).toBeCloseTo((total / 1024 ** 3) * 0.01 + (7 / 1000) * 0.0004, 12);
+    expect(body).toMatchObject({ objects: 7, bytes: total, next: null, requests: { gets: 7, taggings: 7, lists: 1 } });
+    expect((body.egress as { cost: number }).cost).toBeCloseTo((total / 1024 ** 3) * 0.01 + (14 / 1000) * 0.0004, 12);
     expect(h.client.sent.get).toBe(0);
   });
 
@@ -185,7 +185,7 @@ describe('the backfill through the admin API', () => {
     expect(text).toContain('last pass: 7 listed, 7 adopted, 0 adopted again'); // the first run's 3 and the second's 4
     const estimate = estimateText(BUCKET, firstEstimate as never);
     expect(estimate).toContain('objects        7 (0 multipart');
-    expect(estimate).toContain('source reads   7 GET, 1 LIST');
+    expect(estimate).toContain('source reads   7 GET, up to 7 GetObjectTagging, 1 LIST');
   });
 
   it('the adoption check: a warning when the last pass had failures; bucket names only when signed', () => {

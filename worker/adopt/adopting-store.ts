@@ -304,10 +304,16 @@ export class Adoption {
    * version is current: a client's write meanwhile wins); null: a first adoption (committed only
    * while the key is absent). The source is asked for the listed ETag (If-Match), so the bytes
    * adopted are the object listed, never a mix: a change since the listing is 'changed' (the next
-   * pass sees it). `read` is told the body's bytes as they come (egress). A source that does not
+   * pass sees it). `seen` is told the body's bytes as they come (egress) and the GetObjectTagging
+   * the adoption asks (a GET-class request; skipped when the source says it has no tags). A source that does not
    * answer throws a BackendError; a refused write is 'held' (a client's write won) or 'deleted'.
    */
-  async backfillOne(bucket: string, entry: { key: string; etag: string }, replacing: string | null, read: (bytes: number) => void): Promise<BackfillOutcome> {
+  async backfillOne(
+    bucket: string,
+    entry: { key: string; etag: string },
+    replacing: string | null,
+    seen: { bytes: (n: number) => void; tagging: () => void },
+  ): Promise<BackfillOutcome> {
     const source = this.o.sources.get(bucket);
     if (!source) throw new Error(`bucket ${bucket} has no source`);
     const key = entry.key;
@@ -347,7 +353,7 @@ export class Adoption {
           async pull(controller) {
             const { done, value } = await reader.read();
             if (done) return controller.close();
-            read(value.byteLength);
+            seen.bytes(value.byteLength);
             controller.enqueue(value);
           },
           cancel: (reason) => reader.cancel(reason),
@@ -363,6 +369,7 @@ export class Adoption {
           source,
           answer.headers.get('x-amz-tagging-count'),
           replacing === null ? { ifNoneMatch: '*' } : { ifMatch: replacing },
+          seen.tagging,
         );
       } catch (err) {
         await reader.cancel().catch(() => {});
@@ -390,8 +397,10 @@ export class Adoption {
     source: SourceClient,
     count: string | null,
     conditions: T.WriteConditions = { ifNoneMatch: '*' },
+    askedTags?: () => void,
   ): Promise<void> {
     // Asked while the body flows; a source that says it has no tags (x-amz-tagging-count absent on AWS means none, but not every server sends it) is not asked.
+    if (count !== '0') askedTags?.();
     const tags =
       count === '0'
         ? null

@@ -55,7 +55,17 @@ export interface BackfillState {
   /** When the last pass that ended clean ended (ms): the move was complete then. */
   cleanAt: number | null;
   /** Since the start, over every pass: the backfill's own source requests and the bytes it read. */
-  totals: { adopted: number; bytes: number; egressBytes: number; gets: number; lists: number; first: number | null; last: number | null };
+  /** `taggings`: GetObjectTagging requests (absent from records written before it was counted). */
+  totals: {
+    adopted: number;
+    bytes: number;
+    egressBytes: number;
+    gets: number;
+    taggings?: number;
+    lists: number;
+    first: number | null;
+    last: number | null;
+  };
   /** The source's totals as the last complete estimate walked them (`shardgate adopt --estimate`). */
   estimate: { objects: number; bytes: number; at: number } | null;
   lastError: { at: number; key: string; message: string } | null;
@@ -89,7 +99,7 @@ export function freshState(): BackfillState {
     pass: noCounts(),
     last: null,
     cleanAt: null,
-    totals: { adopted: 0, bytes: 0, egressBytes: 0, gets: 0, lists: 0, first: null, last: null },
+    totals: { adopted: 0, bytes: 0, egressBytes: 0, gets: 0, taggings: 0, lists: 0, first: null, last: null },
     estimate: null,
     lastError: null,
   };
@@ -134,7 +144,7 @@ export interface BackfillProgress {
   lastError: BackfillState['lastError'];
 }
 
-/** Cost of the backfill's source requests and egress at `prices` (GETs at getPer1000; LISTs, a class A request, at putPer1000). */
+/** Cost of the backfill's source requests and egress at `prices` (GETs, GetObjectTagging included, at getPer1000; LISTs, a class A request, at putPer1000). */
 export function sourceCost(prices: PricedBackend | null, egressBytes: number, gets: number, lists: number): number | null {
   if (!prices) return null;
   return (egressBytes / BYTES_PER_GB) * prices.egressPerGB + (gets / 1000) * prices.getPer1000 + (lists / 1000) * prices.putPer1000;
@@ -172,7 +182,7 @@ export function progressOf(bucket: string, source: string, s: BackfillState | nu
     totals: t,
     egress: {
       bytes: t.egressBytes,
-      cost: sourceCost(prices, t.egressBytes, t.gets, t.lists),
+      cost: sourceCost(prices, t.egressBytes, t.gets + (t.taggings ?? 0), t.lists),
       perGB: prices?.egressPerGB ?? null,
       prices: prices?.source ?? null,
     },

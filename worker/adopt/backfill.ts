@@ -147,7 +147,10 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
         requests--;
         state.totals.gets++;
         try {
-          const outcome = await deps.adoption.backfillOne(o.bucket, entry, replacing, (n) => (state.totals.egressBytes += n));
+          const outcome = await deps.adoption.backfillOne(o.bucket, entry, replacing, {
+            bytes: (n) => (state.totals.egressBytes += n),
+            tagging: () => (state.totals.taggings = (state.totals.taggings ?? 0) + 1),
+          });
           count(state, entry, outcome);
         } catch (err) {
           if (err instanceof BackendError) {

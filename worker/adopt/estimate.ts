@@ -31,9 +31,13 @@ export interface AdoptionEstimate {
   /** The largest object (bytes) and how many are multipart (an ETag "...-N"). */
   largest: number;
   multipart: number;
-  /** Source requests the backfill makes: one GET per object, one LIST per page of 1000 keys (as this walk made). */
+  /**
+   * Source requests the backfill makes: one GET per object, at most one GetObjectTagging per
+   * object (not asked when the source's GET says the object has no tags: `x-amz-tagging-count: 0`),
+   * one LIST per page of 1000 keys (as this walk made).
+   */
   pages: number;
-  requests: { gets: number; lists: number };
+  requests: { gets: number; taggings: number; lists: number };
   /** Reading them once from the source, at its prices (null: unpriced: give `sources.<bucket>.prices`). */
   egress: { bytes: number; perGB: number | null; cost: number | null; prices: string | null };
   /** Under the bucket's policy: bytes on the backends, and their monthly price (null: no priced backend). */
@@ -100,8 +104,8 @@ export async function estimateAdoption(input: EstimateInput): Promise<AdoptionEs
     largest,
     multipart,
     pages,
-    requests: { gets: objects, lists },
-    egress: { bytes, perGB: p?.egressPerGB ?? null, cost: sourceCost(p, bytes, objects, lists), prices: p?.source ?? null },
+    requests: { gets: objects, taggings: objects, lists },
+    egress: { bytes, perGB: p?.egressPerGB ?? null, cost: sourceCost(p, bytes, 2 * objects, lists), prices: p?.source ?? null },
     storage: { policy: input.policy.name, bytes: stored, perMonth: perGBMonth === null ? null : (stored / BYTES_PER_GB) * perGBMonth },
   };
 }
