@@ -383,7 +383,10 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
       storagePrices: Object.fromEntries(Object.entries(config.backendPrices).map(([id, p]) => [id, p?.storagePerGBMonth ?? null])),
       adoptSources: Object.fromEntries(
-        Object.entries(config.sources).map(([bucket, s]) => [bucket, { source: `${s.endpoint}/${s.bucket}`, prices: sourcePrices(s) }]),
+        Object.entries(config.sources).map(([bucket, s]) => [
+          bucket,
+          { source: `${s.endpoint}/${s.bucket}`, prices: sourcePrices(s), repassMs: s.repassHours * 3_600_000 },
+        ]),
       ),
     },
     catalog,
@@ -557,6 +560,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         sources,
         prices: (bucket) => (config.sources[bucket] ? sourcePrices(config.sources[bucket]) : null),
         policy: (bucket) => restripePolicyFor(engineSettings(config), bucket),
+        repassMs: (bucket) => (config.sources[bucket]?.repassHours ?? 24) * 3_600_000,
         storagePrices: (policy) =>
           (policy.backends ?? config.backends.filter((b) => b.state === 'active').map((b) => b.id)).flatMap((id) => {
             const p = config.backendPrices[id];

@@ -178,8 +178,16 @@ describe('backfill', () => {
     const gets = h.client.sent.get;
     for (const [key, body] of held) expect(await gatewayBytes(key)).toBe(digest(body));
     expect(h.client.sent.get).toBe(gets);
-    // A cron run soon after a clean pass does nothing.
+    // A cron run soon after a clean pass does nothing; a day later (repassHours' default) it walks
+    // the source again, finding everything held (no GET).
     expect((await s2.run(BUCKET, { maxObjects: 5, ms: 60_000 })).idle).toBe('waiting');
+    h.clock.now += 24 * 3_600_000 - 1;
+    expect((await s2.run(BUCKET, { maxObjects: 5, ms: 60_000 })).idle).toBe('waiting');
+    h.clock.now += 1;
+    const secondGets = second.client.sent.get;
+    const repass = await s2.run(BUCKET, { maxObjects: 5, ms: 60_000 });
+    expect(repass).toMatchObject({ passesCompleted: 1, held: 31, adopted: 0 });
+    expect(second.client.sent.get).toBe(secondGets);
   });
 
   it('one source GET per object while clients miss the same keys concurrently', async () => {

@@ -8,7 +8,8 @@
  *   done is never read again in that pass.
  * - A pass is **clean** when nothing in it failed and no source object changed between the
  *   listing and its read; the move is **complete** once a pass ended clean. Passes go on after
- *   that (one per REPASS_MS) to adopt source objects changed since, until the source is detached.
+ *   that (one per `repassMs`: config `sources.<bucket>.repassHours`, default 24) to adopt source
+ *   objects changed since, until the source is detached. Each costs a listing of the whole source.
  * - Rate: bytes the backfill adopted over the time between its first and its last adoption; time
  *   left: the bytes of the pass not yet walked (the estimate's or the last pass's total, less what
  *   this pass has walked) at that rate.
@@ -71,8 +72,8 @@ export interface BackfillState {
   lastError: { at: number; key: string; message: string } | null;
 }
 
-/** How long after a complete pass the next one starts (to find source objects changed since). */
-export const REPASS_MS = 60 * 60 * 1000;
+/** How long after a clean pass the next one starts (to find source objects changed since), unless the config says. */
+export const DEFAULT_REPASS_MS = 24 * 60 * 60 * 1000;
 
 export const noCounts = (): PassCounts => ({
   listed: 0,
@@ -111,10 +112,10 @@ export const parseState = (row: string | null): BackfillState | null => (row ===
 export const isClean = (p: PassCounts): boolean => p.failed === 0 && p.changed === 0;
 
 /** Whether a run should start a new pass now (none in progress). */
-export function passDue(s: BackfillState, now: number): boolean {
+export function passDue(s: BackfillState, now: number, repassMs = DEFAULT_REPASS_MS): boolean {
   if (s.startedAt === null || s.paused || s.detachedAt !== null || s.inPass) return false;
   if (!s.last) return true;
-  return !isClean(s.last) || now - s.last.endedAt >= REPASS_MS;
+  return !isClean(s.last) || now - s.last.endedAt >= repassMs;
 }
 
 export type BackfillPhase = 'not started' | 'walking' | 'paused' | 'waiting' | 'detached';
@@ -150,7 +151,14 @@ export function sourceCost(prices: PricedBackend | null, egressBytes: number, ge
   return (egressBytes / BYTES_PER_GB) * prices.egressPerGB + (gets / 1000) * prices.getPer1000 + (lists / 1000) * prices.putPer1000;
 }
 
-export function progressOf(bucket: string, source: string, s: BackfillState | null, prices: PricedBackend | null, now: number): BackfillProgress {
+export function progressOf(
+  bucket: string,
+  source: string,
+  s: BackfillState | null,
+  prices: PricedBackend | null,
+  now: number,
+  repassMs = DEFAULT_REPASS_MS,
+): BackfillProgress {
   const state = s ?? freshState();
   const t = state.totals;
   const span = t.first !== null && t.last !== null && t.last > t.first ? (t.last - t.first) / 1000 : null;
@@ -166,7 +174,7 @@ export function progressOf(bucket: string, source: string, s: BackfillState | nu
         ? 'not started'
         : state.paused
           ? 'paused'
-          : state.inPass || passDue(state, now)
+          : state.inPass || passDue(state, now, repassMs)
             ? 'walking'
             : 'waiting';
   return {

@@ -28,6 +28,8 @@ export interface BackfillServiceDeps {
   /** The bucket's policy, and the storage prices (per GB-month) of the backends it places on. */
   policy: (bucket: string) => StoragePolicy;
   storagePrices: (policy: StoragePolicy) => number[];
+  /** How long after a clean pass the bucket's next pass starts (config `sources.<bucket>.repassHours`); absent: 24 h. */
+  repassMs?: (bucket: string) => number;
   now?: () => number;
   log?: (fields: Record<string, unknown>) => void;
 }
@@ -75,6 +77,7 @@ export class BackfillService {
         newPass,
         ...(o.maxRequests === undefined ? {} : { maxRequests: o.maxRequests }),
         ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
+        ...(this.d.repassMs ? { repassMs: this.d.repassMs(bucket) } : {}),
       },
     );
   }
@@ -112,7 +115,7 @@ export class BackfillService {
   async progressOf(bucket: string): Promise<BackfillProgress> {
     const s = this.sourceOf(bucket).settings;
     const state = parseState(await this.d.catalog.getAdoptState(bucket));
-    return progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now);
+    return progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now, this.d.repassMs?.(bucket));
   }
 
   async progress(bucket?: string): Promise<BackfillProgress[]> {

@@ -50,6 +50,8 @@ export interface BackfillOptions {
   newPass?: boolean;
   /** Source keys per listing page (default 1000). */
   pageSize?: number;
+  /** How long after a clean pass the next starts (backfill-record.ts DEFAULT_REPASS_MS). */
+  repassMs?: number;
 }
 
 export interface BackfillReport {
@@ -93,7 +95,7 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
   const idle = !state || state.startedAt === null ? 'not started' : state.detachedAt !== null ? 'detached' : state.paused ? 'paused' : null;
   if (idle || !state) return { ...report, idle: idle ?? 'not started' };
   if (!state.inPass) {
-    if (!o.newPass && !passDue(state, now())) return { ...report, idle: 'waiting' };
+    if (!o.newPass && !passDue(state, now(), o.repassMs)) return { ...report, idle: 'waiting' };
     startPass(state, now());
   }
   let objects = o.maxObjects;

@@ -324,6 +324,12 @@ const source = z
      * endpoint's host names (amazonaws.com, r2.cloudflarestorage.com, ...), else unpriced.
      */
     prices: prices.optional(),
+    /**
+     * Hours after a clean backfill pass before the next one walks the source again, to adopt
+     * objects changed there since (until the source is detached; docs/ADOPTION.md). Each pass
+     * lists the whole source: one LIST per 1000 objects.
+     */
+    repassHours: z.number().positive().default(24),
   })
   .strict()
   .refine((s) => s.accessKeyId || s.accessKeyIdSecret, 'give accessKeyId or accessKeyIdSecret')

@@ -74,7 +74,7 @@ export interface StatusConfig {
   /** Each backend's storage price (US dollars per GB of 2^30 bytes a month; null: unpriced), for the buckets' estimated monthly cost. */
   storagePrices?: Record<string, number | null>;
   /** The buckets with a source (issue 41): the source (endpoint/bucket) and its prices; absent: no adoption shown. */
-  adoptSources?: Record<string, { source: string; prices: PricedBackend | null }>;
+  adoptSources?: Record<string, { source: string; prices: PricedBackend | null; repassMs?: number }>;
 }
 
 export interface BucketStatus extends BucketHealth {
@@ -501,7 +501,7 @@ export function buildStatus(o: {
   const adopting = new Map(
     Object.entries(config.adoptSources ?? {}).map(([bucket, s]) => [
       bucket,
-      adoptProgressOf(bucket, s.source, data.buckets.find((b) => b.bucket === bucket)?.adopt ?? null, s.prices, snapshot.now),
+      adoptProgressOf(bucket, s.source, data.buckets.find((b) => b.bucket === bucket)?.adopt ?? null, s.prices, snapshot.now, s.repassMs),
     ]),
   );
   // The adopted buckets' moves (issue 41): complete or not, failures in the last pass.
