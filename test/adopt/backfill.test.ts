@@ -344,6 +344,12 @@ describe('backfill', () => {
     expect(listed.some((l) => l.startsWith('.shardgate'))).toBe(false);
     expect((await s.run(BUCKET, { maxObjects: 10, ms: 60_000 })).idle).toBe('detached');
     expect(h.client.sent).toEqual(sent);
+    // A delete now needs no tombstone (nothing reads the source): the key is simply gone.
+    const [gone] = [...held.keys()].filter((k) => k.startsWith('b/'));
+    expect((await h.gateway(gone!, { method: 'DELETE' })).status).toBe(204);
+    expect(await gatewayBytes(gone!)).toBe(404);
+    await expect(h.inner.headObject(BUCKET, `.shardgate-adopt/tombstone/${gone}`, { conditions: {} })).rejects.toThrow(/NoSuchKey|not exist/);
+    held.delete(gone!);
     // Every object adopted is read from the shards.
     for (const [key, body] of held) if (!key.startsWith('c/')) expect(await gatewayBytes(key)).toBe(digest(body));
     expect(h.client.sent).toEqual(sent);

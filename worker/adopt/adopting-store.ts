@@ -305,8 +305,9 @@ export class Adoption {
    * while the key is absent). The source is asked for the listed ETag (If-Match), so the bytes
    * adopted are the object listed, never a mix: a change since the listing is 'changed' (the next
    * pass sees it). `seen` is told the body's bytes as they come (egress) and the GetObjectTagging
-   * the adoption asks (a GET-class request; skipped when the source says it has no tags). A source that does not
-   * answer throws a BackendError; a refused write is 'held' (a client's write won) or 'deleted'.
+   * the adoption asks (a GET-class request; skipped when the source says it has no tags). A
+   * source that does not answer throws a BackendError; a refused write is 'held' (a client's
+   * write won) or 'deleted'.
    */
   async backfillOne(
     bucket: string,
@@ -482,7 +483,8 @@ export class Adoption {
   async deleteObject(bucket: string, key: string, opts?: T.DeleteObjectOptions): Promise<T.DeleteObjectResult> {
     if (!this.o.sources.has(bucket)) return this.inner.deleteObject(bucket, key, opts);
     this.refuseReserved(key);
-    if (opts?.versionId !== undefined) return this.inner.deleteObject(bucket, key, opts);
+    // A version's delete, or any once the source is detached (never read again): no tombstone needed.
+    if (opts?.versionId !== undefined || (await this.isDetached(bucket))) return this.inner.deleteObject(bucket, key, opts);
     const conditional = opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined);
     // Tombstone first, then the catalog: at no moment may the source show the key again.
     if (!conditional) await this.tombstones.record(bucket, key);
@@ -518,6 +520,7 @@ export class Adoption {
       )),
       ...refused,
     ];
+    if (await this.isDetached(bucket)) return results; // the source is never read again: no tombstones
     for (const r of results) {
       if (r.error || isReserved(r.key) || entries.some((e) => e.key === r.key && e.versionId !== undefined)) continue;
       await this.tombstones.record(bucket, r.key);
