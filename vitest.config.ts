@@ -48,6 +48,7 @@ const SPLIT_SUITES = [
   'test/upkeep/repair-sweep.test.ts',
   'test/upkeep/journal-restore.test.ts',
   'test/s3/app.test.ts',
+  'test/adopt/backfill.test.ts',
   'test/s3/delete-conditions.test.ts',
   'test/s3/storage-class.test.ts',
   'test/ops/redundancy-status.test.ts',

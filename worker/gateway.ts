@@ -24,7 +24,7 @@ import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
-import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
+import { engineSettings, parseConfig, priceBook, s3Settings, sourcePrices, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';
 import { deadlineOf, waitBound, withRequestDeadline } from './model/request-deadline.ts';
@@ -70,7 +70,8 @@ const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
 import { unfenced } from './model/bucket-settings.ts';
 import { errorMessage } from './model/error-message.ts';
-import { Adoption, sourceClients } from './adopt/index.ts';
+import { Adoption, BackfillService, sourceClients } from './adopt/index.ts';
+import { SourceProbe } from './adopt/source-probe.ts';
 
 export interface Env {
   SHARDGATE_CONFIG?: string;
@@ -113,6 +114,8 @@ export interface Gateway {
   restripe: (options: { bucket?: string; maxVersions: number }, by: 'cron' | 'operator' | 'queue') => Promise<RestripeReport>;
   /** Every re-striping bucket's progress (upkeep/restripe-progress.ts). */
   restripeProgress: () => Promise<BucketRestripeProgress[]>;
+  /** The adopted buckets' backfill (issue 41); absent when no bucket has a source. */
+  backfill: BackfillService | undefined;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
   lifecycleDayMs: number;
   /** What one lifecycle run acts through: the store's delete paths and a transitioner with the run's budget (upkeep/transition.ts). */
@@ -379,6 +382,12 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       partitions: config.partitions,
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
       storagePrices: Object.fromEntries(Object.entries(config.backendPrices).map(([id, p]) => [id, p?.storagePerGBMonth ?? null])),
+      adoptSources: Object.fromEntries(
+        Object.entries(config.sources).map(([bucket, s]) => [
+          bucket,
+          { source: `${s.endpoint}/${s.bucket}`, prices: sourcePrices(s), repassMs: s.repassHours * 3_600_000 },
+        ]),
+      ),
     },
     catalog,
     backends: reachable,
@@ -387,6 +396,8 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     flusher,
     probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
+    // The adopted buckets' sources, probed with the first status read and each cron run (adopt/source-probe.ts).
+    sourceWarnings: () => sourceProbe?.warnings() ?? Promise.resolve([]),
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {
@@ -534,6 +545,28 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         detach: (work) => background.detached(work),
         notFoundMs: Math.min(...Object.values(config.sources).map((s) => s.notFoundMs)),
         log: logLine,
+        states: catalog,
+      })
+    : undefined;
+  const sourceProbe = adoption
+    ? new SourceProbe(sources, { detached: (bucket) => adoption.isDetached(bucket), log: (fields, error) => logLine(fields, error) })
+    : undefined;
+  // Their backfill (adopt/backfill.ts): the cron's runs, the admin API's `adopt*`, the status page.
+  const backfill = adoption
+    ? new BackfillService({
+        catalog,
+        inner: store,
+        adoption,
+        sources,
+        prices: (bucket) => (config.sources[bucket] ? sourcePrices(config.sources[bucket]) : null),
+        policy: (bucket) => restripePolicyFor(engineSettings(config), bucket),
+        repassMs: (bucket) => (config.sources[bucket]?.repassHours ?? 24) * 3_600_000,
+        storagePrices: (policy) =>
+          (policy.backends ?? config.backends.filter((b) => b.state === 'active').map((b) => b.id)).flatMap((id) => {
+            const p = config.backendPrices[id];
+            return p ? [p.storagePerGBMonth] : [];
+          }),
+        log: logLine,
       })
     : undefined;
   const app = createApp({
@@ -578,6 +611,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       policyOf: (bucket: string) => restripePolicyFor(engineSettings(config), bucket),
       partitions: config.partitions,
       restripe: { run: restripe, progress: restripeStatus },
+      ...(backfill ? { adopt: backfill } : {}),
       journal,
       journalUpkeep: journalUpkeepRun,
       catalogLoss: lossGate,
@@ -634,6 +668,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     drain,
     restripe,
     restripeProgress: restripeStatus,
+    backfill,
     lifecycleDayMs: dayMs,
     lifecycleStore,
     journal,

@@ -4,7 +4,7 @@
  * review refuses, the refusal: deployment.ts, refusal.ts); the repair queue -> upkeep's worklist
  * consumer (repair-worklist.ts); the cron triggers -> the catalog journal (JOURNAL_CRON, every
  * minute, in an invocation of its own), and (any other cron) upkeep's garbage collector, scrubber,
- * lifecycle job, the journal's upkeep, access logs' delivery, worklist wake-up, the mover (while a backend drains) and the re-stripe (with a
+ * lifecycle job, the journal's upkeep, access logs' delivery, worklist wake-up, the adopted buckets' backfill, the mover (while a backend drains) and the re-stripe (with a
  * queue, the cron only starts their chains of queue links: upkeep/move-chain.ts; a cron named
  * LIFECYCLE_ONLY_CRON: the lifecycle job alone), then the backends' probe and a data-health sample (ops). A refused gateway's queue and cron runs throw (messages are retried)
  * until the config is fixed. Each run is one JSON log line. The dispatch and its per-run bounds
@@ -30,6 +30,13 @@ import { errorMessage } from './model/error-message.ts';
 const DRAIN_MOVES_PER_RUN = 30;
 /** Versions one cron run re-stripes at most (upkeep/restripe.ts; its requests are bounded too: gateway.ts). */
 const RESTRIPE_VERSIONS_PER_RUN = 20;
+/**
+ * Objects one cron run adopts at most from the adopted buckets' sources (adopt/backfill.ts; each
+ * one source GET and about a dozen backend and catalog calls, shared with the jobs above), and how
+ * long it may take. `shardgate adopt BUCKET --run` goes faster, call after call.
+ */
+const ADOPT_OBJECTS_PER_RUN = 20;
+const ADOPT_RUN_MS = 60_000;
 /** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
 
@@ -158,6 +165,22 @@ export default {
         g.background
           .run(ctx, () => g.restripe({ maxVersions: RESTRIPE_VERSIONS_PER_RUN }, 'cron'))
           .catch((err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
+      );
+    }
+    // The adopted buckets' backfill (adopt/backfill.ts): a bounded batch from each bucket's checkpoint.
+    const backfill = g.backfill;
+    if (backfill) {
+      jobs.push(
+        g.background
+          .run(ctx, async () => {
+            const reports = await backfill.runAll({ maxObjects: ADOPT_OBJECTS_PER_RUN, ms: ADOPT_RUN_MS });
+            for (const r of reports) {
+              if (r.idle) continue;
+              const { problems, ...counts } = r;
+              logLine({ msg: 'adopt', by: 'cron', ...counts, ...(problems[0] ? { firstProblem: problems[0] } : {}), ms: Date.now() - started }, r.failed > 0);
+            }
+          })
+          .catch((err: unknown) => logLine({ msg: 'adopt', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
       );
     }
     // Server access logs due and not yet rolled by a request (upkeep/access-log.ts): one catalog

@@ -4,7 +4,7 @@
  * secrets.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../worker/config/config.ts';
+import { parseConfig, sourcePrices } from '../../worker/config/config.ts';
 import { reviewDeployment } from '../../worker/config/deployment.ts';
 import { sourceClients } from '../../worker/adopt/index.ts';
 import { devConfigSource } from '../../dev/dev-config.ts';
@@ -69,6 +69,13 @@ describe('the gateway with a source', () => {
   it('builds with its source clients from the secrets, and refuses to build without them', () => {
     // Without the secrets first: an isolate keeps the gateway its config built.
     expect(() => gatewayFor(envWith({ photos: source }))).toThrow(/source of bucket "photos"/);
-    expect(gatewayFor(envWith({ photos: source }, { SRC_KEY: 'id', SRC_SECRET: 'secret' })).config.sources.photos?.bucket).toBe('old-photos');
+    const g = gatewayFor(envWith({ photos: source }, { SRC_KEY: 'id', SRC_SECRET: 'secret' }));
+    expect(g.config.sources.photos?.bucket).toBe('old-photos');
+    // Its backfill, for the cron and the admin API; the source's egress priced by its endpoint's host.
+    expect(g.backfill?.buckets()).toEqual(['photos']);
+    expect(g.config.sources.photos?.repassHours).toBe(24);
+    expect(sourcePrices(g.config.sources.photos!)).toMatchObject({ egressPerGB: 0.09, source: expect.stringContaining('aws-s3-standard') });
+    expect(sourcePrices({ ...g.config.sources.photos!, prices: 'self-hosted' })).toMatchObject({ egressPerGB: 0, source: 'preset self-hosted' });
+    expect(sourcePrices({ endpoint: 'http://minio.internal:9000' })).toBeNull();
   });
 });

@@ -12,6 +12,8 @@ import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate } from '../../worker/app/auth-gate.ts';
 import { Adoption } from '../../worker/adopt/adopting-store.ts';
 import { SourceClient } from '../../worker/adopt/source-client.ts';
+import type { Catalog } from '../../worker/catalog/types.ts';
+import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { localCatalog } from '../support/local-catalog.ts';
@@ -27,13 +29,16 @@ export interface AdoptionHarness {
   /** Signed requests to bucket "b" through the gateway. */
   gateway: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
   /** A new isolate of the gateway: same catalog and backends, its own caches and flights. */
-  isolate: (options?: { flightWaitMs?: number }) => {
+  isolate: (options?: { flightWaitMs?: number; fetch?: (request: Request) => Promise<Response> }) => {
     adoption: Adoption;
     client: SourceClient;
     send: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
   };
   adoption: Adoption;
   client: SourceClient;
+  /** The product's catalog and the engine's store under the adopting one (no read-through). */
+  catalog: Catalog;
+  inner: ObjectStore;
   /** Settles every adoption started so far. */
   settled: () => Promise<void>;
   clock: { now: number };
@@ -64,8 +69,9 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const settings = testS3Settings({ maxObjectSize: 64 * 1024 * 1024 });
 
-  const isolate = (options: { flightWaitMs?: number } = {}) => {
+  const isolate = ({ fetch: sourceFetch, ...options }: { flightWaitMs?: number; fetch?: (request: Request) => Promise<Response> } = {}) => {
     const client = new SourceClient({
+      ...(sourceFetch ? { fetch: sourceFetch } : {}),
       endpoint: server.endpoint,
       bucket: SOURCE_BUCKET,
       region: 'us-east-1',
@@ -81,6 +87,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
         return p;
       },
       now: () => clock.now,
+      states: catalog,
       ...options,
     });
     const app = createApp({ store: adoption.store(), authenticate, postForm, settings });
@@ -96,6 +103,8 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
     isolate,
     adoption: first.adoption,
     client: first.client,
+    catalog,
+    inner: parts.store,
     settled: async () => {
       while (work.length) await Promise.allSettled(work.splice(0));
     },

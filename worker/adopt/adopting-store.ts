@@ -41,7 +41,17 @@ export interface AdoptionOptions {
   notFoundEntries?: number;
   now?: () => number;
   log?: (fields: Record<string, unknown>) => void;
+  /**
+   * The buckets' backfill records (backfill-record.ts): a source detached there is never read
+   * again. Read at most once per `detachedMs` (default 5 s) per bucket and isolate; absent: never
+   * detached.
+   */
+  states?: { getAdoptState(bucket: string): Promise<string | null> };
+  detachedMs?: number;
 }
+
+/** How one backfilled object ended (backfill.ts counts them). */
+export type BackfillOutcome = 'adopted' | 'readopted' | 'held' | 'deleted' | 'changed';
 
 /** What an adoption came to: 'adopted' (the shards hold it), 'missing' (the source has no such key), 'dropped'. */
 type Flight = Promise<'adopted' | 'missing' | 'dropped'>;
@@ -73,6 +83,13 @@ export class NotFoundCache {
   }
 }
 
+const DELETED_MEANWHILE = 'deleted through shardgate while it was adopted';
+
+/** A detached source, as the merged listing sees it: empty. */
+const NO_SOURCE = {
+  list: async () => ({ objects: [], commonPrefixes: [], isTruncated: false, nextContinuationToken: null }),
+} as unknown as SourceClient;
+
 export class Adoption {
   readonly tombstones: Tombstones;
   readonly notFound: NotFoundCache;
@@ -80,6 +97,8 @@ export class Adoption {
   /** Adoptions committed by this isolate (tests and logs). */
   adopted = 0;
   private readonly breakers = new Map<SourceClient, SourceBreaker>();
+  /** Bucket -> whether its source is detached, and until when that answer is believed (ms). */
+  private readonly detached = new Map<string, { value: boolean; until: number }>();
 
   constructor(
     private readonly inner: T.ObjectStore,
@@ -139,9 +158,27 @@ export class Adoption {
     if (isReserved(key)) throw new S3Error('AccessDenied', 'keys under .shardgate-adopt/ are reserved in a bucket with a source');
   }
 
-  /** The source of `bucket` when a read of `key` may fall through to it. */
-  private sourceFor(bucket: string, o: { versionId?: string }): SourceClient | undefined {
-    return o.versionId === undefined ? this.o.sources.get(bucket) : undefined;
+  /** The source of `bucket` when a read of `key` may fall through to it: none for a version, nor once detached. */
+  private async sourceFor(bucket: string, o: { versionId?: string }): Promise<SourceClient | undefined> {
+    const source = o.versionId === undefined ? this.o.sources.get(bucket) : undefined;
+    return source && !(await this.isDetached(bucket)) ? source : undefined;
+  }
+
+  /** Whether `bucket`'s source was detached (its backfill record says so), as read at most `detachedMs` ago. */
+  async isDetached(bucket: string): Promise<boolean> {
+    if (!this.o.states) return false;
+    const now = (this.o.now ?? Date.now)();
+    const known = this.detached.get(bucket);
+    if (known && known.until > now) return known.value;
+    const row = await this.o.states.getAdoptState(bucket);
+    const value = row !== null && (JSON.parse(row) as { detachedAt?: number | null }).detachedAt != null;
+    this.detached.set(bucket, { value, until: now + (this.o.detachedMs ?? 5000) });
+    return value;
+  }
+
+  /** Told by the isolate that detached (or re-attached) the source: believed at once here. */
+  noteDetached(bucket: string, value: boolean): void {
+    this.detached.set(bucket, { value, until: (this.o.now ?? Date.now)() + (this.o.detachedMs ?? 5000) });
   }
 
   /** The catalog's answer, or null when it holds no current object of the key (NoSuchKey). */
@@ -161,8 +198,8 @@ export class Adoption {
   }
 
   async headObject(bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectHead> {
-    const source = this.sourceFor(bucket, opts);
-    if (!source) return this.inner.headObject(bucket, key, opts);
+    const source = await this.sourceFor(bucket, opts);
+    if (!source) return this.hideReserved(bucket, key, () => this.inner.headObject(bucket, key, opts));
     if (isReserved(key)) throw new S3Error('NoSuchKey', undefined, { Key: key });
     const held = await this.own(() => this.inner.headObject(bucket, key, opts));
     if (held) return held;
@@ -173,8 +210,8 @@ export class Adoption {
   }
 
   async getObject(bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {
-    const source = this.sourceFor(bucket, opts);
-    if (!source) return this.inner.getObject(bucket, key, opts);
+    const source = await this.sourceFor(bucket, opts);
+    if (!source) return this.hideReserved(bucket, key, () => this.inner.getObject(bucket, key, opts));
     if (isReserved(key)) throw new S3Error('NoSuchKey', undefined, { Key: key });
     const held = await this.own(() => this.inner.getObject(bucket, key, opts));
     if (held) return held;
@@ -217,6 +254,12 @@ export class Adoption {
     }
   }
 
+  /** A read of a bucket with a source but none to ask (a version, a detached source): tombstones are still never shown. */
+  private hideReserved<R>(bucket: string, key: string, read: () => Promise<R>): Promise<R> {
+    if (this.o.sources.has(bucket) && isReserved(key)) return Promise.reject(new S3Error('NoSuchKey', undefined, { Key: key }));
+    return read();
+  }
+
   /** Opens the key's flight (null when one is open): the function that tells how it ended. */
   private openFlight(id: string): ((outcome: Awaited<Flight>) => void) | null {
     if (this.flights.has(id)) return null;
@@ -254,6 +297,95 @@ export class Adoption {
   }
 
   /**
+   * The backfill's adoption of one listed source object (backfill.ts), under the key's single
+   * flight, so a client's miss and the backfill never read one key twice in an isolate: a key
+   * whose flight is open is being adopted by a client's read ('held'). `replacing`: the ETag of
+   * the adopted version the source's object changed from (a re-adoption, committed only while that
+   * version is current: a client's write meanwhile wins); null: a first adoption (committed only
+   * while the key is absent). The source is asked for the listed ETag (If-Match), so the bytes
+   * adopted are the object listed, never a mix: a change since the listing is 'changed' (the next
+   * pass sees it). `seen` is told the body's bytes as they come (egress) and the GetObjectTagging
+   * the adoption asks (a GET-class request; skipped when the source says it has no tags). A
+   * source that does not answer throws a BackendError; a refused write is 'held' (a client's
+   * write won) or 'deleted'.
+   */
+  async backfillOne(
+    bucket: string,
+    entry: { key: string; etag: string },
+    replacing: string | null,
+    seen: { bytes: (n: number) => void; tagging: () => void },
+  ): Promise<BackfillOutcome> {
+    const source = this.o.sources.get(bucket);
+    if (!source) throw new Error(`bucket ${bucket} has no source`);
+    const key = entry.key;
+    const land = this.openFlight(`${bucket}/${key}`);
+    if (!land) return 'held';
+    let outcome: Awaited<Flight> = 'dropped';
+    try {
+      // Looked at again under the flight: a client's read may have adopted it, or a client written
+      // or deleted it, since the page was listed (a source read saved).
+      if (await this.tombstones.has(bucket, key)) return 'deleted';
+      const now = await this.own(() => this.inner.headObject(bucket, key, { conditions: {} }));
+      if (now && (replacing === null || now.etag !== replacing || !now.metadata.adopted)) {
+        outcome = 'adopted';
+        return 'held';
+      }
+      if (!now && replacing !== null) return 'deleted'; // removed through shardgate meanwhile
+      const answer = await source.get(key, { 'if-match': entry.etag }, null);
+      // A source that ignores If-Match (s3rver does) is held to the listed ETag by its answer's.
+      const other = answer.status === 200 && (answer.headers.get('etag') ?? '').replace(/"/g, '') !== entry.etag.replace(/"/g, '');
+      if (other || answer.status !== 200 || !answer.body) {
+        if (other) {
+          await answer.body?.cancel().catch(() => {});
+          return 'changed';
+        }
+        await answer.body?.cancel().catch(() => {});
+        if (answer.status === 404) this.notFound.add(bucket, key);
+        if (answer.status === 404 || answer.status === 412) {
+          if (answer.status === 404) outcome = 'missing';
+          return 'changed';
+        }
+        throw new Error(`the source answered ${answer.status} to a GET`);
+      }
+      // The body as the write reads it, its bytes counted; ours to cancel whatever the write did with it.
+      const reader = answer.body.getReader();
+      const counted = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            seen.bytes(value.byteLength);
+            controller.enqueue(value);
+          },
+          cancel: (reason) => reader.cancel(reason),
+        },
+        { highWaterMark: 0 },
+      );
+      try {
+        await this.write(
+          bucket,
+          key,
+          headOf(key, answer.status, answer.headers),
+          counted,
+          source,
+          answer.headers.get('x-amz-tagging-count'),
+          replacing === null ? { ifNoneMatch: '*' } : { ifMatch: replacing },
+          seen.tagging,
+        );
+      } catch (err) {
+        await reader.cancel().catch(() => {});
+        if (err instanceof S3Error && (err.code === 'PreconditionFailed' || err.code === 'NoSuchKey')) return 'held';
+        if (err instanceof Error && err.message === DELETED_MEANWHILE) return 'deleted';
+        throw err;
+      }
+      outcome = 'adopted';
+      return replacing === null ? 'adopted' : 'readopted';
+    } finally {
+      land(outcome);
+    }
+  }
+
+  /**
    * The adoption's write: the ordinary put path with the source's ETag and date, committed only
    * while the key is absent (a write made through shardgate meanwhile wins), and undone when a
    * delete came meanwhile.
@@ -265,8 +397,11 @@ export class Adoption {
     body: ReadableStream<Uint8Array>,
     source: SourceClient,
     count: string | null,
+    conditions: T.WriteConditions = { ifNoneMatch: '*' },
+    askedTags?: () => void,
   ): Promise<void> {
     // Asked while the body flows; a source that says it has no tags (x-amz-tagging-count absent on AWS means none, but not every server sends it) is not asked.
+    if (count !== '0') askedTags?.();
     const tags =
       count === '0'
         ? null
@@ -278,7 +413,7 @@ export class Adoption {
       contentLength: head.size,
       metadata: head.metadata,
       checksum: null,
-      conditions: { ifNoneMatch: '*' },
+      conditions,
       adopted: { etag: head.etag, lastModified: head.lastModified },
     });
     await this.undoIfDeleted(bucket, key, result);
@@ -342,13 +477,14 @@ export class Adoption {
         ...(result.versionId ? { versionId: result.versionId } : {}),
       })
       .catch(() => {});
-    throw new Error('deleted through shardgate while it was adopted');
+    throw new Error(DELETED_MEANWHILE);
   }
 
   async deleteObject(bucket: string, key: string, opts?: T.DeleteObjectOptions): Promise<T.DeleteObjectResult> {
     if (!this.o.sources.has(bucket)) return this.inner.deleteObject(bucket, key, opts);
     this.refuseReserved(key);
-    if (opts?.versionId !== undefined) return this.inner.deleteObject(bucket, key, opts);
+    // A version's delete, or any once the source is detached (never read again): no tombstone needed.
+    if (opts?.versionId !== undefined || (await this.isDetached(bucket))) return this.inner.deleteObject(bucket, key, opts);
     const conditional = opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined);
     // Tombstone first, then the catalog: at no moment may the source show the key again.
     if (!conditional) await this.tombstones.record(bucket, key);
@@ -384,6 +520,7 @@ export class Adoption {
       )),
       ...refused,
     ];
+    if (await this.isDetached(bucket)) return results; // the source is never read again: no tombstones
     for (const r of results) {
       if (r.error || isReserved(r.key) || entries.some((e) => e.key === r.key && e.versionId !== undefined)) continue;
       await this.tombstones.record(bucket, r.key);
@@ -392,9 +529,12 @@ export class Adoption {
     return results;
   }
 
-  listObjects(bucket: string, opts: T.ListObjectsOptions): Promise<T.ListObjectsResult> {
+  async listObjects(bucket: string, opts: T.ListObjectsOptions): Promise<T.ListObjectsResult> {
     const source = this.o.sources.get(bucket);
-    return source ? this.unreachable(source, () => mergedListing(this.inner, source, this.tombstones, bucket, opts)) : this.inner.listObjects(bucket, opts);
+    if (!source) return this.inner.listObjects(bucket, opts);
+    // Detached: the catalog's listing alone, tombstones still hidden (a source that lists nothing).
+    if (await this.isDetached(bucket)) return mergedListing(this.inner, NO_SOURCE, this.tombstones, bucket, opts);
+    return this.unreachable(source, () => mergedListing(this.inner, source, this.tombstones, bucket, opts));
   }
 
   /** GetObjectAttributes of an object only the source holds: its head from a source HEAD; its parts are not known (null). */
@@ -405,9 +545,9 @@ export class Adoption {
     sse?: T.GetObjectOptions['sse'],
     versionId?: string,
   ): Promise<{ head: T.ObjectInfo; parts: T.ObjectPart[] | null }> {
-    const source = this.sourceFor(bucket, { ...(versionId === undefined ? {} : { versionId }) });
+    const source = await this.sourceFor(bucket, { ...(versionId === undefined ? {} : { versionId }) });
     const own = () => this.inner.headObjectParts(bucket, key, conditions, sse, versionId);
-    if (!source) return own();
+    if (!source) return this.hideReserved(bucket, key, own);
     const held = await this.own(own);
     if (held) return held;
     const { range: _range, ...head } = await this.headObject(bucket, key, { conditions, ...(sse ? { sse } : {}) });

@@ -45,3 +45,5 @@ export function sourceClients(sources: Record<string, SourceEntry>, env: Record<
     ]),
   );
 }
+export { BackfillService, type BackfillServiceDeps, type RunOptions } from './backfill-service.ts';
+export { progressOf, parseState, type BackfillProgress, type BackfillState } from './backfill-record.ts';

@@ -64,6 +64,19 @@
  *                              up to N (default 20) versions rewritten under their bucket's policy
  *   restripe-status            per bucket with a re-stripe: units and bytes left, rewritten, rate,
  *                              time remaining, the pass's counts (upkeep/restripe-progress.ts)
+ *   adopt?bucket=NAME[&max=N]  starts (or resumes) the backfill of a bucket with a source and runs it
+ *                              now, as the cron does, up to N (default 40; each about a dozen
+ *                              subrequests) objects read from the source (adopt/backfill.ts); answers the run and the progress. A new
+ *                              pass starts when none is in progress
+ *   adopt-status[?bucket=NAME]  per bucket with a source: the backfill's phase, pass, counters,
+ *                              source egress and its price, rate, time left, whether complete
+ *   adopt-estimate?bucket=NAME[&after=KEY][&pages=N]  the move's bill before it starts: the
+ *                              source's listing walked (no GET), up to N (default 200) pages of
+ *                              1000 keys from after KEY; objects, bytes, egress and request cost,
+ *                              storage under the bucket's policy; `next` not null: call again with it
+ *   adopt-pause?bucket=NAME    pauses the backfill (the checkpoint is kept; `adopt` resumes)
+ *   adopt-detach?bucket=NAME[&force=1]  the source is never read again: refused (409, with the
+ *                              reason) until a pass over the source ended clean, unless forced
  *   quota?bucket=NAME[&bytes=N][&objects=N][&clear=1][&rebalance=1]  the bucket's quota and usage;
  *                              sets or clears it (quota-routes.ts, docs/QUOTAS.md)
  *   usage[?bucket=NAME]        bytes, objects, versions, delete markers, multipart bytes, backend
@@ -110,6 +123,7 @@ import { parseLifecycleConfiguration } from '../s3/lifecycle-xml.ts';
 import { assess } from '../upkeep/split-partitions.ts';
 import { SPLIT_DEFAULTS, type SplitThresholds } from '../model/split-thresholds.ts';
 import type { BucketRestripeProgress } from '../upkeep/restripe-progress.ts';
+import type { BackfillService } from '../adopt/backfill-service.ts';
 
 /** Told of every upkeep run, to count and log it (gateway.ts); `by` says who asked. */
 export interface UpkeepObserver {
@@ -162,6 +176,8 @@ export interface AdminDeps {
   journal?: (by: 'cron' | 'operator') => Promise<JournalReport>;
   /** For `local-backend`, in local development only (local-backend-switch.ts): each backend's down/up switch. */
   localSwitch?: LocalBackendSwitch;
+  /** For `adopt`, `adopt-status`, `adopt-estimate`, `adopt-pause`, `adopt-detach`: the adopted buckets' backfill (gateway.ts). */
+  adopt?: BackfillService;
   /** For `costs`: the traffic counted and each backend's prices (null: unpriced). */
   costs?: { traffic: TrafficSource; prices: Record<string, (BackendPrices & { source?: string }) | null> };
 }
@@ -447,10 +463,47 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     return c.json({ buckets: await needRestripe(deps).progress() });
   });
 
+  const adoptBucket = (c: Context<AppEnv>): string => {
+    const bucket = c.var.view.query.get('bucket');
+    // Only a bucket the config gives a source is accepted (BackfillService answers InvalidArgument for another).
+    if (!bucket) throw new S3Error('InvalidArgument', `${c.req.path.split('/').pop()} needs ?bucket=NAME (a bucket with a source)`);
+    return bucket;
+  };
+
+  admin.post('/adopt', async (c) => {
+    const adopt = needAdopt(deps);
+    const bucket = adoptBucket(c);
+    const max = Number(c.var.view.query.get('max') ?? 40);
+    if (!Number.isInteger(max) || max < 1 || max > 1000) throw new S3Error('InvalidArgument', 'max is an integer from 1 to 1000');
+    return c.json(await adopt.start(bucket, { maxObjects: max, ms: ADOPT_RUN_MS }));
+  });
+
+  admin.post('/adopt-status', async (c) => {
+    const bucket = c.var.view.query.get('bucket') ?? undefined;
+    return c.json({ buckets: await needAdopt(deps).progress(bucket === undefined ? undefined : adoptBucket(c)) });
+  });
+
+  admin.post('/adopt-estimate', async (c) => {
+    const adopt = needAdopt(deps);
+    const bucket = adoptBucket(c);
+    const pages = Number(c.var.view.query.get('pages') ?? 200);
+    if (!Number.isInteger(pages) || pages < 1 || pages > 500) throw new S3Error('InvalidArgument', 'pages is an integer from 1 to 500');
+    return c.json(await adopt.estimate(bucket, c.var.view.query.get('after'), pages));
+  });
+
+  admin.post('/adopt-pause', async (c) => c.json(await needAdopt(deps).pause(adoptBucket(c))));
+
+  admin.post('/adopt-detach', async (c) => {
+    const answer = await needAdopt(deps).detach(adoptBucket(c), c.var.view.query.get('force') === '1');
+    const { state: _state, ...shown } = answer;
+    // Refused: 409 with the reason as the error's message (the CLI shows it), the progress beside it.
+    return c.json(answer.detached ? shown : { code: 'DetachRefused', message: answer.reason, ...shown }, answer.detached ? 200 : 409);
+  });
+
   admin.all('*', (c) => {
     throw new S3Error(
       'InvalidRequest',
-      `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, lifecycle-estimate, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status)`,
+      `unknown admin action "${c.req.path.split('/').pop()}" (rebuild, catalog-loss, discard-journal, journal-upkeep, scrub, locate, collect, lifecycle, lifecycle-estimate, repair, worklist, costs, drain, drain-status, drain-estimate, restripe, restripe-status, adopt, adopt-status, adopt-estimate, adopt-pause, adopt-detach)`,
     );
   });
   return admin;
@@ -459,6 +512,14 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 function needDrain(deps: AdminDeps): NonNullable<AdminDeps['drain']> {
   if (!deps.drain) throw new S3Error('NotImplemented', 'no mover in this gateway');
   return deps.drain;
+}
+
+/** How long one `adopt` call may read from the source (a Worker request has a wall-clock and a subrequest limit). */
+const ADOPT_RUN_MS = 25_000;
+
+function needAdopt(deps: AdminDeps): BackfillService {
+  if (!deps.adopt) throw new S3Error('NotImplemented', 'no bucket of this gateway has a source (config "sources")');
+  return deps.adopt;
 }
 
 function needRestripe(deps: AdminDeps): NonNullable<AdminDeps['restripe']> {

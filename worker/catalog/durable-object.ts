@@ -64,6 +64,7 @@ import type {
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
+import type { BackfillState } from '../adopt/backfill-record.ts';
 import type { RestripeState } from './restripe-record.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionLookup, VersionRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
@@ -133,6 +134,8 @@ const KEY_ROTATION = 'key-rotation';
 const DRAIN_PROGRESS = 'drain';
 /** State row of a bucket's re-stripe progress (upkeep/restripe-progress.ts). */
 const RESTRIPE_PROGRESS = 'restripe';
+/** State row of an adopted bucket's backfill (worker/adopt/backfill-record.ts). */
+const ADOPT_PROGRESS = 'adopt';
 /** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
 const LOGGING = 'logging';
 
@@ -1141,6 +1144,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setRestripeState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));
   }
+  getAdoptState(bucket: string): Reply<string | null> {
+    return this.inBucket(bucket, (o) => o.getState(ADOPT_PROGRESS));
+  }
+  setAdoptState(bucket: string, value: string | null): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(ADOPT_PROGRESS, value));
+  }
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));
   }
@@ -1176,6 +1185,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
+      const adopt = o.getState(ADOPT_PROGRESS);
       const events = new SqlOutbox(this.sql).status(now);
       return {
         ...(events.length ? { events } : {}),
@@ -1184,6 +1194,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         ...(lifecycle ? { lifecycle } : {}),
         journal,
         ...(restripe ? { restripe: JSON.parse(restripe) as RestripeState } : {}),
+        ...(adopt ? { adopt: JSON.parse(adopt) as BackfillState } : {}),
         ...healthUsage(this.sql),
       };
     });

@@ -223,6 +223,8 @@ export const OPERATIONS = {
     wire: (_, [bucket, at, before, storage, notBefore, change]) => [bucket, at, before, storage, notBefore.getTime(), change],
   },
   setRestripeState: { to: 'partition' },
+  getAdoptState: { to: 'partition' },
+  setAdoptState: { to: 'partition' },
   listSealRecords: { to: 'walk' },
   replaceSealRecords: { to: 'partition' },
   getRotationState: { to: 'partition' },

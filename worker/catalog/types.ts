@@ -9,6 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
+import type { BackfillState } from '../adopt/backfill-record.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
@@ -243,6 +244,8 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
+  /** An adopted bucket's backfill record (state row 'adopt'; adopt/backfill-record.ts), absent: none. */
+  adopt?: BackfillState;
   /** Every version row, delete markers included, and the delete markers (absent from an older release). */
   versions?: number;
   deleteMarkers?: number;
@@ -847,7 +850,16 @@ export type Catalog = PartitionCatalog &
   KeyCatalog &
   LifecycleCatalog &
   JournalCatalog &
-  RestripeCatalog;
+  RestripeCatalog &
+  AdoptCatalog;
+
+/** An adopted bucket's backfill record (worker/adopt/backfill-record.ts), a row of its catalog `state` table ('adopt'). */
+export interface AdoptCatalog {
+  /** The record as stored, or null when no backfill was ever started. NoSuchBucket. */
+  getAdoptState(bucket: string): Promise<string | null>;
+  /** Replaces the record; null removes it. NoSuchBucket. */
+  setAdoptState(bucket: string, value: string | null): Promise<void>;
+}
 
 /** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
 export interface PartitionStats {

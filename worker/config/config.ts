@@ -319,6 +319,18 @@ const source = z
     timeoutMs: z.number().int().positive().default(30_000),
     /** How long a 404 from the source is believed per isolate (ms) before the source is asked again. */
     notFoundMs: z.number().int().min(0).default(5000),
+    /**
+     * What reading from the source costs (its provider's egress and GET/LIST prices), as a
+     * backend's `prices`: a preset of price-list.ts by name, or figures. Absent: the preset its
+     * endpoint's host names (amazonaws.com, r2.cloudflarestorage.com, ...), else unpriced.
+     */
+    prices: prices.optional(),
+    /**
+     * Hours after a clean backfill pass before the next one walks the source again, to adopt
+     * objects changed there since (until the source is detached; docs/ADOPTION.md). Each pass
+     * lists the whole source: one LIST per 1000 objects.
+     */
+    repassHours: z.number().positive().default(24),
   })
   .strict()
   .refine((s) => s.accessKeyId || s.accessKeyIdSecret, 'give accessKeyId or accessKeyIdSecret')
@@ -608,6 +620,11 @@ export function parseConfig(input: unknown): GatewayConfig {
       throw new ConfigError(`SHARDGATE_CONFIG: encryption.active is "${c.encryption.active}", which is not among encryption.keys (have: ${ids.join(', ')})`);
   }
   return { ...c, policies, backendPrices };
+}
+
+/** What reading from a bucket's source costs (its `prices`, else its endpoint host's preset); null: unpriced. */
+export function sourcePrices(s: Pick<SourceConfig, 'endpoint' | 'prices'>): PricedBackend | null {
+  return resolvePrices({ id: `source ${s.endpoint}`, kind: 's3', endpoint: s.endpoint, prices: s.prices } as BackendSettings);
 }
 
 /** Backend id -> prices, for the engine's cost-aware reads (UnitStore options); unpriced backends are left out. */

@@ -165,7 +165,7 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
   }
   refusals.push(...reviewDestinations(config.backends, r2BucketNames));
   // A bucket's source (issue 41, docs/ADOPTION.md): its keys are secrets as a backend's are.
-  // Known gap: whether the source answers (credentials, endpoint) is not probed at start.
+  // Whether it answers (credentials, endpoint) needs I/O: adopt/source-probe.ts, with the first status read.
   for (const [bucket, s] of Object.entries(config.sources)) {
     const who = `the source of bucket "${bucket}"`;
     if (s.secretAccessKey !== undefined)

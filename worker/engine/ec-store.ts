@@ -450,7 +450,7 @@ export class EcStore implements T.ObjectStore {
     const size = this.requireLength(o.contentLength, max);
     const customerKey = customerKeyOf(o.sse);
     const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass);
-    const metadata = sse ? { ...o.metadata, sse } : o.metadata;
+    const metadata = { ...o.metadata, ...(sse ? { sse } : {}), ...(o.adopted ? { adopted: true as const } : {}) };
     const reserved = await this.planWrite(bucket, size, false, !!customerKey, o.metadata.storageClass);
     const { plan } = reserved;
     // The declared length goes with it: the bucket's quota is checked in the same call (catalog/quota.ts); an inline write's commit checks it.
@@ -546,7 +546,7 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     // The copy's class is the request's (STANDARD when it names none), never the source's, as in S3.
-    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, storageClass: _sourceClass, ...sourceMetadata } = source.metadata;
+    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, storageClass: _sourceClass, adopted: _adopted, ...sourceMetadata } = source.metadata;
     const {
       objectLock: _replacedLock,
       storageClass: _replacedClass,

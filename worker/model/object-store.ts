@@ -62,6 +62,12 @@ export interface ObjectMetadata {
    * (engine/policy.ts policyForClass); absent: STANDARD, as every version written before classes.
    */
   storageClass?: string;
+  /**
+   * The version is an adoption of its key's object in the bucket's source (issue 41,
+   * adopt/adopting-store.ts), not a client's write: the backfill may adopt the key again when the
+   * source's object changes. Not a header; a copy does not carry it.
+   */
+  adopted?: true;
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */

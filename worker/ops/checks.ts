@@ -347,3 +347,30 @@ export function partitionCheck(buckets: readonly { bucket: string; partitions?: 
       : 'automatic splits are off (config partitions.autoSplit): shardgate partitions BUCKET --split KEY',
   };
 }
+
+/**
+ * The adopted buckets' moves (issue 41, docs/ADOPTION.md): whether each is complete, so the status
+ * says when a source may be detached. A warning when a bucket's last pass had failures (the next
+ * pass retries them). Bucket names only in the signed status (`named`).
+ */
+export function adoptCheck(
+  progress: readonly { bucket: string; phase: string; complete: boolean; last: { failed: number } | null }[],
+  named: boolean,
+): HealthCheck {
+  const names = (xs: readonly { bucket: string }[]) => (named && xs.length ? ` (${xs.map((x) => x.bucket).join(', ')})` : '');
+  const detached = progress.filter((p) => p.phase === 'detached');
+  const complete = progress.filter((p) => p.complete && p.phase !== 'detached');
+  const moving = progress.filter((p) => !p.complete && p.phase !== 'detached');
+  const failing = progress.filter((p) => p.phase !== 'detached' && (p.last?.failed ?? 0) > 0);
+  const detail =
+    `${progress.length} bucket(s) with a source: ${complete.length} moved in, source still attached${names(complete)}; ` +
+    `${moving.length} not yet complete${names(moving)}; ${detached.length} detached${names(detached)}`;
+  if (failing.length)
+    return {
+      name: 'adoption',
+      state: 'warning',
+      detail: `${detail}; objects failed to adopt in the last pass${names(failing)}`,
+      action: 'shardgate adopt --status shows the last problem; the next pass retries them',
+    };
+  return { name: 'adoption', state: 'ok', detail };
+}

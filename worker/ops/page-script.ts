@@ -197,6 +197,9 @@ ${SIGNER}` +
       // The re-stripe, while some bucket's versions are not all as its policy says.
       d.restripe && (d.restripe.buckets || d.restripe.leftUnits) ? card('re-stripe: units left in ' + d.restripe.buckets + ' bucket(s), ' + bytes(d.restripe.leftBytes) + (d.restripe.bytesPerSecond === null ? '' : '; ' + bytes(d.restripe.bytesPerSecond) + '/s') + (d.restripe.secondsRemaining === null ? '' : ', ~' + Math.ceil(d.restripe.secondsRemaining / 60) + ' min left') + ')',
         String(d.restripe.leftUnits), false, 'restripe') : null,
+      // Adopted buckets (issue 41): how far their moves from their sources are, and what they cost.
+      d.adopt ? card('adoption: moves complete of ' + d.adopt.buckets + ' bucket(s) with a source (' + d.adopt.adoptedObjects + ' objects, ' + bytes(d.adopt.adoptedBytes) + ' adopted; egress ' + bytes(d.adopt.egressBytes) + (d.adopt.egressCost === null ? '' : ' $' + d.adopt.egressCost.toFixed(2)) + (d.adopt.bytesPerSecond === null ? '' : '; ' + bytes(d.adopt.bytesPerSecond) + '/s') + (d.adopt.secondsRemaining ? ', ~' + Math.ceil(d.adopt.secondsRemaining / 60) + ' min left' : '') + ')',
+        d.adopt.complete + ' / ' + d.adopt.buckets, false, 'adopt') : null,
       card('S3 requests (5xx)', doc.s3.requests + ' (' + doc.s3.errors + ')', false, 's3'),
     ].concat(classCards(d.classes || {}), eventCards(doc.buckets || [])).forEach(function (x) { if (x) c.appendChild(x); });
   }

@@ -289,6 +289,32 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
     rs?.secondsRemaining ?? null,
   );
 
+  // The adopted buckets' backfill (issue 41), when some bucket has a source.
+  const ad = d.adopt;
+  if (ad) {
+    gauge('shardgate_adopt_buckets', 'Buckets with a source (an existing bucket shardgate adopts).', ad.buckets);
+    gauge('shardgate_adopt_complete_buckets', 'Of those, buckets whose backfill ended a pass clean: every source object then listed is held.', ad.complete);
+    gauge('shardgate_adopt_detached_buckets', 'Of those, buckets whose source is detached (never read again).', ad.detached);
+    gauge('shardgate_adopt_objects', 'Objects the backfill has adopted from the sources (client reads adopt more: not counted here).', ad.adoptedObjects);
+    gauge('shardgate_adopt_bytes', 'Bytes of those objects.', ad.adoptedBytes);
+    gauge('shardgate_adopt_egress_bytes', 'Bytes the backfill has read from the sources (their egress).', ad.egressBytes);
+    gauge(
+      'shardgate_adopt_egress_cost_dollars',
+      "That egress and the backfill's source requests at the sources' prices (absent: a source is unpriced).",
+      ad.egressCost,
+    );
+    gauge(
+      'shardgate_adopt_bytes_per_second',
+      "The walking buckets' backfill rates summed (bytes adopted between each one's first and last adoption).",
+      ad.bytesPerSecond,
+    );
+    gauge(
+      'shardgate_adopt_seconds_remaining',
+      'The longest time left among the walking buckets at their rates (absent: some has no rate or no known total yet).',
+      ad.secondsRemaining,
+    );
+  }
+
   if (doc.buckets) {
     const perBucket: [string, 'gauge' | 'counter', string, (b: NonNullable<StatusDoc['buckets']>[number]) => number | null][] = [
       ['shardgate_bucket_objects', 'gauge', 'Objects in the bucket.', (b) => b.objects],
@@ -361,6 +387,38 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         'gauge',
         "The bucket's re-stripe rate: bytes rewritten between its first and last swap.",
         (b) => b.restripeProgress?.bytesPerSecond ?? null,
+      ],
+      [
+        'shardgate_bucket_adopt_complete',
+        'gauge',
+        "1 when the bucket's backfill from its source ended a pass clean, else 0 (only buckets with a source).",
+        (b) => (b.adoptProgress ? (b.adoptProgress.complete ? 1 : 0) : null),
+      ],
+      [
+        'shardgate_bucket_adopt_objects',
+        'gauge',
+        'Objects the backfill adopted into the bucket from its source.',
+        (b) => b.adoptProgress?.totals.adopted ?? null,
+      ],
+      ['shardgate_bucket_adopt_bytes', 'gauge', 'Bytes of those objects.', (b) => b.adoptProgress?.totals.bytes ?? null],
+      ['shardgate_bucket_adopt_egress_bytes', 'gauge', "Bytes the bucket's backfill read from its source.", (b) => b.adoptProgress?.egress.bytes ?? null],
+      [
+        'shardgate_bucket_adopt_egress_cost_dollars',
+        'gauge',
+        "That egress and the backfill's source requests at the source's prices.",
+        (b) => b.adoptProgress?.egress.cost ?? null,
+      ],
+      [
+        'shardgate_bucket_adopt_pass_objects',
+        'gauge',
+        "Source objects the bucket's backfill pass in progress has walked.",
+        (b) => b.adoptProgress?.pass.listed ?? null,
+      ],
+      [
+        'shardgate_bucket_adopt_seconds_remaining',
+        'gauge',
+        "Time left in the bucket's backfill pass at its rate.",
+        (b) => b.adoptProgress?.secondsRemaining ?? null,
       ],
       [
         'shardgate_bucket_restripe_seconds_remaining',

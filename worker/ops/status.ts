@@ -12,9 +12,12 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { sumClasses, type ClassUsage } from '../catalog/usage.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
+import { progressOf as adoptProgressOf, type BackfillProgress } from '../adopt/backfill-record.ts';
+import type { PricedBackend } from '../config/config.ts';
 import type { SplitThresholds } from '../model/split-thresholds.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
+  adoptCheck,
   catalogLossCheck,
   partitionCheck,
   fleetCheck,
@@ -70,6 +73,8 @@ export interface StatusConfig {
   policyOf?: (bucket: string) => RestripePolicy;
   /** Each backend's storage price (US dollars per GB of 2^30 bytes a month; null: unpriced), for the buckets' estimated monthly cost. */
   storagePrices?: Record<string, number | null>;
+  /** The buckets with a source (issue 41): the source (endpoint/bucket) and its prices; absent: no adoption shown. */
+  adoptSources?: Record<string, { source: string; prices: PricedBackend | null; repassMs?: number }>;
 }
 
 export interface BucketStatus extends BucketHealth {
@@ -79,6 +84,8 @@ export interface BucketStatus extends BucketHealth {
   clientTraffic?: ClientTraffic;
   /** The bucket's re-stripe toward its policy now (catalog/restripe-record.ts), when it has one. */
   restripeProgress?: BucketRestripeProgress;
+  /** The bucket's backfill from its source (adopt/backfill-record.ts), when it has a source. */
+  adoptProgress?: BackfillProgress;
   /**
    * A month of the bucket's shard files at the size they have now, at each backend's storage price
    * (US dollars); null when none of its backends is priced. Traffic is in the admin API's usage
@@ -209,6 +216,23 @@ export interface StatusDoc {
      * (`buckets`: those not done): units and bytes left, versions and bytes rewritten, the sum of
      * their rates, and the longest time remaining among them (null: some has no rate yet).
      */
+    /**
+     * The adopted buckets' backfill (issue 41; absent: no bucket has a source): buckets with a
+     * source and those whose move is complete, objects and bytes the backfill adopted, its source
+     * egress and that egress's price (null: some source unpriced), the rates summed, and the
+     * longest time left (null: some has no rate or no known total yet).
+     */
+    adopt?: {
+      buckets: number;
+      complete: number;
+      detached: number;
+      adoptedObjects: number;
+      adoptedBytes: number;
+      egressBytes: number;
+      egressCost: number | null;
+      bytesPerSecond: number | null;
+      secondsRemaining: number | null;
+    };
     restripe: {
       buckets: number;
       leftUnits: number;
@@ -298,6 +322,24 @@ export function restripeSummary(progress: BucketRestripeProgress[]): StatusDoc['
     rewrittenBytes: progress.reduce((n, p) => n + p.rewritten.bytes, 0),
     bytesPerSecond: rates.length ? rates.reduce((a, b) => a + b, 0) : null,
     secondsRemaining: busy.length && remaining.every((r) => r !== null) ? Math.max(...(remaining as number[])) : null,
+  };
+}
+
+/** The backfill figures of the status, summed over the adopted buckets' progress. */
+export function adoptSummary(progress: BackfillProgress[]): NonNullable<StatusDoc['data']['adopt']> {
+  const busy = progress.filter((p) => p.phase === 'walking');
+  const rates = busy.map((p) => p.bytesPerSecond).filter((r): r is number => r !== null);
+  const remaining = busy.map((p) => p.secondsRemaining);
+  return {
+    buckets: progress.length,
+    complete: progress.filter((p) => p.complete).length,
+    detached: progress.filter((p) => p.phase === 'detached').length,
+    adoptedObjects: progress.reduce((n, p) => n + p.totals.adopted, 0),
+    adoptedBytes: progress.reduce((n, p) => n + p.totals.bytes, 0),
+    egressBytes: progress.reduce((n, p) => n + p.egress.bytes, 0),
+    egressCost: progress.every((p) => p.egress.cost !== null) ? progress.reduce((n, p) => n + p.egress.cost!, 0) : null,
+    bytesPerSecond: rates.length ? rates.reduce((a, b) => a + b, 0) : null,
+    secondsRemaining: busy.length && remaining.every((r) => r !== null) ? Math.max(...(remaining as number[])) : 0,
   };
 }
 
@@ -456,6 +498,14 @@ export function buildStatus(o: {
       }),
     ),
   );
+  const adopting = new Map(
+    Object.entries(config.adoptSources ?? {}).map(([bucket, s]) => [
+      bucket,
+      adoptProgressOf(bucket, s.source, data.buckets.find((b) => b.bucket === bucket)?.adopt ?? null, s.prices, snapshot.now, s.repassMs),
+    ]),
+  );
+  // The adopted buckets' moves (issue 41): complete or not, failures in the last pass.
+  if (adopting.size) checks.push(adoptCheck([...adopting.values()], signed));
   const health = worstOf(checks);
   const restriping = new Map(
     config.policyOf
@@ -541,6 +591,7 @@ export function buildStatus(o: {
       },
       lifecycle: lifecycleSummary(data.buckets),
       restripe: restripeSummary([...restriping.values()]),
+      ...(adopting.size ? { adopt: adoptSummary([...adopting.values()]) } : {}),
       journal: journalUnits,
     },
     upkeep: {
@@ -607,6 +658,7 @@ export function buildStatus(o: {
         scrubCoverage: coverageOf(b),
         clientTraffic: snapshot.totals.clients?.[b.bucket] ?? { requests: 0, bytesIn: 0, bytesOut: 0 },
         ...(progress ? { restripeProgress: progress } : {}),
+        ...(adopting.has(b.bucket) ? { adoptProgress: adopting.get(b.bucket)! } : {}),
         ...(config.storagePrices ? { monthlyStorageCost: monthlyStorageCost(b, config.storagePrices) } : {}),
       };
     });
