@@ -99,6 +99,8 @@ import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
+import { kmsKeyRoutes } from './kms-key-routes.ts';
+import type { KmsKeys } from '../engine/kms-keys.ts';
 import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
@@ -124,6 +126,8 @@ export interface AdminDeps {
   backends: Backend[];
   /** Opens sealed shard headers for a rebuild (config "encryption"); absent: sealed units are reported unrecoverable. */
   keyRing?: KeyRing;
+  /** The named KMS keys (SSE-KMS: engine/kms-keys.ts); absent: no key routes (kms-key-routes.ts answers so). */
+  kms?: KmsKeys;
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number; headsBy?: ScrubOptions['headsBy'] };
   enqueueRepair: (task: RepairTask) => void;
@@ -201,6 +205,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   if (deps.localSwitch) admin.post('/local-backend', localBackendRoute(deps.localSwitch));
   quotaRoutes(admin, deps); // quota and usage (quota-routes.ts)
+  kmsKeyRoutes(admin, deps); // named KMS keys (kms-key-routes.ts)
 
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
     const bucket = c.var.view.query.get('bucket');
@@ -243,7 +248,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (!to) throw new S3Error('InvalidArgument', 'rotate-keys needs ?to=KEY_ID (the active key)');
     if (!deps.keyRing) throw new S3Error('InvalidArgument', 'this gateway has no key ring (config "encryption")');
     try {
-      return c.json(await rotateKeys(deps.catalog, deps.keyRing, to, { deadline: Date.now() + 20_000 }));
+      const report = await rotateKeys(deps.catalog, deps.keyRing, to, { deadline: Date.now() + 20_000 });
+      // The named KMS keys' material is wrapped under the gateway's keys too: under the active one, so old keys can go.
+      return c.json({ ...report, kmsKeyVersionsRewrapped: (await deps.kms?.rewrapMaterials()) ?? 0 });
     } catch (err) {
       if (err instanceof SealError) throw new S3Error('InvalidArgument', err.message);
       throw err;
