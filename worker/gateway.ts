@@ -24,7 +24,7 @@ import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
-import { KmsKeys } from './engine/kms-keys.ts';
+import { KmsKeys } from './engine/index.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';

@@ -100,7 +100,7 @@ import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
 import { kmsKeyRoutes } from './kms-key-routes.ts';
-import type { KmsKeys } from '../engine/kms-keys.ts';
+import type { KmsKeys } from '../engine/index.ts';
 import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';

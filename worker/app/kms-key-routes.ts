@@ -13,7 +13,7 @@
  */
 import type { Hono } from 'hono';
 import type { KeyCatalog } from '../catalog/types.ts';
-import type { KmsKeys } from '../engine/kms-keys.ts';
+import type { KmsKeys } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
 import { currentVersion, type KmsKeyRecord } from '../model/kms-key.ts';
 import type { AppEnv } from '../s3/context.ts';
