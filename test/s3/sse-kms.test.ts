@@ -30,6 +30,14 @@ import { sdk } from '../auth/mutation/bases.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { DEV_KEY_RING } from '../support/memory-store.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { readBytes } from '../support/read-bytes.ts';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { KeyRing } from '../../worker/format/seal.ts';
 
 const B = 'kms-vault';
 const ARN = (id: string) => `arn:aws:kms:us-east-1:000000000000:key/${id}`;
@@ -305,5 +313,34 @@ describe('rotation of a named key', () => {
     expect(own.status).toBe(200);
     expect(new Set(await kids())).toEqual(new Set(['~kms/rot/2']));
     expect(DEV_KEY_RING.active).toBe('dev');
+  });
+
+  it("the gateway's own key rotation re-wraps every named key version's material under the new active key; the old key can then go", async () => {
+    const A = Buffer.alloc(32, 1).toString('base64');
+    const Bk = Buffer.alloc(32, 2).toString('base64');
+    const catalog = localCatalog();
+    const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `g${i}`, domain: `zone-${i}` }));
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
+      defaultPolicy: 'ec',
+    });
+    const gateway = (ring: KeyRing) => {
+      const kms = new KmsKeys({ catalog, ring, region: 'us-east-1' });
+      return { kms, store: new EcStore({ catalog, units: new UnitStore(backends, () => {}, { keyRing: kms.ring }), settings: engineSettings(config), kms }) };
+    };
+    const before = gateway(KeyRing.fromBase64({ a: A }, 'a'));
+    await before.kms.create('kept');
+    await before.store.createBucket('g', { region: 'us-east-1' });
+    await before.store.putObject('g', 'o', new Response(LARGE).body!, { contentLength: LARGE.length, metadata: { user: {} }, checksum: null, conditions: {}, sse: { kind: 'kms', keyId: 'kept' } });
+    const both = gateway(KeyRing.fromBase64({ a: A, b: Bk }, 'b'));
+    expect((await both.kms.get('kept'))!.versions.map((v) => v.kid)).toEqual(['a']);
+    expect(await both.kms.rewrapMaterials()).toBe(1);
+    expect((await both.kms.get('kept'))!.versions.map((v) => v.kid)).toEqual(['b']);
+    expect(await both.kms.rewrapMaterials()).toBe(0);
+    // A gateway holding only the new key reads the SSE-KMS object: its data keys are still under the named key, whose material now opens with b.
+    const after = gateway(KeyRing.fromBase64({ b: Bk }, 'b'));
+    const got = await after.store.getObject('g', 'o', { conditions: {} });
+    expect(Buffer.from(await readBytes(got.body)).toString()).toBe(LARGE);
   });
 });

@@ -265,10 +265,22 @@ describe('the re-stripe', () => {
     const up = await store.createMultipartUpload('k', 'multi', { metadata: { user: {} }, checksum: null, sse });
     const parts = [randomBytes(rand, 6000), randomBytes(rand, 3000)];
     const infos = [];
-    for (const [i, p] of parts.entries()) infos.push(await store.uploadPart('k', 'multi', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: null }));
-    await store.completeMultipartUpload('k', 'multi', up.uploadId, infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), { conditions: {} });
-    const heads = new Map(await Promise.all(['single', 'multi'].map(async (key) => [key, (await store.headObject('k', key, { conditions: {} })).etag] as const)));
-    const report = await restripeBatch({ catalog: s.catalog, units, settings: engineSettings(configOf('wide')), graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] }, { maxVersions: 10, deadline: Date.now() + 60_000 });
+    for (const [i, p] of parts.entries())
+      infos.push(await store.uploadPart('k', 'multi', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: null }));
+    await store.completeMultipartUpload(
+      'k',
+      'multi',
+      up.uploadId,
+      infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
+    const heads = new Map(
+      await Promise.all(['single', 'multi'].map(async (key) => [key, (await store.headObject('k', key, { conditions: {} })).etag] as const)),
+    );
+    const report = await restripeBatch(
+      { catalog: s.catalog, units, settings: engineSettings(configOf('wide')), graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] },
+      { maxVersions: 10, deadline: Date.now() + 60_000 },
+    );
     expect([report.rewritten, report.failed, report.blocked], JSON.stringify(report.problems)).toEqual([2, 0, 0]);
     // 8+3 now (the small last part replicated, as the wide policy stores small pieces); nothing left at 4+2.
     expect([...(await geometries(s, 'k')).values()].flat().sort()).toEqual(['1+2', '8+3', '8+3']);
