@@ -332,7 +332,13 @@ describe('rotation of a named key', () => {
     const before = gateway(KeyRing.fromBase64({ a: A }, 'a'));
     await before.kms.create('kept');
     await before.store.createBucket('g', { region: 'us-east-1' });
-    await before.store.putObject('g', 'o', new Response(LARGE).body!, { contentLength: LARGE.length, metadata: { user: {} }, checksum: null, conditions: {}, sse: { kind: 'kms', keyId: 'kept' } });
+    await before.store.putObject('g', 'o', new Response(LARGE).body!, {
+      contentLength: LARGE.length,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+      sse: { kind: 'kms', keyId: 'kept' },
+    });
     const both = gateway(KeyRing.fromBase64({ a: A, b: Bk }, 'b'));
     expect((await both.kms.get('kept'))!.versions.map((v) => v.kid)).toEqual(['a']);
     expect(await both.kms.rewrapMaterials()).toBe(1);

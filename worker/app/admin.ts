@@ -100,6 +100,7 @@ import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
 import { kmsKeyRoutes } from './kms-key-routes.ts';
+import { restoreKmsKeys } from '../upkeep/kms-key-restore.ts';
 import type { KmsKeys } from '../engine/index.ts';
 import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
@@ -216,12 +217,18 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     });
     const journal = c.var.view.query.get('journal') !== '0';
     const lost = bucket in (await deps.catalog.catalogLoss()).lost;
+    // The named KMS keys first (from the bucket list's journal, those the live table lacks): SSE-KMS shard headers open only with them.
+    const kmsKeys = deps.kms && journal ? await restoreKmsKeys(deps.backends, deps.catalog, deps.keyRing) : undefined;
     const result = await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing, { journal, merge: lost });
     // The loss ends once the journal of the bucket is in (its numbering now goes on after it).
     if (lost && result.journal && result.journal.segments > 0 && !result.journal.skipped && !result.journal.unreadable.length) {
       deps.catalogLoss?.update(await resolveCatalogLoss(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now()));
     }
-    return c.json({ ...result, catalogLost: lost });
+    return c.json({
+      ...result,
+      catalogLost: lost,
+      ...(kmsKeys ? { kmsKeys: { restored: kmsKeys.restored, kept: kmsKeys.kept.length, unreadable: kmsKeys.unreadable } } : {}),
+    });
   });
 
   admin.post('/journal-upkeep', async (c) => {
