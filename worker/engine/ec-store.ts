@@ -268,7 +268,16 @@ export class EcStore implements T.ObjectStore {
   private async uploadSpec(bucket: string, key: string, uploadId: string): Promise<T.MultipartChecksumSpec | null> {
     const known = this.uploadSpecs.get(uploadId);
     if (known !== undefined) return known;
-    return this.rememberSpec(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).checksum);
+    return (await this.lookUpUpload(bucket, key, uploadId)).checksum;
+  }
+
+  /** The upload from the catalog, its spec, class and SSE remembered at once (one call for all three). */
+  private async lookUpUpload(bucket: string, key: string, uploadId: string) {
+    const upload = await this.catalog.getUpload(bucket, key, uploadId);
+    this.rememberSpec(uploadId, upload.checksum);
+    this.rememberClass(uploadId, upload.metadata.storageClass);
+    this.rememberSse(uploadId, upload.metadata.sse);
+    return upload;
   }
 
   /**
@@ -278,7 +287,7 @@ export class EcStore implements T.ObjectStore {
   private async uploadClass(bucket: string, key: string, uploadId: string): Promise<string | undefined> {
     if (!Object.keys(this.settings.storageClasses ?? {}).length) return undefined;
     if (this.uploadClasses.has(uploadId)) return this.uploadClasses.get(uploadId);
-    return this.rememberClass(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).metadata.storageClass);
+    return (await this.lookUpUpload(bucket, key, uploadId)).metadata.storageClass;
   }
 
   private rememberClass(uploadId: string, storageClass: string | undefined): string | undefined {
@@ -531,7 +540,7 @@ export class EcStore implements T.ObjectStore {
   /** The SSE record of an upload (uploadSses; from the catalog when this isolate has not seen it). */
   private async uploadSse(bucket: string, key: string, uploadId: string): Promise<SseRecord | undefined> {
     if (this.uploadSses.has(uploadId)) return this.uploadSses.get(uploadId);
-    return this.rememberSse(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).metadata.sse);
+    return (await this.lookUpUpload(bucket, key, uploadId)).metadata.sse;
   }
 
   private rememberSse(uploadId: string, sse: SseRecord | undefined): SseRecord | undefined {
