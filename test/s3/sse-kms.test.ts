@@ -144,14 +144,18 @@ describe('SSE-KMS writes and reads', () => {
   });
 
   it('a disabled key refuses writes and reads (KMS.DisabledException) until enabled again; the admin API lists the keys by ARN', async () => {
-    const { send, admin } = await setup();
+    const { g, send, admin } = await setup();
     expect(await admin('kms-keys/create?id=ops-key')).toMatchObject({
       status: 200,
       body: { id: 'ops-key', arn: ARN('ops-key'), state: 'Enabled', version: 1 },
     });
     expect((await admin('kms-keys/create?id=ops-key')).status).toBe(400);
     expect((await send(new PutObjectCommand({ Bucket: B, Key: 'o', Body: LARGE, ...kms('ops-key') }))).status).toBe(200);
+    // Another isolate of the same gateway read the object (and so holds the key's material) before the disable.
+    const other = client(gateApp(undefined, undefined, { catalog: g.catalog as never, backends: g.backends }));
+    expect((await other.send(new GetObjectCommand({ Bucket: B, Key: 'o' }))).text).toBe(LARGE);
     expect(await admin('kms-keys/disable?id=ops-key')).toMatchObject({ status: 200, body: { state: 'Disabled' } });
+    expect(await other.send(new GetObjectCommand({ Bucket: B, Key: 'o' }))).toMatchObject({ status: 400, code: 'KMS.DisabledException' });
     expect(await send(new PutObjectCommand({ Bucket: B, Key: 'p', Body: SMALL, ...kms('ops-key') }))).toMatchObject({
       status: 400,
       code: 'KMS.DisabledException',
