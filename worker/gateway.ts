@@ -24,6 +24,7 @@ import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
 import { keyRingOf } from './config/key-ring.ts';
+import { KmsKeys } from './engine/index.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, sourcePrices, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';
@@ -348,7 +349,11 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     // stamp (model/bucket-settings.ts), so a policy changed meanwhile never refuses a repair.
     unfenced(() => router.report(task));
   };
-  const keyRing = keyRingOf(config, env as unknown as Record<string, unknown>);
+  const baseRing = keyRingOf(config, env as unknown as Record<string, unknown>);
+  // The named KMS keys (SSE-KMS) need the gateway's own active key to wrap their material; every
+  // reader uses the ring that also opens them (engine/kms-keys.ts).
+  const kms = baseRing?.active ? new KmsKeys({ catalog, ring: baseRing, region: config.region, declared: config.encryption?.kmsKeys ?? [] }) : undefined;
+  const keyRing = kms?.ring ?? baseRing;
   // A retired backend is never asked for anything: its shards read as unavailable (decoded around,
   // and rebuilt elsewhere by the mover); a draining one is read but takes no new shard.
   const state = new Map(config.backends.map((b) => [b.id, b.state]));
@@ -369,7 +374,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       reachability,
     },
   );
-  const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder() });
+  const store = new EcStore({ catalog, units, settings: engineSettings(config), enqueueRepair, holder: () => background.holder(), kms });
   const authenticate = makeAuthenticate(config, env);
   const ops = new OpsService({
     config: {
@@ -601,6 +606,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
       catalog,
       backends: reachable,
       keyRing,
+      kms,
       region: config.region,
       scrub: { ...config.scrub, headsBy: scrubHeadsBy },
       enqueueRepair,

@@ -24,6 +24,8 @@ import { Progress } from '../progress.ts';
 import { keyRingFrom, SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
 import { outputPath, type Layout } from '../rescue/output.ts';
 import { etagMd5, journalObjects, readJournal, type JournalObject } from '../rescue/journal.ts';
+import { ringWithJournalKeys, unlockNamed } from '../rescue/kms-keys.ts';
+import { etagFor } from '../../worker/model/sse.ts';
 import { planObjects, sealedEntry, sealedSummary, type PlannedObject } from '../rescue/plan.ts';
 import { readObject, type ReadReport } from '../rescue/read.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
@@ -97,7 +99,7 @@ export const command: Command = {
     const scanning = new Progress('scan', tty);
     const scan = await scanSources(sources, values.bucket, ring, (n) => scanning.update(n, n, `${n} files`));
     scanning.end();
-    const index = new ShardIndex(scan.shards, scan.locked);
+    let index = new ShardIndex(scan.shards, scan.locked);
     const prefix = values.prefix ?? '';
 
     // The catalog journal first (rescue/journal.ts): what the catalog held, inline objects,
@@ -114,6 +116,10 @@ export const command: Command = {
     journal.unreadable.push(...jplan.unplannable.map((u) => ({ key: u.key, reason: u.reason })));
     const images = replayJournal(journal.segments);
     const listImage = images.get(BUCKET_LIST_INSTANCE);
+    // SSE-KMS units (rescue/kms-keys.ts): their named keys' table is in the bucket list's journal,
+    // wrapped under the gateway's keys; the shards the scan kept locked for want of it open now.
+    const keyRing = ring && listImage ? ringWithJournalKeys(ring, listImage) : ring;
+    if (keyRing !== ring && (await unlockNamed(scan, keyRing!, values.bucket))) index = new ShardIndex(scan.shards, scan.locked);
     const imaged = bucketImages(images);
     const wanted = (b: BucketImage) => values.bucket === undefined || b.name === values.bucket;
     // Buckets whose own journal the bucket list does not hold: deleted, or hidden by a catalog that
@@ -124,7 +130,7 @@ export const command: Command = {
 
     // Shards of units the journal does not know: writes after its last segment (or no journal).
     const unknown = scan.shards.filter((s) => s.header.bucket !== JOURNAL_BUCKET && !byName.get(s.header.bucket)?.knownUnits.has(s.header.unitId));
-    const { objects: fromHeaders, unplannable, sealed } = await planObjects(unknown, index, prefix, ring, scan.locked);
+    const { objects: fromHeaders, unplannable, sealed } = await planObjects(unknown, index, prefix, keyRing, scan.locked);
     const items = new Map<string, Item>();
     const ignored: { bucket: string; key: string; reason: string; deletedBucket?: boolean }[] = [];
     for (const b of journaled) {
@@ -171,13 +177,13 @@ export const command: Command = {
       const first = item.o.writes[0]?.units[0]?.unit;
       const holders = first && scan.tagRecords.get(first.unitId);
       if (!first || !holders) continue;
-      const dek = first.seal && ring ? await ring.open(first.seal).catch(() => undefined) : undefined;
+      const dek = first.seal && keyRing ? await keyRing.open(first.seal).catch(() => undefined) : undefined;
       const record = await readTagRecord(holders, item.o.bucket, first.unitId, dek);
       if (record) item.o.metadata = withTags((item.o.metadata ?? { user: {} }) as ObjectMetadata, record.tags);
     }
     const list = [...items.values()].sort((a, b) => (bucketOf(a) === bucketOf(b) ? (keyOf(a) < keyOf(b) ? -1 : 1) : bucketOf(a) < bucketOf(b) ? -1 : 1));
     const total = list.reduce((n, i) => n + sizeOf(i), 0);
-    const inlineReader = new UnitStore([], undefined, { keyRing: ring });
+    const inlineReader = new UnitStore([], undefined, { keyRing });
     const progress = new Progress('rescue', tty);
     let done = 0;
     const results: Record<string, unknown>[] = [];
@@ -208,7 +214,7 @@ export const command: Command = {
         try {
           const sink = async (chunk: Uint8Array) => void (await file.write(chunk));
           const onBytes = (n: number) => progress.update((done += n), total, `${bytes(done)} of ${bytes(total)}`);
-          report = o ? await readObject(index, o, ring, sink, onBytes) : await readInline(inlineReader, (item as InlineItem).o, sink, onBytes);
+          report = o ? await readObject(index, o, keyRing, sink, onBytes) : await readInline(inlineReader, (item as InlineItem).o, sink, onBytes);
         } finally {
           await file.close();
         }
@@ -354,7 +360,8 @@ async function readInline(
   }
   const expected = etagMd5(m.etag);
   const got = hash.digest('hex');
-  return { unhealthy: [], md5Mismatches: expected && expected !== got ? [{ write: m.versionId, expected, got }] : [] };
+  // The ETag as the gateway made it from that MD5: the MD5 itself, but not for SSE-KMS (model/sse.ts etagFor).
+  return { unhealthy: [], md5Mismatches: expected && etagFor(got, m.metadata.sse) !== m.etag ? [{ write: m.versionId, expected, got }] : [] };
 }
 
 /** The id S3 shows for a version ('null' for the null version). */

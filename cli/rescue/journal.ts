@@ -79,7 +79,8 @@ function plannedFromManifest(bucket: string, v: VersionImage, units: CodedUnit[]
   // part of one clear unit checked against that unit's MD5; a sealed unit's recorded MD5 is not
   // its plaintext's, and each of its records' AES-GCM tags authenticates it instead). Every block
   // is checked by its XXH64 anyway.
-  const singleMd5 = etagMd5(m.etag);
+  // An SSE-KMS object's ETag is not its MD5 (model/sse.ts etagFor): its sealed records' tags authenticate it instead.
+  const singleMd5 = m.metadata.sse?.kind === 'kms' ? undefined : etagMd5(m.etag);
   const parts = new Map<number, CodedUnit[]>();
   for (const u of units) parts.set(u.partNumber ?? 0, [...(parts.get(u.partNumber ?? 0) ?? []), u]);
   const writes: PlannedWrite[] = [...parts].map(([part, list]) => {

@@ -12,7 +12,9 @@ import { bucketImages, replayJournal } from '../../worker/catalog/journal-replay
 import { JOURNALED, NOT_JOURNALED, TRANSIENT_STATE, type JournalTake } from '../../worker/catalog/sql-journal.ts';
 import type { GarbageUnits } from '../../worker/catalog/types.ts';
 import { localCatalog } from '../support/local-catalog.ts';
-import { memoryEcStore } from '../support/memory-store.ts';
+import { DEV_KEY_RING, memoryEcStore } from '../support/memory-store.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
+import { materialLabel, type KmsKeyRecord } from '../../worker/model/kms-key.ts';
 
 const body = (n: number, seed = 1) => {
   const b = new Uint8Array(n).map((_, i) => (i * 31 + seed) & 0xff);
@@ -129,8 +131,21 @@ describe('the catalog journal', () => {
     await catalog.setBucketPublicAccessBlock('kept', JSON.stringify(block));
     await put('plain', 'coded', 1000); // overwrite: the old units go to the garbage
     await store.deleteObject('plain', 'tiny');
+    // A named KMS key (SSE-KMS): the key table is state rows of the bucket list's instance.
+    const kms = new KmsKeys({ catalog, ring: DEV_KEY_RING, region: 'us-east-1' });
+    await kms.create('journaled-key');
+    await kms.rotate('journaled-key');
     await flush();
     for (const instance of [BUCKET_LIST_INSTANCE, 'plain', 'kept']) expect(imageOf(instance), instance).toEqual(tablesOf(instance));
+    // The key table survives in the bucket list's journal: each version's material opens there with the gateway's key, as it does live.
+    const keyRow = [...replayJournal(stored).get(BUCKET_LIST_INSTANCE)!.tables.get('state')!.values()].find((r) => r.name === 'kms-key/journaled-key')!;
+    const journaledKey = JSON.parse(String(keyRow.value)) as KmsKeyRecord;
+    expect(journaledKey.versions.map((v) => v.version)).toEqual([1, 2]);
+    for (const v of journaledKey.versions) {
+      const label = materialLabel('journaled-key', v.version);
+      const live = (await kms.get('journaled-key'))!.versions.find((l) => l.version === v.version)!;
+      expect(Buffer.from(await DEV_KEY_RING.openSecret(v, label))).toEqual(Buffer.from(await DEV_KEY_RING.openSecret(live, label)));
+    }
 
     const { buckets } = bucketImages(replayJournal(stored));
     expect(buckets.map((b) => b.name)).toEqual(['kept', 'plain']);

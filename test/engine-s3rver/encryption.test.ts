@@ -5,7 +5,7 @@
  * 32-byte window of any plaintext, no key, no metadata string, no bucket name in any file's
  * contents, and no object key or bucket name in any file's name. SSE-C as S3 answers it: the key on every read,
  * 400 without it, 403 with another (a part with another key than its upload's: 400), 400 for
- * bad keys, MD5s and algorithms, 501 for aws:kms; none
+ * bad keys, MD5s and algorithms, 501 for aws:kms:dsse, 400 for an unknown KMS key; none
  * of the refusals stores a shard file or returns a byte.
  */
 import {
@@ -226,7 +226,13 @@ print('ok')
       status: 400,
       code: 'InvalidEncryptionAlgorithmError',
     });
-    expect(await fetchPut({ 'x-amz-server-side-encryption': 'aws:kms' })).toMatchObject({ status: 501, code: 'NotImplemented' });
+    expect(await fetchPut({ 'x-amz-server-side-encryption': 'aws:kms:dsse' })).toMatchObject({ status: 501, code: 'NotImplemented' });
+    // SSE-KMS (issue 43): a key the gateway does not have, or a key id without aws:kms, is refused before anything is stored.
+    expect(await fetchPut({ 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': 'no-such-key' })).toMatchObject({
+      status: 400,
+      code: 'KMS.NotFoundException',
+    });
+    expect(await fetchPut({ 'x-amz-server-side-encryption-aws-kms-key-id': 'testkey-1' })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await fetchPut({ 'x-amz-server-side-encryption': 'AES128' })).toMatchObject({ status: 400, code: 'InvalidArgument' });
     expect(await shardFileCount(), 'shard files after refused PUTs').toBe(before);
     expect(await status(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'refused' })))).toMatchObject({ status: 404 });

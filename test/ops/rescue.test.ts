@@ -35,6 +35,8 @@ import { MemoryBackend } from '../../backends/index.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
+import { flushJournal } from '../../worker/upkeep/journal.ts';
 import { KeyRing, SEAL_RECORD_BYTES, sealedSize } from '../../worker/format/seal.ts';
 import { parseShardKey, shelfDirectory } from '../../worker/format/shard-key.ts';
 import { localCatalog } from '../support/local-catalog.ts';
@@ -394,5 +396,77 @@ describe('rescue and verify of sealed units: with the key, without it, with anot
     const run = await shardgate(['rescue', ...from, '--key', `a=${KEY_A}`, '--out', out]);
     expect(run.code).toBe(0);
     expectAll(out);
+  });
+});
+
+describe('rescue of SSE-KMS objects (issue 43): the named keys from the bucket list journal', { timeout: 300_000 }, () => {
+  it('with the gateway key, every SSE-KMS object comes back byte for byte, under either version of its key; without the journal the shards stay locked, naming the key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardgate-rescue-kms-'));
+    try {
+      const KEY_A = btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => i + 7)));
+      const rand = prng(43);
+      const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `k${i}`, domain: `zone-${i}` }));
+      const config = parseConfig({
+        backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+        policies: { main: { k: 4, m: 2, blockSize: 16384, small: { threshold: 1024, mode: 'inline' } } },
+        defaultPolicy: 'main',
+      });
+      const catalog = localCatalog({ garbageGraceMs: 0 });
+      const kms = new KmsKeys({ catalog, ring: KeyRing.fromBase64({ a: KEY_A }, 'a'), region: 'us-east-1' });
+      const units = new UnitStore(backends, () => {}, { keyRing: kms.ring });
+      const store = new EcStore({ catalog, units, settings: engineSettings(config), kms });
+      const body = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
+      const stored = new Map<string, Uint8Array>();
+      const put = async (key: string, size: number) => {
+        const data = seeded(rand, size);
+        await store.putObject('kms', key, body(data), {
+          contentLength: size,
+          metadata: { user: {} },
+          checksum: null,
+          conditions: {},
+          sse: { kind: 'kms', keyId: 'rescued-key' },
+        });
+        stored.set(key, data);
+      };
+      await kms.create('rescued-key');
+      await store.createBucket('kms', { region: 'us-east-1' });
+      await put('v1/coded.bin', 40_000);
+      await kms.rotate('rescued-key'); // new writes under version 2; the first object's header stays under version 1
+      await put('v2/coded.bin', 70_000);
+      await put('v2/inline.txt', 300); // inline: in the journal only
+      const copyOut = async (to: string) => {
+        const from: string[] = [];
+        for (const b of backends) {
+          const root = join(to, b.id);
+          for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+            const page = await b.list('', cursor);
+            for (const e of page.entries) {
+              mkdirSync(dirname(join(root, e.key)), { recursive: true });
+              writeFileSync(join(root, e.key), await readBytes((await b.get(e.key)).body));
+            }
+            cursor = page.cursor;
+          }
+          from.push('--from', root);
+        }
+        return from;
+      };
+      const noJournal = await copyOut(join(dir, 'before-journal')); // before any journal segment is stored
+      expect((await flushJournal({ catalog, units, policy: config.policies.main! }, { deadline: Date.now() + 60_000 })).failed).toEqual([]);
+      const from = await copyOut(join(dir, 'backends'));
+
+      const out = join(dir, 'out');
+      const run = await shardgate(['rescue', ...from, '--key', `a=${KEY_A}`, '--out', out, '--json']);
+      expect(run.stderr).toBe('');
+      expect(run.code, run.stdout.slice(0, 2000)).toBe(0);
+      for (const [key, bytes] of stored) expect(md5(readFileSync(join(out, 'kms', ...key.split('/')))), key).toBe(md5(bytes));
+
+      // Without the journal (its shard files not given) the key table is unknown: the SSE-KMS shards stay locked, naming the key version.
+      const locked = await shardgate(['rescue', ...noJournal, '--key', `a=${KEY_A}`, '--out', join(dir, 'out-locked'), '--json']);
+      const report = JSON.parse(locked.stdout) as { summary: { keysNeeded: string[]; rescued: number } };
+      expect(report.summary.rescued).toBe(0);
+      expect(report.summary.keysNeeded).toEqual(['~kms/rescued-key/1', '~kms/rescued-key/2']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -38,6 +38,8 @@ export function gateApp(
     authenticate,
     catalog: parts.catalog,
     backends: parts.backends,
+    keyRing: parts.kms?.ring,
+    kms: parts.kms,
     region: GATE_REGION,
     scrub: { mode: 'heads', unitsPerRun: 10 },
     enqueueRepair: () => {},

@@ -11,6 +11,7 @@ import type { Catalog } from '../../worker/catalog/types.ts';
 import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
 import { DEV_KEY_RING } from './dev-encryption.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { S3Settings } from '../../worker/s3/context.ts';
 
@@ -18,6 +19,8 @@ export interface MemoryStoreParts {
   store: EcStore;
   catalog: Catalog;
   backends: Backend[];
+  /** The named KMS keys (SSE-KMS) over the catalog's key table, with the local config's declared testkey-1 and testkey-2; absent unsealed. */
+  kms?: KmsKeys;
 }
 
 /** The development key ring of the local default config: the S3 suites run sealed, as `npm start` does. */
@@ -36,12 +39,14 @@ export function memoryEcStore(
     maxObjectSize: options.maxObjectSize,
     s3: { maxPartSize: options.maxPartSize },
   });
+  const kms = options.sealed === false ? undefined : new KmsKeys({ catalog, ring: DEV_KEY_RING, region: 'us-east-1', declared: ['testkey-1', 'testkey-2'] });
   const store = new EcStore({
     catalog,
-    units: new UnitStore(backends, undefined, { keyRing: options.sealed === false ? undefined : DEV_KEY_RING }),
+    units: new UnitStore(backends, undefined, { keyRing: kms?.ring }),
     settings: engineSettings(config),
+    kms,
   });
-  return { store, catalog, backends };
+  return { store, catalog, backends, kms };
 }
 
 /** Front-door settings with the defaults filled in. */

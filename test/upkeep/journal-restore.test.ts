@@ -16,6 +16,8 @@ import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { flushJournal } from '../../worker/upkeep/journal.ts';
 import { rebuildCatalog } from '../../worker/upkeep/rebuild.ts';
+import { restoreKmsKeys } from '../../worker/upkeep/kms-key-restore.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { readBytes } from '../support/read-bytes.ts';
@@ -130,5 +132,51 @@ describe('a lost catalog rebuilt from its journal, then from later shard headers
     const oldNewest = (await before.journalStatus('hist'))!.acked;
     await flushJournal({ catalog: after, units, policy }, { deadline: Date.now() + 60_000 });
     expect((await after.journalStatus('hist'))!.acked).toBeGreaterThan(oldNewest);
+  });
+
+  it('SSE-KMS (issue 43): the named keys come back from the bucket list journal, then their objects from the bucket journal and from later shard headers', async () => {
+    const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
+      defaultPolicy: 'ec',
+    });
+    const gateway = (catalog: Catalog) => {
+      const kms = new KmsKeys({ catalog, ring: DEV_KEY_RING, region: 'us-east-1' });
+      const units = new UnitStore(backends, undefined, { keyRing: kms.ring });
+      return { kms, units, store: new EcStore({ catalog, units, settings: engineSettings(config), kms }) };
+    };
+    const before = localCatalog();
+    const old = gateway(before);
+    await old.kms.create('vault-key');
+    await old.kms.rotate('vault-key');
+    const sse = { kind: 'kms' as const, keyId: 'vault-key' };
+    const put = (key: string, body: Uint8Array) =>
+      old.store.putObject('sealed', key, stream(body), { contentLength: body.length, metadata: { user: {} }, checksum: null, conditions: {}, sse });
+    await old.store.createBucket('sealed', { region: 'us-east-1' });
+    await put('tiny', bytes(200, 1)); // inline: its data key is in the journal only
+    await put('big', bytes(30_000, 2));
+    expect((await flushJournal({ catalog: before, units: old.units, policy: config.policies.ec! }, { deadline: Date.now() + 60_000 })).failed).toEqual([]);
+    await put('later', bytes(20_000, 3)); // after the journal: its shard headers alone say so
+
+    // The whole catalog is lost, the bucket list's instance with it: an empty one over the same backends.
+    const after = localCatalog({}, undefined, { split: false });
+    const again = gateway(after);
+    expect(await again.kms.list()).toEqual([]);
+    const keys = await restoreKmsKeys(backends, after, DEV_KEY_RING);
+    expect(keys).toMatchObject({ restored: ['vault-key'], kept: [], unreadable: [] });
+    expect((await again.kms.get('vault-key'))!.versions.map((v) => v.version)).toEqual([1, 2]);
+    expect((await restoreKmsKeys(backends, after, DEV_KEY_RING)).kept).toEqual(['vault-key']); // the live record stands
+    await after.insertBucket('sealed', 'us-east-1');
+    const r = await rebuildCatalog('sealed', backends, after, again.kms.ring, { journal: true });
+    expect(r.journal, JSON.stringify(r)).toMatchObject({ unreadable: [], doubts: [] });
+    for (const [key, body] of [
+      ['tiny', bytes(200, 1)],
+      ['big', bytes(30_000, 2)],
+      ['later', bytes(20_000, 3)],
+    ] as const) {
+      const got = await again.store.getObject('sealed', key, { conditions: {} });
+      expect(await readBytes(got.body), key).toEqual(body);
+    }
   });
 });

@@ -16,6 +16,7 @@ import { FaultyBackend, MemoryBackend, type Backend } from '../../backends/index
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
 import type { ObjectManifest } from '../../worker/format/manifest.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
 import { toBase64 } from '../../worker/model/bytes.ts';
@@ -242,6 +243,57 @@ describe('the re-stripe', () => {
     for (const e of expected) await readBack(s.storeOf('old'), e);
     await collectGarbage(s.catalog, s.byId, new Date(Date.now() + 2 * GRACE + 1000));
     expect(await blobCount(s)).toBeLessThan(wideBlobs);
+  });
+
+  it('rewrites SSE-KMS versions (single and multipart) under their named key, ETag unchanged, never under the gateway key', async () => {
+    const s = setup('old');
+    const kms = new KmsKeys({ catalog: s.catalog, ring: DEV_KEY_RING, region: 'us-east-1' });
+    await kms.create('stripes');
+    const units = new UnitStore(s.backends, () => {}, { keyRing: kms.ring });
+    const configOf = (policy: string) =>
+      parseConfig({
+        backends: s.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+        policies: { old: { k: 4, m: 2, blockSize: 4096 }, wide: { k: 8, m: 3, blockSize: 4096 } },
+        defaultPolicy: policy,
+      });
+    const store = new EcStore({ catalog: s.catalog, units, settings: { ...engineSettings(configOf('old')), minPartSize: 5000 }, kms });
+    const sse: SseRequest = { kind: 'kms', keyId: 'stripes' };
+    const rand = prng(43);
+    await store.createBucket('k', { region: 'us-east-1' });
+    const single = randomBytes(rand, 30000);
+    await store.putObject('k', 'single', body(single), put(single.length, { sse }));
+    const up = await store.createMultipartUpload('k', 'multi', { metadata: { user: {} }, checksum: null, sse });
+    const parts = [randomBytes(rand, 6000), randomBytes(rand, 3000)];
+    const infos = [];
+    for (const [i, p] of parts.entries())
+      infos.push(await store.uploadPart('k', 'multi', up.uploadId, i + 1, body(p), { contentLength: p.length, checksum: null }));
+    await store.completeMultipartUpload(
+      'k',
+      'multi',
+      up.uploadId,
+      infos.map((p) => ({ partNumber: p.partNumber, etag: p.etag })),
+      { conditions: {} },
+    );
+    const heads = new Map(
+      await Promise.all(['single', 'multi'].map(async (key) => [key, (await store.headObject('k', key, { conditions: {} })).etag] as const)),
+    );
+    const report = await restripeBatch(
+      { catalog: s.catalog, units, settings: engineSettings(configOf('wide')), graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] },
+      { maxVersions: 10, deadline: Date.now() + 60_000 },
+    );
+    expect([report.rewritten, report.failed, report.blocked], JSON.stringify(report.problems)).toEqual([2, 0, 0]);
+    // 8+3 now (the small last part replicated, as the wide policy stores small pieces); nothing left at 4+2.
+    expect([...(await geometries(s, 'k')).values()].flat().sort()).toEqual(['1+2', '8+3', '8+3']);
+    const kids = (await s.catalog.listSealRecords('k', null, 100)).flatMap((r) => [...r.json.matchAll(/"kid":"([^"]+)"/g)].map((m) => m[1]));
+    expect(new Set(kids)).toEqual(new Set(['~kms/stripes/1']));
+    for (const [key, data] of [
+      ['single', single],
+      ['multi', new Uint8Array(Buffer.concat(parts))],
+    ] as const) {
+      const got = await store.getObject('k', key, { conditions: {} });
+      expect(md5(await readBytes(got.body)), key).toBe(md5(data));
+      expect(got.etag).toBe(heads.get(key));
+    }
   });
 
   it('moves three replicas to 8+3 and back (and the small objects a replicating policy keeps as replicas stay)', async () => {

@@ -112,6 +112,9 @@ import { drainProgress, rebalanceProgress } from '../upkeep/drain-progress.ts';
 import { estimateDrain, estimateRebalance } from '../upkeep/drain-estimate.ts';
 import { localBackendRoute, type LocalBackendSwitch } from './local-backend-switch.ts';
 import { quotaRoutes } from './quota-routes.ts';
+import { kmsKeyRoutes } from './kms-key-routes.ts';
+import { restoreKmsKeys } from '../upkeep/kms-key-restore.ts';
+import type { KmsKeys } from '../engine/index.ts';
 import type { RestripePolicy } from '../catalog/restripe-record.ts';
 import type { JournalReport } from '../upkeep/journal.ts';
 import type { JournalUpkeepReport } from '../upkeep/journal-upkeep.ts';
@@ -138,6 +141,8 @@ export interface AdminDeps {
   backends: Backend[];
   /** Opens sealed shard headers for a rebuild (config "encryption"); absent: sealed units are reported unrecoverable. */
   keyRing?: KeyRing;
+  /** The named KMS keys (SSE-KMS: engine/kms-keys.ts); absent: no key routes (kms-key-routes.ts answers so). */
+  kms?: KmsKeys;
   region: string;
   scrub: { mode: 'off' | ScrubOptions['mode']; unitsPerRun: number; headsBy?: ScrubOptions['headsBy'] };
   enqueueRepair: (task: RepairTask) => void;
@@ -217,6 +222,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
 
   if (deps.localSwitch) admin.post('/local-backend', localBackendRoute(deps.localSwitch));
   quotaRoutes(admin, deps); // quota and usage (quota-routes.ts)
+  kmsKeyRoutes(admin, deps); // named KMS keys (kms-key-routes.ts)
 
   admin.post('/rebuild', async (c: Context<AppEnv>) => {
     const bucket = c.var.view.query.get('bucket');
@@ -227,12 +233,18 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     });
     const journal = c.var.view.query.get('journal') !== '0';
     const lost = bucket in (await deps.catalog.catalogLoss()).lost;
+    // The named KMS keys first (from the bucket list's journal, those the live table lacks): SSE-KMS shard headers open only with them.
+    const kmsKeys = deps.kms && journal ? await restoreKmsKeys(deps.backends, deps.catalog, deps.keyRing) : undefined;
     const result = await rebuildCatalog(bucket, deps.backends, deps.catalog, deps.keyRing, { journal, merge: lost });
     // The loss ends once the journal of the bucket is in (its numbering now goes on after it).
     if (lost && result.journal && result.journal.segments > 0 && !result.journal.skipped && !result.journal.unreadable.length) {
       deps.catalogLoss?.update(await resolveCatalogLoss(bucket, { catalog: deps.catalog, backends: deps.backends, ring: deps.keyRing }, Date.now()));
     }
-    return c.json({ ...result, catalogLost: lost });
+    return c.json({
+      ...result,
+      catalogLost: lost,
+      ...(kmsKeys ? { kmsKeys: { restored: kmsKeys.restored, kept: kmsKeys.kept.length, unreadable: kmsKeys.unreadable } } : {}),
+    });
   });
 
   admin.post('/journal-upkeep', async (c) => {
@@ -259,7 +271,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     if (!to) throw new S3Error('InvalidArgument', 'rotate-keys needs ?to=KEY_ID (the active key)');
     if (!deps.keyRing) throw new S3Error('InvalidArgument', 'this gateway has no key ring (config "encryption")');
     try {
-      return c.json(await rotateKeys(deps.catalog, deps.keyRing, to, { deadline: Date.now() + 20_000 }));
+      const report = await rotateKeys(deps.catalog, deps.keyRing, to, { deadline: Date.now() + 20_000 });
+      // The named KMS keys' material is wrapped under the gateway's keys too: under the active one, so old keys can go.
+      return c.json({ ...report, kmsKeyVersionsRewrapped: (await deps.kms?.rewrapMaterials()) ?? 0 });
     } catch (err) {
       if (err instanceof SealError) throw new S3Error('InvalidArgument', err.message);
       throw err;

@@ -213,7 +213,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('bucket', bucket);
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
-    const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth });
+    const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth, region: settings.region });
     assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
     const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
     return gate.run(() =>

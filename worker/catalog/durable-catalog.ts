@@ -310,6 +310,11 @@ export class DurableCatalog implements Catalog {
     this.saw(bucket, unwrap((await this.send('setBucketPublicAccessBlock', [bucket, value])) as Reply<BucketSettings>));
   }
 
+  /** As setBucketPolicy: the default encryption is a request-path setting. */
+  async setBucketEncryption(bucket: string, value: string | null): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketEncryption', [bucket, value])) as Reply<BucketSettings>));
+  }
+
   private saw(bucket: string, settings: BucketSettings): BucketSettings {
     if (settings.stamp !== '') keepNewest(this.seen, bucket, settings);
     else this.seen.delete(bucket);

@@ -46,6 +46,8 @@ import { SCRUB_POSITION } from './scrub-progress.ts';
 import { importRows, SqlJournal, type JournalStatus, type JournalTake } from './sql-journal.ts';
 import type { CatalogLoss, JournalImportBatch, JournalKnown } from './types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
+import { listKmsKeys, readKmsKey, replaceKmsKey } from './sql-kms-keys.ts';
+import { DEFAULT_ENCRYPTION_ROW } from '../model/default-encryption.ts';
 import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
 import type { Catalog } from './types.ts';
 import type {
@@ -907,6 +909,20 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).replaceUnits(segment, before, after, notBefore));
   }
 
+  /** The key table of named KMS keys (the bucket list's instance: sql-kms-keys.ts). */
+  listKmsKeys(): string[] {
+    return this.schemaReady ? listKmsKeys(this.sql) : [];
+  }
+
+  getKmsKey(id: string): string | null {
+    return this.schemaReady ? readKmsKey(this.sql, id) : null;
+  }
+
+  replaceKmsKey(id: string, before: string | null, after: string): boolean {
+    this.ensureSchema();
+    return this.ctx.storage.transactionSync(() => replaceKmsKey(this.sql, id, before, after));
+  }
+
   /** The catalog-loss record (the bucket list's instance: sql-catalog-loss.ts). */
   catalogLoss(): CatalogLoss {
     return this.schemaReady ? readCatalogLoss(this.sql) : { lost: {}, suspect: {} };
@@ -1021,6 +1037,13 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   setBucketPublicAccessBlock(bucket: string, value: string | null): Reply<BucketSettings> {
     return this.inBucket(bucket, (o) => {
       o.setState(PUBLIC_ACCESS_BLOCK_ROW, value);
+      return this.requestSettings();
+    });
+  }
+  /** Replaces the default encryption (state row 'encryption', model/default-encryption.ts; null removes it); answers the settings. */
+  setBucketEncryption(bucket: string, value: string | null): Reply<BucketSettings> {
+    return this.inBucket(bucket, (o) => {
+      o.setState(DEFAULT_ENCRYPTION_ROW, value);
       return this.requestSettings();
     });
   }

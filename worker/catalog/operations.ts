@@ -82,6 +82,10 @@ export const OPERATIONS = {
   catalogLoss: { to: 'registry', bare: true },
   setCatalogLoss: { to: 'registry', bare: true },
   deletedBucketGarbage: { to: 'registry', bare: true, wire: (_, [now]) => [now.getTime()] },
+  /** The key table of named KMS keys (sql-kms-keys.ts). */
+  listKmsKeys: { to: 'registry', bare: true },
+  getKmsKey: { to: 'registry', bare: true },
+  replaceKmsKey: { to: 'registry', bare: true },
 
   // ---- A bucket's life and settings ----
   /** From the bucket list, or (fenced) from the bucket's instance: DurableCatalog.getBucket. */
@@ -94,6 +98,7 @@ export const OPERATIONS = {
   setBucketPolicy: { to: 'root', own: true },
   getBucketPublicAccessBlock: { to: 'root' },
   setBucketPublicAccessBlock: { to: 'root', own: true },
+  setBucketEncryption: { to: 'root', own: true },
   getBucketCors: { to: 'root', fenced: true },
   setBucketCors: { to: 'root', fenced: true },
   getBucketTagging: { to: 'root', fenced: true },

@@ -351,6 +351,8 @@ export interface BucketCatalog extends BucketList {
   getBucketPublicAccessBlock(bucket: string): Promise<string | null>;
   /** Replaces it; null removes it. NoSuchBucket if missing. */
   setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void>;
+  /** Replaces the default encryption (model/default-encryption.ts JSON; null removes it): a request-path setting. */
+  setBucketEncryption(bucket: string, value: string | null): Promise<void>;
   /** This isolate's view of the bucket's request-path settings (model/bucket-settings.ts): no call. */
   cachedBucketSettings(bucket: string): BucketSettings;
   /** The bucket's request-path settings as stored now (one call; the view is updated). NoSuchBucket if missing. */
@@ -608,7 +610,7 @@ export interface SealRecord {
  * Key rotation (upkeep/rotate-keys.ts): the records that may hold wrapped data keys, paged, and
  * replaced only if unchanged since read. The catalog never holds a key.
  */
-export interface KeyCatalog extends BucketList {
+export interface KeyCatalog extends BucketList, KmsKeyCatalog {
   /** Up to `limit` records after `after` (null: from the start): versions, then parts. NoSuchBucket. */
   listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Promise<SealRecord[]>;
   /** Replaces each record still equal to `before` by `after`; how many were. NoSuchBucket. */
@@ -616,6 +618,17 @@ export interface KeyCatalog extends BucketList {
   /** The bucket's rotation progress record (state 'key-rotation'), or null. */
   getRotationState(bucket: string): Promise<string | null>;
   setRotationState(bucket: string, value: string | null): Promise<void>;
+}
+
+/**
+ * The key table of named KMS keys (sql-kms-keys.ts, in the bucket list's instance): records as
+ * JSON (model/kms-key.ts KmsKeyRecord), each replaced only if unchanged since read.
+ */
+export interface KmsKeyCatalog {
+  listKmsKeys(): Promise<string[]>;
+  getKmsKey(id: string): Promise<string | null>;
+  /** Writes `after` if the record is still `before` (null: absent); whether it did. */
+  replaceKmsKey(id: string, before: string | null, after: string): Promise<boolean>;
 }
 
 /** A stored object version as the re-stripe reads it: its manifest's JSON, compared at the swap. */

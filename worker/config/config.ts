@@ -296,6 +296,21 @@ const encryptionSettings = z
       .max(4 * MiB)
       .refine((n) => (n & (n - 1)) === 0, 'a power of two')
       .optional(),
+    /**
+     * Named KMS keys (SSE-KMS) the gateway creates on first use, so that clients and tests can
+     * name them without an admin call (ids as the key ids above). Their material is random and
+     * lives, wrapped under the active key, in the catalog's key table, like that of any key made
+     * with `shardgate keys create`; removing an id here removes nothing.
+     */
+    kmsKeys: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
+      )
+      .optional(),
   })
   .strict();
 

@@ -31,7 +31,9 @@ import type { CommitResult, ObjectCatalog, PartRecord, RepairMessage } from '../
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, policyForClass, type EngineSettings, type StoragePolicy } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
-import { checkSseRead, customerKeyOf, etagFor, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
+import { checkSseRead, customerKeyOf, etagFor, kmsRecordOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
+import { parseStoredDefaultEncryption, type DefaultEncryption } from '../model/default-encryption.ts';
+import type { KmsKeys } from './kms-keys.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
 export type RepairTask = RepairMessage;
@@ -64,6 +66,8 @@ export interface EcStoreOptions {
   enqueueRepair?: (task: RepairTask) => void;
   /** Who a coded request's budget is for: the request being served (its owner), if any. */
   holder?: () => BudgetHolder | undefined;
+  /** The named KMS keys (SSE-KMS); absent: a gateway without its own encryption, where aws:kms is NotImplemented. */
+  kms?: KmsKeys;
 }
 
 /** The parts of a multipart object in order (a part of a wide code spans several units, all with
@@ -118,6 +122,8 @@ export class EcStore implements T.ObjectStore {
   /** Checksum specs of uploads this isolate created or took parts for, by upload id (UPLOAD_SPECS_KEPT). */
   private readonly uploadSpecs = new Map<string, T.MultipartChecksumSpec | null>();
   private readonly uploadClasses = new Map<string, string | undefined>();
+  /** The SSE records of uploads this isolate created or took parts for (an SSE-KMS upload's parts are sealed under its key). */
+  private readonly uploadSses = new Map<string, SseRecord | undefined>();
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
@@ -262,7 +268,16 @@ export class EcStore implements T.ObjectStore {
   private async uploadSpec(bucket: string, key: string, uploadId: string): Promise<T.MultipartChecksumSpec | null> {
     const known = this.uploadSpecs.get(uploadId);
     if (known !== undefined) return known;
-    return this.rememberSpec(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).checksum);
+    return (await this.lookUpUpload(bucket, key, uploadId)).checksum;
+  }
+
+  /** The upload from the catalog, its spec, class and SSE remembered at once (one call for all three). */
+  private async lookUpUpload(bucket: string, key: string, uploadId: string) {
+    const upload = await this.catalog.getUpload(bucket, key, uploadId);
+    this.rememberSpec(uploadId, upload.checksum);
+    this.rememberClass(uploadId, upload.metadata.storageClass);
+    this.rememberSse(uploadId, upload.metadata.sse);
+    return upload;
   }
 
   /**
@@ -272,7 +287,7 @@ export class EcStore implements T.ObjectStore {
   private async uploadClass(bucket: string, key: string, uploadId: string): Promise<string | undefined> {
     if (!Object.keys(this.settings.storageClasses ?? {}).length) return undefined;
     if (this.uploadClasses.has(uploadId)) return this.uploadClasses.get(uploadId);
-    return this.rememberClass(uploadId, (await this.catalog.getUpload(bucket, key, uploadId)).metadata.storageClass);
+    return (await this.lookUpUpload(bucket, key, uploadId)).metadata.storageClass;
   }
 
   private rememberClass(uploadId: string, storageClass: string | undefined): string | undefined {
@@ -412,7 +427,7 @@ export class EcStore implements T.ObjectStore {
     const found = await this.readable(bucket, key, versionId);
     const head = found.versionId === undefined ? info(found.m) : { ...info(found.m), versionId: found.versionId };
     const m = found.m;
-    await checkSseRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
+    await this.checkRead(m.metadata.sse, sse); // an SSE-C object's attributes need its key, as its head does
     checkReadConditions(head, conditions);
     return { head, parts: objectParts(m) };
   }
@@ -449,15 +464,18 @@ export class EcStore implements T.ObjectStore {
     }
     const size = this.requireLength(o.contentLength, max);
     const customerKey = customerKeyOf(o.sse);
-    const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass);
+    const { sse, kmsKid } = await this.writeSse(bucket, o.sse, o.metadata.storageClass);
     const metadata = { ...o.metadata, ...(sse ? { sse } : {}), ...(o.adopted ? { adopted: true as const } : {}) };
-    const reserved = await this.planWrite(bucket, size, false, !!customerKey, o.metadata.storageClass);
+    const reserved = await this.planWrite(bucket, size, false, !!customerKey || !!kmsKid, o.metadata.storageClass);
     const { plan } = reserved;
     // The declared length goes with it: the bucket's quota is checked in the same call (catalog/quota.ts); an inline write's commit checks it.
     const prepared = plan.mode === 'inline' ? undefined : this.catalog.prepareWrite(bucket, key, o.conditions, plan.unitIds, reserved.expires, size);
     prepared?.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
     const contentMD5 = o.contentMD5 ?? (o.adopted ? adoptedMd5(o.adopted.etag) : null);
-    const stored = await this.store({ bucket, key, body, size, checksum: o.checksum, contentMD5, metadata, commitGate: prepared, customerKey }, reserved);
+    const stored = await this.store(
+      { bucket, key, body, size, checksum: o.checksum, contentMD5, metadata, commitGate: prepared, customerKey, kmsKid },
+      reserved,
+    );
     await prepared;
     const m = this.newManifest(bucket, key, size, etagFor(toHex(stored.md5), sse), metadata, stored.checksum, stored.storage);
     if (o.adopted) {
@@ -477,6 +495,70 @@ export class EcStore implements T.ObjectStore {
     return (await sseRecordOf(req)) ?? (this.units.seals(policyForClass(this.settings, bucket, storageClass)) ? { kind: 's3' } : undefined);
   }
 
+  /**
+   * The SSE of a write and what its units are sealed under: the request's, else the bucket's
+   * default encryption (as this isolate last saw its request-path settings), else sseRecord's.
+   * SSE-KMS: the named key resolved (unknown or disabled: refused before anything is stored) and
+   * its current version's kid.
+   */
+  private async writeSse(bucket: string, req: SseRequest | null | undefined, storageClass?: string): Promise<{ sse?: SseRecord; kmsKid?: string }> {
+    const asked = req ?? this.defaultSse(bucket);
+    if (asked?.kind !== 'kms') return { sse: await this.sseRecord(bucket, asked, storageClass) };
+    const key = await this.kms().forWrite(asked.keyId);
+    return { sse: kmsRecordOf(asked, key), kmsKid: key.kid };
+  }
+
+  private defaultSse(bucket: string): SseRequest | null {
+    const d = parseStoredDefaultEncryption(this.catalog.cachedBucketSettings(bucket).rows.encryption);
+    if (d?.algorithm !== 'aws:kms') return null; // AES256: what sseRecord answers for a sealing policy (PutBucketEncryption refuses it on another)
+    return { kind: 'kms', ...(d.kmsKeyId !== undefined ? { keyId: d.kmsKeyId } : {}), ...(d.bucketKey ? { bucketKey: true } : {}) };
+  }
+
+  private kms(): KmsKeys {
+    if (!this.opts.kms)
+      throw new S3Error('NotImplemented', 'SSE-KMS needs the gateway\'s own encryption (config "encryption" with an active key), which this gateway has not.');
+    return this.opts.kms;
+  }
+
+  /** checkSseRead, and for an SSE-KMS object its key enabled (a disabled key refuses reads, as AWS's). */
+  private async checkRead(record: SseRecord | undefined, req: SseRequest | null | undefined, of: 'object' | 'copy-source' = 'object'): Promise<void> {
+    await checkSseRead(record, req, of);
+    if (record?.kind === 'kms') await this.kms().checkReadable(record.keyId);
+  }
+
+  /** The bucket's default encryption as stored (null: none set), NoSuchBucket. */
+  async getBucketEncryption(bucket: string): Promise<DefaultEncryption | null> {
+    return parseStoredDefaultEncryption((await this.catalog.getBucketSettings(bucket)).rows.encryption);
+  }
+
+  /** Sets (null: removes) the default; an aws:kms key must be one the gateway has, enabled. */
+  async putBucketEncryption(bucket: string, config: DefaultEncryption | null): Promise<void> {
+    if (config?.algorithm === 'aws:kms') await this.kms().forWrite(config.kmsKeyId);
+    await this.catalog.setBucketEncryption(bucket, config === null ? null : JSON.stringify(config));
+  }
+
+  /** The SSE record of an upload (uploadSses; from the catalog when this isolate has not seen it). */
+  private async uploadSse(bucket: string, key: string, uploadId: string): Promise<SseRecord | undefined> {
+    if (this.uploadSses.has(uploadId)) return this.uploadSses.get(uploadId);
+    return (await this.lookUpUpload(bucket, key, uploadId)).metadata.sse;
+  }
+
+  private rememberSse(uploadId: string, sse: SseRecord | undefined): SseRecord | undefined {
+    if (this.uploadSses.size >= UPLOAD_SPECS_KEPT) this.uploadSses.delete(this.uploadSses.keys().next().value!);
+    this.uploadSses.set(uploadId, sse);
+    return sse;
+  }
+
+  /**
+   * What a part of an SSE-KMS upload is sealed under: its key's current version (the key enabled:
+   * else the part is refused as a write is). Undefined for any other upload; no lookup on a gateway without KMS.
+   */
+  private async partKmsKid(bucket: string, key: string, uploadId: string): Promise<string | undefined> {
+    if (!this.opts.kms) return undefined;
+    const sse = await this.uploadSse(bucket, key, uploadId);
+    return sse?.kind === 'kms' ? (await this.opts.kms.forWrite(sse.keyId)).kid : undefined;
+  }
+
   private newManifest(
     bucket: string,
     key: string,
@@ -494,7 +576,7 @@ export class EcStore implements T.ObjectStore {
   private async readHead(m: ObjectManifest, o: T.GetObjectOptions, versionId?: string, expiration?: T.ObjectInfo['expiration']): Promise<T.ObjectHead> {
     const i: T.ObjectInfo = { ...info(m), ...(versionId === undefined ? {} : { versionId }), ...(expiration ? { expiration } : {}) };
     // The key first (issue 37): a condition's answer (304 or 412) tells whether a guessed ETag is right.
-    await checkSseRead(m.metadata.sse, o.sse);
+    await this.checkRead(m.metadata.sse, o.sse);
     checkReadConditions(i, o.conditions);
     if (o.partNumber) return { ...i, range: resolvePart(partSizes(m), o.partNumber), partChecksum: partChecksum(m, o.partNumber) };
     return { ...i, range: o.range ? resolveRange(o.range, i.size) : null };
@@ -542,7 +624,7 @@ export class EcStore implements T.ObjectStore {
    */
   async copyObject(src: T.CopySource, bucket: string, key: string, o: T.CopyObjectOptions): Promise<T.PutObjectResult> {
     const { m: source, versionId: sourceVersionId } = await this.readable(src.bucket, src.key, src.versionId);
-    await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    await this.checkRead(source.metadata.sse, src.sse, 'copy-source');
     checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     // The copy's class is the request's (STANDARD when it names none), never the source's, as in S3.
@@ -554,7 +636,7 @@ export class EcStore implements T.ObjectStore {
     }: T.ObjectMetadata = o.metadataDirective === 'REPLACE' ? (o.metadata ?? { user: {} }) : sourceMetadata;
     const tags = o.tagging === 'COPY' ? (sourceTags ?? []) : o.tagging;
     const storageClass = o.storageClass;
-    const sse = await this.sseRecord(bucket, o.sse, storageClass); // the target's own: never the source's
+    const { sse, kmsKid } = await this.writeSse(bucket, o.sse, storageClass); // the target's own: never the source's
     const customerKey = customerKeyOf(o.sse);
     const metadata = {
       ...base,
@@ -570,7 +652,7 @@ export class EcStore implements T.ObjectStore {
       source.size - 1,
       bucket,
       false,
-      { source: customerKeyOf(src.sse), target: customerKey },
+      { source: customerKeyOf(src.sse), target: customerKey, kmsKid },
       storageClass,
       // An inline copy has no unit to reserve: its commit checks the conditions.
       async ({ plan, expires }) =>
@@ -578,7 +660,17 @@ export class EcStore implements T.ObjectStore {
       async (body, reserved, lease, prepared) => {
         prepared.catch(() => {}); // awaited by the shards' uploads (and below); never unhandled
         const stored = await this.store(
-          { bucket, key, body, size: source.size, checksum: algorithm ? { algorithm, expected: null } : null, metadata, commitGate: prepared, customerKey },
+          {
+            bucket,
+            key,
+            body,
+            size: source.size,
+            checksum: algorithm ? { algorithm, expected: null } : null,
+            metadata,
+            commitGate: prepared,
+            customerKey,
+            kmsKid,
+          },
           reserved,
           lease,
         );
@@ -650,13 +742,14 @@ export class EcStore implements T.ObjectStore {
     key: string,
     o: { metadata: T.ObjectMetadata; checksum: T.MultipartChecksumSpec | null; sse?: SseRequest | null },
   ): Promise<T.UploadInfo> {
-    const sse = await this.sseRecord(bucket, o.sse, o.metadata.storageClass); // an unknown class is refused here, before the upload exists
+    const { sse } = await this.writeSse(bucket, o.sse, o.metadata.storageClass); // an unknown class (or KMS key) is refused here, before the upload exists
     const { metadata: _m, ...upload } = await this.catalog.insertUpload(bucket, key, {
       metadata: sse ? { ...o.metadata, sse } : o.metadata,
       checksum: o.checksum,
     });
     this.rememberSpec(upload.uploadId, upload.checksum);
     this.rememberClass(upload.uploadId, o.metadata.storageClass);
+    this.rememberSse(upload.uploadId, sse);
     return { ...upload, ...(sse ? { sse } : {}), ...(o.metadata.storageClass ? { storageClass: o.metadata.storageClass } : {}) };
   }
 
@@ -674,11 +767,12 @@ export class EcStore implements T.ObjectStore {
     lease: BudgetLease | undefined,
     prepared: Promise<SseRecord | null>,
     customerKey?: Uint8Array,
+    kmsKid?: string,
   ): Promise<T.PartInfo> {
     const commitGate = prepared.then(() => {});
     commitGate.catch(() => {}); // awaited by the shards' uploads, refused or not: never unhandled
     const stored = await this.store(
-      { bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey },
+      { bucket, key, body, size, checksum, contentMD5, part: { uploadId, partNumber }, commitGate, customerKey, kmsKid },
       reserved,
       lease,
     );
@@ -735,9 +829,10 @@ export class EcStore implements T.ObjectStore {
     // The part is sealed under the key the request gives; whether it is the upload's is known when
     // preparePart answers (refused then, and what was sent deleted, as a mismatching checksum).
     const customerKey = customerKeyOf(o.sse);
-    const reserved = await this.planWrite(bucket, size, true, !!customerKey, await this.uploadClass(bucket, key, uploadId));
+    const kmsKid = customerKey ? undefined : await this.partKmsKid(bucket, key, uploadId);
+    const reserved = await this.planWrite(bucket, size, true, !!customerKey || !!kmsKid, await this.uploadClass(bucket, key, uploadId));
     const prepared = this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, o.sse, size);
-    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey);
+    return this.storePart(bucket, key, uploadId, partNumber, body, size, checksum, o.contentMD5, reserved, undefined, prepared, customerKey, kmsKid);
   }
 
   /** preparePart, its spec remembered and checked against the part's checksum (settles once; never unhandled). */
@@ -775,7 +870,8 @@ export class EcStore implements T.ObjectStore {
       this.uploadClass(bucket, key, uploadId),
     ]);
     const customerKey = customerKeyOf(sse);
-    await checkSseRead(source.metadata.sse, src.sse, 'copy-source');
+    const kmsKid = customerKey ? undefined : await this.partKmsKid(bucket, key, uploadId);
+    await this.checkRead(source.metadata.sse, src.sse, 'copy-source');
     checkReadConditions(info(source), src.conditions, true);
     if (src.range) checkCopySourceRange(src.range, source.size);
     const { start, end } = src.range ?? { start: 0, end: source.size - 1 };
@@ -786,11 +882,11 @@ export class EcStore implements T.ObjectStore {
       end,
       bucket,
       true,
-      { source: customerKeyOf(src.sse), target: customerKey },
+      { source: customerKeyOf(src.sse), target: customerKey, kmsKid },
       storageClass,
       (reserved) => this.preparePart(bucket, key, uploadId, reserved.plan.unitIds, reserved.expires, checksum, sse, end - start + 1),
       (body, reserved, lease, prepared) =>
-        this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey),
+        this.storePart(bucket, key, uploadId, partNumber, body, end - start + 1, checksum, null, reserved, lease, prepared, customerKey, kmsKid),
     );
   }
 
@@ -809,12 +905,12 @@ export class EcStore implements T.ObjectStore {
     end: number,
     bucket: string,
     part: boolean,
-    keys: { source?: Uint8Array; target?: Uint8Array },
+    keys: { source?: Uint8Array; target?: Uint8Array; kmsKid?: string },
     storageClass: string | undefined,
     prepare: (reserved: Reservation & { expires: Date }) => Promise<P>,
     write: (body: ReadableStream<Uint8Array>, reserved: Reservation, lease: BudgetLease, prepared: Promise<P>) => Promise<R>,
   ): Promise<R> {
-    const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target, storageClass);
+    const reserved = await this.planWrite(bucket, end - start + 1, part, !!keys.target || !!keys.kmsKid, storageClass);
     const lease = await this.acquire(storageReadBytes(source.storage) + writeBytes(reserved.plan, reserved.policy.blockSize));
     let body: ReadableStream<Uint8Array> | undefined;
     try {

@@ -97,6 +97,8 @@ export interface StoreBodyInput {
   commitGate?: Promise<void>;
   /** SSE-C: data keys are wrapped under this client key (32 bytes) instead of the key ring's (plan with `forceSeal`). */
   customerKey?: Uint8Array;
+  /** SSE-KMS: data keys are wrapped under this named key version (`~kms/<id>/<version>`, engine/kms-keys.ts) instead of the ring's active key (plan with `forceSeal`). */
+  kmsKid?: string;
   /** The write time the shard headers record (absent: now): a re-stripe keeps the version's own (shard-set.ts). */
   createdAt?: string;
   /** Place the units on these backends only (absent: every placeable one): the journal's narrower write while backends are down (upkeep/journal.ts). */
@@ -203,7 +205,9 @@ export class UnitStore {
   ): Promise<{ feed: UnitFeed; stored: number; seal?: UnitSeal; headerSeal?: HeaderSeal; footerMask?: Uint8Array }> {
     if (!input.plan.sealed) return { feed, stored: size };
     const record = input.plan.sealRecord ?? sealRecordBytes(input.size, this.options.sealRecordBytes);
-    const { dek, seal } = input.customerKey ? await customerSeal(input.customerKey, record) : await this.ring().newSeal(record);
+    const { dek, seal } = input.customerKey
+      ? await customerSeal(input.customerKey, record)
+      : await this.ring().newSeal(record, input.kmsKid ?? this.ring().active);
     const sealed = { feed: new SealingFeed(feed, size, dek, seal.record), stored: sealedSize(size, seal.record), seal };
     // An inline object (identity null) has no shard header or footer to seal.
     if (!identity) return sealed;

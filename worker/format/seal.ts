@@ -219,9 +219,23 @@ export class DataKey {
 }
 
 const WRAP_AAD = (kid: string) => new TextEncoder().encode(`shardgate dek v1 ${kid}`);
+const SECRET_AAD = (label: string) => new TextEncoder().encode(`shardgate kms key v1 ${label}`);
 
 /** The `kid` of a data key wrapped under a client's SSE-C key (never a key ring id: those cannot hold "~"). */
 export const CUSTOMER_KID = '~sse-c';
+
+/**
+ * The `kid` prefix of a data key wrapped under a version of a named KMS key (SSE-KMS,
+ * model/kms-key.ts): `~kms/<key id>/<version>`. The key's material is in the catalog's key table,
+ * itself wrapped under the gateway's own keys; a ring made `withNamedKeys` fetches it by kid.
+ */
+export const NAMED_KID_PREFIX = '~kms/';
+
+/** Whether `kid` names a version of a named KMS key. */
+export const isNamedKid = (kid: string): boolean => kid.startsWith(NAMED_KID_PREFIX);
+
+/** The 32 bytes of the named key version a `~kms/` kid names (the catalog's key table, unwrapped). */
+export type NamedKeyMaterial = (kid: string) => Promise<Uint8Array>;
 
 function wrapWith(kek: CryptoKey, kid: string, raw: Uint8Array): Promise<string> {
   return sealWithRandomNonce(kek, raw, WRAP_AAD(kid));
@@ -294,6 +308,7 @@ export class KeyRing {
   constructor(
     raw: Record<string, Uint8Array>,
     readonly active: string | null,
+    private readonly named?: NamedKeyMaterial,
   ) {
     for (const [kid, bytes] of Object.entries(raw)) {
       if (bytes.length !== 32) throw new SealError(`key "${kid}" is ${bytes.length} bytes; a key-encryption key is 32 bytes (base64 of 32 random bytes)`);
@@ -321,11 +336,40 @@ export class KeyRing {
     return this.keys.has(kid);
   }
 
+  /**
+   * This ring's keys, and the named KMS keys `named` gives (`~kms/` kids): what a gateway with a
+   * key table uses everywhere, so every reader (GET, rebuild, scrub, rotation) opens SSE-KMS units.
+   */
+  withNamedKeys(named: NamedKeyMaterial): KeyRing {
+    return new KeyRing(Object.fromEntries(this.keys), this.active, named);
+  }
+
+  /**
+   * `raw` (a named key's material) wrapped under the active key, bound to `label` (its key id and
+   * version): what the catalog's key table stores. Opened by openSecret with the same label.
+   */
+  async sealSecret(raw: Uint8Array, label: string): Promise<{ kid: string; wrapped: string }> {
+    if (!this.active) throw new SealError("no active key: a named KMS key needs the gateway's active key to wrap its material");
+    return { kid: this.active, wrapped: await sealWithRandomNonce(await this.kek(this.active), raw, SECRET_AAD(label)) };
+  }
+
+  async openSecret(secret: { kid: string; wrapped: string }, label: string): Promise<Uint8Array> {
+    if (isNamedKid(secret.kid)) throw new SealError("a named key is wrapped under a key of the gateway's ring, never another named key");
+    const raw = await openWithRandomNonce(await this.kek(secret.kid), secret.wrapped, SECRET_AAD(label));
+    if (!raw) throw new SealError(`the material of named key ${label} does not open with key "${secret.kid}"`);
+    return raw;
+  }
+
   ids(): string[] {
     return [...this.keys.keys()];
   }
 
   private kek(kid: string): Promise<CryptoKey> {
+    if (isNamedKid(kid)) {
+      const named = this.named;
+      if (!named) throw new SealError(`this object is sealed under the named KMS key version "${kid}" and this reader has no key table`);
+      return remembered(this.imported, kid, async () => subtle().importKey('raw', await named(kid), 'AES-GCM', false, ['encrypt', 'decrypt']));
+    }
     const bytes = this.keys.get(kid);
     if (!bytes) throw new SealError(`this object is sealed under key "${kid}", which is not in the key ring (have: ${this.ids().join(', ') || 'none'})`);
     let k = this.imported.get(kid);
@@ -333,11 +377,14 @@ export class KeyRing {
     return k;
   }
 
-  /** A fresh data key for one unit, and its seal record under the active key. */
-  async newSeal(record: number): Promise<{ dek: DataKey; seal: UnitSeal }> {
-    if (!this.active) throw new SealError('no active key: nothing can be sealed');
+  /**
+   * A fresh data key for one unit, and its seal record under the active key, or under `kid` (a
+   * named KMS key version, `~kms/...`, for an SSE-KMS object).
+   */
+  async newSeal(record: number, kid: string | null = this.active): Promise<{ dek: DataKey; seal: UnitSeal }> {
+    if (!kid) throw new SealError('no active key: nothing can be sealed');
     const { dek, raw } = await DataKey.random();
-    return { dek, seal: { alg: SEAL_ALGORITHM, kid: this.active, wrapped: await this.wrap(this.active, raw), record } };
+    return { dek, seal: { alg: SEAL_ALGORITHM, kid, wrapped: await this.wrap(kid, raw), record } };
   }
 
   private async wrap(kid: string, raw: Uint8Array): Promise<string> {

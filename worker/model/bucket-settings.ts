@@ -27,7 +27,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * leaves out trailing absent rows (settings-stamp.ts), so a row added at the end keeps the stamps
  * of buckets that do not have it.
  */
-export const REQUEST_SETTINGS = ['policy', 'public-access-block'] as const;
+export const REQUEST_SETTINGS = ['policy', 'public-access-block', 'encryption'] as const;
 export type RequestSettingName = (typeof REQUEST_SETTINGS)[number];
 
 export interface BucketSettings {
@@ -37,7 +37,7 @@ export interface BucketSettings {
   rows: Record<RequestSettingName, string | null>;
 }
 
-export const NO_SETTINGS: BucketSettings = Object.freeze({ stamp: '', rows: Object.freeze({ policy: null, 'public-access-block': null }) });
+export const NO_SETTINGS: BucketSettings = Object.freeze({ stamp: '', rows: Object.freeze({ policy: null, 'public-access-block': null, encryption: null }) });
 
 /** What a request promises the catalog: which settings it was checked against. */
 export interface SettingsFence {

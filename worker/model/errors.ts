@@ -76,6 +76,9 @@ const S3_ERRORS = {
   NoSuchWebsiteConfiguration: [404, 'The specified bucket does not have a website configuration'],
   NotModified: [304, 'Not Modified'],
   RequestTimeout: [400, 'Your socket connection to the server was not read from or written to within the timeout period.'],
+  // SSE-KMS (model/kms-key.ts): the codes S3 answers when the KMS key a request names cannot be used (KMS's own exception names, 400).
+  'KMS.DisabledException': [400, 'The request was rejected because the specified KMS key is not enabled.'],
+  'KMS.NotFoundException': [400, 'Invalid keyId'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   ObjectLockConfigurationNotFoundError: [404, 'Object Lock configuration does not exist for this bucket'],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],

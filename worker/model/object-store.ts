@@ -24,6 +24,7 @@ import type { PublicAccessBlock } from './public-access-block.ts';
 import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
+import type { DefaultEncryption } from './default-encryption.ts';
 import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, ObjectLockState, Retention } from './object-lock.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
@@ -385,6 +386,10 @@ export interface ObjectStore {
   headBucket(bucket: string): Promise<BucketInfo>;
   /** Whether new objects of the bucket are encrypted at rest by default (its policy, the gateway's keys); NoSuchBucket. */
   bucketEncrypted(bucket: string): Promise<boolean>;
+  /** The bucket's default encryption as PutBucketEncryption set it; null when none is (NoSuchBucket). */
+  getBucketEncryption(bucket: string): Promise<DefaultEncryption | null>;
+  /** Sets (null: removes) it; an aws:kms key must exist and be enabled (KMS.NotFoundException, KMS.DisabledException). */
+  putBucketEncryption(bucket: string, config: DefaultEncryption | null): Promise<void>;
   deleteBucket(bucket: string): Promise<void>;
   /** The bucket's CORS rules: NoSuchCORSConfiguration when it has none (NoSuchBucket). */
   getBucketCors(bucket: string): Promise<CorsRule[]>;

@@ -44,6 +44,7 @@
  * Condition key names are case-insensitive here, tag keys in them included.
  */
 import type { AuthResult, PolicyCheck } from './context.ts';
+import { kmsKeyArn, parseKmsKeyId } from '../model/kms-key.ts';
 import { accessDenied, lockHeaderActions } from './authorize.ts';
 import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts';
 import { NO_SETTINGS, requestFence, unfenced, type BucketSettings, type SettingsFence } from '../model/bucket-settings.ts';
@@ -111,6 +112,23 @@ export interface PolicyRequestFacts {
   /** The request's URL (aws:SecureTransport). */
   url: string;
   auth: AuthResult;
+  /** The gateway's region: the ARN a bare KMS key id is read as (s3:x-amz-server-side-encryption-aws-kms-key-id). */
+  region?: string;
+}
+
+const KMS_KEY_ID = 's3:x-amz-server-side-encryption-aws-kms-key-id';
+
+/**
+ * The KMS key id a request names, as AWS's condition key holds it: the key's ARN, also when the
+ * request gave the bare id (a policy names keys by ARN). A value that is no key id stays as sent.
+ */
+function kmsKeyIdValue(header: string | null, region: string | undefined): string | null {
+  if (header === null || region === undefined) return header;
+  try {
+    return kmsKeyArn(region, parseKmsKeyId(header));
+  } catch {
+    return header;
+  }
 }
 
 function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string> | null): ConditionContext {
@@ -131,6 +149,7 @@ function requestContext(f: PolicyRequestFacts, existingTags: Map<string, string>
   const listing = ['ListObjects', 'ListObjectsV2', 'ListObjectVersions', 'ListMultipartUploads'].includes(f.op);
   const conditionalWrite = ['PutObject', 'CopyObject', 'CompleteMultipartUpload'].includes(f.op);
   return (key) => {
+    if (key === KMS_KEY_ID) return one(kmsKeyIdValue(headers.get(key.slice(3)), f.region));
     if (key.startsWith('s3:x-amz-')) return one(headers.get(key.slice(3)));
     if (key.startsWith('s3:existingobjecttag/')) return one(existingTags?.get(key.slice('s3:existingobjecttag/'.length)));
     if (key.startsWith('s3:requestobjecttag/')) return one(tagsOfRequest()?.get(key.slice('s3:requestobjecttag/'.length)));

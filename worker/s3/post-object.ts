@@ -124,6 +124,7 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
     headers,
     url: request.url,
     auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access },
+    region: settings.region,
   });
   assertSupportedHeaders(headers);
   const metadata = readMetadata(headers);

@@ -67,46 +67,11 @@ export async function restoreFromJournal(
   options: { merge?: boolean } = {},
 ): Promise<JournalRestore> {
   const out: JournalRestore = { segments: 0, asOf: null, rows: 0, versions: 0, deleteMarkers: 0, settings: [], unreadable: [], doubts: [] };
-  const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
-  if (scan.unlisted.length) out.unlisted = scan.unlisted;
-  // Units whose header could not be read may be any instance's: named, not judged.
-  out.unreadable.push(...scan.unrecoverable.map((u) => ({ id: `unit ${u.unitId}`, reason: u.reason })));
-  const writes = new Map<string, ScannedUnit[]>();
-  for (const u of scan.units) {
-    const named = parseSegmentKey(u.info.header.key);
-    // The bucket's own journal and its partitions' (`<bucket>/<id>`): restored as one partition.
-    if (!named || (named.instance !== bucket && !named.instance.startsWith(`${bucket}/`))) continue;
-    const id = u.info.header.segment?.writeId ?? u.unit.unitId;
-    writes.set(id, [...(writes.get(id) ?? []), u]);
-  }
-  const byId = new Map(backends.map((b) => [b.id, b]));
-  const segments: { segment: JournalSegment; units: CodedUnit[] }[] = [];
-  for (const [id, list] of writes) {
-    const key = list[0]!.info.header.key;
-    try {
-      list.sort((a, b) => (a.info.header.segment?.index ?? 0) - (b.info.header.segment?.index ?? 0));
-      const count = list[0]!.info.header.segment?.count ?? 1;
-      if (list.length !== count) throw new Error(`${list.length} of its ${count} units found`);
-      // The units' chunks are lent (valid until the next read: a sealed record is released then,
-      // a reader's block buffer reused), so each is copied into the segment's bytes as it is read.
-      const bytes = new Uint8Array(list.reduce((n, u) => n + u.unit.size, 0));
-      let at = 0;
-      for (const { unit } of list) {
-        const stream = await openCodedUnit({ bucket: JOURNAL_BUCKET, unit, backends: byId, start: 0, end: unit.size - 1 }, ring);
-        const got = await readAll(stream, `journal restore, segment ${key}`, unit.size);
-        if (got.length !== unit.size) throw new Error(`unit ${unit.unitId}: ${got.length} of its ${unit.size} bytes read`);
-        bytes.set(got, at);
-        at += unit.size;
-      }
-      const segment = decodeSegment(bytes);
-      const named = parseSegmentKey(key)!;
-      if (segment.instance !== named.instance || segment.segment !== named.segment)
-        throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
-      segments.push({ segment, units: list.map((u) => u.unit) });
-    } catch (err) {
-      out.unreadable.push({ id: `segment ${key} (${id})`, reason: errorMessage(err) });
-    }
-  }
+  // The bucket's own journal and its partitions' (`<bucket>/<id>`): restored as one partition.
+  const read = await readJournalSegments((instance) => instance === bucket || instance.startsWith(`${bucket}/`), backends, ring);
+  if (read.unlisted.length) out.unlisted = read.unlisted;
+  out.unreadable.push(...read.unreadable);
+  const segments = read.segments;
   out.segments = segments.length;
   const image = replayJournal(segments.map((s) => s.segment)).get(bucket);
   if (!image) return out;
@@ -169,6 +134,57 @@ export async function restoreFromJournal(
     .map((r) => String(r.r.name))
     .sort();
   return out;
+}
+
+/**
+ * The journal segments of the instances `wanted` accepts, found among the journal's shard files
+ * on `backends` (unit-scan.ts), read and checked; what cannot be read is named, not judged.
+ */
+export async function readJournalSegments(
+  wanted: (instance: string) => boolean,
+  backends: Backend[],
+  ring?: KeyRing,
+): Promise<{ segments: { segment: JournalSegment; units: CodedUnit[] }[]; unreadable: { id: string; reason: string }[]; unlisted: string[] }> {
+  const unreadable: { id: string; reason: string }[] = [];
+  const scan = await scanUnits(JOURNAL_BUCKET, backends, ring);
+  // Units whose header could not be read may be any instance's: named, not judged.
+  unreadable.push(...scan.unrecoverable.map((u) => ({ id: `unit ${u.unitId}`, reason: u.reason })));
+  const writes = new Map<string, ScannedUnit[]>();
+  for (const u of scan.units) {
+    const named = parseSegmentKey(u.info.header.key);
+    if (!named || !wanted(named.instance)) continue;
+    const id = u.info.header.segment?.writeId ?? u.unit.unitId;
+    writes.set(id, [...(writes.get(id) ?? []), u]);
+  }
+  const byId = new Map(backends.map((b) => [b.id, b]));
+  const segments: { segment: JournalSegment; units: CodedUnit[] }[] = [];
+  for (const [id, list] of writes) {
+    const key = list[0]!.info.header.key;
+    try {
+      list.sort((a, b) => (a.info.header.segment?.index ?? 0) - (b.info.header.segment?.index ?? 0));
+      const count = list[0]!.info.header.segment?.count ?? 1;
+      if (list.length !== count) throw new Error(`${list.length} of its ${count} units found`);
+      // The units' chunks are lent (valid until the next read: a sealed record is released then,
+      // a reader's block buffer reused), so each is copied into the segment's bytes as it is read.
+      const bytes = new Uint8Array(list.reduce((n, u) => n + u.unit.size, 0));
+      let at = 0;
+      for (const { unit } of list) {
+        const stream = await openCodedUnit({ bucket: JOURNAL_BUCKET, unit, backends: byId, start: 0, end: unit.size - 1 }, ring);
+        const got = await readAll(stream, `journal restore, segment ${key}`, unit.size);
+        if (got.length !== unit.size) throw new Error(`unit ${unit.unitId}: ${got.length} of its ${unit.size} bytes read`);
+        bytes.set(got, at);
+        at += unit.size;
+      }
+      const segment = decodeSegment(bytes);
+      const named = parseSegmentKey(key)!;
+      if (segment.instance !== named.instance || segment.segment !== named.segment)
+        throw new Error(`its content says segment ${segment.segment} of ${segment.instance}`);
+      segments.push({ segment, units: list.map((u) => u.unit) });
+    } catch (err) {
+      unreadable.push({ id: `segment ${key} (${id})`, reason: errorMessage(err) });
+    }
+  }
+  return { segments, unreadable, unlisted: scan.unlisted };
 }
 
 /** Every key the bucket's catalog holds a version or marker of now. */

@@ -23,7 +23,8 @@
 import type { ObjectChecksum } from '../model/object-store.ts';
 import { toHex } from '../model/bytes.ts';
 import { multipartEtag } from '../model/multipart.ts';
-import { CUSTOMER_KID } from '../format/seal.ts';
+import { CUSTOMER_KID, isNamedKid } from '../format/seal.ts';
+import { etagFor } from '../model/sse.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { withClass } from '../model/storage-class.ts';
 import type { RestripeCatalog, RestripeChange, VersionRecord } from '../catalog/types.ts';
@@ -269,6 +270,8 @@ async function writePiece(bucket: string, m: ObjectManifest, piece: Piece, plan:
       // A part's header names an upload; the original's id is not kept, the version's stands in.
       ...(piece.part ? { part: { uploadId: m.versionId, partNumber: piece.part.partNumber } } : { metadata: m.metadata }),
       createdAt: m.lastModified,
+      // An SSE-KMS piece stays under its named key (the version it was under: a rotation moves it on), never the gateway's.
+      kmsKid: sealsOf(piece.storage).find((s) => isNamedKid(s.kid))?.kid,
     });
     if (piece.part && stored.storage.kind === 'coded' && piece.part.checksum !== undefined) {
       for (const u of stored.storage.units) u.checksum = piece.part.checksum;
@@ -282,9 +285,10 @@ async function writePiece(bucket: string, m: ObjectManifest, piece: Piece, plan:
 /** The MD5s of what was written against the ETag: a single PUT's own, a multipart object's from its parts'. */
 function checkEtag(m: ObjectManifest, md5s: string[]): void {
   if (!m.partsCount) {
-    if (/^"[0-9a-f]{32}"$/.test(m.etag) && m.etag !== `"${md5s[0]}"`) throw new Error(`the bytes read do not match the ETag ${m.etag}`);
+    // An SSE-KMS object's ETag is not its MD5 but etagFor of it (model/sse.ts); etagFor of any other is the MD5.
+    if (/^"[0-9a-f]{32}"$/.test(m.etag) && m.etag !== etagFor(md5s[0]!, m.metadata.sse)) throw new Error(`the bytes read do not match the ETag ${m.etag}`);
     return;
   }
-  if (/^"[0-9a-f]{32}-\d+"$/.test(m.etag) && multipartEtag(md5s.map((h) => `"${h}"`)) !== m.etag)
+  if (/^"[0-9a-f]{32}-\d+"$/.test(m.etag) && multipartEtag(md5s.map((h) => etagFor(h, m.metadata.sse))) !== m.etag)
     throw new Error(`the parts read do not match the ETag ${m.etag}`);
 }

@@ -9,8 +9,16 @@
  * counts it and the bucket gets another pass. A bucket is done when a whole pass meets no such
  * record; then nothing in it is wrapped under any key but `to`, and older keys may leave the ring.
  * `to` must be the ring's active key, so writes during the rotation are wrapped under it too.
+ *
+ * The same passes rotate a named KMS key (rotateNamedKey, engine/kms-keys.ts): the data keys
+ * wrapped under its older versions are re-wrapped under its current one, and nothing else is
+ * touched. The gateway's rotation leaves SSE-KMS data keys alone (the named key's material is what
+ * the gateway's keys wrap: KmsKeys.rewrapMaterials) and SSE-C ones (the client's key).
+ * Both keep their progress in the one rotation record per bucket: a rotation started while
+ * another is unfinished starts that bucket's record afresh (nothing is lost, a pass is repeated).
  */
-import { CUSTOMER_KID, SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
+import { CUSTOMER_KID, isNamedKid, SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
+import { namedKid } from '../model/kms-key.ts';
 import type { KeyCatalog, SealRecordCursor } from '../catalog/types.ts';
 import { forEachBucket } from './each-bucket.ts';
 
@@ -40,21 +48,27 @@ function isSeal(v: unknown): v is UnitSeal {
   return !!o && typeof o === 'object' && o.alg === 'A256GCM' && typeof o.kid === 'string' && typeof o.wrapped === 'string';
 }
 
-/** Re-wraps, in place, every seal found in `value` that is not under `to`; counts what changed and what could not. */
-async function rewrapIn(value: unknown, ring: KeyRing, to: string, count: { changed: number; unopenable: number }): Promise<void> {
+/** What a rotation re-wraps: seals whose kid `wants` says, under `to`. */
+interface RotationTarget {
+  to: string;
+  wants: (kid: string) => boolean;
+}
+
+/** Re-wraps, in place, every seal found in `value` that the target wants; counts what changed and what could not. */
+async function rewrapIn(value: unknown, ring: KeyRing, target: RotationTarget, count: { changed: number; unopenable: number }): Promise<void> {
   if (!value || typeof value !== 'object') return;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (isSeal(v)) {
-      if (v.kid === to || v.kid === CUSTOMER_KID) continue; // SSE-C keys are the client's: nothing to rotate
+      if (!target.wants(v.kid)) continue;
       try {
-        (value as Record<string, unknown>)[k] = await ring.rewrap(v, to);
+        (value as Record<string, unknown>)[k] = await ring.rewrap(v, target.to);
         count.changed++;
       } catch (err) {
         if (!(err instanceof SealError)) throw err;
         count.unopenable++;
       }
     } else {
-      await rewrapIn(v, ring, to, count);
+      await rewrapIn(v, ring, target, count);
     }
   }
 }
@@ -67,6 +81,28 @@ export async function rotateKeys(catalog: KeyCatalog, ring: KeyRing, to: string,
   if (!ring.has(to)) throw new SealError(`key "${to}" is not in the key ring (have: ${ring.ids().join(', ') || 'none'})`);
   if (ring.active !== to)
     throw new SealError(`rotate to the active key: make "${to}" encryption.active first (it is "${ring.active}"), so new writes are wrapped under it too`);
+  // SSE-C keys are the client's, SSE-KMS ones the named key's: neither is the gateway's to rotate.
+  return runRotation(catalog, ring, { to, wants: (kid) => kid !== to && kid !== CUSTOMER_KID && !isNamedKid(kid) }, o);
+}
+
+/**
+ * Re-wraps every data key wrapped under an older version of named KMS key `id` under its
+ * `version` (its current one: new writes use it too); call again until done, as rotateKeys.
+ */
+export async function rotateNamedKey(
+  catalog: KeyCatalog,
+  ring: KeyRing,
+  id: string,
+  version: number,
+  o: { deadline: number; batch?: number },
+): Promise<RotationReport> {
+  const to = namedKid(id, version);
+  const mine = namedKid(id, 0).replace(/0$/, '');
+  return runRotation(catalog, ring, { to, wants: (kid) => kid !== to && kid.startsWith(mine) }, o);
+}
+
+async function runRotation(catalog: KeyCatalog, ring: KeyRing, target: RotationTarget, o: { deadline: number; batch?: number }): Promise<RotationReport> {
+  const { to } = target;
   const batch = o.batch ?? 200;
   const buckets: BucketRotation[] = [];
   await forEachBucket(catalog, async (bucket) => {
@@ -79,7 +115,7 @@ export async function rotateKeys(catalog: KeyCatalog, ring: KeyRing, to: string,
       for (const r of records) {
         const value = JSON.parse(r.json) as unknown;
         const count = { changed: 0, unopenable: 0 };
-        await rewrapIn(value, ring, to, count);
+        await rewrapIn(value, ring, target, count);
         state.unopenable += count.unopenable;
         if (count.changed) items.push({ at: r.at, before: r.json, after: JSON.stringify(value) });
       }
