@@ -31,7 +31,9 @@ const ALLOWED: Record<string, string[]> = {
   // the source bucket's client, signed as the S3 backend signs.
   'worker/adopt': ['worker/model', 'backends'],
   // The HTTP app: routes, auth gate, admin and operator routes, error map, request log and scope.
+  // Its admin routes drive adoption's backfill (issue 41), as they drive upkeep's jobs.
   'worker/app': [
+    'worker/adopt',
     'worker/model',
     'worker/format',
     'worker/auth',

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { BackfillService } from '../../worker/adopt/backfill-service.ts';
 import { detachSource } from '../../worker/adopt/backfill-control.ts';
-import { freshState, parseState } from '../../worker/adopt/backfill-record.ts';
+import { freshState, parseState } from '../../worker/model/adopt-backfill.ts';
 import { storedBytes } from '../../worker/adopt/estimate.ts';
 import type { Adoption } from '../../worker/adopt/adopting-store.ts';
 import type { SourceClient } from '../../worker/adopt/source-client.ts';

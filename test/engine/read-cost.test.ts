@@ -14,7 +14,7 @@ import { BackendLatency } from '../../worker/engine/backend-latency.ts';
 import { BodyFeed } from '../../worker/engine/body-feed.ts';
 import { TrafficMeter } from '../support/traffic-meter.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
-import { BYTES_PER_GB, type BackendPrices } from '../../worker/engine/prices.ts';
+import { BYTES_PER_GB, type BackendPrices } from '../../worker/model/prices.ts';
 import { readUnit } from '../../worker/engine/unit-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { writeUnit } from '../../worker/engine/unit-writer.ts';

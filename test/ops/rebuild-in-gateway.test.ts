@@ -44,7 +44,14 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
   const before = new Map<string, BucketPicture>();
   const deleted: string[] = [];
 
-  const gatewayArgs = (url: URL) => ['--endpoint', url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey];
+  const gatewayArgs = (url: URL) => [
+    '--endpoint',
+    url.toString(),
+    '--access-key-id',
+    CREDENTIALS.accessKeyId,
+    '--secret-access-key',
+    CREDENTIALS.secretAccessKey,
+  ];
   const client = (g: LocalGateway) =>
     new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
 

@@ -43,7 +43,14 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
   const absent: string[] = [];
   let journalRun: { code: number; stdout: string };
   let splitRun: { code: number; stdout: string };
-  const gatewayArgs = (url: URL) => ['--endpoint', url.toString(), '--access-key-id', CREDENTIALS.accessKeyId, '--secret-access-key', CREDENTIALS.secretAccessKey];
+  const gatewayArgs = (url: URL) => [
+    '--endpoint',
+    url.toString(),
+    '--access-key-id',
+    CREDENTIALS.accessKeyId,
+    '--secret-access-key',
+    CREDENTIALS.secretAccessKey,
+  ];
   /** history's versions by S3 version id: key and bytes. */
   const versions = new Map<string, { key: string; bytes: Uint8Array }>();
 

@@ -42,7 +42,7 @@ export interface AdoptionOptions {
   now?: () => number;
   log?: (fields: Record<string, unknown>) => void;
   /**
-   * The buckets' backfill records (backfill-record.ts): a source detached there is never read
+   * The buckets' backfill records (model/adopt-backfill.ts): a source detached there is never read
    * again. Read at most once per `detachedMs` (default 5 s) per bucket and isolate; absent: never
    * detached.
    */

@@ -1,15 +1,15 @@
 /**
  * The operator's hold on an adopted bucket's backfill (issue 41; admin API `adopt`, `adopt-pause`,
  * `adopt-detach`; `shardgate adopt`): start (or resume), pause, and detach the source. Each is a
- * read and a write of the bucket's backfill record (backfill-record.ts); the runs read it.
+ * read and a write of the bucket's backfill record (model/adopt-backfill.ts); the runs read it.
  * Detach is refused, with the reason, until a pass over the source has ended clean (every object
  * it listed is held, or was deleted or overwritten through shardgate), unless forced: after it the
  * source is never read again (Adoption.isDetached), so an object not adopted would be lost to
  * clients. Objects changed in the source after that pass are not adopted (the answer says when the
  * pass ended).
  */
-import type { AdoptCatalog } from '../catalog/types.ts';
-import { freshState, isClean, parseState, type BackfillState } from './backfill-record.ts';
+import type { AdoptCatalog } from '../model/adopt-backfill.ts';
+import { freshState, isClean, parseState, type BackfillState } from '../model/adopt-backfill.ts';
 
 /** Starts (or resumes) the bucket's backfill: its record created, unpaused. A detached source stays detached. */
 export async function startBackfill(catalog: AdoptCatalog, bucket: string, now: number): Promise<BackfillState> {

@@ -5,16 +5,15 @@
  * adopting store of that isolate, so the backfill and the isolate's client misses share one single
  * flight per key.
  */
-import type { PricedBackend } from '../config/config.ts';
-import type { AdoptCatalog } from '../catalog/types.ts';
-import type { StoragePolicy } from '../engine/policy.ts';
+import type { PricedBackend } from '../model/prices.ts';
+import type { AdoptCatalog } from '../model/adopt-backfill.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import type { Adoption } from './adopting-store.ts';
 import { backfillBatch, type BackfillReport } from './backfill.ts';
 import { detachSource, pauseBackfill, startBackfill, type DetachAnswer } from './backfill-control.ts';
-import { parseState, progressOf, type BackfillProgress } from './backfill-record.ts';
-import { estimateAdoption, type AdoptionEstimate } from './estimate.ts';
+import { parseState, progressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
+import { estimateAdoption, type AdoptionEstimate, type PolicyShape } from './estimate.ts';
 import type { SourceClient } from './source-client.ts';
 
 export interface BackfillServiceDeps {
@@ -26,8 +25,8 @@ export interface BackfillServiceDeps {
   /** What reading a bucket's source costs (config `sources.<bucket>.prices`; null: unpriced). */
   prices: (bucket: string) => PricedBackend | null;
   /** The bucket's policy, and the storage prices (per GB-month) of the backends it places on. */
-  policy: (bucket: string) => StoragePolicy;
-  storagePrices: (policy: StoragePolicy) => number[];
+  policy: (bucket: string) => PolicyShape;
+  storagePrices: (policy: PolicyShape) => number[];
   /** How long after a clean pass the bucket's next pass starts (config `sources.<bucket>.repassHours`); absent: 24 h. */
   repassMs?: (bucket: string) => number;
   now?: () => number;

@@ -6,7 +6,7 @@
  * flight (Adoption.backfillOne). Run by the cron (worker/index.ts) and by the admin API's `adopt`
  * (`shardgate adopt --run`), in bounded batches: a run stops at its object budget, its request
  * budget (a Worker invocation has a subrequest limit) or its deadline, and the checkpoint (the last
- * key done, and the counters: backfill-record.ts) is written to the bucket's catalog after every
+ * key done, and the counters: model/adopt-backfill.ts) is written to the bucket's catalog after every
  * page and at the end, so a run killed mid-page redoes at most that page's keys (each then found
  * held: no second source read).
  * What the listing and the catalog say decides, before any source GET:
@@ -19,12 +19,12 @@
  * One object at a time: a run holds one object's write buffers, as one client PUT.
  */
 import { BackendError } from '../../backends/types.ts';
-import type { AdoptCatalog } from '../catalog/types.ts';
+import type { AdoptCatalog } from '../model/adopt-backfill.ts';
 import { compareKeys } from '../model/listing.ts';
 import type { ObjectStore, ObjectSummary } from '../model/object-store.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { Adoption } from './adopting-store.ts';
-import { isClean, noCounts, parseState, passDue, type BackfillState } from './backfill-record.ts';
+import { isClean, noCounts, parseState, passDue, type BackfillState } from '../model/adopt-backfill.ts';
 import type { SourceClient } from './source-client.ts';
 import { isReserved, type Tombstones } from './tombstones.ts';
 
@@ -50,7 +50,7 @@ export interface BackfillOptions {
   newPass?: boolean;
   /** Source keys per listing page (default 1000). */
   pageSize?: number;
-  /** How long after a clean pass the next starts (backfill-record.ts DEFAULT_REPASS_MS). */
+  /** How long after a clean pass the next starts (model/adopt-backfill.ts DEFAULT_REPASS_MS). */
   repassMs?: number;
 }
 

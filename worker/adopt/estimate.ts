@@ -13,10 +13,9 @@
  * (`shardgate adopt --estimate` does). Objects the bucket already holds are counted too: the
  * estimate is of the whole source, the upper bound of what the backfill reads.
  */
-import type { PricedBackend } from '../config/config.ts';
-import { BYTES_PER_GB } from '../engine/prices.ts';
-import type { StoragePolicy } from '../engine/policy.ts';
-import { sourceCost } from './backfill-record.ts';
+import type { PricedBackend } from '../model/prices.ts';
+import { BYTES_PER_GB } from '../model/prices.ts';
+import { sourceCost } from '../model/adopt-backfill.ts';
 import type { SourceClient } from './source-client.ts';
 import { isReserved } from './tombstones.ts';
 
@@ -44,8 +43,21 @@ export interface AdoptionEstimate {
   storage: { policy: string; bytes: number; perMonth: number | null };
 }
 
+/**
+ * What the estimate needs of the bucket's storage policy (the engine's StoragePolicy has it; named
+ * here by shape, as adoption layers on the ObjectStore contract, not on the engine).
+ */
+export interface PolicyShape {
+  name: string;
+  k: number;
+  m: number;
+  small: { mode: string; threshold: number; replicas: number };
+  /** Its pool of backends (absent: any active backend). */
+  backends?: string[];
+}
+
 /** Bytes the engine stores on the backends for an object of `size` under `policy`. */
-export function storedBytes(size: number, policy: Pick<StoragePolicy, 'k' | 'm' | 'small'>): number {
+export function storedBytes(size: number, policy: Pick<PolicyShape, 'k' | 'm' | 'small'>): number {
   if (size <= policy.small.threshold) return policy.small.mode === 'inline' ? 0 : size * policy.small.replicas;
   return Math.ceil(size / policy.k) * (policy.k + policy.m);
 }
@@ -54,7 +66,7 @@ export interface EstimateInput {
   bucket: string;
   source: SourceClient;
   sourcePrices: PricedBackend | null;
-  policy: StoragePolicy;
+  policy: PolicyShape;
   /** Storage price per GB-month of each backend the policy may place on (unpriced ones left out). */
   storagePrices: number[];
   after: string | null;

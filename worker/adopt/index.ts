@@ -46,4 +46,4 @@ export function sourceClients(sources: Record<string, SourceEntry>, env: Record<
   );
 }
 export { BackfillService, type BackfillServiceDeps, type RunOptions } from './backfill-service.ts';
-export { progressOf, parseState, type BackfillProgress, type BackfillState } from './backfill-record.ts';
+export { progressOf, parseState, type BackfillProgress, type BackfillState } from '../model/adopt-backfill.ts';

@@ -66,7 +66,7 @@ import type {
 import { degradedUnitsOf } from './usage.ts';
 import { listSealRecords, replaceSealRecords } from './sql-seals.ts';
 import { commitRestripe, listVersionRecords } from './sql-restripe.ts';
-import type { BackfillState } from '../adopt/backfill-record.ts';
+import type { BackfillState } from '../model/adopt-backfill.ts';
 import type { RestripeState } from './restripe-record.ts';
 import type { PreparedPart, SealRecord, SealRecordCursor, ShardMove, VersionAt, VersionLookup, VersionRecord } from './types.ts';
 import type { CorsRule } from '../model/cors.ts';
@@ -136,7 +136,7 @@ const KEY_ROTATION = 'key-rotation';
 const DRAIN_PROGRESS = 'drain';
 /** State row of a bucket's re-stripe progress (upkeep/restripe-progress.ts). */
 const RESTRIPE_PROGRESS = 'restripe';
-/** State row of an adopted bucket's backfill (worker/adopt/backfill-record.ts). */
+/** State row of an adopted bucket's backfill (worker/model/adopt-backfill.ts). */
 const ADOPT_PROGRESS = 'adopt';
 /** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
 const LOGGING = 'logging';

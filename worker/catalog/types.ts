@@ -9,7 +9,7 @@
  * Errors: S3Error with AWS codes (NoSuchBucket, NoSuchKey, NoSuchUpload, PreconditionFailed,
  * BucketNotEmpty, BucketAlreadyOwnedByYou); nothing else.
  */
-import type { BackfillState } from '../adopt/backfill-record.ts';
+import type { BackfillState } from '../model/adopt-backfill.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
 import type { PartitionMap } from './partition-map.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
@@ -32,6 +32,8 @@ import type { BucketSettings } from '../model/bucket-settings.ts';
 import type { PlacementCount } from './ledger-figures.ts';
 import type { PolicyRedundancy } from './ledger-figures.ts';
 import type { RestripeState, VersionAt } from './restripe-record.ts';
+import type { AdoptCatalog } from '../model/adopt-backfill.ts';
+export type { AdoptCatalog };
 import type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
 export type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
 export type { VersionAt } from './restripe-record.ts';
@@ -244,7 +246,7 @@ export interface BucketHealth {
   journal?: JournalStatus;
   /** The re-stripe's record (state row 'restripe'; restripe-record.ts), absent: it never ran here. */
   restripe?: RestripeState;
-  /** An adopted bucket's backfill record (state row 'adopt'; adopt/backfill-record.ts), absent: none. */
+  /** An adopted bucket's backfill record (state row 'adopt'; model/adopt-backfill.ts), absent: none. */
   adopt?: BackfillState;
   /** Every version row, delete markers included, and the delete markers (absent from an older release). */
   versions?: number;
@@ -865,14 +867,6 @@ export type Catalog = PartitionCatalog &
   JournalCatalog &
   RestripeCatalog &
   AdoptCatalog;
-
-/** An adopted bucket's backfill record (worker/adopt/backfill-record.ts), a row of its catalog `state` table ('adopt'). */
-export interface AdoptCatalog {
-  /** The record as stored, or null when no backfill was ever started. NoSuchBucket. */
-  getAdoptState(bucket: string): Promise<string | null>;
-  /** Replaces the record; null removes it. NoSuchBucket. */
-  setAdoptState(bucket: string, value: string | null): Promise<void>;
-}
 
 /** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
 export interface PartitionStats {

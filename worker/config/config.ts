@@ -10,6 +10,7 @@ import { SPLIT_DEFAULTS } from '../model/split-thresholds.ts';
 import { z } from 'zod';
 import type { BackendConfig } from '../../backends/index.ts';
 import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/index.ts';
+import type { PricedBackend } from '../model/prices.ts';
 import { ACTIONS, type Grant } from '../model/access.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
@@ -569,10 +570,7 @@ export interface GatewayConfig extends Omit<z.output<typeof configSchema>, 'poli
   backendPrices: Record<string, PricedBackend | null>;
 }
 
-export interface PricedBackend extends BackendPrices {
-  /** "preset aws-s3-standard", "preset cloudflare-r2 (default for kind r2)", "config". */
-  source: string;
-}
+export type { PricedBackend };
 
 // The inferred backend settings are what backends/createBackend() takes.
 const _backendsAccept = (b: BackendSettings): BackendConfig => b;

@@ -42,7 +42,7 @@ export {
   type StoragePolicy,
 } from './policy.ts';
 export { placeableShards, placeShards, replacementBackend } from './placement.ts';
-export { BYTES_PER_GB, type BackendPrices } from './prices.ts';
+export { BYTES_PER_GB, type BackendPrices } from '../model/prices.ts';
 
 // The isolate's coding memory: who holds it (the request being served) and its leases.
 export type { BudgetHolder, BudgetLease } from './coding-budget.ts';

@@ -19,7 +19,7 @@
 import type { CodedUnit } from '../format/manifest.ts';
 import type { BackendLatency } from './backend-latency.ts';
 import type { UnitLayout } from '../format/layout.ts';
-import { BYTES_PER_GB, type PriceBook } from './prices.ts';
+import { BYTES_PER_GB, type PriceBook } from '../model/prices.ts';
 
 /**
  * Worker CPU to reconstruct one GB, in dollars: Workers Standard bills $0.02 per million CPU-ms;

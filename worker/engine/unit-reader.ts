@@ -35,7 +35,7 @@ import type { BackendLatency } from './backend-latency.ts';
 import type { GrowBudget } from './column-rebuild.ts';
 import { unitSalt } from '../format/shard-file.ts';
 import { shardLayout, type UnitLayout } from '../format/layout.ts';
-import type { PriceBook } from './prices.ts';
+import type { PriceBook } from '../model/prices.ts';
 import { planStripedRead, type StripedReadPlan } from './read-cost.ts';
 import { QuorumError } from './shard-set.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';

@@ -20,7 +20,7 @@ import { placeShards } from './placement.ts';
 import type { BackendReachability } from './reachability.ts';
 import { QuorumError } from './shard-set.ts';
 import type { StoragePolicy } from './policy.ts';
-import type { PriceBook } from './prices.ts';
+import type { PriceBook } from '../model/prices.ts';
 import type { ShardReadError } from './shard-reader.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from './subrequests.ts';
 import { openCodedUnit, openSealed } from './sealed-read.ts';

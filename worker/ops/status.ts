@@ -12,8 +12,8 @@ import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { bytesAtRiskAndLost, sumRedundancy, type PolicyRedundancy } from '../catalog/redundancy.ts';
 import { sumClasses, type ClassUsage } from '../catalog/usage.ts';
 import { restripeProgressOf, type BucketRestripeProgress, type RestripePolicy } from '../catalog/restripe-record.ts';
-import { progressOf as adoptProgressOf, type BackfillProgress } from '../adopt/backfill-record.ts';
-import type { PricedBackend } from '../config/config.ts';
+import { progressOf as adoptProgressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
+import type { PricedBackend } from '../model/prices.ts';
 import type { SplitThresholds } from '../model/split-thresholds.ts';
 import { backendHealth, HEALTH_WINDOW_MS, windowCounters, type BackendHealth } from './health.ts';
 import {
@@ -84,7 +84,7 @@ export interface BucketStatus extends BucketHealth {
   clientTraffic?: ClientTraffic;
   /** The bucket's re-stripe toward its policy now (catalog/restripe-record.ts), when it has one. */
   restripeProgress?: BucketRestripeProgress;
-  /** The bucket's backfill from its source (adopt/backfill-record.ts), when it has a source. */
+  /** The bucket's backfill from its source (model/adopt-backfill.ts), when it has a source. */
   adoptProgress?: BackfillProgress;
   /**
    * A month of the bucket's shard files at the size they have now, at each backend's storage price

@@ -1,7 +1,7 @@
 /**
  * An adopted bucket's backfill record (issue 41, docs/ADOPTION.md "Background backfill") and what
  * it means. The record is a row of the bucket's catalog `state` table ('adopt', no schema change),
- * written by each backfill run (backfill.ts) and by the operator's start, pause and detach
+ * written by each backfill run (adopt/backfill.ts) and by the operator's start, pause and detach
  * (admin API, `shardgate adopt`); the admin API, the status page and the metrics read it.
  * - A **pass** walks the source's listing in key order from `cursor` (the last key done), so a
  *   run cut short (its object budget, its deadline, a killed gateway) goes on from there: a key
@@ -14,8 +14,8 @@
  *   left: the bytes of the pass not yet walked (the estimate's or the last pass's total, less what
  *   this pass has walked) at that rate.
  */
-import type { PricedBackend } from '../config/config.ts';
-import { BYTES_PER_GB } from '../engine/prices.ts';
+import type { PricedBackend } from './prices.ts';
+import { BYTES_PER_GB } from './prices.ts';
 
 /** What one pass met, per source object listed. */
 export interface PassCounts {
@@ -201,4 +201,12 @@ export function progressOf(
     estimate: state.estimate,
     lastError: state.lastError,
   };
+}
+
+/** An adopted bucket's backfill record (this file's record), a row of its catalog `state` table ('adopt'). */
+export interface AdoptCatalog {
+  /** The record as stored, or null when no backfill was ever started. NoSuchBucket. */
+  getAdoptState(bucket: string): Promise<string | null>;
+  /** Replaces the record; null removes it. NoSuchBucket. */
+  setAdoptState(bucket: string, value: string | null): Promise<void>;
 }
