@@ -7,6 +7,7 @@
  * refusal (the bucket is "bucket owner enforced"), object tagging and get-object-attributes round
  * trip, and every bucket configuration read answers as S3 does for an unconfigured bucket.
  * Issue 24's: SSE-C uploads (single and multipart) and downloads with `--sse-c-key`.
+ * Issue 43's: Terraform's S3 bucket recipes replayed call by call (the provider cannot be installed here).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -213,6 +214,61 @@ export function awscliCases(suite: CliSuite): void {
       }
       const acl = (await read('get-bucket-acl')) as { Grants: { Permission: string }[] };
       expect(acl.Grants.map((g) => g.Permission)).toEqual(['FULL_CONTROL']);
+    });
+
+    it("Terraform's bucket recipes, replayed with awscli (no provider binary here): versioning, public access block, KMS encryption, lifecycle, tags; then destroyed", async () => {
+      // The AWS provider's aws_s3_bucket with its aws_s3_bucket_versioning, _public_access_block,
+      // _server_side_encryption_configuration (a KMS key) and _lifecycle_configuration resources:
+      // each resource's create call, then the read its refresh makes, which must give back what was
+      // put (a difference would be a perpetual diff in every plan), then destroy in reverse order.
+      // The unconfigured reads of its bucket refresh are the case above.
+      const bucket = 'cli-terraform';
+      const KEY_ARN = 'arn:aws:kms:us-east-1:000000000000:key/testkey-1';
+      const read = async (...args: string[]) => {
+        const { stdout } = await aws('s3api', ...args, '--bucket', bucket);
+        return stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : {};
+      };
+      await aws('s3api', 'create-bucket', '--bucket', bucket);
+      await aws('s3api', 'head-bucket', '--bucket', bucket);
+      await aws('s3api', 'put-bucket-versioning', '--bucket', bucket, '--versioning-configuration', 'Status=Enabled');
+      expect(await read('get-bucket-versioning')).toEqual({ Status: 'Enabled' });
+      const block = { BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true, RestrictPublicBuckets: true };
+      await aws('s3api', 'put-public-access-block', '--bucket', bucket, '--public-access-block-configuration', JSON.stringify(block));
+      expect(await read('get-public-access-block')).toEqual({ PublicAccessBlockConfiguration: block });
+      const encryption = { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: KEY_ARN }, BucketKeyEnabled: true }] };
+      await aws('s3api', 'put-bucket-encryption', '--bucket', bucket, '--server-side-encryption-configuration', JSON.stringify(encryption));
+      expect(await read('get-bucket-encryption')).toEqual({ ServerSideEncryptionConfiguration: encryption });
+      const lifecycle = {
+        Rules: [
+          {
+            ID: 'logs',
+            Status: 'Enabled',
+            Filter: { Prefix: 'logs/' },
+            Expiration: { Days: 90 },
+            NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 },
+          },
+        ],
+      };
+      await aws('s3api', 'put-bucket-lifecycle-configuration', '--bucket', bucket, '--lifecycle-configuration', JSON.stringify(lifecycle));
+      expect(await read('get-bucket-lifecycle-configuration')).toEqual(lifecycle);
+      await aws('s3api', 'put-bucket-tagging', '--bucket', bucket, '--tagging', 'TagSet=[{Key=env,Value=test}]');
+      expect(await read('get-bucket-tagging')).toEqual({ TagSet: [{ Key: 'env', Value: 'test' }] });
+      // An object written without asking gets the bucket's KMS default.
+      await aws('s3', 'cp', '--no-progress', suite().files.small.path, `s3://${bucket}/logs/app.log`);
+      const head = await read('head-object', '--key', 'logs/app.log');
+      expect(head).toMatchObject({ ServerSideEncryption: 'aws:kms', SSEKMSKeyId: KEY_ARN, BucketKeyEnabled: true });
+      // terraform destroy: the resources in reverse, then the bucket (force_destroy deletes every version).
+      await aws('s3api', 'delete-bucket-lifecycle', '--bucket', bucket);
+      await aws('s3api', 'delete-bucket-encryption', '--bucket', bucket);
+      await aws('s3api', 'delete-public-access-block', '--bucket', bucket);
+      await aws('s3api', 'put-bucket-versioning', '--bucket', bucket, '--versioning-configuration', 'Status=Suspended');
+      expect(await failureOf(aws('s3api', 'get-bucket-lifecycle-configuration', '--bucket', bucket))).toMatch(/NoSuchLifecycleConfiguration/);
+      expect(await failureOf(aws('s3api', 'get-public-access-block', '--bucket', bucket))).toMatch(/NoSuchPublicAccessBlockConfiguration/);
+      const versions = (await read('list-object-versions')) as { Versions?: { Key: string; VersionId: string }[] };
+      for (const v of versions.Versions ?? []) await aws('s3api', 'delete-object', '--bucket', bucket, '--key', v.Key, '--version-id', v.VersionId);
+      await aws('s3api', 'delete-bucket', '--bucket', bucket);
+      expect(await suite().observer.headBucket(bucket)).toBe(404);
     });
 
     it('s3 rm deletes one object, then the rest recursively', async () => {
