@@ -245,6 +245,41 @@ describe('backfill', () => {
     expect((await s.progressOf(BUCKET)).last).toMatchObject({ deleted: 6, failed: 0 });
   });
 
+  it('a key whose adopted version a client deleted by its version id never returns; a version delete that deletes nothing hides nothing', async () => {
+    const [gone, kept] = await seed('v', 2);
+    const s = service(h);
+    await s.start(BUCKET, { maxObjects: 100, ms: 60_000 });
+    const head = await h.gateway(gone!, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    const versionId = head.headers.get('x-amz-version-id') ?? 'null';
+    // A version id that names nothing: refused, and the source's object stays visible.
+    expect((await h.gateway(kept!, { method: 'DELETE', query: 'versionId=3sL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY' })).status).toBeGreaterThanOrEqual(400);
+    expect((await h.gateway(gone!, { method: 'DELETE', query: `versionId=${encodeURIComponent(versionId)}` })).status).toBe(204);
+    expect(await gatewayBytes(gone!)).toBe(404);
+    // Another pass (the source still holds it) and a fresh isolate: still gone; the other key still there.
+    await s.start(BUCKET, { maxObjects: 100, ms: 60_000 });
+    await h.settled();
+    const fresh = h.isolate();
+    expect(await gatewayBytes(gone!, fresh.send)).toBe(404);
+    expect(await gatewayBytes(kept!, fresh.send)).toBe(digest(held.get(kept!)!));
+    expect((await listAll(h.gateway)).some((l) => l.startsWith(`${gone} `))).toBe(false);
+    // The same through DeleteObjects: a version deleted by id never returns; a version naming nothing hides nothing.
+    const [batchGone, batchKept] = await seed('w', 2);
+    await s.start(BUCKET, { maxObjects: 100, ms: 60_000 });
+    const id = (await h.gateway(batchGone!, { method: 'HEAD' })).headers.get('x-amz-version-id') ?? 'null';
+    const xml = (key: string, v: string) => `<Object><Key>${key.replace(/&/g, '&amp;')}</Key><VersionId>${v}</VersionId></Object>`;
+    const body = `<Delete>${xml(batchGone!, id)}${xml(batchKept!, '3sL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY')}</Delete>`;
+    const md5 = createHash('md5').update(body).digest('base64');
+    const answer = await h.gateway('', { method: 'POST', query: 'delete', body, headers: { 'content-md5': md5, 'content-length': String(body.length) } });
+    expect(answer.status, await answer.clone().text()).toBe(200);
+    await s.start(BUCKET, { maxObjects: 100, ms: 60_000 });
+    await h.settled();
+    expect(await gatewayBytes(batchGone!, h.isolate().send)).toBe(404);
+    expect(await gatewayBytes(batchKept!, h.isolate().send)).toBe(digest(held.get(batchKept!)!));
+    held.delete(gone!);
+    held.delete(batchGone!);
+  });
+
   it('a source object changed after its adoption is adopted again; a key a client wrote is not; a change during the walk is never a mix', async () => {
     const s = service(h);
     const [aKey] = [...held.keys()].filter((k) => k.startsWith('a/')).sort();

@@ -483,9 +483,12 @@ export class Adoption {
   async deleteObject(bucket: string, key: string, opts?: T.DeleteObjectOptions): Promise<T.DeleteObjectResult> {
     if (!this.o.sources.has(bucket)) return this.inner.deleteObject(bucket, key, opts);
     this.refuseReserved(key);
-    // A version's delete, or any once the source is detached (never read again): no tombstone needed.
-    if (opts?.versionId !== undefined || (await this.isDetached(bucket))) return this.inner.deleteObject(bucket, key, opts);
-    const conditional = opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined);
+    // Once the source is detached (never read again): no tombstone needed.
+    if (await this.isDetached(bucket)) return this.inner.deleteObject(bucket, key, opts);
+    // A version's delete: the tombstone only once it deleted something (a version id naming
+    // nothing must not hide the source's object), so the key does not come back from the source
+    // when that was its last version (the adopted one, say).
+    const conditional = opts?.versionId !== undefined || (opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined));
     // Tombstone first, then the catalog: at no moment may the source show the key again.
     if (!conditional) await this.tombstones.record(bucket, key);
     const result = await this.inner.deleteObject(bucket, key, opts);
@@ -522,7 +525,8 @@ export class Adoption {
     ];
     if (await this.isDetached(bucket)) return results; // the source is never read again: no tombstones
     for (const r of results) {
-      if (r.error || isReserved(r.key) || entries.some((e) => e.key === r.key && e.versionId !== undefined)) continue;
+      // A version's delete too (the key must not come back when that was its last version), once it deleted something.
+      if (r.error || isReserved(r.key)) continue;
       await this.tombstones.record(bucket, r.key);
       this.notFound.forget(bucket, r.key);
     }
