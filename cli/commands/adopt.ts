@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { CliError, type Command } from '../command.ts';
 import { ago, bytes, duration, printJson, table } from '../format.ts';
 import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.ts';
+import type { BackfillProgress } from '../../worker/model/adopt-backfill.ts';
 
 const HELP = `usage: shardgate adopt BUCKET [--run [--batch N]] [--json] [gateway options]
        shardgate adopt [BUCKET] --status [--json]
@@ -39,37 +40,6 @@ adopted again until the source is detached.
   --force          with --detach: detach anyway (objects not adopted are lost to clients)
 
 ${GATEWAY_HELP}`;
-
-interface Counts {
-  listed: number;
-  listedBytes: number;
-  adopted: number;
-  readopted: number;
-  bytes: number;
-  held: number;
-  deleted: number;
-  changed: number;
-  skipped: number;
-  failed: number;
-}
-
-interface Progress {
-  bucket: string;
-  source: string;
-  phase: string;
-  complete: boolean;
-  completedAt: number | null;
-  passes: number;
-  cursor: string | null;
-  pass: Counts;
-  last: (Counts & { startedAt: number; endedAt: number }) | null;
-  totals: { adopted: number; bytes: number; egressBytes: number; gets: number; lists: number };
-  egress: { bytes: number; cost: number | null; perGB: number | null; prices: string | null };
-  bytesPerSecond: number | null;
-  secondsRemaining: number | null;
-  bytesLeft: number | null;
-  lastError: { at: number; key: string; message: string } | null;
-}
 
 interface Estimate {
   objects: number;
@@ -109,7 +79,7 @@ export const command: Command = {
     const bucket = positionals[0];
     const client = new GatewayClient(values);
     const show = async () => {
-      const answer = (await client.admin('adopt-status', { bucket })) as { buckets: Progress[] };
+      const answer = (await client.admin('adopt-status', { bucket })) as { buckets: BackfillProgress[] };
       if (values.json) printJson(answer);
       else process.stdout.write(progressText(answer.buckets));
       return 0;
@@ -187,7 +157,7 @@ export function estimateText(bucket: string, e: Estimate): string {
   ].join('\n');
 }
 
-export function progressText(buckets: Progress[]): string {
+export function progressText(buckets: BackfillProgress[]): string {
   if (!buckets.length) return 'no bucket of this gateway has a source\n';
   const rows = [['bucket', 'phase', 'complete', 'this pass', 'adopted', 'egress', 'cost', 'rate', 'left']];
   for (const p of buckets) {

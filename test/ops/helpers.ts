@@ -39,6 +39,11 @@ export async function shardgate(args: string[], env: Record<string, string> = {}
   }
 }
 
+/** The options that point `shardgate` at a gateway, signed with `credentials`. */
+export function gatewayArgs(url: URL | string, credentials: { accessKeyId: string; secretAccessKey: string }): string[] {
+  return ['--endpoint', url.toString(), '--access-key-id', credentials.accessKeyId, '--secret-access-key', credentials.secretAccessKey];
+}
+
 export function signer(credentials: { accessKeyId: string; secretAccessKey: string }): AwsClient {
   return new AwsClient({ ...credentials, service: 's3', region: 'us-east-1', retries: 0 });
 }

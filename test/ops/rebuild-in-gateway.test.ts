@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
-import { shardgate } from './helpers.ts';
+import { gatewayArgs, shardgate } from './helpers.ts';
 
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 const BUCKETS = ['vault', 'history'];
@@ -44,14 +44,6 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
   const before = new Map<string, BucketPicture>();
   const deleted: string[] = [];
 
-  const gatewayArgs = (url: URL) => [
-    '--endpoint',
-    url.toString(),
-    '--access-key-id',
-    CREDENTIALS.accessKeyId,
-    '--secret-access-key',
-    CREDENTIALS.secretAccessKey,
-  ];
   const client = (g: LocalGateway) =>
     new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
 
@@ -73,7 +65,7 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       await put('vault', 'gone-tiny', randomBytes(10));
       // Split on line at 'gone' (issue 39): the deletes below happen in the second partition, and
       // the first one's journal still holds the keys; the rebuild must not bring them back.
-      const split = await shardgate(['partitions', 'vault', '--split', 'gone', '--at', 'gone', ...gatewayArgs(g.url)]);
+      const split = await shardgate(['partitions', 'vault', '--split', 'gone', '--at', 'gone', ...gatewayArgs(g.url, CREDENTIALS)]);
       expect(split.stdout, split.stderr).toMatch(/vault: 2 partitions/);
       for (const key of ['gone', 'gone-tiny']) {
         await s3.send(new DeleteObjectCommand({ Bucket: 'vault', Key: key }));
@@ -108,7 +100,7 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
       await s3.send(new DeleteObjectCommand({ Bucket: 'history', Key: 'removed' })); // a delete marker over its version
 
       for (const b of BUCKETS) before.set(b, await bucketPicture(s3, b));
-      const stored = await shardgate(['journal', ...gatewayArgs(g.url)]);
+      const stored = await shardgate(['journal', ...gatewayArgs(g.url, CREDENTIALS)]);
       expect(stored.code, stored.stderr).toBe(0);
     } finally {
       await g.close();

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../dev/local-gateway.ts';
 import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
-import { shardgate } from './helpers.ts';
+import { gatewayArgs, shardgate } from './helpers.ts';
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const DEV_KEY = ['--key', `dev=${DEV_KEY_VALUE}`];
@@ -43,14 +43,6 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
   const absent: string[] = [];
   let journalRun: { code: number; stdout: string };
   let splitRun: { code: number; stdout: string };
-  const gatewayArgs = (url: URL) => [
-    '--endpoint',
-    url.toString(),
-    '--access-key-id',
-    CREDENTIALS.accessKeyId,
-    '--secret-access-key',
-    CREDENTIALS.secretAccessKey,
-  ];
   /** history's versions by S3 version id: key and bytes. */
   const versions = new Map<string, { key: string; bytes: Uint8Array }>();
 
@@ -83,7 +75,7 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
       // partition, whose own journal is written below. Their deletes happen there after the
       // split, so the first partition's journal still holds them: the rescue must not bring
       // them back (journal-replay.ts takes a key from the partition the root's map names).
-      splitRun = await shardgate(['partitions', 'vault', '--split', 'gone', '--at', 'gone', ...gatewayArgs(g.url)]);
+      splitRun = await shardgate(['partitions', 'vault', '--split', 'gone', '--at', 'gone', ...gatewayArgs(g.url, CREDENTIALS)]);
       await del('vault', 'gone');
       await del('vault', 'gone-tiny');
       const key = 'big/upload.bin';
@@ -118,7 +110,7 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
       await del('history', 'removed'); // a delete marker: the version stays, the key is gone
 
       // The journal reaches the backends, as the cron stores it every minute.
-      journalRun = await shardgate(['journal', ...gatewayArgs(g.url)]);
+      journalRun = await shardgate(['journal', ...gatewayArgs(g.url, CREDENTIALS)]);
 
       // Written after the journal's last segment: the coded one is on the backends with its
       // header; the inline one was only in the lost catalog (inside the recovery point).
