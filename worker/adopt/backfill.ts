@@ -19,12 +19,11 @@
  * One object at a time: a run holds one object's write buffers, as one client PUT.
  */
 import { BackendError } from '../../backends/types.ts';
-import type { AdoptCatalog } from '../model/adopt-backfill.ts';
 import { compareKeys } from '../model/listing.ts';
 import type { ObjectStore, ObjectSummary } from '../model/object-store.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { Adoption } from './adopting-store.ts';
-import { isClean, noCounts, parseState, passDue, type BackfillState } from '../model/adopt-backfill.ts';
+import { isClean, noCounts, parseState, passDue, type AdoptCatalog, type BackfillState, type PassCounts } from '../model/adopt-backfill.ts';
 import type { SourceClient } from './source-client.ts';
 import { isReserved, type Tombstones } from './tombstones.ts';
 
@@ -54,18 +53,11 @@ export interface BackfillOptions {
   repassMs?: number;
 }
 
-export interface BackfillReport {
+/** This run's share of the pass's counts (model/adopt-backfill.ts PassCounts). */
+export interface BackfillReport extends Pick<PassCounts, 'listed' | 'adopted' | 'readopted' | 'bytes' | 'held' | 'deleted' | 'changed' | 'failed'> {
   bucket: string;
   /** Why nothing ran: 'not started', 'paused', 'detached', 'waiting' (the last pass was clean and recent). */
   idle?: string;
-  listed: number;
-  adopted: number;
-  readopted: number;
-  bytes: number;
-  held: number;
-  deleted: number;
-  changed: number;
-  failed: number;
   passesCompleted: number;
   /** Cut short by its budget or deadline, or a source that stopped answering: the next run goes on. */
   stopped: boolean;
