@@ -99,6 +99,30 @@ describe('event delivery', () => {
     ]);
   });
 
+  it("an outbox an earlier release wrote goes on: sequencers above its stored counter, queued as it counted (each release's writes read back)", async () => {
+    const g = await gateway({ backoffMs: 1000, maxAttempts: 100 });
+    await announcing(g, 'upgrade');
+    g.receiver.mode = 'fail';
+    for (const key of ['a', 'b']) await put(g, 'upgrade', key, key);
+    await g.deliver(Date.now(), { rounds: 1 }); // the head of the line fails once: retried 1
+    const sql = g.namespace.instance('bucket:upgrade').storage.sql;
+    // What the earlier release left (sql-outbox.ts before 2026-12-05): it wrote the counter table on
+    // every event and counted `queued` on the destination's row. A counter far ahead of the clock
+    // (as after a burst) must still be passed by the next sequencer.
+    const ahead = Date.now() * 1000 + 9_000_000_000;
+    sql.exec('INSERT OR REPLACE INTO event_sequencer (id, n) VALUES (1, ?)', ahead);
+    sql.exec("UPDATE event_destinations SET queued = 3 WHERE destination = 'hook'"); // test event, a, b
+    g.namespace.restart('bucket:upgrade'); // the new release starts over that storage
+    await put(g, 'upgrade', 'a', 'again');
+    const newest = (await g.catalog.listEvents('upgrade', 1))[0]!;
+    expect(Number.parseInt(newest.sequencer.slice(6), 16)).toBeGreaterThan(ahead);
+    expect(await statusOf(g, 'upgrade')).toMatchObject({ backlog: 4, queued: 4, delivered: 0, retried: 1, dropped: 0 });
+    g.receiver.mode = 'ok';
+    await g.deliver(Date.now() + 60_000);
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(['a', 'b', 'a']);
+    expect(await statusOf(g, 'upgrade', Date.now() + 60_000)).toMatchObject({ backlog: 0, queued: 4, delivered: 4 });
+  });
+
   it('a destination that hangs is cut off by its signal; writes go on meanwhile; the event comes again later', async () => {
     const g = await gateway();
     await announcing(g, 'hang');

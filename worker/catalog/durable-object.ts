@@ -466,7 +466,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * it): OperationAborted until they are delivered or dead-lettered (docs/NOTIFICATIONS.md).
    */
   private assertEventsDelivered(bucket: string): void {
-    const waiting = new SqlOutbox(this.sql).backlog();
+    const waiting = this.outbox().backlog();
     if (waiting > 0)
       throw new S3Error(
         'OperationAborted',
@@ -837,6 +837,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
     this.schemaReady = false;
     this.owned = undefined;
+    this.outboxOfStorage = undefined;
     await this.ctx.storage.deleteAll();
   }
 
@@ -1209,7 +1210,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const journal = new SqlJournal(this.sql, bucket).status();
       const restripe = o.getState(RESTRIPE_PROGRESS);
       const adopt = o.getState(ADOPT_PROGRESS);
-      const events = new SqlOutbox(this.sql).status(now);
+      const events = this.outbox().status(now);
       return {
         ...(events.length ? { events } : {}),
         ...o.ledger.health(bucket, now),
@@ -1235,7 +1236,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway. */
   prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number, size?: number): Reply<void> {
     return this.inBucket(bucket, (o) => {
-      new SqlOutbox(this.sql).assertRoom(notificationsOf(this.env as { SHARDGATE_CONFIG?: string })); // strict mode: SlowDown before any shard is sent
+      this.outbox().assertRoom(notificationsOf(this.env as { SHARDGATE_CONFIG?: string })); // strict mode: SlowDown before any shard is sent
       o.prepare(key, conditions, unitIds, expires);
       if (size !== undefined) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, size));
     });
@@ -1283,7 +1284,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       const rules = parseStoredNotification(value);
       if (rules) checkRules(rules, (name) => Object.hasOwn(settings.destinations, name));
       o.setState(NOTIFICATION, rules ? JSON.stringify(rules) : null);
-      if (rules) due = new SqlOutbox(this.sql).announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
+      if (rules) due = this.outbox().announceTest(bucket, rules, this.ownedRange()?.epoch ?? 0, Date.now(), requestId, settings);
     });
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
@@ -1291,24 +1292,31 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** This partition's delivery figures per destination. */
   eventStatus(bucket: string, now: number): Reply<DestinationEvents[]> {
-    return this.inBucket(bucket, () => new SqlOutbox(this.sql).status(now));
+    return this.inBucket(bucket, () => this.outbox().status(now));
   }
 
   /** This partition's newest events, newest first. */
   listEvents(bucket: string, limit: number): Reply<EventEntry[]> {
-    return this.inBucket(bucket, () => new SqlOutbox(this.sql).recent(Math.max(1, Math.min(limit, 1000))));
+    return this.inBucket(bucket, () => this.outbox().recent(Math.max(1, Math.min(limit, 1000))));
+  }
+
+  /** The event outbox of this object's storage (one, so it keeps what it learned: sql-outbox.ts). */
+  private outboxOfStorage: SqlOutbox | undefined;
+  private outbox(): SqlOutbox {
+    this.outboxOfStorage ??= new SqlOutbox(this.sql);
+    return this.outboxOfStorage;
   }
 
   /** Whether the bucket has notification rules (one state row read, in the caller's transaction). */
   private announcing(): boolean {
-    return new SqlOutbox(this.sql).rules() !== null;
+    return this.outbox().rules() !== null;
   }
 
   /** The change's event rows, in the caller's transaction; when their delivery is due (null: no rule matched). */
   private announce(bucket: string, change: ChangeFacts, origin: EventOrigin | undefined): number | null {
     const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
     const region = this.bucketRow(bucket)?.region ?? '';
-    return new SqlOutbox(this.sql).announce(change, { bucket, region, epoch: this.ownedRange()?.epoch ?? 0, origin, now: Date.now() }, settings);
+    return this.outbox().announce(change, { bucket, region, epoch: this.ownedRange()?.epoch ?? 0, origin, now: Date.now() }, settings);
   }
 
   /** What an ObjectCreated event says of the committed version. */
@@ -1324,7 +1332,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length !== 1) return null;
     const settings = notificationsOf(this.env as { SHARDGATE_CONFIG?: string });
     const atomic = <T>(fn: () => T): T => this.ctx.storage.transactionSync(fn);
-    return await deliverOutbox(new SqlOutbox(this.sql), settings, this.env as unknown as Record<string, unknown>, now, atomic, options);
+    return await deliverOutbox(this.outbox(), settings, this.env as unknown as Record<string, unknown>, now, atomic, options);
   }
 
   /** Sets the alarm to `at` unless it is set earlier. */

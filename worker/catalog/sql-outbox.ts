@@ -6,11 +6,17 @@
  * partition's alarm and records each outcome here.
  * - One row per (event, matching rule): AWS sends each matching configuration its own message.
  *   The row keeps its body as sent, so every retry sends the same bytes and the same event id.
- * - The sequencer: per partition, the hex of the partition map's epoch then a counter of its own
- *   table (not a state row: the catalog journal would record it on every event), so it increases
- *   for a key across a split (the key's new partition has a higher epoch). The counter never
- *   goes below the clock (ms x 1000), so a catalog rebuilt from its journal, which starts it
- *   afresh, still numbers above what was sent before. Compared as strings of equal length, as AWS's.
+ * - The sequencer: per partition, the hex of the partition map's epoch then a counter, so it
+ *   increases for a key across a split (the key's new partition has a higher epoch). The counter
+ *   never goes below the clock (ms x 1000), so a catalog rebuilt from its journal still numbers
+ *   above what was sent before. Compared as strings of equal length, as AWS's. It is kept in the
+ *   object's memory (one thread) and read back at start from the newest row, which pruning
+ *   never deletes (and from the counter table earlier releases wrote on every event): a commit
+ *   adds one row and writes nothing else (a counter rolled back with its transaction only leaves a
+ *   gap, which sequencers may have).
+ * - Per destination, the cumulative `queued` figure is delivered + dead + dropped + backlog (each
+ *   row ends in exactly one of those): derived when read, so a commit does not update the
+ *   destination's row (its `queued` column, counted by earlier releases, satisfies the same sum).
  * - Bounded: at most `outboxLimit` undelivered rows per partition. When a change would go past it,
  *   'drop-oldest' deletes the oldest undelivered rows (counted as dropped per destination),
  *   'refuse' throws SlowDown so the change's transaction rolls back and nothing is stored.
@@ -85,15 +91,26 @@ function rulesOf(text: string | null): NotificationRule[] | null {
   return parsed.rules;
 }
 
+/**
+ * One per catalog object (durable-object.ts keeps it while its storage lives): it remembers that the
+ * tables exist and the last sequencer, so a commit's event costs one INSERT.
+ */
 export class SqlOutbox {
+  /** The tables were seen (they are only ever removed with the whole storage, and this object with it). */
+  private tables = false;
+  /** The last sequencer's counter handed out (null: not read since this object was made). */
+  private counter: number | null = null;
+
   constructor(private readonly sql: SqlStorage) {}
 
   private hasTables(): boolean {
-    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_outbox'").toArray().length > 0;
+    if (!this.tables) this.tables = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_outbox'").toArray().length > 0;
+    return this.tables;
   }
 
   private ensureTables(): void {
     if (!this.hasTables()) for (const s of SCHEMA) this.sql.exec(s);
+    this.tables = true;
   }
 
   /**
@@ -182,10 +199,8 @@ export class SqlOutbox {
       body,
       now,
     );
-    this.sql.exec(
-      'INSERT INTO event_destinations (destination, queued) VALUES (?, 1) ON CONFLICT (destination) DO UPDATE SET queued = queued + 1',
-      destination,
-    );
+    // Made once; an existing row is only read (its `queued` is derived: status()).
+    this.sql.exec('INSERT OR IGNORE INTO event_destinations (destination) VALUES (?)', destination);
   }
 
   /** Room for `n` more undelivered rows: SlowDown (strict) or the oldest dropped and counted. */
@@ -204,10 +219,17 @@ export class SqlOutbox {
 
   /** The next sequencer: the epoch (6 hex digits) then the counter (14), upper case as AWS's. */
   private nextSequencer(epoch: number, now: number): string {
-    const last = this.sql.exec<{ n: number }>('SELECT n FROM event_sequencer WHERE id = 1').toArray()[0]?.n ?? 0;
-    const n = Math.max(last + 1, now * 1000);
-    this.sql.exec('INSERT OR REPLACE INTO event_sequencer (id, n) VALUES (1, ?)', n);
+    const n = Math.max(this.lastCounter() + 1, now * 1000);
+    this.counter = n;
     return (epoch.toString(16).padStart(6, '0') + n.toString(16).padStart(14, '0')).toUpperCase();
+  }
+
+  /** The counter of the newest sequencer stored: the newest row's, or the counter table's of an earlier release. */
+  private lastCounter(): number {
+    if (this.counter !== null) return this.counter;
+    const newest = this.sql.exec<{ sequencer: string }>('SELECT sequencer FROM event_outbox ORDER BY id DESC LIMIT 1').toArray()[0]?.sequencer;
+    const stored = this.sql.exec<{ n: number }>('SELECT n FROM event_sequencer WHERE id = 1').toArray()[0]?.n ?? 0;
+    return Math.max(newest ? Number.parseInt(newest.slice(6), 16) : 0, stored);
   }
 
   /** Destinations with undelivered rows whose backoff has passed at `now`, each with its first `limit` rows in order. */
@@ -313,7 +335,7 @@ export class SqlOutbox {
       .map((r) => ({
         destination: r.destination,
         backlog: r.backlog,
-        queued: r.queued,
+        queued: r.delivered + r.dead + r.dropped + r.backlog,
         delivered: r.delivered,
         retried: r.retried,
         deadLettered: r.dead,
