@@ -145,6 +145,8 @@ export default defineConfig({
           include: ['test/**/*.workerd.test.ts'],
           setupFiles: POISON_SETUP,
           globalSetup: ['test/backends/s3rver.global-setup.ts'],
+          // The size of the workerd scale proof (test/catalog/partitions-scale.workerd.test.ts); 0: skipped.
+          provide: { partitionKeys: Number(process.env.SHARDGATE_PARTITION_KEYS ?? 0) },
           testTimeout: 120_000,
         },
       },
