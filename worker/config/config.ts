@@ -266,6 +266,31 @@ const consoleSettings = z
  * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
  * others only open what they wrapped, until a rotation re-wraps it (admin `rotate-keys`).
  */
+
+/** A named KMS key's id (model/kms-key.ts). */
+const kmsKeyId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"');
+
+/**
+ * The Vault / OpenBao transit key that backs a named KMS key (engine/transit-client.ts): where
+ * Vault is, the transit engine's mount and the key's name there, the Worker secret holding the
+ * token (`wrangler secret put NAME`; the token needs the policy docs/OPERATING.md gives), the
+ * namespace if any, and how long an isolate keeps a version's material before asking Vault again.
+ */
+const transitKey = z
+  .object({
+    address: z.string().url(),
+    mount: z.string().min(1).default('transit'),
+    key: z.string().min(1),
+    tokenSecret: z.string().min(1),
+    namespace: z.string().min(1).optional(),
+    cacheSeconds: z.number().int().min(1).max(3600).default(300),
+  })
+  .strict();
+
 const encryptionSettings = z
   .object({
     keys: z
@@ -301,17 +326,12 @@ const encryptionSettings = z
      * Named KMS keys (SSE-KMS) the gateway creates on first use, so that clients and tests can
      * name them without an admin call (ids as the key ids above). Their material is random and
      * lives, wrapped under the active key, in the catalog's key table, like that of any key made
-     * with `shardgate keys create`; removing an id here removes nothing.
+     * with `shardgate keys create`; removing an id here removes nothing. An entry may instead be
+     * `{ "id": ..., "transit": {...} }`: a key backed by a HashiCorp Vault or OpenBao transit key,
+     * which wraps each version's material in place of the gateway's keys (docs/OPERATING.md,
+     * "KMS keys in Vault or OpenBao").
      */
-    kmsKeys: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .max(64)
-          .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
-      )
-      .optional(),
+    kmsKeys: z.array(z.union([kmsKeyId, z.object({ id: kmsKeyId, transit: transitKey }).strict()])).optional(),
   })
   .strict();
 
