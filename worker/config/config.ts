@@ -260,13 +260,6 @@ const consoleSettings = z
   })
   .strict();
 
-/**
- * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
- * base64, held in a Worker secret named by `secret` (or, for local development only, inline as
- * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
- * others only open what they wrapped, until a rotation re-wraps it (admin `rotate-keys`).
- */
-
 /** A named KMS key's id (model/kms-key.ts). */
 const kmsKeyId = z
   .string()
@@ -282,15 +275,27 @@ const kmsKeyId = z
  */
 const transitKey = z
   .object({
+    /** Vault's or OpenBao's address, https://vault.example:8200 (http is warned about: the token would cross in the clear). */
     address: z.string().url(),
+    /** The path the transit secrets engine is mounted at. */
     mount: z.string().min(1).default('transit'),
+    /** The transit key's name (aes256-gcm96 or any type that encrypts and decrypts). */
     key: z.string().min(1),
+    /** The Worker secret holding the Vault token (`wrangler secret put NAME`); never inline. */
     tokenSecret: z.string().min(1),
+    /** The Vault Enterprise / OpenBao namespace (sent as X-Vault-Namespace). */
     namespace: z.string().min(1).optional(),
+    /** How long an isolate keeps a key version's material before it asks Vault again: how soon a revocation in Vault refuses requests. */
     cacheSeconds: z.number().int().min(1).max(3600).default(300),
   })
   .strict();
 
+/**
+ * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
+ * base64, held in a Worker secret named by `secret` (or, for local development only, inline as
+ * `value`: the deployment review refuses it). `active` wraps the data keys of new objects; the
+ * others only open what they wrapped, until a rotation re-wraps it (admin `rotate-keys`).
+ */
 const encryptionSettings = z
   .object({
     keys: z
