@@ -17,7 +17,9 @@ import { appFor, gatewayFor, type Env } from '../../worker/gateway.ts';
 import { parseConfig } from '../../worker/config/config.ts';
 import { reviewDeployment } from '../../worker/config/deployment.ts';
 import { TransitClient, TransitError } from '../../worker/engine/index.ts';
-import { LocalCatalogNamespace } from '../support/local-catalog.ts';
+import { KmsKeys } from '../../worker/engine/kms-keys.ts';
+import { DEV_KEY_RING } from '../support/memory-store.ts';
+import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
 import { startTransitServer, type TransitDouble } from '../support/transit-server.ts';
 
 const TOKEN = 'hvs.test-token-never-shown-0123456789';
@@ -284,5 +286,47 @@ describe('the transit client', () => {
     await expect(new TransitClient(client.settings, () => ({ ms })).decrypt(ct)).rejects.toMatchObject({ kind: 'Timeout' });
     expect(stall.seen.length).toBe(calls);
     await stall.close();
+  });
+});
+
+describe('the material a transit-backed key keeps', () => {
+  it('is kept cacheMs (the test drives the clock), then asked of Vault again: a revocation refuses from then on; a ciphertext moved to another key does not open', async () => {
+    const v = await startTransitServer({ token: TOKEN });
+    v.createKey('k');
+    const catalog = localCatalog();
+    let now = 1_000_000;
+    const backing = () =>
+      new Map([
+        ...['t', 't2'].map(
+          (id) => [id, { client: new TransitClient({ address: v.address, mount: 'transit', key: 'k', token: TOKEN }), cacheMs: 60_000 }] as const,
+        ),
+      ]);
+    const keys = new KmsKeys({ catalog, ring: DEV_KEY_RING, region: 'us-east-1', transit: backing(), now: () => now });
+    expect((await keys.forWrite('t')).kid).toBe('~kms/t/1');
+    expect([v.calls.encrypt, v.calls.decrypt]).toEqual([1, 1]);
+    now += 59_999;
+    await keys.checkReadable('t');
+    expect(v.calls.decrypt).toBe(1);
+    v.mode = 'deny';
+    await keys.checkReadable('t'); // within the period: kept
+    now += 1;
+    await expect(keys.checkReadable('t')).rejects.toMatchObject({ code: 'KMS.KMSInvalidStateException' });
+    await expect(keys.forWrite('t')).rejects.toMatchObject({ code: 'KMS.KMSInvalidStateException' });
+    v.mode = 'normal';
+    await keys.checkReadable('t');
+    expect(v.calls.decrypt).toBe(2);
+    // Key t2's row given t's ciphertext (a catalog edit): Vault opens it, the binding to "t2/1" does not.
+    await keys.forWrite('t2');
+    const t = (await keys.get('t'))!;
+    const before = JSON.stringify(await keys.get('t2'));
+    const moved = { ...JSON.parse(before), versions: [{ ...JSON.parse(before).versions[0], wrapped: t.versions[0]!.wrapped }] };
+    expect(await catalog.replaceKmsKey('t2', before, JSON.stringify(moved))).toBe(true);
+    const other = new KmsKeys({ catalog, ring: DEV_KEY_RING, region: 'us-east-1', transit: backing() });
+    await expect(other.checkReadable('t2')).rejects.toMatchObject({
+      code: 'KMS.KMSInvalidStateException',
+      message: expect.stringMatching(/not this key version's material/),
+    });
+    await other.checkReadable('t');
+    await v.close();
   });
 });
