@@ -355,7 +355,9 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   // A key backed by a Vault / OpenBao transit key has its material wrapped there (engine/transit-client.ts),
   // each call bounded by the request's deadline as a backend call is.
   const transit = transitBackings(config, env as unknown as Record<string, unknown>, () => waitBound(config.backendWaitMs));
-  const kms = baseRing?.active ? new KmsKeys({ catalog, ring: baseRing, region: config.region, declared: declaredKmsKeys(config), transit }) : undefined;
+  const kms = baseRing?.active
+    ? new KmsKeys({ catalog, ring: baseRing, region: config.region, declared: declaredKmsKeys(config), transit, log: logLine })
+    : undefined;
   // Whether each transit key answers: with the first status read and each cron run (engine/transit-probe.ts).
   const transitProbe = transit.size ? new TransitProbe(transit, { log: (fields, error) => logLine(fields, error) }) : undefined;
   const keyRing = kms?.ring ?? baseRing;

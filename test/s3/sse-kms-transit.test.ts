@@ -209,7 +209,11 @@ describe('SSE-KMS under a transit-backed key', () => {
     const keysBefore = await listed(first);
     vault.mode = 'deny';
     const denied = isolate(4);
-    expect(await denied.send('GET', `${B}/large`)).toMatchObject({ status: 400, code: 'KMS.KMSInvalidStateException' });
+    const refused = await denied.send('GET', `${B}/large`);
+    expect(refused).toMatchObject({ status: 400, code: 'KMS.KMSInvalidStateException' });
+    // The client learns the key cannot be used, not where Vault is; the operator's log says what Vault answered.
+    expect(refused.text).not.toContain(vault.address);
+    expect(logged.filter((l) => l.includes('transit call failed') && l.includes('"kind":"Denied"') && l.includes('permission denied'))).not.toEqual([]);
     expect(await denied.send('HEAD', `${B}/large`)).toMatchObject({ status: 400 });
     expect(await denied.send('PUT', `${B}/refused`, { body: SMALL, headers: kms })).toMatchObject({ status: 400, code: 'KMS.KMSInvalidStateException' });
     expect(await denied.send('PUT', `${B}/refused-copy`, { headers: { 'x-amz-copy-source': `/${B}/large` } })).toMatchObject({

@@ -70,6 +70,8 @@ export interface KmsKeysOptions {
   transit?: ReadonlyMap<string, TransitBacking>;
   /** The clock of the material cache's expiry (tests drive it). */
   now?: () => number;
+  /** A log line (a failed Vault call, in the operator's words: never the token). */
+  log?: (fields: Record<string, unknown>, error: boolean) => void;
 }
 
 /** What a write is sealed under: the key (for the SSE record) and its current version's kid. */
@@ -241,8 +243,11 @@ export class KmsKeys {
       return await call();
     } catch (err) {
       if (!(err instanceof TransitError)) throw err;
-      if (err.kind === 'Denied' || err.kind === 'KeyMissing') throw kmsKeyUnusable(this.arn(id), err.message);
-      throw kmsServiceUnavailable(this.arn(id), err.kind === 'Throttled');
+      // The operator's detail (where, Vault's own words; never the token) goes to the log, not to the client.
+      this.o.log?.({ msg: 'transit call failed', kmsKey: id, kind: err.kind, error: err.message }, true);
+      if (err.kind === 'Denied') throw kmsKeyUnusable(this.arn(id), 'its external key service refuses it', err);
+      if (err.kind === 'KeyMissing') throw kmsKeyUnusable(this.arn(id), 'its key in the external key service is missing', err);
+      throw kmsServiceUnavailable(this.arn(id), err.kind === 'Throttled', err);
     }
   }
 
@@ -288,12 +293,13 @@ export class KmsKeys {
     if (!backing)
       throw kmsKeyUnusable(
         this.arn(named.id),
-        `version ${named.version} is wrapped by the transit key ${version.transit.mount}/${version.transit.key}, and the config gives no "transit" for key "${named.id}"`,
+        `version ${named.version} is wrapped by an external key service that the gateway's config no longer names for this key`,
       );
     const sealed = await this.transitCall(named.id, () => backing.client.decrypt(version.wrapped));
     const prefix = SEALED_PREFIX(label);
     const bound = sealed.length === prefix.length + 32 && prefix.every((b, i) => sealed[i] === b);
-    if (!bound) throw kmsKeyUnusable(this.arn(named.id), `the transit ciphertext of version ${named.version} is not this key version's material`);
+    if (!bound)
+      throw kmsKeyUnusable(this.arn(named.id), `the external key service's ciphertext of version ${named.version} is not this key version's material`);
     return sealed.slice(prefix.length);
   }
 }

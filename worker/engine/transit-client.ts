@@ -76,10 +76,10 @@ export class TransitClient {
     private readonly fetcher: typeof fetch = (input, init) => fetch(input, init),
   ) {}
 
-  /** Where this client's key is, for messages: address, mount and key (never the token). */
+  /** Where this client's key is, for messages: mount, key, address and namespace (never the token). */
   get where(): string {
     const s = this.settings;
-    return `${s.address.replace(/\/+$/, '')}/v1/${s.mount}/…/${s.key}${s.namespace ? ` (namespace ${s.namespace})` : ''}`;
+    return `${s.mount}/${s.key} at ${s.address.replace(/\/+$/, '')}${s.namespace ? ` (namespace ${s.namespace})` : ''}`;
   }
 
   /** `plain` encrypted under the key's latest version: "vault:vN:...". */

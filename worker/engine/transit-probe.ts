@@ -14,7 +14,7 @@ import { TransitError, type TransitClient } from './transit-client.ts';
 export interface TransitProbeResult {
   /** The KMS key id. */
   id: string;
-  /** address/v1/mount/…/key */
+  /** mount/key at address */
   where: string;
   ok: boolean;
   /** "answers", or why not. */

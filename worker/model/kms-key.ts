@@ -105,19 +105,22 @@ export function kmsKeyDisabled(arn: string): S3Error {
  * The answer to a request whose key's external key service (Vault / OpenBao transit) refuses: the
  * token denied, the transit key deleted or its decryption disallowed. AWS's KMS answers
  * KMSInvalidStateException for every failure of an external key store's key; S3 passes it on as
- * 400 KMS.KMSInvalidStateException (docs/COMPATIBILITY.md, SSE-KMS).
+ * 400 KMS.KMSInvalidStateException (docs/COMPATIBILITY.md, SSE-KMS). `why` is for the client (no
+ * address of the key service); `cause`, the service's own answer, for the logs.
  */
-export function kmsKeyUnusable(arn: string, why: string): S3Error {
-  return new S3Error('KMS.KMSInvalidStateException', `${arn} is not usable: its external key service refuses (${why}).`);
+export function kmsKeyUnusable(arn: string, why: string, cause?: unknown): S3Error {
+  return new S3Error('KMS.KMSInvalidStateException', `${arn} cannot be used: ${why}.`, {}, { cause });
 }
 
 /** Seconds a client is asked to wait when the external key service does not answer. */
 export const KMS_RETRY_AFTER_SECONDS = 5;
 
 /** The answer to a request whose key's external key service does not answer (or asks to slow down): 503, retried by SDKs. */
-export function kmsServiceUnavailable(arn: string, throttled: boolean): S3Error {
+export function kmsServiceUnavailable(arn: string, throttled: boolean, cause?: unknown): S3Error {
   return new S3Error(
     throttled ? 'SlowDown' : 'ServiceUnavailable',
     `The external key service of ${arn} did not answer${throttled ? ' (it asked to slow down)' : ''}; retry later.`,
+    {},
+    { cause },
   ).withHeaders({ 'Retry-After': String(KMS_RETRY_AFTER_SECONDS) });
 }
