@@ -35,9 +35,10 @@ let vault: TransitDouble;
 const catalog = new LocalCatalogNamespace();
 const logged: string[] = [];
 
-function configOf(transit: Record<string, unknown>, extra = '') {
+function configOf(transit: Record<string, unknown>, extra = '', top: Record<string, unknown> = {}) {
   return (
     JSON.stringify({
+      ...top,
       backends: Array.from({ length: 6 }, (_, i) => ({ id: `transit-m${i}`, kind: 'memory', domain: `local/transit-${i}` })),
       policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
       defaultPolicy: 'ec',
@@ -228,6 +229,13 @@ describe('SSE-KMS under a transit-backed key', () => {
     expect([unreachable.status, unreachable.code, unreachable.headers.get('retry-after')]).toEqual([503, 'ServiceUnavailable', '5']);
     expect(unreachable.text).not.toContain('vvvv');
     expect(await cut.send('PUT', `${B}/never`, { body: LARGE, headers: kms })).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+    // A Vault that stalls: each call is bounded by the request's deadline (here backendWaitMs of 1 ms,
+    // so no test waits for time): 503, where an unbounded call would hang the request.
+    vault.mode = 'stall';
+    const hurried = isolate(13, {}, TOKEN, { backendWaitMs: 1 });
+    expect(await hurried.send('GET', `${B}/large`)).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+    expect(await hurried.send('PUT', `${B}/never`, { body: SMALL, headers: kms })).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+    vault.release();
     vault.mode = 'sealed';
     expect(await cut.send('GET', `${B}/small`)).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
     vault.mode = 'normal';
