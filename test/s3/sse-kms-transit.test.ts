@@ -18,6 +18,7 @@ import { parseConfig } from '../../worker/config/config.ts';
 import { reviewDeployment } from '../../worker/config/deployment.ts';
 import { TransitClient, TransitError } from '../../worker/engine/index.ts';
 import { KmsKeys } from '../../worker/engine/kms-keys.ts';
+import { command as keysCommand } from '../../cli/commands/keys.ts';
 import { DEV_KEY_RING } from '../support/memory-store.ts';
 import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
 import { startTransitServer, type TransitDouble } from '../support/transit-server.ts';
@@ -53,9 +54,9 @@ function configOf(transit: Record<string, unknown>, extra = '', top: Record<stri
 }
 
 /** A gateway isolate: its app, and signed S3 and admin calls through it. */
-function isolate(n: number, transit: Record<string, unknown> = {}, token = TOKEN) {
+function isolate(n: number, transit: Record<string, unknown> = {}, token = TOKEN, top: Record<string, unknown> = {}) {
   const env = {
-    SHARDGATE_CONFIG: configOf(transit, ' '.repeat(n)),
+    SHARDGATE_CONFIG: configOf(transit, ' '.repeat(n), top),
     SHARDGATE_LOCAL_DEV: '1',
     CATALOG: catalog,
     SG_KEY: GATEWAY_KEY,
@@ -82,6 +83,30 @@ function isolate(n: number, transit: Record<string, unknown> = {}, token = TOKEN
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   return { env, app, gateway, send, admin };
+}
+
+/**
+ * `shardgate keys ...` (cli/commands/keys.ts) against isolate `g`: the CLI's requests to the
+ * gateway go to its app (no socket), those to Vault to the double; its --json answer.
+ */
+async function shardgateKeys(g: ReturnType<typeof isolate>, args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
+  const real = globalThis.fetch;
+  const out: string[] = [];
+  const route = vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const req = new Request(input, init);
+    return req.url.startsWith(vault.address) ? real(req) : g.app.fetch(req, g.env);
+  });
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
+  try {
+    const code = await keysCommand.run([...args, '--endpoint', 'http://localhost', '--access-key-id', ACCESS, '--secret-access-key', SECRET, '--json']);
+    return { code, json: JSON.parse(out.join('')) as Record<string, unknown> };
+  } finally {
+    route.mockRestore();
+    write.mockRestore();
+  }
 }
 
 const kms = { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': 'vaulted' };
@@ -178,16 +203,13 @@ describe('SSE-KMS under a transit-backed key', () => {
   it('Vault rotates the transit key; the rewrap moves every version to it with no backend write; a new shardgate version is wrapped by Vault too', async () => {
     vault.rotate('shardgate');
     const before = puts;
-    const rewrap = await first.admin('kms-keys/rewrap?id=vaulted');
-    expect(rewrap).toMatchObject({ status: 200, body: { id: 'vaulted', transitRewrapped: 1, done: true } });
+    // `shardgate keys rewrap`: Vault re-wraps the one version; the admin route's answer says so.
+    expect(await shardgateKeys(first, ['rewrap', 'vaulted'])).toMatchObject({ code: 0, json: { transitRewrapped: 1, rewrap: { done: true } } });
     expect(vault.calls.rewrap).toBe(1);
     const again = await first.admin('kms-keys/rewrap?id=vaulted');
-    expect(again.body.transitRewrapped).toBe(0);
-    // The shardgate key's own rotation: version 2, wrapped by Vault's latest; the data keys move to it.
-    expect((await first.admin('kms-keys/rotate?id=vaulted')).body).toMatchObject({ version: 2 });
-    let report: Record<string, unknown>;
-    do report = (await first.admin('kms-keys/rewrap?id=vaulted')).body;
-    while (!report.done);
+    expect(again).toMatchObject({ status: 200, body: { id: 'vaulted', transitRewrapped: 0, done: true } });
+    // `shardgate keys rotate`: the shardgate key's version 2, wrapped by Vault's latest; the data keys move to it.
+    expect(await shardgateKeys(first, ['rotate', 'vaulted'])).toMatchObject({ code: 0, json: { key: { version: 2, transit: true }, rewrap: { done: true } } });
     expect(puts - before).toBe(0);
     const { body } = await first.admin('kms-keys');
     const shown = (body.keys as { id: string; versions: { transitVersion?: number }[] }[]).find((k) => k.id === 'vaulted')!;
