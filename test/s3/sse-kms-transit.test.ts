@@ -19,6 +19,8 @@ import { reviewDeployment } from '../../worker/config/deployment.ts';
 import { TransitClient, TransitError } from '../../worker/engine/index.ts';
 import { KmsKeys } from '../../worker/engine/kms-keys.ts';
 import { command as keysCommand } from '../../cli/commands/keys.ts';
+import { render } from '../../cli/commands/status.ts';
+import type { StatusLike } from '../../cli/gateway-client.ts';
 import { DEV_KEY_RING } from '../support/memory-store.ts';
 import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
 import { startTransitServer, type TransitDouble } from '../support/transit-server.ts';
@@ -290,6 +292,12 @@ describe('SSE-KMS under a transit-backed key', () => {
     const res = await g.app.fetch(await signer.sign('http://localhost/_shardgate/status', { method: 'GET' }), g.env);
     const text = await res.text();
     expect(text).toContain('has no such transit key');
+    // `shardgate status` prints it (signed); unsigned, only that there are warnings.
+    const doc = JSON.parse(text) as StatusLike;
+    expect(render(doc)).toMatch(/WARNING deployment: the Vault\/OpenBao transit key of KMS key "vaulted" .*has no such transit key/);
+    const unsigned = (await (await g.app.fetch(new Request('http://localhost/_shardgate/status'), g.env)).json()) as StatusLike;
+    expect(render(unsigned)).not.toContain('Vault');
+    expect(render(unsigned)).toMatch(/deployment warning\(s\): give a key to see them/);
     for (const secret of [TOKEN, 'hvs.wrong-token-also-secret']) {
       expect(text).not.toContain(secret);
       expect(logged.filter((l) => l.includes(secret))).toEqual([]);
