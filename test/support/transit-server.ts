@@ -11,7 +11,9 @@
  *   POST /v1/<mount>/keys/<key>/rotate                     a new latest version
  * Every answer has Vault's envelope (request_id, lease_id, renewable, lease_duration, data,
  * wrap_info, warnings, auth); errors are {"errors": [...]} with Vault's status: 403 "permission
- * denied" for a wrong token, 400 "encryption key not found" for a missing key (404 on keys/<key>),
+ * denied" for a wrong token (and for encrypt with a missing key: Vault's upsert needs `create`, which
+ * the documented policy does not grant), 400 "encryption key not found" for decrypt or rewrap with a
+ * missing key (404 on keys/<key>),
  * 400 "... disallowed by policy (too old)" for a ciphertext below min_decryption_version. The
  * ciphertext is Vault's format: "vault:v<N>:" + base64(96-bit nonce || AES-256-GCM ciphertext || tag).
  *
@@ -156,6 +158,9 @@ export async function startTransitServer(o: { token: string; mount?: string }): 
     }
     if (req.method !== 'POST' || !['encrypt', 'decrypt', 'rewrap'].includes(op ?? '')) return answer(res, 405, { errors: ['unsupported operation'] });
     calls[op!] = (calls[op!] ?? 0) + 1;
+    // Vault's encrypt creates a missing key when the token may `create` there (upsert); the policy the
+    // docs give has only `update`, so Vault answers 403, as goldfish's users met (hashicorp: "permission denied").
+    if (!k && op === 'encrypt') return answer(res, 403, { errors: ['permission denied'] });
     if (!k) return answer(res, 400, { errors: ['encryption key not found'] });
     if (op === 'encrypt') {
       const plain = typeof body.plaintext === 'string' ? Buffer.from(body.plaintext, 'base64') : null;

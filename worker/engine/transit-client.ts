@@ -175,6 +175,8 @@ function parseAnswer(text: string): { data?: Record<string, unknown>; errors?: u
 function failure(status: number, errors: string, what: string): TransitError {
   const said = `${what} answered ${status}${errors ? `: ${errors}` : ''}`;
   if (status === 429) return new TransitError('Throttled', said, status);
+  // Some Vault versions answer a ciphertext that fails its tag with 500 (hashicorp/vault#10842): a refusal, not an outage.
+  if (/message authentication failed/i.test(errors)) return new TransitError('Denied', said, status);
   if (status >= 500) return new TransitError('Unavailable', said, status);
   if (status === 403 || status === 401) return new TransitError('Denied', said, status);
   if (status === 404 || /not found|no existing key/i.test(errors)) return new TransitError('KeyMissing', said, status);
