@@ -262,6 +262,9 @@ describe('SSE-KMS under a transit-backed key', () => {
     vault.release();
     vault.mode = 'sealed';
     expect(await cut.send('GET', `${B}/small`)).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+    vault.mode = 'throttle';
+    const slow = await cut.send('GET', `${B}/small`);
+    expect([slow.status, slow.code, slow.headers.get('retry-after')]).toEqual([503, 'SlowDown', '5']);
     vault.mode = 'normal';
     vault.deleteKey('shardgate');
     expect(await isolate(6).send('GET', `${B}/small`)).toMatchObject({ status: 400, code: 'KMS.KMSInvalidStateException' });

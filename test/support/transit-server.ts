@@ -17,7 +17,8 @@
  * 400 "... disallowed by policy (too old)" for a ciphertext below min_decryption_version. The
  * ciphertext is Vault's format: "vault:v<N>:" + base64(96-bit nonce || AES-256-GCM ciphertext || tag).
  *
- * `mode` makes it misbehave: 'deny' (403 to everything), 'sealed' (503 "Vault is sealed"), 'refuse'
+ * `mode` makes it misbehave: 'deny' (403 to everything), 'sealed' (503 "Vault is sealed"),
+ * 'throttle' (429, a rate limit quota), 'refuse'
  * (the connection is dropped: an unreachable Vault), 'stall' (no answer until `release()`).
  * `calls` counts requests by operation (encrypt, decrypt, rewrap, keys, rotate).
  */
@@ -32,7 +33,7 @@ interface TransitKey {
   created: Map<number, number>;
 }
 
-export type TransitMode = 'normal' | 'deny' | 'sealed' | 'refuse' | 'stall';
+export type TransitMode = 'normal' | 'deny' | 'sealed' | 'throttle' | 'refuse' | 'stall';
 
 export interface TransitDouble {
   /** http://127.0.0.1:<port> */
@@ -108,6 +109,7 @@ export async function startTransitServer(o: { token: string; mount?: string }): 
       return;
     }
     if (double.mode === 'sealed') return answer(res, 503, { errors: ['Vault is sealed'] });
+    if (double.mode === 'throttle') return answer(res, 429, { errors: ['request path "transit/decrypt": rate limit quota exceeded'] });
     if (double.mode === 'deny' || req.headers['x-vault-token'] !== o.token) return answer(res, 403, { errors: ['permission denied'] });
     const url = new URL(req.url ?? '/', 'http://double');
     const prefix = `/v1/${mount}/`;
