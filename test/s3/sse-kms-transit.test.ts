@@ -20,6 +20,7 @@ import { TransitClient, TransitError } from '../../worker/engine/index.ts';
 import { KmsKeys } from '../../worker/engine/kms-keys.ts';
 import { command as keysCommand } from '../../cli/commands/keys.ts';
 import { render } from '../../cli/commands/status.ts';
+import { checkTransit } from '../../dev/vault-transit-check.ts';
 import type { StatusLike } from '../../cli/gateway-client.ts';
 import { DEV_KEY_RING } from '../support/memory-store.ts';
 import { LocalCatalogNamespace, localCatalog } from '../support/local-catalog.ts';
@@ -331,6 +332,26 @@ describe('the transit client', () => {
     await expect(new TransitClient(client.settings, () => ({ ms })).decrypt(ct)).rejects.toMatchObject({ kind: 'Timeout' });
     expect(stall.seen.length).toBe(calls);
     await stall.close();
+  });
+});
+
+describe('dev/vault-transit-check.ts (the check to run against a real Vault or OpenBao)', () => {
+  it('passes against the double and fails a missing key, never printing the token', async () => {
+    const v = await startTransitServer({ token: TOKEN });
+    v.createKey('shardgate');
+    const good = await checkTransit({ address: v.address, token: TOKEN, key: 'shardgate' });
+    expect(good.lines.map((l) => l.split(':')[0])).toEqual([
+      'ok    read key',
+      'ok    encrypt',
+      'ok    decrypt',
+      'ok    rewrap, decrypt',
+      'ok    a wrong token is refused',
+    ]);
+    expect(good.ok).toBe(true);
+    const missing = await checkTransit({ address: v.address, token: TOKEN, key: 'nope' });
+    expect([missing.ok, missing.lines[0]]).toEqual([false, expect.stringMatching(/^FAIL  read key: .*404/)]);
+    expect([...good.lines, ...missing.lines].join('\n')).not.toContain(TOKEN);
+    await v.close();
   });
 });
 
