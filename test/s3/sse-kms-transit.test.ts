@@ -349,7 +349,7 @@ describe('dev/vault-transit-check.ts (the check to run against a real Vault or O
     ]);
     expect(good.ok).toBe(true);
     const missing = await checkTransit({ address: v.address, token: TOKEN, key: 'nope' });
-    expect([missing.ok, missing.lines[0]]).toEqual([false, expect.stringMatching(/^FAIL  read key: .*404/)]);
+    expect([missing.ok, missing.lines[0]]).toEqual([false, expect.stringMatching(/^FAIL {2}read key: .*404/)]);
     expect([...good.lines, ...missing.lines].join('\n')).not.toContain(TOKEN);
     await v.close();
   });
