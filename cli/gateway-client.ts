@@ -94,6 +94,8 @@ export interface StatusLike {
   /** Absent from gateways older than the field. */
   checks?: { name: string; state: string; detail: string; action?: string }[];
   coder: { kernel: string };
+  /** The deployment review's warnings (with its probes'), the text only when signed; absent from gateways older than the field. */
+  deployment?: { mode: string; warningCount: number; warnings?: string[] };
   backends: {
     id: string;
     domain: string;

@@ -133,7 +133,8 @@ export function rows(): Row[] {
       const kinds = members.map((m) => m.properties?.kind?.const as string | undefined);
       if (members.length && kinds.every(Boolean)) {
         members.forEach((m, i) => visit({ ...m, default: undefined }, `${path}[]`, true, kinds.length > 1 ? kinds[i] : undefined));
-      } else if (items.type === 'object' || objects.length) {
+      } else if (items.type === 'object' || objects.length || (items.anyOf ?? items.oneOf ?? []).some((v: Json) => v.type === 'object' && v.properties)) {
+        // (the last: items that are a name or an object, as encryption.kmsKeys' entries)
         visit(items, `${path}[]`, true, only);
       }
     }

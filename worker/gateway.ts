@@ -23,8 +23,8 @@ import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
 import type { Catalog } from './catalog/types.ts';
-import { keyRingOf } from './config/key-ring.ts';
-import { KmsKeys } from './engine/index.ts';
+import { declaredKmsKeys, keyRingOf, transitBackings } from './config/key-ring.ts';
+import { KmsKeys, TransitProbe } from './engine/index.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, sourcePrices, type GatewayConfig } from './config/config.ts';
 import { isLocalDevelopment, isLoopbackRequest, reviewDeployment, type DeploymentReview } from './config/deployment.ts';
 import { BackendReachability, EcStore, restripePolicyFor, UnitStore, type RepairTask } from './engine/index.ts';
@@ -352,7 +352,14 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const baseRing = keyRingOf(config, env as unknown as Record<string, unknown>);
   // The named KMS keys (SSE-KMS) need the gateway's own active key to wrap their material; every
   // reader uses the ring that also opens them (engine/kms-keys.ts).
-  const kms = baseRing?.active ? new KmsKeys({ catalog, ring: baseRing, region: config.region, declared: config.encryption?.kmsKeys ?? [] }) : undefined;
+  // A key backed by a Vault / OpenBao transit key has its material wrapped there (engine/transit-client.ts),
+  // each call bounded by the request's deadline as a backend call is.
+  const transit = transitBackings(config, env as unknown as Record<string, unknown>, () => waitBound(config.backendWaitMs));
+  const kms = baseRing?.active
+    ? new KmsKeys({ catalog, ring: baseRing, region: config.region, declared: declaredKmsKeys(config), transit, log: logLine })
+    : undefined;
+  // Whether each transit key answers: with the first status read and each cron run (engine/transit-probe.ts).
+  const transitProbe = transit.size ? new TransitProbe(transit, { log: (fields, error) => logLine(fields, error) }) : undefined;
   const keyRing = kms?.ring ?? baseRing;
   // A retired backend is never asked for anything: its shards read as unavailable (decoded around,
   // and rebuilt elsewhere by the mover); a draining one is read but takes no new shard.
@@ -401,8 +408,9 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     flusher,
     probeEveryMs: config.ops.probeSeconds * 1000,
     codingBudget: () => store.codingBudget(),
-    // The adopted buckets' sources, probed with the first status read and each cron run (adopt/source-probe.ts).
-    sourceWarnings: () => sourceProbe?.warnings() ?? Promise.resolve([]),
+    // The adopted buckets' sources (adopt/source-probe.ts) and the KMS keys' transit keys
+    // (engine/transit-probe.ts), probed with the first status read and each cron run.
+    probedWarnings: async () => [...((await sourceProbe?.warnings()) ?? []), ...((await transitProbe?.warnings()) ?? [])],
   });
   const metricsToken = config.ops.metricsTokenSecret ? env[config.ops.metricsTokenSecret] : undefined;
   if (config.ops.metricsTokenSecret && (typeof metricsToken !== 'string' || !metricsToken)) {

@@ -90,6 +90,10 @@ export function render(s: StatusLike): string {
     lines.push('');
     for (const c of failing) lines.push(`${c.state.toUpperCase()} ${c.name}: ${c.detail}${c.action ? `\n  what to do: ${c.action}` : ''}`);
   }
+  // The deployment review's warnings and what its probes found (a bucket's source, a KMS key's Vault): signed only.
+  const warnings = s.deployment?.warnings ?? [];
+  if (warnings.length) lines.push('', ...warnings.map((w) => `WARNING deployment: ${w}`));
+  else if (s.deployment?.warningCount) lines.push('', `${s.deployment.warningCount} deployment warning(s): give a key to see them`);
   lines.push(
     '',
     `objects ${d.objects} (${bytes(d.bytes)}) in ${d.buckets} bucket(s); stored ${bytes(d.storedBytes)}, overhead ${d.overhead === null ? '-' : d.overhead.toFixed(2) + 'x'} (replication: ${d.replicationOverhead}x)`,

@@ -19,6 +19,7 @@
 import { experimental_readRawConfig, unstable_readConfig, type Unstable_Config } from 'wrangler';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config/config.ts';
 import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/config/deployment.ts';
+import { transitKeyConfigs } from '../../worker/config/key-ring.ts';
 
 export interface DeployCheck {
   /** What would make the deployed gateway refuse to start, or break it: the check fails. */
@@ -86,6 +87,7 @@ function checkWorker(w: Unstable_Config, varsTable: string): DeployCheck {
       ...config.backends.flatMap((b) => (b.kind === 's3' ? [b.accessKeyIdSecret, b.secretAccessKeySecret].filter((s): s is string => !!s) : [])),
       ...(config.encryption?.keys ?? []).flatMap((k) => (k.secret ? [k.secret] : [])),
       ...(config.ops.metricsTokenSecret ? [config.ops.metricsTokenSecret] : []),
+      ...[...transitKeyConfigs(config).values()].map((t) => t.tokenSecret), // a Vault-backed KMS key's token
     ]),
   ];
   for (const name of secrets.filter((n) => Object.hasOwn(vars, n))) {

@@ -26,6 +26,11 @@ export function ringWithJournalKeys(ring: KeyRing, listImage: InstanceImage): Ke
     const named = parseNamedKid(kid);
     const version = named && keys.get(named.id)?.versions.find((v) => v.version === named.version);
     if (!named || !version) throw new SealError(`the journal's key table has no KMS key version "${kid}"`);
+    // Not yet: a rescue does not call Vault (it runs without the gateway's config and secrets).
+    if (version.transit)
+      throw new SealError(
+        `KMS key version "${kid}" is wrapped by the Vault/OpenBao transit key ${version.transit.mount}/${version.transit.key}; a rescue cannot open it (restore the catalog and read through a gateway instead)`,
+      );
     return ring.openSecret(version, materialLabel(named.id, named.version));
   });
 }

@@ -92,6 +92,17 @@ describe('check-deploy', () => {
     expect(checkDeployment(plain).problems).toEqual([expect.stringMatching(/^SHARDGATE_METRICS_TOKEN is a plain entry of \[vars\]/)]);
   });
 
+  it("a Vault-backed KMS key's token secret is a secret like the others: listed, not refused; plain HTTP to Vault is warned about", () => {
+    const transit = (address: string) =>
+      `"active": "k1",\n    "kmsKeys": [{ "id": "vaulted", "transit": { "address": "${address}", "key": "shardgate", "tokenSecret": "SHARDGATE_VAULT_TOKEN" } }]`;
+    const r = checkDeployment(variant('vault-token', (t) => t.replace('"active": "k1"', transit('https://vault.example.com:8200'))));
+    expect(r.problems).toEqual([]);
+    expect(r.secrets).toContain('SHARDGATE_VAULT_TOKEN');
+    expect(r.warnings.filter((w) => w.includes('vaulted'))).toEqual([]);
+    const http = checkDeployment(variant('vault-http', (t) => t.replace('"active": "k1"', transit('http://vault.internal:8200'))));
+    expect(http.warnings).toContainEqual(expect.stringMatching(/KMS key "vaulted" .*without TLS/));
+  });
+
   it('the development config of wrangler.toml would be refused', async () => {
     const lines: string[] = [];
     expect(await run(['-c', join(ROOT, 'wrangler.toml')], (l) => lines.push(l))).toBe(1);

@@ -9,12 +9,17 @@
  *   kms-keys/rotate?id=ID        a new current version: new writes use it at once; answers the key
  *   kms-keys/rewrap?id=ID        re-wraps, for up to ~20 s, the data keys under the key's older
  *                                versions under its current one (catalog only); call again until
- *                                `done` (`shardgate keys rotate` does both)
+ *                                `done` (`shardgate keys rotate` does both). For a key backed by a
+ *                                Vault / OpenBao transit key, each version's material is first
+ *                                re-wrapped by Vault under the transit key's latest version (after
+ *                                the operator rotated it there: `transitRewrapped` counts them;
+ *                                `shardgate keys rewrap` does this alone)
  */
 import type { Hono } from 'hono';
 import type { KeyCatalog } from '../catalog/types.ts';
 import type { KmsKeys } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
+import { transitVersionOf } from '../engine/index.ts';
 import { currentVersion, type KmsKeyRecord } from '../model/kms-key.ts';
 import type { AppEnv } from '../s3/context.ts';
 import { rotateNamedKey } from '../upkeep/rotate-keys.ts';
@@ -45,7 +50,14 @@ export function kmsKeyRoutes(admin: Hono<AppEnv>, deps: KmsKeyRouteDeps): void {
     origin: r.origin,
     created: r.created,
     version: currentVersion(r).version,
-    versions: r.versions.map((v) => ({ version: v.version, created: v.created, wrappedUnder: v.kid })),
+    ...(kms().isTransit(r.id) ? { transit: true } : {}),
+    versions: r.versions.map((v) => ({
+      version: v.version,
+      created: v.created,
+      wrappedUnder: v.kid,
+      // The transit key version that wraps it (vault:vN:): what a Vault rotation and a rewrap move on.
+      ...(v.transit ? { transitVersion: transitVersionOf(v.wrapped) } : {}),
+    })),
   });
 
   admin.post('/kms-keys', async (c) => c.json({ keys: (await kms().list()).map(shown) }));
@@ -55,9 +67,12 @@ export function kmsKeyRoutes(admin: Hono<AppEnv>, deps: KmsKeyRouteDeps): void {
   admin.post('/kms-keys/rotate', async (c) => c.json(shown(await kms().rotate(idOf(c.var.view.query, 'kms-keys/rotate')))));
   admin.post('/kms-keys/rewrap', async (c) => {
     const id = idOf(c.var.view.query, 'kms-keys/rewrap');
-    const record = await kms().get(id);
-    if (!record) throw new S3Error('InvalidArgument', `no KMS key "${id}"`);
+    if (!(await kms().get(id))) throw new S3Error('InvalidArgument', `no KMS key "${id}"`);
+    // The material's own wrapping first (Vault's rewrap; none for a key the gateway's ring wraps), then the data keys.
+    const transitRewrapped = await kms().rewrapTransit(id);
+    const record = (await kms().get(id))!;
     const version = currentVersion(record).version;
-    return c.json({ id, version, ...(await rotateNamedKey(deps.catalog, kms().ring, id, version, { deadline: Date.now() + REWRAP_CALL_MS })) });
+    const report = await rotateNamedKey(deps.catalog, kms().ring, id, version, { deadline: Date.now() + REWRAP_CALL_MS });
+    return c.json({ id, version, ...(kms().isTransit(id) ? { transitRewrapped } : {}), ...report });
   });
 }

@@ -260,6 +260,36 @@ const consoleSettings = z
   })
   .strict();
 
+/** A named KMS key's id (model/kms-key.ts). */
+const kmsKeyId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"');
+
+/**
+ * The Vault / OpenBao transit key that backs a named KMS key (engine/transit-client.ts): where
+ * Vault is, the transit engine's mount and the key's name there, the Worker secret holding the
+ * token (`wrangler secret put NAME`; the token needs the policy docs/OPERATING.md gives), the
+ * namespace if any, and how long an isolate keeps a version's material before asking Vault again.
+ */
+const transitKey = z
+  .object({
+    /** Vault's or OpenBao's address, https://vault.example:8200 (http is warned about: the token would cross in the clear). */
+    address: z.string().url(),
+    /** The path the transit secrets engine is mounted at. */
+    mount: z.string().min(1).default('transit'),
+    /** The transit key's name (aes256-gcm96 or any type that encrypts and decrypts). */
+    key: z.string().min(1),
+    /** The Worker secret holding the Vault token (`wrangler secret put NAME`); never inline. */
+    tokenSecret: z.string().min(1),
+    /** The Vault Enterprise / OpenBao namespace (sent as X-Vault-Namespace). */
+    namespace: z.string().min(1).optional(),
+    /** How long an isolate keeps a key version's material before it asks Vault again: how soon a revocation in Vault refuses requests. */
+    cacheSeconds: z.number().int().min(1).max(3600).default(300),
+  })
+  .strict();
+
 /**
  * Gateway-side encryption (format/seal.ts): key-encryption keys by id, each 32 random bytes in
  * base64, held in a Worker secret named by `secret` (or, for local development only, inline as
@@ -301,17 +331,12 @@ const encryptionSettings = z
      * Named KMS keys (SSE-KMS) the gateway creates on first use, so that clients and tests can
      * name them without an admin call (ids as the key ids above). Their material is random and
      * lives, wrapped under the active key, in the catalog's key table, like that of any key made
-     * with `shardgate keys create`; removing an id here removes nothing.
+     * with `shardgate keys create`; removing an id here removes nothing. An entry may instead be
+     * `{ "id": ..., "transit": {...} }`: a key backed by a HashiCorp Vault or OpenBao transit key,
+     * which wraps each version's material in place of the gateway's keys (docs/OPERATING.md,
+     * "KMS keys in Vault or OpenBao").
      */
-    kmsKeys: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .max(64)
-          .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"'),
-      )
-      .optional(),
+    kmsKeys: z.array(z.union([kmsKeyId, z.object({ id: kmsKeyId, transit: transitKey }).strict()])).optional(),
   })
   .strict();
 

@@ -32,7 +32,8 @@
  * - the development access key, or its secret, anywhere;
  * - a secret key inline in SHARDGATE_CONFIG (a client credential's or an S3 backend's): secrets
  *   only through `wrangler secret put`, named by `...Secret` fields;
- * - a named secret or R2 binding that the Worker does not have (ops.metricsTokenSecret included);
+ * - a named secret or R2 binding that the Worker does not have (ops.metricsTokenSecret and the
+ *   token secret of a KMS key's Vault transit key included);
  * - no access key at all (unless allowAnonymous, which is then warned about);
  * - memory backends or `local/` failure domains (the local development pool);
  * - failure domains that cannot hold a policy (failure-domains.ts);
@@ -44,7 +45,7 @@
  * Warnings (logged loudly, shown by /_shardgate/status) are risks an operator may accept: keys
  * without a scope (every action, the operator API included), `ops.open`, anonymous access, ...
  */
-import { DEV_KEY_VALUE, keyValues } from './key-ring.ts';
+import { DEV_KEY_VALUE, keyValues, transitKeyConfigs } from './key-ring.ts';
 import type { GatewayConfig } from './config.ts';
 import { reviewDestinations } from './destinations.ts';
 import { reviewFailureDomains } from './failure-domains.ts';
@@ -189,6 +190,15 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     }
   }
   refusals.push(...keyValues(config, env).problems);
+  // A KMS key backed by a Vault / OpenBao transit key: its token is a secret as a backend's keys are.
+  // Whether Vault answers (token, key, its type) needs I/O: engine/transit-probe.ts, with the first status read.
+  for (const [id, t] of transitKeyConfigs(config)) {
+    const who = `KMS key "${id}" (transit key ${t.mount}/${t.key} at ${t.address})`;
+    if (!isSet(t.tokenSecret)) refusals.push(`${who} names the token secret ${t.tokenSecret}, which is not set: run ${put(t.tokenSecret)} with a Vault token.`);
+    if (t.address.startsWith('http://')) warnings.push(`${who} is reached without TLS: its Vault token and the keys' material cross the network in the clear.`);
+    if (!config.encryption?.active)
+      warnings.push(`${who} needs the gateway's own encryption with an active key (encryption.active): without it SSE-KMS answers NotImplemented.`);
+  }
   if (!config.encryption)
     warnings.push(
       'no "encryption" section: objects are stored in the clear on the backends (contents, and bucket and key names in shard headers). Add a key: "encryption": { "keys": [{ "id": "k1", "secret": "SHARDGATE_KEY_K1" }], "active": "k1" }.',

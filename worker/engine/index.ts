@@ -10,7 +10,9 @@
 // The ObjectStore of the gateway, the unit store under it, and the repair work it hands on.
 export { EcStore, type RepairTask } from './ec-store.ts';
 export { UnitStore } from './unit-store.ts';
-export { KmsKeys, type KmsWriteKey } from './kms-keys.ts';
+export { KmsKeys, TRANSIT_CACHE_MS, type KmsWriteKey, type TransitBacking } from './kms-keys.ts';
+export { TransitClient, TransitError, transitVersionOf, type TransitBound, type TransitKeyInfo, type TransitSettings } from './transit-client.ts';
+export { TransitProbe, type TransitProbeResult } from './transit-probe.ts';
 
 // Reading: a unit's bytes whatever its layout (openCodedUnit: its plaintext, sealed or not);
 // what failed when a shard could not be read; a write or read below quorum.

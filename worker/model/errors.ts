@@ -79,6 +79,7 @@ const S3_ERRORS = {
   // SSE-KMS (model/kms-key.ts): the codes S3 answers when the KMS key a request names cannot be used (KMS's own exception names, 400).
   'KMS.DisabledException': [400, 'The request was rejected because the specified KMS key is not enabled.'],
   'KMS.NotFoundException': [400, 'Invalid keyId'],
+  'KMS.KMSInvalidStateException': [400, 'The request was rejected because the state of the specified resource is not valid for this request.'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   ObjectLockConfigurationNotFoundError: [404, 'Object Lock configuration does not exist for this bucket'],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],

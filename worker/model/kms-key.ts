@@ -29,9 +29,15 @@ export const DEFAULT_KMS_KEY = 'aws-s3';
 export interface KmsKeyVersion {
   version: number;
   created: string;
-  /** The gateway key (format/seal.ts) that wraps this version's material, and the wrapped bytes. */
+  /**
+   * The gateway key (format/seal.ts) that wraps this version's material, and the wrapped bytes; for
+   * a version wrapped by a Vault / OpenBao transit key (`transit` set), `transitKid` of it and
+   * the transit ciphertext `vault:vN:...` (engine/kms-keys.ts).
+   */
   kid: string;
   wrapped: string;
+  /** Set when the transit key `key` of the engine mounted at `mount` wraps the material, not the gateway's ring. */
+  transit?: { mount: string; key: string };
 }
 
 export interface KmsKeyRecord {
@@ -75,6 +81,9 @@ export function parseNamedKid(kid: string): { id: string; version: number } | nu
   return m ? { id: m[1]!, version: Number(m[2]) } : null;
 }
 
+/** The `kid` a transit-wrapped version shows (never a key ring id: those cannot hold ":"). */
+export const transitKid = (mount: string, key: string): string => `transit:${mount}/${key}`;
+
 /** The label a version's wrapped material is bound to (format/seal.ts sealSecret). */
 export const materialLabel = (id: string, version: number): string => `${id}/${version}`;
 
@@ -90,4 +99,28 @@ export function kmsKeyNotFound(named: string): S3Error {
 /** The answer to a request whose key is disabled, for writes and reads alike (400 KMS.DisabledException). */
 export function kmsKeyDisabled(arn: string): S3Error {
   return new S3Error('KMS.DisabledException', `${arn} is disabled.`);
+}
+
+/**
+ * The answer to a request whose key's external key service (Vault / OpenBao transit) refuses: the
+ * token denied, the transit key deleted or its decryption disallowed. AWS's KMS answers
+ * KMSInvalidStateException for every failure of an external key store's key; S3 passes it on as
+ * 400 KMS.KMSInvalidStateException (docs/COMPATIBILITY.md, SSE-KMS). `why` is for the client (no
+ * address of the key service); `cause`, the service's own answer, for the logs.
+ */
+export function kmsKeyUnusable(arn: string, why: string, cause?: unknown): S3Error {
+  return new S3Error('KMS.KMSInvalidStateException', `${arn} cannot be used: ${why}.`, {}, { cause });
+}
+
+/** Seconds a client is asked to wait when the external key service does not answer. */
+export const KMS_RETRY_AFTER_SECONDS = 5;
+
+/** The answer to a request whose key's external key service does not answer (or asks to slow down): 503, retried by SDKs. */
+export function kmsServiceUnavailable(arn: string, throttled: boolean, cause?: unknown): S3Error {
+  return new S3Error(
+    throttled ? 'SlowDown' : 'ServiceUnavailable',
+    `The external key service of ${arn} did not answer${throttled ? ' (it asked to slow down)' : ''}; retry later.`,
+    {},
+    { cause },
+  ).withHeaders({ 'Retry-After': String(KMS_RETRY_AFTER_SECONDS) });
 }

@@ -35,8 +35,11 @@ export interface OpsServiceDeps {
   codingBudget?: () => BudgetGauge;
   /** The version and the isolate's start (default: build-info.ts's). */
   build?: () => BuildInfo;
-  /** What the adopted buckets' source probe finds wrong (adopt/source-probe.ts): joins the review's warnings. */
-  sourceWarnings?: () => Promise<string[]>;
+  /**
+   * What the probes of the review find wrong (the adopted buckets' sources, adopt/source-probe.ts;
+   * the transit keys of KMS keys, engine/transit-probe.ts): joins the review's warnings.
+   */
+  probedWarnings?: () => Promise<string[]>;
 }
 
 const thisBuild = (): BuildInfo => ({ version: VERSION, isolateStartedAt: isolateStartedAt() });
@@ -61,7 +64,7 @@ export class OpsService {
     const last = snapshot.samples.at(-1);
     if (!last || data.at - last.at >= SAMPLE_EVERY_MS) await record.sample(sampleOf(data)).catch(() => {}); // a sample is never worth failing a read
     const codingBudget = this.deps.codingBudget?.();
-    const probed = (await this.deps.sourceWarnings?.().catch(() => [])) ?? [];
+    const probed = (await this.deps.probedWarnings?.().catch(() => [])) ?? [];
     const config = probed.length
       ? { ...this.deps.config, deployment: { ...this.deps.config.deployment, warnings: [...this.deps.config.deployment.warnings, ...probed] } }
       : this.deps.config;
@@ -74,7 +77,7 @@ export class OpsService {
   /** The cron's part: probe every backend, record a data-health sample, flush. */
   async onCron(): Promise<void> {
     await probeBackends(this.deps.backends, this.deps.meter);
-    await this.deps.sourceWarnings?.().catch(() => []); // logged by the probe
+    await this.deps.probedWarnings?.().catch(() => []); // logged by the probes
     await this.deps.flusher.flush(); // the probes, before the sample counts what they found down
     const snapshot = await this.deps.record.snapshot(Date.now());
     const data = countUnreachableAsMissing(await readDataHealth(this.deps.catalog, new Date()), this.unreachable(snapshot));
