@@ -9,7 +9,8 @@
  * header is opened (which proves the key) and each object decrypted, record tags and MD5 checked.
  * A sealed unit whose key is not given is still checked shard by shard and decoded (its stored
  * bytes: enough k good shards), then listed with the key id it needs: its object's MD5 and tags
- * are not checked. A missing key alone does not change the exit code.
+ * are not checked. A missing key alone does not change the exit code. SSE-KMS units open with the
+ * gateway's key and the named keys' table the bucket list's journal holds (as in a rescue).
  */
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
@@ -20,6 +21,7 @@ import { shardKey } from '../../worker/format/shard-key.ts';
 import { storedSize } from '../../worker/format/seal.ts';
 import { openUnit, verifyShardFile } from '../../worker/engine/index.ts';
 import { keyRingFrom, SOURCE_HELP, SOURCE_OPTIONS, sourcesFrom } from '../rescue/options.ts';
+import { withJournalKeyTable } from '../rescue/kms-keys.ts';
 import { planObjects, sealedEntry, sealedSummary, type SealedUnit } from '../rescue/plan.ts';
 import { readObject } from '../rescue/read.ts';
 import { scanSources, SEALED_BUCKET, ShardIndex } from '../rescue/scan.ts';
@@ -55,10 +57,13 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseArgs({ args: argv, options: SOURCE_OPTIONS, strict: true });
     const sources = sourcesFrom(values);
-    const ring = keyRingFrom(values);
+    const given = keyRingFrom(values);
     const tty = !values.json && Boolean(process.stderr.isTTY);
-    const scan = await scanSources(sources, values.bucket, ring);
-    const index = new ShardIndex(scan.shards, scan.locked);
+    const scan = await scanSources(sources, values.bucket, given);
+    let index = new ShardIndex(scan.shards, scan.locked);
+    // SSE-KMS units open with the named keys' table of the bucket list's journal (rescue/kms-keys.ts).
+    let ring = given;
+    if (given) ({ ring, index } = await withJournalKeyTable(scan, index, given, values.bucket));
     const { objects, unplannable, sealed } = await planObjects(scan.shards, index, values.prefix ?? '', ring, scan.locked);
     const problems: ShardProblem[] = [];
     const verdicts: { bucket: string; key: string; size: number; state: 'intact' | 'degraded' | 'lost'; error?: string }[] = [];

@@ -5,12 +5,15 @@
  * (catalog/journal-replay.ts): `ringWithJournalKeys` opens named kids with it, and `unlockNamed`
  * opens the shards the scan kept locked because their header is sealed under such a kid.
  */
-import type { InstanceImage } from '../../worker/catalog/journal-replay.ts';
+import { replayJournal, type InstanceImage } from '../../worker/catalog/journal-replay.ts';
+import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../../worker/format/journal.ts';
 import { isNamedKid, SealError, type KeyRing } from '../../worker/format/seal.ts';
 import { openHeader } from '../../worker/format/sealed-header.ts';
 import { materialLabel, parseNamedKid, type KmsKeyRecord } from '../../worker/model/kms-key.ts';
 import { errorMessage } from '../../worker/model/error-message.ts';
-import type { FoundShard, LockedShard } from './scan.ts';
+import { readJournal } from './journal.ts';
+import { planObjects } from './plan.ts';
+import { ShardIndex, type FoundShard, type LockedShard } from './scan.ts';
 
 const ROW = 'kms-key/';
 
@@ -59,4 +62,29 @@ export async function unlockNamed(scan: { shards: FoundShard[]; locked: LockedSh
   }
   scan.locked = still;
   return opened;
+}
+
+/**
+ * For a reader that needs only the key table (verify): the bucket list's journal read from the
+ * scan, its key table added to `ring`, and the shards it opens unlocked (a new index when any
+ * did). Rescue reads the journal itself, for everything else it holds too.
+ */
+export async function withJournalKeyTable(
+  scan: { shards: FoundShard[]; locked: LockedShard[] },
+  index: ShardIndex,
+  ring: KeyRing,
+  bucket?: string,
+): Promise<{ ring: KeyRing; index: ShardIndex }> {
+  const plan = await planObjects(
+    scan.shards.filter((s) => s.header.bucket === JOURNAL_BUCKET),
+    index,
+    '',
+    ring,
+    [],
+    { everyWrite: true },
+  );
+  const listImage = replayJournal((await readJournal(plan.objects, index, ring)).segments).get(BUCKET_LIST_INSTANCE);
+  const keyRing = listImage ? ringWithJournalKeys(ring, listImage) : ring;
+  if (keyRing === ring || !(await unlockNamed(scan, keyRing, bucket))) return { ring: keyRing, index };
+  return { ring: keyRing, index: new ShardIndex(scan.shards, scan.locked) };
 }

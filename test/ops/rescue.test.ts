@@ -460,6 +460,22 @@ describe('rescue of SSE-KMS objects (issue 43): the named keys from the bucket l
       expect(run.code, run.stdout.slice(0, 2000)).toBe(0);
       for (const [key, bytes] of stored) expect(md5(readFileSync(join(out, 'kms', ...key.split('/')))), key).toBe(md5(bytes));
 
+      // verify opens them the same way: every SSE-KMS object decrypted and checked (its MD5, its records' tags), none left sealed.
+      const verified = await shardgate(['verify', ...from, '--key', `a=${KEY_A}`, '--json']);
+      expect(verified.code, verified.stdout.slice(0, 2000)).toBe(0);
+      const checked = JSON.parse(verified.stdout) as {
+        summary: { sealedUnread: number; keysNeeded: string[]; lost: number };
+        objects: { bucket: string; key: string; state: string }[];
+      };
+      expect(checked.summary).toMatchObject({ sealedUnread: 0, keysNeeded: [], lost: 0 });
+      const kmsKeys = [...stored.keys()].filter((k) => k !== 'v2/inline.txt'); // the inline one has no shards
+      expect(
+        checked.objects
+          .filter((o) => o.bucket === 'kms')
+          .map((o) => [o.key, o.state])
+          .sort(),
+      ).toEqual(kmsKeys.sort().map((k) => [k, 'intact']));
+
       // Without the journal (its shard files not given) the key table is unknown: the SSE-KMS shards stay locked, naming the key version.
       const locked = await shardgate(['rescue', ...noJournal, '--key', `a=${KEY_A}`, '--out', join(dir, 'out-locked'), '--json']);
       const report = JSON.parse(locked.stdout) as { summary: { keysNeeded: string[]; rescued: number } };
