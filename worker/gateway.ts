@@ -551,6 +551,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         notFoundMs: Math.min(...Object.values(config.sources).map((s) => s.notFoundMs)),
         log: logLine,
         states: catalog,
+        writeThroughBuckets: new Set(Object.entries(config.sources).flatMap(([bucket, s]) => (s.writeThrough ? [bucket] : []))),
       })
     : undefined;
   const sourceProbe = adoption

@@ -37,6 +37,8 @@ const RESTRIPE_VERSIONS_PER_RUN = 20;
  */
 const ADOPT_OBJECTS_PER_RUN = 20;
 const ADOPT_RUN_MS = 60_000;
+/** Write-through retry records one cron run syncs at most (each a shard read and one source write). */
+const WRITE_THROUGH_PER_RUN = 50;
 /** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
 
@@ -173,6 +175,9 @@ export default {
       jobs.push(
         g.background
           .run(ctx, async () => {
+            // Write-through's source writes that failed (adopt/write-through.ts), retried first: clients' writes before the move's.
+            const through = await backfill.syncWrites(WRITE_THROUGH_PER_RUN);
+            if (through.synced + through.pending > 0) logLine({ msg: 'write-through', by: 'cron', ...through }, through.pending > 0);
             const reports = await backfill.runAll({ maxObjects: ADOPT_OBJECTS_PER_RUN, ms: ADOPT_RUN_MS });
             for (const r of reports) {
               if (r.idle) continue;

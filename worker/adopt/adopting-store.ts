@@ -25,6 +25,7 @@ import { pairedStreams } from './paired-streams.ts';
 import type { SourceClient } from './source-client.ts';
 import { forwardedHeaders, headOf } from './source-object.ts';
 import { Tombstones, isReserved } from './tombstones.ts';
+import { WriteThrough } from './write-through.ts';
 
 export interface AdoptionOptions {
   /** Bucket -> its source. */
@@ -48,6 +49,11 @@ export interface AdoptionOptions {
    */
   states?: { getAdoptState(bucket: string): Promise<string | null> };
   detachedMs?: number;
+  /**
+   * The buckets whose source is written through (config `sources.<bucket>.writeThrough`,
+   * write-through.ts): their clients' writes also go to the source. Absent: none (never written).
+   */
+  writeThroughBuckets?: ReadonlySet<string>;
 }
 
 /** How one backfilled object ended (backfill.ts counts them). */
@@ -93,6 +99,7 @@ const NO_SOURCE = {
 export class Adoption {
   readonly tombstones: Tombstones;
   readonly notFound: NotFoundCache;
+  readonly writeThrough: WriteThrough;
   private readonly flights = new Map<string, Flight>();
   /** Adoptions committed by this isolate (tests and logs). */
   adopted = 0;
@@ -105,6 +112,13 @@ export class Adoption {
     private readonly o: AdoptionOptions,
   ) {
     this.tombstones = new Tombstones(inner);
+    this.writeThrough = new WriteThrough({
+      inner,
+      sources: o.sources,
+      buckets: o.writeThroughBuckets ?? new Set(),
+      detached: (bucket) => this.isDetached(bucket),
+      ...(o.log ? { log: o.log } : {}),
+    });
     this.notFound = new NotFoundCache(o.notFoundMs ?? 5000, o.notFoundEntries ?? 4096, o.now ?? Date.now);
   }
 
@@ -137,7 +151,18 @@ export class Adoption {
     const own: Partial<T.ObjectStore> = {
       getObject: (b, k, opts) => this.getObject(b, k, opts),
       headObject: (b, k, opts) => this.headObject(b, k, opts),
-      putObject: (b, k, body, opts) => (this.o.sources.has(b) ? this.refuseReserved(k) : undefined, this.inner.putObject(b, k, body, opts)),
+      putObject: (b, k, body, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.putObject(b, k, body, opts));
+      },
+      copyObject: (src, b, k, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.copyObject(src, b, k, opts));
+      },
+      completeMultipartUpload: (b, k, id, parts, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.completeMultipartUpload(b, k, id, parts, opts));
+      },
       deleteObject: (b, k, opts) => this.deleteObject(b, k, opts),
       deleteObjects: (b, entries, opts) => this.deleteObjects(b, entries, opts),
       listObjects: (b, opts) => this.listObjects(b, opts),
@@ -151,6 +176,24 @@ export class Adoption {
         const value = Reflect.get(target, prop, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },
+    });
+  }
+
+  /**
+   * A client's write that committed, written through to the source when the bucket says so
+   * (write-through.ts): its retry record before the answer, the source write in the background.
+   */
+  private async written<R>(bucket: string, key: string, write: Promise<R>): Promise<R> {
+    const result = await write;
+    await this.writtenThrough(bucket, [key]);
+    return result;
+  }
+
+  private async writtenThrough(bucket: string, keys: string[]): Promise<void> {
+    if (!keys.length || !this.writeThrough.on(bucket) || (await this.isDetached(bucket))) return;
+    for (const key of keys) await this.writeThrough.mark(bucket, key);
+    void this.o.detach(async () => {
+      for (const key of keys) await this.writeThrough.sync(bucket, key);
     });
   }
 
@@ -494,6 +537,7 @@ export class Adoption {
     const result = await this.inner.deleteObject(bucket, key, opts);
     if (conditional) await this.tombstones.record(bucket, key);
     this.notFound.forget(bucket, key);
+    await this.writtenThrough(bucket, [key]);
     return result;
   }
 
@@ -530,6 +574,7 @@ export class Adoption {
       await this.tombstones.record(bucket, r.key);
       this.notFound.forget(bucket, r.key);
     }
+    await this.writtenThrough(bucket, [...new Set(results.filter((r) => !r.error && !isReserved(r.key)).map((r) => r.key))]);
     return results;
   }
 

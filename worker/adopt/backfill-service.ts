@@ -114,7 +114,14 @@ export class BackfillService {
   async progressOf(bucket: string): Promise<BackfillProgress> {
     const s = this.sourceOf(bucket).settings;
     const state = parseState(await this.d.catalog.getAdoptState(bucket));
-    return progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now, this.d.repassMs?.(bucket));
+    const progress = progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now, this.d.repassMs?.(bucket));
+    const through = this.d.adoption.writeThrough;
+    return through.on(bucket) ? { ...progress, writeThrough: await through.lag(bucket) } : progress;
+  }
+
+  /** The cron's retry of write-through (write-through.ts): up to `max` pending keys synced again. */
+  syncWrites(max: number): Promise<{ synced: number; pending: number }> {
+    return this.d.adoption.writeThrough.syncPending(max);
   }
 
   async progress(bucket?: string): Promise<BackfillProgress[]> {

@@ -143,6 +143,12 @@ export interface BackfillProgress {
   secondsRemaining: number | null;
   estimate: BackfillState['estimate'];
   lastError: BackfillState['lastError'];
+  /**
+   * Write-through (adopt/write-through.ts), when the bucket's source is written through: client
+   * writes whose source copy is not made yet (one page of 1000 counted; `more`: there are more),
+   * and the oldest's time (ms), the lag. Absent: not written through.
+   */
+  writeThrough?: { pending: number; more: boolean; oldestAt: number | null };
 }
 
 /** Cost of the backfill's source requests and egress at `prices` (GETs, GetObjectTagging included, at getPer1000; LISTs, a class A request, at putPer1000). */
