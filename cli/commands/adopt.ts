@@ -48,7 +48,7 @@ interface Estimate {
   multipart: number;
   pages: number;
   next: string | null;
-  requests: { gets: number; taggings: number; lists: number };
+  requests: { gets: number; taggings: number; heads?: number; lists: number };
   egress: { bytes: number; perGB: number | null; cost: number | null; prices: string | null };
   storage: { policy: string; bytes: number; perMonth: number | null };
   source: string;
@@ -131,6 +131,7 @@ async function estimate(client: GatewayClient, bucket: string): Promise<Estimate
       total.pages += e.pages;
       total.requests.gets += e.requests.gets;
       total.requests.taggings += e.requests.taggings;
+      total.requests.heads = (total.requests.heads ?? 0) + (e.requests.heads ?? 0);
       total.requests.lists += e.requests.lists;
       total.egress.bytes += e.egress.bytes;
       total.egress.cost = total.egress.cost === null || e.egress.cost === null ? null : total.egress.cost + e.egress.cost;
@@ -149,7 +150,7 @@ export function estimateText(bucket: string, e: Estimate): string {
     `moving ${e.source} into ${bucket}:`,
     `  objects        ${e.objects} (${e.multipart} multipart, largest ${bytes(e.largest)})`,
     `  bytes          ${bytes(e.bytes)}`,
-    `  source reads   ${e.requests.gets} GET, up to ${e.requests.taggings} GetObjectTagging, ${e.requests.lists} LIST`,
+    `  source reads   ${e.requests.gets} GET, up to ${e.requests.taggings} GetObjectTagging, ${e.requests.heads ?? 0} HEAD (multipart parts), ${e.requests.lists} LIST`,
     `  source egress  ${bytes(e.egress.bytes)} at ${e.egress.perGB === null ? '?' : `$${e.egress.perGB}/GB`} (${e.egress.prices ?? 'no prices'})`,
     `  move cost      ${usd(e.egress.cost)} (egress and requests, read once; client misses read ahead of the backfill, not twice)`,
     `  stored         ${bytes(e.storage.bytes)} on the backends under policy ${e.storage.policy}, ${e.storage.perMonth === null ? 'unpriced' : `$${e.storage.perMonth.toFixed(2)}/month`}`,

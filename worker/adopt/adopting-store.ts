@@ -356,7 +356,7 @@ export class Adoption {
     bucket: string,
     entry: { key: string; etag: string },
     replacing: string | null,
-    seen: { bytes: (n: number) => void; tagging: () => void },
+    seen: { bytes: (n: number) => void; tagging: () => void; heads?: (n: number) => void },
   ): Promise<BackfillOutcome> {
     const source = this.o.sources.get(bucket);
     if (!source) throw new Error(`bucket ${bucket} has no source`);
@@ -414,6 +414,7 @@ export class Adoption {
           answer.headers.get('x-amz-tagging-count'),
           replacing === null ? { ifNoneMatch: '*' } : { ifMatch: replacing },
           seen.tagging,
+          seen.heads,
         );
       } catch (err) {
         await reader.cancel().catch(() => {});
@@ -442,6 +443,7 @@ export class Adoption {
     count: string | null,
     conditions: T.WriteConditions = { ifNoneMatch: '*' },
     askedTags?: () => void,
+    askedParts?: (heads: number) => void,
   ): Promise<void> {
     // Asked while the body flows; a source that says it has no tags (x-amz-tagging-count absent on AWS means none, but not every server sends it) is not asked.
     if (count !== '0') askedTags?.();
@@ -452,12 +454,18 @@ export class Adoption {
             this.o.log?.({ msg: 'adopted without its tags', bucket, key, error: err instanceof Error ? err.message : String(err) });
             return [];
           });
+    // A multipart object keeps its source's part boundaries (partNumber reads, ObjectParts): its
+    // parts' sizes asked first (one HEAD per part); not known, it is stored as one part (logged).
+    const partsCount = Number(/-(\d+)"?$/.exec(head.etag)?.[1] ?? 0);
+    if (partsCount > 1) askedParts?.(partsCount);
+    const parts = partsCount > 1 ? await source.partSizes(key, head.etag, head.size).catch(() => null) : undefined;
+    if (parts === null) this.o.log?.({ msg: 'adopted without its part boundaries', bucket, key, etag: head.etag });
     const result = await this.inner.putObject(bucket, key, body, {
       contentLength: head.size,
       metadata: head.metadata,
       checksum: null,
       conditions,
-      adopted: { etag: head.etag, lastModified: head.lastModified },
+      adopted: { etag: head.etag, lastModified: head.lastModified, ...(parts ? { parts } : {}) },
     });
     await this.undoIfDeleted(bucket, key, result);
     // The source's tags, set on the adopted version (not in the same commit: a read in between sees none).
@@ -586,7 +594,11 @@ export class Adoption {
     return this.unreachable(source, () => mergedListing(this.inner, source, this.tombstones, bucket, opts));
   }
 
-  /** GetObjectAttributes of an object only the source holds: its head from a source HEAD; its parts are not known (null). */
+  /**
+   * GetObjectAttributes of an object only the source holds: its head from a source HEAD; a
+   * multipart object's parts from one source HEAD per part (`partNumber`), null when the source
+   * does not answer parts.
+   */
   async headObjectParts(
     bucket: string,
     key: string,
@@ -600,7 +612,10 @@ export class Adoption {
     const held = await this.own(own);
     if (held) return held;
     const { range: _range, ...head } = await this.headObject(bucket, key, { conditions, ...(sse ? { sse } : {}) });
-    return { head, parts: null };
+    // A multipart object's parts as the source answers them (one HEAD per part); else none known.
+    const sizes = /-\d+"?$/.test(head.etag) ? await this.unreachable(source, () => source.partSizes(key, head.etag, head.size)) : null;
+    if (!sizes) return { head, parts: null };
+    return { head: { ...head, partsCount: sizes.length }, parts: sizes.map((size, i) => ({ partNumber: i + 1, size, checksum: null })) };
   }
 
   /** The catalog's versions, tombstones left out (source objects have no versions here). */

@@ -139,6 +139,33 @@ export class SourceClient {
   }
 
   /**
+   * The part sizes of the source's multipart object of ETag `etag` ("…-N"): one HEAD per part with
+   * `partNumber` (If-Match the ETag, 8 at a time), as S3 answers it (206, or 200 with the part's
+   * length, and `x-amz-mp-parts-count`). Null when the ETag is not a multipart one, or the source
+   * does not answer parts (a server that ignores `partNumber` answers the whole object each time:
+   * the sizes then do not add up to `size`), or the object changed meanwhile (412, 404).
+   */
+  async partSizes(key: string, etag: string, size: number): Promise<number[] | null> {
+    const count = Number(/-(\d+)"?$/.exec(etag)?.[1] ?? 0);
+    if (!Number.isSafeInteger(count) || count < 2 || count > 10_000) return null;
+    const sizes: number[] = new Array(count).fill(0);
+    let broken = false;
+    for (let from = 1; from <= count && !broken; from += 8) {
+      await Promise.all(
+        Array.from({ length: Math.min(8, count - from + 1) }, async (_, i) => {
+          const n = from + i;
+          const answer = await this.head(key, { 'if-match': etag }, n);
+          const length = Number(answer.headers.get('content-length'));
+          const parts = Number(answer.headers.get('x-amz-mp-parts-count'));
+          if ((answer.status !== 200 && answer.status !== 206) || parts !== count || !Number.isSafeInteger(length)) broken = true;
+          else sizes[n - 1] = length;
+        }),
+      );
+    }
+    return broken || sizes.reduce((a, b) => a + b, 0) !== size ? null : sizes;
+  }
+
+  /**
    * Write-through's PUT (write-through.ts): `body` streamed, `size` bytes, with the object's
    * stored headers (Content-Type, x-amz-meta-*, ...). Never retried here (a stream cannot be
    * replayed): the caller's retry record sends it again. Resolves with the source's ETag.
