@@ -71,7 +71,7 @@ const JOURNAL_RUN_MS = 40_000;
 import { DAY_MS } from './model/lifecycle.ts';
 import { unfenced } from './model/bucket-settings.ts';
 import { errorMessage } from './model/error-message.ts';
-import { Adoption, BackfillService, sourceClients } from './adopt/index.ts';
+import { Adoption, BackfillService, sourceClients, startAdoptChains, type AdoptChainDeps, type AdoptLink } from './adopt/index.ts';
 import { SourceProbe } from './adopt/source-probe.ts';
 
 export interface Env {
@@ -79,8 +79,8 @@ export interface Env {
   CATALOG: DurableObjectNamespace;
   /** The shared record of the gateway's health (OpsObject); without it each isolate keeps its own. */
   OPS?: DurableObjectNamespace;
-  /** Repair tasks, and the mover's chain links (upkeep/move-chain.ts). */
-  REPAIR_QUEUE?: Queue<RepairTask | MoveLink>;
+  /** Repair tasks, the mover's chain links (upkeep/move-chain.ts) and the backfill's (adopt/backfill-chain.ts). */
+  REPAIR_QUEUE?: Queue<RepairTask | MoveLink | AdoptLink>;
   [binding: string]: unknown;
 }
 
@@ -117,6 +117,8 @@ export interface Gateway {
   restripeProgress: () => Promise<BucketRestripeProgress[]>;
   /** The adopted buckets' backfill (issue 41); absent when no bucket has a source. */
   backfill: BackfillService | undefined;
+  /** Its chain's parts (adopt/backfill-chain.ts) when a queue is bound; null: the cron drives it. */
+  adoptChain: Omit<AdoptChainDeps, 'run'> | null;
   /** The length of a lifecycle day in ms (lifecycleDayMs). */
   lifecycleDayMs: number;
   /** What one lifecycle run acts through: the store's delete paths and a transitioner with the run's budget (upkeep/transition.ts). */
@@ -559,12 +561,18 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         notFoundMs: Math.min(...Object.values(config.sources).map((s) => s.notFoundMs)),
         log: logLine,
         states: catalog,
+        writeThroughBuckets: new Set(Object.entries(config.sources).flatMap(([bucket, s]) => (s.writeThrough ? [bucket] : []))),
       })
     : undefined;
   const sourceProbe = adoption
     ? new SourceProbe(sources, { detached: (bucket) => adoption.isDetached(bucket), log: (fields, error) => logLine(fields, error) })
     : undefined;
-  // Their backfill (adopt/backfill.ts): the cron's runs, the admin API's `adopt*`, the status page.
+  // Their backfill (adopt/backfill.ts): the cron's runs or queue chain, the admin API's `adopt*`, the status page.
+  const queue = env.REPAIR_QUEUE;
+  const adoptChain: Omit<AdoptChainDeps, 'run'> | null =
+    adoption && queue
+      ? { catalog, send: async (link) => void (await queue.send(link)), wantsRun: (bucket) => backfill?.wantsRun(bucket) ?? Promise.resolve(false) }
+      : null;
   const backfill = adoption
     ? new BackfillService({
         catalog,
@@ -574,6 +582,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
         prices: (bucket) => (config.sources[bucket] ? sourcePrices(config.sources[bucket]) : null),
         policy: (bucket) => restripePolicyFor(engineSettings(config), bucket),
         repassMs: (bucket) => (config.sources[bucket]?.repassHours ?? 24) * 3_600_000,
+        ...(adoptChain ? { kick: async (bucket: string) => void (await startAdoptChains([bucket], adoptChain)) } : {}),
         storagePrices: (policy) =>
           (policy.backends ?? config.backends.filter((b) => b.state === 'active').map((b) => b.id)).flatMap((id) => {
             const p = config.backendPrices[id];
@@ -683,6 +692,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     restripe,
     restripeProgress: restripeStatus,
     backfill,
+    adoptChain,
     lifecycleDayMs: dayMs,
     lifecycleStore,
     journal,

@@ -21,6 +21,7 @@ import { scrubBatch } from './upkeep/scrubber.ts';
 import { LIFECYCLE_ONLY_CRON, lifecycleBatch } from './upkeep/lifecycle.ts';
 import { isMoveLink, runMoveLink, startMoveChains, type ChainDeps, type MoveLink } from './upkeep/move-chain.ts';
 import { splitDuePartitions } from './upkeep/split-partitions.ts';
+import { cronAdopt, isAdoptLink, runAdoptLink, type AdoptLink } from './adopt/index.ts';
 
 /** How long a cron run may spend splitting partitions (a split of millions of rows takes longer: it resumes from its own alarm). */
 const PARTITION_SPLIT_BUDGET_MS = 60_000;
@@ -30,13 +31,8 @@ import { errorMessage } from './model/error-message.ts';
 const DRAIN_MOVES_PER_RUN = 30;
 /** Versions one cron run re-stripes at most (upkeep/restripe.ts; its requests are bounded too: gateway.ts). */
 const RESTRIPE_VERSIONS_PER_RUN = 20;
-/**
- * Objects one cron run adopts at most from the adopted buckets' sources (adopt/backfill.ts; each
- * one source GET and about a dozen backend and catalog calls, shared with the jobs above), and how
- * long it may take. `shardgate adopt BUCKET --run` goes faster, call after call.
- */
-const ADOPT_OBJECTS_PER_RUN = 20;
-const ADOPT_RUN_MS = 60_000;
+/** Write-through retry records one cron run syncs at most (each a shard read and one source write). */
+const WRITE_THROUGH_PER_RUN = 50;
 /** The journal's cron of wrangler.toml (every minute); the upkeep has its own (every fifth minute). */
 const JOURNAL_CRON = '* * * * *';
 
@@ -68,11 +64,27 @@ export default {
     const g = gatewayFor(env);
     const deps = { catalog: g.catalog, repair: g.repair, log: logLine };
     const links = batch.messages.filter((m): m is Message<MoveLink> => isMoveLink(m.body));
-    const repairs = batch.messages.filter((m): m is Message<RepairTask> => !isMoveLink(m.body));
+    const adoptLinks = batch.messages.filter((m): m is Message<AdoptLink> => isAdoptLink(m.body));
+    const repairs = batch.messages.filter((m): m is Message<RepairTask> => !isMoveLink(m.body) && !isAdoptLink(m.body));
     await g.background.run(ctx, () => consumeRepairs(repairs, deps));
     // The mover's links (upkeep/move-chain.ts): a link that throws is retried by the queue.
     for (const link of links) {
       await g.background.run(ctx, () => runMoveLink(link.body, moveChainDeps(g, env), links.length));
+      link.ack();
+    }
+    // The backfill's links (adopt/backfill-chain.ts), likewise.
+    const backfill = g.backfill;
+    const chain = g.adoptChain;
+    for (const link of adoptLinks) {
+      if (backfill && chain) {
+        const { report } = await g.background.run(ctx, () =>
+          runAdoptLink(link.body, { ...chain, run: (bucket, o) => backfill.run(bucket, o) }, adoptLinks.length),
+        );
+        if (report && !report.idle) {
+          const { problems, ...counts } = report;
+          logLine({ msg: 'adopt', by: 'queue', ...counts, ...(problems[0] ? { firstProblem: problems[0] } : {}) }, report.failed > 0);
+        }
+      }
       link.ack();
     }
     ctx.waitUntil(g.flusher.flush());
@@ -167,13 +179,22 @@ export default {
           .catch((err: unknown) => logLine({ msg: 'restripe', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true)),
       );
     }
-    // The adopted buckets' backfill (adopt/backfill.ts): a bounded batch from each bucket's checkpoint.
+    // The adopted buckets' backfill (adopt/backfill-chain.ts): with a queue, a chain of links for
+    // each bucket whose backfill wants runs and that no chain owns; without, a bounded batch here.
     const backfill = g.backfill;
     if (backfill) {
       jobs.push(
         g.background
           .run(ctx, async () => {
-            const reports = await backfill.runAll({ maxObjects: ADOPT_OBJECTS_PER_RUN, ms: ADOPT_RUN_MS });
+            // Write-through's source writes that failed (adopt/write-through.ts), retried first: clients' writes before the move's.
+            const through = await backfill.syncWrites(WRITE_THROUGH_PER_RUN);
+            if (through.synced + through.pending > 0) logLine({ msg: 'write-through', by: 'cron', ...through }, through.pending > 0);
+            const { chainsStarted, reports } = await cronAdopt({
+              buckets: () => backfill.buckets(),
+              runAll: (o) => backfill.runAll(o),
+              chain: g.adoptChain,
+            });
+            if (chainsStarted) logLine({ msg: 'adopt-chains', started: chainsStarted, ms: Date.now() - started }, false);
             for (const r of reports) {
               if (r.idle) continue;
               const { problems, ...counts } = r;
@@ -203,4 +224,4 @@ export default {
         .catch((err: unknown) => logLine({ msg: 'ops', outcome: 'failed', error: errorMessage(err) }, true)),
     );
   },
-} satisfies ExportedHandler<Env, RepairTask | MoveLink>;
+} satisfies ExportedHandler<Env, RepairTask | MoveLink | AdoptLink>;

@@ -2,8 +2,10 @@
  * `shardgate adopt`: moving an existing bucket (a bucket with a `sources` entry in the config)
  * into shardgate in the background (issue 41, docs/ADOPTION.md "Background backfill"):
  *   shardgate adopt BUCKET               POST /_shardgate/admin/adopt: start (or resume) the
- *                                        backfill, one run now; the cron goes on with it
+ *                                        backfill, one run now; the queue chain (or, without a
+ *                                        queue, the cron) goes on with it
  *   shardgate adopt BUCKET --run         the same, call after call, until a pass is complete
+ *                                        (without a queue: with one, the chain already runs back to back)
  *   shardgate adopt [BUCKET] --status    POST adopt-status: phase, counters, egress and its price,
  *                                        rate, time left, whether the move is complete
  *   shardgate adopt BUCKET --estimate    POST adopt-estimate (page after page): what the move reads
@@ -26,7 +28,10 @@ const HELP = `usage: shardgate adopt BUCKET [--run [--batch N]] [--json] [gatewa
 A bucket whose config names a source (an existing S3 bucket: "sources" in SHARDGATE_CONFIG) is
 served from the source until its objects are adopted. This command moves the rest in: it starts
 the background backfill, which walks the source's listing from a checkpoint and adopts every
-object not yet held (the cron goes on with it; --run drives it now), reading each object once.
+object not yet held, reading each object once. With the gateway's queue bound it then runs back
+to back as a chain of queue links until the pass is complete; without one the cron goes on with
+it (20 objects a run) and --run drives it now (do not use --run beside a chain: two drivers of one
+bucket keep overwriting each other's counters).
 Writes and deletes through shardgate always win. A source object changed after its adoption is
 adopted again until the source is detached.
 
@@ -48,7 +53,7 @@ interface Estimate {
   multipart: number;
   pages: number;
   next: string | null;
-  requests: { gets: number; taggings: number; lists: number };
+  requests: { gets: number; taggings: number; heads?: number; lists: number };
   egress: { bytes: number; perGB: number | null; cost: number | null; prices: string | null };
   storage: { policy: string; bytes: number; perMonth: number | null };
   source: string;
@@ -131,6 +136,7 @@ async function estimate(client: GatewayClient, bucket: string): Promise<Estimate
       total.pages += e.pages;
       total.requests.gets += e.requests.gets;
       total.requests.taggings += e.requests.taggings;
+      total.requests.heads = (total.requests.heads ?? 0) + (e.requests.heads ?? 0);
       total.requests.lists += e.requests.lists;
       total.egress.bytes += e.egress.bytes;
       total.egress.cost = total.egress.cost === null || e.egress.cost === null ? null : total.egress.cost + e.egress.cost;
@@ -149,7 +155,7 @@ export function estimateText(bucket: string, e: Estimate): string {
     `moving ${e.source} into ${bucket}:`,
     `  objects        ${e.objects} (${e.multipart} multipart, largest ${bytes(e.largest)})`,
     `  bytes          ${bytes(e.bytes)}`,
-    `  source reads   ${e.requests.gets} GET, up to ${e.requests.taggings} GetObjectTagging, ${e.requests.lists} LIST`,
+    `  source reads   ${e.requests.gets} GET, up to ${e.requests.taggings} GetObjectTagging, ${e.requests.heads ?? 0} HEAD (multipart parts), ${e.requests.lists} LIST`,
     `  source egress  ${bytes(e.egress.bytes)} at ${e.egress.perGB === null ? '?' : `$${e.egress.perGB}/GB`} (${e.egress.prices ?? 'no prices'})`,
     `  move cost      ${usd(e.egress.cost)} (egress and requests, read once; client misses read ahead of the backfill, not twice)`,
     `  stored         ${bytes(e.storage.bytes)} on the backends under policy ${e.storage.policy}, ${e.storage.perMonth === null ? 'unpriced' : `$${e.storage.perMonth.toFixed(2)}/month`}`,

@@ -185,7 +185,7 @@ describe('the backfill through the admin API', () => {
     expect(text).toContain('last pass: 7 listed, 7 adopted, 0 adopted again'); // the first run's 3 and the second's 4
     const estimate = estimateText(BUCKET, firstEstimate as never);
     expect(estimate).toContain('objects        7 (0 multipart');
-    expect(estimate).toContain('source reads   7 GET, up to 7 GetObjectTagging, 1 LIST');
+    expect(estimate).toContain('source reads   7 GET, up to 7 GetObjectTagging, 0 HEAD (multipart parts), 1 LIST');
   });
 
   it('the adoption check: a warning when the last pass had failures; bucket names only when signed', () => {

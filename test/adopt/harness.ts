@@ -29,7 +29,7 @@ export interface AdoptionHarness {
   /** Signed requests to bucket "b" through the gateway. */
   gateway: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
   /** A new isolate of the gateway: same catalog and backends, its own caches and flights. */
-  isolate: (options?: { flightWaitMs?: number; fetch?: (request: Request) => Promise<Response> }) => {
+  isolate: (options?: { flightWaitMs?: number; fetch?: (request: Request) => Promise<Response>; writeThroughBuckets?: ReadonlySet<string> }) => {
     adoption: Adoption;
     client: SourceClient;
     send: (key: string, init?: RequestInit & { query?: string }) => Promise<Response>;
@@ -69,7 +69,14 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: 'us-east-1' }, {});
   const settings = testS3Settings({ maxObjectSize: 64 * 1024 * 1024 });
 
-  const isolate = ({ fetch: sourceFetch, ...options }: { flightWaitMs?: number; fetch?: (request: Request) => Promise<Response> } = {}) => {
+  const isolate = ({
+    fetch: sourceFetch,
+    ...options
+  }: {
+    flightWaitMs?: number;
+    fetch?: (request: Request) => Promise<Response>;
+    writeThroughBuckets?: ReadonlySet<string>;
+  } = {}) => {
     const client = new SourceClient({
       ...(sourceFetch ? { fetch: sourceFetch } : {}),
       endpoint: server.endpoint,

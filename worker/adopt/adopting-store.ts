@@ -25,6 +25,7 @@ import { pairedStreams } from './paired-streams.ts';
 import type { SourceClient } from './source-client.ts';
 import { forwardedHeaders, headOf } from './source-object.ts';
 import { Tombstones, isReserved } from './tombstones.ts';
+import { WriteThrough } from './write-through.ts';
 
 export interface AdoptionOptions {
   /** Bucket -> its source. */
@@ -48,6 +49,11 @@ export interface AdoptionOptions {
    */
   states?: { getAdoptState(bucket: string): Promise<string | null> };
   detachedMs?: number;
+  /**
+   * The buckets whose source is written through (config `sources.<bucket>.writeThrough`,
+   * write-through.ts): their clients' writes also go to the source. Absent: none (never written).
+   */
+  writeThroughBuckets?: ReadonlySet<string>;
 }
 
 /** How one backfilled object ended (backfill.ts counts them). */
@@ -93,6 +99,7 @@ const NO_SOURCE = {
 export class Adoption {
   readonly tombstones: Tombstones;
   readonly notFound: NotFoundCache;
+  readonly writeThrough: WriteThrough;
   private readonly flights = new Map<string, Flight>();
   /** Adoptions committed by this isolate (tests and logs). */
   adopted = 0;
@@ -105,6 +112,13 @@ export class Adoption {
     private readonly o: AdoptionOptions,
   ) {
     this.tombstones = new Tombstones(inner);
+    this.writeThrough = new WriteThrough({
+      inner,
+      sources: o.sources,
+      buckets: o.writeThroughBuckets ?? new Set(),
+      detached: (bucket) => this.isDetached(bucket),
+      ...(o.log ? { log: o.log } : {}),
+    });
     this.notFound = new NotFoundCache(o.notFoundMs ?? 5000, o.notFoundEntries ?? 4096, o.now ?? Date.now);
   }
 
@@ -137,7 +151,18 @@ export class Adoption {
     const own: Partial<T.ObjectStore> = {
       getObject: (b, k, opts) => this.getObject(b, k, opts),
       headObject: (b, k, opts) => this.headObject(b, k, opts),
-      putObject: (b, k, body, opts) => (this.o.sources.has(b) ? this.refuseReserved(k) : undefined, this.inner.putObject(b, k, body, opts)),
+      putObject: (b, k, body, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.putObject(b, k, body, opts));
+      },
+      copyObject: (src, b, k, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.copyObject(src, b, k, opts));
+      },
+      completeMultipartUpload: (b, k, id, parts, opts) => {
+        if (this.o.sources.has(b)) this.refuseReserved(k);
+        return this.written(b, k, this.inner.completeMultipartUpload(b, k, id, parts, opts));
+      },
       deleteObject: (b, k, opts) => this.deleteObject(b, k, opts),
       deleteObjects: (b, entries, opts) => this.deleteObjects(b, entries, opts),
       listObjects: (b, opts) => this.listObjects(b, opts),
@@ -151,6 +176,24 @@ export class Adoption {
         const value = Reflect.get(target, prop, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },
+    });
+  }
+
+  /**
+   * A client's write that committed, written through to the source when the bucket says so
+   * (write-through.ts): its retry record before the answer, the source write in the background.
+   */
+  private async written<R>(bucket: string, key: string, write: Promise<R>): Promise<R> {
+    const result = await write;
+    await this.writtenThrough(bucket, [key]);
+    return result;
+  }
+
+  private async writtenThrough(bucket: string, keys: string[]): Promise<void> {
+    if (!keys.length || !this.writeThrough.on(bucket) || (await this.isDetached(bucket))) return;
+    for (const key of keys) await this.writeThrough.mark(bucket, key);
+    void this.o.detach(async () => {
+      for (const key of keys) await this.writeThrough.sync(bucket, key);
     });
   }
 
@@ -313,7 +356,7 @@ export class Adoption {
     bucket: string,
     entry: { key: string; etag: string },
     replacing: string | null,
-    seen: { bytes: (n: number) => void; tagging: () => void },
+    seen: { bytes: (n: number) => void; tagging: () => void; heads?: (n: number) => void },
   ): Promise<BackfillOutcome> {
     const source = this.o.sources.get(bucket);
     if (!source) throw new Error(`bucket ${bucket} has no source`);
@@ -371,6 +414,7 @@ export class Adoption {
           answer.headers.get('x-amz-tagging-count'),
           replacing === null ? { ifNoneMatch: '*' } : { ifMatch: replacing },
           seen.tagging,
+          seen.heads,
         );
       } catch (err) {
         await reader.cancel().catch(() => {});
@@ -399,6 +443,7 @@ export class Adoption {
     count: string | null,
     conditions: T.WriteConditions = { ifNoneMatch: '*' },
     askedTags?: () => void,
+    askedParts?: (heads: number) => void,
   ): Promise<void> {
     // Asked while the body flows; a source that says it has no tags (x-amz-tagging-count absent on AWS means none, but not every server sends it) is not asked.
     if (count !== '0') askedTags?.();
@@ -409,12 +454,18 @@ export class Adoption {
             this.o.log?.({ msg: 'adopted without its tags', bucket, key, error: err instanceof Error ? err.message : String(err) });
             return [];
           });
+    // A multipart object keeps its source's part boundaries (partNumber reads, ObjectParts): its
+    // parts' sizes asked first (one HEAD per part); not known, it is stored as one part (logged).
+    const partsCount = Number(/-(\d+)"?$/.exec(head.etag)?.[1] ?? 0);
+    if (partsCount > 1) askedParts?.(partsCount);
+    const parts = partsCount > 1 ? await source.partSizes(key, head.etag, head.size).catch(() => null) : undefined;
+    if (parts === null) this.o.log?.({ msg: 'adopted without its part boundaries', bucket, key, etag: head.etag });
     const result = await this.inner.putObject(bucket, key, body, {
       contentLength: head.size,
       metadata: head.metadata,
       checksum: null,
       conditions,
-      adopted: { etag: head.etag, lastModified: head.lastModified },
+      adopted: { etag: head.etag, lastModified: head.lastModified, ...(parts ? { parts } : {}) },
     });
     await this.undoIfDeleted(bucket, key, result);
     // The source's tags, set on the adopted version (not in the same commit: a read in between sees none).
@@ -494,6 +545,7 @@ export class Adoption {
     const result = await this.inner.deleteObject(bucket, key, opts);
     if (conditional) await this.tombstones.record(bucket, key);
     this.notFound.forget(bucket, key);
+    await this.writtenThrough(bucket, [key]);
     return result;
   }
 
@@ -530,6 +582,7 @@ export class Adoption {
       await this.tombstones.record(bucket, r.key);
       this.notFound.forget(bucket, r.key);
     }
+    await this.writtenThrough(bucket, [...new Set(results.filter((r) => !r.error && !isReserved(r.key)).map((r) => r.key))]);
     return results;
   }
 
@@ -541,7 +594,11 @@ export class Adoption {
     return this.unreachable(source, () => mergedListing(this.inner, source, this.tombstones, bucket, opts));
   }
 
-  /** GetObjectAttributes of an object only the source holds: its head from a source HEAD; its parts are not known (null). */
+  /**
+   * GetObjectAttributes of an object only the source holds: its head from a source HEAD; a
+   * multipart object's parts from one source HEAD per part (`partNumber`), null when the source
+   * does not answer parts.
+   */
   async headObjectParts(
     bucket: string,
     key: string,
@@ -555,7 +612,10 @@ export class Adoption {
     const held = await this.own(own);
     if (held) return held;
     const { range: _range, ...head } = await this.headObject(bucket, key, { conditions, ...(sse ? { sse } : {}) });
-    return { head, parts: null };
+    // A multipart object's parts as the source answers them (one HEAD per part); else none known.
+    const sizes = /-\d+"?$/.test(head.etag) ? await this.unreachable(source, () => source.partSizes(key, head.etag, head.size)) : null;
+    if (!sizes) return { head, parts: null };
+    return { head: { ...head, partsCount: sizes.length }, parts: sizes.map((size, i) => ({ partNumber: i + 1, size, checksum: null })) };
   }
 
   /** The catalog's versions, tombstones left out (source objects have no versions here). */

@@ -12,7 +12,7 @@ import type { ObjectStore } from '../model/object-store.ts';
 import type { Adoption } from './adopting-store.ts';
 import { backfillBatch, type BackfillReport } from './backfill.ts';
 import { detachSource, pauseBackfill, startBackfill, type DetachAnswer } from './backfill-control.ts';
-import { parseState, progressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
+import { parseState, passDue, progressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
 import { estimateAdoption, type AdoptionEstimate, type PolicyShape } from './estimate.ts';
 import type { SourceClient } from './source-client.ts';
 
@@ -31,6 +31,11 @@ export interface BackfillServiceDeps {
   repassMs?: (bucket: string) => number;
   now?: () => number;
   log?: (fields: Record<string, unknown>) => void;
+  /**
+   * Starts the bucket's backfill chain (backfill-chain.ts) when a queue is bound, so `adopt` goes
+   * on link after link without waiting for the cron; absent: the cron and `--run` drive it.
+   */
+  kick?: (bucket: string) => Promise<void>;
 }
 
 export interface RunOptions {
@@ -89,7 +94,15 @@ export class BackfillService {
     this.sourceOf(bucket);
     await startBackfill(this.d.catalog, bucket, this.now);
     const report = await this.batch(bucket, o, true);
+    if (report.stopped && !report.sourceDown) await this.d.kick?.(bucket);
     return { report, progress: await this.progressOf(bucket) };
+  }
+
+  /** Whether the bucket's backfill wants runs: started, not paused nor detached, a pass in progress or due. */
+  async wantsRun(bucket: string): Promise<boolean> {
+    const s = parseState(await this.d.catalog.getAdoptState(bucket));
+    if (!s || s.startedAt === null || s.paused || s.detachedAt !== null) return false;
+    return s.inPass || passDue(s, this.now, this.d.repassMs?.(bucket));
   }
 
   /** One run of a bucket's backfill as the cron runs it (a new pass only when one is due). */
@@ -114,7 +127,14 @@ export class BackfillService {
   async progressOf(bucket: string): Promise<BackfillProgress> {
     const s = this.sourceOf(bucket).settings;
     const state = parseState(await this.d.catalog.getAdoptState(bucket));
-    return progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now, this.d.repassMs?.(bucket));
+    const progress = progressOf(bucket, `${s.endpoint}/${s.bucket}`, state, this.d.prices(bucket), this.now, this.d.repassMs?.(bucket));
+    const through = this.d.adoption.writeThrough;
+    return through.on(bucket) ? { ...progress, writeThrough: await through.lag(bucket) } : progress;
+  }
+
+  /** The cron's retry of write-through (write-through.ts): up to `max` pending keys synced again. */
+  syncWrites(max: number): Promise<{ synced: number; pending: number }> {
+    return this.d.adoption.writeThrough.syncPending(max);
   }
 
   async progress(bucket?: string): Promise<BackfillProgress[]> {

@@ -7,8 +7,8 @@
  * (`shardgate adopt --run`), in bounded batches: a run stops at its object budget, its request
  * budget (a Worker invocation has a subrequest limit) or its deadline, and the checkpoint (the last
  * key done, and the counters: model/adopt-backfill.ts) is written to the bucket's catalog after every
- * page and at the end, so a run killed mid-page redoes at most that page's keys (each then found
- * held: no second source read).
+ * object read from the source, every page and at the end, so a run killed mid-object loses the
+ * figures of that object at most (found held by the next run: no second source read).
  * What the listing and the catalog say decides, before any source GET:
  * - a key under the reserved prefix: skipped (shardgate never serves it);
  * - a tombstoned key the catalog does not hold: deleted through shardgate, never brought back;
@@ -61,6 +61,8 @@ export interface BackfillReport extends Pick<PassCounts, 'listed' | 'adopted' | 
   passesCompleted: number;
   /** Cut short by its budget or deadline, or a source that stopped answering: the next run goes on. */
   stopped: boolean;
+  /** Cut short by a source that stopped answering (a chain waits for the cron rather than asking again at once). */
+  sourceDown?: true;
   problems: { key: string; error: string }[];
 }
 
@@ -106,6 +108,7 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
         // The source stopped answering: the next run lists from the same checkpoint.
         state.lastError = { at: now(), key: state.cursor ?? '', message: errorMessage(err) };
         report.problems.push({ key: state.cursor ?? '', error: errorMessage(err) });
+        report.sourceDown = true;
         return stop();
       }
       const first = page.objects[0]?.key;
@@ -144,6 +147,7 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
           const outcome = await deps.adoption.backfillOne(o.bucket, entry, replacing, {
             bytes: (n) => (state.totals.egressBytes += n),
             tagging: () => (state.totals.taggings = (state.totals.taggings ?? 0) + 1),
+            heads: (n) => (state.totals.heads = (state.totals.heads ?? 0) + n),
           });
           count(state, entry, outcome);
         } catch (err) {
@@ -151,6 +155,7 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
             // The source stopped answering: this key is not done; the next run starts from it.
             state.lastError = { at: now(), key: entry.key, message: errorMessage(err) };
             report.problems.push({ key: entry.key, error: errorMessage(err) });
+            report.sourceDown = true;
             return stop();
           }
           count(state, entry, 'failed');
@@ -158,6 +163,9 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
           if (report.problems.length < PROBLEMS_SHOWN) report.problems.push({ key: entry.key, error: errorMessage(err) });
           deps.log?.({ msg: 'backfill', bucket: o.bucket, key: entry.key, outcome: 'failed', error: errorMessage(err) });
         }
+        // The checkpoint after every object read from the source: a run killed now loses the
+        // figures of the object in flight at most, never those of the objects it adopted.
+        await save();
       }
       if (!page.isTruncated || first === undefined) {
         endPass(state, now());

@@ -36,7 +36,8 @@ export interface AdoptionEstimate {
    * one LIST per page of 1000 keys (as this walk made).
    */
   pages: number;
-  requests: { gets: number; taggings: number; lists: number };
+  /** `heads`: one per part of each multipart object (its part boundaries are asked before its adoption). */
+  requests: { gets: number; taggings: number; heads: number; lists: number };
   /** Reading them once from the source, at its prices (null: unpriced: give `sources.<bucket>.prices`). */
   egress: { bytes: number; perGB: number | null; cost: number | null; prices: string | null };
   /** Under the bucket's policy: bytes on the backends, and their monthly price (null: no priced backend). */
@@ -81,6 +82,7 @@ export async function estimateAdoption(input: EstimateInput): Promise<AdoptionEs
     stored = 0,
     largest = 0,
     multipart = 0,
+    partHeads = 0,
     pages = 0;
   let cursor = input.after;
   let next: string | null = null;
@@ -93,7 +95,9 @@ export async function estimateAdoption(input: EstimateInput): Promise<AdoptionEs
       bytes += o.size;
       stored += storedBytes(o.size, input.policy);
       largest = Math.max(largest, o.size);
-      if (/-\d+"?$/.test(o.etag)) multipart++;
+      const parts = Number(/-(\d+)"?$/.exec(o.etag)?.[1] ?? 0);
+      if (parts) multipart++;
+      if (parts > 1) partHeads += parts;
     }
     const last = page.objects.at(-1)?.key;
     if (!page.isTruncated || last === undefined) break;
@@ -116,8 +120,8 @@ export async function estimateAdoption(input: EstimateInput): Promise<AdoptionEs
     largest,
     multipart,
     pages,
-    requests: { gets: objects, taggings: objects, lists },
-    egress: { bytes, perGB: p?.egressPerGB ?? null, cost: sourceCost(p, bytes, 2 * objects, lists), prices: p?.source ?? null },
+    requests: { gets: objects, taggings: objects, heads: partHeads, lists },
+    egress: { bytes, perGB: p?.egressPerGB ?? null, cost: sourceCost(p, bytes, 2 * objects + partHeads, lists), prices: p?.source ?? null },
     storage: { policy: input.policy.name, bytes: stored, perMonth: perGBMonth === null ? null : (stored / BYTES_PER_GB) * perGBMonth },
   };
 }

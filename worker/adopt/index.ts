@@ -47,3 +47,11 @@ export function sourceClients(sources: Record<string, SourceEntry>, env: Record<
 }
 export { BackfillService, type BackfillServiceDeps, type RunOptions } from './backfill-service.ts';
 export { progressOf, parseState, type BackfillProgress, type BackfillState } from '../model/adopt-backfill.ts';
+export {
+  cronAdopt,
+  isAdoptLink,
+  runAdoptLink,
+  startAdoptChains,
+  type AdoptChainDeps,
+  type AdoptLink,
+} from './backfill-chain.ts';

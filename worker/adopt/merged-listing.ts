@@ -11,7 +11,8 @@
 import { commonPrefixOf, compareKeys } from '../model/listing.ts';
 import type { ListObjectsOptions, ListObjectsResult, ObjectStore, ObjectSummary } from '../model/object-store.ts';
 import type { SourceClient } from './source-client.ts';
-import { TOMBSTONE_PREFIX, isReserved, type Tombstones } from './tombstones.ts';
+import { RESERVED_PREFIX } from '../model/reserved-keys.ts';
+import { isReserved, type Tombstones } from './tombstones.ts';
 
 type Entry = { name: string; object?: ObjectSummary };
 
@@ -149,8 +150,8 @@ export async function mergedListing(
 /** A catalog entry is shown unless it is a tombstone, or a common prefix that holds only tombstones. */
 async function catalogShows(store: ObjectStore, bucket: string, e: Entry): Promise<boolean> {
   if (isReserved(e.name)) return false;
-  if (e.object || !TOMBSTONE_PREFIX.startsWith(e.name)) return true;
-  // Roll every tombstone into one prefix: anything else under `e.name` is a client's.
-  const probe = await store.listObjects(bucket, { prefix: e.name, delimiter: TOMBSTONE_PREFIX.slice(e.name.length), startAfter: null, maxKeys: 2 });
-  return probe.objects.length > 0 || probe.commonPrefixes.some((p) => p !== TOMBSTONE_PREFIX);
+  if (e.object || !RESERVED_PREFIX.startsWith(e.name)) return true;
+  // Roll every reserved key into one prefix: anything else under `e.name` is a client's.
+  const probe = await store.listObjects(bucket, { prefix: e.name, delimiter: RESERVED_PREFIX.slice(e.name.length), startAfter: null, maxKeys: 2 });
+  return probe.objects.length > 0 || probe.commonPrefixes.some((p) => p !== RESERVED_PREFIX);
 }

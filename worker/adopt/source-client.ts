@@ -1,9 +1,10 @@
 /**
  * The source bucket of an adopted bucket (issue 41, docs/ADOPTION.md): the S3-compatible bucket
- * the data lives in before shardgate holds it. Three verbs, signed as the S3 backend signs
+ * the data lives in before shardgate holds it. Signed as the S3 backend signs
  * (backends/s3-http.ts: aws4fetch, per-attempt timeout bounding "no progress"): GET with the
- * client's Range and conditional headers forwarded, HEAD, and one ListObjectsV2 page. The source
- * is never written.
+ * client's Range and conditional headers forwarded, HEAD, GetObjectTagging, one ListObjectsV2
+ * page, and, for write-through only (write-through.ts), PUT of a streamed body and DELETE. Without
+ * write-through the source is never written.
  * A GET/HEAD answer is handed back as it came (status and headers), so the read-through answers
  * exactly as the source would; a 404 is an answer, not an error. Other failures are BackendErrors
  * (the error map answers 503).
@@ -62,7 +63,7 @@ export class SourceClient {
   private readonly http: S3Http;
   private readonly bucketUrl: string;
   /** Source requests sent, by verb (tests and the single-flight proof count them). */
-  readonly sent = { get: 0, head: 0, list: 0, tagging: 0 };
+  readonly sent = { get: 0, head: 0, list: 0, tagging: 0, put: 0, delete: 0 };
 
   constructor(readonly settings: SourceSettings) {
     this.http = new S3Http({
@@ -135,6 +136,57 @@ export class SourceClient {
     const ex = await this.http.send({ method: 'HEAD', url: this.objectUrl(key, partNumber ? `partNumber=${partNumber}` : undefined), headers }, answered);
     ex.done();
     return { status: ex.res.status, headers: ex.res.headers, body: null, release: () => {} };
+  }
+
+  /**
+   * The part sizes of the source's multipart object of ETag `etag` ("…-N"): one HEAD per part with
+   * `partNumber` (If-Match the ETag, 8 at a time), as S3 answers it (206, or 200 with the part's
+   * length, and `x-amz-mp-parts-count`). Null when the ETag is not a multipart one, or the source
+   * does not answer parts (a server that ignores `partNumber` answers the whole object each time:
+   * the sizes then do not add up to `size`), or the object changed meanwhile (412, 404).
+   */
+  async partSizes(key: string, etag: string, size: number): Promise<number[] | null> {
+    const count = Number(/-(\d+)"?$/.exec(etag)?.[1] ?? 0);
+    if (!Number.isSafeInteger(count) || count < 2 || count > 10_000) return null;
+    const sizes: number[] = new Array(count).fill(0);
+    let broken = false;
+    for (let from = 1; from <= count && !broken; from += 8) {
+      await Promise.all(
+        Array.from({ length: Math.min(8, count - from + 1) }, async (_, i) => {
+          const n = from + i;
+          const answer = await this.head(key, { 'if-match': etag }, n);
+          const length = Number(answer.headers.get('content-length'));
+          const parts = Number(answer.headers.get('x-amz-mp-parts-count'));
+          if ((answer.status !== 200 && answer.status !== 206) || parts !== count || !Number.isSafeInteger(length)) broken = true;
+          else sizes[n - 1] = length;
+        }),
+      );
+    }
+    return broken || sizes.reduce((a, b) => a + b, 0) !== size ? null : sizes;
+  }
+
+  /**
+   * Write-through's PUT (write-through.ts): `body` streamed, `size` bytes, with the object's
+   * stored headers (Content-Type, x-amz-meta-*, ...). Never retried here (a stream cannot be
+   * replayed): the caller's retry record sends it again. Resolves with the source's ETag.
+   */
+  async put(key: string, body: ReadableStream<Uint8Array>, size: number, headers: Record<string, string>): Promise<string> {
+    this.sent.put++;
+    const ex = await this.http.send(
+      { method: 'PUT', url: this.objectUrl(key), headers: { ...headers, 'content-length': String(size) }, body },
+      (s) => s === 200,
+    );
+    await ex.res.body?.cancel().catch(() => {});
+    ex.done();
+    return ex.res.headers.get('etag') ?? '';
+  }
+
+  /** Write-through's DELETE: a key the source does not have is no error (S3 answers 204 either way). */
+  async delete(key: string): Promise<void> {
+    this.sent.delete++;
+    const ex = await this.http.send({ method: 'DELETE', url: this.objectUrl(key) }, (s) => s === 204 || s === 200 || s === 404);
+    await ex.res.body?.cancel().catch(() => {});
+    ex.done();
   }
 
   /** The object's tags (GetObjectTagging), sorted by key; [] when it has none or the source keeps none. */

@@ -16,7 +16,8 @@ import { RESERVED_PREFIX } from '../model/reserved-keys.ts';
 export const TOMBSTONE_PREFIX = `${RESERVED_PREFIX}tombstone/`;
 
 export const tombstoneKey = (key: string) => TOMBSTONE_PREFIX + key;
-export const isReserved = (key: string) => key.startsWith(TOMBSTONE_PREFIX);
+/** Keys the gateway keeps for itself in a bucket with a source: tombstones, write-through's retry records. */
+export const isReserved = (key: string) => key.startsWith(RESERVED_PREFIX);
 
 export class Tombstones {
   constructor(private readonly store: ObjectStore) {}

@@ -138,6 +138,8 @@ const DRAIN_PROGRESS = 'drain';
 const RESTRIPE_PROGRESS = 'restripe';
 /** State row of an adopted bucket's backfill (worker/model/adopt-backfill.ts). */
 const ADOPT_PROGRESS = 'adopt';
+/** State row of the claim of an adopted bucket's backfill chain (adopt/backfill-chain.ts; catalog/move-chain-record.ts). */
+const ADOPT_CHAIN = 'adopt-chain';
 /** State row of a bucket's server access logging configuration (model/bucket-logging.ts); journaled. */
 const LOGGING = 'logging';
 
@@ -1173,6 +1175,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
   setAdoptState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(ADOPT_PROGRESS, value));
+  }
+  claimAdoptChain(bucket: string, chain: string, now: number, staleMs: number): Reply<boolean> {
+    return this.inBucket(bucket, (o) => {
+      const claim = claimChain(o.getState(ADOPT_CHAIN), chain, now, staleMs);
+      if (claim.owned) o.setState(ADOPT_CHAIN, claim.row);
+      return claim.owned;
+    });
+  }
+  endAdoptChain(bucket: string, chain: string): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setState(ADOPT_CHAIN, endChain(o.getState(ADOPT_CHAIN), chain)));
   }
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));

@@ -230,6 +230,8 @@ export const OPERATIONS = {
   setRestripeState: { to: 'partition' },
   getAdoptState: { to: 'partition' },
   setAdoptState: { to: 'partition' },
+  claimAdoptChain: { to: 'partition' },
+  endAdoptChain: { to: 'partition' },
   listSealRecords: { to: 'walk' },
   replaceSealRecords: { to: 'partition' },
   getRotationState: { to: 'partition' },

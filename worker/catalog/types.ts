@@ -32,8 +32,8 @@ import type { BucketSettings } from '../model/bucket-settings.ts';
 import type { PlacementCount } from './ledger-figures.ts';
 import type { PolicyRedundancy } from './ledger-figures.ts';
 import type { RestripeState, VersionAt } from './restripe-record.ts';
-import type { AdoptCatalog } from '../model/adopt-backfill.ts';
-export type { AdoptCatalog };
+import type { AdoptCatalog, AdoptChainCatalog } from '../model/adopt-backfill.ts';
+export type { AdoptCatalog, AdoptChainCatalog };
 import type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
 export type { ScrubCursor, ScrubProgress } from './scrub-progress.ts';
 export type { VersionAt } from './restripe-record.ts';
@@ -866,7 +866,8 @@ export type Catalog = PartitionCatalog &
   LifecycleCatalog &
   JournalCatalog &
   RestripeCatalog &
-  AdoptCatalog;
+  AdoptCatalog &
+  AdoptChainCatalog;
 
 /** One partition's figures the split thresholds are compared with (CatalogObject.partitionStats). */
 export interface PartitionStats {

@@ -372,6 +372,12 @@ const source = z
      * lists the whole source: one LIST per 1000 objects.
      */
     repassHours: z.number().positive().default(24),
+    /**
+     * Write-through (docs/ADOPTION.md): clients' PUTs, copies, completed uploads and deletes through
+     * shardgate are also made in the source (after shardgate's commit, retried until done), so the
+     * old path keeps working during a gradual cut-over. Default false: the source is never written.
+     */
+    writeThrough: z.boolean().default(false),
   })
   .strict()
   .refine((s) => s.accessKeyId || s.accessKeyIdSecret, 'give accessKeyId or accessKeyIdSecret')

@@ -73,6 +73,9 @@ export interface EcStoreOptions {
 /** The parts of a multipart object in order (a part of a wide code spans several units, all with
  *  its number); null for an object uploaded in one piece. */
 function objectParts(m: ObjectManifest): T.ObjectPart[] | null {
+  // An adopted multipart object keeps its source's part boundaries (stored in one piece).
+  const adopted = m.partsCount ? undefined : m.metadata.sourceParts;
+  if (adopted) return adopted.map((size, i) => ({ partNumber: i + 1, size, checksum: null }));
   if (!m.partsCount || m.storage.kind !== 'coded') return null;
   const parts: T.ObjectPart[] = [];
   m.storage.units.forEach((u, i) => {
@@ -109,7 +112,7 @@ function info(m: ObjectManifest): T.ObjectInfo {
     lastModified: new Date(m.lastModified),
     metadata: m.metadata,
     checksum: m.checksum,
-    partsCount: m.partsCount,
+    partsCount: m.partsCount ?? m.metadata.sourceParts?.length,
   };
 }
 
@@ -465,7 +468,15 @@ export class EcStore implements T.ObjectStore {
     const size = this.requireLength(o.contentLength, max);
     const customerKey = customerKeyOf(o.sse);
     const { sse, kmsKid } = await this.writeSse(bucket, o.sse, o.metadata.storageClass);
-    const metadata = { ...o.metadata, ...(sse ? { sse } : {}), ...(o.adopted ? { adopted: true as const } : {}) };
+    const parts = o.adopted?.parts;
+    // The source's part boundaries, when they add up to the object (else it is one part).
+    const sourceParts = parts && parts.length > 1 && parts.reduce((a, b) => a + b, 0) === o.contentLength ? parts : undefined;
+    const metadata = {
+      ...o.metadata,
+      ...(sse ? { sse } : {}),
+      ...(o.adopted ? { adopted: true as const } : {}),
+      ...(sourceParts ? { sourceParts } : {}),
+    };
     const reserved = await this.planWrite(bucket, size, false, !!customerKey || !!kmsKid, o.metadata.storageClass);
     const { plan } = reserved;
     // The declared length goes with it: the bucket's quota is checked in the same call (catalog/quota.ts); an inline write's commit checks it.
@@ -628,7 +639,15 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(info(source), src.conditions, true);
     // The source's lock stays with the source: the copy has the request's (or the bucket's default).
     // The copy's class is the request's (STANDARD when it names none), never the source's, as in S3.
-    const { tags: sourceTags, sse: _sourceSse, objectLock: _sourceLock, storageClass: _sourceClass, adopted: _adopted, ...sourceMetadata } = source.metadata;
+    const {
+      tags: sourceTags,
+      sse: _sourceSse,
+      objectLock: _sourceLock,
+      storageClass: _sourceClass,
+      adopted: _adopted,
+      sourceParts: _sourceParts,
+      ...sourceMetadata
+    } = source.metadata;
     const {
       objectLock: _replacedLock,
       storageClass: _replacedClass,

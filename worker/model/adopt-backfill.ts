@@ -56,13 +56,14 @@ export interface BackfillState {
   /** When the last pass that ended clean ended (ms): the move was complete then. */
   cleanAt: number | null;
   /** Since the start, over every pass: the backfill's own source requests and the bytes it read. */
-  /** `taggings`: GetObjectTagging requests (absent from records written before it was counted). */
+  /** `taggings`: GetObjectTagging requests; `heads`: HEADs of multipart objects' parts (their boundaries); absent from records written before they were counted. */
   totals: {
     adopted: number;
     bytes: number;
     egressBytes: number;
     gets: number;
     taggings?: number;
+    heads?: number;
     lists: number;
     first: number | null;
     last: number | null;
@@ -100,7 +101,7 @@ export function freshState(): BackfillState {
     pass: noCounts(),
     last: null,
     cleanAt: null,
-    totals: { adopted: 0, bytes: 0, egressBytes: 0, gets: 0, taggings: 0, lists: 0, first: null, last: null },
+    totals: { adopted: 0, bytes: 0, egressBytes: 0, gets: 0, taggings: 0, heads: 0, lists: 0, first: null, last: null },
     estimate: null,
     lastError: null,
   };
@@ -143,9 +144,15 @@ export interface BackfillProgress {
   secondsRemaining: number | null;
   estimate: BackfillState['estimate'];
   lastError: BackfillState['lastError'];
+  /**
+   * Write-through (adopt/write-through.ts), when the bucket's source is written through: client
+   * writes whose source copy is not made yet (one page of 1000 counted; `more`: there are more),
+   * and the oldest's time (ms), the lag. Absent: not written through.
+   */
+  writeThrough?: { pending: number; more: boolean; oldestAt: number | null };
 }
 
-/** Cost of the backfill's source requests and egress at `prices` (GETs, GetObjectTagging included, at getPer1000; LISTs, a class A request, at putPer1000). */
+/** Cost of the backfill's source requests and egress at `prices` (GETs, GetObjectTagging and HEADs included, at getPer1000; LISTs, a class A request, at putPer1000). */
 export function sourceCost(prices: PricedBackend | null, egressBytes: number, gets: number, lists: number): number | null {
   if (!prices) return null;
   return (egressBytes / BYTES_PER_GB) * prices.egressPerGB + (gets / 1000) * prices.getPer1000 + (lists / 1000) * prices.putPer1000;
@@ -190,7 +197,7 @@ export function progressOf(
     totals: t,
     egress: {
       bytes: t.egressBytes,
-      cost: sourceCost(prices, t.egressBytes, t.gets + (t.taggings ?? 0), t.lists),
+      cost: sourceCost(prices, t.egressBytes, t.gets + (t.taggings ?? 0) + (t.heads ?? 0), t.lists),
       perGB: prices?.egressPerGB ?? null,
       prices: prices?.source ?? null,
     },
@@ -209,4 +216,15 @@ export interface AdoptCatalog {
   getAdoptState(bucket: string): Promise<string | null>;
   /** Replaces the record; null removes it. NoSuchBucket. */
   setAdoptState(bucket: string, value: string | null): Promise<void>;
+}
+
+/** The claim of a bucket's backfill chain (adopt/backfill-chain.ts), a row of its own beside the record. */
+export interface AdoptChainCatalog {
+  /**
+   * Claims the bucket's backfill for chain `chain`, compare-and-set: true, the claim renewed at
+   * `now`, unless another chain claimed it less than `staleMs` ago (false, nothing changed).
+   */
+  claimAdoptChain(bucket: string, chain: string, now: number, staleMs: number): Promise<boolean>;
+  /** Ends `chain`'s claim (nothing if another chain holds it). */
+  endAdoptChain(bucket: string, chain: string): Promise<void>;
 }

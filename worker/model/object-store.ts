@@ -69,6 +69,12 @@ export interface ObjectMetadata {
    * source's object changes. Not a header; a copy does not carry it.
    */
   adopted?: true;
+  /**
+   * The part sizes of the source's multipart object an adoption stored in one piece (issue 41),
+   * so `partNumber` reads, the parts count and GetObjectAttributes ObjectParts answer with the
+   * source's part boundaries. Not a header; a copy does not carry it (a copy is one part, as in S3).
+   */
+  sourceParts?: number[];
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -144,7 +150,7 @@ export interface PutObjectOptions {
    * docs/ADOPTION.md) keeps the source's ETag (a multipart one too) and Last-Modified. A plain
    * MD5 ETag is checked against the bytes (BadDigest, nothing committed), as Content-MD5 is.
    */
-  adopted?: { etag: string; lastModified: Date };
+  adopted?: { etag: string; lastModified: Date; parts?: number[] };
 }
 
 export interface PutObjectResult {

@@ -421,6 +421,18 @@ export function renderMetrics(doc: StatusDoc, totals: OpsCounters): string {
         (b) => b.adoptProgress?.secondsRemaining ?? null,
       ],
       [
+        'shardgate_bucket_adopt_write_through_pending',
+        'gauge',
+        'Client writes whose copy in the written-through source is not made yet (retried by the cron; at most 1000 counted; only buckets written through).',
+        (b) => b.adoptProgress?.writeThrough?.pending ?? null,
+      ],
+      [
+        'shardgate_bucket_adopt_write_through_oldest_timestamp_seconds',
+        'gauge',
+        'When the oldest of those writes was made (time() minus it is the lag); absent when none waits.',
+        (b) => (b.adoptProgress?.writeThrough?.oldestAt != null ? b.adoptProgress.writeThrough.oldestAt / 1000 : null),
+      ],
+      [
         'shardgate_bucket_restripe_seconds_remaining',
         'gauge',
         "Time until the bucket's units left are rewritten at that rate.",
