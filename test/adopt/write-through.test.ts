@@ -115,6 +115,40 @@ describe('write-through', () => {
     expect((await wt.adoption.writeThrough.lag(BUCKET)).pending).toBe(0);
   });
 
+  it('the record is written before the write (a kill after the commit still leaves it); a refused write of an unadopted key never deletes the source object', async () => {
+    const wt = h.isolate({ writeThroughBuckets: new Set([BUCKET]) });
+    // The body's last chunk is handed over only once the test has looked: the record is there
+    // while the write is still reading its body, before anything is committed.
+    const half = bytes(1500);
+    let pendingMidBody = -1;
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (step++ === 0) return controller.enqueue(half);
+        pendingMidBody = (await wt.adoption.writeThrough.lag(BUCKET)).pending;
+        controller.enqueue(half);
+        controller.close();
+      },
+    });
+    const put = await wt.send('early/k', { method: 'PUT', body, headers: { 'content-length': '3000' }, duplex: 'half' } as RequestInit);
+    expect(put.status, await put.text()).toBe(200);
+    await h.settled();
+    expect(pendingMidBody).toBe(1);
+    expect((await wt.adoption.writeThrough.lag(BUCKET)).pending).toBe(0);
+    // A PUT of a key only the source holds, refused (its Content-MD5 is wrong): nothing committed,
+    // its record left; the retry finds the key empty here and never deleted: the source keeps it.
+    const original = bytes(50);
+    await putSource(h, 'early/source-only', original);
+    const refused = await wt.send('early/source-only', { method: 'PUT', body: bytes(20), headers: { 'content-length': '20', 'content-md5': md5('other') } });
+    expect(refused.status).toBe(400);
+    await h.settled();
+    await wt.adoption.writeThrough.syncPending(10);
+    const kept = await h.source('early/source-only');
+    expect(kept.status).toBe(200);
+    expect(Buffer.from(await kept.arrayBuffer()).equals(Buffer.from(original))).toBe(true);
+    expect((await wt.adoption.writeThrough.lag(BUCKET)).pending).toBe(0);
+  });
+
   it('two quick writes of a key, then a delete: the source ends as the gateway does each time', async () => {
     const wt = h.isolate({ writeThroughBuckets: new Set([BUCKET]) });
     const first = bytes(40_000);

@@ -117,6 +117,7 @@ export class Adoption {
       sources: o.sources,
       buckets: o.writeThroughBuckets ?? new Set(),
       detached: (bucket) => this.isDetached(bucket),
+      deleted: (bucket, key) => this.tombstones.has(bucket, key),
       ...(o.log ? { log: o.log } : {}),
     });
     this.notFound = new NotFoundCache(o.notFoundMs ?? 5000, o.notFoundEntries ?? 4096, o.now ?? Date.now);
@@ -153,15 +154,15 @@ export class Adoption {
       headObject: (b, k, opts) => this.headObject(b, k, opts),
       putObject: (b, k, body, opts) => {
         if (this.o.sources.has(b)) this.refuseReserved(k);
-        return this.written(b, k, this.inner.putObject(b, k, body, opts));
+        return this.written(b, [k], () => this.inner.putObject(b, k, body, opts));
       },
       copyObject: (src, b, k, opts) => {
         if (this.o.sources.has(b)) this.refuseReserved(k);
-        return this.written(b, k, this.inner.copyObject(src, b, k, opts));
+        return this.written(b, [k], () => this.inner.copyObject(src, b, k, opts));
       },
       completeMultipartUpload: (b, k, id, parts, opts) => {
         if (this.o.sources.has(b)) this.refuseReserved(k);
-        return this.written(b, k, this.inner.completeMultipartUpload(b, k, id, parts, opts));
+        return this.written(b, [k], () => this.inner.completeMultipartUpload(b, k, id, parts, opts));
       },
       deleteObject: (b, k, opts) => this.deleteObject(b, k, opts),
       deleteObjects: (b, entries, opts) => this.deleteObjects(b, entries, opts),
@@ -183,14 +184,24 @@ export class Adoption {
    * A client's write that committed, written through to the source when the bucket says so
    * (write-through.ts): its retry record before the answer, the source write in the background.
    */
-  private async written<R>(bucket: string, key: string, write: Promise<R>): Promise<R> {
-    const result = await write;
-    await this.writtenThrough(bucket, [key]);
+  private async written<R>(bucket: string, keys: string[], write: () => Promise<R>): Promise<R> {
+    const through = await this.writesThrough(bucket);
+    // Marked before the write as well as after: a gateway killed between the commit and the
+    // answer still leaves the record (the cron syncs it); a write that then fails leaves one
+    // whose sync finds the source's copy current. The second mark covers a sync that ran
+    // meanwhile and took the first away before this write committed.
+    if (through) for (const key of keys) await this.writeThrough.mark(bucket, key);
+    const result = await write();
+    if (through) await this.writtenThrough(bucket, keys);
     return result;
   }
 
+  private async writesThrough(bucket: string): Promise<boolean> {
+    return this.writeThrough.on(bucket) && !(await this.isDetached(bucket));
+  }
+
   private async writtenThrough(bucket: string, keys: string[]): Promise<void> {
-    if (!keys.length || !this.writeThrough.on(bucket) || (await this.isDetached(bucket))) return;
+    if (!keys.length || !(await this.writesThrough(bucket))) return;
     for (const key of keys) await this.writeThrough.mark(bucket, key);
     void this.o.detach(async () => {
       for (const key of keys) await this.writeThrough.sync(bucket, key);
@@ -542,10 +553,9 @@ export class Adoption {
     const conditional = opts?.versionId !== undefined || (opts?.conditions && Object.values(opts.conditions).some((v) => v !== undefined));
     // Tombstone first, then the catalog: at no moment may the source show the key again.
     if (!conditional) await this.tombstones.record(bucket, key);
-    const result = await this.inner.deleteObject(bucket, key, opts);
+    const result = await this.written(bucket, [key], () => this.inner.deleteObject(bucket, key, opts));
     if (conditional) await this.tombstones.record(bucket, key);
     this.notFound.forget(bucket, key);
-    await this.writtenThrough(bucket, [key]);
     return result;
   }
 
@@ -567,14 +577,12 @@ export class Adoption {
           error: { code: 'AccessDenied', message: 'Access Denied' },
         }),
       );
-    const results = [
-      ...(await this.inner.deleteObjects(
-        bucket,
-        entries.filter((e) => !isReserved(e.key)),
-        opts,
-      )),
-      ...refused,
-    ];
+    const allowed = entries.filter((e) => !isReserved(e.key));
+    // Marked first (a kill after the deletes still leaves the records: written()); the records of
+    // keys whose delete was refused are synced to the source's unchanged state and dropped.
+    const through = await this.writesThrough(bucket);
+    if (through) for (const key of new Set(allowed.map((e) => e.key))) await this.writeThrough.mark(bucket, key);
+    const results = [...(await this.inner.deleteObjects(bucket, allowed, opts)), ...refused];
     if (await this.isDetached(bucket)) return results; // the source is never read again: no tombstones
     for (const r of results) {
       // A version's delete too (the key must not come back when that was its last version), once it deleted something.
@@ -582,7 +590,7 @@ export class Adoption {
       await this.tombstones.record(bucket, r.key);
       this.notFound.forget(bucket, r.key);
     }
-    await this.writtenThrough(bucket, [...new Set(results.filter((r) => !r.error && !isReserved(r.key)).map((r) => r.key))]);
+    if (through) await this.writtenThrough(bucket, [...new Set(allowed.map((e) => e.key))]);
     return results;
   }
 

@@ -6,9 +6,11 @@
  * How, and why so:
  * - shardgate's write is the write: it commits (and answers the client) as in any bucket; a source
  *   that is down or slow never fails or slows a client's write.
- * - Right after the commit, a **retry record** is written: an empty-ish object under the reserved
- *   prefix `.shardgate-adopt/pending/` naming the key (one small inline commit, in the key's own
- *   catalog partition, as a tombstone is). It says "the source's copy of this key may be stale".
+ * - Before the write and again right after its commit (adopting-store.ts written()), a **retry
+ *   record** is written: an empty-ish object under the reserved prefix `.shardgate-adopt/pending/`
+ *   naming the key (one small inline commit, in the key's own catalog partition, as a tombstone
+ *   is). It says "the source's copy of this key may be stale"; the first survives a kill after the
+ *   commit, the second a sync that took the first away before the commit.
  * - Then, in the background (the request's waitUntil), the key is **synced**: the key's current
  *   state is read from the catalog and made the source's: the object's bytes streamed from the
  *   shards into one source PUT (with its Content-Type, stored headers and user metadata), or a
@@ -86,6 +88,12 @@ export interface WriteThroughOptions {
   buckets: ReadonlySet<string>;
   /** Whether the bucket's source is detached (never written again). */
   detached: (bucket: string) => Promise<boolean>;
+  /**
+   * Whether a client deleted the key through shardgate (its tombstone, tombstones.ts). A key that
+   * holds nothing here and was never deleted here is the source's still (not yet adopted; a write
+   * of it that failed left only its record): the source's object stays.
+   */
+  deleted: (bucket: string, key: string) => Promise<boolean>;
   log?: (fields: Record<string, unknown>) => void;
   /** Syncs of one key that find it changed under them before giving up until the next retry. */
   maxRounds?: number;
@@ -176,7 +184,7 @@ export class WriteThrough {
       else throw err;
     }
     if (!object) {
-      await source.delete(key);
+      if (await this.o.deleted(bucket, key)) await source.delete(key);
       return null;
     }
     if (object.metadata.sse?.kind === 'c') {
