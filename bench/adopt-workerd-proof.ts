@@ -424,6 +424,46 @@ async function main(): Promise<number> {
       const body = new Uint8Array(await res.arrayBuffer());
       if (res.status !== 200 || digest(body) !== model.get(key)!.digest) missErrors++;
     });
+  /**
+   * Ranged GETs and HEADs of `keys` (objects no client changed) through the gateway and from the
+   * source, compared: status, Content-Range and bytes; ETag, Content-Type, length, Last-Modified and
+   * user metadata. A ranged GET of a key not yet adopted streams from the source and schedules its
+   * adoption (a client miss in the bound below).
+   */
+  const rangesAndHeads = async (when: string, keys: string[]) => {
+    let same = 0;
+    await pool(keys, 4, async (key, i) => {
+      const { size } = model.get(key)!;
+      const start = (i * 7919) % size;
+      const end = Math.min(size - 1, start + 1000 + i * 131);
+      const range = i % 4 === 3 ? `bytes=-${Math.min(size, 700)}` : `bytes=${start}-${end}`;
+      const [ours, theirs] = await Promise.all([gw(key, { headers: { range } }), toSource(key, { headers: { range } })]);
+      const [a, b] = [new Uint8Array(await ours.arrayBuffer()), new Uint8Array(await theirs.arrayBuffer())];
+      const [ha, hb] = await Promise.all([gw(key, { method: 'HEAD' }), toSource(key, { method: 'HEAD' })]);
+      const headers = ['etag', 'content-type', 'content-length', 'last-modified', 'x-amz-meta-n'];
+      if (
+        ours.status === 206 &&
+        theirs.status === 206 &&
+        ours.headers.get('content-range') === theirs.headers.get('content-range') &&
+        digest(a) === digest(b) &&
+        headers.every((h) => ha.headers.get(h) === hb.headers.get(h))
+      )
+        same++;
+    });
+    check(`${when}: ranged GETs and HEADs equal the source's`, same === keys.length, `${same}/${keys.length}`);
+  };
+  const unchanged = (k: string) => model.has(k) && !writeKeys.includes(k) && !missKeys.includes(k) && k !== hot && !k.startsWith('multi/');
+  const rangeSample = (from: number, to: number) =>
+    sorted
+      .slice(Math.floor(from * sorted.length), Math.floor(to * sorted.length))
+      .filter(unchanged)
+      .filter((_, i) => i % 53 === 0)
+      .slice(0, 40);
+  // Before: keys of the last quarter (the walk reaches them last), each a client miss.
+  const beforeKeys = rangeSample(0.8, 1);
+  await rangesAndHeads('before', beforeKeys);
+  clientMisses += beforeKeys.length;
+
   const status = async () => (await admin('adopt-status', `bucket=${BUCKET}`)).buckets[0];
   const waitFor = async (what: string, until: (s: { pass: { listed: number }; complete: boolean; phase: string }) => boolean, ms = 1_800_000) => {
     const deadline = Date.now() + ms;
@@ -451,6 +491,10 @@ async function main(): Promise<number> {
   await clientWrites(writeKeys.slice(WRITES / 4, WRITES / 2));
   s = await waitFor('the walk to resume', (x) => x.pass.listed > s.pass.listed + 50 || x.complete);
   log(`  resumed: ${s.pass.listed} walked, ${((Date.now() - killedAt[0]!) / 1000).toFixed(0)} s after the kill`);
+  // During: keys either side of the walk's position (adopted below it, from the source above it).
+  const duringKeys = rangeSample(0.15, 0.65).filter((k) => !beforeKeys.includes(k));
+  await rangesAndHeads('during', duringKeys);
+  clientMisses += duringKeys.length;
   s = await waitFor(`${2 * quarter} walked`, (x) => x.pass.listed >= 2 * quarter || x.complete);
   log(`  walked ${s.pass.listed}; SIGKILL the gateway (2); load ${load()}`);
   await gateway.kill();
@@ -570,6 +614,9 @@ async function main(): Promise<number> {
     headsOk === headSample.length,
     `${headsOk}/${headSample.length}`,
   );
+  const gets = sent.get;
+  await rangesAndHeads('after', rangeSample(0, 1));
+  check('after: those ranged reads and HEADs made no source GET', sent.get === gets, `${sent.get - gets}`);
   log(`  reads checked in ${((Date.now() - t) / 1000).toFixed(0)} s; load ${load()}`);
 
   // ---- Detach, then verify ----

@@ -30,8 +30,8 @@ served from the source until its objects are adopted. This command moves the res
 the background backfill, which walks the source's listing from a checkpoint and adopts every
 object not yet held, reading each object once. With the gateway's queue bound it then runs back
 to back as a chain of queue links until the pass is complete; without one the cron goes on with
-it (20 objects a run) and --run drives it now (do not use --run beside a chain: two drivers of one
-bucket keep overwriting each other's counters).
+it (20 objects a run) and --run drives it now (beside a running chain a run does nothing and says
+so: one driver at a time).
 Writes and deletes through shardgate always win. A source object changed after its adoption is
 adopted again until the source is detached.
 

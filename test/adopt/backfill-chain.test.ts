@@ -161,4 +161,22 @@ describe('the backfill as a chain of queue links', () => {
     expect(withQueue).toEqual({ chainsStarted: 1, reports: [] });
     expect(queue).toHaveLength(1);
   });
+
+  it("one driver at a time: the operator's adopt and the cron's own batch run nothing while a chain holds the bucket, and run once it ends", async () => {
+    await seed('o', 6);
+    h.clock.now += 25 * 3_600_000;
+    const s = service(h.isolate());
+    const queue: AdoptLink[] = [];
+    const chain = chainOf(s, queue);
+    expect(await startAdoptChains([BUCKET], chain)).toBe(1); // the chain claims the bucket
+    const before = await state();
+    const direct = await s.start(BUCKET, { maxObjects: 10, ms: 60_000 });
+    expect(direct.report).toMatchObject({ idle: 'another run is driving it', listed: 0, adopted: 0 });
+    const cron = await cronAdopt({ buckets: () => s.buckets(), runAll: (o) => s.runAll(o), chain: null });
+    expect(cron.reports[0]).toMatchObject({ idle: 'another run is driving it', adopted: 0 });
+    expect((await state())?.pass).toEqual(before?.pass); // nobody else walked it
+    while (queue.length) await runAdoptLink(queue.shift()!, chain); // the chain to its end: its claim ends
+    const after = await s.start(BUCKET, { maxObjects: 10, ms: 60_000 });
+    expect(after.report.idle).toBeUndefined();
+  });
 });

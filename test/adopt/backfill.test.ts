@@ -16,6 +16,7 @@ import { storedBytes } from '../../worker/adopt/estimate.ts';
 import type { Adoption } from '../../worker/adopt/adopting-store.ts';
 import type { SourceClient } from '../../worker/adopt/source-client.ts';
 import type { AdoptCatalog } from '../../worker/catalog/types.ts';
+import type { AdoptChainCatalog } from '../../worker/model/adopt-backfill.ts';
 import { parseConfig, sourcePrices } from '../../worker/config/config.ts';
 import { BUCKET, putSource, putSourceMultipart, startAdoptionHarness, type AdoptionHarness } from './harness.ts';
 
@@ -34,7 +35,7 @@ const held = new Map<string, Uint8Array>();
 let clientKey = '';
 const mine = bytes(777);
 
-function service(isolate: { adoption: Adoption; client: SourceClient }, catalog: AdoptCatalog = h.catalog): BackfillService {
+function service(isolate: { adoption: Adoption; client: SourceClient }, catalog: AdoptCatalog & AdoptChainCatalog = h.catalog): BackfillService {
   return new BackfillService({
     catalog,
     inner: h.inner,

@@ -6,18 +6,19 @@
  * flight per key.
  */
 import type { PricedBackend } from '../model/prices.ts';
-import type { AdoptCatalog } from '../model/adopt-backfill.ts';
+import type { AdoptCatalog, AdoptChainCatalog } from '../model/adopt-backfill.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import type { Adoption } from './adopting-store.ts';
 import { backfillBatch, type BackfillReport } from './backfill.ts';
+import { ADOPT_CHAIN_STALE_MS } from './backfill-chain.ts';
 import { detachSource, pauseBackfill, startBackfill, type DetachAnswer } from './backfill-control.ts';
 import { parseState, passDue, progressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
 import { estimateAdoption, type AdoptionEstimate, type PolicyShape } from './estimate.ts';
 import type { SourceClient } from './source-client.ts';
 
 export interface BackfillServiceDeps {
-  catalog: AdoptCatalog;
+  catalog: AdoptCatalog & AdoptChainCatalog;
   /** The engine's store (no read-through). */
   inner: ObjectStore;
   adoption: Adoption;
@@ -87,13 +88,46 @@ export class BackfillService {
   }
 
   /**
-   * The operator's `adopt`: the backfill started (or resumed after a pause), then one run now. A
-   * new pass starts at once when none is in progress, even soon after a clean one.
+   * A run not driven by a chain (the operator's `adopt`, the cron without a queue) under the
+   * bucket's one driver claim (the chain's: backfill-chain.ts), so two drivers never walk one
+   * bucket at once and overwrite each other's counters. Claimed elsewhere: nothing runs, and the
+   * report says by whom.
+   */
+  private async alone(bucket: string, run: () => Promise<BackfillReport>): Promise<BackfillReport> {
+    const id = `run-${crypto.randomUUID()}`;
+    if (!(await this.d.catalog.claimAdoptChain(bucket, id, this.now, ADOPT_CHAIN_STALE_MS))) {
+      return {
+        bucket,
+        listed: 0,
+        adopted: 0,
+        readopted: 0,
+        bytes: 0,
+        held: 0,
+        deleted: 0,
+        changed: 0,
+        failed: 0,
+        passesCompleted: 0,
+        stopped: false,
+        idle: 'another run is driving it',
+        problems: [],
+      };
+    }
+    try {
+      return await run();
+    } finally {
+      await this.d.catalog.endAdoptChain(bucket, id);
+    }
+  }
+
+  /**
+   * The operator's `adopt`: the backfill started (or resumed after a pause), then one run now
+   * (unless a chain or another run is driving it: then that one goes on). A new pass starts at
+   * once when none is in progress, even soon after a clean one.
    */
   async start(bucket: string, o: RunOptions): Promise<{ report: BackfillReport; progress: BackfillProgress }> {
     this.sourceOf(bucket);
     await startBackfill(this.d.catalog, bucket, this.now);
-    const report = await this.batch(bucket, o, true);
+    const report = await this.alone(bucket, () => this.batch(bucket, o, true));
     if (report.stopped && !report.sourceDown) await this.d.kick?.(bucket);
     return { report, progress: await this.progressOf(bucket) };
   }
@@ -117,7 +151,7 @@ export class BackfillService {
     const reports: BackfillReport[] = [];
     for (const bucket of this.buckets()) {
       if (objects < 1 || this.now >= end) break;
-      const r = await this.run(bucket, { ...o, maxObjects: objects, ms: end - this.now });
+      const r = await this.alone(bucket, () => this.run(bucket, { ...o, maxObjects: objects, ms: end - this.now }));
       objects -= r.adopted + r.readopted + r.changed + r.failed;
       reports.push(r);
     }
