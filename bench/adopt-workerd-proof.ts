@@ -432,25 +432,36 @@ async function main(): Promise<number> {
    */
   const rangesAndHeads = async (when: string, keys: string[]) => {
     let same = 0;
+    const differences: string[] = [];
     await pool(keys, 4, async (key, i) => {
       const { size } = model.get(key)!;
       const start = (i * 7919) % size;
       const end = Math.min(size - 1, start + 1000 + i * 131);
-      const range = i % 4 === 3 ? `bytes=-${Math.min(size, 700)}` : `bytes=${start}-${end}`;
+      // Closed and open-ended ranges. Not suffix ranges (bytes=-N): s3rver answers them as bytes=0-N
+      // (its bug), which a read-through passes on and an adopted object answers as S3 does, so the
+      // two cannot be equal here; the gateway's own suffix ranges are tested in-process.
+      const range = i % 4 === 3 ? `bytes=${start}-` : `bytes=${start}-${end}`;
       const [ours, theirs] = await Promise.all([gw(key, { headers: { range } }), toSource(key, { headers: { range } })]);
       const [a, b] = [new Uint8Array(await ours.arrayBuffer()), new Uint8Array(await theirs.arrayBuffer())];
       const [ha, hb] = await Promise.all([gw(key, { method: 'HEAD' }), toSource(key, { method: 'HEAD' })]);
-      const headers = ['etag', 'content-type', 'content-length', 'last-modified', 'x-amz-meta-n'];
-      if (
-        ours.status === 206 &&
-        theirs.status === 206 &&
-        ours.headers.get('content-range') === theirs.headers.get('content-range') &&
-        digest(a) === digest(b) &&
-        headers.every((h) => ha.headers.get(h) === hb.headers.get(h))
-      )
-        same++;
+      const differs = [
+        ...(ours.status !== theirs.status ? [`status ${ours.status} vs ${theirs.status}`] : []),
+        ...(ours.headers.get('content-range') !== theirs.headers.get('content-range')
+          ? [`content-range ${ours.headers.get('content-range')} vs ${theirs.headers.get('content-range')}`]
+          : []),
+        ...(digest(a) !== digest(b) ? [`bytes (${a.byteLength} vs ${b.byteLength})`] : []),
+        ...['etag', 'content-type', 'content-length', 'last-modified', 'x-amz-meta-n']
+          .filter((h) => ha.headers.get(h) !== hb.headers.get(h))
+          .map((h) => `HEAD ${h} ${ha.headers.get(h)} vs ${hb.headers.get(h)}`),
+      ];
+      if (!differs.length && ours.status === 206) same++;
+      else differences.push(`${JSON.stringify(key)} ${range}: ${differs.join('; ') || `status ${ours.status}`}`);
     });
-    check(`${when}: ranged GETs and HEADs equal the source's`, same === keys.length, `${same}/${keys.length}`);
+    check(
+      `${when}: ranged GETs and HEADs equal the source's`,
+      same === keys.length,
+      `${same}/${keys.length}${differences.length ? `; ${differences.slice(0, 3).join(' | ')}` : ''}`,
+    );
   };
   const unchanged = (k: string) => model.has(k) && !writeKeys.includes(k) && !missKeys.includes(k) && k !== hot && !k.startsWith('multi/');
   const rangeSample = (from: number, to: number) =>
@@ -513,7 +524,11 @@ async function main(): Promise<number> {
     .filter((k) => utf8Order(k, cursor) < 0 && model.has(k) && !writeKeys.includes(k))
     .filter((_, i) => i % 97 === 0)
     .slice(0, 40);
-  const notYet = sorted.filter((k) => utf8Order(k, cursor) > 0 && model.has(k) && !writeKeys.includes(k) && !missKeys.includes(k) && k !== hot).slice(-40);
+  // (Not the keys the range checks read: a ranged read of a key not yet adopted schedules its adoption.)
+  const ranged = new Set([...beforeKeys, ...duringKeys]);
+  const notYet = sorted
+    .filter((k) => utf8Order(k, cursor) > 0 && model.has(k) && !writeKeys.includes(k) && !missKeys.includes(k) && k !== hot && !ranged.has(k))
+    .slice(-40);
   let adoptedOk = 0;
   for (const key of adoptedSample) {
     const res = await gw(key);
