@@ -1,5 +1,6 @@
 /**
- * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+ * Bucket handlers: ListBuckets, CreateBucket, HeadBucket (with RGW's read-stats: rgw-read-stats.ts),
+ * DeleteBucket, GetBucketLocation.
  * (GetBucketVersioning is in versioning.ts.)
  * Spec: S3 API reference of each; bucket naming rules in model/bucket-name.ts. A LocationConstraint
  * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
@@ -15,6 +16,7 @@ import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
 import { readBucketLockEnabled } from './object-lock.ts';
+import { readStatsHeaders, wantsReadStats } from './rgw-read-stats.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';
 
@@ -66,7 +68,8 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
 
 export async function HeadBucket(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
-  return new Response(null, { headers: { 'x-amz-bucket-region': info.region } });
+  const stats = wantsReadStats(s3.query) ? readStatsHeaders(await s3.store.bucketStats(s3.bucket!)) : {};
+  return new Response(null, { headers: { 'x-amz-bucket-region': info.region, ...stats } });
 }
 
 export async function DeleteBucket(s3: S3Context): Promise<Response> {
