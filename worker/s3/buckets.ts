@@ -16,7 +16,7 @@ import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
 import { readBucketLockEnabled } from './object-lock.ts';
-import { readStatsHeaders, wantsReadStats } from './rgw-read-stats.ts';
+import { assertMayReadStats, readStatsHeaders, wantsReadStats } from './rgw-read-stats.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';
 
@@ -68,7 +68,11 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
 
 export async function HeadBucket(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
-  const stats = wantsReadStats(s3.query) ? readStatsHeaders(await s3.store.bucketStats(s3.bucket!)) : {};
+  let stats = {};
+  if (wantsReadStats(s3.query)) {
+    assertMayReadStats(s3);
+    stats = readStatsHeaders(await s3.store.bucketStats(s3.bucket!));
+  }
   return new Response(null, { headers: { 'x-amz-bucket-region': info.region, ...stats } });
 }
 
