@@ -97,9 +97,18 @@ export function bucketCases(suite: Suite): void {
       await expectS3Error(suite().client.send(new CreateBucketCommand({ Bucket: 'Upper-Case' })), 'InvalidBucketName', 400);
     });
 
-    it('CreateBucket with another region as LocationConstraint is refused', async () => {
-      const cmd = new CreateBucketCommand({ Bucket: bucketName(suite().mode, 'elsewhere'), CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } });
-      await expectS3Error(suite().client.send(cmd), 'InvalidArgument', 400);
+    it("CreateBucket with another region as LocationConstraint is IllegalLocationConstraintException, with a name that is no region InvalidLocationConstraint (AWS's codes)", async () => {
+      const create = (constraint: string) =>
+        suite().client.send(
+          new CreateBucketCommand({
+            Bucket: bucketName(suite().mode, 'elsewhere'),
+            CreateBucketConfiguration: { LocationConstraint: constraint as 'eu-west-1' },
+          }),
+        );
+      await expectS3Error(create('eu-west-1'), 'IllegalLocationConstraintException', 400);
+      await expectS3Error(create('EU'), 'IllegalLocationConstraintException', 400);
+      await expectS3Error(create('default'), 'InvalidLocationConstraint', 400);
+      await expectS3Error(suite().client.send(new HeadBucketCommand({ Bucket: bucketName(suite().mode, 'elsewhere') })), 'NotFound', 404);
     });
 
     it('DeleteBucket refuses a non-empty bucket, then deletes it', async () => {
