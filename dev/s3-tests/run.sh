@@ -2,6 +2,8 @@
 # Runs ceph/s3-tests against `npm start`'s local gateway, fresh state, and writes
 # <out>.txt (pytest's output), <out>.xml (JUnit) and <out>.marks.json (markers), which
 # `python3 dev/s3-tests/families.py <out>.xml <out>.marks.json` turns into docs/COMPATIBILITY.md's table.
+# `python3 dev/s3-tests/exclusions.py <out>.xml` checks every failing function has its reason in
+# dev/s3-tests/*-exclusions.txt (--markdown: the table of docs/COMPATIBILITY.md's "still fails").
 #   usage: dev/s3-tests/run.sh <s3-tests checkout> <out prefix> [pytest args...]
 #   e.g.   dev/s3-tests/run.sh ~/s3-tests /tmp/s3t s3tests/functional/test_s3.py s3tests/functional/test_headers.py
 # The checkout needs list-versions.patch (the teardown aborts multipart uploads left behind, which

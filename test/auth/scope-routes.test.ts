@@ -1,7 +1,7 @@
 /**
  * Scopes where the answer is more than let-through or refused (issue 21): DeleteObjects answers an
  * entry outside the scope with its own AccessDenied and deletes the rest; ListBuckets shows a key
- * only its buckets; the admin API and the operator's signed reads need the admin action, in a
+ * only its buckets; HeadBucket's read-stats (RGW) needs list on the whole bucket; the admin API and the operator's signed reads need the admin action, in a
  * SigV4 Authorization header (presigned URLs and SigV2 refused); the config schema keeps admin
  * gateway-wide; the anonymous status is cached a few seconds.
  */
@@ -18,6 +18,7 @@ import { sigv2Target } from './helpers/signers.ts';
 import { BUCKET, HOST, sdk } from './mutation/bases.ts';
 import { ADMIN_KEY, SCOPES, scopedGateway } from './mutation/scoped-gateway.ts';
 import { toRequest } from './mutation/wire.ts';
+import { gateApp } from '../support/gate-app.ts';
 
 const [READ_ONLY, ONE_BUCKET, PREFIX] = SCOPES;
 const as = (k: { accessKeyId: string; secret: string }) => ({ accessKeyId: k.accessKeyId, secret: k.secret });
@@ -52,6 +53,38 @@ describe('scopes beyond one operation', () => {
     expect(await names(READ_ONLY!)).toEqual(['fz', 'fz-new', 'fz-own', 'other']);
     expect(await names(ONE_BUCKET!)).toEqual(['fz-new', 'fz-own']);
     expect(await names(PREFIX!)).toEqual(['fz']);
+  });
+
+  it("HeadBucket's read-stats (RGW) answers a key that may list the whole bucket; a prefix key gets HeadBucket but not the stats; with a bucket policy, admin keys only", async () => {
+    const g = await scopedGateway();
+    const head = async (k: { accessKeyId: string; secret: string }, query = '?read-stats=true') =>
+      g.send(await sign(k, 'HEAD', `http://${HOST}/${BUCKET}${query}`));
+    const whole = await head(READ_ONLY!);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('x-rgw-object-count')).toBe('2');
+    expect(whole.headers.get('x-rgw-bytes-used')).toBe(
+      String('object body'.length + (await g.store.headObject(BUCKET, 'dir/obj.txt', { conditions: {} })).size),
+    );
+    expect((await head(PREFIX!, '')).status).toBe(200);
+    const prefixStats = await head(PREFIX!);
+    expect(prefixStats.status).toBe(403);
+    expect(prefixStats.headers.get('x-rgw-object-count')).toBeNull();
+    const everything = { accessKeyId: 'AKIDEVERYTHING', secret: 'everything secret' };
+    const withAdmin = gateApp(undefined, [
+      { accessKeyId: everything.accessKeyId, secretAccessKey: everything.secret },
+      { accessKeyId: READ_ONLY!.accessKeyId, secretAccessKey: READ_ONLY!.secret, scope: READ_ONLY!.grant },
+    ]);
+    await withAdmin.store.createBucket(BUCKET, { region: 'us-east-1' });
+    await withAdmin.store.putBucketPolicy(
+      BUCKET,
+      JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:ListBucketVersions', Resource: `arn:aws:s3:::${BUCKET}` }],
+      }),
+    );
+    const send = async (k: { accessKeyId: string; secret: string }) => withAdmin.send(await sign(k, 'HEAD', `http://${HOST}/${BUCKET}?read-stats=true`));
+    expect((await send(READ_ONLY!)).status).toBe(403);
+    expect((await send(everything)).headers.get('x-rgw-object-count')).toBe('0');
   });
 
   it('the admin API needs the admin action in a SigV4 header: not a data key, not a presigned URL, not SigV2', async () => {

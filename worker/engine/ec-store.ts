@@ -27,7 +27,7 @@ import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
-import type { CommitResult, ObjectCatalog, PartRecord, RepairMessage } from '../catalog/types.ts';
+import type { CommitResult, ObjectCatalog, PartRecord, QuotaCatalog, RepairMessage } from '../catalog/types.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
 import { policyFor, policyForClass, type EngineSettings, type StoragePolicy } from './policy.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
@@ -59,8 +59,11 @@ function checkPartChecksum(spec: T.MultipartChecksumSpec | null, checksum: T.Che
   }
 }
 
+/** The catalog verbs EcStore calls: the object store's, and the usage counters HeadBucket's read-stats reads. */
+export type EcStoreCatalog = ObjectCatalog & Pick<QuotaCatalog, 'bucketUsage'>;
+
 export interface EcStoreOptions {
-  catalog: ObjectCatalog;
+  catalog: EcStoreCatalog;
   units: UnitStore;
   settings: EngineSettings;
   enqueueRepair?: (task: RepairTask) => void;
@@ -117,7 +120,7 @@ function info(m: ObjectManifest): T.ObjectInfo {
 }
 
 export class EcStore implements T.ObjectStore {
-  private readonly catalog: ObjectCatalog;
+  private readonly catalog: EcStoreCatalog;
   private readonly units: UnitStore;
   private readonly settings: EngineSettings;
   private readonly budget: CodingBudget;
@@ -362,6 +365,10 @@ export class EcStore implements T.ObjectStore {
   createBucket = (bucket: string, o: { region: string; objectLock?: boolean }) =>
     this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false });
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
+  async bucketStats(bucket: string): Promise<T.BucketStats> {
+    const usage = await this.catalog.bucketUsage(bucket);
+    return { objects: usage.objects, bytes: usage.bytes, quota: usage.quota && { bytes: usage.quota.bytes, objects: usage.quota.objects } };
+  }
   async bucketEncrypted(bucket: string): Promise<boolean> {
     await this.catalog.getBucket(bucket); // NoSuchBucket first
     return this.units.seals(policyFor(this.settings, bucket));

@@ -29,6 +29,7 @@ const S3_ERRORS = {
   IncompleteBody: [400, 'You did not provide the number of bytes specified by the Content-Length HTTP header.'],
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS access key Id you provided does not exist in our records.'],
+  IllegalLocationConstraintException: [400, 'The location constraint is incompatible for the region specific endpoint this request was sent to.'],
   InvalidArgument: [400, 'Invalid Argument'],
   InvalidEncryptionAlgorithmError: [400, 'The encryption request you specified is not valid. The valid value is AES256.'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
@@ -45,6 +46,7 @@ const S3_ERRORS = {
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
   InvalidStorageClass: [400, 'The storage class you specified is not valid'],
+  InvalidLocationConstraint: [400, 'The specified location-constraint is not valid'],
   InvalidObjectState: [403, 'The operation is not valid for the current state of the object.'],
   // An Object Lock default retention period out of range: RGW's code (AWS documents none for it; docs/COMPATIBILITY.md).
   InvalidRetentionPeriod: [400, 'The retention period specified is not valid.'],

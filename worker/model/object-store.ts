@@ -311,6 +311,16 @@ export interface BucketInfo {
   region: string;
 }
 
+/** A bucket's usage counters (the catalog's ledger, over every version and partition) and its quota. */
+export interface BucketStats {
+  /** Versions holding data (a bucket never versioned: one per key); delete markers are not counted. */
+  objects: number;
+  /** Logical bytes of those versions. */
+  bytes: number;
+  /** The bucket's quota (docs/QUOTAS.md): null figures are not limited; null: no quota. */
+  quota: { bytes: number | null; objects: number | null } | null;
+}
+
 export interface MultipartChecksumSpec {
   algorithm: ChecksumAlgorithm;
   type: ChecksumType;
@@ -390,6 +400,8 @@ export interface ObjectStore {
   /** `objectLock`: created with Object Lock enabled (versioning Enabled, for good). */
   createBucket(bucket: string, options: { region: string; objectLock?: boolean }): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
+  /** The bucket's usage counters and quota, read from the catalog's ledger (no listing); NoSuchBucket. */
+  bucketStats(bucket: string): Promise<BucketStats>;
   /** Whether new objects of the bucket are encrypted at rest by default (its policy, the gateway's keys); NoSuchBucket. */
   bucketEncrypted(bucket: string): Promise<boolean>;
   /** The bucket's default encryption as PutBucketEncryption set it; null when none is (NoSuchBucket). */

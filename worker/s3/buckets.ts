@@ -1,8 +1,10 @@
 /**
- * Bucket handlers: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+ * Bucket handlers: ListBuckets, CreateBucket, HeadBucket (with RGW's read-stats: rgw-read-stats.ts),
+ * DeleteBucket, GetBucketLocation.
  * (GetBucketVersioning is in versioning.ts.)
  * Spec: S3 API reference of each; bucket naming rules in model/bucket-name.ts. A LocationConstraint
- * other than the configured region is refused (InvalidArgument). ListBuckets pages by name
+ * other than the configured region is refused (IllegalLocationConstraintException, or
+ * InvalidLocationConstraint when it names no Region: assertLocationConstraint). ListBuckets pages by name
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region,
  * and shows a key only the buckets its scope names (model/access.ts).
  * Re-creating one's own bucket is 200 in us-east-1 (AWS's legacy behaviour there), 409
@@ -15,6 +17,7 @@ import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';
 import { intParam } from './listing.ts';
 import { readBucketLockEnabled } from './object-lock.ts';
+import { assertMayReadStats, readStatsHeaders, wantsReadStats } from './rgw-read-stats.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, expectRoot, parseXml } from './xml-parse.ts';
 
@@ -47,13 +50,7 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
   const xml = await readXmlBody(s3, { requireDigest: false });
   if (xml.trim() !== '') {
     const constraint = childText(expectRoot(parseXml(xml), 'CreateBucketConfiguration'), 'LocationConstraint')?.trim() ?? '';
-    const region = s3.settings.region;
-    if (constraint !== region && !(constraint === '' && region === 'us-east-1')) {
-      throw new S3Error('InvalidArgument', `The specified location-constraint is not valid: this gateway serves ${region}.`, {
-        ArgumentName: 'LocationConstraint',
-        ArgumentValue: constraint,
-      });
-    }
+    assertLocationConstraint(constraint, s3.settings.region);
   }
   try {
     await s3.store.createBucket(bucket, { region: s3.settings.region, objectLock: readBucketLockEnabled(s3.headers) });
@@ -64,9 +61,36 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
   return new Response(null, { headers: { Location: `/${bucket}` } });
 }
 
+/** A Region's name as AWS spells them (us-east-1, ap-southeast-2, us-gov-west-1, ...) or the legacy EU. */
+const REGION_NAME = /^(?:[a-z]{2}(?:-[a-z]+)+-\d{1,2}|EU)$/;
+
+/**
+ * CreateBucket's LocationConstraint against the one region this gateway serves, with AWS's codes:
+ * another Region's name is IllegalLocationConstraintException (as a regional endpoint answers a
+ * bucket meant for elsewhere), a value that names no Region InvalidLocationConstraint. An empty
+ * constraint is us-east-1's; a request without a body is accepted in any region (lenient where
+ * AWS's regional endpoints refuse it: clients that never send one keep working).
+ */
+function assertLocationConstraint(constraint: string, region: string): void {
+  if (constraint === region || (constraint === '' && region === 'us-east-1')) return;
+  if (constraint === '' || REGION_NAME.test(constraint)) {
+    const named = constraint === '' ? 'unspecified' : constraint;
+    throw new S3Error(
+      'IllegalLocationConstraintException',
+      `The ${named} location constraint is incompatible for the region specific endpoint this request was sent to (this gateway serves ${region}).`,
+    );
+  }
+  throw new S3Error('InvalidLocationConstraint', undefined, { LocationConstraint: constraint });
+}
+
 export async function HeadBucket(s3: S3Context): Promise<Response> {
   const info = await s3.store.headBucket(s3.bucket!);
-  return new Response(null, { headers: { 'x-amz-bucket-region': info.region } });
+  let stats = {};
+  if (wantsReadStats(s3.query)) {
+    assertMayReadStats(s3);
+    stats = readStatsHeaders(await s3.store.bucketStats(s3.bucket!));
+  }
+  return new Response(null, { headers: { 'x-amz-bucket-region': info.region, ...stats } });
 }
 
 export async function DeleteBucket(s3: S3Context): Promise<Response> {

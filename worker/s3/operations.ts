@@ -131,7 +131,7 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   RestoreObject: ['restore', 'versionId'],
   ListBuckets: ['prefix', 'max-buckets', 'continuation-token', 'bucket-region'],
   CreateBucket: [],
-  HeadBucket: [],
+  HeadBucket: ['read-stats'], // Ceph RGW's usage extension (rgw-read-stats.ts)
   DeleteBucket: [],
   GetBucketLocation: ['location'],
   GetBucketVersioning: ['versioning'],

@@ -5,6 +5,7 @@ import {
   GetBucketLocationCommand,
   HeadBucketCommand,
   ListBucketsCommand,
+  PutBucketVersioningCommand,
   PutObjectCommand,
   DeleteObjectCommand,
 } from '@aws-sdk/client-s3';
@@ -30,6 +31,50 @@ export function bucketCases(suite: Suite): void {
       expect(location.LocationConstraint ?? '').toBe('');
     });
 
+    it("HeadBucket with RGW's read-stats=true answers the bucket's object count and bytes (X-RGW-*), over every version", async () => {
+      const { client, mode } = suite();
+      const bucket = bucketName(mode, 'read-stats');
+      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+      const stats = async (readStats: string | null) => {
+        const command = new HeadBucketCommand({ Bucket: bucket });
+        let headers: Record<string, string> = {};
+        if (readStats !== null) {
+          command.middlewareStack.add(
+            (next) => async (args) => {
+              (args.request as { query: Record<string, string> }).query['read-stats'] = readStats;
+              return next(args);
+            },
+            { step: 'build' },
+          );
+        }
+        command.middlewareStack.add(
+          (next) => async (args) => {
+            const out = await next(args);
+            headers = (out.response as { headers: Record<string, string> }).headers;
+            return out;
+          },
+          { step: 'deserialize' },
+        );
+        await client.send(command);
+        return headers;
+      };
+      expect(await stats('true')).toMatchObject({ 'x-rgw-object-count': '0', 'x-rgw-bytes-used': '0', 'x-rgw-quota-bucket-size': '-1' });
+      for (const [key, body] of [
+        ['foo', 'foo'],
+        ['bar', 'barbar'],
+        ['foo', 'fo'],
+      ])
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      // Unversioned: the second 'foo' replaced the first.
+      expect(await stats('true')).toMatchObject({ 'x-rgw-object-count': '2', 'x-rgw-bytes-used': '8' });
+      await client.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'bar', Body: 'b' }));
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'foo' })); // a delete marker: holds nothing
+      expect(await stats('true')).toMatchObject({ 'x-rgw-object-count': '3', 'x-rgw-bytes-used': '9' });
+      // Without the parameter (or with another value) HeadBucket answers as AWS does: no X-RGW-* header.
+      for (const plain of [await stats(null), await stats('false')]) expect(Object.keys(plain).filter((h) => h.startsWith('x-rgw-'))).toEqual([]);
+    });
+
     it('ListBuckets filters by prefix and pages with max-buckets', async () => {
       const { client, mode } = suite();
       const prefix = `pages-${mode[0]}-`;
@@ -52,9 +97,18 @@ export function bucketCases(suite: Suite): void {
       await expectS3Error(suite().client.send(new CreateBucketCommand({ Bucket: 'Upper-Case' })), 'InvalidBucketName', 400);
     });
 
-    it('CreateBucket with another region as LocationConstraint is refused', async () => {
-      const cmd = new CreateBucketCommand({ Bucket: bucketName(suite().mode, 'elsewhere'), CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } });
-      await expectS3Error(suite().client.send(cmd), 'InvalidArgument', 400);
+    it("CreateBucket with another region as LocationConstraint is IllegalLocationConstraintException, with a name that is no region InvalidLocationConstraint (AWS's codes)", async () => {
+      const create = (constraint: string) =>
+        suite().client.send(
+          new CreateBucketCommand({
+            Bucket: bucketName(suite().mode, 'elsewhere'),
+            CreateBucketConfiguration: { LocationConstraint: constraint as 'eu-west-1' },
+          }),
+        );
+      await expectS3Error(create('eu-west-1'), 'IllegalLocationConstraintException', 400);
+      await expectS3Error(create('EU'), 'IllegalLocationConstraintException', 400);
+      await expectS3Error(create('default'), 'InvalidLocationConstraint', 400);
+      await expectS3Error(suite().client.send(new HeadBucketCommand({ Bucket: bucketName(suite().mode, 'elsewhere') })), 'NotFound', 404);
     });
 
     it('DeleteBucket refuses a non-empty bucket, then deletes it', async () => {
