@@ -100,7 +100,7 @@ async function timeToFullRedundancy(backend: number, bucket: string, count: numb
   let last = '';
   while (Date.now() - started < DEADLINE_MS) {
     const [onDisk, s] = await Promise.all([shardsOn(backend, bucket), status()]);
-    last = `${onDisk} of ${count} shards on s3rver-${backend}; degraded units ${s.data.degradedUnits}`;
+    last = `${onDisk} of ${count} shards on s3rver-${backend}; degraded units ${s.data.degradedUnits}; status ${JSON.stringify(s).slice(0, 3000)}`;
     if (onDisk === count && s.data.degradedUnits === 0) return Date.now() - started;
     await new Promise((r) => setTimeout(r, 250));
   }
