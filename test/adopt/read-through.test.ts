@@ -136,6 +136,25 @@ describe('adopt on read', () => {
     expect(later.body).toBe(direct.body);
   }, 30_000);
 
+  it("GetObjectTagging of an object not adopted answers the source's tags; a HEAD does not ask for them", async () => {
+    const key = 'adopt/tags-read';
+    await putSource(h, key, bytes(300));
+    const tagging = '<Tagging><TagSet><Tag><Key>z</Key><Value>last</Value></Tag><Tag><Key>env</Key><Value>prod</Value></Tag></TagSet></Tagging>';
+    expect((await h.source(key, { method: 'PUT', query: 'tagging=', body: tagging })).status).toBe(200);
+    const asked = h.client.sent.tagging;
+    const adopted = h.adoption.adopted;
+    expect((await h.gateway(key, { method: 'HEAD' })).status).toBe(200);
+    expect(h.client.sent.tagging).toBe(asked);
+    const ours = await (await h.gateway(key, { query: 'tagging=' })).text();
+    const theirs = await (await h.source(key, { query: 'tagging=' })).text();
+    const tagsOf = (xml: string) => [...xml.matchAll(/<Key>([^<]*)<\/Key><Value>([^<]*)<\/Value>/g)].map((m) => `${m[1]}=${m[2]}`).sort();
+    expect(tagsOf(ours)).toEqual(['env=prod', 'z=last']);
+    expect(tagsOf(ours)).toEqual(tagsOf(theirs));
+    expect(h.client.sent.tagging).toBe(asked + 1);
+    await h.settled();
+    expect(h.adoption.adopted).toBe(adopted); // a tagging read adopts nothing, as a HEAD
+  });
+
   it("the source's tags are set on the adopted object", async () => {
     const key = 'adopt/tagged';
     await putSource(h, key, bytes(2000));

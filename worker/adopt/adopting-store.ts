@@ -260,7 +260,12 @@ export class Adoption {
     if (!(await this.askSource(bucket, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
     const answer = await this.unreachable(source, () => source.head(key, forwardedHeaders(opts), opts.partNumber));
     if (answer.status === 404) this.notFound.add(bucket, key);
-    return headOf(key, answer.status, answer.headers, opts.partNumber);
+    const head = headOf(key, answer.status, answer.headers, opts.partNumber);
+    // GetObjectTagging of an object only the source holds: the source's tags (one more source
+    // request, only for that call; none when its HEAD says it has none).
+    if (!opts.tags || answer.headers.get('x-amz-tagging-count') === '0') return head;
+    const tags = await this.unreachable(source, () => source.tags(key));
+    return tags.length ? { ...head, metadata: { ...head.metadata, tags } } : head;
   }
 
   async getObject(bucket: string, key: string, opts: T.GetObjectOptions): Promise<T.ObjectBody> {

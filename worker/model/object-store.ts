@@ -176,6 +176,12 @@ export interface GetObjectOptions {
   sse?: SseRequest | null;
   /** A version to read (absent: the current one; NoSuchVersion, or 405 for a delete marker). */
   versionId?: string;
+  /**
+   * HeadObject for GetObjectTagging: the head's metadata must carry the object's tags. A store
+   * that answers from elsewhere (an adopted bucket's source: adopt/adopting-store.ts) asks for them
+   * then, and only then.
+   */
+  tags?: true;
 }
 
 /** Source of CopyObject / UploadPartCopy. Its conditions come from x-amz-copy-source-if-*:

@@ -62,7 +62,7 @@ export function taggingXml(tags: Tag[]): string {
 
 export async function GetObjectTagging(s3: S3Context): Promise<Response> {
   const versionId = readVersionId(s3.query);
-  const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) });
+  const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, tags: true, ...(versionId === undefined ? {} : { versionId }) });
   return xmlResponse(taggingXml(head.metadata.tags ?? []), versionHeader(head.versionId));
 }
 
