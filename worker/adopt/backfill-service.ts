@@ -10,7 +10,7 @@ import type { AdoptCatalog, AdoptChainCatalog } from '../model/adopt-backfill.ts
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import type { Adoption } from './adopting-store.ts';
-import { backfillBatch, type BackfillReport } from './backfill.ts';
+import { backfillBatch, emptyReport, type BackfillReport } from './backfill.ts';
 import { ADOPT_CHAIN_STALE_MS } from './backfill-chain.ts';
 import { detachSource, pauseBackfill, startBackfill, type DetachAnswer } from './backfill-control.ts';
 import { parseState, passDue, progressOf, type BackfillProgress } from '../model/adopt-backfill.ts';
@@ -96,21 +96,7 @@ export class BackfillService {
   private async alone(bucket: string, run: () => Promise<BackfillReport>): Promise<BackfillReport> {
     const id = `run-${crypto.randomUUID()}`;
     if (!(await this.d.catalog.claimAdoptChain(bucket, id, this.now, ADOPT_CHAIN_STALE_MS))) {
-      return {
-        bucket,
-        listed: 0,
-        adopted: 0,
-        readopted: 0,
-        bytes: 0,
-        held: 0,
-        deleted: 0,
-        changed: 0,
-        failed: 0,
-        passesCompleted: 0,
-        stopped: false,
-        idle: 'another run is driving it',
-        problems: [],
-      };
+      return { ...emptyReport(bucket), idle: 'another run is driving it' };
     }
     try {
       return await run();

@@ -69,10 +69,10 @@ export interface BackfillReport extends Pick<PassCounts, 'listed' | 'adopted' | 
 const PROBLEMS_SHOWN = 20;
 
 /** One run of a bucket's backfill from its checkpoint. */
-export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Promise<BackfillReport> {
-  const now = deps.now ?? Date.now;
-  const report: BackfillReport = {
-    bucket: o.bucket,
+/** A run's report before it has done anything (every count 0). */
+export function emptyReport(bucket: string): BackfillReport {
+  return {
+    bucket,
     listed: 0,
     adopted: 0,
     readopted: 0,
@@ -85,6 +85,11 @@ export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Pro
     stopped: false,
     problems: [],
   };
+}
+
+export async function backfillBatch(deps: BackfillDeps, o: BackfillOptions): Promise<BackfillReport> {
+  const now = deps.now ?? Date.now;
+  const report = emptyReport(o.bucket);
   const state = parseState(await deps.catalog.getAdoptState(o.bucket));
   const idle = !state || state.startedAt === null ? 'not started' : state.detachedAt !== null ? 'detached' : state.paused ? 'paused' : null;
   if (idle || !state) return { ...report, idle: idle ?? 'not started' };
