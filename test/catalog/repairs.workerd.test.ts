@@ -80,3 +80,37 @@ it.each(TIMINGS)('worklist order, hand-on, backoff, throttling and reset (%s)', 
   await catalog.markRepaired(bucket, 'u-two', [0, 3], 'two-lost');
   expect(await catalog.listDegradedUnits(bucket, null, 10)).toEqual([]);
 });
+
+it('a throttled worklist whose first units wait for a backed-off backend hands on one behind them, and leaves nothing due unseen', async () => {
+  const bucket = `worklist-skip-${Date.now().toString(36)}`;
+  const catalog = new DurableCatalog(ns());
+  await catalog.insertBucket(bucket, 'auto');
+  const wide = { ...unit(), k: 2, m: 2, placement: ['b0', 'b1', 'b2', 'b3'], headerLens: [90, 90, 90, 90], shardDigests: ['00', '11', '22', '33'] };
+  // First in the worklist's order (least spare): 15 units missing their shards on b2 and b3 (b3 is
+  // the backend that is down); then 3 missing one on b0.
+  const waiting = Array.from({ length: 15 }, (_, i) => `wait-${String(i).padStart(2, '0')}`);
+  for (const key of waiting) await catalog.commitManifest(bucket, key, manifest(bucket, key, [{ ...wide, unitId: `u-${key}`, missing: [2, 3] }]), {});
+  for (const key of ['free-0', 'free-1', 'free-2'])
+    await catalog.commitManifest(bucket, key, manifest(bucket, key, [{ ...wide, unitId: `u-${key}`, missing: [0] }]), {});
+
+  await runInDurableObject(ns().get(ns().idFromName(`bucket:${bucket}`)), async (_obj, state) => {
+    await state.storage.deleteAlarm(); // this test is the clock
+    const r = new SqlRepairs(state.storage.sql, REPAIR_TIMING_DEFAULTS);
+    const t0 = 1_000_000_000_000;
+    // Three repairs failed because b3 did not answer: b3 backs off, the bucket is throttled to one unit per period.
+    for (const key of waiting.slice(0, FAILURES_TO_THROTTLE)) r.failed(`u-${key}`, 'shard 3 on b3: backend unreachable', t0, ['b3']);
+    expect(r.failures).toBe(FAILURES_TO_THROTTLE);
+
+    const now = t0 + 1;
+    // The twelve due units waiting for b3 come first (more than a throttled walk used to read): the
+    // walk goes past them to a unit it can hand on.
+    expect(r.takeDue(now).map((u) => u.key)).toEqual(['free-0']);
+    // Everything due was looked at: what is left waits for b3's backoff or the throttle, so the
+    // next wake-up is later than now (an alarm set for "now" from inside the alarm is lost, alarm-time.ts).
+    const next = r.nextWake(now);
+    expect(next).not.toBeNull();
+    expect(next!).toBeGreaterThan(now);
+    const pushed = state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM degraded_units WHERE key LIKE 'wait-%' AND next_at > ?", now).one().n;
+    expect(pushed).toBe(waiting.length);
+  });
+});

@@ -19,7 +19,8 @@ function rawInputSuite(gate: Gate): void {
     beforeAll(async () => {
       worker = await startTestWorker(gate);
       url = worker.url;
-      expect((await raw(url, { method: 'PUT', path: '/rawi' })).status).toBe(200);
+      const created = await raw(url, { method: 'PUT', path: '/rawi' });
+      expect(created.status, created.text).toBe(200); // the gateway's answer says why, if not
     });
     afterAll(async () => {
       await worker?.dispose();

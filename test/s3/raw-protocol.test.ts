@@ -20,7 +20,8 @@ function rawProtocolSuite(gate: Gate): void {
     beforeAll(async () => {
       worker = await startTestWorker(gate);
       url = worker.url;
-      expect((await raw(url, { method: 'PUT', path: '/rawp' })).status).toBe(200);
+      const created = await raw(url, { method: 'PUT', path: '/rawp' });
+      expect(created.status, created.text).toBe(200); // the gateway's answer says why, if not
       expect((await raw(url, { method: 'PUT', path: '/rawp/ten', body: '0123456789' })).status).toBe(200);
       expect((await raw(url, { method: 'PUT', path: '/rawp/empty', body: '' })).status).toBe(200);
     });

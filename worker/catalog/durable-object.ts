@@ -36,6 +36,7 @@ import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { SqlRepairs } from './sql-repairs.ts';
+import { alarmTime } from './alarm-time.ts';
 import { repairTimingOf, type RepairTiming } from '../model/repair-timing.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
@@ -802,8 +803,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** Sets the alarm to `at` unless it is set earlier: one alarm serves repairs, splits and events. */
   private async wakeAt(at: number): Promise<void> {
+    const when = alarmTime(at, Date.now());
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (current === null || current > when) await this.ctx.storage.setAlarm(when);
   }
 
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
@@ -1450,7 +1452,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       }
     }
     const next = repairs.nextWake(Date.now());
-    if (next !== null) await this.ctx.storage.setAlarm(due.length && next <= Date.now() ? Date.now() + this.repairTiming().retryFirstMs : next);
+    // More due than one batch: the next batch after the first retry delay (each send is a queue message).
+    if (next !== null)
+      await this.ctx.storage.setAlarm(alarmTime(due.length && next <= Date.now() ? Date.now() + this.repairTiming().retryFirstMs : next, Date.now()));
   }
   /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a

@@ -36,6 +36,10 @@ export const SENT_TIMEOUT_MS = REPAIR_TIMING_DEFAULTS.resendAfterMs;
 export const FAILURES_TO_THROTTLE = 3;
 /** Units handed to the queue per alarm (one sendBatch). */
 export const BATCH = 100;
+/** Units waiting for a backed-off backend one alarm walks past before it stops (their rows are rewritten). */
+export const SKIPPED_PER_TAKE = 10_000;
+/** Rows read per query of takeDue's walk. */
+const TAKE_PAGE = 100;
 
 /**
  * The longest a backend that does not answer is left alone by the repairs of one bucket: as short
@@ -78,31 +82,44 @@ export class SqlRepairs {
     return this.state('repair-failures');
   }
 
-  /** Units due at `now`, in worklist order, marked as handed on. At most one while throttled. */
+  /**
+   * Units due at `now`, in worklist order, marked as handed on. At most one while throttled.
+   * Units waiting for a backed-off backend are skipped (their next try moved to its end) and the
+   * walk goes on past them, up to SKIPPED_PER_TAKE of them: a worklist whose first rows all wait
+   * still hands on the ones behind them, and leaves nothing due now that it did not look at
+   * unless it hit that bound (then the alarm comes straight back, alarm-time.ts).
+   */
   takeDue(now: number): DegradedUnit[] {
     const throttled = this.failures >= FAILURES_TO_THROTTLE;
     if (throttled && now < this.state('repair-last-send') + retryDelay(this.failures - FAILURES_TO_THROTTLE + 1, this.timing)) return [];
     const want = throttled ? 1 : BATCH;
     const backoffs = this.backoffs();
     const rows: DegradedRow[] = [];
-    // With backends backed off, more rows are read than sent: those waiting for one are skipped.
-    for (const r of this.sql
-      .exec<DegradedRow>(
-        'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
-        now,
-        now - this.timing.resendAfterMs,
-        backoffs.size ? want * 10 : want,
-      )
-      .toArray()) {
-      if (rows.length === want) break;
-      const waitUntil = backoffs.size ? this.waitFor(r, backoffs, now) : 0;
-      if (waitUntil > now) {
-        this.sql.exec('UPDATE degraded_units SET next_at = ? WHERE unit_id = ?', waitUntil, r.unit_id);
-        continue;
+    let skipped = 0;
+    for (;;) {
+      // Every row of a page is either handed on (sent_at now) or pushed back (next_at later), so
+      // the next page starts after it.
+      const page = this.sql
+        .exec<DegradedRow>(
+          'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
+          now,
+          now - this.timing.resendAfterMs,
+          TAKE_PAGE,
+        )
+        .toArray();
+      for (const r of page) {
+        if (rows.length === want) break;
+        const waitUntil = backoffs.size ? this.waitFor(r, backoffs, now) : 0;
+        if (waitUntil > now) {
+          this.sql.exec('UPDATE degraded_units SET next_at = ? WHERE unit_id = ?', waitUntil, r.unit_id);
+          skipped++;
+          continue;
+        }
+        this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE unit_id = ?', now, r.unit_id);
+        rows.push(r);
       }
-      rows.push(r);
+      if (rows.length === want || page.length < TAKE_PAGE || skipped >= SKIPPED_PER_TAKE) break;
     }
-    for (const r of rows) this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE unit_id = ?', now, r.unit_id);
     if (rows.length) this.setState('repair-last-send', now);
     return rows.map(degradedUnitOf);
   }
