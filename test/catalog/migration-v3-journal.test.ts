@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bucketImages, replayJournal } from '../../worker/catalog/journal-replay.ts';
 import { schemaVersion } from '../../worker/catalog/schema-migrations.ts';
-import { JOURNALED, TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
+import { JOURNALED } from '../../worker/catalog/sql-journal.ts';
+import { journaledRows } from '../support/journaled-rows.ts';
 import { SCHEMA_VERSION } from '../../worker/catalog/sql-schema.ts';
 import type { JournalTake } from '../../worker/catalog/types.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, type JournalSegment } from '../../worker/format/journal.ts';
@@ -90,10 +91,7 @@ describe('a catalog written by schema 3 opens under this release and its journal
       const sql = storages.get(name)!.sql;
       const image = images.get(name === BUCKET_LIST_INSTANCE ? name : name.slice('bucket:'.length))!;
       for (const [table, pk] of Object.entries(JOURNALED)) {
-        const rows = sql
-          .exec(`SELECT * FROM ${table} ORDER BY ${pk.join(', ')}`)
-          .toArray()
-          .filter((r) => table !== 'state' || !TRANSIENT_STATE.includes(String(r.name)));
+        const rows = journaledRows(sql, table);
         const replayed = [...(image.tables.get(table)?.values() ?? [])].sort((a, b) =>
           JSON.stringify(pk.map((c) => a[c])) < JSON.stringify(pk.map((c) => b[c])) ? -1 : 1,
         );

@@ -19,6 +19,11 @@ import {
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventGateway, HOOK_SECRET } from '../support/event-gateway.ts';
+import { DEV_KEY_RING } from '../support/memory-store.ts';
+import { parseConfig } from '../../worker/config/config.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { flushJournal } from '../../worker/upkeep/journal.ts';
+import { restoreFromJournal } from '../../worker/upkeep/journal-restore.ts';
 
 type Gateway = Awaited<ReturnType<typeof eventGateway>>;
 const open: Gateway[] = [];
@@ -121,6 +126,47 @@ describe('event delivery', () => {
     await g.deliver(Date.now() + 60_000);
     expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(['a', 'b', 'a']);
     expect(await statusOf(g, 'upgrade', Date.now() + 60_000)).toMatchObject({ backlog: 0, queued: 4, delivered: 4 });
+  });
+
+  it('a catalog lost with events waiting: rebuilt from its journal, it delivers each undelivered event with its id, none delivered before, and those an earlier release queued', async () => {
+    const g = await gateway({ backoffMs: 1000, maxAttempts: 100 });
+    await announcing(g, 'lost');
+    await put(g, 'lost', 'early', 'e');
+    await g.deliver(Date.now()); // the test event and 'early': delivered
+    g.receiver.mode = 'fail';
+    for (const key of ['k1', 'k2']) await put(g, 'lost', key, key);
+    await g.deliver(Date.now(), { rounds: 1 }); // k1 refused once: k1 and k2 wait
+    expect(await statusOf(g, 'lost')).toMatchObject({ backlog: 2, delivered: 2, retried: 1 });
+    // What an earlier release left: its outbox was not journaled (no triggers, no changes noted).
+    const sql = g.namespace.instance('bucket:lost').storage.sql;
+    for (const op of ['insert', 'update', 'delete']) sql.exec(`DROP TRIGGER journal_event_outbox_${op}`);
+    sql.exec("DELETE FROM journal_changes WHERE tbl = 'event_outbox'");
+    g.namespace.restart('bucket:lost'); // the new release starts over that storage
+    await put(g, 'lost', 'k3', 'k3');
+    const units = new UnitStore(g.backends, undefined, { keyRing: DEV_KEY_RING });
+    const policy = parseConfig({
+      backends: g.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2 } },
+      defaultPolicy: 'ec',
+    }).policies.ec!;
+    const stored = await flushJournal({ catalog: g.catalog, units, policy }, { deadline: Date.now() + 60_000 });
+    expect(stored.failed).toEqual([]);
+    const waiting = (await g.catalog.listEvents('lost', 10)).filter((e) => e.state === 'queued');
+    expect(waiting.map((e) => e.key).sort()).toEqual(['k1', 'k2', 'k3']);
+
+    // The catalog lost whole (every instance's storage), rebuilt from the journal on the backends.
+    g.namespace.instances.clear();
+    await g.catalog.insertBucket('lost', 'us-east-1');
+    const restored = await restoreFromJournal('lost', g.backends, g.catalog, DEV_KEY_RING);
+    expect(restored.doubts).toEqual([]);
+    g.receiver.mode = 'ok';
+    const before = g.receiver.received.length;
+    await g.deliver(Date.now() + 60_000);
+    // Each waiting event once, in order, with the id it had ('early' and the test event never again).
+    const after = g.receiver.received.slice(before);
+    expect(after.map((r) => r.json.Records?.[0]?.s3.object.key)).toEqual(['k1', 'k2', 'k3']);
+    expect(after.map((r) => r.headers['x-shardgate-event-id'])).toEqual(['k1', 'k2', 'k3'].map((k) => waiting.find((e) => e.key === k)!.eventId));
+    expect(await statusOf(g, 'lost', Date.now() + 60_000)).toMatchObject({ backlog: 0, delivered: 3 });
   });
 
   it('a destination that hangs is cut off by its signal; writes go on meanwhile; the event comes again later', async () => {

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { FaultyBackend } from '../../backends/faulty.ts';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { replayJournal } from '../../worker/catalog/journal-replay.ts';
-import { journalRedundancy, JOURNALED, TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
+import { journalRedundancy, JOURNALED } from '../../worker/catalog/sql-journal.ts';
+import { journaledRows } from '../support/journaled-rows.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -71,12 +72,8 @@ function setup(placeOn?: string[]) {
     expect((await journal()).failed).toEqual([]);
     const image = replayJournal(await stored(instance)).get(instance)!;
     const sql = catalog.namespace.instance(`bucket:${instance}`).storage.sql;
-    for (const [t, pk] of Object.entries(JOURNALED)) {
-      const rows = sql
-        .exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`)
-        .toArray()
-        .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name)))
-        .map((r) => JSON.stringify(r));
+    for (const t of Object.keys(JOURNALED)) {
+      const rows = journaledRows(sql, t).map((r) => JSON.stringify(r));
       expect(new Set([...(image.tables.get(t)?.values() ?? [])].map((r) => JSON.stringify(r))), t).toEqual(new Set(rows));
     }
   };

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { FaultyBackend } from '../../backends/faulty.ts';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { replayJournal } from '../../worker/catalog/journal-replay.ts';
-import { JOURNALED, TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
+import { JOURNALED } from '../../worker/catalog/sql-journal.ts';
+import { journaledRows } from '../support/journaled-rows.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -58,18 +59,7 @@ function setup() {
   };
   const tables = (instance: string) => {
     const sql = catalog.namespace.instance(instance === BUCKET_LIST_INSTANCE ? instance : `bucket:${instance}`).storage.sql;
-    return Object.fromEntries(
-      Object.entries(JOURNALED).map(([t, pk]) => [
-        t,
-        new Set(
-          sql
-            .exec(`SELECT * FROM ${t} ORDER BY ${pk.join(', ')}`)
-            .toArray()
-            .filter((r) => t !== 'state' || !TRANSIENT_STATE.includes(String(r.name)))
-            .map((r) => JSON.stringify(r)),
-        ),
-      ]),
-    );
+    return Object.fromEntries(Object.keys(JOURNALED).map((t) => [t, new Set(journaledRows(sql, t).map((r) => JSON.stringify(r)))]));
   };
   const replayed = (segments: JournalSegment[], instance: string) => {
     const image = replayJournal(segments).get(instance)!;

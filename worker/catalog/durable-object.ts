@@ -885,6 +885,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return n;
     });
     if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
+    // Undelivered events came back with their changes: delivered from the alarm, as after a commit.
+    if (!r.error && batch.rows.some((x) => x.t === 'event_outbox')) await this.wakeAt(Date.now());
     return r;
   }
 

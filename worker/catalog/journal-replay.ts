@@ -150,10 +150,13 @@ function foldBucket(bucket: string, members: InstanceImage[]): InstanceImage {
       if (t === 'buckets' || t === 'state') continue;
       const into = root.tables.get(t) ?? new Map<string, Row>();
       root.tables.set(t, into);
-      // Garbage rows are numbered per instance: a partition's take the next free numbers of the root's.
-      let next = t === 'garbage' ? Math.max(0, ...[...into.values()].map((r) => Number(r.id))) + 1 : 0;
-      for (const [k, r] of rows) {
-        if (t === 'garbage') {
+      // Garbage rows and events are numbered per instance: a partition's take the next free numbers
+      // of the root's (events in their partition's order).
+      const renumbered = t === 'garbage' || t === 'event_outbox';
+      let next = renumbered ? Math.max(0, ...[...into.values()].map((r) => Number(r.id))) + 1 : 0;
+      const ordered = t === 'event_outbox' ? [...rows].sort((a, b) => Number(a[1].id) - Number(b[1].id)) : rows;
+      for (const [k, r] of ordered) {
+        if (renumbered) {
           const id = next++;
           into.set(JSON.stringify([id]), { ...r, id });
           continue;

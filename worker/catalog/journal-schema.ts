@@ -14,7 +14,16 @@ export const JOURNALED: Readonly<Record<string, readonly string[]>> = {
   uploads: ['upload_id'],
   parts: ['upload_id', 'part_number'],
   garbage: ['id'],
+  // Only its undelivered rows (rowFilter): a rebuilt catalog delivers the events it had not yet,
+  // as its objects come back (at least once: the receiver de-duplicates by event id).
+  event_outbox: ['id'],
 };
+
+/**
+ * Journaled tables made on first use, not with the schema (sql-outbox.ts makes the outbox's):
+ * their triggers are made with them (journalTriggers), and the journal reads them only if they exist.
+ */
+export const LAZY_TABLES: readonly string[] = ['event_outbox'];
 
 /** Tables left out of the journal, and why (rebuilt without it, or the journal's own). */
 export const NOT_JOURNALED: Readonly<Record<string, string>> = {
@@ -29,7 +38,6 @@ export const NOT_JOURNALED: Readonly<Record<string, string>> = {
   journal_meta: "the journal's own progress",
   access_log: 'server access log records waiting minutes for delivery: a rebuilt catalog loses at most those not yet delivered',
   access_log_batches: 'claims of access log batches being delivered (they go with their records)',
-  event_outbox: 'bucket events waiting for delivery (sql-outbox.ts): a rebuilt catalog restores the changes, not their undelivered events',
   event_destinations: "event delivery counts and backoff per destination: a rebuilt catalog's start at zero",
   event_sequencer: "the partition's event counter: never below the clock, so it needs no journal",
 };
@@ -53,21 +61,31 @@ export const TRANSIENT_STATE = [
 
 /** Rows of a journaled table that are journaled (`row` is the trigger's NEW or OLD, or '' in a query). */
 export function rowFilter(table: string, row: string): string | null {
-  return table === 'state' ? `${row}name NOT IN (${TRANSIENT_STATE.map((n) => `'${n}'`).join(', ')})` : null;
+  if (table === 'state') return `${row}name NOT IN (${TRANSIENT_STATE.map((n) => `'${n}'`).join(', ')})`;
+  // A delivered or dead-lettered event leaves the journal as if deleted.
+  if (table === 'event_outbox') return `${row}state = 'queued'`;
+  return null;
 }
 
 export const keyArray = (table: string, row: string) => `json_array(${JOURNALED[table]!.map((c) => `${row}.${c}`).join(', ')})`;
 
-function triggers(table: string): string {
+/**
+ * The triggers that note every change of a journaled row of `table`. An event's update is noted
+ * when the row was or is journaled: an event leaving the filter (delivered) is recorded as deleted.
+ */
+export function journalTriggers(table: string): string {
   const note = (row: string) => `INSERT OR REPLACE INTO journal_changes (tbl, pk) VALUES ('${table}', ${keyArray(table, row)});`;
+  const filter = (row: string) => rowFilter(table, `${row}.`);
   const when = (row: string) => {
-    const f = rowFilter(table, `${row}.`);
+    const f = filter(row);
     return f ? ` WHEN ${f}` : '';
   };
+  // (A state row's name never changes: its filter is the same before and after, as written since schema 1.)
+  const updated = table === 'event_outbox' ? ` WHEN (${filter('OLD')}) OR (${filter('NEW')})` : when('NEW');
   return `
 CREATE TRIGGER IF NOT EXISTS journal_${table}_insert AFTER INSERT ON ${table}${when('NEW')} BEGIN ${note('NEW')} END;
 CREATE TRIGGER IF NOT EXISTS journal_${table}_delete AFTER DELETE ON ${table}${when('OLD')} BEGIN ${note('OLD')} END;
-CREATE TRIGGER IF NOT EXISTS journal_${table}_update AFTER UPDATE ON ${table}${when('NEW')} BEGIN ${note('OLD')} ${note('NEW')} END;`;
+CREATE TRIGGER IF NOT EXISTS journal_${table}_update AFTER UPDATE ON ${table}${updated} BEGIN ${note('OLD')} ${note('NEW')} END;`;
 }
 
 /** The journal's tables and the triggers of every journaled table (after those tables exist). */
@@ -76,4 +94,8 @@ export const JOURNAL_SCHEMA =
 CREATE TABLE IF NOT EXISTS journal_changes (id INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, pk TEXT NOT NULL, UNIQUE (tbl, pk));
 CREATE TABLE IF NOT EXISTS journal_files (segment INTEGER PRIMARY KEY, generation INTEGER NOT NULL, units TEXT NOT NULL, taken_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS journal_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-` + Object.keys(JOURNALED).map(triggers).join('\n');
+` +
+  Object.keys(JOURNALED)
+    .filter((t) => !LAZY_TABLES.includes(t))
+    .map(journalTriggers)
+    .join('\n');

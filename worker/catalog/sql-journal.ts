@@ -15,9 +15,10 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
+import { createOutboxTables } from './sql-outbox.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
 import type { DumpCursor, GarbageUnits, JournalImportBatch, JournalKnown, JournalMeta, JournalRedundancy, JournalStatus, JournalTake } from './types.ts';
-import { JOURNALED, TRANSIENT_STATE, rowFilter } from './journal-schema.ts';
+import { JOURNALED, LAZY_TABLES, TRANSIENT_STATE, rowFilter } from './journal-schema.ts';
 
 export type { DumpCursor, JournalMeta, JournalStatus, JournalTake };
 export { JOURNALED, NOT_JOURNALED, TRANSIENT_STATE } from './journal-schema.ts';
@@ -259,7 +260,13 @@ export class SqlJournal {
     return true;
   }
 
+  /** Whether journaled table `table` exists here (a LAZY_TABLES one only once first used). */
+  private exists(table: string): boolean {
+    return !LAZY_TABLES.includes(table) || this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).toArray().length > 0;
+  }
+
   private dumpRows(table: string, after: JournalValue[] | null, limit: number): Record<string, JournalValue>[] {
+    if (!this.exists(table)) return [];
     const pk = JOURNALED[table]!;
     const where = [rowFilter(table, ''), after ? `(${pk.join(', ')}) > (${pk.map(() => '?').join(', ')})` : null].filter(Boolean);
     return this.sql
@@ -271,9 +278,12 @@ export class SqlJournal {
       .toArray();
   }
 
+  /** The row as it is now; null when it is gone or left the table's filter (a delivered event): recorded as deleted. */
   private row(table: string, k: JournalValue[]): Record<string, JournalValue> | null {
+    if (!this.exists(table)) return null;
     const pk = JOURNALED[table]!;
-    return this.sql.exec<Record<string, JournalValue>>(`SELECT * FROM ${table} WHERE ${pk.map((c) => `${c} = ?`).join(' AND ')}`, ...k).toArray()[0] ?? null;
+    const where = [...pk.map((c) => `${c} = ?`), rowFilter(table, '')].filter(Boolean);
+    return this.sql.exec<Record<string, JournalValue>>(`SELECT * FROM ${table} WHERE ${where.join(' AND ')}`, ...k).toArray()[0] ?? null;
   }
 }
 
@@ -300,7 +310,7 @@ export function journalRedundancy(units: CodedUnit[]): JournalRedundancy {
 }
 
 /** Tables an import writes, in order (versions before what points at them). */
-const IMPORT_ORDER = ['state', 'versions', 'objects', 'uploads', 'parts', 'garbage'];
+const IMPORT_ORDER = ['state', 'versions', 'objects', 'uploads', 'parts', 'garbage', 'event_outbox'];
 
 /**
  * A bucket's journaled rows written back into its instance (upkeep/journal-restore.ts, for a
@@ -316,13 +326,32 @@ export function importRows(
   now: number,
 ): number {
   let written = 0;
-  for (const { t, r } of [...rows].sort((a, b) => IMPORT_ORDER.indexOf(a.t) - IMPORT_ORDER.indexOf(b.t))) {
+  const order = (x: { t: string; r: Record<string, JournalValue> }) => IMPORT_ORDER.indexOf(x.t);
+  const sorted = [...rows].sort((a, b) => order(a) - order(b) || (a.t === 'event_outbox' ? Number(a.r.id) - Number(b.r.id) : 0));
+  if (sorted.some((x) => x.t === 'event_outbox')) createOutboxTables(sql);
+  for (const { t, r: row } of sorted) {
     if (!IMPORT_ORDER.includes(t)) throw new Error(`journal import: table ${t} is not imported`);
-    if (t === 'state' && TRANSIENT_STATE.includes(String(r.name))) continue;
+    if (t === 'state' && TRANSIENT_STATE.includes(String(row.name))) continue;
+    // An event takes the next free id here, in its journal's order: ids are per partition (a folded
+    // split bucket's collide) and a merge's live catalog has its own.
+    const { id: _id, ...event } = row;
+    const r = t === 'event_outbox' ? event : row;
     const columns = Object.keys(r);
-    const cursor = sql.exec(`INSERT OR IGNORE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]));
+    const values = columns.map((c) => r[c]);
+    const cursor =
+      t === 'event_outbox'
+        ? // An event already here (an import run again) is not queued twice.
+          sql.exec(
+            `INSERT INTO event_outbox (${columns.join(', ')}) SELECT ${columns.map(() => '?').join(', ')} WHERE NOT EXISTS (SELECT 1 FROM event_outbox WHERE event_id = ? AND destination = ?)`,
+            ...values,
+            r.event_id,
+            r.destination,
+          )
+        : sql.exec(`INSERT OR IGNORE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...values);
     if (cursor.rowsWritten === 0) continue;
     written++;
+    // Its destination's figures start at zero (not journaled), as a commit's first event makes them.
+    if (t === 'event_outbox') sql.exec('INSERT OR IGNORE INTO event_destinations (destination) VALUES (?)', r.destination);
     if (t === 'versions' && Number(r.delete_marker) !== 1) {
       const manifest = JSON.parse(String(r.manifest)) as ObjectManifest;
       unitsOf(manifest).forEach((u, i) => {

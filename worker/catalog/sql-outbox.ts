@@ -25,6 +25,7 @@
  * The tables are made by the first event (a bucket that never configured notifications has none:
  * no migration, nothing read on its writes but the one state row of its rules).
  */
+import { journalTriggers } from './journal-schema.ts';
 import { isReservedKey } from '../model/reserved-keys.ts';
 import { S3Error } from '../model/errors.ts';
 import { matchingRules, destinationOf, parseStoredNotification, type EventName, type NotificationRule } from '../model/notification.ts';
@@ -84,6 +85,23 @@ const SCHEMA = [
   )`,
 ];
 
+/** The outbox's tables and their journal triggers (journal-schema.ts: only undelivered events are journaled). */
+export function createOutboxTables(sql: SqlStorage): void {
+  for (const s of SCHEMA) sql.exec(s);
+  journalOutbox(sql);
+}
+
+/**
+ * The outbox's journal triggers, made once. Releases before them kept the outbox out of the
+ * journal: the undelivered events such a release queued are noted as changes when the triggers
+ * are made, so the next segments carry them too.
+ */
+function journalOutbox(sql: SqlStorage): void {
+  if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'journal_event_outbox_insert'").toArray().length) return;
+  sql.exec(journalTriggers('event_outbox'));
+  sql.exec("INSERT OR REPLACE INTO journal_changes (tbl, pk) SELECT 'event_outbox', json_array(id) FROM event_outbox WHERE state = 'queued' ORDER BY id");
+}
+
 /** Parsed rules by their row's text: one parse per configuration, not per write. Bounded (one entry). */
 let parsed: { text: string | null; rules: NotificationRule[] | null } = { text: null, rules: null };
 function rulesOf(text: string | null): NotificationRule[] | null {
@@ -104,12 +122,15 @@ export class SqlOutbox {
   constructor(private readonly sql: SqlStorage) {}
 
   private hasTables(): boolean {
-    if (!this.tables) this.tables = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_outbox'").toArray().length > 0;
+    if (!this.tables && this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_outbox'").toArray().length > 0) {
+      journalOutbox(this.sql); // tables an earlier release made: journaled from now on
+      this.tables = true;
+    }
     return this.tables;
   }
 
   private ensureTables(): void {
-    if (!this.hasTables()) for (const s of SCHEMA) this.sql.exec(s);
+    if (!this.hasTables()) createOutboxTables(this.sql);
     this.tables = true;
   }
 
