@@ -1,5 +1,5 @@
 /**
- * npm run bench:events [-- --puts N] [-- --down-seconds S] [-- --cpu [--undelivered]]
+ * npm run bench:events [-- --puts N] [-- --down-seconds S] [-- --cpu [--undelivered | --queue]]
  *
  * Bucket event notifications on the local gateway (`npm start`'s Worker in workerd, its own state
  * dir): N PUTs to a bucket with a rule for a webhook on this machine, one after the other; for
@@ -11,8 +11,13 @@
  * into a bucket with a rule announcing it (its delivery included: it runs in the same workerd)
  * and into one without, interleaved in batches, for an inline (1 KiB) and a coded (64 KiB)
  * object, and their ratio; with --undelivered the webhook is down and retried only after an
- * hour, so what is measured is the commit's own cost (the outbox rows in its transaction). It measures one machine: figures, not a target.
+ * hour, so what is measured is the commit's own cost (the outbox rows in its transaction); with
+ * --queue the destination is the local Queue binding instead of the webhook (its events go in
+ * one sendBatch per alarm run, where a webhook costs a POST each): each batch of PUTs is followed
+ * by a pause for the alarm's delivery, the same pause after the bucket without a rule, and every
+ * event is checked delivered at the end (the outbox's figures). It measures one machine: figures, not a target.
  */
+import { AwsClient } from 'aws4fetch';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,10 +35,13 @@ const { values } = parseArgs({
     'down-seconds': { type: 'string', default: '0' },
     cpu: { type: 'boolean' },
     undelivered: { type: 'boolean' },
+    queue: { type: 'boolean' },
   },
 });
 const PUTS = Number(values.puts);
 const DOWN_MS = Number(values['down-seconds']) * 1000;
+/** How long after a batch of PUTs the Queue's delivery is given to run (the alarm fires at the commit). */
+const QUEUE_PAUSE_MS = 400;
 
 let down = DOWN_MS > 0 || values.undelivered === true;
 const arrivals: { key: string; sequencer: string; lagMs: number; at: number }[] = [];
@@ -51,7 +59,7 @@ const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/event
 
 const config = JSON.parse(devConfigSource()) as Record<string, unknown>;
 config.notifications = {
-  destinations: { bench: { webhook: hook, secretValue: 'bench' } },
+  destinations: { bench: values.queue ? { queue: 'EVENTS_QUEUE' } : { webhook: hook, secretValue: 'bench' } },
   ...(values.undelivered ? { backoffMs: 3_600_000, maxBackoffMs: 3_600_000 } : { backoffMs: 200, maxBackoffMs: 2000 }),
   maxAttempts: 100,
 };
@@ -98,15 +106,19 @@ try {
         for (const bucket of round % 2 ? (['bench-events', 'bench-quiet'] as const) : (['bench-quiet', 'bench-events'] as const)) {
           const t = cpuSeconds(pid);
           for (let i = 0; i < PUTS / 10; i++) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `k${i}`, Body: body }));
-          if (bucket === 'bench-events' && !values.undelivered) {
+          if (values.queue)
+            await new Promise((r) => setTimeout(r, QUEUE_PAUSE_MS)); // the alarm's sendBatch (both buckets wait alike)
+          else if (bucket === 'bench-events' && !values.undelivered) {
             expected += PUTS / 10;
             while (arrivals.length < expected) await new Promise((r) => setTimeout(r, 5)); // delivered: its CPU counted
           }
           spent[bucket] += cpuSeconds(pid) - t;
         }
+      if (values.queue) await expectQueueDelivered();
       const per = (b: keyof typeof spent) => (spent[b] / (PUTS / 2)) * 1000;
+      const how = values.undelivered ? 'not delivered: the commit alone' : values.queue ? 'delivery to a Queue included' : 'delivery to a webhook included';
       console.log(
-        `${size / 1024} KiB PUT, workerd CPU per PUT: with a rule ${per('bench-events').toFixed(2)} ms (${values.undelivered ? 'not delivered: the commit alone' : 'delivery included'}), without ${per('bench-quiet').toFixed(2)} ms: ${(per('bench-events') / per('bench-quiet')).toFixed(2)}x`,
+        `${size / 1024} KiB PUT, workerd CPU per PUT: with a rule ${per('bench-events').toFixed(2)} ms (${how}), without ${per('bench-quiet').toFixed(2)} ms: ${(per('bench-events') / per('bench-quiet')).toFixed(2)}x`,
       );
     }
   } else await latency();
@@ -115,6 +127,22 @@ try {
   await gateway.close();
   receiver.close();
   rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** Every event of the bucket handed to the Queue: the outbox's figures, read through the admin API. */
+async function expectQueueDelivered(): Promise<void> {
+  const signer = new AwsClient({ accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret', service: 's3', region: 'us-east-1' });
+  for (const deadline = Date.now() + 30_000; ; ) {
+    const res = await signer.fetch(new URL('/_shardgate/admin/events?bucket=bench-events&limit=1', gateway.url).toString(), {
+      method: 'POST',
+      headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    const { destinations } = (await res.json()) as { destinations: { destination: string; backlog: number; delivered: number }[] };
+    const bench = destinations.find((d) => d.destination === 'bench');
+    if (bench && bench.backlog === 0) return;
+    if (Date.now() > deadline) throw new Error(`the Queue destination still has ${bench?.backlog} events waiting`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function latency(): Promise<void> {

@@ -169,6 +169,24 @@ describe('event delivery', () => {
     expect(await statusOf(g, 'lost', Date.now() + 60_000)).toMatchObject({ backlog: 0, delivered: 3 });
   });
 
+  it('the commits of coalesceMs go out in one alarm run: the first commit sets the alarm, the next ones leave it', async () => {
+    const g = await gateway({ coalesceMs: 250 });
+    await announcing(g, 'gather');
+    await g.deliver(Date.now()); // the test event
+    const storage = g.namespace.instance('bucket:gather').storage;
+    await storage.deleteAlarm();
+    const before = Date.now();
+    await put(g, 'gather', 'k1', 'one');
+    const alarm = await storage.getAlarm();
+    expect(alarm).toBeGreaterThanOrEqual(before + 250);
+    expect(alarm).toBeLessThanOrEqual(Date.now() + 250);
+    await put(g, 'gather', 'k2', 'two');
+    expect(await storage.getAlarm()).toBe(alarm); // the first commit's alarm serves the second's event
+    const received = g.receiver.received.length;
+    await g.deliver(alarm!, { rounds: 1 }); // that one run
+    expect(g.receiver.received.slice(received).map((r) => r.json.Records?.[0]?.s3.object.key)).toEqual(['k1', 'k2']);
+  });
+
   it('a destination that hangs is cut off by its signal; writes go on meanwhile; the event comes again later', async () => {
     const g = await gateway();
     await announcing(g, 'hang');

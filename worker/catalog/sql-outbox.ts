@@ -135,14 +135,15 @@ export class SqlOutbox {
   }
 
   /**
-   * When the rows just written to `destinations` are due: now, or after the backoff of a
-   * destination that is failing (so a commit never wakes the alarm for nothing).
+   * When the rows just written to `destinations` are due: after the coalescing time (the alarm set
+   * by the first commit of that time serves the others: one run for all of their events), or
+   * after the backoff of a destination that is failing (a commit never wakes the alarm for nothing).
    */
-  private dueAt(destinations: string[], now: number): number {
+  private dueAt(destinations: string[], now: number, settings: NotificationSettings): number {
     let at = Number.POSITIVE_INFINITY;
     for (const d of destinations) {
       const next = this.sql.exec<{ next_at: number }>('SELECT next_at FROM event_destinations WHERE destination = ?', d).toArray()[0]?.next_at ?? 0;
-      at = Math.min(at, Math.max(now, next));
+      at = Math.min(at, Math.max(now + settings.coalesceMs, next));
     }
     return at;
   }
@@ -188,6 +189,7 @@ export class SqlOutbox {
     return this.dueAt(
       matched.map((r) => destinationOf(r.arn)!),
       c.now,
+      settings,
     );
   }
 
@@ -206,7 +208,7 @@ export class SqlOutbox {
     this.makeRoom(destinations.length, settings);
     const sequencer = this.nextSequencer(epoch, now);
     for (const d of destinations) this.insert(d, 's3:TestEvent', '', sequencer, testEventBody(bucket, now, requestId), now);
-    return this.dueAt(destinations, now);
+    return this.dueAt(destinations, now, settings);
   }
 
   private insert(destination: string, eventName: string, key: string, sequencer: string, body: string, now: number): void {

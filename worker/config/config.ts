@@ -443,6 +443,11 @@ export const notificationSettings = z
     maxBackoffMs: z.number().int().min(10).max(86_400_000).default(NOTIFICATION_DEFAULTS.maxBackoffMs),
     /** Events one alarm run sends per destination at most (the memory one run holds). */
     batchSize: z.number().int().min(1).max(100).default(NOTIFICATION_DEFAULTS.batchSize),
+    /**
+     * How long after a commit its events are sent (ms): the events of the commits in that time go
+     * in one alarm run (one transaction; one sendBatch to a Queue) instead of a run each. 0: at once.
+     */
+    coalesceMs: z.number().int().min(0).max(10_000).default(NOTIFICATION_DEFAULTS.coalesceMs),
   })
   .strict();
 // What the schema accepts is what the catalog reads (model/notification-settings.ts).

@@ -19,6 +19,11 @@ export interface NotificationSettings {
   backoffMs: number;
   maxBackoffMs: number;
   batchSize: number;
+  /**
+   * A commit's events are due this long after it (ms), so the events of the commits in that time
+   * go out in one alarm run (one transaction, one Queue sendBatch) instead of a run each.
+   */
+  coalesceMs: number;
 }
 
 /** The defaults (config.ts's schema takes them from here). */
@@ -31,6 +36,7 @@ export const NOTIFICATION_DEFAULTS: NotificationSettings = {
   backoffMs: 1000,
   maxBackoffMs: 600_000,
   batchSize: 50,
+  coalesceMs: 100,
 };
 
 let cached: { text: string | undefined; settings: NotificationSettings } | undefined;
