@@ -298,3 +298,34 @@ describe("a split bucket's journals folded into one image", () => {
     ]);
   });
 });
+
+describe('events restored from a journal', () => {
+  it("are queued in sequencer order, so a key's events keep their order whichever partition's journal held them", async () => {
+    const catalog = localCatalog({ garbageGraceMs: 0 });
+    await catalog.insertBucket('restored', 'us-east-1');
+    // The key's first event was in the old partition (epoch 1) with the higher folded id; its second in the new one (epoch 2).
+    const event = (id: number, sequencer: string, eventId: string) => ({
+      t: 'event_outbox',
+      r: {
+        id,
+        event_id: eventId,
+        destination: 'hook',
+        event_name: 'ObjectCreated:Put',
+        key: 'k',
+        sequencer,
+        body: '{}',
+        created: id,
+        attempts: 0,
+        state: 'queued',
+        done_at: null,
+        last_error: null,
+      },
+    });
+    const rows = [event(1, '00000200000000000001', 'second'), event(2, '00000100000000000009', 'first')];
+    expect(await catalog.importJournal('restored', { rows, first: true })).toBe(2);
+    // Imported again (a restore redone): nothing queued twice.
+    expect(await catalog.importJournal('restored', { rows, first: false, merge: true })).toBe(0);
+    const queued = (await catalog.listEvents('restored', 10)).reverse(); // oldest first
+    expect(queued.map((e) => e.eventId)).toEqual(['first', 'second']);
+  });
+});

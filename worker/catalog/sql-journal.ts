@@ -327,12 +327,16 @@ export function importRows(
 ): number {
   let written = 0;
   const order = (x: { t: string; r: Record<string, JournalValue> }) => IMPORT_ORDER.indexOf(x.t);
-  const sorted = [...rows].sort((a, b) => order(a) - order(b) || (a.t === 'event_outbox' ? Number(a.r.id) - Number(b.r.id) : 0));
+  // Events by sequencer: a key's rise across its partitions (a split gives the new one a higher
+  // epoch), so a key's events are queued in the order they happened whichever journal held them.
+  const bySequencer = (a: Record<string, JournalValue>, b: Record<string, JournalValue>) =>
+    String(a.sequencer) < String(b.sequencer) ? -1 : String(a.sequencer) > String(b.sequencer) ? 1 : Number(a.id) - Number(b.id);
+  const sorted = [...rows].sort((a, b) => order(a) - order(b) || (a.t === 'event_outbox' ? bySequencer(a.r, b.r) : 0));
   if (sorted.some((x) => x.t === 'event_outbox')) createOutboxTables(sql);
   for (const { t, r: row } of sorted) {
     if (!IMPORT_ORDER.includes(t)) throw new Error(`journal import: table ${t} is not imported`);
     if (t === 'state' && TRANSIENT_STATE.includes(String(row.name))) continue;
-    // An event takes the next free id here, in its journal's order: ids are per partition (a folded
+    // An event takes the next free id here, in sequencer order: ids are per partition (a folded
     // split bucket's collide) and a merge's live catalog has its own.
     const { id: _id, ...event } = row;
     const r = t === 'event_outbox' ? event : row;
