@@ -252,6 +252,22 @@ describe('the catalog journal', () => {
   });
 });
 
+/** An undelivered event_outbox row as the journal records it, `fields` over a webhook PUT event's. */
+function outboxRow(fields: { id: number; event_id: string; key: string; sequencer?: string }): Record<string, string | number | null> {
+  return {
+    destination: 'hook',
+    event_name: 'ObjectCreated:Put',
+    sequencer: '1',
+    body: '{}',
+    created: fields.id,
+    attempts: 0,
+    state: 'queued',
+    done_at: null,
+    last_error: null,
+    ...fields,
+  };
+}
+
 describe("a split bucket's journals folded into one image", () => {
   it("keeps every partition's undelivered events, numbered after the bucket's own, in each partition's order", () => {
     const segment = (instance: string, records: JournalSegment['records']): JournalSegment => ({
@@ -267,24 +283,7 @@ describe("a split bucket's journals folded into one image", () => {
       records,
     });
     // Each partition numbers its events from 1: the same ids, different events.
-    const event = (id: number, key: string) => ({
-      t: 'event_outbox',
-      k: [id],
-      r: {
-        id,
-        event_id: `e-${key}`,
-        destination: 'hook',
-        event_name: 'ObjectCreated:Put',
-        key,
-        sequencer: '1',
-        body: '{}',
-        created: id,
-        attempts: 0,
-        state: 'queued',
-        done_at: null,
-        last_error: null,
-      },
-    });
+    const event = (id: number, key: string) => ({ t: 'event_outbox', k: [id], r: outboxRow({ id, event_id: `e-${key}`, key }) });
     const image = replayJournal([
       segment('split', [{ t: 'buckets', k: ['split'], r: { name: 'split', region: 'us-east-1', created: 0 } }, event(1, 'a'), event(2, 'b')]),
       segment('split/p1', [event(2, 'y'), event(1, 'x')]),
@@ -304,23 +303,7 @@ describe('events restored from a journal', () => {
     const catalog = localCatalog({ garbageGraceMs: 0 });
     await catalog.insertBucket('restored', 'us-east-1');
     // The key's first event was in the old partition (epoch 1) with the higher folded id; its second in the new one (epoch 2).
-    const event = (id: number, sequencer: string, eventId: string) => ({
-      t: 'event_outbox',
-      r: {
-        id,
-        event_id: eventId,
-        destination: 'hook',
-        event_name: 'ObjectCreated:Put',
-        key: 'k',
-        sequencer,
-        body: '{}',
-        created: id,
-        attempts: 0,
-        state: 'queued',
-        done_at: null,
-        last_error: null,
-      },
-    });
+    const event = (id: number, sequencer: string, eventId: string) => ({ t: 'event_outbox', r: outboxRow({ id, event_id: eventId, key: 'k', sequencer }) });
     const rows = [event(1, '00000200000000000001', 'second'), event(2, '00000100000000000009', 'first')];
     expect(await catalog.importJournal('restored', { rows, first: true })).toBe(2);
     // Imported again (a restore redone): nothing queued twice.
