@@ -15,7 +15,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { unitsOf } from './rules.ts';
 import { JOURNAL_BUCKET, JOURNAL_FORMAT, type JournalRecord, type JournalValue } from '../format/journal.ts';
 import { queueGarbage } from './sql-objects.ts';
-import { createOutboxTables } from './sql-outbox.ts';
+import { createOutboxTables, restoreEvent } from './sql-outbox.ts';
 import { SCHEMA_VERSION } from './sql-schema.ts';
 import type { DumpCursor, GarbageUnits, JournalImportBatch, JournalKnown, JournalMeta, JournalRedundancy, JournalStatus, JournalTake } from './types.ts';
 import { JOURNALED, LAZY_TABLES, TRANSIENT_STATE, rowFilter } from './journal-schema.ts';
@@ -333,29 +333,17 @@ export function importRows(
     String(a.sequencer) < String(b.sequencer) ? -1 : String(a.sequencer) > String(b.sequencer) ? 1 : Number(a.id) - Number(b.id);
   const sorted = [...rows].sort((a, b) => order(a) - order(b) || (a.t === 'event_outbox' ? bySequencer(a.r, b.r) : 0));
   if (sorted.some((x) => x.t === 'event_outbox')) createOutboxTables(sql);
-  for (const { t, r: row } of sorted) {
+  for (const { t, r } of sorted) {
     if (!IMPORT_ORDER.includes(t)) throw new Error(`journal import: table ${t} is not imported`);
-    if (t === 'state' && TRANSIENT_STATE.includes(String(row.name))) continue;
-    // An event takes the next free id here, in sequencer order: ids are per partition (a folded
-    // split bucket's collide) and a merge's live catalog has its own.
-    const { id: _id, ...event } = row;
-    const r = t === 'event_outbox' ? event : row;
+    if (t === 'state' && TRANSIENT_STATE.includes(String(r.name))) continue;
+    if (t === 'event_outbox') {
+      if (restoreEvent(sql, r)) written++;
+      continue;
+    }
     const columns = Object.keys(r);
-    const values = columns.map((c) => r[c]);
-    const cursor =
-      t === 'event_outbox'
-        ? // An event already here (an import run again) is not queued twice.
-          sql.exec(
-            `INSERT INTO event_outbox (${columns.join(', ')}) SELECT ${columns.map(() => '?').join(', ')} WHERE NOT EXISTS (SELECT 1 FROM event_outbox WHERE event_id = ? AND destination = ?)`,
-            ...values,
-            r.event_id,
-            r.destination,
-          )
-        : sql.exec(`INSERT OR IGNORE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...values);
+    const cursor = sql.exec(`INSERT OR IGNORE INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c) => r[c]));
     if (cursor.rowsWritten === 0) continue;
     written++;
-    // Its destination's figures start at zero (not journaled), as a commit's first event makes them.
-    if (t === 'event_outbox') sql.exec('INSERT OR IGNORE INTO event_destinations (destination) VALUES (?)', r.destination);
     if (t === 'versions' && Number(r.delete_marker) !== 1) {
       const manifest = JSON.parse(String(r.manifest)) as ObjectManifest;
       unitsOf(manifest).forEach((u, i) => {

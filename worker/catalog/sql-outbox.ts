@@ -102,6 +102,29 @@ function journalOutbox(sql: SqlStorage): void {
   sql.exec("INSERT OR REPLACE INTO journal_changes (tbl, pk) SELECT 'event_outbox', json_array(id) FROM event_outbox WHERE state = 'queued' ORDER BY id");
 }
 
+/** The destination's figures row (counts from zero), made once: its `queued` is derived (status()). */
+function knownDestination(sql: SqlStorage, destination: string): void {
+  sql.exec('INSERT OR IGNORE INTO event_destinations (destination) VALUES (?)', destination);
+}
+
+/**
+ * An undelivered event of a journal queued again (sql-journal.ts importRows; the tables exist):
+ * under the next free id (ids are per partition, and a merge's live catalog has its own), unless
+ * an event of that id and destination is here already (an import run again). Whether it was queued.
+ */
+export function restoreEvent(sql: SqlStorage, row: Record<string, SqlStorageValue | null>): boolean {
+  const { id: _id, ...event } = row;
+  const columns = Object.keys(event);
+  const queued = sql.exec(
+    `INSERT INTO event_outbox (${columns.join(', ')}) SELECT ${columns.map(() => '?').join(', ')} WHERE NOT EXISTS (SELECT 1 FROM event_outbox WHERE event_id = ? AND destination = ?)`,
+    ...columns.map((c) => event[c]),
+    event.event_id,
+    event.destination,
+  ).rowsWritten;
+  if (queued) knownDestination(sql, String(event.destination));
+  return queued > 0;
+}
+
 /** Parsed rules by their row's text: one parse per configuration, not per write. Bounded (one entry). */
 let parsed: { text: string | null; rules: NotificationRule[] | null } = { text: null, rules: null };
 function rulesOf(text: string | null): NotificationRule[] | null {
@@ -222,8 +245,7 @@ export class SqlOutbox {
       body,
       now,
     );
-    // Made once; an existing row is only read (its `queued` is derived: status()).
-    this.sql.exec('INSERT OR IGNORE INTO event_destinations (destination) VALUES (?)', destination);
+    knownDestination(this.sql, destination);
   }
 
   /** Room for `n` more undelivered rows: SlowDown (strict) or the oldest dropped and counted. */
