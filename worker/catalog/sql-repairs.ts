@@ -96,6 +96,8 @@ export class SqlRepairs {
     const backoffs = this.backoffs();
     const rows: DegradedRow[] = [];
     let skipped = 0;
+    // With no backend backed off nothing is skipped: one page of what is wanted is the whole walk.
+    const pageRows = backoffs.size ? TAKE_PAGE : want;
     for (;;) {
       // Every row of a page is either handed on (sent_at now) or pushed back (next_at later), so
       // the next page starts after it.
@@ -104,7 +106,7 @@ export class SqlRepairs {
           'SELECT * FROM degraded_units WHERE next_at <= ? AND sent_at <= ? ORDER BY spare, attempts, since LIMIT ?',
           now,
           now - this.timing.resendAfterMs,
-          TAKE_PAGE,
+          pageRows,
         )
         .toArray();
       for (const r of page) {
@@ -118,7 +120,7 @@ export class SqlRepairs {
         this.sql.exec('UPDATE degraded_units SET sent_at = ? WHERE unit_id = ?', now, r.unit_id);
         rows.push(r);
       }
-      if (rows.length === want || page.length < TAKE_PAGE || skipped >= SKIPPED_PER_TAKE) break;
+      if (rows.length === want || page.length < pageRows || skipped >= SKIPPED_PER_TAKE) break;
     }
     if (rows.length) this.setState('repair-last-send', now);
     return rows.map(degradedUnitOf);
