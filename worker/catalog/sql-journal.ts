@@ -260,9 +260,18 @@ export class SqlJournal {
     return true;
   }
 
+  /** Whether each LAZY_TABLES table exists: asked once per object, not per row (one lives for one synchronous call, a take). */
+  private readonly made = new Map<string, boolean>();
+
   /** Whether journaled table `table` exists here (a LAZY_TABLES one only once first used). */
   private exists(table: string): boolean {
-    return !LAZY_TABLES.includes(table) || this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).toArray().length > 0;
+    if (!LAZY_TABLES.includes(table)) return true;
+    let found = this.made.get(table);
+    if (found === undefined) {
+      found = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).toArray().length > 0;
+      this.made.set(table, found);
+    }
+    return found;
   }
 
   private dumpRows(table: string, after: JournalValue[] | null, limit: number): Record<string, JournalValue>[] {
