@@ -90,7 +90,9 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
       await runSplits();
       // Progress, so that a run cut short still says how far it came and at what rate.
       const partitions = (await c.getPartitionMap(bucket)).ranges.length;
-      console.log(`${end} of ${N} keys after ${((Date.now() - t0) / 1000).toFixed(0)} s (${(splitMs / 1000).toFixed(0)} s of it splitting): ${partitions} partitions`);
+      console.log(
+        `${end} of ${N} keys after ${((Date.now() - t0) / 1000).toFixed(0)} s (${(splitMs / 1000).toFixed(0)} s of it splitting): ${partitions} partitions`,
+      );
     }
     const filledMs = Date.now() - t0 - splitMs;
     const map = await c.getPartitionMap(bucket);
