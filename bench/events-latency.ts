@@ -1,5 +1,5 @@
 /**
- * npm run bench:events [-- --puts N] [-- --down-seconds S] [-- --cpu [--undelivered | --queue]]
+ * npm run bench:events [-- --puts N] [-- --down-seconds S] [-- --cpu [--undelivered | --queue]] [-- --records-per-post N]
  *
  * Bucket event notifications on the local gateway (`npm start`'s Worker in workerd, its own state
  * dir): N PUTs to a bucket with a rule for a webhook on this machine, one after the other; for
@@ -15,7 +15,8 @@
  * --queue the destination is the local Queue binding instead of the webhook (its events go in
  * one sendBatch per alarm run, where a webhook costs a POST each): each batch of PUTs is followed
  * by a pause for the alarm's delivery, the same pause after the bucket without a rule, and every
- * event is checked delivered at the end (the outbox's figures). It measures one machine: figures, not a target.
+ * event is checked delivered at the end (the outbox's figures); --records-per-post N gives the
+ * webhook that setting (up to N events' records per POST). It measures one machine: figures, not a target.
  */
 import { AwsClient } from 'aws4fetch';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     cpu: { type: 'boolean' },
     undelivered: { type: 'boolean' },
     queue: { type: 'boolean' },
+    'records-per-post': { type: 'string', default: '1' },
   },
 });
 const PUTS = Number(values.puts);
@@ -44,12 +46,15 @@ const DOWN_MS = Number(values['down-seconds']) * 1000;
 const QUEUE_PAUSE_MS = 400;
 
 let down = DOWN_MS > 0 || values.undelivered === true;
+/** POSTs the webhook acknowledged. */
+let posts = 0;
 const arrivals: { key: string; sequencer: string; lagMs: number; at: number }[] = [];
 const receiver = createServer(async (req, res) => {
   const body = JSON.parse(Buffer.concat(await req.toArray()).toString('utf8')) as {
     Records?: { eventTime: string; s3: { object: { key: string; sequencer: string } } }[];
   };
   if (down) return void res.writeHead(503).end();
+  posts++;
   const now = Date.now();
   for (const r of body.Records ?? []) arrivals.push({ key: r.s3.object.key, sequencer: r.s3.object.sequencer, lagMs: now - Date.parse(r.eventTime), at: now });
   res.writeHead(200).end();
@@ -59,7 +64,9 @@ const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/event
 
 const config = JSON.parse(devConfigSource()) as Record<string, unknown>;
 config.notifications = {
-  destinations: { bench: values.queue ? { queue: 'EVENTS_QUEUE' } : { webhook: hook, secretValue: 'bench' } },
+  destinations: {
+    bench: values.queue ? { queue: 'EVENTS_QUEUE' } : { webhook: hook, secretValue: 'bench', recordsPerPost: Number(values['records-per-post']) },
+  },
   ...(values.undelivered ? { backoffMs: 3_600_000, maxBackoffMs: 3_600_000 } : { backoffMs: 200, maxBackoffMs: 2000 }),
   maxAttempts: 100,
 };
@@ -101,6 +108,7 @@ try {
     for (const size of [1024, 64 * 1024]) {
       const spent = { 'bench-events': 0, 'bench-quiet': 0 };
       let expected = arrivals.length;
+      const postsBefore = posts;
       const body = new Uint8Array(size).fill(7);
       for (let round = 0; round < 10; round++)
         for (const bucket of round % 2 ? (['bench-events', 'bench-quiet'] as const) : (['bench-quiet', 'bench-events'] as const)) {
@@ -116,7 +124,11 @@ try {
         }
       if (values.queue) await expectQueueDelivered();
       const per = (b: keyof typeof spent) => (spent[b] / (PUTS / 2)) * 1000;
-      const how = values.undelivered ? 'not delivered: the commit alone' : values.queue ? 'delivery to a Queue included' : 'delivery to a webhook included';
+      const how = values.undelivered
+        ? 'not delivered: the commit alone'
+        : values.queue
+          ? 'delivery to a Queue included'
+          : `delivery to a webhook included, ${PUTS / 2} events in ${posts - postsBefore} POSTs`;
       console.log(
         `${size / 1024} KiB PUT, workerd CPU per PUT: with a rule ${per('bench-events').toFixed(2)} ms (${how}), without ${per('bench-quiet').toFixed(2)} ms: ${(per('bench-events') / per('bench-quiet')).toFixed(2)}x`,
       );

@@ -20,7 +20,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventGateway, HOOK_SECRET } from '../support/event-gateway.ts';
 import { DEV_KEY_RING } from '../support/memory-store.ts';
-import { parseConfig } from '../../worker/config/config.ts';
+import { notificationSettings, parseConfig } from '../../worker/config/config.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { flushJournal } from '../../worker/upkeep/journal.ts';
 import { restoreFromJournal } from '../../worker/upkeep/journal-restore.ts';
@@ -310,6 +310,37 @@ describe('event delivery', () => {
     await put(g, 'strict', 'accepted', 'x');
     await g.deliver(Date.now() + 3_600_000);
     expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i}`), 'accepted']);
+  });
+
+  it('recordsPerPost batches consecutive events into one signed POST of Records; a refused POST is retried whole, in order', async () => {
+    const g = await gateway({ backoffMs: 1000, maxAttempts: 100 }, { recordsPerPost: 10 });
+    await announcing(g, 'batched');
+    for (let i = 0; i < 23; i++) await put(g, 'batched', `k${i % 5}`, `v${i}`);
+    let request = 0;
+    g.receiver.failRate = 0.5; // the second POST (the first batch) is refused once
+    g.receiver.random = () => (request++ === 1 ? 0 : 1);
+    await g.deliver(Date.now(), { rounds: 1 });
+    expect(g.receiver.received.map((r) => r.json.Event ?? r.json.Records!.length)).toEqual(['s3:TestEvent']);
+    expect((await statusOf(g, 'batched')).backlog).toBe(23);
+    await g.deliver(Date.now() + 3_600_000);
+    // The s3:TestEvent alone (another shape), then 23 events in POSTs of 10, 10 and 3.
+    const [test, ...batches] = g.receiver.received;
+    expect(test!.json.Event).toBe('s3:TestEvent');
+    expect(batches.map((b) => b.json.Records!.length)).toEqual([10, 10, 3]);
+    expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(Array.from({ length: 23 }, (_, i) => `k${i % 5}`));
+    const listed = (await g.catalog.listEvents('batched', 100)).filter((e) => e.key !== '');
+    for (const b of batches) {
+      const mac = createHmac('sha256', HOOK_SECRET).update(b.body).digest('hex');
+      expect(b.headers['x-shardgate-signature']).toBe(`sha256=${mac}`);
+      // The ids and sequencers of the records, in the body's order, for de-duplication.
+      const sequencers = b.json.Records!.map((r) => r.s3.object.sequencer);
+      expect(b.headers['x-shardgate-sequencer']).toBe(sequencers.join(','));
+      const ids = b.headers['x-shardgate-event-id']!.split(',');
+      expect(ids.map((id) => listed.find((e) => e.eventId === id)?.sequencer)).toEqual(sequencers);
+    }
+    expect(await statusOf(g, 'batched')).toMatchObject({ delivered: 24, backlog: 0 });
+    const both = notificationSettings.safeParse({ destinations: { h: { webhook: 'http://127.0.0.1:1/', cloudEvents: true, recordsPerPost: 2 } } });
+    expect(both.error?.issues[0]?.message).toMatch(/cloudEvents.*recordsPerPost/);
   });
 
   it('a Queue destination gets each event as one message of AWS Records; a CloudEvents webhook gets the ce- headers', async () => {

@@ -5,7 +5,8 @@
  * the destination acknowledged it, so a run cut short (the instance restarted, the alarm lost
  * mid-send) sends it again, with the same body and event id (`x-shardgate-event-id`) for the
  * receiver to de-duplicate.
- * - Webhook: one POST per event, `content-type: application/json`, `x-shardgate-event-id`,
+ * - Webhook: one POST per event (or up to `recordsPerPost` events' records in one `Records`
+ *   array), `content-type: application/json`, `x-shardgate-event-id` (the ids, comma-separated),
  *   `x-shardgate-signature: sha256=<hex HMAC-SHA256 of the body with the destination's secret>`,
  *   and with `cloudEvents` the CloudEvents 1.0 binary-mode headers; any 2xx acknowledges.
  * - Queue: the destination's rows in one sendBatch (each message `{ Records: [...] }` as JSON).
@@ -64,23 +65,62 @@ export function senderFor(destination: EventDestination | undefined, env: Record
   const secret = destination.secret ? (env[destination.secret] as string | undefined) : destination.secretValue;
   if (destination.secret && typeof secret !== 'string') return `the Worker secret ${destination.secret} is not set`;
   const send = options.fetch ?? fetch;
+  const perPost = destination.recordsPerPost ?? 1;
   return async (rows, signal) => {
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-shardgate-event-id': r.event_id, 'x-shardgate-sequencer': r.sequencer };
-      if (secret) headers['x-shardgate-signature'] = `sha256=${await signature(secret, r.body)}`;
-      if (destination.cloudEvents) Object.assign(headers, cloudEventHeaders(r));
+    let sent = 0;
+    for (const post of posts(rows, perPost)) {
+      const ids = post.rows.map((r) => r.event_id).join(',');
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'x-shardgate-event-id': ids,
+        'x-shardgate-sequencer': post.rows.map((r) => r.sequencer).join(','),
+      };
+      if (secret) headers['x-shardgate-signature'] = `sha256=${await signature(secret, post.body)}`;
+      if (destination.cloudEvents) Object.assign(headers, cloudEventHeaders(post.rows[0]!));
       try {
         // A redirect is not followed (it would send the event where the config does not say): it fails.
-        const res = await send(destination.webhook, { method: 'POST', headers, body: r.body, signal, redirect: 'manual' });
+        const res = await send(destination.webhook, { method: 'POST', headers, body: post.body, signal, redirect: 'manual' });
         await res.body?.cancel(); // nothing of the answer is kept but its status
-        if (res.status < 200 || res.status > 299) return { sent: i, error: `HTTP ${res.status}` };
+        if (res.status < 200 || res.status > 299) return { sent, error: `HTTP ${res.status}` };
       } catch (err) {
-        return { sent: i, error: signal.aborted ? 'timed out' : errorMessage(err) };
+        return { sent, error: signal.aborted ? 'timed out' : errorMessage(err) };
       }
+      sent += post.rows.length;
     }
-    return { sent: rows.length };
+    return { sent };
   };
+}
+
+const RECORDS_OPEN = '{"Records":[';
+
+/**
+ * The POSTs of a webhook's rows, in order: one per row when `perPost` is 1 (AWS's one record per
+ * message); otherwise consecutive event rows merged into `{"Records":[...]}` of up to `perPost`
+ * records, a message of another shape (the s3:TestEvent) alone. A POST is acknowledged or not as a
+ * whole, so its rows are delivered together or retried together.
+ */
+export function posts(rows: OutboxRow[], perPost: number): { rows: OutboxRow[]; body: string }[] {
+  if (perPost <= 1) return rows.map((r) => ({ rows: [r], body: r.body }));
+  const out: { rows: OutboxRow[]; body: string }[] = [];
+  let group: OutboxRow[] = [];
+  const flush = () => {
+    if (group.length === 0) return;
+    // Each body is eventBody's `{"Records":[record]}`: its record is the text between the brackets.
+    const records = group.map((r) => r.body.slice(RECORDS_OPEN.length, -2));
+    out.push({ rows: group, body: group.length === 1 ? group[0]!.body : `${RECORDS_OPEN}${records.join(',')}]}` });
+    group = [];
+  };
+  for (const r of rows) {
+    if (!r.body.startsWith(RECORDS_OPEN) || !r.body.endsWith(']}')) {
+      flush();
+      out.push({ rows: [r], body: r.body });
+      continue;
+    }
+    group.push(r);
+    if (group.length >= perPost) flush();
+  }
+  flush();
+  return out;
 }
 
 /** CloudEvents 1.0 binary mode: the body stays AWS's, the headers say what it is. */

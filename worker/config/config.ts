@@ -411,8 +411,17 @@ const webhookDestination = z
     secretValue: z.string().min(1).optional(),
     /** Also send the CloudEvents 1.0 binary-mode headers (ce-specversion, ce-type, ce-source, ce-id, ce-time, ce-subject). */
     cloudEvents: z.boolean().default(false),
+    /**
+     * Events one POST carries at most, as consecutive records of one `Records` array (1: one event
+     * per POST, as AWS sends). More costs the gateway a POST and an HMAC per batch instead of per
+     * event; not with `cloudEvents`, whose binary-mode headers describe one event.
+     */
+    recordsPerPost: z.number().int().min(1).max(100).default(1),
   })
-  .strict();
+  .strict()
+  .refine((d) => !(d.cloudEvents && d.recordsPerPost > 1), {
+    message: 'cloudEvents describes one event per POST: it cannot be combined with recordsPerPost above 1',
+  });
 
 /**
  * Bucket event notifications (docs/NOTIFICATIONS.md; the catalog's Durable Object reads this
@@ -422,8 +431,9 @@ export const notificationSettings = z
   .object({
     /**
      * Name -> { "queue": "BINDING" } (a Queue producer binding) or { "webhook": "https://...", "secret":
-     * "SECRET_NAME", "cloudEvents": false } (POSTs signed with that Worker secret; locally "secretValue"
-     * inline). A rule's ARN names one by its last ":" segment (arn:shardgate:sqs:::NAME).
+     * "SECRET_NAME", "cloudEvents": false, "recordsPerPost": 1 } (POSTs signed with that Worker secret;
+     * locally "secretValue" inline; up to recordsPerPost events' records in one POST's Records, not
+     * with cloudEvents). A rule's ARN names one by its last ":" segment (arn:shardgate:sqs:::NAME).
      */
     destinations: z.record(destinationName, z.union([queueDestination, webhookDestination])).default({}),
     /**

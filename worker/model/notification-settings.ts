@@ -8,7 +8,7 @@
  * runs behind a gateway that accepted the same text.
  */
 
-export type EventDestination = { queue: string } | { webhook: string; secret?: string; secretValue?: string; cloudEvents?: boolean };
+export type EventDestination = { queue: string } | { webhook: string; secret?: string; secretValue?: string; cloudEvents?: boolean; recordsPerPost?: number };
 
 export interface NotificationSettings {
   destinations: Record<string, EventDestination>;
