@@ -1,0 +1,315 @@
+/**
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--only shardgate]
+ *
+ * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
+ * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
+ * (EC 4+2) that shared/peers/ceph/ceph-up.sh starts: its CEPH_DIR (--ceph-dir or CEPH_DIR) gives
+ * the endpoint (env), the daemons' pids (pids) and the bench user's keys (users.env, from
+ * ceph-users.sh). Without one, shardgate alone is measured.
+ *
+ * shardgate is `npm start` as a user runs it (a child process: the front, wrangler, the Worker's
+ * workerd with the local R2 buckets; --no-watch, no cron, its own state dir). The RGW's daemons
+ * live in a network namespace (NETNS in its env): this script then runs itself again inside it
+ * (`ip netns exec`), so the client, shardgate and RGW share one loopback.
+ *
+ * Server CPU is utime+stime from /proc, summed over the processes of each side around each batch:
+ * shardgate's split into the front (node) and workerd (the gateway and, locally, the R2
+ * emulation it writes through); RGW's into radosgw, the OSDs and mon+mgr. Client: the AWS SDK v3,
+ * UNSIGNED-PAYLOAD with no checksum (bench/lib/client.ts 'unsigned'; RGW 16.2 predates the SDK's
+ * default trailers), one connection per client, bodies streamed from one random buffer.
+ * Measures one machine: figures and ratios, not a target.
+ */
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { get, makeClient, put, type Target } from './lib/client.ts';
+import { cpuModel, cpuSeconds, descendants, loadAverage } from '../test/support/proc.ts';
+
+const { values } = parseArgs({
+  options: {
+    'ceph-dir': { type: 'string', default: process.env.CEPH_DIR },
+    reps: { type: 'string', default: '3' },
+    quick: { type: 'boolean' },
+    'no-big': { type: 'boolean' },
+    json: { type: 'boolean' },
+    only: { type: 'string' },
+  },
+});
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const ROOT = new URL('../', import.meta.url).pathname;
+
+/** A batch: `count` objects of `size` bytes, by `clients` clients side by side; PUT then GET. */
+interface Workload {
+  name: string;
+  size: number;
+  clients: number;
+  count: number;
+}
+
+const WORKLOADS: Workload[] = values.quick
+  ? [
+      { name: '64 KiB, 1 client', size: 64 * KiB, clients: 1, count: 20 },
+      { name: '4 MiB, 1 client', size: 4 * MiB, clients: 1, count: 4 },
+    ]
+  : [
+      { name: '64 KiB, 1 client', size: 64 * KiB, clients: 1, count: 150 },
+      { name: '64 KiB, 8 clients', size: 64 * KiB, clients: 8, count: 400 },
+      { name: '4 MiB, 1 client', size: 4 * MiB, clients: 1, count: 24 },
+      { name: '4 MiB, 8 clients', size: 4 * MiB, clients: 8, count: 64 },
+      ...(values['no-big'] ? [] : [{ name: '256 MiB, 1 client', size: 256 * MiB, clients: 1, count: 1 }]),
+    ];
+
+interface Side {
+  name: 'shardgate' | 'rgw';
+  target: Target;
+  /** Process groups whose CPU is this side's: name -> pids (read afresh: workerd may restart). */
+  processes(): Map<string, number[]>;
+  close(): Promise<void>;
+}
+
+// ---- the peer's namespace: run inside it ------------------------------------------------------
+
+const cephDir = values['ceph-dir'];
+const cephEnv = cephDir && existsSync(join(cephDir, 'env')) ? envFile(join(cephDir, 'env')) : null;
+if (cephDir && !cephEnv) throw new Error(`--ceph-dir ${cephDir}: no env file there (ceph-up.sh writes it)`);
+if (cephEnv?.NETNS && !inNamespace(cephEnv.NETNS)) {
+  // Again, inside the namespace, with the same arguments; its exit code is ours.
+  const r = spawnSync('ip', ['netns', 'exec', cephEnv.NETNS, process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+
+function envFile(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of readFileSync(path, 'utf8').matchAll(/([A-Z_]+)=(\S*)/g)) out[m[1]!] = m[2]!;
+  return out;
+}
+
+function inNamespace(name: string): boolean {
+  try {
+    return statSync(`/run/netns/${name}`).ino === statSync('/proc/self/ns/net').ino;
+  } catch {
+    return false;
+  }
+}
+
+// ---- the two sides ----------------------------------------------------------------------------
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startShardgate(): Promise<Side> {
+  const port = await freePort();
+  const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--port', String(port), '--persist-to', state, '--cron-seconds', '0', '--no-watch'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } },
+  );
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const endpoint = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 120_000; ; ) {
+    if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
+    try {
+      if ((await fetch(`${endpoint}/_shardgate/health`)).status < 500) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`npm start did not answer in 120 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    name: 'shardgate',
+    target: { endpoint, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' } },
+    processes() {
+      const all = [{ pid: child.pid!, ppid: 0, comm: 'node' }, ...descendants(child.pid!)];
+      return new Map([
+        ['front (node)', all.filter((p) => p.comm !== 'workerd').map((p) => p.pid)],
+        ['workerd', all.filter((p) => p.comm === 'workerd').map((p) => p.pid)],
+      ]);
+    },
+    async close() {
+      child.kill('SIGINT');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+function rgwSide(dir: string, env: Record<string, string>): Side {
+  const users = join(dir, 'users.env');
+  if (!existsSync(users)) throw new Error(`${users} is missing: run ceph-users.sh first`);
+  const keys = envFile(users);
+  const pids = readFileSync(join(dir, 'pids'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [name, pid] = line.split(' ');
+      return { name: name!, pid: Number(pid) };
+    });
+  const group = (test: (name: string) => boolean) => pids.filter((p) => test(p.name)).map((p) => p.pid);
+  return {
+    name: 'rgw',
+    target: { endpoint: env.RGW_ENDPOINT!, credentials: { accessKeyId: keys.BENCH_ACCESS!, secretAccessKey: keys.BENCH_SECRET! } },
+    processes: () =>
+      new Map([
+        ['radosgw', group((n) => n.startsWith('rgw'))],
+        ['osds', group((n) => n.startsWith('osd'))],
+        ['mon+mgr', group((n) => n.startsWith('mon') || n.startsWith('mgr'))],
+      ]),
+    close: async () => {},
+  };
+}
+
+// ---- one batch --------------------------------------------------------------------------------
+
+/** CPU seconds per process group of a side, now. */
+function cpuOf(side: Side): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, pids] of side.processes()) {
+    let s = 0;
+    for (const pid of pids) {
+      try {
+        s += cpuSeconds(pid);
+      } catch {
+        // gone: its CPU is lost to this batch (restarts are rare and printed by npm start)
+      }
+    }
+    out.set(name, s);
+  }
+  return out;
+}
+
+interface Batch {
+  side: Side['name'];
+  workload: string;
+  op: 'PUT' | 'GET';
+  bytes: number;
+  ops: number;
+  wallS: number;
+  cpu: Map<string, number>;
+  latenciesMs: number[];
+}
+
+async function batch(side: Side, clients: S3Client[], w: Workload, op: 'PUT' | 'GET', rep: number): Promise<Batch> {
+  const latenciesMs: number[] = [];
+  let next = 0;
+  const before = cpuOf(side);
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (s3) => {
+      for (let i = next++; i < w.count; i = next++) {
+        const key = `${w.size}/${w.clients}/${rep}/${i}`;
+        const t = performance.now();
+        if (op === 'PUT') await put(s3, 'peer-bench', key, w.size, i + rep * 7919, 'unsigned');
+        else {
+          const { bytes } = await get(s3, 'peer-bench', key);
+          if (bytes !== w.size) throw new Error(`${side.name} GET ${key}: ${bytes} bytes, ${w.size} expected`);
+        }
+        latenciesMs.push(performance.now() - t);
+      }
+    }),
+  );
+  const wallS = (performance.now() - t0) / 1000;
+  const after = cpuOf(side);
+  const cpu = new Map([...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)]));
+  return { side: side.name, workload: w.name, op, bytes: w.size * w.count, ops: w.count, wallS, cpu, latenciesMs };
+}
+
+// ---- the run ----------------------------------------------------------------------------------
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const median = (xs: number[]) => pct(xs, 50);
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+const log = (line: string) => (values.json ? console.error(line) : console.log(line));
+
+const sides: Side[] = [];
+const started = Date.now();
+const loadAtStart = loadAverage();
+try {
+  if (values.only !== 'rgw') sides.push(await startShardgate());
+  if (cephDir && cephEnv && values.only !== 'shardgate') sides.push(rgwSide(cephDir, cephEnv));
+  const reps = Number(values.reps);
+  const maxClients = Math.max(...WORKLOADS.map((w) => w.clients));
+  const clients = new Map(sides.map((s) => [s.name, Array.from({ length: maxClients }, () => makeClient(s.target, 'unsigned', 1))]));
+  for (const s of sides) {
+    try {
+      await clients.get(s.name)![0]!.send(new CreateBucketCommand({ Bucket: 'peer-bench' }));
+    } catch (err) {
+      if ((err as { name?: string }).name !== 'BucketAlreadyOwnedByYou') throw err;
+    }
+  }
+  log(`bench:peer: ${sides.map((s) => `${s.name} at ${s.target.endpoint}`).join(', ')}; ${reps} rounds, sides alternating`);
+  log(`machine: ${cpuModel()}, 2 cores shared, Node ${process.version}; load average at start ${loadAtStart}`);
+  const batches: Batch[] = [];
+  for (const w of WORKLOADS) {
+    for (let rep = 0; rep < reps; rep++) {
+      const order = rep % 2 ? [...sides].reverse() : sides;
+      for (const op of ['PUT', 'GET'] as const)
+        for (const side of order) {
+          const b = await batch(side, clients.get(side.name)!.slice(0, w.clients), w, op, rep);
+          batches.push(b);
+          if (values.json)
+            console.log(JSON.stringify({ kind: 'batch', ...b, cpu: Object.fromEntries(b.cpu), latenciesMs: undefined, p50Ms: median(b.latenciesMs) }));
+        }
+    }
+  }
+  report(batches);
+  for (const list of clients.values()) for (const c of list) c.destroy();
+} finally {
+  for (const s of sides) await s.close();
+}
+log(`${((Date.now() - started) / 60_000).toFixed(1)} minutes; load average at end ${loadAverage()}`);
+
+function report(batches: Batch[]): void {
+  const rows: string[] = [];
+  const groupNames = (side: string) => [...new Set(batches.filter((b) => b.side === side).flatMap((b) => [...b.cpu.keys()]))];
+  rows.push('| workload | op | side | MB/s (median) | ops/s | p50 ms | server CPU-s/GB | CPU by process (s/GB) |');
+  rows.push('|---|---|---|---:|---:|---:|---:|---|');
+  const figures = new Map<string, { mbps: number; cpuPerGB: number }>();
+  for (const w of WORKLOADS)
+    for (const op of ['PUT', 'GET'] as const)
+      for (const side of sides) {
+        const bs = batches.filter((b) => b.workload === w.name && b.op === op && b.side === side.name);
+        if (bs.length === 0) continue;
+        const mbps = median(bs.map((b) => b.bytes / 1e6 / b.wallS));
+        const gb = bs.reduce((a, b) => a + b.bytes, 0) / 1e9;
+        const cpuTotal = bs.reduce((a, b) => a + sum(b.cpu), 0);
+        const byGroup = groupNames(side.name)
+          .map((g) => `${g} ${(bs.reduce((a, b) => a + (b.cpu.get(g) ?? 0), 0) / gb).toFixed(1)}`)
+          .join(', ');
+        figures.set(`${w.name}|${op}|${side.name}`, { mbps, cpuPerGB: cpuTotal / gb });
+        rows.push(
+          `| ${w.name} | ${op} | ${side.name} | ${mbps.toFixed(1)} | ${((mbps * 1e6) / w.size).toFixed(0)} | ${median(bs.flatMap((b) => b.latenciesMs)).toFixed(1)} | ${(cpuTotal / gb).toFixed(1)} | ${byGroup} |`,
+        );
+      }
+  log('');
+  for (const r of rows) log(r);
+  if (sides.length < 2) return;
+  log('');
+  log('| workload | op | shardgate / RGW MB/s | shardgate / RGW CPU per GB |');
+  log('|---|---|---:|---:|');
+  for (const w of WORKLOADS)
+    for (const op of ['PUT', 'GET'] as const) {
+      const a = figures.get(`${w.name}|${op}|shardgate`);
+      const b = figures.get(`${w.name}|${op}|rgw`);
+      if (!a || !b) continue;
+      log(`| ${w.name} | ${op} | ${(a.mbps / b.mbps).toFixed(2)}x | ${(a.cpuPerGB / b.cpuPerGB).toFixed(2)}x |`);
+      if (values.json) console.log(JSON.stringify({ kind: 'ratio', workload: w.name, op, throughput: a.mbps / b.mbps, cpuPerGB: a.cpuPerGB / b.cpuPerGB }));
+    }
+}
