@@ -287,6 +287,13 @@ describe('event delivery', () => {
     g.receiver.mode = 'ok';
     await g.deliver(Date.now() + 3_600_000);
     expect(g.receiver.records().map((r) => r.s3.object.key)).toEqual(Array.from({ length: 10 }, (_, i) => `k${String(i + 5).padStart(2, '0')}`));
+    // Delivered, the outbox has room for as many again: nothing more is dropped (the bound is
+    // checked against the backlog as it is, not against what was written since it was counted).
+    g.receiver.mode = 'fail';
+    for (let i = 0; i < 10; i++) await put(g, 'full', `again${i}`, 'x');
+    expect(await statusOf(g, 'full')).toMatchObject({ backlog: 10, dropped: 5 });
+    await put(g, 'full', 'one-more', 'x');
+    expect(await statusOf(g, 'full')).toMatchObject({ backlog: 10, dropped: 6 });
   });
 
   it('strict mode: a full outbox answers 503 SlowDown and stores nothing; room again, writes go on', async () => {

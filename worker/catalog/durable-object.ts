@@ -884,6 +884,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       }
       const n = importRows(this.sql, o.ledger, batch.rows, Date.now());
       if (batch.finish) new SqlJournal(this.sql, bucket).continueAfter(batch.finish);
+      // Restored events were written past the outbox object: it learns its figures (the last
+      // sequencer, the backlog) from storage again, so a new event's sequencer follows theirs.
+      this.outboxOfStorage = undefined;
       return n;
     });
     if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));

@@ -141,6 +141,14 @@ export class SqlOutbox {
   private tables = false;
   /** The last sequencer's counter handed out (null: not read since this object was made). */
   private counter: number | null = null;
+  /**
+   * Undelivered rows, at most: counted when unknown, raised by this object's inserts, and left
+   * as it is by deliveries, dead letters and drops (which only lower the truth). So a commit
+   * checks the bound against this figure and counts (an index scan of the whole backlog) only
+   * when the figure says the bound may be reached. Whoever else writes rows (a journal import)
+   * drops this object (durable-object.ts), and the next one counts.
+   */
+  private backlogAtMost: number | null = null;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -186,7 +194,10 @@ export class SqlOutbox {
    * full and the bucket has rules (the commit checks again, in its own transaction).
    */
   assertRoom(settings: NotificationSettings): void {
-    if (settings.whenFull === 'refuse' && this.rules() !== null && this.backlog() >= settings.outboxLimit) throw full();
+    if (settings.whenFull !== 'refuse' || this.rules() === null) return;
+    if (this.backlogAtMost !== null && this.backlogAtMost < settings.outboxLimit) return;
+    this.backlogAtMost = this.backlog();
+    if (this.backlogAtMost >= settings.outboxLimit) throw full();
   }
 
   /**
@@ -250,9 +261,18 @@ export class SqlOutbox {
 
   /** Room for `n` more undelivered rows: SlowDown (strict) or the oldest dropped and counted. */
   private makeRoom(n: number, settings: NotificationSettings): void {
-    const over = this.backlog() + n - settings.outboxLimit;
+    if (this.backlogAtMost !== null && this.backlogAtMost + n <= settings.outboxLimit) {
+      this.backlogAtMost += n; // the rows the caller inserts next
+      return;
+    }
+    const backlog = this.backlog();
+    const over = backlog + n - settings.outboxLimit;
+    this.backlogAtMost = backlog + n - Math.max(0, over);
     if (over <= 0) return;
-    if (settings.whenFull === 'refuse') throw full();
+    if (settings.whenFull === 'refuse') {
+      this.backlogAtMost = backlog;
+      throw full();
+    }
     const oldest = this.sql
       .exec<{ id: number; destination: string }>("SELECT id, destination FROM event_outbox WHERE state = 'queued' ORDER BY id LIMIT ?", over)
       .toArray();
