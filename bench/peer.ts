@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--only shardgate]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -8,7 +8,10 @@
  * ceph-users.sh). Without one, shardgate alone is measured.
  *
  * shardgate is `npm start` as a user runs it (a child process: the front, wrangler, the Worker's
- * workerd with the local R2 buckets; --no-watch, no cron, its own state dir). The RGW's daemons
+ * workerd with the local R2 buckets; --no-watch, no cron, its own state dir). `--backends
+ * r2,memory` runs it a second time over six memory backends (shards in the Worker's heap), the
+ * same front and gateway: its workerd CPU is the gateway's own, and the difference to the first
+ * is what the local R2 emulation costs (it does not exist when deployed). The RGW's daemons
  * live in a network namespace (NETNS in its env): this script then runs itself again inside it
  * (`ip netns exec`), so the client, shardgate and RGW share one loopback.
  *
@@ -19,7 +22,7 @@
  * default trailers), one connection per client, bodies streamed from one random buffer.
  * Measures one machine: figures and ratios, not a target.
  */
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -27,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { get, makeClient, put, type Target } from './lib/client.ts';
+import { devConfigSource } from '../dev/dev-config.ts';
 import { cpuModel, cpuSeconds, descendants, loadAverage } from '../test/support/proc.ts';
 
 const { values } = parseArgs({
@@ -37,6 +41,7 @@ const { values } = parseArgs({
     'no-big': { type: 'boolean' },
     json: { type: 'boolean' },
     only: { type: 'string' },
+    backends: { type: 'string', default: 'r2' },
   },
 });
 
@@ -66,7 +71,8 @@ const WORKLOADS: Workload[] = values.quick
     ];
 
 interface Side {
-  name: 'shardgate' | 'rgw';
+  /** 'rgw', 'shardgate' (over the local R2 buckets) or 'shardgate-memory'. */
+  name: string;
   target: Target;
   /** Process groups whose CPU is this side's: name -> pids (read afresh: workerd may restart). */
   processes(): Map<string, number[]>;
@@ -108,13 +114,24 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startShardgate(): Promise<Side> {
+/** npm start's config with its six R2 backends swapped for memory ones (same ids and domains). */
+function memoryConfig(): string {
+  const config = JSON.parse(devConfigSource()) as { backends: { id: string; domain: string }[] };
+  config.backends = config.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain }));
+  return JSON.stringify(config);
+}
+
+async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--port', String(port), '--persist-to', state, '--cron-seconds', '0', '--no-watch'],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } },
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0', ...(backends === 'memory' ? { SHARDGATE_CONFIG: memoryConfig() } : {}) },
+    },
   );
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -131,7 +148,7 @@ async function startShardgate(): Promise<Side> {
     await new Promise((r) => setTimeout(r, 250));
   }
   return {
-    name: 'shardgate',
+    name: backends === 'r2' ? 'shardgate' : 'shardgate-memory',
     target: { endpoint, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' } },
     processes() {
       const all = [{ pid: child.pid!, ppid: 0, comm: 'node' }, ...descendants(child.pid!)];
@@ -193,7 +210,7 @@ function cpuOf(side: Side): Map<string, number> {
 }
 
 interface Batch {
-  side: Side['name'];
+  side: string;
   workload: string;
   op: 'PUT' | 'GET';
   bytes: number;
@@ -228,6 +245,13 @@ async function batch(side: Side, clients: S3Client[], w: Workload, op: 'PUT' | '
   return { side: side.name, workload: w.name, op, bytes: w.size * w.count, ops: w.count, wallS, cpu, latenciesMs };
 }
 
+/** The batch's objects deleted (memory backends hold every shard in the Worker's heap). */
+async function removeBatch(s3: S3Client, w: Workload, rep: number): Promise<void> {
+  const keys = Array.from({ length: w.count }, (_, i) => ({ Key: `${w.size}/${w.clients}/${rep}/${i}` }));
+  for (let i = 0; i < keys.length; i += 1000)
+    await s3.send(new DeleteObjectsCommand({ Bucket: 'peer-bench', Delete: { Objects: keys.slice(i, i + 1000), Quiet: true } }));
+}
+
 // ---- the run ----------------------------------------------------------------------------------
 
 const pct = (xs: number[], p: number) => {
@@ -242,7 +266,7 @@ const sides: Side[] = [];
 const started = Date.now();
 const loadAtStart = loadAverage();
 try {
-  if (values.only !== 'rgw') sides.push(await startShardgate());
+  if (values.only !== 'rgw') for (const b of values.backends!.split(',')) sides.push(await startShardgate(b === 'memory' ? 'memory' : 'r2'));
   if (cephDir && cephEnv && values.only !== 'shardgate') sides.push(rgwSide(cephDir, cephEnv));
   const reps = Number(values.reps);
   const maxClients = Math.max(...WORKLOADS.map((w) => w.clients));
@@ -259,10 +283,11 @@ try {
   const batches: Batch[] = [];
   for (const w of WORKLOADS) {
     for (let rep = 0; rep < reps; rep++) {
-      const order = rep % 2 ? [...sides].reverse() : sides;
+      const order = sides.map((_, i) => sides[(i + rep) % sides.length]!); // A B C, B C A, ...
       for (const op of ['PUT', 'GET'] as const)
         for (const side of order) {
           const b = await batch(side, clients.get(side.name)!.slice(0, w.clients), w, op, rep);
+          if (op === 'GET') await removeBatch(clients.get(side.name)![0]!, w, rep); // outside the measured window
           batches.push(b);
           if (values.json)
             console.log(JSON.stringify({ kind: 'batch', ...b, cpu: Object.fromEntries(b.cpu), latenciesMs: undefined, p50Ms: median(b.latenciesMs) }));
@@ -302,14 +327,20 @@ function report(batches: Batch[]): void {
   for (const r of rows) log(r);
   if (sides.length < 2) return;
   log('');
-  log('| workload | op | shardgate / RGW MB/s | shardgate / RGW CPU per GB |');
-  log('|---|---|---:|---:|');
+  const base = sides.some((s) => s.name === 'rgw') ? 'rgw' : 'shardgate';
+  log(`| workload | op | side | MB/s vs ${base} | CPU per GB vs ${base} |`);
+  log('|---|---|---|---:|---:|');
   for (const w of WORKLOADS)
-    for (const op of ['PUT', 'GET'] as const) {
-      const a = figures.get(`${w.name}|${op}|shardgate`);
-      const b = figures.get(`${w.name}|${op}|rgw`);
-      if (!a || !b) continue;
-      log(`| ${w.name} | ${op} | ${(a.mbps / b.mbps).toFixed(2)}x | ${(a.cpuPerGB / b.cpuPerGB).toFixed(2)}x |`);
-      if (values.json) console.log(JSON.stringify({ kind: 'ratio', workload: w.name, op, throughput: a.mbps / b.mbps, cpuPerGB: a.cpuPerGB / b.cpuPerGB }));
-    }
+    for (const op of ['PUT', 'GET'] as const)
+      for (const side of sides) {
+        if (side.name === base) continue;
+        const a = figures.get(`${w.name}|${op}|${side.name}`);
+        const b = figures.get(`${w.name}|${op}|${base}`);
+        if (!a || !b) continue;
+        log(`| ${w.name} | ${op} | ${side.name} | ${(a.mbps / b.mbps).toFixed(2)}x | ${(a.cpuPerGB / b.cpuPerGB).toFixed(2)}x |`);
+        if (values.json)
+          console.log(
+            JSON.stringify({ kind: 'ratio', workload: w.name, op, side: side.name, base, throughput: a.mbps / b.mbps, cpuPerGB: a.cpuPerGB / b.cpuPerGB }),
+          );
+      }
 }
