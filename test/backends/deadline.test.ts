@@ -53,6 +53,33 @@ describe('DeadlineBackend', () => {
     expect((await memory.head('k')).size).toBe(100);
   });
 
+  it('an upload whose backend stops taking chunks is cut one bound after the last chunk it took, not sooner', async () => {
+    const memory = new MemoryBackend({ id: 'm', domain: 'z' });
+    // A backend that takes three chunks, 60 ms apart, then hangs until its signal aborts.
+    const stalls = Object.assign(Object.create(memory) as MemoryBackend, {
+      async put(_key: string, body: ChunkSource, _length: number, opts?: { signal?: AbortSignal }) {
+        for (let i = 0; i < 3; i++) {
+          await body.read();
+          await new Promise((r) => setTimeout(r, 60));
+        }
+        await body.read();
+        await new Promise((_, reject) => opts?.signal?.addEventListener('abort', () => reject(opts.signal!.reason), { once: true }));
+      },
+    });
+    const b = new DeadlineBackend(stalls, () => ({ ms: 100 }));
+    const source: ChunkSource = { read: async () => new Uint8Array(10), cancel: () => {} };
+    let outcome: unknown = 'pending';
+    b.put('k', source, 100).then(
+      () => (outcome = 'stored'),
+      (e) => (outcome = e),
+    );
+    // The fourth chunk is taken at 180 ms: the bound runs from there, to 280 ms.
+    await vi.advanceTimersByTimeAsync(279);
+    expect(outcome).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(isBackendError(outcome, 'Timeout')).toBe(true);
+  });
+
   it('the bound of a call made within a request is what is left of the request, until its answer', () => {
     expect(waitBound(10_000, 5000)).toEqual({ ms: 10_000 }); // no request: the configured wait
     const d = { at: deadlineOf(1000, 10_000, true), answered: false };
