@@ -43,6 +43,21 @@ export function raw(url: URL, req: RawRequest): Promise<RawResponse> {
 
 /** Sends `head` (request line + headers, CRLF-terminated) and optional bytes on a bare socket;
  *  resolves with the status and the raw response once its declared body is in (or on close). */
+/**
+ * The bucket a raw suite works in, created once the worker is up. A 5xx answer is printed (with
+ * the gateway's error document) and the call made once more: CI once saw this first request of a
+ * fresh worker answered 500 under full-suite load (Node 22, not reproduced alone), and the suites
+ * test hostile input, not bucket creation (test/s3/conformance-* do). A second failure fails the suite.
+ */
+export async function createRawBucket(url: URL, path: string): Promise<RawResponse> {
+  const first = await raw(url, { method: 'PUT', path });
+  if (first.status < 500) return first;
+  console.warn(`raw suite: PUT ${path} answered ${first.status} on a fresh worker; trying once more. Its answer:\n${first.text}`);
+  const second = await raw(url, { method: 'PUT', path });
+  // The first call may have made the bucket before it failed: then it is there, as asked.
+  return second.status === 409 && second.text.includes('BucketAlreadyOwnedByYou') ? { ...second, status: 200 } : second;
+}
+
 export function rawSocket(url: URL, head: string, body: Uint8Array = new Uint8Array()): Promise<{ status: number; response: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(url.port), url.hostname, () => {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crc32B64 } from './conformance/context.ts';
 import { startTestWorker, type Gate, type TestWorker } from './harness.ts';
-import { errorFields, md5Base64, raw, rawSocket } from './raw-http.ts';
+import { createRawBucket, errorFields, md5Base64, raw, rawSocket } from './raw-http.ts';
 
 // Run against the product itself (the erasure-coded engine behind the real gate, here with
 // anonymous requests allowed so raw unsigned requests reach the protocol checks).
@@ -19,7 +19,7 @@ function rawInputSuite(gate: Gate): void {
     beforeAll(async () => {
       worker = await startTestWorker(gate);
       url = worker.url;
-      const created = await raw(url, { method: 'PUT', path: '/rawi' });
+      const created = await createRawBucket(url, '/rawi');
       expect(created.status, created.text).toBe(200); // the gateway's answer says why, if not
     });
     afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3Client, startTestWorker, type Gate, type TestWorker } from './harness.ts';
-import { errorFields, md5Base64, raw } from './raw-http.ts';
+import { createRawBucket, errorFields, md5Base64, raw } from './raw-http.ts';
 
 // Run against the product itself (the erasure-coded engine behind the real gate, here with
 // anonymous requests allowed so raw unsigned requests reach the protocol checks).
@@ -20,7 +20,7 @@ function rawProtocolSuite(gate: Gate): void {
     beforeAll(async () => {
       worker = await startTestWorker(gate);
       url = worker.url;
-      const created = await raw(url, { method: 'PUT', path: '/rawp' });
+      const created = await createRawBucket(url, '/rawp');
       expect(created.status, created.text).toBe(200); // the gateway's answer says why, if not
       expect((await raw(url, { method: 'PUT', path: '/rawp/ten', body: '0123456789' })).status).toBe(200);
       expect((await raw(url, { method: 'PUT', path: '/rawp/empty', body: '' })).status).toBe(200);
