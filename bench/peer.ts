@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate] [--degraded]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -20,11 +20,17 @@
  * emulation it writes through); RGW's into radosgw, the OSDs and mon+mgr. Client: the AWS SDK v3,
  * UNSIGNED-PAYLOAD with no checksum (bench/lib/client.ts 'unsigned'; RGW 16.2 predates the SDK's
  * default trailers), one connection per client, bodies streamed from one random buffer.
+ * --degraded instead: 4 MiB objects read healthy, then with one failure domain away on each side
+ * (shardgate over R2: the local bucket of backend local-1 moved aside, a plain file in its place,
+ * so its shards fail to read and write, as shared/peers/ceph's degraded script does; RGW: OSD 1
+ * stopped and marked down, its replicated metadata pools raised to size 2 first so that RGW keeps
+ * them), then both put back; healthy and degraded rounds alternate the sides, and the ratios are
+ * degraded over healthy per side.
  * Measures one machine: figures and ratios, not a target.
  */
 import { CreateBucketCommand, DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +48,7 @@ const { values } = parseArgs({
     json: { type: 'boolean' },
     only: { type: 'string' },
     backends: { type: 'string', default: 'r2' },
+    degraded: { type: 'boolean' },
   },
 });
 
@@ -76,6 +83,9 @@ interface Side {
   target: Target;
   /** Process groups whose CPU is this side's: name -> pids (read afresh: workerd may restart). */
   processes(): Map<string, number[]>;
+  /** One failure domain taken away (resolves once reads meet it) and put back. */
+  down?(): Promise<void>;
+  up?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -157,6 +167,16 @@ async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
         ['workerd', all.filter((p) => p.comm === 'workerd').map((p) => p.pid)],
       ]);
     },
+    async down() {
+      const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
+      renameSync(dir, `${dir}.down`);
+      writeFileSync(dir, 'backend local-1 taken down by bench:peer --degraded\n');
+    },
+    async up() {
+      const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
+      rmSync(dir, { force: true });
+      renameSync(`${dir}.down`, dir);
+    },
     async close() {
       child.kill('SIGINT');
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
@@ -177,6 +197,20 @@ function rgwSide(dir: string, env: Record<string, string>): Side {
       return { name: name!, pid: Number(pid) };
     });
   const group = (test: (name: string) => boolean) => pids.filter((p) => test(p.name)).map((p) => p.pid);
+  const ceph = (...args: string[]) => {
+    const r = spawnSync('ceph', ['-c', env.CEPH_CONF!, ...args], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ceph ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  /** Every PG active (degraded allowed), none peering: RGW serves again. */
+  const active = async () => {
+    for (let i = 0; i < 180; i++) {
+      const stat = ceph('pg', 'stat');
+      if (/active/.test(stat) && !/peering|unknown|activating|down|incomplete|stale/.test(stat)) return;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    throw new Error(`RGW's PGs did not become active: ${ceph('pg', 'stat')}`);
+  };
   return {
     name: 'rgw',
     target: { endpoint: env.RGW_ENDPOINT!, credentials: { accessKeyId: keys.BENCH_ACCESS!, secretAccessKey: keys.BENCH_SECRET! } },
@@ -186,6 +220,42 @@ function rgwSide(dir: string, env: Record<string, string>): Side {
         ['osds', group((n) => n.startsWith('osd'))],
         ['mon+mgr', group((n) => n.startsWith('mon') || n.startsWith('mgr'))],
       ]),
+    async down() {
+      // Metadata pools at size 1 would lose a sixth of RGW's metadata with one OSD: size 2 first.
+      for (const line of ceph('osd', 'pool', 'ls', 'detail').split('\n')) {
+        const m = /^pool \d+ '([^']+)' replicated size (\d+)/.exec(line);
+        if (!m || m[2] !== '1') continue;
+        ceph('osd', 'pool', 'set', m[1]!, 'size', '2', '--yes-i-really-mean-it');
+        ceph('osd', 'pool', 'set', m[1]!, 'min_size', '1');
+      }
+      await active();
+      for (let i = 0; i < 120 && /degraded|recover|backfill|undersized/.test(ceph('pg', 'stat')); i++) await new Promise((r) => setTimeout(r, 1000));
+      const osd = pids.find((p) => p.name === 'osd.1')!;
+      process.kill(osd.pid, 'SIGTERM');
+      for (let i = 0; i < 60; i++) {
+        try {
+          process.kill(osd.pid, 0);
+        } catch {
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      spawnSync('ceph', ['-c', env.CEPH_CONF!, 'osd', 'down', 'osd.1']);
+      await new Promise((r) => setTimeout(r, 3000));
+      await active();
+    },
+    async up() {
+      const osd = pids.find((p) => p.name === 'osd.1')!;
+      const child = spawn('ceph-osd', ['-c', env.CEPH_CONF!, '-i', '1', '-f'], { detached: true, stdio: 'ignore' });
+      child.unref();
+      osd.pid = child.pid!;
+      const list = readFileSync(join(dir, 'pids'), 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith('osd.1 '));
+      writeFileSync(join(dir, 'pids'), [...list, `osd.1 ${child.pid} ${child.pid}`, ''].join('\n')); // ceph-down.sh stops it
+      for (let i = 0; i < 120 && !/6 up/.test(ceph('osd', 'stat')); i++) await new Promise((r) => setTimeout(r, 1000));
+      await active();
+    },
     close: async () => {},
   };
 }
@@ -281,7 +351,13 @@ try {
   log(`bench:peer: ${sides.map((s) => `${s.name} at ${s.target.endpoint}`).join(', ')}; ${reps} rounds, sides alternating`);
   log(`machine: ${cpuModel()}, 2 cores shared, Node ${process.version}; load average at start ${loadAtStart}`);
   const batches: Batch[] = [];
-  for (const w of WORKLOADS) {
+  if (values.degraded)
+    await degradedRun(
+      sides.filter((s) => s.down),
+      clients,
+      reps,
+    );
+  for (const w of values.degraded ? [] : WORKLOADS) {
     for (let rep = 0; rep < reps; rep++) {
       const order = sides.map((_, i) => sides[(i + rep) % sides.length]!); // A B C, B C A, ...
       for (const op of ['PUT', 'GET'] as const)
@@ -294,12 +370,49 @@ try {
         }
     }
   }
-  report(batches);
+  if (!values.degraded) report(batches);
   for (const list of clients.values()) for (const c of list) c.destroy();
 } finally {
   for (const s of sides) await s.close();
 }
 log(`${((Date.now() - started) / 60_000).toFixed(1)} minutes; load average at end ${loadAverage()}`);
+
+/** 4 MiB GETs healthy, then with one failure domain away on each side, then both put back. */
+async function degradedRun(on: Side[], clients: Map<string, S3Client[]>, reps: number): Promise<void> {
+  const w: Workload = { name: '4 MiB, 1 client', size: 4 * MiB, clients: 1, count: 24 };
+  for (const side of on) await batch(side, clients.get(side.name)!.slice(0, 1), w, 'PUT', 0);
+  const gets: (Batch & { state: string })[] = [];
+  const round = async (state: string) => {
+    for (let rep = 0; rep < reps; rep++)
+      for (const side of rep % 2 ? [...on].reverse() : on) gets.push({ ...(await batch(side, clients.get(side.name)!.slice(0, 1), w, 'GET', 0)), state });
+  };
+  await round('healthy');
+  for (const side of on) await side.down!();
+  try {
+    await round('one domain down');
+  } finally {
+    for (const side of on) await side.up!();
+  }
+  log('');
+  log('| side | state | MB/s (median) | p50 ms | p99 ms | server CPU-s/GB |');
+  log('|---|---|---:|---:|---:|---:|');
+  const fig = new Map<string, { mbps: number; cpu: number }>();
+  for (const side of on)
+    for (const state of ['healthy', 'one domain down']) {
+      const bs = gets.filter((b) => b.side === side.name && b.state === state);
+      const mbps = median(bs.map((b) => b.bytes / 1e6 / b.wallS));
+      const cpu = bs.reduce((a, b) => a + sum(b.cpu), 0) / (bs.reduce((a, b) => a + b.bytes, 0) / 1e9);
+      fig.set(`${side.name}|${state}`, { mbps, cpu });
+      const lat = bs.flatMap((b) => b.latenciesMs);
+      log(`| ${side.name} | ${state} | ${mbps.toFixed(1)} | ${pct(lat, 50).toFixed(1)} | ${pct(lat, 99).toFixed(1)} | ${cpu.toFixed(1)} |`);
+    }
+  log('');
+  for (const side of on) {
+    const h = fig.get(`${side.name}|healthy`)!;
+    const d = fig.get(`${side.name}|one domain down`)!;
+    log(`${side.name}: one domain down / healthy: ${(d.mbps / h.mbps).toFixed(2)}x the rate, ${(d.cpu / h.cpu).toFixed(2)}x the CPU per GB`);
+  }
+}
 
 function report(batches: Batch[]): void {
   const rows: string[] = [];
