@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { get, makeClient, put, type Target } from './lib/client.ts';
-import { devConfigSource } from '../dev/dev-config.ts';
+import { memoryBackendsConfig } from '../dev/dev-config.ts';
 import { cpuModel, cpuSeconds, descendants, loadAverage } from '../test/support/proc.ts';
 
 const { values } = parseArgs({
@@ -124,13 +124,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** npm start's config with its six R2 backends swapped for memory ones (same ids and domains). */
-function memoryConfig(): string {
-  const config = JSON.parse(devConfigSource()) as { backends: { id: string; domain: string }[] };
-  config.backends = config.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain }));
-  return JSON.stringify(config);
-}
-
 async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
@@ -140,7 +133,7 @@ async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', ...(backends === 'memory' ? { SHARDGATE_CONFIG: memoryConfig() } : {}) },
+      env: { ...process.env, FORCE_COLOR: '0', ...(backends === 'memory' ? { SHARDGATE_CONFIG: memoryBackendsConfig() } : {}) },
     },
   );
   let output = '';

@@ -15,7 +15,7 @@ import { GetObjectCommand, PutObjectCommand, CreateBucketCommand } from '@aws-sd
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeClient, bodyOf } from './lib/client.ts';
-import { devConfigSource } from '../dev/dev-config.ts';
+import { devConfigSource, memoryBackendsConfig } from '../dev/dev-config.ts';
 import { readFileSync } from 'node:fs';
 import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
 
@@ -30,12 +30,6 @@ const { values } = parseArgs({
 });
 const SIZE = Number(values.size);
 const COUNT = Number(values.count);
-
-function config(): string {
-  const c = JSON.parse(devConfigSource()) as { backends: { id: string; domain: string }[] };
-  if (values.backends === 'memory') c.backends = c.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain }));
-  return JSON.stringify(c);
-}
 
 interface ProfileNode {
   id: number;
@@ -92,7 +86,7 @@ const moduleOfLine: string[] = [];
 }
 const worker = await startWorker(bundle, {
   config: join(ROOT, 'wrangler.toml'),
-  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: config() } },
+  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: values.backends === 'memory' ? memoryBackendsConfig() : devConfigSource() } },
   persist: true,
   inspector: true,
 });

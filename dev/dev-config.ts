@@ -18,6 +18,16 @@ export function devConfigSource(env: Record<string, string | undefined> = {}): s
   return env.SHARDGATE_CONFIG ?? String(wranglerConfig().vars.SHARDGATE_CONFIG ?? '');
 }
 
+/**
+ * npm start's config with its backends swapped for memory ones (same ids and domains, shards in
+ * the Worker's heap): the gateway's own cost without the local R2 emulation (bench:peer, bench:profile).
+ */
+export function memoryBackendsConfig(source = devConfigSource()): string {
+  const config = JSON.parse(source) as { backends: { id: string; domain: string }[] };
+  config.backends = config.backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain }));
+  return JSON.stringify(config);
+}
+
 export function readDevConfig(source = devConfigSource()): GatewayConfig {
   return parseConfig(source);
 }
