@@ -100,7 +100,6 @@ const RECORDS_OPEN = '{"Records":[';
  * whole, so its rows are delivered together or retried together.
  */
 export function posts(rows: OutboxRow[], perPost: number): { rows: OutboxRow[]; body: string }[] {
-  if (perPost <= 1) return rows.map((r) => ({ rows: [r], body: r.body }));
   const out: { rows: OutboxRow[]; body: string }[] = [];
   let group: OutboxRow[] = [];
   const flush = () => {

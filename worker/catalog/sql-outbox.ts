@@ -267,12 +267,13 @@ export class SqlOutbox {
     }
     const backlog = this.backlog();
     const over = backlog + n - settings.outboxLimit;
-    this.backlogAtMost = backlog + n - Math.max(0, over);
-    if (over <= 0) return;
-    if (settings.whenFull === 'refuse') {
-      this.backlogAtMost = backlog;
-      throw full();
+    if (over <= 0) {
+      this.backlogAtMost = backlog + n;
+      return;
     }
+    this.backlogAtMost = backlog;
+    if (settings.whenFull === 'refuse') throw full();
+    this.backlogAtMost = settings.outboxLimit; // the oldest `over` dropped below, then `n` inserted
     const oldest = this.sql
       .exec<{ id: number; destination: string }>("SELECT id, destination FROM event_outbox WHERE state = 'queued' ORDER BY id LIMIT ?", over)
       .toArray();
