@@ -305,7 +305,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
   const repair = async (task: RepairTask) => {
     const started = Date.now();
     try {
-      await runRepair(task, { catalog, backends: units.byId });
+      await runRepair(task, { catalog, backends: units.byId, isDown: (id) => reachability.isDown(id) });
       meter.event('repairs_done');
       meter.event('repaired_shards', task.shards.length);
       logLine({

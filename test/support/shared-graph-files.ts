@@ -137,6 +137,7 @@ export const SHARED_GRAPH_FILES: readonly string[] = [
   'test/upkeep/locate-scrub-admin.test.ts',
   'test/upkeep/quota-admin.test.ts',
   'test/upkeep/repair-backoff.test.ts',
+  'test/upkeep/repair-down-backend.test.ts',
   'test/upkeep/repair-retention.test.ts',
   'test/upkeep/repair-sweep.test.ts',
   'test/upkeep/repair-worklist.test.ts',

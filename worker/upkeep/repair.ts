@@ -14,6 +14,13 @@ export interface RepairDeps {
   /** getVersion: the lock of a version whose shards are rebuilt onto a backend that enforces retention. */
   catalog: UpkeepCatalog & Partial<Pick<ObjectCatalog, 'getVersion'>>;
   backends: Map<string, Backend>;
+  /**
+   * Which backends this isolate knows down now (engine/reachability.ts): a shard to be written to
+   * one waits (`later`) without a probe, and the unit is not rebuilt. A rebuild reads k shards,
+   * the unit's whole size, only to fail at its write; the repairs a degraded read queues would
+   * otherwise spend that on every unit of a down backend, beside the clients' reads.
+   */
+  isDown?: (backendId: string) => boolean;
 }
 
 /** A repair that could not write some shards: `unreachable` names the backends it could not reach (the worklist backs them off). */
@@ -37,7 +44,7 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
   const found = await deps.catalog.getUnit(task.bucket, task.unitId, task.key);
   if (!found) return;
   const { unit, key } = found;
-  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.kind === 'unavailable', deps.backends);
+  const { now, later } = await triageTargets(task.bucket, unit, task.shards, task.reason.kind === 'unavailable', deps.backends, deps.isDown);
   const fine = task.shards.filter((t) => !now.includes(t) && !later.includes(t));
   const result = now.length ? await rebuildShards(task.bucket, unit, now, deps.backends) : { repaired: [], failed: [] };
   if (result.repaired.length) await retainRebuilt(task.bucket, found, result.repaired, deps);
@@ -58,8 +65,8 @@ export async function runRepair(task: RepairTask, deps: RepairDeps): Promise<voi
  * Which reported shards to rewrite now, before any byte is written: a shard reported only
  * unreachable (`transient`) that is back with its full length is left alone (rewriting it would
  * cost a whole shard, and on a backend without atomic PUTs an interrupted rewrite would destroy a
- * good copy); a shard whose backend still does not answer waits (`later`). Missing, short or
- * rotten shards are rewritten.
+ * good copy); a shard whose backend still does not answer waits (`later`), and so does one whose
+ * backend `isDown` says is down, without being asked. Missing, short or rotten shards are rewritten.
  */
 export async function triageTargets(
   bucket: string,
@@ -67,12 +74,14 @@ export async function triageTargets(
   targets: number[],
   transient: boolean,
   backends: Map<string, Backend>,
+  isDown?: (backendId: string) => boolean,
 ): Promise<{ now: number[]; later: number[] }> {
   const now: number[] = [],
     later: number[] = [];
   const slots = new Semaphore(MAX_OPEN_SUBREQUESTS);
   await Promise.all(
     targets.map(async (t) => {
+      if (isDown?.(unit.placement[t]!)) return void later.push(t);
       const state = await slots.run(() => probeShardSize(backends.get(unit.placement[t]!), bucket, unit, t));
       if (state === 'unreachable') later.push(t);
       else if (state === 'damaged' || !transient) now.push(t);
