@@ -10,10 +10,8 @@
  * until the config is fixed. Each run is one JSON log line. The dispatch and its per-run bounds
  * live here; the jobs themselves in upkeep/ and ops/, what is built per isolate in gateway.ts.
  */
-import type { Hono } from 'hono';
 import type { RepairTask } from './engine/index.ts';
-import { appFor, gatewayFor, logLine, type Env } from './gateway.ts';
-import type { AppEnv } from './s3/context.ts';
+import { appFor, gatewayFor, logLine, type Env, type RequestHandler } from './gateway.ts';
 import { startupFailure } from './app/startup-error.ts';
 import { collectGarbage } from './upkeep/collector.ts';
 import { consumeRepairs, wakeWorklists } from './upkeep/repair-worklist.ts';
@@ -51,7 +49,7 @@ export { OpsObject } from './ops/ops-object.ts';
 
 export default {
   async fetch(request, env, ctx) {
-    let app: Hono<AppEnv>;
+    let app: RequestHandler;
     try {
       app = appFor(env);
     } catch (err) {

@@ -82,3 +82,40 @@ describe('verifyingBody: idle clients', () => {
     expect(cancelled).toBe(true);
   });
 });
+
+describe('verifyingBody: the read buffer', () => {
+  /** A byte stream (BYOB-readable, as workerd's request bodies) of `bytes` bytes in one piece. */
+  const byteBody = (bytes: number) =>
+    new ReadableStream({
+      type: 'bytes',
+      start(c) {
+        c.enqueue(new Uint8Array(bytes).map((_, i) => i % 251));
+        c.close();
+      },
+    }) as ReadableStream<Uint8Array>;
+
+  /** The sizes of the buffers the pieces handed on are views of, and the bytes in all. */
+  async function buffersOf(body: ReadableStream<Uint8Array>, declared: number | null): Promise<{ buffers: number[]; bytes: number }> {
+    const buffers: number[] = [];
+    let bytes = 0;
+    const keep = (piece: Uint8Array) => {
+      buffers.push(piece.buffer.byteLength);
+      bytes += piece.length;
+      return [piece.slice()];
+    };
+    await drain(verifyingBody(body, keep, () => {}, 1000, undefined, declared));
+    return { buffers, bytes };
+  }
+
+  it('a body with a declared length below 1 MiB is read into a buffer of its size (a 64 KiB PUT allocated and dropped 1 MiB)', async () => {
+    expect(await buffersOf(byteBody(65_536), 65_536)).toEqual({ buffers: [65_536], bytes: 65_536 });
+    expect(await buffersOf(byteBody(10), 10)).toEqual({ buffers: [4096], bytes: 10 });
+  });
+
+  it('a body of unknown or large declared length is read through a 1 MiB buffer, whatever its size', async () => {
+    expect((await buffersOf(byteBody(65_536), null)).buffers).toEqual([1 << 20]);
+    const read = await buffersOf(byteBody(3 << 20), 3 << 20);
+    expect(read.bytes).toBe(3 << 20);
+    expect(new Set(read.buffers)).toEqual(new Set([1 << 20]));
+  });
+});

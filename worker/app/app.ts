@@ -100,14 +100,18 @@ function executionContext(c: Context<AppEnv>): ExecutionContext | undefined {
   }
 }
 
-function randomId(bytes: number, hex: boolean): string {
-  const b = crypto.getRandomValues(new Uint8Array(bytes));
-  return hex
-    ? [...b]
-        .map((x) => x.toString(16).padStart(2, '0'))
-        .join('')
-        .toUpperCase()
-    : btoa(String.fromCharCode(...b));
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0').toUpperCase());
+
+/**
+ * A request's two ids from one draw of randomness (each draw is a call into the platform's
+ * generator; two per request and a hex string built through an array were 1.5% of a 64 KiB
+ * PUT's Worker CPU): x-amz-request-id, 16 hex digits, and x-amz-id-2, 24 bytes in base64.
+ */
+function requestIds(): { requestId: string; id2: string } {
+  const b = crypto.getRandomValues(new Uint8Array(32));
+  let requestId = '';
+  for (let i = 0; i < 8; i++) requestId += HEX[b[i]!];
+  return { requestId, id2: btoa(String.fromCharCode(...b.subarray(8))) };
 }
 
 /** The client's address as Cloudflare states it (requestParameters.sourceIPAddress of an event). */
@@ -118,7 +122,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(async (c, next) => {
-    const requestId = randomId(8, true);
+    const { requestId, id2 } = requestIds();
     c.set('requestId', requestId);
     c.set('resource', splitRawUrl(c.req.raw.url).rawPath);
     // The request's owner (request-scope.ts): the handler runs to its end even if the client
@@ -133,7 +137,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       scope.handled();
     }
     c.res.headers.set('x-amz-request-id', requestId);
-    c.res.headers.set('x-amz-id-2', randomId(24, false));
+    c.res.headers.set('x-amz-id-2', id2);
     // S3 bodies are byte-exact with their Content-Length; stop the platform from gzipping them
     // for clients that accept compression (Cloudflare does for text-like types, and so does
     // wrangler dev). A stored Content-Encoding is returned as it is. HEAD too: workerd labels a

@@ -84,12 +84,9 @@ export function makePostFormGate(config: GateConfig, env: Record<string, unknown
     body(request) {
       if (!request.body) return null;
       const declared = request.headers.get('content-length');
-      const { step, finish } = plainBodySteps({
-        contentLength: declared !== null && /^\d+$/.test(declared) ? Number(declared) : null,
-        sha256Hex: null,
-        checksum: null,
-      });
-      return verifyingBody(request.body, step, finish, idleMs);
+      const contentLength = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+      const { step, finish } = plainBodySteps({ contentLength, sha256Hex: null, checksum: null });
+      return verifyingBody(request.body, step, finish, idleMs, undefined, contentLength);
     },
     async verify(fields) {
       const v = await verifyPostForm(fields, { credentials, region: config.region, allowAnonymous: config.allowAnonymous });

@@ -181,6 +181,7 @@ export function verifiedBody(
       trailerNames: declared.trailerNames,
       checksum: declared.check,
     });
+    const framed = headers.get('content-length');
     return {
       body: verifyingBody(
         rawBody,
@@ -188,6 +189,7 @@ export function verifiedBody(
         () => decoder.finish(),
         idleMs,
         stall,
+        framed !== null && /^\d{1,15}$/.test(framed) ? Number(framed) : null,
       ),
       decodedContentLength,
     };
@@ -203,5 +205,5 @@ export function verifiedBody(
     return { body: null, decodedContentLength: 0 };
   }
   const { step, finish } = plainBodySteps(checks);
-  return { body: verifyingBody(rawBody, step, finish, idleMs, stall), decodedContentLength: contentLength };
+  return { body: verifyingBody(rawBody, step, finish, idleMs, stall, contentLength), decodedContentLength: contentLength };
 }
