@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate] [--degraded]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -26,18 +26,25 @@
  * stopped and marked down, its replicated metadata pools raised to size 2 first so that RGW keeps
  * them), then both put back; healthy and degraded rounds alternate the sides, and the ratios are
  * degraded over healthy per side.
+ * --tools instead: a 1 GiB file uploaded by awscli (`aws s3 cp`) and rclone (`rclone copyto`),
+ * each with its default part size and concurrency, to every side and to one plain s3rver process
+ * (the baseline: a single Node S3 server writing files, bench/lib/s3rver.ts), sides alternating;
+ * MB/s of each upload and each side's ratio to s3rver.
+ * --memory instead: 64 concurrent 4 MiB PUTs, then 64 concurrent GETs of them, on each shardgate
+ * side, the workerd processes' RSS sampled every 20 ms: the peak above the RSS before the batch.
  * Measures one machine: figures and ratios, not a target.
  */
-import { CreateBucketCommand, DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { get, makeClient, put, type Target } from './lib/client.ts';
+import { BenchS3rver } from './lib/s3rver.ts';
 import { memoryBackendsConfig } from '../dev/dev-config.ts';
-import { cpuModel, cpuSeconds, descendants, loadAverage } from '../test/support/proc.ts';
+import { cpuModel, cpuSeconds, descendants, loadAverage, rssBytes } from '../test/support/proc.ts';
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +56,9 @@ const { values } = parseArgs({
     only: { type: 'string' },
     backends: { type: 'string', default: 'r2' },
     degraded: { type: 'boolean' },
+    tools: { type: 'boolean' },
+    memory: { type: 'boolean' },
+    'tool-list': { type: 'string', default: 'awscli,rclone' },
   },
 });
 
@@ -350,7 +360,14 @@ try {
       clients,
       reps,
     );
-  for (const w of values.degraded ? [] : WORKLOADS) {
+  if (values.tools) await toolsRun(sides, reps);
+  if (values.memory)
+    await memoryRun(
+      sides.filter((s) => s.name !== 'rgw'),
+      clients,
+      reps,
+    );
+  for (const w of values.degraded || values.tools || values.memory ? [] : WORKLOADS) {
     for (let rep = 0; rep < reps; rep++) {
       const order = sides.map((_, i) => sides[(i + rep) % sides.length]!); // A B C, B C A, ...
       for (const op of ['PUT', 'GET'] as const)
@@ -363,12 +380,133 @@ try {
         }
     }
   }
-  if (!values.degraded) report(batches);
+  if (!values.degraded && !values.tools && !values.memory) report(batches);
   for (const list of clients.values()) for (const c of list) c.destroy();
 } finally {
   for (const s of sides) await s.close();
 }
 log(`${((Date.now() - started) / 60_000).toFixed(1)} minutes; load average at end ${loadAverage()}`);
+
+/** 64 concurrent 4 MiB PUTs then GETs per shardgate side: workerd's RSS peak above its RSS before each batch. */
+async function memoryRun(on: Side[], clients: Map<string, S3Client[]>, reps: number): Promise<void> {
+  const w: Workload = { name: '4 MiB, 64 clients', size: 4 * MiB, clients: 64, count: 64 };
+  const rss = (side: Side) => (side.processes().get('workerd') ?? []).reduce((a, pid) => a + (rssBytes(pid) ?? 0), 0);
+  log('| side | op | run | RSS before (MiB) | peak above it (MiB) | wall s |');
+  log('|---|---|---:|---:|---:|---:|');
+  for (let rep = 0; rep < reps; rep++)
+    for (const side of on) {
+      // 64 connections: one client each (bench/lib/client.ts keeps one socket per client).
+      const many = Array.from({ length: w.clients }, () => makeClient(side.target, 'unsigned', 1));
+      for (const op of ['PUT', 'GET'] as const) {
+        const before = rss(side);
+        let peak = before;
+        const timer = setInterval(() => (peak = Math.max(peak, rss(side))), 20);
+        const b = await batch(side, many, w, op, rep + 100);
+        clearInterval(timer);
+        peak = Math.max(peak, rss(side));
+        log(`| ${side.name} | ${op} | ${rep + 1} | ${(before / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${b.wallS.toFixed(1)} |`);
+      }
+      await removeBatch(clients.get(side.name)![0]!, w, rep + 100);
+      for (const c of many) c.destroy();
+    }
+}
+
+/**
+ * 1 GiB uploads by awscli and rclone through each side and to a plain s3rver, alternating; the
+ * server CPU of each side around each upload as in `batch`.
+ */
+async function toolsRun(on: Side[], reps: number): Promise<void> {
+  const tools = values['tool-list']!.split(',');
+  const size = 1024 * MiB;
+  const file = join(mkdtempSync(join(tmpdir(), 'shardgate-peer-tools-')), '1gib.bin');
+  const piece = Buffer.alloc(MiB);
+  for (let i = 0; i < piece.length; i++) piece[i] = (i * 2654435761) >>> 24;
+  writeFileSync(file, Buffer.alloc(0));
+  for (let i = 0; i < 1024; i++)
+    appendFileSync(
+      file,
+      piece.map((b) => b ^ i),
+    );
+  const s3rver = new BenchS3rver();
+  await s3rver.start();
+  const plain: Side = {
+    name: 's3rver',
+    target: { endpoint: s3rver.endpoint, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } },
+    processes: () => new Map([['s3rver', [s3rver.pid]]]),
+    close: () => s3rver.dispose(),
+  };
+  const all = [...on, plain];
+  const upload = (tool: string, side: Side, key: string): number => {
+    const { endpoint, credentials } = side.target;
+    const bucket = side.name === 's3rver' ? 'b' : 'peer-bench';
+    // No AWS_CA_BUNDLE (this machine sets one): rclone refuses any custom bundle on its own transport.
+    const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
+    const env = {
+      ...inherited,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      AWS_DEFAULT_REGION: 'us-east-1',
+    };
+    const args =
+      tool === 'awscli'
+        ? ['aws', ['--endpoint-url', endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${bucket}/${key}`]]
+        : [
+            'rclone',
+            [
+              'copyto',
+              file,
+              `:s3:${bucket}/${key}`,
+              '--s3-provider',
+              'Other',
+              '--s3-endpoint',
+              endpoint,
+              '--s3-access-key-id',
+              credentials.accessKeyId,
+              '--s3-secret-access-key',
+              credentials.secretAccessKey,
+              '--s3-force-path-style',
+              '--s3-no-check-bucket', // s3rver refuses to create its bucket "b" again (a name too short for S3)
+            ],
+          ];
+    const t0 = performance.now();
+    const r = spawnSync(args[0] as string, args[1] as string[], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${tool} to ${side.name}: exit ${r.status}: ${r.stderr}`);
+    return (performance.now() - t0) / 1000;
+  };
+  const rows: { tool: string; side: string; mbps: number; cpu: number }[] = [];
+  try {
+    for (const tool of tools)
+      for (let rep = 0; rep < reps; rep++)
+        for (const side of rep % 2 ? [...all].reverse() : all) {
+          const before = cpuOf(side);
+          const wallS = upload(tool, side, `tools/${tool}/${rep}`);
+          const after = cpuOf(side);
+          const cpu = [...after].reduce((a, [name, s]) => a + s - (before.get(name) ?? 0), 0);
+          rows.push({ tool, side: side.name, mbps: size / 1e6 / wallS, cpu });
+          log(`${tool} -> ${side.name}: ${(size / 1e6 / wallS).toFixed(1)} MB/s, server CPU ${cpu.toFixed(1)} s`);
+          // Deleted outside the measured window: the peer's memstore OSDs hold 9 GiB in all, and
+          // RGW stops taking writes (it hangs them) once they are full.
+          const s3 = makeClient(side.target, 'unsigned', 1);
+          await s3.send(new DeleteObjectCommand({ Bucket: side.name === 's3rver' ? 'b' : 'peer-bench', Key: `tools/${tool}/${rep}` }));
+          s3.destroy();
+        }
+  } finally {
+    await plain.close();
+    rmSync(join(file, '..'), { recursive: true, force: true });
+  }
+  log('');
+  log('| tool | side | MB/s (median of runs) | server CPU-s/GB | MB/s vs s3rver |');
+  log('|---|---|---:|---:|---:|');
+  for (const tool of tools) {
+    const base = median(rows.filter((r) => r.tool === tool && r.side === 's3rver').map((r) => r.mbps));
+    for (const side of all) {
+      const rs = rows.filter((r) => r.tool === tool && r.side === side.name);
+      const mbps = median(rs.map((r) => r.mbps));
+      const cpu = median(rs.map((r) => r.cpu)) / (size / 1e9);
+      log(`| ${tool} | ${side.name} | ${mbps.toFixed(1)} | ${cpu.toFixed(1)} | ${(mbps / base).toFixed(2)}x |`);
+    }
+  }
+}
 
 /** 4 MiB GETs healthy, then with one failure domain away on each side, then both put back. */
 async function degradedRun(on: Side[], clients: Map<string, S3Client[]>, reps: number): Promise<void> {
