@@ -164,17 +164,17 @@ export function accessLogRollMs(env: Env): number {
   return seconds * 1000;
 }
 
+/** What answers an env's requests: a Hono app, or the local-only pair of two (loopbackOnly). */
+export interface RequestHandler {
+  fetch(request: Request, env: unknown, ctx?: ExecutionContext): Response | Promise<Response>;
+}
+
 /**
  * What an isolate serves: the gateway; or, when the review refused the config, the refusal; or,
  * refused but with the local-development signal, the gateway for requests that prove they were
  * made on this machine and the refusal for every other (deployment.ts: no variable alone unlocks
  * what the review refuses).
  */
-/** What answers an env's requests: a Hono app, or the local-only pair of two (loopbackOnly). */
-export interface RequestHandler {
-  fetch(request: Request, env: unknown, ctx?: ExecutionContext): Response | Promise<Response>;
-}
-
 interface Startup {
   app: RequestHandler;
   gateway?: Gateway;

@@ -8,13 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import type { ByteRange, GetOptions, GetResult } from '../../backends/types.ts';
-import { engineSettings, parseConfig } from '../../worker/config/config.ts';
-import { EcStore } from '../../worker/engine/ec-store.ts';
-import { UnitStore } from '../../worker/engine/unit-store.ts';
 import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { shardKey } from '../../worker/format/shard-key.ts';
 import { RepairBlockedError, runRepair } from '../../worker/upkeep/repair.ts';
 import { localCatalog } from '../support/local-catalog.ts';
+import { memoryEcStore } from '../support/memory-store.ts';
 
 /** Counts the calls it answers. */
 class CountingBackend extends MemoryBackend {
@@ -39,13 +37,8 @@ const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) =>
 
 async function setUp() {
   const backends = Array.from({ length: 6 }, (_, i) => new CountingBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-  const config = parseConfig({
-    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-    policies: { ec: { k: 4, m: 2, blockSize: 4096 } },
-    defaultPolicy: 'ec',
-  });
   const catalog = localCatalog();
-  const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
+  const { store } = memoryEcStore(catalog, { backends, sealed: false });
   await store.createBucket('b', { region: 'us-east-1' });
   const body = new Uint8Array(50_000).map((_, i) => i % 251);
   await store.putObject('b', 'k', stream(body), { contentLength: body.length, metadata: { user: {} }, checksum: null, conditions: {} } as never);
