@@ -111,7 +111,8 @@ export default defineConfig({
         // Suites written for one-partition buckets, run again with every bucket split into 8
         // partitions as it is made (test/support/local-catalog.ts SHARDGATE_TEST_SPLIT;
         // docs/PARTITIONS.md), and the partition holding a key split on line at its median after
-        // every second write (SHARDGATE_TEST_SPLIT_EVERY; about 1,300 splits a run): the engine, upkeep and status over a partitioned catalog give the
+        // every second write, every third time merged into its lower neighbour instead
+        // (SHARDGATE_TEST_SPLIT_EVERY; about 1,300 moves a run): the engine, upkeep and status over a partitioned catalog give the
         // same answers. Not here: tests that read one instance's rows directly or count a
         // bucket's calls or journal instances, and repair backoff (kept per partition: one canary
         // per partition).

@@ -138,7 +138,8 @@ export default {
         .run(ctx, () => splitDuePartitions(g.catalog, g.config.partitions, { deadline: started + PARTITION_SPLIT_BUDGET_MS }))
         .then(
           (r) => {
-            if (r.split.length || r.failed.length || r.warned) logLine({ msg: 'partitions', ...r, ms: Date.now() - started }, r.failed.length > 0);
+            if (r.split.length || r.merged.length || r.failed.length || r.warned)
+              logLine({ msg: 'partitions', ...r, ms: Date.now() - started }, r.failed.length > 0);
           },
           (err: unknown) => logLine({ msg: 'partitions', outcome: 'failed', error: errorMessage(err), ms: Date.now() - started }, true),
         ),

@@ -1,9 +1,9 @@
 /**
- * `shardgate partitions BUCKET [--split KEY [--at K]]`: a bucket's catalog partitions (POST
+ * `shardgate partitions BUCKET [--split KEY [--at K] | --merge KEY]`: a bucket's catalog partitions (POST
  * /_shardgate/admin/partitions, docs/PARTITIONS.md): each partition's key range, stored versions
  * and database size against the split thresholds (config `partitions`), and whether it is
  * splitting; with --split, the partition holding KEY is split on line first (at K, or its median
- * key). Exit 1 when a partition is over a threshold (the cron splits it; one that cannot split, a
+ * key); with --merge, it is merged on line into its lower neighbour. Exit 1 when a partition is over a threshold (the cron splits it; one that cannot split, a
  * single key's versions, stays over it).
  */
 import { parseArgs } from 'node:util';
@@ -14,7 +14,15 @@ import { GATEWAY_HELP, GATEWAY_OPTIONS, GatewayClient } from '../gateway-client.
 /** The admin API's answer (worker/app/admin.ts partitions; worker/upkeep/split-partitions.ts). */
 export interface Partitions {
   epoch: number;
-  thresholds: { autoSplit: boolean; splitRows: number; splitBytes: number; splitRequestRate: number; warnFraction: number };
+  thresholds: {
+    autoSplit: boolean;
+    splitRows: number;
+    splitBytes: number;
+    splitRequestRate: number;
+    warnFraction: number;
+    autoMerge?: boolean;
+    mergeAfterDays?: number;
+  };
   partitions: {
     instance: string;
     low: string;
@@ -31,7 +39,7 @@ export interface Partitions {
   }[];
 }
 
-const HELP = `usage: shardgate partitions BUCKET [--split KEY [--at K]] [--json] [gateway options]
+const HELP = `usage: shardgate partitions BUCKET [--split KEY [--at K] | --merge KEY] [--json] [gateway options]
 
 Prints the bucket's catalog partitions: each one's key range, its stored versions, catalog
 database size and calls a second (its 5-minute mean) against the split thresholds (config "partitions"), and a verdict: ok, warn (past
@@ -40,6 +48,8 @@ partition is over a threshold.
 
   --split KEY                first split on line the partition holding KEY (the bucket keeps answering)
   --at K                     ... at K (default: that partition's median key)
+  --merge KEY                first merge on line the partition holding KEY into its lower neighbour
+                             (the cron merges neighbours small for days: config partitions.mergeAfterDays)
 
 ${GATEWAY_HELP}`;
 
@@ -75,15 +85,16 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { ...GATEWAY_OPTIONS, split: { type: 'string' }, at: { type: 'string' } },
+      options: { ...GATEWAY_OPTIONS, split: { type: 'string' }, at: { type: 'string' }, merge: { type: 'string' } },
       strict: true,
       allowPositionals: true,
     });
     if (positionals.length !== 1) throw new CliError('partitions needs BUCKET');
     if (values.at !== undefined && values.split === undefined) throw new CliError('--at needs --split KEY');
+    if (values.merge !== undefined && values.split !== undefined) throw new CliError('--split and --merge: one at a time');
     const bucket = positionals[0]!;
     const client = new GatewayClient(values);
-    const r = (await client.admin('partitions', { bucket, split: values.split, splitAt: values.at })) as Partitions;
+    const r = (await client.admin('partitions', { bucket, split: values.split, splitAt: values.at, merge: values.merge })) as Partitions;
     if (values.json) printJson(r);
     else process.stdout.write(partitionsText(bucket, r));
     return r.partitions.some((p) => p.verdict === 'split') ? 1 : 0;

@@ -65,6 +65,36 @@ describe('CatalogObject', () => {
     });
   });
 
+  it('merges the split bucket back on line over the real binding: writes during it land, the upper partition is left owning nothing', async () => {
+    const name = 'merged-online';
+    const c = new DurableCatalog(namespace());
+    const other = new DurableCatalog(namespace()); // a second isolate, its map stale after the merge
+    await c.insertBucket(name, 'auto');
+    await c.setVersioning(name, 'Enabled');
+    const keys = Array.from({ length: 60 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+    for (const key of keys) await c.commitManifest(name, key, manifest(name, key), {});
+    const split = (await c.splitPartition(name, 'k000'))!;
+    await other.getPartitionMap(name);
+    const writes = keys.filter((_, i) => i % 3 === 0).map((key) => other.commitManifest(name, key, manifest(name, key), {}));
+    const map = (await c.mergePartition(name, 'k040'))!;
+    await Promise.all(writes);
+    expect(map.ranges.map((r) => r.low)).toEqual(['']);
+    expect(map.retired).toEqual([split.ranges[1]!.instance]);
+    const listed = await other.listVersions(name, { prefix: '', delimiter: null, keyMarker: null, versionIdMarker: null, maxKeys: 1000 });
+    expect(listed.versions).toHaveLength(80);
+    expect((await c.bucketHealth(name, new Date())).objects).toBe(80);
+    const gone = namespace().get(namespace().idFromName(split.ranges[1]!.instance));
+    expect(await gone.dispatch('getManifest', [name, 'k040'], undefined, { key: 'k040', epoch: split.epoch })).toEqual({ moved: map.epoch });
+    await runInDurableObject(gone, (_o, state) => {
+      expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM versions').one().n).toBe(0);
+    });
+    const root = namespace().get(namespace().idFromName(map.ranges[0]!.instance));
+    await runInDurableObject(root, (_o, state) => {
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM versions WHERE key >= 'k030'").one().n).toBe(40);
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name LIKE 'merge_%' OR name LIKE 'split_%'").toArray()).toEqual([]);
+    });
+  });
+
   it('returns S3 errors as data across RPC, so the client rethrows S3Error with its fields', async () => {
     const stub = namespace().get(namespace().idFromName('bucket:never-created'));
     const r = await stub.getManifest('never-created', 'k');

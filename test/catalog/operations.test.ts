@@ -102,6 +102,7 @@ const KEY_SCOPED = [
   'commitMove',
   'commitRestripe',
   'splitPartition', // the partition holding the key splits (partition-split.test.ts)
+  'mergePartition', // the partition holding the key merges into its lower neighbour (partition-merge.test.ts)
 ];
 
 describe('routing by scope (issue 39: the seams a partitioned bucket needs)', () => {
@@ -125,6 +126,7 @@ describe('routing by scope (issue 39: the seams a partitioned bucket needs)', ()
       commitMove: ['b', { key: 'K', unitId: 'u', shard: 0, from: 'b0', to: 'b1' }, at],
       commitRestripe: ['b', { key: 'K', versionId: 'v' }, '{}', { kind: 'inline' }, at],
       splitPartition: ['b', 'K', 'm'],
+      mergePartition: ['b', 'K'],
     };
     for (const [name, args] of Object.entries(calls)) expect(keyOf(operation(name)!, args), name).toBe('K');
   });

@@ -3,55 +3,12 @@
 // and the instance restarted, in Node over the product's SQL (test/support/local-catalog.ts).
 
 import { describe, expect, it } from 'vitest';
-import type { ObjectManifest } from '../../worker/format/manifest.ts';
-import type { DurableCatalog } from '../../worker/catalog/durable-catalog.ts';
-import { localCatalog, type LocalCatalogNamespace } from '../support/local-catalog.ts';
-import { byUtf8, expectS3, manifest } from './fixtures.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { expectS3, manifest } from './fixtures.ts';
+import { expectHolds, fill, keyAt, type Local, type Model } from './partition-model.ts';
 import { prng } from '../support/random.ts';
 import { rowsOfKeys } from '../../worker/catalog/sql-split.ts';
 import { setQuota } from '../../worker/catalog/quota-set.ts';
-
-type Local = DurableCatalog & { namespace: LocalCatalogNamespace };
-
-const keyAt = (i: number) => `k/${String(i).padStart(4, '0')}`;
-
-/** What a bucket must hold: key -> its current manifest (null: deleted). */
-type Model = Map<string, ObjectManifest | null>;
-
-async function fill(c: Local, bucket: string, n: number, model: Model): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    const m = manifest(bucket, keyAt(i));
-    await c.commitManifest(bucket, keyAt(i), m, {});
-    model.set(keyAt(i), m);
-  }
-}
-
-/** Every key reads as the model says, the listing is the model's, health counts the model's objects, and no key lives twice. */
-async function expectHolds(c: Local, bucket: string, model: Model, label = '', versions?: number): Promise<void> {
-  for (const [key, m] of model) expect(await c.getManifest(bucket, key), `${label} ${key}`).toEqual(m);
-  const listed: string[] = [];
-  for (let after: string | null = null; ; ) {
-    const page = await c.listManifests(bucket, { prefix: '', delimiter: null, startAfter: after, maxKeys: 37 });
-    listed.push(...page.objects.map((o) => o.key));
-    if (!page.isTruncated) break;
-    after = page.lastEntry;
-  }
-  const live = [...model].filter(([, m]) => m !== null).map(([k]) => k);
-  expect(listed, label).toEqual(live.sort(byUtf8));
-  const health = await c.bucketHealth(bucket, new Date());
-  expect(health.objects, label).toBe(versions ?? live.length); // the ledger counts every stored version
-  // Each partition holds exactly its range's keys: nothing left behind, nothing copied twice.
-  const map = await c.getPartitionMap(bucket);
-  const held = new Map<string, string>();
-  for (const [i, r] of map.ranges.entries()) {
-    const sql = c.namespace.instance(r.instance).storage.sql;
-    for (const { key } of sql.exec<{ key: string }>('SELECT DISTINCT key FROM versions').toArray()) {
-      expect(held.get(key), `${label} ${key} in two partitions`).toBeUndefined();
-      held.set(key, r.instance);
-      expect(key >= r.low && (i + 1 === map.ranges.length || key < map.ranges[i + 1]!.low), `${label} ${key} outside ${r.instance}`).toBe(true);
-    }
-  }
-}
 
 describe('an on-line split', () => {
   it('cuts a filled bucket at its median: every key, version, upload, part and count goes where its key now lives', async () => {

@@ -102,7 +102,15 @@ describe('a bucket split by the operator, used through S3', () => {
   });
 
   it('splits a filled bucket on line through the API and by the cron past its thresholds; S3 sees one bucket throughout', async () => {
-    const thresholds: SplitThresholds = { autoSplit: true, splitRows: 40, splitBytes: 1024 ** 3, splitRequestRate: 1e9, warnFraction: 0.5 };
+    const thresholds: SplitThresholds = {
+      autoSplit: true,
+      splitRows: 40,
+      splitBytes: 1024 ** 3,
+      splitRequestRate: 1e9,
+      warnFraction: 0.5,
+      autoMerge: false,
+      mergeAfterDays: 3,
+    };
     const { store, call, admin_, catalog } = gateway(thresholds);
     await store.createBucket('live', { region: 'us-east-1' });
     const keys = Array.from({ length: 60 }, (_, i) => `logs/${String(i).padStart(3, '0')}`);
@@ -137,13 +145,30 @@ describe('a bucket split by the operator, used through S3', () => {
     }
     expect(paged).toEqual(keys);
     expect(await admin_('bucket=live&split=nope&splitAt=logs%2F045')).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+    // The operator merges the last partition back into its neighbour; every object still reads.
+    const merged = await admin_(`bucket=live&merge=${encodeURIComponent('logs/050')}`);
+    expect(merged.status, JSON.stringify(merged.body)).toBe(200);
+    expect(merged.body.partitions!.map((p) => [p.low, p.versions])).toEqual([
+      ['', 22],
+      ['logs/022', 38],
+    ]);
+    for (const key of keys) expect(await (await call(`live/${key}`)).text(), key).toBe(`${key} `.repeat(40));
+    expect(await admin_('bucket=live&merge=logs%2F000')).toMatchObject({ status: 400, body: { code: 'InvalidRequest' } });
   });
 
   it("splits a busy partition at the key that halves its calls, not at its rows' median; a burst does not", async () => {
     // The partition counts the calls it answers over 5 minutes (model/request-rate.ts): the clock is driven.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-12-05T00:00:00Z') });
     try {
-      const thresholds: SplitThresholds = { autoSplit: true, splitRows: 1e9, splitBytes: 1024 ** 4, splitRequestRate: 1, warnFraction: 0.5 };
+      const thresholds: SplitThresholds = {
+        autoSplit: true,
+        splitRows: 1e9,
+        splitBytes: 1024 ** 4,
+        splitRequestRate: 1,
+        warnFraction: 0.5,
+        autoMerge: false,
+        mergeAfterDays: 3,
+      };
       const { store, call, admin_, catalog } = gateway(thresholds);
       await store.createBucket('busy', { region: 'us-east-1' });
       const keys = Array.from({ length: 60 }, (_, i) => `hot/${String(i).padStart(3, '0')}`);

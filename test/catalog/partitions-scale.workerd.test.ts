@@ -63,7 +63,15 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
     const c = new DurableCatalog(namespace());
     const bucket = `scale-${Date.now().toString(36)}`;
     await c.insertBucket(bucket, 'auto');
-    const thresholds = { autoSplit: true, splitRows: Math.ceil(N / 20), splitBytes: 1024 ** 4, splitRequestRate: 1e9, warnFraction: 0.8 };
+    const thresholds = {
+      autoSplit: true,
+      splitRows: Math.ceil(N / 20),
+      splitBytes: 1024 ** 4,
+      splitRequestRate: 1e9,
+      warnFraction: 0.8,
+      autoMerge: false,
+      mergeAfterDays: 3,
+    };
     const t0 = Date.now();
     let splitMs = 0;
     let splits = 0;

@@ -7,7 +7,7 @@ import { localCatalog } from '../support/local-catalog.ts';
 import { manifest } from '../catalog/fixtures.ts';
 import { RequestRate } from '../../worker/model/request-rate.ts';
 
-const T = { autoSplit: true, splitRows: 1000, splitBytes: 1_000_000, splitRequestRate: 100, warnFraction: 0.8 };
+const T = { autoSplit: true, splitRows: 1000, splitBytes: 1_000_000, splitRequestRate: 100, warnFraction: 0.8, autoMerge: true, mergeAfterDays: 3 };
 const part = (versions: number, databaseBytes = 1000) => ({ versions, databaseBytes });
 
 describe('the partitions check', () => {

@@ -81,7 +81,8 @@ export function localCatalog(
   /**
    * `split: false`: buckets stay one partition even in the `split` project (a rebuild makes them so).
    * `splitEvery`: after every n-th write (whatever its answer), the partition holding its key is
-   * split on line at its median (Catalog.splitPartition), so suites meet splits between any two calls.
+   * split on line at its median (Catalog.splitPartition), or every third time merged into its lower
+   * neighbour (Catalog.mergePartition), so suites meet splits and merges between any two calls.
    */
   hooks: { split?: false; splitEvery?: number } = {},
 ): DurableCatalog & { namespace: LocalCatalogNamespace } {
@@ -119,9 +120,14 @@ function splitOnLine(catalog: DurableCatalog & { namespace: LocalCatalogNamespac
         if (++writes % every === 0) {
           // The harness's splits are not the suite's calls: tests counting catalog calls see none of them.
           const counted = new Map(catalog.namespace.calls);
-          // Too few keys, or a split point at a partition's first key: nothing to split, as it would be in a gateway.
-          await catalog.splitPartition(args[0] as string, args[1] as string).catch((e: { code?: string }) => {
-            if (!['InvalidRequest', 'InvalidArgument', 'NoSuchBucket'].includes(String(e.code))) throw e;
+          // Every third time the partition holding the key merges into its lower neighbour instead
+          // (docs/PARTITIONS.md "Merges"), so suites meet merges between calls too.
+          const merge = (writes / every) % 3 === 0;
+          // Too few keys, a split point at a partition's first key, the first partition (no lower
+          // neighbour), events waiting: nothing to split or merge, as it would be in a gateway.
+          const move = merge ? catalog.mergePartition(args[0] as string, args[1] as string) : catalog.splitPartition(args[0] as string, args[1] as string);
+          await move.catch((e: { code?: string }) => {
+            if (!['InvalidRequest', 'InvalidArgument', 'NoSuchBucket', ...(merge ? ['SlowDown', 'OperationAborted'] : [])].includes(String(e.code))) throw e;
           });
           catalog.namespace.calls.clear();
           for (const [k, v] of counted) catalog.namespace.calls.set(k, v);

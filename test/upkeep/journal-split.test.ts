@@ -76,3 +76,52 @@ describe('a bucket split on line, rescued from its partitions journals', () => {
     expect(r.journal!.doubts.join('\n')).toMatch(/10 keys were taken from the journal of a partition they had left/);
   });
 });
+
+describe('a bucket whose partitions merged on line, rescued from its journals', () => {
+  async function merged(flushRetired: boolean) {
+    const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
+    const config = parseConfig({
+      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
+      defaultPolicy: 'ec',
+    });
+    const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
+    const before = localCatalog({}, undefined, { split: false });
+    const store = new EcStore({ catalog: before, units, settings: engineSettings(config) });
+    const put = (key: string, seed: number) =>
+      store.putObject('joined', key, stream(body(seed)), { contentLength: 200, metadata: { user: {} }, checksum: null, conditions: {} });
+    await store.createBucket('joined', { region: 'us-east-1' });
+    for (let i = 0; i < 40; i++) await put(keyAt(i), i);
+    await before.splitPartition('joined', keyAt(0), keyAt(10));
+    const split = (await before.splitPartition('joined', keyAt(39), keyAt(30)))!;
+    const [middle, upper] = [split.ranges[1]!.instance, split.ranges[2]!.instance];
+    const flush = async (journals: string[] | null) => {
+      const catalog: JournalCatalog = Object.create(before, {
+        journalInstances: { value: async () => (await before.journalInstances()).filter((j) => journals === null || journals.includes(j)) },
+      });
+      expect((await flushJournal({ catalog, units, policy: config.policies.ec! }, { deadline: Date.now() + 60_000 })).failed).toEqual([]);
+    };
+    await flush(null); // the upper partition's journal holds k/30..k/39
+    const map = (await before.mergePartition('joined', keyAt(35)))!;
+    expect(map.ranges.map((r) => r.instance)).toEqual(['bucket:joined', middle]);
+    expect(await before.journalInstances()).toContain(partitionJournal(upper)); // kept up, and known to the loss look
+    await store.deleteObject('joined', keyAt(35));
+    await put(keyAt(36), 99);
+    await flush(flushRetired ? null : ['joined', partitionJournal(middle)]);
+    const after = localCatalog({}, undefined, { split: false });
+    await after.insertBucket('joined', 'us-east-1');
+    const r = await rebuildCatalog('joined', backends, after, DEV_KEY_RING, { journal: true });
+    const keys = (await after.listManifests('joined', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key);
+    return { r, keys, after, rewritten: (await before.getManifest('joined', keyAt(36)))!.etag };
+  }
+
+  for (const flushRetired of [false, true]) {
+    it(`brings back every key and no deleted one, ${flushRetired ? 'the merged-away journal flushed empty' : "the merged-away partition's older journal left as it was"}`, async () => {
+      const { r, keys, after, rewritten } = await merged(flushRetired);
+      expect(r.journal!.doubts).toEqual([]);
+      expect(keys).toEqual(Array.from({ length: 40 }, (_, i) => keyAt(i)).filter((k) => k !== keyAt(35)));
+      expect((await after.getManifest('joined', keyAt(36)))!.etag).toBe(rewritten); // the write after the merge, not the one before
+      expect(await after.getManifest('joined', keyAt(35))).toBeNull();
+    });
+  }
+});

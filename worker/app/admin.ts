@@ -316,7 +316,7 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
   admin.post('/partitions', async (c) => {
     const q = c.var.view.query;
     const bucket = q.get('bucket');
-    if (!bucket) throw new S3Error('InvalidArgument', 'partitions needs ?bucket=NAME[&at=JSON array of keys]');
+    if (!bucket) throw new S3Error('InvalidArgument', 'partitions needs ?bucket=NAME[&at=JSON array of keys | &split=KEY[&splitAt=K] | &merge=KEY]');
     if (!isValidBucketName(bucket)) throw new S3Error('InvalidBucketName', undefined, { BucketName: bucket });
     const at = boundariesOf(q.get('at'));
     if (at.length > MAX_STATIC_PARTITIONS - 1) throw new S3Error('InvalidArgument', `at most ${MAX_STATIC_PARTITIONS} partitions are made at once`);
@@ -324,6 +324,9 @@ export function createAdmin(deps: AdminDeps): Hono<AppEnv> {
     // An on-line split: of the partition holding `split`, at `splitAt` (absent: its median key).
     const split = q.get('split');
     if (split !== null) await deps.catalog.splitPartition(bucket, split, q.get('splitAt') ?? undefined);
+    // An on-line merge: the partition holding `merge` into its lower neighbour.
+    const merge = q.get('merge');
+    if (merge !== null) await deps.catalog.mergePartition(bucket, merge);
     const thresholds = deps.partitions ?? SPLIT_DEFAULTS;
     const map = await deps.catalog.getPartitionMap(bucket);
     return c.json({ ...map, thresholds, partitions: (await deps.catalog.partitionsOf(bucket)).map((p) => assess(p, thresholds)) });

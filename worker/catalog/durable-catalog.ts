@@ -225,6 +225,12 @@ export class DurableCatalog implements Catalog {
     return map;
   }
 
+  async mergePartition(bucket: string, key: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {
+    const map = unwrap((await this.send('mergePartition', [bucket, key, stopAfter], undefined, key)) as Reply<PartitionMap | null>);
+    if (map !== null) keepNewest(this.maps, bucket, map);
+    return map;
+  }
+
   /**
    * A `walk` (a listing in key order) or a `sum` (a figure of every partition) over the bucket's
    * partitions, by this isolate's map; a Moved answer anywhere starts it again on the new map.
@@ -354,7 +360,8 @@ export class DurableCatalog implements Catalog {
   async removeBucket(bucket: string): Promise<void> {
     unwrap((await this.send('getBucket', [bucket], 'registry')) as Reply<S.BucketInfo>);
     const map = await this.getPartitionMap(bucket);
-    const parts = map.ranges.slice(1).map((r) => r.instance);
+    // Partitions merged away hold nothing but go with the bucket too (their journals, their rows).
+    const parts = [...map.ranges.slice(1).map((r) => r.instance), ...(map.retired ?? [])];
     const garbage: GarbageRow[] = [];
     if (parts.length) {
       // A split bucket: its partitions refuse writes while each is asked whether it is empty,
@@ -430,6 +437,8 @@ export class DurableCatalog implements Catalog {
       // Read from the root each run (upkeep, not a request): a cached map could miss a partition.
       const map = await this.getPartitionMap(b.name).catch(() => undefined);
       for (const r of map?.ranges.slice(1) ?? []) out.push(partitionJournal(r.instance));
+      // A partition merged away keeps its journal (it records the partition emptied): kept up, and known to the loss look.
+      for (const instance of map?.retired ?? []) out.push(partitionJournal(instance));
     }
     return out;
   }

@@ -121,6 +121,21 @@ import {
   type SplitStop,
 } from './sql-split.ts';
 import { SqlLedger } from './sql-ledger.ts';
+import {
+  applyStaged,
+  dropStaging,
+  garbageAfter,
+  readMerge,
+  readMergeIn,
+  stageGarbage,
+  stageKeys,
+  startStaging,
+  writeMerge,
+  writeMergeIn,
+  type GarbageRowOut,
+  type MergeInState,
+  type MergeState,
+} from './sql-merge.ts';
 import { completionGrowth, enforceQuota, healthUsage, instanceUsage, quotaFigures, readQuota, writeGrowth, writeQuota } from './sql-quota.ts';
 import type { BucketUsage, StoredQuota } from './quota.ts';
 import type { EventOrigin } from '../model/event-origin.ts';
@@ -148,6 +163,8 @@ const LOGGING = 'logging';
 const MIRROR_RETRY_MS = 1_000;
 /** Root: a static split planned, not yet committed (JSON PartitionMap). */
 const SPLIT_PLAN = 'partition-plan';
+/** Root: since when each partition (by its low) has been small enough to merge (JSON Record<low, ms>; markSmallPartitions). */
+const PARTITION_SMALL = 'partition-small';
 /** Root: the next partition id (ids are never reused). */
 const NEXT_PARTITION = 'partition-next-id';
 /** Keys per page a split copies (each with all its rows)... */
@@ -163,6 +180,15 @@ const SPLIT_WATCHDOG_MS = 30_000;
 interface Committed {
   map: PartitionMap;
   mirror: Mirror;
+}
+
+/** What the root commits of a merge: the range [low, high) of `from` joins the one of `into` (starting at intoLow) below it. */
+interface MergeChange {
+  intoLow: string;
+  into: string;
+  low: string;
+  high: string | null;
+  from: string;
 }
 
 /** A new partition as the root names it (allocatePartition). */
@@ -482,8 +508,22 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** The split this instance drives (one at a time); a second caller waits for it. */
   private splitRun: Promise<Reply<PartitionMap | null>> | null = null;
-  /** While a split commits: key calls of the upper half wait here (milliseconds), then find the new owner. */
-  private fence: { at: string; high: string | null; done: Promise<void> } | null = null;
+  /** While a split (or merge) commits: key calls of the range moving wait here (milliseconds), then find the new owner. */
+  private fence: { at: string; high: string | null; done: Promise<void>; open: () => void } | null = null;
+
+  /** Raises the fence over [at, high) unless it is up (a call that found a move committing raised it: the driver lowers it). */
+  private raiseFence(at: string, high: string | null): void {
+    if (this.fence !== null) return;
+    let open!: () => void;
+    const done = new Promise<void>((r) => (open = r));
+    this.fence = { at, high, done, open };
+  }
+
+  private lowerFence(): void {
+    const fence = this.fence;
+    this.fence = null;
+    fence?.open();
+  }
 
   /** The stored split state, cached (undefined: not read since this instance started). */
   private split: SplitState | null | undefined;
@@ -512,6 +552,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (this.splitRun) return await this.splitRun;
     this.splitRun = this.driveSplit(bucket, at, stopAfter).finally(() => {
       this.splitRun = null;
+      this.lowerFence(); // raised by a call that found the split committing, when the driver failed before its commit
     });
     return await this.splitRun;
   }
@@ -535,7 +576,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
           if (stopAfter === 'page') return null;
         }
         // Catch up until the log is short; the rest goes over behind the fence.
-        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++) await this.sendChanges(state);
+        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++)
+          await this.sendChanges((batch) => this.sendRows(state!, batch));
         state = { ...state, phase: 'committing' };
         const saved = state;
         this.ctx.storage.transactionSync(() => this.saveSplit(saved));
@@ -556,6 +598,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         if (unkeyedReservations(this.sql) > 0) {
           throw new S3Error('SlowDown', 'Writes of an earlier release are in flight in this partition; the split can start once they end (minutes).');
         }
+        if (this.mergeState() !== null) throw new S3Error('OperationAborted', 'The partition is merging into its neighbour.');
+        const incoming = this.mergeInState();
+        if (incoming?.phase === 'committing') throw new S3Error('SlowDown', 'A neighbour is merging into this partition; the split can start once it is done.');
+        // A merge still copying gives up when it next reaches this partition (receiveMergeRows refuses it).
+        if (incoming !== null) this.dropIncoming();
         return key;
       }),
     );
@@ -571,6 +618,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     const state: SplitState = { bucket, at: chosen, low: owned.low, high: owned.high, to: made.instance, copied: null, phase: 'copying', started: Date.now() };
     this.ctx.storage.transactionSync(() => {
       if (readSplit(this.sql) !== null) throw new Error('catalog: two splits of one partition'); // splitRun keeps one driver
+      if (readMerge(this.sql) !== null || readMergeIn(this.sql) !== null) throw new S3Error('OperationAborted', 'The partition began a merge meanwhile.');
       startChangeLog(this.sql, chosen);
       this.saveSplit(state);
     });
@@ -581,8 +629,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     unwrap((await this.peer(state.to).dispatch('receiveSplitRows', [state.bucket, batch])) as Reply<void>);
   }
 
-  /** One page of the change log copied again; its entries cleared unless changed again meanwhile. */
-  private async sendChanges(state: SplitState): Promise<number> {
+  /** One page of the change log copied again (by `send`); its entries cleared unless changed again meanwhile. */
+  private async sendChanges(send: (batch: KeyRows[]) => Promise<void>): Promise<number> {
     const changes = peekChanges(this.sql, SPLIT_PAGE_KEYS);
     if (!changes.length) return 0;
     const rows = rowsOfKeys(
@@ -590,7 +638,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       changes.map((c) => c.key),
       SPLIT_PAGE_BYTES,
     );
-    await this.sendRows(state, rows);
+    await send(rows);
     const sent = changes.slice(0, rows.length);
     this.ctx.storage.transactionSync(() => ackChanges(this.sql, sent));
     return sent.length;
@@ -598,10 +646,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   /** The fence, the last changes, the root's commit, then the upper half dropped (in the commit's step when this is the root). */
   private async commitSplit(state: SplitState, stopAfter: SplitStop | undefined): Promise<PartitionMap | null> {
-    let open!: () => void;
-    this.fence = { at: state.at, high: state.high, done: new Promise<void>((r) => (open = r)) };
+    this.raiseFence(state.at, state.high);
     try {
-      while ((await this.sendChanges(state)) > 0);
+      while ((await this.sendChanges((batch) => this.sendRows(state, batch))) > 0);
       if (stopAfter === 'fence') return null;
       // The quota's figures (quota.ts) on both sides of the split key, so the root can cut this partition's share in two.
       const moved = unwrap((await this.peer(state.to).dispatch('bucketUsage', [state.bucket])) as Reply<BucketUsage>);
@@ -630,8 +677,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
         .catch(() => undefined);
       return map;
     } finally {
-      this.fence = null;
-      open();
+      this.lowerFence();
     }
   }
 
@@ -762,21 +808,382 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /**
-   * Before a routed call runs: when it falls in the upper half of a split committing here (a walk
-   * or a sum: whatever its start), it waits for the commit (a split left committing by a crash is
-   * driven on first), then is checked against the range as it is then.
+   * Before a routed call runs: when it falls in the range a split or merge is committing away from
+   * here (a walk or a sum: whatever its start), it waits for the commit (a move left committing by
+   * a crash is driven on first, the fence raised before anything else runs), then is checked
+   * against the range as it is then. In the partition a merge commits into, a call of the range
+   * arriving, or routed by a newer map (a walk or sum that may span it), waits until the rows are
+   * applied, once the root committed.
    */
-  private fenceFor(key: string | undefined): Promise<void> | null {
-    // A walk or a sum (no key) reads the upper half too: it waits as well, or a listing by an old map could miss a write Q took.
-    const inUpper = (f: { at: string; high: string | null }) =>
-      key === undefined || (compareKeys(key, f.at) >= 0 && (f.high === null || compareKeys(key, f.high) < 0));
-    if (this.fence === null && this.splitRun === null) {
-      const state = this.splitState();
-      if (state === null || state.phase !== 'committing' || !inUpper(state)) return null;
-      void this.splitPartition(state.bucket, state.at, state.at).catch(() => undefined);
+  private fenceFor(key: string | undefined, epoch: number): Promise<void> | null {
+    // A walk or a sum (no key) reads the range moving too: it waits as well, or a listing by an old map could miss a write its new owner took.
+    const inRange = (low: string, high: string | null) => key === undefined || (compareKeys(key, low) >= 0 && (high === null || compareKeys(key, high) < 0));
+    if (this.fence === null && this.splitRun === null && this.mergeRun === null) {
+      const split = this.splitState();
+      const merge = this.mergeState();
+      if (split?.phase === 'committing' && inRange(split.at, split.high)) {
+        this.raiseFence(split.at, split.high);
+        void this.splitPartition(split.bucket, split.at, split.at).catch(() => undefined);
+      } else if (merge?.phase === 'committing') {
+        this.raiseFence(merge.low, merge.high);
+        void this.mergePartition(merge.bucket, merge.low).catch(() => undefined);
+      }
     }
     const fence = this.fence;
-    return fence !== null && inUpper(fence) ? fence.done : null;
+    if (fence !== null && inRange(fence.at, fence.high)) return fence.done;
+    const incoming = this.mergeInState();
+    if (incoming?.phase === 'committing') {
+      const owned = this.ownedRange();
+      if ((key !== undefined && inRange(incoming.low, incoming.high)) || (owned !== null && epoch > owned.epoch)) return this.finishIncoming(incoming.bucket);
+    }
+    return null;
+  }
+
+  // ---- Partitions: merges (sql-merge.ts; docs/PARTITIONS.md "Merges") ----
+
+  /** The merge this instance drives as the partition going away (Q), one at a time. */
+  private mergeRun: Promise<Reply<PartitionMap | null>> | null = null;
+  /** As the partition merged into (P): the apply of a committed merge a call found due. */
+  private incomingRun: Promise<void> | null = null;
+  /** The stored merge states, cached (undefined: not read since this instance started or last wrote them). */
+  private merge: MergeState | null | undefined;
+  private incoming: MergeInState | null | undefined;
+
+  private mergeState(): MergeState | null {
+    if (this.merge === undefined) this.merge = this.schemaReady ? readMerge(this.sql) : null;
+    return this.merge;
+  }
+
+  private saveMerge(state: MergeState | null): void {
+    this.merge = undefined;
+    writeMerge(this.sql, state);
+  }
+
+  private mergeInState(): MergeInState | null {
+    if (this.incoming === undefined) this.incoming = this.schemaReady ? readMergeIn(this.sql) : null;
+    return this.incoming;
+  }
+
+  /** Drops what a merge into this partition staged (inside a transaction): the merge gives up when it next reaches here. */
+  private dropIncoming(): void {
+    this.incoming = undefined;
+    dropStaging(this.sql);
+  }
+
+  /**
+   * Merges the partition holding `key` (Q) into its lower neighbour P while both go on answering:
+   * Q's keys are copied to P's staging in pages, the keys changed meanwhile again, then Q's calls
+   * wait for milliseconds while the last changes and Q's garbage go over, the root commits the
+   * map without Q, P applies what was staged and widens its range in one transaction, and Q is
+   * left owning nothing (its journal goes on, empty; partition-map.ts `retired`). Resumable like a
+   * split: before the commit phase a failure leaves Q authoritative (and a merge that cannot go on
+   * is given up: events of Q waiting for delivery), after it the merge only goes forward.
+   * `stopAfter` as for splitPartition.
+   */
+  async mergePartition(bucket: string, _key: string, stopAfter?: SplitStop): Promise<Reply<PartitionMap | null>> {
+    if (this.mergeRun) return await this.mergeRun;
+    this.mergeRun = this.driveMerge(bucket, stopAfter).finally(() => {
+      this.mergeRun = null;
+      this.lowerFence();
+    });
+    return await this.mergeRun;
+  }
+
+  private driveMerge(bucket: string, stopAfter: SplitStop | undefined): Promise<Reply<PartitionMap | null>> {
+    return replyAsync(async () => {
+      let state = this.mergeState() ?? (await this.beginMerge(bucket));
+      await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
+      if (state.phase === 'copying') {
+        for (;;) {
+          const keys = keysAfter(this.sql, state.low, state.high, state.copied, SPLIT_PAGE_KEYS);
+          if (!keys.length) break;
+          const rows = rowsOfKeys(this.sql, keys, SPLIT_PAGE_BYTES);
+          await this.sendMergeRows(state, rows);
+          state = { ...state, copied: rows.at(-1)!.key };
+          const saved = state;
+          this.ctx.storage.transactionSync(() => this.saveMerge(saved));
+          if (stopAfter === 'page') return null;
+        }
+        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++)
+          await this.sendChanges((batch) => this.sendMergeRows(state, batch));
+      }
+      return await this.commitMerge(state, stopAfter);
+    });
+  }
+
+  /** P found in the root's map below this range, its staging started, the change log started here. */
+  private async beginMerge(bucket: string): Promise<MergeState> {
+    const owned = unwrap(
+      this.inBucket(bucket, () => {
+        const range = this.ownedRange();
+        if (range === null || range.low === '') throw new S3Error('InvalidRequest', "The bucket's first partition has no lower neighbour to merge into.");
+        if (this.splitState() !== null) throw new S3Error('OperationAborted', 'The partition is splitting.');
+        if (this.mergeInState() !== null) throw new S3Error('OperationAborted', 'A neighbour is merging into this partition.');
+        if (unkeyedReservations(this.sql) > 0) {
+          throw new S3Error('SlowDown', 'Writes of an earlier release are in flight in this partition; the merge can start once they end (minutes).');
+        }
+        return range;
+      }),
+    );
+    const map = unwrap((await this.peer(bucketInstance(bucket)).dispatch('getPartitionMap', [bucket])) as Reply<PartitionMap>);
+    const i = map.ranges.findIndex((r) => r.low === owned.low);
+    if (i < 1 || (map.ranges[i + 1]?.low ?? null) !== owned.high) throw new S3Error('OperationAborted', 'The partitions changed; try the merge again.');
+    const [into, self] = [map.ranges[i - 1]!, map.ranges[i]!];
+    const state: MergeState = {
+      bucket,
+      into: into.instance,
+      intoLow: into.low,
+      self: self.instance,
+      low: owned.low,
+      high: owned.high,
+      copied: null,
+      phase: 'copying',
+      started: Date.now(),
+    };
+    const incoming: MergeInState = { bucket, from: self.instance, low: owned.low, high: owned.high, phase: 'staging' };
+    unwrap((await this.peer(into.instance).dispatch('beginMergeIn', [bucket, incoming])) as Reply<void>);
+    try {
+      this.ctx.storage.transactionSync(() => {
+        if (readMerge(this.sql) !== null || readSplit(this.sql) !== null) throw new S3Error('OperationAborted', 'The partition began a split meanwhile.');
+        startChangeLog(this.sql, owned.low);
+        this.saveMerge(state);
+      });
+    } catch (err) {
+      await this.peer(into.instance)
+        .dispatch('abortMergeIn', [bucket, self.instance])
+        .catch(() => undefined);
+      throw err;
+    }
+    return state;
+  }
+
+  private async sendMergeRows(state: MergeState, batch: KeyRows[]): Promise<void> {
+    await this.toMergeTarget(state, 'receiveMergeRows', [state.bucket, state.self, batch]);
+  }
+
+  /** A call to P during the copy; P refusing it (it gave the merge up: a split of its own) gives the merge up here too. */
+  private async toMergeTarget(state: MergeState, name: string, args: unknown[]): Promise<void> {
+    const r = (await this.peer(state.into).dispatch(name, args)) as Reply<void>;
+    if (r.error?.code === 'OperationAborted' && state.phase === 'copying') await this.giveUpMerge(state);
+    unwrap(r);
+  }
+
+  /** Before the commit phase only: this partition stays as it was, P drops what it staged. */
+  private async giveUpMerge(state: MergeState): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      stopChangeLog(this.sql);
+      this.saveMerge(null);
+    });
+    await this.peer(state.into)
+      .dispatch('abortMergeIn', [state.bucket, state.self])
+      .catch(() => undefined);
+  }
+
+  /** The fence, the last changes and the garbage, P told to expect the commit, the root's commit, P's apply, this partition emptied. */
+  private async commitMerge(state: MergeState, stopAfter: SplitStop | undefined): Promise<PartitionMap | null> {
+    this.raiseFence(state.low, state.high);
+    try {
+      if (state.phase === 'copying') {
+        while ((await this.sendChanges((batch) => this.sendMergeRows(state, batch))) > 0);
+        // Events waiting for delivery are this partition's, in its order: the merge waits until they are delivered.
+        const waiting = this.outbox().backlog();
+        if (waiting > 0) {
+          await this.giveUpMerge(state);
+          throw new S3Error('SlowDown', `${waiting} event(s) of the partition wait for delivery; the merge can be tried again once they are delivered.`);
+        }
+        for (let after = 0; ; ) {
+          const page: GarbageRowOut[] = garbageAfter(this.sql, after, 500);
+          if (!page.length) break;
+          await this.toMergeTarget(state, 'receiveMergeGarbage', [state.bucket, state.self, page]);
+          after = page.at(-1)!.id;
+        }
+        await this.toMergeTarget(state, 'mergeCommitting', [state.bucket, state.self]);
+        state = { ...state, phase: 'committing' };
+        const saved = state;
+        this.ctx.storage.transactionSync(() => this.saveMerge(saved));
+      }
+      if (stopAfter === 'fence') return null;
+      const change = { intoLow: state.intoLow, into: state.into, low: state.low, high: state.high, from: state.self };
+      const map = unwrap((await this.peer(bucketInstance(state.bucket)).dispatch('commitPartitionMerge', [state.bucket, change])) as Reply<PartitionMap>);
+      if (stopAfter === 'commit') return null;
+      if (state.intoLow !== '') unwrap((await this.peer(state.into).dispatch('applyMerge', [state.bucket, state.self, map])) as Reply<void>);
+      this.ctx.storage.transactionSync(() => this.retireMerged(state, map));
+      return map;
+    } finally {
+      this.lowerFence();
+    }
+  }
+
+  /** Q after the commit: every row of its range dropped (journaled: its journal goes on, empty), owning nothing at the map's epoch. */
+  private retireMerged(state: MergeState, map: PartitionMap): void {
+    stopChangeLog(this.sql);
+    dropRange(this.sql, new SqlLedger(this.sql), state.low, state.high);
+    this.sql.exec('DELETE FROM garbage'); // applied in P
+    this.sql.exec('DELETE FROM reservations'); // keyed ones went with their keys; none without (beginMerge)
+    const range: OwnedRange = { low: state.low, high: state.low, epoch: map.epoch };
+    this.writeState(PARTITION_RANGE, JSON.stringify(range));
+    this.saveMerge(null);
+    this.owned = range;
+  }
+
+  /** P: staging for a merge from `incoming.from` (a merge of another neighbour committing refuses it). */
+  beginMergeIn(bucket: string, incoming: MergeInState): Reply<void> {
+    return this.inBucket(bucket, () => {
+      const now = this.mergeInState();
+      if (now?.phase === 'committing') throw new S3Error('OperationAborted', 'Another merge into this partition is committing.');
+      if (this.splitState() !== null || this.mergeState() !== null) throw new S3Error('OperationAborted', 'The partition is splitting or merging.');
+      if ((this.ownedRange()?.high ?? null) !== incoming.low) throw new S3Error('OperationAborted', 'The partitions are not neighbours (the map changed).');
+      this.incoming = undefined;
+      startStaging(this.sql, incoming);
+    });
+  }
+
+  /** P: the staging of `from`'s merge, or OperationAborted (it was given up here). */
+  private stagingOf(from: string): MergeInState {
+    const incoming = this.mergeInState();
+    if (incoming === null || incoming.from !== from) throw new S3Error('OperationAborted', 'The merge was given up by the partition it goes into.');
+    return incoming;
+  }
+
+  receiveMergeRows(bucket: string, from: string, batch: KeyRows[]): Reply<void> {
+    return this.inBucket(bucket, () => {
+      this.stagingOf(from);
+      stageKeys(this.sql, batch);
+    });
+  }
+
+  receiveMergeGarbage(bucket: string, from: string, rows: GarbageRowOut[]): Reply<void> {
+    return this.inBucket(bucket, () => {
+      this.stagingOf(from);
+      stageGarbage(this.sql, rows);
+    });
+  }
+
+  /** P: every row of `from` is staged; from here this partition neither splits nor gives the merge up. */
+  mergeCommitting(bucket: string, from: string): Reply<void> {
+    return this.inBucket(bucket, () => {
+      const incoming = this.stagingOf(from);
+      this.incoming = undefined;
+      writeMergeIn(this.sql, { ...incoming, phase: 'committing' });
+    });
+  }
+
+  /** P: the merge from `from` was given up before its commit. */
+  abortMergeIn(bucket: string, from: string): Reply<void> {
+    return this.inBucket(bucket, () => {
+      if (this.mergeInState()?.from === from) this.dropIncoming();
+    });
+  }
+
+  /** P: the root committed `map` without `from`: its staged rows applied, this range widened. Idempotent. */
+  async applyMerge(bucket: string, from: string, map: PartitionMap): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => {
+      const incoming = this.mergeInState();
+      if (incoming !== null && incoming.from !== from) throw new S3Error('OperationAborted', 'Another merge is staged here.');
+      this.applyIncoming(map);
+    });
+    // The repair worklist rows that came with the keys wake here now.
+    if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
+    return r;
+  }
+
+  /** Inside a transaction: the staged rows into this partition's tables and its range widened to `map`'s (nothing when applied already). */
+  private applyIncoming(map: PartitionMap): void {
+    const incoming = this.mergeInState();
+    const owned = this.ownedRange();
+    if (incoming === null || owned === null) return;
+    const i = map.ranges.findIndex((r) => r.low === owned.low);
+    const range = ownedRange(map, i);
+    if (i < 0 || range.high !== incoming.high) throw new Error('catalog: a merge was committed for another range');
+    applyStaged(this.sql, new SqlLedger(this.sql));
+    this.incoming = undefined;
+    this.writeState(PARTITION_RANGE, JSON.stringify(range));
+    this.owned = range;
+  }
+
+  /** P: a call found the merge due here: applied once the root's map no longer names the partition that merges. */
+  private finishIncoming(bucket: string): Promise<void> {
+    this.incomingRun ??= (async () => {
+      const map =
+        this.ownedRange()?.low === ''
+          ? this.splitMap()!
+          : unwrap((await this.peer(bucketInstance(bucket)).dispatch('getPartitionMap', [bucket])) as Reply<PartitionMap>);
+      const incoming = this.mergeInState();
+      if (incoming === null || map.ranges.some((r) => r.instance === incoming.from)) return; // applied already, or not committed yet
+      this.ctx.storage.transactionSync(() => this.applyIncoming(map));
+      await this.wakeRepairs(this.repairList().nextWake(Date.now()));
+    })().finally(() => {
+      this.incomingRun = null;
+    });
+    return this.incomingRun;
+  }
+
+  /**
+   * Root: the map without the merged partition (`from`), at the next epoch; the two quota shares
+   * joined; when the root is the partition merged into, the staged rows applied in the same
+   * transaction. Idempotent: a merge committed already answers the map.
+   */
+  async commitPartitionMerge(bucket: string, change: MergeChange): Promise<Reply<PartitionMap>> {
+    const r = this.inBucket(bucket, () => {
+      const now = this.splitMap();
+      if (now === null) throw new S3Error('InvalidRequest', `bucket ${bucket} is not split`);
+      if (!now.ranges.some((x) => x.instance === change.from)) return now; // a retry of a commit that was made
+      if (this.stateRow(RETIRING) !== null) throw new S3Error('OperationAborted', 'The bucket is being deleted.');
+      const i = now.ranges.findIndex((x) => x.instance === change.into);
+      const q = now.ranges[i + 1];
+      if (
+        i < 0 ||
+        now.ranges[i]!.low !== change.intoLow ||
+        q?.instance !== change.from ||
+        q.low !== change.low ||
+        (now.ranges[i + 2]?.low ?? null) !== change.high
+      )
+        throw new S3Error('OperationAborted', 'The partitions changed while they were being merged.');
+      const out: PartitionMap = { epoch: now.epoch + 1, ranges: now.ranges.filter((_, j) => j !== i + 1), retired: [...(now.retired ?? []), change.from] };
+      this.writeState(PARTITION_MAP, JSON.stringify(out));
+      this.joinQuotaShares(change);
+      const small = this.stateRow(PARTITION_SMALL);
+      if (small !== null) {
+        const since = JSON.parse(small) as Record<string, number>;
+        delete since[change.low];
+        this.writeState(PARTITION_SMALL, JSON.stringify(since));
+      }
+      this.writeState(MIRROR_GENERATION, String(Number(this.stateRow(MIRROR_GENERATION) ?? 0) + 1));
+      this.writeState(MIRROR_PENDING, this.stateRow(MIRROR_GENERATION));
+      if (change.intoLow === '') this.applyIncoming(out);
+      return out;
+    });
+    // The joined share reaches P (and every setting every partition) now; on failure the alarm pushes again.
+    if (!r.error) await this.pushMirror(bucket).catch(() => undefined);
+    if (!r.error && change.intoLow === '') await this.wakeRepairs(this.repairList().nextWake(Date.now()));
+    return r;
+  }
+
+  /** Root: the merged partition's quota share added to its neighbour's (a limit of neither stays none). */
+  private joinQuotaShares(change: MergeChange): void {
+    const q = readQuota(this.sql);
+    const [p, gone] = [q?.shares?.[change.intoLow], q?.shares?.[change.low]];
+    if (!q?.shares || !p || !gone) return;
+    const add = (a: number | null, b: number | null) => (a === null || b === null ? null : a + b);
+    const shares = { ...q.shares, [change.intoLow]: { bytes: add(p.bytes, gone.bytes), objects: add(p.objects, gone.objects) } };
+    delete shares[change.low];
+    writeQuota(this.sql, { ...q, shares });
+  }
+
+  /**
+   * Root: which partitions (by their low) have been small since when: `small` are those small now
+   * (the cron's measure, upkeep/split-partitions.ts); each keeps the time it was first seen small,
+   * the others are forgotten. Answers the times.
+   */
+  markSmallPartitions(bucket: string, small: string[], now: number): Reply<Record<string, number>> {
+    return this.inBucket(bucket, () => {
+      const before = JSON.parse(this.stateRow(PARTITION_SMALL) ?? '{}') as Record<string, number>;
+      const since: Record<string, number> = {};
+      for (const low of small) since[low] = before[low] ?? now;
+      // Written only when it changed: a state row is journaled, and the cron notes every 5 minutes.
+      if (JSON.stringify(since) !== JSON.stringify(before)) this.writeState(PARTITION_SMALL, Object.keys(since).length ? JSON.stringify(since) : null);
+      return since;
+    });
   }
 
   /** What the split thresholds are compared with (config `partitions`): read from the ledger and the database, no scan. */
@@ -997,10 +1404,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     this.traffic.count(Date.now(), op.to === 'key' ? (route?.key ?? (op.key ? op.key(args as never) : (args[1] as string))) : undefined);
     const method = this[name as keyof this] as (...a: unknown[]) => unknown;
     // Nothing to wait for is the common case: no await then, so the check below and the method stay one step with the call's arrival.
-    const fence =
-      route && op.to !== 'root' && op.to !== 'registry' && (this.fence !== null || this.splitRun === null)
-        ? this.fenceFor(op.to === 'key' ? route.key : undefined)
-        : null;
+    const fence = route && op.to !== 'root' && op.to !== 'registry' ? this.fenceFor(op.to === 'key' ? route.key : undefined, route.epoch) : null;
     if (fence !== null) await fence;
     const moved = route && op.to !== 'root' && op.to !== 'registry' ? this.movedFor(route) : undefined;
     if (moved) return moved;
@@ -1428,6 +1832,12 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (split !== null) {
       // A split whose driver died (a crash, a lost caller) goes on from its stored state.
       if (this.splitRun === null) void this.splitPartition(split.bucket, split.at, split.at).catch(() => undefined);
+      await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
+    }
+    const merge = this.mergeState();
+    if (merge !== null) {
+      // So does a merge (one given up, events waiting, ends there).
+      if (this.mergeRun === null) void this.mergePartition(merge.bucket, merge.low).catch(() => undefined);
       await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
     }
     try {

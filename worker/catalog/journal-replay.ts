@@ -82,7 +82,21 @@ export function replayJournal(segments: JournalSegment[]): Map<string, InstanceI
 }
 
 /** State rows of a split bucket's partitions that only its live catalog uses (partition-map.ts, partition-mirror.ts). */
-const PARTITION_STATE = new Set(['partition-map', 'partition-range', 'partition-plan', 'partition-next-id', 'mirror-generation', 'mirror-pending', 'retiring']);
+const PARTITION_STATE = new Set([
+  'partition-map',
+  'partition-range',
+  'partition-plan',
+  'partition-next-id',
+  'mirror-generation',
+  'mirror-pending',
+  'retiring',
+  // A split or merge under way when the journal was written: the rescued bucket is one partition, with none.
+  'partition-split',
+  'partition-split-at',
+  'partition-merge',
+  'partition-merge-in',
+  'partition-small',
+]);
 
 /**
  * A split bucket's partitions (journal instances `<bucket>/<id>`, docs/PARTITIONS.md) folded into

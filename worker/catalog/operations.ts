@@ -69,7 +69,14 @@ type InternalName =
   | 'receiveSplitRows'
   | 'splitCommitted'
   | 'raisePartitionEpoch'
-  | 'partitionStats';
+  | 'partitionStats'
+  | 'commitPartitionMerge'
+  | 'beginMergeIn'
+  | 'receiveMergeRows'
+  | 'receiveMergeGarbage'
+  | 'mergeCommitting'
+  | 'abortMergeIn'
+  | 'applyMerge';
 
 type Table = { [K in keyof Catalog | InternalName]?: Operation<K extends keyof Catalog ? Parameters<Catalog[K]> : never> };
 
@@ -140,6 +147,18 @@ export const OPERATIONS = {
   raisePartitionEpoch: { to: 'partition', internal: true },
   /** To each partition (DurableCatalog.partitionsOf). */
   partitionStats: { to: 'partition', internal: true },
+  /** To the partition holding the key, which merges into its lower neighbour (durable-object.ts mergePartition). */
+  mergePartition: { to: 'key', own: true },
+  /** The merging partition sends these: to its lower neighbour, and the commit to the root. */
+  beginMergeIn: { to: 'partition', internal: true },
+  receiveMergeRows: { to: 'partition', internal: true },
+  receiveMergeGarbage: { to: 'partition', internal: true },
+  mergeCommitting: { to: 'partition', internal: true },
+  abortMergeIn: { to: 'partition', internal: true },
+  applyMerge: { to: 'partition', internal: true },
+  commitPartitionMerge: { to: 'root', internal: true },
+  /** The cron's note of the partitions small enough to merge (upkeep/split-partitions.ts). */
+  markSmallPartitions: { to: 'root', wire: (_, [bucket, small, now]) => [bucket, small, now.getTime()] },
 
   // ---- Objects and multipart uploads ----
   getManifest: { to: 'key', fenced: true },

@@ -25,6 +25,12 @@ export interface PartitionRange {
 export interface PartitionMap {
   epoch: number;
   ranges: PartitionRange[];
+  /**
+   * Partitions merged into a neighbour (durable-object.ts mergePartition): each left holding no
+   * key, its range empty at the epoch it left, so a call routed to it by an older map is answered
+   * Moved. Named here so their journals are kept up and they go with the bucket.
+   */
+  retired?: string[];
 }
 
 /** What one instance owns: [low, high) (high null: to the end) since map `epoch`. */

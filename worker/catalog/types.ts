@@ -844,6 +844,19 @@ export interface PartitionCatalog {
    * flight there. `stopAfter` (tests) abandons the split where a crash would: null is answered.
    */
   splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null>;
+  /**
+   * Merges the partition holding `key` into its lower neighbour while both go on answering
+   * (docs/PARTITIONS.md "Merges"), and answers the new map. InvalidRequest for the bucket's first
+   * partition; SlowDown while events of the partition wait for delivery (the merge is given up,
+   * nothing changed); OperationAborted when either partition is splitting or merging. `stopAfter`
+   * as for splitPartition.
+   */
+  mergePartition(bucket: string, key: string, stopAfter?: SplitStop): Promise<PartitionMap | null>;
+  /**
+   * Notes which partitions (by the low of their range) are small enough to merge now; answers
+   * since when each has been (the first time it was noted small since it last was not).
+   */
+  markSmallPartitions(bucket: string, small: string[], now: Date): Promise<Record<string, number>>;
   /** Each partition of the bucket with its range and figures (what the split thresholds are compared with). */
   partitionsOf(bucket: string): Promise<PartitionFigures[]>;
 }

@@ -575,6 +575,8 @@ export const configSchema = z
      * database exceeds `splitBytes` (a Durable Object holds at most 10 GB), or at the key that
      * halves its traffic once it answers more than `splitRequestRate` calls a second averaged over
      * 5 minutes; the status warns at `warnFraction` of any. `autoSplit: false` leaves splits to the operator (`shardgate partitions`).
+     * Two neighbours each under a quarter of every threshold for `mergeAfterDays` merge back into
+     * one (the upper into the lower); `autoMerge: false` leaves merges to the operator too.
      */
     partitions: z
       .object({
@@ -583,6 +585,8 @@ export const configSchema = z
         splitBytes: z.number().int().min(1).default(SPLIT_DEFAULTS.splitBytes),
         splitRequestRate: z.number().min(0.01).default(SPLIT_DEFAULTS.splitRequestRate),
         warnFraction: z.number().min(0.1).max(1).default(SPLIT_DEFAULTS.warnFraction),
+        autoMerge: z.boolean().default(SPLIT_DEFAULTS.autoMerge),
+        mergeAfterDays: z.number().min(0).default(SPLIT_DEFAULTS.mergeAfterDays),
       })
       .strict()
       .default(SPLIT_DEFAULTS),

@@ -18,10 +18,28 @@ export interface SplitThresholds {
   splitRequestRate: number;
   /** The status warns past this fraction of either threshold. */
   warnFraction: number;
+  /** Two neighbours each under MERGE_FRACTION of every threshold for this long merge back into one. */
+  autoMerge: boolean;
+  mergeAfterDays: number;
 }
 
+/**
+ * A partition is small enough to merge under this fraction of every threshold: two such merge into
+ * one under half, which a split (at 1) halves again only after it doubled, so a partition near a
+ * threshold never splits and merges back and forth.
+ */
+export const MERGE_FRACTION = 0.25;
+
 /** The config's defaults (worker/config/config.ts). */
-export const SPLIT_DEFAULTS: SplitThresholds = { autoSplit: true, splitRows: 5_000_000, splitBytes: 4 * 1024 ** 3, splitRequestRate: 500, warnFraction: 0.8 };
+export const SPLIT_DEFAULTS: SplitThresholds = {
+  autoSplit: true,
+  splitRows: 5_000_000,
+  splitBytes: 4 * 1024 ** 3,
+  splitRequestRate: 500,
+  warnFraction: 0.8,
+  autoMerge: true,
+  mergeAfterDays: 3,
+};
 
 /** What a partition is measured by: its stored versions, its database and its calls a second (absent: not measured, 0). */
 export interface SplitMeasures {
