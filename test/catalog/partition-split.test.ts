@@ -170,6 +170,24 @@ describe('an on-line split', () => {
     for (const u of m.storage.kind === 'coded' ? m.storage.units : []) expect(unitIds.has(u.unitId)).toBe(false);
   });
 
+  it('bulk-loads keys across partitions, a batch a partition, a stale map sent on and a split committing meanwhile', async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    const stale = localCatalog({}, c.namespace, { split: false }); // its map: one partition
+    await c.insertBucket('bulk', 'auto');
+    const model: Model = new Map();
+    await fill(c, 'bulk', 100, model);
+    await c.splitPartition('bulk', keyAt(0), keyAt(50));
+    const items = Array.from({ length: 300 }, (_, i) => ({ key: keyAt(i), manifest: manifest('bulk', keyAt(i)), conditions: {} }));
+    await Promise.all([stale.commitManifests('bulk', items), c.splitPartition('bulk', keyAt(99), keyAt(200))]);
+    for (const i of items) model.set(i.key, i.manifest);
+    expect((await c.getPartitionMap('bulk')).ranges.map((r) => r.low)).toEqual(['', keyAt(50), keyAt(200)]);
+    await expectHolds(c, 'bulk', model);
+    await expectS3(
+      stale.commitManifests('bulk', [{ key: keyAt(7), manifest: manifest('bulk', keyAt(7)), conditions: { ifNoneMatch: '*' } }]),
+      'PreconditionFailed',
+    );
+  });
+
   it("copies a page within its byte budget, at least one key's rows whatever their size", async () => {
     const c = localCatalog({}, undefined, { split: false });
     await c.insertBucket('pages', 'auto');

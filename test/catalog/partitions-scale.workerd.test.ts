@@ -1,10 +1,12 @@
 /// <reference types="@cloudflare/vitest-pool-workers/types" />
 // Issue 39's scale proof in workerd, over the CATALOG Durable Object binding (native SQLite, one
 // object per partition, calls between them as on Cloudflare): a bucket filled through the catalog's
-// write path (commitManifest, 32 calls in flight), the cron's own split job run along the way with
-// thresholds that spread it over 16+ partitions, then ListObjects v2 pages with random prefix,
-// delimiter, start-after and max-keys, followed page by page with splits forced between pages,
-// and ListObjectVersions pages, each compared with a sorted in-memory model. The Node twin
+// bulk write path (commitManifests: batches of 1,000 keys, a transaction per partition, 4 batches in
+// flight), the cron's own split job run along the way with thresholds that spread it over 16+
+// partitions, then ListObjects v2 pages with random prefix, delimiter, start-after and max-keys,
+// followed page by page with splits and merges forced between pages and during them (at most
+// MAX_FORCED: each moves tens of thousands of keys at 2 million), and ListObjectVersions pages,
+// each compared with a sorted in-memory model. The Node twin
 // (partitions-scale.test.ts, sql.js) runs 30,000 keys in test:full; this one runs only when asked:
 // SHARDGATE_PARTITION_KEYS=2000000 npx vitest run --project workerd test/catalog/partitions-scale.workerd.test.ts
 // and prints its figures (docs/PARTITIONS.md keeps the measured run).
@@ -31,6 +33,8 @@ function namespace(): DurableObjectNamespace<CatalogObject> {
 }
 
 const SEGMENTS = ['logs', 'img', 'a', 'zz', 'data/2026', 'data/2025'];
+/** Splits and merges forced during the listing phase, at most. */
+const MAX_FORCED = 24;
 
 /** Key i: unique by its base-36 tail, spread over the segments and 50 sub-prefixes, some one level deeper. ASCII, so string order is byte order. */
 function keyOf(i: number): string {
@@ -59,7 +63,7 @@ function modelPage(sorted: string[], o: { prefix: string; delimiter: string | nu
 }
 
 describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, () => {
-  it('lists exactly as the sorted model, whatever the parameters, while splits go on between pages', async () => {
+  it('lists exactly as the sorted model, whatever the parameters, while splits and merges go on between and during pages', async () => {
     const c = new DurableCatalog(namespace());
     const bucket = `scale-${Date.now().toString(36)}`;
     await c.insertBucket(bucket, 'auto');
@@ -90,8 +94,16 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
     for (let tenth = 1; tenth <= 10; tenth++) {
       const end = Math.round((N * tenth) / 10);
       await Promise.all(
-        Array.from({ length: 32 }, async () => {
-          for (let i = next++; i < end; i = next++) await c.commitManifest(bucket, keyOf(i), inlineManifest(bucket, keyOf(i)), {});
+        Array.from({ length: 4 }, async () => {
+          for (let from = next; from < end; from = next) {
+            next = Math.min(end, from + 1000);
+            const items = Array.from({ length: next - from }, (_, j) => ({
+              key: keyOf(from + j),
+              manifest: inlineManifest(bucket, keyOf(from + j)),
+              conditions: {},
+            }));
+            await c.commitManifests(bucket, items);
+          }
         }),
       );
       next = end;
@@ -113,7 +125,23 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
     const rand = prng(2_000_000);
     const pick = (n: number) => (rand() * n) | 0;
     let pages = 0;
-    let forced = 0;
+    const forced = { split: 0, merge: 0, refused: 0 };
+    /** A split or a merge of the partition holding a random key (one holding too few keys, or the first partition, refuses). */
+    const move = async (): Promise<void> => {
+      const at = sorted[pick(sorted.length)]!;
+      const merge = pick(2) === 0;
+      const done = await (merge ? c.mergePartition(bucket, at) : c.splitPartition(bucket, at)).then(
+        () => true,
+        (e: { code?: string }) => {
+          expect(merge ? ['InvalidRequest', 'OperationAborted'] : ['InvalidArgument', 'InvalidRequest']).toContain(e.code);
+          return false;
+        },
+      );
+      if (!done) forced.refused++;
+      else if (merge) forced.merge++;
+      else forced.split++;
+    };
+    const budget = () => forced.split + forced.merge + forced.refused < MAX_FORCED;
     const listStart = Date.now();
     for (let round = 0; round < 40; round++) {
       const prefix = ['', 'data/', 'logs/1', 'a/', 'img/4', 'd', 'zz/7/'][pick(7)]!;
@@ -124,25 +152,16 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
       let [after, modelAfter] = [startAfter, startAfter];
       for (let page = 0; page < 12; page++) {
         const want = modelPage(sorted, { prefix, delimiter, startAfter: modelAfter, maxKeys });
+        const during = budget() && pick(8) === 0 ? move() : null; // its calls and the page's interleave
         const got = await c.listManifests(bucket, { prefix, delimiter, startAfter: after, maxKeys });
+        await during;
         pages++;
         expect({ keys: got.objects.map((o) => o.key), prefixes: got.commonPrefixes, truncated: got.isTruncated }, `${label} page ${page}`).toEqual({
           keys: want.entries.flatMap((e) => (e.kind === 'key' ? [e.key] : [])),
           prefixes: want.entries.flatMap((e) => (e.kind === 'prefix' ? [e.prefix] : [])),
           truncated: want.isTruncated,
         });
-        if (pick(4) === 0) {
-          // A split between pages, somewhere in the key space (one holding too few keys refuses).
-          const at = sorted[pick(sorted.length)]!;
-          const done = await c.splitPartition(bucket, at).then(
-            () => true,
-            (e: { code?: string }) => {
-              expect(['InvalidArgument', 'InvalidRequest']).toContain(e.code);
-              return false;
-            },
-          );
-          if (done) forced++;
-        }
+        if (budget() && pick(4) === 0) await move();
         if (!got.isTruncated) break;
         [after, modelAfter] = [got.lastEntry, want.lastEntry];
       }
@@ -156,7 +175,7 @@ describe.skipIf(N <= 0)(`a bucket of ${N} keys over 16+ partitions in workerd`, 
     }
     const after = await c.getPartitionMap(bucket);
     console.log(
-      `${pages} pages and 40 version pages equal the model in ${((Date.now() - listStart) / 1000).toFixed(1)} s, ${forced} splits forced between pages: ${after.ranges.length} partitions`,
+      `${pages} pages and 40 version pages equal the model in ${((Date.now() - listStart) / 1000).toFixed(1)} s, ${forced.split} splits and ${forced.merge} merges forced between and during pages (${forced.refused} refused): ${after.ranges.length} partitions`,
     );
   }, 14_400_000);
 });

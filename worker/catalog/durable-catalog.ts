@@ -35,6 +35,8 @@ import type { BucketHealth, Catalog, GarbageUnits, PartitionFigures, SealRecordC
 import type { PartitionStats, SplitStop } from './sql-split.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
+import type { ObjectManifest } from '../format/manifest.ts';
+import { eventOrigin } from '../model/event-origin.ts';
 
 /** Buckets whose settings an isolate keeps (others cost a repeated call when they have some). */
 const SETTINGS_SEEN_MAX = 4096;
@@ -223,6 +225,26 @@ export class DurableCatalog implements Catalog {
     const map = unwrap((await this.send('splitPartition', [bucket, key, at, stopAfter], undefined, key)) as Reply<PartitionMap | null>);
     if (map !== null) keepNewest(this.maps, bucket, map);
     return map;
+  }
+
+  async commitManifests(bucket: string, items: { key: string; manifest: ObjectManifest; conditions: S.WriteConditions }[]): Promise<void> {
+    let rest = items.map((i) => ({ ...i, conditions: { ...i.conditions, maxVersions: this.wire.maxVersions } }));
+    for (let attempt = 0; rest.length; attempt++) {
+      const map = this.mapOf(bucket);
+      const byOwner = new Map<string, typeof rest>();
+      for (const item of rest) {
+        const owner = ownerOf(map, item.key);
+        byOwner.set(owner, [...(byOwner.get(owner) ?? []), item]);
+      }
+      const moved: typeof rest = [];
+      for (const [instance, batch] of byOwner) {
+        const answer = await this.call(instance, 'commitManifests', [bucket, batch, this.wire.graceMs, eventOrigin()], { epoch: map.epoch });
+        if (isMoved(answer)) moved.push(...batch);
+        else unwrap(answer as Reply<unknown>);
+      }
+      rest = moved;
+      if (rest.length) await this.movedOn(bucket, attempt);
+    }
   }
 
   async mergePartition(bucket: string, key: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {

@@ -1789,6 +1789,35 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
+  /**
+   * A bulk load: each item committed as commitManifest commits it (quota, ledger, versions,
+   * events), all in one transaction. Sent to one partition by the client with every key of the
+   * batch its own (DurableCatalog.commitManifests); a key it does not own answers Moved and
+   * nothing is written. The route names no key, so a split or merge committing here holds the
+   * whole batch at its fence, whichever keys it holds.
+   */
+  async commitManifests(
+    bucket: string,
+    items: { key: string; manifest: ObjectManifest; conditions: CatalogWriteConditions }[],
+    grace: Grace,
+    origin?: EventOrigin,
+  ): Promise<Reply<CommitResult[]> | Moved> {
+    const owned = this.ownedRange();
+    if (owned !== null && items.some((i) => !owns(owned, i.key))) return { moved: owned.epoch };
+    let due: number | null = null;
+    const r = this.inBucket(bucket, (o) =>
+      items.map(({ key, manifest, conditions }) => {
+        if (!conditions.restoring) enforceQuota(this.sql, bucket, this.quotaRange(), () => writeGrowth(this.sql, o, key, manifest.size));
+        const done = o.commit(key, manifest, conditions, grace);
+        const at = this.announce(bucket, { event: creationEvent(origin, false), ...this.created(key, manifest, done) }, origin);
+        if (at !== null) due = Math.min(due ?? at, at);
+        return done;
+      }),
+    );
+    if (!r.error && items.some((i) => degradedUnitsOf(i.manifest).length)) await this.wakeRepairs(Date.now() + this.repairTiming().retryFirstMs);
+    if (!r.error && due !== null) await this.wakeAt(due);
+    return r;
+  }
   async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => o.markMissing(unitId, shards));
     if (!r.error) await this.wakeRepairs(Date.now());

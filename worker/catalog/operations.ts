@@ -184,6 +184,8 @@ export const OPERATIONS = {
     // The request's event origin (model/event-origin.ts): the commit writes its event in the same transaction.
     wire: (o, [bucket, key, manifest, conditions]) => [bucket, key, manifest, { ...conditions, maxVersions: o.maxVersions }, o.graceMs, eventOrigin()],
   },
+  /** A bulk load, one partition a call (DurableCatalog.commitManifests groups the keys by the map). */
+  commitManifests: { to: 'partition', own: true },
   removeManifest: {
     to: 'key',
     fenced: true,

@@ -845,6 +845,13 @@ export interface PartitionCatalog {
    */
   splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null>;
   /**
+   * A bulk load: each item committed as commitManifest commits it, a transaction per partition
+   * and call (the items grouped by the map). Items of one call are committed or refused
+   * together per partition; a refusal (QuotaExceeded, PreconditionFailed) throws and leaves the
+   * partitions already written as they are. For loads of many keys (issue 39's scale proof).
+   */
+  commitManifests(bucket: string, items: { key: string; manifest: ObjectManifest; conditions: WriteConditions }[]): Promise<void>;
+  /**
    * Merges the partition holding `key` into its lower neighbour while both go on answering
    * (docs/PARTITIONS.md "Merges"), and answers the new map. InvalidRequest for the bucket's first
    * partition; SlowDown while events of the partition wait for delivery (the merge is given up,
