@@ -205,6 +205,27 @@ describe('an on-line merge', () => {
   });
 });
 
+describe('a bucket whose partitions merged', () => {
+  it('is deleted whole once empty: its partitions and those merged away are freed, and a bucket of its name starts afresh', async () => {
+    const c = localCatalog({}, undefined, { split: false });
+    const model: Model = new Map();
+    await splitBucket(c, 'gone', 90, [30, 60], model);
+    const merged = (await c.mergePartition('gone', keyAt(70)))!;
+    const instances = [...merged.ranges.map((r) => r.instance), ...merged.retired!];
+    expect(instances).toHaveLength(3);
+    await expectS3(c.removeBucket('gone'), 'BucketNotEmpty');
+    for (let i = 0; i < 90; i++) await c.removeManifest('gone', keyAt(i));
+    await c.removeBucket('gone');
+    for (const instance of instances) {
+      const tables = sqlOf(c, instance).exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").one().n;
+      expect(tables, instance).toBe(0); // storage deleted
+    }
+    await c.insertBucket('gone', 'auto');
+    expect(await c.getPartitionMap('gone')).toEqual({ epoch: 0, ranges: [{ low: '', instance: 'bucket:gone' }] });
+    expect(await c.getManifest('gone', keyAt(70))).toBeNull();
+  });
+});
+
 describe("the cron's merges", () => {
   const thresholds: SplitThresholds = {
     autoSplit: true,

@@ -170,7 +170,7 @@ describe('gateway over six s3rver processes, 4+2', () => {
     s3 = gateway.client({ endpoint: endpoint.origin });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }), opts());
     // The bucket over 5 catalog partitions (issue 39): each step's keys in a partition of their
-    // own; one more split off on line while a backend is killed (below).
+    // own; one more split off on line while a backend is killed, and one merged back (below).
     const split = (await (await operator()).admin('partitions', { bucket: BUCKET, at: JSON.stringify(['lane-b', 'o-', 'one', 'two']) })) as {
       ranges: unknown[];
     };
@@ -267,6 +267,9 @@ describe('gateway over six s3rver processes, 4+2', () => {
     // Split on line while the lanes write and read with a backend just killed: lane-a's keys leave the first partition.
     const online = (await (await operator()).admin('partitions', { bucket: BUCKET, split: 'lane-a-0', splitAt: 'lane' })) as { partitions: { low: string }[] };
     expect(online.partitions.map((p) => p.low)).toEqual(['', 'lane', 'lane-b', 'o-', 'one', 'two']);
+    // And a merge on line, the lanes still going: lane-b's partition into lane-a's.
+    const joined = (await (await operator()).admin('partitions', { bucket: BUCKET, merge: 'lane-b-0' })) as { partitions: { low: string }[] };
+    expect(joined.partitions.map((p) => p.low)).toEqual(['', 'lane', 'o-', 'one', 'two']);
     while (afterKill < 4) await progressed();
     stop = true;
     await Promise.all(lanes);

@@ -1250,6 +1250,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!this.schemaReady || this.sql.exec('SELECT 1 FROM buckets').toArray().length > 0) return; // re-created meanwhile
     this.schemaReady = false;
     this.owned = undefined;
+    [this.split, this.merge, this.incoming] = [undefined, undefined, undefined];
     this.outboxOfStorage = undefined;
     await this.ctx.storage.deleteAll();
   }
