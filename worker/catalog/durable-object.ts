@@ -565,19 +565,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       state ??= await this.beginSplit(bucket, at);
       await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
       if (state.phase === 'copying') {
-        for (;;) {
-          const keys = keysAfter(this.sql, state.at, state.high, state.copied, SPLIT_PAGE_KEYS);
-          if (!keys.length) break;
-          const rows = rowsOfKeys(this.sql, keys, SPLIT_PAGE_BYTES);
-          await this.sendRows(state, rows);
-          state = { ...state, copied: rows.at(-1)!.key };
-          const saved = state;
-          this.ctx.storage.transactionSync(() => this.saveSplit(saved));
-          if (stopAfter === 'page') return null;
-        }
-        // Catch up until the log is short; the rest goes over behind the fence.
-        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++)
-          await this.sendChanges((batch) => this.sendRows(state!, batch));
+        const copying = state;
+        const copied = await this.copyRange(
+          { low: state.at, high: state.high, copied: state.copied },
+          (batch) => this.sendRows(copying, batch),
+          (key) => this.saveSplit((state = { ...state!, copied: key })),
+          stopAfter === 'page',
+        );
+        if (!copied) return null;
         state = { ...state, phase: 'committing' };
         const saved = state;
         this.ctx.storage.transactionSync(() => this.saveSplit(saved));
@@ -627,6 +622,32 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   private async sendRows(state: SplitState, batch: KeyRows[]): Promise<void> {
     unwrap((await this.peer(state.to).dispatch('receiveSplitRows', [state.bucket, batch])) as Reply<void>);
+  }
+
+  /**
+   * The copy of a split or a merge: pages of every key in [low, high) after `copied`, each key with
+   * all its rows, go by `send`, each page's last key stored by `save` (in a transaction: a crash
+   * resumes after it); then pages of the change log until it is short (the rest goes over behind
+   * the fence). False when stopped after the first page (`stopAfterPage`: a test's crash point).
+   */
+  private async copyRange(
+    range: { low: string; high: string | null; copied: string | null },
+    send: (batch: KeyRows[]) => Promise<void>,
+    save: (copied: string) => void,
+    stopAfterPage: boolean,
+  ): Promise<boolean> {
+    for (let after = range.copied; ; ) {
+      const keys = keysAfter(this.sql, range.low, range.high, after, SPLIT_PAGE_KEYS);
+      if (!keys.length) break;
+      const rows = rowsOfKeys(this.sql, keys, SPLIT_PAGE_BYTES);
+      await send(rows);
+      const last = rows.at(-1)!.key;
+      this.ctx.storage.transactionSync(() => save(last));
+      if (stopAfterPage) return false;
+      after = last;
+    }
+    for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++) await this.sendChanges(send);
+    return true;
   }
 
   /** One page of the change log copied again (by `send`); its entries cleared unless changed again meanwhile. */
@@ -894,18 +915,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       let state = this.mergeState() ?? (await this.beginMerge(bucket));
       await this.wakeAt(Date.now() + SPLIT_WATCHDOG_MS);
       if (state.phase === 'copying') {
-        for (;;) {
-          const keys = keysAfter(this.sql, state.low, state.high, state.copied, SPLIT_PAGE_KEYS);
-          if (!keys.length) break;
-          const rows = rowsOfKeys(this.sql, keys, SPLIT_PAGE_BYTES);
-          await this.sendMergeRows(state, rows);
-          state = { ...state, copied: rows.at(-1)!.key };
-          const saved = state;
-          this.ctx.storage.transactionSync(() => this.saveMerge(saved));
-          if (stopAfter === 'page') return null;
-        }
-        for (let round = 0; round < SPLIT_CATCH_UP_ROUNDS && pendingChanges(this.sql) > SPLIT_PAGE_KEYS; round++)
-          await this.sendChanges((batch) => this.sendMergeRows(state, batch));
+        const copying = state;
+        const copied = await this.copyRange(
+          state,
+          (batch) => this.sendMergeRows(copying, batch),
+          (key) => this.saveMerge((state = { ...state, copied: key })),
+          stopAfter === 'page',
+        );
+        if (!copied) return null;
       }
       return await this.commitMerge(state, stopAfter);
     });
