@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { localCatalog } from '../support/local-catalog.ts';
 import { expectS3, manifest } from './fixtures.ts';
-import { expectHolds, fill, keyAt, type Local, type Model } from './partition-model.ts';
+import { expectHolds, fill, keyAt, writersOf, type Local, type Model } from './partition-model.ts';
 import { prng } from '../support/random.ts';
 import { setQuota } from '../../worker/catalog/quota-set.ts';
 import { splitDuePartitions } from '../../worker/upkeep/split-partitions.ts';
@@ -88,29 +88,10 @@ describe('an on-line merge', () => {
     const model: Model = new Map();
     await splitBucket(c, 'busy', 800, [200, 400, 600], model);
     await other.getPartitionMap('busy');
-    const next = prng(7);
-    let done = false;
-    const traffic = async (who: Local) => {
-      for (let n = 0; !done || n < 20; n++) {
-        const key = keyAt((next() * 880) | 0);
-        if (next() < 0.3) {
-          await who.removeManifest('busy', key);
-          if (model.has(key)) model.set(key, null);
-        } else {
-          const m = manifest('busy', key);
-          await who.commitManifest('busy', key, m, {});
-          model.set(key, m);
-        }
-      }
-    };
-    const writers = Array.from({ length: 8 }, (_, i) => traffic(i % 2 ? other : c));
-    const counted = () => ['commitManifest', 'removeManifest'].reduce((n, m) => n + (c.namespace.calls.get(m) ?? 0), 0);
-    const before = counted();
+    const traffic = writersOf([c, other], 'busy', model, prng(7));
     const first = await c.mergePartition('busy', keyAt(400)); // [400, 600) into [200, 400)
     const second = await c.mergePartition('busy', keyAt(700)); // [600, end) into [200, end)
-    done = true;
-    expect(counted() - before).toBeGreaterThan(30); // or the race proves little
-    await Promise.all(writers);
+    expect(await traffic.stop()).toBeGreaterThan(30); // or the race proves little
     expect(first!.ranges.map((r) => r.low)).toEqual(['', keyAt(200), keyAt(600)]);
     expect(second!.ranges.map((r) => r.low)).toEqual(['', keyAt(200)]);
     await expectHolds(c, 'busy', model);

@@ -50,3 +50,37 @@ export async function expectHolds(c: Local, bucket: string, model: Model, label 
     }
   }
 }
+
+/**
+ * Eight writers, alternating between `isolates`, overwriting and deleting random keys of `bucket`
+ * (keyAt(0..879)) and keeping `model` as they go, until stop(); each writes at least 20 times.
+ * stop() answers how many writes the first isolate's namespace counted meanwhile.
+ */
+export function writersOf(isolates: Local[], bucket: string, model: Model, next: () => number): { stop(): Promise<number> } {
+  const c = isolates[0]!;
+  const counted = () => ['commitManifest', 'removeManifest'].reduce((n, m) => n + (c.namespace.calls.get(m) ?? 0), 0);
+  const before = counted();
+  let done = false;
+  const traffic = async (who: Local) => {
+    for (let n = 0; !done || n < 20; n++) {
+      const key = keyAt((next() * 880) | 0);
+      if (next() < 0.3) {
+        await who.removeManifest(bucket, key);
+        if (model.has(key)) model.set(key, null);
+      } else {
+        const m = manifest(bucket, key);
+        await who.commitManifest(bucket, key, m, {});
+        model.set(key, m);
+      }
+    }
+  };
+  const writers = Array.from({ length: 8 }, (_, i) => traffic(isolates[i % isolates.length]!));
+  return {
+    async stop() {
+      const during = counted() - before;
+      done = true;
+      await Promise.all(writers);
+      return during;
+    },
+  };
+}

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { localCatalog } from '../support/local-catalog.ts';
 import { expectS3, manifest } from './fixtures.ts';
-import { expectHolds, fill, keyAt, type Local, type Model } from './partition-model.ts';
+import { expectHolds, fill, keyAt, writersOf, type Model } from './partition-model.ts';
 import { prng } from '../support/random.ts';
 import { rowsOfKeys } from '../../worker/catalog/sql-split.ts';
 import { setQuota } from '../../worker/catalog/quota-set.ts';
@@ -68,29 +68,10 @@ describe('an on-line split', () => {
     await c.insertBucket('busy', 'auto');
     const model: Model = new Map();
     await fill(c, 'busy', 800, model);
-    const next = prng(4);
-    let done = false;
-    const traffic = async (who: Local) => {
-      for (let n = 0; !done || n < 20; n++) {
-        const key = keyAt((next() * 880) | 0);
-        if (next() < 0.3) {
-          await who.removeManifest('busy', key);
-          if (model.has(key)) model.set(key, null);
-        } else {
-          const m = manifest('busy', key);
-          await who.commitManifest('busy', key, m, {});
-          model.set(key, m);
-        }
-      }
-    };
-    const writers = Array.from({ length: 8 }, (_, i) => traffic(i % 2 ? other : c));
-    const counted = () => ['commitManifest', 'removeManifest'].reduce((n, m) => n + (c.namespace.calls.get(m) ?? 0), 0);
-    const before = counted();
+    const traffic = writersOf([c, other], 'busy', model, prng(4));
     const map = await c.splitPartition('busy', keyAt(0));
     const second = await c.splitPartition('busy', keyAt(799));
-    done = true;
-    expect(counted() - before).toBeGreaterThan(30); // or the race proves little
-    await Promise.all(writers);
+    expect(await traffic.stop()).toBeGreaterThan(30); // or the race proves little
     expect(map!.ranges).toHaveLength(2);
     expect(second!.ranges).toHaveLength(3);
     await expectHolds(c, 'busy', model);

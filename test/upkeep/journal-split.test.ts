@@ -22,7 +22,12 @@ const body = (seed: number) => new Uint8Array(200).map((_, i) => (i + seed) & 0x
 const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
 const keyAt = (i: number) => `k/${String(i).padStart(2, '0')}`;
 
-async function scenario(flushNewPartition: boolean) {
+/**
+ * A bucket of 40 keys (k/00..k/39) over six memory backends, its journal flushed by `flush`
+ * (only the journal instances named, or every one), and `rescue`, which rebuilds it from the
+ * backends' journals into a new catalog and lists its keys.
+ */
+async function journaledBucket(bucket: string) {
   const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
   const config = parseConfig({
     backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
@@ -34,16 +39,28 @@ async function scenario(flushNewPartition: boolean) {
   const before = localCatalog({}, undefined, { split: false });
   const store = new EcStore({ catalog: before, units, settings: engineSettings(config) });
   const put = (key: string, seed: number) =>
-    store.putObject('moved', key, stream(body(seed)), { contentLength: 200, metadata: { user: {} }, checksum: null, conditions: {} });
-  await store.createBucket('moved', { region: 'us-east-1' });
+    store.putObject(bucket, key, stream(body(seed)), { contentLength: 200, metadata: { user: {} }, checksum: null, conditions: {} });
+  await store.createBucket(bucket, { region: 'us-east-1' });
   for (let i = 0; i < 40; i++) await put(keyAt(i), i);
-  const first = (await before.splitPartition('moved', keyAt(0), keyAt(10)))!;
-  const flushOnly = async (journals: string[] | null) => {
+  const flush = async (journals: string[] | null) => {
     const catalog: JournalCatalog = Object.create(before, {
       journalInstances: { value: async () => (await before.journalInstances()).filter((j) => journals === null || journals.includes(j)) },
     });
     expect((await flushJournal({ catalog, units, policy }, { deadline: Date.now() + 60_000 })).failed).toEqual([]);
   };
+  const rescue = async () => {
+    const after = localCatalog({}, undefined, { split: false });
+    await after.insertBucket(bucket, 'us-east-1');
+    const r = await rebuildCatalog(bucket, backends, after, DEV_KEY_RING, { journal: true });
+    const keys = (await after.listManifests(bucket, { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key);
+    return { r, keys, after };
+  };
+  return { before, store, put, flush, rescue };
+}
+
+async function scenario(flushNewPartition: boolean) {
+  const { before, store, put, flush: flushOnly, rescue } = await journaledBucket('moved');
+  const first = (await before.splitPartition('moved', keyAt(0), keyAt(10)))!;
   await flushOnly(null); // every partition's journal holds k/10..k/39 in the first partition after the root
   const middle = first.ranges[1]!.instance;
   const second = (await before.splitPartition('moved', keyAt(39), keyAt(30)))!; // driven by that partition, not the root
@@ -53,12 +70,7 @@ async function scenario(flushNewPartition: boolean) {
   // The old partition's journal is not flushed again: it still shows k/30..k/39 as its own.
   await flushOnly(['moved', ...(flushNewPartition ? [partitionJournal(upper)] : [])]);
   expect(partitionJournal(middle)).not.toBe(partitionJournal(upper));
-
-  const after = localCatalog({}, undefined, { split: false });
-  await after.insertBucket('moved', 'us-east-1');
-  const r = await rebuildCatalog('moved', backends, after, DEV_KEY_RING, { journal: true });
-  const keys = (await after.listManifests('moved', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key);
-  return { r, keys, after };
+  return await rescue();
 }
 
 describe('a bucket split on line, rescued from its partitions journals', () => {
@@ -79,28 +91,10 @@ describe('a bucket split on line, rescued from its partitions journals', () => {
 
 describe('a bucket whose partitions merged on line, rescued from its journals', () => {
   async function merged(flushRetired: boolean) {
-    const backends = Array.from({ length: 6 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
-    const config = parseConfig({
-      backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
-      policies: { ec: { k: 4, m: 2, blockSize: 4096, small: { threshold: 1024, mode: 'inline' } } },
-      defaultPolicy: 'ec',
-    });
-    const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
-    const before = localCatalog({}, undefined, { split: false });
-    const store = new EcStore({ catalog: before, units, settings: engineSettings(config) });
-    const put = (key: string, seed: number) =>
-      store.putObject('joined', key, stream(body(seed)), { contentLength: 200, metadata: { user: {} }, checksum: null, conditions: {} });
-    await store.createBucket('joined', { region: 'us-east-1' });
-    for (let i = 0; i < 40; i++) await put(keyAt(i), i);
+    const { before, store, put, flush, rescue } = await journaledBucket('joined');
     await before.splitPartition('joined', keyAt(0), keyAt(10));
     const split = (await before.splitPartition('joined', keyAt(39), keyAt(30)))!;
     const [middle, upper] = [split.ranges[1]!.instance, split.ranges[2]!.instance];
-    const flush = async (journals: string[] | null) => {
-      const catalog: JournalCatalog = Object.create(before, {
-        journalInstances: { value: async () => (await before.journalInstances()).filter((j) => journals === null || journals.includes(j)) },
-      });
-      expect((await flushJournal({ catalog, units, policy: config.policies.ec! }, { deadline: Date.now() + 60_000 })).failed).toEqual([]);
-    };
     await flush(null); // the upper partition's journal holds k/30..k/39
     const map = (await before.mergePartition('joined', keyAt(35)))!;
     expect(map.ranges.map((r) => r.instance)).toEqual(['bucket:joined', middle]);
@@ -108,11 +102,7 @@ describe('a bucket whose partitions merged on line, rescued from its journals', 
     await store.deleteObject('joined', keyAt(35));
     await put(keyAt(36), 99);
     await flush(flushRetired ? null : ['joined', partitionJournal(middle)]);
-    const after = localCatalog({}, undefined, { split: false });
-    await after.insertBucket('joined', 'us-east-1');
-    const r = await rebuildCatalog('joined', backends, after, DEV_KEY_RING, { journal: true });
-    const keys = (await after.listManifests('joined', { prefix: '', delimiter: null, startAfter: null, maxKeys: 100 })).objects.map((o) => o.key);
-    return { r, keys, after, rewritten: (await before.getManifest('joined', keyAt(36)))!.etag };
+    return { ...(await rescue()), rewritten: (await before.getManifest('joined', keyAt(36)))!.etag };
   }
 
   for (const flushRetired of [false, true]) {
