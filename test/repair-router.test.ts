@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BackendCallReport } from '../backends/metered.ts';
-import type { Catalog } from '../worker/catalog/types.ts';
+import type { Catalog } from '../worker/catalog/ports.ts';
 import type { RepairTask } from '../worker/engine/ec-store.ts';
 import { RepairRouter } from '../worker/upkeep/repair-router.ts';
 import { shardKey } from '../worker/format/shard-key.ts';

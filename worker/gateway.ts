@@ -13,7 +13,7 @@ import { flushJournal, JOURNAL_MAX_CALLS, type JournalReport } from './upkeep/jo
 import { detectCatalogLoss, journalHold, type SegmentName } from './upkeep/catalog-loss.ts';
 import { journalUpkeep, type JournalUpkeepReport } from './upkeep/journal-upkeep.ts';
 import { CatalogLossGate } from './app/catalog-loss-gate.ts';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { createBackend, DeadlineBackend, MeteredBackend, type Backend } from '../backends/index.ts';
 import { activeKernel, checksums } from '../coder-wasm/index.ts';
 import { createAdmin, type UpkeepObserver } from './app/admin.ts';
@@ -22,7 +22,7 @@ import { createApp, OPERATOR_PREFIX } from './app/app.ts';
 import { makeAuthenticate, makePostFormGate } from './app/auth-gate.ts';
 import { BackgroundWork } from './app/background.ts';
 import { DurableCatalog } from './catalog/durable-catalog.ts';
-import type { Catalog } from './catalog/types.ts';
+import type { Catalog } from './catalog/ports.ts';
 import { declaredKmsKeys, keyRingOf, transitBackings } from './config/key-ring.ts';
 import { KmsKeys, TransitProbe } from './engine/index.ts';
 import { engineSettings, parseConfig, priceBook, s3Settings, sourcePrices, type GatewayConfig } from './config/config.ts';

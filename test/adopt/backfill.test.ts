@@ -15,7 +15,7 @@ import { freshState, parseState } from '../../worker/model/adopt-backfill.ts';
 import { storedBytes } from '../../worker/adopt/estimate.ts';
 import type { Adoption } from '../../worker/adopt/adopting-store.ts';
 import type { SourceClient } from '../../worker/adopt/source-client.ts';
-import type { AdoptCatalog } from '../../worker/catalog/types.ts';
+import type { AdoptCatalog } from '../../worker/catalog/ports.ts';
 import type { AdoptChainCatalog } from '../../worker/model/adopt-backfill.ts';
 import { parseConfig, sourcePrices } from '../../worker/config/config.ts';
 import { BUCKET, putSource, putSourceMultipart, startAdoptionHarness, type AdoptionHarness } from './harness.ts';

@@ -12,7 +12,7 @@ import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate } from '../../worker/app/auth-gate.ts';
 import { Adoption } from '../../worker/adopt/adopting-store.ts';
 import { SourceClient } from '../../worker/adopt/source-client.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';

@@ -3,7 +3,7 @@
 // version-addressed reads, deletes and tags, and ListObjectVersions' order and pages.
 
 import { expect, it } from 'vitest';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import type { ListVersionsOptions, ObjectVersionSummary } from '../../worker/model/object-store.ts';
 import type { Ctx } from './contract.ts';
 import { later } from './contract.ts';

@@ -6,7 +6,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogOptions } from '../../worker/catalog/rules.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import { defineDeleteConditionCases } from './contract-delete-conditions.ts';
 import { defineExpirationCases } from './contract-expiration.ts';
 import { defineHealthCases } from './contract-health.ts';

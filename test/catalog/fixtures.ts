@@ -3,7 +3,7 @@
 
 import { expect } from 'vitest';
 import type { CodedUnit, ObjectManifest } from '../../worker/format/manifest.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import { S3Error, type S3ErrorCode } from '../../worker/model/errors.ts';
 
 let seq = 0;

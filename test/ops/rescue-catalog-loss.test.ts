@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/index.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';

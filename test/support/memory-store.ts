@@ -7,7 +7,7 @@
  */
 import { MemoryBackend } from '../../backends/memory.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import { engineSettings, parseConfig, s3Settings } from '../../worker/config/config.ts';
 import { DEV_KEY_RING } from './dev-encryption.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';

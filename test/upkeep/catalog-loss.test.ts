@@ -13,7 +13,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { bucketImages, replayJournal } from '../../worker/catalog/journal-replay.ts';
-import type { Catalog } from '../../worker/catalog/types.ts';
+import type { Catalog } from '../../worker/catalog/ports.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';

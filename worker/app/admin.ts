@@ -90,7 +90,7 @@ import { Hono, type Context } from 'hono';
 import { SealError, type KeyRing } from '../format/seal.ts';
 import { rotateKeys } from '../upkeep/rotate-keys.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { Catalog } from '../catalog/ports.ts';
 import type { BackendPrices, RepairTask } from '../engine/index.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
 import { S3Error } from '../model/errors.ts';

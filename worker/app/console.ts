@@ -23,7 +23,7 @@ import { requestView } from '../model/request.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
 import { CONSOLE_ASSETS } from './console/assets.gen.ts';
 import { consoleUsageRoute } from './quota-routes.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { Catalog } from '../catalog/ports.ts';
 
 export const CONSOLE_PATH = '/_shardgate/console';
 

@@ -16,7 +16,7 @@
  *                                `shardgate keys rewrap` does this alone)
  */
 import type { Hono } from 'hono';
-import type { KeyCatalog } from '../catalog/types.ts';
+import type { KeyCatalog } from '../catalog/ports.ts';
 import type { KmsKeys } from '../engine/index.ts';
 import { S3Error } from '../model/errors.ts';
 import { transitVersionOf } from '../engine/index.ts';

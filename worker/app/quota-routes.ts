@@ -11,7 +11,7 @@
  * every write checks it inside its own first catalog call: the next write, in any isolate, obeys it.
  */
 import type { Hono } from 'hono';
-import type { Catalog } from '../catalog/types.ts';
+import type { Catalog } from '../catalog/ports.ts';
 import { checkedQuota, type BucketQuota } from '../catalog/quota.ts';
 import { rebalanceQuota, setQuota } from '../catalog/quota-set.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';

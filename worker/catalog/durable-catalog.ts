@@ -31,7 +31,8 @@ import { rebalanceQuota } from './quota-set.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
-import type { BucketHealth, Catalog, GarbageUnits, PartitionFigures, SealRecordCursor, UnitRecord } from './types.ts';
+import type { CatalogObject } from './durable-object.ts';
+import type { BucketHealth, GarbageUnits, PartitionFigures, SealRecordCursor, UnitRecord } from './types.ts';
 import type { PartitionStats, SplitStop } from './sql-split.ts';
 import type { GarbageRow } from './sql-schema.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
@@ -81,15 +82,30 @@ async function dispatch(stub: CatalogEntry, name: string, args: unknown[], stamp
 /** How a call inside a split bucket was routed: the map's epoch, and the key it was routed by. */
 type Via = { key?: string; epoch: number };
 
-/** The port verbs the table forwards (its rows neither `own` nor `internal`). */
-type ForwardedName = { [K in OperationName]: (typeof OPERATIONS)[K] extends { own: true } | { internal: true } ? never : K }[OperationName];
-type Forwarded = Pick<Catalog, ForwardedName & keyof Catalog>;
+type Table = typeof OPERATIONS;
+/** The port verbs the table forwards (rows with a port, not `own`). */
+export type ForwardedName = { [K in OperationName]: Table[K] extends { own: true } ? never : Table[K] extends { port: string } ? K : never }[OperationName];
+/** A Reply's value (rpc.ts); a `bare` method's answer as is. */
+type ReplyValue<R> = [R] extends [Reply<unknown>] ? Extract<R, { ok: unknown }>['ok'] : R;
+/** A forwarded verb's answer: its method's, out of its Reply unless the row is `bare`. */
+export type VerbAnswer<K extends ForwardedName> = Table[K] extends { bare: true }
+  ? Awaited<ReturnType<CatalogObject[K]>>
+  : ReplyValue<Awaited<ReturnType<CatalogObject[K]>>>;
+/** A forwarded verb's parameters: its row's `wire` parameters, else its method's. */
+export type VerbArgs<K extends ForwardedName> = Table[K] extends { wire: (o: never, a: infer A extends unknown[]) => unknown }
+  ? A
+  : Parameters<CatalogObject[K]>;
+/**
+ * The forwarded verbs as a gateway calls them, derived from their methods and rows (mapped over
+ * the methods, so each keeps its method's doc comment: the verb's contract).
+ */
+type Forwarded = { [K in keyof Pick<CatalogObject, ForwardedName>]: (...args: VerbArgs<K>) => Promise<VerbAnswer<K>> };
 
 // The forwarded verbs are DurableCatalog's methods (put on its prototype from the table below).
 export interface DurableCatalog extends Forwarded {}
 
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface is the forwarded verbs, which the static block below defines on the prototype from the operation table
-export class DurableCatalog implements Catalog {
+export class DurableCatalog {
   private readonly wire: WireOptions;
 
   constructor(
@@ -103,8 +119,8 @@ export class DurableCatalog implements Catalog {
   }
 
   static {
-    for (const [name, op] of Object.entries(OPERATIONS) as [OperationName, Operation<never>][]) {
-      if (op.own || op.internal) continue;
+    for (const [name, op] of Object.entries(OPERATIONS) as [OperationName, Operation][]) {
+      if (op.own || !op.port) continue;
       Object.defineProperty(DurableCatalog.prototype, name, {
         value: async function (this: DurableCatalog, ...args: unknown[]) {
           return await this.verb(name, args);
@@ -187,13 +203,19 @@ export class DurableCatalog implements Catalog {
     await this.getPartitionMap(bucket);
   }
 
+  /** The bucket's partition map (one partition until it is split). NoSuchBucket. */
   async getPartitionMap(bucket: string): Promise<PartitionMap> {
     const map = unwrap((await this.call(bucketInstance(bucket), 'getPartitionMap', [bucket])) as Reply<PartitionMap>);
     keepNewest(this.maps, bucket, map);
     return map;
   }
 
-  /** Plan at the root, make each partition, commit at the root (partition-map.ts); a retry resumes the plan. */
+  /**
+   * Cuts an empty bucket that never split into ranges at `boundaries` (each a new partition's
+   * first key); BucketNotEmpty if it holds anything. For tests and operators who know a bucket's
+   * key space before they fill it. Idempotent: plan at the root, make each partition, commit at
+   * the root (partition-map.ts); a retry resumes the plan.
+   */
   async splitBucketStatically(bucket: string, boundaries: string[]): Promise<PartitionMap> {
     const root = bucketInstance(bucket);
     const plan = unwrap(
@@ -209,6 +231,7 @@ export class DurableCatalog implements Catalog {
     return map;
   }
 
+  /** Each partition of the bucket with its range and figures (what the split thresholds are compared with). */
   async partitionsOf(bucket: string): Promise<PartitionFigures[]> {
     const map = await this.getPartitionMap(bucket);
     return await Promise.all(
@@ -221,12 +244,24 @@ export class DurableCatalog implements Catalog {
     );
   }
 
+  /**
+   * Splits the partition holding `key` at `at` (absent: at its median key) while it goes on
+   * answering (docs/PARTITIONS.md "Splits on line"), and answers the new map. InvalidRequest when
+   * the partition holds fewer than two keys; SlowDown while writes of an earlier release are in
+   * flight there. `stopAfter` (tests) abandons the split where a crash would: null is answered.
+   */
   async splitPartition(bucket: string, key: string, at?: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {
     const map = unwrap((await this.send('splitPartition', [bucket, key, at, stopAfter], undefined, key)) as Reply<PartitionMap | null>);
     if (map !== null) keepNewest(this.maps, bucket, map);
     return map;
   }
 
+  /**
+   * A bulk load: each item committed as commitManifest commits it, a transaction per partition
+   * and call (the items grouped by the map). Items of one call are committed or refused
+   * together per partition; a refusal (QuotaExceeded, PreconditionFailed) throws and leaves the
+   * partitions already written as they are. For loads of many keys (issue 39's scale proof).
+   */
   async commitManifests(bucket: string, items: { key: string; manifest: ObjectManifest; conditions: S.WriteConditions }[]): Promise<void> {
     let rest = items.map((i) => ({ ...i, conditions: { ...i.conditions, maxVersions: this.wire.maxVersions } }));
     for (let attempt = 0; rest.length; attempt++) {
@@ -247,6 +282,13 @@ export class DurableCatalog implements Catalog {
     }
   }
 
+  /**
+   * Merges the partition holding `key` into its lower neighbour while both go on answering
+   * (docs/PARTITIONS.md "Merges"), and answers the new map. InvalidRequest for the bucket's first
+   * partition; SlowDown while events of the partition wait for delivery (the merge is given up,
+   * nothing changed); OperationAborted when either partition is splitting or merging. `stopAfter`
+   * as for splitPartition.
+   */
   async mergePartition(bucket: string, key: string, stopAfter?: SplitStop): Promise<PartitionMap | null> {
     const map = unwrap((await this.send('mergePartition', [bucket, key, stopAfter], undefined, key)) as Reply<PartitionMap | null>);
     if (map !== null) keepNewest(this.maps, bucket, map);
@@ -318,27 +360,41 @@ export class DurableCatalog implements Catalog {
   /** The request-path settings this isolate last saw, by bucket (absent: none). Bounded. */
   private readonly seen = new Map<string, BucketSettings>();
 
-  /** This isolate's view of the bucket's request-path settings: no call (model/bucket-settings.ts). */
+  /** This isolate's view of the bucket's request-path settings (model/bucket-settings.ts): no call. */
   cachedBucketSettings(bucket: string): BucketSettings {
     return this.seen.get(bucket) ?? NO_SETTINGS;
   }
 
-  /** The bucket's request-path settings as its instance holds them now (one call). NoSuchBucket. */
+  /** The bucket's request-path settings as its instance holds them now (one call; this isolate's view is updated). NoSuchBucket. */
   async getBucketSettings(bucket: string): Promise<BucketSettings> {
     return this.saw(bucket, unwrap((await this.send('getBucketSettings', [bucket])) as Reply<BucketSettings>));
   }
 
-  /** The instance answers the settings with their new stamp: this isolate sees the change at once. */
+  /**
+   * Replaces the bucket policy (already validated); null removes it. `isPublic` (the caller's
+   * judgment, policy-eval.ts): AccessDenied when the bucket's public access block has
+   * BlockPublicPolicy, checked in the write's transaction. NoSuchBucket if missing.
+   *
+   * The instance answers the settings with their new stamp: this isolate sees the change at once.
+   */
   async setBucketPolicy(bucket: string, policy: string | null, isPublic = false): Promise<void> {
     this.saw(bucket, unwrap((await this.send('setBucketPolicy', [bucket, policy, isPublic])) as Reply<BucketSettings>));
   }
 
-  /** As setBucketPolicy: the public access block is a request-path setting. */
+  /**
+   * Replaces it; null removes it. NoSuchBucket if missing.
+   *
+   * As setBucketPolicy: the public access block is a request-path setting.
+   */
   async setBucketPublicAccessBlock(bucket: string, value: string | null): Promise<void> {
     this.saw(bucket, unwrap((await this.send('setBucketPublicAccessBlock', [bucket, value])) as Reply<BucketSettings>));
   }
 
-  /** As setBucketPolicy: the default encryption is a request-path setting. */
+  /**
+   * Replaces the default encryption (model/default-encryption.ts JSON; null removes it): a request-path setting.
+   *
+   * As setBucketPolicy: the default encryption is a request-path setting.
+   */
   async setBucketEncryption(bucket: string, value: string | null): Promise<void> {
     this.saw(bucket, unwrap((await this.send('setBucketEncryption', [bucket, value])) as Reply<BucketSettings>));
   }
@@ -350,6 +406,8 @@ export class DurableCatalog implements Catalog {
   }
 
   /**
+   * Creates the bucket; BucketAlreadyOwnedByYou if it exists. `objectLock`: created with Object
+   * Lock enabled (versioning Enabled, which can then never be Suspended).
    * Registers the name (BucketAlreadyOwnedByYou if taken), then initialises its instance.
    * Gap: if the second step never happens, the bucket is listed but its object requests answer
    * NoSuchBucket; deleteBucket then createBucket repairs it.
@@ -361,6 +419,8 @@ export class DurableCatalog implements Catalog {
   }
 
   /**
+   * NoSuchBucket if missing.
+   *
    * From the bucket list; inside a request whose fence covers the bucket, from the bucket's own
    * instance (the same record, and the call carries the request's settings stamp): the two differ
    * only in creation's and deletion's gaps (above), where the instance answers NoSuchBucket as it
@@ -372,6 +432,8 @@ export class DurableCatalog implements Catalog {
   }
 
   /**
+   * BucketNotEmpty while it holds objects or multipart uploads; NoSuchBucket if missing.
+   *
    * The bucket's instance checks it is empty (objects and uploads) and ends the bucket in one
    * transaction, so no write can slip in after the check; then the name leaves the list, together
    * with the instance's pending garbage, and the instance frees its storage.
@@ -408,14 +470,22 @@ export class DurableCatalog implements Catalog {
     this.maps.delete(bucket);
   }
 
-  /** Into the bucket's instance; if the bucket is gone, into the bucket list's (the units still exist). */
+  /**
+   * Queues units whose shards must be deleted once `notBefore` has passed (crash leftovers, failed writes).
+   *
+   * Into the bucket's instance; if the bucket is gone, into the bucket list's (the units still exist).
+   */
   async queueGarbage(garbage: GarbageUnits, notBefore: Date): Promise<void> {
     const r = (await this.send('queueGarbage', [garbage, notBefore.getTime()])) as Reply<void>;
     if (r.error?.code === 'NoSuchBucket') await this.send('queueOrphanGarbage', [garbage, notBefore.getTime()]);
     else unwrap(r);
   }
 
-  /** The bucket list's garbage (deleted buckets'), then each bucket's, until `limit`. */
+  /**
+   * Takes (removes and returns) up to `limit` garbage entries due at `now`, expired reservations included.
+   *
+   * The bucket list's garbage (deleted buckets'), then each bucket's, until `limit`.
+   */
   async takeDueGarbage(now: Date, limit: number): Promise<GarbageUnits[]> {
     if (limit <= 0) return [];
     const taken = (await this.send('takeDueGarbage', [now.getTime(), limit])) as GarbageUnits[];
@@ -451,7 +521,7 @@ export class DurableCatalog implements Catalog {
     return taken;
   }
 
-  /** The bucket list's, then each bucket's (its root's) and its partitions' (docs/PARTITIONS.md). */
+  /** Every journal instance: the bucket list's, then each bucket's (its root's) and its partitions' (docs/PARTITIONS.md), retired ones included. */
   async journalInstances(): Promise<string[]> {
     const out = [BUCKET_LIST_INSTANCE];
     for (const b of await this.listBucketRecords()) {
@@ -465,3 +535,25 @@ export class DurableCatalog implements Catalog {
     return out;
   }
 }
+
+// The operation table (operations.ts cannot import durable-object.ts: a cycle) agrees with the
+// methods: every row is a CatalogObject method; a forwarded verb's row sends the method its arguments as it takes
+// them (a `wire` turns the parameters it annotates into them, and annotates something: no `any`),
+// and a `key` row's key function reads those parameters. The verbs' types are derived from these
+// (durable-catalog.ts Forwarded); composites (`own`) and rows without a port are DurableCatalog's
+// to get right.
+type IsAny<T> = 0 extends 1 & T ? true : false;
+type Disagrees<K extends keyof Table> = K extends keyof CatalogObject
+  ? K extends ForwardedName
+    ? Table[K] extends { wire: (o: never, a: never) => infer W }
+      ? [W] extends [Parameters<CatalogObject[K]>]
+        ? IsAny<VerbArgs<K>> extends true
+          ? `${K}: wire parameters not annotated`
+          : KeyReads<K>
+        : `${K}: wire arguments`
+      : KeyReads<K>
+    : never
+  : `${K}: no method`;
+type KeyReads<K extends ForwardedName> = Table[K] extends { key: (a: infer A) => string } ? ([VerbArgs<K>] extends [A] ? never : `${K}: key`) : never;
+const agreed: [Disagrees<keyof Table>] extends [never] ? true : Disagrees<keyof Table> = true;
+void agreed;

@@ -31,7 +31,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { S3Error } from '../model/errors.ts';
 import type * as S from '../model/object-store.ts';
 import { reply, replyAsync, unwrap, type Fenced, type Reply } from './rpc.ts';
-import { operation, type CatalogEntry, type OPERATIONS } from './operations.ts';
+import { operation, type CatalogEntry } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { SqlMultipart } from './sql-multipart.ts';
@@ -50,7 +50,6 @@ import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET } from '../format/journal.ts';
 import { listKmsKeys, readKmsKey, replaceKmsKey } from './sql-kms-keys.ts';
 import { DEFAULT_ENCRYPTION_ROW } from '../model/default-encryption.ts';
 import { readCatalogLoss, writeCatalogLoss } from './sql-catalog-loss.ts';
-import type { Catalog } from './types.ts';
 import type {
   BucketHealth,
   CommitResult,
@@ -276,6 +275,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   // ---- The bucket list (instance '__buckets__') ----
 
+  /** Every bucket the bucket list holds, in name order. */
   listBucketRecords(): S.BucketInfo[] {
     return this.schemaReady ? this.sql.exec<BucketRow>('SELECT * FROM buckets ORDER BY name').toArray().map(bucketInfo) : [];
   }
@@ -1188,6 +1188,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /**
+   * Notes which partitions (by the low of their range) are small enough to merge now; answers
+   * since when each has been (the first time it was noted small since it last was not).
+   *
    * Root: which partitions (by their low) have been small since when: `small` are those small now
    * (the cron's measure, upkeep/split-partitions.ts); each keeps the time it was first seen small,
    * the others are forgotten. Answers the times.
@@ -1275,6 +1278,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   // ---- The catalog journal (sql-journal.ts; upkeep/journal.ts stores its segments) ----
 
   /**
+   * The instance's next segment to store, or null when nothing is due.
+   *
    * The instance's next journal segment (`instance`: the bucket's name, or BUCKET_LIST_INSTANCE),
    * or null when nothing is due or the instance holds nothing.
    */
@@ -1284,6 +1289,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /**
+   * The segment of `take` is stored as `units`; false when the instance is gone (delete what was written).
+   *
    * The segment of `take` is stored as `units`. False when the instance was retired meanwhile
    * (its bucket deleted): the caller deletes the segment it wrote, which nothing else knows of.
    */
@@ -1294,6 +1301,8 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   }
 
   /**
+   * Writes a batch of the bucket's journaled rows back (a lost catalog restored); returns the rows written. NoSuchBucket, InvalidRequest.
+   *
    * Rows of the bucket's journal written back (sql-journal.ts importRows), for a catalog that lost
    * them; `finish` on the last batch: the journal goes on after the imported one. The first batch
    * is refused when the bucket holds any version: a journal restores a lost catalog, it never
@@ -1320,27 +1329,38 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return r;
   }
 
+  /** The instance's journal: what is stored, what waits, how redundant; null when the instance holds no bucket or no schema yet. */
   journalStatus(instance: string): JournalStatus | null {
     return this.schemaReady ? new SqlJournal(this.sql, instance).status() : null;
   }
 
-  /** Null when the instance holds no bucket (a bucket's) or no schema yet. */
+  /**
+   * The journal units the instance knows (its segment files, and journal units it holds for
+   * deletion) and the last segment number it handed out; null when the instance holds no bucket
+   * (a bucket's) or no schema yet.
+   */
   journalKnown(instance: string): JournalKnown | null {
     if (!this.schemaReady) return null;
     if (instance !== BUCKET_LIST_INSTANCE && !this.sql.exec('SELECT 1 FROM buckets WHERE name = ?', journalBucket(instance)).toArray().length) return null;
     return new SqlJournal(this.sql, instance).known();
   }
 
-  /** The instance's journal goes on after a discarded one (SqlJournal.continueAfter). */
+  /** The instance's journal goes on after `from` (a journal on the backends discarded: its files adopted, deleted once a new generation completes; SqlJournal.continueAfter). */
   journalContinueAfter(instance: string, from: NonNullable<JournalImportBatch['finish']>): void {
     this.ensureSchema();
     this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).continueAfter(from));
   }
 
+  /** The instance's segment files and their units, in segment order (the journal's upkeep: journal-upkeep.ts). */
   journalFiles(instance: string): { segment: number; units: CodedUnit[] }[] {
     return this.journalKnown(instance) ? new SqlJournal(this.sql, instance).segmentFiles() : [];
   }
 
+  /**
+   * The segment's units become `after` (shards recorded missing or repaired, or the segment
+   * rewritten: units of `before` not in `after` go to the garbage) if its units are still
+   * `before` (ids, in order); false when the segment is gone or was changed meanwhile.
+   */
   journalReplaceUnits(instance: string, segment: number, before: string[], after: CodedUnit[], notBefore: number): boolean {
     if (!this.journalKnown(instance)) return false;
     return this.ctx.storage.transactionSync(() => new SqlJournal(this.sql, instance).replaceUnits(segment, before, after, notBefore));
@@ -1351,20 +1371,23 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.schemaReady ? listKmsKeys(this.sql) : [];
   }
 
+  /** The named key's record (JSON of model/kms-key.ts KmsKeyRecord), or null. */
   getKmsKey(id: string): string | null {
     return this.schemaReady ? readKmsKey(this.sql, id) : null;
   }
 
+  /** Writes `after` if the record is still `before` (null: absent); whether it did. */
   replaceKmsKey(id: string, before: string | null, after: string): boolean {
     this.ensureSchema();
     return this.ctx.storage.transactionSync(() => replaceKmsKey(this.sql, id, before, after));
   }
 
-  /** The catalog-loss record (the bucket list's instance: sql-catalog-loss.ts). */
+  /** What the backends' journal holds beyond this catalog (upkeep/catalog-loss.ts): the bucket list's instance keeps it (sql-catalog-loss.ts). */
   catalogLoss(): CatalogLoss {
     return this.schemaReady ? readCatalogLoss(this.sql) : { lost: {}, suspect: {} };
   }
 
+  /** Replaces the catalog-loss record (upkeep/catalog-loss.ts computes it; rebuild and discard clear entries). */
   setCatalogLoss(loss: CatalogLoss): void {
     this.ensureSchema();
     writeCatalogLoss(this.sql, loss);
@@ -1374,25 +1397,31 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.inBucket(garbage.bucket, () => queueGarbage(this.sql, garbage, notBefore));
   }
 
-  releaseUnits(bucket: string, unitIds: string[], _key?: string): Reply<void> {
+  /** Ends reservations of a write of `key` refused before any shard was written (no-op for unknown ids). */
+  releaseUnits(bucket: string, unitIds: string[], _key: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.release(unitIds.map((unitId) => ({ unitId }))));
   }
+  /** The bucket's CORS rules, or null when it has none. NoSuchBucket if missing. */
   getBucketCors(bucket: string): Reply<CorsRule[] | null> {
     return this.inBucket(bucket, (o) => {
       const value = o.getState('cors');
       return value === null ? null : (JSON.parse(value) as CorsRule[]);
     });
   }
+  /** Replaces the bucket's CORS rules; null removes them. NoSuchBucket if missing. */
   setBucketCors(bucket: string, rules: CorsRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('cors', rules === null ? null : JSON.stringify(rules)));
   }
   // ---- Quota and usage (quota.ts, sql-quota.ts) ----
+  /** The bucket's quota as stored (its root's), or null. NoSuchBucket. */
   getBucketQuota(bucket: string): Reply<StoredQuota | null> {
     return this.inBucket(bucket, () => readQuota(this.sql));
   }
+  /** Replaces it (null: no quota); copied to every partition of a split bucket before it answers. Use quota.ts setQuota, which cuts the shares. */
   setBucketQuota(bucket: string, quota: StoredQuota | null): Reply<void> {
     return this.inBucket(bucket, () => writeQuota(this.sql, quota));
   }
+  /** Usage over every version and partition (one instance per partition; a count of the versions of each). NoSuchBucket. */
   bucketUsage(bucket: string): Reply<BucketUsage> {
     return this.inBucket(bucket, () => instanceUsage(this.sql, this.quotaRange()));
   }
@@ -1444,7 +1473,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return (await this.dispatch(method, args, expect)) as Fenced<unknown>;
   }
 
-  /** The bucket policy's document as it was put (state row 'policy'), or null. */
+  /** The bucket policy's JSON document as put (state row 'policy'), or null when it has none. NoSuchBucket if missing. */
   getBucketPolicy(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState('policy'));
   }
@@ -1463,7 +1492,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return this.requestSettings();
     });
   }
-  /** The public access block's JSON (state row 'public-access-block'), or null. */
+  /** The public access block's JSON (model/public-access-block.ts; state row 'public-access-block'), or null. NoSuchBucket if missing. */
   getBucketPublicAccessBlock(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(PUBLIC_ACCESS_BLOCK_ROW));
   }
@@ -1481,32 +1510,48 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return this.requestSettings();
     });
   }
-  /** The bucket's access logging configuration as JSON (state row 'logging'), or null. */
+  /** The bucket's access logging configuration (JSON of model/bucket-logging.ts; state row 'logging'), or null. NoSuchBucket if missing. */
   getBucketLogging(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(LOGGING));
   }
+  /** Replaces it (already validated); null turns logging off. NoSuchBucket if missing. */
   setBucketLogging(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(LOGGING, value));
   }
-  /** Access log records for the log objects this bucket receives (sql-access-log.ts). */
+  /**
+   * Access log records into the TARGET bucket's instance (sql-access-log.ts), with a batch due now
+   * claimed for the caller to deliver. NoSuchBucket when the target is gone.
+   *
+   * Access log records for the log objects this bucket receives (sql-access-log.ts).
+   */
   appendAccessLog(bucket: string, group: LogGroup, lines: { at: number; line: string }[], now: number, rollMs: number): Reply<AppendResult> {
     return this.inBucket(bucket, () => new SqlAccessLog(this.sql).append(group, lines, now, rollMs));
   }
+  /** A batch due for delivery (its claim expired, or its oldest record `rollMs` old), claimed; null when none. */
   takeAccessLog(bucket: string, now: number, rollMs: number): Reply<AccessLogBatch | null> {
     return this.inBucket(bucket, () => new SqlAccessLog(this.sql).take(now, rollMs));
   }
+  /** The batch's log object is stored (or never can be): its records go. Idempotent. */
   accessLogDelivered(bucket: string, batchId: string): Reply<void> {
     return this.inBucket(bucket, () => new SqlAccessLog(this.sql).delivered(batchId));
   }
+  /** The bucket's tags, or null when it has none. NoSuchBucket if missing. */
   getBucketTagging(bucket: string): Reply<Tag[] | null> {
     return this.inBucket(bucket, (o) => {
       const value = o.getState('tagging');
       return value === null ? null : (JSON.parse(value) as Tag[]);
     });
   }
+  /** Replaces the bucket's tags; null removes them. NoSuchBucket if missing. */
   setBucketTagging(bucket: string, tags: Tag[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState('tagging', tags === null ? null : JSON.stringify(tags)));
   }
+  /**
+   * Replaces the tags of the current version, or of version `versionId` (metadata.tags; []
+   *  removes them) in place: same version, same units, nothing queued, and marks the unit that
+   *  carries its tag record (rules.ts withTagsRecorded), which it returns: null when the object
+   *  has none (inline, multipart). NoSuchKey when there is no object (NoSuchVersion).
+   */
   async setObjectTags(bucket: string, key: string, tags: Tag[], versionId?: string, origin?: EventOrigin): Promise<Reply<CodedUnit | null>> {
     let due: number | null = null;
     const r = this.inBucket(bucket, (o) => {
@@ -1530,51 +1575,79 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
+  /** The bucket's lifecycle rules (state row 'lifecycle'), or null when it has none. NoSuchBucket if missing. */
   getBucketLifecycle(bucket: string): Reply<LifecycleRule[] | null> {
     return this.inBucket(bucket, (o) => o.lifecycle());
   }
+  /** Replaces the bucket's lifecycle rules; null removes them (the job's progress stays). NoSuchBucket if missing. */
   setBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setLifecycle(rules));
   }
+  /** The bucket's rules, when they were set and the job's progress (LifecycleRun). NoSuchBucket. */
   getLifecycleRun(bucket: string): Reply<LifecycleRun> {
     return this.inBucket(bucket, (o) => ({ rules: o.lifecycle(), setAt: o.lifecycleSetAt(), progress: readProgress(o.getState(LIFECYCLE_PROGRESS)) }));
   }
+  /** Keys after `afterKey` with all their versions, newest first, about `maxVersions` versions (sql-lifecycle.ts). NoSuchBucket. */
   listKeyVersions(bucket: string, afterKey: string | null, maxVersions: number): Reply<{ keys: KeyVersions[]; atEnd: boolean }> {
     return this.inBucket(bucket, () => keyVersionsPage(this.sql, afterKey, Math.max(1, Math.min(maxVersions, 5000))));
   }
+  /** Records the lifecycle job's progress (null: none). NoSuchBucket. */
   setLifecycleProgress(bucket: string, progress: LifecycleProgress | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(LIFECYCLE_PROGRESS, progress === null ? null : JSON.stringify(progress)));
   }
+  /** The bucket's versioning state, null when never configured. NoSuchBucket. */
   getVersioning(bucket: string): Reply<S.VersioningStatus | null> {
     return this.inBucket(bucket, (o) => o.versioning());
   }
+  /** Sets the bucket's versioning (Enabled or Suspended; never back to unversioned). InvalidBucketState while Object Lock is on and `status` is Suspended. NoSuchBucket. */
   setVersioning(bucket: string, status: S.VersioningStatus): Reply<void> {
     return this.inBucket(bucket, (o) => o.setVersioning(status));
   }
+  /** The bucket's Object Lock configuration, null when lock is not enabled. NoSuchBucket. */
   getObjectLock(bucket: string): Reply<ObjectLockConfig | null> {
     return this.inBucket(bucket, (o) => o.objectLock());
   }
+  /** Sets the default retention; enables lock on a versioning-Enabled bucket (else InvalidBucketState). */
   setObjectLock(bucket: string, rule: DefaultRetention | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setObjectLock(rule));
   }
+  /** PutObjectRetention / PutObjectLegalHold on the current version or `versionId` (sql-objects.ts changeObjectLock). */
   changeObjectLock(bucket: string, key: string, versionId: string | undefined, change: ObjectLockChange, bypass: boolean): Reply<void> {
     return this.inBucket(bucket, (o) => o.changeObjectLock(key, versionId, change, bypass));
   }
+  /** Up to `limit` records after `after` (null: from the start): versions, then parts. NoSuchBucket. */
   listSealRecords(bucket: string, after: SealRecordCursor | null, limit: number): Reply<SealRecord[]> {
     return this.inBucket(bucket, () => listSealRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
   }
+  /** Replaces each record still equal to `before` by `after`; how many were. NoSuchBucket. */
   replaceSealRecords(bucket: string, items: { at: SealRecordCursor; before: string; after: string }[]): Reply<number> {
     return this.inBucket(bucket, () => replaceSealRecords(this.sql, items));
   }
+  /**
+   * Commits a shard's move, compare-and-set: if the bucket still stores unit `move.unitId` with
+   * shard `move.shard` on `move.from`, its placement names `move.to` instead (in every place the
+   * unit is recorded: the version's manifest, the ledger's shard counts, the repair worklist; a
+   * shard recorded missing was rebuilt there, so it is missing no more), and the copy on `from`
+   * is queued for deletion at `notBefore` (reads in flight still use it). Answers 'moved', or
+   * 'gone' when the unit is no longer stored or its placement changed meanwhile (a concurrent
+   * overwrite, delete or move won): nothing changed, and the new copy is the caller's to delete.
+   */
   commitMove(bucket: string, move: ShardMove, notBefore: number): Reply<'moved' | 'gone'> {
     return this.inBucket(bucket, (o) => o.moveShard(move, notBefore));
   }
+  /** The bucket's drain progress record (state 'drain'; upkeep/drain-progress.ts), or null. */
   getDrainState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(DRAIN_PROGRESS));
   }
+  /** Replaces the drain progress record (null removes it). NoSuchBucket. */
   setDrainState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, value));
   }
+  /**
+   * Claims the bucket for mover chain `chain` (upkeep/move-chain.ts), compare-and-set: true, with
+   * the claim renewed at `now`, unless another chain claimed it less than `staleMs` ago (false,
+   * nothing changed). catalog/move-chain-record.ts.
+   */
   claimMoveChain(bucket: string, chain: string, now: number, staleMs: number): Reply<boolean> {
     return this.inBucket(bucket, (o) => {
       const claim = claimChain(o.getState(DRAIN_PROGRESS), chain, now, staleMs);
@@ -1582,12 +1655,21 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       return claim.owned;
     });
   }
+  /** Ends `chain`'s claim on the bucket (nothing if another chain holds it). */
   endMoveChain(bucket: string, chain: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(DRAIN_PROGRESS, endChain(o.getState(DRAIN_PROGRESS), chain)));
   }
+  /** Stored object versions (no delete markers) after `after` (null: from the first), at most `limit`. NoSuchBucket. */
   listVersionRecords(bucket: string, after: VersionAt | null, limit: number): Reply<VersionRecord[]> {
     return this.inBucket(bucket, () => listVersionRecords(this.sql, after, Math.max(1, Math.min(limit, 500))));
   }
+  /**
+   * Swaps the storage of the version at `at` for `storage` if its manifest is still `before`;
+   * its old units are queued for deletion at `notBefore`. 'gone': the version was deleted or
+   * changed meanwhile and nothing changed but the rewrite's units, queued for deletion now.
+   * The rewrite's reservations end either way. `change.storageClass`: the version's storage class
+   * becomes it in the same step (a lifecycle transition, issue 44; null: STANDARD). NoSuchBucket.
+   */
   commitRestripe(
     bucket: string,
     at: VersionAt,
@@ -1598,6 +1680,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   ): Reply<'rewritten' | 'gone'> {
     return this.inBucket(bucket, (o) => commitRestripe(this.sql, o, at, before, storage, notBefore, change));
   }
+  /** Replaces the bucket's re-stripe record (state 'restripe'; restripe-record.ts; bucketHealth answers it); null removes it. */
   setRestripeState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(RESTRIPE_PROGRESS, value));
   }
@@ -1617,21 +1700,33 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   endAdoptChain(bucket: string, chain: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(ADOPT_CHAIN, endChain(o.getState(ADOPT_CHAIN), chain)));
   }
+  /** The bucket's rotation progress record (state 'key-rotation'), or null. */
   getRotationState(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(KEY_ROTATION));
   }
+  /** Replaces the rotation progress record (null removes it). NoSuchBucket. */
   setRotationState(bucket: string, value: string | null): Reply<void> {
     return this.inBucket(bucket, (o) => o.setState(KEY_ROTATION, value));
   }
+  /**
+   * Ids of the units this bucket's catalog holds for deletion (superseded or deleted, not yet
+   * collected) or reserved by writes not yet committed: shards a rebuild finds on the backends
+   * under these ids must never become visible again.
+   */
   pendingUnitIds(bucket: string): Reply<string[]> {
     return this.inBucket(bucket, () => allGarbage(this.sql, bucket).flatMap((r) => garbageUnitIds(JSON.parse(r.entry) as GarbageUnits)));
   }
+  /** Where the background scrubber stopped in this bucket, or null: the next run starts a pass. */
   getScrubCursor(bucket: string): Reply<ScrubCursor | null> {
     return this.inBucket(bucket, (o) => {
       const value = o.getState(SCRUB_POSITION);
       return value === null ? null : (JSON.parse(value) as ScrubCursor);
     });
   }
+  /**
+   * The scrubber checked every shard of `checked` (unit ids) and stopped at `cursor` (null: the
+   * pass is complete, every unit in it checked).
+   */
   recordScrub(bucket: string, checked: string[], cursor: ScrubCursor | null): Reply<void> {
     return this.inBucket(bucket, (o) => {
       const now = Date.now(); // one instant: the units checked belong to the pass this run starts or continues
@@ -1640,13 +1735,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       o.setState(SCRUB_POSITION, cursor === null ? null : JSON.stringify(cursor));
     });
   }
-  getUnit(bucket: string, unitId: string, _key?: string): Reply<UnitRecord | null> {
+  /** The unit with this id among the bucket's stored object versions, or null (never, or no longer, stored). NoSuchBucket. */
+  getUnit(bucket: string, unitId: string, _key: string): Reply<UnitRecord | null> {
     return this.inBucket(bucket, (o) => o.unit(unitId));
   }
+  /** The bucket's units in id order after `afterUnit` (null: from the first), at most `limit`. NoSuchBucket. */
   listUnits(bucket: string, afterUnit: string | null, limit: number): Reply<UnitRecord[]> {
     return this.inBucket(bucket, (o) => o.units(afterUnit, limit));
   }
 
+  /** The bucket's counts and health as of `now` (NoSuchBucket if missing); no scan of objects. */
   bucketHealth(bucket: string, now: number): Reply<BucketHealth> {
     return this.inBucket(bucket, (o) => {
       const lifecycle = readProgress(o.getState(LIFECYCLE_PROGRESS));
@@ -1666,17 +1764,31 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       };
     });
   }
+  /** Degraded units in (key, unitId) order after `after` (null: from the start), at most `limit`. NoSuchBucket. */
   listDegradedUnits(bucket: string, after: { key: string; unitId: string } | null, limit: number): Reply<DegradedUnit[]> {
     return this.inBucket(bucket, (o) => o.ledger.degraded(after, limit));
   }
 
-  /** The bucket list's instance: garbage adopted from deleted buckets. */
+  /**
+   * Garbage of buckets already deleted (units still on the backends): queued, and due at `now`.
+   *
+   * The bucket list's instance: garbage adopted from deleted buckets.
+   */
   deletedBucketGarbage(now: number): { queued: number; due: number } {
     if (!this.schemaReady) return { queued: 0, due: 0 };
     return this.sql.exec<{ queued: number; due: number }>('SELECT COUNT(*) AS queued, COALESCE(SUM(not_before <= ?), 0) AS due FROM garbage', now).one();
   }
 
-  /** `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway. */
+  /**
+   * A PUT's one catalog call before its commit: checks `conditions` against the key's current
+   * object (PreconditionFailed, NoSuchKey; NoSuchBucket), then reserves `unitIds` as
+   * reserveUnits does, atomically; a refused write reserves nothing. The writer withholds every
+   * shard's last bytes until this has answered, so no shard is stored unreserved (ec-store.ts).
+   * `size`, the body's declared length, is checked against the bucket's quota in the same step
+   * (QuotaExceeded: catalog/quota.ts), so a write past the quota stores nothing.
+   *
+   * `size`: the body's declared length, checked against the bucket's quota here (sql-quota.ts); absent from an older gateway.
+   */
   prepareWrite(bucket: string, key: string, conditions: CatalogWriteConditions, unitIds: string[], expires: number, size?: number): Reply<void> {
     return this.inBucket(bucket, (o) => {
       this.outbox().assertRoom(notificationsOf(this.env as { SHARDGATE_CONFIG?: string })); // strict mode: SlowDown before any shard is sent
@@ -1690,6 +1802,11 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return this.ownedRange()?.low ?? null;
   }
 
+  /**
+   * An UploadPart's one catalog call before putPart: the upload must exist (NoSuchUpload;
+   * NoSuchBucket), then `unitIds` are reserved as reserveUnits does, atomically; answers the
+   * upload's checksum spec and its SSE record. Like prepareWrite, it runs while the part's shards upload.
+   */
   preparePart(bucket: string, key: string, uploadId: string, unitIds: string[], expires: number, size?: number): Reply<PreparedPart> {
     return this.inBucket(bucket, (o, mp) => {
       const { checksum, metadata } = mp.get(key, uploadId);
@@ -1699,7 +1816,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     });
   }
 
-  /** `key` absent: sent by a gateway of an earlier release (an on-line split waits for such reservations to end). */
+  /**
+   * Records that shards are about to be written under these unit ids (NoSuchBucket if missing).
+   * A commit or putPart naming a unit releases its reservation; one still held at `expires` is a
+   * write that never committed (a crash, a refused or abandoned upload), and takeDueGarbage hands
+   * it to the collector. Reserving before any shard is stored (prepareWrite: before any shard's
+   * footer is sent) is what makes every orphan findable. `key`: the key being written (the
+   * units are reserved where it is kept; docs/PARTITIONS.md).
+   *
+   * `key` absent: sent by a gateway of an earlier release (an on-line split waits for such reservations to end).
+   */
   reserveUnits(bucket: string, unitIds: string[], expires: number, key?: string): Reply<void> {
     return this.inBucket(bucket, (o) => o.reserve(unitIds, expires, key ?? null));
   }
@@ -1711,12 +1837,14 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   // ---- Event notifications (sql-outbox.ts, event-delivery.ts, docs/NOTIFICATIONS.md) ----
 
-  /** The bucket's notification rules (JSON NotificationRule[]), or null. */
+  /** The bucket's notification rules (JSON of model/notification.ts NotificationRule[]), or null. NoSuchBucket if missing. */
   getBucketNotification(bucket: string): Reply<string | null> {
     return this.inBucket(bucket, (o) => o.getState(NOTIFICATION));
   }
 
   /**
+   * Replaces them (null: none), their ARNs checked against the gateway's destinations; queues an s3:TestEvent per destination.
+   *
    * Replaces the rules (null: none), their ARNs checked against the gateway's destinations (AWS's
    * InvalidArgument), and queues the s3:TestEvent AWS sends each destination, in one transaction.
    */
@@ -1733,12 +1861,20 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     return r;
   }
 
-  /** This partition's delivery figures per destination. */
+  /**
+   * Event delivery figures per destination (catalog/sql-outbox.ts), summed over the bucket's partitions. NoSuchBucket.
+   *
+   * This partition's delivery figures per destination.
+   */
   eventStatus(bucket: string, now: number): Reply<DestinationEvents[]> {
     return this.inBucket(bucket, () => this.outbox().status(now));
   }
 
-  /** This partition's newest events, newest first. */
+  /**
+   * The bucket's newest events and their delivery state, newest first, at most `limit`. NoSuchBucket.
+   *
+   * This partition's newest events, newest first.
+   */
   listEvents(bucket: string, limit: number): Reply<EventEntry[]> {
     return this.inBucket(bucket, () => this.outbox().recent(Math.max(1, Math.min(limit, 1000))));
   }
@@ -1781,12 +1917,25 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
   /** Sets the alarm to `at` unless it is set earlier. */
   // ---- Objects and multipart uploads of the bucket ----
 
+  /** The manifest of the key's current version, or null. NoSuchBucket if the bucket is missing. */
   getManifest(bucket: string, key: string): Reply<ObjectManifest | null> {
     return this.inBucket(bucket, (o) => o.get(key));
   }
+  /**
+   * The current version of `key` (versionId null) or the version named ('null': the null
+   * version), with the id S3 shows for it. NoSuchBucket if the bucket is missing.
+   */
   getVersion(bucket: string, key: string, versionId: string | null): Reply<VersionLookup> {
     return this.inBucket(bucket, (o) => o.lookup(key, versionId));
   }
+  /**
+   * Atomically checks `conditions` against the current object (If-None-Match '*': 412 if it
+   * exists; If-Match: NoSuchKey when absent, 412 on ETag mismatch) and installs `manifest` as the
+   * key's newest version (manifest.versionId). Versioning Enabled: every older version stays (its
+   * units too). Otherwise (never versioned, Suspended) the new version is the null version and
+   * the null version it replaces, if any, has its units queued for deletion after the grace
+   * delay. Answers the version id S3 sends back and the new version's lifecycle expiration (CommitResult).
+   */
   async commitManifest(
     bucket: string,
     key: string,
@@ -1836,12 +1985,22 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
-  async markMissing(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
+  /**
+   * Records shards of unit `unitId` found missing or rotten (by a read or the scrubber): reads
+   * skip them from now on and the unit goes on the repair worklist. Nothing happens if the bucket
+   * no longer stores that unit.
+   */
+  async markMissing(bucket: string, unitId: string, shards: number[], _key: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => o.markMissing(unitId, shards));
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async markRepaired(bucket: string, unitId: string, shards: number[], _key?: string): Promise<Reply<void>> {
+  /**
+   * Takes `shards` off the `missing` list of unit `unitId`, once a repair has rewritten them, so
+   * reads use them again. Nothing happens if the unit is no longer stored (its version was
+   * replaced or deleted while the repair ran).
+   */
+  async markRepaired(bucket: string, unitId: string, shards: number[], _key: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, (o) => {
       const repairs = this.repairList();
       const wroteTo = repairs.targetsOf(unitId, shards); // those backends answer again
@@ -1851,11 +2010,21 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error) await this.wakeRepairs(Date.now());
     return r;
   }
-  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[] = [], _key?: string): Promise<Reply<void>> {
-    const r = this.inBucket(bucket, () => this.repairList().failed(unitId, error, Date.now(), unreachable));
+  /**
+   * A repair attempt of the unit failed: it is retried later, with backoff (sql-repairs.ts);
+   * `unreachable`: the backends its shards could not be written to, backed off for every unit of
+   * the bucket (absent from a gateway of an earlier release).
+   */
+  async repairFailed(bucket: string, unitId: string, error: string, unreachable: string[], _key: string): Promise<Reply<void>> {
+    const r = this.inBucket(bucket, () => this.repairList().failed(unitId, error, Date.now(), unreachable ?? []));
     if (!r.error) await this.wakeRepairs(this.repairList().nextWake(Date.now()));
     return r;
   }
+  /**
+   * Makes sure the bucket's degraded units are being repaired: `reset` (a backend is healthy
+   * again, a read found a degraded unit) makes every one due now; without it only an idle
+   * worklist is woken.
+   */
   async repairSoon(bucket: string, reset: boolean, backend?: string): Promise<Reply<void>> {
     const r = this.inBucket(bucket, () => {
       if (reset) this.repairList().reset(backend ? [backend] : []);
@@ -1920,9 +2089,21 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (next !== null)
       await this.ctx.storage.setAlarm(alarmTime(due.length && next <= Date.now() ? Date.now() + this.repairTiming().retryFirstMs : next, Date.now()));
   }
-  /** `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
+  /**
+   * DeleteObject. With `versionId`: removes exactly that version (none: no error); if it was
+   * the newest, the next newest becomes current. Without: a bucket never versioned removes the
+   * key; Enabled adds a delete marker; Suspended replaces the null version by a null marker.
+   * Removed object versions have their units queued for deletion. `conditions` are checked in
+   * the same transaction as the delete, against the version named or the current version
+   * (model/conditions.ts checkDeleteConditions: 412, or NoSuchKey with no current object): a
+   * mismatch changes nothing, and no write can come between the check and the delete.
+   * A locked object version (model/object-lock.ts) is never removed: AccessDenied, unless
+   * `bypassGovernance` and its lock is GOVERNANCE retention only. A delete marker may always be added.
+   *
+   * `conditions` a string: the If-Match of a gateway deployed before conditional deletes (the
    *  worker and this object may run different versions for a moment during a deploy), kept a
-   *  condition, never read as none. */
+   *  condition, never read as none.
+   */
   async removeManifest(
     bucket: string,
     key: string,
@@ -1949,27 +2130,39 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
+  /** ListObjectVersions: keys in listing order, newest version first within a key (model/listing.ts rules). */
   listVersions(bucket: string, options: S.ListVersionsOptions): Reply<S.ListVersionsResult> {
     return this.inBucket(bucket, (o) => o.listVersions(options));
   }
+  /** S3 listing rules: see worker/model/listing.ts (shared budget, no repeated prefixes). */
   listManifests(bucket: string, options: S.ListObjectsOptions): Reply<S.ListObjectsResult> {
     return this.inBucket(bucket, (o) => o.list(options));
   }
+  /** Starts a multipart upload of `key` (CreateMultipartUpload): its id, metadata and checksum spec. NoSuchBucket. */
   insertUpload(bucket: string, key: string, options: { metadata: S.ObjectMetadata; checksum: S.MultipartChecksumSpec | null }): Reply<UploadRecord> {
     return this.inBucket(bucket, (o, mp) => {
       o.assertLockable(options.metadata);
       return mp.create(key, options);
     });
   }
+  /** NoSuchUpload unless the upload exists for this key. */
   getUpload(bucket: string, key: string, uploadId: string): Reply<UploadRecord> {
     return this.inBucket(bucket, (_, mp) => mp.get(key, uploadId));
   }
+  /** Records a part (replacing the same part number, whose unit is queued for deletion). NoSuchUpload. */
   putPart(bucket: string, key: string, uploadId: string, part: PartRecord, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.putPart(key, uploadId, part, grace));
   }
+  /** Parts in ascending part number, after `partNumberMarker`, at most `maxParts`. NoSuchUpload. */
   listPartRecords(bucket: string, key: string, uploadId: string, marker: number, maxParts: number): Reply<{ parts: PartRecord[]; isTruncated: boolean }> {
     return this.inBucket(bucket, (_, mp) => mp.listParts(key, uploadId, marker, maxParts));
   }
+  /**
+   * Atomically: checks the upload still exists (NoSuchUpload) and `conditions`, commits
+   * `manifest`, ends the upload and remembers its result (getCompletedUpload) for
+   * COMPLETED_UPLOAD_MEMORY_MS; units of parts not named in the manifest and, as commitManifest
+   * says, the replaced null version's units are queued for deletion. Answers as commitManifest.
+   */
   async commitUpload(
     bucket: string,
     key: string,
@@ -1990,37 +2183,16 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
     if (!r.error && due !== null) await this.wakeAt(due);
     return r;
   }
+  /** The result of upload `uploadId` of `key` if it completed within COMPLETED_UPLOAD_MEMORY_MS, else null. */
   getCompletedUpload(bucket: string, key: string, uploadId: string): Reply<CompletedUpload | null> {
     return this.inBucket(bucket, (_, mp) => mp.completed(key, uploadId));
   }
+  /** Ends the upload (NoSuchUpload if unknown); its parts' units are queued for deletion. */
   removeUpload(bucket: string, key: string, uploadId: string, grace: Grace): Reply<void> {
     return this.inBucket(bucket, (_, mp) => mp.abort(key, uploadId, grace));
   }
+  /** ListMultipartUploads: uploads in key then initiation order (model/listing.ts rules). NoSuchBucket. */
   listUploadRecords(bucket: string, options: S.ListUploadsOptions): Reply<S.ListUploadsResult> {
     return this.inBucket(bucket, (_, mp) => mp.list(options));
   }
 }
-
-// The operation table (operations.ts cannot import this file: a cycle) agrees with the methods:
-// every row is a method here; a port verb's row sends the method its arguments as it takes them
-// (the row's `wire`, else the port's own) and the method answers the port's value (in a Reply
-// unless `bare`). Composites (`own`) and internal rows are DurableCatalog's to get right.
-type Table = typeof OPERATIONS;
-type ReplyValue<R> = [R] extends [Reply<unknown>] ? Extract<R, { ok: unknown }>['ok'] : 'not a Reply';
-type Answer<K extends keyof Table & keyof CatalogObject> = Table[K] extends { bare: true }
-  ? Awaited<ReturnType<CatalogObject[K]>>
-  : ReplyValue<Awaited<ReturnType<CatalogObject[K]>>>;
-type WireArgs<K extends keyof Table & keyof Catalog> = Table[K] extends { wire: (o: never, a: never) => infer W } ? W : Parameters<Catalog[K]>;
-type Disagrees<K extends keyof Table> = K extends keyof CatalogObject
-  ? Table[K] extends { own: true } | { internal: true }
-    ? never
-    : K extends keyof Catalog
-      ? [WireArgs<K>] extends [Parameters<CatalogObject[K]>]
-        ? [Answer<K>] extends [Awaited<ReturnType<Catalog[K]>>]
-          ? never
-          : `${K}: answer`
-        : `${K}: arguments`
-      : `${K}: no port verb`
-  : `${K}: no method`;
-const agreed: [Disagrees<keyof Table>] extends [never] ? true : Disagrees<keyof Table> = true;
-void agreed;

@@ -6,10 +6,22 @@
  * again from the usage as it is then (`shardgate quota BUCKET --rebalance`). A split bucket's
  * change is two steps (growth stopped, then the shares): see below.
  */
-import type { PartitionCatalog, QuotaCatalog } from './types.ts';
-import { quotaShares, type BucketQuota, type StoredQuota } from './quota.ts';
+import { quotaShares, type BucketQuota, type BucketUsage, type StoredQuota } from './quota.ts';
+import type { PartitionMap } from './partition-map.ts';
 
-export async function setQuota(catalog: QuotaCatalog & PartitionCatalog, bucket: string, quota: BucketQuota | null, now: number): Promise<StoredQuota | null> {
+/**
+ * The verbs this takes of the catalog. DurableCatalog, which calls rebalanceQuota after a static
+ * split, answers them, so they cannot be named from ports.ts (a cycle): declared here, where they
+ * are used, and checked there to be QuotaCatalog's and PartitionCatalog's.
+ */
+export interface QuotaSetter {
+  getBucketQuota(bucket: string): Promise<StoredQuota | null>;
+  setBucketQuota(bucket: string, quota: StoredQuota | null): Promise<void>;
+  bucketUsage(bucket: string): Promise<BucketUsage>;
+  getPartitionMap(bucket: string): Promise<PartitionMap>;
+}
+
+export async function setQuota(catalog: QuotaSetter, bucket: string, quota: BucketQuota | null, now: number): Promise<StoredQuota | null> {
   if (quota === null || (quota.bytes === null && quota.objects === null)) {
     await catalog.setBucketQuota(bucket, null);
     return null;
@@ -32,7 +44,7 @@ export async function setQuota(catalog: QuotaCatalog & PartitionCatalog, bucket:
 }
 
 /** The quota cut again from the usage now (split buckets); null when the bucket has none. */
-export async function rebalanceQuota(catalog: QuotaCatalog & PartitionCatalog, bucket: string, now: number): Promise<StoredQuota | null> {
+export async function rebalanceQuota(catalog: QuotaSetter, bucket: string, now: number): Promise<StoredQuota | null> {
   const q = await catalog.getBucketQuota(bucket);
   return q === null ? null : await setQuota(catalog, bucket, { bytes: q.bytes, objects: q.objects }, now);
 }

@@ -24,7 +24,7 @@
  *   another row of the table does not open there.
  */
 import { isNamedKid, SealError, type KeyRing, type NamedKeyMaterial } from '../format/seal.ts';
-import type { KmsKeyCatalog } from '../catalog/types.ts';
+import type { KmsKeyCatalog } from '../catalog/ports.ts';
 import { S3Error } from '../model/errors.ts';
 import {
   currentVersion,

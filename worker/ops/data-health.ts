@@ -6,7 +6,8 @@
  * Known gap: one catalog read per bucket per status; a gateway of thousands of buckets would want
  * these sums kept in one place.
  */
-import type { BucketHealth, CatalogLoss, HealthCatalog, JournalStatus } from '../catalog/types.ts';
+import type { BucketHealth, CatalogLoss, JournalStatus } from '../catalog/types.ts';
+import type { HealthCatalog } from '../catalog/ports.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { DataSample } from './types.ts';
 

@@ -6,7 +6,7 @@
  * document. The cron probes, samples and flushes on every run.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { HealthCatalog } from '../catalog/types.ts';
+import type { HealthCatalog } from '../catalog/ports.ts';
 import { readDataHealth, sampleOf } from './data-health.ts';
 import type { OpsFlusher } from './flusher.ts';
 import type { IsolateMeter } from './meter.ts';

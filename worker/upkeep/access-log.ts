@@ -17,7 +17,7 @@
  * now has a default Object Lock retention, gets nothing; the batch waits (and is logged) until
  * that changes or the logging configuration does.
  */
-import type { ObjectCatalog } from '../catalog/types.ts';
+import type { ObjectCatalog } from '../catalog/ports.ts';
 import type { AccessLogBatch } from '../catalog/sql-access-log.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import { parseBucketPolicy } from '../model/bucket-policy.ts';

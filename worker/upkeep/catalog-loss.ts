@@ -21,7 +21,8 @@
  * through `shardgate rebuild` (journal-restore.ts) or a discard (journal-discard.ts).
  */
 import type { Backend } from '../../backends/types.ts';
-import type { CatalogLoss, JournalCatalog, LostInstance } from '../catalog/types.ts';
+import type { CatalogLoss, LostInstance } from '../catalog/types.ts';
+import type { JournalCatalog } from '../catalog/ports.ts';
 import { JOURNAL_BUCKET, BUCKET_LIST_INSTANCE, parseSegmentKey } from '../format/journal.ts';
 import type { KeyRing } from '../format/seal.ts';
 import { scanUnits } from './unit-scan.ts';

@@ -9,7 +9,8 @@
  * what it took from the catalog and did not reach goes back, due at once, for the next run.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { GarbageCatalog, GarbageUnits } from '../catalog/types.ts';
+import type { GarbageUnits } from '../catalog/types.ts';
+import type { GarbageCatalog } from '../catalog/ports.ts';
 import { shardKey, tagRecordKey, unitPrefix } from '../format/shard-key.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 

@@ -14,7 +14,7 @@
  * `estimateRebalance` prices a rebalance onto a backend the same way, over the moves the mover
  * would make (rebalance-pick.ts): one shard per unit that placement now assigns to it.
  */
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { shardLayout } from '../format/layout.ts';
 import { copyCalls, replacementBackend, type BackendPrices } from '../engine/index.ts';

@@ -8,7 +8,8 @@
  * Rate: bytes moved over the time between the first and the last move recorded; time remaining:
  * bytes left at that rate (null until something has moved).
  */
-import type { UpkeepCatalog, HealthCatalog, JournalCatalog, JournalStatus } from '../catalog/types.ts';
+import type { JournalStatus } from '../catalog/types.ts';
+import type { UpkeepCatalog, HealthCatalog, JournalCatalog } from '../catalog/ports.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import { forEachBucket } from './each-bucket.ts';
 

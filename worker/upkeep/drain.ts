@@ -20,7 +20,8 @@
  * only for the gateway's own buckets' stored versions.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
+import type { UnitRecord } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import { shardLayout } from '../format/layout.ts';
 import { replacementBackend } from '../engine/index.ts';
 import { unitPool, withinPool } from './pools.ts';

@@ -12,7 +12,8 @@
  * journal is discarded the same way, and the journal of the bucket list goes on.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { CatalogLoss, JournalCatalog } from '../catalog/types.ts';
+import type { CatalogLoss } from '../catalog/types.ts';
+import type { JournalCatalog } from '../catalog/ports.ts';
 import { BUCKET_LIST_INSTANCE, JOURNAL_BUCKET, parseSegmentKey } from '../format/journal.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import type { KeyRing } from '../format/seal.ts';

@@ -13,7 +13,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { replayJournal } from '../catalog/journal-replay.ts';
-import type { JournalCatalog, ObjectCatalog } from '../catalog/types.ts';
+import type { JournalCatalog, ObjectCatalog } from '../catalog/ports.ts';
 
 /** What a restore writes and reads: the journal's rows imported, the live versions listed (a merge). */
 export type RestoreCatalog = Pick<JournalCatalog, 'importJournal'> & Pick<ObjectCatalog, 'listVersions'>;

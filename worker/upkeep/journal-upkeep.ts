@@ -16,7 +16,7 @@
  * instance; the journal of an instance recorded lost (catalog-loss.ts) is not touched.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { JournalCatalog } from '../catalog/types.ts';
+import type { JournalCatalog } from '../catalog/ports.ts';
 import { JOURNAL_BUCKET, segmentKey } from '../format/journal.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, rebuildShards, Semaphore, type StoragePolicy, type UnitStore } from '../engine/index.ts';

@@ -11,7 +11,7 @@
  * With backends down so that the policy's write quorum is out of reach, a segment is written at
  * a narrower code over the backends that answer (narrowerCode), never below one parity shard.
  */
-import type { JournalCatalog } from '../catalog/types.ts';
+import type { JournalCatalog } from '../catalog/ports.ts';
 import { encodeSegment, JOURNAL_BUCKET, segmentKey } from '../format/journal.ts';
 import { QuorumError, type StoragePolicy, type UnitStore } from '../engine/index.ts';
 import { isBackendError, type Backend } from '../../backends/types.ts';

@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../../backends/types.ts';
 import { replayJournal } from '../catalog/journal-replay.ts';
-import type { KmsKeyCatalog } from '../catalog/types.ts';
+import type { KmsKeyCatalog } from '../catalog/ports.ts';
 import { BUCKET_LIST_INSTANCE } from '../format/journal.ts';
 import type { KeyRing } from '../format/seal.ts';
 import { readJournalSegments } from './journal-restore.ts';

@@ -24,7 +24,8 @@
  * the job's read and its delete, the version deleted was current by then.
  */
 import { LIFECYCLE_PRINCIPAL, withEventOrigin } from '../model/event-origin.ts';
-import type { LifecycleCatalog, LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
+import type { LifecycleCounts, LifecycleProgress } from '../catalog/types.ts';
+import type { LifecycleCatalog } from '../catalog/ports.ts';
 import { configurationSettled, DAY_MS, dueActions, uploadAbortDue, type LifecycleAction, type LifecycleRule, type VersionFacts } from '../model/lifecycle.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';

@@ -11,7 +11,7 @@
  * at (`truncated` says when more exist): a large multipart object is thousands of units.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import type { ObjectCatalog } from '../catalog/types.ts';
+import type { ObjectCatalog } from '../catalog/ports.ts';
 import { MAX_OPEN_SUBREQUESTS, Semaphore } from '../engine/index.ts';
 import { shardLayout } from '../format/layout.ts';
 import { shardKey } from '../format/shard-key.ts';

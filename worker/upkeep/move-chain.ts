@@ -17,7 +17,7 @@
  * Buckets move in parallel (a chain each); a bucket's own moves stay one at a time, as in drain.ts.
  * Without a queue the cron runs the batches itself (worker/index.ts), as before.
  */
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import { S3Error } from '../model/errors.ts';
 import type { DrainReport } from './drain.ts';
 import type { RestripeReport } from './restripe.ts';

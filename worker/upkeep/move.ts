@@ -17,7 +17,8 @@
  * known gap (docs/OPERATING.md "Changing the fleet").
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import type { ShardMove, UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
+import type { ShardMove, UnitRecord } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import { shardKey, tagRecordKey } from '../format/shard-key.ts';
 import { copyShard, rebuildShards } from '../engine/index.ts';
 import { errorMessage } from '../model/error-message.ts';

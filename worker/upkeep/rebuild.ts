@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { scanUnits, type OpenedInfo } from './unit-scan.ts';
 import { restoreFromJournal, type JournalRestore, type RestoreCatalog } from './journal-restore.ts';
 import type { Backend } from '../../backends/types.ts';
-import type { ObjectCatalog, UpkeepCatalog } from '../catalog/types.ts';
+import type { ObjectCatalog, UpkeepCatalog } from '../catalog/ports.ts';
 
 /** What a rebuild writes and reads: versions committed and looked up, bucket state, the ids held for deletion, a journal restored. */
 export type RebuildCatalog = ObjectCatalog & Pick<UpkeepCatalog, 'pendingUnitIds'> & RestoreCatalog;

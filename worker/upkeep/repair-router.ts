@@ -17,7 +17,7 @@
  * Every call is fire-and-forget for the caller and never rejects unhandled: failures are logged.
  */
 import type { BackendCallReport } from '../../backends/metered.ts';
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import type { RepairTask } from '../engine/index.ts';
 import { errorMessage } from '../model/error-message.ts';
 

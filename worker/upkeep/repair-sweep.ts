@@ -8,7 +8,8 @@
  * range of it).
  * Known gap: only units recorded degraded; damage nobody has found yet is the scrubber's job.
  */
-import { DEAD_LETTER_ATTEMPTS, type HealthCatalog, type UpkeepCatalog } from '../catalog/types.ts';
+import { DEAD_LETTER_ATTEMPTS } from '../catalog/types.ts';
+import type { HealthCatalog, UpkeepCatalog } from '../catalog/ports.ts';
 
 /** What a sweep of the worklists reads and reports: the upkeep port and each bucket's health. */
 export type SweepCatalog = UpkeepCatalog & Pick<HealthCatalog, 'bucketHealth'>;

@@ -5,7 +5,8 @@
  * catalog.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { ObjectCatalog, UnitRecord, UpkeepCatalog } from '../catalog/types.ts';
+import type { UnitRecord } from '../catalog/types.ts';
+import type { ObjectCatalog, UpkeepCatalog } from '../catalog/ports.ts';
 import { shardKey } from '../format/shard-key.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { MAX_OPEN_SUBREQUESTS, probeShardSize, rebuildShards, type RepairTask, Semaphore } from '../engine/index.ts';

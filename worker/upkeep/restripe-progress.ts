@@ -3,7 +3,7 @@
  * catalog/restripe-record.ts (the status reads them too); here, every bucket's, for the admin API
  * and `shardgate restripe`, against the policy the config gives each bucket now.
  */
-import type { HealthCatalog, RestripeCatalog } from '../catalog/types.ts';
+import type { HealthCatalog, RestripeCatalog } from '../catalog/ports.ts';
 import { restripeProgressOf, type BucketRestripeProgress } from '../catalog/restripe-record.ts';
 import { restripePolicyFor, type EngineSettings } from '../engine/index.ts';
 import { forEachBucket } from './each-bucket.ts';

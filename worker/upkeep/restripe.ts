@@ -17,7 +17,7 @@
  * a subrequest limit): a version that alone needs more is counted blocked, not tried.
  * One version at a time: a run holds one version's read and write buffers (as one client copy).
  */
-import type { RestripeCatalog } from '../catalog/types.ts';
+import type { RestripeCatalog } from '../catalog/ports.ts';
 import type { ObjectManifest } from '../format/manifest.ts';
 import { knownStorageClass, policyForClass, restripePolicyFor, type EngineSettings, type UnitStore } from '../engine/index.ts';
 import { freshState, hasWork, leftOf, noPass, targetOf, type RestripeState } from './restripe-progress.ts';

@@ -19,7 +19,8 @@
  */
 import { CUSTOMER_KID, isNamedKid, SealError, type KeyRing, type UnitSeal } from '../format/seal.ts';
 import { namedKid } from '../model/kms-key.ts';
-import type { KeyCatalog, SealRecordCursor } from '../catalog/types.ts';
+import type { SealRecordCursor } from '../catalog/types.ts';
+import type { KeyCatalog } from '../catalog/ports.ts';
 import { forEachBucket } from './each-bucket.ts';
 
 export interface BucketRotation {

@@ -10,7 +10,7 @@
  * bucket, though backend calls only for its own shards.
  */
 import type { Backend } from '../../backends/types.ts';
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import { MAX_OPEN_SUBREQUESTS, type RepairTask, Semaphore } from '../engine/index.ts';
 import { checkShard, type ScrubOptions } from './scrubber.ts';
 

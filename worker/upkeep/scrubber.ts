@@ -19,7 +19,7 @@
  * and a pass is complete only once the cursor has passed the last unit.
  */
 import { isBackendError, type Backend } from '../../backends/types.ts';
-import type { UpkeepCatalog } from '../catalog/types.ts';
+import type { UpkeepCatalog } from '../catalog/ports.ts';
 import {
   MAX_OPEN_SUBREQUESTS,
   probeShardSize,

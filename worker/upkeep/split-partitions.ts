@@ -9,7 +9,8 @@
  * threshold for `mergeAfterDays`: the root remembers since when each has been small
  * (Catalog.markSmallPartitions), so days of small are counted across cron runs and isolates.
  */
-import type { Catalog, PartitionFigures } from '../catalog/types.ts';
+import type { PartitionFigures } from '../catalog/types.ts';
+import type { Catalog } from '../catalog/ports.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
 import { forEachBucket } from './each-bucket.ts';

@@ -21,7 +21,7 @@
  * manifests, walked in the same key order), nothing per version; at most 200,000 versions walked
  * (`complete: false` past them). Memory: one page of each and one key's versions.
  */
-import type { LifecycleCatalog, RestripeCatalog } from '../catalog/types.ts';
+import type { LifecycleCatalog, RestripeCatalog } from '../catalog/ports.ts';
 import { BLOCK_CHECKSUM_BYTES, shardLayout, UnitLayout } from '../format/layout.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { sealedSize } from '../format/seal.ts';

@@ -13,7 +13,7 @@
  * run may make is 'blocked', as are those the re-stripe cannot rewrite (SSE-C; COMPLIANCE-retained
  * on a backend that enforces it) and those of a class no longer configured.
  */
-import type { ObjectCatalog, RestripeCatalog } from '../catalog/types.ts';
+import type { ObjectCatalog, RestripeCatalog } from '../catalog/ports.ts';
 import { knownStorageClass, policyForClass, STANDARD, type EngineSettings, type UnitStore } from '../engine/index.ts';
 import type { TransitionOutcome } from './lifecycle.ts';
 import { Pacer, type BackendLimits, type Charge } from './pacer.ts';

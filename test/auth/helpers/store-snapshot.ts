@@ -2,7 +2,7 @@
  * Everything a refused request must leave as it was, as one string: every bucket, its objects,
  * its open uploads and their parts (the mutation suites compare it before and after a request).
  */
-import type { Catalog } from '../../../worker/catalog/types.ts';
+import type { Catalog } from '../../../worker/catalog/ports.ts';
 import type { LocalCatalogNamespace } from '../../support/local-catalog.ts';
 
 /**
