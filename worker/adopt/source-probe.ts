@@ -11,6 +11,7 @@
 import { BackendError } from '../../backends/types.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { SourceClient } from './source-client.ts';
+import { IsolateShared } from '../model/isolate-shared.ts';
 
 export interface SourceProbeResult {
   bucket: string;
@@ -44,7 +45,8 @@ function reasonOf(err: unknown): string {
 }
 
 export class SourceProbe {
-  private last: { at: number; results: Promise<SourceProbeResult[]> } | null = null;
+  /** The last probe's results, shared as settled values (model/isolate-shared.ts). */
+  private readonly shared: IsolateShared<SourceProbeResult[]>;
 
   constructor(
     private readonly sources: ReadonlyMap<string, SourceClient>,
@@ -55,22 +57,24 @@ export class SourceProbe {
       detached?: (bucket: string) => Promise<boolean>;
       log?: (fields: Record<string, unknown>, error: boolean) => void;
     } = {},
-  ) {}
+  ) {
+    const everyMs = this.o.everyMs ?? 300_000;
+    this.shared = new IsolateShared({ freshMs: everyMs, staleMs: 2 * everyMs, waitMs: 2000, now: this.o.now });
+  }
 
-  /** Each source's last probe, probing again when the last is older than `everyMs` (default 5 min). */
+  /** Each source's last probe, probing again when the last is older than `everyMs` (default 5 min; a request asking while another probes gets the last results). */
   results(): Promise<SourceProbeResult[]> {
     const now = (this.o.now ?? Date.now)();
-    if (this.last && now - this.last.at < (this.o.everyMs ?? 300_000)) return this.last.results;
-    const results = Promise.all(
-      [...this.sources].map(async ([bucket, client]) => {
-        if (await this.o.detached?.(bucket).catch(() => false)) return null;
-        const r = await probeSource(bucket, client, now);
-        this.o.log?.({ msg: 'source probe', bucket, source: r.source, ok: r.ok, detail: r.detail }, !r.ok);
-        return r;
-      }),
-    ).then((all) => all.filter((r): r is SourceProbeResult => r !== null));
-    this.last = { at: now, results };
-    return results;
+    return this.shared.get(() =>
+      Promise.all(
+        [...this.sources].map(async ([bucket, client]) => {
+          if (await this.o.detached?.(bucket).catch(() => false)) return null;
+          const r = await probeSource(bucket, client, now);
+          this.o.log?.({ msg: 'source probe', bucket, source: r.source, ok: r.ok, detail: r.detail }, !r.ok);
+          return r;
+        }),
+      ).then((all) => all.filter((r): r is SourceProbeResult => r !== null)),
+    );
   }
 
   /** The review's warnings: one per source that does not answer. */

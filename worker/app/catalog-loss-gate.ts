@@ -7,37 +7,41 @@
  * (they see what the catalog holds now).
  * The record lives in the bucket list's catalog instance; each isolate reads it at most every
  * REFRESH_MS (one catalog call), and the isolate that finds or ends a loss updates it at once.
+ * A write never waits for a read another request started (model/isolate-shared.ts: Workers
+ * cancel such a request as hung; the partitions bench met it at the first writes after each
+ * refresh interval, up to 15 of 64 at once): while one request reads, the others go on with the
+ * record if it is under STALE_MAX_MS old, and otherwise wait for that read with timers of their
+ * own, up to a second, and then read it themselves.
  */
 import type { CatalogLoss } from '../catalog/types.ts';
 import { S3Error } from '../model/errors.ts';
+import { IsolateShared } from '../model/isolate-shared.ts';
 
-/** How stale an isolate's copy of the record may be. */
+/** How stale an isolate's copy of the record may be before a write reads it again. */
 export const REFRESH_MS = 10_000;
+/** How stale it may be for a write while another request of the isolate is reading it. */
+export const STALE_MAX_MS = 2 * REFRESH_MS;
 
 export class CatalogLossGate {
-  private lost = new Set<string>();
-  private readAt = -Infinity;
-  private reading: Promise<void> | null = null;
+  private readonly record: IsolateShared<Set<string>>;
 
   constructor(
     private readonly read: () => Promise<CatalogLoss>,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.record = new IsolateShared({ freshMs: REFRESH_MS, staleMs: STALE_MAX_MS, waitMs: 1000, now: clock });
+  }
 
   /** The record as just read or written (the detector, a rebuild, a discard). */
   update(loss: CatalogLoss): void {
-    this.lost = new Set(Object.keys(loss.lost));
-    this.readAt = this.clock();
+    this.record.set(lostBuckets(loss));
   }
 
   /** Throws InvalidBucketState for a write to a bucket whose catalog is lost. */
   async check(method: string, bucket: string | null | undefined): Promise<void> {
     if (!bucket || method === 'GET' || method === 'HEAD') return;
-    if (this.clock() - this.readAt >= REFRESH_MS)
-      await (this.reading ??= this.read()
-        .then((l) => this.update(l))
-        .finally(() => (this.reading = null)));
-    if (this.lost.has(bucket)) {
+    const lost = await this.record.get(async () => lostBuckets(await this.read()));
+    if (lost.has(bucket)) {
       throw new S3Error(
         'InvalidBucketState',
         `the catalog of bucket ${bucket} is behind its journal on the backends (the catalog was lost): writes are refused until an operator runs shardgate rebuild --bucket ${bucket} (or discards that journal: shardgate rebuild --discard ${bucket})`,
@@ -46,3 +50,5 @@ export class CatalogLossGate {
     }
   }
 }
+
+const lostBuckets = (loss: CatalogLoss): Set<string> => new Set(Object.keys(loss.lost));

@@ -26,6 +26,7 @@ import { renderMetrics } from '../ops/prometheus.ts';
 import type { LoadBalancerHealth } from '../ops/lb-health.ts';
 import type { OpsService } from '../ops/service.ts';
 import type { AppEnv, Authenticate } from '../s3/context.ts';
+import { IsolateShared } from '../model/isolate-shared.ts';
 
 export interface OperatorDeps {
   authenticate: Authenticate;
@@ -83,7 +84,8 @@ export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   const now = deps.now ?? Date.now;
-  const anonymous = new Map<number, { at: number; doc: Promise<unknown> }>();
+  // By `hours`. Shared as settled documents, never as a promise another request waits on (model/isolate-shared.ts).
+  const anonymous = new Map<number, IsolateShared<unknown>>();
   routes.get('/status', async (c) => {
     const signed = (await isSignedByAdmin(c, deps.authenticate)) || deps.open;
     const hours = hoursOf(c);
@@ -91,15 +93,13 @@ export function createOperator(deps: OperatorDeps): Hono<AppEnv> {
       const { doc } = await deps.ops.status({ signed, hours, probe: true });
       return c.json(doc, 200, { 'cache-control': 'no-store' });
     }
-    // Unsigned: one document per isolate and `hours` every few seconds, however many ask (a failed one is not kept).
-    let cached = anonymous.get(hours);
-    if (!cached || now() - cached.at >= ANONYMOUS_STATUS_TTL_MS) {
-      const doc = deps.ops.status({ signed: false, hours, probe: false }).then((r) => r.doc);
-      cached = { at: now(), doc };
-      anonymous.set(hours, cached);
-      doc.catch(() => anonymous.delete(hours));
-    }
-    return c.json(await cached.doc, 200, { 'cache-control': `public, max-age=${ANONYMOUS_STATUS_TTL_MS / 1000}` });
+    // Unsigned: one document per isolate and `hours` every few seconds, however many ask (a failed one is not kept);
+    // a request asking while another builds the next is given the last one, or, with none, waits for it up to 2 s before building its own.
+    let shared = anonymous.get(hours);
+    if (!shared)
+      anonymous.set(hours, (shared = new IsolateShared({ freshMs: ANONYMOUS_STATUS_TTL_MS, staleMs: 2 * ANONYMOUS_STATUS_TTL_MS, waitMs: 2000, now })));
+    const doc = await shared.get(async () => (await deps.ops.status({ signed: false, hours, probe: false })).doc);
+    return c.json(doc, 200, { 'cache-control': `public, max-age=${ANONYMOUS_STATUS_TTL_MS / 1000}` });
   });
 
   routes.get('/metrics', async (c) => {

@@ -44,6 +44,7 @@ import {
   type KmsKeyVersion,
 } from '../model/kms-key.ts';
 import { TransitError, transitVersionOf, type TransitClient } from './transit-client.ts';
+import { IsolateMemo } from '../model/isolate-shared.ts';
 
 /** Material versions kept unwrapped per isolate. */
 const MATERIAL_KEPT = 256;
@@ -82,14 +83,15 @@ export interface KmsWriteKey {
 }
 
 export class KmsKeys {
-  /** Unwrapped material by kid; `until`: when a transit-backed version must be asked for again. */
-  private readonly material = new Map<string, { p: Promise<Uint8Array>; until: number }>();
+  /** Unwrapped material by kid, until a transit-backed version must be asked for again. */
+  private readonly material: IsolateMemo<Uint8Array>;
   private readonly declared: ReadonlySet<string>;
   /** The gateway's ring with the named keys: what every reader of this gateway uses. */
   readonly ring: KeyRing;
 
   constructor(private readonly o: KmsKeysOptions) {
     this.declared = new Set([...(o.declared ?? []), ...(o.transit?.keys() ?? []), DEFAULT_KMS_KEY]);
+    this.material = new IsolateMemo({ max: MATERIAL_KEPT, waitMs: 2000, now: o.now });
     this.ring = o.ring.withNamedKeys(this.materialOf);
   }
 
@@ -262,23 +264,15 @@ export class KmsKeys {
     throw new S3Error('OperationAborted', `key "${id}" kept changing; try again`);
   }
 
-  /** The material of the version a `~kms/` kid names (format/seal.ts NamedKeyMaterial). */
+  /**
+   * The material of the version a `~kms/` kid names (format/seal.ts NamedKeyMaterial): kept (a
+   * transit-backed version's for its cacheMs), shared by the isolate's requests without handing
+   * one another's pending read (model/isolate-shared.ts).
+   */
   private readonly materialOf: NamedKeyMaterial = (kid) => {
-    const now = (this.o.now ?? Date.now)();
-    const kept = this.material.get(kid);
-    if (kept && now < kept.until) return kept.p;
-    this.material.delete(kid);
-    const entry = { p: this.unwrapMaterial(kid), until: Number.POSITIVE_INFINITY };
-    entry.p.then(
-      (_) => {},
-      () => this.material.get(kid) === entry && this.material.delete(kid),
-    );
-    if (this.material.size >= MATERIAL_KEPT) this.material.delete(this.material.keys().next().value!);
-    this.material.set(kid, entry);
     const named = parseNamedKid(kid);
     const backing = named ? this.o.transit?.get(named.id) : undefined;
-    if (backing) entry.until = now + (backing.cacheMs ?? TRANSIT_CACHE_MS);
-    return entry.p;
+    return this.material.get(kid, () => this.unwrapMaterial(kid), backing ? (backing.cacheMs ?? TRANSIT_CACHE_MS) : Number.POSITIVE_INFINITY);
   };
 
   private async unwrapMaterial(kid: string): Promise<Uint8Array> {

@@ -10,6 +10,7 @@
  */
 import { errorMessage } from '../model/error-message.ts';
 import { TransitError, type TransitClient } from './transit-client.ts';
+import { IsolateShared } from '../model/isolate-shared.ts';
 
 export interface TransitProbeResult {
   /** The KMS key id. */
@@ -51,26 +52,29 @@ function reasonOf(err: unknown): string {
 }
 
 export class TransitProbe {
-  private last: { at: number; results: Promise<TransitProbeResult[]> } | null = null;
+  /** The last probe's results, shared as settled values (model/isolate-shared.ts). */
+  private readonly shared: IsolateShared<TransitProbeResult[]>;
 
   constructor(
     private readonly keys: ReadonlyMap<string, { client: TransitClient }>,
     private readonly o: { everyMs?: number; now?: () => number; log?: (fields: Record<string, unknown>, error: boolean) => void } = {},
-  ) {}
+  ) {
+    const everyMs = this.o.everyMs ?? 300_000;
+    this.shared = new IsolateShared({ freshMs: everyMs, staleMs: 2 * everyMs, waitMs: 2000, now: this.o.now });
+  }
 
-  /** Each key's last probe, probing again when the last is older than `everyMs` (default 5 min). */
+  /** Each key's last probe, probing again when the last is older than `everyMs` (default 5 min; a request asking while another probes gets the last results). */
   results(): Promise<TransitProbeResult[]> {
     const now = (this.o.now ?? Date.now)();
-    if (this.last && now - this.last.at < (this.o.everyMs ?? 300_000)) return this.last.results;
-    const results = Promise.all(
-      [...this.keys].map(async ([id, { client }]) => {
-        const r = await probeTransitKey(id, client, now);
-        this.o.log?.({ msg: 'transit probe', kmsKey: id, transit: r.where, ok: r.ok, detail: r.detail }, !r.ok);
-        return r;
-      }),
+    return this.shared.get(() =>
+      Promise.all(
+        [...this.keys].map(async ([id, { client }]) => {
+          const r = await probeTransitKey(id, client, now);
+          this.o.log?.({ msg: 'transit probe', kmsKey: id, transit: r.where, ok: r.ok, detail: r.detail }, !r.ok);
+          return r;
+        }),
+      ),
     );
-    this.last = { at: now, results };
-    return results;
   }
 
   /** The review's warnings: one per transit key that does not answer as it must. */

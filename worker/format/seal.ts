@@ -20,6 +20,7 @@
  * backend, a log or an error message.
  */
 import { fromBase64, toBase64 } from '../model/bytes.ts';
+import { IsolateMemo } from '../model/isolate-shared.ts';
 import { shelfNameKey, shelfOf } from './shelf.ts';
 
 /** Plaintext bytes per sealed record of a small body: 64 KiB (a 1-byte range decrypts at most this much). */
@@ -272,21 +273,12 @@ export async function openSeal(seal: Pick<UnitSeal, 'kid' | 'wrapped'>, ring: Ke
 const DATA_KEYS_KEPT = 256;
 
 /**
- * `map`'s promise for `id`, made by `make` when it has none: the most recently asked last, the
- * oldest forgotten past DATA_KEYS_KEPT, and one that rejects forgotten (asked again next time).
+ * A memo of the ring's (the most recently asked last, the oldest forgotten past DATA_KEYS_KEPT, a
+ * failure forgotten). Shared by the isolate's requests without handing one another's pending
+ * work to another (model/isolate-shared.ts): opening a named KMS key's data key reads the key
+ * table or an external key service, and Workers cancel a request waiting on another's I/O.
  */
-function remembered<T>(map: Map<string, Promise<T>>, id: string, make: () => Promise<T>): Promise<T> {
-  let p = map.get(id);
-  if (p) {
-    map.delete(id); // most recent last
-  } else {
-    p = make();
-    p.catch(() => map.delete(id));
-    if (map.size >= DATA_KEYS_KEPT) map.delete(map.keys().next().value!);
-  }
-  map.set(id, p);
-  return p;
-}
+const memo = <T>() => new IsolateMemo<T>({ max: DATA_KEYS_KEPT, waitMs: 2000 });
 
 /**
  * The key ring: key-encryption keys by id (32 bytes each) and the one new writes use. A ring
@@ -300,10 +292,12 @@ export class KeyRing {
    * Data keys opened lately, by kid and wrapped key: a unit's key is asked for by every read of
    * it, and by a rebuild or rescue once per header, footer and tag record. Oldest first; bounded.
    */
-  private readonly opened = new Map<string, Promise<DataKey>>();
+  private readonly opened = memo<DataKey>();
   /** Name keys by kid, and shelves by kid and bucket (shelf.ts; bounded like `opened`). */
-  private readonly nameKeys = new Map<string, Promise<CryptoKey>>();
-  private readonly shelves = new Map<string, Promise<string>>();
+  private readonly nameKeys = memo<CryptoKey>();
+  private readonly shelves = memo<string>();
+  /** Named KMS key versions imported (their material is read from the key table, or an external key service). */
+  private readonly importedNamed = memo<CryptoKey>();
 
   constructor(
     raw: Record<string, Uint8Array>,
@@ -368,7 +362,7 @@ export class KeyRing {
     if (isNamedKid(kid)) {
       const named = this.named;
       if (!named) throw new SealError(`this object is sealed under the named KMS key version "${kid}" and this reader has no key table`);
-      return remembered(this.imported, kid, async () => subtle().importKey('raw', await named(kid), 'AES-GCM', false, ['encrypt', 'decrypt']));
+      return this.importedNamed.get(kid, async () => subtle().importKey('raw', await named(kid), 'AES-GCM', false, ['encrypt', 'decrypt']));
     }
     const bytes = this.keys.get(kid);
     if (!bytes) throw new SealError(`this object is sealed under key "${kid}", which is not in the key ring (have: ${this.ids().join(', ') || 'none'})`);
@@ -398,7 +392,7 @@ export class KeyRing {
 
   /** The data key of a sealed unit or object (remembered for the next asks: DATA_KEYS_KEPT). */
   open(seal: Pick<UnitSeal, 'kid' | 'wrapped'>): Promise<DataKey> {
-    return remembered(this.opened, `${seal.kid} ${seal.wrapped}`, () => this.unwrapRaw(seal).then((raw) => DataKey.fromRaw(raw)));
+    return this.opened.get(`${seal.kid} ${seal.wrapped}`, () => this.unwrapRaw(seal).then((raw) => DataKey.fromRaw(raw)));
   }
 
   /** The shelf of `bucket` under key `kid` (the active key by default): shelf.ts. */
@@ -406,7 +400,7 @@ export class KeyRing {
     if (!kid) throw new SealError('no active key: no shelf');
     const bytes = this.keys.get(kid);
     if (!bytes) throw new SealError(`no key "${kid}" in the key ring`);
-    return remembered(this.shelves, `${kid}\n${bucket}`, async () => shelfOf(await remembered(this.nameKeys, kid, () => shelfNameKey(bytes)), bucket));
+    return this.shelves.get(`${kid}\n${bucket}`, async () => shelfOf(await this.nameKeys.get(kid, () => shelfNameKey(bytes)), bucket));
   }
 
   /** The shelves `bucket` may have units on: one per key of the ring. */

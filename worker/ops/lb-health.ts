@@ -43,20 +43,27 @@ export interface LbHealthDeps {
 
 export class LoadBalancerHealth {
   private lastProbe = -Infinity;
-  private probing: Promise<void> | null = null;
+  private probing = false;
 
   constructor(private readonly deps: LbHealthDeps) {}
 
   async check(): Promise<{ code: 200 | 503; body: LbHealthBody }> {
     const now = (this.deps.now ?? Date.now)();
-    if (now - this.lastProbe >= (this.deps.probeEveryMs ?? LB_PROBE_EVERY_MS)) {
+    // Only the request that starts a probe waits for it: Workers cancel a request waiting on
+    // another request's I/O with nothing of its own in flight (app/catalog-loss-gate.ts). One
+    // asking meanwhile is answered from what the isolate knows.
+    if (!this.probing && now - this.lastProbe >= (this.deps.probeEveryMs ?? LB_PROBE_EVERY_MS)) {
       this.lastProbe = now;
-      this.probing ??= probeBackends(
-        this.deps.backends.filter((b) => !this.deps.maintenance.has(b.id)),
-        this.deps.meter,
-      ).finally(() => void (this.probing = null));
+      this.probing = true;
+      try {
+        await probeBackends(
+          this.deps.backends.filter((b) => !this.deps.maintenance.has(b.id)),
+          this.deps.meter,
+        );
+      } finally {
+        this.probing = false;
+      }
     }
-    if (this.probing) await this.probing;
     return this.answer();
   }
 
