@@ -193,7 +193,7 @@ export interface StatusLike {
     /** The clients' requests naming the bucket and their bytes (absent from older gateways). */
     clientTraffic?: { requests: number; bytesIn: number; bytesOut: number };
     /** Each catalog partition (absent from gateways older than on-line splits, issue 39). */
-    partitions?: { low: string; versions: number; databaseBytes: number; splitting: string | null }[];
+    partitions?: { low: string; versions: number; databaseBytes: number; splitting: string | null; merging?: string | null }[];
     /** Event notification delivery per destination (absent: none queued; a gateway older than them). */
     events?: EventDestinationLike[];
   }[];

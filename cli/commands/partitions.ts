@@ -31,6 +31,7 @@ export interface Partitions {
     bytes: number;
     databaseBytes: number;
     splitting: string | null;
+    merging?: string | null;
     requestsPerSecond: number;
     rowsFraction: number;
     bytesFraction: number;
@@ -56,6 +57,13 @@ ${GATEWAY_HELP}`;
 const pct = (f: number) => `${(f * 100).toFixed(f < 0.01 ? 2 : 0)}%`;
 const range = (p: Partitions['partitions'][number]) => `[${JSON.stringify(p.low)}, ${p.high === null ? 'end' : JSON.stringify(p.high)})`;
 
+/** A split or merge under way in the partition: "split copying", "merge committing", "merge receiving" (a neighbour merging in), or "-". */
+function moving(p: Partitions['partitions'][number]): string {
+  if (p.splitting) return `split ${p.splitting}`;
+  if (p.merging) return `merge ${p.merging}`;
+  return '-';
+}
+
 export function partitionsText(bucket: string, r: Partitions): string {
   const t = r.thresholds;
   const rows = r.partitions.map((p) => [
@@ -66,14 +74,14 @@ export function partitionsText(bucket: string, r: Partitions): string {
     `${pct(p.bytesFraction)}`,
     p.requestsPerSecond.toFixed(p.requestsPerSecond < 10 ? 1 : 0),
     `${pct(p.rateFraction)}`,
-    p.splitting ?? '-',
+    moving(p),
     p.verdict,
   ]);
   return (
     [
       `${bucket}: ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'} (map epoch ${r.epoch}); split at ${t.splitRows} versions, ${bytes(t.splitBytes)} of catalog or ${t.splitRequestRate} calls/s (5-minute mean), warn at ${pct(t.warnFraction)}${t.autoSplit ? '' : ' (automatic splits off)'}`,
       '',
-      table([['RANGE', 'VERSIONS', 'OF ROWS', 'CATALOG', 'OF BYTES', 'CALLS/S', 'OF RATE', 'SPLITTING', 'VERDICT'], ...rows]),
+      table([['RANGE', 'VERSIONS', 'OF ROWS', 'CATALOG', 'OF BYTES', 'CALLS/S', 'OF RATE', 'MOVING', 'VERDICT'], ...rows]),
     ].join('\n') + '\n'
   );
 }

@@ -44,12 +44,15 @@ export function redundancyTable(s: StatusLike): string | null {
 }
 
 /** "3.2 MiB of 10.0 MiB (32%), 4 of 100 objects", or "-" without a quota (docs/QUOTAS.md). */
-/** A bucket's catalog partitions: how many, the largest's versions and catalog size, a split in progress (shardgate partitions BUCKET: each one). */
+/** A bucket's catalog partitions: how many, the largest's versions and catalog size, splits and merges in progress (shardgate partitions BUCKET: each one). */
 export function partitionsCell(p: NonNullable<StatusLike['buckets']>[number]['partitions']): string {
   if (!p?.length) return '-';
   const largest = p.reduce((a, b) => (b.versions > a.versions ? b : a));
   const splitting = p.filter((x) => x.splitting !== null).length;
-  return `${p.length} (largest ${largest.versions} versions, ${bytes(largest.databaseBytes)})${splitting ? `, ${splitting} splitting` : ''}`;
+  // A merge is counted once, by the partition going into its neighbour (the neighbour is 'receiving').
+  const merging = p.filter((x) => x.merging === 'copying' || x.merging === 'committing').length;
+  const moving = [splitting ? `${splitting} splitting` : '', merging ? `${merging} merging` : ''].filter(Boolean);
+  return `${p.length} (largest ${largest.versions} versions, ${bytes(largest.databaseBytes)})${moving.map((m) => `, ${m}`).join('')}`;
 }
 
 export function quotaCell(q: NonNullable<StatusLike['buckets']>[number]['quota']): string {

@@ -10,6 +10,7 @@ import { expectHolds, fill, keyAt, writersOf, type Local, type Model } from './p
 import { prng } from '../support/random.ts';
 import { setQuota } from '../../worker/catalog/quota-set.ts';
 import { splitDuePartitions } from '../../worker/upkeep/split-partitions.ts';
+import { partitionsCell } from '../../cli/commands/status.ts';
 import type { SplitThresholds } from '../../worker/model/split-thresholds.ts';
 
 const sqlOf = (c: Local, instance: string) => c.namespace.instance(instance).storage.sql;
@@ -120,6 +121,15 @@ describe('an on-line merge', () => {
       await stale.getPartitionMap('crash'); // an isolate that reads no map after the crash
       const [, middle, upper] = (await c.getPartitionMap('crash')).ranges;
       expect(await c.mergePartition('crash', keyAt(300), stop)).toBeNull();
+      // The status shows the merge under way: the partition going, its phase; the one receiving.
+      const moving = async () => (await c.partitionsOf('crash')).map((p) => p.merging ?? null);
+      if (stop === 'commit')
+        expect(await moving()).toEqual([null, 'receiving']); // the map has the upper no more
+      else {
+        expect(await moving()).toEqual([null, 'receiving', stop === 'page' ? 'copying' : expect.stringMatching(/^(copying|committing)$/)]);
+        // (At the fence a call routed to the partition going drives its merge on: the health's sum would finish it.)
+        if (stop === 'page') expect(partitionsCell((await c.bucketHealth('crash', new Date())).partitions)).toMatch(/\), 1 merging$/);
+      }
       c.namespace.restart(upper!.instance);
       c.namespace.restart(middle!.instance);
       if (stop === 'commit') {
@@ -149,6 +159,7 @@ describe('an on-line merge', () => {
       expect(final.ranges.map((r) => r.low)).toEqual(['', keyAt(100)]);
       expect(final.retired).toEqual([upper!.instance]);
       await expectHolds(c, 'crash', model, `resumed after ${stop}`);
+      expect(await moving()).toEqual([null, null]);
       await expectHolds(stale, 'crash', model, `stale isolate after ${stop}`);
       for (const r of [...final.ranges, upper!]) {
         expect(sqlOf(c, r.instance).exec("SELECT name FROM sqlite_master WHERE name LIKE 'split_%' OR name LIKE 'merge_%'").toArray(), r.instance).toEqual([]);

@@ -11,6 +11,9 @@
  * ArrayBuffer" (journal-restore.ts kept the sealed records' plaintext past the next read, which
  * sealed-read.ts releases) and the rebuild fell back to shard headers: deleted objects came back,
  * inline, multipart and noncurrent versions and settings were lost.
+ * The bucket 'vault' is split on line and merged back on line before the loss (issue 39): the
+ * journals of both partitions, the retired one's included, are read, and no key deleted after
+ * the split or after the merge comes back.
  */
 import {
   CompleteMultipartUploadCommand,
@@ -71,6 +74,15 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
         await s3.send(new DeleteObjectCommand({ Bucket: 'vault', Key: key }));
         deleted.push(`vault/${key}`);
       }
+      // Merged back on line: the second partition's journal stops (it still holds 'merged-away'),
+      // the first one's goes on with its range; the delete after the merge is in the first one's
+      // journal only, and the rebuild must not bring the key back from the retired one's.
+      await put('vault', 'merged-away', randomBytes(3000));
+      const merge = await shardgate(['partitions', 'vault', '--merge', 'gone', ...gatewayArgs(g.url, CREDENTIALS)]);
+      expect(merge.stdout, merge.stderr).toMatch(/vault: 1 partition\b/);
+      await s3.send(new DeleteObjectCommand({ Bucket: 'vault', Key: 'merged-away' }));
+      deleted.push('vault/merged-away');
+      await put('vault', 'after-merge', randomBytes(6000)); // in the range merged, written after
       const key = 'big/upload.bin';
       const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'vault', Key: key, Metadata: { parts: 'two' } }));
       const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1234)];
@@ -141,7 +153,14 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
     }
     for (const bucket of BUCKETS) expect(await bucketPicture(s3, bucket), bucket).toEqual(before.get(bucket));
     const vault = before.get('vault')!;
-    expect(vault.versions.map((v) => v.key).sort()).toEqual(['big/upload.bin', 'docs/\u00fc & \u4f60\u597d.bin', 'large.bin', 'over', 'tiny.txt']);
+    expect(vault.versions.map((v) => v.key).sort()).toEqual([
+      'after-merge',
+      'big/upload.bin',
+      'docs/\u00fc & \u4f60\u597d.bin',
+      'large.bin',
+      'over',
+      'tiny.txt',
+    ]);
     for (const name of deleted)
       expect(
         vault.versions.some((v) => `vault/${v.key}` === name),

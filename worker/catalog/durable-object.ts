@@ -1225,6 +1225,7 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       bytes: ledger('bytes'),
       databaseBytes: this.sql.databaseSize,
       splitting: this.splitState()?.phase ?? null,
+      merging: this.mergeState()?.phase ?? (this.mergeInState() !== null ? 'receiving' : null),
       requestsPerSecond: this.traffic.perSecond(Date.now()),
       hotMedian: this.traffic.hotMedian(owned?.low ?? '', owned?.high ?? null),
     };

@@ -479,6 +479,11 @@ export interface PartitionStats {
   databaseBytes: number;
   /** A split in progress: its phase. */
   splitting: 'copying' | 'committing' | null;
+  /**
+   * A merge in progress: this partition's phase going into its lower neighbour, or 'receiving'
+   * while its upper neighbour merges into it. Absent from an instance of an earlier release.
+   */
+  merging?: 'copying' | 'committing' | 'receiving' | null;
   /** Calls the instance answered a second, over the last 5 minutes (model/request-rate.ts); 0 after it was evicted. */
   requestsPerSecond: number;
   /** The key that halves its recent key-addressed calls, where a split for rate cuts (null: too few seen). */

@@ -70,7 +70,7 @@ export async function splitDuePartitions(
     if (partitions.length > 1 && t.autoMerge) await mergeSmall(catalog, bucket, partitions, t, now, report, maxMerges);
     for (const p of partitions) {
       if (p.verdict === 'warn') report.warned++;
-      if (p.verdict !== 'split' || p.splitting === 'committing' || !t.autoSplit) continue;
+      if (p.verdict !== 'split' || p.splitting === 'committing' || (p.merging ?? null) !== null || !t.autoSplit) continue;
       if (report.split.length >= maxSplits) return false;
       // Too busy but not too big: cut where the traffic halves (its rows' median may leave the hot keys on one side).
       const forRate = p.rowsFraction < 1 && p.bytesFraction < 1;
@@ -89,9 +89,9 @@ export async function splitDuePartitions(
   return report;
 }
 
-/** Small enough to merge: under MERGE_FRACTION of every threshold, and no split under way. */
+/** Small enough to merge: under MERGE_FRACTION of every threshold, and no split or merge under way. */
 function isSmall(p: PartitionAssessment): boolean {
-  return p.splitting === null && Math.max(p.rowsFraction, p.bytesFraction, p.rateFraction) < MERGE_FRACTION;
+  return p.splitting === null && (p.merging ?? null) === null && Math.max(p.rowsFraction, p.bytesFraction, p.rateFraction) < MERGE_FRACTION;
 }
 
 /** Notes the bucket's small partitions at the root, then merges each pair of neighbours small for `mergeAfterDays` (the upper into the lower). */
