@@ -592,6 +592,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     : undefined;
   const app = createApp({
     store: adoption ? adoption.store() : store,
+    config: store.config,
     authenticate,
     postForm: makePostFormGate(config, env),
     settings: s3Settings(config),

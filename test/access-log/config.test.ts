@@ -6,7 +6,7 @@
 import { GetBucketLoggingCommand, PutBucketLoggingCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { bucketLoggingStatusXml, parseBucketLoggingStatus } from '../../worker/s3/bucket-logging.ts';
-import { S3Error } from '../../worker/model/errors.ts';
+import type { S3Error } from '../../worker/model/errors.ts';
 import { TRANSIENT_STATE } from '../../worker/catalog/sql-journal.ts';
 import { loggingApp, REGION } from './harness.ts';
 
@@ -91,7 +91,7 @@ describe('PutBucketLogging and GetBucketLogging through the front door', () => {
     expect(TRANSIENT_STATE).not.toContain('logging'); // the state row is journaled (restores and rescue keep it)
     const text = await (await g.app.fetch(new Request('http://x/'))).text(); // an unsigned request is refused, never logged or broken
     expect(codeOf(text)).toBeDefined();
-    const got = await g.store.getBucketLogging('src');
+    const got = await g.store.config.getBucketLogging('src');
     expect(got).toEqual({ targetBucket: 'logs', targetPrefix: 'log/', partitioned: null });
     expect(bucketLoggingStatusXml(got)).toContain('<TargetObjectKeyFormat><SimplePrefix></SimplePrefix></TargetObjectKeyFormat>');
     res = await g.command(new PutBucketLoggingCommand({ Bucket: 'src', BucketLoggingStatus: {} }));
@@ -108,7 +108,7 @@ describe('PutBucketLogging and GetBucketLogging through the front door', () => {
     expect(res.status).toBe(400);
     expect(codeOf(await res.text())).toBe('InvalidTargetBucketForLogging');
     expect(await g.catalog.getBucketLogging('src')).toBeNull();
-    const raw = await g.store.putBucketLogging('src', { targetBucket: 'nowhere', targetPrefix: '', partitioned: null }).then(
+    const raw = await g.store.config.putBucketLogging('src', { targetBucket: 'nowhere', targetPrefix: '', partitioned: null }).then(
       () => null,
       (e: S3Error) => e.code,
     );
@@ -120,7 +120,7 @@ describe('PutBucketLogging and GetBucketLogging through the front door', () => {
     expect(codeOf(await res.text())).toBe('NoSuchBucket');
     res = await g.send(new Request('http://x/src?logging', { method: 'PUT' }));
     expect(res.status).toBe(403); // unsigned: refused at the gate, never parsed
-    const bad = await g.store.putBucketLogging('missing', null).then(
+    const bad = await g.store.config.putBucketLogging('missing', null).then(
       () => null,
       (e: S3Error) => e.code,
     );

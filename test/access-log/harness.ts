@@ -26,7 +26,7 @@ export function loggingApp(o: { rollMs?: number; logging?: boolean; credentials?
     {},
   );
   const settings = testS3Settings({ maxObjectSize: 8 * 1024 * 1024, maxPartSize: 8 * 1024 * 1024 });
-  const app = createApp({ store: parts.store, authenticate, settings, ...(o.logging === false ? {} : { accessLog: delivery }) });
+  const app = createApp({ store: parts.store, config: parts.store.config, authenticate, settings, ...(o.logging === false ? {} : { accessLog: delivery }) });
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
   const send = async (request: Request): Promise<Response> => {

@@ -43,7 +43,7 @@ async function setup() {
   await g.store.createBucket('a-logs', { region: REGION });
   await g.store.createBucket('b-victim', { region: REGION });
   await g.store.createBucket('b-locked', { region: REGION, objectLock: true });
-  await g.store.putObjectLockConfiguration('b-locked', { mode: 'COMPLIANCE', days: 3650 });
+  await g.store.config.putObjectLockConfiguration('b-locked', { mode: 'COMPLIANCE', days: 3650 });
   const enable = (as: typeof TENANT, target: string, prefix = 'logs/') =>
     g.command(new PutBucketLoggingCommand({ Bucket: 'a-src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: target, TargetPrefix: prefix } } }), as);
   return { g, enable };
@@ -66,11 +66,11 @@ describe('PutBucketLogging checks its target', () => {
 
   it("the target's policy: a Deny of s3:PutObject for the signer (or everyone) refuses it", async () => {
     const { g, enable } = await setup();
-    await g.store.putBucketPolicy('b-victim', denyPut('b-victim', { AWS: [BOTH.accessKeyId] }));
+    await g.store.config.putBucketPolicy('b-victim', denyPut('b-victim', { AWS: [BOTH.accessKeyId] }));
     const res = await enable(BOTH, 'b-victim');
     expect(codeOf(await res.text())).toBe('AccessDenied');
     expect(await g.catalog.getBucketLogging('a-src')).toBeNull();
-    await g.store.putBucketPolicy('b-victim', denyPut('b-victim', { AWS: ['someone-else'] }));
+    await g.store.config.putBucketPolicy('b-victim', denyPut('b-victim', { AWS: ['someone-else'] }));
     expect((await enable(BOTH, 'b-victim')).status).toBe(200);
   });
 
@@ -87,13 +87,13 @@ describe('PutBucketLogging checks its target', () => {
     expect((await enable(BOTH, 'b-victim')).status).toBe(200);
     expect((await g.command(new PutObjectCommand({ Bucket: 'a-src', Key: 'k', Body: 'x' }), BOTH)).status).toBe(200);
     await g.settle();
-    await g.store.putBucketPolicy('b-victim', denyPut('b-victim'));
+    await g.store.config.putBucketPolicy('b-victim', denyPut('b-victim'));
     const roll = () => new AccessLogDelivery({ catalog: g.catalog, store: g.store, rollMs: 0, log: (l) => g.logs.push(l) }).deliverDue('b-victim');
     expect(await roll()).toBe(0);
     expect(g.logs).toContainEqual(expect.objectContaining({ outcome: 'withheld', target: 'b-victim' }));
     const listed = async () => (await g.store.listObjects('b-victim', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.length;
     expect(await listed()).toBe(0);
-    await g.store.deleteBucketPolicy('b-victim');
+    await g.store.config.deleteBucketPolicy('b-victim');
     // The withheld batch stays claimed; a check after the claim's time delivers it.
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + CLAIM_MS + 1000);
@@ -103,7 +103,7 @@ describe('PutBucketLogging checks its target', () => {
 
   it('delivery writes nothing into a target with a default retention (a configuration stored before these checks)', async () => {
     const { g } = await setup();
-    await g.store.putBucketLogging('a-src', { targetBucket: 'b-locked', targetPrefix: 'logs/', partitioned: null });
+    await g.store.config.putBucketLogging('a-src', { targetBucket: 'b-locked', targetPrefix: 'logs/', partitioned: null });
     expect((await g.command(new PutObjectCommand({ Bucket: 'a-src', Key: 'k', Body: 'x' }), BOTH)).status).toBe(200);
     await g.settle();
     expect(await new AccessLogDelivery({ catalog: g.catalog, store: g.store, rollMs: 0, log: (l) => g.logs.push(l) }).deliverDue('b-locked')).toBe(0);

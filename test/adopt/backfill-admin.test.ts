@@ -55,6 +55,7 @@ beforeAll(async () => {
   );
   const app = createApp({
     store: h.adoption.store(),
+    config: h.config,
     authenticate,
     settings: testS3Settings(),
     admin: createAdmin({

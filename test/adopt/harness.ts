@@ -18,6 +18,7 @@ import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import { S3rverProcess } from '../backends/s3rver-harness.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
+import type { BucketConfigStore } from '../../worker/model/bucket-config-store.ts';
 
 export const BUCKET = 'b';
 export const SOURCE_BUCKET = 'src';
@@ -39,6 +40,8 @@ export interface AdoptionHarness {
   /** The product's catalog and the engine's store under the adopting one (no read-through). */
   catalog: Catalog;
   inner: ObjectStore;
+  /** The buckets' configuration (the engine's: adoption does not change it). */
+  config: BucketConfigStore;
   /** Settles every adoption started so far. */
   settled: () => Promise<void>;
   clock: { now: number };
@@ -97,7 +100,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
       states: catalog,
       ...options,
     });
-    const app = createApp({ store: adoption.store(), authenticate, postForm, settings });
+    const app = createApp({ store: adoption.store(), config: parts.store.config, authenticate, postForm, settings });
     const send = async (key: string, init: RequestInit & { query?: string } = {}) =>
       app.fetch(await gatewaySigner.sign(`http://gw.test/${BUCKET}/${enc(key)}${init.query ? `?${init.query}` : ''}`, init));
     return { adoption, client, send };
@@ -112,6 +115,7 @@ export async function startAdoptionHarness(): Promise<AdoptionHarness> {
     client: first.client,
     catalog,
     inner: parts.store,
+    config: parts.store.config,
     settled: async () => {
       while (work.length) await Promise.allSettled(work.splice(0));
     },

@@ -119,12 +119,12 @@ describe('Object Lock actions in key scopes', () => {
       return res.text();
     };
     expect(await batch(WRITER)).toContain('<Code>AccessDenied</Code>');
-    await g.store.putBucketPolicy(
+    await g.store.config.putBucketPolicy(
       VAULT,
       JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:BypassGovernanceRetention', Resource: `arn:aws:s3:::${VAULT}/gov` }] }),
     );
     expect(await send(del('gov', v1), BYPASSER)).toMatchObject({ status: 403, code: 'AccessDenied' });
-    await g.store.deleteBucketPolicy(VAULT);
+    await g.store.config.deleteBucketPolicy(VAULT);
     expect((await send(del('gov', v1), BYPASSER)).status).toBe(204);
     expect(await batch(BYPASSER)).toContain('<Deleted>');
   });

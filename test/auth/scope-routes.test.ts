@@ -75,7 +75,7 @@ describe('scopes beyond one operation', () => {
       { accessKeyId: READ_ONLY!.accessKeyId, secretAccessKey: READ_ONLY!.secret, scope: READ_ONLY!.grant },
     ]);
     await withAdmin.store.createBucket(BUCKET, { region: 'us-east-1' });
-    await withAdmin.store.putBucketPolicy(
+    await withAdmin.store.config.putBucketPolicy(
       BUCKET,
       JSON.stringify({
         Version: '2012-10-17',

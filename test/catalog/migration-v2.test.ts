@@ -43,7 +43,7 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
 
   it('every object reads back byte for byte, current and as version null; each is listed as its null version', async () => {
     const { store } = await openFixture();
-    expect(await store.getBucketVersioning('photos')).toBeNull();
+    expect(await store.config.getBucketVersioning('photos')).toBeNull();
     const listed = await store.listObjects('photos', { prefix: '', delimiter: null, startAfter: null, maxKeys: 1000 });
     expect(listed.objects.map((o) => o.key).sort()).toEqual(Object.keys(expected.objects).sort());
     for (const [key, want] of Object.entries(expected.objects)) {
@@ -66,14 +66,14 @@ describe('a catalog written by schema 2 opens under schema 3 (versioning)', () =
     const { catalog, store } = await openFixture();
     const pending = new Set(await catalog.pendingUnitIds('photos'));
     const migratedUnits = (await catalog.getManifest('photos', 'coded.bin'))!.storage;
-    await store.putBucketVersioning('photos', 'Enabled');
+    await store.config.putBucketVersioning('photos', 'Enabled');
     const put = await store.putObject('photos', 'coded.bin', body('new'), { contentLength: 3, metadata: { user: {} }, checksum: null, conditions: {} });
     expect(put.versionId).toMatch(/^[0-9a-f]{28}$/);
     expect(new Set(await catalog.pendingUnitIds('photos'))).toEqual(pending); // nothing of the old version queued
     expect(md5(await readBytes((await store.getObject('photos', 'coded.bin', { conditions: {}, versionId: 'null' })).body))).toBe(
       expected.objects['coded.bin']!.md5,
     );
-    await store.putBucketVersioning('photos', 'Suspended');
+    await store.config.putBucketVersioning('photos', 'Suspended');
     await store.putObject('photos', 'coded.bin', body('newer'), { contentLength: 5, metadata: { user: {} }, checksum: null, conditions: {} });
     const now = await catalog.pendingUnitIds('photos');
     expect(migratedUnits.kind).toBe('coded');

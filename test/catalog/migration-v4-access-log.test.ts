@@ -48,7 +48,7 @@ describe('a catalog written by schema 4 opens under schema 5 (server access logg
     }
     const before = (await catalog.journalStatus('site'))!;
     expect(before.acked).toBeGreaterThan(0); // the old release's journal had stored segments
-    await store.putBucketLogging('site', { targetBucket: 'logs', targetPrefix: 'from-site/', partitioned: null });
+    await store.config.putBucketLogging('site', { targetBucket: 'logs', targetPrefix: 'from-site/', partitioned: null });
     const take = (await catalog.takeJournal('site', new Date(), 1 << 20))!;
     expect(take.segment.records.some((r) => JSON.stringify(r).includes('"logging"'))).toBe(true); // the setting is journaled
     expect(take.segment.segment).toBe(before.acked + 1); // numbered on from the old release's segments

@@ -41,7 +41,7 @@ function gateway(partitions?: SplitThresholds) {
     repair: async () => {},
     ...(partitions ? { partitions } : {}),
   });
-  const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+  const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings(), admin });
   const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
   const call = async (path: string, init: RequestInit = {}) => {
     const length: Record<string, string> = typeof init.body === 'string' ? { 'content-length': String(new TextEncoder().encode(init.body).length) } : {};

@@ -15,7 +15,7 @@ describe('per-key version cap', () => {
   it('refuses the write past the cap, answers why, and keeps deletes working', async () => {
     const { store } = memoryEcStore(localCatalog({ maxVersionsPerKey: 3 }));
     await store.createBucket('b', { region: 'us-east-1' });
-    await store.putBucketVersioning('b', 'Enabled');
+    await store.config.putBucketVersioning('b', 'Enabled');
     const write = (key: string, size = 10_000) => store.putObject('b', key, stream(new Uint8Array(size)), put(size));
     for (let i = 0; i < 3; i++) await write('k');
     await expect(write('k')).rejects.toMatchObject({

@@ -97,7 +97,7 @@ describe('bucket quotas', () => {
 
   it('counts every version, no delete marker, and lets deletes and shrinking overwrites through over the quota', async () => {
     const s = await setup();
-    await s.store.putBucketVersioning('b', 'Enabled');
+    await s.store.config.putBucketVersioning('b', 'Enabled');
     await setQuota(s.catalog, 'b', { bytes: null, objects: 3 }, Date.now());
     for (let i = 0; i < 3; i++) await s.store.putObject('b', 'k', stream(bytes(5000)), put(5000));
     const before = await shardFiles(s.backends);

@@ -180,7 +180,7 @@ describe('EcStore', () => {
   });
 
   it("versioning: the collector keeps noncurrent versions' shards, takes a removed version's; a rebuild never resurrects a key under a delete marker", async () => {
-    await s.store.putBucketVersioning('b', 'Enabled');
+    await s.store.config.putBucketVersioning('b', 'Enabled');
     const [old, cur] = [randomBytes(rand, 30_000), randomBytes(rand, 20_000)];
     const v1 = (await s.store.putObject('b', 'k', stream(old), put(old.length))).versionId!;
     const v2 = (await s.store.putObject('b', 'k', stream(cur), put(cur.length))).versionId!;

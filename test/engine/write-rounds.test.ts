@@ -219,7 +219,7 @@ describe('small writes: catalog calls and rounds', () => {
   });
   it('under a lifecycle rule, PutObject, CopyObject and CompleteMultipartUpload answer x-amz-expiration from their commit: no call more', async () => {
     const s = await setup({ k: 4, m: 2, blockSize: 4096 });
-    await s.store.putBucketLifecycle('b', [{ id: 'tmp-1', status: 'Enabled', filter: { prefix: 'tmp/' }, expiration: { days: 1 } }]);
+    await s.store.config.putBucketLifecycle('b', [{ id: 'tmp-1', status: 'Enabled', filter: { prefix: 'tmp/' }, expiration: { days: 1 } }]);
     const data = randomBytes(rand, 64 * 1024);
     const nextMidnight = (t: Date) => Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 2); // 1 day, rounded up to midnight UTC
     s.calls.clear();

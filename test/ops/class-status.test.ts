@@ -59,7 +59,7 @@ describe('bytes per storage class in the status, the metrics and shardgate statu
     await put('other', 'tiny', 100); // inline: a STANDARD version with no shard files
     await store.deleteObject('media', 'ia-gone', {});
     // A rule moves old/ to STANDARD_IA; the job runs two days on.
-    await store.putBucketLifecycle('media', [
+    await store.config.putBucketLifecycle('media', [
       { id: 'old', status: 'Enabled', filter: { prefix: 'old/' }, transitions: [{ days: 1, storageClass: 'STANDARD_IA' }] },
     ]);
     const deps = { catalog, units, settings, graceMs: 0, writeReservationSeconds: 3600, fleet: [] };

@@ -312,7 +312,13 @@ describe('request log', () => {
     const store = new EcStore({ catalog, units: new UnitStore(backends), settings: engineSettings(config) });
     const record = new MemoryOpsRecord();
     const flusher = new OpsFlusher(meter, (d) => record.record(d), 5000);
-    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), around: requestLog({ meter, flusher, log: true }) });
+    const app = createApp({
+      store,
+      config: store.config,
+      authenticate: allowAllGate,
+      settings: testS3Settings(),
+      around: requestLog({ meter, flusher, log: true }),
+    });
     const lines: Record<string, unknown>[] = [];
     vi.spyOn(console, 'log').mockImplementation((l: unknown) => void lines.push(JSON.parse(String(l))));
     await app.request('/logs', { method: 'PUT' });

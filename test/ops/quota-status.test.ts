@@ -38,7 +38,7 @@ describe('bucket usage and quotas in the status, the metrics and shardgate statu
     const catalog = localCatalog();
     const store = new EcStore({ catalog, units: new UnitStore(memory), settings: { ...engineSettings(config), minPartSize: 1 } });
     for (const bucket of ['media', 'plain']) await store.createBucket(bucket, { region: 'us-east-1' });
-    await store.putBucketVersioning('media', 'Enabled');
+    await store.config.putBucketVersioning('media', 'Enabled');
     const put = (bucket: string, key: string, n: number) =>
       store.putObject(bucket, key, stream(n), { contentLength: n, metadata: { user: {} }, checksum: null, conditions: {} });
     await put('media', 'a', 10_000);
@@ -71,7 +71,13 @@ describe('bucket usage and quotas in the status, the metrics and shardgate statu
       probeEveryMs: 30_000,
     });
     // Clients' requests through the S3 front door, counted per bucket (requests, bytes in, egress).
-    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), around: requestLog({ meter, flusher, log: false }) });
+    const app = createApp({
+      store,
+      config: store.config,
+      authenticate: allowAllGate,
+      settings: testS3Settings(),
+      around: requestLog({ meter, flusher, log: false }),
+    });
     expect((await (await app.request('/plain/p')).arrayBuffer()).byteLength).toBe(5_000);
     expect((await app.request('/plain/p', { method: 'HEAD' })).status).toBe(200);
     await flusher.flush();

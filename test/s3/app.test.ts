@@ -11,6 +11,7 @@ import type { ObjectStore } from '../../worker/model/object-store.ts';
 import { allowAllGate } from '../support/allow-all-gate.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { memoryEcStore, testS3Settings } from '../support/memory-store.ts';
+import type { BucketConfigStore } from '../../worker/model/bucket-config-store.ts';
 
 const BASE = 'http://gw.test';
 
@@ -18,6 +19,8 @@ function setup(options: { store?: ObjectStore; authenticate?: Authenticate; maxO
   const store = options.store ?? memoryEcStore(localCatalog()).store;
   const app = createApp({
     store,
+    // The engine's (a store made by Object.create over one has it from its prototype).
+    config: (store as unknown as { config: BucketConfigStore }).config,
     authenticate: options.authenticate ?? allowAllGate,
     settings: testS3Settings({ maxObjectSize: options.maxObjectSize ?? 1024 }),
   });
@@ -67,7 +70,12 @@ describe('app contracts', () => {
     await send('PUT', '/bucket-c');
     const { body, state } = watchedBody();
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 5000 });
-    const app = createApp({ store: memoryEcStore(localCatalog()).store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
+    const app = createApp({
+      store: memoryEcStore(localCatalog()).store,
+      config: memoryEcStore(localCatalog()).store.config,
+      authenticate,
+      settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }),
+    });
     const res = await app.request(`${BASE}/bucket-c/big`, { method: 'PUT' });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain(
@@ -81,7 +89,7 @@ describe('app contracts', () => {
     const { store, catalog } = memoryEcStore(localCatalog());
     await store.createBucket('bucket-d', { region: 'us-east-1' });
     const authenticate: Authenticate = async () => ({ body, decodedContentLength: 1000 }); // lies: the body is endless
-    const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
+    const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings({ maxObjectSize: 1024, errorDrainBytes: 0 }) });
     const res = await app.request(`${BASE}/bucket-d/k`, { method: 'PUT' });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/<Code>(IncompleteBody|EntityTooLarge)<\/Code>/);
@@ -123,7 +131,12 @@ describe('smaller S3 behaviours', () => {
     const east = setup();
     expect((await east.send('PUT', '/again')).status).toBe(200);
     expect((await east.send('PUT', '/again')).status).toBe(200);
-    const app = createApp({ store: memoryEcStore(localCatalog()).store, authenticate: allowAllGate, settings: testS3Settings({ region: 'eu-west-1' }) });
+    const app = createApp({
+      store: memoryEcStore(localCatalog()).store,
+      config: memoryEcStore(localCatalog()).store.config,
+      authenticate: allowAllGate,
+      settings: testS3Settings({ region: 'eu-west-1' }),
+    });
     const body = '<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>';
     expect((await app.request(`${BASE}/again`, { method: 'PUT', body })).status).toBe(200);
     const twice = await app.request(`${BASE}/again`, { method: 'PUT', body });

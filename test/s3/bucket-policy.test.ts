@@ -235,7 +235,7 @@ describe('the gate enforces an explicit Deny', () => {
 
   it('a stored policy that no longer parses fails closed (500) and can still be deleted', async () => {
     const g = await scopedGateway();
-    await g.store.putBucketPolicy(BUCKET, '{"Statement": "written by an older, laxer parser"}');
+    await g.store.config.putBucketPolicy(BUCKET, '{"Statement": "written by an older, laxer parser"}');
     const res = await send(g, new GetObjectCommand({ Bucket: BUCKET, Key: 'obj' }));
     expect(res.status).toBe(500);
     expect(await res.text()).toMatch(/no longer parses/);

@@ -19,7 +19,7 @@ const BASE = 'http://gw.test';
 function setup(authenticate: Authenticate = allowAllGate) {
   const catalog = localCatalog();
   const { store } = memoryEcStore(catalog);
-  const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 1024 }) });
+  const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings({ maxObjectSize: 1024 }) });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   const put = async (path: string, body: string) => {
     const r = await send('PUT', path, { body, headers: { 'content-length': String(body.length) } });

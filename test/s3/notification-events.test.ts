@@ -193,7 +193,7 @@ describe('bucket event notifications, as Ceph RGW tests them', () => {
     const plain = await announcingBucket(['s3:LifecycleExpiration:*']);
     const versioned = await announcingBucket(['s3:LifecycleExpiration:*'], true);
     for (const b of [plain, versioned]) {
-      await g.store.putBucketLifecycle(b, [{ id: 'all', status: 'Enabled', filter: { prefix: 'old/' }, expiration: { days: 1 } }]);
+      await g.store.config.putBucketLifecycle(b, [{ id: 'all', status: 'Enabled', filter: { prefix: 'old/' }, expiration: { days: 1 } }]);
       await g.client.send(new PutObjectCommand({ Bucket: b, Key: 'old/a', Body: 'x' }));
       await g.client.send(new PutObjectCommand({ Bucket: b, Key: 'new/b', Body: 'x' }));
     }

@@ -53,7 +53,13 @@ function gateway() {
     },
     {},
   );
-  const app = createApp({ store, authenticate, settings: testS3Settings({ maxObjectSize: 8 * SIZE }), around: (c, next) => background.run(c.var.scope, next) });
+  const app = createApp({
+    store,
+    config: store.config,
+    authenticate,
+    settings: testS3Settings({ maxObjectSize: 8 * SIZE }),
+    around: (c, next) => background.run(c.var.scope, next),
+  });
   return { store, app };
 }
 

@@ -41,7 +41,7 @@ function setup() {
     units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }),
     settings: { ...engineSettings(classConfig(backends)), minPartSize: 5000 },
   });
-  const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings({ maxObjectSize: 1 << 20 }) });
+  const app = createApp({ store, config: store.config, authenticate: allowAllGate, settings: testS3Settings({ maxObjectSize: 1 << 20 }) });
   const send = (method: string, path: string, init: RequestInit = {}) => app.request(`${BASE}${path}`, { method, ...init });
   /** The k+m of each unit of the current version. */
   const geometry = async (key: string) => {

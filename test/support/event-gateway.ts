@@ -156,7 +156,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
     enqueueRepair: () => {},
     repair: async () => {},
   });
-  const app = createApp({ store, authenticate, postForm, settings, admin });
+  const app = createApp({ store, config: store.config, authenticate, postForm, settings, admin });
   const front = await serve(async (r) => app.fetch(r));
   const client = new S3Client({
     endpoint: front.url,

@@ -47,7 +47,7 @@ export function gateApp(
   });
   const settings = testS3Settings({ baseDomains: [GATE_BASE_DOMAIN], maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, errorDrainBytes: 1024 * 1024 });
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: GATE_REGION }, {});
-  const app = createApp({ store: parts.store, authenticate, postForm, settings, admin });
+  const app = createApp({ store: parts.store, config: parts.store.config, authenticate, postForm, settings, admin });
   const send = async (request: Request): Promise<Response> => app.fetch(request);
   return { ...parts, app, send };
 }

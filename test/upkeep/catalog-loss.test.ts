@@ -283,7 +283,7 @@ describe('the S3 front door of a gateway whose catalog is lost', () => {
       () => catalog.catalogLoss(),
       () => clock,
     );
-    const app = createApp({ store, authenticate: allowAllGate, settings: testS3Settings(), catalogLoss: gate });
+    const app = createApp({ store, config: store.config, authenticate: allowAllGate, settings: testS3Settings(), catalogLoss: gate });
     await catalog.setCatalogLoss({ lost: { vault: { reason: 'unknown', newest: 7, catalogSegment: 0, foundAt: 1 } }, suspect: {} });
     const create = await app.request('/vault', { method: 'PUT' });
     expect(create.status).toBe(409);

@@ -194,7 +194,7 @@ describe('admin costs', () => {
       repair: async () => {},
       costs: { traffic: meter.source, prices: config.backendPrices },
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const send = async (url: string, init: RequestInit = {}) => {
       const headers: Record<string, string> = init.body instanceof Uint8Array ? { 'content-length': String(init.body.length) } : {};

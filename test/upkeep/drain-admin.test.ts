@@ -82,7 +82,7 @@ describe('admin drain, drain-status, drain-estimate', () => {
         run: (o) => meter.job('move', () => drainBatch({ catalog, backends: byId, graceMs: 0, fleet }, { ...o, deadline: Date.now() + 30_000 })),
       },
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const post = async (path: string) => {
       const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));

@@ -63,10 +63,10 @@ describe('a lost catalog rebuilt from its journal, then from later shard headers
       });
     await store.uploadPart('vault', 'mp', mp.uploadId, 3, stream(bytes(5_500, 6)), { contentLength: 5_500, checksum: null }); // left out of the completion
     await store.completeMultipartUpload('vault', 'mp', mp.uploadId, etags, { conditions: {} });
-    await store.putBucketCors('vault', [{ allowedOrigins: ['https://a.example'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [] }]);
+    await store.config.putBucketCors('vault', [{ allowedOrigins: ['https://a.example'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [] }]);
 
     await store.createBucket('hist', { region: 'us-east-1' });
-    await store.putBucketVersioning('hist', 'Enabled');
+    await store.config.putBucketVersioning('hist', 'Enabled');
     const docs = new Map<string, Uint8Array>();
     for (const [i, n] of [500, 20_000, 700].entries()) {
       const b = bytes(n, 10 + i);

@@ -20,8 +20,8 @@ async function setup(rules: LifecycleRule[] | null, versioned = false) {
   const { store } = memoryEcStore(catalog);
   await store.createBucket('b', { region: 'us-east-1' });
   await store.createBucket('untouched', { region: 'us-east-1' });
-  if (versioned) await store.putBucketVersioning('b', 'Enabled');
-  if (rules) await store.putBucketLifecycle('b', rules);
+  if (versioned) await store.config.putBucketVersioning('b', 'Enabled');
+  if (rules) await store.config.putBucketLifecycle('b', rules);
   const write = (bucket: string, key: string, size = 10) => store.putObject(bucket, key, stream(new Uint8Array(size)), put(size));
   return { catalog, store, write };
 }
@@ -104,7 +104,7 @@ describe('lifecycle job', () => {
   it('leaves a configuration alone until it has settled (half a test day), then acts; a changed one settles again', async () => {
     const { catalog, store, write } = await setup(null);
     await write('b', 'k');
-    await store.putBucketLifecycle('b', [{ id: 'past', status: 'Enabled', filter: {}, expiration: { date: '2015-01-01T00:00:00.000Z' } }]);
+    await store.config.putBucketLifecycle('b', [{ id: 'past', status: 'Enabled', filter: {}, expiration: { date: '2015-01-01T00:00:00.000Z' } }]);
     const { setAt } = await catalog.getLifecycleRun('b');
     expect(setAt).toBeGreaterThan(Date.now() - 60_000);
     const at = (ms: number) => () => setAt! + ms;
@@ -113,11 +113,11 @@ describe('lifecycle job', () => {
     expect((await store.listObjects('b', { prefix: '', delimiter: null, startAfter: null, maxKeys: 10 })).objects.map((o) => o.key)).toEqual(['k']);
     expect(await lifecycleBatch(catalog, store, { dayMs: DAY, now: at(DAY / 2) })).toMatchObject({ settling: 0, buckets: 1, expired: 1 });
     // Stored again: settles again.
-    await store.putBucketLifecycle('b', expireAll);
+    await store.config.putBucketLifecycle('b', expireAll);
     const again = (await catalog.getLifecycleRun('b')).setAt!;
     expect(again).toBeGreaterThanOrEqual(setAt!);
     expect(await lifecycleBatch(catalog, store, { dayMs: DAY, now: () => again + DAY / 2 - 1 })).toMatchObject({ settling: 1, buckets: 0 });
-    await store.deleteBucketLifecycle('b');
+    await store.config.deleteBucketLifecycle('b');
     expect(await catalog.getLifecycleRun('b')).toMatchObject({ rules: null, setAt: null });
   });
 });

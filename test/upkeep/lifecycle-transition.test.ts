@@ -49,8 +49,8 @@ async function setup(rules: LifecycleRule[], versioned = false) {
   const units = new UnitStore(backends, () => {}, { keyRing: DEV_KEY_RING });
   const store = new EcStore({ catalog, units, settings });
   await store.createBucket('bkt', { region: 'us-east-1' });
-  if (versioned) await store.putBucketVersioning('bkt', 'Enabled');
-  await store.putBucketLifecycle('bkt', rules);
+  if (versioned) await store.config.putBucketVersioning('bkt', 'Enabled');
+  await store.config.putBucketLifecycle('bkt', rules);
   const byId = new Map<string, Backend>(backends.map((b) => [b.id, b]));
   const deps = { catalog, units, settings, graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] };
   /** One lifecycle run at `days` lifecycle days from now, with a fresh transition budget. */
@@ -284,7 +284,7 @@ describe('versions written by the release before storage classes (test/fixtures/
     expect(listed.objects.length).toBeGreaterThan(0);
     expect(listed.objects.every((o) => o.storageClass === undefined)).toBe(true);
     expect((await store.headObject('vault', 'plain', { conditions: {} })).metadata.storageClass).toBeUndefined();
-    await store.putBucketLifecycle('vault', [
+    await store.config.putBucketLifecycle('vault', [
       { id: 'ia', status: 'Enabled', filter: { prefix: 'plain' }, transitions: [{ days: 0, storageClass: 'STANDARD_IA' }] },
     ]);
     const deps = { catalog, units, settings, graceMs: GRACE, writeReservationSeconds: 3600, fleet: [] };

@@ -55,7 +55,14 @@ describe('admin quota and usage', () => {
       costs: { traffic: meter.source, prices: config.backendPrices },
       policyOf: (bucket) => restripePolicyFor(engineSettings(config), bucket),
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin, console: createConsole({ authenticate, region: 'us-east-1', catalog }) });
+    const app = createApp({
+      store,
+      config: store.config,
+      authenticate,
+      settings: testS3Settings(),
+      admin,
+      console: createConsole({ authenticate, region: 'us-east-1', catalog }),
+    });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const post = async (path: string) => {
       const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));
@@ -66,7 +73,7 @@ describe('admin quota and usage', () => {
     const files = async () => (await Promise.all(backends.map(async (b) => (await b.list('')).entries.length))).reduce((a, b) => a + b, 0);
 
     await store.createBucket('bkt', { region: 'us-east-1' });
-    await store.putBucketVersioning('bkt', 'Enabled');
+    await store.config.putBucketVersioning('bkt', 'Enabled');
     expect((await s3('PUT', 'bkt/one', new Uint8Array(30_000).fill(1))).status).toBe(200);
 
     const set = await post('quota?bucket=bkt&bytes=50000');
@@ -134,13 +141,13 @@ describe('admin quota and usage', () => {
     expect(await usageAs(PREFIXED)).toMatchObject({ status: 403, body: { code: 'AccessDenied' } });
     expect(await usageAs(null)).toMatchObject({ status: 403 });
     // A bucket with a policy: admin keys only (the route does not evaluate its Deny statements).
-    await store.putBucketPolicy(
+    await store.config.putBucketPolicy(
       'bkt',
       JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::bkt/secret/*' }] }),
     );
     expect(await usageAs(READER)).toMatchObject({ status: 403, body: { message: expect.stringContaining('bucket policy') } });
     expect((await usageAs(KEY)).status).toBe(200);
-    await store.deleteBucketPolicy('bkt');
+    await store.config.deleteBucketPolicy('bkt');
 
     // The CLI's words for it.
     await post('quota?bucket=bkt&bytes=100000&objects=10');

@@ -62,7 +62,7 @@ describe('admin restripe, restripe-status', () => {
         progress: () => restripeProgress(catalog, settings),
       },
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const post = async (path: string) => {
       const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));

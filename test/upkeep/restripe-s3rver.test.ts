@@ -90,7 +90,7 @@ describe('re-striping a bucket 4+2 -> 8+3 over twelve s3rver backends', () => {
       const rand = prng(2626);
       const before = storeOf('old');
       await before.createBucket(BUCKET, { region: 'us-east-1' });
-      await before.putBucketVersioning(BUCKET, 'Enabled');
+      await before.config.putBucketVersioning(BUCKET, 'Enabled');
       // Every version written and not deleted, by key: version id -> MD5, oldest first; `current`: the key's last write (null: a delete marker).
       const versions = new Map<string, Map<string, string>>();
       const current = new Map<string, string | null>();

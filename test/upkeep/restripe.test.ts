@@ -124,7 +124,7 @@ describe('the re-stripe', () => {
       expected.push({ bucket, key, versionId, data, head: { etag: h.etag, lastModified: h.lastModified, partsCount: h.partsCount }, ...extra });
     };
     await old.createBucket('b', { region: 'us-east-1' });
-    await old.putBucketVersioning('b', 'Enabled');
+    await old.config.putBucketVersioning('b', 'Enabled');
     for (let v = 0; v < 3; v++) {
       const data = randomBytes(rand, 9000 + v * 17000);
       const r = await old.putObject('b', 'plain', body(data), put(data.length, v === 1 ? { checksum: { algorithm: 'CRC32', expected: null } } : {}));
@@ -339,7 +339,7 @@ describe('the re-stripe', () => {
 
     // Versioned: a tag change, then a delete of the version, each between the read and the swap.
     await s.store.createBucket('v', { region: 'us-east-1' });
-    await s.store.putBucketVersioning('v', 'Enabled');
+    await s.store.config.putBucketVersioning('v', 'Enabled');
     const v1 = (await s.store.putObject('v', 'k', body(first), put(first.length))).versionId!;
     const v2 = (await s.store.putObject('v', 'k', body(second), put(second.length))).versionId!;
     const records = await s.catalog.listVersionRecords('v', null, 10);

@@ -62,7 +62,7 @@ describe('admin lifecycle-estimate', () => {
     );
     const store = new EcStore({ catalog, units, settings });
     await store.createBucket('bkt', { region: 'us-east-1' });
-    await store.putBucketLifecycle('bkt', [
+    await store.config.putBucketLifecycle('bkt', [
       { id: 'ia', status: 'Enabled', filter: { prefix: 'cold/' }, transitions: [{ days: 1, storageClass: 'STANDARD_IA' }] },
       { id: 'archive', status: 'Enabled', filter: { prefix: 'arch/' }, transitions: [{ days: 3, storageClass: 'GLACIER' }] },
       { id: 'same', status: 'Enabled', filter: { prefix: 'same/' }, transitions: [{ days: 1, storageClass: 'ONEZONE_IA' }] },
@@ -107,7 +107,7 @@ describe('admin lifecycle-estimate', () => {
           }),
       },
     });
-    const app = createApp({ store, authenticate, settings: testS3Settings(), admin });
+    const app = createApp({ store, config: store.config, authenticate, settings: testS3Settings(), admin });
     const client = new AwsClient({ ...KEY, service: 's3', region: 'us-east-1', retries: 0 });
     const post = async (path: string) => {
       const res = await app.fetch(await client.sign(`http://gw.test/_shardgate/admin/${path}`, { method: 'POST' }));

@@ -52,7 +52,9 @@ describe('a storage class on a pool of cheaper backends', () => {
     const units = new UnitStore(memory, () => {}, { keyRing: DEV_KEY_RING });
     const store = new EcStore({ catalog, units, settings });
     await store.createBucket('bkt', { region: 'us-east-1' });
-    await store.putBucketLifecycle('bkt', [{ id: 'cheap-after-30', status: 'Enabled', filter: {}, transitions: [{ days: 30, storageClass: 'STANDARD_IA' }] }]);
+    await store.config.putBucketLifecycle('bkt', [
+      { id: 'cheap-after-30', status: 'Enabled', filter: {}, transitions: [{ days: 30, storageClass: 'STANDARD_IA' }] },
+    ]);
     const data = new Map<string, Uint8Array>();
     for (let i = 0; i < 8; i++) {
       const bytes = randomBytes(prng(80 + i), 9000 + i * 3000);

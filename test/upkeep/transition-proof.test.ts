@@ -66,8 +66,8 @@ describe(`a transition of ${VERSIONS} versions after one short day`, () => {
     const store = new EcStore({ catalog, units, settings });
     const byId = new Map<string, Backend>(backends.map((b) => [b.id, b]));
     await store.createBucket('bkt', { region: 'us-east-1' });
-    await store.putBucketVersioning('bkt', 'Enabled');
-    await store.putBucketLifecycle('bkt', [
+    await store.config.putBucketVersioning('bkt', 'Enabled');
+    await store.config.putBucketLifecycle('bkt', [
       {
         id: 'cold-after-a-day',
         status: 'Enabled',

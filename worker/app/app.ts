@@ -39,11 +39,14 @@ import { effectiveHeaders, parseS3Address } from '../s3/request.ts';
 import { S3_HANDLERS } from '../s3/router.ts';
 import type { CatalogLossGate } from './catalog-loss-gate.ts';
 import { withEventOrigin } from '../model/event-origin.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 
 export const OPERATOR_PREFIX = '/_shardgate';
 
 export interface AppOptions {
   store: ObjectStore;
+  /** The buckets' configuration (model/bucket-config-store.ts). */
+  config: BucketConfigStore;
   /** The verification gate (auth-gate.ts over worker/auth). */
   authenticate: Authenticate;
   /** The gate of browser form uploads (POST Object; auth-gate.ts makePostFormGate); absent: NotImplemented. */
@@ -154,7 +157,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   if (options.accessLog) app.use(accessLogging(options.accessLog));
   app.use(async (c, next) => {
     await next();
-    if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.store, settings);
+    if (!c.req.path.startsWith(OPERATOR_PREFIX + '/')) await addCorsHeaders(c.req.raw, c.res, options.config, settings);
   });
 
   if (options.admin) app.route(`${OPERATOR_PREFIX}/admin`, options.admin);
@@ -172,7 +175,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all('*', async (c) => {
     const request = c.req.raw;
     checkHeaderSection(request.headers);
-    if (request.method === 'OPTIONS') return corsPreflight(request, options.store, settings);
+    if (request.method === 'OPTIONS') return corsPreflight(request, options.config, settings);
     const view = requestView(request, settings.baseDomains);
     refuseExposedCustomerKey(request, view); // SSE-C keys only in headers, only over TLS (sse-transport.ts)
     const addr = parseS3Address(view);
@@ -192,6 +195,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           hostBucket: view.hostBucket,
           gate,
           store: options.store,
+          config: options.config,
           settings,
           secureTransport: secureTransport(request),
           setAuth: (auth) => {
@@ -217,7 +221,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('bucket', bucket);
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
-    const gate = await enforceBucketPolicy(options.store, { op, addr, headers, url: request.url, auth, region: settings.region });
+    const gate = await enforceBucketPolicy(options.store, options.config, { op, addr, headers, url: request.url, auth, region: settings.region });
     assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
     const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
     return gate.run(() =>
@@ -231,6 +235,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           query,
           auth,
           store: options.store,
+          config: options.config,
           settings,
           requestId: c.var.requestId,
           scope: c.var.scope,

@@ -13,6 +13,7 @@ import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import type { AppEnv } from '../s3/context.ts';
 import { s3Settings, type GatewayConfig } from '../config/config.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 
 const LOG_EVERY_MS = 60_000;
 
@@ -29,6 +30,7 @@ export function refusingApp(review: DeploymentReview, config: Pick<GatewayConfig
   };
   // Nothing behind the gate is ever reached; the store refuses too (a CORS preflight asks it first).
   const store = new Proxy({}, { get: () => refuse }) as ObjectStore;
+  const bucketConfig = new Proxy({}, { get: () => refuse }) as BucketConfigStore;
   const admin = new Hono<AppEnv>();
   admin.all('*', refuse);
   const operator = new Hono<AppEnv>();
@@ -38,6 +40,7 @@ export function refusingApp(review: DeploymentReview, config: Pick<GatewayConfig
   operator.all('*', refuse);
   return createApp({
     store,
+    config: bucketConfig,
     authenticate: async () => refuse(),
     settings: s3Settings(config),
     operator,

@@ -12,28 +12,24 @@
  * Known gaps: CopyObject copies data (no shard sharing).
  */
 import { lend, type LentStream } from '../model/lent-chunks.ts';
-import { parseStoredLogging, type BucketLogging } from '../model/bucket-logging.ts';
-import { parseStoredNotification, type NotificationRule } from '../model/notification.ts';
-import { retentionOf, type DefaultRetention, type LegalHoldStatus, type ObjectLockConfig, type ObjectLockState, type Retention } from '../model/object-lock.ts';
+import { retentionOf, type LegalHoldStatus, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
 import { checkReadConditions, checkWriteConditions } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import { completedChecksum, multipartEtag, selectCompletedParts } from '../model/multipart.ts';
 import type * as T from '../model/object-store.ts';
 import { checkCopySourceRange, resolvePart, resolveRange } from '../model/range.ts';
-import type { CorsRule } from '../model/cors.ts';
-import { parseStoredPublicAccessBlock, storedPublicAccessBlock, type PublicAccessBlock } from '../model/public-access-block.ts';
-import type { LifecycleRule } from '../model/lifecycle.ts';
 import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import type { CommitResult, PartRecord, RepairMessage } from '../catalog/types.ts';
 import type { ObjectCatalog, QuotaCatalog } from '../catalog/ports.ts';
 import { CodingBudget, storageReadBytes, writeBytes, type BudgetHolder, type BudgetLease, type BudgetSnapshot } from './coding-budget.ts';
-import { policyFor, policyForClass, type EngineSettings, type StoragePolicy } from './policy.ts';
+import { policyForClass, type EngineSettings, type StoragePolicy } from './policy.ts';
+import { BucketConfig } from './bucket-config.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 import { checkSseRead, customerKeyOf, etagFor, kmsRecordOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
-import { parseStoredDefaultEncryption, type DefaultEncryption } from '../model/default-encryption.ts';
+import { parseStoredDefaultEncryption, } from '../model/default-encryption.ts';
 import type { KmsKeys } from './kms-keys.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
@@ -131,11 +127,14 @@ export class EcStore implements T.ObjectStore {
   private readonly uploadClasses = new Map<string, string | undefined>();
   /** The SSE records of uploads this isolate created or took parts for (an SSE-KMS upload's parts are sealed under its key). */
   private readonly uploadSses = new Map<string, SseRecord | undefined>();
+  /** The buckets' configuration (model/bucket-config-store.ts): a port of its own, over the same catalog and settings. */
+  readonly config: BucketConfig;
 
   constructor(private readonly opts: EcStoreOptions) {
     this.catalog = opts.catalog;
     this.units = opts.units;
     this.settings = opts.settings;
+    this.config = new BucketConfig({ catalog: opts.catalog, settings: opts.settings, seals: (p) => opts.units.seals(p), kms: () => this.kms() });
     const b: NonNullable<EngineSettings['codingBudget']> = opts.settings.codingBudget ?? DEFAULT_CODING_BUDGET;
     this.budget = new CodingBudget(b.bytes, b.maxWaitMs, Math.floor(b.bytes * (b.tenantShare ?? 1)));
     this.budgetBytes = b.bytes;
@@ -370,57 +369,8 @@ export class EcStore implements T.ObjectStore {
     const usage = await this.catalog.bucketUsage(bucket);
     return { objects: usage.objects, bytes: usage.bytes, quota: usage.quota && { bytes: usage.quota.bytes, objects: usage.quota.objects } };
   }
-  async bucketEncrypted(bucket: string): Promise<boolean> {
-    await this.catalog.getBucket(bucket); // NoSuchBucket first
-    return this.units.seals(policyFor(this.settings, bucket));
-  }
   deleteBucket = (bucket: string) => this.catalog.removeBucket(bucket);
 
-  async getBucketCors(bucket: string): Promise<CorsRule[]> {
-    const rules = await this.catalog.getBucketCors(bucket);
-    if (!rules) throw new S3Error('NoSuchCORSConfiguration', undefined, { BucketName: bucket });
-    return rules;
-  }
-  findBucketCors = (bucket: string) => this.catalog.getBucketCors(bucket);
-  async getBucketPolicy(bucket: string): Promise<string> {
-    const policy = await this.catalog.getBucketPolicy(bucket);
-    if (policy === null) throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket });
-    return policy;
-  }
-  bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
-  fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
-  putBucketPolicy = (bucket: string, policy: string, isPublic = false) => this.catalog.setBucketPolicy(bucket, policy, isPublic);
-  async getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock> {
-    const config = parseStoredPublicAccessBlock(await this.catalog.getBucketPublicAccessBlock(bucket));
-    if (!config) throw new S3Error('NoSuchPublicAccessBlockConfiguration', undefined, { BucketName: bucket });
-    return config;
-  }
-  putPublicAccessBlock = (bucket: string, config: PublicAccessBlock | null) =>
-    this.catalog.setBucketPublicAccessBlock(bucket, config === null ? null : storedPublicAccessBlock(config));
-  deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
-  getBucketLogging = async (bucket: string) => parseStoredLogging(await this.catalog.getBucketLogging(bucket));
-  async putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void> {
-    if (config) {
-      await this.catalog.getBucket(bucket); // NoSuchBucket for the source first
-      try {
-        await this.catalog.getBucket(config.targetBucket);
-      } catch (err) {
-        if (err instanceof S3Error && err.code === 'NoSuchBucket')
-          throw new S3Error('InvalidTargetBucketForLogging', 'The target bucket for logging does not exist', { TargetBucket: config.targetBucket });
-        throw err;
-      }
-    }
-    await this.catalog.setBucketLogging(bucket, config === null ? null : JSON.stringify(config));
-  }
-  getBucketNotification = async (bucket: string) => parseStoredNotification(await this.catalog.getBucketNotification(bucket));
-  putBucketNotification = (bucket: string, rules: NotificationRule[] | null) =>
-    this.catalog.setBucketNotification(bucket, rules === null ? null : JSON.stringify(rules));
-  async getBucketTagging(bucket: string): Promise<Tag[]> {
-    const tags = await this.catalog.getBucketTagging(bucket);
-    if (!tags) throw new S3Error('NoSuchTagSet', undefined, { BucketName: bucket });
-    return tags;
-  }
-  putBucketTagging = (bucket: string, tags: Tag[]) => this.catalog.setBucketTagging(bucket, tags.length ? tags : null);
   /** The catalog first (it marks the unit that carries the record), then the tag record beside
    *  the shards (tag-record.ts), so a rebuild from the backends restores these tags. */
   async putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void> {
@@ -442,22 +392,6 @@ export class EcStore implements T.ObjectStore {
     checkReadConditions(head, conditions);
     return { head, parts: objectParts(m) };
   }
-  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[]> {
-    const rules = await this.catalog.getBucketLifecycle(bucket);
-    if (!rules) throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket });
-    return rules;
-  }
-  /** A transition to a class not configured is InvalidStorageClass, as a write naming it is. */
-  putBucketLifecycle = (bucket: string, rules: LifecycleRule[]) => {
-    for (const r of rules) {
-      for (const t of [...(r.transitions ?? []), ...(r.noncurrentVersionTransitions ?? [])]) policyForClass(this.settings, bucket, t.storageClass);
-    }
-    return this.catalog.setBucketLifecycle(bucket, rules);
-  };
-  deleteBucketLifecycle = (bucket: string) => this.catalog.setBucketLifecycle(bucket, null);
-  putBucketCors = (bucket: string, rules: CorsRule[]) => this.catalog.setBucketCors(bucket, rules);
-  deleteBucketCors = (bucket: string) => this.catalog.setBucketCors(bucket, null);
-
   /**
    * PutObject in two serial rounds and at most two catalog calls. An inline object: the body,
    * then one commit (which checks the conditions atomically). A coded one: prepareWrite (the
@@ -543,17 +477,6 @@ export class EcStore implements T.ObjectStore {
   private async checkRead(record: SseRecord | undefined, req: SseRequest | null | undefined, of: 'object' | 'copy-source' = 'object'): Promise<void> {
     await checkSseRead(record, req, of);
     if (record?.kind === 'kms') await this.kms().checkReadable(record.keyId);
-  }
-
-  /** The bucket's default encryption as stored (null: none set), NoSuchBucket. */
-  async getBucketEncryption(bucket: string): Promise<DefaultEncryption | null> {
-    return parseStoredDefaultEncryption((await this.catalog.getBucketSettings(bucket)).rows.encryption);
-  }
-
-  /** Sets (null: removes) the default; an aws:kms key must be one the gateway has, enabled. */
-  async putBucketEncryption(bucket: string, config: DefaultEncryption | null): Promise<void> {
-    if (config?.algorithm === 'aws:kms') await this.kms().forWrite(config.kmsKeyId);
-    await this.catalog.setBucketEncryption(bucket, config === null ? null : JSON.stringify(config));
   }
 
   /** The SSE record of an upload (uploadSses; from the catalog when this isolate has not seen it). */
@@ -715,13 +638,6 @@ export class EcStore implements T.ObjectStore {
     return sourceVersionId === undefined ? result : { ...result, sourceVersionId };
   }
 
-  async getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig> {
-    const config = await this.catalog.getObjectLock(bucket);
-    if (!config) throw new S3Error('ObjectLockConfigurationNotFoundError', undefined, { BucketName: bucket });
-    return config;
-  }
-  putObjectLockConfiguration = (bucket: string, rule: DefaultRetention | null) => this.catalog.setObjectLock(bucket, rule);
-
   /** The lock state of the version a retention or legal-hold read names (InvalidRequest when the bucket has no lock). */
   private async lockOf(bucket: string, key: string, versionId?: string): Promise<ObjectLockState | undefined> {
     if (!(await this.catalog.getObjectLock(bucket))) throw new S3Error('InvalidRequest', 'Bucket is missing Object Lock Configuration');
@@ -761,8 +677,6 @@ export class EcStore implements T.ObjectStore {
 
   listObjects = (bucket: string, o: T.ListObjectsOptions) => this.catalog.listManifests(bucket, o);
   listObjectVersions = (bucket: string, o: T.ListVersionsOptions) => this.catalog.listVersions(bucket, o);
-  getBucketVersioning = (bucket: string) => this.catalog.getVersioning(bucket);
-  putBucketVersioning = (bucket: string, status: T.VersioningStatus) => this.catalog.setVersioning(bucket, status);
 
   async createMultipartUpload(
     bucket: string,

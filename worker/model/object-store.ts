@@ -12,20 +12,16 @@
  * 'null' for S3's null version; results carry `versionId` only where S3 sends x-amz-version-id
  * (writes: an Enabled bucket's; reads and deletes: a bucket whose versioning was ever
  * configured, or a request that named a version).
+ * A bucket's configuration (CORS, policy, logging, tags, lifecycle, lock, versioning, default
+ * encryption) is not here: it is the port of its own in bucket-config-store.ts (issue 39).
  * Known gaps: ACLs are the owner's only (s3/acl.ts); no MFA Delete.
  */
 import type { LentStream } from './lent-chunks.ts';
-import type { BucketSettings } from './bucket-settings.ts';
-import type { BucketLogging } from './bucket-logging.ts';
-import type { NotificationRule } from './notification.ts';
 import type { ChecksumAlgorithm, ChecksumType } from './checksums.ts';
-import type { CorsRule } from './cors.ts';
-import type { PublicAccessBlock } from './public-access-block.ts';
-import type { LifecycleRule, ObjectExpiration } from './lifecycle.ts';
+import type { ObjectExpiration } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
-import type { DefaultEncryption } from './default-encryption.ts';
-import type { DefaultRetention, LegalHoldStatus, ObjectLockConfig, ObjectLockState, Retention } from './object-lock.ts';
+import type { LegalHoldStatus, ObjectLockState, Retention } from './object-lock.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -408,55 +404,7 @@ export interface ObjectStore {
   headBucket(bucket: string): Promise<BucketInfo>;
   /** The bucket's usage counters and quota, read from the catalog's ledger (no listing); NoSuchBucket. */
   bucketStats(bucket: string): Promise<BucketStats>;
-  /** Whether new objects of the bucket are encrypted at rest by default (its policy, the gateway's keys); NoSuchBucket. */
-  bucketEncrypted(bucket: string): Promise<boolean>;
-  /** The bucket's default encryption as PutBucketEncryption set it; null when none is (NoSuchBucket). */
-  getBucketEncryption(bucket: string): Promise<DefaultEncryption | null>;
-  /** Sets (null: removes) it; an aws:kms key must exist and be enabled (KMS.NotFoundException, KMS.DisabledException). */
-  putBucketEncryption(bucket: string, config: DefaultEncryption | null): Promise<void>;
   deleteBucket(bucket: string): Promise<void>;
-  /** The bucket's CORS rules: NoSuchCORSConfiguration when it has none (NoSuchBucket). */
-  getBucketCors(bucket: string): Promise<CorsRule[]>;
-  /** The bucket's CORS rules, or null (for the app's preflight and response headers). */
-  findBucketCors(bucket: string): Promise<CorsRule[] | null>;
-  putBucketCors(bucket: string, rules: CorsRule[]): Promise<void>;
-  deleteBucketCors(bucket: string): Promise<void>;
-  /** The bucket policy's JSON document as put: NoSuchBucketPolicy when it has none (NoSuchBucket). */
-  getBucketPolicy(bucket: string): Promise<string>;
-  /** This isolate's view of the bucket's request-path settings (bucket-settings.ts): no call. */
-  bucketSettings(bucket: string): BucketSettings;
-  /** The bucket's request-path settings as stored now: one call (NoSuchBucket). */
-  fetchBucketSettings(bucket: string): Promise<BucketSettings>;
-  /**
-   * Replaces the bucket policy (already validated: model/bucket-policy.ts). `isPublic`: AccessDenied
-   * when the bucket's public access block has BlockPublicPolicy (checked as it is stored).
-   */
-  putBucketPolicy(bucket: string, policy: string, isPublic?: boolean): Promise<void>;
-  /** The bucket's public access block: NoSuchPublicAccessBlockConfiguration when it has none (NoSuchBucket). */
-  getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock>;
-  /** Replaces it; null removes it (NoSuchBucket). */
-  putPublicAccessBlock(bucket: string, config: PublicAccessBlock | null): Promise<void>;
-  deleteBucketPolicy(bucket: string): Promise<void>;
-  /** The bucket's access logging, or null when off (NoSuchBucket). */
-  getBucketLogging(bucket: string): Promise<BucketLogging | null>;
-  /**
-   * Turns access logging on (config) or off (null). The target bucket must exist here
-   * (InvalidTargetBucketForLogging). NoSuchBucket for the source.
-   */
-  putBucketLogging(bucket: string, config: BucketLogging | null): Promise<void>;
-  /** The bucket's event notification rules, or null when none (NoSuchBucket). */
-  getBucketNotification(bucket: string): Promise<NotificationRule[] | null>;
-  /** Replaces them (null: none); InvalidArgument for an unknown destination, event or overlapping rules. Queues an s3:TestEvent per destination. */
-  putBucketNotification(bucket: string, rules: NotificationRule[] | null): Promise<void>;
-  /** The bucket's tags: NoSuchTagSet when it has none (NoSuchBucket). */
-  getBucketTagging(bucket: string): Promise<Tag[]>;
-  /** Replaces the bucket's tags; [] removes them. */
-  putBucketTagging(bucket: string, tags: Tag[]): Promise<void>;
-  /** The bucket's lifecycle rules: NoSuchLifecycleConfiguration when it has none (NoSuchBucket). */
-  getBucketLifecycle(bucket: string): Promise<LifecycleRule[]>;
-  /** Replaces the bucket's lifecycle rules (already validated). */
-  putBucketLifecycle(bucket: string, rules: LifecycleRule[]): Promise<void>;
-  deleteBucketLifecycle(bucket: string): Promise<void>;
 
   // Objects
   putObject(bucket: string, key: string, body: ReadableStream<Uint8Array>, options: PutObjectOptions): Promise<PutObjectResult>;
@@ -486,19 +434,12 @@ export interface ObjectStore {
     objects: DeleteObjectsRequestEntry[],
     options?: { bypassGovernance?: boolean; refused?: (key: string, versionId?: string) => boolean },
   ): Promise<DeleteObjectsEntry[]>;
-  /** The bucket's Object Lock configuration: ObjectLockConfigurationNotFoundError when lock is not enabled. */
-  getObjectLockConfiguration(bucket: string): Promise<ObjectLockConfig>;
-  /** Sets the default retention (null: none); enables lock on a versioning-Enabled bucket, else InvalidBucketState. */
-  putObjectLockConfiguration(bucket: string, rule: DefaultRetention | null): Promise<void>;
   /** A version's retention: NoSuchObjectLockConfiguration when it has none; InvalidRequest when the bucket has no lock. */
   getObjectRetention(bucket: string, key: string, versionId?: string): Promise<Retention>;
   /** Sets (null: removes) a version's retention under assertRetentionChange's rule (AccessDenied). */
   putObjectRetention(bucket: string, key: string, retention: Retention | null, options: { versionId?: string; bypassGovernance?: boolean }): Promise<void>;
   getObjectLegalHold(bucket: string, key: string, versionId?: string): Promise<LegalHoldStatus>;
   putObjectLegalHold(bucket: string, key: string, status: LegalHoldStatus, versionId?: string): Promise<void>;
-  /** The bucket's versioning state; null when it was never configured (NoSuchBucket). */
-  getBucketVersioning(bucket: string): Promise<VersioningStatus | null>;
-  putBucketVersioning(bucket: string, status: VersioningStatus): Promise<void>;
   listObjectVersions(bucket: string, options: ListVersionsOptions): Promise<ListVersionsResult>;
   copyObject(source: CopySource, bucket: string, key: string, options: CopyObjectOptions): Promise<PutObjectResult>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;

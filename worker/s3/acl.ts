@@ -47,7 +47,7 @@ async function readAclRequest(s3: S3Context): Promise<void> {
     return uri !== undefined && isPublicGroup(uri);
   });
   // A public ACL on a bucket whose public access block has BlockPublicAcls: 403, as S3 answers (one call, for such a body only).
-  if (publicGrant && parseStoredPublicAccessBlock((await s3.store.fetchBucketSettings(s3.bucket!)).rows['public-access-block'])?.blockPublicAcls)
+  if (publicGrant && parseStoredPublicAccessBlock((await s3.config.fetchBucketSettings(s3.bucket!)).rows['public-access-block'])?.blockPublicAcls)
     throw accessDenied();
   for (const grant of grants) {
     const grantee = childrenNamed(grant, 'Grantee')[0];

@@ -71,15 +71,15 @@ export function corsConfigurationXml(rules: CorsRule[]): string {
 
 export async function PutBucketCors(s3: S3Context): Promise<Response> {
   const rules = parseCorsConfiguration(await readXmlBody(s3, { requireDigest: true }));
-  await s3.store.putBucketCors(s3.bucket!, rules);
+  await s3.config.putBucketCors(s3.bucket!, rules);
   return new Response(null);
 }
 
 export async function GetBucketCors(s3: S3Context): Promise<Response> {
-  return xmlResponse(corsConfigurationXml(await s3.store.getBucketCors(s3.bucket!)));
+  return xmlResponse(corsConfigurationXml(await s3.config.getBucketCors(s3.bucket!)));
 }
 
 export async function DeleteBucketCors(s3: S3Context): Promise<Response> {
-  await s3.store.deleteBucketCors(s3.bucket!);
+  await s3.config.deleteBucketCors(s3.bucket!);
   return new Response(null, { status: 204 });
 }

@@ -21,8 +21,8 @@ import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
 export async function GetBucketEncryption(s3: S3Context): Promise<Response> {
-  const set = await s3.store.getBucketEncryption(s3.bucket!);
-  const config: DefaultEncryption | null = set ?? ((await s3.store.bucketEncrypted(s3.bucket!)) ? { algorithm: 'AES256', bucketKey: false } : null);
+  const set = await s3.config.getBucketEncryption(s3.bucket!);
+  const config: DefaultEncryption | null = set ?? ((await s3.config.bucketEncrypted(s3.bucket!)) ? { algorithm: 'AES256', bucketKey: false } : null);
   if (!config) throw new S3Error('ServerSideEncryptionConfigurationNotFoundError', undefined, { BucketName: s3.bucket! });
   const apply = el('SSEAlgorithm', config.algorithm) + (config.kmsKeyId !== undefined ? el('KMSMasterKeyID', config.kmsKeyId) : '');
   return xmlResponse(
@@ -51,21 +51,21 @@ export async function PutBucketEncryption(s3: S3Context): Promise<Response> {
       throw new S3Error('InvalidArgument', 'a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms', {
         ArgumentName: 'KMSMasterKeyID',
       });
-    if (!(await s3.store.bucketEncrypted(s3.bucket!))) {
+    if (!(await s3.config.bucketEncrypted(s3.bucket!))) {
       throw new S3Error(
         'NotImplemented',
         'This bucket\'s storage policy stores objects in the clear; encryption is set per policy in the gateway\'s config ("encrypt": true, with an encryption key).',
       );
     }
-    await s3.store.putBucketEncryption(s3.bucket!, { algorithm, bucketKey });
+    await s3.config.putBucketEncryption(s3.bucket!, { algorithm, bucketKey });
   } else {
     await s3.store.headBucket(s3.bucket!); // NoSuchBucket first
-    await s3.store.putBucketEncryption(s3.bucket!, { algorithm, ...(keyId ? { kmsKeyId: keyId } : {}), bucketKey });
+    await s3.config.putBucketEncryption(s3.bucket!, { algorithm, ...(keyId ? { kmsKeyId: keyId } : {}), bucketKey });
   }
   return new Response(null, { status: 200 });
 }
 
 export async function DeleteBucketEncryption(s3: S3Context): Promise<Response> {
-  await s3.store.putBucketEncryption(s3.bucket!, null);
+  await s3.config.putBucketEncryption(s3.bucket!, null);
   return new Response(null, { status: 204 });
 }

@@ -86,10 +86,10 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
     url: s3.request.url,
     auth: s3.auth,
   };
-  if (await otherBucketDenies(s3.store, facts, config.targetBucket, ['s3:PutObject'], config.targetPrefix)) throw accessDenied();
+  if (await otherBucketDenies(s3.config, facts, config.targetBucket, ['s3:PutObject'], config.targetPrefix)) throw accessDenied();
   let lock;
   try {
-    lock = await s3.store.getObjectLockConfiguration(config.targetBucket);
+    lock = await s3.config.getObjectLockConfiguration(config.targetBucket);
   } catch (err) {
     if (!(err instanceof S3Error)) throw err;
     if (err.code === 'NoSuchBucket') throw invalidTarget(config, 'The target bucket for logging does not exist');
@@ -101,10 +101,10 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
 export async function PutBucketLogging(s3: S3Context): Promise<Response> {
   const config = parseBucketLoggingStatus(await readXmlBody(s3, { requireDigest: false }));
   if (config) await assertLoggingTarget(s3, config);
-  await s3.store.putBucketLogging(s3.bucket!, config);
+  await s3.config.putBucketLogging(s3.bucket!, config);
   return new Response(null, { status: 200 });
 }
 
 export async function GetBucketLogging(s3: S3Context): Promise<Response> {
-  return xmlResponse(bucketLoggingStatusXml(await s3.store.getBucketLogging(s3.bucket!)));
+  return xmlResponse(bucketLoggingStatusXml(await s3.config.getBucketLogging(s3.bucket!)));
 }

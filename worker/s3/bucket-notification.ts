@@ -93,10 +93,10 @@ export function notificationConfigurationXml(rules: readonly NotificationRule[] 
 
 export async function PutBucketNotificationConfiguration(s3: S3Context): Promise<Response> {
   const rules = parseNotificationConfiguration(await readXmlBody(s3, { requireDigest: false }));
-  await s3.store.putBucketNotification(s3.bucket!, rules.length ? rules : null);
+  await s3.config.putBucketNotification(s3.bucket!, rules.length ? rules : null);
   return new Response(null, { status: 200 });
 }
 
 export async function GetBucketNotificationConfiguration(s3: S3Context): Promise<Response> {
-  return xmlResponse(notificationConfigurationXml(await s3.store.getBucketNotification(s3.bucket!)));
+  return xmlResponse(notificationConfigurationXml(await s3.config.getBucketNotification(s3.bucket!)));
 }

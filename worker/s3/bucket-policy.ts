@@ -26,21 +26,21 @@ export async function PutBucketPolicy(s3: S3Context): Promise<Response> {
   const policy = parseBucketPolicy(text, s3.bucket!);
   // A public policy on a bucket whose public access block has BlockPublicPolicy: 403 AccessDenied,
   // judged by the catalog as it stores the policy.
-  await s3.store.putBucketPolicy(s3.bucket!, text, policyIsPublic(policy));
+  await s3.config.putBucketPolicy(s3.bucket!, text, policyIsPublic(policy));
   return new Response(null, { status: 204 });
 }
 
 export async function GetBucketPolicy(s3: S3Context): Promise<Response> {
-  const text = await s3.store.getBucketPolicy(s3.bucket!);
+  const text = await s3.config.getBucketPolicy(s3.bucket!);
   return new Response(text, { status: 200, headers: { 'Content-Type': 'application/json' } });
 }
 
 export async function DeleteBucketPolicy(s3: S3Context): Promise<Response> {
-  await s3.store.deleteBucketPolicy(s3.bucket!);
+  await s3.config.deleteBucketPolicy(s3.bucket!);
   return new Response(null, { status: 204 });
 }
 
 export async function GetBucketPolicyStatus(s3: S3Context): Promise<Response> {
-  const policy = parseBucketPolicy(await s3.store.getBucketPolicy(s3.bucket!), s3.bucket!);
+  const policy = parseBucketPolicy(await s3.config.getBucketPolicy(s3.bucket!), s3.bucket!);
   return xmlResponse(xmlDocument('PolicyStatus', el('IsPublic', String(policyIsPublic(policy)))));
 }

@@ -9,6 +9,7 @@ import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
 import type { S3Operation } from './operations.ts';
 import type { ResponseOwner } from './response-body.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 
 /** The limits and names the front door works with (worker/config/config.ts parses them). */
 export interface S3Settings {
@@ -88,6 +89,8 @@ export interface S3Context {
   query: URLSearchParams;
   auth: AuthResult;
   store: ObjectStore;
+  /** The buckets' configuration (CORS, policy, logging, tags, lifecycle, lock, versioning, encryption). */
+  config: BucketConfigStore;
   settings: S3Settings;
   requestId: string;
   /** The owner of what the request acquires; a streamed body ends the request (response-body.ts). */

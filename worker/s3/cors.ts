@@ -12,7 +12,10 @@
 import { corsResponseHeaders, matchCorsRule, type CorsRequest } from '../model/cors.ts';
 import { S3Error } from '../model/errors.ts';
 import { requestView } from '../model/request.ts';
-import type { ObjectStore } from '../model/object-store.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
+
+/** What CORS answers read of a bucket: its rules. */
+type CorsSource = Pick<BucketConfigStore, 'findBucketCors'>;
 import type { S3Settings } from './context.ts';
 import { parseS3Address } from './request.ts';
 
@@ -24,7 +27,7 @@ function requestedHeaders(headers: Headers): string[] {
 }
 
 /** Rules of the bucket `request` addresses, or null (no bucket, unparseable address, no rules). */
-async function rulesFor(request: Request, store: ObjectStore, settings: S3Settings) {
+async function rulesFor(request: Request, config: CorsSource, settings: S3Settings) {
   let bucket: string | null;
   try {
     bucket = parseS3Address(requestView(request, settings.baseDomains)).bucket;
@@ -32,19 +35,19 @@ async function rulesFor(request: Request, store: ObjectStore, settings: S3Settin
     return null;
   }
   if (bucket === null) return null;
-  return store.findBucketCors(bucket).catch((err: unknown) => {
+  return config.findBucketCors(bucket).catch((err: unknown) => {
     if (err instanceof S3Error && err.code === 'NoSuchBucket') return null;
     throw err;
   });
 }
 
 /** Answers a CORS preflight (an OPTIONS request). */
-export async function corsPreflight(request: Request, store: ObjectStore, settings: S3Settings): Promise<Response> {
+export async function corsPreflight(request: Request, config: CorsSource, settings: S3Settings): Promise<Response> {
   const origin = request.headers.get('origin');
   if (origin === null) throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
   const method = request.headers.get('access-control-request-method');
   if (method === null) throw new S3Error('BadRequest', 'Invalid Access-Control-Request-Method: null');
-  const rules = await rulesFor(request, store, settings);
+  const rules = await rulesFor(request, config, settings);
   if (!rules) throw new S3Error('AccessForbidden', 'CORSResponse: CORS is not enabled for this bucket.', { Method: method, ResourceType: 'BUCKET' });
   const cors: CorsRequest = { origin, method, requestHeaders: requestedHeaders(request.headers) };
   const rule = matchCorsRule(rules, cors);
@@ -54,10 +57,10 @@ export async function corsPreflight(request: Request, store: ObjectStore, settin
 
 /** Adds the Access-Control-* headers to `response` when the request came from a page (Origin)
  *  and a CORS rule of its bucket allows it. A failure to read the rules leaves the response as it is. */
-export async function addCorsHeaders(request: Request, response: Response, store: ObjectStore, settings: S3Settings): Promise<void> {
+export async function addCorsHeaders(request: Request, response: Response, config: CorsSource, settings: S3Settings): Promise<void> {
   const origin = request.headers.get('origin');
   if (origin === null || request.method === 'OPTIONS') return;
-  const rules = await rulesFor(request, store, settings).catch(() => null);
+  const rules = await rulesFor(request, config, settings).catch(() => null);
   const cors: CorsRequest = { origin, method: request.method, requestHeaders: [] };
   const rule = rules && matchCorsRule(rules, cors);
   if (!rule) return;

@@ -15,16 +15,16 @@ import { xmlResponse } from './xml.ts';
 
 export async function PutBucketLifecycleConfiguration(s3: S3Context): Promise<Response> {
   const rules = parseLifecycleConfiguration(await readXmlBody(s3, { requireDigest: true }));
-  await s3.store.putBucketLifecycle(s3.bucket!, rules);
+  await s3.config.putBucketLifecycle(s3.bucket!, rules);
   return new Response(null);
 }
 
 export async function GetBucketLifecycleConfiguration(s3: S3Context): Promise<Response> {
-  return xmlResponse(lifecycleConfigurationXml(await s3.store.getBucketLifecycle(s3.bucket!)));
+  return xmlResponse(lifecycleConfigurationXml(await s3.config.getBucketLifecycle(s3.bucket!)));
 }
 
 export async function DeleteBucketLifecycle(s3: S3Context): Promise<Response> {
-  await s3.store.deleteBucketLifecycle(s3.bucket!);
+  await s3.config.deleteBucketLifecycle(s3.bucket!);
   return new Response(null, { status: 204 });
 }
 

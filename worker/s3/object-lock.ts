@@ -187,12 +187,12 @@ export function readDefaultRetention(root: XmlElement, maxRetentionDays: number)
 export async function PutObjectLockConfiguration(s3: S3Context): Promise<Response> {
   const root = expectRoot(parseXml(await readXmlBody(s3, { requireDigest: true })), 'ObjectLockConfiguration');
   if (childText(root, 'ObjectLockEnabled')?.trim() !== 'Enabled') throw malformedXml('ObjectLockEnabled Enabled');
-  await s3.store.putObjectLockConfiguration(s3.bucket!, readDefaultRetention(root, s3.settings.maxRetentionDays));
+  await s3.config.putObjectLockConfiguration(s3.bucket!, readDefaultRetention(root, s3.settings.maxRetentionDays));
   return new Response(null);
 }
 
 export async function GetObjectLockConfiguration(s3: S3Context): Promise<Response> {
-  const { rule } = await s3.store.getObjectLockConfiguration(s3.bucket!);
+  const { rule } = await s3.config.getObjectLockConfiguration(s3.bucket!);
   const period = rule ? (rule.days !== undefined ? el('Days', rule.days) : el('Years', rule.years!)) : '';
   return xmlResponse(
     xmlDocument(

@@ -50,6 +50,10 @@ import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts'
 import { NO_SETTINGS, requestFence, unfenced, type BucketSettings, type SettingsFence } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CopySource, ObjectStore } from '../model/object-store.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
+
+/** What the gate reads of a bucket's configuration: its request-path settings. */
+type SettingsSource = Pick<BucketConfigStore, 'bucketSettings' | 'fetchBucketSettings'>;
 import type { ConditionContext } from '../model/policy-conditions.ts';
 import { policyDenies, policyMentions } from '../model/policy-eval.ts';
 import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
@@ -96,9 +100,9 @@ function policyOf(settings: BucketSettings, bucket: string): BucketPolicy | null
 }
 
 /** The bucket's settings as stored (one call); none when the bucket is missing (the handler says so). */
-async function storedSettings(store: ObjectStore, bucket: string): Promise<BucketSettings> {
+async function storedSettings(config: SettingsSource, bucket: string): Promise<BucketSettings> {
   try {
-    return await store.fetchBucketSettings(bucket);
+    return await config.fetchBucketSettings(bucket);
   } catch (err) {
     if (err instanceof S3Error && err.code === 'NoSuchBucket') return NO_SETTINGS;
     throw err;
@@ -221,13 +225,13 @@ const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
  * call; a missing bucket has no policy (the caller answers for it).
  */
 export async function otherBucketDenies(
-  store: ObjectStore,
+  config: SettingsSource,
   f: PolicyRequestFacts,
   bucket: string,
   actions: readonly string[],
   key: string | null,
 ): Promise<boolean> {
-  const policy = policyOf(await unfenced(() => storedSettings(store, bucket)), bucket);
+  const policy = policyOf(await unfenced(() => storedSettings(config, bucket)), bucket);
   return (
     policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) })
   );
@@ -323,7 +327,7 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
  * isolate sees it and confirmed as stored; otherwise returns the check for a handler's per-entry
  * decisions and the fence to run the handler under.
  */
-export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFacts): Promise<PolicyGate> {
+export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSource, f: PolicyRequestFacts): Promise<PolicyGate> {
   const { op, addr } = f;
   if (addr.bucket === null || op === 'CreateBucket') return OPEN;
   const named = policyActions(op, addr.query.has('versionId'));
@@ -334,10 +338,10 @@ export async function enforceBucketPolicy(store: ObjectStore, f: PolicyRequestFa
   const request = new RequestPolicy(store, f, actions, source);
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {
     try {
-      await request.check(bucket, store.bucketSettings(bucket));
+      await request.check(bucket, config.bucketSettings(bucket));
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
-      await request.check(bucket, await storedSettings(store, bucket));
+      await request.check(bucket, await storedSettings(config, bucket));
     }
   }
   return { check: request, run: (handler) => request.run(handler) };

@@ -36,6 +36,7 @@ import { readSseRequest, sseResponseHeaders } from './sse-headers.ts';
 import { limitBody, tooLarge, validateKey, type S3Address } from './request.ts';
 import { parseTaggingXml } from './tagging.ts';
 import { el, xmlDocument } from './xml.ts';
+import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 
 export interface PostObjectInput {
   request: Request;
@@ -44,6 +45,7 @@ export interface PostObjectInput {
   hostBucket: string | null;
   gate: PostFormGate;
   store: ObjectStore;
+  config: Pick<BucketConfigStore, 'bucketSettings' | 'fetchBucketSettings'>;
   settings: S3Settings;
   /** Tells the app what the form gate found (for its log and the drain of a refused body). */
   setAuth(auth: AuthResult): void;
@@ -88,7 +90,7 @@ function redirectTarget(value: string | undefined): URL | null {
 }
 
 export async function PostObject(input: PostObjectInput): Promise<Response> {
-  const { request, addr, gate, store, settings } = input;
+  const { request, addr, gate, store, config, settings } = input;
   const bucket = addr.bucket!;
   const boundary = formBoundary(request.headers.get('content-type'));
   const declared = request.headers.get('content-length');
@@ -118,7 +120,7 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
 
   const headers = fieldHeaders(fields);
   // The bucket policy, as for the PutObject this form is (its fields as the request's headers).
-  const policyGate = await enforceBucketPolicy(store, {
+  const policyGate = await enforceBucketPolicy(store, config, {
     op: 'PutObject',
     addr: { ...addr, key },
     headers,

@@ -37,16 +37,16 @@ export async function PutPublicAccessBlock(s3: S3Context): Promise<Response> {
     tooLarge: () => malformedXml('document too large'),
     notUtf8: () => malformedXml('not UTF-8'),
   });
-  await s3.store.putPublicAccessBlock(s3.bucket!, parsePublicAccessBlock(xml));
+  await s3.config.putPublicAccessBlock(s3.bucket!, parsePublicAccessBlock(xml));
   return new Response(null);
 }
 
 export async function GetPublicAccessBlock(s3: S3Context): Promise<Response> {
-  const config = await s3.store.getPublicAccessBlock(s3.bucket!);
+  const config = await s3.config.getPublicAccessBlock(s3.bucket!);
   return xmlResponse(xmlDocument('PublicAccessBlockConfiguration', ...PUBLIC_ACCESS_BLOCK_FIELDS.map(([name, field]) => el(name, String(config[field])))));
 }
 
 export async function DeletePublicAccessBlock(s3: S3Context): Promise<Response> {
-  await s3.store.putPublicAccessBlock(s3.bucket!, null);
+  await s3.config.putPublicAccessBlock(s3.bucket!, null);
   return new Response(null, { status: 204 });
 }

@@ -27,7 +27,7 @@ export function assertMayReadStats(s3: S3Context): void {
   const access = s3.auth.access;
   const bucket = s3.bucket!;
   if (!access?.allowsBucket('list', bucket)) throw new S3Error('AccessDenied', 'read-stats answers keys that may list the whole bucket');
-  if (!access.admin && s3.store.bucketSettings(bucket).rows.policy !== null)
+  if (!access.admin && s3.config.bucketSettings(bucket).rows.policy !== null)
     throw new S3Error('AccessDenied', 'this bucket has a bucket policy: read-stats answers admin keys only');
 }
 

@@ -96,16 +96,16 @@ export async function DeleteObjectTagging(s3: S3Context): Promise<Response> {
 }
 
 export async function GetBucketTagging(s3: S3Context): Promise<Response> {
-  return xmlResponse(taggingXml(await s3.store.getBucketTagging(s3.bucket!)));
+  return xmlResponse(taggingXml(await s3.config.getBucketTagging(s3.bucket!)));
 }
 
 export async function PutBucketTagging(s3: S3Context): Promise<Response> {
   const tags = await readTagging(s3, MAX_BUCKET_TAGS);
-  await s3.store.putBucketTagging(s3.bucket!, tags);
+  await s3.config.putBucketTagging(s3.bucket!, tags);
   return new Response(null, { status: 204 });
 }
 
 export async function DeleteBucketTagging(s3: S3Context): Promise<Response> {
-  await s3.store.putBucketTagging(s3.bucket!, []);
+  await s3.config.putBucketTagging(s3.bucket!, []);
   return new Response(null, { status: 204 });
 }

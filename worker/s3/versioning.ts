@@ -36,7 +36,7 @@ export function readVersionId(query: URLSearchParams): string | undefined {
 export const versionHeader = (versionId: string | undefined): Record<string, string> => (versionId === undefined ? {} : { 'x-amz-version-id': versionId });
 
 export async function GetBucketVersioning(s3: S3Context): Promise<Response> {
-  const status = await s3.store.getBucketVersioning(s3.bucket!);
+  const status = await s3.config.getBucketVersioning(s3.bucket!);
   return xmlResponse(xmlDocument('VersioningConfiguration', status ? el('Status', status) : ''));
 }
 
@@ -51,7 +51,7 @@ export async function PutBucketVersioning(s3: S3Context): Promise<Response> {
     return new Response(null);
   }
   if (status !== 'Enabled' && status !== 'Suspended') throw malformedXml('Status is Enabled or Suspended');
-  await s3.store.putBucketVersioning(s3.bucket!, status satisfies VersioningStatus);
+  await s3.config.putBucketVersioning(s3.bucket!, status satisfies VersioningStatus);
   return new Response(null);
 }
 
