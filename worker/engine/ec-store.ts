@@ -29,7 +29,7 @@ import { policyForClass, type EngineSettings, type StoragePolicy } from './polic
 import { BucketConfig } from './bucket-config.ts';
 import type { StoragePlan, StoreBodyInput, StoredBody, UnitStore } from './unit-store.ts';
 import { checkSseRead, customerKeyOf, etagFor, kmsRecordOf, sseRecordOf, type SseRecord, type SseRequest } from '../model/sse.ts';
-import { parseStoredDefaultEncryption, } from '../model/default-encryption.ts';
+import { parseStoredDefaultEncryption } from '../model/default-encryption.ts';
 import type { KmsKeys } from './kms-keys.ts';
 
 /** Shards of one unit to rebuild: found damaged by a read or the scrubber, or missed by a write. */
