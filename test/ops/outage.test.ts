@@ -13,6 +13,8 @@
  */
 import { main as cliMain } from '../../cli/shardgate.ts';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 import { parseMetrics, shardgate, signer, valueOf, type Sample } from './helpers.ts';
@@ -321,8 +323,12 @@ describe('operating through an outage: metrics, status, repair', { timeout: 240_
   it('every command has --help; a wrong option or a missing key is a usage error', async () => {
     const top = await shardgate(['--help']);
     expect(top.code).toBe(0);
-    const names = [...top.stdout.matchAll(/^ {2}(\w+) {2}/gm)].map((m) => m[1]);
-    expect(names).toEqual(expect.arrayContaining(['status', 'scrub', 'repair', 'collect', 'rebuild', 'rescue', 'verify']));
+    const names = [...top.stdout.matchAll(/^ {2}([\w-]+) {2}/gm)].map((m) => m[1]);
+    expect(names).toEqual(expect.arrayContaining(['status', 'scrub', 'repair', 'collect', 'rebuild', 'rescue', 'verify', 'check-deploy']));
+    // A command is loaded by its file's name alone (cli/shardgate.ts findCommand): each file in
+    // cli/commands is named for the command it exports, or that command could not be run.
+    const files = readdirSync(join(import.meta.dirname, '../../cli/commands')).filter((f) => f.endsWith('.ts'));
+    expect(names.map((n) => `${n}.ts`).sort()).toEqual(files.sort());
     // Each command's help through the same entry point in this process (a process per command
     // cost 40 s of tsx start-ups); the binary itself is run above and below.
     for (const name of names) {

@@ -51,6 +51,7 @@ export const SHARED_GRAPH_FILES: readonly string[] = [
   'test/catalog/sql-node.test.ts',
   'test/catalog/usage.test.ts',
   'test/catalog/version-cap.test.ts',
+  'test/cli/commands.test.ts',
   'test/coder/checksums.test.ts',
   'test/coder/column-rebuilder.test.ts',
   'test/coder/parity-builder.test.ts',
