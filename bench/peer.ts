@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory] [--only shardgate] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory,s3rver] [--only shardgate] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -10,8 +10,10 @@
  * shardgate is `npm start` as a user runs it (a child process: the front, wrangler, the Worker's
  * workerd with the local R2 buckets; --no-watch, no cron, its own state dir). `--backends
  * r2,memory` runs it a second time over six memory backends (shards in the Worker's heap), the
- * same front and gateway: its workerd CPU is the gateway's own, and the difference to the first
- * is what the local R2 emulation costs (it does not exist when deployed). The RGW's daemons
+ * same front and gateway: the difference to the first is what the local R2 emulation costs (it
+ * does not exist when deployed), and `s3rver` over six s3rver processes (S3 backends, each its
+ * own process): its workerd CPU is the gateway's alone (memory backends keep every shard in the
+ * Worker's heap, whose copies and GC are workerd's). The RGW's daemons
  * live in a network namespace (NETNS in its env): this script then runs itself again inside it
  * (`ip netns exec`), so the client, shardgate and RGW share one loopback.
  *
@@ -34,7 +36,7 @@
  * side, the workerd processes' RSS sampled every 20 ms: the peak above the RSS before the batch.
  * Measures one machine: figures and ratios, not a target.
  */
-import { CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -84,11 +86,13 @@ const WORKLOADS: Workload[] = values.quick
       { name: '64 KiB, 8 clients', size: 64 * KiB, clients: 8, count: 400 },
       { name: '4 MiB, 1 client', size: 4 * MiB, clients: 1, count: 24 },
       { name: '4 MiB, 8 clients', size: 4 * MiB, clients: 8, count: 64 },
+      // The size issue 42 names for the gateway's own write CPU (<= 3 s/GB at 64 MiB 4+2).
+      { name: '64 MiB, 1 client', size: 64 * MiB, clients: 1, count: 4 },
       ...(values['no-big'] ? [] : [{ name: '256 MiB, 1 client', size: 256 * MiB, clients: 1, count: 1 }]),
     ];
 
 interface Side {
-  /** 'rgw', 'shardgate' (over the local R2 buckets) or 'shardgate-memory'. */
+  /** 'rgw', 'shardgate' (over the local R2 buckets), 'shardgate-memory' or 'shardgate-s3rver'. */
   name: string;
   target: Target;
   /** Process groups whose CPU is this side's: name -> pids (read afresh: workerd may restart). */
@@ -134,16 +138,42 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
+type Backends = 'r2' | 'memory' | 's3rver';
+const SIDE_NAMES: Record<Backends, string> = { r2: 'shardgate', memory: 'shardgate-memory', s3rver: 'shardgate-s3rver' };
+
+/**
+ * npm start's config with its backends swapped for S3 ones, each an s3rver process of its own
+ * (same ids and domains): workerd then runs the gateway alone, and the backends' CPU is theirs.
+ */
+function s3rverBackendsConfig(servers: BenchS3rver[]): string {
+  const config = JSON.parse(memoryBackendsConfig()) as { backends: { id: string; domain: string }[] };
+  config.backends = config.backends.map((b, i) => ({
+    id: b.id,
+    domain: b.domain,
+    kind: 's3',
+    endpoint: servers[i]!.endpoint,
+    bucket: 'b',
+    region: 'us-east-1',
+    pathStyle: true,
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  }));
+  return JSON.stringify(config);
+}
+
+async function startShardgate(backends: Backends): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
+  const servers = backends === 's3rver' ? Array.from({ length: 6 }, () => new BenchS3rver()) : [];
+  await Promise.all(servers.map((s) => s.start()));
+  const config = backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers) : undefined;
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--port', String(port), '--persist-to', state, '--cron-seconds', '0', '--no-watch'],
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', ...(backends === 'memory' ? { SHARDGATE_CONFIG: memoryBackendsConfig() } : {}) },
+      env: { ...process.env, FORCE_COLOR: '0', ...(config ? { SHARDGATE_CONFIG: config } : {}) },
     },
   );
   let output = '';
@@ -161,29 +191,36 @@ async function startShardgate(backends: 'r2' | 'memory'): Promise<Side> {
     await new Promise((r) => setTimeout(r, 250));
   }
   return {
-    name: backends === 'r2' ? 'shardgate' : 'shardgate-memory',
+    name: SIDE_NAMES[backends],
     target: { endpoint, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' } },
     processes() {
       const all = [{ pid: child.pid!, ppid: 0, comm: 'node' }, ...descendants(child.pid!)];
       return new Map([
         ['front (node)', all.filter((p) => p.comm !== 'workerd').map((p) => p.pid)],
         ['workerd', all.filter((p) => p.comm === 'workerd').map((p) => p.pid)],
+        ...(servers.length ? [['s3rver backends (node)', servers.map((s) => s.pid)] as [string, number[]]] : []),
       ]);
     },
-    async down() {
-      const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
-      renameSync(dir, `${dir}.down`);
-      writeFileSync(dir, 'backend local-1 taken down by bench:peer --degraded\n');
-    },
-    async up() {
-      const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
-      rmSync(dir, { force: true });
-      renameSync(`${dir}.down`, dir);
-    },
+    // --degraded takes a local R2 bucket away: the R2 side only.
+    ...(backends === 'r2'
+      ? {
+          async down() {
+            const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
+            renameSync(dir, `${dir}.down`);
+            writeFileSync(dir, 'backend local-1 taken down by bench:peer --degraded\n');
+          },
+          async up() {
+            const dir = join(state, 'v3', 'r2', 'shardgate-local-1');
+            rmSync(dir, { force: true });
+            renameSync(`${dir}.down`, dir);
+          },
+        }
+      : {}),
     async close() {
       child.kill('SIGINT');
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
       rmSync(state, { recursive: true, force: true });
+      await Promise.all(servers.map((s) => s.dispose()));
     },
   };
 }
@@ -339,7 +376,7 @@ const sides: Side[] = [];
 const started = Date.now();
 const loadAtStart = loadAverage();
 try {
-  if (values.only !== 'rgw') for (const b of values.backends!.split(',')) sides.push(await startShardgate(b === 'memory' ? 'memory' : 'r2'));
+  if (values.only !== 'rgw') for (const b of values.backends!.split(',')) sides.push(await startShardgate(b === 'memory' || b === 's3rver' ? b : 'r2'));
   if (cephDir && cephEnv && values.only !== 'shardgate') sides.push(rgwSide(cephDir, cephEnv));
   const reps = Number(values.reps);
   const maxClients = Math.max(...WORKLOADS.map((w) => w.clients));
