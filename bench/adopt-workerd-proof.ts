@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { killHard, restart } from '../test/engine-s3rver/gateway-harness.ts';
-import { ROOT } from '../dev/local-gateway.ts';
+import { ROOT } from '../dev/paths.ts';
 import { devConfigSource } from '../dev/dev-config.ts';
 import { DEV_KEY_VALUE } from '../worker/config/key-ring.ts';
 

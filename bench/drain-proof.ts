@@ -46,7 +46,7 @@ import { parseArgs } from 'node:util';
 import { disposeServers, killHard, restart, shardKeys, startServers, TEST_ENCRYPTION } from '../test/engine-s3rver/gateway-harness.ts';
 import type { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { prng } from '../test/support/random.ts';
-import { ROOT } from '../dev/local-gateway.ts';
+import { ROOT } from '../dev/paths.ts';
 
 const { values } = parseArgs({
   options: { objects: { type: 'string' }, 'restripe-objects': { type: 'string' }, part: { type: 'string' }, port: { type: 'string' } },

@@ -44,7 +44,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { get, makeClient, put, type Target } from './lib/client.ts';
-import { BenchS3rver } from './lib/s3rver.ts';
+import { BenchS3rver, s3rverBackendsConfig } from './lib/s3rver.ts';
 import { memoryBackendsConfig } from '../dev/dev-config.ts';
 import { cpuModel, cpuSeconds, descendants, loadAverage, rssBytes } from '../test/support/proc.ts';
 
@@ -141,32 +141,12 @@ async function freePort(): Promise<number> {
 type Backends = 'r2' | 'memory' | 's3rver';
 const SIDE_NAMES: Record<Backends, string> = { r2: 'shardgate', memory: 'shardgate-memory', s3rver: 'shardgate-s3rver' };
 
-/**
- * npm start's config with its backends swapped for S3 ones, each an s3rver process of its own
- * (same ids and domains): workerd then runs the gateway alone, and the backends' CPU is theirs.
- */
-function s3rverBackendsConfig(servers: BenchS3rver[]): string {
-  const config = JSON.parse(memoryBackendsConfig()) as { backends: { id: string; domain: string }[] };
-  config.backends = config.backends.map((b, i) => ({
-    id: b.id,
-    domain: b.domain,
-    kind: 's3',
-    endpoint: servers[i]!.endpoint,
-    bucket: 'b',
-    region: 'us-east-1',
-    pathStyle: true,
-    accessKeyId: 'S3RVER',
-    secretAccessKey: 'S3RVER',
-  }));
-  return JSON.stringify(config);
-}
-
 async function startShardgate(backends: Backends): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
   const servers = backends === 's3rver' ? Array.from({ length: 6 }, () => new BenchS3rver()) : [];
   await Promise.all(servers.map((s) => s.start()));
-  const config = backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers) : undefined;
+  const config = backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers, memoryBackendsConfig()) : undefined;
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--port', String(port), '--persist-to', state, '--cron-seconds', '0', '--no-watch'],

@@ -1,8 +1,8 @@
 /**
- * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory] [--top N]
+ * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory|s3rver] [--top N]
  *
  * Where the Worker's CPU goes for one kind of request (issue 42): the gateway with npm start's
- * config (its R2 backends, or the same ids over memory backends) in workerd with the DevTools
+ * config (its R2 backends, or the same ids over memory backends or six s3rver processes) in workerd with the DevTools
  * inspector on; N requests of one size from the AWS SDK (UNSIGNED-PAYLOAD, as bench:peer), with
  * V8's sampling profiler running (100 µs) over exactly those; then the functions with the most
  * self time, and the source files by self time, with their share. One isolate runs the gateway,
@@ -18,6 +18,7 @@ import { makeClient, bodyOf } from './lib/client.ts';
 import { devConfigSource, memoryBackendsConfig } from '../dev/dev-config.ts';
 import { readFileSync } from 'node:fs';
 import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
+import { BenchS3rver, s3rverBackendsConfig } from './lib/s3rver.ts';
 
 const { values } = parseArgs({
   options: {
@@ -84,9 +85,17 @@ const moduleOfLine: string[] = [];
     moduleOfLine.push(current);
   }
 }
+const servers = values.backends === 's3rver' ? Array.from({ length: 6 }, () => new BenchS3rver()) : [];
+await Promise.all(servers.map((s) => s.start()));
+const configText =
+  values.backends === 'memory'
+    ? memoryBackendsConfig()
+    : values.backends === 's3rver'
+      ? s3rverBackendsConfig(servers, memoryBackendsConfig())
+      : devConfigSource();
 const worker = await startWorker(bundle, {
   config: join(ROOT, 'wrangler.toml'),
-  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: values.backends === 'memory' ? memoryBackendsConfig() : devConfigSource() } },
+  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: configText } },
   persist: true,
   inspector: true,
 });
@@ -120,6 +129,7 @@ try {
 } finally {
   await worker.dispose();
   await bundle.dispose();
+  await Promise.all(servers.map((s) => s.dispose()));
 }
 
 function report(p: Profile, wallMs: number): void {

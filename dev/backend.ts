@@ -9,7 +9,7 @@
 import { AwsClient } from 'aws4fetch';
 import { pathToFileURL } from 'node:url';
 import { devConfigSource, inlineCredential, readDevConfig } from './dev-config.ts';
-import { DEFAULT_PORT } from './local-gateway.ts';
+import { DEFAULT_PORT } from './paths.ts';
 import { errorMessage } from '../worker/model/error-message.ts';
 
 const USAGE = 'usage: npm run backend -- down ID | up ID | list [--port N]   (PORT works too)';

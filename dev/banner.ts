@@ -7,7 +7,7 @@
  * commands also pass the endpoint explicitly.
  */
 import { relative } from 'node:path';
-import { ROOT } from './local-gateway.ts';
+import { ROOT } from './paths.ts';
 
 export interface BannerInput {
   port: number;

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
 import { ConfigError, parseConfig, type GatewayConfig } from '../worker/config/config.ts';
-import { ROOT } from './local-gateway.ts';
+import { ROOT } from './paths.ts';
 
 function wranglerConfig() {
   return unstable_readConfig({ config: join(ROOT, 'wrangler.toml') });

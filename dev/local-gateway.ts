@@ -9,19 +9,12 @@
  * leaks a socket per DevTools event and wedges after about a minute of heavy traffic.
  */
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { unstable_startWorker } from 'wrangler';
 import { startLocalCron, type LocalCron } from './local-cron.ts';
 import { startFront, type RunningFront } from './front.ts';
 import { startDirectWorker } from './user-worker.ts';
 import { bundleWorker, snapshotWranglerToml, type WorkerBundle } from './worker-bundle.ts';
-
-export const ROOT = fileURLToPath(new URL('../', import.meta.url));
-/** Where `wrangler dev` keeps local state too (R2 buckets, Durable Objects, queues). */
-export const DEFAULT_STATE_DIR = join(ROOT, '.wrangler', 'state');
-export const DEFAULT_PORT = 8787;
-/** Both loopback addresses: clients resolve `localhost` to either. */
-export const LOOPBACK_HOSTS = ['127.0.0.1', '::1'];
+import { DEFAULT_STATE_DIR, LOOPBACK_HOSTS, ROOT } from './paths.ts';
 
 type StartInput = NonNullable<Parameters<typeof unstable_startWorker>[0]>;
 

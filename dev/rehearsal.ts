@@ -24,7 +24,8 @@ import { join } from 'node:path';
 import { unstable_readConfig } from 'wrangler';
 import { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { defaultPreset } from '../worker/config/price-list.ts';
-import { ROOT, startLocalGateway, type LocalGateway } from './local-gateway.ts';
+import { ROOT } from './paths.ts';
+import { startLocalGateway, type LocalGateway } from './local-gateway.ts';
 import { snapshotWranglerToml } from './worker-bundle.ts';
 
 export interface Rehearsal {

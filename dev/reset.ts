@@ -4,7 +4,7 @@
  * it). Stop the gateway first: workerd holds its files open.
  */
 import { existsSync, rmSync } from 'node:fs';
-import { DEFAULT_STATE_DIR } from './local-gateway.ts';
+import { DEFAULT_STATE_DIR } from './paths.ts';
 
 const at = process.argv.indexOf('--persist-to');
 const dir = at >= 0 && process.argv[at + 1] ? process.argv[at + 1]! : DEFAULT_STATE_DIR;

@@ -10,7 +10,7 @@
  * A bad value is an error that says what is expected, never a silent default.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_PORT, DEFAULT_STATE_DIR } from './local-gateway.ts';
+import { DEFAULT_PORT, DEFAULT_STATE_DIR } from './paths.ts';
 
 export interface StartOptions {
   port: number;

@@ -90,3 +90,25 @@ export function s3BackendConfig(server: BenchS3rver, i: number): object {
     faults: {},
   };
 }
+
+/**
+ * A gateway config (JSON text, npm start's with memory backends: dev-config.ts
+ * memoryBackendsConfig) with its backends swapped for S3 ones, one per s3rver process, same ids
+ * and domains: workerd then runs the gateway alone, and the backends' CPU is their own.
+ */
+export function s3rverBackendsConfig(servers: BenchS3rver[], source: string): string {
+  const config = JSON.parse(source) as { backends: { id: string; domain: string }[] };
+  if (servers.length < config.backends.length) throw new Error(`${config.backends.length} backends, ${servers.length} s3rver processes`);
+  config.backends = config.backends.map((b, i) => ({
+    id: b.id,
+    domain: b.domain,
+    kind: 's3',
+    endpoint: servers[i]!.endpoint,
+    bucket: 'b',
+    region: 'us-east-1',
+    pathStyle: true,
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  }));
+  return JSON.stringify(config);
+}

@@ -17,9 +17,10 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { inlineCredential, readDevConfig } from '../../dev/dev-config.ts';
-import { ROOT, startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
+import { ROOT } from '../../dev/paths.ts';
+import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { LocalBackendSwitch, localBackendRoute } from '../../worker/app/local-backend-switch.ts';
-import { S3Error } from '../../worker/model/errors.ts';
+import type { S3Error } from '../../worker/model/errors.ts';
 import { requestView } from '../../worker/model/request.ts';
 import type { AppEnv } from '../../worker/s3/context.ts';
 

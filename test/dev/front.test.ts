@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFront, type RunningFront } from '../../dev/front.ts';
 import { isRefusedDevPath } from '../../dev/guard.ts';
-import { DEFAULT_STATE_DIR } from '../../dev/local-gateway.ts';
+import { DEFAULT_STATE_DIR } from '../../dev/paths.ts';
 import { parseStartOptions } from '../../dev/start-options.ts';
 
 interface Seen {

@@ -11,7 +11,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../dev/local-gateway.ts';
+import { ROOT } from '../../dev/paths.ts';
 
 describe('npm run rehearse', { timeout: 180_000 }, () => {
   const sandbox = mkdtempSync(join(tmpdir(), 'shardgate-rehearse-test-'));

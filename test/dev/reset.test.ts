@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { ROOT } from '../../dev/local-gateway.ts';
+import { ROOT } from '../../dev/paths.ts';
 
 it('npm run reset removes the state directory (and is fine when there is none)', async () => {
   const parent = mkdtempSync(join(tmpdir(), 'shardgate-reset-'));

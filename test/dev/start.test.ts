@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devConfigSource as readDevConfigSource } from '../../dev/dev-config.ts';
-import { ROOT } from '../../dev/local-gateway.ts';
+import { ROOT } from '../../dev/paths.ts';
 import { needs, toolPath } from '../support/prerequisites.ts';
 
 /**

@@ -10,7 +10,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../dev/local-gateway.ts';
+import { ROOT } from '../../dev/paths.ts';
 import { r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 
 const BAD = { ...r2Config(), readHedgeMs: -5 };
