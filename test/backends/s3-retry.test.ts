@@ -3,7 +3,7 @@
 // timeouts are told apart from other failures by their kind.
 
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { S3Backend, type S3BackendOptions } from '../../backends/s3.ts';
 import { readAll } from '../../backends/streams.ts';
 import { statusKind } from '../../backends/s3-http.ts';
@@ -147,5 +147,80 @@ describe('S3Backend against misbehaving sockets', () => {
   it('reports a reset connection as Unavailable', async () => {
     const backend = await rawServer((s) => s.resetAndDestroy());
     await expectKind(backend.head('k'), 'Unavailable', 'raw');
+  });
+});
+
+describe('S3Backend timeout: no progress, not the whole transfer (a driven clock)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** A body of `gaps.length` bytes, one after each gap (ms); `Infinity`: it stalls there. */
+  const trickle = (gaps: number[]) => {
+    let i = 0;
+    return new ReadableStream<Uint8Array>({
+      async pull(c) {
+        if (i === gaps.length) return c.close();
+        const gap = gaps[i++]!;
+        await new Promise((r) => (Number.isFinite(gap) ? setTimeout(r, gap) : undefined));
+        c.enqueue(pattern(1));
+      },
+    });
+  };
+  /**
+   * A server that reads the whole upload, then answers 200, and stops when the request is aborted;
+   * `reading` resolves when the upload reaches it (signing is real async work: the clock is driven
+   * only from there).
+   */
+  const backend = () => {
+    let reached!: () => void;
+    const reading = new Promise<void>((r) => (reached = r));
+    const fetch = (req: Request) =>
+      new Promise<Response>((resolve, reject) => {
+        reached();
+        req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true });
+        readAll(req.body!).then(() => resolve(new Response(null, { status: 200 })), reject);
+      });
+    const s3 = new S3Backend({
+      id: 'clock',
+      domain: 'test',
+      endpoint: 'http://127.0.0.1:9',
+      bucket: 'b',
+      region: 'us-east-1',
+      accessKeyId: 'AK',
+      secretAccessKey: 'SK',
+      timeoutMs: 300,
+      retries: 0,
+      fetch,
+    });
+    return { s3, reading };
+  };
+
+  it('an upload that keeps moving outlasts the timeout many times over', async () => {
+    vi.useFakeTimers();
+    const gaps = Array.from({ length: 12 }, () => 250); // 3 s in all, never 300 ms without a byte
+    const { s3, reading } = backend();
+    const put = s3.put('k', trickle(gaps), gaps.length);
+    const settled = put.then(
+      () => 'stored',
+      (e: unknown) => e,
+    );
+    await reading;
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(await settled).toBe('stored');
+  });
+
+  it('an upload that stops moving is a Timeout one window after its last byte', async () => {
+    vi.useFakeTimers();
+    const { s3, reading } = backend();
+    const put = s3.put('k', trickle([250, 250, Infinity]), 3);
+    let outcome: unknown = 'pending';
+    put.then(
+      () => (outcome = 'stored'),
+      (e: unknown) => (outcome = e),
+    );
+    await reading;
+    await vi.advanceTimersByTimeAsync(500 + 250); // the second byte at 500 ms; quiet since
+    expect(outcome).toBe('pending');
+    await vi.advanceTimersByTimeAsync(100);
+    await expectKind(put, 'Timeout', 'clock');
   });
 });
