@@ -83,7 +83,8 @@ export class S3Http {
     let timer: ReturnType<typeof setTimeout> | undefined;
     // Progress is a timestamp, checked when the one timer fires (and the timer set again for the
     // rest of the window): touch() runs once a chunk, and clearing and setting a timer there was
-    // 7% of the Worker's CPU on a 64 MiB PUT (bench:profile --backends s3rver).
+    // 7% of the Worker's sampled time on a 64 MiB PUT (bench:profile --backends s3rver; the
+    // sampler inflates small calls: bench:peer saw no difference beyond its spread).
     let lastProgress = 0;
     const check = () => {
       const quiet = Date.now() - lastProgress;
