@@ -5,6 +5,19 @@ import { expect } from 'vitest';
 import { isBackendError, type Backend, type BackendErrorKind, type ChunkSource } from '../../backends/types.ts';
 import { readAll } from '../../backends/streams.ts';
 
+/**
+ * An S3 backend's options for a test that brings its own fetch or server: nothing listens at the
+ * endpoint, and the keys sign for no one.
+ */
+export const OFFLINE_S3 = {
+  domain: 'test',
+  endpoint: 'http://127.0.0.1:9',
+  bucket: 'b',
+  region: 'us-east-1',
+  accessKeyId: 'AK',
+  secretAccessKey: 'SK',
+} as const;
+
 /** Deterministic test bytes: distinct per `seed`, no short period. */
 export function pattern(bytes: number, seed = 1): Uint8Array {
   const out = new Uint8Array(bytes);

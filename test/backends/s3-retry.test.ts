@@ -8,6 +8,7 @@ import { S3Backend, type S3BackendOptions } from '../../backends/s3.ts';
 import { readAll } from '../../backends/streams.ts';
 import { statusKind } from '../../backends/s3-http.ts';
 import { expectKind, pattern } from './contract.ts';
+import { OFFLINE_S3 } from './helpers.ts';
 
 const s3Error = (status: number, code: string) =>
   new Response(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>scripted</Message></Error>`, { status });
@@ -16,13 +17,8 @@ const s3Error = (status: number, code: string) =>
 function scripted(script: (() => Response | Promise<Response>)[], extra: Partial<S3BackendOptions> = {}) {
   const calls: string[] = [];
   const backend = new S3Backend({
+    ...OFFLINE_S3,
     id: 'scripted',
-    domain: 'test',
-    endpoint: 'http://127.0.0.1:9',
-    bucket: 'b',
-    region: 'us-east-1',
-    accessKeyId: 'AK',
-    secretAccessKey: 'SK',
     retries: 2,
     retryBaseMs: 1,
     fetch: async (req) => {
@@ -101,13 +97,9 @@ describe('S3Backend against misbehaving sockets', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     return new S3Backend({
+      ...OFFLINE_S3,
       id: 'raw',
-      domain: 'test',
       endpoint: `http://127.0.0.1:${port}`,
-      bucket: 'b',
-      region: 'us-east-1',
-      accessKeyId: 'AK',
-      secretAccessKey: 'SK',
       timeoutMs: 300,
       retries: 0,
     });
@@ -180,13 +172,8 @@ describe('S3Backend timeout: no progress, not the whole transfer (a driven clock
         readAll(req.body!).then(() => resolve(new Response(null, { status: 200 })), reject);
       });
     const s3 = new S3Backend({
+      ...OFFLINE_S3,
       id: 'clock',
-      domain: 'test',
-      endpoint: 'http://127.0.0.1:9',
-      bucket: 'b',
-      region: 'us-east-1',
-      accessKeyId: 'AK',
-      secretAccessKey: 'SK',
       timeoutMs: 300,
       retries: 0,
       fetch,
