@@ -44,7 +44,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { get, makeClient, put, type Target } from './lib/client.ts';
-import { BenchS3rver, s3rverBackendsConfig } from './lib/s3rver.ts';
+import { BenchS3rver, s3rverBackendsConfig, startS3rvers } from './lib/s3rver.ts';
 import { memoryBackendsConfig } from '../dev/dev-config.ts';
 import { cpuModel, cpuSeconds, descendants, loadAverage, rssBytes } from '../test/support/proc.ts';
 
@@ -144,8 +144,7 @@ const SIDE_NAMES: Record<Backends, string> = { r2: 'shardgate', memory: 'shardga
 async function startShardgate(backends: Backends): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
-  const servers = backends === 's3rver' ? Array.from({ length: 6 }, () => new BenchS3rver()) : [];
-  await Promise.all(servers.map((s) => s.start()));
+  const servers = backends === 's3rver' ? await startS3rvers(6) : [];
   const config = backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers, memoryBackendsConfig()) : undefined;
   const child: ChildProcess = spawn(
     process.execPath,

@@ -18,7 +18,7 @@ import { makeClient, bodyOf } from './lib/client.ts';
 import { devConfigSource, memoryBackendsConfig } from '../dev/dev-config.ts';
 import { readFileSync } from 'node:fs';
 import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
-import { BenchS3rver, s3rverBackendsConfig } from './lib/s3rver.ts';
+import { s3rverBackendsConfig, startS3rvers } from './lib/s3rver.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,8 +85,7 @@ const moduleOfLine: string[] = [];
     moduleOfLine.push(current);
   }
 }
-const servers = values.backends === 's3rver' ? Array.from({ length: 6 }, () => new BenchS3rver()) : [];
-await Promise.all(servers.map((s) => s.start()));
+const servers = values.backends === 's3rver' ? await startS3rvers(6) : [];
 const configText =
   values.backends === 'memory'
     ? memoryBackendsConfig()

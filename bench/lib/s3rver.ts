@@ -99,16 +99,6 @@ export function s3BackendConfig(server: BenchS3rver, i: number): object {
 export function s3rverBackendsConfig(servers: BenchS3rver[], source: string): string {
   const config = JSON.parse(source) as { backends: { id: string; domain: string }[] };
   if (servers.length < config.backends.length) throw new Error(`${config.backends.length} backends, ${servers.length} s3rver processes`);
-  config.backends = config.backends.map((b, i) => ({
-    id: b.id,
-    domain: b.domain,
-    kind: 's3',
-    endpoint: servers[i]!.endpoint,
-    bucket: 'b',
-    region: 'us-east-1',
-    pathStyle: true,
-    accessKeyId: 'S3RVER',
-    secretAccessKey: 'S3RVER',
-  }));
+  config.backends = config.backends.map((b, i) => ({ ...s3BackendConfig(servers[i]!, i), id: b.id, domain: b.domain }));
   return JSON.stringify(config);
 }
