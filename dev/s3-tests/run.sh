@@ -17,6 +17,15 @@ here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 port=${PORT:-8812}; state=${STATE:-$(mktemp -d /tmp/shardgate-s3tests-XXXXXX)}
 sed -e "s/@PORT@/$port/" -e "s/@LC_DAY@/${LC_DAY_SECONDS:-10}/" "$here/s3tests.conf" > "$out.conf"
 cd "$root"
+# npm start's config (SHARDGATE_CONFIG from the environment, else wrangler.toml's) with the suite's
+# [s3 alt] user as a key of a second account, "alt" (s3tests.conf).
+SHARDGATE_CONFIG=$(node --import tsx -e "
+  import('./dev/dev-config.ts').then((m) => {
+    const c = JSON.parse(m.devConfigSource(process.env));
+    c.credentials.push({ accessKeyId: 'shardgate-alt', secretAccessKey: 'shardgate-alt-secret', account: 'alt' });
+    console.log(JSON.stringify(c));
+  });") || exit 1
+export SHARDGATE_CONFIG
 # A lifecycle day of lc_debug_interval seconds (s3tests.conf; ceph/s3-tests' default 10), as RGW's rgw_lc_debug_interval.
 SHARDGATE_LIFECYCLE_DAY_SECONDS=${LC_DAY_SECONDS:-10} SHARDGATE_CRON_SECONDS=0 setsid node --import tsx dev/start.ts --port "$port" --no-watch --persist-to "$state" > "$out.gateway.log" 2>&1 &
 gw=$!

@@ -158,11 +158,27 @@ describe('a split bucket', () => {
     expect(versions.versions.map((v) => v.key)).toEqual(['a', 'a', 'k', 'k', 'z', 'z']);
     const policy = JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::mirror/*' }] });
     await c.setBucketPolicy('mirror', policy);
+    const encryption = JSON.stringify({ algorithm: 'aws:kms', kmsKeyId: 'testkey-1' });
+    await c.setBucketEncryption('mirror', encryption);
     const stamp = c.cachedBucketSettings('mirror').stamp;
     for (const [i, r] of (await c.getPartitionMap('mirror')).ranges.entries()) {
       const stub = c.namespace.get(c.namespace.idFromName(r.instance));
       const stale = await stub.dispatch('getManifest', ['mirror', ['a', 'k', 'z'][i]!], '', { epoch: 1 });
-      expect(stale, r.instance).toMatchObject({ stale: { stamp, rows: { policy } } });
+      // The whole stamp: a partition fences requests by its root's settings, the default encryption's too.
+      expect(stale, r.instance).toMatchObject({ stale: { stamp, rows: { policy, encryption } } });
+    }
+  });
+
+  it("copies the owning account (worker/model/account.ts) with the settings: a partition's stamp names the owner", async () => {
+    const c = localCatalog();
+    await c.insertBucket('owned', 'auto', { owner: 'alt' });
+    await c.splitBucketStatically('owned', ['h', 'p']);
+    const settings = await c.getBucketSettings('owned');
+    expect(settings.rows.owner).toBe('alt');
+    for (const [i, r] of (await c.getPartitionMap('owned')).ranges.entries()) {
+      const stub = c.namespace.get(c.namespace.idFromName(r.instance));
+      const stale = await stub.dispatch('getManifest', ['owned', ['a', 'k', 'z'][i]!], '', { epoch: 1 });
+      expect(stale, r.instance).toMatchObject({ stale: { stamp: settings.stamp, rows: { owner: 'alt' } } });
     }
   });
 

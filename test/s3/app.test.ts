@@ -131,12 +131,8 @@ describe('smaller S3 behaviours', () => {
     const east = setup();
     expect((await east.send('PUT', '/again')).status).toBe(200);
     expect((await east.send('PUT', '/again')).status).toBe(200);
-    const app = createApp({
-      store: memoryEcStore(localCatalog()).store,
-      config: memoryEcStore(localCatalog()).store.config,
-      authenticate: allowAllGate,
-      settings: testS3Settings({ region: 'eu-west-1' }),
-    });
+    const { store } = memoryEcStore(localCatalog());
+    const app = createApp({ store, config: store.config, authenticate: allowAllGate, settings: testS3Settings({ region: 'eu-west-1' }) });
     const body = '<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>';
     expect((await app.request(`${BASE}/again`, { method: 'PUT', body })).status).toBe(200);
     const twice = await app.request(`${BASE}/again`, { method: 'PUT', body });

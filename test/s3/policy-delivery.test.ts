@@ -289,13 +289,25 @@ describe('the catalog instance', () => {
     expect(settingsOf((name) => (name === 'policy' ? null : '{"restrictPublicBuckets":true}')).stamp).toMatch(/^[\w-]{22}$/);
   });
 
+  it('the stamp of a bucket without an owner row (every bucket stored before accounts) is the one stored before', () => {
+    // The previous code's stamp: the digest of [policy, public-access-block, encryption].
+    const rows: Record<string, string> = { policy: DENY_ALL, 'public-access-block': '{"restrictPublicBuckets":true}', encryption: '{"algorithm":"AES256"}' };
+    const before = createHash('sha256')
+      .update(JSON.stringify([rows.policy, rows['public-access-block'], rows.encryption]))
+      .digest('base64url')
+      .slice(0, 22);
+    expect(settingsOf((name) => rows[name] ?? null).stamp).toBe(before);
+    expect(settingsOf((name) => rows[name] ?? null).rows.owner).toBeNull();
+    expect(settingsOf((name) => (name === 'owner' ? 'alt' : (rows[name] ?? null))).stamp).not.toBe(before);
+  });
+
   it('a fenced call with a stale stamp does nothing and answers the settings; with the current one it acts', async () => {
     const { a } = await twoIsolates();
     await a.catalog.setBucketPolicy(BUCKET, DENY_LOCKED);
     const instance = a.catalog.namespace.instance(`bucket:${BUCKET}`).object;
     const stale = await instance.fenced('', 'removeManifest', [BUCKET, 'obj', undefined, 0]);
     const policyOnly = settingsOf((name) => (name === 'policy' ? DENY_LOCKED : null));
-    expect(stale).toEqual({ stale: { stamp: policyOnly.stamp, rows: { policy: DENY_LOCKED, 'public-access-block': null, encryption: null } } });
+    expect(stale).toEqual({ stale: { stamp: policyOnly.stamp, rows: { policy: DENY_LOCKED, 'public-access-block': null, encryption: null, owner: null } } });
     expect(await exists(a, BUCKET, 'obj')).toBe(true);
     const ran = await instance.fenced(policyOnly.stamp, 'removeManifest', [BUCKET, 'obj', undefined, 0]);
     expect(ran.stale).toBeUndefined();

@@ -10,6 +10,7 @@ import { createApp } from '../../worker/app/app.ts';
 import { makeAuthenticate, makePostFormGate, type GateConfig } from '../../worker/app/auth-gate.ts';
 import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import type { Backend } from '../../backends/index.ts';
+import { DEFAULT_ACCOUNT } from '../../worker/model/account.ts';
 import { localCatalog, type LocalCatalogNamespace } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
 
@@ -19,7 +20,8 @@ export const GATE_REGION = 'us-east-1';
 
 /**
  * `observe` wraps the gate (to see which requests it let through); `credentials`, when given,
- * replace the one all-powerful test key (each with its scope, worker/model/access.ts); `isolateOf`:
+ * replace the one all-powerful test key (each with its scope, worker/model/access.ts, and account,
+ * worker/model/account.ts); `isolateOf`:
  * another gateway whose catalog instances and backends this one shares, as a second isolate of
  * one deployment does (its own DurableCatalog, so its own view of the buckets' settings).
  */
@@ -45,7 +47,13 @@ export function gateApp(
     enqueueRepair: () => {},
     repair: async () => {},
   });
-  const settings = testS3Settings({ baseDomains: [GATE_BASE_DOMAIN], maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, errorDrainBytes: 1024 * 1024 });
+  const settings = testS3Settings({
+    baseDomains: [GATE_BASE_DOMAIN],
+    maxObjectSize: 1024 * 1024,
+    maxPartSize: 1024 * 1024,
+    errorDrainBytes: 1024 * 1024,
+    otherAccounts: credentials.some((c) => c.account !== undefined && c.account !== DEFAULT_ACCOUNT),
+  });
   const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: GATE_REGION }, {});
   const app = createApp({ store: parts.store, config: parts.store.config, authenticate, postForm, settings, admin });
   const send = async (request: Request): Promise<Response> => app.fetch(request);

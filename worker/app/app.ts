@@ -221,8 +221,16 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     c.set('bucket', bucket);
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
-    const gate = await enforceBucketPolicy(options.store, options.config, { op, addr, headers, url: request.url, auth, region: settings.region });
-    assertOwnerOnlyAclHeaders(headers); // a public ACL, once the public access block had its say (403 first)
+    const gate = await enforceBucketPolicy(options.store, options.config, {
+      op,
+      addr,
+      headers,
+      url: request.url,
+      auth,
+      region: settings.region,
+      otherAccounts: settings.otherAccounts ?? false,
+    });
+    assertOwnerOnlyAclHeaders(headers, false, gate.owner); // a public ACL, once the public access block had its say (403 first)
     const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
     return gate.run(() =>
       withEventOrigin(origin, () =>
@@ -240,6 +248,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           requestId: c.var.requestId,
           scope: c.var.scope,
           policy: gate.check,
+          bucketOwner: gate.owner,
         }),
       ),
     );

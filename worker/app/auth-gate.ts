@@ -8,6 +8,7 @@
  */
 import { verifyRequest } from '../auth/verify.ts';
 import { grantsOf } from '../config/config.ts';
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
 import { createHasher } from '../model/checksums.ts';
 import { verifyingBody } from '../auth/body-stream.ts';
@@ -17,7 +18,7 @@ import type { Authenticate, PostFormGate } from '../s3/context.ts';
 
 export interface GateConfig {
   /** Each key with its scope (absent: every action, FULL_ACCESS). */
-  credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string; scope?: Grant | readonly Grant[] }[];
+  credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string; scope?: Grant | readonly Grant[]; account?: string }[];
   allowAnonymous: boolean;
   /** The gateway's region: the only one a SigV4 credential scope may name. */
   region: string;
@@ -34,7 +35,8 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
   for (const c of config.credentials) {
     if (scopes.has(c.accessKeyId)) throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} is given twice in credentials`); // parseConfig refuses it first
     const grants = grantsOf(c);
-    scopes.set(c.accessKeyId, grants ? new Access(grants) : FULL_ACCESS);
+    const account = c.account ?? DEFAULT_ACCOUNT;
+    scopes.set(c.accessKeyId, grants ? new Access(grants, account) : account === DEFAULT_ACCOUNT ? FULL_ACCESS : new Access(FULL_ACCESS.grants, account));
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
     if (typeof secret !== 'string' || !secret) {
       throw new Error(

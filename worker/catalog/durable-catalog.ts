@@ -29,6 +29,7 @@ import { sumHealth } from './health-sum.ts';
 import { sumUsage, type BucketUsage } from './quota.ts';
 import { rebalanceQuota } from './quota-set.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
+import { DEFAULT_ACCOUNT, ownerRow } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -406,16 +407,18 @@ export class DurableCatalog {
   }
 
   /**
-   * Creates the bucket; BucketAlreadyOwnedByYou if it exists. `objectLock`: created with Object
-   * Lock enabled (versioning Enabled, which can then never be Suspended).
+   * Creates the bucket; BucketAlreadyOwnedByYou if it exists (whoever owns it: the caller compares
+   * owners, s3/buckets.ts). `objectLock`: created with Object Lock enabled (versioning Enabled,
+   * which can then never be Suspended). `owner`: the creating key's account (model/account.ts;
+   * absent: the default account).
    * Registers the name (BucketAlreadyOwnedByYou if taken), then initialises its instance.
    * Gap: if the second step never happens, the bucket is listed but its object requests answer
    * NoSuchBucket; deleteBucket then createBucket repairs it.
    */
-  async insertBucket(bucket: string, region: string, options: { objectLock?: boolean } = {}): Promise<void> {
+  async insertBucket(bucket: string, region: string, options: { objectLock?: boolean; owner?: string } = {}): Promise<void> {
     const created = Date.now();
     unwrap((await this.send('registerBucket', [bucket, region, created])) as Reply<void>);
-    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false]);
+    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false, ownerRow(options.owner ?? DEFAULT_ACCOUNT)]);
   }
 
   /**

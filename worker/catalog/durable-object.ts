@@ -34,6 +34,7 @@ import { reply, replyAsync, unwrap, type Fenced, type Reply } from './rpc.ts';
 import { operation, type CatalogEntry } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
+import { OWNER_ROW } from '../model/account.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { SqlRepairs } from './sql-repairs.ts';
 import { alarmTime } from './alarm-time.ts';
@@ -1240,12 +1241,18 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   // ---- One bucket's lifecycle (instance 'bucket:' + name) ----
 
-  /** `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled). */
-  initBucket(name: string, region: string, created: number, objectLock = false): void {
+  /**
+   * `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled).
+   * `owner`: its `owner` state row (model/account.ts ownerRow; null, the default account, removes
+   * one a deleted bucket of that name might have left), written in the same step.
+   */
+  initBucket(name: string, region: string, created: number, objectLock = false, owner: string | null = null): void {
     this.ensureSchema();
     this.ctx.storage.transactionSync(() => {
       this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
-      if (objectLock) new SqlObjects(this.sql, name).enableObjectLock();
+      const objects = new SqlObjects(this.sql, name);
+      if (objectLock) objects.enableObjectLock();
+      objects.setState(OWNER_ROW, owner);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * The bucket settings a split bucket's partitions hold a copy of (docs/PARTITIONS.md). The root
  * owns every setting; a partition needs some of them inside its own transactions: versioning and
- * object lock decide what a commit writes, the quota (with each partition's share: quota.ts) what it may add, the policy and public access block are the stamp a
+ * object lock decide what a commit writes, the quota (with each partition's share: quota.ts) what it may add, the policy, public access block, default encryption and owner are the stamp a
  * request is fenced by, logging rides on replies, lifecycle is read by upkeep where the versions
  * are, the notification rules are matched where a change commits. The root pushes them to each partition after every change, numbered by a generation
  * (a partition ignores a push older than the one it holds, so two pushes racing cannot leave an
@@ -16,6 +16,8 @@
 import { LIFECYCLE, LIFECYCLE_SET_AT } from './sql-lifecycle.ts';
 import { PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
 import { QUOTA_ROW } from './quota.ts';
+import { OWNER_ROW } from '../model/account.ts';
+import { DEFAULT_ENCRYPTION_ROW } from '../model/default-encryption.ts';
 
 /** State row: set while a split bucket is being deleted (its value: when it started, ms). */
 export const RETIRING = 'retiring';
@@ -32,6 +34,14 @@ export const MIRRORED_STATE = [
   RETIRING,
   QUOTA_ROW,
   'notification',
+  // The default encryption and the owning account (model/account.ts): part of the settings stamp
+  // a request is fenced by (model/bucket-settings.ts), so a partition's stamp is its root's. Before
+  // the default encryption was mirrored, a split bucket with one had partitions whose stamp
+  // differed: every object request there was answered with their settings and repeated, and this
+  // isolate's view of the bucket lost the default encryption its next write reads. A bucket split
+  // before gets the row with its root's next change of a mirrored setting.
+  DEFAULT_ENCRYPTION_ROW,
+  OWNER_ROW,
 ] as const;
 /** Root and partitions: the generation of the copy (a number). */
 export const MIRROR_GENERATION = 'mirror-generation';

@@ -12,6 +12,7 @@ import type { BackendConfig } from '../../backends/index.ts';
 import type { BackendPrices, EngineSettings, StoragePolicy } from '../engine/index.ts';
 import type { PricedBackend } from '../model/prices.ts';
 import { ACTIONS, type Grant } from '../model/access.ts';
+import { ACCOUNT_ID, DEFAULT_ACCOUNT } from '../model/account.ts';
 import { defaultPreset, PRESET_NAMES, presetPrices, type PresetName } from './price-list.ts';
 import type { S3Settings } from '../s3/context.ts';
 import { NOTIFICATION_DEFAULTS, type NotificationSettings } from '../model/notification-settings.ts';
@@ -181,6 +182,12 @@ const credential = z
      * (the deployment review warns about such a key).
      */
     scope: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(grant).min(1)).optional(),
+    /**
+     * The account the key belongs to (model/account.ts): it owns the buckets the key creates and
+     * sees only its own account's buckets; another account's bucket only where that bucket's
+     * policy Allows it. Absent: the gateway's own account ("shardgate").
+     */
+    account: z.string().regex(ACCOUNT_ID, 'an account id: letters, digits, ".", "_" and "-", at most 64').optional(),
   })
   .strict()
   .refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
@@ -738,8 +745,11 @@ export function engineSettings(c: GatewayConfig): EngineSettings {
 }
 
 /** What the S3 front door needs of the config. */
-export function s3Settings(c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'maxObjectSize' | 's3'>): S3Settings {
-  return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3 };
+export function s3Settings(
+  c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'maxObjectSize' | 's3'> & Partial<Pick<GatewayConfig, 'credentials'>>,
+): S3Settings {
+  const otherAccounts = (c.credentials ?? []).some((k) => k.account !== undefined && k.account !== DEFAULT_ACCOUNT);
+  return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3, otherAccounts };
 }
 
 function resolvePolicy(name: string, p: z.output<typeof policy>, activeIds: string[], configuredIds: string[]): StoragePolicy {

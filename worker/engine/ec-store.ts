@@ -362,8 +362,8 @@ export class EcStore implements T.ObjectStore {
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
-  createBucket = (bucket: string, o: { region: string; objectLock?: boolean }) =>
-    this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false });
+  createBucket = (bucket: string, o: { region: string; objectLock?: boolean; owner?: string }) =>
+    this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false, ...(o.owner === undefined ? {} : { owner: o.owner }) });
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
   async bucketStats(bucket: string): Promise<T.BucketStats> {
     const usage = await this.catalog.bucketUsage(bucket);

@@ -28,6 +28,7 @@
  * s3/policy-gate.ts) adds those per bucket, as Deny statements that narrow a scope, never widen it.
  */
 
+import { DEFAULT_ACCOUNT } from './account.ts';
 import { glob } from './glob.ts';
 
 export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin', 'legal-hold', 'retention', 'bypass-governance'] as const;
@@ -60,9 +61,13 @@ export class Access {
   readonly grants: readonly Grant[];
   /** Whether the key may use the operator API, metrics and the signed status. */
   readonly admin: boolean;
+  /** The account the key belongs to (model/account.ts); null for anonymous requests. A scope
+   *  reaches another account's buckets only where their policy Allows it (s3/policy-gate.ts). */
+  readonly account: string | null;
 
-  constructor(grants: readonly Grant[]) {
+  constructor(grants: readonly Grant[], account: string | null = DEFAULT_ACCOUNT) {
     this.grants = grants;
+    this.account = account;
     this.compiled = grants.map((g) => {
       const matchers = g.buckets.map(patternMatcher);
       return { bucket: (name) => matchers.some((m) => m(name)), prefixes: g.prefixes ?? [], actions: new Set(g.actions) };
@@ -101,7 +106,7 @@ export const FULL_ACCESS = new Access([{ buckets: ['*'], actions: ACTIONS }]);
 
 /** Anonymous requests (allowAnonymous): every S3 action, never the operator's, and never a
  *  governance bypass (as before issue 37). */
-export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'legal-hold', 'retention'] }]);
+export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'legal-hold', 'retention'] }], null);
 
 /** Nothing at all (fails closed where a scope is missing). */
-export const NO_ACCESS = new Access([]);
+export const NO_ACCESS = new Access([], null);

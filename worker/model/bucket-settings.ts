@@ -1,6 +1,6 @@
 /**
  * A bucket's request-path settings (what the gate needs before a handler acts: the bucket
- * policy today) and how they reach every isolate without a catalog call of their own.
+ * policy, public access block, default encryption, and the owning account: model/account.ts) and how they reach every isolate without a catalog call of their own.
  *
  * Each setting is a state row of the bucket's catalog instance (catalog/durable-object.ts). Their
  * `stamp` is '' when every one is absent and otherwise a digest of their values, computed by the
@@ -27,7 +27,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * leaves out trailing absent rows (settings-stamp.ts), so a row added at the end keeps the stamps
  * of buckets that do not have it.
  */
-export const REQUEST_SETTINGS = ['policy', 'public-access-block', 'encryption'] as const;
+export const REQUEST_SETTINGS = ['policy', 'public-access-block', 'encryption', 'owner'] as const;
 export type RequestSettingName = (typeof REQUEST_SETTINGS)[number];
 
 export interface BucketSettings {
@@ -37,7 +37,10 @@ export interface BucketSettings {
   rows: Record<RequestSettingName, string | null>;
 }
 
-export const NO_SETTINGS: BucketSettings = Object.freeze({ stamp: '', rows: Object.freeze({ policy: null, 'public-access-block': null, encryption: null }) });
+export const NO_SETTINGS: BucketSettings = Object.freeze({
+  stamp: '',
+  rows: Object.freeze({ policy: null, 'public-access-block': null, encryption: null, owner: null }),
+});
 
 /** What a request promises the catalog: which settings it was checked against. */
 export interface SettingsFence {

@@ -399,8 +399,9 @@ export interface ListUploadsResult {
 export interface ObjectStore {
   // Buckets
   listBuckets(): Promise<BucketInfo[]>;
-  /** `objectLock`: created with Object Lock enabled (versioning Enabled, for good). */
-  createBucket(bucket: string, options: { region: string; objectLock?: boolean }): Promise<void>;
+  /** `objectLock`: created with Object Lock enabled (versioning Enabled, for good). BucketAlreadyOwnedByYou
+   *  when the name is taken, by any account. `owner`: the creating key's account (absent: the default). */
+  createBucket(bucket: string, options: { region: string; objectLock?: boolean; owner?: string }): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
   /** The bucket's usage counters and quota, read from the catalog's ledger (no listing); NoSuchBucket. */
   bucketStats(bucket: string): Promise<BucketStats>;

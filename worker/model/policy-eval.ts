@@ -1,15 +1,20 @@
 /**
- * Evaluating a bucket policy (bucket-policy.ts) for one request: does an explicit Deny match?
+ * Evaluating a bucket policy (bucket-policy.ts) for one request: does an explicit Deny match, and
+ * (for a key of another account than the bucket's: model/account.ts) does an Allow?
  * A statement matches when its principal, action, resource and conditions all match; NotX
  * inverts X. Deny wins, as in IAM.
- * Allow statements grant nothing here: what a request may do is its access key's scope
- * (access.ts), checked first (s3/authorize.ts), and a bucket policy can only take away from it.
- * On AWS a same-account Allow in a bucket policy adds to the caller's IAM permissions; here that
- * would let a policy written by any key with write on a bucket widen every other key's scope,
- * and open the bucket to anonymous callers. Documented in docs/COMPATIBILITY.md.
+ * Within the bucket's own account Allow statements grant nothing here: what a request may do is
+ * its access key's scope (access.ts), checked first (s3/authorize.ts), and a bucket policy can
+ * only take away from it. On AWS a same-account Allow in a bucket policy adds to the caller's IAM
+ * permissions; here that would let a policy written by any key with write on a bucket widen
+ * every other key's scope, and open the bucket to anonymous callers. Documented in
+ * docs/COMPATIBILITY.md. A key of another account needs an Allow (policyAllows) besides its own
+ * scope, as a cross-account request on AWS needs both.
  * Principals: "*" (or a "*" value of any type) is everyone, anonymous callers included; an AWS
  * principal naming the request's access key id (the id itself, or an ARN ending in `:user/<id>`)
- * is that key. Accounts, roles, canonical users and services never match: the gateway has none.
+ * is that key; an AWS or CanonicalUser principal naming its account (the id, or
+ * `arn:aws:iam::<id>:root`) is every key of that account, and `arn:aws:iam::<id>:user/<key id>`
+ * that one key. Roles, federated users and services never match: the gateway has none.
  */
 import type { BucketPolicy, Principal, PolicyStatement } from './bucket-policy.ts';
 import type { MatchMeter } from './glob.ts';
@@ -22,20 +27,30 @@ export interface PolicyRequest {
   resource: string;
   /** The signing access key; null for an anonymous request. */
   accessKeyId: string | null;
+  /** The signing key's account (model/account.ts); null or absent for an anonymous request. */
+  account?: string | null;
   context: ConditionContext;
   /** Counts the pattern matching steps (glob.ts), when given. */
   meter?: MatchMeter;
 }
 
-function principalMatches(p: Principal, accessKeyId: string | null): boolean {
+/** Whether principal value `v` names the signer: its key (bare, or any ARN ending `:user/<id>`), or its account. */
+function namesSigner(v: string, accessKeyId: string | null, account: string | null): boolean {
+  if (v === '*') return true;
+  if (accessKeyId === null) return false;
+  if (v === accessKeyId || v.endsWith(`:user/${accessKeyId}`)) return true;
+  return account !== null && (v === account || v === `arn:aws:iam::${account}:root`);
+}
+
+function principalMatches(p: Principal, accessKeyId: string | null, account: string | null): boolean {
   if (p === '*') return true;
-  return Object.values(p).some((values) =>
-    values.some((v) => v === '*' || (accessKeyId !== null && (v === accessKeyId || v.endsWith(`:user/${accessKeyId}`)))),
+  return Object.entries(p).some(([type, values]) =>
+    values.some((v) => (type === 'AWS' || type === 'CanonicalUser' ? namesSigner(v, accessKeyId, account) : v === '*')),
   );
 }
 
 function statementMatches(s: PolicyStatement, req: PolicyRequest): boolean {
-  if (principalMatches(s.principal.value, req.accessKeyId) === s.principal.not) return false;
+  if (principalMatches(s.principal.value, req.accessKeyId, req.account ?? null) === s.principal.not) return false;
   const actionMatches = (action: string) => s.action.patterns.some((p) => wildcardMatch(p, action, true, req.meter));
   const action = s.action.not ? req.actions.some((a) => !actionMatches(a)) : req.actions.some(actionMatches);
   if (!action) return false;
@@ -48,10 +63,16 @@ export function policyDenies(policy: BucketPolicy, req: PolicyRequest): boolean 
   return policy.statements.some((s) => s.effect === 'Deny' && statementMatches(s, req));
 }
 
-/** Whether a Deny statement names a condition key starting with `prefix` (lower-case): the gate
- *  reads what such keys need (an object's tags) only then. */
-export function policyMentions(policy: BucketPolicy, prefix: string): boolean {
-  return policy.statements.some((s) => s.effect === 'Deny' && conditionKeys(s.condition).some((k) => k.startsWith(prefix)));
+/** Whether an Allow statement of `policy` matches `req` (every one of its actions: an operation
+ *  needing two, such as a versioned read, needs both allowed). Only asked for another account's key. */
+export function policyAllows(policy: BucketPolicy, req: PolicyRequest): boolean {
+  return req.actions.every((action) => policy.statements.some((s) => s.effect === 'Allow' && statementMatches(s, { ...req, actions: [action] })));
+}
+
+/** Whether a statement of `effect` (Deny, or any) names a condition key starting with `prefix`
+ *  (lower-case): the gate reads what such keys need (an object's tags) only then. */
+export function policyMentions(policy: BucketPolicy, prefix: string, effect: 'Deny' | 'any' = 'Deny'): boolean {
+  return policy.statements.some((s) => (effect === 'any' || s.effect === effect) && conditionKeys(s.condition).some((k) => k.startsWith(prefix)));
 }
 
 /** Condition keys whose fixed value makes a statement to everyone non-public (AWS, "The meaning of public"). */

@@ -18,12 +18,14 @@ import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
 import { GRANT_HEADERS, notSupported } from './acl-headers.ts';
-import { el, group, OWNER, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
+import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
-function aclDocument(): string {
-  const grantee = `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${el('ID', OWNER.ID)}${el('DisplayName', OWNER.DisplayName)}</Grantee>`;
-  return xmlDocument('AccessControlPolicy', ownerXml(), group('AccessControlList', group('Grant', grantee, el('Permission', 'FULL_CONTROL'))));
+/** The one ACL a bucket or object has here: its bucket owner's FULL_CONTROL (model/account.ts). */
+function aclDocument(owner: string): string {
+  const grantee = `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${el('ID', owner)}${el('DisplayName', owner)}</Grantee>`;
+  return xmlDocument('AccessControlPolicy', ownerXml('Owner', owner), group('AccessControlList', group('Grant', grantee, el('Permission', 'FULL_CONTROL'))));
 }
 
 /** A PutBucketAcl / PutObjectAcl request: the headers were checked before the handler (app.ts); a
@@ -52,13 +54,13 @@ async function readAclRequest(s3: S3Context): Promise<void> {
   for (const grant of grants) {
     const grantee = childrenNamed(grant, 'Grantee')[0];
     const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;
-    if (id !== OWNER.ID || childText(grant, 'Permission')?.trim() !== 'FULL_CONTROL') throw notSupported();
+    if (id !== (s3.bucketOwner ?? DEFAULT_ACCOUNT) || childText(grant, 'Permission')?.trim() !== 'FULL_CONTROL') throw notSupported();
   }
 }
 
 export async function GetBucketAcl(s3: S3Context): Promise<Response> {
   await s3.store.headBucket(s3.bucket!);
-  return xmlResponse(aclDocument());
+  return xmlResponse(aclDocument(s3.bucketOwner ?? DEFAULT_ACCOUNT));
 }
 
 export async function PutBucketAcl(s3: S3Context): Promise<Response> {
@@ -74,7 +76,7 @@ async function headFor(s3: S3Context): Promise<string | undefined> {
 }
 
 export async function GetObjectAcl(s3: S3Context): Promise<Response> {
-  return xmlResponse(aclDocument(), versionHeader(await headFor(s3)));
+  return xmlResponse(aclDocument(s3.bucketOwner ?? DEFAULT_ACCOUNT), versionHeader(await headFor(s3)));
 }
 
 export async function PutObjectAcl(s3: S3Context): Promise<Response> {

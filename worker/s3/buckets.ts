@@ -8,9 +8,13 @@
  * (max-buckets, continuation-token = last name returned), filters by prefix and bucket-region,
  * and shows a key only the buckets its scope names (model/access.ts).
  * Re-creating one's own bucket is 200 in us-east-1 (AWS's legacy behaviour there), 409
- * BucketAlreadyOwnedByYou in any other region. Known gap: one region per gateway.
+ * BucketAlreadyOwnedByYou in any other region; another account's is 409 BucketAlreadyExists
+ * (model/account.ts). ListBuckets shows only the signer's account's buckets. Known gap: one
+ * region per gateway.
  */
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
+import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
+import { unfenced } from '../model/bucket-settings.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
@@ -27,9 +31,10 @@ export async function ListBuckets(s3: S3Context): Promise<Response> {
   const region = s3.query.get('bucket-region');
   const max = intParam(s3.query, 'max-buckets', 10_000, 10_000);
   const access = s3.auth.access ?? ANONYMOUS_ACCESS;
-  const all = (await s3.store.listBuckets()).filter(
+  const candidates = (await s3.store.listBuckets()).filter(
     (b) => access.seesBucket(b.name) && b.name.startsWith(prefix) && b.name > after && (!region || b.region === region),
   );
+  const all = s3.settings.otherAccounts ? await ownedBy(s3, access.account, candidates, max + 1) : candidates;
   const page = all.slice(0, max);
   const truncated = all.length > page.length;
   const buckets = page.map((b) => group('Bucket', el('Name', b.name), el('CreationDate', b.creationDate), el('BucketRegion', b.region)));
@@ -37,7 +42,7 @@ export async function ListBuckets(s3: S3Context): Promise<Response> {
     xmlDocument(
       'ListAllMyBucketsResult',
       group('Buckets', ...buckets),
-      ownerXml(),
+      ownerXml('Owner', access.account ?? DEFAULT_ACCOUNT),
       truncated ? el('ContinuationToken', page[page.length - 1].name) : '',
       s3.query.has('prefix') ? el('Prefix', prefix) : '',
     ),
@@ -52,13 +57,54 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     const constraint = childText(expectRoot(parseXml(xml), 'CreateBucketConfiguration'), 'LocationConstraint')?.trim() ?? '';
     assertLocationConstraint(constraint, s3.settings.region);
   }
+  const account = s3.auth.access?.account ?? DEFAULT_ACCOUNT;
   try {
-    await s3.store.createBucket(bucket, { region: s3.settings.region, objectLock: readBucketLockEnabled(s3.headers) });
+    await s3.store.createBucket(bucket, {
+      region: s3.settings.region,
+      objectLock: readBucketLockEnabled(s3.headers),
+      ...(account === DEFAULT_ACCOUNT ? {} : { owner: account }),
+    });
   } catch (err) {
+    if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
+    // Taken: by another account, BucketAlreadyExists (the name says nothing more about its owner).
+    const owner = await ownerOf(s3, bucket).catch((e) => {
+      // Deleted since (or still being created): AWS's answer to a create racing another operation.
+      throw e instanceof S3Error && e.code === 'NoSuchBucket' ? new S3Error('OperationAborted') : e;
+    });
+    if (owner !== account) throw new S3Error('BucketAlreadyExists', undefined, { BucketName: bucket });
     // us-east-1 answers 200 to re-creating one's own bucket (legacy behaviour AWS keeps there).
-    if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' && s3.settings.region === 'us-east-1')) throw err;
+    if (s3.settings.region !== 'us-east-1') throw err;
   }
   return new Response(null, { headers: { Location: `/${bucket}` } });
+}
+
+/** The account owning `bucket`, as stored (one call); NoSuchBucket when it is gone. */
+async function ownerOf(s3: S3Context, bucket: string): Promise<string> {
+  return bucketOwner((await unfenced(() => s3.config.fetchBucketSettings(bucket))).rows.owner);
+}
+
+/**
+ * The first `limit` of `buckets` (in order) that `account` owns: one stored-settings read per
+ * bucket looked at, a few at a time (only on a gateway with more than one account; a bucket
+ * deleted meanwhile is left out). Anonymous callers (null) see the default account's.
+ */
+async function ownedBy<B extends { name: string }>(s3: S3Context, account: string | null, buckets: B[], limit: number): Promise<B[]> {
+  const want = account ?? DEFAULT_ACCOUNT;
+  const out: B[] = [];
+  const AT_ONCE = 8;
+  for (let i = 0; i < buckets.length && out.length < limit; i += AT_ONCE) {
+    const batch = buckets.slice(i, i + AT_ONCE);
+    const owners = await Promise.all(
+      batch.map((b) =>
+        ownerOf(s3, b.name).catch((err) => {
+          if (err instanceof S3Error && err.code === 'NoSuchBucket') return null;
+          throw err;
+        }),
+      ),
+    );
+    batch.forEach((b, j) => owners[j] === want && out.push(b));
+  }
+  return out.slice(0, limit);
 }
 
 /** A Region's name as AWS spells them (us-east-1, ap-southeast-2, us-gov-west-1, ...) or the legacy EU. */

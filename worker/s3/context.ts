@@ -27,6 +27,9 @@ export interface S3Settings {
   errorDrainBytes: number;
   /** Longest Object Lock retention a request may set, in days from now (s3.maxRetentionDays). */
   maxRetentionDays: number;
+  /** Whether some key belongs to another account than the default (model/account.ts): ListBuckets
+   *  then reads each bucket's owner; with one account every bucket is the signer's account's. */
+  otherAccounts?: boolean;
 }
 
 export interface AuthResult {
@@ -97,6 +100,8 @@ export interface S3Context {
   scope: RequestOwner;
   /** The bucket policy's check for what a handler fans out (DeleteObjects' entries); absent: no policy applies. */
   policy?: PolicyCheck;
+  /** The addressed bucket's account (model/account.ts), as the gate checked it: the owner listings and ACLs report. Absent: the default account. */
+  bucketOwner?: string;
 }
 
 /** The owner of what a request acquires, as the front door sees it (worker/app/request-scope.ts). */

@@ -13,6 +13,7 @@
  * so the ordered one is an answer; with a delimiter it is 400 InvalidArgument, as RGW answers
  * (common prefixes need order).
  */
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import type { ListObjectsResult } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
 import { S3Error } from '../model/errors.ts';
@@ -48,7 +49,8 @@ function refuseUnorderedDelimiter(query: URLSearchParams, delimiter: string | nu
   }
 }
 
-function contentsXml(page: ListObjectsResult, enc: (s: string) => string, withOwner: boolean): string[] {
+/** `owner`: the bucket's account (model/account.ts), every object's owner (ACLs disabled); null: no Owner elements. */
+function contentsXml(page: ListObjectsResult, enc: (s: string) => string, owner: string | null): string[] {
   const contents = page.objects.map((o) =>
     group(
       'Contents',
@@ -57,7 +59,7 @@ function contentsXml(page: ListObjectsResult, enc: (s: string) => string, withOw
       el('ETag', o.etag),
       o.checksum ? el('ChecksumAlgorithm', o.checksum.algorithm) + el('ChecksumType', o.checksum.type) : '',
       el('Size', o.size),
-      withOwner ? ownerXml() : '',
+      owner !== null ? ownerXml('Owner', owner) : '',
       el('StorageClass', o.storageClass ?? 'STANDARD'),
     ),
   );
@@ -110,7 +112,7 @@ export async function ListObjectsV2(s3: S3Context): Promise<Response> {
       token !== null ? el('ContinuationToken', token) : '',
       page.isTruncated && page.lastEntry !== null ? el('NextContinuationToken', encodeToken(page.lastEntry)) : '',
       startAfter !== null ? el('StartAfter', enc(startAfter)) : '',
-      ...contentsXml(page, enc, q.get('fetch-owner') === 'true'),
+      ...contentsXml(page, enc, q.get('fetch-owner') === 'true' ? (s3.bucketOwner ?? DEFAULT_ACCOUNT) : null),
     ),
   );
 }
@@ -133,7 +135,7 @@ export async function ListObjects(s3: S3Context): Promise<Response> {
       delimiter !== null ? el('Delimiter', enc(delimiter)) : '',
       el('IsTruncated', page.isTruncated),
       url ? el('EncodingType', 'url') : '',
-      ...contentsXml(page, enc, true),
+      ...contentsXml(page, enc, s3.bucketOwner ?? DEFAULT_ACCOUNT),
     ),
   );
 }

@@ -13,6 +13,7 @@
  * no form gate, after that app's gate).
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
 import { unsupportedOperation } from './unsupported-subresources.ts';
@@ -181,7 +182,8 @@ export function detectOperation(method: string, addr: S3Address, headers: Header
       throw new S3Error('NotImplemented', asked ? `${asked} is not implemented.` : `${op} with the '${name}' query parameter is not implemented.`);
     }
   }
-  assertSupportedHeaders(headers, true); // a public ACL: after the gate (app.ts), which may refuse it first
+  // A public ACL, and a grant's owner id: after the gate (app.ts), which may refuse the first and knows the bucket's owner.
+  assertSupportedHeaders(headers, true, null);
   return op;
 }
 
@@ -286,8 +288,8 @@ function subresourceOf(method: string, onObject: boolean, query: URLSearchParams
   return undefined;
 }
 
-/** Headers that ask for features this gateway does not have. `deferPublicAcls`: assertOwnerOnlyAclHeaders's. */
-export function assertSupportedHeaders(headers: Headers, deferPublicAcls = false): void {
+/** Headers that ask for features this gateway does not have. `deferPublicAcls`, `owner`: assertOwnerOnlyAclHeaders's. */
+export function assertSupportedHeaders(headers: Headers, deferPublicAcls = false, owner: string | null = DEFAULT_ACCOUNT): void {
   const refuse = (name: string) => {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
@@ -296,5 +298,5 @@ export function assertSupportedHeaders(headers: Headers, deferPublicAcls = false
     if (/^x-amz-(website-redirect-location|write-offset-bytes)$/.test(name)) refuse(name);
     if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }
-  assertOwnerOnlyAclHeaders(headers, deferPublicAcls);
+  assertOwnerOnlyAclHeaders(headers, deferPublicAcls, owner);
 }

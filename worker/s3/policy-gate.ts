@@ -55,7 +55,8 @@ import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 /** What the gate reads of a bucket's configuration: its request-path settings. */
 type SettingsSource = Pick<BucketConfigStore, 'bucketSettings' | 'fetchBucketSettings'>;
 import type { ConditionContext } from '../model/policy-conditions.ts';
-import { policyDenies, policyMentions } from '../model/policy-eval.ts';
+import { policyAllows, policyDenies, policyIsPublic, policyMentions } from '../model/policy-eval.ts';
+import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
 import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
@@ -118,6 +119,15 @@ export interface PolicyRequestFacts {
   auth: AuthResult;
   /** The gateway's region: the ARN a bare KMS key id is read as (s3:x-amz-server-side-encryption-aws-kms-key-id). */
   region?: string;
+  /**
+   * The gateway has keys of more than one account (model/account.ts): a request on a bucket as a
+   * whole is checked against its settings as stored (one call), not this isolate's view. Object
+   * requests are fenced in every catalog call they make (a view that missed the bucket's owner is
+   * corrected before anything is read or stored), but some bucket configuration calls are not
+   * (logging, notifications, the public access block), and a view can be of a deleted bucket
+   * whose name another account took since.
+   */
+  otherAccounts?: boolean;
 }
 
 const KMS_KEY_ID = 's3:x-amz-server-side-encryption-aws-kms-key-id';
@@ -211,13 +221,15 @@ async function existingTags(store: ObjectStore, addr: S3Address): Promise<Map<st
 
 const arn = (bucket: string, key: string | null) => `arn:aws:s3:::${bucket}${key === null ? '' : `/${key}`}`;
 
-/** What the gate hands on: the check for DeleteObjects' entries, and the handler run under the fence. */
+/** What the gate hands on: the check for DeleteObjects' entries, the bucket's owning account, and the handler run under the fence. */
 export interface PolicyGate {
   check: PolicyCheck;
+  /** The addressed bucket's account as checked (model/account.ts); the default one without a bucket. */
+  owner: string;
   run<T>(handler: () => Promise<T>): Promise<T>;
 }
 
-const OPEN: PolicyGate = { check: NO_POLICY, run: (handler) => handler() };
+const OPEN: PolicyGate = { check: NO_POLICY, owner: DEFAULT_ACCOUNT, run: (handler) => handler() };
 
 /**
  * Whether the stored policy of `bucket` (not the request's own: one its body names, such as
@@ -233,7 +245,14 @@ export async function otherBucketDenies(
 ): Promise<boolean> {
   const policy = policyOf(await unfenced(() => storedSettings(config, bucket)), bucket);
   return (
-    policy !== null && policyDenies(policy, { actions, resource: arn(bucket, key), accessKeyId: f.auth.accessKeyId ?? null, context: requestContext(f, null) })
+    policy !== null &&
+    policyDenies(policy, {
+      actions,
+      resource: arn(bucket, key),
+      accessKeyId: f.auth.accessKeyId ?? null,
+      account: f.auth.access?.account ?? null,
+      context: requestContext(f, null),
+    })
   );
 }
 
@@ -265,34 +284,59 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     return this.f.auth.accessKeyId ?? null;
   }
 
+  /** The signer's account (null: anonymous, judged by the gateway's anonymous access as before accounts). */
+  private get account(): string | null {
+    return this.f.auth.accessKeyId === undefined ? null : (this.f.auth.access?.account ?? null);
+  }
+
+  /** The addressed bucket's owner as last checked (model/account.ts). */
+  owner = DEFAULT_ACCOUNT;
+  /** Whether the signer is of another account than the addressed bucket's. */
+  private foreign = false;
+
   /** Checks the request's part on `bucket` against `settings`: AccessDenied throws. */
   async check(bucket: string, settings: BucketSettings): Promise<void> {
     const { op, addr } = this.f;
-    const { accessKeyId } = this;
+    const { accessKeyId, account } = this;
     const block = parseStoredPublicAccessBlock(settings.rows['public-access-block']);
     if (block?.restrictPublicBuckets && accessKeyId === null) throw accessDenied();
     if (block?.blockPublicAcls && bucket === this.bucket && hasPublicAclHeaders(this.f.headers)) throw accessDenied();
+    // A key of another account than the bucket's (model/account.ts) needs an Allow besides its scope.
+    const owner = bucketOwner(settings.rows.owner);
+    const foreign = account !== null && owner !== account;
+    if (bucket === this.bucket) {
+      this.owner = owner;
+      this.foreign = foreign;
+    }
     if (this.actions === null) {
+      // The policy operations are the bucket owner's alone: AWS answers any other account 405.
+      if (foreign && bucket === this.bucket)
+        throw new S3Error('MethodNotAllowed', 'The bucket policy of another account can be read or changed only by that account.');
       this.stamps.set(bucket, settings.stamp);
       return;
     }
     const policy = policyOf(settings, bucket);
-    if (this.source?.bucket === bucket && policy) {
+    // RestrictPublicBuckets: a public policy lets in no one outside the owner's account (AWS).
+    if (foreign && policy && block?.restrictPublicBuckets && policyIsPublic(policy)) throw accessDenied();
+    if (this.source?.bucket === bucket && (policy || foreign)) {
       const sourceActions = this.source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
-      if (policyDenies(policy, { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, context: requestContext(this.f, null) }))
-        throw accessDenied();
+      const read = { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, account, context: requestContext(this.f, null) };
+      if (policy && policyDenies(policy, read)) throw accessDenied();
+      if (foreign && !(policy && policyAllows(policy, read))) throw accessDenied();
     }
     if (bucket === this.bucket) {
       this.policy = policy;
+      if (foreign && !policy) throw accessDenied();
       if (policy) {
-        const tags = policyMentions(policy, 's3:existingobjecttag/') ? await unfenced(() => existingTags(this.store, addr)) : null;
+        const tags = policyMentions(policy, 's3:existingobjecttag/', foreign ? 'any' : 'Deny') ? await unfenced(() => existingTags(this.store, addr)) : null;
         this.context = requestContext(this.f, tags);
         const onBucket = addr.key === null || op === 'DeleteObjects';
-        if (
-          op !== 'DeleteObjects' &&
-          policyDenies(policy, { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, context: this.context })
-        )
-          throw accessDenied();
+        // DeleteObjects is judged entry by entry (deniesObject).
+        if (op !== 'DeleteObjects') {
+          const req = { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, account, context: this.context };
+          if (policyDenies(policy, req)) throw accessDenied();
+          if (foreign && !policyAllows(policy, req)) throw accessDenied();
+        }
       }
     }
     this.stamps.set(bucket, settings.stamp);
@@ -307,9 +351,9 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   }
 
   deniesObject(actions: readonly string[], key: string): boolean {
-    return (
-      this.policy !== null && policyDenies(this.policy, { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, context: this.context })
-    );
+    if (this.policy === null) return this.foreign;
+    const req = { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, account: this.account, context: this.context };
+    return policyDenies(this.policy, req) || (this.foreign && !policyAllows(this.policy, req));
   }
 
   /** The handler under the fence; calls after it has answered (work it left running) are not fenced. */
@@ -337,6 +381,10 @@ export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSo
   const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
   const request = new RequestPolicy(store, f, actions, source);
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {
+    if (f.otherAccounts && bucket === addr.bucket && addr.key === null) {
+      await request.check(bucket, await unfenced(() => storedSettings(config, bucket)));
+      continue;
+    }
     try {
       await request.check(bucket, config.bucketSettings(bucket));
     } catch (err) {
@@ -344,5 +392,11 @@ export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSo
       await request.check(bucket, await storedSettings(config, bucket));
     }
   }
-  return { check: request, run: (handler) => request.run(handler) };
+  return {
+    check: request,
+    get owner() {
+      return request.owner;
+    },
+    run: (handler) => request.run(handler),
+  };
 }

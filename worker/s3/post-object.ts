@@ -127,8 +127,9 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
     url: request.url,
     auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access },
     region: settings.region,
+    otherAccounts: settings.otherAccounts ?? false,
   });
-  assertSupportedHeaders(headers);
+  assertSupportedHeaders(headers, false, policyGate.owner);
   const metadata = readMetadata(headers);
   const tagging = fields.get('tagging');
   if (tagging !== undefined && tagging.trim() !== '') {

@@ -8,6 +8,7 @@
  * refused (NotImplemented: no MFA devices here). The choices where S3 is loose are in
  * docs/COMPATIBILITY.md, "Versioning".
  */
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ListVersionsResult, VersioningStatus } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
@@ -55,17 +56,17 @@ export async function PutBucketVersioning(s3: S3Context): Promise<Response> {
   return new Response(null);
 }
 
-function entriesXml(page: ListVersionsResult, enc: (s: string) => string): string[] {
+function entriesXml(page: ListVersionsResult, enc: (s: string) => string, owner: string): string[] {
   const entries = page.versions.map((v) => {
     const head = [el('Key', enc(v.key)), el('VersionId', v.versionId), el('IsLatest', v.isLatest), el('LastModified', v.lastModified)];
-    if (!v.object) return group('DeleteMarker', ...head, ownerXml());
+    if (!v.object) return group('DeleteMarker', ...head, ownerXml('Owner', owner));
     const { etag, size, checksum, storageClass } = v.object;
     return group(
       'Version',
       ...head,
       el('ETag', etag),
       el('Size', size),
-      ownerXml(),
+      ownerXml('Owner', owner),
       el('StorageClass', storageClass ?? 'STANDARD'),
       checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '',
     );
@@ -100,7 +101,7 @@ export async function ListObjectVersions(s3: S3Context): Promise<Response> {
       delimiter !== null ? el('Delimiter', enc(delimiter)) : '',
       el('IsTruncated', page.isTruncated),
       url ? el('EncodingType', 'url') : '',
-      ...entriesXml(page, enc),
+      ...entriesXml(page, enc, s3.bucketOwner ?? DEFAULT_ACCOUNT),
     ),
   );
 }

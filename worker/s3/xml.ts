@@ -3,12 +3,13 @@
  * ISO 8601 with milliseconds (S3's format), root elements in the S3 2006-03-01 namespace.
  * Parsing of request XML lives in xml-parse.ts.
  */
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { escapeXml } from '../model/errors.ts';
 
 export const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
-/** The owner reported in listings: the gateway has one account. */
-export const OWNER = { ID: 'shardgate', DisplayName: 'shardgate' };
+/** The owner reported for the default account (model/account.ts): its id is its display name too. */
+export const OWNER = { ID: DEFAULT_ACCOUNT, DisplayName: DEFAULT_ACCOUNT };
 
 type Leaf = string | number | boolean | Date | null | undefined;
 
@@ -24,8 +25,9 @@ export function group(name: string, ...children: string[]): string {
   return `<${name}>${children.join('')}</${name}>`;
 }
 
-export function ownerXml(name = 'Owner'): string {
-  return group(name, el('ID', OWNER.ID), el('DisplayName', OWNER.DisplayName));
+/** An owner element: the account's id, which is its display name too (default: the default account). */
+export function ownerXml(name = 'Owner', account: string = DEFAULT_ACCOUNT): string {
+  return group(name, el('ID', account), el('DisplayName', account));
 }
 
 export function xmlDocument(root: string, ...children: string[]): string {
