@@ -17,6 +17,7 @@ import {
   GetBucketAclCommand,
   GetBucketLoggingCommand,
   GetBucketPolicyCommand,
+  PutBucketLoggingCommand,
   GetObjectCommand,
   HeadBucketCommand,
   ListBucketsCommand,
@@ -32,6 +33,7 @@ import { sdk, type SignAs } from '../auth/mutation/bases.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
 import { gateApp } from '../support/gate-app.ts';
 import { parseConfig, s3Settings } from '../../worker/config/config.ts';
+import type { AuthResult } from '../../worker/s3/context.ts';
 
 const MAIN_BUCKET = 'main-bucket';
 const ALT = { accessKeyId: 'AKIDALTACCOUNT', secret: 'alt account secret' };
@@ -271,6 +273,36 @@ describe('a second isolate', () => {
   });
 });
 
+describe('server access logging', () => {
+  it("logs go only into a bucket of the source's account", async () => {
+    const g = await gateway();
+    await send(g, new CreateBucketCommand({ Bucket: 'alt-logs' }), AS_ALT);
+    await send(g, new CreateBucketCommand({ Bucket: 'main-logs' }));
+    const logTo = (bucket: string, target: string) =>
+      new PutBucketLoggingCommand({ Bucket: bucket, BucketLoggingStatus: { LoggingEnabled: { TargetBucket: target, TargetPrefix: 'log/' } } });
+    // Even with the target's policy letting the source's account write there.
+    const allowMain = policy({ Effect: 'Allow', Principal: { AWS: 'shardgate' }, Action: 's3:PutObject', Resource: 'arn:aws:s3:::alt-logs/*' });
+    expect((await send(g, new PutBucketPolicyCommand({ Bucket: 'alt-logs', Policy: allowMain }), AS_ALT)).status).toBe(204);
+    expect(await answer(g, logTo(MAIN_BUCKET, 'alt-logs'))).toEqual([400, 'InvalidTargetBucketForLogging']);
+    expect((await send(g, logTo(MAIN_BUCKET, 'main-logs'))).status).toBe(200);
+    await send(g, new CreateBucketCommand({ Bucket: 'alt-source' }), AS_ALT);
+    expect(await answer(g, logTo('alt-source', 'main-logs'), AS_ALT)).toEqual([400, 'InvalidTargetBucketForLogging']);
+    expect((await send(g, logTo('alt-source', 'alt-logs'), AS_ALT)).status).toBe(200);
+    expect((await g.store.config.getBucketLogging('alt-source'))?.owner).toBe('alt');
+  });
+
+  it("records are refused by a target that no longer belongs to the source's account", async () => {
+    const g = await gateway();
+    await send(g, new CreateBucketCommand({ Bucket: 'alt-logs' }), AS_ALT);
+    const group = { stem: 'log/', partitioned: null };
+    const lines = [{ at: Date.now(), line: 'a record\n' }];
+    await expect(g.catalog.appendAccessLog('alt-logs', group, lines, new Date(), 5000)).rejects.toMatchObject({ code: 'AccessDenied' });
+    await expect(g.catalog.appendAccessLog(MAIN_BUCKET, group, lines, new Date(), 5000, 'alt')).rejects.toMatchObject({ code: 'AccessDenied' });
+    expect((await g.catalog.appendAccessLog('alt-logs', group, lines, new Date(), 5000, 'alt')).dropped).toBe(0);
+    expect((await g.catalog.appendAccessLog(MAIN_BUCKET, group, lines, new Date(), 5000)).dropped).toBe(0);
+  });
+});
+
 describe('the config', () => {
   const base = { backends: [{ id: 'x', kind: 'memory', domain: 'x' }], policies: { p: { k: 1, m: 0 } }, defaultPolicy: 'p' };
   const withKeys = (...credentials: Record<string, unknown>[]) => parseConfig({ ...base, credentials });
@@ -281,6 +313,28 @@ describe('the config', () => {
     const two = withKeys({ accessKeyId: 'a', secretAccessKey: 's' }, { accessKeyId: 'b', secretAccessKey: 's', account: 'team-b' });
     expect(two.credentials[1]!.account).toBe('team-b');
     expect(s3Settings(two).otherAccounts).toBe(true);
+  });
+
+  it("gives a key of another account without a scope every S3 action but none of the operator's, and refuses admin in its scope", async () => {
+    const seen: AuthResult[] = [];
+    const g = gateApp(
+      (gate) => async (request, view, owner) => {
+        const r = await gate(request, view, owner);
+        seen.push(r);
+        return r;
+      },
+      CREDENTIALS,
+    );
+    await send(g, new ListBucketsCommand({}), AS_ALT);
+    await send(g, new ListBucketsCommand({}));
+    expect(seen.map((r) => [r.access?.account, r.access?.admin, r.access?.allowsBucket('delete', 'any')])).toEqual([
+      ['alt', false, true],
+      ['shardgate', true, true],
+    ]);
+    expect(() => withKeys({ accessKeyId: 'a', secretAccessKey: 's', account: 'team-b', scope: { buckets: ['*'], actions: ['admin'] } })).toThrow(
+      /a key of another account cannot have it/,
+    );
+    expect(() => withKeys({ accessKeyId: 'a', secretAccessKey: 's', scope: { buckets: ['*'], actions: ['admin'] } })).not.toThrow();
   });
 
   it('refuses an account id that could not be a principal or an owner id', () => {

@@ -12,6 +12,7 @@
  * TotalTime and TurnAroundTime are both the time to the response's headers (a streamed body goes
  * on after the record is made).
  */
+import { DEFAULT_ACCOUNT, ownerRow } from '../model/account.ts';
 import type { MiddlewareHandler } from 'hono';
 import { logGroup } from '../model/bucket-logging.ts';
 import { formatAccessLogRecord, type AccessLogFields } from '../model/access-log-record.ts';
@@ -43,7 +44,8 @@ export function accessLogging(delivery: AccessLogDelivery): MiddlewareHandler<Ap
       }
       const keepAlive = (p: Promise<unknown>) => c.var.scope.waitUntil(p);
       for (const { note, lines } of byTarget.values()) {
-        keepAlive(delivery.record(note.config.targetBucket, logGroup(note.config, note.bucket, note.region), lines, keepAlive));
+        const owner = ownerRow(note.config.owner ?? DEFAULT_ACCOUNT);
+        keepAlive(delivery.record(note.config.targetBucket, logGroup(note.config, note.bucket, note.region), lines, keepAlive, owner));
       }
     } catch (err) {
       console.error('shardgate: access log record not made', err); // a bug; the client's answer stands
@@ -100,12 +102,13 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
   const out: { note: LoggingNote; line: string }[] = [];
   const own = notes.logging.get(bucket);
   if (own) {
-    out.push({ note: own, line: formatAccessLogRecord(base) });
+    out.push({ note: own, line: formatAccessLogRecord({ ...base, owner: own.config.owner }) });
     for (const d of op === 'DeleteObjects' ? notes.deleted : []) {
       out.push({
         note: own,
         line: formatAccessLogRecord({
           ...base,
+          owner: own.config.owner,
           operation: DELETE_ENTRY_OPERATION,
           key: d.key,
           versionId: d.versionId,
@@ -129,6 +132,7 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
         note: theirs,
         line: formatAccessLogRecord({
           ...base,
+          owner: theirs.config.owner,
           bucket: source.bucket,
           operation: copySourceOperation(op),
           key: source.key,

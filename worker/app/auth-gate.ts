@@ -9,7 +9,7 @@
 import { verifyRequest } from '../auth/verify.ts';
 import { grantsOf } from '../config/config.ts';
 import { DEFAULT_ACCOUNT } from '../model/account.ts';
-import { Access, ANONYMOUS_ACCESS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
+import { Access, ANONYMOUS_ACCESS, S3_ACCESS_GRANTS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
 import { createHasher } from '../model/checksums.ts';
 import { verifyingBody } from '../auth/body-stream.ts';
 import { plainBodySteps } from '../auth/plain-body.ts';
@@ -36,7 +36,9 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
     if (scopes.has(c.accessKeyId)) throw new Error(`SHARDGATE_CONFIG: access key ${c.accessKeyId} is given twice in credentials`); // parseConfig refuses it first
     const grants = grantsOf(c);
     const account = c.account ?? DEFAULT_ACCOUNT;
-    scopes.set(c.accessKeyId, grants ? new Access(grants, account) : account === DEFAULT_ACCOUNT ? FULL_ACCESS : new Access(FULL_ACCESS.grants, account));
+    // A key of another account without a scope: every S3 action, never the operator's (the admin
+    // API is gateway-wide: every account's buckets); the config refuses `admin` in its scope.
+    scopes.set(c.accessKeyId, grants ? new Access(grants, account) : account === DEFAULT_ACCOUNT ? FULL_ACCESS : new Access(S3_ACCESS_GRANTS, account));
     const secret = c.secretAccessKey ?? env[c.secretAccessKeySecret!];
     if (typeof secret !== 'string' || !secret) {
       throw new Error(

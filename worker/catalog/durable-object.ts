@@ -1532,8 +1532,19 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    *
    * Access log records for the log objects this bucket receives (sql-access-log.ts).
    */
-  appendAccessLog(bucket: string, group: LogGroup, lines: { at: number; line: string }[], now: number, rollMs: number): Reply<AppendResult> {
-    return this.inBucket(bucket, () => new SqlAccessLog(this.sql).append(group, lines, now, rollMs));
+  appendAccessLog(
+    bucket: string,
+    group: LogGroup,
+    lines: { at: number; line: string }[],
+    now: number,
+    rollMs: number,
+    owner: string | null = null,
+  ): Reply<AppendResult> {
+    return this.inBucket(bucket, (o) => {
+      // The target must still belong to the logging source's account (model/account.ts ownerRow).
+      if (o.getState(OWNER_ROW) !== owner) throw new S3Error('AccessDenied', `bucket ${bucket} no longer belongs to the logging source's account`);
+      return new SqlAccessLog(this.sql).append(group, lines, now, rollMs);
+    });
   }
   /** A batch due for delivery (its claim expired, or its oldest record `rollMs` old), claimed; null when none. */
   takeAccessLog(bucket: string, now: number, rollMs: number): Reply<AccessLogBatch | null> {

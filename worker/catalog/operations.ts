@@ -348,13 +348,17 @@ export const OPERATIONS = {
   appendAccessLog: {
     port: 'BucketCatalog',
     to: 'root',
-    wire: (_, [target, group, lines, now, rollMs]: [target: string, group: LogGroup, lines: { at: number; line: string }[], now: Date, rollMs: number]) => [
-      target,
-      group,
-      lines,
-      now.getTime(),
-      rollMs,
-    ],
+    wire: (
+      _,
+      [target, group, lines, now, rollMs, owner]: [
+        target: string,
+        group: LogGroup,
+        lines: { at: number; line: string }[],
+        now: Date,
+        rollMs: number,
+        owner?: string | null,
+      ],
+    ) => [target, group, lines, now.getTime(), rollMs, owner ?? null],
   },
   takeAccessLog: {
     port: 'BucketCatalog',

@@ -190,7 +190,11 @@ const credential = z
     account: z.string().regex(ACCOUNT_ID, 'an account id: letters, digits, ".", "_" and "-", at most 64').optional(),
   })
   .strict()
-  .refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret');
+  .refine((c) => c.secretAccessKey || c.secretAccessKeySecret, 'give secretAccessKey or secretAccessKeySecret')
+  .refine(
+    (c) => c.account === undefined || c.account === DEFAULT_ACCOUNT || !(grantsOf(c) ?? []).some((g) => g.actions.includes('admin')),
+    "admin is the operator's (the admin API, metrics and status cover every account's buckets): a key of another account cannot have it",
+  );
 
 /** A configured key's scope as grants (one grant may be given bare); null: no scope given (every action). */
 export function grantsOf(c: { scope?: Grant | readonly Grant[] }): readonly Grant[] | null {

@@ -11,6 +11,8 @@
 
 export interface AccessLogFields {
   bucket: string;
+  /** The bucket's owning account (model/account.ts); absent: the default account. */
+  owner?: string;
   time: Date;
   remoteIp: string | null;
   requester: string | null;
@@ -61,7 +63,7 @@ export const logKey = (key: string) => encodeURIComponent(key).replace(/%2F/g, '
 
 export function formatAccessLogRecord(f: AccessLogFields): string {
   return [
-    ACCESS_LOG_OWNER,
+    f.owner ?? ACCESS_LOG_OWNER,
     bare(f.bucket),
     logTime(f.time),
     bare(f.remoteIp),

@@ -101,6 +101,9 @@ export class Access {
   }
 }
 
+/** Every S3 action on every bucket, none of the operator's: a key of another account without a scope (model/account.ts). */
+export const S3_ACCESS_GRANTS: readonly Grant[] = [{ buckets: ['*'], actions: ACTIONS.filter((a) => a !== 'admin') }];
+
 /** Every action on every bucket: a key without a scope, and the development key. */
 export const FULL_ACCESS = new Access([{ buckets: ['*'], actions: ACTIONS }]);
 

@@ -17,9 +17,16 @@ export interface BucketLogging {
   targetPrefix: string;
   /** null: SimplePrefix (the default). */
   partitioned: PartitionDateSource | null;
+  /**
+   * The account owning the source and the target when logging was set (model/account.ts; absent:
+   * the default account, as in every configuration stored before accounts). A record reaches the
+   * target only while the target still belongs to it (catalog appendAccessLog), so a target
+   * deleted and created again by another account receives nothing.
+   */
+  owner?: string;
 }
 
-/** The account id in partitioned keys and records: the gateway has one account (s3/xml.ts OWNER). */
+/** The account id in partitioned keys of a logging configuration without an owner: the default account (model/account.ts). */
 export const LOG_ACCOUNT = 'shardgate';
 
 /**
@@ -33,7 +40,7 @@ export interface LogGroup {
 }
 
 export function logGroup(config: BucketLogging, sourceBucket: string, region: string): LogGroup {
-  const stem = config.partitioned ? `${config.targetPrefix}${LOG_ACCOUNT}/${region}/${sourceBucket}/` : config.targetPrefix;
+  const stem = config.partitioned ? `${config.targetPrefix}${config.owner ?? LOG_ACCOUNT}/${region}/${sourceBucket}/` : config.targetPrefix;
   return { stem, partitioned: config.partitioned };
 }
 

@@ -18,6 +18,8 @@
  * default retention locks could never be removed by the target's owner). Delivery checks the
  * target's policy and lock again (upkeep/access-log.ts).
  */
+import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
+import { unfenced } from '../model/bucket-settings.ts';
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import type { BucketLogging, PartitionDateSource } from '../model/bucket-logging.ts';
 import { S3Error } from '../model/errors.ts';
@@ -87,6 +89,16 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
     auth: s3.auth,
   };
   if (await otherBucketDenies(s3.config, facts, config.targetBucket, ['s3:PutObject'], config.targetPrefix)) throw accessDenied();
+  // The source's own account's buckets only, as AWS requires of a log target (model/account.ts).
+  let targetOwner: string;
+  try {
+    targetOwner = bucketOwner((await unfenced(() => s3.config.fetchBucketSettings(config.targetBucket))).rows.owner);
+  } catch (err) {
+    if (err instanceof S3Error && err.code === 'NoSuchBucket') throw invalidTarget(config, 'The target bucket for logging does not exist');
+    throw err;
+  }
+  if (targetOwner !== (s3.bucketOwner ?? DEFAULT_ACCOUNT))
+    throw invalidTarget(config, "The target bucket for logging must belong to the source bucket's account");
   let lock;
   try {
     lock = await s3.config.getObjectLockConfiguration(config.targetBucket);
@@ -101,7 +113,8 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
 export async function PutBucketLogging(s3: S3Context): Promise<Response> {
   const config = parseBucketLoggingStatus(await readXmlBody(s3, { requireDigest: false }));
   if (config) await assertLoggingTarget(s3, config);
-  await s3.config.putBucketLogging(s3.bucket!, config);
+  const owner = s3.bucketOwner ?? DEFAULT_ACCOUNT;
+  await s3.config.putBucketLogging(s3.bucket!, config && owner !== DEFAULT_ACCOUNT ? { ...config, owner } : config);
   return new Response(null, { status: 200 });
 }
 

@@ -50,11 +50,20 @@ export class AccessLogDelivery {
     return this.d.rollMs;
   }
 
-  /** A request's records for `target`. Never throws; `keepAlive` keeps the timer's roll alive. */
-  async record(target: string, group: LogGroup, lines: { at: number; line: string }[], keepAlive: (p: Promise<unknown>) => void): Promise<void> {
+  /**
+   * A request's records for `target`, whose owner must still be `owner` (model/account.ts ownerRow:
+   * null for the default account). Never throws; `keepAlive` keeps the timer's roll alive.
+   */
+  async record(
+    target: string,
+    group: LogGroup,
+    lines: { at: number; line: string }[],
+    keepAlive: (p: Promise<unknown>) => void,
+    owner: string | null = null,
+  ): Promise<void> {
     await this.detach(keepAlive, async () => {
       try {
-        const r = await this.d.catalog.appendAccessLog(target, group, lines, new Date(), this.d.rollMs);
+        const r = await this.d.catalog.appendAccessLog(target, group, lines, new Date(), this.d.rollMs, owner);
         if (r.dropped)
           this.d.log({ msg: 'access log', level: 'warn', outcome: 'dropped', target, records: r.dropped, why: 'too many records waiting for delivery' });
         if (r.batch) await this.deliver(target, r.batch);
