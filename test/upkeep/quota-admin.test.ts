@@ -25,6 +25,13 @@ import { quotaCell } from '../../cli/commands/status.ts';
 
 const KEY = { accessKeyId: 'ops', secretAccessKey: 'ops-secret-for-tests' };
 const READER = { accessKeyId: 'reader', secretAccessKey: 'reader-secret-for-tests', scope: { buckets: ['bkt'], actions: ['list' as const, 'read' as const] } };
+/** A key of another account whose scope names bkt: still not shown another account's bucket's usage (worker/model/account.ts). */
+const STRANGER = {
+  accessKeyId: 'stranger',
+  secretAccessKey: 'stranger-secret-for-tests',
+  account: 'team-b',
+  scope: { buckets: ['bkt'], actions: ['list' as const] },
+};
 const PREFIXED = {
   accessKeyId: 'prefixed',
   secretAccessKey: 'prefixed-secret-for-tests',
@@ -38,7 +45,7 @@ describe('admin quota and usage', () => {
       backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain, prices: 'aws-s3-standard' })),
       policies: { ec: { k: 4, m: 2, blockSize: 65536, small: { threshold: 0 } } },
       defaultPolicy: 'ec',
-      credentials: [KEY, READER, PREFIXED],
+      credentials: [KEY, READER, PREFIXED, STRANGER],
     });
     const catalog = localCatalog({ garbageGraceMs: 0 });
     const meter = new TrafficMeter();
@@ -139,6 +146,7 @@ describe('admin quota and usage', () => {
       quotaUsed: { bytes: 50_010, objects: 3 },
     });
     expect(await usageAs(PREFIXED)).toMatchObject({ status: 403, body: { code: 'AccessDenied' } });
+    expect(await usageAs(STRANGER)).toMatchObject({ status: 403, body: { message: expect.stringContaining('another account') } });
     expect(await usageAs(null)).toMatchObject({ status: 403 });
     // A bucket with a policy: admin keys only (the route does not evaluate its Deny statements).
     await store.config.putBucketPolicy(

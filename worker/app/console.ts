@@ -32,7 +32,7 @@ export interface ConsoleDeps {
   /** The gateway's region: the page signs with it. */
   region: string;
   /** For `usage` (quota-routes.ts consoleUsageRoute); absent: no such route. */
-  catalog?: Pick<Catalog, 'bucketUsage' | 'getBucketPolicy'>;
+  catalog?: Pick<Catalog, 'bucketUsage' | 'getBucketSettings'>;
 }
 
 /** Only this origin, no inline code, no framing, no form posts, no referrer (a presigned URL on the page stays on the page). */

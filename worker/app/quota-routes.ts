@@ -10,6 +10,7 @@
  * A change is stored in the bucket's catalog before the answer (and copied to its partitions), and
  * every write checks it inside its own first catalog call: the next write, in any isolate, obeys it.
  */
+import { bucketOwner } from '../model/account.ts';
 import type { Hono } from 'hono';
 import type { Catalog } from '../catalog/ports.ts';
 import { checkedQuota, type BucketQuota } from '../catalog/quota.ts';
@@ -104,10 +105,11 @@ export interface ReadOnlyUsage {
  * quota, read-only, for a key signed with a SigV4 Authorization header whose scope has the list
  * action on the whole bucket (it could count all of it by listing its versions and uploads
  * anyway). A key scoped to prefixes is refused (the figures are the whole bucket's), and so is
- * every key but an admin's when the bucket has a policy: its Deny statements are evaluated by the
- * S3 gate for S3 operations, and this is none, so the route does not guess what they would say.
+ * every key but an admin's when the bucket has a policy (its statements are evaluated by the S3
+ * gate for S3 operations, and this is none, so the route does not guess what they would say) or
+ * belongs to another account than the key's (model/account.ts).
  */
-export function consoleUsageRoute(deps: { authenticate: Authenticate; catalog: Pick<Catalog, 'bucketUsage' | 'getBucketPolicy'> }) {
+export function consoleUsageRoute(deps: { authenticate: Authenticate; catalog: Pick<Catalog, 'bucketUsage' | 'getBucketSettings'> }) {
   return async (c: Context<AppEnv>) => {
     const request = c.req.raw;
     if (!/^AWS4-HMAC-SHA256 /.test(request.headers.get('authorization') ?? ''))
@@ -118,8 +120,12 @@ export function consoleUsageRoute(deps: { authenticate: Authenticate; catalog: P
     const bucket = bucketParam(view.query, 'usage');
     if (!auth.access.allowsBucket('list', bucket))
       throw new S3Error('AccessDenied', "a bucket's usage is shown to keys that may list the whole bucket (or to admin keys, in the admin API)");
-    if (!auth.access.admin && (await deps.catalog.getBucketPolicy(bucket)) !== null)
-      throw new S3Error('AccessDenied', 'this bucket has a bucket policy: its usage is shown to admin keys only');
+    if (!auth.access.admin) {
+      const settings = await deps.catalog.getBucketSettings(bucket);
+      // Another account's bucket (model/account.ts): only its policy could let the key in, and this route does not evaluate one.
+      if (bucketOwner(settings.rows.owner) !== auth.access.account) throw new S3Error('AccessDenied', "another account's bucket: its usage is not shown");
+      if (settings.rows.policy !== null) throw new S3Error('AccessDenied', 'this bucket has a bucket policy: its usage is shown to admin keys only');
+    }
     const u = await deps.catalog.bucketUsage(bucket);
     const out: ReadOnlyUsage = {
       bucket,
