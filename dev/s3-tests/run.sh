@@ -18,11 +18,13 @@ port=${PORT:-8812}; state=${STATE:-$(mktemp -d /tmp/shardgate-s3tests-XXXXXX)}
 sed -e "s/@PORT@/$port/" -e "s/@LC_DAY@/${LC_DAY_SECONDS:-10}/" "$here/s3tests.conf" > "$out.conf"
 cd "$root"
 # npm start's config (SHARDGATE_CONFIG from the environment, else wrangler.toml's) with the suite's
-# [s3 alt] user as a key of a second account, "alt" (s3tests.conf).
+# [s3 alt] user as a key of a second account, "alt" (s3tests.conf), and unsigned requests judged
+# by bucket policies as AWS judges them (allowAnonymous "policy"; npm start refuses them).
 SHARDGATE_CONFIG=$(node --import tsx -e "
   import('./dev/dev-config.ts').then((m) => {
     const c = JSON.parse(m.devConfigSource(process.env));
     c.credentials.push({ accessKeyId: 'shardgate-alt', secretAccessKey: 'shardgate-alt-secret', account: 'alt' });
+    c.allowAnonymous = 'policy';
     console.log(JSON.stringify(c));
   });") || exit 1
 export SHARDGATE_CONFIG

@@ -273,6 +273,57 @@ describe('a second isolate', () => {
   });
 });
 
+describe('allowAnonymous "policy": unsigned requests are strangers to every bucket', () => {
+  async function publicGateway() {
+    const g = gateApp(undefined, CREDENTIALS, undefined, 'policy');
+    await g.store.createBucket(MAIN_BUCKET, { region: 'us-east-1' });
+    await g.store.putObject(MAIN_BUCKET, 'public/a', new Response('public body').body!, {
+      contentLength: 11,
+      contentMD5: null,
+      metadata: { user: {} },
+      checksum: null,
+      conditions: {},
+    });
+    return g;
+  }
+  const unsigned = (g: Gateway, method: string, path: string, body?: string) =>
+    g.send(new Request(`http://gw.test${path}`, { method, ...(body === undefined ? {} : { body }) }));
+
+  it('reach only what a policy Allows everyone; never list or create buckets, nor read a policy', async () => {
+    const g = await publicGateway();
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}/public/a`)).status).toBe(403);
+    expect((await unsigned(g, 'GET', '/')).status).toBe(403);
+    expect((await unsigned(g, 'PUT', '/made-by-nobody')).status).toBe(403);
+    expect((await g.store.listBuckets()).map((b) => b.name)).toEqual([MAIN_BUCKET]);
+    // A policy naming an account does not name anonymous callers.
+    await putPolicy(
+      g,
+      policy({ Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::alt:root' }, Action: 's3:GetObject', Resource: `arn:aws:s3:::${MAIN_BUCKET}/*` }),
+    );
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}/public/a`)).status).toBe(403);
+    await putPolicy(g, policy({ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${MAIN_BUCKET}/public/*` }));
+    const read = await unsigned(g, 'GET', `/${MAIN_BUCKET}/public/a`);
+    expect([read.status, await read.text()]).toEqual([200, 'public body']);
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}/private/b`)).status).toBe(403);
+    expect((await unsigned(g, 'PUT', `/${MAIN_BUCKET}/public/planted`, 'x')).status).toBe(403);
+    expect(await exists(g, MAIN_BUCKET, 'public/planted')).toBe(false);
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}?list-type=2`)).status).toBe(403);
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}?policy`)).status).toBe(403);
+    // RestrictPublicBuckets closes it again.
+    expect(
+      (await send(g, new PutPublicAccessBlockCommand({ Bucket: MAIN_BUCKET, PublicAccessBlockConfiguration: { RestrictPublicBuckets: true } }))).status,
+    ).toBe(200);
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}/public/a`)).status).toBe(403);
+  });
+
+  it('a gateway without it refuses unsigned requests whatever the policy', async () => {
+    const g = gateApp(undefined, CREDENTIALS);
+    await g.store.createBucket(MAIN_BUCKET, { region: 'us-east-1' });
+    await putPolicy(g, policy({ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${MAIN_BUCKET}/*` }));
+    expect((await unsigned(g, 'GET', `/${MAIN_BUCKET}/anything`)).status).toBe(403);
+  });
+});
+
 describe('server access logging', () => {
   it("logs go only into a bucket of the source's account", async () => {
     const g = await gateway();

@@ -23,19 +23,21 @@ export const GATE_REGION = 'us-east-1';
  * replace the one all-powerful test key (each with its scope, worker/model/access.ts, and account,
  * worker/model/account.ts); `isolateOf`:
  * another gateway whose catalog instances and backends this one shares, as a second isolate of
- * one deployment does (its own DurableCatalog, so its own view of the buckets' settings).
+ * one deployment does (its own DurableCatalog, so its own view of the buckets' settings);
+ * `allowAnonymous`: the config's (unsigned requests refused by default).
  */
 export function gateApp(
   observe: (gate: Authenticate) => Authenticate = (gate) => gate,
   credentials: GateConfig['credentials'] = [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }],
   isolateOf?: { catalog: { namespace: LocalCatalogNamespace }; backends: Backend[] },
+  allowAnonymous: GateConfig['allowAnonymous'] = false,
 ) {
   const catalog = localCatalog({}, isolateOf?.catalog.namespace);
   const parts = {
     ...memoryEcStore(catalog, { maxObjectSize: 1024 * 1024, maxPartSize: 1024 * 1024, ...(isolateOf ? { backends: isolateOf.backends } : {}) }),
     catalog,
   };
-  const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous: false, region: GATE_REGION }, {}));
+  const authenticate = observe(makeAuthenticate({ credentials, allowAnonymous, region: GATE_REGION }, {}));
   const admin = createAdmin({
     authenticate,
     catalog: parts.catalog,
@@ -54,7 +56,7 @@ export function gateApp(
     errorDrainBytes: 1024 * 1024,
     otherAccounts: credentials.some((c) => c.account !== undefined && c.account !== DEFAULT_ACCOUNT),
   });
-  const postForm = makePostFormGate({ credentials, allowAnonymous: false, region: GATE_REGION }, {});
+  const postForm = makePostFormGate({ credentials, allowAnonymous, region: GATE_REGION }, {});
   const app = createApp({ store: parts.store, config: parts.store.config, authenticate, postForm, settings, admin });
   const send = async (request: Request): Promise<Response> => app.fetch(request);
   return { ...parts, app, send };

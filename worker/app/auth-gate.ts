@@ -9,7 +9,7 @@
 import { verifyRequest } from '../auth/verify.ts';
 import { grantsOf } from '../config/config.ts';
 import { DEFAULT_ACCOUNT } from '../model/account.ts';
-import { Access, ANONYMOUS_ACCESS, S3_ACCESS_GRANTS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
+import { Access, ANONYMOUS_ACCESS, POLICY_ANONYMOUS_ACCESS, S3_ACCESS_GRANTS, FULL_ACCESS, NO_ACCESS, type Grant } from '../model/access.ts';
 import { createHasher } from '../model/checksums.ts';
 import { verifyingBody } from '../auth/body-stream.ts';
 import { plainBodySteps } from '../auth/plain-body.ts';
@@ -19,7 +19,8 @@ import type { Authenticate, PostFormGate } from '../s3/context.ts';
 export interface GateConfig {
   /** Each key with its scope (absent: every action, FULL_ACCESS). */
   credentials: { accessKeyId: string; secretAccessKey?: string; secretAccessKeySecret?: string; scope?: Grant | readonly Grant[]; account?: string }[];
-  allowAnonymous: boolean;
+  /** true: ANONYMOUS_ACCESS (everything); "policy": POLICY_ANONYMOUS_ACCESS (what bucket policies allow everyone). */
+  allowAnonymous: boolean | 'policy';
   /** The gateway's region: the only one a SigV4 credential scope may name. */
   region: string;
   /** A body idle this long fails with RequestTimeout (default 20). */
@@ -30,6 +31,7 @@ export interface GateConfig {
 
 /** Each configured key's secret and scope. */
 function keyTable(config: GateConfig, env: Record<string, unknown>) {
+  const anonymous = config.allowAnonymous === 'policy' ? POLICY_ANONYMOUS_ACCESS : ANONYMOUS_ACCESS;
   const credentials = new Map<string, string>();
   const scopes = new Map<string, Access>();
   for (const c of config.credentials) {
@@ -47,16 +49,16 @@ function keyTable(config: GateConfig, env: Record<string, unknown>) {
     }
     credentials.set(c.accessKeyId, secret);
   }
-  return { credentials, scopes };
+  return { credentials, scopes, anonymous };
 }
 
 export function makeAuthenticate(config: GateConfig, env: Record<string, unknown>): Authenticate {
-  const { credentials, scopes } = keyTable(config, env);
+  const { credentials, scopes, anonymous } = keyTable(config, env);
   const options = {
     credentials,
     createHasher,
     verifyChecksum: false,
-    allowAnonymous: config.allowAnonymous,
+    allowAnonymous: config.allowAnonymous !== false,
     region: config.region,
     clientIdleMs: (config.clientIdleSeconds ?? 20) * 1000,
   };
@@ -70,7 +72,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
       checksum: v.checksum?.location === 'trailer' ? { algorithm: v.checksum.algorithm, expected: v.checksum.declared } : undefined,
       accessKeyId: v.accessKeyId ?? undefined,
       signature: v.authType === 'anonymous' ? undefined : v.authType,
-      access: v.accessKeyId === null ? ANONYMOUS_ACCESS : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
+      access: v.accessKeyId === null ? anonymous : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
     };
   };
 }
@@ -82,7 +84,7 @@ export function makeAuthenticate(config: GateConfig, env: Record<string, unknown
  * a client gone mid-body IncompleteBody).
  */
 export function makePostFormGate(config: GateConfig, env: Record<string, unknown>): PostFormGate {
-  const { credentials, scopes } = keyTable(config, env);
+  const { credentials, scopes, anonymous } = keyTable(config, env);
   const idleMs = (config.clientIdleSeconds ?? 20) * 1000;
   return {
     body(request) {
@@ -93,11 +95,11 @@ export function makePostFormGate(config: GateConfig, env: Record<string, unknown
       return verifyingBody(request.body, step, finish, idleMs, undefined, contentLength);
     },
     async verify(fields) {
-      const v = await verifyPostForm(fields, { credentials, region: config.region, allowAnonymous: config.allowAnonymous });
+      const v = await verifyPostForm(fields, { credentials, region: config.region, allowAnonymous: config.allowAnonymous !== false });
       return {
         accessKeyId: v.accessKeyId ?? undefined,
         signature: v.authType === 'anonymous' ? undefined : v.authType,
-        access: v.accessKeyId === null ? ANONYMOUS_ACCESS : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
+        access: v.accessKeyId === null ? anonymous : (scopes.get(v.accessKeyId) ?? NO_ACCESS),
         lengthRange: v.lengthRange,
       };
     },

@@ -509,7 +509,13 @@ export const configSchema = z
       )
       .default({}),
     credentials: z.array(credential).default([]),
-    allowAnonymous: z.boolean().default(false),
+    /**
+     * Unsigned requests. false: refused (AccessDenied). "policy": a stranger to every bucket
+     * (model/account.ts): let in only where a bucket's policy Allows everyone ("*") the action,
+     * as AWS serves a public bucket (RestrictPublicBuckets and a Deny still refuse). true: every
+     * S3 action on every bucket, narrowed only by Deny statements (a gateway that is all public).
+     */
+    allowAnonymous: z.union([z.boolean(), z.literal('policy')]).default(false),
     /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */
     readHedgeMs: z.number().int().min(0).default(1000),
     /**

@@ -131,8 +131,10 @@ export function reviewDeployment(config: GatewayConfig, env: Record<string, unkn
     refusals.push(
       'no access key is configured: add "credentials": [{ "accessKeyId": "...", "secretAccessKeySecret": "NAME" }] and run `wrangler secret put NAME`.',
     );
-  if (config.allowAnonymous)
+  if (config.allowAnonymous === true)
     warnings.push(`allowAnonymous is true: anyone can read and write every bucket without a key${usable ? '' : ' (and no access key is configured)'}.`);
+  if (config.allowAnonymous === 'policy' && !usable)
+    warnings.push('allowAnonymous is "policy" and no access key is configured: no one can create a bucket or write a policy that lets anyone in.');
 
   for (const b of config.backends) {
     const who = `backend ${b.id}`;

@@ -28,7 +28,7 @@
  * s3/policy-gate.ts) adds those per bucket, as Deny statements that narrow a scope, never widen it.
  */
 
-import { DEFAULT_ACCOUNT } from './account.ts';
+import { DEFAULT_ACCOUNT, STRANGER } from './account.ts';
 import { glob } from './glob.ts';
 
 export const ACTIONS = ['read', 'list', 'write', 'delete', 'admin', 'legal-hold', 'retention', 'bypass-governance'] as const;
@@ -110,6 +110,12 @@ export const FULL_ACCESS = new Access([{ buckets: ['*'], actions: ACTIONS }]);
 /** Anonymous requests (allowAnonymous): every S3 action, never the operator's, and never a
  *  governance bypass (as before issue 37). */
 export const ANONYMOUS_ACCESS = new Access([{ buckets: ['*'], actions: ['read', 'list', 'write', 'delete', 'legal-hold', 'retention'] }], null);
+
+/**
+ * Anonymous requests of `allowAnonymous: "policy"`: the scope of ANONYMOUS_ACCESS, in no account a
+ * bucket can have (model/account.ts STRANGER), so every bucket's policy must Allow each request.
+ */
+export const POLICY_ANONYMOUS_ACCESS = new Access(ANONYMOUS_ACCESS.grants, STRANGER);
 
 /** Nothing at all (fails closed where a scope is missing). */
 export const NO_ACCESS = new Access([], null);

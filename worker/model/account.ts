@@ -22,6 +22,12 @@ export const OWNER_ROW = 'owner';
 /** The gateway's own account: keys configured without one, buckets without an owner row. */
 export const DEFAULT_ACCOUNT = 'shardgate';
 
+/**
+ * The account of anonymous requests let in by bucket policies (config `allowAnonymous: "policy"`):
+ * not an id ACCOUNT_ID accepts, so no bucket is ever its own and no principal but "*" names it.
+ */
+export const STRANGER = '-anonymous';
+
 /** What an account id may be: letters, digits, `.`, `_`, `-`; 1-64, starting with a letter or digit. */
 export const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 

@@ -9,8 +9,9 @@
  *   IgnorePublicAcls      nothing to ignore: no ACL here ever grants anything (acl.ts);
  *   BlockPublicPolicy     PutBucketPolicy of a public policy (policy-eval.ts policyIsPublic) is 403
  *                         AccessDenied, checked in the catalog's transaction that stores it;
- *   RestrictPublicBuckets anonymous requests (allowAnonymous, the gateway's one public grant) are
- *                         403 AccessDenied on the bucket; signed ones are the account's own.
+ *   RestrictPublicBuckets anonymous requests (allowAnonymous) are 403 AccessDenied on the
+ *                         bucket, and a public policy lets no other account's key in
+ *                         (model/account.ts); the owner's account's keys pass.
  * Spec: S3 API reference, PublicAccessBlockConfiguration; S3 User Guide, "Blocking public access
  * to your Amazon S3 storage", "The meaning of public" (an ACL is public when it grants anything to
  * the AllUsers or AuthenticatedUsers group).

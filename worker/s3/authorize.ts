@@ -12,6 +12,7 @@
  * Refusals are AccessDenied with AWS's message; they never say what the scope is.
  */
 import type { Access, Action } from '../model/access.ts';
+import { STRANGER } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import { readCopySource } from './copy.ts';
 import { hasDeleteConditionHeaders } from './delete-conditions.ts';
@@ -114,6 +115,8 @@ export function lockHeaderActions(op: S3Operation, headers: Headers): ('retentio
 
 /** Throws AccessDenied unless `access` allows `op` on `addr` (and its copy source, from `headers`). */
 export function authorize(op: S3Operation, addr: S3Address, headers: Headers, access: Access): void {
+  // An anonymous caller let in by bucket policies (model/account.ts STRANGER) has no buckets of its own to list or make.
+  if (access.account === STRANGER && (op === 'ListBuckets' || op === 'CreateBucket')) throw accessDenied();
   const need = NEEDS[op];
   if (need === 'any-signer') return;
   const bucket = addr.bucket!;

@@ -56,7 +56,7 @@ import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 type SettingsSource = Pick<BucketConfigStore, 'bucketSettings' | 'fetchBucketSettings'>;
 import type { ConditionContext } from '../model/policy-conditions.ts';
 import { policyAllows, policyDenies, policyIsPublic, policyMentions } from '../model/policy-eval.ts';
-import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
+import { bucketOwner, DEFAULT_ACCOUNT, STRANGER } from '../model/account.ts';
 import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
@@ -284,9 +284,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     return this.f.auth.accessKeyId ?? null;
   }
 
-  /** The signer's account (null: anonymous, judged by the gateway's anonymous access as before accounts). */
+  /** The signer's account; STRANGER for anonymous requests of `allowAnonymous: "policy"`; null for
+   *  those of `allowAnonymous: true`, judged by that gateway-wide access as before accounts. */
   private get account(): string | null {
-    return this.f.auth.accessKeyId === undefined ? null : (this.f.auth.access?.account ?? null);
+    return this.f.auth.access?.account ?? null;
   }
 
   /** The addressed bucket's owner as last checked (model/account.ts). */
@@ -309,7 +310,8 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
       this.foreign = foreign;
     }
     if (this.actions === null) {
-      // The policy operations are the bucket owner's alone: AWS answers any other account 405.
+      // The policy operations are the bucket owner's alone: AWS answers any other account 405 (an anonymous caller 403).
+      if (foreign && bucket === this.bucket && account === STRANGER) throw accessDenied();
       if (foreign && bucket === this.bucket)
         throw new S3Error('MethodNotAllowed', 'The bucket policy of another account can be read or changed only by that account.');
       this.stamps.set(bucket, settings.stamp);
