@@ -219,6 +219,34 @@ describe('SSE-KMS writes and reads', () => {
     });
   });
 
+  it('a write in an isolate that has not seen a changed default encryption is refused (503 SlowDown) before anything is stored; its retry takes the new default', async () => {
+    const { g, send } = await setup();
+    const other = client(gateApp(undefined, undefined, { catalog: g.catalog as never, backends: g.backends }));
+    // The other isolate sees the bucket without a default (SSE-S3), as a PUT there stores it.
+    expect(kmsHeaders(await other.send(new PutObjectCommand({ Bucket: B, Key: 'before', Body: SMALL })))).toEqual(['AES256', null]);
+    const rule = new PutBucketEncryptionCommand({
+      Bucket: B,
+      ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: ARN('testkey-2') } }] },
+    });
+    expect((await send(rule)).status).toBe(200);
+    for (const [key, body] of [
+      ['small', SMALL],
+      ['large', LARGE],
+    ] as const) {
+      const first = await other.send(new PutObjectCommand({ Bucket: B, Key: key, Body: body }));
+      expect([first.status, first.code], key).toEqual([503, 'SlowDown']);
+      expect((await send(new HeadObjectCommand({ Bucket: B, Key: key }))).status, key).toBe(404);
+      const retry = await other.send(new PutObjectCommand({ Bucket: B, Key: key, Body: body }));
+      expect(kmsHeaders(retry), key).toEqual(['aws:kms', ARN('testkey-2')]);
+      await other.send(new DeleteBucketEncryptionCommand({ Bucket: B })); // back to no default, seen by the other isolate
+      expect((await send(rule)).status).toBe(200);
+    }
+    // The other isolate's view has no default again while the bucket has one: a write naming its
+    // own encryption is not refused.
+    const named = await other.send(new PutObjectCommand({ Bucket: B, Key: 'named', Body: SMALL, ServerSideEncryption: 'AES256' }));
+    expect(kmsHeaders(named)).toEqual(['AES256', null]);
+  });
+
   it("a bucket's default encryption with a KMS key applies to writes that name none, with its bucket key flag; an unknown key is refused; a delete goes back to SSE-S3", async () => {
     const { send } = await setup();
     const rule = (algorithm: 'aws:kms' | 'AES256', keyId?: string) =>

@@ -221,6 +221,15 @@ async function existingTags(store: ObjectStore, addr: S3Address): Promise<Map<st
 
 const arn = (bucket: string, key: string | null) => `arn:aws:s3:::${bucket}${key === null ? '' : `/${key}`}`;
 
+/** The writes whose encryption, when the request names none, is the bucket's default (SSE-S3, SSE-KMS or SSE-C headers name one). */
+function takesDefaultEncryption(op: S3Operation, headers: Headers): boolean {
+  return (
+    (op === 'PutObject' || op === 'CopyObject' || op === 'CreateMultipartUpload') &&
+    !headers.has('x-amz-server-side-encryption') &&
+    !headers.has('x-amz-server-side-encryption-customer-algorithm')
+  );
+}
+
 /** What the gate hands on: the check for DeleteObjects' entries, the bucket's owning account, and the handler run under the fence. */
 export interface PolicyGate {
   check: PolicyCheck;
@@ -349,8 +358,20 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   }
 
   changed(bucket: string, settings: BucketSettings): Promise<void> {
+    // A write taking the bucket's default encryption chose it from the settings it was checked
+    // against (engine/ec-store.ts writeSse reads this isolate's view): a different default now
+    // means its units are sealed as the bucket no longer asks. Refused before the catalog acts
+    // (503 SlowDown: clients retry, and the retry takes the new default).
+    if (bucket === this.bucket && this.defaultEncryption !== undefined && settings.rows.encryption !== this.defaultEncryption)
+      throw new S3Error('SlowDown', "The bucket's default encryption changed while this write was under way; retry it.");
     return unfenced(() => this.check(bucket, settings));
   }
+
+  /**
+   * The default encryption (the settings row) a write that names no encryption was checked
+   * against, once the gate has passed it; undefined for any other request.
+   */
+  defaultEncryption: string | null | undefined = undefined;
 
   deniesObject(actions: readonly string[], key: string): boolean {
     if (this.policy === null) return this.foreign;
@@ -394,6 +415,7 @@ export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSo
       await request.check(bucket, await storedSettings(config, bucket));
     }
   }
+  if (takesDefaultEncryption(op, f.headers)) request.defaultEncryption = config.bucketSettings(addr.bucket!).rows.encryption;
   return {
     check: request,
     get owner() {
