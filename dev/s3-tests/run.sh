@@ -9,7 +9,9 @@
 # The checkout needs list-versions.patch (the teardown aborts multipart uploads left behind, which
 # shardgate's DeleteBucket refuses to leave, and lists keys where ListObjectVersions is
 # NotImplemented, as before issue 25: without it one leftover fails every later test's setup) and Python with boto3, pytest and pytest-timeout (Debian: python3-boto3
-# python3-pytest python3-pytest-timeout). PORT (default 8812), STATE (a temp dir), PYTHON and PYTEST_TIMEOUT
+# python3-pytest python3-pytest-timeout, and the suite's own requirements: python3-munch python3-gevent
+# python3-isodate python3-tz python3-httplib2 python3-lxml; docs/COMPATIBILITY.md says how the runs of
+# 2026-12-06 put Debian's next to a current botocore). PORT (default 8812), STATE (a temp dir), PYTHON and PYTEST_TIMEOUT
 # (seconds per test, default 180: the suite's test_lifecycle_noncur_transition sleeps 14 lifecycle days, 140 s) may be set.
 set -u
 suite=$(cd "$1" && pwd); out=$2; shift 2
