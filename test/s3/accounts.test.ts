@@ -8,6 +8,7 @@
  * and ACLs are the bucket's account; a second isolate with an old view of a bucket name another
  * account took since refuses what the new owner did not allow.
  */
+import { storeText } from '../support/memory-store.ts';
 import {
   CopyObjectCommand,
   CreateBucketCommand,
@@ -59,13 +60,7 @@ async function gateway(isolateOf?: Parameters<typeof gateApp>[2]): Promise<Gatew
   if (isolateOf) return g;
   await g.store.createBucket(MAIN_BUCKET, { region: 'us-east-1' });
   for (const key of ['public/a', 'private/b']) {
-    await g.store.putObject(MAIN_BUCKET, key, new Response(`body of ${key}`).body!, {
-      contentLength: `body of ${key}`.length,
-      contentMD5: null,
-      metadata: { user: {} },
-      checksum: null,
-      conditions: {},
-    });
+    await storeText(g.store, MAIN_BUCKET, key, `body of ${key}`);
   }
   return g;
 }
@@ -277,13 +272,7 @@ describe('allowAnonymous "policy": unsigned requests are strangers to every buck
   async function publicGateway() {
     const g = gateApp(undefined, CREDENTIALS, undefined, 'policy');
     await g.store.createBucket(MAIN_BUCKET, { region: 'us-east-1' });
-    await g.store.putObject(MAIN_BUCKET, 'public/a', new Response('public body').body!, {
-      contentLength: 11,
-      contentMD5: null,
-      metadata: { user: {} },
-      checksum: null,
-      conditions: {},
-    });
+    await storeText(g.store, MAIN_BUCKET, 'public/a', 'public body');
     return g;
   }
   const unsigned = (g: Gateway, method: string, path: string, body?: string) =>

@@ -7,6 +7,7 @@
  * operations never locked out; an Allow never widening a key's scope; who may manage a policy.
  * Then the public access block (the second half of the file).
  */
+import { storeText } from '../support/memory-store.ts';
 import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
@@ -51,13 +52,7 @@ async function scopedGateway() {
     ['obj', 'object body'],
     ['dir/obj.txt', 'nested object'],
   ] as const) {
-    await g.store.putObject(BUCKET, key, new Response(text).body!, {
-      contentLength: text.length,
-      contentMD5: null,
-      metadata: { user: {} },
-      checksum: null,
-      conditions: {},
-    });
+    await storeText(g.store, BUCKET, key, text);
   }
   return g;
 }
@@ -338,13 +333,7 @@ async function pabGateway(isolateOf?: Parameters<typeof gateApp>[2]) {
   const g = gateApp(withAnonymous, undefined, isolateOf);
   if (!isolateOf) {
     await g.store.createBucket(BUCKET, { region: 'us-east-1' });
-    await g.store.putObject(BUCKET, 'obj', new Response('object body').body!, {
-      contentLength: 11,
-      contentMD5: null,
-      metadata: { user: {} },
-      checksum: null,
-      conditions: {},
-    });
+    await storeText(g.store, BUCKET, 'obj', 'object body');
   }
   return g;
 }

@@ -14,6 +14,7 @@
  *   against the stored policy before it is answered);
  * - the catalog's fenced call: a stale stamp does nothing and answers the settings.
  */
+import { storeText } from '../support/memory-store.ts';
 import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
@@ -47,13 +48,7 @@ async function twoIsolates() {
   const b = gateApp(undefined, undefined, a);
   await a.store.createBucket(BUCKET, { region: 'us-east-1' });
   await a.store.createBucket(OTHER, { region: 'us-east-1' });
-  await a.store.putObject(BUCKET, 'obj', new Response('object body').body!, {
-    contentLength: 11,
-    contentMD5: null,
-    metadata: { user: {} },
-    checksum: null,
-    conditions: {},
-  });
+  await storeText(a.store, BUCKET, 'obj', 'object body');
   return { a, b };
 }
 

@@ -56,3 +56,15 @@ export function testS3Settings(overrides: Partial<S3Settings> = {}): S3Settings 
     ...overrides,
   };
 }
+
+/** Stores `text` as `key` of `bucket` through the store (no checksum, no metadata, no conditions): a test's fixture object. */
+export async function storeText(store: Pick<EcStore, 'putObject'>, bucket: string, key: string, text: string): Promise<void> {
+  const body = new TextEncoder().encode(text);
+  await store.putObject(bucket, key, new Response(body).body!, {
+    contentLength: body.length,
+    contentMD5: null,
+    metadata: { user: {} },
+    checksum: null,
+    conditions: {},
+  });
+}

@@ -5,6 +5,7 @@
  * holds bucket fz with objects obj and dir/obj.txt, and uploads mpu and dir/mpu with a part each,
  * and an empty bucket fz-own.
  */
+import { storeText } from '../../support/memory-store.ts';
 import type { Grant } from '../../../worker/model/access.ts';
 import { gateApp } from '../../support/gate-app.ts';
 import { BUCKET } from './bases.ts';
@@ -80,13 +81,7 @@ export async function scopedGateway() {
     ['obj', 'object body'],
     ['dir/obj.txt', 'nested object'],
   ]) {
-    await g.store.putObject(BUCKET, key, new Response(text).body!, {
-      contentLength: text.length,
-      contentMD5: null,
-      metadata: { user: {} },
-      checksum: null,
-      conditions: {},
-    });
+    await storeText(g.store, BUCKET, key, text);
   }
   const part = async (key: string, uploadId: string) =>
     (await g.store.uploadPart(BUCKET, key, uploadId, 1, new Response('part one').body!, { contentLength: 8, contentMD5: null, checksum: null })).etag;
