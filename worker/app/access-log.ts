@@ -12,7 +12,7 @@
  * TotalTime and TurnAroundTime are both the time to the response's headers (a streamed body goes
  * on after the record is made).
  */
-import { DEFAULT_ACCOUNT, ownerRow } from '../model/account.ts';
+import { ownerRow } from '../model/account.ts';
 import type { MiddlewareHandler } from 'hono';
 import { logGroup } from '../model/bucket-logging.ts';
 import { formatAccessLogRecord, type AccessLogFields } from '../model/access-log-record.ts';
@@ -44,8 +44,7 @@ export function accessLogging(delivery: AccessLogDelivery): MiddlewareHandler<Ap
       }
       const keepAlive = (p: Promise<unknown>) => c.var.scope.waitUntil(p);
       for (const { note, lines } of byTarget.values()) {
-        const owner = ownerRow(note.config.owner ?? DEFAULT_ACCOUNT);
-        keepAlive(delivery.record(note.config.targetBucket, logGroup(note.config, note.bucket, note.region), lines, keepAlive, owner));
+        keepAlive(delivery.record(note.config.targetBucket, logGroup(note.config, note.bucket, note.region), lines, keepAlive, ownerRow(note.config.owner)));
       }
     } catch (err) {
       console.error('shardgate: access log record not made', err); // a bug; the client's answer stands

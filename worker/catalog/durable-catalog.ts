@@ -29,7 +29,7 @@ import { sumHealth } from './health-sum.ts';
 import { sumUsage, type BucketUsage } from './quota.ts';
 import { rebalanceQuota } from './quota-set.ts';
 import { NO_SETTINGS, requestFence, type BucketSettings } from '../model/bucket-settings.ts';
-import { DEFAULT_ACCOUNT, ownerRow } from '../model/account.ts';
+import { ownerRow } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import { errorMessage } from '../model/error-message.ts';
 import type { CatalogObject } from './durable-object.ts';
@@ -418,7 +418,7 @@ export class DurableCatalog {
   async insertBucket(bucket: string, region: string, options: { objectLock?: boolean; owner?: string } = {}): Promise<void> {
     const created = Date.now();
     unwrap((await this.send('registerBucket', [bucket, region, created])) as Reply<void>);
-    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false, ownerRow(options.owner ?? DEFAULT_ACCOUNT)]);
+    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false, ownerRow(options.owner)]);
   }
 
   /**

@@ -36,7 +36,7 @@ export function bucketOwner(row: string | null): string {
   return row ?? DEFAULT_ACCOUNT;
 }
 
-/** The `owner` row a bucket created by `account` stores (null for the default account: no row). */
-export function ownerRow(account: string): string | null {
-  return account === DEFAULT_ACCOUNT ? null : account;
+/** The `owner` row a bucket created by `account` stores (null for the default account, named or absent: no row). */
+export function ownerRow(account: string | undefined): string | null {
+  return account === undefined || account === DEFAULT_ACCOUNT ? null : account;
 }

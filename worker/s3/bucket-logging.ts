@@ -18,15 +18,14 @@
  * default retention locks could never be removed by the target's owner). Delivery checks the
  * target's policy and lock again (upkeep/access-log.ts).
  */
-import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
-import { unfenced } from '../model/bucket-settings.ts';
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import type { BucketLogging, PartitionDateSource } from '../model/bucket-logging.ts';
 import { S3Error } from '../model/errors.ts';
 import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
-import { otherBucketDenies } from './policy-gate.ts';
+import { otherBucketDenies, storedOwner } from './policy-gate.ts';
 import { el, group, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml, type XmlElement } from './xml-parse.ts';
 
@@ -92,7 +91,7 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
   // The source's own account's buckets only, as AWS requires of a log target (model/account.ts).
   let targetOwner: string;
   try {
-    targetOwner = bucketOwner((await unfenced(() => s3.config.fetchBucketSettings(config.targetBucket))).rows.owner);
+    targetOwner = await storedOwner(s3.config, config.targetBucket);
   } catch (err) {
     if (err instanceof S3Error && err.code === 'NoSuchBucket') throw invalidTarget(config, 'The target bucket for logging does not exist');
     throw err;

@@ -13,8 +13,8 @@
  * region per gateway.
  */
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
-import { bucketOwner, DEFAULT_ACCOUNT } from '../model/account.ts';
-import { unfenced } from '../model/bucket-settings.ts';
+import { DEFAULT_ACCOUNT } from '../model/account.ts';
+import { storedOwner } from './policy-gate.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { isValidBucketName } from '../model/bucket-name.ts';
@@ -67,7 +67,7 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
     // Taken: by another account, BucketAlreadyExists (the name says nothing more about its owner).
-    const owner = await ownerOf(s3, bucket).catch((e) => {
+    const owner = await storedOwner(s3.config, bucket).catch((e) => {
       // Deleted since (or still being created): AWS's answer to a create racing another operation.
       throw e instanceof S3Error && e.code === 'NoSuchBucket' ? new S3Error('OperationAborted') : e;
     });
@@ -76,11 +76,6 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     if (s3.settings.region !== 'us-east-1') throw err;
   }
   return new Response(null, { headers: { Location: `/${bucket}` } });
-}
-
-/** The account owning `bucket`, as stored (one call); NoSuchBucket when it is gone. */
-async function ownerOf(s3: S3Context, bucket: string): Promise<string> {
-  return bucketOwner((await unfenced(() => s3.config.fetchBucketSettings(bucket))).rows.owner);
 }
 
 /**
@@ -96,7 +91,7 @@ async function ownedBy<B extends { name: string }>(s3: S3Context, account: strin
     const batch = buckets.slice(i, i + AT_ONCE);
     const owners = await Promise.all(
       batch.map((b) =>
-        ownerOf(s3, b.name).catch((err) => {
+        storedOwner(s3.config, b.name).catch((err) => {
           if (err instanceof S3Error && err.code === 'NoSuchBucket') return null;
           throw err;
         }),

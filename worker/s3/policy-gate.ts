@@ -100,6 +100,11 @@ function policyOf(settings: BucketSettings, bucket: string): BucketPolicy | null
   }
 }
 
+/** The account owning `bucket` (model/account.ts), as stored: one call; NoSuchBucket when it is missing. */
+export async function storedOwner(config: SettingsSource, bucket: string): Promise<string> {
+  return bucketOwner((await unfenced(() => config.fetchBucketSettings(bucket))).rows.owner);
+}
+
 /** The bucket's settings as stored (one call); none when the bucket is missing (the handler says so). */
 async function storedSettings(config: SettingsSource, bucket: string): Promise<BucketSettings> {
   try {
@@ -301,8 +306,11 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
 
   /** The addressed bucket's owner as last checked (model/account.ts). */
   owner = DEFAULT_ACCOUNT;
+
   /** Whether the signer is of another account than the addressed bucket's. */
-  private foreign = false;
+  private get foreign(): boolean {
+    return this.account !== null && this.owner !== this.account;
+  }
 
   /** Checks the request's part on `bucket` against `settings`: AccessDenied throws. */
   async check(bucket: string, settings: BucketSettings): Promise<void> {
@@ -314,10 +322,7 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     // A key of another account than the bucket's (model/account.ts) needs an Allow besides its scope.
     const owner = bucketOwner(settings.rows.owner);
     const foreign = account !== null && owner !== account;
-    if (bucket === this.bucket) {
-      this.owner = owner;
-      this.foreign = foreign;
-    }
+    if (bucket === this.bucket) this.owner = owner;
     if (this.actions === null) {
       // The policy operations are the bucket owner's alone: AWS answers any other account 405 (an anonymous caller 403).
       if (foreign && bucket === this.bucket && account === STRANGER) throw accessDenied();
