@@ -1,7 +1,8 @@
 /**
  * Uploads: one row per file with a progress bar. Files up to MULTIPART_FROM go in one PUT; larger
  * ones as a multipart upload of PART_SIZE parts, PARALLEL_PARTS at a time, each part re-sent on its
- * own if it fails. A multipart upload may be paused (its parts in flight are dropped, the parts
+ * own if it fails in a way a retry can mend (the network, a 5xx such as 503 SlowDown, a timeout),
+ * after a growing pause as the AWS SDKs do; a refusal (403, 404 NoSuchUpload, 400) fails at once. A multipart upload may be paused (its parts in flight are dropped, the parts
  * stored stay), resumed, or cancelled (AbortMultipartUpload: nothing is left behind). Its upload id,
  * bucket, key and the file's name, size and date are kept in localStorage (no secret: every request
  * on it is still signed) so that after a reload the user picks the same file again and only the
@@ -11,6 +12,7 @@
  */
 import { h, fill } from './dom.ts';
 import { bytes, errorText } from './format.ts';
+import { S3RequestError } from './s3.ts';
 import { session, type Session } from './session.ts';
 
 const MiB = 1024 * 1024;
@@ -18,6 +20,8 @@ export const MULTIPART_FROM = 16 * MiB;
 const PART_SIZE = 8 * MiB;
 const PARALLEL_PARTS = 3;
 const PART_ATTEMPTS = 3;
+/** The pause before a part's second attempt; each later one waits twice the one before (the AWS SDKs' standard mode: 1 s base, jittered). */
+const RETRY_PAUSE_MS = 1000;
 /** Files sent at once; the others wait their turn (a drop of a thousand files opens three uploads, not a thousand). */
 const PARALLEL_FILES = 3;
 const STORED = 'shardgate.console.uploads';
@@ -307,7 +311,9 @@ export class Uploads {
             break;
           } catch (err) {
             inFlight.delete(part);
-            if (signal.aborted || attempt >= PART_ATTEMPTS) throw err;
+            report();
+            if (signal.aborted || attempt >= PART_ATTEMPTS || !retryable(err)) throw err;
+            await pause(RETRY_PAUSE_MS * 2 ** (attempt - 1) * (0.5 + Math.random() / 2), signal);
           }
         }
         inFlight.delete(part);
@@ -325,6 +331,28 @@ export class Uploads {
     await s.s3.completeMultipart(job.bucket, job.key, r.uploadId, parts);
     forget(r.uploadId);
   }
+}
+
+/** Whether sending a part again may succeed: the network failed, the gateway was busy or failed, or the request timed out. */
+function retryable(err: unknown): boolean {
+  if (!(err instanceof S3RequestError)) return false;
+  return err.status === 0 || err.status >= 500 || err.status === 429 || err.code === 'RequestTimeout';
+}
+
+/** Waits `ms`, or rejects as soon as `signal` aborts (a pause or cancel does not wait out a retry's pause). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      reject(new DOMException('cancelled', 'AbortError'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    }, ms);
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** The console's one upload panel (main.ts places it beside every view). */

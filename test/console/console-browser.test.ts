@@ -325,6 +325,47 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.evaluate(() => localStorage.getItem('shardgate.console.uploads'))).toBeNull();
   });
 
+  it('sends a part again after a pause when the gateway was busy (503 SlowDown), and not when it refused the part', async () => {
+    await open(`#/objects?bucket=${BUCKET}&prefix=uploads/`);
+    await page.getByRole('heading', { name: `${BUCKET}/uploads/` }).waitFor();
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    const answer = (status: number, code: string) => ({
+      status,
+      contentType: 'application/xml',
+      body: `<Error><Code>${code}</Code><Message>${code} from the test</Message></Error>`,
+    });
+    // 17 MiB: parts of 8, 8 and 1 MiB. Part 2's first attempt is answered 503 SlowDown. (The pause
+    // before the second attempt is not timed here: Playwright's interception of an 8 MiB body
+    // alone takes as long.)
+    const busy = randomBytes(17 * MiB);
+    const busyPart = /\/uploads\/busy\.bin\?partNumber=2&/;
+    let busyAttempts = 0;
+    await page.route(busyPart, (route) => (++busyAttempts === 1 ? route.fulfill(answer(503, 'SlowDown')) : route.continue()));
+    await page.getByLabel('Upload files').setInputFiles({ name: 'busy.bin', mimeType: 'application/octet-stream', buffer: busy });
+    const busyRow = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/busy.bin` });
+    await busyRow.and(page.locator('[data-state="done"]')).waitFor();
+    await page.unroute(busyPart);
+    expect(busyAttempts).toBe(2);
+    const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/busy.bin' }));
+    expect(sha(await got.Body!.transformToByteArray())).toBe(sha(busy));
+
+    // Part 2 refused (403): sending it again cannot help, so the upload fails at its first answer.
+    const refusedPart = /\/uploads\/refused\.bin\?partNumber=2&/;
+    let refusals = 0;
+    await page.route(refusedPart, (route) => {
+      refusals++;
+      return route.fulfill(answer(403, 'AccessDenied'));
+    });
+    await page.getByLabel('Upload files').setInputFiles({ name: 'refused.bin', mimeType: 'application/octet-stream', buffer: randomBytes(17 * MiB) });
+    const refusedRow = page.locator('.upload-list li', { hasText: `${BUCKET}/uploads/refused.bin` });
+    await refusedRow.and(page.locator('[data-state="failed"]')).waitFor();
+    await page.unroute(refusedPart);
+    expect(refusals).toBe(1);
+    expect(await refusedRow.textContent()).toContain('AccessDenied from the test');
+    await refusedRow.getByRole('button', { name: `Discard ${BUCKET}/uploads/refused.bin` }).click();
+    await refusedRow.and(page.locator('[data-state="cancelled"]')).waitFor();
+  });
+
   it('pauses and resumes a multipart upload; a cancelled one leaves no upload and no object behind', async () => {
     await open(`#/objects?bucket=${BUCKET}&prefix=uploads/`);
     await page.getByRole('heading', { name: `${BUCKET}/uploads/` }).waitFor();

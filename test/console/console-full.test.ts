@@ -11,8 +11,9 @@ import { CreateBucketCommand, GetObjectCommand, ListPartsCommand, PutObjectComma
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codingBudget } from '../support/abandon.ts';
 import { launchChromium, type Chromium } from '../support/chromium.ts';
 import { needs } from '../support/prerequisites.ts';
 import type { RunningWorker } from '../support/worker.ts';
@@ -62,6 +63,24 @@ describe.skipIf(!FULL)('the web console at full size', { timeout: 900_000, ...ne
     await page.getByLabel('Secret access key').fill(ROOT_KEY.secretAccessKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByTestId('who').waitFor();
+  }
+
+  /**
+   * Waits until the row's bar passes half the file. When it fails instead, or stops short, the
+   * error says what the row says (state and message) and what the gateway's coding budget holds,
+   * so a stalled upload explains itself in the CI log.
+   */
+  async function halfSent(row: Locator): Promise<void> {
+    const until = Date.now() + 300_000;
+    for (;;) {
+      const [state, sent] = [await row.getAttribute('data-state'), Number(await row.getByRole('progressbar').getAttribute('value'))];
+      if (state === 'uploading' && sent >= UPLOAD / 2) return;
+      if (state !== 'uploading' || Date.now() > until) {
+        const budget = await codingBudget(gateway.url.origin, ROOT_KEY).then(JSON.stringify, String);
+        throw new Error(`the upload stopped at ${sent} bytes; its row: ${await row.textContent()}; the gateway's coding budget: ${budget}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   it('browses 10,000 keys to the end by pages of 1,000, each key once', async () => {
@@ -114,7 +133,7 @@ describe.skipIf(!FULL)('the web console at full size', { timeout: 900_000, ...ne
     await page.getByLabel('Upload files').setInputFiles(file);
     const label = `${BUCKET}/uploads/upload-200mib.bin`;
     const row = page.locator('.upload-list li', { hasText: label });
-    await expect.poll(() => row.getByRole('progressbar').getAttribute('value').then(Number), { timeout: 300_000 }).toBeGreaterThanOrEqual(UPLOAD / 2);
+    await halfSent(row);
     await row.getByRole('button', { name: `Pause ${label}` }).click();
     await row.and(page.locator('[data-state="paused"]')).waitFor();
     const firstLeg = Date.now() - started;
