@@ -1,8 +1,9 @@
 /**
  * Uploads: one row per file with a progress bar. Files up to MULTIPART_FROM go in one PUT; larger
- * ones as a multipart upload of PART_SIZE parts, PARALLEL_PARTS at a time, each part re-sent on its
- * own if it fails in a way a retry can mend (the network, a 5xx such as 503 SlowDown, a timeout),
- * after a growing pause as the AWS SDKs do; a refusal (403, 404 NoSuchUpload, 400) fails at once. A multipart upload may be paused (its parts in flight are dropped, the parts
+ * ones as a multipart upload of PART_SIZE parts, PARALLEL_PARTS at a time. A PUT (the object's, or
+ * each part on its own) is sent again when it failed in a way a retry can mend (the network, a 5xx
+ * such as 503 SlowDown, a timeout), after a growing pause as the AWS SDKs do; a refusal (403, 404
+ * NoSuchUpload, 400) fails at once. A multipart upload may be paused (its parts in flight are dropped, the parts
  * stored stay), resumed, or cancelled (AbortMultipartUpload: nothing is left behind). Its upload id,
  * bucket, key and the file's name, size and date are kept in localStorage (no secret: every request
  * on it is still signed) so that after a reload the user picks the same file again and only the
@@ -19,8 +20,9 @@ const MiB = 1024 * 1024;
 export const MULTIPART_FROM = 16 * MiB;
 const PART_SIZE = 8 * MiB;
 const PARALLEL_PARTS = 3;
-const PART_ATTEMPTS = 3;
-/** The pause before a part's second attempt; each later one waits twice the one before (the AWS SDKs' standard mode: 1 s base, jittered). */
+/** Attempts at a PUT (an object's or a part's) when a retry can help. */
+const ATTEMPTS = 3;
+/** The pause before a second attempt; each later one waits twice the one before (the AWS SDKs' standard mode: 1 s base, jittered). */
 const RETRY_PAUSE_MS = 1000;
 /** Files sent at once; the others wait their turn (a drop of a thousand files opens three uploads, not a thousand). */
 const PARALLEL_FILES = 3;
@@ -241,11 +243,13 @@ export class Uploads {
     const signal = job.controller.signal;
     try {
       if (!job.resumable && job.file.size < MULTIPART_FROM) {
-        await s.s3.upload(job.bucket, job.key, job.file, {
-          contentType: job.file.type || 'application/octet-stream',
+        const file = job.file;
+        await withRetries(
+          () =>
+            s.s3.upload(job.bucket, job.key, file, { contentType: file.type || 'application/octet-stream', signal, onProgress: (n) => this.progress(job, n) }),
           signal,
-          onProgress: (n) => this.progress(job, n),
-        });
+          () => this.progress(job, 0),
+        );
       } else {
         await this.multipart(s, job, signal);
       }
@@ -297,25 +301,23 @@ export class Uploads {
       for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
         const part = n;
         const blob = file.slice((part - 1) * r.partSize, (part - 1) * r.partSize + partBytes(part));
-        for (let attempt = 1; ; attempt++) {
-          try {
-            const etag = await s.s3.upload(job.bucket, job.key, blob, {
+        const etag = await withRetries(
+          () =>
+            s.s3.upload(job.bucket, job.key, blob, {
               query: { partNumber: String(part), uploadId: r.uploadId },
               signal,
               onProgress: (sent) => {
                 inFlight.set(part, sent);
                 report();
               },
-            });
-            etags.set(part, etag);
-            break;
-          } catch (err) {
+            }),
+          signal,
+          () => {
             inFlight.delete(part);
             report();
-            if (signal.aborted || attempt >= PART_ATTEMPTS || !retryable(err)) throw err;
-            await pause(RETRY_PAUSE_MS * 2 ** (attempt - 1) * (0.5 + Math.random() / 2), signal);
-          }
-        }
+          },
+        );
+        etags.set(part, etag);
         inFlight.delete(part);
         stored += partBytes(part);
         report();
@@ -333,7 +335,23 @@ export class Uploads {
   }
 }
 
-/** Whether sending a part again may succeed: the network failed, the gateway was busy or failed, or the request timed out. */
+/**
+ * Runs `send` until it succeeds, fails in a way a retry cannot mend, or ATTEMPTS are spent,
+ * pausing between attempts; `failed` runs after each failed attempt (its progress is undone).
+ */
+async function withRetries<T>(send: () => Promise<T>, signal: AbortSignal, failed: () => void): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      failed();
+      if (signal.aborted || attempt >= ATTEMPTS || !retryable(err)) throw err;
+      await pause(RETRY_PAUSE_MS * 2 ** (attempt - 1) * (0.5 + Math.random() / 2), signal);
+    }
+  }
+}
+
+/** Whether sending a PUT again may succeed: the network failed, the gateway was busy or failed, or the request timed out. */
 function retryable(err: unknown): boolean {
   if (!(err instanceof S3RequestError)) return false;
   return err.status === 0 || err.status >= 500 || err.status === 429 || err.code === 'RequestTimeout';

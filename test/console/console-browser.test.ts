@@ -325,7 +325,7 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(await page.evaluate(() => localStorage.getItem('shardgate.console.uploads'))).toBeNull();
   });
 
-  it('sends a part again after a pause when the gateway was busy (503 SlowDown), and not when it refused the part', async () => {
+  it('sends a part or a whole PUT again after a pause when the gateway was busy (503 SlowDown), and not when it refused the part', async () => {
     await open(`#/objects?bucket=${BUCKET}&prefix=uploads/`);
     await page.getByRole('heading', { name: `${BUCKET}/uploads/` }).waitFor();
     await page.getByRole('button', { name: 'Clear finished' }).click();
@@ -348,6 +348,21 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     expect(busyAttempts).toBe(2);
     const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/busy.bin' }));
     expect(sha(await got.Body!.transformToByteArray())).toBe(sha(busy));
+
+    // A file small enough for one PUT: its first attempt answered 503 SlowDown, sent again.
+    const single = randomBytes(64 * 1024);
+    const singlePut = /\/uploads\/busy-single\.bin(\?|$)/;
+    let singleAttempts = 0;
+    await page.route(singlePut, (route) => {
+      if (route.request().method() !== 'PUT') return route.continue();
+      return ++singleAttempts === 1 ? route.fulfill(answer(503, 'SlowDown')) : route.continue();
+    });
+    await page.getByLabel('Upload files').setInputFiles({ name: 'busy-single.bin', mimeType: 'application/octet-stream', buffer: single });
+    await page.locator('.upload-list li[data-state="done"]', { hasText: `${BUCKET}/uploads/busy-single.bin` }).waitFor();
+    await page.unroute(singlePut);
+    expect(singleAttempts).toBe(2);
+    const gotSingle = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'uploads/busy-single.bin' }));
+    expect(sha(await gotSingle.Body!.transformToByteArray())).toBe(sha(single));
 
     // Part 2 refused (403): sending it again cannot help, so the upload fails at its first answer.
     const refusedPart = /\/uploads\/refused\.bin\?partNumber=2&/;
