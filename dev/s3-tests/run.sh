@@ -21,12 +21,15 @@ sed -e "s/@PORT@/$port/" -e "s/@LC_DAY@/${LC_DAY_SECONDS:-10}/" "$here/s3tests.c
 cd "$root"
 # npm start's config (SHARDGATE_CONFIG from the environment, else wrangler.toml's) with the suite's
 # [s3 alt] user as a key of a second account, "alt" (s3tests.conf), and unsigned requests judged
-# by bucket policies as AWS judges them (allowAnonymous "policy"; npm start refuses them).
+# by bucket policies and ACLs as AWS judges them (allowAnonymous "policy"; npm start refuses them),
+# and new buckets ObjectWriter (ACLs enabled) unless the request names an ownership, as RGW makes them.
 SHARDGATE_CONFIG=$(node --import tsx -e "
   import('./dev/dev-config.ts').then((m) => {
     const c = JSON.parse(m.devConfigSource(process.env));
     c.credentials.push({ accessKeyId: 'shardgate-alt', secretAccessKey: 'shardgate-alt-secret', account: 'alt' });
     c.allowAnonymous = 'policy';
+    // Buckets with ACLs enabled unless a test asks otherwise, as RGW's are and as the suite assumes (issue 43).
+    c.s3 = { ...(c.s3 ?? {}), defaultObjectOwnership: 'ObjectWriter' };
     console.log(JSON.stringify(c));
   });") || exit 1
 export SHARDGATE_CONFIG

@@ -22,6 +22,7 @@ const FENCED_BEFORE = [
   'getBucketTagging',
   'setBucketTagging',
   'setObjectTags',
+  'setObjectAcl', // added since (issue 43: an object's ACL, changed in place as its tags are)
   'getBucketLifecycle',
   'setBucketLifecycle',
   'getVersioning',
@@ -84,6 +85,7 @@ const KEY_SCOPED = [
   'commitManifest',
   'removeManifest',
   'setObjectTags',
+  'setObjectAcl',
   'changeObjectLock',
   'reserveUnits',
   'releaseUnits',

@@ -55,6 +55,7 @@ export function gateApp(
     maxPartSize: 1024 * 1024,
     errorDrainBytes: 1024 * 1024,
     otherAccounts: credentials.some((c) => c.account !== undefined && c.account !== DEFAULT_ACCOUNT),
+    accounts: [...new Set([DEFAULT_ACCOUNT, ...credentials.map((c) => c.account ?? DEFAULT_ACCOUNT)])],
   });
   const postForm = makePostFormGate({ credentials, allowAnonymous, region: GATE_REGION }, {});
   const app = createApp({ store: parts.store, config: parts.store.config, authenticate, postForm, settings, admin });

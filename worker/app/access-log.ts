@@ -97,6 +97,7 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
     authType: auth?.signature?.endsWith('-header') ? 'AuthHeader' : auth?.signature?.endsWith('-query') ? 'QueryString' : null,
     host: req.headers.get('host'),
     tlsVersion: cf?.tlsVersion ?? null,
+    ...(c.var.aclRequired ? { aclRequired: true } : {}),
   };
   const out: { note: LoggingNote; line: string }[] = [];
   const own = notes.logging.get(bucket);

@@ -28,7 +28,7 @@ import { refuseExposedCustomerKey, secureTransport } from './sse-transport.ts';
 import type { AppEnv, Authenticate, PostFormGate, S3Settings } from '../s3/context.ts';
 import { authorize } from '../s3/authorize.ts';
 import { enforceBucketPolicy } from '../s3/policy-gate.ts';
-import { assertOwnerOnlyAclHeaders } from '../s3/acl-headers.ts';
+import { knownAccounts } from '../s3/acl-headers.ts';
 import { refuseAccountPublicAccessBlock } from '../s3/account-public-access-block.ts';
 import { addCorsHeaders, corsPreflight } from '../s3/cors.ts';
 import { drainRequestBody } from '../s3/drain.ts';
@@ -229,8 +229,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       auth,
       region: settings.region,
       otherAccounts: settings.otherAccounts ?? false,
+      knownAccount: knownAccounts(settings), // ACL headers are checked there (acl-headers.ts); CreateBucket's by its handler
     });
-    assertOwnerOnlyAclHeaders(headers, false, gate.owner); // a public ACL, once the public access block had its say (403 first)
+    c.set('aclRequired', gate.aclRequired);
     const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
     return gate.run(() =>
       withEventOrigin(origin, () =>
@@ -249,6 +250,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           scope: c.var.scope,
           policy: gate.check,
           bucketOwner: gate.owner,
+          bucketRows: gate.rows,
         }),
       ),
     );

@@ -392,6 +392,15 @@ export class DurableCatalog {
   }
 
   /**
+   * Changes the Object Ownership and ACL rows (model/acl.ts; a field left out stays, null removes
+   * it): request-path settings, as setBucketPolicy. InvalidBucketAclWithObjectOwnership /
+   * AccessControlListNotSupported when the result would be grants on an owner-enforced bucket.
+   */
+  async setBucketAccess(bucket: string, change: { ownership?: string | null; acl?: string | null }): Promise<void> {
+    this.saw(bucket, unwrap((await this.send('setBucketAccess', [bucket, change])) as Reply<BucketSettings>));
+  }
+
+  /**
    * Replaces the default encryption (model/default-encryption.ts JSON; null removes it): a request-path setting.
    *
    * As setBucketPolicy: the default encryption is a request-path setting.
@@ -415,10 +424,15 @@ export class DurableCatalog {
    * Gap: if the second step never happens, the bucket is listed but its object requests answer
    * NoSuchBucket; deleteBucket then createBucket repairs it.
    */
-  async insertBucket(bucket: string, region: string, options: { objectLock?: boolean; owner?: string } = {}): Promise<void> {
+  async insertBucket(
+    bucket: string,
+    region: string,
+    options: { objectLock?: boolean; owner?: string; ownership?: string | null; acl?: string | null } = {},
+  ): Promise<void> {
     const created = Date.now();
     unwrap((await this.send('registerBucket', [bucket, region, created])) as Reply<void>);
-    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false, ownerRow(options.owner)]);
+    const access = { ownership: options.ownership ?? null, acl: options.acl ?? null };
+    await this.send('initBucket', [bucket, region, created, options.objectLock ?? false, ownerRow(options.owner), access]);
   }
 
   /**

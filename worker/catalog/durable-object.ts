@@ -35,6 +35,7 @@ import { operation, type CatalogEntry } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
 import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { OWNER_ROW } from '../model/account.ts';
+import { ACL_ROW, OWNERSHIP_ROW, ownershipOf, type StoredObjectAcl } from '../model/acl.ts';
 import { SqlMultipart } from './sql-multipart.ts';
 import { SqlRepairs } from './sql-repairs.ts';
 import { alarmTime } from './alarm-time.ts';
@@ -1245,14 +1246,25 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
    * `objectLock`: the bucket is created with Object Lock enabled (and so versioning Enabled).
    * `owner`: its `owner` state row (model/account.ts ownerRow; null, the default account, removes
    * one a deleted bucket of that name might have left), written in the same step.
+   * `access`: its Object Ownership and ACL rows (model/acl.ts; absent, as a gateway of the previous
+   * release sends it: BucketOwnerEnforced, private), in the same step too.
    */
-  initBucket(name: string, region: string, created: number, objectLock = false, owner: string | null = null): void {
+  initBucket(
+    name: string,
+    region: string,
+    created: number,
+    objectLock = false,
+    owner: string | null = null,
+    access: { ownership: string | null; acl: string | null } = { ownership: null, acl: null },
+  ): void {
     this.ensureSchema();
     this.ctx.storage.transactionSync(() => {
       this.sql.exec('INSERT OR IGNORE INTO buckets (name, region, created) VALUES (?, ?, ?)', name, region, created);
       const objects = new SqlObjects(this.sql, name);
       if (objectLock) objects.enableObjectLock();
       objects.setState(OWNER_ROW, owner);
+      objects.setState(OWNERSHIP_ROW, access.ownership);
+      objects.setState(ACL_ROW, access.acl);
     });
   }
 
@@ -1510,6 +1522,29 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
       o.setState(PUBLIC_ACCESS_BLOCK_ROW, value);
       return this.requestSettings();
     });
+  }
+  /**
+   * Changes the bucket's Object Ownership and ACL rows (model/acl.ts; a field left out stays, null
+   * removes the row), in one step, and answers the settings with their new stamp. Refused when the
+   * result would be an ACL beyond the owner's on a bucket whose ownership disables ACLs: 400
+   * InvalidBucketAclWithObjectOwnership when the change sets the ownership, AccessControlListNotSupported
+   * when it sets the ACL, as S3 answers each; read in the write's transaction, so two changes racing
+   * cannot leave a bucket owner-enforced with grants.
+   */
+  setBucketAccess(bucket: string, change: { ownership?: string | null; acl?: string | null }): Reply<BucketSettings> {
+    return this.inBucket(bucket, (o) => {
+      const ownership = change.ownership !== undefined ? change.ownership : o.getState(OWNERSHIP_ROW);
+      const acl = change.acl !== undefined ? change.acl : o.getState(ACL_ROW);
+      if (acl !== null && !ownershipOf(ownership).aclsEnabled)
+        throw new S3Error(change.ownership !== undefined ? 'InvalidBucketAclWithObjectOwnership' : 'AccessControlListNotSupported');
+      if (change.ownership !== undefined) o.setState(OWNERSHIP_ROW, change.ownership);
+      if (change.acl !== undefined) o.setState(ACL_ROW, change.acl);
+      return this.requestSettings();
+    });
+  }
+  /** Replaces the ACL of a version (metadata.acl; undefined: the bucket owner's alone): sql-objects.ts setAcl. NoSuchKey, NoSuchVersion. */
+  setObjectAcl(bucket: string, key: string, acl: StoredObjectAcl | undefined, versionId?: string): Reply<void> {
+    return this.inBucket(bucket, (o) => o.setAcl(key, acl, versionId));
   }
   /** Replaces the default encryption (state row 'encryption', model/default-encryption.ts; null removes it); answers the settings. */
   setBucketEncryption(bucket: string, value: string | null): Reply<BucketSettings> {

@@ -107,6 +107,7 @@ export const OPERATIONS = {
   getBucketPublicAccessBlock: { port: 'BucketCatalog', to: 'root' },
   setBucketPublicAccessBlock: { port: 'BucketCatalog', to: 'root', own: true },
   setBucketEncryption: { port: 'BucketCatalog', to: 'root', own: true },
+  setBucketAccess: { port: 'BucketCatalog', to: 'root', own: true },
   getBucketCors: { port: 'BucketCatalog', to: 'root', fenced: true },
   setBucketCors: { port: 'BucketCatalog', to: 'root', fenced: true },
   getBucketTagging: { port: 'BucketCatalog', to: 'root', fenced: true },
@@ -228,6 +229,7 @@ export const OPERATIONS = {
     fenced: true,
     wire: (_, [bucket, key, tags, versionId]: [bucket: string, key: string, tags: Tag[], versionId?: string]) => [bucket, key, tags, versionId, eventOrigin()],
   },
+  setObjectAcl: { port: 'ObjectCatalog', to: 'key', fenced: true },
   changeObjectLock: {
     port: 'ObjectCatalog',
     to: 'key',

@@ -17,6 +17,7 @@ import { LIFECYCLE, LIFECYCLE_SET_AT } from './sql-lifecycle.ts';
 import { PUBLIC_ACCESS_BLOCK_ROW } from '../model/public-access-block.ts';
 import { QUOTA_ROW } from './quota.ts';
 import { OWNER_ROW } from '../model/account.ts';
+import { ACL_ROW, OWNERSHIP_ROW } from '../model/acl.ts';
 import { DEFAULT_ENCRYPTION_ROW } from '../model/default-encryption.ts';
 
 /** State row: set while a split bucket is being deleted (its value: when it started, ms). */
@@ -42,6 +43,9 @@ export const MIRRORED_STATE = [
   // before gets the row with its root's next change of a mirrored setting.
   DEFAULT_ENCRYPTION_ROW,
   OWNER_ROW,
+  // Object Ownership and the bucket ACL (model/acl.ts): request-path settings too, for the same reason.
+  OWNERSHIP_ROW,
+  ACL_ROW,
 ] as const;
 /** Root and partitions: the generation of the copy (a number). */
 export const MIRROR_GENERATION = 'mirror-generation';

@@ -14,6 +14,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkDeleteConditions, checkWriteConditions, type DeleteTarget } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
+import type { StoredObjectAcl } from '../model/acl.ts';
 import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
 import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
 import type {
@@ -334,6 +335,23 @@ export class SqlObjects {
     const unit = withTagsRecorded(manifest, tags);
     this.rewrite(key, manifest);
     return unit;
+  }
+
+  /**
+   * Replaces the ACL of the current version or of `versionId` (metadata.acl, model/acl.ts;
+   * undefined: the bucket owner's alone) in place. A delete marker has no ACL: 405, as S3.
+   */
+  setAcl(key: string, acl: StoredObjectAcl | undefined, versionId?: string): void {
+    const found = versionId === undefined ? null : this.lookup(key, versionId);
+    if (found?.kind === 'marker') throw new S3Error('MethodNotAllowed', undefined, { ResourceType: 'DeleteMarker' });
+    const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
+    if (!manifest)
+      throw versionId === undefined
+        ? new S3Error('NoSuchKey', undefined, { Key: key })
+        : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    const { acl: _old, ...rest } = manifest.metadata;
+    manifest.metadata = acl === undefined ? rest : { ...rest, acl };
+    this.rewrite(key, manifest);
   }
 
   /** The unit index's entry for `unitId`, with the unit as its version's manifest records it; null if not stored. */

@@ -231,6 +231,14 @@ const s3Limits = z
      * one is InvalidArgument (InvalidRetentionPeriod for a default period).
      */
     maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
+    /**
+     * The Object Ownership of a bucket created without `x-amz-object-ownership` (issue 43,
+     * model/acl.ts): BucketOwnerEnforced (default, as AWS creates buckets since April 2023: ACLs
+     * disabled, the bucket owner owns every object), or ObjectWriter / BucketOwnerPreferred, with
+     * ACLs enabled, for applications written for buckets that grant by ACL (public-read objects, a
+     * partner account's grant), as AWS's buckets were before and Ceph RGW's still are.
+     */
+    defaultObjectOwnership: z.enum(['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter']).default('BucketOwnerEnforced'),
   })
   .strict();
 
@@ -487,7 +495,13 @@ export const configSchema = z
       .int()
       .positive()
       .default(5 * 1024 * MiB),
-    s3: s3Limits.default({ maxPartSize: 5 * 1024 * MiB, maxXmlSize: 4 * MiB, errorDrainBytes: 64 * MiB, maxRetentionDays: 36_500 }),
+    s3: s3Limits.default({
+      maxPartSize: 5 * 1024 * MiB,
+      maxXmlSize: 4 * MiB,
+      errorDrainBytes: 64 * MiB,
+      maxRetentionDays: 36_500,
+      defaultObjectOwnership: 'BucketOwnerEnforced',
+    }),
     backends: z.array(backend).min(1),
     policies: z.record(z.string(), policy),
     defaultPolicy: z.string(),
@@ -759,7 +773,8 @@ export function s3Settings(
   c: Pick<GatewayConfig, 'region' | 'baseDomains' | 'maxObjectSize' | 's3'> & Partial<Pick<GatewayConfig, 'credentials'>>,
 ): S3Settings {
   const otherAccounts = (c.credentials ?? []).some((k) => k.account !== undefined && k.account !== DEFAULT_ACCOUNT);
-  return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3, otherAccounts };
+  const accounts = [...new Set([DEFAULT_ACCOUNT, ...(c.credentials ?? []).map((k) => k.account ?? DEFAULT_ACCOUNT)])];
+  return { region: c.region, baseDomains: c.baseDomains, maxObjectSize: c.maxObjectSize, ...c.s3, otherAccounts, accounts };
 }
 
 function resolvePolicy(name: string, p: z.output<typeof policy>, activeIds: string[], configuredIds: string[]): StoragePolicy {

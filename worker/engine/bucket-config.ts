@@ -68,6 +68,7 @@ export class BucketConfig implements BucketConfigStore {
   }
   bucketSettings = (bucket: string) => this.catalog.cachedBucketSettings(bucket);
   fetchBucketSettings = (bucket: string) => this.catalog.getBucketSettings(bucket);
+  putBucketAccess = (bucket: string, change: { ownership?: string | null; acl?: string | null }) => this.catalog.setBucketAccess(bucket, change);
   putBucketPolicy = (bucket: string, policy: string, isPublic = false) => this.catalog.setBucketPolicy(bucket, policy, isPublic);
   deleteBucketPolicy = (bucket: string) => this.catalog.setBucketPolicy(bucket, null);
   async getPublicAccessBlock(bucket: string): Promise<PublicAccessBlock> {

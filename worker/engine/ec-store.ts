@@ -11,6 +11,7 @@
  * the catalog decides at commit what a write replaces, by the bucket's versioning state.
  * Known gaps: CopyObject copies data (no shard sharing).
  */
+import type { StoredObjectAcl } from '../model/acl.ts';
 import { lend, type LentStream } from '../model/lent-chunks.ts';
 import { retentionOf, type LegalHoldStatus, type ObjectLockState, type Retention } from '../model/object-lock.ts';
 import { toHex } from '../model/bytes.ts';
@@ -362,8 +363,13 @@ export class EcStore implements T.ObjectStore {
   }
 
   listBuckets = () => this.catalog.listBucketRecords();
-  createBucket = (bucket: string, o: { region: string; objectLock?: boolean; owner?: string }) =>
-    this.catalog.insertBucket(bucket, o.region, { objectLock: o.objectLock ?? false, ...(o.owner === undefined ? {} : { owner: o.owner }) });
+  createBucket = (bucket: string, o: T.CreateBucketOptions) =>
+    this.catalog.insertBucket(bucket, o.region, {
+      objectLock: o.objectLock ?? false,
+      ...(o.owner === undefined ? {} : { owner: o.owner }),
+      ...(o.ownership === undefined ? {} : { ownership: o.ownership }),
+      ...(o.acl === undefined ? {} : { acl: o.acl }),
+    });
   headBucket = (bucket: string) => this.catalog.getBucket(bucket);
   async bucketStats(bucket: string): Promise<T.BucketStats> {
     const usage = await this.catalog.bucketUsage(bucket);
@@ -377,6 +383,8 @@ export class EcStore implements T.ObjectStore {
     const unit = await this.catalog.setObjectTags(bucket, key, tags, versionId);
     if (unit) await this.units.writeTagRecord(bucket, key, unit, tags);
   }
+
+  putObjectAcl = (bucket: string, key: string, acl: StoredObjectAcl | undefined, versionId?: string) => this.catalog.setObjectAcl(bucket, key, acl, versionId);
 
   async headObjectParts(
     bucket: string,
@@ -577,6 +585,7 @@ export class EcStore implements T.ObjectStore {
       storageClass: _sourceClass,
       adopted: _adopted,
       sourceParts: _sourceParts,
+      acl: _sourceAcl,
       ...sourceMetadata
     } = source.metadata;
     const {
@@ -594,6 +603,7 @@ export class EcStore implements T.ObjectStore {
       ...(sse ? { sse } : {}),
       ...(o.objectLock ? { objectLock: o.objectLock } : {}),
       ...(storageClass ? { storageClass } : {}),
+      ...(o.acl ? { acl: o.acl } : {}),
     };
     const algorithm = o.checksumAlgorithm ?? source.checksum?.algorithm ?? null;
     const stored = await this.copyBody(
@@ -939,7 +949,11 @@ export class EcStore implements T.ObjectStore {
       checksum: p.checksum ?? null,
     }));
     return {
-      upload: metadata.storageClass ? { ...upload, storageClass: metadata.storageClass } : upload,
+      upload: {
+        ...upload,
+        ...(metadata.storageClass ? { storageClass: metadata.storageClass } : {}),
+        ...(metadata.acl ? { owner: metadata.acl.owner } : {}),
+      },
       parts,
       isTruncated: page.isTruncated,
       nextPartNumberMarker: parts.length ? parts[parts.length - 1]!.partNumber : null,

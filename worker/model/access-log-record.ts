@@ -37,6 +37,8 @@ export interface AccessLogFields {
   authType: 'AuthHeader' | 'QueryString' | null;
   host: string | null;
   tlsVersion: string | null;
+  /** "Yes" when an ACL let the request in (s3/acl-access.ts); absent: "-". */
+  aclRequired?: boolean;
 }
 
 export const ACCESS_LOG_OWNER = 'shardgate';
@@ -88,6 +90,6 @@ export function formatAccessLogRecord(f: AccessLogFields): string {
     bare(f.host),
     bare(f.tlsVersion),
     '-',
-    '-',
+    f.aclRequired ? 'Yes' : '-',
   ].join(' ');
 }

@@ -47,6 +47,12 @@ export interface BucketConfigStore {
   /** Replaces it; null removes it (NoSuchBucket). */
   putPublicAccessBlock(bucket: string, config: PublicAccessBlock | null): Promise<void>;
   deleteBucketPolicy(bucket: string): Promise<void>;
+  /**
+   * Changes the bucket's Object Ownership and ACL rows (model/acl.ts; a field left out stays, null
+   * removes it). InvalidBucketAclWithObjectOwnership / AccessControlListNotSupported when the result
+   * would be grants on a bucket whose ownership disables ACLs (checked as it is stored). NoSuchBucket.
+   */
+  putBucketAccess(bucket: string, change: { ownership?: string | null; acl?: string | null }): Promise<void>;
   /** The bucket's access logging, or null when off (NoSuchBucket). */
   getBucketLogging(bucket: string): Promise<BucketLogging | null>;
   /**

@@ -1,6 +1,6 @@
 /**
  * A bucket's request-path settings (what the gate needs before a handler acts: the bucket
- * policy, public access block, default encryption, and the owning account: model/account.ts) and how they reach every isolate without a catalog call of their own.
+ * policy, public access block, default encryption, the owning account: model/account.ts, and its Object Ownership and ACL: model/acl.ts) and how they reach every isolate without a catalog call of their own.
  *
  * Each setting is a state row of the bucket's catalog instance (catalog/durable-object.ts). Their
  * `stamp` is '' when every one is absent and otherwise a digest of their values, computed by the
@@ -27,7 +27,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * leaves out trailing absent rows (settings-stamp.ts), so a row added at the end keeps the stamps
  * of buckets that do not have it.
  */
-export const REQUEST_SETTINGS = ['policy', 'public-access-block', 'encryption', 'owner'] as const;
+export const REQUEST_SETTINGS = ['policy', 'public-access-block', 'encryption', 'owner', 'ownership', 'acl'] as const;
 export type RequestSettingName = (typeof REQUEST_SETTINGS)[number];
 
 export interface BucketSettings {
@@ -39,7 +39,7 @@ export interface BucketSettings {
 
 export const NO_SETTINGS: BucketSettings = Object.freeze({
   stamp: '',
-  rows: Object.freeze({ policy: null, 'public-access-block': null, encryption: null, owner: null }),
+  rows: Object.freeze({ policy: null, 'public-access-block': null, encryption: null, owner: null, ownership: null, acl: null }),
 });
 
 /** What a request promises the catalog: which settings it was checked against. */

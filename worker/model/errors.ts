@@ -13,6 +13,9 @@ const S3_ERRORS = {
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
   AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
   AccessControlListNotSupported: [400, 'The bucket does not allow ACLs'],
+  InvalidBucketAclWithObjectOwnership: [400, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"],
+  OwnershipControlsNotFoundError: [404, 'The bucket ownership controls were not found'],
+  UnresolvableGrantByEmailAddress: [400, 'The email address you provided does not match any account on record.'],
   AccessForbidden: [
     403,
     "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.",
@@ -95,6 +98,7 @@ const S3_ERRORS = {
   // Not AWS's (S3 has no bucket quota): Ceph RGW's answer to a write past a bucket quota (docs/QUOTAS.md).
   QuotaExceeded: [403, 'The bucket quota would be exceeded by this write.'],
   UnexpectedContent: [400, 'This request does not support content'],
+  MalformedACLError: [400, 'The XML you provided was not well-formed or did not validate against our published schema.'],
   XAmzContentSHA256Mismatch: [400, "The provided 'x-amz-content-sha256' header does not match what was computed."],
   ConditionalRequestConflict: [409, 'The conditional request cannot succeed due to a conflicting operation against this resource.'],
 } as const satisfies Record<string, readonly [number, string]>;

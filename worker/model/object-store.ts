@@ -22,6 +22,7 @@ import type { ObjectExpiration } from './lifecycle.ts';
 import type { Tag } from './tagging.ts';
 import type { SseRecord, SseRequest } from './sse.ts';
 import type { LegalHoldStatus, ObjectLockState, Retention } from './object-lock.ts';
+import type { StoredObjectAcl } from './acl.ts';
 
 export type { ChecksumAlgorithm, ChecksumType };
 
@@ -71,6 +72,15 @@ export interface ObjectMetadata {
    * source's part boundaries. Not a header; a copy does not carry it (a copy is one part, as in S3).
    */
   sourceParts?: number[];
+  /**
+   * The version's ACL (model/acl.ts) on a bucket whose Object Ownership enables ACLs: its owner
+   * and grants; absent: the bucket owner's, FULL_CONTROL alone (every version written before ACLs,
+   * and every one on a BucketOwnerEnforced bucket). Not a header; a copy does not carry it (S3
+   * gives a copy the ACL its request asks for). A rebuild from the shards alone drops it
+   * (upkeep/rebuild.ts): the header keeps the ACL the version was written with, not a later
+   * PutObjectAcl, so a grant since revoked must not come back.
+   */
+  acl?: StoredObjectAcl;
 }
 
 /** GET/HEAD preconditions (RFC 9110 order): 412 PreconditionFailed or 304 NotModified. */
@@ -206,6 +216,8 @@ export interface CopyObjectOptions {
   objectLock?: ObjectLockState | undefined;
   /** The target's storage class from x-amz-storage-class (never the source's); absent: STANDARD. */
   storageClass?: string;
+  /** The target's ACL from the request (model/acl.ts; never the source's); absent: the bucket owner's alone. */
+  acl?: StoredObjectAcl | undefined;
 }
 
 /**
@@ -337,6 +349,8 @@ export interface UploadInfo {
   sse?: SseRecord;
   /** The upload's storage class (absent: STANDARD). */
   storageClass?: string;
+  /** The account its object will belong to (model/acl.ts: its writer's on an ObjectWriter bucket); absent: the bucket owner. */
+  owner?: string;
 }
 
 export interface PartInfo {
@@ -396,12 +410,22 @@ export interface ListUploadsResult {
   nextUploadIdMarker: string | null;
 }
 
+export interface CreateBucketOptions {
+  region: string;
+  /** Created with Object Lock enabled (versioning Enabled, for good). */
+  objectLock?: boolean;
+  /** The creating key's account (absent: the default). */
+  owner?: string;
+  /** Its Object Ownership and ACL rows (model/acl.ts ownershipRow, bucketAclRow; absent: BucketOwnerEnforced, private). */
+  ownership?: string | null;
+  acl?: string | null;
+}
+
 export interface ObjectStore {
   // Buckets
   listBuckets(): Promise<BucketInfo[]>;
-  /** `objectLock`: created with Object Lock enabled (versioning Enabled, for good). BucketAlreadyOwnedByYou
-   *  when the name is taken, by any account. `owner`: the creating key's account (absent: the default). */
-  createBucket(bucket: string, options: { region: string; objectLock?: boolean; owner?: string }): Promise<void>;
+  /** BucketAlreadyOwnedByYou when the name is taken, by any account. */
+  createBucket(bucket: string, options: CreateBucketOptions): Promise<void>;
   headBucket(bucket: string): Promise<BucketInfo>;
   /** The bucket's usage counters and quota, read from the catalog's ledger (no listing); NoSuchBucket. */
   bucketStats(bucket: string): Promise<BucketStats>;
@@ -422,6 +446,8 @@ export interface ObjectStore {
   ): Promise<{ head: ObjectInfo; parts: ObjectPart[] | null }>;
   /** Replaces the tags of the object (or of one version of it: NoSuchVersion); already validated, [] removes them. NoSuchKey. */
   putObjectTagging(bucket: string, key: string, tags: Tag[], versionId?: string): Promise<void>;
+  /** Replaces the ACL of the object (or of one version: NoSuchVersion; a delete marker: MethodNotAllowed); undefined: the bucket owner's alone. NoSuchKey. */
+  putObjectAcl(bucket: string, key: string, acl: StoredObjectAcl | undefined, versionId?: string): Promise<void>;
   /** Succeeds when the key (or version) does not exist (S3 semantics); NoSuchBucket otherwise.
    *  With conditions (DeleteConditions): 412 on a mismatch, and NoSuchKey when there is no current
    *  object and no version is named (model/conditions.ts checkDeleteConditions). */

@@ -1,17 +1,22 @@
 /**
- * The ACL headers every request may carry, checked when the operation is detected (before the
- * gate reads a body): `x-amz-acl` other than `private` / `bucket-owner-full-control`, or an
- * `x-amz-grant-*` granting anything but the bucket owner's (model/account.ts) FULL_CONTROL, is 400
- * AccessControlListNotSupported, as on an S3 bucket whose Object Ownership is "bucket owner
- * enforced". Headers asking for a public ACL (model/public-access-block.ts) are left to the check
- * app.ts makes after the gate, which first refuses them with 403 AccessDenied on a bucket whose
- * public access block has BlockPublicAcls (policy-gate.ts), as S3 does. The ACL operations
- * themselves are in acl.ts.
- * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket".
+ * The ACL headers every request may carry (`x-amz-acl`, `x-amz-grant-*`), checked after the gate
+ * (app.ts, post-object.ts; the gate first refuses a public one with 403 AccessDenied on a bucket
+ * whose public access block has BlockPublicAcls, as S3 does) and before the handler reads a body.
+ * On a bucket whose Object Ownership disables ACLs (BucketOwnerEnforced, model/acl.ts), anything
+ * but `private` / `bucket-owner-full-control` or a grant of the bucket owner's (model/account.ts)
+ * FULL_CONTROL is 400 AccessControlListNotSupported, as S3 answers; on one that enables them the
+ * headers must state an ACL S3 would accept (a canned name it defines, grantees that exist here).
+ * CreateBucket's are its handler's (buckets.ts): the bucket's ownership is in the same request. The
+ * ACL operations themselves are in acl.ts.
+ * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket", "Access control
+ * list (ACL) overview".
  */
 import { S3Error } from '../model/errors.ts';
 import { GRANT_HEADERS, hasPublicAclHeaders } from '../model/public-access-block.ts';
 import { DEFAULT_ACCOUNT } from '../model/account.ts';
+import { aclFromHeaders, ownershipOf, type KnownAccount } from '../model/acl.ts';
+import type { BucketSettings } from '../model/bucket-settings.ts';
+import type { S3Settings } from './context.ts';
 
 const OWNER_ONLY_CANNED = ['private', 'bucket-owner-full-control'];
 export { GRANT_HEADERS };
@@ -46,4 +51,20 @@ export function assertOwnerOnlyAclHeaders(headers: Headers, deferPublic = false,
     const value = headers.get(name);
     if (value !== null && !ownerOnlyGrant(name, value, owner)) throw notSupported();
   }
+}
+
+/** The account ids an ACL grant may name here (S3Settings.accounts; absent: the default account). */
+export function knownAccounts(settings: Pick<S3Settings, 'accounts'>): KnownAccount {
+  const ids = settings.accounts ?? [DEFAULT_ACCOUNT];
+  return (id) => ids.includes(id);
+}
+
+/**
+ * The request's ACL headers against its bucket (`rows`: its request-path settings, as the gate
+ * checked them; `owner`: its account): owner-only where ACLs are disabled, a valid ACL where they
+ * are enabled (InvalidArgument, InvalidRequest, UnresolvableGrantByEmailAddress: model/acl.ts).
+ */
+export function assertAclHeaders(headers: Headers, owner: string, rows: BucketSettings['rows'], known: KnownAccount): void {
+  if (ownershipOf(rows.ownership).aclsEnabled) aclFromHeaders(headers, owner, owner, known);
+  else assertOwnerOnlyAclHeaders(headers, false, owner);
 }

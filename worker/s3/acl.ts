@@ -1,86 +1,210 @@
 /**
- * ACLs as S3 does them on a bucket whose Object Ownership is "bucket owner enforced" (the
- * default for new AWS buckets, and the only setting here): ACLs are disabled, the bucket owner
- * (the gateway's one account) owns every object and has FULL_CONTROL, and nothing else can be
- * granted. GetBucketAcl / GetObjectAcl return that one grant. PutBucketAcl / PutObjectAcl, and
- * `x-amz-acl` on any request, succeed when they ask for exactly that: the canned ACLs `private`
- * and `bucket-owner-full-control`, `x-amz-grant-full-control` naming only the owner, or an
- * AccessControlPolicy document of one or more grants, each FULL_CONTROL to the owner. Anything else
- * (public-read, authenticated-read, log-delivery-write, a grant to another account or group) is
- * 400 AccessControlListNotSupported, as S3 answers it.
- * Spec: S3 "Controlling ownership of objects and disabling ACLs for your bucket", GetBucketAcl,
- * PutBucketAcl, GetObjectAcl, PutObjectAcl.
+ * GetBucketAcl, PutBucketAcl, GetObjectAcl, PutObjectAcl (issue 43), and the ACL a write gives its
+ * new object. What an ACL holds and lets in: model/acl.ts; who may call these: acl-access.ts and
+ * the gate (policy-gate.ts).
+ * On a bucket whose Object Ownership is BucketOwnerEnforced (the default, and every bucket created
+ * before ACLs existed) ACLs are disabled, as on a new AWS bucket: the bucket owner owns every
+ * object and has FULL_CONTROL, Get*Acl answer that one grant, and Put*Acl succeeds only when it asks
+ * for exactly that (`private`, `bucket-owner-full-control`, the owner's FULL_CONTROL by header or
+ * document); anything else is 400 AccessControlListNotSupported.
+ * On a bucket with ACLs enabled (ObjectWriter, BucketOwnerPreferred, no ownership controls) the
+ * ACLs are stored and shown as put: a canned ACL or grant headers (not both: InvalidRequest), or an
+ * AccessControlPolicy document (with a header: UnexpectedContent). An object written by another
+ * account is that account's (ObjectWriter; BucketOwnerPreferred when the write does not say
+ * `bucket-owner-full-control`), its ACL private to it unless the write says otherwise; an
+ * anonymous write's object is the bucket owner's (no object here belongs to no account).
+ * A public ACL on a bucket whose public access block has BlockPublicAcls is 403 (headers: at the
+ * gate; a document: here).
+ * Spec: S3 API reference, GetBucketAcl, PutBucketAcl, GetObjectAcl, PutObjectAcl; S3 User Guide,
+ * "Access control list (ACL) overview", "Controlling ownership of objects".
  */
+import { bucketOwner as ownerOfRow, DEFAULT_ACCOUNT, STRANGER } from '../model/account.ts';
+import {
+  aclFromHeaders,
+  bucketAcl,
+  bucketAclRow,
+  GROUP_URIS,
+  isPrivate,
+  isPublicAcl,
+  objectAcl,
+  ownershipOf,
+  PERMISSIONS,
+  privateAcl,
+  storedObjectAcl,
+  type Acl,
+  type Grant,
+  type Group,
+  type KnownAccount,
+  type Permission,
+  type StoredObjectAcl,
+} from '../model/acl.ts';
+import type { BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
-import { isPublicGroup, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
+import { parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
-import { GRANT_HEADERS, notSupported } from './acl-headers.ts';
+import { GRANT_HEADERS, knownAccounts, notSupported } from './acl-headers.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
-import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
-/** The one ACL a bucket or object has here: its bucket owner's FULL_CONTROL (model/account.ts). */
-function aclDocument(owner: string): string {
-  const grantee = `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${el('ID', owner)}${el('DisplayName', owner)}</Grantee>`;
-  return xmlDocument('AccessControlPolicy', ownerXml('Owner', owner), group('AccessControlList', group('Grant', grantee, el('Permission', 'FULL_CONTROL'))));
+const XSI = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
+
+function grantXml(g: Grant): string {
+  const grantee =
+    'account' in g.grantee
+      ? `<Grantee ${XSI} xsi:type="CanonicalUser">${el('ID', g.grantee.account)}${el('DisplayName', g.grantee.account)}</Grantee>`
+      : `<Grantee ${XSI} xsi:type="Group">${el('URI', GROUP_URIS[g.grantee.group])}</Grantee>`;
+  return group('Grant', grantee, el('Permission', g.permission));
 }
 
-/** A PutBucketAcl / PutObjectAcl request: the headers were checked before the handler (app.ts); a
- *  body must grant FULL_CONTROL to the owner only (one granting to a public group is 403 when the
- *  bucket's public access block has BlockPublicAcls). Neither header nor body is MalformedXML, as S3 answers. */
-async function readAclRequest(s3: S3Context): Promise<void> {
+/** The AccessControlPolicy document of `acl`. */
+export function aclDocument(acl: Acl): string {
+  // Group grants first, then accounts' (each in the order put), as S3 lists a canned ACL's grants.
+  const grants = [...acl.grants.filter((g) => 'group' in g.grantee), ...acl.grants.filter((g) => 'account' in g.grantee)];
+  return xmlDocument('AccessControlPolicy', ownerXml('Owner', acl.owner), group('AccessControlList', ...grants.map(grantXml)));
+}
+
+/**
+ * The ACL an AccessControlPolicy document states, for a bucket or object owned by `owner`. Its
+ * Owner, when given, must be that owner (an ACL does not change hands: AccessDenied). A grantee is
+ * an ID (an account here: InvalidArgument otherwise), a group URI, or an e-mail address
+ * (UnresolvableGrantByEmailAddress); a permission S3 does not define is MalformedACLError.
+ */
+export function parseAclDocument(xml: string, owner: string, known: KnownAccount): Acl {
+  const root = expectRoot(parseXml(xml), 'AccessControlPolicy');
+  const ownerEl = childrenNamed(root, 'Owner')[0];
+  const ownerId = ownerEl ? childText(ownerEl, 'ID')?.trim() : undefined;
+  if (ownerId !== undefined && ownerId !== owner) throw accessDenied();
+  const list = childrenNamed(root, 'AccessControlList')[0];
+  const grants: Grant[] = [];
+  for (const grant of list ? childrenNamed(list, 'Grant') : []) {
+    const grantee = childrenNamed(grant, 'Grantee')[0];
+    const permission = childText(grant, 'Permission')?.trim() as Permission | undefined;
+    if (!grantee || !permission || !PERMISSIONS.includes(permission)) throw new S3Error('MalformedACLError');
+    const id = childText(grantee, 'ID')?.trim();
+    const uri = childText(grantee, 'URI')?.trim();
+    const email = childText(grantee, 'EmailAddress')?.trim();
+    if (id !== undefined) {
+      if (!known(id)) throw new S3Error('InvalidArgument', 'Invalid id', { ArgumentName: 'CanonicalUser/ID', ArgumentValue: id });
+      grants.push({ grantee: { account: id }, permission });
+    } else if (uri !== undefined) {
+      const found = (Object.keys(GROUP_URIS) as Group[]).find((g) => GROUP_URIS[g] === uri.replace(/^https:/i, 'http:'));
+      if (!found) throw new S3Error('InvalidArgument', `${uri} is not a group S3 defines.`, { ArgumentName: 'URI', ArgumentValue: uri });
+      grants.push({ grantee: { group: found }, permission });
+    } else if (email !== undefined) {
+      throw new S3Error('UnresolvableGrantByEmailAddress', undefined, { EmailAddress: email });
+    } else {
+      throw new S3Error('MalformedACLError');
+    }
+  }
+  return { owner, grants };
+}
+
+/**
+ * The ACL a Put*Acl request asks for: its headers' or its document's (never both: UnexpectedContent;
+ * neither: MalformedXML, as S3 answers). `owner`: the bucket's or object's owner, `bucketOwner` the bucket's.
+ */
+async function readAclRequest(s3: S3Context, owner: string, bucketOwner: string): Promise<Acl> {
   const xml = await readXmlBody(s3, { requireDigest: false });
   const byHeader = s3.headers.has('x-amz-acl') || GRANT_HEADERS.some((h) => s3.headers.has(h));
+  const known = knownAccounts(s3.settings);
   if (xml.trim() === '') {
     if (!byHeader) throw malformedXml('an AccessControlPolicy document or an x-amz-acl header');
-    return;
+    return aclFromHeaders(s3.headers, owner, bucketOwner, known)!;
   }
   if (byHeader) throw new S3Error('UnexpectedContent', 'This request does not support content when an ACL header is given.');
-  const root = expectRoot(parseXml(xml), 'AccessControlPolicy');
-  const list = childrenNamed(root, 'AccessControlList')[0];
-  const grants = list ? childrenNamed(list, 'Grant') : [];
-  if (grants.length === 0) throw notSupported(); // revoking the owner's own grant is not an ACL S3 allows here either
-  const publicGrant = grants.some((g) => {
-    const grantee = childrenNamed(g, 'Grantee')[0];
-    const uri = grantee ? childText(grantee, 'URI') : undefined;
-    return uri !== undefined && isPublicGroup(uri);
-  });
-  // A public ACL on a bucket whose public access block has BlockPublicAcls: 403, as S3 answers (one call, for such a body only).
-  if (publicGrant && parseStoredPublicAccessBlock((await s3.config.fetchBucketSettings(s3.bucket!)).rows['public-access-block'])?.blockPublicAcls)
-    throw accessDenied();
-  for (const grant of grants) {
-    const grantee = childrenNamed(grant, 'Grantee')[0];
-    const id = grantee ? childText(grantee, 'ID')?.trim() : undefined;
-    if (id !== (s3.bucketOwner ?? DEFAULT_ACCOUNT) || childText(grant, 'Permission')?.trim() !== 'FULL_CONTROL') throw notSupported();
-  }
+  return parseAclDocument(xml, owner, known);
+}
+
+/** Refuses what a Put*Acl may not store: a public ACL under BlockPublicAcls (403); beyond the owner's FULL_CONTROL where ACLs are disabled. */
+function assertStorable(acl: Acl, settings: BucketSettings, aclsEnabled: boolean): void {
+  if (isPublicAcl(acl) && parseStoredPublicAccessBlock(settings.rows['public-access-block'])?.blockPublicAcls) throw accessDenied();
+  // Revoking the owner's own grant is not an ACL an owner-enforced bucket takes either.
+  if (!aclsEnabled && (!isPrivate(acl) || acl.grants.length === 0)) throw notSupported();
 }
 
 export async function GetBucketAcl(s3: S3Context): Promise<Response> {
-  await s3.store.headBucket(s3.bucket!);
-  return xmlResponse(aclDocument(s3.bucketOwner ?? DEFAULT_ACCOUNT));
+  const settings = await s3.config.fetchBucketSettings(s3.bucket!); // NoSuchBucket
+  const owner = ownerOfRow(settings.rows.owner);
+  const acl = ownershipOf(settings.rows.ownership).aclsEnabled ? bucketAcl(settings.rows.acl, owner) : privateAcl(owner);
+  return xmlResponse(aclDocument(acl));
 }
 
 export async function PutBucketAcl(s3: S3Context): Promise<Response> {
-  await s3.store.headBucket(s3.bucket!);
-  await readAclRequest(s3);
+  const settings = await s3.config.fetchBucketSettings(s3.bucket!); // NoSuchBucket first
+  const owner = ownerOfRow(settings.rows.owner);
+  const acl = await readAclRequest(s3, owner, owner);
+  const { aclsEnabled } = ownershipOf(settings.rows.ownership);
+  assertStorable(acl, settings, aclsEnabled);
+  // The ownership is checked again where the ACL is stored (a change racing this one cannot leave grants on an enforced bucket).
+  if (aclsEnabled) await s3.config.putBucketAccess(s3.bucket!, { acl: bucketAclRow(acl) });
   return new Response(null);
 }
 
-/** The object (or the version named) must exist: NoSuchKey, NoSuchVersion. */
-async function headFor(s3: S3Context): Promise<string | undefined> {
+/** The addressed bucket's settings as the gate checked them (this isolate's view without a gate). */
+const rowsOf = (s3: S3Context): BucketSettings['rows'] => s3.bucketRows ?? s3.config.bucketSettings(s3.bucket!).rows;
+
+/** The object's head (NoSuchKey, NoSuchVersion): its version id and stored ACL. */
+async function headFor(s3: S3Context): Promise<{ versionId: string | undefined; acl: StoredObjectAcl | undefined }> {
   const versionId = readVersionId(s3.query);
-  return (await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) })).versionId;
+  const head = await s3.store.headObject(s3.bucket!, s3.key!, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) });
+  return { versionId: head.versionId, acl: head.metadata.acl };
 }
 
 export async function GetObjectAcl(s3: S3Context): Promise<Response> {
-  return xmlResponse(aclDocument(s3.bucketOwner ?? DEFAULT_ACCOUNT), versionHeader(await headFor(s3)));
+  const { versionId, acl } = await headFor(s3);
+  const owner = s3.bucketOwner ?? DEFAULT_ACCOUNT;
+  const enabled = ownershipOf(rowsOf(s3).ownership).aclsEnabled;
+  return xmlResponse(aclDocument(enabled ? objectAcl(acl, owner) : privateAcl(owner)), versionHeader(versionId));
 }
 
 export async function PutObjectAcl(s3: S3Context): Promise<Response> {
-  await headFor(s3);
-  await readAclRequest(s3);
-  return new Response(null);
+  const { versionId, acl: stored } = await headFor(s3);
+  const bucketOwner = s3.bucketOwner ?? DEFAULT_ACCOUNT;
+  const settings = { stamp: '', rows: rowsOf(s3) };
+  const { aclsEnabled } = ownershipOf(settings.rows.ownership);
+  const current = aclsEnabled ? objectAcl(stored, bucketOwner) : privateAcl(bucketOwner);
+  const acl = await readAclRequest(s3, current.owner, bucketOwner);
+  assertStorable(acl, settings, aclsEnabled);
+  if (aclsEnabled) await s3.store.putObjectAcl(s3.bucket!, s3.key!, storedObjectAcl(acl, bucketOwner), readVersionId(s3.query));
+  return new Response(null, { headers: versionHeader(versionId) });
+}
+
+/**
+ * The ACL a write (PutObject, CopyObject, CreateMultipartUpload, a POST form) gives its new
+ * object, as its metadata keeps it (undefined: the bucket owner's alone). `rows`: the bucket's
+ * settings as the gate checked them; `writer`: the signer's account (null or STRANGER: the bucket
+ * owner's). The headers were checked at the gate (acl-headers.ts).
+ */
+export function newObjectAcl(
+  headers: Headers,
+  rows: BucketSettings['rows'],
+  bucketOwner: string,
+  writer: string | null,
+  known: KnownAccount,
+): StoredObjectAcl | undefined {
+  const { setting, aclsEnabled } = ownershipOf(rows.ownership);
+  if (!aclsEnabled) return undefined;
+  const author = writer === null || writer === STRANGER ? bucketOwner : writer;
+  const owner = setting === 'BucketOwnerPreferred' && headers.get('x-amz-acl')?.trim() === 'bucket-owner-full-control' ? bucketOwner : author;
+  return storedObjectAcl(aclFromHeaders(headers, owner, bucketOwner, known) ?? privateAcl(owner), bucketOwner);
+}
+
+/** newObjectAcl for a handler's request. */
+export function requestObjectAcl(s3: S3Context): StoredObjectAcl | undefined {
+  return newObjectAcl(
+    s3.headers,
+    rowsOf(s3),
+    s3.bucketOwner ?? DEFAULT_ACCOUNT,
+    s3.auth.access?.account ?? null,
+    knownAccounts(s3.settings),
+  );
+}
+
+/** `metadata` with `acl` (none: without one). */
+export function withAcl<M extends { acl?: StoredObjectAcl }>(metadata: M, acl: StoredObjectAcl | undefined): M {
+  const { acl: _old, ...rest } = metadata;
+  return (acl === undefined ? rest : { ...rest, acl }) as M;
 }

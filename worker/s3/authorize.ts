@@ -71,6 +71,8 @@ const NEEDS: Record<S3Operation, Need> = {
   DeleteObjectTagging: { action: 'write', on: 'object' },
   GetObjectAttributes: { action: 'read', on: 'object' },
   PutBucketOwnershipControls: { action: 'write', on: 'bucket' },
+  GetBucketOwnershipControls: { action: 'list', on: 'some' },
+  DeleteBucketOwnershipControls: { action: 'write', on: 'bucket' },
   // A policy only denies (policy-gate.ts): managing it is like managing the bucket's other settings.
   GetBucketPolicy: { action: 'list', on: 'some' },
   GetBucketPolicyStatus: { action: 'list', on: 'some' },

@@ -13,12 +13,12 @@
  *   public-access-block.ts's, GetBucketLifecycleConfiguration lifecycle.ts's);
  *   (GetBucketLogging is bucket-logging.ts's), empty documents for
  *   (GetBucketNotificationConfiguration is bucket-notification.ts's), GetBucketAccelerateConfiguration; GetBucketRequestPayment
- *   -> Payer BucketOwner; GetBucketOwnershipControls -> BucketOwnerEnforced (acl.ts explains).
+ *   -> Payer BucketOwner (GetBucketOwnershipControls is ownership-controls.ts's).
  * The Put/Delete side of these stays NotImplemented (unsupported-subresources.ts). The handlers
  * are made from this table in unconfigured-reads.ts (this file is read by operations.ts).
  */
 import type { S3ErrorCode } from '../model/errors.ts';
-import { el, group, xmlDocument, xmlResponse } from './xml.ts';
+import { el, xmlDocument, xmlResponse } from './xml.ts';
 
 export type Answer = { error: S3ErrorCode } | { document: () => string };
 
@@ -28,10 +28,6 @@ export const UNCONFIGURED_READS = {
   GetBucketReplication: ['replication', { error: 'ReplicationConfigurationNotFoundError' }],
   GetBucketAccelerateConfiguration: ['accelerate', { document: () => xmlDocument('AccelerateConfiguration') }],
   GetBucketRequestPayment: ['requestPayment', { document: () => xmlDocument('RequestPaymentConfiguration', el('Payer', 'BucketOwner')) }],
-  GetBucketOwnershipControls: [
-    'ownershipControls',
-    { document: () => xmlDocument('OwnershipControls', group('Rule', el('ObjectOwnership', 'BucketOwnerEnforced'))) },
-  ],
 } as const satisfies Record<string, readonly [string, Answer]>;
 
 export type UnconfiguredRead = keyof typeof UNCONFIGURED_READS;

@@ -12,6 +12,8 @@
  * (model/account.ts). ListBuckets shows only the signer's account's buckets. Known gap: one
  * region per gateway.
  */
+import { aclFromHeaders, bucketAclRow, isPrivate, OWNERSHIP_SETTINGS, ownershipOf, ownershipRow, type ObjectOwnership } from '../model/acl.ts';
+import { knownAccounts } from './acl-headers.ts';
 import { ANONYMOUS_ACCESS } from '../model/access.ts';
 import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { storedOwner } from './policy-gate.ts';
@@ -58,11 +60,13 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     assertLocationConstraint(constraint, s3.settings.region);
   }
   const account = s3.auth.access?.account ?? DEFAULT_ACCOUNT;
+  const access = newBucketAccess(s3, account);
   try {
     await s3.store.createBucket(bucket, {
       region: s3.settings.region,
       objectLock: readBucketLockEnabled(s3.headers),
       ...(account === DEFAULT_ACCOUNT ? {} : { owner: account }),
+      ...access,
     });
   } catch (err) {
     if (!(err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou')) throw err;
@@ -76,6 +80,27 @@ export async function CreateBucket(s3: S3Context): Promise<Response> {
     if (s3.settings.region !== 'us-east-1') throw err;
   }
   return new Response(null, { headers: { Location: `/${bucket}` } });
+}
+
+/**
+ * The Object Ownership and ACL rows a CreateBucket asks for (model/acl.ts): `x-amz-object-ownership`
+ * (else config `s3.defaultObjectOwnership`) and the ACL headers. An ACL beyond the owner's on a
+ * bucket created BucketOwnerEnforced is 400 InvalidBucketAclWithObjectOwnership, as S3 answers
+ * (a new AWS bucket refuses `public-read` unless the request also asks for ObjectWriter or
+ * BucketOwnerPreferred); an ownership S3 does not define is InvalidArgument.
+ */
+function newBucketAccess(s3: S3Context, account: string): { ownership: string | null; acl: string | null } {
+  const asked = s3.headers.get('x-amz-object-ownership')?.trim() ?? s3.settings.defaultObjectOwnership ?? 'BucketOwnerEnforced';
+  if (!(OWNERSHIP_SETTINGS as readonly string[]).includes(asked))
+    throw new S3Error('InvalidArgument', `Invalid x-amz-object-ownership: ${asked}`, { ArgumentName: 'x-amz-object-ownership', ArgumentValue: asked });
+  const ownership = ownershipRow(asked as ObjectOwnership);
+  const acl = aclFromHeaders(s3.headers, account, account, knownAccounts(s3.settings));
+  if (acl === null) return { ownership, acl: null };
+  if (!ownershipOf(ownership).aclsEnabled) {
+    if (!isPrivate(acl)) throw new S3Error('InvalidBucketAclWithObjectOwnership');
+    return { ownership, acl: null };
+  }
+  return { ownership, acl: bucketAclRow(acl) };
 }
 
 /**

@@ -4,6 +4,8 @@
  * body only from `AuthResult.body`, never from `request.body`, so every byte they see has been
  * through verification (SigV4 payload hash, aws-chunked chunk signatures, trailer checksum).
  */
+import type { BucketSettings } from '../model/bucket-settings.ts';
+import type { ObjectOwnership } from '../model/acl.ts';
 import type { Access } from '../model/access.ts';
 import type { ChecksumRequest, ObjectStore } from '../model/object-store.ts';
 import type { RequestView } from '../model/request.ts';
@@ -30,6 +32,10 @@ export interface S3Settings {
   /** Whether some key belongs to another account than the default (model/account.ts): ListBuckets
    *  then reads each bucket's owner; with one account every bucket is the signer's account's. */
   otherAccounts?: boolean;
+  /** The Object Ownership of a bucket created without x-amz-object-ownership (model/acl.ts); absent: BucketOwnerEnforced. */
+  defaultObjectOwnership?: ObjectOwnership;
+  /** Every account a key belongs to (model/account.ts): the ids an ACL grant may name; absent: the default account alone. */
+  accounts?: readonly string[];
 }
 
 export interface AuthResult {
@@ -102,6 +108,8 @@ export interface S3Context {
   policy?: PolicyCheck;
   /** The addressed bucket's account (model/account.ts), as the gate checked it: the owner listings and ACLs report. Absent: the default account. */
   bucketOwner?: string;
+  /** The addressed bucket's request-path settings as the gate checked them (model/bucket-settings.ts; its Object Ownership and ACL). */
+  bucketRows?: BucketSettings['rows'];
 }
 
 /** The owner of what a request acquires, as the front door sees it (worker/app/request-scope.ts). */
@@ -135,5 +143,7 @@ export interface AppEnv {
     operation: S3Operation | 'PostObject';
     bucket: string | null;
     key: string | null;
+    /** The request was let in by an ACL (s3/acl-access.ts): the access log's aclRequired field. */
+    aclRequired?: boolean;
   };
 }

@@ -5,6 +5,7 @@
  * `x-amz-metadata-directive: COPY|REPLACE`, `x-amz-tagging-directive: COPY|REPLACE` (tagging.ts); copying an object onto itself needs REPLACE (or a new
  * checksum algorithm), else InvalidRequest. Result: CopyObjectResult XML.
  */
+import { requestObjectAcl } from './acl.ts';
 import type { CopySource } from '../model/object-store.ts';
 import { checksumElement, parseChecksumAlgorithm } from '../model/checksums.ts';
 import type { S3Context } from './context.ts';
@@ -75,6 +76,7 @@ export async function CopyObject(s3: S3Context): Promise<Response> {
     sse,
     objectLock: readLockHeaders(headers, s3.settings.maxRetentionDays),
     ...(storageClass !== null && storageClass !== 'STANDARD' ? { storageClass } : {}),
+    acl: requestObjectAcl(s3),
   });
   const checksum = result.checksum;
   return xmlResponse(

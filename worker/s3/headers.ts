@@ -22,7 +22,7 @@ const MAX_USER_METADATA_BYTES = 2048;
 const STANDARD = 'STANDARD';
 const DEFAULT_CONTENT_TYPE = 'binary/octet-stream';
 
-const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse' | 'objectLock' | 'storageClass' | 'adopted' | 'sourceParts'>, string][] = [
+const SYSTEM: [keyof Omit<ObjectMetadata, 'user' | 'tags' | 'sse' | 'objectLock' | 'storageClass' | 'adopted' | 'sourceParts' | 'acl'>, string][] = [
   ['contentType', 'content-type'],
   ['contentEncoding', 'content-encoding'],
   ['contentDisposition', 'content-disposition'],

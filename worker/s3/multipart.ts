@@ -7,6 +7,7 @@
  * `If-Match`, and an optional whole-object `x-amz-checksum-*` to verify. The store enforces part
  * order, part existence, minimum part size and the checksum rules.
  */
+import { requestObjectAcl, withAcl } from './acl.ts';
 import type { CompletedPart } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
 import { assertChecksumValue, checksumElement, parseChecksumAlgorithm, readContentMd5 } from '../model/checksums.ts';
@@ -51,7 +52,7 @@ export async function CreateMultipartUpload(s3: S3Context): Promise<Response> {
   const checksum = readMultipartChecksumSpec(headers);
   const sse = readSseRequest(headers);
   const upload = await s3.store.createMultipartUpload(s3.bucket!, s3.key!, {
-    metadata: withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays),
+    metadata: withAcl(withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays), requestObjectAcl(s3)),
     checksum,
     sse,
   });

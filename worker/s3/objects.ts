@@ -13,6 +13,7 @@
  * x-amz-version-id and x-amz-delete-marker answer as versioning.ts says.
  * Both carry the sandbox headers of served-object.ts (no object runs as a page of our origin).
  */
+import { requestObjectAcl, withAcl } from './acl.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectHead } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';
@@ -41,7 +42,7 @@ export function declaredLength(s3: S3Context, max: number): number {
 export async function PutObject(s3: S3Context): Promise<Response> {
   const { headers } = s3;
   const contentLength = declaredLength(s3, s3.settings.maxObjectSize);
-  const metadata = withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays);
+  const metadata = withAcl(withLockHeaders(withHeaderTags(readMetadata(headers), headers), headers, s3.settings.maxRetentionDays), requestObjectAcl(s3));
   assertLockedPutDigest(s3, metadata);
   const options = {
     contentLength,

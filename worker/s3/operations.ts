@@ -13,11 +13,9 @@
  * no form gate, after that app's gate).
  * Spec: S3 API reference, "Actions" (request syntax of each operation).
  */
-import { DEFAULT_ACCOUNT } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
 import { unsupportedOperation } from './unsupported-subresources.ts';
-import { assertOwnerOnlyAclHeaders } from './acl-headers.ts';
 import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 
 export type S3Operation =
@@ -65,6 +63,8 @@ export type S3Operation =
   | 'DeleteObjectTagging'
   | 'GetObjectAttributes'
   | 'PutBucketOwnershipControls'
+  | 'GetBucketOwnershipControls'
+  | 'DeleteBucketOwnershipControls'
   | 'GetBucketPolicy'
   | 'PutBucketPolicy'
   | 'DeleteBucketPolicy'
@@ -112,6 +112,8 @@ const PARAMS: Record<S3Operation, readonly string[]> = {
   DeleteObjectTagging: ['tagging', 'versionId'],
   GetObjectAttributes: ['attributes', 'versionId'],
   PutBucketOwnershipControls: ['ownershipControls'],
+  GetBucketOwnershipControls: ['ownershipControls'],
+  DeleteBucketOwnershipControls: ['ownershipControls'],
   GetBucketPolicy: ['policy'],
   PutBucketPolicy: ['policy'],
   DeleteBucketPolicy: ['policy'],
@@ -182,8 +184,8 @@ export function detectOperation(method: string, addr: S3Address, headers: Header
       throw new S3Error('NotImplemented', asked ? `${asked} is not implemented.` : `${op} with the '${name}' query parameter is not implemented.`);
     }
   }
-  // A public ACL, and a grant's owner id: after the gate (app.ts), which may refuse the first and knows the bucket's owner.
-  assertSupportedHeaders(headers, true, null);
+  // ACL headers: after the gate (acl-headers.ts assertAclHeaders), which may refuse a public one and knows the bucket's owner and ownership.
+  assertSupportedHeaders(headers);
   return op;
 }
 
@@ -198,6 +200,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         for (const [op, [param]] of Object.entries(UNCONFIGURED_READS)) if (has(param)) return op as UnconfiguredRead;
         if (has('policy')) return 'GetBucketPolicy';
         if (has('policyStatus')) return 'GetBucketPolicyStatus';
+        if (has('ownershipControls')) return 'GetBucketOwnershipControls';
         if (has('publicAccessBlock')) return 'GetPublicAccessBlock';
         if (has('logging')) return 'GetBucketLogging';
         if (has('notification')) return 'GetBucketNotificationConfiguration';
@@ -238,6 +241,7 @@ function route(method: string, { bucket, key, query }: S3Address, headers: Heade
         if (has('lifecycle')) return 'DeleteBucketLifecycle';
         if (has('cors')) return 'DeleteBucketCors';
         if (has('encryption')) return 'DeleteBucketEncryption';
+        if (has('ownershipControls')) return 'DeleteBucketOwnershipControls';
         if (subresourceOf(method, false, query)) break;
         return 'DeleteBucket';
       case 'POST':
@@ -288,15 +292,13 @@ function subresourceOf(method: string, onObject: boolean, query: URLSearchParams
   return undefined;
 }
 
-/** Headers that ask for features this gateway does not have. `deferPublicAcls`, `owner`: assertOwnerOnlyAclHeaders's. */
-export function assertSupportedHeaders(headers: Headers, deferPublicAcls = false, owner: string | null = DEFAULT_ACCOUNT): void {
+/** Headers that ask for features this gateway does not have (ACL headers are acl-headers.ts's). */
+export function assertSupportedHeaders(headers: Headers): void {
   const refuse = (name: string) => {
     throw new S3Error('NotImplemented', `The '${name}' header is not implemented.`);
   };
-  for (const [name, value] of headers) {
+  for (const [name] of headers) {
     // Object Lock headers are read by the operations that take them (object-lock.ts).
     if (/^x-amz-(website-redirect-location|write-offset-bytes)$/.test(name)) refuse(name);
-    if (name === 'x-amz-object-ownership' && value !== 'BucketOwnerEnforced') refuse(`${name}: ${value}`);
   }
-  assertOwnerOnlyAclHeaders(headers, deferPublicAcls, owner);
 }

@@ -56,6 +56,7 @@ const ACTIONS: Record<S3Operation, string | readonly string[] | null> = {
   DeleteObjectTagging: 's3:DeleteObjectTagging',
   GetObjectAttributes: ['s3:GetObjectAttributes', 's3:GetObject'],
   PutBucketOwnershipControls: 's3:PutBucketOwnershipControls',
+  DeleteBucketOwnershipControls: 's3:PutBucketOwnershipControls', // as AWS: no action of its own
   GetObjectLockConfiguration: 's3:GetBucketObjectLockConfiguration',
   PutObjectLockConfiguration: 's3:PutBucketObjectLockConfiguration',
   GetObjectRetention: 's3:GetObjectRetention',

@@ -42,6 +42,12 @@
  * x-amz-acl / x-amz-grant-* headers ask for a public ACL (403 AccessDenied, before the 400
  * AccessControlListNotSupported such headers get otherwise: app.ts checks them after the gate).
  * Condition key names are case-insensitive here, tag keys in them included.
+ * ACLs (model/acl.ts), on a bucket whose Object Ownership enables them, let another account (or
+ * an anonymous caller) in as a policy's Allow does, never past a Deny: the bucket's ACL for
+ * listing, writing and its own ACL (no call: a request-path setting), the object's for reading it
+ * and its ACL (one read of the object's metadata, only when neither the policy nor the bucket's
+ * ACL let the caller in). IgnorePublicAcls makes the AllUsers and AuthenticatedUsers grants count
+ * for nothing. acl-access.ts says which grant each operation needs.
  */
 import type { AuthResult, PolicyCheck } from './context.ts';
 import { kmsKeyArn, parseKmsKeyId } from '../model/kms-key.ts';
@@ -60,6 +66,9 @@ import { bucketOwner, DEFAULT_ACCOUNT, STRANGER } from '../model/account.ts';
 import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
+import { aclLetsIn, objectAclOf } from './acl-access.ts';
+import { assertAclHeaders } from './acl-headers.ts';
+import type { KnownAccount } from '../model/acl.ts';
 import type { S3Operation } from './operations.ts';
 import { policyActions } from './policy-actions.ts';
 import type { S3Address } from './request.ts';
@@ -133,6 +142,8 @@ export interface PolicyRequestFacts {
    * whose name another account took since.
    */
   otherAccounts?: boolean;
+  /** The account ids an ACL grant may name (acl-headers.ts knownAccounts); absent: the default account alone. */
+  knownAccount?: KnownAccount;
 }
 
 const KMS_KEY_ID = 's3:x-amz-server-side-encryption-aws-kms-key-id';
@@ -240,10 +251,14 @@ export interface PolicyGate {
   check: PolicyCheck;
   /** The addressed bucket's account as checked (model/account.ts); the default one without a bucket. */
   owner: string;
+  /** The addressed bucket's request-path settings as checked (its Object Ownership and ACL: acl.ts); none without a bucket. */
+  rows: BucketSettings['rows'];
+  /** Whether an ACL let the caller in (neither its account nor the bucket policy did): the access log's aclRequired. */
+  aclRequired: boolean;
   run<T>(handler: () => Promise<T>): Promise<T>;
 }
 
-const OPEN: PolicyGate = { check: NO_POLICY, owner: DEFAULT_ACCOUNT, run: (handler) => handler() };
+const OPEN: PolicyGate = { check: NO_POLICY, owner: DEFAULT_ACCOUNT, rows: NO_SETTINGS.rows, aclRequired: false, run: (handler) => handler() };
 
 /**
  * Whether the stored policy of `bucket` (not the request's own: one its body names, such as
@@ -307,6 +322,15 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   /** The addressed bucket's owner as last checked (model/account.ts). */
   owner = DEFAULT_ACCOUNT;
 
+  /** The addressed bucket's request-path settings as last checked. */
+  rows: BucketSettings['rows'] = NO_SETTINGS.rows;
+
+  /** Whether the addressed bucket's ACLs (or its object's) let a caller of another account do the request, as last checked. */
+  private aclLetsIn = false;
+
+  /** Whether the request was let in by an ACL alone: a caller of another account whom no policy Allow let in. */
+  aclRequired = false;
+
   /** Whether the signer is of another account than the addressed bucket's. */
   private get foreign(): boolean {
     return this.account !== null && this.owner !== this.account;
@@ -322,7 +346,12 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     // A key of another account than the bucket's (model/account.ts) needs an Allow besides its scope.
     const owner = bucketOwner(settings.rows.owner);
     const foreign = account !== null && owner !== account;
-    if (bucket === this.bucket) this.owner = owner;
+    if (bucket === this.bucket) {
+      this.owner = owner;
+      this.rows = settings.rows;
+      // ACL headers against the bucket's Object Ownership as checked (acl-headers.ts), after the public access block's 403.
+      assertAclHeaders(this.f.headers, owner, settings.rows, this.f.knownAccount ?? ((id) => id === DEFAULT_ACCOUNT));
+    }
     if (this.actions === null) {
       // The policy operations are the bucket owner's alone: AWS answers any other account 405 (an anonymous caller 403).
       if (foreign && bucket === this.bucket && account === STRANGER) throw accessDenied();
@@ -334,15 +363,29 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     const policy = policyOf(settings, bucket);
     // RestrictPublicBuckets: a public policy lets in no one outside the owner's account (AWS).
     if (foreign && policy && block?.restrictPublicBuckets && policyIsPublic(policy)) throw accessDenied();
+    // What the bucket's ACLs let a caller of another account do (acl-access.ts); the object's ACL is read only when asked.
+    const acls = { settings, owner, account, ignorePublic: block?.ignorePublicAcls ?? false };
     if (this.source?.bucket === bucket && (policy || foreign)) {
       const sourceActions = this.source.versionId === undefined ? ['s3:GetObject'] : ['s3:GetObject', 's3:GetObjectVersion'];
       const read = { actions: sourceActions, resource: arn(bucket, this.source.key), accessKeyId, account, context: requestContext(this.f, null) };
       if (policy && policyDenies(policy, read)) throw accessDenied();
-      if (foreign && !(policy && policyAllows(policy, read))) throw accessDenied();
+      const source = this.source;
+      if (
+        foreign &&
+        !(policy && policyAllows(policy, read)) &&
+        !(await aclLetsIn(acls, 'GetObject', () => unfenced(() => objectAclOf(this.store, bucket, source.key, source.versionId))))
+      )
+        throw accessDenied();
     }
     if (bucket === this.bucket) {
       this.policy = policy;
-      if (foreign && !policy) throw accessDenied();
+      const objectAcl = () => unfenced(() => objectAclOf(this.store, bucket, addr.key!, addr.query.get('versionId') ?? undefined));
+      // Asked only when the policy does not let the caller in (an object's ACL costs a read); DeleteObjects' entries need it after.
+      this.aclLetsIn = false;
+      const letsIn = async () => (this.aclLetsIn = foreign && (await aclLetsIn(acls, op, objectAcl)));
+      if (op === 'DeleteObjects') await letsIn();
+      if (foreign && !policy && !(await letsIn())) throw accessDenied();
+      this.aclRequired = foreign && !policy;
       if (policy) {
         const tags = policyMentions(policy, 's3:existingobjecttag/', foreign ? 'any' : 'Deny') ? await unfenced(() => existingTags(this.store, addr)) : null;
         this.context = requestContext(this.f, tags);
@@ -351,7 +394,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
         if (op !== 'DeleteObjects') {
           const req = { actions: this.actions!, resource: arn(bucket, onBucket ? null : addr.key), accessKeyId, account, context: this.context };
           if (policyDenies(policy, req)) throw accessDenied();
-          if (foreign && !policyAllows(policy, req)) throw accessDenied();
+          if (foreign && !policyAllows(policy, req)) {
+            if (!(await letsIn())) throw accessDenied();
+            this.aclRequired = true;
+          }
         }
       }
     }
@@ -379,9 +425,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
   defaultEncryption: string | null | undefined = undefined;
 
   deniesObject(actions: readonly string[], key: string): boolean {
-    if (this.policy === null) return this.foreign;
+    // A DeleteObjects let in by the bucket's ACL (WRITE) may delete each entry, as its DeleteObject could.
+    if (this.policy === null) return this.foreign && !this.aclLetsIn;
     const req = { actions, resource: arn(this.bucket, key), accessKeyId: this.accessKeyId, account: this.account, context: this.context };
-    return policyDenies(this.policy, req) || (this.foreign && !policyAllows(this.policy, req));
+    return policyDenies(this.policy, req) || (this.foreign && !policyAllows(this.policy, req) && !this.aclLetsIn);
   }
 
   /** The handler under the fence; calls after it has answered (work it left running) are not fenced. */
@@ -425,6 +472,12 @@ export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSo
     check: request,
     get owner() {
       return request.owner;
+    },
+    get rows() {
+      return request.rows;
+    },
+    get aclRequired() {
+      return request.aclRequired;
     },
     run: (handler) => request.run(handler),
   };

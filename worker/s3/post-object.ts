@@ -23,6 +23,8 @@
  * CORS headers are added by the app as for every S3 response (the bucket's rules, method POST).
  * Spec: S3 "POST Object", "Browser-based uploads using POST".
  */
+import { newObjectAcl, withAcl } from './acl.ts';
+import { knownAccounts } from './acl-headers.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { MAX_OBJECT_TAGS } from '../model/tagging.ts';
@@ -128,9 +130,11 @@ export async function PostObject(input: PostObjectInput): Promise<Response> {
     auth: { body: null, decodedContentLength: contentLength, accessKeyId: auth.accessKeyId, signature: auth.signature, access: auth.access },
     region: settings.region,
     otherAccounts: settings.otherAccounts ?? false,
+    knownAccount: knownAccounts(settings),
   });
-  assertSupportedHeaders(headers, false, policyGate.owner);
-  const metadata = readMetadata(headers);
+  assertSupportedHeaders(headers);
+  const rows = policyGate.rows;
+  const metadata = withAcl(readMetadata(headers), newObjectAcl(headers, rows, policyGate.owner, auth.access.account ?? null, knownAccounts(settings)));
   const tagging = fields.get('tagging');
   if (tagging !== undefined && tagging.trim() !== '') {
     const tags = parseTaggingXml(tagging, MAX_OBJECT_TAGS);

@@ -14,7 +14,7 @@ import {
   PutObjectLockConfiguration,
   PutObjectRetention,
 } from './object-lock.ts';
-import { PutBucketOwnershipControls } from './ownership-controls.ts';
+import { DeleteBucketOwnershipControls, GetBucketOwnershipControls, PutBucketOwnershipControls } from './ownership-controls.ts';
 import { DeleteBucketPolicy, GetBucketPolicy, GetBucketPolicyStatus, PutBucketPolicy } from './bucket-policy.ts';
 import { DeletePublicAccessBlock, GetPublicAccessBlock, PutPublicAccessBlock } from './public-access-block.ts';
 import { GetBucketLogging, PutBucketLogging } from './bucket-logging.ts';
@@ -79,6 +79,8 @@ export const S3_HANDLERS: Record<S3Operation, S3Handler> = {
   DeleteObjectTagging,
   GetObjectAttributes,
   PutBucketOwnershipControls,
+  GetBucketOwnershipControls,
+  DeleteBucketOwnershipControls,
   GetBucketPolicy,
   PutBucketPolicy,
   DeleteBucketPolicy,

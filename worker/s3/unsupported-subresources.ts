@@ -19,7 +19,6 @@ const BUCKET: Record<string, ByMethod> = {
   },
   inventory: { GET: 'GetBucketInventoryConfiguration', PUT: 'PutBucketInventoryConfiguration', DELETE: 'DeleteBucketInventoryConfiguration' },
   metrics: { GET: 'GetBucketMetricsConfiguration', PUT: 'PutBucketMetricsConfiguration', DELETE: 'DeleteBucketMetricsConfiguration' },
-  ownershipControls: { DELETE: 'DeleteBucketOwnershipControls' }, // PUT: BucketOwnerEnforced only (ownership-controls.ts)
   replication: { PUT: 'PutBucketReplication', DELETE: 'DeleteBucketReplication' },
   requestPayment: { PUT: 'PutBucketRequestPayment' },
   website: { PUT: 'PutBucketWebsite', DELETE: 'DeleteBucketWebsite' },

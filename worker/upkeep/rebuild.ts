@@ -126,7 +126,10 @@ export async function rebuildCatalog(
   let lockEnabled = false;
   for (const [key, { info, units, etag, checksum }] of newest) {
     const size = units.reduce((n, u) => n + u.size, 0);
-    let metadata = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
+    // Without the ACL the version was written with: a later PutObjectAcl is not in the header, so
+    // a grant revoked since must not come back; the bucket owner's alone is what fails closed.
+    const { acl: _writtenAcl, ...written } = (info.header.metadata as ObjectMetadata | undefined) ?? { user: {} };
+    let metadata: ObjectMetadata = written;
     const holders = tagRecords.get(units[0]!.unitId);
     const first = units[0]!;
     const dek = first.seal && ring ? await ring.open(first.seal).catch(() => undefined) : undefined;
