@@ -9,6 +9,7 @@
  */
 import {
   CompleteMultipartUploadCommand,
+  CreateBucketCommand,
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
@@ -26,6 +27,7 @@ import { formatAccessLogRecord } from '../../worker/model/access-log-record.ts';
 import { AccessLogDelivery } from '../../worker/upkeep/access-log.ts';
 import { readBytes } from '../support/read-bytes.ts';
 import { loggingApp, parseRecord, REGION } from './harness.ts';
+import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 
 type App = ReturnType<typeof loggingApp>;
 
@@ -106,6 +108,30 @@ describe('access log records and their delivery', () => {
     expect(get.RequestURI).toMatch(/^GET \/src\/dir\/a%20key.* HTTP\/1\.1$/);
     expect(recs[0]!.RequestURI).toBe('PUT /src/?logging= HTTP/1.1'); // as the SDK sent it
     expect(g.logs).toEqual([]); // no delivery problem logged
+  });
+
+  it('ACLRequired is Yes for a request only an ACL let in (another account reading a public-read bucket), - for the owner', async () => {
+    const alt = { accessKeyId: 'AKIDALTACCOUNT', secret: 'alt account secret' };
+    const g = loggingApp({
+      rollMs: 3_600_000,
+      credentials: [
+        { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+        { accessKeyId: alt.accessKeyId, secretAccessKey: alt.secret, account: 'alt' },
+      ],
+    });
+    await g.store.createBucket('logs', { region: REGION });
+    expect((await g.command(new CreateBucketCommand({ Bucket: 'src', ObjectOwnership: 'ObjectWriter', ACL: 'public-read' }))).status).toBe(200);
+    const logging = { Bucket: 'src', BucketLoggingStatus: { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'log/' } } };
+    expect((await g.command(new PutBucketLoggingCommand(logging))).status).toBe(200);
+    expect((await g.command(new ListObjectsV2Command({ Bucket: 'src' }))).status).toBe(200);
+    expect((await g.command(new ListObjectsV2Command({ Bucket: 'src' }), alt)).status).toBe(200);
+    await g.settle();
+    expect(await rollNow(g)).toBe(1);
+    const recs = records((await logObjects(g))[0]!.body).filter((r) => r.Operation === 'REST.GET.BUCKET');
+    expect(recs.map((r) => [r.Requester, r.ACLRequired])).toEqual([
+      [ACCESS_KEY, '-'],
+      [alt.accessKeyId, 'Yes'],
+    ]);
   });
 
   it('the record format survives hostile header values (quotes, brackets, backslashes, control characters)', () => {

@@ -166,6 +166,18 @@ describe('EcStore', () => {
     expect((await store2.headObject('b', 'two', { conditions: {} })).size).toBe(9999);
   });
 
+  it('a rebuild from the shards drops the ACL a version was written with: a later PutObjectAcl is not in its header, so no revoked grant comes back', async () => {
+    const data = randomBytes(rand, 20_000);
+    const acl = { owner: 'alt', grants: '[{"group":"AllUsers","p":"READ"}]' };
+    await s.store.putObject('b', 'was-public', stream(data), put(data.length, { metadata: { user: {}, acl } }));
+    expect((await s.store.headObject('b', 'was-public', { conditions: {} })).metadata.acl).toEqual(acl);
+    await s.store.putObjectAcl('b', 'was-public', undefined); // made private since: the catalog's ACL, not the header's
+    const fresh = localCatalog();
+    await fresh.insertBucket('b', 'us-east-1');
+    expect((await rebuildCatalog('b', s.backends, fresh)).restored).toContain('was-public');
+    expect((await fresh.getManifest('b', 'was-public'))!.metadata).toEqual({ user: {} });
+  });
+
   it('a rebuild never lists an object whose unit has fewer than k shards left', async () => {
     const data = randomBytes(rand, 50_000);
     await s.store.putObject('b', 'whole', stream(data), put(data.length));

@@ -50,7 +50,8 @@ async function answer(g: Gateway, command: unknown, as: SignAs | null = {}): Pro
   let request = toRequest(await sdk(command, as ?? {}))!;
   if (as === null) {
     const headers = new Headers();
-    for (const [name, value] of request.headers) if (!/^(authorization|x-amz-date|x-amz-security-token|x-amz-content-sha256)$/i.test(name)) headers.set(name, value);
+    for (const [name, value] of request.headers)
+      if (!/^(authorization|x-amz-date|x-amz-security-token|x-amz-content-sha256)$/i.test(name)) headers.set(name, value);
     const url = new URL(request.url);
     for (const name of [...url.searchParams.keys()]) if (name.startsWith('X-Amz-')) url.searchParams.delete(name);
     const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
@@ -100,6 +101,9 @@ describe('ACLs on a bucket whose Object Ownership enables them', () => {
     }
     // The bucket owner's own keys are never narrowed by ACLs.
     expect(await status(g, get('open', 'hidden'))).toBe(200);
+    // A bucket that does not exist: NoSuchBucket to anyone, as S3 answers; nothing made.
+    for (const as of [null, ALT]) expect(await answer(g, get('no-such-bucket', 'k'), as)).toEqual([404, 'NoSuchBucket']);
+    expect(await answer(g, put('no-such-bucket', 'k'), null)).toEqual([404, 'NoSuchBucket']);
   });
 
   it('a grant to an account by header: WRITE lets it write (the object is its own under ObjectWriter) and delete; the owner keeps reading', async () => {
@@ -115,6 +119,12 @@ describe('ACLs on a bucket whose Object Ownership enables them', () => {
     await ok(g, put('shared', 'main-1'));
     await ok(g, put('shared', 'main-2'));
     expect(await answer(g, get('shared', 'main-1'), ALT)).toEqual([403, 'AccessDenied']); // bucket READ lists; it does not read objects
+    // A missing key to a caller who may not list: 403, not 404 (its absence is not told).
+    expect(await answer(g, get('shared', 'nothing-here'), null)).toEqual([403, 'AccessDenied']);
+    expect(await answer(g, get('shared', 'nothing-here'), ALT)).toEqual([404, 'NoSuchKey']);
+    // A policy about something else: DeleteObjects' entries are still let in by the bucket's WRITE grant.
+    const unrelated = { Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::shared/secret/*' };
+    await ok(g, new PutBucketPolicyCommand({ Bucket: 'shared', Policy: JSON.stringify({ Version: '2012-10-17', Statement: [unrelated] }) }));
     const del = await send(g, new DeleteObjectsCommand({ Bucket: 'shared', Delete: { Objects: [{ Key: 'main-1' }, { Key: 'main-2' }] } }), ALT);
     expect(await del.text()).not.toContain('<Error>');
     expect(await answer(g, get('shared', 'main-1'))).toEqual([404, 'NoSuchKey']);
@@ -171,6 +181,12 @@ describe('ACLs on a bucket whose Object Ownership enables them', () => {
     await ok(g, new PutObjectAclCommand({ Bucket: 'dropbox', Key: 'kept', ACL: 'bucket-owner-read' }), ALT);
     expect((await aclOf(g, new GetObjectAclCommand({ Bucket: 'dropbox', Key: 'kept' }), ALT)).grants).toEqual(['alt FULL_CONTROL', `${MAIN} READ`]);
     expect(await answer(g, new PutObjectAclCommand({ Bucket: 'dropbox', Key: 'handed-over', ACL: 'public-read' }), ALT)).toEqual([403, 'AccessDenied']);
+    // An ACL naming others only: its owner still reads and replaces it (implicit READ_ACP, WRITE_ACP), and reads nothing more.
+    await ok(g, put('dropbox', 'given-away', { GrantFullControl: `id="${MAIN}"` }), ALT);
+    expect(await aclOf(g, new GetObjectAclCommand({ Bucket: 'dropbox', Key: 'given-away' }), ALT)).toEqual({ owner: 'alt', grants: [`${MAIN} FULL_CONTROL`] });
+    expect(await answer(g, get('dropbox', 'given-away'), ALT)).toEqual([403, 'AccessDenied']);
+    await ok(g, new PutObjectAclCommand({ Bucket: 'dropbox', Key: 'given-away', ACL: 'private' }), ALT);
+    expect(await status(g, get('dropbox', 'given-away'), ALT)).toBe(200);
   });
 
   it('never past a Deny, nor past IgnorePublicAcls; BlockPublicAcls refuses public ACLs by header and by document', async () => {

@@ -143,7 +143,9 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     ]) {
       expect(() => detect(method!, target!, headers)).not.toThrow();
     }
-    expect(() => assertOwnerOnlyAclHeaders(new Headers(headers), false, 'shardgate')).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported' }));
+    expect(() => assertOwnerOnlyAclHeaders(new Headers(headers), false, 'shardgate')).toThrow(
+      expect.objectContaining({ code: 'AccessControlListNotSupported' }),
+    );
   });
 
   // A grant to an id is judged after the gate, which knows the bucket's owner (model/account.ts).

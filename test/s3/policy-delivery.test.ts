@@ -302,7 +302,9 @@ describe('the catalog instance', () => {
     const instance = a.catalog.namespace.instance(`bucket:${BUCKET}`).object;
     const stale = await instance.fenced('', 'removeManifest', [BUCKET, 'obj', undefined, 0]);
     const policyOnly = settingsOf((name) => (name === 'policy' ? DENY_LOCKED : null));
-    expect(stale).toEqual({ stale: { stamp: policyOnly.stamp, rows: { policy: DENY_LOCKED, 'public-access-block': null, encryption: null, owner: null, ownership: null, acl: null } } });
+    expect(stale).toEqual({
+      stale: { stamp: policyOnly.stamp, rows: { policy: DENY_LOCKED, 'public-access-block': null, encryption: null, owner: null, ownership: null, acl: null } },
+    });
     expect(await exists(a, BUCKET, 'obj')).toBe(true);
     const ran = await instance.fenced(policyOnly.stamp, 'removeManifest', [BUCKET, 'obj', undefined, 0]);
     expect(ran.stale).toBeUndefined();

@@ -185,7 +185,8 @@ const credential = z
     /**
      * The account the key belongs to (model/account.ts): it owns the buckets the key creates and
      * sees only its own account's buckets; another account's bucket only where that bucket's
-     * policy Allows it. Absent: the gateway's own account ("shardgate").
+     * policy Allows it or, with ACLs enabled, an ACL grants it (model/acl.ts). Absent: the
+     * gateway's own account ("shardgate").
      */
     account: z.string().regex(ACCOUNT_ID, 'an account id: letters, digits, ".", "_" and "-", at most 64').optional(),
   })
@@ -526,8 +527,10 @@ export const configSchema = z
     /**
      * Unsigned requests. false: refused (AccessDenied). "policy": a stranger to every bucket
      * (model/account.ts): let in only where a bucket's policy Allows everyone ("*") the action,
-     * as AWS serves a public bucket (RestrictPublicBuckets and a Deny still refuse). true: every
-     * S3 action on every bucket, narrowed only by Deny statements (a gateway that is all public).
+     * or, on a bucket with ACLs enabled, an ACL grants it to AllUsers (model/acl.ts), as AWS
+     * serves a public bucket (RestrictPublicBuckets, IgnorePublicAcls and a Deny still refuse).
+     * true: every S3 action on every bucket, narrowed only by Deny statements (a gateway that is
+     * all public).
      */
     allowAnonymous: z.union([z.boolean(), z.literal('policy')]).default(false),
     /** A read decodes around data shards that have not delivered a stripe within this many ms (0: never). */

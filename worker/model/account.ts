@@ -5,8 +5,8 @@
  * (model/access.ts), as before accounts existed; a key of another account reaches a bucket only
  * where the bucket's policy Allows its account (or the key) the action, as on AWS, where a
  * cross-account request needs the resource's policy to grant it besides the caller's own
- * permissions (IAM User Guide, "Cross-account policy evaluation logic"); s3/policy-gate.ts
- * enforces it. ListBuckets shows a key only its own account's buckets; re-creating another
+ * permissions (IAM User Guide, "Cross-account policy evaluation logic"), or where an ACL of a
+ * bucket with ACLs enabled grants it (model/acl.ts); s3/policy-gate.ts enforces both. ListBuckets shows a key only its own account's buckets; re-creating another
  * account's bucket is 409 BucketAlreadyExists.
  * An account id is what listings and ACLs report as the owner's canonical id and display name,
  * and what a policy names as a principal: the id itself, `arn:aws:iam::<id>:root`, or a key of it

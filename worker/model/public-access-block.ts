@@ -4,9 +4,11 @@
  * (bucket-settings.ts), and what "public" means for an ACL, as AWS decides it.
  * What each flag does here (docs/COMPATIBILITY.md, "Public access block"):
  *   BlockPublicAcls       a request carrying a public ACL (header or AccessControlPolicy body) is
- *                         403 AccessDenied (s3/policy-gate.ts, s3/acl.ts) instead of 400
- *                         AccessControlListNotSupported;
- *   IgnorePublicAcls      nothing to ignore: no ACL here ever grants anything (acl.ts);
+ *                         403 AccessDenied (s3/policy-gate.ts, s3/acl.ts), before anything else
+ *                         is said of it (400 AccessControlListNotSupported on a bucket whose
+ *                         ACLs are disabled); ACLs already stored stay, and still count;
+ *   IgnorePublicAcls      grants to AllUsers and AuthenticatedUsers let no one in (model/acl.ts
+ *                         aclAllows; they stay stored and shown), grants to accounts still do;
  *   BlockPublicPolicy     PutBucketPolicy of a public policy (policy-eval.ts policyIsPublic) is 403
  *                         AccessDenied, checked in the catalog's transaction that stores it;
  *   RestrictPublicBuckets anonymous requests (allowAnonymous) are 403 AccessDenied on the

@@ -194,13 +194,7 @@ export function newObjectAcl(
 
 /** newObjectAcl for a handler's request. */
 export function requestObjectAcl(s3: S3Context): StoredObjectAcl | undefined {
-  return newObjectAcl(
-    s3.headers,
-    rowsOf(s3),
-    s3.bucketOwner ?? DEFAULT_ACCOUNT,
-    s3.auth.access?.account ?? null,
-    knownAccounts(s3.settings),
-  );
+  return newObjectAcl(s3.headers, rowsOf(s3), s3.bucketOwner ?? DEFAULT_ACCOUNT, s3.auth.access?.account ?? null, knownAccounts(s3.settings));
 }
 
 /** `metadata` with `acl` (none: without one). */

@@ -455,16 +455,19 @@ export async function enforceBucketPolicy(store: ObjectStore, config: SettingsSo
     named === null ? null : [...named, ...lockHeaderActions(op, f.headers).map((a) => (a === 'retention' ? 's3:PutObjectRetention' : 's3:PutObjectLegalHold'))];
   const source = op === 'CopyObject' || op === 'UploadPartCopy' ? readCopySource(f.headers) : null;
   const request = new RequestPolicy(store, f, actions, source);
+  // A bucket that does not exist is NoSuchBucket to anyone, as S3 answers (its name is no secret:
+  // CreateBucket tells it too), from the gate itself: nothing can act for a refused caller.
+  const stored = (bucket: string) => unfenced(() => config.fetchBucketSettings(bucket));
   for (const bucket of new Set([addr.bucket!, ...(source ? [source.bucket] : [])])) {
     if (f.otherAccounts && bucket === addr.bucket && addr.key === null) {
-      await request.check(bucket, await unfenced(() => storedSettings(config, bucket)));
+      await request.check(bucket, await stored(bucket));
       continue;
     }
     try {
       await request.check(bucket, config.bucketSettings(bucket));
     } catch (err) {
       if (!(err instanceof S3Error)) throw err;
-      await request.check(bucket, await storedSettings(config, bucket));
+      await request.check(bucket, await stored(bucket));
     }
   }
   if (takesDefaultEncryption(op, f.headers)) request.defaultEncryption = config.bucketSettings(addr.bucket!).rows.encryption;

@@ -149,7 +149,11 @@ export function configReadCases(suite: Suite, mode: ChecksumMode): void {
       );
       await expectS3Error(client().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'public', ACL: 'public-read-write' })), refused, 400);
       // A public ACL on a new BucketOwnerEnforced bucket: AWS's own code for it.
-      await expectS3Error(client().send(new CreateBucketCommand({ Bucket: `${bucket}-public`, ACL: 'public-read' })), 'InvalidBucketAclWithObjectOwnership', 400);
+      await expectS3Error(
+        client().send(new CreateBucketCommand({ Bucket: `${bucket}-public`, ACL: 'public-read' })),
+        'InvalidBucketAclWithObjectOwnership',
+        400,
+      );
       await expectS3Error(
         client().send(new PutObjectCommand({ Bucket: bucket, Key: 'public', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })),
         refused,
