@@ -16,6 +16,9 @@ import {
   storedObjectAcl,
   type Acl,
 } from '../../worker/model/acl.ts';
+import { S3Error } from '../../worker/model/errors.ts';
+import type { ObjectStore } from '../../worker/model/object-store.ts';
+import { objectAclOf } from '../../worker/s3/acl-access.ts';
 
 const known = (id: string) => ['owner', 'alt', 'bucket-owner'].includes(id);
 const show = (acl: Acl) => acl.grants.map((g) => `${'account' in g.grantee ? g.grantee.account : g.grantee.group} ${g.permission}`);
@@ -125,5 +128,19 @@ describe('stored forms', () => {
     for (const s of ['ObjectWriter', 'BucketOwnerPreferred'] as const) expect(ownershipOf(ownershipRow(s))).toEqual({ setting: s, aclsEnabled: true });
     expect(ownershipRow('BucketOwnerEnforced')).toBeNull();
     expect(ownershipOf('garbage').aclsEnabled).toBe(false);
+  });
+});
+
+describe("the gate's read of an object's ACL (s3/acl-access.ts objectAclOf)", () => {
+  const storeThrowing = (code: string) =>
+    ({
+      headObject: async () => {
+        throw new S3Error(code as 'NoSuchKey');
+      },
+    }) as unknown as ObjectStore;
+  it('no such key, version or a delete marker: missing (null); any other refusal, such as an SSE-C object read without its key: private (fails closed)', async () => {
+    for (const code of ['NoSuchKey', 'NoSuchVersion', 'MethodNotAllowed']) expect(await objectAclOf(storeThrowing(code), 'b', 'k', undefined)).toBeNull();
+    for (const code of ['InvalidRequest', 'AccessDenied', 'InvalidArgument'])
+      expect(await objectAclOf(storeThrowing(code), 'b', 'k', undefined)).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import { aclAllows, bucketAcl, objectAcl, ownershipOf, type Permission, type Sto
 import type { BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
+import type { SseRequest } from '../model/sse.ts';
 import type { S3Operation } from './operations.ts';
 
 /** Operations the bucket's ACL decides, and the permission each needs. */
@@ -77,13 +78,25 @@ export async function aclLetsIn(f: AclFacts, op: S3Operation, readObjectAcl: () 
   return aclAllows(acl, who, objectNeed, f.ignorePublic);
 }
 
-/** The ACL the object (or version) keeps in its metadata (undefined: its bucket owner's alone); null when there is none to read. */
-export async function objectAclOf(store: ObjectStore, bucket: string, key: string, versionId: string | undefined): Promise<StoredObjectAcl | undefined | null> {
+/**
+ * The ACL the object (or version) keeps in its metadata (undefined: its bucket owner's alone); null
+ * when there is no object to read (no such key or version, a delete marker: the handler answers).
+ * `sse`: the request's SSE-C key, which an SSE-C object's head needs. Any other refusal (such an
+ * object read without its key) is undefined, the bucket owner's alone: it fails closed, never
+ * "missing" (which a bucket READ grant would let through to the handler).
+ */
+export async function objectAclOf(
+  store: ObjectStore,
+  bucket: string,
+  key: string,
+  versionId: string | undefined,
+  sse: SseRequest | null = null,
+): Promise<StoredObjectAcl | undefined | null> {
   try {
-    const head = await store.headObject(bucket, key, { conditions: {}, ...(versionId === undefined ? {} : { versionId }) });
+    const head = await store.headObject(bucket, key, { conditions: {}, sse, ...(versionId === undefined ? {} : { versionId }) });
     return head.metadata.acl;
   } catch (err) {
-    if (err instanceof S3Error) return null; // no such key or version, a delete marker: the handler answers
-    throw err;
+    if (!(err instanceof S3Error)) throw err;
+    return ['NoSuchKey', 'NoSuchVersion', 'MethodNotAllowed'].includes(err.code) ? null : undefined;
   }
 }

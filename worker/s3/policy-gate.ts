@@ -56,6 +56,7 @@ import { parseBucketPolicy, type BucketPolicy } from '../model/bucket-policy.ts'
 import { NO_SETTINGS, requestFence, unfenced, type BucketSettings, type SettingsFence } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CopySource, ObjectStore } from '../model/object-store.ts';
+import type { SseRequest } from '../model/sse.ts';
 import type { BucketConfigStore } from '../model/bucket-config-store.ts';
 
 /** What the gate reads of a bucket's configuration: its request-path settings. */
@@ -68,6 +69,7 @@ import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
 import { aclLetsIn, objectAclOf } from './acl-access.ts';
 import { assertAclHeaders } from './acl-headers.ts';
+import { readCustomerKeyHeaders } from './sse-headers.ts';
 import type { KnownAccount } from '../model/acl.ts';
 import type { S3Operation } from './operations.ts';
 import { policyActions } from './policy-actions.ts';
@@ -235,6 +237,15 @@ async function existingTags(store: ObjectStore, addr: S3Address): Promise<Map<st
   }
 }
 
+/** The request's SSE-C key (an SSE-C object's head needs it); null when it has none or a bad one (the handler refuses that). */
+function customerKey(headers: Headers): SseRequest | null {
+  try {
+    return readCustomerKeyHeaders(headers);
+  } catch {
+    return null;
+  }
+}
+
 const arn = (bucket: string, key: string | null) => `arn:aws:s3:::${bucket}${key === null ? '' : `/${key}`}`;
 
 /** The writes whose encryption, when the request names none, is the bucket's default (SSE-S3, SSE-KMS or SSE-C headers name one). */
@@ -373,13 +384,13 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
       if (
         foreign &&
         !(policy && policyAllows(policy, read)) &&
-        !(await aclLetsIn(acls, 'GetObject', () => unfenced(() => objectAclOf(this.store, bucket, source.key, source.versionId))))
+        !(await aclLetsIn(acls, 'GetObject', () => unfenced(() => objectAclOf(this.store, bucket, source.key, source.versionId, source.sse ?? null))))
       )
         throw accessDenied();
     }
     if (bucket === this.bucket) {
       this.policy = policy;
-      const objectAcl = () => unfenced(() => objectAclOf(this.store, bucket, addr.key!, addr.query.get('versionId') ?? undefined));
+      const objectAcl = () => unfenced(() => objectAclOf(this.store, bucket, addr.key!, addr.query.get('versionId') ?? undefined, customerKey(this.f.headers)));
       // Asked only when the policy does not let the caller in (an object's ACL costs a read); DeleteObjects' entries need it after.
       this.aclLetsIn = false;
       const letsIn = async () => (this.aclLetsIn = foreign && (await aclLetsIn(acls, op, objectAcl)));
