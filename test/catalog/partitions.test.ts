@@ -182,6 +182,28 @@ describe('a split bucket', () => {
     }
   });
 
+  it("copies Object Ownership and the bucket's ACL (worker/model/acl.ts) with the settings; an object's ACL is set in its key's partition", async () => {
+    const c = localCatalog();
+    await c.insertBucket('acls', 'auto');
+    await c.splitBucketStatically('acls', ['h', 'p']);
+    await c.setBucketAccess('acls', { ownership: 'ObjectWriter', acl: '[{"group":"AllUsers","p":"READ"}]' });
+    const settings = await c.getBucketSettings('acls');
+    for (const [i, r] of (await c.getPartitionMap('acls')).ranges.entries()) {
+      const stub = c.namespace.get(c.namespace.idFromName(r.instance));
+      const stale = await stub.dispatch('getManifest', ['acls', ['a', 'k', 'z'][i]!], '', { epoch: 1 });
+      expect(stale, r.instance).toMatchObject({ stale: { stamp: settings.stamp, rows: { ownership: 'ObjectWriter', acl: settings.rows.acl } } });
+    }
+    await c.commitManifest('acls', 'z', manifest('acls', 'z'), {});
+    const acl = { owner: 'alt', grants: '[{"id":"alt","p":"FULL_CONTROL"}]' };
+    await c.setObjectAcl('acls', 'z', acl);
+    expect((await c.getManifest('acls', 'z'))!.metadata.acl).toEqual(acl);
+    // Back to BucketOwnerEnforced with grants on the bucket: refused where it is stored.
+    await expectS3(c.setBucketAccess('acls', { ownership: null }), 'InvalidBucketAclWithObjectOwnership');
+    await c.setBucketAccess('acls', { acl: null });
+    await c.setBucketAccess('acls', { ownership: null });
+    await expectS3(c.setBucketAccess('acls', { acl: '[]' }), 'AccessControlListNotSupported');
+  });
+
   it('is deleted only when every partition is empty; a refused delete leaves it writable', async () => {
     const c = localCatalog();
     await c.insertBucket('gone', 'auto');
