@@ -112,7 +112,10 @@ describe('CatalogObject', () => {
     const text = JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${name}/*` }] });
     await one.setBucketPolicy(name, text);
     expect(one.cachedBucketSettings(name).rows.policy).toBe(text); // the isolate that made the change
-    expect(two.cachedBucketSettings(name)).toEqual({ stamp: '', rows: { policy: null, 'public-access-block': null, encryption: null, owner: null } });
+    expect(two.cachedBucketSettings(name)).toEqual({
+      stamp: '',
+      rows: { policy: null, 'public-access-block': null, encryption: null, owner: null, ownership: null, acl: null },
+    });
     const seen: BucketSettings[] = [];
     let stamp = '';
     const fence: SettingsFence = {
