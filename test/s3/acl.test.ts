@@ -9,13 +9,16 @@
 import {
   CopyObjectCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketOwnershipControlsCommand,
   DeleteObjectsCommand,
   GetBucketAclCommand,
   GetBucketOwnershipControlsCommand,
   GetObjectAclCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
   PutBucketAclCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
@@ -181,6 +184,13 @@ describe('ACLs on a bucket whose Object Ownership enables them', () => {
     await ok(g, new PutObjectAclCommand({ Bucket: 'dropbox', Key: 'kept', ACL: 'bucket-owner-read' }), ALT);
     expect((await aclOf(g, new GetObjectAclCommand({ Bucket: 'dropbox', Key: 'kept' }), ALT)).grants).toEqual(['alt FULL_CONTROL', `${MAIN} READ`]);
     expect(await answer(g, new PutObjectAclCommand({ Bucket: 'dropbox', Key: 'handed-over', ACL: 'public-read' }), ALT)).toEqual([403, 'AccessDenied']);
+    // An upload's future owner is its writer's account, in ListMultipartUploads and ListParts.
+    const started = await send(g, new CreateMultipartUploadCommand({ Bucket: 'dropbox', Key: 'big' }), ALT);
+    const uploadId = /<UploadId>([^<]+)</.exec(await started.text())![1]!;
+    const uploads = await (await send(g, new ListMultipartUploadsCommand({ Bucket: 'dropbox' }))).text();
+    expect(uploads).toContain('<Initiator><ID>alt</ID><DisplayName>alt</DisplayName></Initiator><Owner><ID>alt</ID>');
+    const parts = await (await send(g, new ListPartsCommand({ Bucket: 'dropbox', Key: 'big', UploadId: uploadId }), ALT)).text();
+    expect(parts).toContain('<Owner><ID>alt</ID>');
     // An ACL naming others only: its owner still reads and replaces it (implicit READ_ACP, WRITE_ACP), and reads nothing more.
     await ok(g, put('dropbox', 'given-away', { GrantFullControl: `id="${MAIN}"` }), ALT);
     expect(await aclOf(g, new GetObjectAclCommand({ Bucket: 'dropbox', Key: 'given-away' }), ALT)).toEqual({ owner: 'alt', grants: [`${MAIN} FULL_CONTROL`] });
@@ -252,6 +262,20 @@ describe('Object Ownership', () => {
     const controls = await send(g, new GetBucketOwnershipControlsCommand({ Bucket: 'plain' }));
     expect(await controls.text()).toContain('<ObjectOwnership>BucketOwnerEnforced</ObjectOwnership>');
     expect(await answer(g, put('plain', 'k', { GrantRead: 'id="alt"' }))).toEqual([400, 'AccessControlListNotSupported']);
+  });
+
+  it("x-amz-expected-bucket-owner: 403 when the bucket is another account's, whoever asks; the source's for a copy", async () => {
+    const g = gateway();
+    await ok(g, new CreateBucketCommand({ Bucket: 'mine', ObjectOwnership: 'ObjectWriter', ACL: 'public-read-write' }));
+    await ok(g, put('mine', 'k'));
+    for (const as of [{}, ALT, null]) {
+      expect(await answer(g, new ListObjectsV2Command({ Bucket: 'mine', ExpectedBucketOwner: 'alt-not' }), as)).toEqual([403, 'AccessDenied']);
+      expect(await answer(g, put('mine', 'x', { ExpectedBucketOwner: 'nobody' }), as)).toEqual([403, 'AccessDenied']);
+      expect(await status(g, new ListObjectsV2Command({ Bucket: 'mine', ExpectedBucketOwner: MAIN }), as)).toBe(200);
+    }
+    const copy = (source: string) => new CopyObjectCommand({ Bucket: 'mine', Key: 'copy', CopySource: 'mine/k', ExpectedSourceBucketOwner: source });
+    expect(await answer(g, copy('alt'))).toEqual([403, 'AccessDenied']);
+    await ok(g, copy(MAIN));
   });
 
   it('grants S3 refuses: an unknown id, an e-mail address, a group S3 does not define, a canned ACL with grants', async () => {

@@ -119,13 +119,13 @@ export const uploadInfo = (r: UploadRow): UploadInfo => ({
   uploadId: r.upload_id,
   initiated: new Date(r.initiated),
   checksum: r.checksum === null ? null : JSON.parse(r.checksum),
-  ...uploadClass(r.metadata),
+  ...uploadClassAndOwner(r.metadata),
 });
 
-/** The upload's storage class, from its metadata (absent: STANDARD). */
-function uploadClass(metadata: string): { storageClass?: string } {
-  const storageClass = (JSON.parse(metadata) as { storageClass?: string }).storageClass;
-  return storageClass ? { storageClass } : {};
+/** The upload's storage class (absent: STANDARD) and its object's owner when not the bucket's (model/acl.ts), from its metadata. */
+function uploadClassAndOwner(metadata: string): { storageClass?: string; owner?: string } {
+  const m = JSON.parse(metadata) as { storageClass?: string; acl?: { owner?: string } };
+  return { ...(m.storageClass ? { storageClass: m.storageClass } : {}), ...(m.acl?.owner ? { owner: m.acl.owner } : {}) };
 }
 
 export const uploadRecord = (r: UploadRow): UploadRecord => ({ ...uploadInfo(r), metadata: JSON.parse(r.metadata) });

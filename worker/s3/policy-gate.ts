@@ -357,6 +357,12 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
     // A key of another account than the bucket's (model/account.ts) needs an Allow besides its scope.
     const owner = bucketOwner(settings.rows.owner);
     const foreign = account !== null && owner !== account;
+    // x-amz-expected-bucket-owner (and x-amz-source-expected-bucket-owner, a copy source's): 403 when the bucket is another account's, as S3.
+    const expected = [
+      ...(bucket === this.bucket ? [this.f.headers.get('x-amz-expected-bucket-owner')] : []),
+      ...(this.source?.bucket === bucket ? [this.f.headers.get('x-amz-source-expected-bucket-owner')] : []),
+    ];
+    if (expected.some((id) => id !== null && id.trim() !== owner)) throw accessDenied();
     if (bucket === this.bucket) {
       this.owner = owner;
       this.rows = settings.rows;
