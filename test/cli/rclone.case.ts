@@ -167,9 +167,12 @@ export function rcloneCases(suite: CliSuite): void {
       await rclone('copyto', ...acl('private'), `${REMOTE}:${bucket}/a`, `${REMOTE}:${bucket}/a-copy`);
       expect((await observer.headObject(bucket, 'a-copy')).etag).toBe(expectedEtag(files.small.bytes));
       expect((await observer.headObject(bucket, 'large')).etag).toBe(expectedEtag(files.large.bytes, RCLONE_PART_SIZE));
-      expect(await failureOf(rclone('copyto', ...acl('public-read'), files.small.path, `${REMOTE}:${bucket}/public`))).toMatch(/AccessControlListNotSupported/);
+      // rclone asks CreateBucket with the bucket ACL first: a public one on a new BucketOwnerEnforced bucket is AWS's InvalidBucketAclWithObjectOwnership.
+      expect(await failureOf(rclone('copyto', ...acl('public-read'), files.small.path, `${REMOTE}:${bucket}/public`))).toMatch(
+        /InvalidBucketAclWithObjectOwnership/,
+      );
       expect((await observer.headObject(bucket, 'public')).status).toBe(404);
-      expect(await failureOf(rclone('mkdir', ...acl('public-read'), `${REMOTE}:${bucket}-public`))).toMatch(/AccessControlListNotSupported/);
+      expect(await failureOf(rclone('mkdir', ...acl('public-read'), `${REMOTE}:${bucket}-public`))).toMatch(/InvalidBucketAclWithObjectOwnership/);
       expect(await observer.headBucket(`${bucket}-public`)).toBe(404);
       await rclone('purge', `${REMOTE}:${bucket}`);
       expect(await observer.headBucket(bucket)).toBe(404);

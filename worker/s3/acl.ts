@@ -41,7 +41,6 @@ import {
 import type { BucketSettings } from '../model/bucket-settings.ts';
 import { S3Error } from '../model/errors.ts';
 import { parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
-import { accessDenied } from './authorize.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
@@ -76,7 +75,7 @@ export function parseAclDocument(xml: string, owner: string, known: KnownAccount
   const root = expectRoot(parseXml(xml), 'AccessControlPolicy');
   const ownerEl = childrenNamed(root, 'Owner')[0];
   const ownerId = ownerEl ? childText(ownerEl, 'ID')?.trim() : undefined;
-  if (ownerId !== undefined && ownerId !== owner) throw accessDenied();
+  if (ownerId !== undefined && ownerId !== owner) throw new S3Error('AccessDenied');
   const list = childrenNamed(root, 'AccessControlList')[0];
   const grants: Grant[] = [];
   for (const grant of list ? childrenNamed(list, 'Grant') : []) {
@@ -120,7 +119,7 @@ async function readAclRequest(s3: S3Context, owner: string, bucketOwner: string)
 
 /** Refuses what a Put*Acl may not store: a public ACL under BlockPublicAcls (403); beyond the owner's FULL_CONTROL where ACLs are disabled. */
 function assertStorable(acl: Acl, settings: BucketSettings, aclsEnabled: boolean): void {
-  if (isPublicAcl(acl) && parseStoredPublicAccessBlock(settings.rows['public-access-block'])?.blockPublicAcls) throw accessDenied();
+  if (isPublicAcl(acl) && parseStoredPublicAccessBlock(settings.rows['public-access-block'])?.blockPublicAcls) throw new S3Error('AccessDenied');
   // Revoking the owner's own grant is not an ACL an owner-enforced bucket takes either.
   if (!aclsEnabled && (!isPrivate(acl) || acl.grants.length === 0)) throw notSupported();
 }
