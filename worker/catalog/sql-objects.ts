@@ -14,7 +14,7 @@ import type { CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { checkDeleteConditions, checkWriteConditions, type DeleteTarget } from '../model/conditions.ts';
 import { S3Error } from '../model/errors.ts';
 import type { Tag } from '../model/tagging.ts';
-import type { StoredObjectAcl } from '../model/acl.ts';
+import { withAcl, type StoredObjectAcl } from '../model/acl.ts';
 import { objectExpiration, type LifecycleRule, type ObjectExpiration } from '../model/lifecycle.ts';
 import { LIFECYCLE, LIFECYCLE_SET_AT, readRules } from './sql-lifecycle.ts';
 import type {
@@ -323,8 +323,12 @@ export class SqlObjects {
     this.sql.exec('UPDATE versions SET manifest = ? WHERE key = ? AND version_id = ?', JSON.stringify(manifest), key, manifest.versionId);
   }
 
-  /** A delete marker named by `versionId` has no tags: 405, as S3 (the S3 layer names the method). */
-  setTags(key: string, tags: Tag[], versionId?: string): CodedUnit | null {
+  /**
+   * The manifest of the current version, or of `versionId`, to change in place (its tags, its ACL):
+   * NoSuchKey / NoSuchVersion when there is none; a delete marker named has neither tags nor ACL:
+   * 405, as S3 (the S3 layer names the method).
+   */
+  private editable(key: string, versionId: string | undefined): ObjectManifest {
     const found = versionId === undefined ? null : this.lookup(key, versionId);
     if (found?.kind === 'marker') throw new S3Error('MethodNotAllowed', undefined, { ResourceType: 'DeleteMarker' });
     const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
@@ -332,25 +336,24 @@ export class SqlObjects {
       throw versionId === undefined
         ? new S3Error('NoSuchKey', undefined, { Key: key })
         : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
+    return manifest;
+  }
+
+  /** Replaces the tags of a version in place (editable: its errors). */
+  setTags(key: string, tags: Tag[], versionId?: string): CodedUnit | null {
+    const manifest = this.editable(key, versionId);
     const unit = withTagsRecorded(manifest, tags);
     this.rewrite(key, manifest);
     return unit;
   }
 
   /**
-   * Replaces the ACL of the current version or of `versionId` (metadata.acl, model/acl.ts;
-   * undefined: the bucket owner's alone) in place. A delete marker has no ACL: 405, as S3.
+   * Replaces the ACL of a version (metadata.acl, model/acl.ts; undefined: the bucket owner's
+   * alone) in place (editable: its errors).
    */
   setAcl(key: string, acl: StoredObjectAcl | undefined, versionId?: string): void {
-    const found = versionId === undefined ? null : this.lookup(key, versionId);
-    if (found?.kind === 'marker') throw new S3Error('MethodNotAllowed', undefined, { ResourceType: 'DeleteMarker' });
-    const manifest = versionId === undefined ? this.get(key) : found?.kind === 'object' ? found.manifest : null;
-    if (!manifest)
-      throw versionId === undefined
-        ? new S3Error('NoSuchKey', undefined, { Key: key })
-        : new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
-    const { acl: _old, ...rest } = manifest.metadata;
-    manifest.metadata = acl === undefined ? rest : { ...rest, acl };
+    const manifest = this.editable(key, versionId);
+    manifest.metadata = withAcl(manifest.metadata, acl);
     this.rewrite(key, manifest);
   }
 

@@ -152,7 +152,7 @@ export const GRANT_HEADER: Readonly<Record<Permission, string>> = {
 export type KnownAccount = (id: string) => boolean;
 
 /** The grantee a group URI names (http or https, as S3 accepts); InvalidArgument otherwise. */
-function groupOf(uri: string): Group {
+export function groupOf(uri: string): Group {
   const u = uri.trim().replace(/^https:/i, 'http:');
   const found = (Object.keys(GROUP_URIS) as Group[]).find((g) => GROUP_URIS[g] === u);
   if (!found) throw new S3Error('InvalidArgument', `${uri} is not a group S3 defines.`, { ArgumentName: 'URI', ArgumentValue: uri });
@@ -160,13 +160,13 @@ function groupOf(uri: string): Group {
 }
 
 /** A canonical user's id, which must be an account here: InvalidArgument as S3 answers an id it does not know. */
-function accountOf(id: string, known: KnownAccount): Grantee {
+export function accountOf(id: string, known: KnownAccount): Grantee {
   const trimmed = id.trim();
   if (!known(trimmed)) throw new S3Error('InvalidArgument', 'Invalid id', { ArgumentName: 'CanonicalUser/ID', ArgumentValue: trimmed });
   return { account: trimmed };
 }
 
-const unresolvableEmail = (address: string) =>
+export const unresolvableEmail = (address: string) =>
   new S3Error('UnresolvableGrantByEmailAddress', 'The e-mail address you provided does not match any account on record.', { EmailAddress: address });
 
 /**
@@ -266,6 +266,12 @@ export interface StoredObjectAcl {
 /** The object's ACL (absent: private to the bucket owner). */
 export function objectAcl(stored: StoredObjectAcl | undefined, bucketOwner: string): Acl {
   return stored === undefined ? privateAcl(bucketOwner) : { owner: stored.owner, grants: parseStoredGrants(stored.grants, stored.owner) };
+}
+
+/** `metadata` with `acl` instead of its own (none: without one). */
+export function withAcl<M extends { acl?: StoredObjectAcl }>(metadata: M, acl: StoredObjectAcl | undefined): M {
+  const { acl: _old, ...rest } = metadata;
+  return (acl === undefined ? rest : { ...rest, acl }) as M;
 }
 
 /** What an object's metadata keeps of `acl`: nothing when it is the bucket owner's FULL_CONTROL alone. */

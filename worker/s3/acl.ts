@@ -20,10 +20,12 @@
  */
 import { bucketOwner as ownerOfRow, DEFAULT_ACCOUNT, STRANGER } from '../model/account.ts';
 import {
+  accountOf,
   aclFromHeaders,
   bucketAcl,
   bucketAclRow,
   GROUP_URIS,
+  groupOf,
   isPrivate,
   isPublicAcl,
   objectAcl,
@@ -31,9 +33,9 @@ import {
   PERMISSIONS,
   privateAcl,
   storedObjectAcl,
+  unresolvableEmail,
   type Acl,
   type Grant,
-  type Group,
   type KnownAccount,
   type Permission,
   type StoredObjectAcl,
@@ -85,18 +87,10 @@ export function parseAclDocument(xml: string, owner: string, known: KnownAccount
     const id = childText(grantee, 'ID')?.trim();
     const uri = childText(grantee, 'URI')?.trim();
     const email = childText(grantee, 'EmailAddress')?.trim();
-    if (id !== undefined) {
-      if (!known(id)) throw new S3Error('InvalidArgument', 'Invalid id', { ArgumentName: 'CanonicalUser/ID', ArgumentValue: id });
-      grants.push({ grantee: { account: id }, permission });
-    } else if (uri !== undefined) {
-      const found = (Object.keys(GROUP_URIS) as Group[]).find((g) => GROUP_URIS[g] === uri.replace(/^https:/i, 'http:'));
-      if (!found) throw new S3Error('InvalidArgument', `${uri} is not a group S3 defines.`, { ArgumentName: 'URI', ArgumentValue: uri });
-      grants.push({ grantee: { group: found }, permission });
-    } else if (email !== undefined) {
-      throw new S3Error('UnresolvableGrantByEmailAddress', undefined, { EmailAddress: email });
-    } else {
-      throw new S3Error('MalformedACLError');
-    }
+    if (id !== undefined) grants.push({ grantee: accountOf(id, known), permission });
+    else if (uri !== undefined) grants.push({ grantee: { group: groupOf(uri) }, permission });
+    else if (email !== undefined) throw unresolvableEmail(email);
+    else throw new S3Error('MalformedACLError');
   }
   return { owner, grants };
 }
@@ -194,10 +188,4 @@ export function newObjectAcl(
 /** newObjectAcl for a handler's request. */
 export function requestObjectAcl(s3: S3Context): StoredObjectAcl | undefined {
   return newObjectAcl(s3.headers, rowsOf(s3), s3.bucketOwner ?? DEFAULT_ACCOUNT, s3.auth.access?.account ?? null, knownAccounts(s3.settings));
-}
-
-/** `metadata` with `acl` (none: without one). */
-export function withAcl<M extends { acl?: StoredObjectAcl }>(metadata: M, acl: StoredObjectAcl | undefined): M {
-  const { acl: _old, ...rest } = metadata;
-  return (acl === undefined ? rest : { ...rest, acl }) as M;
 }

@@ -7,7 +7,8 @@
  * `If-Match`, and an optional whole-object `x-amz-checksum-*` to verify. The store enforces part
  * order, part existence, minimum part size and the checksum rules.
  */
-import { requestObjectAcl, withAcl } from './acl.ts';
+import { requestObjectAcl } from './acl.ts';
+import { withAcl } from '../model/acl.ts';
 import type { CompletedPart } from '../model/object-store.ts';
 import { readXmlBody } from './body.ts';
 import { assertChecksumValue, checksumElement, parseChecksumAlgorithm, readContentMd5 } from '../model/checksums.ts';

@@ -13,7 +13,8 @@
  * x-amz-version-id and x-amz-delete-marker answer as versioning.ts says.
  * Both carry the sandbox headers of served-object.ts (no object runs as a page of our origin).
  */
-import { requestObjectAcl, withAcl } from './acl.ts';
+import { requestObjectAcl } from './acl.ts';
+import { withAcl } from '../model/acl.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectHead } from '../model/object-store.ts';
 import type { S3Context } from './context.ts';

@@ -68,7 +68,7 @@ import { hasPublicAclHeaders, parseStoredPublicAccessBlock } from '../model/publ
 import { parseTaggingHeader } from '../model/tagging.ts';
 import { readCopySource } from './copy.ts';
 import { aclLetsIn, objectAclOf } from './acl-access.ts';
-import { assertAclHeaders } from './acl-headers.ts';
+import { assertAclHeaders, knownAccounts } from './acl-headers.ts';
 import { readCustomerKeyHeaders } from './sse-headers.ts';
 import type { KnownAccount } from '../model/acl.ts';
 import type { S3Operation } from './operations.ts';
@@ -367,7 +367,7 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
       this.owner = owner;
       this.rows = settings.rows;
       // ACL headers against the bucket's Object Ownership as checked (acl-headers.ts), after the public access block's 403.
-      assertAclHeaders(this.f.headers, owner, settings.rows, this.f.knownAccount ?? ((id) => id === DEFAULT_ACCOUNT));
+      assertAclHeaders(this.f.headers, owner, settings.rows, this.f.knownAccount ?? knownAccounts({}));
     }
     if (this.actions === null) {
       // The policy operations are the bucket owner's alone: AWS answers any other account 405 (an anonymous caller 403).
@@ -398,8 +398,10 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
       this.policy = policy;
       const objectAcl = () => unfenced(() => objectAclOf(this.store, bucket, addr.key!, addr.query.get('versionId') ?? undefined, customerKey(this.f.headers)));
       // Asked only when the policy does not let the caller in (an object's ACL costs a read); DeleteObjects' entries need it after.
+      // Asked at most once per check (an object's ACL is a read): later calls answer the same.
       this.aclLetsIn = false;
-      const letsIn = async () => (this.aclLetsIn = foreign && (await aclLetsIn(acls, op, objectAcl)));
+      let asked: Promise<boolean> | undefined;
+      const letsIn = () => (asked ??= (async () => (this.aclLetsIn = foreign && (await aclLetsIn(acls, op, objectAcl))))());
       if (op === 'DeleteObjects') await letsIn();
       if (foreign && !policy && !(await letsIn())) throw accessDenied();
       this.aclRequired = foreign && !policy;

@@ -23,7 +23,8 @@
  * CORS headers are added by the app as for every S3 response (the bucket's rules, method POST).
  * Spec: S3 "POST Object", "Browser-based uploads using POST".
  */
-import { newObjectAcl, withAcl } from './acl.ts';
+import { newObjectAcl } from './acl.ts';
+import { withAcl } from '../model/acl.ts';
 import { knownAccounts } from './acl-headers.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
