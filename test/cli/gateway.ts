@@ -12,11 +12,11 @@
  * what a client really did: the ETag shows whether an upload went multipart and in how many
  * parts; a 404 shows that a delete really happened.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AwsClient } from 'aws4fetch';
 import { startLocalGateway } from '../../dev/local-gateway.ts';
+import { unanswered } from '../support/wedged.ts';
 
 /** The development access key embedded in wrangler.toml. */
 export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
@@ -58,12 +58,7 @@ export class GatewayObserver {
    * file's guard (clients.test.ts) fails them at once instead, saying so.
    */
   async unresponsive(ms: number): Promise<string | undefined> {
-    try {
-      await this.signer.fetch(new URL('/cli-liveness-probe', this.url), { method: 'HEAD', signal: AbortSignal.timeout(ms) });
-      return undefined;
-    } catch (err) {
-      return `the gateway did not answer a HEAD within ${ms / 1000} s (${(err as Error).message}); ${await workerdCpu()}`;
-    }
+    return unanswered(new URL('/cli-liveness-probe', this.url), ms, ((url: URL, init: RequestInit) => this.signer.fetch(url, init)) as typeof fetch);
   }
 
   /** Status of a HEAD on the bucket (200 while it exists, 404 once removed). */
@@ -75,60 +70,4 @@ export class GatewayObserver {
   private objectUrl(bucket: string, key: string): URL {
     return new URL(`/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`, this.url);
   }
-}
-
-/**
- * CPU use of every workerd process over two seconds, for the message of a wedged gateway: a
- * workerd at 100% is spinning (a loop that never yields), one at 0% is waiting on something.
- */
-async function workerdCpu(): Promise<string> {
-  const sample = () => {
-    const ticks = new Map<string, number>();
-    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        if (!stat.includes('(workerd)')) continue;
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        ticks.set(pid, Number(fields[11]) + Number(fields[12])); // utime + stime
-      } catch {
-        // gone meanwhile
-      }
-    }
-    return ticks;
-  };
-  try {
-    const before = sample();
-    await new Promise((r) => setTimeout(r, 2000));
-    const after = sample();
-    const lines: string[] = [];
-    for (const [pid, t] of after) {
-      const busy = Math.round((t - (before.get(pid) ?? t)) / 2);
-      lines.push(`workerd ${pid}: ${busy}% CPU, ${Math.round(t / 100)} s in all${busy >= 80 ? `; where it spins: ${await nativeStack(pid)}` : ''}`);
-    }
-    return lines.length ? lines.join(', ') : 'no workerd process found';
-  } catch (err) {
-    return `workerd CPU unknown (${(err as Error).message})`;
-  }
-}
-
-/**
- * The function names of a spinning workerd's innermost frames (gdb, which .ci/run installs; the
- * binary keeps its symbols): native code (SQLite, kj) or V8 running JavaScript tells which kind of
- * loop it is.
- */
-function nativeStack(pid: string): Promise<string> {
-  return new Promise((resolve) => {
-    execFile('gdb', ['-p', pid, '-batch', '-ex', 'bt 30'], { timeout: 60_000, maxBuffer: 4 << 20 }, (err, stdout) => {
-      const frames = String(stdout ?? '')
-        .split('\n')
-        .filter((l) => /^#\d+/.test(l))
-        .map((l) =>
-          l
-            .replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ')
-            .replace(/\s*\(.*$/, '')
-            .slice(0, 100),
-        );
-      resolve(frames.length ? frames.join(' | ') : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
-    });
-  });
 }

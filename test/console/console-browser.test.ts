@@ -21,6 +21,7 @@ import {
   GetObjectRetentionCommand,
   GetObjectTaggingCommand,
   GetObjectCommand,
+  ListBucketsCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
   ListObjectsV2Command,
@@ -35,9 +36,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium, type Chromium } from '../support/chromium.ts';
 import { needs } from '../support/prerequisites.ts';
+import { unanswered, workerdCpu } from '../support/wedged.ts';
 import { ROOT, type RunningWorker } from '../support/worker.ts';
 import { ROOT_KEY, SCOPED_KEY, startConsoleGateway } from './harness.ts';
 
@@ -108,6 +110,43 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await chrome?.close();
     await gateway?.dispose();
   }, 60_000);
+
+  // The tests share one gateway and one page: once either stops answering, every later test
+  // fails at once with the reason instead of waiting out its timeouts (which cost CI ten minutes
+  // once): the process not answering at all (its workerd's CPU and stack), or answering but not
+  // the catalog (a signed ListBuckets), or a renderer that does not run a line of script; with
+  // the gateway's last log lines.
+  let wedged: string | undefined;
+  const whyUnresponsive = async (): Promise<string | undefined> => {
+    const process = await unanswered(new URL('/console-liveness-probe', gateway.url), 30_000);
+    if (process) return process;
+    try {
+      await s3.send(new ListBucketsCommand({}), { abortSignal: AbortSignal.timeout(30_000) });
+    } catch (err) {
+      if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
+        return `the gateway answers, but not a ListBuckets within 30 s (its catalog); ${await workerdCpu()}`;
+    }
+    let renderer: unknown;
+    // A navigation a test began may still be under way (the script context is replaced): ask again.
+    for (let attempt = 0; attempt < 3 && renderer !== 'alive'; attempt++) {
+      if (attempt) await new Promise((r) => setTimeout(r, 1000));
+      renderer = await Promise.race([page.evaluate(() => 'alive'), new Promise((r) => setTimeout(r, 30_000, 'no answer'))]).catch((e) => String(e));
+      if (renderer === 'no answer') break;
+    }
+    return renderer === 'alive' ? undefined : `the console's page did not run a script within 30 s (${renderer}): its renderer is busy or gone`;
+  };
+  const checkResponsive = async () => {
+    if (wedged) throw new Error(wedged);
+    const why = await whyUnresponsive();
+    if (why) {
+      wedged = `${why}\nthe gateway's last log lines:\n${gateway.recentLogs().join('\n') || '(none)'}`;
+      throw new Error(wedged);
+    }
+  };
+  beforeEach(() => {
+    if (wedged) throw new Error(wedged);
+  });
+  afterEach(checkResponsive, 150_000);
 
   async function signIn(key: { accessKeyId: string; secretAccessKey: string }, o: { remember?: boolean } = {}): Promise<void> {
     await page.goto(consoleUrl);

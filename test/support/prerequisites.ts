@@ -94,7 +94,13 @@ export const TOOLS: readonly Tool[] = [
     skipVariable: 'SHARDGATE_SKIP_BROWSER',
     usedFor: 'CORS, POST form, status page and cost chart tests in a browser',
   },
-  { id: 'gdb', debianPackage: 'gdb', binary: 'gdb', optional: true, usedFor: "a wedged workerd's stack in test/cli's failure message (no test needs it)" },
+  {
+    id: 'gdb',
+    debianPackage: 'gdb',
+    binary: 'gdb',
+    optional: true,
+    usedFor: "a wedged workerd's stack in the failure message of the suites sharing one gateway (test/cli, test/console; no test needs it)",
+  },
 ];
 
 export const REQUIRE_ALL_VARIABLE = 'SHARDGATE_REQUIRE_ALL_TOOLS';

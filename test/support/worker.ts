@@ -66,8 +66,13 @@ export interface RunningWorker {
   proxyUrl: URL;
   /** The DevTools protocol endpoint, when started with `inspector`. */
   inspectorUrl?: URL;
+  /** The last lines workerd and wrangler logged (warnings and errors), oldest first: for the message of a failure. */
+  recentLogs(): string[];
   dispose(): Promise<void>;
 }
+
+/** How many log lines `recentLogs` keeps. */
+const RECENT_LOG_LINES = 40;
 
 /** Starts `bundle` in workerd; resolves once wrangler reports it ready. */
 export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): Promise<RunningWorker> {
@@ -76,6 +81,7 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
     if (persist && !o.persistDir) await rm(persist, { recursive: true, force: true });
   };
   let started: DirectWorker | undefined;
+  const recent: string[] = [];
   try {
     // Clients talk to the Worker's own workerd: wrangler's proxy worker pools its connection to
     // it, that pool races workerd's 5 s idle close (a plain-text 500), and test clients do not
@@ -94,7 +100,11 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
           logLevel: 'warn',
         },
       },
-      (line) => console.warn(line),
+      (line) => {
+        recent.push(line);
+        if (recent.length > RECENT_LOG_LINES) recent.shift();
+        console.warn(line);
+      },
     );
     const { worker, proxyUrl } = started;
     const url = await started.address();
@@ -103,6 +113,7 @@ export async function startWorker(bundle: WorkerBundle, o: StartOptions = {}): P
       url,
       proxyUrl,
       inspectorUrl,
+      recentLogs: () => [...recent],
       dispose: async () => {
         try {
           await worker.dispose();
