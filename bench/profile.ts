@@ -1,11 +1,13 @@
 /**
- * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory|s3rver] [--top N]
+ * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory|s3rver] [--top N] [--callers N]
  *
  * Where the Worker's CPU goes for one kind of request (issue 42): the gateway with npm start's
  * config (its R2 backends, or the same ids over memory backends or six s3rver processes) in workerd with the DevTools
  * inspector on; N requests of one size from the AWS SDK (UNSIGNED-PAYLOAD, as bench:peer), with
  * V8's sampling profiler running (100 µs) over exactly those; then the functions with the most
- * self time, and the source files by self time, with their share. One isolate runs the gateway,
+ * self time, the callers of the first `--callers` of them (platform functions such as a hash's
+ * update or clearTimeout say little until their caller is known), and the source files by self
+ * time, with their share. One isolate runs the gateway,
  * the catalog's Durable Objects and (with r2) miniflare's R2 emulation is elsewhere: only this
  * Worker's JavaScript and WebAssembly are sampled, not workerd's C++ outside V8 (I/O, SQLite,
  * streams), which shows as "(program)" or not at all. Figures of one machine, for finding work,
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     op: { type: 'string', default: 'put' },
     backends: { type: 'string', default: 'r2' },
     top: { type: 'string', default: '40' },
+    callers: { type: 'string', default: '8' },
   },
 });
 const SIZE = Number(values.size);
@@ -156,6 +159,24 @@ function report(p: Profile, wallMs: number): void {
   console.log('\nself time by function');
   for (const [k, t] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top))
     console.log(`${((100 * t) / busy).toFixed(1).padStart(5)}%  ${ms(t).padStart(8)} ms  ${k}`);
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nameOf = (id: number) => {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const where = url.endsWith('worker.mjs') ? (moduleOfLine[lineNumber] ?? '(bundle)') : url || functionName;
+    return `${functionName || '(anonymous)'}  ${where}`;
+  };
+  for (const [k] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, Number(values.callers))) {
+    const callers = new Map<string, number>();
+    for (const [id, t] of self) {
+      if (nameOf(id) !== k) continue;
+      const up = parent.get(id);
+      const caller = up === undefined ? '(root)' : nameOf(up);
+      callers.set(caller, (callers.get(caller) ?? 0) + t);
+    }
+    console.log(`\ncallers of ${k}`);
+    for (const [c, t] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`${((100 * t) / busy).toFixed(1).padStart(5)}%  ${c}`);
+  }
   console.log('\nself time by file');
   for (const [k, t] of [...file].sort((a, b) => b[1] - a[1]).slice(0, 25))
     console.log(`${((100 * t) / busy).toFixed(1).padStart(5)}%  ${ms(t).padStart(8)} ms  ${k}`);

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { Access, FULL_ACCESS } from '../../worker/model/access.ts';
-import { S3Error } from '../../worker/model/errors.ts';
+import type { S3Error } from '../../worker/model/errors.ts';
 import type { S3Context } from '../../worker/s3/context.ts';
 import { assertLockedPutDigest, readBucketLockEnabled, readBypass, readDefaultRetention, readLockHeaders } from '../../worker/s3/object-lock.ts';
 import { parseXml } from '../../worker/s3/xml-parse.ts';

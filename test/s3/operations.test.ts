@@ -109,9 +109,24 @@ describe('detectOperation', () => {
     ['POST', '/b/k?select&select-type=2', 'SelectObjectContent is not implemented.'],
     ['PUT', '/b/k?versionId=3', 'PutObject of a version (versionId) is not implemented.'],
     ['POST', '/b/k?uploads&versionId=3', 'a multipart operation on a version (versionId) is not implemented.'],
-    ['GET', '/b/k?frobnicate=1', "GetObject with the 'frobnicate' query parameter is not implemented."],
+    ['PUT', '/b/k?prefix=a', "PutObject with the 'prefix' query parameter is not implemented."],
+    ['GET', '/b?metadataTable', "ListObjects with the 'metadataTable' query parameter is not implemented."],
+    ['GET', '/?usage', "ListBuckets with the 'usage' query parameter is not implemented."],
   ])('%s %s: the message names the operation asked for', (method, target, message) => {
     expect(() => detect(method, target)).toThrow(expect.objectContaining({ code: 'NotImplemented', message }));
+  });
+});
+
+describe('query parameters that are not S3 API: ignored, as S3 ignores them', () => {
+  it.each([
+    ['GET', '/b/k?v=3', 'GetObject'], // a web page's cache buster on a public object
+    ['GET', '/b/k?frobnicate=1&versionId=7', 'GetObject'],
+    ['GET', '/b?bucket=b&key=k&etag=%22e%22', 'ListObjects'], // a POST form's success_action_redirect to the bucket
+    ['PUT', '/b/k?utm_source=x', 'PutObject'],
+    ['GET', '/b?list-type=2&v=1', 'ListObjectsV2'],
+    ['DELETE', '/b/k?uploadId=u&cb=1', 'AbortMultipartUpload'],
+  ])('%s %s -> %s', (method, target, op) => {
+    expect(detect(method, target)).toBe(op);
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * Operation detection: method + bucket/key presence + query flags -> the S3 operation, named
  * exactly as AWS names it. Each operation lists the query parameters it understands; any other
- * parameter (a subresource such as ?policy on a PUT, or ?versionId on a PutObject) and any
- * header asking for a feature we lack (website redirects, append writes, non-STANDARD storage class, ...) is
- * NotImplemented, never a wrong success. A canned ACL other than the owner's or a grant header
+ * parameter of S3's API (a subresource such as ?policy on a PUT, or ?versionId on a PutObject)
+ * and any header asking for a feature we lack (website redirects, append writes, non-STANDARD storage class, ...) is
+ * NotImplemented, never a wrong success. A parameter that is not S3's (`?v=3` a web page adds to
+ * bust its cache, the `bucket`, `key` and `etag` a POST form's success redirect appends) is
+ * ignored, as S3 ignores it: it asks for nothing. A canned ACL other than the owner's or a grant header
  * is AccessControlListNotSupported (acl-headers.ts), as on an S3 bucket with ACLs disabled; a public
  * one only after the gate (app.ts), whose public access block check may refuse it with 403 first. Reads of
  * configurations never held are answered "not configured" (bucket-config-reads.ts). Its message names the operation the
@@ -15,7 +17,7 @@
  */
 import { S3Error } from '../model/errors.ts';
 import type { S3Address } from './request.ts';
-import { unsupportedOperation } from './unsupported-subresources.ts';
+import { isNamedS3Parameter, unsupportedOperation } from './unsupported-subresources.ts';
 import { UNCONFIGURED_READS, type UnconfiguredRead } from './bucket-config-reads.ts';
 
 export type S3Operation =
@@ -176,10 +178,14 @@ export function refusePostObject(method: string, addr: S3Address, headers: Heade
   if (isPostObject(method, addr, headers)) throw new S3Error('NotImplemented', 'PostObject (browser form upload) is not implemented.');
 }
 
+/** Every query parameter of S3's API this gateway knows by name: those operations.ts understands and those it refuses. */
+const S3_PARAMETERS = new Set(Object.values(PARAMS).flat());
+const isS3Parameter = (name: string) => S3_PARAMETERS.has(name) || isNamedS3Parameter(name);
+
 export function detectOperation(method: string, addr: S3Address, headers: Headers): S3Operation {
   const op = route(method, addr, headers);
   for (const name of addr.query.keys()) {
-    if (!PARAMS[op].includes(name) && !isAuthOrHint(name)) {
+    if (!PARAMS[op].includes(name) && !isAuthOrHint(name) && isS3Parameter(name)) {
       const asked = unsupportedOperation(method, addr.key !== null, name);
       throw new S3Error('NotImplemented', asked ? `${asked} is not implemented.` : `${op} with the '${name}' query parameter is not implemented.`);
     }

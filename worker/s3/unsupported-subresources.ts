@@ -32,6 +32,30 @@ const OBJECT: Record<string, ByMethod> = {
   versionId: { PUT: 'PutObject of a version (versionId)', POST: 'a multipart operation on a version (versionId)' },
 };
 
+/**
+ * Query parameters of S3's API (and of Ceph RGW's extensions clients send) that no table here or
+ * in operations.ts names: each selects an operation or changes what one does, so a request that
+ * carries one is NotImplemented rather than answered as if it did not.
+ */
+const OTHER_S3_PARAMETERS = new Set([
+  'abac',
+  'id', // the configuration id of analytics, inventory, metrics and intelligent-tiering
+  'metadataConfiguration',
+  'metadataInventoryTable',
+  'metadataJournalTable',
+  'metadataTable',
+  'renameObject',
+  'select-type',
+  'session',
+  'usage', // RGW: ListBuckets with the account's usage
+  'mdsearch', // RGW: metadata search
+]);
+
+/** Whether `name` is a subresource or option of S3's API that the tables here name (implemented or not). */
+export function isNamedS3Parameter(name: string): boolean {
+  return Object.hasOwn(BUCKET, name) || Object.hasOwn(OBJECT, name) || OTHER_S3_PARAMETERS.has(name);
+}
+
 /** The unimplemented operation that `method` with query parameter `name` asks for, if known. */
 export function unsupportedOperation(method: string, onObject: boolean, name: string): string | undefined {
   const table = onObject ? OBJECT : BUCKET;

@@ -192,6 +192,24 @@ export function objectCases(suite: Suite, mode: ChecksumMode): void {
       );
     });
 
+    it('a query parameter that is not S3 API (a cache buster) is ignored, as S3 ignores it; an S3 one the operation does not take is 501', async () => {
+      const { client } = suite();
+      const withQuery = <C extends { middlewareStack: { add(m: unknown, o: object): void } }>(command: C, query: Record<string, string>): C => {
+        command.middlewareStack.add(
+          (next: (a: { request: { query: Record<string, string> } }) => unknown) => (args: { request: { query: Record<string, string> } }) => {
+            Object.assign(args.request.query, query);
+            return next(args);
+          },
+          { step: 'build' }, // before signing: the parameter is signed as a client adding it would
+        );
+        return command;
+      };
+      await client.send(withQuery(new PutObjectCommand({ Bucket: bucket(), Key: 'busted', Body: 'cached body' }), { utm_source: 'page' }));
+      const got = await client.send(withQuery(new GetObjectCommand({ Bucket: bucket(), Key: 'busted' }), { v: '3' }));
+      expect(await got.Body!.transformToString()).toBe('cached body');
+      await expectS3Error(client.send(withQuery(new GetObjectCommand({ Bucket: bucket(), Key: 'busted' }), { uploads: '' })), 'NotImplemented', 501);
+    });
+
     it('presigned GET and PUT URLs work (signatures checked only by the real gate)', async () => {
       const { client } = suite();
       await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'signed key', Body: 'presigned body' }));
