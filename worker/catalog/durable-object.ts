@@ -33,7 +33,7 @@ import type * as S from '../model/object-store.ts';
 import { reply, replyAsync, unwrap, type Fenced, type Reply } from './rpc.ts';
 import { operation, type CatalogEntry } from './operations.ts';
 import { settingsOf } from './settings-stamp.ts';
-import { NO_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
+import { NO_SETTINGS, REQUEST_SETTINGS, type BucketSettings } from '../model/bucket-settings.ts';
 import { OWNER_ROW } from '../model/account.ts';
 import { ACL_ROW, OWNERSHIP_ROW, ownershipOf, type StoredObjectAcl } from '../model/acl.ts';
 import { SqlMultipart } from './sql-multipart.ts';
@@ -42,7 +42,7 @@ import { alarmTime } from './alarm-time.ts';
 import { repairTimingOf, type RepairTiming } from '../model/repair-timing.ts';
 import { createSchema, migrate } from './schema-migrations.ts';
 import { allGarbage, queueGarbage, SqlObjects, takeDueGarbage } from './sql-objects.ts';
-import { readState, writeState } from './sql-state.ts';
+import { readState, readStates, writeState } from './sql-state.ts';
 import { bucketInfo, type BucketRow, type GarbageRow } from './sql-schema.ts';
 import { garbageUnitIds, type CatalogWriteConditions } from './rules.ts';
 import { SCRUB_POSITION } from './scrub-progress.ts';
@@ -1453,7 +1453,9 @@ export class CatalogObject extends DurableObject implements CatalogEntry {
 
   private requestSettings(): BucketSettings {
     if (!this.schemaReady) return NO_SETTINGS;
-    return settingsOf((name) => readState(this.sql, name));
+    // One query for every row: each fenced write asks (a row a query was 2% of a 64 KiB PUT's Worker CPU).
+    const rows = readStates(this.sql, REQUEST_SETTINGS);
+    return settingsOf((name) => rows.get(name) ?? null);
   }
 
   /**
