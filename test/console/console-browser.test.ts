@@ -44,6 +44,8 @@ import { ROOT, type RunningWorker } from '../support/worker.ts';
 import { ROOT_KEY, SCOPED_KEY, startConsoleGateway } from './harness.ts';
 
 const BUCKET = 'shared';
+/** The bucket of the responsiveness probes (a coded object read and a write after each test). */
+const LIVENESS = 'liveness-probe';
 const MANY = 300;
 const MiB = 1024 * 1024;
 const SCREENSHOTS = process.env.SHARDGATE_CONSOLE_SCREENSHOTS === '1' ? join(ROOT, 'docs/console') : null;
@@ -101,6 +103,8 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'doc.txt', Body: 'first version', ContentType: 'text/plain', Metadata: { owner: 'ops' } }));
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'doc.txt', Body: 'second version', ContentType: 'text/plain', Metadata: { owner: 'ops' } }));
     await s3.send(new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'doc.txt', Tagging: { TagSet: [{ Key: 'project', Value: 'atlas' }] } }));
+    await s3.send(new CreateBucketCommand({ Bucket: LIVENESS }));
+    await s3.send(new PutObjectCommand({ Bucket: LIVENESS, Key: 'coded.bin', Body: randomBytes(MiB) }));
     chrome = await launchChromium({ viewport: { width: 1280, height: 860 } });
     page = await chrome.browser.newPage();
     page.on('dialog', (d) => void d.accept());
@@ -114,17 +118,34 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
   // The tests share one gateway and one page: once either stops answering, every later test
   // fails at once with the reason instead of waiting out its timeouts (which cost CI ten minutes
   // once): the process not answering at all (its workerd's CPU and stack), or answering but not
-  // the catalog (a signed ListBuckets), or a renderer that does not run a line of script; with
+  // its catalog or its backends, or a renderer that does not run a line of script; with
   // the gateway's last log lines.
   let wedged: string | undefined;
   const whyUnresponsive = async (): Promise<string | undefined> => {
     const process = await unanswered(new URL('/console-liveness-probe', gateway.url), 30_000);
     if (process) return process;
-    try {
-      await s3.send(new ListBucketsCommand({}), { abortSignal: AbortSignal.timeout(30_000) });
-    } catch (err) {
-      if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
-        return `the gateway answers, but not a ListBuckets within 30 s (its catalog); ${await workerdCpu()}`;
+    // Then deeper: the catalog alone, a read from the backends (a coded object), a write to them.
+    const probes: [string, () => Promise<unknown>][] = [
+      ['a ListBuckets (its catalog)', () => s3.send(new ListBucketsCommand({}), { abortSignal: AbortSignal.timeout(30_000) })],
+      [
+        'a GetObject of a coded object (its backends)',
+        async () =>
+          (
+            await s3.send(new GetObjectCommand({ Bucket: LIVENESS, Key: 'coded.bin' }), { abortSignal: AbortSignal.timeout(30_000) })
+          ).Body!.transformToByteArray(),
+      ],
+      [
+        'a PutObject of 1 MiB (its backends)',
+        () => s3.send(new PutObjectCommand({ Bucket: LIVENESS, Key: 'written.bin', Body: randomBytes(MiB) }), { abortSignal: AbortSignal.timeout(30_000) }),
+      ],
+    ];
+    for (const [what, probe] of probes) {
+      try {
+        await probe();
+      } catch (err) {
+        if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
+          return `the gateway answers, but not ${what} within 30 s; ${await workerdCpu()}`;
+      }
     }
     let renderer: unknown;
     // A navigation a test began may still be under way (the script context is replaced): ask again.
