@@ -141,32 +141,32 @@ function report(p: Profile, wallMs: number): void {
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const idle = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
   const busy = total - idle;
+  /** A node's source file (the module of the bundle's line), and its function with that file. */
+  const whereOf = (id: number) => {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    return url.endsWith('worker.mjs') ? (moduleOfLine[lineNumber] ?? '(bundle)') : url || functionName;
+  };
+  const nameOf = (id: number) => `${byId.get(id)!.callFrame.functionName || '(anonymous)'}  ${whereOf(id)}`;
   const fn = new Map<string, number>();
   const file = new Map<string, number>();
   for (const [id, t] of self) {
-    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    if (functionName === '(idle)') continue;
-    const where = url.endsWith('worker.mjs') ? (moduleOfLine[lineNumber] ?? '(bundle)') : url || functionName;
-    const name = `${functionName || '(anonymous)'}  ${where}`;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const name = nameOf(id);
+    const where = whereOf(id);
     fn.set(name, (fn.get(name) ?? 0) + t);
     file.set(where, (file.get(where) ?? 0) + t);
   }
+  const byTime = [...fn].sort((a, b) => b[1] - a[1]);
   const ms = (us: number) => (us / 1000).toFixed(1);
   console.log(
     `${COUNT} ${values.op} of ${SIZE} bytes (${values.backends} backends): wall ${wallMs.toFixed(0)} ms; sampled busy ${ms(busy)} ms = ${(busy / 1000 / COUNT).toFixed(2)} ms per request (idle ${ms(idle)} ms)`,
   );
   const top = Number(values.top);
   console.log('\nself time by function');
-  for (const [k, t] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top))
-    console.log(`${((100 * t) / busy).toFixed(1).padStart(5)}%  ${ms(t).padStart(8)} ms  ${k}`);
+  for (const [k, t] of byTime.slice(0, top)) console.log(`${((100 * t) / busy).toFixed(1).padStart(5)}%  ${ms(t).padStart(8)} ms  ${k}`);
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const nameOf = (id: number) => {
-    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    const where = url.endsWith('worker.mjs') ? (moduleOfLine[lineNumber] ?? '(bundle)') : url || functionName;
-    return `${functionName || '(anonymous)'}  ${where}`;
-  };
-  for (const [k] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, Number(values.callers))) {
+  for (const [k] of byTime.slice(0, Number(values.callers))) {
     const callers = new Map<string, number>();
     for (const [id, t] of self) {
       if (nameOf(id) !== k) continue;
