@@ -11,7 +11,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { awscliCases } from './awscli.case.ts';
 import type { CliContext } from './context.ts';
 import { writeFixtures } from './fixtures.ts';
@@ -20,6 +20,7 @@ import { rcloneCases } from './rclone.case.ts';
 import { s3cmdCases } from './s3cmd.case.ts';
 import { versionCases } from './versions.case.ts';
 import { needs } from '../support/prerequisites.ts';
+import { failFastOnceUnanswered } from '../support/wedged.ts';
 
 /** Each client's cases skip themselves; with no client at all, nothing is started. */
 const NO_CLIENT = needs('awscli').skip && needs('rclone').skip && needs('s3cmd').skip;
@@ -44,14 +45,7 @@ describe('command-line S3 clients against the local gateway (npm start)', { time
 
   // Once the gateway stops answering, every later test fails at once with that reason instead of
   // waiting out its clients' retries (CI has a deadline; a wedged workerd once cost it hours).
-  let wedged: string | undefined;
-  const checkResponsive = async () => {
-    if (wedged) throw new Error(wedged);
-    wedged = await ctx.observer.unresponsive(30_000);
-    if (wedged) throw new Error(wedged);
-  };
-  beforeEach(checkResponsive, 60_000);
-  afterEach(checkResponsive, 60_000);
+  failFastOnceUnanswered(() => ctx.observer.unresponsive(30_000), { timeoutMs: 60_000, beforeToo: true });
 
   const suite = () => ctx;
   awscliCases(suite);

@@ -36,10 +36,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type Chromium } from '../support/chromium.ts';
 import { needs } from '../support/prerequisites.ts';
-import { unanswered, workerdCpu } from '../support/wedged.ts';
+import { failFastOnceUnanswered, unanswered, workerdCpu } from '../support/wedged.ts';
 import { ROOT, type RunningWorker } from '../support/worker.ts';
 import { ROOT_KEY, SCOPED_KEY, startConsoleGateway } from './harness.ts';
 
@@ -120,7 +120,6 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
   // once): the process not answering at all (its workerd's CPU and stack), or answering but not
   // its catalog or its backends, or a renderer that does not run a line of script; with
   // the gateway's last log lines.
-  let wedged: string | undefined;
   const whyUnresponsive = async (): Promise<string | undefined> => {
     const process = await unanswered(new URL('/console-liveness-probe', gateway.url), 30_000);
     if (process) return process;
@@ -156,18 +155,13 @@ describe('the web console in Chromium', { timeout: 120_000, ...needs('chromium')
     }
     return renderer === 'alive' ? undefined : `the console's page did not run a script within 30 s (${renderer}): its renderer is busy or gone`;
   };
-  const checkResponsive = async () => {
-    if (wedged) throw new Error(wedged);
-    const why = await whyUnresponsive();
-    if (why) {
-      wedged = `${why}\nthe gateway's last log lines:\n${gateway.recentLogs().join('\n') || '(none)'}`;
-      throw new Error(wedged);
-    }
-  };
-  beforeEach(() => {
-    if (wedged) throw new Error(wedged);
-  });
-  afterEach(checkResponsive, 150_000);
+  failFastOnceUnanswered(
+    async () => {
+      const why = await whyUnresponsive();
+      return why && `${why}\nthe gateway's last log lines:\n${gateway.recentLogs().join('\n') || '(none)'}`;
+    },
+    { timeoutMs: 150_000 },
+  );
 
   async function signIn(key: { accessKeyId: string; secretAccessKey: string }, o: { remember?: boolean } = {}): Promise<void> {
     await page.goto(consoleUrl);

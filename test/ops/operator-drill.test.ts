@@ -48,10 +48,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS, r2Config, removeDir, startGateway, type RunningGateway } from '../engine/harness.ts';
 import { devShardPrefixes, TEST_ENCRYPTION } from '../support/dev-encryption.ts';
-import { unanswered } from '../support/wedged.ts';
+import { failFastOnceUnanswered, unanswered } from '../support/wedged.ts';
 import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { parseMetrics, shardgate, signer, valueOf, type CliRun, type Sample } from './helpers.ts';
 
@@ -166,14 +166,7 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
   // The steps build on each other: once the gateway stops answering, every later step fails at
   // once with the reason (each workerd's CPU and stack) instead of waiting out its 300 s timeout
   // (test/support/wedged.ts; a CI-like run lost 15 minutes so on 2026-12-06).
-  let wedged: string | undefined;
-  beforeEach(() => {
-    if (wedged) throw new Error(wedged);
-  });
-  afterEach(async () => {
-    if (g && !wedged) wedged = await unanswered(new URL('/drill-liveness-probe', g.url), 30_000);
-    if (wedged) throw new Error(wedged);
-  }, 90_000);
+  failFastOnceUnanswered(async () => (g ? await unanswered(new URL('/drill-liveness-probe', g.url), 30_000) : undefined), { timeoutMs: 90_000 });
 
   afterAll(async () => {
     console.log(`operator drill: ${JSON.stringify(timings)} ms, ${Date.now() - t0} ms in all`);

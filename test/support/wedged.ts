@@ -7,6 +7,27 @@
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, beforeEach } from 'vitest';
+
+/**
+ * Registers the suite's guard: after each test (and, with `beforeToo`, before it) `why()` is asked
+ * whether the gateway still answers; once it says why not, that test and every later one fail at
+ * once with the reason. `why` is never asked again after it answered.
+ */
+export function failFastOnceUnanswered(why: () => Promise<string | undefined>, o: { timeoutMs: number; beforeToo?: boolean }): void {
+  let wedged: string | undefined;
+  const check = async () => {
+    if (wedged) throw new Error(wedged);
+    wedged = await why();
+    if (wedged) throw new Error(wedged);
+  };
+  if (o.beforeToo) beforeEach(check, o.timeoutMs);
+  else
+    beforeEach(() => {
+      if (wedged) throw new Error(wedged);
+    });
+  afterEach(check, o.timeoutMs);
+}
 
 /**
  * Undefined when `url` gets any HTTP answer to an unsigned HEAD within `ms` (an error status is
