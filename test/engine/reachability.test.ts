@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BackendError, type Backend } from '../../backends/types.ts';
-import { BackendReachability, RECHECK_AFTER_MS, RECHECK_WAIT_MS } from '../../worker/engine/reachability.ts';
+import { BackendReachability, PROBE_ABANDONED_MS, RECHECK_AFTER_MS, RECHECK_WAIT_MS } from '../../worker/engine/reachability.ts';
 
 describe('recheck', () => {
   beforeEach(() => void vi.useFakeTimers());
@@ -45,5 +45,39 @@ describe('recheck', () => {
     await third;
     expect(heads).toBe(2);
     expect(r.isDown('h')).toBe(false);
+  });
+
+  it('a probe that never settles (its request ended and the runtime dropped its I/O) is started again after PROBE_ABANDONED_MS', async () => {
+    let clock = 0;
+    const r = new BackendReachability(new Set(), () => clock);
+    const answers: ((ok: boolean) => void)[] = [];
+    const backend = {
+      id: 'b',
+      domain: 'z',
+      head: () => new Promise((resolve, reject) => answers.push((ok) => (ok ? resolve({}) : reject(new BackendError('b', 'Unavailable', 'refused'))))),
+    } as unknown as Backend;
+    r.report('b', false, true); // hung: down for RETRY_DOWN_AFTER_MS
+    clock += RECHECK_AFTER_MS;
+    const first = r.recheck([backend]);
+    await vi.advanceTimersByTimeAsync(RECHECK_WAIT_MS);
+    await first;
+    expect(answers.length).toBe(1); // started, never answered (dropped)
+    clock += PROBE_ABANDONED_MS - RECHECK_AFTER_MS - 1;
+    r.report('b', false, true); // still failing calls meanwhile keep it down
+    clock += RECHECK_AFTER_MS;
+    await r.recheck([backend]);
+    expect(answers.length).toBe(1); // still counted as in flight: not before the bound
+    clock += 1;
+    const again = r.recheck([backend]);
+    expect(answers.length).toBe(2);
+    answers[0]!(false); // the abandoned probe settles late, while its successor runs:
+    await vi.advanceTimersByTimeAsync(0);
+    clock += RECHECK_AFTER_MS;
+    await r.recheck([backend]); // the successor still counts as in flight: no third probe
+    expect(answers.length).toBe(2);
+    answers[1]!(true); // the new probe finds it back
+    await vi.advanceTimersByTimeAsync(RECHECK_WAIT_MS);
+    await again;
+    expect(r.isDown('b')).toBe(false);
   });
 });

@@ -22,14 +22,21 @@ export const REFUSED_DOWN_MS = 2_000;
 export const RECHECK_AFTER_MS = 1000;
 /** The longest a request waits for that recheck (a hung backend's probe goes on in the background, bounded by its wait). */
 export const RECHECK_WAIT_MS = 1000;
+/**
+ * A probe in flight this long is taken as abandoned and may be started again: a probe belongs to
+ * the request that started it, and when that request ends first the runtime drops its I/O, so its
+ * promise may never settle (workerd). Longer than any probe's own bound (the backends' wait bound:
+ * RETRY_DOWN_AFTER_MS is the window a hung backend is down for, and a probe of it ends sooner).
+ */
+export const PROBE_ABANDONED_MS = RETRY_DOWN_AFTER_MS;
 /** The key a recheck HEADs: it never exists (outside the shard prefix), NotFound is the healthy answer (ops/probe.ts's too). */
 const RECHECK_KEY = 'shardgate-probe';
 
 export class BackendReachability {
   /** When each backend's latest call failed as unreachable, and whether it hung, until a call succeeds. */
   private readonly failedAt = new Map<string, { at: number; hung: boolean }>();
-  /** Rechecks in flight, by backend: one probe at a time each. */
-  private readonly rechecking = new Map<string, Promise<void>>();
+  /** Rechecks in flight, by backend, with when each started: one probe at a time each. */
+  private readonly rechecking = new Map<string, { probe: Promise<void>; at: number }>();
 
   constructor(
     /** Backends in maintenance: known down, never called for reads or new shards. */
@@ -64,7 +71,7 @@ export class BackendReachability {
    */
   async recheck(backends: readonly Backend[]): Promise<void> {
     const stale = backends.filter(
-      (b) => !this.maintenance.has(b.id) && !this.rechecking.has(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS,
+      (b) => !this.maintenance.has(b.id) && !this.probing(b.id) && this.isDown(b.id) && this.now() - this.failedAt.get(b.id)!.at >= RECHECK_AFTER_MS,
     );
     if (!stale.length) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -76,18 +83,24 @@ export class BackendReachability {
     }
   }
 
+  /** A probe of `backendId` is in flight (and not abandoned: PROBE_ABANDONED_MS). */
+  private probing(backendId: string): boolean {
+    const r = this.rechecking.get(backendId);
+    return r !== undefined && this.now() - r.at < PROBE_ABANDONED_MS;
+  }
+
   private probe(b: Backend): Promise<void> {
-    let p = this.rechecking.get(b.id);
-    if (!p) {
-      p = b
-        .head(RECHECK_KEY)
-        .then(
-          () => this.report(b.id, true),
-          (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
-        )
-        .finally(() => this.rechecking.delete(b.id));
-      this.rechecking.set(b.id, p);
-    }
-    return p;
+    if (this.probing(b.id)) return this.rechecking.get(b.id)!.probe;
+    const entry = { probe: Promise.resolve(), at: this.now() };
+    entry.probe = b
+      .head(RECHECK_KEY)
+      .then(
+        () => this.report(b.id, true),
+        (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
+      )
+      // Only its own entry: an abandoned probe that settles late must not drop its successor's.
+      .finally(() => this.rechecking.get(b.id) === entry && this.rechecking.delete(b.id));
+    this.rechecking.set(b.id, entry);
+    return entry.probe;
   }
 }
