@@ -10,12 +10,14 @@
 import { PutBucketLoggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CLAIM_MS } from '../../worker/catalog/sql-access-log.ts';
-import { AccessLogDelivery } from '../../worker/upkeep/access-log.ts';
+import { formatAccessLogRecord } from '../../worker/model/access-log-record.ts';
+import { AccessLogDelivery, sourceBuckets } from '../../worker/upkeep/access-log.ts';
 import { loggingApp, REGION } from './harness.ts';
 
 const TENANT = { accessKeyId: 'AKIDTENANTA', secret: 'tenant a secret' };
 const BOTH = { accessKeyId: 'AKIDBOTH', secret: 'both secret' };
 const PREFIXED = { accessKeyId: 'AKIDPREFIXED', secret: 'prefixed secret' };
+const LOGGING = 'logging.s3.amazonaws.com';
 const codeOf = (text: string) => /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
 const denyPut = (bucket: string, principal: unknown = '*') =>
   JSON.stringify({
@@ -99,6 +101,55 @@ describe('PutBucketLogging checks its target', () => {
     vi.setSystemTime(Date.now() + CLAIM_MS + 1000);
     expect(await roll()).toBe(1);
     expect(await listed()).toBe(1);
+  });
+
+  it("delivery is judged as S3 server access logging's service principal, with the batch's source bucket and account", async () => {
+    const { g, enable } = await setup();
+    expect((await enable(BOTH, 'b-victim')).status).toBe(200);
+    expect((await g.command(new PutObjectCommand({ Bucket: 'a-src', Key: 'k', Body: 'x' }), BOTH)).status).toBe(200);
+    await g.settle();
+    const roll = () => new AccessLogDelivery({ catalog: g.catalog, store: g.store, rollMs: 0, log: (l) => g.logs.push(l) }).deliverDue('b-victim');
+    const statement = (service: string, condition?: unknown) => ({
+      Effect: 'Deny',
+      Principal: { Service: service },
+      Action: 's3:PutObject',
+      Resource: 'arn:aws:s3:::b-victim/*',
+      ...(condition ? { Condition: condition } : {}),
+    });
+    const policy = (...statements: unknown[]) => JSON.stringify({ Version: '2012-10-17', Statement: statements });
+    const later = () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + CLAIM_MS + 1000); // the withheld batch's claim runs out
+    };
+    // Refusing the service for this source, or outright, withholds the log.
+    for (const deny of [statement(LOGGING, { ArnLike: { 'aws:SourceArn': 'arn:aws:s3:::a-src' } }), statement(LOGGING)]) {
+      await g.store.config.putBucketPolicy('b-victim', policy(deny));
+      later();
+      expect(await roll()).toBe(0);
+      expect(g.logs.at(-1)).toEqual(expect.objectContaining({ outcome: 'withheld', why: expect.stringContaining(`${LOGGING} (records of a-src)`) }));
+    }
+    // What AWS users write to harden a log bucket (refuse the service for any other account or
+    // source) passes this account's own source; a Deny of another service does not apply.
+    const hardened = policy(
+      statement(LOGGING, { StringNotEquals: { 'aws:SourceAccount': 'shardgate' } }),
+      statement(LOGGING, { ArnNotLike: { 'aws:SourceArn': 'arn:aws:s3:::a-*' } }),
+      statement('cloudtrail.amazonaws.com'),
+    );
+    await g.store.config.putBucketPolicy('b-victim', hardened);
+    later();
+    expect(await roll()).toBe(1);
+  });
+
+  it("the source buckets of a batch are its records' bucket fields", () => {
+    const record = (bucket: string, key: string) =>
+      `${formatAccessLogRecord({
+        ...{ bucket, time: new Date(), remoteIp: '127.0.0.1', requester: null, requestId: 'R', operation: 'REST.PUT.OBJECT', key, method: 'PUT' },
+        ...{ uri: `/${bucket}/${key}`, status: 200, errorCode: null, bytesSent: null, objectSize: 1, totalMs: 1, turnAroundMs: 1, referer: null },
+        ...{ userAgent: 'a b c', versionId: null, hostId: null, sigVersion: 'SigV4', cipherSuite: null, authType: 'AuthHeader', host: 'h', tlsVersion: null },
+      })}\n`;
+    const body = record('a-src', 'k') + record('a-two', 'a key with spaces') + record('a-src', 'x');
+    expect(sourceBuckets(body)).toEqual(['a-src', 'a-two']);
+    expect(sourceBuckets('')).toEqual([]);
   });
 
   it('delivery writes nothing into a target with a default retention (a configuration stored before these checks)', async () => {

@@ -14,7 +14,9 @@
  * principal naming the request's access key id (the id itself, or an ARN ending in `:user/<id>`)
  * is that key; an AWS or CanonicalUser principal naming its account (the id, or
  * `arn:aws:iam::<id>:root`) is every key of that account, and `arn:aws:iam::<id>:user/<key id>`
- * that one key. Roles, federated users and services never match: the gateway has none.
+ * that one key. A Service principal matches only the gateway's own work done as that service (the
+ * access-log delivery writes as S3 server access logging's `logging.s3.amazonaws.com`, as on AWS);
+ * roles and federated users never match: the gateway has none.
  */
 import type { BucketPolicy, Principal, PolicyStatement } from './bucket-policy.ts';
 import type { MatchMeter } from './glob.ts';
@@ -29,6 +31,8 @@ export interface PolicyRequest {
   accessKeyId: string | null;
   /** The signing key's account (model/account.ts); null or absent for an anonymous request. */
   account?: string | null;
+  /** The AWS service principal the gateway acts as (LOGGING_SERVICE); absent for a client's request. */
+  service?: string;
   context: ConditionContext;
   /** Counts the pattern matching steps (glob.ts), when given. */
   meter?: MatchMeter;
@@ -42,15 +46,22 @@ function namesSigner(v: string, accessKeyId: string | null, account: string | nu
   return account !== null && (v === account || v === `arn:aws:iam::${account}:root`);
 }
 
-function principalMatches(p: Principal, accessKeyId: string | null, account: string | null): boolean {
+/** The service principal of S3 server access logging, as whom the gateway delivers log objects. */
+export const LOGGING_SERVICE = 'logging.s3.amazonaws.com';
+
+function principalMatches(p: Principal, req: PolicyRequest): boolean {
   if (p === '*') return true;
   return Object.entries(p).some(([type, values]) =>
-    values.some((v) => (type === 'AWS' || type === 'CanonicalUser' ? namesSigner(v, accessKeyId, account) : v === '*')),
+    values.some((v) => {
+      if (type === 'AWS' || type === 'CanonicalUser') return namesSigner(v, req.accessKeyId, req.account ?? null);
+      if (type === 'Service') return v === '*' || (req.service !== undefined && v === req.service);
+      return v === '*';
+    }),
   );
 }
 
 function statementMatches(s: PolicyStatement, req: PolicyRequest): boolean {
-  if (principalMatches(s.principal.value, req.accessKeyId, req.account ?? null) === s.principal.not) return false;
+  if (principalMatches(s.principal.value, req) === s.principal.not) return false;
   const actionMatches = (action: string) => s.action.patterns.some((p) => wildcardMatch(p, action, true, req.meter));
   const action = s.action.not ? req.actions.some((a) => !actionMatches(a)) : req.actions.some(actionMatches);
   if (!action) return false;

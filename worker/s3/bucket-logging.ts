@@ -8,7 +8,7 @@
  * Choices (docs/COMPATIBILITY.md): the target must be a bucket of this gateway
  * (InvalidTargetBucketForLogging otherwise); it may be the source itself (the log objects'
  * writes are the gateway's own, never logged, so no loop). TargetGrants are accepted and not kept
- * (ACLs are not supported: buckets are BucketOwnerEnforced), as RGW does; GetBucketLogging
+ * (the log objects are the target owner's, as on a BucketOwnerEnforced target), as RGW does; GetBucketLogging
  * answers the key format SimplePrefix when none was put.
  * The target is checked as a write of the signer into it (issue 37: a key could make the gateway
  * write log objects where it may not write itself): the signer's scope must allow `write` on the
@@ -97,7 +97,7 @@ async function assertLoggingTarget(s3: S3Context, config: BucketLogging): Promis
     throw err;
   }
   if (targetOwner !== (s3.bucketOwner ?? DEFAULT_ACCOUNT))
-    throw invalidTarget(config, "The target bucket for logging must belong to the source bucket's account");
+    throw invalidTarget(config, 'The owner for the bucket to be logged and the target bucket must be the same.'); // AWS's words
   let lock;
   try {
     lock = await s3.config.getObjectLockConfiguration(config.targetBucket);

@@ -13,15 +13,23 @@
  * a failure leaves the records waiting for the next check.
  * The target is checked again before each log object (issue 37; PutBucketLogging checked the
  * signer's scope and the target then, s3/bucket-logging.ts): a target whose bucket policy now
- * denies s3:PutObject to everyone ("*", as the log's writer is no key) on the log key, or that
- * now has a default Object Lock retention, gets nothing; the batch waits (and is logged) until
- * that changes or the logging configuration does.
+ * denies s3:PutObject on the log key to the writer, or that now has a default Object Lock
+ * retention, gets nothing; the batch waits (and is logged) until that changes or the logging
+ * configuration does. The writer is judged as AWS's is: the service principal
+ * `logging.s3.amazonaws.com` (a Deny naming it, or everyone, refuses it), with aws:SourceArn the
+ * source bucket of the batch's records (each one's, when several log into one prefix) and
+ * aws:SourceAccount the account that owns both buckets. An Allow is not required: source and
+ * target are one account's (PutBucketLogging refuses anything else), whose owner asked for the
+ * logs; AWS delivers only where the target's policy allows the service (docs/COMPATIBILITY.md,
+ * "Server access logging").
  */
 import type { ObjectCatalog } from '../catalog/ports.ts';
 import type { AccessLogBatch } from '../catalog/sql-access-log.ts';
 import type { LogGroup } from '../model/bucket-logging.ts';
 import { parseBucketPolicy } from '../model/bucket-policy.ts';
-import { policyDenies } from '../model/policy-eval.ts';
+import { LOGGING_SERVICE, policyDenies } from '../model/policy-eval.ts';
+import type { ConditionContext } from '../model/policy-conditions.ts';
+import { bucketOwner } from '../model/account.ts';
 import { S3Error } from '../model/errors.ts';
 import type { ObjectStore } from '../model/object-store.ts';
 import { outsideRequestNotes } from '../model/request-notes.ts';
@@ -42,6 +50,22 @@ export interface AccessLogDeps {
 }
 
 const errorText = (err: unknown) => errorMessage(err);
+
+/** The source buckets a batch's records name (a record's second field: model/access-log-record.ts). */
+export function sourceBuckets(body: string): string[] {
+  const sources = new Set<string>();
+  for (const line of body.split('\n')) {
+    const fields = line.split(' ', 2);
+    if (fields.length === 2) sources.add(fields[1]!);
+  }
+  return [...sources];
+}
+
+/** The condition keys AWS sets on a log delivery for `source`, owned by `account`. */
+const deliveryContext =
+  (source: string, account: string): ConditionContext =>
+  (key) =>
+    key === 'aws:sourcearn' ? [`arn:aws:s3:::${source}`] : key === 'aws:sourceaccount' ? [account] : undefined;
 
 export class AccessLogDelivery {
   constructor(private readonly d: AccessLogDeps) {}
@@ -107,7 +131,7 @@ export class AccessLogDelivery {
 
   /** Writes the batch's object and acknowledges it; false when it stays claimed (retried later). */
   private async deliver(target: string, batch: AccessLogBatch): Promise<boolean> {
-    const withheld = await this.targetRefusal(target, batch.objectKey).catch((err: unknown) => `the target's settings could not be read: ${errorText(err)}`);
+    const withheld = await this.targetRefusal(target, batch).catch((err: unknown) => `the target's settings could not be read: ${errorText(err)}`);
     if (withheld) {
       this.d.log({ msg: 'access log', level: 'warn', outcome: 'withheld', target, key: batch.objectKey, why: withheld });
       return false;
@@ -134,14 +158,20 @@ export class AccessLogDelivery {
     return true;
   }
 
-  /** Why `target` may not receive the log object `key` now (null: it may). */
-  private async targetRefusal(target: string, key: string): Promise<string | null> {
+  /** Why `target` may not receive `batch`'s log object now (null: it may). */
+  private async targetRefusal(target: string, batch: AccessLogBatch): Promise<string | null> {
     if ((await this.d.catalog.getObjectLock(target))?.rule) return 'the target bucket has a default Object Lock retention';
-    const text = (await this.d.catalog.getBucketSettings(target)).rows.policy;
-    if (text === null) return null;
-    const policy = parseBucketPolicy(text, target);
-    const denied = policyDenies(policy, { actions: ['s3:PutObject'], resource: `arn:aws:s3:::${target}/${key}`, accessKeyId: null, context: () => undefined });
-    return denied ? "the target bucket's policy denies s3:PutObject on the log key" : null;
+    const { rows } = await this.d.catalog.getBucketSettings(target);
+    if (rows.policy === null) return null;
+    const policy = parseBucketPolicy(rows.policy, target);
+    const resource = `arn:aws:s3:::${target}/${batch.objectKey}`;
+    const account = bucketOwner(rows.owner);
+    for (const source of sourceBuckets(batch.body)) {
+      const context = deliveryContext(source, account);
+      if (policyDenies(policy, { actions: ['s3:PutObject'], resource, accessKeyId: null, service: LOGGING_SERVICE, context }))
+        return `the target bucket's policy denies s3:PutObject on the log key to ${LOGGING_SERVICE} (records of ${source})`;
+    }
+    return null;
   }
 
   private detach<T>(keepAlive: (p: Promise<unknown>) => void, fn: () => Promise<T>): Promise<T> {
