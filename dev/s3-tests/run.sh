@@ -20,13 +20,18 @@ port=${PORT:-8812}; state=${STATE:-$(mktemp -d /tmp/shardgate-s3tests-XXXXXX)}
 sed -e "s/@PORT@/$port/" -e "s/@LC_DAY@/${LC_DAY_SECONDS:-10}/" "$here/s3tests.conf" > "$out.conf"
 cd "$root"
 # npm start's config (SHARDGATE_CONFIG from the environment, else wrangler.toml's) with the suite's
-# [s3 alt] user as a key of a second account, "alt" (s3tests.conf), and unsigned requests judged
+# [s3 alt] user as a key of a second account, "alt" (s3tests.conf), [iam root] and [iam alt root]
+# as keys of a third and fourth, and unsigned requests judged
 # by bucket policies and ACLs as AWS judges them (allowAnonymous "policy"; npm start refuses them),
 # and new buckets ObjectWriter (ACLs enabled) unless the request names an ownership, as RGW makes them.
 SHARDGATE_CONFIG=$(node --import tsx -e "
   import('./dev/dev-config.ts').then((m) => {
     const c = JSON.parse(m.devConfigSource(process.env));
     c.credentials.push({ accessKeyId: 'shardgate-alt', secretAccessKey: 'shardgate-alt-secret', account: 'alt' });
+    // [iam root] and [iam alt root] (RGW's IAM account roots): keys of two more accounts, named by the
+    // conf's user_id, so the tests that use them as S3 clients of other accounts reach the gateway.
+    c.credentials.push({ accessKeyId: 'AAAAAAAAAAAAAAAAAAaa', secretAccessKey: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', account: 'RGW11111111111111111' });
+    c.credentials.push({ accessKeyId: 'BBBBBBBBBBBBBBBBBBbb', secretAccessKey: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', account: 'RGW22222222222222222' });
     c.allowAnonymous = 'policy';
     // Buckets with ACLs enabled unless a test asks otherwise, as RGW's are and as the suite assumes (issue 43).
     c.s3 = { ...(c.s3 ?? {}), defaultObjectOwnership: 'ObjectWriter' };
