@@ -599,7 +599,7 @@ function buildGateway(config: GatewayConfig, env: Env, mode: 'local' | 'deployed
     around: (c, next) => {
       const s3Read = (c.req.method === 'GET' || c.req.method === 'HEAD') && !c.req.path.startsWith(OPERATOR_PREFIX);
       const deadline = { at: deadlineOf(Date.now(), config.backendWaitMs, s3Read), answered: false };
-      return withRequestDeadline(deadline, () => background.run(c.var.scope, () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
+      return withRequestDeadline(deadline, () => background.run(c.get('scope'), () => logRequests(c, next)).finally(() => void (deadline.answered = true)));
     },
     accessLog: accessLogs,
     catalogLoss: lossGate,

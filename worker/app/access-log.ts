@@ -42,7 +42,7 @@ export function accessLogging(delivery: AccessLogDelivery): MiddlewareHandler<Ap
         entry.lines.push({ at: started, line: r.line });
         byTarget.set(id, entry);
       }
-      const keepAlive = (p: Promise<unknown>) => c.var.scope.waitUntil(p);
+      const keepAlive = (p: Promise<unknown>) => c.get('scope').waitUntil(p);
       for (const { note, lines } of byTarget.values()) {
         keepAlive(delivery.record(note.config.targetBucket, logGroup(note.config, note.bucket, note.region), lines, keepAlive, ownerRow(note.config.owner)));
       }
@@ -54,12 +54,12 @@ export function accessLogging(delivery: AccessLogDelivery): MiddlewareHandler<Ap
 
 /** The records of the request in context `c` (after its handler), with the logging each goes to. */
 export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, now: number): { note: LoggingNote; line: string }[] {
-  const op = c.var.operation;
-  const bucket = c.var.bucket;
+  const op = c.get('operation');
+  const bucket = c.get('bucket');
   if (!op || !bucket) return [];
   const req = c.req.raw;
   const res = c.res;
-  const auth = c.var.auth;
+  const auth = c.get('auth');
   const { rawPath, rawQuery } = splitRawUrl(req.url);
   const cf = (req as { cf?: { tlsCipher?: string; tlsVersion?: string } }).cf;
   const length = Number(res.headers.get('content-length') ?? '') || null;
@@ -77,9 +77,9 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
     time: new Date(started),
     remoteIp: req.headers.get('cf-connecting-ip'),
     requester: auth?.accessKeyId ?? null,
-    requestId: c.var.requestId,
+    requestId: c.get('requestId'),
     operation: accessLogOperation(op, req.method),
-    key: c.var.key,
+    key: c.get('key'),
     method: req.method,
     uri: rawQuery ? `${rawPath}?${rawQuery}` : rawPath,
     status: res.status,
@@ -97,7 +97,7 @@ export function accessLogRecords(c: Ctx, notes: RequestNotes, started: number, n
     authType: auth?.signature?.endsWith('-header') ? 'AuthHeader' : auth?.signature?.endsWith('-query') ? 'QueryString' : null,
     host: req.headers.get('host'),
     tlsVersion: cf?.tlsVersion ?? null,
-    ...(c.var.aclRequired ? { aclRequired: true } : {}),
+    ...(c.get('aclRequired') ? { aclRequired: true } : {}),
   };
   const out: { note: LoggingNote; line: string }[] = [];
   const own = notes.logging.get(bucket);

@@ -183,10 +183,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     if (options.postForm && isPostObject(view.method, addr, view.headers)) {
       // Authenticated by its form, not by the request (s3/post-object.ts).
       c.set('operation', 'PostObject');
-      c.var.scope.label = 'PostObject';
+      c.get('scope').label = 'PostObject';
       c.set('bucket', addr.bucket);
       await options.catalogLoss?.check(view.method, addr.bucket);
-      const origin = { op: 'PostObject', principal: 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
+      const origin = { op: 'PostObject', principal: 'anonymous', sourceIp: clientAddress(request), requestId: c.get('requestId') ?? '' };
       const gate = options.postForm;
       return withEventOrigin(origin, () =>
         PostObject({
@@ -200,15 +200,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           secureTransport: secureTransport(request),
           setAuth: (auth) => {
             c.set('auth', auth);
-            c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+            c.get('scope').tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
             origin.principal = auth.accessKeyId ?? 'anonymous';
           },
         }),
       );
     }
-    const auth = await options.authenticate(request, view, c.var.scope);
+    const auth = await options.authenticate(request, view, c.get('scope'));
     // Whose share of the coding budget the request's leases count against (coding-budget.ts).
-    c.var.scope.tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
+    c.get('scope').tenant = auth.accessKeyId ?? `anonymous ${request.headers.get('cf-connecting-ip') ?? ''}`;
     refusePostObject(view.method, addr, view.headers); // an app without a form gate (the refusal's gate answers first)
     c.set('auth', auth);
     const headers = effectiveHeaders(view);
@@ -217,7 +217,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     authorize(op, addr, headers, auth.access ?? ANONYMOUS_ACCESS);
     const { bucket, key, query } = addr;
     c.set('operation', op);
-    c.var.scope.label = op;
+    c.get('scope').label = op;
     c.set('bucket', bucket);
     c.set('key', key);
     await options.catalogLoss?.check(view.method, bucket);
@@ -232,7 +232,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       knownAccount: knownAccounts(settings), // ACL headers are checked there (acl-headers.ts); CreateBucket's by its handler
     });
     c.set('aclRequired', gate.aclRequired);
-    const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.var.requestId ?? '' };
+    const origin = { op, principal: auth.accessKeyId ?? 'anonymous', sourceIp: clientAddress(request), requestId: c.get('requestId') ?? '' };
     return gate.run(() =>
       withEventOrigin(origin, () =>
         S3_HANDLERS[op]({
@@ -246,8 +246,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
           store: options.store,
           config: options.config,
           settings,
-          requestId: c.var.requestId,
-          scope: c.var.scope,
+          requestId: c.get('requestId'),
+          scope: c.get('scope'),
           policy: gate.check,
           bucketOwner: gate.owner,
           bucketRows: gate.rows,
@@ -258,23 +258,23 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   app.onError(async (err, c) => {
     const error = toS3Error(err);
-    c.var.scope?.discardStream(err); // a body the handler had opened goes unsent
+    c.get('scope')?.discardStream(err); // a body the handler had opened goes unsent
     // Drained (bounded, never waiting on a stall), the rest cancelled: the answer never waits for
     // a body. A client waiting for `100 Continue` sends nothing more: cancelled unread.
-    const declared = c.var.auth?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
+    const declared = c.get('auth')?.decodedContentLength ?? (Number(c.req.raw.headers.get('content-length') ?? '') || null);
     const drainBytes = awaitsContinue(c.req.raw) ? 0 : settings.errorDrainBytes;
-    await drainRequestBody(c.var.auth?.body ?? c.req.raw.body, declared, drainBytes);
-    if (c.var.auth?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
+    await drainRequestBody(c.get('auth')?.body ?? c.req.raw.body, declared, drainBytes);
+    if (c.get('auth')?.body && !c.req.raw.body?.locked) await drainRequestBody(c.req.raw.body, 0, 0); // the gate's decoder did not take it: cancel
     if (error.code === 'InternalError') console.error('shardgate: unhandled error', err);
     else if (isClientAbort(error))
-      console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.var.resource}, request ${c.var.requestId})`);
+      console.log(`shardgate: client closed the connection mid-body (${c.req.raw.method} ${c.get('resource')}, request ${c.get('requestId')})`);
     if (new URL(c.req.url).pathname.startsWith(OPERATOR_PREFIX + '/')) {
       return c.json({ code: error.code, message: error.message }, error.status as 400);
     }
     const withBody = c.req.raw.method !== 'HEAD' && error.status !== 304;
     const headers: Record<string, string> = { ...error.headers };
     if (withBody) headers['Content-Type'] = 'application/xml';
-    const body = withBody ? error.toXml(c.var.resource ?? '/', c.var.requestId ?? '') : null;
+    const body = withBody ? error.toXml(c.get('resource') ?? '/', c.get('requestId') ?? '') : null;
     return new Response(body, { status: error.status, headers });
   });
 

@@ -30,20 +30,20 @@ export function requestLog(o: RequestLogOptions): MiddlewareHandler<AppEnv> {
     const operator = path === OPERATOR_PREFIX || path.startsWith(OPERATOR_PREFIX + '/');
     const operation = operator
       ? `shardgate:${path.slice(OPERATOR_PREFIX.length + 1) || 'page'}`
-      : (c.var.operation ?? (c.req.method === 'OPTIONS' ? 'PreflightRequest' : 'Unknown'));
+      : (c.get('operation') ?? (c.req.method === 'OPTIONS' ? 'PreflightRequest' : 'Unknown'));
     const status = c.res.status;
-    const bytesIn = c.var.auth?.decodedContentLength ?? (Number(c.req.header('content-length') ?? 0) || 0);
+    const bytesIn = c.get('auth')?.decodedContentLength ?? (Number(c.req.header('content-length') ?? 0) || 0);
     const bytesOut = c.req.method === 'HEAD' ? 0 : Number(c.res.headers.get('content-length') ?? 0) || 0;
     const ms = Date.now() - started;
-    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms, c.var.bucket ?? undefined);
+    if (!operator) o.meter.s3Request(operation, status, bytesIn, bytesOut, ms, c.get('bucket') ?? undefined);
     if (o.log) {
       const line: Record<string, unknown> = {
         msg: 'request',
-        requestId: c.var.requestId,
+        requestId: c.get('requestId'),
         operation,
         method: c.req.method,
-        bucket: c.var.bucket ?? undefined,
-        key: c.var.key ?? undefined,
+        bucket: c.get('bucket') ?? undefined,
+        key: c.get('key') ?? undefined,
         status,
         error: c.error ? toS3Error(c.error).code : undefined,
         bytesIn,
