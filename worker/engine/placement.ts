@@ -14,8 +14,21 @@ export class PlacementError extends Error {
   override readonly name = 'PlacementError';
 }
 
+/** Each backend id's seed (the XXH64 of its id), once per isolate: ids are the config's, few. */
+const idSeeds = new Map<string, bigint>();
+
 function score(name: Uint8Array, backendId: string): bigint {
-  return checksums().xxh64(name, checksums().xxh64(utf8.encode(backendId)));
+  let seed = idSeeds.get(backendId);
+  if (seed === undefined) idSeeds.set(backendId, (seed = checksums().xxh64(utf8.encode(backendId))));
+  return checksums().xxh64(name, seed);
+}
+
+/** `backends` by rendezvous score for `key`, highest first; each scored once (not per comparison). */
+function rankedFor<B extends Pick<Backend, 'id'>>(key: Uint8Array, backends: readonly B[]): B[] {
+  return backends
+    .map((b) => ({ b, s: score(key, b.id) }))
+    .sort((x, y) => (y.s > x.s ? 1 : y.s < x.s ? -1 : 0))
+    .map((x) => x.b);
 }
 
 /** Backends for shards 0..k+m-1 of the object called `name` (bucket + key). */
@@ -23,10 +36,7 @@ export function placeShards<B extends Pick<Backend, 'id' | 'domain'>>(name: stri
   const n = k + m;
   if (backends.length < n) throw new PlacementError(`a ${k}+${m} policy needs ${n} backends; ${backends.length} are configured`);
   const key = utf8.encode(name);
-  const ranked = [...backends].sort((a, b) => {
-    const d = score(key, b.id) - score(key, a.id);
-    return d > 0n ? 1 : d < 0n ? -1 : 0;
-  });
+  const ranked = rankedFor(key, backends);
   const chosen: B[] = [];
   const perDomain = new Map<string, number>();
   // Round r admits a backend whose domain holds at most r shards already: round 0 spreads one
