@@ -25,8 +25,9 @@ export const RECHECK_WAIT_MS = 1000;
 /**
  * A probe in flight this long is taken as abandoned and may be started again: a probe belongs to
  * the request that started it, and when that request ends first the runtime drops its I/O, so its
- * promise may never settle (workerd). Longer than any probe's own bound (the backends' wait bound:
- * RETRY_DOWN_AFTER_MS is the window a hung backend is down for, and a probe of it ends sooner).
+ * promise may never settle (workerd). Longer than a probe's own bound at the default backend wait
+ * (config backendWaitMs, 10 s); with a longer configured wait a probe still running may be joined
+ * by a second one, which costs one more HEAD of that backend, never a wrong answer.
  */
 export const PROBE_ABANDONED_MS = RETRY_DOWN_AFTER_MS;
 /** The key a recheck HEADs: it never exists (outside the shard prefix), NotFound is the healthy answer (ops/probe.ts's too). */
