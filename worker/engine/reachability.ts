@@ -92,16 +92,15 @@ export class BackendReachability {
 
   private probe(b: Backend): Promise<void> {
     if (this.probing(b.id)) return this.rechecking.get(b.id)!.probe;
-    const entry = { probe: Promise.resolve(), at: this.now() };
-    entry.probe = b
+    const probe: Promise<void> = b
       .head(RECHECK_KEY)
       .then(
         () => this.report(b.id, true),
         (err: unknown) => this.report(b.id, isBackendError(err, 'NotFound') || (isBackendError(err) && !err.transient), isBackendError(err, 'Timeout')),
       )
       // Only its own entry: an abandoned probe that settles late must not drop its successor's.
-      .finally(() => this.rechecking.get(b.id) === entry && this.rechecking.delete(b.id));
-    this.rechecking.set(b.id, entry);
-    return entry.probe;
+      .finally(() => this.rechecking.get(b.id)?.probe === probe && this.rechecking.delete(b.id));
+    this.rechecking.set(b.id, { probe, at: this.now() });
+    return probe;
   }
 }
