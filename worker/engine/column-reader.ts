@@ -9,9 +9,10 @@
  * A data shard that is recorded missing, or fails (missing, unreachable, corrupt), is rebuilt
  * for the rows still needed by one ColumnRebuild pass: k good sources, each opened once over
  * those rows (at most 6 open at once) and folded into the lost shards as they stream, together
- * with every other data shard of the range already known bad. So a degraded read of a unit makes
- * at most 2k backend GETs (the k-1 or fewer healthy data shards for their own bytes, plus k
- * sources once), whatever its size; the rebuilt rows' memory is asked of the coding budget
+ * with every other data shard of the range already known bad, and with the later data shards
+ * it can solve from parities left over instead of reading them twice (column-rebuild.ts). So a
+ * degraded read of a unit makes at most 2k backend GETs (the k-1 or fewer healthy data shards for
+ * their own bytes, plus k sources once), whatever its size; the rebuilt rows' memory is asked of the coding budget
  * (`grow`) and given back when the read ends. The streams already open ahead stay open (each is
  * that shard's own read) and the rebuild opens at most 6 minus those at once.
  *
@@ -233,6 +234,8 @@ export class ColumnReader {
         // own reads are under way (not worth solving instead).
         maxOpen: MAX_OPEN_SUBREQUESTS - this.streams.size,
         opened: new Set([...this.streams.values()].map((st) => st.shard)),
+        // Priced backends: the cost plan has chosen what to read (read-cost.ts).
+        solveLater: !this.costPlan,
       });
       this.rebuild = rebuild;
       await rebuild.run();

@@ -6,23 +6,32 @@
  * the sources: a source that fails mid-pass costs one more read, never the pass.
  *
  * How a pass goes:
- * - Sources: the first k good shards of `preference` that are not targets. Data shards not among
- *   them are the unknowns; the parities among them are read, and the next good parity is kept as
- *   a spare: its syndrome is folded too, but it is read only when needed. Memory: the syndromes,
- *   (parities read + 1) x the rows' bytes, plus two blocks, asked of `grow` first.
+ * - Solved by choice (`solveLater`): a data shard the caller would read later, not opened yet, is
+ *   solved instead of read whenever a good parity is left over, up to every good parity: one
+ *   parity read in place of that shard's two (as a source, then for its own bytes). The caller
+ *   reads a column unit shard after shard and cannot keep the sources' columns, so each data
+ *   source is read twice; with one data shard down, 8+3 thus reads 13 columns instead of 15.
+ *   Memory stays within the unit's own bound: m syndromes of a column are the m parity columns
+ *   its writer held (unit-store.ts, columnParityBytes).
+ * - Sources: the first k good shards of `preference` that are neither targets nor solved by
+ *   choice. Data shards not among them are the unknowns; the parities among them are read, and
+ *   the next good parity, if any, is kept as a spare: its syndrome is folded too, but it is read
+ *   only when needed. Memory: the syndromes, (parities read + 1) x the rows' bytes, plus two
+ *   blocks, asked of `grow` first.
  * - The parities open first, and no block is folded until each has answered its first block (a
  *   gate that costs no round trip: the data sources open meanwhile). A parity down is thus known
- *   before anything is folded: another takes its place, and a data shard the caller would read
- *   later that has not been opened yet becomes an unknown too (read from one more parity
- *   instead: its own read is saved, which pays for the failed one).
+ *   before anything is folded: a spare takes its place, or else a shard solved by choice is read
+ *   as a source after all.
  * - A source that fails after the gate (data or parity) is replaced, from the row it failed at,
- *   by the spare; a data shard the caller would read later (`later`) that fails becomes a target
- *   from that row. A second failure after the gate, with no spare left, starts the pass again
- *   with every failure known (as many sources as are left).
+ *   by the spare, or else by a shard solved by choice, read from that row (its rows before it stay
+ *   solved); a data shard the caller would read later (`later`) that fails becomes a target from
+ *   that row. A failure after the gate with neither left starts the pass again with every failure
+ *   known (as many sources as are left), and the choices made again.
  * So a unit with one or two shards down, recorded or not, costs the sources once: with the
- * caller's own reads of the healthy data shards, at most 2k GETs (column-reader.ts), except when
- * the last data shard of the range and the parity taken first are both down and unrecorded
- * (2k+1: every data shard was asked for its own bytes before the loss was known).
+ * caller's own reads of the healthy data shards, at most 2k GETs (column-reader.ts), fewer by
+ * each shard solved by choice, except when the last data shard of the range and the parity taken
+ * first are both down and unrecorded (2k+1: every data shard was asked for its own bytes before
+ * the loss was known).
  *
  * Contract:
  * - `run()` resolves once every target row can be given, or rejects: QuorumError when fewer than
@@ -71,6 +80,8 @@ export interface ColumnRebuildInput {
   maxOpen?: number;
   /** `later` shards whose own read is open already: never solved instead of read. */
   opened?: Set<number>;
+  /** Solve `later` shards instead of reading them when good parities are left over (the module note). */
+  solveLater?: boolean;
 }
 
 export interface RebuildTarget {
@@ -95,8 +106,12 @@ export class ColumnRebuild {
   /** Rows held: row j is at (j - firstRow) x blockSize in every syndrome. */
   private firstRow = 0;
   private lastRow = -1;
-  /** Data shards not folded in from a row on (never folded: firstRow). */
-  private unknownFrom = new Map<number, number>();
+  /** This pass's `later` shards solved by choice: every row unknown, each can give way (the module note). */
+  private chosen: RebuildTarget[] = [];
+  /** Shards solved by choice that gave way at a row: solved before it, read as sources from it. */
+  private gaveWay: RebuildTarget[] = [];
+  /** Data shards not folded in at rows [from, to) (never folded: [firstRow, Infinity)). */
+  private unknownRows = new Map<number, { from: number; to: number }>();
   /** Parities folded in, rows [from, to). */
   private parityRows = new Map<number, { from: number; to: number }>();
   /** Where row() puts what it solves (reused). */
@@ -110,7 +125,12 @@ export class ColumnRebuild {
 
   /** True once run() has rebuilt row j of data shard `shard`. */
   has(shard: number, row: number): boolean {
-    return this.done && this.targets.some((t) => t.shard === shard && row >= t.from && row <= t.to);
+    return this.done && this.solving().some((t) => t.shard === shard && row >= t.from && row <= t.to);
+  }
+
+  /** Every range this pass solves: the targets and the shards solved by choice. */
+  private solving(): RebuildTarget[] {
+    return [...this.targets, ...this.chosen, ...this.gaveWay];
   }
 
   /** Reads and folds the sources; see the module contract. */
@@ -158,6 +178,17 @@ export class ColumnRebuild {
     const { unit, bucket, preference } = this.input;
     const { k } = unit;
     const targetShards = new Set(this.targets.map((t) => t.shard));
+    const goodParities = preference.filter((i) => i >= k && !this.excluded(i)).length;
+    const unknownData = [...Array(k).keys()].filter((i) => this.excluded(i) || targetShards.has(i)).length;
+    this.chosen = !this.input.solveLater
+      ? []
+      : (this.input.later ?? [])
+          .filter((t) => !this.excluded(t.shard) && !targetShards.has(t.shard) && !this.input.opened?.has(t.shard))
+          .sort((a, b) => b.shard - a.shard) // the caller reads these last
+          .slice(0, Math.max(0, goodParities - unknownData))
+          .map((t) => ({ ...t }));
+    this.gaveWay = [];
+    for (const t of this.chosen) targetShards.add(t.shard);
     const chosen = preference.filter((i) => !this.excluded(i) && !targetShards.has(i)).slice(0, k);
     if (chosen.length < k) {
       throw new QuorumError(`only ${chosen.length} good shards of unit ${unit.unitId} besides the ${targetShards.size} being rebuilt; ${k} needed`, []);
@@ -170,7 +201,9 @@ export class ColumnRebuild {
     this.lastRow = Math.max(...rows.map((t) => t.to));
     const len = (this.lastRow - this.firstRow) * this.blockSize + this.layout.blockLen(this.lastRow);
     const blockLen = Math.min(this.blockSize, len);
-    this.unknownFrom = new Map([...Array(k).keys()].filter((i) => !dataSources.includes(i)).map((i) => [i, this.firstRow]));
+    this.unknownRows = new Map(
+      [...Array(k).keys()].filter((i) => !dataSources.includes(i)).map((i) => [i, { from: this.firstRow, to: Number.POSITIVE_INFINITY }]),
+    );
     this.parityRows = new Map(parities.map((p) => [p, { from: this.firstRow, to: this.lastRow + 1 }]));
     this.syndromes?.free();
     this.syndromes = null;
@@ -182,8 +215,6 @@ export class ColumnRebuild {
     const maxOpen = Math.max(2, this.input.maxOpen ?? MAX_OPEN_SUBREQUESTS);
     const slots = new Semaphore(maxOpen);
     const tasks: Promise<void>[] = [];
-    const started = new Set<number>();
-    const skip = new Set<number>();
     let lost = false;
     let spares: number[] = [];
     const loseThePass = () => {
@@ -209,23 +240,34 @@ export class ColumnRebuild {
       const later = this.input.later?.find((t) => t.shard === i);
       if (!(later && j > later.from)) this.input.bad.add(i);
       this.input.onUnhealthy?.(err);
-      if (i < k) {
-        this.unknownFrom.set(i, j);
-        if (later) this.targets.push({ shard: i, from: Math.max(j, later.from), to: later.to });
-      } else {
-        this.parityRows.get(i)!.to = j;
-      }
+      if (later && i < k) this.targets.push({ shard: i, from: Math.max(j, later.from), to: later.to });
+      // A shard that gave way and then fails would be unknown on two ranges: plan again instead.
+      if (i < k && this.unknownRows.has(i)) return loseThePass();
+      if (i < k) this.unknownRows.set(i, { from: j, to: Number.POSITIVE_INFINITY });
+      else this.parityRows.get(i)!.to = j;
       if (!gateOpen) return; // planned at the gate
       const spare = spares.shift();
-      if (spare === undefined) return loseThePass();
-      this.parityRows.set(spare, { from: j, to: this.lastRow + 1 });
-      tasks.push(read(spare, j, true));
+      if (spare !== undefined) {
+        this.parityRows.set(spare, { from: j, to: this.lastRow + 1 });
+        tasks.push(read(spare, j, true));
+        return;
+      }
+      const chosen = this.chosen.pop();
+      if (!chosen) return loseThePass();
+      giveWay(chosen, j);
+      tasks.push(read(chosen.shard, j, true));
+    };
+
+    /** A shard solved by choice is read as a source from row j on; its rows before j stay solved. */
+    const giveWay = (t: RebuildTarget, j: number) => {
+      if (j > this.firstRow) this.unknownRows.set(t.shard, { from: this.firstRow, to: j });
+      else this.unknownRows.delete(t.shard);
+      if (j > t.from) this.gaveWay.push({ shard: t.shard, from: t.from, to: Math.min(t.to, j - 1) });
     };
 
     const read = (i: number, from: number, first = false): Promise<void> =>
       slots.run(async () => {
-        if (lost || this.closed || skip.has(i)) return answered(i);
-        started.add(i);
+        if (lost || this.closed) return answered(i);
         const b = this.input.backends.get(unit.placement[i]!);
         if (!b) {
           failedAt(i, from, new ShardReadError(i, 'unavailable', `backend ${unit.placement[i]} is not configured`));
@@ -259,32 +301,27 @@ export class ColumnRebuild {
       }, first);
 
     /**
-     * Every gated parity has answered: each one down is replaced, and pays for itself by making
-     * a data shard the caller would read later, not yet opened, an unknown (one more parity read
-     * instead of its source read and its own read). Then the syndromes are allocated.
+     * Every gated parity has answered: each one down is replaced by a spare parity, or else a
+     * shard solved by choice is read as a source after all. Then the syndromes are allocated.
      */
     const atGate = async () => {
       try {
-        const downParities = parities.filter((p) => this.failed.has(p)).length;
-        for (let n = 0; n < downParities; n++) {
-          const x = [...dataSources]
-            .reverse()
-            .find((i) => !started.has(i) && !skip.has(i) && !this.failed.has(i) && !this.input.opened?.has(i) && this.input.later?.some((t) => t.shard === i));
-          if (x === undefined) break;
-          skip.add(x);
-          this.unknownFrom.set(x, this.firstRow);
-          const later = this.input.later!.find((t) => t.shard === x)!;
-          this.targets.push({ shard: x, from: later.from, to: later.to });
-        }
         const reading = parities.filter((p) => !this.failed.has(p));
         const more = spareParities();
-        const needed = Math.max(0, this.unknownFrom.size - reading.length);
+        const readNow: number[] = [];
+        while (this.unknownRows.size > reading.length + more.length && this.chosen.length) {
+          const t = this.chosen.pop()!;
+          giveWay(t, this.firstRow);
+          readNow.push(t.shard);
+        }
+        const needed = Math.max(0, this.unknownRows.size - reading.length);
         if (needed > more.length) return loseThePass();
         const replacements = more.slice(0, needed);
         spares = more.slice(needed, needed + 1); // read only when a source fails from here on
         for (const p of replacements) this.parityRows.set(p, { from: this.firstRow, to: this.lastRow + 1 });
         gateOpen = true; // failures from now on take the spare
         for (const p of replacements) tasks.push(read(p, this.firstRow, true));
+        for (const i of readNow) tasks.push(read(i, this.firstRow, true));
         const syndromes = [...reading, ...replacements, ...spares];
         await this.hold(bytesFor(syndromes.length));
         if (this.closed) return;
@@ -307,13 +344,13 @@ export class ColumnRebuild {
     }
     await gate;
     if (lost || this.closed) return false;
-    return this.targets.every((t) => this.solvable(t));
+    return this.solving().every((t) => this.solvable(t));
   }
 
   /** Unknown data shards at row j, and the syndromes complete there (as many as needed, if there are). */
   private plan(j: number): { unknowns: number[]; using: number[] } {
-    const unknowns = [...this.unknownFrom]
-      .filter(([, r]) => r <= j)
+    const unknowns = [...this.unknownRows]
+      .filter(([, r]) => r.from <= j && j < r.to)
       .map(([d]) => d)
       .sort((a, b) => a - b);
     const using = this.syndromes!.parities.filter((p) => {
