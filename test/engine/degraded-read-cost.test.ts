@@ -6,7 +6,8 @@
  *   pass), each healthy data shard at most once more for its own bytes; never more than 6
  *   requests open at once. The one exception, measured: the last data shard and the parity taken
  *   first both down, 2k+1 (column-rebuild.ts). With one data shard t down, exactly
- *   2k - min(k-1-t, m-1): later shards solved from the parities left over instead of read twice.
+ *   2k - min(k-1-t, m-1): later shards solved from the parities left over instead of read twice;
+ *   when the unit is small enough for the rebuild to keep its later sources, t + 1 + k.
  *   A source failing mid-pass costs one more read;
  * - a single-row unit (a small object) makes k+1 GETs with one data shard down, k+2 with two,
  *   in the wide (column) and the narrow (striped) layouts alike, and a healthy one k;
@@ -32,14 +33,18 @@ function policy(k: number, m: number): StoragePolicy {
   return { name: `ec-${k}-${m}`, codec: 'rs-cauchy-gf8', k, m, writeQuorum: k + 1, blockSize: B, small: { threshold: 0, mode: 'replicate', replicas: 3 } };
 }
 
-/** Column units of 16 rows per shard (columnParityBytes = m x 16 blocks). */
-function setup(n: number, m: number) {
+/**
+ * Column units of 16 rows per shard (columnParityBytes = m x 16 blocks), or of `rows`: a
+ * degraded read's rebuild may hold columnParityBytes, so an object of fewer rows than the unit
+ * has room to keep its later sources' columns.
+ */
+function setup(n: number, m: number, rows = 16) {
   const faulty = Array.from({ length: n }, (_, i) => new FaultyBackend(new MemoryBackend({ id: `c${i}`, domain: `z${i}` })));
   const probe = new SubrequestProbe();
   const units = new UnitStore(
     faulty.map((f) => probe.wrap(f)),
     () => {},
-    { columnParityBytes: m * 16 * B },
+    { columnParityBytes: m * rows * B },
   );
   return { faulty, probe, units };
 }
@@ -89,7 +94,8 @@ describe('degraded reads: backend requests', () => {
     // The parity a rebuild takes first is the one answering fastest: each case makes its downed
     // parity (if any) rank first, so the rebuild finds it down rather than avoiding it.
     // One data shard t down: the data shards after it the read has not opened are solved from
-    // the parities left over instead of read twice (column-rebuild.ts, "solved by choice").
+    // the parities left over instead of read twice (column-rebuild.ts, "solved by choice"); none
+    // is kept, the unit being as large as a rebuild may hold (columnParityBytes).
     const one = (t: number) => 2 * k - Math.min(k - 1 - t, m - 1);
     const cases: [number[], number][] = [
       [[0], one(0)],
@@ -148,6 +154,50 @@ describe('degraded reads: backend requests', () => {
     expect([gets[6], gets[7]], 'shard 6: from row 9 as a source and for its own rows 9-15; shard 7 solved').toEqual([2, 0]);
     expect(sum(gets), `GETs ${gets}: 2k`).toBe(2 * k);
     expect(Math.max(...gets)).toBeLessThanOrEqual(2);
+  });
+
+  it.each([
+    [8, 3],
+    [10, 4],
+  ])(
+    '%i+%i column unit with room to keep its sources (a smaller object than the unit): one data shard t down costs t + 1 + k GETs, k+1 for the first',
+    async (k, m) => {
+      const s = setup(k + m, m, 64);
+      const data = randomBytes(rand, k * 16 * B - 999); // 16 rows of a 64-row unit: the rebuild may hold 4 columns x m
+      const [unit] = await store(s, policy(k, m), data);
+      for (const t of [0, 1, Math.floor(k / 2), k - 1]) {
+        backendOf(s, unit!, t).goOffline();
+        s.faulty.forEach((f) => f.calls.splice(0));
+        let held = 0;
+        const grow = async (bytes: number) => {
+          held = Math.max(held, bytes);
+          return () => {};
+        };
+        expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1, grow)), data)).toBe(0);
+        const gets = getsPerShard(s, unit!);
+        // The shards before t once for their own bytes and once as sources; t once (found down);
+        // the later ones once, as sources kept for the caller; one parity.
+        expect(sum(gets), `down ${t}: GETs ${gets}`).toBe(t + 1 + k);
+        expect(gets.slice(t + 1, k), `down ${t}: the later shards read once`).toEqual(Array(k - 1 - t).fill(1));
+        expect(held, 'never more than the unit writer holds').toBeLessThanOrEqual(m * 64 * B);
+        backendOf(s, unit!, t).goOnline();
+      }
+    },
+  );
+
+  it('a kept source failing mid-pass: its rows before come from what was kept, the rest are solved; bytes exact', async () => {
+    const k = 8,
+      m = 3;
+    const s = setup(k + m, m, 64);
+    const data = randomBytes(rand, k * 16 * B);
+    const [unit] = await store(s, policy(k, m), data);
+    backendOf(s, unit!, 0).goOffline();
+    backendOf(s, unit!, 3).truncateGets(unit!.headerLens[3]! + 9 * (8 + B) + 100, { mode: 'error', when: (c) => c.op === 'get' });
+    s.faulty.forEach((f) => f.calls.splice(0));
+    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
+    const gets = getsPerShard(s, unit!);
+    expect(gets[3], 'shard 3: once, as a source').toBe(1);
+    expect(sum(gets), `GETs ${gets}: the down shard, k sources and the spare from row 9`).toBe(1 + k + 1);
   });
 
   it('a column unit whose lost shards are recorded missing is rebuilt in one pass of k sources, for every range', async () => {

@@ -236,6 +236,7 @@ export class ColumnReader {
         opened: new Set([...this.streams.values()].map((st) => st.shard)),
         // Priced backends: the cost plan has chosen what to read (read-cost.ts).
         solveLater: !this.costPlan,
+        holdAtMost: this.costPlan ? 0 : this.input.rebuildHoldBytes,
       });
       this.rebuild = rebuild;
       await rebuild.run();

@@ -6,6 +6,10 @@
  * the sources: a source that fails mid-pass costs one more read, never the pass.
  *
  * How a pass goes:
+ * - Kept (`holdAtMost`): a data source the caller would read later is kept as it is folded, in
+ *   the caller's order, while the syndromes and the kept columns fit in `holdAtMost` (a unit
+ *   writer's parity bound): the caller is sent its rows from here and never reads it again. When
+ *   every such source fits, nothing is solved by choice (one syndrome to fold, not m).
  * - Solved by choice (`solveLater`): a data shard the caller would read later, not opened yet, is
  *   solved instead of read whenever a good parity is left over, up to every good parity: one
  *   parity read in place of that shard's two (as a source, then for its own bytes). The caller
@@ -29,7 +33,7 @@
  *   known (as many sources as are left), and the choices made again.
  * So a unit with one or two shards down, recorded or not, costs the sources once: with the
  * caller's own reads of the healthy data shards, at most 2k GETs (column-reader.ts), fewer by
- * each shard solved by choice, except when the last data shard of the range and the parity taken
+ * each shard kept or solved by choice (k+1 when every later source is kept), except when the last data shard of the range and the parity taken
  * first are both down and unrecorded (2k+1: every data shard was asked for its own bytes before
  * the loss was known).
  *
@@ -41,8 +45,9 @@
  * - `grow(bytes)` (the isolate's coding budget) is asked for the syndromes' memory before it is
  *   allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
- * - `row(t, j)` returns bytes of a rebuilt row in a buffer of this rebuild's, valid until the
- *   next `row` call (as a reader's block is until the next read: no allocation per block).
+ * - `row(t, j)` returns bytes of a rebuilt or kept row in a buffer of this rebuild's, valid until
+ *   the next `row` call (as a reader's block is until the next read: no allocation per block).
+ * - `has(t, j)` is true, once `run()` resolved, for every row it can give: solved or kept.
  */
 import type { Backend } from '../../backends/types.ts';
 import { createCoder, type Coder, type SyndromeRebuilder } from '../../coder-wasm/index.ts';
@@ -82,6 +87,11 @@ export interface ColumnRebuildInput {
   opened?: Set<number>;
   /** Solve `later` shards instead of reading them when good parities are left over (the module note). */
   solveLater?: boolean;
+  /**
+   * Bytes the pass may hold in all, syndromes and kept columns (default 0: none kept): `later`
+   * data sources are kept as they are folded while they fit (the module note).
+   */
+  holdAtMost?: number;
 }
 
 export interface RebuildTarget {
@@ -103,6 +113,8 @@ export class ColumnRebuild {
   private readonly targets: RebuildTarget[];
   /** Shards found failing by this rebuild (not all of them in `bad`: see the contract). */
   private readonly failed = new Set<number>();
+  /** Later data sources' columns kept as they were folded: rows [firstRow, upTo), laid out as the syndromes. */
+  private readonly kept = new Map<number, { rows: Uint8Array; upTo: number }>();
   /** Rows held: row j is at (j - firstRow) x blockSize in every syndrome. */
   private firstRow = 0;
   private lastRow = -1;
@@ -125,7 +137,14 @@ export class ColumnRebuild {
 
   /** True once run() has rebuilt row j of data shard `shard`. */
   has(shard: number, row: number): boolean {
-    return this.done && this.solving().some((t) => t.shard === shard && row >= t.from && row <= t.to);
+    if (!this.done) return false;
+    return this.keeps(shard, row) || this.solving().some((t) => t.shard === shard && row >= t.from && row <= t.to);
+  }
+
+  /** True when row j of data shard `shard` was kept from its read as a source. */
+  private keeps(shard: number, j: number): boolean {
+    const kept = this.kept.get(shard);
+    return kept !== undefined && j >= this.firstRow && j < kept.upTo;
   }
 
   /** Every range this pass solves: the targets and the shards solved by choice. */
@@ -177,16 +196,28 @@ export class ColumnRebuild {
   private async pass(): Promise<boolean> {
     const { unit, bucket, preference } = this.input;
     const { k } = unit;
+    const rows = [...this.targets, ...(this.input.later ?? [])];
+    this.firstRow = Math.min(...rows.map((t) => t.from));
+    this.lastRow = Math.max(...rows.map((t) => t.to));
+    const len = (this.lastRow - this.firstRow) * this.blockSize + this.layout.blockLen(this.lastRow);
+    const blockLen = Math.min(this.blockSize, len);
+    const bytesFor = (syndromes: number) => syndromes * len + 2 * blockLen;
+    const holdAtMost = this.input.holdAtMost ?? 0;
+
     const targetShards = new Set(this.targets.map((t) => t.shard));
     const goodParities = preference.filter((i) => i >= k && !this.excluded(i)).length;
     const unknownData = [...Array(k).keys()].filter((i) => this.excluded(i) || targetShards.has(i)).length;
-    this.chosen = !this.input.solveLater
-      ? []
-      : (this.input.later ?? [])
-          .filter((t) => !this.excluded(t.shard) && !targetShards.has(t.shard) && !this.input.opened?.has(t.shard))
-          .sort((a, b) => b.shard - a.shard) // the caller reads these last
-          .slice(0, Math.max(0, goodParities - unknownData))
-          .map((t) => ({ ...t }));
+    const readLater = (this.input.later ?? []).filter((t) => !this.excluded(t.shard) && !targetShards.has(t.shard) && !this.input.opened?.has(t.shard));
+    // Keeping every later source's column costs less CPU than solving some of them (one
+    // syndrome to fold per source instead of m): then none is solved by choice.
+    const keepsAll = bytesFor(unknownData + 1) + readLater.length * len <= holdAtMost;
+    this.chosen =
+      !this.input.solveLater || keepsAll
+        ? []
+        : [...readLater]
+            .sort((a, b) => b.shard - a.shard) // the caller reads these last
+            .slice(0, Math.max(0, goodParities - unknownData))
+            .map((t) => ({ ...t }));
     this.gaveWay = [];
     for (const t of this.chosen) targetShards.add(t.shard);
     const chosen = preference.filter((i) => !this.excluded(i) && !targetShards.has(i)).slice(0, k);
@@ -196,20 +227,23 @@ export class ColumnRebuild {
     const dataSources = chosen.filter((i) => i < k);
     const parities = chosen.filter((i) => i >= k);
     const spareParities = () => preference.filter((i) => i >= k && !this.excluded(i) && !this.parityRows.has(i) && !parities.includes(i));
-    const rows = [...this.targets, ...(this.input.later ?? [])];
-    this.firstRow = Math.min(...rows.map((t) => t.from));
-    this.lastRow = Math.max(...rows.map((t) => t.to));
-    const len = (this.lastRow - this.firstRow) * this.blockSize + this.layout.blockLen(this.lastRow);
-    const blockLen = Math.min(this.blockSize, len);
     this.unknownRows = new Map(
       [...Array(k).keys()].filter((i) => !dataSources.includes(i)).map((i) => [i, { from: this.firstRow, to: Number.POSITIVE_INFINITY }]),
     );
     this.parityRows = new Map(parities.map((p) => [p, { from: this.firstRow, to: this.lastRow + 1 }]));
     this.syndromes?.free();
     this.syndromes = null;
+    this.kept.clear();
     this.release();
-    const bytesFor = (syndromes: number) => syndromes * len + 2 * blockLen;
-    await this.hold(bytesFor(parities.length + Math.min(1, spareParities().length)));
+    const syndromeBytes = bytesFor(parities.length + Math.min(1, spareParities().length));
+    // Later data sources kept as they are folded, in the order the caller sends them, while
+    // they fit in `holdAtMost`: the caller is sent them from here instead of reading them again.
+    const keepable = dataSources.filter((i) => readLater.some((t) => t.shard === i)).sort((a, b) => a - b);
+    let keep = 0;
+    while (keep < keepable.length && syndromeBytes + (keep + 1) * len <= holdAtMost) keep++;
+    const keptBytes = keep * len;
+    await this.hold(syndromeBytes + keptBytes);
+    for (const i of keepable.slice(0, keep)) this.kept.set(i, { rows: new Uint8Array(len), upTo: this.firstRow });
 
     const salt = unitSalt(unit.unitId);
     const maxOpen = Math.max(2, this.input.maxOpen ?? MAX_OPEN_SUBREQUESTS);
@@ -289,6 +323,11 @@ export class ColumnRebuild {
             const at = (j - this.firstRow) * this.blockSize;
             if (i < k) sr.addData(i, at, block.length);
             else sr.addParity(i, at, block.length);
+            const kept = this.kept.get(i);
+            if (kept?.upTo === j) {
+              kept.rows.set(block, at);
+              kept.upTo = j + 1;
+            }
           }
         } catch (err) {
           if (!(err instanceof ShardReadError)) throw err;
@@ -323,7 +362,7 @@ export class ColumnRebuild {
         for (const p of replacements) tasks.push(read(p, this.firstRow, true));
         for (const i of readNow) tasks.push(read(i, this.firstRow, true));
         const syndromes = [...reading, ...replacements, ...spares];
-        await this.hold(bytesFor(syndromes.length));
+        await this.hold(bytesFor(syndromes.length) + keptBytes);
         if (this.closed) return;
         this.syndromes = this.coder!.syndromeRebuilder(syndromes, len, blockLen);
       } catch {
@@ -370,6 +409,10 @@ export class ColumnRebuild {
 
   /** Bytes [lo, hi) of row j of rebuilt data shard `shard`, valid until the next call. */
   row(shard: number, j: number, lo: number, hi: number): Uint8Array {
+    if (this.keeps(shard, j)) {
+      const at = (j - this.firstRow) * this.blockSize;
+      return this.kept.get(shard)!.rows.subarray(at + lo, at + hi);
+    }
     const { unknowns, using } = this.plan(j);
     const solved = this.syndromes!.solve(unknowns, using, shard, (j - this.firstRow) * this.blockSize + lo, hi - lo);
     if (!this.out || this.out.byteLength < solved.length) this.out = new ArrayBuffer(Math.max(solved.length, this.blockSize));
@@ -386,6 +429,7 @@ export class ColumnRebuild {
     this.coder?.free();
     this.syndromes = null;
     this.coder = null;
+    this.kept.clear();
     this.release();
   }
 }

@@ -57,6 +57,8 @@ export interface ReadUnitInput {
   prices?: PriceBook;
   /** More of the isolate's coding budget for a degraded read's rebuilt rows (column units; column-rebuild.ts). */
   grow?: GrowBudget;
+  /** Bytes a degraded column read's rebuild may hold (syndromes and kept columns): a unit writer's parity bound. */
+  rebuildHoldBytes?: number;
 }
 
 /** One shard's read: its reader, the next row it will read, and the block it is fetching. */

@@ -411,6 +411,7 @@ export class UnitStore {
         latency: this.latency,
         prices: this.options.prices,
         grow,
+        rebuildHoldBytes: this.options.columnParityBytes ?? COLUMN_PARITY_BYTES,
       };
       return openCodedUnit(input, this.options.keyRing, customerKey);
     };
