@@ -10,13 +10,12 @@
  *   the caller's order, while the syndromes and the kept columns fit in `holdAtMost` (a unit
  *   writer's parity bound): the caller is sent its rows from here and never reads it again. When
  *   every such source fits, nothing is solved by choice (one syndrome to fold, not m).
- * - Solved by choice (`solveLater`): a data shard the caller would read later, not opened yet, is
- *   solved instead of read whenever a good parity is left over, up to every good parity: one
- *   parity read in place of that shard's two (as a source, then for its own bytes). The caller
- *   reads a column unit shard after shard and cannot keep the sources' columns, so each data
- *   source is read twice; with one data shard down, 8+3 thus reads 13 columns instead of 15.
- *   Memory stays within the unit's own bound: m syndromes of a column are the m parity columns
- *   its writer held (unit-store.ts, columnParityBytes).
+ * - Solved by choice (`solveLater`): otherwise a data shard the caller would read later, not
+ *   opened yet, is solved instead of read whenever a good parity is left over, up to every good
+ *   parity: one parity read in place of that shard's two (as a source, then for its own bytes,
+ *   since the caller sends a column unit shard after shard). With one data shard down and nothing
+ *   kept, 8+3 thus reads 13 columns instead of 15. m syndromes of a column are the m parity
+ *   columns the unit's writer held (unit-store.ts, columnParityBytes).
  * - Sources: the first k good shards of `preference` that are neither targets nor solved by
  *   choice. Data shards not among them are the unknowns; the parities among them are read, and
  *   the next good parity, if any, is kept as a spare: its syndrome is folded too, but it is read
@@ -33,17 +32,17 @@
  *   known (as many sources as are left), and the choices made again.
  * So a unit with one or two shards down, recorded or not, costs the sources once: with the
  * caller's own reads of the healthy data shards, at most 2k GETs (column-reader.ts), fewer by
- * each shard kept or solved by choice (k+1 when every later source is kept), except when the last data shard of the range and the parity taken
- * first are both down and unrecorded (2k+1: every data shard was asked for its own bytes before
- * the loss was known).
+ * each shard kept or solved by choice (k+1 when every later source is kept), except when the last
+ * data shard of the range and the parity taken first are both down and unrecorded (2k+1: every
+ * data shard was asked for its own bytes before the loss was known).
  *
  * Contract:
  * - `run()` resolves once every target row can be given, or rejects: QuorumError when fewer than
  *   k good sources are left, never wrong bytes. Every failure is reported through `onUnhealthy`
  *   once. A failed source is added to `bad`, except a `later` one that failed past the first row
  *   the caller wants of it: the caller reads those rows itself and takes the rest from here.
- * - `grow(bytes)` (the isolate's coding budget) is asked for the syndromes' memory before it is
- *   allocated; what it grants is given back by `free()`, which also cancels every open source
+ * - `grow(bytes)` (the isolate's coding budget) is asked for the syndromes' and kept columns'
+ *   memory before it is allocated; what it grants is given back by `free()`, which also cancels every open source
  *   read. `free()` may be called at any time (a client hanging up mid-pass) and more than once.
  * - `row(t, j)` returns bytes of a rebuilt or kept row in a buffer of this rebuild's, valid until
  *   the next `row` call (as a reader's block is until the next read: no allocation per block).
@@ -135,7 +134,7 @@ export class ColumnRebuild {
     this.targets = [...input.targets];
   }
 
-  /** True once run() has rebuilt row j of data shard `shard`. */
+  /** True once run() has rebuilt, or kept, row j of data shard `shard`. */
   has(shard: number, row: number): boolean {
     if (!this.done) return false;
     return this.keeps(shard, row) || this.solving().some((t) => t.shard === shard && row >= t.from && row <= t.to);
