@@ -20,12 +20,25 @@ export function presignedGet(client: S3Client, bucket: string, key: string): Pro
 
 /**
  * GETs `url` on a fresh connection and destroys the socket at `at` (`mid-body`: after
- * `midBytes`). Resolves with the bytes received; never rejects (a hang-up is the point).
+ * `midBytes`). Resolves with the bytes received; never rejects (a hang-up is the point), except
+ * with `unansweredAfterMs`: when the gateway has not answered far enough to be hung up on by then
+ * (a gateway that stopped answering, said at once instead of at the test's timeout).
  */
-export function abandonGet(url: string, at: AbandonAt, o: { range?: string; midBytes?: number } = {}): Promise<number> {
-  return new Promise((resolve) => {
+export function abandonGet(url: string, at: AbandonAt, o: { range?: string; midBytes?: number; unansweredAfterMs?: number } = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
     let received = 0;
-    const done = () => resolve(received);
+    let ended = false;
+    const done = () => {
+      ended = true;
+      resolve(received);
+    };
+    if (o.unansweredAfterMs !== undefined) {
+      setTimeout(() => {
+        if (ended) return;
+        req.destroy();
+        reject(new Error(`GET (${at}) not answered far enough to hang up within ${o.unansweredAfterMs! / 1000} s: ${received} bytes received`));
+      }, o.unansweredAfterMs).unref();
+    }
     const req = http.get(url, { agent: false, headers: o.range ? { range: o.range } : {} }, (res) => {
       if (at === 'headers') return (req.destroy(), done());
       const stopAt = at === '1KiB' ? 1024 : (o.midBytes ?? 1 << 20);
