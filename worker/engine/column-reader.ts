@@ -11,10 +11,10 @@
  * those rows (at most 6 open at once) and folded into the lost shards as they stream, together
  * with every other data shard of the range already known bad; the later data shards it reads as
  * sources are kept for this read where memory allows, or solved from parities left over instead
- * of read twice (column-rebuild.ts). So a
- * degraded read of a unit makes at most 2k backend GETs (the k-1 or fewer healthy data shards for
- * their own bytes, plus k sources once), whatever its size; the rebuilt rows' memory is asked of the coding budget
- * (`grow`) and given back when the read ends. The streams already open ahead stay open (each is
+ * of read twice (column-rebuild.ts). So a degraded read of a unit makes at most 2k backend GETs
+ * (the k-1 or fewer healthy data shards for their own bytes, plus k sources once), whatever its
+ * size; the rebuilt and kept rows' memory is asked of the coding budget (`grow`) and given back
+ * when the read ends. The streams already open ahead stay open (each is
  * that shard's own read) and the rebuild opens at most 6 minus those at once.
  *
  * A unit of a single row (small objects) is read in one parallel round instead: its needed data
