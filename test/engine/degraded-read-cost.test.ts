@@ -81,6 +81,24 @@ const backendOf = (s: Setup, unit: CodedUnit, i: number) => s.faulty.find((f) =>
 describe('degraded reads: backend requests', () => {
   const rand = prng(23);
 
+  /**
+   * An 8+3 object of 16 rows per shard in units of `unitRows`, read whole with shard 0's backend
+   * down and shard 3's bodies breaking after 9 framed blocks (with the header): the bytes must
+   * come back exact. The GETs per shard.
+   */
+  async function readWithShard3FailingAtRow9(unitRows: number): Promise<number[]> {
+    const k = 8,
+      m = 3;
+    const s = setup(k + m, m, unitRows);
+    const data = randomBytes(rand, k * 16 * B);
+    const [unit] = await store(s, policy(k, m), data);
+    backendOf(s, unit!, 0).goOffline();
+    backendOf(s, unit!, 3).truncateGets(unit!.headerLens[3]! + 9 * (8 + B) + 100, { mode: 'error', when: (c) => c.op === 'get' });
+    s.faulty.forEach((f) => f.calls.splice(0));
+    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
+    return getsPerShard(s, unit!);
+  }
+
   it.each([
     [8, 3],
     [10, 4],
@@ -135,18 +153,10 @@ describe('degraded reads: backend requests', () => {
   });
 
   it('a source failing mid-pass costs one more read, not the pass: its rows before come from its own read', async () => {
-    const k = 8,
-      m = 3;
-    const s = setup(k + m, m);
-    const data = randomBytes(rand, k * 16 * B);
-    const [unit] = await store(s, policy(k, m), data);
-    backendOf(s, unit!, 0).goOffline();
-    // Shard 3's bodies break after 9 framed blocks (with the header): the rebuild of shard 0 has
-    // folded its rows 0-8 when it fails; the reader then reads those rows itself.
-    backendOf(s, unit!, 3).truncateGets(unit!.headerLens[3]! + 9 * (8 + B) + 100, { mode: 'error', when: (c) => c.op === 'get' });
-    s.faulty.forEach((f) => f.calls.splice(0));
-    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
-    const gets = getsPerShard(s, unit!);
+    const k = 8;
+    // The rebuild of shard 0 has folded shard 3's rows 0-8 when it fails; the reader then reads
+    // those rows itself.
+    const gets = await readWithShard3FailingAtRow9(16);
     expect(gets[3], 'shard 3: once as a source, once for its rows 0-8').toBe(2);
     // Every parity is a source (shards 6 and 7 solved by choice, column-rebuild.ts): with no spare
     // parity left, shard 6 gives way, read as a source from row 9 (its rows 0-8 stay solved).
@@ -186,16 +196,8 @@ describe('degraded reads: backend requests', () => {
   );
 
   it('a kept source failing mid-pass: its rows before come from what was kept, the rest are solved; bytes exact', async () => {
-    const k = 8,
-      m = 3;
-    const s = setup(k + m, m, 64);
-    const data = randomBytes(rand, k * 16 * B);
-    const [unit] = await store(s, policy(k, m), data);
-    backendOf(s, unit!, 0).goOffline();
-    backendOf(s, unit!, 3).truncateGets(unit!.headerLens[3]! + 9 * (8 + B) + 100, { mode: 'error', when: (c) => c.op === 'get' });
-    s.faulty.forEach((f) => f.calls.splice(0));
-    expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
-    const gets = getsPerShard(s, unit!);
+    const k = 8;
+    const gets = await readWithShard3FailingAtRow9(64);
     expect(gets[3], 'shard 3: once, as a source').toBe(1);
     expect(sum(gets), `GETs ${gets}: the down shard, k sources and the spare from row 9`).toBe(1 + k + 1);
   });

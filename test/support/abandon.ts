@@ -32,13 +32,6 @@ export function abandonGet(url: string, at: AbandonAt, o: { range?: string; midB
       ended = true;
       resolve(received);
     };
-    if (o.unansweredAfterMs !== undefined) {
-      setTimeout(() => {
-        if (ended) return;
-        req.destroy();
-        reject(new Error(`GET (${at}) not answered far enough to hang up within ${o.unansweredAfterMs! / 1000} s: ${received} bytes received`));
-      }, o.unansweredAfterMs).unref();
-    }
     const req = http.get(url, { agent: false, headers: o.range ? { range: o.range } : {} }, (res) => {
       if (at === 'headers') return (req.destroy(), done());
       const stopAt = at === '1KiB' ? 1024 : (o.midBytes ?? 1 << 20);
@@ -52,6 +45,14 @@ export function abandonGet(url: string, at: AbandonAt, o: { range?: string; midB
     req.on('error', done);
     // Before the response: the request is sent, then the socket goes within a few ms.
     if (at === 'before-headers') setTimeout(() => (req.destroy(), done()), Math.floor(Math.random() * 15));
+    const deadline = o.unansweredAfterMs;
+    if (deadline !== undefined) {
+      setTimeout(() => {
+        if (ended) return;
+        req.destroy();
+        reject(new Error(`GET (${at}) not answered far enough to hang up within ${deadline / 1000} s: ${received} bytes received`));
+      }, deadline).unref();
+    }
   });
 }
 
