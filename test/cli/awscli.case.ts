@@ -11,7 +11,8 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AwscliDriver } from './awscli-driver.ts';
 import { clientDirs, expectFileMatches, expectSameBytes, expectTamperedRefused, failureOf, fetchPresigned, FIXTURE_NAMES, type CliSuite } from './context.ts';
 import { expectedEtag, MiB } from './fixtures.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
@@ -27,7 +28,11 @@ export function awscliCases(suite: CliSuite): void {
     let tool: CliTool;
     let env: NodeJS.ProcessEnv;
     let out: string;
-    const aws = (...args: string[]) => runTool(tool, ['--endpoint-url', suite().url.origin, ...args], env, out);
+    let driver: AwscliDriver | null = null;
+    /** `aws` as a process of its own: the first command of the file runs so (awscli-driver.ts). */
+    const awsProcess = (...args: string[]) => runTool(tool, ['--endpoint-url', suite().url.origin, ...args], env, out);
+    /** The same command through the file's awscli interpreter when there is one. */
+    const aws = (...args: string[]) => (driver ? driver.run(['--endpoint-url', suite().url.origin, ...args], env, out) : awsProcess(...args));
 
     beforeAll(async () => {
       const dirs = await clientDirs(suite(), 'awscli');
@@ -44,10 +49,15 @@ export function awscliCases(suite: CliSuite): void {
         AWS_PAGER: '',
       });
       tool = await requireTool('awscli', ['--version'], env);
+      driver = await AwscliDriver.start(tool, env, out);
+    });
+
+    afterAll(async () => {
+      await driver?.dispose();
     });
 
     it('s3 mb creates the bucket', async () => {
-      await aws('s3', 'mb', `s3://${BUCKET}`);
+      await awsProcess('s3', 'mb', `s3://${BUCKET}`);
       expect(await suite().observer.headBucket(BUCKET)).toBe(200);
     });
 

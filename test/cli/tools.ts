@@ -54,12 +54,24 @@ async function run(tool: CliTool, args: string[], env: NodeJS.ProcessEnv, cwd: s
   try {
     return await execFileAsync(tool.path, args, { env, cwd, timeout: 300_000, maxBuffer: 128 * 1024 * 1024, encoding: 'buffer' });
   } catch (err) {
-    const e = err as { code?: number | string; signal?: string; stdout?: Buffer; stderr?: Buffer };
-    throw new Error(
-      `${tool.version}: \`${[tool.path, ...args].join(' ')}\` failed (exit ${e.code ?? '?'}${e.signal ? `, signal ${e.signal}` : ''})\n` +
-        `--- stderr ---\n${clip(e.stderr?.toString('utf8') ?? '')}\n--- stdout ---\n${clip(e.stdout?.toString('utf8') ?? '')}`,
-    );
+    throw runFailure(tool, args, err as RunFailure);
   }
+}
+
+/** How a client run ended when it failed. */
+export interface RunFailure {
+  code?: number | string;
+  signal?: string;
+  stdout?: Buffer;
+  stderr?: Buffer;
+}
+
+/** The error a failed run throws: the command line, how it ended, and its output. */
+export function runFailure(tool: CliTool, args: string[], e: RunFailure): Error {
+  return new Error(
+    `${tool.version}: \`${[tool.path, ...args].join(' ')}\` failed (exit ${e.code ?? '?'}${e.signal ? `, signal ${e.signal}` : ''})\n` +
+      `--- stderr ---\n${clip(e.stderr?.toString('utf8') ?? '')}\n--- stdout ---\n${clip(e.stdout?.toString('utf8') ?? '')}`,
+  );
 }
 
 /** Keeps the head and tail of long client output (rclone hex-dumps whole response bodies). */

@@ -7,7 +7,8 @@
 import { CreateBucketCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AwscliDriver } from './awscli-driver.ts';
 import { clientDirs, type CliSuite } from './context.ts';
 import { DEV_CREDENTIALS, DEV_REGION } from './gateway.ts';
 import { needs } from '../support/prerequisites.ts';
@@ -34,7 +35,12 @@ export function versionCases(suite: CliSuite): void {
     let rcloneConfig: string;
     /** Version ids in write order (the i-th holds body(i)). */
     const written: string[] = [];
-    const awscli = (...args: string[]) => runTool(aws, ['--endpoint-url', suite().url.origin, ...args], env, out);
+    let driver: AwscliDriver | null = null;
+    /** Through one awscli interpreter where awscli is a Python script (awscli-driver.ts). */
+    const awscli = (...args: string[]) => {
+      const argv = ['--endpoint-url', suite().url.origin, ...args];
+      return driver ? driver.run(argv, env, out) : runTool(aws, argv, env, out);
+    };
 
     beforeAll(async () => {
       const dirs = await clientDirs(suite(), 'versions');
@@ -67,6 +73,7 @@ export function versionCases(suite: CliSuite): void {
         AWS_PAGER: '',
       });
       aws = await requireTool('awscli', ['--version'], env);
+      driver = await AwscliDriver.start(aws, env, out);
       rclone = await requireTool('rclone', ['version'], env);
       const s3 = new S3Client({ endpoint: suite().url.origin, region: DEV_REGION, forcePathStyle: true, credentials: DEV_CREDENTIALS });
       try {
@@ -78,6 +85,10 @@ export function versionCases(suite: CliSuite): void {
         s3.destroy();
       }
     }, 600_000);
+
+    afterAll(async () => {
+      await driver?.dispose();
+    });
 
     it('list-object-versions: all 1,000, newest first, only the newest latest (awscli pages through them)', async () => {
       const { stdout } = await awscli('s3api', 'list-object-versions', '--bucket', BUCKET, '--prefix', KEY, '--page-size', '300');
