@@ -60,7 +60,7 @@ const SPLIT_SUITES = [
 export default defineConfig({
   test: {
     // The root project's: run once, whichever projects run (the projects do not inherit them).
-    globalSetup: ['test/support/prerequisites.global-setup.ts'],
+    globalSetup: ['test/support/prerequisites.global-setup.ts', 'test/support/worker-bundle.global-setup.ts'],
     reporters: ['default', './test/support/time-reporter.ts', './test/support/prerequisites-reporter.ts'],
     // Two test files at a time (vitest's default on 2 cores is one): most of a file's time is
     // spent waiting on the workerd and s3rver processes it starts, so the second core is idle

@@ -11,7 +11,7 @@
 import { build, type Plugin } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -36,25 +36,38 @@ export interface BundleOptions {
   alongside?: string[];
 }
 
+/**
+ * The environment variable naming a bundle made once for a whole test run
+ * (test/support/worker-bundle.global-setup.ts): its dir, which also records the entry it was made
+ * from (`entry.txt`). A bundle of that entry with no plugins is then a copy of it instead of
+ * another esbuild run (about 1 CPU-second each; the suite starts some fifty gateways).
+ */
+export const PREBUILT_BUNDLE_ENV = 'SHARDGATE_PREBUILT_BUNDLE';
+const PREBUILT_ENTRY_FILE = 'entry.txt';
+
 /** Bundles the Worker at `entry` (an absolute path) for workerd. */
 export async function bundleWorker(entry: string, o: BundleOptions = {}): Promise<WorkerBundle> {
   const dir = await mkdtemp(join(tmpdir(), o.prefix ?? 'shardgate-worker-'));
   const dispose = () => rm(dir, { recursive: true, force: true });
   try {
     const out = join(dir, 'worker.mjs');
-    await build({
-      entryPoints: [entry],
-      outfile: out,
-      bundle: true,
-      format: 'esm',
-      platform: 'neutral',
-      target: 'es2022',
-      mainFields: ['module', 'main'],
-      conditions: ['workerd', 'worker', 'import'],
-      external: ['node:*', 'cloudflare:*'],
-      plugins: [...(o.plugins ?? []), wasmAlongside(dir)],
-      logLevel: 'error',
-    });
+    const prebuilt = o.plugins?.length ? null : prebuiltBundleOf(entry);
+    if (prebuilt) {
+      for (const file of await readdir(prebuilt)) if (file === 'worker.mjs' || file.endsWith('.wasm')) await copyFile(join(prebuilt, file), join(dir, file));
+    } else
+      await build({
+        entryPoints: [entry],
+        outfile: out,
+        bundle: true,
+        format: 'esm',
+        platform: 'neutral',
+        target: 'es2022',
+        mainFields: ['module', 'main'],
+        conditions: ['workerd', 'worker', 'import'],
+        external: ['node:*', 'cloudflare:*'],
+        plugins: [...(o.plugins ?? []), wasmAlongside(dir)],
+        logLevel: 'error',
+      });
     if (o.wranglerToml !== undefined) await writeFile(join(dir, 'wrangler.toml'), o.wranglerToml);
     for (const file of o.alongside ?? []) if (existsSync(file)) await copyFile(file, join(dir, basename(file)));
     const sha256 = createHash('sha256')
@@ -64,6 +77,27 @@ export async function bundleWorker(entry: string, o: BundleOptions = {}): Promis
   } catch (err) {
     await dispose();
     throw err;
+  }
+}
+
+/** Makes the run-wide bundle of `entry` in `dir` (an empty dir of the caller's) that bundleWorker copies while PREBUILT_BUNDLE_ENV names `dir`. */
+export async function prebuildBundle(entry: string, dir: string): Promise<void> {
+  const made = await bundleWorker(entry);
+  try {
+    for (const file of await readdir(made.dir)) await copyFile(join(made.dir, file), join(dir, file));
+    await writeFile(join(dir, PREBUILT_ENTRY_FILE), resolve(entry));
+  } finally {
+    await made.dispose();
+  }
+}
+
+function prebuiltBundleOf(entry: string): string | null {
+  const dir = process.env[PREBUILT_BUNDLE_ENV];
+  if (!dir) return null;
+  try {
+    return readFileSync(join(dir, PREBUILT_ENTRY_FILE), 'utf8') === resolve(entry) ? dir : null;
+  } catch {
+    return null;
   }
 }
 
