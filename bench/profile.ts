@@ -1,5 +1,5 @@
 /**
- * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory|s3rver] [--top N] [--callers N]
+ * npm run bench:profile [-- --size BYTES] [--count N] [--op put|get] [--backends r2|memory|s3rver] [--top N] [--callers N] [--save FILE]
  *
  * Where the Worker's CPU goes for one kind of request (issue 42): the gateway with npm start's
  * config (its R2 backends, or the same ids over memory backends or six s3rver processes) in workerd with the DevTools
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeClient, bodyOf } from './lib/client.ts';
 import { devConfigSource, memoryBackendsConfig } from '../dev/dev-config.ts';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
 import { s3rverBackendsConfig, startS3rvers } from './lib/s3rver.ts';
 
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     backends: { type: 'string', default: 'r2' },
     top: { type: 'string', default: '40' },
     callers: { type: 'string', default: '8' },
+    /** Also write the raw profile (a .cpuprofile: Chrome DevTools' Performance panel opens it). */
+    save: { type: 'string' },
   },
 });
 const SIZE = Number(values.size);
@@ -127,6 +129,7 @@ try {
   const { profile } = await session.call<{ profile: Profile }>('Profiler.stop');
   session.close();
   s3.destroy();
+  if (values.save) writeFileSync(values.save, JSON.stringify(profile));
   report(profile, wallMs);
 } finally {
   await worker.dispose();
