@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach } from 'vitest';
+import { descendants } from './proc.ts';
 
 /**
  * Registers the suite's guard: after each test (and, with `beforeToo`, before it) `why()` is asked
@@ -43,16 +44,33 @@ export async function unanswered(url: URL, ms: number, fetchImpl: typeof fetch =
   }
 }
 
-/** CPU use of every workerd process over two seconds, with a spinning one's native stack. */
+/**
+ * CPU use of every workerd process over two seconds: whether it is this test process's own (a
+ * descendant) or another file's, and for a busy one (50% or more) which of its threads burn it
+ * and the native frames of the busiest (the main thread in `epoll_pwait` while the process is busy
+ * means the CPU goes elsewhere: V8's compiler or GC threads, SQLite on a worker thread).
+ */
 export async function workerdCpu(): Promise<string> {
+  const ticksOf = (path: string): number | null => {
+    try {
+      const stat = readFileSync(path, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime + stime
+    } catch {
+      return null; // gone meanwhile
+    }
+  };
   const sample = () => {
-    const ticks = new Map<string, number>();
+    const ticks = new Map<string, { total: number; threads: Map<string, number> }>();
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        if (!stat.includes('(workerd)')) continue;
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        ticks.set(pid, Number(fields[11]) + Number(fields[12])); // utime + stime
+        if (!readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(workerd)')) continue;
+        const threads = new Map<string, number>();
+        for (const tid of readdirSync(`/proc/${pid}/task`)) {
+          const t = ticksOf(`/proc/${pid}/task/${tid}/stat`);
+          if (t !== null) threads.set(tid, t);
+        }
+        ticks.set(pid, { total: ticksOf(`/proc/${pid}/stat`) ?? 0, threads });
       } catch {
         // gone meanwhile
       }
@@ -60,13 +78,25 @@ export async function workerdCpu(): Promise<string> {
     return ticks;
   };
   try {
+    const ours = new Set(descendants(process.pid).map((p) => String(p.pid)));
     const before = sample();
     await new Promise((r) => setTimeout(r, 2000));
     const after = sample();
     const lines: string[] = [];
     for (const [pid, t] of after) {
-      const busy = Math.round((t - (before.get(pid) ?? t)) / 2);
-      lines.push(`workerd ${pid}: ${busy}% CPU, ${Math.round(t / 100)} s in all${busy >= 80 ? `; where it spins: ${await nativeStack(pid)}` : ''}`);
+      const was = before.get(pid);
+      const busy = Math.round((t.total - (was?.total ?? t.total)) / 2);
+      let line = `workerd ${pid} (${ours.has(pid) ? "this file's" : "another file's"}): ${busy}% CPU, ${Math.round(t.total / 100)} s in all`;
+      if (busy >= 50) {
+        const threads = [...t.threads]
+          .map(([tid, n]) => ({ tid, busy: Math.round((n - (was?.threads.get(tid) ?? n)) / 2) }))
+          .filter((x) => x.busy > 0)
+          .sort((a, b) => b.busy - a.busy);
+        const top = threads[0];
+        line += `; busy threads: ${threads.map((x) => `${x.tid}${x.tid === pid ? ' (main)' : ''} ${x.busy}%`).join(', ') || 'none seen'}`;
+        if (top) line += `; thread ${top.tid}'s frames: ${await nativeStack(pid, top.tid)}`;
+      }
+      lines.push(line);
     }
     return lines.length ? lines.join(', ') : 'no workerd process found';
   } catch (err) {
@@ -75,14 +105,17 @@ export async function workerdCpu(): Promise<string> {
 }
 
 /**
- * The function names of a spinning workerd's innermost frames (gdb, which .ci/run installs; the
+ * The function names of thread `tid`'s innermost frames in a busy workerd (gdb, which .ci/run installs; the
  * binary keeps its symbols): native code (SQLite, kj) or V8 running JavaScript tells which kind of
  * loop it is.
  */
-function nativeStack(pid: string): Promise<string> {
+function nativeStack(pid: string, tid: string): Promise<string> {
   return new Promise((resolve) => {
-    execFile('gdb', ['-p', pid, '-batch', '-ex', 'bt 30'], { timeout: 60_000, maxBuffer: 4 << 20 }, (err, stdout) => {
-      const frames = String(stdout ?? '')
+    execFile('gdb', ['-p', pid, '-batch', '-ex', 'thread apply all bt 30'], { timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout) => {
+      // Each thread's frames follow its header: Thread N (Thread 0x... (LWP <tid>) "name"):
+      const sections = String(stdout ?? '').split(/\n(?=Thread \d+ )/);
+      const own = sections.find((sec) => sec.includes(`(LWP ${tid})`)) ?? sections.find((sec) => sec.startsWith('Thread 1 ')) ?? '';
+      const frames = own
         .split('\n')
         .filter((l) => /^#\d+/.test(l))
         .map((l) =>
