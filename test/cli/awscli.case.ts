@@ -8,6 +8,8 @@
  * trip, and every bucket configuration read answers as S3 does for an unconfigured bucket.
  * Issue 24's: SSE-C uploads (single and multipart) and downloads with `--sse-c-key`.
  * Issue 43's: Terraform's S3 bucket recipes replayed call by call (the provider cannot be installed here).
+ * The first command runs `aws` as a process; the rest through one awscli interpreter for the file
+ * (awscli-driver.ts says what that runs per command and what it does not).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
