@@ -35,20 +35,30 @@ export function failFastOnceUnanswered(why: () => Promise<string | undefined>, o
  * an answer: the gateway is alive), else why not.
  */
 export async function unanswered(url: URL, ms: number, fetchImpl: typeof fetch = fetch): Promise<string | undefined> {
-  try {
-    const res = await fetchImpl(url, { method: 'HEAD', signal: AbortSignal.timeout(ms) });
-    await res.body?.cancel();
-    return undefined;
-  } catch (err) {
-    return `the gateway did not answer a HEAD within ${ms / 1000} s (${(err as Error).message}); ${await workerdCpu()}`;
+  let failure = '';
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const signal = AbortSignal.timeout(ms);
+    try {
+      const res = await fetchImpl(url, { method: 'HEAD', signal });
+      await res.body?.cancel();
+      return undefined;
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      failure = `${(err as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''}`;
+      // Our own deadline passed: no answer. Any other failure (a keep-alive socket the gateway
+      // closed after 5 s idle, reset as it was reused) is asked once more before it counts.
+      if (signal.aborted) break;
+    }
   }
+  return `the gateway did not answer a HEAD within ${ms / 1000} s (${failure}); ${await workerdCpu()}`;
 }
 
 /**
  * CPU use of every workerd process over two seconds: whether it is this test process's own (a
  * descendant) or another file's, and for a busy one (50% or more) which of its threads burn it
- * and the native frames of the busiest (the main thread in `epoll_pwait` while the process is busy
- * means the CPU goes elsewhere: V8's compiler or GC threads, SQLite on a worker thread).
+ * and, for this file's own, the native frames of the busiest. The main thread in `epoll_pwait`
+ * while the process is busy means an event loop kept busy, not one stuck in a loop; a busy other
+ * thread is V8's compiler or GC, or SQLite.
  */
 export async function workerdCpu(): Promise<string> {
   const ticksOf = (path: string): number | null => {
@@ -94,7 +104,8 @@ export async function workerdCpu(): Promise<string> {
           .sort((a, b) => b.busy - a.busy);
         const top = threads[0];
         line += `; busy threads: ${threads.map((x) => `${x.tid}${x.tid === pid ? ' (main)' : ''} ${x.busy}%`).join(', ') || 'none seen'}`;
-        if (top) line += `; thread ${top.tid}'s frames: ${await nativeStack(pid, top.tid)}`;
+        // gdb stops the process while it reads the stacks: never another file's, whose test it would disturb.
+        if (top && ours.has(pid)) line += `; thread ${top.tid}'s frames: ${await nativeStack(pid, top.tid)}`;
       }
       lines.push(line);
     }
