@@ -23,17 +23,22 @@ export interface CliRun {
 }
 
 /** `shardgate ...args` with only the environment given (plus PATH and HOME). */
-export async function shardgate(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export async function shardgate(args: string[], env: Record<string, string> = {}, timeoutMs = 300_000): Promise<CliRun> {
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [join(ROOT, 'cli/bin.mjs'), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-      timeout: 300_000,
+      timeout: timeoutMs,
       maxBuffer: 64 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
+    const e = err as { code?: number; killed?: boolean; signal?: string; stdout?: string; stderr?: string };
+    // Killed at its timeout: say which command and what it printed (a test's own timeout would not).
+    if (e.killed)
+      throw new Error(
+        `shardgate ${args.join(' ')}: killed after ${timeoutMs / 1000} s (${e.signal}); stdout: ${(e.stdout ?? '').slice(-2000)}; stderr: ${(e.stderr ?? '').slice(-2000)}`,
+      );
     if (typeof e.code !== 'number') throw err;
     return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }

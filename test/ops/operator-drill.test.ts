@@ -103,8 +103,12 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     await g!.stop();
     g = undefined;
   };
+  // Each command takes seconds here; one still running after two minutes fails naming itself and
+  // what it printed (once, in a whole-suite run on Node 22, step 3 ran out the test's five minutes
+  // with the gateway's workerd busy in JavaScript for 250 CPU-seconds, and which command was
+  // running went unsaid).
   const cli = (args: string[]): Promise<CliRun> =>
-    shardgate(args, { SHARDGATE_ENDPOINT: g!.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey });
+    shardgate(args, { SHARDGATE_ENDPOINT: g!.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey }, 120_000);
   const cliJson = async <T>(args: string[], code = 0): Promise<T> => {
     const run = await cli([...args, '--json']);
     expect(run.code, `shardgate ${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(code);
