@@ -81,18 +81,23 @@ const backendOf = (s: Setup, unit: CodedUnit, i: number) => s.faulty.find((f) =>
 describe('degraded reads: backend requests', () => {
   const rand = prng(23);
 
-  /**
-   * An 8+3 object of 16 rows per shard in units of `unitRows`, read whole with shard 0's backend
-   * down and shard 3's bodies breaking after 9 framed blocks (with the header): the bytes must
-   * come back exact. The GETs per shard.
-   */
-  async function readWithShard3FailingAtRow9(unitRows: number): Promise<number[]> {
+  /** An 8+3 object of 16 rows per shard, stored in units of `unitRows`, with shard 0's backend then down. */
+  async function eightPlusThreeWithShard0Down(unitRows: number) {
     const k = 8,
       m = 3;
     const s = setup(k + m, m, unitRows);
     const data = randomBytes(rand, k * 16 * B);
     const [unit] = await store(s, policy(k, m), data);
     backendOf(s, unit!, 0).goOffline();
+    return { s, data, unit };
+  }
+
+  /**
+   * That object read whole with shard 3's bodies breaking after 9 framed blocks (with the
+   * header) as well: the bytes must come back exact. The GETs per shard.
+   */
+  async function readWithShard3FailingAtRow9(unitRows: number): Promise<number[]> {
+    const { s, data, unit } = await eightPlusThreeWithShard0Down(unitRows);
     backendOf(s, unit!, 3).truncateGets(unit!.headerLens[3]! + 9 * (8 + B) + 100, { mode: 'error', when: (c) => c.op === 'get' });
     s.faulty.forEach((f) => f.calls.splice(0));
     expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
@@ -272,12 +277,7 @@ describe('degraded reads: backend requests', () => {
     ['its rows', 16],
     ['its rows and the later sources it keeps', 64],
   ])('a degraded read cancelled mid-body gives back the budget it grew by (%s) and leaves no request open', async (_, unitRows) => {
-    const k = 8,
-      m = 3;
-    const s = setup(k + m, m, unitRows);
-    const data = randomBytes(rand, k * 16 * B);
-    const [unit] = await store(s, policy(k, m), data);
-    backendOf(s, unit!, 0).goOffline();
+    const { s, data, unit } = await eightPlusThreeWithShard0Down(unitRows);
     let held = 0,
       grants = 0;
     const grow = async (bytes: number) => {
