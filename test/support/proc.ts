@@ -8,9 +8,9 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU seconds (user + system) that `pid` has used so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU seconds (user + system) that `pid` (or its thread `tid`) has used so far. */
+export function cpuSeconds(pid: number | string, tid?: number | string): number {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // Fields after "(comm)": state is f[0], utime is field 14 of the whole line = f[11], stime f[12].
   return (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;

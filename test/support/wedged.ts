@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach } from 'vitest';
-import { descendants } from './proc.ts';
+import { cpuSeconds, descendants } from './proc.ts';
 
 /**
  * Registers the suite's guard: after each test (and, with `beforeToo`, before it) `why()` is asked
@@ -61,31 +61,31 @@ export async function unanswered(url: URL, ms: number, fetchImpl: typeof fetch =
  * thread is V8's compiler or GC, or SQLite.
  */
 export async function workerdCpu(): Promise<string> {
-  const ticksOf = (path: string): number | null => {
+  const secondsOf = (pid: string, tid?: string): number | null => {
     try {
-      const stat = readFileSync(path, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(fields[11]) + Number(fields[12]); // utime + stime
+      return cpuSeconds(pid, tid);
     } catch {
       return null; // gone meanwhile
     }
   };
+  // CPU seconds over the two-second window, as a percentage of one core.
+  const percent = (now: number, before: number | undefined) => Math.round(((now - (before ?? now)) * 100) / 2);
   const sample = () => {
-    const ticks = new Map<string, { total: number; threads: Map<string, number> }>();
+    const seconds = new Map<string, { total: number; threads: Map<string, number> }>();
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
         if (!readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(workerd)')) continue;
         const threads = new Map<string, number>();
         for (const tid of readdirSync(`/proc/${pid}/task`)) {
-          const t = ticksOf(`/proc/${pid}/task/${tid}/stat`);
+          const t = secondsOf(pid, tid);
           if (t !== null) threads.set(tid, t);
         }
-        ticks.set(pid, { total: ticksOf(`/proc/${pid}/stat`) ?? 0, threads });
+        seconds.set(pid, { total: secondsOf(pid) ?? 0, threads });
       } catch {
         // gone meanwhile
       }
     }
-    return ticks;
+    return seconds;
   };
   try {
     const ours = new Set(descendants(process.pid).map((p) => String(p.pid)));
@@ -95,11 +95,11 @@ export async function workerdCpu(): Promise<string> {
     const lines: string[] = [];
     for (const [pid, t] of after) {
       const was = before.get(pid);
-      const busy = Math.round((t.total - (was?.total ?? t.total)) / 2);
-      let line = `workerd ${pid} (${ours.has(pid) ? "this file's" : "another file's"}): ${busy}% CPU, ${Math.round(t.total / 100)} s in all`;
+      const busy = percent(t.total, was?.total);
+      let line = `workerd ${pid} (${ours.has(pid) ? "this file's" : "another file's"}): ${busy}% CPU, ${Math.round(t.total)} s in all`;
       if (busy >= 50) {
         const threads = [...t.threads]
-          .map(([tid, n]) => ({ tid, busy: Math.round((n - (was?.threads.get(tid) ?? n)) / 2) }))
+          .map(([tid, n]) => ({ tid, busy: percent(n, was?.threads.get(tid)) }))
           .filter((x) => x.busy > 0)
           .sort((a, b) => b.busy - a.busy);
         const top = threads[0];
