@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { useWorkerdV8Flags } from './dev/workerd/use-v8-flags.ts';
 
 /**
  * Node 20 needs a flag for wasm relaxed SIMD; Node 22 has it on by default and refuses the flag
@@ -35,6 +36,12 @@ const POISON_SETUP = ['test/support/poison-setup.ts'];
  */
 process.env.SHARDGATE_TEST_TIMES_DIR ??= mkdtempSync(join(tmpdir(), 'shardgate-test-times-'));
 const NODE_SETUP = [...POISON_SETUP, 'test/support/time-probe.ts'];
+
+/**
+ * Every workerd of the run (the gateways, test Workers, the `workerd` project's pool) with the
+ * V8 flags the local runtime needs on a 2-core machine (dev/workerd/use-v8-flags.ts says why).
+ */
+useWorkerdV8Flags();
 
 /** Run again over split buckets (the `split` project). */
 const SPLIT_SUITES = [

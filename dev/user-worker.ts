@@ -16,6 +16,7 @@
  * address (`fallback`), with one warning.
  */
 import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
+import { useWorkerdV8Flags } from './workerd/use-v8-flags.ts';
 
 type DevEnv = InstanceType<typeof unstable_DevEnv>;
 type DevEvent = Parameters<DevEnv['dispatch']>[0];
@@ -36,6 +37,7 @@ export interface DirectWorker {
  * once wrangler reports the Worker ready. `log` gets the fallback warning, if any.
  */
 export async function startDirectWorker(input: StartInput, log: (line: string) => void): Promise<DirectWorker> {
+  useWorkerdV8Flags();
   const devEnv = new unstable_DevEnv();
   const address = new UserWorkerAddress(devEnv);
   const worker = await devEnv.startWorker(input);

@@ -104,9 +104,9 @@ describe('the operator drill, in workerd: quorum loss with a hung backend, a wip
     g = undefined;
   };
   // Each command takes seconds here; one still running after two minutes fails naming itself and
-  // what it printed (once, in a whole-suite run on Node 22, step 3 ran out the test's five minutes
-  // with the gateway's workerd busy in JavaScript for 250 CPU-seconds, and which command was
-  // running went unsaid).
+  // what it printed. (It named `journal --upkeep` in step 3 when the gateway's workerd stopped
+  // answering on a 2-core machine: a V8 garbage-collection deadlock, fixed by a flag every local
+  // workerd now runs with; dev/workerd/use-v8-flags.ts, docs/TESTING.md.)
   const cli = (args: string[]): Promise<CliRun> =>
     shardgate(args, { SHARDGATE_ENDPOINT: g!.url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey }, 120_000);
   const cliJson = async <T>(args: string[], code = 0): Promise<T> => {

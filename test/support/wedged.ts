@@ -135,7 +135,12 @@ function nativeStack(pid: string, tid: string): Promise<string> {
             .replace(/\s*\(.*$/, '')
             .slice(0, 100),
         );
-      resolve(frames.length ? frames.join(' | ') : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
+      // The one cause found so far (docs/TESTING.md "A gateway that stopped answering"), named when seen again.
+      const knownDeadlock =
+        frames.some((f) => f.includes('PumpMessageLoop')) && sections.some((sec) => sec.includes('AwaitCollectionBackground'))
+          ? ' (a V8 thread waits for a garbage collection while the main thread pumps V8 tasks: the deadlock that --single-threaded-gc prevents; is SHARDGATE_WORKERD_V8_FLAGS set without it?)'
+          : '';
+      resolve(frames.length ? frames.join(' | ') + knownDeadlock : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
     });
   });
 }
