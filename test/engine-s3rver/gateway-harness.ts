@@ -21,6 +21,7 @@ export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 
 
 export { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
 import { TEST_ENCRYPTION, devShardPrefixes } from '../support/dev-encryption.ts';
+import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
 
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */
@@ -194,6 +195,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
         forcePathStyle: true,
         expectContinueHeader: false,
         maxAttempts: 1,
+        requestHandler: oneAttemptRequestHandler(),
         ...extra,
       } as S3ClientConfig),
     dispose: () => worker.dispose(),

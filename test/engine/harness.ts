@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDirectWorker } from '../../dev/user-worker.ts';
 import { LOCAL_DEV, poisonBinding } from '../support/worker.ts';
+import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
 
 export const CREDENTIALS = { accessKeyId: 'shardgate-test', secretAccessKey: 'shardgate-test-secret' };
 
@@ -66,6 +67,7 @@ export async function startGateway(
         credentials: { ...CREDENTIALS }, // a copy: the SDK annotates the object it is given
         expectContinueHeader: false,
         maxAttempts: 1,
+        requestHandler: oneAttemptRequestHandler(),
         ...extra,
       }),
     async control(path: string) {

@@ -35,6 +35,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { gatewayArgs, shardgate } from './helpers.ts';
+import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
 
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 const BUCKETS = ['vault', 'history'];
@@ -48,7 +49,14 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
   const deleted: string[] = [];
 
   const client = (g: LocalGateway) =>
-    new S3Client({ endpoint: g.url.toString(), region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
+    new S3Client({
+      endpoint: g.url.toString(),
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: CREDENTIALS,
+      maxAttempts: 1,
+      requestHandler: oneAttemptRequestHandler(),
+    });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-rebuild-'));

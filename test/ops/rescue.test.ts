@@ -42,6 +42,7 @@ import { parseShardKey, shelfDirectory } from '../../worker/format/shard-key.ts'
 import { localCatalog } from '../support/local-catalog.ts';
 import { prng, randomBytes as seeded } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
+import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 /** The local default config and the test harness seal with the development key (wrangler.toml). */
@@ -102,6 +103,7 @@ describe('rescue from a wrangler state directory: no gateway, no catalog, 2 of 6
         forcePathStyle: true,
         credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' },
         maxAttempts: 1,
+        requestHandler: oneAttemptRequestHandler(),
       });
       stored = await storeObjects(s3, 'vault');
     } finally {

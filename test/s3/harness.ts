@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOCAL_DEV, ROOT, runWorker } from '../support/worker.ts';
 import { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
+import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
 
 export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -71,6 +72,7 @@ export function s3Client(url: URL, extra: Partial<S3ClientConfig> = {}): S3Clien
     forcePathStyle: true,
     expectContinueHeader: false,
     maxAttempts: 1,
+    requestHandler: oneAttemptRequestHandler(),
     ...extra,
   } as S3ClientConfig);
 }

@@ -17,6 +17,7 @@ import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import type { Backend } from '../../backends/index.ts';
 import { localCatalog, LocalCatalogNamespace } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
+import { oneAttemptRequestHandler } from './s3-connections.ts';
 
 const MiB = 1024 * 1024;
 export const HOOK_SECRET = 'webhook-signing-secret';
@@ -164,6 +165,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
     credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
     forcePathStyle: true,
     maxAttempts: 1,
+    requestHandler: oneAttemptRequestHandler(),
   });
   /** Every instance's delivery at `now`, until nothing more is due at `now` (or `rounds` runs). */
   const deliver = async (now: number, options: { signal?: AbortSignal; rounds?: number } = {}) => {
