@@ -123,24 +123,33 @@ export async function workerdCpu(): Promise<string> {
 function nativeStack(pid: string, tid: string): Promise<string> {
   return new Promise((resolve) => {
     execFile('gdb', ['-p', pid, '-batch', '-ex', 'thread apply all bt 30'], { timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout) => {
-      // Each thread's frames follow its header: Thread N (Thread 0x... (LWP <tid>) "name"):
-      const sections = String(stdout ?? '').split(/\n(?=Thread \d+ )/);
-      const own = sections.find((sec) => sec.includes(`(LWP ${tid})`)) ?? sections.find((sec) => sec.startsWith('Thread 1 ')) ?? '';
-      const frames = own
-        .split('\n')
-        .filter((l) => /^#\d+/.test(l))
-        .map((l) =>
-          l
-            .replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ')
-            .replace(/\s*\(.*$/, '')
-            .slice(0, 100),
-        );
-      // The one cause found so far (docs/TESTING.md "A gateway that stopped answering"), named when seen again.
-      const knownDeadlock =
-        frames.some((f) => f.includes('PumpMessageLoop')) && sections.some((sec) => sec.includes('AwaitCollectionBackground'))
-          ? ' (a V8 thread waits for a garbage collection while the main thread pumps V8 tasks: the deadlock that --single-threaded-gc prevents; is SHARDGATE_WORKERD_V8_FLAGS set without it?)'
-          : '';
-      resolve(frames.length ? frames.join(' | ') + knownDeadlock : `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
+      resolve(threadFrames(String(stdout ?? ''), tid) ?? `no stack (${err ? err.message.split('\n')[0] : 'gdb printed none'})`);
     });
   });
+}
+
+/**
+ * Thread `tid`'s frames from gdb's `thread apply all bt` (function names only), or undefined if it
+ * printed none; with the one cause found so far named when its frames are there (docs/TESTING.md
+ * "A gateway that stopped answering").
+ */
+export function threadFrames(gdbOutput: string, tid: string): string | undefined {
+  // Each thread's frames follow its header: Thread N (Thread 0x... (LWP <tid>) "name"):
+  const sections = gdbOutput.split(/\n(?=Thread \d+ )/);
+  const own = sections.find((sec) => sec.includes(`(LWP ${tid})`)) ?? sections.find((sec) => sec.startsWith('Thread 1 ')) ?? '';
+  const frames = own
+    .split('\n')
+    .filter((l) => /^#\d+/.test(l))
+    .map((l) =>
+      l
+        .replace(/^#(\d+)\s+(0x[0-9a-f]+ in )?/, '#$1 ')
+        .replace(/\s*\(.*$/, '')
+        .slice(0, 100),
+    );
+  if (!frames.length) return undefined;
+  const knownDeadlock =
+    frames.some((f) => f.includes('PumpMessageLoop')) && sections.some((sec) => sec.includes('AwaitCollectionBackground'))
+      ? ' (a V8 thread waits for a garbage collection while the main thread pumps V8 tasks: the deadlock that --single-threaded-gc prevents; is SHARDGATE_WORKERD_V8_FLAGS set without it?)'
+      : '';
+  return frames.join(' | ') + knownDeadlock;
 }
