@@ -17,6 +17,46 @@ import { fileURLToPath } from 'node:url';
 const V8_FLAGS_POINTER = 2;
 
 /**
+ * The message's segment table and where the root's v8Flags pointer is. Throws if the message is
+ * shorter than its table, or the root is not a struct with that pointer.
+ * @param {Uint8Array} config
+ */
+function layout(config) {
+  const view = new DataView(config.buffer, config.byteOffset, config.byteLength);
+  const segmentCount = view.getUint32(0, true) + 1;
+  const headerWords = Math.ceil((4 + 4 * segmentCount) / 8);
+  /** Byte offset of each segment in `config`, and its size in words. */
+  const segments = [];
+  let end = headerWords * 8;
+  for (let i = 0; i < segmentCount; i++) {
+    const words = view.getUint32(4 + 4 * i, true);
+    segments.push({ at: end, words });
+    end += words * 8;
+  }
+  if (end > config.byteLength) throw new Error('workerd config: shorter than its segment table says');
+  const [root, lo, hi] = land(view, segments, segments[0].at);
+  if ((lo & 3) !== 0) throw new Error('workerd config: the root is not a struct');
+  if (hi >>> 16 <= V8_FLAGS_POINTER) throw new Error('workerd config: the root has no v8Flags pointer');
+  const slot = root + (1 + (lo >> 2) + (hi & 0xffff) + V8_FLAGS_POINTER) * 8;
+  return { view, headerWords, segments, end, slot };
+}
+
+/**
+ * The pointer at byte `p`, or the one its single far pointer lands on: [its byte offset, lo, hi].
+ * @param {DataView} view
+ * @param {{ at: number }[]} segments
+ * @param {number} p
+ * @returns {[number, number, number]}
+ */
+function land(view, segments, p) {
+  const lo = view.getUint32(p, true);
+  if ((lo & 3) !== 2) return [p, lo, view.getUint32(p + 4, true)];
+  if (lo & 4) throw new Error('workerd config: a double-far pointer');
+  const pad = segments[view.getUint32(p + 4, true)].at + (lo >>> 3) * 8;
+  return [pad, view.getUint32(pad, true), view.getUint32(pad + 4, true)];
+}
+
+/**
  * `config` (one unpacked Cap'n Proto message, a workerd Config) with `flags` as its v8Flags.
  * Throws if the root already has v8Flags or is not a struct with that pointer.
  * @param {Uint8Array} config
@@ -24,35 +64,8 @@ const V8_FLAGS_POINTER = 2;
  * @returns {Uint8Array}
  */
 export function withV8Flags(config, flags) {
-  const view = new DataView(config.buffer, config.byteOffset, config.byteLength);
-  const segmentCount = view.getUint32(0, true) + 1;
-  const headerWords = Math.ceil((4 + 4 * segmentCount) / 8);
-  /** Byte offset of each segment in `config`, and its size in words. */
-  const segments = [];
-  let at = headerWords * 8;
-  for (let i = 0; i < segmentCount; i++) {
-    const words = view.getUint32(4 + 4 * i, true);
-    segments.push({ at, words });
-    at += words * 8;
-  }
-  if (at > config.byteLength) throw new Error('workerd config: shorter than its segment table says');
-
-  // The root pointer (segment 0, word 0), following a single far pointer if it is one.
-  let seg = 0;
-  let word = 0;
-  let lo = view.getUint32(segments[0].at, true);
-  if ((lo & 3) === 2) {
-    if (lo & 4) throw new Error('workerd config: a double-far root pointer');
-    seg = view.getUint32(segments[0].at + 4, true);
-    word = lo >>> 3;
-    lo = view.getUint32(segments[seg].at + word * 8, true);
-  }
-  const hi = view.getUint32(segments[seg].at + word * 8 + 4, true);
-  if ((lo & 3) !== 0) throw new Error('workerd config: the root is not a struct');
-  const dataWords = hi & 0xffff;
-  const pointers = hi >>> 16;
-  if (pointers <= V8_FLAGS_POINTER) throw new Error('workerd config: the root has no v8Flags pointer');
-  const slot = segments[seg].at + (word + 1 + (lo >> 2) + dataWords + V8_FLAGS_POINTER) * 8;
+  const { view, headerWords, segments, end, slot } = layout(config);
+  const segmentCount = segments.length;
   if (view.getUint32(slot, true) !== 0 || view.getUint32(slot + 4, true) !== 0) throw new Error('workerd config: v8Flags already set');
 
   // The new segment: a landing pad (a list pointer to the flags' pointers), one text pointer per
@@ -74,7 +87,7 @@ export function withV8Flags(config, flags) {
   }
 
   const newHeaderWords = Math.ceil((4 + 4 * (segmentCount + 1)) / 8);
-  const body = config.subarray(headerWords * 8, at);
+  const body = config.subarray(headerWords * 8, end);
   const result = new Uint8Array(newHeaderWords * 8 + body.length + added.length);
   const header = new DataView(result.buffer);
   header.setUint32(0, segmentCount, true);
@@ -95,25 +108,8 @@ export function withV8Flags(config, flags) {
  * @returns {string[]}
  */
 export function v8FlagsOf(config) {
-  const view = new DataView(config.buffer, config.byteOffset, config.byteLength);
-  const segmentCount = view.getUint32(0, true) + 1;
-  const headerWords = Math.ceil((4 + 4 * segmentCount) / 8);
-  const starts = [];
-  let at = headerWords * 8;
-  for (let i = 0; i < segmentCount; i++) {
-    starts.push(at);
-    at += view.getUint32(4 + 4 * i, true) * 8;
-  }
-  /** The target of the pointer at byte `p`: [byte offset of the pointer it lands on, its lo, hi]. */
-  const land = (p) => {
-    const lo = view.getUint32(p, true);
-    if ((lo & 3) !== 2) return [p, lo, view.getUint32(p + 4, true)];
-    const pad = starts[view.getUint32(p + 4, true)] + (lo >>> 3) * 8;
-    return [pad, view.getUint32(pad, true), view.getUint32(pad + 4, true)];
-  };
-  const [rootAt, rootLo, rootHi] = land(starts[0]);
-  const slot = rootAt + 8 + (rootLo >> 2) * 8 + (rootHi & 0xffff) * 8 + V8_FLAGS_POINTER * 8;
-  const [listAt, listLo, listHi] = land(slot);
+  const { view, segments, slot } = layout(config);
+  const [listAt, listLo, listHi] = land(view, segments, slot);
   if (listLo === 0 && listHi === 0) return [];
   const first = listAt + 8 + (listLo >> 2) * 8;
   const flags = [];
