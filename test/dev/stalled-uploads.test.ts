@@ -9,7 +9,7 @@
  *   `Transfer-Encoding: gzip, chunked`) get a 400 from the front, never a plain-text 500.
  * Behaviour only, no timing: each wait is bounded by the test's timeout.
  */
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devConfigSource, inlineCredential, readDevConfig } from '../../dev/dev-config.ts';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 /** Sends `head` (and `body`), never more; resolves with the first response head that comes back. */
 function stalled(port: number, head: string, body = ''): { socket: net.Socket; answer: Promise<string> } {
@@ -67,14 +67,7 @@ describe('the local gateway under stalled and malformed requests', { timeout: 18
       const answers = await Promise.all(uploads.map((u) => u.answer));
       for (const a of answers) expect(a).toMatch(/^HTTP\/1\.1 403 /);
       // None of the 64 has sent its body; another client is answered all the same.
-      const client = new S3Client({
-        endpoint: gw.url.origin,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { ...credential },
-        maxAttempts: 1,
-        requestHandler: oneAttemptRequestHandler(),
-      });
+      const client = oneAttemptS3Client(gw.url.origin, credential);
       const err = await client.send(new GetObjectCommand({ Bucket: 'no-such-bucket', Key: 'k' })).catch((e: unknown) => e as { name: string });
       expect(err).toMatchObject({ name: 'NoSuchBucket' });
     } finally {

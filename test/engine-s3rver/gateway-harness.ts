@@ -9,7 +9,7 @@
  *
  * Also here: a hard kill (SIGKILL) of one s3rver. Linux only (/proc, test/support/proc.ts).
  */
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 
 
 export { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
 import { TEST_ENCRYPTION, devShardPrefixes } from '../support/dev-encryption.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */
@@ -187,17 +187,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
       return status === 200;
     },
     inspectorUrl: worker.inspectorUrl,
-    client: (extra = {}) =>
-      new S3Client({
-        endpoint: url.origin,
-        region: 'us-east-1',
-        credentials: { ...DEV_CREDENTIALS },
-        forcePathStyle: true,
-        expectContinueHeader: false,
-        maxAttempts: 1,
-        requestHandler: oneAttemptRequestHandler(),
-        ...extra,
-      } as S3ClientConfig),
+    client: (extra = {}) => oneAttemptS3Client(url.origin, DEV_CREDENTIALS, { expectContinueHeader: false, ...extra }),
     dispose: () => worker.dispose(),
   };
 }

@@ -4,13 +4,13 @@
  * Object, the repair queue), persisting to a temp dir, plus an S3 client pointed at the Worker's
  * own workerd (dev/user-worker.ts: not through wrangler's proxy worker).
  */
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDirectWorker } from '../../dev/user-worker.ts';
 import { LOCAL_DEV, poisonBinding } from '../support/worker.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 export const CREDENTIALS = { accessKeyId: 'shardgate-test', secretAccessKey: 'shardgate-test-secret' };
 
@@ -59,17 +59,7 @@ export async function startGateway(
   return {
     url,
     persistDir,
-    s3: (extra = {}) =>
-      new S3Client({
-        endpoint: url,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { ...CREDENTIALS }, // a copy: the SDK annotates the object it is given
-        expectContinueHeader: false,
-        maxAttempts: 1,
-        requestHandler: oneAttemptRequestHandler(),
-        ...extra,
-      }),
+    s3: (extra = {}) => oneAttemptS3Client(url, CREDENTIALS, { expectContinueHeader: false, ...extra }),
     async control(path: string) {
       const r = await fetch(url + path, { method: 'POST' });
       const text = await r.text();

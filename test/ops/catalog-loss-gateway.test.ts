@@ -10,7 +10,7 @@
  * the write made since and ends its loss; `--discard` ends the other's; then writes go on and the
  * status is ok again.
  */
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { shardgate, signer } from './helpers.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 
@@ -30,15 +30,7 @@ describe('a gateway whose catalog was lost says so, refuses writes to the lost b
   const tiny = randomBytes(100),
     coded = randomBytes(20_000),
     after = randomBytes(3000);
-  const client = (g: LocalGateway) =>
-    new S3Client({
-      endpoint: g.url.toString(),
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-      maxAttempts: 1,
-      requestHandler: oneAttemptRequestHandler(),
-    });
+  const client = (g: LocalGateway) => oneAttemptS3Client(g.url.toString(), CREDENTIALS);
   // Signed: an unsigned status is one document per isolate every 5 s (ANONYMOUS_STATUS_TTL_MS), so
   // a check read just before the rebuild could be read again after it on a fast machine.
   const status = async () =>

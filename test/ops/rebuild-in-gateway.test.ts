@@ -24,7 +24,7 @@ import {
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +35,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../dev/local-gateway.ts';
 import { bucketPicture, type BucketPicture } from './bucket-picture.ts';
 import { gatewayArgs, shardgate } from './helpers.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 const CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' };
 const BUCKETS = ['vault', 'history'];
@@ -48,15 +48,7 @@ describe('the catalog lost entirely, rebuilt inside the gateway from its journal
   const before = new Map<string, BucketPicture>();
   const deleted: string[] = [];
 
-  const client = (g: LocalGateway) =>
-    new S3Client({
-      endpoint: g.url.toString(),
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-      maxAttempts: 1,
-      requestHandler: oneAttemptRequestHandler(),
-    });
+  const client = (g: LocalGateway) => oneAttemptS3Client(g.url.toString(), CREDENTIALS);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shardgate-rebuild-'));

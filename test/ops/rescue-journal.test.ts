@@ -18,7 +18,6 @@ import {
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
-  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -29,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../dev/local-gateway.ts';
 import { DEV_KEY_VALUE } from '../../worker/config/key-ring.ts';
 import { gatewayArgs, shardgate } from './helpers.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const DEV_KEY = ['--key', `dev=${DEV_KEY_VALUE}`];
@@ -52,14 +51,7 @@ describe('the catalog lost entirely: rescue from the journal, 2 of 6 backends go
     state = join(dir, 'state');
     const g = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: state, cronSeconds: 0 });
     try {
-      const s3 = new S3Client({
-        endpoint: g.url.toString(),
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: CREDENTIALS,
-        maxAttempts: 1,
-        requestHandler: oneAttemptRequestHandler(),
-      });
+      const s3 = oneAttemptS3Client(g.url.toString(), CREDENTIALS);
       const put = async (bucket: string, key: string, body: Uint8Array) => {
         const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
         expected.set(`${bucket}/${key}`, body);

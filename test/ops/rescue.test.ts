@@ -18,7 +18,7 @@ import {
   CreateBucketCommand,
   CreateMultipartUploadCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -42,7 +42,7 @@ import { parseShardKey, shelfDirectory } from '../../worker/format/shard-key.ts'
 import { localCatalog } from '../support/local-catalog.ts';
 import { prng, randomBytes as seeded } from '../support/random.ts';
 import { readBytes } from '../support/read-bytes.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 /** The local default config and the test harness seal with the development key (wrangler.toml). */
@@ -97,14 +97,7 @@ describe('rescue from a wrangler state directory: no gateway, no catalog, 2 of 6
     state = join(dir, 'state');
     const g = await startLocalGateway({ port: 0, hosts: ['127.0.0.1'], stateDir: state, cronSeconds: 0 });
     try {
-      const s3 = new S3Client({
-        endpoint: g.url.toString(),
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' },
-        maxAttempts: 1,
-        requestHandler: oneAttemptRequestHandler(),
-      });
+      const s3 = oneAttemptS3Client(g.url.toString(), { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' });
       stored = await storeObjects(s3, 'vault');
     } finally {
       await g.close();

@@ -7,12 +7,12 @@
  * (test/support/worker.ts says why: a rebuild mid-run would restart the worker, losing the
  * in-memory state). The sigv4 fixture's own wrangler.toml keeps the project config out.
  */
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOCAL_DEV, ROOT, runWorker } from '../support/worker.ts';
 import { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
-import { oneAttemptRequestHandler } from '../support/s3-connections.ts';
+import { oneAttemptS3Client } from '../support/s3-connections.ts';
 
 export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -65,14 +65,5 @@ export async function startTestWorker(gate: Gate): Promise<TestWorker> {
 }
 
 export function s3Client(url: URL, extra: Partial<S3ClientConfig> = {}): S3Client {
-  return new S3Client({
-    endpoint: url.origin,
-    region: 'us-east-1',
-    credentials: CREDENTIALS,
-    forcePathStyle: true,
-    expectContinueHeader: false,
-    maxAttempts: 1,
-    requestHandler: oneAttemptRequestHandler(),
-    ...extra,
-  } as S3ClientConfig);
+  return oneAttemptS3Client(url.origin, CREDENTIALS, { expectContinueHeader: false, ...extra });
 }

@@ -7,7 +7,6 @@
  * Alarms are not fired here (sqlite-storage.ts): `deliver(now)` runs every instance's delivery
  * with the test's clock, as the alarm would.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdmin } from '../../worker/app/admin.ts';
@@ -17,7 +16,7 @@ import { ACCESS_KEY, SECRET } from '../auth/helpers/signers.ts';
 import type { Backend } from '../../backends/index.ts';
 import { localCatalog, LocalCatalogNamespace } from './local-catalog.ts';
 import { memoryEcStore, testS3Settings } from './memory-store.ts';
-import { oneAttemptRequestHandler } from './s3-connections.ts';
+import { oneAttemptS3Client } from './s3-connections.ts';
 
 const MiB = 1024 * 1024;
 export const HOOK_SECRET = 'webhook-signing-secret';
@@ -159,14 +158,7 @@ export async function eventGateway(notifications: Record<string, unknown> = {}, 
   });
   const app = createApp({ store, config: store.config, authenticate, postForm, settings, admin });
   const front = await serve(async (r) => app.fetch(r));
-  const client = new S3Client({
-    endpoint: front.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
-    forcePathStyle: true,
-    maxAttempts: 1,
-    requestHandler: oneAttemptRequestHandler(),
-  });
+  const client = oneAttemptS3Client(front.url, { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET });
   /** Every instance's delivery at `now`, until nothing more is due at `now` (or `rounds` runs). */
   const deliver = async (now: number, options: { signal?: AbortSignal; rounds?: number } = {}) => {
     for (let round = 0; round < (options.rounds ?? 50); round++) {
