@@ -58,6 +58,9 @@ const fixtureRun = (env: Record<string, string>) =>
   run([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'node', 'test/prerequisites/fixture'], {
     SHARDGATE_PREREQUISITES_FIXTURE: '1',
     NO_COLOR: '1',
+    // Its time table goes to the sandbox: by default it would replace the outer run's
+    // .vitest-times.json, which then holds this one file until the outer run ends.
+    SHARDGATE_TEST_TIMES_OUT: join(sandbox, 'vitest-times.json'),
     ...env,
   });
 
