@@ -2,11 +2,13 @@
  * Where a test file's time goes, measured from inside its node worker (vitest.config.ts sets
  * SHARDGATE_TEST_TIMES_DIR for every run): processes it starts (workerd, s3rver, the clients) and how
  * long they ran, and timers that fired after waiting 250 ms or more (sleeps, polls, grace
- * periods: time a driven clock would save). Written per file as JSON for the reporter
- * (test/support/time-reporter.ts), which adds vitest's own figures.
+ * periods: time a driven clock would save), and the CPU it used: its worker's own, and that of
+ * the processes it started once they ended (Linux: the suite is CPU-bound on 2 cores, so CPU,
+ * not wall, says what a cut saves: docs/TESTING.md "Where the suite's CPU goes"). Written per
+ * file as JSON for the reporter (test/support/time-reporter.ts), which adds vitest's own figures.
  */
 import childProcess from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -22,6 +24,9 @@ type Patched = typeof globalThis & { [PROBE]?: Probe };
 
 if (dir) {
   const g = globalThis as Patched;
+  // From here, before the test file is imported: its imports are part of its CPU. (With
+  // `isolate: false` this module runs again before each file, so each file starts its own count.)
+  const cpuAtStart = cpuNow();
   if (!g[PROBE]) {
     const probe: Probe = (g[PROBE] = { spawns: 0, processMs: 0, timerWaitMs: 0 });
     const spawn = childProcess.spawn;
@@ -50,6 +55,7 @@ if (dir) {
   beforeAll(() => void (at = { ...g[PROBE]! }));
   afterAll(() => {
     const now = g[PROBE]!;
+    const cpu = cpuNow();
     const file = expect.getState().testPath ?? 'unknown';
     mkdirSync(dir, { recursive: true });
     writeFileSync(
@@ -59,7 +65,27 @@ if (dir) {
         spawns: now.spawns - at.spawns,
         processMs: now.processMs - at.processMs,
         timerWaitMs: now.timerWaitMs - at.timerWaitMs,
+        ...(cpu && cpuAtStart ? { cpuMs: cpu.own - cpuAtStart.own, childCpuMs: cpu.children - cpuAtStart.children } : {}),
       }),
     );
   });
+}
+
+/**
+ * CPU milliseconds of this process (user + system) and of its children that have ended and been
+ * waited for (the kernel adds theirs, with their own children's, when the parent reaps them):
+ * /proc/self/stat's utime, stime, cutime and cstime. Undefined where there is no /proc.
+ */
+function cpuNow(): { own: number; children: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The fields after the command name, which is in parentheses and may hold spaces: state is
+  // field 3, utime 14, stime 15, cutime 16, cstime 17 (proc(5)); clock ticks of 10 ms on Linux.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = (i: number) => Number(f[i - 3]) * 10;
+  return { own: ticks(14) + ticks(15), children: ticks(16) + ticks(17) };
 }

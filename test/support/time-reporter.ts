@@ -2,7 +2,8 @@
  * The suite's time table (issue 38), printed at the end of every `npm test`. After the run it prints the slowest
  * test files, each with its share of the summed file time and where that time went: vitest's
  * import and hooks (gateways and fleets started in beforeAll), the tests themselves, processes
- * started and timers waited on (test/support/time-probe.ts, node project only), and writes the
+ * started, timers waited on and CPU used, the file's worker's own and its processes' (test/support/time-probe.ts,
+ * Node projects only), and writes the
  * whole table as JSON (SHARDGATE_TEST_TIMES_OUT, default .vitest-times.json). docs/TESTING.md
  * keeps the last table with its machine.
  */
@@ -24,6 +25,10 @@ export interface FileTime {
   spawns?: number;
   processMs?: number;
   timerWaitMs?: number;
+  /** CPU of the file's worker from before its import to its last hook (time-probe.ts; Linux). */
+  cpuMs?: number;
+  /** CPU of the processes the file started that ended within it (workerd, s3rver, clients). */
+  childCpuMs?: number;
 }
 
 export default class TimeReporter implements Reporter {
@@ -43,7 +48,12 @@ export default class TimeReporter implements Reporter {
       if (!existsSync(path)) return {};
       const p = JSON.parse(readFileSync(path, 'utf8'));
       rmSync(path, { force: true });
-      return { spawns: p.spawns as number, processMs: p.processMs as number, timerWaitMs: p.timerWaitMs as number };
+      return {
+        spawns: p.spawns as number,
+        processMs: p.processMs as number,
+        timerWaitMs: p.timerWaitMs as number,
+        ...(p.cpuMs === undefined ? {} : { cpuMs: p.cpuMs as number, childCpuMs: p.childCpuMs as number }),
+      };
     };
     const rows: FileTime[] = modules
       .map((m) => {
@@ -69,14 +79,16 @@ export default class TimeReporter implements Reporter {
     const out = process.env.SHARDGATE_TEST_TIMES_OUT ?? '.vitest-times.json';
     writeFileSync(out, JSON.stringify({ wallMs: Math.round(wall), fileMsSum: Math.round(total), machine: machine(), files: rows }, null, 1));
     const s = (ms?: number) => (ms === undefined ? '-' : (ms / 1000).toFixed(1));
+    const cpu = rows.reduce((n, r) => n + (r.cpuMs ?? 0), 0);
+    const childCpu = rows.reduce((n, r) => n + (r.childCpuMs ?? 0), 0);
     const lines = [
-      `\nTest time table: wall ${s(wall)} s for ${rows.length} files (file times summed: ${s(total)} s; ${machine()}); all rows in ${out}`,
-      `${'file'.padEnd(52)} ${'s'.padStart(7)} ${'share'.padStart(6)} ${'import'.padStart(7)} ${'hooks'.padStart(7)} ${'tests'.padStart(7)} ${'procs'.padStart(5)} ${'proc s'.padStart(7)} ${'timer s'.padStart(7)}`,
+      `\nTest time table: wall ${s(wall)} s for ${rows.length} files (file times summed: ${s(total)} s; CPU summed: ${s(cpu)} s in the test workers, ${s(childCpu)} s in the processes they started; ${machine()}); all rows in ${out}`,
+      `${'file'.padEnd(52)} ${'s'.padStart(7)} ${'share'.padStart(6)} ${'import'.padStart(7)} ${'hooks'.padStart(7)} ${'tests'.padStart(7)} ${'procs'.padStart(5)} ${'proc s'.padStart(7)} ${'timer s'.padStart(7)} ${'cpu s'.padStart(7)} ${'proc cpu'.padStart(8)}`,
       ...rows
         .slice(0, 20)
         .map(
           (r) =>
-            `${r.file.slice(-52).padEnd(52)} ${s(r.ms).padStart(7)} ${`${((100 * r.ms) / total).toFixed(1)}%`.padStart(6)} ${s(r.importMs).padStart(7)} ${s(r.hooksMs).padStart(7)} ${s(r.testsMs).padStart(7)} ${String(r.spawns ?? '-').padStart(5)} ${s(r.processMs).padStart(7)} ${s(r.timerWaitMs).padStart(7)}`,
+            `${r.file.slice(-52).padEnd(52)} ${s(r.ms).padStart(7)} ${`${((100 * r.ms) / total).toFixed(1)}%`.padStart(6)} ${s(r.importMs).padStart(7)} ${s(r.hooksMs).padStart(7)} ${s(r.testsMs).padStart(7)} ${String(r.spawns ?? '-').padStart(5)} ${s(r.processMs).padStart(7)} ${s(r.timerWaitMs).padStart(7)} ${s(r.cpuMs).padStart(7)} ${s(r.childCpuMs).padStart(8)}`,
         ),
     ];
     console.log(lines.join('\n'));
