@@ -2,9 +2,9 @@
  * The suite's time table (issue 38), printed at the end of every `npm test`. After the run it prints the slowest
  * test files, each with its share of the summed file time and where that time went: vitest's
  * import and hooks (gateways and fleets started in beforeAll), the tests themselves, processes
- * started, timers waited on and CPU used, the file's worker's own and its processes' (test/support/time-probe.ts,
- * Node projects only), and writes the
- * whole table as JSON (SHARDGATE_TEST_TIMES_OUT, default .vitest-times.json). docs/TESTING.md
+ * started, timers waited on, and CPU used, its worker's and its processes' (test/support/time-probe.ts,
+ * Node projects only), and writes the whole table as JSON (SHARDGATE_TEST_TIMES_OUT, default
+ * .vitest-times.json). docs/TESTING.md
  * keeps the last table with its machine.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
