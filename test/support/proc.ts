@@ -10,10 +10,23 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** CPU seconds (user + system) that `pid` (or its thread `tid`) has used so far. */
 export function cpuSeconds(pid: number | string, tid?: number | string): number {
-  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+  return cpuTimes(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`).own;
+}
+
+/**
+ * CPU seconds (user + system) of `pid` so far, and of its children that have ended and been
+ * waited for (the kernel adds theirs, with their own children's, when the parent reaps them).
+ */
+export function cpuSecondsWithReaped(pid: number | string): { own: number; reapedChildren: number } {
+  return cpuTimes(`/proc/${pid}/stat`);
+}
+
+function cpuTimes(statPath: string): { own: number; reapedChildren: number } {
+  const stat = readFileSync(statPath, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields after "(comm)": state is f[0], utime is field 14 of the whole line = f[11], stime f[12].
-  return (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
+  // Fields after "(comm)": state is f[0], so field N of the whole line is f[N - 3]: utime (14)
+  // f[11], stime f[12], cutime (16) f[13], cstime f[14].
+  return { own: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, reapedChildren: (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND };
 }
 
 /** VmRSS of `pid` in bytes, or null once it is gone. */

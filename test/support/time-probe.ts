@@ -8,10 +8,11 @@
  * file as JSON for the reporter (test/support/time-reporter.ts), which adds vitest's own figures.
  */
 import childProcess from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { cpuSecondsWithReaped } from './proc.ts';
 
 const dir = process.env.SHARDGATE_TEST_TIMES_DIR;
 interface Probe {
@@ -71,21 +72,12 @@ if (dir) {
   });
 }
 
-/**
- * CPU milliseconds of this process (user + system) and of its children that have ended and been
- * waited for (the kernel adds theirs, with their own children's, when the parent reaps them):
- * /proc/self/stat's utime, stime, cutime and cstime. Undefined where there is no /proc.
- */
+/** CPU milliseconds of this process and of its reaped children (proc.ts); undefined without /proc. */
 function cpuNow(): { own: number; children: number } | undefined {
-  let stat: string;
   try {
-    stat = readFileSync('/proc/self/stat', 'utf8');
+    const cpu = cpuSecondsWithReaped('self');
+    return { own: cpu.own * 1000, children: cpu.reapedChildren * 1000 };
   } catch {
     return undefined;
   }
-  // The fields after the command name, which is in parentheses and may hold spaces: state is
-  // field 3, utime 14, stime 15, cutime 16, cstime 17 (proc(5)); clock ticks of 10 ms on Linux.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = (i: number) => Number(f[i - 3]) * 10;
-  return { own: ticks(14) + ticks(15), children: ticks(16) + ticks(17) };
 }
