@@ -21,8 +21,10 @@ import { useWorkerdV8Flags } from './dev/workerd/use-v8-flags.ts';
 /**
  * Node 20 needs a flag for wasm relaxed SIMD; Node 22 has it on by default and refuses the flag
  * ("bad option"), which kills every test worker before it starts and leaves vitest waiting.
+ * Node 20 also needs one for the global WebSocket (test/engine-s3rver/gateway-harness.ts talks to
+ * a gateway's DevTools endpoint with it); Node 22 has it by default.
  */
-const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd'] : [];
+const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd', '--experimental-websocket'] : [];
 
 /**
  * Poison mode (worker/model/lent-chunks.ts) is on in the tests, in-process (setupFiles) and in
@@ -67,7 +69,7 @@ const SPLIT_SUITES = [
 export default defineConfig({
   test: {
     // The root project's: run once, whichever projects run (the projects do not inherit them).
-    globalSetup: ['test/support/prerequisites.global-setup.ts', 'test/support/worker-bundle.global-setup.ts'],
+    globalSetup: ['test/support/prerequisites.global-setup.ts', 'test/support/worker-bundle.global-setup.ts', 'test/backends/s3rver-bundle.global-setup.ts'],
     reporters: ['default', './test/support/time-reporter.ts', './test/support/prerequisites-reporter.ts'],
     // Two test files at a time (vitest's default on 2 cores is one): most of a file's time is
     // spent waiting on the workerd and s3rver processes it starts, so the second core is idle

@@ -159,6 +159,39 @@ export interface StartGatewayOptions {
   entry?: string;
 }
 
+/**
+ * Turns off the DevTools Network domain of a gateway started with the inspector. The tests start
+ * the inspector only so that wrangler reports the isolate's uncaught errors (uncaught-watch.ts:
+ * Runtime events); wrangler's inspector proxy also enables Network, and then every subrequest to a
+ * backend is four or five events, each sent to Node over miniflare's loopback and written in full
+ * to wrangler's debug log file. Measured on test/engine-s3rver/redundancy.test.ts alone: the test
+ * worker's CPU 17.5 s with them, 7.2 s without the inspector at all.
+ */
+async function quietInspector(inspectorUrl: URL): Promise<void> {
+  const targets = (await (await fetch(new URL('/json/list', inspectorUrl.href.replace(/^ws/, 'http')))).json()) as { webSocketDebuggerUrl: string }[];
+  if (!targets[0]) throw new Error(`no DevTools target at ${inspectorUrl}`);
+  // wrangler's inspector proxy wants a local Origin (undici's WebSocket takes headers in its second argument).
+  const ws = new WebSocket(targets[0].webSocketDebuggerUrl, { headers: { origin: 'http://localhost' } } as unknown as string[]);
+  try {
+    await new Promise((resolve, reject) => {
+      ws.addEventListener('open', resolve, { once: true });
+      ws.addEventListener('error', () => reject(new Error(`could not open ${targets[0]!.webSocketDebuggerUrl}`)), { once: true });
+    });
+    const answered = new Promise<void>((resolve, reject) => {
+      ws.addEventListener('message', (event) => {
+        const m = JSON.parse(String(event.data)) as { id?: number; error?: { message: string } };
+        if (m.id !== 1) return;
+        if (m.error) reject(new Error(`Network.disable: ${m.error.message}`));
+        else resolve();
+      });
+    });
+    ws.send(JSON.stringify({ id: 1, method: 'Network.disable' }));
+    await answered;
+  } finally {
+    ws.close();
+  }
+}
+
 export async function startGateway(config: object, o: StartGatewayOptions = {}): Promise<Gateway> {
   const worker = await runWorker(
     join(ROOT, o.entry ?? 'worker/index.ts'),
@@ -174,6 +207,7 @@ export async function startGateway(config: object, o: StartGatewayOptions = {}):
       inspector: o.inspector,
     },
   );
+  if (worker.inspectorUrl) await quietInspector(worker.inspectorUrl);
   const url = worker.proxyUrl;
   const directUrl = async () => worker.url;
   return {
