@@ -10,8 +10,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { Transform } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-const S3rver = require('s3rver');
-const FilesystemStore = require('s3rver/lib/stores/filesystem');
+// One bundled file when the test run made it (test/backends/s3rver-bundle.ts: half the start-up CPU).
+const { S3rver, FilesystemStore } = process.env.SHARDGATE_S3RVER_BUNDLE
+  ? require(process.env.SHARDGATE_S3RVER_BUNDLE)
+  : { S3rver: require('s3rver'), FilesystemStore: require('s3rver/lib/stores/filesystem') };
 
 // A PUT is atomic on S3: readers see the old object or the whole new one, and an upload the
 // client aborts stores nothing. s3rver 3.7.1 streams the body straight into the object's file,
