@@ -5,12 +5,12 @@
  * surfacing on the first request. R2 backends must name a binding wrangler.toml declares.
  */
 import { join } from 'node:path';
-import { unstable_readConfig } from 'wrangler';
+import { wrangler } from './wrangler.ts';
 import { ConfigError, parseConfig, type GatewayConfig } from '../worker/config/config.ts';
 import { ROOT } from './paths.ts';
 
 function wranglerConfig() {
-  return unstable_readConfig({ config: join(ROOT, 'wrangler.toml') });
+  return wrangler.unstable_readConfig({ config: join(ROOT, 'wrangler.toml') });
 }
 
 /** SHARDGATE_CONFIG as `npm start` uses it (JSON text): the environment's, else wrangler.toml's. */

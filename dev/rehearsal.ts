@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { unstable_readConfig } from 'wrangler';
+import { wrangler } from './wrangler.ts';
 import { S3rverProcess } from '../test/backends/s3rver-harness.ts';
 import { defaultPreset } from '../worker/config/price-list.ts';
 import { ROOT } from './paths.ts';
@@ -95,7 +95,7 @@ export interface RehearsalOptions {
 
 export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
   const configFile = o.configFile ?? join(ROOT, 'wrangler.production.toml');
-  const source = unstable_readConfig({ config: configFile, env: o.env }).vars.SHARDGATE_CONFIG;
+  const source = wrangler.unstable_readConfig({ config: configFile, env: o.env }).vars.SHARDGATE_CONFIG;
   if (typeof source !== 'string') throw new Error(`${configFile}: no SHARDGATE_CONFIG in [vars]`);
   const config = JSON.parse(source) as { backends: RawBackend[]; credentials?: { accessKeyId: string; secretAccessKeySecret?: string }[]; region?: string };
   o.editConfig?.(config as unknown as Record<string, unknown>);

@@ -15,7 +15,8 @@
  * wrangler internals: a wrangler that no longer sends it leaves requests on the proxy worker's
  * address (`fallback`), with one warning.
  */
-import { unstable_DevEnv, type unstable_startWorker } from 'wrangler';
+import type { unstable_DevEnv, unstable_startWorker } from 'wrangler';
+import { wrangler } from './wrangler.ts';
 import { useWorkerdV8Flags } from './workerd/use-v8-flags.ts';
 
 type DevEnv = InstanceType<typeof unstable_DevEnv>;
@@ -38,7 +39,7 @@ export interface DirectWorker {
  */
 export async function startDirectWorker(input: StartInput, log: (line: string) => void): Promise<DirectWorker> {
   useWorkerdV8Flags();
-  const devEnv = new unstable_DevEnv();
+  const devEnv = new wrangler.unstable_DevEnv();
   const address = new UserWorkerAddress(devEnv);
   const worker = await devEnv.startWorker(input);
   try {
