@@ -16,8 +16,7 @@
  * Known gaps: it cannot tell whether buckets, secrets or routes exist in the account, nor see a
  * SHARDGATE_LOCAL_DEV given as a secret or with `--var` (the gateway refuses what matters anyway).
  */
-import type { Unstable_Config } from 'wrangler';
-import { wrangler } from '../../dev/wrangler.ts';
+import { experimental_readRawConfig, unstable_readConfig, type Unstable_Config } from 'wrangler';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../worker/config/config.ts';
 import { LOCAL_DEV_VAR, reviewDeployment } from '../../worker/config/deployment.ts';
 import { transitKeyConfigs } from '../../worker/config/key-ring.ts';
@@ -39,10 +38,10 @@ export interface DeployCheck {
  * `config` are the top level's.
  */
 export function checkDeployment(configPath: string): DeployCheck {
-  const top = checkWorker(wrangler.unstable_readConfig({ config: configPath }), '[vars]');
-  const envs = Object.keys((wrangler.experimental_readRawConfig({ config: configPath }).rawConfig as { env?: Record<string, unknown> }).env ?? {});
+  const top = checkWorker(unstable_readConfig({ config: configPath }), '[vars]');
+  const envs = Object.keys((experimental_readRawConfig({ config: configPath }).rawConfig as { env?: Record<string, unknown> }).env ?? {});
   for (const name of envs) {
-    const r = checkWorker(wrangler.unstable_readConfig({ config: configPath, env: name }), `[env.${name}.vars]`);
+    const r = checkWorker(unstable_readConfig({ config: configPath, env: name }), `[env.${name}.vars]`);
     top.problems.push(...r.problems.map((p) => `[env.${name}] ${p}`));
     top.warnings.push(...r.warnings.map((w) => `[env.${name}] ${w}`));
   }
