@@ -1,8 +1,11 @@
 /**
  * Issue 25's real-client proof for versions: a bucket with 1,000 versions of one key (written
- * through the AWS SDK, 10 at a time), then awscli's `s3api list-object-versions` (paginating on
+ * through the AWS SDK, one after another), then awscli's `s3api list-object-versions` (paginating on
  * its own: key and version-id markers) and `get-object --version-id`, a version restored with
  * `copy-object` from `?versionId=`, and rclone's `--s3-versions` listing every version.
+ * Proofs at two sizes (docs/TESTING.md): `npm test` writes 400 versions and lists them 150 a page
+ * (two page boundaries inside the one key's versions), `npm run test:full` the issue's 1,000, 300
+ * a page.
  */
 import { CreateBucketCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -16,7 +19,12 @@ import { cleanEnv, requireTool, runTool, type CliTool } from './tools.ts';
 
 const BUCKET = 'cli-versions';
 const KEY = 'ledger.txt';
-const VERSIONS = 1000;
+const FULL = process.env.SHARDGATE_FULL_SIZE === '1';
+const VERSIONS = FULL ? 1000 : 400;
+/** Versions per page of awscli's listing: past the page size twice either way. */
+const PAGE_SIZE = FULL ? 300 : 150;
+/** The old version restored by copy-object (one in the middle). */
+const RESTORED = VERSIONS / 2 - 1;
 const body = (i: number) => `version ${i} of the ledger\n`;
 
 interface ListedVersion {
@@ -90,8 +98,8 @@ export function versionCases(suite: CliSuite): void {
       await driver?.dispose();
     });
 
-    it('list-object-versions: all 1,000, newest first, only the newest latest (awscli pages through them)', async () => {
-      const { stdout } = await awscli('s3api', 'list-object-versions', '--bucket', BUCKET, '--prefix', KEY, '--page-size', '300');
+    it(`list-object-versions: all ${VERSIONS}, newest first, only the newest latest (awscli pages through them)`, async () => {
+      const { stdout } = await awscli('s3api', 'list-object-versions', '--bucket', BUCKET, '--prefix', KEY, '--page-size', String(PAGE_SIZE));
       const versions = (JSON.parse(stdout) as { Versions: ListedVersion[] }).Versions;
       expect(versions.length).toBe(VERSIONS);
       expect(versions.map((v) => v.VersionId)).toEqual([...written].reverse());
@@ -99,7 +107,7 @@ export function versionCases(suite: CliSuite): void {
     });
 
     it('get-object --version-id reads that version', async () => {
-      for (const n of [0, 499, VERSIONS - 1]) {
+      for (const n of [0, RESTORED, VERSIONS - 1]) {
         const dest = join(out, `v${n}.txt`);
         const { stdout } = await awscli('s3api', 'get-object', '--bucket', BUCKET, '--key', KEY, '--version-id', written[n]!, dest);
         expect(JSON.parse(stdout)).toMatchObject({ VersionId: written[n] });
@@ -108,13 +116,13 @@ export function versionCases(suite: CliSuite): void {
     });
 
     it('copy-object from ?versionId= restores an old version as the newest', async () => {
-      const { stdout } = await awscli('s3api', 'copy-object', '--bucket', BUCKET, '--key', KEY, '--copy-source', `${BUCKET}/${KEY}?versionId=${written[499]}`);
+      const { stdout } = await awscli('s3api', 'copy-object', '--bucket', BUCKET, '--key', KEY, '--copy-source', `${BUCKET}/${KEY}?versionId=${written[RESTORED]}`);
       const restored = (JSON.parse(stdout) as { VersionId: string }).VersionId;
       expect(restored).toBeTruthy();
       expect(written).not.toContain(restored);
       const dest = join(out, 'current.txt');
       await awscli('s3', 'cp', '--no-progress', `s3://${BUCKET}/${KEY}`, dest);
-      expect(await readFile(dest, 'utf8')).toBe(body(499));
+      expect(await readFile(dest, 'utf8')).toBe(body(RESTORED));
       written.push(restored);
     });
 
@@ -127,7 +135,7 @@ export function versionCases(suite: CliSuite): void {
       expect(all.length).toBe(VERSIONS + 1);
       expect(all.filter((e) => e.Name === KEY).length).toBe(1); // the current one keeps its name; the others carry their time
       const current = JSON.parse((await runTool(rclone, [...common, 'lsjson', `gw:${BUCKET}`], env, out)).stdout) as { Name: string; Size: number }[];
-      expect(current).toEqual([expect.objectContaining({ Name: KEY, Size: body(499).length })]);
+      expect(current).toEqual([expect.objectContaining({ Name: KEY, Size: body(RESTORED).length })]);
     });
   });
 }
