@@ -61,10 +61,20 @@ interface Written {
 /** Needles by the little-endian uint32 of their first 4 bytes. */
 class NeedleIndex {
   private readonly first = new Map<number, { bytes: Buffer; what: string }[]>();
+  /**
+   * A bit per value of the low 20 bits of a needle's first four bytes (read as a little-endian
+   * word). The scan reads hundreds of megabytes: a position no needle can start at costs one read
+   * of this 128 KiB table, which stays in the CPU's cache, instead of a Map lookup (7.6 of the
+   * file's 18 CPU-s before; 64 MiB of random bytes against 2,700 needles: 3.4 s -> about 0.15 s;
+   * a table of 2^24 bytes missed the cache at every byte and took 1.7 s).
+   */
+  private readonly maybe = new Uint8Array(1 << 17);
   add(bytes: Buffer, what: string): void {
     if (bytes.length < 4) throw new Error(`a needle of ${bytes.length} bytes: ${what}`);
     const w = bytes.readUInt32LE(0);
     this.first.set(w, [...(this.first.get(w) ?? []), { bytes, what }]);
+    const low = w & 0xfffff;
+    this.maybe[low >>> 3]! |= 1 << (low & 7);
   }
   get size(): number {
     return [...this.first.values()].reduce((n, l) => n + l.length, 0);
@@ -73,11 +83,18 @@ class NeedleIndex {
   find(hay: Buffer): string[] {
     const found: string[] = [];
     const len = hay.length;
-    for (let i = 0; i + 4 <= len; i++) {
-      const list = this.first.get(hay.readUInt32LE(i));
-      if (!list) continue;
-      for (const n of list)
-        if (i + n.bytes.length <= len && hay.compare(n.bytes, 0, n.bytes.length, i, i + n.bytes.length) === 0) found.push(`${n.what} at ${i}`);
+    if (len < 4) return found;
+    const maybe = this.maybe;
+    // The word at i (bytes i..i+3, little-endian), rolled one byte on at each step.
+    let w = hay[0]! | (hay[1]! << 8) | (hay[2]! << 16) | (hay[3]! << 24);
+    for (let i = 0; ; i++) {
+      const low = w & 0xfffff;
+      if ((maybe[low >>> 3]! >> (low & 7)) & 1) {
+        for (const n of this.first.get(w >>> 0) ?? [])
+          if (i + n.bytes.length <= len && hay.compare(n.bytes, 0, n.bytes.length, i, i + n.bytes.length) === 0) found.push(`${n.what} at ${i}`);
+      }
+      if (i + 4 >= len) break;
+      w = (w >>> 8) | (hay[i + 4]! << 24);
     }
     return found;
   }
