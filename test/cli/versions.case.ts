@@ -116,7 +116,16 @@ export function versionCases(suite: CliSuite): void {
     });
 
     it('copy-object from ?versionId= restores an old version as the newest', async () => {
-      const { stdout } = await awscli('s3api', 'copy-object', '--bucket', BUCKET, '--key', KEY, '--copy-source', `${BUCKET}/${KEY}?versionId=${written[RESTORED]}`);
+      const { stdout } = await awscli(
+        's3api',
+        'copy-object',
+        '--bucket',
+        BUCKET,
+        '--key',
+        KEY,
+        '--copy-source',
+        `${BUCKET}/${KEY}?versionId=${written[RESTORED]}`,
+      );
       const restored = (JSON.parse(stdout) as { VersionId: string }).VersionId;
       expect(restored).toBeTruthy();
       expect(written).not.toContain(restored);
