@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { Transform } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-// One bundled file when the test run made it (test/backends/s3rver-bundle.ts: half the start-up CPU).
+// One bundled file when the test run made it (test/backends/s3rver-bundle.ts: a third less start-up CPU).
 const { S3rver, FilesystemStore } = process.env.SHARDGATE_S3RVER_BUNDLE
   ? require(process.env.SHARDGATE_S3RVER_BUNDLE)
   : { S3rver: require('s3rver'), FilesystemStore: require('s3rver/lib/stores/filesystem') };
