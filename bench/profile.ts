@@ -20,6 +20,7 @@ import { makeClient, bodyOf } from './lib/client.ts';
 import { devConfigSource, memoryBackendsConfig } from '../dev/dev-config.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
+import { devtoolsSession } from '../test/support/devtools.ts';
 import { s3rverBackendsConfig, startS3rvers } from './lib/s3rver.ts';
 
 const { values } = parseArgs({
@@ -48,36 +49,6 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** A DevTools protocol session over the inspector's WebSocket. */
-async function devtools(url: string): Promise<{ call<T>(method: string, params?: object): Promise<T>; close(): void }> {
-  // Node 20: --experimental-websocket (package.json's script). wrangler's inspector proxy wants a
-  // local Origin (undici's WebSocket takes headers in its second argument).
-  const ws = new WebSocket(url, { headers: { origin: 'http://localhost' } } as unknown as string[]);
-  await new Promise((resolve, reject) => {
-    ws.addEventListener('open', resolve, { once: true });
-    ws.addEventListener('error', reject, { once: true });
-  });
-  let next = 1;
-  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  ws.addEventListener('message', (event) => {
-    const m = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-    if (m.id === undefined) return;
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.error) w?.reject(new Error(m.error.message));
-    else w?.resolve(m.result);
-  });
-  return {
-    call: <T>(method: string, params: object = {}) =>
-      new Promise<T>((resolve, reject) => {
-        const id = next++;
-        waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
-
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'; // no internet here: miniflare's placeholder
 const bundle = await bundleWorker(join(ROOT, 'worker/index.ts'), { prefix: 'shardgate-profile-' });
 /** The bundle's line -> the source module it came from (esbuild marks each module's start with a `// path` line). */
@@ -104,17 +75,12 @@ const worker = await startWorker(bundle, {
   inspector: true,
 });
 try {
-  const targets = (await (await fetch(new URL('/json/list', worker.inspectorUrl!.href.replace(/^ws/, 'http')))).json()) as {
-    webSocketDebuggerUrl: string;
-    title?: string;
-  }[];
-  const target = targets.find((t) => !/proxy/i.test(t.title ?? '')) ?? targets[0]!;
   const s3 = makeClient({ endpoint: worker.url.origin, credentials: { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' } }, 'unsigned', 1);
   await s3.send(new CreateBucketCommand({ Bucket: 'profile' }));
   const put = (i: number) => s3.send(new PutObjectCommand({ Bucket: 'profile', Key: `k${i}`, Body: bodyOf(SIZE, i, 'unsigned'), ContentLength: SIZE }));
   for (let i = 0; i < 20; i++) await put(i); // warm: the isolate's first requests compile and migrate
   if (values.op === 'get') for (let i = 0; i < COUNT; i++) await put(i);
-  const session = await devtools(target.webSocketDebuggerUrl);
+  const session = await devtoolsSession(worker.inspectorUrl!);
   await session.call('Profiler.enable');
   await session.call('Profiler.setSamplingInterval', { interval: 100 });
   await session.call('Profiler.start');

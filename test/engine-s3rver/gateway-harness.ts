@@ -22,6 +22,7 @@ export const DEV_CREDENTIALS = { accessKeyId: 'shardgate-dev', secretAccessKey: 
 export { TEST_ENCRYPTION } from '../support/dev-encryption.ts';
 import { TEST_ENCRYPTION, devShardPrefixes } from '../support/dev-encryption.ts';
 import { oneAttemptS3Client } from '../support/s3-connections.ts';
+import { devtoolsSession } from '../support/devtools.ts';
 
 export interface GatewayOptions {
   /** Bytes of each shard per stripe; the policy default (256 KiB) when absent. */
@@ -169,31 +170,11 @@ export interface StartGatewayOptions {
  * wrangler still reports uncaught errors with it off (checked with a Worker that throws).
  */
 async function quietInspector(inspectorUrl: URL): Promise<void> {
-  const targets = (await (await fetch(new URL('/json/list', inspectorUrl.href.replace(/^ws/, 'http')))).json()) as { webSocketDebuggerUrl: string }[];
-  if (!targets[0]) throw new Error(`no DevTools target at ${inspectorUrl}`);
-  // wrangler's inspector proxy wants a local Origin (undici's WebSocket takes headers in its second argument).
-  const ws = new WebSocket(targets[0].webSocketDebuggerUrl, { headers: { origin: 'http://localhost' } } as unknown as string[]);
+  const session = await devtoolsSession(inspectorUrl);
   try {
-    await new Promise((resolve, reject) => {
-      ws.addEventListener('open', resolve, { once: true });
-      ws.addEventListener('error', () => reject(new Error(`could not open ${targets[0]!.webSocketDebuggerUrl}`)), { once: true });
-    });
-    const answered = new Promise<void>((resolve, reject) => {
-      ws.addEventListener('message', (event) => {
-        const m = JSON.parse(String(event.data)) as { id?: number; error?: { message: string } };
-        if (m.id !== 1) return;
-        if (m.error) reject(new Error(`Network.disable: ${m.error.message}`));
-        else resolve();
-      });
-    });
-    ws.send(JSON.stringify({ id: 1, method: 'Network.disable' }));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Network.disable: no answer from ${inspectorUrl} within 10 s`)), 10_000);
-    });
-    await Promise.race([answered, unanswered]).finally(() => clearTimeout(timer));
+    await session.call('Network.disable', {}, 10_000);
   } finally {
-    ws.close();
+    session.close();
   }
 }
 
