@@ -21,10 +21,10 @@ import { useWorkerdV8Flags } from './dev/workerd/use-v8-flags.ts';
 /**
  * Node 20 needs a flag for wasm relaxed SIMD; Node 22 has it on by default and refuses the flag
  * ("bad option"), which kills every test worker before it starts and leaves vitest waiting.
- * Node 20 also needs one for the global WebSocket (test/engine-s3rver/gateway-harness.ts talks to
- * a gateway's DevTools endpoint with it); Node 22 has it by default.
+ * Node 20 also needs one for the global WebSocket (test/support/devtools.ts talks to a gateway's
+ * DevTools endpoint with it); Node 22 has it by default. Flags for Node 20's test workers only.
  */
-const RELAXED_SIMD_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd', '--experimental-websocket'] : [];
+const NODE_20_FLAGS = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-wasm-relaxed-simd', '--experimental-websocket'] : [];
 
 /**
  * Poison mode (worker/model/lent-chunks.ts) is on in the tests, in-process (setupFiles) and in
@@ -97,7 +97,7 @@ export default defineConfig({
             ...SHARED_GRAPH_FILES,
           ],
           setupFiles: NODE_SETUP,
-          execArgv: RELAXED_SIMD_FLAGS,
+          execArgv: NODE_20_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
@@ -111,7 +111,7 @@ export default defineConfig({
           include: [...SHARED_GRAPH_FILES],
           isolate: false,
           setupFiles: NODE_SETUP,
-          execArgv: RELAXED_SIMD_FLAGS,
+          execArgv: NODE_20_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
@@ -131,7 +131,7 @@ export default defineConfig({
           include: SPLIT_SUITES,
           env: { SHARDGATE_TEST_SPLIT: '1', SHARDGATE_TEST_SPLIT_EVERY: '2' },
           setupFiles: NODE_SETUP,
-          execArgv: RELAXED_SIMD_FLAGS,
+          execArgv: NODE_20_FLAGS,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
