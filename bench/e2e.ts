@@ -2,7 +2,8 @@
  * npm run bench [-- --quick] [--json] [--write] [--setups memory,s3rver] [--reps N]
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
- *                  [--strict-counts] [--overwrites]
+ *                  [--strict-counts] [--overwrites] [--concurrency-policy ec-8+3] [--bursts 8,32]
+ *                  [--backend-latency-ms N]
  *                  [--replot bench/results/NAME.json]
  *
  * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
@@ -65,6 +66,13 @@ const BIG = (!QUICK || flag('--big')) && !flag('--no-big');
 const BREAKDOWN = !flag('--no-breakdown');
 const MATRIX = !flag('--no-matrix');
 const CONCURRENT = !flag('--no-concurrency');
+/** The policy the concurrency bursts write (default the first, ec-4+2). */
+const CONCURRENCY_POLICY = option('--concurrency-policy');
+/**
+ * Every backend call waits this long before it starts (backends/faulty.ts `delayWhen`, from the
+ * backend config's `faults.latencyMs`): backends far away, as a deployed gateway has them.
+ */
+const BACKEND_LATENCY_MS = Number(option('--backend-latency-ms') ?? 0);
 /** Exit non-zero when a request-count target is missed (CI's smoke run). */
 const STRICT_COUNTS = flag('--strict-counts');
 /** The cost of a versioned overwrite against an unversioned one (issue 25): a section of its own. */
@@ -105,7 +113,7 @@ const BACKENDS = 20;
 const EC_POLICIES = POLICIES.filter((p) => p.name.startsWith('ec-'));
 const REPLICATE = POLICIES.find((p) => p.name === 'replicate-3')!;
 /** Concurrent 4 MiB requests per burst (issue 10: memory against concurrency). */
-const CONCURRENCY = QUICK ? [1, 8] : [1, 8, 32, 128];
+const CONCURRENCY = option('--bursts')?.split(',').map(Number) ?? (QUICK ? [1, 8] : [1, 8, 32, 128]);
 
 // With --json, stdout carries only JSON lines: everything else (wrangler's own logging too) goes to stderr.
 const writeStdout = process.stdout.write.bind(process.stdout);
@@ -365,7 +373,9 @@ async function withSetup<T>(bundle: Bundle, setup: SetupName, fn: (ctx: Ctx) => 
     setup === 's3rver'
       ? backendServers.map((s, i) => s3BackendConfig(s, i))
       : Array.from({ length: BACKENDS }, (_, i) => ({ id: `mem-${i}`, kind: 'memory', domain: `memory/zone-${i}`, faults: {} }));
-  const config = gatewayConfig(backends);
+  const config = gatewayConfig(
+    BACKEND_LATENCY_MS ? backends.map((b) => ({ ...b, faults: { ...(b as { faults?: object }).faults, latencyMs: BACKEND_LATENCY_MS } })) : backends,
+  );
   const g = await startGateway(bundle, config);
   try {
     if (!g.direct) log(`warning: could not reach the worker's own workerd; measuring through wrangler's proxy (pid ${g.pid})`);
@@ -479,13 +489,14 @@ const concurrency: ConcurrencyRow[] = [];
 
 /**
  * Bursts of n concurrent 4 MiB PUTs, then GETs of them, n = 1, 8, 32, 128, in one fresh gateway
- * (ec-4+2 over the s3rvers): peak RSS of workerd above its value just before each burst. One
+ * (ec-4+2 over the s3rvers, or --concurrency-policy): peak RSS of workerd above its value just before each burst. One
  * isolate serves all of them, inside the same 128 MB on Cloudflare (issue 10, part 2). Each
  * burst has a client of its own (n connections), so no connection left idle by the previous
  * burst is reused after workerd has closed it (5 s).
  */
 async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
-  const p = POLICIES[0]!;
+  const p = CONCURRENCY_POLICY ? POLICIES.find((x) => x.name === CONCURRENCY_POLICY) : POLICIES[0];
+  if (!p) throw new Error(`--concurrency-policy: one of ${POLICIES.map((x) => x.name).join(', ')}`);
   const size = 4 * MiB;
   const g = await startGateway(bundle, config);
   try {

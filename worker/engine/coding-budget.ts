@@ -238,7 +238,9 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
   if (plan.mode === 'inline') return 0;
   const { k, m } = plan;
   const framed = 2 * (BLOCK_CHECKSUM_BYTES + blockSize);
-  if (plan.mode === 'column') return m * plan.columnShardBytes! + blockSize + OPEN_UPLOADS * framed + BODY_BUFFER_BYTES;
+  // A column unit's parity is m of its own shard length, not of the largest a unit may have: a
+  // small wide write asking for m x columnShardBytes (24 MiB under 8+3) kept a second one out.
+  if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + blockSize + OPEN_UPLOADS * framed + BODY_BUFFER_BYTES;
   return (k + m) * blockSize + (k + m) * framed + BODY_BUFFER_BYTES;
 }
 

@@ -74,6 +74,12 @@ export interface StoragePlan {
   columnShardBytes?: number;
   /** Column: bytes of object data in every unit but the last (less than k x columnShardBytes when sealed). */
   unitPlainBytes?: number;
+  /**
+   * Column: stored bytes per data shard of the plan's first unit, its largest: its writer holds m
+   * of them as parity (column-writer.ts), which is what the write asks of the coding budget. At
+   * most columnShardBytes, and less for a body smaller than one full unit.
+   */
+  firstShardBytes?: number;
   /** Units (or the inline object) are sealed under the key ring's active key (format/seal.ts). */
   sealed: boolean;
   /** Sealed: plaintext bytes per record of every unit (sealRecordBytes). */
@@ -170,7 +176,21 @@ export class UnitStore {
     // Sealed: as many whole records as fit the unit's stored bytes (the parity bound is on those).
     const unitPlainBytes = sealRecord ? Math.max(1, Math.floor((k * columnShardBytes) / (sealRecord + SEAL_TAG_BYTES))) * sealRecord : k * columnShardBytes;
     const count = Math.max(1, Math.ceil(size / unitPlainBytes));
-    return { mode: 'column', codec, k, m, quorum, unitIds: Array.from({ length: count }, newUnitId), columnShardBytes, unitPlainBytes, sealed, sealRecord };
+    const firstPlain = Math.min(size, unitPlainBytes);
+    const firstShardBytes = Math.ceil((sealRecord ? sealedSize(firstPlain, sealRecord) : firstPlain) / k);
+    return {
+      mode: 'column',
+      codec,
+      k,
+      m,
+      quorum,
+      unitIds: Array.from({ length: count }, newUnitId),
+      columnShardBytes,
+      unitPlainBytes,
+      firstShardBytes,
+      sealed,
+      sealRecord,
+    };
   }
 
   /**

@@ -1,0 +1,116 @@
+/**
+ * A wide-code write asks the coding budget for the parity it will hold, not for the most any
+ * unit could hold. A column unit's writer keeps m parity columns of its own shard length in wasm
+ * (column-writer.ts), and that length follows the body: an 8+3 write of 1 MiB holds 3 x 128 KiB.
+ * Before, every such write asked for m x the largest column (3 x 8 MiB = 24 MiB), so two never
+ * fitted the 48 MiB budget together and every coded PUT into a wide bucket waited for the one
+ * before it, whatever its size. Here four 1 MiB uploads of one client stall after their first
+ * bytes: all four hold their memory at once; then one large write still asks for its bound.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { MemoryBackend } from '../../backends/memory.ts';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import { BackgroundWork } from '../../worker/app/background.ts';
+import { engineSettings, parseConfig } from '../../worker/config/config.ts';
+import { EcStore } from '../../worker/engine/ec-store.ts';
+import { writeBytes } from '../../worker/engine/coding-budget.ts';
+import { UnitStore } from '../../worker/engine/unit-store.ts';
+import { shardLayout } from '../../worker/format/layout.ts';
+import { sealedSize } from '../../worker/format/seal.ts';
+import { sdk } from '../auth/mutation/bases.ts';
+import { toRequest } from '../auth/mutation/wire.ts';
+import { DEV_KEY_RING } from '../support/dev-encryption.ts';
+import { localCatalog } from '../support/local-catalog.ts';
+import { testS3Settings } from '../support/memory-store.ts';
+
+const KEY = { accessKeyId: 'AKIDWIDEWRITER', secret: 'wide secret' };
+const MiB = 1 << 20;
+
+function gateway() {
+  const backends = Array.from({ length: 11 }, (_, i) => new MemoryBackend({ id: `mem-${i}`, domain: `zone-${i}` }));
+  const config = parseConfig({
+    backends: backends.map((b) => ({ id: b.id, kind: 'memory', domain: b.domain })),
+    policies: { wide: { k: 8, m: 3 } },
+    defaultPolicy: 'wide',
+  });
+  const background = new BackgroundWork();
+  const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
+  // The shipped budget (48 MiB), one tenant.
+  const store = new EcStore({ catalog: localCatalog(), units, settings: engineSettings(config), holder: () => background.holder() });
+  const authenticate = makeAuthenticate(
+    {
+      credentials: [{ accessKeyId: KEY.accessKeyId, secretAccessKey: KEY.secret, scope: { buckets: ['*'], actions: ['write'] as const } }],
+      allowAnonymous: false,
+      region: 'us-east-1',
+    },
+    {},
+  );
+  const app = createApp({
+    store,
+    config: store.config,
+    authenticate,
+    settings: testS3Settings({ maxObjectSize: 64 * MiB }),
+    around: (c, next) => background.run(c.var.scope, next),
+  });
+  return { store, app, units, policy: engineSettings(config).policies.wide! };
+}
+
+/** A signed PUT of `size` bytes whose body sends 64 KiB and then nothing, until `fail` ends it. */
+async function stalledPut(app: ReturnType<typeof gateway>['app'], key: string, size: number) {
+  const wire = await sdk(new PutObjectCommand({ Bucket: 'wide', Key: key, Body: new Uint8Array(size) }), KEY);
+  let fail!: (err: Error) => void;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(new Uint8Array(65_536));
+      fail = (err) => c.error(err);
+    },
+  });
+  const signed = toRequest({ ...wire, body: null })!;
+  const request = new Request(signed.url, { method: 'PUT', headers: signed.headers, body, duplex: 'half' } as RequestInit);
+  const answered = Promise.resolve(app.fetch(request)).catch(() => null);
+  return { answered, fail: () => fail(new Error('client gone')) };
+}
+
+/** Turns of the event loop until `done`, for at most 20 s (the assertions after it say what was wanted). */
+async function until(done: () => boolean): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (!done() && Date.now() < end) await new Promise((r) => setImmediate(r));
+}
+
+describe('a wide-code write', () => {
+  it('asks for the parity its own units hold: four 1 MiB uploads run at once', async () => {
+    const { store, app } = gateway();
+    await store.createBucket('wide', { region: 'us-east-1' });
+    const stalls = await Promise.all(Array.from({ length: 4 }, (_, i) => stalledPut(app, `small-${i}`, MiB)));
+    await until(() => store.codingBudget().holders + store.codingBudget().waiters >= 4);
+    const held = store.codingBudget();
+    expect(held).toMatchObject({ holders: 4, waiters: 0 });
+    // Each: 3 x 128 KiB of parity, and the open uploads' framing and the body's buffer (about 4.3 MiB).
+    expect(held.heldBytes).toBeLessThan(4 * 6 * MiB);
+    for (const s of stalls) s.fail();
+    await Promise.all(stalls.map((s) => s.answered));
+    await until(() => store.codingBudget().holders + store.codingBudget().waiters === 0);
+    expect(store.codingBudget()).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0 });
+  });
+
+  it("never asks for less than its largest unit's m parity columns", () => {
+    const { units, policy } = gateway();
+    for (const size of [4097, 1 * MiB, 8 * MiB + 3, 63 * MiB + 17, 64 * MiB, 200 * MiB]) {
+      for (const sealed of [false, true]) {
+        const plan = units.plan(size, policy, false, sealed);
+        expect(plan.mode).toBe('column');
+        const plain = Math.min(size, plan.unitPlainBytes!);
+        const stored = plan.sealRecord ? sealedSize(plain, plan.sealRecord) : plain;
+        // The writer's parity: m x the first (largest) unit's shard length (format/layout.ts).
+        const shardLen = shardLayout({ size: stored, k: 8, m: 3, blockSize: policy.blockSize, headerLens: [0], layout: 'column' }, 0).stripeData;
+        expect(plan.firstShardBytes).toBe(shardLen);
+        const lease = writeBytes(plan, policy.blockSize);
+        expect(lease).toBeGreaterThanOrEqual(3 * shardLen);
+        // ... and not much more: the parity, one block, the open uploads' framing and the body's buffer.
+        expect(lease - 3 * shardLen).toBeLessThan(5 * MiB);
+      }
+    }
+  });
+});
