@@ -12,7 +12,7 @@ import type { CodedUnit } from '../../worker/format/manifest.ts';
 import { bucketPrefix, shardKey, unitPrefix } from '../../worker/format/shard-key.ts';
 import { decodeFooter } from '../../worker/format/shard-file.ts';
 import { shardLayout } from '../../worker/format/layout.ts';
-import { COLUMN_READ_AHEAD } from '../../worker/engine/span-stream.ts';
+import { COLUMN_READ_AHEAD, FAR_BACKEND_MS, FAR_READ_AHEAD } from '../../worker/engine/span-stream.ts';
 import type { StoragePolicy } from '../../worker/engine/policy.ts';
 import type { ShardReadError } from '../../worker/engine/shard-reader.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
@@ -124,6 +124,26 @@ describe('column units', () => {
           `parity of ${u.unitId} on ${id}`,
         ).toBe(false);
       }
+    }
+  });
+
+  it('over backends that answer slowly, a healthy read opens the next data shard one ahead; over fast ones it does not', async () => {
+    for (const [ms, peak] of [
+      [FAR_BACKEND_MS - 1, 1 + COLUMN_READ_AHEAD],
+      [FAR_BACKEND_MS * 4, 1 + FAR_READ_AHEAD],
+    ] as const) {
+      const s = setup(11);
+      const data = randomBytes(rand, 8 * 9 * B);
+      const { units } = await store(s, policy(8, 3), data);
+      // What the isolate's earlier reads have measured (engine/backend-latency.ts).
+      for (const f of s.faulty) s.units.latency.record(f.id, ms);
+      s.probe.peak = 0;
+      expect(Buffer.compare(await read(s, units, 0, data.length - 1), data)).toBe(0);
+      expect(s.probe.peak, `backends answering in ${ms} ms`).toBe(peak);
+      expect(s.probe.violations).toEqual([]);
+      // Every data shard read once, no parity: read ahead is the shard's own read, opened early.
+      const gets = s.faulty.flatMap((f) => f.calls.filter((c) => c.op === 'get'));
+      expect(gets.length).toBe(8 * units.length);
     }
   });
 

@@ -31,7 +31,7 @@ import type { BudgetGauge } from '../model/budget-gauge.ts';
 import { S3Error } from '../model/errors.ts';
 import type { CodedUnit } from '../format/manifest.ts';
 import { BLOCK_CHECKSUM_BYTES } from '../format/layout.ts';
-import { AHEAD_BLOCKS, COLUMN_READ_AHEAD } from './span-stream.ts';
+import { AHEAD_BLOCKS, MAX_READ_AHEAD } from './span-stream.ts';
 import type { StoragePlan } from './unit-store.ts';
 
 /** The gate's buffer for the request body (auth/body-stream.ts). */
@@ -255,7 +255,7 @@ const BODY_SCRATCH_BYTES = 64 * 1024;
 export function readBytes(unit: CodedUnit): number {
   const framed = BLOCK_CHECKSUM_BYTES + unit.blockSize + BODY_SCRATCH_BYTES; // a reader's buffer and its body's
   const stripe = (unit.k + unit.m) * unit.blockSize;
-  const streams = (1 + COLUMN_READ_AHEAD) * (framed + AHEAD_BLOCKS * unit.blockSize);
+  const streams = (1 + MAX_READ_AHEAD) * (framed + AHEAD_BLOCKS * unit.blockSize);
   return (unit.layout === 'column' ? streams : unit.k * framed) + stripe;
 }
 

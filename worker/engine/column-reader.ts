@@ -2,9 +2,9 @@
  * ColumnReader: the streaming GET path for bytes [start, end] of a column unit (layout.ts).
  *
  * A healthy read sends the data shards that hold the range one after the other, and streams
- * the next COLUMN_READ_AHEAD of them at once (span-stream.ts: one GET each, a few verified
- * blocks held ahead), so their times to first byte and their backends' pace overlap with sending
- * the one before; each block is checked (XXH64), never decoded.
+ * the next one at once when its backend is far (FAR_BACKEND_MS; span-stream.ts: one GET each, a
+ * few verified blocks held ahead), so its time to first byte overlaps with sending the one
+ * before; each block is checked (XXH64), never decoded.
  *
  * A data shard that is recorded missing, or fails (missing, unreachable, corrupt), is rebuilt
  * for the rows still needed by one ColumnRebuild pass: k good sources, each opened once over
@@ -39,7 +39,7 @@ import { shardLayout, type UnitLayout } from '../format/layout.ts';
 import { planColumnRead } from './read-cost.ts';
 import { readSingleRow, type Span } from './single-row-read.ts';
 import { ShardReadError, ShardReader } from './shard-reader.ts';
-import { COLUMN_READ_AHEAD, SpanStream } from './span-stream.ts';
+import { COLUMN_READ_AHEAD, FAR_BACKEND_MS, FAR_READ_AHEAD, SpanStream } from './span-stream.ts';
 import { MAX_OPEN_SUBREQUESTS } from './subrequests.ts';
 import type { ReadUnitInput } from './unit-reader.ts';
 
@@ -188,9 +188,15 @@ export class ColumnReader {
     return stream;
   }
 
-  /** Opens the streams of the next spans that will be read for their own bytes (not lost, not rebuilt). */
+  /**
+   * Opens the streams of the next spans that will be read for their own bytes (not lost, not
+   * rebuilt): COLUMN_READ_AHEAD of them, or FAR_READ_AHEAD when the next one's backend is far.
+   */
   private readAhead(): void {
-    for (let at = this.span + 1; at <= this.span + COLUMN_READ_AHEAD && at < this.spans.length; at++) {
+    const next = this.spans[this.span + 1];
+    const far = next !== undefined && (this.input.latency?.of(this.unit.placement[next.shard]!) ?? 0) >= FAR_BACKEND_MS;
+    const ahead = far ? FAR_READ_AHEAD : COLUMN_READ_AHEAD;
+    for (let at = this.span + 1; at <= this.span + ahead && at < this.spans.length; at++) {
       const s = this.spans[at]!;
       if (this.streams.has(at) || this.lost(s.shard) || this.rebuild?.has(s.shard, s.from)) continue;
       this.stream(at);

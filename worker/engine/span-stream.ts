@@ -19,14 +19,25 @@ import { ShardReadError, type ShardReader } from './shard-reader.ts';
 /** Verified blocks a stream may hold beyond the consumer. */
 export const AHEAD_BLOCKS = 2;
 /**
- * Data shards a healthy column read streams ahead of the one it sends (each one open request).
- * Off (0). Stream and reader buffers now come from the isolate's READ_POOL (buffer-pool.ts), which
- * took a 1 GiB 10+4 GET from +92 MiB RSS to +50 MiB (the whole PUT and GET, from idle); with 2
- * ahead the same run still grew to +65 (8+3) / +77 (10+4) MiB, climbing through the GET, and was
- * slower over local backends (10+4 GET 129 vs 153 MiB/s). Its gain is for backends far away; it
- * comes back with a measurement against them and a bound on what the open GETs buffer.
+ * Data shards a healthy column read streams ahead of the one it sends (each one open request)
+ * when their backends answer fast: none. Stream and reader buffers come from the isolate's
+ * READ_POOL (buffer-pool.ts), which took a 1 GiB 10+4 GET from +92 MiB RSS to +50 MiB (the whole
+ * PUT and GET, from idle); with 2 ahead the same run still grew to +65 (8+3) / +77 (10+4) MiB,
+ * climbing through the GET, and was slower over local backends (10+4 GET 129 vs 153 MiB/s): a
+ * backend that answers in a few milliseconds has nothing to hide.
  */
 export const COLUMN_READ_AHEAD = 0;
+/**
+ * A backend whose reads have taken this long to answer (engine/backend-latency.ts) is far: a
+ * column read opens that backend's next span one ahead (FAR_READ_AHEAD), so its time to first
+ * byte passes while the span before it is sent instead of after. Over backends 40 ms away a
+ * healthy 16 MiB 8+3 GET read its eight columns one round trip after the other (34 MB/s against
+ * 4+2's 101: BENCHMARKS.md, issue 42 sixth stop).
+ */
+export const FAR_BACKEND_MS = 10;
+export const FAR_READ_AHEAD = 1;
+/** The most spans a column read streams ahead of the one it sends, whatever its backends (the budget counts them). */
+export const MAX_READ_AHEAD = Math.max(COLUMN_READ_AHEAD, FAR_READ_AHEAD);
 
 export class SpanStream {
   private readonly blocks: Uint8Array[] = [];
