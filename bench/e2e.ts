@@ -3,7 +3,7 @@
  *                  [--what-if byob-backend-get] [--client unsigned|sdk-default|signed-sha256]
  *                  [--no-big | --big [--big-mib N]] [--no-breakdown] [--no-matrix] [--no-concurrency] [--label NAME]
  *                  [--strict-counts] [--overwrites] [--concurrency-policy ec-8+3] [--bursts 8,32]
- *                  [--backend-latency-ms N]
+ *                  [--backend-latency-ms N] [--burst-kib N]
  *                  [--replot bench/results/NAME.json]
  *
  * End-to-end benchmark of the gateway in workerd: EC 4+2, EC 8+3, EC 10+4 and replicate-3,
@@ -73,6 +73,8 @@ const CONCURRENCY_POLICY = option('--concurrency-policy');
  * backend config's `faults.latencyMs`): backends far away, as a deployed gateway has them.
  */
 const BACKEND_LATENCY_MS = Number(option('--backend-latency-ms') ?? 0);
+/** The size of each object of the concurrency bursts (default 4 MiB). */
+const BURST_BYTES = Number(option('--burst-kib') ?? 4096) * 1024;
 /** Exit non-zero when a request-count target is missed (CI's smoke run). */
 const STRICT_COUNTS = flag('--strict-counts');
 /** The cost of a versioned overwrite against an unversioned one (issue 25): a section of its own. */
@@ -497,7 +499,7 @@ const concurrency: ConcurrencyRow[] = [];
 async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise<void> {
   const p = CONCURRENCY_POLICY ? POLICIES.find((x) => x.name === CONCURRENCY_POLICY) : POLICIES[0];
   if (!p) throw new Error(`--concurrency-policy: one of ${POLICIES.map((x) => x.name).join(', ')}`);
-  const size = 4 * MiB;
+  const size = BURST_BYTES;
   const g = await startGateway(bundle, config);
   try {
     const warm = makeClient({ endpoint: g.origin, credentials: CREDENTIALS }, CLIENT_MODE);
@@ -546,7 +548,7 @@ async function runConcurrency(ctx: Ctx, bundle: Bundle, config: object): Promise
         concurrency.push(row);
         emit({ type: 'concurrency', ...row });
         log(
-          `  ${n} concurrent 4 MiB ${op.toUpperCase()}s: peak RSS above idle ${rssMiB.toFixed(0)} MiB, ${wallS.toFixed(1)} s, ${row.ok} ok, ${slowDown} SlowDown, ${other.length} failed${row.firstError ? ` (${row.firstError})` : ''}`,
+          `  ${n} concurrent ${sizeName(size)} ${op.toUpperCase()}s: peak RSS above idle ${rssMiB.toFixed(0)} MiB, ${wallS.toFixed(1)} s, ${row.ok} ok, ${slowDown} SlowDown, ${other.length} failed${row.firstError ? ` (${row.firstError})` : ''}`,
         );
       }
     }
@@ -1236,7 +1238,7 @@ function targets(all: Summary[]): Target[] {
   }
   for (const c of concurrency.filter((x) => x.n === Math.max(...CONCURRENCY))) {
     out.push({
-      target: `${c.n} concurrent 4 MiB ${c.op.toUpperCase()}s: isolate under 100 MiB above idle, none refused but by SlowDown (${c.policy}, s3rver)`,
+      target: `${c.n} concurrent ${sizeName(BURST_BYTES)} ${c.op.toUpperCase()}s: isolate under 100 MiB above idle, none refused but by SlowDown (${c.policy}, s3rver)`,
       figure: `peak ${c.rssMiB.toFixed(0)} MiB above idle; ${c.ok} ok, ${c.slowDown} SlowDown, ${c.failed} other failures`,
       met: c.rssMiB < 100 && c.failed === 0,
     });
@@ -1411,7 +1413,7 @@ async function main(): Promise<void> {
   }
   if (concurrency.length) {
     out.push('');
-    out.push(`### Concurrency (one fresh gateway, ${concurrency[0]!.policy} over the s3rvers, 4 MiB objects)`);
+    out.push(`### Concurrency (one fresh gateway, ${concurrency[0]!.policy} over the s3rvers, ${sizeName(BURST_BYTES)} objects)`);
     out.push('');
     out.push(
       'n requests at once from one client with n connections; RSS: peak VmRSS of workerd above its value just before the burst (one isolate serves them all).',
