@@ -36,12 +36,14 @@ function gateway() {
     policies: { ec: { k: 4, m: 2, blockSize: BLOCK } },
     defaultPolicy: 'ec',
   });
-  const perWrite = writeBytes({ mode: 'row', k: 4, m: 2 } as never, BLOCK);
+  const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
+  // What each of these writes asks for: the store's own plan of a SIZE-byte object (sealed).
+  const perWrite = writeBytes(units.plan(SIZE, engineSettings(config).policies.ec!, false), BLOCK);
   const background = new BackgroundWork();
   // Twelve writes' worth: without shares, twelve stalls take it all.
   const store = new EcStore({
     catalog: localCatalog(),
-    units: new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING }),
+    units,
     settings: { ...engineSettings(config), codingBudget: { bytes: 12 * perWrite, maxWaitMs: 5_000, tenantShare: 0.5 } },
     holder: () => background.holder(),
   });

@@ -36,8 +36,6 @@ import type { StoragePlan } from './unit-store.ts';
 
 /** The gate's buffer for the request body (auth/body-stream.ts). */
 const BODY_BUFFER_BYTES = 1 << 20;
-/** Open uploads of a column write, each with two framed-block buffers (ShardSink). */
-const OPEN_UPLOADS = 6;
 
 /** Who a lease is for: the request (or job) it serves. */
 export interface BudgetHolder {
@@ -238,10 +236,16 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
   if (plan.mode === 'inline') return 0;
   const { k, m } = plan;
   const framed = 2 * (BLOCK_CHECKSUM_BYTES + blockSize);
+  // A sealed write holds a record of plaintext (sealing-feed.ts) and the record WebCrypto sealed.
+  const sealing = plan.sealed ? 2 * (plan.sealRecord ?? 0) : 0;
   // A column unit's parity is m of its own shard length, not of the largest a unit may have: a
   // small wide write asking for m x columnShardBytes (24 MiB under 8+3) kept a second one out.
-  if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + blockSize + OPEN_UPLOADS * framed + BODY_BUFFER_BYTES;
-  return (k + m) * blockSize + (k + m) * framed + BODY_BUFFER_BYTES;
+  // Its uploads' buffers are counted for all k+m of them, as a striped write's are, not for the 6
+  // open at once: a finished upload holds its buffers until its backend has answered, and with
+  // only 6 counted, 128 concurrent 10+4 PUTs held 50-96 MiB of live buffers under the 48 MiB
+  // budget (BENCHMARKS.md, issue 42 sixth stop).
+  if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
+  return (k + m) * blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
 }
 
 /** A backend read body's own buffer (backends/streams.ts shapeBody). */

@@ -1,0 +1,101 @@
+/**
+ * npm run bench:isolate-memory [-- POLICY [N [MiB]]]   (default: 8+3 32 4; PROBE_GC=1: live only)
+ *
+ * What one gateway isolate holds during a burst of N concurrent PUTs of MiB each (issue 42:
+ * workerd's RSS mixes the isolate with the runtime's own buffers and, under `npm start`, the R2
+ * emulation): the gateway in workerd over k+m s3rver processes, its V8 heap and ArrayBuffer
+ * backing stores (wasm memory included) read through the inspector (`Runtime.getHeapUsage`) every
+ * 20 ms, beside workerd's RSS; two bursts, after three warm-up PUTs. With PROBE_GC=1 every sample
+ * is taken after a full collection (`HeapProfiler.collectGarbage`): what is live, not garbage
+ * waiting for the collector. Peaks above the idle figures; one machine's figures, a few percent
+ * of CPU for the sampling.
+ */
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { join } from 'node:path';
+import { makeClient, bodyOf } from './lib/client.ts';
+import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
+import { devtoolsSession } from '../test/support/devtools.ts';
+import { s3BackendConfig, startS3rvers } from './lib/s3rver.ts';
+import { descendants, rssBytes } from '../test/support/proc.ts';
+
+const POLICY = process.argv[2] ?? '8+3';
+const N = Number(process.argv[3] ?? 32);
+const SIZE = Number(process.argv[4] ?? 4) * 1024 * 1024;
+const [k, m] = POLICY.split('+').map(Number) as [number, number];
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
+const bundle = await bundleWorker(join(ROOT, 'worker/index.ts'), { prefix: 'shardgate-isolate-memory-' });
+const servers = await startS3rvers(k + m);
+const config = {
+  region: 'us-east-1',
+  backends: servers.map((s, i) => s3BackendConfig(s, i)),
+  policies: { p: { k, m } },
+  defaultPolicy: 'p',
+  credentials: [{ accessKeyId: 'probe', secretAccessKey: 'probe-secret' }],
+  garbageGraceSeconds: 3600,
+};
+const before = new Set(descendants(process.pid).map((p) => p.pid));
+const worker = await startWorker(bundle, {
+  config: join(ROOT, 'wrangler.toml'),
+  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+  persist: true,
+  inspector: true,
+});
+try {
+  const pids = descendants(process.pid)
+    .filter((p) => p.comm === 'workerd' && !before.has(p.pid))
+    .map((p) => p.pid);
+  const rss = () => pids.map((p) => rssBytes(p) ?? 0).reduce((a, b) => Math.max(a, b), 0);
+  const session = await devtoolsSession(worker.inspectorUrl!);
+  await session.call('Runtime.enable');
+  const GC = process.env.PROBE_GC === '1';
+  const heap = async () => {
+    if (GC) await session.call('HeapProfiler.collectGarbage');
+    return await session.call<Record<string, number>>('Runtime.getHeapUsage');
+  };
+  const s3w = makeClient({ endpoint: worker.url.origin, credentials: { accessKeyId: 'probe', secretAccessKey: 'probe-secret' } }, 'unsigned', 1);
+  await s3w.send(new CreateBucketCommand({ Bucket: 'probe' }));
+  for (let i = 0; i < 3; i++) await s3w.send(new PutObjectCommand({ Bucket: 'probe', Key: `w${i}`, Body: bodyOf(SIZE, i, 'unsigned'), ContentLength: SIZE }));
+  s3w.destroy();
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleRss = rss();
+  const idleHeap = await heap();
+  console.log(
+    'idle',
+    (idleRss / 2 ** 20).toFixed(0),
+    'MiB rss; heap',
+    JSON.stringify(Object.fromEntries(Object.entries(idleHeap).map(([a, b]) => [a, +(b / 2 ** 20).toFixed(1)]))),
+  );
+  for (const round of [1, 2]) {
+    const s3 = makeClient({ endpoint: worker.url.origin, credentials: { accessKeyId: 'probe', secretAccessKey: 'probe-secret' } }, 'unsigned', N);
+    let peakRss = 0;
+    const peakHeap: Record<string, number> = {};
+    let done = false;
+    const sampler = (async () => {
+      while (!done) {
+        peakRss = Math.max(peakRss, rss());
+        const h = await heap();
+        for (const [a, b] of Object.entries(h)) peakHeap[a] = Math.max(peakHeap[a] ?? 0, b);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        s3.send(new PutObjectCommand({ Bucket: 'probe', Key: `r${round}-${i}`, Body: bodyOf(SIZE, i, 'unsigned'), ContentLength: SIZE })),
+      ),
+    );
+    done = true;
+    await sampler;
+    s3.destroy();
+    console.log(
+      `${POLICY} round ${round}: ${N} x ${SIZE / 2 ** 20} MiB PUT in ${((performance.now() - t0) / 1000).toFixed(1)} s; peak rss above idle ${((peakRss - idleRss) / 2 ** 20).toFixed(0)} MiB; peak heap`,
+      JSON.stringify(Object.fromEntries(Object.entries(peakHeap).map(([a, b]) => [a, +(b / 2 ** 20).toFixed(1)]))),
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  session.close();
+} finally {
+  await worker.dispose();
+  await bundle.dispose();
+  await Promise.all(servers.map((s) => s.dispose()));
+}
