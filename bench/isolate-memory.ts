@@ -1,9 +1,10 @@
 /**
- * npm run bench:isolate-memory [-- POLICY [N [MiB]]]   (default: 8+3 32 4; PROBE_GC=1: live only)
+ * npm run bench:isolate-memory [-- POLICY|npm-start [N [MiB]]]   (default: 8+3 32 4; PROBE_GC=1: live only)
  *
  * What one gateway isolate holds during a burst of N concurrent PUTs of MiB each (issue 42:
  * workerd's RSS mixes the isolate with the runtime's own buffers and, under `npm start`, the R2
- * emulation): the gateway in workerd over k+m s3rver processes, its V8 heap and ArrayBuffer
+ * emulation): the gateway in workerd over k+m s3rver processes (`npm-start`: npm start's own
+ * config, its local R2 buckets in the same workerd, the dev key), its V8 heap and ArrayBuffer
  * backing stores (wasm memory included) read through the inspector (`Runtime.getHeapUsage`) every
  * 20 ms, beside workerd's RSS; two bursts, after three warm-up PUTs. With PROBE_GC=1 every sample
  * is taken after a full collection (`HeapProfiler.collectGarbage`): what is live, not garbage
@@ -17,26 +18,33 @@ import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/work
 import { devtoolsSession } from '../test/support/devtools.ts';
 import { s3BackendConfig, startS3rvers } from './lib/s3rver.ts';
 import { descendants, rssBytes } from '../test/support/proc.ts';
+import { devConfigSource } from '../dev/dev-config.ts';
 
 const POLICY = process.argv[2] ?? '8+3';
 const N = Number(process.argv[3] ?? 32);
 const SIZE = Number(process.argv[4] ?? 4) * 1024 * 1024;
-const [k, m] = POLICY.split('+').map(Number) as [number, number];
+const NPM_START = POLICY === 'npm-start';
+const [k, m] = NPM_START ? [0, 0] : (POLICY.split('+').map(Number) as [number, number]);
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
 const bundle = await bundleWorker(join(ROOT, 'worker/index.ts'), { prefix: 'shardgate-isolate-memory-' });
-const servers = await startS3rvers(k + m);
-const config = {
-  region: 'us-east-1',
-  backends: servers.map((s, i) => s3BackendConfig(s, i)),
-  policies: { p: { k, m } },
-  defaultPolicy: 'p',
-  credentials: [{ accessKeyId: 'probe', secretAccessKey: 'probe-secret' }],
-  garbageGraceSeconds: 3600,
-};
+const servers = NPM_START ? [] : await startS3rvers(k + m);
+const configText = NPM_START
+  ? devConfigSource()
+  : JSON.stringify({
+      region: 'us-east-1',
+      backends: servers.map((s, i) => s3BackendConfig(s, i)),
+      policies: { p: { k, m } },
+      defaultPolicy: 'p',
+      credentials: [{ accessKeyId: 'probe', secretAccessKey: 'probe-secret' }],
+      garbageGraceSeconds: 3600,
+    });
+const credentials = NPM_START
+  ? { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' }
+  : { accessKeyId: 'probe', secretAccessKey: 'probe-secret' };
 const before = new Set(descendants(process.pid).map((p) => p.pid));
 const worker = await startWorker(bundle, {
   config: join(ROOT, 'wrangler.toml'),
-  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: configText } },
   persist: true,
   inspector: true,
 });
@@ -52,7 +60,7 @@ try {
     if (GC) await session.call('HeapProfiler.collectGarbage');
     return await session.call<Record<string, number>>('Runtime.getHeapUsage');
   };
-  const s3w = makeClient({ endpoint: worker.url.origin, credentials: { accessKeyId: 'probe', secretAccessKey: 'probe-secret' } }, 'unsigned', 1);
+  const s3w = makeClient({ endpoint: worker.url.origin, credentials }, 'unsigned', 1);
   await s3w.send(new CreateBucketCommand({ Bucket: 'probe' }));
   for (let i = 0; i < 3; i++) await s3w.send(new PutObjectCommand({ Bucket: 'probe', Key: `w${i}`, Body: bodyOf(SIZE, i, 'unsigned'), ContentLength: SIZE }));
   s3w.destroy();
@@ -66,7 +74,7 @@ try {
     JSON.stringify(Object.fromEntries(Object.entries(idleHeap).map(([a, b]) => [a, +(b / 2 ** 20).toFixed(1)]))),
   );
   for (const round of [1, 2]) {
-    const s3 = makeClient({ endpoint: worker.url.origin, credentials: { accessKeyId: 'probe', secretAccessKey: 'probe-secret' } }, 'unsigned', N);
+    const s3 = makeClient({ endpoint: worker.url.origin, credentials }, 'unsigned', N);
     let peakRss = 0;
     const peakHeap: Record<string, number> = {};
     let done = false;
