@@ -144,6 +144,14 @@ describe('column units', () => {
       // Every data shard read once, no parity: read ahead is the shard's own read, opened early.
       const gets = s.faulty.flatMap((f) => f.calls.filter((c) => c.op === 'get'));
       expect(gets.length).toBe(8 * units.length);
+      // A data shard's backend down mid-read, streams ahead open or not: the same bytes, within 6 open requests.
+      for (const down of [1, 5]) {
+        s.faulty.find((f) => f.id === units[0]!.placement[down])!.goOffline();
+        expect(Buffer.compare(await read(s, units, 0, data.length - 1), data), `shard ${down} down, ${ms} ms`).toBe(0);
+        s.faulty.forEach((f) => f.goOnline());
+      }
+      expect(s.probe.violations).toEqual([]);
+      expect(s.probe.peak).toBeLessThanOrEqual(6);
     }
   });
 

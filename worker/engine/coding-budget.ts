@@ -242,7 +242,7 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
   // small wide write asking for m x columnShardBytes (24 MiB under 8+3) kept a second one out.
   // Its uploads' buffers are counted for all k+m of them, as a striped write's are, not for the 6
   // open at once: a finished upload holds its buffers until its backend has answered, and with
-  // only 6 counted, 128 concurrent 10+4 PUTs held 50-96 MiB of live buffers under the 48 MiB
+  // only 6 counted, 128 concurrent 10+4 PUTs held 41-96 MiB of live buffers under the 48 MiB
   // budget (BENCHMARKS.md, issue 42 sixth stop).
   if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
   return (k + m) * blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
