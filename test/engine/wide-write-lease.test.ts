@@ -7,7 +7,6 @@
  * before it, whatever its size. Here four 1 MiB uploads of one client stall after their first
  * bytes: all four hold their memory at once; then one large write still asks for its bound.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
 import { createApp } from '../../worker/app/app.ts';
@@ -19,11 +18,10 @@ import { writeBytes } from '../../worker/engine/coding-budget.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
 import { shardLayout } from '../../worker/format/layout.ts';
 import { sealedSize } from '../../worker/format/seal.ts';
-import { sdk } from '../auth/mutation/bases.ts';
-import { toRequest } from '../auth/mutation/wire.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { stalledPut, until } from '../support/stalled-put.ts';
 
 const KEY = { accessKeyId: 'AKIDWIDEWRITER', secret: 'wide secret' };
 const MiB = 1 << 20;
@@ -57,33 +55,11 @@ function gateway() {
   return { store, app, units, policy: engineSettings(config).policies.wide! };
 }
 
-/** A signed PUT of `size` bytes whose body sends 64 KiB and then nothing, until `fail` ends it. */
-async function stalledPut(app: ReturnType<typeof gateway>['app'], key: string, size: number) {
-  const wire = await sdk(new PutObjectCommand({ Bucket: 'wide', Key: key, Body: new Uint8Array(size) }), KEY);
-  let fail!: (err: Error) => void;
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      c.enqueue(new Uint8Array(65_536));
-      fail = (err) => c.error(err);
-    },
-  });
-  const signed = toRequest({ ...wire, body: null })!;
-  const request = new Request(signed.url, { method: 'PUT', headers: signed.headers, body, duplex: 'half' } as RequestInit);
-  const answered = Promise.resolve(app.fetch(request)).catch(() => null);
-  return { answered, fail: () => fail(new Error('client gone')) };
-}
-
-/** Turns of the event loop until `done`, for at most 20 s (the assertions after it say what was wanted). */
-async function until(done: () => boolean): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!done() && Date.now() < end) await new Promise((r) => setImmediate(r));
-}
-
 describe('a wide-code write', () => {
   it('asks for the parity its own units hold: four 1 MiB uploads run at once', async () => {
     const { store, app } = gateway();
     await store.createBucket('wide', { region: 'us-east-1' });
-    const stalls = await Promise.all(Array.from({ length: 4 }, (_, i) => stalledPut(app, `small-${i}`, MiB)));
+    const stalls = await Promise.all(Array.from({ length: 4 }, (_, i) => stalledPut(app, KEY, 'wide', `small-${i}`, MiB)));
     await until(() => store.codingBudget().holders + store.codingBudget().waiters >= 4);
     const held = store.codingBudget();
     expect(held).toMatchObject({ holders: 4, waiters: 0 });

@@ -18,11 +18,12 @@ import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
 import { writeBytes } from '../../worker/engine/coding-budget.ts';
 import { UnitStore } from '../../worker/engine/unit-store.ts';
-import { sdk } from '../auth/mutation/bases.ts';
-import { toRequest } from '../auth/mutation/wire.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
+import { sdk } from '../auth/mutation/bases.ts';
+import { toRequest } from '../auth/mutation/wire.ts';
 import { testS3Settings } from '../support/memory-store.ts';
+import { stalledPut, until } from '../support/stalled-put.ts';
 
 const A = { accessKeyId: 'AKIDWRITEONLY', secret: 'writer secret' };
 const B = { accessKeyId: 'AKIDOTHERTENANT', secret: 'other secret' };
@@ -65,33 +66,11 @@ function gateway() {
   return { store, app };
 }
 
-/** A signed PUT of SIZE bytes whose body sends 64 KiB and then nothing, until `fail` ends it. */
-async function stalledPut(app: ReturnType<typeof gateway>['app'], key: string) {
-  const wire = await sdk(new PutObjectCommand({ Bucket: 'shared', Key: key, Body: new Uint8Array(SIZE) }), A);
-  let fail!: (err: Error) => void;
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      c.enqueue(new Uint8Array(65_536));
-      fail = (err) => c.error(err);
-    },
-  });
-  const signed = toRequest({ ...wire, body: null })!;
-  const request = new Request(signed.url, { method: 'PUT', headers: signed.headers, body, duplex: 'half' } as RequestInit);
-  const answered = Promise.resolve(app.fetch(request)).catch(() => null);
-  return { answered, fail: () => fail(new Error('client gone')) };
-}
-
-/** Turns of the event loop until `done`, for at most 20 s (the assertions after it say what was wanted). */
-async function until(done: () => boolean): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!done() && Date.now() < end) await new Promise((r) => setImmediate(r));
-}
-
 describe('a tenant stalling its uploads', () => {
   it("holds at most its share; another tenant's PUT is served at once", async () => {
     const { store, app } = gateway();
     await store.createBucket('shared', { region: 'us-east-1' });
-    const stalls = await Promise.all(Array.from({ length: 12 }, (_, i) => stalledPut(app, `stall-${i}`)));
+    const stalls = await Promise.all(Array.from({ length: 12 }, (_, i) => stalledPut(app, A, 'shared', `stall-${i}`, SIZE)));
     // Until all twelve are in the budget (each is verified first: WebCrypto work off the main
     // thread, which 1,000 turns of the event loop did not always cover on a loaded machine).
     await until(() => store.codingBudget().holders + store.codingBudget().waiters >= 12);
