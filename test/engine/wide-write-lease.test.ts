@@ -9,8 +9,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
-import { createApp } from '../../worker/app/app.ts';
-import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { BackgroundWork } from '../../worker/app/background.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
@@ -21,7 +19,7 @@ import { sealedSize } from '../../worker/format/seal.ts';
 import { DEV_KEY_RING } from '../support/dev-encryption.ts';
 import { localCatalog } from '../support/local-catalog.ts';
 import { testS3Settings } from '../support/memory-store.ts';
-import { stalledPut, until } from '../support/stalled-put.ts';
+import { stalledPut, until, writersApp } from '../support/stalled-put.ts';
 
 const KEY = { accessKeyId: 'AKIDWIDEWRITER', secret: 'wide secret' };
 const MiB = 1 << 20;
@@ -37,21 +35,7 @@ function gateway() {
   const units = new UnitStore(backends, undefined, { keyRing: DEV_KEY_RING });
   // The shipped budget (48 MiB), one tenant.
   const store = new EcStore({ catalog: localCatalog(), units, settings: engineSettings(config), holder: () => background.holder() });
-  const authenticate = makeAuthenticate(
-    {
-      credentials: [{ accessKeyId: KEY.accessKeyId, secretAccessKey: KEY.secret, scope: { buckets: ['*'], actions: ['write'] as const } }],
-      allowAnonymous: false,
-      region: 'us-east-1',
-    },
-    {},
-  );
-  const app = createApp({
-    store,
-    config: store.config,
-    authenticate,
-    settings: testS3Settings({ maxObjectSize: 64 * MiB }),
-    around: (c, next) => background.run(c.var.scope, next),
-  });
+  const app = writersApp(store, background, [KEY], 64 * MiB);
   return { store, app, units, policy: engineSettings(config).policies.wide! };
 }
 

@@ -11,8 +11,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../backends/memory.ts';
-import { createApp } from '../../worker/app/app.ts';
-import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
 import { BackgroundWork } from '../../worker/app/background.ts';
 import { engineSettings, parseConfig } from '../../worker/config/config.ts';
 import { EcStore } from '../../worker/engine/ec-store.ts';
@@ -23,7 +21,7 @@ import { localCatalog } from '../support/local-catalog.ts';
 import { sdk } from '../auth/mutation/bases.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
 import { testS3Settings } from '../support/memory-store.ts';
-import { stalledPut, until } from '../support/stalled-put.ts';
+import { stalledPut, until, writersApp } from '../support/stalled-put.ts';
 
 const A = { accessKeyId: 'AKIDWRITEONLY', secret: 'writer secret' };
 const B = { accessKeyId: 'AKIDOTHERTENANT', secret: 'other secret' };
@@ -48,21 +46,7 @@ function gateway() {
     settings: { ...engineSettings(config), codingBudget: { bytes: 12 * perWrite, maxWaitMs: 5_000, tenantShare: 0.5 } },
     holder: () => background.holder(),
   });
-  const authenticate = makeAuthenticate(
-    {
-      credentials: [A, B].map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: ['*'], actions: ['write'] as const } })),
-      allowAnonymous: false,
-      region: 'us-east-1',
-    },
-    {},
-  );
-  const app = createApp({
-    store,
-    config: store.config,
-    authenticate,
-    settings: testS3Settings({ maxObjectSize: 8 * SIZE }),
-    around: (c, next) => background.run(c.var.scope, next),
-  });
+  const app = writersApp(store, background, [A, B], 8 * SIZE);
   return { store, app };
 }
 

@@ -5,8 +5,35 @@
  * sleeping.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { createApp } from '../../worker/app/app.ts';
+import { makeAuthenticate } from '../../worker/app/auth-gate.ts';
+import type { BackgroundWork } from '../../worker/app/background.ts';
+import type { EcStore } from '../../worker/engine/ec-store.ts';
 import { sdk, type SignAs } from '../auth/mutation/bases.ts';
 import { toRequest } from '../auth/mutation/wire.ts';
+import { testS3Settings } from './memory-store.ts';
+
+/**
+ * The real front door over `store`, with the gateway's own wiring of the budget's holder
+ * (BackgroundWork, RequestScope): `keys` may write to every bucket.
+ */
+export function writersApp(store: EcStore, background: BackgroundWork, keys: readonly { accessKeyId: string; secret: string }[], maxObjectSize: number) {
+  const authenticate = makeAuthenticate(
+    {
+      credentials: keys.map((k) => ({ accessKeyId: k.accessKeyId, secretAccessKey: k.secret, scope: { buckets: ['*'], actions: ['write'] as const } })),
+      allowAnonymous: false,
+      region: 'us-east-1',
+    },
+    {},
+  );
+  return createApp({
+    store,
+    config: store.config,
+    authenticate,
+    settings: testS3Settings({ maxObjectSize }),
+    around: (c, next) => background.run(c.var.scope, next),
+  });
+}
 
 /** What answers a Request: an app from createApp. */
 export interface FetchingApp {
