@@ -3,7 +3,8 @@
  *
  * What one gateway isolate holds during a burst of N concurrent PUTs of MiB each (issue 42:
  * workerd's RSS mixes the isolate with the runtime's own buffers and, under `npm start`, the R2
- * emulation): the gateway in workerd over k+m s3rver processes (`npm-start`: npm start's own
+ * emulation): the bench's gateway (bench/lib/gateway.ts: its workerd process, found by its
+ * listening port; no repair consumer) over k+m s3rver processes (`npm-start`: npm start's own
  * config, its local R2 buckets in the same workerd, the dev key), its V8 heap and ArrayBuffer
  * backing stores (wasm memory included) read through the inspector (`Runtime.getHeapUsage`) every
  * 20 ms, beside workerd's RSS; two bursts, after three warm-up PUTs. With PROBE_GC=1 every sample
@@ -12,12 +13,11 @@
  * of CPU for the sampling.
  */
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { join } from 'node:path';
 import { makeClient, bodyOf } from './lib/client.ts';
-import { bundleWorker, LOCAL_DEV, ROOT, startWorker } from '../test/support/worker.ts';
+import { buildBundle, startGateway } from './lib/gateway.ts';
 import { devtoolsSession } from '../test/support/devtools.ts';
 import { s3BackendConfig, startS3rvers } from './lib/s3rver.ts';
-import { descendants, rssBytes } from '../test/support/proc.ts';
+import { rssBytes } from '../test/support/proc.ts';
 import { devConfigSource } from '../dev/dev-config.ts';
 
 const POLICY = process.argv[2] ?? '8+3';
@@ -25,34 +25,24 @@ const N = Number(process.argv[3] ?? 32);
 const SIZE = Number(process.argv[4] ?? 4) * 1024 * 1024;
 const NPM_START = POLICY === 'npm-start';
 const [k, m] = NPM_START ? [0, 0] : (POLICY.split('+').map(Number) as [number, number]);
-process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-const bundle = await bundleWorker(join(ROOT, 'worker/index.ts'), { prefix: 'shardgate-isolate-memory-' });
+const bundle = await buildBundle();
 const servers = NPM_START ? [] : await startS3rvers(k + m);
-const configText = NPM_START
-  ? devConfigSource()
-  : JSON.stringify({
+const config: object = NPM_START
+  ? JSON.parse(devConfigSource())
+  : {
       region: 'us-east-1',
       backends: servers.map((s, i) => s3BackendConfig(s, i)),
       policies: { p: { k, m } },
       defaultPolicy: 'p',
       credentials: [{ accessKeyId: 'probe', secretAccessKey: 'probe-secret' }],
       garbageGraceSeconds: 3600,
-    });
+    };
 const credentials = NPM_START
   ? { accessKeyId: 'shardgate-dev', secretAccessKey: 'shardgate-dev-secret' }
   : { accessKeyId: 'probe', secretAccessKey: 'probe-secret' };
-const before = new Set(descendants(process.pid).map((p) => p.pid));
-const worker = await startWorker(bundle, {
-  config: join(ROOT, 'wrangler.toml'),
-  bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: configText } },
-  persist: true,
-  inspector: true,
-});
+const worker = await startGateway(bundle, config, { inspector: true });
 try {
-  const pids = descendants(process.pid)
-    .filter((p) => p.comm === 'workerd' && !before.has(p.pid))
-    .map((p) => p.pid);
-  const rss = () => pids.map((p) => rssBytes(p) ?? 0).reduce((a, b) => Math.max(a, b), 0);
+  const rss = () => rssBytes(worker.pid) ?? 0;
   const session = await devtoolsSession(worker.inspectorUrl!);
   await session.call('Runtime.enable');
   const GC = process.env.PROBE_GC === '1';
@@ -60,7 +50,7 @@ try {
     if (GC) await session.call('HeapProfiler.collectGarbage');
     return await session.call<Record<string, number>>('Runtime.getHeapUsage');
   };
-  const s3w = makeClient({ endpoint: worker.url.origin, credentials }, 'unsigned', 1);
+  const s3w = makeClient({ endpoint: worker.origin, credentials }, 'unsigned', 1);
   await s3w.send(new CreateBucketCommand({ Bucket: 'probe' }));
   for (let i = 0; i < 3; i++) await s3w.send(new PutObjectCommand({ Bucket: 'probe', Key: `w${i}`, Body: bodyOf(SIZE, i, 'unsigned'), ContentLength: SIZE }));
   s3w.destroy();
@@ -74,7 +64,7 @@ try {
     JSON.stringify(Object.fromEntries(Object.entries(idleHeap).map(([a, b]) => [a, +(b / 2 ** 20).toFixed(1)]))),
   );
   for (const round of [1, 2]) {
-    const s3 = makeClient({ endpoint: worker.url.origin, credentials }, 'unsigned', N);
+    const s3 = makeClient({ endpoint: worker.origin, credentials }, 'unsigned', N);
     let peakRss = 0;
     const peakHeap: Record<string, number> = {};
     let done = false;

@@ -29,6 +29,8 @@ export interface BenchGateway {
   /** Every workerd below us (the proxy's too), for the record. */
   workerdPids: number[];
   direct: boolean;
+  /** The DevTools endpoint (test/support/devtools.ts), when started with `inspector`. */
+  inspectorUrl?: URL;
   /** POSTs to a /__bench/ path on a connection of its own; the parsed JSON answer. */
   control(path: string): Promise<any>;
   dispose(): Promise<void>;
@@ -57,11 +59,13 @@ export async function buildBundle(whatIf: string[] = []): Promise<Bundle> {
   return { ...bundle, whatIf };
 }
 
-export async function startGateway(bundle: Bundle, config: object): Promise<BenchGateway> {
+/** `inspector`: with the DevTools inspector on (bench/isolate-memory.ts reads the isolate's heap through it). */
+export async function startGateway(bundle: Bundle, config: object, o: { inspector?: boolean } = {}): Promise<BenchGateway> {
   const before = new Set(descendants(process.pid).map((p) => p.pid));
   const worker = await startWorker(bundle, {
     bindings: { ...LOCAL_DEV, SHARDGATE_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
     persist: true,
+    ...(o.inspector ? { inspector: true } : {}),
   });
   try {
     const origin = worker.url.origin;
@@ -78,6 +82,7 @@ export async function startGateway(bundle: Bundle, config: object): Promise<Benc
       pid,
       workerdPids: workerd,
       direct: worker.url.href !== worker.proxyUrl.href && own !== undefined,
+      ...(worker.inspectorUrl ? { inspectorUrl: worker.inspectorUrl } : {}),
       async control(path) {
         const { status, text } = await post(origin + path);
         if (status < 200 || status > 299) throw new Error(`${path}: ${status} ${text}`);
