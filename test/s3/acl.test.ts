@@ -264,6 +264,33 @@ describe('Object Ownership', () => {
     expect(await answer(g, put('plain', 'k', { GrantRead: 'id="alt"' }))).toEqual([400, 'AccessControlListNotSupported']);
   });
 
+  // AWS: `private` is the writer's own FULL_CONTROL, so on an enforced bucket it passes within the
+  // bucket's account and is refused from another (redpanda-data/connect#4371).
+  it('an enforced bucket open to another account by policy: its private is refused, bucket-owner-full-control and no ACL are fine, and so is its Put*Acl', async () => {
+    const g = gateway();
+    await ok(g, new CreateBucketCommand({ Bucket: 'open' }));
+    const everything = { Effect: 'Allow', Principal: { AWS: '*' }, Action: '*', Resource: ['arn:aws:s3:::open', 'arn:aws:s3:::open/*'] };
+    await ok(g, new PutBucketPolicyCommand({ Bucket: 'open', Policy: JSON.stringify({ Version: '2012-10-17', Statement: [everything] }) }));
+    const refused = [400, 'AccessControlListNotSupported'];
+    await ok(g, put('open', 'plain'), ALT);
+    await ok(g, put('open', 'bofc', { ACL: 'bucket-owner-full-control' }), ALT);
+    expect(await answer(g, put('open', 'alt-private', { ACL: 'private' }), ALT)).toEqual(refused);
+    expect(await answer(g, new CreateMultipartUploadCommand({ Bucket: 'open', Key: 'alt-private', ACL: 'private' }), ALT)).toEqual(refused);
+    expect(await answer(g, new CopyObjectCommand({ Bucket: 'open', Key: 'alt-private', CopySource: 'open/plain', ACL: 'private' }), ALT)).toEqual(refused);
+    await ok(g, put('open', 'main-private', { ACL: 'private' }));
+    // Another account's Put*Acl is refused; the owner's restating what the bucket has passes, a no-op (s3cmd's copies send it).
+    expect(await answer(g, new PutObjectAclCommand({ Bucket: 'open', Key: 'plain', ACL: 'private' }), ALT)).toEqual(refused);
+    expect(await answer(g, new PutBucketAclCommand({ Bucket: 'open', ACL: 'private' }), ALT)).toEqual(refused);
+    const mainsAlone = { Owner: { ID: MAIN }, Grants: [{ Grantee: { Type: 'CanonicalUser' as const, ID: MAIN }, Permission: 'FULL_CONTROL' as const }] };
+    expect(await answer(g, new PutObjectAclCommand({ Bucket: 'open', Key: 'plain', AccessControlPolicy: mainsAlone }), ALT)).toEqual(refused);
+    expect(await answer(g, new PutBucketAclCommand({ Bucket: 'open', AccessControlPolicy: mainsAlone }), ALT)).toEqual(refused);
+    await ok(g, new PutObjectAclCommand({ Bucket: 'open', Key: 'plain', AccessControlPolicy: mainsAlone }));
+    await ok(g, new PutObjectAclCommand({ Bucket: 'open', Key: 'plain', ACL: 'private' }));
+    await ok(g, new PutBucketAclCommand({ Bucket: 'open', ACL: 'private' }));
+    expect(await aclOf(g, new GetObjectAclCommand({ Bucket: 'open', Key: 'plain' }), ALT)).toEqual({ owner: MAIN, grants: [`${MAIN} FULL_CONTROL`] });
+    expect(await status(g, new GetObjectCommand({ Bucket: 'open', Key: 'alt-private' }))).toBe(404);
+  });
+
   it("x-amz-expected-bucket-owner: 403 when the bucket is another account's, whoever asks; the source's for a copy", async () => {
     const g = gateway();
     await ok(g, new CreateBucketCommand({ Bucket: 'mine', ObjectOwnership: 'ObjectWriter', ACL: 'public-read-write' }));

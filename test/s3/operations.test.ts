@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import type { S3Error } from '../../worker/model/errors.ts';
 import { detectOperation } from '../../worker/s3/operations.ts';
-import { assertOwnerOnlyAclHeaders } from '../../worker/s3/acl-headers.ts';
+import { assertAclHeaders, knownAccounts } from '../../worker/s3/acl-headers.ts';
+import { STRANGER } from '../../worker/model/account.ts';
+import { NO_SETTINGS } from '../../worker/model/bucket-settings.ts';
 import { requestView } from '../../worker/model/request.ts';
 import { effectiveHeaders, parseS3Address } from '../../worker/s3/request.ts';
 
@@ -130,6 +132,10 @@ describe('query parameters that are not S3 API: ignored, as S3 ignores them', ()
   });
 });
 
+/** The gate's check of a write's ACL headers on a BucketOwnerEnforced bucket (no ownership row) of `owner`, signed by `requester`. */
+const assertOwnerOnlyAclHeaders = (headers: Headers, owner = 'shardgate', requester: string | null = owner) =>
+  assertAclHeaders(headers, owner, requester, NO_SETTINGS.rows, knownAccounts({ accounts: ['shardgate', 'alt'] }));
+
 describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () => {
   it.each([
     [{ 'x-amz-acl': 'public-read' }],
@@ -158,9 +164,7 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     ]) {
       expect(() => detect(method!, target!, headers)).not.toThrow();
     }
-    expect(() => assertOwnerOnlyAclHeaders(new Headers(headers), false, 'shardgate')).toThrow(
-      expect.objectContaining({ code: 'AccessControlListNotSupported' }),
-    );
+    expect(() => assertOwnerOnlyAclHeaders(new Headers(headers))).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported' }));
   });
 
   // A grant to an id is judged after the gate, which knows the bucket's owner (model/account.ts).
@@ -168,16 +172,14 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     '%o passes detection and is AccessControlListNotSupported unless every id is the bucket owner',
     (headers) => {
       expect(() => detect('PUT', '/b/k', headers)).not.toThrow();
-      expect(() => assertOwnerOnlyAclHeaders(new Headers(headers), false, 'shardgate')).toThrow(
-        expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }),
-      );
+      expect(() => assertOwnerOnlyAclHeaders(new Headers(headers))).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }));
     },
   );
 
   it('a grant of FULL_CONTROL to the bucket owner passes for that owner only', () => {
     const headers = new Headers({ 'x-amz-grant-full-control': 'id="alt"' });
-    expect(() => assertOwnerOnlyAclHeaders(headers, false, 'alt')).not.toThrow();
-    expect(() => assertOwnerOnlyAclHeaders(headers, false, 'shardgate')).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported' }));
+    expect(() => assertOwnerOnlyAclHeaders(headers, 'alt')).not.toThrow();
+    expect(() => assertOwnerOnlyAclHeaders(headers, 'shardgate')).toThrow(expect.objectContaining({ code: 'AccessControlListNotSupported' }));
   });
 
   it.each([[{ 'x-amz-acl': 'private' }], [{ 'x-amz-acl': 'bucket-owner-full-control' }], [{ 'x-amz-grant-full-control': 'id="shardgate"' }]])(
@@ -185,8 +187,22 @@ describe('ACL headers: only the owner FULL_CONTROL (bucket owner enforced)', () 
     (headers) => {
       expect(detect('PUT', '/b/k', headers)).toBe('PutObject');
       expect(detect('PUT', '/b', headers)).toBe('CreateBucket');
+      expect(() => assertOwnerOnlyAclHeaders(new Headers(headers))).not.toThrow();
     },
   );
+
+  // AWS accepts `private` within the bucket's account, where it names the bucket owner, and refuses
+  // it from another account, whose object it would keep from the bucket owner (acl-headers.ts).
+  it("private is the bucket owner's own: accepted from its account (and gateway-wide anonymous access), refused from another and a stranger", () => {
+    const privateAcl = new Headers({ 'x-amz-acl': 'private' });
+    expect(() => assertOwnerOnlyAclHeaders(privateAcl, 'shardgate', 'shardgate')).not.toThrow();
+    expect(() => assertOwnerOnlyAclHeaders(privateAcl, 'shardgate', null)).not.toThrow();
+    for (const requester of ['alt', STRANGER])
+      expect(() => assertOwnerOnlyAclHeaders(privateAcl, 'shardgate', requester)).toThrow(
+        expect.objectContaining({ code: 'AccessControlListNotSupported', status: 400 }),
+      );
+    expect(() => assertOwnerOnlyAclHeaders(new Headers({ 'x-amz-acl': 'bucket-owner-full-control' }), 'shardgate', 'alt')).not.toThrow();
+  });
 });
 
 describe('parseS3Address', () => {

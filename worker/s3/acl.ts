@@ -111,11 +111,24 @@ async function readAclRequest(s3: S3Context, owner: string, bucketOwner: string)
   return parseAclDocument(xml, owner, known);
 }
 
-/** Refuses what a Put*Acl may not store: a public ACL under BlockPublicAcls (403); beyond the owner's FULL_CONTROL where ACLs are disabled. */
-function assertStorable(acl: Acl, settings: BucketSettings, aclsEnabled: boolean): void {
+/**
+ * Refuses what a Put*Acl may not store: a public ACL under BlockPublicAcls (403); where ACLs are
+ * disabled, anything but the bucket owner's own request restating what the bucket has (the
+ * owner's FULL_CONTROL alone). AWS refuses that restatement too ("Requests to set ACLs or update
+ * ACLs fail"); it is accepted here, a no-op, because s3cmd's cp, mv and modify re-apply the
+ * source's ACL after every copy (s3tools/s3cmd#1304: they fail on AWS). Another account's
+ * Put*Acl is refused as on AWS.
+ */
+function assertStorable(acl: Acl, settings: BucketSettings, aclsEnabled: boolean, byBucketOwner: boolean): void {
   if (isPublicAcl(acl) && parseStoredPublicAccessBlock(settings.rows['public-access-block'])?.blockPublicAcls) throw new S3Error('AccessDenied');
   // Revoking the owner's own grant is not an ACL an owner-enforced bucket takes either.
-  if (!aclsEnabled && (!isPrivate(acl) || acl.grants.length === 0)) throw notSupported();
+  if (!aclsEnabled && (!byBucketOwner || !isPrivate(acl) || acl.grants.length === 0)) throw notSupported();
+}
+
+/** Whether the request is of the bucket's account (a caller of `allowAnonymous: true` counts as it, as at the gate: policy-gate.ts). */
+function byAccountOf(s3: S3Context, bucketOwner: string): boolean {
+  const account = s3.auth.access?.account;
+  return account === undefined || account === null || account === bucketOwner;
 }
 
 export async function GetBucketAcl(s3: S3Context): Promise<Response> {
@@ -130,7 +143,7 @@ export async function PutBucketAcl(s3: S3Context): Promise<Response> {
   const owner = ownerOfRow(settings.rows.owner);
   const acl = await readAclRequest(s3, owner, owner);
   const { aclsEnabled } = ownershipOf(settings.rows.ownership);
-  assertStorable(acl, settings, aclsEnabled);
+  assertStorable(acl, settings, aclsEnabled, byAccountOf(s3, owner));
   // The ownership is checked again where the ACL is stored (a change racing this one cannot leave grants on an enforced bucket).
   if (aclsEnabled) await s3.config.putBucketAccess(s3.bucket!, { acl: bucketAclRow(acl) });
   return new Response(null);
@@ -160,7 +173,7 @@ export async function PutObjectAcl(s3: S3Context): Promise<Response> {
   const { aclsEnabled } = ownershipOf(settings.rows.ownership);
   const current = aclsEnabled ? objectAcl(stored, bucketOwner) : privateAcl(bucketOwner);
   const acl = await readAclRequest(s3, current.owner, bucketOwner);
-  assertStorable(acl, settings, aclsEnabled);
+  assertStorable(acl, settings, aclsEnabled, byAccountOf(s3, bucketOwner));
   if (aclsEnabled) await s3.store.putObjectAcl(s3.bucket!, s3.key!, storedObjectAcl(acl, bucketOwner), readVersionId(s3.query));
   return new Response(null, { headers: versionHeader(versionId) });
 }

@@ -367,7 +367,7 @@ class RequestPolicy implements SettingsFence, PolicyCheck {
       this.owner = owner;
       this.rows = settings.rows;
       // ACL headers against the bucket's Object Ownership as checked (acl-headers.ts), after the public access block's 403.
-      assertAclHeaders(this.f.headers, owner, settings.rows, this.f.knownAccount ?? knownAccounts({}));
+      assertAclHeaders(this.f.headers, owner, account, settings.rows, this.f.knownAccount ?? knownAccounts({}));
     }
     if (this.actions === null) {
       // The policy operations are the bucket owner's alone: AWS answers any other account 405 (an anonymous caller 403).
