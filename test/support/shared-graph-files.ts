@@ -79,7 +79,7 @@ export const SHARED_GRAPH_FILES: readonly string[] = [
   'test/engine/replica-read.test.ts',
   'test/engine/store.test.ts',
   'test/engine/unit.test.ts',
-  'test/engine/wide-write-lease.test.ts',
+  'test/engine/write-lease.test.ts',
   'test/engine/write-rounds.test.ts',
   'test/format/shard-file-writer.test.ts',
   'test/format/shard-key.test.ts',

@@ -235,7 +235,11 @@ class Lease implements BudgetLease {
 export function writeBytes(plan: StoragePlan, blockSize: number): number {
   if (plan.mode === 'inline') return 0;
   const { k, m } = plan;
-  const framed = 2 * (BLOCK_CHECKSUM_BYTES + blockSize);
+  // Blocks as long as the body's first unit needs (a body of one row has shorter ones): the
+  // writer's stripe and its uploads' buffers are that long (unit-writer.ts, shard-set.ts). At 256
+  // KiB for every write, eight 64 KiB 4+2 PUTs filled the 48 MiB budget (5.6 MiB each); now 1.4 MiB.
+  const block = Math.min(blockSize, plan.firstBlockBytes ?? blockSize);
+  const framed = 2 * (BLOCK_CHECKSUM_BYTES + block);
   // A sealed write holds a record of plaintext (sealing-feed.ts) and the record WebCrypto sealed.
   const sealing = plan.sealed ? 2 * (plan.sealRecord ?? 0) : 0;
   // A column unit's parity is m of its own shard length, not of the largest a unit may have: a
@@ -244,8 +248,8 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
   // open at once: a finished upload holds its buffers until its backend has answered, and with
   // only 6 counted, 128 concurrent 10+4 PUTs held 41-96 MiB of live buffers under the 48 MiB
   // budget (BENCHMARKS.md, issue 42 sixth stop).
-  if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
-  return (k + m) * blockSize + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
+  if (plan.mode === 'column') return m * (plan.firstShardBytes ?? plan.columnShardBytes!) + block + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
+  return (k + m) * block + (k + m) * framed + BODY_BUFFER_BYTES + sealing;
 }
 
 /** A backend read body's own buffer (backends/streams.ts shapeBody). */

@@ -137,8 +137,19 @@ export class ShardSet {
     let s = this.sinks[i];
     if (!s) {
       const key = shardKey(this.g.bucket, this.g.unitId, i);
-      s = new ShardSink(i, this.g.backends[i]!, key, this.files[i]!.fileLen, this.abort.signal, BLOCK_CHECKSUM_BYTES + this.g.blockSize, (upload) =>
-        this.slots.run(upload),
+      // Buffers as long as the unit's longest framed block; pooled only at the full block size, so
+      // that the odd lengths of short bodies never take the pool's few sizes (buffer-pool.ts).
+      const block = Math.min(this.g.blockSize, this.layout.largestBlock);
+      s = new ShardSink(
+        i,
+        this.g.backends[i]!,
+        key,
+        this.files[i]!.fileLen,
+        this.abort.signal,
+        BLOCK_CHECKSUM_BYTES + block,
+        (upload) => this.slots.run(upload),
+        2,
+        block === this.g.blockSize,
       );
       this.sinks[i] = s;
     }

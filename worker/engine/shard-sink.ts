@@ -51,6 +51,8 @@ export class ShardSink {
     /** Runs the upload when a subrequest slot is free. */
     private readonly open: (upload: () => Promise<void>) => Promise<void> = (upload) => upload(),
     private readonly depth = 2,
+    /** Whether its buffers come from and go back to SINK_POOL (blocks of the policy's full size). */
+    private readonly pooled = true,
   ) {
     this.done = new Promise((resolve) => (this.settle = resolve));
   }
@@ -106,7 +108,7 @@ export class ShardSink {
 
   private allocate(): Uint8Array {
     this.allocated++;
-    const pooled = SINK_POOL.take(this.chunkBytes);
+    const pooled = this.pooled ? SINK_POOL.take(this.chunkBytes) : undefined;
     return pooled ? new Uint8Array(pooled) : new Uint8Array(this.chunkBytes);
   }
 
@@ -114,7 +116,8 @@ export class ShardSink {
   private recycle(): void {
     if (this.lent?.byteLength === this.chunkBytes) this.free.push(this.lent);
     this.lent = null;
-    for (const b of this.free.splice(0)) SINK_POOL.give(b.buffer as ArrayBuffer, `shard sink ${this.key}`);
+    const free = this.free.splice(0);
+    if (this.pooled) for (const b of free) SINK_POOL.give(b.buffer as ArrayBuffer, `shard sink ${this.key}`);
   }
 
   private wake(who: 'reader' | 'writer'): void {

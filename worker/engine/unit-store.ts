@@ -13,6 +13,7 @@ import type { Tag } from '../model/tagging.ts';
 import { newId } from '../format/ids.ts';
 import type { Codec, CodedUnit, ObjectManifest } from '../format/manifest.ts';
 import { bucketShardPrefixes, shardKey, shelvedUnitId } from '../format/shard-key.ts';
+import { UnitLayout } from '../format/layout.ts';
 import { BackendLatency } from './backend-latency.ts';
 import { BodyFeed, type UnitFeed } from './body-feed.ts';
 import { writeColumn } from './column-writer.ts';
@@ -80,6 +81,12 @@ export interface StoragePlan {
    * most columnShardBytes, and less for a body smaller than one full unit.
    */
   firstShardBytes?: number;
+  /**
+   * The longest block of the plan's first unit (UnitLayout.largestBlock): the block size, or less
+   * for a body of one row. Its writer's stripe and upload buffers are this long, and so is what
+   * it asks of the coding budget: a 64 KiB 4+2 PUT holds 16 KiB blocks, not 256 KiB ones.
+   */
+  firstBlockBytes?: number;
   /** Units (or the inline object) are sealed under the key ring's active key (format/seal.ts). */
   sealed: boolean;
   /** Sealed: plaintext bytes per record of every unit (sealRecordBytes). */
@@ -170,14 +177,19 @@ export class UnitStore {
     const sealed = forceSeal || this.seals(policy);
     const sealRecord = sealed ? sealRecordBytes(size, this.options.sealRecordBytes) : undefined;
     if (small && policy.small.mode === 'inline' && !part) return { mode: 'inline', codec, k, m, quorum, unitIds: [], sealed, sealRecord };
-    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') return { mode: 'striped', codec, k, m, quorum, unitIds: [newUnitId()], sealed, sealRecord };
+    const storedBytes = (plain: number) => (sealRecord ? sealedSize(plain, sealRecord) : plain);
+    if (k + m <= MAX_OPEN_SUBREQUESTS || codec === 'replica') {
+      const firstBlockBytes = new UnitLayout(storedBytes(size), k, m, policy.blockSize, 0).largestBlock;
+      return { mode: 'striped', codec, k, m, quorum, unitIds: [newUnitId()], firstBlockBytes, sealed, sealRecord };
+    }
     const budget = Math.min(MAX_COLUMN_SHARD, Math.floor((this.options.columnParityBytes ?? COLUMN_PARITY_BYTES) / m));
     const columnShardBytes = Math.max(policy.blockSize, budget - (budget % policy.blockSize));
     // Sealed: as many whole records as fit the unit's stored bytes (the parity bound is on those).
     const unitPlainBytes = sealRecord ? Math.max(1, Math.floor((k * columnShardBytes) / (sealRecord + SEAL_TAG_BYTES))) * sealRecord : k * columnShardBytes;
     const count = Math.max(1, Math.ceil(size / unitPlainBytes));
     const firstPlain = Math.min(size, unitPlainBytes);
-    const firstShardBytes = Math.ceil((sealRecord ? sealedSize(firstPlain, sealRecord) : firstPlain) / k);
+    const firstLayout = new UnitLayout(storedBytes(firstPlain), k, m, policy.blockSize, 0, 'column');
+    const firstShardBytes = firstLayout.stripeData;
     return {
       mode: 'column',
       codec,
@@ -188,6 +200,7 @@ export class UnitStore {
       columnShardBytes,
       unitPlainBytes,
       firstShardBytes,
+      firstBlockBytes: firstLayout.largestBlock,
       sealed,
       sealRecord,
     };

@@ -53,6 +53,14 @@ export class UnitLayout {
     return this.kind === 'column' ? this.stripeData : this.stripes * this.blockSize;
   }
 
+  /**
+   * The longest block of any row: what a writer's stripe and its uploads' buffers must hold. A
+   * unit of one row (a body smaller than k full blocks) has blocks only as long as its data.
+   */
+  get largestBlock(): number {
+    return this.stripes > 1 ? this.blockSize : Math.max(1, this.lastBlockLen);
+  }
+
   blockLen(stripe: number): number {
     return stripe === this.stripes - 1 ? this.lastBlockLen : this.blockSize;
   }
