@@ -44,20 +44,29 @@ function gateway(defaultPolicy: 'wide' | 'narrow' = 'wide') {
   return { store, app, units, policy: engineSettings(config).policies.wide!, narrow: engineSettings(config).policies.narrow! };
 }
 
+/**
+ * `count` uploads of `size` bytes into a bucket of `policy`, stalled after their first bytes: all
+ * of them hold their lease at once, none waits; then they fail and every byte comes back. Resolves
+ * to the bytes they held together.
+ */
+async function stalledAtOnce(policy: 'wide' | 'narrow', count: number, size: number): Promise<number> {
+  const { store, app } = gateway(policy);
+  await store.createBucket(policy, { region: 'us-east-1' });
+  const stalls = await Promise.all(Array.from({ length: count }, (_, i) => stalledPut(app, KEY, policy, `stalled-${i}`, size)));
+  await until(() => store.codingBudget().holders + store.codingBudget().waiters >= count);
+  const held = store.codingBudget();
+  expect(held).toMatchObject({ holders: count, waiters: 0 });
+  for (const s of stalls) s.fail();
+  await Promise.all(stalls.map((s) => s.answered));
+  await until(() => store.codingBudget().holders + store.codingBudget().waiters === 0);
+  expect(store.codingBudget()).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0 });
+  return held.heldBytes;
+}
+
 describe('a wide-code write', () => {
   it('asks for the parity its own units hold: four 1 MiB uploads run at once', async () => {
-    const { store, app } = gateway();
-    await store.createBucket('wide', { region: 'us-east-1' });
-    const stalls = await Promise.all(Array.from({ length: 4 }, (_, i) => stalledPut(app, KEY, 'wide', `small-${i}`, MiB)));
-    await until(() => store.codingBudget().holders + store.codingBudget().waiters >= 4);
-    const held = store.codingBudget();
-    expect(held).toMatchObject({ holders: 4, waiters: 0 });
     // Each: 3 x 128 KiB of parity, its uploads' buffers, the body's and the sealing's (about 7.3 MiB).
-    expect(held.heldBytes).toBeLessThan(4 * 8 * MiB);
-    for (const s of stalls) s.fail();
-    await Promise.all(stalls.map((s) => s.answered));
-    await until(() => store.codingBudget().holders + store.codingBudget().waiters === 0);
-    expect(store.codingBudget()).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0 });
+    expect(await stalledAtOnce('wide', 4, MiB)).toBeLessThan(4 * 8 * MiB);
   });
 
   it("never asks for less than its largest unit's m parity columns", () => {
@@ -82,18 +91,8 @@ describe('a wide-code write', () => {
 
 describe('a short striped write', () => {
   it('asks for blocks as long as its row: sixteen 256 KiB 4+2 uploads run at once', async () => {
-    const { store, app } = gateway('narrow');
-    await store.createBucket('narrow', { region: 'us-east-1' });
-    const stalls = await Promise.all(Array.from({ length: 16 }, (_, i) => stalledPut(app, KEY, 'narrow', `short-${i}`, 256 * 1024)));
-    await until(() => store.codingBudget().holders + store.codingBudget().waiters >= 16);
-    const held = store.codingBudget();
-    expect(held).toMatchObject({ holders: 16, waiters: 0 });
     // Each: 64 KiB blocks (stripe and two upload buffers per shard), the body's buffer and the sealing's: about 2.25 MiB.
-    expect(held.heldBytes).toBeLessThan(16 * 3 * MiB);
-    for (const s of stalls) s.fail();
-    await Promise.all(stalls.map((s) => s.answered));
-    await until(() => store.codingBudget().holders + store.codingBudget().waiters === 0);
-    expect(store.codingBudget()).toMatchObject({ heldBytes: 0, holders: 0, waiters: 0 });
+    expect(await stalledAtOnce('narrow', 16, 256 * 1024)).toBeLessThan(16 * 3 * MiB);
   });
 
   it("asks for its row's blocks, and for full blocks once it has more than one row", () => {
