@@ -42,13 +42,22 @@ function ownerOnlyGrant(name: string, value: string, owner: string): boolean {
 }
 
 /**
+ * Whether a request signed for `requester`'s account is of the bucket's (`owner`): null (or
+ * absent) is a caller of `allowAnonymous: true`, whose gateway-wide access is the owner's
+ * (policy-gate.ts `account`). Its `private` names the bucket owner; its Put*Acl may restate the
+ * owner's ACL (acl.ts).
+ */
+export function ofBucketAccount(requester: string | null | undefined, owner: string): boolean {
+  return requester === null || requester === undefined || requester === owner;
+}
+
+/**
  * Refuses `x-amz-acl` and `x-amz-grant-*` headers that grant anything beyond the bucket owner's
- * FULL_CONTROL. `requester`: the writer's account, whose `private` names itself; null for a caller
- * of `allowAnonymous: true`, whose gateway-wide access is the owner's (policy-gate.ts `account`).
+ * FULL_CONTROL. `requester`: the writer's account, whose `private` names itself (ofBucketAccount).
  */
 function assertOwnerOnlyAclHeaders(headers: Headers, owner: string, requester: string | null): void {
   const acl = headers.get('x-amz-acl')?.trim();
-  const ownerOnly = acl === undefined || acl === 'bucket-owner-full-control' || (acl === 'private' && (requester === null || requester === owner));
+  const ownerOnly = acl === undefined || acl === 'bucket-owner-full-control' || (acl === 'private' && ofBucketAccount(requester, owner));
   if (!ownerOnly) throw notSupported();
   for (const name of GRANT_HEADERS) {
     const value = headers.get(name);

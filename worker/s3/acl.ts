@@ -46,7 +46,7 @@ import { parseStoredPublicAccessBlock } from '../model/public-access-block.ts';
 import { readXmlBody } from './body.ts';
 import type { S3Context } from './context.ts';
 import { readVersionId, versionHeader } from './versioning.ts';
-import { GRANT_HEADERS, knownAccounts, notSupported } from './acl-headers.ts';
+import { GRANT_HEADERS, knownAccounts, notSupported, ofBucketAccount } from './acl-headers.ts';
 import { el, group, ownerXml, xmlDocument, xmlResponse } from './xml.ts';
 import { childText, childrenNamed, expectRoot, malformedXml, parseXml } from './xml-parse.ts';
 
@@ -125,12 +125,6 @@ function assertStorable(acl: Acl, settings: BucketSettings, aclsEnabled: boolean
   if (!aclsEnabled && (!byBucketOwner || !isPrivate(acl) || acl.grants.length === 0)) throw notSupported();
 }
 
-/** Whether the request is of the bucket's account (a caller of `allowAnonymous: true` counts as it, as at the gate: policy-gate.ts). */
-function byAccountOf(s3: S3Context, bucketOwner: string): boolean {
-  const account = s3.auth.access?.account;
-  return account === undefined || account === null || account === bucketOwner;
-}
-
 export async function GetBucketAcl(s3: S3Context): Promise<Response> {
   const settings = await s3.config.fetchBucketSettings(s3.bucket!); // NoSuchBucket
   const owner = ownerOfRow(settings.rows.owner);
@@ -143,7 +137,7 @@ export async function PutBucketAcl(s3: S3Context): Promise<Response> {
   const owner = ownerOfRow(settings.rows.owner);
   const acl = await readAclRequest(s3, owner, owner);
   const { aclsEnabled } = ownershipOf(settings.rows.ownership);
-  assertStorable(acl, settings, aclsEnabled, byAccountOf(s3, owner));
+  assertStorable(acl, settings, aclsEnabled, ofBucketAccount(s3.auth.access?.account, owner));
   // The ownership is checked again where the ACL is stored (a change racing this one cannot leave grants on an enforced bucket).
   if (aclsEnabled) await s3.config.putBucketAccess(s3.bucket!, { acl: bucketAclRow(acl) });
   return new Response(null);
@@ -173,7 +167,7 @@ export async function PutObjectAcl(s3: S3Context): Promise<Response> {
   const { aclsEnabled } = ownershipOf(settings.rows.ownership);
   const current = aclsEnabled ? objectAcl(stored, bucketOwner) : privateAcl(bucketOwner);
   const acl = await readAclRequest(s3, current.owner, bucketOwner);
-  assertStorable(acl, settings, aclsEnabled, byAccountOf(s3, bucketOwner));
+  assertStorable(acl, settings, aclsEnabled, ofBucketAccount(s3.auth.access?.account, bucketOwner));
   if (aclsEnabled) await s3.store.putObjectAcl(s3.bucket!, s3.key!, storedObjectAcl(acl, bucketOwner), readVersionId(s3.query));
   return new Response(null, { headers: versionHeader(versionId) });
 }
