@@ -238,7 +238,7 @@ export function writeBytes(plan: StoragePlan, blockSize: number): number {
   // Blocks as long as the body's first unit needs (a body of one row has shorter ones): the
   // writer's stripe and its uploads' buffers are that long (unit-writer.ts, shard-set.ts). At 256
   // KiB for every write, eight 64 KiB 4+2 PUTs filled the 48 MiB budget (5.6 MiB each); now 1.4 MiB.
-  const block = Math.min(blockSize, plan.firstBlockBytes ?? blockSize);
+  const block = plan.firstBlockBytes ?? blockSize;
   const framed = 2 * (BLOCK_CHECKSUM_BYTES + block);
   // A sealed write holds a record of plaintext (sealing-feed.ts) and the record WebCrypto sealed.
   const sealing = plan.sealed ? 2 * (plan.sealRecord ?? 0) : 0;

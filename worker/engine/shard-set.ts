@@ -139,7 +139,7 @@ export class ShardSet {
       const key = shardKey(this.g.bucket, this.g.unitId, i);
       // Buffers as long as the unit's longest framed block; pooled only at the full block size, so
       // that the odd lengths of short bodies never take the pool's few sizes (buffer-pool.ts).
-      const block = Math.min(this.g.blockSize, this.layout.largestBlock);
+      const block = this.layout.largestBlock;
       s = new ShardSink(
         i,
         this.g.backends[i]!,

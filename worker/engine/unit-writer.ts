@@ -43,14 +43,14 @@ export class UnitWriter {
   private readonly shards: ShardSet;
 
   constructor(private readonly input: WriteUnitInput) {
-    const { k, m, blockSize } = input;
+    const { k, m } = input;
     this.replica = input.codec === 'replica';
     if (this.replica && k !== 1) throw new TypeError('a replica unit has k = 1 (each shard is the data)');
     // A replica stripe holds the data once; every shard's block is framed from it.
     this.coder = createCoder(k, this.replica ? 0 : m);
     this.shards = new ShardSet(input, 'striped');
     // As long as the unit's longest block (a body of one row has short ones): what the write's lease counts (coding-budget.ts).
-    this.stripe = this.coder.stripe(Math.min(blockSize, this.shards.layout.largestBlock));
+    this.stripe = this.coder.stripe(this.shards.layout.largestBlock);
   }
 
   async write(): Promise<WriteUnitResult> {

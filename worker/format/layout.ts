@@ -54,8 +54,9 @@ export class UnitLayout {
   }
 
   /**
-   * The longest block of any row: what a writer's stripe and its uploads' buffers must hold. A
-   * unit of one row (a body smaller than k full blocks) has blocks only as long as its data.
+   * The longest block of any row, never more than blockSize: what a writer's stripe and its
+   * uploads' buffers must hold. A unit of one row (a body smaller than k full blocks) has blocks
+   * only as long as its data.
    */
   get largestBlock(): number {
     return this.stripes > 1 ? this.blockSize : Math.max(1, this.lastBlockLen);
