@@ -137,7 +137,11 @@ describe('column units', () => {
       const data = randomBytes(rand, 8 * 9 * B);
       const { units } = await store(s, policy(8, 3), data);
       // What the isolate's reads have measured (engine/backend-latency.ts), whatever a loaded machine takes.
-      pinLatency(s.units.latency, s.faulty.map((f) => f.id), ms);
+      pinLatency(
+        s.units.latency,
+        s.faulty.map((f) => f.id),
+        ms,
+      );
       s.probe.peak = 0;
       expect(Buffer.compare(await read(s, units, 0, data.length - 1), data)).toBe(0);
       expect(s.probe.peak, `backends answering in ${ms} ms`).toBe(peak);

@@ -312,7 +312,11 @@ describe('degraded reads: backend requests', () => {
     // The backends answer a little late, so the streams overlap as they would on a network; the
     // isolate has measured them at that (a loaded machine's slower answers would make them far).
     s.faulty.forEach((f) => f.delayWhen(2, (c) => c.op === 'get'));
-    pinLatency(s.units.latency, s.faulty.map((f) => f.id), 2);
+    pinLatency(
+      s.units.latency,
+      s.faulty.map((f) => f.id),
+      2,
+    );
     s.faulty.forEach((f) => f.calls.splice(0));
     s.probe.peak = 0;
     expect(Buffer.compare(await readBytes(await s.units.open('bkt', 'obj', { kind: 'coded', units: [unit!] }, 0, data.length - 1)), data)).toBe(0);
