@@ -70,7 +70,7 @@ describe('Object Lock actions in key scopes', () => {
     expect(await g.store.getObjectLegalHold(VAULT, 'held', versionId)).toBe('OFF');
   });
 
-  it('retention is set only with retention, and never past the maximum (year 9999 refused)', async () => {
+  it('retention is set only with retention, and COMPLIANCE never past the maximum (year 9999 refused)', async () => {
     const { g, put, send } = await lockedSetup();
     const versionId = await put('theirs');
     const retention = (until: Date) =>
@@ -79,6 +79,18 @@ describe('Object Lock actions in key scopes', () => {
     expect(await send(retention(new Date('9999-12-31T00:00:00Z')), HOLDER)).toMatchObject({ status: 400, code: 'InvalidArgument' });
     await expect(g.store.getObjectRetention(VAULT, 'theirs', versionId)).rejects.toMatchObject({ code: 'NoSuchObjectLockConfiguration' });
     expect((await send(retention(new Date(Date.now() + 2 * DAY)), HOLDER)).status).toBe(200);
+    // Past the maximum, GOVERNANCE is AWS's answer: a key with bypass-governance can lift it.
+    const governed = await put('governed');
+    const far = (Mode: 'GOVERNANCE' | 'COMPLIANCE') =>
+      new PutObjectRetentionCommand({
+        Bucket: VAULT,
+        Key: 'governed',
+        VersionId: governed,
+        Retention: { Mode, RetainUntilDate: new Date('2140-01-01T00:00:00Z') },
+      });
+    expect(await send(far('COMPLIANCE'), HOLDER)).toMatchObject({ status: 400, code: 'InvalidArgument' });
+    expect((await send(far('GOVERNANCE'), HOLDER)).status).toBe(200);
+    expect(await g.store.getObjectRetention(VAULT, 'governed', governed)).toEqual({ mode: 'GOVERNANCE', retainUntil: '2140-01-01T00:00:00.000Z' });
   });
 
   it('lock headers on PutObject, CopyObject and CreateMultipartUpload need the matching action', async () => {

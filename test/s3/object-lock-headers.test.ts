@@ -104,6 +104,26 @@ describe('the maximum retention (s3.maxRetentionDays)', () => {
     expect(code(() => lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(31) }), 30))).toBe('InvalidArgument');
     expect(lockHeaders(h({ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': at(29) }), 30)?.mode).toBe('COMPLIANCE');
   });
+
+  // GOVERNANCE is lifted by a key with bypass-governance, so only COMPLIANCE needs the operator's
+  // bound; ceph/s3-tests' test_object_lock_put_obj_retention sets GOVERNANCE until 2140, as AWS allows.
+  it('a GOVERNANCE date is not bounded by it, only by the date format (year 9999)', () => {
+    const governance = (until: string) => lockHeaders(h({ 'x-amz-object-lock-mode': 'GOVERNANCE', 'x-amz-object-lock-retain-until-date': until }), 30);
+    expect(governance(at(31))?.mode).toBe('GOVERNANCE');
+    expect(governance('2140-01-01T00:00:00Z')).toEqual({ mode: 'GOVERNANCE', retainUntil: '2140-01-01T00:00:00.000Z' });
+    expect(governance('9999-12-31T00:00:00Z')?.mode).toBe('GOVERNANCE');
+    expect(code(() => governance('+010000-01-01T00:00:00Z'))).toBe('InvalidArgument');
+  });
+
+  it("a default period past it is refused for COMPLIANCE only; GOVERNANCE keeps AWS's 100 years", () => {
+    const doc = (retention: string) =>
+      parseXml(
+        `<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>${retention}</DefaultRetention></Rule></ObjectLockConfiguration>`,
+      );
+    expect(code(() => readDefaultRetention(doc('<Mode>COMPLIANCE</Mode><Days>31</Days>'), 30))).toBe('InvalidRetentionPeriod');
+    expect(readDefaultRetention(doc('<Mode>GOVERNANCE</Mode><Years>100</Years>'), 30)).toEqual({ mode: 'GOVERNANCE', years: 100 });
+    expect(code(() => readDefaultRetention(doc('<Mode>GOVERNANCE</Mode><Years>101</Years>'), 30))).toBe('InvalidRetentionPeriod');
+  });
 });
 
 describe('PutObjectLockConfiguration: the default retention', () => {

@@ -227,9 +227,10 @@ const s3Limits = z
       .nonnegative()
       .default(64 * MiB),
     /**
-     * Longest Object Lock retention a request may set (a retain-until date, a default period), in
+     * Longest COMPLIANCE retention a request may set (a retain-until date, a default period), in
      * days from now (issue 37): default 36500, the 100 years AWS allows a default period. A longer
-     * one is InvalidArgument (InvalidRetentionPeriod for a default period).
+     * one is InvalidArgument (InvalidRetentionPeriod for a default period). GOVERNANCE retention,
+     * which a key with `bypass-governance` can lift, is not bounded by it (AWS's bounds only).
      */
     maxRetentionDays: z.number().int().min(1).max(36_500).default(36_500),
     /**

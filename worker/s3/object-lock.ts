@@ -18,9 +18,10 @@
  * on the whole bucket implied it), and the bucket policy must not deny s3:BypassGovernanceRetention;
  * anonymous requests never bypass. Without them the header is ignored, as S3 does (the delete of
  * a version under GOVERNANCE is then AccessDenied).
- * Retention dates are bounded by `s3.maxRetentionDays` (InvalidArgument past it; a default
- * period past it is InvalidRetentionPeriod): a key with `retention` cannot lock versions for
- * longer than the operator allows.
+ * COMPLIANCE retention, which nobody can shorten, is bounded by `s3.maxRetentionDays`
+ * (InvalidArgument past it; a default COMPLIANCE period past it is InvalidRetentionPeriod): a key
+ * with `retention` cannot lock versions for longer than the operator allows. GOVERNANCE retention,
+ * which a key with `bypass-governance` lifts, has AWS's bounds only.
  */
 import { S3Error } from '../model/errors.ts';
 import { readContentMd5 } from '../model/checksums.ts';
@@ -53,15 +54,25 @@ function isoDate(value: string): string | null {
 
 const DAY_MS = 86_400_000;
 
-/** A retain-until date must lie in the future (InvalidArgument, as S3), and at most `maxDays` ahead. */
-function futureDate(iso: string, argument: string, maxDays: number): string {
+/** The latest date S3's timestamps can carry (four-digit years): a GOVERNANCE date's only bound. */
+const LAST_DATE = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * A retain-until date must lie in the future (InvalidArgument, as S3). A COMPLIANCE date can be
+ * neither shortened nor removed by anyone, so it is at most `maxDays` ahead (s3.maxRetentionDays,
+ * the operator's bound); a GOVERNANCE date can be lifted by a key with `bypass-governance` (an
+ * unscoped key, the operator's, always can), so like AWS it is bounded only by the date format.
+ */
+function futureDate(iso: string, argument: string, mode: RetentionMode, maxDays: number): string {
   const t = Date.parse(iso);
   if (t <= Date.now()) throw new S3Error('InvalidArgument', 'The retain until date must be in the future!', { ArgumentName: argument, ArgumentValue: iso });
-  if (t > Date.now() + maxDays * DAY_MS)
-    throw new S3Error('InvalidArgument', `The retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, {
+  if (mode === 'COMPLIANCE' && t > Date.now() + maxDays * DAY_MS)
+    throw new S3Error('InvalidArgument', `A COMPLIANCE retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, {
       ArgumentName: argument,
       ArgumentValue: iso,
     });
+  if (t > LAST_DATE)
+    throw new S3Error('InvalidArgument', 'The retain until date must be before the year 10000.', { ArgumentName: argument, ArgumentValue: iso });
   return iso;
 }
 
@@ -85,7 +96,7 @@ export function readLockHeaders(headers: Headers, maxRetentionDays: number): Obj
         ArgumentValue: until,
       });
     lock.mode = mode;
-    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', maxRetentionDays);
+    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', mode, maxRetentionDays);
   }
   if (hold !== null) {
     if (hold !== 'ON' && hold !== 'OFF')
@@ -178,8 +189,10 @@ export function readDefaultRetention(root: XmlElement, maxRetentionDays: number)
   if (retention.length !== 1) throw malformedXml('Rule with one DefaultRetention');
   const mode = childText(retention[0]!, 'Mode')?.trim();
   if (!isMode(mode)) throw malformedXml('Mode GOVERNANCE or COMPLIANCE');
-  const days = period(retention[0]!, 'Days', MAX_DAYS, maxRetentionDays);
-  const years = period(retention[0]!, 'Years', MAX_YEARS, maxRetentionDays);
+  // The operator's maximum bounds COMPLIANCE defaults only, as it bounds COMPLIANCE dates (futureDate).
+  const maxDays = mode === 'COMPLIANCE' ? maxRetentionDays : MAX_DAYS;
+  const days = period(retention[0]!, 'Days', MAX_DAYS, maxDays);
+  const years = period(retention[0]!, 'Years', MAX_YEARS, maxDays);
   if ((days === undefined) === (years === undefined)) throw malformedXml('exactly one of Days and Years');
   return days !== undefined ? { mode, days } : { mode, years: years! };
 }
@@ -212,7 +225,7 @@ function readRetention(root: XmlElement, maxRetentionDays: number): Retention | 
   if (until === undefined) throw malformedXml('RetainUntilDate with Mode');
   const iso = isoDate(until);
   if (iso === null) throw malformedXml('RetainUntilDate in ISO 8601');
-  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate', maxRetentionDays) };
+  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate', mode, maxRetentionDays) };
 }
 
 export async function PutObjectRetention(s3: S3Context): Promise<Response> {
