@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory,s3rver] [--only shardgate] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory,s3rver] [--only shardgate] [--workload NAME] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -61,6 +61,8 @@ const { values } = parseArgs({
     tools: { type: 'boolean' },
     memory: { type: 'boolean' },
     'tool-list': { type: 'string', default: 'awscli,rclone' },
+    /** Only the workloads whose name starts with this (e.g. "64 MiB"): one row measured again. */
+    workload: { type: 'string' },
   },
 });
 
@@ -76,7 +78,7 @@ interface Workload {
   count: number;
 }
 
-const WORKLOADS: Workload[] = values.quick
+const ALL_WORKLOADS: Workload[] = values.quick
   ? [
       { name: '64 KiB, 1 client', size: 64 * KiB, clients: 1, count: 20 },
       { name: '4 MiB, 1 client', size: 4 * MiB, clients: 1, count: 4 },
@@ -90,6 +92,8 @@ const WORKLOADS: Workload[] = values.quick
       { name: '64 MiB, 1 client', size: 64 * MiB, clients: 1, count: 4 },
       ...(values['no-big'] ? [] : [{ name: '256 MiB, 1 client', size: 256 * MiB, clients: 1, count: 1 }]),
     ];
+const WORKLOADS = ALL_WORKLOADS.filter((w) => values.workload === undefined || w.name.startsWith(values.workload));
+if (WORKLOADS.length === 0) throw new Error(`no workload named ${values.workload}: ${ALL_WORKLOADS.map((w) => w.name).join('; ')}`);
 
 interface Side {
   /** 'rgw', 'shardgate' (over the local R2 buckets), 'shardgate-memory' or 'shardgate-s3rver'. */

@@ -1,0 +1,111 @@
+/**
+ * The Worker of bench/write-floor.ts: each route does one step a coded, sealed PUT cannot skip,
+ * alone, the way the gateway does it (same APIs, same piece sizes), over `mb` MiB of object data,
+ * so that workerd's CPU for it, read from /proc by the runner, is that step's floor per GB:
+ *   PUT /read            the request body read with BYOB into one 1 MiB buffer, 64 KiB at least
+ *                        per read (worker/auth/body-stream.ts)
+ *   GET /md5?mb=         MD5 for the ETag, node:crypto, 256 KiB updates (worker/model/digest.ts)
+ *   GET /seal?mb=        AES-256-GCM of 256 KiB records, WebCrypto (worker/format/seal.ts)
+ *   GET /code?mb=&k=&m=  k blocks of 256 KiB copied into a wasm stripe, m parity blocks encoded,
+ *                        each of the k+m blocks hashed (XXH64) in place (worker/engine/unit-writer.ts)
+ *   GET /upload?mb=&k=&m=&sinks=  (k+m)/k times the data sent to k+m servers by fetch, one
+ *                        FixedLengthStream each, 256 KiB writes (backends/s3.ts, shard-sink.ts)
+ * Everything a step allocates is allocated once, outside its loop, as the gateway's pools do.
+ */
+import { createHash } from 'node:crypto';
+import { createCoder } from '../../coder-wasm/index.ts';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const BLOCK = 256 * KiB;
+const source = new Uint8Array(MiB).map((_, i) => (i * 2654435761) >>> 24);
+
+async function read(req: Request): Promise<number> {
+  const reader = req.body!.getReader({ mode: 'byob' }) as ReadableStreamBYOBReader & {
+    readAtLeast(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+  };
+  let buffer = new ArrayBuffer(MiB);
+  let total = 0;
+  for (;;) {
+    const r = await reader.readAtLeast(64 * KiB, new Uint8Array(buffer));
+    if (r.value) {
+      buffer = r.value.buffer as ArrayBuffer;
+      total += r.value.byteLength;
+    }
+    if (r.done) return total;
+  }
+}
+
+function md5(bytes: number): string {
+  const hash = createHash('md5');
+  for (let at = 0; at < bytes; at += BLOCK) hash.update(source.subarray(0, BLOCK));
+  return hash.digest('hex');
+}
+
+async function seal(bytes: number): Promise<number> {
+  const key = await crypto.subtle.importKey('raw', source.subarray(0, 32), 'AES-GCM', false, ['encrypt']);
+  const iv = new Uint8Array(12);
+  const ivView = new DataView(iv.buffer);
+  const record = source.subarray(0, BLOCK);
+  let out = 0;
+  for (let r = 0; r * BLOCK < bytes; r++) {
+    ivView.setUint32(8, r);
+    out += (await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, key, record)).byteLength;
+  }
+  return out;
+}
+
+function code(bytes: number, k: number, m: number): bigint {
+  const coder = createCoder(k, m);
+  const stripe = coder.stripe(BLOCK);
+  let sum = 0n;
+  try {
+    for (let at = 0; at < bytes; at += k * BLOCK) {
+      for (let i = 0; i < k; i++) stripe.shard(i).set(source.subarray(i * BLOCK, (i + 1) * BLOCK));
+      stripe.encode(BLOCK);
+      for (let i = 0; i < k + m; i++) sum ^= stripe.xxh64(i, 0, BLOCK, BigInt(at));
+    }
+  } finally {
+    stripe.free();
+    coder.free();
+  }
+  return sum;
+}
+
+async function upload(bytes: number, k: number, sinks: string[]): Promise<number> {
+  const perShard = Math.ceil(bytes / k / BLOCK) * BLOCK;
+  const answers = await Promise.all(
+    sinks.map(async (sink) => {
+      const { readable, writable } = new FixedLengthStream(perShard);
+      const put = fetch(sink, { method: 'PUT', body: readable });
+      const writer = writable.getWriter();
+      for (let at = 0; at < perShard; at += BLOCK) await writer.write(source.subarray(0, BLOCK));
+      await writer.close();
+      return Number(await (await put).text());
+    }),
+  );
+  return answers.reduce((a, b) => a + b, 0);
+}
+
+export default {
+  async fetch(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const bytes = Number(url.searchParams.get('mb') ?? 0) * MiB;
+    const k = Number(url.searchParams.get('k') ?? 4);
+    const m = Number(url.searchParams.get('m') ?? 2);
+    switch (url.pathname) {
+      case '/read':
+        return new Response(String(await read(req)));
+      case '/md5':
+        return new Response(md5(bytes));
+      case '/seal':
+        return new Response(String(await seal(bytes)));
+      case '/code':
+        return new Response(String(code(bytes, k, m)));
+      case '/upload':
+        return new Response(String(await upload(bytes, k, url.searchParams.getAll('sink'))));
+      default:
+        return new Response('no such step', { status: 404 });
+    }
+  },
+};
