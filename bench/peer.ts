@@ -1,5 +1,5 @@
 /**
- * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory,s3rver] [--only shardgate] [--workload NAME] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
+ * npm run bench:peer [-- --ceph-dir DIR] [--reps N] [--quick] [--no-big] [--json] [--backends r2,memory,s3rver] [--only shardgate] [--workload NAME] [--block-size BYTES] [--degraded | --tools [--tool-list awscli,rclone] | --memory]
  *
  * shardgate beside a peer on this machine (issue 42): the same workload, the same client, rounds
  * alternating (A B, then B A), and the ratios printed in the same run. The peer is the Ceph RGW
@@ -63,6 +63,8 @@ const { values } = parseArgs({
     'tool-list': { type: 'string', default: 'awscli,rclone' },
     /** Only the workloads whose name starts with this (e.g. "64 MiB"): one row measured again. */
     workload: { type: 'string' },
+    /** The 4+2 policy's blockSize on the memory and s3rver sides (bytes; default the policy's 256 KiB). */
+    'block-size': { type: 'string' },
   },
 });
 
@@ -145,11 +147,21 @@ async function freePort(): Promise<number> {
 type Backends = 'r2' | 'memory' | 's3rver';
 const SIDE_NAMES: Record<Backends, string> = { r2: 'shardgate', memory: 'shardgate-memory', s3rver: 'shardgate-s3rver' };
 
+/** `config` with --block-size on its default policy (npm start's own config, undefined here, keeps its own). */
+function withBlockSize(config: string | undefined): string | undefined {
+  if (config === undefined || values['block-size'] === undefined) return config;
+  const c = JSON.parse(config) as { defaultPolicy: string; policies: Record<string, { blockSize?: number }> };
+  c.policies[c.defaultPolicy]!.blockSize = Number(values['block-size']);
+  return JSON.stringify(c);
+}
+
 async function startShardgate(backends: Backends): Promise<Side> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'shardgate-bench-peer-'));
   const servers = backends === 's3rver' ? await startS3rvers(6) : [];
-  const config = backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers, memoryBackendsConfig()) : undefined;
+  const config = withBlockSize(
+    backends === 'memory' ? memoryBackendsConfig() : backends === 's3rver' ? s3rverBackendsConfig(servers, memoryBackendsConfig()) : undefined,
+  );
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'dev/start.ts'), '--port', String(port), '--persist-to', state, '--cron-seconds', '0', '--no-watch'],

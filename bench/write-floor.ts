@@ -1,5 +1,5 @@
 /**
- * npm run bench:write-floor [-- --mb N] [--reps N] [--k K --m M] [--gateway]
+ * npm run bench:write-floor [-- --mb N] [--reps N] [--k K --m M] [--gateway [--block-sizes B,...]]
  *
  * The floor under the gateway's own PUT CPU (issue 42's row "<= 3 s/GB at 64 MiB 4+2"): what
  * workerd itself costs, per GB of object data, for each step a coded, sealed PUT cannot skip,
@@ -11,7 +11,9 @@
  * is what any gateway built on these platform calls pays; with `--gateway` the gateway's own
  * figure is measured after it (`bench:peer --only shardgate --backends s3rver --workload "64
  * MiB"`, the row's measure: npm start over six s3rver processes, so workerd runs the gateway
- * alone) and printed beside it, with the ratio. One machine's figures, not a target.
+ * alone) and printed beside it, with the ratio; `--block-sizes 262144,1048576` measures it once
+ * per policy blockSize (bench:peer --block-size), alternating: what the gateway pays per block.
+ * One machine's figures, not a target.
  */
 import { spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
@@ -19,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuModel, cpuSeconds, listenerOf, loadAverage, workerdPids } from '../test/support/proc.ts';
 import { ROOT, runWorker } from '../test/support/worker.ts';
+import { startFront } from '../dev/front.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     k: { type: 'string', default: '4' },
     m: { type: 'string', default: '2' },
     gateway: { type: 'boolean' },
+    'block-sizes': { type: 'string', default: '262144' },
   },
 });
 const MB = Number(values.mb);
@@ -70,6 +74,7 @@ function putBody(url: URL, mb: number): Promise<string> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'; // no internet here: miniflare's placeholder
 const sinks = await Promise.all(Array.from({ length: K + M }, startSink));
 const worker = await runWorker(
   join(ROOT, 'bench/lib/write-floor-worker.ts'),
@@ -79,9 +84,13 @@ const worker = await runWorker(
   },
   {},
 );
+const front = await startFront(0, ['127.0.0.1'], { upstream: worker.url });
+const viaFront = (path: string) => new URL(path, `http://127.0.0.1:${front.port}`);
 const sinkQuery = sinks.map((s) => `sink=${encodeURIComponent(`http://127.0.0.1:${(s.address() as { port: number }).port}/shard`)}`).join('&');
-const steps: { name: string; run: (mb: number) => Promise<string> }[] = [
+/** `aside`: printed, not summed (npm start's front is not part of a deployed gateway). */
+const steps: { name: string; run: (mb: number) => Promise<string>; aside?: boolean }[] = [
   { name: 'read the body (BYOB, 1 MiB buffer)', run: (mb) => putBody(new URL('/read', worker.url), mb) },
+  { name: "read the body through npm start's front (dev/front.ts; not in the sum)", run: (mb) => putBody(viaFront('/read'), mb), aside: true },
   { name: 'MD5 for the ETag (node:crypto)', run: (mb) => fetch(new URL(`/md5?mb=${mb}`, worker.url)).then((r) => r.text()) },
   { name: 'seal: AES-256-GCM, 256 KiB records', run: (mb) => fetch(new URL(`/seal?mb=${mb}`, worker.url)).then((r) => r.text()) },
   { name: `code ${K}+${M} and XXH64 every block (wasm)`, run: (mb) => fetch(new URL(`/code?mb=${mb}&k=${K}&m=${M}`, worker.url)).then((r) => r.text()) },
@@ -91,14 +100,11 @@ const steps: { name: string; run: (mb: number) => Promise<string> }[] = [
   },
 ];
 
-let gatewayFigure: number | undefined;
 try {
   const pid = listenerOf(Number(worker.url.port), workerdPids());
   if (pid === undefined) throw new Error(`no workerd process listens on ${worker.url}`);
-  console.log(
-    `bench:write-floor: ${MB} MiB per step, ${REPS} reps (median), ${K}+${M}; ${cpuModel()}, Node ${process.version}; load average ${loadAverage()}`,
-  );
-  const rows: { name: string; sPerGB: number; spread: string }[] = [];
+  console.log(`bench:write-floor: ${MB} MiB per step, ${REPS} reps (median), ${K}+${M}; ${cpuModel()}, Node ${process.version}; load average ${loadAverage()}`);
+  const rows: { name: string; sPerGB: number; spread: string; aside?: boolean }[] = [];
   for (const step of steps) {
     await step.run(16); // warm: JIT, wasm compile, connections
     const figures: number[] = [];
@@ -108,31 +114,62 @@ try {
       if (answer === '' || answer.startsWith('no such')) throw new Error(`${step.name}: ${answer}`);
       figures.push((cpuSeconds(pid) - c0) / ((MB * MiB) / GB));
     }
-    rows.push({ name: step.name, sPerGB: median(figures), spread: `${Math.min(...figures).toFixed(2)}-${Math.max(...figures).toFixed(2)}` });
+    rows.push({ name: step.name, sPerGB: median(figures), spread: `${Math.min(...figures).toFixed(2)}-${Math.max(...figures).toFixed(2)}`, aside: step.aside });
   }
-  const floor = rows.reduce((n, r) => n + r.sPerGB, 0);
+  const floor = rows.reduce((n, r) => n + (r.aside ? 0 : r.sPerGB), 0);
+  // The steps chained in one plain loop (no streams of our own): what is left above it is plumbing.
+  const chained: number[] = [];
+  const chain = (mb: number) => putBody(new URL(`/chain?k=${K}&m=${M}&${sinkQuery}`, worker.url), mb);
+  await chain(16);
+  for (let r = 0; r < REPS; r++) {
+    const c0 = cpuSeconds(pid);
+    const answer = await chain(MB);
+    if (!/^\d+$/.test(answer)) throw new Error(`chain: ${answer}`);
+    chained.push((cpuSeconds(pid) - c0) / ((MB * MiB) / GB));
+  }
   console.log('\n| step (workerd CPU per GB of object data) | s/GB (median) | range |\n|---|---:|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.sPerGB.toFixed(2)} | ${r.spread} |`);
   console.log(`| **the floor: the steps' sum** | **${floor.toFixed(2)}** | |`);
+  console.log(
+    `| the steps chained in one plain loop (body in, uploads out) | ${median(chained).toFixed(2)} | ${Math.min(...chained).toFixed(2)}-${Math.max(...chained).toFixed(2)} |`,
+  );
+  await front.close();
   await worker.dispose();
   for (const s of sinks) s.close();
-  if (values.gateway) {
-    gatewayFigure = await gatewayPutCpu();
-    console.log(
-      `\ngateway (npm start over six s3rver processes, 64 MiB PUTs, ${K}+${M} as npm start's pool): workerd ${gatewayFigure.toFixed(2)} s/GB = ${(gatewayFigure / floor).toFixed(2)}x the floor; above it ${(gatewayFigure - floor).toFixed(2)} s/GB`,
-    );
-  }
+  if (values.gateway)
+    for (const blockSize of values['block-sizes']!.split(',').map(Number)) {
+      const figure = await gatewayPutCpu(blockSize);
+      console.log(
+        `\ngateway (npm start over six s3rver processes, 64 MiB PUTs, 4+2, blockSize ${blockSize / 1024} KiB): workerd ${figure.toFixed(2)} s/GB = ${(figure / floor).toFixed(2)}x the floor, ${(figure / median(chained)).toFixed(2)}x the chained loop`,
+      );
+    }
 } finally {
+  await front.close().catch(() => {});
   await worker.dispose().catch(() => {});
   for (const s of sinks) s.close();
 }
 
 /** The gateway's workerd CPU per GB of 64 MiB PUTs: bench:peer's batches, median. */
-function gatewayPutCpu(): Promise<number> {
+function gatewayPutCpu(blockSize: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'bench/peer.ts'), '--only', 'shardgate', '--backends', 's3rver', '--workload', '64 MiB', '--reps', String(REPS), '--json'],
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'bench/peer.ts'),
+        '--only',
+        'shardgate',
+        '--backends',
+        's3rver',
+        '--workload',
+        '64 MiB',
+        '--reps',
+        String(REPS),
+        '--block-size',
+        String(blockSize),
+        '--json',
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const perGB: number[] = [];
