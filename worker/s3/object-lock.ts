@@ -58,15 +58,23 @@ const DAY_MS = 86_400_000;
 const LAST_DATE = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
- * A retain-until date must lie in the future (InvalidArgument, as S3). A COMPLIANCE date can be
- * neither shortened nor removed by anyone, so it is at most `maxDays` ahead (s3.maxRetentionDays,
- * the operator's bound); a GOVERNANCE date can be lifted by a key with `bypass-governance` (an
- * unscoped key, the operator's, always can), so like AWS it is bounded only by the date format.
+ * The operator's bound on retention of `mode`, in days from now (s3.maxRetentionDays): a
+ * COMPLIANCE date can be neither shortened nor removed by anyone, so it is bounded; a GOVERNANCE
+ * date can be lifted by a key with `bypass-governance` (an unscoped key, the operator's, always
+ * can), so like AWS it is not (Infinity). Bounds retain-until dates and default periods alike.
  */
-function futureDate(iso: string, argument: string, mode: RetentionMode, maxDays: number): string {
+function operatorBoundDays(mode: RetentionMode, maxRetentionDays: number): number {
+  return mode === 'COMPLIANCE' ? maxRetentionDays : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * A retain-until date must lie in the future (InvalidArgument, as S3), at most `maxDays` ahead
+ * (operatorBoundDays: finite for COMPLIANCE only) and within the date format (year 9999).
+ */
+function futureDate(iso: string, argument: string, maxDays: number): string {
   const t = Date.parse(iso);
   if (t <= Date.now()) throw new S3Error('InvalidArgument', 'The retain until date must be in the future!', { ArgumentName: argument, ArgumentValue: iso });
-  if (mode === 'COMPLIANCE' && t > Date.now() + maxDays * DAY_MS)
+  if (t > Date.now() + maxDays * DAY_MS)
     throw new S3Error('InvalidArgument', `A COMPLIANCE retain until date must be at most ${maxDays} days in the future (this gateway's maximum retention).`, {
       ArgumentName: argument,
       ArgumentValue: iso,
@@ -96,7 +104,7 @@ export function readLockHeaders(headers: Headers, maxRetentionDays: number): Obj
         ArgumentValue: until,
       });
     lock.mode = mode;
-    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', mode, maxRetentionDays);
+    lock.retainUntil = futureDate(iso, 'x-amz-object-lock-retain-until-date', operatorBoundDays(mode, maxRetentionDays));
   }
   if (hold !== null) {
     if (hold !== 'ON' && hold !== 'OFF')
@@ -189,8 +197,7 @@ export function readDefaultRetention(root: XmlElement, maxRetentionDays: number)
   if (retention.length !== 1) throw malformedXml('Rule with one DefaultRetention');
   const mode = childText(retention[0]!, 'Mode')?.trim();
   if (!isMode(mode)) throw malformedXml('Mode GOVERNANCE or COMPLIANCE');
-  // The operator's maximum bounds COMPLIANCE defaults only, as it bounds COMPLIANCE dates (futureDate).
-  const maxDays = mode === 'COMPLIANCE' ? maxRetentionDays : MAX_DAYS;
+  const maxDays = operatorBoundDays(mode, maxRetentionDays);
   const days = period(retention[0]!, 'Days', MAX_DAYS, maxDays);
   const years = period(retention[0]!, 'Years', MAX_YEARS, maxDays);
   if ((days === undefined) === (years === undefined)) throw malformedXml('exactly one of Days and Years');
@@ -225,7 +232,7 @@ function readRetention(root: XmlElement, maxRetentionDays: number): Retention | 
   if (until === undefined) throw malformedXml('RetainUntilDate with Mode');
   const iso = isoDate(until);
   if (iso === null) throw malformedXml('RetainUntilDate in ISO 8601');
-  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate', mode, maxRetentionDays) };
+  return { mode, retainUntil: futureDate(iso, 'RetainUntilDate', operatorBoundDays(mode, maxRetentionDays)) };
 }
 
 export async function PutObjectRetention(s3: S3Context): Promise<Response> {
