@@ -87,8 +87,16 @@ const worker = await runWorker(
 const front = await startFront(0, ['127.0.0.1'], { upstream: worker.url });
 const viaFront = (path: string) => new URL(path, `http://127.0.0.1:${front.port}`);
 const sinkQuery = sinks.map((s) => `sink=${encodeURIComponent(`http://127.0.0.1:${(s.address() as { port: number }).port}/shard`)}`).join('&');
-/** `aside`: printed, not summed (npm start's front is not part of a deployed gateway). */
-const steps: { name: string; run: (mb: number) => Promise<string>; aside?: boolean }[] = [
+/** One step: `run(mb)` answers the Worker's text, which `answered` accepts (by default any result but the 404); `aside`: printed, not summed (npm start's front is not part of a deployed gateway). */
+interface Step {
+  name: string;
+  run: (mb: number) => Promise<string>;
+  answered?: (text: string) => boolean;
+  aside?: boolean;
+}
+/** A step's answer: the Worker's result (a byte count, a digest), not its 404. */
+const anAnswer = (text: string) => text !== '' && !text.startsWith('no such');
+const steps: Step[] = [
   { name: 'read the body (BYOB, 1 MiB buffer)', run: (mb) => putBody(new URL('/read', worker.url), mb) },
   { name: "read the body through npm start's front (dev/front.ts; not in the sum)", run: (mb) => putBody(viaFront('/read'), mb), aside: true },
   { name: 'MD5 for the ETag (node:crypto)', run: (mb) => fetch(new URL(`/md5?mb=${mb}`, worker.url)).then((r) => r.text()) },
@@ -99,55 +107,56 @@ const steps: { name: string; run: (mb: number) => Promise<string>; aside?: boole
     run: (mb) => fetch(new URL(`/upload?mb=${mb}&k=${K}&m=${M}&${sinkQuery}`, worker.url)).then((r) => r.text()),
   },
 ];
+const chainStep: Step = {
+  name: 'the steps chained in one plain loop (body in, uploads out)',
+  run: (mb) => putBody(new URL(`/chain?k=${K}&m=${M}&${sinkQuery}`, worker.url), mb),
+  answered: (text) => /^\d+$/.test(text),
+};
 
+/** workerd's CPU per GB for each of REPS runs of `step` over MB MiB, after one warming run of 16 MiB (JIT, wasm compile, connections). */
+async function measure(pid: number, step: Step): Promise<number[]> {
+  await step.run(16);
+  const figures: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const c0 = cpuSeconds(pid);
+    const answer = await step.run(MB);
+    if (!(step.answered ?? anAnswer)(answer)) throw new Error(`${step.name}: ${answer}`);
+    figures.push((cpuSeconds(pid) - c0) / ((MB * MiB) / GB));
+  }
+  return figures;
+}
+
+const row = (name: string, figures: number[]) =>
+  `| ${name} | ${median(figures).toFixed(2)} | ${Math.min(...figures).toFixed(2)}-${Math.max(...figures).toFixed(2)} |`;
+
+let floor: number;
+let chained: number;
 try {
   const pid = listenerOf(Number(worker.url.port), workerdPids());
   if (pid === undefined) throw new Error(`no workerd process listens on ${worker.url}`);
   console.log(`bench:write-floor: ${MB} MiB per step, ${REPS} reps (median), ${K}+${M}; ${cpuModel()}, Node ${process.version}; load average ${loadAverage()}`);
-  const rows: { name: string; sPerGB: number; spread: string; aside?: boolean }[] = [];
-  for (const step of steps) {
-    await step.run(16); // warm: JIT, wasm compile, connections
-    const figures: number[] = [];
-    for (let r = 0; r < REPS; r++) {
-      const c0 = cpuSeconds(pid);
-      const answer = await step.run(MB);
-      if (answer === '' || answer.startsWith('no such')) throw new Error(`${step.name}: ${answer}`);
-      figures.push((cpuSeconds(pid) - c0) / ((MB * MiB) / GB));
-    }
-    rows.push({ name: step.name, sPerGB: median(figures), spread: `${Math.min(...figures).toFixed(2)}-${Math.max(...figures).toFixed(2)}`, aside: step.aside });
-  }
-  const floor = rows.reduce((n, r) => n + (r.aside ? 0 : r.sPerGB), 0);
+  const rows: { step: Step; figures: number[] }[] = [];
+  for (const step of steps) rows.push({ step, figures: await measure(pid, step) });
+  floor = rows.reduce((n, r) => n + (r.step.aside ? 0 : median(r.figures)), 0);
   // The steps chained in one plain loop (no streams of our own): what is left above it is plumbing.
-  const chained: number[] = [];
-  const chain = (mb: number) => putBody(new URL(`/chain?k=${K}&m=${M}&${sinkQuery}`, worker.url), mb);
-  await chain(16);
-  for (let r = 0; r < REPS; r++) {
-    const c0 = cpuSeconds(pid);
-    const answer = await chain(MB);
-    if (!/^\d+$/.test(answer)) throw new Error(`chain: ${answer}`);
-    chained.push((cpuSeconds(pid) - c0) / ((MB * MiB) / GB));
-  }
+  const chain = await measure(pid, chainStep);
+  chained = median(chain);
   console.log('\n| step (workerd CPU per GB of object data) | s/GB (median) | range |\n|---|---:|---|');
-  for (const r of rows) console.log(`| ${r.name} | ${r.sPerGB.toFixed(2)} | ${r.spread} |`);
+  for (const r of rows) console.log(row(r.step.name, r.figures));
   console.log(`| **the floor: the steps' sum** | **${floor.toFixed(2)}** | |`);
-  console.log(
-    `| the steps chained in one plain loop (body in, uploads out) | ${median(chained).toFixed(2)} | ${Math.min(...chained).toFixed(2)}-${Math.max(...chained).toFixed(2)} |`,
-  );
-  await front.close();
-  await worker.dispose();
-  for (const s of sinks) s.close();
-  if (values.gateway)
-    for (const blockSize of values['block-sizes']!.split(',').map(Number)) {
-      const figure = await gatewayPutCpu(blockSize);
-      console.log(
-        `\ngateway (npm start over six s3rver processes, 64 MiB PUTs, 4+2, blockSize ${blockSize / 1024} KiB): workerd ${figure.toFixed(2)} s/GB = ${(figure / floor).toFixed(2)}x the floor, ${(figure / median(chained)).toFixed(2)}x the chained loop`,
-      );
-    }
+  console.log(row(chainStep.name, chain));
 } finally {
   await front.close().catch(() => {});
   await worker.dispose().catch(() => {});
   for (const s of sinks) s.close();
 }
+if (values.gateway)
+  for (const blockSize of values['block-sizes']!.split(',').map(Number)) {
+    const figure = await gatewayPutCpu(blockSize);
+    console.log(
+      `\ngateway (npm start over six s3rver processes, 64 MiB PUTs, 4+2, blockSize ${blockSize / 1024} KiB): workerd ${figure.toFixed(2)} s/GB = ${(figure / floor).toFixed(2)}x the floor, ${(figure / chained).toFixed(2)}x the chained loop`,
+    );
+  }
 
 /** The gateway's workerd CPU per GB of 64 MiB PUTs: bench:peer's batches, median. */
 function gatewayPutCpu(blockSize: number): Promise<number> {
